@@ -1,0 +1,189 @@
+//! Summary statistics of repeated measurements.
+//!
+//! Method: order statistics on the sorted sample. Percentiles use linear
+//! interpolation between closest ranks (Hyndman & Fan 1996, definition 7,
+//! the default of R and NumPy). Spread is the relative range of the sample,
+//! `(max - min) / median`, in percent; noise is judged from the median
+//! absolute deviation scaled to a standard deviation (MAD x 1.4826), which
+//! one outlier cannot inflate.
+
+use serde::{Deserialize, Serialize};
+
+/// The summary of a sample of one quantity (all in the sample's unit).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub median: f64,
+    pub p90: f64,
+    pub p99: f64,
+    /// Robust standard deviation (MAD x 1.4826).
+    pub robust_sd: f64,
+    /// `(max - min) / median` in percent.
+    pub spread_pct: f64,
+}
+
+impl Summary {
+    /// Summarises `values`; `None` for an empty sample or one holding a NaN.
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        if values.is_empty() || values.iter().any(|v| v.is_nan()) {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let median = percentile_sorted(&v, 50.0);
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
+        dev.sort_by(|a, b| a.total_cmp(b));
+        let mad = percentile_sorted(&dev, 50.0);
+        let (min, max) = (v[0], v[v.len() - 1]);
+        Some(Summary {
+            n: v.len(),
+            min,
+            max,
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            median,
+            p90: percentile_sorted(&v, 90.0),
+            p99: percentile_sorted(&v, 99.0),
+            robust_sd: mad * 1.4826,
+            spread_pct: if median != 0.0 { (max - min) / median.abs() * 100.0 } else { 0.0 },
+        })
+    }
+
+    /// Robust coefficient of variation in percent.
+    pub fn robust_cv_pct(&self) -> f64 {
+        if self.median == 0.0 {
+            0.0
+        } else {
+            self.robust_sd / self.median.abs() * 100.0
+        }
+    }
+}
+
+/// Percentile `p` (0..=100) of an ascending sample, interpolated
+/// (Hyndman & Fan definition 7). Panics on an empty slice.
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
+    assert!(!sorted.is_empty(), "percentile of an empty sample");
+    let p = p.clamp(0.0, 100.0) / 100.0;
+    let h = (sorted.len() - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let hi = h.ceil() as usize;
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// Spread in percent of the `k` best values of a sample, where "best" is the
+/// largest when `higher_is_better`: `(best - kth best) / best`. Used to stop
+/// repeating once the top of the distribution is stable (STREAM reports the
+/// best; MLC the steady state).
+pub fn top_k_spread_pct(values: &[f64], k: usize, higher_is_better: bool) -> Option<f64> {
+    if values.len() < k || k == 0 {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| if higher_is_better { b.total_cmp(a) } else { a.total_cmp(b) });
+    let best = v[0];
+    let kth = v[k - 1];
+    if best == 0.0 {
+        return Some(0.0);
+    }
+    Some(((best - kth) / best).abs() * 100.0)
+}
+
+/// Verdict of comparing a new median against a baseline, given each side's
+/// noise as a robust coefficient of variation in percent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Better,
+    Worse,
+    WithinNoise,
+}
+
+/// Change of `new` against `base` in percent.
+pub fn change_pct(base: f64, new: f64) -> f64 {
+    if base == 0.0 {
+        0.0
+    } else {
+        (new - base) / base.abs() * 100.0
+    }
+}
+
+/// Decides whether a change is beyond noise: the change must exceed three
+/// combined robust standard deviations (in percent, root sum of squares) and
+/// at least `floor_pct`, so two identical-looking runs on a quiet machine are
+/// not called different over a fraction of a percent.
+pub fn verdict(
+    base: f64,
+    base_noise_pct: f64,
+    new: f64,
+    new_noise_pct: f64,
+    higher_is_better: bool,
+    floor_pct: f64,
+) -> Verdict {
+    let change = change_pct(base, new);
+    let noise = 3.0 * (base_noise_pct.powi(2) + new_noise_pct.powi(2)).sqrt();
+    if change.abs() <= noise.max(floor_pct) {
+        Verdict::WithinNoise
+    } else if (change > 0.0) == higher_is_better {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile_sorted(&v, 50.0), 2.5);
+        assert_eq!(percentile_sorted(&v, 0.0), 1.0);
+        assert_eq!(percentile_sorted(&v, 100.0), 4.0);
+        // numpy.percentile([1,2,3,4], 90) == 3.7
+        assert!((percentile_sorted(&v, 90.0) - 3.7).abs() < 1e-12);
+        assert_eq!(percentile_sorted(&[7.0], 99.0), 7.0);
+    }
+
+    #[test]
+    fn summary_of_a_sample() {
+        let s = Summary::of(&[10.0, 12.0, 11.0, 13.0, 100.0]).unwrap();
+        assert_eq!(s.n, 5);
+        assert_eq!(s.min, 10.0);
+        assert_eq!(s.max, 100.0);
+        assert_eq!(s.median, 12.0);
+        assert_eq!(s.mean, 29.2);
+        // deviations 2,0,1,1,88 -> MAD 1 -> robust sd 1.4826: the outlier
+        // does not inflate it.
+        assert!((s.robust_sd - 1.4826).abs() < 1e-12);
+        assert!((s.spread_pct - 750.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn summary_rejects_empty_and_nan() {
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn top_k_spread_looks_at_the_best_values() {
+        let v = [50.0, 100.0, 99.0, 98.0, 10.0];
+        assert!((top_k_spread_pct(&v, 3, true).unwrap() - 2.0).abs() < 1e-12);
+        // lower is better: best 10, third best 98
+        assert!((top_k_spread_pct(&v, 3, false).unwrap() - 880.0).abs() < 1e-9);
+        assert!(top_k_spread_pct(&v, 6, true).is_none());
+    }
+
+    #[test]
+    fn verdicts_respect_noise_and_direction() {
+        assert_eq!(verdict(100.0, 1.0, 110.0, 1.0, true, 1.0), Verdict::Better);
+        assert_eq!(verdict(100.0, 1.0, 110.0, 1.0, false, 1.0), Verdict::Worse);
+        // 3 * sqrt(2) * 3% = 12.7% noise band swallows a 10% change
+        assert_eq!(verdict(100.0, 3.0, 110.0, 3.0, true, 1.0), Verdict::WithinNoise);
+        // the floor keeps tiny changes on quiet machines within noise
+        assert_eq!(verdict(100.0, 0.0, 100.5, 0.0, true, 1.0), Verdict::WithinNoise);
+        assert_eq!(change_pct(0.0, 5.0), 0.0);
+    }
+}

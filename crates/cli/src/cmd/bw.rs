@@ -1,0 +1,10 @@
+//! `numaprobe bw` (being written).
+
+use crate::cli::Global;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
+    anyhow::bail!("`numaprobe bw` is not built yet")
+}

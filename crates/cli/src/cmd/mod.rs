@@ -1,0 +1,31 @@
+//! One module per command; each has `Args` (clap) and `run`.
+
+pub mod audit;
+pub mod bw;
+pub mod exec;
+pub mod lat;
+pub mod place;
+pub mod run;
+pub mod store;
+pub mod topo;
+
+use crate::cli::{Cli, Command};
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let g = &cli.global;
+    match cli.command {
+        Command::Topo(a) => topo::run(a, g),
+        Command::Place(a) => place::run(a, g),
+        Command::Bw(a) => bw::run(a, g),
+        Command::Lat(a) => lat::run(a, g),
+        Command::Audit(a) => audit::run(a, g),
+        Command::Exec(a) => exec::run(a, g),
+        Command::Run(a) => run::run(a, g),
+        Command::List(a) => store::list(a, g),
+        Command::Show(a) => store::show(a, g),
+        Command::Export(a) => store::export(a, g),
+        Command::Import(a) => store::import(a, g),
+        Command::Compare(a) => store::compare(a, g),
+        Command::Report(a) => store::report(a, g),
+    }
+}

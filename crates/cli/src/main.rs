@@ -1,0 +1,41 @@
+//! The `numaprobe` binary: parses the command line, runs one command, and
+//! maps the outcome to an exit code (0 ok, 1 failure, 2 usage error).
+
+mod cli;
+mod cmd;
+mod output;
+mod progress;
+mod signal;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            // clap prints help/version on stdout (exit 0) and errors on
+            // stderr (exit 2).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cmd::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("numaprobe: error: {err:#}");
+            ExitCode::from(if err.downcast_ref::<cli::UsageError>().is_some() { 2 } else { 1 })
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,72 @@
+//! Draws measurement events: one progress bar per phase on a terminal,
+//! nothing when stderr is not a terminal or `--quiet` is given. Warnings go
+//! to stderr unless quiet.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use bench::events::{Event, Observer};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub struct Bars {
+    quiet: bool,
+    draw: bool,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl Bars {
+    pub fn new(quiet: bool) -> Self {
+        Bars { quiet, draw: !quiet && std::io::stderr().is_terminal(), bars: Mutex::default() }
+    }
+
+    fn bar(&self, total: u64) -> ProgressBar {
+        if !self.draw {
+            return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        }
+        let bar = ProgressBar::new(total);
+        let style = if total > 0 {
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} ETA {eta} {msg}")
+        } else {
+            ProgressStyle::with_template("{prefix:>12} {spinner} {elapsed} {msg}")
+        };
+        if let Ok(style) = style {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar
+    }
+}
+
+impl Observer for Bars {
+    fn event(&self, event: Event) {
+        let mut bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            Event::PhaseStart { phase, total } => {
+                let bar = self.bar(total);
+                bar.set_prefix(phase.clone());
+                bars.insert(phase, bar);
+            }
+            Event::Progress { phase, done, what } => {
+                if let Some(bar) = bars.get(&phase) {
+                    bar.set_position(done);
+                    bar.set_message(what);
+                }
+            }
+            Event::PhaseEnd { phase } => {
+                if let Some(bar) = bars.remove(&phase) {
+                    bar.finish_and_clear();
+                }
+            }
+            Event::Warning(msg) => {
+                if !self.quiet {
+                    let line = format!("numaprobe: warning: {msg}");
+                    match bars.values().next() {
+                        Some(bar) => bar.println(line),
+                        None => eprintln!("{line}"),
+                    }
+                }
+            }
+            Event::Result { .. } => {}
+        }
+    }
+}

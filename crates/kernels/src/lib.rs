@@ -1,0 +1,1 @@
+//! kernels (being written).

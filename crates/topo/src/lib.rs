@@ -1,0 +1,12 @@
+//! Discovery of a machine's topology from sysfs and procfs under a
+//! configurable root: packages, cores, caches, NUMA nodes, distances, HMAT,
+//! devices, cgroup limits and the NUMA mode they imply.
+//!
+//! Nothing here prints; every reader takes the root it reads under, so tests
+//! point it at captures of real machines.
+
+pub mod idset;
+pub mod model;
+
+pub use idset::{CpuSet, IdSet, IdSetError, NodeSet};
+pub use model::*;

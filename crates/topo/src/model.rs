@@ -1,0 +1,311 @@
+//! The discovered machine: the types `numaprobe topo --json` serialises.
+//!
+//! The JSON form is versioned by [`SCHEMA_VERSION`]; fields may be added in
+//! a minor change, never renamed or removed without bumping it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::idset::{CpuSet, NodeSet};
+
+/// Version of the JSON schema of [`Topology`].
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Topology {
+    pub schema_version: u32,
+    /// The root the files were read under (`/` when live).
+    pub root: String,
+    /// True when read from the running machine (affinity mask, live cgroup).
+    pub live: bool,
+    pub arch: Option<String>,
+    pub cpu_vendor: Vendor,
+    pub cpu_model: Option<String>,
+    pub kernel: Option<String>,
+    pub online_cpus: CpuSet,
+    pub offline_cpus: CpuSet,
+    pub packages: Vec<Package>,
+    /// Online CPUs in id order.
+    pub cpus: Vec<Cpu>,
+    pub caches: Vec<Cache>,
+    /// NUMA nodes in id order (ids may be sparse).
+    pub nodes: Vec<Node>,
+    pub memory_tiers: Vec<MemoryTier>,
+    pub devices: Vec<PciDevice>,
+    pub cgroup: Cgroup,
+    pub cmdline: Cmdline,
+    pub numa_mode: NumaMode,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    Intel,
+    Amd,
+    /// Arm-designed or Arm-architecture CPUs other than HiSilicon.
+    Arm,
+    /// HiSilicon (Kunpeng).
+    Hisilicon,
+    Ibm,
+    Other,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Package {
+    pub id: u32,
+    pub cpus: CpuSet,
+    /// Die ids within the package (one entry when the kernel has no dies).
+    pub dies: Vec<u32>,
+    /// Nodes whose CPUs lie in this package.
+    pub nodes: NodeSet,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    pub id: u32,
+    pub package: u32,
+    pub die: Option<u32>,
+    pub cluster: Option<u32>,
+    pub core: u32,
+    /// The node whose cpulist holds this CPU (`None` when no node does).
+    pub node: Option<u32>,
+    /// SMT siblings, this CPU included.
+    pub thread_siblings: CpuSet,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheKind {
+    Data,
+    Instruction,
+    Unified,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cache {
+    pub level: u8,
+    pub kind: CacheKind,
+    pub size_bytes: u64,
+    pub line_bytes: Option<u32>,
+    /// CPUs that share this cache instance.
+    pub cpus: CpuSet,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum NodeKind {
+    #[serde(rename = "cpu+memory")]
+    CpuMemory,
+    #[serde(rename = "memory-only")]
+    MemoryOnly,
+    #[serde(rename = "cpu-only")]
+    CpuOnly,
+    #[serde(rename = "neither")]
+    Neither,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Node {
+    pub id: u32,
+    pub cpus: CpuSet,
+    pub mem_total_bytes: u64,
+    pub mem_free_bytes: u64,
+    /// SLIT row in the order of `Topology::nodes` (empty when unknown).
+    pub distances: Vec<u32>,
+    pub kind: NodeKind,
+    pub hugepages: Vec<HugePages>,
+    pub hmat: Option<Hmat>,
+    pub memory_side_caches: Vec<MemorySideCache>,
+    /// Memory tier id (`memory_tiering/memory_tierN`) when present.
+    pub memory_tier: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HugePages {
+    pub page_size_bytes: u64,
+    pub total: u64,
+    pub free: u64,
+}
+
+/// ACPI HMAT performance seen from this memory node's best initiators.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Hmat {
+    /// `access0`: from any initiator (CPUs or generic initiators).
+    pub access0: Option<HmatAccess>,
+    /// `access1`: from CPU initiators only.
+    pub access1: Option<HmatAccess>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HmatAccess {
+    pub initiators: NodeSet,
+    /// MB/s as the kernel reports it.
+    pub read_bandwidth_mbs: Option<u64>,
+    pub write_bandwidth_mbs: Option<u64>,
+    /// Nanoseconds.
+    pub read_latency_ns: Option<u64>,
+    pub write_latency_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemorySideCache {
+    pub index: u32,
+    pub size_bytes: u64,
+    pub line_bytes: Option<u32>,
+    pub indexing: Option<String>,
+    pub write_policy: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemoryTier {
+    pub id: u32,
+    pub nodes: NodeSet,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceClass {
+    Gpu,
+    Nic,
+    Infiniband,
+    Nvme,
+    Storage,
+    Accelerator,
+    Other,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PciDevice {
+    /// PCI address, e.g. `0000:3b:00.0`.
+    pub address: String,
+    pub class: DeviceClass,
+    /// Raw class code, e.g. `0x030200`.
+    pub class_code: String,
+    pub vendor_id: Option<String>,
+    pub device_id: Option<String>,
+    /// `None` when the kernel says -1 (unknown).
+    pub numa_node: Option<u32>,
+    pub local_cpus: Option<CpuSet>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Cgroup {
+    /// `cgroup1`, `cgroup2` or `none`.
+    pub version: String,
+    pub path: Option<String>,
+    pub cpus: Option<CpuSet>,
+    pub mems: Option<NodeSet>,
+    /// `sched_getaffinity` of this process (live only).
+    pub affinity: Option<CpuSet>,
+    /// True when the allowed CPUs or nodes are fewer than the machine has.
+    pub restricts: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Cmdline {
+    pub raw: Option<String>,
+    /// NUMA-relevant options found, as `(key, value)`; value empty for flags.
+    pub options: Vec<(String, String)>,
+}
+
+impl Cmdline {
+    /// The value of an option such as `numa` or `numa_balancing`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.options.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum NumaModeKind {
+    /// Only one package and one node: nothing to infer.
+    SingleNode,
+    /// One node per package.
+    NodePerPackage,
+    /// Several nodes per package (SNC, NPS, COD, per-die nodes).
+    NodesPerPackage,
+    /// Several packages, one node, and `numa=off` on the kernel line.
+    DisabledByKernel,
+    /// Several packages, one node, no kernel option: firmware interleaving.
+    DisabledByFirmware,
+    /// `numa=fake=` on the kernel command line.
+    Fake,
+    /// Nodes that span several packages.
+    NodesSpanPackages,
+    /// No NUMA information at all (no node directory).
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NumaMode {
+    pub kind: NumaModeKind,
+    /// Nodes with CPUs per package, when uniform.
+    pub nodes_per_package: Option<u32>,
+    /// The vendor's name for the mode when it can be told, e.g. `SNC2`,
+    /// `NPS4`, `COD`, `L3-as-NUMA`, `per-die`.
+    pub label: Option<String>,
+    /// Why numaprobe concluded this, in one or two sentences.
+    pub reason: String,
+}
+
+impl Topology {
+    pub fn node(&self, id: u32) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    pub fn node_ids(&self) -> NodeSet {
+        self.nodes.iter().map(|n| n.id).collect()
+    }
+
+    /// Nodes that have CPUs.
+    pub fn cpu_nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| !n.cpus.is_empty())
+    }
+
+    /// Nodes that have memory.
+    pub fn memory_nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.mem_total_bytes > 0)
+    }
+
+    pub fn cpu(&self, id: u32) -> Option<&Cpu> {
+        self.cpus.iter().find(|c| c.id == id)
+    }
+
+    /// SLIT distance from node `a` to node `b`, when known.
+    pub fn distance(&self, a: u32, b: u32) -> Option<u32> {
+        let j = self.nodes.iter().position(|n| n.id == b)?;
+        self.node(a)?.distances.get(j).copied()
+    }
+
+    /// The largest cache that any CPU of `cpus` uses (the last-level cache),
+    /// summed over the distinct instances those CPUs share: what a team of
+    /// threads on `cpus` can hold on chip.
+    pub fn llc_bytes_for(&self, cpus: &CpuSet) -> Option<u64> {
+        let top = self
+            .caches
+            .iter()
+            .filter(|c| c.kind != CacheKind::Instruction && !c.cpus.is_disjoint(cpus))
+            .map(|c| c.level)
+            .max()?;
+        Some(
+            self.caches
+                .iter()
+                .filter(|c| {
+                    c.level == top && c.kind != CacheKind::Instruction && !c.cpus.is_disjoint(cpus)
+                })
+                .map(|c| c.size_bytes)
+                .sum(),
+        )
+    }
+
+    /// Data or unified caches seen by one CPU, from L1 upwards.
+    pub fn caches_of(&self, cpu: u32) -> Vec<&Cache> {
+        let mut v: Vec<&Cache> = self
+            .caches
+            .iter()
+            .filter(|c| c.kind != CacheKind::Instruction && c.cpus.contains(cpu))
+            .collect();
+        v.sort_by_key(|c| c.level);
+        v
+    }
+}
