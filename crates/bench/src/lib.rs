@@ -4,5 +4,9 @@
 //! Nothing here prints; results are returned and reported through
 //! [`events::Observer`].
 
+pub mod bw;
 pub mod events;
+pub mod exec;
+pub mod lat;
 pub mod stats;
+pub mod team;

@@ -18,7 +18,9 @@ pub fn stop_flag() -> StopFlag {
             if PRESSES.fetch_add(1, Ordering::SeqCst) >= 1 {
                 std::process::exit(130);
             }
-            eprintln!("\nnumaprobe: stopping after the current measurement (Ctrl-C again to quit now)");
+            eprintln!(
+                "\nnumaprobe: stopping after the current measurement (Ctrl-C again to quit now)"
+            );
             f.stop();
         });
         flag

@@ -96,8 +96,8 @@ impl IdSet {
             if word.is_empty() {
                 continue;
             }
-            let v = u64::from_str_radix(word, 16)
-                .map_err(|_| IdSetError::BadMask(word.to_string()))?;
+            let v =
+                u64::from_str_radix(word, 16).map_err(|_| IdSetError::BadMask(word.to_string()))?;
             if v > u32::MAX as u64 {
                 return Err(IdSetError::BadMask(word.to_string()));
             }

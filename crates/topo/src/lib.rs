@@ -5,8 +5,10 @@
 //! Nothing here prints; every reader takes the root it reads under, so tests
 //! point it at captures of real machines.
 
+pub mod fs;
 pub mod idset;
 pub mod model;
 
+pub use fs::{SysRoot, TopoError};
 pub use idset::{CpuSet, IdSet, IdSetError, NodeSet};
 pub use model::*;

@@ -1,0 +1,1 @@
+//! Settings audit: rules that check OS/BIOS settings against a workload profile (being written).

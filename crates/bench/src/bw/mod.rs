@@ -1,0 +1,1 @@
+//! Bandwidth experiments (being written).

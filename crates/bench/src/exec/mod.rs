@@ -1,0 +1,1 @@
+//! Running a program under a placement matrix (being written).

@@ -1,0 +1,1 @@
+//! Latency experiments (being written).

@@ -1,0 +1,1 @@
+//! Dependent pointer-chase kernels (being written).

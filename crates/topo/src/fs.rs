@@ -1,0 +1,155 @@
+//! Reading sysfs and procfs under a root. The only place that knows that a
+//! live machine's files are under `/`: every reader takes a [`SysRoot`].
+//!
+//! A file that this kernel or architecture does not have is `Ok(None)`, not
+//! an error; only an unreadable or malformed file is an error, and the error
+//! names the file.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// What went wrong reading the machine, always naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum TopoError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{}: {msg}", path.display())]
+    Malformed { path: PathBuf, msg: String },
+    #[error("{}: no such directory (is this a sysfs/procfs root?)", .0.display())]
+    NoRoot(PathBuf),
+}
+
+impl TopoError {
+    pub fn malformed(path: impl Into<PathBuf>, msg: impl Into<String>) -> Self {
+        TopoError::Malformed { path: path.into(), msg: msg.into() }
+    }
+}
+
+/// A root directory holding `sys/` and `proc/`: `/` on a live machine, or
+/// an unpacked capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysRoot {
+    root: PathBuf,
+}
+
+impl SysRoot {
+    /// A root at `dir`; fails when `dir` is not a directory.
+    pub fn new(dir: impl Into<PathBuf>) -> Result<Self, TopoError> {
+        let root = dir.into();
+        if !root.is_dir() {
+            return Err(TopoError::NoRoot(root));
+        }
+        Ok(SysRoot { root })
+    }
+
+    /// The running machine.
+    pub fn live() -> Self {
+        SysRoot { root: PathBuf::from("/") }
+    }
+
+    /// True when this is the running machine's `/`.
+    pub fn is_live(&self) -> bool {
+        self.root == Path::new("/")
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path of `rel` (e.g. `sys/devices/system/node`) under the root.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel.trim_start_matches('/'))
+    }
+
+    /// Reads a file; `Ok(None)` when it does not exist.
+    pub fn read_optional(&self, rel: &str) -> Result<Option<String>, TopoError> {
+        let path = self.path(rel);
+        match std::fs::read_to_string(&path) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            // sysfs answers some reads with EINVAL/ENODATA/EOPNOTSUPP when a
+            // feature is absent: that is absence too.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINVAL | libc::ENODATA | libc::EOPNOTSUPP | libc::ENXIO)
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(source) => Err(TopoError::Io { path, source }),
+        }
+    }
+
+    /// Reads a file that must exist.
+    pub fn read(&self, rel: &str) -> Result<String, TopoError> {
+        let path = self.path(rel);
+        std::fs::read_to_string(&path).map_err(|source| TopoError::Io { path, source })
+    }
+
+    /// Reads and parses a file holding one number; `Ok(None)` when absent.
+    pub fn read_u64(&self, rel: &str) -> Result<Option<u64>, TopoError> {
+        match self.read_optional(rel)? {
+            None => Ok(None),
+            Some(s) => s.trim().parse().map(Some).map_err(|_| {
+                TopoError::malformed(
+                    self.path(rel),
+                    format!("expected a number, found '{}'", s.trim()),
+                )
+            }),
+        }
+    }
+
+    /// Names in a directory, sorted; empty when the directory is absent.
+    pub fn list_dir(&self, rel: &str) -> Result<Vec<String>, TopoError> {
+        let path = self.path(rel);
+        let rd = match std::fs::read_dir(&path) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(TopoError::Io { path, source }),
+        };
+        let mut names = Vec::new();
+        for entry in rd {
+            let entry = entry.map_err(|source| TopoError::Io { path: path.clone(), source })?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Ids `N` of directory entries named `{prefix}N` (e.g. `node` -> node ids),
+    /// ascending.
+    pub fn list_ids(&self, rel: &str, prefix: &str) -> Result<Vec<u32>, TopoError> {
+        let mut ids: Vec<u32> = self
+            .list_dir(rel)?
+            .iter()
+            .filter_map(|n| n.strip_prefix(prefix)?.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_files_are_none_and_errors_name_the_path() {
+        let dir = std::env::temp_dir().join(format!("np-fs-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sys/devices/system/node/node3")).unwrap();
+        std::fs::create_dir_all(dir.join("sys/devices/system/node/node10")).unwrap();
+        std::fs::write(dir.join("sys/x"), "42\n").unwrap();
+        std::fs::write(dir.join("sys/bad"), "forty\n").unwrap();
+        let root = SysRoot::new(&dir).unwrap();
+        assert_eq!(root.read_optional("sys/nope").unwrap(), None);
+        assert_eq!(root.read_u64("/sys/x").unwrap(), Some(42));
+        let err = root.read_u64("sys/bad").unwrap_err().to_string();
+        assert!(err.contains("sys/bad") && err.contains("forty"), "{err}");
+        assert!(root.read("sys/nope").unwrap_err().to_string().contains("sys/nope"));
+        assert_eq!(root.list_ids("sys/devices/system/node", "node").unwrap(), vec![3, 10]);
+        assert!(root.list_dir("nope").unwrap().is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(SysRoot::new(&dir), Err(TopoError::NoRoot(_))));
+    }
+}
