@@ -5,10 +5,16 @@
 //! Nothing here prints; every reader takes the root it reads under, so tests
 //! point it at captures of real machines.
 
+mod discover;
 pub mod fs;
 pub mod idset;
+pub mod mode;
 pub mod model;
+pub mod parse;
+pub mod synthetic;
 
 pub use fs::{SysRoot, TopoError};
 pub use idset::{CpuSet, IdSet, IdSetError, NodeSet};
+pub use mode::{firmware_warnings, infer_mode};
 pub use model::*;
+pub use parse::{parse_numastat, ParseError};

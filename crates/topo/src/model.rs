@@ -20,6 +20,9 @@ pub struct Topology {
     pub arch: Option<String>,
     pub cpu_vendor: Vendor,
     pub cpu_model: Option<String>,
+    /// x86 `cpu family` (e.g. 25 = AMD Zen 3/4, 6 = Intel Core/Xeon).
+    #[serde(default)]
+    pub cpu_family: Option<u32>,
     pub kernel: Option<String>,
     pub online_cpus: CpuSet,
     pub offline_cpus: CpuSet,
@@ -30,6 +33,10 @@ pub struct Topology {
     /// NUMA nodes in id order (ids may be sparse).
     pub nodes: Vec<Node>,
     pub memory_tiers: Vec<MemoryTier>,
+    /// Machine-wide memory from `/proc/meminfo` and the huge page pools of
+    /// `/sys/kernel/mm/hugepages` (also there when no node directory is).
+    #[serde(default)]
+    pub system_memory: Option<SystemMemory>,
     pub devices: Vec<PciDevice>,
     pub cgroup: Cgroup,
     pub cmdline: Cmdline,
@@ -121,6 +128,18 @@ pub struct Node {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SystemMemory {
+    pub total_bytes: u64,
+    pub free_bytes: Option<u64>,
+    /// `MemAvailable` (kernels since 3.14).
+    pub available_bytes: Option<u64>,
+    /// The default huge page size (`Hugepagesize`).
+    pub default_hugepage_bytes: Option<u64>,
+    /// Machine-wide huge page pools per size.
+    pub hugepages: Vec<HugePages>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HugePages {
     pub page_size_bytes: u64,
     pub total: u64,
@@ -138,7 +157,12 @@ pub struct Hmat {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HmatAccess {
+    /// Nodes whose initiators get these figures (`accessN/initiators/nodeM`).
     pub initiators: NodeSet,
+    /// For an initiator node: the memory nodes it is a best initiator of
+    /// (`accessN/targets/nodeM`); empty on memory nodes.
+    #[serde(default)]
+    pub targets: NodeSet,
     /// MB/s as the kernel reports it.
     pub read_bandwidth_mbs: Option<u64>,
     pub write_bandwidth_mbs: Option<u64>,
@@ -296,6 +320,99 @@ impl Topology {
                 .map(|c| c.size_bytes)
                 .sum(),
         )
+    }
+
+    /// Cores, counted as hwloc counts them: CPUs sharing a
+    /// `thread_siblings` set are one core, unless their `core_id`s differ
+    /// (AMD Bulldozer compute units are two cores).
+    pub fn core_count(&self) -> usize {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &self.cpus {
+            seen.insert((c.package, c.thread_siblings.first(), c.core));
+        }
+        seen.len()
+    }
+
+    /// The most hardware threads sharing one `thread_siblings` set (1
+    /// without SMT; 2 on Bulldozer compute units).
+    pub fn smt_threads_per_core(&self) -> usize {
+        self.cpus.iter().map(|c| c.thread_siblings.len()).max().unwrap_or(0)
+    }
+
+    /// Dies over all packages (distinct `(package, die)` pairs).
+    pub fn die_count(&self) -> usize {
+        self.packages.iter().map(|p| p.dies.len()).sum()
+    }
+
+    /// Clusters over all packages, when the kernel reports them.
+    pub fn cluster_count(&self) -> Option<usize> {
+        let set: std::collections::BTreeSet<(u32, u32)> =
+            self.cpus.iter().filter_map(|c| Some((c.package, c.cluster?))).collect();
+        (!set.is_empty()).then_some(set.len())
+    }
+
+    /// Nodes without CPUs but with memory (CXL, HBM, PMem, GPU memory).
+    pub fn memory_only_nodes(&self) -> NodeSet {
+        self.nodes.iter().filter(|n| n.kind == NodeKind::MemoryOnly).map(|n| n.id).collect()
+    }
+
+    /// Nodes with CPUs but no memory.
+    pub fn cpu_only_nodes(&self) -> NodeSet {
+        self.nodes.iter().filter(|n| n.kind == NodeKind::CpuOnly).map(|n| n.id).collect()
+    }
+
+    /// Total memory over all nodes, in bytes (from `/proc/meminfo` when
+    /// there are no nodes).
+    pub fn mem_total_bytes(&self) -> u64 {
+        if self.nodes.is_empty() {
+            return self.system_memory.as_ref().map_or(0, |m| m.total_bytes);
+        }
+        self.nodes.iter().map(|n| n.mem_total_bytes).sum()
+    }
+
+    /// A one-line description, e.g. `2 packages, 40 cores, 80 CPUs, 4 NUMA
+    /// nodes (SNC2, 2 per package), 384.0 GiB; Intel(R) Xeon(R) Gold 6230`.
+    pub fn summary_line(&self) -> String {
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let mut s = format!(
+            "{}, {}, {}",
+            plural(self.packages.len(), "package"),
+            plural(self.core_count(), "core"),
+            plural(self.cpus.len(), "CPU")
+        );
+        if self.nodes.is_empty() {
+            s.push_str(", no NUMA information");
+            if self.system_memory.is_some() {
+                s.push_str(&format!(
+                    ", {:.1} GiB",
+                    self.mem_total_bytes() as f64 / (1u64 << 30) as f64
+                ));
+            }
+        } else {
+            s.push_str(&format!(", {}", plural(self.nodes.len(), "NUMA node")));
+            let mo = self.memory_only_nodes();
+            let mut extra = Vec::new();
+            if let Some(l) = &self.numa_mode.label {
+                extra.push(l.clone());
+            }
+            if let Some(n) = self.numa_mode.nodes_per_package.filter(|&n| n > 1) {
+                extra.push(format!("{n} per package"));
+            }
+            if !mo.is_empty() {
+                extra.push(format!("{} memory-only", mo.len()));
+            }
+            if !extra.is_empty() {
+                s.push_str(&format!(" ({})", extra.join(", ")));
+            }
+            s.push_str(&format!(
+                ", {:.1} GiB",
+                self.mem_total_bytes() as f64 / (1u64 << 30) as f64
+            ));
+        }
+        if let Some(m) = &self.cpu_model {
+            s.push_str(&format!("; {m}"));
+        }
+        s
     }
 
     /// Data or unified caches seen by one CPU, from L1 upwards.

@@ -1,10 +1,446 @@
-//! `numaprobe topo` (being written).
+//! `numaprobe topo`: what the machine is. Packages, caches, NUMA nodes,
+//! distances, HMAT, memory tiers, devices, CPU/memory limits, the kernel
+//! options that matter and the NUMA mode. Documented in docs/topo.md.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use comfy_table::{CellAlignment, Table};
+use topo::{CacheKind, Node, NodeKind, SysRoot, TopoError, Topology};
 
 use crate::cli::Global;
+use crate::output;
+use crate::usage;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Read sysfs/procfs under DIR (an unpacked capture holding `sys/` and
+    /// `proc/`) instead of the running machine.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe topo` is not built yet")
+pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+    let t = discover(args.root.as_deref())?;
+    if g.json {
+        return output::json(&t);
+    }
+    for w in &t.warnings {
+        output::warn(g.quiet, w);
+    }
+    output::emit(&render(&t))
+}
+
+/// Discovers the machine under `root` (the running one when `None`). A
+/// root that does not exist is a usage error (exit 2); a malformed file
+/// is a one-line error naming it (exit 1). Other commands may call this.
+pub fn discover(root: Option<&Path>) -> anyhow::Result<Topology> {
+    let sys = match root {
+        None => SysRoot::live(),
+        Some(dir) => match SysRoot::new(dir) {
+            Ok(r) => r,
+            Err(TopoError::NoRoot(p)) => {
+                usage!("--root {}: no such directory", p.display())
+            }
+            Err(e) => return Err(one_line(e)),
+        },
+    };
+    Topology::discover(&sys).map_err(one_line)
+}
+
+/// The error as one line (file contents quoted in messages may hold
+/// newlines).
+fn one_line(e: TopoError) -> anyhow::Error {
+    anyhow::anyhow!(e.to_string().replace('\n', "\\n"))
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Sizes as the kernel prints them in cache files: KiB/MiB/GiB, exact
+/// where possible.
+fn size(bytes: u64) -> String {
+    const K: u64 = 1 << 10;
+    const M: u64 = 1 << 20;
+    const G: u64 = 1 << 30;
+    match bytes {
+        b if b >= G && b % G == 0 => format!("{} GiB", b / G),
+        b if b >= G => format!("{:.1} GiB", b as f64 / G as f64),
+        b if b >= M && b % M == 0 => format!("{} MiB", b / M),
+        b if b >= M => format!("{:.1} MiB", b as f64 / M as f64),
+        b if b >= K && b % K == 0 => format!("{} KiB", b / K),
+        b => format!("{b} B"),
+    }
+}
+
+fn or_dash(s: String) -> String {
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s
+    }
+}
+
+fn kind_name(k: NodeKind) -> &'static str {
+    match k {
+        NodeKind::CpuMemory => "cpu+memory",
+        NodeKind::MemoryOnly => "memory-only",
+        NodeKind::CpuOnly => "cpu-only",
+        NodeKind::Neither => "neither",
+    }
+}
+
+fn right(t: &mut Table, cols: &[usize]) {
+    for &c in cols {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// The readable summary.
+pub fn render(t: &Topology) -> String {
+    let mut s = String::new();
+    let src = if t.live { "this machine".to_string() } else { format!("capture at {}", t.root) };
+    let _ = writeln!(s, "Topology of {src}");
+    let _ = writeln!(s, "  {}", t.summary_line());
+    let mut cpu = vec![format!("vendor {}", serde_plain(&t.cpu_vendor))];
+    if let Some(a) = &t.arch {
+        cpu.push(format!("arch {a}"));
+    }
+    if let Some(f) = t.cpu_family {
+        cpu.push(format!("family {f}"));
+    }
+    if let Some(k) = &t.kernel {
+        cpu.push(format!("kernel {k}"));
+    }
+    let _ = writeln!(s, "  {}", cpu.join(", "));
+    let _ = writeln!(
+        s,
+        "  CPUs online {}{}; {} core(s), {} thread(s) per core at most",
+        or_dash(t.online_cpus.to_list()),
+        if t.offline_cpus.is_empty() {
+            String::new()
+        } else {
+            format!(", offline {}", t.offline_cpus.to_list())
+        },
+        t.core_count(),
+        t.smt_threads_per_core()
+    );
+    if let Some(sm) = &t.system_memory {
+        let mut line = format!("  memory {} total", gib(sm.total_bytes));
+        if let Some(a) = sm.available_bytes.or(sm.free_bytes) {
+            let what = if sm.available_bytes.is_some() { "available" } else { "free" };
+            let _ = write!(line, ", {} {what}", gib(a));
+        }
+        let pools: Vec<String> = sm
+            .hugepages
+            .iter()
+            .map(|h| format!("{}: {}/{}", size(h.page_size_bytes), h.total, h.free))
+            .collect();
+        if !pools.is_empty() {
+            let _ = write!(line, "; huge page pools (total/free) {}", pools.join(", "));
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    let m = &t.numa_mode;
+    let label = m.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
+    let _ = writeln!(s, "\nNUMA mode: {}{label}", serde_plain(&m.kind));
+    let _ = writeln!(s, "  {}", m.reason);
+
+    // Packages.
+    let with_clusters = t.cluster_count().is_some();
+    let mut hdr: Vec<String> = ["package", "CPUs", "dies"].map(String::from).to_vec();
+    if with_clusters {
+        hdr.push("clusters".into());
+    }
+    hdr.extend(["cores", "threads", "nodes"].map(String::from));
+    let mut tb = output::table(hdr);
+    for p in &t.packages {
+        let cores: std::collections::BTreeSet<_> = t
+            .cpus
+            .iter()
+            .filter(|c| c.package == p.id)
+            .map(|c| (c.thread_siblings.first(), c.core))
+            .collect();
+        let mut row = vec![p.id.to_string(), p.cpus.to_list(), p.dies.len().to_string()];
+        if with_clusters {
+            let clusters: std::collections::BTreeSet<u32> =
+                t.cpus.iter().filter(|c| c.package == p.id).filter_map(|c| c.cluster).collect();
+            row.push(clusters.len().to_string());
+        }
+        row.extend([cores.len().to_string(), p.cpus.len().to_string(), or_dash(p.nodes.to_list())]);
+        tb.add_row(row);
+    }
+    if with_clusters {
+        right(&mut tb, &[0, 2, 3, 4, 5]);
+    } else {
+        right(&mut tb, &[0, 2, 3, 4]);
+    }
+    let _ = writeln!(s, "\nPackages\n{tb}");
+
+    // Caches: one row per (level, kind, size) with instance count and sharing.
+    if !t.caches.is_empty() {
+        let mut groups: BTreeMap<(u8, u8, u64), Vec<&topo::Cache>> = BTreeMap::new();
+        for c in &t.caches {
+            groups.entry((c.level, c.kind as u8, c.size_bytes)).or_default().push(c);
+        }
+        let mut tb = output::table(
+            ["cache", "size", "line", "instances", "CPUs per instance", "first instances"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for ((level, _, bytes), cs) in &groups {
+            let kind = match cs[0].kind {
+                CacheKind::Data => "d",
+                CacheKind::Instruction => "i",
+                CacheKind::Unified => "",
+            };
+            let per: std::collections::BTreeSet<usize> = cs.iter().map(|c| c.cpus.len()).collect();
+            let per: Vec<String> = per.iter().map(|n| n.to_string()).collect();
+            let mut first: Vec<String> = cs.iter().take(4).map(|c| c.cpus.to_list()).collect();
+            if cs.len() > 4 {
+                first.push("...".into());
+            }
+            tb.add_row(vec![
+                format!("L{level}{kind}"),
+                size(*bytes),
+                cs[0].line_bytes.map_or("-".into(), |l| format!("{l} B")),
+                cs.len().to_string(),
+                per.join(", "),
+                first.join(" | "),
+            ]);
+        }
+        right(&mut tb, &[1, 2, 3]);
+        let _ = writeln!(s, "\nCaches (sizes in KiB/MiB = 2^10/2^20 bytes)\n{tb}");
+    }
+
+    // Nodes.
+    if t.nodes.is_empty() {
+        let _ = writeln!(s, "\nNUMA nodes: none reported (no sys/devices/system/node)");
+    } else {
+        let mut tb = output::table(
+            ["node", "kind", "CPUs", "memory", "free", "huge pages (total/free)", "tier"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for n in &t.nodes {
+            tb.add_row(vec![
+                n.id.to_string(),
+                kind_name(n.kind).to_string(),
+                or_dash(n.cpus.to_list()),
+                gib(n.mem_total_bytes),
+                gib(n.mem_free_bytes),
+                hugepages(n),
+                n.memory_tier.map_or("-".into(), |x| x.to_string()),
+            ]);
+        }
+        right(&mut tb, &[0, 3, 4]);
+        let _ = writeln!(s, "\nNUMA nodes (GiB = 2^30 bytes)\n{tb}");
+        s.push_str(&distance_matrix(t));
+    }
+
+    // HMAT.
+    let hmat: Vec<&Node> = t.nodes.iter().filter(|n| n.hmat.is_some()).collect();
+    if !hmat.is_empty() {
+        let mut tb = output::table(
+            [
+                "node",
+                "access",
+                "initiators",
+                "targets",
+                "read MB/s",
+                "write MB/s",
+                "read ns",
+                "write ns",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        let opt = |v: Option<u64>| v.map_or("-".into(), |x| x.to_string());
+        for n in hmat {
+            let h = n.hmat.as_ref().expect("filtered");
+            for (name, a) in [("access0", &h.access0), ("access1", &h.access1)] {
+                let Some(a) = a else { continue };
+                tb.add_row(vec![
+                    n.id.to_string(),
+                    name.to_string(),
+                    or_dash(a.initiators.to_list()),
+                    or_dash(a.targets.to_list()),
+                    opt(a.read_bandwidth_mbs),
+                    opt(a.write_bandwidth_mbs),
+                    opt(a.read_latency_ns),
+                    opt(a.write_latency_ns),
+                ]);
+            }
+        }
+        right(&mut tb, &[0, 4, 5, 6, 7]);
+        let _ = writeln!(
+            s,
+            "\nHMAT (ACPI; access0 = any initiator, access1 = CPUs only; MB/s and ns as the \
+             kernel reports them)\n{tb}"
+        );
+    }
+
+    // Memory-side caches.
+    let msc: Vec<&Node> = t.nodes.iter().filter(|n| !n.memory_side_caches.is_empty()).collect();
+    if !msc.is_empty() {
+        let mut tb = output::table(
+            ["node", "level", "size", "line", "indexing", "write policy"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for n in msc {
+            for c in &n.memory_side_caches {
+                tb.add_row(vec![
+                    n.id.to_string(),
+                    c.index.to_string(),
+                    size(c.size_bytes),
+                    c.line_bytes.map_or("-".into(), |l| format!("{l} B")),
+                    c.indexing.clone().unwrap_or_else(|| "-".into()),
+                    c.write_policy.clone().unwrap_or_else(|| "-".into()),
+                ]);
+            }
+        }
+        let _ = writeln!(s, "\nMemory-side caches\n{tb}");
+    }
+
+    if !t.memory_tiers.is_empty() {
+        let tiers: Vec<String> =
+            t.memory_tiers.iter().map(|m| format!("tier {}: nodes {}", m.id, m.nodes)).collect();
+        let _ = writeln!(s, "\nMemory tiers (lower tier = faster memory): {}", tiers.join("; "));
+    }
+
+    // Devices.
+    if !t.devices.is_empty() {
+        let mut tb = output::table(
+            ["PCI address", "class", "class code", "vendor:device", "node", "local CPUs"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for d in &t.devices {
+            tb.add_row(vec![
+                d.address.clone(),
+                serde_plain(&d.class),
+                d.class_code.clone(),
+                format!(
+                    "{}:{}",
+                    d.vendor_id.as_deref().unwrap_or("?"),
+                    d.device_id.as_deref().unwrap_or("?")
+                ),
+                d.numa_node.map_or("unknown".into(), |n| n.to_string()),
+                d.local_cpus.as_ref().map_or("-".into(), |c| or_dash(c.to_list())),
+            ]);
+        }
+        let _ = writeln!(
+            s,
+            "\nDevices (node \"unknown\": the firmware gives none, numa_node = -1)\n{tb}"
+        );
+    }
+
+    // Limits.
+    let cg = &t.cgroup;
+    let _ = writeln!(s, "\nCPU and memory limits");
+    let set =
+        |v: &Option<topo::CpuSet>| v.as_ref().map_or("not set".into(), |x| or_dash(x.to_list()));
+    if cg.version == "none" {
+        let _ = writeln!(s, "  cgroup: no cpuset limits found");
+    } else {
+        let _ = writeln!(
+            s,
+            "  cgroup ({}{}): CPUs {}, memory nodes {}",
+            cg.version,
+            cg.path.as_ref().map(|p| format!(" {p}")).unwrap_or_default(),
+            set(&cg.cpus),
+            set(&cg.mems)
+        );
+    }
+    if t.live {
+        let _ = writeln!(s, "  sched_getaffinity: CPUs {}", set(&cg.affinity));
+    }
+    let _ = writeln!(
+        s,
+        "  {}",
+        if cg.restricts {
+            "this process may use fewer CPUs or nodes than the machine has"
+        } else {
+            "no restriction: this process may use every CPU and node"
+        }
+    );
+
+    // Kernel command line.
+    match &t.cmdline.raw {
+        None => {
+            let _ = writeln!(s, "\nKernel command line: not available");
+        }
+        Some(_) if t.cmdline.options.is_empty() => {
+            let _ = writeln!(s, "\nKernel command line: no NUMA-related options");
+        }
+        Some(_) => {
+            let opts: Vec<String> = t
+                .cmdline
+                .options
+                .iter()
+                .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") })
+                .collect();
+            let _ = writeln!(s, "\nKernel command line (NUMA-related): {}", opts.join(" "));
+        }
+    }
+
+    if !t.warnings.is_empty() {
+        let _ = writeln!(s, "\nWarnings");
+        for w in &t.warnings {
+            let _ = writeln!(s, "  - {w}");
+        }
+    }
+    s
+}
+
+fn hugepages(n: &Node) -> String {
+    let v: Vec<String> = n
+        .hugepages
+        .iter()
+        .map(|h| format!("{}: {}/{}", size(h.page_size_bytes), h.total, h.free))
+        .collect();
+    or_dash(v.join(", "))
+}
+
+/// The SLIT laid out like `numactl --hardware`.
+fn distance_matrix(t: &Topology) -> String {
+    let mut s = String::from("\nNode distances (SLIT, 10 = local):\n");
+    if t.nodes.iter().any(|n| n.distances.len() != t.nodes.len()) {
+        s.push_str("  not available\n");
+        return s;
+    }
+    let w = t
+        .nodes
+        .iter()
+        .flat_map(|n| n.distances.iter().map(|d| d.to_string().len()))
+        .chain(t.nodes.iter().map(|n| n.id.to_string().len()))
+        .max()
+        .unwrap_or(2)
+        .max(3);
+    s.push_str("node");
+    for n in &t.nodes {
+        let _ = write!(s, " {:>w$}", n.id);
+    }
+    s.push('\n');
+    for n in &t.nodes {
+        let _ = write!(s, "{:>3}:", n.id);
+        for d in &n.distances {
+            let _ = write!(s, " {d:>w$}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// An enum's JSON name (`nodes-per-package`, `amd`), for text output.
+fn serde_plain<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }

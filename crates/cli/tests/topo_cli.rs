@@ -1,0 +1,239 @@
+//! `numaprobe topo` end to end: this machine (text and JSON, checked
+//! against what sysfs says), the project's hand-made trees, and bad input
+//! (missing root, not a sysfs root, malformed files): one-line errors,
+//! exit 2 for usage errors and 1 for failures, never a panic.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use serde_json::Value;
+
+fn topo() -> Command {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.arg("topo");
+    c
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../topo/tests/data").join(name)
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let out = topo().args(args).arg("--json").output().unwrap();
+    assert!(out.status.success(), "topo {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+/// Parses a cpulist such as `0-3,8` (the test's own reading, independent
+/// of the topo crate).
+fn count_list(s: &str) -> usize {
+    s.trim()
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+            None => 1,
+        })
+        .sum()
+}
+
+fn assert_one_line_error(stderr: &[u8]) -> String {
+    let s = String::from_utf8_lossy(stderr).to_string();
+    assert_eq!(s.trim_end().lines().count(), 1, "one line expected: {s}");
+    assert!(!s.contains("panicked"), "{s}");
+    s
+}
+
+#[test]
+fn json_on_this_machine_matches_sysfs() {
+    let v = json_of(&[]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["live"], true);
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    assert_eq!(v["cpus"].as_array().unwrap().len(), count_list(&online));
+    assert_eq!(v["online_cpus"].as_str().unwrap(), online.trim());
+    let node_dirs = std::fs::read_dir("/sys/devices/system/node")
+        .map(|rd| {
+            rd.filter_map(|e| {
+                let n = e.ok()?.file_name().to_string_lossy().into_owned();
+                n.strip_prefix("node")?.parse::<u32>().ok()
+            })
+            .count()
+        })
+        .unwrap_or(0);
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), node_dirs);
+    // The fields the issue promises.
+    for n in nodes {
+        for k in ["id", "cpus", "mem_total_bytes", "mem_free_bytes", "distances", "kind", "hmat"] {
+            assert!(n.get(k).is_some(), "node lacks {k}: {n}");
+        }
+        assert!(n["cpus"].is_string());
+        assert_eq!(n["distances"].as_array().unwrap().len(), nodes.len());
+        let kind = n["kind"].as_str().unwrap();
+        assert!(["cpu+memory", "memory-only", "cpu-only", "neither"].contains(&kind), "{kind}");
+        let id = n["id"].as_u64().unwrap();
+        let meminfo =
+            std::fs::read_to_string(format!("/sys/devices/system/node/node{id}/meminfo")).unwrap();
+        let kib: u64 = meminfo
+            .lines()
+            .find(|l| l.contains("MemTotal:"))
+            .and_then(|l| l.split_whitespace().rev().nth(1))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(n["mem_total_bytes"].as_u64().unwrap(), kib * 1024);
+    }
+    for p in v["packages"].as_array().unwrap() {
+        assert!(p["id"].is_u64() && p["cpus"].is_string(), "{p}");
+    }
+    for c in v["cpus"].as_array().unwrap() {
+        for k in ["id", "package", "core", "node"] {
+            assert!(c.get(k).is_some(), "cpu lacks {k}: {c}");
+        }
+    }
+    for k in ["kind", "nodes_per_package", "reason"] {
+        assert!(v["numa_mode"].get(k).is_some(), "numa_mode lacks {k}");
+    }
+    assert!(!v["numa_mode"]["reason"].as_str().unwrap().is_empty());
+    assert!(v["devices"].is_array() && v["warnings"].is_array());
+    assert!(v["cgroup"]["affinity"].is_string(), "live run reads sched_getaffinity");
+    assert!(v["cmdline"]["raw"].is_string());
+}
+
+#[test]
+fn text_on_this_machine_has_every_section() {
+    let out = topo().output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = String::from_utf8(out.stdout).unwrap();
+    for section in
+        ["NUMA mode:", "Packages", "Caches", "CPU and memory limits", "sched_getaffinity"]
+    {
+        assert!(s.contains(section), "missing {section}:\n{s}");
+    }
+    // Either a node table with a distance matrix, or a plain statement.
+    assert!(
+        (s.contains("NUMA nodes (GiB") && s.contains("Node distances"))
+            || s.contains("NUMA nodes: none reported"),
+        "{s}"
+    );
+}
+
+#[test]
+fn hand_made_snc2_capture_in_text() {
+    let root = data("snc2-cxl");
+    let out = topo().arg("--root").arg(&root).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("NUMA mode: nodes-per-package (SNC2)"), "{s}");
+    assert!(s.contains("memory-only"), "{s}");
+    // Distance rows like numactl --hardware.
+    assert!(s.contains("node   0   1   2   3   4\n  0:  10  11  21  21  30\n"), "{s}");
+    assert!(s.contains("  4:  30  30  40  40  10\n"), "{s}");
+    // The NIC's node is unknown (-1), said plainly.
+    let nic = s.lines().find(|l| l.contains("0000:31:00.0")).expect("NIC row");
+    assert!(nic.contains("unknown"), "{nic}");
+    assert!(
+        s.contains("cgroup (cgroup2 /user.slice/job.scope): CPUs 0-3, memory nodes 0-1"),
+        "{s}"
+    );
+    assert!(s.contains("numa_balancing=disable"), "{s}");
+    assert!(s.contains("HMAT"), "{s}");
+    assert!(s.contains("tier 22: nodes 4"), "{s}");
+    assert!(!s.contains("sched_getaffinity"), "not live: {s}");
+}
+
+#[test]
+fn hand_made_numa_off_capture_in_json() {
+    let root = data("two-socket-numa-off");
+    let v = json_of(&["--root", root.to_str().unwrap()]);
+    assert_eq!(v["live"], false);
+    assert_eq!(v["numa_mode"]["kind"], "disabled-by-kernel");
+    assert_eq!(v["packages"].as_array().unwrap().len(), 2);
+    assert_eq!(v["packages"][1]["cpus"], "4-7");
+    assert_eq!(v["nodes"][0]["cpus"], "0-7");
+    assert_eq!(v["nodes"][0]["kind"], "cpu+memory");
+    assert!(v["cgroup"]["affinity"].is_null());
+}
+
+#[test]
+fn missing_root_is_a_usage_error_naming_it() {
+    let out = topo().args(["--root", "/no/such/numaprobe-root"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = assert_one_line_error(&out.stderr);
+    assert!(e.contains("/no/such/numaprobe-root"), "{e}");
+    // Also with --json: errors never go to stdout.
+    topo()
+        .args(["--root", "/no/such/numaprobe-root", "--json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("/no/such/numaprobe-root"));
+}
+
+#[test]
+fn a_file_as_root_is_a_usage_error() {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    topo().arg("--root").arg(f.path()).assert().code(2).stderr(contains("no such directory"));
+}
+
+#[test]
+fn a_folder_without_sysfs_fails_naming_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = topo().arg("--root").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = assert_one_line_error(&out.stderr);
+    assert!(e.contains("sys/devices/system/cpu"), "{e}");
+}
+
+#[test]
+fn malformed_distance_fails_naming_the_file() {
+    let out = topo().arg("--root").arg(data("bad-distance")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = assert_one_line_error(&out.stderr);
+    assert!(e.contains("node0/distance") && e.contains("twenty"), "{e}");
+}
+
+/// A capture built here with a malformed meminfo and a cpulist holding a
+/// newline inside a token.
+#[test]
+fn malformed_capture_made_here_fails_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("sys/devices/system/cpu/online", "0\n");
+    w("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n");
+    w("sys/devices/system/cpu/cpu0/topology/core_id", "0\n");
+    w("sys/devices/system/node/node0/cpulist", "0\n");
+    w("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: many kB\n");
+    let out = topo().arg("--root").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = assert_one_line_error(&out.stderr);
+    assert!(e.contains("node0/meminfo") && e.contains("many"), "{e}");
+
+    w("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: 1024 kB\n");
+    w("sys/devices/system/node/node0/cpulist", "0,1\n2x\n");
+    let out = topo().arg("--root").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = assert_one_line_error(&out.stderr);
+    assert!(e.contains("node0/cpulist"), "{e}");
+
+    // Fixed, it works; with --quiet nothing goes to stderr.
+    w("sys/devices/system/node/node0/cpulist", "0\n");
+    topo().arg("--root").arg(dir.path()).assert().success().stdout(contains("single-node"));
+    topo().arg("--root").arg(dir.path()).arg("--quiet").assert().success().stderr("");
+}
+
+/// The text layout, pinned (update with `INSTA_UPDATE=always` after a
+/// deliberate change). The root is given relative to crates/cli, where
+/// cargo runs tests, so the snapshot does not depend on the checkout path.
+#[test]
+fn text_layout_snapshot_of_the_snc2_tree() {
+    let out = topo().args(["--root", "../topo/tests/data/snc2-cxl", "--quiet"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+}

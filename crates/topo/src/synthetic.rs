@@ -1,0 +1,189 @@
+//! Small made-up machines for tests, here and in other crates: describe
+//! packages, nodes, caches and a kernel command line, get a [`Topology`] as
+//! discovery would have built it (kinds, CPU-to-node links, NUMA mode,
+//! firmware warnings).
+//!
+//! ```
+//! use topo::synthetic::Machine;
+//! let t = Machine::new(topo::Vendor::Intel, "Intel(R) Xeon(R) Gold 6230")
+//!     .package(0, "0-3")
+//!     .package(1, "4-7")
+//!     .node(0, "0-1", 8 << 30)
+//!     .node(1, "2-3", 8 << 30)
+//!     .node(2, "4-5", 8 << 30)
+//!     .node(3, "6-7", 8 << 30)
+//!     .build();
+//! assert_eq!(t.numa_mode.label.as_deref(), Some("SNC2"));
+//! ```
+
+use crate::idset::{CpuSet, IdSet};
+use crate::mode::{firmware_warnings, infer_mode};
+use crate::model::*;
+use crate::parse::parse_cmdline;
+
+/// A machine under construction. Panics on malformed cpulists: it is for
+/// tests.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    t: Topology,
+    explicit_distances: bool,
+}
+
+fn set(s: &str) -> CpuSet {
+    IdSet::parse_list(s).unwrap_or_else(|e| panic!("bad cpulist '{s}': {e}"))
+}
+
+impl Machine {
+    pub fn new(vendor: Vendor, model: &str) -> Self {
+        Machine {
+            t: Topology {
+                schema_version: SCHEMA_VERSION,
+                root: "synthetic".into(),
+                live: false,
+                arch: Some("x86_64".into()),
+                cpu_vendor: vendor,
+                cpu_model: (!model.is_empty()).then(|| model.to_string()),
+                cpu_family: None,
+                kernel: None,
+                online_cpus: CpuSet::new(),
+                offline_cpus: CpuSet::new(),
+                packages: Vec::new(),
+                cpus: Vec::new(),
+                caches: Vec::new(),
+                nodes: Vec::new(),
+                memory_tiers: Vec::new(),
+                system_memory: None,
+                devices: Vec::new(),
+                cgroup: Cgroup { version: "none".into(), ..Cgroup::default() },
+                cmdline: Cmdline { raw: Some(String::new()), options: Vec::new() },
+                numa_mode: NumaMode {
+                    kind: NumaModeKind::Unknown,
+                    nodes_per_package: None,
+                    label: None,
+                    reason: String::new(),
+                },
+                warnings: Vec::new(),
+            },
+            explicit_distances: false,
+        }
+    }
+
+    /// x86 `cpu family`.
+    pub fn family(mut self, family: u32) -> Self {
+        self.t.cpu_family = Some(family);
+        self
+    }
+
+    /// A package holding `cpus`, one core per CPU, in one die.
+    pub fn package(self, id: u32, cpus: &str) -> Self {
+        self.package_dies(id, &[cpus])
+    }
+
+    /// A package made of dies, each holding the CPUs of one cpulist.
+    pub fn package_dies(mut self, id: u32, dies: &[&str]) -> Self {
+        let mut all = CpuSet::new();
+        for (die, cpus) in dies.iter().enumerate() {
+            for c in set(cpus).iter() {
+                all.insert(c);
+                self.t.cpus.push(Cpu {
+                    id: c,
+                    package: id,
+                    die: Some(die as u32),
+                    cluster: None,
+                    core: c,
+                    node: None,
+                    thread_siblings: [c].into_iter().collect(),
+                });
+            }
+        }
+        self.t.online_cpus = self.t.online_cpus.union(&all);
+        self.t.packages.push(Package {
+            id,
+            cpus: all,
+            dies: (0..dies.len() as u32).collect(),
+            nodes: IdSet::new(),
+        });
+        self
+    }
+
+    /// A NUMA node; `cpus` may be empty for a memory-only node.
+    pub fn node(mut self, id: u32, cpus: &str, mem_total_bytes: u64) -> Self {
+        let cpus = set(cpus);
+        let kind = match (cpus.is_empty(), mem_total_bytes == 0) {
+            (false, false) => NodeKind::CpuMemory,
+            (true, false) => NodeKind::MemoryOnly,
+            (false, true) => NodeKind::CpuOnly,
+            (true, true) => NodeKind::Neither,
+        };
+        self.t.nodes.push(Node {
+            id,
+            cpus,
+            mem_total_bytes,
+            mem_free_bytes: mem_total_bytes / 2,
+            distances: Vec::new(),
+            kind,
+            hugepages: Vec::new(),
+            hmat: None,
+            memory_side_caches: Vec::new(),
+            memory_tier: None,
+        });
+        self
+    }
+
+    /// The SLIT, rows in node order (default: 10 local, 20 remote).
+    pub fn distances(mut self, rows: &[&[u32]]) -> Self {
+        for (n, row) in self.t.nodes.iter_mut().zip(rows) {
+            n.distances = row.to_vec();
+        }
+        self.explicit_distances = true;
+        self
+    }
+
+    /// A data/unified cache instance shared by `cpus`.
+    pub fn cache(mut self, level: u8, size_bytes: u64, cpus: &str) -> Self {
+        self.t.caches.push(Cache {
+            level,
+            kind: if level == 1 { CacheKind::Data } else { CacheKind::Unified },
+            size_bytes,
+            line_bytes: Some(64),
+            cpus: set(cpus),
+        });
+        self
+    }
+
+    /// The kernel command line (`None` models a capture without one).
+    pub fn cmdline(mut self, line: Option<&str>) -> Self {
+        self.t.cmdline = match line {
+            Some(l) => parse_cmdline(l),
+            None => Cmdline::default(),
+        };
+        self
+    }
+
+    /// Links CPUs to nodes, infers the mode and collects warnings.
+    pub fn build(mut self) -> Topology {
+        let t = &mut self.t;
+        t.nodes.sort_by_key(|n| n.id);
+        t.packages.sort_by_key(|p| p.id);
+        t.cpus.sort_by_key(|c| c.id);
+        if !self.explicit_distances {
+            let k = t.nodes.len();
+            for (i, n) in t.nodes.iter_mut().enumerate() {
+                n.distances = (0..k).map(|j| if i == j { 10 } else { 20 }).collect();
+            }
+        }
+        for c in &mut t.cpus {
+            c.node = t.nodes.iter().find(|n| n.cpus.contains(c.id)).map(|n| n.id);
+        }
+        for p in &mut t.packages {
+            for n in &t.nodes {
+                if !n.cpus.is_disjoint(&p.cpus) {
+                    p.nodes.insert(n.id);
+                }
+            }
+        }
+        t.warnings = firmware_warnings(&t.nodes, &t.online_cpus);
+        t.numa_mode = infer_mode(t);
+        self.t
+    }
+}
