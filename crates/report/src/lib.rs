@@ -1,1 +1,75 @@
-//! report (being written).
+//! Reports of stored runs: the end-of-run summary tables, `compare`, and
+//! Markdown / HTML (inline SVG charts) / text reports, plus CSV export.
+//!
+//! A report is built once as a [`Document`] and drawn by a [`Renderer`]
+//! (Markdown, HTML, Text), so every format shares one layout. Payloads are
+//! read by field name and missing fields are tolerated; `docs/report.md`
+//! lists the fields each part reads.
+
+mod build;
+pub mod chart;
+pub mod compare;
+pub mod csv;
+pub mod data;
+pub mod doc;
+pub mod fmt;
+pub mod metrics;
+pub mod render;
+mod summary;
+pub mod svg;
+
+use std::str::FromStr;
+
+pub use build::{build_report, NOISY_SPREAD_PCT};
+pub use compare::{Comparison, FLOOR_PCT};
+pub use doc::{Align, Block, Document, Table};
+pub use metrics::{metrics, Metric, MetricKey};
+pub use render::{Html, Markdown, Renderer, Text};
+pub use summary::{summary_tables, summary_text};
+
+use store::LoadedRun;
+
+/// A report format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Html,
+}
+
+impl Format {
+    /// The renderer of this format.
+    pub fn renderer(self) -> Box<dyn Renderer> {
+        match self {
+            Format::Markdown => Box::new(Markdown),
+            Format::Html => Box::new(Html),
+        }
+    }
+
+    /// The format a file name implies (`.md`, `.markdown`, `.html`, `.htm`).
+    pub fn from_path(path: &std::path::Path) -> Option<Format> {
+        path.extension()?.to_str()?.parse().ok()
+    }
+}
+
+/// An unknown report format name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown report format {0:?} (expected md or html)")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Ok(Format::Markdown),
+            "html" | "htm" => Ok(Format::Html),
+            _ => Err(UnknownFormat(s.to_string())),
+        }
+    }
+}
+
+/// The report of `run` (compared with `compare`, `run` as baseline) in
+/// `format`, as the bytes of a file.
+pub fn render_report(format: Format, run: &LoadedRun, compare: &[LoadedRun]) -> Vec<u8> {
+    format.renderer().render(&build_report(run, compare))
+}

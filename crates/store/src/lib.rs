@@ -1,1 +1,40 @@
-//! store (being written).
+//! The result store: an embedded SQLite database of machines, runs and
+//! their results, written as each result is measured, and read back by
+//! `list`, `show`, `export`, `compare` and `report`.
+//!
+//! Writers (the `run` command, `exec`, `audit`) use it like this:
+//!
+//! ```no_run
+//! use store::{MeasureLock, NewRun, ResultKind, RunStatus, Store};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let _lock = MeasureLock::acquire()?; // one measuring run per machine
+//! let mut db = Store::open(Store::default_path()?)?;
+//! let mut new = NewRun::new("numaprobe run --quick", env!("CARGO_PKG_VERSION"));
+//! new.label = Some("SNC2 on".into());
+//! let run = db.begin_run(&new)?;
+//! let payload = serde_json::json!({"mode": "local", "kernel": "triad", "best_gbs": 101.2});
+//! db.add_result(run, &ResultKind::Bw, &payload)?; // durable at once
+//! db.finish_run(run, RunStatus::Complete, None)?;
+//! # Ok(()) }
+//! ```
+//!
+//! See `docs/store.md` for the schema and the export format.
+
+mod db;
+pub mod error;
+mod export;
+pub mod lock;
+mod runref;
+pub mod schema;
+mod types;
+pub mod util;
+
+pub use db::{describe_machine, Store};
+pub use error::StoreError;
+pub use export::{
+    ExportDoc, ExportedMachine, ExportedRun, ImportOutcome, ImportedRun, EXPORT_FORMAT,
+    EXPORT_VERSION,
+};
+pub use lock::{LockError, MeasureLock};
+pub use runref::RunRef;
+pub use types::{LoadedRun, NewRun, ResultKind, RunId, RunStatus, RunSummary, StoredResult};

@@ -1,39 +1,407 @@
-//! The result store's commands: list, show, export, import, compare, report
-//! (being written).
+//! The result store's commands: `list`, `show`, `export`, `import`,
+//! `compare` and `report`. Documented in docs/store.md and docs/report.md.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use comfy_table::CellAlignment;
+use serde::Serialize;
+use store::{ExportDoc, LoadedRun, RunRef, Store, StoreError};
 
 use crate::cli::Global;
+use crate::output;
+use crate::usage;
 
 #[derive(Debug, clap::Args)]
-pub struct ListArgs {}
-#[derive(Debug, clap::Args)]
-pub struct ShowArgs {}
-#[derive(Debug, clap::Args)]
-pub struct ExportArgs {}
-#[derive(Debug, clap::Args)]
-pub struct ImportArgs {}
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {}
-#[derive(Debug, clap::Args)]
-pub struct ReportArgs {}
+pub struct ListArgs {
+    /// Only runs on the machine with this fingerprint (see `show`).
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub machine: Option<String>,
+}
 
-fn todo() -> anyhow::Result<()> {
-    anyhow::bail!("the result store is not built yet")
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The run: an id, `latest`, `latest~N`, a run UUID or a label.
+    #[arg(default_value = "latest", value_name = "RUN")]
+    pub run: String,
 }
-pub fn list(_a: ListArgs, _g: &Global) -> anyhow::Result<()> {
-    todo()
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// The import format: runs with machine, settings, topology and results.
+    Json,
+    /// One line per result, common fields as columns.
+    Csv,
 }
-pub fn show(_a: ShowArgs, _g: &Global) -> anyhow::Result<()> {
-    todo()
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Runs to export (ids, `latest`, UUIDs or labels).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ExportFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
-pub fn export(_a: ExportArgs, _g: &Global) -> anyhow::Result<()> {
-    todo()
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// JSON exports (`numaprobe export RUN --format json`); `-` reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
-pub fn import(_a: ImportArgs, _g: &Global) -> anyhow::Result<()> {
-    todo()
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Runs to compare (ids, `latest`, `latest~N`, UUIDs or labels).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The run the others are compared against (default: the first RUN).
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
 }
-pub fn compare(_a: CompareArgs, _g: &Global) -> anyhow::Result<()> {
-    todo()
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown, in the form engineers file.
+    Md,
+    /// One self-contained HTML page with SVG charts.
+    Html,
 }
-pub fn report(_a: ReportArgs, _g: &Global) -> anyhow::Result<()> {
-    todo()
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The run to report on (default: the latest).
+    #[arg(default_value = "latest", value_name = "RUN")]
+    pub run: String,
+    /// Runs to compare with RUN (RUN is the baseline).
+    #[arg(long, value_name = "RUN", num_args = 1..)]
+    pub compare: Vec<String>,
+    /// Output format (default: from the -o file's extension, else md).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// The database `--db`/`NUMAPROBE_DB` names, else the default path.
+pub(crate) fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
+    match &g.db {
+        Some(p) => Ok(p.clone()),
+        None => Ok(Store::default_path()?),
+    }
+}
+
+fn open_existing(g: &Global) -> anyhow::Result<Store> {
+    Ok(Store::open_existing(db_path(g)?)?)
+}
+
+/// Resolves a run reference; a reference that names no run is the user's
+/// mistake (exit 2).
+fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
+    let r: RunRef = match text.parse() {
+        Ok(r) => r,
+        Err(e) => usage!("{e}"),
+    };
+    match db.resolve(&r) {
+        Ok(id) => Ok(id),
+        Err(e @ (StoreError::NoSuchRun(_) | StoreError::AmbiguousRun { .. })) => usage!("{e}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn load(db: &Store, text: &str) -> anyhow::Result<LoadedRun> {
+    let id = resolve(db, text)?;
+    Ok(db.load_run(id)?)
+}
+
+/// A report table drawn in the house style.
+pub(crate) fn print_table(t: &report::Table) -> anyhow::Result<()> {
+    let mut out = String::new();
+    if let Some(c) = &t.caption {
+        out.push_str(c);
+        out.push('\n');
+    }
+    let mut ct = output::table(t.header.clone());
+    for r in &t.rows {
+        ct.add_row(r.clone());
+    }
+    for (i, a) in t.align.iter().enumerate() {
+        if *a == report::Align::Right {
+            if let Some(col) = ct.column_mut(i) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+    }
+    out.push_str(&ct.to_string());
+    output::emit(&out)
+}
+
+pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
+    let path = db_path(g)?;
+    let runs = match Store::open_existing(&path) {
+        Ok(db) => match &a.machine {
+            Some(fp) => db.list_runs_for_machine(fp)?,
+            None => db.list_runs()?,
+        },
+        Err(StoreError::Missing { .. }) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    if g.json {
+        return output::json(&runs);
+    }
+    if runs.is_empty() {
+        return output::emit(&format!("No runs in {}.", path.display()));
+    }
+    let mut t = output::table(
+        ["Id", "Started", "Label", "Machine", "Status", "Results"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    );
+    for r in &runs {
+        t.add_row(vec![
+            r.id.to_string(),
+            r.started.clone(),
+            r.label.clone().unwrap_or_default(),
+            r.machine.clone(),
+            r.status.to_string(),
+            r.result_count.to_string(),
+        ]);
+    }
+    for i in [0, 5] {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    output::emit(&t.to_string())
+}
+
+pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
+    let db = open_existing(g)?;
+    let run = load(&db, &a.run)?;
+    if g.json {
+        return output::json(&run);
+    }
+    let s = &run.summary;
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for r in &run.results {
+        let k = r.kind.to_string();
+        match counts.iter_mut().find(|c| c.0 == k) {
+            Some(c) => c.1 += 1,
+            None => counts.push((k, 1)),
+        }
+    }
+    let mut head = format!(
+        "Run {} {}\n",
+        s.id,
+        s.label.as_deref().map(|l| format!("({l})")).unwrap_or_default()
+    );
+    let mut line = |k: &str, v: &str| head.push_str(&format!("  {k:<13}{v}\n"));
+    line("UUID", &s.uuid);
+    let status = match &s.message {
+        Some(m) => format!("{} ({m})", s.status),
+        None => s.status.to_string(),
+    };
+    line("Status", &status);
+    line("Machine", &format!("{} [{}]", s.machine, s.machine_fingerprint));
+    line("Config", &s.config_hash);
+    line("Started", &s.started);
+    line("Finished", s.finished.as_deref().unwrap_or("-"));
+    line("Command", &s.command_line);
+    line("numaprobe", &s.tool_version);
+    let kinds = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+    line("Results", &if kinds.is_empty() { "none".to_string() } else { kinds });
+    if s.imported {
+        line("Imported", "yes");
+    }
+    output::emit(&head)?;
+    let tables = report::summary_tables(&run);
+    if tables.is_empty() {
+        output::emit("No bandwidth or latency results in this run.")?;
+    }
+    for t in &tables {
+        output::emit("")?;
+        print_table(t)?;
+    }
+    Ok(())
+}
+
+fn write_out(path: Option<&Path>, bytes: &[u8], g: &Global, what: &str) -> anyhow::Result<()> {
+    match path {
+        Some(p) if p != Path::new("-") => {
+            std::fs::write(p, bytes).with_context(|| format!("{}: cannot write", p.display()))?;
+            if !g.quiet {
+                eprintln!("numaprobe: wrote {what} to {}", p.display());
+            }
+            Ok(())
+        }
+        _ => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)?;
+            out.flush()?;
+            Ok(())
+        }
+    }
+}
+
+pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
+    let db = open_existing(g)?;
+    let mut ids = Vec::new();
+    for r in &a.runs {
+        let id = resolve(&db, r)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let bytes = match a.format {
+        ExportFormat::Json => {
+            let mut s = db.export_runs(&ids)?.to_json();
+            s.push('\n');
+            s.into_bytes()
+        }
+        ExportFormat::Csv => {
+            let runs: Vec<LoadedRun> =
+                ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
+            report::csv::runs_csv(&runs).into_bytes()
+        }
+    };
+    write_out(a.output.as_deref(), &bytes, g, "the export")
+}
+
+#[derive(Serialize)]
+struct ImportReport {
+    file: String,
+    #[serde(flatten)]
+    outcome: store::ImportOutcome,
+}
+
+pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
+    // Read and check every file before changing the database.
+    let mut docs = Vec::new();
+    for f in &a.files {
+        let (name, text) = if f == Path::new("-") {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).context("reading stdin")?;
+            ("stdin".to_string(), s)
+        } else {
+            let s = std::fs::read_to_string(f)
+                .with_context(|| format!("{}: cannot read", f.display()))?;
+            (f.display().to_string(), s)
+        };
+        let doc = ExportDoc::from_json(&text, &name)?;
+        docs.push((name, doc));
+    }
+    let mut db = Store::open(db_path(g)?)?;
+    let mut reports = Vec::new();
+    for (name, doc) in docs {
+        let outcome = db.import(&doc)?;
+        reports.push(ImportReport { file: name, outcome });
+    }
+    if g.json {
+        return output::json(&reports);
+    }
+    let mut text = String::new();
+    for r in &reports {
+        let ids = |v: &[store::ImportedRun]| {
+            v.iter().map(|i| i.id.to_string()).collect::<Vec<_>>().join(", ")
+        };
+        text.push_str(&format!(
+            "{}: imported {} run(s){}, skipped {} already in {}{}\n",
+            r.file,
+            r.outcome.imported.len(),
+            if r.outcome.imported.is_empty() {
+                String::new()
+            } else {
+                format!(" as {}", ids(&r.outcome.imported))
+            },
+            r.outcome.skipped.len(),
+            db.path().display(),
+            if r.outcome.skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" (runs {})", ids(&r.outcome.skipped))
+            },
+        ));
+    }
+    output::emit(&text)
+}
+
+pub fn compare(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
+    let db = open_existing(g)?;
+    let mut ids = Vec::new();
+    for r in &a.runs {
+        let id = resolve(&db, r)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let baseline = match &a.baseline {
+        Some(b) => {
+            let id = resolve(&db, b)?;
+            match ids.iter().position(|x| *x == id) {
+                Some(i) => i,
+                None => {
+                    ids.insert(0, id);
+                    0
+                }
+            }
+        }
+        None => 0,
+    };
+    if ids.len() < 2 {
+        usage!("compare needs at least two different runs (got {})", ids.len());
+    }
+    let runs: Vec<LoadedRun> = ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
+    let c = report::Comparison::build(&runs, baseline);
+    if g.json {
+        return output::json(&c);
+    }
+    print_table(&c.runs_table())?;
+    output::emit("")?;
+    print_table(&c.table())?;
+    if c.across_machines {
+        output::emit(
+            "\nThese runs come from different machines: differences include the hardware.",
+        )?;
+    }
+    let lines = c.verdict_lines();
+    output::emit(&format!("\n{}", lines.join("\n")))
+}
+
+pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
+    if g.json {
+        usage!("report writes Markdown or HTML; for JSON use `numaprobe show RUN --json` or `numaprobe compare ... --json`");
+    }
+    let format = match (a.format, &a.output) {
+        (Some(ReportFormat::Md), _) => report::Format::Markdown,
+        (Some(ReportFormat::Html), _) => report::Format::Html,
+        (None, Some(p)) => match report::Format::from_path(p) {
+            Some(f) => f,
+            None if p.extension().is_none() || p == Path::new("-") => report::Format::Markdown,
+            None => usage!(
+                "cannot tell the format from {}: use --format md or --format html",
+                p.display()
+            ),
+        },
+        (None, None) => report::Format::Markdown,
+    };
+    let db = open_existing(g)?;
+    let run = load(&db, &a.run)?;
+    let mut others = Vec::new();
+    for r in &a.compare {
+        let o = load(&db, r)?;
+        if o.summary.id != run.summary.id
+            && !others.iter().any(|x: &LoadedRun| x.summary.id == o.summary.id)
+        {
+            others.push(o);
+        }
+    }
+    let bytes = report::render_report(format, &run, &others);
+    write_out(a.output.as_deref(), &bytes, g, "the report")
 }

@@ -1,0 +1,240 @@
+//! The store commands end to end on the real binary: import, list, show,
+//! export, compare, report, and the errors users meet (no database, a
+//! foreign file, a run that does not exist).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// Three synthetic runs (two settings on a 2-socket Xeon, one interrupted
+/// run on an EPYC), made by crates/report/tests/fixtures/make_synthetic.py.
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")
+}
+
+fn np(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.env_remove("NUMAPROBE_DB").arg("--db").arg(db);
+    c
+}
+
+fn stdout_json(c: &mut Command) -> Value {
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A database holding the fixture's runs 1, 2, 3.
+fn imported() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    np(&db)
+        .arg("import")
+        .arg(fixture())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("imported 3 run(s) as 1, 2, 3, skipped 0"));
+    (dir, db)
+}
+
+#[test]
+fn list_without_a_database_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    np(&db).arg("list").assert().success().stdout(predicate::str::contains("No runs in"));
+    let v = stdout_json(np(&db).args(["list", "--json"]));
+    assert_eq!(v, serde_json::json!([]));
+    assert!(!db.exists(), "list does not create the database");
+}
+
+#[test]
+fn import_is_idempotent_and_list_shows_the_runs() {
+    let (_dir, db) = imported();
+    np(&db)
+        .arg("import")
+        .arg(fixture())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("imported 0 run(s), skipped 3"));
+    let v = stdout_json(np(&db).args(["list", "--json"]));
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0]["id"], 1);
+    assert_eq!(runs[0]["label"], "baseline");
+    assert_eq!(runs[0]["started"], "2026-11-02T11:40:00.000Z");
+    assert_eq!(runs[0]["complete"], true);
+    assert_eq!(runs[0]["result_count"], 97);
+    assert_eq!(runs[2]["complete"], false);
+    assert_eq!(runs[2]["status"], "incomplete");
+    assert_eq!(
+        runs[2]["machine"],
+        "lab-epyc-1: AMD EPYC 7313 16-Core Processor, 1 package, 2 nodes, 128 GiB"
+    );
+    np(&db)
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("THP always, performance governor"));
+}
+
+#[test]
+fn import_json_output_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    let v = stdout_json(np(&db).args(["import", "-", "--json"]).write_stdin(text));
+    assert_eq!(v[0]["file"], "stdin");
+    assert_eq!(v[0]["imported"].as_array().unwrap().len(), 3);
+    assert_eq!(v[0]["imported"][1]["uuid"], "8e7d6c5b-4a39-4281-b7c6-d5e4f3a2b1c0");
+}
+
+#[test]
+fn a_bad_import_file_is_named_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"format": "something-else"}"#).unwrap();
+    np(&db)
+        .arg("import")
+        .arg(fixture())
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("bad.json: not a numaprobe export"));
+    assert!(!db.exists(), "nothing imported when one file is bad");
+}
+
+#[test]
+fn show_prints_the_summary_tables() {
+    let (_dir, db) = imported();
+    np(&db)
+        .args(["show", "baseline"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Run 1 (baseline)"))
+        .stdout(predicate::str::contains("20 bw, 69 lat, 4 audit, 4 exec"))
+        .stdout(predicate::str::contains("remote, mean of node pairs"))
+        .stdout(predicate::str::contains("143.3"));
+    let v = stdout_json(np(&db).args(["show", "latest", "--json"]));
+    assert_eq!(v["id"], 3);
+    assert_eq!(v["message"], "interrupted (Ctrl-C)");
+    assert_eq!(v["results"].as_array().unwrap().len(), 4);
+    assert_eq!(v["results"][0]["payload"]["best_gbs"], 71.8);
+}
+
+#[test]
+fn unknown_runs_are_usage_errors() {
+    let (_dir, db) = imported();
+    np(&db)
+        .args(["show", "42"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no run matches \"42\""));
+    np(&db)
+        .args(["show", "latest~x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad run reference"));
+    np(&db)
+        .args(["compare", "1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("at least two"));
+    np(&db).args(["report", "1", "-o", "x.pdf"]).assert().code(2);
+}
+
+#[test]
+fn export_json_round_trips_through_another_database() {
+    let (dir, db) = imported();
+    let out = dir.path().join("two.json");
+    np(&db).args(["export", "1", "latest", "-o"]).arg(&out).assert().success();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["format"], "numaprobe-export");
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 2);
+    let other = dir.path().join("other.db");
+    np(&other).arg("import").arg(&out).assert().success();
+    let v =
+        stdout_json(np(&other).args(["show", "c4d5e6f7-0812-4a3b-8c4d-5e6f708192a3", "--json"]));
+    assert_eq!(v["label"], "epyc NPS2");
+    assert_eq!(v["status"], "incomplete");
+}
+
+#[test]
+fn export_csv_has_a_line_per_result() {
+    let (_dir, db) = imported();
+    let out = np(&db).args(["export", "3", "--format", "csv"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + 4);
+    assert!(lines[0].starts_with("run_id,run_uuid,label,machine,seq,kind,mode,kernel,threads"));
+    assert!(lines[1].starts_with("3,c4d5e6f7-0812-4a3b-8c4d-5e6f708192a3,epyc NPS2,"));
+    assert!(lines[1].contains(",bw,local,triad,8,"));
+}
+
+#[test]
+fn compare_gives_changes_and_verdicts() {
+    let (_dir, db) = imported();
+    let v = stdout_json(np(&db).args(["compare", "2", "3", "--baseline", "1", "--json"]));
+    assert_eq!(v["baseline"], 0);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(v["across_machines"], true);
+    let lat =
+        v["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "local_lat_ns").unwrap();
+    assert_eq!(lat["runs"][0]["value"], 89.75);
+    assert_eq!(lat["runs"][1]["verdict"], "better");
+    assert_eq!(lat["runs"][2]["verdict"], "worse");
+    np(&db)
+        .args(["compare", "baseline", "THP always, performance governor"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("85.4 (-4.8%, better)"))
+        .stdout(predicate::str::contains(
+            "Local bandwidth (GB/s, higher is better; baseline 100.7 GB/s)",
+        ));
+}
+
+#[test]
+fn report_writes_markdown_and_html() {
+    let (dir, db) = imported();
+    np(&db)
+        .args(["report", "1", "--compare", "2"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("# numaprobe report: baseline\n"))
+        .stdout(predicate::str::contains("## Analysis and recommendations"));
+    let html = dir.path().join("r.html");
+    np(&db).args(["report", "1", "--compare", "2", "3", "-o"]).arg(&html).assert().success();
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.starts_with("<!DOCTYPE html>"));
+    assert_eq!(text.matches("<svg class=\"chart").count(), 8);
+    np(&db)
+        .args(["report", "3", "--format", "html"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("<svg class=\"chart heatmap\""));
+}
+
+#[test]
+fn a_foreign_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.db");
+    std::fs::write(&db, "not a database at all").unwrap();
+    np(&db)
+        .arg("list")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("notes.db: not a numaprobe results database"));
+    np(&db).arg("import").arg(fixture()).assert().code(1);
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "not a database at all");
+}
+
+#[test]
+fn the_database_can_come_from_the_environment() {
+    let (_dir, db) = imported();
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.env("NUMAPROBE_DB", &db).args(["list", "--json"]);
+    assert_eq!(stdout_json(&mut c).as_array().unwrap().len(), 3);
+}

@@ -1,0 +1,970 @@
+//! Builds the report of a run (optionally compared with others) as a
+//! [`Document`]: environment, commands, results, comparison, analysis and
+//! recommendations, appendix of raw figures.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use store::{LoadedRun, RunStatus};
+
+use crate::chart::{Axis, BarChart, BarGroup, Chart, Heatmap, Marker, Series, XyChart};
+use crate::compare::Comparison;
+use crate::data::{num as field_num, scalar_text, text as field_text, Bw, Finding, Lat, RunData};
+use crate::doc::{Align, Document, Table};
+use crate::fmt::{bytes, num, opt, plain, signed_pct};
+use crate::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
+use crate::summary::tables_of;
+
+/// Results whose spread is above this are called noisy (percent).
+pub const NOISY_SPREAD_PCT: f64 = 5.0;
+
+/// The report of `run`, compared with `compare` when not empty (`run` is
+/// the baseline).
+pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
+    let d = RunData::of(run);
+    let mut doc = Document::new(format!("numaprobe report: {}", run.display_name()));
+    let s = &run.summary;
+    let status = match (&s.status, &s.message) {
+        (st, Some(m)) if *st != RunStatus::Complete => format!("{st}: {m}"),
+        (st, _) => st.to_string(),
+    };
+    doc.p(format!(
+        "Run {} ({}), {status}. Started {}, finished {}. Measured with numaprobe {} on {}.",
+        s.id,
+        s.uuid,
+        s.started,
+        s.finished.as_deref().unwrap_or("-"),
+        s.tool_version,
+        s.machine
+    ));
+
+    environment(&mut doc, run);
+
+    doc.h(2, "Commands");
+    let mut cmds = String::new();
+    for r in std::iter::once(run).chain(compare) {
+        if !compare.is_empty() {
+            cmds.push_str(&format!("# run {} ({})\n", r.summary.id, r.display_name()));
+        }
+        cmds.push_str(&r.summary.command_line);
+        cmds.push('\n');
+    }
+    doc.code(cmds);
+
+    doc.h(2, "Summary");
+    let tables = tables_of(&d);
+    if tables.is_empty() {
+        doc.p("This run holds no bandwidth or latency results.");
+    }
+    for t in tables {
+        doc.table(t);
+    }
+
+    bandwidth(&mut doc, &d);
+    latency(&mut doc, &d, run);
+    exec(&mut doc, &d);
+
+    if !compare.is_empty() {
+        let mut all = vec![run.clone()];
+        all.extend(compare.iter().cloned());
+        comparison(&mut doc, &Comparison::build(&all, 0));
+    }
+
+    analysis(&mut doc, run, &d);
+    appendix(&mut doc, run);
+    doc
+}
+
+fn environment(doc: &mut Document, run: &LoadedRun) {
+    let topo = &run.topology;
+    let mi = &run.machine_info;
+    let cfg = &run.config;
+    doc.h(2, "Environment");
+    let mut t = Table::with_header(&["Item", "Value"]);
+    t.align = vec![Align::Left, Align::Left];
+    let mut row = |k: &str, v: Option<String>| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            t.push(vec![k.to_string(), v]);
+        }
+    };
+    row("Machine", Some(run.summary.machine.clone()));
+    row("CPU", field_text(topo, "cpu_model").or_else(|| field_text(mi, "cpu_model")));
+    row("Architecture", field_text(topo, "arch"));
+    let packages = topo.get("packages").and_then(Value::as_array);
+    row("Packages", packages.map(|p| p.len().to_string()).or_else(|| field_text(mi, "packages")));
+    row("NUMA nodes", nodes_text(topo));
+    row("NUMA mode", numa_mode_text(topo).or_else(|| field_text(cfg, "numa_mode")));
+    row("Caches", caches_text(topo));
+    row("Kernel", field_text(topo, "kernel").or_else(|| field_text(cfg, "kernel")));
+    row(
+        "Kernel command line",
+        topo.get("cmdline")
+            .and_then(|c| field_text(c, "raw"))
+            .or_else(|| field_text(cfg, "cmdline")),
+    );
+    row("Machine fingerprint", Some(run.summary.machine_fingerprint.clone()));
+    row("Configuration fingerprint", Some(run.summary.config_hash.clone()));
+    row("numaprobe version", Some(run.summary.tool_version.clone()));
+    doc.table(t);
+
+    let mut settings =
+        Table::with_header(&["Setting", "Value"]).caption("BIOS and OS settings found");
+    settings.align = vec![Align::Left, Align::Left];
+    let mut flat = Vec::new();
+    flatten("", cfg, &mut flat);
+    for (k, v) in flat {
+        if k != "fingerprint" {
+            settings.push(vec![k, v]);
+        }
+    }
+    if !settings.is_empty() {
+        doc.h(3, "Settings");
+        doc.table(settings);
+    }
+
+    if let Some(t) = distance_table(topo) {
+        doc.h(3, "Node distances (SLIT)");
+        doc.table(t);
+    }
+}
+
+/// `a.b.c = value` pairs of the scalar leaves of a JSON document.
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, x, out);
+            }
+        }
+        Value::Null => {}
+        other => match scalar_text(other) {
+            Some(s) => out.push((prefix.to_string(), s)),
+            None => out.push((prefix.to_string(), other.to_string())),
+        },
+    }
+}
+
+fn nodes_text(topo: &Value) -> Option<String> {
+    let nodes = topo.get("nodes")?.as_array()?;
+    let parts: Vec<String> = nodes
+        .iter()
+        .map(|n| {
+            let id = field_text(n, "id").unwrap_or_else(|| "?".into());
+            let cpus = field_text(n, "cpus").filter(|c| !c.is_empty());
+            let mem = n.get("mem_total_bytes").and_then(Value::as_u64).map(bytes);
+            let kind = field_text(n, "kind");
+            let mut s = format!("node {id}");
+            let mut bits = Vec::new();
+            if let Some(c) = cpus {
+                bits.push(format!("CPUs {c}"));
+            }
+            if let Some(m) = mem {
+                bits.push(m);
+            }
+            if let Some(k) = kind {
+                bits.push(k);
+            }
+            if !bits.is_empty() {
+                s.push_str(&format!(" ({})", bits.join(", ")));
+            }
+            s
+        })
+        .collect();
+    Some(format!("{}: {}", nodes.len(), parts.join("; ")))
+}
+
+fn numa_mode_text(topo: &Value) -> Option<String> {
+    let m = topo.get("numa_mode")?;
+    let name = field_text(m, "label").or_else(|| field_text(m, "kind"))?;
+    Some(match field_text(m, "reason") {
+        Some(r) => format!("{name}: {r}"),
+        None => name,
+    })
+}
+
+/// `L1d 48 KiB x 2, L2 2 MiB x 2, L3 105 MiB x 1`: distinct caches per level.
+fn caches_text(topo: &Value) -> Option<String> {
+    let caches = topo.get("caches")?.as_array()?;
+    let mut by: BTreeMap<(u64, String), (u64, usize)> = BTreeMap::new();
+    for c in caches {
+        let level = c.get("level").and_then(Value::as_u64).unwrap_or(0);
+        let kind = field_text(c, "kind").unwrap_or_default();
+        if kind == "instruction" {
+            continue;
+        }
+        let size = c.get("size_bytes").and_then(Value::as_u64).unwrap_or(0);
+        let e = by.entry((level, kind)).or_insert((size, 0));
+        e.1 += 1;
+    }
+    if by.is_empty() {
+        return None;
+    }
+    Some(
+        by.iter()
+            .map(|((l, k), (size, n))| {
+                let name = if k == "data" { format!("L{l}d") } else { format!("L{l}") };
+                format!("{name} {} x {n}", bytes(*size))
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+fn distance_table(topo: &Value) -> Option<Table> {
+    let nodes = topo.get("nodes")?.as_array()?;
+    if nodes.len() < 2 {
+        return None;
+    }
+    let ids: Vec<String> =
+        nodes.iter().map(|n| field_text(n, "id").unwrap_or_else(|| "?".into())).collect();
+    let mut header = vec!["node".to_string()];
+    header.extend(ids.iter().cloned());
+    let mut t = Table::new(header);
+    for (n, id) in nodes.iter().zip(&ids) {
+        let d = n.get("distances").and_then(Value::as_array)?;
+        if d.is_empty() {
+            return None;
+        }
+        let mut row = vec![id.clone()];
+        row.extend(d.iter().map(|x| scalar_text(x).unwrap_or_default()));
+        t.push(row);
+    }
+    Some(t)
+}
+
+fn pages(p: &Bw) -> String {
+    match &p.placement {
+        Some(pl) => {
+            let f = pl.fraction.map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_else(|| "?".into());
+            if pl.flagged {
+                format!("{f} (flagged)")
+            } else {
+                f
+            }
+        }
+        None => "-".into(),
+    }
+}
+
+fn bw_row(p: &Bw, first: String) -> Vec<String> {
+    vec![
+        first,
+        p.memory(),
+        p.kernel.clone(),
+        p.threads.map_or("-".into(), |t| t.to_string()),
+        opt(p.best_gbs, "GB/s"),
+        opt(p.median_gbs, "GB/s"),
+        opt(p.spread_pct, "%"),
+        pages(p),
+        p.isa.clone().unwrap_or_else(|| "-".into()),
+    ]
+}
+
+const BW_HEADER: [&str; 9] = [
+    "CPU node",
+    "Memory node(s)",
+    "Kernel",
+    "Threads",
+    "Best GB/s",
+    "Median GB/s",
+    "Spread %",
+    "Pages on target",
+    "ISA",
+];
+
+fn bandwidth(doc: &mut Document, d: &RunData) {
+    if d.bw.is_empty() {
+        return;
+    }
+    doc.h(2, "Bandwidth");
+    doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. Best is the fastest repetition, spread is (max - min) / median.");
+
+    let mut t = Table::with_header(&BW_HEADER);
+    for p in d.bw_mode("local") {
+        t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
+    }
+    if !t.is_empty() {
+        doc.h(3, "Local bandwidth per node");
+        doc.table(t);
+    }
+
+    let mut t = Table::with_header(&[
+        "Mode",
+        "Memory node(s)",
+        "Kernel",
+        "Threads",
+        "Best GB/s",
+        "Median GB/s",
+        "Spread %",
+        "Pages on target",
+        "ISA",
+    ]);
+    for mode in ["global", "interleave", "weighted"] {
+        for p in d.bw_mode(mode) {
+            t.push(bw_row(p, mode.to_string()));
+        }
+    }
+    if !t.is_empty() {
+        doc.h(3, "Whole machine");
+        doc.table(t);
+    }
+
+    let (kernel, cells) = bw_matrix(d);
+    if !cells.is_empty() {
+        let kernel = kernel.unwrap_or_default();
+        doc.h(3, "Node-to-node bandwidth");
+        doc.chart(Chart::Heatmap(matrix_heatmap(
+            format!("Bandwidth matrix ({kernel}, best GB/s)"),
+            "GB/s",
+            cells.iter().map(|(k, p)| (*k, p.best_gbs)),
+        )));
+        let mut t = Table::with_header(&BW_HEADER);
+        for p in d.bw_mode("matrix") {
+            t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
+        }
+        doc.table(t);
+    }
+
+    let scaling: Vec<&Bw> =
+        d.bw_mode("scaling").filter(|p| p.threads.is_some() && p.best_gbs.is_some()).collect();
+    if !scaling.is_empty() {
+        doc.h(3, "Bandwidth against threads");
+        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for p in &scaling {
+            let name = format!(
+                "{}, node {} -> {}",
+                p.kernel,
+                p.cpu_node.map_or("?".into(), |n| n.to_string()),
+                p.memory()
+            );
+            series
+                .entry(name)
+                .or_default()
+                .push((p.threads.unwrap_or(0) as f64, p.best_gbs.unwrap_or(0.0)));
+        }
+        doc.chart(Chart::Xy(XyChart {
+            title: "Bandwidth against thread count".into(),
+            x: Axis::linear("threads"),
+            y: Axis::linear("bandwidth (GB/s)"),
+            series: series
+                .into_iter()
+                .map(|(name, points)| Series { name, points, line: true })
+                .collect(),
+            markers: vec![],
+        }));
+        let mut t = Table::with_header(&BW_HEADER);
+        for p in &scaling {
+            t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
+        }
+        doc.table(t);
+        for line in saturation_notes(&scaling) {
+            doc.p(line);
+        }
+    }
+}
+
+/// "triad on node 0 reaches 90% of its best with 8 of 28 threads".
+fn saturation_notes(scaling: &[&Bw]) -> Vec<String> {
+    type Curve = Vec<(i64, f64)>;
+    let mut groups: BTreeMap<(String, Option<i64>), Curve> = BTreeMap::new();
+    for p in scaling {
+        if let (Some(t), Some(g)) = (p.threads, p.best_gbs) {
+            groups.entry((p.kernel.clone(), p.cpu_node)).or_default().push((t, g));
+        }
+    }
+    let mut out = Vec::new();
+    for ((kernel, node), mut pts) in groups {
+        pts.sort_by_key(|p| p.0);
+        let peak = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+        let max_t = pts.last().map(|p| p.0).unwrap_or(0);
+        if pts.len() < 3 || peak <= 0.0 {
+            continue;
+        }
+        if let Some((t, _)) = pts.iter().find(|p| p.1 >= 0.9 * peak) {
+            out.push(format!(
+                "{kernel} on node {} reaches 90% of its best ({} GB/s) with {t} of {max_t} threads.",
+                node.map_or("?".into(), |n| n.to_string()),
+                num(peak, "GB/s")
+            ));
+        }
+    }
+    out
+}
+
+fn matrix_heatmap(
+    title: String,
+    unit: &str,
+    cells: impl Iterator<Item = ((i64, i64), Option<f64>)>,
+) -> Heatmap {
+    let cells: BTreeMap<(i64, i64), Option<f64>> = cells.collect();
+    let rows: BTreeSet<i64> = cells.keys().map(|k| k.0).collect();
+    let cols: BTreeSet<i64> = cells.keys().map(|k| k.1).collect();
+    Heatmap {
+        title,
+        x_label: "memory node".into(),
+        y_label: "CPU node".into(),
+        unit: unit.into(),
+        cols: cols.iter().map(|c| c.to_string()).collect(),
+        rows: rows.iter().map(|r| r.to_string()).collect(),
+        values: rows
+            .iter()
+            .map(|r| cols.iter().map(|c| cells.get(&(*r, *c)).copied().flatten()).collect())
+            .collect(),
+    }
+}
+
+fn lat_matrix_table(d: &RunData) -> Table {
+    let mut t = Table::with_header(&[
+        "CPU node",
+        "Memory node",
+        "Size",
+        "Page size",
+        "Median ns",
+        "p90 ns",
+        "p99 ns",
+        "Spread %",
+    ]);
+    for p in d.lat_mode("matrix") {
+        t.push(vec![
+            p.cpu_node.map_or("?".into(), |n| n.to_string()),
+            p.mem_node.map_or("?".into(), |n| n.to_string()),
+            p.size_bytes.map_or("-".into(), bytes),
+            p.page_size.clone().unwrap_or_else(|| "-".into()),
+            opt(p.median_ns, "ns"),
+            opt(p.p90_ns, "ns"),
+            opt(p.p99_ns, "ns"),
+            opt(p.spread_pct, "%"),
+        ]);
+    }
+    t
+}
+
+/// Cache sizes to mark on the sweep, for the CPU the sweep ran on (or
+/// CPU 0): one marker per level, from the topology's `caches`.
+fn cache_markers(topo: &Value, cpu: Option<i64>) -> Vec<Marker> {
+    let Some(caches) = topo.get("caches").and_then(Value::as_array) else { return vec![] };
+    let cpu = cpu.and_then(|c| u32::try_from(c).ok());
+    let mut best: BTreeMap<(u64, String), (u32, u64)> = BTreeMap::new();
+    for c in caches {
+        let kind = field_text(c, "kind").unwrap_or_default();
+        if kind == "instruction" {
+            continue;
+        }
+        let level = c.get("level").and_then(Value::as_u64).unwrap_or(0);
+        let Some(size) = c.get("size_bytes").and_then(Value::as_u64) else { continue };
+        let cpus: topo::CpuSet = field_text(c, "cpus")
+            .and_then(|s| topo::CpuSet::parse_list(&s).ok())
+            .unwrap_or_default();
+        // Prefer the instance holding the sweep's CPU, else the lowest CPU.
+        let rank = match cpu {
+            Some(x) if cpus.contains(x) => 0,
+            _ => 1 + cpus.first().unwrap_or(u32::MAX / 2),
+        };
+        let e = best.entry((level, kind)).or_insert((u32::MAX, size));
+        if rank < e.0 {
+            *e = (rank, size);
+        }
+    }
+    best.into_iter()
+        .map(|((level, kind), (_, size))| Marker {
+            x: size as f64,
+            label: format!("L{level}{} {}", if kind == "data" { "d" } else { "" }, bytes(size)),
+        })
+        .collect()
+}
+
+fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
+    if d.lat.is_empty() {
+        return;
+    }
+    doc.h(2, "Latency");
+    doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
+
+    let point: Vec<&Lat> = d.lat_mode("point").collect();
+    if !point.is_empty() {
+        doc.h(3, "Single measurements");
+        let mut t = Table::with_header(&[
+            "CPU",
+            "CPU node",
+            "Memory node",
+            "Size",
+            "Page size",
+            "Median ns",
+            "p90 ns",
+            "p99 ns",
+            "Spread %",
+        ]);
+        for p in point {
+            t.push(vec![
+                p.cpu.map_or("-".into(), |c| c.to_string()),
+                p.cpu_node.map_or("-".into(), |c| c.to_string()),
+                p.mem_node.map_or("-".into(), |c| c.to_string()),
+                p.size_bytes.map_or("-".into(), bytes),
+                p.page_size.clone().unwrap_or_else(|| "-".into()),
+                opt(p.median_ns, "ns"),
+                opt(p.p90_ns, "ns"),
+                opt(p.p99_ns, "ns"),
+                opt(p.spread_pct, "%"),
+            ]);
+        }
+        doc.table(t);
+    }
+
+    let cells = lat_matrix(d);
+    if !cells.is_empty() {
+        doc.h(3, "Node-to-node latency");
+        doc.chart(Chart::Heatmap(matrix_heatmap(
+            "Latency matrix (median ns)".into(),
+            "ns",
+            cells.iter().map(|(k, p)| (*k, p.median_ns)),
+        )));
+        doc.table(lat_matrix_table(d));
+    }
+
+    let sweep: Vec<&Lat> =
+        d.lat_mode("sweep").filter(|p| p.size_bytes.is_some() && p.median_ns.is_some()).collect();
+    if !sweep.is_empty() {
+        doc.h(3, "Latency against working-set size");
+        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for p in &sweep {
+            series
+                .entry(sweep_series(p))
+                .or_default()
+                .push((p.size_bytes.unwrap_or(0) as f64, p.median_ns.unwrap_or(0.0)));
+        }
+        let names: Vec<String> = series.keys().cloned().collect();
+        doc.chart(Chart::Xy(XyChart {
+            title: "Latency against working-set size".into(),
+            x: Axis::log2_bytes("working-set size (bytes, log scale)"),
+            y: Axis::linear("latency (ns)"),
+            series: series
+                .iter()
+                .map(|(name, points)| Series {
+                    name: name.clone(),
+                    points: points.clone(),
+                    line: true,
+                })
+                .collect(),
+            markers: cache_markers(&run.topology, sweep[0].cpu),
+        }));
+        let mut sizes: Vec<u64> = sweep.iter().filter_map(|p| p.size_bytes).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let mut header = vec!["Working set".to_string()];
+        header.extend(names.iter().map(|n| format!("{n} (ns)")));
+        let mut t = Table::new(header);
+        for s in sizes {
+            let mut row = vec![bytes(s)];
+            for n in &names {
+                let v = sweep
+                    .iter()
+                    .find(|p| p.size_bytes == Some(s) && &sweep_series(p) == n)
+                    .and_then(|p| p.median_ns);
+                row.push(opt(v, "ns"));
+            }
+            t.push(row);
+        }
+        doc.table(t);
+    }
+
+    let per_cpu: Vec<&Lat> =
+        d.lat_mode("per-cpu").filter(|p| p.cpu.is_some() && p.median_ns.is_some()).collect();
+    if !per_cpu.is_empty() {
+        doc.h(3, "Latency from each CPU");
+        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for p in &per_cpu {
+            let name = match &p.group {
+                Some(g) => format!("group {g}"),
+                None => {
+                    format!("to memory node {}", p.mem_node.map_or("?".into(), |n| n.to_string()))
+                }
+            };
+            series
+                .entry(name)
+                .or_default()
+                .push((p.cpu.unwrap_or(0) as f64, p.median_ns.unwrap_or(0.0)));
+        }
+        doc.chart(Chart::Xy(XyChart {
+            title: "Latency from each CPU to one node's memory".into(),
+            x: Axis { from_zero: true, ..Axis::linear("CPU id") },
+            y: Axis::linear("latency (ns)"),
+            series: series
+                .into_iter()
+                .map(|(name, points)| Series { name, points, line: false })
+                .collect(),
+            markers: vec![],
+        }));
+        let mut groups: BTreeMap<String, Vec<&Lat>> = BTreeMap::new();
+        for p in &per_cpu {
+            let key = match &p.group {
+                Some(g) => format!("group {g}"),
+                None => format!("CPU node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
+            };
+            groups.entry(key).or_default().push(p);
+        }
+        let mut t =
+            Table::with_header(&["CPUs", "Memory node", "Count", "Min ns", "Median ns", "Max ns"]);
+        for (k, ps) in groups {
+            let mut v: Vec<f64> = ps.iter().filter_map(|p| p.median_ns).collect();
+            v.sort_by(f64::total_cmp);
+            let cpus: topo::CpuSet =
+                ps.iter().filter_map(|p| p.cpu.and_then(|c| u32::try_from(c).ok())).collect();
+            let mem: BTreeSet<String> =
+                ps.iter().map(|p| p.mem_node.map_or("?".into(), |n| n.to_string())).collect();
+            t.push(vec![
+                format!("{k}: {}", cpus.to_list()),
+                mem.into_iter().collect::<Vec<_>>().join(","),
+                v.len().to_string(),
+                num(v[0], "ns"),
+                num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
+                num(v[v.len() - 1], "ns"),
+            ]);
+        }
+        doc.table(t);
+    }
+
+    let loaded: Vec<&Lat> =
+        d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()).collect();
+    if !loaded.is_empty() {
+        doc.h(3, "Loaded latency");
+        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for p in &loaded {
+            let name = match (p.cpu_node, p.mem_node) {
+                (Some(c), Some(m)) => format!("CPU node {c} -> memory node {m}"),
+                _ => "loaded latency".into(),
+            };
+            series
+                .entry(name)
+                .or_default()
+                .push((p.load_gbs.unwrap_or(0.0), p.loaded_ns().unwrap_or(0.0)));
+        }
+        doc.chart(Chart::Xy(XyChart {
+            title: "Loaded latency against bandwidth".into(),
+            x: Axis::linear("bandwidth of the load (GB/s)"),
+            y: Axis::linear("latency (ns)"),
+            series: series
+                .into_iter()
+                .map(|(name, points)| Series { name, points, line: true })
+                .collect(),
+            markers: vec![],
+        }));
+        let mut t =
+            Table::with_header(&["Delay", "Load GB/s", "Latency ns", "CPU node", "Memory node"]);
+        for p in &loaded {
+            t.push(vec![
+                p.delay.map_or("-".into(), plain),
+                opt(p.load_gbs, "GB/s"),
+                opt(p.loaded_ns(), "ns"),
+                p.cpu_node.map_or("-".into(), |n| n.to_string()),
+                p.mem_node.map_or("-".into(), |n| n.to_string()),
+            ]);
+        }
+        doc.table(t);
+    }
+
+    let c2c: Vec<&Lat> = d
+        .lat_mode("c2c")
+        .filter(|p| p.cpu_a.is_some() && p.cpu_b.is_some() && p.median_ns.is_some())
+        .collect();
+    if !c2c.is_empty() {
+        doc.h(3, "Core-to-core latency");
+        let cpus: BTreeSet<i64> =
+            c2c.iter().flat_map(|p| [p.cpu_a.unwrap_or(0), p.cpu_b.unwrap_or(0)]).collect();
+        if cpus.len() <= 64 {
+            let mut cells: BTreeMap<(i64, i64), Option<f64>> = BTreeMap::new();
+            for p in &c2c {
+                let (a, b) = (p.cpu_a.unwrap_or(0), p.cpu_b.unwrap_or(0));
+                cells.insert((a, b), p.median_ns);
+                cells.entry((b, a)).or_insert(p.median_ns);
+            }
+            let mut hm = matrix_heatmap(
+                "Core-to-core latency (median ns, one way)".into(),
+                "ns",
+                cells.into_iter(),
+            );
+            hm.x_label = "CPU".into();
+            hm.y_label = "CPU".into();
+            doc.chart(Chart::Heatmap(hm));
+        }
+        let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for p in &c2c {
+            by.entry(p.relation.clone().unwrap_or_else(|| "unknown".into()))
+                .or_default()
+                .push(p.median_ns.unwrap_or(0.0));
+        }
+        let mut t = Table::with_header(&["Relation", "Pairs", "Min ns", "Median ns", "Max ns"]);
+        for (rel, mut v) in by {
+            v.sort_by(f64::total_cmp);
+            t.push(vec![
+                rel,
+                v.len().to_string(),
+                num(v[0], "ns"),
+                num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
+                num(v[v.len() - 1], "ns"),
+            ]);
+        }
+        doc.table(t);
+    }
+}
+
+fn sweep_series(p: &Lat) -> String {
+    let mut s = format!("memory node {}", p.mem_node.map_or("?".into(), |n| n.to_string()));
+    if let Some(ps) = &p.page_size {
+        s.push_str(&format!(", {ps} pages"));
+    }
+    s
+}
+
+/// A generic table of payloads: one column per scalar field, in order of
+/// first appearance.
+fn generic_table(payloads: &[&Value], skip: &[&str]) -> Table {
+    let mut keys: Vec<String> = Vec::new();
+    for p in payloads {
+        if let Some(m) = p.as_object() {
+            for (k, v) in m {
+                let shown = scalar_text(v).is_some() || k == "placement";
+                if shown && !keys.contains(k) && !skip.contains(&k.as_str()) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+    }
+    // The usual fields first, in the order of the CSV export; others after.
+    let rank = |k: &String| crate::csv::FIELDS.iter().position(|f| f == k).unwrap_or(usize::MAX);
+    keys.sort_by_key(|k| rank(k));
+    let mut t = Table::new(keys.clone());
+    t.align = keys
+        .iter()
+        .map(|k| {
+            let numeric = payloads
+                .iter()
+                .all(|p| matches!(p.get(k), None | Some(Value::Number(_)) | Some(Value::Null)));
+            if numeric {
+                Align::Right
+            } else {
+                Align::Left
+            }
+        })
+        .collect();
+    for p in payloads {
+        t.push(keys.iter().map(|k| cell_of(p, k)).collect());
+    }
+    t
+}
+
+/// A payload field as a cell; `placement` objects show their fraction.
+fn cell_of(p: &Value, k: &str) -> String {
+    match p.get(k) {
+        Some(v @ Value::Object(_)) if k == "placement" => {
+            field_num(v, "fraction").or_else(|| field_num(v, "on_target")).map_or("?".into(), plain)
+        }
+        Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
+        None => "-".into(),
+    }
+}
+
+fn exec(doc: &mut Document, d: &RunData) {
+    if d.exec.is_empty() {
+        return;
+    }
+    doc.h(2, "Programs under placements");
+    let mut t =
+        Table::with_header(&["Policy", "Runs", "Median metric", "Median wall s", "Exit codes"]);
+    for p in &d.exec {
+        let runs = p.get("runs").and_then(Value::as_array);
+        let walls: Vec<f64> = runs
+            .map(|r| r.iter().filter_map(|x| field_num(x, "wall_s")).collect())
+            .unwrap_or_default();
+        let mut w = walls.clone();
+        w.sort_by(f64::total_cmp);
+        let codes: BTreeSet<String> = runs
+            .map(|r| r.iter().filter_map(|x| field_text(x, "exit_code")).collect())
+            .unwrap_or_default();
+        t.push(vec![
+            field_text(p, "policy").unwrap_or_else(|| "?".into()),
+            runs.map_or("-".into(), |r| r.len().to_string()),
+            field_num(p, "median_metric").map_or("-".into(), plain),
+            if w.is_empty() {
+                field_num(p, "median_wall_s").map_or("-".into(), |x| num(x, "s"))
+            } else {
+                num(bench::stats::percentile_sorted(&w, 50.0), "s")
+            },
+            codes.into_iter().collect::<Vec<_>>().join(","),
+        ]);
+    }
+    doc.table(t);
+}
+
+fn comparison(doc: &mut Document, c: &Comparison) {
+    doc.h(2, "Comparison");
+    let base = &c.runs[c.baseline];
+    doc.p(format!(
+        "Each run against the baseline, run {} ({}). A change counts as better or worse only beyond three combined robust standard deviations of the two runs' noise, and never below {}%.",
+        base.id, base.name, plain(c.floor_pct)
+    ));
+    if c.across_machines {
+        doc.p("These runs come from different machines: differences include the hardware, not only the settings.");
+    }
+    doc.table(c.runs_table());
+    doc.table(c.table());
+    let mut groups = Vec::new();
+    for m in &c.metrics {
+        let Some(bv) = m.runs[c.baseline].value.filter(|v| *v != 0.0) else { continue };
+        let values: Vec<Option<f64>> =
+            m.runs.iter().map(|x| x.value.map(|v| v / bv * 100.0)).collect();
+        let labels: Vec<String> = m
+            .runs
+            .iter()
+            .map(|x| match (x.value, x.change_pct) {
+                (Some(v), Some(ch)) => {
+                    format!("{} {} ({})", num(v, m.unit), m.unit, signed_pct(ch))
+                }
+                (Some(v), None) => format!("{} {}", num(v, m.unit), m.unit),
+                _ => String::new(),
+            })
+            .collect();
+        groups.push(BarGroup {
+            name: m.name.to_string(),
+            note: format!(
+                "{}, {}",
+                m.unit,
+                if m.higher_is_better { "higher is better" } else { "lower is better" }
+            ),
+            values,
+            labels,
+        });
+    }
+    if !groups.is_empty() {
+        doc.chart(Chart::Bars(BarChart {
+            title: "Runs against the baseline".into(),
+            x_label: "relative to the baseline (%)".into(),
+            series: c.runs.iter().map(|r| format!("{} [run {}]", r.name, r.id)).collect(),
+            groups,
+            reference: Some(100.0),
+        }));
+    }
+    doc.list(c.verdict_lines());
+}
+
+fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData) {
+    doc.h(2, "Analysis and recommendations");
+    let m = metrics(d);
+    let mut notes = Vec::new();
+    match run.summary.status {
+        RunStatus::Complete => {}
+        s => notes.push(format!(
+            "The run is {s}{}; the figures cover only what was measured.",
+            run.summary.message.as_ref().map(|m| format!(": {m}")).unwrap_or_default()
+        )),
+    }
+    if let (Some(l), Some(r)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
+        let ratio = r.value / l.value;
+        let advice = if ratio >= 1.5 {
+            "keep latency-sensitive processes and their memory on one node (numactl --cpunodebind=N --membind=N, or numaprobe exec to compare placements)"
+        } else if ratio >= 1.2 {
+            "binding processes to nodes helps latency-bound work"
+        } else {
+            "the penalty is small; interleaving costs little latency here"
+        };
+        notes.push(format!(
+            "Remote memory is {ratio:.2}x as slow as local ({} ns against {} ns): {advice}.",
+            num(r.value, "ns"),
+            num(l.value, "ns")
+        ));
+    }
+    if let (Some(l), Some(x)) = (m.get(&MetricKey::LocalBw), m.get(&MetricKey::CrossBw)) {
+        notes.push(format!(
+            "Cross-node bandwidth is {:.0}% of local ({} against {} GB/s): bandwidth-bound programs should allocate on the node they run on.",
+            x.value / l.value * 100.0,
+            num(x.value, "GB/s"),
+            num(l.value, "GB/s")
+        ));
+    }
+    if let (Some(g), Some(i)) = (m.get(&MetricKey::GlobalBw), m.get(&MetricKey::InterleaveBw)) {
+        notes.push(format!(
+            "Interleaving memory over all nodes gives {:.0}% of the bandwidth of node-local placement ({} against {} GB/s); programs that are not NUMA-aware get roughly the interleaved figure.",
+            i.value / g.value * 100.0,
+            num(i.value, "GB/s"),
+            num(g.value, "GB/s")
+        ));
+    }
+    let flagged =
+        d.bw.iter()
+            .filter_map(|b| b.placement.as_ref())
+            .chain(d.lat.iter().filter_map(|l| l.placement.as_ref()))
+            .filter(|p| p.flagged)
+            .count();
+    if flagged > 0 {
+        notes.push(format!(
+            "{flagged} result(s) had pages away from the node asked for (placement flagged): their figures mix nodes. Check free memory per node and numa_balancing."
+        ));
+    }
+    let noisy =
+        d.bw.iter()
+            .filter_map(|b| b.spread_pct)
+            .chain(d.lat.iter().filter_map(|l| l.spread_pct))
+            .filter(|s| *s > NOISY_SPREAD_PCT)
+            .count();
+    if noisy > 0 {
+        notes.push(format!(
+            "{noisy} result(s) varied by more than {NOISY_SPREAD_PCT:.0}% between repetitions: the machine was busy or its frequency moved; repeat on a quiet machine before drawing conclusions from small differences."
+        ));
+    }
+    if notes.is_empty() {
+        notes.push("Nothing stands out in the measured figures.".into());
+    }
+    doc.list(notes);
+
+    let findings: Vec<&Finding> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    if !d.findings.is_empty() {
+        doc.h(3, "Settings audit");
+        if findings.is_empty() {
+            doc.p(format!("All {} audited settings are as recommended.", d.findings.len()));
+        }
+        let mut t = Table::with_header(&[
+            "Severity", "Finding", "Found", "Expected", "Why", "Fix", "Needs",
+        ]);
+        t.align = vec![Align::Left; 7];
+        for f in &findings {
+            t.push(vec![
+                f.severity.clone(),
+                f.id.clone(),
+                f.found.clone(),
+                f.expected.clone().unwrap_or_else(|| "-".into()),
+                f.why.clone().unwrap_or_else(|| "-".into()),
+                f.fix.clone().unwrap_or_else(|| "-".into()),
+                f.needs.clone().unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        doc.table(t);
+    } else {
+        doc.p("No settings audit in this run (numaprobe audit adds findings with fixes).");
+    }
+}
+
+fn appendix(doc: &mut Document, run: &LoadedRun) {
+    doc.h(2, "Appendix: raw figures");
+    if run.results.is_empty() {
+        doc.p("No results were stored.");
+        return;
+    }
+    doc.p(format!(
+        "Every stored result ({}), as measured, grouped by kind and mode.",
+        run.results.len()
+    ));
+    let mut groups: BTreeMap<(String, String), Vec<&Value>> = BTreeMap::new();
+    let mut order: Vec<(String, String)> = Vec::new();
+    for r in &run.results {
+        let key = (r.kind.to_string(), field_text(&r.payload, "mode").unwrap_or_default());
+        if !groups.contains_key(&key) {
+            order.push(key.clone());
+        }
+        groups.entry(key).or_default().push(&r.payload);
+    }
+    for key in order {
+        let title = if key.1.is_empty() { key.0.clone() } else { format!("{} {}", key.0, key.1) };
+        doc.h(3, title);
+        doc.table(generic_table(&groups[&key], &["mode"]));
+    }
+}

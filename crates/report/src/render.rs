@@ -1,0 +1,268 @@
+//! Output formats behind one trait that returns bytes: Markdown, a single
+//! self-contained HTML page with inline SVG charts, and plain text. All
+//! three draw the same [`Document`], so their layout is shared.
+
+use std::fmt::Write;
+
+use crate::doc::{Align, Block, Document, Table};
+use crate::svg;
+
+/// A format a document can be written in.
+pub trait Renderer {
+    /// The document as the bytes of a file.
+    fn render(&self, doc: &Document) -> Vec<u8>;
+}
+
+/// GitHub-flavoured Markdown. Charts are left out (their figures are in the
+/// tables beside them).
+pub struct Markdown;
+
+/// One HTML file: inline CSS and SVG, no script, no network (a
+/// Content-Security-Policy forbids fetching anything).
+pub struct Html;
+
+/// Plain text for terminals: headings underlined, tables padded.
+pub struct Text;
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A table in Markdown (pipe table with alignment row).
+pub fn md_table(t: &Table) -> String {
+    let mut out = String::new();
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "*{}*\n", md_cell(c));
+    }
+    let ncol = t.header.len();
+    let _ = writeln!(
+        out,
+        "| {} |",
+        t.header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")
+    );
+    let seps: Vec<&str> = (0..ncol)
+        .map(|i| match t.align.get(i) {
+            Some(Align::Right) => "---:",
+            _ => "---",
+        })
+        .collect();
+    let _ = writeln!(out, "|{}|", seps.join("|"));
+    for r in &t.rows {
+        let cells: Vec<String> =
+            (0..ncol).map(|i| md_cell(r.get(i).map(String::as_str).unwrap_or(""))).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
+}
+
+impl Renderer for Markdown {
+    fn render(&self, doc: &Document) -> Vec<u8> {
+        let mut out = format!("# {}\n", doc.title);
+        for b in &doc.blocks {
+            out.push('\n');
+            match b {
+                Block::Heading(l, t) => {
+                    let _ = writeln!(out, "{} {t}", "#".repeat(usize::from((*l).clamp(1, 6))));
+                }
+                Block::Para(t) => {
+                    let _ = writeln!(out, "{t}");
+                }
+                Block::List(items) => {
+                    for i in items {
+                        let _ = writeln!(out, "- {}", i.replace('\n', " "));
+                    }
+                }
+                Block::Table(t) => out.push_str(&md_table(t)),
+                Block::Code(c) => {
+                    let _ = writeln!(out, "```text\n{}\n```", c.trim_end());
+                }
+                Block::Chart(_) => {
+                    // Not drawn in Markdown; undo the blank line.
+                    out.pop();
+                }
+            }
+        }
+        out.into_bytes()
+    }
+}
+
+const CSS: &str = r#"
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #1d1d1f; background: #f6f7f9; margin: 0; }
+main { max-width: 1000px; margin: 0 auto; padding: 24px 32px 64px; background: #ffffff; }
+h1 { font-size: 1.7em; margin: 0.2em 0 0.4em; }
+h2 { font-size: 1.35em; border-bottom: 2px solid #e3e6ea; padding-bottom: 4px; margin-top: 1.8em; }
+h3 { font-size: 1.1em; margin-top: 1.4em; }
+div.table-wrap { overflow-x: auto; max-width: 100%; margin: 0.6em 0 1.2em; }
+table { border-collapse: collapse; font-size: 0.9em; }
+caption { text-align: left; font-style: italic; color: #444; padding-bottom: 4px; }
+th, td { border: 1px solid #d6d9de; padding: 4px 9px; vertical-align: top; }
+th { background: #eef1f5; text-align: left; }
+td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
+tbody tr:nth-child(even) { background: #fafbfc; }
+pre { background: #f0f2f5; padding: 10px 12px; overflow-x: auto; border-radius: 4px; }
+figure.chart-figure { margin: 1em 0 1.6em; overflow-x: auto; }
+svg.chart { max-width: 100%; height: auto; font-family: inherit; border: 1px solid #e3e6ea; }
+ul li { margin: 0.25em 0; }
+"#;
+
+/// A table in HTML.
+pub fn html_table(t: &Table) -> String {
+    let cls = |i: usize| if t.align.get(i) == Some(&Align::Right) { " class=\"r\"" } else { "" };
+    let mut out = String::from("<div class=\"table-wrap\"><table>");
+    if let Some(c) = &t.caption {
+        let _ = write!(out, "<caption>{}</caption>", svg::esc(c));
+    }
+    out.push_str("<thead><tr>");
+    for (i, h) in t.header.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", cls(i), svg::esc(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for r in &t.rows {
+        out.push_str("<tr>");
+        for i in 0..t.header.len() {
+            let c = r.get(i).map(String::as_str).unwrap_or("");
+            let _ = write!(out, "<td{}>{}</td>", cls(i), svg::esc(c));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>\n");
+    out
+}
+
+impl Renderer for Html {
+    fn render(&self, doc: &Document) -> Vec<u8> {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta name=\"generator\" content=\"numaprobe\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{}</h1>\n",
+            svg::esc(&doc.title),
+            svg::esc(&doc.title)
+        );
+        let mut charts = 0;
+        for b in &doc.blocks {
+            match b {
+                Block::Heading(l, t) => {
+                    let l = (*l).clamp(1, 6);
+                    let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(t));
+                }
+                Block::Para(t) => {
+                    let _ = writeln!(out, "<p>{}</p>", svg::esc(t));
+                }
+                Block::List(items) => {
+                    out.push_str("<ul>");
+                    for i in items {
+                        let _ = write!(out, "<li>{}</li>", svg::esc(i));
+                    }
+                    out.push_str("</ul>\n");
+                }
+                Block::Table(t) => out.push_str(&html_table(t)),
+                Block::Code(c) => {
+                    let _ = writeln!(out, "<pre><code>{}</code></pre>", svg::esc(c.trim_end()));
+                }
+                Block::Chart(c) => {
+                    let _ = writeln!(
+                        out,
+                        "<figure class=\"chart-figure\">{}</figure>",
+                        svg::render(c, charts)
+                    );
+                    charts += 1;
+                }
+            }
+        }
+        out.push_str("</main>\n</body>\n</html>\n");
+        out.into_bytes()
+    }
+}
+
+impl Renderer for Text {
+    fn render(&self, doc: &Document) -> Vec<u8> {
+        let mut out = String::new();
+        if !doc.title.is_empty() {
+            let _ = writeln!(out, "{}\n{}", doc.title, "=".repeat(doc.title.chars().count()));
+        }
+        for b in &doc.blocks {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            match b {
+                Block::Heading(_, t) => {
+                    let _ = writeln!(out, "{t}\n{}", "-".repeat(t.chars().count()));
+                }
+                Block::Para(t) => {
+                    let _ = writeln!(out, "{t}");
+                }
+                Block::List(items) => {
+                    for i in items {
+                        let _ = writeln!(out, "* {i}");
+                    }
+                }
+                Block::Table(t) => out.push_str(&t.to_text()),
+                Block::Code(c) => {
+                    for l in c.lines() {
+                        let _ = writeln!(out, "    {l}");
+                    }
+                }
+                Block::Chart(_) => {
+                    out.pop();
+                }
+            }
+        }
+        out.into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::{Axis, Chart, Series, XyChart};
+
+    fn doc() -> Document {
+        let mut d = Document::new("Report <1>");
+        d.h(2, "Results");
+        d.p("a | b & c");
+        let mut t = Table::with_header(&["Node", "GB/s"]);
+        t.push(vec!["0|1".into(), "9.5".into()]);
+        d.table(t);
+        d.chart(Chart::Xy(XyChart {
+            title: "bw".into(),
+            x: Axis::linear("threads"),
+            y: Axis::linear("bandwidth (GB/s)"),
+            series: vec![Series {
+                name: "triad".into(),
+                points: vec![(1.0, 10.0), (2.0, 19.0)],
+                line: true,
+            }],
+            markers: vec![],
+        }));
+        d.code("numaprobe run");
+        d
+    }
+
+    #[test]
+    fn markdown_escapes_pipes_and_skips_charts() {
+        let md = String::from_utf8(Markdown.render(&doc())).unwrap();
+        assert_eq!(
+            md,
+            "# Report <1>\n\n## Results\n\na | b & c\n\n| Node | GB/s |\n|---|---:|\n| 0\\|1 | 9.5 |\n\n```text\nnumaprobe run\n```\n"
+        );
+    }
+
+    #[test]
+    fn html_is_self_contained_and_escaped() {
+        let html = String::from_utf8(Html.render(&doc())).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("<title>Report &lt;1&gt;</title>"));
+        assert!(html.contains("<p>a | b &amp; c</p>"));
+        assert_eq!(html.matches("<svg class=\"chart").count(), 1);
+        assert!(!html.contains("<script"));
+        assert!(
+            !html.contains("http://")
+                || html.matches("http://").count()
+                    == html.matches("http://www.w3.org/2000/svg").count()
+        );
+        assert!(!html.contains("https://"));
+    }
+}

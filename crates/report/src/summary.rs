@@ -1,0 +1,151 @@
+//! The tables users expect at the end of a run: local and global
+//! bandwidth, local and remote latency, cross-node bandwidth (and the
+//! latency matrix). Used by `numaprobe run`, `show` and the reports.
+
+use std::collections::BTreeSet;
+
+use store::LoadedRun;
+
+use crate::data::RunData;
+use crate::doc::Table;
+use crate::fmt::{num, opt};
+use crate::metrics::{
+    best_of_mode, bw_matrix, lat_matrix, local_points, metrics, peak_loaded, MetricKey,
+};
+
+/// The summary tables of a run (only those with something to show).
+pub fn summary_tables(run: &LoadedRun) -> Vec<Table> {
+    tables_of(&RunData::of(run))
+}
+
+/// The summary tables as plain text, separated by blank lines; a sentence
+/// when the run has no bandwidth or latency results.
+pub fn summary_text(run: &LoadedRun) -> String {
+    let tables = summary_tables(run);
+    if tables.is_empty() {
+        return "No bandwidth or latency results in this run.\n".to_string();
+    }
+    tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n")
+}
+
+pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
+    let m = metrics(d);
+    let mut out = Vec::new();
+
+    // Bandwidth
+    let mut t = Table::with_header(&["Bandwidth", "Kernel", "Threads", "Best GB/s", "Spread %"])
+        .caption("Bandwidth (GB/s = 10^9 bytes/s, best of the repetitions)");
+    let (_, local) = local_points(d);
+    for p in &local {
+        t.push(vec![
+            format!("local, node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
+            p.kernel.clone(),
+            p.threads.map_or("-".into(), |n| n.to_string()),
+            opt(p.best_gbs, "GB/s"),
+            opt(p.spread_pct, "%"),
+        ]);
+    }
+    if local.len() > 1 {
+        if let Some(l) = m.get(&MetricKey::LocalBw) {
+            t.push(vec![
+                "local, mean of nodes".into(),
+                l.detail.clone().unwrap_or_default(),
+                "-".into(),
+                num(l.value, "GB/s"),
+                "-".into(),
+            ]);
+        }
+    }
+    for (mode, name) in [
+        ("global", "global (every node, own memory)"),
+        ("interleave", "interleaved over all nodes"),
+        ("weighted", "weighted interleave"),
+    ] {
+        if let Some(p) = best_of_mode(d, mode) {
+            t.push(vec![
+                name.into(),
+                p.kernel.clone(),
+                p.threads.map_or("-".into(), |n| n.to_string()),
+                opt(p.best_gbs, "GB/s"),
+                opt(p.spread_pct, "%"),
+            ]);
+        }
+    }
+    out.push(t);
+
+    // Latency
+    let mut t = Table::with_header(&["Latency", "Median ns"])
+        .caption("Latency (ns, median of the samples)");
+    let lm = lat_matrix(d);
+    for ((c, mnode), p) in &lm {
+        if c == mnode {
+            t.push(vec![format!("local, node {c}"), opt(p.median_ns, "ns")]);
+        }
+    }
+    if let Some(l) = m.get(&MetricKey::LocalLat) {
+        if lm.is_empty() || l.results > 1 {
+            t.push(vec!["local, mean of nodes".into(), num(l.value, "ns")]);
+        }
+    }
+    if let Some(r) = m.get(&MetricKey::RemoteLat) {
+        t.push(vec!["remote, mean of node pairs".into(), num(r.value, "ns")]);
+        let worst = lm.iter().filter(|((c, mn), _)| c != mn).max_by(|a, b| {
+            a.1.median_ns.partial_cmp(&b.1.median_ns).unwrap_or(std::cmp::Ordering::Equal)
+        });
+        if let Some(((c, mn), p)) = worst {
+            t.push(vec![
+                format!("remote, worst (CPU node {c} -> memory node {mn})"),
+                opt(p.median_ns, "ns"),
+            ]);
+        }
+        if let Some(l) = m.get(&MetricKey::LocalLat) {
+            if l.value > 0.0 {
+                t.push(vec!["remote / local".into(), format!("{:.2}x", r.value / l.value)]);
+            }
+        }
+    }
+    if let Some(p) = peak_loaded(d) {
+        t.push(vec![
+            format!("loaded, at peak load {} GB/s", opt(p.load_gbs, "GB/s")),
+            opt(p.loaded_ns(), "ns"),
+        ]);
+    }
+    out.push(t);
+
+    // Cross-node bandwidth matrix
+    let (kernel, cells) = bw_matrix(d);
+    if !cells.is_empty() {
+        let mem: BTreeSet<i64> = cells.keys().map(|k| k.1).collect();
+        let cpu: BTreeSet<i64> = cells.keys().map(|k| k.0).collect();
+        let mut header = vec!["CPU node \\ memory node".to_string()];
+        header.extend(mem.iter().map(|n| n.to_string()));
+        let mut t = Table::new(header)
+            .caption(format!("Cross-node bandwidth (GB/s, {}, best)", kernel.unwrap_or_default()));
+        for c in &cpu {
+            let mut row = vec![c.to_string()];
+            row.extend(
+                mem.iter().map(|mn| opt(cells.get(&(*c, *mn)).and_then(|p| p.best_gbs), "GB/s")),
+            );
+            t.push(row);
+        }
+        out.push(t);
+    }
+
+    // Latency matrix
+    if lm.len() > 1 {
+        let mem: BTreeSet<i64> = lm.keys().map(|k| k.1).collect();
+        let cpu: BTreeSet<i64> = lm.keys().map(|k| k.0).collect();
+        let mut header = vec!["CPU node \\ memory node".to_string()];
+        header.extend(mem.iter().map(|n| n.to_string()));
+        let mut t = Table::new(header).caption("Latency matrix (ns, median)");
+        for c in &cpu {
+            let mut row = vec![c.to_string()];
+            row.extend(
+                mem.iter().map(|mn| opt(lm.get(&(*c, *mn)).and_then(|p| p.median_ns), "ns")),
+            );
+            t.push(row);
+        }
+        out.push(t);
+    }
+    out.into_iter().filter(|t| !t.is_empty()).map(Table::auto_align).collect()
+}

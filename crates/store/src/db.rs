@@ -1,0 +1,665 @@
+//! [`Store`]: opening (and recognising) the database, writing runs and
+//! results as they are measured, and reading them back.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
+use serde_json::Value;
+
+use crate::error::{Result, StoreError};
+use crate::runref::RunRef;
+use crate::schema::{APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
+use crate::types::{LoadedRun, NewRun, ResultKind, RunId, RunStatus, RunSummary, StoredResult};
+use crate::util::{json_hash, now_rfc3339};
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// The results database. Every write is its own committed transaction, so a
+/// result is durable as soon as [`Store::add_result`] returns.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// Who is measuring: a run whose owner is gone is incomplete.
+struct Owner {
+    host: Option<String>,
+    boot_id: Option<String>,
+    pid: u32,
+}
+
+impl Owner {
+    fn current() -> Owner {
+        let root = topo::SysRoot::live();
+        let read = |rel: &str| root.read_optional(rel).ok().flatten().map(|s| s.trim().to_string());
+        Owner {
+            host: read("proc/sys/kernel/hostname"),
+            boot_id: read("proc/sys/kernel/random/boot_id"),
+            pid: std::process::id(),
+        }
+    }
+
+    /// True when a run recorded with this owner may still be measuring: same
+    /// host, same boot, and the process exists.
+    fn is_alive(host: Option<&str>, boot_id: Option<&str>, pid: Option<i64>) -> bool {
+        let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0) else {
+            return false;
+        };
+        let me = Owner::current();
+        if host != me.host.as_deref() || boot_id != me.boot_id.as_deref() {
+            return false;
+        }
+        // SAFETY: kill with signal 0 sends nothing; it only checks that the
+        // process exists and may be signalled.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+}
+
+impl Store {
+    /// `$XDG_DATA_HOME/numaprobe/results.db`, or
+    /// `$HOME/.local/share/numaprobe/results.db` when `XDG_DATA_HOME` is unset
+    /// or not absolute (XDG Base Directory rules).
+    pub fn default_path() -> Result<PathBuf> {
+        let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from);
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        default_path_from(xdg, home)
+    }
+
+    /// Opens the database at `path`, creating it (and its directory) when it
+    /// does not exist, and migrating it to the current schema. A file that is
+    /// not numaprobe's, is corrupt, or is from a newer numaprobe is an error
+    /// and is left untouched.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref();
+        match std::fs::metadata(path) {
+            Ok(_) => check_header(path)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
+                }
+            }
+            Err(source) => return Err(StoreError::Io { path: path.to_path_buf(), source }),
+        }
+        Store::open_checked(path)
+    }
+
+    /// Opens an existing database; [`StoreError::Missing`] when there is no
+    /// file at `path` (for commands that only read).
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref();
+        if !path.exists() {
+            return Err(StoreError::Missing { path: path.to_path_buf() });
+        }
+        Store::open(path)
+    }
+
+    fn open_checked(path: &Path) -> Result<Store> {
+        let err = |e| StoreError::sqlite(path, e);
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(err)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
+        if app_id != APPLICATION_ID {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name",
+                )
+                .map_err(err)?;
+            let tables: Vec<String> = stmt
+                .query_map([], |r| r.get(0))
+                .map_err(err)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(err)?;
+            if app_id != 0 || version != 0 || !tables.is_empty() {
+                let tables = if tables.is_empty() { "none".into() } else { tables.join(", ") };
+                return Err(StoreError::Foreign {
+                    path: path.to_path_buf(),
+                    found: app_id,
+                    tables,
+                });
+            }
+        }
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found: version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        // A damaged page anywhere is reported now, naming the file, rather
+        // than halfway through a report. Results databases are small (a
+        // few MB), so the check costs milliseconds.
+        let check: Vec<String> = {
+            let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(err)?;
+            let rows = stmt.query_map([], |r| r.get(0)).map_err(err)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(err)?
+        };
+        if check.first().map(String::as_str) != Some("ok") {
+            return Err(StoreError::Corrupt { path: path.to_path_buf(), detail: check.join("; ") });
+        }
+        let mut store = Store { conn, path: path.to_path_buf() };
+        store.migrate(version)?;
+        let mode: String =
+            store.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(err)?;
+        debug_assert!(mode == "wal" || mode == "memory", "journal mode {mode}");
+        store
+            .conn
+            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(err)?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self, from: i64) -> Result<()> {
+        let path = self.path.clone();
+        let err = |e| StoreError::sqlite(&path, e);
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+            let tx = self.conn.transaction().map_err(err)?;
+            tx.execute_batch(sql).map_err(err)?;
+            tx.execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
+                i + 1
+            ))
+            .map_err(err)?;
+            tx.commit().map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open database (always the current one
+    /// after [`Store::open`]).
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        StoreError::sqlite(&self.path, e)
+    }
+
+    /// Records the start of a run (status `running`, owned by this process)
+    /// and returns its id. The machine is added on first sight.
+    pub fn begin_run(&mut self, run: &NewRun) -> Result<RunId> {
+        let owner = Owner::current();
+        let uuid = run.uuid.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let started = run.started.clone().unwrap_or_else(now_rfc3339);
+        let path = self.path.clone();
+        let err = |e| StoreError::sqlite(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let machine_id = upsert_machine(&tx, &run.machine).map_err(err)?;
+        tx.execute(
+            "INSERT INTO runs (uuid, label, command_line, tool_version, started, status,
+                 machine_id, config_hash, config_json, topology_json,
+                 owner_host, owner_boot_id, owner_pid)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                uuid,
+                run.label,
+                run.command_line,
+                run.tool_version,
+                started,
+                machine_id,
+                fingerprint_of(&run.config),
+                run.config.to_string(),
+                run.topology.to_string(),
+                owner.host,
+                owner.boot_id,
+                owner.pid,
+            ],
+        )
+        .map_err(err)?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(err)?;
+        Ok(RunId(id))
+    }
+
+    /// Stores one result of a running run and commits it at once; returns its
+    /// sequence number in the run. Key columns (mode, kernel, cpu_node,
+    /// mem_node, value and unit) are copied from the payload for queries; the
+    /// payload itself is kept whole.
+    pub fn add_result(&mut self, run: RunId, kind: &ResultKind, payload: &Value) -> Result<u32> {
+        let (status, ..) = self.raw_status(run)?;
+        if status != RunStatus::Running {
+            return Err(StoreError::RunClosed { id: run.0, status: status.to_string() });
+        }
+        let now = now_rfc3339();
+        let path = self.path.clone();
+        let err = |e| StoreError::sqlite(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let seq = insert_result(&tx, run.0, None, &now, kind, payload).map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(seq)
+    }
+
+    /// Marks a run finished with `status` (`complete`, `incomplete` after
+    /// Ctrl-C, or `failed`) and an optional message (e.g. the error).
+    pub fn finish_run(
+        &mut self,
+        run: RunId,
+        status: RunStatus,
+        message: Option<&str>,
+    ) -> Result<()> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET status = ?2, message = ?3, finished = ?4 WHERE id = ?1",
+                params![run.0, status.as_str(), message, now_rfc3339()],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(StoreError::NoSuchRun(run.to_string()));
+        }
+        Ok(())
+    }
+
+    fn raw_status(&self, run: RunId) -> Result<(RunStatus, Option<String>)> {
+        let row: Option<(String, Option<String>)> = self
+            .conn
+            .query_row("SELECT status, message FROM runs WHERE id = ?1", [run.0], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let (s, m) = row.ok_or_else(|| StoreError::NoSuchRun(run.to_string()))?;
+        Ok((RunStatus::parse(&s).unwrap_or(RunStatus::Incomplete), m))
+    }
+
+    /// Every run, oldest first.
+    pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        self.query_summaries("", [])
+    }
+
+    /// Runs on the machine with this fingerprint, oldest first.
+    pub fn list_runs_for_machine(&self, fingerprint: &str) -> Result<Vec<RunSummary>> {
+        self.query_summaries("WHERE m.fingerprint = ?1", [fingerprint])
+    }
+
+    /// One run without its results.
+    pub fn run_summary(&self, run: RunId) -> Result<RunSummary> {
+        self.query_summaries("WHERE r.id = ?1", [run.0])?
+            .pop()
+            .ok_or_else(|| StoreError::NoSuchRun(run.to_string()))
+    }
+
+    fn query_summaries<P: rusqlite::Params>(&self, filter: &str, p: P) -> Result<Vec<RunSummary>> {
+        let sql = format!(
+            "SELECT r.id, r.uuid, r.label, r.started, r.finished, r.status, r.message,
+                    m.description, m.fingerprint, r.config_hash, r.tool_version, r.command_line,
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id),
+                    r.imported_at, r.owner_host, r.owner_boot_id, r.owner_pid
+             FROM runs r JOIN machines m ON m.id = r.machine_id
+             {filter}
+             ORDER BY r.started, r.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(p, summary_from_row).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    }
+
+    /// Finds the run a reference names.
+    pub fn resolve(&self, r: &RunRef) -> Result<RunId> {
+        let q = |sql: &str, p: &dyn rusqlite::ToSql| -> Result<Vec<i64>> {
+            let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+            let ids = stmt
+                .query_map([p], |row| row.get(0))
+                .map_err(|e| self.err(e))?
+                .collect::<rusqlite::Result<Vec<i64>>>()
+                .map_err(|e| self.err(e))?;
+            Ok(ids)
+        };
+        let ids = match r {
+            RunRef::Latest(n) => q(
+                "SELECT id FROM runs ORDER BY started DESC, id DESC LIMIT 1 OFFSET ?1",
+                &i64::from(*n),
+            )?,
+            RunRef::Id(id) => q("SELECT id FROM runs WHERE id = ?1", id)?,
+            RunRef::Uuid(u) => q("SELECT id FROM runs WHERE uuid = ?1", u)?,
+            RunRef::Label(l) => q("SELECT id FROM runs WHERE label = ?1 ORDER BY id", l)?,
+        };
+        match ids.as_slice() {
+            [id] => Ok(RunId(*id)),
+            [] => Err(StoreError::NoSuchRun(r.to_string())),
+            many => Err(StoreError::AmbiguousRun {
+                input: r.to_string(),
+                ids: many.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    /// A run with its results, machine, configuration and topology.
+    pub fn load_run(&self, run: RunId) -> Result<LoadedRun> {
+        let summary = self.run_summary(run)?;
+        let (machine_info, config, topology): (String, String, String) = self
+            .conn
+            .query_row(
+                "SELECT m.info_json, r.config_json, r.topology_json
+                 FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
+                [run.0],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.err(e))?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT seq, recorded, kind, payload_json FROM results
+                 WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let raw = stmt
+            .query_map([run.0], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        let mut results = Vec::with_capacity(raw.len());
+        for (seq, recorded, kind, payload) in raw {
+            results.push(StoredResult {
+                seq,
+                recorded,
+                kind: ResultKind::from(kind.as_str()),
+                payload: self.parse_json(&payload, &format!("result {seq} of run {run}"))?,
+            });
+        }
+        Ok(LoadedRun {
+            machine_info: self.parse_json(&machine_info, &format!("machine of run {run}"))?,
+            config: self.parse_json(&config, &format!("configuration of run {run}"))?,
+            topology: self.parse_json(&topology, &format!("topology of run {run}"))?,
+            summary,
+            results,
+        })
+    }
+
+    /// Resolves a reference and loads the run.
+    pub fn load(&self, r: &RunRef) -> Result<LoadedRun> {
+        self.load_run(self.resolve(r)?)
+    }
+
+    fn parse_json(&self, text: &str, what: &str) -> Result<Value> {
+        serde_json::from_str(text).map_err(|source| StoreError::Json {
+            path: self.path.clone(),
+            what: what.to_string(),
+            source,
+        })
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    pub(crate) fn machine_row(&self, run: RunId) -> Result<(String, String, String)> {
+        self.conn
+            .query_row(
+                "SELECT m.fingerprint, m.description, m.info_json
+                 FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
+                [run.0],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.err(e))
+    }
+}
+
+fn default_path_from(xdg: Option<PathBuf>, home: Option<PathBuf>) -> Result<PathBuf> {
+    let base = match xdg.filter(|p| p.is_absolute()) {
+        Some(x) => x,
+        None => home
+            .filter(|h| !h.as_os_str().is_empty())
+            .ok_or(StoreError::NoDataDir)?
+            .join(".local/share"),
+    };
+    Ok(base.join("numaprobe").join("results.db"))
+}
+
+/// Refuses anything that does not start like an SQLite database. An empty
+/// file is accepted (SQLite treats it as a new database).
+fn check_header(path: &Path) -> Result<()> {
+    let io = |source| StoreError::Io { path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_dir() {
+        return Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("is a directory, not a database file"),
+        });
+    }
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let mut head = [0u8; 16];
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let n = f.read(&mut head).map_err(io)?;
+    if n < 16 || &head != SQLITE_MAGIC {
+        return Err(StoreError::NotSqlite { path: path.to_path_buf() });
+    }
+    Ok(())
+}
+
+/// The grouping key of a fingerprint document: its `fingerprint` string
+/// field when present, else the hash of the whole document.
+pub(crate) fn fingerprint_of(doc: &Value) -> String {
+    match doc.get("fingerprint").and_then(Value::as_str) {
+        Some(f) if !f.is_empty() => f.to_string(),
+        _ => json_hash(doc),
+    }
+}
+
+/// A one-line description of a machine document (see [`NewRun`]).
+pub fn describe_machine(doc: &Value) -> String {
+    if let Some(d) = doc.get("description").and_then(Value::as_str).filter(|d| !d.is_empty()) {
+        return d.to_string();
+    }
+    let mut parts = Vec::new();
+    if let Some(m) = doc.get("cpu_model").and_then(Value::as_str) {
+        parts.push(m.to_string());
+    }
+    let count = |k: &str| {
+        doc.get(k).and_then(|v| v.as_u64().or_else(|| v.as_array().map(|a| a.len() as u64)))
+    };
+    if let Some(p) = count("packages") {
+        parts.push(format!("{p} package{}", if p == 1 { "" } else { "s" }));
+    }
+    if let Some(n) = count("nodes") {
+        parts.push(format!("{n} node{}", if n == 1 { "" } else { "s" }));
+    }
+    if let Some(b) = doc.get("mem_total_bytes").and_then(Value::as_u64) {
+        parts.push(format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64));
+    }
+    let body = parts.join(", ");
+    match doc.get("hostname").and_then(Value::as_str) {
+        Some(h) if body.is_empty() => h.to_string(),
+        Some(h) => format!("{h}: {body}"),
+        None if body.is_empty() => "unknown machine".to_string(),
+        None => body,
+    }
+}
+
+pub(crate) fn upsert_machine(conn: &Connection, doc: &Value) -> rusqlite::Result<i64> {
+    upsert_machine_with(conn, &fingerprint_of(doc), &describe_machine(doc), doc)
+}
+
+pub(crate) fn upsert_machine_with(
+    conn: &Connection,
+    fingerprint: &str,
+    description: &str,
+    doc: &Value,
+) -> rusqlite::Result<i64> {
+    conn.execute(
+        "INSERT INTO machines (fingerprint, description, info_json, first_seen)
+         VALUES (?1, ?2, ?3, ?4) ON CONFLICT (fingerprint) DO NOTHING",
+        params![fingerprint, description, doc.to_string(), now_rfc3339()],
+    )?;
+    conn.query_row("SELECT id FROM machines WHERE fingerprint = ?1", [fingerprint], |r| r.get(0))
+}
+
+/// Inserts a result; `seq` `None` takes the next number in the run.
+pub(crate) fn insert_result(
+    conn: &Connection,
+    run: i64,
+    seq: Option<u32>,
+    recorded: &str,
+    kind: &ResultKind,
+    payload: &Value,
+) -> rusqlite::Result<u32> {
+    let seq: u32 = match seq {
+        Some(s) => s,
+        None => conn.query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM results WHERE run_id = ?1",
+            [run],
+            |r| r.get(0),
+        )?,
+    };
+    let keys = KeyColumns::of(payload);
+    conn.execute(
+        "INSERT INTO results (run_id, seq, recorded, kind, mode, kernel, cpu_node, mem_node,
+                              value, unit, payload_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            run,
+            seq,
+            recorded,
+            kind.as_str(),
+            keys.mode,
+            keys.kernel,
+            keys.cpu_node,
+            keys.mem_node,
+            keys.value,
+            keys.unit,
+            payload.to_string()
+        ],
+    )?;
+    Ok(seq)
+}
+
+/// Columns copied out of a payload so that SQL can filter on them.
+struct KeyColumns<'a> {
+    mode: Option<&'a str>,
+    kernel: Option<&'a str>,
+    cpu_node: Option<i64>,
+    mem_node: Option<i64>,
+    value: Option<f64>,
+    unit: Option<&'static str>,
+}
+
+impl<'a> KeyColumns<'a> {
+    /// The headline value is the first of `best_gbs` (GB/s), `median_ns`,
+    /// `latency_ns` (ns), `median_metric` (the user's unit), `wall_s` (s).
+    fn of(p: &'a Value) -> KeyColumns<'a> {
+        let s = |k: &str| p.get(k).and_then(Value::as_str);
+        let i = |k: &str| p.get(k).and_then(Value::as_i64);
+        let headline = [
+            ("best_gbs", "GB/s"),
+            ("median_ns", "ns"),
+            ("latency_ns", "ns"),
+            ("median_metric", ""),
+            ("wall_s", "s"),
+        ]
+        .iter()
+        .find_map(|(k, u)| p.get(*k).and_then(Value::as_f64).map(|v| (v, *u)));
+        KeyColumns {
+            mode: s("mode"),
+            kernel: s("kernel"),
+            cpu_node: i("cpu_node"),
+            mem_node: i("mem_node"),
+            value: headline.map(|h| h.0),
+            unit: headline.map(|h| h.1).filter(|u| !u.is_empty()),
+        }
+    }
+}
+
+fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
+    let raw: String = r.get(5)?;
+    let mut status = RunStatus::parse(&raw).unwrap_or(RunStatus::Incomplete);
+    let host: Option<String> = r.get(14)?;
+    let boot: Option<String> = r.get(15)?;
+    let pid: Option<i64> = r.get(16)?;
+    if status == RunStatus::Running && !Owner::is_alive(host.as_deref(), boot.as_deref(), pid) {
+        status = RunStatus::Incomplete;
+    }
+    let mut message: Option<String> = r.get(6)?;
+    if raw == "running" && status == RunStatus::Incomplete && message.is_none() {
+        message = Some("the measuring process ended without finishing the run".into());
+    }
+    let imported_at: Option<String> = r.get(13)?;
+    Ok(RunSummary {
+        id: RunId(r.get(0)?),
+        uuid: r.get(1)?,
+        label: r.get(2)?,
+        started: r.get(3)?,
+        finished: r.get(4)?,
+        status,
+        complete: status == RunStatus::Complete,
+        message,
+        machine: r.get(7)?,
+        machine_fingerprint: r.get(8)?,
+        config_hash: r.get(9)?,
+        tool_version: r.get(10)?,
+        command_line: r.get(11)?,
+        result_count: r.get::<_, i64>(12)? as u64,
+        imported: imported_at.is_some(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn default_path_follows_xdg() {
+        let p = default_path_from(Some("/x/data".into()), Some("/home/u".into())).unwrap();
+        assert_eq!(p, PathBuf::from("/x/data/numaprobe/results.db"));
+        // a relative XDG_DATA_HOME is ignored, as the spec says
+        let p = default_path_from(Some("rel".into()), Some("/home/u".into())).unwrap();
+        assert_eq!(p, PathBuf::from("/home/u/.local/share/numaprobe/results.db"));
+        assert!(matches!(default_path_from(None, None), Err(StoreError::NoDataDir)));
+    }
+
+    #[test]
+    fn describes_machines_from_the_fields_it_finds() {
+        let d = describe_machine(&json!({
+            "hostname": "db1", "cpu_model": "Xeon 8480+", "packages": 2, "nodes": [0, 1, 2, 3],
+            "mem_total_bytes": 549755813888u64
+        }));
+        assert_eq!(d, "db1: Xeon 8480+, 2 packages, 4 nodes, 512 GiB");
+        assert_eq!(describe_machine(&json!({"description": "lab box"})), "lab box");
+        assert_eq!(describe_machine(&json!({})), "unknown machine");
+    }
+
+    #[test]
+    fn key_columns_pick_the_headline_value() {
+        let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 1, "mem_node": 1,
+                        "best_gbs": 101.5, "median_gbs": 100.0});
+        let k = KeyColumns::of(&bw);
+        assert_eq!(
+            (k.mode, k.kernel, k.cpu_node, k.mem_node),
+            (Some("local"), Some("triad"), Some(1), Some(1))
+        );
+        assert_eq!((k.value, k.unit), (Some(101.5), Some("GB/s")));
+        let lat = json!({"mode": "loaded", "delay": 0, "latency_ns": 210.0, "load_gbs": 80.0});
+        let k = KeyColumns::of(&lat);
+        assert_eq!((k.value, k.unit, k.mem_node), (Some(210.0), Some("ns"), None));
+    }
+}

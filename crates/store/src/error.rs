@@ -1,0 +1,93 @@
+//! The store's errors: every one names the database file or the input it
+//! concerns.
+
+use std::path::{Path, PathBuf};
+
+/// What went wrong with the results database.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file exists but is not an SQLite database at all.
+    #[error("{}: not a numaprobe results database (not an SQLite file); left untouched", path.display())]
+    NotSqlite { path: PathBuf },
+    /// An SQLite database that belongs to another program.
+    #[error(
+        "{}: an SQLite database of another program (application_id {found:#010x}, tables: {tables}); left untouched",
+        path.display()
+    )]
+    Foreign { path: PathBuf, found: i32, tables: String },
+    /// SQLite reports the file as damaged.
+    #[error("{}: the database is corrupt ({detail}); left untouched", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+    /// Written by a newer numaprobe whose schema this one does not know.
+    #[error(
+        "{}: written by a newer numaprobe (schema version {found}; this one knows up to {known})",
+        path.display()
+    )]
+    TooNew { path: PathBuf, found: i64, known: i64 },
+    /// No database file at the path (for commands that only read).
+    #[error("{}: no results database here yet (`numaprobe run` creates it)", path.display())]
+    Missing { path: PathBuf },
+    /// Any other SQLite failure.
+    #[error("{}: {source}", path.display())]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A filesystem failure.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stored JSON column or a payload that is not valid JSON.
+    #[error("{}: invalid JSON in {what}: {source}", path.display())]
+    Json {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Neither `XDG_DATA_HOME` nor `HOME` is set.
+    #[error(
+        "cannot find the data directory: neither XDG_DATA_HOME nor HOME is set (use --db PATH)"
+    )]
+    NoDataDir,
+    /// A run reference that matches no run.
+    #[error("no run matches {0:?} (see `numaprobe list`)")]
+    NoSuchRun(String),
+    /// A label shared by several runs.
+    #[error("{input:?} matches several runs ({ids}); name one by its id")]
+    AmbiguousRun { input: String, ids: String },
+    /// A run reference that cannot be parsed.
+    #[error(
+        "bad run reference {0:?}: expected a run id, `latest`, `latest~N`, a run UUID or a label"
+    )]
+    BadRunRef(String),
+    /// Results added to a run that is no longer running.
+    #[error("run {id} is {status}, not running: no more results can be added")]
+    RunClosed { id: i64, status: String },
+    /// An import document that is not a numaprobe export.
+    #[error("{origin}: not a numaprobe export: {detail}")]
+    BadExport { origin: String, detail: String },
+}
+
+impl StoreError {
+    /// Wraps an SQLite error, recognising corruption.
+    pub(crate) fn sqlite(path: &Path, e: rusqlite::Error) -> StoreError {
+        use rusqlite::ErrorCode;
+        if let rusqlite::Error::SqliteFailure(f, msg) = &e {
+            if matches!(f.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) {
+                return StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    detail: msg.clone().unwrap_or_else(|| f.to_string()),
+                };
+            }
+        }
+        StoreError::Sqlite { path: path.to_path_buf(), source: e }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

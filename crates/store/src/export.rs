@@ -1,0 +1,208 @@
+//! The JSON export of runs, and importing it into another database
+//! (gathering runs from several servers). Import is idempotent: a run is
+//! known by its UUID and is never added twice.
+
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::db::{insert_result, upsert_machine_with, Store};
+use crate::error::{Result, StoreError};
+use crate::types::{RunId, RunStatus, StoredResult};
+use crate::util::now_rfc3339;
+
+/// The `format` field of an export document.
+pub const EXPORT_FORMAT: &str = "numaprobe-export";
+/// The export document version this build writes and reads.
+pub const EXPORT_VERSION: u32 = 1;
+
+/// An export document: one or more runs with everything needed to import
+/// them elsewhere.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportDoc {
+    /// Always `numaprobe-export`.
+    pub format: String,
+    /// [`EXPORT_VERSION`].
+    pub version: u32,
+    /// RFC 3339 UTC time of the export.
+    pub exported: String,
+    pub runs: Vec<ExportedRun>,
+}
+
+/// One run in an export document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedRun {
+    /// Stable identity of the run across databases.
+    pub uuid: String,
+    /// The run's id in the database it was exported from (informative).
+    #[serde(default)]
+    pub source_id: Option<i64>,
+    pub label: Option<String>,
+    pub command_line: String,
+    pub tool_version: String,
+    pub started: String,
+    pub finished: Option<String>,
+    pub status: RunStatus,
+    pub message: Option<String>,
+    pub machine: ExportedMachine,
+    pub config_hash: String,
+    pub config: Value,
+    pub topology: Value,
+    pub results: Vec<StoredResult>,
+}
+
+/// The machine of an exported run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedMachine {
+    pub fingerprint: String,
+    pub description: String,
+    pub info: Value,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ImportOutcome {
+    pub imported: Vec<ImportedRun>,
+    /// Runs already in the database (same UUID): left as they were.
+    pub skipped: Vec<ImportedRun>,
+}
+
+/// A run named in an [`ImportOutcome`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedRun {
+    pub uuid: String,
+    /// Its id in this database.
+    pub id: RunId,
+    pub label: Option<String>,
+}
+
+impl ExportDoc {
+    /// Parses an export document; `origin` (a file name) names it in errors.
+    pub fn from_json(text: &str, origin: &str) -> Result<ExportDoc> {
+        let bad = |detail: String| StoreError::BadExport { origin: origin.to_string(), detail };
+        let v: Value = serde_json::from_str(text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+        match v.get("format").and_then(Value::as_str) {
+            Some(EXPORT_FORMAT) => {}
+            Some(other) => return Err(bad(format!("format is {other:?}, not {EXPORT_FORMAT:?}"))),
+            None => return Err(bad(format!("no \"format\": {EXPORT_FORMAT:?} field"))),
+        }
+        match v.get("version").and_then(Value::as_u64) {
+            Some(n) if n == u64::from(EXPORT_VERSION) => {}
+            Some(n) => {
+                return Err(bad(format!(
+                    "export version {n}; this numaprobe reads version {EXPORT_VERSION}"
+                )))
+            }
+            None => return Err(bad("no \"version\" field".into())),
+        }
+        let doc: ExportDoc = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
+        for r in &doc.runs {
+            if uuid::Uuid::parse_str(&r.uuid).is_err() {
+                return Err(bad(format!("run uuid {:?} is not a UUID", r.uuid)));
+            }
+        }
+        Ok(doc)
+    }
+
+    /// Pretty JSON text of the document.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("export documents serialise")
+    }
+}
+
+impl Store {
+    /// An export document holding `runs` in the given order.
+    pub fn export_runs(&self, runs: &[RunId]) -> Result<ExportDoc> {
+        let mut out = Vec::with_capacity(runs.len());
+        for &id in runs {
+            let run = self.load_run(id)?;
+            let (fingerprint, description, _) = self.machine_row(id)?;
+            let s = run.summary;
+            out.push(ExportedRun {
+                uuid: s.uuid,
+                source_id: Some(s.id.0),
+                label: s.label,
+                command_line: s.command_line,
+                tool_version: s.tool_version,
+                started: s.started,
+                finished: s.finished,
+                status: s.status,
+                message: s.message,
+                machine: ExportedMachine { fingerprint, description, info: run.machine_info },
+                config_hash: s.config_hash,
+                config: run.config,
+                topology: run.topology,
+                results: run.results,
+            });
+        }
+        Ok(ExportDoc {
+            format: EXPORT_FORMAT.to_string(),
+            version: EXPORT_VERSION,
+            exported: now_rfc3339(),
+            runs: out,
+        })
+    }
+
+    /// Adds the runs of an export document that this database does not
+    /// have yet (by UUID), each in one transaction. A run exported while
+    /// still `running` comes in as `incomplete`.
+    pub fn import(&mut self, doc: &ExportDoc) -> Result<ImportOutcome> {
+        let path = self.path().to_path_buf();
+        let err = |e| StoreError::sqlite(&path, e);
+        let mut outcome = ImportOutcome::default();
+        let conn = self.conn_mut();
+        for run in &doc.runs {
+            let uuid = run.uuid.to_ascii_lowercase();
+            let tx = conn.transaction().map_err(err)?;
+            let existing: Option<i64> = tx
+                .query_row("SELECT id FROM runs WHERE uuid = ?1", [&uuid], |r| r.get(0))
+                .optional()
+                .map_err(err)?;
+            if let Some(id) = existing {
+                outcome.skipped.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
+                continue;
+            }
+            let machine_id = upsert_machine_with(
+                &tx,
+                &run.machine.fingerprint,
+                &run.machine.description,
+                &run.machine.info,
+            )
+            .map_err(err)?;
+            let status = match run.status {
+                RunStatus::Running => RunStatus::Incomplete,
+                s => s,
+            };
+            tx.execute(
+                "INSERT INTO runs (uuid, label, command_line, tool_version, started, finished,
+                     status, message, machine_id, config_hash, config_json, topology_json,
+                     imported_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    uuid,
+                    run.label,
+                    run.command_line,
+                    run.tool_version,
+                    run.started,
+                    run.finished,
+                    status.as_str(),
+                    run.message,
+                    machine_id,
+                    run.config_hash,
+                    run.config.to_string(),
+                    run.topology.to_string(),
+                    now_rfc3339(),
+                ],
+            )
+            .map_err(err)?;
+            let id = tx.last_insert_rowid();
+            for r in &run.results {
+                insert_result(&tx, id, Some(r.seq), &r.recorded, &r.kind, &r.payload)
+                    .map_err(err)?;
+            }
+            tx.commit().map_err(err)?;
+            outcome.imported.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
+        }
+        Ok(outcome)
+    }
+}

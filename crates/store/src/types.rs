@@ -1,0 +1,244 @@
+//! The values the store takes and gives: run ids, kinds, statuses, new runs,
+//! run summaries and loaded runs.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The id of a run in one database. Ids are not kept across databases
+/// (import gives new ones); the run's UUID is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub i64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// What a result measured; stored as its string form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ResultKind {
+    /// Bandwidth (`bw`).
+    Bw,
+    /// Latency (`lat`).
+    Lat,
+    /// A user program under a placement (`exec`).
+    Exec,
+    /// A settings-audit finding (`audit`).
+    Audit,
+    /// Anything else, kept verbatim (e.g. written by a newer numaprobe).
+    Other(String),
+}
+
+impl ResultKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            ResultKind::Bw => "bw",
+            ResultKind::Lat => "lat",
+            ResultKind::Exec => "exec",
+            ResultKind::Audit => "audit",
+            ResultKind::Other(s) => s,
+        }
+    }
+}
+
+impl From<&str> for ResultKind {
+    fn from(s: &str) -> Self {
+        match s {
+            "bw" => ResultKind::Bw,
+            "lat" => ResultKind::Lat,
+            "exec" => ResultKind::Exec,
+            "audit" => ResultKind::Audit,
+            other => ResultKind::Other(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for ResultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ResultKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(ResultKind::from(s.as_str()))
+    }
+}
+
+/// The state of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Still measuring (its process is alive on this machine).
+    Running,
+    /// Every planned measurement was taken.
+    Complete,
+    /// Stopped early (Ctrl-C, or its process died): holds what was measured.
+    Incomplete,
+    /// Stopped by an error (see the run's message).
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Incomplete => "incomplete",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<RunStatus> {
+        Some(match s {
+            "running" => RunStatus::Running,
+            "complete" => RunStatus::Complete,
+            "incomplete" => RunStatus::Incomplete,
+            "failed" => RunStatus::Failed,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a writer says about a run when it begins.
+///
+/// `machine` is the machine's fingerprint document (CPU model, packages,
+/// nodes, memory, DIMMs...). Runs are grouped by machine on the hash of that
+/// document, or on its `fingerprint` string field when it has one. For the
+/// one-line description the store reads, when present: `description`
+/// (used verbatim), else `hostname`, `cpu_model`, `packages`, `nodes`,
+/// `mem_total_bytes`.
+///
+/// `config` is the configuration fingerprint (NUMA mode, kernel, cmdline,
+/// THP, governor, SMT, boost, numa_balancing, zone_reclaim_mode...): runs on
+/// one machine are told apart by its hash (or its `fingerprint` field).
+/// Reports show its scalar fields as the settings found, and read
+/// `numa_mode`, `kernel` and `cmdline` when present.
+///
+/// `topology` is the `numaprobe topo --json` document; reports read its
+/// `nodes` (ids, distances), `caches` and `cpus`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRun {
+    /// The user's name for the configuration, e.g. `"SNC2 on, THP always"`.
+    pub label: Option<String>,
+    /// The command line that made the run, as the user typed it.
+    pub command_line: String,
+    /// numaprobe's version.
+    pub tool_version: String,
+    /// RFC 3339 start time; `None` means now.
+    pub started: Option<String>,
+    pub machine: Value,
+    pub config: Value,
+    pub topology: Value,
+    /// A UUID to use; `None` makes a new random one.
+    pub uuid: Option<String>,
+}
+
+impl NewRun {
+    /// A run with empty machine, configuration and topology documents.
+    pub fn new(command_line: impl Into<String>, tool_version: impl Into<String>) -> NewRun {
+        NewRun {
+            label: None,
+            command_line: command_line.into(),
+            tool_version: tool_version.into(),
+            started: None,
+            machine: Value::Object(Default::default()),
+            config: Value::Object(Default::default()),
+            topology: Value::Object(Default::default()),
+            uuid: None,
+        }
+    }
+}
+
+/// One line of `numaprobe list`: a run without its results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: RunId,
+    pub uuid: String,
+    pub label: Option<String>,
+    /// RFC 3339 UTC.
+    pub started: String,
+    pub finished: Option<String>,
+    /// The effective status: a run recorded as running whose process is gone
+    /// shows as `incomplete`.
+    pub status: RunStatus,
+    /// True when `status` is `complete`.
+    pub complete: bool,
+    pub message: Option<String>,
+    /// The machine's one-line description.
+    pub machine: String,
+    pub machine_fingerprint: String,
+    pub config_hash: String,
+    pub tool_version: String,
+    pub command_line: String,
+    pub result_count: u64,
+    /// True when the run came in through `numaprobe import`.
+    pub imported: bool,
+}
+
+/// One stored result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredResult {
+    /// Order within the run, from 1.
+    pub seq: u32,
+    /// RFC 3339 UTC time it was stored.
+    pub recorded: String,
+    pub kind: ResultKind,
+    /// The result as its producer wrote it.
+    pub payload: Value,
+}
+
+/// A run with everything stored about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadedRun {
+    #[serde(flatten)]
+    pub summary: RunSummary,
+    /// The machine fingerprint document.
+    pub machine_info: Value,
+    /// The configuration fingerprint document.
+    pub config: Value,
+    /// The `topo --json` document.
+    pub topology: Value,
+    pub results: Vec<StoredResult>,
+}
+
+impl LoadedRun {
+    /// Payloads of one kind, in the order they were stored.
+    pub fn payloads<'a>(&'a self, kind: &'a ResultKind) -> impl Iterator<Item = &'a Value> + 'a {
+        self.results.iter().filter(move |r| &r.kind == kind).map(|r| &r.payload)
+    }
+
+    /// Payloads of one kind whose `mode` field equals `mode`.
+    pub fn payloads_mode<'a>(
+        &'a self,
+        kind: &'a ResultKind,
+        mode: &'a str,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        self.payloads(kind).filter(move |p| p.get("mode").and_then(Value::as_str) == Some(mode))
+    }
+
+    /// The label, or `run N` when it has none.
+    pub fn display_name(&self) -> String {
+        match &self.summary.label {
+            Some(l) if !l.is_empty() => l.clone(),
+            _ => format!("run {}", self.summary.id),
+        }
+    }
+}
