@@ -1,1 +1,120 @@
-//! Settings audit: rules that check OS/BIOS settings against a workload profile (being written).
+//! Settings audit: OS, firmware and hardware settings checked against a
+//! workload profile, each finding with what was found, what the profile
+//! expects, why, the exact fix and, where measured, the evidence.
+//!
+//! Nothing here prints. Every file is read through a [`topo::SysRoot`], so
+//! the audit runs on captures and fixture trees as on the live machine.
+
+pub mod evidence;
+pub mod profile;
+pub mod read;
+pub mod rules;
+pub mod settings;
+pub mod smbios;
+
+use serde::{Deserialize, Serialize};
+use topo::{SysRoot, Topology};
+
+pub use evidence::Evidence;
+pub use profile::{Profile, UnknownProfile};
+pub use read::Read;
+pub use rules::{Finding, Inputs, Needs, Severity};
+pub use settings::Settings;
+pub use smbios::MemoryPopulation;
+
+/// Version of the JSON form of [`Report`].
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The audit of one machine for one profile (`numaprobe audit --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub profile: Profile,
+    /// The root read (`/` when live).
+    pub root: String,
+    /// Findings, most severe first.
+    pub findings: Vec<Finding>,
+    /// Count of findings per severity.
+    pub counts: Counts,
+    pub settings: Settings,
+    pub memory: Read<MemoryPopulation>,
+    pub evidence: Evidence,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub ok: u32,
+    pub info: u32,
+    pub unknown: u32,
+    pub warn: u32,
+    pub critical: u32,
+}
+
+impl Report {
+    /// Reads settings and SMBIOS under `root` and runs every rule against
+    /// `topology` (discovered under the same root) and `evidence`.
+    pub fn build(
+        root: &SysRoot,
+        topology: &Topology,
+        profile: Profile,
+        evidence: Evidence,
+    ) -> Report {
+        let settings = Settings::read(root);
+        let memory = smbios::read(root);
+        Report::from_parts(
+            root.dir().display().to_string(),
+            topology,
+            settings,
+            memory,
+            evidence,
+            profile,
+        )
+    }
+
+    /// Runs every rule on inputs already read (tests, the `run` report).
+    pub fn from_parts(
+        root: String,
+        topology: &Topology,
+        settings: Settings,
+        memory: Read<MemoryPopulation>,
+        evidence: Evidence,
+        profile: Profile,
+    ) -> Report {
+        let findings = rules::check_all(&Inputs {
+            topology,
+            settings: &settings,
+            memory: &memory,
+            evidence: &evidence,
+            profile,
+        });
+        let mut counts = Counts::default();
+        for f in &findings {
+            *match f.severity {
+                Severity::Ok => &mut counts.ok,
+                Severity::Info => &mut counts.info,
+                Severity::Unknown => &mut counts.unknown,
+                Severity::Warn => &mut counts.warn,
+                Severity::Critical => &mut counts.critical,
+            } += 1;
+        }
+        Report {
+            schema_version: SCHEMA_VERSION,
+            profile,
+            root,
+            findings,
+            counts,
+            settings,
+            memory,
+            evidence,
+        }
+    }
+
+    /// The most severe finding's severity (`Ok` when there is none).
+    pub fn worst(&self) -> Severity {
+        self.findings.iter().map(|f| f.severity).max().unwrap_or(Severity::Ok)
+    }
+
+    pub fn finding(&self, id: &str) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.id == id)
+    }
+}

@@ -1,10 +1,196 @@
-//! `numaprobe audit` (being written).
+//! `numaprobe audit`: OS, firmware and DIMM settings checked against a
+//! workload profile, with the evidence of the latest saved run of this
+//! machine when the store has one. Documented in docs/audit.md.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use audit::{Evidence, Profile, Report, Severity};
+use serde_json::{json, Value};
+use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::output;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Read sysfs/procfs under DIR instead of `/` (a capture or a copy).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Workload profile: hpc, database, virtualization, ai-training,
+    /// latency or general.
+    #[arg(long, value_name = "P", default_value = "general", value_parser = parse_profile)]
+    pub profile: Profile,
+    /// Exit with status 1 when a finding is at this severity or above
+    /// (warn or critical); the report is printed first.
+    #[arg(long, value_name = "SEVERITY", value_parser = ["warn", "critical"])]
+    pub fail_on: Option<String>,
+    /// Take evidence from this saved run (id, uuid, label, `latest`)
+    /// instead of the latest run of this machine.
+    #[arg(long, value_name = "RUN", conflicts_with = "no_evidence")]
+    pub run: Option<String>,
+    /// Do not read the results store.
+    #[arg(long)]
+    pub no_evidence: bool,
+    /// Also show the details of findings that are ok.
+    #[arg(long)]
+    pub all: bool,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe audit` is not built yet")
+fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse::<Profile>().map_err(|e| e.to_string())
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+    // Same root handling and errors as `numaprobe topo` (missing root: exit 2).
+    let topology = crate::cmd::topo::discover(args.root.as_deref())?;
+    let root = match &args.root {
+        Some(dir) => SysRoot::new(dir).with_context(|| format!("--root {}", dir.display()))?,
+        None => SysRoot::live(),
+    };
+    let (evidence, note) = if args.no_evidence {
+        (Evidence::default(), None)
+    } else {
+        match evidence_from_store(g, &topology, &root, args.run.as_deref()) {
+            Ok(e) => e,
+            Err(e) if args.run.is_some() => return Err(e),
+            Err(e) => {
+                output::warn(g.quiet, &format!("no evidence from the results store: {e:#}"));
+                (Evidence::default(), None)
+            }
+        }
+    };
+    if let Some(n) = note {
+        output::warn(g.quiet, &n);
+    }
+    let report = Report::build(&root, &topology, args.profile, evidence);
+    if g.json {
+        output::json(&report)?;
+    } else {
+        output::emit(&render(&report, args.all))?;
+    }
+    if let Some(level) = &args.fail_on {
+        let min = if level == "critical" { Severity::Critical } else { Severity::Warn };
+        let n = report.findings.iter().filter(|f| f.severity >= min).count();
+        if n > 0 {
+            anyhow::bail!("{n} finding(s) at {level} or above (--fail-on {level})");
+        }
+    }
+    Ok(())
+}
+
+/// The table and details (what `numaprobe audit` prints).
+pub fn render(r: &Report, all: bool) -> String {
+    let c = &r.counts;
+    let mut out = format!(
+        "Audit for profile {} (root {}): {} critical, {} warn, {} unknown, {} info, {} ok\n",
+        r.profile, r.root, c.critical, c.warn, c.unknown, c.info, c.ok
+    );
+    match &r.evidence.source {
+        Some(src) => out.push_str(&format!("Evidence from {src}\n")),
+        None => out.push_str("No saved measurements of this machine: findings use settings only (run `numaprobe run` for evidence)\n"),
+    }
+    let mut t = output::table(vec!["severity".into(), "id".into(), "check".into(), "found".into()]);
+    for f in &r.findings {
+        let found = if f.found.chars().count() > 90 {
+            format!("{}...", f.found.chars().take(87).collect::<String>())
+        } else {
+            f.found.clone()
+        };
+        t.add_row(vec![f.severity.label().to_uppercase(), f.id.clone(), f.title.clone(), found]);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    let details: Vec<_> = r.findings.iter().filter(|f| all || f.severity != Severity::Ok).collect();
+    if !details.is_empty() {
+        out.push_str("\nDetails\n");
+    }
+    for f in details {
+        out.push_str(&format!("\n[{}] {}: {}\n", f.severity.label(), f.id, f.title));
+        out.push_str(&format!("  found:    {}\n", f.found));
+        out.push_str(&format!("  expected: {}\n", f.expected));
+        out.push_str(&format!("  why:      {}\n", f.why));
+        if !f.fix.is_empty() {
+            let needs = serde_json::to_value(f.needs)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            out.push_str(&format!("  fix:      {}\n", f.fix));
+            out.push_str(&format!("  needs:    {needs}\n"));
+        }
+        if let Some(e) = &f.evidence {
+            out.push_str(&format!("  evidence: {e}\n"));
+        }
+    }
+    out
+}
+
+/// The facts two topology documents must share to be the same machine.
+fn machine_key(t: &Value) -> Option<(Value, Value, Vec<u64>, usize)> {
+    let nodes = t.get("nodes")?.as_array()?.iter().filter_map(|n| n.get("id")?.as_u64()).collect();
+    Some((
+        t.get("cpu_model").cloned().unwrap_or(Value::Null),
+        t.get("online_cpus").cloned().unwrap_or(Value::Null),
+        nodes,
+        t.get("packages")?.as_array()?.len(),
+    ))
+}
+
+/// Evidence from the run `run` names, or from the latest run whose stored
+/// topology is this machine's (only for the live machine). Returns the
+/// evidence and a note for the user when nothing applied.
+fn evidence_from_store(
+    g: &Global,
+    topology: &Topology,
+    root: &SysRoot,
+    run: Option<&str>,
+) -> anyhow::Result<(Evidence, Option<String>)> {
+    if run.is_none() && !root.is_live() {
+        return Ok((Evidence::default(), None));
+    }
+    let path = match &g.db {
+        Some(p) => p.clone(),
+        None => store::Store::default_path()?,
+    };
+    if !path.exists() {
+        if run.is_some() {
+            anyhow::bail!("--run: no results database at {}", path.display());
+        }
+        return Ok((Evidence::default(), None));
+    }
+    let db = store::Store::open_existing(&path)?;
+    let loaded = if let Some(r) = run {
+        let r: store::RunRef = r.parse().map_err(|e| anyhow::anyhow!("--run {r}: {e}"))?;
+        Some(db.load(&r)?)
+    } else {
+        let me = machine_key(&serde_json::to_value(topology)?);
+        let mut found = None;
+        for s in db.list_runs()?.into_iter().rev().take(50) {
+            if s.result_count == 0 {
+                continue;
+            }
+            let l = db.load_run(s.id)?;
+            if me.is_some() && machine_key(&l.topology) == me {
+                found = Some(l);
+                break;
+            }
+        }
+        found
+    };
+    let Some(l) = loaded else {
+        return Ok((Evidence::default(), None));
+    };
+    let results: Vec<Value> =
+        l.results.iter().map(|r| json!({"kind": r.kind.as_str(), "payload": r.payload})).collect();
+    let mut ev = Evidence::from_results(&results);
+    let label = l.summary.label.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
+    let src = format!("run {} ({}{label})", l.summary.id, l.summary.started);
+    if ev.is_empty() {
+        return Ok((
+            Evidence::default(),
+            Some(format!("{src} has no bandwidth or latency results to cite")),
+        ));
+    }
+    ev.source = Some(src);
+    Ok((ev, None))
 }

@@ -1,0 +1,213 @@
+//! Measurements the audit cites: figures computed from saved `bw` and `lat`
+//! results (remote/local ratios, local bandwidth per node, interleave,
+//! latency groups found under `numa=off`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Optional measured figures; every rule works without them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Where the figures come from (e.g. `run 12, 2026-11-21`).
+    pub source: Option<String>,
+    /// Mean remote idle latency / mean local idle latency.
+    pub remote_local_latency_ratio: Option<f64>,
+    /// Worst remote pair latency / its CPU node's local latency.
+    pub worst_remote_local_latency_ratio: Option<f64>,
+    /// Mean remote bandwidth / mean local bandwidth (below 1).
+    pub remote_local_bandwidth_ratio: Option<f64>,
+    /// Best local bandwidth per node (CPUs and memory on that node), GB/s.
+    pub local_best_gbs_per_node: BTreeMap<u32, f64>,
+    /// Measured fraction of the theoretical peak, when the caller knows it
+    /// directly; otherwise the rules compute it from `local_best_gbs_per_node`.
+    pub fraction_of_peak: Option<f64>,
+    /// Best interleaved bandwidth, GB/s.
+    pub interleave_gbs: Option<f64>,
+    /// Interleaved bandwidth / best local bandwidth.
+    pub interleave_local_ratio: Option<f64>,
+    /// Distinct latency levels seen from CPUs to memory (per-CPU latency
+    /// sweep): more than one under `numa=off` shows hidden NUMA.
+    pub latency_groups: Option<u32>,
+}
+
+fn num(v: &Value, key: &str) -> Option<f64> {
+    v.get(key)?.as_f64()
+}
+
+fn node(v: &Value, key: &str) -> Option<u32> {
+    v.get(key)?.as_u64().map(|n| n as u32)
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Groups sorted values whose neighbours differ by more than `gap` (relative).
+pub fn count_groups(values: &[f64], gap: f64) -> u32 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    1 + v.windows(2).filter(|w| w[1] > w[0] * (1.0 + gap)).count() as u32
+}
+
+impl Evidence {
+    /// True when no figure is known.
+    pub fn is_empty(&self) -> bool {
+        self.remote_local_latency_ratio.is_none()
+            && self.remote_local_bandwidth_ratio.is_none()
+            && self.local_best_gbs_per_node.is_empty()
+            && self.fraction_of_peak.is_none()
+            && self.interleave_gbs.is_none()
+            && self.latency_groups.is_none()
+    }
+
+    /// Computes the figures from saved result payloads. Each payload is a
+    /// JSON object with `kind` (`bw` or `lat`) and the fields the store
+    /// saves: for `bw`, `mode`, `kernel`, `cpu_node`, `mem_node`, `best_gbs`,
+    /// `median_gbs`; for `lat`, `mode`, `cpu_node`, `mem_node`, `median_ns`
+    /// (or `cpu` instead of `cpu_node` for per-CPU sweeps). A payload wrapped
+    /// as `{"kind":..., "payload":{...}}` is unwrapped. Latency ratios use
+    /// `matrix`/`point` results; latency groups use `per-cpu` results;
+    /// bandwidth uses the best figure per (cpu_node, mem_node) pair over all
+    /// kernels, and `interleave` results for the interleave figure.
+    /// Interrupted or unvalidated results, unknown kinds and incomplete
+    /// payloads are skipped.
+    pub fn from_results(results: &[Value]) -> Evidence {
+        let mut local_lat: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        let mut remote_lat: Vec<(u32, f64)> = Vec::new();
+        let mut per_cpu_lat: Vec<f64> = Vec::new();
+        let mut bw_pair: BTreeMap<(u32, u32), f64> = BTreeMap::new();
+        let mut interleave: Option<f64> = None;
+        for r in results {
+            let kind = r.get("kind").and_then(Value::as_str).unwrap_or("");
+            let p = r.get("payload").filter(|p| p.is_object()).unwrap_or(r);
+            let mode = p.get("mode").and_then(Value::as_str).unwrap_or("");
+            // Results cut short or that failed validation are no evidence.
+            if p.get("interrupted").and_then(Value::as_bool) == Some(true)
+                || p.get("validated").and_then(Value::as_bool) == Some(false)
+            {
+                continue;
+            }
+            match kind {
+                "lat" => {
+                    let Some(ns) = num(p, "median_ns") else { continue };
+                    match mode {
+                        "per-cpu" => per_cpu_lat.push(ns),
+                        // Idle node-to-node latency only: not sweeps (cache
+                        // sizes), loaded latency or core-to-core.
+                        "" | "matrix" | "point" => match (node(p, "cpu_node"), node(p, "mem_node"))
+                        {
+                            (Some(c), Some(m)) if c == m => {
+                                local_lat.entry(c).or_default().push(ns)
+                            }
+                            (Some(c), Some(_)) => remote_lat.push((c, ns)),
+                            _ => {}
+                        },
+                        _ => {}
+                    }
+                }
+                "bw" => {
+                    let Some(gbs) = num(p, "best_gbs").or_else(|| num(p, "median_gbs")) else {
+                        continue;
+                    };
+                    if mode == "interleave" {
+                        interleave = Some(interleave.map_or(gbs, |i: f64| i.max(gbs)));
+                        continue;
+                    }
+                    if let (Some(c), Some(m)) = (node(p, "cpu_node"), node(p, "mem_node")) {
+                        let e = bw_pair.entry((c, m)).or_insert(0.0);
+                        *e = e.max(gbs);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut ev = Evidence::default();
+        let locals: Vec<f64> = local_lat.values().flatten().copied().collect();
+        let remotes: Vec<f64> = remote_lat.iter().map(|(_, ns)| *ns).collect();
+        if let (Some(l), Some(r)) = (mean(&locals), mean(&remotes)) {
+            ev.remote_local_latency_ratio = Some(r / l);
+            ev.worst_remote_local_latency_ratio = remote_lat
+                .iter()
+                .filter_map(|(c, ns)| Some(ns / mean(local_lat.get(c)?)?))
+                .max_by(|a, b| a.total_cmp(b));
+        }
+        let local_bw: Vec<f64> =
+            bw_pair.iter().filter(|((c, m), _)| c == m).map(|(_, g)| *g).collect();
+        let remote_bw: Vec<f64> =
+            bw_pair.iter().filter(|((c, m), _)| c != m).map(|(_, g)| *g).collect();
+        if let (Some(l), Some(r)) = (mean(&local_bw), mean(&remote_bw)) {
+            ev.remote_local_bandwidth_ratio = Some(r / l);
+        }
+        ev.local_best_gbs_per_node =
+            bw_pair.iter().filter(|((c, m), _)| c == m).map(|((c, _), g)| (*c, *g)).collect();
+        ev.interleave_gbs = interleave;
+        let best_local = local_bw
+            .iter()
+            .copied()
+            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+        if let (Some(i), Some(l)) = (interleave, best_local) {
+            ev.interleave_local_ratio = Some(i / l);
+        }
+        if !per_cpu_lat.is_empty() {
+            ev.latency_groups = Some(count_groups(&per_cpu_lat, 0.15));
+        }
+        ev
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ratios_from_matrix_results() {
+        let results = vec![
+            json!({"kind":"lat","mode":"matrix","cpu_node":0,"mem_node":0,"median_ns":90.0}),
+            json!({"kind":"lat","mode":"matrix","cpu_node":0,"mem_node":1,"median_ns":162.0}),
+            json!({"kind":"lat","mode":"matrix","cpu_node":1,"mem_node":1,"median_ns":90.0}),
+            json!({"kind":"lat","mode":"matrix","cpu_node":1,"mem_node":0,"median_ns":144.0}),
+            json!({"kind":"bw","mode":"matrix","kernel":"triad","cpu_node":0,"mem_node":0,"best_gbs":100.0,"median_gbs":98.0}),
+            json!({"kind":"bw","mode":"matrix","kernel":"copy","cpu_node":0,"mem_node":0,"best_gbs":110.0,"median_gbs":98.0}),
+            json!({"kind":"bw","mode":"matrix","kernel":"triad","cpu_node":0,"mem_node":1,"best_gbs":40.0}),
+            json!({"kind":"bw","mode":"interleave","kernel":"triad","best_gbs":55.0}),
+            json!({"kind":"note","text":"ignored"}),
+            json!({"kind":"lat","cpu_node":0}),
+            json!({"kind":"lat","mode":"sweep","cpu_node":0,"mem_node":1,"median_ns":3.0}),
+            json!({"kind":"bw","mode":"matrix","kernel":"triad","cpu_node":1,"mem_node":1,"best_gbs":900.0,"interrupted":true}),
+        ];
+        let ev = Evidence::from_results(&results);
+        assert!((ev.remote_local_latency_ratio.unwrap() - 1.7).abs() < 1e-9);
+        assert!((ev.worst_remote_local_latency_ratio.unwrap() - 1.8).abs() < 1e-9);
+        assert!((ev.remote_local_bandwidth_ratio.unwrap() - 40.0 / 110.0).abs() < 1e-9);
+        assert_eq!(ev.local_best_gbs_per_node.get(&0), Some(&110.0));
+        assert!((ev.interleave_local_ratio.unwrap() - 0.5).abs() < 1e-9);
+        assert_eq!(ev.latency_groups, None);
+        assert!(!ev.is_empty());
+        assert!(Evidence::from_results(&[]).is_empty());
+    }
+
+    #[test]
+    fn latency_groups_from_per_cpu_sweep() {
+        let mut results: Vec<Value> = (0..8)
+            .map(|c| json!({"kind":"lat","mode":"per-cpu","cpu":c,"cpu_node":0,"mem_node":0,"median_ns": if c < 4 { 80.0 + c as f64 } else { 140.0 }}))
+            .collect();
+        assert_eq!(Evidence::from_results(&results).latency_groups, Some(2));
+        results.truncate(4);
+        assert_eq!(Evidence::from_results(&results).latency_groups, Some(1));
+    }
+
+    #[test]
+    fn wrapped_payloads_are_unwrapped() {
+        let results = vec![
+            json!({"kind":"lat","payload":{"cpu_node":0,"mem_node":0,"median_ns":100.0}}),
+            json!({"kind":"lat","payload":{"cpu_node":0,"mem_node":1,"median_ns":200.0}}),
+        ];
+        assert_eq!(Evidence::from_results(&results).remote_local_latency_ratio, Some(2.0));
+    }
+}

@@ -1,0 +1,513 @@
+//! OS and firmware-visible settings that change memory and CPU behaviour,
+//! read under a [`SysRoot`]. Cheap to read; serialisable, so that a run can
+//! record it as its configuration fingerprint.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use topo::{CpuSet, SysRoot};
+
+use crate::read::{bracketed, read_string, read_u64, read_with, Read};
+
+/// Everything the audit reads besides the topology and SMBIOS.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Kernel release (`/proc/sys/kernel/osrelease`, else `/proc/version`).
+    pub kernel: Read<String>,
+    /// The kernel command line, all of it.
+    pub cmdline: Read<String>,
+    /// `transparent_hugepage/enabled`: the bracketed value.
+    pub thp_enabled: Read<String>,
+    /// `transparent_hugepage/defrag`: the bracketed value.
+    pub thp_defrag: Read<String>,
+    pub numa_balancing: Read<u64>,
+    pub zone_reclaim_mode: Read<u64>,
+    pub swappiness: Read<u64>,
+    /// `SwapTotal` from `/proc/meminfo`, bytes.
+    pub swap_total_bytes: Read<u64>,
+    pub cpufreq: Cpufreq,
+    pub boost: Boost,
+    pub cpuidle: Cpuidle,
+    pub smt: Smt,
+    pub iommu: Iommu,
+    /// `isolcpus=` from the command line (`Absent` when not given).
+    pub isolcpus: Read<String>,
+    /// `nohz_full=` from the command line.
+    pub nohz_full: Read<String>,
+    /// Huge pages reserved per node and size.
+    pub hugepages: Read<Vec<NodeHugePages>>,
+}
+
+/// A per-CPU value summarised: each distinct value with the CPUs that have it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerCpu {
+    pub by_value: BTreeMap<String, CpuSet>,
+}
+
+impl PerCpu {
+    /// The value when every CPU has the same one.
+    pub fn uniform(&self) -> Option<&str> {
+        if self.by_value.len() == 1 {
+            self.by_value.keys().next().map(String::as_str)
+        } else {
+            None
+        }
+    }
+
+    /// `performance` or `performance on 0-3, powersave on 4-7`.
+    pub fn describe(&self) -> String {
+        match self.uniform() {
+            Some(v) => v.to_string(),
+            None => self
+                .by_value
+                .iter()
+                .map(|(v, cpus)| format!("{v} on CPUs {}", cpus.to_list()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
+    pub fn has(&self, value: &str) -> bool {
+        self.by_value.contains_key(value)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cpufreq {
+    pub driver: Read<PerCpu>,
+    pub governor: Read<PerCpu>,
+    pub energy_performance_preference: Read<PerCpu>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Boost {
+    /// `intel_pstate/no_turbo` (1 = turbo off).
+    pub intel_no_turbo: Read<bool>,
+    /// `cpufreq/boost` (1 = boost on).
+    pub cpufreq_boost: Read<bool>,
+    /// `amd_pstate/status` (active, passive, guided, disable).
+    pub amd_pstate_status: Read<String>,
+    /// Per-policy `cpufreq/policyN/boost` (newer amd-pstate), summarised.
+    pub policy_boost: Read<PerCpu>,
+}
+
+impl Boost {
+    /// Whether turbo/boost is enabled, from whichever source exists.
+    pub fn enabled(&self) -> Read<bool> {
+        if let Read::Value(off) = self.intel_no_turbo {
+            return Read::Value(!off);
+        }
+        if let Read::Value(on) = self.cpufreq_boost {
+            return Read::Value(on);
+        }
+        if let Read::Value(p) = &self.policy_boost {
+            if let Some(u) = p.uniform() {
+                return Read::Value(u == "1");
+            }
+            return Read::Value(p.has("1"));
+        }
+        for r in [&self.intel_no_turbo, &self.cpufreq_boost] {
+            if let Read::Unreadable(m) = r {
+                return Read::Unreadable(m.clone());
+            }
+        }
+        Read::Absent
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cpuidle {
+    pub driver: Read<String>,
+    pub governor: Read<String>,
+    /// Idle states of the first CPU that has them, with the CPUs where each
+    /// is disabled.
+    pub states: Read<Vec<IdleState>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleState {
+    /// `stateN` index.
+    pub index: u32,
+    pub name: String,
+    /// Exit latency, microseconds (as the kernel reports it).
+    pub exit_latency_us: u64,
+    /// CPUs on which this state is disabled.
+    pub disabled_on: CpuSet,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Smt {
+    /// `smt/control`: on, off, forceoff, notsupported, notimplemented.
+    pub control: Read<String>,
+    /// `smt/active`.
+    pub active: Read<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IommuMode {
+    /// No IOMMU registered with the kernel.
+    Off,
+    /// Identity (pass-through) default domains: `iommu=pt`.
+    Passthrough,
+    /// Translated DMA (`DMA`, `DMA-FQ`) default domains.
+    Translated,
+    /// An IOMMU is present but the domain type could not be told.
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iommu {
+    /// IOMMU-related command-line options (`iommu`, `intel_iommu`, `amd_iommu`).
+    pub cmdline: Vec<(String, String)>,
+    /// Entries of `/sys/class/iommu` (e.g. `dmar0`, `ivhd0`).
+    pub units: Read<Vec<String>>,
+    /// Count of IOMMU groups per default domain type.
+    pub group_types: Read<BTreeMap<String, u32>>,
+}
+
+impl Iommu {
+    pub fn mode(&self) -> IommuMode {
+        let opt = |k: &str| self.cmdline.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let types = self.group_types.value();
+        if let Some(t) = types.filter(|t| !t.is_empty()) {
+            let identity = t.get("identity").copied().unwrap_or(0);
+            let dma: u32 = t.iter().filter(|(k, _)| k.starts_with("DMA")).map(|(_, v)| v).sum();
+            return if dma > identity {
+                IommuMode::Translated
+            } else if identity > 0 {
+                IommuMode::Passthrough
+            } else {
+                IommuMode::Unknown
+            };
+        }
+        let units = self.units.value().map(|u| !u.is_empty()).unwrap_or(false);
+        if !units {
+            return IommuMode::Off;
+        }
+        if opt("iommu") == Some("pt") {
+            IommuMode::Passthrough
+        } else {
+            IommuMode::Unknown
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeHugePages {
+    pub node: u32,
+    pub page_size_bytes: u64,
+    pub total: u64,
+    pub free: u64,
+}
+
+const CPU: &str = "sys/devices/system/cpu";
+
+impl Settings {
+    /// Reads every setting under `root`. Never fails: each value says
+    /// whether it was read, absent or unreadable.
+    pub fn read(root: &SysRoot) -> Settings {
+        let cmdline = read_string(root, "proc/cmdline");
+        let opts = cmdline.value().map(|c| parse_cmdline(c)).unwrap_or_default();
+        let cmd_opt = |key: &str| -> Read<String> {
+            match &cmdline {
+                Read::Value(_) => opts
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| Read::Value(v.clone()))
+                    .unwrap_or(Read::Absent),
+                Read::Absent => Read::Absent,
+                Read::Unreadable(r) => Read::Unreadable(r.clone()),
+            }
+        };
+        let kernel = match read_string(root, "proc/sys/kernel/osrelease") {
+            Read::Absent => read_with(root, "proc/version", |s| {
+                s.split_whitespace()
+                    .nth(2)
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("no release in '{s}'"))
+            }),
+            other => other,
+        };
+        let cpus = root.list_ids(CPU, "cpu").unwrap_or_default();
+        let bool01 = |s: &str| match s {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            _ => Err(format!("expected 0 or 1, found '{s}'")),
+        };
+        Settings {
+            kernel,
+            thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", bracketed),
+            thp_defrag: read_with(root, "sys/kernel/mm/transparent_hugepage/defrag", bracketed),
+            numa_balancing: read_u64(root, "proc/sys/kernel/numa_balancing"),
+            zone_reclaim_mode: read_u64(root, "proc/sys/vm/zone_reclaim_mode"),
+            swappiness: read_u64(root, "proc/sys/vm/swappiness"),
+            swap_total_bytes: read_with(root, "proc/meminfo", |s| {
+                meminfo_kib(s, "SwapTotal")
+                    .map(|k| k * 1024)
+                    .ok_or_else(|| "no SwapTotal line".to_string())
+            }),
+            cpufreq: Cpufreq {
+                driver: per_cpu(root, &cpus, "cpufreq/scaling_driver"),
+                governor: per_cpu(root, &cpus, "cpufreq/scaling_governor"),
+                energy_performance_preference: per_cpu(
+                    root,
+                    &cpus,
+                    "cpufreq/energy_performance_preference",
+                ),
+            },
+            boost: Boost {
+                intel_no_turbo: read_with(root, &format!("{CPU}/intel_pstate/no_turbo"), bool01),
+                cpufreq_boost: read_with(root, &format!("{CPU}/cpufreq/boost"), bool01),
+                amd_pstate_status: read_string(root, &format!("{CPU}/amd_pstate/status")),
+                policy_boost: per_cpu(root, &cpus, "cpufreq/boost"),
+            },
+            cpuidle: Cpuidle {
+                driver: read_string(root, &format!("{CPU}/cpuidle/current_driver")),
+                governor: match read_string(root, &format!("{CPU}/cpuidle/current_governor")) {
+                    Read::Absent => {
+                        read_string(root, &format!("{CPU}/cpuidle/current_governor_ro"))
+                    }
+                    other => other,
+                },
+                states: idle_states(root, &cpus),
+            },
+            smt: Smt {
+                control: read_string(root, &format!("{CPU}/smt/control")),
+                active: read_with(root, &format!("{CPU}/smt/active"), bool01),
+            },
+            iommu: Iommu {
+                cmdline: opts
+                    .iter()
+                    .filter(|(k, _)| matches!(k.as_str(), "iommu" | "intel_iommu" | "amd_iommu"))
+                    .cloned()
+                    .collect(),
+                units: list(root, "sys/class/iommu"),
+                group_types: iommu_groups(root),
+            },
+            isolcpus: cmd_opt("isolcpus"),
+            nohz_full: cmd_opt("nohz_full"),
+            hugepages: hugepages(root),
+            cmdline,
+        }
+    }
+
+    /// A command-line option's value (`""` for a flag), when the command line was read.
+    pub fn cmdline_option(&self, key: &str) -> Option<String> {
+        let c = self.cmdline.value()?;
+        parse_cmdline(c).into_iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// Splits a kernel command line into `(key, value)`; stops at `--` (init's arguments).
+pub fn parse_cmdline(s: &str) -> Vec<(String, String)> {
+    s.split_whitespace()
+        .take_while(|w| *w != "--")
+        .map(|w| match w.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => (w.to_string(), String::new()),
+        })
+        .collect()
+}
+
+fn meminfo_kib(s: &str, key: &str) -> Option<u64> {
+    s.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+fn list(root: &SysRoot, rel: &str) -> Read<Vec<String>> {
+    if !root.path(rel).exists() {
+        return Read::Absent;
+    }
+    match root.list_dir(rel) {
+        Ok(v) => Read::Value(v),
+        Err(e) => Read::Unreadable(e.to_string()),
+    }
+}
+
+fn per_cpu(root: &SysRoot, cpus: &[u32], file: &str) -> Read<PerCpu> {
+    let mut by_value: BTreeMap<String, CpuSet> = BTreeMap::new();
+    for &c in cpus {
+        match read_string(root, &format!("{CPU}/cpu{c}/{file}")) {
+            Read::Value(v) => {
+                by_value.entry(v).or_default().insert(c);
+            }
+            Read::Absent => {}
+            Read::Unreadable(r) => return Read::Unreadable(r),
+        }
+    }
+    if by_value.is_empty() {
+        Read::Absent
+    } else {
+        Read::Value(PerCpu { by_value })
+    }
+}
+
+fn idle_states(root: &SysRoot, cpus: &[u32]) -> Read<Vec<IdleState>> {
+    let Some(&first) = cpus.iter().find(|c| root.path(&format!("{CPU}/cpu{c}/cpuidle")).is_dir())
+    else {
+        return Read::Absent;
+    };
+    let ids = match root.list_ids(&format!("{CPU}/cpu{first}/cpuidle"), "state") {
+        Ok(ids) => ids,
+        Err(e) => return Read::Unreadable(e.to_string()),
+    };
+    let mut states = Vec::new();
+    for i in ids {
+        let dir = format!("{CPU}/cpu{first}/cpuidle/state{i}");
+        let name = match read_string(root, &format!("{dir}/name")) {
+            Read::Value(n) => n,
+            Read::Absent => format!("state{i}"),
+            Read::Unreadable(r) => return Read::Unreadable(r),
+        };
+        let exit_latency_us = match read_u64(root, &format!("{dir}/latency")) {
+            Read::Value(v) => v,
+            Read::Absent => 0,
+            Read::Unreadable(r) => return Read::Unreadable(r),
+        };
+        let mut disabled_on = CpuSet::new();
+        for &c in cpus {
+            if let Read::Value(1) =
+                read_u64(root, &format!("{CPU}/cpu{c}/cpuidle/state{i}/disable"))
+            {
+                disabled_on.insert(c);
+            }
+        }
+        states.push(IdleState { index: i, name, exit_latency_us, disabled_on });
+    }
+    Read::Value(states)
+}
+
+fn iommu_groups(root: &SysRoot) -> Read<BTreeMap<String, u32>> {
+    let rel = "sys/kernel/iommu_groups";
+    let groups = match list(root, rel) {
+        Read::Value(g) => g,
+        Read::Absent => return Read::Absent,
+        Read::Unreadable(r) => return Read::Unreadable(r),
+    };
+    let mut types = BTreeMap::new();
+    for g in groups {
+        match read_string(root, &format!("{rel}/{g}/type")) {
+            Read::Value(t) => *types.entry(t).or_insert(0) += 1,
+            Read::Absent => {}
+            Read::Unreadable(r) => return Read::Unreadable(r),
+        }
+    }
+    Read::Value(types)
+}
+
+fn hugepages(root: &SysRoot) -> Read<Vec<NodeHugePages>> {
+    let base = "sys/devices/system/node";
+    let nodes = match root.list_ids(base, "node") {
+        Ok(n) if n.is_empty() => return Read::Absent,
+        Ok(n) => n,
+        Err(e) => return Read::Unreadable(e.to_string()),
+    };
+    let mut out = Vec::new();
+    for n in nodes {
+        let dir = format!("{base}/node{n}/hugepages");
+        let sizes = match root.list_dir(&dir) {
+            Ok(s) => s,
+            Err(e) => return Read::Unreadable(e.to_string()),
+        };
+        for s in sizes {
+            let Some(kib) = s
+                .strip_prefix("hugepages-")
+                .and_then(|r| r.strip_suffix("kB"))
+                .and_then(|k| k.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            let total = read_u64(root, &format!("{dir}/{s}/nr_hugepages"));
+            let free = read_u64(root, &format!("{dir}/{s}/free_hugepages"));
+            match (total, free) {
+                (Read::Value(total), free) => out.push(NodeHugePages {
+                    node: n,
+                    page_size_bytes: kib * 1024,
+                    total,
+                    free: free.value().copied().unwrap_or(0),
+                }),
+                (Read::Unreadable(r), _) => return Read::Unreadable(r),
+                (Read::Absent, _) => {}
+            }
+        }
+    }
+    Read::Value(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmdline_split_stops_at_double_dash() {
+        let o = parse_cmdline("ro numa=off iommu=pt quiet -- init=foo");
+        assert_eq!(o.len(), 4);
+        assert_eq!(o[1], ("numa".to_string(), "off".to_string()));
+        assert_eq!(o[3], ("quiet".to_string(), String::new()));
+    }
+
+    #[test]
+    fn per_cpu_summary_describes_mixes() {
+        let mut by_value = BTreeMap::new();
+        by_value.insert("performance".to_string(), CpuSet::parse_list("0-3").unwrap());
+        by_value.insert("powersave".to_string(), CpuSet::parse_list("4-7").unwrap());
+        let p = PerCpu { by_value };
+        assert_eq!(p.uniform(), None);
+        assert_eq!(p.describe(), "performance on CPUs 0-3, powersave on CPUs 4-7");
+    }
+
+    #[test]
+    fn boost_from_each_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |rel: &str, v: &str| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, v).unwrap();
+        };
+        w("sys/devices/system/cpu/cpu0/topology/core_id", "0\n");
+        w("sys/devices/system/cpu/cpu1/topology/core_id", "1\n");
+        let root = SysRoot::new(dir.path()).unwrap();
+        assert_eq!(Settings::read(&root).boost.enabled(), Read::Absent);
+        // amd-pstate with per-policy boost, on for one CPU only.
+        w("sys/devices/system/cpu/amd_pstate/status", "active\n");
+        w("sys/devices/system/cpu/cpu0/cpufreq/boost", "1\n");
+        w("sys/devices/system/cpu/cpu1/cpufreq/boost", "0\n");
+        let s = Settings::read(&root);
+        assert_eq!(s.boost.amd_pstate_status, Read::Value("active".into()));
+        assert_eq!(s.boost.enabled(), Read::Value(true));
+        // The global switch wins over per-policy files.
+        w("sys/devices/system/cpu/cpufreq/boost", "0\n");
+        assert_eq!(Settings::read(&root).boost.enabled(), Read::Value(false));
+        w("sys/devices/system/cpu/intel_pstate/no_turbo", "0\n");
+        assert_eq!(Settings::read(&root).boost.enabled(), Read::Value(true));
+        w("sys/devices/system/cpu/intel_pstate/no_turbo", "maybe\n");
+        assert!(matches!(Settings::read(&root).boost.intel_no_turbo, Read::Unreadable(_)));
+    }
+
+    #[test]
+    fn iommu_mode_from_group_types() {
+        let mut t = BTreeMap::new();
+        t.insert("DMA-FQ".to_string(), 30);
+        t.insert("identity".to_string(), 2);
+        let i = Iommu {
+            cmdline: vec![],
+            units: Read::Value(vec!["dmar0".into()]),
+            group_types: Read::Value(t),
+        };
+        assert_eq!(i.mode(), IommuMode::Translated);
+        let mut t = BTreeMap::new();
+        t.insert("identity".to_string(), 30);
+        let i = Iommu {
+            cmdline: vec![],
+            units: Read::Value(vec!["dmar0".into()]),
+            group_types: Read::Value(t),
+        };
+        assert_eq!(i.mode(), IommuMode::Passthrough);
+        let i = Iommu { cmdline: vec![], units: Read::Value(vec![]), group_types: Read::Absent };
+        assert_eq!(i.mode(), IommuMode::Off);
+    }
+}

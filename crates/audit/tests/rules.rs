@@ -1,0 +1,687 @@
+//! Every rule fires on a case built for it and stays quiet on one that
+//! should not trigger it. Settings come from the fixture trees in
+//! tests/data (untuned/ and tuned/); topologies are built here.
+
+use std::path::PathBuf;
+
+use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
+use serde_json::json;
+use topo::*;
+
+fn data(name: &str) -> SysRoot {
+    SysRoot::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap()
+}
+
+fn set(s: &str) -> CpuSet {
+    CpuSet::parse_list(s).unwrap()
+}
+
+const GIB: u64 = 1 << 30;
+
+/// The 2-socket, 2-node, 8-CPU machine of tests/data/tuned, discovered by
+/// the topo crate (so the tests follow its model as it grows).
+fn two_node() -> Topology {
+    let t = Topology::discover(&data("tuned")).unwrap();
+    assert_eq!((t.packages.len(), t.cpu_nodes().count(), t.cpus.len()), (2, 2, 8), "{t:#?}");
+    assert_eq!(t.numa_mode.kind, NumaModeKind::NodePerPackage);
+    t
+}
+
+/// The same machine with another NUMA mode reported.
+fn machine(nodes_per_pkg: u32, kind: NumaModeKind) -> Topology {
+    let mut t = two_node();
+    t.numa_mode.kind = kind;
+    t.numa_mode.nodes_per_package = Some(nodes_per_pkg);
+    t.numa_mode.label = (nodes_per_pkg > 1).then(|| format!("SNC{nodes_per_pkg}"));
+    if matches!(kind, NumaModeKind::DisabledByFirmware | NumaModeKind::DisabledByKernel) {
+        t.nodes.truncate(1);
+        t.nodes[0].cpus = set("0-7");
+        t.nodes[0].distances = vec![10];
+    }
+    t
+}
+
+fn single_node() -> Topology {
+    let mut t = two_node();
+    t.nodes.truncate(1);
+    t.nodes[0].distances = vec![10];
+    t.packages.truncate(1);
+    t.cpus.truncate(4);
+    t.numa_mode.kind = NumaModeKind::SingleNode;
+    t
+}
+
+fn report(
+    t: &Topology,
+    s: &Settings,
+    mem: Read<MemoryPopulation>,
+    ev: Evidence,
+    p: Profile,
+) -> Report {
+    Report::from_parts("test".into(), t, s.clone(), mem, ev, p)
+}
+
+fn untuned() -> Settings {
+    Settings::read(&data("untuned"))
+}
+fn tuned() -> Settings {
+    Settings::read(&data("tuned"))
+}
+
+fn sev(r: &Report, id: &str) -> Option<Severity> {
+    r.finding(id).map(|f| f.severity)
+}
+
+/// Fires: a finding at `min` severity or above. Quiet: absent or `Ok`.
+#[track_caller]
+fn fires(r: &Report, id: &str, min: Severity) {
+    let f = r.finding(id).unwrap_or_else(|| panic!("no finding {id}: {:#?}", r.findings));
+    assert!(f.severity >= min, "{id}: {:?} < {min:?}: {f:#?}", f.severity);
+    assert!(!f.found.is_empty() && !f.expected.is_empty() && !f.why.is_empty(), "{f:#?}");
+    if f.severity >= Severity::Warn {
+        assert!(!f.fix.is_empty(), "{id} fires without a fix: {f:#?}");
+    }
+}
+
+#[track_caller]
+fn quiet(r: &Report, id: &str) {
+    match r.finding(id) {
+        None => {}
+        Some(f) => assert_eq!(f.severity, Severity::Ok, "{id} should be quiet: {f:#?}"),
+    }
+}
+
+fn nomem() -> Read<MemoryPopulation> {
+    Read::Absent
+}
+
+// ------------------------------------------------------------ settings read
+
+#[test]
+fn settings_are_read_from_the_fixture_trees() {
+    let s = untuned();
+    assert_eq!(s.thp_enabled, Read::Value("always".into()));
+    assert_eq!(s.thp_defrag, Read::Value("always".into()));
+    assert_eq!(s.numa_balancing, Read::Value(1));
+    assert_eq!(s.zone_reclaim_mode, Read::Value(1));
+    assert_eq!(s.swappiness, Read::Value(60));
+    assert_eq!(s.swap_total_bytes, Read::Value(8 * GIB));
+    assert_eq!(s.kernel, Read::Value("6.1.0-test".into()));
+    let g = s.cpufreq.governor.value().unwrap();
+    assert_eq!(g.uniform(), None);
+    assert_eq!(g.by_value["powersave"], set("0-3"));
+    assert_eq!(s.boost.enabled(), Read::Value(false));
+    let states = s.cpuidle.states.value().unwrap();
+    assert_eq!(states.len(), 4);
+    assert_eq!((states[3].name.as_str(), states[3].exit_latency_us), ("C6", 133));
+    assert_eq!(s.smt.control, Read::Value("on".into()));
+    assert_eq!(s.iommu.mode(), audit::settings::IommuMode::Translated);
+    assert_eq!(s.isolcpus, Read::Absent);
+    let hp = s.hugepages.value().unwrap();
+    assert!(hp.iter().any(|h| h.node == 0 && h.page_size_bytes == 2 << 20 && h.total == 1024));
+
+    let t = tuned();
+    assert_eq!(t.isolcpus, Read::Value("managed_irq,domain,2-3,6-7".into()));
+    assert_eq!(t.nohz_full, Read::Value("2-3,6-7".into()));
+    assert_eq!(t.iommu.mode(), audit::settings::IommuMode::Passthrough);
+    assert_eq!(t.iommu.cmdline.len(), 2);
+    assert_eq!(t.cpuidle.states.value().unwrap()[3].disabled_on, set("0-7"));
+    assert_eq!(t.boost.enabled(), Read::Value(true));
+}
+
+#[test]
+fn empty_root_gives_absent_not_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Settings::read(&SysRoot::new(dir.path()).unwrap());
+    assert_eq!(s.numa_balancing, Read::Absent);
+    assert_eq!(s.cpufreq.governor, Read::Absent);
+    assert_eq!(s.cpuidle.states, Read::Absent);
+    assert_eq!(s.cmdline, Read::Absent);
+    assert_eq!(s.hugepages, Read::Absent);
+    assert_eq!(audit::smbios::read(&SysRoot::new(dir.path()).unwrap()), Read::Absent);
+    // The rules say so instead of guessing.
+    let r = report(&two_node(), &s, nomem(), Evidence::default(), Profile::Database);
+    for id in [
+        "kernel.numa_balancing",
+        "kernel.zone_reclaim_mode",
+        "kernel.thp_enabled",
+        "cpu.governor",
+        "memory.population",
+    ] {
+        let f = r.finding(id).unwrap_or_else(|| panic!("{id} missing"));
+        assert_eq!(f.severity, Severity::Unknown, "{f:#?}");
+    }
+}
+
+#[test]
+fn unreadable_files_say_could_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("proc/sys/vm");
+    std::fs::create_dir_all(&p).unwrap();
+    // A directory where a file is expected: reading it fails (EISDIR), even as root.
+    std::fs::create_dir_all(p.join("zone_reclaim_mode")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sys/firmware/dmi/tables/DMI")).unwrap();
+    let root = SysRoot::new(dir.path()).unwrap();
+    let s = Settings::read(&root);
+    assert!(matches!(s.zone_reclaim_mode, Read::Unreadable(_)), "{:?}", s.zone_reclaim_mode);
+    let mem = audit::smbios::read(&root);
+    assert!(matches!(mem, Read::Unreadable(_)), "{mem:?}");
+    let r = report(&two_node(), &s, mem, Evidence::default(), Profile::General);
+    let f = r.finding("kernel.zone_reclaim_mode").unwrap();
+    assert_eq!(f.severity, Severity::Unknown);
+    assert!(f.found.starts_with("could not read"), "{}", f.found);
+    let f = r.finding("memory.population").unwrap();
+    assert!(f.found.starts_with("could not read") && f.found.contains("DMI"), "{}", f.found);
+}
+
+// ------------------------------------------------------------ NUMA
+
+#[test]
+fn numa_mode_firmware_interleave_vs_numa_off() {
+    let s = tuned();
+    let fw = machine(1, NumaModeKind::DisabledByFirmware);
+    let ev = Evidence { latency_groups: Some(2), ..Default::default() };
+    let r = report(&fw, &s, nomem(), ev, Profile::Database);
+    fires(&r, "numa.mode", Severity::Critical);
+    let f = r.finding("numa.mode").unwrap();
+    assert!(f.fix.contains("Node Interleaving") && f.needs == audit::Needs::Bios, "{f:#?}");
+    assert!(f.evidence.as_deref().unwrap().contains("2 distinct latency groups"));
+
+    // Without the kernel command line, numa=off is not ruled out: said, not guessed.
+    let mut nocmd = s.clone();
+    nocmd.cmdline = Read::Absent;
+    let r = report(&fw, &nocmd, nomem(), Evidence::default(), Profile::Database);
+    let f = r.finding("numa.mode").unwrap();
+    assert!(f.found.contains("numa=off is not ruled out"), "{}", f.found);
+    assert!(f.fix.contains("/proc/cmdline") && f.fix.contains("Node Interleaving"), "{}", f.fix);
+
+    let k = machine(1, NumaModeKind::DisabledByKernel);
+    let r = report(&k, &s, nomem(), Evidence::default(), Profile::General);
+    fires(&r, "numa.mode", Severity::Warn);
+    let f = r.finding("numa.mode").unwrap();
+    assert!(f.fix.contains("numa=off") && f.needs == audit::Needs::Reboot, "{f:#?}");
+
+    let mut fake = two_node();
+    fake.numa_mode.kind = NumaModeKind::Fake;
+    fires(
+        &report(&fake, &s, nomem(), Evidence::default(), Profile::General),
+        "numa.mode",
+        Severity::Warn,
+    );
+
+    quiet(&report(&two_node(), &s, nomem(), Evidence::default(), Profile::Database), "numa.mode");
+    quiet(
+        &report(&single_node(), &s, nomem(), Evidence::default(), Profile::Database),
+        "numa.mode",
+    );
+}
+
+#[test]
+fn sub_numa_clustering_depends_on_profile() {
+    let s = tuned();
+    let snc = machine(2, NumaModeKind::NodesPerPackage);
+    fires(
+        &report(&snc, &s, nomem(), Evidence::default(), Profile::Database),
+        "numa.sub_numa",
+        Severity::Warn,
+    );
+    quiet(&report(&snc, &s, nomem(), Evidence::default(), Profile::Hpc), "numa.sub_numa");
+    fires(
+        &report(&two_node(), &s, nomem(), Evidence::default(), Profile::Hpc),
+        "numa.sub_numa",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &s, nomem(), Evidence::default(), Profile::Database),
+        "numa.sub_numa",
+    );
+}
+
+#[test]
+fn remote_penalty_needs_evidence() {
+    let s = tuned();
+    let ev = Evidence::from_results(&[
+        json!({"kind":"lat","cpu_node":0,"mem_node":0,"median_ns":100.0}),
+        json!({"kind":"lat","cpu_node":0,"mem_node":1,"median_ns":180.0}),
+    ]);
+    let r = report(&two_node(), &s, nomem(), ev, Profile::Database);
+    fires(&r, "numa.remote_penalty", Severity::Warn);
+    assert!(r
+        .finding("numa.remote_penalty")
+        .unwrap()
+        .found
+        .contains("remote latency 1.8x local: bind instances to nodes"));
+    quiet(
+        &report(&two_node(), &s, nomem(), Evidence::default(), Profile::Database),
+        "numa.remote_penalty",
+    );
+    let small = Evidence { remote_local_latency_ratio: Some(1.1), ..Default::default() };
+    quiet(&report(&two_node(), &s, nomem(), small, Profile::Database), "numa.remote_penalty");
+}
+
+#[test]
+fn every_profile_gives_its_placement_recommendation() {
+    let s = tuned();
+    let mut fixes = std::collections::BTreeSet::new();
+    for p in Profile::ALL {
+        let r = report(&two_node(), &s, nomem(), Evidence::default(), p);
+        fires(&r, "placement.profile", Severity::Info);
+        fixes.insert(r.finding("placement.profile").unwrap().fix.clone());
+    }
+    assert_eq!(fixes.len(), Profile::ALL.len(), "profiles share a recommendation");
+    quiet(
+        &report(&single_node(), &s, nomem(), Evidence::default(), Profile::Database),
+        "placement.profile",
+    );
+}
+
+// ------------------------------------------------------------ kernel
+
+#[test]
+fn numa_balancing_rule() {
+    let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database);
+    fires(&r, "kernel.numa_balancing", Severity::Warn);
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.numa_balancing",
+    );
+    quiet(
+        &report(&single_node(), &untuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.numa_balancing",
+    );
+    fires(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::General),
+        "kernel.numa_balancing",
+        Severity::Info,
+    );
+}
+
+#[test]
+fn zone_reclaim_rule() {
+    fires(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.zone_reclaim_mode",
+        Severity::Critical,
+    );
+    fires(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::General),
+        "kernel.zone_reclaim_mode",
+        Severity::Warn,
+    );
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.zone_reclaim_mode",
+    );
+    quiet(
+        &report(&single_node(), &untuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.zone_reclaim_mode",
+    );
+}
+
+#[test]
+fn thp_rules() {
+    let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Latency);
+    fires(&r, "kernel.thp_enabled", Severity::Warn);
+    fires(&r, "kernel.thp_defrag", Severity::Warn);
+    let r = report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Latency);
+    quiet(&r, "kernel.thp_enabled");
+    quiet(&r, "kernel.thp_defrag");
+    // HPC wants THP always: the tuned (madvise) tree is a recommendation there.
+    fires(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Hpc),
+        "kernel.thp_enabled",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Hpc),
+        "kernel.thp_enabled",
+    );
+}
+
+#[test]
+fn hugepages_rule() {
+    let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database);
+    fires(&r, "kernel.hugepages", Severity::Warn);
+    assert!(r.finding("kernel.hugepages").unwrap().found.contains("uneven"));
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.hugepages",
+    );
+    let mut none = tuned();
+    none.hugepages = Read::Value(vec![]);
+    fires(
+        &report(&two_node(), &none, nomem(), Evidence::default(), Profile::Virtualization),
+        "kernel.hugepages",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &none, nomem(), Evidence::default(), Profile::Hpc),
+        "kernel.hugepages",
+    );
+}
+
+#[test]
+fn swappiness_rule() {
+    fires(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.swappiness",
+        Severity::Warn,
+    );
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Database),
+        "kernel.swappiness",
+    );
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Hpc),
+        "kernel.swappiness",
+    );
+    let mut noswap = untuned();
+    noswap.swap_total_bytes = Read::Value(0);
+    quiet(
+        &report(&two_node(), &noswap, nomem(), Evidence::default(), Profile::Database),
+        "kernel.swappiness",
+    );
+}
+
+// ------------------------------------------------------------ CPU
+
+#[test]
+fn governor_and_epp_rules() {
+    let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Latency);
+    fires(&r, "cpu.governor", Severity::Warn);
+    assert!(r.finding("cpu.governor").unwrap().found.contains("powersave on CPUs 0-3"));
+    fires(&r, "cpu.epp", Severity::Warn);
+    let r = report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Latency);
+    quiet(&r, "cpu.governor");
+    quiet(&r, "cpu.epp");
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::General),
+        "cpu.governor",
+    );
+}
+
+#[test]
+fn boost_rule() {
+    fires(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Hpc),
+        "cpu.boost",
+        Severity::Info,
+    );
+    quiet(&report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Hpc), "cpu.boost");
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Latency),
+        "cpu.boost",
+    );
+}
+
+#[test]
+fn cstate_rule() {
+    let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Latency);
+    fires(&r, "cpu.cstates", Severity::Warn);
+    assert!(r.finding("cpu.cstates").unwrap().found.contains("C6 (133 us)"));
+    // C6 disabled on every CPU in the tuned tree.
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Latency),
+        "cpu.cstates",
+    );
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Hpc),
+        "cpu.cstates",
+    );
+    let mut poll = tuned();
+    poll.cmdline = Read::Value("ro idle=poll".into());
+    fires(
+        &report(&two_node(), &poll, nomem(), Evidence::default(), Profile::General),
+        "cpu.cstates",
+        Severity::Info,
+    );
+}
+
+#[test]
+fn smt_rule() {
+    fires(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Latency),
+        "cpu.smt",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Latency),
+        "cpu.smt",
+    );
+    fires(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Database),
+        "cpu.smt",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database),
+        "cpu.smt",
+    );
+}
+
+#[test]
+fn isolation_rule() {
+    fires(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Latency),
+        "cpu.isolation",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Latency),
+        "cpu.isolation",
+    );
+    fires(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::General),
+        "cpu.isolation",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::General),
+        "cpu.isolation",
+    );
+}
+
+#[test]
+fn iommu_rule() {
+    fires(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::AiTraining),
+        "iommu.mode",
+        Severity::Warn,
+    );
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::AiTraining),
+        "iommu.mode",
+    );
+    quiet(
+        &report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database),
+        "iommu.mode",
+    );
+    let mut off = tuned();
+    off.iommu.units = Read::Absent;
+    off.iommu.group_types = Read::Absent;
+    fires(
+        &report(&two_node(), &off, nomem(), Evidence::default(), Profile::Virtualization),
+        "iommu.mode",
+        Severity::Warn,
+    );
+}
+
+// ------------------------------------------------------------ memory
+
+fn dmi(populated_per_socket: usize, mixed: bool) -> MemoryPopulation {
+    use audit::smbios::build::*;
+    let mut t = processor(1, "CPU1");
+    t.extend(processor(2, "CPU2"));
+    let mut h = 0x20;
+    for cpu in 1..=2 {
+        for (i, ch) in ["A", "B", "C", "D", "E", "F", "G", "H"].iter().enumerate() {
+            let size = if i >= populated_per_socket {
+                0
+            } else if mixed && i == 0 {
+                16384
+            } else {
+                32768
+            };
+            t.extend(dimm(h, &format!("CPU{cpu}_DIMM_{ch}1"), "BANK 0", size, 3200, 3200, 0x1A));
+            h += 1;
+        }
+    }
+    t.extend(end());
+    MemoryPopulation::from_table(&t, None).unwrap()
+}
+
+#[test]
+fn population_rule() {
+    let s = tuned();
+    let r = report(&two_node(), &s, Read::Value(dmi(4, false)), Evidence::default(), Profile::Hpc);
+    fires(&r, "memory.population", Severity::Critical);
+    let f = r.finding("memory.population").unwrap();
+    assert!(f.found.contains("socket 0: 4 of 8 channels empty (E, F, G, H)"), "{}", f.found);
+    assert!(f.found.contains("peak 102.4 GB/s"), "{}", f.found);
+    let r =
+        report(&two_node(), &s, Read::Value(dmi(8, true)), Evidence::default(), Profile::General);
+    fires(&r, "memory.population", Severity::Warn);
+    assert!(r.finding("memory.population").unwrap().found.contains("mixed DIMM sizes"));
+    quiet(
+        &report(&two_node(), &s, Read::Value(dmi(8, false)), Evidence::default(), Profile::Hpc),
+        "memory.population",
+    );
+}
+
+#[test]
+fn peak_fraction_rule_uses_measurements() {
+    let s = tuned();
+    // 8 channels x 3200 MT/s x 8 B = 204.8 GB/s per socket; one node per socket.
+    let low =
+        Evidence::from_results(&[json!({"kind":"bw","cpu_node":0,"mem_node":0,"best_gbs":118.8})]);
+    let r = report(&two_node(), &s, Read::Value(dmi(8, false)), low.clone(), Profile::Hpc);
+    fires(&r, "memory.peak_fraction", Severity::Warn);
+    let f = r.finding("memory.peak_fraction").unwrap();
+    assert!(
+        f.found.contains("measured 58% of theoretical peak: check DIMM population"),
+        "{}",
+        f.found
+    );
+    let good =
+        Evidence::from_results(&[json!({"kind":"bw","cpu_node":1,"mem_node":1,"best_gbs":160.0})]);
+    quiet(
+        &report(&two_node(), &s, Read::Value(dmi(8, false)), good, Profile::Hpc),
+        "memory.peak_fraction",
+    );
+    // No peak known: no finding, no guess.
+    quiet(&report(&two_node(), &s, nomem(), low, Profile::Hpc), "memory.peak_fraction");
+    // The population finding cites the measured fraction too.
+    let low4 =
+        Evidence::from_results(&[json!({"kind":"bw","cpu_node":0,"mem_node":0,"best_gbs":59.4})]);
+    let r = report(&two_node(), &s, Read::Value(dmi(4, false)), low4, Profile::Hpc);
+    let ev = r.finding("memory.population").unwrap().evidence.clone().unwrap();
+    assert!(ev.contains("58% of theoretical peak (59.4 of 102.4 GB/s)"), "{ev}");
+}
+
+#[test]
+fn free_memory_rule() {
+    let mut t = two_node();
+    t.nodes[0].mem_free_bytes = 2 * GIB;
+    let r = report(&t, &tuned(), nomem(), Evidence::default(), Profile::General);
+    fires(&r, "memory.free", Severity::Warn);
+    assert!(r.finding("memory.free").unwrap().found.contains("node(s) 0 nearly full"));
+    let mut t = two_node();
+    t.nodes[0].mem_free_bytes = 60 * GIB;
+    t.nodes[1].mem_free_bytes = 12 * GIB;
+    fires(
+        &report(&t, &tuned(), nomem(), Evidence::default(), Profile::General),
+        "memory.free",
+        Severity::Info,
+    );
+    quiet(
+        &report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::General),
+        "memory.free",
+    );
+}
+
+// ------------------------------------------------------------ devices
+
+fn gpu(addr: &str, node: Option<u32>, local: Option<&str>) -> PciDevice {
+    serde_json::from_value(json!({
+        "address": addr,
+        "class": "gpu",
+        "class_code": "0x030200",
+        "vendor_id": "0x10de",
+        "device_id": null,
+        "numa_node": node,
+        "local_cpus": local,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn device_locality_rule() {
+    let mut t = two_node();
+    let mut gpu_mem = t.nodes[0].clone();
+    gpu_mem.id = 2;
+    gpu_mem.cpus = CpuSet::new();
+    gpu_mem.kind = NodeKind::MemoryOnly;
+    t.nodes.push(gpu_mem);
+    t.devices = vec![gpu("0000:3b:00.0", Some(2), None)];
+    let r = report(&t, &tuned(), nomem(), Evidence::default(), Profile::AiTraining);
+    fires(&r, "devices.locality", Severity::Critical);
+    assert!(r.finding("devices.locality").unwrap().found.contains("node 2, which has no CPUs"));
+    t.devices = vec![gpu("0000:3b:00.0", None, None)];
+    fires(
+        &report(&t, &tuned(), nomem(), Evidence::default(), Profile::General),
+        "devices.locality",
+        Severity::Warn,
+    );
+    t.devices = vec![gpu("0000:3b:00.0", Some(1), Some("4-7"))];
+    quiet(
+        &report(&t, &tuned(), nomem(), Evidence::default(), Profile::General),
+        "devices.locality",
+    );
+    // One node: an unknown device node is no problem.
+    let mut s = single_node();
+    s.devices = vec![gpu("0000:3b:00.0", None, None)];
+    quiet(
+        &report(&s, &tuned(), nomem(), Evidence::default(), Profile::General),
+        "devices.locality",
+    );
+}
+
+#[test]
+fn gpu_affinity_rule() {
+    let mut t = two_node();
+    t.devices =
+        vec![gpu("0000:3b:00.0", Some(0), Some("0-3")), gpu("0000:af:00.0", Some(1), Some("4-7"))];
+    t.cgroup.cpus = Some(set("0-3"));
+    let r = report(&t, &tuned(), nomem(), Evidence::default(), Profile::AiTraining);
+    fires(&r, "devices.gpu_affinity", Severity::Warn);
+    let f = r.finding("devices.gpu_affinity").unwrap();
+    assert!(
+        f.found.contains("GPU 0000:af:00.0: CPUs 4-7 not in the allowed set 0-3"),
+        "{}",
+        f.found
+    );
+    assert!(f.fix.contains("numactl --cpunodebind=1 --membind=1"), "{}", f.fix);
+    t.cgroup.cpus = None;
+    let r = report(&t, &tuned(), nomem(), Evidence::default(), Profile::AiTraining);
+    assert_eq!(sev(&r, "devices.gpu_affinity"), Some(Severity::Info));
+    quiet(
+        &report(&t, &tuned(), nomem(), Evidence::default(), Profile::Database),
+        "devices.gpu_affinity",
+    );
+}
+
+#[test]
+fn report_counts_and_json_fields() {
+    let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database);
+    let c = &r.counts;
+    assert_eq!((c.ok + c.info + c.unknown + c.warn + c.critical) as usize, r.findings.len());
+    assert_eq!(r.worst(), Severity::Critical);
+    assert!(r.findings.windows(2).all(|w| w[0].severity >= w[1].severity));
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["profile"], "database");
+    let f = &v["findings"][0];
+    for k in ["id", "severity", "title", "found", "expected", "why", "fix", "needs", "evidence"] {
+        assert!(f.get(k).is_some(), "finding lacks {k}: {f}");
+    }
+    assert_eq!(v["settings"]["numa_balancing"]["value"], 1);
+}

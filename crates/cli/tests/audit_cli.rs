@@ -1,0 +1,237 @@
+//! `numaprobe audit` end to end: this machine (text and JSON, checked
+//! against what procfs says), the audit crate's fixture trees, evidence
+//! taken from a results database, `--fail-on`, bad input, and every hwloc
+//! capture under `--root` (when ../shared/fixtures is present).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use serde_json::{json, Value};
+
+fn audit() -> Command {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.arg("audit");
+    c
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/data").join(name)
+}
+
+fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.arg("--json").output().unwrap();
+    assert!(out.status.success(), "audit: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+fn finding<'a>(r: &'a Value, id: &str) -> &'a Value {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no finding {id} in {r:#}"))
+}
+
+#[test]
+fn audits_this_machine_as_text() {
+    let db = tempfile::tempdir().unwrap();
+    audit()
+        .env("NUMAPROBE_DB", db.path().join("none.db"))
+        .assert()
+        .success()
+        .stdout(contains("Audit for profile general (root /)"))
+        .stdout(contains("numa.mode"))
+        .stdout(contains("No saved measurements of this machine"));
+}
+
+#[test]
+fn audits_this_machine_as_json_matching_procfs() {
+    let db = tempfile::tempdir().unwrap();
+    let r = json_of(
+        audit().env("NUMAPROBE_DB", db.path().join("none.db")).args(["--profile", "latency"]),
+    );
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["profile"], "latency");
+    let findings = r["findings"].as_array().unwrap();
+    assert!(findings.len() >= 10, "{r:#}");
+    for f in findings {
+        for k in ["id", "severity", "title", "found", "expected", "why", "fix", "needs"] {
+            assert!(f.get(k).is_some(), "finding lacks {k}: {f}");
+        }
+    }
+    // Settings agree with the files themselves.
+    if let Ok(rel) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        assert_eq!(r["settings"]["kernel"]["value"], rel.trim());
+    }
+    if let Ok(z) = std::fs::read_to_string("/proc/sys/vm/zone_reclaim_mode") {
+        assert_eq!(r["settings"]["zone_reclaim_mode"]["value"], z.trim().parse::<u64>().unwrap());
+    }
+    if let Ok(t) = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled") {
+        let sel = t.split('[').nth(1).unwrap().split(']').next().unwrap();
+        assert_eq!(r["settings"]["thp_enabled"]["value"], sel);
+    }
+    // Without a DMI table (or without root), the population is not guessed.
+    if !Path::new("/sys/firmware/dmi/tables/DMI").exists() {
+        assert_eq!(finding(&r, "memory.population")["severity"], "unknown");
+    }
+}
+
+#[test]
+fn untuned_tree_fires_and_tuned_tree_is_quiet() {
+    let r = json_of(audit().arg("--root").arg(data("untuned")).args([
+        "--profile",
+        "database",
+        "--no-evidence",
+    ]));
+    assert_eq!(finding(&r, "kernel.zone_reclaim_mode")["severity"], "critical");
+    assert_eq!(finding(&r, "kernel.numa_balancing")["severity"], "warn");
+    assert_eq!(
+        finding(&r, "kernel.zone_reclaim_mode")["fix"],
+        "sysctl -w vm.zone_reclaim_mode=0 (persist in /etc/sysctl.d/90-numa.conf)"
+    );
+    let r = json_of(audit().arg("--root").arg(data("tuned")).args([
+        "--profile",
+        "database",
+        "--no-evidence",
+    ]));
+    assert_eq!(r["counts"]["warn"], 0, "{r:#}");
+    assert_eq!(r["counts"]["critical"], 0, "{r:#}");
+    assert_eq!(finding(&r, "kernel.zone_reclaim_mode")["severity"], "ok");
+}
+
+#[test]
+fn fail_on_sets_the_exit_status() {
+    audit()
+        .arg("--root")
+        .arg(data("untuned"))
+        .args(["--profile", "database", "--fail-on", "warn"])
+        .assert()
+        .code(1)
+        .stdout(contains("kernel.zone_reclaim_mode"))
+        .stderr(contains("(--fail-on warn)"));
+    audit()
+        .arg("--root")
+        .arg(data("tuned"))
+        .args(["--profile", "database", "--fail-on", "warn"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn bad_input_is_a_usage_error() {
+    audit().args(["--profile", "olap"]).assert().code(2).stderr(contains("'olap'"));
+    audit().args(["--fail-on", "info"]).assert().code(2).stderr(contains("info"));
+    audit()
+        .args(["--root", "/no/such/numaprobe-root"])
+        .assert()
+        .code(2)
+        .stderr(contains("/no/such/numaprobe-root"));
+}
+
+fn this_topology() -> Value {
+    let t = topo::Topology::discover(&topo::SysRoot::live()).unwrap();
+    serde_json::to_value(t).unwrap()
+}
+
+fn save_run(db: &Path, topology: Value, label: &str) {
+    let mut s = store::Store::open(db).unwrap();
+    let mut new = store::NewRun::new("numaprobe run --test", "0.0.0-test");
+    new.label = Some(label.into());
+    new.topology = topology;
+    new.machine = json!({"description": "test machine"});
+    let run = s.begin_run(&new).unwrap();
+    let lat = store::ResultKind::Lat;
+    let bw = store::ResultKind::Bw;
+    s.add_result(
+        run,
+        &lat,
+        &json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":0,"median_ns":100.0}),
+    )
+    .unwrap();
+    s.add_result(
+        run,
+        &lat,
+        &json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":1,"median_ns":180.0}),
+    )
+    .unwrap();
+    s.add_result(run, &bw, &json!({"mode":"local","kernel":"triad","cpu_node":0,"mem_node":0,"best_gbs":50.0,"median_gbs":49.0})).unwrap();
+    s.finish_run(run, store::RunStatus::Complete, None).unwrap();
+}
+
+#[test]
+fn evidence_comes_from_the_latest_run_of_this_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    save_run(&db, this_topology(), "this machine");
+    // A later run of another machine must not be cited.
+    let mut other = this_topology();
+    other["cpu_model"] = json!("Some Other CPU 9000");
+    other["online_cpus"] = json!("0-511");
+    save_run(&db, other, "other machine");
+    let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--profile", "database"]));
+    let ev = &r["evidence"];
+    assert!(ev["source"].as_str().unwrap().contains("this machine"), "{ev:#}");
+    assert!((ev["remote_local_latency_ratio"].as_f64().unwrap() - 1.8).abs() < 1e-9, "{ev:#}");
+    let f = finding(&r, "numa.remote_penalty");
+    assert_eq!(f["severity"], "warn");
+    assert!(f["found"]
+        .as_str()
+        .unwrap()
+        .contains("remote latency 1.8x local: bind instances to nodes"));
+    // The text output says where the evidence comes from.
+    audit().env("NUMAPROBE_DB", &db).assert().success().stdout(contains("Evidence from run 1"));
+    // --no-evidence ignores the store; --run picks a run explicitly.
+    let r = json_of(audit().env("NUMAPROBE_DB", &db).arg("--no-evidence"));
+    assert!(r["evidence"]["source"].is_null());
+    let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--run", "other machine"]));
+    assert!(r["evidence"]["source"].as_str().unwrap().contains("other machine"));
+    audit()
+        .env("NUMAPROBE_DB", &db)
+        .args(["--run", "nope"])
+        .assert()
+        .code(1)
+        .stderr(contains("nope"));
+}
+
+#[test]
+fn runs_on_every_hwloc_capture() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hwloc-sysfs");
+    if !dir.is_dir() {
+        eprintln!("skipped: {} is missing (the captures live beside the checkout)", dir.display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let Some(name) =
+            p.file_name().unwrap().to_str().unwrap().strip_suffix(".tar.gz").map(String::from)
+        else {
+            continue;
+        };
+        let st = std::process::Command::new("tar")
+            .arg("xzf")
+            .arg(&p)
+            .arg("-C")
+            .arg(tmp.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "tar {}", p.display());
+        for profile in ["general", "ai-training"] {
+            let r = json_of(
+                audit().arg("--root").arg(tmp.path().join(&name)).args(["--profile", profile]),
+            );
+            assert!(!r["findings"].as_array().unwrap().is_empty(), "{name}");
+        }
+        audit()
+            .arg("--root")
+            .arg(tmp.path().join(&name))
+            .assert()
+            .success()
+            .stdout(contains("numa.mode"));
+        n += 1;
+    }
+    assert!(n >= 16, "only {n} captures");
+}
