@@ -1,10 +1,417 @@
-//! `numaprobe place` (being written).
+//! `numaprobe place`: try the placement layer. Pins itself, sets a memory
+//! policy, allocates and first-touches a buffer, asks the kernel where the
+//! pages are (`move_pages`) and judges that against an expectation.
+//! Documented in docs/place.md.
 
-use crate::cli::Global;
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use place::{
+    Allowed, Buffer, CpuSet, MemPolicy, NodeCounters, NodeMemory, NodeSet, NumaBalancing, NumaStat,
+    PageKind, PageReport, PlaceError, PlacementCheck, Spread,
+};
+use serde::Serialize;
+use topo::{SysRoot, Topology};
+
+use crate::cli::{Global, UsageError};
+use crate::output;
+use crate::usage;
+
+/// Version of the `place --json` document.
+pub const PLACE_SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Pin to this CPU (default: the CPU numaprobe starts on).
+    #[arg(long, value_name = "N", conflicts_with = "cpu_node")]
+    pub cpu: Option<u32>,
+    /// Run on the (allowed) CPUs of this node.
+    #[arg(long, value_name = "N")]
+    pub cpu_node: Option<u32>,
+    /// Memory policy: bind, preferred, preferred-many, interleave,
+    /// weighted (weighted interleave), local, default. Default: bind when
+    /// --mem-nodes is given, else local.
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<String>,
+    /// Nodes for the policy: `0-3,8`, `all`, `!2` (all but 2), `+0` (first
+    /// allowed node).
+    #[arg(long, value_name = "SPEC")]
+    pub mem_nodes: Option<String>,
+    /// Buffer size, binary suffixes K, M, G (64M = 64 MiB).
+    #[arg(long, value_name = "SIZE", default_value = "64M")]
+    pub size: String,
+    /// Page kind: 4k (kernel default), thp, nothp (4 KiB, THP off), 2m, 1g
+    /// (hugetlbfs, needs reserved pages).
+    #[arg(long, value_name = "KIND", default_value = "4k")]
+    pub pages: String,
+    /// How the policy is applied: `range` (mbind on the buffer) or
+    /// `thread` (set_mempolicy on the touching thread).
+    #[arg(long, value_name = "HOW", default_value = "range", value_parser = ["range", "thread"])]
+    pub via: String,
+    /// Nodes the pages must be on (SPEC as for --mem-nodes). Default: the
+    /// policy's nodes (local/default: the node of the CPU).
+    #[arg(long, value_name = "SPEC")]
+    pub expect: Option<String>,
+    /// Share of pages that must be on the expected nodes (0..1).
+    #[arg(long, value_name = "FRACTION", default_value_t = place::DEFAULT_THRESHOLD)]
+    pub threshold: f64,
+    /// For interleave policies: largest allowed deviation of a node's share
+    /// from its expected share (absolute, 0..1).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    pub spread_tolerance: f64,
+    /// Pages to ask the kernel about (0 = every page).
+    #[arg(long, value_name = "N", default_value_t = 65536)]
+    pub samples: usize,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe place` is not built yet")
+/// The `place --json` document (see docs/place.md).
+#[derive(Debug, Serialize)]
+pub struct PlaceReport {
+    pub schema_version: u32,
+    pub kernel: Option<String>,
+    pub allowed: Allowed,
+    pub cpu: CpuReport,
+    /// The policy asked for.
+    pub policy_requested: MemPolicy,
+    /// The policy applied (differs when the kernel needed a fallback).
+    pub policy: MemPolicy,
+    /// Why the applied policy differs from the requested one.
+    pub fallback: Option<String>,
+    /// `mbind` or `set_mempolicy`.
+    pub applied_with: &'static str,
+    /// What the kernel reports for the buffer's first page afterwards
+    /// (`get_mempolicy(MPOL_F_ADDR)`; `default` when applied per thread).
+    pub policy_read_back: MemPolicy,
+    pub size_bytes: u64,
+    pub pages: PageReport,
+    /// Where the expectation came from: `policy`, `local-cpu` or `--expect`.
+    pub expect_source: &'static str,
+    pub placement: PlacementCheck,
+    /// Pages per node among the sampled ones (counts, not shares).
+    pub page_counts: BTreeMap<u32, u64>,
+    /// Weighted-interleave weights used for the spread check.
+    pub weights: Option<BTreeMap<u32, u32>>,
+    /// Memory of the target nodes before allocating.
+    pub memory: Vec<NodeMemory>,
+    /// System-wide per-node counters, after minus before (pages).
+    pub numastat_delta: BTreeMap<u32, NodeCounters>,
+    pub numa_balancing: Option<NumaBalancing>,
+    pub numa_balancing_enabled: Option<bool>,
+    pub ok: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CpuReport {
+    /// CPUs the thread was restricted to.
+    pub pinned_to: CpuSet,
+    /// CPU and node `getcpu` reported after touching.
+    pub ran_on_cpu: u32,
+    pub ran_on_node: u32,
+}
+
+/// Library errors that come from what the user asked: exit 2.
+fn is_usage(e: &PlaceError) -> bool {
+    matches!(
+        e,
+        PlaceError::BadSpec { .. }
+            | PlaceError::CpuNotAllowed { .. }
+            | PlaceError::NodeNotAllowed { .. }
+            | PlaceError::NoSuchNode { .. }
+            | PlaceError::NoSuchCpu { .. }
+            | PlaceError::MemorylessNode { .. }
+            | PlaceError::CpulessNode { .. }
+            | PlaceError::NotEnoughMemory { .. }
+            | PlaceError::NoHugePages { .. }
+    )
+}
+
+/// Maps a library error to exit 2 when it is the user's request.
+fn lift(e: PlaceError) -> anyhow::Error {
+    if is_usage(&e) {
+        anyhow::Error::new(UsageError(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+    // Flags first (ripgrep's low-level args), then the plan once the
+    // machine is known.
+    if !(0.0..=1.0).contains(&args.threshold) || args.threshold.is_nan() {
+        usage!("--threshold {} must be between 0 and 1", args.threshold);
+    }
+    if !(0.0..=1.0).contains(&args.spread_tolerance) || args.spread_tolerance.is_nan() {
+        usage!("--spread-tolerance {} must be between 0 and 1", args.spread_tolerance);
+    }
+    let size = place::parse_size(&args.size).map_err(|e| lift_flag("--size", e))?;
+    let kind = PageKind::parse(&args.pages).map_err(|e| lift_flag("--pages", e))?;
+    let policy_name = match (&args.policy, &args.mem_nodes) {
+        (Some(p), _) => p.as_str(),
+        (None, Some(_)) => "bind",
+        (None, None) => "local",
+    };
+    let needs_nodes = !matches!(policy_name, "local" | "default");
+    if needs_nodes && args.mem_nodes.is_none() {
+        usage!("--policy {policy_name} needs --mem-nodes (e.g. --mem-nodes 0 or all)");
+    }
+    if !needs_nodes && args.mem_nodes.is_some() {
+        usage!("--policy {policy_name} takes no --mem-nodes");
+    }
+    let size_usize = usize::try_from(size).map_err(|_| UsageError(format!("--size {size}")))?;
+
+    let root = SysRoot::live();
+    let topo = Topology::discover(&root).context("reading the machine's topology")?;
+    let allowed = Allowed::current(&root).map_err(lift)?;
+
+    // Where to run.
+    let pin: CpuSet = match (args.cpu, args.cpu_node) {
+        (Some(cpu), _) => {
+            let set: CpuSet = [cpu].into_iter().collect();
+            allowed.check_cpus(&set, Some(&topo)).map_err(lift)?;
+            set
+        }
+        (None, Some(node)) => allowed.check_cpu_node(node, &topo).map_err(lift)?,
+        (None, None) => [place::current_cpu()?].into_iter().collect(),
+    };
+    place::set_current_thread_affinity(&pin)?;
+    let (_, start_node) = place::current_cpu_and_node()?;
+
+    // What policy.
+    let nodes = match &args.mem_nodes {
+        Some(spec) => {
+            allowed.resolve_mem_nodes(spec, &topo).map_err(|e| lift_flag("--mem-nodes", e))?
+        }
+        None => NodeSet::new(),
+    };
+    let requested =
+        MemPolicy::from_name(policy_name, &nodes).map_err(|e| lift_flag("--policy", e))?;
+    let (policy, fallback) = place::with_fallback(&requested, &root);
+    if let Some(note) = &fallback {
+        output::warn(g.quiet, note);
+    }
+
+    // Never take the machine's memory away.
+    let (targets, spread) = match &policy {
+        MemPolicy::Default | MemPolicy::Local => {
+            ([start_node].into_iter().collect(), Spread::AnyOne)
+        }
+        MemPolicy::Interleave(s) | MemPolicy::WeightedInterleave(s) => (s.clone(), Spread::Even),
+        p => (p.nodes(), Spread::AnyOne),
+    };
+    let memory = place::ensure_nodes_can_spare(&root, &targets, size, spread).map_err(lift)?;
+    if let Some(h) = kind.hugetlb_bytes() {
+        place::ensure_hugepages(&root, &targets, h as u64, size).map_err(lift)?;
+    }
+
+    let balancing = place::numa_balancing(&root).ok().flatten();
+    if balancing.is_some_and(NumaBalancing::enabled) {
+        output::warn(
+            g.quiet,
+            "numa_balancing is on: the kernel may migrate pages during the run \
+             (bind is not migrated off-node; the check below sees the result)",
+        );
+    }
+
+    // Place, touch, look.
+    let before = NumaStat::read(&root)?;
+    let mut buf = Buffer::alloc(size_usize, kind)?;
+    let applied_with = if args.via == "thread" {
+        place::set_process_policy(&policy)?;
+        "set_mempolicy"
+    } else {
+        buf.bind(&policy)?;
+        "mbind"
+    };
+    buf.touch();
+    if args.via == "thread" {
+        place::set_process_policy(&MemPolicy::Default)?;
+    }
+    let after = NumaStat::read(&root)?;
+    let (ran_on_cpu, ran_on_node) = place::current_cpu_and_node()?;
+    let policy_read_back = place::policy_at(buf.as_ptr())?;
+    let pages = buf.page_nodes(args.samples)?;
+    let page_report = buf.page_report()?;
+    drop(buf);
+
+    // Judge.
+    let (expected, expect_source) = match &args.expect {
+        // A plain list is a claim to test, even about nodes this machine
+        // lacks (the check then fails); all/!/+ resolve against the nodes.
+        Some(spec) => match place::SetSpec::parse(spec).map_err(|e| lift_flag("--expect", e))? {
+            place::SetSpec::List(l) => (l, "--expect"),
+            s => (
+                s.resolve(&topo.node_ids(), "node").map_err(|e| lift_flag("--expect", e))?,
+                "--expect",
+            ),
+        },
+        None => match &policy {
+            MemPolicy::Default | MemPolicy::Local => {
+                ([start_node].into_iter().collect(), "local-cpu")
+            }
+            p => (p.nodes(), "policy"),
+        },
+    };
+    let mut weights = None;
+    let placement = match &policy {
+        MemPolicy::Interleave(_) => {
+            place::check_interleave(&pages, &expected, args.threshold, args.spread_tolerance)
+        }
+        MemPolicy::WeightedInterleave(_) => {
+            let w = place::weighted_interleave_weights(&root)?.unwrap_or_default();
+            let wf: BTreeMap<u32, f64> =
+                expected.iter().map(|n| (n, w.get(&n).copied().unwrap_or(1) as f64)).collect();
+            weights = Some(w.into_iter().filter(|(n, _)| expected.contains(*n)).collect());
+            place::check_spread(&pages, &wf, args.threshold, args.spread_tolerance)
+        }
+        _ => place::check(&pages, &expected, args.threshold),
+    };
+
+    let report = PlaceReport {
+        schema_version: PLACE_SCHEMA_VERSION,
+        kernel: topo.kernel.clone(),
+        allowed,
+        cpu: CpuReport { pinned_to: pin, ran_on_cpu, ran_on_node },
+        policy_requested: requested,
+        policy,
+        fallback,
+        applied_with,
+        policy_read_back,
+        size_bytes: size,
+        pages: page_report,
+        expect_source,
+        ok: placement.ok,
+        placement,
+        page_counts: pages.per_node.clone(),
+        weights,
+        memory,
+        numastat_delta: after.since(&before).nodes,
+        numa_balancing: balancing,
+        numa_balancing_enabled: balancing.map(NumaBalancing::enabled),
+    };
+    if g.json {
+        output::json(&report)?;
+    } else {
+        print_text(&report, &pages)?;
+    }
+    if !report.ok {
+        anyhow::bail!("placement check failed: {}", failure_line(&report.placement));
+    }
+    Ok(())
+}
+
+/// A library error about one flag, as a usage error naming the flag.
+fn lift_flag(flag: &str, e: PlaceError) -> anyhow::Error {
+    if is_usage(&e) {
+        anyhow::Error::new(UsageError(format!("{flag}: {e}")))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn failure_line(c: &PlacementCheck) -> String {
+    let per: Vec<String> =
+        c.per_node.iter().map(|(n, f)| format!("node {n} {}", pct(*f))).collect();
+    let mut s = format!(
+        "{} of {} sampled pages on nodes {} (need {}); found: {}",
+        pct(c.fraction),
+        c.sampled_pages,
+        c.expected,
+        pct(c.threshold),
+        if per.is_empty() { "no present pages".to_string() } else { per.join(", ") }
+    );
+    if let Some(sp) = &c.spread {
+        if !sp.ok {
+            s.push_str(&format!(
+                "; spread off by {} (tolerance {})",
+                pct(sp.max_deviation),
+                pct(sp.tolerance)
+            ));
+        }
+    }
+    s
+}
+
+fn print_text(r: &PlaceReport, pages: &place::PageNodes) -> anyhow::Result<()> {
+    let mut out = String::new();
+    let policy = match &r.fallback {
+        Some(_) => format!("{} (asked {}, not supported here)", r.policy, r.policy_requested),
+        None => r.policy.to_string(),
+    };
+    out.push_str(&format!(
+        "policy    {policy} via {}; read back: {}\n",
+        r.applied_with, r.policy_read_back
+    ));
+    out.push_str(&format!(
+        "cpu       pinned to {}, ran on CPU {} (node {})\n",
+        r.cpu.pinned_to, r.cpu.ran_on_cpu, r.cpu.ran_on_node
+    ));
+    out.push_str(&format!(
+        "buffer    {} bytes ({:.1} MiB), pages asked {}, obtained {} ({} bytes{})\n",
+        r.size_bytes,
+        r.size_bytes as f64 / (1u64 << 20) as f64,
+        r.pages.requested.name(),
+        r.pages.obtained,
+        r.pages.page_size_bytes,
+        r.pages.thp_bytes.map(|b| format!(", {b} bytes in THP")).unwrap_or_default()
+    ));
+    out.push_str(&format!(
+        "sampled   {} of {} pages; not present {}, unreadable {}\n",
+        pages.sampled_pages, pages.total_pages, pages.not_present, pages.faulted
+    ));
+    let mut t = output::table(vec![
+        "node".into(),
+        "pages".into(),
+        "share".into(),
+        "expected".into(),
+        "numa_hit Δ".into(),
+        "numa_miss Δ".into(),
+        "interleave_hit Δ".into(),
+    ]);
+    // A console that reports no width (a serial line) would squeeze the
+    // table to one character per column: lay it out unwrapped instead.
+    if t.width().is_none_or(|w| w < 60) {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    }
+    let mut ids: Vec<u32> = r.numastat_delta.keys().copied().collect();
+    ids.extend(r.page_counts.keys());
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let d = r.numastat_delta.get(&id).copied().unwrap_or_default();
+        let exp = match r.placement.spread.as_ref().and_then(|s| s.expected_share.get(&id)) {
+            Some(s) => pct(*s),
+            None if r.placement.expected.contains(id) => "yes".into(),
+            None => "".into(),
+        };
+        t.add_row(vec![
+            id.to_string(),
+            r.page_counts.get(&id).copied().unwrap_or(0).to_string(),
+            pct(r.placement.per_node.get(&id).copied().unwrap_or(0.0)),
+            exp,
+            d.numa_hit.to_string(),
+            d.numa_miss.to_string(),
+            d.interleave_hit.to_string(),
+        ]);
+    }
+    out.push_str(&format!("{t}\n"));
+    out.push_str(&format!(
+        "numa_balancing {}\n",
+        match r.numa_balancing {
+            None => "unknown".to_string(),
+            Some(b) => serde_json::to_value(b)?.as_str().unwrap_or("?").to_string(),
+        }
+    ));
+    out.push_str(&format!(
+        "check     {} of pages on nodes {} (need {}) from {}: {}",
+        pct(r.placement.fraction),
+        r.placement.expected,
+        pct(r.placement.threshold),
+        r.expect_source,
+        if r.ok { "OK" } else { "FAILED" }
+    ));
+    output::emit(&out)
 }

@@ -1,0 +1,140 @@
+//! End-to-end tests of `numaprobe place` on the real machine. They need
+//! node 0 with memory (true on every Linux NUMA-enabled kernel) and only
+//! small buffers; multi-node behaviour is proven in the emulated guests.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn place(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("numaprobe").unwrap().arg("place").args(args).assert()
+}
+
+fn json_of(a: &assert_cmd::assert::Assert) -> Value {
+    let out = &a.get_output().stdout;
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+fn stderr_of(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+#[test]
+fn bind_to_node_zero_puts_every_page_there() {
+    let a = place(&["--json", "--mem-nodes", "0", "--size", "8M", "--pages", "nothp"]).success();
+    let j = json_of(&a);
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["policy"]["mode"], "bind");
+    assert_eq!(j["policy"]["nodes"], "0");
+    assert_eq!(j["policy_read_back"]["mode"], "bind");
+    assert_eq!(j["applied_with"], "mbind");
+    assert_eq!(j["size_bytes"], 8 << 20);
+    // 8 MiB of 4 KiB pages, every one asked about (default samples 65536).
+    assert_eq!(j["placement"]["sampled_pages"], 2048);
+    assert_eq!(j["page_counts"]["0"], 2048);
+    assert_eq!(j["placement"]["not_present_pages"], 0);
+    assert!(j["placement"]["fraction"].as_f64().unwrap() >= 0.99);
+    assert_eq!(j["placement"]["expected"], "0");
+    assert_eq!(j["placement"]["ok"], true);
+    assert_eq!(j["ok"], true);
+    assert_eq!(j["pages"]["requested"], "nothp");
+    assert_eq!(j["pages"]["obtained"], "base");
+    assert_eq!(j["pages"]["thp_bytes"], 0);
+    assert!(j["numastat_delta"]["0"]["numa_hit"].as_u64().unwrap() >= 2048);
+    assert!(j["numa_balancing_enabled"].is_boolean() || j["numa_balancing_enabled"].is_null());
+}
+
+#[test]
+fn set_mempolicy_path_and_sampling_work_too() {
+    let a = place(&[
+        "--json",
+        "--mem-nodes",
+        "0",
+        "--via",
+        "thread",
+        "--size",
+        "8M",
+        "--pages",
+        "nothp",
+        "--samples",
+        "100",
+    ])
+    .success();
+    let j = json_of(&a);
+    assert_eq!(j["applied_with"], "set_mempolicy");
+    // The range itself has no policy; the thread's did the placing.
+    assert_eq!(j["policy_read_back"]["mode"], "default");
+    assert_eq!(j["placement"]["sampled_pages"], 100);
+    assert_eq!(j["placement"]["total_pages"], 2048);
+    assert_eq!(j["page_counts"]["0"], 100);
+}
+
+#[test]
+fn interleave_over_all_nodes_reports_a_spread_check() {
+    let a = place(&["--json", "--policy", "interleave", "--mem-nodes", "all", "--size", "4M"])
+        .success();
+    let j = json_of(&a);
+    assert_eq!(j["policy"]["mode"], "interleave");
+    assert_eq!(j["placement"]["spread"]["ok"], true);
+    assert_eq!(j["placement"]["spread"]["expected_share"]["0"], 1.0);
+}
+
+#[test]
+fn a_wrong_expectation_fails_with_exit_1_after_printing_the_json() {
+    let a = place(&["--json", "--mem-nodes", "0", "--expect", "1", "--size", "4M"]).code(1);
+    let j = json_of(&a);
+    assert_eq!(j["ok"], false);
+    assert_eq!(j["expect_source"], "--expect");
+    assert_eq!(j["placement"]["expected"], "1");
+    assert_eq!(j["placement"]["fraction"], 0.0);
+    let err = stderr_of(&a);
+    assert!(err.contains("placement check failed") && err.contains("node 0 100.0%"), "{err}");
+}
+
+#[test]
+fn a_nonexistent_node_is_a_usage_error() {
+    let a = place(&["--json", "--mem-nodes", "999", "--size", "4M"]).code(2);
+    assert!(a.get_output().stdout.is_empty());
+    let err = stderr_of(&a);
+    assert!(
+        err.contains("--mem-nodes") && err.contains("999") && err.contains("do not exist"),
+        "{err}"
+    );
+    let err = stderr_of(&place(&["--cpu-node", "999"]).code(2));
+    assert!(err.contains("999"), "{err}");
+}
+
+#[test]
+fn a_size_the_node_cannot_spare_is_refused_before_allocating() {
+    let a = place(&["--json", "--mem-nodes", "0", "--size", "64T"]).code(2);
+    assert!(a.get_output().stdout.is_empty());
+    let err = stderr_of(&a);
+    assert!(err.contains("node 0 cannot spare") && err.contains("try a size of at most"), "{err}");
+}
+
+#[test]
+fn bad_flag_values_are_usage_errors_naming_the_value() {
+    for (args, needle) in [
+        (vec!["--size", "12Q"], "12Q"),
+        (vec!["--size", "0"], "'0'"),
+        (vec!["--pages", "3m"], "3m"),
+        (vec!["--policy", "sideways", "--mem-nodes", "0"], "sideways"),
+        (vec!["--policy", "preferred", "--mem-nodes", "!0"], "!0"),
+        (vec!["--mem-nodes", "3-1"], "3-1"),
+        (vec!["--policy", "interleave"], "needs --mem-nodes"),
+        (vec!["--threshold", "1.5"], "1.5"),
+        (vec!["--cpu", "99999"], "99999"),
+    ] {
+        let err = stderr_of(&place(&args).code(2));
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn text_output_names_the_policy_and_the_verdict() {
+    let a = place(&["--mem-nodes", "0", "--size", "4M", "--cpu", "0"]).success();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(out.contains("bind nodes 0 via mbind"), "{out}");
+    assert!(out.contains("pinned to 0, ran on CPU 0"), "{out}");
+    assert!(out.contains(": OK"), "{out}");
+}

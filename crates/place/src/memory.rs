@@ -1,0 +1,256 @@
+//! Never take a machine's memory away: how much a node can spare, and the
+//! refusal (with a smaller size suggested) when a request is too big.
+//!
+//! The reserve numaprobe leaves free on a node is
+//! `max(5% of MemTotal, min(1 GiB, 25% of MemTotal))`: 1 GiB on nodes of
+//! 4 GiB or more (5% on nodes above 20 GiB), a quarter of the node on small
+//! ones (an emulated 256 MiB node keeps 64 MiB).
+
+use serde::{Deserialize, Serialize};
+use topo::{NodeSet, SysRoot, TopoError};
+
+use crate::error::{PlaceError, Result};
+
+const GIB: u64 = 1 << 30;
+
+/// One node's memory as `nodeN/meminfo` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeMemory {
+    pub node: u32,
+    pub total_bytes: u64,
+    pub free_bytes: u64,
+    /// What numaprobe keeps free ([`reserve_bytes`]).
+    pub reserve_bytes: u64,
+    /// `free - reserve`, at least 0.
+    pub spare_bytes: u64,
+}
+
+/// The bytes numaprobe leaves free on a node of `total` bytes.
+pub fn reserve_bytes(total: u64) -> u64 {
+    (total / 20).max(GIB.min(total / 4))
+}
+
+/// Reads `MemTotal` and `MemFree` of `nodeN/meminfo` under `root`.
+pub fn node_memory(root: &SysRoot, node: u32) -> Result<NodeMemory> {
+    let rel = format!("sys/devices/system/node/node{node}/meminfo");
+    let text = root.read(&rel)?;
+    let (total, free) =
+        parse_node_meminfo(&text).map_err(|m| TopoError::malformed(root.path(&rel), m))?;
+    let reserve = reserve_bytes(total);
+    Ok(NodeMemory {
+        node,
+        total_bytes: total,
+        free_bytes: free,
+        reserve_bytes: reserve,
+        spare_bytes: free.saturating_sub(reserve),
+    })
+}
+
+/// `(MemTotal, MemFree)` in bytes from a `nodeN/meminfo` text
+/// (`Node 0 MemFree:  3478192 kB`), parsed with [`topo::parse::parse_meminfo`].
+pub fn parse_node_meminfo(text: &str) -> std::result::Result<(u64, u64), String> {
+    let m = topo::parse::parse_meminfo(text).map_err(|e| e.to_string())?;
+    let get = |k: &str| m.get(k).copied().ok_or_else(|| format!("no {k} line"));
+    Ok((get("MemTotal")?, get("MemFree")?))
+}
+
+/// Refuses when `node` cannot spare `bytes` while keeping its reserve; the
+/// error says how much it could spare (rounded down to MiB).
+pub fn ensure_node_can_spare(root: &SysRoot, node: u32, bytes: u64) -> Result<NodeMemory> {
+    let m = node_memory(root, node)?;
+    if bytes > m.spare_bytes {
+        return Err(PlaceError::NotEnoughMemory {
+            node,
+            requested_bytes: bytes,
+            free_bytes: m.free_bytes,
+            reserve_bytes: m.reserve_bytes,
+            suggested_bytes: m.spare_bytes / (1 << 20) * (1 << 20),
+        });
+    }
+    Ok(m)
+}
+
+/// How the bytes of an allocation spread over the nodes of a policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// Evenly (interleave): each node must spare `bytes / n` (rounded up).
+    Even,
+    /// All of it may land on any one node (bind / preferred fill the nearest
+    /// node first): each node must spare all of it.
+    AnyOne,
+}
+
+/// [`ensure_node_can_spare`] for each node of `nodes` under `spread`.
+pub fn ensure_nodes_can_spare(
+    root: &SysRoot,
+    nodes: &NodeSet,
+    bytes: u64,
+    spread: Spread,
+) -> Result<Vec<NodeMemory>> {
+    let n = nodes.len().max(1) as u64;
+    let each = match spread {
+        Spread::Even => bytes.div_ceil(n),
+        Spread::AnyOne => bytes,
+    };
+    nodes.iter().map(|id| ensure_node_can_spare(root, id, each)).collect()
+}
+
+/// Free hugetlb pages of `page_size` bytes on `node`
+/// (`nodeN/hugepages/hugepages-<kB>kB/free_hugepages`); 0 when the pool
+/// or the page size does not exist.
+pub fn node_free_hugepages(root: &SysRoot, node: u32, page_size: u64) -> Result<u64> {
+    let rel = format!(
+        "sys/devices/system/node/node{node}/hugepages/hugepages-{}kB/free_hugepages",
+        page_size / 1024
+    );
+    Ok(root.read_u64(&rel)?.unwrap_or(0))
+}
+
+/// Refuses when `nodes` together have fewer free hugetlb pages of
+/// `page_size` than `bytes` needs: touching hugetlb memory that a node
+/// cannot supply kills the process with SIGBUS, so check first.
+pub fn ensure_hugepages(root: &SysRoot, nodes: &NodeSet, page_size: u64, bytes: u64) -> Result<()> {
+    let need = bytes.div_ceil(page_size);
+    let mut free = Vec::new();
+    let mut sum = 0;
+    for id in nodes.iter() {
+        let f = node_free_hugepages(root, id, page_size)?;
+        sum += f;
+        free.push(format!("node {id}: {f}"));
+    }
+    if sum < need {
+        let kb = page_size / 1024;
+        return Err(PlaceError::NoHugePages {
+            page_size_bytes: page_size,
+            msg: format!(
+                "{bytes} bytes need {need} free {kb} kB huge pages on nodes {nodes}, found {sum} ({}); \
+                 reserve them, e.g. echo {need} > /sys/devices/system/node/nodeN/hugepages/hugepages-{kb}kB/nr_hugepages",
+                free.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The kernel's automatic NUMA balancing (`/proc/sys/kernel/numa_balancing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NumaBalancing {
+    /// 0: off.
+    Disabled,
+    /// 1: pages migrate towards the CPUs that use them.
+    Normal,
+    /// 2: memory tiering mode (promote hot pages from slow tiers).
+    MemoryTiering,
+    /// 3: both.
+    NormalAndTiering,
+    /// Any other value.
+    Other(u64),
+}
+
+impl NumaBalancing {
+    /// Whether balancing may migrate pages during a run.
+    pub fn enabled(self) -> bool {
+        self != NumaBalancing::Disabled
+    }
+}
+
+/// The NUMA balancing mode; `None` when the file is absent (kernel without
+/// `CONFIG_NUMA_BALANCING`).
+pub fn numa_balancing(root: &SysRoot) -> Result<Option<NumaBalancing>> {
+    Ok(root.read_u64("proc/sys/kernel/numa_balancing")?.map(|v| match v {
+        0 => NumaBalancing::Disabled,
+        1 => NumaBalancing::Normal,
+        2 => NumaBalancing::MemoryTiering,
+        3 => NumaBalancing::NormalAndTiering,
+        v => NumaBalancing::Other(v),
+    }))
+}
+
+/// True when NUMA balancing is on, `None` when unknown or unreadable.
+pub fn numa_balancing_enabled(root: &SysRoot) -> Option<bool> {
+    numa_balancing(root).ok().flatten().map(NumaBalancing::enabled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_root(
+        tag: &str,
+        meminfo: &str,
+        balancing: Option<&str>,
+    ) -> (std::path::PathBuf, SysRoot) {
+        let dir = std::env::temp_dir().join(format!("np-place-mem-{tag}-{}", std::process::id()));
+        let nd = dir.join("sys/devices/system/node/node0");
+        std::fs::create_dir_all(&nd).unwrap();
+        std::fs::create_dir_all(dir.join("proc/sys/kernel")).unwrap();
+        std::fs::write(nd.join("meminfo"), meminfo).unwrap();
+        if let Some(b) = balancing {
+            std::fs::write(dir.join("proc/sys/kernel/numa_balancing"), b).unwrap();
+        }
+        let root = SysRoot::new(&dir).unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn reserve_scales_with_node_size() {
+        assert_eq!(reserve_bytes(256 << 20), 64 << 20);
+        assert_eq!(reserve_bytes(8 * GIB), GIB);
+        assert_eq!(reserve_bytes(100 * GIB), 5 * GIB);
+    }
+
+    #[test]
+    fn refuses_with_a_smaller_size_suggested() {
+        // 256 MiB node with 200 MiB free: reserve 64 MiB, spare 136 MiB.
+        let (dir, root) = fake_root(
+            "refuse",
+            "Node 0 MemTotal:  262144 kB\nNode 0 MemFree:   204800 kB\nNode 0 MemUsed: 1 kB\n",
+            Some("1\n"),
+        );
+        let m = ensure_node_can_spare(&root, 0, 100 << 20).unwrap();
+        assert_eq!(m.spare_bytes, 136 << 20);
+        let e = ensure_node_can_spare(&root, 0, 200 << 20).unwrap_err();
+        match &e {
+            PlaceError::NotEnoughMemory { suggested_bytes, .. } => {
+                assert_eq!(*suggested_bytes, 136 << 20)
+            }
+            other => panic!("{other}"),
+        }
+        assert!(e.to_string().contains("node 0 cannot spare"));
+        let e = ensure_node_can_spare(&root, 5, 1).unwrap_err().to_string();
+        assert!(e.contains("node5/meminfo"), "{e}");
+        assert!(
+            ensure_nodes_can_spare(&root, &"0".parse().unwrap(), 200 << 20, Spread::Even).is_err()
+        );
+        assert_eq!(numa_balancing(&root).unwrap(), Some(NumaBalancing::Normal));
+        let e = ensure_hugepages(&root, &"0".parse().unwrap(), 2 << 20, 4 << 20).unwrap_err();
+        assert!(
+            e.to_string().contains("need 2 free 2048 kB huge pages on nodes 0, found 0"),
+            "{e}"
+        );
+        let hp = dir.join("sys/devices/system/node/node0/hugepages/hugepages-2048kB");
+        std::fs::create_dir_all(&hp).unwrap();
+        std::fs::write(hp.join("free_hugepages"), "2\n").unwrap();
+        ensure_hugepages(&root, &"0".parse().unwrap(), 2 << 20, 4 << 20).unwrap();
+        assert!(ensure_hugepages(&root, &"0".parse().unwrap(), 2 << 20, (4 << 20) + 1).is_err());
+        assert_eq!(numa_balancing_enabled(&root), Some(true));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn malformed_meminfo_names_the_file() {
+        let (dir, root) = fake_root("bad", "Node 0 MemTotal: lots kB\n", None);
+        let e = node_memory(&root, 0).unwrap_err().to_string();
+        assert!(e.contains("node0/meminfo") && e.contains("MemTotal"), "{e}");
+        assert_eq!(numa_balancing(&root).unwrap(), None);
+        assert_eq!(numa_balancing_enabled(&root), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn live_node_zero_has_memory() {
+        let m = node_memory(&SysRoot::live(), 0).unwrap();
+        assert!(m.total_bytes > 0 && m.free_bytes <= m.total_bytes);
+    }
+}
