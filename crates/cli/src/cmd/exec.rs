@@ -1,10 +1,419 @@
-//! `numaprobe exec` (being written).
+//! `numaprobe exec`: run a program under a matrix of NUMA placements,
+//! compare them, and save each policy's result as it is measured.
+//!
+//! A hidden `--touch SIZE` turns the command into a tiny memory-touching
+//! workload for checking placements where nothing else is installed (the
+//! busybox guest).
 
-use crate::cli::Global;
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use bench::events::{Event, Observer};
+use bench::exec::{
+    self, numa_maps::NumaPages, Direction, ExecError, ExecReport, Machine, Metric, OutputSink,
+    Plan, PolicyResult, PolicyVerdict, ResolvedCommand, Stream,
+};
+use topo::{SysRoot, Topology};
+
+use crate::cli::{Global, UsageError};
+use crate::output;
+use crate::progress::Bars;
+use crate::usage;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "Policies: default, local:N (CPUs and memory on node N), remote:A/B (CPUs on A, \
+memory on B), interleave or interleave:LIST, weighted or weighted:LIST (weighted interleave, \
+Linux 6.9+), cpus-only:N, all (see docs/exec.md).\n\nExample:\n  numaprobe exec --policies all \
+--repeat 3 --metric '\\(([0-9.]+) MiB/sec\\)' -- sysbench memory run --time=2"
+)]
+pub struct Args {
+    /// Placements, comma-separated (may be repeated).
+    #[arg(long, short = 'p', value_name = "LIST", default_value = "all")]
+    pub policies: Vec<String>,
+    /// Measured runs per policy.
+    #[arg(long, short = 'r', value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub repeat: u32,
+    /// Unrecorded runs per policy before the measured ones.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub warmup: u32,
+    /// Regular expression whose first capture group is the figure of merit,
+    /// searched in stdout, then stderr (last match wins).
+    #[arg(long, short = 'm', value_name = "REGEX")]
+    pub metric: Option<String>,
+    /// A larger metric is better (the default with --metric).
+    #[arg(long, conflicts_with = "lower_is_better")]
+    pub higher_is_better: bool,
+    /// A smaller metric is better (e.g. a run time the program prints).
+    #[arg(long)]
+    pub lower_is_better: bool,
+    /// Kill the command's process group after this many seconds
+    /// (SIGTERM, then SIGKILL 1 s later).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Stop the matrix at the first failed run.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Also copy the command's stdout and stderr to numaprobe's stderr as
+    /// they arrive (output is always captured).
+    #[arg(long)]
+    pub show_output: bool,
+    /// Do not save the results into the results database.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Touch SIZE bytes of memory (K/M/G suffixes, powers of 1024) and print
+    /// where the pages are, instead of running a command (for guests).
+    #[arg(long, hide = true, value_name = "SIZE")]
+    pub touch: Option<String>,
+    /// With --touch: keep the memory this long so `exec` can sample it.
+    #[arg(long, hide = true, value_name = "MS", default_value_t = 300)]
+    pub touch_hold_ms: u64,
+    /// The command and its arguments (after --); run directly, no shell.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD",
+        required_unless_present = "touch"
+    )]
+    pub command: Vec<OsString>,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe exec` is not built yet")
+/// Parses `32M`, `1G`, `4096`, `512K` (powers of 1024).
+fn parse_size(s: &str) -> Option<usize> {
+    let t = s.trim();
+    let (num, mul) = match t.char_indices().last()? {
+        (i, 'K' | 'k') => (&t[..i], 1usize << 10),
+        (i, 'M' | 'm') => (&t[..i], 1 << 20),
+        (i, 'G' | 'g') => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    num.parse::<usize>().ok()?.checked_mul(mul).filter(|&b| b > 0)
+}
+
+fn touch(size: &str, hold_ms: u64) -> anyhow::Result<()> {
+    let Some(bytes) = parse_size(size) else {
+        usage!("--touch: bad size '{size}' (e.g. 32M, 1G, 65536)");
+    };
+    let r = exec::touch::touch(bytes, Duration::from_millis(hold_ms));
+    let nodes: Vec<String> =
+        r.own_pages.iter().map(|(n, k)| format!("N{n}={}", k.anon_kib)).collect();
+    output::emit(&format!(
+        "touch: {} bytes in {:.6} s, {:.3} GB/s, checksum {}\ntouch anon KiB per node: {}",
+        r.bytes,
+        r.seconds,
+        r.gb_per_s,
+        r.checksum,
+        nodes.join(" ")
+    ))
+}
+
+/// Copies the command's output to stderr (`--show-output`).
+struct StderrSink;
+
+impl OutputSink for StderrSink {
+    fn chunk(&self, _stream: Stream, bytes: &[u8]) {
+        let mut e = std::io::stderr().lock();
+        let _ = e.write_all(bytes);
+        let _ = e.flush();
+    }
+}
+
+/// Draws progress and saves each policy's result as it arrives.
+struct Saver<'a> {
+    bars: &'a Bars,
+    db: Mutex<Option<(store::Store, store::RunId)>>,
+    quiet: bool,
+}
+
+impl Observer for Saver<'_> {
+    fn event(&self, event: Event) {
+        if let Event::Result { kind, payload } = &event {
+            let mut db = self.db.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((s, id)) = db.as_mut() {
+                if let Err(e) = s.add_result(*id, &store::ResultKind::from(kind.as_str()), payload)
+                {
+                    output::warn(self.quiet, &format!("could not save the result: {e}"));
+                }
+            }
+        }
+        match event {
+            // Bars prints warnings through a hidden bar (nothing) when stderr
+            // is not a terminal; failed runs must still be told.
+            Event::Warning(msg) if !std::io::stderr().is_terminal() => {
+                output::warn(self.quiet, &msg)
+            }
+            e => self.bars.event(e),
+        }
+    }
+}
+
+fn to_usage(e: ExecError) -> anyhow::Error {
+    if e.is_usage() {
+        anyhow::Error::new(UsageError(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+fn machine(quiet: bool) -> (Machine, Option<Topology>) {
+    let root = SysRoot::live();
+    let allowed = place::Allowed::current(&root).ok();
+    let weighted = place::policy::supports_weighted_interleave(&root);
+    match Topology::discover(&root) {
+        Ok(t) => {
+            let m = Machine::from_topology(
+                &t,
+                allowed.as_ref().map(|a| a.cpus.clone()),
+                allowed.as_ref().map(|a| a.mems.clone()),
+                weighted,
+            );
+            (m, Some(t))
+        }
+        Err(e) => {
+            output::warn(
+                quiet,
+                &format!("topology discovery failed ({e}); reading nodes directly"),
+            );
+            let m = Machine::read(&root).unwrap_or(Machine {
+                nodes: Vec::new(),
+                allowed_cpus: None,
+                allowed_mems: None,
+                weighted_interleave: weighted,
+            });
+            (m, None)
+        }
+    }
+}
+
+fn open_store(
+    g: &Global,
+    topo: Option<&Topology>,
+    cmdline: &str,
+) -> anyhow::Result<(store::Store, store::RunId)> {
+    let path = match &g.db {
+        Some(p) => p.clone(),
+        None => store::Store::default_path()?,
+    };
+    let mut s = store::Store::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    let mut run = store::NewRun::new(cmdline, env!("CARGO_PKG_VERSION"));
+    if let Some(t) = topo {
+        let host =
+            std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_string());
+        run.machine = serde_json::json!({
+            "hostname": host,
+            "cpu_model": t.cpu_model,
+            "packages": t.packages.len(),
+            "nodes": t.nodes.len(),
+            "mem_total_bytes": t.nodes.iter().map(|n| n.mem_total_bytes).sum::<u64>(),
+        });
+        run.config = serde_json::json!({
+            "numa_mode": t.numa_mode.label.clone().unwrap_or_else(|| format!("{:?}", t.numa_mode.kind)),
+            "kernel": t.kernel,
+            "cmdline": t.cmdline.raw,
+        });
+        run.topology = serde_json::to_value(t)?;
+    }
+    let id = s.begin_run(&run)?;
+    Ok((s, id))
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+    if let Some(size) = &args.touch {
+        return touch(size, args.touch_hold_ms);
+    }
+    // Check everything the user wrote before anything runs.
+    let mut items = Vec::new();
+    for list in &args.policies {
+        items.extend(exec::policy::parse_list(list).map_err(to_usage)?);
+    }
+    let metric = match &args.metric {
+        Some(p) => {
+            let dir = if args.lower_is_better {
+                Direction::LowerIsBetter
+            } else {
+                Direction::HigherIsBetter
+            };
+            Some(Metric::new(p, dir).map_err(to_usage)?)
+        }
+        None if args.lower_is_better || args.higher_is_better => {
+            usage!("--higher-is-better/--lower-is-better need --metric (wall time is always lower-is-better)")
+        }
+        None => None,
+    };
+    let timeout = match args.timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            usage!("--timeout: '{t}' is not a positive number of seconds")
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+    let command = ResolvedCommand::resolve(&args.command, std::env::var_os("PATH").as_deref())
+        .map_err(to_usage)?;
+    let (machine, topo) = machine(g.quiet);
+    let policies = machine.expand(&items);
+    let plan = Plan::new(command, &policies, &machine).map_err(to_usage)?;
+
+    let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
+    let db = if args.no_save {
+        None
+    } else {
+        match open_store(g, topo.as_ref(), &cmdline) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                output::warn(g.quiet, &format!("results will not be saved: {e:#}"));
+                None
+            }
+        }
+    };
+    let bars = Bars::new(g.quiet);
+    let saver = Saver { bars: &bars, db: Mutex::new(db), quiet: g.quiet };
+    let stop = crate::signal::stop_flag();
+    let opts = exec::Options {
+        repeat: args.repeat,
+        warmup: args.warmup,
+        metric,
+        timeout,
+        fail_fast: args.fail_fast,
+        sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
+        floor_pct: exec::DEFAULT_FLOOR_PCT,
+        root: SysRoot::live(),
+    };
+    let outcome = exec::run_matrix(&plan, &opts, &saver, &stop);
+    let db = saver.db.into_inner().unwrap_or_else(|p| p.into_inner());
+    let report = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some((mut s, id)) = db {
+                let _ = s.finish_run(id, store::RunStatus::Failed, Some(&e.to_string()));
+            }
+            return Err(to_usage(e));
+        }
+    };
+    if let Some((mut s, id)) = db {
+        let status = if report.stopped.is_some() {
+            store::RunStatus::Incomplete
+        } else {
+            store::RunStatus::Complete
+        };
+        if let Err(e) = s.finish_run(id, status, report.stopped.as_deref()) {
+            output::warn(g.quiet, &format!("could not close the saved run: {e}"));
+        }
+    }
+
+    if g.json {
+        output::json(&report)?;
+    } else {
+        output::emit(&render(&report))?;
+    }
+    if report.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
+        std::process::exit(130);
+    }
+    let total: usize = report.policies.iter().map(|p| p.runs.len()).sum();
+    let fail_fast = report.stopped.as_deref().is_some_and(|s| s.starts_with("--fail-fast"));
+    if report.failed_runs > 0 || fail_fast {
+        let stopped = report.stopped.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+        anyhow::bail!("{} of {} runs failed{stopped}", report.failed_runs, total);
+    }
+    Ok(())
+}
+
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{v:.4e}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn last_pages(p: &PolicyResult) -> Option<&NumaPages> {
+    p.runs.iter().rev().find_map(|r| r.numa_pages.as_ref().filter(|n| n.anon_kib() > 0))
+}
+
+/// The comparison table and the verdict line.
+pub fn render(r: &ExecReport) -> String {
+    let on_metric = r.compared_on == "metric";
+    let baseline = r.baseline.clone().unwrap_or_else(|| "-".into());
+    let mut header = vec!["policy".to_string(), "placement".into(), "ok".into()];
+    if on_metric {
+        header.push("metric (median)".into());
+    }
+    header.extend([
+        "wall s (median)".to_string(),
+        "noise %".into(),
+        "peak RSS MiB".into(),
+        format!("vs {baseline}"),
+        "verdict".into(),
+        "anon pages".into(),
+    ]);
+    let mut t = output::table(header);
+    for p in &r.policies {
+        let mut row =
+            vec![p.policy.clone(), p.placement.clone(), format!("{}/{}", p.ok_runs, p.runs.len())];
+        if on_metric {
+            row.push(p.median_metric.map_or("-".into(), fmt_num));
+        }
+        let rss = p.runs.iter().map(|x| x.max_rss_kib).max().unwrap_or(0);
+        row.extend([
+            p.median_wall_s.map_or("-".into(), |w| format!("{w:.3}")),
+            p.noise_pct.map_or("-".into(), |n| format!("{n:.1}")),
+            format!("{:.1}", rss as f64 / 1024.0),
+            match (p.verdict, p.change_pct) {
+                (PolicyVerdict::Baseline, _) => "-".into(),
+                (_, Some(c)) => format!("{c:+.1}%"),
+                (_, None) => "-".into(),
+            },
+            p.verdict.as_str().into(),
+            last_pages(p).map_or("-".into(), |n| n.anon_summary()),
+        ]);
+        t.add_row(row);
+    }
+    let what = match &r.metric {
+        Some(m) => format!(
+            "metric /{m}/, {}",
+            if r.direction == Direction::HigherIsBetter {
+                "higher is better"
+            } else {
+                "lower is better"
+            }
+        ),
+        None => "wall time, lower is better".into(),
+    };
+    let mut out = format!(
+        "numaprobe exec: {}\n{} measured run(s) per policy{}; compared on {what}\n{t}\n",
+        r.command.join(" "),
+        r.repeat,
+        if r.warmup > 0 { format!(" after {} warmup(s)", r.warmup) } else { String::new() },
+    );
+    match &r.best_policy {
+        Some(b) => out.push_str(&format!("best: {b} ({})\n", r.best_reason)),
+        None => out.push_str(&format!("best: none ({})\n", r.best_reason)),
+    }
+    if let Some(s) = &r.stopped {
+        out.push_str(&format!("stopped early: {s}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("32M"), Some(32 << 20));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("1g"), Some(1 << 30));
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_size("M"), None);
+        assert_eq!(parse_size("-1K"), None);
+    }
 }

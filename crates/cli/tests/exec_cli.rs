@@ -1,0 +1,605 @@
+//! End-to-end tests of `numaprobe exec` on this (single-node) machine:
+//! metric parsing, bad input, failures, timeouts, Ctrl-C, placements on
+//! node 0, refusals, the JSON document and the table.
+
+use std::path::{Path, PathBuf};
+
+// The QEMU harness of the guest suite (engineer "guest"), for the one
+// multi-node exec test at the end of this file.
+#[cfg(feature = "guest-tests")]
+#[allow(dead_code)]
+#[path = "guest/harness.rs"]
+mod harness;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `numaprobe exec ARGS`, saving into a private database.
+    fn exec(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("numaprobe").unwrap();
+        c.env("NUMAPROBE_DB", self.path("results.db"))
+            .current_dir(self.dir.path())
+            .arg("exec")
+            .args(args);
+        c
+    }
+
+    fn json(&self, args: &[&str]) -> (Value, std::process::Output) {
+        let out = self.exec(&[&["--json"], args].concat()).output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {}\nstderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (v, out)
+    }
+}
+
+fn numaprobe() -> String {
+    assert_cmd::cargo::cargo_bin("numaprobe").display().to_string()
+}
+
+fn policies(v: &Value) -> Vec<&str> {
+    v["policies"].as_array().unwrap().iter().map(|p| p["policy"].as_str().unwrap()).collect()
+}
+
+fn alive(pid: i32) -> bool {
+    // a zombie waiting for an init that does not reap counts as dead
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !matches!(
+            s.rsplit(')').next().and_then(|r| r.split_whitespace().next()),
+            Some("Z" | "X")
+        ),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn metric_is_the_first_group_of_the_output() {
+    let env = Env::new();
+    let (v, out) = env.json(&[
+        "-p",
+        "default,local:0",
+        "-r",
+        "2",
+        "--metric",
+        r"Triad:\s+([0-9.]+)",
+        "--",
+        "sh",
+        "-c",
+        "echo 'Triad: 123.5'",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(v["compared_on"], "metric");
+    assert_eq!(v["direction"], "higher-is-better");
+    for p in v["policies"].as_array().unwrap() {
+        assert_eq!(p["median_metric"], 123.5);
+        let runs = p["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2);
+        assert!(runs.iter().all(|r| r["metric"] == 123.5 && r["metric_error"].is_null()));
+    }
+    // equal metrics: within noise, nothing named best
+    assert_eq!(v["policies"][1]["verdict"], "within-noise");
+    assert_eq!(v["policies"][1]["change_pct"], 0.0);
+    assert!(v["best_policy"].is_null());
+}
+
+#[test]
+fn metric_found_on_stderr_and_no_match_recorded_per_run() {
+    let env = Env::new();
+    let (v, out) = env.json(&[
+        "-p",
+        "default",
+        "-r",
+        "1",
+        "--metric",
+        r"rate=(\d+)",
+        "--",
+        "sh",
+        "-c",
+        "echo rate=42 >&2",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(v["policies"][0]["runs"][0]["metric"], 42.0);
+
+    let (v, out) = env.json(&[
+        "-p",
+        "default",
+        "-r",
+        "2",
+        "--metric",
+        r"rate=(\d+)",
+        "--",
+        "sh",
+        "-c",
+        "echo nothing",
+    ]);
+    assert!(out.status.success(), "a missing metric is not a failed run");
+    for r in v["policies"][0]["runs"].as_array().unwrap() {
+        assert!(r["metric"].is_null());
+        assert_eq!(r["metric_error"], "no match");
+    }
+    assert!(v["policies"][0]["median_metric"].is_null());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("metric no match"));
+}
+
+#[test]
+fn invalid_regex_and_regex_without_group_are_usage_errors() {
+    let env = Env::new();
+    env.exec(&["--metric", "Triad: ([0-9", "--", "true"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("invalid regular expression 'Triad: ([0-9'"));
+    env.exec(&["--metric", r"Triad: \d+", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no capture group"));
+    env.exec(&["--lower-is-better", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("need --metric"));
+    env.exec(&["--timeout", "-1", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--timeout"));
+}
+
+#[test]
+fn command_not_found_or_not_executable_fails_before_any_run() {
+    let env = Env::new();
+    env.exec(&["--", "no-such-command-np"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("command not found: 'no-such-command-np'"));
+    let script = env.path("plain.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran > ran.txt\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    env.exec(&["--", script.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("plain.sh: not executable"));
+    assert!(!env.path("ran.txt").exists());
+    env.exec(&[]).assert().code(2);
+}
+
+#[test]
+fn failing_command_is_reported_and_the_matrix_goes_on() {
+    let env = Env::new();
+    let (v, out) = env.json(&[
+        "-p",
+        "default,local:0",
+        "-r",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        "echo oops-from-stderr >&2; exit 3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(policies(&v), ["default", "local:0"]);
+    assert_eq!(v["failed_runs"], 4);
+    for p in v["policies"].as_array().unwrap() {
+        assert_eq!(p["verdict"], "no-data");
+        for r in p["runs"].as_array().unwrap() {
+            assert_eq!(r["exit_code"], 3);
+            assert_eq!(r["ok"], false);
+            assert_eq!(r["stderr_tail"], serde_json::json!(["oops-from-stderr"]));
+        }
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("local:0 run 2/2: exited with status 3"), "{err}");
+    assert!(err.contains("oops-from-stderr"), "{err}");
+    assert!(err.contains("4 of 4 runs failed"), "{err}");
+}
+
+#[test]
+fn stderr_tail_keeps_the_last_twenty_lines() {
+    let env = Env::new();
+    let (v, _) = env.json(&[
+        "-p",
+        "default",
+        "-r",
+        "1",
+        "--",
+        "sh",
+        "-c",
+        "for i in $(seq 1 50); do echo line$i >&2; done; exit 1",
+    ]);
+    let tail = v["policies"][0]["runs"][0]["stderr_tail"].as_array().unwrap();
+    assert_eq!(tail.len(), 20);
+    assert_eq!(tail[0], "line31");
+    assert_eq!(tail[19], "line50");
+}
+
+#[test]
+fn fail_fast_stops_at_the_first_failure() {
+    let env = Env::new();
+    let (v, out) =
+        env.json(&["-p", "default,local:0", "-r", "3", "--fail-fast", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(policies(&v), ["default"]);
+    assert_eq!(v["policies"][0]["runs"].as_array().unwrap().len(), 1);
+    assert!(v["stopped"].as_str().unwrap().contains("--fail-fast"));
+}
+
+#[test]
+fn warmup_runs_happen_but_are_not_recorded() {
+    let env = Env::new();
+    let (v, out) = env.json(&[
+        "-p",
+        "default,local:0",
+        "-r",
+        "1",
+        "--warmup",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        "echo x >> count.txt",
+    ]);
+    assert!(out.status.success());
+    let runs = std::fs::read_to_string(env.path("count.txt")).unwrap().lines().count();
+    assert_eq!(runs, 6, "2 policies x (2 warmups + 1 run)");
+    assert_eq!(v["warmup"], 2);
+    assert!(v["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["runs"].as_array().unwrap().len() == 1));
+}
+
+#[test]
+fn a_signal_ends_a_run_and_is_recorded() {
+    let env = Env::new();
+    let (v, _) = env.json(&["-p", "default", "-r", "1", "--", "sh", "-c", "kill -USR1 $$"]);
+    let r = &v["policies"][0]["runs"][0];
+    assert_eq!(r["signal"], 10);
+    assert!(r["exit_code"].is_null());
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group() {
+    let env = Env::new();
+    let pidfile = env.path("grandchild.pid");
+    let script = format!("sleep 100 & echo $! > {}; sleep 100", pidfile.display());
+    let (v, out) =
+        env.json(&["-p", "default", "-r", "1", "--timeout", "0.5", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(1));
+    let r = &v["policies"][0]["runs"][0];
+    assert_eq!(r["timed_out"], true);
+    assert_eq!(r["signal"], 15, "SIGTERM ends sh");
+    assert!(r["wall_s"].as_f64().unwrap() < 50.0, "did not wait for sleep 100");
+    let gc: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(!alive(gc), "grandchild {gc} survived the timeout");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timed out"));
+}
+
+#[test]
+fn ctrl_c_stops_the_child_and_keeps_what_was_measured() {
+    let env = Env::new();
+    // the command interrupts numaprobe itself ($PPID: no shell in between),
+    // then would sleep; numaprobe forwards SIGINT to its group
+    let (v, out) = env.json(&[
+        "-p",
+        "default,local:0",
+        "-r",
+        "3",
+        "--",
+        "sh",
+        "-c",
+        "kill -INT $PPID; sleep 30",
+    ]);
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(policies(&v), ["default"]);
+    let runs = v["policies"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["interrupted"], true);
+    assert!(runs[0]["wall_s"].as_f64().unwrap() < 25.0);
+    assert!(v["stopped"].as_str().unwrap().contains("interrupted"));
+}
+
+#[test]
+fn local_and_interleave_on_node_0_place_the_pages_there() {
+    let env = Env::new();
+    let np = numaprobe();
+    let (v, out) = env.json(&[
+        "-p",
+        "local:0,interleave:0",
+        "-r",
+        "1",
+        "--",
+        &np,
+        "exec",
+        "--touch",
+        "16M",
+        "--touch-hold-ms",
+        "300",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(v["policies"][0]["mem_policy"], "bind");
+    assert_eq!(v["policies"][0]["mem_nodes"], "0");
+    assert_eq!(v["policies"][1]["mem_policy"], "interleave");
+    for p in v["policies"].as_array().unwrap() {
+        let pages = &p["runs"][0]["numa_pages"];
+        assert!(pages["samples"].as_u64().unwrap() >= 1, "{pages}");
+        let n0 = &pages["nodes"][0];
+        assert_eq!(n0["node"], 0);
+        assert!(n0["anon_kib"].as_u64().unwrap() >= 16 * 1024, "{pages}");
+        assert_eq!(n0["anon_fraction"], 1.0);
+        let d = &p["runs"][0]["numastat_delta"][0];
+        assert_eq!(d["node"], 0);
+        assert!(d["numa_hit"].as_u64().unwrap() >= 4096, "16 MiB is 4096 pages: {d}");
+    }
+}
+
+#[test]
+fn the_child_runs_under_the_policy() {
+    let env = Env::new();
+    let probe = "grep -E '^(Cpus|Mems)_allowed_list' /proc/self/status; grep -o -m1 -E '(bind|interleave|weighted interleave|default)[^ ]*' /proc/self/numa_maps";
+    for (policy, want) in
+        [("local:0", "bind:0"), ("interleave:0", "interleave:0"), ("default", "default")]
+    {
+        let out = env
+            .exec(&["-p", policy, "-r", "1", "--show-output", "--", "sh", "-c", probe])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.lines().any(|l| l.starts_with(want)), "{policy}: {err}");
+    }
+}
+
+#[test]
+fn nodes_the_process_may_not_use_are_refused_before_starting() {
+    let env = Env::new();
+    let nodes = std::fs::read_dir("/sys/devices/system/node")
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("node"))
+        .count();
+    if nodes != 1 {
+        eprintln!("skipped: this test expects a single-node machine ({nodes} nodes)");
+        return;
+    }
+    for policy in ["local:1", "remote:0/1", "cpus-only:1", "interleave:0,1", "default,local:1"] {
+        env.exec(&["-p", policy, "--", "sh", "-c", "echo ran > ran.txt"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("node 1 does not exist"));
+    }
+    assert!(!env.path("ran.txt").exists(), "nothing may run before a refusal");
+    env.exec(&["-p", "nonsense", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown policy 'nonsense'"));
+}
+
+#[test]
+fn all_on_one_node_is_default_and_local_0() {
+    let env = Env::new();
+    let (v, out) = env.json(&["-r", "1", "--", "true"]);
+    assert!(out.status.success());
+    let nodes = std::fs::read_dir("/sys/devices/system/node")
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("node"))
+        .count();
+    if nodes == 1 {
+        assert_eq!(policies(&v), ["default", "local:0"]);
+    }
+    assert_eq!(policies(&v)[0], "default");
+}
+
+#[test]
+fn weighted_runs_or_is_refused_clearly() {
+    let env = Env::new();
+    let has = Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir();
+    let a = env.exec(&["-p", "weighted", "-r", "1", "--", "true"]).assert();
+    if has {
+        a.success().stdout(predicate::str::contains("weighted-interleave 0"));
+    } else {
+        a.code(2).stderr(predicate::str::contains("no weighted interleave"));
+    }
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let env = Env::new();
+    let (v, out) = env.json(&[
+        "-p",
+        "default,local:0",
+        "-r",
+        "2",
+        "--metric",
+        r"v=(\d+)",
+        "--",
+        "sh",
+        "-c",
+        "echo v=5",
+    ]);
+    assert!(out.status.success());
+    for k in [
+        "command",
+        "repeat",
+        "warmup",
+        "metric",
+        "compared_on",
+        "direction",
+        "baseline",
+        "policies",
+        "best_policy",
+        "best_reason",
+        "stopped",
+    ] {
+        assert!(v.get(k).is_some(), "missing top-level {k}");
+    }
+    assert_eq!(v["baseline"], "default");
+    for p in v["policies"].as_array().unwrap() {
+        for k in [
+            "policy",
+            "placement",
+            "runs",
+            "median_metric",
+            "median_wall_s",
+            "change_pct",
+            "verdict",
+            "noise_pct",
+        ] {
+            assert!(p.get(k).is_some(), "missing policy field {k}");
+        }
+        for r in p["runs"].as_array().unwrap() {
+            for k in [
+                "wall_s",
+                "user_s",
+                "sys_s",
+                "max_rss_kib",
+                "exit_code",
+                "signal",
+                "metric",
+                "numa_pages",
+                "numastat_delta",
+            ] {
+                assert!(r.get(k).is_some(), "missing run field {k}");
+            }
+            assert!(r["wall_s"].as_f64().unwrap() > 0.0);
+            assert!(r["max_rss_kib"].as_u64().unwrap() > 0);
+            assert_eq!(r["exit_code"], 0);
+        }
+    }
+    assert_eq!(v["policies"][0]["verdict"], "baseline");
+}
+
+#[test]
+fn table_compares_policies_with_default() {
+    let env = Env::new();
+    let out = env
+        .exec(&[
+            "-p",
+            "default,local:0",
+            "-r",
+            "2",
+            "--metric",
+            r"v=(\d+)",
+            "--",
+            "sh",
+            "-c",
+            "echo v=5",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "vs default",
+        "baseline",
+        "local:0",
+        "cpus ",
+        "bind 0",
+        "within noise",
+        "best: none (no policy is better than 'default' beyond noise)",
+    ] {
+        assert!(text.contains(want), "missing '{want}' in:\n{text}");
+    }
+}
+
+#[test]
+fn each_policy_is_saved_into_the_store() {
+    let env = Env::new();
+    env.exec(&["-p", "default,local:0", "-r", "1", "--", "true"]).assert().success();
+    let db = store::Store::open_existing(env.path("results.db")).unwrap();
+    let runs = db.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    let loaded = db.load_run(runs[0].id).unwrap();
+    let saved: Vec<&Value> = loaded.payloads(&store::ResultKind::Exec).collect();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(saved[1]["policy"], "local:0");
+}
+
+#[test]
+fn touch_helper_reports_its_own_pages() {
+    Command::cargo_bin("numaprobe")
+        .unwrap()
+        .args(["exec", "--touch", "4M", "--touch-hold-ms", "0"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"touch: 4194304 bytes in [0-9.]+ s").unwrap())
+        .stdout(predicate::str::is_match(r"anon KiB per node: N0=\d+").unwrap());
+    Command::cargo_bin("numaprobe").unwrap().args(["exec", "--touch", "lots"]).assert().code(2);
+}
+
+/// The placement proof on a real multi-node kernel: a 2-node guest (one
+/// socket per node) runs the memory-touching helper under `local:0`,
+/// `remote:0/1` and `interleave`, and the pages found match each policy.
+/// Gated: `cargo test -p numaprobe --features guest-tests --test exec_cli`.
+#[cfg(feature = "guest-tests")]
+#[test]
+fn guest_two_nodes_pages_follow_the_policy() {
+    let one_liner =
+        "numaprobe exec --no-save --json --repeat 1 --policies local:0,remote:0/1,interleave \
+                     -- numaprobe exec --touch 32M --touch-hold-ms 500";
+    let boot = harness::Machine::new("exec-2node")
+        .sockets(2, 1)
+        .node(0, 256, &[(0, 0)])
+        .node(1, 256, &[(1, 0)])
+        .distances(&[&[10, 21], &[21, 10]])
+        .run("exec", one_liner)
+        .boot();
+    let out = boot.get("exec");
+    let v = out.expect_rc(0).json();
+    assert_eq!(policies(&v), ["local:0", "remote:0/1", "interleave"], "{out}");
+    let anon = |p: &Value, node: u64| -> (u64, f64) {
+        let n = p["runs"][0]["numa_pages"]["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no numa_pages in {p}"))
+            .iter()
+            .find(|n| n["node"] == node);
+        n.map_or((0, 0.0), |n| {
+            (n["anon_kib"].as_u64().unwrap(), n["anon_fraction"].as_f64().unwrap())
+        })
+    };
+    let stat = |p: &Value, node: u64, key: &str| -> u64 {
+        p["runs"][0]["numastat_delta"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["node"] == node)
+            .map_or(0, |d| d[key].as_u64().unwrap())
+    };
+    let pol = |i: usize| &v["policies"][i];
+    // local:0: everything anonymous on node 0, allocated by a task on node 0
+    let (kib, frac) = anon(pol(0), 0);
+    assert!(kib >= 32 * 1024 && frac >= 0.95, "local:0: {kib} KiB, {frac}\n{out}");
+    assert!(stat(pol(0), 0, "local_node") >= 8192, "{out}");
+    // remote:0/1: CPUs of node 0, pages on node 1, counted as other_node there
+    assert_eq!(pol(1)["mem_nodes"], "1");
+    let (kib, frac) = anon(pol(1), 1);
+    assert!(kib >= 32 * 1024 && frac >= 0.95, "remote:0/1: {kib} KiB, {frac}\n{out}");
+    assert!(stat(pol(1), 1, "other_node") >= 8192, "{out}");
+    // interleave over both: about half on each
+    for node in [0, 1] {
+        let (kib, frac) = anon(pol(2), node);
+        assert!(
+            kib >= 14 * 1024 && (frac - 0.5).abs() <= 0.1,
+            "interleave node {node}: {kib} KiB, {frac}\n{out}"
+        );
+        // counted per allocation (a THP is one), so only "some" is certain
+        assert!(stat(pol(2), node, "interleave_hit") >= 1, "{out}");
+    }
+}
