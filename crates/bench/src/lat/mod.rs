@@ -1,1 +1,788 @@
-//! Latency experiments (being written).
+//! Latency experiments: a dependent pointer chase from chosen CPUs to chosen
+//! nodes' memory (one point, node matrix, working-set sweep, every CPU to
+//! one node with clustering), latency under load, and core-to-core latency.
+//!
+//! Each entry point validates its request against the topology before it
+//! allocates, reports progress and every result (`Event::Result` with kind
+//! `lat`, or `lat-summary` for a mode's summary) as soon as it is measured,
+//! and stops cleanly on the [`StopFlag`], returning what it measured.
+
+pub mod c2c;
+pub mod cluster;
+pub mod loaded;
+pub mod measure;
+pub mod plateau;
+pub mod sys;
+
+use std::time::Duration;
+
+use kernels::chase::{ChaseError, Ring};
+use serde::{Deserialize, Serialize};
+use topo::{CpuSet, NodeSet, SysRoot, Topology};
+
+use crate::events::{Event, Observer, StopFlag};
+use crate::stats::Summary;
+
+pub use c2c::{c2c, C2cResult, C2cSpec};
+pub use loaded::{loaded, LoadKind, LoadedPoint, LoadedSpec};
+pub use measure::Timing;
+pub use plateau::Plateau;
+pub use sys::{PageKind, Placement, PlacementStatus};
+
+/// Default working set of a point: 1 GiB, far past any last-level cache.
+pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
+/// Default distance between chased elements: one 64 B cache line.
+pub const DEFAULT_STRIDE_BYTES: usize = 64;
+/// Base pages per TLB group (multichase's default locality: 64 pages).
+pub const DEFAULT_TLB_GROUP_PAGES: usize = 64;
+/// Smallest working set accepted.
+pub const MIN_SIZE_BYTES: u64 = 4096;
+
+/// Why a latency experiment could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LatError {
+    /// The request itself is wrong (unknown CPU or node, bad size...).
+    #[error("{0}")]
+    BadRequest(String),
+    /// Placement, memory or page-size trouble (names the node/CPU/size).
+    #[error(transparent)]
+    Place(#[from] place::PlaceError),
+    #[error("pointer chase: {0}")]
+    Chase(#[from] ChaseError),
+    /// Stopped (Ctrl-C) before the first result.
+    #[error("stopped before anything was measured")]
+    Stopped,
+}
+
+impl LatError {
+    /// True when the user's request is at fault (the CLI exits with 2).
+    pub fn is_usage(&self) -> bool {
+        use place::PlaceError as P;
+        match self {
+            LatError::BadRequest(_) => true,
+            LatError::Place(e) => matches!(
+                e,
+                P::NotEnoughMemory { .. }
+                    | P::NoHugePages { .. }
+                    | P::CpuNotAllowed { .. }
+                    | P::NodeNotAllowed { .. }
+                    | P::NoSuchNode { .. }
+                    | P::NoSuchCpu { .. }
+                    | P::MemorylessNode { .. }
+                    | P::CpulessNode { .. }
+                    | P::BadSpec { .. }
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// What the caller supplies to every experiment.
+pub struct Ctx<'a> {
+    pub observer: &'a dyn Observer,
+    pub stop: &'a StopFlag,
+    pub timing: Timing,
+}
+
+/// How the chased buffer is laid out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChaseOpts {
+    /// Working set; `None` = the mode's default (capped by free memory).
+    pub size_bytes: Option<u64>,
+    pub stride_bytes: usize,
+    pub pages: PageKind,
+    pub tlb_group_pages: usize,
+    pub seed: u64,
+}
+
+impl Default for ChaseOpts {
+    fn default() -> Self {
+        ChaseOpts {
+            size_bytes: None,
+            stride_bytes: DEFAULT_STRIDE_BYTES,
+            pages: PageKind::Small,
+            tlb_group_pages: DEFAULT_TLB_GROUP_PAGES,
+            seed: 0x6c61_7463_6861_7365,
+        }
+    }
+}
+
+impl ChaseOpts {
+    /// Elements per TLB group: `tlb_group_pages` base pages, whatever the
+    /// page kind (as multichase does): the walk stays inside 256 KiB at a
+    /// time, which every level of address translation covers, also a
+    /// hypervisor's.
+    fn group_elems(&self) -> usize {
+        (self.tlb_group_pages * place::base_page_size() / self.stride_bytes).max(1)
+    }
+}
+
+/// Where to measure one point from and to.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Where {
+    pub cpu: Option<u32>,
+    pub cpu_node: Option<u32>,
+    pub mem_node: Option<u32>,
+}
+
+/// Which experiment produced a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Point,
+    Matrix,
+    Sweep,
+    PerCpu,
+    Loaded,
+    C2c,
+}
+
+/// One measured chase. Times are ns per dependent load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatResult {
+    pub mode: Mode,
+    pub size_bytes: u64,
+    pub cpu: u32,
+    pub cpu_node: Option<u32>,
+    pub mem_node: Option<u32>,
+    pub median_ns: f64,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// `(max - min) / median` of the samples, percent.
+    pub spread_pct: f64,
+    /// Robust coefficient of variation of the samples, percent.
+    pub noise_pct: f64,
+    pub samples: usize,
+    pub loads_per_sample: u64,
+    pub stride_bytes: usize,
+    pub tlb_group_bytes: u64,
+    /// Page kind obtained: `4k`, `thp`, `thp-partial (N%)`, `2m`, `1g`.
+    pub page_size: String,
+    pub placement: Placement,
+}
+
+impl LatResult {
+    fn new(
+        mode: Mode,
+        size: u64,
+        w: &Resolved,
+        s: &measure::ChaseSamples,
+        opts: &ChaseOpts,
+        page: &str,
+        placement: &Placement,
+    ) -> Option<Self> {
+        let sum: Summary = s.summary()?;
+        Some(LatResult {
+            mode,
+            size_bytes: size,
+            cpu: w.cpu,
+            cpu_node: w.cpu_node,
+            mem_node: w.mem_node,
+            median_ns: sum.median,
+            p50_ns: sum.median,
+            p90_ns: sum.p90,
+            p99_ns: sum.p99,
+            min_ns: sum.min,
+            max_ns: sum.max,
+            spread_pct: sum.spread_pct,
+            noise_pct: sum.robust_cv_pct(),
+            samples: sum.n,
+            loads_per_sample: s.loads_per_sample,
+            stride_bytes: opts.stride_bytes,
+            tlb_group_bytes: (opts.group_elems() * opts.stride_bytes) as u64,
+            page_size: page.to_string(),
+            placement: placement.clone(),
+        })
+    }
+}
+
+/// A resolved, validated place to measure from and to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resolved {
+    pub cpu: u32,
+    pub cpu_node: Option<u32>,
+    pub mem_node: Option<u32>,
+}
+
+/// CPUs that are online and in this process's affinity mask.
+pub fn usable_cpus(topo: &Topology) -> CpuSet {
+    let online: CpuSet = topo.cpus.iter().map(|c| c.id).collect();
+    match place::current_thread_affinity() {
+        Ok(allowed) if !allowed.is_empty() => online.intersection(&allowed),
+        _ => online,
+    }
+}
+
+fn cpu_node_of(topo: &Topology, cpu: u32) -> Option<u32> {
+    topo.cpu(cpu).and_then(|c| c.node)
+}
+
+/// Checks CPU and node choices against the topology (before allocating).
+pub fn resolve(topo: &Topology, w: &Where) -> Result<Resolved, LatError> {
+    let usable = usable_cpus(topo);
+    if usable.is_empty() {
+        return Err(LatError::BadRequest(
+            "no usable CPU found (affinity mask and online CPUs do not meet)".into(),
+        ));
+    }
+    let cpu = match (w.cpu, w.cpu_node) {
+        (Some(c), n) => {
+            if topo.cpu(c).is_none() {
+                return Err(LatError::BadRequest(format!(
+                    "CPU {c} does not exist or is offline (online CPUs: {})",
+                    topo.online_cpus
+                )));
+            }
+            if !usable.contains(c) {
+                return Err(LatError::BadRequest(format!(
+                    "CPU {c} is not allowed for this process (allowed CPUs: {usable})"
+                )));
+            }
+            if let Some(n) = n {
+                if cpu_node_of(topo, c) != Some(n) {
+                    return Err(LatError::BadRequest(format!("CPU {c} is not on node {n}")));
+                }
+            }
+            c
+        }
+        (None, Some(n)) => {
+            let node = topo.node(n).ok_or_else(|| {
+                LatError::BadRequest(format!(
+                    "node {n} does not exist (nodes: {})",
+                    topo.node_ids()
+                ))
+            })?;
+            if node.cpus.is_empty() {
+                return Err(LatError::BadRequest(format!("node {n} has no CPUs to run on")));
+            }
+            node.cpus.intersection(&usable).first().ok_or_else(|| {
+                LatError::BadRequest(format!(
+                    "no CPU of node {n} ({}) is allowed for this process",
+                    node.cpus
+                ))
+            })?
+        }
+        (None, None) => usable.first().expect("checked non-empty"),
+    };
+    let cpu_node = cpu_node_of(topo, cpu);
+    let mem_node = match w.mem_node {
+        Some(m) => {
+            let node = topo.node(m).ok_or_else(|| {
+                LatError::BadRequest(format!(
+                    "node {m} does not exist (nodes: {})",
+                    topo.node_ids()
+                ))
+            })?;
+            if node.mem_total_bytes == 0 {
+                return Err(LatError::BadRequest(format!("node {m} has no memory")));
+            }
+            if let Ok(mems) = place::mems_allowed() {
+                if !mems.contains(m) {
+                    return Err(LatError::BadRequest(format!(
+                        "node {m} is not allowed for this process's memory (allowed nodes: {mems})"
+                    )));
+                }
+            }
+            Some(m)
+        }
+        None => match cpu_node.and_then(|n| topo.node(n)) {
+            Some(n) if n.mem_total_bytes > 0 => Some(n.id),
+            _ => topo.memory_nodes().next().map(|n| n.id),
+        },
+    };
+    Ok(Resolved { cpu, cpu_node, mem_node })
+}
+
+/// Checks that `node` can spare `size` bytes of `pages` (keeping the
+/// reserve of [`place::reserve_bytes`]); `explicit` says whether the user
+/// asked for this size (an error when too big) or it is a default (capped
+/// to what the node can spare). Returns the size to use, rounded up to the
+/// page size.
+pub fn fit_size(
+    topo: &Topology,
+    node: Option<u32>,
+    size: u64,
+    explicit: bool,
+    pages: PageKind,
+) -> Result<u64, LatError> {
+    let page = pages.bytes() as u64;
+    if size < MIN_SIZE_BYTES {
+        return Err(LatError::BadRequest(format!(
+            "size {size} bytes is below the minimum of {MIN_SIZE_BYTES} bytes"
+        )));
+    }
+    let size = size.div_ceil(page) * page;
+    let Some(node) = node else { return Ok(size) };
+    let root = SysRoot::live();
+    if matches!(pages, PageKind::Huge2M | PageKind::Huge1G) {
+        place::ensure_hugepages(&root, &NodeSet::from_iter([node]), page, size)?;
+        return Ok(size);
+    }
+    let spare = match place::node_memory(&root, node) {
+        Ok(m) => m.spare_bytes,
+        // no per-node meminfo (NUMA compiled out): trust the topology
+        Err(_) => topo.node(node).map_or(u64::MAX, |n| {
+            n.mem_free_bytes.saturating_sub(place::reserve_bytes(n.mem_total_bytes))
+        }),
+    };
+    let spare = spare / page * page;
+    if size <= spare {
+        return Ok(size);
+    }
+    if explicit || spare < MIN_SIZE_BYTES.max(page) {
+        place::ensure_node_can_spare(&root, node, size)?;
+    }
+    Ok(spare)
+}
+
+fn emit(obs: &dyn Observer, kind: &str, value: &impl Serialize) {
+    if let Ok(payload) = serde_json::to_value(value) {
+        obs.event(Event::Result { kind: kind.to_string(), payload });
+    }
+}
+
+/// Runs `f` on a thread pinned to `cpu` and returns its value.
+pub(crate) fn on_cpu<T: Send>(
+    cpu: u32,
+    f: impl FnOnce() -> Result<T, LatError> + Send,
+) -> Result<T, LatError> {
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            sys::pin_to_cpu(cpu)?;
+            f()
+        })
+        .join()
+        .unwrap_or_else(|_| Err(LatError::BadRequest("the measuring thread panicked".into())))
+    })
+}
+
+/// A mapping of the chase's buffer on a node, with its placement checked.
+struct Arena {
+    map: sys::Mapping,
+    placement: Placement,
+    page: String,
+}
+
+fn arena(size: u64, opts: &ChaseOpts, node: Option<u32>) -> Result<Arena, LatError> {
+    let map = sys::Mapping::new(size as usize, opts.pages, node)?;
+    let placement = match node {
+        Some(n) => map.check_placement(n, 4096),
+        None => Placement::unverified(),
+    };
+    let (page, _) = map.obtained();
+    Ok(Arena { map, placement, page })
+}
+
+fn warn_placement(obs: &dyn Observer, p: &Placement) {
+    if let (PlacementStatus::Mismatch, Some(c)) = (p.status, &p.check) {
+        obs.event(Event::Warning(format!(
+            "only {:.1}% of {} sampled pages are on node(s) {} (per node: {:?}); the result is flagged",
+            c.fraction * 100.0,
+            c.sampled_pages,
+            c.expected,
+            c.per_node
+        )));
+    }
+}
+
+/// One point: `opts.size_bytes` (default 1 GiB, capped by what the node can
+/// spare) chased from one CPU to one node's memory.
+pub fn point(
+    topo: &Topology,
+    w: &Where,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+) -> Result<LatResult, LatError> {
+    let r = resolve(topo, w)?;
+    let size = fit_size(
+        topo,
+        r.mem_node,
+        opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES),
+        opts.size_bytes.is_some(),
+        opts.pages,
+    )?;
+    let phase = "lat point".to_string();
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: 1 });
+    let res = on_cpu(r.cpu, || {
+        let mut a = arena(size, opts, r.mem_node)?;
+        warn_placement(ctx.observer, &a.placement);
+        let mut ring =
+            Ring::build(a.map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
+        let s = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop).ok_or(LatError::Stopped)?;
+        LatResult::new(Mode::Point, size, &r, &s, opts, &a.page, &a.placement)
+            .ok_or(LatError::Stopped)
+    });
+    ctx.observer.event(Event::PhaseEnd { phase });
+    let res = res?;
+    emit(ctx.observer, "lat", &res);
+    Ok(res)
+}
+
+/// Idle latency from every CPU node (its first usable CPU) to every memory
+/// node, memory-only nodes included. Returns what was measured (partial
+/// when stopped).
+pub fn matrix(
+    topo: &Topology,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+) -> Result<Vec<LatResult>, LatError> {
+    let usable = usable_cpus(topo);
+    let cpu_nodes: Vec<(u32, u32)> = topo
+        .cpu_nodes()
+        .filter_map(|n| n.cpus.intersection(&usable).first().map(|c| (n.id, c)))
+        .collect();
+    let mem_nodes: Vec<u32> = topo.memory_nodes().map(|n| n.id).collect();
+    let (cpu_nodes, mem_nodes) = if cpu_nodes.is_empty() || mem_nodes.is_empty() {
+        // no NUMA information: one cell, local
+        let r = resolve(topo, &Where::default())?;
+        (vec![(r.cpu_node.unwrap_or(0), r.cpu)], r.mem_node.into_iter().collect::<Vec<_>>())
+    } else {
+        (cpu_nodes, mem_nodes)
+    };
+    // validate every node's size before allocating anything
+    let want = opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
+    let mut sizes = Vec::new();
+    for &m in &mem_nodes {
+        sizes.push(fit_size(topo, Some(m), want, opts.size_bytes.is_some(), opts.pages)?);
+    }
+    if mem_nodes.is_empty() {
+        sizes.push(fit_size(topo, None, want, opts.size_bytes.is_some(), opts.pages)?);
+    }
+    let phase = "lat matrix".to_string();
+    let total = (cpu_nodes.len() * mem_nodes.len().max(1)) as u64;
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total });
+    let mut out = Vec::new();
+    let mems: Vec<Option<u32>> = if mem_nodes.is_empty() {
+        vec![None]
+    } else {
+        mem_nodes.iter().map(|&m| Some(m)).collect()
+    };
+    'outer: for (mi, &m) in mems.iter().enumerate() {
+        let size = sizes[mi];
+        // fault the pages from a CPU of the memory node when it has one
+        let home =
+            m.and_then(|m| cpu_nodes.iter().find(|(n, _)| *n == m)).map_or(cpu_nodes[0].1, |x| x.1);
+        let mut a = on_cpu(home, || arena(size, opts, m))?;
+        warn_placement(ctx.observer, &a.placement);
+        let mut ring =
+            Ring::build(a.map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
+        for &(cn, cpu) in &cpu_nodes {
+            if ctx.stop.is_stopped() {
+                break 'outer;
+            }
+            let r = Resolved { cpu, cpu_node: Some(cn), mem_node: m };
+            let ring_ref = &mut ring;
+            let s = on_cpu(cpu, || Ok(measure::measure_ring(ring_ref, &ctx.timing, ctx.stop)))?;
+            let Some(s) = s else { break 'outer };
+            if let Some(res) =
+                LatResult::new(Mode::Matrix, size, &r, &s, opts, &a.page, &a.placement)
+            {
+                emit(ctx.observer, "lat", &res);
+                out.push(res);
+            }
+            ctx.observer.event(Event::Progress {
+                phase: phase.clone(),
+                done: out.len() as u64,
+                what: format!("node {cn} -> node {}", m.map_or("-".into(), |m| m.to_string())),
+            });
+        }
+    }
+    ctx.observer.event(Event::PhaseEnd { phase });
+    Ok(out)
+}
+
+/// One cache level as the topology reports it for the measuring CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheMark {
+    pub level: u8,
+    pub size_bytes: u64,
+}
+
+/// Latency against working-set size, with the cache levels and plateaus.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepReport {
+    pub mode: Mode,
+    pub cpu: u32,
+    pub mem_node: Option<u32>,
+    pub results: Vec<LatResult>,
+    pub caches: Vec<CacheMark>,
+    pub plateaus: Vec<Plateau>,
+}
+
+/// The sweep's largest size by default: four times the last-level cache
+/// rounded up to a power of two, at least 64 MiB.
+pub fn default_sweep_max(llc: Option<u64>) -> u64 {
+    (llc.unwrap_or(32 << 20) * 4).next_power_of_two().max(64 << 20)
+}
+
+/// Latency from 4 KiB to `opts.size_bytes` (default [`default_sweep_max`])
+/// in log steps, on one CPU and node.
+pub fn sweep(
+    topo: &Topology,
+    w: &Where,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+) -> Result<SweepReport, LatError> {
+    let r = resolve(topo, w)?;
+    let caches: Vec<CacheMark> = topo
+        .caches_of(r.cpu)
+        .iter()
+        .map(|c| CacheMark { level: c.level, size_bytes: c.size_bytes })
+        .collect();
+    let max =
+        opts.size_bytes.unwrap_or_else(|| default_sweep_max(caches.last().map(|c| c.size_bytes)));
+    let max = fit_size(topo, r.mem_node, max, opts.size_bytes.is_some(), opts.pages)?;
+    let min = (4096u64).max(2 * opts.stride_bytes as u64);
+    let sizes = plateau::sweep_sizes(min, max);
+    let phase = "lat sweep".to_string();
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: sizes.len() as u64 });
+    let points = on_cpu(r.cpu, || {
+        let mut a = arena(max, opts, r.mem_node)?;
+        warn_placement(ctx.observer, &a.placement);
+        let mut out = Vec::new();
+        for (i, &size) in sizes.iter().enumerate() {
+            if ctx.stop.is_stopped() {
+                break;
+            }
+            let buf = &mut a.map.as_mut_slice()[..size as usize];
+            let mut ring =
+                Ring::build(buf, opts.stride_bytes, opts.group_elems(), opts.seed ^ size)?;
+            let Some(s) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else { break };
+            if let Some(res) =
+                LatResult::new(Mode::Sweep, size, &r, &s, opts, &a.page, &a.placement)
+            {
+                emit(ctx.observer, "lat", &res);
+                out.push(res);
+            }
+            ctx.observer.event(Event::Progress {
+                phase: phase.clone(),
+                done: i as u64 + 1,
+                what: fmt_bytes(size),
+            });
+        }
+        Ok(out)
+    });
+    ctx.observer.event(Event::PhaseEnd { phase });
+    let points = points?;
+    // Plateaus from each point's fastest sample: interference (preemption,
+    // other tenants) only adds time, so the minimum of samples of 100k+
+    // loads shows the cache level best on a busy machine.
+    let curve: Vec<(u64, f64)> = points.iter().map(|p| (p.size_bytes, p.min_ns)).collect();
+    let levels: Vec<(u8, u64)> = caches.iter().map(|c| (c.level, c.size_bytes)).collect();
+    let report = SweepReport {
+        mode: Mode::Sweep,
+        cpu: r.cpu,
+        mem_node: r.mem_node,
+        plateaus: plateau::plateaus(&curve, &levels),
+        caches,
+        results: points,
+    };
+    emit(ctx.observer, "lat-summary", &report_summary(&report));
+    Ok(report)
+}
+
+fn report_summary(r: &SweepReport) -> serde_json::Value {
+    serde_json::json!({ "mode": "sweep", "cpu": r.cpu, "mem_node": r.mem_node, "caches": r.caches, "plateaus": r.plateaus })
+}
+
+/// Bytes in binary units for labels (`48 KiB`, `1.5 MiB`).
+pub fn fmt_bytes(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{} {}", v.round(), U[i])
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+/// What to measure in `per_cpu`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PerCpuSpec {
+    pub mem_node: Option<u32>,
+    /// At most this many CPUs, spread evenly over the usable ones.
+    pub max_cpus: usize,
+}
+
+/// CPUs grouped by latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuGroup {
+    pub cpus: CpuSet,
+    pub median_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// Nodes the OS puts these CPUs in.
+    pub os_nodes: topo::NodeSet,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerCpuReport {
+    pub mode: Mode,
+    pub mem_node: Option<u32>,
+    pub results: Vec<LatResult>,
+    pub groups: Vec<CpuGroup>,
+    /// Noise used to cluster: median robust standard deviation, ns.
+    pub noise_ns: f64,
+    /// Nodes with CPUs the OS shows.
+    pub os_cpu_nodes: usize,
+    /// The OS shows one node but CPUs form separated latency groups.
+    pub hidden_numa: bool,
+    pub note: Option<String>,
+}
+
+/// Evenly spaced sample of `n` items out of `v` (all when `n >= len`).
+pub fn spread_sample<T: Copy>(v: &[T], n: usize) -> Vec<T> {
+    if n == 0 || v.len() <= n {
+        return v.to_vec();
+    }
+    (0..n).map(|i| v[i * v.len() / n]).collect()
+}
+
+/// Latency from every usable CPU (or an even sample) to one node, and the
+/// CPUs grouped by it.
+pub fn per_cpu(
+    topo: &Topology,
+    spec: &PerCpuSpec,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+) -> Result<PerCpuReport, LatError> {
+    let first = resolve(topo, &Where { mem_node: spec.mem_node, ..Where::default() })?;
+    let usable: Vec<u32> = usable_cpus(topo).iter().collect();
+    let cpus = spread_sample(&usable, spec.max_cpus);
+    let size = fit_size(
+        topo,
+        first.mem_node,
+        opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES),
+        opts.size_bytes.is_some(),
+        opts.pages,
+    )?;
+    let phase = "lat per-cpu".to_string();
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: cpus.len() as u64 });
+    let mut a = on_cpu(first.cpu, || arena(size, opts, first.mem_node))?;
+    warn_placement(ctx.observer, &a.placement);
+    let mut ring =
+        Ring::build(a.map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
+    let mut points = Vec::new();
+    for (i, &cpu) in cpus.iter().enumerate() {
+        if ctx.stop.is_stopped() {
+            break;
+        }
+        let r = Resolved { cpu, cpu_node: cpu_node_of(topo, cpu), mem_node: first.mem_node };
+        let ring_ref = &mut ring;
+        let Some(s) = on_cpu(cpu, || Ok(measure::measure_ring(ring_ref, &ctx.timing, ctx.stop)))?
+        else {
+            break;
+        };
+        if let Some(res) = LatResult::new(Mode::PerCpu, size, &r, &s, opts, &a.page, &a.placement) {
+            emit(ctx.observer, "lat", &res);
+            points.push(res);
+        }
+        ctx.observer.event(Event::Progress {
+            phase: phase.clone(),
+            done: i as u64 + 1,
+            what: format!("CPU {cpu}"),
+        });
+    }
+    ctx.observer.event(Event::PhaseEnd { phase });
+    let report = group_cpus(topo, first.mem_node, points);
+    emit(
+        ctx.observer,
+        "lat-summary",
+        &serde_json::json!({ "mode": "per-cpu", "mem_node": report.mem_node, "groups": report.groups,
+            "hidden_numa": report.hidden_numa, "note": report.note }),
+    );
+    Ok(report)
+}
+
+/// Clusters per-CPU results and says whether they reveal hidden NUMA.
+pub fn group_cpus(topo: &Topology, mem_node: Option<u32>, points: Vec<LatResult>) -> PerCpuReport {
+    let values: Vec<f64> = points.iter().map(|p| p.median_ns).collect();
+    let mut sds: Vec<f64> = points.iter().map(|p| p.noise_pct / 100.0 * p.median_ns).collect();
+    sds.sort_by(|a, b| a.total_cmp(b));
+    let noise = if sds.is_empty() { 0.0 } else { crate::stats::percentile_sorted(&sds, 50.0) };
+    let groups: Vec<CpuGroup> = cluster::cluster(&values, noise)
+        .into_iter()
+        .map(|g| CpuGroup {
+            cpus: g.members.iter().map(|&i| points[i].cpu).collect(),
+            os_nodes: g.members.iter().filter_map(|&i| points[i].cpu_node).collect(),
+            median_ns: g.median_ns,
+            min_ns: g.min_ns,
+            max_ns: g.max_ns,
+        })
+        .collect();
+    let os_cpu_nodes = topo.cpu_nodes().count();
+    let hidden_numa = os_cpu_nodes <= 1 && groups.len() >= 2;
+    let note = if hidden_numa {
+        Some(format!(
+            "the OS shows {} node(s) with CPUs, but the CPUs fall into {} latency groups ({}): NUMA is probably \
+             hidden by numa=off or firmware interleaving",
+            os_cpu_nodes,
+            groups.len(),
+            groups.iter().map(|g| format!("{:.0} ns", g.median_ns)).collect::<Vec<_>>().join(" / ")
+        ))
+    } else if groups.len() > os_cpu_nodes.max(1) {
+        Some(format!(
+            "{} latency groups for {} OS node(s) with CPUs: nodes are not uniform inside",
+            groups.len(),
+            os_cpu_nodes
+        ))
+    } else {
+        None
+    };
+    PerCpuReport {
+        mode: Mode::PerCpu,
+        mem_node,
+        results: points,
+        groups,
+        noise_ns: noise,
+        os_cpu_nodes,
+        hidden_numa,
+        note,
+    }
+}
+
+/// Default per-point timing for a budget in seconds over `points`.
+pub fn timing_for(budget: Option<Duration>, points: usize) -> Timing {
+    budget.map_or_else(Timing::default, |b| Timing::for_budget(b, points))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_format_in_binary_units() {
+        assert_eq!(fmt_bytes(48 * 1024), "48 KiB");
+        assert_eq!(fmt_bytes(3 << 19), "1.5 MiB");
+        assert_eq!(fmt_bytes(1 << 30), "1 GiB");
+    }
+
+    #[test]
+    fn samples_spread_over_the_list() {
+        let v: Vec<u32> = (0..100).collect();
+        assert_eq!(spread_sample(&v, 4), vec![0, 25, 50, 75]);
+        assert_eq!(spread_sample(&v[..3], 4), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn sweep_max_is_well_past_the_llc() {
+        assert_eq!(default_sweep_max(Some(105 << 20)), 512 << 20);
+        assert_eq!(default_sweep_max(Some(1 << 20)), 64 << 20);
+    }
+
+    #[test]
+    fn page_kinds_parse_and_name() {
+        for k in ["4k", "thp", "2m", "1g"] {
+            assert_eq!(PageKind::parse(k).unwrap().name(), k);
+        }
+        assert!(PageKind::parse("3m").is_none());
+    }
+}

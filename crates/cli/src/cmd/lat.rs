@@ -1,10 +1,610 @@
-//! `numaprobe lat` (being written).
+//! `numaprobe lat`: memory latency by dependent pointer chase (one point,
+//! node matrix, size sweep, per-CPU with clustering, loaded, core-to-core).
+
+use std::time::Duration;
+
+use bench::events::Observer;
+use bench::lat::{
+    self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus, Timing,
+    Where,
+};
+use serde::Serialize;
+use topo::{CpuSet, SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::output;
+use crate::progress::Bars;
+use crate::usage;
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pages {
+    /// 4 KiB base pages (transparent huge pages refused).
+    #[value(name = "4k")]
+    Small,
+    /// Transparent huge pages, best effort (the share obtained is reported).
+    Thp,
+    /// 2 MiB hugetlbfs pages (must be reserved).
+    #[value(name = "2m")]
+    Huge2M,
+    /// 1 GiB hugetlbfs pages (must be reserved).
+    #[value(name = "1g")]
+    Huge1G,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Load {
+    /// Load threads read.
+    Read,
+    /// Load threads read and write back (dirty lines).
+    Rw,
+}
+
+/// Measure memory latency with a dependent pointer chase (ns per load).
+///
+/// Without a mode flag, measures one point: --size (default 1 GiB, capped by
+/// what the node can spare) from --cpu / --cpu-node to --mem-node.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(group(clap::ArgGroup::new("mode").args(["matrix", "sweep", "per_cpu", "loaded", "c2c"])))]
+pub struct Args {
+    /// Idle latency from every CPU node to every memory node.
+    #[arg(long)]
+    pub matrix: bool,
+    /// Latency against working-set size, 4 KiB to past the last-level cache.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Latency from every CPU (or --max-cpus of them) to --mem-node, grouped.
+    #[arg(long)]
+    pub per_cpu: bool,
+    /// Latency while the other CPUs load memory, per delay.
+    #[arg(long)]
+    pub loaded: bool,
+    /// Core-to-core latency: a cache line bounced between two CPUs.
+    #[arg(long)]
+    pub c2c: bool,
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe lat` is not built yet")
+    /// Working set, e.g. 64K, 512M, 1G (binary units). For --sweep: the
+    /// largest size.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// CPU that chases.
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<u32>,
+    /// Node whose first usable CPU chases.
+    #[arg(long, value_name = "NODE")]
+    pub cpu_node: Option<u32>,
+    /// Node whose memory is chased (default: the CPU's own node).
+    #[arg(long, value_name = "NODE")]
+    pub mem_node: Option<u32>,
+    /// Bytes between chased elements: a power of two, 8 to 4096. 128
+    /// defeats the adjacent-line prefetcher.
+    #[arg(long, value_name = "BYTES", default_value_t = 64)]
+    pub stride: usize,
+    /// Page size of the chased buffer.
+    #[arg(long, value_enum, default_value = "4k")]
+    pub pages: Pages,
+    /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub tlb_pages: usize,
+    /// Samples per point.
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+    /// Length of one sample in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub sample_ms: Option<u64>,
+    /// Seed of the random chase order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// --per-cpu: measure at most this many CPUs, spread evenly.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_cpus: usize,
+    /// --loaded: traffic of the load threads.
+    #[arg(long, value_enum, default_value = "read")]
+    pub load: Load,
+    /// --loaded: delays (spin iterations per cache line), comma-separated.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub delays: Option<Vec<u64>>,
+    /// --loaded: CPUs that generate load (default: all but the chasing CPU).
+    #[arg(long, value_name = "CPUS")]
+    pub load_cpus: Option<String>,
+    /// --c2c: pairs to measure, e.g. 0:1,0:8 (default: chosen per relation).
+    #[arg(long, value_name = "A:B,...")]
+    pub pairs: Option<String>,
+    /// --c2c: pairs per relation (SMT, node, package, cross-package) when
+    /// choosing.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub pairs_per_relation: usize,
+}
+
+/// Parses `64K`, `1.5M`, `1G`, `1GiB`, `4096` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (try 64K, 512M, 1G)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (use K, M, G or T)")),
+    };
+    let bytes = v * mult as f64;
+    if !bytes.is_finite() || !(1.0..=1e18).contains(&bytes) {
+        return Err(format!("'{s}' is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
+    s.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let (a, b) = p.split_once(':').ok_or_else(|| format!("pair '{p}' is not A:B"))?;
+            let a =
+                a.trim().parse().map_err(|_| format!("pair '{p}': '{a}' is not a CPU number"))?;
+            let b =
+                b.trim().parse().map_err(|_| format!("pair '{p}': '{b}' is not a CPU number"))?;
+            Ok((a, b))
+        })
+        .collect()
+}
+
+/// Checks what can be checked without the machine.
+fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
+    if !a.stride.is_power_of_two() || !(8..=4096).contains(&a.stride) {
+        usage!("--stride {} must be a power of two from 8 to 4096 bytes", a.stride);
+    }
+    if a.tlb_pages == 0 {
+        usage!("--tlb-pages must be at least 1");
+    }
+    if a.samples == Some(0) {
+        usage!("--samples must be at least 1");
+    }
+    if a.sample_ms == Some(0) {
+        usage!("--sample-ms must be at least 1");
+    }
+    if a.max_cpus == 0 {
+        usage!("--max-cpus must be at least 1");
+    }
+    if a.pairs_per_relation == 0 {
+        usage!("--pairs-per-relation must be at least 1");
+    }
+    if a.cpu.is_some() && (a.matrix || a.per_cpu) {
+        usage!("--cpu does not apply to --matrix or --per-cpu (they choose their CPUs)");
+    }
+    if a.delays.as_ref().is_some_and(|d| d.is_empty()) {
+        usage!("--delays needs at least one value");
+    }
+    let size = match &a.size {
+        Some(s) => match parse_size(s) {
+            Ok(v) if v < lat::MIN_SIZE_BYTES => {
+                usage!("--size {s} is below the minimum of {} bytes", lat::MIN_SIZE_BYTES)
+            }
+            Ok(v) if (v as usize) < 2 * a.stride => {
+                usage!("--size {s} holds fewer than two elements of --stride {}", a.stride)
+            }
+            Ok(v) => Some(v),
+            Err(e) => usage!("--size {e}"),
+        },
+        None => None,
+    };
+    if let Some(p) = &a.pairs {
+        if let Err(e) = parse_pairs(p) {
+            usage!("--pairs {e}");
+        }
+    }
+    if let Some(l) = &a.load_cpus {
+        if let Err(e) = l.parse::<CpuSet>() {
+            usage!("--load-cpus '{l}': {e}");
+        }
+    }
+    Ok(size)
+}
+
+fn lat_err(e: LatError) -> anyhow::Error {
+    if e.is_usage() {
+        anyhow::Error::new(crate::cli::UsageError(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+#[derive(Serialize)]
+struct Doc<'a, T: Serialize> {
+    mode: &'a str,
+    results: &'a [T],
+    stopped: bool,
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+    let size = validate(&args)?;
+    let topo = Topology::discover(&SysRoot::live())?;
+    let stop = crate::signal::stop_flag();
+    let bars = Bars::new(g.quiet);
+    let mut timing = if args.matrix || args.per_cpu || args.sweep || args.loaded || args.c2c {
+        Timing::quick()
+    } else {
+        Timing::default()
+    };
+    if let Some(n) = args.samples {
+        timing.samples = n;
+    }
+    if let Some(ms) = args.sample_ms {
+        timing.sample_time = Duration::from_millis(ms);
+    }
+    let ctx = Ctx { observer: &bars as &dyn Observer, stop: &stop, timing };
+    let opts = ChaseOpts {
+        size_bytes: size,
+        stride_bytes: args.stride,
+        pages: match args.pages {
+            Pages::Small => PageKind::Small,
+            Pages::Thp => PageKind::Thp,
+            Pages::Huge2M => PageKind::Huge2M,
+            Pages::Huge1G => PageKind::Huge1G,
+        },
+        tlb_group_pages: args.tlb_pages,
+        seed: args.seed,
+    };
+    let at = Where { cpu: args.cpu, cpu_node: args.cpu_node, mem_node: args.mem_node };
+    let stopped = || stop.is_stopped();
+
+    if args.matrix {
+        let v = lat::matrix(&topo, &opts, &ctx).map_err(lat_err)?;
+        return print_matrix(&v, g, stopped());
+    }
+    if args.sweep {
+        let r = lat::sweep(&topo, &at, &opts, &ctx).map_err(lat_err)?;
+        return print_sweep(&r, g, stopped());
+    }
+    if args.per_cpu {
+        let spec = lat::PerCpuSpec { mem_node: args.mem_node, max_cpus: args.max_cpus };
+        let r = lat::per_cpu(&topo, &spec, &opts, &ctx).map_err(lat_err)?;
+        return print_per_cpu(&r, g, stopped());
+    }
+    if args.loaded {
+        let spec = lat::LoadedSpec {
+            at,
+            load_cpus: args.load_cpus.as_deref().map(|s| s.parse::<CpuSet>()).transpose()?,
+            kind: match args.load {
+                Load::Read => LoadKind::Read,
+                Load::Rw => LoadKind::Rw,
+            },
+            delays: args.delays.clone().unwrap_or_else(|| lat::loaded::DEFAULT_DELAYS.to_vec()),
+            load_bytes_per_thread: None,
+        };
+        let v = lat::loaded(&topo, &spec, &opts, &ctx).map_err(lat_err)?;
+        return print_loaded(&v, g, stopped());
+    }
+    if args.c2c {
+        let spec = c2c::C2cSpec {
+            pairs: args
+                .pairs
+                .as_deref()
+                .map(parse_pairs)
+                .transpose()
+                .map_err(anyhow::Error::msg)?
+                .unwrap_or_default(),
+            pairs_per_relation: args.pairs_per_relation,
+            round_trips: 0,
+        };
+        let v = lat::c2c(&topo, &spec, &ctx).map_err(lat_err)?;
+        return print_c2c(&v, g, stopped());
+    }
+    let r = lat::point(&topo, &at, &opts, &ctx).map_err(lat_err)?;
+    print_point(&r, g, stopped())
+}
+
+fn ns(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn node(n: Option<u32>) -> String {
+    n.map_or("-".into(), |n| n.to_string())
+}
+
+fn placement(r: &LatResult) -> String {
+    match r.placement.status {
+        PlacementStatus::Verified => "verified".into(),
+        PlacementStatus::Unverified => "unverified".into(),
+        PlacementStatus::Mismatch => {
+            format!("MISMATCH ({:.0}% on node)", r.placement.pct_on_node().unwrap_or(0.0))
+        }
+    }
+}
+
+fn stopped_note(g: &Global, stopped: bool) {
+    if stopped {
+        output::warn(g.quiet, "stopped by Ctrl-C: showing what was measured");
+    }
+}
+
+fn print_point(r: &LatResult, g: &Global, stopped: bool) -> anyhow::Result<()> {
+    if g.json {
+        return output::json(&Doc { mode: "point", results: std::slice::from_ref(r), stopped });
+    }
+    let mut t = output::table(
+        [
+            "CPU",
+            "CPU node",
+            "mem node",
+            "size",
+            "pages",
+            "stride B",
+            "median ns",
+            "p90 ns",
+            "p99 ns",
+            "min ns",
+            "max ns",
+            "spread %",
+            "placement",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    t.add_row(point_row(r));
+    output::emit(&t.to_string())?;
+    stopped_note(g, stopped);
+    Ok(())
+}
+
+fn point_row(r: &LatResult) -> Vec<String> {
+    vec![
+        r.cpu.to_string(),
+        node(r.cpu_node),
+        node(r.mem_node),
+        lat::fmt_bytes(r.size_bytes),
+        r.page_size.clone(),
+        r.stride_bytes.to_string(),
+        ns(r.median_ns),
+        ns(r.p90_ns),
+        ns(r.p99_ns),
+        ns(r.min_ns),
+        ns(r.max_ns),
+        format!("{:.1}", r.spread_pct),
+        placement(r),
+    ]
+}
+
+fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
+    if g.json {
+        return output::json(&Doc { mode: "matrix", results: v, stopped });
+    }
+    let mut mems: Vec<Option<u32>> = v.iter().map(|r| r.mem_node).collect();
+    mems.dedup();
+    mems.sort();
+    mems.dedup();
+    let mut cpus: Vec<Option<u32>> = v.iter().map(|r| r.cpu_node).collect();
+    cpus.sort();
+    cpus.dedup();
+    let mut header = vec!["CPU node \\ mem node (ns)".to_string()];
+    header.extend(mems.iter().map(|m| node(*m)));
+    let mut t = output::table(header);
+    for c in &cpus {
+        let mut row = vec![node(*c)];
+        for m in &mems {
+            row.push(v.iter().find(|r| r.cpu_node == *c && r.mem_node == *m).map_or(
+                "-".into(),
+                |r| {
+                    let flag =
+                        if r.placement.status == PlacementStatus::Mismatch { " !" } else { "" };
+                    format!("{}{flag}", ns(r.median_ns))
+                },
+            ));
+        }
+        t.add_row(row);
+    }
+    output::emit(&t.to_string())?;
+    if let Some(r) = v.first() {
+        output::emit(&format!(
+            "median ns per dependent load; {} per cell, {} pages, stride {} B (! = pages not all on the node)",
+            lat::fmt_bytes(r.size_bytes),
+            r.page_size,
+            r.stride_bytes
+        ))?;
+    }
+    stopped_note(g, stopped);
+    Ok(())
+}
+
+fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Result<()> {
+    if g.json {
+        #[derive(Serialize)]
+        struct SweepDoc<'a> {
+            #[serde(flatten)]
+            report: &'a lat::SweepReport,
+            stopped: bool,
+        }
+        return output::json(&SweepDoc { report: r, stopped });
+    }
+    let mut t = output::table(
+        ["size", "median ns", "p90 ns", "spread %", "cache"].map(String::from).to_vec(),
+    );
+    let mut prev = 0u64;
+    for p in &r.results {
+        let marks: Vec<String> = r
+            .caches
+            .iter()
+            .filter(|c| c.size_bytes > prev && c.size_bytes <= p.size_bytes)
+            .map(|c| format!("L{} = {}", c.level, lat::fmt_bytes(c.size_bytes)))
+            .collect();
+        t.add_row(vec![
+            lat::fmt_bytes(p.size_bytes),
+            ns(p.median_ns),
+            ns(p.p90_ns),
+            format!("{:.1}", p.spread_pct),
+            if marks.is_empty() { String::new() } else { format!("past {}", marks.join(", ")) },
+        ]);
+        prev = p.size_bytes;
+    }
+    output::emit(&t.to_string())?;
+    let mut pt = output::table(
+        ["plateau", "from", "to", "latency ns", "cache size (topology)"].map(String::from).to_vec(),
+    );
+    for p in &r.plateaus {
+        pt.add_row(vec![
+            p.label.clone(),
+            lat::fmt_bytes(p.from_bytes),
+            lat::fmt_bytes(p.to_bytes),
+            ns(p.latency_ns),
+            p.cache_bytes.map_or("-".into(), lat::fmt_bytes),
+        ]);
+    }
+    output::emit(&pt.to_string())?;
+    if let Some(p) = r.results.first() {
+        output::emit(&format!(
+            "CPU {}, memory node {}, {} pages, stride {} B",
+            r.cpu,
+            node(r.mem_node),
+            p.page_size,
+            p.stride_bytes
+        ))?;
+    }
+    stopped_note(g, stopped);
+    Ok(())
+}
+
+fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Result<()> {
+    if g.json {
+        #[derive(Serialize)]
+        struct PerCpuDoc<'a> {
+            #[serde(flatten)]
+            report: &'a lat::PerCpuReport,
+            stopped: bool,
+        }
+        return output::json(&PerCpuDoc { report: r, stopped });
+    }
+    let mut t = output::table(
+        ["CPU", "CPU node", "median ns", "p90 ns", "spread %", "placement"]
+            .map(String::from)
+            .to_vec(),
+    );
+    for p in &r.results {
+        t.add_row(vec![
+            p.cpu.to_string(),
+            node(p.cpu_node),
+            ns(p.median_ns),
+            ns(p.p90_ns),
+            format!("{:.1}", p.spread_pct),
+            placement(p),
+        ]);
+    }
+    output::emit(&t.to_string())?;
+    let mut gt = output::table(
+        ["group", "CPUs", "OS nodes", "median ns", "min ns", "max ns"].map(String::from).to_vec(),
+    );
+    for (i, grp) in r.groups.iter().enumerate() {
+        gt.add_row(vec![
+            (i + 1).to_string(),
+            grp.cpus.to_string(),
+            grp.os_nodes.to_string(),
+            ns(grp.median_ns),
+            ns(grp.min_ns),
+            ns(grp.max_ns),
+        ]);
+    }
+    output::emit(&gt.to_string())?;
+    output::emit(&format!(
+        "memory node {}; {} latency group(s), noise {} ns",
+        node(r.mem_node),
+        r.groups.len(),
+        ns(r.noise_ns)
+    ))?;
+    if let Some(n) = &r.note {
+        output::emit(&format!("note: {n}"))?;
+    }
+    stopped_note(g, stopped);
+    Ok(())
+}
+
+fn print_loaded(v: &[lat::LoadedPoint], g: &Global, stopped: bool) -> anyhow::Result<()> {
+    if g.json {
+        return output::json(&Doc { mode: "loaded", results: v, stopped });
+    }
+    let mut t = output::table(
+        ["delay", "latency ns", "p90 ns", "spread %", "load GB/s", "load threads"]
+            .map(String::from)
+            .to_vec(),
+    );
+    for p in v {
+        t.add_row(vec![
+            p.delay.to_string(),
+            ns(p.latency_ns),
+            ns(p.p90_ns),
+            format!("{:.1}", p.spread_pct),
+            format!("{:.2}", p.load_gbs),
+            p.load_threads.to_string(),
+        ]);
+    }
+    output::emit(&t.to_string())?;
+    if let Some(p) = v.first() {
+        output::emit(&format!(
+            "chase on CPU {} to node {} ({}, {} pages); load: {}, GB/s = 1e9 B/s",
+            p.cpu,
+            node(p.mem_node),
+            lat::fmt_bytes(p.size_bytes),
+            p.page_size,
+            match p.load_kind {
+                LoadKind::Read => "read (64 B per line)",
+                LoadKind::Rw => "read+write (128 B per line)",
+            }
+        ))?;
+    }
+    stopped_note(g, stopped);
+    Ok(())
+}
+
+fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
+    if g.json {
+        return output::json(&Doc { mode: "c2c", results: v, stopped });
+    }
+    let mut t = output::table(
+        ["CPU a", "CPU b", "relation", "one-way ns", "p90 ns", "spread %"]
+            .map(String::from)
+            .to_vec(),
+    );
+    for p in v {
+        t.add_row(vec![
+            p.cpu_a.to_string(),
+            p.cpu_b.to_string(),
+            p.relation.map_or("unknown", |r| r.name()).to_string(),
+            ns(p.median_ns),
+            ns(p.p90_ns),
+            format!("{:.1}", p.spread_pct),
+        ]);
+    }
+    output::emit(&t.to_string())?;
+    output::emit(
+        "one-way latency = half the round trip of a cache line bounced between the two CPUs",
+    )?;
+    stopped_note(g, stopped);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_units() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("64K").unwrap(), 64 << 10);
+        assert_eq!(parse_size("1.5M").unwrap(), 3 << 19);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert!(parse_size("abc").is_err());
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn pairs_parse() {
+        assert_eq!(parse_pairs("0:1,2:3").unwrap(), vec![(0, 1), (2, 3)]);
+        assert!(parse_pairs("0-1").is_err());
+        assert!(parse_pairs("a:1").is_err());
+    }
 }

@@ -1,0 +1,249 @@
+//! Core-to-core latency: one cache line bounced between two pinned threads.
+//!
+//! Thread A writes an odd value and spins until it reads the next even
+//! value, which thread B writes as soon as it sees the odd one. One round
+//! trip moves the line twice, so the one-way latency is half a round trip.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use topo::Topology;
+
+use super::{emit, sys, usable_cpus, LatError, Mode};
+use crate::events::{Event, StopFlag};
+use crate::stats::Summary;
+
+/// How two CPUs relate in the topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Relation {
+    /// SMT siblings of one core.
+    Smt,
+    /// Different cores of one NUMA node.
+    Node,
+    /// Different nodes of one package.
+    Package,
+    /// Different packages.
+    CrossPackage,
+}
+
+impl Relation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Relation::Smt => "smt",
+            Relation::Node => "node",
+            Relation::Package => "package",
+            Relation::CrossPackage => "cross-package",
+        }
+    }
+}
+
+/// The relation of two CPUs; `None` when either is unknown.
+pub fn relation(topo: &Topology, a: u32, b: u32) -> Option<Relation> {
+    let (ca, cb) = (topo.cpu(a)?, topo.cpu(b)?);
+    Some(if ca.thread_siblings.contains(b) {
+        Relation::Smt
+    } else if ca.package != cb.package {
+        Relation::CrossPackage
+    } else if ca.node == cb.node {
+        Relation::Node
+    } else {
+        Relation::Package
+    })
+}
+
+/// Which pairs to measure.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct C2cSpec {
+    /// Pairs to measure; empty = choose (see `pairs_per_relation`).
+    pub pairs: Vec<(u32, u32)>,
+    /// When choosing: at most this many pairs of each relation, all with
+    /// the first usable CPU of the first package as one end.
+    pub pairs_per_relation: usize,
+    /// Round trips per sample (0 = 20 000).
+    pub round_trips: u64,
+}
+
+/// One pair's latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct C2cResult {
+    pub mode: Mode,
+    pub cpu_a: u32,
+    pub cpu_b: u32,
+    pub relation: Option<Relation>,
+    /// One-way latency (half a round trip), ns.
+    pub median_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    pub spread_pct: f64,
+    pub samples: usize,
+    pub round_trips_per_sample: u64,
+}
+
+/// Picks pairs: for each relation, up to `per` partners of one anchor CPU,
+/// spread over the candidates.
+pub fn choose_pairs(topo: &Topology, usable: &[u32], per: usize) -> Vec<(u32, u32)> {
+    let Some(&a) = usable.first() else { return Vec::new() };
+    let mut out = Vec::new();
+    for rel in [Relation::Smt, Relation::Node, Relation::Package, Relation::CrossPackage] {
+        let cands: Vec<u32> = usable
+            .iter()
+            .copied()
+            .filter(|&b| b != a && relation(topo, a, b) == Some(rel))
+            .collect();
+        for b in super::spread_sample(&cands, per.max(1)) {
+            out.push((a, b));
+        }
+    }
+    if out.is_empty() {
+        // relations unknown: take any partners
+        for &b in usable.iter().filter(|&&b| b != a).take(per.max(1)) {
+            out.push((a, b));
+        }
+    }
+    out
+}
+
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// Bounces a line between `a` and `b`: `samples` samples of `trips` round
+/// trips; returns one-way ns per sample.
+fn bounce(
+    a: u32,
+    b: u32,
+    samples: usize,
+    trips: u64,
+    stop: &StopFlag,
+) -> Result<Vec<f64>, LatError> {
+    let line = Line(AtomicU64::new(0));
+    let quit = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let responder = s.spawn(|| -> Result<(), LatError> {
+            let r = sys::pin_to_cpu(b);
+            if r.is_err() {
+                quit.store(true, Ordering::SeqCst);
+                return r;
+            }
+            let mut last = 0u64;
+            loop {
+                let v = line.0.load(Ordering::Acquire);
+                if v != last && v % 2 == 1 {
+                    line.0.store(v + 1, Ordering::Release);
+                    last = v + 1;
+                } else if quit.load(Ordering::Relaxed) {
+                    return Ok(());
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let run = (|| -> Result<Vec<f64>, LatError> {
+            sys::pin_to_cpu(a)?;
+            let mut out = Vec::new();
+            let mut v = 1u64;
+            // warm-up: a few hundred trips, also waits for the responder
+            for k in 0..(samples + 1) {
+                if stop.is_stopped() || quit.load(Ordering::Relaxed) {
+                    break;
+                }
+                let n = if k == 0 { 500 } else { trips };
+                let t0 = Instant::now();
+                for _ in 0..n {
+                    line.0.store(v, Ordering::Release);
+                    while line.0.load(Ordering::Acquire) != v + 1 {
+                        std::hint::spin_loop();
+                    }
+                    v += 2;
+                }
+                let ns = t0.elapsed().as_nanos() as f64 - super::measure::timer_overhead_ns();
+                if k > 0 {
+                    out.push(ns / n as f64 / 2.0);
+                }
+            }
+            Ok(out)
+        })();
+        quit.store(true, Ordering::SeqCst);
+        let resp = responder
+            .join()
+            .unwrap_or_else(|_| Err(LatError::BadRequest("c2c responder panicked".into())));
+        let out = run?;
+        resp?;
+        Ok(out)
+    })
+}
+
+/// Core-to-core latency for the chosen or given pairs.
+pub fn c2c(
+    topo: &Topology,
+    spec: &C2cSpec,
+    ctx: &super::Ctx<'_>,
+) -> Result<Vec<C2cResult>, LatError> {
+    let usable: Vec<u32> = usable_cpus(topo).iter().collect();
+    if usable.len() < 2 {
+        return Err(LatError::BadRequest(format!(
+            "core-to-core latency needs two usable CPUs; this process may use {}",
+            usable.len()
+        )));
+    }
+    let pairs = if spec.pairs.is_empty() {
+        choose_pairs(topo, &usable, spec.pairs_per_relation)
+    } else {
+        spec.pairs.clone()
+    };
+    for &(a, b) in &pairs {
+        for c in [a, b] {
+            if !usable.contains(&c) {
+                return Err(LatError::BadRequest(format!(
+                    "CPU {c} is not online or not allowed for this process (usable CPUs: {})",
+                    usable_cpus(topo)
+                )));
+            }
+        }
+        if a == b {
+            return Err(LatError::BadRequest(format!(
+                "a pair needs two different CPUs, got {a},{b}"
+            )));
+        }
+    }
+    let trips = if spec.round_trips == 0 { 20_000 } else { spec.round_trips };
+    let phase = "lat c2c".to_string();
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: pairs.len() as u64 });
+    let mut out = Vec::new();
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        if ctx.stop.is_stopped() {
+            break;
+        }
+        let v = bounce(a, b, ctx.timing.samples.max(3), trips, ctx.stop)?;
+        let Some(s) = Summary::of(&v) else { break };
+        let r = C2cResult {
+            mode: Mode::C2c,
+            cpu_a: a,
+            cpu_b: b,
+            relation: relation(topo, a, b),
+            median_ns: s.median,
+            p90_ns: s.p90,
+            p99_ns: s.p99,
+            min_ns: s.min,
+            max_ns: s.max,
+            spread_pct: s.spread_pct,
+            samples: s.n,
+            round_trips_per_sample: trips,
+        };
+        emit(ctx.observer, "lat", &r);
+        out.push(r);
+        ctx.observer.event(Event::Progress {
+            phase: phase.clone(),
+            done: i as u64 + 1,
+            what: format!("CPU {a} <-> CPU {b}"),
+        });
+    }
+    ctx.observer.event(Event::PhaseEnd { phase });
+    if out.is_empty() && ctx.stop.is_stopped() {
+        return Err(LatError::Stopped);
+    }
+    Ok(out)
+}

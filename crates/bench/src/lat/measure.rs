@@ -1,0 +1,164 @@
+//! Timing a chase: a monotonic clock calibrated for its own overhead,
+//! enough loads per sample that the clock is negligible, several samples.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use kernels::chase::Ring;
+
+use crate::events::StopFlag;
+use crate::stats::Summary;
+
+/// How long to measure each point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// Samples per point (each one a timed run of many dependent loads).
+    pub samples: usize,
+    /// Target length of one sample; the loads per sample are chosen from a
+    /// probe so each sample lasts about this long.
+    pub sample_time: Duration,
+    /// Loads of the untimed warm-up walk at most (a full lap when smaller).
+    pub max_warmup_loads: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing { samples: 11, sample_time: Duration::from_millis(20), max_warmup_loads: 1 << 22 }
+    }
+}
+
+impl Timing {
+    /// A quick setting for sweeps, matrices and tests.
+    pub fn quick() -> Self {
+        Timing { samples: 7, sample_time: Duration::from_millis(8), max_warmup_loads: 1 << 21 }
+    }
+
+    /// Chooses samples and sample length so that `points` measurements fit
+    /// in `budget` (roughly; ring building is not counted).
+    pub fn for_budget(budget: Duration, points: usize) -> Self {
+        let per_point = budget.as_secs_f64() / points.max(1) as f64;
+        let samples = if per_point > 0.5 {
+            11
+        } else if per_point > 0.1 {
+            7
+        } else {
+            5
+        };
+        let t = (per_point / (samples as f64 * 1.5)).clamp(0.002, 0.05);
+        Timing { samples, sample_time: Duration::from_secs_f64(t), max_warmup_loads: 1 << 21 }
+    }
+}
+
+/// The cost of one `Instant::now()` pair, in ns: the median of many
+/// back-to-back readings, measured once per process.
+pub fn timer_overhead_ns() -> f64 {
+    static CAL: OnceLock<f64> = OnceLock::new();
+    *CAL.get_or_init(|| {
+        let mut v: Vec<f64> = (0..2001)
+            .map(|_| {
+                let a = Instant::now();
+                let b = Instant::now();
+                (b - a).as_nanos() as f64
+            })
+            .collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    })
+}
+
+/// Per-load times of the samples of one chase, in ns.
+#[derive(Debug, Clone)]
+pub struct ChaseSamples {
+    pub ns_per_load: Vec<f64>,
+    pub loads_per_sample: u64,
+}
+
+impl ChaseSamples {
+    pub fn summary(&self) -> Option<Summary> {
+        Summary::of(&self.ns_per_load)
+    }
+}
+
+/// Times one walk of `loads` loads, minus the timer's own cost, in ns.
+fn timed(ring: &mut Ring<'_>, loads: u64) -> f64 {
+    let t0 = Instant::now();
+    ring.walk(loads);
+    let dt = t0.elapsed().as_nanos() as f64 - timer_overhead_ns();
+    dt.max(0.0)
+}
+
+/// Measures a ring: an untimed warm-up (a full lap when the ring is
+/// small, so caches hold it), a probe to size the samples, then
+/// `timing.samples` samples. Stops early (keeping what it has) when `stop`
+/// is set; `None` when stopped before the first sample.
+pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Option<ChaseSamples> {
+    let lap = ring.elems() as u64;
+    ring.walk(lap.min(timing.max_warmup_loads).max(1));
+    if lap <= timing.max_warmup_loads / 4 {
+        ring.walk(lap);
+    }
+    // probe: grow until a walk takes at least 1 ms
+    let mut probe = 1024u64;
+    let ns_per_load = loop {
+        let t = timed(ring, probe);
+        if t >= 1e6 || probe >= 1 << 30 {
+            break (t / probe as f64).max(0.05);
+        }
+        probe *= 4;
+    };
+    let target = timing.sample_time.as_nanos() as f64;
+    // at least 100k loads, so the clock's ~20-50 ns is far below 0.1%
+    let loads = ((target / ns_per_load) as u64).max(100_000);
+    let mut out = Vec::with_capacity(timing.samples);
+    for _ in 0..timing.samples.max(1) {
+        if stop.is_stopped() {
+            break;
+        }
+        out.push(timed(ring, loads) / loads as f64);
+    }
+    if out.is_empty() {
+        None
+    } else {
+        Some(ChaseSamples { ns_per_load: out, loads_per_sample: loads })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_gives_fewer_shorter_samples_when_tight() {
+        let loose = Timing::for_budget(Duration::from_secs(60), 10);
+        let tight = Timing::for_budget(Duration::from_secs(1), 100);
+        assert!(loose.samples > tight.samples);
+        assert!(loose.sample_time > tight.sample_time);
+    }
+
+    #[test]
+    fn a_short_real_chase_gives_positive_samples() {
+        let mut v = vec![0u64; 32 * 1024 / 8];
+        // SAFETY: a u64 vector viewed as bytes.
+        let buf =
+            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) };
+        let mut ring = Ring::build(buf, 64, 64, 1).unwrap();
+        let t =
+            Timing { samples: 3, sample_time: Duration::from_millis(1), max_warmup_loads: 1 << 16 };
+        let s = measure_ring(&mut ring, &t, &StopFlag::new()).unwrap();
+        assert_eq!(s.ns_per_load.len(), 3);
+        assert!(s.ns_per_load.iter().all(|&x| x > 0.0 && x.is_finite()));
+        assert!(s.loads_per_sample >= 100_000);
+    }
+
+    #[test]
+    fn a_stopped_measurement_keeps_nothing_it_did_not_take() {
+        let mut v = vec![0u64; 4096 / 8];
+        // SAFETY: a u64 vector viewed as bytes.
+        let buf =
+            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) };
+        let mut ring = Ring::build(buf, 64, 64, 1).unwrap();
+        let stop = StopFlag::new();
+        stop.stop();
+        assert!(measure_ring(&mut ring, &Timing::quick(), &stop).is_none());
+    }
+}

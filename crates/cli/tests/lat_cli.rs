@@ -1,0 +1,179 @@
+//! `numaprobe lat` end to end: usage errors (exit 2, naming the bad value,
+//! before anything is allocated) and short real runs checking the JSON.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use serde_json::Value;
+
+fn lat() -> Command {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.arg("lat");
+    c
+}
+
+/// Short timing for real runs: they check structure, not speed.
+const QUICK: [&str; 4] = ["--samples", "3", "--sample-ms", "2"];
+
+fn json_of(args: &[&str]) -> Value {
+    let out = lat().args(args).args(QUICK).arg("--json").arg("--quiet").output().unwrap();
+    assert!(out.status.success(), "lat {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+fn usable_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[test]
+fn bad_stride_is_a_usage_error() {
+    lat().args(["--stride", "48"]).assert().code(2).stderr(contains("--stride 48"));
+    lat().args(["--stride", "8192"]).assert().code(2).stderr(contains("--stride 8192"));
+}
+
+#[test]
+fn bad_size_is_a_usage_error() {
+    lat().args(["--size", "12Q"]).assert().code(2).stderr(contains("12Q"));
+    lat().args(["--size", "100"]).assert().code(2).stderr(contains("minimum"));
+}
+
+#[test]
+fn a_size_the_node_cannot_spare_is_refused_before_allocating() {
+    lat().args(["--size", "1000T"]).assert().code(2).stderr(contains("cannot spare"));
+}
+
+#[test]
+fn huge_pages_that_are_not_reserved_are_refused() {
+    // half a million 2 MiB pages are reserved nowhere this test runs
+    lat().args(["--size", "1T", "--pages", "2m"]).assert().code(2).stderr(contains("huge pages"));
+}
+
+#[test]
+fn unknown_node_and_cpu_are_usage_errors() {
+    lat().args(["--mem-node", "999"]).assert().code(2).stderr(contains("node 999"));
+    lat().args(["--cpu", "99999"]).assert().code(2).stderr(contains("CPU 99999"));
+    lat().args(["--cpu-node", "999"]).assert().code(2).stderr(contains("node 999"));
+}
+
+#[test]
+fn two_modes_at_once_are_refused() {
+    lat().args(["--matrix", "--sweep"]).assert().code(2);
+    lat().args(["--pages", "3m"]).assert().code(2);
+    lat().args(["--c2c", "--pairs", "0-1"]).assert().code(2).stderr(contains("0-1"));
+}
+
+#[test]
+fn a_point_gives_the_documented_json() {
+    let v = json_of(&["--size", "256K"]);
+    assert_eq!(v["mode"], "point");
+    assert_eq!(v["stopped"], false);
+    let r = &v["results"][0];
+    assert_eq!(r["mode"], "point");
+    assert_eq!(r["size_bytes"], 256 * 1024);
+    assert_eq!(r["stride_bytes"], 64);
+    assert_eq!(r["page_size"], "4k");
+    assert_eq!(r["samples"], 3);
+    assert!(r["cpu"].is_u64());
+    for k in ["median_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns", "spread_pct"] {
+        assert!(r[k].as_f64().is_some_and(|x| x > 0.0 || k == "spread_pct"), "{k} = {}", r[k]);
+    }
+    let (min, med, p90, max) = (
+        r["min_ns"].as_f64().unwrap(),
+        r["median_ns"].as_f64().unwrap(),
+        r["p90_ns"].as_f64().unwrap(),
+        r["max_ns"].as_f64().unwrap(),
+    );
+    assert!(min <= med && med <= p90 && p90 <= max);
+    assert!(r["placement"]["status"].is_string());
+}
+
+#[test]
+fn stride_128_is_reported() {
+    let v = json_of(&["--size", "256K", "--stride", "128"]);
+    assert_eq!(v["results"][0]["stride_bytes"], 128);
+}
+
+#[test]
+fn a_sweep_goes_up_in_log_steps_and_names_plateaus() {
+    let v = json_of(&["--sweep", "--size", "64K"]);
+    assert_eq!(v["mode"], "sweep");
+    let sizes: Vec<u64> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["size_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, vec![4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536]);
+    assert!(v["caches"].is_array());
+    assert!(v["plateaus"].is_array());
+}
+
+#[test]
+fn per_cpu_measures_every_cpu_and_groups_them() {
+    let v = json_of(&["--per-cpu", "--size", "256K"]);
+    assert_eq!(v["mode"], "per-cpu");
+    let n = v["results"].as_array().unwrap().len();
+    assert_eq!(n, usable_cpus().min(64));
+    let grouped: usize = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            g["cpus"]
+                .as_str()
+                .unwrap()
+                .split(',')
+                .map(|r| match r.split_once('-') {
+                    Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+                    None => 1,
+                })
+                .sum::<usize>()
+        })
+        .sum();
+    assert_eq!(grouped, n, "every measured CPU is in one group");
+    assert!(v["hidden_numa"].is_boolean());
+}
+
+#[test]
+fn the_matrix_has_a_cell_per_cpu_node_and_memory_node() {
+    let v = json_of(&["--matrix", "--size", "256K"]);
+    assert_eq!(v["mode"], "matrix");
+    let cells = v["results"].as_array().unwrap();
+    assert!(!cells.is_empty());
+    assert!(cells
+        .iter()
+        .all(|c| c["mode"] == "matrix" && (c["cpu_node"].is_u64() || c["cpu_node"].is_null())));
+}
+
+#[test]
+fn core_to_core_needs_two_cpus() {
+    if usable_cpus() < 2 {
+        lat().args(["--c2c"]).args(QUICK).assert().code(2).stderr(contains("two usable CPUs"));
+        return;
+    }
+    let v = json_of(&["--c2c", "--pairs", "0:1"]);
+    let r = &v["results"][0];
+    assert_eq!((r["cpu_a"].as_u64(), r["cpu_b"].as_u64()), (Some(0), Some(1)));
+    assert!(r["median_ns"].as_f64().unwrap() > 0.0);
+    lat().args(["--c2c", "--pairs", "0:0"]).assert().code(2).stderr(contains("two different CPUs"));
+}
+
+#[test]
+fn loaded_latency_reports_one_point_per_delay() {
+    if usable_cpus() < 2 {
+        lat().args(["--loaded"]).args(QUICK).assert().code(2);
+        return;
+    }
+    let v = json_of(&["--loaded", "--size", "256K", "--delays", "0,5000"]);
+    let pts = v["results"].as_array().unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[0]["delay"], 0);
+    assert_eq!(pts[1]["delay"], 5000);
+    assert!(
+        pts.iter()
+            .all(|p| p["load_gbs"].as_f64().unwrap() >= 0.0
+                && p["latency_ns"].as_f64().unwrap() > 0.0)
+    );
+    // with no delay the load thread always moves some lines
+    assert!(pts[0]["load_gbs"].as_f64().unwrap() > 0.0);
+    assert!(pts[0]["load_threads"].as_u64().unwrap() >= 1);
+}
