@@ -1,1 +1,534 @@
-//! (being written)
+//! Emulated multi-node machines: boots Debian's kernel under QEMU with the
+//! NUMA topologies below, runs the static numaprobe inside and checks, from
+//! the host, what it reports against what was configured.
+//!
+//! Gated: `scripts/guest-setup.sh && cargo test -p numaprobe --features
+//! guest-tests --test guest -- --nocapture`. See docs/testing.md (how to add
+//! a machine or a command) and guest/harness.rs (how a boot works).
+
+#[path = "guest/harness.rs"]
+mod harness;
+
+use std::collections::BTreeMap;
+
+use harness::{Boot, Machine, Output};
+use serde_json::Value;
+use topo::{NodeKind, NumaModeKind, Topology};
+
+const MIB: u64 = 1 << 20;
+
+/// SLIT of the SNC2-like machine: 12 between the two nodes of a socket,
+/// 21 across sockets.
+const SNC2_SLIT: [&[u32]; 4] =
+    [&[10, 12, 21, 21], &[12, 10, 21, 21], &[21, 21, 10, 12], &[21, 21, 12, 10]];
+
+/// 2 sockets x 2 cores, one node per core (SNC2-like), 256 MiB per node.
+/// QEMU numbers CPUs socket by socket, so node N holds CPU N.
+fn snc2(name: &str) -> Machine {
+    Machine::new(name)
+        .sockets(2, 2)
+        .node(0, 256, &[(0, 0)])
+        .node(1, 256, &[(0, 1)])
+        .node(2, 256, &[(1, 0)])
+        .node(3, 256, &[(1, 1)])
+        .distances(&SNC2_SLIT)
+}
+
+/// `numaprobe place --json` with small 4 KiB-page buffers (THP off, so
+/// pages are counted exactly).
+fn place(args: &str) -> String {
+    format!("numaprobe place --json --pages nothp {args}")
+}
+
+/// `per_node` of a place `PlacementCheck` object, as numbers.
+fn shares(check: &Value) -> BTreeMap<u32, f64> {
+    let per = check["per_node"].as_object().unwrap_or_else(|| panic!("no per_node in {check}"));
+    per.iter()
+        .map(|(k, f)| (k.parse().expect("node id key"), f.as_f64().expect("share is a number")))
+        .collect()
+}
+
+/// Asserts the shares of a `PlacementCheck` (nodes exactly, shares within
+/// `tolerance`); `what` names the result in the message.
+fn assert_check(what: &dyn std::fmt::Display, check: &Value, want: &[(u32, f64)], tolerance: f64) {
+    let got = shares(check);
+    let nodes: Vec<u32> = got.keys().copied().collect();
+    let want_nodes: Vec<u32> = want.iter().map(|(n, _)| *n).collect();
+    assert_eq!(nodes, want_nodes, "pages on unexpected nodes: {check}\n{what}");
+    for (n, share) in want {
+        assert!(
+            (got[n] - share).abs() <= tolerance,
+            "node {n}: share {} != {share}: {check}\n{what}",
+            got[n]
+        );
+    }
+}
+
+fn assert_shares(out: &Output, v: &Value, want: &[(u32, f64)], tolerance: f64) {
+    assert_check(out, &v["placement"], want, tolerance);
+}
+
+/// Results of a `bw`/`lat` document.
+fn results(out: &Output) -> Vec<Value> {
+    let v = out.json();
+    v["results"].as_array().unwrap_or_else(|| panic!("no results[]\n{out}")).clone()
+}
+
+/// Small, quick `bw` figures: structure and placement only, never speed.
+const BW_QUICK: &str =
+    "--json --kernel triad --size 1M --pages nothp --min-reps 2 --max-reps 2 --budget 0.1";
+/// Small, quick `lat` figures.
+const LAT_QUICK: &str = "--json --size 1M --samples 3 --sample-ms 5";
+
+/// Checks `bw --matrix`: one bound result per (CPU node, memory node),
+/// run on that CPU node's CPUs, with every page on the memory node.
+fn check_bw_matrix(out: &Output, cpu_nodes: &[u32], mem_nodes: &[u32]) {
+    out.expect_rc(0);
+    let rs = results(out);
+    let mut pairs: Vec<(u64, u64)> = rs
+        .iter()
+        .map(|r| (r["cpu_node"].as_u64().unwrap(), r["mem_node"].as_u64().unwrap()))
+        .collect();
+    pairs.sort_unstable();
+    let want: Vec<(u64, u64)> = cpu_nodes
+        .iter()
+        .flat_map(|c| mem_nodes.iter().map(move |m| (u64::from(*c), u64::from(*m))))
+        .collect();
+    assert_eq!(pairs, want, "matrix cells\n{out}");
+    for r in &rs {
+        let (c, m) = (r["cpu_node"].as_u64().unwrap(), r["mem_node"].as_u64().unwrap());
+        let what = format!("bw --matrix cell {c}->{m}\n{out}");
+        assert_eq!(r["mode"], "matrix", "{what}");
+        assert_eq!(r["policy"], "bind", "{what}");
+        assert_eq!(r["mem_nodes"], m.to_string(), "{what}");
+        assert_eq!(r["cpus"], c.to_string(), "node N holds CPU N: {what}");
+        assert_eq!(r["validated"], true, "{what}");
+        assert_eq!(r["placement_check"]["ok"], true, "{what}");
+        assert_check(&what, &r["placement_check"], &[(m as u32, 1.0)], 0.0);
+    }
+}
+fn topo_of(boot: &Boot) -> Topology {
+    boot.get("topo").expect_rc(0).parse()
+}
+
+// --- 1 + 4: SNC2-like machine, topology and placement self-test ---
+
+#[test]
+fn snc2_two_sockets_four_nodes_topology_and_placement() {
+    let mut m = snc2("snc2").run("topo", "numaprobe topo --json");
+    // Bind a buffer to each node from a CPU on the other socket.
+    for n in 0..4 {
+        m = m.run(
+            &format!("bind-{n}"),
+            &place(&format!("--cpu-node {} --mem-nodes {n} --size 4M", (n + 2) % 4)),
+        );
+    }
+    let boot = m
+        .run("interleave", &place("--cpu-node 0 --policy interleave --mem-nodes all --size 8M"))
+        // Weights 3:1 on nodes 0:1 where the kernel has weighted interleave.
+        .run(
+            "weighted",
+            &format!(
+                "W=/sys/kernel/mm/mempolicy/weighted_interleave; \
+                 if [ -d $W ]; then echo 3 > $W/node0 && echo 1 > $W/node1 || exit 99; fi; {}",
+                place("--cpu-node 3 --policy weighted --mem-nodes 0-1 --size 8M")
+            ),
+        )
+        .run("has-weighted", "test -d /sys/kernel/mm/mempolicy/weighted_interleave")
+        // Bound to node 1 but expected on node 3: the check must catch it.
+        .run("wrong-expect", &place("--cpu-node 0 --mem-nodes 1 --expect 3 --size 4M"))
+        // Measurements: structure and placement only.
+        .run("bw-matrix", &format!("numaprobe bw --matrix {BW_QUICK}"))
+        .run("bw-interleave", &format!("numaprobe bw --interleave {BW_QUICK}"))
+        .run("lat-matrix", &format!("numaprobe lat --matrix {LAT_QUICK}"))
+        .run("lat-per-cpu", &format!("numaprobe lat --per-cpu --mem-node 0 {LAT_QUICK}"))
+        // exec's hidden --touch helper writes 32 MiB under the inherited policy.
+        .run(
+            "exec",
+            "numaprobe exec --no-save --json --repeat 1 --policies local:1,remote:0/3,interleave \
+             -- numaprobe exec --touch 32M --touch-hold-ms 500",
+        )
+        .boot();
+
+    // Topology as configured.
+    let t = topo_of(&boot);
+    assert_eq!(t.packages.len(), 2, "packages");
+    assert_eq!(t.nodes.len(), 4, "nodes");
+    for (i, node) in t.nodes.iter().enumerate() {
+        assert_eq!(node.id, i as u32);
+        assert_eq!(node.distances, SNC2_SLIT[i], "SLIT row of node {i}");
+        assert_eq!(node.cpus.iter().collect::<Vec<_>>(), vec![i as u32], "CPUs of node {i}");
+        assert_eq!(node.kind, NodeKind::CpuMemory, "kind of node {i}");
+        assert!(
+            node.mem_total_bytes > 128 * MIB && node.mem_total_bytes <= 256 * MIB,
+            "node {i} memory {} B, configured 256 MiB",
+            node.mem_total_bytes
+        );
+    }
+    let pkg_nodes: Vec<String> = t.packages.iter().map(|p| p.nodes.to_string()).collect();
+    assert_eq!(pkg_nodes, ["0-1", "2-3"], "nodes per package");
+    assert_eq!(t.numa_mode.kind, NumaModeKind::NodesPerPackage, "mode: {:?}", t.numa_mode);
+    assert_eq!(t.numa_mode.nodes_per_package, Some(2), "mode: {:?}", t.numa_mode);
+
+    // Each bind landed entirely on its node, touched from the other socket.
+    for n in 0..4u32 {
+        let out = boot.get(&format!("bind-{n}")).expect_rc(0);
+        let v = out.json();
+        assert_eq!(v["ok"], true, "{out}");
+        assert_eq!(v["policy"]["mode"], "bind", "{out}");
+        assert_eq!(v["policy"]["nodes"], n.to_string(), "{out}");
+        assert_eq!(v["cpu"]["ran_on_node"], (n + 2) % 4, "ran on the wrong node\n{out}");
+        assert_eq!(v["placement"]["sampled_pages"], 1024, "4 MiB of 4 KiB pages\n{out}");
+        assert_shares(out, &v, &[(n, 1.0)], 0.0);
+    }
+
+    // Interleave over all nodes: a quarter of the pages on each.
+    let out = boot.get("interleave").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["policy"]["mode"], "interleave", "{out}");
+    assert_shares(out, &v, &[(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)], 0.01);
+
+    // Weighted interleave 3:1, or a clear fallback on kernels before 6.9.
+    let out = boot.get("weighted");
+    let v = out.json();
+    if boot.get("has-weighted").rc == 0 {
+        out.expect_rc(0);
+        assert_eq!(v["policy"]["mode"], "weighted-interleave", "{out}");
+        assert_eq!(v["fallback"], Value::Null, "{out}");
+        assert_shares(out, &v, &[(0, 0.75), (1, 0.25)], 0.01);
+    } else {
+        assert_eq!(v["policy_requested"]["mode"], "weighted-interleave", "{out}");
+        assert_eq!(v["policy"]["mode"], "interleave", "{out}");
+        let why = v["fallback"].as_str().unwrap_or_else(|| panic!("no fallback reason\n{out}"));
+        assert!(why.contains("6.9"), "fallback reason should name Linux 6.9: {why}");
+    }
+
+    // The deliberately wrong expectation is caught (exit 1), and the report
+    // still says where the pages really are.
+    let out = boot.get("wrong-expect").expect_rc(1);
+    let v = out.json();
+    assert_eq!(v["ok"], false, "{out}");
+    assert_eq!(v["placement"]["expected"], "3", "{out}");
+    assert_eq!(v["placement"]["fraction"], 0.0, "{out}");
+    assert_shares(out, &v, &[(1, 1.0)], 0.0);
+    assert!(out.stderr.contains("placement check failed"), "{out}");
+
+    check_bw_matrix(boot.get("bw-matrix"), &[0, 1, 2, 3], &[0, 1, 2, 3]);
+
+    // bw --interleave: the whole machine, pages a quarter on each node.
+    let out = boot.get("bw-interleave").expect_rc(0);
+    let rs = results(out);
+    assert!(!rs.is_empty(), "no results\n{out}");
+    for r in &rs {
+        assert_eq!(r["policy"], "interleave", "{out}");
+        assert_eq!(r["mem_nodes"], "0-3", "{out}");
+        assert_eq!(r["cpus"], "0-3", "{out}");
+        assert_eq!(r["placement_check"]["ok"], true, "{out}");
+        assert_check(
+            out,
+            &r["placement_check"],
+            &[(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)],
+            0.02,
+        );
+    }
+
+    // lat --matrix: every CPU node to every memory node, pages verified.
+    let out = boot.get("lat-matrix").expect_rc(0);
+    let rs = results(out);
+    let mut cells: Vec<(u64, u64, u64)> = rs
+        .iter()
+        .map(|r| {
+            let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} missing\n{out}"));
+            (n("cpu_node"), n("mem_node"), n("cpu"))
+        })
+        .collect();
+    cells.sort_unstable();
+    let want: Vec<(u64, u64, u64)> = (0..4).flat_map(|c| (0..4).map(move |m| (c, m, c))).collect();
+    assert_eq!(cells, want, "lat --matrix cells (cpu node, mem node, cpu)\n{out}");
+    for r in &rs {
+        let m = r["mem_node"].as_u64().unwrap() as u32;
+        assert_eq!(r["mode"], "matrix", "{out}");
+        assert_eq!(r["placement"]["status"], "verified", "{out}");
+        assert_check(out, &r["placement"]["check"], &[(m, 1.0)], 0.0);
+        assert!(r["median_ns"].as_f64().is_some_and(|ns| ns > 0.0), "median_ns\n{out}");
+    }
+
+    // lat --per-cpu: one result per CPU, all on node 0's memory, and groups
+    // that cover the CPUs once.
+    let out = boot.get("lat-per-cpu").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["mode"], "per-cpu", "{out}");
+    assert_eq!(v["mem_node"], 0, "{out}");
+    assert_eq!(v["os_cpu_nodes"], 4, "{out}");
+    let rs = results(out);
+    let cpus: Vec<u64> = rs.iter().map(|r| r["cpu"].as_u64().unwrap()).collect();
+    assert_eq!(cpus, [0, 1, 2, 3], "{out}");
+    for r in &rs {
+        assert_eq!(r["cpu_node"], r["cpu"], "node N holds CPU N\n{out}");
+        assert_check(out, &r["placement"]["check"], &[(0, 1.0)], 0.0);
+    }
+    let groups = v["groups"].as_array().unwrap_or_else(|| panic!("no groups\n{out}"));
+    let mut grouped: Vec<u32> = groups
+        .iter()
+        .flat_map(|g| {
+            let set: topo::CpuSet = serde_json::from_value(g["cpus"].clone()).expect("cpulist");
+            set.iter().collect::<Vec<_>>()
+        })
+        .collect();
+    grouped.sort_unstable();
+    assert_eq!(grouped, [0, 1, 2, 3], "groups cover each CPU once\n{out}");
+
+    check_exec(boot.get("exec"));
+}
+
+/// `exec` under local:1, remote:0/3 and interleave, each run of the
+/// `--touch 32M` helper: where its pages were matches the policy (the
+/// criteria of docs/exec.md).
+fn check_exec(out: &Output) {
+    out.expect_rc(0);
+    let v = out.json();
+    let policies = v["policies"].as_array().unwrap_or_else(|| panic!("no policies\n{out}"));
+    let by_name: BTreeMap<&str, &Value> =
+        policies.iter().map(|p| (p["policy"].as_str().unwrap_or("?"), p)).collect();
+    let names: Vec<&str> = by_name.keys().copied().collect();
+    assert_eq!(names, ["interleave", "local:1", "remote:0/3"], "{out}");
+    // (node, anon KiB, anon fraction) of the one run of policy `p`.
+    let nodes = |p: &str| -> BTreeMap<u64, (u64, f64)> {
+        let run = &by_name[p]["runs"][0];
+        assert_eq!(run["ok"], true, "{p}: run failed\n{out}");
+        let pages = run["numa_pages"]["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{p}: no numa_pages\n{out}"));
+        pages
+            .iter()
+            .map(|n| {
+                let (node, kib, frac) = (&n["node"], &n["anon_kib"], &n["anon_fraction"]);
+                (node.as_u64().unwrap(), (kib.as_u64().unwrap(), frac.as_f64().unwrap()))
+            })
+            .collect()
+    };
+    for (p, cpus, node) in [("local:1", "1", 1u64), ("remote:0/3", "0", 3)] {
+        assert_eq!(by_name[p]["cpus"], cpus, "{p}\n{out}");
+        assert_eq!(by_name[p]["mem_nodes"], node.to_string(), "{p}\n{out}");
+        let (kib, frac) = nodes(p).get(&node).copied().unwrap_or_default();
+        assert!(kib >= 32 * 1024 && frac >= 0.95, "{p}: {kib} KiB, {frac} on node {node}\n{out}");
+    }
+    let il = nodes("interleave");
+    assert_eq!(il.keys().copied().collect::<Vec<_>>(), [0, 1, 2, 3], "interleave nodes\n{out}");
+    for (n, (_, frac)) in &il {
+        assert!((frac - 0.25).abs() <= 0.1, "interleave: node {n} has {frac}\n{out}");
+    }
+}
+
+// --- 2: a CPU-less memory node with HMAT ---
+
+/// HMAT entries: CPU nodes see their own node at 100 ns / 20480 MB/s, the
+/// other node of their socket at 120 ns, the other socket at 200 ns /
+/// 15360 MB/s; node 4 (CXL-like) at 250 ns / 10240 MB/s from socket 0 and
+/// 400 ns / 5120 MB/s from socket 1. Node 4 has a 64 MiB memory-side cache.
+fn hmat_entries() -> Vec<String> {
+    let mut e = Vec::new();
+    for i in 0..4u32 {
+        for t in 0..5u32 {
+            let (lat, bw) = match (t, i / 2 == t / 2) {
+                (4, _) if i < 2 => (250, 10240),
+                (4, _) => (400, 5120),
+                _ if i == t => (100, 20480),
+                (_, true) => (120, 20480),
+                (_, false) => (200, 15360),
+            };
+            e.push(format!(
+                "hmat-lb,initiator={i},target={t},hierarchy=memory,data-type=access-latency,latency={lat}"
+            ));
+            e.push(format!(
+                "hmat-lb,initiator={i},target={t},hierarchy=memory,data-type=access-bandwidth,bandwidth={bw}M"
+            ));
+        }
+    }
+    e.push(
+        "hmat-cache,node-id=4,size=64M,level=1,associativity=direct,policy=write-through,line=64"
+            .into(),
+    );
+    e
+}
+
+#[test]
+fn memory_only_node_with_hmat() {
+    let boot = Machine::new("cxl")
+        .sockets(2, 2)
+        .node(0, 256, &[(0, 0)])
+        .node(1, 256, &[(0, 1)])
+        .node(2, 256, &[(1, 0)])
+        .node(3, 256, &[(1, 1)])
+        .node(4, 256, &[])
+        .distances(&[
+            &[10, 12, 21, 21, 30],
+            &[12, 10, 21, 21, 30],
+            &[21, 21, 10, 12, 40],
+            &[21, 21, 12, 10, 40],
+            &[30, 30, 40, 40, 10],
+        ])
+        .hmat(&[(4, 0)], &hmat_entries())
+        .run("topo", "numaprobe topo --json")
+        .run(
+            "tiers",
+            "for d in /sys/devices/virtual/memory_tiering/memory_tier*; do \
+             [ -d $d ] && echo ${d##*memory_tier} $(cat $d/nodelist); done; true",
+        )
+        .run("bind-cxl", &place("--cpu-node 0 --mem-nodes 4 --size 4M"))
+        .run("cpus-of-cxl", &place("--cpu-node 4 --mem-nodes 0 --size 4M"))
+        .run("bw-matrix", &format!("numaprobe bw --matrix {BW_QUICK}"))
+        .boot();
+
+    let t = topo_of(&boot);
+    assert_eq!(t.packages.len(), 2, "packages");
+    assert_eq!(t.nodes.len(), 5, "nodes");
+    assert_eq!(t.memory_only_nodes().to_string(), "4", "memory-only nodes");
+    let cxl = t.node(4).expect("node 4");
+    assert_eq!(cxl.kind, NodeKind::MemoryOnly);
+    assert!(cxl.cpus.is_empty());
+    assert!(cxl.mem_total_bytes > 128 * MIB && cxl.mem_total_bytes <= 256 * MIB, "node 4 memory");
+    assert_eq!(cxl.distances, [30, 30, 40, 40, 10], "SLIT row of node 4");
+    // Still 2 nodes with CPUs per package: the memory-only node adds none.
+    assert_eq!(t.numa_mode.kind, NumaModeKind::NodesPerPackage, "mode: {:?}", t.numa_mode);
+    assert_eq!(t.numa_mode.nodes_per_package, Some(2), "mode: {:?}", t.numa_mode);
+
+    // HMAT as configured: node 4's initiator is node 0 (`initiator=0`; the
+    // kernel links only that one when the firmware names it).
+    let hmat = cxl.hmat.as_ref().expect("HMAT on node 4");
+    for (name, access) in [("access0", &hmat.access0), ("access1", &hmat.access1)] {
+        let a = access.as_ref().unwrap_or_else(|| panic!("node 4 {name} missing"));
+        assert_eq!(a.initiators.to_string(), "0", "node 4 {name} initiators");
+        assert_eq!(a.read_latency_ns, Some(250), "node 4 {name}");
+        assert_eq!(a.write_latency_ns, Some(250), "node 4 {name}");
+        assert_eq!(a.read_bandwidth_mbs, Some(10240), "node 4 {name}");
+        assert_eq!(a.write_bandwidth_mbs, Some(10240), "node 4 {name}");
+    }
+    let local = t
+        .node(0)
+        .and_then(|n| n.hmat.as_ref())
+        .and_then(|h| h.access0.as_ref())
+        .expect("node 0 access0");
+    assert_eq!(local.initiators.to_string(), "0");
+    assert_eq!(
+        (local.read_latency_ns, local.read_bandwidth_mbs),
+        (Some(100), Some(20480)),
+        "node 0 access0"
+    );
+    assert_eq!(cxl.memory_side_caches.len(), 1, "memory-side caches of node 4");
+    let c = &cxl.memory_side_caches[0];
+    assert_eq!((c.index, c.size_bytes, c.line_bytes), (1, 64 * MIB, Some(64)));
+    assert_eq!(c.indexing.as_deref(), Some("direct-mapped"));
+    assert_eq!(c.write_policy.as_deref(), Some("write-through"));
+
+    // Memory tiers as the kernel lists them in sysfs.
+    let tiers = boot.get("tiers").expect_rc(0);
+    let mut from_sysfs: Vec<(u32, String)> = tiers
+        .stdout
+        .lines()
+        .map(|l| {
+            let (id, nodes) = l.split_once(' ').unwrap_or_else(|| panic!("tier line {l:?}"));
+            (id.parse().expect("tier id"), nodes.to_string())
+        })
+        .collect();
+    from_sysfs.sort_unstable(); // the glob lists memory_tier22 before memory_tier4
+    let from_topo: Vec<(u32, String)> =
+        t.memory_tiers.iter().map(|m| (m.id, m.nodes.to_string())).collect();
+    assert_eq!(from_topo, from_sysfs, "memory tiers");
+
+    // Pages bound to the memory-only node land there.
+    let out = boot.get("bind-cxl").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["ok"], true, "{out}");
+    assert_shares(out, &v, &[(4, 1.0)], 0.0);
+    // A CPU-less node asked for as CPUs is refused as a usage error.
+    let out = boot.get("cpus-of-cxl").expect_rc(2);
+    assert!(out.stdout.is_empty(), "no report on refusal\n{out}");
+    assert!(out.stderr.contains('4'), "the refusal names node 4\n{out}");
+    // The bandwidth matrix has a column for the memory-only node.
+    check_bw_matrix(boot.get("bw-matrix"), &[0, 1, 2, 3], &[0, 1, 2, 3, 4]);
+}
+
+// --- 3: NUMA turned off by the kernel option, and by "firmware" ---
+
+#[test]
+fn numa_off_on_kernel_command_line() {
+    // The firmware describes two nodes; the kernel is told to ignore them.
+    let boot = Machine::new("numa-off")
+        .sockets(2, 2)
+        .node(0, 512, &[(0, 0), (0, 1)])
+        .node(1, 512, &[(1, 0), (1, 1)])
+        .distances(&[&[10, 21], &[21, 10]])
+        .kernel_arg("numa=off")
+        .run("topo", "numaprobe topo --json")
+        .boot();
+    let t = topo_of(&boot);
+    assert_eq!(t.packages.len(), 2, "packages");
+    assert_eq!(t.nodes.len(), 1, "nodes");
+    assert_eq!(t.nodes[0].cpus.to_string(), "0-3");
+    assert_eq!(t.cmdline.get("numa"), Some("off"), "cmdline: {:?}", t.cmdline);
+    assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByKernel, "mode: {:?}", t.numa_mode);
+}
+
+#[test]
+fn two_sockets_without_srat_is_firmware_interleave() {
+    // No -numa options: no SRAT, so one node and no kernel option.
+    let boot = Machine::new("no-srat").sockets(2, 2).run("topo", "numaprobe topo --json").boot();
+    let t = topo_of(&boot);
+    assert_eq!(t.packages.len(), 2, "packages");
+    assert_eq!(t.nodes.len(), 1, "nodes");
+    assert_eq!(t.cmdline.get("numa"), None, "cmdline: {:?}", t.cmdline);
+    assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByFirmware, "mode: {:?}", t.numa_mode);
+}
+
+// --- the harness itself (no QEMU needed) ---
+
+#[test]
+fn harness_parses_markers_between_kernel_noise() {
+    let log = "[    0.1] booting\n@@READY 6.12.0@@\n@@BEGIN a@@\n{\"x\": 1}\n@@STDERR a@@\nwarn\n\
+               @@END a rc=0@@\n[  1.0] noise\n@@BEGIN b@@\n@@STDERR b@@\n@@END b rc=2@@\n\
+               @@BEGIN c@@\ncut off\n@@DONE@@\n";
+    let b = Boot::parse("t", log);
+    assert_eq!(b.kernel, "6.12.0");
+    assert!(b.done);
+    assert_eq!(b.json("a")["x"], 1);
+    assert_eq!(b.get("a").stderr, "warn\n");
+    assert_eq!((b.get("b").rc, b.get("b").stdout.as_str()), (2, ""));
+    assert!(!b.outputs.contains_key("c"), "an unterminated block is not an output");
+}
+
+#[test]
+fn harness_initramfs_is_a_cpio_archive_the_cpio_tool_reads() {
+    let dir = std::env::temp_dir().join(format!("numaprobe-guest-cpio-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (bb, np) = (dir.join("bb"), dir.join("np"));
+    std::fs::write(&bb, b"busybox!").unwrap(); // odd lengths exercise the padding
+    std::fs::write(&np, b"numaprobe").unwrap();
+    let archive = harness::initramfs("#!/bin/sh\n", &bb, &np).unwrap();
+    std::fs::write(dir.join("a.cpio"), &archive).unwrap();
+    let out = std::process::Command::new("cpio")
+        .args(["-it", "--quiet", "-F"])
+        .arg(dir.join("a.cpio"))
+        .output()
+        .expect("cpio (apt-get install cpio)");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "cpio -t: {}", String::from_utf8_lossy(&out.stderr));
+    let names = String::from_utf8_lossy(&out.stdout);
+    let names: Vec<&str> = names.lines().collect();
+    assert_eq!(
+        names,
+        [
+            "bin",
+            "dev",
+            "proc",
+            "sys",
+            "tmp",
+            "root",
+            "dev/console",
+            "bin/busybox",
+            "bin/sh",
+            "bin/numaprobe",
+            "init"
+        ]
+    );
+}
