@@ -6,6 +6,7 @@
 //! the audit runs on captures and fixture trees as on the live machine.
 
 pub mod evidence;
+pub mod fingerprint;
 pub mod profile;
 pub mod read;
 pub mod rules;

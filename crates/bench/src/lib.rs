@@ -9,4 +9,5 @@ pub mod events;
 pub mod exec;
 pub mod lat;
 pub mod stats;
+pub mod suite;
 pub mod team;

@@ -60,7 +60,9 @@ impl Observer for Bars {
             Event::Warning(msg) => {
                 if !self.quiet {
                     let line = format!("numaprobe: warning: {msg}");
-                    match bars.values().next() {
+                    // Through a visible bar so the line is not drawn over;
+                    // a hidden bar would drop it.
+                    match bars.values().next().filter(|_| self.draw) {
                         Some(bar) => bar.println(line),
                         None => eprintln!("{line}"),
                     }

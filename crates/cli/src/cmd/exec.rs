@@ -194,27 +194,16 @@ fn open_store(
     topo: Option<&Topology>,
     cmdline: &str,
 ) -> anyhow::Result<(store::Store, store::RunId)> {
-    let path = match &g.db {
-        Some(p) => p.clone(),
-        None => store::Store::default_path()?,
-    };
+    let path = crate::cmd::store::db_path(g)?;
     let mut s = store::Store::open(&path).with_context(|| format!("opening {}", path.display()))?;
     let mut run = store::NewRun::new(cmdline, env!("CARGO_PKG_VERSION"));
     if let Some(t) = topo {
-        let host =
-            std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_string());
-        run.machine = serde_json::json!({
-            "hostname": host,
-            "cpu_model": t.cpu_model,
-            "packages": t.packages.len(),
-            "nodes": t.nodes.len(),
-            "mem_total_bytes": t.nodes.iter().map(|n| n.mem_total_bytes).sum::<u64>(),
-        });
-        run.config = serde_json::json!({
-            "numa_mode": t.numa_mode.label.clone().unwrap_or_else(|| format!("{:?}", t.numa_mode.kind)),
-            "kernel": t.kernel,
-            "cmdline": t.cmdline.raw,
-        });
+        // The same fingerprints as `numaprobe run`, so exec runs group with
+        // the machine's other runs.
+        let root = topo::SysRoot::live();
+        let settings = audit::Settings::read(&root);
+        run.machine = audit::fingerprint::machine(&root, t, &audit::smbios::read(&root));
+        run.config = audit::fingerprint::config(t, &settings);
         run.topology = serde_json::to_value(t)?;
     }
     let id = s.begin_run(&run)?;

@@ -1,10 +1,350 @@
-//! `numaprobe run` (being written).
+//! `numaprobe run`: the main job. Discovers the machine, audits its
+//! settings, measures bandwidth and latency under a time budget, saves every
+//! result as it is measured, and writes a report.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use bench::events::{Event, Observer, StopFlag};
+use bench::lat::Ctx;
+use bench::suite::{Budget, Step, SuitePlan};
+use serde_json::{json, Value};
+use store::{MeasureLock, NewRun, ResultKind, RunId, RunStatus, Store};
+use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::output;
+use crate::progress::Bars;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// About a minute on a small machine: triad only, short repetitions.
+    #[arg(long, conflicts_with = "thorough")]
+    pub quick: bool,
+    /// Every kernel and mix, longer repetitions, every CPU to one node.
+    #[arg(long)]
+    pub thorough: bool,
+    /// A name for the configuration measured, e.g. "SNC2 on, THP always".
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Workload profile for the settings audit.
+    #[arg(long, default_value = "general", value_name = "PROFILE")]
+    pub profile: String,
+    /// Print the plan and its time estimate, measure nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Wait for another measuring numaprobe to finish instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
+    /// Run only these steps (comma-separated, as the plan names them:
+    /// bw-local, bw-matrix, bw-global, bw-interleave, bw-weighted,
+    /// bw-scaling, lat-matrix, lat-sweep, lat-per-cpu, lat-loaded, lat-c2c).
+    #[arg(long, value_delimiter = ',', value_name = "STEPS")]
+    pub only: Vec<String>,
+    /// Leave these steps out (same names as --only).
+    #[arg(long, value_delimiter = ',', value_name = "STEPS")]
+    pub skip: Vec<String>,
+    /// Folder for the reports (default: `reports/` beside the database).
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe run` is not built yet")
+/// Saves each result to the store the moment it is reported, then passes
+/// the event on to the progress bars.
+struct Saver<'a> {
+    bars: &'a Bars,
+    db: Mutex<Store>,
+    run: RunId,
+    saved: Mutex<(usize, Vec<String>)>,
+}
+
+impl Observer for Saver<'_> {
+    fn event(&self, event: Event) {
+        if let Event::Result { kind, payload } = &event {
+            let res = self.db.lock().unwrap_or_else(|p| p.into_inner()).add_result(
+                self.run,
+                &ResultKind::from(kind.as_str()),
+                payload,
+            );
+            let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+            match res {
+                Ok(_) => saved.0 += 1,
+                Err(e) => saved.1.push(format!("could not save a {kind} result: {e}")),
+            }
+        }
+        self.bars.event(event);
+    }
+}
+
+fn budget(a: &Args) -> Budget {
+    if a.quick {
+        Budget::Quick
+    } else if a.thorough {
+        Budget::Thorough
+    } else {
+        Budget::Default
+    }
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{:.1} min", s / 60.0)
+    }
+}
+
+fn plan_text(topo: &Topology, plan: &SuitePlan) -> String {
+    let mut t = output::table(vec!["step".into(), "measures".into(), "estimate".into()]);
+    for s in &plan.steps {
+        t.add_row(vec![s.step.name(), s.what.clone(), fmt_secs(s.estimate)]);
+    }
+    format!(
+        "Plan ({} budget) for {}\n{t}\nEstimated time: about {} (measuring only; the machine's load changes it)\n",
+        plan.budget.name(),
+        topo.summary_line(),
+        fmt_secs(plan.estimate())
+    )
+}
+
+/// The step names users type: the plan's names with a dash.
+fn slug(step: &Step) -> String {
+    step.name().replace(' ', "-")
+}
+
+const STEP_NAMES: &str = "bw-local, bw-matrix, bw-global, bw-interleave, bw-weighted, bw-scaling, \
+     lat-matrix, lat-sweep, lat-per-cpu, lat-loaded, lat-c2c";
+
+fn filter_steps(plan: &mut SuitePlan, only: &[String], skip: &[String]) -> anyhow::Result<()> {
+    for name in only.iter().chain(skip) {
+        if !STEP_NAMES.split(", ").any(|n| n.trim() == name) {
+            crate::usage!("unknown step '{name}' (steps: {STEP_NAMES})");
+        }
+    }
+    plan.steps.retain(|s| {
+        let n = slug(&s.step);
+        (only.is_empty() || only.contains(&n)) && !skip.contains(&n)
+    });
+    if plan.steps.is_empty() {
+        crate::usage!("no step left to run on this machine (steps: {STEP_NAMES})");
+    }
+    Ok(())
+}
+
+fn run_step(
+    topo: &Topology,
+    step: &Step,
+    obs: &dyn Observer,
+    stop: &StopFlag,
+) -> anyhow::Result<()> {
+    let ctx = |timing| Ctx { observer: obs, stop, timing };
+    match step {
+        Step::Bw { plan, .. } => {
+            bench::bw::run_plan(topo, plan, obs, stop)?;
+        }
+        Step::LatMatrix { opts, timing } => {
+            bench::lat::matrix(topo, opts, &ctx(*timing))?;
+        }
+        Step::LatSweep { at, opts, timing } => {
+            bench::lat::sweep(topo, at, opts, &ctx(*timing))?;
+        }
+        Step::LatPerCpu { spec, opts, timing } => {
+            bench::lat::per_cpu(topo, spec, opts, &ctx(*timing))?;
+        }
+        Step::LatLoaded { spec, opts, timing } => {
+            bench::lat::loaded(topo, spec, opts, &ctx(*timing))?;
+        }
+        Step::C2c { spec, timing } => {
+            bench::lat::c2c(topo, spec, &ctx(*timing))?;
+        }
+    }
+    Ok(())
+}
+
+fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let loaded = db.load_run(run)?;
+    let html = dir.join(format!("run-{run}.html"));
+    let md = dir.join(format!("run-{run}.md"));
+    std::fs::write(&html, report::render_report(report::Format::Html, &loaded, &[]))
+        .with_context(|| format!("{}: cannot write", html.display()))?;
+    std::fs::write(&md, report::render_report(report::Format::Markdown, &loaded, &[]))
+        .with_context(|| format!("{}: cannot write", md.display()))?;
+    Ok((html, md))
+}
+
+pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+    let profile: audit::Profile = match a.profile.parse() {
+        Ok(p) => p,
+        Err(e) => crate::usage!("--profile: {e}"),
+    };
+    let root = SysRoot::live();
+    let topo = crate::cmd::topo::discover(None)?;
+    let budget = budget(&a);
+    let support = place::policy_support(&root);
+    let mut plan = SuitePlan::for_topology(&topo, budget, support.weighted_interleave);
+    filter_steps(&mut plan, &a.only, &a.skip)?;
+
+    // The plan goes where the user reads: stdout for people, stderr when
+    // stdout carries JSON.
+    let plan_out = plan_text(&topo, &plan);
+    if a.dry_run {
+        if g.json {
+            let steps: Vec<Value> = plan
+                .steps
+                .iter()
+                .map(|s| json!({"step": s.step.name(), "measures": s.what, "estimate_s": s.estimate.as_secs_f64()}))
+                .collect();
+            return output::json(
+                &json!({"budget": budget, "steps": steps, "estimate_s": plan.estimate().as_secs_f64()}),
+            );
+        }
+        return output::emit(&plan_out);
+    }
+    if g.json {
+        if !g.quiet {
+            eprint!("{plan_out}");
+        }
+    } else {
+        output::emit(&plan_out)?;
+    }
+
+    let stop = crate::signal::stop_flag();
+    let _lock = if a.wait {
+        MeasureLock::acquire_wait(
+            &MeasureLock::default_path(),
+            Duration::from_millis(500),
+            |pid| {
+                if !g.quiet {
+                    let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
+                    eprintln!("numaprobe: waiting for the measuring numaprobe{who} to finish...");
+                }
+                !stop.is_stopped()
+            },
+        )?
+    } else {
+        MeasureLock::acquire()?
+    };
+
+    let db_path = crate::cmd::store::db_path(g)?;
+    let mut db = Store::open(&db_path)?;
+    let settings = audit::Settings::read(&root);
+    let memory = audit::smbios::read(&root);
+    let mut new =
+        NewRun::new(std::env::args().collect::<Vec<_>>().join(" "), env!("CARGO_PKG_VERSION"));
+    new.label = a.label.clone();
+    new.machine = audit::fingerprint::machine(&root, &topo, &memory);
+    new.config = audit::fingerprint::config(&topo, &settings);
+    new.config["budget"] = json!(budget);
+    new.topology = serde_json::to_value(&topo)?;
+    let run = db.begin_run(&new)?;
+
+    // Settings audit first: it is instant and its findings belong to the run.
+    let findings = audit::Report::from_parts(
+        "/".into(),
+        &topo,
+        settings,
+        memory,
+        audit::Evidence::default(),
+        profile,
+    );
+    for f in &findings.findings {
+        db.add_result(run, &ResultKind::Audit, &serde_json::to_value(f)?)?;
+    }
+
+    let bars = Bars::new(g.quiet);
+    let saver = Saver { bars: &bars, db: Mutex::new(db), run, saved: Mutex::new((0, Vec::new())) };
+    let started = Instant::now();
+    let mut failed = Vec::new();
+    saver.bars.event(Event::PhaseStart { phase: "run".into(), total: plan.steps.len() as u64 });
+    for (i, s) in plan.steps.iter().enumerate() {
+        if stop.is_stopped() {
+            break;
+        }
+        if let Err(e) = run_step(&topo, &s.step, &saver, &stop) {
+            let msg = format!("{}: {e:#}", s.step.name());
+            saver.bars.event(Event::Warning(format!("step failed, going on: {msg}")));
+            failed.push(msg);
+        }
+        saver.bars.event(Event::Progress {
+            phase: "run".into(),
+            done: i as u64 + 1,
+            what: s.step.name(),
+        });
+    }
+    saver.bars.event(Event::PhaseEnd { phase: "run".into() });
+    let elapsed = started.elapsed();
+
+    let interrupted = stop.is_stopped();
+    let (saved, save_errors) = saver.saved.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut db = saver.db.into_inner().unwrap_or_else(|p| p.into_inner());
+    failed.extend(save_errors);
+    let (status, message) = if interrupted {
+        (RunStatus::Incomplete, Some("interrupted (Ctrl-C)".to_string()))
+    } else if !failed.is_empty() {
+        (
+            RunStatus::Incomplete,
+            Some(format!("{} step(s) failed: {}", failed.len(), failed.join("; "))),
+        )
+    } else {
+        (RunStatus::Complete, None)
+    };
+    db.finish_run(run, status, message.as_deref())?;
+
+    let dir = match &a.report_dir {
+        Some(d) => d.clone(),
+        None => {
+            db_path.parent().map(|p| p.join("reports")).unwrap_or_else(|| PathBuf::from("reports"))
+        }
+    };
+    let (html, md) = write_reports(&db, run, &dir)?;
+    let loaded = db.load_run(run)?;
+
+    if g.json {
+        let metrics: serde_json::Map<String, Value> =
+            report::metrics(&report::data::RunData::of(&loaded))
+                .into_iter()
+                .map(|(k, m)| (format!("{k:?}"), serde_json::to_value(m).unwrap_or(Value::Null)))
+                .collect();
+        output::json(&json!({
+            "run": run,
+            "label": a.label,
+            "status": status,
+            "message": message,
+            "budget": budget,
+            "elapsed_s": elapsed.as_secs_f64(),
+            "estimate_s": plan.estimate().as_secs_f64(),
+            "results": saved + findings.findings.len(),
+            "audit": findings.counts,
+            "metrics": metrics,
+            "report_html": html,
+            "report_md": md,
+            "db": db_path,
+        }))?;
+    } else {
+        output::emit(&report::summary_text(&loaded))?;
+        output::emit(&format!(
+            "Run {run} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
+            status.as_str(),
+            saved + findings.findings.len(),
+            fmt_secs(elapsed),
+            fmt_secs(plan.estimate()),
+            db_path.display(),
+            html.display(),
+            md.display(),
+        ))?;
+        if findings.counts.warn + findings.counts.critical > 0 {
+            output::emit(&format!(
+                "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
+                findings.counts.critical, findings.counts.warn
+            ))?;
+        }
+    }
+    if interrupted {
+        anyhow::bail!("interrupted: run {run} is saved as incomplete with what it measured");
+    }
+    Ok(())
 }

@@ -1,0 +1,144 @@
+//! End-to-end tests of `numaprobe run` on this machine: runs are saved with
+//! their label, compare against each other, and an interrupted run is kept
+//! as incomplete with what it measured.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+/// numaprobe with a private database and measuring lock.
+fn np(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.arg("--db").arg(dir.join("results.db")).env("NUMAPROBE_LOCK", dir.join("measure.lock"));
+    c
+}
+
+fn json_of(c: &mut Command) -> Value {
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{:?} failed: {}", c, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn two_labelled_runs_are_saved_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    for label in ["THP always", "THP never"] {
+        let v = json_of(
+            np(dir.path())
+                .args([
+                    "--json",
+                    "--quiet",
+                    "run",
+                    "--quick",
+                    "--only",
+                    "bw-local,lat-matrix",
+                    "--label",
+                    label,
+                ])
+                .arg("--report-dir")
+                .arg(dir.path().join("reports")),
+        );
+        assert_eq!(v["status"], "complete", "{v}");
+        assert_eq!(v["label"], label);
+        // the audit findings plus one triad result and one latency point
+        assert!(v["results"].as_u64().unwrap() >= 3, "{v}");
+        for key in ["LocalBw", "LocalLat"] {
+            assert!(v["metrics"][key]["value"].as_f64().unwrap() > 0.0, "{key} missing: {v}");
+        }
+        let html = std::fs::read_to_string(v["report_html"].as_str().unwrap()).unwrap();
+        assert!(html.contains("<svg"), "the report has charts");
+    }
+    let runs = json_of(np(dir.path()).args(["--json", "list"]));
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["label"], "THP always");
+    assert_eq!(runs[1]["label"], "THP never");
+    assert!(runs.iter().all(|r| r["complete"] == true));
+    assert_eq!(runs[0]["machine_fingerprint"], runs[1]["machine_fingerprint"]);
+
+    let cmp = np(dir.path()).args(["compare", "1", "2"]).output().unwrap();
+    assert!(cmp.status.success(), "{}", String::from_utf8_lossy(&cmp.stderr));
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(text.contains("THP always") && text.contains("THP never"), "{text}");
+}
+
+#[test]
+fn a_run_interrupted_by_ctrl_c_is_kept_incomplete_with_its_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = np(dir.path())
+        .args([
+            "--quiet",
+            "run",
+            "--quick",
+            "--only",
+            "lat-sweep,lat-per-cpu,lat-loaded",
+            "--label",
+            "cut",
+        ])
+        .arg("--report-dir")
+        .arg(dir.path().join("reports"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until some latency results are in the store, then press Ctrl-C.
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(300), "no result saved in 5 minutes");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it could be interrupted"
+        );
+        let out = np(dir.path()).args(["--json", "show", "latest"]).output().unwrap();
+        if out.status.success() {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            if v["results"].as_array().is_some_and(|r| r.iter().any(|r| r["kind"] == "lat")) {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on our own child's PID with SIGINT; no memory is involved.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("interrupted") && stderr.contains("incomplete"), "{stderr}");
+
+    let runs = json_of(np(dir.path()).args(["--json", "list"]));
+    let run = &runs[0];
+    assert_eq!(run["label"], "cut");
+    assert_eq!(run["complete"], false, "{run}");
+    assert_eq!(run["status"], "incomplete");
+    assert!(run["message"].as_str().unwrap().contains("Ctrl-C"));
+    let shown = json_of(np(dir.path()).args(["--json", "show", "latest"]));
+    let lat = shown["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "lat").count();
+    assert!(lat >= 1, "the latency results measured before Ctrl-C are kept: {shown}");
+    // Loaded latency is the last step: an interrupted sweep never gets there.
+    assert!(!shown.to_string().contains("\"mode\":\"loaded\""), "the run went on after Ctrl-C");
+}
+
+#[test]
+fn bad_step_names_and_profiles_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = np(dir.path()).args(["run", "--quick", "--only", "bw-nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown step 'bw-nope'"));
+    let out = np(dir.path()).args(["run", "--quick", "--profile", "gaming"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("results.db").exists(), "nothing is created for a usage error");
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_measures_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = json_of(np(dir.path()).args(["--json", "run", "--quick", "--dry-run"]));
+    let steps: Vec<&str> =
+        v["steps"].as_array().unwrap().iter().map(|s| s["step"].as_str().unwrap()).collect();
+    assert!(steps.contains(&"bw local") && steps.contains(&"lat matrix"), "{v}");
+    assert!(v["estimate_s"].as_f64().unwrap() > 0.0);
+    assert!(!dir.path().join("results.db").exists());
+}
