@@ -1,10 +1,382 @@
-//! `numaprobe bw` (being written).
+//! `numaprobe bw`: memory bandwidth of one CPU node against one memory node,
+//! the node matrix, the whole machine (local, interleaved, weighted) and
+//! thread scaling. Flags are checked first, then turned into a
+//! [`bench::bw::BwPlan`] once the topology is known.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use bench::bw::{self, BwMode, BwPlan, BwResult, RepPolicy, StoreMode};
+use kernels::{Isa, Kernel};
+use serde::Serialize;
+use topo::{CpuSet, SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::{output, usage};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Node whose CPUs run the threads (default: the first node with CPUs).
+    #[arg(long, value_name = "NODE")]
+    pub cpu_node: Option<u32>,
+    /// Node holding the arrays (default: the CPU node's own memory, or the
+    /// nearest memory node).
+    #[arg(long, value_name = "NODE")]
+    pub mem_node: Option<u32>,
+    /// Run on exactly these CPUs (cpulist such as 0-3,8) instead of a node's.
+    #[arg(long, value_name = "LIST", conflicts_with = "cpu_node")]
+    pub cpus: Option<String>,
+    /// Threads per CPU node (default: every CPU of the node, one per core
+    /// first); with --scaling, the largest count.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Every CPU node against every memory node (memory-only nodes too).
+    #[arg(long)]
+    pub matrix: bool,
+    /// Whole machine: every node's threads on their own memory, then
+    /// interleaved over all nodes, then weighted interleave when the kernel
+    /// has it.
+    #[arg(long)]
+    pub global: bool,
+    /// Whole machine with memory interleaved over all memory nodes.
+    #[arg(long)]
+    pub interleave: bool,
+    /// Whole machine with weighted interleave (Linux 6.9+).
+    #[arg(long)]
+    pub weighted: bool,
+    /// Bandwidth against thread count 1..N on one node.
+    #[arg(long)]
+    pub scaling: bool,
+    /// Kernels, comma-separated: copy, scale, add, triad, read, write,
+    /// rw3:1, rw2:1, rw1:1 (read/write also as load/store).
+    #[arg(long, value_name = "LIST", default_value = "copy,scale,add,triad")]
+    pub kernel: String,
+    /// Force an instruction set: scalar, sse2, avx2, avx512 (default: best).
+    #[arg(long, value_name = "ISA")]
+    pub isa: Option<String>,
+    /// Stores: nt (non-temporal), regular, or auto (nt when available).
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub stores: String,
+    /// Bytes per array, e.g. 512M (default: 4x the last-level cache the
+    /// threads share, capped by what the memory node can spare).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Pages for the arrays: 4k, thp, nothp, 2m, 1g.
+    #[arg(long, value_name = "KIND", default_value = "thp")]
+    pub pages: String,
+    /// Seconds allowed per result before settling for an unstable figure.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub budget: f64,
+    /// Minimum timed repetitions per result.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub min_reps: usize,
+    /// Maximum timed repetitions per result.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub max_reps: usize,
+    /// Stop when the best 3 repetitions are within this many percent.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    pub target_spread: f64,
+    /// Theoretical peak of one memory node in GB/s (DIMMs x MT/s x 8 bytes),
+    /// to show the measured fraction of it.
+    #[arg(long, value_name = "GB/S")]
+    pub peak_gbs: Option<f64>,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe bw` is not built yet")
+/// Checks the flags that need no topology and builds the plan.
+pub fn plan_from_args(a: &Args) -> anyhow::Result<BwPlan> {
+    if a.threads == Some(0) {
+        usage!("--threads 0: at least one thread is needed");
+    }
+    let mut kernels = Vec::new();
+    for name in a.kernel.split(',').filter(|s| !s.trim().is_empty()) {
+        match Kernel::parse(name) {
+            Some(k) if !kernels.contains(&k) => kernels.push(k),
+            Some(_) => {}
+            None => usage!(
+                "--kernel '{name}': unknown kernel (expected copy, scale, add, triad, read, write, \
+                 rw3:1, rw2:1, rw1:1)"
+            ),
+        }
+    }
+    if kernels.is_empty() {
+        usage!("--kernel '{}': no kernel given", a.kernel);
+    }
+    let isa = match &a.isa {
+        None => None,
+        Some(s) => match Isa::parse(s) {
+            Some(i) => Some(i),
+            None => {
+                usage!("--isa '{s}': unknown instruction set (expected scalar, sse2, avx2, avx512)")
+            }
+        },
+    };
+    let Some(stores) = StoreMode::parse(&a.stores) else {
+        usage!("--stores '{}': expected nt, regular or auto", a.stores);
+    };
+    let array_bytes = match &a.size {
+        None => None,
+        Some(s) => match place::parse_size(s) {
+            Ok(b) => Some(b),
+            Err(e) => usage!("--size {e}"),
+        },
+    };
+    let pages = match place::PageKind::parse(&a.pages) {
+        Ok(p) => p,
+        Err(e) => usage!("--pages {e}"),
+    };
+    if !(a.budget.is_finite() && a.budget > 0.0) {
+        usage!("--budget {}: expected a positive number of seconds", a.budget);
+    }
+    if a.min_reps == 0 || a.max_reps < a.min_reps {
+        usage!("--min-reps {} / --max-reps {}: need 1 <= min <= max", a.min_reps, a.max_reps);
+    }
+    if !(a.target_spread.is_finite() && a.target_spread >= 0.0) {
+        usage!("--target-spread {}: expected a percentage >= 0", a.target_spread);
+    }
+    if let Some(p) = a.peak_gbs {
+        if !(p.is_finite() && p > 0.0) {
+            usage!("--peak-gbs {p}: expected a positive figure in GB/s");
+        }
+    }
+    let cpus = match &a.cpus {
+        None => None,
+        Some(s) => match CpuSet::parse_list(s) {
+            Ok(set) if !set.is_empty() => Some(set),
+            Ok(_) => usage!("--cpus '{s}': the CPU list is empty"),
+            Err(e) => usage!("--cpus '{s}': {e}"),
+        },
+    };
+    let mut modes = Vec::new();
+    if a.matrix {
+        modes.push(BwMode::Matrix);
+    }
+    if a.global {
+        modes.push(BwMode::Global);
+        modes.push(BwMode::Interleave);
+        modes.push(BwMode::Weighted { required: false });
+    }
+    if a.interleave && !a.global {
+        modes.push(BwMode::Interleave);
+    }
+    if a.weighted && !a.global {
+        modes.push(BwMode::Weighted { required: true });
+    }
+    if a.scaling {
+        modes.push(BwMode::Scaling { cpu_node: a.cpu_node, mem_node: a.mem_node });
+    }
+    let node_flags = a.cpu_node.is_some() || a.mem_node.is_some() || cpus.is_some();
+    if modes.is_empty() || (node_flags && !a.scaling) {
+        if (a.matrix || a.global || a.interleave || a.weighted) && node_flags && !a.scaling {
+            usage!("--cpu-node/--mem-node/--cpus pick one case; they do not combine with --matrix, --global, --interleave or --weighted");
+        }
+        modes.push(BwMode::Local { cpu_node: a.cpu_node, mem_node: a.mem_node, cpus });
+    }
+    Ok(BwPlan {
+        modes,
+        kernels,
+        threads: a.threads,
+        isa,
+        stores,
+        array_bytes,
+        pages,
+        reps: RepPolicy {
+            min_reps: a.min_reps,
+            max_reps: a.max_reps,
+            top_k: 3,
+            target_spread_pct: a.target_spread,
+            budget: Duration::from_secs_f64(a.budget),
+        },
+        peak_gbs: a.peak_gbs,
+    })
+}
+
+/// Maps a library error to the CLI's exit statuses (2 for usage).
+pub fn map_err(e: bw::BwError) -> anyhow::Error {
+    if e.is_usage() {
+        anyhow::Error::new(crate::cli::UsageError(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// Progress bars, plus warnings printed directly when stderr is not a
+/// terminal (a hidden bar would swallow them).
+struct Obs {
+    bars: crate::progress::Bars,
+    quiet: bool,
+}
+
+impl bench::events::Observer for Obs {
+    fn event(&self, event: bench::events::Event) {
+        use std::io::IsTerminal;
+        match event {
+            bench::events::Event::Warning(msg) if !std::io::stderr().is_terminal() => {
+                output::warn(self.quiet, &msg)
+            }
+            e => self.bars.event(e),
+        }
+    }
+}
+
+/// The `--json` document.
+#[derive(Serialize)]
+struct Doc<'a> {
+    /// Always `GB/s = 1e9 bytes/s` (bytes counted as STREAM does).
+    unit: &'static str,
+    /// True when Ctrl-C stopped the run early.
+    interrupted: bool,
+    results: &'a [BwResult],
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+    let plan = plan_from_args(&args)?;
+    let topo = Topology::discover(&SysRoot::live())?;
+    let stop = crate::signal::stop_flag();
+    let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
+    let results = bw::run_plan(&topo, &plan, &obs, &stop).map_err(map_err)?;
+    let interrupted = stop.is_stopped();
+    if g.json {
+        return output::json(&Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results });
+    }
+    output::emit(&render(&results, &topo))?;
+    if interrupted {
+        output::warn(g.quiet, "interrupted: the table holds what was measured before Ctrl-C");
+    }
+    Ok(())
+}
+
+fn stores_note(stores: &str) -> String {
+    match stores {
+        "none" => String::new(),
+        s => format!(", {s} stores"),
+    }
+}
+
+fn gbs(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn nodes_of(r: &BwResult) -> String {
+    match r.mem_node {
+        Some(m) => m.to_string(),
+        None => r.mem_nodes.to_string(),
+    }
+}
+
+/// Tables in the house style: one per mode, the matrix laid out like MLC's
+/// (CPU nodes as rows, memory nodes as columns), one per kernel.
+pub fn render(results: &[BwResult], _topo: &Topology) -> String {
+    let mut out = String::new();
+    if results.is_empty() {
+        return "no bandwidth measured\n".into();
+    }
+    let has_peak = results.iter().any(|r| r.peak_fraction.is_some());
+    let modes: Vec<&str> = {
+        let mut seen = Vec::new();
+        for r in results {
+            if !seen.contains(&r.mode.as_str()) {
+                seen.push(r.mode.as_str());
+            }
+        }
+        seen
+    };
+    for mode in modes {
+        let rs: Vec<&BwResult> = results.iter().filter(|r| r.mode == mode).collect();
+        if mode == "matrix" {
+            let kernels: Vec<&str> = {
+                let mut v: Vec<&str> = Vec::new();
+                for r in &rs {
+                    if !v.contains(&r.kernel.as_str()) {
+                        v.push(&r.kernel);
+                    }
+                }
+                v
+            };
+            for k in kernels {
+                let rk: Vec<&&BwResult> = rs.iter().filter(|r| r.kernel == k).collect();
+                let rows: BTreeSet<u32> = rk.iter().filter_map(|r| r.cpu_node).collect();
+                let cols: BTreeSet<u32> = rk.iter().filter_map(|r| r.mem_node).collect();
+                let mut header = vec!["CPU node \\ memory node".to_string()];
+                header.extend(cols.iter().map(|c| c.to_string()));
+                let mut t = output::table(header);
+                for row in &rows {
+                    let mut line = vec![row.to_string()];
+                    for col in &cols {
+                        let cell = rk
+                            .iter()
+                            .find(|r| r.cpu_node == Some(*row) && r.mem_node == Some(*col))
+                            .map(|r| {
+                                let flag = if r.placement_check.ok { "" } else { " !" };
+                                format!("{}{flag}", gbs(r.best_gbs))
+                            })
+                            .unwrap_or_else(|| "-".into());
+                        line.push(cell);
+                    }
+                    t.add_row(line);
+                }
+                let threads: BTreeSet<usize> = rk.iter().map(|r| r.threads).collect();
+                let threads: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+                out.push_str(&format!(
+                    "Bandwidth matrix, {k}: best GB/s (1e9 bytes/s), {} thread(s) per CPU node, {}{}\n",
+                    threads.join("/"),
+                    rk[0].isa,
+                    stores_note(&rk[0].stores)
+                ));
+                out.push_str(&t.to_string());
+                out.push_str("\n(! = fewer than 99% of pages on the intended node)\n\n");
+            }
+            continue;
+        }
+        let mut header: Vec<String> = [
+            "kernel",
+            "threads",
+            "CPUs",
+            "CPU node",
+            "memory",
+            "best GB/s",
+            "median GB/s",
+            "min GB/s",
+            "max GB/s",
+            "spread %",
+            "reps",
+            "pages on target %",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if has_peak {
+            header.push("of peak %".into());
+        }
+        let mut t = output::table(header);
+        for r in &rs {
+            let mut row = vec![
+                r.kernel.clone(),
+                r.threads.to_string(),
+                r.cpus.to_string(),
+                r.cpu_node.map(|n| n.to_string()).unwrap_or_else(|| "all".into()),
+                format!("{} {}", r.policy, nodes_of(r)),
+                gbs(r.best_gbs),
+                gbs(r.median_gbs),
+                gbs(r.min_gbs),
+                gbs(r.max_gbs),
+                format!("{:.1}{}", r.spread_pct, if r.stable { "" } else { " (noisy)" }),
+                r.reps.to_string(),
+                format!("{:.1}", r.placement * 100.0),
+            ];
+            if has_peak {
+                row.push(r.peak_fraction.map(|f| format!("{:.1}", f * 100.0)).unwrap_or_default());
+            }
+            t.add_row(row);
+        }
+        let first = rs[0];
+        out.push_str(&format!(
+            "Bandwidth, {mode}: GB/s = 1e9 bytes/s (STREAM byte counting), {} kernels{}, arrays of {:.1} MiB each\n",
+            first.isa,
+            stores_note(rs.iter().find(|r| r.stores != "none").map_or("none", |r| r.stores.as_str())),
+            first.array_bytes as f64 / (1u64 << 20) as f64
+        ));
+        out.push_str(&t.to_string());
+        out.push_str("\n\n");
+    }
+    out
 }

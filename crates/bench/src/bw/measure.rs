@@ -1,0 +1,440 @@
+//! Measuring one case: allocate and place the arrays, first-touch them from
+//! the pinned team, verify where the pages landed, then run each kernel
+//! until its figure is stable, validating the arrays after each kernel.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use kernels::{Arrays, Expected, Kernel, Ops, Stores};
+use place::{Buffer, MemPolicy, PageNodes, PlacementCheck};
+use topo::{NodeSet, Topology};
+
+use super::plan::{BwPlan, Case, CaseMemory, StoreMode};
+use super::{BwError, BwResult};
+use crate::events::{Event, Observer, StopFlag};
+use crate::stats::{top_k_spread_pct, Summary};
+use crate::team::{self, Padded};
+
+const RUN: u8 = 0;
+const STOP: u8 = 1;
+const ABORT: u8 = 2;
+/// Pages sampled per array for the placement check.
+const SAMPLES_PER_ARRAY: usize = 4096;
+/// Largest deviation of a node's share from its interleave share.
+const SPREAD_TOLERANCE: f64 = 0.05;
+
+/// Base pointers of the four arrays (null when not allocated).
+struct Bases([*mut f64; 4]);
+// SAFETY: the pointers are only turned into slices over disjoint per-worker
+// chunks while the buffers they point into are alive (see `run_case`).
+unsafe impl Sync for Bases {}
+// SAFETY: as above.
+unsafe impl Send for Bases {}
+
+/// What the team shares while measuring one case.
+struct Shared {
+    epoch: Instant,
+    starts: Vec<Padded<AtomicU64>>,
+    ends: Vec<Padded<AtomicU64>>,
+    control: Padded<AtomicU8>,
+    error: Mutex<Option<BwError>>,
+    results: Mutex<Vec<BwResult>>,
+}
+
+impl Shared {
+    fn fail(&self, e: BwError) {
+        let mut g = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert(e);
+    }
+    fn failed(&self) -> bool {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+}
+
+/// The store mode a plan resolves to with `ops`.
+pub(super) fn resolve_stores(mode: StoreMode, ops: &dyn Ops) -> Stores {
+    match mode {
+        StoreMode::Nt => Stores::NonTemporal,
+        StoreMode::Regular => Stores::Regular,
+        StoreMode::Auto if ops.has_nt() => Stores::NonTemporal,
+        StoreMode::Auto => Stores::Regular,
+    }
+}
+
+fn describe(case: &Case) -> String {
+    let cpus: topo::CpuSet = case.cpus.iter().copied().collect();
+    format!(
+        "{} {} thread(s) on CPUs {} -> {} {}",
+        case.mode,
+        case.cpus.len(),
+        cpus,
+        case.memory.policy_name(),
+        case.mem_nodes
+    )
+}
+
+/// Places the (untouched) buffers as the case asks.
+fn place_buffers(case: &Case, bufs: &[Option<Buffer>; 4]) -> Result<(), BwError> {
+    let chunk_bytes = case.sizing.chunk_elems * 8;
+    for buf in bufs.iter().flatten() {
+        match &case.memory {
+            CaseMemory::Bind(m) => buf.bind(&MemPolicy::Bind([*m].into_iter().collect()))?,
+            CaseMemory::Interleave(set) => buf.bind(&MemPolicy::Interleave(set.clone()))?,
+            CaseMemory::Weighted(set, _) => {
+                buf.bind(&MemPolicy::WeightedInterleave(set.clone()))?
+            }
+            CaseMemory::LocalPerThread => {
+                for (i, node) in case.cpu_nodes_of.iter().enumerate() {
+                    let policy = match node {
+                        Some(n) if case.mem_nodes.contains(*n) => {
+                            MemPolicy::Bind([*n].into_iter().collect())
+                        }
+                        _ => MemPolicy::Local,
+                    };
+                    // SAFETY: the range is the i-th chunk of a buffer this
+                    // function's caller owns; chunks are whole pages.
+                    unsafe {
+                        place::bind_range(
+                            (buf.as_ptr() as *mut u8).add(i * chunk_bytes),
+                            chunk_bytes,
+                            &policy,
+                            place::Existing::Leave,
+                        )?
+                    };
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Asks the kernel where each chunk's pages are and judges the placement.
+fn verify(case: &Case, bases: &Bases) -> Result<PlacementCheck, BwError> {
+    let chunk_bytes = case.sizing.chunk_elems * 8;
+    let threads = case.cpus.len();
+    let per_chunk = (SAMPLES_PER_ARRAY / threads).max(16);
+    let mut merged = PageNodes::default();
+    let (mut on, mut judged) = (0u64, 0u64);
+    for base in bases.0.iter().filter(|p| !p.is_null()) {
+        for i in 0..threads {
+            let p = (*base as *const u8).wrapping_add(i * chunk_bytes);
+            let pn = place::page_nodes(p, chunk_bytes, per_chunk)?;
+            let expected: Option<NodeSet> = match &case.memory {
+                CaseMemory::LocalPerThread => match case.cpu_nodes_of[i] {
+                    Some(n) if case.mem_nodes.contains(n) => Some([n].into_iter().collect()),
+                    _ => None,
+                },
+                _ => Some(case.mem_nodes.clone()),
+            };
+            if let Some(e) = expected {
+                on += (pn.fraction_on(&e) * pn.sampled_pages as f64).round() as u64;
+                judged += pn.sampled_pages;
+            }
+            merged.total_pages += pn.total_pages;
+            merged.sampled_pages += pn.sampled_pages;
+            merged.not_present += pn.not_present;
+            merged.faulted += pn.faulted;
+            for (n, c) in pn.per_node {
+                *merged.per_node.entry(n).or_insert(0) += c;
+            }
+            for (e, c) in pn.other_errors {
+                *merged.other_errors.entry(e).or_insert(0) += c;
+            }
+        }
+    }
+    let t = place::DEFAULT_THRESHOLD;
+    Ok(match &case.memory {
+        CaseMemory::Interleave(set) => place::check_interleave(&merged, set, t, SPREAD_TOLERANCE),
+        CaseMemory::Weighted(_, w) => place::check_spread(&merged, w, t, SPREAD_TOLERANCE),
+        CaseMemory::Bind(_) => place::check(&merged, &case.mem_nodes, t),
+        CaseMemory::LocalPerThread => {
+            let mut c = place::check(&merged, &case.mem_nodes, t);
+            c.fraction = if judged == 0 { 1.0 } else { on as f64 / judged as f64 };
+            c.ok = merged.sampled_pages > 0 && c.fraction >= t;
+            c
+        }
+    })
+}
+
+/// Measures every kernel of the plan on one case; reports each result as
+/// soon as it is validated.
+pub(super) fn run_case(
+    _topo: &Topology,
+    plan: &BwPlan,
+    case: &Case,
+    ops: &'static dyn Ops,
+    obs: &dyn Observer,
+    stop: &StopFlag,
+    done: &mut u64,
+) -> Result<Vec<BwResult>, BwError> {
+    let threads = case.cpus.len();
+    let chunk = case.sizing.chunk_elems;
+    let array_bytes = case.sizing.array_bytes as usize;
+    let mut bufs: [Option<Buffer>; 4] = [None, None, None, None];
+    for (i, used) in case.arrays.iter().enumerate() {
+        if *used {
+            bufs[i] = Some(Buffer::alloc(array_bytes, plan.pages)?);
+        }
+    }
+    place_buffers(case, &bufs)?;
+    let mut ptrs = [std::ptr::null_mut(); 4];
+    for (i, b) in bufs.iter_mut().enumerate() {
+        if let Some(b) = b {
+            ptrs[i] = b.as_mut_ptr() as *mut f64;
+        }
+    }
+    let bases = Bases(ptrs);
+    let stores = resolve_stores(plan.stores, ops);
+    let what = describe(case);
+    let shared = Shared {
+        epoch: Instant::now(),
+        starts: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
+        ends: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
+        control: Padded(AtomicU8::new(RUN)),
+        error: Mutex::new(None),
+        results: Mutex::new(Vec::new()),
+    };
+    let done_at_start = *done;
+    let n_total = (chunk * threads) as u64;
+
+    team::run(&case.cpus, |w| {
+        let i = w.index();
+        let slice = |k: usize| -> &mut [f64] {
+            let p = bases.0[k];
+            if p.is_null() {
+                &mut []
+            } else {
+                // SAFETY: worker i owns elements [i*chunk, (i+1)*chunk) of
+                // each buffer, which hold `chunk * threads` elements; the
+                // buffers outlive the team (dropped after `team::run`).
+                unsafe { std::slice::from_raw_parts_mut(p.add(i * chunk), chunk) }
+            }
+        };
+        let mut arr = Arrays { a: slice(0), b: slice(1), c: slice(2), d: slice(3) };
+        // First touch, from the pinned thread: pages follow the policy set
+        // on the range (or land on this thread's node).
+        arr.init();
+        let mut expected = Expected::new();
+        w.sync();
+        let mut placement = None;
+        if w.is_leader() {
+            match verify(case, &bases) {
+                Ok(p) => {
+                    if !p.ok {
+                        obs.event(Event::Warning(format!(
+                            "{what}: only {:.1}% of sampled pages are on the intended node(s) {} \
+                             (per node: {:?}); results are flagged",
+                            p.fraction * 100.0,
+                            p.expected,
+                            p.per_node
+                        )));
+                    }
+                    placement = Some(p);
+                }
+                Err(e) => {
+                    shared.fail(e);
+                    shared.control.0.store(ABORT, Ordering::SeqCst);
+                }
+            }
+        }
+        w.sync();
+        if shared.control.0.load(Ordering::SeqCst) == ABORT {
+            return;
+        }
+        for (ki, &kernel) in plan.kernels.iter().enumerate() {
+            // Warm-up repetition, untimed (also faults in anything left).
+            let s = arr.run(ops, kernel, stores);
+            if kernel == Kernel::Read {
+                if let Err(e) = expected.check_sum(s, chunk) {
+                    shared.fail(validation(kernel, ops, w.cpu(), e));
+                }
+            }
+            let mut times: Vec<f64> = Vec::new();
+            let started = Instant::now();
+            loop {
+                w.sync();
+                if shared.control.0.load(Ordering::SeqCst) != RUN {
+                    break;
+                }
+                let t0 = shared.epoch.elapsed().as_nanos() as u64;
+                let s = arr.run(ops, kernel, stores);
+                let t1 = shared.epoch.elapsed().as_nanos() as u64;
+                shared.starts[i].0.store(t0, Ordering::Relaxed);
+                shared.ends[i].0.store(t1, Ordering::Relaxed);
+                if kernel == Kernel::Read {
+                    if let Err(e) = expected.check_sum(s, chunk) {
+                        shared.fail(validation(kernel, ops, w.cpu(), e));
+                    }
+                }
+                w.sync();
+                if w.is_leader() {
+                    // A repetition lasts from the first start to the last end.
+                    let start = shared.starts.iter().map(|s| s.0.load(Ordering::Relaxed)).min();
+                    let end = shared.ends.iter().map(|s| s.0.load(Ordering::Relaxed)).max();
+                    let secs = (end.unwrap_or(0).saturating_sub(start.unwrap_or(0))) as f64 / 1e9;
+                    times.push(secs.max(1e-9));
+                    let r = plan.reps;
+                    let gbs: Vec<f64> = times
+                        .iter()
+                        .map(|t| (kernel.bytes_per_element() * n_total) as f64 / t / 1e9)
+                        .collect();
+                    let k = r.top_k.max(1);
+                    let stable = gbs.len() >= r.min_reps.max(k)
+                        && top_k_spread_pct(&gbs, k, true)
+                            .is_some_and(|s| s <= r.target_spread_pct);
+                    let next = if shared.failed() {
+                        ABORT
+                    } else if stop.is_stopped()
+                        || stable
+                        || times.len() >= r.max_reps.max(1)
+                        || (started.elapsed() >= r.budget && times.len() >= 2)
+                    {
+                        STOP
+                    } else {
+                        RUN
+                    };
+                    shared.control.0.store(next, Ordering::SeqCst);
+                }
+            }
+            expected.apply(kernel);
+            if let Err(e) = arr.validate(&expected) {
+                shared.fail(validation(kernel, ops, w.cpu(), e));
+            }
+            w.sync();
+            if w.is_leader() {
+                let next = if shared.failed() || times.is_empty() {
+                    ABORT
+                } else {
+                    let r = result(
+                        plan,
+                        case,
+                        kernel,
+                        ops,
+                        stores,
+                        &times,
+                        placement.clone(),
+                        stop.is_stopped(),
+                    );
+                    if !r.stable && !r.interrupted {
+                        obs.event(Event::Warning(format!(
+                            "{} {what}: not stable within the budget (best {} runs spread {:.1}%, \
+                             target {:.1}%; {} runs): the machine may be busy",
+                            kernel,
+                            plan.reps.top_k,
+                            r.top_spread_pct,
+                            plan.reps.target_spread_pct,
+                            r.reps
+                        )));
+                    }
+                    if let Ok(payload) = serde_json::to_value(&r) {
+                        obs.event(Event::Result { kind: "bw".into(), payload });
+                    }
+                    obs.event(Event::Progress {
+                        phase: "bw".into(),
+                        done: done_at_start + ki as u64 + 1,
+                        what: format!("{kernel} {what}: {:.2} GB/s", r.best_gbs),
+                    });
+                    shared.results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+                    if stop.is_stopped() {
+                        ABORT
+                    } else {
+                        RUN
+                    }
+                };
+                shared.control.0.store(next, Ordering::SeqCst);
+            }
+            w.sync();
+            if shared.control.0.load(Ordering::SeqCst) == ABORT {
+                break;
+            }
+        }
+    })?;
+    drop(bufs);
+    if let Some(e) = shared.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let results = shared.results.into_inner().unwrap_or_else(|p| p.into_inner());
+    *done = done_at_start + results.len() as u64;
+    Ok(results)
+}
+
+fn validation(kernel: Kernel, ops: &dyn Ops, cpu: u32, e: kernels::ValidationError) -> BwError {
+    BwError::Validation {
+        kernel: kernel.name().into(),
+        isa: ops.isa().name().into(),
+        cpu,
+        source: e,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn result(
+    plan: &BwPlan,
+    case: &Case,
+    kernel: Kernel,
+    ops: &dyn Ops,
+    stores: Stores,
+    times: &[f64],
+    placement: Option<PlacementCheck>,
+    interrupted: bool,
+) -> BwResult {
+    let n_total = (case.sizing.chunk_elems * case.cpus.len()) as u64;
+    let bytes = kernel.bytes_per_element() * n_total;
+    let gbs: Vec<f64> = times.iter().map(|t| bytes as f64 / t / 1e9).collect();
+    let s = Summary::of(&gbs).expect("at least one finite figure");
+    let t = Summary::of(times).expect("at least one time");
+    let k = plan.reps.top_k.max(1).min(gbs.len());
+    let top = top_k_spread_pct(&gbs, k, true).unwrap_or(0.0);
+    let stable = gbs.len() >= plan.reps.min_reps.max(k) && top <= plan.reps.target_spread_pct;
+    let placement_check = placement.unwrap_or_else(|| PlacementCheck {
+        expected: case.mem_nodes.clone(),
+        fraction: 0.0,
+        per_node: BTreeMap::new(),
+        sampled_pages: 0,
+        total_pages: 0,
+        not_present_pages: 0,
+        threshold: place::DEFAULT_THRESHOLD,
+        ok: false,
+        spread: None,
+    });
+    let peak_gbs = plan.peak_gbs.map(|p| p * case.mem_nodes.len().max(1) as f64);
+    BwResult {
+        mode: case.mode.to_string(),
+        kernel: kernel.name().to_string(),
+        threads: case.cpus.len(),
+        cpus: case.cpus.iter().copied().collect(),
+        cpu_node: case.cpu_node,
+        mem_node: match case.memory {
+            CaseMemory::Bind(m) => Some(m),
+            _ => None,
+        },
+        mem_nodes: case.mem_nodes.clone(),
+        policy: case.memory.policy_name().to_string(),
+        array_bytes: case.sizing.array_bytes,
+        arrays: kernel.uses().iter().filter(|&&u| u).count(),
+        bytes_per_rep: bytes,
+        best_gbs: s.max,
+        median_gbs: s.median,
+        min_gbs: s.min,
+        mean_gbs: bytes as f64 * times.len() as f64 / times.iter().sum::<f64>() / 1e9,
+        max_gbs: s.max,
+        spread_pct: s.spread_pct,
+        top_spread_pct: top,
+        stable,
+        reps: gbs.len(),
+        median_rep_s: t.median,
+        placement: placement_check.fraction,
+        placement_check,
+        isa: ops.isa().name().to_string(),
+        stores: if kernel.stores() { stores.name() } else { "none" }.to_string(),
+        pages: plan.pages.name().to_string(),
+        llc_bytes: case.sizing.llc_bytes,
+        size_rule_ok: case.sizing.rule_ok,
+        peak_gbs,
+        peak_fraction: peak_gbs.filter(|p| *p > 0.0).map(|p| s.max / p),
+        validated: true,
+        interrupted,
+    }
+}

@@ -1,0 +1,649 @@
+//! What to measure: the user's plan ([`BwPlan`]), checked against the
+//! topology and turned into concrete cases (CPUs, placement, array size)
+//! before anything is allocated ([`prepare`]).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kernels::{Isa, Kernel};
+use place::{Allowed, PageKind};
+use topo::{CpuSet, NodeSet, Topology};
+
+use super::BwError;
+
+/// Arrays are sized from this when the topology reports no cache.
+const FALLBACK_LLC_BYTES: u64 = 64 << 20;
+/// STREAM's rule: each array at least this many times the LLC.
+pub const LLC_FACTOR: u64 = 4;
+const PAGE: u64 = 4096;
+const MIB2: u64 = 2 << 20;
+
+/// One kind of measurement the user asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BwMode {
+    /// One CPU node (or explicit CPUs) against one memory node. Missing
+    /// nodes default to the first CPU node and its own memory (or the
+    /// nearest memory node).
+    Local { cpu_node: Option<u32>, mem_node: Option<u32>, cpus: Option<CpuSet> },
+    /// Every CPU node against every memory node (memory-only ones too).
+    Matrix,
+    /// Every CPU node's threads on their own node's memory.
+    Global,
+    /// Every CPU node's threads, memory interleaved over all memory nodes.
+    Interleave,
+    /// As `Interleave` with the kernel's weighted interleave; when
+    /// `required` is false it is skipped (with a warning) on kernels
+    /// without `MPOL_WEIGHTED_INTERLEAVE`.
+    Weighted { required: bool },
+    /// 1..N threads of one CPU node against one memory node.
+    Scaling { cpu_node: Option<u32>, mem_node: Option<u32> },
+}
+
+/// How the kernels store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoreMode {
+    /// Non-temporal when the instruction set has them (what the STREAM
+    /// figures of vendors use), else regular.
+    #[default]
+    Auto,
+    Nt,
+    Regular,
+}
+
+impl StoreMode {
+    pub fn parse(s: &str) -> Option<StoreMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(StoreMode::Auto),
+            "nt" | "non-temporal" | "streaming" => Some(StoreMode::Nt),
+            "regular" | "normal" | "temporal" => Some(StoreMode::Regular),
+            _ => None,
+        }
+    }
+}
+
+/// When to stop repeating a kernel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepPolicy {
+    /// At least this many timed repetitions (time permitting: at least 2
+    /// are always taken, and 1 when interrupted).
+    pub min_reps: usize,
+    pub max_reps: usize,
+    /// Stable when the best `top_k` repetitions are within
+    /// `target_spread_pct` of the best.
+    pub top_k: usize,
+    pub target_spread_pct: f64,
+    /// Time allowed per result (one kernel on one case).
+    pub budget: Duration,
+}
+
+impl Default for RepPolicy {
+    fn default() -> Self {
+        RepPolicy {
+            min_reps: 5,
+            max_reps: 500,
+            top_k: 3,
+            target_spread_pct: 1.0,
+            budget: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Everything a bandwidth run needs to know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BwPlan {
+    pub modes: Vec<BwMode>,
+    pub kernels: Vec<Kernel>,
+    /// Threads per CPU node (all allowed CPUs of the node when `None`);
+    /// for scaling, the largest count.
+    pub threads: Option<usize>,
+    /// Forced instruction set (`None`: the best available).
+    pub isa: Option<Isa>,
+    pub stores: StoreMode,
+    /// Bytes per array (`None`: from the LLC, STREAM's rule).
+    pub array_bytes: Option<u64>,
+    pub pages: PageKind,
+    pub reps: RepPolicy,
+    /// Theoretical peak of one memory node, GB/s (from SMBIOS or the user);
+    /// cases over k nodes compare against k times it.
+    pub peak_gbs: Option<f64>,
+}
+
+impl Default for BwPlan {
+    fn default() -> Self {
+        BwPlan {
+            modes: vec![BwMode::Local { cpu_node: None, mem_node: None, cpus: None }],
+            kernels: Kernel::STREAM.to_vec(),
+            threads: None,
+            isa: None,
+            stores: StoreMode::Auto,
+            array_bytes: None,
+            pages: PageKind::Thp,
+            reps: RepPolicy::default(),
+            peak_gbs: None,
+        }
+    }
+}
+
+/// Where a case's pages go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaseMemory {
+    /// All arrays bound to one node.
+    Bind(u32),
+    /// Each thread's chunk bound to the thread's own node (`None` for a
+    /// thread on a node without memory: local allocation, unchecked).
+    LocalPerThread,
+    /// Interleaved page by page over the set.
+    Interleave(NodeSet),
+    /// Weighted interleave over the set, with the kernel's weights.
+    Weighted(NodeSet, BTreeMap<u32, f64>),
+}
+
+impl CaseMemory {
+    pub fn policy_name(&self) -> &'static str {
+        match self {
+            CaseMemory::Bind(_) => "bind",
+            CaseMemory::LocalPerThread => "local-per-thread",
+            CaseMemory::Interleave(_) => "interleave",
+            CaseMemory::Weighted(..) => "weighted-interleave",
+        }
+    }
+}
+
+/// How big the arrays are and why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sizing {
+    /// Bytes per array (a whole number of chunks).
+    pub array_bytes: u64,
+    /// Elements of each array per thread (a whole number of pages).
+    pub chunk_elems: usize,
+    pub llc_bytes: Option<u64>,
+    /// Each array at least [`LLC_FACTOR`] x the LLC.
+    pub rule_ok: bool,
+}
+
+/// A set of CPUs against a placement: measured once per kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// `local`, `matrix`, `global`, `interleave`, `weighted`, `scaling`.
+    pub mode: &'static str,
+    pub cpus: Vec<u32>,
+    /// The node of each CPU (same order).
+    pub cpu_nodes_of: Vec<Option<u32>>,
+    /// The one node the CPUs share, if they do.
+    pub cpu_node: Option<u32>,
+    pub memory: CaseMemory,
+    /// Nodes expected to hold the pages.
+    pub mem_nodes: NodeSet,
+    pub sizing: Sizing,
+    /// Arrays allocated (`[a, b, c, d]`): the union of the kernels' needs.
+    pub arrays: [bool; 4],
+}
+
+/// A checked plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub cases: Vec<Case>,
+    pub warnings: Vec<String>,
+}
+
+fn usage(msg: impl Into<String>) -> BwError {
+    BwError::Usage(msg.into())
+}
+
+/// Picks the array size for a team: each array `LLC_FACTOR` x the LLC the
+/// team shares (or `requested`), split into equal per-thread chunks of whole
+/// `granule`s, within `cap_bytes` for all `narrays` arrays together.
+/// Returns the sizing and a warning when STREAM's rule is broken.
+pub fn choose_array_bytes(
+    llc_bytes: Option<u64>,
+    requested: Option<u64>,
+    cap_bytes: u64,
+    narrays: usize,
+    threads: usize,
+    granule: u64,
+) -> Result<(Sizing, Option<String>), BwError> {
+    let narrays = narrays.max(1) as u64;
+    let threads_u = threads.max(1) as u64;
+    let want = LLC_FACTOR * llc_bytes.unwrap_or(FALLBACK_LLC_BYTES);
+    let per_chunk_granules = |bytes: u64, round_up: bool| {
+        let per = bytes as f64 / threads_u as f64 / granule as f64;
+        (if round_up { per.ceil() } else { per.floor() }).max(1.0) as u64
+    };
+    let fit = |bytes: u64, round_up: bool| {
+        let g = per_chunk_granules(bytes, round_up);
+        (g * granule * threads_u, (g * granule / 8) as usize)
+    };
+    let mut warning = None;
+    let (array_bytes, chunk_elems) = match requested {
+        Some(req) => {
+            let (bytes, chunk) = fit(req, true);
+            if bytes.saturating_mul(narrays) > cap_bytes {
+                return Err(usage(format!(
+                    "--size {req} bytes per array x {narrays} arrays needs {} bytes, more than \
+                     the memory node(s) can spare ({cap_bytes} bytes); use --size {} or less",
+                    bytes * narrays,
+                    cap_bytes / narrays / PAGE * PAGE
+                )));
+            }
+            if bytes < want {
+                warning = Some(format!(
+                    "--size {bytes} bytes per array is below {LLC_FACTOR}x the last-level cache \
+                     the threads share ({want} bytes): figures may include cache bandwidth"
+                ));
+            }
+            (bytes, chunk)
+        }
+        None => {
+            let (bytes, chunk) = fit(want, true);
+            if bytes.saturating_mul(narrays) > cap_bytes {
+                let (b, c) = fit(cap_bytes / narrays, false);
+                if b.saturating_mul(narrays) > cap_bytes {
+                    return Err(usage(format!(
+                        "the memory node(s) can spare only {cap_bytes} bytes, too little for \
+                         {narrays} arrays of {threads} thread chunks"
+                    )));
+                }
+                warning = Some(format!(
+                    "arrays capped at {b} bytes each by the memory the node(s) can spare \
+                     ({cap_bytes} bytes): below {LLC_FACTOR}x the last-level cache ({want} bytes)"
+                ));
+                (b, c)
+            } else {
+                (bytes, chunk)
+            }
+        }
+    };
+    if llc_bytes.is_none() && warning.is_none() {
+        warning = Some(format!(
+            "the last-level cache size is unknown: arrays sized as if it were {} MiB",
+            FALLBACK_LLC_BYTES >> 20
+        ));
+    }
+    Ok((Sizing { array_bytes, chunk_elems, llc_bytes, rule_ok: array_bytes >= want }, warning))
+}
+
+/// Allowed CPUs of a node, one per core first (then SMT siblings), the first
+/// `n` of them.
+fn node_cpus(
+    topo: &Topology,
+    allowed: &Allowed,
+    node: u32,
+    n: Option<usize>,
+) -> Result<Vec<u32>, BwError> {
+    let usable = allowed.check_cpu_node(node, topo)?;
+    let mut cpus: Vec<(usize, u32)> = usable
+        .iter()
+        .map(|c| {
+            let rank = topo
+                .cpu(c)
+                .map(|cpu| cpu.thread_siblings.iter().position(|s| s == c).unwrap_or(0))
+                .unwrap_or(0);
+            (rank, c)
+        })
+        .collect();
+    cpus.sort();
+    let all: Vec<u32> = cpus.into_iter().map(|(_, c)| c).collect();
+    match n {
+        Some(n) if n > all.len() => Err(usage(format!(
+            "--threads {n}: node {node} has only {} usable CPU(s) ({})",
+            all.len(),
+            usable
+        ))),
+        Some(n) => Ok(all[..n].to_vec()),
+        None => Ok(all),
+    }
+}
+
+fn default_cpu_node(topo: &Topology, allowed: &Allowed) -> Result<u32, BwError> {
+    allowed
+        .cpu_nodes(topo)
+        .first()
+        .ok_or_else(|| usage("no NUMA node has a CPU this process may use"))
+}
+
+/// The CPU node's own memory, or the nearest memory node by distance.
+fn default_mem_node(topo: &Topology, allowed: &Allowed, cpu_node: u32) -> Result<u32, BwError> {
+    let mems = allowed.memory_nodes(topo);
+    if mems.contains(cpu_node) {
+        return Ok(cpu_node);
+    }
+    mems.iter()
+        .min_by_key(|&m| topo.distance(cpu_node, m).unwrap_or(u32::MAX))
+        .ok_or_else(|| usage("no NUMA node has memory this process may use"))
+}
+
+fn granule(pages: PageKind, per_thread_bytes: u64) -> u64 {
+    match pages {
+        PageKind::Thp if per_thread_bytes >= 4 * MIB2 => MIB2,
+        PageKind::Huge2M => MIB2,
+        PageKind::Huge1G => 1 << 30,
+        _ => PAGE,
+    }
+}
+
+/// Checks `plan` against the machine and builds its cases; nothing is
+/// allocated. `spare` maps memory nodes to the bytes they can spare;
+/// `weighted_ok` says whether the kernel has weighted interleave, whose
+/// sysfs weights are `weights`.
+pub fn prepare(
+    topo: &Topology,
+    plan: &BwPlan,
+    allowed: &Allowed,
+    spare: &BTreeMap<u32, u64>,
+    weighted_ok: bool,
+    weights: Option<BTreeMap<u32, u32>>,
+) -> Result<Prepared, BwError> {
+    if plan.threads == Some(0) {
+        return Err(usage("--threads 0: at least one thread is needed"));
+    }
+    if plan.kernels.is_empty() {
+        return Err(usage("no kernel given (expected some of copy, scale, add, triad, read, write, rw3:1, rw2:1, rw1:1)"));
+    }
+    if plan.array_bytes == Some(0) {
+        return Err(usage("--size 0: arrays need at least one page"));
+    }
+    let ops = kernels::select(plan.isa)?;
+    if plan.stores == StoreMode::Nt && !ops.has_nt() {
+        return Err(usage(format!(
+            "--stores nt: the {} kernels have no non-temporal stores (use --stores regular or another --isa)",
+            ops.isa()
+        )));
+    }
+    let mut arrays = [false; 4];
+    for k in &plan.kernels {
+        for (i, u) in k.uses().into_iter().enumerate() {
+            arrays[i] |= u;
+        }
+    }
+    let narrays = arrays.iter().filter(|&&u| u).count();
+    let mut warnings = Vec::new();
+    let mut cases = Vec::new();
+    let node_of = |c: u32| topo.cpu(c).and_then(|cpu| cpu.node);
+    let cap_of = |nodes: &NodeSet| -> u64 {
+        nodes.iter().map(|n| spare.get(&n).copied().unwrap_or(u64::MAX)).min().unwrap_or(u64::MAX)
+    };
+    let sizing = |cpus: &[u32], cap: u64, warnings: &mut Vec<String>| -> Result<Sizing, BwError> {
+        let set: CpuSet = cpus.iter().copied().collect();
+        let llc = topo.llc_bytes_for(&set);
+        let want = plan.array_bytes.unwrap_or(LLC_FACTOR * llc.unwrap_or(FALLBACK_LLC_BYTES));
+        let g = granule(plan.pages, want / cpus.len().max(1) as u64);
+        let (s, w) = choose_array_bytes(llc, plan.array_bytes, cap, narrays, cpus.len(), g)?;
+        if let Some(w) = w {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        Ok(s)
+    };
+    let one = |n: u32| -> NodeSet { [n].into_iter().collect() };
+    let machine_cpus = |warnings: &mut Vec<String>| -> Result<Vec<u32>, BwError> {
+        let _ = warnings;
+        let mut all = Vec::new();
+        for n in allowed.cpu_nodes(topo).iter() {
+            all.extend(node_cpus(topo, allowed, n, plan.threads)?);
+        }
+        Ok(all)
+    };
+    for mode in &plan.modes {
+        match mode {
+            BwMode::Local { cpu_node, mem_node, cpus } => {
+                let (cpus, cpu_node) = match cpus {
+                    Some(set) => {
+                        if set.is_empty() {
+                            return Err(usage("--cpus: the CPU list is empty"));
+                        }
+                        allowed.check_cpus(set, Some(topo))?;
+                        let list: Vec<u32> = set.iter().collect();
+                        let list = match plan.threads {
+                            Some(n) if n > list.len() => {
+                                return Err(usage(format!(
+                                    "--threads {n} is more than the {} CPU(s) given with --cpus",
+                                    list.len()
+                                )))
+                            }
+                            Some(n) => list[..n].to_vec(),
+                            None => list,
+                        };
+                        let nodes: NodeSet = list.iter().filter_map(|&c| node_of(c)).collect();
+                        let node = if nodes.len() == 1 { nodes.first() } else { None };
+                        if let Some(n) = cpu_node {
+                            if node != Some(*n) {
+                                return Err(usage(format!(
+                                    "--cpus {set} are not all on --cpu-node {n}"
+                                )));
+                            }
+                        }
+                        (list, node)
+                    }
+                    None => {
+                        let node = match cpu_node {
+                            Some(n) => *n,
+                            None => default_cpu_node(topo, allowed)?,
+                        };
+                        (node_cpus(topo, allowed, node, plan.threads)?, Some(node))
+                    }
+                };
+                let mem = match (mem_node, cpu_node) {
+                    (Some(m), _) => *m,
+                    (None, Some(c)) => default_mem_node(topo, allowed, c)?,
+                    (None, None) => default_mem_node(topo, allowed, node_of(cpus[0]).unwrap_or(0))?,
+                };
+                allowed.check_mem_nodes(&one(mem), topo)?;
+                let s = sizing(&cpus, cap_of(&one(mem)), &mut warnings)?;
+                cases.push(Case {
+                    mode: "local",
+                    cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
+                    cpus,
+                    cpu_node,
+                    memory: CaseMemory::Bind(mem),
+                    mem_nodes: one(mem),
+                    sizing: s,
+                    arrays,
+                });
+            }
+            BwMode::Matrix => {
+                let mems = allowed.memory_nodes(topo);
+                if mems.is_empty() {
+                    return Err(usage("no memory node this process may use"));
+                }
+                for c in allowed.cpu_nodes(topo).iter() {
+                    let cpus = node_cpus(topo, allowed, c, plan.threads)?;
+                    for m in mems.iter() {
+                        let s = sizing(&cpus, cap_of(&one(m)), &mut warnings)?;
+                        cases.push(Case {
+                            mode: "matrix",
+                            cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
+                            cpus: cpus.clone(),
+                            cpu_node: Some(c),
+                            memory: CaseMemory::Bind(m),
+                            mem_nodes: one(m),
+                            sizing: s,
+                            arrays,
+                        });
+                    }
+                }
+            }
+            BwMode::Global => {
+                let cpus = machine_cpus(&mut warnings)?;
+                let mems = allowed.memory_nodes(topo);
+                let of: Vec<Option<u32>> = cpus.iter().map(|&c| node_of(c)).collect();
+                let used: NodeSet =
+                    of.iter().flatten().copied().filter(|n| mems.contains(*n)).collect();
+                // Each node holds its threads' share.
+                let mut cap = u64::MAX;
+                for n in used.iter() {
+                    let k = of.iter().filter(|&&o| o == Some(n)).count() as u64;
+                    let sp = spare.get(&n).copied().unwrap_or(u64::MAX);
+                    cap = cap.min(sp.saturating_mul(cpus.len() as u64) / k.max(1));
+                }
+                if of.iter().any(|o| o.is_none_or(|n| !mems.contains(n))) {
+                    warnings.push(
+                        "global: threads on nodes without usable memory allocate locally (nearest node); \
+                         their pages are not checked"
+                            .into(),
+                    );
+                }
+                let s = sizing(&cpus, cap, &mut warnings)?;
+                cases.push(Case {
+                    mode: "global",
+                    cpu_nodes_of: of,
+                    cpus,
+                    cpu_node: None,
+                    memory: CaseMemory::LocalPerThread,
+                    mem_nodes: used,
+                    sizing: s,
+                    arrays,
+                });
+            }
+            BwMode::Interleave | BwMode::Weighted { .. } => {
+                let weighted = matches!(mode, BwMode::Weighted { .. });
+                if weighted && !weighted_ok {
+                    let msg = "weighted interleave needs Linux 6.9+ (MPOL_WEIGHTED_INTERLEAVE): \
+                               this kernel does not have it";
+                    match mode {
+                        BwMode::Weighted { required: true } => return Err(usage(msg)),
+                        _ => {
+                            warnings.push(format!("{msg}; skipped"));
+                            continue;
+                        }
+                    }
+                }
+                let cpus = machine_cpus(&mut warnings)?;
+                let mems = allowed.memory_nodes(topo);
+                if mems.is_empty() {
+                    return Err(usage("no memory node this process may use"));
+                }
+                let cap = cap_of(&mems).saturating_mul(mems.len() as u64);
+                let s = sizing(&cpus, cap, &mut warnings)?;
+                let memory = if weighted {
+                    let w = weights.clone().unwrap_or_default();
+                    let wmap: BTreeMap<u32, f64> =
+                        mems.iter().map(|n| (n, w.get(&n).copied().unwrap_or(1) as f64)).collect();
+                    CaseMemory::Weighted(mems.clone(), wmap)
+                } else {
+                    CaseMemory::Interleave(mems.clone())
+                };
+                cases.push(Case {
+                    mode: if weighted { "weighted" } else { "interleave" },
+                    cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
+                    cpus,
+                    cpu_node: None,
+                    memory,
+                    mem_nodes: mems,
+                    sizing: s,
+                    arrays,
+                });
+            }
+            BwMode::Scaling { cpu_node, mem_node } => {
+                let node = match cpu_node {
+                    Some(n) => *n,
+                    None => default_cpu_node(topo, allowed)?,
+                };
+                let all = node_cpus(topo, allowed, node, plan.threads)?;
+                let mem = match mem_node {
+                    Some(m) => *m,
+                    None => default_mem_node(topo, allowed, node)?,
+                };
+                allowed.check_mem_nodes(&one(mem), topo)?;
+                // Arrays sized once for the largest team, so every count
+                // moves the same bytes.
+                let full = sizing(&all, cap_of(&one(mem)), &mut warnings)?;
+                for n in scaling_counts(all.len()) {
+                    let cpus = all[..n].to_vec();
+                    let g = granule(plan.pages, full.array_bytes / n as u64);
+                    let (s, _) = choose_array_bytes(
+                        full.llc_bytes,
+                        Some(full.array_bytes),
+                        u64::MAX,
+                        narrays,
+                        n,
+                        g,
+                    )?;
+                    cases.push(Case {
+                        mode: "scaling",
+                        cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
+                        cpus,
+                        cpu_node: Some(node),
+                        memory: CaseMemory::Bind(mem),
+                        mem_nodes: one(mem),
+                        sizing: Sizing { rule_ok: full.rule_ok, ..s },
+                        arrays,
+                    });
+                }
+            }
+        }
+    }
+    Ok(Prepared { cases, warnings })
+}
+
+/// Thread counts for a scaling run up to `n`: every count up to 16, then
+/// about 16 evenly spaced counts ending at `n`.
+pub fn scaling_counts(n: usize) -> Vec<usize> {
+    if n <= 16 {
+        return (1..=n).collect();
+    }
+    let mut v: Vec<usize> = (1..=8).collect();
+    let step = (n - 8).div_ceil(8);
+    let mut k = 8 + step;
+    while k < n {
+        v.push(k);
+        k += step;
+    }
+    v.push(n);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn arrays_are_four_times_the_llc() {
+        let (s, w) = choose_array_bytes(Some(32 * MIB), None, u64::MAX, 3, 2, PAGE).unwrap();
+        assert_eq!(s.array_bytes, 128 * MIB);
+        assert_eq!(s.chunk_elems as u64 * 8 * 2, s.array_bytes);
+        assert!(s.rule_ok);
+        assert!(w.is_none());
+        // odd thread counts round each chunk up to whole pages
+        let (s, _) = choose_array_bytes(Some(32 * MIB), None, u64::MAX, 3, 3, PAGE).unwrap();
+        assert!(s.array_bytes >= 128 * MIB && s.array_bytes < 128 * MIB + 3 * PAGE);
+        assert_eq!(s.chunk_elems as u64 * 8 % PAGE, 0);
+    }
+
+    #[test]
+    fn small_size_is_allowed_with_a_warning() {
+        let (s, w) = choose_array_bytes(Some(32 * MIB), Some(MIB), u64::MAX, 3, 1, PAGE).unwrap();
+        assert_eq!(s.array_bytes, MIB);
+        assert!(!s.rule_ok);
+        assert!(w.unwrap().contains("below 4x"));
+    }
+
+    #[test]
+    fn size_beyond_what_the_node_can_spare_is_refused() {
+        let err = choose_array_bytes(Some(32 * MIB), Some(1024 * MIB), 2048 * MIB, 3, 1, PAGE)
+            .unwrap_err();
+        assert!(matches!(err, BwError::Usage(_)));
+        assert!(err.to_string().contains("can spare"), "{err}");
+    }
+
+    #[test]
+    fn default_size_is_capped_by_spare_memory() {
+        let (s, w) = choose_array_bytes(Some(512 * MIB), None, 1200 * MIB, 3, 2, PAGE).unwrap();
+        assert!(s.array_bytes * 3 <= 1200 * MIB);
+        assert!(s.array_bytes > 390 * MIB);
+        assert!(!s.rule_ok);
+        assert!(w.unwrap().contains("capped"));
+    }
+
+    #[test]
+    fn scaling_counts_end_at_n() {
+        assert_eq!(scaling_counts(1), vec![1]);
+        assert_eq!(scaling_counts(4), vec![1, 2, 3, 4]);
+        let v = scaling_counts(96);
+        assert_eq!(*v.last().unwrap(), 96);
+        assert!(v.windows(2).all(|w| w[0] < w[1]));
+        assert!(v.len() <= 20);
+    }
+}

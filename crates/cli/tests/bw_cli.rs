@@ -1,0 +1,157 @@
+//! `numaprobe bw` end to end: argument errors exit 2 with a message naming
+//! the bad value, before anything is allocated; a tiny real run gives
+//! well-formed, validated JSON.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn bw() -> Command {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.arg("bw");
+    c
+}
+
+fn usage_error(args: &[&str], needle: &str) {
+    bw().args(args).assert().code(2).stderr(predicate::str::contains(needle));
+}
+
+#[test]
+fn zero_threads_is_a_usage_error() {
+    usage_error(&["--threads", "0"], "--threads 0");
+}
+
+#[test]
+fn unknown_kernel_is_a_usage_error() {
+    usage_error(&["--kernel", "copy,bogus"], "bogus");
+}
+
+#[test]
+fn unknown_isa_and_store_mode_are_usage_errors() {
+    usage_error(&["--isa", "mmx"], "mmx");
+    usage_error(&["--stores", "sometimes"], "sometimes");
+    usage_error(&["--isa", "scalar", "--stores", "nt"], "non-temporal");
+}
+
+#[test]
+fn invalid_nodes_and_cpus_are_usage_errors() {
+    usage_error(&["--cpu-node", "4095", "--size", "1M"], "4095");
+    usage_error(&["--mem-node", "4095", "--size", "1M"], "4095");
+    usage_error(&["--cpus", "100000", "--size", "1M"], "100000");
+    usage_error(&["--cpus", "x-y"], "x-y");
+}
+
+#[test]
+fn size_beyond_what_the_node_can_spare_is_refused() {
+    usage_error(&["--size", "1T"], "can spare");
+    usage_error(&["--size", "12 parsecs"], "parsecs");
+}
+
+#[test]
+fn node_flags_do_not_combine_with_matrix() {
+    usage_error(&["--matrix", "--cpu-node", "0"], "do not combine");
+}
+
+#[test]
+fn tiny_json_run_has_the_documented_structure() {
+    let out = bw()
+        .args([
+            "--json",
+            "--quiet",
+            "--size",
+            "1M",
+            "--budget",
+            "0.05",
+            "--min-reps",
+            "2",
+            "--kernel",
+            "copy,triad,read,write,rw3:1",
+            "--threads",
+            "1",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["unit"], "GB/s = 1e9 bytes/s");
+    let results = doc["results"].as_array().unwrap();
+    let kernels: Vec<&str> = results.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
+    assert_eq!(kernels, ["copy", "triad", "read", "write", "rw3:1"]);
+    for r in results {
+        assert_eq!(r["mode"], "local");
+        assert_eq!(r["threads"], 1);
+        assert_eq!(r["array_bytes"], 1 << 20);
+        assert_eq!(r["validated"], true);
+        assert_eq!(r["size_rule_ok"], false, "1 MiB breaks STREAM's rule on any real LLC");
+        assert!(r["reps"].as_u64().unwrap() >= 2);
+        for f in ["best_gbs", "median_gbs", "min_gbs", "max_gbs"] {
+            assert!(r[f].as_f64().unwrap() > 0.0, "{f} in {r}");
+        }
+        assert!(r["min_gbs"].as_f64() <= r["median_gbs"].as_f64());
+        assert!(r["median_gbs"].as_f64() <= r["best_gbs"].as_f64());
+        // placement is real on this machine: every page on the bound node
+        let frac = r["placement"].as_f64().unwrap();
+        assert!((0.99..=1.0).contains(&frac), "placement {frac}");
+        assert_eq!(r["placement_check"]["ok"], true);
+        assert!(r["cpu_node"].is_u64() && r["mem_node"].is_u64());
+        assert!(!r["isa"].as_str().unwrap().is_empty());
+    }
+    let bytes = |i: usize| results[i]["bytes_per_rep"].as_u64().unwrap();
+    // STREAM byte counting: copy 16, triad 24, read 8, write 8, rw3:1 32 per element
+    let n = (1u64 << 20) / 8;
+    assert_eq!(
+        [bytes(0), bytes(1), bytes(2), bytes(3), bytes(4)],
+        [16 * n, 24 * n, 8 * n, 8 * n, 32 * n]
+    );
+    assert_eq!(results[2]["stores"], "none");
+}
+
+#[test]
+fn forced_scalar_isa_is_recorded() {
+    let out = bw()
+        .args([
+            "--json",
+            "--quiet",
+            "--size",
+            "256K",
+            "--budget",
+            "0.02",
+            "--min-reps",
+            "1",
+            "--kernel",
+            "add",
+            "--threads",
+            "1",
+            "--isa",
+            "scalar",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["results"][0]["isa"], "scalar");
+    assert_eq!(doc["results"][0]["stores"], "regular");
+}
+
+#[test]
+fn small_size_warns_about_the_cache_rule() {
+    bw().args([
+        "--size",
+        "256K",
+        "--budget",
+        "0.02",
+        "--min-reps",
+        "1",
+        "--kernel",
+        "copy",
+        "--threads",
+        "1",
+    ])
+    .assert()
+    .success()
+    .stdout(predicate::str::contains("GB/s = 1e9 bytes/s"))
+    .stderr(predicate::str::contains("below 4x the last-level cache"));
+}

@@ -1,0 +1,240 @@
+//! x86-64 variants: SSE2, AVX2 and AVX-512 (foundation), generated from one
+//! loop skeleton so that they differ only in vector width and intrinsics.
+//!
+//! Each loop aligns the destination to 64 bytes with a scalar head, runs a
+//! body unrolled four vectors deep (aligned stores, or non-temporal stores
+//! followed by `_mm_sfence()`), and finishes with a scalar tail. Loads are
+//! unaligned-tolerant (`loadu`), which costs nothing when the arrays share
+//! the destination's alignment, as they do in the benchmark.
+
+mod avx2;
+mod avx512;
+mod sse2;
+
+pub use avx2::Avx2;
+pub use avx512::Avx512;
+pub use sse2::Sse2;
+
+/// The store loop skeleton: `dst[i] = vec(i)` for a whole vector at `i` in
+/// the body, `dst[i] = scalar(i)` in the head and the tail.
+macro_rules! vloop {
+    ($w:literal, $store:ident, $stream:ident, $dst:ident, $n:ident, $nt:ident,
+     |$i:ident| $vec:expr, $scalar:expr) => {{
+        let head = $crate::arch::head_len($dst, $n);
+        for $i in 0..head {
+            *$dst.add($i) = $scalar;
+        }
+        const STEP: usize = 4 * $w;
+        let body = head + ($n - head) / STEP * STEP;
+        let mut base = head;
+        if $nt {
+            while base < body {
+                {
+                    let $i = base;
+                    $stream($dst.add($i), $vec);
+                }
+                {
+                    let $i = base + $w;
+                    $stream($dst.add($i), $vec);
+                }
+                {
+                    let $i = base + 2 * $w;
+                    $stream($dst.add($i), $vec);
+                }
+                {
+                    let $i = base + 3 * $w;
+                    $stream($dst.add($i), $vec);
+                }
+                base += STEP;
+            }
+            // Non-temporal stores are weakly ordered: fence them before
+            // anyone (the tail, the validation, other threads) reads.
+            core::arch::x86_64::_mm_sfence();
+        } else {
+            while base < body {
+                {
+                    let $i = base;
+                    $store($dst.add($i), $vec);
+                }
+                {
+                    let $i = base + $w;
+                    $store($dst.add($i), $vec);
+                }
+                {
+                    let $i = base + 2 * $w;
+                    $store($dst.add($i), $vec);
+                }
+                {
+                    let $i = base + 3 * $w;
+                    $store($dst.add($i), $vec);
+                }
+                base += STEP;
+            }
+        }
+        for $i in base..$n {
+            *$dst.add($i) = $scalar;
+        }
+    }};
+}
+pub(crate) use vloop;
+
+/// Defines one variant: a zero-sized type built only after detection, its
+/// `#[target_feature]` inner loops, and its [`crate::arch::Ops`] impl.
+macro_rules! simd_variant {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $isa:expr, $feat:literal, detect = $detect:expr, $w:literal, $v:ty,
+        loadu = $loadu:ident, store = $store:ident, stream = $stream:ident,
+        add = $add:ident, mul = $mul:ident, set1 = $set1:ident, zero = $zero:ident
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name(());
+
+        impl $name {
+            /// `Some` only when this CPU supports the instruction set.
+            pub fn new() -> Option<Self> {
+                if $detect {
+                    Some(Self(()))
+                } else {
+                    None
+                }
+            }
+        }
+
+        /// The loops. Safety contract of every function: the CPU supports
+        /// the enabled feature, and every pointer is valid for `n` elements
+        /// (reads, or writes for `dst`), `dst` not overlapping the sources.
+        mod inner {
+            use core::arch::x86_64::*;
+
+            use $crate::arch::x86_64::vloop;
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn copy(dst: *mut f64, a: *const f64, n: usize, nt: bool) {
+                vloop!($w, $store, $stream, dst, n, nt, |i| $loadu(a.add(i)), *a.add(i))
+            }
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn scale(dst: *mut f64, a: *const f64, s: f64, n: usize, nt: bool) {
+                let vs = $set1(s);
+                vloop!($w, $store, $stream, dst, n, nt, |i| $mul(vs, $loadu(a.add(i))), s * *a.add(i))
+            }
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn add(dst: *mut f64, a: *const f64, b: *const f64, n: usize, nt: bool) {
+                vloop!(
+                    $w, $store, $stream, dst, n, nt,
+                    |i| $add($loadu(a.add(i)), $loadu(b.add(i))),
+                    *a.add(i) + *b.add(i)
+                )
+            }
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn triad(
+                dst: *mut f64, a: *const f64, b: *const f64, s: f64, n: usize, nt: bool,
+            ) {
+                let vs = $set1(s);
+                vloop!(
+                    $w, $store, $stream, dst, n, nt,
+                    |i| $add($loadu(a.add(i)), $mul(vs, $loadu(b.add(i)))),
+                    *a.add(i) + s * *b.add(i)
+                )
+            }
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn add3(
+                dst: *mut f64, a: *const f64, b: *const f64, c: *const f64, n: usize, nt: bool,
+            ) {
+                vloop!(
+                    $w, $store, $stream, dst, n, nt,
+                    |i| $add($add($loadu(a.add(i)), $loadu(b.add(i))), $loadu(c.add(i))),
+                    *a.add(i) + *b.add(i) + *c.add(i)
+                )
+            }
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn fill(dst: *mut f64, v: f64, n: usize, nt: bool) {
+                let vv = $set1(v);
+                vloop!($w, $store, $stream, dst, n, nt, |i| { let _ = i; vv }, { let _ = i; v })
+            }
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn sum(a: *const f64, n: usize) -> f64 {
+                let head = $crate::arch::head_len(a, n);
+                let mut s = 0.0;
+                for i in 0..head {
+                    s += *a.add(i);
+                }
+                const STEP: usize = 4 * $w;
+                let (mut s0, mut s1, mut s2, mut s3) = ($zero(), $zero(), $zero(), $zero());
+                let mut i = head;
+                while i + STEP <= n {
+                    s0 = $add(s0, $loadu(a.add(i)));
+                    s1 = $add(s1, $loadu(a.add(i + $w)));
+                    s2 = $add(s2, $loadu(a.add(i + 2 * $w)));
+                    s3 = $add(s3, $loadu(a.add(i + 3 * $w)));
+                    i += STEP;
+                }
+                let v = $add($add(s0, s1), $add(s2, s3));
+                let lanes: [f64; $w] = core::mem::transmute::<$v, [f64; $w]>(v);
+                for l in lanes {
+                    s += l;
+                }
+                for j in i..n {
+                    s += *a.add(j);
+                }
+                s
+            }
+        }
+
+        impl $crate::arch::Ops for $name {
+            fn isa(&self) -> $crate::arch::Isa {
+                $isa
+            }
+            fn has_nt(&self) -> bool {
+                true
+            }
+            fn copy(&self, dst: &mut [f64], src: &[f64], nt: bool) {
+                assert_eq!(dst.len(), src.len());
+                // SAFETY: `self` exists only after run-time detection of the
+                // feature; both slices hold `dst.len()` elements and a `&mut`
+                // cannot overlap a `&`.
+                unsafe { inner::copy(dst.as_mut_ptr(), src.as_ptr(), dst.len(), nt) }
+            }
+            fn scale(&self, dst: &mut [f64], src: &[f64], s: f64, nt: bool) {
+                assert_eq!(dst.len(), src.len());
+                // SAFETY: as in `copy`.
+                unsafe { inner::scale(dst.as_mut_ptr(), src.as_ptr(), s, dst.len(), nt) }
+            }
+            fn add(&self, dst: &mut [f64], a: &[f64], b: &[f64], nt: bool) {
+                assert!(dst.len() == a.len() && a.len() == b.len());
+                // SAFETY: as in `copy`.
+                unsafe { inner::add(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), dst.len(), nt) }
+            }
+            fn triad(&self, dst: &mut [f64], a: &[f64], b: &[f64], s: f64, nt: bool) {
+                assert!(dst.len() == a.len() && a.len() == b.len());
+                // SAFETY: as in `copy`.
+                unsafe {
+                    inner::triad(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), s, dst.len(), nt)
+                }
+            }
+            fn add3(&self, dst: &mut [f64], a: &[f64], b: &[f64], c: &[f64], nt: bool) {
+                assert!(dst.len() == a.len() && a.len() == b.len() && b.len() == c.len());
+                // SAFETY: as in `copy`.
+                unsafe {
+                    inner::add3(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), c.as_ptr(), dst.len(), nt)
+                }
+            }
+            fn sum(&self, src: &[f64]) -> f64 {
+                // SAFETY: detected feature; `src` holds `src.len()` elements.
+                unsafe { inner::sum(src.as_ptr(), src.len()) }
+            }
+            fn fill(&self, dst: &mut [f64], v: f64, nt: bool) {
+                // SAFETY: detected feature; `dst` holds `dst.len()` elements.
+                unsafe { inner::fill(dst.as_mut_ptr(), v, dst.len(), nt) }
+            }
+        }
+    };
+}
+pub(crate) use simd_variant;
