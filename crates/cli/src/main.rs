@@ -27,6 +27,10 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
+            if err.downcast_ref::<signal::Interrupted>().is_some() {
+                eprintln!("numaprobe: {err:#}");
+                return ExitCode::from(130);
+            }
             eprintln!("numaprobe: error: {err:#}");
             ExitCode::from(if err.downcast_ref::<cli::UsageError>().is_some() { 2 } else { 1 })
         }

@@ -27,3 +27,25 @@ pub fn stop_flag() -> StopFlag {
     })
     .clone()
 }
+
+/// The command was stopped by Ctrl-C after printing (and saving) what it
+/// measured: exits with status 130, as shells expect after SIGINT.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted by Ctrl-C; what was measured before it is kept")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Turns a command's success into [`Interrupted`] when Ctrl-C stopped it
+/// part way, so every measuring command exits 130 alike.
+pub fn check_interrupted(result: anyhow::Result<()>) -> anyhow::Result<()> {
+    match (result, FLAG.get()) {
+        (Ok(()), Some(flag)) if flag.is_stopped() => Err(Interrupted.into()),
+        (r, _) => r,
+    }
+}

@@ -299,7 +299,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         output::emit(&render(&report))?;
     }
     if report.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
-        std::process::exit(130);
+        return Err(crate::signal::Interrupted.into());
     }
     let total: usize = report.policies.iter().map(|p| p.runs.len()).sum();
     let fail_fast = report.stopped.as_deref().is_some_and(|s| s.starts_with("--fail-fast"));

@@ -13,7 +13,7 @@ use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
-    match cli.command {
+    let result = match cli.command {
         Command::Topo(a) => topo::run(a, g),
         Command::Place(a) => place::run(a, g),
         Command::Bw(a) => bw::run(a, g),
@@ -27,5 +27,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => store::import(a, g),
         Command::Compare(a) => store::compare(a, g),
         Command::Report(a) => store::report(a, g),
-    }
+    };
+    crate::signal::check_interrupted(result)
 }

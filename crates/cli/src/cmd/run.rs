@@ -343,8 +343,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             ))?;
         }
     }
-    if interrupted {
-        anyhow::bail!("interrupted: run {run} is saved as incomplete with what it measured");
+    if interrupted && !g.quiet {
+        eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
     }
     Ok(())
 }
