@@ -20,8 +20,9 @@ use assert_cmd::Command;
 
 /// Charts the report of run 1 compared with runs 2 and 3 draws: bandwidth
 /// matrix, bandwidth vs threads, latency matrix, latency vs working set,
-/// per-CPU latency, loaded latency, core-to-core, comparison bars.
-const EXPECTED_CHARTS: usize = 8;
+/// per-CPU latency, loaded latency, core-to-core, program under placements
+/// (exec bars), comparison bars.
+const EXPECTED_CHARTS: usize = 9;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")

@@ -9,10 +9,14 @@ use store::{LoadedRun, RunStatus};
 
 use crate::chart::{Axis, BarChart, BarGroup, Chart, Heatmap, Marker, Series, XyChart};
 use crate::compare::Comparison;
-use crate::data::{num as field_num, scalar_text, text as field_text, Bw, Finding, Lat, RunData};
+use crate::data::{
+    num as field_num, scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData,
+    SweepSummary,
+};
 use crate::doc::{Align, Document, Table};
 use crate::fmt::{bytes, num, opt, plain, signed_pct};
 use crate::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
+use crate::placements::ExecView;
 use crate::summary::tables_of;
 
 /// Results whose spread is above this are called noisy (percent).
@@ -51,18 +55,33 @@ pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
     }
     doc.code(cmds);
 
-    doc.h(2, "Summary");
     let tables = tables_of(&d);
-    if tables.is_empty() {
-        doc.p("This run holds no bandwidth or latency results.");
-    }
-    for t in tables {
-        doc.table(t);
+    let exec = ExecView::of(run, &d.exec);
+    let hidden: Vec<String> = d
+        .per_cpu_summaries
+        .iter()
+        .filter(|s| s.hidden_numa && !s.groups.is_empty())
+        .map(hidden_numa_text)
+        .collect();
+    // A run of `numaprobe exec` holds only exec results: no empty summary.
+    if !(tables.is_empty() && hidden.is_empty() && exec.is_some()) {
+        doc.h(2, "Summary");
+        for h in &hidden {
+            doc.callout(h.clone());
+        }
+        if tables.is_empty() {
+            doc.p("This run holds no bandwidth or latency results.");
+        }
+        for t in tables {
+            doc.table(t);
+        }
     }
 
     bandwidth(&mut doc, &d);
     latency(&mut doc, &d, run);
-    exec(&mut doc, &d);
+    if let Some(e) = &exec {
+        e.render(&mut doc);
+    }
 
     if !compare.is_empty() {
         let mut all = vec![run.clone()];
@@ -70,7 +89,7 @@ pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
         comparison(&mut doc, &Comparison::build(&all, 0));
     }
 
-    analysis(&mut doc, run, &d);
+    analysis(&mut doc, run, &d, exec.as_ref());
     appendix(&mut doc, run);
     doc
 }
@@ -314,11 +333,15 @@ fn bandwidth(doc: &mut Document, d: &RunData) {
     if !cells.is_empty() {
         let kernel = kernel.unwrap_or_default();
         doc.h(3, "Node-to-node bandwidth");
-        doc.chart(Chart::Heatmap(matrix_heatmap(
-            format!("Bandwidth matrix ({kernel}, best GB/s)"),
-            "GB/s",
-            cells.iter().map(|(k, p)| (*k, p.best_gbs)),
-        )));
+        if cells.len() > 1 {
+            doc.chart(Chart::Heatmap(matrix_heatmap(
+                format!("Bandwidth matrix ({kernel}, best GB/s)"),
+                "GB/s",
+                cells.iter().map(|(k, p)| (*k, p.best_gbs)),
+            )));
+        } else {
+            doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
+        }
         let mut t = Table::with_header(&BW_HEADER);
         for p in d.bw_mode("matrix") {
             t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
@@ -345,7 +368,7 @@ fn bandwidth(doc: &mut Document, d: &RunData) {
         }
         doc.chart(Chart::Xy(XyChart {
             title: "Bandwidth against thread count".into(),
-            x: Axis::linear("threads"),
+            x: Axis::integer("threads"),
             y: Axis::linear("bandwidth (GB/s)"),
             series: series
                 .into_iter()
@@ -514,11 +537,15 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     let cells = lat_matrix(d);
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
-        doc.chart(Chart::Heatmap(matrix_heatmap(
-            "Latency matrix (median ns)".into(),
-            "ns",
-            cells.iter().map(|(k, p)| (*k, p.median_ns)),
-        )));
+        if cells.len() > 1 {
+            doc.chart(Chart::Heatmap(matrix_heatmap(
+                "Latency matrix (median ns)".into(),
+                "ns",
+                cells.iter().map(|(k, p)| (*k, p.median_ns)),
+            )));
+        } else {
+            doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
+        }
         doc.table(lat_matrix_table(d));
     }
 
@@ -534,7 +561,7 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                 .push((p.size_bytes.unwrap_or(0) as f64, p.median_ns.unwrap_or(0.0)));
         }
         let names: Vec<String> = series.keys().cloned().collect();
-        doc.chart(Chart::Xy(XyChart {
+        let mut chart = XyChart {
             title: "Latency against working-set size".into(),
             x: Axis::log2_bytes("working-set size (bytes, log scale)"),
             y: Axis::linear("latency (ns)"),
@@ -547,7 +574,20 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                 })
                 .collect(),
             markers: cache_markers(&run.topology, sweep[0].cpu),
-        }));
+        };
+        // The plateaus found, as flat segments over their size range.
+        for sum in &d.sweep_summaries {
+            for p in &sum.plateaus {
+                if let (Some(a), Some(b), Some(ns)) = (p.from_bytes, p.to_bytes, p.latency_ns) {
+                    chart.series.push(Series {
+                        name: format!("{} plateau {} ns", p.label, num(ns, "ns")),
+                        points: vec![(a as f64, ns), (b as f64, ns)],
+                        line: true,
+                    });
+                }
+            }
+        }
+        doc.chart(Chart::Xy(chart));
         let mut sizes: Vec<u64> = sweep.iter().filter_map(|p| p.size_bytes).collect();
         sizes.sort_unstable();
         sizes.dedup();
@@ -568,61 +608,8 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         doc.table(t);
     }
 
-    let per_cpu: Vec<&Lat> =
-        d.lat_mode("per-cpu").filter(|p| p.cpu.is_some() && p.median_ns.is_some()).collect();
-    if !per_cpu.is_empty() {
-        doc.h(3, "Latency from each CPU");
-        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for p in &per_cpu {
-            let name = match &p.group {
-                Some(g) => format!("group {g}"),
-                None => {
-                    format!("to memory node {}", p.mem_node.map_or("?".into(), |n| n.to_string()))
-                }
-            };
-            series
-                .entry(name)
-                .or_default()
-                .push((p.cpu.unwrap_or(0) as f64, p.median_ns.unwrap_or(0.0)));
-        }
-        doc.chart(Chart::Xy(XyChart {
-            title: "Latency from each CPU to one node's memory".into(),
-            x: Axis { from_zero: true, ..Axis::linear("CPU id") },
-            y: Axis::linear("latency (ns)"),
-            series: series
-                .into_iter()
-                .map(|(name, points)| Series { name, points, line: false })
-                .collect(),
-            markers: vec![],
-        }));
-        let mut groups: BTreeMap<String, Vec<&Lat>> = BTreeMap::new();
-        for p in &per_cpu {
-            let key = match &p.group {
-                Some(g) => format!("group {g}"),
-                None => format!("CPU node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
-            };
-            groups.entry(key).or_default().push(p);
-        }
-        let mut t =
-            Table::with_header(&["CPUs", "Memory node", "Count", "Min ns", "Median ns", "Max ns"]);
-        for (k, ps) in groups {
-            let mut v: Vec<f64> = ps.iter().filter_map(|p| p.median_ns).collect();
-            v.sort_by(f64::total_cmp);
-            let cpus: topo::CpuSet =
-                ps.iter().filter_map(|p| p.cpu.and_then(|c| u32::try_from(c).ok())).collect();
-            let mem: BTreeSet<String> =
-                ps.iter().map(|p| p.mem_node.map_or("?".into(), |n| n.to_string())).collect();
-            t.push(vec![
-                format!("{k}: {}", cpus.to_list()),
-                mem.into_iter().collect::<Vec<_>>().join(","),
-                v.len().to_string(),
-                num(v[0], "ns"),
-                num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
-                num(v[v.len() - 1], "ns"),
-            ]);
-        }
-        doc.table(t);
-    }
+    plateau_section(doc, d);
+    per_cpu_section(doc, d);
 
     let loaded: Vec<&Lat> =
         d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()).collect();
@@ -671,7 +658,9 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         doc.h(3, "Core-to-core latency");
         let cpus: BTreeSet<i64> =
             c2c.iter().flat_map(|p| [p.cpu_a.unwrap_or(0), p.cpu_b.unwrap_or(0)]).collect();
-        if cpus.len() <= 64 {
+        if cpus.len() < 3 {
+            doc.p("One CPU pair only: its figure is in the table below, no heatmap is drawn.");
+        } else if cpus.len() <= 64 {
             let mut cells: BTreeMap<(i64, i64), Option<f64>> = BTreeMap::new();
             for p in &c2c {
                 let (a, b) = (p.cpu_a.unwrap_or(0), p.cpu_b.unwrap_or(0));
@@ -706,6 +695,187 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         }
         doc.table(t);
     }
+}
+
+/// The plateaus the sweep found, against the measuring CPU's cache sizes.
+fn plateau_section(doc: &mut Document, d: &RunData) {
+    let sums: Vec<&SweepSummary> = d
+        .sweep_summaries
+        .iter()
+        .filter(|s| !s.plateaus.is_empty() || !s.caches.is_empty())
+        .collect();
+    if sums.is_empty() {
+        return;
+    }
+    let mut t = Table::with_header(&[
+        "Level",
+        "Cache size",
+        "Plateau from",
+        "Plateau to",
+        "Points",
+        "Latency ns",
+    ]);
+    let mut missing = Vec::new();
+    for s in &sums {
+        for p in &s.plateaus {
+            let cache = p.cache_bytes.or_else(|| {
+                let level: i64 = p.label.trim_start_matches(['L', 'l']).parse().ok()?;
+                s.caches.iter().find(|c| c.0 == level).map(|c| c.1)
+            });
+            t.push(vec![
+                p.label.clone(),
+                cache.map_or("-".into(), bytes),
+                p.from_bytes.map_or("-".into(), bytes),
+                p.to_bytes.map_or("-".into(), bytes),
+                p.points.map_or("-".into(), |n| n.to_string()),
+                opt(p.latency_ns, "ns"),
+            ]);
+        }
+        for (level, size) in &s.caches {
+            let name = format!("L{level}");
+            if !s.plateaus.iter().any(|p| p.label.eq_ignore_ascii_case(&name)) {
+                missing.push(format!("{name} ({})", bytes(*size)));
+            }
+        }
+    }
+    if t.is_empty() {
+        doc.p("The sweep found no latency plateau (the curve never settled over three or more sizes).");
+        return;
+    }
+    doc.table(t.caption("Latency plateaus of the sweep against the cache sizes of its CPU (latency: median over the plateau of each size's fastest sample)"));
+    if !missing.is_empty() {
+        doc.p(format!(
+            "No plateau was found for {}: the sweep's sizes did not settle between the neighbouring levels (a small cache, or too few sizes).",
+            missing.join(", ")
+        ));
+    }
+}
+
+/// Per-CPU latency: the chart coloured by latency group, the groups the
+/// `lat-summary` found (else the points grouped by their `group` field or
+/// CPU node), and the hidden-NUMA note.
+fn per_cpu_section(doc: &mut Document, d: &RunData) {
+    let per_cpu: Vec<&Lat> =
+        d.lat_mode("per-cpu").filter(|p| p.cpu.is_some() && p.median_ns.is_some()).collect();
+    let summaries: Vec<&PerCpuSummary> =
+        d.per_cpu_summaries.iter().filter(|s| !s.groups.is_empty()).collect();
+    if per_cpu.is_empty() && summaries.is_empty() {
+        return;
+    }
+    doc.h(3, "Latency from each CPU");
+    for s in summaries.iter().filter(|s| s.hidden_numa) {
+        doc.callout(hidden_numa_text(s));
+    }
+    if !per_cpu.is_empty() {
+        let mut series: BTreeMap<(usize, String), Vec<(f64, f64)>> = BTreeMap::new();
+        for p in &per_cpu {
+            let cpu = p.cpu.unwrap_or(0);
+            let found = summaries.iter().find_map(|s| {
+                let matches_node = s.mem_node.is_none() || s.mem_node == p.mem_node;
+                let i = s.group_of(cpu).filter(|_| matches_node)?;
+                let g = &s.groups[i];
+                Some((
+                    i,
+                    format!("group {} (CPUs {}, {} ns)", i + 1, g.cpus, opt(g.median_ns, "ns")),
+                ))
+            });
+            let key = match (found, &p.group) {
+                (Some(k), _) => k,
+                (None, Some(g)) => (usize::MAX, format!("group {g}")),
+                (None, None) => (
+                    usize::MAX,
+                    format!("to memory node {}", p.mem_node.map_or("?".into(), |n| n.to_string())),
+                ),
+            };
+            series.entry(key).or_default().push((cpu as f64, p.median_ns.unwrap_or(0.0)));
+        }
+        doc.chart(Chart::Xy(XyChart {
+            title: "Latency from each CPU to one node's memory".into(),
+            x: Axis::integer("CPU id"),
+            y: Axis::linear("latency (ns)"),
+            series: series
+                .into_iter()
+                .map(|((_, name), points)| Series { name, points, line: false })
+                .collect(),
+            markers: vec![],
+        }));
+    }
+    if !summaries.is_empty() {
+        let mut t = Table::with_header(&[
+            "Group",
+            "CPUs",
+            "Count",
+            "OS node(s)",
+            "Memory node",
+            "Min ns",
+            "Median ns",
+            "Max ns",
+        ]);
+        for s in &summaries {
+            for (i, g) in s.groups.iter().enumerate() {
+                t.push(vec![
+                    (i + 1).to_string(),
+                    g.cpus.clone(),
+                    g.count.to_string(),
+                    g.os_nodes.clone().unwrap_or_else(|| "-".into()),
+                    s.mem_node.map_or("-".into(), |n| n.to_string()),
+                    opt(g.min_ns, "ns"),
+                    opt(g.median_ns, "ns"),
+                    opt(g.max_ns, "ns"),
+                ]);
+            }
+        }
+        doc.table(t.caption("CPUs grouped by their latency to the memory node (groups separated by more than the measured noise)"));
+        for s in &summaries {
+            match (&s.note, s.hidden_numa) {
+                (Some(n), false) => doc.p(format!("Note: {n}.")),
+                (None, false) if s.groups.len() == 1 => doc.p(format!(
+                    "All {} measured CPUs have the same latency within noise: one latency group.",
+                    s.groups[0].count
+                )),
+                _ => {}
+            }
+        }
+        return;
+    }
+    let mut groups: BTreeMap<String, Vec<&Lat>> = BTreeMap::new();
+    for p in &per_cpu {
+        let key = match &p.group {
+            Some(g) => format!("group {g}"),
+            None => format!("CPU node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
+        };
+        groups.entry(key).or_default().push(p);
+    }
+    let mut t =
+        Table::with_header(&["CPUs", "Memory node", "Count", "Min ns", "Median ns", "Max ns"]);
+    for (k, ps) in groups {
+        let mut v: Vec<f64> = ps.iter().filter_map(|p| p.median_ns).collect();
+        v.sort_by(f64::total_cmp);
+        let cpus: topo::CpuSet =
+            ps.iter().filter_map(|p| p.cpu.and_then(|c| u32::try_from(c).ok())).collect();
+        let mem: BTreeSet<String> =
+            ps.iter().map(|p| p.mem_node.map_or("?".into(), |n| n.to_string())).collect();
+        t.push(vec![
+            format!("{k}: {}", cpus.to_list()),
+            mem.into_iter().collect::<Vec<_>>().join(","),
+            v.len().to_string(),
+            num(v[0], "ns"),
+            num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
+            num(v[v.len() - 1], "ns"),
+        ]);
+    }
+    doc.table(t);
+}
+
+/// "Hidden NUMA: the OS shows one node, but the CPUs fall into 2 latency
+/// groups: CPUs 0-15 at 80 ns, CPUs 16-31 at 131 ns. ..."
+pub(crate) fn hidden_numa_text(s: &PerCpuSummary) -> String {
+    format!(
+        "Hidden NUMA: the OS shows one node, but the CPUs fall into {} latency groups to memory node {}: {}. NUMA is probably hidden by numa=off, a NUMA-per-socket setting of 0 (NPS0) or firmware interleaving; the machine behaves as several nodes, so placement matters although the OS cannot manage it.",
+        s.groups.len(),
+        s.mem_node.map_or("?".into(), |n| n.to_string()),
+        s.groups_text()
+    )
 }
 
 fn sweep_series(p: &Lat) -> String {
@@ -764,38 +934,6 @@ fn cell_of(p: &Value, k: &str) -> String {
     }
 }
 
-fn exec(doc: &mut Document, d: &RunData) {
-    if d.exec.is_empty() {
-        return;
-    }
-    doc.h(2, "Programs under placements");
-    let mut t =
-        Table::with_header(&["Policy", "Runs", "Median metric", "Median wall s", "Exit codes"]);
-    for p in &d.exec {
-        let runs = p.get("runs").and_then(Value::as_array);
-        let walls: Vec<f64> = runs
-            .map(|r| r.iter().filter_map(|x| field_num(x, "wall_s")).collect())
-            .unwrap_or_default();
-        let mut w = walls.clone();
-        w.sort_by(f64::total_cmp);
-        let codes: BTreeSet<String> = runs
-            .map(|r| r.iter().filter_map(|x| field_text(x, "exit_code")).collect())
-            .unwrap_or_default();
-        t.push(vec![
-            field_text(p, "policy").unwrap_or_else(|| "?".into()),
-            runs.map_or("-".into(), |r| r.len().to_string()),
-            field_num(p, "median_metric").map_or("-".into(), plain),
-            if w.is_empty() {
-                field_num(p, "median_wall_s").map_or("-".into(), |x| num(x, "s"))
-            } else {
-                num(bench::stats::percentile_sorted(&w, 50.0), "s")
-            },
-            codes.into_iter().collect::<Vec<_>>().join(","),
-        ]);
-    }
-    doc.table(t);
-}
-
 fn comparison(doc: &mut Document, c: &Comparison) {
     doc.h(2, "Comparison");
     let base = &c.runs[c.baseline];
@@ -847,7 +985,7 @@ fn comparison(doc: &mut Document, c: &Comparison) {
     doc.list(c.verdict_lines());
 }
 
-fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData) {
+fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&ExecView>) {
     doc.h(2, "Analysis and recommendations");
     let m = metrics(d);
     let mut notes = Vec::new();
@@ -911,6 +1049,15 @@ fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData) {
             "{noisy} result(s) varied by more than {NOISY_SPREAD_PCT:.0}% between repetitions: the machine was busy or its frequency moved; repeat on a quiet machine before drawing conclusions from small differences."
         ));
     }
+    for s in d.per_cpu_summaries.iter().filter(|s| s.hidden_numa && !s.groups.is_empty()) {
+        notes.push(format!(
+            "{} Check the BIOS NUMA settings (NUMA per socket, sub-NUMA clustering, node interleaving) and the kernel command line for numa=off, then measure again.",
+            hidden_numa_text(s)
+        ));
+    }
+    if let Some(e) = exec {
+        notes.push(e.best_sentence());
+    }
     if notes.is_empty() {
         notes.push("Nothing stands out in the measured figures.".into());
     }
@@ -938,7 +1085,7 @@ fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData) {
             ]);
         }
         doc.table(t);
-    } else {
+    } else if !d.bw.is_empty() || !d.lat.is_empty() {
         doc.p("No settings audit in this run (numaprobe audit adds findings with fixes).");
     }
 }

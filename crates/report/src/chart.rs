@@ -53,15 +53,34 @@ pub struct Axis {
     pub bytes: bool,
     /// Start a linear axis at zero.
     pub from_zero: bool,
+    /// Ticks only at whole numbers (thread counts, CPU ids).
+    pub integer: bool,
 }
 
 impl Axis {
     pub fn linear(label: impl Into<String>) -> Axis {
-        Axis { label: label.into(), scale: Scale::Linear, bytes: false, from_zero: true }
+        Axis {
+            label: label.into(),
+            scale: Scale::Linear,
+            bytes: false,
+            from_zero: true,
+            integer: false,
+        }
+    }
+
+    /// A linear axis from zero with ticks at whole numbers only.
+    pub fn integer(label: impl Into<String>) -> Axis {
+        Axis { integer: true, ..Axis::linear(label) }
     }
 
     pub fn log2_bytes(label: impl Into<String>) -> Axis {
-        Axis { label: label.into(), scale: Scale::Log2, bytes: true, from_zero: false }
+        Axis {
+            label: label.into(),
+            scale: Scale::Log2,
+            bytes: true,
+            from_zero: false,
+            integer: false,
+        }
     }
 }
 

@@ -263,6 +263,135 @@ impl Finding {
     }
 }
 
+/// One group of CPUs with similar latency to one node (a `lat-summary`
+/// of mode `per-cpu`, field `groups[]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatGroup {
+    /// The CPUs, as a cpulist (`0-15,32-47`).
+    pub cpus: String,
+    /// How many CPUs the list holds (0 when it does not parse).
+    pub count: usize,
+    pub median_ns: Option<f64>,
+    pub min_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    /// Nodes the OS puts these CPUs in.
+    pub os_nodes: Option<String>,
+}
+
+/// The summary of a per-CPU latency measurement: CPUs grouped by latency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerCpuSummary {
+    pub mem_node: Option<i64>,
+    pub groups: Vec<LatGroup>,
+    /// The OS shows one node but the CPUs form separate latency groups.
+    pub hidden_numa: bool,
+    pub note: Option<String>,
+}
+
+impl PerCpuSummary {
+    pub fn of(v: &Value) -> PerCpuSummary {
+        let groups = v
+            .get("groups")
+            .and_then(Value::as_array)
+            .map(|gs| {
+                gs.iter()
+                    .filter(|g| g.is_object())
+                    .map(|g| {
+                        let cpus = text(g, "cpus").unwrap_or_default();
+                        let count = topo::CpuSet::parse_list(&cpus).map(|s| s.len()).unwrap_or(0);
+                        LatGroup {
+                            cpus,
+                            count,
+                            median_ns: num(g, "median_ns"),
+                            min_ns: num(g, "min_ns"),
+                            max_ns: num(g, "max_ns"),
+                            os_nodes: text(g, "os_nodes").filter(|s| !s.is_empty()),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        PerCpuSummary {
+            mem_node: int(v, "mem_node"),
+            groups,
+            hidden_numa: v.get("hidden_numa").and_then(Value::as_bool).unwrap_or(false),
+            note: text(v, "note").filter(|s| !s.is_empty()),
+        }
+    }
+
+    /// The group holding `cpu` (its index), if any.
+    pub fn group_of(&self, cpu: i64) -> Option<usize> {
+        let cpu = u32::try_from(cpu).ok()?;
+        self.groups.iter().position(|g| {
+            topo::CpuSet::parse_list(&g.cpus).map(|s| s.contains(cpu)).unwrap_or(false)
+        })
+    }
+
+    /// "CPUs 0-15 at 80 ns, CPUs 16-31 at 131 ns".
+    pub fn groups_text(&self) -> String {
+        self.groups
+            .iter()
+            .map(|g| match g.median_ns {
+                Some(ns) => format!("CPUs {} at {} ns", g.cpus, crate::fmt::num(ns, "ns")),
+                None => format!("CPUs {}", g.cpus),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A latency plateau of a sweep (`lat-summary` of mode `sweep`, field
+/// `plateaus[]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plateau {
+    /// `L1`, `L2`, `L3`... or `DRAM`.
+    pub label: String,
+    pub from_bytes: Option<u64>,
+    pub to_bytes: Option<u64>,
+    pub latency_ns: Option<f64>,
+    /// Size of the cache level the label names, from the topology.
+    pub cache_bytes: Option<u64>,
+    pub points: Option<i64>,
+}
+
+/// The summary of a latency sweep: the measuring CPU's caches and the
+/// plateaus found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSummary {
+    pub cpu: Option<i64>,
+    pub mem_node: Option<i64>,
+    /// `(level, size_bytes)` of the measuring CPU's data caches.
+    pub caches: Vec<(i64, u64)>,
+    pub plateaus: Vec<Plateau>,
+}
+
+impl SweepSummary {
+    pub fn of(v: &Value) -> SweepSummary {
+        let arr = |k: &str| v.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
+        let size = |x: &Value, k: &str| int(x, k).and_then(|n| u64::try_from(n).ok());
+        SweepSummary {
+            cpu: int(v, "cpu"),
+            mem_node: int(v, "mem_node"),
+            caches: arr("caches")
+                .iter()
+                .filter_map(|c| Some((int(c, "level")?, size(c, "size_bytes")?)))
+                .collect(),
+            plateaus: arr("plateaus")
+                .iter()
+                .filter(|p| p.is_object())
+                .map(|p| Plateau {
+                    label: text(p, "label").unwrap_or_else(|| "?".into()),
+                    from_bytes: size(p, "from_bytes"),
+                    to_bytes: size(p, "to_bytes"),
+                    latency_ns: num(p, "latency_ns"),
+                    cache_bytes: size(p, "cache_bytes"),
+                    points: int(p, "points"),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Everything a report reads from one run, by mode.
 #[derive(Debug, Clone, Default)]
 pub struct RunData {
@@ -270,6 +399,10 @@ pub struct RunData {
     pub lat: Vec<Lat>,
     pub findings: Vec<Finding>,
     pub exec: Vec<Value>,
+    /// `lat-summary` results of mode `per-cpu`.
+    pub per_cpu_summaries: Vec<PerCpuSummary>,
+    /// `lat-summary` results of mode `sweep`.
+    pub sweep_summaries: Vec<SweepSummary>,
     /// Payloads of kinds this version does not know.
     pub other: Vec<(String, Value)>,
 }
@@ -283,6 +416,13 @@ impl RunData {
                 ResultKind::Lat => d.lat.push(Lat::of(&r.payload)),
                 ResultKind::Audit => d.findings.push(Finding::of(&r.payload)),
                 ResultKind::Exec => d.exec.push(r.payload.clone()),
+                ResultKind::Other(k) if k == "lat-summary" => {
+                    match text(&r.payload, "mode").as_deref() {
+                        Some("per-cpu") => d.per_cpu_summaries.push(PerCpuSummary::of(&r.payload)),
+                        Some("sweep") => d.sweep_summaries.push(SweepSummary::of(&r.payload)),
+                        _ => d.other.push((k.clone(), r.payload.clone())),
+                    }
+                }
                 ResultKind::Other(k) => d.other.push((k.clone(), r.payload.clone())),
             }
         }

@@ -131,6 +131,8 @@ pub enum Block {
     /// A heading of level 1 (the title) to 4.
     Heading(u8, String),
     Para(String),
+    /// A paragraph to stand out (a finding the reader must not miss).
+    Callout(String),
     List(Vec<String>),
     Table(Table),
     /// Preformatted text (commands).
@@ -156,6 +158,10 @@ impl Document {
 
     pub fn p(&mut self, text: impl Into<String>) {
         self.blocks.push(Block::Para(text.into()));
+    }
+
+    pub fn callout(&mut self, text: impl Into<String>) {
+        self.blocks.push(Block::Callout(text.into()));
     }
 
     pub fn list(&mut self, items: Vec<String>) {

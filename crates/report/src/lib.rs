@@ -14,6 +14,7 @@ pub mod data;
 pub mod doc;
 pub mod fmt;
 pub mod metrics;
+pub mod placements;
 pub mod render;
 mod summary;
 pub mod svg;

@@ -67,6 +67,9 @@ impl Renderer for Markdown {
                 Block::Para(t) => {
                     let _ = writeln!(out, "{t}");
                 }
+                Block::Callout(t) => {
+                    let _ = writeln!(out, "> **{t}**");
+                }
                 Block::List(items) => {
                     for i in items {
                         let _ = writeln!(out, "- {}", i.replace('\n', " "));
@@ -99,6 +102,7 @@ th, td { border: 1px solid #d6d9de; padding: 4px 9px; vertical-align: top; }
 th { background: #eef1f5; text-align: left; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 tbody tr:nth-child(even) { background: #fafbfc; }
+p.callout { background: #fff4d6; border-left: 5px solid #e0a800; padding: 10px 14px; font-weight: 600; }
 pre { background: #f0f2f5; padding: 10px 12px; overflow-x: auto; border-radius: 4px; }
 figure.chart-figure { margin: 1em 0 1.6em; overflow-x: auto; }
 svg.chart { max-width: 100%; height: auto; font-family: inherit; border: 1px solid #e3e6ea; }
@@ -151,6 +155,9 @@ impl Renderer for Html {
                 Block::Para(t) => {
                     let _ = writeln!(out, "<p>{}</p>", svg::esc(t));
                 }
+                Block::Callout(t) => {
+                    let _ = writeln!(out, "<p class=\"callout\">{}</p>", svg::esc(t));
+                }
                 Block::List(items) => {
                     out.push_str("<ul>");
                     for i in items {
@@ -193,6 +200,9 @@ impl Renderer for Text {
                 }
                 Block::Para(t) => {
                     let _ = writeln!(out, "{t}");
+                }
+                Block::Callout(t) => {
+                    let _ = writeln!(out, "!! {t}");
                 }
                 Block::List(items) => {
                     for i in items {

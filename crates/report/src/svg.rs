@@ -128,7 +128,17 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
             if hi <= lo {
                 hi = lo + 1.0;
             }
-            let t = nice_ticks(lo, hi, target);
+            let t = if axis.integer && hi - lo <= target as f64 {
+                let (a, b) = (lo.floor() as i64, hi.ceil() as i64);
+                (a..=b).map(|i| i as f64).collect()
+            } else {
+                let t = nice_ticks(lo, hi, target);
+                if axis.integer && t.iter().any(|x| x.fract() != 0.0) {
+                    nice_ticks(lo, hi, (target / 2).max(2))
+                } else {
+                    t
+                }
+            };
             let d0 = t.first().copied().unwrap_or(lo).min(lo);
             let d1 = t.last().copied().unwrap_or(hi).max(hi);
             (d0, d1, t)
@@ -398,13 +408,21 @@ fn bars(b: &BarChart, id: usize) -> String {
         lx += 16.0 + 7.0 * s.chars().count() as f64 + 18.0;
     }
 
-    let vals: Vec<f64> = b
+    let mut vals: Vec<f64> = b
         .groups
         .iter()
         .flat_map(|g| g.values.iter().flatten().copied())
-        .chain(b.reference)
+        .filter(|v| v.is_finite())
         .collect();
-    let axis = Axis::linear(b.x_label.clone());
+    // Around a reference the axis spans the largest deviation both ways
+    // (at least 5 units), so equal values still show a readable axis.
+    if let Some(r) = b.reference {
+        let m = vals.iter().map(|v| (v - r).abs()).fold(0.0, f64::max);
+        let m = (m * 1.1).max(5.0);
+        let lo = if vals.iter().all(|v| *v >= 0.0) { (r - m).max(0.0) } else { r - m };
+        vals.extend([lo, r + m]);
+    }
+    let axis = Axis { from_zero: b.reference.is_none(), ..Axis::linear(b.x_label.clone()) };
     let (x0, x1, ticks) = axis_ticks(&axis, &vals, 8);
     let plot_bottom = h - 50.0;
     let xm = Map { scale: Scale::Linear, d0: x0, d1: x1, p0: left, p1: w - right };
@@ -444,14 +462,18 @@ fn bars(b: &BarChart, id: usize) -> String {
                 Some(v) => {
                     let col = PALETTE[si % PALETTE.len()];
                     let x_end = xm.to_px(*v);
+                    // Bars grow from the reference (100% of the baseline)
+                    // when there is one, so gains and losses point apart.
+                    let x_start = b.reference.map_or(left, |r| xm.to_px(r));
+                    let (x_lo, x_hi) = (x_start.min(x_end), x_start.max(x_end));
                     let _ = write!(
                         out,
-                        r##"<g class="bar"><rect x="{left:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{col}"><title>{}: {}</title></rect><text x="{:.1}" y="{:.1}" font-size="11" paint-order="stroke" stroke="#ffffff" stroke-width="3">{}</text></g>"##,
-                        (x_end - left).max(0.0),
+                        r##"<g class="bar"><rect x="{x_lo:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{col}"><title>{}: {}</title></rect><text x="{:.1}" y="{:.1}" font-size="11" paint-order="stroke" stroke="#ffffff" stroke-width="3">{}</text></g>"##,
+                        (x_hi - x_lo).max(1.0),
                         bar_h - 3.0,
                         esc(b.series.get(si).map(String::as_str).unwrap_or("")),
                         esc(label),
-                        x_end + 4.0,
+                        x_hi + 4.0,
                         y + bar_h - 5.0,
                         esc(label)
                     );
@@ -495,6 +517,51 @@ mod tests {
         let t = nice_ticks(83.0, 147.0, 6);
         assert!(t[0] <= 83.0 && *t.last().unwrap() >= 147.0, "{t:?}");
         assert_eq!(nice_ticks(5.0, 5.0, 4).len(), 5);
+    }
+
+    #[test]
+    fn integer_axes_tick_on_whole_numbers() {
+        let (_, _, t) = axis_ticks(&Axis::integer("CPU id"), &[0.0, 1.0], 10);
+        assert_eq!(t, vec![0.0, 1.0]);
+        let (_, _, t) = axis_ticks(&Axis::integer("threads"), &[1.0, 28.0], 10);
+        assert!(t.iter().all(|x| x.fract() == 0.0), "{t:?}");
+        // the plain linear axis splits [0, 1] into fractions
+        let (_, _, t) = axis_ticks(&Axis::linear("x"), &[0.0, 1.0], 10);
+        assert!(t.iter().any(|x| x.fract() != 0.0));
+    }
+
+    #[test]
+    fn bars_grow_from_the_reference() {
+        let c = Chart::Bars(crate::chart::BarChart {
+            title: "t".into(),
+            x_label: "% of baseline".into(),
+            series: vec!["a".into()],
+            groups: vec![crate::chart::BarGroup {
+                name: "g".into(),
+                note: String::new(),
+                values: vec![Some(90.0)],
+                labels: vec!["90".into()],
+            }],
+            reference: Some(100.0),
+        });
+        let s = render(&c, 0);
+        let rect_x = |s: &str| -> f64 {
+            let i = s.find("<g class=\"bar\"><rect x=\"").unwrap() + 24;
+            s[i..].split('"').next().unwrap().parse().unwrap()
+        };
+        let ref_x: f64 = {
+            let i = s.find("class=\"reference\" x1=\"").unwrap() + 22;
+            s[i..].split('"').next().unwrap().parse().unwrap()
+        };
+        // a loss: the bar ends at the reference line and starts left of it
+        let x = rect_x(&s);
+        assert!(x < ref_x, "{x} {ref_x}");
+        let w: f64 = {
+            let i = s.find("<g class=\"bar\"><rect x=").unwrap();
+            let j = s[i..].find("width=\"").unwrap() + i + 7;
+            s[j..].split('"').next().unwrap().parse().unwrap()
+        };
+        assert!((x + w - ref_x).abs() < 0.2, "{x} + {w} vs {ref_x}");
     }
 
     #[test]

@@ -78,8 +78,8 @@ fn html_report_has_every_chart() {
     let runs = runs();
     let html = String::from_utf8(render_report(Format::Html, &runs[0], &runs[1..])).unwrap();
     let charts = html.matches("<svg class=\"chart").count();
-    // bw matrix, scaling, lat matrix, sweep, per-CPU, loaded, c2c, comparison
-    assert_eq!(charts, 8);
+    // bw matrix, scaling, lat matrix, sweep, per-CPU, loaded, c2c, exec, comparison
+    assert_eq!(charts, 9);
     for title in [
         "Bandwidth matrix (triad, best GB/s)",
         "Bandwidth against thread count",
@@ -88,6 +88,7 @@ fn html_report_has_every_chart() {
         "Latency from each CPU to one node&#39;s memory",
         "Loaded latency against bandwidth",
         "Core-to-core latency (median ns, one way)",
+        "Placements against default (median metric)",
         "Runs against the baseline",
     ] {
         assert!(html.contains(&format!(">{title}</title>")), "missing chart {title}");
@@ -142,4 +143,193 @@ fn odd_payloads_never_break_a_report() {
     assert!(!report::summary_text(&odd).is_empty());
     let c = Comparison::build(&[odd, runs[0].clone()], 1);
     assert_eq!(c.metrics.len(), 7);
+}
+
+fn result(seq: u32, kind: &str, payload: serde_json::Value) -> store::StoredResult {
+    store::StoredResult {
+        seq,
+        recorded: "2026-11-04T09:01:00.000Z".into(),
+        kind: store::ResultKind::from(kind),
+        payload,
+    }
+}
+
+/// The EPYC run with only per-CPU latency: 8 CPUs in one OS node, two
+/// latency groups (CPUs 0-3 near, 4-7 far), as `lat per-cpu` stores them.
+fn hidden_numa_run() -> LoadedRun {
+    let mut run = runs()[2].clone();
+    run.results.clear();
+    for c in 0..8u32 {
+        let ns = if c < 4 { 92.0 + f64::from(c) * 0.3 } else { 131.0 + f64::from(c) * 0.2 };
+        run.results.push(result(
+            c + 1,
+            "lat",
+            serde_json::json!({"mode": "per-cpu", "cpu": c, "cpu_node": 0, "mem_node": 0,
+                               "size_bytes": 1u64 << 30, "median_ns": ns, "spread_pct": 1.0}),
+        ));
+    }
+    run.results.push(result(
+        9,
+        "lat-summary",
+        serde_json::json!({"mode": "per-cpu", "mem_node": 0, "hidden_numa": true,
+            "note": "the OS shows 1 node(s) with CPUs, but the CPUs fall into 2 latency groups (92 ns / 132 ns)",
+            "groups": [
+                {"cpus": "0-3", "median_ns": 92.45, "min_ns": 92.0, "max_ns": 92.9, "os_nodes": "0"},
+                {"cpus": "4-7", "median_ns": 132.1, "min_ns": 131.8, "max_ns": 132.4, "os_nodes": "0"}]}),
+    ));
+    run
+}
+
+#[test]
+fn hidden_numa_is_stated_from_the_lat_summary() {
+    let run = hidden_numa_run();
+    let md = String::from_utf8(render_report(Format::Markdown, &run, &[])).unwrap();
+    let note = "Hidden NUMA: the OS shows one node, but the CPUs fall into 2 latency groups to memory node 0: CPUs 0-3 at 92.5 ns, CPUs 4-7 at 132.1 ns.";
+    // stated before the summary tables, in the per-CPU section and in the analysis
+    assert_eq!(md.matches(note).count(), 3, "{md}");
+    assert!(md.find(note).unwrap() < md.find("## Latency").unwrap());
+    // the groups table: group, CPUs, count, OS node, memory node, min, median, max
+    assert!(md.contains("| 1 | 0-3 | 4 | 0 | 0 | 92.0 | 92.5 | 92.9 |"), "{md}");
+    assert!(md.contains("| 2 | 4-7 | 4 | 0 | 0 | 131.8 | 132.1 | 132.4 |"), "{md}");
+    let html = String::from_utf8(render_report(Format::Html, &run, &[])).unwrap();
+    assert_eq!(html.matches("<p class=\"callout\">Hidden NUMA").count(), 2);
+    // the per-CPU chart has one series per latency group
+    assert!(html.contains("group 1 (CPUs 0-3, 92.5 ns)"), "series of group 1 missing");
+    assert!(html.contains("group 2 (CPUs 4-7, 132.1 ns)"), "series of group 2 missing");
+
+    // without hidden NUMA there is no callout
+    let mut plain = run.clone();
+    let last = plain.results.last_mut().unwrap();
+    last.payload["hidden_numa"] = serde_json::json!(false);
+    let md = String::from_utf8(render_report(Format::Markdown, &plain, &[])).unwrap();
+    assert!(!md.contains("Hidden NUMA"));
+    assert!(md.contains("| 2 | 4-7 | 4 |"));
+}
+
+#[test]
+fn sweep_plateaus_are_listed_against_the_caches() {
+    let mut run = runs()[0].clone();
+    run.results.retain(|r| r.payload.get("mode").and_then(|m| m.as_str()) == Some("sweep"));
+    assert!(!run.results.is_empty(), "the fixture has a sweep");
+    run.results.push(result(
+        500,
+        "lat-summary",
+        serde_json::json!({"mode": "sweep", "cpu": 0, "mem_node": 0,
+            "caches": [{"level": 1, "size_bytes": 32768}, {"level": 2, "size_bytes": 1048576},
+                       {"level": 3, "size_bytes": 33554432}],
+            "plateaus": [
+                {"label": "L1", "from_bytes": 4096, "to_bytes": 32768, "latency_ns": 1.2, "cache_bytes": 32768, "points": 4},
+                {"label": "DRAM", "from_bytes": 134217728, "to_bytes": 1073741824, "latency_ns": 110.4, "cache_bytes": null, "points": 4}]}),
+    ));
+    let md = String::from_utf8(render_report(Format::Markdown, &run, &[])).unwrap();
+    assert!(md.contains("| L1 | 32 KiB | 4 KiB | 32 KiB | 4 | 1.2 |"), "{md}");
+    assert!(md.contains("| DRAM | - | 128 MiB | 1 GiB | 4 | 110.4 |"), "{md}");
+    assert!(md.contains("No plateau was found for L2 (1 MiB), L3 (32 MiB)"), "{md}");
+}
+
+/// A run made by `numaprobe exec`: exec results only, with the summaries
+/// `exec` stores (verdicts not yet judged when saved).
+fn exec_run() -> LoadedRun {
+    let mut run = runs()[2].clone();
+    run.results.clear();
+    run.summary.command_line =
+        "numaprobe exec --policies default,local:0,interleave --repeat 3 --metric Triad:\\s+([0-9.]+) -- ./stream".into();
+    let policy = |name: &str, placement: &str, metrics: [f64; 3], pages: serde_json::Value| {
+        let runs: Vec<serde_json::Value> = metrics
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                serde_json::json!({"rep": i + 1, "wall_s": 2.0, "exit_code": 0, "ok": true,
+                                             "metric": m, "numa_pages": pages})
+            })
+            .collect();
+        serde_json::json!({"policy": name, "placement": placement, "runs": runs, "ok_runs": 3,
+                           "median_metric": metrics[1], "median_wall_s": 2.0,
+                           "change_pct": null, "verdict": "no-data"})
+    };
+    let pages = |n0: f64, n1: f64| {
+        serde_json::json!({"samples": 3, "processes": 1, "nodes": [
+            {"node": 0, "anon_kib": 1000, "anon_fraction": n0, "fraction": n0},
+            {"node": 1, "anon_kib": 1000, "anon_fraction": n1, "fraction": n1}]})
+    };
+    run.results.push(result(
+        1,
+        "exec",
+        policy("default", "unchanged", [100.0, 101.0, 102.0], pages(0.7, 0.3)),
+    ));
+    run.results.push(result(
+        2,
+        "exec",
+        policy("local:0", "cpus 0-7, bind 0", [130.0, 131.0, 132.0], pages(1.0, 0.0)),
+    ));
+    run.results.push(result(
+        3,
+        "exec",
+        policy("interleave", "interleave 0-1", [100.5, 101.5, 102.5], pages(0.5, 0.5)),
+    ));
+    run
+}
+
+#[test]
+fn exec_section_judges_each_placement() {
+    let run = exec_run();
+    let md = String::from_utf8(render_report(Format::Markdown, &run, &[])).unwrap();
+    assert!(md.contains("## Program under placements"));
+    assert!(md.contains("Command: ./stream."), "{md}");
+    // local:0 +29.7% beyond noise; interleave +0.5% within it
+    assert!(md.contains("| local:0 | cpus 0-7, bind 0 | 3/3 | 131 | 2.000 |"), "{md}");
+    assert!(md.contains("| +29.7% | better | N0 100% N1 0% |"), "{md}");
+    assert!(md.contains("| +0.5% | within noise | N0 50% N1 50% |"), "{md}");
+    assert!(md.contains("| default | unchanged | 3/3 | 101 |"));
+    assert!(md.contains("Best placement: local:0 (cpus 0-7, bind 0), better than default beyond noise (median metric 131, +29.7%)."), "{md}");
+    let html = String::from_utf8(render_report(Format::Html, &run, &[])).unwrap();
+    assert_eq!(html.matches("<svg class=\"chart").count(), 1);
+    assert!(html.contains(">Placements against default (median metric)</title>"));
+}
+
+#[test]
+fn an_exec_only_run_has_no_empty_sections() {
+    let run = exec_run();
+    let md = String::from_utf8(render_report(Format::Markdown, &run, &[])).unwrap();
+    for absent in [
+        "## Summary",
+        "## Bandwidth",
+        "## Latency",
+        "no bandwidth or latency",
+        "No settings audit",
+        "Nothing stands out",
+    ] {
+        assert!(!md.contains(absent), "{absent:?} in an exec-only report:\n{md}");
+    }
+    // every heading is followed by content, not by another heading of its level or higher
+    let lines: Vec<&str> = md.lines().filter(|l| !l.is_empty()).collect();
+    for w in lines.windows(2) {
+        if w[0].starts_with("## ") {
+            assert!(!w[1].starts_with("## ") && !w[1].starts_with("# "), "empty section {}", w[0]);
+        }
+    }
+    for present in [
+        "## Environment",
+        "## Commands",
+        "## Program under placements",
+        "## Analysis and recommendations",
+        "## Appendix: raw figures",
+    ] {
+        assert!(md.contains(present), "{present} missing");
+    }
+}
+
+#[test]
+fn a_single_node_matrix_draws_no_heatmap() {
+    let mut run = runs()[0].clone();
+    run.results.retain(|r| {
+        let p = &r.payload;
+        p.get("mode").and_then(|m| m.as_str()) == Some("matrix")
+            && p.get("cpu_node") == Some(&serde_json::json!(0))
+            && p.get("mem_node") == Some(&serde_json::json!(0))
+    });
+    assert!(run.results.len() >= 2, "bw and lat cells of node 0 -> 0");
+    let html = String::from_utf8(render_report(Format::Html, &run, &[])).unwrap();
+    assert_eq!(html.matches("<svg class=\"chart").count(), 0);
+    assert_eq!(html.matches("no heatmap is drawn").count(), 2);
 }
