@@ -669,3 +669,17 @@ mod tests {
         assert_eq!(infer_slot(Some("A1"), None), (None, None));
     }
 }
+
+/// Theoretical peak of one DRAM node (a node with CPUs and memory), GB/s:
+/// the sockets' peaks added up and shared evenly among those nodes. That is
+/// right for the symmetric layouts firmware builds (SNC/NPS split a socket's
+/// channels evenly; `numa=off` or interleaving makes one node of all of
+/// them); memory-only nodes (CXL, HBM) are not DIMMs of type 17 and are left
+/// out. `None` when the DIMM table gives no peak.
+pub fn peak_gbs_per_dram_node(root: &SysRoot, topo: &topo::Topology) -> Option<f64> {
+    let sockets = peak_gbs_per_socket(root);
+    let total: f64 = sockets.value()?.values().sum();
+    let dram_nodes =
+        topo.nodes.iter().filter(|n| !n.cpus.is_empty() && n.mem_total_bytes > 0).count();
+    (total > 0.0 && dram_nodes > 0).then(|| total / dram_nodes as f64)
+}

@@ -49,7 +49,10 @@ fn two_labelled_runs_are_saved_and_compare() {
             assert!(v["metrics"][key]["value"].as_f64().unwrap() > 0.0, "{key} missing: {v}");
         }
         let html = std::fs::read_to_string(v["report_html"].as_str().unwrap()).unwrap();
-        assert!(html.contains(label) && html.contains("GB/s"), "the report names the run and its bandwidth");
+        assert!(
+            html.contains(label) && html.contains("GB/s"),
+            "the report names the run and its bandwidth"
+        );
     }
     let runs = json_of(np(dir.path()).args(["--json", "list"]));
     let runs = runs.as_array().unwrap();

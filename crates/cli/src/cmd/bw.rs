@@ -77,7 +77,8 @@ pub struct Args {
     #[arg(long, value_name = "PCT", default_value_t = 1.0)]
     pub target_spread: f64,
     /// Theoretical peak of one memory node in GB/s (DIMMs x MT/s x 8 bytes),
-    /// to show the measured fraction of it.
+    /// to show the measured fraction of it (default: from the SMBIOS DIMM
+    /// table when it is readable, which needs root).
     #[arg(long, value_name = "GB/S")]
     pub peak_gbs: Option<f64>,
 }
@@ -229,8 +230,14 @@ struct Doc<'a> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
-    let plan = plan_from_args(&args)?;
-    let topo = Topology::discover(&SysRoot::live())?;
+    let mut plan = plan_from_args(&args)?;
+    let root = SysRoot::live();
+    let topo = Topology::discover(&root)?;
+    // The theoretical peak from the DIMMs when the user gave none (SMBIOS
+    // needs root; without it the fraction is simply not shown).
+    if plan.peak_gbs.is_none() {
+        plan.peak_gbs = audit::smbios::peak_gbs_per_dram_node(&root, &topo);
+    }
     let stop = crate::signal::stop_flag();
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
     let results = bw::run_plan(&topo, &plan, &obs, &stop).map_err(map_err)?;

@@ -186,6 +186,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let budget = budget(&a);
     let support = place::policy_support(&root);
     let mut plan = SuitePlan::for_topology(&topo, budget, support.weighted_interleave);
+    if let Some(peak) = audit::smbios::peak_gbs_per_dram_node(&root, &topo) {
+        for s in &mut plan.steps {
+            if let Step::Bw { plan, .. } = &mut s.step {
+                plan.peak_gbs = Some(peak);
+            }
+        }
+    }
     filter_steps(&mut plan, &a.only, &a.skip)?;
 
     // The plan goes where the user reads: stdout for people, stderr when
