@@ -495,6 +495,20 @@ pub mod build {
     }
 }
 
+/// Theoretical peak of one DRAM node (a node with CPUs and memory), GB/s:
+/// the sockets' peaks added up and shared evenly among those nodes. That is
+/// right for the symmetric layouts firmware builds (SNC/NPS split a socket's
+/// channels evenly; `numa=off` or interleaving makes one node of all of
+/// them); memory-only nodes (CXL, HBM) are not DIMMs of type 17 and are left
+/// out. `None` when the DIMM table gives no peak.
+pub fn peak_gbs_per_dram_node(root: &SysRoot, topo: &topo::Topology) -> Option<f64> {
+    let sockets = peak_gbs_per_socket(root);
+    let total: f64 = sockets.value()?.values().sum();
+    let dram_nodes =
+        topo.nodes.iter().filter(|n| !n.cpus.is_empty() && n.mem_total_bytes > 0).count();
+    (total > 0.0 && dram_nodes > 0).then(|| total / dram_nodes as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::build::*;
@@ -619,6 +633,37 @@ mod tests {
     }
 
     #[test]
+    fn peak_per_dram_node_shares_the_sockets_among_nodes_with_cpus_and_memory() {
+        use topo::synthetic::Machine;
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::new(dir.path()).unwrap();
+        let two_sockets = |nodes: &[(u32, &str, u64)]| {
+            let mut m =
+                Machine::new(topo::Vendor::Intel, "Xeon").package(0, "0-3").package(1, "4-7");
+            for &(id, cpus, mem) in nodes {
+                m = m.node(id, cpus, mem);
+            }
+            m.build()
+        };
+        let snc2 = two_sockets(&[
+            (0, "0-1", 8 << 30),
+            (1, "2-3", 8 << 30),
+            (2, "4-5", 8 << 30),
+            (3, "6-7", 8 << 30),
+            (4, "", 64 << 30),
+        ]);
+        assert_eq!(peak_gbs_per_dram_node(&root, &snc2), None, "no table, no peak");
+        let p = dir.path().join(DMI_TABLE);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, two_socket_table(6)).unwrap();
+        // 2 sockets x 140.784 GB/s shared by the 4 DRAM nodes; the CPU-less
+        // node 4 (CXL-like) is not a DIMM node.
+        assert!((peak_gbs_per_dram_node(&root, &snc2).unwrap() - 70.392).abs() < 1e-9);
+        let numa_off = two_sockets(&[(0, "0-7", 32 << 30)]);
+        assert!((peak_gbs_per_dram_node(&root, &numa_off).unwrap() - 281.568).abs() < 1e-9);
+    }
+
+    #[test]
     fn entry_point_versions() {
         assert_eq!(entry_version(b"_SM3_\x00\x18\x03\x03\x00\x01").as_deref(), Some("3.3.0"));
         assert_eq!(entry_version(b"_SM_\x00\x1f\x02\x08").as_deref(), Some("2.8"));
@@ -668,18 +713,4 @@ mod tests {
         assert_eq!(infer_slot(Some("ChannelB-DIMM0"), Some("BANK 2")), (None, Some("B".into())));
         assert_eq!(infer_slot(Some("A1"), None), (None, None));
     }
-}
-
-/// Theoretical peak of one DRAM node (a node with CPUs and memory), GB/s:
-/// the sockets' peaks added up and shared evenly among those nodes. That is
-/// right for the symmetric layouts firmware builds (SNC/NPS split a socket's
-/// channels evenly; `numa=off` or interleaving makes one node of all of
-/// them); memory-only nodes (CXL, HBM) are not DIMMs of type 17 and are left
-/// out. `None` when the DIMM table gives no peak.
-pub fn peak_gbs_per_dram_node(root: &SysRoot, topo: &topo::Topology) -> Option<f64> {
-    let sockets = peak_gbs_per_socket(root);
-    let total: f64 = sockets.value()?.values().sum();
-    let dram_nodes =
-        topo.nodes.iter().filter(|n| !n.cpus.is_empty() && n.mem_total_bytes > 0).count();
-    (total > 0.0 && dram_nodes > 0).then(|| total / dram_nodes as f64)
 }

@@ -39,7 +39,7 @@ pub use memory::{
     node_memory, numa_balancing, numa_balancing_enabled, reserve_bytes, NodeMemory, NumaBalancing,
     Spread,
 };
-pub use numastat::{NodeCounters, NumaStat};
+pub use numastat::{parse_numastat, NodeCounters, NumaStat};
 pub use policy::{
     bind_range, current_process_policy, ensure_supported, mems_allowed, node_of_address, policy_at,
     policy_support, set_process_policy, weighted_interleave_weights, with_fallback, Existing,
