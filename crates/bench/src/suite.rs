@@ -99,7 +99,7 @@ impl SuitePlan {
         let largest_node_cpus = cpu_nodes.iter().map(|n| n.cpus.len()).max().unwrap_or(ncpus);
 
         let (kernels, rep_budget, min_reps): (Vec<Kernel>, f64, usize) = match budget {
-            Budget::Quick => (vec![Kernel::Triad], 0.7, 4),
+            Budget::Quick => (vec![Kernel::Triad], 2.0, 6),
             Budget::Default => (Kernel::STREAM.to_vec(), 1.5, 5),
             Budget::Thorough => (Kernel::ALL.to_vec(), 3.0, 8),
         };
