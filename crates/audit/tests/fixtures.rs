@@ -7,24 +7,14 @@
 //!
 //! Run with `cargo test -p audit --features fixtures --test fixtures`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
 use topo::{SysRoot, Topology};
 
-fn fixtures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hwloc-sysfs");
-    if !dir.is_dir() {
-        panic!(
-            "fixture folder {} is missing: the `fixtures` suite needs the hwloc sysfs captures \
-             beside the checkout (../shared/fixtures/hwloc-sysfs); run the plain `cargo test` \
-             without --features fixtures when you do not have them",
-            dir.display()
-        );
-    }
-    dir
-}
+#[path = "../../topo/tests/support/captures.rs"]
+mod captures;
 
 /// One capture read once: its root, topology, settings and SMBIOS.
 struct Capture {
@@ -37,43 +27,23 @@ struct Capture {
 
 /// Unpacks and reads every capture once for all tests.
 fn captures() -> &'static [Capture] {
-    static CAPS: OnceLock<(tempfile::TempDir, Vec<Capture>)> = OnceLock::new();
-    &CAPS
-        .get_or_init(|| {
-            let tmp = tempfile::tempdir().expect("temporary directory");
-            let mut entries: Vec<_> = std::fs::read_dir(fixtures_dir())
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.to_string_lossy().ends_with(".tar.gz"))
-                .collect();
-            entries.sort();
-            let mut out = Vec::new();
-            for archive in entries {
-                let name = archive
-                    .file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .trim_end_matches(".tar.gz")
-                    .to_string();
-                let f = std::fs::File::open(&archive)
-                    .unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
-                let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(f));
-                ar.set_preserve_permissions(false);
-                ar.unpack(tmp.path())
-                    .unwrap_or_else(|e| panic!("unpacking {}: {e}", archive.display()));
-                let root = tmp.path().join(&name);
-                assert!(root.is_dir(), "{} did not unpack to {name}/", archive.display());
+    static CAPS: OnceLock<Vec<Capture>> = OnceLock::new();
+    CAPS.get_or_init(|| {
+        let out: Vec<Capture> = captures::names()
+            .into_iter()
+            .map(|name| {
+                let root = captures::unpack(&name);
                 let r = SysRoot::new(&root).unwrap();
                 let topology = Topology::discover(&r)
                     .unwrap_or_else(|e| panic!("discover {}: {e}", root.display()));
                 let settings = Settings::read(&r);
                 let memory = audit::smbios::read(&r);
-                out.push(Capture { name, root, topology, settings, memory });
-            }
-            assert!(out.len() >= 16, "expected the 16 hwloc captures, found {}", out.len());
-            (tmp, out)
-        })
-        .1
+                Capture { name, root, topology, settings, memory }
+            })
+            .collect();
+        assert!(out.len() >= 16, "expected the 16 hwloc captures, found {}", out.len());
+        out
+    })
 }
 
 fn find(name: &str) -> &'static Capture {

@@ -23,12 +23,18 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     emit(&text)
 }
 
-/// A table in the house style: light borders, wraps to the terminal.
+/// A table in the house style: light borders, wrapped to the terminal's
+/// width. A console that reports no usable width (a serial line reports 0)
+/// would squeeze every column to one character, so there it is not wrapped.
 pub fn table(header: Vec<String>) -> Table {
     let mut t = Table::new();
-    t.load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header);
+    t.load_preset(presets::UTF8_FULL_CONDENSED).set_header(header);
+    let arrangement = if t.width().is_some_and(|w| w >= 60) {
+        ContentArrangement::Dynamic
+    } else {
+        ContentArrangement::Disabled
+    };
+    t.set_content_arrangement(arrangement);
     t
 }
 

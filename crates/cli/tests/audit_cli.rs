@@ -9,6 +9,10 @@ use assert_cmd::Command;
 use predicates::str::contains;
 use serde_json::{json, Value};
 
+#[cfg(feature = "fixtures")]
+#[path = "../../topo/tests/support/captures.rs"]
+mod captures;
+
 fn audit() -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
     c.arg("audit");
@@ -200,45 +204,18 @@ fn evidence_comes_from_the_latest_run_of_this_machine() {
 #[cfg(feature = "fixtures")]
 #[test]
 fn audit_and_topo_run_on_every_hwloc_capture() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hwloc-sysfs");
-    assert!(
-        dir.is_dir(),
-        "{} is missing: the hwloc captures live in ../shared/fixtures beside the checkout",
-        dir.display()
-    );
-    let tmp = tempfile::tempdir().unwrap();
     let mut n = 0;
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        let Some(name) =
-            p.file_name().unwrap().to_str().unwrap().strip_suffix(".tar.gz").map(String::from)
-        else {
-            continue;
-        };
-        let st = std::process::Command::new("tar")
-            .arg("xzf")
-            .arg(&p)
-            .arg("-C")
-            .arg(tmp.path())
-            .status()
-            .unwrap();
-        assert!(st.success(), "tar {}", p.display());
+    for name in captures::names() {
+        let root = captures::unpack(&name);
         for profile in ["general", "ai-training"] {
-            let r = json_of(
-                audit().arg("--root").arg(tmp.path().join(&name)).args(["--profile", profile]),
-            );
+            let r = json_of(audit().arg("--root").arg(&root).args(["--profile", profile]));
             assert!(!r["findings"].as_array().unwrap().is_empty(), "{name}");
         }
-        audit()
-            .arg("--root")
-            .arg(tmp.path().join(&name))
-            .assert()
-            .success()
-            .stdout(contains("numa.mode"));
+        audit().arg("--root").arg(&root).assert().success().stdout(contains("numa.mode"));
         Command::cargo_bin("numaprobe")
             .unwrap()
             .args(["topo", "--root"])
-            .arg(tmp.path().join(&name))
+            .arg(&root)
             .assert()
             .success()
             .stdout(contains("NUMA mode"));

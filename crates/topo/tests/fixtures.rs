@@ -6,49 +6,12 @@
 //! Run with `cargo test -p topo --features fixtures --test fixtures`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde_json::Value;
 use topo::{NodeKind, NumaModeKind, SysRoot, Topology};
 
-fn fixtures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hwloc-sysfs");
-    if !dir.is_dir() {
-        panic!(
-            "fixture folder {} is missing: the `fixtures` suite needs the hwloc sysfs captures \
-             beside the checkout (../shared/fixtures/hwloc-sysfs); run the plain `cargo test` \
-             without --features fixtures when you do not have them",
-            dir.display()
-        );
-    }
-    dir
-}
-
-/// Unpacks `NAME.tar.gz` once into Cargo's per-target test scratch folder
-/// (`target/tmp/hwloc-sysfs/`), again only when the archive changes, and
-/// returns the capture's root.
-fn unpack(archive: &Path, name: &str) -> PathBuf {
-    static LOCK: Mutex<()> = Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let meta = std::fs::metadata(archive).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
-    let stamp = format!("{} {:?}", meta.len(), meta.modified().ok());
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hwloc-sysfs").join(name);
-    let marker = base.join(".unpacked");
-    let root = base.join(name);
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str()) && root.is_dir() {
-        return root;
-    }
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).unwrap_or_else(|e| panic!("{}: {e}", base.display()));
-    let f = std::fs::File::open(archive).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
-    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(f));
-    ar.set_preserve_permissions(false);
-    ar.unpack(&base).unwrap_or_else(|e| panic!("unpacking {}: {e}", archive.display()));
-    assert!(root.is_dir(), "{} did not unpack to {name}/", archive.display());
-    std::fs::write(&marker, stamp).unwrap();
-    root
-}
+#[path = "support/captures.rs"]
+mod captures;
 
 /// The mode each capture should give: (kind, nodes per package, label).
 fn expected_mode(name: &str) -> (NumaModeKind, Option<u32>, Option<&'static str>) {
@@ -402,16 +365,11 @@ fn check(name: &str, exp: &Value, t: &Topology) -> Vec<String> {
 
 #[test]
 fn every_capture_matches_expected_json() {
-    let dir = fixtures_dir();
-    let text = std::fs::read_to_string(dir.join("expected.json")).expect("expected.json");
+    let text =
+        std::fs::read_to_string(captures::dir().join("expected.json")).expect("expected.json");
     let expected: BTreeMap<String, Value> =
         serde_json::from_str(&text).expect("expected.json parses");
-    let mut archives: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".tar.gz").map(str::to_string))
-        .collect();
-    archives.sort();
-    assert!(!archives.is_empty(), "no *.tar.gz in {}", dir.display());
+    let archives = captures::names();
     for name in expected.keys() {
         assert!(archives.contains(name), "expected.json names {name} but {name}.tar.gz is missing");
     }
@@ -421,7 +379,7 @@ fn every_capture_matches_expected_json() {
         let exp = expected
             .get(name)
             .unwrap_or_else(|| panic!("{name}.tar.gz has no entry in expected.json"));
-        let root = unpack(&dir.join(format!("{name}.tar.gz")), name);
+        let root = captures::unpack(name);
         let t = match SysRoot::new(&root).and_then(|r| Topology::discover(&r)) {
             Ok(t) => t,
             Err(e) => {
@@ -441,8 +399,7 @@ fn every_capture_matches_expected_json() {
 }
 
 fn discover_capture(name: &str) -> Topology {
-    let dir = fixtures_dir();
-    let root = unpack(&dir.join(format!("{name}.tar.gz")), name);
+    let root = captures::unpack(name);
     Topology::discover(&SysRoot::new(&root).unwrap()).unwrap()
 }
 

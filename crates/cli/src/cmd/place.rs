@@ -371,11 +371,6 @@ fn print_text(r: &PlaceReport, pages: &place::PageNodes) -> anyhow::Result<()> {
         "numa_miss Δ".into(),
         "interleave_hit Δ".into(),
     ]);
-    // A console that reports no width (a serial line) would squeeze the
-    // table to one character per column: lay it out unwrapped instead.
-    if t.width().is_none_or(|w| w < 60) {
-        t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
-    }
     let mut ids: Vec<u32> = r.numastat_delta.keys().copied().collect();
     ids.extend(r.page_counts.keys());
     ids.sort_unstable();
