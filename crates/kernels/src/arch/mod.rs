@@ -126,8 +126,9 @@ pub fn select(forced: Option<Isa>) -> Result<&'static dyn Ops, KernelError> {
     })
 }
 
-/// Elements before `p` reaches a 64-byte boundary, at most `n`.
-#[allow(dead_code)]
+/// Elements before `p` reaches a 64-byte boundary, at most `n` (used by the
+/// x86-64 SIMD loops; other architectures run the scalar reference).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn head_len(p: *const f64, n: usize) -> usize {
     let mis = (p as usize) % 64;
     let head = if mis == 0 { 0 } else { (64 - mis) / 8 };
