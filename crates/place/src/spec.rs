@@ -102,16 +102,16 @@ pub fn resolve_set(spec: &str, universe: &IdSet, what: &str) -> Result<IdSet> {
     SetSpec::parse(spec)?.resolve(universe, what)
 }
 
-/// Parses a size such as `64M`, `1G`, `4096`, `512KiB` into bytes (binary
-/// multiples). Zero is refused.
-pub fn parse_size(s: &str) -> Result<u64> {
+/// Splits a size into its number and the power of two of its unit
+/// (`64M` -> ("64", 20)); units are binary: K, M, G, T, with or without
+/// `B`/`iB`.
+fn size_parts(s: &str) -> Result<(&str, u32)> {
     let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
         return Err(PlaceError::bad_spec(s, "a size starts with a number, e.g. 64M"));
     }
-    let n: u64 = num.parse().map_err(|_| PlaceError::bad_spec(s, "number too large"))?;
     let unit = unit.trim();
     let shift = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
@@ -126,12 +126,36 @@ pub fn parse_size(s: &str) -> Result<u64> {
             ))
         }
     };
+    Ok((num, shift))
+}
+
+/// Parses a size such as `64M`, `1G`, `4096`, `512KiB` into bytes (binary
+/// multiples): a whole number of units. Zero is refused.
+pub fn parse_size(s: &str) -> Result<u64> {
+    let (num, shift) = size_parts(s)?;
+    if num.contains('.') {
+        return Err(PlaceError::bad_spec(s, "a whole number of units, e.g. 1536M for 1.5G"));
+    }
+    let n: u64 = num.parse().map_err(|_| PlaceError::bad_spec(s, "number too large"))?;
     let bytes =
         n.checked_mul(1u64 << shift).ok_or_else(|| PlaceError::bad_spec(s, "size too large"))?;
     if bytes == 0 {
         return Err(PlaceError::bad_spec(s, "size must be positive"));
     }
     Ok(bytes)
+}
+
+/// As [`parse_size`], also taking fractions of a unit (`1.5M`), rounded to
+/// whole bytes; for working sets, where `1.5M` between cache sizes is the
+/// natural way to ask.
+pub fn parse_size_fractional(s: &str) -> Result<u64> {
+    let (num, shift) = size_parts(s)?;
+    let v: f64 = num.parse().map_err(|_| PlaceError::bad_spec(s, "not a number"))?;
+    let bytes = (v * (1u64 << shift) as f64).round();
+    if !(1.0..=1e18).contains(&bytes) {
+        return Err(PlaceError::bad_spec(s, "size out of range (1 byte to 1e18 bytes)"));
+    }
+    Ok(bytes as u64)
 }
 
 #[cfg(test)]
@@ -179,6 +203,16 @@ mod tests {
         assert_eq!(parse_size("1t").unwrap(), 1 << 40);
         for bad in ["", "M", "0", "12X", "99999999999999999999", "20000000T", "1.5G"] {
             assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fractional_sizes_round_to_bytes() {
+        assert_eq!(parse_size_fractional("1.5M").unwrap(), 3 << 19);
+        assert_eq!(parse_size_fractional("64K").unwrap(), 64 << 10);
+        assert_eq!(parse_size_fractional("1GiB").unwrap(), 1 << 30);
+        for bad in ["", "abc", "12Q", "0", "0.1", "1.2.3M", "2000000T"] {
+            assert!(parse_size_fractional(bad).is_err(), "{bad}");
         }
     }
 }

@@ -84,14 +84,7 @@ pub struct Args {
 
 /// Parses `32M`, `1G`, `4096`, `512K` (powers of 1024).
 fn parse_size(s: &str) -> Option<usize> {
-    let t = s.trim();
-    let (num, mul) = match t.char_indices().last()? {
-        (i, 'K' | 'k') => (&t[..i], 1usize << 10),
-        (i, 'M' | 'm') => (&t[..i], 1 << 20),
-        (i, 'G' | 'g') => (&t[..i], 1 << 30),
-        _ => (t, 1),
-    };
-    num.parse::<usize>().ok()?.checked_mul(mul).filter(|&b| b > 0)
+    place::parse_size(s).ok().and_then(|b| usize::try_from(b).ok())
 }
 
 fn touch(size: &str, hold_ms: u64) -> anyhow::Result<()> {

@@ -118,23 +118,7 @@ pub struct Args {
 
 /// Parses `64K`, `1.5M`, `1G`, `1GiB`, `4096` (binary units).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (try 64K, 512M, 1G)"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("'{s}': unknown unit '{unit}' (use K, M, G or T)")),
-    };
-    let bytes = v * mult as f64;
-    if !bytes.is_finite() || !(1.0..=1e18).contains(&bytes) {
-        return Err(format!("'{s}' is out of range"));
-    }
-    Ok(bytes as u64)
+    place::parse_size_fractional(s).map_err(|e| e.to_string())
 }
 
 fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
