@@ -30,21 +30,8 @@ pub fn signed_pct(v: f64) -> String {
     }
 }
 
-/// A size in binary units: `512 B`, `48 KiB`, `1.5 MiB`, `105 MiB`, `1 GiB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if v.fract() == 0.0 || v >= 100.0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{} {}", plain((v * 10.0).round() / 10.0), UNITS[u])
-    }
-}
+/// A size in binary units: `512 B`, `48 KiB`, `1.5 MiB`, `1 GiB`.
+pub use topo::units::binary_size as bytes;
 
 /// An optional value in `unit`, `-` when absent.
 pub fn opt(v: Option<f64>, unit: &str) -> String {

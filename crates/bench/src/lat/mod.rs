@@ -589,20 +589,7 @@ fn report_summary(r: &SweepReport) -> serde_json::Value {
 }
 
 /// Bytes in binary units for labels (`48 KiB`, `1.5 MiB`).
-pub fn fmt_bytes(b: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if (v - v.round()).abs() < 1e-9 {
-        format!("{} {}", v.round(), U[i])
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
-}
+pub use topo::units::binary_size as fmt_bytes;
 
 /// What to measure in `per_cpu`.
 #[derive(Debug, Clone, Copy, PartialEq)]

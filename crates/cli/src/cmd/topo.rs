@@ -59,21 +59,7 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// Sizes as the kernel prints them in cache files: KiB/MiB/GiB, exact
-/// where possible.
-fn size(bytes: u64) -> String {
-    const K: u64 = 1 << 10;
-    const M: u64 = 1 << 20;
-    const G: u64 = 1 << 30;
-    match bytes {
-        b if b >= G && b % G == 0 => format!("{} GiB", b / G),
-        b if b >= G => format!("{:.1} GiB", b as f64 / G as f64),
-        b if b >= M && b % M == 0 => format!("{} MiB", b / M),
-        b if b >= M => format!("{:.1} MiB", b as f64 / M as f64),
-        b if b >= K && b % K == 0 => format!("{} KiB", b / K),
-        b => format!("{b} B"),
-    }
-}
+use topo::units::binary_size as size;
 
 fn or_dash(s: String) -> String {
     if s.is_empty() {
