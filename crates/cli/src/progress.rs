@@ -68,7 +68,7 @@ impl Observer for Bars {
                     }
                 }
             }
-            Event::Result { .. } => {}
+            Event::Record(_) | Event::Result { .. } => {}
         }
     }
 }

@@ -689,7 +689,7 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                 rel,
                 v.len().to_string(),
                 num(v[0], "ns"),
-                num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
+                num(results::stats::percentile_sorted(&v, 50.0), "ns"),
                 num(v[v.len() - 1], "ns"),
             ]);
         }
@@ -860,7 +860,7 @@ fn per_cpu_section(doc: &mut Document, d: &RunData) {
             mem.into_iter().collect::<Vec<_>>().join(","),
             v.len().to_string(),
             num(v[0], "ns"),
-            num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
+            num(results::stats::percentile_sorted(&v, 50.0), "ns"),
             num(v[v.len() - 1], "ns"),
         ]);
     }

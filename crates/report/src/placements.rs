@@ -5,7 +5,7 @@
 //! `exec` saves each policy as soon as it is measured, before the matrix is
 //! judged, so stored payloads usually hold `change_pct: null` and
 //! `verdict: "no-data"`; the report then computes both from the stored
-//! `metric_summary` / `wall_summary` with [`bench::exec::compare`].
+//! `metric_summary` / `wall_summary` with [`results::stats::compare_samples`].
 
 use serde_json::Value;
 use store::LoadedRun;
@@ -14,7 +14,7 @@ use crate::chart::{BarChart, BarGroup, Chart};
 use crate::data::{int, num as field_num, text as field_text};
 use crate::doc::{Document, Table};
 use crate::fmt::{num, opt, plain, signed_pct};
-use bench::stats::Summary;
+use results::stats::Summary;
 
 /// One policy of an exec experiment, read from its payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,19 +119,19 @@ impl ExecView {
                     (Some(c), Some(v)) => (Some(c), v.replace('-', " ")),
                     _ => match (&base, own) {
                         (Some(b), Some(s)) => {
-                            let change = bench::stats::change_pct(b.median, s.median);
+                            let change = results::stats::change_pct(b.median, s.median);
                             let v = if i == base_idx {
                                 "baseline".to_string()
                             } else {
-                                match bench::exec::compare(
+                                match results::stats::compare_samples(
                                     b,
                                     &s,
                                     higher_is_better,
-                                    bench::exec::DEFAULT_FLOOR_PCT,
+                                    results::stats::EXEC_FLOOR_PCT,
                                 ) {
-                                    bench::stats::Verdict::Better => "better".into(),
-                                    bench::stats::Verdict::Worse => "worse".into(),
-                                    bench::stats::Verdict::WithinNoise => "within noise".into(),
+                                    results::stats::Verdict::Better => "better".into(),
+                                    results::stats::Verdict::Worse => "worse".into(),
+                                    results::stats::Verdict::WithinNoise => "within noise".into(),
                                 }
                             };
                             (Some(change), v)
@@ -230,7 +230,7 @@ impl ExecView {
             if self.on_metric { "--metric figure" } else { "wall time" },
             if self.higher_is_better { "higher is better" } else { "lower is better" },
             self.baseline.as_deref().unwrap_or("?"),
-            plain(bench::exec::DEFAULT_FLOOR_PCT)
+            plain(results::stats::EXEC_FLOOR_PCT)
         ));
         let base = self.baseline.as_deref().unwrap_or("baseline");
         let change_h = format!("Change vs {base} %");

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kernels::{Isa, Kernel};
 use place::{Allowed, PageKind};
+use results::bw::{Mode, Policy};
 use topo::{CpuSet, NodeSet, Topology};
 
 use super::BwError;
@@ -139,13 +140,17 @@ pub enum CaseMemory {
 }
 
 impl CaseMemory {
-    pub fn policy_name(&self) -> &'static str {
+    pub fn policy(&self) -> Policy {
         match self {
-            CaseMemory::Bind(_) => "bind",
-            CaseMemory::LocalPerThread => "local-per-thread",
-            CaseMemory::Interleave(_) => "interleave",
-            CaseMemory::Weighted(..) => "weighted-interleave",
+            CaseMemory::Bind(_) => Policy::Bind,
+            CaseMemory::LocalPerThread => Policy::LocalPerThread,
+            CaseMemory::Interleave(_) => Policy::Interleave,
+            CaseMemory::Weighted(..) => Policy::WeightedInterleave,
         }
+    }
+
+    pub fn policy_name(&self) -> &'static str {
+        self.policy().name()
     }
 }
 
@@ -164,8 +169,7 @@ pub struct Sizing {
 /// A set of CPUs against a placement: measured once per kernel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
-    /// `local`, `matrix`, `global`, `interleave`, `weighted`, `scaling`.
-    pub mode: &'static str,
+    pub mode: results::bw::Mode,
     pub cpus: Vec<u32>,
     /// The node of each CPU (same order).
     pub cpu_nodes_of: Vec<Option<u32>>,
@@ -431,7 +435,7 @@ pub fn prepare(
                 allowed.check_mem_nodes(&one(mem), topo)?;
                 let s = sizing(&cpus, cap_of(&one(mem)), &mut warnings)?;
                 cases.push(Case {
-                    mode: "local",
+                    mode: Mode::Local,
                     cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
                     cpus,
                     cpu_node,
@@ -451,7 +455,7 @@ pub fn prepare(
                     for m in mems.iter() {
                         let s = sizing(&cpus, cap_of(&one(m)), &mut warnings)?;
                         cases.push(Case {
-                            mode: "matrix",
+                            mode: Mode::Matrix,
                             cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
                             cpus: cpus.clone(),
                             cpu_node: Some(c),
@@ -485,7 +489,7 @@ pub fn prepare(
                 }
                 let s = sizing(&cpus, cap, &mut warnings)?;
                 cases.push(Case {
-                    mode: "global",
+                    mode: Mode::Global,
                     cpu_nodes_of: of,
                     cpus,
                     cpu_node: None,
@@ -524,7 +528,7 @@ pub fn prepare(
                     CaseMemory::Interleave(mems.clone())
                 };
                 cases.push(Case {
-                    mode: if weighted { "weighted" } else { "interleave" },
+                    mode: if weighted { Mode::Weighted } else { Mode::Interleave },
                     cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
                     cpus,
                     cpu_node: None,
@@ -560,7 +564,7 @@ pub fn prepare(
                         g,
                     )?;
                     cases.push(Case {
-                        mode: "scaling",
+                        mode: Mode::Scaling,
                         cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
                         cpus,
                         cpu_node: Some(node),

@@ -124,11 +124,10 @@ struct Saver<'a> {
 
 impl Observer for Saver<'_> {
     fn event(&self, event: Event) {
-        if let Event::Result { kind, payload } = &event {
+        if let Some((kind, payload)) = event.stored_result() {
             let mut db = self.db.lock().unwrap_or_else(|p| p.into_inner());
             if let Some((s, id)) = db.as_mut() {
-                if let Err(e) = s.add_result(*id, &store::ResultKind::from(kind.as_str()), payload)
-                {
+                if let Err(e) = s.add_result(*id, &store::ResultKind::from(kind), &payload) {
                     output::warn(self.quiet, &format!("could not save the result: {e}"));
                 }
             }

@@ -62,11 +62,11 @@ struct Saver<'a> {
 
 impl Observer for Saver<'_> {
     fn event(&self, event: Event) {
-        if let Event::Result { kind, payload } = &event {
+        if let Some((kind, payload)) = event.stored_result() {
             let res = self.db.lock().unwrap_or_else(|p| p.into_inner()).add_result(
                 self.run,
-                &ResultKind::from(kind.as_str()),
-                payload,
+                &ResultKind::from(kind),
+                &payload,
             );
             let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
             match res {
