@@ -10,8 +10,7 @@ use store::{LoadedRun, RunStatus};
 use crate::chart::{Axis, BarChart, BarGroup, Chart, Heatmap, Marker, Series, XyChart};
 use crate::compare::Comparison;
 use crate::data::{
-    num as field_num, scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData,
-    SweepSummary,
+    scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
 };
 use crate::doc::{Align, Document, Table};
 use crate::fmt::{bytes, num, opt, plain, signed_pct};
@@ -923,11 +922,12 @@ fn generic_table(payloads: &[&Value], skip: &[&str]) -> Table {
     t
 }
 
-/// A payload field as a cell; `placement` objects show their fraction.
+/// A payload field as a cell; `placement` objects (any shape) show their
+/// fraction.
 fn cell_of(p: &Value, k: &str) -> String {
     match p.get(k) {
-        Some(v @ Value::Object(_)) if k == "placement" => {
-            field_num(v, "fraction").or_else(|| field_num(v, "on_target")).map_or("?".into(), plain)
+        Some(Value::Object(_)) if k == "placement" => {
+            crate::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
         }
         Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
         None => "-".into(),

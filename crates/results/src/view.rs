@@ -242,6 +242,9 @@ pub struct Lat {
     pub relation: Option<String>,
     pub group: Option<String>,
     pub placement: Option<Placement>,
+    /// Ctrl-C cut it short, or its answers failed validation (hand-made
+    /// payloads may say so; today's records are never emitted then).
+    pub discarded: bool,
 }
 
 impl Lat {
@@ -276,6 +279,7 @@ impl Lat {
             relation: None,
             group: None,
             placement: None,
+            discarded: false,
         };
         // noise from the spread when the record gives no robust CV
         let from_spread = |spread: f64, n: Option<usize>| {
@@ -351,6 +355,7 @@ impl Lat {
             relation: text(v, "relation"),
             group: text(v, "group"),
             placement: Placement::of(v),
+            discarded: interrupted(v) || v.get("validated").and_then(Value::as_bool) == Some(false),
         }
     }
 
