@@ -7,8 +7,8 @@ use serde_json::Value;
 use store::LoadedRun;
 
 pub use results::view::{
-    int, noise_pct, num, scalar_text, text, Bw, Finding, Lat, LatGroup, PerCpuSummary, Placement,
-    Plateau, SweepSummary,
+    int, noise_pct, num, scalar_text, text, Bw, ExecPolicy, Finding, Lat, LatGroup, PerCpuSummary,
+    Placement, Plateau, SweepSummary,
 };
 
 /// Everything a report reads from one run, by mode.
@@ -17,7 +17,7 @@ pub struct RunData {
     pub bw: Vec<Bw>,
     pub lat: Vec<Lat>,
     pub findings: Vec<Finding>,
-    pub exec: Vec<Value>,
+    pub exec: Vec<ExecPolicy>,
     /// `lat-summary` results of mode `per-cpu`.
     pub per_cpu_summaries: Vec<PerCpuSummary>,
     /// `lat-summary` results of mode `sweep`.

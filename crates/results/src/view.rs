@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::bw::{upgrade_v1, BwResult};
 use crate::lat::{Lat as LatRecord, LatSummary};
 use crate::placement::{Placement as PlacementRecord, PlacementStatus, FLAG_BELOW};
+use crate::stats::Summary;
 
 /// A number field (a JSON number, or a string holding one).
 pub fn num(v: &Value, k: &str) -> Option<f64> {
@@ -589,6 +590,114 @@ impl SweepSummary {
     }
 }
 
+/// One run of a program under a policy (`exec` payload, `runs[]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecRun {
+    /// Succeeded: `ok`, else exit code 0.
+    pub ok: bool,
+    pub exit_code: Option<String>,
+    pub wall_s: Option<f64>,
+    pub metric: Option<f64>,
+    /// `numa_pages.nodes[]`: node and share of anonymous pages
+    /// (`anon_fraction`, or `fraction`).
+    pub numa_pages: Vec<(Option<i64>, Option<f64>)>,
+}
+
+/// One policy of an `exec` experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecPolicy {
+    pub policy: String,
+    /// What the policy did, e.g. "cpus 0-3, bind 1".
+    pub placement: Option<String>,
+    pub runs: Vec<ExecRun>,
+    pub ok_runs: Option<i64>,
+    pub median_metric: Option<f64>,
+    pub median_wall_s: Option<f64>,
+    pub metric_summary: Option<Summary>,
+    pub wall_summary: Option<Summary>,
+    pub noise_pct: Option<f64>,
+    pub change_pct: Option<f64>,
+    /// As stored (`no-data` when saved before the matrix was judged).
+    pub verdict: Option<String>,
+}
+
+impl ExecPolicy {
+    /// The view of a stored `exec` payload (`None` when it is no object).
+    pub fn of(v: &Value) -> Option<ExecPolicy> {
+        if !v.is_object() {
+            return None;
+        }
+        let summary =
+            |k: &str| v.get(k).and_then(|s| serde_json::from_value::<Summary>(s.clone()).ok());
+        let runs = v.get("runs").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        Some(ExecPolicy {
+            policy: text(v, "policy").unwrap_or_else(|| "?".into()),
+            placement: text(v, "placement"),
+            runs: runs
+                .iter()
+                .map(|r| ExecRun {
+                    ok: r
+                        .get("ok")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(int(r, "exit_code") == Some(0)),
+                    exit_code: text(r, "exit_code"),
+                    wall_s: num(r, "wall_s"),
+                    metric: num(r, "metric"),
+                    numa_pages: r
+                        .get("numa_pages")
+                        .and_then(|p| p.get("nodes"))
+                        .and_then(Value::as_array)
+                        .map(|nodes| {
+                            nodes
+                                .iter()
+                                .map(|n| {
+                                    let frac =
+                                        num(n, "anon_fraction").or_else(|| num(n, "fraction"));
+                                    (int(n, "node"), frac)
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            ok_runs: int(v, "ok_runs"),
+            median_metric: num(v, "median_metric"),
+            median_wall_s: num(v, "median_wall_s"),
+            metric_summary: summary("metric_summary"),
+            wall_summary: summary("wall_summary"),
+            noise_pct: num(v, "noise_pct"),
+            change_pct: num(v, "change_pct"),
+            verdict: text(v, "verdict"),
+        })
+    }
+
+    /// The summary of the compared quantity: the stored `metric_summary`
+    /// / `wall_summary`, else computed from the successful runs.
+    pub fn summary(&self, on_metric: bool) -> Option<Summary> {
+        let stored = if on_metric { self.metric_summary } else { self.wall_summary };
+        stored.or_else(|| {
+            let values: Vec<f64> = self
+                .runs
+                .iter()
+                .filter(|r| r.ok)
+                .filter_map(|r| if on_metric { r.metric } else { r.wall_s })
+                .collect();
+            Summary::of(&values)
+        })
+    }
+
+    /// `N0 98% N1 2%` from the last run with a `numa_pages` reading.
+    pub fn pages_text(&self) -> Option<String> {
+        let nodes = self.runs.iter().rev().find(|r| !r.numa_pages.is_empty())?;
+        let parts: Vec<String> = nodes
+            .numa_pages
+            .iter()
+            .filter_map(|(n, f)| Some(format!("N{} {:.0}%", (*n)?, (*f)? * 100.0)))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+}
+
 fn finite(x: f64) -> Option<f64> {
     Some(x).filter(|x| x.is_finite())
 }
@@ -609,8 +718,8 @@ pub enum Stored {
     PerCpu(PerCpuSummary),
     /// A `lat-summary` of mode `sweep`.
     Sweep(SweepSummary),
-    /// A policy of `exec` (read by the report's placements section).
-    Exec(Value),
+    /// A policy of `exec`.
+    Exec(ExecPolicy),
     /// A kind (or summary mode) this version does not know.
     Other,
 }
@@ -622,7 +731,7 @@ pub fn read(kind: &str, v: &Value) -> Stored {
         "bw" => Stored::Bw(Bw::of(v)),
         "lat" => Stored::Lat(Lat::of(v)),
         "audit" => Stored::Finding(Finding::of(v)),
-        "exec" => Stored::Exec(v.clone()),
+        "exec" => ExecPolicy::of(v).map_or(Stored::Other, Stored::Exec),
         "lat-summary" => match serde_json::from_value::<LatSummary>(v.clone()) {
             Ok(LatSummary::PerCpu(r)) => Stored::PerCpu(PerCpuSummary::of_record(&r)),
             Ok(LatSummary::Sweep(r)) => Stored::Sweep(SweepSummary::of_record(&r)),
