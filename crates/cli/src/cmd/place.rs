@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use place::{
     Allowed, Buffer, CpuSet, MemPolicy, NodeCounters, NodeMemory, NodeSet, NumaBalancing, NumaStat,
-    PageKind, PageReport, PlaceError, PlacementCheck, Spread,
+    PageReport, PlaceError, PlacementCheck, Spread,
 };
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
 use crate::cli::{Global, UsageError};
+use crate::grammar::{self, Pages};
 use crate::output;
 use crate::usage;
 
@@ -23,10 +24,10 @@ pub const PLACE_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Pin to this CPU (default: the CPU numaprobe starts on).
-    #[arg(long, value_name = "N", conflicts_with = "cpu_node")]
+    #[arg(long, value_name = "CPU", conflicts_with = "cpu_node", value_parser = grammar::cpu)]
     pub cpu: Option<u32>,
     /// Run on the (allowed) CPUs of this node.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
     /// Memory policy: bind, preferred, preferred-many, interleave,
     /// weighted (weighted interleave), local, default. Default: bind when
@@ -35,22 +36,22 @@ pub struct Args {
     pub policy: Option<String>,
     /// Nodes for the policy: `0-3,8`, `all`, `!2` (all but 2), `+0` (first
     /// allowed node).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "NODES")]
     pub mem_nodes: Option<String>,
-    /// Buffer size, binary suffixes K, M, G (64M = 64 MiB).
-    #[arg(long, value_name = "SIZE", default_value = "64M")]
-    pub size: String,
-    /// Page kind: 4k (kernel default), thp, nothp (4 KiB, THP off), 2m, 1g
-    /// (hugetlbfs, needs reserved pages).
-    #[arg(long, value_name = "KIND", default_value = "4k")]
-    pub pages: String,
+    /// Buffer size, e.g. 64M, 1.5G, 2GB (64M = 64 MiB; GB = 10^9 bytes).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = grammar::size)]
+    pub size: u64,
+    /// Pages of the buffer (default: what the kernel gives, which is what
+    /// this command shows).
+    #[arg(long, value_name = "PAGES", value_enum, default_value = "default")]
+    pub pages: Pages,
     /// How the policy is applied: `range` (mbind on the buffer) or
     /// `thread` (set_mempolicy on the touching thread).
     #[arg(long, value_name = "HOW", default_value = "range", value_parser = ["range", "thread"])]
     pub via: String,
-    /// Nodes the pages must be on (SPEC as for --mem-nodes). Default: the
+    /// Nodes the pages must be on (a set as for --mem-nodes). Default: the
     /// policy's nodes (local/default: the node of the CPU).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "NODES")]
     pub expect: Option<String>,
     /// Share of pages that must be on the expected nodes (0..1).
     #[arg(long, value_name = "FRACTION", default_value_t = place::DEFAULT_THRESHOLD)]
@@ -109,29 +110,10 @@ pub struct CpuReport {
     pub ran_on_node: u32,
 }
 
-/// Library errors that come from what the user asked: exit 2.
-fn is_usage(e: &PlaceError) -> bool {
-    matches!(
-        e,
-        PlaceError::BadSpec { .. }
-            | PlaceError::CpuNotAllowed { .. }
-            | PlaceError::NodeNotAllowed { .. }
-            | PlaceError::NoSuchNode { .. }
-            | PlaceError::NoSuchCpu { .. }
-            | PlaceError::MemorylessNode { .. }
-            | PlaceError::CpulessNode { .. }
-            | PlaceError::NotEnoughMemory { .. }
-            | PlaceError::NoHugePages { .. }
-    )
-}
-
-/// Maps a library error to exit 2 when it is the user's request.
+/// A library error, kept whole: `main` classifies it
+/// ([`PlaceError::is_usage`]: exit 2 when it is the user's request).
 fn lift(e: PlaceError) -> anyhow::Error {
-    if is_usage(&e) {
-        anyhow::Error::new(UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
+    anyhow::Error::new(e)
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -143,8 +125,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&args.spread_tolerance) || args.spread_tolerance.is_nan() {
         usage!("--spread-tolerance {} must be between 0 and 1", args.spread_tolerance);
     }
-    let size = place::parse_size(&args.size).map_err(|e| lift_flag("--size", e))?;
-    let kind = PageKind::parse(&args.pages).map_err(|e| lift_flag("--pages", e))?;
+    let size = args.size;
+    let kind = args.pages.to_place();
     let policy_name = match (&args.policy, &args.mem_nodes) {
         (Some(p), _) => p.as_str(),
         (None, Some(_)) => "bind",
@@ -299,13 +281,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A library error about one flag, as a usage error naming the flag.
+/// A library error about one flag, naming the flag (the error keeps its
+/// chain; `main` classifies it).
 fn lift_flag(flag: &str, e: PlaceError) -> anyhow::Error {
-    if is_usage(&e) {
-        anyhow::Error::new(UsageError(format!("{flag}: {e}")))
-    } else {
-        anyhow::Error::new(e)
-    }
+    anyhow::Error::new(e).context(flag.to_string())
 }
 
 fn pct(x: f64) -> String {
