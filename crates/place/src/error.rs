@@ -110,6 +110,9 @@ fn mib(bytes: u64) -> String {
     format!("{} MiB", bytes >> 20)
 }
 
+/// Result alias of this crate.
+pub type Result<T, E = PlaceError> = std::result::Result<T, E>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +149,3 @@ mod tests {
         }
     }
 }
-
-/// Result alias of this crate.
-pub type Result<T, E = PlaceError> = std::result::Result<T, E>;

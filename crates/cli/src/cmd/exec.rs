@@ -32,7 +32,7 @@ Linux 6.9+), cpus-only:N, all (see docs/exec.md).\n\nExample:\n  numaprobe exec 
 )]
 pub struct Args {
     /// Placements, comma-separated (may be repeated).
-    #[arg(long, short = 'p', value_name = "LIST", default_value = "all")]
+    #[arg(long, short = 'p', value_name = "POLICIES", default_value = "all")]
     pub policies: Vec<String>,
     /// Measured runs per policy.
     #[arg(long, short = 'r', value_name = "N", default_value_t = 3,

@@ -90,14 +90,14 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "read")]
     pub load: Load,
     /// --loaded: delays (spin iterations per cache line), comma-separated.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(long, value_name = "DELAYS", value_delimiter = ',')]
     pub delays: Option<Vec<u64>>,
     /// --loaded: CPUs that generate load, a set such as 0-7, all or !0
     /// (default: all but the chasing CPU).
     #[arg(long, value_name = "CPUS", value_parser = grammar::set)]
     pub load_cpus: Option<place::SetSpec>,
     /// --c2c: pairs to measure, e.g. 0:1,0:8 (default: chosen per relation).
-    #[arg(long, value_name = "A:B,...")]
+    #[arg(long, value_name = "PAIRS")]
     pub pairs: Option<String>,
     /// --c2c: pairs per relation (SMT, node, package, cross-package) when
     /// choosing.

@@ -29,11 +29,9 @@ pub struct Args {
     /// Run on the (allowed) CPUs of this node.
     #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
-    /// Memory policy: bind, preferred, preferred-many, interleave,
-    /// weighted (weighted interleave), local, default. Default: bind when
-    /// --mem-nodes is given, else local.
-    #[arg(long, value_name = "POLICY")]
-    pub policy: Option<String>,
+    /// Memory policy (default: bind when --mem-nodes is given, else local).
+    #[arg(long, value_name = "POLICY", value_enum)]
+    pub policy: Option<PolicyName>,
     /// Nodes for the policy: `0-3,8`, `all`, `!2` (all but 2), `+0` (first
     /// allowed node).
     #[arg(long, value_name = "NODES")]
@@ -47,8 +45,8 @@ pub struct Args {
     pub pages: Pages,
     /// How the policy is applied: `range` (mbind on the buffer) or
     /// `thread` (set_mempolicy on the touching thread).
-    #[arg(long, value_name = "HOW", default_value = "range", value_parser = ["range", "thread"])]
-    pub via: String,
+    #[arg(long, value_name = "HOW", value_enum, default_value = "range")]
+    pub via: Via,
     /// Nodes the pages must be on (a set as for --mem-nodes). Default: the
     /// policy's nodes (local/default: the node of the CPU).
     #[arg(long, value_name = "NODES")]
@@ -63,6 +61,51 @@ pub struct Args {
     /// Pages to ask the kernel about (0 = every page).
     #[arg(long, value_name = "N", default_value_t = 65536)]
     pub samples: usize,
+}
+
+/// `--policy`: the memory policies `place` can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolicyName {
+    /// Only these nodes (MPOL_BIND).
+    #[value(alias = "membind")]
+    Bind,
+    /// One node first, others when it is full (MPOL_PREFERRED).
+    Preferred,
+    /// These nodes first (MPOL_PREFERRED_MANY, Linux 5.15+).
+    PreferredMany,
+    /// Round-robin page by page (MPOL_INTERLEAVE).
+    Interleave,
+    /// Weighted interleave (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9+).
+    #[value(alias = "weighted-interleave")]
+    Weighted,
+    /// The node of the CPU that touches (MPOL_LOCAL).
+    Local,
+    /// The process's default policy.
+    Default,
+}
+
+impl PolicyName {
+    /// The name as typed, which `MemPolicy::from_name` reads.
+    fn name(self) -> &'static str {
+        match self {
+            PolicyName::Bind => "bind",
+            PolicyName::Preferred => "preferred",
+            PolicyName::PreferredMany => "preferred-many",
+            PolicyName::Interleave => "interleave",
+            PolicyName::Weighted => "weighted",
+            PolicyName::Local => "local",
+            PolicyName::Default => "default",
+        }
+    }
+}
+
+/// `--via`: how the policy is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// `mbind` on the buffer.
+    Range,
+    /// `set_mempolicy` on the touching thread.
+    Thread,
 }
 
 /// The `place --json` document (see docs/place.md).
@@ -128,7 +171,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let size = args.size;
     let kind = args.pages.to_place();
     let policy_name = match (&args.policy, &args.mem_nodes) {
-        (Some(p), _) => p.as_str(),
+        (Some(p), _) => p.name(),
         (None, Some(_)) => "bind",
         (None, None) => "local",
     };
@@ -197,7 +240,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     // Place, touch, look.
     let before = NumaStat::read(&root)?;
     let mut buf = Buffer::alloc(size_usize, kind)?;
-    let applied_with = if args.via == "thread" {
+    let applied_with = if args.via == Via::Thread {
         place::set_process_policy(&policy)?;
         "set_mempolicy"
     } else {
@@ -205,7 +248,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         "mbind"
     };
     buf.touch();
-    if args.via == "thread" {
+    if args.via == Via::Thread {
         place::set_process_policy(&MemPolicy::Default)?;
     }
     let after = NumaStat::read(&root)?;
@@ -388,4 +431,23 @@ fn print_text(r: &PlaceReport, pages: &place::PageNodes) -> anyhow::Result<()> {
         if r.ok { "OK" } else { "FAILED" }
     ));
     output::emit(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    /// Every policy name (and alias) the flag accepts is one the placement
+    /// layer reads as the same policy.
+    #[test]
+    fn policy_names_are_the_placement_layers() {
+        let nodes: NodeSet = "0".parse().unwrap();
+        for p in PolicyName::value_variants() {
+            let want = MemPolicy::from_name(p.name(), &nodes).unwrap();
+            for n in p.to_possible_value().unwrap().get_name_and_aliases() {
+                assert_eq!(MemPolicy::from_name(n, &nodes).unwrap(), want, "{n}");
+            }
+        }
+    }
 }
