@@ -62,6 +62,9 @@ pub struct Args {
     /// Pages to ask the kernel about (0 = every page).
     #[arg(long, value_name = "N", default_value_t = 65536)]
     pub samples: usize,
+    /// Wait for another measuring numaprobe to finish instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// The `place --json` document (see docs/place.md).
@@ -159,6 +162,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let size_usize = usize::try_from(size).map_err(|_| UsageError(format!("--size {size}")))?;
 
+    let _lock = crate::record::take_lock(args.wait, g.quiet, &crate::signal::stop_flag())?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root).context("reading the machine's topology")?;
     let allowed = Allowed::current(&root).map_err(lift)?;
