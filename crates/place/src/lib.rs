@@ -47,7 +47,7 @@ pub use policy::{
     MemPolicy, PolicySupport,
 };
 pub use probe::{probe, ExpectSource, Pin, ProbeReport, ProbeSpec, Via};
-pub use spec::{parse_size, parse_size_fractional, resolve_set, SetSpec};
+pub use spec::{parse_size, resolve_set, SetSpec, SIZE_GRAMMAR};
 pub use topo::{CpuSet, NodeSet};
 pub use verify::{
     check, check_interleave, check_spread, page_nodes, PageNodes, PlacementCheck, SpreadCheck,
