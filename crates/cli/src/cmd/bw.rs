@@ -398,3 +398,43 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A global triad result as the first version stored it (the fixture
+    /// run of `report/tests/data/v1`): its best three agreed within 0.75%,
+    /// its repetitions spread 13.2% overall.
+    const STORED: &str = r#"{"array_bytes":134217728,"arrays":3,"best_gbs":35.8,"bytes_per_rep":402653184,
+        "cpu_node":null,"cpus":"0-1","interrupted":false,"isa":"avx2","kernel":"triad","llc_bytes":33554432,
+        "max_gbs":35.8,"mean_gbs":34.4,"median_gbs":35.2,"median_rep_s":0.0114,"mem_node":null,"mem_nodes":"0",
+        "min_gbs":31.1,"mode":"global","pages":"thp","peak_fraction":null,"peak_gbs":null,"placement":1.0,
+        "placement_check":{"expected":"0","fraction":1.0,"not_present_pages":0,"ok":true,"per_node":{"0":1.0},
+        "sampled_pages":12288,"spread":null,"threshold":0.99,"total_pages":98304},"policy":"local-per-thread",
+        "reps":6,"size_rule_ok":true,"spread_pct":13.2,"stable":true,"stores":"nt","threads":2,
+        "top_spread_pct":0.75,"validated":true}"#;
+
+    fn result(spread_pct: f64, stable: bool) -> BwResult {
+        let v: serde_json::Value = serde_json::from_str(STORED).unwrap();
+        let results::Record::Bw(mut r) = results::Record::from_stored("bw", &v).unwrap() else {
+            panic!("not a bandwidth record")
+        };
+        r.spread_pct = spread_pct;
+        r.stable = stable;
+        *r
+    }
+
+    #[test]
+    fn a_wide_overall_spread_is_marked_noisy_although_the_best_three_agreed() {
+        let topo = topo::synthetic::Machine::new(topo::Vendor::Amd, "AMD EPYC")
+            .package(0, "0-1")
+            .node(0, "0-1", 8 << 30)
+            .build();
+        assert!(render(&[result(13.2, true)], &topo).contains("13.2 (noisy)"));
+        assert!(render(&[result(118.0, true)], &topo).contains("118.0 (noisy)"));
+        assert!(render(&[result(0.9, false)], &topo).contains("0.9 (noisy)"));
+        let quiet = render(&[result(0.9, true)], &topo);
+        assert!(quiet.contains("0.9") && !quiet.contains("(noisy)"), "{quiet}");
+    }
+}
