@@ -2,9 +2,10 @@
 //! Markdown / HTML (inline SVG charts) / text reports, plus CSV export.
 //!
 //! A report is built once as a [`Document`] and drawn by a [`Renderer`]
-//! (Markdown, HTML, Text), so every format shares one layout. Payloads are
-//! read by field name and missing fields are tolerated; `docs/report.md`
-//! lists the fields each part reads.
+//! (Markdown, HTML, Text), so every format shares one layout. Stored
+//! results are read into typed views by `results::view` (today's records
+//! and the first version's payloads alike; missing fields are tolerated);
+//! `docs/report.md` lists the fields.
 
 mod build;
 pub mod chart;
