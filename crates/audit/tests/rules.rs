@@ -718,3 +718,22 @@ fn unknown_packages_are_an_unknown_numa_finding() {
     assert!(r.finding("numa.mode").unwrap().found.contains("packages unknown"));
     assert_eq!(sev(&r, "numa.sub_numa"), None, "no SNC/NPS advice without packages");
 }
+
+#[test]
+fn an_ambiguous_mode_is_reported_with_its_candidates() {
+    let mut t = machine(2, NumaModeKind::NodesPerPackage);
+    t.numa_mode.label = None;
+    t.numa_mode.confidence = Confidence::Ambiguous;
+    t.numa_mode.alternatives = ["NPS2", "L3-as-NUMA"]
+        .map(|l| Alternative {
+            kind: NumaModeKind::NodesPerPackage,
+            label: Some(l.into()),
+            tell: "the BIOS".into(),
+        })
+        .to_vec();
+    let r = report(&t, &tuned(), Read::Absent, Evidence::default(), Profile::Database);
+    let f = r.finding("numa.mode").unwrap();
+    assert!(f.found.contains("(NPS2 or L3-as-NUMA: ambiguous)"), "{}", f.found);
+    let f = r.finding("numa.sub_numa").unwrap();
+    assert!(f.found.starts_with("NPS2 or L3-as-NUMA: "), "{}", f.found);
+}

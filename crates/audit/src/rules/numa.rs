@@ -13,7 +13,11 @@ pub(super) fn numa_mode(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         .filter(|&g| g > 1)
         .map(|g| format!("measured {g} distinct latency groups from CPUs to memory: the hardware is NUMA, only hidden"));
     let ev = groups.or_else(|| latency_evidence(i.evidence));
-    let label = m.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default();
+    let label = match (m.label_text(), m.confidence) {
+        (Some(l), topo::Confidence::Ambiguous) => format!(" ({l}: ambiguous)"),
+        (Some(l), _) => format!(" ({l})"),
+        (None, _) => String::new(),
+    };
     let hidden_sev = match i.profile {
         Profile::General | Profile::Latency => Severity::Warn,
         _ => Severity::Critical,
@@ -85,7 +89,7 @@ pub(super) fn sub_numa(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     let t = i.topology;
     let m = &t.numa_mode;
     let per = m.nodes_per_package.unwrap_or(1);
-    let label = m.label.clone().unwrap_or_else(|| format!("{per} nodes per package"));
+    let label = m.label_text().unwrap_or_else(|| format!("{per} nodes per package"));
     match m.kind {
         NumaModeKind::NodesPerPackage => {
             let found = format!("{label}: {} nodes on {} packages", t.cpu_nodes().count(), t.packages.len());
