@@ -420,15 +420,14 @@ fn amd_label(t: &Topology, n: u32, dies: u32, eff: &[(u32, CpuSet)]) -> VendorLa
                 confidence: Confidence::Ambiguous,
                 alternatives: vec![
                     nps_alt(format!(
-                        "the BIOS shows 'NUMA nodes per socket' = NPS{n} with 'LLC as NUMA node' \
-                         disabled: memory is split into {n} parts per socket, one per node"
+                        "the BIOS shows 'NUMA nodes per socket' = NPS{n} and 'LLC as NUMA node' \
+                         disabled"
                     )),
                     l3_alt(format!(
-                        "the BIOS shows 'LLC as NUMA node' (L3 as NUMA domain) enabled; or count \
-                         the part's L3s (CCXs, one per CCD from Zen 3 on) in its specification: \
-                         with more than {n} per socket, NPS{n} would put several L3s in a node, \
-                         so {n} nodes of one L3 each on such a part (in a virtual machine, whose \
-                         caches are the hypervisor's) would be L3-as-NUMA"
+                        "the BIOS shows 'LLC as NUMA node' (L3 as NUMA domain) enabled; counting \
+                         L3s cannot tell, since this part has {n} per socket, one per node either \
+                         way (in a virtual machine the L3s are the hypervisor's: on a host part \
+                         with more L3s per socket, e.g. 8 CCDs, an NPS{n} node holds several)"
                     )),
                 ],
             }

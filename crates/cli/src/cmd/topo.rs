@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use comfy_table::{CellAlignment, Table};
-use topo::{CacheKind, Node, NodeKind, SysRoot, TopoError, Topology};
+use topo::{CacheKind, Confidence, Node, NodeKind, SysRoot, TopoError, Topology};
 
 use crate::cli::Global;
 use crate::output;
@@ -150,12 +150,30 @@ fn header(s: &mut String, t: &Topology) {
     }
 }
 
-/// The inferred NUMA mode and its reason.
+/// The inferred NUMA mode, how sure it is, its reason and the other
+/// readings the evidence fits.
 fn numa_mode(s: &mut String, t: &Topology) {
     let m = &t.numa_mode;
-    let label = m.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
-    let _ = writeln!(s, "\nNUMA mode: {}{label}", serde_plain(&m.kind));
+    let label = m.label_text().map(|l| format!(" ({l})")).unwrap_or_default();
+    let _ =
+        writeln!(s, "\nNUMA mode: {}{label}, {}", serde_plain(&m.kind), serde_plain(&m.confidence));
     let _ = writeln!(s, "  {}", m.reason);
+    if m.alternatives.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "  {}",
+        if m.confidence == Confidence::Ambiguous {
+            "candidates, and what tells them apart:"
+        } else {
+            "also possible, and what would tell:"
+        }
+    );
+    for a in &m.alternatives {
+        let name = a.label.clone().unwrap_or_else(|| serde_plain(&a.kind));
+        let _ = writeln!(s, "  - {name}: {}", a.tell);
+    }
 }
 
 /// One row per package: CPUs, dies, clusters, cores, threads, nodes.
@@ -253,6 +271,7 @@ fn nodes(s: &mut String, t: &Topology) {
         right(&mut tb, &[0, 3, 4]);
         let _ = writeln!(s, "\nNUMA nodes (GiB = 2^30 bytes)\n{tb}");
         s.push_str(&distance_matrix(t));
+        s.push_str(&distance_tiers(t));
     }
 }
 
@@ -461,6 +480,38 @@ fn distance_matrix(t: &Topology) -> String {
             let _ = write!(s, " {d:>w$}");
         }
         s.push('\n');
+    }
+    s
+}
+
+/// The distance tiers, one line each: distance, pairs, an example pair
+/// and the groups of nodes joined by every distance up to the tier's.
+fn distance_tiers(t: &Topology) -> String {
+    if t.nodes.len() < 2 || t.distance_tiers.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nDistance tiers (nodes grouped by every distance up to the tier's, as hwloc does):\n",
+    );
+    let w = t.distance_tiers.iter().map(|x| x.distance.to_string().len()).max().unwrap_or(2);
+    for x in &t.distance_tiers {
+        let groups = if x.groups.iter().all(|g| g.len() == 1) {
+            "each node alone".to_string()
+        } else if x.groups.len() == 1 {
+            format!("one group {}", x.groups[0])
+        } else {
+            let mut g: Vec<String> = x.groups.iter().take(8).map(|g| g.to_list()).collect();
+            if x.groups.len() > 8 {
+                g.push(format!("... ({} groups)", x.groups.len()));
+            }
+            format!("groups {}", g.join(" | "))
+        };
+        let what = if x.example.from == x.example.to {
+            "local".to_string()
+        } else {
+            format!("e.g. {}->{}", x.example.from, x.example.to)
+        };
+        let _ = writeln!(s, "  {:>w$}: {} pair(s), {what}; {groups}", x.distance, x.pairs);
     }
     s
 }
