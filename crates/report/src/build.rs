@@ -547,6 +547,13 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
         }
         doc.table(lat_matrix_table(d));
+        let tier_cells: Vec<(i64, i64, f64)> =
+            cells.iter().filter_map(|((c, m), p)| Some((*c, *m, p.median_ns?))).collect();
+        if let Some(t) = crate::tiers::latency_by_tier(&run.topology, &tier_cells) {
+            doc.h(3, "Remote latency by distance tier");
+            doc.p("Node pairs grouped by their SLIT distance (the topology's distance tiers): one figure per tier, since a machine with several remote distances has several remote latencies.");
+            doc.table(t);
+        }
     }
 
     let sweep: Vec<&Lat> =
