@@ -31,9 +31,9 @@ pub fn tiers_of(ids: &[u32], rows: &[Vec<u32>], with_cpus: &NodeSet) -> Vec<Dist
         let mut pairs = 0u32;
         let mut example: Option<NodePair> = None;
         let mut cpu_example: Option<NodePair> = None;
-        for i in 0..k {
-            for j in 0..k {
-                if rows[i][j] != d {
+        for (i, row) in rows.iter().enumerate() {
+            for (j, &dij) in row.iter().enumerate() {
+                if dij != d {
                     continue;
                 }
                 pairs += 1;
@@ -53,9 +53,9 @@ pub fn tiers_of(ids: &[u32], rows: &[Vec<u32>], with_cpus: &NodeSet) -> Vec<Dist
             }
             x
         }
-        for i in 0..k {
-            for j in i + 1..k {
-                if rows[i][j].max(rows[j][i]) <= d {
+        for (i, row) in rows.iter().enumerate() {
+            for (j, &dij) in row.iter().enumerate().skip(i + 1) {
+                if dij.max(rows[j][i]) <= d {
                     let (a, b) = (find(&mut parent, i), find(&mut parent, j));
                     if a != b {
                         parent[a.max(b)] = a.min(b);
@@ -65,15 +65,15 @@ pub fn tiers_of(ids: &[u32], rows: &[Vec<u32>], with_cpus: &NodeSet) -> Vec<Dist
         }
         let mut groups: Vec<NodeSet> = Vec::new();
         let mut root_of: Vec<(usize, usize)> = Vec::new();
-        for i in 0..k {
+        for (i, &id) in ids.iter().enumerate() {
             let r = find(&mut parent, i);
             match root_of.iter().find(|(x, _)| *x == r) {
                 Some(&(_, g)) => {
-                    groups[g].insert(ids[i]);
+                    groups[g].insert(id);
                 }
                 None => {
                     root_of.push((r, groups.len()));
-                    groups.push([ids[i]].into_iter().collect());
+                    groups.push([id].into_iter().collect());
                 }
             }
         }
