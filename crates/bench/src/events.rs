@@ -13,10 +13,30 @@ pub enum Event {
     Progress { phase: String, done: u64, what: String },
     /// The phase is over.
     PhaseEnd { phase: String },
+    /// Step `index` (from 0) of `total` in `phase` begins.
+    StepStart { phase: String, index: usize, total: usize, name: String },
+    /// Step `index` of `phase` ended; `error` (with its causes) when it
+    /// failed and the phase went on without it.
+    StepEnd { phase: String, index: usize, name: String, error: Option<String> },
     /// Something the user should read (noisy machine, size rule broken...).
     Warning(String),
-    /// A finished result, as JSON, so callers can save it at once.
+    /// A finished result, typed, so callers can save it at once.
+    Record(results::Record),
+    /// A finished result as JSON: only `exec` still reports this way, until
+    /// it moves to its own crate and reports `Record(Record::Exec(..))`.
     Result { kind: String, payload: serde_json::Value },
+}
+
+impl Event {
+    /// A result's kind and its JSON as the store keeps it (`None` for
+    /// events that are not results).
+    pub fn stored_result(&self) -> Option<(&str, serde_json::Value)> {
+        match self {
+            Event::Record(r) => Some((r.kind(), r.to_payload())),
+            Event::Result { kind, payload } => Some((kind, payload.clone())),
+            _ => None,
+        }
+    }
 }
 
 /// Receives events; called from the measuring thread between measurements

@@ -75,6 +75,31 @@ impl PlaceError {
         }
     }
 
+    /// True when the error is about what the user asked (a bad spec, a
+    /// node or CPU that does not exist, is not allowed or cannot serve, more
+    /// memory than a node can spare, huge pages not reserved, a kernel
+    /// feature this machine lacks): the CLI's usage error, exit status 2.
+    /// False for failures of the machine or of numaprobe (a syscall that
+    /// failed, an unreadable file, a bad internal argument). The one
+    /// classification bw, lat, exec and the CLI share.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            PlaceError::BadSpec { .. }
+            | PlaceError::CpuNotAllowed { .. }
+            | PlaceError::NodeNotAllowed { .. }
+            | PlaceError::NoSuchNode { .. }
+            | PlaceError::NoSuchCpu { .. }
+            | PlaceError::MemorylessNode { .. }
+            | PlaceError::CpulessNode { .. }
+            | PlaceError::NotEnoughMemory { .. }
+            | PlaceError::NoHugePages { .. }
+            | PlaceError::Unsupported { .. } => true,
+            PlaceError::Syscall { .. } | PlaceError::InvalidArgument(_) | PlaceError::Topo(_) => {
+                false
+            }
+        }
+    }
+
     pub(crate) fn bad_spec(spec: &str, msg: impl Into<String>) -> Self {
         PlaceError::BadSpec { spec: spec.to_string(), msg: msg.into() }
     }
@@ -87,3 +112,40 @@ fn mib(bytes: u64) -> String {
 
 /// Result alias of this crate.
 pub type Result<T, E = PlaceError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_user_asked_is_a_usage_error_and_failures_are_not() {
+        let set = |s: &str| -> NodeSet { s.parse().unwrap() };
+        let usage = [
+            PlaceError::bad_spec("x", "bad"),
+            PlaceError::NoSuchNode { asked: set("9"), existing: set("0-1") },
+            PlaceError::NotEnoughMemory {
+                node: 0,
+                requested_bytes: 1,
+                free_bytes: 0,
+                reserve_bytes: 0,
+                suggested_bytes: 0,
+            },
+            PlaceError::NoHugePages { page_size_bytes: 2 << 20, msg: "none".into() },
+            PlaceError::Unsupported { feature: "weighted interleave", why: "old".into() },
+        ];
+        for e in &usage {
+            assert!(e.is_usage(), "{e}");
+        }
+        let failures = [
+            PlaceError::Syscall {
+                syscall: "mbind",
+                what: "x".into(),
+                source: io::Error::from_raw_os_error(libc::EIO),
+            },
+            PlaceError::InvalidArgument("empty".into()),
+        ];
+        for e in &failures {
+            assert!(!e.is_usage(), "{e}");
+        }
+    }
+}

@@ -6,8 +6,8 @@
 //! Entry point: [`run_plan`] with a [`BwPlan`] built by the caller (the CLI
 //! or the `run` command); it validates the whole plan against the topology
 //! before allocating anything ([`prepare`]), then measures case by case,
-//! reporting each [`BwResult`] as an [`Event::Result`] with kind `"bw"` as
-//! soon as it is measured.
+//! reporting each [`BwResult`] as an [`Event::Record`] as soon as it is
+//! measured.
 //!
 //! Units: bytes are counted as STREAM counts them (see
 //! [`kernels::stream`]); rates are GB/s = 10^9 bytes per second.
@@ -20,7 +20,7 @@ pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
     StoreMode,
 };
-pub use result::BwResult;
+pub use result::{BwResult, Mode, Pages, Policy, Stores};
 
 use std::collections::BTreeMap;
 
@@ -53,21 +53,9 @@ pub enum BwError {
 impl BwError {
     /// True when the user asked for something impossible (exit status 2).
     pub fn is_usage(&self) -> bool {
-        use place::PlaceError as P;
         match self {
             BwError::Usage(_) | BwError::Kernel(_) => true,
-            BwError::Place(e) => matches!(
-                e,
-                P::CpuNotAllowed { .. }
-                    | P::NodeNotAllowed { .. }
-                    | P::NoSuchNode { .. }
-                    | P::NoSuchCpu { .. }
-                    | P::MemorylessNode { .. }
-                    | P::CpulessNode { .. }
-                    | P::NotEnoughMemory { .. }
-                    | P::BadSpec { .. }
-                    | P::Unsupported { .. }
-            ),
+            BwError::Place(e) => e.is_usage(),
             _ => false,
         }
     }

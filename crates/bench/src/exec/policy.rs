@@ -5,6 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use place::SetSpec;
 use serde::Serialize;
 use topo::{CpuSet, IdSet, NodeSet, SysRoot, Topology};
 
@@ -49,13 +50,19 @@ fn node_id(text: &str, whole: &str) -> Result<u32, ExecError> {
         .map_err(|_| ExecError::BadPolicy(format!("'{whole}': '{text}' is not a node number")))
 }
 
-fn node_list(text: &str, whole: &str) -> Result<NodeSet, ExecError> {
-    let set = IdSet::parse_list(text)
-        .map_err(|e| ExecError::BadPolicy(format!("'{whole}': bad node list '{text}': {e}")))?;
-    if set.is_empty() {
-        return Err(ExecError::BadPolicy(format!("'{whole}': empty node list")));
+/// The node set of `interleave:SET`/`weighted:SET` in numactl's syntax
+/// (see `place::spec`): `all` is `None` (every usable memory node), a list
+/// is itself; `!LIST` and `+LIST` depend on the machine, so they are only
+/// taken in a policy list ([`parse_list`], resolved by [`Machine::expand`]).
+fn node_set(text: &str, whole: &str) -> Result<Option<NodeSet>, ExecError> {
+    match SetSpec::parse(text) {
+        Ok(SetSpec::All) => Ok(None),
+        Ok(SetSpec::List(set)) => Ok(Some(set)),
+        Ok(_) => Err(ExecError::BadPolicy(format!(
+            "'{whole}': '{text}' is relative to this machine's nodes; give it in --policies"
+        ))),
+        Err(e) => Err(ExecError::BadPolicy(format!("'{whole}': bad node set: {e}"))),
     }
-    Ok(set)
 }
 
 impl FromStr for Policy {
@@ -78,9 +85,9 @@ impl FromStr for Policy {
                 Ok(Policy::Remote { cpu: node_id(c, s)?, mem: node_id(m, s)? })
             }
             ("interleave", None) => Ok(Policy::Interleave(None)),
-            ("interleave", Some(a)) => Ok(Policy::Interleave(Some(node_list(a, s)?))),
+            ("interleave", Some(a)) => Ok(Policy::Interleave(node_set(a, s)?)),
             ("weighted", None) => Ok(Policy::Weighted(None)),
-            ("weighted", Some(a)) => Ok(Policy::Weighted(Some(node_list(a, s)?))),
+            ("weighted", Some(a)) => Ok(Policy::Weighted(node_set(a, s)?)),
             ("local" | "cpus-only" | "remote", None) => {
                 Err(ExecError::BadPolicy(format!("'{s}' needs a node, e.g. {s}:0")))
             }
@@ -100,6 +107,13 @@ impl FromStr for Policy {
 pub enum PolicyItem {
     All,
     One(Policy),
+    /// `interleave:!LIST`, `interleave:+LIST` (and `weighted:`): a node set
+    /// relative to the usable memory nodes, resolved by [`Machine::expand`].
+    Within {
+        weighted: bool,
+        spec: SetSpec,
+        text: String,
+    },
 }
 
 /// Parses a comma-separated list such as `default,local:0,interleave:0,1,all`.
@@ -126,7 +140,20 @@ pub fn parse_list(text: &str) -> Result<Vec<PolicyItem>, ExecError> {
     }
     pieces
         .iter()
-        .map(|p| if p == "all" { Ok(PolicyItem::All) } else { p.parse().map(PolicyItem::One) })
+        .map(|p| {
+            if p == "all" {
+                return Ok(PolicyItem::All);
+            }
+            let relative = |arg: &str| arg.trim_start().starts_with(['!', '+']);
+            for (prefix, weighted) in [("interleave:", false), ("weighted:", true)] {
+                if let Some(arg) = p.strip_prefix(prefix).filter(|a| relative(a)) {
+                    let spec = SetSpec::parse(arg)
+                        .map_err(|e| ExecError::BadPolicy(format!("'{p}': bad node set: {e}")))?;
+                    return Ok(PolicyItem::Within { weighted, spec, text: p.clone() });
+                }
+            }
+            p.parse().map(PolicyItem::One)
+        })
         .collect()
 }
 
@@ -333,14 +360,27 @@ impl Machine {
         })
     }
 
-    /// Expands a parsed list: `all` becomes [`Machine::all_policies`];
-    /// duplicates are dropped, first occurrence kept.
-    pub fn expand(&self, items: &[PolicyItem]) -> Vec<Policy> {
+    /// Expands a parsed list: `all` becomes [`Machine::all_policies`],
+    /// `interleave:!LIST`/`+LIST` their nodes among the usable memory nodes
+    /// (refused when that selects none); duplicates are dropped, first
+    /// occurrence kept.
+    pub fn expand(&self, items: &[PolicyItem]) -> Result<Vec<Policy>, ExecError> {
         let mut out: Vec<Policy> = Vec::new();
         for item in items {
             let add = match item {
                 PolicyItem::All => self.all_policies(),
                 PolicyItem::One(p) => vec![p.clone()],
+                PolicyItem::Within { weighted, spec, text } => {
+                    let usable: NodeSet = self.usable_mem_nodes().into_iter().collect();
+                    let set = spec
+                        .resolve(&usable, "memory node")
+                        .map_err(|e| ExecError::Refused(format!("{text}: {e}")))?;
+                    vec![if *weighted {
+                        Policy::Weighted(Some(set))
+                    } else {
+                        Policy::Interleave(Some(set))
+                    }]
+                }
             };
             for p in add {
                 if !out.contains(&p) {
@@ -348,7 +388,7 @@ impl Machine {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// The useful set for this machine, in this order:
@@ -537,6 +577,22 @@ mod tests {
     }
 
     #[test]
+    fn interleave_sets_take_numactl_syntax() {
+        let m = machine(&[(0, "0-3", true), (1, "4-7", true), (2, "", true)], true);
+        let expand = |s: &str| names(&m.expand(&parse_list(s).unwrap()).unwrap());
+        assert_eq!(expand("interleave:all"), ["interleave"]);
+        assert_eq!(expand("interleave:all,interleave"), ["interleave"], "all is the default set");
+        assert_eq!(expand("interleave:!0"), ["interleave:1-2"]);
+        assert_eq!(expand("weighted:+0-1,interleave:!1,2"), ["weighted:0-1", "interleave:0"]);
+        let err = m.expand(&parse_list("interleave:+7").unwrap()).unwrap_err();
+        assert!(err.is_usage() && err.to_string().contains("relative index 7"), "{err}");
+        let err = m.expand(&parse_list("interleave:!0-2").unwrap()).unwrap_err();
+        assert!(err.to_string().contains("selects no memory node"), "{err}");
+        let err = parse_list("interleave:!x").unwrap_err().to_string();
+        assert!(err.contains("'interleave:!x'") && err.contains("bad node set"), "{err}");
+    }
+
+    #[test]
     fn all_on_two_nodes() {
         let m = machine(&[(0, "0-3", true), (1, "4-7", true)], true);
         assert_eq!(
@@ -657,7 +713,7 @@ mod tests {
     fn expand_drops_duplicates_keeping_order() {
         let m = machine(&[(0, "0-3", true)], false);
         let items = parse_list("local:0,all,default").unwrap();
-        assert_eq!(names(&m.expand(&items)), ["local:0", "default"]);
+        assert_eq!(names(&m.expand(&items).unwrap()), ["local:0", "default"]);
     }
 
     #[test]

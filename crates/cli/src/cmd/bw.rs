@@ -6,26 +6,32 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use bench::bw::{self, BwMode, BwPlan, BwResult, RepPolicy, StoreMode};
+use anyhow::Context;
+
+use bench::bw::{self, BwMode, BwPlan, BwResult, Mode, RepPolicy, StoreMode};
+use bench::lat::PlacementStatus;
 use kernels::{Isa, Kernel};
 use serde::Serialize;
-use topo::{CpuSet, SysRoot, Topology};
+use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::grammar::{self, IsaName, KernelName, Pages, Stores};
+use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
 use crate::{output, usage};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Node whose CPUs run the threads (default: the first node with CPUs).
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
     /// Node holding the arrays (default: the CPU node's own memory, or the
     /// nearest memory node).
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub mem_node: Option<u32>,
-    /// Run on exactly these CPUs (cpulist such as 0-3,8) instead of a node's.
-    #[arg(long, value_name = "LIST", conflicts_with = "cpu_node")]
-    pub cpus: Option<String>,
+    /// Run on exactly these CPUs instead of a node's: a set such as 0-3,8,
+    /// all, !0 (all allowed CPUs but 0) or +0-3 (the first four allowed).
+    #[arg(long, value_name = "CPUS", conflicts_with = "cpu_node", value_parser = grammar::set)]
+    pub cpus: Option<place::SetSpec>,
     /// Threads per CPU node (default: every CPU of the node, one per core
     /// first); with --scaling, the largest count.
     #[arg(long, value_name = "N")]
@@ -47,23 +53,29 @@ pub struct Args {
     /// Bandwidth against thread count 1..N on one node.
     #[arg(long)]
     pub scaling: bool,
-    /// Kernels, comma-separated: copy, scale, add, triad, read, write,
-    /// rw3:1, rw2:1, rw1:1 (read/write also as load/store).
-    #[arg(long, value_name = "LIST", default_value = "copy,scale,add,triad")]
-    pub kernel: String,
-    /// Force an instruction set: scalar, sse2, avx2, avx512 (default: best).
-    #[arg(long, value_name = "ISA")]
-    pub isa: Option<String>,
+    /// Kernels, comma-separated (read/write also as load/store).
+    #[arg(
+        long,
+        value_name = "KERNELS",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "copy,scale,add,triad"
+    )]
+    pub kernel: Vec<KernelName>,
+    /// Force an instruction set (default: the best this CPU runs).
+    #[arg(long, value_name = "ISA", value_enum)]
+    pub isa: Option<IsaName>,
     /// Stores: nt (non-temporal), regular, or auto (nt when available).
-    #[arg(long, value_name = "MODE", default_value = "auto")]
-    pub stores: String,
-    /// Bytes per array, e.g. 512M (default: 4x the last-level cache the
-    /// threads share, capped by what the memory node can spare).
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// Pages for the arrays: 4k, thp, nothp, 2m, 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub pages: String,
+    #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
+    pub stores: Stores,
+    /// Bytes per array, e.g. 512M, 1.5G (default: 4x the last-level cache
+    /// the threads share, capped by what the memory node can spare).
+    #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
+    pub size: Option<u64>,
+    /// Pages for the arrays (default thp: bandwidth of memory, not of the
+    /// TLB; the share of huge pages obtained is reported).
+    #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
+    pub pages: Pages,
     /// Seconds allowed per result before settling for an unstable figure.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     pub budget: f64,
@@ -81,50 +93,34 @@ pub struct Args {
     /// table when it is readable, which needs root).
     #[arg(long, value_name = "GB/S")]
     pub peak_gbs: Option<f64>,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
-/// Checks the flags that need no topology and builds the plan.
-pub fn plan_from_args(a: &Args) -> anyhow::Result<BwPlan> {
+/// Checks the flags and builds the plan. `--cpus` is resolved against the
+/// machine: a plain list is checked CPU by CPU; `all`, `!` and `+` work
+/// within the allowed online CPUs.
+pub fn plan_from_args(
+    a: &Args,
+    allowed: &place::Allowed,
+    topo: &Topology,
+) -> anyhow::Result<BwPlan> {
     if a.threads == Some(0) {
         usage!("--threads 0: at least one thread is needed");
     }
     let mut kernels = Vec::new();
-    for name in a.kernel.split(',').filter(|s| !s.trim().is_empty()) {
-        match Kernel::parse(name) {
-            Some(k) if !kernels.contains(&k) => kernels.push(k),
-            Some(_) => {}
-            None => usage!(
-                "--kernel '{name}': unknown kernel (expected copy, scale, add, triad, read, write, \
-                 rw3:1, rw2:1, rw1:1)"
-            ),
+    for k in a.kernel.iter().map(|&k| Kernel::from(k)) {
+        if !kernels.contains(&k) {
+            kernels.push(k);
         }
     }
     if kernels.is_empty() {
-        usage!("--kernel '{}': no kernel given", a.kernel);
+        usage!("--kernel: no kernel given");
     }
-    let isa = match &a.isa {
-        None => None,
-        Some(s) => match Isa::parse(s) {
-            Some(i) => Some(i),
-            None => {
-                usage!("--isa '{s}': unknown instruction set (expected scalar, sse2, avx2, avx512)")
-            }
-        },
-    };
-    let Some(stores) = StoreMode::parse(&a.stores) else {
-        usage!("--stores '{}': expected nt, regular or auto", a.stores);
-    };
-    let array_bytes = match &a.size {
-        None => None,
-        Some(s) => match place::parse_size(s) {
-            Ok(b) => Some(b),
-            Err(e) => usage!("--size {e}"),
-        },
-    };
-    let pages = match place::PageKind::parse(&a.pages) {
-        Ok(p) => p,
-        Err(e) => usage!("--pages {e}"),
-    };
+    let isa = a.isa.map(Isa::from);
+    let stores = StoreMode::from(a.stores);
+    let array_bytes = a.size;
+    let pages = a.pages.to_place();
     if !(a.budget.is_finite() && a.budget > 0.0) {
         usage!("--budget {}: expected a positive number of seconds", a.budget);
     }
@@ -140,12 +136,8 @@ pub fn plan_from_args(a: &Args) -> anyhow::Result<BwPlan> {
         }
     }
     let cpus = match &a.cpus {
+        Some(spec) => Some(allowed.resolve_cpus(&spec.to_string(), topo).context("--cpus")?),
         None => None,
-        Some(s) => match CpuSet::parse_list(s) {
-            Ok(set) if !set.is_empty() => Some(set),
-            Ok(_) => usage!("--cpus '{s}': the CPU list is empty"),
-            Err(e) => usage!("--cpus '{s}': {e}"),
-        },
     };
     let mut modes = Vec::new();
     if a.matrix {
@@ -191,15 +183,6 @@ pub fn plan_from_args(a: &Args) -> anyhow::Result<BwPlan> {
     })
 }
 
-/// Maps a library error to the CLI's exit statuses (2 for usage).
-pub fn map_err(e: bw::BwError) -> anyhow::Error {
-    if e.is_usage() {
-        anyhow::Error::new(crate::cli::UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
 /// Progress bars, plus warnings printed directly when stderr is not a
 /// terminal (a hidden bar would swallow them).
 struct Obs {
@@ -222,6 +205,8 @@ impl bench::events::Observer for Obs {
 /// The `--json` document.
 #[derive(Serialize)]
 struct Doc<'a> {
+    /// [`results::SCHEMA_VERSION`].
+    schema_version: u32,
     /// Always `GB/s = 1e9 bytes/s` (bytes counted as STREAM does).
     unit: &'static str,
     /// True when Ctrl-C stopped the run early.
@@ -230,20 +215,40 @@ struct Doc<'a> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
-    let mut plan = plan_from_args(&args)?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root)?;
+    let allowed = place::Allowed::current(&root)?;
+    let mut plan = plan_from_args(&args, &allowed, &topo)?;
     // The theoretical peak from the DIMMs when the user gave none (SMBIOS
     // needs root; without it the fraction is simply not shown).
     if plan.peak_gbs.is_none() {
         plan.peak_gbs = audit::smbios::peak_gbs_per_dram_node(&root, &topo);
     }
     let stop = crate::signal::stop_flag();
+    let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
+    let rec = match args.save.saving() {
+        true => Some(Recording::open(g, &record::new_run(&root, Some(&topo), args.save.label))?),
+        false => None,
+    };
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-    let results = bw::run_plan(&topo, &plan, &obs, &stop).map_err(map_err)?;
+    let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop);
     let interrupted = stop.is_stopped();
+    if let Some(rec) = rec {
+        let end = match &outcome {
+            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(_) if interrupted => Outcome::Interrupted,
+            Ok(_) => Outcome::Complete,
+        };
+        rec.finish(end)?.tell(g.quiet);
+    }
+    let results = outcome?;
     if g.json {
-        return output::json(&Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results });
+        return output::json(&Doc {
+            schema_version: results::SCHEMA_VERSION,
+            unit: "GB/s = 1e9 bytes/s",
+            interrupted,
+            results: &results,
+        });
     }
     output::emit(&render(&results, &topo))?;
     if interrupted {
@@ -252,10 +257,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn stores_note(stores: &str) -> String {
+fn stores_note(stores: bw::Stores) -> String {
     match stores {
-        "none" => String::new(),
-        s => format!(", {s} stores"),
+        bw::Stores::None => String::new(),
+        s => format!(", {} stores", s.name()),
     }
 }
 
@@ -278,23 +283,23 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         return "no bandwidth measured\n".into();
     }
     let has_peak = results.iter().any(|r| r.peak_fraction.is_some());
-    let modes: Vec<&str> = {
+    let modes: Vec<Mode> = {
         let mut seen = Vec::new();
         for r in results {
-            if !seen.contains(&r.mode.as_str()) {
-                seen.push(r.mode.as_str());
+            if !seen.contains(&r.mode) {
+                seen.push(r.mode);
             }
         }
         seen
     };
     for mode in modes {
         let rs: Vec<&BwResult> = results.iter().filter(|r| r.mode == mode).collect();
-        if mode == "matrix" {
-            let kernels: Vec<&str> = {
-                let mut v: Vec<&str> = Vec::new();
+        if mode == Mode::Matrix {
+            let kernels: Vec<Kernel> = {
+                let mut v: Vec<Kernel> = Vec::new();
                 for r in &rs {
-                    if !v.contains(&r.kernel.as_str()) {
-                        v.push(&r.kernel);
+                    if !v.contains(&r.kernel) {
+                        v.push(r.kernel);
                     }
                 }
                 v
@@ -313,7 +318,11 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                             .iter()
                             .find(|r| r.cpu_node == Some(*row) && r.mem_node == Some(*col))
                             .map(|r| {
-                                let flag = if r.placement_check.ok { "" } else { " !" };
+                                let flag = if r.placement.status == PlacementStatus::Verified {
+                                    ""
+                                } else {
+                                    " !"
+                                };
                                 format!("{}{flag}", gbs(r.best_gbs))
                             })
                             .unwrap_or_else(|| "-".into());
@@ -326,8 +335,8 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                 out.push_str(&format!(
                     "Bandwidth matrix, {k}: best GB/s (1e9 bytes/s), {} thread(s) per CPU node, {}{}\n",
                     threads.join("/"),
-                    rk[0].isa,
-                    stores_note(&rk[0].stores)
+                    rk[0].isa.name(),
+                    stores_note(rk[0].stores)
                 ));
                 out.push_str(&t.to_string());
                 out.push_str("\n(! = fewer than 99% of pages on the intended node)\n\n");
@@ -357,18 +366,18 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         let mut t = output::table(header);
         for r in &rs {
             let mut row = vec![
-                r.kernel.clone(),
+                r.kernel.to_string(),
                 r.threads.to_string(),
                 r.cpus.to_string(),
                 r.cpu_node.map(|n| n.to_string()).unwrap_or_else(|| "all".into()),
-                format!("{} {}", r.policy, nodes_of(r)),
+                format!("{} {}", r.policy.name(), nodes_of(r)),
                 gbs(r.best_gbs),
                 gbs(r.median_gbs),
                 gbs(r.min_gbs),
                 gbs(r.max_gbs),
-                format!("{:.1}{}", r.spread_pct, if r.stable { "" } else { " (noisy)" }),
+                format!("{:.1}{}", r.spread_pct, if r.noisy() { " (noisy)" } else { "" }),
                 r.reps.to_string(),
-                format!("{:.1}", r.placement * 100.0),
+                format!("{:.1}", r.placement_fraction() * 100.0),
             ];
             if has_peak {
                 row.push(r.peak_fraction.map(|f| format!("{:.1}", f * 100.0)).unwrap_or_default());
@@ -378,8 +387,10 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         let first = rs[0];
         out.push_str(&format!(
             "Bandwidth, {mode}: GB/s = 1e9 bytes/s (STREAM byte counting), {} kernels{}, arrays of {:.1} MiB each\n",
-            first.isa,
-            stores_note(rs.iter().find(|r| r.stores != "none").map_or("none", |r| r.stores.as_str())),
+            first.isa.name(),
+            stores_note(
+                rs.iter().find(|r| r.stores != bw::Stores::None).map_or(bw::Stores::None, |r| r.stores),
+            ),
             first.array_bytes as f64 / (1u64 << 20) as f64
         ));
         out.push_str(&t.to_string());

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use bench::events::Observer;
+use anyhow::Context;
+
 use bench::lat::{
     self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus, Timing,
     Where,
@@ -12,24 +13,11 @@ use serde::Serialize;
 use topo::{CpuSet, SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::grammar::{self, Pages};
 use crate::output;
 use crate::progress::Bars;
+use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
 use crate::usage;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Pages {
-    /// 4 KiB base pages (transparent huge pages refused).
-    #[value(name = "4k")]
-    Small,
-    /// Transparent huge pages, best effort (the share obtained is reported).
-    Thp,
-    /// 2 MiB hugetlbfs pages (must be reserved).
-    #[value(name = "2m")]
-    Huge2M,
-    /// 1 GiB hugetlbfs pages (must be reserved).
-    #[value(name = "1g")]
-    Huge1G,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Load {
@@ -62,25 +50,26 @@ pub struct Args {
     #[arg(long)]
     pub c2c: bool,
 
-    /// Working set, e.g. 64K, 512M, 1G (binary units). For --sweep: the
-    /// largest size.
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    /// Working set, e.g. 64K, 1.5M, 1G. For --sweep: the largest size.
+    #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
+    pub size: Option<u64>,
     /// CPU that chases.
-    #[arg(long, value_name = "CPU")]
+    #[arg(long, value_name = "CPU", value_parser = grammar::cpu)]
     pub cpu: Option<u32>,
     /// Node whose first usable CPU chases.
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
     /// Node whose memory is chased (default: the CPU's own node).
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub mem_node: Option<u32>,
     /// Bytes between chased elements: a power of two, 8 to 4096. 128
     /// defeats the adjacent-line prefetcher.
     #[arg(long, value_name = "BYTES", default_value_t = 64)]
     pub stride: usize,
-    /// Page size of the chased buffer.
-    #[arg(long, value_enum, default_value = "4k")]
+    /// Pages of the chased buffer (default 4k: a known page size, THP
+    /// refused, so the TLB grouping below means what it says; `default` is
+    /// not taken).
+    #[arg(long, value_name = "PAGES", value_enum, default_value = "4k")]
     pub pages: Pages,
     /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
     #[arg(long, value_name = "N", default_value_t = 64)]
@@ -102,23 +91,21 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "read")]
     pub load: Load,
     /// --loaded: delays (spin iterations per cache line), comma-separated.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(long, value_name = "DELAYS", value_delimiter = ',')]
     pub delays: Option<Vec<u64>>,
-    /// --loaded: CPUs that generate load (default: all but the chasing CPU).
-    #[arg(long, value_name = "CPUS")]
-    pub load_cpus: Option<String>,
+    /// --loaded: CPUs that generate load, a set such as 0-7, all or !0
+    /// (default: all but the chasing CPU).
+    #[arg(long, value_name = "CPUS", value_parser = grammar::set)]
+    pub load_cpus: Option<place::SetSpec>,
     /// --c2c: pairs to measure, e.g. 0:1,0:8 (default: chosen per relation).
-    #[arg(long, value_name = "A:B,...")]
+    #[arg(long, value_name = "PAIRS")]
     pub pairs: Option<String>,
     /// --c2c: pairs per relation (SMT, node, package, cross-package) when
     /// choosing.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub pairs_per_relation: usize,
-}
-
-/// Parses `64K`, `1.5M`, `1G`, `1GiB`, `4096` (binary units).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    place::parse_size_fractional(s).map_err(|e| e.to_string())
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
@@ -161,50 +148,48 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
     if a.delays.as_ref().is_some_and(|d| d.is_empty()) {
         usage!("--delays needs at least one value");
     }
-    let size = match &a.size {
-        Some(s) => match parse_size(s) {
-            Ok(v) if v < lat::MIN_SIZE_BYTES => {
-                usage!("--size {s} is below the minimum of {} bytes", lat::MIN_SIZE_BYTES)
-            }
-            Ok(v) if (v as usize) < 2 * a.stride => {
-                usage!("--size {s} holds fewer than two elements of --stride {}", a.stride)
-            }
-            Ok(v) => Some(v),
-            Err(e) => usage!("--size {e}"),
-        },
-        None => None,
+    let size = match a.size {
+        Some(v) if v < lat::MIN_SIZE_BYTES => {
+            usage!("--size {v} bytes is below the minimum of {} bytes", lat::MIN_SIZE_BYTES)
+        }
+        Some(v) if v < 2 * a.stride as u64 => {
+            usage!("--size {v} bytes holds fewer than two elements of --stride {}", a.stride)
+        }
+        v => v,
     };
+    if a.pages == Pages::Default {
+        usage!("--pages default: lat needs a known page size; use 4k (THP refused), thp, 2m or 1g");
+    }
     if let Some(p) = &a.pairs {
         if let Err(e) = parse_pairs(p) {
             usage!("--pairs {e}");
         }
     }
-    if let Some(l) = &a.load_cpus {
-        if let Err(e) = l.parse::<CpuSet>() {
-            usage!("--load-cpus '{l}': {e}");
-        }
-    }
     Ok(size)
 }
 
-fn lat_err(e: LatError) -> anyhow::Error {
-    if e.is_usage() {
-        anyhow::Error::new(crate::cli::UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
+/// The `--json` document.
 #[derive(Serialize)]
 struct Doc<'a, T: Serialize> {
+    /// [`results::SCHEMA_VERSION`].
+    schema_version: u32,
     mode: &'a str,
     results: &'a [T],
-    stopped: bool,
+    /// True when Ctrl-C stopped the measurement early (the first version
+    /// called it `stopped`).
+    interrupted: bool,
+}
+
+impl<'a, T: Serialize> Doc<'a, T> {
+    fn new(mode: &'a str, results: &'a [T], interrupted: bool) -> Self {
+        Doc { schema_version: results::SCHEMA_VERSION, mode, results, interrupted }
+    }
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let size = validate(&args)?;
-    let topo = Topology::discover(&SysRoot::live())?;
+    let root = SysRoot::live();
+    let topo = Topology::discover(&root)?;
     let stop = crate::signal::stop_flag();
     let bars = Bars::new(g.quiet);
     let mut timing = if args.matrix || args.per_cpu || args.sweep || args.loaded || args.c2c {
@@ -218,39 +203,86 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(ms) = args.sample_ms {
         timing.sample_time = Duration::from_millis(ms);
     }
-    let ctx = Ctx { observer: &bars as &dyn Observer, stop: &stop, timing };
     let opts = ChaseOpts {
         size_bytes: size,
         stride_bytes: args.stride,
-        pages: match args.pages {
-            Pages::Small => PageKind::Small,
-            Pages::Thp => PageKind::Thp,
-            Pages::Huge2M => PageKind::Huge2M,
-            Pages::Huge1G => PageKind::Huge1G,
-        },
+        pages: args.pages.to_lat().unwrap_or(PageKind::Small),
         tlb_group_pages: args.tlb_pages,
         seed: args.seed,
     };
-    let at = Where { cpu: args.cpu, cpu_node: args.cpu_node, mem_node: args.mem_node };
-    let stopped = || stop.is_stopped();
+    let load_cpus = match &args.load_cpus {
+        Some(spec) => Some(
+            place::Allowed::current(&root)?
+                .resolve_cpus(&spec.to_string(), &topo)
+                .context("--load-cpus")?,
+        ),
+        None => None,
+    };
+    let pairs = args.pairs.as_deref().map(parse_pairs).transpose().map_err(anyhow::Error::msg)?;
 
+    let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
+    let rec = match args.save.saving() {
+        true => {
+            Some(Recording::open(g, &record::new_run(&root, Some(&topo), args.save.label.clone()))?)
+        }
+        false => None,
+    };
+    let saving = Saving { rec: rec.as_ref(), next: &bars };
+    let ctx = Ctx { observer: &saving, stop: &stop, timing };
+    let outcome = measure(&args, &topo, &opts, load_cpus, pairs, &ctx);
+    let stopped = stop.is_stopped();
+    if let Some(rec) = rec {
+        let end = match &outcome {
+            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(_) if stopped => Outcome::Interrupted,
+            Ok(_) => Outcome::Complete,
+        };
+        rec.finish(end)?.tell(g.quiet);
+    }
+    match outcome? {
+        Measured::Matrix(v) => print_matrix(&v, g, stopped),
+        Measured::Sweep(r) => print_sweep(&r, g, stopped),
+        Measured::PerCpu(r) => print_per_cpu(&r, g, stopped),
+        Measured::Loaded(v) => print_loaded(&v, g, stopped),
+        Measured::C2c(v) => print_c2c(&v, g, stopped),
+        Measured::Point(r) => print_point(&r, g, stopped),
+    }
+}
+
+/// What one `lat` invocation measured.
+enum Measured {
+    Matrix(Vec<LatResult>),
+    Sweep(lat::SweepReport),
+    PerCpu(lat::PerCpuReport),
+    Loaded(Vec<lat::LoadedPoint>),
+    C2c(Vec<lat::C2cResult>),
+    Point(LatResult),
+}
+
+/// Runs the experiment the flags chose.
+fn measure(
+    args: &Args,
+    topo: &Topology,
+    opts: &ChaseOpts,
+    load_cpus: Option<CpuSet>,
+    pairs: Option<Vec<(u32, u32)>>,
+    ctx: &Ctx<'_>,
+) -> Result<Measured, LatError> {
+    let at = Where { cpu: args.cpu, cpu_node: args.cpu_node, mem_node: args.mem_node };
     if args.matrix {
-        let v = lat::matrix(&topo, &opts, &ctx).map_err(lat_err)?;
-        return print_matrix(&v, g, stopped());
+        return lat::matrix(topo, opts, ctx).map(Measured::Matrix);
     }
     if args.sweep {
-        let r = lat::sweep(&topo, &at, &opts, &ctx).map_err(lat_err)?;
-        return print_sweep(&r, g, stopped());
+        return lat::sweep(topo, &at, opts, ctx).map(Measured::Sweep);
     }
     if args.per_cpu {
         let spec = lat::PerCpuSpec { mem_node: args.mem_node, max_cpus: args.max_cpus };
-        let r = lat::per_cpu(&topo, &spec, &opts, &ctx).map_err(lat_err)?;
-        return print_per_cpu(&r, g, stopped());
+        return lat::per_cpu(topo, &spec, opts, ctx).map(Measured::PerCpu);
     }
     if args.loaded {
         let spec = lat::LoadedSpec {
             at,
-            load_cpus: args.load_cpus.as_deref().map(|s| s.parse::<CpuSet>()).transpose()?,
+            load_cpus,
             kind: match args.load {
                 Load::Read => LoadKind::Read,
                 Load::Rw => LoadKind::Rw,
@@ -258,26 +290,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             delays: args.delays.clone().unwrap_or_else(|| lat::loaded::DEFAULT_DELAYS.to_vec()),
             load_bytes_per_thread: None,
         };
-        let v = lat::loaded(&topo, &spec, &opts, &ctx).map_err(lat_err)?;
-        return print_loaded(&v, g, stopped());
+        return lat::loaded(topo, &spec, opts, ctx).map(Measured::Loaded);
     }
     if args.c2c {
         let spec = c2c::C2cSpec {
-            pairs: args
-                .pairs
-                .as_deref()
-                .map(parse_pairs)
-                .transpose()
-                .map_err(anyhow::Error::msg)?
-                .unwrap_or_default(),
+            pairs: pairs.unwrap_or_default(),
             pairs_per_relation: args.pairs_per_relation,
             round_trips: 0,
         };
-        let v = lat::c2c(&topo, &spec, &ctx).map_err(lat_err)?;
-        return print_c2c(&v, g, stopped());
+        return lat::c2c(topo, &spec, ctx).map(Measured::C2c);
     }
-    let r = lat::point(&topo, &at, &opts, &ctx).map_err(lat_err)?;
-    print_point(&r, g, stopped())
+    lat::point(topo, &at, opts, ctx).map(Measured::Point)
 }
 
 fn ns(v: f64) -> String {
@@ -310,7 +333,7 @@ fn stopped_note(g: &Global, stopped: bool) {
 
 fn print_point(r: &LatResult, g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "point", results: std::slice::from_ref(r), stopped });
+        return output::json(&Doc::new("point", std::slice::from_ref(r), stopped));
     }
     let mut t = output::table(
         [
@@ -357,7 +380,7 @@ fn point_row(r: &LatResult) -> Vec<String> {
 
 fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "matrix", results: v, stopped });
+        return output::json(&Doc::new("matrix", v, stopped));
     }
     let mut mems: Vec<Option<u32>> = v.iter().map(|r| r.mem_node).collect();
     mems.dedup();
@@ -400,11 +423,16 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
     if g.json {
         #[derive(Serialize)]
         struct SweepDoc<'a> {
+            schema_version: u32,
             #[serde(flatten)]
             report: &'a lat::SweepReport,
-            stopped: bool,
+            interrupted: bool,
         }
-        return output::json(&SweepDoc { report: r, stopped });
+        return output::json(&SweepDoc {
+            schema_version: results::SCHEMA_VERSION,
+            report: r,
+            interrupted: stopped,
+        });
     }
     let mut t = output::table(
         ["size", "median ns", "p90 ns", "spread %", "cache"].map(String::from).to_vec(),
@@ -457,11 +485,16 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
     if g.json {
         #[derive(Serialize)]
         struct PerCpuDoc<'a> {
+            schema_version: u32,
             #[serde(flatten)]
             report: &'a lat::PerCpuReport,
-            stopped: bool,
+            interrupted: bool,
         }
-        return output::json(&PerCpuDoc { report: r, stopped });
+        return output::json(&PerCpuDoc {
+            schema_version: results::SCHEMA_VERSION,
+            report: r,
+            interrupted: stopped,
+        });
     }
     let mut t = output::table(
         ["CPU", "CPU node", "median ns", "p90 ns", "spread %", "placement"]
@@ -508,7 +541,7 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
 
 fn print_loaded(v: &[lat::LoadedPoint], g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "loaded", results: v, stopped });
+        return output::json(&Doc::new("loaded", v, stopped));
     }
     let mut t = output::table(
         ["delay", "latency ns", "p90 ns", "spread %", "load GB/s", "load threads"]
@@ -545,7 +578,7 @@ fn print_loaded(v: &[lat::LoadedPoint], g: &Global, stopped: bool) -> anyhow::Re
 
 fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "c2c", results: v, stopped });
+        return output::json(&Doc::new("c2c", v, stopped));
     }
     let mut t = output::table(
         ["CPU a", "CPU b", "relation", "one-way ns", "p90 ns", "spread %"]
@@ -573,17 +606,6 @@ fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_binary_units() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("64K").unwrap(), 64 << 10);
-        assert_eq!(parse_size("1.5M").unwrap(), 3 << 19);
-        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
-        assert!(parse_size("abc").is_err());
-        assert!(parse_size("12Q").is_err());
-        assert!(parse_size("0").is_err());
-    }
 
     #[test]
     fn pairs_parse() {
