@@ -192,9 +192,22 @@ fn nodes_text(topo: &Value) -> Option<String> {
     Some(format!("{}: {}", nodes.len(), parts.join("; ")))
 }
 
+/// The mode's label, or its candidates when the label is not known
+/// (`NPS4 or L3-as-NUMA (ambiguous)`), then the reason.
 fn numa_mode_text(topo: &Value) -> Option<String> {
     let m = topo.get("numa_mode")?;
-    let name = field_text(m, "label").or_else(|| field_text(m, "kind"))?;
+    let candidates: Vec<String> = m
+        .get("alternatives")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| field_text(x, "label")).collect())
+        .unwrap_or_default();
+    let name = field_text(m, "label")
+        .or_else(|| (!candidates.is_empty()).then(|| candidates.join(" or ")))
+        .or_else(|| field_text(m, "kind"))?;
+    let name = match field_text(m, "confidence").as_deref() {
+        Some("ambiguous") => format!("{name} (ambiguous)"),
+        _ => name,
+    };
     Some(match field_text(m, "reason") {
         Some(r) => format!("{name}: {r}"),
         None => name,
@@ -1141,5 +1154,27 @@ fn appendix(doc: &mut Document, run: &LoadedRun) {
         let title = if key.1.is_empty() { key.0.clone() } else { format!("{} {}", key.0, key.1) };
         doc.h(3, title);
         doc.table(generic_table(&groups[&key], &["mode"]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numa_mode_text;
+    use serde_json::json;
+
+    #[test]
+    fn an_ambiguous_mode_names_its_candidates() {
+        let t = json!({"numa_mode": {"kind": "nodes-per-package", "label": null, "reason": "r",
+            "confidence": "ambiguous",
+            "alternatives": [{"kind": "nodes-per-package", "label": "NPS4", "tell": "a"},
+                             {"kind": "nodes-per-package", "label": "L3-as-NUMA", "tell": "b"}]}});
+        assert_eq!(numa_mode_text(&t).unwrap(), "NPS4 or L3-as-NUMA (ambiguous): r");
+        // A topology stored before confidence existed reads as before.
+        let old =
+            json!({"numa_mode": {"kind": "nodes-per-package", "label": "SNC2", "reason": "r"}});
+        assert_eq!(numa_mode_text(&old).unwrap(), "SNC2: r");
+        let fw = json!({"numa_mode": {"kind": "disabled-by-firmware", "label": null, "reason": "r",
+            "confidence": "ambiguous", "alternatives": [{"kind": "disabled-by-kernel", "label": null, "tell": "t"}]}});
+        assert_eq!(numa_mode_text(&fw).unwrap(), "disabled-by-firmware (ambiguous): r");
     }
 }
