@@ -6,7 +6,6 @@
 
 pub mod bw;
 pub mod events;
-pub mod exec;
 pub mod lat;
 pub mod stats;
 pub mod suite;

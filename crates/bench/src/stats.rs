@@ -132,6 +132,40 @@ pub fn verdict(
     }
 }
 
+/// A change smaller than this (percent) is never called better or worse
+/// by [`compare_samples`] (unless its caller chooses another floor).
+pub const DEFAULT_FLOOR_PCT: f64 = 2.0;
+
+/// Fewer repetitions than this on either side give no better/worse
+/// verdict: with two runs the range and the MAD say nothing about noise.
+pub const MIN_RUNS_FOR_VERDICT: usize = 3;
+
+/// Compares two samples of repeated runs (`exec`'s policies): `None` when
+/// either has fewer than [`MIN_RUNS_FOR_VERDICT`] values (undecided);
+/// otherwise the [`verdict`] on their medians and robust noise, and
+/// within noise whenever the ranges of the two samples overlap.
+pub fn compare_samples(
+    base: &Summary,
+    new: &Summary,
+    higher_is_better: bool,
+    floor_pct: f64,
+) -> Option<Verdict> {
+    if base.n < MIN_RUNS_FOR_VERDICT || new.n < MIN_RUNS_FOR_VERDICT {
+        return None;
+    }
+    if base.min <= new.max && new.min <= base.max {
+        return Some(Verdict::WithinNoise);
+    }
+    Some(verdict(
+        base.median,
+        base.robust_cv_pct(),
+        new.median,
+        new.robust_cv_pct(),
+        higher_is_better,
+        floor_pct,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +219,23 @@ mod tests {
         // the floor keeps tiny changes on quiet machines within noise
         assert_eq!(verdict(100.0, 0.0, 100.5, 0.0, true, 1.0), Verdict::WithinNoise);
         assert_eq!(change_pct(0.0, 5.0), 0.0);
+    }
+
+    #[test]
+    fn samples_need_three_runs_each_and_separate_ranges() {
+        let s = |v: &[f64]| Summary::of(v).unwrap();
+        let base = s(&[100.0, 101.0, 99.0]);
+        let fast = s(&[120.0, 121.0, 119.0]);
+        assert_eq!(compare_samples(&base, &fast, true, 2.0), Some(Verdict::Better));
+        assert_eq!(compare_samples(&base, &fast, false, 2.0), Some(Verdict::Worse));
+        // two runs each, however far apart: undecided
+        let (b2, f2) = (s(&[100.0, 101.0]), s(&[200.0, 201.0]));
+        assert_eq!(compare_samples(&b2, &f2, true, 2.0), None);
+        assert_eq!(compare_samples(&base, &f2, true, 2.0), None);
+        assert_eq!(compare_samples(&b2, &fast, true, 2.0), None);
+        // overlapping ranges are within noise even with a 10% median change
+        let wide = s(&[100.0, 130.0, 80.0]);
+        let near = s(&[110.0, 125.0, 95.0]);
+        assert_eq!(compare_samples(&wide, &near, true, 2.0), Some(Verdict::WithinNoise));
     }
 }

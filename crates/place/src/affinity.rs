@@ -112,6 +112,25 @@ impl ChildPlacement {
     }
 }
 
+/// What the placement does, for tables and JSON: `cpus 0-3, bind 1`,
+/// `cpus 4-7` (memory policy reset to the default), `interleave 0-1`.
+impl std::fmt::Display for ChildPlacement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let nodes = self.policy.nodes();
+        let mem = match &self.policy {
+            MemPolicy::Default => None,
+            p if nodes.is_empty() => Some(p.name().to_string()),
+            p => Some(format!("{} {nodes}", p.name())),
+        };
+        match (&self.cpus, mem) {
+            (Some(c), Some(m)) => write!(f, "cpus {c}, {m}"),
+            (Some(c), None) => write!(f, "cpus {c}"),
+            (None, Some(m)) => f.write_str(&m),
+            (None, None) => f.write_str("default memory policy"),
+        }
+    }
+}
+
 impl ChildPlacement {
     /// Checks, before spawning anything, that the kernel accepts this
     /// placement: applies it to a short-lived thread of this process (CPU
@@ -225,6 +244,23 @@ mod tests {
         assert!(bad.probe().unwrap_err().to_string().contains("CPUs 4000"));
         // The probe ran on another thread: this one is untouched.
         assert_eq!(crate::policy::current_process_policy().unwrap(), MemPolicy::Default);
+    }
+
+    #[test]
+    fn child_placements_describe_themselves() {
+        let p = |cpus: Option<&str>, policy| ChildPlacement {
+            cpus: cpus.map(|c| c.parse().unwrap()),
+            policy,
+        };
+        let nodes = |s: &str| s.parse::<topo::NodeSet>().unwrap();
+        assert_eq!(p(Some("0-3"), MemPolicy::Bind(nodes("1"))).to_string(), "cpus 0-3, bind 1");
+        assert_eq!(p(Some("4-7"), MemPolicy::Default).to_string(), "cpus 4-7");
+        assert_eq!(
+            p(None, MemPolicy::WeightedInterleave(nodes("0-1"))).to_string(),
+            "weighted-interleave 0-1"
+        );
+        assert_eq!(p(None, MemPolicy::Local).to_string(), "local");
+        assert_eq!(p(None, MemPolicy::Default).to_string(), "default memory policy");
     }
 
     #[test]

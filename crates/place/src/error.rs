@@ -75,6 +75,30 @@ impl PlaceError {
         }
     }
 
+    /// True when the error comes from what the user asked for (a node,
+    /// CPU, size, page size or policy this machine or this process cannot
+    /// give): the CLI exits with status 2. False for failures of the
+    /// machine or of numaprobe itself (a system call that should have
+    /// worked, an unreadable file, a bad internal argument). The one
+    /// classification that `bw`, `lat`, `exec` and `place` share.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            PlaceError::Unsupported { .. }
+            | PlaceError::CpuNotAllowed { .. }
+            | PlaceError::NodeNotAllowed { .. }
+            | PlaceError::NoSuchNode { .. }
+            | PlaceError::NoSuchCpu { .. }
+            | PlaceError::MemorylessNode { .. }
+            | PlaceError::CpulessNode { .. }
+            | PlaceError::NotEnoughMemory { .. }
+            | PlaceError::NoHugePages { .. }
+            | PlaceError::BadSpec { .. } => true,
+            PlaceError::Syscall { .. } | PlaceError::InvalidArgument(_) | PlaceError::Topo(_) => {
+                false
+            }
+        }
+    }
+
     pub(crate) fn bad_spec(spec: &str, msg: impl Into<String>) -> Self {
         PlaceError::BadSpec { spec: spec.to_string(), msg: msg.into() }
     }
@@ -87,3 +111,41 @@ fn mib(bytes: u64) -> String {
 
 /// Result alias of this crate.
 pub type Result<T, E = PlaceError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_user_asked_is_usage_and_what_failed_is_not() {
+        let nodes: NodeSet = "5".parse().unwrap();
+        let usage = [
+            PlaceError::NoSuchNode { asked: nodes.clone(), existing: "0".parse().unwrap() },
+            PlaceError::MemorylessNode { asked: nodes.clone(), with_memory: NodeSet::new() },
+            PlaceError::Unsupported { feature: "weighted interleave", why: "Linux 6.1".into() },
+            PlaceError::NotEnoughMemory {
+                node: 0,
+                requested_bytes: 1,
+                free_bytes: 0,
+                reserve_bytes: 0,
+                suggested_bytes: 0,
+            },
+            PlaceError::bad_spec("x", "bad"),
+        ];
+        for e in &usage {
+            assert!(e.is_usage(), "{e}");
+        }
+        let failures = [
+            PlaceError::Syscall {
+                syscall: "mbind",
+                what: "x".into(),
+                source: io::Error::from_raw_os_error(libc::EIO),
+            },
+            PlaceError::InvalidArgument("empty buffer".into()),
+            PlaceError::Topo(TopoError::malformed("/sys/x", "bad")),
+        ];
+        for e in &failures {
+            assert!(!e.is_usage(), "{e}");
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! `exec` saves each policy as soon as it is measured, before the matrix is
 //! judged, so stored payloads usually hold `change_pct: null` and
 //! `verdict: "no-data"`; the report then computes both from the stored
-//! `metric_summary` / `wall_summary` with [`bench::exec::compare`].
+//! `metric_summary` / `wall_summary` with [`bench::stats::compare_samples`].
 
 use serde_json::Value;
 use store::LoadedRun;
@@ -28,7 +28,7 @@ pub struct PolicyView {
     pub noise_pct: Option<f64>,
     /// Change of the compared quantity against the baseline, percent.
     pub change_pct: Option<f64>,
-    /// `baseline`, `better`, `worse`, `within noise`, `no data`.
+    /// `baseline`, `better`, `worse`, `within noise`, `undecided` (too few runs), `no data`.
     pub verdict: String,
     /// `N0 98% N1 2%`: anonymous pages per node of the last run with a
     /// reading.
@@ -123,15 +123,18 @@ impl ExecView {
                             let v = if i == base_idx {
                                 "baseline".to_string()
                             } else {
-                                match bench::exec::compare(
+                                match bench::stats::compare_samples(
                                     b,
                                     &s,
                                     higher_is_better,
-                                    bench::exec::DEFAULT_FLOOR_PCT,
+                                    bench::stats::DEFAULT_FLOOR_PCT,
                                 ) {
-                                    bench::stats::Verdict::Better => "better".into(),
-                                    bench::stats::Verdict::Worse => "worse".into(),
-                                    bench::stats::Verdict::WithinNoise => "within noise".into(),
+                                    Some(bench::stats::Verdict::Better) => "better".into(),
+                                    Some(bench::stats::Verdict::Worse) => "worse".into(),
+                                    Some(bench::stats::Verdict::WithinNoise) => {
+                                        "within noise".into()
+                                    }
+                                    None => "undecided".into(),
                                 }
                             };
                             (Some(change), v)
@@ -230,7 +233,7 @@ impl ExecView {
             if self.on_metric { "--metric figure" } else { "wall time" },
             if self.higher_is_better { "higher is better" } else { "lower is better" },
             self.baseline.as_deref().unwrap_or("?"),
-            plain(bench::exec::DEFAULT_FLOOR_PCT)
+            plain(bench::stats::DEFAULT_FLOOR_PCT)
         ));
         let base = self.baseline.as_deref().unwrap_or("baseline");
         let change_h = format!("Change vs {base} %");

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bench::events::{Event, Observer};
-use bench::exec::{
-    self, numa_maps::NumaPages, Direction, ExecError, ExecReport, Machine, Metric, OutputSink,
-    Plan, PolicyResult, PolicyVerdict, ResolvedCommand, Stream,
+use exec::{
+    numa_maps::NumaPages, Direction, ExecError, ExecReport, Metric, OutputSink, Plan, PolicyResult,
+    PolicyVerdict, ResolvedCommand, Scope, Stream,
 };
 use topo::{SysRoot, Topology};
 
@@ -144,61 +144,38 @@ impl Observer for Saver<'_> {
     }
 }
 
+/// Exit 2 for what the user asked (the placement layer decides for its
+/// refusals), keeping the chain of causes under the usage mark.
 fn to_usage(e: ExecError) -> anyhow::Error {
-    if e.is_usage() {
-        anyhow::Error::new(UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
+    if !e.is_usage() {
+        return anyhow::Error::new(e);
     }
-}
-
-fn machine(quiet: bool) -> (Machine, Option<Topology>) {
-    let root = SysRoot::live();
-    let allowed = place::Allowed::current(&root).ok();
-    let weighted = place::policy::supports_weighted_interleave(&root);
-    match Topology::discover(&root) {
-        Ok(t) => {
-            let m = Machine::from_topology(
-                &t,
-                allowed.as_ref().map(|a| a.cpus.clone()),
-                allowed.as_ref().map(|a| a.mems.clone()),
-                weighted,
-            );
-            (m, Some(t))
+    match e {
+        ExecError::Placement { policy, source } => {
+            anyhow::Error::new(source).context(UsageError(format!("refused {policy}")))
         }
-        Err(e) => {
-            output::warn(
-                quiet,
-                &format!("topology discovery failed ({e}); reading nodes directly"),
-            );
-            let m = Machine::read(&root).unwrap_or(Machine {
-                nodes: Vec::new(),
-                allowed_cpus: None,
-                allowed_mems: None,
-                weighted_interleave: weighted,
-            });
-            (m, None)
-        }
+        ExecError::NotExecutable(path, source) => anyhow::Error::new(source)
+            .context(UsageError(format!("{}: not executable", path.display()))),
+        // the rest have no source: their message is all there is
+        e => anyhow::Error::new(UsageError(e.to_string())),
     }
 }
 
 fn open_store(
     g: &Global,
-    topo: Option<&Topology>,
+    topo: &Topology,
     cmdline: &str,
 ) -> anyhow::Result<(store::Store, store::RunId)> {
     let path = crate::cmd::store::db_path(g)?;
     let mut s = store::Store::open(&path).with_context(|| format!("opening {}", path.display()))?;
     let mut run = store::NewRun::new(cmdline, env!("CARGO_PKG_VERSION"));
-    if let Some(t) = topo {
-        // The same fingerprints as `numaprobe run`, so exec runs group with
-        // the machine's other runs.
-        let root = topo::SysRoot::live();
-        let settings = audit::Settings::read(&root);
-        run.machine = audit::fingerprint::machine(&root, t, &audit::smbios::read(&root));
-        run.config = audit::fingerprint::config(t, &settings);
-        run.topology = serde_json::to_value(t)?;
-    }
+    // The same fingerprints as `numaprobe run`, so exec runs group with
+    // the machine's other runs.
+    let root = topo::SysRoot::live();
+    let settings = audit::Settings::read(&root);
+    run.machine = audit::fingerprint::machine(&root, topo, &audit::smbios::read(&root));
+    run.config = audit::fingerprint::config(topo, &settings);
+    run.topology = serde_json::to_value(topo)?;
     let id = s.begin_run(&run)?;
     Ok((s, id))
 }
@@ -235,15 +212,15 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     let command = ResolvedCommand::resolve(&args.command, std::env::var_os("PATH").as_deref())
         .map_err(to_usage)?;
-    let (machine, topo) = machine(g.quiet);
-    let policies = machine.expand(&items);
-    let plan = Plan::new(command, &policies, &machine).map_err(to_usage)?;
+    let scope = Scope::read(&SysRoot::live()).context("reading this machine's NUMA nodes")?;
+    let policies = scope.expand(&items);
+    let plan = Plan::new(command, &policies, &scope).map_err(to_usage)?;
 
     let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
     let db = if args.no_save {
         None
     } else {
-        match open_store(g, topo.as_ref(), &cmdline) {
+        match open_store(g, &scope.topology, &cmdline) {
             Ok(x) => Some(x),
             Err(e) => {
                 output::warn(g.quiet, &format!("results will not be saved: {e:#}"));
