@@ -9,10 +9,6 @@ use crate::error::{PlaceError, Result};
 use crate::policy::MemPolicy;
 use crate::sys::{self, Mask, NODE_MASK_BITS};
 
-/// Bits in the affinity masks we read: enough for any kernel's nr_cpu_ids
-/// we are likely to meet; grown on EINVAL.
-const AFFINITY_START_BITS: usize = 4096;
-
 /// Restricts the calling thread to exactly one CPU (`sched_setaffinity`).
 pub fn pin_current_thread(cpu: u32) -> Result<()> {
     set_current_thread_affinity(&[cpu].into_iter().collect())
@@ -33,26 +29,14 @@ pub fn set_current_thread_affinity(cpus: &CpuSet) -> Result<()> {
     Ok(())
 }
 
-/// The calling thread's affinity mask (`sched_getaffinity`).
+/// The calling thread's affinity mask (`sched_getaffinity`, read by
+/// [`topo::read::affinity`] with a mask that grows until the kernel takes it).
 pub fn current_thread_affinity() -> Result<CpuSet> {
-    let mut bits = AFFINITY_START_BITS;
-    loop {
-        let mut mask = Mask::zeroed(bits);
-        if sys::sched_getaffinity(&mut mask) >= 0 {
-            return Ok(mask.to_set());
-        }
-        let err = io::Error::last_os_error();
-        // EINVAL: our mask is smaller than the kernel's nr_cpu_ids.
-        if err.raw_os_error() == Some(libc::EINVAL) && bits < (topo::idset::MAX_ID as usize) * 2 {
-            bits *= 2;
-            continue;
-        }
-        return Err(PlaceError::Syscall {
-            syscall: "sched_getaffinity",
-            what: "calling thread".into(),
-            source: err,
-        });
-    }
+    topo::read::affinity().map_err(|source| PlaceError::Syscall {
+        syscall: "sched_getaffinity",
+        what: "calling thread".into(),
+        source,
+    })
 }
 
 /// The CPU the calling thread runs on right now (`getcpu`). Only stable

@@ -11,6 +11,7 @@ pub mod idset;
 pub mod mode;
 pub mod model;
 pub mod parse;
+pub mod read;
 pub mod synthetic;
 pub mod units;
 
