@@ -16,13 +16,6 @@ use crate::read::Read;
 use crate::settings::Settings;
 use crate::smbios::MemoryPopulation;
 
-/// FNV-1a, 64 bits: stable across builds and platforms (unlike std's
-/// `DefaultHasher`), which a stored fingerprint needs.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
-}
-
 fn read_value<T: serde::Serialize>(r: &Read<T>) -> Value {
     match r {
         Read::Value(v) => serde_json::to_value(v).unwrap_or(Value::Null),
@@ -73,7 +66,7 @@ pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>)
         mem_gib
     );
     json!({
-        "fingerprint": format!("{:016x}", fnv1a(&identity)),
+        "fingerprint": format!("{:016x}", topo::hash::fnv1a64(identity.as_bytes())),
         "description": description,
         "hostname": hostname,
         "cpu_model": topo.cpu_model,
@@ -126,13 +119,6 @@ pub fn config(topo: &Topology, settings: &Settings) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fnv_is_the_published_function() {
-        // Test vectors of FNV-1a 64 (Fowler, Noll, Vo).
-        assert_eq!(fnv1a(""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
-    }
 
     #[test]
     fn machine_fingerprint_ignores_settings_and_tracks_the_machine() {

@@ -7,6 +7,7 @@
 
 mod discover;
 pub mod fs;
+pub mod hash;
 pub mod idset;
 pub mod mode;
 pub mod model;

@@ -223,7 +223,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         size_bytes: size,
         stride_bytes: args.stride,
         pages: match args.pages {
-            Pages::Small => PageKind::Small,
+            Pages::Small => PageKind::NoThp,
             Pages::Thp => PageKind::Thp,
             Pages::Huge2M => PageKind::Huge2M,
             Pages::Huge1G => PageKind::Huge1G,
