@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::cmd;
+use crate::{cmd, output};
 
 /// Measure what a multi-socket machine's memory really does: topology,
 /// bandwidth, latency, placement, settings, and how they change.
 #[derive(Debug, Parser)]
-#[command(name = "numaprobe", version, about, propagate_version = true)]
+#[command(name = "numaprobe", version = VERSION, about, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -17,8 +17,17 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every command takes.
+/// The version `--version` prints: the package version and, when built
+/// from a git checkout, the commit (`0.1.0 (a1b2c3d4e5f6)`; see build.rs).
+pub const VERSION: &str = if env!("NUMAPROBE_COMMIT").is_empty() {
+    env!("CARGO_PKG_VERSION")
+} else {
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("NUMAPROBE_COMMIT"), ")")
+};
+
+/// Options every command takes (shown under their own heading).
 #[derive(Debug, clap::Args, Clone)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Print machine-readable JSON on stdout instead of tables.
     #[arg(long, global = true)]
@@ -29,6 +38,9 @@ pub struct Global {
     /// Results database (default: $XDG_DATA_HOME/numaprobe/results.db).
     #[arg(long, global = true, value_name = "PATH", env = "NUMAPROBE_DB")]
     pub db: Option<PathBuf>,
+    /// How tables are drawn (default: box on a terminal, plain otherwise).
+    #[arg(long, global = true, value_name = "STYLE", value_enum)]
+    pub table: Option<output::TableStyle>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,6 +71,61 @@ pub enum Command {
     Compare(cmd::store::CompareArgs),
     /// Write a Markdown or HTML report of a run.
     Report(cmd::store::ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of numaprobe or of one command.
+    Man(ManArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  numaprobe completions bash > ~/.local/share/bash-completion/completions/numaprobe"
+)]
+pub struct CompletionsArgs {
+    /// The shell to write the script for.
+    #[arg(value_name = "SHELL", value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  numaprobe man > numaprobe.1 && man ./numaprobe.1\n  numaprobe man bw | man -l -"
+)]
+pub struct ManArgs {
+    /// The command whose page to print (default: numaprobe itself).
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+}
+
+/// Writes the completion script for `shell` to `out`.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "numaprobe", out);
+}
+
+/// Writes the man page of numaprobe, or of one of its commands, to `out`.
+pub fn man(command: Option<&str>, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let page = match command {
+        None => cli,
+        Some(name) => {
+            let names: Vec<String> =
+                cli.get_subcommands().map(|c| c.get_name().to_string()).collect();
+            match cli.find_subcommand(name) {
+                // clap names are 'static; the process prints one page and exits.
+                Some(c) => {
+                    c.clone().name(&*Box::leak(format!("numaprobe-{name}").into_boxed_str()))
+                }
+                None => {
+                    crate::usage!("man {name}: no such command (commands: {})", names.join(", "))
+                }
+            }
+        }
+    };
+    clap_mangen::Man::new(page).render(out)?;
+    Ok(())
 }
 
 /// A mistake in what the user asked (bad flag value, unknown node...):
@@ -74,6 +141,26 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// What numaprobe says after a panic: a bug, to be reported.
+pub const BUG_REPORT: &str = "numaprobe panicked (see the message above): this is a bug in \
+     numaprobe, not in what you asked; please report it with the command line and the output of \
+     `numaprobe --version`";
+
+/// The one classification of errors into usage errors (exit 2) and
+/// failures (exit 1): a [`UsageError`] anywhere in the chain, or a library
+/// error whose own `is_usage()` says the request was at fault (the
+/// placement layer's [`place::PlaceError::is_usage`], reused by bw and lat).
+/// The error keeps its whole source chain for printing.
+pub fn is_usage(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.is::<UsageError>()
+            || e.downcast_ref::<place::PlaceError>().is_some_and(|e| e.is_usage())
+            || e.downcast_ref::<bench::bw::BwError>().is_some_and(|e| e.is_usage())
+            || e.downcast_ref::<bench::lat::LatError>().is_some_and(|e| e.is_usage())
+            || e.downcast_ref::<exec::ExecError>().is_some_and(|e| e.is_usage())
+    })
+}
+
 /// Returns a usage error (exit status 2) from a command.
 #[macro_export]
 macro_rules! usage {
@@ -85,6 +172,21 @@ macro_rules! usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_is_classified_through_the_chain() {
+        let place_usage = place::parse_size("0").unwrap_err();
+        assert!(is_usage(&anyhow::Error::new(place_usage).context("--size")));
+        let bw = bench::bw::BwError::Place(place::parse_size("x").unwrap_err());
+        assert!(is_usage(&anyhow::Error::new(bw)));
+        let lat = bench::lat::LatError::Panicked("the measuring thread".into());
+        assert!(!is_usage(&anyhow::Error::new(lat)), "a panic is a bug, not a usage error");
+        let io = std::io::Error::other("disk on fire");
+        assert!(!is_usage(&anyhow::Error::new(io).context("writing")));
+        let chained = anyhow::Error::new(UsageError("bad".into())).context("while planning");
+        assert!(is_usage(&chained));
+        assert_eq!(format!("{chained:#}"), "while planning: bad");
+    }
 
     #[test]
     fn cli_definition_is_consistent() {

@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod grammar;
 mod output;
 mod progress;
 mod signal;
@@ -21,7 +22,14 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match cmd::run(args) {
+    // A panic (in a measuring thread or here) is numaprobe's bug, not the
+    // user's: the hook has printed it; say so and fail with status 1.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd::run(args)));
+    let Ok(result) = outcome else {
+        eprintln!("numaprobe: error: {}", cli::BUG_REPORT);
+        return ExitCode::from(1);
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             if is_broken_pipe(&err) {
@@ -32,7 +40,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(130);
             }
             eprintln!("numaprobe: error: {err:#}");
-            ExitCode::from(if err.downcast_ref::<cli::UsageError>().is_some() { 2 } else { 1 })
+            ExitCode::from(if cli::is_usage(&err) { 2 } else { 1 })
         }
     }
 }

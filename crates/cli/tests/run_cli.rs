@@ -129,7 +129,9 @@ fn bad_step_names_and_profiles_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let out = np(dir.path()).args(["run", "--quick", "--only", "bw-nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown step 'bw-nope'"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid value 'bw-nope' for '--only <STEPS>'"), "{err}");
+    assert!(err.contains("possible values: bw-local") && err.contains("lat-c2c"), "{err}");
     let out = np(dir.path()).args(["run", "--quick", "--profile", "gaming"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.path().join("results.db").exists(), "nothing is created for a usage error");

@@ -233,7 +233,10 @@ fn malformed_capture_made_here_fails_in_one_line() {
 /// cargo runs tests, so the snapshot does not depend on the checkout path.
 #[test]
 fn text_layout_snapshot_of_the_snc2_tree() {
-    let out = topo().args(["--root", "../topo/tests/data/snc2-cxl", "--quiet"]).output().unwrap();
+    let out = topo()
+        .args(["--root", "../topo/tests/data/snc2-cxl", "--quiet", "--table", "box"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
 }

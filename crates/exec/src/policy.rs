@@ -5,8 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use place::{Allowed, ChildPlacement, MemPolicy, PlaceError};
-use topo::{IdSet, NodeSet, SysRoot, Topology};
+use place::{Allowed, ChildPlacement, MemPolicy, PlaceError, SetSpec};
+use topo::{NodeSet, SysRoot, Topology};
 
 use crate::ExecError;
 
@@ -49,13 +49,19 @@ fn node_id(text: &str, whole: &str) -> Result<u32, ExecError> {
         .map_err(|_| ExecError::BadPolicy(format!("'{whole}': '{text}' is not a node number")))
 }
 
-fn node_list(text: &str, whole: &str) -> Result<NodeSet, ExecError> {
-    let set = IdSet::parse_list(text)
-        .map_err(|e| ExecError::BadPolicy(format!("'{whole}': bad node list '{text}': {e}")))?;
-    if set.is_empty() {
-        return Err(ExecError::BadPolicy(format!("'{whole}': empty node list")));
+/// The node set of `interleave:SET`/`weighted:SET` in numactl's syntax
+/// (see `place::spec`): `all` is `None` (every usable memory node), a list
+/// is itself; `!LIST` and `+LIST` depend on the machine, so they are only
+/// taken in a policy list ([`parse_list`], resolved by [`Scope::expand`]).
+fn node_set(text: &str, whole: &str) -> Result<Option<NodeSet>, ExecError> {
+    match SetSpec::parse(text) {
+        Ok(SetSpec::All) => Ok(None),
+        Ok(SetSpec::List(set)) => Ok(Some(set)),
+        Ok(_) => Err(ExecError::BadPolicy(format!(
+            "'{whole}': '{text}' is relative to this machine's nodes; give it in --policies"
+        ))),
+        Err(e) => Err(ExecError::BadPolicy(format!("'{whole}': bad node set: {e}"))),
     }
-    Ok(set)
 }
 
 impl FromStr for Policy {
@@ -78,9 +84,9 @@ impl FromStr for Policy {
                 Ok(Policy::Remote { cpu: node_id(c, s)?, mem: node_id(m, s)? })
             }
             ("interleave", None) => Ok(Policy::Interleave(None)),
-            ("interleave", Some(a)) => Ok(Policy::Interleave(Some(node_list(a, s)?))),
+            ("interleave", Some(a)) => Ok(Policy::Interleave(node_set(a, s)?)),
             ("weighted", None) => Ok(Policy::Weighted(None)),
-            ("weighted", Some(a)) => Ok(Policy::Weighted(Some(node_list(a, s)?))),
+            ("weighted", Some(a)) => Ok(Policy::Weighted(node_set(a, s)?)),
             ("local" | "cpus-only" | "remote", None) => {
                 Err(ExecError::BadPolicy(format!("'{s}' needs a node, e.g. {s}:0")))
             }
@@ -100,6 +106,13 @@ impl FromStr for Policy {
 pub enum PolicyItem {
     All,
     One(Policy),
+    /// `interleave:!LIST`, `interleave:+LIST` (and `weighted:`): a node set
+    /// relative to the usable memory nodes, resolved by [`Scope::expand`].
+    Within {
+        weighted: bool,
+        spec: SetSpec,
+        text: String,
+    },
 }
 
 /// Parses a comma-separated list such as `default,local:0,interleave:0,1,all`.
@@ -126,7 +139,20 @@ pub fn parse_list(text: &str) -> Result<Vec<PolicyItem>, ExecError> {
     }
     pieces
         .iter()
-        .map(|p| if p == "all" { Ok(PolicyItem::All) } else { p.parse().map(PolicyItem::One) })
+        .map(|p| {
+            if p == "all" {
+                return Ok(PolicyItem::All);
+            }
+            let relative = |arg: &str| arg.trim_start().starts_with(['!', '+']);
+            for (prefix, weighted) in [("interleave:", false), ("weighted:", true)] {
+                if let Some(arg) = p.strip_prefix(prefix).filter(|a| relative(a)) {
+                    let spec = SetSpec::parse(arg)
+                        .map_err(|e| ExecError::BadPolicy(format!("'{p}': bad node set: {e}")))?;
+                    return Ok(PolicyItem::Within { weighted, spec, text: p.clone() });
+                }
+            }
+            p.parse().map(PolicyItem::One)
+        })
         .collect()
 }
 
@@ -225,14 +251,27 @@ impl Scope {
             .map_err(|source| ExecError::Placement { policy: policy.to_string(), source })
     }
 
-    /// Expands a parsed list: `all` becomes [`Scope::all_policies`];
-    /// duplicates are dropped, first occurrence kept.
-    pub fn expand(&self, items: &[PolicyItem]) -> Vec<Policy> {
+    /// Expands a parsed list: `all` becomes [`Scope::all_policies`],
+    /// `interleave:!LIST`/`+LIST` their nodes among the usable memory nodes
+    /// (refused when that selects none); duplicates are dropped, first
+    /// occurrence kept.
+    pub fn expand(&self, items: &[PolicyItem]) -> Result<Vec<Policy>, ExecError> {
         let mut out: Vec<Policy> = Vec::new();
         for item in items {
             let add = match item {
                 PolicyItem::All => self.all_policies(),
                 PolicyItem::One(p) => vec![p.clone()],
+                PolicyItem::Within { weighted, spec, text } => {
+                    let usable = self.allowed.memory_nodes(&self.topology);
+                    let set = spec
+                        .resolve(&usable, "memory node")
+                        .map_err(|source| ExecError::Placement { policy: text.clone(), source })?;
+                    vec![if *weighted {
+                        Policy::Weighted(Some(set))
+                    } else {
+                        Policy::Interleave(Some(set))
+                    }]
+                }
             };
             for p in add {
                 if !out.contains(&p) {
@@ -240,7 +279,7 @@ impl Scope {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// The useful set for this machine, in this order:
@@ -289,7 +328,7 @@ pub fn describe(placement: Option<&ChildPlacement>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use topo::CpuSet;
+    use topo::{CpuSet, IdSet};
 
     fn set(s: &str) -> IdSet {
         IdSet::parse_list(s).unwrap()
@@ -383,6 +422,23 @@ mod tests {
         assert!(parse_list("local:0,,default").unwrap_err().to_string().contains("empty entry"));
         // a bare number after a non-list policy is an error, not a continuation
         assert!(parse_list("local:0,1").is_err());
+    }
+
+    #[test]
+    fn interleave_sets_take_numactl_syntax() {
+        let m = scope(&[(0, "0-3", true), (1, "4-7", true), (2, "", true)], true);
+        let expand = |s: &str| names(&m.expand(&parse_list(s).unwrap()).unwrap());
+        assert_eq!(expand("interleave:all"), ["interleave"]);
+        assert_eq!(expand("interleave:all,interleave"), ["interleave"], "all is the default set");
+        assert_eq!(expand("interleave:!0"), ["interleave:1-2"]);
+        assert_eq!(expand("weighted:+0-1,interleave:!1,2"), ["weighted:0-1", "interleave:0"]);
+        let chain = |e: &ExecError| format!("{e}: {}", std::error::Error::source(e).unwrap());
+        let err = m.expand(&parse_list("interleave:+7").unwrap()).unwrap_err();
+        assert!(err.is_usage() && chain(&err).contains("relative index 7"), "{err}");
+        let err = m.expand(&parse_list("interleave:!0-2").unwrap()).unwrap_err();
+        assert!(chain(&err).contains("selects no memory node"), "{}", chain(&err));
+        let err = parse_list("interleave:!x").unwrap_err().to_string();
+        assert!(err.contains("'interleave:!x'") && err.contains("bad node set"), "{err}");
     }
 
     #[test]
@@ -502,6 +558,6 @@ mod tests {
     fn expand_drops_duplicates_keeping_order() {
         let s = scope(&[(0, "0-3", true)], false);
         let items = parse_list("local:0,all,default").unwrap();
-        assert_eq!(names(&s.expand(&items)), ["local:0", "default"]);
+        assert_eq!(names(&s.expand(&items).unwrap()), ["local:0", "default"]);
     }
 }

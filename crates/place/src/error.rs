@@ -75,15 +75,16 @@ impl PlaceError {
         }
     }
 
-    /// True when the error comes from what the user asked for (a node,
-    /// CPU, size, page size or policy this machine or this process cannot
-    /// give): the CLI exits with status 2. False for failures of the
-    /// machine or of numaprobe itself (a system call that should have
-    /// worked, an unreadable file, a bad internal argument). The one
-    /// classification that `bw`, `lat`, `exec` and `place` share.
+    /// True when the error is about what the user asked (a bad spec, a
+    /// node or CPU that does not exist, is not allowed or cannot serve, more
+    /// memory than a node can spare, huge pages not reserved, a kernel
+    /// feature this machine lacks): the CLI's usage error, exit status 2.
+    /// False for failures of the machine or of numaprobe (a syscall that
+    /// failed, an unreadable file, a bad internal argument). The one
+    /// classification bw, lat, exec and the CLI share.
     pub fn is_usage(&self) -> bool {
         match self {
-            PlaceError::Unsupported { .. }
+            PlaceError::BadSpec { .. }
             | PlaceError::CpuNotAllowed { .. }
             | PlaceError::NodeNotAllowed { .. }
             | PlaceError::NoSuchNode { .. }
@@ -92,7 +93,7 @@ impl PlaceError {
             | PlaceError::CpulessNode { .. }
             | PlaceError::NotEnoughMemory { .. }
             | PlaceError::NoHugePages { .. }
-            | PlaceError::BadSpec { .. } => true,
+            | PlaceError::Unsupported { .. } => true,
             PlaceError::Syscall { .. } | PlaceError::InvalidArgument(_) | PlaceError::Topo(_) => {
                 false
             }
@@ -117,12 +118,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn what_the_user_asked_is_usage_and_what_failed_is_not() {
-        let nodes: NodeSet = "5".parse().unwrap();
+    fn what_the_user_asked_is_a_usage_error_and_failures_are_not() {
+        let set = |s: &str| -> NodeSet { s.parse().unwrap() };
         let usage = [
-            PlaceError::NoSuchNode { asked: nodes.clone(), existing: "0".parse().unwrap() },
-            PlaceError::MemorylessNode { asked: nodes.clone(), with_memory: NodeSet::new() },
-            PlaceError::Unsupported { feature: "weighted interleave", why: "Linux 6.1".into() },
+            PlaceError::bad_spec("x", "bad"),
+            PlaceError::NoSuchNode { asked: set("9"), existing: set("0-1") },
             PlaceError::NotEnoughMemory {
                 node: 0,
                 requested_bytes: 1,
@@ -130,7 +130,8 @@ mod tests {
                 reserve_bytes: 0,
                 suggested_bytes: 0,
             },
-            PlaceError::bad_spec("x", "bad"),
+            PlaceError::NoHugePages { page_size_bytes: 2 << 20, msg: "none".into() },
+            PlaceError::Unsupported { feature: "weighted interleave", why: "old".into() },
         ];
         for e in &usage {
             assert!(e.is_usage(), "{e}");
@@ -141,8 +142,7 @@ mod tests {
                 what: "x".into(),
                 source: io::Error::from_raw_os_error(libc::EIO),
             },
-            PlaceError::InvalidArgument("empty buffer".into()),
-            PlaceError::Topo(TopoError::malformed("/sys/x", "bad")),
+            PlaceError::InvalidArgument("empty".into()),
         ];
         for e in &failures {
             assert!(!e.is_usage(), "{e}");

@@ -45,7 +45,7 @@ pub use policy::{
     policy_support, set_process_policy, weighted_interleave_weights, with_fallback, Existing,
     MemPolicy, PolicySupport,
 };
-pub use spec::{parse_size, parse_size_fractional, resolve_set, SetSpec};
+pub use spec::{parse_size, resolve_set, SetSpec, SIZE_GRAMMAR};
 pub use topo::{CpuSet, NodeSet};
 pub use verify::{
     check, check_interleave, check_spread, page_nodes, PageNodes, PlacementCheck, SpreadCheck,

@@ -7,8 +7,9 @@
 //! * `+LIST`: positions in the universe, 0-based (numactl's relative `+`):
 //!   with allowed nodes `2,5,7`, `+0-1` means `2,5`.
 //!
-//! Sizes: a number with an optional binary suffix `K`, `M`, `G`, `T`
-//! (also `KiB`, `KB`, `k`...; all mean powers of 1024), e.g. `64M`.
+//! Sizes: a number, fractions allowed, with an optional unit: `K`, `M`,
+//! `G`, `T` or `KiB`... (powers of 1024), `KB`, `MB`, `GB`, `TB` (powers of
+//! 1000), e.g. `64M`, `1.5G`, `2GB` (see docs/cli.md).
 
 use topo::IdSet;
 
@@ -97,65 +98,82 @@ impl SetSpec {
     }
 }
 
+impl std::fmt::Display for SetSpec {
+    /// The spec as a user would write it (`all`, `0-3`, `!2`, `+0-1`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetSpec::All => f.write_str("all"),
+            SetSpec::List(l) => write!(f, "{l}"),
+            SetSpec::AllBut(l) => write!(f, "!{l}"),
+            SetSpec::Relative(l) => write!(f, "+{l}"),
+        }
+    }
+}
+
 /// Parses and resolves a spec in one step.
 pub fn resolve_set(spec: &str, universe: &IdSet, what: &str) -> Result<IdSet> {
     SetSpec::parse(spec)?.resolve(universe, what)
 }
 
-/// Splits a size into its number and the power of two of its unit
-/// (`64M` -> ("64", 20)); units are binary: K, M, G, T, with or without
-/// `B`/`iB`.
-fn size_parts(s: &str) -> Result<(&str, u32)> {
+/// What a size may look like, for error messages.
+pub const SIZE_GRAMMAR: &str = "a number (fractions allowed) with an optional unit: K, M, G, T \
+     or KiB, MiB, GiB, TiB (powers of 1024), KB, MB, GB, TB (powers of 1000), B; e.g. 4096, \
+     512M, 1.5G, 512MiB, 2GB";
+
+/// The multiplier of a size unit (case does not matter): `K`/`KiB` =
+/// 2^10, `KB` = 10^3, and so on up to T; no unit or `B` = bytes.
+fn unit_bytes(unit: &str) -> Option<u64> {
+    let u = unit.to_ascii_lowercase();
+    Some(match u.as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => return None,
+    })
+}
+
+/// Parses a size into bytes: `4096`, `64M`, `1.5G`, `512MiB` (binary
+/// units: K, M, G, T with or without `iB`), `2GB` (decimal units: KB, MB,
+/// GB, TB are powers of 1000, as in GB/s). Fractions are rounded to the
+/// nearest byte. Zero, overflow and anything else are refused, naming the
+/// value and what is accepted ([`SIZE_GRAMMAR`]).
+pub fn parse_size(s: &str) -> Result<u64> {
+    let bad = |why: &str| PlaceError::bad_spec(s, format!("{why}; a size is {SIZE_GRAMMAR}"));
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    if num.is_empty() {
-        return Err(PlaceError::bad_spec(s, "a size starts with a number, e.g. 64M"));
+    if num.is_empty() || num == "." {
+        return Err(bad("not a size"));
     }
     let unit = unit.trim();
-    let shift = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => {
-            return Err(PlaceError::bad_spec(
-                s,
-                format!("unknown unit '{unit}' (expected K, M, G or T, binary)"),
-            ))
-        }
+    let Some(mult) = unit_bytes(unit) else {
+        return Err(bad(&format!("unknown unit '{unit}'")));
     };
-    Ok((num, shift))
-}
-
-/// Parses a size such as `64M`, `1G`, `4096`, `512KiB` into bytes (binary
-/// multiples): a whole number of units. Zero is refused.
-pub fn parse_size(s: &str) -> Result<u64> {
-    let (num, shift) = size_parts(s)?;
-    if num.contains('.') {
-        return Err(PlaceError::bad_spec(s, "a whole number of units, e.g. 1536M for 1.5G"));
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    if frac.contains('.') {
+        return Err(bad("not a number"));
     }
-    let n: u64 = num.parse().map_err(|_| PlaceError::bad_spec(s, "number too large"))?;
-    let bytes =
-        n.checked_mul(1u64 << shift).ok_or_else(|| PlaceError::bad_spec(s, "size too large"))?;
+    // Exact arithmetic: whole * mult + frac * mult / 10^digits, rounded.
+    let too_large = || PlaceError::bad_spec(s, "too large (at most 16 EiB)");
+    let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| too_large())? };
+    let frac = &frac[..frac.len().min(24)];
+    let mut bytes = whole.checked_mul(mult as u128).ok_or_else(too_large)?;
+    if !frac.is_empty() {
+        let digits: u128 = frac.parse().map_err(|_| bad("not a number"))?;
+        let scale = 10u128.pow(frac.len() as u32);
+        bytes += (digits * mult as u128 + scale / 2) / scale;
+    }
+    let bytes = u64::try_from(bytes).map_err(|_| too_large())?;
     if bytes == 0 {
-        return Err(PlaceError::bad_spec(s, "size must be positive"));
+        return Err(PlaceError::bad_spec(s, "a size must be at least 1 byte"));
     }
     Ok(bytes)
-}
-
-/// As [`parse_size`], also taking fractions of a unit (`1.5M`), rounded to
-/// whole bytes; for working sets, where `1.5M` between cache sizes is the
-/// natural way to ask.
-pub fn parse_size_fractional(s: &str) -> Result<u64> {
-    let (num, shift) = size_parts(s)?;
-    let v: f64 = num.parse().map_err(|_| PlaceError::bad_spec(s, "not a number"))?;
-    let bytes = (v * (1u64 << shift) as f64).round();
-    if !(1.0..=1e18).contains(&bytes) {
-        return Err(PlaceError::bad_spec(s, "size out of range (1 byte to 1e18 bytes)"));
-    }
-    Ok(bytes as u64)
 }
 
 #[cfg(test)]
@@ -178,6 +196,13 @@ mod tests {
     }
 
     #[test]
+    fn specs_print_as_written() {
+        for s in ["all", "0-3,8", "!2", "+0-1"] {
+            assert_eq!(SetSpec::parse(s).unwrap().to_string(), s);
+        }
+    }
+
+    #[test]
     fn bad_specs_fail_clearly() {
         let u = ids("0-3");
         let e = resolve_set("5", &u, "node").unwrap_err().to_string();
@@ -194,25 +219,51 @@ mod tests {
     }
 
     #[test]
-    fn sizes_are_binary() {
+    fn sizes_take_both_unit_families() {
         assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
+        assert_eq!(parse_size(" 64M ").unwrap(), 64 << 20);
         assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("64 mib").unwrap(), 64 << 20);
         assert_eq!(parse_size("2k").unwrap(), 2048);
         assert_eq!(parse_size("1G").unwrap(), 1 << 30);
         assert_eq!(parse_size("1t").unwrap(), 1 << 40);
-        for bad in ["", "M", "0", "12X", "99999999999999999999", "20000000T", "1.5G"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
+        assert_eq!(parse_size("100B").unwrap(), 100);
+        // Decimal units are powers of 1000, as GB/s is.
+        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_size("10TB").unwrap(), 10_000_000_000_000);
+        assert_eq!(parse_size("512KB").unwrap(), 512_000);
+        assert_eq!(parse_size("1mb").unwrap(), 1_000_000);
     }
 
     #[test]
-    fn fractional_sizes_round_to_bytes() {
-        assert_eq!(parse_size_fractional("1.5M").unwrap(), 3 << 19);
-        assert_eq!(parse_size_fractional("64K").unwrap(), 64 << 10);
-        assert_eq!(parse_size_fractional("1GiB").unwrap(), 1 << 30);
-        for bad in ["", "abc", "12Q", "0", "0.1", "1.2.3M", "2000000T"] {
-            assert!(parse_size_fractional(bad).is_err(), "{bad}");
+    fn sizes_take_fractions_rounded_to_bytes() {
+        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
+        assert_eq!(parse_size("1.5M").unwrap(), 3 << 19);
+        assert_eq!(parse_size("0.5KiB").unwrap(), 512);
+        assert_eq!(parse_size(".5K").unwrap(), 512);
+        assert_eq!(parse_size("1.").unwrap(), 1);
+        assert_eq!(parse_size("2.5GB").unwrap(), 2_500_000_000);
+        // 0.1 KiB = 102.4 bytes: rounded, exactly (no float drift).
+        assert_eq!(parse_size("0.1K").unwrap(), 102);
+        assert_eq!(parse_size("1.0000000000000000000001T").unwrap(), 1 << 40);
+    }
+
+    #[test]
+    fn bad_sizes_name_the_value_and_the_grammar() {
+        for bad in ["", " ", "M", ".", "12X", "1.2.3M", "-1K", "1e9", "abc", "1 G B", "1,5G"] {
+            let e = parse_size(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("'{bad}'")) && e.contains("KiB"), "{bad}: {e}");
         }
+        let e = parse_size("12Q").unwrap_err().to_string();
+        assert!(e.contains("unknown unit 'Q'"), "{e}");
+        for zero in ["0", "0.0001", "0K", "0.4"] {
+            let e = parse_size(zero).unwrap_err().to_string();
+            assert!(e.contains("at least 1 byte"), "{zero}: {e}");
+        }
+        for huge in ["99999999999999999999", "20000000T", "16777216T", "18446744073709551616"] {
+            let e = parse_size(huge).unwrap_err().to_string();
+            assert!(e.contains("too large"), "{huge}: {e}");
+        }
+        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
     }
 }

@@ -53,21 +53,9 @@ pub enum BwError {
 impl BwError {
     /// True when the user asked for something impossible (exit status 2).
     pub fn is_usage(&self) -> bool {
-        use place::PlaceError as P;
         match self {
             BwError::Usage(_) | BwError::Kernel(_) => true,
-            BwError::Place(e) => matches!(
-                e,
-                P::CpuNotAllowed { .. }
-                    | P::NodeNotAllowed { .. }
-                    | P::NoSuchNode { .. }
-                    | P::NoSuchCpu { .. }
-                    | P::MemorylessNode { .. }
-                    | P::CpulessNode { .. }
-                    | P::NotEnoughMemory { .. }
-                    | P::BadSpec { .. }
-                    | P::Unsupported { .. }
-            ),
+            BwError::Place(e) => e.is_usage(),
             _ => false,
         }
     }

@@ -169,7 +169,7 @@ fn bounce(
         quit.store(true, Ordering::SeqCst);
         let resp = responder
             .join()
-            .unwrap_or_else(|_| Err(LatError::BadRequest("c2c responder panicked".into())));
+            .unwrap_or_else(|_| Err(LatError::Panicked("the c2c responder thread".into())));
         let out = run?;
         resp?;
         Ok(out)

@@ -50,6 +50,13 @@ pub enum LatError {
     Place(#[from] place::PlaceError),
     #[error("pointer chase: {0}")]
     Chase(#[from] ChaseError),
+    /// A measuring thread panicked: numaprobe's bug, never the user's
+    /// request (the CLI exits with 1 and asks for a report).
+    #[error(
+        "{0} panicked: this is a bug in numaprobe; please report it with the command line and \
+         the output of `numaprobe --version`"
+    )]
+    Panicked(String),
     /// Stopped (Ctrl-C) before the first result.
     #[error("stopped before anything was measured")]
     Stopped,
@@ -58,21 +65,9 @@ pub enum LatError {
 impl LatError {
     /// True when the user's request is at fault (the CLI exits with 2).
     pub fn is_usage(&self) -> bool {
-        use place::PlaceError as P;
         match self {
             LatError::BadRequest(_) => true,
-            LatError::Place(e) => matches!(
-                e,
-                P::NotEnoughMemory { .. }
-                    | P::NoHugePages { .. }
-                    | P::CpuNotAllowed { .. }
-                    | P::NodeNotAllowed { .. }
-                    | P::NoSuchNode { .. }
-                    | P::NoSuchCpu { .. }
-                    | P::MemorylessNode { .. }
-                    | P::CpulessNode { .. }
-                    | P::BadSpec { .. }
-            ),
+            LatError::Place(e) => e.is_usage(),
             _ => false,
         }
     }
@@ -358,7 +353,7 @@ pub(crate) fn on_cpu<T: Send>(
             f()
         })
         .join()
-        .unwrap_or_else(|_| Err(LatError::BadRequest("the measuring thread panicked".into())))
+        .unwrap_or_else(|_| Err(LatError::Panicked("the measuring thread".into())))
     })
 }
 
@@ -747,6 +742,17 @@ pub fn timing_for(budget: Option<Duration>, points: usize) -> Timing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A panic in the measuring thread is numaprobe's bug (exit 1 with a
+    /// request for a report), never a usage error (exit 2).
+    #[test]
+    fn a_panicking_measuring_thread_is_a_bug_not_a_usage_error() {
+        let cpu = place::current_cpu().unwrap();
+        let e = on_cpu::<()>(cpu, || panic!("deliberate test panic")).unwrap_err();
+        assert!(matches!(e, LatError::Panicked(_)), "{e:?}");
+        assert!(!e.is_usage());
+        assert!(e.to_string().contains("please report"), "{e}");
+    }
 
     #[test]
     fn bytes_format_in_binary_units() {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use audit::{Evidence, Profile, Report, Severity};
+use audit::{Evidence, Report, Severity};
 use serde_json::{json, Value};
 use topo::{SysRoot, Topology};
 
@@ -17,14 +17,13 @@ pub struct Args {
     /// Read sysfs/procfs under DIR instead of `/` (a capture or a copy).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Workload profile: hpc, database, virtualization, ai-training,
-    /// latency or general.
-    #[arg(long, value_name = "P", default_value = "general", value_parser = parse_profile)]
-    pub profile: Profile,
+    /// Workload profile the settings are judged against.
+    #[arg(long, value_name = "PROFILE", value_enum, default_value = "general")]
+    pub profile: crate::grammar::Profile,
     /// Exit with status 1 when a finding is at this severity or above
     /// (warn or critical); the report is printed first.
-    #[arg(long, value_name = "SEVERITY", value_parser = ["warn", "critical"])]
-    pub fail_on: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_enum)]
+    pub fail_on: Option<FailOn>,
     /// Take evidence from this saved run (id, uuid, label, `latest`)
     /// instead of the latest run of this machine.
     #[arg(long, value_name = "RUN", conflicts_with = "no_evidence")]
@@ -37,8 +36,11 @@ pub struct Args {
     pub all: bool,
 }
 
-fn parse_profile(s: &str) -> Result<Profile, String> {
-    s.parse::<Profile>().map_err(|e| e.to_string())
+/// `--fail-on`: the severity that fails the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Warn,
+    Critical,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -63,14 +65,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(n) = note {
         output::warn(g.quiet, &n);
     }
-    let report = Report::build(&root, &topology, args.profile, evidence);
+    let report = Report::build(&root, &topology, args.profile.into(), evidence);
     if g.json {
         output::json(&report)?;
     } else {
         output::emit(&render(&report, args.all))?;
     }
-    if let Some(level) = &args.fail_on {
-        let min = if level == "critical" { Severity::Critical } else { Severity::Warn };
+    if let Some(fail_on) = args.fail_on {
+        let (min, level) = match fail_on {
+            FailOn::Warn => (Severity::Warn, "warn"),
+            FailOn::Critical => (Severity::Critical, "critical"),
+        };
         let n = report.findings.iter().filter(|f| f.severity >= min).count();
         if n > 0 {
             anyhow::bail!("{n} finding(s) at {level} or above (--fail-on {level})");

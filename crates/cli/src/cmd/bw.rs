@@ -6,26 +6,30 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use anyhow::Context;
+
 use bench::bw::{self, BwMode, BwPlan, BwResult, RepPolicy, StoreMode};
 use kernels::{Isa, Kernel};
 use serde::Serialize;
-use topo::{CpuSet, SysRoot, Topology};
+use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::grammar::{self, IsaName, KernelName, Pages, Stores};
 use crate::{output, usage};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Node whose CPUs run the threads (default: the first node with CPUs).
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
     /// Node holding the arrays (default: the CPU node's own memory, or the
     /// nearest memory node).
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub mem_node: Option<u32>,
-    /// Run on exactly these CPUs (cpulist such as 0-3,8) instead of a node's.
-    #[arg(long, value_name = "LIST", conflicts_with = "cpu_node")]
-    pub cpus: Option<String>,
+    /// Run on exactly these CPUs instead of a node's: a set such as 0-3,8,
+    /// all, !0 (all allowed CPUs but 0) or +0-3 (the first four allowed).
+    #[arg(long, value_name = "CPUS", conflicts_with = "cpu_node", value_parser = grammar::set)]
+    pub cpus: Option<place::SetSpec>,
     /// Threads per CPU node (default: every CPU of the node, one per core
     /// first); with --scaling, the largest count.
     #[arg(long, value_name = "N")]
@@ -47,23 +51,29 @@ pub struct Args {
     /// Bandwidth against thread count 1..N on one node.
     #[arg(long)]
     pub scaling: bool,
-    /// Kernels, comma-separated: copy, scale, add, triad, read, write,
-    /// rw3:1, rw2:1, rw1:1 (read/write also as load/store).
-    #[arg(long, value_name = "LIST", default_value = "copy,scale,add,triad")]
-    pub kernel: String,
-    /// Force an instruction set: scalar, sse2, avx2, avx512 (default: best).
-    #[arg(long, value_name = "ISA")]
-    pub isa: Option<String>,
+    /// Kernels, comma-separated (read/write also as load/store).
+    #[arg(
+        long,
+        value_name = "KERNELS",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "copy,scale,add,triad"
+    )]
+    pub kernel: Vec<KernelName>,
+    /// Force an instruction set (default: the best this CPU runs).
+    #[arg(long, value_name = "ISA", value_enum)]
+    pub isa: Option<IsaName>,
     /// Stores: nt (non-temporal), regular, or auto (nt when available).
-    #[arg(long, value_name = "MODE", default_value = "auto")]
-    pub stores: String,
-    /// Bytes per array, e.g. 512M (default: 4x the last-level cache the
-    /// threads share, capped by what the memory node can spare).
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// Pages for the arrays: 4k, thp, nothp, 2m, 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub pages: String,
+    #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
+    pub stores: Stores,
+    /// Bytes per array, e.g. 512M, 1.5G (default: 4x the last-level cache
+    /// the threads share, capped by what the memory node can spare).
+    #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
+    pub size: Option<u64>,
+    /// Pages for the arrays (default thp: bandwidth of memory, not of the
+    /// TLB; the share of huge pages obtained is reported).
+    #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
+    pub pages: Pages,
     /// Seconds allowed per result before settling for an unstable figure.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     pub budget: f64,
@@ -83,48 +93,30 @@ pub struct Args {
     pub peak_gbs: Option<f64>,
 }
 
-/// Checks the flags that need no topology and builds the plan.
-pub fn plan_from_args(a: &Args) -> anyhow::Result<BwPlan> {
+/// Checks the flags and builds the plan. `--cpus` is resolved against the
+/// machine: a plain list is checked CPU by CPU; `all`, `!` and `+` work
+/// within the allowed online CPUs.
+pub fn plan_from_args(
+    a: &Args,
+    allowed: &place::Allowed,
+    topo: &Topology,
+) -> anyhow::Result<BwPlan> {
     if a.threads == Some(0) {
         usage!("--threads 0: at least one thread is needed");
     }
     let mut kernels = Vec::new();
-    for name in a.kernel.split(',').filter(|s| !s.trim().is_empty()) {
-        match Kernel::parse(name) {
-            Some(k) if !kernels.contains(&k) => kernels.push(k),
-            Some(_) => {}
-            None => usage!(
-                "--kernel '{name}': unknown kernel (expected copy, scale, add, triad, read, write, \
-                 rw3:1, rw2:1, rw1:1)"
-            ),
+    for k in a.kernel.iter().map(|&k| Kernel::from(k)) {
+        if !kernels.contains(&k) {
+            kernels.push(k);
         }
     }
     if kernels.is_empty() {
-        usage!("--kernel '{}': no kernel given", a.kernel);
+        usage!("--kernel: no kernel given");
     }
-    let isa = match &a.isa {
-        None => None,
-        Some(s) => match Isa::parse(s) {
-            Some(i) => Some(i),
-            None => {
-                usage!("--isa '{s}': unknown instruction set (expected scalar, sse2, avx2, avx512)")
-            }
-        },
-    };
-    let Some(stores) = StoreMode::parse(&a.stores) else {
-        usage!("--stores '{}': expected nt, regular or auto", a.stores);
-    };
-    let array_bytes = match &a.size {
-        None => None,
-        Some(s) => match place::parse_size(s) {
-            Ok(b) => Some(b),
-            Err(e) => usage!("--size {e}"),
-        },
-    };
-    let pages = match place::PageKind::parse(&a.pages) {
-        Ok(p) => p,
-        Err(e) => usage!("--pages {e}"),
-    };
+    let isa = a.isa.map(Isa::from);
+    let stores = StoreMode::from(a.stores);
+    let array_bytes = a.size;
+    let pages = a.pages.to_place();
     if !(a.budget.is_finite() && a.budget > 0.0) {
         usage!("--budget {}: expected a positive number of seconds", a.budget);
     }
@@ -140,12 +132,8 @@ pub fn plan_from_args(a: &Args) -> anyhow::Result<BwPlan> {
         }
     }
     let cpus = match &a.cpus {
+        Some(spec) => Some(allowed.resolve_cpus(&spec.to_string(), topo).context("--cpus")?),
         None => None,
-        Some(s) => match CpuSet::parse_list(s) {
-            Ok(set) if !set.is_empty() => Some(set),
-            Ok(_) => usage!("--cpus '{s}': the CPU list is empty"),
-            Err(e) => usage!("--cpus '{s}': {e}"),
-        },
     };
     let mut modes = Vec::new();
     if a.matrix {
@@ -191,15 +179,6 @@ pub fn plan_from_args(a: &Args) -> anyhow::Result<BwPlan> {
     })
 }
 
-/// Maps a library error to the CLI's exit statuses (2 for usage).
-pub fn map_err(e: bw::BwError) -> anyhow::Error {
-    if e.is_usage() {
-        anyhow::Error::new(crate::cli::UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
 /// Progress bars, plus warnings printed directly when stderr is not a
 /// terminal (a hidden bar would swallow them).
 struct Obs {
@@ -230,9 +209,10 @@ struct Doc<'a> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
-    let mut plan = plan_from_args(&args)?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root)?;
+    let allowed = place::Allowed::current(&root)?;
+    let mut plan = plan_from_args(&args, &allowed, &topo)?;
     // The theoretical peak from the DIMMs when the user gave none (SMBIOS
     // needs root; without it the fraction is simply not shown).
     if plan.peak_gbs.is_none() {
@@ -240,7 +220,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let stop = crate::signal::stop_flag();
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-    let results = bw::run_plan(&topo, &plan, &obs, &stop).map_err(map_err)?;
+    let results = bw::run_plan(&topo, &plan, &obs, &stop)?;
     let interrupted = stop.is_stopped();
     if g.json {
         return output::json(&Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results });

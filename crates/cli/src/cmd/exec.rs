@@ -18,7 +18,7 @@ use exec::{
 };
 use topo::{SysRoot, Topology};
 
-use crate::cli::{Global, UsageError};
+use crate::cli::Global;
 use crate::output;
 use crate::progress::Bars;
 use crate::usage;
@@ -32,7 +32,7 @@ Linux 6.9+), cpus-only:N, all (see docs/exec.md).\n\nExample:\n  numaprobe exec 
 )]
 pub struct Args {
     /// Placements, comma-separated (may be repeated).
-    #[arg(long, short = 'p', value_name = "LIST", default_value = "all")]
+    #[arg(long, short = 'p', value_name = "POLICIES", default_value = "all")]
     pub policies: Vec<String>,
     /// Measured runs per policy.
     #[arg(long, short = 'r', value_name = "N", default_value_t = 3,
@@ -65,10 +65,10 @@ pub struct Args {
     /// Do not save the results into the results database.
     #[arg(long)]
     pub no_save: bool,
-    /// Touch SIZE bytes of memory (K/M/G suffixes, powers of 1024) and print
-    /// where the pages are, instead of running a command (for guests).
-    #[arg(long, hide = true, value_name = "SIZE")]
-    pub touch: Option<String>,
+    /// Touch SIZE bytes of memory (e.g. 32M) and print where the pages
+    /// are, instead of running a command (for guests).
+    #[arg(long, hide = true, value_name = "SIZE", value_parser = crate::grammar::size)]
+    pub touch: Option<u64>,
     /// With --touch: keep the memory this long so `exec` can sample it.
     #[arg(long, hide = true, value_name = "MS", default_value_t = 300)]
     pub touch_hold_ms: u64,
@@ -82,14 +82,9 @@ pub struct Args {
     pub command: Vec<OsString>,
 }
 
-/// Parses `32M`, `1G`, `4096`, `512K` (powers of 1024).
-fn parse_size(s: &str) -> Option<usize> {
-    place::parse_size(s).ok().and_then(|b| usize::try_from(b).ok())
-}
-
-fn touch(size: &str, hold_ms: u64) -> anyhow::Result<()> {
-    let Some(bytes) = parse_size(size) else {
-        usage!("--touch: bad size '{size}' (e.g. 32M, 1G, 65536)");
+fn touch(size: u64, hold_ms: u64) -> anyhow::Result<()> {
+    let Ok(bytes) = usize::try_from(size) else {
+        usage!("--touch {size}: too large for this machine's address space");
     };
     let r = exec::touch::touch(bytes, Duration::from_millis(hold_ms));
     let nodes: Vec<String> =
@@ -144,21 +139,10 @@ impl Observer for Saver<'_> {
     }
 }
 
-/// Exit 2 for what the user asked (the placement layer decides for its
-/// refusals), keeping the chain of causes under the usage mark.
+/// A library error, kept whole: `main` classifies it
+/// ([`ExecError::is_usage`]: exit 2 when it is the user's request).
 fn to_usage(e: ExecError) -> anyhow::Error {
-    if !e.is_usage() {
-        return anyhow::Error::new(e);
-    }
-    match e {
-        ExecError::Placement { policy, source } => {
-            anyhow::Error::new(source).context(UsageError(format!("refused {policy}")))
-        }
-        ExecError::NotExecutable(path, source) => anyhow::Error::new(source)
-            .context(UsageError(format!("{}: not executable", path.display()))),
-        // the rest have no source: their message is all there is
-        e => anyhow::Error::new(UsageError(e.to_string())),
-    }
+    anyhow::Error::new(e)
 }
 
 fn open_store(
@@ -181,7 +165,7 @@ fn open_store(
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
-    if let Some(size) = &args.touch {
+    if let Some(size) = args.touch {
         return touch(size, args.touch_hold_ms);
     }
     // Check everything the user wrote before anything runs.
@@ -213,7 +197,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let command = ResolvedCommand::resolve(&args.command, std::env::var_os("PATH").as_deref())
         .map_err(to_usage)?;
     let scope = Scope::read(&SysRoot::live()).context("reading this machine's NUMA nodes")?;
-    let policies = scope.expand(&items);
+    let policies = scope.expand(&items).map_err(to_usage)?;
     let plan = Plan::new(command, &policies, &scope).map_err(to_usage)?;
 
     let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
@@ -360,19 +344,4 @@ pub fn render(r: &ExecReport) -> String {
         out.push_str(&format!("stopped early: {s}\n"));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("32M"), Some(32 << 20));
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("1g"), Some(1 << 30));
-        assert_eq!(parse_size("0"), None);
-        assert_eq!(parse_size("M"), None);
-        assert_eq!(parse_size("-1K"), None);
-    }
 }

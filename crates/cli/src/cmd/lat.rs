@@ -3,33 +3,20 @@
 
 use std::time::Duration;
 
+use anyhow::Context;
+
 use bench::events::Observer;
 use bench::lat::{
-    self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus, Timing,
-    Where,
+    self, c2c, ChaseOpts, Ctx, LatResult, LoadKind, PageKind, PlacementStatus, Timing, Where,
 };
 use serde::Serialize;
-use topo::{CpuSet, SysRoot, Topology};
+use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::grammar::{self, Pages};
 use crate::output;
 use crate::progress::Bars;
 use crate::usage;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Pages {
-    /// 4 KiB base pages (transparent huge pages refused).
-    #[value(name = "4k")]
-    Small,
-    /// Transparent huge pages, best effort (the share obtained is reported).
-    Thp,
-    /// 2 MiB hugetlbfs pages (must be reserved).
-    #[value(name = "2m")]
-    Huge2M,
-    /// 1 GiB hugetlbfs pages (must be reserved).
-    #[value(name = "1g")]
-    Huge1G,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Load {
@@ -62,25 +49,26 @@ pub struct Args {
     #[arg(long)]
     pub c2c: bool,
 
-    /// Working set, e.g. 64K, 512M, 1G (binary units). For --sweep: the
-    /// largest size.
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    /// Working set, e.g. 64K, 1.5M, 1G. For --sweep: the largest size.
+    #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
+    pub size: Option<u64>,
     /// CPU that chases.
-    #[arg(long, value_name = "CPU")]
+    #[arg(long, value_name = "CPU", value_parser = grammar::cpu)]
     pub cpu: Option<u32>,
     /// Node whose first usable CPU chases.
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
     /// Node whose memory is chased (default: the CPU's own node).
-    #[arg(long, value_name = "NODE")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub mem_node: Option<u32>,
     /// Bytes between chased elements: a power of two, 8 to 4096. 128
     /// defeats the adjacent-line prefetcher.
     #[arg(long, value_name = "BYTES", default_value_t = 64)]
     pub stride: usize,
-    /// Page size of the chased buffer.
-    #[arg(long, value_enum, default_value = "4k")]
+    /// Pages of the chased buffer (default 4k: a known page size, THP
+    /// refused, so the TLB grouping below means what it says; `default` is
+    /// not taken).
+    #[arg(long, value_name = "PAGES", value_enum, default_value = "4k")]
     pub pages: Pages,
     /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
     #[arg(long, value_name = "N", default_value_t = 64)]
@@ -102,23 +90,19 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "read")]
     pub load: Load,
     /// --loaded: delays (spin iterations per cache line), comma-separated.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(long, value_name = "DELAYS", value_delimiter = ',')]
     pub delays: Option<Vec<u64>>,
-    /// --loaded: CPUs that generate load (default: all but the chasing CPU).
-    #[arg(long, value_name = "CPUS")]
-    pub load_cpus: Option<String>,
+    /// --loaded: CPUs that generate load, a set such as 0-7, all or !0
+    /// (default: all but the chasing CPU).
+    #[arg(long, value_name = "CPUS", value_parser = grammar::set)]
+    pub load_cpus: Option<place::SetSpec>,
     /// --c2c: pairs to measure, e.g. 0:1,0:8 (default: chosen per relation).
-    #[arg(long, value_name = "A:B,...")]
+    #[arg(long, value_name = "PAIRS")]
     pub pairs: Option<String>,
     /// --c2c: pairs per relation (SMT, node, package, cross-package) when
     /// choosing.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub pairs_per_relation: usize,
-}
-
-/// Parses `64K`, `1.5M`, `1G`, `1GiB`, `4096` (binary units).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    place::parse_size_fractional(s).map_err(|e| e.to_string())
 }
 
 fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
@@ -161,38 +145,24 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
     if a.delays.as_ref().is_some_and(|d| d.is_empty()) {
         usage!("--delays needs at least one value");
     }
-    let size = match &a.size {
-        Some(s) => match parse_size(s) {
-            Ok(v) if v < lat::MIN_SIZE_BYTES => {
-                usage!("--size {s} is below the minimum of {} bytes", lat::MIN_SIZE_BYTES)
-            }
-            Ok(v) if (v as usize) < 2 * a.stride => {
-                usage!("--size {s} holds fewer than two elements of --stride {}", a.stride)
-            }
-            Ok(v) => Some(v),
-            Err(e) => usage!("--size {e}"),
-        },
-        None => None,
+    let size = match a.size {
+        Some(v) if v < lat::MIN_SIZE_BYTES => {
+            usage!("--size {v} bytes is below the minimum of {} bytes", lat::MIN_SIZE_BYTES)
+        }
+        Some(v) if v < 2 * a.stride as u64 => {
+            usage!("--size {v} bytes holds fewer than two elements of --stride {}", a.stride)
+        }
+        v => v,
     };
+    if a.pages == Pages::Default {
+        usage!("--pages default: lat needs a known page size; use 4k (THP refused), thp, 2m or 1g");
+    }
     if let Some(p) = &a.pairs {
         if let Err(e) = parse_pairs(p) {
             usage!("--pairs {e}");
         }
     }
-    if let Some(l) = &a.load_cpus {
-        if let Err(e) = l.parse::<CpuSet>() {
-            usage!("--load-cpus '{l}': {e}");
-        }
-    }
     Ok(size)
-}
-
-fn lat_err(e: LatError) -> anyhow::Error {
-    if e.is_usage() {
-        anyhow::Error::new(crate::cli::UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
 }
 
 #[derive(Serialize)]
@@ -222,12 +192,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let opts = ChaseOpts {
         size_bytes: size,
         stride_bytes: args.stride,
-        pages: match args.pages {
-            Pages::Small => PageKind::NoThp,
-            Pages::Thp => PageKind::Thp,
-            Pages::Huge2M => PageKind::Huge2M,
-            Pages::Huge1G => PageKind::Huge1G,
-        },
+        pages: args.pages.to_lat().unwrap_or(PageKind::NoThp),
         tlb_group_pages: args.tlb_pages,
         seed: args.seed,
     };
@@ -235,22 +200,29 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let stopped = || stop.is_stopped();
 
     if args.matrix {
-        let v = lat::matrix(&topo, &opts, &ctx).map_err(lat_err)?;
+        let v = lat::matrix(&topo, &opts, &ctx)?;
         return print_matrix(&v, g, stopped());
     }
     if args.sweep {
-        let r = lat::sweep(&topo, &at, &opts, &ctx).map_err(lat_err)?;
+        let r = lat::sweep(&topo, &at, &opts, &ctx)?;
         return print_sweep(&r, g, stopped());
     }
     if args.per_cpu {
         let spec = lat::PerCpuSpec { mem_node: args.mem_node, max_cpus: args.max_cpus };
-        let r = lat::per_cpu(&topo, &spec, &opts, &ctx).map_err(lat_err)?;
+        let r = lat::per_cpu(&topo, &spec, &opts, &ctx)?;
         return print_per_cpu(&r, g, stopped());
     }
     if args.loaded {
         let spec = lat::LoadedSpec {
             at,
-            load_cpus: args.load_cpus.as_deref().map(|s| s.parse::<CpuSet>()).transpose()?,
+            load_cpus: match &args.load_cpus {
+                Some(spec) => Some(
+                    place::Allowed::current(&SysRoot::live())?
+                        .resolve_cpus(&spec.to_string(), &topo)
+                        .context("--load-cpus")?,
+                ),
+                None => None,
+            },
             kind: match args.load {
                 Load::Read => LoadKind::Read,
                 Load::Rw => LoadKind::Rw,
@@ -258,7 +230,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             delays: args.delays.clone().unwrap_or_else(|| lat::loaded::DEFAULT_DELAYS.to_vec()),
             load_bytes_per_thread: None,
         };
-        let v = lat::loaded(&topo, &spec, &opts, &ctx).map_err(lat_err)?;
+        let v = lat::loaded(&topo, &spec, &opts, &ctx)?;
         return print_loaded(&v, g, stopped());
     }
     if args.c2c {
@@ -273,10 +245,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             pairs_per_relation: args.pairs_per_relation,
             round_trips: 0,
         };
-        let v = lat::c2c(&topo, &spec, &ctx).map_err(lat_err)?;
+        let v = lat::c2c(&topo, &spec, &ctx)?;
         return print_c2c(&v, g, stopped());
     }
-    let r = lat::point(&topo, &at, &opts, &ctx).map_err(lat_err)?;
+    let r = lat::point(&topo, &at, &opts, &ctx)?;
     print_point(&r, g, stopped())
 }
 
@@ -573,17 +545,6 @@ fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_binary_units() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("64K").unwrap(), 64 << 10);
-        assert_eq!(parse_size("1.5M").unwrap(), 3 << 19);
-        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
-        assert!(parse_size("abc").is_err());
-        assert!(parse_size("12Q").is_err());
-        assert!(parse_size("0").is_err());
-    }
 
     #[test]
     fn pairs_parse() {

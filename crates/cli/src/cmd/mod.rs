@@ -13,6 +13,7 @@ use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
+    crate::output::set_table_style(g.table);
     let result = match cli.command {
         Command::Topo(a) => topo::run(a, g),
         Command::Place(a) => place::run(a, g),
@@ -27,6 +28,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => store::import(a, g),
         Command::Compare(a) => store::compare(a, g),
         Command::Report(a) => store::report(a, g),
+        Command::Completions(a) => {
+            let mut out = Vec::new();
+            crate::cli::completions(a.shell, &mut out);
+            crate::output::emit(&String::from_utf8_lossy(&out))
+        }
+        Command::Man(a) => {
+            let mut out = Vec::new();
+            crate::cli::man(a.command.as_deref(), &mut out)?;
+            crate::output::emit(&String::from_utf8_lossy(&out))
+        }
     };
     crate::signal::check_interrupted(result)
 }

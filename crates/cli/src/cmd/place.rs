@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use place::{
     Allowed, Buffer, CpuSet, MemPolicy, NodeCounters, NodeMemory, NodeSet, NumaBalancing, NumaStat,
-    PageKind, PageReport, PlaceError, PlacementCheck, Spread,
+    PageReport, PlaceError, PlacementCheck, Spread,
 };
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
 use crate::cli::{Global, UsageError};
+use crate::grammar::{self, Pages};
 use crate::output;
 use crate::usage;
 
@@ -23,34 +24,32 @@ pub const PLACE_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Pin to this CPU (default: the CPU numaprobe starts on).
-    #[arg(long, value_name = "N", conflicts_with = "cpu_node")]
+    #[arg(long, value_name = "CPU", conflicts_with = "cpu_node", value_parser = grammar::cpu)]
     pub cpu: Option<u32>,
     /// Run on the (allowed) CPUs of this node.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
-    /// Memory policy: bind, preferred, preferred-many, interleave,
-    /// weighted (weighted interleave), local, default. Default: bind when
-    /// --mem-nodes is given, else local.
-    #[arg(long, value_name = "POLICY")]
-    pub policy: Option<String>,
+    /// Memory policy (default: bind when --mem-nodes is given, else local).
+    #[arg(long, value_name = "POLICY", value_enum)]
+    pub policy: Option<PolicyName>,
     /// Nodes for the policy: `0-3,8`, `all`, `!2` (all but 2), `+0` (first
     /// allowed node).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "NODES")]
     pub mem_nodes: Option<String>,
-    /// Buffer size, binary suffixes K, M, G (64M = 64 MiB).
-    #[arg(long, value_name = "SIZE", default_value = "64M")]
-    pub size: String,
-    /// Page kind: 4k (kernel default), thp, nothp (4 KiB, THP off), 2m, 1g
-    /// (hugetlbfs, needs reserved pages).
-    #[arg(long, value_name = "KIND", default_value = "4k")]
-    pub pages: String,
+    /// Buffer size, e.g. 64M, 1.5G, 2GB (64M = 64 MiB; GB = 10^9 bytes).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = grammar::size)]
+    pub size: u64,
+    /// Pages of the buffer (default: what the kernel gives, which is what
+    /// this command shows).
+    #[arg(long, value_name = "PAGES", value_enum, default_value = "default")]
+    pub pages: Pages,
     /// How the policy is applied: `range` (mbind on the buffer) or
     /// `thread` (set_mempolicy on the touching thread).
-    #[arg(long, value_name = "HOW", default_value = "range", value_parser = ["range", "thread"])]
-    pub via: String,
-    /// Nodes the pages must be on (SPEC as for --mem-nodes). Default: the
+    #[arg(long, value_name = "HOW", value_enum, default_value = "range")]
+    pub via: Via,
+    /// Nodes the pages must be on (a set as for --mem-nodes). Default: the
     /// policy's nodes (local/default: the node of the CPU).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "NODES")]
     pub expect: Option<String>,
     /// Share of pages that must be on the expected nodes (0..1).
     #[arg(long, value_name = "FRACTION", default_value_t = place::DEFAULT_THRESHOLD)]
@@ -62,6 +61,51 @@ pub struct Args {
     /// Pages to ask the kernel about (0 = every page).
     #[arg(long, value_name = "N", default_value_t = 65536)]
     pub samples: usize,
+}
+
+/// `--policy`: the memory policies `place` can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolicyName {
+    /// Only these nodes (MPOL_BIND).
+    #[value(alias = "membind")]
+    Bind,
+    /// One node first, others when it is full (MPOL_PREFERRED).
+    Preferred,
+    /// These nodes first (MPOL_PREFERRED_MANY, Linux 5.15+).
+    PreferredMany,
+    /// Round-robin page by page (MPOL_INTERLEAVE).
+    Interleave,
+    /// Weighted interleave (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9+).
+    #[value(alias = "weighted-interleave")]
+    Weighted,
+    /// The node of the CPU that touches (MPOL_LOCAL).
+    Local,
+    /// The process's default policy.
+    Default,
+}
+
+impl PolicyName {
+    /// The name as typed, which `MemPolicy::from_name` reads.
+    fn name(self) -> &'static str {
+        match self {
+            PolicyName::Bind => "bind",
+            PolicyName::Preferred => "preferred",
+            PolicyName::PreferredMany => "preferred-many",
+            PolicyName::Interleave => "interleave",
+            PolicyName::Weighted => "weighted",
+            PolicyName::Local => "local",
+            PolicyName::Default => "default",
+        }
+    }
+}
+
+/// `--via`: how the policy is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// `mbind` on the buffer.
+    Range,
+    /// `set_mempolicy` on the touching thread.
+    Thread,
 }
 
 /// The `place --json` document (see docs/place.md).
@@ -109,29 +153,10 @@ pub struct CpuReport {
     pub ran_on_node: u32,
 }
 
-/// Library errors that come from what the user asked: exit 2.
-fn is_usage(e: &PlaceError) -> bool {
-    matches!(
-        e,
-        PlaceError::BadSpec { .. }
-            | PlaceError::CpuNotAllowed { .. }
-            | PlaceError::NodeNotAllowed { .. }
-            | PlaceError::NoSuchNode { .. }
-            | PlaceError::NoSuchCpu { .. }
-            | PlaceError::MemorylessNode { .. }
-            | PlaceError::CpulessNode { .. }
-            | PlaceError::NotEnoughMemory { .. }
-            | PlaceError::NoHugePages { .. }
-    )
-}
-
-/// Maps a library error to exit 2 when it is the user's request.
+/// A library error, kept whole: `main` classifies it
+/// ([`PlaceError::is_usage`]: exit 2 when it is the user's request).
 fn lift(e: PlaceError) -> anyhow::Error {
-    if is_usage(&e) {
-        anyhow::Error::new(UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
+    anyhow::Error::new(e)
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -143,10 +168,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&args.spread_tolerance) || args.spread_tolerance.is_nan() {
         usage!("--spread-tolerance {} must be between 0 and 1", args.spread_tolerance);
     }
-    let size = place::parse_size(&args.size).map_err(|e| lift_flag("--size", e))?;
-    let kind = PageKind::parse(&args.pages).map_err(|e| lift_flag("--pages", e))?;
+    let size = args.size;
+    let kind = args.pages.to_place();
     let policy_name = match (&args.policy, &args.mem_nodes) {
-        (Some(p), _) => p.as_str(),
+        (Some(p), _) => p.name(),
         (None, Some(_)) => "bind",
         (None, None) => "local",
     };
@@ -215,7 +240,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     // Place, touch, look.
     let before = NumaStat::read(&root)?;
     let mut buf = Buffer::alloc(size_usize, kind)?;
-    let applied_with = if args.via == "thread" {
+    let applied_with = if args.via == Via::Thread {
         place::set_process_policy(&policy)?;
         "set_mempolicy"
     } else {
@@ -223,7 +248,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         "mbind"
     };
     buf.touch();
-    if args.via == "thread" {
+    if args.via == Via::Thread {
         place::set_process_policy(&MemPolicy::Default)?;
     }
     let after = NumaStat::read(&root)?;
@@ -299,13 +324,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A library error about one flag, as a usage error naming the flag.
+/// A library error about one flag, naming the flag (the error keeps its
+/// chain; `main` classifies it).
 fn lift_flag(flag: &str, e: PlaceError) -> anyhow::Error {
-    if is_usage(&e) {
-        anyhow::Error::new(UsageError(format!("{flag}: {e}")))
-    } else {
-        anyhow::Error::new(e)
-    }
+    anyhow::Error::new(e).context(flag.to_string())
 }
 
 fn pct(x: f64) -> String {
@@ -409,4 +431,23 @@ fn print_text(r: &PlaceReport, pages: &place::PageNodes) -> anyhow::Result<()> {
         if r.ok { "OK" } else { "FAILED" }
     ));
     output::emit(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    /// Every policy name (and alias) the flag accepts is one the placement
+    /// layer reads as the same policy.
+    #[test]
+    fn policy_names_are_the_placement_layers() {
+        let nodes: NodeSet = "0".parse().unwrap();
+        for p in PolicyName::value_variants() {
+            let want = MemPolicy::from_name(p.name(), &nodes).unwrap();
+            for n in p.to_possible_value().unwrap().get_name_and_aliases() {
+                assert_eq!(MemPolicy::from_name(n, &nodes).unwrap(), want, "{n}");
+            }
+        }
+    }
 }

@@ -30,22 +30,20 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
     /// Workload profile for the settings audit.
-    #[arg(long, default_value = "general", value_name = "PROFILE")]
-    pub profile: String,
+    #[arg(long, default_value = "general", value_name = "PROFILE", value_enum)]
+    pub profile: crate::grammar::Profile,
     /// Print the plan and its time estimate, measure nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
     pub wait: bool,
-    /// Run only these steps (comma-separated, as the plan names them:
-    /// bw-local, bw-matrix, bw-global, bw-interleave, bw-weighted,
-    /// bw-scaling, lat-matrix, lat-sweep, lat-per-cpu, lat-loaded, lat-c2c).
-    #[arg(long, value_delimiter = ',', value_name = "STEPS")]
-    pub only: Vec<String>,
+    /// Run only these steps (comma-separated, as the plan names them).
+    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_enum)]
+    pub only: Vec<crate::grammar::StepName>,
     /// Leave these steps out (same names as --only).
-    #[arg(long, value_delimiter = ',', value_name = "STEPS")]
-    pub skip: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_enum)]
+    pub skip: Vec<crate::grammar::StepName>,
     /// Folder for the reports (default: `reports/` beside the database).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -177,10 +175,7 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
-    let profile: audit::Profile = match a.profile.parse() {
-        Ok(p) => p,
-        Err(e) => crate::usage!("--profile: {e}"),
-    };
+    let profile: audit::Profile = a.profile.into();
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
     let budget = budget(&a);
@@ -193,7 +188,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             }
         }
     }
-    filter_steps(&mut plan, &a.only, &a.skip)?;
+    let names = |v: &[crate::grammar::StepName]| v.iter().map(|s| s.name()).collect::<Vec<_>>();
+    filter_steps(&mut plan, &names(&a.only), &names(&a.skip))?;
 
     // The plan goes where the user reads: stdout for people, stderr when
     // stdout carries JSON.

@@ -1,0 +1,112 @@
+//! Reports of runs stored by the first version (`data/v1`, see its README)
+//! must stay byte-identical: the database opens, the export imports, and
+//! every report, summary, comparison and CSV drawn from them equals the
+//! golden file the first version wrote. `NUMAPROBE_BLESS=1` rewrites the
+//! golden files (only for a deliberate change of a report).
+
+use std::path::{Path, PathBuf};
+
+use report::{render_report, Comparison, Format};
+use store::{ExportDoc, LoadedRun, RunRef, Store};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1")
+}
+
+/// Compares `got` with the golden file `name` (or writes it when blessing).
+fn golden(name: &str, got: &[u8], failures: &mut Vec<String>) {
+    let path = data().join("golden").join(name);
+    if std::env::var_os("NUMAPROBE_BLESS").is_some() {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if want != got {
+        let (w, g) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(got));
+        let line = w.lines().zip(g.lines()).position(|(a, b)| a != b);
+        let at = line.map_or_else(
+            || "length differs".to_string(),
+            |l| {
+                format!(
+                    "line {}:\n  want {:?}\n  got  {:?}",
+                    l + 1,
+                    w.lines().nth(l).unwrap(),
+                    g.lines().nth(l).unwrap()
+                )
+            },
+        );
+        failures.push(format!("{name}: {at}"));
+    }
+}
+
+/// The v1 database, copied (opening may migrate it) and every run loaded.
+fn stored_runs() -> (tempfile::TempDir, Vec<LoadedRun>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    std::fs::copy(data().join("results.db"), &db).unwrap();
+    let store = Store::open_existing(&db).unwrap();
+    let mut ids: Vec<i64> = store.list_runs().unwrap().iter().map(|s| s.id.0).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
+    let runs = ids.iter().map(|id| store.load(&RunRef::Id(*id)).unwrap()).collect();
+    (dir, runs)
+}
+
+/// Every run's Markdown, text summary (and HTML when `html`), and the CSV of
+/// them all.
+fn check_runs(prefix: &str, runs: &[LoadedRun], html: bool, failures: &mut Vec<String>) {
+    for run in runs {
+        let id = run.summary.id.0;
+        let md = render_report(Format::Markdown, run, &[]);
+        golden(&format!("{prefix}run-{id}.md"), &md, failures);
+        if html {
+            let html = render_report(Format::Html, run, &[]);
+            golden(&format!("{prefix}run-{id}.html"), &html, failures);
+        }
+        golden(&format!("{prefix}run-{id}.txt"), report::summary_text(run).as_bytes(), failures);
+    }
+    golden(&format!("{prefix}runs.csv"), report::csv::runs_csv(runs).as_bytes(), failures);
+}
+
+fn comparison_text(runs: &[LoadedRun]) -> String {
+    let c = Comparison::build(runs, 0);
+    format!(
+        "{}\n{}\n{}\n",
+        c.runs_table().to_text(),
+        c.table().to_text(),
+        c.verdict_lines().join("\n")
+    )
+}
+
+#[test]
+fn reports_of_the_v1_database_are_unchanged() {
+    let (_dir, runs) = stored_runs();
+    let mut failures = Vec::new();
+    check_runs("", &runs, true, &mut failures);
+    // the synthetic baseline against THP always and the epyc run
+    let (base, rest) = (&runs[2], &runs[3..5]);
+    golden("compare-3-4-5.md", &render_report(Format::Markdown, base, rest), &mut failures);
+    golden("compare-3-4-5.html", &render_report(Format::Html, base, rest), &mut failures);
+    golden("compare-3-4-5.txt", comparison_text(&runs[2..5]).as_bytes(), &mut failures);
+    // the real quick run against the interrupted one
+    let pair = [runs[0].clone(), runs[5].clone()];
+    golden("compare-1-6.md", &render_report(Format::Markdown, &pair[0], &pair[1..]), &mut failures);
+    golden("compare-1-6.txt", comparison_text(&pair).as_bytes(), &mut failures);
+    assert!(failures.is_empty(), "reports changed:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn reports_of_the_v1_export_are_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Store::open(dir.path().join("r.db")).unwrap();
+    let path = data().join("real-export.json");
+    let doc =
+        ExportDoc::from_json(&std::fs::read_to_string(&path).unwrap(), "real-export.json").unwrap();
+    let out = db.import(&doc).unwrap();
+    assert_eq!(out.imported.len(), 3);
+    let runs: Vec<LoadedRun> =
+        out.imported.iter().map(|i| db.load(&RunRef::Id(i.id.0)).unwrap()).collect();
+    let mut failures = Vec::new();
+    check_runs("import-", &runs, false, &mut failures);
+    assert!(failures.is_empty(), "reports changed:\n{}", failures.join("\n"));
+}
