@@ -426,21 +426,16 @@ fn weighted_runs_or_is_refused_clearly() {
     }
 }
 
+/// `default` and `local:0`, `repeat` runs each, of a command printing the
+/// metric `v=5`.
+fn default_and_local_0_printing_v_5(repeat: &str) -> [&str; 10] {
+    ["-p", "default,local:0", "-r", repeat, "--metric", r"v=(\d+)", "--", "sh", "-c", "echo v=5"]
+}
+
 #[test]
 fn json_has_the_documented_fields() {
     let env = Env::new();
-    let (v, out) = env.json(&[
-        "-p",
-        "default,local:0",
-        "-r",
-        "2",
-        "--metric",
-        r"v=(\d+)",
-        "--",
-        "sh",
-        "-c",
-        "echo v=5",
-    ]);
+    let (v, out) = env.json(&default_and_local_0_printing_v_5("2"));
     assert!(out.status.success());
     for k in [
         "command",
@@ -496,21 +491,7 @@ fn json_has_the_documented_fields() {
 #[test]
 fn table_compares_policies_with_default() {
     let env = Env::new();
-    let out = env
-        .exec(&[
-            "-p",
-            "default,local:0",
-            "-r",
-            "3",
-            "--metric",
-            r"v=(\d+)",
-            "--",
-            "sh",
-            "-c",
-            "echo v=5",
-        ])
-        .output()
-        .unwrap();
+    let out = env.exec(&default_and_local_0_printing_v_5("3")).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
@@ -529,18 +510,7 @@ fn table_compares_policies_with_default() {
 #[test]
 fn two_runs_give_no_verdict_and_say_how_many_are_needed() {
     let env = Env::new();
-    let (v, out) = env.json(&[
-        "-p",
-        "default,local:0",
-        "-r",
-        "2",
-        "--metric",
-        r"v=(\d+)",
-        "--",
-        "sh",
-        "-c",
-        "echo v=5",
-    ]);
+    let (v, out) = env.json(&default_and_local_0_printing_v_5("2"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(v["policies"][0]["verdict"], "baseline");
     assert_eq!(v["policies"][1]["verdict"], "undecided");
