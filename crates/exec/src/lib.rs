@@ -20,11 +20,11 @@ use serde::Serialize;
 use topo::{CpuSet, NodeSet, SysRoot};
 
 use bench::events::{Event, Observer, StopFlag};
-use bench::stats::{self, Summary, Verdict};
 pub use child::{OutputSink, ResolvedCommand, Stream};
 pub use metric::{Direction, Metric, MetricMiss};
 pub use numa_maps::NumaPages;
 pub use policy::{Policy, PolicyItem, Scope};
+use results::stats::{self, Summary, Verdict};
 
 /// Lines of stderr kept for a failed run.
 pub const STDERR_TAIL_LINES: usize = 20;
@@ -32,7 +32,7 @@ pub const STDERR_TAIL_LINES: usize = 20;
 /// A measured run shorter than this (seconds) is too short to compare.
 pub const SHORT_RUN_S: f64 = 0.005;
 
-pub use bench::stats::{DEFAULT_FLOOR_PCT, MIN_RUNS_FOR_VERDICT};
+pub use results::stats::{EXEC_FLOOR_PCT, MIN_RUNS_FOR_VERDICT};
 
 /// Why `exec` refused or failed. Each error keeps what caused it as its
 /// source (the placement layer's refusal, the system call's error), so the
@@ -460,7 +460,7 @@ pub fn short_runs_warning(report: &ExecReport) -> Option<String> {
 
 /// Runs every policy `repeat` times (after `warmup` unrecorded runs), one
 /// policy after another, reporting progress, warnings for failed runs and
-/// one `Event::Result { kind: "exec" }` per finished policy. Stops early,
+/// one `Event::Record(Record::Exec(..))` per finished policy. Stops early,
 /// keeping what was measured, on `stop` or (with `fail_fast`) at the first
 /// failed run.
 pub fn run_matrix(
@@ -569,7 +569,7 @@ pub fn run_matrix(
         }
         summarise(&mut result, on_metric);
         if let Ok(payload) = serde_json::to_value(&result) {
-            obs.event(Event::Result { kind: "exec".into(), payload });
+            obs.event(Event::Record(results::Record::Exec(payload)));
         }
         report.policies.push(result);
         if report.stopped.is_some() {
@@ -645,7 +645,7 @@ mod tests {
             compared_on: "metric".into(),
             direction,
             baseline: None,
-            floor_pct: DEFAULT_FLOOR_PCT,
+            floor_pct: EXEC_FLOOR_PCT,
             policies,
             best_policy: None,
             best_reason: String::new(),

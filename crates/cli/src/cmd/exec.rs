@@ -197,7 +197,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         timeout,
         fail_fast: args.fail_fast,
         sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
-        floor_pct: exec::DEFAULT_FLOOR_PCT,
+        floor_pct: exec::EXEC_FLOOR_PCT,
         root: SysRoot::live(),
     };
     let outcome = exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);

@@ -132,9 +132,8 @@ pub fn verdict(
     }
 }
 
-/// A change smaller than this (percent) is never called better or worse
-/// by [`compare_samples`] (unless its caller chooses another floor).
-pub const DEFAULT_FLOOR_PCT: f64 = 2.0;
+/// Smallest change (percent) `exec` calls a difference between placements.
+pub const EXEC_FLOOR_PCT: f64 = 2.0;
 
 /// Fewer repetitions than this on either side give no better/worse
 /// verdict: with two runs the range and the MAD say nothing about noise.
@@ -142,7 +141,8 @@ pub const MIN_RUNS_FOR_VERDICT: usize = 3;
 
 /// Compares two samples of repeated runs (`exec`'s policies): `None` when
 /// either has fewer than [`MIN_RUNS_FOR_VERDICT`] values (undecided);
-/// otherwise the [`verdict`] on their medians and robust noise, and
+/// otherwise the [`verdict`] on their medians and robust noise (change
+/// beyond three combined robust deviations and beyond `floor_pct`), and
 /// within noise whenever the ranges of the two samples overlap.
 pub fn compare_samples(
     base: &Summary,
