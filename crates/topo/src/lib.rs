@@ -14,6 +14,7 @@ pub mod model;
 pub mod parse;
 pub mod read;
 pub mod synthetic;
+pub mod tiers;
 pub mod units;
 
 pub use fs::{SysRoot, TopoError};
