@@ -45,9 +45,9 @@ pub enum ExecError {
     #[error("bad --metric: {0}")]
     BadMetric(String),
     #[error("could not start {} under '{}': {}", .0.display(), .1, .2)]
-    Spawn(PathBuf, String, std::io::Error),
+    Spawn(PathBuf, String, #[source] std::io::Error),
     #[error("waiting for the command: {0}")]
-    Wait(std::io::Error),
+    Wait(#[source] std::io::Error),
     #[error(transparent)]
     Topo(#[from] topo::TopoError),
 }
