@@ -31,30 +31,44 @@ fn read_value<T: serde::Serialize>(r: &Read<T>) -> Value {
     }
 }
 
-/// The machine's identity document (`fingerprint`, `description` and the
-/// facts behind them).
-pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>) -> Value {
-    let hostname = root
-        .read_optional("proc/sys/kernel/hostname")
+fn hostname(root: &SysRoot) -> Option<String> {
+    root.read_optional("proc/sys/kernel/hostname")
         .ok()
         .flatten()
         .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty());
-    let mem_gib = topo
-        .system_memory
-        .as_ref()
-        .map(|m| m.total_bytes)
-        .unwrap_or_else(|| topo.mem_total_bytes()) as f64
-        / (1u64 << 30) as f64;
-    let cores = topo.core_count();
-    let identity = format!(
+        .filter(|s| !s.is_empty())
+}
+
+fn mem_gib(topo: &Topology) -> f64 {
+    topo.system_memory.as_ref().map(|m| m.total_bytes).unwrap_or_else(|| topo.mem_total_bytes())
+        as f64
+        / (1u64 << 30) as f64
+}
+
+fn identity(hostname: Option<&str>, topo: &Topology) -> String {
+    let text = format!(
         "{}|{}|{}|{}|{}",
-        hostname.as_deref().unwrap_or(""),
+        hostname.unwrap_or(""),
         topo.cpu_model.as_deref().unwrap_or(""),
         topo.packages.len(),
-        cores,
-        mem_gib.round() as u64
+        topo.core_count(),
+        mem_gib(topo).round() as u64
     );
+    format!("{:016x}", fnv1a(&text))
+}
+
+/// The machine fingerprint alone (the `fingerprint` field of [`machine`]):
+/// the key the store groups a machine's runs by, whatever its settings.
+pub fn machine_fingerprint(root: &SysRoot, topo: &Topology) -> String {
+    identity(hostname(root).as_deref(), topo)
+}
+
+/// The machine's identity document (`fingerprint`, `description` and the
+/// facts behind them).
+pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>) -> Value {
+    let hostname = hostname(root);
+    let mem_gib = mem_gib(topo);
+    let cores = topo.core_count();
     let dimms = match memory {
         Read::Value(m) => json!({
             "modules": m.dimms.iter().filter(|d| d.size_bytes.unwrap_or(0) > 0).count(),
@@ -73,7 +87,7 @@ pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>)
         mem_gib
     );
     json!({
-        "fingerprint": format!("{:016x}", fnv1a(&identity)),
+        "fingerprint": identity(hostname.as_deref(), topo),
         "description": description,
         "hostname": hostname,
         "cpu_model": topo.cpu_model,
@@ -151,6 +165,7 @@ mod tests {
         assert_eq!(changed.core_count(), topo.core_count());
         let b = machine(&root, &changed, &Read::Absent);
         assert_eq!(a["fingerprint"], b["fingerprint"]);
+        assert_eq!(a["fingerprint"], machine_fingerprint(&root, &changed));
         let mut other = topo.clone();
         other.cpu_model = Some("Another CPU".into());
         let c = machine(&root, &other, &Read::Absent);

@@ -13,6 +13,11 @@ pub enum Event {
     Progress { phase: String, done: u64, what: String },
     /// The phase is over.
     PhaseEnd { phase: String },
+    /// Step `index` (from 0) of `total` in `phase` begins.
+    StepStart { phase: String, index: usize, total: usize, name: String },
+    /// Step `index` of `phase` ended; `error` (with its causes) when it
+    /// failed and the phase went on without it.
+    StepEnd { phase: String, index: usize, name: String, error: Option<String> },
     /// Something the user should read (noisy machine, size rule broken...).
     Warning(String),
     /// A finished result, as JSON, so callers can save it at once.

@@ -3,15 +3,19 @@
 //!
 //! Deciding is separate from measuring: [`SuitePlan::for_topology`] is a pure
 //! function of the topology and the budget, so what `run` will do can be
-//! printed (and tested) before anything is allocated.
+//! printed (and tested) before anything is allocated; [`execute`] then runs
+//! it step by step, reporting each step and each result as events.
 
 use std::time::Duration;
 
 use kernels::Kernel;
 use topo::Topology;
 
-use crate::bw::{BwMode, BwPlan, RepPolicy};
-use crate::lat::{C2cSpec, ChaseOpts, LoadKind, LoadedSpec, PerCpuSpec, Timing, Where};
+use crate::bw::{BwError, BwMode, BwPlan, RepPolicy};
+use crate::events::{Event, Observer, StopFlag};
+use crate::lat::{
+    C2cSpec, ChaseOpts, Ctx, LatError, LoadKind, LoadedSpec, PerCpuSpec, Timing, Where,
+};
 
 /// How much time `run` may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -289,6 +293,125 @@ impl SuitePlan {
     }
 }
 
+/// The phase name [`execute`] reports its steps under.
+pub const PHASE: &str = "run";
+
+/// Why a step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error(transparent)]
+    Bw(#[from] BwError),
+    #[error(transparent)]
+    Lat(#[from] LatError),
+}
+
+/// A step that failed; the suite went on without it.
+#[derive(Debug)]
+pub struct StepFailure {
+    /// The step's name ([`Step::name`]).
+    pub step: String,
+    pub error: StepError,
+}
+
+impl StepFailure {
+    /// The error and its causes on one line (`a: b: c`).
+    pub fn error_chain(&self) -> String {
+        chain(&self.error)
+    }
+}
+
+/// What [`execute`] did.
+#[derive(Debug, Default)]
+pub struct SuiteOutcome {
+    /// Steps that ran to their end (failed ones included).
+    pub steps_run: usize,
+    pub failed: Vec<StepFailure>,
+    /// True when the stop flag ended the suite early.
+    pub interrupted: bool,
+}
+
+/// An error and its causes on one line (`a: b: c`).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.ends_with(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+/// Runs one step; its results go to `obs` as they are measured.
+pub fn run_step(
+    topo: &Topology,
+    step: &Step,
+    obs: &dyn Observer,
+    stop: &StopFlag,
+) -> Result<(), StepError> {
+    let ctx = |timing| Ctx { observer: obs, stop, timing };
+    match step {
+        Step::Bw { plan, .. } => {
+            crate::bw::run_plan(topo, plan, obs, stop)?;
+        }
+        Step::LatMatrix { opts, timing } => {
+            crate::lat::matrix(topo, opts, &ctx(*timing))?;
+        }
+        Step::LatSweep { at, opts, timing } => {
+            crate::lat::sweep(topo, at, opts, &ctx(*timing))?;
+        }
+        Step::LatPerCpu { spec, opts, timing } => {
+            crate::lat::per_cpu(topo, spec, opts, &ctx(*timing))?;
+        }
+        Step::LatLoaded { spec, opts, timing } => {
+            crate::lat::loaded(topo, spec, opts, &ctx(*timing))?;
+        }
+        Step::C2c { spec, timing } => {
+            crate::lat::c2c(topo, spec, &ctx(*timing))?;
+        }
+    }
+    Ok(())
+}
+
+/// Executes the plan in order: a failed step is reported
+/// ([`Event::StepEnd`] with its error) and the suite goes on; the stop flag
+/// ends it before the next step. Every result reaches `obs` as an
+/// [`Event::Result`] the moment it exists, so a caller that saves them
+/// loses nothing to a later failure or Ctrl-C.
+pub fn execute(
+    topo: &Topology,
+    plan: &SuitePlan,
+    obs: &dyn Observer,
+    stop: &StopFlag,
+) -> SuiteOutcome {
+    let total = plan.steps.len();
+    let mut out = SuiteOutcome::default();
+    obs.event(Event::PhaseStart { phase: PHASE.into(), total: total as u64 });
+    for (index, s) in plan.steps.iter().enumerate() {
+        if stop.is_stopped() {
+            break;
+        }
+        let name = s.step.name();
+        obs.event(Event::StepStart { phase: PHASE.into(), index, total, name: name.clone() });
+        let error = match run_step(topo, &s.step, obs, stop) {
+            Ok(()) => None,
+            Err(e) => {
+                let text = chain(&e);
+                out.failed.push(StepFailure { step: name.clone(), error: e });
+                Some(text)
+            }
+        };
+        out.steps_run += 1;
+        obs.event(Event::StepEnd { phase: PHASE.into(), index, name, error });
+    }
+    obs.event(Event::PhaseEnd { phase: PHASE.into() });
+    out.interrupted = stop.is_stopped();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,5 +496,80 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Records every event.
+    #[derive(Default)]
+    struct Log(std::sync::Mutex<Vec<Event>>);
+
+    impl Observer for Log {
+        fn event(&self, e: Event) {
+            self.0.lock().unwrap().push(e);
+        }
+    }
+
+    fn failing_plan() -> SuitePlan {
+        let bad_bw = BwPlan {
+            modes: vec![BwMode::Local { cpu_node: Some(7), mem_node: None, cpus: None }],
+            ..BwPlan::default()
+        };
+        let bad_lat = Step::LatPerCpu {
+            spec: PerCpuSpec { mem_node: Some(9), max_cpus: 1 },
+            opts: ChaseOpts::default(),
+            timing: Timing::quick(),
+        };
+        let planned = |step| PlannedStep { step, what: String::new(), estimate: Duration::ZERO };
+        SuitePlan {
+            budget: Budget::Quick,
+            steps: vec![planned(Step::Bw { name: "local", plan: bad_bw }), planned(bad_lat)],
+        }
+    }
+
+    #[test]
+    fn execute_reports_each_step_and_goes_on_after_a_failure() {
+        let log = Log::default();
+        let out = execute(&one_node(), &failing_plan(), &log, &StopFlag::new());
+        assert_eq!(out.steps_run, 2);
+        assert!(!out.interrupted);
+        let failed: Vec<&str> = out.failed.iter().map(|f| f.step.as_str()).collect();
+        assert_eq!(failed, ["bw local", "lat per-cpu"]);
+        assert!(matches!(out.failed[0].error, StepError::Bw(_)));
+        assert!(matches!(out.failed[1].error, StepError::Lat(_)));
+        let events = log.0.into_inner().unwrap();
+        let steps: Vec<(bool, usize, String, bool)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::StepStart { index, name, total, .. } => {
+                    assert_eq!(*total, 2);
+                    Some((true, *index, name.clone(), false))
+                }
+                Event::StepEnd { index, name, error, .. } => {
+                    Some((false, *index, name.clone(), error.is_some()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                (true, 0, "bw local".to_string(), false),
+                (false, 0, "bw local".to_string(), true),
+                (true, 1, "lat per-cpu".to_string(), false),
+                (false, 1, "lat per-cpu".to_string(), true),
+            ]
+        );
+        assert!(matches!(&events[0], Event::PhaseStart { total: 2, .. }));
+        assert!(matches!(events.last(), Some(Event::PhaseEnd { .. })));
+    }
+
+    #[test]
+    fn execute_stops_before_the_next_step_when_asked() {
+        let stop = StopFlag::new();
+        stop.stop();
+        let log = Log::default();
+        let out = execute(&one_node(), &failing_plan(), &log, &stop);
+        assert!(out.interrupted);
+        assert_eq!(out.steps_run, 0);
+        assert!(log.0.into_inner().unwrap().iter().all(|e| !matches!(e, Event::StepStart { .. })));
     }
 }

@@ -6,6 +6,7 @@ mod cmd;
 mod grammar;
 mod output;
 mod progress;
+mod record;
 mod signal;
 
 use std::process::ExitCode;

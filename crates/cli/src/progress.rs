@@ -57,18 +57,36 @@ impl Observer for Bars {
                     bar.finish_and_clear();
                 }
             }
-            Event::Warning(msg) => {
-                if !self.quiet {
-                    let line = format!("numaprobe: warning: {msg}");
-                    // Through a visible bar so the line is not drawn over;
-                    // a hidden bar would drop it.
-                    match bars.values().next().filter(|_| self.draw) {
-                        Some(bar) => bar.println(line),
-                        None => eprintln!("{line}"),
-                    }
+            Event::StepStart { phase, name, .. } => {
+                if let Some(bar) = bars.get(&phase) {
+                    bar.set_message(name);
                 }
             }
+            Event::StepEnd { phase, index, name, error } => {
+                if let Some(bar) = bars.get(&phase) {
+                    bar.set_position(index as u64 + 1);
+                    bar.set_message(name.clone());
+                }
+                if let Some(e) = error {
+                    self.warn(&bars, &format!("step failed, going on: {name}: {e}"));
+                }
+            }
+            Event::Warning(msg) => self.warn(&bars, &msg),
             Event::Result { .. } => {}
+        }
+    }
+}
+
+impl Bars {
+    fn warn(&self, bars: &HashMap<String, ProgressBar>, msg: &str) {
+        if !self.quiet {
+            let line = format!("numaprobe: warning: {msg}");
+            // Through a visible bar so the line is not drawn over; a hidden
+            // bar would drop it.
+            match bars.values().next().filter(|_| self.draw) {
+                Some(bar) => bar.println(line),
+                None => eprintln!("{line}"),
+            }
         }
     }
 }

@@ -139,12 +139,19 @@ fn this_topology() -> Value {
     serde_json::to_value(t).unwrap()
 }
 
-fn save_run(db: &Path, topology: Value, label: &str) {
+/// This machine's fingerprint document, as `run` saves it.
+fn this_machine() -> Value {
+    let root = topo::SysRoot::live();
+    let t = topo::Topology::discover(&root).unwrap();
+    audit::fingerprint::machine(&root, &t, &audit::Read::Absent)
+}
+
+fn save_run(db: &Path, topology: Value, machine: Value, label: &str) {
     let mut s = store::Store::open(db).unwrap();
     let mut new = store::NewRun::new("numaprobe run --test", "0.0.0-test");
     new.label = Some(label.into());
     new.topology = topology;
-    new.machine = json!({"description": "test machine"});
+    new.machine = machine;
     let run = s.begin_run(&new).unwrap();
     let lat = store::ResultKind::Lat;
     let bw = store::ResultKind::Bw;
@@ -168,12 +175,14 @@ fn save_run(db: &Path, topology: Value, label: &str) {
 fn evidence_comes_from_the_latest_run_of_this_machine() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    save_run(&db, this_topology(), "this machine");
+    save_run(&db, this_topology(), this_machine(), "this machine");
     // A later run of another machine must not be cited.
     let mut other = this_topology();
     other["cpu_model"] = json!("Some Other CPU 9000");
     other["online_cpus"] = json!("0-511");
-    save_run(&db, other, "other machine");
+    let other_machine =
+        json!({"fingerprint": "0123456789abcdef", "cpu_model": "Some Other CPU 9000"});
+    save_run(&db, other, other_machine, "other machine");
     let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--profile", "database"]));
     let ev = &r["evidence"];
     assert!(ev["source"].as_str().unwrap().contains("this machine"), "{ev:#}");

@@ -7,8 +7,18 @@ use predicates::prelude::*;
 
 fn bw() -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
-    c.arg("bw");
+    c.env("NUMAPROBE_LOCK", private_lock()).arg("bw");
     c
+}
+
+/// A private measuring lock per command, so parallel tests (and other
+/// users' runs) never make each other refuse.
+fn private_lock() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bw-{}-{n}.lock", std::process::id()))
 }
 
 fn usage_error(args: &[&str], needle: &str) {
@@ -154,4 +164,73 @@ fn small_size_warns_about_the_cache_rule() {
     .success()
     .stdout(predicate::str::contains("GB/s = 1e9 bytes/s"))
     .stderr(predicate::str::contains("below 4x the last-level cache"));
+}
+
+/// Issue 12: `bw` ignored the measuring lock while `run` held it.
+#[test]
+fn a_held_measuring_lock_makes_bw_refuse_naming_the_holder() {
+    let path = private_lock();
+    let _held = lock::MeasureLock::acquire_at(&path).unwrap();
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_LOCK", &path)
+        .args(["bw", "--size", "1M", "--kernel", "triad", "--threads", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing measured");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert!(err.contains(&path.display().to_string()), "{err}");
+}
+
+/// Issue 11: `bw` took `--db` but never saved; `--save`/`--label` save a
+/// run that `list` and `show` find.
+#[test]
+fn bw_with_a_label_saves_a_run_that_list_and_show_find() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let tiny = ["--size", "1M", "--budget", "0.05", "--min-reps", "2", "--threads", "1"];
+    bw().arg("--db").arg(&db).args(tiny).args(["--kernel", "triad", "--quiet"]).assert().success();
+    assert!(!db.exists(), "without --save or --label nothing is saved");
+    bw().arg("--db")
+        .arg(&db)
+        .args(tiny)
+        .args(["--kernel", "copy,triad", "--label", "bw test"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("saved as run 1 (complete)"));
+    bw().arg("--db")
+        .arg(&db)
+        .args(tiny)
+        .args(["--kernel", "triad", "--save", "--quiet"])
+        .assert()
+        .success();
+    let np = |args: &[&str]| {
+        let out = Command::cargo_bin("numaprobe")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let list = np(&["list"]);
+    let runs = list.as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{list}");
+    assert_eq!(runs[0]["label"], "bw test");
+    assert_eq!(runs[0]["status"], "complete");
+    assert_eq!(runs[0]["result_count"], 2);
+    assert!(runs[1]["label"].is_null());
+    let shown = np(&["show", "bw test"]);
+    let results = shown["results"].as_array().unwrap();
+    let kernels: Vec<&str> =
+        results.iter().map(|r| r["payload"]["kernel"].as_str().unwrap()).collect();
+    assert_eq!(kernels, ["copy", "triad"]);
+    assert!(results.iter().all(|r| r["kind"] == "bw"));
+    assert!(shown["machine_fingerprint"].as_str().is_some_and(|f| f.len() == 16), "{shown}");
 }

@@ -32,6 +32,7 @@ impl Env {
     fn exec(&self, args: &[&str]) -> Command {
         let mut c = Command::cargo_bin("numaprobe").unwrap();
         c.env("NUMAPROBE_DB", self.path("results.db"))
+            .env("NUMAPROBE_LOCK", self.path("measure.lock"))
             .current_dir(self.dir.path())
             .arg("exec")
             .args(args);
@@ -607,4 +608,21 @@ fn guest_two_nodes_pages_follow_the_policy() {
         // counted per allocation (a THP is one), so only "some" is certain
         assert!(stat(pol(2), node, "interleave_hit") >= 1, "{out}");
     }
+}
+
+/// Issue 12: `exec` ignored the measuring lock while `run` held it; the
+/// command is never started.
+#[test]
+fn a_held_measuring_lock_makes_exec_refuse_naming_the_holder() {
+    let env = Env::new();
+    let _held = lock::MeasureLock::acquire_at(&env.path("measure.lock")).unwrap();
+    let out = env
+        .exec(&["-p", "default", "-r", "1", "--", "sh", "-c", "echo ran > ran.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert!(!env.path("ran.txt").exists(), "the command must not run");
 }

@@ -7,8 +7,18 @@ use serde_json::Value;
 
 fn lat() -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
-    c.arg("lat");
+    c.env("NUMAPROBE_LOCK", private_lock()).arg("lat");
     c
+}
+
+/// A private measuring lock per command, so parallel tests (and other
+/// users' runs) never make each other refuse.
+fn private_lock() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lat-{}-{n}.lock", std::process::id()))
 }
 
 /// Short timing for real runs: they check structure, not speed.
@@ -176,4 +186,50 @@ fn loaded_latency_reports_one_point_per_delay() {
     // with no delay the load thread always moves some lines
     assert!(pts[0]["load_gbs"].as_f64().unwrap() > 0.0);
     assert!(pts[0]["load_threads"].as_u64().unwrap() >= 1);
+}
+
+/// Issue 12: `lat` ignored the measuring lock while `run` held it.
+#[test]
+fn a_held_measuring_lock_makes_lat_refuse_naming_the_holder() {
+    let path = private_lock();
+    let _held = lock::MeasureLock::acquire_at(&path).unwrap();
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_LOCK", &path)
+        .args(["lat", "--size", "1M"])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+}
+
+/// Issue 11: `lat --label X` saves its results as a run.
+#[test]
+fn lat_with_a_label_saves_a_run_that_show_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    lat()
+        .arg("--db")
+        .arg(&db)
+        .args(["--size", "1M", "--label", "lat X", "--quiet"])
+        .args(QUICK)
+        .assert()
+        .success();
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["show", "lat X", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "complete");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{v}");
+    assert_eq!(results[0]["kind"], "lat");
+    assert!(results[0]["payload"]["median_ns"].as_f64().unwrap() > 0.0);
 }

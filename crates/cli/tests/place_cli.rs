@@ -6,7 +6,22 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 fn place(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("numaprobe").unwrap().arg("place").args(args).assert()
+    Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_LOCK", private_lock())
+        .arg("place")
+        .args(args)
+        .assert()
+}
+
+/// A private measuring lock per command, so parallel tests (and other
+/// users' runs) never make each other refuse.
+fn private_lock() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("place-{}-{n}.lock", std::process::id()))
 }
 
 fn json_of(a: &assert_cmd::assert::Assert) -> Value {
@@ -137,4 +152,21 @@ fn text_output_names_the_policy_and_the_verdict() {
     assert!(out.contains("bind nodes 0 via mbind"), "{out}");
     assert!(out.contains("pinned to 0, ran on CPU 0"), "{out}");
     assert!(out.contains(": OK"), "{out}");
+}
+
+/// Issue 12: `place` ignored the measuring lock while `run` held it.
+#[test]
+fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
+    let path = private_lock();
+    let _held = lock::MeasureLock::acquire_at(&path).unwrap();
+    let a = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_LOCK", &path)
+        .args(["place", "--size", "1M"])
+        .assert()
+        .code(1);
+    let err = stderr_of(&a);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert!(a.get_output().stdout.is_empty());
 }

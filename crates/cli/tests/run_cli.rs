@@ -147,3 +147,39 @@ fn dry_run_prints_the_plan_and_measures_nothing() {
     assert!(v["estimate_s"].as_f64().unwrap() > 0.0);
     assert!(!dir.path().join("results.db").exists());
 }
+
+/// Issue 12: `ln -s victim L; NUMAPROBE_LOCK=L numaprobe run` replaced the
+/// victim's content with a PID (the lock followed the link and truncated).
+#[test]
+fn a_symlink_as_the_lock_is_refused_and_its_target_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let link = dir.path().join("L");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = np(dir.path())
+        .env("NUMAPROBE_LOCK", &link)
+        .args(["--quiet", "run", "--quick", "--only", "bw-local"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&link.display().to_string()), "names the path: {err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!dir.path().join("results.db").exists(), "no run was begun");
+}
+
+/// A second measuring run refuses while the first holds the lock, naming
+/// the holder's PID.
+#[test]
+fn a_second_run_refuses_while_the_lock_is_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let _held = lock::MeasureLock::acquire_at(&dir.path().join("measure.lock")).unwrap();
+    let out =
+        np(dir.path()).args(["--quiet", "run", "--quick", "--only", "bw-local"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert!(err.contains("--wait"), "{err}");
+}

@@ -23,6 +23,7 @@ pub mod error;
 pub mod memory;
 pub mod numastat;
 pub mod policy;
+pub mod probe;
 pub mod spec;
 mod sys;
 pub mod verify;
@@ -45,6 +46,7 @@ pub use policy::{
     policy_support, set_process_policy, weighted_interleave_weights, with_fallback, Existing,
     MemPolicy, PolicySupport,
 };
+pub use probe::{probe, ExpectSource, Pin, ProbeReport, ProbeSpec, Via};
 pub use spec::{parse_size, resolve_set, SetSpec, SIZE_GRAMMAR};
 pub use topo::{CpuSet, NodeSet};
 pub use verify::{

@@ -293,6 +293,25 @@ impl Store {
         self.query_summaries("WHERE m.fingerprint = ?1", [fingerprint])
     }
 
+    /// The latest run (by start time) of the machine with this fingerprint
+    /// that holds at least one result; `None` when it has none. The machine
+    /// fingerprint survives setting changes (SNC, SMT, `numa=off`), so this
+    /// finds the machine's runs under any configuration.
+    pub fn latest_run_of_machine(&self, fingerprint: &str) -> Result<Option<RunId>> {
+        self.conn
+            .query_row(
+                "SELECT r.id FROM runs r JOIN machines m ON m.id = r.machine_id
+                 WHERE m.fingerprint = ?1
+                   AND EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id)
+                 ORDER BY r.started DESC, r.id DESC LIMIT 1",
+                [fingerprint],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(|id| id.map(RunId))
+            .map_err(|e| self.err(e))
+    }
+
     /// One run without its results.
     pub fn run_summary(&self, run: RunId) -> Result<RunSummary> {
         self.query_summaries("WHERE r.id = ?1", [run.0])?

@@ -2,12 +2,12 @@
 //! their results, written as each result is measured, and read back by
 //! `list`, `show`, `export`, `compare` and `report`.
 //!
-//! Writers (the `run` command, `exec`, `audit`) use it like this:
+//! Writers (`run`, `exec`, `bw`/`lat` with `--label`) use it like this
+//! (holding the measuring lock of the `lock` crate while they measure):
 //!
 //! ```no_run
-//! use store::{MeasureLock, NewRun, ResultKind, RunStatus, Store};
+//! use store::{NewRun, ResultKind, RunStatus, Store};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let _lock = MeasureLock::acquire()?; // one measuring run per machine
 //! let mut db = Store::open(Store::default_path()?)?;
 //! let mut new = NewRun::new("numaprobe run --quick", env!("CARGO_PKG_VERSION"));
 //! new.label = Some("SNC2 on".into());
@@ -23,7 +23,6 @@
 mod db;
 pub mod error;
 mod export;
-pub mod lock;
 mod runref;
 pub mod schema;
 mod types;
@@ -35,6 +34,5 @@ pub use export::{
     ExportDoc, ExportedMachine, ExportedRun, ImportOutcome, ImportedRun, EXPORT_FORMAT,
     EXPORT_VERSION,
 };
-pub use lock::{LockError, MeasureLock};
 pub use runref::RunRef;
 pub use types::{LoadedRun, NewRun, ResultKind, RunId, RunStatus, RunSummary, StoredResult};

@@ -333,6 +333,46 @@ pub fn prepare(
     weighted_ok: bool,
     weights: Option<BTreeMap<u32, u32>>,
 ) -> Result<Prepared, BwError> {
+    let arrays = check_plan(plan)?;
+    let mut p = Planner {
+        topo,
+        plan,
+        allowed,
+        spare,
+        weights,
+        arrays,
+        narrays: arrays.iter().filter(|&&u| u).count(),
+        cases: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for mode in &plan.modes {
+        match mode {
+            BwMode::Local { cpu_node, mem_node, cpus } => p.local(*cpu_node, *mem_node, cpus)?,
+            BwMode::Matrix => p.matrix()?,
+            BwMode::Global => p.global()?,
+            BwMode::Interleave => p.interleave(None)?,
+            BwMode::Weighted { required } => {
+                if !weighted_ok {
+                    let msg = "weighted interleave needs Linux 6.9+ (MPOL_WEIGHTED_INTERLEAVE): \
+                               this kernel does not have it";
+                    if *required {
+                        return Err(usage(msg));
+                    }
+                    p.warnings.push(format!("{msg}; skipped"));
+                    continue;
+                }
+                let w = p.weights.clone().unwrap_or_default();
+                p.interleave(Some(w))?;
+            }
+            BwMode::Scaling { cpu_node, mem_node } => p.scaling(*cpu_node, *mem_node)?,
+        }
+    }
+    Ok(Prepared { cases: p.cases, warnings: p.warnings })
+}
+
+/// The checks that need no machine; returns the arrays the kernels use
+/// (`[a, b, c, d]`).
+fn check_plan(plan: &BwPlan) -> Result<[bool; 4], BwError> {
     if plan.threads == Some(0) {
         return Err(usage("--threads 0: at least one thread is needed"));
     }
@@ -355,225 +395,245 @@ pub fn prepare(
             arrays[i] |= u;
         }
     }
-    let narrays = arrays.iter().filter(|&&u| u).count();
-    let mut warnings = Vec::new();
-    let mut cases = Vec::new();
-    let node_of = |c: u32| topo.cpu(c).and_then(|cpu| cpu.node);
-    let cap_of = |nodes: &NodeSet| -> u64 {
-        nodes.iter().map(|n| spare.get(&n).copied().unwrap_or(u64::MAX)).min().unwrap_or(u64::MAX)
-    };
-    let sizing = |cpus: &[u32], cap: u64, warnings: &mut Vec<String>| -> Result<Sizing, BwError> {
+    Ok(arrays)
+}
+
+fn one(n: u32) -> NodeSet {
+    [n].into_iter().collect()
+}
+
+/// What [`prepare`] works with: the machine, the plan, and the cases and
+/// warnings built so far. One method per mode.
+struct Planner<'a> {
+    topo: &'a Topology,
+    plan: &'a BwPlan,
+    allowed: &'a Allowed,
+    spare: &'a BTreeMap<u32, u64>,
+    weights: Option<BTreeMap<u32, u32>>,
+    arrays: [bool; 4],
+    narrays: usize,
+    cases: Vec<Case>,
+    warnings: Vec<String>,
+}
+
+impl Planner<'_> {
+    fn node_of(&self, c: u32) -> Option<u32> {
+        self.topo.cpu(c).and_then(|cpu| cpu.node)
+    }
+
+    /// The most every node of `nodes` can spare.
+    fn cap_of(&self, nodes: &NodeSet) -> u64 {
+        nodes
+            .iter()
+            .map(|n| self.spare.get(&n).copied().unwrap_or(u64::MAX))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Array sizes for a team on `cpus` within `cap` bytes per array set;
+    /// a broken STREAM rule is warned about once.
+    fn sizing(&mut self, cpus: &[u32], cap: u64) -> Result<Sizing, BwError> {
         let set: CpuSet = cpus.iter().copied().collect();
-        let llc = topo.llc_bytes_for(&set);
-        let want = plan.array_bytes.unwrap_or(LLC_FACTOR * llc.unwrap_or(FALLBACK_LLC_BYTES));
-        let g = granule(plan.pages, want / cpus.len().max(1) as u64);
-        let (s, w) = choose_array_bytes(llc, plan.array_bytes, cap, narrays, cpus.len(), g)?;
+        let llc = self.topo.llc_bytes_for(&set);
+        let want = self.plan.array_bytes.unwrap_or(LLC_FACTOR * llc.unwrap_or(FALLBACK_LLC_BYTES));
+        let g = granule(self.plan.pages, want / cpus.len().max(1) as u64);
+        let (s, w) =
+            choose_array_bytes(llc, self.plan.array_bytes, cap, self.narrays, cpus.len(), g)?;
         if let Some(w) = w {
-            if !warnings.contains(&w) {
-                warnings.push(w);
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
             }
         }
         Ok(s)
-    };
-    let one = |n: u32| -> NodeSet { [n].into_iter().collect() };
-    let machine_cpus = |warnings: &mut Vec<String>| -> Result<Vec<u32>, BwError> {
-        let _ = warnings;
+    }
+
+    /// Every allowed CPU node's threads (`--threads` per node).
+    fn machine_cpus(&self) -> Result<Vec<u32>, BwError> {
         let mut all = Vec::new();
-        for n in allowed.cpu_nodes(topo).iter() {
-            all.extend(node_cpus(topo, allowed, n, plan.threads)?);
+        for n in self.allowed.cpu_nodes(self.topo).iter() {
+            all.extend(node_cpus(self.topo, self.allowed, n, self.plan.threads)?);
         }
         Ok(all)
-    };
-    for mode in &plan.modes {
-        match mode {
-            BwMode::Local { cpu_node, mem_node, cpus } => {
-                let (cpus, cpu_node) = match cpus {
-                    Some(set) => {
-                        if set.is_empty() {
-                            return Err(usage("--cpus: the CPU list is empty"));
-                        }
-                        allowed.check_cpus(set, Some(topo))?;
-                        let list: Vec<u32> = set.iter().collect();
-                        let list = match plan.threads {
-                            Some(n) if n > list.len() => {
-                                return Err(usage(format!(
-                                    "--threads {n} is more than the {} CPU(s) given with --cpus",
-                                    list.len()
-                                )))
-                            }
-                            Some(n) => list[..n].to_vec(),
-                            None => list,
-                        };
-                        let nodes: NodeSet = list.iter().filter_map(|&c| node_of(c)).collect();
-                        let node = if nodes.len() == 1 { nodes.first() } else { None };
-                        if let Some(n) = cpu_node {
-                            if node != Some(*n) {
-                                return Err(usage(format!(
-                                    "--cpus {set} are not all on --cpu-node {n}"
-                                )));
-                            }
-                        }
-                        (list, node)
-                    }
-                    None => {
-                        let node = match cpu_node {
-                            Some(n) => *n,
-                            None => default_cpu_node(topo, allowed)?,
-                        };
-                        (node_cpus(topo, allowed, node, plan.threads)?, Some(node))
-                    }
-                };
-                let mem = match (mem_node, cpu_node) {
-                    (Some(m), _) => *m,
-                    (None, Some(c)) => default_mem_node(topo, allowed, c)?,
-                    (None, None) => default_mem_node(topo, allowed, node_of(cpus[0]).unwrap_or(0))?,
-                };
-                allowed.check_mem_nodes(&one(mem), topo)?;
-                let s = sizing(&cpus, cap_of(&one(mem)), &mut warnings)?;
-                cases.push(Case {
-                    mode: "local",
-                    cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
-                    cpus,
-                    cpu_node,
-                    memory: CaseMemory::Bind(mem),
-                    mem_nodes: one(mem),
-                    sizing: s,
-                    arrays,
-                });
+    }
+
+    fn push(
+        &mut self,
+        mode: &'static str,
+        cpus: Vec<u32>,
+        cpu_node: Option<u32>,
+        memory: CaseMemory,
+        mem_nodes: NodeSet,
+        sizing: Sizing,
+    ) {
+        let cpu_nodes_of = cpus.iter().map(|&c| self.node_of(c)).collect();
+        self.cases.push(Case {
+            mode,
+            cpus,
+            cpu_nodes_of,
+            cpu_node,
+            memory,
+            mem_nodes,
+            sizing,
+            arrays: self.arrays,
+        });
+    }
+
+    /// `--cpus`: the first `--threads` of them and the one node they share.
+    fn given_cpus(
+        &self,
+        set: &CpuSet,
+        cpu_node: Option<u32>,
+    ) -> Result<(Vec<u32>, Option<u32>), BwError> {
+        if set.is_empty() {
+            return Err(usage("--cpus: the CPU list is empty"));
+        }
+        self.allowed.check_cpus(set, Some(self.topo))?;
+        let list: Vec<u32> = set.iter().collect();
+        let list = match self.plan.threads {
+            Some(n) if n > list.len() => {
+                return Err(usage(format!(
+                    "--threads {n} is more than the {} CPU(s) given with --cpus",
+                    list.len()
+                )))
             }
-            BwMode::Matrix => {
-                let mems = allowed.memory_nodes(topo);
-                if mems.is_empty() {
-                    return Err(usage("no memory node this process may use"));
-                }
-                for c in allowed.cpu_nodes(topo).iter() {
-                    let cpus = node_cpus(topo, allowed, c, plan.threads)?;
-                    for m in mems.iter() {
-                        let s = sizing(&cpus, cap_of(&one(m)), &mut warnings)?;
-                        cases.push(Case {
-                            mode: "matrix",
-                            cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
-                            cpus: cpus.clone(),
-                            cpu_node: Some(c),
-                            memory: CaseMemory::Bind(m),
-                            mem_nodes: one(m),
-                            sizing: s,
-                            arrays,
-                        });
-                    }
-                }
-            }
-            BwMode::Global => {
-                let cpus = machine_cpus(&mut warnings)?;
-                let mems = allowed.memory_nodes(topo);
-                let of: Vec<Option<u32>> = cpus.iter().map(|&c| node_of(c)).collect();
-                let used: NodeSet =
-                    of.iter().flatten().copied().filter(|n| mems.contains(*n)).collect();
-                // Each node holds its threads' share.
-                let mut cap = u64::MAX;
-                for n in used.iter() {
-                    let k = of.iter().filter(|&&o| o == Some(n)).count() as u64;
-                    let sp = spare.get(&n).copied().unwrap_or(u64::MAX);
-                    cap = cap.min(sp.saturating_mul(cpus.len() as u64) / k.max(1));
-                }
-                if of.iter().any(|o| o.is_none_or(|n| !mems.contains(n))) {
-                    warnings.push(
-                        "global: threads on nodes without usable memory allocate locally (nearest node); \
-                         their pages are not checked"
-                            .into(),
-                    );
-                }
-                let s = sizing(&cpus, cap, &mut warnings)?;
-                cases.push(Case {
-                    mode: "global",
-                    cpu_nodes_of: of,
-                    cpus,
-                    cpu_node: None,
-                    memory: CaseMemory::LocalPerThread,
-                    mem_nodes: used,
-                    sizing: s,
-                    arrays,
-                });
-            }
-            BwMode::Interleave | BwMode::Weighted { .. } => {
-                let weighted = matches!(mode, BwMode::Weighted { .. });
-                if weighted && !weighted_ok {
-                    let msg = "weighted interleave needs Linux 6.9+ (MPOL_WEIGHTED_INTERLEAVE): \
-                               this kernel does not have it";
-                    match mode {
-                        BwMode::Weighted { required: true } => return Err(usage(msg)),
-                        _ => {
-                            warnings.push(format!("{msg}; skipped"));
-                            continue;
-                        }
-                    }
-                }
-                let cpus = machine_cpus(&mut warnings)?;
-                let mems = allowed.memory_nodes(topo);
-                if mems.is_empty() {
-                    return Err(usage("no memory node this process may use"));
-                }
-                let cap = cap_of(&mems).saturating_mul(mems.len() as u64);
-                let s = sizing(&cpus, cap, &mut warnings)?;
-                let memory = if weighted {
-                    let w = weights.clone().unwrap_or_default();
-                    let wmap: BTreeMap<u32, f64> =
-                        mems.iter().map(|n| (n, w.get(&n).copied().unwrap_or(1) as f64)).collect();
-                    CaseMemory::Weighted(mems.clone(), wmap)
-                } else {
-                    CaseMemory::Interleave(mems.clone())
-                };
-                cases.push(Case {
-                    mode: if weighted { "weighted" } else { "interleave" },
-                    cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
-                    cpus,
-                    cpu_node: None,
-                    memory,
-                    mem_nodes: mems,
-                    sizing: s,
-                    arrays,
-                });
-            }
-            BwMode::Scaling { cpu_node, mem_node } => {
-                let node = match cpu_node {
-                    Some(n) => *n,
-                    None => default_cpu_node(topo, allowed)?,
-                };
-                let all = node_cpus(topo, allowed, node, plan.threads)?;
-                let mem = match mem_node {
-                    Some(m) => *m,
-                    None => default_mem_node(topo, allowed, node)?,
-                };
-                allowed.check_mem_nodes(&one(mem), topo)?;
-                // Arrays sized once for the largest team, so every count
-                // moves the same bytes.
-                let full = sizing(&all, cap_of(&one(mem)), &mut warnings)?;
-                for n in scaling_counts(all.len()) {
-                    let cpus = all[..n].to_vec();
-                    let g = granule(plan.pages, full.array_bytes / n as u64);
-                    let (s, _) = choose_array_bytes(
-                        full.llc_bytes,
-                        Some(full.array_bytes),
-                        u64::MAX,
-                        narrays,
-                        n,
-                        g,
-                    )?;
-                    cases.push(Case {
-                        mode: "scaling",
-                        cpu_nodes_of: cpus.iter().map(|&c| node_of(c)).collect(),
-                        cpus,
-                        cpu_node: Some(node),
-                        memory: CaseMemory::Bind(mem),
-                        mem_nodes: one(mem),
-                        sizing: Sizing { rule_ok: full.rule_ok, ..s },
-                        arrays,
-                    });
-                }
+            Some(n) => list[..n].to_vec(),
+            None => list,
+        };
+        let nodes: NodeSet = list.iter().filter_map(|&c| self.node_of(c)).collect();
+        let node = if nodes.len() == 1 { nodes.first() } else { None };
+        if let Some(n) = cpu_node {
+            if node != Some(n) {
+                return Err(usage(format!("--cpus {set} are not all on --cpu-node {n}")));
             }
         }
+        Ok((list, node))
     }
-    Ok(Prepared { cases, warnings })
+
+    /// One team against one memory node.
+    fn local(
+        &mut self,
+        cpu_node: Option<u32>,
+        mem_node: Option<u32>,
+        cpus: &Option<CpuSet>,
+    ) -> Result<(), BwError> {
+        let (topo, allowed) = (self.topo, self.allowed);
+        let (cpus, cpu_node) = match cpus {
+            Some(set) => self.given_cpus(set, cpu_node)?,
+            None => {
+                let node = match cpu_node {
+                    Some(n) => n,
+                    None => default_cpu_node(topo, allowed)?,
+                };
+                (node_cpus(topo, allowed, node, self.plan.threads)?, Some(node))
+            }
+        };
+        let mem = match (mem_node, cpu_node) {
+            (Some(m), _) => m,
+            (None, Some(c)) => default_mem_node(topo, allowed, c)?,
+            (None, None) => default_mem_node(topo, allowed, self.node_of(cpus[0]).unwrap_or(0))?,
+        };
+        allowed.check_mem_nodes(&one(mem), topo)?;
+        let s = self.sizing(&cpus, self.cap_of(&one(mem)))?;
+        self.push("local", cpus, cpu_node, CaseMemory::Bind(mem), one(mem), s);
+        Ok(())
+    }
+
+    /// Every CPU node against every memory node.
+    fn matrix(&mut self) -> Result<(), BwError> {
+        let (topo, allowed) = (self.topo, self.allowed);
+        let mems = allowed.memory_nodes(topo);
+        if mems.is_empty() {
+            return Err(usage("no memory node this process may use"));
+        }
+        for c in allowed.cpu_nodes(topo).iter() {
+            let cpus = node_cpus(topo, allowed, c, self.plan.threads)?;
+            for m in mems.iter() {
+                let s = self.sizing(&cpus, self.cap_of(&one(m)))?;
+                self.push("matrix", cpus.clone(), Some(c), CaseMemory::Bind(m), one(m), s);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every node's threads on their own node's memory.
+    fn global(&mut self) -> Result<(), BwError> {
+        let cpus = self.machine_cpus()?;
+        let mems = self.allowed.memory_nodes(self.topo);
+        let of: Vec<Option<u32>> = cpus.iter().map(|&c| self.node_of(c)).collect();
+        let used: NodeSet = of.iter().flatten().copied().filter(|n| mems.contains(*n)).collect();
+        // Each node holds its threads' share.
+        let mut cap = u64::MAX;
+        for n in used.iter() {
+            let k = of.iter().filter(|&&o| o == Some(n)).count() as u64;
+            let sp = self.spare.get(&n).copied().unwrap_or(u64::MAX);
+            cap = cap.min(sp.saturating_mul(cpus.len() as u64) / k.max(1));
+        }
+        if of.iter().any(|o| o.is_none_or(|n| !mems.contains(n))) {
+            self.warnings.push(
+                "global: threads on nodes without usable memory allocate locally (nearest node); \
+                 their pages are not checked"
+                    .into(),
+            );
+        }
+        let s = self.sizing(&cpus, cap)?;
+        self.push("global", cpus, None, CaseMemory::LocalPerThread, used, s);
+        Ok(())
+    }
+
+    /// Every thread, memory interleaved over every memory node (with the
+    /// kernel's `weights`: weighted interleave).
+    fn interleave(&mut self, weights: Option<BTreeMap<u32, u32>>) -> Result<(), BwError> {
+        let cpus = self.machine_cpus()?;
+        let mems = self.allowed.memory_nodes(self.topo);
+        if mems.is_empty() {
+            return Err(usage("no memory node this process may use"));
+        }
+        let cap = self.cap_of(&mems).saturating_mul(mems.len() as u64);
+        let s = self.sizing(&cpus, cap)?;
+        let (mode, memory) = match weights {
+            Some(w) => {
+                let wmap: BTreeMap<u32, f64> =
+                    mems.iter().map(|n| (n, w.get(&n).copied().unwrap_or(1) as f64)).collect();
+                ("weighted", CaseMemory::Weighted(mems.clone(), wmap))
+            }
+            None => ("interleave", CaseMemory::Interleave(mems.clone())),
+        };
+        self.push(mode, cpus, None, memory, mems, s);
+        Ok(())
+    }
+
+    /// Thread counts 1..N of one node against one memory node.
+    fn scaling(&mut self, cpu_node: Option<u32>, mem_node: Option<u32>) -> Result<(), BwError> {
+        let (topo, allowed) = (self.topo, self.allowed);
+        let node = match cpu_node {
+            Some(n) => n,
+            None => default_cpu_node(topo, allowed)?,
+        };
+        let all = node_cpus(topo, allowed, node, self.plan.threads)?;
+        let mem = match mem_node {
+            Some(m) => m,
+            None => default_mem_node(topo, allowed, node)?,
+        };
+        allowed.check_mem_nodes(&one(mem), topo)?;
+        // Arrays sized once for the largest team, so every count moves the
+        // same bytes.
+        let full = self.sizing(&all, self.cap_of(&one(mem)))?;
+        for n in scaling_counts(all.len()) {
+            let cpus = all[..n].to_vec();
+            let g = granule(self.plan.pages, full.array_bytes / n as u64);
+            let (s, _) = choose_array_bytes(
+                full.llc_bytes,
+                Some(full.array_bytes),
+                u64::MAX,
+                self.narrays,
+                n,
+                g,
+            )?;
+            let sizing = Sizing { rule_ok: full.rule_ok, ..s };
+            self.push("scaling", cpus, Some(node), CaseMemory::Bind(mem), one(mem), sizing);
+        }
+        Ok(())
+    }
 }
 
 /// Thread counts for a scaling run up to `n`: every count up to 16, then

@@ -130,19 +130,9 @@ pub fn render(r: &Report, all: bool) -> String {
     out
 }
 
-/// The facts two topology documents must share to be the same machine.
-fn machine_key(t: &Value) -> Option<(Value, Value, Vec<u64>, usize)> {
-    let nodes = t.get("nodes")?.as_array()?.iter().filter_map(|n| n.get("id")?.as_u64()).collect();
-    Some((
-        t.get("cpu_model").cloned().unwrap_or(Value::Null),
-        t.get("online_cpus").cloned().unwrap_or(Value::Null),
-        nodes,
-        t.get("packages")?.as_array()?.len(),
-    ))
-}
-
-/// Evidence from the run `run` names, or from the latest run whose stored
-/// topology is this machine's (only for the live machine). Returns the
+/// Evidence from the run `run` names, or from the latest run of this
+/// machine (by the store's machine fingerprint, which SNC/SMT/`numa=off`
+/// leave alone; only for the live machine). Returns the
 /// evidence and a note for the user when nothing applied.
 fn evidence_from_store(
     g: &Global,
@@ -168,19 +158,8 @@ fn evidence_from_store(
         let r: store::RunRef = r.parse().map_err(|e| anyhow::anyhow!("--run {r}: {e}"))?;
         Some(db.load(&r)?)
     } else {
-        let me = machine_key(&serde_json::to_value(topology)?);
-        let mut found = None;
-        for s in db.list_runs()?.into_iter().rev().take(50) {
-            if s.result_count == 0 {
-                continue;
-            }
-            let l = db.load_run(s.id)?;
-            if me.is_some() && machine_key(&l.topology) == me {
-                found = Some(l);
-                break;
-            }
-        }
-        found
+        let me = audit::fingerprint::machine_fingerprint(root, topology);
+        db.latest_run_of_machine(&me)?.map(|id| db.load_run(id)).transpose()?
     };
     let Some(l) = loaded else {
         return Ok((Evidence::default(), None));
@@ -198,4 +177,60 @@ fn evidence_from_store(
     }
     ev.source = Some(src);
     Ok((ev, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store::{NewRun, ResultKind, RunStatus, Store};
+
+    fn save(db: &mut Store, machine: Value, topology: Value, gbs: f64) -> store::RunId {
+        let mut new = NewRun::new("numaprobe run", "0");
+        new.machine = machine;
+        new.topology = topology;
+        let id = db.begin_run(&new).unwrap();
+        let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
+                        "best_gbs": gbs, "validated": true});
+        db.add_result(id, &ResultKind::Bw, &bw).unwrap();
+        db.finish_run(id, RunStatus::Complete, None).unwrap();
+        id
+    }
+
+    /// Issue 11: audit keyed "same machine" on CPUs and nodes, so a run
+    /// taken before SMT or SNC was switched was no longer this machine's.
+    #[test]
+    fn the_latest_run_of_this_machine_is_found_after_smt_and_snc_change() {
+        let root = SysRoot::live();
+        let topo = Topology::discover(&root).unwrap();
+        // The run was saved under another configuration: SMT on (a sibling
+        // thread of CPU 0) and SNC (one more node).
+        let mut then = topo.clone();
+        let mut sibling = then.cpus[0].clone();
+        sibling.id = 999;
+        sibling.thread_siblings.insert(999);
+        then.cpus[0].thread_siblings.insert(999);
+        then.cpus.push(sibling);
+        let mut extra = then.nodes[0].clone();
+        extra.id = 99;
+        then.nodes.push(extra);
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        let mut db = Store::open(&path).unwrap();
+        let machine = audit::fingerprint::machine(&root, &then, &audit::Read::Absent);
+        let older = save(&mut db, machine.clone(), serde_json::to_value(&then).unwrap(), 40.0);
+        let mine = save(&mut db, machine, serde_json::to_value(&then).unwrap(), 50.0);
+        assert!(older < mine);
+        // A later run of another machine is not evidence for this one.
+        let other = json!({"fingerprint": "0123456789abcdef", "cpu_model": "other"});
+        save(&mut db, other, serde_json::to_value(&topo).unwrap(), 60.0);
+        drop(db);
+
+        let g = Global { json: false, quiet: true, db: Some(path), table: None };
+        let (ev, note) = evidence_from_store(&g, &topo, &root, None).unwrap();
+        assert_eq!(note, None);
+        let src = ev.source.clone().unwrap_or_default();
+        assert!(src.starts_with(&format!("run {mine} (")), "{src}");
+        assert_eq!(ev.local_best_gbs_per_node.values().copied().collect::<Vec<f64>>(), [50.0]);
+    }
 }

@@ -15,6 +15,7 @@ use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
 use crate::grammar::{self, IsaName, KernelName, Pages, Stores};
+use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
 use crate::{output, usage};
 
 #[derive(Debug, clap::Args)]
@@ -91,6 +92,8 @@ pub struct Args {
     /// table when it is readable, which needs root).
     #[arg(long, value_name = "GB/S")]
     pub peak_gbs: Option<f64>,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 /// Checks the flags and builds the plan. `--cpus` is resolved against the
@@ -219,9 +222,23 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         plan.peak_gbs = audit::smbios::peak_gbs_per_dram_node(&root, &topo);
     }
     let stop = crate::signal::stop_flag();
+    let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
+    let rec = match args.save.saving() {
+        true => Some(Recording::open(g, &record::new_run(&root, Some(&topo), args.save.label))?),
+        false => None,
+    };
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-    let results = bw::run_plan(&topo, &plan, &obs, &stop)?;
+    let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop);
     let interrupted = stop.is_stopped();
+    if let Some(rec) = rec {
+        let end = match &outcome {
+            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(_) if interrupted => Outcome::Interrupted,
+            Ok(_) => Outcome::Complete,
+        };
+        rec.finish(end)?.tell(g.quiet);
+    }
+    let results = outcome?;
     if g.json {
         return output::json(&Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results });
     }

@@ -7,10 +7,9 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use bench::events::{Event, Observer};
 use bench::exec::{
     self, numa_maps::NumaPages, Direction, ExecError, ExecReport, Machine, Metric, OutputSink,
@@ -21,6 +20,7 @@ use topo::{SysRoot, Topology};
 use crate::cli::Global;
 use crate::output;
 use crate::progress::Bars;
+use crate::record::{self, Outcome, Recording, Saving};
 use crate::usage;
 
 #[derive(Debug, clap::Args)]
@@ -65,6 +65,9 @@ pub struct Args {
     /// Do not save the results into the results database.
     #[arg(long)]
     pub no_save: bool,
+    /// Wait for another measuring numaprobe to finish instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
     /// Touch SIZE bytes of memory (e.g. 32M) and print where the pages
     /// are, instead of running a command (for guests).
     #[arg(long, hide = true, value_name = "SIZE", value_parser = crate::grammar::size)]
@@ -110,27 +113,16 @@ impl OutputSink for StderrSink {
     }
 }
 
-/// Draws progress and saves each policy's result as it arrives.
-struct Saver<'a> {
+/// Draws progress; warnings are printed directly when stderr is not a
+/// terminal (failed runs must still be told).
+struct Draw<'a> {
     bars: &'a Bars,
-    db: Mutex<Option<(store::Store, store::RunId)>>,
     quiet: bool,
 }
 
-impl Observer for Saver<'_> {
+impl Observer for Draw<'_> {
     fn event(&self, event: Event) {
-        if let Event::Result { kind, payload } = &event {
-            let mut db = self.db.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((s, id)) = db.as_mut() {
-                if let Err(e) = s.add_result(*id, &store::ResultKind::from(kind.as_str()), payload)
-                {
-                    output::warn(self.quiet, &format!("could not save the result: {e}"));
-                }
-            }
-        }
         match event {
-            // Bars prints warnings through a hidden bar (nothing) when stderr
-            // is not a terminal; failed runs must still be told.
             Event::Warning(msg) if !std::io::stderr().is_terminal() => {
                 output::warn(self.quiet, &msg)
             }
@@ -175,27 +167,6 @@ fn machine(quiet: bool) -> (Machine, Option<Topology>) {
     }
 }
 
-fn open_store(
-    g: &Global,
-    topo: Option<&Topology>,
-    cmdline: &str,
-) -> anyhow::Result<(store::Store, store::RunId)> {
-    let path = crate::cmd::store::db_path(g)?;
-    let mut s = store::Store::open(&path).with_context(|| format!("opening {}", path.display()))?;
-    let mut run = store::NewRun::new(cmdline, env!("CARGO_PKG_VERSION"));
-    if let Some(t) = topo {
-        // The same fingerprints as `numaprobe run`, so exec runs group with
-        // the machine's other runs.
-        let root = topo::SysRoot::live();
-        let settings = audit::Settings::read(&root);
-        run.machine = audit::fingerprint::machine(&root, t, &audit::smbios::read(&root));
-        run.config = audit::fingerprint::config(t, &settings);
-        run.topology = serde_json::to_value(t)?;
-    }
-    let id = s.begin_run(&run)?;
-    Ok((s, id))
-}
-
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(size) = args.touch {
         return touch(size, args.touch_hold_ms);
@@ -232,12 +203,14 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let policies = machine.expand(&items).map_err(to_usage)?;
     let plan = Plan::new(command, &policies, &machine).map_err(to_usage)?;
 
-    let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
-    let db = if args.no_save {
+    let stop = crate::signal::stop_flag();
+    let _lock = record::take_lock(args.wait, g.quiet, &stop)?;
+    let rec = if args.no_save {
         None
     } else {
-        match open_store(g, topo.as_ref(), &cmdline) {
-            Ok(x) => Some(x),
+        let new = record::new_run(&SysRoot::live(), topo.as_ref(), None);
+        match Recording::open(g, &new) {
+            Ok(r) => Some(r),
             Err(e) => {
                 output::warn(g.quiet, &format!("results will not be saved: {e:#}"));
                 None
@@ -245,8 +218,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         }
     };
     let bars = Bars::new(g.quiet);
-    let saver = Saver { bars: &bars, db: Mutex::new(db), quiet: g.quiet };
-    let stop = crate::signal::stop_flag();
+    let draw = Draw { bars: &bars, quiet: g.quiet };
     let opts = exec::Options {
         repeat: args.repeat,
         warmup: args.warmup,
@@ -257,27 +229,20 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         floor_pct: exec::DEFAULT_FLOOR_PCT,
         root: SysRoot::live(),
     };
-    let outcome = exec::run_matrix(&plan, &opts, &saver, &stop);
-    let db = saver.db.into_inner().unwrap_or_else(|p| p.into_inner());
-    let report = match outcome {
-        Ok(r) => r,
-        Err(e) => {
-            if let Some((mut s, id)) = db {
-                let _ = s.finish_run(id, store::RunStatus::Failed, Some(&e.to_string()));
-            }
-            return Err(to_usage(e));
-        }
+    let outcome = exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
+    let end = match &outcome {
+        Err(e) => Outcome::Failed(e.to_string()),
+        Ok(r) => match &r.stopped {
+            Some(s) => Outcome::Incomplete(s.clone()),
+            None => Outcome::Complete,
+        },
     };
-    if let Some((mut s, id)) = db {
-        let status = if report.stopped.is_some() {
-            store::RunStatus::Incomplete
-        } else {
-            store::RunStatus::Complete
-        };
-        if let Err(e) = s.finish_run(id, status, report.stopped.as_deref()) {
-            output::warn(g.quiet, &format!("could not close the saved run: {e}"));
+    if let Some(rec) = rec {
+        if let Err(e) = rec.finish(end) {
+            output::warn(g.quiet, &format!("could not close the saved run: {e:#}"));
         }
     }
+    let report = outcome.map_err(to_usage)?;
 
     if g.json {
         output::json(&report)?;

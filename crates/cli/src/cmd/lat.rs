@@ -5,17 +5,18 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use bench::events::Observer;
 use bench::lat::{
-    self, c2c, ChaseOpts, Ctx, LatResult, LoadKind, PageKind, PlacementStatus, Timing, Where,
+    self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus, Timing,
+    Where,
 };
 use serde::Serialize;
-use topo::{SysRoot, Topology};
+use topo::{CpuSet, SysRoot, Topology};
 
 use crate::cli::Global;
 use crate::grammar::{self, Pages};
 use crate::output;
 use crate::progress::Bars;
+use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
 use crate::usage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -103,6 +104,8 @@ pub struct Args {
     /// choosing.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub pairs_per_relation: usize,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
@@ -174,7 +177,8 @@ struct Doc<'a, T: Serialize> {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let size = validate(&args)?;
-    let topo = Topology::discover(&SysRoot::live())?;
+    let root = SysRoot::live();
+    let topo = Topology::discover(&root)?;
     let stop = crate::signal::stop_flag();
     let bars = Bars::new(g.quiet);
     let mut timing = if args.matrix || args.per_cpu || args.sweep || args.loaded || args.c2c {
@@ -188,7 +192,6 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(ms) = args.sample_ms {
         timing.sample_time = Duration::from_millis(ms);
     }
-    let ctx = Ctx { observer: &bars as &dyn Observer, stop: &stop, timing };
     let opts = ChaseOpts {
         size_bytes: size,
         stride_bytes: args.stride,
@@ -196,33 +199,79 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         tlb_group_pages: args.tlb_pages,
         seed: args.seed,
     };
-    let at = Where { cpu: args.cpu, cpu_node: args.cpu_node, mem_node: args.mem_node };
-    let stopped = || stop.is_stopped();
+    let load_cpus = match &args.load_cpus {
+        Some(spec) => Some(
+            place::Allowed::current(&root)?
+                .resolve_cpus(&spec.to_string(), &topo)
+                .context("--load-cpus")?,
+        ),
+        None => None,
+    };
+    let pairs = args.pairs.as_deref().map(parse_pairs).transpose().map_err(anyhow::Error::msg)?;
 
+    let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
+    let rec = match args.save.saving() {
+        true => {
+            Some(Recording::open(g, &record::new_run(&root, Some(&topo), args.save.label.clone()))?)
+        }
+        false => None,
+    };
+    let saving = Saving { rec: rec.as_ref(), next: &bars };
+    let ctx = Ctx { observer: &saving, stop: &stop, timing };
+    let outcome = measure(&args, &topo, &opts, load_cpus, pairs, &ctx);
+    let stopped = stop.is_stopped();
+    if let Some(rec) = rec {
+        let end = match &outcome {
+            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(_) if stopped => Outcome::Interrupted,
+            Ok(_) => Outcome::Complete,
+        };
+        rec.finish(end)?.tell(g.quiet);
+    }
+    match outcome? {
+        Measured::Matrix(v) => print_matrix(&v, g, stopped),
+        Measured::Sweep(r) => print_sweep(&r, g, stopped),
+        Measured::PerCpu(r) => print_per_cpu(&r, g, stopped),
+        Measured::Loaded(v) => print_loaded(&v, g, stopped),
+        Measured::C2c(v) => print_c2c(&v, g, stopped),
+        Measured::Point(r) => print_point(&r, g, stopped),
+    }
+}
+
+/// What one `lat` invocation measured.
+enum Measured {
+    Matrix(Vec<LatResult>),
+    Sweep(lat::SweepReport),
+    PerCpu(lat::PerCpuReport),
+    Loaded(Vec<lat::LoadedPoint>),
+    C2c(Vec<lat::C2cResult>),
+    Point(LatResult),
+}
+
+/// Runs the experiment the flags chose.
+fn measure(
+    args: &Args,
+    topo: &Topology,
+    opts: &ChaseOpts,
+    load_cpus: Option<CpuSet>,
+    pairs: Option<Vec<(u32, u32)>>,
+    ctx: &Ctx<'_>,
+) -> Result<Measured, LatError> {
+    let at = Where { cpu: args.cpu, cpu_node: args.cpu_node, mem_node: args.mem_node };
     if args.matrix {
-        let v = lat::matrix(&topo, &opts, &ctx)?;
-        return print_matrix(&v, g, stopped());
+        return lat::matrix(topo, opts, ctx).map(Measured::Matrix);
     }
     if args.sweep {
-        let r = lat::sweep(&topo, &at, &opts, &ctx)?;
-        return print_sweep(&r, g, stopped());
+        return lat::sweep(topo, &at, opts, ctx).map(Measured::Sweep);
     }
     if args.per_cpu {
         let spec = lat::PerCpuSpec { mem_node: args.mem_node, max_cpus: args.max_cpus };
-        let r = lat::per_cpu(&topo, &spec, &opts, &ctx)?;
-        return print_per_cpu(&r, g, stopped());
+        return lat::per_cpu(topo, &spec, opts, ctx).map(Measured::PerCpu);
     }
     if args.loaded {
         let spec = lat::LoadedSpec {
             at,
-            load_cpus: match &args.load_cpus {
-                Some(spec) => Some(
-                    place::Allowed::current(&SysRoot::live())?
-                        .resolve_cpus(&spec.to_string(), &topo)
-                        .context("--load-cpus")?,
-                ),
-                None => None,
-            },
+            load_cpus,
             kind: match args.load {
                 Load::Read => LoadKind::Read,
                 Load::Rw => LoadKind::Rw,
@@ -230,26 +279,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             delays: args.delays.clone().unwrap_or_else(|| lat::loaded::DEFAULT_DELAYS.to_vec()),
             load_bytes_per_thread: None,
         };
-        let v = lat::loaded(&topo, &spec, &opts, &ctx)?;
-        return print_loaded(&v, g, stopped());
+        return lat::loaded(topo, &spec, opts, ctx).map(Measured::Loaded);
     }
     if args.c2c {
         let spec = c2c::C2cSpec {
-            pairs: args
-                .pairs
-                .as_deref()
-                .map(parse_pairs)
-                .transpose()
-                .map_err(anyhow::Error::msg)?
-                .unwrap_or_default(),
+            pairs: pairs.unwrap_or_default(),
             pairs_per_relation: args.pairs_per_relation,
             round_trips: 0,
         };
-        let v = lat::c2c(&topo, &spec, &ctx)?;
-        return print_c2c(&v, g, stopped());
+        return lat::c2c(topo, &spec, ctx).map(Measured::C2c);
     }
-    let r = lat::point(&topo, &at, &opts, &ctx)?;
-    print_point(&r, g, stopped())
+    lat::point(topo, &at, opts, ctx).map(Measured::Point)
 }
 
 fn ns(v: f64) -> String {

@@ -1,25 +1,20 @@
-//! `numaprobe place`: try the placement layer. Pins itself, sets a memory
-//! policy, allocates and first-touches a buffer, asks the kernel where the
-//! pages are (`move_pages`) and judges that against an expectation.
-//! Documented in docs/place.md.
-
-use std::collections::BTreeMap;
+//! `numaprobe place`: try the placement layer. Parses the flags, runs
+//! [`place::probe`] (pin, set a memory policy, allocate and first-touch a
+//! buffer, ask the kernel where the pages are with `move_pages`, judge that
+//! against an expectation) and prints its report. Documented in
+//! docs/place.md.
 
 use anyhow::Context;
 use place::{
-    Allowed, Buffer, CpuSet, MemPolicy, NodeCounters, NodeMemory, NodeSet, NumaBalancing, NumaStat,
-    PageReport, PlaceError, PlacementCheck, Spread,
+    Allowed, ExpectSource, MemPolicy, NodeSet, Pin, PlaceError, PlacementCheck, ProbeReport,
+    ProbeSpec,
 };
-use serde::Serialize;
 use topo::{SysRoot, Topology};
 
-use crate::cli::{Global, UsageError};
+use crate::cli::Global;
 use crate::grammar::{self, Pages};
 use crate::output;
 use crate::usage;
-
-/// Version of the `place --json` document.
-pub const PLACE_SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -61,6 +56,9 @@ pub struct Args {
     /// Pages to ask the kernel about (0 = every page).
     #[arg(long, value_name = "N", default_value_t = 65536)]
     pub samples: usize,
+    /// Wait for another measuring numaprobe to finish instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// `--policy`: the memory policies `place` can set.
@@ -108,51 +106,6 @@ pub enum Via {
     Thread,
 }
 
-/// The `place --json` document (see docs/place.md).
-#[derive(Debug, Serialize)]
-pub struct PlaceReport {
-    pub schema_version: u32,
-    pub kernel: Option<String>,
-    pub allowed: Allowed,
-    pub cpu: CpuReport,
-    /// The policy asked for.
-    pub policy_requested: MemPolicy,
-    /// The policy applied (differs when the kernel needed a fallback).
-    pub policy: MemPolicy,
-    /// Why the applied policy differs from the requested one.
-    pub fallback: Option<String>,
-    /// `mbind` or `set_mempolicy`.
-    pub applied_with: &'static str,
-    /// What the kernel reports for the buffer's first page afterwards
-    /// (`get_mempolicy(MPOL_F_ADDR)`; `default` when applied per thread).
-    pub policy_read_back: MemPolicy,
-    pub size_bytes: u64,
-    pub pages: PageReport,
-    /// Where the expectation came from: `policy`, `local-cpu` or `--expect`.
-    pub expect_source: &'static str,
-    pub placement: PlacementCheck,
-    /// Pages per node among the sampled ones (counts, not shares).
-    pub page_counts: BTreeMap<u32, u64>,
-    /// Weighted-interleave weights used for the spread check.
-    pub weights: Option<BTreeMap<u32, u32>>,
-    /// Memory of the target nodes before allocating.
-    pub memory: Vec<NodeMemory>,
-    /// System-wide per-node counters, after minus before (pages).
-    pub numastat_delta: BTreeMap<u32, NodeCounters>,
-    pub numa_balancing: Option<NumaBalancing>,
-    pub numa_balancing_enabled: Option<bool>,
-    pub ok: bool,
-}
-
-#[derive(Debug, Serialize)]
-pub struct CpuReport {
-    /// CPUs the thread was restricted to.
-    pub pinned_to: CpuSet,
-    /// CPU and node `getcpu` reported after touching.
-    pub ran_on_cpu: u32,
-    pub ran_on_node: u32,
-}
-
 /// A library error, kept whole: `main` classifies it
 /// ([`PlaceError::is_usage`]: exit 2 when it is the user's request).
 fn lift(e: PlaceError) -> anyhow::Error {
@@ -182,141 +135,68 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if !needs_nodes && args.mem_nodes.is_some() {
         usage!("--policy {policy_name} takes no --mem-nodes");
     }
-    let size_usize = usize::try_from(size).map_err(|_| UsageError(format!("--size {size}")))?;
+    if usize::try_from(size).is_err() {
+        usage!("--size {size}: too large for this machine's address space");
+    }
 
+    let _lock = crate::record::take_lock(args.wait, g.quiet, &crate::signal::stop_flag())?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root).context("reading the machine's topology")?;
     let allowed = Allowed::current(&root).map_err(lift)?;
 
-    // Where to run.
-    let pin: CpuSet = match (args.cpu, args.cpu_node) {
-        (Some(cpu), _) => {
-            let set: CpuSet = [cpu].into_iter().collect();
-            allowed.check_cpus(&set, Some(&topo)).map_err(lift)?;
-            set
-        }
-        (None, Some(node)) => allowed.check_cpu_node(node, &topo).map_err(lift)?,
-        (None, None) => [place::current_cpu()?].into_iter().collect(),
+    // The flags that need the machine: nodes, policy, expectation.
+    let pin = match (args.cpu, args.cpu_node) {
+        (Some(cpu), _) => Pin::Cpu(cpu),
+        (None, Some(node)) => Pin::CpuNode(node),
+        (None, None) => Pin::Current,
     };
-    place::set_current_thread_affinity(&pin)?;
-    let (_, start_node) = place::current_cpu_and_node()?;
-
-    // What policy.
     let nodes = match &args.mem_nodes {
         Some(spec) => {
             allowed.resolve_mem_nodes(spec, &topo).map_err(|e| lift_flag("--mem-nodes", e))?
         }
         None => NodeSet::new(),
     };
-    let requested =
-        MemPolicy::from_name(policy_name, &nodes).map_err(|e| lift_flag("--policy", e))?;
-    let (policy, fallback) = place::with_fallback(&requested, &root);
-    if let Some(note) = &fallback {
+    let policy = MemPolicy::from_name(policy_name, &nodes).map_err(|e| lift_flag("--policy", e))?;
+    let expect = match &args.expect {
+        // A plain list is a claim to test, even about nodes this machine
+        // lacks (the check then fails); all/!/+ resolve against the nodes.
+        Some(spec) => {
+            Some(match place::SetSpec::parse(spec).map_err(|e| lift_flag("--expect", e))? {
+                place::SetSpec::List(l) => l,
+                s => s.resolve(&topo.node_ids(), "node").map_err(|e| lift_flag("--expect", e))?,
+            })
+        }
+        None => None,
+    };
+    let spec = ProbeSpec {
+        pin,
+        policy,
+        size_bytes: size,
+        pages: kind,
+        via: match args.via {
+            Via::Range => place::Via::Range,
+            Via::Thread => place::Via::Thread,
+        },
+        expect,
+        threshold: args.threshold,
+        spread_tolerance: args.spread_tolerance,
+        samples: args.samples,
+    };
+    let report = place::probe(&root, &topo, allowed, &spec).map_err(lift)?;
+    if let Some(note) = &report.fallback {
         output::warn(g.quiet, note);
     }
-
-    // Never take the machine's memory away.
-    let (targets, spread) = match &policy {
-        MemPolicy::Default | MemPolicy::Local => {
-            ([start_node].into_iter().collect(), Spread::AnyOne)
-        }
-        MemPolicy::Interleave(s) | MemPolicy::WeightedInterleave(s) => (s.clone(), Spread::Even),
-        p => (p.nodes(), Spread::AnyOne),
-    };
-    let memory = place::ensure_nodes_can_spare(&root, &targets, size, spread).map_err(lift)?;
-    if let Some(h) = kind.hugetlb_bytes() {
-        place::ensure_hugepages(&root, &targets, h as u64, size).map_err(lift)?;
-    }
-
-    let balancing = place::numa_balancing(&root).ok().flatten();
-    if balancing.is_some_and(NumaBalancing::enabled) {
+    if report.numa_balancing_enabled == Some(true) {
         output::warn(
             g.quiet,
             "numa_balancing is on: the kernel may migrate pages during the run \
              (bind is not migrated off-node; the check below sees the result)",
         );
     }
-
-    // Place, touch, look.
-    let before = NumaStat::read(&root)?;
-    let mut buf = Buffer::alloc(size_usize, kind)?;
-    let applied_with = if args.via == Via::Thread {
-        place::set_process_policy(&policy)?;
-        "set_mempolicy"
-    } else {
-        buf.bind(&policy)?;
-        "mbind"
-    };
-    buf.touch();
-    if args.via == Via::Thread {
-        place::set_process_policy(&MemPolicy::Default)?;
-    }
-    let after = NumaStat::read(&root)?;
-    let (ran_on_cpu, ran_on_node) = place::current_cpu_and_node()?;
-    let policy_read_back = place::policy_at(buf.as_ptr())?;
-    let pages = buf.page_nodes(args.samples)?;
-    let page_report = buf.page_report()?;
-    drop(buf);
-
-    // Judge.
-    let (expected, expect_source) = match &args.expect {
-        // A plain list is a claim to test, even about nodes this machine
-        // lacks (the check then fails); all/!/+ resolve against the nodes.
-        Some(spec) => match place::SetSpec::parse(spec).map_err(|e| lift_flag("--expect", e))? {
-            place::SetSpec::List(l) => (l, "--expect"),
-            s => (
-                s.resolve(&topo.node_ids(), "node").map_err(|e| lift_flag("--expect", e))?,
-                "--expect",
-            ),
-        },
-        None => match &policy {
-            MemPolicy::Default | MemPolicy::Local => {
-                ([start_node].into_iter().collect(), "local-cpu")
-            }
-            p => (p.nodes(), "policy"),
-        },
-    };
-    let mut weights = None;
-    let placement = match &policy {
-        MemPolicy::Interleave(_) => {
-            place::check_interleave(&pages, &expected, args.threshold, args.spread_tolerance)
-        }
-        MemPolicy::WeightedInterleave(_) => {
-            let w = place::weighted_interleave_weights(&root)?.unwrap_or_default();
-            let wf: BTreeMap<u32, f64> =
-                expected.iter().map(|n| (n, w.get(&n).copied().unwrap_or(1) as f64)).collect();
-            weights = Some(w.into_iter().filter(|(n, _)| expected.contains(*n)).collect());
-            place::check_spread(&pages, &wf, args.threshold, args.spread_tolerance)
-        }
-        _ => place::check(&pages, &expected, args.threshold),
-    };
-
-    let report = PlaceReport {
-        schema_version: PLACE_SCHEMA_VERSION,
-        kernel: topo.kernel.clone(),
-        allowed,
-        cpu: CpuReport { pinned_to: pin, ran_on_cpu, ran_on_node },
-        policy_requested: requested,
-        policy,
-        fallback,
-        applied_with,
-        policy_read_back,
-        size_bytes: size,
-        pages: page_report,
-        expect_source,
-        ok: placement.ok,
-        placement,
-        page_counts: pages.per_node.clone(),
-        weights,
-        memory,
-        numastat_delta: after.since(&before).nodes,
-        numa_balancing: balancing,
-        numa_balancing_enabled: balancing.map(NumaBalancing::enabled),
-    };
     if g.json {
         output::json(&report)?;
     } else {
-        print_text(&report, &pages)?;
+        print_text(&report)?;
     }
     if !report.ok {
         anyhow::bail!("placement check failed: {}", failure_line(&report.placement));
@@ -357,7 +237,8 @@ fn failure_line(c: &PlacementCheck) -> String {
     s
 }
 
-fn print_text(r: &PlaceReport, pages: &place::PageNodes) -> anyhow::Result<()> {
+fn print_text(r: &ProbeReport) -> anyhow::Result<()> {
+    let pages = &r.sampled;
     let mut out = String::new();
     let policy = match &r.fallback {
         Some(_) => format!("{} (asked {}, not supported here)", r.policy, r.policy_requested),
@@ -365,7 +246,11 @@ fn print_text(r: &PlaceReport, pages: &place::PageNodes) -> anyhow::Result<()> {
     };
     out.push_str(&format!(
         "policy    {policy} via {}; read back: {}\n",
-        r.applied_with, r.policy_read_back
+        match r.applied_with {
+            place::Via::Range => "mbind",
+            place::Via::Thread => "set_mempolicy",
+        },
+        r.policy_read_back
     ));
     out.push_str(&format!(
         "cpu       pinned to {}, ran on CPU {} (node {})\n",
@@ -427,7 +312,11 @@ fn print_text(r: &PlaceReport, pages: &place::PageNodes) -> anyhow::Result<()> {
         pct(r.placement.fraction),
         r.placement.expected,
         pct(r.placement.threshold),
-        r.expect_source,
+        match r.expect_source {
+            ExpectSource::Policy => "policy",
+            ExpectSource::LocalCpu => "local-cpu",
+            ExpectSource::Given => "--expect",
+        },
         if r.ok { "OK" } else { "FAILED" }
     ));
     output::emit(&out)

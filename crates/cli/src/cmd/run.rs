@@ -3,20 +3,18 @@
 //! result as it is measured, and writes a report.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use bench::events::{Event, Observer, StopFlag};
-use bench::lat::Ctx;
 use bench::suite::{Budget, Step, SuitePlan};
 use serde_json::{json, Value};
-use store::{MeasureLock, NewRun, ResultKind, RunId, RunStatus, Store};
+use store::{ResultKind, RunId, Store};
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
 use crate::output;
 use crate::progress::Bars;
+use crate::record::{self, Outcome, Recording, Saving};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -47,33 +45,6 @@ pub struct Args {
     /// Folder for the reports (default: `reports/` beside the database).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-}
-
-/// Saves each result to the store the moment it is reported, then passes
-/// the event on to the progress bars.
-struct Saver<'a> {
-    bars: &'a Bars,
-    db: Mutex<Store>,
-    run: RunId,
-    saved: Mutex<(usize, Vec<String>)>,
-}
-
-impl Observer for Saver<'_> {
-    fn event(&self, event: Event) {
-        if let Event::Result { kind, payload } = &event {
-            let res = self.db.lock().unwrap_or_else(|p| p.into_inner()).add_result(
-                self.run,
-                &ResultKind::from(kind.as_str()),
-                payload,
-            );
-            let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
-            match res {
-                Ok(_) => saved.0 += 1,
-                Err(e) => saved.1.push(format!("could not save a {kind} result: {e}")),
-            }
-        }
-        self.bars.event(event);
-    }
 }
 
 fn budget(a: &Args) -> Budget {
@@ -134,36 +105,6 @@ fn filter_steps(plan: &mut SuitePlan, only: &[String], skip: &[String]) -> anyho
     Ok(())
 }
 
-fn run_step(
-    topo: &Topology,
-    step: &Step,
-    obs: &dyn Observer,
-    stop: &StopFlag,
-) -> anyhow::Result<()> {
-    let ctx = |timing| Ctx { observer: obs, stop, timing };
-    match step {
-        Step::Bw { plan, .. } => {
-            bench::bw::run_plan(topo, plan, obs, stop)?;
-        }
-        Step::LatMatrix { opts, timing } => {
-            bench::lat::matrix(topo, opts, &ctx(*timing))?;
-        }
-        Step::LatSweep { at, opts, timing } => {
-            bench::lat::sweep(topo, at, opts, &ctx(*timing))?;
-        }
-        Step::LatPerCpu { spec, opts, timing } => {
-            bench::lat::per_cpu(topo, spec, opts, &ctx(*timing))?;
-        }
-        Step::LatLoaded { spec, opts, timing } => {
-            bench::lat::loaded(topo, spec, opts, &ctx(*timing))?;
-        }
-        Step::C2c { spec, timing } => {
-            bench::lat::c2c(topo, spec, &ctx(*timing))?;
-        }
-    }
-    Ok(())
-}
-
 fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let loaded = db.load_run(run)?;
@@ -218,34 +159,15 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     }
 
     let stop = crate::signal::stop_flag();
-    let _lock = if a.wait {
-        MeasureLock::acquire_wait(
-            &MeasureLock::default_path(),
-            Duration::from_millis(500),
-            |pid| {
-                if !g.quiet {
-                    let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
-                    eprintln!("numaprobe: waiting for the measuring numaprobe{who} to finish...");
-                }
-                !stop.is_stopped()
-            },
-        )?
-    } else {
-        MeasureLock::acquire()?
-    };
+    let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
 
-    let db_path = crate::cmd::store::db_path(g)?;
-    let mut db = Store::open(&db_path)?;
     let settings = audit::Settings::read(&root);
     let memory = audit::smbios::read(&root);
-    let mut new =
-        NewRun::new(std::env::args().collect::<Vec<_>>().join(" "), env!("CARGO_PKG_VERSION"));
-    new.label = a.label.clone();
-    new.machine = audit::fingerprint::machine(&root, &topo, &memory);
-    new.config = audit::fingerprint::config(&topo, &settings);
+    let mut new = record::new_run(&root, Some(&topo), a.label.clone());
     new.config["budget"] = json!(budget);
-    new.topology = serde_json::to_value(&topo)?;
-    let run = db.begin_run(&new)?;
+    let rec = Recording::open(g, &new)?;
+    let run = rec.run();
+    let db_path = rec.path().to_path_buf();
 
     // Settings audit first: it is instant and its findings belong to the run.
     let findings = audit::Report::from_parts(
@@ -257,47 +179,28 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         profile,
     );
     for f in &findings.findings {
-        db.add_result(run, &ResultKind::Audit, &serde_json::to_value(f)?)?;
+        rec.save(&ResultKind::Audit, &serde_json::to_value(f)?);
     }
 
     let bars = Bars::new(g.quiet);
-    let saver = Saver { bars: &bars, db: Mutex::new(db), run, saved: Mutex::new((0, Vec::new())) };
     let started = Instant::now();
-    let mut failed = Vec::new();
-    saver.bars.event(Event::PhaseStart { phase: "run".into(), total: plan.steps.len() as u64 });
-    for (i, s) in plan.steps.iter().enumerate() {
-        if stop.is_stopped() {
-            break;
-        }
-        if let Err(e) = run_step(&topo, &s.step, &saver, &stop) {
-            let msg = format!("{}: {e:#}", s.step.name());
-            saver.bars.event(Event::Warning(format!("step failed, going on: {msg}")));
-            failed.push(msg);
-        }
-        saver.bars.event(Event::Progress {
-            phase: "run".into(),
-            done: i as u64 + 1,
-            what: s.step.name(),
-        });
-    }
-    saver.bars.event(Event::PhaseEnd { phase: "run".into() });
+    let outcome =
+        bench::suite::execute(&topo, &plan, &Saving { rec: Some(&rec), next: &bars }, &stop);
     let elapsed = started.elapsed();
 
-    let interrupted = stop.is_stopped();
-    let (saved, save_errors) = saver.saved.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut db = saver.db.into_inner().unwrap_or_else(|p| p.into_inner());
-    failed.extend(save_errors);
-    let (status, message) = if interrupted {
-        (RunStatus::Incomplete, Some("interrupted (Ctrl-C)".to_string()))
-    } else if !failed.is_empty() {
-        (
-            RunStatus::Incomplete,
-            Some(format!("{} step(s) failed: {}", failed.len(), failed.join("; "))),
-        )
+    let interrupted = outcome.interrupted;
+    let end = if interrupted {
+        Outcome::Interrupted
+    } else if !outcome.failed.is_empty() {
+        let failed: Vec<String> =
+            outcome.failed.iter().map(|f| format!("{}: {}", f.step, f.error_chain())).collect();
+        Outcome::Incomplete(format!("{} step(s) failed: {}", failed.len(), failed.join("; ")))
     } else {
-        (RunStatus::Complete, None)
+        Outcome::Complete
     };
-    db.finish_run(run, status, message.as_deref())?;
+    let done = rec.finish(end)?;
+    // The audit findings were saved through the recording too.
+    let (db, status, message, saved) = (done.db, done.status, done.message, done.saved);
 
     let dir = match &a.report_dir {
         Some(d) => d.clone(),
@@ -322,7 +225,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             "budget": budget,
             "elapsed_s": elapsed.as_secs_f64(),
             "estimate_s": plan.estimate().as_secs_f64(),
-            "results": saved + findings.findings.len(),
+            "results": saved,
             "audit": findings.counts,
             "metrics": metrics,
             "report_html": html,
@@ -334,7 +237,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         output::emit(&format!(
             "Run {run} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
             status.as_str(),
-            saved + findings.findings.len(),
+            saved,
             fmt_secs(elapsed),
             fmt_secs(plan.estimate()),
             db_path.display(),

@@ -1,0 +1,398 @@
+//! The machine-wide measuring lock: two measuring runs at once on one
+//! machine disturb each other's figures, so the second one refuses (or
+//! waits) and names the holder.
+//!
+//! The lock is an advisory `flock(2)` on `/run/lock/numaprobe-measure.lock`
+//! (or `/tmp/numaprobe-measure.lock` when `/run/lock` is missing), shared by
+//! every user of the machine; `NUMAPROBE_LOCK` chooses another file. The
+//! kernel releases it when the holder exits, even on a crash, so a stale
+//! lock cannot exist.
+//!
+//! Both default folders are world-writable, so the file is handled as
+//! hostile ground: it is opened with `O_NOFOLLOW` (a symbolic link placed
+//! there is refused, never followed), must be a regular file, and is only
+//! written (the holder's PID) when this process created it or owns it with
+//! a single link. Anything else is locked as it is, untouched; the holder is
+//! then found in `/proc/locks`.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Why the lock was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds it.
+    #[error(
+        "another numaprobe measurement is running on this machine ({}; lock {})",
+        holder_text(*pid),
+        path.display()
+    )]
+    Busy { path: PathBuf, pid: Option<u32> },
+    /// Waiting was given up (Ctrl-C or the caller said stop).
+    #[error("gave up waiting for the measuring lock {} ({})", path.display(), holder_text(*pid))]
+    GaveUp { path: PathBuf, pid: Option<u32> },
+    /// The lock path is something that must not be opened or written: a
+    /// symbolic link, a directory, a device...
+    #[error(
+        "measuring lock {}: refusing to use it: {why} (remove it, or set NUMAPROBE_LOCK to another file)",
+        path.display()
+    )]
+    Unsafe { path: PathBuf, why: String },
+    #[error("measuring lock {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn holder_text(pid: Option<u32>) -> String {
+    match pid {
+        Some(p) => format!("held by PID {p}"),
+        None => "holder PID unknown".to_string(),
+    }
+}
+
+/// A held measuring lock; released when dropped (or when the process ends).
+#[derive(Debug)]
+pub struct MeasureLock {
+    _file: File,
+    path: PathBuf,
+}
+
+/// The opened lock file and whether this process may write into it.
+struct LockFile {
+    file: File,
+    writable: bool,
+}
+
+impl MeasureLock {
+    /// The machine-wide lock file: `$NUMAPROBE_LOCK`, else
+    /// `/run/lock/numaprobe-measure.lock` when `/run/lock` exists, else
+    /// `/tmp/numaprobe-measure.lock`.
+    pub fn default_path() -> PathBuf {
+        if let Some(p) = std::env::var_os("NUMAPROBE_LOCK").filter(|p| !p.is_empty()) {
+            return PathBuf::from(p);
+        }
+        let run_lock = Path::new("/run/lock");
+        if run_lock.is_dir() {
+            run_lock.join("numaprobe-measure.lock")
+        } else {
+            PathBuf::from("/tmp/numaprobe-measure.lock")
+        }
+    }
+
+    /// Takes the machine-wide lock now, or fails with [`LockError::Busy`].
+    pub fn acquire() -> Result<MeasureLock, LockError> {
+        MeasureLock::acquire_at(&MeasureLock::default_path())
+    }
+
+    /// Takes the lock at `path` now, or fails with [`LockError::Busy`].
+    pub fn acquire_at(path: &Path) -> Result<MeasureLock, LockError> {
+        let lf = open_lock_file(path)?;
+        if try_flock(&lf.file, path)? {
+            return Ok(MeasureLock::held(lf, path));
+        }
+        Err(LockError::Busy { path: path.to_path_buf(), pid: holder_pid(&lf.file) })
+    }
+
+    /// Takes the lock at `path`, waiting while it is held. Every `poll`
+    /// interval `keep_waiting(holder_pid)` is asked whether to go on (return
+    /// false on Ctrl-C); it is first called before the first wait, so the
+    /// caller can say "waiting for PID n".
+    pub fn acquire_wait(
+        path: &Path,
+        poll: Duration,
+        mut keep_waiting: impl FnMut(Option<u32>) -> bool,
+    ) -> Result<MeasureLock, LockError> {
+        let lf = open_lock_file(path)?;
+        loop {
+            if try_flock(&lf.file, path)? {
+                return Ok(MeasureLock::held(lf, path));
+            }
+            let pid = holder_pid(&lf.file);
+            if !keep_waiting(pid) {
+                return Err(LockError::GaveUp { path: path.to_path_buf(), pid });
+            }
+            std::thread::sleep(poll);
+        }
+    }
+
+    fn held(lf: LockFile, path: &Path) -> MeasureLock {
+        let mut file = lf.file;
+        if lf.writable {
+            // Best effort: the PID is only a fallback for /proc/locks.
+            let _ = file
+                .set_len(0)
+                .and_then(|_| file.rewind())
+                .and_then(|_| writeln!(file, "{}", std::process::id()))
+                .and_then(|_| file.flush());
+        }
+        MeasureLock { _file: file, path: path.to_path_buf() }
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// `open(2)` with raw flags, never following a final symbolic link.
+fn open_raw(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in the path"))?;
+    let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY;
+    // SAFETY: `c` is a valid NUL-terminated string for the call's duration;
+    // the mode argument is read only with O_CREAT.
+    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o666 as libc::c_uint) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by open and is owned by nobody else.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Opens (or creates, world-writable so other users can lock it too) the
+/// lock file, refusing symbolic links and anything that is not a regular
+/// file. In a sticky world-writable directory such as /tmp the kernel may
+/// refuse writing another user's file (`protected_regular`), so an existing
+/// file is opened read-only when need be: `flock` needs no write access.
+fn open_lock_file(path: &Path) -> Result<LockFile, LockError> {
+    let io = |source| LockError::Io { path: path.to_path_buf(), source };
+    let unsafe_ = |why: &str| LockError::Unsafe { path: path.to_path_buf(), why: why.into() };
+    loop {
+        let existing = match open_raw(path, libc::O_RDWR) {
+            Ok(f) => Some(f),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(unsafe_("it is a symbolic link"))
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
+                return Err(unsafe_("it is a directory"))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                match open_raw(path, libc::O_RDONLY) {
+                    Ok(f) => Some(f),
+                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                        return Err(unsafe_("it is a symbolic link"))
+                    }
+                    Err(e) => return Err(io(e)),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(e)),
+        };
+        if let Some(file) = existing {
+            let meta = file.metadata().map_err(io)?;
+            if !meta.file_type().is_file() {
+                return Err(unsafe_("it is not a regular file"));
+            }
+            // SAFETY: geteuid cannot fail.
+            let me = unsafe { libc::geteuid() };
+            // Ours and not a hard link to something else: safe to rewrite.
+            let writable = meta.uid() == me && meta.nlink() == 1;
+            return Ok(LockFile { file, writable });
+        }
+        match open_raw(path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL) {
+            Ok(f) => {
+                // The umask narrowed the mode; every user must be able to
+                // open the lock. fchmod acts on this very file.
+                // SAFETY: fchmod on a descriptor we own.
+                unsafe { libc::fchmod(f.as_raw_fd(), 0o666) };
+                return Ok(LockFile { file: f, writable: true });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(unsafe_("it is a symbolic link"))
+            }
+            Err(e) => return Err(io(e)),
+        }
+    }
+}
+
+/// `flock(LOCK_EX | LOCK_NB)`: true when taken, false when held elsewhere.
+fn try_flock(file: &File, path: &Path) -> Result<bool, LockError> {
+    loop {
+        // SAFETY: flock on a file descriptor we own for the call's duration.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            Some(libc::EINTR) => continue,
+            _ => return Err(LockError::Io { path: path.to_path_buf(), source: e }),
+        }
+    }
+}
+
+/// The holder's PID from `/proc/locks` (authoritative), else the number in
+/// the first bytes of the open file.
+fn holder_pid(file: &File) -> Option<u32> {
+    let meta = file.metadata().ok()?;
+    let locks = topo::SysRoot::live().read_optional("proc/locks").ok().flatten();
+    if let Some(pid) = locks.and_then(|text| pid_in_proc_locks(&text, meta.dev(), meta.ino())) {
+        return Some(pid);
+    }
+    let mut head = [0u8; 16];
+    let mut f = file;
+    f.seek(SeekFrom::Start(0)).ok()?;
+    let n = f.read(&mut head).ok()?;
+    std::str::from_utf8(&head[..n]).ok()?.trim().parse().ok()
+}
+
+/// Finds the PID holding an `FLOCK` on the file `dev`/`ino` in the text of
+/// `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF`, the
+/// device as hex major:minor).
+fn pid_in_proc_locks(text: &str, dev: u64, ino: u64) -> Option<u32> {
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // Blocked waiters are listed as "1: -> FLOCK ...": skip them.
+        if f.len() < 6 || f[1] != "FLOCK" {
+            continue;
+        }
+        let mut id = f[5].split(':');
+        let (Some(ma), Some(mi), Some(i)) = (id.next(), id.next(), id.next()) else {
+            continue;
+        };
+        let same = u32::from_str_radix(ma, 16).ok() == Some(major)
+            && u32::from_str_radix(mi, 16).ok() == Some(minor)
+            && i.parse::<u64>().ok() == Some(ino);
+        if same {
+            return f[4].parse().ok();
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn finds_the_holder_in_proc_locks() {
+        let dev = libc::makedev(0xfd, 0x01);
+        let text = "1: POSIX  ADVISORY  WRITE 999 fd:01:77 0 EOF\n\
+                    2: FLOCK  ADVISORY  WRITE 4242 fd:01:77 0 EOF\n\
+                    2: -> FLOCK  ADVISORY  WRITE 5555 fd:01:77 0 EOF\n";
+        assert_eq!(pid_in_proc_locks(text, dev, 77), Some(4242));
+        assert_eq!(pid_in_proc_locks(text, dev, 78), None);
+        assert_eq!(pid_in_proc_locks(text, libc::makedev(0xfd, 0x02), 77), None);
+    }
+
+    #[test]
+    fn a_second_lock_is_refused_with_the_holder_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.lock");
+        let held = MeasureLock::acquire_at(&path).unwrap();
+        // A new file is open to every user.
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o666);
+        // flock locks belong to the open file description: a second open in
+        // this process conflicts just like another process would.
+        match MeasureLock::acquire_at(&path) {
+            Err(LockError::Busy { pid, path: p }) => {
+                assert_eq!(pid, Some(std::process::id()));
+                assert_eq!(p, path);
+            }
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        let mut asked = 0;
+        let r = MeasureLock::acquire_wait(&path, Duration::from_millis(1), |pid| {
+            assert_eq!(pid, Some(std::process::id()));
+            asked += 1;
+            asked < 3
+        });
+        assert!(matches!(r, Err(LockError::GaveUp { .. })));
+        assert_eq!(asked, 3);
+        drop(held);
+        let again = MeasureLock::acquire_at(&path).unwrap();
+        assert_eq!(again.path(), path);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.trim(), std::process::id().to_string());
+    }
+
+    #[test]
+    fn waiting_ends_when_the_holder_releases() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.lock");
+        let held = Some(MeasureLock::acquire_at(&path).unwrap());
+        let mut held = held;
+        let got = MeasureLock::acquire_wait(&path, Duration::from_millis(1), |_| {
+            held.take(); // the holder finishes while we wait
+            true
+        });
+        assert!(got.is_ok());
+    }
+
+    /// Issue 12: `ln -s victim L; NUMAPROBE_LOCK=L numaprobe run` replaced
+    /// the victim's content with a PID.
+    #[test]
+    fn a_symlink_at_the_lock_path_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        let link = dir.path().join("L");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        for r in [
+            MeasureLock::acquire_at(&link),
+            MeasureLock::acquire_wait(&link, Duration::from_millis(1), |_| false),
+        ] {
+            match r {
+                Err(e @ LockError::Unsafe { .. }) => {
+                    let msg = e.to_string();
+                    assert!(msg.contains(&link.display().to_string()), "{msg}");
+                    assert!(msg.contains("symbolic link"), "{msg}");
+                }
+                other => panic!("expected Unsafe, got {other:?}"),
+            }
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        // A dangling link is refused too, and nothing is created behind it.
+        let dangling = dir.path().join("D");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        assert!(matches!(MeasureLock::acquire_at(&dangling), Err(LockError::Unsafe { .. })));
+        assert!(!dir.path().join("nowhere").exists());
+    }
+
+    #[test]
+    fn a_directory_or_a_fifo_at_the_lock_path_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("d");
+        std::fs::create_dir(&sub).unwrap();
+        assert!(matches!(MeasureLock::acquire_at(&sub), Err(LockError::Unsafe { .. })));
+        let fifo = dir.path().join("f");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid path string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Must not block on the FIFO, must not lock it.
+        assert!(matches!(MeasureLock::acquire_at(&fifo), Err(LockError::Unsafe { .. })));
+    }
+
+    /// A hard link to a file we own (e.g. root's own /etc file linked into
+    /// /run/lock by someone else) is locked but never truncated.
+    #[test]
+    fn a_hard_linked_file_is_locked_but_not_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "keep me\n").unwrap();
+        let link = dir.path().join("hard.lock");
+        std::fs::hard_link(&target, &link).unwrap();
+        let held = MeasureLock::acquire_at(&link).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+        // Still a lock: the holder is found in /proc/locks.
+        match MeasureLock::acquire_at(&link) {
+            Err(LockError::Busy { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        drop(held);
+    }
+}
