@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use results::view::Stored;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -32,12 +33,8 @@ pub struct Evidence {
     pub latency_groups: Option<u32>,
 }
 
-fn num(v: &Value, key: &str) -> Option<f64> {
-    v.get(key)?.as_f64()
-}
-
-fn node(v: &Value, key: &str) -> Option<u32> {
-    v.get(key)?.as_u64().map(|n| n as u32)
+fn node(n: Option<i64>) -> Option<u32> {
+    u32::try_from(n?).ok()
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -85,22 +82,15 @@ impl Evidence {
         for r in results {
             let kind = r.get("kind").and_then(Value::as_str).unwrap_or("");
             let p = r.get("payload").filter(|p| p.is_object()).unwrap_or(r);
-            let mode = p.get("mode").and_then(Value::as_str).unwrap_or("");
-            // Results cut short or that failed validation are no evidence.
-            if p.get("interrupted").and_then(Value::as_bool) == Some(true)
-                || p.get("validated").and_then(Value::as_bool) == Some(false)
-            {
-                continue;
-            }
-            match kind {
-                "lat" => {
-                    let Some(ns) = num(p, "median_ns") else { continue };
-                    match mode {
+            match results::view::read(kind, p) {
+                // Results cut short or that failed validation are no evidence.
+                Stored::Lat(l) if !l.discarded => {
+                    let Some(ns) = l.median_ns else { continue };
+                    match l.mode.as_str() {
                         "per-cpu" => per_cpu_lat.push(ns),
                         // Idle node-to-node latency only: not sweeps (cache
                         // sizes), loaded latency or core-to-core.
-                        "" | "matrix" | "point" => match (node(p, "cpu_node"), node(p, "mem_node"))
-                        {
+                        "" | "matrix" | "point" => match (node(l.cpu_node), node(l.mem_node)) {
                             (Some(c), Some(m)) if c == m => {
                                 local_lat.entry(c).or_default().push(ns)
                             }
@@ -110,15 +100,13 @@ impl Evidence {
                         _ => {}
                     }
                 }
-                "bw" => {
-                    let Some(gbs) = num(p, "best_gbs").or_else(|| num(p, "median_gbs")) else {
-                        continue;
-                    };
-                    if mode == "interleave" {
+                Stored::Bw(b) if !b.interrupted && b.validated != Some(false) => {
+                    let Some(gbs) = b.best_gbs.or(b.median_gbs) else { continue };
+                    if b.mode == "interleave" {
                         interleave = Some(interleave.map_or(gbs, |i: f64| i.max(gbs)));
                         continue;
                     }
-                    if let (Some(c), Some(m)) = (node(p, "cpu_node"), node(p, "mem_node")) {
+                    if let (Some(c), Some(m)) = (node(b.cpu_node), node(b.mem_node)) {
                         let e = bw_pair.entry((c, m)).or_insert(0.0);
                         *e = e.max(gbs);
                     }

@@ -20,8 +20,23 @@ pub enum Event {
     StepEnd { phase: String, index: usize, name: String, error: Option<String> },
     /// Something the user should read (noisy machine, size rule broken...).
     Warning(String),
-    /// A finished result, as JSON, so callers can save it at once.
+    /// A finished result, typed, so callers can save it at once.
+    Record(results::Record),
+    /// A finished result as JSON: only `exec` still reports this way, until
+    /// it moves to its own crate and reports `Record(Record::Exec(..))`.
     Result { kind: String, payload: serde_json::Value },
+}
+
+impl Event {
+    /// A result's kind and its JSON as the store keeps it (`None` for
+    /// events that are not results).
+    pub fn stored_result(&self) -> Option<(&str, serde_json::Value)> {
+        match self {
+            Event::Record(r) => Some((r.kind(), r.to_payload())),
+            Event::Result { kind, payload } => Some((kind, payload.clone())),
+            _ => None,
+        }
+    }
 }
 
 /// Receives events; called from the measuring thread between measurements

@@ -8,6 +8,8 @@ pub mod bw;
 pub mod events;
 pub mod exec;
 pub mod lat;
-pub mod stats;
 pub mod suite;
 pub mod team;
+
+/// The statistics moved to `results::stats`; this path still works.
+pub use results::stats;

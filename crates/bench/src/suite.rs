@@ -379,7 +379,7 @@ pub fn run_step(
 /// Executes the plan in order: a failed step is reported
 /// ([`Event::StepEnd`] with its error) and the suite goes on; the stop flag
 /// ends it before the next step. Every result reaches `obs` as an
-/// [`Event::Result`] the moment it exists, so a caller that saves them
+/// [`Event::Record`] the moment it exists, so a caller that saves them
 /// loses nothing to a later failure or Ctrl-C.
 pub fn execute(
     topo: &Topology,

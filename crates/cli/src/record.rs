@@ -169,8 +169,8 @@ impl Recording {
 
     /// The one place a measurement event becomes a stored result.
     pub fn record(&self, event: &Event) {
-        if let Event::Result { kind, payload } = event {
-            self.save(&ResultKind::from(kind.as_str()), payload);
+        if let Some((kind, payload)) = event.stored_result() {
+            self.save(&ResultKind::from(kind), &payload);
         }
     }
 

@@ -85,6 +85,8 @@ fn tiny_json_run_has_the_documented_structure() {
         .clone();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(doc["unit"], "GB/s = 1e9 bytes/s");
+    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["interrupted"], false);
     let results = doc["results"].as_array().unwrap();
     let kernels: Vec<&str> = results.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
     assert_eq!(kernels, ["copy", "triad", "read", "write", "rw3:1"]);
@@ -101,9 +103,10 @@ fn tiny_json_run_has_the_documented_structure() {
         assert!(r["min_gbs"].as_f64() <= r["median_gbs"].as_f64());
         assert!(r["median_gbs"].as_f64() <= r["best_gbs"].as_f64());
         // placement is real on this machine: every page on the bound node
-        let frac = r["placement"].as_f64().unwrap();
+        let frac = r["placement"]["check"]["fraction"].as_f64().unwrap();
         assert!((0.99..=1.0).contains(&frac), "placement {frac}");
-        assert_eq!(r["placement_check"]["ok"], true);
+        assert_eq!(r["placement"]["status"], "verified");
+        assert_eq!(r["placement"]["check"]["ok"], true);
         assert!(r["cpu_node"].is_u64() && r["mem_node"].is_u64());
         assert!(!r["isa"].as_str().unwrap().is_empty());
     }

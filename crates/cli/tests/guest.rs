@@ -103,8 +103,8 @@ fn check_bw_matrix(out: &Output, cpu_nodes: &[u32], mem_nodes: &[u32]) {
         assert_eq!(r["mem_nodes"], m.to_string(), "{what}");
         assert_eq!(r["cpus"], c.to_string(), "node N holds CPU N: {what}");
         assert_eq!(r["validated"], true, "{what}");
-        assert_eq!(r["placement_check"]["ok"], true, "{what}");
-        assert_check(&what, &r["placement_check"], &[(m as u32, 1.0)], 0.0);
+        assert_eq!(r["placement"]["status"], "verified", "{what}");
+        assert_check(&what, &r["placement"]["check"], &[(m as u32, 1.0)], 0.0);
     }
 }
 fn topo_of(boot: &Boot) -> Topology {
@@ -223,10 +223,10 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
         assert_eq!(r["policy"], "interleave", "{out}");
         assert_eq!(r["mem_nodes"], "0-3", "{out}");
         assert_eq!(r["cpus"], "0-3", "{out}");
-        assert_eq!(r["placement_check"]["ok"], true, "{out}");
+        assert_eq!(r["placement"]["status"], "verified", "{out}");
         assert_check(
             out,
-            &r["placement_check"],
+            &r["placement"]["check"],
             &[(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)],
             0.02,
         );

@@ -75,7 +75,8 @@ fn two_modes_at_once_are_refused() {
 fn a_point_gives_the_documented_json() {
     let v = json_of(&["--size", "256K"]);
     assert_eq!(v["mode"], "point");
-    assert_eq!(v["stopped"], false);
+    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["interrupted"], false);
     let r = &v["results"][0];
     assert_eq!(r["mode"], "point");
     assert_eq!(r["size_bytes"], 256 * 1024);

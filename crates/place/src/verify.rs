@@ -128,39 +128,7 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The verdict on a placement: did the pages land where they were asked?
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlacementCheck {
-    /// Nodes the pages were expected on.
-    pub expected: NodeSet,
-    /// Share of sampled pages on `expected` (0..=1).
-    pub fraction: f64,
-    /// Share of sampled pages per node (0..=1), nodes with none omitted.
-    pub per_node: BTreeMap<u32, f64>,
-    pub sampled_pages: u64,
-    pub total_pages: u64,
-    /// Sampled pages not present (not counted as on any node).
-    pub not_present_pages: u64,
-    /// The share required (default [`DEFAULT_THRESHOLD`]).
-    pub threshold: f64,
-    /// `fraction >= threshold` and at least one page sampled.
-    pub ok: bool,
-    /// For spread checks (interleave): each node's expected share and the
-    /// largest absolute deviation seen; `None` for plain checks.
-    pub spread: Option<SpreadCheck>,
-}
-
-/// How evenly pages are spread over a set (interleave checks).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SpreadCheck {
-    /// Expected share per node (sums to 1).
-    pub expected_share: BTreeMap<u32, f64>,
-    /// Largest |actual - expected| share over the nodes.
-    pub max_deviation: f64,
-    /// The deviation allowed.
-    pub tolerance: f64,
-    pub ok: bool,
-}
+pub use results::placement::{PlacementCheck, SpreadCheck};
 
 /// Checks that at least `threshold` of the sampled pages are on `expected`.
 pub fn check(pages: &PageNodes, expected: &NodeSet, threshold: f64) -> PlacementCheck {

@@ -10,8 +10,7 @@ use store::{LoadedRun, RunStatus};
 use crate::chart::{Axis, BarChart, BarGroup, Chart, Heatmap, Marker, Series, XyChart};
 use crate::compare::Comparison;
 use crate::data::{
-    num as field_num, scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData,
-    SweepSummary,
+    scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
 };
 use crate::doc::{Align, Document, Table};
 use crate::fmt::{bytes, num, opt, plain, signed_pct};
@@ -503,7 +502,17 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     }
     doc.h(2, "Latency");
     doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
+    lat_points_section(doc, d);
+    lat_matrix_section(doc, d);
+    sweep_section(doc, d, run);
+    plateau_section(doc, d);
+    per_cpu_section(doc, d);
+    loaded_section(doc, d);
+    c2c_section(doc, d);
+}
 
+/// Single measurements (mode `point`).
+fn lat_points_section(doc: &mut Document, d: &RunData) {
     let point: Vec<&Lat> = d.lat_mode("point").collect();
     if !point.is_empty() {
         doc.h(3, "Single measurements");
@@ -533,7 +542,10 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         }
         doc.table(t);
     }
+}
 
+/// The node-to-node matrix: heatmap and table.
+fn lat_matrix_section(doc: &mut Document, d: &RunData) {
     let cells = lat_matrix(d);
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
@@ -548,7 +560,11 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         }
         doc.table(lat_matrix_table(d));
     }
+}
 
+/// Latency against working-set size: the curve per memory node and page
+/// size, the measuring CPU's caches marked and the plateaus drawn.
+fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     let sweep: Vec<&Lat> =
         d.lat_mode("sweep").filter(|p| p.size_bytes.is_some() && p.median_ns.is_some()).collect();
     if !sweep.is_empty() {
@@ -607,10 +623,10 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         }
         doc.table(t);
     }
+}
 
-    plateau_section(doc, d);
-    per_cpu_section(doc, d);
-
+/// Latency under load against the load's bandwidth.
+fn loaded_section(doc: &mut Document, d: &RunData) {
     let loaded: Vec<&Lat> =
         d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()).collect();
     if !loaded.is_empty() {
@@ -649,7 +665,10 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         }
         doc.table(t);
     }
+}
 
+/// Core-to-core latency: heatmap (3 to 64 CPUs) and a table per relation.
+fn c2c_section(doc: &mut Document, d: &RunData) {
     let c2c: Vec<&Lat> = d
         .lat_mode("c2c")
         .filter(|p| p.cpu_a.is_some() && p.cpu_b.is_some() && p.median_ns.is_some())
@@ -689,7 +708,7 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                 rel,
                 v.len().to_string(),
                 num(v[0], "ns"),
-                num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
+                num(results::stats::percentile_sorted(&v, 50.0), "ns"),
                 num(v[v.len() - 1], "ns"),
             ]);
         }
@@ -860,7 +879,7 @@ fn per_cpu_section(doc: &mut Document, d: &RunData) {
             mem.into_iter().collect::<Vec<_>>().join(","),
             v.len().to_string(),
             num(v[0], "ns"),
-            num(bench::stats::percentile_sorted(&v, 50.0), "ns"),
+            num(results::stats::percentile_sorted(&v, 50.0), "ns"),
             num(v[v.len() - 1], "ns"),
         ]);
     }
@@ -923,11 +942,12 @@ fn generic_table(payloads: &[&Value], skip: &[&str]) -> Table {
     t
 }
 
-/// A payload field as a cell; `placement` objects show their fraction.
+/// A payload field as a cell; `placement` objects (any shape) show their
+/// fraction.
 fn cell_of(p: &Value, k: &str) -> String {
     match p.get(k) {
-        Some(v @ Value::Object(_)) if k == "placement" => {
-            field_num(v, "fraction").or_else(|| field_num(v, "on_target")).map_or("?".into(), plain)
+        Some(Value::Object(_)) if k == "placement" => {
+            crate::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
         }
         Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
         None => "-".into(),

@@ -1,8 +1,8 @@
 //! Comparing runs against a baseline, metric by metric, with a verdict that
 //! takes the noise both runs measured into account
-//! ([`bench::stats::verdict`]).
+//! ([`results::stats::verdict`]).
 
-use bench::stats::{change_pct, verdict, Verdict};
+use results::stats::{change_pct, verdict, Verdict};
 use serde::Serialize;
 use store::{LoadedRun, RunId, RunStatus};
 

@@ -1,6 +1,7 @@
 //! CSV export of results: one row per result, a fixed set of columns
-//! (the fields bandwidth and latency results share), the rest of the
-//! payload in a last `payload` column as JSON.
+//! (the fields bandwidth and latency results share), the share of pages on
+//! target flattened from `placement`, the rest of the payload in a last
+//! `payload` column as JSON.
 
 use serde_json::Value;
 use store::LoadedRun;
@@ -38,6 +39,20 @@ pub const FIELDS: [&str; 27] = [
     "severity",
 ];
 
+/// The share of a result's pages on target, whatever shape its
+/// `placement` has (today's `{status, check}`, the first version's number,
+/// the alias objects `results::view` reads): flattened for CSV and the
+/// report's appendix.
+pub fn placement_fraction(payload: &Value) -> Option<String> {
+    match payload.get("placement")? {
+        v @ Value::Number(_) => scalar_text(v),
+        _ => results::view::Placement::of(payload)?
+            .fraction
+            .map(Value::from)
+            .and_then(|v| scalar_text(&v)),
+    }
+}
+
 /// Quotes a field when it holds a comma, quote or line break (RFC 4180).
 pub fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
@@ -66,15 +81,7 @@ pub fn runs_csv(runs: &[LoadedRun]) -> String {
             for f in FIELDS {
                 row.push(r.payload.get(f).and_then(scalar_text).unwrap_or_default());
             }
-            row.push(match r.payload.get("placement") {
-                Some(Value::Object(m)) => m
-                    .get("fraction")
-                    .or_else(|| m.get("on_target"))
-                    .and_then(scalar_text)
-                    .unwrap_or_default(),
-                Some(v) => scalar_text(v).unwrap_or_default(),
-                None => String::new(),
-            });
+            row.push(placement_fraction(&r.payload).unwrap_or_default());
             row.push(r.payload.to_string());
             out.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
             out.push('\n');

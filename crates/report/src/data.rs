@@ -1,396 +1,15 @@
-//! Typed views of stored result payloads, read by field name and tolerant
-//! of missing fields (payloads come from several producers and versions).
-//!
-//! Every field read here is listed in `docs/report.md`.
+//! What a report reads from one run: the typed views of its stored results
+//! (made by `results::view`, which reads today's records and the first
+//! version's payloads alike), grouped by kind and mode.
 
+use results::view::Stored;
 use serde_json::Value;
-use store::{LoadedRun, ResultKind};
+use store::LoadedRun;
 
-/// A number field (a JSON number, or a string holding one).
-pub(crate) fn num(v: &Value, k: &str) -> Option<f64> {
-    match v.get(k)? {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-    .filter(|x: &f64| x.is_finite())
-}
-
-/// An integer field.
-pub(crate) fn int(v: &Value, k: &str) -> Option<i64> {
-    match v.get(k)? {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// A text field; numbers and booleans are shown as text, arrays of scalars
-/// joined with commas.
-pub(crate) fn text(v: &Value, k: &str) -> Option<String> {
-    scalar_text(v.get(k)?)
-}
-
-pub(crate) fn scalar_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
-            Some(a.iter().filter_map(scalar_text).collect::<Vec<_>>().join(","))
-        }
-        _ => None,
-    }
-}
-
-/// Noise of one result as a robust coefficient of variation in percent:
-/// `robust_cv_pct`, `noise_pct` or `cv_pct` when the producer gives it, else the
-/// spread `(max - min) / median` divided by the expected range of a normal
-/// sample of its size in standard deviations (the d2 constant of quality
-/// control; n from `samples`, `n` or `reps`, else n = 10, d2 = 3.078).
-pub fn noise_pct(v: &Value) -> Option<f64> {
-    if let Some(cv) = ["robust_cv_pct", "noise_pct", "cv_pct"].iter().find_map(|k| num(v, k)) {
-        return Some(cv.abs());
-    }
-    let spread = num(v, "spread_pct")?;
-    let n = ["samples", "n", "reps"].iter().find_map(|k| {
-        int(v, k).or_else(|| v.get(*k).and_then(Value::as_array).map(|a| a.len() as i64))
-    });
-    Some(spread.abs() / d2(n.unwrap_or(10)))
-}
-
-/// Expected range of `n` normal samples in standard deviations (ASTM
-/// E2587 table of d2); 3.078 (n = 10) when unknown, and grows slowly past
-/// 25.
-fn d2(n: i64) -> f64 {
-    const D2: [f64; 24] = [
-        1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970, 3.078, 3.173, 3.258, 3.336, 3.407,
-        3.472, 3.532, 3.588, 3.640, 3.689, 3.735, 3.778, 3.819, 3.858, 3.895, 3.931,
-    ];
-    match n {
-        i64::MIN..=1 => 1.0,
-        2..=25 => D2[(n - 2) as usize],
-        _ => 3.931 + 0.0125 * ((n - 25) as f64).sqrt().min(40.0),
-    }
-}
-
-/// Where a measurement's pages were, read from `placement`: a number (the
-/// fraction on the intended nodes) or an object with `fraction` (or
-/// `on_target`, or `pages_on_node` / `pages_checked`) and optionally `ok`,
-/// `flagged` or `status` (`mismatch` flags it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
-    pub fraction: Option<f64>,
-    /// Pages were not where they were asked (fraction < 0.99, `ok: false`
-    /// or `flagged: true`).
-    pub flagged: bool,
-}
-
-impl Placement {
-    fn of(v: &Value) -> Option<Placement> {
-        let p = v.get("placement")?;
-        let (fraction, ok, flagged) = match p {
-            Value::Number(n) => (n.as_f64(), None, None),
-            Value::Object(_) => (
-                num(p, "fraction").or_else(|| num(p, "on_target")).or_else(|| {
-                    let checked = num(p, "pages_checked").filter(|c| *c > 0.0)?;
-                    Some(num(p, "pages_on_node")? / checked)
-                }),
-                p.get("ok").and_then(Value::as_bool),
-                p.get("flagged")
-                    .and_then(Value::as_bool)
-                    .or_else(|| text(p, "status").map(|s| s == "mismatch")),
-            ),
-            _ => return None,
-        };
-        let low = fraction.is_some_and(|f| f < 0.99);
-        Some(Placement { fraction, flagged: low || ok == Some(false) || flagged == Some(true) })
-    }
-}
-
-/// A bandwidth result (kind `bw`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bw {
-    pub mode: String,
-    pub kernel: String,
-    pub threads: Option<i64>,
-    pub cpu_node: Option<i64>,
-    pub mem_node: Option<i64>,
-    pub mem_nodes: Option<String>,
-    pub best_gbs: Option<f64>,
-    pub median_gbs: Option<f64>,
-    pub min_gbs: Option<f64>,
-    pub max_gbs: Option<f64>,
-    pub spread_pct: Option<f64>,
-    pub noise_pct: Option<f64>,
-    pub placement: Option<Placement>,
-    pub isa: Option<String>,
-}
-
-impl Bw {
-    pub fn of(v: &Value) -> Bw {
-        Bw {
-            mode: text(v, "mode").unwrap_or_default(),
-            kernel: text(v, "kernel").unwrap_or_else(|| "?".into()),
-            threads: int(v, "threads"),
-            cpu_node: int(v, "cpu_node"),
-            mem_node: int(v, "mem_node"),
-            mem_nodes: text(v, "mem_nodes"),
-            best_gbs: num(v, "best_gbs"),
-            median_gbs: num(v, "median_gbs"),
-            min_gbs: num(v, "min_gbs"),
-            max_gbs: num(v, "max_gbs"),
-            spread_pct: num(v, "spread_pct"),
-            noise_pct: noise_pct(v),
-            placement: Placement::of(v),
-            isa: text(v, "isa"),
-        }
-    }
-
-    /// Where the memory was: `node N`, the node set, or `?`.
-    pub fn memory(&self) -> String {
-        match (&self.mem_node, &self.mem_nodes) {
-            (Some(n), _) => n.to_string(),
-            (None, Some(s)) => s.clone(),
-            _ => "?".into(),
-        }
-    }
-}
-
-/// A latency result (kind `lat`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lat {
-    pub mode: String,
-    pub size_bytes: Option<u64>,
-    pub cpu: Option<i64>,
-    pub cpu_node: Option<i64>,
-    pub mem_node: Option<i64>,
-    pub median_ns: Option<f64>,
-    pub p90_ns: Option<f64>,
-    pub p99_ns: Option<f64>,
-    pub spread_pct: Option<f64>,
-    pub noise_pct: Option<f64>,
-    pub page_size: Option<String>,
-    pub delay: Option<f64>,
-    pub latency_ns: Option<f64>,
-    pub load_gbs: Option<f64>,
-    pub cpu_a: Option<i64>,
-    pub cpu_b: Option<i64>,
-    pub relation: Option<String>,
-    pub group: Option<String>,
-    pub placement: Option<Placement>,
-}
-
-impl Lat {
-    pub fn of(v: &Value) -> Lat {
-        Lat {
-            mode: text(v, "mode").unwrap_or_default(),
-            size_bytes: int(v, "size_bytes").and_then(|s| u64::try_from(s).ok()),
-            cpu: int(v, "cpu"),
-            cpu_node: int(v, "cpu_node"),
-            mem_node: int(v, "mem_node"),
-            median_ns: num(v, "median_ns"),
-            p90_ns: num(v, "p90_ns"),
-            p99_ns: num(v, "p99_ns"),
-            spread_pct: num(v, "spread_pct"),
-            noise_pct: noise_pct(v),
-            page_size: text(v, "page_size"),
-            delay: num(v, "delay"),
-            latency_ns: num(v, "latency_ns"),
-            load_gbs: num(v, "load_gbs"),
-            cpu_a: int(v, "cpu_a"),
-            cpu_b: int(v, "cpu_b"),
-            relation: text(v, "relation"),
-            group: text(v, "group"),
-            placement: Placement::of(v),
-        }
-    }
-
-    /// The latency figure of a loaded point: `latency_ns`, else `median_ns`.
-    pub fn loaded_ns(&self) -> Option<f64> {
-        self.latency_ns.or(self.median_ns)
-    }
-}
-
-/// An audit finding (kind `audit`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
-    pub id: String,
-    pub severity: String,
-    pub found: String,
-    pub expected: Option<String>,
-    pub why: Option<String>,
-    pub fix: Option<String>,
-    pub needs: Option<String>,
-}
-
-impl Finding {
-    pub fn of(v: &Value) -> Finding {
-        let first = |keys: &[&str]| keys.iter().find_map(|k| text(v, k)).filter(|s| !s.is_empty());
-        let needs = match (
-            v.get("needs_reboot").and_then(Value::as_bool),
-            v.get("needs_bios").and_then(Value::as_bool),
-        ) {
-            (_, Some(true)) => Some("BIOS change".to_string()),
-            (Some(true), _) => Some("reboot".to_string()),
-            _ => first(&["needs"]),
-        };
-        Finding {
-            id: first(&["id", "rule"]).unwrap_or_else(|| "?".into()),
-            severity: first(&["severity", "level"]).unwrap_or_else(|| "info".into()),
-            found: first(&["found", "title", "message", "summary"]).unwrap_or_default(),
-            expected: first(&["expected"]),
-            why: first(&["why", "reason"]),
-            fix: first(&["fix", "how", "remedy"]),
-            needs,
-        }
-    }
-
-    /// Sort key: most severe first.
-    pub fn rank(&self) -> u8 {
-        match self.severity.to_ascii_lowercase().as_str() {
-            "critical" | "error" | "high" | "bad" => 0,
-            "warning" | "warn" | "medium" => 1,
-            "low" | "notice" => 2,
-            "info" => 3,
-            _ => 4,
-        }
-    }
-
-    /// True for findings that only say all is well.
-    pub fn is_ok(&self) -> bool {
-        matches!(self.severity.to_ascii_lowercase().as_str(), "ok" | "pass" | "good")
-    }
-}
-
-/// One group of CPUs with similar latency to one node (a `lat-summary`
-/// of mode `per-cpu`, field `groups[]`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LatGroup {
-    /// The CPUs, as a cpulist (`0-15,32-47`).
-    pub cpus: String,
-    /// How many CPUs the list holds (0 when it does not parse).
-    pub count: usize,
-    pub median_ns: Option<f64>,
-    pub min_ns: Option<f64>,
-    pub max_ns: Option<f64>,
-    /// Nodes the OS puts these CPUs in.
-    pub os_nodes: Option<String>,
-}
-
-/// The summary of a per-CPU latency measurement: CPUs grouped by latency.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PerCpuSummary {
-    pub mem_node: Option<i64>,
-    pub groups: Vec<LatGroup>,
-    /// The OS shows one node but the CPUs form separate latency groups.
-    pub hidden_numa: bool,
-    pub note: Option<String>,
-}
-
-impl PerCpuSummary {
-    pub fn of(v: &Value) -> PerCpuSummary {
-        let groups = v
-            .get("groups")
-            .and_then(Value::as_array)
-            .map(|gs| {
-                gs.iter()
-                    .filter(|g| g.is_object())
-                    .map(|g| {
-                        let cpus = text(g, "cpus").unwrap_or_default();
-                        let count = topo::CpuSet::parse_list(&cpus).map(|s| s.len()).unwrap_or(0);
-                        LatGroup {
-                            cpus,
-                            count,
-                            median_ns: num(g, "median_ns"),
-                            min_ns: num(g, "min_ns"),
-                            max_ns: num(g, "max_ns"),
-                            os_nodes: text(g, "os_nodes").filter(|s| !s.is_empty()),
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        PerCpuSummary {
-            mem_node: int(v, "mem_node"),
-            groups,
-            hidden_numa: v.get("hidden_numa").and_then(Value::as_bool).unwrap_or(false),
-            note: text(v, "note").filter(|s| !s.is_empty()),
-        }
-    }
-
-    /// The group holding `cpu` (its index), if any.
-    pub fn group_of(&self, cpu: i64) -> Option<usize> {
-        let cpu = u32::try_from(cpu).ok()?;
-        self.groups.iter().position(|g| {
-            topo::CpuSet::parse_list(&g.cpus).map(|s| s.contains(cpu)).unwrap_or(false)
-        })
-    }
-
-    /// "CPUs 0-15 at 80 ns, CPUs 16-31 at 131 ns".
-    pub fn groups_text(&self) -> String {
-        self.groups
-            .iter()
-            .map(|g| match g.median_ns {
-                Some(ns) => format!("CPUs {} at {} ns", g.cpus, crate::fmt::num(ns, "ns")),
-                None => format!("CPUs {}", g.cpus),
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// A latency plateau of a sweep (`lat-summary` of mode `sweep`, field
-/// `plateaus[]`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plateau {
-    /// `L1`, `L2`, `L3`... or `DRAM`.
-    pub label: String,
-    pub from_bytes: Option<u64>,
-    pub to_bytes: Option<u64>,
-    pub latency_ns: Option<f64>,
-    /// Size of the cache level the label names, from the topology.
-    pub cache_bytes: Option<u64>,
-    pub points: Option<i64>,
-}
-
-/// The summary of a latency sweep: the measuring CPU's caches and the
-/// plateaus found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweepSummary {
-    pub cpu: Option<i64>,
-    pub mem_node: Option<i64>,
-    /// `(level, size_bytes)` of the measuring CPU's data caches.
-    pub caches: Vec<(i64, u64)>,
-    pub plateaus: Vec<Plateau>,
-}
-
-impl SweepSummary {
-    pub fn of(v: &Value) -> SweepSummary {
-        let arr = |k: &str| v.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
-        let size = |x: &Value, k: &str| int(x, k).and_then(|n| u64::try_from(n).ok());
-        SweepSummary {
-            cpu: int(v, "cpu"),
-            mem_node: int(v, "mem_node"),
-            caches: arr("caches")
-                .iter()
-                .filter_map(|c| Some((int(c, "level")?, size(c, "size_bytes")?)))
-                .collect(),
-            plateaus: arr("plateaus")
-                .iter()
-                .filter(|p| p.is_object())
-                .map(|p| Plateau {
-                    label: text(p, "label").unwrap_or_else(|| "?".into()),
-                    from_bytes: size(p, "from_bytes"),
-                    to_bytes: size(p, "to_bytes"),
-                    latency_ns: num(p, "latency_ns"),
-                    cache_bytes: size(p, "cache_bytes"),
-                    points: int(p, "points"),
-                })
-                .collect(),
-        }
-    }
-}
+pub use results::view::{
+    int, noise_pct, num, scalar_text, text, Bw, ExecPolicy, Finding, Lat, LatGroup, PerCpuSummary,
+    Placement, Plateau, SweepSummary,
+};
 
 /// Everything a report reads from one run, by mode.
 #[derive(Debug, Clone, Default)]
@@ -398,7 +17,7 @@ pub struct RunData {
     pub bw: Vec<Bw>,
     pub lat: Vec<Lat>,
     pub findings: Vec<Finding>,
-    pub exec: Vec<Value>,
+    pub exec: Vec<ExecPolicy>,
     /// `lat-summary` results of mode `per-cpu`.
     pub per_cpu_summaries: Vec<PerCpuSummary>,
     /// `lat-summary` results of mode `sweep`.
@@ -411,19 +30,14 @@ impl RunData {
     pub fn of(run: &LoadedRun) -> RunData {
         let mut d = RunData::default();
         for r in &run.results {
-            match &r.kind {
-                ResultKind::Bw => d.bw.push(Bw::of(&r.payload)),
-                ResultKind::Lat => d.lat.push(Lat::of(&r.payload)),
-                ResultKind::Audit => d.findings.push(Finding::of(&r.payload)),
-                ResultKind::Exec => d.exec.push(r.payload.clone()),
-                ResultKind::Other(k) if k == "lat-summary" => {
-                    match text(&r.payload, "mode").as_deref() {
-                        Some("per-cpu") => d.per_cpu_summaries.push(PerCpuSummary::of(&r.payload)),
-                        Some("sweep") => d.sweep_summaries.push(SweepSummary::of(&r.payload)),
-                        _ => d.other.push((k.clone(), r.payload.clone())),
-                    }
-                }
-                ResultKind::Other(k) => d.other.push((k.clone(), r.payload.clone())),
+            match results::view::read(r.kind.as_str(), &r.payload) {
+                Stored::Bw(b) => d.bw.push(b),
+                Stored::Lat(l) => d.lat.push(l),
+                Stored::Finding(f) => d.findings.push(f),
+                Stored::Exec(v) => d.exec.push(v),
+                Stored::PerCpu(s) => d.per_cpu_summaries.push(s),
+                Stored::Sweep(s) => d.sweep_summaries.push(s),
+                Stored::Other => d.other.push((r.kind.to_string(), r.payload.clone())),
             }
         }
         d.findings.sort_by_key(Finding::rank);
@@ -465,58 +79,11 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn fields_are_read_leniently() {
-        let v = json!({"a": 1.5, "b": "2.5", "c": "x", "d": [0, 1], "e": true, "f": null});
-        assert_eq!(num(&v, "a"), Some(1.5));
-        assert_eq!(num(&v, "b"), Some(2.5));
-        assert_eq!(num(&v, "c"), None);
-        assert_eq!(num(&v, "missing"), None);
-        assert_eq!(text(&v, "d").as_deref(), Some("0,1"));
-        assert_eq!(text(&v, "e").as_deref(), Some("true"));
-        assert_eq!(text(&v, "f"), None);
-        assert_eq!(int(&v, "a"), Some(1));
-    }
-
-    #[test]
-    fn noise_prefers_the_robust_cv() {
-        assert_eq!(noise_pct(&json!({"robust_cv_pct": 0.8, "spread_pct": 9.0})), Some(0.8));
-        // spread 6.156% over 10 samples: d2(10) = 3.078 -> 2%
-        let n = noise_pct(&json!({"spread_pct": 6.156})).unwrap();
-        assert!((n - 2.0).abs() < 1e-9, "{n}");
-        let n = noise_pct(&json!({"spread_pct": 4.652, "samples": 5})).unwrap();
-        assert!((n - 2.0).abs() < 1e-9, "{n}");
-        assert_eq!(noise_pct(&json!({})), None);
-    }
-
-    #[test]
-    fn placement_is_flagged_below_99_percent_or_when_said() {
-        let p = |v: Value| Placement::of(&json!({ "placement": v })).unwrap();
-        assert!(!p(json!(0.995)).flagged);
-        assert!(p(json!(0.9)).flagged);
-        assert!(p(json!({"fraction": 1.0, "ok": false})).flagged);
-        assert!(!p(json!({"on_target": 1.0})).flagged);
-        let lat = p(json!({"pages_checked": 200, "pages_on_node": 150, "status": "mismatch"}));
-        assert_eq!(lat.fraction, Some(0.75));
-        assert!(lat.flagged);
-        assert_eq!(Placement::of(&json!({})), None);
-    }
-
-    #[test]
     fn triad_is_the_headline_kernel() {
         let b = |k: &str| Bw::of(&json!({"kernel": k, "best_gbs": 1.0}));
         let pts = [b("copy"), b("read"), b("read"), b("triad")];
         assert_eq!(pick_kernel(&pts).as_deref(), Some("triad"));
         assert_eq!(pick_kernel(&pts[..3]).as_deref(), Some("read"));
         assert_eq!(pick_kernel(&pts[..0]), None);
-    }
-
-    #[test]
-    fn findings_read_the_usual_names() {
-        let f = Finding::of(&json!({"rule": "thp", "level": "warning", "title": "THP is never",
-                                    "fix": "echo always > ...", "needs_reboot": true}));
-        assert_eq!((f.id.as_str(), f.severity.as_str()), ("thp", "warning"));
-        assert_eq!(f.found, "THP is never");
-        assert_eq!(f.needs.as_deref(), Some("reboot"));
-        assert_eq!(f.rank(), 1);
     }
 }

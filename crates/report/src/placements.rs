@@ -5,16 +5,14 @@
 //! `exec` saves each policy as soon as it is measured, before the matrix is
 //! judged, so stored payloads usually hold `change_pct: null` and
 //! `verdict: "no-data"`; the report then computes both from the stored
-//! `metric_summary` / `wall_summary` with [`bench::exec::compare`].
+//! `metric_summary` / `wall_summary` with [`results::stats::compare_samples`].
 
-use serde_json::Value;
 use store::LoadedRun;
 
 use crate::chart::{BarChart, BarGroup, Chart};
-use crate::data::{int, num as field_num, text as field_text};
 use crate::doc::{Document, Table};
 use crate::fmt::{num, opt, plain, signed_pct};
-use bench::stats::Summary;
+use results::view::ExecPolicy;
 
 /// One policy of an exec experiment, read from its payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,89 +47,43 @@ pub struct ExecView {
     pub policies: Vec<PolicyView>,
 }
 
-fn summary_of(v: &Value, k: &str) -> Option<Summary> {
-    v.get(k).and_then(|s| serde_json::from_value(s.clone()).ok())
-}
-
-/// The summary of the compared quantity of one policy: the stored
-/// `metric_summary` / `wall_summary`, else computed from its successful
-/// runs (`ok`, or exit code 0 when `ok` is absent).
-fn summary_for(p: &Value, on_metric: bool) -> Option<Summary> {
-    let key = if on_metric { "metric_summary" } else { "wall_summary" };
-    summary_of(p, key).or_else(|| {
-        let runs = p.get("runs")?.as_array()?;
-        let values: Vec<f64> = runs
-            .iter()
-            .filter(|r| {
-                r.get("ok").and_then(Value::as_bool).unwrap_or(int(r, "exit_code") == Some(0))
-            })
-            .filter_map(|r| field_num(r, if on_metric { "metric" } else { "wall_s" }))
-            .collect();
-        Summary::of(&values)
-    })
-}
-
-/// `N0 98% N1 2%` from the last run with a `numa_pages` reading.
-fn pages_of(runs: &[Value]) -> Option<String> {
-    let nodes = runs
-        .iter()
-        .rev()
-        .find_map(|r| r.get("numa_pages")?.get("nodes")?.as_array().filter(|n| !n.is_empty()))?;
-    let parts: Vec<String> = nodes
-        .iter()
-        .filter_map(|n| {
-            let frac = field_num(n, "anon_fraction").or_else(|| field_num(n, "fraction"))?;
-            Some(format!("N{} {:.0}%", int(n, "node")?, frac * 100.0))
-        })
-        .collect();
-    (!parts.is_empty()).then(|| parts.join(" "))
-}
-
 impl ExecView {
     /// The exec payloads of `run` (in `exec`), or None when it has none.
-    pub fn of(run: &LoadedRun, exec: &[Value]) -> Option<ExecView> {
-        let payloads: Vec<&Value> = exec.iter().filter(|p| p.is_object()).collect();
-        if payloads.is_empty() {
+    pub fn of(run: &LoadedRun, exec: &[ExecPolicy]) -> Option<ExecView> {
+        if exec.is_empty() {
             return None;
         }
         let cmdline = &run.summary.command_line;
         let command = cmdline.split_once(" -- ").map(|(_, c)| c.trim().to_string());
-        let on_metric = payloads.iter().any(|p| field_num(p, "median_metric").is_some());
+        let on_metric = exec.iter().any(|p| p.median_metric.is_some());
         let higher_is_better = on_metric && !cmdline.contains("--lower-is-better");
-        let base_idx = payloads
-            .iter()
-            .position(|p| field_text(p, "policy").as_deref() == Some("default"))
-            .unwrap_or(0);
-        let base = summary_for(payloads[base_idx], on_metric);
-        let policies = payloads
+        let base_idx = exec.iter().position(|p| p.policy == "default").unwrap_or(0);
+        let base = exec[base_idx].summary(on_metric);
+        let policies = exec
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let runs: Vec<Value> =
-                    p.get("runs").and_then(Value::as_array).cloned().unwrap_or_default();
                 let codes: std::collections::BTreeSet<String> =
-                    runs.iter().filter_map(|r| field_text(r, "exit_code")).collect();
-                let stored_verdict =
-                    field_text(p, "verdict").filter(|v| v != "no-data" && v != "no data");
-                let stored_change = field_num(p, "change_pct");
-                let own = summary_for(p, on_metric);
-                let (change_pct, verdict) = match (stored_change, stored_verdict) {
+                    p.runs.iter().filter_map(|r| r.exit_code.clone()).collect();
+                let stored_verdict = p.verdict.clone().filter(|v| v != "no-data" && v != "no data");
+                let own = p.summary(on_metric);
+                let (change_pct, verdict) = match (p.change_pct, stored_verdict) {
                     (Some(c), Some(v)) => (Some(c), v.replace('-', " ")),
                     _ => match (&base, own) {
                         (Some(b), Some(s)) => {
-                            let change = bench::stats::change_pct(b.median, s.median);
+                            let change = results::stats::change_pct(b.median, s.median);
                             let v = if i == base_idx {
                                 "baseline".to_string()
                             } else {
-                                match bench::exec::compare(
+                                match results::stats::compare_samples(
                                     b,
                                     &s,
                                     higher_is_better,
-                                    bench::exec::DEFAULT_FLOOR_PCT,
+                                    results::stats::EXEC_FLOOR_PCT,
                                 ) {
-                                    bench::stats::Verdict::Better => "better".into(),
-                                    bench::stats::Verdict::Worse => "worse".into(),
-                                    bench::stats::Verdict::WithinNoise => "within noise".into(),
+                                    results::stats::Verdict::Better => "better".into(),
+                                    results::stats::Verdict::Worse => "worse".into(),
+                                    results::stats::Verdict::WithinNoise => "within noise".into(),
                                 }
                             };
                             (Some(change), v)
@@ -141,17 +93,16 @@ impl ExecView {
                     },
                 };
                 PolicyView {
-                    policy: field_text(p, "policy").unwrap_or_else(|| "?".into()),
-                    placement: field_text(p, "placement"),
-                    runs: runs.len(),
-                    ok_runs: int(p, "ok_runs"),
-                    median_metric: field_num(p, "median_metric"),
-                    median_wall_s: field_num(p, "median_wall_s")
-                        .or_else(|| summary_for(p, false).map(|s| s.median)),
-                    noise_pct: field_num(p, "noise_pct").or(own.map(|s| s.robust_cv_pct())),
+                    policy: p.policy.clone(),
+                    placement: p.placement.clone(),
+                    runs: p.runs.len(),
+                    ok_runs: p.ok_runs,
+                    median_metric: p.median_metric,
+                    median_wall_s: p.median_wall_s.or_else(|| p.summary(false).map(|s| s.median)),
+                    noise_pct: p.noise_pct.or(own.map(|s| s.robust_cv_pct())),
                     change_pct,
                     verdict,
-                    pages: pages_of(&runs),
+                    pages: p.pages_text(),
                     exit_codes: codes.into_iter().collect::<Vec<_>>().join(","),
                 }
             })
@@ -230,7 +181,7 @@ impl ExecView {
             if self.on_metric { "--metric figure" } else { "wall time" },
             if self.higher_is_better { "higher is better" } else { "lower is better" },
             self.baseline.as_deref().unwrap_or("?"),
-            plain(bench::exec::DEFAULT_FLOOR_PCT)
+            plain(results::stats::EXEC_FLOOR_PCT)
         ));
         let base = self.baseline.as_deref().unwrap_or("baseline");
         let change_h = format!("Change vs {base} %");

@@ -44,9 +44,9 @@ fn compare_table_snapshot() {
     insta::assert_snapshot!("compare_table", text);
     // THP always: latency 4.8% lower, beyond the noise; bandwidth +0.4% within it
     let local_lat = c.metrics.iter().find(|m| m.metric == "local_lat_ns").unwrap();
-    assert_eq!(local_lat.runs[1].verdict, Some(bench::stats::Verdict::Better));
+    assert_eq!(local_lat.runs[1].verdict, Some(results::stats::Verdict::Better));
     let local_bw = c.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
-    assert_eq!(local_bw.runs[1].verdict, Some(bench::stats::Verdict::WithinNoise));
+    assert_eq!(local_bw.runs[1].verdict, Some(results::stats::Verdict::WithinNoise));
     // the interrupted epyc run measured no global bandwidth
     let global = c.metrics.iter().find(|m| m.metric == "global_bw_gbs").unwrap();
     assert_eq!(global.runs[2].value, None);

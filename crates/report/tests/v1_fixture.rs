@@ -110,3 +110,34 @@ fn reports_of_the_v1_export_are_unchanged() {
     check_runs("import-", &runs, false, &mut failures);
     assert!(failures.is_empty(), "reports changed:\n{}", failures.join("\n"));
 }
+
+/// The real runs' results (every kind but audit) read as typed records, and
+/// the views made from the records equal the views read field by field: the
+/// two readers of `results::view` agree on the first version's data.
+#[test]
+fn real_v1_results_read_as_typed_records() {
+    use results::view::{Bw, Lat};
+    let (_dir, runs) = stored_runs();
+    let mut typed = 0;
+    for run in [&runs[0], &runs[1], &runs[5]] {
+        for r in &run.results {
+            let kind = r.kind.as_str();
+            if kind == "audit" {
+                continue;
+            }
+            let rec = results::Record::from_stored(kind, &r.payload)
+                .unwrap_or_else(|e| panic!("{kind} {}: {e}", r.payload));
+            assert_eq!(rec.kind(), kind);
+            typed += 1;
+            match kind {
+                "bw" => assert_eq!(Bw::of(&r.payload), Bw::of_fields(&r.payload), "{}", r.payload),
+                "lat" => {
+                    assert_eq!(Lat::of(&r.payload), Lat::of_fields(&r.payload), "{}", r.payload)
+                }
+                _ => {}
+            }
+        }
+    }
+    // run 1: 4 bw, 39 lat, 2 summaries; run 2: 2 exec; run 6: 4 bw, 34 lat, 2 summaries
+    assert_eq!(typed, 87);
+}

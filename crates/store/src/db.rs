@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use results::view::Stored;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use serde_json::Value;
 
@@ -550,7 +551,7 @@ pub(crate) fn insert_result(
             |r| r.get(0),
         )?,
     };
-    let keys = KeyColumns::of(payload);
+    let keys = KeyColumns::of(kind.as_str(), payload);
     conn.execute(
         "INSERT INTO results (run_id, seq, recorded, kind, mode, kernel, cpu_node, mem_node,
                               value, unit, payload_json)
@@ -572,38 +573,37 @@ pub(crate) fn insert_result(
     Ok(seq)
 }
 
-/// Columns copied out of a payload so that SQL can filter on them.
-struct KeyColumns<'a> {
-    mode: Option<&'a str>,
-    kernel: Option<&'a str>,
+/// Columns copied out of a payload so that SQL can filter on them, from
+/// the payload's typed view (`results::view`).
+struct KeyColumns {
+    mode: Option<String>,
+    kernel: Option<String>,
     cpu_node: Option<i64>,
     mem_node: Option<i64>,
     value: Option<f64>,
     unit: Option<&'static str>,
 }
 
-impl<'a> KeyColumns<'a> {
+impl KeyColumns {
     /// The headline value is the first of `best_gbs` (GB/s), `median_ns`,
-    /// `latency_ns` (ns), `median_metric` (the user's unit), `wall_s` (s).
-    fn of(p: &'a Value) -> KeyColumns<'a> {
-        let s = |k: &str| p.get(k).and_then(Value::as_str);
-        let i = |k: &str| p.get(k).and_then(Value::as_i64);
-        let headline = [
-            ("best_gbs", "GB/s"),
-            ("median_ns", "ns"),
-            ("latency_ns", "ns"),
-            ("median_metric", ""),
-            ("wall_s", "s"),
-        ]
-        .iter()
-        .find_map(|(k, u)| p.get(*k).and_then(Value::as_f64).map(|v| (v, *u)));
+    /// `latency_ns` (ns), `median_metric` (the user's unit), `wall_s` (s)
+    /// ([`results::view::headline`]).
+    fn of(kind: &str, p: &Value) -> KeyColumns {
+        let (mode, kernel, cpu_node, mem_node) = match results::view::read(kind, p) {
+            Stored::Bw(b) => (Some(b.mode), Some(b.kernel), b.cpu_node, b.mem_node),
+            Stored::Lat(l) => (Some(l.mode), None, l.cpu_node, l.mem_node),
+            Stored::PerCpu(s) => (Some("per-cpu".into()), None, None, s.mem_node),
+            Stored::Sweep(s) => (Some("sweep".into()), None, None, s.mem_node),
+            _ => (None, None, None, None),
+        };
+        let headline = results::view::headline(p);
         KeyColumns {
-            mode: s("mode"),
-            kernel: s("kernel"),
-            cpu_node: i("cpu_node"),
-            mem_node: i("mem_node"),
+            mode: mode.filter(|m| !m.is_empty()),
+            kernel: kernel.filter(|k| k != "?"),
+            cpu_node,
+            mem_node,
             value: headline.map(|h| h.0),
-            unit: headline.map(|h| h.1).filter(|u| !u.is_empty()),
+            unit: headline.and_then(|h| h.1),
         }
     }
 }
@@ -671,14 +671,14 @@ mod tests {
     fn key_columns_pick_the_headline_value() {
         let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 1, "mem_node": 1,
                         "best_gbs": 101.5, "median_gbs": 100.0});
-        let k = KeyColumns::of(&bw);
+        let k = KeyColumns::of("bw", &bw);
         assert_eq!(
-            (k.mode, k.kernel, k.cpu_node, k.mem_node),
+            (k.mode.as_deref(), k.kernel.as_deref(), k.cpu_node, k.mem_node),
             (Some("local"), Some("triad"), Some(1), Some(1))
         );
         assert_eq!((k.value, k.unit), (Some(101.5), Some("GB/s")));
         let lat = json!({"mode": "loaded", "delay": 0, "latency_ns": 210.0, "load_gbs": 80.0});
-        let k = KeyColumns::of(&lat);
+        let k = KeyColumns::of("lat", &lat);
         assert_eq!((k.value, k.unit, k.mem_node), (Some(210.0), Some("ns"), None));
     }
 }

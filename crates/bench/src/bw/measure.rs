@@ -5,13 +5,14 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kernels::{Arrays, Expected, Kernel, Ops, Stores};
 use place::{Buffer, MemPolicy, PageNodes, PlacementCheck};
+use results::Placement;
 use topo::{NodeSet, Topology};
 
-use super::plan::{BwPlan, Case, CaseMemory, StoreMode};
+use super::plan::{BwPlan, Case, CaseMemory, RepPolicy, StoreMode};
 use super::{BwError, BwResult};
 use crate::events::{Event, Observer, StopFlag};
 use crate::stats::{top_k_spread_pct, Summary};
@@ -158,6 +159,21 @@ fn verify(case: &Case, bases: &Bases) -> Result<PlacementCheck, BwError> {
     })
 }
 
+/// Whether the best `top_k` of the figures so far (GB/s, one per timed
+/// repetition) agree within the target after at least `min_reps`.
+fn settled(r: &RepPolicy, gbs: &[f64]) -> bool {
+    let k = r.top_k.max(1);
+    gbs.len() >= r.min_reps.max(k)
+        && top_k_spread_pct(gbs, k, true).is_some_and(|s| s <= r.target_spread_pct)
+}
+
+/// The stopping rule of one kernel's repetitions: stop once they settled
+/// ([`settled`]), at `max_reps`, or when the budget is spent (after at
+/// least two repetitions, so a figure has a spread).
+fn enough(r: &RepPolicy, gbs: &[f64], elapsed: Duration) -> bool {
+    settled(r, gbs) || gbs.len() >= r.max_reps.max(1) || (elapsed >= r.budget && gbs.len() >= 2)
+}
+
 /// Measures every kernel of the plan on one case; reports each result as
 /// soon as it is validated.
 pub(super) fn run_case(
@@ -275,22 +291,13 @@ pub(super) fn run_case(
                     let end = shared.ends.iter().map(|s| s.0.load(Ordering::Relaxed)).max();
                     let secs = (end.unwrap_or(0).saturating_sub(start.unwrap_or(0))) as f64 / 1e9;
                     times.push(secs.max(1e-9));
-                    let r = plan.reps;
                     let gbs: Vec<f64> = times
                         .iter()
                         .map(|t| (kernel.bytes_per_element() * n_total) as f64 / t / 1e9)
                         .collect();
-                    let k = r.top_k.max(1);
-                    let stable = gbs.len() >= r.min_reps.max(k)
-                        && top_k_spread_pct(&gbs, k, true)
-                            .is_some_and(|s| s <= r.target_spread_pct);
                     let next = if shared.failed() {
                         ABORT
-                    } else if stop.is_stopped()
-                        || stable
-                        || times.len() >= r.max_reps.max(1)
-                        || (started.elapsed() >= r.budget && times.len() >= 2)
-                    {
+                    } else if stop.is_stopped() || enough(&plan.reps, &gbs, started.elapsed()) {
                         STOP
                     } else {
                         RUN
@@ -328,9 +335,7 @@ pub(super) fn run_case(
                             r.reps
                         )));
                     }
-                    if let Ok(payload) = serde_json::to_value(&r) {
-                        obs.event(Event::Result { kind: "bw".into(), payload });
-                    }
+                    obs.event(Event::Record(r.clone().into()));
                     obs.event(Event::Progress {
                         phase: "bw".into(),
                         done: done_at_start + ki as u64 + 1,
@@ -387,7 +392,7 @@ fn result(
     let t = Summary::of(times).expect("at least one time");
     let k = plan.reps.top_k.max(1).min(gbs.len());
     let top = top_k_spread_pct(&gbs, k, true).unwrap_or(0.0);
-    let stable = gbs.len() >= plan.reps.min_reps.max(k) && top <= plan.reps.target_spread_pct;
+    let stable = settled(&plan.reps, &gbs);
     let placement_check = placement.unwrap_or_else(|| PlacementCheck {
         expected: case.mem_nodes.clone(),
         fraction: 0.0,
@@ -401,8 +406,8 @@ fn result(
     });
     let peak_gbs = plan.peak_gbs.map(|p| p * case.mem_nodes.len().max(1) as f64);
     BwResult {
-        mode: case.mode.to_string(),
-        kernel: kernel.name().to_string(),
+        mode: case.mode,
+        kernel,
         threads: case.cpus.len(),
         cpus: case.cpus.iter().copied().collect(),
         cpu_node: case.cpu_node,
@@ -411,7 +416,7 @@ fn result(
             _ => None,
         },
         mem_nodes: case.mem_nodes.clone(),
-        policy: case.memory.policy_name().to_string(),
+        policy: case.memory.policy(),
         array_bytes: case.sizing.array_bytes,
         arrays: kernel.uses().iter().filter(|&&u| u).count(),
         bytes_per_rep: bytes,
@@ -425,16 +430,64 @@ fn result(
         stable,
         reps: gbs.len(),
         median_rep_s: t.median,
-        placement: placement_check.fraction,
-        placement_check,
-        isa: ops.isa().name().to_string(),
-        stores: if kernel.stores() { stores.name() } else { "none" }.to_string(),
-        pages: plan.pages.name().to_string(),
+        placement: Placement::of_check(placement_check),
+        isa: ops.isa(),
+        stores: match (kernel.stores(), stores) {
+            (false, _) => results::bw::Stores::None,
+            (true, Stores::NonTemporal) => results::bw::Stores::Nt,
+            (true, Stores::Regular) => results::bw::Stores::Regular,
+        },
+        pages: pages_of(plan.pages),
         llc_bytes: case.sizing.llc_bytes,
         size_rule_ok: case.sizing.rule_ok,
         peak_gbs,
         peak_fraction: peak_gbs.filter(|p| *p > 0.0).map(|p| s.max / p),
         validated: true,
         interrupted,
+    }
+}
+
+/// The page kind recorded for the placement layer's.
+fn pages_of(p: place::PageKind) -> results::bw::Pages {
+    use results::bw::Pages;
+    match p {
+        place::PageKind::Base => Pages::Base,
+        place::PageKind::Thp => Pages::Thp,
+        place::PageKind::NoThp => Pages::NoThp,
+        place::PageKind::Huge2M => Pages::Huge2M,
+        place::PageKind::Huge1G => Pages::Huge1G,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reps() -> RepPolicy {
+        RepPolicy {
+            min_reps: 3,
+            max_reps: 10,
+            top_k: 3,
+            target_spread_pct: 1.0,
+            budget: Duration::from_secs(2),
+        }
+    }
+
+    #[test]
+    fn repetitions_stop_once_the_best_three_agree() {
+        let r = reps();
+        assert!(!enough(&r, &[10.0, 10.0], Duration::ZERO), "under min_reps");
+        assert!(enough(&r, &[10.0, 5.0, 10.0, 9.95], Duration::ZERO));
+        assert!(!enough(&r, &[10.0, 9.0, 8.0], Duration::ZERO), "best three spread 20%");
+    }
+
+    #[test]
+    fn repetitions_stop_at_the_cap_or_when_the_budget_is_spent() {
+        let r = reps();
+        let wild: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert!(enough(&r, &wild, Duration::ZERO), "max_reps reached");
+        assert!(!enough(&r, &wild[..9], Duration::ZERO));
+        assert!(enough(&r, &[1.0, 2.0], Duration::from_secs(2)), "budget spent");
+        assert!(!enough(&r, &[1.0], Duration::from_secs(5)), "one repetition has no spread");
     }
 }

@@ -6,8 +6,8 @@
 //! Entry point: [`run_plan`] with a [`BwPlan`] built by the caller (the CLI
 //! or the `run` command); it validates the whole plan against the topology
 //! before allocating anything ([`prepare`]), then measures case by case,
-//! reporting each [`BwResult`] as an [`Event::Result`] with kind `"bw"` as
-//! soon as it is measured.
+//! reporting each [`BwResult`] as an [`Event::Record`] as soon as it is
+//! measured.
 //!
 //! Units: bytes are counted as STREAM counts them (see
 //! [`kernels::stream`]); rates are GB/s = 10^9 bytes per second.
@@ -20,7 +20,7 @@ pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
     StoreMode,
 };
-pub use result::BwResult;
+pub use result::{BwResult, Mode, Pages, Policy, Stores};
 
 use std::collections::BTreeMap;
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kernels::{Isa, Kernel};
 use place::{Allowed, PageKind};
+use results::bw::{Mode, Policy};
 use topo::{CpuSet, NodeSet, Topology};
 
 use super::BwError;
@@ -139,13 +140,17 @@ pub enum CaseMemory {
 }
 
 impl CaseMemory {
-    pub fn policy_name(&self) -> &'static str {
+    pub fn policy(&self) -> Policy {
         match self {
-            CaseMemory::Bind(_) => "bind",
-            CaseMemory::LocalPerThread => "local-per-thread",
-            CaseMemory::Interleave(_) => "interleave",
-            CaseMemory::Weighted(..) => "weighted-interleave",
+            CaseMemory::Bind(_) => Policy::Bind,
+            CaseMemory::LocalPerThread => Policy::LocalPerThread,
+            CaseMemory::Interleave(_) => Policy::Interleave,
+            CaseMemory::Weighted(..) => Policy::WeightedInterleave,
         }
+    }
+
+    pub fn policy_name(&self) -> &'static str {
+        self.policy().name()
     }
 }
 
@@ -164,8 +169,7 @@ pub struct Sizing {
 /// A set of CPUs against a placement: measured once per kernel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
-    /// `local`, `matrix`, `global`, `interleave`, `weighted`, `scaling`.
-    pub mode: &'static str,
+    pub mode: Mode,
     pub cpus: Vec<u32>,
     /// The node of each CPU (same order).
     pub cpu_nodes_of: Vec<Option<u32>>,
@@ -458,7 +462,7 @@ impl Planner<'_> {
 
     fn push(
         &mut self,
-        mode: &'static str,
+        mode: Mode,
         cpus: Vec<u32>,
         cpu_node: Option<u32>,
         memory: CaseMemory,
@@ -534,7 +538,7 @@ impl Planner<'_> {
         };
         allowed.check_mem_nodes(&one(mem), topo)?;
         let s = self.sizing(&cpus, self.cap_of(&one(mem)))?;
-        self.push("local", cpus, cpu_node, CaseMemory::Bind(mem), one(mem), s);
+        self.push(Mode::Local, cpus, cpu_node, CaseMemory::Bind(mem), one(mem), s);
         Ok(())
     }
 
@@ -549,7 +553,7 @@ impl Planner<'_> {
             let cpus = node_cpus(topo, allowed, c, self.plan.threads)?;
             for m in mems.iter() {
                 let s = self.sizing(&cpus, self.cap_of(&one(m)))?;
-                self.push("matrix", cpus.clone(), Some(c), CaseMemory::Bind(m), one(m), s);
+                self.push(Mode::Matrix, cpus.clone(), Some(c), CaseMemory::Bind(m), one(m), s);
             }
         }
         Ok(())
@@ -576,7 +580,7 @@ impl Planner<'_> {
             );
         }
         let s = self.sizing(&cpus, cap)?;
-        self.push("global", cpus, None, CaseMemory::LocalPerThread, used, s);
+        self.push(Mode::Global, cpus, None, CaseMemory::LocalPerThread, used, s);
         Ok(())
     }
 
@@ -594,9 +598,9 @@ impl Planner<'_> {
             Some(w) => {
                 let wmap: BTreeMap<u32, f64> =
                     mems.iter().map(|n| (n, w.get(&n).copied().unwrap_or(1) as f64)).collect();
-                ("weighted", CaseMemory::Weighted(mems.clone(), wmap))
+                (Mode::Weighted, CaseMemory::Weighted(mems.clone(), wmap))
             }
-            None => ("interleave", CaseMemory::Interleave(mems.clone())),
+            None => (Mode::Interleave, CaseMemory::Interleave(mems.clone())),
         };
         self.push(mode, cpus, None, memory, mems, s);
         Ok(())
@@ -630,7 +634,7 @@ impl Planner<'_> {
                 g,
             )?;
             let sizing = Sizing { rule_ok: full.rule_ok, ..s };
-            self.push("scaling", cpus, Some(node), CaseMemory::Bind(mem), one(mem), sizing);
+            self.push(Mode::Scaling, cpus, Some(node), CaseMemory::Bind(mem), one(mem), sizing);
         }
         Ok(())
     }

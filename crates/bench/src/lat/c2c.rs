@@ -4,40 +4,15 @@
 //! value, which thread B writes as soon as it sees the odd one. One round
 //! trip moves the line twice, so the one-way latency is half a round trip.
 
+pub use results::lat::{C2cResult, Relation};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
 use topo::Topology;
 
 use super::{emit, sys, usable_cpus, LatError, Mode};
 use crate::events::{Event, StopFlag};
 use crate::stats::Summary;
-
-/// How two CPUs relate in the topology.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Relation {
-    /// SMT siblings of one core.
-    Smt,
-    /// Different cores of one NUMA node.
-    Node,
-    /// Different nodes of one package.
-    Package,
-    /// Different packages.
-    CrossPackage,
-}
-
-impl Relation {
-    pub fn name(self) -> &'static str {
-        match self {
-            Relation::Smt => "smt",
-            Relation::Node => "node",
-            Relation::Package => "package",
-            Relation::CrossPackage => "cross-package",
-        }
-    }
-}
 
 /// The relation of two CPUs; `None` when either is unknown.
 pub fn relation(topo: &Topology, a: u32, b: u32) -> Option<Relation> {
@@ -63,24 +38,6 @@ pub struct C2cSpec {
     pub pairs_per_relation: usize,
     /// Round trips per sample (0 = 20 000).
     pub round_trips: u64,
-}
-
-/// One pair's latency.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct C2cResult {
-    pub mode: Mode,
-    pub cpu_a: u32,
-    pub cpu_b: u32,
-    pub relation: Option<Relation>,
-    /// One-way latency (half a round trip), ns.
-    pub median_ns: f64,
-    pub p90_ns: f64,
-    pub p99_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
-    pub spread_pct: f64,
-    pub samples: usize,
-    pub round_trips_per_sample: u64,
 }
 
 /// Picks pairs: for each relation, up to `per` partners of one anchor CPU,
@@ -233,7 +190,7 @@ pub fn c2c(
             samples: s.n,
             round_trips_per_sample: trips,
         };
-        emit(ctx.observer, "lat", &r);
+        emit(ctx.observer, r.clone());
         out.push(r);
         ctx.observer.event(Event::Progress {
             phase: phase.clone(),

@@ -4,30 +4,19 @@
 //! cache line. Each delay gives one point: the chase latency and the
 //! bandwidth the load reached, so latency can be drawn against bandwidth.
 
+pub use results::lat::{LoadKind, LoadedPoint};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use kernels::chase::Ring;
-use serde::{Deserialize, Serialize};
 use topo::{CpuSet, Topology};
 
 use super::{
     arena, emit, fit_size, measure, resolve, sys, usable_cpus, warn_placement, ChaseOpts, Ctx,
-    LatError, Mode, Placement, Where, DEFAULT_SIZE_BYTES,
+    LatError, Mode, Where, DEFAULT_SIZE_BYTES,
 };
 use crate::events::Event;
 use crate::stats::Summary;
-
-/// Traffic of the load threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LoadKind {
-    /// Read one word per line: 64 B of traffic per line.
-    Read,
-    /// Read and write one word per line: the line comes in and goes back
-    /// dirty, 128 B of traffic per line.
-    Rw,
-}
 
 /// Default delays (spin iterations after each line), none to large.
 pub const DEFAULT_DELAYS: [u64; 10] = [0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
@@ -41,29 +30,6 @@ pub struct LoadedSpec {
     pub delays: Vec<u64>,
     /// Buffer of each load thread; `None` = max(64 MiB, 2 x LLC / threads).
     pub load_bytes_per_thread: Option<u64>,
-}
-
-/// One delay step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadedPoint {
-    pub mode: Mode,
-    /// Spin iterations each load thread waits after each cache line.
-    pub delay: u64,
-    /// Median chase latency under this load, ns.
-    pub latency_ns: f64,
-    pub median_ns: f64,
-    pub p90_ns: f64,
-    pub p99_ns: f64,
-    pub spread_pct: f64,
-    /// Bandwidth of the load threads while the chase ran, GB/s (1e9 B/s).
-    pub load_gbs: f64,
-    pub load_threads: usize,
-    pub load_kind: LoadKind,
-    pub cpu: u32,
-    pub mem_node: Option<u32>,
-    pub size_bytes: u64,
-    pub page_size: String,
-    pub placement: Placement,
 }
 
 /// One load thread's line counter, on its own cache lines.
@@ -238,7 +204,7 @@ pub fn loaded(
                     page_size: a.page.clone(),
                     placement: a.placement.clone(),
                 };
-                emit(ctx.observer, "lat", &p);
+                emit(ctx.observer, p.clone());
                 out.push(p);
                 ctx.observer.event(Event::Progress {
                     phase: phase.clone(),

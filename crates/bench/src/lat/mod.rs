@@ -3,8 +3,8 @@
 //! one node with clustering), latency under load, and core-to-core latency.
 //!
 //! Each entry point validates its request against the topology before it
-//! allocates, reports progress and every result (`Event::Result` with kind
-//! `lat`, or `lat-summary` for a mode's summary) as soon as it is measured,
+//! allocates, reports progress and every result (`Event::Record`: a chase,
+//! loaded point or pair, or a mode's summary) as soon as it is measured,
 //! and stops cleanly on the [`StopFlag`], returning what it measured.
 
 pub mod c2c;
@@ -27,6 +27,9 @@ pub use c2c::{c2c, C2cResult, C2cSpec};
 pub use loaded::{loaded, LoadKind, LoadedPoint, LoadedSpec};
 pub use measure::Timing;
 pub use plateau::Plateau;
+pub use results::lat::{
+    CacheMark, CpuGroup, LatResult, LatSummary, Mode, PerCpuSummary, SweepSummary,
+};
 pub use sys::{PageKind, Placement, PlacementStatus};
 
 /// Default working set of a point: 1 GiB, far past any last-level cache.
@@ -120,78 +123,38 @@ pub struct Where {
     pub mem_node: Option<u32>,
 }
 
-/// Which experiment produced a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    Point,
-    Matrix,
-    Sweep,
-    PerCpu,
-    Loaded,
-    C2c,
-}
-
-/// One measured chase. Times are ns per dependent load.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatResult {
-    pub mode: Mode,
-    pub size_bytes: u64,
-    pub cpu: u32,
-    pub cpu_node: Option<u32>,
-    pub mem_node: Option<u32>,
-    pub median_ns: f64,
-    pub p50_ns: f64,
-    pub p90_ns: f64,
-    pub p99_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
-    /// `(max - min) / median` of the samples, percent.
-    pub spread_pct: f64,
-    /// Robust coefficient of variation of the samples, percent.
-    pub noise_pct: f64,
-    pub samples: usize,
-    pub loads_per_sample: u64,
-    pub stride_bytes: usize,
-    pub tlb_group_bytes: u64,
-    /// Page kind obtained: `4k`, `thp`, `thp-partial (N%)`, `2m`, `1g`.
-    pub page_size: String,
-    pub placement: Placement,
-}
-
-impl LatResult {
-    fn new(
-        mode: Mode,
-        size: u64,
-        w: &Resolved,
-        s: &measure::ChaseSamples,
-        opts: &ChaseOpts,
-        page: &str,
-        placement: &Placement,
-    ) -> Option<Self> {
-        let sum: Summary = s.summary()?;
-        Some(LatResult {
-            mode,
-            size_bytes: size,
-            cpu: w.cpu,
-            cpu_node: w.cpu_node,
-            mem_node: w.mem_node,
-            median_ns: sum.median,
-            p50_ns: sum.median,
-            p90_ns: sum.p90,
-            p99_ns: sum.p99,
-            min_ns: sum.min,
-            max_ns: sum.max,
-            spread_pct: sum.spread_pct,
-            noise_pct: sum.robust_cv_pct(),
-            samples: sum.n,
-            loads_per_sample: s.loads_per_sample,
-            stride_bytes: opts.stride_bytes,
-            tlb_group_bytes: (opts.group_elems() * opts.stride_bytes) as u64,
-            page_size: page.to_string(),
-            placement: placement.clone(),
-        })
-    }
+/// One measured chase as a result (`None` for an empty sample).
+fn lat_result(
+    mode: Mode,
+    size: u64,
+    w: &Resolved,
+    s: &measure::ChaseSamples,
+    opts: &ChaseOpts,
+    page: &str,
+    placement: &Placement,
+) -> Option<LatResult> {
+    let sum: Summary = s.summary()?;
+    Some(LatResult {
+        mode,
+        size_bytes: size,
+        cpu: w.cpu,
+        cpu_node: w.cpu_node,
+        mem_node: w.mem_node,
+        median_ns: sum.median,
+        p50_ns: sum.median,
+        p90_ns: sum.p90,
+        p99_ns: sum.p99,
+        min_ns: sum.min,
+        max_ns: sum.max,
+        spread_pct: sum.spread_pct,
+        noise_pct: sum.robust_cv_pct(),
+        samples: sum.n,
+        loads_per_sample: s.loads_per_sample,
+        stride_bytes: opts.stride_bytes,
+        tlb_group_bytes: (opts.group_elems() * opts.stride_bytes) as u64,
+        page_size: page.to_string(),
+        placement: placement.clone(),
+    })
 }
 
 /// A resolved, validated place to measure from and to.
@@ -333,10 +296,8 @@ pub fn fit_size(
     Ok(spare)
 }
 
-fn emit(obs: &dyn Observer, kind: &str, value: &impl Serialize) {
-    if let Ok(payload) = serde_json::to_value(value) {
-        obs.event(Event::Result { kind: kind.to_string(), payload });
-    }
+fn emit(obs: &dyn Observer, record: impl Into<results::Record>) {
+    obs.event(Event::Record(record.into()));
 }
 
 /// Runs `f` on a thread pinned to `cpu` and returns its value.
@@ -407,12 +368,11 @@ pub fn point(
         let mut ring =
             Ring::build(a.map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
         let s = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop).ok_or(LatError::Stopped)?;
-        LatResult::new(Mode::Point, size, &r, &s, opts, &a.page, &a.placement)
-            .ok_or(LatError::Stopped)
+        lat_result(Mode::Point, size, &r, &s, opts, &a.page, &a.placement).ok_or(LatError::Stopped)
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     let res = res?;
-    emit(ctx.observer, "lat", &res);
+    emit(ctx.observer, res.clone());
     Ok(res)
 }
 
@@ -472,10 +432,8 @@ pub fn matrix(
             let ring_ref = &mut ring;
             let s = on_cpu(cpu, || Ok(measure::measure_ring(ring_ref, &ctx.timing, ctx.stop)))?;
             let Some(s) = s else { break 'outer };
-            if let Some(res) =
-                LatResult::new(Mode::Matrix, size, &r, &s, opts, &a.page, &a.placement)
-            {
-                emit(ctx.observer, "lat", &res);
+            if let Some(res) = lat_result(Mode::Matrix, size, &r, &s, opts, &a.page, &a.placement) {
+                emit(ctx.observer, res.clone());
                 out.push(res);
             }
             ctx.observer.event(Event::Progress {
@@ -487,13 +445,6 @@ pub fn matrix(
     }
     ctx.observer.event(Event::PhaseEnd { phase });
     Ok(out)
-}
-
-/// One cache level as the topology reports it for the measuring CPU.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CacheMark {
-    pub level: u8,
-    pub size_bytes: u64,
 }
 
 /// Latency against working-set size, with the cache levels and plateaus.
@@ -546,10 +497,8 @@ pub fn sweep(
             let mut ring =
                 Ring::build(buf, opts.stride_bytes, opts.group_elems(), opts.seed ^ size)?;
             let Some(s) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else { break };
-            if let Some(res) =
-                LatResult::new(Mode::Sweep, size, &r, &s, opts, &a.page, &a.placement)
-            {
-                emit(ctx.observer, "lat", &res);
+            if let Some(res) = lat_result(Mode::Sweep, size, &r, &s, opts, &a.page, &a.placement) {
+                emit(ctx.observer, res.clone());
                 out.push(res);
             }
             ctx.observer.event(Event::Progress {
@@ -575,12 +524,18 @@ pub fn sweep(
         caches,
         results: points,
     };
-    emit(ctx.observer, "lat-summary", &report_summary(&report));
+    emit(ctx.observer, report_summary(&report));
     Ok(report)
 }
 
-fn report_summary(r: &SweepReport) -> serde_json::Value {
-    serde_json::json!({ "mode": "sweep", "cpu": r.cpu, "mem_node": r.mem_node, "caches": r.caches, "plateaus": r.plateaus })
+fn report_summary(r: &SweepReport) -> LatSummary {
+    LatSummary::Sweep(SweepSummary {
+        mode: Mode::Sweep,
+        cpu: r.cpu,
+        mem_node: r.mem_node,
+        caches: r.caches.clone(),
+        plateaus: r.plateaus.clone(),
+    })
 }
 
 /// Bytes in binary units for labels (`48 KiB`, `1.5 MiB`).
@@ -592,17 +547,6 @@ pub struct PerCpuSpec {
     pub mem_node: Option<u32>,
     /// At most this many CPUs, spread evenly over the usable ones.
     pub max_cpus: usize,
-}
-
-/// CPUs grouped by latency.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CpuGroup {
-    pub cpus: CpuSet,
-    pub median_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
-    /// Nodes the OS puts these CPUs in.
-    pub os_nodes: topo::NodeSet,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -663,8 +607,8 @@ pub fn per_cpu(
         else {
             break;
         };
-        if let Some(res) = LatResult::new(Mode::PerCpu, size, &r, &s, opts, &a.page, &a.placement) {
-            emit(ctx.observer, "lat", &res);
+        if let Some(res) = lat_result(Mode::PerCpu, size, &r, &s, opts, &a.page, &a.placement) {
+            emit(ctx.observer, res.clone());
             points.push(res);
         }
         ctx.observer.event(Event::Progress {
@@ -677,9 +621,13 @@ pub fn per_cpu(
     let report = group_cpus(topo, first.mem_node, points);
     emit(
         ctx.observer,
-        "lat-summary",
-        &serde_json::json!({ "mode": "per-cpu", "mem_node": report.mem_node, "groups": report.groups,
-            "hidden_numa": report.hidden_numa, "note": report.note }),
+        LatSummary::PerCpu(PerCpuSummary {
+            mode: Mode::PerCpu,
+            mem_node: report.mem_node,
+            groups: report.groups.clone(),
+            hidden_numa: report.hidden_numa,
+            note: report.note.clone(),
+        }),
     );
     Ok(report)
 }

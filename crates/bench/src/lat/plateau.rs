@@ -9,26 +9,10 @@
 //! largest working set, or `DRAM` past the last level; when two runs get
 //! the same name, the longer one is the plateau.
 
-use serde::{Deserialize, Serialize};
+pub use results::lat::Plateau;
 
 /// Relative rise that ends a plateau.
 pub const PLATEAU_TOL: f64 = 0.20;
-
-/// One flat stretch of the curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Plateau {
-    /// `L1`, `L2`, `L3`... or `DRAM`.
-    pub label: String,
-    pub from_bytes: u64,
-    pub to_bytes: u64,
-    /// Median over the plateau's points of the latency given (the sweep
-    /// gives each point's fastest sample, `min_ns`).
-    pub latency_ns: f64,
-    /// Size of the cache level the label names, as the topology reports.
-    pub cache_bytes: Option<u64>,
-    /// Sweep points on the plateau.
-    pub points: usize,
-}
 
 /// `points` are `(size_bytes, latency_ns)` sorted by size; `caches` are
 /// `(level, size_bytes)` of the measuring CPU's data caches, ascending.

@@ -2,7 +2,7 @@
 //! kind asked for, bound to one node, faulted in from the measuring thread,
 //! with its placement checked by `move_pages` and its page size as obtained.
 
-use place::{Buffer, MemPolicy, NodeSet, PlacementCheck};
+use place::{Buffer, MemPolicy, NodeSet};
 use serde::{Deserialize, Serialize};
 
 use super::LatError;
@@ -147,33 +147,4 @@ impl Mapping {
     }
 }
 
-/// Where the chased pages were found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Placement {
-    pub status: PlacementStatus,
-    /// The `move_pages` verdict (`None` when the kernel could not be asked
-    /// or no node was requested).
-    pub check: Option<PlacementCheck>,
-}
-
-impl Placement {
-    pub fn unverified() -> Self {
-        Placement { status: PlacementStatus::Unverified, check: None }
-    }
-
-    /// Share of sampled pages on the requested node, percent.
-    pub fn pct_on_node(&self) -> Option<f64> {
-        self.check.as_ref().map(|c| c.fraction * 100.0)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PlacementStatus {
-    /// At least 99% of the sampled pages are on the requested node.
-    Verified,
-    /// Fewer: the result is flagged.
-    Mismatch,
-    /// The kernel could not be asked (no NUMA support) or nothing was asked.
-    Unverified,
-}
+pub use results::placement::{Placement, PlacementStatus};

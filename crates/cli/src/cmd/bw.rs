@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use bench::bw::{self, BwMode, BwPlan, BwResult, RepPolicy, StoreMode};
+use bench::bw::{self, BwMode, BwPlan, BwResult, Mode, RepPolicy, StoreMode};
+use bench::lat::PlacementStatus;
 use kernels::{Isa, Kernel};
 use serde::Serialize;
 use topo::{SysRoot, Topology};
@@ -204,6 +205,8 @@ impl bench::events::Observer for Obs {
 /// The `--json` document.
 #[derive(Serialize)]
 struct Doc<'a> {
+    /// [`results::SCHEMA_VERSION`].
+    schema_version: u32,
     /// Always `GB/s = 1e9 bytes/s` (bytes counted as STREAM does).
     unit: &'static str,
     /// True when Ctrl-C stopped the run early.
@@ -240,7 +243,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let results = outcome?;
     if g.json {
-        return output::json(&Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results });
+        return output::json(&Doc {
+            schema_version: results::SCHEMA_VERSION,
+            unit: "GB/s = 1e9 bytes/s",
+            interrupted,
+            results: &results,
+        });
     }
     output::emit(&render(&results, &topo))?;
     if interrupted {
@@ -249,10 +257,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn stores_note(stores: &str) -> String {
+fn stores_note(stores: bw::Stores) -> String {
     match stores {
-        "none" => String::new(),
-        s => format!(", {s} stores"),
+        bw::Stores::None => String::new(),
+        s => format!(", {} stores", s.name()),
     }
 }
 
@@ -275,23 +283,23 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         return "no bandwidth measured\n".into();
     }
     let has_peak = results.iter().any(|r| r.peak_fraction.is_some());
-    let modes: Vec<&str> = {
+    let modes: Vec<Mode> = {
         let mut seen = Vec::new();
         for r in results {
-            if !seen.contains(&r.mode.as_str()) {
-                seen.push(r.mode.as_str());
+            if !seen.contains(&r.mode) {
+                seen.push(r.mode);
             }
         }
         seen
     };
     for mode in modes {
         let rs: Vec<&BwResult> = results.iter().filter(|r| r.mode == mode).collect();
-        if mode == "matrix" {
-            let kernels: Vec<&str> = {
-                let mut v: Vec<&str> = Vec::new();
+        if mode == Mode::Matrix {
+            let kernels: Vec<Kernel> = {
+                let mut v: Vec<Kernel> = Vec::new();
                 for r in &rs {
-                    if !v.contains(&r.kernel.as_str()) {
-                        v.push(&r.kernel);
+                    if !v.contains(&r.kernel) {
+                        v.push(r.kernel);
                     }
                 }
                 v
@@ -310,7 +318,11 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                             .iter()
                             .find(|r| r.cpu_node == Some(*row) && r.mem_node == Some(*col))
                             .map(|r| {
-                                let flag = if r.placement_check.ok { "" } else { " !" };
+                                let flag = if r.placement.status == PlacementStatus::Verified {
+                                    ""
+                                } else {
+                                    " !"
+                                };
                                 format!("{}{flag}", gbs(r.best_gbs))
                             })
                             .unwrap_or_else(|| "-".into());
@@ -323,8 +335,8 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                 out.push_str(&format!(
                     "Bandwidth matrix, {k}: best GB/s (1e9 bytes/s), {} thread(s) per CPU node, {}{}\n",
                     threads.join("/"),
-                    rk[0].isa,
-                    stores_note(&rk[0].stores)
+                    rk[0].isa.name(),
+                    stores_note(rk[0].stores)
                 ));
                 out.push_str(&t.to_string());
                 out.push_str("\n(! = fewer than 99% of pages on the intended node)\n\n");
@@ -354,18 +366,18 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         let mut t = output::table(header);
         for r in &rs {
             let mut row = vec![
-                r.kernel.clone(),
+                r.kernel.to_string(),
                 r.threads.to_string(),
                 r.cpus.to_string(),
                 r.cpu_node.map(|n| n.to_string()).unwrap_or_else(|| "all".into()),
-                format!("{} {}", r.policy, nodes_of(r)),
+                format!("{} {}", r.policy.name(), nodes_of(r)),
                 gbs(r.best_gbs),
                 gbs(r.median_gbs),
                 gbs(r.min_gbs),
                 gbs(r.max_gbs),
-                format!("{:.1}{}", r.spread_pct, if r.stable { "" } else { " (noisy)" }),
+                format!("{:.1}{}", r.spread_pct, if r.noisy() { " (noisy)" } else { "" }),
                 r.reps.to_string(),
-                format!("{:.1}", r.placement * 100.0),
+                format!("{:.1}", r.placement_fraction() * 100.0),
             ];
             if has_peak {
                 row.push(r.peak_fraction.map(|f| format!("{:.1}", f * 100.0)).unwrap_or_default());
@@ -375,8 +387,10 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         let first = rs[0];
         out.push_str(&format!(
             "Bandwidth, {mode}: GB/s = 1e9 bytes/s (STREAM byte counting), {} kernels{}, arrays of {:.1} MiB each\n",
-            first.isa,
-            stores_note(rs.iter().find(|r| r.stores != "none").map_or("none", |r| r.stores.as_str())),
+            first.isa.name(),
+            stores_note(
+                rs.iter().find(|r| r.stores != bw::Stores::None).map_or(bw::Stores::None, |r| r.stores),
+            ),
             first.array_bytes as f64 / (1u64 << 20) as f64
         ));
         out.push_str(&t.to_string());

@@ -168,11 +168,22 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
     Ok(size)
 }
 
+/// The `--json` document.
 #[derive(Serialize)]
 struct Doc<'a, T: Serialize> {
+    /// [`results::SCHEMA_VERSION`].
+    schema_version: u32,
     mode: &'a str,
     results: &'a [T],
-    stopped: bool,
+    /// True when Ctrl-C stopped the measurement early (the first version
+    /// called it `stopped`).
+    interrupted: bool,
+}
+
+impl<'a, T: Serialize> Doc<'a, T> {
+    fn new(mode: &'a str, results: &'a [T], interrupted: bool) -> Self {
+        Doc { schema_version: results::SCHEMA_VERSION, mode, results, interrupted }
+    }
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -322,7 +333,7 @@ fn stopped_note(g: &Global, stopped: bool) {
 
 fn print_point(r: &LatResult, g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "point", results: std::slice::from_ref(r), stopped });
+        return output::json(&Doc::new("point", std::slice::from_ref(r), stopped));
     }
     let mut t = output::table(
         [
@@ -369,7 +380,7 @@ fn point_row(r: &LatResult) -> Vec<String> {
 
 fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "matrix", results: v, stopped });
+        return output::json(&Doc::new("matrix", v, stopped));
     }
     let mut mems: Vec<Option<u32>> = v.iter().map(|r| r.mem_node).collect();
     mems.dedup();
@@ -412,11 +423,16 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
     if g.json {
         #[derive(Serialize)]
         struct SweepDoc<'a> {
+            schema_version: u32,
             #[serde(flatten)]
             report: &'a lat::SweepReport,
-            stopped: bool,
+            interrupted: bool,
         }
-        return output::json(&SweepDoc { report: r, stopped });
+        return output::json(&SweepDoc {
+            schema_version: results::SCHEMA_VERSION,
+            report: r,
+            interrupted: stopped,
+        });
     }
     let mut t = output::table(
         ["size", "median ns", "p90 ns", "spread %", "cache"].map(String::from).to_vec(),
@@ -469,11 +485,16 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
     if g.json {
         #[derive(Serialize)]
         struct PerCpuDoc<'a> {
+            schema_version: u32,
             #[serde(flatten)]
             report: &'a lat::PerCpuReport,
-            stopped: bool,
+            interrupted: bool,
         }
-        return output::json(&PerCpuDoc { report: r, stopped });
+        return output::json(&PerCpuDoc {
+            schema_version: results::SCHEMA_VERSION,
+            report: r,
+            interrupted: stopped,
+        });
     }
     let mut t = output::table(
         ["CPU", "CPU node", "median ns", "p90 ns", "spread %", "placement"]
@@ -520,7 +541,7 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
 
 fn print_loaded(v: &[lat::LoadedPoint], g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "loaded", results: v, stopped });
+        return output::json(&Doc::new("loaded", v, stopped));
     }
     let mut t = output::table(
         ["delay", "latency ns", "p90 ns", "spread %", "load GB/s", "load threads"]
@@ -557,7 +578,7 @@ fn print_loaded(v: &[lat::LoadedPoint], g: &Global, stopped: bool) -> anyhow::Re
 
 fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc { mode: "c2c", results: v, stopped });
+        return output::json(&Doc::new("c2c", v, stopped));
     }
     let mut t = output::table(
         ["CPU a", "CPU b", "relation", "one-way ns", "p90 ns", "spread %"]

@@ -132,6 +132,35 @@ pub fn verdict(
     }
 }
 
+/// Smallest change (percent) `exec` calls a difference between placements.
+pub const EXEC_FLOOR_PCT: f64 = 2.0;
+
+/// Compares two samples (exec's runs under two placements): the [`verdict`]
+/// (change beyond three combined robust deviations and beyond
+/// `floor_pct`), and, when both have two or more values, only if their
+/// ranges do not overlap.
+pub fn compare_samples(
+    base: &Summary,
+    new: &Summary,
+    higher_is_better: bool,
+    floor_pct: f64,
+) -> Verdict {
+    let v = verdict(
+        base.median,
+        base.robust_cv_pct(),
+        new.median,
+        new.robust_cv_pct(),
+        higher_is_better,
+        floor_pct,
+    );
+    let overlap = base.n >= 2 && new.n >= 2 && base.min <= new.max && new.min <= base.max;
+    if overlap {
+        Verdict::WithinNoise
+    } else {
+        v
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +214,15 @@ mod tests {
         // the floor keeps tiny changes on quiet machines within noise
         assert_eq!(verdict(100.0, 0.0, 100.5, 0.0, true, 1.0), Verdict::WithinNoise);
         assert_eq!(change_pct(0.0, 5.0), 0.0);
+    }
+
+    #[test]
+    fn overlapping_samples_are_within_noise() {
+        let a = Summary::of(&[10.0, 10.1, 10.2]).unwrap();
+        let b = Summary::of(&[12.0, 12.1, 12.2]).unwrap();
+        assert_eq!(compare_samples(&a, &b, true, EXEC_FLOOR_PCT), Verdict::Better);
+        assert_eq!(compare_samples(&a, &b, false, EXEC_FLOOR_PCT), Verdict::Worse);
+        let wide = Summary::of(&[9.0, 12.1, 13.0]).unwrap();
+        assert_eq!(compare_samples(&a, &wide, true, EXEC_FLOOR_PCT), Verdict::WithinNoise);
     }
 }

@@ -1,0 +1,296 @@
+//! One bandwidth figure with everything needed to trust and reproduce it
+//! (the `numaprobe bw --json` record; fields are only ever added), its
+//! enums, the rule that calls it noisy, and the reader of the first
+//! version's shape.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use topo::{CpuSet, NodeSet};
+
+pub use kernels::{Isa, Kernel};
+
+use crate::placement::{Placement, PlacementStatus};
+
+/// Which experiment produced a bandwidth figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Threads and memory on one node.
+    Local,
+    /// One cell of the node-to-node matrix.
+    Matrix,
+    /// Every node's threads on their own node's memory, whole machine.
+    Global,
+    /// All CPUs, pages interleaved over the nodes.
+    Interleave,
+    /// All CPUs, weighted interleave.
+    Weighted,
+    /// One point of a thread-count sweep.
+    Scaling,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Local => "local",
+            Mode::Matrix => "matrix",
+            Mode::Global => "global",
+            Mode::Interleave => "interleave",
+            Mode::Weighted => "weighted",
+            Mode::Scaling => "scaling",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The memory policy the arrays were placed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    Bind,
+    /// Each thread's chunk on its own node (global).
+    LocalPerThread,
+    Interleave,
+    WeightedInterleave,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Bind => "bind",
+            Policy::LocalPerThread => "local-per-thread",
+            Policy::Interleave => "interleave",
+            Policy::WeightedInterleave => "weighted-interleave",
+        }
+    }
+}
+
+/// How the kernel stored (`none` for kernels that only read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stores {
+    /// Non-temporal (streaming) stores.
+    Nt,
+    Regular,
+    None,
+}
+
+impl Stores {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stores::Nt => "nt",
+            Stores::Regular => "regular",
+            Stores::None => "none",
+        }
+    }
+}
+
+/// The page kind asked for the arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pages {
+    /// Base pages, the kernel's THP setting applies.
+    #[serde(rename = "base")]
+    Base,
+    #[serde(rename = "thp")]
+    Thp,
+    /// Base pages with THP refused.
+    #[serde(rename = "nothp")]
+    NoThp,
+    #[serde(rename = "2m")]
+    Huge2M,
+    #[serde(rename = "1g")]
+    Huge1G,
+}
+
+impl Pages {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pages::Base => "base",
+            Pages::Thp => "thp",
+            Pages::NoThp => "nothp",
+            Pages::Huge2M => "2m",
+            Pages::Huge1G => "1g",
+        }
+    }
+}
+
+/// Spread (percent) of the best repetitions above which the stopping rule
+/// has not settled, and of all repetitions above which a figure is noisy.
+pub const NOISY_SPREAD_PCT: f64 = 5.0;
+
+/// Whether a bandwidth figure is noisy: its best repetitions never agreed
+/// within the target (`stable` false), or its repetitions overall spread
+/// beyond [`NOISY_SPREAD_PCT`] even though the best ones agreed (a 118%
+/// overall spread with the best three within 1% is still a busy machine).
+pub fn is_noisy(stable: bool, spread_pct: f64) -> bool {
+    !stable || spread_pct > NOISY_SPREAD_PCT
+}
+
+/// One kernel measured on one case (a set of CPUs against a placement).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BwResult {
+    pub mode: Mode,
+    #[serde(with = "kernel_name")]
+    pub kernel: Kernel,
+    pub threads: usize,
+    /// The CPUs the workers were pinned to (cpulist).
+    pub cpus: CpuSet,
+    /// The node the CPUs belong to; `None` when they span nodes (global,
+    /// interleave, weighted).
+    pub cpu_node: Option<u32>,
+    /// The one memory node the arrays were bound to; `None` when spread
+    /// (see `mem_nodes`).
+    pub mem_node: Option<u32>,
+    /// Every memory node holding the arrays (the interleave set; each
+    /// thread's own node for global).
+    pub mem_nodes: NodeSet,
+    pub policy: Policy,
+    /// Bytes of each array (all threads' chunks together).
+    pub array_bytes: u64,
+    /// Arrays the kernel touches.
+    pub arrays: usize,
+    /// Bytes counted per repetition (STREAM's rule, no write-allocate).
+    pub bytes_per_rep: u64,
+    /// Best, median, worst and highest-but-best figures, GB/s (1e9 B/s).
+    pub best_gbs: f64,
+    pub median_gbs: f64,
+    pub min_gbs: f64,
+    pub max_gbs: f64,
+    /// Total bytes over total time of all timed repetitions, GB/s: the
+    /// average rate, as likwid-bench reports it.
+    pub mean_gbs: f64,
+    /// `(max - min) / median` of the repetitions, percent.
+    pub spread_pct: f64,
+    /// Spread of the best `top_k` repetitions, percent: the stopping rule.
+    pub top_spread_pct: f64,
+    /// Whether `top_spread_pct` reached the target before the budget ran out.
+    pub stable: bool,
+    /// Timed repetitions (a warm-up repetition is not counted).
+    pub reps: usize,
+    /// Median seconds per repetition.
+    pub median_rep_s: f64,
+    /// Where the pages were (the first version wrote the fraction here and
+    /// the check beside it as `placement_check`; [`upgrade_v1`] reads it).
+    pub placement: Placement,
+    /// Instruction-set variant of the kernels.
+    #[serde(with = "isa_name")]
+    pub isa: Isa,
+    pub stores: Stores,
+    /// Page kind asked for the arrays.
+    pub pages: Pages,
+    /// Last-level cache the team shares, bytes, when known.
+    pub llc_bytes: Option<u64>,
+    /// Whether each array is at least 4x `llc_bytes` (STREAM's rule).
+    pub size_rule_ok: bool,
+    /// Theoretical peak of the memory used, GB/s, when known.
+    pub peak_gbs: Option<f64>,
+    /// `best_gbs / peak_gbs`.
+    pub peak_fraction: Option<f64>,
+    /// Whether the arrays were checked after the run (always true for an
+    /// emitted result: a wrong answer is an error, never a figure).
+    pub validated: bool,
+    /// True when Ctrl-C cut the repetitions short (`stopped` is read too).
+    #[serde(alias = "stopped")]
+    pub interrupted: bool,
+}
+
+impl BwResult {
+    /// See [`is_noisy`].
+    pub fn noisy(&self) -> bool {
+        is_noisy(self.stable, self.spread_pct)
+    }
+
+    /// Share of sampled pages on the intended nodes (0 when unchecked).
+    pub fn placement_fraction(&self) -> f64 {
+        self.placement.fraction().unwrap_or(0.0)
+    }
+}
+
+/// Rewrites a first-version `bw` payload in place into today's shape: the
+/// fraction in `placement` and the check in `placement_check` become one
+/// `placement: {status, check}` object. Other payloads are left alone.
+pub fn upgrade_v1(v: &mut Value) {
+    let Some(obj) = v.as_object_mut() else { return };
+    if !obj.get("placement").is_some_and(Value::is_number) {
+        return;
+    }
+    let check = obj.remove("placement_check").unwrap_or(Value::Null);
+    let ok = check.get("ok").and_then(Value::as_bool).unwrap_or(false);
+    let status = if check.is_null() {
+        PlacementStatus::Unverified
+    } else if ok {
+        PlacementStatus::Verified
+    } else {
+        PlacementStatus::Mismatch
+    };
+    let status = serde_json::to_value(status).unwrap_or(Value::Null);
+    obj.insert("placement".into(), serde_json::json!({ "status": status, "check": check }));
+}
+
+/// `kernel` as [`Kernel::name`] writes it.
+mod kernel_name {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(k: &Kernel, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(k.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Kernel, D::Error> {
+        let s = String::deserialize(d)?;
+        Kernel::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown kernel {s:?}")))
+    }
+}
+
+/// `isa` as [`Isa::name`] writes it.
+mod isa_name {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(i: &Isa, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(i.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Isa, D::Error> {
+        let s = String::deserialize(d)?;
+        Isa::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown ISA {s:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noisy_on_the_overall_spread_too() {
+        // the best three agreed (stable) but the repetitions spread 118%
+        assert!(is_noisy(true, 118.0));
+        assert!(!is_noisy(true, NOISY_SPREAD_PCT));
+        assert!(is_noisy(false, 0.5));
+        assert!(!is_noisy(true, 0.5));
+    }
+
+    #[test]
+    fn a_v1_placement_becomes_one_object() {
+        let mut v = serde_json::json!({"placement": 0.5, "placement_check": {"fraction": 0.5, "ok": false}});
+        upgrade_v1(&mut v);
+        assert_eq!(v["placement"]["status"], "mismatch");
+        assert_eq!(v["placement"]["check"]["fraction"], 0.5);
+        assert!(v.get("placement_check").is_none());
+        let mut today = v.clone();
+        upgrade_v1(&mut today);
+        assert_eq!(today, v);
+    }
+
+    #[test]
+    fn enums_keep_the_first_versions_names() {
+        let name = |v: serde_json::Result<String>| v.unwrap();
+        assert_eq!(name(serde_json::to_string(&Mode::Weighted)), "\"weighted\"");
+        assert_eq!(name(serde_json::to_string(&Policy::LocalPerThread)), "\"local-per-thread\"");
+        assert_eq!(name(serde_json::to_string(&Pages::NoThp)), "\"nothp\"");
+        assert_eq!(name(serde_json::to_string(&Stores::Nt)), "\"nt\"");
+    }
+}

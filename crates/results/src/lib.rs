@@ -1,0 +1,120 @@
+//! Typed result records of every experiment, their enums and the
+//! statistics behind them: what the measuring code emits, the store saves,
+//! and audit evidence and reports read back.
+//!
+//! * [`bw`]: one bandwidth figure ([`bw::BwResult`]) and the noise rule;
+//! * [`lat`]: latency records by mode and their summaries;
+//! * [`placement`]: the one placement shape every result carries;
+//! * [`stats`]: summaries, percentiles, change and verdict;
+//! * [`view`]: the reader of stored payloads, today's and the first
+//!   version's (with the alias names it accepted), into the typed views
+//!   every reader shares.
+//!
+//! A [`Record`] is what an experiment reports as soon as it has a result;
+//! [`Record::kind`] names it in the store and [`Record::to_payload`] is the
+//! stored JSON.
+
+pub mod bw;
+pub mod lat;
+pub mod placement;
+pub mod stats;
+pub mod view;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use placement::{Placement, PlacementCheck, PlacementStatus};
+
+/// Version of the JSON documents `bw --json` and `lat --json` print, and
+/// of the records inside them. 1 was the first version (no field);
+/// 2 gives bandwidth results the `placement: {status, check}` object of
+/// latency results and says `interrupted` where `lat` said `stopped`.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// A finished result, as an experiment reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    Bw(Box<bw::BwResult>),
+    Lat(Box<lat::Lat>),
+    LatSummary(Box<lat::LatSummary>),
+    /// A policy of `exec` (its typed record moves here with the `exec`
+    /// crate; until then the payload `bench::exec` builds).
+    Exec(Value),
+}
+
+impl Record {
+    /// The kind the store files it under.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::Bw(_) => "bw",
+            Record::Lat(_) => "lat",
+            Record::LatSummary(_) => "lat-summary",
+            Record::Exec(_) => "exec",
+        }
+    }
+
+    /// The stored JSON.
+    pub fn to_payload(&self) -> Value {
+        fn json(v: &impl Serialize) -> Value {
+            serde_json::to_value(v).unwrap_or(Value::Null)
+        }
+        match self {
+            Record::Bw(r) => json(r),
+            Record::Lat(r) => json(r),
+            Record::LatSummary(r) => json(r),
+            Record::Exec(v) => v.clone(),
+        }
+    }
+}
+
+impl Record {
+    /// The typed record of a stored payload of `kind`, today's shape or
+    /// the first version's (see [`bw::upgrade_v1`]); an error for hand-made
+    /// or partial payloads (read those with [`view`]).
+    pub fn from_stored(kind: &str, payload: &Value) -> Result<Record, serde_json::Error> {
+        use serde::de::Error;
+        Ok(match kind {
+            "bw" => {
+                let mut v = payload.clone();
+                bw::upgrade_v1(&mut v);
+                Record::Bw(Box::new(serde_json::from_value(v)?))
+            }
+            "lat" => Record::Lat(Box::new(serde_json::from_value(payload.clone())?)),
+            "lat-summary" => Record::LatSummary(Box::new(serde_json::from_value(payload.clone())?)),
+            "exec" => Record::Exec(payload.clone()),
+            other => {
+                return Err(serde_json::Error::custom(format!("no typed record of kind {other:?}")))
+            }
+        })
+    }
+}
+
+impl From<bw::BwResult> for Record {
+    fn from(r: bw::BwResult) -> Self {
+        Record::Bw(Box::new(r))
+    }
+}
+
+impl From<lat::LatResult> for Record {
+    fn from(r: lat::LatResult) -> Self {
+        Record::Lat(Box::new(lat::Lat::Chase(r)))
+    }
+}
+
+impl From<lat::LoadedPoint> for Record {
+    fn from(r: lat::LoadedPoint) -> Self {
+        Record::Lat(Box::new(lat::Lat::Loaded(r)))
+    }
+}
+
+impl From<lat::C2cResult> for Record {
+    fn from(r: lat::C2cResult) -> Self {
+        Record::Lat(Box::new(lat::Lat::C2c(r)))
+    }
+}
+
+impl From<lat::LatSummary> for Record {
+    fn from(r: lat::LatSummary) -> Self {
+        Record::LatSummary(Box::new(r))
+    }
+}
