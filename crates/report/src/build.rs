@@ -503,7 +503,7 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     doc.h(2, "Latency");
     doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
     lat_points_section(doc, d);
-    lat_matrix_section(doc, d);
+    lat_matrix_section(doc, d, run);
     sweep_section(doc, d, run);
     plateau_section(doc, d);
     per_cpu_section(doc, d);
@@ -544,8 +544,9 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
     }
 }
 
-/// The node-to-node matrix: heatmap and table.
-fn lat_matrix_section(doc: &mut Document, d: &RunData) {
+/// The node-to-node matrix: heatmap and table, then remote latency per
+/// distance tier of the run's topology.
+fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     let cells = lat_matrix(d);
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
@@ -559,6 +560,13 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData) {
             doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
         }
         doc.table(lat_matrix_table(d));
+        let tier_cells: Vec<(i64, i64, f64)> =
+            cells.iter().filter_map(|((c, m), p)| Some((*c, *m, p.median_ns?))).collect();
+        if let Some(t) = crate::tiers::latency_by_tier(&run.topology, &tier_cells) {
+            doc.h(3, "Remote latency by distance tier");
+            doc.p("Node pairs grouped by their SLIT distance (the topology's distance tiers): one figure per tier, since a machine with several remote distances has several remote latencies.");
+            doc.table(t);
+        }
     }
 }
 

@@ -18,6 +18,7 @@ pub mod placements;
 pub mod render;
 mod summary;
 pub mod svg;
+mod tiers;
 
 use std::str::FromStr;
 

@@ -21,13 +21,15 @@ impl Topology {
     /// or when a file is malformed; everything else that is missing is
     /// left empty and, where it matters, said in `warnings`.
     pub fn discover(root: &SysRoot) -> Result<Topology, TopoError> {
-        Discovery { root, warnings: Vec::new() }.run()
+        Discovery { root, warnings: Vec::new(), packages_unknown: false }.run()
     }
 }
 
 struct Discovery<'a> {
     root: &'a SysRoot,
     warnings: Vec<String>,
+    /// Some CPU had no package id (or no topology directory).
+    packages_unknown: bool,
 }
 
 /// Turns a parser error into one naming the file.
@@ -80,6 +82,7 @@ impl Discovery<'_> {
         }
 
         let packages = packages_of(&cpus, &nodes);
+        let distance_tiers = crate::tiers::distance_tiers(&nodes);
         let devices = self.devices()?;
         let cmdline = match self.text("proc/cmdline")? {
             Some(s) => parse::parse_cmdline(&s),
@@ -107,12 +110,9 @@ impl Discovery<'_> {
             devices,
             cgroup,
             cmdline,
-            numa_mode: NumaMode {
-                kind: NumaModeKind::Unknown,
-                nodes_per_package: None,
-                label: None,
-                reason: String::new(),
-            },
+            packages_unknown: self.packages_unknown,
+            distance_tiers,
+            numa_mode: crate::mode::undetermined(),
             warnings: Vec::new(),
         };
         t.numa_mode = infer_mode(&t);
@@ -260,6 +260,7 @@ impl Discovery<'_> {
                 };
                 out[*i].package = n as u32;
             }
+            self.packages_unknown = true;
             self.warn(format!(
                 "physical_package_id is -1 on CPUs {}: packages numbered from their core_siblings \
                  lists instead",
@@ -287,6 +288,7 @@ impl Discovery<'_> {
                 });
             }
             if !online.is_empty() {
+                self.packages_unknown = true;
                 self.warn(
                     "no CPU topology directories: packages and cores are unknown, each CPU \
                      counted as its own core in package 0"
@@ -399,16 +401,7 @@ impl Discovery<'_> {
                 Some(s) => {
                     let row = parse::parse_distance(&s)
                         .map_err(|e| malformed(self.root, &dist_rel, e))?;
-                    if row.len() != ids.len() {
-                        self.warn(format!(
-                            "node {id}: distance row has {} entries for {} nodes; distances dropped",
-                            row.len(),
-                            ids.len()
-                        ));
-                        Vec::new()
-                    } else {
-                        row
-                    }
+                    self.distance_row(id, &ids, row)?
                 }
                 None => Vec::new(),
             };
@@ -443,6 +436,35 @@ impl Discovery<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// A node's distance row in the order of `ids` (the node directories).
+    /// The kernel may index the row by possible or online node rather than
+    /// by directory (with node 0 offline, node 1's row is `21 10`): the
+    /// row is read by whichever of those sets has its length. A row that
+    /// fits none is dropped with a warning.
+    fn distance_row(&mut self, id: u32, ids: &[u32], row: Vec<u32>) -> Result<Vec<u32>, TopoError> {
+        if row.len() == ids.len() {
+            return Ok(row);
+        }
+        for file in ["possible", "online"] {
+            let Some(index) = self.read_set(&format!("{NODE_DIR}/{file}"))? else { continue };
+            if index.len() != row.len() {
+                continue;
+            }
+            let index: Vec<u32> = index.iter().collect();
+            let picked: Option<Vec<u32>> =
+                ids.iter().map(|n| index.iter().position(|x| x == n).map(|j| row[j])).collect();
+            if let Some(r) = picked {
+                return Ok(r);
+            }
+        }
+        self.warn(format!(
+            "node {id}: distance row has {} entries for {} nodes; distances dropped",
+            row.len(),
+            ids.len()
+        ));
+        Ok(Vec::new())
     }
 
     fn hugepages(&self, dir: &str) -> Result<Vec<HugePages>, TopoError> {

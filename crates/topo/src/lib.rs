@@ -12,6 +12,7 @@ pub mod mode;
 pub mod model;
 pub mod parse;
 pub mod synthetic;
+pub mod tiers;
 pub mod units;
 
 pub use fs::{SysRoot, TopoError};
