@@ -10,6 +10,7 @@ use crate::idset::{CpuSet, IdSet, NodeSet};
 use crate::mode::{firmware_warnings, infer_mode};
 use crate::model::*;
 use crate::parse;
+use crate::read;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
 const NODE_DIR: &str = "sys/devices/system/node";
@@ -52,10 +53,7 @@ impl Discovery<'_> {
         } else {
             cpuinfo.as_ref().and_then(|c| c.arch.clone())
         };
-        let kernel = match self.text("proc/sys/kernel/osrelease")? {
-            Some(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-            _ => self.text("proc/version")?.and_then(|s| parse::parse_proc_version(&s)),
-        };
+        let kernel = read::kernel_release(root)?;
 
         let (online_cpus, offline_cpus) = self.online_offline()?;
         let cpus_raw = self.cpus(&online_cpus)?;
@@ -381,16 +379,11 @@ impl Discovery<'_> {
                 (None, Some(m)) => m,
                 (None, None) => CpuSet::new(),
             };
-            let meminfo_rel = format!("{d}/meminfo");
-            let (mem_total_bytes, mem_free_bytes) = match self.text(&meminfo_rel)? {
-                Some(s) => {
-                    let m = parse::parse_meminfo(&s)
-                        .map_err(|e| malformed(self.root, &meminfo_rel, e))?;
-                    (
-                        m.get("MemTotal").copied().unwrap_or(0),
-                        m.get("MemFree").copied().unwrap_or(0),
-                    )
-                }
+            let (mem_total_bytes, mem_free_bytes) = match read::node_meminfo(self.root, id)? {
+                Some(m) => (
+                    m.get("MemTotal").copied().unwrap_or(0),
+                    m.get("MemFree").copied().unwrap_or(0),
+                ),
                 None => {
                     self.warn(format!("node {id}: no meminfo; memory taken as 0"));
                     (0, 0)
@@ -539,8 +532,7 @@ impl Discovery<'_> {
 
     fn system_memory(&self) -> Result<Option<SystemMemory>, TopoError> {
         let rel = "proc/meminfo";
-        let Some(text) = self.text(rel)? else { return Ok(None) };
-        let m = parse::parse_meminfo(&text).map_err(|e| malformed(self.root, rel, e))?;
+        let Some(m) = read::meminfo(self.root, rel)? else { return Ok(None) };
         let Some(&total_bytes) = m.get("MemTotal") else {
             return Err(malformed(self.root, rel, "no MemTotal line"));
         };
@@ -740,21 +732,7 @@ fn packages_of(cpus: &[Cpu], nodes: &[Node]) -> Vec<Package> {
 
 /// This process's `sched_getaffinity` mask.
 fn live_affinity() -> Option<CpuSet> {
-    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set, and the
-    // kernel writes at most `size_of::<cpu_set_t>()` bytes into it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
-        }
-        let mut out = CpuSet::new();
-        for i in 0..libc::CPU_SETSIZE as usize {
-            if libc::CPU_ISSET(i, &set) {
-                out.insert(i as u32);
-            }
-        }
-        Some(out)
-    }
+    read::affinity().ok()
 }
 
 #[cfg(test)]

@@ -129,22 +129,10 @@ fn fraction_of_peak(i: &Inputs) -> Option<(f64, f64, f64)> {
         return Some((f64::NAN, f64::NAN, f));
     }
     let m = i.memory.value()?;
-    let peaks = m.peak_gbs_per_socket();
-    let t = i.topology;
     ev.local_best_gbs_per_node
         .iter()
         .filter_map(|(&node, &gbs)| {
-            let cpus = &t.node(node)?.cpus;
-            let pkg = t.packages.iter().find(|p| !p.cpus.is_disjoint(cpus))?;
-            let peak = *peaks.get(&pkg.id).or_else(|| {
-                if peaks.len() == 1 {
-                    peaks.values().next()
-                } else {
-                    None
-                }
-            })?;
-            let share = pkg.nodes.len().max(1) as f64;
-            let node_peak = peak / share;
+            let node_peak = m.node_peak_gbs(i.topology, node)?;
             Some((gbs, node_peak, gbs / node_peak))
         })
         .max_by(|a, b| a.2.total_cmp(&b.2))

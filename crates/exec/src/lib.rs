@@ -1,4 +1,5 @@
-//! Running any program under a matrix of NUMA placements and comparing:
+//! Running any program under a matrix of NUMA placements and comparing,
+//! on top of `topo` (the machine) and `place` (checks and child placement):
 //! policies ([`policy`]), one run ([`child`]), page placement
 //! ([`numa_maps`]), allocation counters ([`numastat`]), the user's metric
 //! ([`metric`]) and the statistics across repetitions ([`run_matrix`]).
@@ -14,75 +15,96 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use place::{ChildPlacement, PlaceError};
 use serde::Serialize;
 use topo::{CpuSet, NodeSet, SysRoot};
 
-use crate::events::{Event, Observer, StopFlag};
-use crate::stats::{self, Summary, Verdict};
+use bench::events::{Event, Observer, StopFlag};
 pub use child::{OutputSink, ResolvedCommand, Stream};
 pub use metric::{Direction, Metric, MetricMiss};
 pub use numa_maps::NumaPages;
-pub use policy::{Machine, MemMode, Placement, Policy, PolicyItem};
+pub use policy::{Policy, PolicyItem, Scope};
+use results::stats::{self, Summary, Verdict};
 
 /// Lines of stderr kept for a failed run.
 pub const STDERR_TAIL_LINES: usize = 20;
 
-/// A change smaller than this (percent) is never called better or worse.
-pub const DEFAULT_FLOOR_PCT: f64 = 2.0;
+/// A measured run shorter than this (seconds) is too short to compare.
+pub const SHORT_RUN_S: f64 = 0.005;
 
+pub use results::stats::{EXEC_FLOOR_PCT, MIN_RUNS_FOR_VERDICT};
+
+/// Why `exec` refused or failed. Each error keeps what caused it as its
+/// source (the placement layer's refusal, the system call's error), so the
+/// whole chain can be printed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error("no command given (put it after --)")]
     NoCommand,
     #[error("command not found: '{0}'")]
     CommandNotFound(String),
-    #[error("{}: not executable: {}", .0.display(), .1)]
-    NotExecutable(PathBuf, String),
+    #[error("{}: not executable", .0.display())]
+    NotExecutable(PathBuf, #[source] std::io::Error),
     #[error("bad policy {0}")]
     BadPolicy(String),
-    #[error("refused: {0}")]
-    Refused(String),
+    /// The placement layer refused a policy on this machine.
+    #[error("refused {policy}")]
+    Placement { policy: String, source: PlaceError },
     #[error("bad --metric: {0}")]
     BadMetric(String),
-    #[error("could not start {} under '{}': {}", .0.display(), .1, .2)]
-    Spawn(PathBuf, String, std::io::Error),
-    #[error("waiting for the command: {0}")]
-    Wait(std::io::Error),
+    #[error("could not start {} under '{placement}'", program.display())]
+    Spawn { program: PathBuf, placement: String, source: std::io::Error },
+    #[error("waiting for the command")]
+    Wait(#[source] std::io::Error),
+    #[error(transparent)]
+    Place(#[from] PlaceError),
     #[error(transparent)]
     Topo(#[from] topo::TopoError),
 }
 
 impl ExecError {
-    /// True for mistakes in what the user asked (exit status 2).
+    /// True for mistakes in what the user asked (exit status 2); a
+    /// placement error is the user's when the placement layer says so
+    /// ([`PlaceError::is_usage`]).
     pub fn is_usage(&self) -> bool {
-        !matches!(self, ExecError::Spawn(..) | ExecError::Wait(_) | ExecError::Topo(_))
+        match self {
+            ExecError::NoCommand
+            | ExecError::CommandNotFound(_)
+            | ExecError::NotExecutable(..)
+            | ExecError::BadPolicy(_)
+            | ExecError::BadMetric(_) => true,
+            ExecError::Placement { source: e, .. } | ExecError::Place(e) => e.is_usage(),
+            ExecError::Spawn { .. } | ExecError::Wait(_) | ExecError::Topo(_) => false,
+        }
     }
 }
 
-/// The checked experiment: the command and each policy's masks.
+/// The checked experiment: the command and what each policy applies to
+/// the child (`None`: nothing, everything inherited).
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub command: ResolvedCommand,
-    pub policies: Vec<(Policy, Placement)>,
+    pub policies: Vec<(Policy, Option<ChildPlacement>)>,
 }
 
 impl Plan {
-    /// Checks every policy against `machine` and probes that the kernel
+    /// Checks every policy against `scope` and probes that the kernel
     /// accepts its masks; the first refusal is returned and nothing runs.
     pub fn new(
         command: ResolvedCommand,
         policies: &[Policy],
-        machine: &Machine,
+        scope: &Scope,
     ) -> Result<Plan, ExecError> {
         if policies.is_empty() {
             return Err(ExecError::BadPolicy("list is empty".into()));
         }
         let mut out = Vec::new();
         for p in policies {
-            let placement = machine.placement(p)?;
-            child::probe(&placement).map_err(|e| {
-                ExecError::Refused(format!("{p}: the kernel refused {}: {e}", placement.describe()))
-            })?;
+            let placement = scope.placement(p)?;
+            if let Some(c) = &placement {
+                c.probe()
+                    .map_err(|source| ExecError::Placement { policy: p.to_string(), source })?;
+            }
             out.push((p.clone(), placement));
         }
         Ok(Plan { command, policies: out })
@@ -136,6 +158,9 @@ pub enum PolicyVerdict {
     Better,
     Worse,
     WithinNoise,
+    /// Fewer than [`MIN_RUNS_FOR_VERDICT`] successful runs here or in the
+    /// baseline: too few to tell a change from noise.
+    Undecided,
     /// No successful run to compare (or the baseline has none).
     NoData,
 }
@@ -147,6 +172,7 @@ impl PolicyVerdict {
             PolicyVerdict::Better => "better",
             PolicyVerdict::Worse => "worse",
             PolicyVerdict::WithinNoise => "within noise",
+            PolicyVerdict::Undecided => "undecided",
             PolicyVerdict::NoData => "no data",
         }
     }
@@ -159,7 +185,9 @@ pub struct PolicyResult {
     /// What the policy did here, e.g. "cpus 0-3, bind 1".
     pub placement: String,
     pub cpus: Option<CpuSet>,
-    pub mem_policy: Option<MemMode>,
+    /// The memory policy's name (`bind`, `interleave`,
+    /// `weighted-interleave`); `None` when left unchanged.
+    pub mem_policy: Option<String>,
     pub mem_nodes: Option<NodeSet>,
     pub runs: Vec<RunRecord>,
     pub ok_runs: usize,
@@ -258,13 +286,14 @@ pub fn failure_text(r: &RunRecord) -> String {
     }
 }
 
-fn new_result(policy: &Policy, placement: &Placement) -> PolicyResult {
+fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResult {
+    let mem = placement.map(|p| &p.policy).filter(|m| **m != place::MemPolicy::Default);
     PolicyResult {
         policy: policy.to_string(),
-        placement: placement.describe(),
-        cpus: placement.cpus.clone(),
-        mem_policy: placement.mem.as_ref().map(|m| m.0),
-        mem_nodes: placement.mem.as_ref().map(|m| m.1.clone()),
+        placement: policy::describe(placement),
+        cpus: placement.and_then(|p| p.cpus.clone()),
+        mem_policy: mem.map(|m| m.name().to_string()),
+        mem_nodes: mem.map(|m| m.nodes()),
         runs: Vec::new(),
         ok_runs: 0,
         median_metric: None,
@@ -289,24 +318,46 @@ fn summarise(r: &mut PolicyResult, on_metric: bool) {
     r.noise_pct = compared.map(|s| s.robust_cv_pct());
 }
 
-/// Compares two samples: the stats verdict (change beyond three combined
-/// robust deviations and beyond `floor_pct`), and, when both have two or
-/// more values, only if their ranges do not overlap.
-pub fn compare(base: &Summary, new: &Summary, higher_is_better: bool, floor_pct: f64) -> Verdict {
-    let v = stats::verdict(
-        base.median,
-        base.robust_cv_pct(),
-        new.median,
-        new.robust_cv_pct(),
-        higher_is_better,
-        floor_pct,
-    );
-    let overlap = base.n >= 2 && new.n >= 2 && base.min <= new.max && new.min <= base.max;
-    if overlap {
-        Verdict::WithinNoise
-    } else {
-        v
+/// The verdict of a policy against the baseline: [`stats::compare_samples`]
+/// (undecided with fewer than [`MIN_RUNS_FOR_VERDICT`] runs on either side).
+fn verdict_of(
+    base: &Summary,
+    new: &Summary,
+    higher_is_better: bool,
+    floor_pct: f64,
+) -> PolicyVerdict {
+    match stats::compare_samples(base, new, higher_is_better, floor_pct) {
+        None => PolicyVerdict::Undecided,
+        Some(Verdict::Better) => PolicyVerdict::Better,
+        Some(Verdict::Worse) => PolicyVerdict::Worse,
+        Some(Verdict::WithinNoise) => PolicyVerdict::WithinNoise,
     }
+}
+
+/// Why policies got no verdict, and how many runs would give one; `None`
+/// when every policy with data was judged.
+pub fn undecided_reason(report: &ExecReport) -> Option<String> {
+    let on_metric = report.compared_on == "metric";
+    let n = |p: &PolicyResult| {
+        if on_metric { p.metric_summary } else { p.wall_summary }.map_or(0, |s| s.n)
+    };
+    let short: Vec<String> = report
+        .policies
+        .iter()
+        .filter(|p| {
+            p.verdict == PolicyVerdict::Undecided
+                || (p.verdict == PolicyVerdict::Baseline && n(p) < MIN_RUNS_FOR_VERDICT)
+        })
+        .map(|p| format!("'{}' has {}", p.policy, n(p)))
+        .collect();
+    if !report.policies.iter().any(|p| p.verdict == PolicyVerdict::Undecided) {
+        return None;
+    }
+    Some(format!(
+        "no better/worse verdict from fewer than {MIN_RUNS_FOR_VERDICT} successful runs per policy ({}); \
+         run with --repeat {MIN_RUNS_FOR_VERDICT} or more",
+        short.join(", ")
+    ))
 }
 
 /// Fills `change_pct`, `verdict` and the best policy of `report`.
@@ -338,12 +389,7 @@ pub fn judge(report: &mut ExecReport) {
         p.verdict = if i == base_idx {
             PolicyVerdict::Baseline
         } else {
-            match s.map(|s| compare(&base, &s, hib, report.floor_pct)) {
-                None => PolicyVerdict::NoData,
-                Some(Verdict::Better) => PolicyVerdict::Better,
-                Some(Verdict::Worse) => PolicyVerdict::Worse,
-                Some(Verdict::WithinNoise) => PolicyVerdict::WithinNoise,
-            }
+            s.map_or(PolicyVerdict::NoData, |s| verdict_of(&base, &s, hib, report.floor_pct))
         };
     }
     let better: Vec<&PolicyResult> =
@@ -358,9 +404,13 @@ pub fn judge(report: &mut ExecReport) {
         }
     });
     let baseline = report.baseline.clone().unwrap_or_default();
+    let undecided = undecided_reason(report);
     match best {
         None => {
-            report.best_reason = format!("no policy is better than '{baseline}' beyond noise");
+            report.best_reason = match undecided {
+                Some(why) => why,
+                None => format!("no policy is better than '{baseline}' beyond noise"),
+            };
         }
         Some(b) => {
             let bs = summary(b).expect("a better policy has a summary");
@@ -369,20 +419,21 @@ pub fn judge(report: &mut ExecReport) {
                 .filter(|o| o.policy != b.policy)
                 .filter(|o| {
                     summary(o).is_some_and(|os| {
-                        compare(&bs, &os, hib, report.floor_pct) == Verdict::WithinNoise
+                        verdict_of(&bs, &os, hib, report.floor_pct) == PolicyVerdict::WithinNoise
                     })
                 })
                 .map(|o| o.policy.clone())
                 .collect();
             report.best_reason = format!(
-                "'{}' is {:+.1}% against '{baseline}', beyond noise{}",
+                "'{}' is {:+.1}% against '{baseline}', beyond noise{}{}",
                 b.policy,
                 b.change_pct.unwrap_or(0.0),
                 if tied.is_empty() {
                     String::new()
                 } else {
                     format!("; within noise of it: {}", tied.join(", "))
-                }
+                },
+                undecided.map(|u| format!("; {u}")).unwrap_or_default(),
             );
             report.best_policy = Some(b.policy.clone());
             report.tied_with_best = tied;
@@ -390,9 +441,26 @@ pub fn judge(report: &mut ExecReport) {
     }
 }
 
+/// A warning when measured runs were too short to compare placements
+/// (under [`SHORT_RUN_S`]): process start-up and the clock dominate them.
+pub fn short_runs_warning(report: &ExecReport) -> Option<String> {
+    let runs: Vec<f64> =
+        report.policies.iter().flat_map(|p| &p.runs).filter(|r| r.ok).map(|r| r.wall_s).collect();
+    let short: Vec<f64> = runs.iter().copied().filter(|&w| w < SHORT_RUN_S).collect();
+    let shortest = short.iter().copied().reduce(f64::min)?;
+    Some(format!(
+        "{} of {} measured runs took under {:.0} ms (shortest {:.2} ms): too short to compare \
+         placements (start-up and timer noise dominate); give the command more work",
+        short.len(),
+        runs.len(),
+        SHORT_RUN_S * 1e3,
+        shortest * 1e3
+    ))
+}
+
 /// Runs every policy `repeat` times (after `warmup` unrecorded runs), one
 /// policy after another, reporting progress, warnings for failed runs and
-/// one `Event::Result { kind: "exec" }` per finished policy. Stops early,
+/// one `Event::Record(Record::Exec(..))` per finished policy. Stops early,
 /// keeping what was measured, on `stop` or (with `fail_fast`) at the first
 /// failed run.
 pub fn run_matrix(
@@ -433,7 +501,7 @@ pub fn run_matrix(
     let mut done = 0u64;
     let mut last_stdout_tail: Option<Vec<String>> = None;
     for (policy, placement) in &plan.policies {
-        let mut result = new_result(policy, placement);
+        let mut result = new_result(policy, placement.as_ref());
         for i in 0..per_policy as u32 {
             if stop.is_stopped() {
                 report.stopped = Some("interrupted (Ctrl-C)".into());
@@ -447,7 +515,7 @@ pub fn run_matrix(
             };
             obs.event(Event::Progress { phase: phase.clone(), done, what: what.clone() });
             let before = numastat::snapshot(&opts.root);
-            let outcome = child::run_once(&plan.command, placement, &run_opts)?;
+            let outcome = child::run_once(&plan.command, placement.as_ref(), &run_opts)?;
             let after = numastat::snapshot(&opts.root);
             done += 1;
             last_stdout_tail = Some(outcome.stdout.tail_lines(8));
@@ -501,7 +569,7 @@ pub fn run_matrix(
         }
         summarise(&mut result, on_metric);
         if let Ok(payload) = serde_json::to_value(&result) {
-            obs.event(Event::Result { kind: "exec".into(), payload });
+            obs.event(Event::Record(results::Record::Exec(payload)));
         }
         report.policies.push(result);
         if report.stopped.is_some() {
@@ -524,6 +592,12 @@ pub fn run_matrix(
         }
     }
     judge(&mut report);
+    if let Some(why) = undecided_reason(&report) {
+        obs.event(Event::Warning(why));
+    }
+    if let Some(short) = short_runs_warning(&report) {
+        obs.event(Event::Warning(short));
+    }
     Ok(report)
 }
 
@@ -552,7 +626,7 @@ mod tests {
     }
 
     fn policy(name: &str, metrics: &[f64]) -> PolicyResult {
-        let mut p = new_result(&name.parse().unwrap(), &Placement { cpus: None, mem: None });
+        let mut p = new_result(&name.parse().unwrap(), None);
         p.runs = metrics
             .iter()
             .enumerate()
@@ -571,7 +645,7 @@ mod tests {
             compared_on: "metric".into(),
             direction,
             baseline: None,
-            floor_pct: DEFAULT_FLOOR_PCT,
+            floor_pct: EXEC_FLOOR_PCT,
             policies,
             best_policy: None,
             best_reason: String::new(),
@@ -644,7 +718,10 @@ mod tests {
     #[test]
     fn baseline_is_first_policy_without_default_and_failed_baseline_gives_no_best() {
         let r = report(
-            vec![policy("local:0", &[100.0, 100.0]), policy("interleave", &[150.0, 151.0])],
+            vec![
+                policy("local:0", &[100.0, 100.0, 100.0]),
+                policy("interleave", &[150.0, 151.0, 152.0]),
+            ],
             Direction::HigherIsBetter,
         );
         assert_eq!(r.baseline.as_deref(), Some("local:0"));
@@ -675,16 +752,67 @@ mod tests {
     }
 
     #[test]
-    fn single_runs_are_judged_by_the_floor_only() {
+    fn fewer_than_three_runs_give_no_verdict_and_say_how_many_are_needed() {
+        // 2 runs each, 20% apart with tight ranges: the old rule called it better
         let r = report(
             vec![
-                policy("default", &[100.0]),
-                policy("local:0", &[101.0]),
+                policy("default", &[100.0, 101.0]),
+                policy("local:0", &[120.0, 121.0]),
                 policy("interleave", &[90.0]),
             ],
             Direction::HigherIsBetter,
         );
-        assert_eq!(r.policies[1].verdict, PolicyVerdict::WithinNoise);
-        assert_eq!(r.policies[2].verdict, PolicyVerdict::Worse);
+        let v: Vec<_> = r.policies.iter().map(|p| p.verdict).collect();
+        assert_eq!(
+            v,
+            [PolicyVerdict::Baseline, PolicyVerdict::Undecided, PolicyVerdict::Undecided]
+        );
+        assert_eq!(r.best_policy, None);
+        assert!((r.policies[1].change_pct.unwrap() - 19.9).abs() < 0.1, "change still shown");
+        let why = &r.best_reason;
+        assert!(why.contains("fewer than 3 successful runs"), "{why}");
+        assert!(why.contains("'default' has 2") && why.contains("'interleave' has 1"), "{why}");
+        assert!(why.contains("--repeat 3"), "{why}");
+        assert_eq!(undecided_reason(&r).as_deref(), Some(why.as_str()));
+        assert_eq!(serde_json::to_value(PolicyVerdict::Undecided).unwrap(), "undecided");
+
+        // a baseline with 3 runs and one policy with 2: only that one is undecided
+        let r = report(
+            vec![
+                policy("default", &[100.0, 101.0, 99.0]),
+                policy("local:0", &[120.0, 121.0, 119.0]),
+                policy("interleave", &[130.0, 131.0]),
+            ],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(r.best_policy.as_deref(), Some("local:0"));
+        assert_eq!(r.policies[2].verdict, PolicyVerdict::Undecided);
+        assert!(r.best_reason.contains("'interleave' has 2"), "{}", r.best_reason);
+        assert!(!r.best_reason.contains("'default' has"), "{}", r.best_reason);
+        // with enough runs everywhere there is nothing to say
+        let r = report(
+            vec![policy("default", &[1.0, 1.0, 1.0]), policy("local:0", &[1.0, 1.0, 1.0])],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(undecided_reason(&r), None);
+    }
+
+    #[test]
+    fn runs_under_five_ms_are_warned_about() {
+        let mut r = report(
+            vec![policy("default", &[1.0, 1.0, 1.0]), policy("local:0", &[1.0, 1.0, 1.0])],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(short_runs_warning(&r), None, "1 s runs are long enough");
+        r.policies[1].runs[0].wall_s = 0.003;
+        r.policies[1].runs[2].wall_s = 0.0049;
+        let w = short_runs_warning(&r).unwrap();
+        assert!(w.starts_with("2 of 6 measured runs took under 5 ms (shortest 3.00 ms)"), "{w}");
+        // a failed run is not measured: it does not count
+        r.policies[1].runs[0].ok = false;
+        let w = short_runs_warning(&r).unwrap();
+        assert!(w.starts_with("1 of 5 measured runs"), "{w}");
+        r.policies[1].runs[2].wall_s = SHORT_RUN_S;
+        assert_eq!(short_runs_warning(&r), None, "exactly 5 ms is not under 5 ms");
     }
 }

@@ -4,7 +4,7 @@
 use regex::Regex;
 use serde::Serialize;
 
-use super::ExecError;
+use crate::ExecError;
 
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

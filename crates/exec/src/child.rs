@@ -16,10 +16,10 @@ use std::process::Stdio;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use super::numa_maps::{self, NumaSample};
-use super::policy::{MemMode, Placement};
-use super::ExecError;
-use crate::events::StopFlag;
+use crate::numa_maps::{self, NumaSample};
+use crate::ExecError;
+use bench::events::StopFlag;
+use place::ChildPlacement;
 
 /// How long a signalled process group gets before the next, harder signal.
 pub const KILL_GRACE: Duration = Duration::from_millis(1000);
@@ -92,20 +92,18 @@ fn check_executable(p: &Path) -> Result<(), ExecError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(ExecError::CommandNotFound(p.display().to_string()))
         }
-        Err(e) => return Err(ExecError::NotExecutable(p.to_path_buf(), e.to_string())),
+        Err(e) => return Err(ExecError::NotExecutable(p.to_path_buf(), e)),
     };
     if meta.is_dir() {
-        return Err(ExecError::NotExecutable(p.to_path_buf(), "is a directory".into()));
+        return Err(ExecError::NotExecutable(p.to_path_buf(), io::Error::other("is a directory")));
     }
     let c = std::ffi::CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| ExecError::NotExecutable(p.to_path_buf(), "NUL byte in path".into()))?;
+        .map_err(|e| ExecError::NotExecutable(p.to_path_buf(), e.into()))?;
     // SAFETY: c is a valid NUL-terminated string; access only reads it.
     let ok = unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0;
     if !ok || meta.permissions().mode() & 0o111 == 0 {
-        return Err(ExecError::NotExecutable(
-            p.to_path_buf(),
-            "permission to execute denied".into(),
-        ));
+        let why = io::Error::new(io::ErrorKind::PermissionDenied, "permission to execute denied");
+        return Err(ExecError::NotExecutable(p.to_path_buf(), why));
     }
     Ok(())
 }
@@ -119,31 +117,6 @@ pub trait OutputSink: Send + Sync {
 pub enum Stream {
     Stdout,
     Stderr,
-}
-
-/// A placement as the shared placement layer's child API: masks built here,
-/// in the parent; `None` for `default`, which leaves everything inherited.
-fn prepare(p: &Placement) -> Option<place::PreparedPlacement> {
-    if p.cpus.is_none() && p.mem.is_none() {
-        return None;
-    }
-    let policy = match &p.mem {
-        None => place::MemPolicy::Default,
-        Some((MemMode::Bind, n)) => place::MemPolicy::Bind(n.clone()),
-        Some((MemMode::Interleave, n)) => place::MemPolicy::Interleave(n.clone()),
-        Some((MemMode::WeightedInterleave, n)) => place::MemPolicy::WeightedInterleave(n.clone()),
-    };
-    Some(place::ChildPlacement { cpus: p.cpus.clone(), policy }.prepare())
-}
-
-/// Checks, before any run, that the kernel accepts `placement`: applies it
-/// to a short-lived thread of this process (both the CPU mask and the
-/// memory policy are per thread) and lets the thread end.
-pub fn probe(placement: &Placement) -> io::Result<()> {
-    let Some(setup) = prepare(placement) else { return Ok(()) };
-    std::thread::spawn(move || setup.apply_in_child())
-        .join()
-        .unwrap_or_else(|_| Err(io::Error::other("placement probe thread panicked")))
 }
 
 /// Exit of the command.
@@ -329,13 +302,15 @@ fn tv(t: libc::timeval) -> Duration {
     Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
 }
 
-/// Runs `cmd` once under `placement` and waits for it.
+/// Runs `cmd` once under `placement` (`None`: everything inherited) and
+/// waits for it.
 pub fn run_once(
     cmd: &ResolvedCommand,
-    placement: &Placement,
+    placement: Option<&ChildPlacement>,
     opts: &RunOptions<'_>,
 ) -> Result<RunOutcome, ExecError> {
-    let setup = prepare(placement);
+    // The masks are built here, in the parent: the child only makes system calls.
+    let setup = placement.map(ChildPlacement::prepare);
     let mut command = std::process::Command::new(&cmd.program);
     command
         .arg0(&cmd.arg0)
@@ -360,9 +335,11 @@ pub fn run_once(
         });
     }
     let start = Instant::now();
-    let mut child = command
-        .spawn()
-        .map_err(|e| ExecError::Spawn(cmd.program.clone(), placement.describe(), e))?;
+    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
+        program: cmd.program.clone(),
+        placement: crate::policy::describe(placement),
+        source,
+    })?;
     let pid = child.id() as i32;
     // Also set the group from this side, so a signal sent before the child
     // ran its pre_exec still reaches the group (EACCES after exec is fine).
@@ -535,6 +512,17 @@ pub fn run_once(
 mod tests {
     use super::*;
 
+    /// The error and its sources, as the CLI prints them.
+    fn chain(e: &dyn std::error::Error) -> String {
+        let mut out = e.to_string();
+        let mut s = e.source();
+        while let Some(x) = s {
+            out = format!("{out}: {x}");
+            s = x.source();
+        }
+        out
+    }
+
     fn argv(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
     }
@@ -554,12 +542,11 @@ mod tests {
         let plain = std::env::temp_dir().join(format!("np-exec-plain-{}", std::process::id()));
         std::fs::write(&plain, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let e = ResolvedCommand::resolve(&[plain.clone().into_os_string()], None)
-            .unwrap_err()
-            .to_string();
+        let e =
+            chain(&ResolvedCommand::resolve(&[plain.clone().into_os_string()], None).unwrap_err());
         std::fs::remove_file(&plain).unwrap();
         assert!(e.contains("np-exec-plain") && e.contains("not executable"), "{e}");
-        let e = ResolvedCommand::resolve(&argv(&["/tmp"]), None).unwrap_err().to_string();
+        let e = chain(&ResolvedCommand::resolve(&argv(&["/tmp"]), None).unwrap_err());
         assert!(e.contains("directory"), "{e}");
         assert!(matches!(ResolvedCommand::resolve(&[], None), Err(ExecError::NoCommand)));
     }
@@ -578,7 +565,7 @@ mod tests {
             ResolvedCommand::resolve(&argv(&["sh", "-c", "echo out; echo err >&2; exit 3"]), None)
                 .unwrap();
         let opts = RunOptions { timeout: None, stop: &stop, sink: None, sample: true };
-        let o = run_once(&cmd, &Placement { cpus: None, mem: None }, &opts).unwrap();
+        let o = run_once(&cmd, None, &opts).unwrap();
         assert_eq!(o.exit, Exit { code: Some(3), signal: None });
         assert_eq!(o.stdout.text, "out\n");
         assert_eq!(o.stderr.tail_lines(5), vec!["err".to_string()]);

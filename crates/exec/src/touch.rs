@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::numa_maps::{self, NumaSample};
+use crate::numa_maps::{self, NumaSample};
 
 /// What the touch workload did.
 #[derive(Debug, Clone)]
