@@ -221,14 +221,10 @@ impl Settings {
                 Read::Unreadable(r) => Read::Unreadable(r.clone()),
             }
         };
-        let kernel = match read_string(root, "proc/sys/kernel/osrelease") {
-            Read::Absent => read_with(root, "proc/version", |s| {
-                s.split_whitespace()
-                    .nth(2)
-                    .map(str::to_string)
-                    .ok_or_else(|| format!("no release in '{s}'"))
-            }),
-            other => other,
+        let kernel = match topo::read::kernel_release(root) {
+            Ok(Some(k)) => Read::Value(k),
+            Ok(None) => Read::Absent,
+            Err(e) => Read::Unreadable(e.to_string()),
         };
         let cpus = root.list_ids(CPU, "cpu").unwrap_or_default();
         let bool01 = |s: &str| match s {
@@ -243,11 +239,7 @@ impl Settings {
             numa_balancing: read_u64(root, "proc/sys/kernel/numa_balancing"),
             zone_reclaim_mode: read_u64(root, "proc/sys/vm/zone_reclaim_mode"),
             swappiness: read_u64(root, "proc/sys/vm/swappiness"),
-            swap_total_bytes: read_with(root, "proc/meminfo", |s| {
-                meminfo_kib(s, "SwapTotal")
-                    .map(|k| k * 1024)
-                    .ok_or_else(|| "no SwapTotal line".to_string())
-            }),
+            swap_total_bytes: swap_total_bytes(root),
             cpufreq: Cpufreq {
                 driver: per_cpu(root, &cpus, "cpufreq/scaling_driver"),
                 governor: per_cpu(root, &cpus, "cpufreq/scaling_governor"),
@@ -311,11 +303,17 @@ pub fn parse_cmdline(s: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn meminfo_kib(s: &str, key: &str) -> Option<u64> {
-    s.lines().find_map(|l| {
-        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
-        rest.split_whitespace().next()?.parse().ok()
-    })
+/// `SwapTotal` of `/proc/meminfo` ([`topo::read::meminfo`]), bytes.
+fn swap_total_bytes(root: &SysRoot) -> Read<u64> {
+    let rel = "proc/meminfo";
+    match topo::read::meminfo(root, rel) {
+        Ok(None) => Read::Absent,
+        Ok(Some(m)) => match m.get("SwapTotal") {
+            Some(&b) => Read::Value(b),
+            None => Read::Unreadable(format!("{}: no SwapTotal line", root.path(rel).display())),
+        },
+        Err(e) => Read::Unreadable(e.to_string()),
+    }
 }
 
 fn list(root: &SysRoot, rel: &str) -> Read<Vec<String>> {

@@ -357,6 +357,41 @@ impl MemoryPopulation {
         self.sockets.iter().filter_map(|s| Some((s.socket, s.peak_gbs?))).collect()
     }
 
+    /// The theoretical peak of DRAM node `node` (a node with CPUs and
+    /// memory), GB/s: the one definition numaprobe uses. Each package whose
+    /// CPUs the node holds gives its socket's peak shared evenly among that
+    /// package's DRAM nodes (SNC/NPS split a socket's channels evenly);
+    /// a node spanning packages (`numa=off`, firmware interleave) adds
+    /// them up. Memory-only nodes (CXL, HBM) are not DIMMs of type 17:
+    /// `None`, as for a package without a known peak. A table describing
+    /// one socket on a one-package machine counts for that package
+    /// whatever its index.
+    pub fn node_peak_gbs(&self, topo: &topo::Topology, node: u32) -> Option<f64> {
+        let peaks = self.peak_gbs_per_socket();
+        let is_dram = |n: &topo::Node| !n.cpus.is_empty() && n.mem_total_bytes > 0;
+        let n = topo.node(node).filter(|n| is_dram(n))?;
+        let mut total = 0.0;
+        let mut any = false;
+        for pkg in topo.packages.iter().filter(|p| !p.cpus.is_disjoint(&n.cpus)) {
+            let peak = match peaks.get(&pkg.id) {
+                Some(&p) => p,
+                None if peaks.len() == 1 && topo.packages.len() == 1 => {
+                    *peaks.values().next().expect("one peak")
+                }
+                None => return None,
+            };
+            let share = topo
+                .nodes
+                .iter()
+                .filter(|m| is_dram(m) && !m.cpus.is_disjoint(&pkg.cpus))
+                .count()
+                .max(1);
+            total += peak / share as f64;
+            any = true;
+        }
+        (any && total > 0.0).then_some(total)
+    }
+
     pub fn populated(&self) -> impl Iterator<Item = &Dimm> {
         self.dimms.iter().filter(|d| d.populated())
     }
@@ -496,17 +531,20 @@ pub mod build {
 }
 
 /// Theoretical peak of one DRAM node (a node with CPUs and memory), GB/s:
-/// the sockets' peaks added up and shared evenly among those nodes. That is
-/// right for the symmetric layouts firmware builds (SNC/NPS split a socket's
-/// channels evenly; `numa=off` or interleaving makes one node of all of
-/// them); memory-only nodes (CXL, HBM) are not DIMMs of type 17 and are left
-/// out. `None` when the DIMM table gives no peak.
+/// the mean of [`MemoryPopulation::node_peak_gbs`] over the DRAM nodes,
+/// which on the symmetric layouts firmware builds is every node's peak
+/// (the sockets' peaks added up and shared evenly among those nodes).
+/// `None` when the DIMM table gives no peak for them.
 pub fn peak_gbs_per_dram_node(root: &SysRoot, topo: &topo::Topology) -> Option<f64> {
-    let sockets = peak_gbs_per_socket(root);
-    let total: f64 = sockets.value()?.values().sum();
-    let dram_nodes =
-        topo.nodes.iter().filter(|n| !n.cpus.is_empty() && n.mem_total_bytes > 0).count();
-    (total > 0.0 && dram_nodes > 0).then(|| total / dram_nodes as f64)
+    let memory = read(root);
+    let m = memory.value()?;
+    let peaks: Vec<f64> = topo
+        .nodes
+        .iter()
+        .filter(|n| !n.cpus.is_empty() && n.mem_total_bytes > 0)
+        .map(|n| m.node_peak_gbs(topo, n.id))
+        .collect::<Option<_>>()?;
+    (!peaks.is_empty()).then(|| peaks.iter().sum::<f64>() / peaks.len() as f64)
 }
 
 #[cfg(test)]
@@ -661,6 +699,18 @@ mod tests {
         assert!((peak_gbs_per_dram_node(&root, &snc2).unwrap() - 70.392).abs() < 1e-9);
         let numa_off = two_sockets(&[(0, "0-7", 32 << 30)]);
         assert!((peak_gbs_per_dram_node(&root, &numa_off).unwrap() - 281.568).abs() < 1e-9);
+        // per node: one SNC2 node has half its socket; a CPU-only or a
+        // memory-only node has no DIMM peak
+        let m = read(&root).value().cloned().unwrap();
+        assert!((m.node_peak_gbs(&snc2, 2).unwrap() - 70.392).abs() < 1e-9);
+        assert_eq!(m.node_peak_gbs(&snc2, 4), None);
+        let with_cpu_only = two_sockets(&[(0, "0-3", 8 << 30), (1, "4-5", 8 << 30), (2, "6-7", 0)]);
+        assert!((m.node_peak_gbs(&with_cpu_only, 0).unwrap() - 140.784).abs() < 1e-9);
+        assert!(
+            (m.node_peak_gbs(&with_cpu_only, 1).unwrap() - 140.784).abs() < 1e-9,
+            "the CPU-only node 2 takes no share of socket 1"
+        );
+        assert_eq!(m.node_peak_gbs(&with_cpu_only, 2), None);
     }
 
     #[test]

@@ -685,3 +685,55 @@ fn report_counts_and_json_fields() {
     }
     assert_eq!(v["settings"]["numa_balancing"]["value"], 1);
 }
+
+#[test]
+fn every_finding_id_and_title_comes_from_the_rules_table() {
+    let ids: Vec<&str> = audit::rules::RULES.iter().map(|r| r.id).collect();
+    let mut dedup = ids.clone();
+    dedup.sort_unstable();
+    dedup.dedup();
+    assert_eq!(dedup.len(), ids.len(), "duplicate rule ids: {ids:?}");
+    let mut seen = std::collections::BTreeSet::new();
+    for p in Profile::ALL {
+        for s in [untuned(), tuned()] {
+            let r = report(&two_node(), &s, Read::Absent, Evidence::default(), p);
+            for f in &r.findings {
+                let rule = audit::rules::RULES.iter().find(|r| r.id == f.id);
+                let rule = rule.unwrap_or_else(|| panic!("{} is not in RULES", f.id));
+                assert_eq!(f.title, rule.title, "{}", f.id);
+                seen.insert(f.id.clone());
+            }
+        }
+    }
+    assert!(seen.contains("kernel.thp_enabled") && seen.contains("kernel.thp_defrag"), "{seen:?}");
+}
+
+#[test]
+fn unknown_packages_are_an_unknown_numa_finding() {
+    let mut t = two_node();
+    t.numa_mode.kind = NumaModeKind::PackagesUnknown;
+    t.numa_mode.nodes_per_package = None;
+    let r = report(&t, &tuned(), Read::Absent, Evidence::default(), Profile::Hpc);
+    assert_eq!(sev(&r, "numa.mode"), Some(Severity::Unknown));
+    assert!(r.finding("numa.mode").unwrap().found.contains("packages unknown"));
+    assert_eq!(sev(&r, "numa.sub_numa"), None, "no SNC/NPS advice without packages");
+}
+
+#[test]
+fn an_ambiguous_mode_is_reported_with_its_candidates() {
+    let mut t = machine(2, NumaModeKind::NodesPerPackage);
+    t.numa_mode.label = None;
+    t.numa_mode.confidence = Confidence::Ambiguous;
+    t.numa_mode.alternatives = ["NPS2", "L3-as-NUMA"]
+        .map(|l| Alternative {
+            kind: NumaModeKind::NodesPerPackage,
+            label: Some(l.into()),
+            tell: "the BIOS".into(),
+        })
+        .to_vec();
+    let r = report(&t, &tuned(), Read::Absent, Evidence::default(), Profile::Database);
+    let f = r.finding("numa.mode").unwrap();
+    assert!(f.found.contains("(NPS2 or L3-as-NUMA: ambiguous)"), "{}", f.found);
+    let f = r.finding("numa.sub_numa").unwrap();
+    assert!(f.found.starts_with("NPS2 or L3-as-NUMA: "), "{}", f.found);
+}

@@ -22,9 +22,6 @@ pub enum Event {
     Warning(String),
     /// A finished result, typed, so callers can save it at once.
     Record(results::Record),
-    /// A finished result as JSON: only `exec` still reports this way, until
-    /// it moves to its own crate and reports `Record(Record::Exec(..))`.
-    Result { kind: String, payload: serde_json::Value },
 }
 
 impl Event {
@@ -33,7 +30,6 @@ impl Event {
     pub fn stored_result(&self) -> Option<(&str, serde_json::Value)> {
         match self {
             Event::Record(r) => Some((r.kind(), r.to_payload())),
-            Event::Result { kind, payload } => Some((kind, payload.clone())),
             _ => None,
         }
     }

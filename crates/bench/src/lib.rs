@@ -6,7 +6,6 @@
 
 pub mod bw;
 pub mod events;
-pub mod exec;
 pub mod lat;
 pub mod suite;
 pub mod team;

@@ -218,10 +218,11 @@ impl SuitePlan {
         push(
             Step::LatMatrix { opts, timing },
             format!(
-                "{} CPU node(s) x {} memory node(s), {} MiB working set",
+                "{} CPU node(s) x {} memory node(s), {} MiB working set{}",
                 cpu_nodes.len(),
                 mem_nodes,
-                lat_size >> 20
+                lat_size >> 20,
+                remote_tiers(topo)
             ),
             cells as f64 * (ring_secs + sample_secs),
         );
@@ -291,6 +292,22 @@ impl SuitePlan {
         }
         SuitePlan { budget, steps }
     }
+}
+
+/// The remote distance tiers the latency matrix covers, one example pair
+/// each, for the plan (`; remote tiers 11 (0->1), 12 (0->2), 32 (0->4)`);
+/// empty with fewer than two remote tiers, where "remote" is one figure.
+fn remote_tiers(topo: &Topology) -> String {
+    let remote: Vec<String> = topo
+        .distance_tiers
+        .iter()
+        .filter(|t| t.example.from != t.example.to)
+        .map(|t| format!("{} ({}->{})", t.distance, t.example.from, t.example.to))
+        .collect();
+    if remote.len() < 2 {
+        return String::new();
+    }
+    format!("; remote latency per distance tier {}", remote.join(", "))
 }
 
 /// The phase name [`execute`] reports its steps under.
@@ -470,6 +487,47 @@ mod tests {
         // The matrix covers 4 CPU nodes x 5 memory nodes, the CXL node too.
         let matrix = p.steps.iter().find(|s| s.step.name() == "bw matrix").unwrap();
         assert!(matrix.what.contains("4 CPU node(s) x 5 memory node(s)"), "{}", matrix.what);
+    }
+
+    #[test]
+    fn the_latency_matrix_names_each_remote_distance_tier() {
+        // SNC2 on 2 sockets: 11 inside a socket, 21 across, and the CXL
+        // node (4) at 30/40.
+        let t = Machine::new(Vendor::Intel, "Intel(R) Xeon(R) Gold 6230")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 8 << 30)
+            .node(2, "4-5", 8 << 30)
+            .node(3, "6-7", 8 << 30)
+            .node(4, "", 64 << 30)
+            .distances(&[
+                &[10, 11, 21, 21, 30],
+                &[11, 10, 21, 21, 30],
+                &[21, 21, 10, 11, 40],
+                &[21, 21, 11, 10, 40],
+                &[30, 30, 40, 40, 10],
+            ])
+            .build();
+        let p = SuitePlan::for_topology(&t, Budget::Quick, false);
+        let lat = p.steps.iter().find(|s| s.step.name() == "lat matrix").unwrap();
+        assert!(
+            lat.what.ends_with(
+                "; remote latency per distance tier 11 (0->1), 21 (0->2), 30 (0->4), 40 (2->4)"
+            ),
+            "{}",
+            lat.what
+        );
+        // Two nodes: one remote distance, nothing to name.
+        let two = Machine::new(Vendor::Intel, "Xeon")
+            .package(0, "0-1")
+            .package(1, "2-3")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 8 << 30)
+            .build();
+        let p = SuitePlan::for_topology(&two, Budget::Quick, false);
+        let lat = p.steps.iter().find(|s| s.step.name() == "lat matrix").unwrap();
+        assert!(!lat.what.contains("tier"), "{}", lat.what);
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub enum TeamError {
     #[error("could not pin a worker to CPU {cpu}: {source}")]
     Pin { cpu: u32, source: place::PlaceError },
     #[error("a worker thread could not be started: {0}")]
-    Spawn(std::io::Error),
+    Spawn(#[source] std::io::Error),
 }
 
 /// What a worker knows about itself and its team.

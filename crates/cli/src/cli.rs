@@ -157,8 +157,27 @@ pub fn is_usage(err: &anyhow::Error) -> bool {
             || e.downcast_ref::<place::PlaceError>().is_some_and(|e| e.is_usage())
             || e.downcast_ref::<bench::bw::BwError>().is_some_and(|e| e.is_usage())
             || e.downcast_ref::<bench::lat::LatError>().is_some_and(|e| e.is_usage())
-            || e.downcast_ref::<bench::exec::ExecError>().is_some_and(|e| e.is_usage())
+            || e.downcast_ref::<exec::ExecError>().is_some_and(|e| e.is_usage())
     })
+}
+
+/// The error and its causes on one line, outermost first (anyhow's `{:#}`),
+/// leaving out a cause whose text the message before it already holds:
+/// library errors often say their source in their own message
+/// (`/sys/x: Permission denied`) and also return it from `source()`.
+pub fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Returns a usage error (exit status 2) from a command.
@@ -186,6 +205,18 @@ mod tests {
         let chained = anyhow::Error::new(UsageError("bad".into())).context("while planning");
         assert!(is_usage(&chained));
         assert_eq!(format!("{chained:#}"), "while planning: bad");
+    }
+
+    #[test]
+    fn the_error_line_keeps_every_cause_once() {
+        let io = std::io::Error::from_raw_os_error(libc::EACCES);
+        let io_text = io.to_string();
+        let topo = topo::TopoError::Io { path: "/sys/x".into(), source: io };
+        let err = anyhow::Error::new(topo).context("reading the topology");
+        assert_eq!(error_line(&err), format!("reading the topology: /sys/x: {io_text}"));
+        // A cause the message does not repeat is kept.
+        let err = anyhow::Error::new(std::io::Error::other("disk full")).context("writing x");
+        assert_eq!(error_line(&err), "writing x: disk full");
     }
 
     #[test]

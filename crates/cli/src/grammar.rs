@@ -85,17 +85,11 @@ impl Pages {
         }
     }
 
-    /// The latency experiment's page kind; `None` for `default`, which it
-    /// does not take (a chase needs to know its page size).
-    pub fn to_lat(self) -> Option<bench::lat::PageKind> {
-        use bench::lat::PageKind as L;
-        match self {
-            Pages::Default => None,
-            Pages::Small => Some(L::Small),
-            Pages::Thp => Some(L::Thp),
-            Pages::Huge2M => Some(L::Huge2M),
-            Pages::Huge1G => Some(L::Huge1G),
-        }
+    /// The latency experiment's page kind (the placement layer's); `None`
+    /// for `default`, which it does not take (a chase needs to know its
+    /// page size).
+    pub fn to_lat(self) -> Option<place::PageKind> {
+        (self != Pages::Default).then(|| self.to_place())
     }
 }
 
@@ -305,7 +299,7 @@ mod tests {
         // 4k is base pages with THP refused, in bw, lat and place alike.
         for s in ["4k", "nothp", "no-thp", "small"] {
             assert_eq!(p(s).to_place(), place::PageKind::NoThp, "{s}");
-            assert_eq!(p(s).to_lat().unwrap().to_place(), place::PageKind::NoThp, "{s}");
+            assert_eq!(p(s).to_lat().unwrap(), place::PageKind::NoThp, "{s}");
         }
         for (s, k) in [
             ("thp", place::PageKind::Thp),
@@ -313,7 +307,7 @@ mod tests {
             ("1g", place::PageKind::Huge1G),
         ] {
             assert_eq!(p(s).to_place(), k);
-            assert_eq!(p(s).to_lat().unwrap().to_place(), k);
+            assert_eq!(p(s).to_lat().unwrap(), k);
         }
         assert_eq!(p("default").to_lat(), None);
     }

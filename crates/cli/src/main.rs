@@ -37,10 +37,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if err.downcast_ref::<signal::Interrupted>().is_some() {
-                eprintln!("numaprobe: {err:#}");
+                eprintln!("numaprobe: {}", cli::error_line(&err));
                 return ExitCode::from(130);
             }
-            eprintln!("numaprobe: error: {err:#}");
+            eprintln!("numaprobe: error: {}", cli::error_line(&err));
             ExitCode::from(if cli::is_usage(&err) { 2 } else { 1 })
         }
     }

@@ -72,7 +72,7 @@ impl Observer for Bars {
                 }
             }
             Event::Warning(msg) => self.warn(&bars, &msg),
-            Event::Record(_) | Event::Result { .. } => {}
+            Event::Record(_) => {}
         }
     }
 }

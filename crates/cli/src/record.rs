@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use anyhow::Context;
 use bench::events::{Event, Observer, StopFlag};
 use lock::{LockError, MeasureLock};
 use serde_json::Value;
@@ -132,7 +131,8 @@ impl Recording {
     /// Opens (creating if need be) the results database and begins `new`.
     pub fn open(g: &Global, new: &NewRun) -> anyhow::Result<Recording> {
         let path = crate::cmd::store::db_path(g)?;
-        let mut db = Store::open(&path).with_context(|| format!("opening {}", path.display()))?;
+        // StoreError names the file already.
+        let mut db = Store::open(&path)?;
         let run = db.begin_run(new)?;
         Ok(Recording {
             db: Mutex::new(db),

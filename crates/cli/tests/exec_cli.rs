@@ -78,7 +78,7 @@ fn metric_is_the_first_group_of_the_output() {
         "-p",
         "default,local:0",
         "-r",
-        "2",
+        "3",
         "--metric",
         r"Triad:\s+([0-9.]+)",
         "--",
@@ -92,7 +92,7 @@ fn metric_is_the_first_group_of_the_output() {
     for p in v["policies"].as_array().unwrap() {
         assert_eq!(p["median_metric"], 123.5);
         let runs = p["runs"].as_array().unwrap();
-        assert_eq!(runs.len(), 2);
+        assert_eq!(runs.len(), 3);
         assert!(runs.iter().all(|r| r["metric"] == 123.5 && r["metric_error"].is_null()));
     }
     // equal metrics: within noise, nothing named best
@@ -389,7 +389,7 @@ fn nodes_the_process_may_not_use_are_refused_before_starting() {
         env.exec(&["-p", &policy, "--", "sh", "-c", "echo ran > ran.txt"])
             .assert()
             .code(2)
-            .stderr(predicate::str::contains(format!("node {bad} does not exist")));
+            .stderr(predicate::str::contains(format!("node(s) {bad} do not exist")));
     }
     assert!(!env.path("ran.txt").exists(), "nothing may run before a refusal");
     env.exec(&["-p", "nonsense", "--", "true"])
@@ -421,25 +421,22 @@ fn weighted_runs_or_is_refused_clearly() {
     if has {
         a.success().stdout(predicate::str::contains("weighted-interleave 0"));
     } else {
-        a.code(2).stderr(predicate::str::contains("no weighted interleave"));
+        a.code(2).stderr(predicate::str::contains(
+            "weighted interleave (MPOL_WEIGHTED_INTERLEAVE) is not supported by this kernel",
+        ));
     }
+}
+
+/// `default` and `local:0`, `repeat` runs each, of a command printing the
+/// metric `v=5`.
+fn default_and_local_0_printing_v_5(repeat: &str) -> [&str; 10] {
+    ["-p", "default,local:0", "-r", repeat, "--metric", r"v=(\d+)", "--", "sh", "-c", "echo v=5"]
 }
 
 #[test]
 fn json_has_the_documented_fields() {
     let env = Env::new();
-    let (v, out) = env.json(&[
-        "-p",
-        "default,local:0",
-        "-r",
-        "2",
-        "--metric",
-        r"v=(\d+)",
-        "--",
-        "sh",
-        "-c",
-        "echo v=5",
-    ]);
+    let (v, out) = env.json(&default_and_local_0_printing_v_5("2"));
     assert!(out.status.success());
     for k in [
         "command",
@@ -495,21 +492,7 @@ fn json_has_the_documented_fields() {
 #[test]
 fn table_compares_policies_with_default() {
     let env = Env::new();
-    let out = env
-        .exec(&[
-            "-p",
-            "default,local:0",
-            "-r",
-            "2",
-            "--metric",
-            r"v=(\d+)",
-            "--",
-            "sh",
-            "-c",
-            "echo v=5",
-        ])
-        .output()
-        .unwrap();
+    let out = env.exec(&default_and_local_0_printing_v_5("3")).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
@@ -523,6 +506,46 @@ fn table_compares_policies_with_default() {
     ] {
         assert!(text.contains(want), "missing '{want}' in:\n{text}");
     }
+}
+
+#[test]
+fn two_runs_give_no_verdict_and_say_how_many_are_needed() {
+    let env = Env::new();
+    let (v, out) = env.json(&default_and_local_0_printing_v_5("2"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(v["policies"][0]["verdict"], "baseline");
+    assert_eq!(v["policies"][1]["verdict"], "undecided");
+    assert!(v["best_policy"].is_null());
+    let why = v["best_reason"].as_str().unwrap();
+    assert!(why.contains("fewer than 3 successful runs") && why.contains("--repeat 3"), "{why}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fewer than 3 successful runs per policy"), "{err}");
+}
+
+#[test]
+fn runs_under_five_ms_are_warned_about() {
+    let env = Env::new();
+    let (v, out) = env.json(&["-p", "default", "-r", "3", "--", "true"]);
+    assert!(out.status.success());
+    let walls: Vec<f64> = v["policies"][0]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["wall_s"].as_f64().unwrap())
+        .collect();
+    let short = walls.iter().filter(|&&w| w < 0.005).count();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // `true` takes about a millisecond; on a loaded machine some runs may
+    // not, and then the warning must count exactly the short ones.
+    if short > 0 {
+        let want = format!("{short} of 3 measured runs took under 5 ms");
+        assert!(err.contains(&want), "{walls:?}: {err}");
+    } else {
+        assert!(!err.contains("under 5 ms"), "{walls:?}: {err}");
+    }
+    // a run of 50 ms is never warned about
+    let (_, out) = env.json(&["-p", "default", "-r", "3", "--", "sleep", "0.05"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("under 5 ms"));
 }
 
 #[test]

@@ -481,6 +481,142 @@ fn two_sockets_without_srat_is_firmware_interleave() {
     assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByFirmware, "mode: {:?}", t.numa_mode);
 }
 
+// --- AMD EPYC (QEMU `-cpu EPYC`): NPS4 vs L3-as-NUMA ---
+
+/// 2 sockets of QEMU's `EPYC` CPU model with `per_socket` cores, one node
+/// per core, `mem_mib` each, and a SLIT from `d(i, j)`. Besides
+/// `topo --json` it prints each CPU's L3 sharing (`l3`): what the guest
+/// kernel derives from the model's CPUID cache leaves.
+fn epyc(name: &str, per_socket: u32, mem_mib: u32, d: impl Fn(u32, u32) -> u32) -> Machine {
+    let mut m = Machine::new(name).cpu_model("EPYC").sockets(2, per_socket);
+    for n in 0..2 * per_socket {
+        m = m.node(n, mem_mib, &[(n / per_socket, n % per_socket)]);
+    }
+    let rows: Vec<Vec<u32>> =
+        (0..2 * per_socket).map(|i| (0..2 * per_socket).map(|j| d(i, j)).collect()).collect();
+    let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+    m.distances(&refs)
+        .run(
+            "l3",
+            "for c in /sys/devices/system/cpu/cpu[0-9]*; do \
+             echo \"${c##*/} $(cat $c/cache/index3/shared_cpu_list)\"; done",
+        )
+        .run("topo", "numaprobe topo --json")
+}
+
+/// The NPS4 SLIT: 10 local, 11 to the neighbouring quadrant, 12 across
+/// the socket, 32 to the other socket (`per` nodes a socket).
+fn quadrant_slit(per: u32) -> impl Fn(u32, u32) -> u32 {
+    move |i, j| {
+        if i == j {
+            10
+        } else if i / per != j / per {
+            32
+        } else if i / 2 == j / 2 {
+            11
+        } else {
+            12
+        }
+    }
+}
+
+/// Asserts what these scenarios rest on: QEMU's `EPYC` model (QEMU 7.2)
+/// makes each vCPU's L3 the vCPUs of its NUMA node (the guest kernel reads
+/// the sharing from CPUID 0x8000001D), so with one core per node every
+/// vCPU has its own L3 and a node is exactly one L3 domain.
+fn assert_l3_per_cpu(boot: &Boot, cpus: u32) {
+    let out = boot.get("l3").expect_rc(0);
+    let want: String = (0..cpus).map(|c| format!("cpu{c} {c}\n")).collect();
+    let mut got: Vec<&str> = out.stdout.lines().collect();
+    got.sort_by_key(|l| l[3..].split(' ').next().and_then(|n| n.parse::<u32>().ok()));
+    assert_eq!(got.join("\n") + "\n", want, "L3 sharing in the guest\n{out}");
+}
+
+/// Labels of `numa_mode.alternatives` in `topo --json`.
+fn alternative_labels(v: &Value) -> Vec<String> {
+    v["numa_mode"]["alternatives"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no alternatives: {}", v["numa_mode"]))
+        .iter()
+        .map(|a| a["label"].as_str().unwrap_or("-").to_string())
+        .collect()
+}
+
+#[test]
+fn epyc_nps4_slit_with_one_l3_per_node_is_ambiguous() {
+    // The issue's machine: 2 sockets x 4 nodes, SLIT 10/11/12 inside a
+    // socket and 32 across, one L3 per node: NPS4 and L3-as-NUMA alike.
+    let boot = epyc("epyc-nps4", 4, 256, quadrant_slit(4)).boot();
+    assert_l3_per_cpu(&boot, 8);
+    let v = boot.json("topo");
+    let m = &v["numa_mode"];
+    assert_eq!(v["cpu_vendor"], "amd", "{m}");
+    assert_eq!(m["kind"], "nodes-per-package", "{m}");
+    assert_eq!(m["nodes_per_package"], 4, "{m}");
+    assert!(m["label"].is_null(), "the label must not pick one: {m}");
+    assert_eq!(m["confidence"], "ambiguous", "{m}");
+    assert_eq!(alternative_labels(&v), ["NPS4", "L3-as-NUMA"], "{m}");
+    assert!(m["reason"].as_str().unwrap().contains("sysfs cannot tell"), "{m}");
+    let tiers: Vec<(u64, Vec<String>)> = v["distance_tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let g = t["groups"].as_array().unwrap();
+            (
+                t["distance"].as_u64().unwrap(),
+                g.iter().map(|x| x.as_str().unwrap().into()).collect(),
+            )
+        })
+        .collect();
+    let d: Vec<u64> = tiers.iter().map(|t| t.0).collect();
+    assert_eq!(d, [10, 11, 12, 32], "{}", v["distance_tiers"]);
+    assert_eq!(tiers[1].1, ["0-1", "2-3", "4-5", "6-7"]);
+    assert_eq!(tiers[2].1, ["0-3", "4-7"]);
+}
+
+#[test]
+fn epyc_eight_nodes_per_socket_is_l3_as_numa() {
+    // 8 nodes of one L3 each per socket: no NPS setting gives 8.
+    let boot = epyc("epyc-l3-numa", 8, 128, quadrant_slit(8)).boot();
+    assert_l3_per_cpu(&boot, 16);
+    let v = boot.json("topo");
+    let m = &v["numa_mode"];
+    assert_eq!(m["nodes_per_package"], 8, "{m}");
+    assert_eq!(m["label"], "L3-as-NUMA", "{m}");
+    assert_eq!(m["confidence"], "certain", "{m}");
+    assert!(
+        m["reason"].as_str().unwrap().contains("8 nodes per package is not a nodes-per-socket"),
+        "{m}"
+    );
+}
+
+#[test]
+fn epyc_two_nodes_per_socket_with_the_l3_following_the_node_is_ambiguous() {
+    // 2 nodes of 2 cores per socket. QEMU makes the L3 follow the node, so
+    // the guest cannot show "NPS2 with two L3s per node" (the synthetic
+    // tests in topo cover that): each node is one L3 of 2 vCPUs, which
+    // NPS2 and L3-as-NUMA both give.
+    let m = Machine::new("epyc-nps2").cpu_model("EPYC").sockets(2, 4);
+    let m =
+        (0..4).fold(m, |m, n| m.node(n, 256, &[(n / 2, 2 * (n % 2)), (n / 2, 2 * (n % 2) + 1)]));
+    let boot = m
+        .distances(&[&[10, 12, 32, 32], &[12, 10, 32, 32], &[32, 32, 10, 12], &[32, 32, 12, 10]])
+        .run("topo", "numaprobe topo --json")
+        .boot();
+    let t = topo_of(&boot);
+    let l3: Vec<String> =
+        t.caches.iter().filter(|c| c.level == 3).map(|c| c.cpus.to_list()).collect();
+    assert_eq!(l3, ["0-1", "2-3", "4-5", "6-7"], "the L3 follows the node");
+    let v = boot.json("topo");
+    let m = &v["numa_mode"];
+    assert_eq!(m["nodes_per_package"], 2, "{m}");
+    assert!(m["label"].is_null(), "{m}");
+    assert_eq!(m["confidence"], "ambiguous", "{m}");
+    assert_eq!(alternative_labels(&v), ["NPS2", "L3-as-NUMA"], "{m}");
+    assert!(m["reason"].as_str().unwrap().contains("every remote distance is 12"), "{m}");
+}
+
 // --- the harness itself (no QEMU needed) ---
 
 #[test]

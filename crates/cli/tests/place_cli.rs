@@ -170,3 +170,38 @@ fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
     assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
     assert!(a.get_output().stdout.is_empty());
 }
+
+/// With `--wait` the command says once whom it waits for (issue 12: `run
+/// --wait` printed its waiting line at every poll), then runs when the
+/// holder lets go.
+#[test]
+fn wait_says_once_whom_it_waits_for_then_runs() {
+    use std::io::{BufRead, BufReader};
+    let path = private_lock();
+    let held = lock::MeasureLock::acquire_at(&path).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numaprobe"))
+        .env("NUMAPROBE_LOCK", &path)
+        .args(["place", "--size", "1M", "--wait", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(
+        first
+            .contains(&format!("waiting for the measuring numaprobe (PID {})", std::process::id())),
+        "{first}"
+    );
+    // Several polls (every 500 ms) go by while the lock is still held.
+    std::thread::sleep(std::time::Duration::from_millis(1600));
+    drop(held);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{first}{rest}");
+    assert!(!rest.contains("waiting for"), "said again: {rest}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+}

@@ -240,3 +240,45 @@ fn text_layout_snapshot_of_the_snc2_tree() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
 }
+
+/// NPS4 with one L3 per node: the label is left null, both candidates are
+/// named with what tells them apart, in JSON and in text; the tiers follow
+/// the quadrant SLIT.
+#[test]
+fn nps4_like_epyc_tree_is_ambiguous_in_json_and_text() {
+    let root = data("epyc-nps4");
+    let root = root.to_str().unwrap();
+    let v = json_of(&["--root", root]);
+    let m = &v["numa_mode"];
+    assert_eq!(m["kind"], "nodes-per-package");
+    assert_eq!(m["nodes_per_package"], 4);
+    assert!(m["label"].is_null(), "{m}");
+    assert_eq!(m["confidence"], "ambiguous");
+    let labels: Vec<&str> = m["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["NPS4", "L3-as-NUMA"]);
+    assert!(m["alternatives"][1]["tell"].as_str().unwrap().contains("LLC as NUMA node"));
+    let tiers: Vec<(u64, u64)> = v["distance_tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["distance"].as_u64().unwrap(), t["groups"].as_array().unwrap().len() as u64))
+        .collect();
+    assert_eq!(tiers, [(10, 8), (11, 4), (12, 2), (32, 1)]);
+    assert_eq!(v["distance_tiers"][3]["example"]["to"], 4);
+    assert_eq!(v["packages_unknown"], false);
+
+    let out = topo().args(["--root", root, "--quiet"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("NUMA mode: nodes-per-package (NPS4 or L3-as-NUMA), ambiguous"),
+        "{text}"
+    );
+    assert!(text.contains("candidates, and what tells them apart:"), "{text}");
+    assert!(text.contains("  - NPS4: the BIOS shows"), "{text}");
+    assert!(text.contains("12: 16 pair(s), e.g. 0->2; groups 0-3 | 4-7"), "{text}");
+}

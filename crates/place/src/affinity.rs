@@ -9,10 +9,6 @@ use crate::error::{PlaceError, Result};
 use crate::policy::MemPolicy;
 use crate::sys::{self, Mask, NODE_MASK_BITS};
 
-/// Bits in the affinity masks we read: enough for any kernel's nr_cpu_ids
-/// we are likely to meet; grown on EINVAL.
-const AFFINITY_START_BITS: usize = 4096;
-
 /// Restricts the calling thread to exactly one CPU (`sched_setaffinity`).
 pub fn pin_current_thread(cpu: u32) -> Result<()> {
     set_current_thread_affinity(&[cpu].into_iter().collect())
@@ -33,26 +29,14 @@ pub fn set_current_thread_affinity(cpus: &CpuSet) -> Result<()> {
     Ok(())
 }
 
-/// The calling thread's affinity mask (`sched_getaffinity`).
+/// The calling thread's affinity mask (`sched_getaffinity`, read by
+/// [`topo::read::affinity`] with a mask that grows until the kernel takes it).
 pub fn current_thread_affinity() -> Result<CpuSet> {
-    let mut bits = AFFINITY_START_BITS;
-    loop {
-        let mut mask = Mask::zeroed(bits);
-        if sys::sched_getaffinity(&mut mask) >= 0 {
-            return Ok(mask.to_set());
-        }
-        let err = io::Error::last_os_error();
-        // EINVAL: our mask is smaller than the kernel's nr_cpu_ids.
-        if err.raw_os_error() == Some(libc::EINVAL) && bits < (topo::idset::MAX_ID as usize) * 2 {
-            bits *= 2;
-            continue;
-        }
-        return Err(PlaceError::Syscall {
-            syscall: "sched_getaffinity",
-            what: "calling thread".into(),
-            source: err,
-        });
-    }
+    topo::read::affinity().map_err(|source| PlaceError::Syscall {
+        syscall: "sched_getaffinity",
+        what: "calling thread".into(),
+        source,
+    })
 }
 
 /// The CPU the calling thread runs on right now (`getcpu`). Only stable
@@ -108,6 +92,25 @@ impl ChildPlacement {
             cpu_mask: self.cpus.as_ref().map(|c| Mask::from_set(c, 64)),
             mode: self.policy.mode(),
             policy_mask,
+        }
+    }
+}
+
+/// What the placement does, for tables and JSON: `cpus 0-3, bind 1`,
+/// `cpus 4-7` (memory policy reset to the default), `interleave 0-1`.
+impl std::fmt::Display for ChildPlacement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let nodes = self.policy.nodes();
+        let mem = match &self.policy {
+            MemPolicy::Default => None,
+            p if nodes.is_empty() => Some(p.name().to_string()),
+            p => Some(format!("{} {nodes}", p.name())),
+        };
+        match (&self.cpus, mem) {
+            (Some(c), Some(m)) => write!(f, "cpus {c}, {m}"),
+            (Some(c), None) => write!(f, "cpus {c}"),
+            (None, Some(m)) => f.write_str(&m),
+            (None, None) => f.write_str("default memory policy"),
         }
     }
 }
@@ -225,6 +228,23 @@ mod tests {
         assert!(bad.probe().unwrap_err().to_string().contains("CPUs 4000"));
         // The probe ran on another thread: this one is untouched.
         assert_eq!(crate::policy::current_process_policy().unwrap(), MemPolicy::Default);
+    }
+
+    #[test]
+    fn child_placements_describe_themselves() {
+        let p = |cpus: Option<&str>, policy| ChildPlacement {
+            cpus: cpus.map(|c| c.parse().unwrap()),
+            policy,
+        };
+        let nodes = |s: &str| s.parse::<topo::NodeSet>().unwrap();
+        assert_eq!(p(Some("0-3"), MemPolicy::Bind(nodes("1"))).to_string(), "cpus 0-3, bind 1");
+        assert_eq!(p(Some("4-7"), MemPolicy::Default).to_string(), "cpus 4-7");
+        assert_eq!(
+            p(None, MemPolicy::WeightedInterleave(nodes("0-1"))).to_string(),
+            "weighted-interleave 0-1"
+        );
+        assert_eq!(p(None, MemPolicy::Local).to_string(), "local");
+        assert_eq!(p(None, MemPolicy::Default).to_string(), "default memory policy");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! 4 GiB or more (5% on nodes above 20 GiB), a quarter of the node on small
 //! ones (an emulated 256 MiB node keeps 64 MiB).
 
+use std::io;
+
 use serde::{Deserialize, Serialize};
 use topo::{NodeSet, SysRoot, TopoError};
 
@@ -30,12 +32,23 @@ pub fn reserve_bytes(total: u64) -> u64 {
     (total / 20).max(GIB.min(total / 4))
 }
 
-/// Reads `MemTotal` and `MemFree` of `nodeN/meminfo` under `root`.
+/// Reads `MemTotal` and `MemFree` of `nodeN/meminfo` under `root`
+/// ([`topo::read::node_meminfo`]); a node without the file is an error.
 pub fn node_memory(root: &SysRoot, node: u32) -> Result<NodeMemory> {
-    let rel = format!("sys/devices/system/node/node{node}/meminfo");
-    let text = root.read(&rel)?;
-    let (total, free) =
-        parse_node_meminfo(&text).map_err(|m| TopoError::malformed(root.path(&rel), m))?;
+    let rel = topo::read::node_meminfo_rel(node);
+    let Some(m) = topo::read::node_meminfo(root, node)? else {
+        return Err(TopoError::Io {
+            path: root.path(&rel),
+            source: io::ErrorKind::NotFound.into(),
+        }
+        .into());
+    };
+    let get = |k: &str| {
+        m.get(k)
+            .copied()
+            .ok_or_else(|| TopoError::malformed(root.path(&rel), format!("no {k} line")))
+    };
+    let (total, free) = (get("MemTotal")?, get("MemFree")?);
     let reserve = reserve_bytes(total);
     Ok(NodeMemory {
         node,
@@ -44,14 +57,6 @@ pub fn node_memory(root: &SysRoot, node: u32) -> Result<NodeMemory> {
         reserve_bytes: reserve,
         spare_bytes: free.saturating_sub(reserve),
     })
-}
-
-/// `(MemTotal, MemFree)` in bytes from a `nodeN/meminfo` text
-/// (`Node 0 MemFree:  3478192 kB`), parsed with [`topo::parse::parse_meminfo`].
-pub fn parse_node_meminfo(text: &str) -> std::result::Result<(u64, u64), String> {
-    let m = topo::parse::parse_meminfo(text).map_err(|e| e.to_string())?;
-    let get = |k: &str| m.get(k).copied().ok_or_else(|| format!("no {k} line"));
-    Ok((get("MemTotal")?, get("MemFree")?))
 }
 
 /// Refuses when `node` cannot spare `bytes` while keeping its reserve; the

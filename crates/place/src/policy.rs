@@ -211,9 +211,9 @@ fn weighted_unsupported(root: &SysRoot) -> PlaceError {
 
 const WEIGHTED_DIR: &str = "sys/kernel/mm/mempolicy/weighted_interleave";
 
-/// The kernel release (`/proc/sys/kernel/osrelease`), when readable.
-pub fn kernel_release(root: &SysRoot) -> Option<String> {
-    root.read_optional("proc/sys/kernel/osrelease").ok().flatten().map(|s| s.trim().to_string())
+/// The kernel release ([`topo::read::kernel_release`]), when readable.
+fn kernel_release(root: &SysRoot) -> Option<String> {
+    topo::read::kernel_release(root).ok().flatten()
 }
 
 /// True when the kernel release is at least `major.minor` (unknown: true,

@@ -154,20 +154,6 @@ pub fn sched_setaffinity(mask: &Mask) -> c_long {
     }
 }
 
-/// `sched_getaffinity(0, mask)` for the calling thread; returns the number
-/// of bytes the kernel wrote or -1.
-pub fn sched_getaffinity(mask: &mut Mask) -> c_long {
-    // SAFETY: the kernel writes at most `bytes()` bytes into a live buffer.
-    unsafe {
-        libc::syscall(
-            libc::SYS_sched_getaffinity,
-            0 as c_int,
-            mask.bytes(),
-            mask.words.as_mut_ptr(),
-        )
-    }
-}
-
 /// `getcpu(&cpu, &node)`.
 pub fn getcpu() -> Result<(u32, u32), std::io::Error> {
     let mut cpu: u32 = 0;

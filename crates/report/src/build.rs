@@ -192,9 +192,22 @@ fn nodes_text(topo: &Value) -> Option<String> {
     Some(format!("{}: {}", nodes.len(), parts.join("; ")))
 }
 
+/// The mode's label, or its candidates when the label is not known
+/// (`NPS4 or L3-as-NUMA (ambiguous)`), then the reason.
 fn numa_mode_text(topo: &Value) -> Option<String> {
     let m = topo.get("numa_mode")?;
-    let name = field_text(m, "label").or_else(|| field_text(m, "kind"))?;
+    let candidates: Vec<String> = m
+        .get("alternatives")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| field_text(x, "label")).collect())
+        .unwrap_or_default();
+    let name = field_text(m, "label")
+        .or_else(|| (!candidates.is_empty()).then(|| candidates.join(" or ")))
+        .or_else(|| field_text(m, "kind"))?;
+    let name = match field_text(m, "confidence").as_deref() {
+        Some("ambiguous") => format!("{name} (ambiguous)"),
+        _ => name,
+    };
     Some(match field_text(m, "reason") {
         Some(r) => format!("{name}: {r}"),
         None => name,
@@ -503,7 +516,7 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     doc.h(2, "Latency");
     doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
     lat_points_section(doc, d);
-    lat_matrix_section(doc, d);
+    lat_matrix_section(doc, d, run);
     sweep_section(doc, d, run);
     plateau_section(doc, d);
     per_cpu_section(doc, d);
@@ -544,8 +557,9 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
     }
 }
 
-/// The node-to-node matrix: heatmap and table.
-fn lat_matrix_section(doc: &mut Document, d: &RunData) {
+/// The node-to-node matrix: heatmap and table, then remote latency per
+/// distance tier of the run's topology.
+fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     let cells = lat_matrix(d);
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
@@ -559,6 +573,13 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData) {
             doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
         }
         doc.table(lat_matrix_table(d));
+        let tier_cells: Vec<(i64, i64, f64)> =
+            cells.iter().filter_map(|((c, m), p)| Some((*c, *m, p.median_ns?))).collect();
+        if let Some(t) = crate::tiers::latency_by_tier(&run.topology, &tier_cells) {
+            doc.h(3, "Remote latency by distance tier");
+            doc.p("Node pairs grouped by their SLIT distance (the topology's distance tiers): one figure per tier, since a machine with several remote distances has several remote latencies.");
+            doc.table(t);
+        }
     }
 }
 
@@ -1133,5 +1154,27 @@ fn appendix(doc: &mut Document, run: &LoadedRun) {
         let title = if key.1.is_empty() { key.0.clone() } else { format!("{} {}", key.0, key.1) };
         doc.h(3, title);
         doc.table(generic_table(&groups[&key], &["mode"]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numa_mode_text;
+    use serde_json::json;
+
+    #[test]
+    fn an_ambiguous_mode_names_its_candidates() {
+        let t = json!({"numa_mode": {"kind": "nodes-per-package", "label": null, "reason": "r",
+            "confidence": "ambiguous",
+            "alternatives": [{"kind": "nodes-per-package", "label": "NPS4", "tell": "a"},
+                             {"kind": "nodes-per-package", "label": "L3-as-NUMA", "tell": "b"}]}});
+        assert_eq!(numa_mode_text(&t).unwrap(), "NPS4 or L3-as-NUMA (ambiguous): r");
+        // A topology stored before confidence existed reads as before.
+        let old =
+            json!({"numa_mode": {"kind": "nodes-per-package", "label": "SNC2", "reason": "r"}});
+        assert_eq!(numa_mode_text(&old).unwrap(), "SNC2: r");
+        let fw = json!({"numa_mode": {"kind": "disabled-by-firmware", "label": null, "reason": "r",
+            "confidence": "ambiguous", "alternatives": [{"kind": "disabled-by-kernel", "label": null, "tell": "t"}]}});
+        assert_eq!(numa_mode_text(&fw).unwrap(), "disabled-by-firmware (ambiguous): r");
     }
 }

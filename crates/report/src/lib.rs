@@ -19,6 +19,7 @@ pub mod placements;
 pub mod render;
 mod summary;
 pub mod svg;
+mod tiers;
 
 use std::str::FromStr;
 

@@ -5,7 +5,8 @@
 //! `exec` saves each policy as soon as it is measured, before the matrix is
 //! judged, so stored payloads usually hold `change_pct: null` and
 //! `verdict: "no-data"`; the report then computes both from the stored
-//! `metric_summary` / `wall_summary` with [`results::stats::compare_samples`].
+//! `metric_summary` / `wall_summary` with [`results::stats::compare_samples`]
+//! (fewer than 3 runs on either side: `undecided`).
 
 use store::LoadedRun;
 
@@ -26,7 +27,7 @@ pub struct PolicyView {
     pub noise_pct: Option<f64>,
     /// Change of the compared quantity against the baseline, percent.
     pub change_pct: Option<f64>,
-    /// `baseline`, `better`, `worse`, `within noise`, `no data`.
+    /// `baseline`, `better`, `worse`, `within noise`, `undecided` (too few runs), `no data`.
     pub verdict: String,
     /// `N0 98% N1 2%`: anonymous pages per node of the last run with a
     /// reading.
@@ -81,9 +82,12 @@ impl ExecView {
                                     higher_is_better,
                                     results::stats::EXEC_FLOOR_PCT,
                                 ) {
-                                    results::stats::Verdict::Better => "better".into(),
-                                    results::stats::Verdict::Worse => "worse".into(),
-                                    results::stats::Verdict::WithinNoise => "within noise".into(),
+                                    Some(results::stats::Verdict::Better) => "better".into(),
+                                    Some(results::stats::Verdict::Worse) => "worse".into(),
+                                    Some(results::stats::Verdict::WithinNoise) => {
+                                        "within noise".into()
+                                    }
+                                    None => "undecided".into(),
                                 }
                             };
                             (Some(change), v)

@@ -37,8 +37,8 @@ pub enum Record {
     Bw(Box<bw::BwResult>),
     Lat(Box<lat::Lat>),
     LatSummary(Box<lat::LatSummary>),
-    /// A policy of `exec` (its typed record moves here with the `exec`
-    /// crate; until then the payload `bench::exec` builds).
+    /// A policy of `exec`: the JSON of `exec::PolicyResult` (that record
+    /// still lives in the `exec` crate).
     Exec(Value),
 }
 

@@ -135,30 +135,35 @@ pub fn verdict(
 /// Smallest change (percent) `exec` calls a difference between placements.
 pub const EXEC_FLOOR_PCT: f64 = 2.0;
 
-/// Compares two samples (exec's runs under two placements): the [`verdict`]
-/// (change beyond three combined robust deviations and beyond
-/// `floor_pct`), and, when both have two or more values, only if their
-/// ranges do not overlap.
+/// Fewer repetitions than this on either side give no better/worse
+/// verdict: with two runs the range and the MAD say nothing about noise.
+pub const MIN_RUNS_FOR_VERDICT: usize = 3;
+
+/// Compares two samples of repeated runs (`exec`'s policies): `None` when
+/// either has fewer than [`MIN_RUNS_FOR_VERDICT`] values (undecided);
+/// otherwise the [`verdict`] on their medians and robust noise (change
+/// beyond three combined robust deviations and beyond `floor_pct`), and
+/// within noise whenever the ranges of the two samples overlap.
 pub fn compare_samples(
     base: &Summary,
     new: &Summary,
     higher_is_better: bool,
     floor_pct: f64,
-) -> Verdict {
-    let v = verdict(
+) -> Option<Verdict> {
+    if base.n < MIN_RUNS_FOR_VERDICT || new.n < MIN_RUNS_FOR_VERDICT {
+        return None;
+    }
+    if base.min <= new.max && new.min <= base.max {
+        return Some(Verdict::WithinNoise);
+    }
+    Some(verdict(
         base.median,
         base.robust_cv_pct(),
         new.median,
         new.robust_cv_pct(),
         higher_is_better,
         floor_pct,
-    );
-    let overlap = base.n >= 2 && new.n >= 2 && base.min <= new.max && new.min <= base.max;
-    if overlap {
-        Verdict::WithinNoise
-    } else {
-        v
-    }
+    ))
 }
 
 #[cfg(test)]
@@ -217,12 +222,20 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_samples_are_within_noise() {
-        let a = Summary::of(&[10.0, 10.1, 10.2]).unwrap();
-        let b = Summary::of(&[12.0, 12.1, 12.2]).unwrap();
-        assert_eq!(compare_samples(&a, &b, true, EXEC_FLOOR_PCT), Verdict::Better);
-        assert_eq!(compare_samples(&a, &b, false, EXEC_FLOOR_PCT), Verdict::Worse);
-        let wide = Summary::of(&[9.0, 12.1, 13.0]).unwrap();
-        assert_eq!(compare_samples(&a, &wide, true, EXEC_FLOOR_PCT), Verdict::WithinNoise);
+    fn samples_need_three_runs_each_and_separate_ranges() {
+        let s = |v: &[f64]| Summary::of(v).unwrap();
+        let base = s(&[100.0, 101.0, 99.0]);
+        let fast = s(&[120.0, 121.0, 119.0]);
+        assert_eq!(compare_samples(&base, &fast, true, 2.0), Some(Verdict::Better));
+        assert_eq!(compare_samples(&base, &fast, false, 2.0), Some(Verdict::Worse));
+        // two runs each, however far apart: undecided
+        let (b2, f2) = (s(&[100.0, 101.0]), s(&[200.0, 201.0]));
+        assert_eq!(compare_samples(&b2, &f2, true, 2.0), None);
+        assert_eq!(compare_samples(&base, &f2, true, 2.0), None);
+        assert_eq!(compare_samples(&b2, &fast, true, 2.0), None);
+        // overlapping ranges are within noise even with a 10% median change
+        let wide = s(&[100.0, 130.0, 80.0]);
+        let near = s(&[110.0, 125.0, 95.0]);
+        assert_eq!(compare_samples(&wide, &near, true, 2.0), Some(Verdict::WithinNoise));
     }
 }

@@ -43,12 +43,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 pub fn json_hash(value: &serde_json::Value) -> String {
     let mut text = String::new();
     canonical(value, &mut text);
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", topo::hash::fnv1a64(text.as_bytes()))
 }
 
 fn canonical(v: &serde_json::Value, out: &mut String) {

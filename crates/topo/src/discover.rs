@@ -10,6 +10,7 @@ use crate::idset::{CpuSet, IdSet, NodeSet};
 use crate::mode::{firmware_warnings, infer_mode};
 use crate::model::*;
 use crate::parse;
+use crate::read;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
 const NODE_DIR: &str = "sys/devices/system/node";
@@ -21,13 +22,15 @@ impl Topology {
     /// or when a file is malformed; everything else that is missing is
     /// left empty and, where it matters, said in `warnings`.
     pub fn discover(root: &SysRoot) -> Result<Topology, TopoError> {
-        Discovery { root, warnings: Vec::new() }.run()
+        Discovery { root, warnings: Vec::new(), packages_unknown: false }.run()
     }
 }
 
 struct Discovery<'a> {
     root: &'a SysRoot,
     warnings: Vec<String>,
+    /// Some CPU had no package id (or no topology directory).
+    packages_unknown: bool,
 }
 
 /// Turns a parser error into one naming the file.
@@ -50,10 +53,7 @@ impl Discovery<'_> {
         } else {
             cpuinfo.as_ref().and_then(|c| c.arch.clone())
         };
-        let kernel = match self.text("proc/sys/kernel/osrelease")? {
-            Some(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-            _ => self.text("proc/version")?.and_then(|s| parse::parse_proc_version(&s)),
-        };
+        let kernel = read::kernel_release(root)?;
 
         let (online_cpus, offline_cpus) = self.online_offline()?;
         let cpus_raw = self.cpus(&online_cpus)?;
@@ -80,6 +80,7 @@ impl Discovery<'_> {
         }
 
         let packages = packages_of(&cpus, &nodes);
+        let distance_tiers = crate::tiers::distance_tiers(&nodes);
         let devices = self.devices()?;
         let cmdline = match self.text("proc/cmdline")? {
             Some(s) => parse::parse_cmdline(&s),
@@ -107,12 +108,9 @@ impl Discovery<'_> {
             devices,
             cgroup,
             cmdline,
-            numa_mode: NumaMode {
-                kind: NumaModeKind::Unknown,
-                nodes_per_package: None,
-                label: None,
-                reason: String::new(),
-            },
+            packages_unknown: self.packages_unknown,
+            distance_tiers,
+            numa_mode: crate::mode::undetermined(),
             warnings: Vec::new(),
         };
         t.numa_mode = infer_mode(&t);
@@ -260,6 +258,7 @@ impl Discovery<'_> {
                 };
                 out[*i].package = n as u32;
             }
+            self.packages_unknown = true;
             self.warn(format!(
                 "physical_package_id is -1 on CPUs {}: packages numbered from their core_siblings \
                  lists instead",
@@ -287,6 +286,7 @@ impl Discovery<'_> {
                 });
             }
             if !online.is_empty() {
+                self.packages_unknown = true;
                 self.warn(
                     "no CPU topology directories: packages and cores are unknown, each CPU \
                      counted as its own core in package 0"
@@ -379,16 +379,11 @@ impl Discovery<'_> {
                 (None, Some(m)) => m,
                 (None, None) => CpuSet::new(),
             };
-            let meminfo_rel = format!("{d}/meminfo");
-            let (mem_total_bytes, mem_free_bytes) = match self.text(&meminfo_rel)? {
-                Some(s) => {
-                    let m = parse::parse_meminfo(&s)
-                        .map_err(|e| malformed(self.root, &meminfo_rel, e))?;
-                    (
-                        m.get("MemTotal").copied().unwrap_or(0),
-                        m.get("MemFree").copied().unwrap_or(0),
-                    )
-                }
+            let (mem_total_bytes, mem_free_bytes) = match read::node_meminfo(self.root, id)? {
+                Some(m) => (
+                    m.get("MemTotal").copied().unwrap_or(0),
+                    m.get("MemFree").copied().unwrap_or(0),
+                ),
                 None => {
                     self.warn(format!("node {id}: no meminfo; memory taken as 0"));
                     (0, 0)
@@ -399,16 +394,7 @@ impl Discovery<'_> {
                 Some(s) => {
                     let row = parse::parse_distance(&s)
                         .map_err(|e| malformed(self.root, &dist_rel, e))?;
-                    if row.len() != ids.len() {
-                        self.warn(format!(
-                            "node {id}: distance row has {} entries for {} nodes; distances dropped",
-                            row.len(),
-                            ids.len()
-                        ));
-                        Vec::new()
-                    } else {
-                        row
-                    }
+                    self.distance_row(id, &ids, row)?
                 }
                 None => Vec::new(),
             };
@@ -443,6 +429,35 @@ impl Discovery<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// A node's distance row in the order of `ids` (the node directories).
+    /// The kernel may index the row by possible or online node rather than
+    /// by directory (with node 0 offline, node 1's row is `21 10`): the
+    /// row is read by whichever of those sets has its length. A row that
+    /// fits none is dropped with a warning.
+    fn distance_row(&mut self, id: u32, ids: &[u32], row: Vec<u32>) -> Result<Vec<u32>, TopoError> {
+        if row.len() == ids.len() {
+            return Ok(row);
+        }
+        for file in ["possible", "online"] {
+            let Some(index) = self.read_set(&format!("{NODE_DIR}/{file}"))? else { continue };
+            if index.len() != row.len() {
+                continue;
+            }
+            let index: Vec<u32> = index.iter().collect();
+            let picked: Option<Vec<u32>> =
+                ids.iter().map(|n| index.iter().position(|x| x == n).map(|j| row[j])).collect();
+            if let Some(r) = picked {
+                return Ok(r);
+            }
+        }
+        self.warn(format!(
+            "node {id}: distance row has {} entries for {} nodes; distances dropped",
+            row.len(),
+            ids.len()
+        ));
+        Ok(Vec::new())
     }
 
     fn hugepages(&self, dir: &str) -> Result<Vec<HugePages>, TopoError> {
@@ -517,8 +532,7 @@ impl Discovery<'_> {
 
     fn system_memory(&self) -> Result<Option<SystemMemory>, TopoError> {
         let rel = "proc/meminfo";
-        let Some(text) = self.text(rel)? else { return Ok(None) };
-        let m = parse::parse_meminfo(&text).map_err(|e| malformed(self.root, rel, e))?;
+        let Some(m) = read::meminfo(self.root, rel)? else { return Ok(None) };
         let Some(&total_bytes) = m.get("MemTotal") else {
             return Err(malformed(self.root, rel, "no MemTotal line"));
         };
@@ -718,21 +732,7 @@ fn packages_of(cpus: &[Cpu], nodes: &[Node]) -> Vec<Package> {
 
 /// This process's `sched_getaffinity` mask.
 fn live_affinity() -> Option<CpuSet> {
-    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set, and the
-    // kernel writes at most `size_of::<cpu_set_t>()` bytes into it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
-        }
-        let mut out = CpuSet::new();
-        for i in 0..libc::CPU_SETSIZE as usize {
-            if libc::CPU_ISSET(i, &set) {
-                out.insert(i as u32);
-            }
-        }
-        Some(out)
-    }
+    read::affinity().ok()
 }
 
 #[cfg(test)]

@@ -7,11 +7,14 @@
 
 mod discover;
 pub mod fs;
+pub mod hash;
 pub mod idset;
 pub mod mode;
 pub mod model;
 pub mod parse;
+pub mod read;
 pub mod synthetic;
+pub mod tiers;
 pub mod units;
 
 pub use fs::{SysRoot, TopoError};

@@ -20,8 +20,44 @@ fn effective_node_cpus(nodes: &[Node]) -> Vec<(u32, CpuSet)> {
         .collect()
 }
 
+/// A mode under construction: certain and without alternatives until said
+/// otherwise.
+fn mode(
+    kind: NumaModeKind,
+    nodes_per_package: Option<u32>,
+    label: Option<&str>,
+    reason: String,
+) -> NumaMode {
+    NumaMode {
+        kind,
+        nodes_per_package,
+        label: label.map(str::to_string),
+        reason,
+        confidence: Confidence::Certain,
+        alternatives: Vec::new(),
+    }
+}
+
+/// The mode before inference: unknown, with nothing said.
+pub fn undetermined() -> NumaMode {
+    mode(NumaModeKind::Unknown, None, None, String::new())
+}
+
+fn alt(kind: NumaModeKind, label: Option<&str>, tell: String) -> Alternative {
+    Alternative { kind, label: label.map(str::to_string), tell }
+}
+
+impl NumaMode {
+    fn with(mut self, confidence: Confidence, alternatives: Vec<Alternative>) -> NumaMode {
+        self.confidence = confidence;
+        self.alternatives = alternatives;
+        self
+    }
+}
+
 /// The mode the machine's nodes, packages, caches and kernel command line
-/// imply, with the vendor's name for it and the reason.
+/// imply, with the vendor's name for it, the reason, how sure that is and
+/// what else the evidence fits.
 pub fn infer_mode(t: &Topology) -> NumaMode {
     let numa_opt = t.cmdline.get("numa");
     let npk = t.packages.len();
@@ -38,12 +74,6 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
             "; CPU-less memory nodes {} (CXL, HBM, PMem or GPU memory) come in addition",
             memory_only.to_list()
         )
-    };
-    let mode = |kind, nodes_per_package, label: Option<&str>, reason: String| NumaMode {
-        kind,
-        nodes_per_package,
-        label: label.map(str::to_string),
-        reason,
     };
 
     if let Some(v) = numa_opt.and_then(|v| v.strip_prefix("fake=")) {
@@ -102,6 +132,62 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
     }
     let cpu_nodes = node_pkgs.len();
 
+    if t.packages_unknown {
+        let unknown = "the kernel gives no package ids (physical_package_id is -1), so the \
+                       packages listed are numbered from core_siblings and say nothing about \
+                       sockets";
+        let count = "count the sockets (the machine's documentation, or lscpu/dmidecode on a \
+                     kernel that reports them)";
+        if cpu_nodes <= 1 {
+            return mode(
+                NumaModeKind::SingleNode,
+                None,
+                None,
+                format!("one node with CPUs; {unknown}{overlap_note}{mem_note}"),
+            )
+            .with(
+                Confidence::Likely,
+                vec![alt(
+                    NumaModeKind::DisabledByFirmware,
+                    None,
+                    format!(
+                        "several sockets whose memory the firmware interleaves show one node \
+                         too: {count}"
+                    ),
+                )],
+            );
+        }
+        return mode(
+            NumaModeKind::PackagesUnknown,
+            None,
+            None,
+            format!(
+                "{cpu_nodes} nodes with CPUs, but {unknown}: whether a node is a socket, part of \
+                 one or several is not known, so no mode is inferred{overlap_note}{mem_note}"
+            ),
+        )
+        .with(
+            Confidence::Ambiguous,
+            vec![
+                alt(
+                    NumaModeKind::NodePerPackage,
+                    None,
+                    format!("{count}: {cpu_nodes} sockets give one node each"),
+                ),
+                alt(
+                    NumaModeKind::NodesPerPackage,
+                    None,
+                    format!("{count}: fewer sockets than nodes means several nodes per socket"),
+                ),
+                alt(
+                    NumaModeKind::NodesSpanPackages,
+                    None,
+                    format!("{count}: more sockets than nodes means nodes hold several sockets"),
+                ),
+            ],
+        );
+    }
+
     if cpu_nodes <= 1 {
         if npk > 1 {
             let distinct = if overlapping > 0 {
@@ -112,12 +198,13 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
             } else {
                 String::new()
             };
-            let cmd_note = if t.cmdline.raw.is_none() {
+            let unread = t.cmdline.raw.is_none();
+            let cmd_note = if unread {
                 " (the kernel command line could not be read, so numa=off is not ruled out)"
             } else {
                 ""
             };
-            return mode(
+            let m = mode(
                 NumaModeKind::DisabledByFirmware,
                 None,
                 None,
@@ -127,6 +214,20 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
                      sockets (NUMA disabled or node interleaving enabled in the BIOS){mem_note}"
                 ),
             );
+            return if unread {
+                m.with(
+                    Confidence::Ambiguous,
+                    vec![alt(
+                        NumaModeKind::DisabledByKernel,
+                        None,
+                        "numa=off on the kernel command line gives the same single node: read \
+                         /proc/cmdline"
+                            .into(),
+                    )],
+                )
+            } else {
+                m
+            };
         }
         return mode(
             NumaModeKind::SingleNode,
@@ -182,19 +283,40 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
             ),
         );
     }
-    let (label, why) = vendor_label(t, n, &eff);
-    mode(
+    let v = vendor_label(t, n, &eff);
+    let mut m = mode(
         NumaModeKind::NodesPerPackage,
         Some(n),
-        label.as_deref(),
+        v.label.as_deref(),
         format!(
-            "each of the {npk} package(s) holds {n} nodes with CPUs{why}{overlap_note}{mem_note}"
+            "each of the {npk} package(s) holds {n} nodes with CPUs{}{overlap_note}{mem_note}",
+            v.why
         ),
-    )
+    );
+    m.confidence = v.confidence;
+    m.alternatives = v.alternatives;
+    m
 }
 
-/// The vendor's name for `n` nodes per package, and why.
-fn vendor_label(t: &Topology, n: u32, eff: &[(u32, CpuSet)]) -> (Option<String>, String) {
+/// What [`vendor_label`] concludes.
+struct VendorLabel {
+    label: Option<String>,
+    /// Appended to the reason, starting with ": ".
+    why: String,
+    confidence: Confidence,
+    alternatives: Vec<Alternative>,
+}
+
+fn said(label: Option<String>, why: String, confidence: Confidence) -> VendorLabel {
+    VendorLabel { label, why, confidence, alternatives: Vec::new() }
+}
+
+/// The nodes-per-socket values AMD's BIOS offers (NPS0 is one node for the
+/// whole machine, which shows as firmware interleaving).
+const NPS_VALUES: [u32; 2] = [2, 4];
+
+/// The vendor's name for `n` nodes per package, how sure, and why.
+fn vendor_label(t: &Topology, n: u32, eff: &[(u32, CpuSet)]) -> VendorLabel {
     let model = t.cpu_model.as_deref().unwrap_or("");
     let dies = t.packages.iter().map(|p| p.dies.len() as u32).max().unwrap_or(1);
     match t.cpu_vendor {
@@ -202,65 +324,189 @@ fn vendor_label(t: &Topology, n: u32, eff: &[(u32, CpuSet)]) -> (Option<String>,
             let haswell_broadwell_ep =
                 model.contains("E5-") && (model.contains(" v3") || model.contains(" v4")) && n == 2;
             if haswell_broadwell_ep {
-                return (
+                return said(
                     Some("COD".into()),
                     format!(": Cluster-on-Die, as Xeon E5 v3/v4 ({model}) offer"),
+                    Confidence::Likely,
                 );
             }
             if dies > 1 && n == dies {
-                return (
+                return said(
                     Some("per-die".into()),
                     format!(": one node per die ({dies} dies per package)"),
+                    Confidence::Certain,
                 );
             }
             if dies > 1 && n.is_multiple_of(dies) {
                 let k = n / dies;
-                return (
+                return said(
                     Some(format!("SNC{k} per die")),
                     format!(": {dies} dies per package, {k} sub-NUMA clusters each"),
+                    Confidence::Likely,
                 );
             }
-            (Some(format!("SNC{n}")), format!(": Intel Sub-NUMA Clustering (SNC{n})"))
+            said(
+                Some(format!("SNC{n}")),
+                format!(": Intel Sub-NUMA Clustering (SNC{n})"),
+                Confidence::Likely,
+            )
         }
-        Vendor::Amd => {
-            // Before Zen (family 17h) multi-node packages were multi-chip
-            // modules with one node per die.
-            if model.contains("Opteron") || t.cpu_family.is_some_and(|f| f < 0x17) {
-                return (
-                    Some("per-die".into()),
-                    ": a multi-chip package with one node per die (Opteron Magny-Cours / \
-                     Interlagos)"
-                        .into(),
-                );
-            }
-            if nodes_match_l3(t, eff) {
-                return (
-                    Some("L3-as-NUMA".into()),
-                    ": each node is exactly one L3 cache domain (the 'L3 as NUMA domain' BIOS \
-                     option)"
-                        .into(),
-                );
-            }
-            if dies > 1 && n == dies {
-                return (
-                    Some("per-die".into()),
-                    format!(": one node per die ({dies} dies per package)"),
-                );
-            }
-            (Some(format!("NPS{n}")), format!(": the nodes-per-socket BIOS setting NPS{n}"))
-        }
-        Vendor::Hisilicon => {
-            (Some("per-die".into()), ": one node per die (Kunpeng super CPU cluster, SCCL)".into())
-        }
-        Vendor::Arm if dies > 1 && n == dies => {
-            (Some("per-die".into()), format!(": one node per die ({dies} dies per package)"))
-        }
-        _ => (None, String::new()),
+        Vendor::Amd => amd_label(t, n, dies, eff),
+        Vendor::Hisilicon => said(
+            Some("per-die".into()),
+            ": one node per die (Kunpeng super CPU cluster, SCCL)".into(),
+            Confidence::Likely,
+        ),
+        Vendor::Arm if dies > 1 && n == dies => said(
+            Some("per-die".into()),
+            format!(": one node per die ({dies} dies per package)"),
+            Confidence::Certain,
+        ),
+        _ => said(None, String::new(), Confidence::Certain),
     }
 }
 
-/// True when every node with CPUs is exactly the CPUs of one L3 cache.
-fn nodes_match_l3(t: &Topology, eff: &[(u32, CpuSet)]) -> bool {
+/// AMD: per-die before Zen; from Zen on, NPS2/NPS4 or "L3 as NUMA domain",
+/// told apart by the number of nodes per package and the L3 caches each
+/// node holds, and said to be ambiguous where the files fit both.
+fn amd_label(t: &Topology, n: u32, dies: u32, eff: &[(u32, CpuSet)]) -> VendorLabel {
+    let model = t.cpu_model.as_deref().unwrap_or("");
+    // Before Zen (family 17h) multi-node packages were multi-chip modules
+    // with one node per die.
+    if model.contains("Opteron") || t.cpu_family.is_some_and(|f| f < 0x17) {
+        return said(
+            Some("per-die".into()),
+            ": a multi-chip package with one node per die (Opteron Magny-Cours / Interlagos)"
+                .into(),
+            Confidence::Likely,
+        );
+    }
+    let nps_value = NPS_VALUES.contains(&n);
+    let l3 = l3_per_node(t, eff);
+    let nps_alt = |tell: String| alt(NumaModeKind::NodesPerPackage, Some(&format!("NPS{n}")), tell);
+    let l3_alt = |tell: String| alt(NumaModeKind::NodesPerPackage, Some("L3-as-NUMA"), tell);
+    match l3 {
+        L3Fit::OnePerNode if !nps_value => said(
+            Some("L3-as-NUMA".into()),
+            format!(
+                ": each node is exactly one L3 cache domain, and {n} nodes per package is not a \
+                 nodes-per-socket setting (NPS1, NPS2 or NPS4), so it is the 'L3 as NUMA domain' \
+                 BIOS option"
+            ),
+            Confidence::Certain,
+        ),
+        L3Fit::OnePerNode => {
+            let slit = intra_package_levels(t);
+            let slit_note = match slit.len() {
+                0 => String::new(),
+                1 => format!(
+                    "; inside a package every remote distance is {}, which does not tell them \
+                     apart either",
+                    slit[0]
+                ),
+                _ => format!(
+                    "; the SLIT inside a package has several levels ({}), the quadrant pattern \
+                     NPS{n} firmware writes, which 'L3 as NUMA' on the same part writes too",
+                    slit.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            VendorLabel {
+                label: None,
+                why: format!(
+                    ": each node is exactly one L3 cache domain and each package has {n} of \
+                     them, which NPS{n} and the 'L3 as NUMA domain' BIOS option both give \
+                     (sysfs cannot tell them apart){slit_note}"
+                ),
+                confidence: Confidence::Ambiguous,
+                alternatives: vec![
+                    nps_alt(format!(
+                        "the BIOS shows 'NUMA nodes per socket' = NPS{n} and 'LLC as NUMA node' \
+                         disabled"
+                    )),
+                    l3_alt(format!(
+                        "the BIOS shows 'LLC as NUMA node' (L3 as NUMA domain) enabled; counting \
+                         L3s cannot tell, since this part has {n} per socket, one per node either \
+                         way (in a virtual machine the L3s are the hypervisor's: on a host part \
+                         with more L3s per socket, e.g. 8 CCDs, an NPS{n} node holds several)"
+                    )),
+                ],
+            }
+        }
+        L3Fit::Several(_) | L3Fit::Split if nps_value => said(
+            Some(format!("NPS{n}")),
+            format!(
+                ": the nodes-per-socket BIOS setting NPS{n}; not 'L3 as NUMA domain', {}",
+                l3.why_not()
+            ),
+            Confidence::Certain,
+        ),
+        _ if dies > 1 && n == dies => said(
+            Some("per-die".into()),
+            format!(": one node per die ({dies} dies per package)"),
+            Confidence::Likely,
+        ),
+        L3Fit::Unknown if nps_value => VendorLabel {
+            label: None,
+            why: format!(
+                ": NPS{n} or the 'L3 as NUMA domain' BIOS option; the L3 caches are not known \
+                 (no cache/index3), so the two cannot be told apart"
+            ),
+            confidence: Confidence::Ambiguous,
+            alternatives: vec![
+                nps_alt(format!("the BIOS shows 'NUMA nodes per socket' = NPS{n}")),
+                l3_alt(
+                    "the BIOS shows 'LLC as NUMA node' enabled, or each node's CPUs share one \
+                     L3 (cpuN/cache/index3/shared_cpu_list)"
+                        .into(),
+                ),
+            ],
+        },
+        L3Fit::Unknown => VendorLabel {
+            label: Some("L3-as-NUMA".into()),
+            why: format!(
+                ": {n} nodes per package is not a nodes-per-socket setting (NPS1, NPS2 or NPS4), \
+                 which leaves the 'L3 as NUMA domain' BIOS option; the L3 caches are not known \
+                 (no cache/index3) to confirm it"
+            ),
+            confidence: Confidence::Likely,
+            alternatives: Vec::new(),
+        },
+        L3Fit::Several(_) | L3Fit::Split => said(
+            None,
+            format!(
+                ": {n} nodes per package is not a nodes-per-socket setting (NPS1, NPS2 or NPS4), \
+                 and not 'L3 as NUMA domain' either, {}",
+                l3.why_not()
+            ),
+            Confidence::Certain,
+        ),
+    }
+}
+
+/// How nodes relate to L3 cache domains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum L3Fit {
+    /// No L3 cache is known.
+    Unknown,
+    /// Every node with CPUs is exactly the online CPUs of one L3.
+    OnePerNode,
+    /// Some node touches several L3s (the most any node touches).
+    Several(usize),
+    /// Nodes are smaller than their L3 (several nodes share one).
+    Split,
+}
+
+impl L3Fit {
+    /// Why nodes are not L3 domains, for a reason.
+    fn why_not(self) -> String {
+        match self {
+            L3Fit::Several(k) => format!("since a node holds up to {k} L3 cache domains"),
+            _ => "since several nodes share one L3 cache".into(),
+        }
+    }
+}
+
+fn l3_per_node(t: &Topology, eff: &[(u32, CpuSet)]) -> L3Fit {
     let l3: Vec<&CpuSet> = t
         .caches
         .iter()
@@ -268,14 +514,42 @@ fn nodes_match_l3(t: &Topology, eff: &[(u32, CpuSet)]) -> bool {
         .map(|c| &c.cpus)
         .collect();
     if l3.is_empty() {
-        return false;
+        return L3Fit::Unknown;
     }
     let online = &t.online_cpus;
-    eff.iter().filter(|(_, c)| !c.is_empty()).all(|(_, cpus)| {
+    let mut most = 0;
+    let mut exact = true;
+    for (_, cpus) in eff.iter().filter(|(_, c)| !c.is_empty()) {
         let mine = cpus.intersection(online);
-        l3.iter().filter(|l| !l.is_disjoint(&mine)).count() == 1
-            && l3.iter().any(|l| l.intersection(online) == mine)
-    })
+        let touched = l3.iter().filter(|l| !l.is_disjoint(&mine)).count();
+        most = most.max(touched);
+        exact &= touched == 1 && l3.iter().any(|l| l.intersection(online) == mine);
+    }
+    if exact {
+        L3Fit::OnePerNode
+    } else if most > 1 {
+        L3Fit::Several(most)
+    } else {
+        L3Fit::Split
+    }
+}
+
+/// The distinct remote distances between nodes of the same package (empty
+/// without a distance matrix).
+fn intra_package_levels(t: &Topology) -> Vec<u32> {
+    let mut levels = BTreeSet::new();
+    for p in &t.packages {
+        for a in p.nodes.iter() {
+            for b in p.nodes.iter() {
+                if a != b {
+                    if let Some(d) = t.distance(a, b) {
+                        levels.insert(d);
+                    }
+                }
+            }
+        }
+    }
+    levels.into_iter().collect()
 }
 
 /// Warnings about firmware tables that contradict themselves: nodes listing
@@ -442,7 +716,9 @@ mod tests {
             .cache(3, 32 << 20, "14-15")
             .build();
         assert_eq!(t.numa_mode.label.as_deref(), Some("NPS2"));
-        // Nodes equal to L3 domains.
+        assert_eq!(t.numa_mode.confidence, Confidence::Certain);
+        // Nodes equal to L3 domains, 4 per package: NPS4 and L3-as-NUMA
+        // give the same files.
         let t = two_by(epyc(), 4)
             .cache(3, 32 << 20, "0-1")
             .cache(3, 32 << 20, "2-3")
@@ -453,7 +729,8 @@ mod tests {
             .cache(3, 32 << 20, "12-13")
             .cache(3, 32 << 20, "14-15")
             .build();
-        assert_eq!(t.numa_mode.label.as_deref(), Some("L3-as-NUMA"));
+        assert_eq!(t.numa_mode.label, None);
+        assert_eq!(t.numa_mode.confidence, Confidence::Ambiguous);
         assert!(t.numa_mode.reason.contains("L3"), "{}", t.numa_mode.reason);
         // Pre-Zen multi-chip Opteron.
         let t = two_by(Machine::new(Vendor::Amd, "AMD Opteron(tm) Processor 6174").family(16), 2)
@@ -485,9 +762,12 @@ mod tests {
         assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByFirmware);
         assert!(t.numa_mode.reason.contains("2 packages"), "{}", t.numa_mode.reason);
         assert!(!t.numa_mode.reason.contains("not ruled out"), "{}", t.numa_mode.reason);
+        assert_eq!(t.numa_mode.confidence, Confidence::Certain);
         let t = two_pkg_one_node().cmdline(None).build();
         assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByFirmware);
         assert!(t.numa_mode.reason.contains("not ruled out"), "{}", t.numa_mode.reason);
+        assert_eq!(t.numa_mode.confidence, Confidence::Ambiguous);
+        assert_eq!(t.numa_mode.alternatives[0].kind, NumaModeKind::DisabledByKernel);
     }
 
     #[test]
@@ -593,5 +873,155 @@ mod tests {
             "{:?}",
             t.warnings
         );
+    }
+
+    /// 2 sockets x `per` nodes of 2 CPUs, one L3 per node, the SLIT given
+    /// by `d(i, j)` for nodes i, j.
+    fn epyc_one_l3_per_node(per: u32, d: impl Fn(u32, u32) -> u32) -> Machine {
+        let mut m = Machine::new(Vendor::Amd, "AMD EPYC 7543 32-Core Processor")
+            .family(25)
+            .package(0, &format!("0-{}", 2 * per - 1))
+            .package(1, &format!("{}-{}", 2 * per, 4 * per - 1));
+        for i in 0..2 * per {
+            let cpus = format!("{}-{}", 2 * i, 2 * i + 1);
+            m = m.node(i, &cpus, GIB).cache(3, 32 << 20, &cpus);
+        }
+        let rows: Vec<Vec<u32>> =
+            (0..2 * per).map(|i| (0..2 * per).map(|j| d(i, j)).collect()).collect();
+        let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+        m.distances(&refs)
+    }
+
+    /// The NPS4 SLIT: 10 local, 11 to the neighbouring quadrant, 12
+    /// across the socket, 32 to the other socket (`per` nodes a socket).
+    fn quadrants(per: u32) -> impl Fn(u32, u32) -> u32 {
+        move |i, j| {
+            if i == j {
+                10
+            } else if i / per != j / per {
+                32
+            } else if i / 2 == j / 2 {
+                11
+            } else {
+                12
+            }
+        }
+    }
+
+    fn labels(m: &NumaMode) -> Vec<Option<&str>> {
+        m.alternatives.iter().map(|a| a.label.as_deref()).collect()
+    }
+
+    #[test]
+    fn nps4_with_one_l3_per_quadrant_is_ambiguous_with_l3_as_numa() {
+        let t = epyc_one_l3_per_node(4, quadrants(4)).build();
+        let m = &t.numa_mode;
+        assert_eq!(m.kind, NumaModeKind::NodesPerPackage);
+        assert_eq!(m.nodes_per_package, Some(4));
+        assert_eq!(m.label, None, "must not pick one: {m:?}");
+        assert_eq!(m.confidence, Confidence::Ambiguous);
+        assert_eq!(labels(m), vec![Some("NPS4"), Some("L3-as-NUMA")]);
+        assert!(m.alternatives.iter().all(|a| a.tell.contains("BIOS")), "{m:?}");
+        assert!(m.reason.contains("sysfs cannot tell"), "{}", m.reason);
+        assert!(m.reason.contains("several levels (11, 12)"), "{}", m.reason);
+        assert_eq!(m.label_text().as_deref(), Some("NPS4 or L3-as-NUMA"));
+        assert!(t.summary_line().contains("(NPS4 or L3-as-NUMA, 4 per package)"));
+        // Uniform distances inside a socket do not tell them apart either.
+        let t = epyc_one_l3_per_node(4, |i, j| match (i == j, i / 4 == j / 4) {
+            (true, _) => 10,
+            (false, true) => 12,
+            (false, false) => 32,
+        })
+        .build();
+        assert_eq!(t.numa_mode.confidence, Confidence::Ambiguous);
+        assert!(
+            t.numa_mode.reason.contains("every remote distance is 12"),
+            "{}",
+            t.numa_mode.reason
+        );
+    }
+
+    #[test]
+    fn eight_nodes_per_socket_is_l3_as_numa_because_no_nps_gives_eight() {
+        let t = epyc_one_l3_per_node(8, quadrants(8)).build();
+        let m = &t.numa_mode;
+        assert_eq!(m.nodes_per_package, Some(8));
+        assert_eq!(m.label.as_deref(), Some("L3-as-NUMA"));
+        assert_eq!(m.confidence, Confidence::Certain);
+        assert!(m.alternatives.is_empty(), "{m:?}");
+        assert!(m.reason.contains("8 nodes per package is not a nodes-per-socket"), "{}", m.reason);
+    }
+
+    #[test]
+    fn nps2_with_two_l3_per_node_is_not_l3_as_numa() {
+        let mut m = Machine::new(Vendor::Amd, "AMD EPYC 7763 64-Core Processor")
+            .family(25)
+            .package(0, "0-7")
+            .package(1, "8-15");
+        for i in 0..4 {
+            m = m.node(i, &format!("{}-{}", 4 * i, 4 * i + 3), GIB);
+        }
+        for i in 0..8 {
+            m = m.cache(3, 32 << 20, &format!("{}-{}", 2 * i, 2 * i + 1));
+        }
+        let t = m.build();
+        assert_eq!(t.numa_mode.label.as_deref(), Some("NPS2"));
+        assert_eq!(t.numa_mode.confidence, Confidence::Certain);
+        assert!(t.numa_mode.alternatives.is_empty());
+        assert!(
+            t.numa_mode.reason.contains("not 'L3 as NUMA domain', since a node holds up to 2 L3"),
+            "{}",
+            t.numa_mode.reason
+        );
+    }
+
+    #[test]
+    fn amd_without_l3_information_names_both_readings() {
+        let t = two_by(Machine::new(Vendor::Amd, "AMD EPYC 7543").family(25), 4).build();
+        assert_eq!(t.numa_mode.label, None);
+        assert_eq!(t.numa_mode.confidence, Confidence::Ambiguous);
+        assert_eq!(labels(&t.numa_mode), vec![Some("NPS4"), Some("L3-as-NUMA")]);
+        assert!(t.numa_mode.reason.contains("no cache/index3"), "{}", t.numa_mode.reason);
+    }
+
+    #[test]
+    fn unknown_packages_infer_nothing_from_packages() {
+        // POWER7-like: physical_package_id -1, one "package" per core
+        // rebuilt from core_siblings, 2 cores per node.
+        let t = Machine::new(Vendor::Ibm, "POWER7")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .package(2, "8-11")
+            .package(3, "12-15")
+            .node(0, "0-7", GIB)
+            .node(1, "8-15", GIB)
+            .packages_unknown()
+            .build();
+        let m = &t.numa_mode;
+        assert_eq!(m.kind, NumaModeKind::PackagesUnknown);
+        assert_eq!(m.label, None);
+        assert_eq!(m.nodes_per_package, None);
+        assert_eq!(m.confidence, Confidence::Ambiguous);
+        assert!(m.reason.contains("physical_package_id is -1"), "{}", m.reason);
+        assert!(!m.reason.contains("several packages"), "{}", m.reason);
+        assert_eq!(m.alternatives.len(), 3);
+        // The same tree with known package ids: nodes do span packages.
+        let known = || {
+            Machine::new(Vendor::Ibm, "POWER7")
+                .package(0, "0-3")
+                .package(1, "4-7")
+                .package(2, "8-11")
+                .package(3, "12-15")
+        };
+        let t = known().node(0, "0-7", GIB).node(1, "8-15", GIB).build();
+        assert_eq!(t.numa_mode.kind, NumaModeKind::NodesSpanPackages);
+        // One node and unknown packages: one node, perhaps several
+        // sockets interleaved.
+        let t = known().node(0, "0-15", GIB).packages_unknown().build();
+        assert_eq!(t.numa_mode.kind, NumaModeKind::SingleNode);
+        assert_eq!(t.numa_mode.confidence, Confidence::Likely);
+        assert_eq!(t.numa_mode.alternatives[0].kind, NumaModeKind::DisabledByFirmware);
+        let t = known().node(0, "0-15", GIB).build();
+        assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByFirmware);
     }
 }

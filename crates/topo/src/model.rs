@@ -40,6 +40,17 @@ pub struct Topology {
     pub devices: Vec<PciDevice>,
     pub cgroup: Cgroup,
     pub cmdline: Cmdline,
+    /// True when the kernel gave no package id for some CPU
+    /// (`physical_package_id` is -1, as on POWER7 or s390) or no CPU
+    /// topology at all: `packages` are then numbered from the
+    /// `core_siblings` lists and say nothing about sockets, and the NUMA
+    /// mode infers nothing from them.
+    #[serde(default)]
+    pub packages_unknown: bool,
+    /// Nodes grouped by SLIT distance level (empty without a distance
+    /// matrix): see [`DistanceTier`].
+    #[serde(default)]
+    pub distance_tiers: Vec<DistanceTier>,
     pub numa_mode: NumaMode,
     pub warnings: Vec<String>,
 }
@@ -258,6 +269,9 @@ pub enum NumaModeKind {
     NodesSpanPackages,
     /// No NUMA information at all (no node directory).
     Unknown,
+    /// Several nodes with CPUs, but the kernel gives no package ids: how
+    /// nodes relate to sockets is unknown.
+    PackagesUnknown,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -266,10 +280,85 @@ pub struct NumaMode {
     /// Nodes with CPUs per package, when uniform.
     pub nodes_per_package: Option<u32>,
     /// The vendor's name for the mode when it can be told, e.g. `SNC2`,
-    /// `NPS4`, `COD`, `L3-as-NUMA`, `per-die`.
+    /// `NPS4`, `COD`, `L3-as-NUMA`, `per-die`; `None` when it cannot
+    /// (then `alternatives` names the candidates).
     pub label: Option<String>,
-    /// Why numaprobe concluded this, in one or two sentences.
+    /// Why numaprobe concluded this, in one or two sentences, saying how
+    /// it told the mode from the others where it could.
     pub reason: String,
+    /// How sure the inference is of `kind` and `label`.
+    #[serde(default)]
+    pub confidence: Confidence,
+    /// Other readings the evidence fits, each with what would tell it
+    /// apart. Never empty when `confidence` is `ambiguous`.
+    #[serde(default)]
+    pub alternatives: Vec<Alternative>,
+}
+
+/// How sure a NUMA-mode inference is.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// The files rule out every other reading (the reason says how).
+    Certain,
+    /// The pattern fits this mode and no other known one, but it rests on
+    /// the CPU model or vendor rather than on the files alone. Topologies
+    /// stored by versions that did not say are read as `likely`.
+    #[default]
+    Likely,
+    /// The evidence fits several modes equally: `alternatives` names them.
+    Ambiguous,
+}
+
+/// A mode the evidence also fits.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Alternative {
+    pub kind: NumaModeKind,
+    /// The vendor's name, e.g. `NPS4`, `L3-as-NUMA`.
+    pub label: Option<String>,
+    /// What would tell this reading from the others (a BIOS setting to
+    /// check, a file to read, a count to make).
+    pub tell: String,
+}
+
+impl NumaMode {
+    /// The label, or the candidates joined by " or " when the label is not
+    /// known (`NPS4 or L3-as-NUMA`); `None` when neither says anything.
+    pub fn label_text(&self) -> Option<String> {
+        if let Some(l) = &self.label {
+            return Some(l.clone());
+        }
+        let c: Vec<&str> = self.alternatives.iter().filter_map(|a| a.label.as_deref()).collect();
+        (!c.is_empty()).then(|| c.join(" or "))
+    }
+}
+
+/// One distance level of the SLIT: every ordered node pair at exactly
+/// `distance`, and the groups that nodes form when joined by every
+/// distance up to this one (single-linkage, as hwloc groups nodes by
+/// distance). The first tier is the local one (each node alone, 10); the
+/// last joins every node.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DistanceTier {
+    /// SLIT distance (10 = local).
+    pub distance: u32,
+    /// Ordered node pairs (from, to) at exactly this distance, the
+    /// diagonal included.
+    pub pairs: u32,
+    /// One pair at this distance, from a node with CPUs when there is one:
+    /// the pair `run` measures for the tier when it does not measure them
+    /// all.
+    pub example: NodePair,
+    /// Groups of nodes that reach each other within `distance` (a
+    /// pair's larger direction counts when the matrix is asymmetric).
+    pub groups: Vec<NodeSet>,
+}
+
+/// A directed node pair.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NodePair {
+    pub from: u32,
+    pub to: u32,
 }
 
 impl Topology {
@@ -392,8 +481,8 @@ impl Topology {
             s.push_str(&format!(", {}", plural(self.nodes.len(), "NUMA node")));
             let mo = self.memory_only_nodes();
             let mut extra = Vec::new();
-            if let Some(l) = &self.numa_mode.label {
-                extra.push(l.clone());
+            if let Some(l) = self.numa_mode.label_text() {
+                extra.push(l);
             }
             if let Some(n) = self.numa_mode.nodes_per_package.filter(|&n| n > 1) {
                 extra.push(format!("{n} per package"));

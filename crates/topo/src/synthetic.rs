@@ -20,6 +20,7 @@ use crate::idset::{CpuSet, IdSet};
 use crate::mode::{firmware_warnings, infer_mode};
 use crate::model::*;
 use crate::parse::parse_cmdline;
+use crate::tiers::distance_tiers;
 
 /// A machine under construction. Panics on malformed cpulists: it is for
 /// tests.
@@ -56,12 +57,9 @@ impl Machine {
                 devices: Vec::new(),
                 cgroup: Cgroup { version: "none".into(), ..Cgroup::default() },
                 cmdline: Cmdline { raw: Some(String::new()), options: Vec::new() },
-                numa_mode: NumaMode {
-                    kind: NumaModeKind::Unknown,
-                    nodes_per_package: None,
-                    label: None,
-                    reason: String::new(),
-                },
+                packages_unknown: false,
+                distance_tiers: Vec::new(),
+                numa_mode: crate::mode::undetermined(),
                 warnings: Vec::new(),
             },
             explicit_distances: false,
@@ -139,6 +137,13 @@ impl Machine {
         self
     }
 
+    /// Package ids unknown (`physical_package_id` -1 everywhere): the
+    /// packages given stand for `core_siblings` groups.
+    pub fn packages_unknown(mut self) -> Self {
+        self.t.packages_unknown = true;
+        self
+    }
+
     /// A data/unified cache instance shared by `cpus`.
     pub fn cache(mut self, level: u8, size_bytes: u64, cpus: &str) -> Self {
         self.t.caches.push(Cache {
@@ -183,6 +188,7 @@ impl Machine {
             }
         }
         t.warnings = firmware_warnings(&t.nodes, &t.online_cpus);
+        t.distance_tiers = distance_tiers(&t.nodes);
         t.numa_mode = infer_mode(t);
         self.t
     }

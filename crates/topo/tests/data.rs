@@ -228,3 +228,17 @@ fn garbage_in_any_file_never_panics() {
     assert!(errors > 0);
     assert!(Topology::discover(&root).unwrap().warnings.is_empty());
 }
+
+#[test]
+fn offline_node_zero_keeps_the_online_nodes_matrix() {
+    let t = Topology::discover(&data("offline-node0")).unwrap();
+    assert_eq!(t.node_ids().to_list(), "1-2");
+    assert_eq!(t.distance(1, 1), Some(10), "node 1's self distance, read at index 1");
+    assert_eq!(t.distance(1, 2), Some(31));
+    assert_eq!(t.distance(2, 1), Some(31));
+    assert_eq!(t.distance(2, 2), Some(10));
+    assert!(t.warnings.iter().all(|w| !w.contains("distance")), "{:?}", t.warnings);
+    let d: Vec<u32> = t.distance_tiers.iter().map(|x| x.distance).collect();
+    assert_eq!(d, vec![10, 31]);
+    assert_eq!(t.distance_tiers[1].example, topo::NodePair { from: 1, to: 2 });
+}

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use topo::{NodeKind, NumaModeKind, SysRoot, Topology};
+use topo::{Confidence, NodeKind, NumaModeKind, SysRoot, Topology};
 
 #[path = "support/captures.rs"]
 mod captures;
@@ -360,6 +360,12 @@ fn check(name: &str, exp: &Value, t: &Topology) -> Vec<String> {
     if t.numa_mode.reason.is_empty() {
         bad.push("numa_mode.reason is empty".into());
     }
+    // An ambiguous mode names its candidates and picks no label.
+    if t.numa_mode.confidence == Confidence::Ambiguous
+        && (t.numa_mode.alternatives.is_empty() || t.numa_mode.label.is_some())
+    {
+        bad.push(format!("ambiguous mode with a label or no alternatives: {:?}", t.numa_mode));
+    }
     bad
 }
 
@@ -426,6 +432,8 @@ fn numa_off_in_firmware_is_not_blamed_on_the_kernel() {
     assert!(t.numa_mode.reason.contains("2 packages"), "{}", t.numa_mode.reason);
     // The capture has no /proc/cmdline: say that numa=off is not ruled out.
     assert!(t.numa_mode.reason.contains("not ruled out"), "{}", t.numa_mode.reason);
+    assert_eq!(t.numa_mode.confidence, Confidence::Ambiguous);
+    assert_eq!(t.numa_mode.alternatives[0].kind, NumaModeKind::DisabledByKernel);
 }
 
 #[test]
@@ -468,4 +476,24 @@ fn hmat_memory_side_cache_sizes_and_policies() {
     assert_eq!(c.size_bytes, 96 << 30);
     assert_eq!(c.indexing.as_deref(), Some("direct-mapped"));
     assert_eq!(c.write_policy.as_deref(), Some("write-back"));
+}
+
+#[test]
+fn distance_tiers_group_the_itanium_and_kunpeng_matrices() {
+    let t = discover_capture("256ia64-64n2s2c");
+    let d: Vec<u32> = t.distance_tiers.iter().map(|x| x.distance).collect();
+    assert_eq!(d, vec![10, 22, 26, 30, 34]);
+    let sizes: Vec<usize> = t.distance_tiers.iter().map(|x| x.groups.len()).collect();
+    assert_eq!(sizes, vec![64, 16, 4, 1, 1]);
+    assert_eq!(t.distance_tiers[1].groups[1].to_list(), "4-7");
+    assert_eq!(t.distance_tiers[2].groups[0].to_list(), "0-15");
+    let pairs: u32 = t.distance_tiers.iter().map(|x| x.pairs).sum();
+    assert_eq!(pairs, 64 * 64, "every cell in exactly one tier");
+    let t = discover_capture("128arm-2pa2n8cluster4co");
+    let d: Vec<u32> = t.distance_tiers.iter().map(|x| x.distance).collect();
+    assert_eq!(d, vec![10, 16, 25, 32, 33]);
+    let g: Vec<String> = t.distance_tiers[1].groups.iter().map(|g| g.to_list()).collect();
+    assert_eq!(g, vec!["0-1", "2-3"], "the two dies of each package");
+    // No distance matrix, no tiers.
+    assert!(discover_capture("20s390-2g6s4c").distance_tiers.is_empty());
 }

@@ -2,65 +2,27 @@
 //! kind asked for, bound to one node, faulted in from the measuring thread,
 //! with its placement checked by `move_pages` and its page size as obtained.
 
-use place::{Buffer, MemPolicy, NodeSet};
-use serde::{Deserialize, Serialize};
+use place::{Buffer, MemPolicy, NodeSet, PageKind};
 
 use super::LatError;
 
-/// The page kind asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PageKind {
-    /// Base pages (4 KiB on x86), transparent huge pages refused.
-    #[serde(rename = "4k")]
-    Small,
-    /// Transparent huge pages (`madvise(MADV_HUGEPAGE)`), best effort.
-    #[serde(rename = "thp")]
-    Thp,
-    /// 2 MiB hugetlbfs pages (must be reserved).
-    #[serde(rename = "2m")]
-    Huge2M,
-    /// 1 GiB hugetlbfs pages (must be reserved).
-    #[serde(rename = "1g")]
-    Huge1G,
+/// Bytes of one page of `kind` as the chase lays it out (THP counted as
+/// 2 MiB; base pages, with or without THP refused, as the base page size).
+pub fn page_bytes(kind: PageKind) -> usize {
+    match kind {
+        PageKind::Base | PageKind::NoThp => place::base_page_size(),
+        PageKind::Thp | PageKind::Huge2M => 2 << 20,
+        PageKind::Huge1G => 1 << 30,
+    }
 }
 
-impl PageKind {
-    pub fn parse(s: &str) -> Option<PageKind> {
-        match s.to_ascii_lowercase().as_str() {
-            "4k" | "small" => Some(PageKind::Small),
-            "thp" => Some(PageKind::Thp),
-            "2m" => Some(PageKind::Huge2M),
-            "1g" => Some(PageKind::Huge1G),
-            _ => None,
-        }
-    }
-
-    /// The `place` page kind: base pages with THP refused for `4k`.
-    pub fn to_place(self) -> place::PageKind {
-        match self {
-            PageKind::Small => place::PageKind::NoThp,
-            PageKind::Thp => place::PageKind::Thp,
-            PageKind::Huge2M => place::PageKind::Huge2M,
-            PageKind::Huge1G => place::PageKind::Huge1G,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PageKind::Small => "4k",
-            PageKind::Thp => "thp",
-            PageKind::Huge2M => "2m",
-            PageKind::Huge1G => "1g",
-        }
-    }
-
-    /// Bytes of one page of this kind (THP counted as 2 MiB).
-    pub fn bytes(self) -> usize {
-        match self {
-            PageKind::Small => place::base_page_size(),
-            PageKind::Thp | PageKind::Huge2M => 2 << 20,
-            PageKind::Huge1G => 1 << 30,
-        }
+/// The name latency results give the page kind asked for: `4k` for base
+/// pages (the chase asks for [`PageKind::NoThp`]: THP refused), else the
+/// placement layer's name.
+pub fn asked_name(kind: PageKind) -> &'static str {
+    match kind {
+        PageKind::Base | PageKind::NoThp => "4k",
+        k => k.name(),
     }
 }
 
@@ -79,7 +41,7 @@ impl Mapping {
     /// Maps `len` bytes, binds them to `node` (`None`: local allocation)
     /// and writes every page from the calling thread so it is placed now.
     pub fn new(len: usize, kind: PageKind, node: Option<u32>) -> Result<Mapping, LatError> {
-        let mut buf = Buffer::alloc(len, kind.to_place())?;
+        let mut buf = Buffer::alloc(len, kind)?;
         if let Some(n) = node {
             buf.bind(&MemPolicy::Bind(NodeSet::from_iter([n])))?;
         }
@@ -122,7 +84,7 @@ impl Mapping {
                 };
                 (name, r.page_size_bytes)
             }
-            Err(_) => (format!("{} (unverified)", self.kind.name()), base),
+            Err(_) => (format!("{} (unverified)", asked_name(self.kind)), base),
         }
     }
 

@@ -10,12 +10,13 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use bench::events::{Event, Observer};
-use bench::exec::{
-    self, numa_maps::NumaPages, Direction, ExecError, ExecReport, Machine, Metric, OutputSink,
-    Plan, PolicyResult, PolicyVerdict, ResolvedCommand, Stream,
+use exec::{
+    numa_maps::NumaPages, Direction, ExecError, ExecReport, Metric, OutputSink, Plan, PolicyResult,
+    PolicyVerdict, ResolvedCommand, Scope, Stream,
 };
-use topo::{SysRoot, Topology};
+use topo::SysRoot;
 
 use crate::cli::Global;
 use crate::output;
@@ -137,36 +138,6 @@ fn to_usage(e: ExecError) -> anyhow::Error {
     anyhow::Error::new(e)
 }
 
-fn machine(quiet: bool) -> (Machine, Option<Topology>) {
-    let root = SysRoot::live();
-    let allowed = place::Allowed::current(&root).ok();
-    let weighted = place::policy::supports_weighted_interleave(&root);
-    match Topology::discover(&root) {
-        Ok(t) => {
-            let m = Machine::from_topology(
-                &t,
-                allowed.as_ref().map(|a| a.cpus.clone()),
-                allowed.as_ref().map(|a| a.mems.clone()),
-                weighted,
-            );
-            (m, Some(t))
-        }
-        Err(e) => {
-            output::warn(
-                quiet,
-                &format!("topology discovery failed ({e}); reading nodes directly"),
-            );
-            let m = Machine::read(&root).unwrap_or(Machine {
-                nodes: Vec::new(),
-                allowed_cpus: None,
-                allowed_mems: None,
-                weighted_interleave: weighted,
-            });
-            (m, None)
-        }
-    }
-}
-
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(size) = args.touch {
         return touch(size, args.touch_hold_ms);
@@ -199,16 +170,16 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     let command = ResolvedCommand::resolve(&args.command, std::env::var_os("PATH").as_deref())
         .map_err(to_usage)?;
-    let (machine, topo) = machine(g.quiet);
-    let policies = machine.expand(&items).map_err(to_usage)?;
-    let plan = Plan::new(command, &policies, &machine).map_err(to_usage)?;
+    let scope = Scope::read(&SysRoot::live()).context("reading this machine's NUMA nodes")?;
+    let policies = scope.expand(&items).map_err(to_usage)?;
+    let plan = Plan::new(command, &policies, &scope).map_err(to_usage)?;
 
     let stop = crate::signal::stop_flag();
     let _lock = record::take_lock(args.wait, g.quiet, &stop)?;
     let rec = if args.no_save {
         None
     } else {
-        let new = record::new_run(&SysRoot::live(), topo.as_ref(), None);
+        let new = record::new_run(&SysRoot::live(), Some(&scope.topology), None);
         match Recording::open(g, &new) {
             Ok(r) => Some(r),
             Err(e) => {
@@ -226,7 +197,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         timeout,
         fail_fast: args.fail_fast,
         sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
-        floor_pct: exec::DEFAULT_FLOOR_PCT,
+        floor_pct: exec::EXEC_FLOOR_PCT,
         root: SysRoot::live(),
     };
     let outcome = exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);

@@ -206,7 +206,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let opts = ChaseOpts {
         size_bytes: size,
         stride_bytes: args.stride,
-        pages: args.pages.to_lat().unwrap_or(PageKind::Small),
+        pages: args.pages.to_lat().unwrap_or(PageKind::NoThp),
         tlb_group_pages: args.tlb_pages,
         seed: args.seed,
     };

@@ -84,21 +84,23 @@ fn slug(step: &Step) -> String {
     step.name().replace(' ', "-")
 }
 
-const STEP_NAMES: &str = "bw-local, bw-matrix, bw-global, bw-interleave, bw-weighted, bw-scaling, \
-     lat-matrix, lat-sweep, lat-per-cpu, lat-loaded, lat-c2c";
+/// Every step name `--only`/`--skip` take (their `ValueEnum`), for messages.
+fn step_names() -> String {
+    use clap::ValueEnum;
+    let names: Vec<String> =
+        crate::grammar::StepName::value_variants().iter().map(|s| s.name()).collect();
+    names.join(", ")
+}
 
+/// Keeps the steps `only` names (all when empty) minus those `skip` names;
+/// the names were checked by clap.
 fn filter_steps(plan: &mut SuitePlan, only: &[String], skip: &[String]) -> anyhow::Result<()> {
-    for name in only.iter().chain(skip) {
-        if !STEP_NAMES.split(", ").any(|n| n.trim() == name) {
-            crate::usage!("unknown step '{name}' (steps: {STEP_NAMES})");
-        }
-    }
     plan.steps.retain(|s| {
         let n = slug(&s.step);
         (only.is_empty() || only.contains(&n)) && !skip.contains(&n)
     });
     if plan.steps.is_empty() {
-        crate::usage!("no step left to run on this machine (steps: {STEP_NAMES})");
+        crate::usage!("no step left to run on this machine (steps: {})", step_names());
     }
     Ok(())
 }
@@ -253,4 +255,35 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topo::synthetic::Machine;
+    use topo::Vendor;
+
+    /// Every step a plan can hold is one `--only`/`--skip` accept, and
+    /// every name they accept is a step some plan holds.
+    #[test]
+    fn step_names_are_the_plans() {
+        let t = Machine::new(Vendor::Intel, "Xeon")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-3", 8 << 30)
+            .node(1, "4-7", 8 << 30)
+            .build();
+        let mut planned: Vec<String> = Vec::new();
+        for budget in [Budget::Quick, Budget::Default, Budget::Thorough] {
+            let plan = SuitePlan::for_topology(&t, budget, true);
+            planned.extend(plan.steps.iter().map(|s| slug(&s.step)));
+        }
+        let names = step_names();
+        for p in &planned {
+            assert!(names.split(", ").any(|n| n == p), "{p} is not a --only value: {names}");
+        }
+        for n in names.split(", ") {
+            assert!(planned.iter().any(|p| p == n), "{n} names no planned step: {planned:?}");
+        }
+    }
 }

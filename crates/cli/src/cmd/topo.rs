@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use comfy_table::{CellAlignment, Table};
-use topo::{CacheKind, Node, NodeKind, SysRoot, TopoError, Topology};
+use topo::{CacheKind, Confidence, Node, NodeKind, SysRoot, TopoError, Topology};
 
 use crate::cli::Global;
 use crate::output;
@@ -86,9 +86,26 @@ fn right(t: &mut Table, cols: &[usize]) {
     }
 }
 
-/// The readable summary.
+/// The readable summary: one section after another, in the order below.
 pub fn render(t: &Topology) -> String {
     let mut s = String::new();
+    header(&mut s, t);
+    numa_mode(&mut s, t);
+    packages(&mut s, t);
+    caches(&mut s, t);
+    nodes(&mut s, t);
+    hmat(&mut s, t);
+    memory_side_caches(&mut s, t);
+    memory_tiers(&mut s, t);
+    devices(&mut s, t);
+    limits(&mut s, t);
+    cmdline(&mut s, t);
+    warnings(&mut s, t);
+    s
+}
+
+/// Where the facts come from, the one-line summary, CPUs and memory.
+fn header(s: &mut String, t: &Topology) {
     let src = if t.live { "this machine".to_string() } else { format!("capture at {}", t.root) };
     let _ = writeln!(s, "Topology of {src}");
     let _ = writeln!(s, "  {}", t.summary_line());
@@ -131,12 +148,36 @@ pub fn render(t: &Topology) -> String {
         }
         let _ = writeln!(s, "{line}");
     }
-    let m = &t.numa_mode;
-    let label = m.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
-    let _ = writeln!(s, "\nNUMA mode: {}{label}", serde_plain(&m.kind));
-    let _ = writeln!(s, "  {}", m.reason);
+}
 
-    // Packages.
+/// The inferred NUMA mode, how sure it is, its reason and the other
+/// readings the evidence fits.
+fn numa_mode(s: &mut String, t: &Topology) {
+    let m = &t.numa_mode;
+    let label = m.label_text().map(|l| format!(" ({l})")).unwrap_or_default();
+    let _ =
+        writeln!(s, "\nNUMA mode: {}{label}, {}", serde_plain(&m.kind), serde_plain(&m.confidence));
+    let _ = writeln!(s, "  {}", m.reason);
+    if m.alternatives.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "  {}",
+        if m.confidence == Confidence::Ambiguous {
+            "candidates, and what tells them apart:"
+        } else {
+            "also possible, and what would tell:"
+        }
+    );
+    for a in &m.alternatives {
+        let name = a.label.clone().unwrap_or_else(|| serde_plain(&a.kind));
+        let _ = writeln!(s, "  - {name}: {}", a.tell);
+    }
+}
+
+/// One row per package: CPUs, dies, clusters, cores, threads, nodes.
+fn packages(s: &mut String, t: &Topology) {
     let with_clusters = t.cluster_count().is_some();
     let mut hdr: Vec<String> = ["package", "CPUs", "dies"].map(String::from).to_vec();
     if with_clusters {
@@ -166,8 +207,10 @@ pub fn render(t: &Topology) -> String {
         right(&mut tb, &[0, 2, 3, 4]);
     }
     let _ = writeln!(s, "\nPackages\n{tb}");
+}
 
-    // Caches: one row per (level, kind, size) with instance count and sharing.
+/// Caches: one row per (level, kind, size) with instance count and sharing.
+fn caches(s: &mut String, t: &Topology) {
     if !t.caches.is_empty() {
         let mut groups: BTreeMap<(u8, u8, u64), Vec<&topo::Cache>> = BTreeMap::new();
         for c in &t.caches {
@@ -202,8 +245,10 @@ pub fn render(t: &Topology) -> String {
         right(&mut tb, &[1, 2, 3]);
         let _ = writeln!(s, "\nCaches (sizes in KiB/MiB = 2^10/2^20 bytes)\n{tb}");
     }
+}
 
-    // Nodes.
+/// NUMA nodes and the distance matrix.
+fn nodes(s: &mut String, t: &Topology) {
     if t.nodes.is_empty() {
         let _ = writeln!(s, "\nNUMA nodes: none reported (no sys/devices/system/node)");
     } else {
@@ -226,9 +271,12 @@ pub fn render(t: &Topology) -> String {
         right(&mut tb, &[0, 3, 4]);
         let _ = writeln!(s, "\nNUMA nodes (GiB = 2^30 bytes)\n{tb}");
         s.push_str(&distance_matrix(t));
+        s.push_str(&distance_tiers(t));
     }
+}
 
-    // HMAT.
+/// HMAT performance per memory node and access class.
+fn hmat(s: &mut String, t: &Topology) {
     let hmat: Vec<&Node> = t.nodes.iter().filter(|n| n.hmat.is_some()).collect();
     if !hmat.is_empty() {
         let mut tb = output::table(
@@ -269,8 +317,10 @@ pub fn render(t: &Topology) -> String {
              kernel reports them)\n{tb}"
         );
     }
+}
 
-    // Memory-side caches.
+/// Memory-side caches (HMAT).
+fn memory_side_caches(s: &mut String, t: &Topology) {
     let msc: Vec<&Node> = t.nodes.iter().filter(|n| !n.memory_side_caches.is_empty()).collect();
     if !msc.is_empty() {
         let mut tb = output::table(
@@ -292,14 +342,19 @@ pub fn render(t: &Topology) -> String {
         }
         let _ = writeln!(s, "\nMemory-side caches\n{tb}");
     }
+}
 
+/// The kernel's memory tiers.
+fn memory_tiers(s: &mut String, t: &Topology) {
     if !t.memory_tiers.is_empty() {
         let tiers: Vec<String> =
             t.memory_tiers.iter().map(|m| format!("tier {}: nodes {}", m.id, m.nodes)).collect();
         let _ = writeln!(s, "\nMemory tiers (lower tier = faster memory): {}", tiers.join("; "));
     }
+}
 
-    // Devices.
+/// PCI devices and their nodes.
+fn devices(s: &mut String, t: &Topology) {
     if !t.devices.is_empty() {
         let mut tb = output::table(
             ["PCI address", "class", "class code", "vendor:device", "node", "local CPUs"]
@@ -325,8 +380,10 @@ pub fn render(t: &Topology) -> String {
             "\nDevices (node \"unknown\": the firmware gives none, numa_node = -1)\n{tb}"
         );
     }
+}
 
-    // Limits.
+/// cgroup and affinity limits of this process.
+fn limits(s: &mut String, t: &Topology) {
     let cg = &t.cgroup;
     let _ = writeln!(s, "\nCPU and memory limits");
     let set =
@@ -355,8 +412,10 @@ pub fn render(t: &Topology) -> String {
             "no restriction: this process may use every CPU and node"
         }
     );
+}
 
-    // Kernel command line.
+/// The NUMA-related kernel command-line options.
+fn cmdline(s: &mut String, t: &Topology) {
     match &t.cmdline.raw {
         None => {
             let _ = writeln!(s, "\nKernel command line: not available");
@@ -374,14 +433,16 @@ pub fn render(t: &Topology) -> String {
             let _ = writeln!(s, "\nKernel command line (NUMA-related): {}", opts.join(" "));
         }
     }
+}
 
+/// What discovery warned about.
+fn warnings(s: &mut String, t: &Topology) {
     if !t.warnings.is_empty() {
         let _ = writeln!(s, "\nWarnings");
         for w in &t.warnings {
             let _ = writeln!(s, "  - {w}");
         }
     }
-    s
 }
 
 fn hugepages(n: &Node) -> String {
@@ -419,6 +480,38 @@ fn distance_matrix(t: &Topology) -> String {
             let _ = write!(s, " {d:>w$}");
         }
         s.push('\n');
+    }
+    s
+}
+
+/// The distance tiers, one line each: distance, pairs, an example pair
+/// and the groups of nodes joined by every distance up to the tier's.
+fn distance_tiers(t: &Topology) -> String {
+    if t.nodes.len() < 2 || t.distance_tiers.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nDistance tiers (nodes grouped by every distance up to the tier's, as hwloc does):\n",
+    );
+    let w = t.distance_tiers.iter().map(|x| x.distance.to_string().len()).max().unwrap_or(2);
+    for x in &t.distance_tiers {
+        let groups = if x.groups.iter().all(|g| g.len() == 1) {
+            "each node alone".to_string()
+        } else if x.groups.len() == 1 {
+            format!("one group {}", x.groups[0])
+        } else {
+            let mut g: Vec<String> = x.groups.iter().take(8).map(|g| g.to_list()).collect();
+            if x.groups.len() > 8 {
+                g.push(format!("... ({} groups)", x.groups.len()));
+            }
+            format!("groups {}", g.join(" | "))
+        };
+        let what = if x.example.from == x.example.to {
+            "local".to_string()
+        } else {
+            format!("e.g. {}->{}", x.example.from, x.example.to)
+        };
+        let _ = writeln!(s, "  {:>w$}: {} pair(s), {what}; {groups}", x.distance, x.pairs);
     }
     s
 }

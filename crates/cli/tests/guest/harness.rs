@@ -65,6 +65,9 @@ pub struct Machine {
     hmat: Vec<String>,
     cmdline: Vec<String>,
     commands: Vec<(String, String)>,
+    /// QEMU `-cpu` model instead of the accelerator's default (`host`
+    /// under KVM, `max` under TCG), e.g. `EPYC`.
+    cpu_model: Option<String>,
 }
 
 impl Machine {
@@ -83,6 +86,7 @@ impl Machine {
             hmat: Vec::new(),
             cmdline: Vec::new(),
             commands: Vec::new(),
+            cpu_model: None,
         }
     }
 
@@ -116,6 +120,13 @@ impl Machine {
             );
         }
         self.hmat = entries.to_vec();
+        self
+    }
+
+    /// The CPU model QEMU emulates (`-cpu MODEL`), e.g. `EPYC`: its vendor,
+    /// family and cache leaves are what the guest kernel reads.
+    pub fn cpu_model(mut self, model: &str) -> Machine {
+        self.cpu_model = Some(model.to_string());
         self
     }
 
@@ -244,6 +255,9 @@ run() {
             .collect::<Vec<_>>()
             .join(" ");
         let mut args = accel().args();
+        if let (Some(model), Some(i)) = (&self.cpu_model, args.iter().position(|a| a == "-cpu")) {
+            args[i + 1] = model.clone();
+        }
         args.extend(self.qemu_args());
         args.extend(
             [

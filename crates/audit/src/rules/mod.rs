@@ -1,0 +1,249 @@
+//! The rules: each reads the topology, settings, memory population and
+//! evidence, and says what is set, what the profile expects, why, and how
+//! to change it.
+
+use serde::{Deserialize, Serialize};
+use topo::{DeviceClass, NumaModeKind, Topology};
+
+use crate::evidence::Evidence;
+use crate::profile::Profile;
+use crate::read::Read;
+use crate::settings::{IommuMode, Settings};
+use crate::smbios::MemoryPopulation;
+
+mod cpu;
+mod devices;
+mod kernel;
+mod memory;
+mod numa;
+
+pub use cpu::DEEP_CSTATE_US;
+pub use memory::{IMBALANCE, LOW_PEAK_FRACTION, NEARLY_FULL};
+
+/// How much a finding matters, in increasing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Set as the profile wants.
+    Ok,
+    /// Worth knowing; a recommendation.
+    Info,
+    /// Absent or could not be read: numaprobe does not guess.
+    Unknown,
+    /// Costs performance for this profile.
+    Warn,
+    /// Costs a lot (e.g. the NUMA topology hidden).
+    Critical,
+}
+
+impl Severity {
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Ok => "ok",
+            Severity::Info => "info",
+            Severity::Unknown => "unknown",
+            Severity::Warn => "warn",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// What a fix takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Needs {
+    /// Nothing to change.
+    Nothing,
+    /// A command on the running system.
+    Runtime,
+    /// A kernel command-line change and a reboot.
+    Reboot,
+    /// A firmware (BIOS/UEFI) setting and a reboot.
+    Bios,
+    /// Moving or adding hardware (DIMMs, cards).
+    Hardware,
+}
+
+/// One checked item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable identifier, e.g. `kernel.zone_reclaim_mode`.
+    pub id: String,
+    pub severity: Severity,
+    /// Short name for tables.
+    pub title: String,
+    /// What the machine has.
+    pub found: String,
+    /// What the profile wants.
+    pub expected: String,
+    /// Why, in one sentence.
+    pub why: String,
+    /// The exact command or BIOS setting (empty when nothing to do).
+    pub fix: String,
+    pub needs: Needs,
+    /// Measured figures that support the finding.
+    pub evidence: Option<String>,
+}
+
+/// What the rules look at.
+pub struct Inputs<'a> {
+    pub topology: &'a Topology,
+    pub settings: &'a Settings,
+    pub memory: &'a Read<MemoryPopulation>,
+    pub evidence: &'a Evidence,
+    pub profile: Profile,
+}
+
+/// One rule: the id and title of the findings it gives, and its check.
+pub struct Rule {
+    /// Stable identifier, e.g. `kernel.zone_reclaim_mode`.
+    pub id: &'static str,
+    /// Short name for tables.
+    pub title: &'static str,
+    check: fn(&Rule, &Inputs) -> Vec<Finding>,
+}
+
+impl Rule {
+    /// Runs the rule.
+    pub fn check(&self, i: &Inputs) -> Vec<Finding> {
+        (self.check)(self, i)
+    }
+
+    /// A finding of this rule, to be filled in.
+    fn finding(&self, severity: Severity) -> F {
+        F {
+            f: Finding {
+                id: self.id.to_string(),
+                severity,
+                title: self.title.to_string(),
+                found: String::new(),
+                expected: String::new(),
+                why: String::new(),
+                fix: String::new(),
+                needs: Needs::Nothing,
+                evidence: None,
+            },
+        }
+    }
+
+    /// The finding for a setting that is absent or could not be read.
+    fn not_read<T>(&self, what: &str, r: &Read<T>, expected: &str) -> Vec<Finding> {
+        let found = match r {
+            Read::Unreadable(reason) => format!("could not read {what}: {reason}"),
+            _ => format!(
+                "{what} is absent (this kernel does not have it, or the capture did not record it)"
+            ),
+        };
+        let fix = match r {
+            Read::Unreadable(reason) if reason.contains("ermission") => {
+                "run numaprobe audit as root"
+            }
+            _ => "",
+        };
+        self.finding(Severity::Unknown)
+            .found(found)
+            .expected(expected)
+            .why("numaprobe does not guess a setting it could not read.")
+            .fix(fix, if fix.is_empty() { Needs::Nothing } else { Needs::Runtime })
+            .done()
+    }
+}
+
+/// Every rule, in report order: each finding's `id` and `title` come from
+/// its rule's entry here, never from the rule's code.
+pub const RULES: &[Rule] = &[
+    Rule { id: "numa.mode", title: "NUMA visibility", check: numa::numa_mode },
+    Rule { id: "numa.sub_numa", title: "Nodes per package (SNC/NPS)", check: numa::sub_numa },
+    Rule { id: "numa.remote_penalty", title: "Remote access penalty", check: numa::remote_penalty },
+    Rule { id: "placement.profile", title: "Placement for this profile", check: numa::placement },
+    Rule {
+        id: "kernel.numa_balancing",
+        title: "Automatic NUMA balancing",
+        check: kernel::numa_balancing,
+    },
+    Rule { id: "kernel.zone_reclaim_mode", title: "Zone reclaim", check: kernel::zone_reclaim },
+    Rule { id: "kernel.thp_enabled", title: "Transparent huge pages", check: kernel::thp_enabled },
+    Rule { id: "kernel.thp_defrag", title: "THP defrag", check: kernel::thp_defrag },
+    Rule { id: "kernel.hugepages", title: "Huge pages per node", check: kernel::hugepages },
+    Rule { id: "kernel.swappiness", title: "Swappiness", check: kernel::swappiness },
+    Rule { id: "cpu.governor", title: "CPU frequency governor", check: cpu::governor },
+    Rule { id: "cpu.epp", title: "Energy performance preference", check: cpu::epp },
+    Rule { id: "cpu.boost", title: "Turbo / boost", check: cpu::boost },
+    Rule { id: "cpu.cstates", title: "C-states", check: cpu::cstates },
+    Rule { id: "cpu.smt", title: "SMT (Hyper-Threading)", check: cpu::smt },
+    Rule { id: "cpu.isolation", title: "CPU isolation", check: cpu::isolation },
+    Rule { id: "iommu.mode", title: "IOMMU mode", check: cpu::iommu },
+    Rule { id: "memory.population", title: "DIMM population", check: memory::population },
+    Rule {
+        id: "memory.peak_fraction",
+        title: "Measured vs theoretical bandwidth",
+        check: memory::peak_fraction,
+    },
+    Rule { id: "memory.free", title: "Free memory per node", check: memory::free_memory },
+    Rule { id: "devices.locality", title: "Device locality", check: devices::device_locality },
+    Rule {
+        id: "devices.gpu_affinity",
+        title: "CPUs nearest each GPU",
+        check: devices::gpu_affinity,
+    },
+];
+
+/// Runs every rule; findings sorted most severe first, stable within a severity.
+pub fn check_all(i: &Inputs) -> Vec<Finding> {
+    let mut all: Vec<Finding> = RULES.iter().flat_map(|r| r.check(i)).collect();
+    all.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    all
+}
+
+struct F {
+    f: Finding,
+}
+
+impl F {
+    fn found(mut self, s: impl Into<String>) -> Self {
+        self.f.found = s.into();
+        self
+    }
+    fn expected(mut self, s: impl Into<String>) -> Self {
+        self.f.expected = s.into();
+        self
+    }
+    fn why(mut self, s: impl Into<String>) -> Self {
+        self.f.why = s.into();
+        self
+    }
+    fn fix(mut self, s: impl Into<String>, needs: Needs) -> Self {
+        self.f.fix = s.into();
+        self.f.needs = needs;
+        self
+    }
+    fn evidence(mut self, e: Option<String>) -> Self {
+        self.f.evidence = e;
+        self
+    }
+    fn done(self) -> Vec<Finding> {
+        vec![self.f]
+    }
+}
+
+fn multi_node(t: &Topology) -> bool {
+    t.cpu_nodes().count() > 1 || t.memory_nodes().count() > 1
+}
+
+fn latency_evidence(ev: &Evidence) -> Option<String> {
+    ev.remote_local_latency_ratio.map(|r| {
+        let worst = ev
+            .worst_remote_local_latency_ratio
+            .map(|w| format!(" (worst pair {w:.1}x)"))
+            .unwrap_or_default();
+        let bw = ev
+            .remote_local_bandwidth_ratio
+            .map(|b| format!("; remote bandwidth {:.0}% of local", b * 100.0))
+            .unwrap_or_default();
+        format!("measured remote latency {r:.1}x local{worst}{bw}")
+    })
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}

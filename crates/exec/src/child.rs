@@ -1,0 +1,575 @@
+//! Running the command once: resolve it, spawn it in its own process group
+//! under a placement, capture its output, sample where its pages are, time
+//! it out or interrupt it, and collect `wait4`'s resource usage.
+//!
+//! Everything the child does between `fork` and `exec` is a raw system call
+//! on memory prepared in the parent (async-signal-safe).
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use crate::numa_maps::{self, NumaSample};
+use crate::ExecError;
+use bench::events::StopFlag;
+use place::ChildPlacement;
+
+/// How long a signalled process group gets before the next, harder signal.
+pub const KILL_GRACE: Duration = Duration::from_millis(1000);
+
+/// How much of each output stream is kept: the first and the last this
+/// many bytes.
+const KEEP_BYTES: usize = 1 << 20;
+
+/// The command to run, checked and resolved before any run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedCommand {
+    /// The file that is executed.
+    pub program: PathBuf,
+    /// `argv[0]` as the user wrote it (busybox applets look at it).
+    pub arg0: OsString,
+    pub args: Vec<OsString>,
+}
+
+impl ResolvedCommand {
+    /// Resolves `argv[0]` like `execvp` does (a name with a `/` is a path;
+    /// otherwise each `PATH` entry, `/usr/local/bin:/usr/bin:/bin` when
+    /// unset) and checks that it is an executable file.
+    pub fn resolve(argv: &[OsString], path_env: Option<&OsStr>) -> Result<Self, ExecError> {
+        let (arg0, args) = argv.split_first().ok_or(ExecError::NoCommand)?;
+        let name = Path::new(arg0);
+        let program = if arg0.as_bytes().contains(&b'/') {
+            check_executable(name)?;
+            name.to_path_buf()
+        } else {
+            let path = path_env.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
+            let mut not_exec = None;
+            let mut found = None;
+            for dir in std::env::split_paths(path) {
+                let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+                let cand = dir.join(name);
+                match check_executable(&cand) {
+                    Ok(()) => {
+                        found = Some(cand);
+                        break;
+                    }
+                    Err(e @ ExecError::NotExecutable(..)) => {
+                        not_exec.get_or_insert(e);
+                    }
+                    Err(_) => {}
+                }
+            }
+            match (found, not_exec) {
+                (Some(p), _) => p,
+                (None, Some(e)) => return Err(e),
+                (None, None) => {
+                    return Err(ExecError::CommandNotFound(arg0.to_string_lossy().into_owned()))
+                }
+            }
+        };
+        Ok(ResolvedCommand { program, arg0: arg0.clone(), args: args.to_vec() })
+    }
+
+    /// The command line for display, arguments with spaces quoted.
+    pub fn display(&self) -> Vec<String> {
+        std::iter::once(&self.arg0)
+            .chain(&self.args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+fn check_executable(p: &Path) -> Result<(), ExecError> {
+    let meta = match std::fs::metadata(p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(ExecError::CommandNotFound(p.display().to_string()))
+        }
+        Err(e) => return Err(ExecError::NotExecutable(p.to_path_buf(), e)),
+    };
+    if meta.is_dir() {
+        return Err(ExecError::NotExecutable(p.to_path_buf(), io::Error::other("is a directory")));
+    }
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|e| ExecError::NotExecutable(p.to_path_buf(), e.into()))?;
+    // SAFETY: c is a valid NUL-terminated string; access only reads it.
+    let ok = unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0;
+    if !ok || meta.permissions().mode() & 0o111 == 0 {
+        let why = io::Error::new(io::ErrorKind::PermissionDenied, "permission to execute denied");
+        return Err(ExecError::NotExecutable(p.to_path_buf(), why));
+    }
+    Ok(())
+}
+
+/// Receives the command's output as it arrives (`--show-output`).
+pub trait OutputSink: Send + Sync {
+    fn chunk(&self, stream: Stream, bytes: &[u8]);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Exit of the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl Exit {
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Output kept from one stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// The first and last [`KEEP_BYTES`] bytes, lossily decoded, with a
+    /// marker where the middle was left out.
+    pub text: String,
+    pub total_bytes: u64,
+}
+
+impl Captured {
+    /// The last `n` lines.
+    pub fn tail_lines(&self, n: usize) -> Vec<String> {
+        let lines: Vec<&str> = self.text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect()
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub wall: Duration,
+    pub user: Duration,
+    pub sys: Duration,
+    /// Peak resident set of the command and the descendants it waited for.
+    pub max_rss_kib: u64,
+    pub exit: Exit,
+    pub timed_out: bool,
+    pub interrupted: bool,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    /// The fullest `numa_maps` reading (most resident KiB) of each process
+    /// of the group, summed.
+    pub numa: NumaSample,
+    /// Readings taken, and processes summed.
+    pub numa_samples: u32,
+    pub numa_processes: u32,
+    /// Processes the command left in its group, terminated after it exited.
+    pub leftovers_killed: u32,
+    /// An output pipe stayed open after the run (a process outside the
+    /// group holds it); that output was abandoned.
+    pub output_abandoned: bool,
+}
+
+/// Knobs of one run.
+pub struct RunOptions<'a> {
+    pub timeout: Option<Duration>,
+    pub stop: &'a StopFlag,
+    pub sink: Option<Arc<dyn OutputSink>>,
+    /// Read `numa_maps` while the command runs.
+    pub sample: bool,
+}
+
+fn sample_interval(elapsed: Duration) -> Duration {
+    if elapsed < Duration::from_millis(500) {
+        Duration::from_millis(20)
+    } else if elapsed < Duration::from_secs(5) {
+        Duration::from_millis(100)
+    } else {
+        Duration::from_millis(500)
+    }
+}
+
+/// Processes of process group `pgid` that are not zombies, from `/proc`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
+    rd.filter_map(|e| {
+        let name = e.ok()?.file_name();
+        let pid: i32 = name.to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (state, pgrp) = parse_stat_state_pgrp(&stat)?;
+        (pgrp == pgid && state != 'Z' && state != 'X').then_some(pid)
+    })
+    .collect()
+}
+
+/// State and process group from a `/proc/PID/stat` line (the command name
+/// may hold spaces and parentheses, so fields are counted from the last `)`).
+fn parse_stat_state_pgrp(stat: &str) -> Option<(char, i32)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let _ppid = f.next()?;
+    let pgrp = f.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+fn signal_group(pgid: i32, sig: libc::c_int) {
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: kill has no memory effects; pgid > 1 so this never signals
+    // every process or our own group by accident.
+    unsafe {
+        if libc::kill(-pgid, sig) != 0 {
+            libc::kill(pgid, sig);
+        }
+    }
+}
+
+fn spawn_reader(
+    mut pipe: impl Read + Send + 'static,
+    stream: Stream,
+    sink: Option<Arc<dyn OutputSink>>,
+    done: mpsc::Sender<(Stream, Captured)>,
+) {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut total = 0u64;
+        let mut cut = false;
+        let mut chunk = [0u8; 65536];
+        loop {
+            match pipe.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    total += n as u64;
+                    if let Some(s) = &sink {
+                        s.chunk(stream, &chunk[..n]);
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if buf.len() > 3 * KEEP_BYTES {
+                        buf.drain(KEEP_BYTES..buf.len() - KEEP_BYTES);
+                        cut = true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if buf.len() > 2 * KEEP_BYTES {
+            buf.drain(KEEP_BYTES..buf.len() - KEEP_BYTES);
+            cut = true;
+        }
+        let text = if cut {
+            let skipped = total - buf.len() as u64;
+            let (head, tail) = buf.split_at(KEEP_BYTES);
+            format!(
+                "{}\n[... {skipped} bytes left out ...]\n{}",
+                String::from_utf8_lossy(head),
+                String::from_utf8_lossy(tail)
+            )
+        } else {
+            String::from_utf8_lossy(&buf).into_owned()
+        };
+        let _ = done.send((stream, Captured { text, total_bytes: total }));
+    });
+}
+
+fn pidfd_open(pid: i32) -> Option<libc::c_int> {
+    // SAFETY: pidfd_open takes a pid and flags, returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    (fd >= 0).then_some(fd as libc::c_int)
+}
+
+/// Waits until `fd` is readable (the process exited) or `wait` passes.
+fn wait_readable(fd: Option<libc::c_int>, wait: Duration) {
+    match fd {
+        Some(fd) => {
+            let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let ms = wait.as_millis().clamp(0, i32::MAX as u128) as libc::c_int;
+            // SAFETY: p is one valid pollfd for the duration of the call.
+            unsafe { libc::poll(&mut p, 1, ms) };
+        }
+        None => std::thread::sleep(wait.min(Duration::from_millis(2))),
+    }
+}
+
+fn tv(t: libc::timeval) -> Duration {
+    Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+}
+
+/// Runs `cmd` once under `placement` (`None`: everything inherited) and
+/// waits for it.
+pub fn run_once(
+    cmd: &ResolvedCommand,
+    placement: Option<&ChildPlacement>,
+    opts: &RunOptions<'_>,
+) -> Result<RunOutcome, ExecError> {
+    // The masks are built here, in the parent: the child only makes system calls.
+    let setup = placement.map(ChildPlacement::prepare);
+    let mut command = std::process::Command::new(&cmd.program);
+    command
+        .arg0(&cmd.arg0)
+        .args(&cmd.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: the closure only makes system calls (setpgid, prctl, and
+    // through place's apply_in_child sched_setaffinity and set_mempolicy) on
+    // masks built before fork: no allocation, no locks.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // the command dies with numaprobe rather than outliving it
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            match &setup {
+                Some(s) => s.apply_in_child(),
+                None => Ok(()),
+            }
+        });
+    }
+    let start = Instant::now();
+    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
+        program: cmd.program.clone(),
+        placement: crate::policy::describe(placement),
+        source,
+    })?;
+    let pid = child.id() as i32;
+    // Also set the group from this side, so a signal sent before the child
+    // ran its pre_exec still reaches the group (EACCES after exec is fine).
+    // SAFETY: setpgid has no memory effects.
+    unsafe { libc::setpgid(pid, pid) };
+
+    let (tx, rx) = mpsc::channel();
+    if let Some(out) = child.stdout.take() {
+        spawn_reader(out, Stream::Stdout, opts.sink.clone(), tx.clone());
+    }
+    if let Some(err) = child.stderr.take() {
+        spawn_reader(err, Stream::Stderr, opts.sink.clone(), tx.clone());
+    }
+    drop(tx);
+
+    let pidfd = pidfd_open(pid);
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data; zeroed is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut last: HashMap<i32, NumaSample> = HashMap::new();
+    let mut samples = 0u32;
+    let mut next_sample = start;
+    let mut next_group_scan = start;
+    let mut timed_out = false;
+    let mut interrupted = false;
+    // (when, signal) still to send once the previous one was ignored
+    let mut escalation: Vec<(Instant, libc::c_int)> = Vec::new();
+    let wall;
+    loop {
+        // SAFETY: status and ru are valid out-pointers for wait4.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        let now = Instant::now();
+        if r == pid {
+            wall = now - start;
+            break;
+        }
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                signal_group(pid, libc::SIGKILL);
+                return Err(ExecError::Wait(e));
+            }
+        }
+        if !interrupted && opts.stop.is_stopped() {
+            interrupted = true;
+            signal_group(pid, libc::SIGINT);
+            escalation =
+                vec![(now + KILL_GRACE, libc::SIGTERM), (now + 2 * KILL_GRACE, libc::SIGKILL)];
+        }
+        if let Some(t) = opts.timeout {
+            if !timed_out && !interrupted && now - start >= t {
+                timed_out = true;
+                signal_group(pid, libc::SIGTERM);
+                escalation = vec![(now + KILL_GRACE, libc::SIGKILL)];
+            }
+        }
+        while let Some(&(at, sig)) = escalation.first() {
+            if now < at {
+                break;
+            }
+            signal_group(pid, sig);
+            escalation.remove(0);
+        }
+        if opts.sample && now >= next_sample {
+            let mut pids = vec![pid];
+            if now >= next_group_scan {
+                pids = group_members(pid);
+                if !pids.contains(&pid) {
+                    pids.push(pid);
+                }
+                next_group_scan = now + Duration::from_millis(100);
+            }
+            for p in pids {
+                if let Ok(text) = std::fs::read_to_string(format!("/proc/{p}/numa_maps")) {
+                    let s = numa_maps::parse(&text);
+                    // Keep each process's fullest reading: an exiting
+                    // process reads empty, and one that frees its memory
+                    // before exiting would otherwise hide where it was.
+                    let size = numa_maps::total_kib(&s);
+                    if size > 0
+                        && !matches!(last.get(&p), Some(old) if numa_maps::total_kib(old) > size)
+                    {
+                        last.insert(p, s);
+                    }
+                }
+            }
+            samples += 1;
+            next_sample = Instant::now() + sample_interval(now - start);
+        }
+        let mut wake = now + Duration::from_millis(50);
+        if opts.sample {
+            wake = wake.min(next_sample);
+        }
+        if let Some(t) = opts.timeout {
+            if !timed_out {
+                wake = wake.min(start + t);
+            }
+        }
+        if let Some(&(at, _)) = escalation.first() {
+            wake = wake.min(at);
+        }
+        wait_readable(pidfd, wake.saturating_duration_since(Instant::now()));
+    }
+    if let Some(fd) = pidfd {
+        // SAFETY: fd came from pidfd_open and is closed once.
+        unsafe { libc::close(fd) };
+    }
+    // The child is reaped; the handle only closes what it still holds.
+    drop(child);
+
+    // Whatever the command left running in its group is ended, so the next
+    // run starts on a quiet machine and the output pipes close.
+    let mut leftovers = group_members(pid);
+    let leftovers_killed = leftovers.len() as u32;
+    if !leftovers.is_empty() {
+        signal_group(pid, libc::SIGTERM);
+        let until = Instant::now() + KILL_GRACE;
+        while !leftovers.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+            leftovers = group_members(pid);
+        }
+        if !leftovers.is_empty() {
+            signal_group(pid, libc::SIGKILL);
+        }
+    }
+
+    let mut stdout = Captured::default();
+    let mut stderr = Captured::default();
+    let mut got = 0;
+    let until = Instant::now() + KILL_GRACE;
+    while got < 2 {
+        match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok((Stream::Stdout, c)) => stdout = c,
+            Ok((Stream::Stderr, c)) => stderr = c,
+            Err(_) => break,
+        }
+        got += 1;
+    }
+
+    let mut numa = NumaSample::new();
+    for s in last.values() {
+        numa_maps::add(&mut numa, s);
+    }
+    let exit = if libc::WIFEXITED(status) {
+        Exit { code: Some(libc::WEXITSTATUS(status)), signal: None }
+    } else if libc::WIFSIGNALED(status) {
+        Exit { code: None, signal: Some(libc::WTERMSIG(status)) }
+    } else {
+        Exit { code: None, signal: None }
+    };
+    Ok(RunOutcome {
+        wall,
+        user: tv(ru.ru_utime),
+        sys: tv(ru.ru_stime),
+        max_rss_kib: ru.ru_maxrss.max(0) as u64,
+        exit,
+        timed_out,
+        interrupted,
+        stdout,
+        stderr,
+        numa,
+        numa_samples: samples,
+        numa_processes: last.len() as u32,
+        leftovers_killed,
+        output_abandoned: got < 2,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error and its sources, as the CLI prints them.
+    fn chain(e: &dyn std::error::Error) -> String {
+        let mut out = e.to_string();
+        let mut s = e.source();
+        while let Some(x) = s {
+            out = format!("{out}: {x}");
+            s = x.source();
+        }
+        out
+    }
+
+    fn argv(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn resolves_like_execvp() {
+        let c = ResolvedCommand::resolve(
+            &argv(&["sh", "-c", "true"]),
+            Some(OsStr::new("/nonexistent:/bin")),
+        )
+        .unwrap();
+        assert_eq!(c.program, Path::new("/bin/sh"));
+        assert_eq!(c.arg0, "sh");
+        let e =
+            ResolvedCommand::resolve(&argv(&["no-such-cmd-xyz"]), None).unwrap_err().to_string();
+        assert!(e.contains("no-such-cmd-xyz") && e.contains("not found"), "{e}");
+        let plain = std::env::temp_dir().join(format!("np-exec-plain-{}", std::process::id()));
+        std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e =
+            chain(&ResolvedCommand::resolve(&[plain.clone().into_os_string()], None).unwrap_err());
+        std::fs::remove_file(&plain).unwrap();
+        assert!(e.contains("np-exec-plain") && e.contains("not executable"), "{e}");
+        let e = chain(&ResolvedCommand::resolve(&argv(&["/tmp"]), None).unwrap_err());
+        assert!(e.contains("directory"), "{e}");
+        assert!(matches!(ResolvedCommand::resolve(&[], None), Err(ExecError::NoCommand)));
+    }
+
+    #[test]
+    fn stat_lines_with_odd_names() {
+        let s = "1234 (a) b (c)) S 1 999 999 0 -1 4194560 0";
+        assert_eq!(parse_stat_state_pgrp(s), Some(('S', 999)));
+        assert_eq!(parse_stat_state_pgrp("garbage"), None);
+    }
+
+    #[test]
+    fn captures_exit_output_and_usage() {
+        let stop = StopFlag::new();
+        let cmd =
+            ResolvedCommand::resolve(&argv(&["sh", "-c", "echo out; echo err >&2; exit 3"]), None)
+                .unwrap();
+        let opts = RunOptions { timeout: None, stop: &stop, sink: None, sample: true };
+        let o = run_once(&cmd, None, &opts).unwrap();
+        assert_eq!(o.exit, Exit { code: Some(3), signal: None });
+        assert_eq!(o.stdout.text, "out\n");
+        assert_eq!(o.stderr.tail_lines(5), vec!["err".to_string()]);
+        assert!(o.max_rss_kib > 0);
+        assert!(!o.timed_out && !o.interrupted && !o.output_abandoned);
+    }
+}

@@ -1,0 +1,818 @@
+//! Running any program under a matrix of NUMA placements and comparing,
+//! on top of `topo` (the machine) and `place` (checks and child placement):
+//! policies ([`policy`]), one run ([`child`]), page placement
+//! ([`numa_maps`]), allocation counters ([`numastat`]), the user's metric
+//! ([`metric`]) and the statistics across repetitions ([`run_matrix`]).
+
+pub mod child;
+pub mod metric;
+pub mod numa_maps;
+pub mod numastat;
+pub mod policy;
+pub mod touch;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use place::{ChildPlacement, PlaceError};
+use serde::Serialize;
+use topo::{CpuSet, NodeSet, SysRoot};
+
+use bench::events::{Event, Observer, StopFlag};
+pub use child::{OutputSink, ResolvedCommand, Stream};
+pub use metric::{Direction, Metric, MetricMiss};
+pub use numa_maps::NumaPages;
+pub use policy::{Policy, PolicyItem, Scope};
+use results::stats::{self, Summary, Verdict};
+
+/// Lines of stderr kept for a failed run.
+pub const STDERR_TAIL_LINES: usize = 20;
+
+/// A measured run shorter than this (seconds) is too short to compare.
+pub const SHORT_RUN_S: f64 = 0.005;
+
+pub use results::stats::{EXEC_FLOOR_PCT, MIN_RUNS_FOR_VERDICT};
+
+/// Why `exec` refused or failed. Each error keeps what caused it as its
+/// source (the placement layer's refusal, the system call's error), so the
+/// whole chain can be printed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("no command given (put it after --)")]
+    NoCommand,
+    #[error("command not found: '{0}'")]
+    CommandNotFound(String),
+    #[error("{}: not executable", .0.display())]
+    NotExecutable(PathBuf, #[source] std::io::Error),
+    #[error("bad policy {0}")]
+    BadPolicy(String),
+    /// The placement layer refused a policy on this machine.
+    #[error("refused {policy}")]
+    Placement { policy: String, source: PlaceError },
+    #[error("bad --metric: {0}")]
+    BadMetric(String),
+    #[error("could not start {} under '{placement}'", program.display())]
+    Spawn { program: PathBuf, placement: String, source: std::io::Error },
+    #[error("waiting for the command")]
+    Wait(#[source] std::io::Error),
+    #[error(transparent)]
+    Place(#[from] PlaceError),
+    #[error(transparent)]
+    Topo(#[from] topo::TopoError),
+}
+
+impl ExecError {
+    /// True for mistakes in what the user asked (exit status 2); a
+    /// placement error is the user's when the placement layer says so
+    /// ([`PlaceError::is_usage`]).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            ExecError::NoCommand
+            | ExecError::CommandNotFound(_)
+            | ExecError::NotExecutable(..)
+            | ExecError::BadPolicy(_)
+            | ExecError::BadMetric(_) => true,
+            ExecError::Placement { source: e, .. } | ExecError::Place(e) => e.is_usage(),
+            ExecError::Spawn { .. } | ExecError::Wait(_) | ExecError::Topo(_) => false,
+        }
+    }
+}
+
+/// The checked experiment: the command and what each policy applies to
+/// the child (`None`: nothing, everything inherited).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub command: ResolvedCommand,
+    pub policies: Vec<(Policy, Option<ChildPlacement>)>,
+}
+
+impl Plan {
+    /// Checks every policy against `scope` and probes that the kernel
+    /// accepts its masks; the first refusal is returned and nothing runs.
+    pub fn new(
+        command: ResolvedCommand,
+        policies: &[Policy],
+        scope: &Scope,
+    ) -> Result<Plan, ExecError> {
+        if policies.is_empty() {
+            return Err(ExecError::BadPolicy("list is empty".into()));
+        }
+        let mut out = Vec::new();
+        for p in policies {
+            let placement = scope.placement(p)?;
+            if let Some(c) = &placement {
+                c.probe()
+                    .map_err(|source| ExecError::Placement { policy: p.to_string(), source })?;
+            }
+            out.push((p.clone(), placement));
+        }
+        Ok(Plan { command, policies: out })
+    }
+}
+
+/// How to run the plan.
+pub struct Options {
+    pub repeat: u32,
+    pub warmup: u32,
+    pub metric: Option<Metric>,
+    pub timeout: Option<Duration>,
+    pub fail_fast: bool,
+    pub sink: Option<Arc<dyn OutputSink>>,
+    /// Smallest change called better or worse, in percent.
+    pub floor_pct: f64,
+    /// Where `numastat` is read (the live machine: `SysRoot::live()`).
+    pub root: SysRoot,
+}
+
+/// One measured repetition, as `--json` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    /// 1-based repetition number.
+    pub rep: u32,
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_rss_kib: u64,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub interrupted: bool,
+    /// Exited 0, not timed out or interrupted.
+    pub ok: bool,
+    pub metric: Option<f64>,
+    /// Why `metric` is null: "no match" or "not a number: '...'".
+    pub metric_error: Option<String>,
+    /// Where the command's pages were (null when no reading was taken).
+    pub numa_pages: Option<NumaPages>,
+    pub numastat_delta: Vec<numastat::NodeDelta>,
+    /// Last lines of stderr of a failed run.
+    pub stderr_tail: Option<Vec<String>>,
+}
+
+/// How a policy compares with the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyVerdict {
+    Baseline,
+    Better,
+    Worse,
+    WithinNoise,
+    /// Fewer than [`MIN_RUNS_FOR_VERDICT`] successful runs here or in the
+    /// baseline: too few to tell a change from noise.
+    Undecided,
+    /// No successful run to compare (or the baseline has none).
+    NoData,
+}
+
+impl PolicyVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyVerdict::Baseline => "baseline",
+            PolicyVerdict::Better => "better",
+            PolicyVerdict::Worse => "worse",
+            PolicyVerdict::WithinNoise => "within noise",
+            PolicyVerdict::Undecided => "undecided",
+            PolicyVerdict::NoData => "no data",
+        }
+    }
+}
+
+/// Everything measured under one policy.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyResult {
+    pub policy: String,
+    /// What the policy did here, e.g. "cpus 0-3, bind 1".
+    pub placement: String,
+    pub cpus: Option<CpuSet>,
+    /// The memory policy's name (`bind`, `interleave`,
+    /// `weighted-interleave`); `None` when left unchanged.
+    pub mem_policy: Option<String>,
+    pub mem_nodes: Option<NodeSet>,
+    pub runs: Vec<RunRecord>,
+    pub ok_runs: usize,
+    pub median_metric: Option<f64>,
+    pub median_wall_s: Option<f64>,
+    pub metric_summary: Option<Summary>,
+    pub wall_summary: Option<Summary>,
+    /// Robust coefficient of variation of the compared quantity, percent.
+    pub noise_pct: Option<f64>,
+    /// Change of the compared quantity against the baseline, percent.
+    pub change_pct: Option<f64>,
+    pub verdict: PolicyVerdict,
+}
+
+impl PolicyResult {
+    /// Values of the compared quantity from successful runs.
+    fn values(&self, on_metric: bool) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| r.ok)
+            .filter_map(|r| if on_metric { r.metric } else { Some(r.wall_s) })
+            .collect()
+    }
+}
+
+/// The whole experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecReport {
+    pub command: Vec<String>,
+    pub repeat: u32,
+    pub warmup: u32,
+    /// The `--metric` pattern, when given.
+    pub metric: Option<String>,
+    /// "metric" or "wall_s": what `change_pct` and `verdict` compare.
+    pub compared_on: String,
+    pub direction: Direction,
+    /// The policy others are compared with: `default` when measured, else
+    /// the first policy.
+    pub baseline: Option<String>,
+    pub floor_pct: f64,
+    pub policies: Vec<PolicyResult>,
+    /// The policy better than the baseline beyond noise with the best
+    /// median; null when none is.
+    pub best_policy: Option<String>,
+    /// One sentence saying why.
+    pub best_reason: String,
+    /// Policies within noise of the best one.
+    pub tied_with_best: Vec<String>,
+    /// Why the matrix stopped early (Ctrl-C, --fail-fast), if it did.
+    pub stopped: Option<String>,
+    pub failed_runs: usize,
+}
+
+fn record(
+    rep: u32,
+    o: &child::RunOutcome,
+    metric: Option<&Metric>,
+    numastat_delta: Vec<numastat::NodeDelta>,
+) -> RunRecord {
+    let ok = o.exit.success() && !o.timed_out && !o.interrupted;
+    let (value, metric_error) = match metric.map(|m| m.extract(&o.stdout.text, &o.stderr.text)) {
+        None => (None, None),
+        Some(Ok(v)) => (Some(v), None),
+        Some(Err(miss)) => (None, Some(miss.to_string())),
+    };
+    RunRecord {
+        rep,
+        wall_s: o.wall.as_secs_f64(),
+        user_s: o.user.as_secs_f64(),
+        sys_s: o.sys.as_secs_f64(),
+        max_rss_kib: o.max_rss_kib,
+        exit_code: o.exit.code,
+        signal: o.exit.signal,
+        timed_out: o.timed_out,
+        interrupted: o.interrupted,
+        ok,
+        metric: value,
+        metric_error,
+        numa_pages: (o.numa_samples > 0 && !o.numa.is_empty())
+            .then(|| NumaPages::from_sample(&o.numa, o.numa_samples, o.numa_processes)),
+        numastat_delta,
+        stderr_tail: (!ok).then(|| o.stderr.tail_lines(STDERR_TAIL_LINES)),
+    }
+}
+
+/// One line saying how a run failed, for warnings.
+pub fn failure_text(r: &RunRecord) -> String {
+    if r.timed_out {
+        "timed out (process group killed)".into()
+    } else if r.interrupted {
+        "interrupted".into()
+    } else if let Some(sig) = r.signal {
+        format!("killed by signal {sig}")
+    } else {
+        format!("exited with status {}", r.exit_code.unwrap_or(-1))
+    }
+}
+
+fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResult {
+    let mem = placement.map(|p| &p.policy).filter(|m| **m != place::MemPolicy::Default);
+    PolicyResult {
+        policy: policy.to_string(),
+        placement: policy::describe(placement),
+        cpus: placement.and_then(|p| p.cpus.clone()),
+        mem_policy: mem.map(|m| m.name().to_string()),
+        mem_nodes: mem.map(|m| m.nodes()),
+        runs: Vec::new(),
+        ok_runs: 0,
+        median_metric: None,
+        median_wall_s: None,
+        metric_summary: None,
+        wall_summary: None,
+        noise_pct: None,
+        change_pct: None,
+        verdict: PolicyVerdict::NoData,
+    }
+}
+
+fn summarise(r: &mut PolicyResult, on_metric: bool) {
+    r.ok_runs = r.runs.iter().filter(|x| x.ok).count();
+    r.wall_summary = Summary::of(&r.values(false));
+    r.median_wall_s = r.wall_summary.map(|s| s.median);
+    if on_metric {
+        r.metric_summary = Summary::of(&r.values(true));
+        r.median_metric = r.metric_summary.map(|s| s.median);
+    }
+    let compared = if on_metric { r.metric_summary } else { r.wall_summary };
+    r.noise_pct = compared.map(|s| s.robust_cv_pct());
+}
+
+/// The verdict of a policy against the baseline: [`stats::compare_samples`]
+/// (undecided with fewer than [`MIN_RUNS_FOR_VERDICT`] runs on either side).
+fn verdict_of(
+    base: &Summary,
+    new: &Summary,
+    higher_is_better: bool,
+    floor_pct: f64,
+) -> PolicyVerdict {
+    match stats::compare_samples(base, new, higher_is_better, floor_pct) {
+        None => PolicyVerdict::Undecided,
+        Some(Verdict::Better) => PolicyVerdict::Better,
+        Some(Verdict::Worse) => PolicyVerdict::Worse,
+        Some(Verdict::WithinNoise) => PolicyVerdict::WithinNoise,
+    }
+}
+
+/// Why policies got no verdict, and how many runs would give one; `None`
+/// when every policy with data was judged.
+pub fn undecided_reason(report: &ExecReport) -> Option<String> {
+    let on_metric = report.compared_on == "metric";
+    let n = |p: &PolicyResult| {
+        if on_metric { p.metric_summary } else { p.wall_summary }.map_or(0, |s| s.n)
+    };
+    let short: Vec<String> = report
+        .policies
+        .iter()
+        .filter(|p| {
+            p.verdict == PolicyVerdict::Undecided
+                || (p.verdict == PolicyVerdict::Baseline && n(p) < MIN_RUNS_FOR_VERDICT)
+        })
+        .map(|p| format!("'{}' has {}", p.policy, n(p)))
+        .collect();
+    if !report.policies.iter().any(|p| p.verdict == PolicyVerdict::Undecided) {
+        return None;
+    }
+    Some(format!(
+        "no better/worse verdict from fewer than {MIN_RUNS_FOR_VERDICT} successful runs per policy ({}); \
+         run with --repeat {MIN_RUNS_FOR_VERDICT} or more",
+        short.join(", ")
+    ))
+}
+
+/// Fills `change_pct`, `verdict` and the best policy of `report`.
+pub fn judge(report: &mut ExecReport) {
+    let on_metric = report.compared_on == "metric";
+    let hib = report.direction.higher_is_better();
+    let summary = |r: &PolicyResult| if on_metric { r.metric_summary } else { r.wall_summary };
+    let base_idx = report.policies.iter().position(|p| p.policy == "default").unwrap_or(0);
+    report.baseline = report.policies.get(base_idx).map(|p| p.policy.clone());
+    report.best_policy = None;
+    report.tied_with_best.clear();
+    let Some(base) = report.policies.get(base_idx).and_then(summary) else {
+        for p in &mut report.policies {
+            p.verdict = PolicyVerdict::NoData;
+            p.change_pct = None;
+        }
+        report.best_reason = match &report.baseline {
+            Some(b) if on_metric => {
+                format!("no best policy: the baseline '{b}' has no successful run with a metric")
+            }
+            Some(b) => format!("no best policy: the baseline '{b}' has no successful run"),
+            None => "no policy was measured".into(),
+        };
+        return;
+    };
+    for (i, p) in report.policies.iter_mut().enumerate() {
+        let s = summary(p);
+        p.change_pct = s.map(|s| stats::change_pct(base.median, s.median));
+        p.verdict = if i == base_idx {
+            PolicyVerdict::Baseline
+        } else {
+            s.map_or(PolicyVerdict::NoData, |s| verdict_of(&base, &s, hib, report.floor_pct))
+        };
+    }
+    let better: Vec<&PolicyResult> =
+        report.policies.iter().filter(|p| p.verdict == PolicyVerdict::Better).collect();
+    let key = |p: &PolicyResult| summary(p).map_or(f64::NAN, |s| s.median);
+    let best = better.iter().copied().max_by(|a, b| {
+        let (x, y) = (key(a), key(b));
+        if hib {
+            x.total_cmp(&y)
+        } else {
+            y.total_cmp(&x)
+        }
+    });
+    let baseline = report.baseline.clone().unwrap_or_default();
+    let undecided = undecided_reason(report);
+    match best {
+        None => {
+            report.best_reason = match undecided {
+                Some(why) => why,
+                None => format!("no policy is better than '{baseline}' beyond noise"),
+            };
+        }
+        Some(b) => {
+            let bs = summary(b).expect("a better policy has a summary");
+            let tied: Vec<String> = better
+                .iter()
+                .filter(|o| o.policy != b.policy)
+                .filter(|o| {
+                    summary(o).is_some_and(|os| {
+                        verdict_of(&bs, &os, hib, report.floor_pct) == PolicyVerdict::WithinNoise
+                    })
+                })
+                .map(|o| o.policy.clone())
+                .collect();
+            report.best_reason = format!(
+                "'{}' is {:+.1}% against '{baseline}', beyond noise{}{}",
+                b.policy,
+                b.change_pct.unwrap_or(0.0),
+                if tied.is_empty() {
+                    String::new()
+                } else {
+                    format!("; within noise of it: {}", tied.join(", "))
+                },
+                undecided.map(|u| format!("; {u}")).unwrap_or_default(),
+            );
+            report.best_policy = Some(b.policy.clone());
+            report.tied_with_best = tied;
+        }
+    }
+}
+
+/// A warning when measured runs were too short to compare placements
+/// (under [`SHORT_RUN_S`]): process start-up and the clock dominate them.
+pub fn short_runs_warning(report: &ExecReport) -> Option<String> {
+    let runs: Vec<f64> =
+        report.policies.iter().flat_map(|p| &p.runs).filter(|r| r.ok).map(|r| r.wall_s).collect();
+    let short: Vec<f64> = runs.iter().copied().filter(|&w| w < SHORT_RUN_S).collect();
+    let shortest = short.iter().copied().reduce(f64::min)?;
+    Some(format!(
+        "{} of {} measured runs took under {:.0} ms (shortest {:.2} ms): too short to compare \
+         placements (start-up and timer noise dominate); give the command more work",
+        short.len(),
+        runs.len(),
+        SHORT_RUN_S * 1e3,
+        shortest * 1e3
+    ))
+}
+
+/// Runs every policy `repeat` times (after `warmup` unrecorded runs), one
+/// policy after another, reporting progress, warnings for failed runs and
+/// one `Event::Record(Record::Exec(..))` per finished policy. Stops early,
+/// keeping what was measured, on `stop` or (with `fail_fast`) at the first
+/// failed run.
+pub fn run_matrix(
+    plan: &Plan,
+    opts: &Options,
+    obs: &dyn Observer,
+    stop: &StopFlag,
+) -> Result<ExecReport, ExecError> {
+    let on_metric = opts.metric.is_some();
+    let direction = match &opts.metric {
+        Some(m) => m.direction,
+        None => Direction::LowerIsBetter,
+    };
+    let mut report = ExecReport {
+        command: plan.command.display(),
+        repeat: opts.repeat,
+        warmup: opts.warmup,
+        metric: opts.metric.as_ref().map(|m| m.pattern().to_string()),
+        compared_on: if on_metric { "metric" } else { "wall_s" }.into(),
+        direction,
+        baseline: None,
+        floor_pct: opts.floor_pct,
+        policies: Vec::new(),
+        best_policy: None,
+        best_reason: String::new(),
+        tied_with_best: Vec::new(),
+        stopped: None,
+        failed_runs: 0,
+    };
+    let phase = "exec".to_string();
+    let per_policy = (opts.warmup + opts.repeat) as u64;
+    obs.event(Event::PhaseStart {
+        phase: phase.clone(),
+        total: per_policy * plan.policies.len() as u64,
+    });
+    let run_opts =
+        child::RunOptions { timeout: opts.timeout, stop, sink: opts.sink.clone(), sample: true };
+    let mut done = 0u64;
+    let mut last_stdout_tail: Option<Vec<String>> = None;
+    for (policy, placement) in &plan.policies {
+        let mut result = new_result(policy, placement.as_ref());
+        for i in 0..per_policy as u32 {
+            if stop.is_stopped() {
+                report.stopped = Some("interrupted (Ctrl-C)".into());
+                break;
+            }
+            let warm = i < opts.warmup;
+            let what = if warm {
+                format!("{policy} warmup {}/{}", i + 1, opts.warmup)
+            } else {
+                format!("{policy} run {}/{}", i + 1 - opts.warmup, opts.repeat)
+            };
+            obs.event(Event::Progress { phase: phase.clone(), done, what: what.clone() });
+            let before = numastat::snapshot(&opts.root);
+            let outcome = child::run_once(&plan.command, placement.as_ref(), &run_opts)?;
+            let after = numastat::snapshot(&opts.root);
+            done += 1;
+            last_stdout_tail = Some(outcome.stdout.tail_lines(8));
+            let rec = record(
+                i.saturating_sub(opts.warmup) + 1,
+                &outcome,
+                opts.metric.as_ref(),
+                numastat::delta(&before, &after),
+            );
+            if outcome.leftovers_killed > 0 {
+                obs.event(Event::Warning(format!(
+                    "{what}: the command left {} process(es) running in its group; they were terminated",
+                    outcome.leftovers_killed
+                )));
+            }
+            if outcome.output_abandoned {
+                obs.event(Event::Warning(format!(
+                    "{what}: an output pipe stayed open after the command exited (a process outside its group holds it); output after that was not read"
+                )));
+            }
+            if rec.interrupted {
+                report.stopped = Some("interrupted (Ctrl-C)".into());
+                if !warm {
+                    result.runs.push(rec);
+                }
+                break;
+            }
+            if !rec.ok {
+                let mut msg = format!("{what}: {}", failure_text(&rec));
+                let tail = rec.stderr_tail.clone().unwrap_or_default();
+                if !tail.is_empty() {
+                    msg.push_str("; stderr ends with:");
+                    for l in &tail {
+                        msg.push_str("\n    ");
+                        msg.push_str(l);
+                    }
+                }
+                obs.event(Event::Warning(msg));
+            } else if let Some(err) = &rec.metric_error {
+                obs.event(Event::Warning(format!("{what}: metric {err}")));
+            }
+            let failed = !rec.ok;
+            if !warm {
+                report.failed_runs += failed as usize;
+                result.runs.push(rec);
+            }
+            if failed && opts.fail_fast {
+                report.stopped = Some(format!("--fail-fast: {what} failed"));
+                break;
+            }
+        }
+        summarise(&mut result, on_metric);
+        if let Ok(payload) = serde_json::to_value(&result) {
+            obs.event(Event::Record(results::Record::Exec(payload)));
+        }
+        report.policies.push(result);
+        if report.stopped.is_some() {
+            break;
+        }
+    }
+    obs.event(Event::PhaseEnd { phase });
+    if let Some(m) = &opts.metric {
+        let runs = || report.policies.iter().flat_map(|p| &p.runs);
+        if runs().any(|r| r.ok) && runs().all(|r| r.metric.is_none()) {
+            let mut msg = format!("--metric '{}' matched no run's output", m.pattern());
+            if let Some(tail) = &last_stdout_tail {
+                msg.push_str("; the last run's stdout ends with:");
+                for l in tail {
+                    msg.push_str("\n    ");
+                    msg.push_str(l);
+                }
+            }
+            obs.event(Event::Warning(msg));
+        }
+    }
+    judge(&mut report);
+    if let Some(why) = undecided_reason(&report) {
+        obs.event(Event::Warning(why));
+    }
+    if let Some(short) = short_runs_warning(&report) {
+        obs.event(Event::Warning(short));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(rep: u32, wall: f64, metric: Option<f64>, ok: bool) -> RunRecord {
+        RunRecord {
+            rep,
+            wall_s: wall,
+            user_s: 0.0,
+            sys_s: 0.0,
+            max_rss_kib: 0,
+            exit_code: Some(if ok { 0 } else { 1 }),
+            signal: None,
+            timed_out: false,
+            interrupted: false,
+            ok,
+            metric,
+            metric_error: None,
+            numa_pages: None,
+            numastat_delta: Vec::new(),
+            stderr_tail: None,
+        }
+    }
+
+    fn policy(name: &str, metrics: &[f64]) -> PolicyResult {
+        let mut p = new_result(&name.parse().unwrap(), None);
+        p.runs = metrics
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| run(i as u32 + 1, 1.0, Some(m), true))
+            .collect();
+        summarise(&mut p, true);
+        p
+    }
+
+    fn report(policies: Vec<PolicyResult>, direction: Direction) -> ExecReport {
+        let mut r = ExecReport {
+            command: vec!["x".into()],
+            repeat: 3,
+            warmup: 0,
+            metric: Some("(x)".into()),
+            compared_on: "metric".into(),
+            direction,
+            baseline: None,
+            floor_pct: EXEC_FLOOR_PCT,
+            policies,
+            best_policy: None,
+            best_reason: String::new(),
+            tied_with_best: Vec::new(),
+            stopped: None,
+            failed_runs: 0,
+        };
+        judge(&mut r);
+        r
+    }
+
+    #[test]
+    fn best_policy_beats_the_baseline_beyond_noise() {
+        let r = report(
+            vec![
+                policy("default", &[100.0, 101.0, 99.0]),
+                policy("local:0", &[120.0, 121.0, 119.0]),
+                policy("interleave", &[110.0, 111.0, 109.0]),
+                policy("remote:0/1", &[80.0, 81.0, 79.0]),
+            ],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(r.baseline.as_deref(), Some("default"));
+        assert_eq!(r.best_policy.as_deref(), Some("local:0"));
+        let v: Vec<_> = r.policies.iter().map(|p| p.verdict).collect();
+        assert_eq!(
+            v,
+            [
+                PolicyVerdict::Baseline,
+                PolicyVerdict::Better,
+                PolicyVerdict::Better,
+                PolicyVerdict::Worse
+            ]
+        );
+        assert!((r.policies[1].change_pct.unwrap() - 20.0).abs() < 1e-9);
+        assert!(r.best_reason.contains("+20.0%"), "{}", r.best_reason);
+        assert!(r.tied_with_best.is_empty());
+    }
+
+    #[test]
+    fn noise_swallows_a_change_and_no_policy_is_named() {
+        // 10% better median, but runs overlap the baseline's range
+        let r = report(
+            vec![
+                policy("default", &[100.0, 130.0, 80.0]),
+                policy("local:0", &[110.0, 125.0, 95.0]),
+            ],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(r.policies[1].verdict, PolicyVerdict::WithinNoise);
+        assert_eq!(r.best_policy, None);
+        assert!(r.best_reason.contains("no policy is better than 'default' beyond noise"));
+    }
+
+    #[test]
+    fn lower_is_better_and_ties() {
+        let r = report(
+            vec![
+                policy("default", &[10.0, 10.1, 9.9]),
+                policy("local:0", &[8.0, 8.1, 7.9]),
+                policy("local:1", &[8.05, 8.15, 7.95]),
+            ],
+            Direction::LowerIsBetter,
+        );
+        assert_eq!(r.best_policy.as_deref(), Some("local:0"));
+        assert_eq!(r.tied_with_best, vec!["local:1".to_string()]);
+        assert!(r.policies[1].change_pct.unwrap() < 0.0);
+    }
+
+    #[test]
+    fn baseline_is_first_policy_without_default_and_failed_baseline_gives_no_best() {
+        let r = report(
+            vec![
+                policy("local:0", &[100.0, 100.0, 100.0]),
+                policy("interleave", &[150.0, 151.0, 152.0]),
+            ],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(r.baseline.as_deref(), Some("local:0"));
+        assert_eq!(r.best_policy.as_deref(), Some("interleave"));
+
+        let mut failed = policy("default", &[]);
+        failed.runs = vec![run(1, 1.0, None, false)];
+        summarise(&mut failed, true);
+        let r = report(vec![failed, policy("local:0", &[1.0])], Direction::HigherIsBetter);
+        assert_eq!(r.best_policy, None);
+        assert!(r.best_reason.contains("no successful run"), "{}", r.best_reason);
+        assert!(r.policies.iter().all(|p| p.verdict == PolicyVerdict::NoData));
+    }
+
+    #[test]
+    fn failed_runs_and_missing_metrics_are_left_out_of_the_statistics() {
+        let mut p = policy("default", &[]);
+        p.runs = vec![
+            run(1, 1.0, Some(50.0), true),
+            run(2, 9.0, Some(500.0), false),
+            run(3, 2.0, None, true),
+        ];
+        summarise(&mut p, true);
+        assert_eq!(p.ok_runs, 2);
+        assert_eq!(p.median_metric, Some(50.0));
+        assert_eq!(p.metric_summary.unwrap().n, 1);
+        assert_eq!(p.median_wall_s, Some(1.5));
+    }
+
+    #[test]
+    fn fewer_than_three_runs_give_no_verdict_and_say_how_many_are_needed() {
+        // 2 runs each, 20% apart with tight ranges: the old rule called it better
+        let r = report(
+            vec![
+                policy("default", &[100.0, 101.0]),
+                policy("local:0", &[120.0, 121.0]),
+                policy("interleave", &[90.0]),
+            ],
+            Direction::HigherIsBetter,
+        );
+        let v: Vec<_> = r.policies.iter().map(|p| p.verdict).collect();
+        assert_eq!(
+            v,
+            [PolicyVerdict::Baseline, PolicyVerdict::Undecided, PolicyVerdict::Undecided]
+        );
+        assert_eq!(r.best_policy, None);
+        assert!((r.policies[1].change_pct.unwrap() - 19.9).abs() < 0.1, "change still shown");
+        let why = &r.best_reason;
+        assert!(why.contains("fewer than 3 successful runs"), "{why}");
+        assert!(why.contains("'default' has 2") && why.contains("'interleave' has 1"), "{why}");
+        assert!(why.contains("--repeat 3"), "{why}");
+        assert_eq!(undecided_reason(&r).as_deref(), Some(why.as_str()));
+        assert_eq!(serde_json::to_value(PolicyVerdict::Undecided).unwrap(), "undecided");
+
+        // a baseline with 3 runs and one policy with 2: only that one is undecided
+        let r = report(
+            vec![
+                policy("default", &[100.0, 101.0, 99.0]),
+                policy("local:0", &[120.0, 121.0, 119.0]),
+                policy("interleave", &[130.0, 131.0]),
+            ],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(r.best_policy.as_deref(), Some("local:0"));
+        assert_eq!(r.policies[2].verdict, PolicyVerdict::Undecided);
+        assert!(r.best_reason.contains("'interleave' has 2"), "{}", r.best_reason);
+        assert!(!r.best_reason.contains("'default' has"), "{}", r.best_reason);
+        // with enough runs everywhere there is nothing to say
+        let r = report(
+            vec![policy("default", &[1.0, 1.0, 1.0]), policy("local:0", &[1.0, 1.0, 1.0])],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(undecided_reason(&r), None);
+    }
+
+    #[test]
+    fn runs_under_five_ms_are_warned_about() {
+        let mut r = report(
+            vec![policy("default", &[1.0, 1.0, 1.0]), policy("local:0", &[1.0, 1.0, 1.0])],
+            Direction::HigherIsBetter,
+        );
+        assert_eq!(short_runs_warning(&r), None, "1 s runs are long enough");
+        r.policies[1].runs[0].wall_s = 0.003;
+        r.policies[1].runs[2].wall_s = 0.0049;
+        let w = short_runs_warning(&r).unwrap();
+        assert!(w.starts_with("2 of 6 measured runs took under 5 ms (shortest 3.00 ms)"), "{w}");
+        // a failed run is not measured: it does not count
+        r.policies[1].runs[0].ok = false;
+        let w = short_runs_warning(&r).unwrap();
+        assert!(w.starts_with("1 of 5 measured runs"), "{w}");
+        r.policies[1].runs[2].wall_s = SHORT_RUN_S;
+        assert_eq!(short_runs_warning(&r), None, "exactly 5 ms is not under 5 ms");
+    }
+}

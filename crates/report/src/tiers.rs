@@ -1,0 +1,141 @@
+//! Remote latency per distance tier: the latency matrix's cells grouped by
+//! the SLIT distance of their node pair (`topo::tiers`), so that a 4- or
+//! 8-socket machine, or SNC inside several sockets, reports "remote" as
+//! one figure per tier rather than one mean.
+
+use serde_json::Value;
+use topo::tiers::tiers_of;
+use topo::NodeSet;
+
+use crate::data::text as field_text;
+use crate::doc::Table;
+use crate::fmt::num;
+
+/// The stored topology's node ids, distance rows and nodes with CPUs.
+fn matrix_of(topo: &Value) -> Option<(Vec<u32>, Vec<Vec<u32>>, NodeSet)> {
+    let nodes = topo.get("nodes")?.as_array()?;
+    let mut ids = Vec::new();
+    let mut rows = Vec::new();
+    let mut with_cpus = NodeSet::new();
+    for n in nodes {
+        let id = u32::try_from(n.get("id")?.as_u64()?).ok()?;
+        let row: Option<Vec<u32>> = n
+            .get("distances")?
+            .as_array()?
+            .iter()
+            .map(|d| d.as_u64().and_then(|d| u32::try_from(d).ok()))
+            .collect();
+        if field_text(n, "cpus").is_some_and(|c| !c.is_empty()) {
+            with_cpus.insert(id);
+        }
+        ids.push(id);
+        rows.push(row?);
+    }
+    Some((ids, rows, with_cpus))
+}
+
+/// One row per distance tier that holds measured remote cells (CPU node,
+/// memory node, median ns): its distance, its node groups, the pairs
+/// measured, their mean, min and max, and the mean against local. `None`
+/// unless the matrix covers at least two remote tiers (with one, "remote"
+/// is one figure already).
+pub(crate) fn latency_by_tier(topo: &Value, cells: &[(i64, i64, f64)]) -> Option<Table> {
+    let (ids, rows, with_cpus) = matrix_of(topo)?;
+    let tiers = tiers_of(&ids, &rows, &with_cpus);
+    let distance = |c: i64, m: i64| -> Option<u32> {
+        let i = ids.iter().position(|&x| i64::from(x) == c)?;
+        let j = ids.iter().position(|&x| i64::from(x) == m)?;
+        Some(rows[i][j])
+    };
+    let local: Vec<f64> = cells.iter().filter(|(c, m, _)| c == m).map(|x| x.2).collect();
+    let local_mean = (!local.is_empty()).then(|| local.iter().sum::<f64>() / local.len() as f64);
+    let mut t = Table::with_header(&[
+        "Distance",
+        "Node groups within it",
+        "Pairs measured",
+        "Mean ns",
+        "Min ns",
+        "Max ns",
+        "Mean / local",
+    ]);
+    let mut remote_tiers = 0;
+    for tier in &tiers {
+        let v: Vec<f64> = cells
+            .iter()
+            .filter(|(c, m, _)| c != m && distance(*c, *m) == Some(tier.distance))
+            .map(|x| x.2)
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        remote_tiers += 1;
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let groups: Vec<String> = tier.groups.iter().map(|g| g.to_list()).collect();
+        t.push(vec![
+            tier.distance.to_string(),
+            groups.join(" | "),
+            v.len().to_string(),
+            num(mean, "ns"),
+            num(min, "ns"),
+            num(max, "ns"),
+            local_mean.map_or("-".into(), |l| format!("{:.2}x", mean / l)),
+        ]);
+    }
+    (remote_tiers >= 2).then_some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Four nodes: 0-1 and 2-3 at 12, the pairs across at 32.
+    fn topo() -> Value {
+        let row = |i: usize| -> Vec<u32> {
+            (0..4)
+                .map(|j| {
+                    if i == j {
+                        10
+                    } else if i / 2 == j / 2 {
+                        12
+                    } else {
+                        32
+                    }
+                })
+                .collect()
+        };
+        json!({"nodes": (0..4).map(|i| json!({"id": i, "cpus": format!("{i}"), "distances": row(i)})).collect::<Vec<_>>()})
+    }
+
+    #[test]
+    fn remote_latency_is_one_row_per_tier() {
+        let cells = vec![
+            (0, 0, 100.0),
+            (1, 1, 100.0),
+            (0, 1, 120.0),
+            (1, 0, 130.0),
+            (0, 2, 200.0),
+            (0, 3, 220.0),
+        ];
+        let t = latency_by_tier(&topo(), &cells).expect("two remote tiers");
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0][0], "12");
+        assert_eq!(t.rows[0][1], "0-1 | 2-3");
+        assert_eq!(t.rows[0][2], "2");
+        assert_eq!(t.rows[0][3], num(125.0, "ns"));
+        assert_eq!(t.rows[0][6], "1.25x");
+        assert_eq!(t.rows[1][0], "32");
+        assert_eq!(t.rows[1][3], num(210.0, "ns"));
+        assert_eq!(t.rows[1][6], "2.10x");
+    }
+
+    #[test]
+    fn one_remote_tier_or_no_matrix_gives_no_table() {
+        let cells = vec![(0, 0, 100.0), (0, 1, 120.0)];
+        assert!(latency_by_tier(&topo(), &cells).is_none());
+        let no_distances = json!({"nodes": [{"id": 0, "cpus": "0", "distances": []}]});
+        assert!(latency_by_tier(&no_distances, &[(0, 0, 1.0), (0, 1, 2.0)]).is_none());
+    }
+}
