@@ -36,14 +36,14 @@ pub enum PlaceError {
     CpulessNode { asked: NodeSet, with_cpus: NodeSet },
     /// A node cannot spare the memory asked for without eating its reserve.
     #[error(
-        "node {node} cannot spare {} ({requested_bytes} bytes): it has {} free and numaprobe \
-         keeps {} free there; try a size of at most {}",
-        mib(*requested_bytes), mib(*free_bytes), mib(*reserve_bytes), mib(*suggested_bytes)
+        "node {node} cannot spare {} ({requested_bytes} bytes): it has {} available (free \
+         plus reclaimable cache) and numaprobe keeps {} free there; try a size of at most {}",
+        mib(*requested_bytes), mib(*available_bytes), mib(*reserve_bytes), mib(*suggested_bytes)
     )]
     NotEnoughMemory {
         node: u32,
         requested_bytes: u64,
-        free_bytes: u64,
+        available_bytes: u64,
         reserve_bytes: u64,
         suggested_bytes: u64,
     },
@@ -126,7 +126,7 @@ mod tests {
             PlaceError::NotEnoughMemory {
                 node: 0,
                 requested_bytes: 1,
-                free_bytes: 0,
+                available_bytes: 0,
                 reserve_bytes: 0,
                 suggested_bytes: 0,
             },

@@ -5,6 +5,14 @@
 //! `max(5% of MemTotal, min(1 GiB, 25% of MemTotal))`: 1 GiB on nodes of
 //! 4 GiB or more (5% on nodes above 20 GiB), a quarter of the node on small
 //! ones (an emulated 256 MiB node keeps 64 MiB).
+//!
+//! What a node has available counts reclaimable memory as well as free
+//! memory, like the kernel's `MemAvailable` (mm/show_mem.c
+//! `si_mem_available`): a server that has run for a while keeps most of its
+//! memory as page cache, which an allocation bound to the node reclaims. Per
+//! node: `MemFree + file - min(file / 2, reserve) + SReclaimable -
+//! min(SReclaimable / 2, reserve)`, where `file = Active(file) +
+//! Inactive(file)` (numaprobe's reserve stands in for the low watermark).
 
 use std::io;
 
@@ -21,9 +29,14 @@ pub struct NodeMemory {
     pub node: u32,
     pub total_bytes: u64,
     pub free_bytes: u64,
+    /// Page cache and slab the kernel can reclaim, as it estimates for
+    /// `MemAvailable` (module docs); 0 when meminfo lacks the fields.
+    pub reclaimable_bytes: u64,
+    /// `free + reclaimable`.
+    pub available_bytes: u64,
     /// What numaprobe keeps free ([`reserve_bytes`]).
     pub reserve_bytes: u64,
-    /// `free - reserve`, at least 0.
+    /// `available - reserve`, at least 0.
     pub spare_bytes: u64,
 }
 
@@ -50,13 +63,31 @@ pub fn node_memory(root: &SysRoot, node: u32) -> Result<NodeMemory> {
     };
     let (total, free) = (get("MemTotal")?, get("MemFree")?);
     let reserve = reserve_bytes(total);
+    let field = |k: &str| m.get(k).copied().unwrap_or(0);
+    let reclaimable = reclaimable_bytes(
+        field("Active(file)").saturating_add(field("Inactive(file)")),
+        field("SReclaimable"),
+        reserve,
+    );
+    let available = free.saturating_add(reclaimable).min(total);
     Ok(NodeMemory {
         node,
         total_bytes: total,
         free_bytes: free,
+        reclaimable_bytes: reclaimable,
+        available_bytes: available,
         reserve_bytes: reserve,
-        spare_bytes: free.saturating_sub(reserve),
+        spare_bytes: available.saturating_sub(reserve),
     })
+}
+
+/// What of a node's page cache (`file`) and reclaimable slab the kernel can
+/// give back, as `si_mem_available` estimates it, with `reserve` in place
+/// of the low watermark: half of each is always counted, more as it grows
+/// beyond the reserve.
+pub fn reclaimable_bytes(file: u64, slab: u64, reserve: u64) -> u64 {
+    let part = |x: u64| x - (x / 2).min(reserve);
+    part(file) + part(slab)
 }
 
 /// Refuses when `node` cannot spare `bytes` while keeping its reserve; the
@@ -67,7 +98,7 @@ pub fn ensure_node_can_spare(root: &SysRoot, node: u32, bytes: u64) -> Result<No
         return Err(PlaceError::NotEnoughMemory {
             node,
             requested_bytes: bytes,
-            free_bytes: m.free_bytes,
+            available_bytes: m.available_bytes,
             reserve_bytes: m.reserve_bytes,
             suggested_bytes: m.spare_bytes / (1 << 20) * (1 << 20),
         });
@@ -240,6 +271,29 @@ mod tests {
         ensure_hugepages(&root, &"0".parse().unwrap(), 2 << 20, 4 << 20).unwrap();
         assert!(ensure_hugepages(&root, &"0".parse().unwrap(), 2 << 20, (4 << 20) + 1).is_err());
         assert_eq!(numa_balancing_enabled(&root), Some(true));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn page_cache_counts_as_available_like_mem_available() {
+        // 8 GiB node, 0.5 GiB free, 6 GiB page cache, 1 GiB reclaimable
+        // slab: reserve 1 GiB; file gives 6 - min(3, 1) = 5 GiB, slab
+        // 1 - min(0.5, 1) = 0.5 GiB; available 6 GiB, spare 5 GiB.
+        let (dir, root) = fake_root(
+            "cache",
+            "Node 0 MemTotal: 8388608 kB\nNode 0 MemFree: 524288 kB\n\
+             Node 0 Active(file): 2097152 kB\nNode 0 Inactive(file): 4194304 kB\n\
+             Node 0 SReclaimable: 1048576 kB\n",
+            None,
+        );
+        let m = ensure_node_can_spare(&root, 0, 4 * GIB).unwrap();
+        assert_eq!(m.reclaimable_bytes, 5 * GIB + GIB / 2);
+        assert_eq!(m.available_bytes, 6 * GIB);
+        assert_eq!(m.spare_bytes, 5 * GIB);
+        // MemFree alone (0.5 GiB) is below the reserve: only the cache lets
+        // this node hold 4 GiB, and never more than it can reclaim.
+        assert!(ensure_node_can_spare(&root, 0, 5 * GIB + 1).is_err());
+        assert_eq!(reclaimable_bytes(100, 0, 1000), 50);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
