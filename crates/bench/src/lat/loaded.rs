@@ -172,6 +172,22 @@ pub fn loaded(
             if failed.load(Ordering::SeqCst) {
                 return Ok(Vec::new()); // the generator's error is returned below
             }
+            // Measure only once every load thread is moving lines (it first
+            // faults its buffer in): a point taken before that would be an
+            // idle point labelled loaded. Bounded, so an oversubscribed
+            // machine still gets its points (and a warning).
+            let started = Instant::now();
+            while gens.iter().any(|g| g.lines.load(Ordering::Relaxed) == 0) {
+                if started.elapsed() > Duration::from_secs(5) {
+                    ctx.observer.event(Event::Warning(
+                        "a load thread had not started after 5 s (is the machine busy?): \
+                         the first loaded points may understate the load"
+                            .into(),
+                    ));
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
             let mut out = Vec::new();
             for (i, &d) in spec.delays.iter().enumerate() {
                 if ctx.stop.is_stopped() {
