@@ -443,7 +443,8 @@ fn entry_version(e: &[u8]) -> Option<String> {
 /// Reads and summarises the machine's table under `root`.
 pub fn read(root: &SysRoot) -> Read<MemoryPopulation> {
     let path = root.path(DMI_TABLE);
-    let table = match std::fs::read(&path) {
+    // An SMBIOS table is at most 64 KiB (2.x) or a few hundred KiB (3.x).
+    let table = match topo::fs::read_bounded(&path, 16 << 20) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Read::Absent,
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
@@ -451,7 +452,7 @@ pub fn read(root: &SysRoot) -> Read<MemoryPopulation> {
         }
         Err(e) => return Read::Unreadable(format!("{}: {e}", path.display())),
     };
-    let entry = std::fs::read(root.path(DMI_ENTRY)).ok();
+    let entry = topo::fs::read_bounded(&root.path(DMI_ENTRY), 4096).ok();
     match MemoryPopulation::from_table(&table, entry.as_deref()) {
         Ok(m) => Read::Value(m),
         Err(e) => Read::Unreadable(format!("{}: {e}", path.display())),

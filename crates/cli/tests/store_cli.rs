@@ -106,6 +106,19 @@ fn a_bad_import_file_is_named_and_changes_nothing() {
     assert!(!db.exists(), "nothing imported when one file is bad");
 }
 
+/// Issue 12: `import /dev/zero` grew to 9.9 GB; a device (or a FIFO) is
+/// refused at once, naming it, and nothing is imported.
+#[test]
+fn importing_a_device_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = np(&db).arg("import").arg("/dev/zero").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("/dev/zero") && e.contains("a character device"), "{e}");
+    assert!(!db.exists(), "nothing imported");
+}
+
 #[test]
 fn show_prints_the_summary_tables() {
     let (_dir, db) = imported();

@@ -195,6 +195,35 @@ fn malformed_distance_fails_naming_the_file() {
     assert!(e.contains("node0/distance") && e.contains("twenty"), "{e}");
 }
 
+/// Issue 12: `/dev/zero` as a node's `distance` grew `topo` to 7.5 GB RSS
+/// until killed; now the file is refused in one line naming it.
+#[test]
+fn a_device_in_the_tree_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("sys/devices/system/cpu/online", "0\n");
+    w("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n");
+    w("sys/devices/system/cpu/cpu0/topology/core_id", "0\n");
+    w("sys/devices/system/node/node0/cpulist", "0\n");
+    w(
+        "sys/devices/system/node/node0/meminfo",
+        "Node 0 MemTotal: 1024 kB\nNode 0 MemFree: 512 kB\n",
+    );
+    std::os::unix::fs::symlink(
+        "/dev/zero",
+        dir.path().join("sys/devices/system/node/node0/distance"),
+    )
+    .unwrap();
+    let out = topo().arg("--root").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = assert_one_line_error(&out.stderr);
+    assert!(e.contains("node0/distance") && e.contains("a character device"), "{e}");
+}
+
 /// A capture built here with a malformed meminfo and a cpulist holding a
 /// newline inside a token.
 #[test]

@@ -4,9 +4,67 @@
 //! A file that this kernel or architecture does not have is `Ok(None)`, not
 //! an error; only an unreadable or malformed file is an error, and the error
 //! names the file.
+//!
+//! Every read is bounded ([`read_bounded`]): a sysfs or procfs file is
+//! small, so a tree where one is a character device (`/dev/zero`), a FIFO
+//! or something huge is refused instead of filling memory.
 
-use std::io;
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// The most bytes read from one sysfs/procfs file (the largest real ones,
+/// `/proc/cpuinfo` of a machine with thousands of CPUs, stay far below).
+pub const SYS_FILE_CAP: u64 = 16 << 20;
+
+/// Reads at most `cap` bytes of the regular file at `path`. Refuses what is
+/// not a regular file (a character device such as `/dev/zero`, a FIFO, a
+/// socket, a directory) and a file longer than `cap`, with an
+/// `InvalidData` error saying which; symbolic links are followed (sysfs is
+/// full of them) but their target must be a regular file. Opening never
+/// blocks on a FIFO.
+pub fn read_bounded(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("refusing to read it: {what}, where a regular file is expected"),
+        ));
+    }
+    let mut buf = Vec::new();
+    file.take(cap + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("refusing to read it: longer than {cap} bytes"),
+        ));
+    }
+    Ok(buf)
+}
+
+/// [`read_bounded`] as UTF-8 text.
+pub fn read_bounded_string(path: &Path, cap: u64) -> io::Result<String> {
+    String::from_utf8(read_bounded(path, cap)?).map_err(|_| {
+        io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8")
+    })
+}
 
 /// What went wrong reading the machine, always naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +122,7 @@ impl SysRoot {
     /// Reads a file; `Ok(None)` when it does not exist.
     pub fn read_optional(&self, rel: &str) -> Result<Option<String>, TopoError> {
         let path = self.path(rel);
-        match std::fs::read_to_string(&path) {
+        match read_bounded_string(&path, SYS_FILE_CAP) {
             Ok(s) => Ok(Some(s)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             // sysfs answers some reads with EINVAL/ENODATA/EOPNOTSUPP when a
@@ -84,7 +142,7 @@ impl SysRoot {
     /// Reads a file that must exist.
     pub fn read(&self, rel: &str) -> Result<String, TopoError> {
         let path = self.path(rel);
-        std::fs::read_to_string(&path).map_err(|source| TopoError::Io { path, source })
+        read_bounded_string(&path, SYS_FILE_CAP).map_err(|source| TopoError::Io { path, source })
     }
 
     /// Reads and parses a file holding one number; `Ok(None)` when absent.
@@ -133,6 +191,36 @@ impl SysRoot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 12: a `/dev/zero` (or any endless or huge file) in a tree grew
+    /// numaprobe to gigabytes; now it is refused, naming the path.
+    #[test]
+    fn devices_fifos_directories_and_long_files_are_refused_naming_the_path() {
+        let dir = std::env::temp_dir().join(format!("np-topo-bounded-{}", std::process::id()));
+        let nd = dir.join("sys/devices/system/node/node0");
+        std::fs::create_dir_all(&nd).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", nd.join("distance")).unwrap();
+        std::fs::create_dir_all(nd.join("cpulist")).unwrap();
+        let fifo =
+            std::ffi::CString::new(nd.join("meminfo").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::write(nd.join("numastat"), "x".repeat(100)).unwrap();
+        let root = SysRoot::new(&dir).unwrap();
+        for (rel, what) in
+            [("distance", "a character device"), ("cpulist", "a directory"), ("meminfo", "a FIFO")]
+        {
+            let rel = format!("sys/devices/system/node/node0/{rel}");
+            let e = root.read_optional(&rel).unwrap_err().to_string();
+            assert!(e.contains(&rel) && e.contains(what), "{e}");
+            assert!(root.read(&rel).is_err());
+        }
+        let long = nd.join("numastat");
+        assert_eq!(read_bounded(&long, 100).unwrap().len(), 100);
+        let e = read_bounded(&long, 99).unwrap_err().to_string();
+        assert!(e.contains("longer than 99 bytes"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn missing_files_are_none_and_errors_name_the_path() {

@@ -281,16 +281,26 @@ struct ImportReport {
     outcome: store::ImportOutcome,
 }
 
+/// The largest export file `import` reads (an export of one default run is
+/// a few hundred KiB): bounds memory against `/dev/zero` or a runaway pipe.
+const IMPORT_CAP: u64 = 1 << 30;
+
 pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
     // Read and check every file before changing the database.
     let mut docs = Vec::new();
     for f in &a.files {
         let (name, text) = if f == Path::new("-") {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).context("reading stdin")?;
+            std::io::stdin()
+                .take(IMPORT_CAP + 1)
+                .read_to_string(&mut s)
+                .context("reading stdin")?;
+            if s.len() as u64 > IMPORT_CAP {
+                anyhow::bail!("stdin: longer than {IMPORT_CAP} bytes: not an export");
+            }
             ("stdin".to_string(), s)
         } else {
-            let s = std::fs::read_to_string(f)
+            let s = topo::fs::read_bounded_string(f, IMPORT_CAP)
                 .with_context(|| format!("{}: cannot read", f.display()))?;
             (f.display().to_string(), s)
         };
