@@ -443,7 +443,8 @@ mod tests {
         Machine::new(Vendor::Amd, "EPYC").package(0, "0-1").node(0, "0-1", 16 << 30).build()
     }
 
-    fn snc2_with_cxl() -> Topology {
+    /// Two sockets in SNC2 (nodes 0-3) and a CPU-less CXL node 4.
+    fn snc2_with_cxl_machine() -> Machine {
         Machine::new(Vendor::Intel, "Intel(R) Xeon(R) Gold 6230")
             .package(0, "0-3")
             .package(1, "4-7")
@@ -452,7 +453,10 @@ mod tests {
             .node(2, "4-5", 8 << 30)
             .node(3, "6-7", 8 << 30)
             .node(4, "", 64 << 30)
-            .build()
+    }
+
+    fn snc2_with_cxl() -> Topology {
+        snc2_with_cxl_machine().build()
     }
 
     #[test]
@@ -493,14 +497,7 @@ mod tests {
     fn the_latency_matrix_names_each_remote_distance_tier() {
         // SNC2 on 2 sockets: 11 inside a socket, 21 across, and the CXL
         // node (4) at 30/40.
-        let t = Machine::new(Vendor::Intel, "Intel(R) Xeon(R) Gold 6230")
-            .package(0, "0-3")
-            .package(1, "4-7")
-            .node(0, "0-1", 8 << 30)
-            .node(1, "2-3", 8 << 30)
-            .node(2, "4-5", 8 << 30)
-            .node(3, "6-7", 8 << 30)
-            .node(4, "", 64 << 30)
+        let t = snc2_with_cxl_machine()
             .distances(&[
                 &[10, 11, 21, 21, 30],
                 &[11, 10, 21, 21, 30],

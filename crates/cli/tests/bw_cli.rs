@@ -2,23 +2,18 @@
 //! the bad value, before anything is allocated; a tiny real run gives
 //! well-formed, validated JSON.
 
+#[path = "support/lock.rs"]
+mod lock_support;
+use lock_support::assert_refused_by_our_lock;
+use lock_support::private_lock;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn bw() -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
-    c.env("NUMAPROBE_LOCK", private_lock()).arg("bw");
+    c.env("NUMAPROBE_LOCK", private_lock("bw")).arg("bw");
     c
-}
-
-/// A private measuring lock per command, so parallel tests (and other
-/// users' runs) never make each other refuse.
-fn private_lock() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("bw-{}-{n}.lock", std::process::id()))
 }
 
 fn usage_error(args: &[&str], needle: &str) {
@@ -172,7 +167,7 @@ fn small_size_warns_about_the_cache_rule() {
 /// Issue 12: `bw` ignored the measuring lock while `run` held it.
 #[test]
 fn a_held_measuring_lock_makes_bw_refuse_naming_the_holder() {
-    let path = private_lock();
+    let path = private_lock("bw");
     let _held = lock::MeasureLock::acquire_at(&path).unwrap();
     let out = Command::cargo_bin("numaprobe")
         .unwrap()
@@ -183,8 +178,7 @@ fn a_held_measuring_lock_makes_bw_refuse_naming_the_holder() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty(), "nothing measured");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert_refused_by_our_lock(&err);
     assert!(err.contains(&path.display().to_string()), "{err}");
 }
 

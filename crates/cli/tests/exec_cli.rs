@@ -2,6 +2,10 @@
 //! metric parsing, bad input, failures, timeouts, Ctrl-C, placements on
 //! node 0, refusals, the JSON document and the table.
 
+#[path = "support/lock.rs"]
+mod lock_support;
+use lock_support::assert_refused_by_our_lock;
+
 use std::path::{Path, PathBuf};
 
 // The QEMU harness of the guest suite (engineer "guest"), for the one
@@ -645,7 +649,6 @@ fn a_held_measuring_lock_makes_exec_refuse_naming_the_holder() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert_refused_by_our_lock(&err);
     assert!(!env.path("ran.txt").exists(), "the command must not run");
 }

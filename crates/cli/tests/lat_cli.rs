@@ -1,24 +1,19 @@
 //! `numaprobe lat` end to end: usage errors (exit 2, naming the bad value,
 //! before anything is allocated) and short real runs checking the JSON.
 
+#[path = "support/lock.rs"]
+mod lock_support;
+use lock_support::assert_refused_by_our_lock;
+use lock_support::private_lock;
+
 use assert_cmd::Command;
 use predicates::str::contains;
 use serde_json::Value;
 
 fn lat() -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
-    c.env("NUMAPROBE_LOCK", private_lock()).arg("lat");
+    c.env("NUMAPROBE_LOCK", private_lock("lat")).arg("lat");
     c
-}
-
-/// A private measuring lock per command, so parallel tests (and other
-/// users' runs) never make each other refuse.
-fn private_lock() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("lat-{}-{n}.lock", std::process::id()))
 }
 
 /// Short timing for real runs: they check structure, not speed.
@@ -192,7 +187,7 @@ fn loaded_latency_reports_one_point_per_delay() {
 /// Issue 12: `lat` ignored the measuring lock while `run` held it.
 #[test]
 fn a_held_measuring_lock_makes_lat_refuse_naming_the_holder() {
-    let path = private_lock();
+    let path = private_lock("lat");
     let _held = lock::MeasureLock::acquire_at(&path).unwrap();
     let out = Command::cargo_bin("numaprobe")
         .unwrap()
@@ -203,8 +198,7 @@ fn a_held_measuring_lock_makes_lat_refuse_naming_the_holder() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert_refused_by_our_lock(&err);
 }
 
 /// Issue 11: `lat --label X` saves its results as a run.

@@ -2,26 +2,21 @@
 //! node 0 with memory (true on every Linux NUMA-enabled kernel) and only
 //! small buffers; multi-node behaviour is proven in the emulated guests.
 
+#[path = "support/lock.rs"]
+mod lock_support;
+use lock_support::assert_refused_by_our_lock;
+use lock_support::private_lock;
+
 use assert_cmd::Command;
 use serde_json::Value;
 
 fn place(args: &[&str]) -> assert_cmd::assert::Assert {
     Command::cargo_bin("numaprobe")
         .unwrap()
-        .env("NUMAPROBE_LOCK", private_lock())
+        .env("NUMAPROBE_LOCK", private_lock("place"))
         .arg("place")
         .args(args)
         .assert()
-}
-
-/// A private measuring lock per command, so parallel tests (and other
-/// users' runs) never make each other refuse.
-fn private_lock() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("place-{}-{n}.lock", std::process::id()))
 }
 
 fn json_of(a: &assert_cmd::assert::Assert) -> Value {
@@ -157,7 +152,7 @@ fn text_output_names_the_policy_and_the_verdict() {
 /// Issue 12: `place` ignored the measuring lock while `run` held it.
 #[test]
 fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
-    let path = private_lock();
+    let path = private_lock("place");
     let _held = lock::MeasureLock::acquire_at(&path).unwrap();
     let a = Command::cargo_bin("numaprobe")
         .unwrap()
@@ -166,8 +161,7 @@ fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
         .assert()
         .code(1);
     let err = stderr_of(&a);
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
+    assert_refused_by_our_lock(&err);
     assert!(a.get_output().stdout.is_empty());
 }
 
@@ -177,7 +171,7 @@ fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
 #[test]
 fn wait_says_once_whom_it_waits_for_then_runs() {
     use std::io::{BufRead, BufReader};
-    let path = private_lock();
+    let path = private_lock("place");
     let held = lock::MeasureLock::acquire_at(&path).unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numaprobe"))
         .env("NUMAPROBE_LOCK", &path)
