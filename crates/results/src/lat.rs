@@ -614,11 +614,13 @@ mod tests {
 
     #[test]
     fn prefetch_check_says_so_only_above_the_noise() {
-        let c = PrefetchCheck::judge(0, Some(0), 1 << 28, "4k".into(), 256, (100.0, 1.0), (155.0, 2.0));
+        let c =
+            PrefetchCheck::judge(0, Some(0), 1 << 28, "4k".into(), 256, (100.0, 1.0), (155.0, 2.0));
         assert!(c.significant);
         assert!((c.shortened_pct - 35.48).abs() < 0.01);
         assert!(c.note.contains("shorten sequential-neighbour loads by 35%"), "{}", c.note);
-        let c = PrefetchCheck::judge(0, None, 1 << 28, "4k".into(), 256, (150.0, 3.0), (152.0, 3.0));
+        let c =
+            PrefetchCheck::judge(0, None, 1 << 28, "4k".into(), 256, (150.0, 3.0), (152.0, 3.0));
         assert!(!c.significant);
         assert!(c.note.contains("no prefetch effect"), "{}", c.note);
         let v = serde_json::to_value(LatSummary::PrefetchCheck(c.clone())).unwrap();

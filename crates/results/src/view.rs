@@ -382,9 +382,8 @@ impl Lat {
             placement: Placement::of(v),
             stride_bytes: int(v, "stride_bytes").and_then(|s| u64::try_from(s).ok()),
             tlb_group_bytes: int(v, "tlb_group_bytes").and_then(|s| u64::try_from(s).ok()),
-            load_kind: text(v, "load_kind").map(|k| {
-                crate::lat::LoadKind::parse(&k).map_or(k, |m| m.name().to_string())
-            }),
+            load_kind: text(v, "load_kind")
+                .map(|k| crate::lat::LoadKind::parse(&k).map_or(k, |m| m.name().to_string())),
             delay_ns: num(v, "delay_ns"),
             idle: v.get("idle").and_then(Value::as_bool) == Some(true),
             histogram: v.get("histogram").and_then(|h| serde_json::from_value(h.clone()).ok()),
