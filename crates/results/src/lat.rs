@@ -267,9 +267,12 @@ pub struct Knee {
 
 /// Finds the knee of a curve given as `(GB/s, latency ns)` in the order
 /// measured, from no load to full load; `idle_ns` is the no-load latency
-/// (`None`: the first point's). Crossings are the first in load order, so
-/// a curve that folds back (latency up, bandwidth down at overload) is
-/// judged by where it first crossed. `None` for an empty curve.
+/// (`None`: the first point's). A limit is crossed where the curve goes
+/// above it for good: the last step from at-or-below to above, so a noise
+/// spike at light load that comes back down is not taken, and a curve that
+/// folds back at overload (latency up, bandwidth down) is judged where it
+/// rose. The crossing is interpolated between the two points around it.
+/// `None` for an empty curve.
 pub fn knee(points: &[(f64, f64)], idle_ns: Option<f64>) -> Option<Knee> {
     let pts: Vec<(f64, f64)> =
         points.iter().copied().filter(|(g, l)| g.is_finite() && l.is_finite()).collect();
@@ -278,18 +281,17 @@ pub fn knee(points: &[(f64, f64)], idle_ns: Option<f64>) -> Option<Knee> {
         return None;
     }
     let crossing = |limit: f64| -> Option<f64> {
-        let mut prev: Option<(f64, f64)> = None;
-        for &(g, l) in &pts {
-            if l > limit {
-                return Some(match prev {
-                    Some((pg, pl)) if l > pl => pg + (g - pg) * (limit - pl) / (l - pl),
-                    Some((pg, _)) => pg,
-                    None => g,
-                });
-            }
-            prev = Some((g, l));
+        if pts.last()?.1 <= limit {
+            return None;
         }
-        None
+        // the first point of the final run above the limit
+        let i = pts.iter().rposition(|p| p.1 <= limit).map_or(0, |j| j + 1);
+        let (g, l) = pts[i];
+        Some(match i.checked_sub(1).map(|j| pts[j]) {
+            Some((pg, pl)) if l > pl => pg + (g - pg) * (limit - pl) / (l - pl),
+            Some((pg, _)) => pg,
+            None => g,
+        })
     };
     let (peak_gbs, peak_ns) =
         pts.iter().copied().fold((f64::MIN, 0.0), |a, p| if p.0 > a.0 { p } else { a });
@@ -575,7 +577,18 @@ mod tests {
     }
 
     #[test]
-    fn a_folding_curve_is_judged_at_its_first_crossing() {
+    fn a_noise_spike_at_light_load_is_not_the_knee() {
+        let pts = [(0.0, 100.0), (1.0, 150.0), (5.0, 101.0), (20.0, 110.0), (30.0, 140.0)];
+        let k = knee(&pts, Some(100.0)).unwrap();
+        // crossed for good between 20 (110) and 30 (140): 20 + 10 * 10/30
+        assert!((k.knee_gbs.unwrap() - 23.333).abs() < 0.01, "{k:?}");
+        // a curve that ends below the limit has not crossed it
+        let k = knee(&pts[..3], Some(100.0)).unwrap();
+        assert_eq!(k.knee_gbs, None);
+    }
+
+    #[test]
+    fn a_folding_curve_is_judged_where_it_rose() {
         // overload: bandwidth falls back while latency keeps rising
         let pts = [(0.0, 100.0), (20.0, 115.0), (25.0, 300.0), (22.0, 400.0)];
         let k = knee(&pts, Some(100.0)).unwrap();
