@@ -309,7 +309,7 @@ enum Measured {
     Loaded(lat::LoadedReport),
     C2c(Vec<lat::C2cResult>),
     /// The point and, unless skipped, the prefetch check.
-    Point(LatResult, Option<PrefetchCheck>),
+    Point(Box<LatResult>, Option<PrefetchCheck>),
 }
 
 /// Runs the experiment the flags chose.
@@ -366,7 +366,7 @@ fn measure(
             Err(e) => return Err(e),
         }
     };
-    Ok(Measured::Point(point, check))
+    Ok(Measured::Point(Box::new(point), check))
 }
 
 fn ns(v: f64) -> String {
