@@ -366,3 +366,48 @@ pub fn curve_summary(curve: &[LoadedPoint]) -> Option<LoadedSummary> {
         knee: results::lat::knee(&pts, idle)?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::PlacementCheck;
+
+    fn placement(status: PlacementStatus, fraction: f64) -> Placement {
+        Placement {
+            status,
+            check: Some(PlacementCheck {
+                expected: topo::NodeSet::from_iter([0]),
+                fraction,
+                per_node: Default::default(),
+                sampled_pages: 10,
+                total_pages: 10,
+                not_present_pages: 0,
+                threshold: 0.99,
+                ok: fraction >= 0.99,
+                spread: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_worst_load_buffer_placement_is_reported() {
+        let v = [
+            placement(PlacementStatus::Verified, 1.0),
+            placement(PlacementStatus::Mismatch, 0.7),
+            placement(PlacementStatus::Verified, 0.995),
+        ];
+        let w = worst_placement(&v).unwrap();
+        assert_eq!(w.status, PlacementStatus::Mismatch);
+        assert_eq!(w.check.unwrap().fraction, 0.7);
+        assert_eq!(worst_placement(&[]), None);
+    }
+
+    #[test]
+    fn every_mix_maps_to_its_line_ops() {
+        assert_eq!(ops_of(LoadKind::Read), [Op::Read]);
+        assert_eq!(ops_of(LoadKind::R3W1), [Op::Read, Op::Read, Op::Modify]);
+        assert_eq!(ops_of(LoadKind::R2W1), [Op::Read, Op::Modify]);
+        assert_eq!(ops_of(LoadKind::Rw), [Op::Modify]);
+        assert_eq!(ops_of(LoadKind::NtWrite), [Op::NtWrite]);
+    }
+}
