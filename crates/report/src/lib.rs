@@ -17,6 +17,7 @@ pub mod fmt;
 pub mod metrics;
 pub mod placements;
 pub mod render;
+pub mod study;
 mod summary;
 pub mod svg;
 mod tiers;
@@ -28,6 +29,7 @@ pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};
 pub use metrics::{metrics, Metric, MetricKey};
 pub use render::{Html, Markdown, Renderer, Text};
+pub use study::{GroupInput, Study, StudyError};
 pub use summary::{summary_tables, summary_text};
 
 use store::LoadedRun;
