@@ -264,7 +264,8 @@ fn report_writes_markdown_and_html() {
     np(&db).args(["report", "1", "--compare", "2", "3", "-o"]).arg(&html).assert().success();
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
-    assert_eq!(text.matches("<svg class=\"chart").count(), 9);
+    // 8 charts of the baseline run, one per compared metric (8)
+    assert_eq!(text.matches("<svg class=\"chart").count(), 16);
     np(&db)
         .args(["report", "3", "--format", "html"])
         .assert()

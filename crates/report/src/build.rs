@@ -7,15 +7,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 use store::{LoadedRun, RunStatus};
 
-use crate::chart::{Axis, BarChart, BarGroup, Chart, Heatmap, Marker, Series, XyChart};
-use crate::compare::Comparison;
+use crate::chart::{Axis, Chart, Heatmap, Marker, Series, XyChart};
 use crate::data::{
     scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
 };
 use crate::doc::{Align, Document, Table};
-use crate::fmt::{bytes, num, opt, plain, signed_pct};
+use crate::fmt::{bytes, num, opt, plain};
 use crate::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
 use crate::placements::ExecView;
+use crate::study::Study;
 use crate::summary::tables_of;
 
 /// Results whose spread is above this are called noisy (percent).
@@ -24,6 +24,17 @@ pub const NOISY_SPREAD_PCT: f64 = 5.0;
 /// The report of `run`, compared with `compare` when not empty (`run` is
 /// the baseline).
 pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
+    build_report_with(run, compare, None)
+}
+
+/// The report of `run` with a settings study: `study` when given (groups
+/// of runs, `report label:A --compare label:B`), else, when `compare` is not
+/// empty, each run as its own group with `run` as the baseline.
+pub fn build_report_with(
+    run: &LoadedRun,
+    compare: &[LoadedRun],
+    study: Option<&Study>,
+) -> Document {
     let d = RunData::of(run);
     let mut doc = Document::new(format!("numaprobe report: {}", run.display_name()));
     let s = &run.summary;
@@ -82,10 +93,14 @@ pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
         e.render(&mut doc);
     }
 
-    if !compare.is_empty() {
-        let mut all = vec![run.clone()];
-        all.extend(compare.iter().cloned());
-        comparison(&mut doc, &Comparison::build(&all, 0));
+    match study {
+        Some(s) => s.section(&mut doc),
+        None if !compare.is_empty() => {
+            let mut all = vec![run.clone()];
+            all.extend(compare.iter().cloned());
+            Study::of_runs(&all).section(&mut doc);
+        }
+        None => {}
     }
 
     analysis(&mut doc, run, &d, exec.as_ref());
@@ -973,57 +988,6 @@ fn cell_of(p: &Value, k: &str) -> String {
         Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
         None => "-".into(),
     }
-}
-
-fn comparison(doc: &mut Document, c: &Comparison) {
-    doc.h(2, "Comparison");
-    let base = &c.runs[c.baseline];
-    doc.p(format!(
-        "Each run against the baseline, run {} ({}). A change counts as better or worse only beyond three combined robust standard deviations of the two runs' noise, and never below {}%.",
-        base.id, base.name, plain(c.floor_pct)
-    ));
-    if c.across_machines {
-        doc.p("These runs come from different machines: differences include the hardware, not only the settings.");
-    }
-    doc.table(c.runs_table());
-    doc.table(c.table());
-    let mut groups = Vec::new();
-    for m in &c.metrics {
-        let Some(bv) = m.runs[c.baseline].value.filter(|v| *v != 0.0) else { continue };
-        let values: Vec<Option<f64>> =
-            m.runs.iter().map(|x| x.value.map(|v| v / bv * 100.0)).collect();
-        let labels: Vec<String> = m
-            .runs
-            .iter()
-            .map(|x| match (x.value, x.change_pct) {
-                (Some(v), Some(ch)) => {
-                    format!("{} {} ({})", num(v, m.unit), m.unit, signed_pct(ch))
-                }
-                (Some(v), None) => format!("{} {}", num(v, m.unit), m.unit),
-                _ => String::new(),
-            })
-            .collect();
-        groups.push(BarGroup {
-            name: m.name.to_string(),
-            note: format!(
-                "{}, {}",
-                m.unit,
-                if m.higher_is_better { "higher is better" } else { "lower is better" }
-            ),
-            values,
-            labels,
-        });
-    }
-    if !groups.is_empty() {
-        doc.chart(Chart::Bars(BarChart {
-            title: "Runs against the baseline".into(),
-            x_label: "relative to the baseline (%)".into(),
-            series: c.runs.iter().map(|r| format!("{} [run {}]", r.name, r.id)).collect(),
-            groups,
-            reference: Some(100.0),
-        }));
-    }
-    doc.list(c.verdict_lines());
 }
 
 fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&ExecView>) {

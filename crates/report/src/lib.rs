@@ -24,7 +24,7 @@ mod tiers;
 
 use std::str::FromStr;
 
-pub use build::{build_report, NOISY_SPREAD_PCT};
+pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
 pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};
 pub use metrics::{metrics, Metric, MetricKey};
@@ -77,4 +77,15 @@ impl FromStr for Format {
 /// `format`, as the bytes of a file.
 pub fn render_report(format: Format, run: &LoadedRun, compare: &[LoadedRun]) -> Vec<u8> {
     format.renderer().render(&build_report(run, compare))
+}
+
+/// The report of `run` with a settings study of groups of runs (`others`:
+/// the other runs of the study, listed with their commands).
+pub fn render_study_report(
+    format: Format,
+    run: &LoadedRun,
+    others: &[LoadedRun],
+    study: &Study,
+) -> Vec<u8> {
+    format.renderer().render(&build_report_with(run, others, Some(study)))
 }

@@ -604,6 +604,55 @@ impl Study {
         Ok(Study::build(&groups, base, policy, &Floors::from_runs(&pool)))
     }
 
+    /// Each run as its own group, the first the baseline; noise floors from
+    /// these runs only (repeated identical settings among them).
+    pub fn of_runs(runs: &[LoadedRun]) -> Study {
+        let groups: Vec<GroupInput> = runs
+            .iter()
+            .map(|r| GroupInput { reference: r.summary.id.to_string(), runs: vec![r.clone()] })
+            .collect();
+        Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(runs))
+    }
+
+    /// The report's comparison section: groups, settings that differ, the
+    /// metrics with verdicts, one chart per metric (dots per run, median
+    /// marked, best group named), and the analysis and recommendations.
+    pub fn section(&self, doc: &mut crate::doc::Document) {
+        doc.h(2, "Comparison");
+        doc.p(format!(
+            "Groups of runs against the baseline, {}. Each group's figure is the median of its runs; a change counts as better or worse only when the {}% interval on the change (from the spread between runs, not the repetitions inside a run) excludes no change, the change exceeds the ±{}% margin, and it is larger than the spread seen between repeated runs of identical settings on this machine. Within the margin is same; otherwise undecided. See docs/store.md.",
+            self.group_name(self.baseline),
+            (self.confidence * 100.0).round(),
+            self.margin_pct
+        ));
+        for w in &self.warnings {
+            doc.callout(format!("Warning: {w}."));
+        }
+        for g in &self.groups {
+            if let Some(h) = &g.hidden_numa {
+                doc.callout(format!("Hidden NUMA in {}: {h}.", g.label));
+            }
+        }
+        doc.table(self.groups_table());
+        doc.h(3, "Settings that differ");
+        if self.settings_diff.is_empty() {
+            doc.p("No recorded setting differs between the groups.");
+        } else {
+            doc.table(self.settings_table());
+        }
+        doc.p(self.settings_same_line());
+        doc.h(3, "Metrics");
+        doc.table(self.metrics_table());
+        for c in self.charts() {
+            doc.chart(c);
+        }
+        doc.list(self.verdict_lines());
+        doc.h(3, "Analysis and recommendations");
+        doc.list(
+            self.recommendations.iter().map(|r| format!("{}: {}", r.profile, r.text)).collect(),
+        );
+    }
+
     /// The name of group `i` for tables: its label, `(baseline)` marked.
     pub fn group_name(&self, i: usize) -> String {
         let g = &self.groups[i];

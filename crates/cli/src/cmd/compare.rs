@@ -5,6 +5,7 @@
 
 use report::{Study, StudyError};
 use results::runstats::Policy;
+use store::{RunRef, Store};
 
 use super::store::{open_existing, print_table};
 use crate::cli::Global;
@@ -29,6 +30,48 @@ pub struct CompareArgs {
     pub confidence: f64,
 }
 
+/// The study for `report RUN --compare ...` when a reference selects a
+/// group (`label:`, `config:`); `None` when every reference names one run
+/// (the report then compares those runs, each its own group).
+pub fn study_report(
+    db: &Store,
+    run: &str,
+    compare: &[String],
+    format: report::Format,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let is_group = |t: &str| t.parse::<RunRef>().is_ok_and(|r| r.is_group());
+    if !(is_group(run) || compare.iter().any(|c| is_group(c))) || compare.is_empty() {
+        return Ok(None);
+    }
+    let mut refs = vec![run.to_string()];
+    refs.extend(compare.iter().cloned());
+    let study = study_of(db, &refs, None, &Policy::default())?;
+    let mut runs = Vec::new();
+    for g in &study.groups {
+        for id in &g.runs {
+            runs.push(db.load_run(*id)?);
+        }
+    }
+    let first = runs.remove(0);
+    Ok(Some(report::render_study_report(format, &first, &runs, &study)))
+}
+
+fn study_of(
+    db: &Store,
+    refs: &[String],
+    baseline: Option<&str>,
+    policy: &Policy,
+) -> anyhow::Result<Study> {
+    match Study::from_store(db, refs, baseline, policy) {
+        Ok(s) => Ok(s),
+        Err(e @ StudyError::GroupCount(_)) => {
+            usage!("{e}; compare needs at least two different runs or groups")
+        }
+        Err(e) if e.is_usage() => usage!("{e}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     if !(a.margin.is_finite() && a.margin > 0.0 && a.margin < 100.0) {
         usage!("--margin {}: expected a percentage above 0 and below 100", a.margin);
@@ -38,14 +81,7 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     }
     let db = open_existing(g)?;
     let policy = Policy { confidence: a.confidence, margin_pct: a.margin };
-    let study = match Study::from_store(&db, &a.groups, a.baseline.as_deref(), &policy) {
-        Ok(s) => s,
-        Err(e @ StudyError::GroupCount(_)) => {
-            usage!("{e}; compare needs at least two different runs or groups")
-        }
-        Err(e) if e.is_usage() => usage!("{e}"),
-        Err(e) => return Err(e.into()),
-    };
+    let study = study_of(&db, &a.groups, a.baseline.as_deref(), &policy)?;
     if !g.quiet {
         for w in &study.warnings {
             eprintln!("numaprobe: warning: {w}");

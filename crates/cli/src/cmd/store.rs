@@ -350,6 +350,9 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         (None, None) => report::Format::Markdown,
     };
     let db = open_existing(g)?;
+    if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format)? {
+        return write_out(a.output.as_deref(), &bytes, g, "the report");
+    }
     let run = load(&db, &a.run)?;
     let mut others = Vec::new();
     for r in &a.compare {
