@@ -258,8 +258,8 @@ fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
             let mode = r
                 .config
                 .get("numa_mode_label")
-                .or_else(|| r.config.get("numa_mode"))
                 .and_then(Value::as_str)
+                .or_else(|| r.config.get("numa_mode").and_then(Value::as_str))
                 .unwrap_or("one node");
             return Some(format!(
                 "the OS shows {} node(s) ({mode}) but per-CPU latency to memory node {} splits into {} groups ({}) in run {}: this setting hides NUMA (numa=off, NPS0 or firmware interleave) without removing it",

@@ -228,3 +228,40 @@ fn the_study_serialises_to_the_documented_contract() {
         assert!(r.get(k).is_some(), "{k} missing in {r}");
     }
 }
+
+#[test]
+fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let mut hidden = synthetic(&t, 201, "bbbb", 1.0, 1.0);
+    hidden.summary.label = None;
+    hidden.config["cmdline_options"] = serde_json::json!({"numa": "off"});
+    hidden.results.push(store::StoredResult {
+        seq: 9999,
+        recorded: "2026-11-23T00:00:00.000Z".into(),
+        kind: store::ResultKind::Other("lat-summary".into()),
+        payload: serde_json::json!({
+            "mode": "per-cpu", "mem_node": 0, "hidden_numa": true, "note": null,
+            "groups": [
+                {"cpus": "0-15", "median_ns": 92.0, "min_ns": 90.0, "max_ns": 95.0, "os_nodes": "0"},
+                {"cpus": "16-31", "median_ns": 141.0, "min_ns": 138.0, "max_ns": 145.0, "os_nodes": "0"}
+            ]
+        }),
+    });
+    let mut shown = synthetic(&t, 202, "aaaa", 1.0, 1.0);
+    shown.summary.label = None;
+    let groups = vec![
+        GroupInput { reference: "label:numa on".into(), runs: vec![shown] },
+        GroupInput { reference: "label:numa=off".into(), runs: vec![hidden] },
+    ];
+    let s = Study::build(&groups, 0, &Policy::default(), &Floors::default());
+    assert!(s.groups[0].hidden_numa.is_none());
+    let h = s.groups[1].hidden_numa.as_deref().expect("hidden NUMA evidence");
+    assert!(h.contains("splits into 2 groups") && h.contains("hides NUMA"), "{h}");
+    let r = s.recommendations.iter().find(|r| r.profile == "general").expect("named");
+    assert!(r.text.starts_with("numa=off hides NUMA"), "{}", r.text);
+    // The settings diff shows the command-line option that did it.
+    let d = s.settings_diff.iter().find(|d| d.setting == "cmdline_options.numa").unwrap();
+    assert_eq!(d.values, vec!["-".to_string(), "off".to_string()]);
+}
