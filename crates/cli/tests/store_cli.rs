@@ -249,6 +249,17 @@ fn compare_refuses_bad_groups_with_one_line() {
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("warning: the groups come from 2 machines")
     );
+    // A group mixing configurations: allowed, with a warning listing them.
+    let v = stdout_json(np(&db).args(["compare", "config:c0ffee00", "3", "--json"]));
+    assert_eq!(v["groups"][0]["runs"], serde_json::json!([1, 2]));
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("group config:c0ffee00 mixes 2 configurations (c0ffee003f2b")),
+        "{w:?}"
+    );
 }
 
 #[test]
