@@ -70,7 +70,9 @@ pub struct NoiseFloor {
 pub enum Basis {
     /// The rank interval between groups.
     Interval,
-    /// Too few runs for an interval: the change against the noise floor.
+    /// The noise floor decided: too few runs for an interval (the change
+    /// against the floor), or a change inside the spread of groups of
+    /// identical settings.
     NoiseFloor,
     /// Too few runs and no noise floor known.
     TooFewRuns,
@@ -332,6 +334,12 @@ pub fn judge(
                     j.verdict =
                         if good(change) { GroupVerdict::Better } else { GroupVerdict::Worse };
                 }
+                // The floor bounds what noise can do to one run: a change
+                // that stays inside the margin even when widened by it is same.
+                Some(f) if change.abs() + (1.0 + f.pct / 100.0).ln() < margin => {
+                    j.basis = Basis::NoiseFloor;
+                    j.verdict = GroupVerdict::Same;
+                }
                 Some(_) => {
                     j.basis = Basis::NoiseFloor;
                     j.runs_needed = Some(need);
@@ -491,6 +499,10 @@ mod tests {
         let j = judge(&[46.3], &[70.5], true, &p(), None).unwrap();
         assert_eq!((j.verdict, j.basis), (GroupVerdict::Undecided, Basis::TooFewRuns));
         assert_eq!(j.runs_needed, Some(3));
+        // A quiet machine (floor 1%) and a 0.5% change: same.
+        let quiet = NoiseFloor { pct: 1.0, source: "test".into() };
+        let j = judge(&[100.0], &[100.5], true, &p(), Some(&quiet)).unwrap();
+        assert_eq!((j.verdict, j.basis), (GroupVerdict::Same, Basis::NoiseFloor));
         // +30% under the floor: undecided, 3 runs per side would decide.
         let j = judge(&[100.0], &[130.0], true, &p(), Some(&floor)).unwrap();
         assert_eq!(j.verdict, GroupVerdict::Undecided);
@@ -592,8 +604,18 @@ mod tests {
                 }
             }
             if j.verdict == GroupVerdict::Same {
-                prop_assert!(j.ci_low_pct.unwrap() > -DEFAULT_MARGIN_PCT);
-                prop_assert!(j.ci_high_pct.unwrap() < DEFAULT_MARGIN_PCT);
+                match (j.ci_low_pct, j.ci_high_pct) {
+                    (Some(lo), Some(hi)) => {
+                        prop_assert!(lo > -DEFAULT_MARGIN_PCT && hi < DEFAULT_MARGIN_PCT);
+                    }
+                    _ => {
+                        // One run per side: the change widened by the floor
+                        // stays inside the margin.
+                        prop_assert_eq!(j.basis, Basis::NoiseFloor);
+                        prop_assert!(floor < DEFAULT_MARGIN_PCT);
+                        prop_assert!(j.change_pct.abs() < DEFAULT_MARGIN_PCT);
+                    }
+                }
             }
         }
     }
