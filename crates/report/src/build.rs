@@ -446,7 +446,8 @@ fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
             p.cpu_node.map_or("?".into(), |n| n.to_string()),
             p.memory()
         );
-        let e = series.entry(name).or_insert((p.cpu_node, vec![], vec![]));
+        // coloured by memory node, as in every chart
+        let e = series.entry(name).or_insert((p.mem_node.or(p.cpu_node), vec![], vec![]));
         let (t, best) = (p.threads.unwrap_or(0) as f64, p.best_gbs.unwrap_or(0.0));
         e.1.push((t, best));
         if let (Some(lo), Some(hi)) = (p.min_gbs, p.max_gbs) {
@@ -454,15 +455,12 @@ fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
         }
     }
     let mut lines = Vec::new();
-    for (node, points, _) in series.values() {
+    for (name, (node, points, _)) in &series {
         let first = points.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0));
         let last = points.iter().map(|p| p.0).fold(0.0, f64::max);
         if let Some((t0, v0)) = first.filter(|f| f.0 > 0.0 && last > f.0) {
             lines.push(RefLine {
-                label: format!(
-                    "ideal linear scaling, node {}",
-                    node.map_or("?".into(), |n| n.to_string())
-                ),
+                label: format!("ideal linear scaling of {name}"),
                 points: vec![(t0, v0), (last, v0 * last / t0)],
                 in_domain: false,
                 color: node.and_then(|n| usize::try_from(n).ok()),
@@ -489,7 +487,8 @@ fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
     XyChart {
         title: "Bandwidth against thread count".into(),
         x: Axis::integer("threads"),
-        y: Axis::linear("bandwidth (GB/s), band: min-max of the repetitions"),
+        y: Axis::linear("bandwidth (GB/s)"),
+        band_label: "min-max of the repetitions".into(),
         series: series
             .into_iter()
             .map(|(name, (node, points, band))| {
@@ -748,11 +747,10 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         let has_band = series.values().any(|s| !s.2.is_empty());
         let all_ns = sweep.iter().filter_map(|p| p.median_ns);
         let y = Axis::linear_or_log("latency (ns)", all_ns, 1.0);
-        let y_label = match (y.scale == crate::chart::Scale::Log10, has_band) {
-            (true, true) => "latency (ns, log scale), band: min-max of the samples",
-            (true, false) => "latency (ns, log scale)",
-            (false, true) => "latency (ns), band: min-max of the samples",
-            (false, false) => "latency (ns)",
+        let y_label = if y.scale == crate::chart::Scale::Log10 {
+            "latency (ns, log scale)"
+        } else {
+            "latency (ns)"
         };
         let mut chart = XyChart {
             title: "Latency against working-set size".into(),
@@ -768,6 +766,7 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                 .collect(),
             markers: cache_markers(&run.topology, sweep[0].cpu),
             lines: vec![],
+            band_label: if has_band { "min-max of the samples".into() } else { String::new() },
         };
         // The plateaus found, as flat dashed segments over their size range.
         for sum in &d.sweep_summaries {
@@ -999,11 +998,8 @@ fn per_cpu_section(doc: &mut Document, d: &RunData) {
         doc.chart(Chart::Xy(XyChart {
             title: "Latency from each CPU to one node's memory".into(),
             x: Axis::integer("CPU id"),
-            y: Axis::linear(if banded {
-                "latency (ns), bars: min-max of the samples"
-            } else {
-                "latency (ns)"
-            }),
+            y: Axis::linear("latency (ns)"),
+            band_label: if banded { "min-max of the samples".into() } else { String::new() },
             series: series
                 .into_iter()
                 .map(|((_, name), (points, band))| Series::points(name, points).with_band(band))

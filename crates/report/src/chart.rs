@@ -182,6 +182,9 @@ pub struct XyChart {
     pub markers: Vec<Marker>,
     /// Reference lines (ideal scaling, theoretical peak, plateaus).
     pub lines: Vec<RefLine>,
+    /// What the series' bands show, for the legend (`min-max of the
+    /// repetitions`); empty: `spread`.
+    pub band_label: String,
 }
 
 /// Horizontal grouped bars: one group per item (a metric), one bar per

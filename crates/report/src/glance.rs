@@ -27,8 +27,10 @@ pub struct Glance {
 /// A finding as the box shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GlanceFinding {
-    /// `critical`, `warning`, `info`.
+    /// As the audit wrote it (`warn`, `critical`, ...).
     pub severity: String,
+    /// The colour class: `critical`, `warning`, `info` or `unknown`.
+    pub level: &'static str,
     pub text: String,
 }
 
@@ -233,6 +235,12 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         .take(TOP_FINDINGS)
         .map(|f| GlanceFinding {
             severity: f.severity.clone(),
+            level: match f.rank() {
+                0 => "critical",
+                1 => "warning",
+                2 | 3 => "info",
+                _ => "unknown",
+            },
             text: match &f.fix {
                 Some(fix) if fix != "-" => format!("{}: {} (fix: {fix})", f.id, f.found),
                 _ => format!("{}: {}", f.id, f.found),

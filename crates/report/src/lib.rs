@@ -5,8 +5,10 @@
 //! (Markdown, HTML, Text), so every format shares one layout. Stored
 //! results are read into typed views by `results::view` (today's records
 //! and the first version's payloads alike; missing fields are tolerated);
-//! `docs/report.md` lists the fields.
+//! `docs/report.md` lists the fields. [`brief`] writes the short Markdown
+//! of `report --brief`.
 
+pub mod brief;
 mod build;
 pub mod chart;
 pub mod compare;
@@ -24,6 +26,7 @@ mod tiers;
 
 use std::str::FromStr;
 
+pub use brief::brief;
 pub use build::{build_report, NOISY_SPREAD_PCT};
 pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};

@@ -88,12 +88,10 @@ pub fn html_glance(g: &Glance) -> String {
     if !g.findings.is_empty() {
         out.push_str("<ul class=\"findings\">");
         for f in &g.findings {
-            let sev: String =
-                f.severity.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>();
             let _ = write!(
                 out,
                 "<li class=\"sev-{}\"><span class=\"sev\">{}</span> {}</li>",
-                sev.to_ascii_lowercase(),
+                f.level,
                 svg::esc(&f.severity),
                 svg::esc(&f.text)
             );
@@ -322,7 +320,7 @@ mod tests {
             y: Axis::linear("bandwidth (GB/s)"),
             series: vec![Series::line("triad", vec![(1.0, 10.0), (2.0, 19.0)])],
             markers: vec![],
-            lines: vec![],
+            ..XyChart::default()
         }));
         d.code("numaprobe run");
         d

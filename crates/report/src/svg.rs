@@ -193,11 +193,22 @@ pub fn series_colour(key: Option<usize>, i: usize) -> &'static str {
     PALETTE[key.unwrap_or(i) % PALETTE.len()]
 }
 
-/// One legend entry: a swatch (filled square, or dashed line) and a name.
+/// How a legend entry's swatch looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swatch {
+    /// A filled square (a series).
+    Box,
+    /// A dashed line (a reference line).
+    Dashed,
+    /// A pale square (a spread band).
+    Band,
+}
+
+/// One legend entry: a swatch and a name.
 pub struct LegendItem<'a> {
     pub name: &'a str,
     pub colour: &'a str,
-    pub dashed: bool,
+    pub swatch: Swatch,
 }
 
 /// Draws legend entries from `x0` to `x1`, starting at `y0`, wrapping onto
@@ -214,16 +225,24 @@ pub fn legend(out: &mut String, items: &[LegendItem], x0: f64, x1: f64, y0: f64)
             x = x0;
             y += ROW;
         }
-        let swatch = if it.dashed {
-            format!(
+        let swatch = match it.swatch {
+            Swatch::Dashed => format!(
                 r#"<line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2" stroke-dasharray="4 2"/>"#,
                 x + 12.0,
                 y + 6.0,
                 y + 6.0,
                 it.colour
-            )
-        } else {
-            format!(r#"<rect x="{x:.1}" y="{y:.1}" width="12" height="12" fill="{}"/>"#, it.colour)
+            ),
+            Swatch::Box => {
+                format!(
+                    r#"<rect x="{x:.1}" y="{y:.1}" width="12" height="12" fill="{}"/>"#,
+                    it.colour
+                )
+            }
+            Swatch::Band => format!(
+                r#"<rect x="{x:.1}" y="{y:.1}" width="12" height="12" fill="{}" fill-opacity="0.3"/>"#,
+                it.colour
+            ),
         };
         let _ = write!(
             out,
@@ -297,13 +316,17 @@ fn xy(c: &XyChart, id: usize) -> String {
         .series
         .iter()
         .zip(&colours)
-        .map(|(s, col)| LegendItem { name: &s.name, colour: col, dashed: false })
+        .map(|(s, col)| LegendItem { name: &s.name, colour: col, swatch: Swatch::Box })
         .collect();
     items.extend(c.lines.iter().zip(&line_colours).map(|(l, col)| LegendItem {
         name: &l.label,
         colour: col,
-        dashed: true,
+        swatch: Swatch::Dashed,
     }));
+    let band_name = if c.band_label.is_empty() { "spread" } else { c.band_label.as_str() };
+    if c.series.iter().any(|s| !s.band.is_empty()) {
+        items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::Band });
+    }
     let legend_end = legend(&mut body, &items, left, w - right, 34.0);
 
     // marker labels: on rows above the plot, never over the data
@@ -421,7 +444,7 @@ fn xy(c: &XyChart, id: usize) -> String {
                 .collect();
             let _ = write!(
                 body,
-                r#"<polygon class="band" fill="{col}" fill-opacity="0.18" stroke="none" points="{}"/>"#,
+                r#"<polygon class="band" fill="{col}" fill-opacity="0.25" stroke="none" points="{}"/>"#,
                 pts.join(" ")
             );
         } else {
@@ -631,7 +654,11 @@ fn bars(b: &BarChart, id: usize) -> String {
         .series
         .iter()
         .enumerate()
-        .map(|(i, s)| LegendItem { name: s, colour: PALETTE[i % PALETTE.len()], dashed: false })
+        .map(|(i, s)| LegendItem {
+            name: s,
+            colour: PALETTE[i % PALETTE.len()],
+            swatch: Swatch::Box,
+        })
         .collect();
     let mut legend_svg = String::new();
     let top = legend(&mut legend_svg, &items, 20.0, w - 20.0, 34.0) + 12.0;
@@ -816,7 +843,7 @@ mod tests {
             y: Axis::linear("GB/s"),
             series: vec![Series::line("n&0", vec![(1.0, 2.0)])],
             markers: vec![Marker { x: 1.0, label: "<L1>".into() }],
-            lines: vec![],
+            ..XyChart::default()
         });
         let s = render(&c, 0);
         assert!(s.contains("x &lt; y") && s.contains("n&amp;0") && s.contains("&lt;L1&gt;"));
