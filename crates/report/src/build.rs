@@ -1360,4 +1360,46 @@ mod tests {
             "confidence": "ambiguous", "alternatives": [{"kind": "disabled-by-kernel", "label": null, "tell": "t"}]}});
         assert_eq!(numa_mode_text(&fw).unwrap(), "disabled-by-firmware (ambiguous): r");
     }
+
+    #[test]
+    fn ratio_view_divides_by_the_rows_local_cell() {
+        let hm = super::Heatmap {
+            title: "t".into(),
+            x_label: "memory node".into(),
+            y_label: "CPU node".into(),
+            unit: "ns".into(),
+            cols: vec!["0".into(), "1".into(), "2".into()],
+            rows: vec!["0".into(), "1".into()],
+            values: vec![
+                vec![Some(100.0), Some(150.0), Some(300.0)],
+                vec![Some(160.0), Some(80.0), None],
+            ],
+        };
+        let r = super::ratio_heatmap(&hm, "Latency").unwrap();
+        assert_eq!(r.unit, "x local");
+        assert_eq!(r.values[0], vec![Some(1.0), Some(1.5), Some(3.0)]);
+        assert_eq!(r.values[1], vec![Some(2.0), Some(1.0), None]);
+        // a single node has no remote cell: no ratio view
+        let one = super::Heatmap {
+            cols: vec!["0".into()],
+            rows: vec!["0".into()],
+            values: vec![vec![Some(90.0)]],
+            ..hm
+        };
+        assert!(super::ratio_heatmap(&one, "Latency").is_none());
+    }
+
+    #[test]
+    fn long_kernel_command_lines_keep_their_memory_options() {
+        let raw = format!(
+            "{} numa_balancing=disable transparent_hugepage=never quiet",
+            "console=ttyS0 ".repeat(12)
+        );
+        let t = super::cmdline_text(&raw);
+        assert!(
+            t.starts_with("numa_balancing=disable transparent_hugepage=never (+13 other words"),
+            "{t}"
+        );
+        assert_eq!(super::cmdline_text("ro quiet"), "ro quiet");
+    }
 }

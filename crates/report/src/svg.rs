@@ -152,6 +152,10 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
             }
             if hi <= lo {
                 hi = lo + 1.0;
+            } else if !axis.integer {
+                // a little headroom, so that the highest point is not drawn
+                // on the frame
+                hi += (hi - lo) * 0.03;
             }
             let t = if axis.integer && hi - lo <= target as f64 {
                 let (a, b) = (lo.floor() as i64, hi.ceil() as i64);
@@ -868,5 +872,77 @@ mod tests {
         assert!(s.contains("fill=\"rgb(68,1,84)\""));
         assert!(s.contains("not measured"));
         assert_eq!(s.matches("class=\"cell\"").count(), 3);
+    }
+
+    #[test]
+    fn log10_axes_tick_on_1_2_5_and_cover_decades() {
+        let (lo, hi, t) = axis_ticks(&Axis::log10("latency (ns)"), &[1.1, 4.0, 10.6, 97.0], 6);
+        assert_eq!(lo, 1.0);
+        assert_eq!(hi, 100.0);
+        assert_eq!(t, vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+        // L1 and DRAM both get room: 1.1 ns sits low, 97 ns high, 10.6 ns in the middle
+        let m = Map { scale: Scale::Log10, d0: lo, d1: hi, p0: 300.0, p1: 0.0 };
+        assert!((m.to_px(10.0) - 150.0).abs() < 1e-9);
+        let a = Axis::linear_or_log("ns", [1.1, 97.0], 1.0);
+        assert_eq!(a.scale, Scale::Log10);
+        assert_eq!(Axis::linear_or_log("ns", [80.0, 97.0], 1.0).scale, Scale::Linear);
+    }
+
+    #[test]
+    fn legends_wrap_instead_of_running_off_the_chart() {
+        let names: Vec<String> =
+            (0..8).map(|i| format!("memory node {i}, 4k pages, a long name")).collect();
+        let items: Vec<LegendItem> = names
+            .iter()
+            .map(|n| LegendItem { name: n, colour: "#000", swatch: Swatch::Box })
+            .collect();
+        let mut out = String::new();
+        let bottom = legend(&mut out, &items, 78.0, 736.0, 34.0);
+        assert!(bottom > 34.0 + 18.0 * 3.0, "several rows: {bottom}");
+        // every entry ends inside the chart
+        for (k, x) in out.match_indices("<text x=\"") {
+            let x: f64 = out[k + x.len()..].split('"').next().unwrap().parse().unwrap();
+            let name_len = names[0].chars().count() as f64;
+            assert!(x + name_len * 12.0 * 0.62 <= 736.0 + 0.1, "{x}");
+        }
+    }
+
+    #[test]
+    fn marker_labels_take_another_row_rather_than_touch() {
+        let (placed, rows) = marker_rows(&[(100.0, 60.0), (130.0, 60.0), (400.0, 60.0)], 700.0);
+        assert_eq!(rows, 2);
+        assert_eq!(placed[0].1, 0);
+        assert_eq!(placed[1].1, 1);
+        assert_eq!(placed[2].1, 0);
+        // near the right edge a label ends at its line
+        let (placed, _) = marker_rows(&[(690.0, 60.0)], 700.0);
+        assert!(placed[0].2);
+    }
+
+    #[test]
+    fn bands_and_reference_lines_are_drawn_and_listed() {
+        let c = Chart::Xy(XyChart {
+            title: "t".into(),
+            x: Axis::integer("threads"),
+            y: Axis::linear("GB/s"),
+            series: vec![Series::line("a", vec![(1.0, 10.0), (2.0, 19.0)])
+                .with_band(vec![(1.0, 9.0, 10.0), (2.0, 12.0, 19.0)])
+                .with_color(Some(4))],
+            lines: vec![crate::chart::RefLine {
+                label: "peak".into(),
+                points: vec![(1.0, 30.0), (2.0, 30.0)],
+                in_domain: true,
+                color: None,
+            }],
+            band_label: "min-max".into(),
+            ..XyChart::default()
+        });
+        let s = render(&c, 0);
+        assert_eq!(s.matches("class=\"band\"").count(), 1);
+        assert!(s.contains("class=\"refline\""));
+        assert!(s.contains(">peak</text>") && s.contains(">min-max</text>"));
+        // colour key 4 picks the fifth colour whatever the series' position
+        assert!(s.contains(&format!("stroke=\"{}\"", PALETTE[4])));
+        assert!(s.contains("(spread 12 to 19)"));
     }
 }
