@@ -191,6 +191,23 @@ mod tests {
     }
 
     #[test]
+    fn bios_and_board_come_from_dmi_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = dir.path().join("sys/class/dmi/id");
+        std::fs::create_dir_all(&id).unwrap();
+        std::fs::write(id.join("bios_vendor"), "American Megatrends International, LLC.\n").unwrap();
+        std::fs::write(id.join("bios_version"), "2.1.V2\n").unwrap();
+        std::fs::write(id.join("product_name"), "  \n").unwrap();
+        let b = bios(&SysRoot::new(dir.path()).unwrap());
+        assert_eq!(b["bios_vendor"], "American Megatrends International, LLC.");
+        assert_eq!(b["bios_version"], "2.1.V2");
+        // empty and absent files are left out
+        assert!(b.get("product_name").is_none() && b.get("bios_date").is_none());
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(bios(&SysRoot::new(empty.path()).unwrap()), Value::Null);
+    }
+
+    #[test]
     fn config_tells_settings_apart() {
         let root = SysRoot::live();
         let topo = Topology::discover(&root).unwrap();
