@@ -195,7 +195,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let id = dir.path().join("sys/class/dmi/id");
         std::fs::create_dir_all(&id).unwrap();
-        std::fs::write(id.join("bios_vendor"), "American Megatrends International, LLC.\n").unwrap();
+        std::fs::write(id.join("bios_vendor"), "American Megatrends International, LLC.\n")
+            .unwrap();
         std::fs::write(id.join("bios_version"), "2.1.V2\n").unwrap();
         std::fs::write(id.join("product_name"), "  \n").unwrap();
         let b = bios(&SysRoot::new(dir.path()).unwrap());

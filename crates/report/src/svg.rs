@@ -170,7 +170,11 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
             };
             let d0 = t.first().copied().unwrap_or(lo).min(lo);
             let d1 = t.last().copied().unwrap_or(hi).max(hi);
-            (d0, d1, t)
+            // Whole-number axes (CPU ids, threads) get half a step on each
+            // side when short, so that points and their error bars at the
+            // ends are not drawn on the frame.
+            let pad = if axis.integer && d1 - d0 <= target as f64 { 0.5 } else { 0.0 };
+            (d0 - pad, d1 + pad, t)
         }
     }
 }
