@@ -222,7 +222,8 @@ fn report_writes_markdown_and_html() {
     np(&db).args(["report", "1", "--compare", "2", "3", "-o"]).arg(&html).assert().success();
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
-    assert_eq!(text.matches("<svg class=\"chart").count(), 9);
+    // the 9 charts of before plus the remote/local views of both matrices
+    assert_eq!(text.matches("<svg class=\"chart").count(), 11);
     np(&db)
         .args(["report", "3", "--format", "html"])
         .assert()

@@ -809,7 +809,8 @@ fn loaded_section(doc: &mut Document, d: &RunData) {
         d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()).collect();
     if !loaded.is_empty() {
         doc.h(3, "Loaded latency");
-        let mut series: BTreeMap<String, (Option<i64>, Vec<(f64, f64)>)> = BTreeMap::new();
+        type Curve = (Option<i64>, Vec<(f64, f64)>);
+        let mut series: BTreeMap<String, Curve> = BTreeMap::new();
         for p in &loaded {
             let name = match (p.cpu_node, p.mem_node) {
                 (Some(c), Some(m)) => format!("CPU node {c} -> memory node {m}"),

@@ -40,7 +40,7 @@ pub fn noisy(v: f64, noise_pct: f64) -> String {
         return v.to_string();
     }
     let u = (v * noise_pct / 100.0).abs();
-    if !(u > 0.0) || !u.is_finite() {
+    if u.is_nan() || u <= 0.0 || !u.is_finite() {
         return sig(v, 4);
     }
     let e = u.log10().floor() as i32;

@@ -69,39 +69,57 @@ fn memory_text(run: &LoadedRun) -> String {
     let mi = &run.machine_info;
     let total = mi.get("mem_total_bytes").and_then(Value::as_u64).map(bytes);
     let mut parts = Vec::new();
-    match mi.get("dimms") {
-        Some(Value::String(s)) => parts.push(s.clone()),
-        Some(d @ Value::Object(_)) if d.get("unreadable").is_none() => {
-            let kind = field_text(d, "memory_type").filter(|t| !t.is_empty());
-            let speed = d.get("configured_speed_mts").and_then(Value::as_u64);
-            match (kind, speed) {
-                (Some(k), Some(s)) => parts.push(format!("{k}-{s}")),
-                (Some(k), None) => parts.push(k),
-                (None, Some(s)) => parts.push(format!("{s} MT/s")),
-                _ => {}
-            }
-            if let (Some(m), Some(s)) =
-                (d.get("modules").and_then(Value::as_u64), d.get("slots").and_then(Value::as_u64))
-            {
-                let mut t = format!("{m} of {s} slots");
-                if let (Some(cp), Some(c)) = (
-                    d.get("channels_populated").and_then(Value::as_u64),
-                    d.get("channels").and_then(Value::as_u64).filter(|c| *c > 0),
-                ) {
-                    t.push_str(&format!(" ({cp} of {c} channels)"));
-                }
-                parts.push(t);
-            }
-            let sizes: Vec<String> = d
-                .get("module_sizes_bytes")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_u64).map(bytes).collect())
-                .unwrap_or_default();
-            if !sizes.is_empty() {
-                parts.push(format!("{} modules", sizes.join(" + ")));
-            }
+    let cfg = &run.config;
+    let population = field_text(cfg, "dimm_population").filter(|p| p != "unreadable");
+    if let Some(p) = population {
+        // the settings document (SMBIOS): `8 of 16 slots: 8x 32 GiB DDR5`
+        parts.push(p);
+        if let Some(s) = field_text(cfg, "memory_speed_mts").filter(|s| s != "unreadable") {
+            parts.push(format!("{s} MT/s"));
         }
-        _ => parts.push("no SMBIOS memory records (a VM?)".into()),
+        let d = mi.get("dimms");
+        if let (Some(cp), Some(c)) = (
+            d.and_then(|d| d.get("channels_populated")).and_then(Value::as_u64),
+            d.and_then(|d| d.get("channels")).and_then(Value::as_u64).filter(|c| *c > 0),
+        ) {
+            parts.push(format!("{cp} of {c} channels"));
+        }
+    } else {
+        match mi.get("dimms") {
+            Some(Value::String(s)) => parts.push(s.clone()),
+            Some(d @ Value::Object(_)) if d.get("unreadable").is_none() => {
+                let kind = field_text(d, "memory_type").filter(|t| !t.is_empty());
+                let speed = d.get("configured_speed_mts").and_then(Value::as_u64);
+                match (kind, speed) {
+                    (Some(k), Some(s)) => parts.push(format!("{k}-{s}")),
+                    (Some(k), None) => parts.push(k),
+                    (None, Some(s)) => parts.push(format!("{s} MT/s")),
+                    _ => {}
+                }
+                if let (Some(m), Some(s)) = (
+                    d.get("modules").and_then(Value::as_u64),
+                    d.get("slots").and_then(Value::as_u64),
+                ) {
+                    let mut t = format!("{m} of {s} slots");
+                    if let (Some(cp), Some(c)) = (
+                        d.get("channels_populated").and_then(Value::as_u64),
+                        d.get("channels").and_then(Value::as_u64).filter(|c| *c > 0),
+                    ) {
+                        t.push_str(&format!(" ({cp} of {c} channels)"));
+                    }
+                    parts.push(t);
+                }
+                let sizes: Vec<String> = d
+                    .get("module_sizes_bytes")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_u64).map(bytes).collect())
+                    .unwrap_or_default();
+                if !sizes.is_empty() {
+                    parts.push(format!("{} modules", sizes.join(" + ")));
+                }
+            }
+            _ => parts.push("no SMBIOS memory records (a VM?)".into()),
+        }
     }
     if let Some(t) = total {
         parts.push(format!("{t} in all"));
@@ -109,17 +127,27 @@ fn memory_text(run: &LoadedRun) -> String {
     parts.join(", ")
 }
 
-fn bios_text(mi: &Value) -> Option<String> {
-    let b = mi.get("bios")?;
+/// Board and BIOS: the firmware fields of the run's configuration
+/// document (`sys_vendor`, `product_name`, `bios_vendor`, `bios_version`,
+/// `bios_date`, `microcode`), else a `bios` object of the machine document.
+fn bios_text(config: &Value, mi: &Value) -> Option<String> {
+    let b = if field_text(config, "bios_version").is_some()
+        || field_text(config, "product_name").is_some()
+    {
+        config
+    } else {
+        mi.get("bios")?
+    };
     if let Value::String(s) = b {
         return Some(s.clone());
     }
-    let mut s = [field_text(b, "sys_vendor"), field_text(b, "product_name")]
+    let known = |k: &str| field_text(b, k).filter(|v| !v.is_empty() && v != "unreadable");
+    let mut s = [known("sys_vendor"), known("product_name")]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
         .join(" ");
-    let bios = [field_text(b, "bios_vendor"), field_text(b, "bios_version")]
+    let bios = [known("bios_vendor"), known("bios_version")]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
@@ -129,9 +157,12 @@ fn bios_text(mi: &Value) -> Option<String> {
             s.push_str(", ");
         }
         s.push_str(&format!("BIOS {bios}"));
-        if let Some(d) = field_text(b, "bios_date") {
+        if let Some(d) = known("bios_date") {
             s.push_str(&format!(" ({d})"));
         }
+    }
+    if let Some(m) = known("microcode") {
+        s.push_str(&format!(", microcode {m}"));
     }
     (!s.is_empty()).then_some(s)
 }
@@ -165,7 +196,10 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         _ => Some(run.summary.machine.clone()),
     };
     row("Machine", machine);
-    row("Board and BIOS", Some(bios_text(mi).unwrap_or_else(|| "not recorded".into())));
+    row(
+        "Board and BIOS",
+        Some(bios_text(&run.config, mi).unwrap_or_else(|| "not recorded".into())),
+    );
     let peak = machine_peak_gbs(run);
     let mut mem = memory_text(run);
     match peak {

@@ -584,12 +584,12 @@ fn heatmap(hm: &Heatmap, id: usize) -> String {
                     let t = norm(v);
                     let (r, g, b) = viridis(t);
                     let ink = if t < 0.6 { "#ffffff" } else { "#000000" };
+                    let dec = cell_decimals(&hm.unit);
                     let _ = write!(
                         out,
-                        r##"<g class="cell"><rect x="{x:.1}" y="{y:.1}" width="{cell:.1}" height="{cell:.1}" fill="rgb({r},{g},{b})" stroke="#ffffff"><title>{} -> {}: {} {}</title></rect><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{font:.1}" fill="{ink}">{}</text></g>"##,
+                        r##"<g class="cell"><rect x="{x:.1}" y="{y:.1}" width="{cell:.1}" height="{cell:.1}" fill="rgb({r},{g},{b})" stroke="#ffffff"><title>{} -> {}: {v:.dec$} {}</title></rect><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{font:.1}" fill="{ink}">{}</text></g>"##,
                         esc(r_name(&hm.rows, i)),
                         esc(r_name(&hm.cols, j)),
-                        format!("{v:.*}", cell_decimals(&hm.unit)),
                         esc(&hm.unit),
                         x + cell / 2.0,
                         y + cell / 2.0 + font / 3.0,
