@@ -275,8 +275,9 @@ fn report_writes_markdown_and_html() {
     np(&db).args(["report", "1", "--compare", "2", "3", "-o"]).arg(&html).assert().success();
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
-    // 8 charts of the baseline run, one per compared metric (8)
-    assert_eq!(text.matches("<svg class=\"chart").count(), 16);
+    // the baseline run's 10 charts (with the remote/local views of both
+    // matrices) and one per compared metric (8)
+    assert_eq!(text.matches("<svg class=\"chart").count(), 18);
     np(&db)
         .args(["report", "3", "--format", "html"])
         .assert()

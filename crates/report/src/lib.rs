@@ -5,8 +5,10 @@
 //! (Markdown, HTML, Text), so every format shares one layout. Stored
 //! results are read into typed views by `results::view` (today's records
 //! and the first version's payloads alike; missing fields are tolerated);
-//! `docs/report.md` lists the fields.
+//! `docs/report.md` lists the fields. [`brief`] writes the short Markdown
+//! of `report --brief`.
 
+pub mod brief;
 mod build;
 pub mod chart;
 pub mod compare;
@@ -14,6 +16,7 @@ pub mod csv;
 pub mod data;
 pub mod doc;
 pub mod fmt;
+pub mod glance;
 pub mod metrics;
 pub mod placements;
 pub mod render;
@@ -24,6 +27,7 @@ mod tiers;
 
 use std::str::FromStr;
 
+pub use brief::brief;
 pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
 pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};

@@ -831,11 +831,10 @@ impl Study {
                 ),
                 x: Axis::integer("group"),
                 y: Axis::linear(format!("{} ({})", m.name.to_lowercase(), m.unit)),
-                series: vec![
-                    Series { name: "runs".into(), points: runs, line: false },
-                    Series { name: "median".into(), points: medians, line: false },
-                ],
+                series: vec![Series::points("runs", runs), Series::points("median", medians)],
                 markers,
+                lines: Vec::new(),
+                band_label: String::new(),
             }));
         }
         out

@@ -76,6 +76,9 @@ pub struct ReportArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A short Markdown brief (at most 60 lines) for tickets and chat.
+    #[arg(long)]
+    pub brief: bool,
 }
 
 /// The database `--db`/`NUMAPROBE_DB` names, else the default path.
@@ -363,6 +366,13 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
             others.push(o);
         }
     }
-    let bytes = report::render_report(format, &run, &others);
+    let bytes = if a.brief {
+        if format != report::Format::Markdown {
+            usage!("--brief writes Markdown only: drop --format html or use a .md file");
+        }
+        report::brief(&run, &others).into_bytes()
+    } else {
+        report::render_report(format, &run, &others)
+    };
     write_out(a.output.as_deref(), &bytes, g, "the report")
 }
