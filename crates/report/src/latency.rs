@@ -93,15 +93,13 @@ pub fn histogram_section(doc: &mut Document, d: &RunData) {
     for (label, p) in &pairs {
         let Some(h) = &p.histogram else { continue };
         let total = h.count.max(1) as f64;
-        series.push(Series {
-            name: label.clone(),
-            points: h
-                .buckets
+        series.push(Series::line(
+            label.clone(),
+            h.buckets
                 .iter()
                 .map(|b| ((b.lo_ns + b.hi_ns) / 2.0, b.count as f64 / total * 100.0))
                 .collect(),
-            line: true,
-        });
+        ));
         t.push(vec![
             label.clone(),
             h.count.to_string(),
@@ -113,10 +111,15 @@ pub fn histogram_section(doc: &mut Document, d: &RunData) {
     }
     doc.chart(Chart::Xy(XyChart {
         title: "Latency distribution (share of timed chunks per bucket)".into(),
-        x: Axis { from_zero: false, ..Axis::linear("latency (ns per load)") },
+        // log-10 when the tail reaches decades past the median (preemption)
+        x: {
+            let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect::<Vec<_>>();
+            let a = Axis::linear_or_log("latency (ns per load)", xs, 1.0);
+            Axis { from_zero: false, ..a }
+        },
         y: Axis::linear("share of values (%)"),
         series,
-        markers: vec![],
+        ..XyChart::default()
     }));
     doc.table(t);
 }
@@ -175,11 +178,10 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
         "Latency at peak ns",
     ]);
     for (mix, pts) in &by {
-        series.push(Series {
-            name: mix.clone(),
-            points: pts.iter().filter_map(|p| Some((p.load_gbs?, p.loaded_ns()?))).collect(),
-            line: true,
-        });
+        series.push(Series::line(
+            mix.clone(),
+            pts.iter().filter_map(|p| Some((p.load_gbs?, p.loaded_ns()?))).collect(),
+        ));
         if let Some(k) = curve_knee(pts) {
             if let Some(g) = k.knee_gbs {
                 markers.push(Marker { x: g, label: format!("{mix} knee {}", num(g, "GB/s")) });
@@ -204,6 +206,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
         y: Axis::linear("latency (ns)"),
         series,
         markers,
+        ..XyChart::default()
     }));
     doc.table(kt);
     let mut t = Table::with_header(&[

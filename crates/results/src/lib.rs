@@ -18,6 +18,7 @@ pub mod bw;
 pub mod hist;
 pub mod lat;
 pub mod placement;
+pub mod runstats;
 pub mod stats;
 pub mod view;
 
