@@ -27,7 +27,7 @@ mod tiers;
 
 use std::str::FromStr;
 
-pub use brief::brief;
+pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
 pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};
