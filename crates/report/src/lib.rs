@@ -13,6 +13,7 @@ pub mod compare;
 pub mod csv;
 pub mod data;
 pub mod doc;
+pub mod fleet;
 pub mod fmt;
 pub mod metrics;
 pub mod placements;
