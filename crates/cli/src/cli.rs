@@ -71,6 +71,8 @@ pub enum Command {
     Compare(cmd::store::CompareArgs),
     /// Write a Markdown or HTML report of a run.
     Report(cmd::store::ReportArgs),
+    /// Many hosts side by side: outliers against peers of one model, drift.
+    Fleet(cmd::fleet::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of numaprobe or of one command.

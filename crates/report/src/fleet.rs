@@ -181,27 +181,15 @@ fn gib(bytes: f64) -> f64 {
 
 /// The memory speed a run's machine facts record, when any (MT/s).
 fn memory_speed(info: &Value) -> Option<String> {
-    for path in [
-        &["memory_speed_mts"][..],
-        &["dimms", "speed_mts"][..],
-        &["dimms", "configured_speed_mts"][..],
-        &["memory", "speed_mts"][..],
-        &["memory", "configured_speed_mts"][..],
-    ] {
-        let mut v = info;
-        for p in path {
-            v = match v.get(p) {
-                Some(x) => x,
-                None => break,
-            };
-        }
-        if let Some(s) = scalar(v) {
-            if !std::ptr::eq(v, info) {
-                return Some(s);
-            }
-        }
-    }
-    None
+    [
+        "/memory_speed_mts",
+        "/dimms/speed_mts",
+        "/dimms/configured_speed_mts",
+        "/memory/speed_mts",
+        "/memory/configured_speed_mts",
+    ]
+    .iter()
+    .find_map(|p| info.pointer(p).and_then(scalar))
 }
 
 fn scalar(v: &Value) -> Option<String> {

@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod bw;
 pub mod exec;
+pub mod fleet;
 pub mod lat;
 pub mod place;
 pub mod run;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => store::import(a, g),
         Command::Compare(a) => store::compare(a, g),
         Command::Report(a) => store::report(a, g),
+        Command::Fleet(a) => fleet::run(a, g),
         Command::Completions(a) => {
             let mut out = Vec::new();
             crate::cli::completions(a.shell, &mut out);
