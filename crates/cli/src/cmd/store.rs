@@ -231,7 +231,12 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(crate) fn write_out(path: Option<&Path>, bytes: &[u8], g: &Global, what: &str) -> anyhow::Result<()> {
+pub(crate) fn write_out(
+    path: Option<&Path>,
+    bytes: &[u8],
+    g: &Global,
+    what: &str,
+) -> anyhow::Result<()> {
     match path {
         Some(p) if p != Path::new("-") => {
             std::fs::write(p, bytes).with_context(|| format!("{}: cannot write", p.display()))?;
