@@ -16,6 +16,7 @@ pub mod doc;
 pub mod fleet;
 pub mod fmt;
 pub mod metrics;
+pub mod openmetrics;
 pub mod placements;
 pub mod render;
 mod summary;

@@ -45,6 +45,38 @@ pub struct Args {
     /// Folder for the reports (default: `reports/` beside the database).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
+    /// Also write the run's metrics to DIR/numaprobe.prom for
+    /// node_exporter's textfile collector (atomically: a temporary file
+    /// renamed over the old one).
+    #[arg(long, value_name = "DIR")]
+    pub textfile: Option<PathBuf>,
+}
+
+/// Writes `text` to `dir/numaprobe.prom` atomically, as node_exporter's
+/// textfile collector requires: a temporary file in the same folder (its
+/// name does not end in `.prom`, so the collector never reads it half
+/// written), synced, then renamed over the old file.
+pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    use std::io::Write;
+    if !dir.is_dir() {
+        crate::usage!(
+            "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
+            dir.display()
+        );
+    }
+    let target = dir.join("numaprobe.prom");
+    let tmp = dir.join(format!(".numaprobe.prom.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("{}: cannot write", target.display())));
+    }
+    Ok(target)
 }
 
 fn budget(a: &Args) -> Budget {
@@ -118,6 +150,15 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+    if let Some(d) = &a.textfile {
+        // Said before measuring, not after.
+        if !d.is_dir() {
+            crate::usage!(
+                "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
+                d.display()
+            );
+        }
+    }
     let profile: audit::Profile = a.profile.into();
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
@@ -210,6 +251,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     };
     let (html, md) = write_reports(&db, run, &dir)?;
     let loaded = db.load_run(run)?;
+    let textfile = match &a.textfile {
+        Some(d) => {
+            Some(write_textfile(d, &report::openmetrics::render(std::slice::from_ref(&loaded)))?)
+        }
+        None => None,
+    };
 
     if g.json {
         let metrics: serde_json::Map<String, Value> =
@@ -230,6 +277,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             "metrics": metrics,
             "report_html": html,
             "report_md": md,
+            "textfile": textfile,
             "db": db_path,
         }))?;
     } else {
@@ -244,6 +292,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             html.display(),
             md.display(),
         ))?;
+        if let Some(t) = &textfile {
+            output::emit(&format!("Metrics: {}", t.display()))?;
+        }
         if findings.counts.warn + findings.counts.critical > 0 {
             output::emit(&format!(
                 "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",

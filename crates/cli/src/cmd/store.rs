@@ -33,6 +33,9 @@ pub enum ExportFormat {
     Json,
     /// One line per result, common fields as columns.
     Csv,
+    /// OpenMetrics / Prometheus text: every result, the headline metrics,
+    /// the run's timestamp and an info metric (docs/fleet.md).
+    Openmetrics,
 }
 
 #[derive(Debug, clap::Args)]
@@ -274,6 +277,11 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
             let runs: Vec<LoadedRun> =
                 ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
             report::csv::runs_csv(&runs).into_bytes()
+        }
+        ExportFormat::Openmetrics => {
+            let runs: Vec<LoadedRun> =
+                ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
+            report::openmetrics::render(&runs).into_bytes()
         }
     };
     write_out(a.output.as_deref(), &bytes, g, "the export")
