@@ -1,5 +1,5 @@
-//! The result store's commands: `list`, `show`, `export`, `import`,
-//! `compare` and `report`. Documented in docs/store.md and docs/report.md.
+//! The result store's commands: `list`, `show`, `export`, `import` and
+//! `report` (`compare` is in `compare.rs`). Documented in docs/store.md and docs/report.md.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -57,16 +57,6 @@ pub struct ImportArgs {
     pub files: Vec<PathBuf>,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {
-    /// Runs to compare (ids, `latest`, `latest~N`, UUIDs or labels).
-    #[arg(required = true, value_name = "RUN")]
-    pub runs: Vec<String>,
-    /// The run the others are compared against (default: the first RUN).
-    #[arg(long, value_name = "RUN")]
-    pub baseline: Option<String>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
     /// Markdown, in the form engineers file.
@@ -99,13 +89,13 @@ pub(crate) fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
     }
 }
 
-fn open_existing(g: &Global) -> anyhow::Result<Store> {
+pub(crate) fn open_existing(g: &Global) -> anyhow::Result<Store> {
     Ok(Store::open_existing(db_path(g)?)?)
 }
 
 /// Resolves a run reference; a reference that names no run is the user's
 /// mistake (exit 2).
-fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
+pub(crate) fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
     let r: RunRef = match text.parse() {
         Ok(r) => r,
         Err(e) => usage!("{e}"),
@@ -441,48 +431,6 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-pub fn compare(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
-    let db = open_existing(g)?;
-    let mut ids = Vec::new();
-    for r in &a.runs {
-        let id = resolve(&db, r)?;
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    let baseline = match &a.baseline {
-        Some(b) => {
-            let id = resolve(&db, b)?;
-            match ids.iter().position(|x| *x == id) {
-                Some(i) => i,
-                None => {
-                    ids.insert(0, id);
-                    0
-                }
-            }
-        }
-        None => 0,
-    };
-    if ids.len() < 2 {
-        usage!("compare needs at least two different runs (got {})", ids.len());
-    }
-    let runs: Vec<LoadedRun> = ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
-    let c = report::Comparison::build(&runs, baseline);
-    if g.json {
-        return output::json(&c);
-    }
-    print_table(&c.runs_table())?;
-    output::emit("")?;
-    print_table(&c.table())?;
-    if c.across_machines {
-        output::emit(
-            "\nThese runs come from different machines: differences include the hardware.",
-        )?;
-    }
-    let lines = c.verdict_lines();
-    output::emit(&format!("\n{}", lines.join("\n")))
 }
 
 pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
