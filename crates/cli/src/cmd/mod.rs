@@ -16,6 +16,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
     crate::output::set_table_style(g.table);
+    crate::record::set_lock_path(g.lock.clone());
     let result = match cli.command {
         Command::Topo(a) => topo::run(a, g),
         Command::Place(a) => place::run(a, g),
