@@ -164,6 +164,40 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// What the fleet keeps of one run: its identity, model, headline metric
+/// values and settings, without its results (so a thousand hosts' runs
+/// never sit in memory at once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRun {
+    pub host: String,
+    pub model: String,
+    pub id: i64,
+    pub uuid: String,
+    pub label: Option<String>,
+    pub started: String,
+    pub complete: bool,
+    pub config_hash: String,
+    pub metrics: BTreeMap<MetricKey, f64>,
+    pub settings: BTreeMap<String, String>,
+}
+
+impl HostRun {
+    pub fn of(run: &LoadedRun) -> HostRun {
+        HostRun {
+            host: host_of(run),
+            model: model_of(run),
+            id: run.summary.id.0,
+            uuid: run.summary.uuid.clone(),
+            label: run.summary.label.clone(),
+            started: run.summary.started.clone(),
+            complete: run.summary.complete,
+            config_hash: run.summary.config_hash.clone(),
+            metrics: metrics(&RunData::of(run)).into_iter().map(|(k, m)| (k, m.value)).collect(),
+            settings: settings_of(run),
+        }
+    }
+}
+
 /// The name a run's host goes by: the recorded host name, else the
 /// machine fingerprint.
 pub fn host_of(run: &LoadedRun) -> String {
@@ -303,25 +337,33 @@ pub fn build(
     threshold_pct: f64,
     label: Option<&str>,
 ) -> Fleet {
+    let hosts: Vec<HostRun> = runs.iter().map(HostRun::of).collect();
+    build_from(&hosts, group_by, threshold_pct, label)
+}
+
+/// [`build`] from runs already reduced to [`HostRun`]s.
+pub fn build_from(
+    runs: &[HostRun],
+    group_by: GroupBy,
+    threshold_pct: f64,
+    label: Option<&str>,
+) -> Fleet {
     // The latest complete run of each (host, subgroup).
-    let mut latest: BTreeMap<(String, String), &LoadedRun> = BTreeMap::new();
+    let mut latest: BTreeMap<(String, String), &HostRun> = BTreeMap::new();
     let mut seen_hosts: BTreeMap<String, bool> = BTreeMap::new();
     for r in runs {
-        let host = host_of(r);
-        let ok = r.summary.complete && label.is_none_or(|l| r.summary.label.as_deref() == Some(l));
-        let e = seen_hosts.entry(host.clone()).or_insert(false);
+        let ok = r.complete && label.is_none_or(|l| r.label.as_deref() == Some(l));
+        let e = seen_hosts.entry(r.host.clone()).or_insert(false);
         *e |= ok;
         if !ok {
             continue;
         }
         let sub = match group_by {
             GroupBy::Model | GroupBy::Config => String::new(),
-            GroupBy::Label => r.summary.label.clone().unwrap_or_default(),
+            GroupBy::Label => r.label.clone().unwrap_or_default(),
         };
-        let slot = latest.entry((host, sub)).or_insert(r);
-        if (r.summary.started.as_str(), r.summary.id)
-            > (slot.summary.started.as_str(), slot.summary.id)
-        {
+        let slot = latest.entry((r.host.clone(), sub)).or_insert(r);
+        if (r.started.as_str(), r.id) > (slot.started.as_str(), slot.id) {
             *slot = r;
         }
     }
@@ -336,14 +378,14 @@ pub fn build(
             },
         })
         .collect();
-    let mut groups: BTreeMap<(String, String), Vec<&LoadedRun>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String), Vec<&HostRun>> = BTreeMap::new();
     for ((_, sub), r) in &latest {
         let sub = match group_by {
             GroupBy::Model => String::new(),
             GroupBy::Label => sub.clone(),
-            GroupBy::Config => r.summary.config_hash.clone(),
+            GroupBy::Config => r.config_hash.clone(),
         };
-        groups.entry((model_of(r), sub)).or_default().push(r);
+        groups.entry((r.model.clone(), sub)).or_default().push(r);
     }
     let hosts = latest.keys().map(|(h, _)| h).collect::<std::collections::BTreeSet<_>>().len();
     let groups = groups
@@ -367,11 +409,8 @@ pub fn build(
     }
 }
 
-fn group(model: String, subgroup: Option<String>, members: &[&LoadedRun], threshold: f64) -> Group {
-    let values: Vec<BTreeMap<MetricKey, f64>> = members
-        .iter()
-        .map(|r| metrics(&RunData::of(r)).into_iter().map(|(k, m)| (k, m.value)).collect())
-        .collect();
+fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshold: f64) -> Group {
+    let values: Vec<&BTreeMap<MetricKey, f64>> = members.iter().map(|r| &r.metrics).collect();
     let mut medians = Vec::new();
     let mut stats: BTreeMap<MetricKey, (f64, f64, usize)> = BTreeMap::new();
     for key in MetricKey::ALL {
@@ -389,7 +428,7 @@ fn group(model: String, subgroup: Option<String>, members: &[&LoadedRun], thresh
         });
     }
     // Settings and their majorities.
-    let settings: Vec<BTreeMap<String, String>> = members.iter().map(|r| settings_of(r)).collect();
+    let settings: Vec<&BTreeMap<String, String>> = members.iter().map(|r| &r.settings).collect();
     let mut names: std::collections::BTreeSet<&String> = Default::default();
     for s in &settings {
         names.extend(s.keys());
@@ -423,6 +462,7 @@ fn group(model: String, subgroup: Option<String>, members: &[&LoadedRun], thresh
         .zip(&values)
         .zip(&settings)
         .map(|((r, vals), set)| {
+            let (vals, set) = (*vals, *set);
             let mut flags = Vec::new();
             let mut ms = BTreeMap::new();
             for (key, v) in vals {
@@ -451,11 +491,11 @@ fn group(model: String, subgroup: Option<String>, members: &[&LoadedRun], thresh
                 .map(|(name, _)| name.clone())
                 .collect();
             Host {
-                host: host_of(r),
-                run: r.summary.id.0,
-                run_uuid: r.summary.uuid.clone(),
-                label: r.summary.label.clone(),
-                started: r.summary.started.clone(),
+                host: r.host.clone(),
+                run: r.id,
+                run_uuid: r.uuid.clone(),
+                label: r.label.clone(),
+                started: r.started.clone(),
                 outlier: !flags.is_empty(),
                 flags,
                 drift,

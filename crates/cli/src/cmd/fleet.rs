@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use report::fleet::GroupBy;
 use report::Renderer;
-use store::{LoadedRun, RunSummary, Store};
+use store::{RunSummary, Store};
 
 use crate::cli::Global;
 use crate::usage;
@@ -117,8 +117,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         GroupByArg::Config => GroupBy::Config,
     };
     let ids = wanted(&summaries, group_by == GroupBy::Label, a.label.as_deref());
-    let runs: Vec<LoadedRun> = ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
-    let fleet = report::fleet::build(&runs, group_by, a.threshold, a.label.as_deref());
+    // One run in memory at a time: each is reduced to its metrics and
+    // settings as it is read.
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        runs.push(report::fleet::HostRun::of(&db.load_run(*id)?));
+    }
+    let fleet = report::fleet::build_from(&runs, group_by, a.threshold, a.label.as_deref());
     if let Some(l) = &a.label {
         if fleet.groups.is_empty() {
             usage!("no complete run is labelled {l:?} (see `numaprobe list`)");
