@@ -17,6 +17,7 @@
 pub mod bw;
 pub mod lat;
 pub mod placement;
+pub mod runstats;
 pub mod stats;
 pub mod view;
 
