@@ -158,6 +158,11 @@ fn slurm_job_measures_restricted_and_is_gathered() {
     // The job ran on the one CPU Slurm gave it, and the run says so: in
     // Slurm's cpuset cgroup when the cluster could write one (task/cgroup),
     // else through the CPU affinity Slurm set (task/affinity).
+    let restriction = run["config"]["cgroup_restriction"].as_str().unwrap_or("");
+    assert!(
+        !restriction.is_empty() && restriction != "none",
+        "the run's settings say it was restricted: {restriction:?}"
+    );
     let cg = &run["topology"]["cgroup"];
     assert_eq!(cg["restricts"], true, "{cg}");
     assert_eq!(

@@ -42,12 +42,17 @@ pub const ROBUST_Z: f64 = 3.5;
 /// The default threshold, % worse than the peer median.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
 
-/// Settings of the configuration left out of drift: how the run was asked
-/// for, not how the host is set up.
-const NOT_SETTINGS: [&str; 1] = ["budget"];
+/// Entries of the configuration left out of drift: how the run was asked
+/// for (`budget`), the fingerprint of the rest, and the raw kernel command
+/// line (it names each host's root disk; its NUMA options are compared as
+/// `cmdline_options.*`).
+const NOT_SETTINGS: [&str; 3] = ["budget", "fingerprint", "cmdline"];
 
-/// Machine facts that make the model (or the host), not settings.
-const IDENTITY: [&str; 11] = [
+/// Machine facts that make the model (or the host), not settings; `dimms`
+/// is compared through the configuration's `dimm_population`.
+const IDENTITY: [&str; 13] = [
+    "installed_gib",
+    "dimms",
     "fingerprint",
     "description",
     "hostname",
@@ -213,7 +218,9 @@ fn gib(bytes: f64) -> f64 {
     (bytes / (1u64 << 30) as f64).round()
 }
 
-/// The memory speed a run's machine facts record, when any (MT/s).
+/// The DIMMs' rated memory speed when the machine facts record one (MT/s).
+/// The configured speed is a BIOS setting: the configuration's
+/// `memory_speed_mts`, compared as drift.
 fn memory_speed(info: &Value) -> Option<String> {
     [
         "/memory_speed_mts",
@@ -247,7 +254,11 @@ pub fn model_of(run: &LoadedRun) -> String {
     if let Some(c) = i.get("cores").and_then(Value::as_u64) {
         s.push_str(&format!(", {c} cores"));
     }
-    if let Some(b) = i.get("mem_total_bytes").and_then(Value::as_f64) {
+    // Installed memory (SMBIOS, else coarse MemTotal) when recorded: the
+    // kernel's MemTotal moves with crashkernel= and huge pages.
+    if let Some(g) = i.get("installed_gib").and_then(Value::as_f64) {
+        s.push_str(&format!(", {g} GiB"));
+    } else if let Some(b) = i.get("mem_total_bytes").and_then(Value::as_f64) {
         s.push_str(&format!(", {} GiB", gib(b)));
     }
     if let Some(speed) = memory_speed(i) {

@@ -235,7 +235,10 @@ pub fn render(runs: &[LoadedRun]) -> String {
         let mi = &run.machine_info;
         let c = &run.config;
         let settings = |keys: &[&str]| keys.iter().find_map(|k| text(c.get(*k)));
-        let machine = |keys: &[&str]| keys.iter().find_map(|k| text(mi.get(*k)));
+        // Firmware facts are in the configuration today, in the machine
+        // document in older runs.
+        let machine =
+            |keys: &[&str]| keys.iter().find_map(|k| text(mi.get(*k))).or_else(|| settings(keys));
         info.push(
             with(
                 &base,
@@ -254,6 +257,9 @@ pub fn render(runs: &[LoadedRun]) -> String {
                     ("smt", settings(&["smt"])),
                     ("boost", settings(&["boost"])),
                     ("numa_balancing", settings(&["numa_balancing"])),
+                    ("memory_speed_mts", settings(&["memory_speed_mts"])),
+                    ("dimm_population", settings(&["dimm_population"])),
+                    ("cgroup_restriction", settings(&["cgroup_restriction"])),
                     ("status", Some(run.summary.status.to_string())),
                     ("version", Some(run.summary.tool_version.clone())),
                 ],
