@@ -115,11 +115,22 @@ pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>)
     let mem_gib = mem_gib(topo);
     let cores = topo.core_count();
     let dimms = match memory {
-        Read::Value(m) => json!({
-            "modules": m.dimms.iter().filter(|d| d.size_bytes.unwrap_or(0) > 0).count(),
-            "slots": m.dimms.len(),
-            "peak_gbs_per_socket": m.sockets.iter().map(|s| s.peak_gbs).collect::<Vec<_>>(),
-        }),
+        Read::Value(m) => {
+            let populated: Vec<_> = m.dimms.iter().filter(|d| d.populated()).collect();
+            let types: std::collections::BTreeSet<&str> =
+                populated.iter().filter_map(|d| d.memory_type.as_deref()).collect();
+            json!({
+                "modules": m.dimms.iter().filter(|d| d.size_bytes.unwrap_or(0) > 0).count(),
+                "slots": m.dimms.len(),
+                "peak_gbs_per_socket": m.sockets.iter().map(|s| s.peak_gbs).collect::<Vec<_>>(),
+                // what the report's at-a-glance box shows
+                "memory_type": types.into_iter().collect::<Vec<_>>().join("/"),
+                "configured_speed_mts": populated.iter().filter_map(|d| d.configured_speed_mts.or(d.speed_mts)).min(),
+                "channels": m.sockets.iter().map(|s| s.channels.len()).sum::<usize>(),
+                "channels_populated": m.sockets.iter().map(|s| s.populated_channels.len()).sum::<usize>(),
+                "module_sizes_bytes": m.sockets.iter().flat_map(|s| s.module_sizes_bytes.iter().copied()).collect::<std::collections::BTreeSet<u64>>(),
+            })
+        }
         Read::Absent => Value::Null,
         Read::Unreadable(why) => json!({ "unreadable": why }),
     };

@@ -70,7 +70,9 @@ pub struct NoiseFloor {
 pub enum Basis {
     /// The rank interval between groups.
     Interval,
-    /// Too few runs for an interval: the change against the noise floor.
+    /// The noise floor decided: too few runs for an interval (the change
+    /// against the floor), or a change inside the spread of groups of
+    /// identical settings.
     NoiseFloor,
     /// Too few runs and no noise floor known.
     TooFewRuns,
@@ -97,6 +99,9 @@ impl Default for Policy {
 pub const DEFAULT_CONFIDENCE: f64 = 0.90;
 /// The default equivalence margin, percent.
 pub const DEFAULT_MARGIN_PCT: f64 = 3.0;
+/// A change equal to the floor (the very pair of runs the floor was
+/// measured from) is within it, whatever the rounding (log units).
+const FLOOR_TOLERANCE: f64 = 1e-9;
 /// The most runs per side [`Judgement::runs_needed`] suggests.
 pub const MAX_RUNS_SUGGESTED: u32 = 30;
 
@@ -182,20 +187,16 @@ fn pct(log_ratio: f64) -> f64 {
     log_ratio.exp_m1() * 100.0
 }
 
-/// Robust spread of log values: MAD x 1.4826, or half the range when the
-/// MAD is zero (2 runs, ties).
+/// Spread of log values for planning more runs: the sample standard
+/// deviation (not a robust one: an outlying run is exactly the run-to-run
+/// variation more runs must average out).
 fn log_spread(logs: &[f64]) -> f64 {
     if logs.len() < 2 {
         return 0.0;
     }
-    let med = median(logs);
-    let dev: Vec<f64> = logs.iter().map(|x| (x - med).abs()).collect();
-    let mad = median(&dev) * 1.4826;
-    if mad > 0.0 {
-        return mad;
-    }
-    let (lo, hi) = logs.iter().fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-    (hi - lo) / 2.0
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    let ss: f64 = logs.iter().map(|x| (x - mean).powi(2)).sum();
+    (ss / (logs.len() - 1) as f64).sqrt()
 }
 
 /// The upper standard normal quantile for a two-sided confidence (a
@@ -299,8 +300,17 @@ pub fn judge(
                 0.0
             };
             let beyond = side != 0.0 && change * side >= margin;
+            // Runs taken back to back share the machine's state (load,
+            // thermals, placement), so a group can drift as a whole: a
+            // change must also exceed the spread seen between groups of
+            // identical settings on this machine, when it was measured.
+            let below_floor =
+                floor.is_some_and(|f| change.abs() <= (1.0 + f.pct / 100.0).ln() + FLOOR_TOLERANCE);
             j.verdict = if lo > -margin && hi < margin {
                 GroupVerdict::Same
+            } else if beyond && below_floor {
+                j.basis = Basis::NoiseFloor;
+                GroupVerdict::Undecided
             } else if beyond && good(change) {
                 GroupVerdict::Better
             } else if beyond {
@@ -308,7 +318,7 @@ pub fn judge(
             } else {
                 GroupVerdict::Undecided
             };
-            if j.verdict == GroupVerdict::Undecided {
+            if j.verdict == GroupVerdict::Undecided && j.basis == Basis::Interval {
                 j.runs_needed =
                     runs_to_decide(change, spread, margin, policy, b.len().max(x.len()));
             }
@@ -316,10 +326,19 @@ pub fn judge(
         None => {
             let need = min_runs_for_interval(policy.confidence);
             match floor {
-                Some(f) if change.abs() > (1.0 + f.pct / 100.0).ln() && change.abs() >= margin => {
+                Some(f)
+                    if change.abs() > (1.0 + f.pct / 100.0).ln() + FLOOR_TOLERANCE
+                        && change.abs() >= margin =>
+                {
                     j.basis = Basis::NoiseFloor;
                     j.verdict =
                         if good(change) { GroupVerdict::Better } else { GroupVerdict::Worse };
+                }
+                // The floor bounds what noise can do to one run: a change
+                // that stays inside the margin even when widened by it is same.
+                Some(f) if change.abs() + (1.0 + f.pct / 100.0).ln() < margin => {
+                    j.basis = Basis::NoiseFloor;
+                    j.verdict = GroupVerdict::Same;
                 }
                 Some(_) => {
                     j.basis = Basis::NoiseFloor;
@@ -350,6 +369,25 @@ pub fn noise_floor_pct(groups: &[Vec<f64>]) -> Option<f64> {
         worst = Some(worst.map_or(r, |w: f64| w.max(r)));
     }
     worst
+}
+
+/// The noise floor for comparing groups of `k` runs: each inner slice is
+/// one configuration's runs in time order, cut into consecutive blocks of
+/// `k` runs; the floor is the widest ratio between two block medians of one
+/// configuration (`max / min - 1`, percent). `k = 1` is [`noise_floor_pct`].
+/// `None` when no configuration has two full blocks.
+pub fn block_floor_pct(series: &[Vec<f64>], k: usize) -> Option<f64> {
+    if k == 0 {
+        return None;
+    }
+    let medians: Vec<Vec<f64>> = series
+        .iter()
+        .map(|runs| {
+            let v: Vec<f64> = runs.iter().copied().filter(|v| v.is_finite() && *v > 0.0).collect();
+            v.chunks_exact(k).map(median).collect()
+        })
+        .collect();
+    noise_floor_pct(&medians)
 }
 
 #[cfg(test)]
@@ -461,6 +499,10 @@ mod tests {
         let j = judge(&[46.3], &[70.5], true, &p(), None).unwrap();
         assert_eq!((j.verdict, j.basis), (GroupVerdict::Undecided, Basis::TooFewRuns));
         assert_eq!(j.runs_needed, Some(3));
+        // A quiet machine (floor 1%) and a 0.5% change: same.
+        let quiet = NoiseFloor { pct: 1.0, source: "test".into() };
+        let j = judge(&[100.0], &[100.5], true, &p(), Some(&quiet)).unwrap();
+        assert_eq!((j.verdict, j.basis), (GroupVerdict::Same, Basis::NoiseFloor));
         // +30% under the floor: undecided, 3 runs per side would decide.
         let j = judge(&[100.0], &[130.0], true, &p(), Some(&floor)).unwrap();
         assert_eq!(j.verdict, GroupVerdict::Undecided);
@@ -472,6 +514,30 @@ mod tests {
         let g = vec![vec![10.0, 12.0, 11.0], vec![20.0, 30.0], vec![5.0]];
         assert!((noise_floor_pct(&g).unwrap() - 50.0).abs() < 1e-9);
         assert_eq!(noise_floor_pct(&[vec![5.0]]), None);
+    }
+
+    #[test]
+    fn groups_that_drift_together_stay_within_the_floor() {
+        // Three back-to-back runs each, both groups identical settings, but
+        // the machine was busier during the second block: every run lower.
+        let a = [12.5, 13.0, 12.8];
+        let b = [10.4, 10.1, 10.6];
+        assert_eq!(judge(&a, &b, true, &p(), None).unwrap().verdict, GroupVerdict::Worse);
+        let floor = NoiseFloor { pct: 30.0, source: "blocks".into() };
+        let j = judge(&a, &b, true, &p(), Some(&floor)).unwrap();
+        assert_eq!((j.verdict, j.basis), (GroupVerdict::Undecided, Basis::NoiseFloor));
+        // A change beyond the floor still counts.
+        let c = [20.0, 21.0, 20.5];
+        assert_eq!(judge(&a, &c, true, &p(), Some(&floor)).unwrap().verdict, GroupVerdict::Better);
+    }
+
+    #[test]
+    fn block_floors_compare_medians_of_consecutive_runs() {
+        let s = vec![vec![10.0, 11.0, 12.0, 20.0, 21.0, 22.0, 5.0]];
+        // Blocks of 3: medians 11 and 21 (the 7th run is left over).
+        assert!((block_floor_pct(&s, 3).unwrap() - (21.0 / 11.0 - 1.0) * 100.0).abs() < 1e-9);
+        assert!((block_floor_pct(&s, 1).unwrap() - 340.0).abs() < 1e-9);
+        assert_eq!(block_floor_pct(&s, 4), None);
     }
 
     #[test]
@@ -538,8 +604,18 @@ mod tests {
                 }
             }
             if j.verdict == GroupVerdict::Same {
-                prop_assert!(j.ci_low_pct.unwrap() > -DEFAULT_MARGIN_PCT);
-                prop_assert!(j.ci_high_pct.unwrap() < DEFAULT_MARGIN_PCT);
+                match (j.ci_low_pct, j.ci_high_pct) {
+                    (Some(lo), Some(hi)) => {
+                        prop_assert!(lo > -DEFAULT_MARGIN_PCT && hi < DEFAULT_MARGIN_PCT);
+                    }
+                    _ => {
+                        // One run per side: the change widened by the floor
+                        // stays inside the margin.
+                        prop_assert_eq!(j.basis, Basis::NoiseFloor);
+                        prop_assert!(floor < DEFAULT_MARGIN_PCT);
+                        prop_assert!(j.change_pct.abs() < DEFAULT_MARGIN_PCT);
+                    }
+                }
             }
         }
     }

@@ -79,6 +79,9 @@ pub struct ReportArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A short Markdown brief (at most 60 lines) for tickets and chat.
+    #[arg(long)]
+    pub brief: bool,
 }
 
 /// The database `--db`/`NUMAPROBE_DB` names, else the default path.
@@ -451,6 +454,9 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         (None, None) => report::Format::Markdown,
     };
     let db = open_existing(g)?;
+    if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format)? {
+        return write_out(a.output.as_deref(), &bytes, g, "the report");
+    }
     let run = load(&db, &a.run)?;
     let mut others = Vec::new();
     for r in &a.compare {
@@ -461,6 +467,13 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
             others.push(o);
         }
     }
-    let bytes = report::render_report(format, &run, &others);
+    let bytes = if a.brief {
+        if format != report::Format::Markdown {
+            usage!("--brief writes Markdown only: drop --format html or use a .md file");
+        }
+        report::brief(&run, &others).into_bytes()
+    } else {
+        report::render_report(format, &run, &others)
+    };
     write_out(a.output.as_deref(), &bytes, g, "the report")
 }
