@@ -267,9 +267,10 @@ impl SuitePlan {
             {
                 let llc = topo.caches.iter().map(|c| c.size_bytes).max();
                 let size = crate::lat::prefetch_check_size(llc) as f64;
-                // two rings (64 B and the default stride) and two short points
+                // two rings (64 B and the default stride), both chased in
+                // each round
                 size / (64 << 20) as f64 * 0.1 * 1.25
-                    + 2.0
+                    + (2 * crate::lat::PREFETCH_CHECK_ROUNDS) as f64
                         * Timing::quick().samples as f64
                         * Timing::quick().sample_time.as_secs_f64()
                         * 1.5

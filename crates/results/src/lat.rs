@@ -372,6 +372,11 @@ impl PrefetchCheck {
                 "stride 64 B is slower than {stride_bytes} B by {:.0}% ({line_ns:.1} vs {stride_ns:.1} ns)",
                 -shortened_pct
             )
+        } else if noise_ns > 0.05 * stride_ns {
+            format!(
+                "undecided: the noise ({noise_ns:.1} ns) is too large to tell ({line_ns:.1} ns at 64 B \
+                 vs {stride_ns:.1} ns at {stride_bytes} B); measure on a quieter machine"
+            )
         } else {
             format!(
                 "no prefetch effect above the noise ({line_ns:.1} ns at 64 B vs {stride_ns:.1} ns at \

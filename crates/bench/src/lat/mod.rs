@@ -419,10 +419,16 @@ pub fn prefetch_check_size(llc: Option<u64>) -> u64 {
     (256u64 << 20).max(llc.unwrap_or(0) * 4)
 }
 
-/// The prefetch check: the same memory chased once with a 64 B stride
-/// (neighbouring lines in the ring, so spatial prefetchers help) and once
-/// with `opts.stride_bytes`, short (`ctx.timing`), judged against the noise
-/// of both. Emitted as a `lat-summary` of mode `prefetch-check`.
+/// Rounds of the prefetch check: each chases both strides once, in turn.
+pub const PREFETCH_CHECK_ROUNDS: usize = 3;
+
+/// The prefetch check: two rings side by side on the same node, one with a
+/// 64 B stride (neighbouring lines in the ring, so spatial prefetchers help)
+/// and one with `opts.stride_bytes`, chased in turn for
+/// [`PREFETCH_CHECK_ROUNDS`] rounds of `ctx.timing` each (so a burst of
+/// interference hits both), judged on the medians of all their samples
+/// against the robust noise of both. Emitted as a `lat-summary` of mode
+/// `prefetch-check`.
 pub fn prefetch_check(
     topo: &Topology,
     w: &Where,
@@ -439,35 +445,43 @@ pub fn prefetch_check(
     let r = resolve(topo, w)?;
     let llc = topo.caches_of(r.cpu).last().map(|c| c.size_bytes);
     let want = prefetch_check_size(llc).min(opts.size_bytes.unwrap_or(u64::MAX));
-    let size = fit_size(topo, r.mem_node, want, false, opts.pages)?;
+    let page = sys::page_bytes(opts.pages) as u64;
+    // one mapping, two rings of `half` each
+    let total = fit_size(topo, r.mem_node, 2 * want.div_ceil(page) * page, false, opts.pages)?;
+    let half = (total / 2 / page * page).max(page);
     let phase = "lat prefetch check".to_string();
-    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: 2 });
+    let steps = (2 * PREFETCH_CHECK_ROUNDS) as u64;
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: steps });
     let res = on_cpu(r.cpu, || {
-        let mut a = arena(size, opts, r.mem_node)?;
+        let mut a = arena(2 * half, opts, r.mem_node)?;
         warn_placement(ctx.observer, &a.placement);
-        let mut out = Vec::new();
-        for (i, stride) in [CACHE_STRIDE_BYTES, opts.stride_bytes].into_iter().enumerate() {
-            let o = opts.with_stride(stride);
-            let mut ring = Ring::build(a.map.as_mut_slice(), stride, o.group_elems(), o.seed)?;
-            let s = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop)
-                .and_then(|s| s.summary())
-                .ok_or(LatError::Stopped)?;
-            out.push((s.median, s.robust_cv_pct() / 100.0 * s.median));
-            ctx.observer.event(Event::Progress {
-                phase: phase.clone(),
-                done: i as u64 + 1,
-                what: format!("stride {stride} B"),
-            });
+        let (first, second) = a.map.as_mut_slice().split_at_mut(half as usize);
+        let line = opts.with_stride(CACHE_STRIDE_BYTES);
+        let mut rings = [
+            Ring::build(first, CACHE_STRIDE_BYTES, line.group_elems(), opts.seed)?,
+            Ring::build(second, opts.stride_bytes, opts.group_elems(), opts.seed)?,
+        ];
+        let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut done = 0;
+        for _ in 0..PREFETCH_CHECK_ROUNDS {
+            for (k, ring) in rings.iter_mut().enumerate() {
+                let s =
+                    measure::measure_ring(ring, &ctx.timing, ctx.stop).ok_or(LatError::Stopped)?;
+                samples[k].extend(s.ns_per_load);
+                done += 1;
+                ctx.observer.event(Event::Progress {
+                    phase: phase.clone(),
+                    done,
+                    what: format!("stride {} B", ring.stride()),
+                });
+            }
         }
-        Ok(PrefetchCheck::judge(
-            r.cpu,
-            r.mem_node,
-            size,
-            a.page.clone(),
-            opts.stride_bytes,
-            out[0],
-            out[1],
-        ))
+        let judged =
+            |v: &[f64]| Summary::of(v).map(|s| (s.median, s.robust_cv_pct() / 100.0 * s.median));
+        let (Some(l), Some(d)) = (judged(&samples[0]), judged(&samples[1])) else {
+            return Err(LatError::Stopped);
+        };
+        Ok(PrefetchCheck::judge(r.cpu, r.mem_node, half, a.page.clone(), opts.stride_bytes, l, d))
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     let res = res?;
