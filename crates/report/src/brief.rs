@@ -1,7 +1,7 @@
 //! `report --brief`: a Markdown page of at most [`MAX_LINES`] lines for
 //! tickets and chat: machine and settings, the headline figures with their
-//! noise, the worst findings, and for a comparison the settings that differ
-//! and the verdicts. Figures are rounded to what their noise supports.
+//! noise, the worst findings, and for a comparison (a [`Study`]) the
+//! settings that differ, the verdicts and the recommendations. Figures are rounded to what their noise supports.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -9,12 +9,12 @@ use std::fmt::Write;
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::compare::Comparison;
 use crate::data::{scalar_text, RunData};
 use crate::fmt::{noisy, num};
 use crate::glance::glance;
 use crate::metrics::{metrics, MetricKey};
 use crate::render::md_table;
+use crate::study::Study;
 
 /// The longest brief, in lines.
 pub const MAX_LINES: usize = 60;
@@ -24,6 +24,9 @@ const MAX_FINDINGS: usize = 5;
 
 /// Settings rows of a comparison (the others are counted).
 const MAX_SETTINGS: usize = 10;
+
+/// Recommendations of a comparison.
+const MAX_RECOMMENDATIONS: usize = 4;
 
 /// Settings worth a line in a brief, in this order, when the run recorded
 /// them.
@@ -68,8 +71,19 @@ fn md(s: &str) -> String {
 }
 
 /// The brief of `run`, compared with `compare` when not empty (`run` is the
-/// baseline), as Markdown.
+/// baseline, each run its own group), as Markdown.
 pub fn brief(run: &LoadedRun, compare: &[LoadedRun]) -> String {
+    if compare.is_empty() {
+        return brief_with(run, None);
+    }
+    let mut all = vec![run.clone()];
+    all.extend(compare.iter().cloned());
+    brief_with(run, Some(&Study::of_runs(&all)))
+}
+
+/// The brief of `run` (the first run of the baseline group), with the
+/// settings `study` when given, as Markdown.
+pub fn brief_with(run: &LoadedRun, study: Option<&Study>) -> String {
     let d = RunData::of(run);
     let s = &run.summary;
     let mut out = String::new();
@@ -155,61 +169,51 @@ pub fn brief(run: &LoadedRun, compare: &[LoadedRun]) -> String {
         }
     }
 
-    if !compare.is_empty() {
-        comparison(&mut out, run, compare);
+    if let Some(st) = study {
+        comparison(&mut out, st);
     }
     cap(out)
 }
 
-/// The settings that differ between the runs and the metric verdicts.
-fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun]) {
-    let mut all = vec![run.clone()];
-    all.extend(compare.iter().cloned());
-    let c = Comparison::build(&all, 0);
-    let names: Vec<String> =
-        all.iter().map(|r| format!("run {} ({})", r.summary.id, r.display_name())).collect();
-    let _ = writeln!(out, "\n**Comparison** against {}:", md(&names[0]));
-    if c.across_machines {
+/// The settings that differ between the groups, the metrics with their
+/// verdicts and the recommendations of the settings study.
+fn comparison(out: &mut String, study: &Study) {
+    let _ = writeln!(out, "\n**Comparison** against {}:", md(&study.group_name(study.baseline)));
+    if study.across_machines {
         out.push_str(
             "\nThese runs come from different machines: differences include the hardware.\n",
         );
     }
-    let flats: Vec<BTreeMap<String, String>> =
-        all.iter().map(|r| flat_settings(&r.config)).collect();
-    let keys: std::collections::BTreeSet<&String> = flats.iter().flat_map(|f| f.keys()).collect();
-    let differ: Vec<&String> = keys
-        .into_iter()
-        .filter(|k| {
-            flats.iter().map(|f| f.get(*k)).collect::<Vec<_>>().windows(2).any(|w| w[0] != w[1])
-        })
-        .collect();
-    if differ.is_empty() {
-        out.push_str("\nSettings: the same in every run.\n");
+    for w in study.warnings.iter().take(2) {
+        let _ = writeln!(out, "\nWarning: {}.", md(w));
+    }
+    if study.settings_diff.is_empty() {
+        out.push_str("\nSettings: no recorded setting differs.\n");
     } else {
-        let mut t = crate::doc::Table::new(
-            std::iter::once("Setting".to_string())
-                .chain(all.iter().map(|r| format!("run {}", r.summary.id)))
-                .collect(),
-        );
-        for k in differ.iter().take(MAX_SETTINGS) {
-            let mut row = vec![(*k).clone()];
-            row.extend(flats.iter().map(|f| f.get(*k).cloned().unwrap_or_else(|| "-".into())));
-            t.push(row);
-        }
+        let mut t = study.settings_table();
+        let more = t.rows.len().saturating_sub(MAX_SETTINGS);
+        t.rows.truncate(MAX_SETTINGS);
         t.align = vec![crate::doc::Align::Left; t.header.len()];
         out.push('\n');
         out.push_str(&md_table(&t));
-        if differ.len() > MAX_SETTINGS {
-            let _ = writeln!(out, "\nand {} more settings differ.", differ.len() - MAX_SETTINGS);
+        if more > 0 {
+            let _ = writeln!(out, "\nand {more} more settings differ.");
         }
     }
     out.push('\n');
-    out.push_str(&md_table(&c.table()));
+    out.push_str(&md_table(&study.metrics_table()));
     let _ = writeln!(
         out,
-        "\nBetter/worse only beyond three combined robust standard deviations of the runs' noise (never below {}%).",
-        crate::fmt::plain(c.floor_pct)
+        "\nVerdicts: better/worse only when the {}% interval on the change excludes no change and the change exceeds the ±{}% margin (docs/store.md).",
+        (study.confidence * 100.0).round(),
+        study.margin_pct
     );
+    if !study.recommendations.is_empty() {
+        out.push('\n');
+        for r in study.recommendations.iter().take(MAX_RECOMMENDATIONS) {
+            let _ = writeln!(out, "- {}: {}", md(&r.profile), md(&r.text));
+        }
+    }
 }
 
 /// At most [`MAX_LINES`] lines: a longer brief is cut, and says so.

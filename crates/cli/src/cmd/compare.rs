@@ -56,6 +56,20 @@ pub fn study_report(
     Ok(Some(report::render_study_report(format, &first, &runs, &study)))
 }
 
+/// `report --brief` of a settings study when RUN or a `--compare` entry
+/// names a group (`label:`, `config:`); `None` otherwise.
+pub fn study_brief(db: &Store, run: &str, compare: &[String]) -> anyhow::Result<Option<String>> {
+    let is_group = |t: &str| t.parse::<RunRef>().is_ok_and(|r| r.is_group());
+    if !(is_group(run) || compare.iter().any(|c| is_group(c))) || compare.is_empty() {
+        return Ok(None);
+    }
+    let mut refs = vec![run.to_string()];
+    refs.extend(compare.iter().cloned());
+    let study = study_of(db, &refs, None, &Policy::default())?;
+    let first = db.load_run(study.groups[study.baseline].runs[0])?;
+    Ok(Some(report::brief::brief_with(&first, Some(&study))))
+}
+
 fn study_of(
     db: &Store,
     refs: &[String],

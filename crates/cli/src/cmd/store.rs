@@ -353,6 +353,14 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         (None, None) => report::Format::Markdown,
     };
     let db = open_existing(g)?;
+    if a.brief && format != report::Format::Markdown {
+        usage!("--brief writes Markdown only: drop --format html or use a .md file");
+    }
+    if a.brief {
+        if let Some(text) = super::compare::study_brief(&db, &a.run, &a.compare)? {
+            return write_out(a.output.as_deref(), text.as_bytes(), g, "the brief");
+        }
+    }
     if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format)? {
         return write_out(a.output.as_deref(), &bytes, g, "the report");
     }
@@ -367,9 +375,6 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         }
     }
     let bytes = if a.brief {
-        if format != report::Format::Markdown {
-            usage!("--brief writes Markdown only: drop --format html or use a .md file");
-        }
         report::brief(&run, &others).into_bytes()
     } else {
         report::render_report(format, &run, &others)
