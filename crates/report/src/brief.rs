@@ -1,7 +1,7 @@
 //! `report --brief`: a Markdown page of at most [`MAX_LINES`] lines for
 //! tickets and chat: machine and settings, the headline figures with their
-//! noise, the worst findings, and for a comparison (a [`Study`]) the
-//! settings that differ, the verdicts and the recommendations. Figures are rounded to what their noise supports.
+//! noise, the worst findings, and for a comparison the settings that differ
+//! and the verdicts. Figures are rounded to what their noise supports.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -25,7 +25,7 @@ const MAX_FINDINGS: usize = 5;
 /// Settings rows of a comparison (the others are counted).
 const MAX_SETTINGS: usize = 10;
 
-/// Recommendations of a comparison.
+/// Recommendations of a comparison (the study's first ones).
 const MAX_RECOMMENDATIONS: usize = 4;
 
 /// Settings worth a line in a brief, in this order, when the run recorded
@@ -71,19 +71,15 @@ fn md(s: &str) -> String {
 }
 
 /// The brief of `run`, compared with `compare` when not empty (`run` is the
-/// baseline, each run its own group), as Markdown.
+/// baseline), as Markdown.
 pub fn brief(run: &LoadedRun, compare: &[LoadedRun]) -> String {
-    if compare.is_empty() {
-        return brief_with(run, None);
-    }
-    let mut all = vec![run.clone()];
-    all.extend(compare.iter().cloned());
-    brief_with(run, Some(&Study::of_runs(&all)))
+    brief_with(run, compare, None)
 }
 
-/// The brief of `run` (the first run of the baseline group), with the
-/// settings `study` when given, as Markdown.
-pub fn brief_with(run: &LoadedRun, study: Option<&Study>) -> String {
+/// The brief of `run` with a settings study of groups of runs (`others`:
+/// the other runs of the study); without `study`, each compared run is its
+/// own group.
+pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) -> String {
     let d = RunData::of(run);
     let s = &run.summary;
     let mut out = String::new();
@@ -169,48 +165,61 @@ pub fn brief_with(run: &LoadedRun, study: Option<&Study>) -> String {
         }
     }
 
-    if let Some(st) = study {
-        comparison(&mut out, st);
+    if !compare.is_empty() {
+        comparison(&mut out, run, compare, study);
     }
     cap(out)
 }
 
-/// The settings that differ between the groups, the metrics with their
-/// verdicts and the recommendations of the settings study.
-fn comparison(out: &mut String, study: &Study) {
-    let _ = writeln!(out, "\n**Comparison** against {}:", md(&study.group_name(study.baseline)));
-    if study.across_machines {
+/// The settings that differ between the groups and the metric verdicts
+/// (the settings study, `report::study`).
+fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) {
+    let owned;
+    let s = match study {
+        Some(s) => s,
+        None => {
+            let mut all = vec![run.clone()];
+            all.extend(compare.iter().cloned());
+            owned = Study::of_runs(&all);
+            &owned
+        }
+    };
+    let _ = writeln!(out, "\n**Comparison** against {}:", md(&s.group_name(s.baseline)));
+    if s.across_machines {
         out.push_str(
             "\nThese runs come from different machines: differences include the hardware.\n",
         );
     }
-    for w in study.warnings.iter().take(2) {
-        let _ = writeln!(out, "\nWarning: {}.", md(w));
-    }
-    if study.settings_diff.is_empty() {
-        out.push_str("\nSettings: no recorded setting differs.\n");
+    if s.settings_diff.is_empty() {
+        out.push_str("\nSettings: the same in every group.\n");
     } else {
-        let mut t = study.settings_table();
-        let more = t.rows.len().saturating_sub(MAX_SETTINGS);
+        let mut t = s.settings_table();
         t.rows.truncate(MAX_SETTINGS);
         t.align = vec![crate::doc::Align::Left; t.header.len()];
         out.push('\n');
         out.push_str(&md_table(&t));
-        if more > 0 {
-            let _ = writeln!(out, "\nand {more} more settings differ.");
+        if s.settings_diff.len() > MAX_SETTINGS {
+            let _ = writeln!(
+                out,
+                "\nand {} more settings differ.",
+                s.settings_diff.len() - MAX_SETTINGS
+            );
         }
     }
     out.push('\n');
-    out.push_str(&md_table(&study.metrics_table()));
+    out.push_str(&md_table(&s.metrics_table()));
     let _ = writeln!(
         out,
-        "\nVerdicts: better/worse only when the {}% interval on the change excludes no change and the change exceeds the ±{}% margin (docs/store.md).",
-        (study.confidence * 100.0).round(),
-        study.margin_pct
+        "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided without repeated runs (docs/store.md).",
+        (s.confidence * 100.0).round(),
+        s.margin_pct
     );
-    if !study.recommendations.is_empty() {
+    for w in s.warnings.iter().take(2) {
+        let _ = writeln!(out, "\nWarning: {}.", md(w));
+    }
+    if !s.recommendations.is_empty() {
         out.push('\n');
-        for r in study.recommendations.iter().take(MAX_RECOMMENDATIONS) {
+        for r in s.recommendations.iter().take(MAX_RECOMMENDATIONS) {
             let _ = writeln!(out, "- {}: {}", md(&r.profile), md(&r.text));
         }
     }

@@ -30,14 +30,16 @@ pub struct CompareArgs {
     pub confidence: f64,
 }
 
-/// The study for `report RUN --compare ...` when a reference selects a
-/// group (`label:`, `config:`); `None` when every reference names one run
-/// (the report then compares those runs, each its own group).
+/// The report (or `--brief`) for `report RUN --compare ...` when a
+/// reference selects a group (`label:`, `config:`); `None` when every
+/// reference names one run (the report then compares those runs, each its
+/// own group).
 pub fn study_report(
     db: &Store,
     run: &str,
     compare: &[String],
     format: report::Format,
+    brief: bool,
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let is_group = |t: &str| t.parse::<RunRef>().is_ok_and(|r| r.is_group());
     if !(is_group(run) || compare.iter().any(|c| is_group(c))) || compare.is_empty() {
@@ -53,21 +55,10 @@ pub fn study_report(
         }
     }
     let first = runs.remove(0);
-    Ok(Some(report::render_study_report(format, &first, &runs, &study)))
-}
-
-/// `report --brief` of a settings study when RUN or a `--compare` entry
-/// names a group (`label:`, `config:`); `None` otherwise.
-pub fn study_brief(db: &Store, run: &str, compare: &[String]) -> anyhow::Result<Option<String>> {
-    let is_group = |t: &str| t.parse::<RunRef>().is_ok_and(|r| r.is_group());
-    if !(is_group(run) || compare.iter().any(|c| is_group(c))) || compare.is_empty() {
-        return Ok(None);
+    if brief {
+        return Ok(Some(report::brief_with(&first, &runs, Some(&study)).into_bytes()));
     }
-    let mut refs = vec![run.to_string()];
-    refs.extend(compare.iter().cloned());
-    let study = study_of(db, &refs, None, &Policy::default())?;
-    let first = db.load_run(study.groups[study.baseline].runs[0])?;
-    Ok(Some(report::brief::brief_with(&first, Some(&study))))
+    Ok(Some(report::render_study_report(format, &first, &runs, &study)))
 }
 
 fn study_of(
