@@ -18,6 +18,7 @@ pub mod doc;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
+pub mod latency;
 pub mod metrics;
 pub mod openmetrics;
 pub mod placements;
@@ -29,7 +30,7 @@ mod tiers;
 
 use std::str::FromStr;
 
-pub use brief::brief;
+pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
 pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};

@@ -15,6 +15,7 @@
 //! stored JSON.
 
 pub mod bw;
+pub mod hist;
 pub mod lat;
 pub mod placement;
 pub mod runstats;

@@ -453,8 +453,11 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         },
         (None, None) => report::Format::Markdown,
     };
+    if a.brief && format != report::Format::Markdown {
+        usage!("--brief writes Markdown only: drop --format html or use a .md file");
+    }
     let db = open_existing(g)?;
-    if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format)? {
+    if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format, a.brief)? {
         return write_out(a.output.as_deref(), &bytes, g, "the report");
     }
     let run = load(&db, &a.run)?;
@@ -468,9 +471,6 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         }
     }
     let bytes = if a.brief {
-        if format != report::Format::Markdown {
-            usage!("--brief writes Markdown only: drop --format html or use a .md file");
-        }
         report::brief(&run, &others).into_bytes()
     } else {
         report::render_report(format, &run, &others)
