@@ -58,6 +58,10 @@ pub struct LatResult {
     /// Page kind obtained: `4k`, `thp`, `thp-partial (N%)`, `2m`, `1g`.
     pub page_size: String,
     pub placement: Placement,
+    /// Event counts of the chase thread over the timed samples
+    /// (`--counters`; absent otherwise and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::Counters>,
 }
 
 /// Traffic of the load threads.

@@ -71,6 +71,8 @@ pub fn timer_overhead_ns() -> f64 {
 pub struct ChaseSamples {
     pub ns_per_load: Vec<f64>,
     pub loads_per_sample: u64,
+    /// Counts of the chase thread over the timed samples (`--counters`).
+    pub counters: Option<counters::Counters>,
 }
 
 impl ChaseSamples {
@@ -110,16 +112,25 @@ pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Op
     // at least 100k loads, so the clock's ~20-50 ns is far below 0.1%
     let loads = ((target / ns_per_load) as u64).max(100_000);
     let mut out = Vec::with_capacity(timing.samples);
+    let mut events = crate::counting::requested()
+        .then(|| counters::EventSet::open(counters::Target::ThisThread, "chase thread"));
+    if let Some(e) = &mut events {
+        e.enable();
+    }
     for _ in 0..timing.samples.max(1) {
         if stop.is_stopped() {
             break;
         }
         out.push(timed(ring, loads) / loads as f64);
     }
+    let counters = events.as_mut().map(|e| {
+        e.disable();
+        e.read()
+    });
     if out.is_empty() {
         None
     } else {
-        Some(ChaseSamples { ns_per_load: out, loads_per_sample: loads })
+        Some(ChaseSamples { ns_per_load: out, loads_per_sample: loads, counters })
     }
 }
 
