@@ -235,6 +235,58 @@ mod tests {
         }
     }
 
+    fn allowed_cpus() -> Vec<usize> {
+        // SAFETY: set is plain data, filled by sched_getaffinity.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: set is a valid cpu_set_t of the size passed.
+        let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+        assert_eq!(r, 0);
+        // SAFETY: CPU_ISSET reads the set filled above.
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+    }
+
+    fn pin(cpu: usize) {
+        // SAFETY: set is plain data; CPU_SET writes inside it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: set is a valid cpu_set_t of the size passed; 0 is this thread.
+        let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+        assert_eq!(r, 0, "pin to {cpu}: {}", io::Error::last_os_error());
+    }
+
+    #[test]
+    fn migrations_appear_when_the_thread_is_moved_and_not_otherwise() {
+        let cpus = allowed_cpus();
+        assert!(cpus.len() >= 2, "this test moves a thread between two CPUs; allowed: {cpus:?}");
+        let (a, b) = (cpus[0], cpus[1]);
+        std::thread::spawn(move || {
+            pin(a);
+            let mut set = EventSet::open(Target::ThisThread, "moved thread");
+            // pinned to one CPU and re-pinned there: the thread cannot move
+            set.enable();
+            for _ in 0..20 {
+                pin(a);
+                std::hint::black_box((0..10_000u64).sum::<u64>());
+            }
+            set.disable();
+            let still = set.read().value(event::CPU_MIGRATIONS);
+            assert_eq!(still, Some(0.0), "pinned to one CPU: no migration");
+            set.reset();
+            set.enable();
+            for i in 0..20 {
+                pin(if i % 2 == 0 { b } else { a });
+                std::hint::black_box((0..10_000u64).sum::<u64>());
+            }
+            set.disable();
+            let moved = set.read().value(event::CPU_MIGRATIONS).unwrap();
+            // each of the 20 moves is a migration (the running thread is
+            // pushed to the new CPU at once)
+            assert!((20.0..=25.0).contains(&moved), "{moved} migrations for 20 moves");
+        })
+        .join()
+        .unwrap();
+    }
+
     #[test]
     fn reasons_name_the_errno() {
         let r = reason(&io::Error::from_raw_os_error(libc::ENOENT));
