@@ -236,3 +236,48 @@ fn lat_records_the_chase_threads_counts() {
     assert_eq!(c["scope"], "chase thread", "{c}");
     check_complete(c);
 }
+
+#[test]
+fn saved_counts_reach_the_report_beside_placements_and_bandwidth() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("numaprobe")
+            .unwrap()
+            .env("NUMAPROBE_DB", &db)
+            .env("NUMAPROBE_LOCK", private_lock("report"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["exec", "--counters", "--repeat", "1", "--policies", "default", "--quiet", "--", "true"]);
+    let md = run(&["report", "1"]);
+    let line = md.lines().find(|l| l.contains("| default")).expect("policy row");
+    assert!(
+        md.contains("IPC") && md.contains("Page faults") && md.contains("CPU migrations"),
+        "{md}"
+    );
+    // page faults of `true` are counted: a number in the row, not a dash
+    assert!(line.split('|').any(|c| c.trim().parse::<f64>().is_ok_and(|n| n > 0.0)), "{line}");
+    assert!(md.contains("median of the successful runs"), "{md}");
+    run(&[
+        "bw",
+        "--counters",
+        "--save",
+        "--kernel",
+        "triad",
+        "--size",
+        "8M",
+        "--budget",
+        "0.1",
+        "--quiet",
+    ]);
+    let md = run(&["report", "2"]);
+    assert!(md.contains("Counters beside bandwidth"), "{md}");
+    // a run without counters shows none of it
+    run(&["bw", "--save", "--kernel", "triad", "--size", "8M", "--budget", "0.1", "--quiet"]);
+    let md = run(&["report", "3"]);
+    assert!(!md.contains("Counters beside bandwidth"), "{md}");
+}

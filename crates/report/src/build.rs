@@ -397,6 +397,7 @@ fn bandwidth(doc: &mut Document, d: &RunData) {
             doc.p(line);
         }
     }
+    crate::counters::bandwidth(doc, d);
 }
 
 /// "triad on node 0 reaches 90% of its best with 8 of 28 threads".

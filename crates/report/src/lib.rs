@@ -10,6 +10,7 @@
 mod build;
 pub mod chart;
 pub mod compare;
+pub mod counters;
 pub mod csv;
 pub mod data;
 pub mod doc;

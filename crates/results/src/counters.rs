@@ -206,6 +206,13 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// The `counters` object of a stored payload (a `bw` or `lat` result,
+    /// an `exec` policy or run), when it has a readable one; payloads saved
+    /// without `--counters` or before it existed have none.
+    pub fn of_payload(v: &serde_json::Value) -> Option<Counters> {
+        serde_json::from_value(v.get("counters")?.clone()).ok()
+    }
+
     /// Readings of `scope`, with the derived figures computed.
     pub fn new(scope: impl Into<String>, events: Vec<Reading>) -> Counters {
         let mut c = Counters {
@@ -465,6 +472,36 @@ mod tests {
         assert_eq!(c.dram_bytes(), Some(170.0));
         c.uncore[1].read_bytes = None;
         assert_eq!(c.dram_bytes(), None);
+    }
+
+    #[test]
+    fn results_keep_their_counts_through_the_store_and_old_ones_read_without() {
+        let stored = serde_json::json!({"array_bytes":1048576,"arrays":3,"best_gbs":10.0,
+            "bytes_per_rep":3145728,"cpu_node":0,"cpus":"0-1","interrupted":false,"isa":"avx2",
+            "kernel":"triad","llc_bytes":null,"max_gbs":10.0,"mean_gbs":9.0,"median_gbs":9.5,
+            "median_rep_s":0.001,"mem_node":0,"mem_nodes":"0","min_gbs":8.0,"mode":"local",
+            "pages":"thp","peak_fraction":null,"peak_gbs":null,"placement":{"status":"unverified",
+            "check":null},"policy":"bind","reps":5,"size_rule_ok":false,"spread_pct":25.0,
+            "stable":true,"stores":"nt","threads":2,"top_spread_pct":0.5,"validated":true});
+        let crate::Record::Bw(mut r) = crate::Record::from_stored("bw", &stored).unwrap() else {
+            panic!("not bandwidth")
+        };
+        assert_eq!(r.counters, None, "a result saved before --counters");
+        assert_eq!(Counters::of_payload(&stored), None);
+        let c = Counters::new(
+            "2 team thread(s)",
+            vec![Reading::counted(event::PAGE_FAULTS, 5, 1, 1, false)],
+        );
+        r.counters = Some(c.clone());
+        let payload = crate::Record::Bw(r).to_payload();
+        assert_eq!(Counters::of_payload(&payload), Some(c.clone()));
+        let crate::Record::Bw(back) = crate::Record::from_stored("bw", &payload).unwrap() else {
+            panic!("not bandwidth")
+        };
+        assert_eq!(back.counters, Some(c));
+        let view = crate::view::Bw::of(&payload);
+        assert_eq!(view.counters.and_then(|c| c.value(event::PAGE_FAULTS)), Some(5.0));
+        assert_eq!(view.counted_bytes, Some(3145728.0 * 5.0));
     }
 
     #[test]
