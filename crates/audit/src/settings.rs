@@ -36,6 +36,30 @@ pub struct Settings {
     pub nohz_full: Read<String>,
     /// Huge pages reserved per node and size.
     pub hugepages: Read<Vec<NodeHugePages>>,
+    /// `kernel.perf_event_paranoid` (absent in older records).
+    #[serde(default = "absent")]
+    pub perf_event_paranoid: Read<i64>,
+    /// What `--counters` can count here, from opening the events (the live
+    /// machine only; absent for captures and older records).
+    #[serde(default = "absent")]
+    pub perf_counters: Read<PerfCounters>,
+}
+
+fn absent<T>() -> Read<T> {
+    Read::Absent
+}
+
+/// Whether hardware and software events could be opened on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerfCounters {
+    /// Why cycles could not be counted; `None` when they could.
+    pub hardware_unavailable: Option<String>,
+    /// Why page faults could not be counted; `None` when they could.
+    pub software_unavailable: Option<String>,
+    /// Only user space could be counted.
+    pub user_only: bool,
+    /// Effective user id 0.
+    pub root: bool,
 }
 
 /// A per-CPU value summarised: each distinct value with the CPUs that have it.
@@ -232,6 +256,21 @@ impl Settings {
             "1" => Ok(true),
             _ => Err(format!("expected 0 or 1, found '{s}'")),
         };
+        let perf_event_paranoid =
+            read_with(root, "proc/sys/kernel/perf_event_paranoid", |s: &str| {
+                s.parse::<i64>().map_err(|e| format!("'{s}': {e}"))
+            });
+        let perf_counters = if root.is_live() {
+            let a = counters::probe(root);
+            Read::Value(PerfCounters {
+                hardware_unavailable: a.hardware,
+                software_unavailable: a.software,
+                user_only: a.user_only,
+                root: a.root,
+            })
+        } else {
+            Read::Absent
+        };
         Settings {
             kernel,
             thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", bracketed),
@@ -282,6 +321,8 @@ impl Settings {
             nohz_full: cmd_opt("nohz_full"),
             hugepages: hugepages(root),
             cmdline,
+            perf_event_paranoid,
+            perf_counters,
         }
     }
 
