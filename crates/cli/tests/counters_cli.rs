@@ -6,6 +6,7 @@
 //! `bw` and `lat` record the counts with each result.
 
 #[path = "support/lock.rs"]
+#[allow(dead_code)]
 mod lock_support;
 use lock_support::private_lock;
 

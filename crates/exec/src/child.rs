@@ -345,9 +345,8 @@ pub fn run_once(
             }
             // the command dies with numaprobe rather than outliving it
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-            match &setup {
-                Some(s) => s.apply_in_child()?,
-                None => {}
+            if let Some(s) = &setup {
+                s.apply_in_child()?;
             }
             if ready_w >= 0 {
                 // tell the parent who we are, then wait until it has opened

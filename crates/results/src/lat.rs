@@ -59,9 +59,10 @@ pub struct LatResult {
     pub page_size: String,
     pub placement: Placement,
     /// Event counts of the chase thread over the timed samples
-    /// (`--counters`; absent otherwise and in older records).
+    /// (`--counters`; absent otherwise and in older records). Boxed: most
+    /// results have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counters: Option<crate::counters::Counters>,
+    pub counters: Option<Box<crate::counters::Counters>>,
 }
 
 /// Traffic of the load threads.

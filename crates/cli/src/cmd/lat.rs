@@ -295,7 +295,9 @@ fn print_counters(m: &Measured, g: &Global) -> anyhow::Result<()> {
     output::emit(&crate::counters::render(&rows))
 }
 
-/// What one `lat` invocation measured.
+/// What one `lat` invocation measured (one value per run: its size does
+/// not matter).
+#[allow(clippy::large_enum_variant)]
 enum Measured {
     Matrix(Vec<LatResult>),
     Sweep(lat::SweepReport),
