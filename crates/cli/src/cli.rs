@@ -68,7 +68,7 @@ pub enum Command {
     /// Import runs exported from another machine.
     Import(cmd::store::ImportArgs),
     /// Compare saved runs against a baseline.
-    Compare(cmd::store::CompareArgs),
+    Compare(cmd::compare::CompareArgs),
     /// Write a Markdown or HTML report of a run.
     Report(cmd::store::ReportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

@@ -73,8 +73,9 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
     new.label = label;
     if let Some(t) = topo {
         let settings = audit::Settings::read(root);
-        new.machine = audit::fingerprint::machine(root, t, &audit::smbios::read(root));
-        new.config = audit::fingerprint::config(t, &settings);
+        let memory = audit::smbios::read(root);
+        new.machine = audit::fingerprint::machine(root, t, &memory);
+        new.config = audit::fingerprint::config_with_memory(t, &settings, &memory);
         new.topology = serde_json::to_value(t).unwrap_or(Value::Null);
     }
     new

@@ -19,6 +19,7 @@ pub mod bw;
 pub mod counters;
 pub mod lat;
 pub mod placement;
+pub mod runstats;
 pub mod stats;
 pub mod view;
 

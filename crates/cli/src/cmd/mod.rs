@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod bw;
+pub mod compare;
 pub mod exec;
 pub mod lat;
 pub mod place;
@@ -26,7 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Show(a) => store::show(a, g),
         Command::Export(a) => store::export(a, g),
         Command::Import(a) => store::import(a, g),
-        Command::Compare(a) => store::compare(a, g),
+        Command::Compare(a) => compare::run(a, g),
         Command::Report(a) => store::report(a, g),
         Command::Completions(a) => {
             let mut out = Vec::new();

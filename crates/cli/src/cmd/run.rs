@@ -45,6 +45,10 @@ pub struct Args {
     /// Folder for the reports (default: `reports/` beside the database).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
+    /// Make N complete runs back to back under one label, each saved as its
+    /// own run, so `compare label:TEXT` sees the run-to-run spread.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
 }
 
 fn budget(a: &Args) -> Budget {
@@ -118,6 +122,9 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+    if a.repeat == 0 {
+        crate::usage!("--repeat 0: expected at least one run");
+    }
     let profile: audit::Profile = a.profile.into();
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
@@ -161,10 +168,74 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let stop = crate::signal::stop_flag();
     let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
 
-    let settings = audit::Settings::read(&root);
-    let memory = audit::smbios::read(&root);
-    let mut new = record::new_run(&root, Some(&topo), a.label.clone());
+    let mut summaries = Vec::new();
+    let mut not_complete = Vec::new();
+    for i in 1..=a.repeat {
+        if a.repeat > 1 && !g.quiet {
+            eprintln!(
+                "numaprobe: run {i} of {}{}",
+                a.repeat,
+                a.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default()
+            );
+        }
+        let done = measure_once(&a, g, &root, &topo, &plan, profile, &stop)?;
+        if done.status != store::RunStatus::Complete {
+            not_complete.push(format!(
+                "run {} ended {}{}",
+                done.id,
+                done.status,
+                done.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+            ));
+        }
+        summaries.push(done.json);
+        if stop.is_stopped() {
+            break;
+        }
+    }
+    if g.json {
+        if a.repeat == 1 {
+            output::json(&summaries[0])?;
+        } else {
+            output::json(&summaries)?;
+        }
+    }
+    if stop.is_stopped() {
+        // Ctrl-C: exit 130, with what was measured saved.
+        return Ok(());
+    }
+    if !not_complete.is_empty() {
+        anyhow::bail!("{}", not_complete.join("; "));
+    }
+    Ok(())
+}
+
+/// What one measured run leaves for the caller.
+struct Done {
+    id: RunId,
+    status: store::RunStatus,
+    message: Option<String>,
+    /// The run's `--json` document.
+    json: Value,
+}
+
+/// One complete run: record, audit, measure, report, print the summary.
+fn measure_once(
+    a: &Args,
+    g: &Global,
+    root: &SysRoot,
+    topo: &Topology,
+    plan: &SuitePlan,
+    profile: audit::Profile,
+    stop: &bench::events::StopFlag,
+) -> anyhow::Result<Done> {
+    let budget = budget(a);
+    let settings = audit::Settings::read(root);
+    let memory = audit::smbios::read(root);
+    let mut new = record::new_run(root, Some(topo), a.label.clone());
+    // A property of the run, not a setting: outside the config fingerprint.
     new.config["budget"] = json!(budget);
+    let machine_fingerprint = new.machine["fingerprint"].clone();
+    let config_fingerprint = new.config["fingerprint"].clone();
     let rec = Recording::open(g, &new)?;
     let run = rec.run();
     let db_path = rec.path().to_path_buf();
@@ -172,7 +243,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     // Settings audit first: it is instant and its findings belong to the run.
     let findings = audit::Report::from_parts(
         "/".into(),
-        &topo,
+        topo,
         settings,
         memory,
         audit::Evidence::default(),
@@ -184,8 +255,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
 
     let bars = Bars::new(g.quiet);
     let started = Instant::now();
-    let outcome =
-        bench::suite::execute(&topo, &plan, &Saving { rec: Some(&rec), next: &bars }, &stop);
+    let outcome = bench::suite::execute(topo, plan, &Saving { rec: Some(&rec), next: &bars }, stop);
     let elapsed = started.elapsed();
 
     let interrupted = outcome.interrupted;
@@ -211,28 +281,39 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let (html, md) = write_reports(&db, run, &dir)?;
     let loaded = db.load_run(run)?;
 
-    if g.json {
-        let metrics: serde_json::Map<String, Value> =
-            report::metrics(&report::data::RunData::of(&loaded))
-                .into_iter()
-                .map(|(k, m)| (format!("{k:?}"), serde_json::to_value(m).unwrap_or(Value::Null)))
-                .collect();
-        output::json(&json!({
-            "run": run,
-            "label": a.label,
-            "status": status,
-            "message": message,
-            "budget": budget,
-            "elapsed_s": elapsed.as_secs_f64(),
-            "estimate_s": plan.estimate().as_secs_f64(),
-            "results": saved,
-            "audit": findings.counts,
-            "metrics": metrics,
-            "report_html": html,
-            "report_md": md,
-            "db": db_path,
-        }))?;
-    } else {
+    let metrics: serde_json::Map<String, Value> =
+        report::metrics(&report::data::RunData::of(&loaded))
+            .into_iter()
+            .map(|(k, m)| {
+                let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+                v["unit"] = json!(k.unit());
+                v["higher_is_better"] = json!(k.higher_is_better());
+                (k.id().to_string(), v)
+            })
+            .collect();
+    let doc = json!({
+        "run": run,
+        "id": run,
+        "uuid": loaded.summary.uuid,
+        "label": a.label,
+        "status": status,
+        "complete": status == store::RunStatus::Complete,
+        "message": message,
+        "budget": budget,
+        "machine": loaded.summary.machine,
+        "machine_fingerprint": machine_fingerprint,
+        "config_hash": loaded.summary.config_hash,
+        "config_fingerprint": config_fingerprint,
+        "elapsed_s": elapsed.as_secs_f64(),
+        "estimate_s": plan.estimate().as_secs_f64(),
+        "results": saved,
+        "audit": findings.counts,
+        "metrics": metrics,
+        "report_html": html,
+        "report_md": md,
+        "db": db_path,
+    });
+    if !g.json {
         output::emit(&report::summary_text(&loaded))?;
         output::emit(&format!(
             "Run {run} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
@@ -254,7 +335,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if interrupted && !g.quiet {
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
     }
-    Ok(())
+    Ok(Done { id: run, status, message, json: doc })
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The result store's commands: `list`, `show`, `export`, `import`,
-//! `compare` and `report`. Documented in docs/store.md and docs/report.md.
+//! The result store's commands: `list`, `show`, `export`, `import` and
+//! `report` (`compare` is in `compare.rs`). Documented in docs/store.md and docs/report.md.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -54,16 +54,6 @@ pub struct ImportArgs {
     pub files: Vec<PathBuf>,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {
-    /// Runs to compare (ids, `latest`, `latest~N`, UUIDs or labels).
-    #[arg(required = true, value_name = "RUN")]
-    pub runs: Vec<String>,
-    /// The run the others are compared against (default: the first RUN).
-    #[arg(long, value_name = "RUN")]
-    pub baseline: Option<String>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
     /// Markdown, in the form engineers file.
@@ -86,6 +76,9 @@ pub struct ReportArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A short Markdown brief (at most 60 lines) for tickets and chat.
+    #[arg(long)]
+    pub brief: bool,
 }
 
 /// The database `--db`/`NUMAPROBE_DB` names, else the default path.
@@ -96,13 +89,13 @@ pub(crate) fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
     }
 }
 
-fn open_existing(g: &Global) -> anyhow::Result<Store> {
+pub(crate) fn open_existing(g: &Global) -> anyhow::Result<Store> {
     Ok(Store::open_existing(db_path(g)?)?)
 }
 
 /// Resolves a run reference; a reference that names no run is the user's
 /// mistake (exit 2).
-fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
+pub(crate) fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
     let r: RunRef = match text.parse() {
         Ok(r) => r,
         Err(e) => usage!("{e}"),
@@ -342,48 +335,6 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
     output::emit(&text)
 }
 
-pub fn compare(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
-    let db = open_existing(g)?;
-    let mut ids = Vec::new();
-    for r in &a.runs {
-        let id = resolve(&db, r)?;
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    let baseline = match &a.baseline {
-        Some(b) => {
-            let id = resolve(&db, b)?;
-            match ids.iter().position(|x| *x == id) {
-                Some(i) => i,
-                None => {
-                    ids.insert(0, id);
-                    0
-                }
-            }
-        }
-        None => 0,
-    };
-    if ids.len() < 2 {
-        usage!("compare needs at least two different runs (got {})", ids.len());
-    }
-    let runs: Vec<LoadedRun> = ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
-    let c = report::Comparison::build(&runs, baseline);
-    if g.json {
-        return output::json(&c);
-    }
-    print_table(&c.runs_table())?;
-    output::emit("")?;
-    print_table(&c.table())?;
-    if c.across_machines {
-        output::emit(
-            "\nThese runs come from different machines: differences include the hardware.",
-        )?;
-    }
-    let lines = c.verdict_lines();
-    output::emit(&format!("\n{}", lines.join("\n")))
-}
-
 pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         usage!("report writes Markdown or HTML; for JSON use `numaprobe show RUN --json` or `numaprobe compare ... --json`");
@@ -402,6 +353,9 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         (None, None) => report::Format::Markdown,
     };
     let db = open_existing(g)?;
+    if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format)? {
+        return write_out(a.output.as_deref(), &bytes, g, "the report");
+    }
     let run = load(&db, &a.run)?;
     let mut others = Vec::new();
     for r in &a.compare {
@@ -412,6 +366,13 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
             others.push(o);
         }
     }
-    let bytes = report::render_report(format, &run, &others);
+    let bytes = if a.brief {
+        if format != report::Format::Markdown {
+            usage!("--brief writes Markdown only: drop --format html or use a .md file");
+        }
+        report::brief(&run, &others).into_bytes()
+    } else {
+        report::render_report(format, &run, &others)
+    };
     write_out(a.output.as_deref(), &bytes, g, "the report")
 }
