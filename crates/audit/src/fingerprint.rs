@@ -30,7 +30,20 @@ fn read_value<T: serde::Serialize>(r: &Read<T>) -> Value {
     }
 }
 
+/// The environment variable that names the host instead of the kernel's
+/// host name, on the live machine only: a container's host name is its
+/// pod's, and hosts simulated on one machine (the fleet tests) need their
+/// own names.
+pub const HOSTNAME_ENV: &str = "NUMAPROBE_HOSTNAME";
+
 fn hostname(root: &SysRoot) -> Option<String> {
+    if root.is_live() {
+        if let Some(h) = std::env::var(HOSTNAME_ENV).ok().map(|h| h.trim().to_string()) {
+            if !h.is_empty() {
+                return Some(h);
+            }
+        }
+    }
     root.read_optional("proc/sys/kernel/hostname")
         .ok()
         .flatten()

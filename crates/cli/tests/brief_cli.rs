@@ -44,7 +44,8 @@ fn brief_of_a_comparison_names_the_settings_that_differ_and_the_verdicts() {
         // only the settings that differ, one column per run
         "| numa_balancing | 0 | 0 | 1 |",
         "| thp_enabled | madvise | always | madvise |",
-        "| Local latency (ns) | 98.1 | 93.7 (-4.5%, better) | 101.2 (+3.1%, worse) |",
+        // one run per side, no repeated runs: undecided, never better/worse
+        "| Local latency (ns) | 98.1 (n=1) | 93.7 (n=1) -4.5% undecided | 101.2 (n=1) +3.1% undecided |",
     ] {
         assert!(b.contains(want), "missing {want:?} in:\n{b}");
     }
@@ -71,4 +72,14 @@ fn brief_refuses_html() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("--brief writes Markdown only"), "{err}");
     }
+}
+
+#[test]
+fn brief_of_groups_shows_the_study() {
+    let (_dir, db) = store();
+    let b = brief(&db, &["label:SNC2 baseline", "--compare", "2"]);
+    assert!(b.lines().count() <= 60, "{b}");
+    assert!(b.contains("**Comparison** against SNC2 baseline (baseline):"), "{b}");
+    assert!(b.contains("| thp_enabled | madvise | always |"), "{b}");
+    assert!(b.contains("-4.5% undecided"), "{b}");
 }

@@ -26,8 +26,8 @@ use assert_cmd::Command;
 /// matrix and its remote/local view, bandwidth vs threads, latency matrix
 /// and its remote/local view, latency vs working set, per-CPU latency,
 /// loaded latency, core-to-core, program under placements (exec bars),
-/// comparison bars.
-const EXPECTED_CHARTS: usize = 11;
+/// and one chart per compared metric (8: dots per run, median marked).
+const EXPECTED_CHARTS: usize = 18;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")
@@ -346,7 +346,8 @@ fn snc2_cxl_machine_report_is_readable_in_chromium() {
         "Loaded latency against bandwidth",
         "Core-to-core latency (median ns, one way)",
         "Placements against default (median metric)",
-        "Runs against the baseline",
+        "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",
+        "Remote penalty per group (x, lower is better): one dot per run, median marked",
     ] {
         assert!(titles.contains(&want), "chart {want:?} missing; charts: {titles:?}");
     }

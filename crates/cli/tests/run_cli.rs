@@ -217,3 +217,59 @@ fn a_second_run_refuses_while_the_lock_is_held() {
     assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
     assert!(err.contains("--wait"), "{err}");
 }
+
+/// Issue 16: `--lock PATH` chooses the lock file (a hostPath shared by the
+/// containers of one node) over `NUMAPROBE_LOCK`, and a lock held there
+/// refuses the run.
+#[test]
+fn the_lock_flag_chooses_the_lock_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared-by-pods.lock");
+    let _held = lock::MeasureLock::acquire_at(&shared).unwrap();
+    let out = np(dir.path())
+        .arg("--lock")
+        .arg(&shared)
+        .args(["--quiet", "run", "--quick", "--only", "bw-local"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shared-by-pods.lock") && err.contains("held by PID"), "{err}");
+    assert!(!dir.path().join("results.db").exists(), "no run was begun");
+}
+
+/// Issue 16: `run --textfile DIR` leaves DIR/numaprobe.prom (and no
+/// temporary file) for node_exporter; a DIR that is not a folder is a
+/// usage error said before measuring.
+#[test]
+fn run_writes_the_textfile_for_node_exporter() {
+    let dir = tempfile::tempdir().unwrap();
+    let tf = dir.path().join("textfile");
+    std::fs::create_dir(&tf).unwrap();
+    let out = np(dir.path())
+        .args(["--quiet", "run", "--quick", "--only", "bw-local", "--label", "tf", "--textfile"])
+        .arg(&tf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let names: Vec<String> = std::fs::read_dir(&tf)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["numaprobe.prom"]);
+    let text = std::fs::read_to_string(tf.join("numaprobe.prom")).unwrap();
+    assert!(
+        text.contains("numaprobe_bandwidth_bytes_per_second{mode=\"local\",kernel=\"triad\""),
+        "{text}"
+    );
+    assert!(text.contains("label=\"tf\""), "{text}");
+    assert!(text.contains("numaprobe_run_timestamp_seconds{"), "{text}");
+    assert!(text.ends_with("# EOF\n"));
+    let out = np(dir.path())
+        .args(["run", "--quick", "--textfile"])
+        .arg(dir.path().join("nowhere"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a folder"));
+}

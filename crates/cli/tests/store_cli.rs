@@ -90,20 +90,64 @@ fn import_json_output_and_stdin() {
     assert_eq!(v[0]["imported"][1]["uuid"], "8e7d6c5b-4a39-4281-b7c6-d5e4f3a2b1c0");
 }
 
+/// Issue 16: a corrupt export and one from a newer numaprobe are skipped,
+/// each with its named error, the good one is imported, the command exits
+/// 1; importing again changes nothing (idempotent).
 #[test]
-fn a_bad_import_file_is_named_and_changes_nothing() {
+fn bad_import_files_are_skipped_by_name_and_the_rest_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"format": "something-else"}"#).unwrap();
+    let cut = dir.path().join("cut.json");
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let newer = dir.path().join("newer.json");
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["version"] = 99.into();
+    std::fs::write(&newer, v.to_string()).unwrap();
+    let out =
+        np(&db).arg("import").arg(&bad).arg(fixture()).arg(&cut).arg(&newer).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("skipped (corrupt): ") && e.contains("bad.json: not a numaprobe export"),
+        "{e}"
+    );
+    assert!(e.contains("cut.json: not a numaprobe export: invalid JSON"), "{e}");
+    assert!(
+        e.contains("skipped (newer_version): ")
+            && e.contains("newer.json: export from a newer numaprobe (export version 99"),
+        "{e}"
+    );
+    assert!(e.contains("3 of 4 file(s) skipped"), "{e}");
+    let o = String::from_utf8_lossy(&out.stdout);
+    assert!(o.contains("imported 3 run(s) as 1, 2, 3"), "{o}");
+    let runs = stdout_json(np(&db).args(["list", "--json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 3);
+    // JSON names each file's fate.
+    let out = np(&db).args(["import", "--json"]).arg(fixture()).arg(&newer).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["imported"].as_array().unwrap().len(), 0, "idempotent: {v}");
+    assert_eq!(v[0]["skipped"].as_array().unwrap().len(), 3);
+    assert_eq!(v[1]["error"], "newer_version");
+    assert!(v[1].get("imported").is_none(), "{v}");
+}
+
+#[test]
+fn a_lone_bad_import_file_creates_no_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, r#"{"format": "something-else"}"#).unwrap();
     np(&db)
         .arg("import")
-        .arg(fixture())
         .arg(&bad)
         .assert()
         .code(1)
         .stderr(predicate::str::contains("bad.json: not a numaprobe export"));
-    assert!(!db.exists(), "nothing imported when one file is bad");
+    assert!(!db.exists(), "nothing imported when the only file is bad");
 }
 
 /// Issue 12: `import /dev/zero` grew to 9.9 GB; a device (or a FIFO) is

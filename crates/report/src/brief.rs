@@ -9,12 +9,12 @@ use std::fmt::Write;
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::compare::Comparison;
 use crate::data::{scalar_text, RunData};
 use crate::fmt::{noisy, num};
 use crate::glance::glance;
 use crate::metrics::{metrics, MetricKey};
 use crate::render::md_table;
+use crate::study::Study;
 
 /// The longest brief, in lines.
 pub const MAX_LINES: usize = 60;
@@ -70,6 +70,13 @@ fn md(s: &str) -> String {
 /// The brief of `run`, compared with `compare` when not empty (`run` is the
 /// baseline), as Markdown.
 pub fn brief(run: &LoadedRun, compare: &[LoadedRun]) -> String {
+    brief_with(run, compare, None)
+}
+
+/// The brief of `run` with a settings study of groups of runs (`others`:
+/// the other runs of the study); without `study`, each compared run is its
+/// own group.
+pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) -> String {
     let d = RunData::of(run);
     let s = &run.summary;
     let mut out = String::new();
@@ -156,59 +163,53 @@ pub fn brief(run: &LoadedRun, compare: &[LoadedRun]) -> String {
     }
 
     if !compare.is_empty() {
-        comparison(&mut out, run, compare);
+        comparison(&mut out, run, compare, study);
     }
     cap(out)
 }
 
-/// The settings that differ between the runs and the metric verdicts.
-fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun]) {
-    let mut all = vec![run.clone()];
-    all.extend(compare.iter().cloned());
-    let c = Comparison::build(&all, 0);
-    let names: Vec<String> =
-        all.iter().map(|r| format!("run {} ({})", r.summary.id, r.display_name())).collect();
-    let _ = writeln!(out, "\n**Comparison** against {}:", md(&names[0]));
-    if c.across_machines {
+/// The settings that differ between the groups and the metric verdicts
+/// (the settings study, `report::study`).
+fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) {
+    let owned;
+    let s = match study {
+        Some(s) => s,
+        None => {
+            let mut all = vec![run.clone()];
+            all.extend(compare.iter().cloned());
+            owned = Study::of_runs(&all);
+            &owned
+        }
+    };
+    let _ = writeln!(out, "\n**Comparison** against {}:", md(&s.group_name(s.baseline)));
+    if s.across_machines {
         out.push_str(
             "\nThese runs come from different machines: differences include the hardware.\n",
         );
     }
-    let flats: Vec<BTreeMap<String, String>> =
-        all.iter().map(|r| flat_settings(&r.config)).collect();
-    let keys: std::collections::BTreeSet<&String> = flats.iter().flat_map(|f| f.keys()).collect();
-    let differ: Vec<&String> = keys
-        .into_iter()
-        .filter(|k| {
-            flats.iter().map(|f| f.get(*k)).collect::<Vec<_>>().windows(2).any(|w| w[0] != w[1])
-        })
-        .collect();
-    if differ.is_empty() {
-        out.push_str("\nSettings: the same in every run.\n");
+    if s.settings_diff.is_empty() {
+        out.push_str("\nSettings: the same in every group.\n");
     } else {
-        let mut t = crate::doc::Table::new(
-            std::iter::once("Setting".to_string())
-                .chain(all.iter().map(|r| format!("run {}", r.summary.id)))
-                .collect(),
-        );
-        for k in differ.iter().take(MAX_SETTINGS) {
-            let mut row = vec![(*k).clone()];
-            row.extend(flats.iter().map(|f| f.get(*k).cloned().unwrap_or_else(|| "-".into())));
-            t.push(row);
-        }
+        let mut t = s.settings_table();
+        t.rows.truncate(MAX_SETTINGS);
         t.align = vec![crate::doc::Align::Left; t.header.len()];
         out.push('\n');
         out.push_str(&md_table(&t));
-        if differ.len() > MAX_SETTINGS {
-            let _ = writeln!(out, "\nand {} more settings differ.", differ.len() - MAX_SETTINGS);
+        if s.settings_diff.len() > MAX_SETTINGS {
+            let _ = writeln!(
+                out,
+                "\nand {} more settings differ.",
+                s.settings_diff.len() - MAX_SETTINGS
+            );
         }
     }
     out.push('\n');
-    out.push_str(&md_table(&c.table()));
+    out.push_str(&md_table(&s.metrics_table()));
     let _ = writeln!(
         out,
-        "\nBetter/worse only beyond three combined robust standard deviations of the runs' noise (never below {}%).",
-        crate::fmt::plain(c.floor_pct)
+        "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided without repeated runs (docs/store.md).",
+        (s.confidence * 100.0).round(),
+        s.margin_pct
     );
 }
 

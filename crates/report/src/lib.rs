@@ -16,9 +16,11 @@ pub mod counters;
 pub mod csv;
 pub mod data;
 pub mod doc;
+pub mod fleet;
 pub mod fmt;
 pub mod glance;
 pub mod metrics;
+pub mod openmetrics;
 pub mod placements;
 pub mod render;
 pub mod study;
@@ -28,7 +30,7 @@ mod tiers;
 
 use std::str::FromStr;
 
-pub use brief::brief;
+pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
 pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};

@@ -806,7 +806,8 @@ impl Study {
                 let x = (i + 1) as f64;
                 runs.extend(c.values.iter().map(|v| (x, *v)));
                 if let Some(med) = c.median {
-                    medians.push((x, med));
+                    // Beside the dots, so the run it often equals stays visible.
+                    medians.push((x + 0.12, med));
                 }
             }
             if runs.is_empty() {
@@ -829,7 +830,7 @@ impl Study {
                     m.unit,
                     if m.higher_is_better { "higher is better" } else { "lower is better" }
                 ),
-                x: Axis::integer("group"),
+                x: Axis { from_zero: false, ..Axis::integer("group") },
                 y: Axis::linear(format!("{} ({})", m.name.to_lowercase(), m.unit)),
                 series: vec![Series::points("runs", runs), Series::points("median", medians)],
                 markers,

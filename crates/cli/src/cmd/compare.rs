@@ -30,14 +30,16 @@ pub struct CompareArgs {
     pub confidence: f64,
 }
 
-/// The study for `report RUN --compare ...` when a reference selects a
-/// group (`label:`, `config:`); `None` when every reference names one run
-/// (the report then compares those runs, each its own group).
+/// The report (or `--brief`) for `report RUN --compare ...` when a
+/// reference selects a group (`label:`, `config:`); `None` when every
+/// reference names one run (the report then compares those runs, each its
+/// own group).
 pub fn study_report(
     db: &Store,
     run: &str,
     compare: &[String],
     format: report::Format,
+    brief: bool,
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let is_group = |t: &str| t.parse::<RunRef>().is_ok_and(|r| r.is_group());
     if !(is_group(run) || compare.iter().any(|c| is_group(c))) || compare.is_empty() {
@@ -53,6 +55,9 @@ pub fn study_report(
         }
     }
     let first = runs.remove(0);
+    if brief {
+        return Ok(Some(report::brief_with(&first, &runs, Some(&study)).into_bytes()));
+    }
     Ok(Some(report::render_study_report(format, &first, &runs, &study)))
 }
 

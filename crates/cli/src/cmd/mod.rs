@@ -4,6 +4,7 @@ pub mod audit;
 pub mod bw;
 pub mod compare;
 pub mod exec;
+pub mod fleet;
 pub mod lat;
 pub mod place;
 pub mod run;
@@ -15,6 +16,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
     crate::output::set_table_style(g.table);
+    crate::record::set_lock_path(g.lock.clone());
     let result = match cli.command {
         Command::Topo(a) => topo::run(a, g),
         Command::Place(a) => place::run(a, g),
@@ -29,6 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => store::import(a, g),
         Command::Compare(a) => compare::run(a, g),
         Command::Report(a) => store::report(a, g),
+        Command::Fleet(a) => fleet::run(a, g),
         Command::Completions(a) => {
             let mut out = Vec::new();
             crate::cli::completions(a.shell, &mut out);

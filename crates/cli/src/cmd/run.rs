@@ -45,10 +45,42 @@ pub struct Args {
     /// Folder for the reports (default: `reports/` beside the database).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
+    /// Also write the run's metrics to DIR/numaprobe.prom for
+    /// node_exporter's textfile collector (atomically: a temporary file
+    /// renamed over the old one).
+    #[arg(long, value_name = "DIR")]
+    pub textfile: Option<PathBuf>,
     /// Make N complete runs back to back under one label, each saved as its
     /// own run, so `compare label:TEXT` sees the run-to-run spread.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub repeat: u32,
+}
+
+/// Writes `text` to `dir/numaprobe.prom` atomically, as node_exporter's
+/// textfile collector requires: a temporary file in the same folder (its
+/// name does not end in `.prom`, so the collector never reads it half
+/// written), synced, then renamed over the old file.
+pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    use std::io::Write;
+    if !dir.is_dir() {
+        crate::usage!(
+            "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
+            dir.display()
+        );
+    }
+    let target = dir.join("numaprobe.prom");
+    let tmp = dir.join(format!(".numaprobe.prom.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("{}: cannot write", target.display())));
+    }
+    Ok(target)
 }
 
 fn budget(a: &Args) -> Budget {
@@ -124,6 +156,15 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if a.repeat == 0 {
         crate::usage!("--repeat 0: expected at least one run");
+    }
+    if let Some(d) = &a.textfile {
+        // Said before measuring, not after.
+        if !d.is_dir() {
+            crate::usage!(
+                "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
+                d.display()
+            );
+        }
     }
     let profile: audit::Profile = a.profile.into();
     let root = SysRoot::live();
@@ -280,6 +321,12 @@ fn measure_once(
     };
     let (html, md) = write_reports(&db, run, &dir)?;
     let loaded = db.load_run(run)?;
+    let textfile = match &a.textfile {
+        Some(d) => {
+            Some(write_textfile(d, &report::openmetrics::render(std::slice::from_ref(&loaded)))?)
+        }
+        None => None,
+    };
 
     let metrics: serde_json::Map<String, Value> =
         report::metrics(&report::data::RunData::of(&loaded))
@@ -311,6 +358,7 @@ fn measure_once(
         "metrics": metrics,
         "report_html": html,
         "report_md": md,
+        "textfile": textfile,
         "db": db_path,
     });
     if !g.json {
@@ -325,6 +373,9 @@ fn measure_once(
             html.display(),
             md.display(),
         ))?;
+        if let Some(t) = &textfile {
+            output::emit(&format!("Metrics: {}", t.display()))?;
+        }
         if findings.counts.warn + findings.counts.critical > 0 {
             output::emit(&format!(
                 "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
