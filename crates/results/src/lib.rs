@@ -17,6 +17,7 @@
 
 pub mod bw;
 pub mod counters;
+pub mod hist;
 pub mod lat;
 pub mod placement;
 pub mod runstats;
