@@ -446,6 +446,7 @@ fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             doc.p(line);
         }
     }
+    crate::counters::bandwidth(doc, d);
 }
 
 /// Bandwidth against threads: one line per kernel and node pair with its

@@ -12,6 +12,7 @@ pub mod brief;
 mod build;
 pub mod chart;
 pub mod compare;
+pub mod counters;
 pub mod csv;
 pub mod data;
 pub mod doc;

@@ -64,6 +64,11 @@ pub struct LatResult {
     /// Page kind obtained: `4k`, `thp`, `thp-partial (N%)`, `2m`, `1g`.
     pub page_size: String,
     pub placement: Placement,
+    /// Event counts of the chase thread over the timed samples
+    /// (`--counters`; absent otherwise and in older records). Boxed: most
+    /// results have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Box<crate::counters::Counters>>,
     /// Per-value latencies (each value: `loads_per_value` loads timed
     /// together), log buckets; absent in results before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]

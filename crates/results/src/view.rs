@@ -152,6 +152,11 @@ pub struct Bw {
     pub interrupted: bool,
     /// Whether the kernels' answers were checked (absent in hand-made data).
     pub validated: Option<bool>,
+    /// Event counts (`bw --counters`), when recorded.
+    pub counters: Option<crate::counters::Counters>,
+    /// Bytes the kernel counted over the timed repetitions (STREAM's rule,
+    /// `bytes_per_rep × reps`), to set beside measured DRAM bytes.
+    pub counted_bytes: Option<f64>,
 }
 
 impl Bw {
@@ -186,6 +191,8 @@ impl Bw {
             isa: Some(r.isa.name().to_string()),
             interrupted: r.interrupted,
             validated: Some(r.validated),
+            counters: r.counters.clone(),
+            counted_bytes: Some(r.bytes_per_rep as f64 * r.reps as f64),
         }
     }
 
@@ -208,6 +215,8 @@ impl Bw {
             isa: text(v, "isa"),
             interrupted: interrupted(v),
             validated: v.get("validated").and_then(Value::as_bool),
+            counters: crate::counters::Counters::of_payload(v),
+            counted_bytes: num(v, "bytes_per_rep").zip(num(v, "reps")).map(|(b, n)| b * n),
         }
     }
 
@@ -661,6 +670,8 @@ pub struct ExecPolicy {
     pub change_pct: Option<f64>,
     /// As stored (`no-data` when saved before the matrix was judged).
     pub verdict: Option<String>,
+    /// Median event counts of the successful runs (`exec --counters`).
+    pub counters: Option<crate::counters::Counters>,
 }
 
 impl ExecPolicy {
@@ -710,6 +721,7 @@ impl ExecPolicy {
             noise_pct: num(v, "noise_pct"),
             change_pct: num(v, "change_pct"),
             verdict: text(v, "verdict"),
+            counters: crate::counters::Counters::of_payload(v),
         })
     }
 

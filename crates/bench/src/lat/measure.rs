@@ -78,6 +78,8 @@ pub const CHUNK_NS: f64 = 25_000.0;
 pub struct ChaseSamples {
     pub ns_per_load: Vec<f64>,
     pub loads_per_sample: u64,
+    /// Counts of the chase thread over the timed samples (`--counters`).
+    pub counters: Option<counters::Counters>,
     /// ns per load of every whole chunk of every sample.
     pub chunks: Vec<f64>,
     pub loads_per_chunk: u64,
@@ -127,6 +129,11 @@ pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Op
     let loads = ((target / ns_per_load) as u64).max(100_000);
     let chunk = ((CHUNK_NS / ns_per_load) as u64).clamp(256, loads);
     let mut out = Vec::with_capacity(timing.samples);
+    let mut events = crate::counting::requested()
+        .then(|| counters::EventSet::open(counters::Target::ThisThread, "chase thread"));
+    if let Some(e) = &mut events {
+        e.enable();
+    }
     let mut chunks = Vec::with_capacity(timing.samples * (loads / chunk + 1) as usize);
     for _ in 0..timing.samples.max(1) {
         if stop.is_stopped() {
@@ -144,6 +151,10 @@ pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Op
         }
         out.push(total / loads as f64);
     }
+    let counters = events.as_mut().map(|e| {
+        e.disable();
+        e.read()
+    });
     if out.is_empty() {
         None
     } else {
@@ -152,6 +163,7 @@ pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Op
             loads_per_sample: loads,
             chunks,
             loads_per_chunk: chunk,
+            counters,
         })
     }
 }

@@ -189,6 +189,7 @@ fn lat_result(
         tlb_group_bytes: (opts.group_elems() * opts.stride_bytes) as u64,
         page_size: page.to_string(),
         placement: placement.clone(),
+        counters: s.counters.clone().map(Box::new),
         histogram: s.histogram(),
     })
 }

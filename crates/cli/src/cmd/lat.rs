@@ -126,6 +126,11 @@ pub struct Args {
     /// choosing.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub pairs_per_relation: usize,
+    /// Count events of the chase thread over each point's timed samples
+    /// (perf_event_open), recorded with each chase result (point, matrix,
+    /// sweep, per-cpu).
+    #[arg(long)]
+    pub counters: bool,
     #[command(flatten)]
     pub save: SaveArgs,
 }
@@ -272,6 +277,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     let pairs = args.pairs.as_deref().map(parse_pairs).transpose().map_err(anyhow::Error::msg)?;
 
+    bench::counting::request(args.counters);
     let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
     let rec = match args.save.saving() {
         true => {
@@ -291,14 +297,54 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         };
         rec.finish(end)?.tell(g.quiet);
     }
-    match outcome? {
-        Measured::Matrix(v) => print_matrix(&v, g, stopped),
-        Measured::Sweep(r) => print_sweep(&r, g, stopped),
-        Measured::PerCpu(r) => print_per_cpu(&r, g, stopped),
-        Measured::Loaded(v) => print_loaded(&v, g, stopped),
-        Measured::C2c(v) => print_c2c(&v, g, stopped),
-        Measured::Point(r, check) => print_point(&r, check.as_ref(), g, stopped),
+    let measured = outcome?;
+    match &measured {
+        Measured::Matrix(v) => print_matrix(v, g, stopped),
+        Measured::Sweep(r) => print_sweep(r, g, stopped),
+        Measured::PerCpu(r) => print_per_cpu(r, g, stopped),
+        Measured::Loaded(v) => print_loaded(v, g, stopped),
+        Measured::C2c(v) => print_c2c(v, g, stopped),
+        Measured::Point(r, check) => print_point(r, check.as_ref(), g, stopped),
+    }?;
+    if args.counters && !g.json {
+        print_counters(&measured, g)?;
     }
+    Ok(())
+}
+
+/// The counters of the chase points (`--counters`); loaded latency and
+/// core-to-core results carry none, and say so.
+fn print_counters(m: &Measured, g: &Global) -> anyhow::Result<()> {
+    let points: Vec<&LatResult> = match m {
+        Measured::Matrix(v) => v.iter().collect(),
+        Measured::Point(r, _) => vec![r.as_ref()],
+        Measured::Sweep(r) => r.results.iter().collect(),
+        Measured::PerCpu(r) => r.results.iter().collect(),
+        Measured::Loaded(_) | Measured::C2c(_) => {
+            output::warn(
+                g.quiet,
+                "--counters: recorded for chase points (point, matrix, sweep, per-cpu); \
+                 loaded latency and core-to-core results carry none",
+            );
+            return Ok(());
+        }
+    };
+    let rows: Vec<crate::counters::Row> = points
+        .iter()
+        .filter_map(|r| {
+            Some(crate::counters::Row {
+                label: format!(
+                    "cpu {} -> node {}, {} KiB",
+                    r.cpu,
+                    node(r.mem_node),
+                    r.size_bytes / 1024
+                ),
+                counters: r.counters.as_ref()?,
+                counted_bytes: None,
+            })
+        })
+        .collect();
+    output::emit(&crate::counters::render(&rows))
 }
 
 /// What one `lat` invocation measured.
