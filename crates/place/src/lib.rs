@@ -27,6 +27,7 @@ pub mod probe;
 pub mod spec;
 mod sys;
 pub mod verify;
+pub mod weights;
 
 pub use affinity::{
     current_cpu, current_cpu_and_node, current_thread_affinity, pin_current_thread,
