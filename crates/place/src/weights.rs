@@ -310,8 +310,7 @@ pub fn apply(
     saved: String,
 ) -> std::result::Result<Backup, (String, Vec<WriteFailure>)> {
     let previous = check_writable(root, weights).map_err(|e| (e.to_string(), Vec::new()))?;
-    let backup =
-        Backup { format: BACKUP_FORMAT.into(), saved, previous, applied: weights.clone() };
+    let backup = Backup { format: BACKUP_FORMAT.into(), saved, previous, applied: weights.clone() };
     for (&n, &w) in weights {
         if let Err(f) = write_file(root, &format!("{WEIGHTS_DIR}/node{n}"), &w.to_string()) {
             let why = format!("writing {}: {}", f.path, f.error);
