@@ -267,6 +267,13 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
             advice.excluded
         ));
     }
+    if advice.weights.len() < 2 {
+        notes.push(
+            "one memory node: there is nothing to interleave; weights matter on machines with \
+             several memory nodes (CXL, HBM, several sockets)"
+                .to_string(),
+        );
+    }
     if matrix.len() > 1 {
         notes.push(format!(
             "weights are global in the kernel: optimised for CPU node {cpu_node}'s view \
