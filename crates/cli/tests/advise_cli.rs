@@ -2,7 +2,8 @@
 //! injected saved run with known bandwidths (300 and 100 GB/s must give
 //! 3:1), and `--apply`/`--restore` on a hand-made weight directory
 //! (`--sysfs-root`), plus the refusals: not root, no weight files, a run
-//! that does not exist, a weight file that cannot be restored.
+//! that does not exist, a weight file that cannot be restored. And the
+//! report's HMAT section (declared vs measured, flagged) from such a run.
 
 #[path = "support/tiered.rs"]
 mod tiered;
@@ -34,11 +35,15 @@ fn figures() -> tiered::Figures {
 
 /// A database holding the injected run, labelled `tiered`.
 fn imported() -> (tempfile::TempDir, PathBuf) {
+    imported_with(&figures())
+}
+
+fn imported_with(f: &tiered::Figures) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     let topo = np(&db).args(["topo", "--json", "--root"]).arg(snc2_cxl()).output().unwrap();
     assert!(topo.status.success(), "{}", String::from_utf8_lossy(&topo.stderr));
-    let (head, tail) = tiered::export_parts("tiered", &figures());
+    let (head, tail) = tiered::export_parts("tiered", f);
     let doc = format!("{head}{}{tail}", String::from_utf8(topo.stdout).unwrap());
     let file = dir.path().join("run.json");
     std::fs::write(&file, doc).unwrap();
@@ -220,4 +225,29 @@ fn a_run_that_does_not_exist_or_a_cpu_node_without_figures_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cpu-node 3"));
+}
+
+#[test]
+fn report_shows_hmat_declared_beside_measured_and_flags_what_is_off() {
+    // tests/data/snc2-cxl declares node 4 at 30000 MB/s, 250 ns from
+    // initiators 0 and 1 (access0).
+    let f = tiered::Figures {
+        bw_gbs: [((0, 0), 100.0), ((0, 4), 30.0), ((1, 4), 12.0)].into(),
+        lat_ns: [((0, 4), 260.0), ((1, 4), 420.0)].into(),
+    };
+    let (_dir, db) = imported_with(&f);
+    let out = np(&db).args(["report", "tiered"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("## Memory tiers and HMAT"), "{md}");
+    // Within 25%: ok. 12 GB/s against 30000 MB/s and 420 ns against 250: flagged.
+    assert!(md.contains("| 0 -> 4 | 30000 | 30000 | 1.00x | 250 | 260 | 1.04x | ok |"), "{md}");
+    assert!(
+        md.contains("| 1 -> 4 | 30000 | 12000 | 0.40x | 250 | 420 | 1.68x | off by >25% |"),
+        "{md}"
+    );
+    assert!(md.contains("1 of 2 HMAT pair(s) are off"), "{md}");
+    // Node kinds: CPU nodes DRAM; node 4 below DRAM's tier.
+    assert!(md.contains("| 4 | CXL-like | 22 |"), "{md}");
+    assert!(md.contains("| 0 | DRAM | 4 |"), "{md}");
 }

@@ -78,6 +78,7 @@ pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
 
     bandwidth(&mut doc, &d);
     latency(&mut doc, &d, run);
+    crate::hmat::section(&mut doc, run);
     if let Some(e) = &exec {
         e.render(&mut doc);
     }

@@ -14,6 +14,7 @@ pub mod csv;
 pub mod data;
 pub mod doc;
 pub mod fmt;
+pub mod hmat;
 pub mod metrics;
 pub mod placements;
 pub mod render;

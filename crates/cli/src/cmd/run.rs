@@ -231,9 +231,14 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             "report_html": html,
             "report_md": md,
             "db": db_path,
+            "hmat": report::hmat::pairs_of_run(&loaded),
         }))?;
     } else {
         output::emit(&report::summary_text(&loaded))?;
+        let tiers = report::hmat::summary_text(&loaded);
+        if !tiers.is_empty() {
+            output::emit(&tiers)?;
+        }
         output::emit(&format!(
             "Run {run} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
             status.as_str(),
