@@ -7,6 +7,7 @@
 pub mod bw;
 pub mod events;
 pub mod lat;
+pub mod scan;
 pub mod suite;
 pub mod team;
 

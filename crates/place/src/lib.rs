@@ -22,6 +22,7 @@ pub mod buffer;
 pub mod error;
 pub mod memory;
 pub mod numastat;
+pub mod pagemap;
 pub mod policy;
 pub mod probe;
 pub mod spec;

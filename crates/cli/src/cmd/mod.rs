@@ -7,6 +7,7 @@ pub mod exec;
 pub mod lat;
 pub mod place;
 pub mod run;
+pub mod scan;
 pub mod store;
 pub mod topo;
 
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Exec(a) => exec::run(a, g),
         Command::Run(a) => run::run(a, g),
         Command::Advise(a) => advise::run(a, g),
+        Command::Scan(a) => scan::run(a, g),
         Command::List(a) => store::list(a, g),
         Command::Show(a) => store::show(a, g),
         Command::Export(a) => store::export(a, g),
