@@ -203,7 +203,14 @@ pub struct KernelWeights {
     /// `auto` (Linux 6.16+): true when the kernel computes the weights from
     /// firmware bandwidth (HMAT/CDAT); `None` when the file is absent.
     pub auto: Option<bool>,
+    /// The name of that file: `auto`, or `__auto_type` on kernels whose
+    /// C23 `#define auto __auto_type` renamed the attribute (seen on 6.18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_file: Option<String>,
 }
+
+/// The names the `auto` file has been seen under.
+const AUTO_FILES: [&str; 2] = ["auto", "__auto_type"];
 
 /// Reads the kernel's weights and `auto` mode; `None` on kernels without
 /// weighted interleave (before 6.9).
@@ -211,21 +218,26 @@ pub fn read_kernel_weights(root: &SysRoot) -> Result<Option<KernelWeights>> {
     let Some(weights) = crate::policy::weighted_interleave_weights(root)? else {
         return Ok(None);
     };
-    let auto = match root.read_optional(&format!("{WEIGHTS_DIR}/auto"))? {
-        None => None,
-        Some(s) => match s.trim() {
-            "true" | "1" | "Y" => Some(true),
-            "false" | "0" | "N" => Some(false),
+    let mut auto = None;
+    let mut auto_file = None;
+    for name in AUTO_FILES {
+        let rel = format!("{WEIGHTS_DIR}/{name}");
+        let Some(s) = root.read_optional(&rel)? else { continue };
+        auto = Some(match s.trim() {
+            "true" | "1" | "Y" => true,
+            "false" | "0" | "N" => false,
             other => {
                 return Err(topo::TopoError::malformed(
-                    root.path(&format!("{WEIGHTS_DIR}/auto")),
+                    root.path(&rel),
                     format!("expected true or false, found {other:?}"),
                 )
                 .into())
             }
-        },
-    };
-    Ok(Some(KernelWeights { weights, auto }))
+        });
+        auto_file = Some(name.to_string());
+        break;
+    }
+    Ok(Some(KernelWeights { weights, auto, auto_file }))
 }
 
 /// What [`apply`] replaced: enough to put it back ([`restore`]).
@@ -334,7 +346,8 @@ pub fn restore(root: &SysRoot, backup: &Backup) -> Vec<WriteFailure> {
     }
     if let Some(auto) = backup.previous.auto {
         let v = if auto { "true" } else { "false" };
-        if let Err(f) = write_file(root, &format!("{WEIGHTS_DIR}/auto"), v) {
+        let name = backup.previous.auto_file.as_deref().unwrap_or("auto");
+        if let Err(f) = write_file(root, &format!("{WEIGHTS_DIR}/{name}"), v) {
             failed.push(f);
         }
     }
@@ -463,6 +476,19 @@ mod tests {
         let old = SysRoot::new(empty.path()).unwrap();
         let e = apply(&old, &w(&[(0, 3)]), "t".into()).unwrap_err();
         assert!(e.0.contains("6.9"), "{e:?}");
+    }
+
+    #[test]
+    fn auto_is_read_under_its_c23_name_and_restored_there() {
+        let (_d, root) = tree(None);
+        let f = root.path(&format!("{WEIGHTS_DIR}/__auto_type"));
+        std::fs::write(&f, "true\n").unwrap();
+        let k = read_kernel_weights(&root).unwrap().unwrap();
+        assert_eq!((k.auto, k.auto_file.as_deref()), (Some(true), Some("__auto_type")));
+        let b = apply(&root, &w(&[(0, 2)]), "t".into()).unwrap();
+        std::fs::write(&f, "false\n").unwrap();
+        assert!(restore(&root, &b).is_empty());
+        assert_eq!(read(&root, "__auto_type"), "true");
     }
 
     #[test]
