@@ -501,7 +501,7 @@ fn tiering_commands(m: Machine) -> Machine {
     .run(
         "apply",
         "numaprobe advise interleave --from-run tiered --cpu-node 1 --nodes 1,4 --apply \
-         --backup /tmp/wb.json --json",
+         --backup /tmp/wb.json --verify --budget 0.05 --size 2M --json",
     )
     .run("weights-applied", &weights)
     .run("weighted-pages", &place("--cpu-node 0 --policy weighted --mem-nodes 1,4 --size 8M"))
@@ -532,7 +532,17 @@ fn check_tiering(boot: &Boot) {
     // --apply writes node1 = 3 and node4 = 1; --restore puts back what was there.
     let before = boot.get("weights-before").expect_rc(0).stdout.trim().to_string();
     let out = boot.get("apply").expect_rc(0);
-    assert_eq!(out.json()["applied"]["backup"], "/tmp/wb.json", "{out}");
+    let v = out.json();
+    assert_eq!(v["applied"]["backup"], "/tmp/wb.json", "{out}");
+    // --verify measured the three placements (figures not judged: TCG).
+    let policies: Vec<&str> = v["verify"]["figures"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no verify figures\n{out}"))
+        .iter()
+        .map(|f| f["policy"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(policies, ["weighted", "interleave", "local-only"], "{out}");
+    assert!(v["verify"]["gain_vs_interleave_pct"].is_number(), "{out}");
     let applied = boot.get("weights-applied").expect_rc(0).stdout.trim().to_string();
     let want: Vec<String> = before
         .split(' ')
