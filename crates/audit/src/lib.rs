@@ -21,7 +21,7 @@ pub use evidence::Evidence;
 pub use profile::{Profile, UnknownProfile};
 pub use read::Read;
 pub use rules::{Finding, Inputs, Needs, Severity};
-pub use settings::Settings;
+pub use settings::{PerfCounters, Settings};
 pub use smbios::MemoryPopulation;
 
 /// Version of the JSON form of [`Report`].

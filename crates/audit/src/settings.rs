@@ -36,6 +36,108 @@ pub struct Settings {
     pub nohz_full: Read<String>,
     /// Huge pages reserved per node and size.
     pub hugepages: Read<Vec<NodeHugePages>>,
+    /// `kernel.perf_event_paranoid` (absent in older records).
+    #[serde(default = "absent")]
+    pub perf_event_paranoid: Read<i64>,
+    /// What `--counters` can count here, from opening the events (the live
+    /// machine only; absent for captures and older records).
+    #[serde(default = "absent")]
+    pub perf_counters: Read<PerfCounters>,
+    /// Firmware and board identity (DMI) and CPU microcode: settings a BIOS
+    /// update changes. Absent in documents written before they were read.
+    #[serde(default = "Firmware::absent")]
+    pub firmware: Firmware,
+}
+
+fn absent<T>() -> Read<T> {
+    Read::Absent
+}
+
+/// Whether hardware and software events could be opened on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerfCounters {
+    /// Why cycles could not be counted; `None` when they could.
+    pub hardware_unavailable: Option<String>,
+    /// Why page faults could not be counted; `None` when they could.
+    pub software_unavailable: Option<String>,
+    /// Only user space could be counted.
+    pub user_only: bool,
+    /// Effective user id 0.
+    pub root: bool,
+}
+
+/// What the firmware says about itself (`/sys/class/dmi/id`, world-readable
+/// fields only) and the CPU microcode revision (`/proc/cpuinfo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Firmware {
+    pub bios_vendor: Read<String>,
+    pub bios_version: Read<String>,
+    pub bios_date: Read<String>,
+    pub sys_vendor: Read<String>,
+    pub product_name: Read<String>,
+    pub board_vendor: Read<String>,
+    pub board_name: Read<String>,
+    pub board_version: Read<String>,
+    /// The `microcode` revision of every CPU when they agree, else
+    /// `mixed (a, b)`; `Absent` where the architecture does not report one.
+    pub microcode: Read<String>,
+}
+
+impl Firmware {
+    fn absent() -> Firmware {
+        Firmware {
+            bios_vendor: Read::Absent,
+            bios_version: Read::Absent,
+            bios_date: Read::Absent,
+            sys_vendor: Read::Absent,
+            product_name: Read::Absent,
+            board_vendor: Read::Absent,
+            board_name: Read::Absent,
+            board_version: Read::Absent,
+            microcode: Read::Absent,
+        }
+    }
+
+    /// Reads the DMI identity and the microcode revision under `root`.
+    pub fn read(root: &SysRoot) -> Firmware {
+        let dmi = |f: &str| read_string(root, &format!("sys/class/dmi/id/{f}"));
+        Firmware {
+            bios_vendor: dmi("bios_vendor"),
+            bios_version: dmi("bios_version"),
+            bios_date: dmi("bios_date"),
+            sys_vendor: dmi("sys_vendor"),
+            product_name: dmi("product_name"),
+            board_vendor: dmi("board_vendor"),
+            board_name: dmi("board_name"),
+            board_version: dmi("board_version"),
+            microcode: match root.read_optional("proc/cpuinfo") {
+                Ok(Some(text)) => microcode_of(&text).map_or(Read::Absent, Read::Value),
+                Ok(None) => Read::Absent,
+                Err(e) => Read::Unreadable(e.to_string()),
+            },
+        }
+    }
+}
+
+/// The microcode revision(s) in a `/proc/cpuinfo` text: one value when every
+/// CPU agrees, else `mixed (a, b)`; `None` when no CPU lists one.
+pub fn microcode_of(cpuinfo: &str) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for line in cpuinfo.lines() {
+        if let Some((k, v)) = line.split_once(':') {
+            if k.trim() == "microcode" {
+                let v = v.trim();
+                if !seen.contains(&v) {
+                    seen.push(v);
+                }
+            }
+        }
+    }
+    match seen.as_slice() {
+        [] => None,
+        [one] => Some(one.to_string()),
+        many => Some(format!("mixed ({})", many.join(", "))),
+    }
 }
 
 /// A per-CPU value summarised: each distinct value with the CPUs that have it.
@@ -232,6 +334,21 @@ impl Settings {
             "1" => Ok(true),
             _ => Err(format!("expected 0 or 1, found '{s}'")),
         };
+        let perf_event_paranoid =
+            read_with(root, "proc/sys/kernel/perf_event_paranoid", |s: &str| {
+                s.parse::<i64>().map_err(|e| format!("'{s}': {e}"))
+            });
+        let perf_counters = if root.is_live() {
+            let a = counters::probe(root);
+            Read::Value(PerfCounters {
+                hardware_unavailable: a.hardware,
+                software_unavailable: a.software,
+                user_only: a.user_only,
+                root: a.root,
+            })
+        } else {
+            Read::Absent
+        };
         Settings {
             kernel,
             thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", bracketed),
@@ -281,7 +398,10 @@ impl Settings {
             isolcpus: cmd_opt("isolcpus"),
             nohz_full: cmd_opt("nohz_full"),
             hugepages: hugepages(root),
+            firmware: Firmware::read(root),
             cmdline,
+            perf_event_paranoid,
+            perf_counters,
         }
     }
 
@@ -434,6 +554,37 @@ fn hugepages(root: &SysRoot) -> Read<Vec<NodeHugePages>> {
         }
     }
     Read::Value(out)
+}
+
+#[cfg(test)]
+mod firmware_tests {
+    use super::*;
+
+    #[test]
+    fn microcode_is_one_value_or_mixed() {
+        let two =
+            "processor\t: 0\nmicrocode\t: 0x2b000603\n\nprocessor\t: 1\nmicrocode\t: 0x2b000603\n";
+        assert_eq!(microcode_of(two).as_deref(), Some("0x2b000603"));
+        let mixed = "microcode\t: 0x1\nmicrocode\t: 0x2\nmicrocode : 0x1\n";
+        assert_eq!(microcode_of(mixed).as_deref(), Some("mixed (0x1, 0x2)"));
+        assert_eq!(microcode_of("processor\t: 0\nBogoMIPS\t: 50.00\n"), None);
+    }
+
+    #[test]
+    fn firmware_reads_dmi_under_a_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let dmi = dir.path().join("sys/class/dmi/id");
+        std::fs::create_dir_all(&dmi).unwrap();
+        std::fs::write(dmi.join("bios_vendor"), "American Megatrends\n").unwrap();
+        std::fs::write(dmi.join("bios_version"), "2.4b\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join("proc/cpuinfo"), "microcode\t: 0xd0003a5\n").unwrap();
+        let f = Firmware::read(&SysRoot::new(dir.path()).unwrap());
+        assert_eq!(f.bios_vendor, Read::Value("American Megatrends".into()));
+        assert_eq!(f.bios_version, Read::Value("2.4b".into()));
+        assert_eq!(f.board_name, Read::Absent);
+        assert_eq!(f.microcode, Read::Value("0xd0003a5".into()));
+    }
 }
 
 #[cfg(test)]

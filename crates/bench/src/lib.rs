@@ -5,6 +5,7 @@
 //! [`events::Observer`].
 
 pub mod bw;
+pub mod counting;
 pub mod events;
 pub mod lat;
 pub mod scan;

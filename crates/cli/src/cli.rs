@@ -38,6 +38,11 @@ pub struct Global {
     /// Results database (default: $XDG_DATA_HOME/numaprobe/results.db).
     #[arg(long, global = true, value_name = "PATH", env = "NUMAPROBE_DB")]
     pub db: Option<PathBuf>,
+    /// The measuring lock file every measuring command takes (default:
+    /// /run/lock/numaprobe-measure.lock). In containers, point it at a
+    /// hostPath shared by every pod of the node (docs/fleet.md).
+    #[arg(long, global = true, value_name = "PATH", env = "NUMAPROBE_LOCK")]
+    pub lock: Option<PathBuf>,
     /// How tables are drawn (default: box on a terminal, plain otherwise).
     #[arg(long, global = true, value_name = "STYLE", value_enum)]
     pub table: Option<output::TableStyle>,
@@ -72,9 +77,11 @@ pub enum Command {
     /// Import runs exported from another machine.
     Import(cmd::store::ImportArgs),
     /// Compare saved runs against a baseline.
-    Compare(cmd::store::CompareArgs),
+    Compare(cmd::compare::CompareArgs),
     /// Write a Markdown or HTML report of a run.
     Report(cmd::store::ReportArgs),
+    /// Many hosts side by side: outliers against peers of one model, drift.
+    Fleet(cmd::fleet::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of numaprobe or of one command.

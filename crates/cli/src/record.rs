@@ -40,12 +40,27 @@ impl SaveArgs {
     }
 }
 
-/// Takes the machine-wide measuring lock (`NUMAPROBE_LOCK` or the default
-/// path). Busy: an error naming the holder, or with `wait`, one line saying
+/// The lock file `--lock`/`NUMAPROBE_LOCK` named, set once at start.
+static LOCK_PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Makes `path` the measuring lock of this process (from `--lock`).
+pub fn set_lock_path(path: Option<PathBuf>) {
+    if let Some(p) = path.filter(|p| !p.as_os_str().is_empty()) {
+        let _ = LOCK_PATH.set(p);
+    }
+}
+
+/// The measuring lock file: `--lock`/`NUMAPROBE_LOCK`, else the default.
+pub fn lock_path() -> PathBuf {
+    LOCK_PATH.get().cloned().unwrap_or_else(MeasureLock::default_path)
+}
+
+/// Takes the machine-wide measuring lock (`--lock`, `NUMAPROBE_LOCK` or the
+/// default path). Busy: an error naming the holder, or with `wait`, one line saying
 /// whom we wait for (again only if the holder changes) until it is free or
 /// Ctrl-C.
 pub fn take_lock(wait: bool, quiet: bool, stop: &StopFlag) -> anyhow::Result<MeasureLock> {
-    let path = MeasureLock::default_path();
+    let path = lock_path();
     let r = if wait {
         let mut told: Option<Option<u32>> = None;
         MeasureLock::acquire_wait(&path, Duration::from_millis(500), |pid| {
@@ -73,8 +88,9 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
     new.label = label;
     if let Some(t) = topo {
         let settings = audit::Settings::read(root);
-        new.machine = audit::fingerprint::machine(root, t, &audit::smbios::read(root));
-        new.config = audit::fingerprint::config(t, &settings);
+        let memory = audit::smbios::read(root);
+        new.machine = audit::fingerprint::machine(root, t, &memory);
+        new.config = audit::fingerprint::config_with_memory(t, &settings, &memory);
         new.topology = serde_json::to_value(t).unwrap_or(Value::Null);
     }
     new

@@ -1,16 +1,20 @@
-//! The HTML report in a real browser: Debian's `chromium`, headless, loads
-//! a report made by the binary from a synthetic store, and we check the DOM
-//! it built (every chart present, no script errors) and that it painted a
-//! screenshot. Gated behind the `browser-tests` feature (run by .ci/run):
+//! The HTML reports in a real browser: Debian's `chromium`, headless, loads
+//! reports made by the binary from synthetic stores, and we check what it
+//! laid out: every chart present with its axis labels, no text running
+//! outside its chart or over another text, no cache-size label over a data
+//! point, no script errors, and a painted screenshot. Gated behind the
+//! `browser-tests` feature (run by .ci/run):
 //!
 //! ```text
 //! apt-get install -y chromium
 //! cargo test -p numaprobe --features browser-tests --test browser
 //! ```
 //!
-//! `CHROMIUM=/path/to/chrome` picks another browser binary. The screenshot
-//! is kept at `$CARGO_TARGET_TMPDIR/report-screenshot.png` for a person to
-//! look at.
+//! `CHROMIUM=/path/to/chrome` picks another browser binary. Screenshots of
+//! every report are kept under `target/tmp/browser-screenshots/` for a
+//! person to look at. The layout checks run a small script injected into a
+//! test copy of each report (the report itself carries no script and a CSP
+//! that forbids one); its findings come back through `--dump-dom`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
@@ -19,15 +23,28 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 
 /// Charts the report of run 1 compared with runs 2 and 3 draws: bandwidth
-/// matrix, bandwidth vs threads, latency matrix, latency vs working set,
-/// per-CPU latency, loaded latency, core-to-core, program under placements
-/// (exec bars), comparison bars.
-const EXPECTED_CHARTS: usize = 9;
+/// matrix and its remote/local view, bandwidth vs threads, latency matrix
+/// and its remote/local view, latency vs working set, per-CPU latency,
+/// loaded latency, core-to-core, program under placements (exec bars),
+/// and one chart per compared metric (8: dots per run, median marked).
+const EXPECTED_CHARTS: usize = 18;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")
 }
 
+/// Three runs of a two-socket SNC2 machine with a CXL node and one run of a
+/// single-node machine (`make_snc2_cxl.py`).
+fn snc2_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/snc2-cxl-export.json")
+}
+
+/// Where screenshots are kept: `target/tmp/browser-screenshots`.
+fn screenshot_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
 fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("CHROMIUM") {
         return PathBuf::from(p);
@@ -100,6 +117,280 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
     (be(16), be(20))
 }
 
+/// The layout check run inside the page: per chart its kind, title, axis
+/// labels, texts outside the chart's box, texts overlapping other texts and
+/// marker labels over data points; and the page height.
+const CHECK_SCRIPT: &str = r#"<script>
+(function () {
+  function hit(a, b, tol) {
+    return Math.min(a.right, b.right) - Math.max(a.left, b.left) > tol &&
+           Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > tol;
+  }
+  var charts = [];
+  document.querySelectorAll('svg.chart').forEach(function (svg) {
+    var r = svg.getBoundingClientRect();
+    var kind = svg.classList.contains('xy') ? 'xy' : svg.classList.contains('heatmap') ? 'heatmap' : 'bars';
+    var t = svg.querySelector('title');
+    var labels = Array.prototype.map.call(svg.querySelectorAll('.axis-label'), function (x) { return x.textContent.trim(); })
+      .filter(function (x) { return x.length > 0; });
+    var texts = [];
+    svg.querySelectorAll('text').forEach(function (x) {
+      var b = x.getBoundingClientRect();
+      var own = Array.prototype.filter.call(x.childNodes, function (n) { return n.nodeType === 3; })
+        .map(function (n) { return n.textContent; }).join('').trim();
+      if (b.width > 0 && own.length > 0) texts.push([own, b]);
+    });
+    var outside = texts.filter(function (x) {
+      var b = x[1];
+      return b.left < r.left - 0.5 || b.right > r.right + 0.5 || b.top < r.top - 0.5 || b.bottom > r.bottom + 0.5;
+    }).map(function (x) { return x[0]; });
+    var overlaps = [];
+    for (var i = 0; i < texts.length; i++)
+      for (var j = i + 1; j < texts.length; j++)
+        if (hit(texts[i][1], texts[j][1], 2)) overlaps.push(texts[i][0] + ' / ' + texts[j][0]);
+    var covered = [];
+    svg.querySelectorAll('g.marker text').forEach(function (m) {
+      var b = m.getBoundingClientRect();
+      svg.querySelectorAll('circle').forEach(function (c) {
+        if (hit(b, c.getBoundingClientRect(), 0)) covered.push(m.textContent.trim());
+      });
+    });
+    charts.push({kind: kind, title: t ? t.textContent : '', labels: labels, texts: texts.length,
+                 outside: outside, overlaps: overlaps, covered: covered});
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'np-check';
+  pre.textContent = JSON.stringify({height: document.documentElement.scrollHeight, charts: charts});
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// The page with the check script added and a CSP that lets it run (only
+/// this test copy).
+fn with_check_script(html: &str) -> String {
+    let csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+    assert!(html.contains(csp), "the report's CSP changed");
+    assert!(!html.contains("<script"), "the report must not carry a script");
+    html.replace(csp, &format!("{csp}; script-src 'unsafe-inline'"))
+        .replace("</body>", &format!("{CHECK_SCRIPT}\n</body>"))
+}
+
+/// What the check script found in one chart.
+#[derive(Debug)]
+struct ChartCheck {
+    kind: String,
+    title: String,
+    labels: Vec<String>,
+    texts: u64,
+    outside: Vec<String>,
+    overlaps: Vec<String>,
+    covered: Vec<String>,
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Loads `html` (a report file) in Chromium with the check script; returns
+/// the charts' checks and the page height.
+fn layout(dir: &Path, name: &str, html: &Path) -> (Vec<ChartCheck>, u64, String) {
+    let page = dir.join(format!("{name}-check.html"));
+    std::fs::write(&page, with_check_script(&std::fs::read_to_string(html).unwrap())).unwrap();
+    let (dom, log) = run_chromium(
+        &dir.join(format!("profile-{name}-dom")),
+        &["--window-size=1100,2000".into(), "--dump-dom".into()],
+        &format!("file://{}", page.display()),
+    );
+    for bad in ["Uncaught", "Refused to", "ERR_", "SyntaxError"] {
+        let hit = log.lines().find(|l| l.contains(bad) && l.contains("CONSOLE"));
+        assert!(hit.is_none(), "{name}: browser console error: {}", hit.unwrap_or_default());
+    }
+    let start = dom.find("<pre id=\"np-check\">").unwrap_or_else(|| {
+        panic!("{name}: the check script did not run (no #np-check in the DOM)")
+    }) + "<pre id=\"np-check\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&unescape(&dom[start..end])).unwrap();
+    let strs = |x: &serde_json::Value| -> Vec<String> {
+        x.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+    };
+    let charts = v["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| ChartCheck {
+            kind: c["kind"].as_str().unwrap().into(),
+            title: c["title"].as_str().unwrap().into(),
+            labels: strs(&c["labels"]),
+            texts: c["texts"].as_u64().unwrap(),
+            outside: strs(&c["outside"]),
+            overlaps: strs(&c["overlaps"]),
+            covered: strs(&c["covered"]),
+        })
+        .collect();
+    (charts, v["height"].as_u64().unwrap(), dom)
+}
+
+/// Every chart has its axis labels (two for x-y charts and heatmaps, the
+/// value axis for bars), no text outside its box or over another text and
+/// no marker label over a data point.
+fn assert_readable(name: &str, charts: &[ChartCheck]) {
+    for c in charts {
+        let want = if c.kind == "bars" { 1 } else { 2 };
+        assert!(
+            c.labels.len() >= want,
+            "{name}: chart {:?} lacks axis labels: {:?}",
+            c.title,
+            c.labels
+        );
+        assert!(c.texts > 0, "{name}: chart {:?} has no text laid out", c.title);
+        assert!(
+            c.outside.is_empty(),
+            "{name}: chart {:?}: text outside the chart: {:?}",
+            c.title,
+            c.outside
+        );
+        assert!(
+            c.overlaps.is_empty(),
+            "{name}: chart {:?}: texts overlap: {:?}",
+            c.title,
+            c.overlaps
+        );
+        assert!(
+            c.covered.is_empty(),
+            "{name}: chart {:?}: labels over data: {:?}",
+            c.title,
+            c.covered
+        );
+    }
+}
+
+/// A screenshot of the whole page (`height` px tall), kept under
+/// `target/tmp/browser-screenshots/NAME.png`; checks it was painted.
+fn screenshot(dir: &Path, name: &str, html: &Path, height: u64) -> PathBuf {
+    let height = height.clamp(800, 30000);
+    let shot = dir.join(format!("{name}.png"));
+    run_chromium(
+        &dir.join(format!("profile-{name}-shot")),
+        &[
+            "--window-size=1100,".to_string() + &height.to_string(),
+            format!("--screenshot={}", shot.display()),
+        ],
+        &format!("file://{}", html.display()),
+    );
+    let bytes = std::fs::read(&shot).expect("chromium wrote no screenshot");
+    assert_eq!(png_size(&bytes), (1100, height as u32));
+    // A blank page compresses to a few kB per 1000 px; a report with
+    // charts and tables to several times that.
+    assert!(
+        bytes.len() as u64 > 12 * height,
+        "{name}: screenshot looks blank ({} bytes)",
+        bytes.len()
+    );
+    let keep = screenshot_dir().join(format!("{name}.png"));
+    std::fs::copy(&shot, &keep).unwrap();
+    eprintln!("screenshot kept at {}", keep.display());
+    keep
+}
+
+/// Imports `fixture` into a fresh store and writes `report ARGS` to
+/// `NAME.html`.
+fn report(dir: &Path, db: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let html = dir.join(format!("{name}.html"));
+    Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env_remove("NUMAPROBE_DB")
+        .arg("--db")
+        .arg(db)
+        .arg("report")
+        .args(args)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
+    html
+}
+
+fn import(db: &Path, fixture: &Path) {
+    Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env_remove("NUMAPROBE_DB")
+        .arg("--db")
+        .arg(db)
+        .arg("import")
+        .arg(fixture)
+        .assert()
+        .success();
+}
+
+#[test]
+fn snc2_cxl_machine_report_is_readable_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &snc2_fixture());
+    // run 1 against runs 2 and 3: a comparison of three groups of settings
+    let html = report(dir.path(), &db, "snc2-cxl", &["1", "--compare", "2", "3"]);
+    let (charts, height, dom) = layout(dir.path(), "snc2-cxl", &html);
+    let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
+    for want in [
+        "Bandwidth matrix (triad, best GB/s)",
+        "Bandwidth relative to the CPU node's local memory (remote / local)",
+        "Bandwidth against thread count",
+        "Latency matrix (median ns)",
+        "Latency relative to the CPU node's local memory (remote / local)",
+        "Latency against working-set size",
+        "Latency from each CPU to one node's memory",
+        "Loaded latency against bandwidth, per traffic mix",
+        "Core-to-core latency (median ns, one way)",
+        "Placements against default (median metric)",
+        "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",
+        "Remote penalty per group (x, lower is better): one dot per run, median marked",
+    ] {
+        assert!(titles.contains(&want), "chart {want:?} missing; charts: {titles:?}");
+    }
+    assert_readable("snc2-cxl", &charts);
+    // the 5 x 4 node matrix has a value in every cell, the CXL column too
+    assert!(dom.contains("3 -&gt; 4: 21.8 GB/s"), "CXL cell of the bandwidth matrix");
+    // the sweep spans decades: its latency axis is logarithmic
+    assert!(dom.contains("latency (ns, log scale)"));
+    // bands, ideal scaling and the theoretical peak are drawn
+    assert!(dom.contains("class=\"band\""));
+    assert!(dom.contains("ideal linear scaling of triad, node 0 -&gt; 0"));
+    assert!(dom.contains("theoretical peak of one node's channels, 153.6 GB/s"));
+    // the at-a-glance box, with its worst finding coloured as critical
+    assert!(dom.contains("<section class=\"glance\">"));
+    assert!(dom.contains(
+        "<li class=\"sev-critical\"><span class=\"sev\">critical</span> memory.channels"
+    ));
+    assert!(dom.contains("theoretical peak 614.4 GB/s"));
+    screenshot(dir.path(), "snc2-cxl", &html, height);
+}
+
+#[test]
+fn single_node_machine_report_is_readable_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &snc2_fixture());
+    let html = report(dir.path(), &db, "single-node", &["4"]);
+    let (charts, height, dom) = layout(dir.path(), "single-node", &html);
+    let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Bandwidth against thread count",
+            "Latency against working-set size",
+            "Latency from each CPU to one node's memory"
+        ]
+    );
+    assert_readable("single-node", &charts);
+    assert!(dom.contains("One node pair only (a single-node machine)"));
+    assert!(dom.contains("<section class=\"glance\">"));
+    screenshot(dir.path(), "single-node", &html, height);
+}
+
 #[test]
 fn html_report_renders_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,19 +430,9 @@ fn html_report_renders_in_chromium() {
         assert!(hit.is_none(), "browser console error: {}", hit.unwrap_or_default());
     }
 
-    // A screenshot of the whole page.
-    let shot = dir.path().join("report.png");
-    run_chromium(
-        &dir.path().join("profile-shot"),
-        &["--window-size=1100,14000".into(), format!("--screenshot={}", shot.display())],
-        &url,
-    );
-    let bytes = std::fs::read(&shot).expect("chromium wrote no screenshot");
-    assert_eq!(png_size(&bytes), (1100, 14000));
-    // A blank page of this size compresses to a few tens of kB; the report
-    // with its charts and tables is several hundred.
-    assert!(bytes.len() > 200_000, "screenshot looks blank ({} bytes)", bytes.len());
-    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshot.png");
-    std::fs::copy(&shot, &keep).unwrap();
-    eprintln!("screenshot kept at {}", keep.display());
+    // The layout: axis labels, nothing outside or over anything.
+    let (charts, height, _) = layout(dir.path(), "xeon-compare", &html);
+    assert_eq!(charts.len(), EXPECTED_CHARTS);
+    assert_readable("xeon-compare", &charts);
+    screenshot(dir.path(), "xeon-compare", &html, height);
 }

@@ -45,9 +45,17 @@ fn two_labelled_runs_are_saved_and_compare() {
         assert_eq!(v["label"], label);
         // the audit findings plus one triad result and one latency point
         assert!(v["results"].as_u64().unwrap() >= 3, "{v}");
-        for key in ["LocalBw", "LocalLat"] {
+        for key in ["local_bw_gbs", "local_lat_ns"] {
             assert!(v["metrics"][key]["value"].as_f64().unwrap() > 0.0, "{key} missing: {v}");
         }
+        assert_eq!(v["metrics"]["local_bw_gbs"]["unit"], "GB/s");
+        assert_eq!(v["uuid"].as_str().unwrap().len(), 36, "{v}");
+        assert!(v["id"].as_i64().unwrap() >= 1);
+        for key in ["machine_fingerprint", "config_fingerprint", "config_hash"] {
+            assert!(!v[key].as_str().unwrap().is_empty(), "{key} missing: {v}");
+        }
+        // The budget is recorded but is not a setting.
+        assert_eq!(v["config_fingerprint"], v["config_hash"], "{v}");
         let html = std::fs::read_to_string(v["report_html"].as_str().unwrap()).unwrap();
         assert!(
             html.contains(label) && html.contains("GB/s"),
@@ -66,6 +74,32 @@ fn two_labelled_runs_are_saved_and_compare() {
     assert!(cmp.status.success(), "{}", String::from_utf8_lossy(&cmp.stderr));
     let text = String::from_utf8_lossy(&cmp.stdout);
     assert!(text.contains("THP always") && text.contains("THP never"), "{text}");
+}
+
+#[test]
+fn repeat_makes_that_many_runs_under_one_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = np(dir.path())
+        .args(["--json", "run", "--quick", "--only", "lat-matrix", "--repeat", "2", "--label", "R"])
+        .arg("--report-dir")
+        .arg(dir.path().join("reports"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("run 1 of 2 (R)") && stderr.contains("run 2 of 2 (R)"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0]["uuid"], runs[1]["uuid"]);
+    assert_eq!(runs[0]["config_hash"], runs[1]["config_hash"]);
+    let listed = json_of(np(dir.path()).args(["--json", "list"]));
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert!(listed.as_array().unwrap().iter().all(|r| r["label"] == "R"));
+    let bad = np(dir.path()).args(["run", "--quick", "--repeat", "0"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -182,4 +216,60 @@ fn a_second_run_refuses_while_the_lock_is_held() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("held by PID {}", std::process::id())), "{err}");
     assert!(err.contains("--wait"), "{err}");
+}
+
+/// Issue 16: `--lock PATH` chooses the lock file (a hostPath shared by the
+/// containers of one node) over `NUMAPROBE_LOCK`, and a lock held there
+/// refuses the run.
+#[test]
+fn the_lock_flag_chooses_the_lock_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared-by-pods.lock");
+    let _held = lock::MeasureLock::acquire_at(&shared).unwrap();
+    let out = np(dir.path())
+        .arg("--lock")
+        .arg(&shared)
+        .args(["--quiet", "run", "--quick", "--only", "bw-local"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shared-by-pods.lock") && err.contains("held by PID"), "{err}");
+    assert!(!dir.path().join("results.db").exists(), "no run was begun");
+}
+
+/// Issue 16: `run --textfile DIR` leaves DIR/numaprobe.prom (and no
+/// temporary file) for node_exporter; a DIR that is not a folder is a
+/// usage error said before measuring.
+#[test]
+fn run_writes_the_textfile_for_node_exporter() {
+    let dir = tempfile::tempdir().unwrap();
+    let tf = dir.path().join("textfile");
+    std::fs::create_dir(&tf).unwrap();
+    let out = np(dir.path())
+        .args(["--quiet", "run", "--quick", "--only", "bw-local", "--label", "tf", "--textfile"])
+        .arg(&tf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let names: Vec<String> = std::fs::read_dir(&tf)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["numaprobe.prom"]);
+    let text = std::fs::read_to_string(tf.join("numaprobe.prom")).unwrap();
+    assert!(
+        text.contains("numaprobe_bandwidth_bytes_per_second{mode=\"local\",kernel=\"triad\""),
+        "{text}"
+    );
+    assert!(text.contains("label=\"tf\""), "{text}");
+    assert!(text.contains("numaprobe_run_timestamp_seconds{"), "{text}");
+    assert!(text.ends_with("# EOF\n"));
+    let out = np(dir.path())
+        .args(["run", "--quick", "--textfile"])
+        .arg(dir.path().join("nowhere"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a folder"));
 }

@@ -8,6 +8,12 @@
 //! kernel releases it when the holder exits, even on a crash, so a stale
 //! lock cannot exist.
 //!
+//! In containers each has its own `/run/lock`: to keep pods of one node
+//! from measuring at once, mount one host folder into all of them (a
+//! Kubernetes `hostPath`, e.g. `/var/lock/numaprobe`) and point
+//! `NUMAPROBE_LOCK` (the CLI's `--lock`) at a file in it; `flock` on the
+//! node's file then excludes across containers (docs/fleet.md).
+//!
 //! Both default folders are world-writable, so the file is handled as
 //! hostile ground: it is opened with `O_NOFOLLOW` (a symbolic link placed
 //! there is refused, never followed), must be a regular file, and is only

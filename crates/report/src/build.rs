@@ -7,15 +7,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 use store::{LoadedRun, RunStatus};
 
-use crate::chart::{Axis, BarChart, BarGroup, Chart, Heatmap, Marker, Series, XyChart};
-use crate::compare::Comparison;
+use crate::chart::{Axis, Chart, Heatmap, Marker, RefLine, Series, XyChart};
 use crate::data::{
     scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
 };
 use crate::doc::{Align, Document, Table};
-use crate::fmt::{bytes, num, opt, plain, signed_pct};
+use crate::fmt::{bytes, fig, num, opt, plain};
 use crate::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
 use crate::placements::ExecView;
+use crate::study::Study;
 use crate::summary::tables_of;
 
 /// Results whose spread is above this are called noisy (percent).
@@ -24,6 +24,17 @@ pub const NOISY_SPREAD_PCT: f64 = 5.0;
 /// The report of `run`, compared with `compare` when not empty (`run` is
 /// the baseline).
 pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
+    build_report_with(run, compare, None)
+}
+
+/// The report of `run` with a settings study: `study` when given (groups
+/// of runs, `report label:A --compare label:B`), else, when `compare` is not
+/// empty, each run as its own group with `run` as the baseline.
+pub fn build_report_with(
+    run: &LoadedRun,
+    compare: &[LoadedRun],
+    study: Option<&Study>,
+) -> Document {
     let d = RunData::of(run);
     let mut doc = Document::new(format!("numaprobe report: {}", run.display_name()));
     let s = &run.summary;
@@ -41,6 +52,7 @@ pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
         s.machine
     ));
 
+    doc.glance(crate::glance::glance(run, &d));
     environment(&mut doc, run);
 
     doc.h(2, "Commands");
@@ -76,17 +88,21 @@ pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
         }
     }
 
-    bandwidth(&mut doc, &d);
+    bandwidth(&mut doc, &d, run);
     latency(&mut doc, &d, run);
     crate::hmat::section(&mut doc, run);
     if let Some(e) = &exec {
         e.render(&mut doc);
     }
 
-    if !compare.is_empty() {
-        let mut all = vec![run.clone()];
-        all.extend(compare.iter().cloned());
-        comparison(&mut doc, &Comparison::build(&all, 0));
+    match study {
+        Some(s) => s.section(&mut doc),
+        None if !compare.is_empty() => {
+            let mut all = vec![run.clone()];
+            all.extend(compare.iter().cloned());
+            Study::of_runs(&all).section(&mut doc);
+        }
+        None => {}
     }
 
     analysis(&mut doc, run, &d, exec.as_ref());
@@ -119,7 +135,8 @@ fn environment(doc: &mut Document, run: &LoadedRun) {
         "Kernel command line",
         topo.get("cmdline")
             .and_then(|c| field_text(c, "raw"))
-            .or_else(|| field_text(cfg, "cmdline")),
+            .or_else(|| field_text(cfg, "cmdline"))
+            .map(|c| cmdline_text(&c)),
     );
     row("Machine fingerprint", Some(run.summary.machine_fingerprint.clone()));
     row("Configuration fingerprint", Some(run.summary.config_hash.clone()));
@@ -145,6 +162,55 @@ fn environment(doc: &mut Document, run: &LoadedRun) {
         doc.h(3, "Node distances (SLIT)");
         doc.table(t);
     }
+}
+
+/// Options of the kernel command line that change how memory behaves
+/// (prefixes of the option names).
+const MEMORY_OPTIONS: [&str; 24] = [
+    "numa",
+    "hugepage",
+    "default_hugepagesz",
+    "transparent_hugepage",
+    "iommu",
+    "intel_iommu",
+    "amd_iommu",
+    "isolcpus",
+    "nohz_full",
+    "rcu_nocbs",
+    "mem=",
+    "memmap",
+    "movablecore",
+    "kernelcore",
+    "memhp",
+    "mitigations",
+    "init_on_",
+    "page_alloc",
+    "nosmt",
+    "max_cstate",
+    "idle",
+    "intel_pstate",
+    "amd_pstate",
+    "cxl",
+];
+
+/// Kernel command lines longer than this are cut to their memory options.
+const CMDLINE_MAX: usize = 120;
+
+/// The kernel command line, or, when long, the options that matter to
+/// memory and the number of the others (the full line is in the appendix).
+fn cmdline_text(raw: &str) -> String {
+    if raw.chars().count() <= CMDLINE_MAX {
+        return raw.to_string();
+    }
+    let words: Vec<&str> = raw.split_whitespace().collect();
+    let kept: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| MEMORY_OPTIONS.iter().any(|o| w.starts_with(o) || w.contains(&format!(".{o}"))))
+        .collect();
+    let others = words.len() - kept.len();
+    let head = if kept.is_empty() { "no memory options".to_string() } else { kept.join(" ") };
+    format!("{head} (+{others} other words; the full line is in the appendix)")
 }
 
 /// `a.b.c = value` pairs of the scalar leaves of a JSON document.
@@ -195,7 +261,7 @@ fn nodes_text(topo: &Value) -> Option<String> {
 
 /// The mode's label, or its candidates when the label is not known
 /// (`NPS4 or L3-as-NUMA (ambiguous)`), then the reason.
-fn numa_mode_text(topo: &Value) -> Option<String> {
+pub(crate) fn numa_mode_text(topo: &Value) -> Option<String> {
     let m = topo.get("numa_mode")?;
     let candidates: Vec<String> = m
         .get("alternatives")
@@ -285,8 +351,8 @@ fn bw_row(p: &Bw, first: String) -> Vec<String> {
         p.memory(),
         p.kernel.clone(),
         p.threads.map_or("-".into(), |t| t.to_string()),
-        opt(p.best_gbs, "GB/s"),
-        opt(p.median_gbs, "GB/s"),
+        fig(p.best_gbs, p.noise_pct, "GB/s"),
+        fig(p.median_gbs, p.noise_pct, "GB/s"),
         opt(p.spread_pct, "%"),
         pages(p),
         p.isa.clone().unwrap_or_else(|| "-".into()),
@@ -305,12 +371,12 @@ const BW_HEADER: [&str; 9] = [
     "ISA",
 ];
 
-fn bandwidth(doc: &mut Document, d: &RunData) {
+fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     if d.bw.is_empty() {
         return;
     }
     doc.h(2, "Bandwidth");
-    doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. Best is the fastest repetition, spread is (max - min) / median.");
+    doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. Best is the fastest repetition, spread is (max - min) / median. Figures keep the digits their noise (robust CV of the repetitions) supports.");
 
     let mut t = Table::with_header(&BW_HEADER);
     for p in d.bw_mode("local") {
@@ -347,11 +413,16 @@ fn bandwidth(doc: &mut Document, d: &RunData) {
         let kernel = kernel.unwrap_or_default();
         doc.h(3, "Node-to-node bandwidth");
         if cells.len() > 1 {
-            doc.chart(Chart::Heatmap(matrix_heatmap(
+            let hm = matrix_heatmap(
                 format!("Bandwidth matrix ({kernel}, best GB/s)"),
                 "GB/s",
                 cells.iter().map(|(k, p)| (*k, p.best_gbs)),
-            )));
+            );
+            let ratio = ratio_heatmap(&hm, "Bandwidth relative to the CPU node's local memory");
+            doc.chart(Chart::Heatmap(hm));
+            if let Some(r) = ratio {
+                doc.chart(Chart::Heatmap(r));
+            }
         } else {
             doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
         }
@@ -366,29 +437,7 @@ fn bandwidth(doc: &mut Document, d: &RunData) {
         d.bw_mode("scaling").filter(|p| p.threads.is_some() && p.best_gbs.is_some()).collect();
     if !scaling.is_empty() {
         doc.h(3, "Bandwidth against threads");
-        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for p in &scaling {
-            let name = format!(
-                "{}, node {} -> {}",
-                p.kernel,
-                p.cpu_node.map_or("?".into(), |n| n.to_string()),
-                p.memory()
-            );
-            series
-                .entry(name)
-                .or_default()
-                .push((p.threads.unwrap_or(0) as f64, p.best_gbs.unwrap_or(0.0)));
-        }
-        doc.chart(Chart::Xy(XyChart {
-            title: "Bandwidth against thread count".into(),
-            x: Axis::integer("threads"),
-            y: Axis::linear("bandwidth (GB/s)"),
-            series: series
-                .into_iter()
-                .map(|(name, points)| Series { name, points, line: true })
-                .collect(),
-            markers: vec![],
-        }));
+        doc.chart(Chart::Xy(scaling_chart(&scaling, crate::glance::node_peak_gbs(run))));
         let mut t = Table::with_header(&BW_HEADER);
         for p in &scaling {
             t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
@@ -397,6 +446,74 @@ fn bandwidth(doc: &mut Document, d: &RunData) {
         for line in saturation_notes(&scaling) {
             doc.p(line);
         }
+    }
+    crate::counters::bandwidth(doc, d);
+}
+
+/// Bandwidth against threads: one line per kernel and node pair with its
+/// min-max band, the ideal linear scaling from the fewest threads, and the
+/// theoretical peak of one node's memory channels when known.
+fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
+    type Curve = (Option<i64>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+    let mut series: BTreeMap<String, Curve> = BTreeMap::new();
+    for p in scaling {
+        let name = format!(
+            "{}, node {} -> {}",
+            p.kernel,
+            p.cpu_node.map_or("?".into(), |n| n.to_string()),
+            p.memory()
+        );
+        // coloured by memory node, as in every chart
+        let e = series.entry(name).or_insert((p.mem_node.or(p.cpu_node), vec![], vec![]));
+        let (t, best) = (p.threads.unwrap_or(0) as f64, p.best_gbs.unwrap_or(0.0));
+        e.1.push((t, best));
+        if let (Some(lo), Some(hi)) = (p.min_gbs, p.max_gbs) {
+            e.2.push((t, lo.min(best), hi.max(best)));
+        }
+    }
+    let mut lines = Vec::new();
+    for (name, (node, points, _)) in &series {
+        let first = points.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0));
+        let last = points.iter().map(|p| p.0).fold(0.0, f64::max);
+        if let Some((t0, v0)) = first.filter(|f| f.0 > 0.0 && last > f.0) {
+            lines.push(RefLine {
+                label: format!("ideal linear scaling of {name}"),
+                points: vec![(t0, v0), (last, v0 * last / t0)],
+                in_domain: false,
+                color: node.and_then(|n| usize::try_from(n).ok()),
+            });
+        }
+    }
+    if let Some(peak) = node_peak {
+        let (lo, hi) = series
+            .values()
+            .flat_map(|s| s.1.iter().map(|p| p.0))
+            .fold((f64::INFINITY, 0.0f64), |(a, b), t| (a.min(t), b.max(t)));
+        if hi > 0.0 {
+            lines.push(RefLine {
+                label: format!(
+                    "theoretical peak of one node's channels, {} GB/s",
+                    num(peak, "GB/s")
+                ),
+                points: vec![(lo, peak), (hi, peak)],
+                in_domain: true,
+                color: None,
+            });
+        }
+    }
+    XyChart {
+        title: "Bandwidth against thread count".into(),
+        x: Axis::integer("threads"),
+        y: Axis::linear("bandwidth (GB/s)"),
+        band_label: "min-max of the repetitions".into(),
+        series: series
+            .into_iter()
+            .map(|(name, (node, points, band))| {
+                Series::line(name, points).with_band(band).with_color(node)
+            })
+            .collect(),
+        markers: vec![],
+        lines,
     }
 }
 
@@ -450,6 +567,43 @@ fn matrix_heatmap(
     }
 }
 
+/// The remote/local view of a node matrix: each cell divided by its row's
+/// local cell (CPU node = memory node). `None` when no row has both a local
+/// and a remote cell.
+fn ratio_heatmap(hm: &Heatmap, title: &str) -> Option<Heatmap> {
+    let mut any_remote = false;
+    let values: Vec<Vec<Option<f64>>> = hm
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let row = &hm.values[i];
+            let local = hm
+                .cols
+                .iter()
+                .position(|c| c == r)
+                .and_then(|j| row.get(j).copied().flatten())
+                .filter(|v| *v > 0.0);
+            row.iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    let l = local?;
+                    if hm.cols.get(j) != Some(r) && v.is_some() {
+                        any_remote = true;
+                    }
+                    v.map(|v| v / l)
+                })
+                .collect()
+        })
+        .collect();
+    any_remote.then(|| Heatmap {
+        title: format!("{title} (remote / local)"),
+        unit: "x local".into(),
+        values,
+        ..hm.clone()
+    })
+}
+
 fn lat_matrix_table(d: &RunData) -> Table {
     let mut t = Table::with_header(&[
         "CPU node",
@@ -467,9 +621,9 @@ fn lat_matrix_table(d: &RunData) -> Table {
             p.mem_node.map_or("?".into(), |n| n.to_string()),
             p.size_bytes.map_or("-".into(), bytes),
             p.page_size.clone().unwrap_or_else(|| "-".into()),
-            opt(p.median_ns, "ns"),
-            opt(p.p90_ns, "ns"),
-            opt(p.p99_ns, "ns"),
+            fig(p.median_ns, p.noise_pct, "ns"),
+            fig(p.p90_ns, p.noise_pct, "ns"),
+            fig(p.p99_ns, p.noise_pct, "ns"),
             opt(p.spread_pct, "%"),
         ]);
     }
@@ -516,12 +670,14 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     }
     doc.h(2, "Latency");
     doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
+    crate::latency::method_section(doc, d);
     lat_points_section(doc, d);
     lat_matrix_section(doc, d, run);
+    crate::latency::histogram_section(doc, d);
     sweep_section(doc, d, run);
     plateau_section(doc, d);
     per_cpu_section(doc, d);
-    loaded_section(doc, d);
+    crate::latency::loaded_section(doc, d);
     c2c_section(doc, d);
 }
 
@@ -548,9 +704,9 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
                 p.mem_node.map_or("-".into(), |c| c.to_string()),
                 p.size_bytes.map_or("-".into(), bytes),
                 p.page_size.clone().unwrap_or_else(|| "-".into()),
-                opt(p.median_ns, "ns"),
-                opt(p.p90_ns, "ns"),
-                opt(p.p99_ns, "ns"),
+                fig(p.median_ns, p.noise_pct, "ns"),
+                fig(p.p90_ns, p.noise_pct, "ns"),
+                fig(p.p99_ns, p.noise_pct, "ns"),
                 opt(p.spread_pct, "%"),
             ]);
         }
@@ -565,11 +721,16 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
         if cells.len() > 1 {
-            doc.chart(Chart::Heatmap(matrix_heatmap(
+            let hm = matrix_heatmap(
                 "Latency matrix (median ns)".into(),
                 "ns",
                 cells.iter().map(|(k, p)| (*k, p.median_ns)),
-            )));
+            );
+            let ratio = ratio_heatmap(&hm, "Latency relative to the CPU node's local memory");
+            doc.chart(Chart::Heatmap(hm));
+            if let Some(r) = ratio {
+                doc.chart(Chart::Heatmap(r));
+            }
         } else {
             doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
         }
@@ -591,36 +752,50 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         d.lat_mode("sweep").filter(|p| p.size_bytes.is_some() && p.median_ns.is_some()).collect();
     if !sweep.is_empty() {
         doc.h(3, "Latency against working-set size");
-        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        type Curve = (Option<i64>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+        let mut series: BTreeMap<String, Curve> = BTreeMap::new();
         for p in &sweep {
-            series
-                .entry(sweep_series(p))
-                .or_default()
-                .push((p.size_bytes.unwrap_or(0) as f64, p.median_ns.unwrap_or(0.0)));
+            let e = series.entry(sweep_series(p)).or_insert((p.mem_node, vec![], vec![]));
+            let (x, y) = (p.size_bytes.unwrap_or(0) as f64, p.median_ns.unwrap_or(0.0));
+            e.1.push((x, y));
+            if let (Some(lo), Some(hi)) = (p.min_ns, p.max_ns) {
+                e.2.push((x, lo.min(y), hi.max(y)));
+            }
         }
         let names: Vec<String> = series.keys().cloned().collect();
+        let has_band = series.values().any(|s| !s.2.is_empty());
+        let all_ns = sweep.iter().filter_map(|p| p.median_ns);
+        let y = Axis::linear_or_log("latency (ns)", all_ns, 1.0);
+        let y_label = if y.scale == crate::chart::Scale::Log10 {
+            "latency (ns, log scale)"
+        } else {
+            "latency (ns)"
+        };
         let mut chart = XyChart {
             title: "Latency against working-set size".into(),
             x: Axis::log2_bytes("working-set size (bytes, log scale)"),
-            y: Axis::linear("latency (ns)"),
+            y: Axis { label: y_label.into(), ..y },
             series: series
                 .iter()
-                .map(|(name, points)| Series {
-                    name: name.clone(),
-                    points: points.clone(),
-                    line: true,
+                .map(|(name, (node, points, band))| {
+                    Series::line(name.clone(), points.clone())
+                        .with_band(band.clone())
+                        .with_color(*node)
                 })
                 .collect(),
             markers: cache_markers(&run.topology, sweep[0].cpu),
+            lines: vec![],
+            band_label: if has_band { "min-max of the samples".into() } else { String::new() },
         };
-        // The plateaus found, as flat segments over their size range.
+        // The plateaus found, as flat dashed segments over their size range.
         for sum in &d.sweep_summaries {
             for p in &sum.plateaus {
                 if let (Some(a), Some(b), Some(ns)) = (p.from_bytes, p.to_bytes, p.latency_ns) {
-                    chart.series.push(Series {
-                        name: format!("{} plateau {} ns", p.label, num(ns, "ns")),
+                    chart.lines.push(RefLine {
+                        label: format!("{} plateau {} ns", p.label, num(ns, "ns")),
                         points: vec![(a as f64, ns), (b as f64, ns)],
-                        line: true,
+                        in_domain: true,
+                        color: None,
                     });
                 }
             }
@@ -642,48 +817,6 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                 row.push(opt(v, "ns"));
             }
             t.push(row);
-        }
-        doc.table(t);
-    }
-}
-
-/// Latency under load against the load's bandwidth.
-fn loaded_section(doc: &mut Document, d: &RunData) {
-    let loaded: Vec<&Lat> =
-        d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()).collect();
-    if !loaded.is_empty() {
-        doc.h(3, "Loaded latency");
-        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for p in &loaded {
-            let name = match (p.cpu_node, p.mem_node) {
-                (Some(c), Some(m)) => format!("CPU node {c} -> memory node {m}"),
-                _ => "loaded latency".into(),
-            };
-            series
-                .entry(name)
-                .or_default()
-                .push((p.load_gbs.unwrap_or(0.0), p.loaded_ns().unwrap_or(0.0)));
-        }
-        doc.chart(Chart::Xy(XyChart {
-            title: "Loaded latency against bandwidth".into(),
-            x: Axis::linear("bandwidth of the load (GB/s)"),
-            y: Axis::linear("latency (ns)"),
-            series: series
-                .into_iter()
-                .map(|(name, points)| Series { name, points, line: true })
-                .collect(),
-            markers: vec![],
-        }));
-        let mut t =
-            Table::with_header(&["Delay", "Load GB/s", "Latency ns", "CPU node", "Memory node"]);
-        for p in &loaded {
-            t.push(vec![
-                p.delay.map_or("-".into(), plain),
-                opt(p.load_gbs, "GB/s"),
-                opt(p.loaded_ns(), "ns"),
-                p.cpu_node.map_or("-".into(), |n| n.to_string()),
-                p.mem_node.map_or("-".into(), |n| n.to_string()),
-            ]);
         }
         doc.table(t);
     }
@@ -808,7 +941,8 @@ fn per_cpu_section(doc: &mut Document, d: &RunData) {
         doc.callout(hidden_numa_text(s));
     }
     if !per_cpu.is_empty() {
-        let mut series: BTreeMap<(usize, String), Vec<(f64, f64)>> = BTreeMap::new();
+        type Pts = (Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+        let mut series: BTreeMap<(usize, String), Pts> = BTreeMap::new();
         for p in &per_cpu {
             let cpu = p.cpu.unwrap_or(0);
             let found = summaries.iter().find_map(|s| {
@@ -828,17 +962,24 @@ fn per_cpu_section(doc: &mut Document, d: &RunData) {
                     format!("to memory node {}", p.mem_node.map_or("?".into(), |n| n.to_string())),
                 ),
             };
-            series.entry(key).or_default().push((cpu as f64, p.median_ns.unwrap_or(0.0)));
+            let (x, y) = (cpu as f64, p.median_ns.unwrap_or(0.0));
+            let e = series.entry(key).or_default();
+            e.0.push((x, y));
+            if let (Some(lo), Some(hi)) = (p.min_ns, p.max_ns) {
+                e.1.push((x, lo.min(y), hi.max(y)));
+            }
         }
+        let banded = series.values().any(|s| !s.1.is_empty());
         doc.chart(Chart::Xy(XyChart {
             title: "Latency from each CPU to one node's memory".into(),
             x: Axis::integer("CPU id"),
             y: Axis::linear("latency (ns)"),
+            band_label: if banded { "min-max of the samples".into() } else { String::new() },
             series: series
                 .into_iter()
-                .map(|((_, name), points)| Series { name, points, line: false })
+                .map(|((_, name), (points, band))| Series::points(name, points).with_band(band))
                 .collect(),
-            markers: vec![],
+            ..XyChart::default()
         }));
     }
     if !summaries.is_empty() {
@@ -968,63 +1109,23 @@ fn generic_table(payloads: &[&Value], skip: &[&str]) -> Table {
 /// fraction.
 fn cell_of(p: &Value, k: &str) -> String {
     match p.get(k) {
+        // Measured figures to what the result's noise supports, other
+        // fractions to three significant digits: never 17-digit floats.
+        Some(Value::Number(n)) if n.is_f64() => {
+            let v = n.as_f64().unwrap_or(f64::NAN);
+            let measured = ["_gbs", "_ns", "_s", "metric"].iter().any(|s| k.ends_with(s));
+            if measured {
+                crate::fmt::noisy(v, crate::data::noise_pct(p).unwrap_or(0.0))
+            } else {
+                crate::fmt::sig(v, 3)
+            }
+        }
         Some(Value::Object(_)) if k == "placement" => {
             crate::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
         }
         Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
         None => "-".into(),
     }
-}
-
-fn comparison(doc: &mut Document, c: &Comparison) {
-    doc.h(2, "Comparison");
-    let base = &c.runs[c.baseline];
-    doc.p(format!(
-        "Each run against the baseline, run {} ({}). A change counts as better or worse only beyond three combined robust standard deviations of the two runs' noise, and never below {}%.",
-        base.id, base.name, plain(c.floor_pct)
-    ));
-    if c.across_machines {
-        doc.p("These runs come from different machines: differences include the hardware, not only the settings.");
-    }
-    doc.table(c.runs_table());
-    doc.table(c.table());
-    let mut groups = Vec::new();
-    for m in &c.metrics {
-        let Some(bv) = m.runs[c.baseline].value.filter(|v| *v != 0.0) else { continue };
-        let values: Vec<Option<f64>> =
-            m.runs.iter().map(|x| x.value.map(|v| v / bv * 100.0)).collect();
-        let labels: Vec<String> = m
-            .runs
-            .iter()
-            .map(|x| match (x.value, x.change_pct) {
-                (Some(v), Some(ch)) => {
-                    format!("{} {} ({})", num(v, m.unit), m.unit, signed_pct(ch))
-                }
-                (Some(v), None) => format!("{} {}", num(v, m.unit), m.unit),
-                _ => String::new(),
-            })
-            .collect();
-        groups.push(BarGroup {
-            name: m.name.to_string(),
-            note: format!(
-                "{}, {}",
-                m.unit,
-                if m.higher_is_better { "higher is better" } else { "lower is better" }
-            ),
-            values,
-            labels,
-        });
-    }
-    if !groups.is_empty() {
-        doc.chart(Chart::Bars(BarChart {
-            title: "Runs against the baseline".into(),
-            x_label: "relative to the baseline (%)".into(),
-            series: c.runs.iter().map(|r| format!("{} [run {}]", r.name, r.id)).collect(),
-            groups,
-            reference: Some(100.0),
-        }));
-    }
-    doc.list(c.verdict_lines());
 }
 
 fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&ExecView>) {
@@ -1156,6 +1257,11 @@ fn appendix(doc: &mut Document, run: &LoadedRun) {
         doc.h(3, title);
         doc.table(generic_table(&groups[&key], &["mode"]));
     }
+    let raw = run.topology.get("cmdline").and_then(|c| field_text(c, "raw"));
+    if let Some(raw) = raw.filter(|r| r.chars().count() > CMDLINE_MAX) {
+        doc.h(3, "Kernel command line");
+        doc.code(raw);
+    }
 }
 
 #[cfg(test)]
@@ -1177,5 +1283,47 @@ mod tests {
         let fw = json!({"numa_mode": {"kind": "disabled-by-firmware", "label": null, "reason": "r",
             "confidence": "ambiguous", "alternatives": [{"kind": "disabled-by-kernel", "label": null, "tell": "t"}]}});
         assert_eq!(numa_mode_text(&fw).unwrap(), "disabled-by-firmware (ambiguous): r");
+    }
+
+    #[test]
+    fn ratio_view_divides_by_the_rows_local_cell() {
+        let hm = super::Heatmap {
+            title: "t".into(),
+            x_label: "memory node".into(),
+            y_label: "CPU node".into(),
+            unit: "ns".into(),
+            cols: vec!["0".into(), "1".into(), "2".into()],
+            rows: vec!["0".into(), "1".into()],
+            values: vec![
+                vec![Some(100.0), Some(150.0), Some(300.0)],
+                vec![Some(160.0), Some(80.0), None],
+            ],
+        };
+        let r = super::ratio_heatmap(&hm, "Latency").unwrap();
+        assert_eq!(r.unit, "x local");
+        assert_eq!(r.values[0], vec![Some(1.0), Some(1.5), Some(3.0)]);
+        assert_eq!(r.values[1], vec![Some(2.0), Some(1.0), None]);
+        // a single node has no remote cell: no ratio view
+        let one = super::Heatmap {
+            cols: vec!["0".into()],
+            rows: vec!["0".into()],
+            values: vec![vec![Some(90.0)]],
+            ..hm
+        };
+        assert!(super::ratio_heatmap(&one, "Latency").is_none());
+    }
+
+    #[test]
+    fn long_kernel_command_lines_keep_their_memory_options() {
+        let raw = format!(
+            "{} numa_balancing=disable transparent_hugepage=never quiet",
+            "console=ttyS0 ".repeat(12)
+        );
+        let t = super::cmdline_text(&raw);
+        assert!(
+            t.starts_with("numa_balancing=disable transparent_hugepage=never (+13 other words"),
+            "{t}"
+        );
+        assert_eq!(super::cmdline_text("ro quiet"), "ro quiet");
     }
 }

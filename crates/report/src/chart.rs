@@ -36,15 +36,19 @@ pub struct Heatmap {
 }
 
 /// How an axis maps values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scale {
+    #[default]
     Linear,
     /// Base-2 logarithmic (working-set sizes).
     Log2,
+    /// Base-10 logarithmic, ticks at 1, 2 and 5 x 10^k (latencies that
+    /// span decades: L1 at 1 ns, DRAM at 100 ns).
+    Log10,
 }
 
 /// An axis of an [`XyChart`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Axis {
     /// Label with its unit, e.g. `latency (ns)`.
     pub label: String,
@@ -73,6 +77,29 @@ impl Axis {
         Axis { integer: true, ..Axis::linear(label) }
     }
 
+    /// A base-10 logarithmic axis.
+    pub fn log10(label: impl Into<String>) -> Axis {
+        Axis { scale: Scale::Log10, from_zero: false, ..Axis::linear(label) }
+    }
+
+    /// Logarithmic (base 10) when the positive `values` span more than
+    /// `decades` decades (max / min > 10^decades), else linear from zero.
+    pub fn linear_or_log(
+        label: impl Into<String>,
+        values: impl IntoIterator<Item = f64>,
+        decades: f64,
+    ) -> Axis {
+        let (lo, hi) = values
+            .into_iter()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+        if hi > 0.0 && (hi / lo).log10() > decades {
+            Axis::log10(label)
+        } else {
+            Axis::linear(label)
+        }
+    }
+
     pub fn log2_bytes(label: impl Into<String>) -> Axis {
         Axis {
             label: label.into(),
@@ -85,13 +112,57 @@ impl Axis {
 }
 
 /// A named set of points.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Series {
     pub name: String,
     /// `(x, y)`, drawn in x order.
     pub points: Vec<(f64, f64)>,
     /// Join the points with a line.
     pub line: bool,
+    /// The spread of each point, `(x, low, high)` (min-max or p10-p90):
+    /// drawn as a shaded band around a line, as error bars around points.
+    pub band: Vec<(f64, f64, f64)>,
+    /// A colour key: series with the same key get the same colour in every
+    /// chart (the node number for per-node series). `None`: by position.
+    pub color: Option<usize>,
+}
+
+impl Series {
+    /// Points joined by a line.
+    pub fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { name: name.into(), points, line: true, ..Series::default() }
+    }
+
+    /// Points only.
+    pub fn points(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { name: name.into(), points, line: false, ..Series::default() }
+    }
+
+    /// With its spread band.
+    pub fn with_band(mut self, band: Vec<(f64, f64, f64)>) -> Series {
+        self.band = band;
+        self
+    }
+
+    /// With a colour key (a node number).
+    pub fn with_color(mut self, key: Option<i64>) -> Series {
+        self.color = key.and_then(|k| usize::try_from(k).ok());
+        self
+    }
+}
+
+/// A dashed reference line: ideal linear scaling, a theoretical peak, a
+/// plateau. Its label is written in the legend, never over the data.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RefLine {
+    pub label: String,
+    /// Two or more points, joined; clipped to the plot.
+    pub points: Vec<(f64, f64)>,
+    /// Whether the y axis must reach it (a peak: yes; ideal scaling, which
+    /// grows past any measurement: no).
+    pub in_domain: bool,
+    /// A colour key as [`Series::color`]; `None`: grey.
+    pub color: Option<usize>,
 }
 
 /// A vertical line at `x` with a label (e.g. a cache size).
@@ -102,13 +173,18 @@ pub struct Marker {
 }
 
 /// Points and lines against two axes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct XyChart {
     pub title: String,
     pub x: Axis,
     pub y: Axis,
     pub series: Vec<Series>,
     pub markers: Vec<Marker>,
+    /// Reference lines (ideal scaling, theoretical peak, plateaus).
+    pub lines: Vec<RefLine>,
+    /// What the series' bands show, for the legend (`min-max of the
+    /// repetitions`); empty: `spread`.
+    pub band_label: String,
 }
 
 /// Horizontal grouped bars: one group per item (a metric), one bar per

@@ -138,6 +138,8 @@ pub enum Block {
     /// Preformatted text (commands).
     Code(String),
     Chart(Chart),
+    /// The at-a-glance box at the top of a run's report.
+    Glance(crate::glance::Glance),
 }
 
 /// A report: a title and its blocks.
@@ -180,6 +182,10 @@ impl Document {
 
     pub fn code(&mut self, text: impl Into<String>) {
         self.blocks.push(Block::Code(text.into()));
+    }
+
+    pub fn glance(&mut self, g: crate::glance::Glance) {
+        self.blocks.push(Block::Glance(g));
     }
 
     pub fn chart(&mut self, c: Chart) {

@@ -30,6 +30,79 @@ pub fn signed_pct(v: f64) -> String {
     }
 }
 
+/// `v` rounded to what its noise supports: the uncertainty (`noise_pct`
+/// of `v`, one robust standard deviation) keeps one significant digit and
+/// `v` is cut at that digit (`152.7` at 2% -> `153`, at 0.3% -> `152.7`,
+/// `12345` at 1% -> `12300`). Without noise (0 or unknown) four significant
+/// digits.
+pub fn noisy(v: f64, noise_pct: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let u = (v * noise_pct / 100.0).abs();
+    if u.is_nan() || u <= 0.0 || !u.is_finite() {
+        return sig(v, 4);
+    }
+    let e = u.log10().floor() as i32;
+    let e = e.max(-3);
+    let step = 10f64.powi(e);
+    let r = (v / step).round() * step;
+    if e >= 0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.*}", (-e) as usize)
+    }
+}
+
+/// `v` with `digits` significant digits, no exponent, trailing zeros of
+/// the fraction trimmed (`0.0001234567` -> `0.0001235`, `101.26` -> `101.3`).
+pub fn sig(v: f64, digits: i32) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return plain(v);
+    }
+    let e = v.abs().log10().floor() as i32;
+    let dec = (digits - 1 - e).max(0);
+    let step = 10f64.powi(digits - 1 - e);
+    let r = (v * step).round() / step;
+    let s = format!("{r:.*}", dec as usize);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// An optional figure in `unit` rounded to its noise when known
+/// ([`noisy`]), never with more decimals than [`num`] gives the unit; `-`
+/// when absent.
+pub fn fig(v: Option<f64>, noise_pct: Option<f64>, unit: &str) -> String {
+    match (v, noise_pct) {
+        (Some(x), Some(n)) if n > 0.0 && n.is_finite() => {
+            let a = noisy(x, n);
+            let b = num(x, unit);
+            let dec = |s: &str| s.split('.').nth(1).map_or(0, str::len);
+            if dec(&a) > dec(&b) {
+                b
+            } else {
+                a
+            }
+        }
+        (Some(x), _) => num(x, unit),
+        (None, _) => "-".into(),
+    }
+}
+
+/// `153 ns ±2.0%`: the value rounded to its noise, the unit, the noise.
+pub fn with_noise(v: f64, noise_pct: f64, unit: &str) -> String {
+    if noise_pct > 0.0 && noise_pct.is_finite() {
+        let n =
+            if noise_pct < 10.0 { format!("{noise_pct:.1}") } else { format!("{noise_pct:.0}") };
+        format!("{} {unit} ±{n}%", noisy(v, noise_pct))
+    } else {
+        format!("{} {unit}", num(v, unit))
+    }
+}
+
 /// A size in binary units: `512 B`, `48 KiB`, `1.5 MiB`, `1 GiB`.
 pub use topo::units::binary_size as bytes;
 
@@ -56,5 +129,20 @@ mod tests {
         assert_eq!(bytes(105 << 20), "105 MiB");
         assert_eq!(bytes(1 << 30), "1 GiB");
         assert_eq!(opt(None, "ns"), "-");
+    }
+
+    #[test]
+    fn figures_keep_the_digits_their_noise_supports() {
+        assert_eq!(noisy(152.7, 2.0), "153");
+        assert_eq!(noisy(152.74, 0.3), "152.7");
+        assert_eq!(noisy(12345.0, 1.0), "12300");
+        assert_eq!(noisy(1.1234, 1.0), "1.12");
+        assert_eq!(noisy(10.9, 11.0), "11");
+        assert_eq!(noisy(0.123456789, 0.0), "0.1235");
+        assert_eq!(sig(0.30000000000000004, 4), "0.3");
+        assert_eq!(sig(101.26, 4), "101.3");
+        assert_eq!(sig(-2.5e-5, 3), "-0.000025");
+        assert_eq!(with_noise(152.7, 2.0, "ns"), "153 ns ±2.0%");
+        assert_eq!(with_noise(152.7, 0.0, "ns"), "152.7 ns");
     }
 }

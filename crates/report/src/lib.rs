@@ -5,30 +5,40 @@
 //! (Markdown, HTML, Text), so every format shares one layout. Stored
 //! results are read into typed views by `results::view` (today's records
 //! and the first version's payloads alike; missing fields are tolerated);
-//! `docs/report.md` lists the fields.
+//! `docs/report.md` lists the fields. [`brief`] writes the short Markdown
+//! of `report --brief`.
 
+pub mod brief;
 mod build;
 pub mod chart;
 pub mod compare;
+pub mod counters;
 pub mod csv;
 pub mod data;
 pub mod doc;
+pub mod fleet;
 pub mod fmt;
+pub mod glance;
 pub mod hmat;
+pub mod latency;
 pub mod metrics;
+pub mod openmetrics;
 pub mod placements;
 pub mod render;
+pub mod study;
 mod summary;
 pub mod svg;
 mod tiers;
 
 use std::str::FromStr;
 
-pub use build::{build_report, NOISY_SPREAD_PCT};
+pub use brief::{brief, brief_with};
+pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
 pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};
 pub use metrics::{metrics, Metric, MetricKey};
 pub use render::{Html, Markdown, Renderer, Text};
+pub use study::{GroupInput, Study, StudyError};
 pub use summary::{summary_tables, summary_text};
 
 use store::LoadedRun;
@@ -76,4 +86,15 @@ impl FromStr for Format {
 /// `format`, as the bytes of a file.
 pub fn render_report(format: Format, run: &LoadedRun, compare: &[LoadedRun]) -> Vec<u8> {
     format.renderer().render(&build_report(run, compare))
+}
+
+/// The report of `run` with a settings study of groups of runs (`others`:
+/// the other runs of the study, listed with their commands).
+pub fn render_study_report(
+    format: Format,
+    run: &LoadedRun,
+    others: &[LoadedRun],
+    study: &Study,
+) -> Vec<u8> {
+    format.renderer().render(&build_report_with(run, others, Some(study)))
 }

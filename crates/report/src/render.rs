@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use crate::doc::{Align, Block, Document, Table};
+use crate::glance::Glance;
 use crate::svg;
 
 /// A format a document can be written in.
@@ -55,6 +56,59 @@ pub fn md_table(t: &Table) -> String {
     out
 }
 
+/// The at-a-glance box in Markdown: a two-column table, then the findings
+/// with their severity in capitals.
+pub fn md_glance(g: &Glance) -> String {
+    let mut out = String::from("**At a glance**\n\n| | |\n|---|---|\n");
+    for (k, v) in &g.rows {
+        let _ = writeln!(out, "| **{}** | {} |", md_cell(k), md_cell(v));
+    }
+    if !g.findings.is_empty() {
+        out.push('\n');
+        for f in &g.findings {
+            let _ =
+                writeln!(out, "- **{}** {}", f.severity.to_uppercase(), f.text.replace('\n', " "));
+        }
+        if g.more_findings > 0 {
+            let _ = writeln!(out, "- and {} more in the settings audit below", g.more_findings);
+        }
+    }
+    out
+}
+
+/// The at-a-glance box in HTML: a definition grid, findings coloured by
+/// severity.
+pub fn html_glance(g: &Glance) -> String {
+    let mut out =
+        String::from("<section class=\"glance\"><h2 class=\"glance-title\">At a glance</h2><dl>");
+    for (k, v) in &g.rows {
+        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", svg::esc(k), svg::esc(v));
+    }
+    out.push_str("</dl>");
+    if !g.findings.is_empty() {
+        out.push_str("<ul class=\"findings\">");
+        for f in &g.findings {
+            let _ = write!(
+                out,
+                "<li class=\"sev-{}\"><span class=\"sev\">{}</span> {}</li>",
+                f.level,
+                svg::esc(&f.severity),
+                svg::esc(&f.text)
+            );
+        }
+        if g.more_findings > 0 {
+            let _ = write!(
+                out,
+                "<li class=\"more\">and {} more in the settings audit below</li>",
+                g.more_findings
+            );
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
 impl Renderer for Markdown {
     fn render(&self, doc: &Document) -> Vec<u8> {
         let mut out = format!("# {}\n", doc.title);
@@ -83,6 +137,7 @@ impl Renderer for Markdown {
                     // Not drawn in Markdown; undo the blank line.
                     out.pop();
                 }
+                Block::Glance(g) => out.push_str(&md_glance(g)),
             }
         }
         out.into_bytes()
@@ -107,6 +162,18 @@ pre { background: #f0f2f5; padding: 10px 12px; overflow-x: auto; border-radius: 
 figure.chart-figure { margin: 1em 0 1.6em; overflow-x: auto; }
 svg.chart { max-width: 100%; height: auto; font-family: inherit; border: 1px solid #e3e6ea; }
 ul li { margin: 0.25em 0; }
+section.glance { border: 1px solid #cfd6de; border-left: 6px solid #4e79a7; border-radius: 6px; background: #f7f9fc; padding: 8px 18px 12px; margin: 0.8em 0 1.4em; }
+section.glance h2.glance-title { border: none; margin: 0.2em 0 0.4em; font-size: 1.15em; }
+section.glance dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
+section.glance dt { font-weight: 600; color: #333; }
+section.glance dd { margin: 0; overflow-wrap: anywhere; }
+ul.findings { list-style: none; padding: 0; margin: 10px 0 0; }
+ul.findings li { padding: 3px 0; }
+span.sev { display: inline-block; min-width: 5.5em; text-align: center; border-radius: 3px; padding: 1px 6px; margin-right: 6px; font-size: 0.85em; font-weight: 700; text-transform: uppercase; color: #ffffff; background: #6b7280; }
+li.sev-critical span.sev { background: #b3261e; }
+li.sev-warning span.sev { background: #b86e00; }
+li.sev-info span.sev { background: #3b6ea5; }
+li.more { color: #555; font-style: italic; }
 "#;
 
 /// A table in HTML.
@@ -177,6 +244,7 @@ impl Renderer for Html {
                     );
                     charts += 1;
                 }
+                Block::Glance(g) => out.push_str(&html_glance(g)),
             }
         }
         out.push_str("</main>\n</body>\n</html>\n");
@@ -218,6 +286,16 @@ impl Renderer for Text {
                 Block::Chart(_) => {
                     out.pop();
                 }
+                Block::Glance(g) => {
+                    let _ = writeln!(out, "At a glance");
+                    let w = g.rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+                    for (k, v) in &g.rows {
+                        let _ = writeln!(out, "  {k:<w$}  {v}");
+                    }
+                    for f in &g.findings {
+                        let _ = writeln!(out, "  [{}] {}", f.severity.to_uppercase(), f.text);
+                    }
+                }
             }
         }
         out.into_bytes()
@@ -240,12 +318,9 @@ mod tests {
             title: "bw".into(),
             x: Axis::linear("threads"),
             y: Axis::linear("bandwidth (GB/s)"),
-            series: vec![Series {
-                name: "triad".into(),
-                points: vec![(1.0, 10.0), (2.0, 19.0)],
-                line: true,
-            }],
+            series: vec![Series::line("triad", vec![(1.0, 10.0), (2.0, 19.0)])],
             markers: vec![],
+            ..XyChart::default()
         }));
         d.code("numaprobe run");
         d

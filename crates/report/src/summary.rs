@@ -8,7 +8,7 @@ use store::LoadedRun;
 
 use crate::data::RunData;
 use crate::doc::Table;
-use crate::fmt::{num, opt};
+use crate::fmt::{fig, num, opt};
 use crate::metrics::{
     best_of_mode, bw_matrix, lat_matrix, local_points, metrics, peak_loaded, MetricKey,
 };
@@ -41,7 +41,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
             format!("local, node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
             p.kernel.clone(),
             p.threads.map_or("-".into(), |n| n.to_string()),
-            opt(p.best_gbs, "GB/s"),
+            fig(p.best_gbs, p.noise_pct, "GB/s"),
             opt(p.spread_pct, "%"),
         ]);
     }
@@ -66,7 +66,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
                 name.into(),
                 p.kernel.clone(),
                 p.threads.map_or("-".into(), |n| n.to_string()),
-                opt(p.best_gbs, "GB/s"),
+                fig(p.best_gbs, p.noise_pct, "GB/s"),
                 opt(p.spread_pct, "%"),
             ]);
         }
@@ -79,7 +79,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     let lm = lat_matrix(d);
     for ((c, mnode), p) in &lm {
         if c == mnode {
-            t.push(vec![format!("local, node {c}"), opt(p.median_ns, "ns")]);
+            t.push(vec![format!("local, node {c}"), fig(p.median_ns, p.noise_pct, "ns")]);
         }
     }
     if let Some(l) = m.get(&MetricKey::LocalLat) {
@@ -95,12 +95,16 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
         if let Some(((c, mn), p)) = worst {
             t.push(vec![
                 format!("remote, worst (CPU node {c} -> memory node {mn})"),
-                opt(p.median_ns, "ns"),
+                fig(p.median_ns, p.noise_pct, "ns"),
             ]);
         }
         if let Some(l) = m.get(&MetricKey::LocalLat) {
             if l.value > 0.0 {
-                t.push(vec!["remote / local".into(), format!("{:.2}x", r.value / l.value)]);
+                // the ratio alone hides the size: 1.5x of 80 ns is not 1.5x of 150 ns
+                t.push(vec![
+                    "remote vs local (ratio, difference)".into(),
+                    format!("{:.2}x, {:+.1} ns", r.value / l.value, r.value - l.value),
+                ]);
             }
         }
     }

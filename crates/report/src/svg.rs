@@ -42,9 +42,11 @@ pub fn render(chart: &Chart, id: usize) -> String {
 }
 
 fn open(out: &mut String, w: f64, h: f64, id: usize, title: &str, kind: &str) {
+    // A long title gets a smaller font rather than running off the chart.
+    let font = (15.0 * (w - 16.0) / (text_width(title, 15.0) * 1.08).max(1.0)).clamp(9.0, 15.0);
     let _ = write!(
         out,
-        r##"<svg class="chart {kind}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="chart{id}-title"><title id="chart{id}-title">{t}</title><rect x="0" y="0" width="{w}" height="{h}" fill="#ffffff"/><text class="chart-title" x="{cx}" y="22" text-anchor="middle" font-size="15" font-weight="600">{t}</text>"##,
+        r##"<svg class="chart {kind}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h:.0}" width="{w}" height="{h:.0}" role="img" aria-labelledby="chart{id}-title"><title id="chart{id}-title">{t}</title><rect x="0" y="0" width="{w}" height="{h:.0}" fill="#ffffff"/><text class="chart-title" x="{cx}" y="22" text-anchor="middle" font-size="{font:.1}" font-weight="600">{t}</text>"##,
         t = esc(title),
         cx = w / 2.0,
     );
@@ -76,6 +78,8 @@ fn tick_text(v: f64, axis: &Axis) -> String {
     }
     if v.abs() >= 1000.0 || v.fract() == 0.0 {
         format!("{v:.0}")
+    } else if v.abs() < 0.1 {
+        plain(round3(v))
     } else {
         plain((v * 100.0).round() / 100.0)
     }
@@ -95,6 +99,7 @@ impl Map {
         let (a, b, x) = match self.scale {
             Scale::Linear => (self.d0, self.d1, v),
             Scale::Log2 => (self.d0.log2(), self.d1.log2(), v.max(f64::MIN_POSITIVE).log2()),
+            Scale::Log10 => (self.d0.log10(), self.d1.log10(), v.max(f64::MIN_POSITIVE).log10()),
         };
         let t = if b > a { (x - a) / (b - a) } else { 0.5 };
         self.p0 + t * (self.p1 - self.p0)
@@ -121,15 +126,44 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
             let ticks = (lo_e..=hi_e).step_by(every).map(|e| 2f64.powi(e)).collect();
             (2f64.powi(lo_e), 2f64.powi(hi_e), ticks)
         }
+        Scale::Log10 => {
+            let lo = if lo > 0.0 { lo } else { 1.0 };
+            let hi = hi.max(lo);
+            let lo_e = lo.log10().floor() as i32;
+            let hi_e = (hi.log10().ceil() as i32).max(lo_e + 1);
+            // 1, 2, 5 per decade over up to three decades, else decades only
+            let steps: &[f64] = if hi_e - lo_e <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+            let all: Vec<f64> =
+                (lo_e..=hi_e).flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e))).collect();
+            let d0 = all.iter().copied().filter(|t| *t <= lo * (1.0 + 1e-9)).fold(all[0], f64::max);
+            let d1 = all
+                .iter()
+                .copied()
+                .filter(|t| *t >= hi * (1.0 - 1e-9))
+                .fold(f64::INFINITY, f64::min)
+                .min(10f64.powi(hi_e));
+            let d1 = if d1 > d0 { d1 } else { d0 * 10.0 };
+            let ticks = all.into_iter().filter(|t| *t >= d0 * 0.999 && *t <= d1 * 1.001).collect();
+            (d0, d1, ticks)
+        }
         Scale::Linear => {
             if axis.from_zero {
                 lo = lo.min(0.0);
             }
             if hi <= lo {
                 hi = lo + 1.0;
+            } else if !axis.integer {
+                // a little headroom, so that the highest point is not drawn
+                // on the frame
+                hi += (hi - lo) * 0.03;
             }
             let t = if axis.integer && hi - lo <= target as f64 {
-                let (a, b) = (lo.floor() as i64, hi.ceil() as i64);
+                // whole numbers inside the data only: a point drawn beside
+                // its number (x + 0.12) does not add a tick of its own
+                let (a, b) = match (lo.ceil() as i64, hi.floor() as i64) {
+                    (a, b) if a <= b => (a, b),
+                    _ => (lo.floor() as i64, hi.ceil() as i64),
+                };
                 (a..=b).map(|i| i as f64).collect()
             } else {
                 let t = nice_ticks(lo, hi, target);
@@ -141,48 +175,193 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
             };
             let d0 = t.first().copied().unwrap_or(lo).min(lo);
             let d1 = t.last().copied().unwrap_or(hi).max(hi);
-            (d0, d1, t)
+            // Whole-number axes (CPU ids, threads) get half a step on each
+            // side when short, so that points and their error bars at the
+            // ends are not drawn on the frame.
+            let pad = if axis.integer && d1 - d0 <= target as f64 { 0.5 } else { 0.0 };
+            (d0 - pad, d1 + pad, t)
         }
     }
 }
 
+/// Estimated width in pixels of `s` at `font` px (sans-serif: about 0.6 em
+/// per character; a little more to stay on the safe side).
+pub fn text_width(s: &str, font: f64) -> f64 {
+    s.chars().count() as f64 * font * 0.62
+}
+
+/// `s` shortened with an ellipsis to fit `px` at `font` px.
+pub fn fit(s: &str, px: f64, font: f64) -> String {
+    if text_width(s, font) <= px {
+        return s.to_string();
+    }
+    let n = ((px / (font * 0.62)).floor() as usize).saturating_sub(1);
+    let mut t: String = s.chars().take(n).collect();
+    t.push('…');
+    t
+}
+
+/// The colour of series number `i` with colour key `key`.
+pub fn series_colour(key: Option<usize>, i: usize) -> &'static str {
+    PALETTE[key.unwrap_or(i) % PALETTE.len()]
+}
+
+/// How a legend entry's swatch looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swatch {
+    /// A filled square (a series).
+    Box,
+    /// A dashed line (a reference line).
+    Dashed,
+    /// A pale square (a spread band).
+    Band,
+}
+
+/// One legend entry: a swatch and a name.
+pub struct LegendItem<'a> {
+    pub name: &'a str,
+    pub colour: &'a str,
+    pub swatch: Swatch,
+}
+
+/// Draws legend entries from `x0` to `x1`, starting at `y0`, wrapping onto
+/// new rows so that no entry runs past `x1`; returns the y below the last
+/// row.
+pub fn legend(out: &mut String, items: &[LegendItem], x0: f64, x1: f64, y0: f64) -> f64 {
+    const ROW: f64 = 18.0;
+    let (mut x, mut y) = (x0, y0);
+    let mut any = false;
+    for it in items {
+        let name = fit(it.name, x1 - x0 - 20.0, 12.0);
+        let wd = 16.0 + text_width(&name, 12.0) + 16.0;
+        if x > x0 && x + wd - 14.0 > x1 {
+            x = x0;
+            y += ROW;
+        }
+        let swatch = match it.swatch {
+            Swatch::Dashed => format!(
+                r#"<line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2" stroke-dasharray="4 2"/>"#,
+                x + 12.0,
+                y + 6.0,
+                y + 6.0,
+                it.colour
+            ),
+            Swatch::Box => {
+                format!(
+                    r#"<rect x="{x:.1}" y="{y:.1}" width="12" height="12" fill="{}"/>"#,
+                    it.colour
+                )
+            }
+            Swatch::Band => format!(
+                r#"<rect x="{x:.1}" y="{y:.1}" width="12" height="12" fill="{}" fill-opacity="0.3"/>"#,
+                it.colour
+            ),
+        };
+        let _ = write!(
+            out,
+            r#"<g class="legend">{swatch}<text x="{:.1}" y="{:.1}" font-size="12"><title>{}</title>{}</text></g>"#,
+            x + 16.0,
+            y + 10.0,
+            esc(it.name),
+            esc(&name)
+        );
+        x += wd;
+        any = true;
+    }
+    if any {
+        y + ROW
+    } else {
+        y0
+    }
+}
+
+/// Marker labels laid out on rows above the plot, each at its marker's x,
+/// a label moving to the next row when it would touch the one before it.
+/// Returns `(x, row, anchor_end)` per marker and the number of rows.
+fn marker_rows(xs: &[(f64, f64)], x_max: f64) -> (Vec<(f64, usize, bool)>, usize) {
+    let mut ends: Vec<f64> = Vec::new();
+    let mut out = Vec::new();
+    for (x, wd) in xs {
+        let end_anchor = x + 4.0 + wd > x_max;
+        let (a, b) = if end_anchor { (x - 4.0 - wd, x - 4.0) } else { (x + 4.0, x + 4.0 + wd) };
+        let row = match ends.iter().position(|e| *e + 6.0 <= a) {
+            Some(r) => r,
+            None => {
+                ends.push(f64::NEG_INFINITY);
+                ends.len() - 1
+            }
+        };
+        ends[row] = b;
+        out.push((*x, row, end_anchor));
+    }
+    (out, ends.len())
+}
+
 fn xy(c: &XyChart, id: usize) -> String {
-    let (w, h) = (760.0, 400.0);
-    let (left, right, top, bottom) = (78.0, 24.0, 64.0, 58.0);
-    let mut out = String::new();
-    open(&mut out, w, h, id, &c.title, "xy");
+    let w = 760.0;
+    let (left, right, bottom, plot_h) = (78.0, 24.0, 58.0, 290.0);
+    let mut body = String::new();
 
     let xs: Vec<f64> = c
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
         .chain(c.markers.iter().map(|m| m.x))
+        .chain(c.lines.iter().filter(|l| l.in_domain).flat_map(|l| l.points.iter().map(|p| p.0)))
         .collect();
-    let ys: Vec<f64> = c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+    let ys: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1).chain(s.band.iter().flat_map(|b| [b.1, b.2])))
+        .chain(c.lines.iter().filter(|l| l.in_domain).flat_map(|l| l.points.iter().map(|p| p.1)))
+        .filter(|v| c.y.scale == Scale::Linear || *v > 0.0)
+        .collect();
     let (x0, x1, xt) = axis_ticks(&c.x, &xs, 10);
     let (y0, y1, yt) = axis_ticks(&c.y, &ys, 6);
     let xm = Map { scale: c.x.scale, d0: x0, d1: x1, p0: left, p1: w - right };
-    let ym = Map { scale: c.y.scale, d0: y0, d1: y1, p0: h - bottom, p1: top };
 
-    // legend
-    let mut lx = left;
-    for (i, s) in c.series.iter().enumerate() {
-        let col = PALETTE[i % PALETTE.len()];
-        let _ = write!(
-            out,
-            r#"<g class="legend"><rect x="{lx:.1}" y="36" width="12" height="12" fill="{col}"/><text x="{:.1}" y="46" font-size="12">{}</text></g>"#,
-            lx + 16.0,
-            esc(&s.name)
-        );
-        lx += 16.0 + 7.0 * s.name.chars().count() as f64 + 18.0;
+    // legend: the series, then the reference lines
+    let colours: Vec<&str> =
+        c.series.iter().enumerate().map(|(i, s)| series_colour(s.color, i)).collect();
+    let line_colours: Vec<&str> =
+        c.lines.iter().map(|l| l.color.map_or("#555555", |k| series_colour(Some(k), 0))).collect();
+    let mut items: Vec<LegendItem> = c
+        .series
+        .iter()
+        .zip(&colours)
+        .map(|(s, col)| LegendItem { name: &s.name, colour: col, swatch: Swatch::Box })
+        .collect();
+    items.extend(c.lines.iter().zip(&line_colours).map(|(l, col)| LegendItem {
+        name: &l.label,
+        colour: col,
+        swatch: Swatch::Dashed,
+    }));
+    let band_name = if c.band_label.is_empty() { "spread" } else { c.band_label.as_str() };
+    if c.series.iter().any(|s| !s.band.is_empty()) {
+        items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::Band });
     }
+    let legend_end = legend(&mut body, &items, left, w - right, 34.0);
+
+    // marker labels: on rows above the plot, never over the data
+    let mut marks: Vec<(usize, f64, f64)> = c
+        .markers
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i, xm.to_px(m.x), text_width(&m.label, 11.0)))
+        .collect();
+    marks.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (placed, rows) =
+        marker_rows(&marks.iter().map(|m| (m.1, m.2)).collect::<Vec<_>>(), w - 4.0);
+    let top = legend_end + 13.0 * rows as f64 + 8.0;
+    let h = top + plot_h + bottom;
+    let ym = Map { scale: c.y.scale, d0: y0, d1: y1, p0: top + plot_h, p1: top };
 
     // grid and ticks
-    out.push_str(r##"<g class="axis" font-size="11" fill="#333">"##);
+    body.push_str(r##"<g class="axis" font-size="11" fill="#333">"##);
     for t in &yt {
         let y = ym.to_px(*t);
         let _ = write!(
-            out,
+            body,
             r##"<line x1="{left}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
             w - right,
             left - 6.0,
@@ -190,80 +369,163 @@ fn xy(c: &XyChart, id: usize) -> String {
             tick_text(*t, &c.y)
         );
     }
-    for t in &xt {
+    // x tick labels: thinned when they would touch each other
+    let spacing = if xt.len() > 1 { (w - right - left) / (xt.len() - 1) as f64 } else { w };
+    let widest = xt.iter().map(|t| text_width(&tick_text(*t, &c.x), 11.0)).fold(0.0, f64::max);
+    let every = ((widest + 6.0) / spacing).ceil().max(1.0) as usize;
+    for (k, t) in xt.iter().enumerate() {
         let x = xm.to_px(*t);
         let _ = write!(
-            out,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#999"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-            h - bottom,
-            h - bottom + 5.0,
-            h - bottom + 18.0,
-            tick_text(*t, &c.x)
+            body,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#999"/>"##,
+            top + plot_h,
+            top + plot_h + 5.0,
         );
+        if k % every == 0 {
+            let _ = write!(
+                body,
+                r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                top + plot_h + 18.0,
+                tick_text(*t, &c.x)
+            );
+        }
     }
     let _ = write!(
-        out,
+        body,
         r##"<line x1="{left}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#333"/><line x1="{left}" x2="{left}" y1="{top}" y2="{:.1}" stroke="#333"/>"##,
         w - right,
-        h - bottom,
-        h - bottom,
-        h - bottom
+        top + plot_h,
+        top + plot_h,
+        top + plot_h
     );
     let _ = write!(
-        out,
+        body,
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text><text class="axis-label" transform="translate(18 {:.1}) rotate(-90)" text-anchor="middle" font-size="13">{}</text></g>"#,
         (left + w - right) / 2.0,
         h - 14.0,
-        esc(&c.x.label),
-        (top + h - bottom) / 2.0,
-        esc(&c.y.label)
+        esc(&fit(&c.x.label, w - 40.0, 13.0)),
+        top + plot_h / 2.0,
+        esc(&fit(&c.y.label, plot_h + 40.0, 13.0))
     );
 
-    // markers (cache sizes)
-    for (i, m) in c.markers.iter().enumerate() {
-        let x = xm.to_px(m.x);
-        let ly = top + 12.0 + 14.0 * (i % 3) as f64;
+    // markers (cache sizes): a dashed line in the plot, the label above it
+    for (k, (x, row, end)) in placed.iter().enumerate() {
+        let m = &c.markers[marks[k].0];
+        let ly = legend_end + 10.0 + 13.0 * *row as f64;
+        let (tx, anchor) = if *end { (x - 4.0, "end") } else { (x + 4.0, "start") };
         let _ = write!(
-            out,
-            r##"<g class="marker"><line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{:.1}" stroke="#888" stroke-dasharray="5 4"/><text x="{:.1}" y="{ly:.1}" font-size="11" fill="#555">{}</text></g>"##,
-            h - bottom,
-            x + 4.0,
+            body,
+            r##"<g class="marker"><line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="5 4"/><text x="{tx:.1}" y="{ly:.1}" text-anchor="{anchor}" font-size="11" fill="#555">{}</text></g>"##,
+            ly + 2.0,
+            top + plot_h,
             esc(&m.label)
         );
     }
 
+    // the plot's clip: lines drawn past the axes (ideal scaling) stop there
+    let _ = write!(
+        body,
+        r#"<defs><clipPath id="chart{id}-clip"><rect x="{left}" y="{top:.1}" width="{:.1}" height="{plot_h:.1}"/></clipPath></defs><g clip-path="url(#chart{id}-clip)">"#,
+        w - right - left
+    );
+    for (l, col) in c.lines.iter().zip(&line_colours) {
+        let pts: Vec<String> = l
+            .points
+            .iter()
+            .map(|(x, y)| format!("{:.1},{:.1}", xm.to_px(*x), ym.to_px(*y)))
+            .collect();
+        let _ = write!(
+            body,
+            r#"<polyline class="refline" fill="none" stroke="{col}" stroke-width="1.5" stroke-dasharray="6 4" points="{}"><title>{}</title></polyline>"#,
+            pts.join(" "),
+            esc(&l.label)
+        );
+    }
+    // spread bands first, so that every line and point is drawn over them
+    for (s, col) in c.series.iter().zip(&colours) {
+        let mut band = s.band.clone();
+        band.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if band.is_empty() {
+            continue;
+        }
+        if s.line && band.len() > 1 {
+            let upper = band.iter().map(|(x, _, hi)| (*x, *hi));
+            let lower = band.iter().rev().map(|(x, lo, _)| (*x, *lo));
+            let pts: Vec<String> = upper
+                .chain(lower)
+                .map(|(x, y)| format!("{:.1},{:.1}", xm.to_px(x), ym.to_px(y)))
+                .collect();
+            let _ = write!(
+                body,
+                r#"<polygon class="band" fill="{col}" fill-opacity="0.25" stroke="none" points="{}"/>"#,
+                pts.join(" ")
+            );
+        } else {
+            for (x, lo, hi) in &band {
+                let (px, a, b) = (xm.to_px(*x), ym.to_px(*lo), ym.to_px(*hi));
+                let _ = write!(
+                    body,
+                    r#"<path class="band" stroke="{col}" stroke-width="1.2" fill="none" d="M{:.1} {a:.1}H{:.1}M{px:.1} {a:.1}V{b:.1}M{:.1} {b:.1}H{:.1}"/>"#,
+                    px - 3.0,
+                    px + 3.0,
+                    px - 3.0,
+                    px + 3.0
+                );
+            }
+        }
+    }
+    body.push_str("</g>");
+
     // series
-    for (i, s) in c.series.iter().enumerate() {
-        let col = PALETTE[i % PALETTE.len()];
+    for (s, col) in c.series.iter().zip(&colours) {
         let mut pts = s.points.clone();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let _ = write!(out, r#"<g class="series" data-name="{}">"#, esc(&s.name));
+        let _ = write!(body, r#"<g class="series" data-name="{}">"#, esc(&s.name));
         if s.line && pts.len() > 1 {
             let path: Vec<String> = pts
                 .iter()
                 .map(|(x, y)| format!("{:.1},{:.1}", xm.to_px(*x), ym.to_px(*y)))
                 .collect();
             let _ = write!(
-                out,
+                body,
                 r#"<polyline fill="none" stroke="{col}" stroke-width="2" points="{}"/>"#,
                 path.join(" ")
             );
         }
         for (x, y) in &pts {
+            let spread = s
+                .band
+                .iter()
+                .find(|b| b.0 == *x)
+                .map(|b| format!(" (spread {} to {})", plain(round3(b.1)), plain(round3(b.2))))
+                .unwrap_or_default();
             let _ = write!(
-                out,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{col}"><title>{}: {}, {}</title></circle>"#,
+                body,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{col}"><title>{}: {}, {}{spread}</title></circle>"#,
                 xm.to_px(*x),
                 ym.to_px(*y),
                 esc(&s.name),
                 esc(&tick_text(*x, &c.x)),
-                plain((y * 10.0).round() / 10.0)
+                plain(round3(*y))
             );
         }
-        out.push_str("</g>");
+        body.push_str("</g>");
     }
+    let mut out = String::new();
+    open(&mut out, w, h, id, &c.title, "xy");
+    out.push_str(&body);
     out.push_str("</svg>");
     out
+}
+
+/// Three significant digits (hover values).
+fn round3(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let e = v.abs().log10().floor() as i32;
+    let f = 10f64.powi(2 - e);
+    (v * f).round() / f
 }
 
 fn viridis(t: f64) -> (u8, u8, u8) {
@@ -327,16 +589,16 @@ fn heatmap(hm: &Heatmap, id: usize) -> String {
                     let t = norm(v);
                     let (r, g, b) = viridis(t);
                     let ink = if t < 0.6 { "#ffffff" } else { "#000000" };
+                    let dec = cell_decimals(&hm.unit);
                     let _ = write!(
                         out,
-                        r##"<g class="cell"><rect x="{x:.1}" y="{y:.1}" width="{cell:.1}" height="{cell:.1}" fill="rgb({r},{g},{b})" stroke="#ffffff"><title>{} -> {}: {} {}</title></rect><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{font:.1}" fill="{ink}">{}</text></g>"##,
+                        r##"<g class="cell"><rect x="{x:.1}" y="{y:.1}" width="{cell:.1}" height="{cell:.1}" fill="rgb({r},{g},{b})" stroke="#ffffff"><title>{} -> {}: {v:.dec$} {}</title></rect><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{font:.1}" fill="{ink}">{}</text></g>"##,
                         esc(r_name(&hm.rows, i)),
                         esc(r_name(&hm.cols, j)),
-                        plain((v * 10.0).round() / 10.0),
                         esc(&hm.unit),
                         x + cell / 2.0,
                         y + cell / 2.0 + font / 3.0,
-                        cell_value(v, cell, font)
+                        cell_value(v, cell, font, cell_decimals(&hm.unit))
                     );
                 }
                 None => {
@@ -361,10 +623,10 @@ fn heatmap(hm: &Heatmap, id: usize) -> String {
         r##"</linearGradient></defs><g class="scale" font-size="11"><rect x="{legend_x:.1}" y="{top:.1}" width="14" height="{bar_h:.1}" fill="url(#{grad})" stroke="#999"/><text x="{:.1}" y="{:.1}">{}</text><text x="{:.1}" y="{:.1}">{}</text><text x="{legend_x:.1}" y="{:.1}" font-size="12">{}</text></g>"##,
         legend_x + 18.0,
         top + 10.0,
-        if vals.is_empty() { String::new() } else { plain((hi * 10.0).round() / 10.0) },
+        if vals.is_empty() { String::new() } else { format!("{hi:.*}", cell_decimals(&hm.unit)) },
         legend_x + 18.0,
         top + bar_h,
-        if vals.is_empty() { String::new() } else { plain((lo * 10.0).round() / 10.0) },
+        if vals.is_empty() { String::new() } else { format!("{lo:.*}", cell_decimals(&hm.unit)) },
         top - 8.0,
         esc(&hm.unit)
     );
@@ -376,37 +638,46 @@ fn r_name(names: &[String], i: usize) -> &str {
     names.get(i).map(String::as_str).unwrap_or("?")
 }
 
-/// The value written in a cell, shortened to fit.
-fn cell_value(v: f64, cell: f64, font: f64) -> String {
-    let full = format!("{v:.1}");
-    if full.len() as f64 * font * 0.62 <= cell - 6.0 {
-        full
+/// Decimals of a heatmap's values: ratios (`x local`) two, others one.
+fn cell_decimals(unit: &str) -> usize {
+    if unit.starts_with('x') {
+        2
     } else {
-        format!("{v:.0}")
+        1
     }
+}
+
+/// The value written in a cell, shortened to fit.
+fn cell_value(v: f64, cell: f64, font: f64, decimals: usize) -> String {
+    (0..=decimals)
+        .rev()
+        .map(|d| format!("{v:.d$}"))
+        .find(|s| s.len() as f64 * font * 0.62 <= cell - 6.0)
+        .unwrap_or_else(|| format!("{v:.0}"))
 }
 
 fn bars(b: &BarChart, id: usize) -> String {
     let nser = b.series.len().max(1);
     let bar_h = 16.0;
     let group_h = bar_h * nser as f64 + 18.0;
-    let (left, right, top) = (200.0, 190.0, 64.0);
+    let (left, right) = (200.0, 190.0);
     let w = 900.0;
-    let h = top + group_h * b.groups.len().max(1) as f64 + 50.0;
     let mut out = String::new();
+    let items: Vec<LegendItem> = b
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| LegendItem {
+            name: s,
+            colour: PALETTE[i % PALETTE.len()],
+            swatch: Swatch::Box,
+        })
+        .collect();
+    let mut legend_svg = String::new();
+    let top = legend(&mut legend_svg, &items, 20.0, w - 20.0, 34.0) + 12.0;
+    let h = top + group_h * b.groups.len().max(1) as f64 + 50.0;
     open(&mut out, w, h, id, &b.title, "bars");
-
-    let mut lx = left;
-    for (i, s) in b.series.iter().enumerate() {
-        let col = PALETTE[i % PALETTE.len()];
-        let _ = write!(
-            out,
-            r#"<g class="legend"><rect x="{lx:.1}" y="36" width="12" height="12" fill="{col}"/><text x="{:.1}" y="46" font-size="12">{}</text></g>"#,
-            lx + 16.0,
-            esc(s)
-        );
-        lx += 16.0 + 7.0 * s.chars().count() as f64 + 18.0;
-    }
+    out.push_str(&legend_svg);
 
     let mut vals: Vec<f64> = b
         .groups
@@ -447,13 +718,14 @@ fn bars(b: &BarChart, id: usize) -> String {
         let gy = top + group_h * gi as f64 + 6.0;
         let _ = write!(
             out,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12" font-weight="600">{}</text><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#555">{}</text>"##,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12" font-weight="600"><title>{}</title>{}</text><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#555">{}</text>"##,
             left - 8.0,
             gy + group_h / 2.0 - 6.0,
             esc(&g.name),
+            esc(&fit(&g.name, left - 16.0, 12.0)),
             left - 8.0,
             gy + group_h / 2.0 + 8.0,
-            esc(&g.note)
+            esc(&fit(&g.note, left - 16.0, 11.0))
         );
         for (si, v) in g.values.iter().enumerate() {
             let y = gy + bar_h * si as f64;
@@ -475,7 +747,7 @@ fn bars(b: &BarChart, id: usize) -> String {
                         esc(label),
                         x_hi + 4.0,
                         y + bar_h - 5.0,
-                        esc(label)
+                        esc(&fit(label, w - x_hi - 8.0, 11.0))
                     );
                 }
                 None => {
@@ -582,8 +854,9 @@ mod tests {
             title: "x < y".into(),
             x: Axis::linear("threads"),
             y: Axis::linear("GB/s"),
-            series: vec![Series { name: "n&0".into(), points: vec![(1.0, 2.0)], line: true }],
+            series: vec![Series::line("n&0", vec![(1.0, 2.0)])],
             markers: vec![Marker { x: 1.0, label: "<L1>".into() }],
+            ..XyChart::default()
         });
         let s = render(&c, 0);
         assert!(s.contains("x &lt; y") && s.contains("n&amp;0") && s.contains("&lt;L1&gt;"));
@@ -608,5 +881,89 @@ mod tests {
         assert!(s.contains("fill=\"rgb(68,1,84)\""));
         assert!(s.contains("not measured"));
         assert_eq!(s.matches("class=\"cell\"").count(), 3);
+    }
+
+    #[test]
+    fn whole_number_ticks_stay_inside_the_data() {
+        // dots at groups 1-3 and medians drawn at x + 0.12 beside them
+        let (d0, d1, t) = axis_ticks(
+            &Axis { from_zero: false, ..Axis::integer("group") },
+            &[1.0, 2.0, 3.0, 3.12],
+            10,
+        );
+        assert_eq!(t, vec![1.0, 2.0, 3.0]);
+        assert!(d0 <= 0.5 && d1 >= 3.12, "{d0} {d1}");
+    }
+
+    #[test]
+    fn log10_axes_tick_on_1_2_5_and_cover_decades() {
+        let (lo, hi, t) = axis_ticks(&Axis::log10("latency (ns)"), &[1.1, 4.0, 10.6, 97.0], 6);
+        assert_eq!(lo, 1.0);
+        assert_eq!(hi, 100.0);
+        assert_eq!(t, vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+        // L1 and DRAM both get room: 1.1 ns sits low, 97 ns high, 10.6 ns in the middle
+        let m = Map { scale: Scale::Log10, d0: lo, d1: hi, p0: 300.0, p1: 0.0 };
+        assert!((m.to_px(10.0) - 150.0).abs() < 1e-9);
+        let a = Axis::linear_or_log("ns", [1.1, 97.0], 1.0);
+        assert_eq!(a.scale, Scale::Log10);
+        assert_eq!(Axis::linear_or_log("ns", [80.0, 97.0], 1.0).scale, Scale::Linear);
+    }
+
+    #[test]
+    fn legends_wrap_instead_of_running_off_the_chart() {
+        let names: Vec<String> =
+            (0..8).map(|i| format!("memory node {i}, 4k pages, a long name")).collect();
+        let items: Vec<LegendItem> = names
+            .iter()
+            .map(|n| LegendItem { name: n, colour: "#000", swatch: Swatch::Box })
+            .collect();
+        let mut out = String::new();
+        let bottom = legend(&mut out, &items, 78.0, 736.0, 34.0);
+        assert!(bottom > 34.0 + 18.0 * 3.0, "several rows: {bottom}");
+        // every entry ends inside the chart
+        for (k, x) in out.match_indices("<text x=\"") {
+            let x: f64 = out[k + x.len()..].split('"').next().unwrap().parse().unwrap();
+            let name_len = names[0].chars().count() as f64;
+            assert!(x + name_len * 12.0 * 0.62 <= 736.0 + 0.1, "{x}");
+        }
+    }
+
+    #[test]
+    fn marker_labels_take_another_row_rather_than_touch() {
+        let (placed, rows) = marker_rows(&[(100.0, 60.0), (130.0, 60.0), (400.0, 60.0)], 700.0);
+        assert_eq!(rows, 2);
+        assert_eq!(placed[0].1, 0);
+        assert_eq!(placed[1].1, 1);
+        assert_eq!(placed[2].1, 0);
+        // near the right edge a label ends at its line
+        let (placed, _) = marker_rows(&[(690.0, 60.0)], 700.0);
+        assert!(placed[0].2);
+    }
+
+    #[test]
+    fn bands_and_reference_lines_are_drawn_and_listed() {
+        let c = Chart::Xy(XyChart {
+            title: "t".into(),
+            x: Axis::integer("threads"),
+            y: Axis::linear("GB/s"),
+            series: vec![Series::line("a", vec![(1.0, 10.0), (2.0, 19.0)])
+                .with_band(vec![(1.0, 9.0, 10.0), (2.0, 12.0, 19.0)])
+                .with_color(Some(4))],
+            lines: vec![crate::chart::RefLine {
+                label: "peak".into(),
+                points: vec![(1.0, 30.0), (2.0, 30.0)],
+                in_domain: true,
+                color: None,
+            }],
+            band_label: "min-max".into(),
+            ..XyChart::default()
+        });
+        let s = render(&c, 0);
+        assert_eq!(s.matches("class=\"band\"").count(), 1);
+        assert!(s.contains("class=\"refline\""));
+        assert!(s.contains(">peak</text>") && s.contains(">min-max</text>"));
+        // colour key 4 picks the fifth colour whatever the series' position
+        assert!(s.contains(&format!("stroke=\"{}\"", PALETTE[4])));
+        assert!(s.contains("(spread 12 to 19)"));
     }
 }

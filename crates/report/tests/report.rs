@@ -78,18 +78,23 @@ fn html_report_has_every_chart() {
     let runs = runs();
     let html = String::from_utf8(render_report(Format::Html, &runs[0], &runs[1..])).unwrap();
     let charts = html.matches("<svg class=\"chart").count();
-    // bw matrix, scaling, lat matrix, sweep, per-CPU, loaded, c2c, exec, comparison
-    assert_eq!(charts, 9);
+    // bw matrix and its remote/local view, scaling, lat matrix and its
+    // remote/local view, sweep, per-CPU, loaded, c2c, exec, and one per
+    // compared metric (8: seven headline metrics and the remote penalty)
+    assert_eq!(charts, 18);
     for title in [
         "Bandwidth matrix (triad, best GB/s)",
+        "Bandwidth relative to the CPU node&#39;s local memory (remote / local)",
+        "Latency relative to the CPU node&#39;s local memory (remote / local)",
         "Bandwidth against thread count",
         "Latency matrix (median ns)",
         "Latency against working-set size",
         "Latency from each CPU to one node&#39;s memory",
-        "Loaded latency against bandwidth",
+        "Loaded latency against bandwidth, per traffic mix",
         "Core-to-core latency (median ns, one way)",
         "Placements against default (median metric)",
-        "Runs against the baseline",
+        "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",
+        "Remote penalty per group (x, lower is better): one dot per run, median marked",
     ] {
         assert!(html.contains(&format!(">{title}</title>")), "missing chart {title}");
     }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use report::{render_report, Comparison, Format};
+use report::{render_report, Format, Study};
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
 fn data() -> PathBuf {
@@ -68,13 +68,22 @@ fn check_runs(prefix: &str, runs: &[LoadedRun], html: bool, failures: &mut Vec<S
     golden(&format!("{prefix}runs.csv"), report::csv::runs_csv(runs).as_bytes(), failures);
 }
 
+/// What `compare` prints for these runs (each its own group, the first the
+/// baseline).
 fn comparison_text(runs: &[LoadedRun]) -> String {
-    let c = Comparison::build(runs, 0);
+    let s = Study::of_runs(runs);
     format!(
-        "{}\n{}\n{}\n",
-        c.runs_table().to_text(),
-        c.table().to_text(),
-        c.verdict_lines().join("\n")
+        "{}\n{}\n{}\n{}\n{}\n{}\n",
+        s.groups_table().to_text(),
+        s.settings_table().to_text(),
+        s.settings_same_line(),
+        s.metrics_table().to_text(),
+        s.verdict_lines().join("\n"),
+        s.recommendations
+            .iter()
+            .map(|r| format!("{}: {}", r.profile, r.text))
+            .collect::<Vec<_>>()
+            .join("\n")
     )
 }
 

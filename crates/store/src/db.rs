@@ -335,33 +335,60 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
     }
 
-    /// Finds the run a reference names.
+    /// Finds the run a reference names (a group reference must select
+    /// exactly one run).
     pub fn resolve(&self, r: &RunRef) -> Result<RunId> {
-        let q = |sql: &str, p: &dyn rusqlite::ToSql| -> Result<Vec<i64>> {
+        let ids = self.matching(r)?;
+        match ids.as_slice() {
+            [id] => Ok(*id),
+            [] => Err(StoreError::NoSuchRun(r.to_string())),
+            many => Err(StoreError::AmbiguousRun {
+                input: r.to_string(),
+                ids: many.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    /// The runs a reference selects, oldest first: every run of a group
+    /// reference (`label:TEXT`, `config:HASH`), else the one run it names.
+    /// Selecting nothing is [`StoreError::NoSuchRun`].
+    pub fn resolve_group(&self, r: &RunRef) -> Result<Vec<RunId>> {
+        if !r.is_group() {
+            return Ok(vec![self.resolve(r)?]);
+        }
+        let ids = self.matching(r)?;
+        if ids.is_empty() {
+            return Err(StoreError::NoSuchRun(r.to_string()));
+        }
+        Ok(ids)
+    }
+
+    fn matching(&self, r: &RunRef) -> Result<Vec<RunId>> {
+        let q = |sql: &str, p: &dyn rusqlite::ToSql| -> Result<Vec<RunId>> {
             let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
             let ids = stmt
                 .query_map([p], |row| row.get(0))
                 .map_err(|e| self.err(e))?
                 .collect::<rusqlite::Result<Vec<i64>>>()
                 .map_err(|e| self.err(e))?;
-            Ok(ids)
+            Ok(ids.into_iter().map(RunId).collect())
         };
-        let ids = match r {
+        match r {
             RunRef::Latest(n) => q(
                 "SELECT id FROM runs ORDER BY started DESC, id DESC LIMIT 1 OFFSET ?1",
                 &i64::from(*n),
-            )?,
-            RunRef::Id(id) => q("SELECT id FROM runs WHERE id = ?1", id)?,
-            RunRef::Uuid(u) => q("SELECT id FROM runs WHERE uuid = ?1", u)?,
-            RunRef::Label(l) => q("SELECT id FROM runs WHERE label = ?1 ORDER BY id", l)?,
-        };
-        match ids.as_slice() {
-            [id] => Ok(RunId(*id)),
-            [] => Err(StoreError::NoSuchRun(r.to_string())),
-            many => Err(StoreError::AmbiguousRun {
-                input: r.to_string(),
-                ids: many.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
-            }),
+            ),
+            RunRef::Id(id) => q("SELECT id FROM runs WHERE id = ?1", id),
+            RunRef::Uuid(u) => q("SELECT id FROM runs WHERE uuid = ?1", u),
+            RunRef::Label(l) => q("SELECT id FROM runs WHERE label = ?1 ORDER BY id", l),
+            RunRef::LabelGroup(l) => {
+                q("SELECT id FROM runs WHERE label = ?1 ORDER BY started, id", l)
+            }
+            RunRef::Config(h) => q(
+                "SELECT id FROM runs WHERE substr(lower(config_hash), 1, length(?1)) = ?1
+                 ORDER BY started, id",
+                h,
+            ),
         }
     }
 
@@ -552,24 +579,25 @@ pub(crate) fn insert_result(
         )?,
     };
     let keys = KeyColumns::of(kind.as_str(), payload);
-    conn.execute(
+    // Cached: an import inserts thousands of results through one statement.
+    conn.prepare_cached(
         "INSERT INTO results (run_id, seq, recorded, kind, mode, kernel, cpu_node, mem_node,
                               value, unit, payload_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
-            run,
-            seq,
-            recorded,
-            kind.as_str(),
-            keys.mode,
-            keys.kernel,
-            keys.cpu_node,
-            keys.mem_node,
-            keys.value,
-            keys.unit,
-            payload.to_string()
-        ],
-    )?;
+    )?
+    .execute(params![
+        run,
+        seq,
+        recorded,
+        kind.as_str(),
+        keys.mode,
+        keys.kernel,
+        keys.cpu_node,
+        keys.mem_node,
+        keys.value,
+        keys.unit,
+        payload.to_string()
+    ])?;
     Ok(seq)
 }
 

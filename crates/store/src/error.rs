@@ -71,6 +71,11 @@ pub enum StoreError {
     /// An import document that is not a numaprobe export.
     #[error("{origin}: not a numaprobe export: {detail}")]
     BadExport { origin: String, detail: String },
+    /// An export written by a newer numaprobe (a later export version).
+    #[error(
+        "{origin}: export from a newer numaprobe (export version {found}; this one reads version {known})"
+    )]
+    ExportTooNew { origin: String, found: u64, known: u32 },
 }
 
 impl StoreError {

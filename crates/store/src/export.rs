@@ -88,6 +88,13 @@ impl ExportDoc {
         }
         match v.get("version").and_then(Value::as_u64) {
             Some(n) if n == u64::from(EXPORT_VERSION) => {}
+            Some(n) if n > u64::from(EXPORT_VERSION) => {
+                return Err(StoreError::ExportTooNew {
+                    origin: origin.to_string(),
+                    found: n,
+                    known: EXPORT_VERSION,
+                })
+            }
             Some(n) => {
                 return Err(bad(format!(
                     "export version {n}; this numaprobe reads version {EXPORT_VERSION}"
@@ -144,16 +151,17 @@ impl Store {
     }
 
     /// Adds the runs of an export document that this database does not
-    /// have yet (by UUID), each in one transaction. A run exported while
-    /// still `running` comes in as `incomplete`.
+    /// have yet (by UUID), all in one transaction: a document comes in
+    /// whole or not at all. A run exported while still `running` comes in
+    /// as `incomplete`.
     pub fn import(&mut self, doc: &ExportDoc) -> Result<ImportOutcome> {
         let path = self.path().to_path_buf();
         let err = |e| StoreError::sqlite(&path, e);
         let mut outcome = ImportOutcome::default();
         let conn = self.conn_mut();
+        let tx = conn.transaction().map_err(err)?;
         for run in &doc.runs {
             let uuid = run.uuid.to_ascii_lowercase();
-            let tx = conn.transaction().map_err(err)?;
             let existing: Option<i64> = tx
                 .query_row("SELECT id FROM runs WHERE uuid = ?1", [&uuid], |r| r.get(0))
                 .optional()
@@ -200,9 +208,9 @@ impl Store {
                 insert_result(&tx, id, Some(r.seq), &r.recorded, &r.kind, &r.payload)
                     .map_err(err)?;
             }
-            tx.commit().map_err(err)?;
             outcome.imported.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
         }
+        tx.commit().map_err(err)?;
         Ok(outcome)
     }
 }

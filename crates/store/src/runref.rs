@@ -1,5 +1,7 @@
 //! How users name a run on the command line: `latest`, `latest~N`, an id,
-//! a UUID, or a label.
+//! a UUID, or a label; and a group of runs: `label:TEXT` (every run with
+//! that label) or `config:HASH` (every run of one configuration
+//! fingerprint, a prefix of at least 4 characters is enough).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,6 +20,18 @@ pub enum RunRef {
     Uuid(String),
     /// A run's label; must match exactly one run.
     Label(String),
+    /// `label:TEXT`: every run with this label (a group).
+    LabelGroup(String),
+    /// `config:HASH`: every run whose configuration fingerprint starts
+    /// with HASH (a group).
+    Config(String),
+}
+
+impl RunRef {
+    /// True for the forms that select a group of runs.
+    pub fn is_group(&self) -> bool {
+        matches!(self, RunRef::LabelGroup(_) | RunRef::Config(_))
+    }
 }
 
 impl FromStr for RunRef {
@@ -27,6 +41,18 @@ impl FromStr for RunRef {
         let t = s.trim();
         if t.is_empty() {
             return Err(StoreError::BadRunRef(s.to_string()));
+        }
+        if let Some(l) = t.strip_prefix("label:") {
+            if l.is_empty() {
+                return Err(StoreError::BadRunRef(s.to_string()));
+            }
+            return Ok(RunRef::LabelGroup(l.to_string()));
+        }
+        if let Some(h) = t.strip_prefix("config:") {
+            if h.len() < 4 || !h.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return Err(StoreError::BadRunRef(s.to_string()));
+            }
+            return Ok(RunRef::Config(h.to_ascii_lowercase()));
         }
         if t == "latest" || t == "last" {
             return Ok(RunRef::Latest(0));
@@ -52,6 +78,8 @@ impl fmt::Display for RunRef {
             RunRef::Id(id) => write!(f, "{id}"),
             RunRef::Uuid(u) => f.write_str(u),
             RunRef::Label(l) => f.write_str(l),
+            RunRef::LabelGroup(l) => write!(f, "label:{l}"),
+            RunRef::Config(h) => write!(f, "config:{h}"),
         }
     }
 }
@@ -70,6 +98,12 @@ mod tests {
             RunRef::Uuid("6f9619ff-8b86-d011-b42d-00c04fc964ff".into())
         );
         assert_eq!("SNC2 on".parse::<RunRef>().unwrap(), RunRef::Label("SNC2 on".into()));
+        let g = "label:SNC off".parse::<RunRef>().unwrap();
+        assert_eq!(g, RunRef::LabelGroup("SNC off".into()));
+        assert!(g.is_group());
+        assert_eq!(g.to_string(), "label:SNC off");
+        assert_eq!("config:3F2A9c".parse::<RunRef>().unwrap(), RunRef::Config("3f2a9c".into()));
+        assert!(!RunRef::Label("x".into()).is_group());
     }
 
     #[test]
@@ -77,5 +111,8 @@ mod tests {
         assert!("".parse::<RunRef>().is_err());
         assert!("latest~x".parse::<RunRef>().is_err());
         assert!("99999999999999999999999".parse::<RunRef>().is_err());
+        assert!("label:".parse::<RunRef>().is_err());
+        assert!("config:ab".parse::<RunRef>().is_err());
+        assert!("config:ab/cd".parse::<RunRef>().is_err());
     }
 }

@@ -222,6 +222,31 @@ fn run_references_resolve() {
 }
 
 #[test]
+fn group_references_select_every_matching_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Store::open(db_path(dir.path())).unwrap();
+    let a = db.begin_run(&new_run("base", "2026-11-01T10:00:00.000Z")).unwrap();
+    let b = db.begin_run(&new_run("snc2", "2026-11-02T10:00:00.000Z")).unwrap();
+    let mut other = new_run("snc2", "2026-11-03T10:00:00.000Z");
+    other.config = json!({"fingerprint": "abcdef0123456789", "numa_mode": "per-die"});
+    let c = db.begin_run(&other).unwrap();
+    let g = |s: &str| db.resolve_group(&s.parse::<RunRef>().unwrap());
+    assert_eq!(g("label:snc2").unwrap(), vec![b, c]);
+    assert_eq!(g("label:base").unwrap(), vec![a]);
+    // A plain label or id still names one run.
+    assert_eq!(g("base").unwrap(), vec![a]);
+    assert!(matches!(g("snc2"), Err(StoreError::AmbiguousRun { .. })));
+    // config: by the fingerprint or a prefix of it.
+    assert_eq!(g("config:ABCDEF").unwrap(), vec![c]);
+    let hash = db.run_summary(a).unwrap().config_hash;
+    assert_eq!(g(&format!("config:{hash}")).unwrap(), vec![a, b]);
+    assert!(matches!(g("label:nothing"), Err(StoreError::NoSuchRun(s)) if s == "label:nothing"));
+    assert!(matches!(g("config:ffff9999"), Err(StoreError::NoSuchRun(_))));
+    // A group with one run resolves as a single run too.
+    assert_eq!(db.resolve(&"label:base".parse().unwrap()).unwrap(), a);
+}
+
+#[test]
 fn runs_are_grouped_by_machine() {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Store::open(db_path(dir.path())).unwrap();

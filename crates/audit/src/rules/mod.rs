@@ -16,6 +16,7 @@ mod devices;
 mod kernel;
 mod memory;
 mod numa;
+mod perf;
 
 pub use cpu::DEEP_CSTATE_US;
 pub use memory::{IMBALANCE, LOW_PEAK_FRACTION, NEARLY_FULL};
@@ -190,6 +191,7 @@ pub const RULES: &[Rule] = &[
         title: "CPUs nearest each GPU",
         check: devices::gpu_affinity,
     },
+    Rule { id: "kernel.perf_counters", title: "Performance counters", check: perf::counters },
 ];
 
 /// The id of the DIMM-error finding (EDAC), which [`crate::Report::set_edac`]

@@ -226,7 +226,7 @@ mod tests {
         save(&mut db, other, serde_json::to_value(&topo).unwrap(), 60.0);
         drop(db);
 
-        let g = Global { json: false, quiet: true, db: Some(path), table: None };
+        let g = Global { json: false, quiet: true, db: Some(path), lock: None, table: None };
         let (ev, note) = evidence_from_store(&g, &topo, &root, None).unwrap();
         assert_eq!(note, None);
         let src = ev.source.clone().unwrap_or_default();

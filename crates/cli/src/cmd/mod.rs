@@ -3,7 +3,9 @@
 pub mod advise;
 pub mod audit;
 pub mod bw;
+pub mod compare;
 pub mod exec;
+pub mod fleet;
 pub mod lat;
 pub mod place;
 pub mod run;
@@ -16,6 +18,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
     crate::output::set_table_style(g.table);
+    crate::record::set_lock_path(g.lock.clone());
     let result = match cli.command {
         Command::Topo(a) => topo::run(a, g),
         Command::Place(a) => place::run(a, g),
@@ -30,8 +33,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Show(a) => store::show(a, g),
         Command::Export(a) => store::export(a, g),
         Command::Import(a) => store::import(a, g),
-        Command::Compare(a) => store::compare(a, g),
+        Command::Compare(a) => compare::run(a, g),
         Command::Report(a) => store::report(a, g),
+        Command::Fleet(a) => fleet::run(a, g),
         Command::Completions(a) => {
             let mut out = Vec::new();
             crate::cli::completions(a.shell, &mut out);

@@ -45,6 +45,42 @@ pub struct Args {
     /// Folder for the reports (default: `reports/` beside the database).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
+    /// Also write the run's metrics to DIR/numaprobe.prom for
+    /// node_exporter's textfile collector (atomically: a temporary file
+    /// renamed over the old one).
+    #[arg(long, value_name = "DIR")]
+    pub textfile: Option<PathBuf>,
+    /// Make N complete runs back to back under one label, each saved as its
+    /// own run, so `compare label:TEXT` sees the run-to-run spread.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+}
+
+/// Writes `text` to `dir/numaprobe.prom` atomically, as node_exporter's
+/// textfile collector requires: a temporary file in the same folder (its
+/// name does not end in `.prom`, so the collector never reads it half
+/// written), synced, then renamed over the old file.
+pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    use std::io::Write;
+    if !dir.is_dir() {
+        crate::usage!(
+            "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
+            dir.display()
+        );
+    }
+    let target = dir.join("numaprobe.prom");
+    let tmp = dir.join(format!(".numaprobe.prom.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("{}: cannot write", target.display())));
+    }
+    Ok(target)
 }
 
 fn budget(a: &Args) -> Budget {
@@ -118,6 +154,18 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+    if a.repeat == 0 {
+        crate::usage!("--repeat 0: expected at least one run");
+    }
+    if let Some(d) = &a.textfile {
+        // Said before measuring, not after.
+        if !d.is_dir() {
+            crate::usage!(
+                "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
+                d.display()
+            );
+        }
+    }
     let profile: audit::Profile = a.profile.into();
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
@@ -161,10 +209,74 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let stop = crate::signal::stop_flag();
     let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
 
-    let settings = audit::Settings::read(&root);
-    let memory = audit::smbios::read(&root);
-    let mut new = record::new_run(&root, Some(&topo), a.label.clone());
+    let mut summaries = Vec::new();
+    let mut not_complete = Vec::new();
+    for i in 1..=a.repeat {
+        if a.repeat > 1 && !g.quiet {
+            eprintln!(
+                "numaprobe: run {i} of {}{}",
+                a.repeat,
+                a.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default()
+            );
+        }
+        let done = measure_once(&a, g, &root, &topo, &plan, profile, &stop)?;
+        if done.status != store::RunStatus::Complete {
+            not_complete.push(format!(
+                "run {} ended {}{}",
+                done.id,
+                done.status,
+                done.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+            ));
+        }
+        summaries.push(done.json);
+        if stop.is_stopped() {
+            break;
+        }
+    }
+    if g.json {
+        if a.repeat == 1 {
+            output::json(&summaries[0])?;
+        } else {
+            output::json(&summaries)?;
+        }
+    }
+    if stop.is_stopped() {
+        // Ctrl-C: exit 130, with what was measured saved.
+        return Ok(());
+    }
+    if !not_complete.is_empty() {
+        anyhow::bail!("{}", not_complete.join("; "));
+    }
+    Ok(())
+}
+
+/// What one measured run leaves for the caller.
+struct Done {
+    id: RunId,
+    status: store::RunStatus,
+    message: Option<String>,
+    /// The run's `--json` document.
+    json: Value,
+}
+
+/// One complete run: record, audit, measure, report, print the summary.
+fn measure_once(
+    a: &Args,
+    g: &Global,
+    root: &SysRoot,
+    topo: &Topology,
+    plan: &SuitePlan,
+    profile: audit::Profile,
+    stop: &bench::events::StopFlag,
+) -> anyhow::Result<Done> {
+    let budget = budget(a);
+    let settings = audit::Settings::read(root);
+    let memory = audit::smbios::read(root);
+    let mut new = record::new_run(root, Some(topo), a.label.clone());
+    // A property of the run, not a setting: outside the config fingerprint.
     new.config["budget"] = json!(budget);
+    let machine_fingerprint = new.machine["fingerprint"].clone();
+    let config_fingerprint = new.config["fingerprint"].clone();
     let rec = Recording::open(g, &new)?;
     let run = rec.run();
     let db_path = rec.path().to_path_buf();
@@ -172,7 +284,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     // Settings audit first: it is instant and its findings belong to the run.
     let findings = audit::Report::from_parts(
         "/".into(),
-        &topo,
+        topo,
         settings,
         memory,
         audit::Evidence::default(),
@@ -184,8 +296,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
 
     let bars = Bars::new(g.quiet);
     let started = Instant::now();
-    let outcome =
-        bench::suite::execute(&topo, &plan, &Saving { rec: Some(&rec), next: &bars }, &stop);
+    let outcome = bench::suite::execute(topo, plan, &Saving { rec: Some(&rec), next: &bars }, stop);
     let elapsed = started.elapsed();
 
     let interrupted = outcome.interrupted;
@@ -210,30 +321,48 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     };
     let (html, md) = write_reports(&db, run, &dir)?;
     let loaded = db.load_run(run)?;
+    let textfile = match &a.textfile {
+        Some(d) => {
+            Some(write_textfile(d, &report::openmetrics::render(std::slice::from_ref(&loaded)))?)
+        }
+        None => None,
+    };
 
-    if g.json {
-        let metrics: serde_json::Map<String, Value> =
-            report::metrics(&report::data::RunData::of(&loaded))
-                .into_iter()
-                .map(|(k, m)| (format!("{k:?}"), serde_json::to_value(m).unwrap_or(Value::Null)))
-                .collect();
-        output::json(&json!({
-            "run": run,
-            "label": a.label,
-            "status": status,
-            "message": message,
-            "budget": budget,
-            "elapsed_s": elapsed.as_secs_f64(),
-            "estimate_s": plan.estimate().as_secs_f64(),
-            "results": saved,
-            "audit": findings.counts,
-            "metrics": metrics,
-            "report_html": html,
-            "report_md": md,
-            "db": db_path,
-            "hmat": report::hmat::pairs_of_run(&loaded),
-        }))?;
-    } else {
+    let metrics: serde_json::Map<String, Value> =
+        report::metrics(&report::data::RunData::of(&loaded))
+            .into_iter()
+            .map(|(k, m)| {
+                let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+                v["unit"] = json!(k.unit());
+                v["higher_is_better"] = json!(k.higher_is_better());
+                (k.id().to_string(), v)
+            })
+            .collect();
+    let doc = json!({
+        "run": run,
+        "id": run,
+        "uuid": loaded.summary.uuid,
+        "label": a.label,
+        "status": status,
+        "complete": status == store::RunStatus::Complete,
+        "message": message,
+        "budget": budget,
+        "machine": loaded.summary.machine,
+        "machine_fingerprint": machine_fingerprint,
+        "config_hash": loaded.summary.config_hash,
+        "config_fingerprint": config_fingerprint,
+        "elapsed_s": elapsed.as_secs_f64(),
+        "estimate_s": plan.estimate().as_secs_f64(),
+        "results": saved,
+        "audit": findings.counts,
+        "metrics": metrics,
+        "report_html": html,
+        "report_md": md,
+        "textfile": textfile,
+        "db": db_path,
+        "hmat": report::hmat::pairs_of_run(&loaded),
+    });
+    if !g.json {
         output::emit(&report::summary_text(&loaded))?;
         let tiers = report::hmat::summary_text(&loaded);
         if !tiers.is_empty() {
@@ -249,6 +378,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             html.display(),
             md.display(),
         ))?;
+        if let Some(t) = &textfile {
+            output::emit(&format!("Metrics: {}", t.display()))?;
+        }
         if findings.counts.warn + findings.counts.critical > 0 {
             output::emit(&format!(
                 "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
@@ -259,7 +391,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if interrupted && !g.quiet {
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
     }
-    Ok(())
+    Ok(Done { id: run, status, message, json: doc })
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The result store's commands: `list`, `show`, `export`, `import`,
-//! `compare` and `report`. Documented in docs/store.md and docs/report.md.
+//! The result store's commands: `list`, `show`, `export`, `import` and
+//! `report` (`compare` is in `compare.rs`). Documented in docs/store.md and docs/report.md.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,9 @@ pub enum ExportFormat {
     Json,
     /// One line per result, common fields as columns.
     Csv,
+    /// OpenMetrics / Prometheus text: every result, the headline metrics,
+    /// the run's timestamp and an info metric (docs/fleet.md).
+    Openmetrics,
 }
 
 #[derive(Debug, clap::Args)]
@@ -52,16 +55,6 @@ pub struct ImportArgs {
     /// JSON exports (`numaprobe export RUN --format json`); `-` reads stdin.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {
-    /// Runs to compare (ids, `latest`, `latest~N`, UUIDs or labels).
-    #[arg(required = true, value_name = "RUN")]
-    pub runs: Vec<String>,
-    /// The run the others are compared against (default: the first RUN).
-    #[arg(long, value_name = "RUN")]
-    pub baseline: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -86,6 +79,9 @@ pub struct ReportArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A short Markdown brief (at most 60 lines) for tickets and chat.
+    #[arg(long)]
+    pub brief: bool,
 }
 
 /// The database `--db`/`NUMAPROBE_DB` names, else the default path.
@@ -96,13 +92,13 @@ pub(crate) fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
     }
 }
 
-fn open_existing(g: &Global) -> anyhow::Result<Store> {
+pub(crate) fn open_existing(g: &Global) -> anyhow::Result<Store> {
     Ok(Store::open_existing(db_path(g)?)?)
 }
 
 /// Resolves a run reference; a reference that names no run is the user's
 /// mistake (exit 2).
-fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
+pub(crate) fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
     let r: RunRef = match text.parse() {
         Ok(r) => r,
         Err(e) => usage!("{e}"),
@@ -231,7 +227,12 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_out(path: Option<&Path>, bytes: &[u8], g: &Global, what: &str) -> anyhow::Result<()> {
+pub(crate) fn write_out(
+    path: Option<&Path>,
+    bytes: &[u8],
+    g: &Global,
+    what: &str,
+) -> anyhow::Result<()> {
     match path {
         Some(p) if p != Path::new("-") => {
             std::fs::write(p, bytes).with_context(|| format!("{}: cannot write", p.display()))?;
@@ -270,118 +271,169 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
                 ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
             report::csv::runs_csv(&runs).into_bytes()
         }
+        ExportFormat::Openmetrics => {
+            let runs: Vec<LoadedRun> =
+                ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
+            report::openmetrics::render(&runs).into_bytes()
+        }
     };
     write_out(a.output.as_deref(), &bytes, g, "the export")
 }
 
+/// What `import` did with one file: imported (`outcome`) or skipped with
+/// a named error (`error`: `unreadable`, `corrupt` or `newer_version`).
 #[derive(Serialize)]
 struct ImportReport {
     file: String,
-    #[serde(flatten)]
-    outcome: store::ImportOutcome,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    outcome: Option<store::ImportOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
 }
 
 /// The largest export file `import` reads (an export of one default run is
 /// a few hundred KiB): bounds memory against `/dev/zero` or a runaway pipe.
 const IMPORT_CAP: u64 = 1 << 30;
 
-pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
-    // Read and check every file before changing the database.
-    let mut docs = Vec::new();
-    for f in &a.files {
-        let (name, text) = if f == Path::new("-") {
-            let mut s = String::new();
-            std::io::stdin()
-                .take(IMPORT_CAP + 1)
-                .read_to_string(&mut s)
-                .context("reading stdin")?;
-            if s.len() as u64 > IMPORT_CAP {
-                anyhow::bail!("stdin: longer than {IMPORT_CAP} bytes: not an export");
+/// Reads one export file (or stdin for `-`); the error's name says why a
+/// file is skipped.
+fn read_export(f: &Path) -> Result<(String, ExportDoc), (String, &'static str, String)> {
+    let name = if f == Path::new("-") { "stdin".to_string() } else { f.display().to_string() };
+    let text = if f == Path::new("-") {
+        let mut s = String::new();
+        if let Err(e) = std::io::stdin().take(IMPORT_CAP + 1).read_to_string(&mut s) {
+            return Err((name, "unreadable", format!("stdin: {e}")));
+        }
+        if s.len() as u64 > IMPORT_CAP {
+            return Err((
+                name,
+                "unreadable",
+                format!("stdin: longer than {IMPORT_CAP} bytes: not an export"),
+            ));
+        }
+        s
+    } else {
+        match topo::fs::read_bounded_string(f, IMPORT_CAP) {
+            Ok(s) => s,
+            Err(e) => {
+                return Err((name, "unreadable", format!("{}: cannot read: {e}", f.display())))
             }
-            ("stdin".to_string(), s)
-        } else {
-            let s = topo::fs::read_bounded_string(f, IMPORT_CAP)
-                .with_context(|| format!("{}: cannot read", f.display()))?;
-            (f.display().to_string(), s)
-        };
-        let doc = ExportDoc::from_json(&text, &name)?;
-        docs.push((name, doc));
+        }
+    };
+    match ExportDoc::from_json(&text, &name) {
+        Ok(doc) => Ok((name, doc)),
+        Err(e @ StoreError::ExportTooNew { .. }) => Err((name, "newer_version", e.to_string())),
+        Err(e) => Err((name, "corrupt", e.to_string())),
     }
-    let mut db = Store::open(db_path(g)?)?;
+}
+
+/// Imports each file in its own transaction, one after the other (memory
+/// holds one file at a time). A file that cannot be read, is not a valid
+/// export or comes from a newer numaprobe is skipped with a named error and
+/// the others are imported; the command then exits 1. Re-importing is
+/// idempotent (runs are known by UUID).
+pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let path = db_path(g)?;
+    // Opened at the first good file: a command that imports nothing leaves
+    // no database behind.
+    let mut db: Option<Store> = None;
+    let bar = if !g.quiet && a.files.len() > 1 && std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(a.files.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{prefix:>12} [{bar:30}] {pos}/{len} files ETA {eta}",
+        ) {
+            b.set_style(style.progress_chars("=> "));
+        }
+        b.set_prefix("import");
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     let mut reports = Vec::new();
-    for (name, doc) in docs {
-        let outcome = db.import(&doc)?;
-        reports.push(ImportReport { file: name, outcome });
+    let mut failed = 0usize;
+    for f in &a.files {
+        match read_export(f) {
+            Ok((name, doc)) => {
+                let store = match &mut db {
+                    Some(s) => s,
+                    None => db.insert(Store::open(&path)?),
+                };
+                let outcome = store.import(&doc)?;
+                reports.push(ImportReport {
+                    file: name,
+                    outcome: Some(outcome),
+                    error: None,
+                    message: None,
+                });
+            }
+            Err((name, kind, message)) => {
+                failed += 1;
+                bar.suspend(|| eprintln!("numaprobe: skipped ({kind}): {message}"));
+                reports.push(ImportReport {
+                    file: name,
+                    outcome: None,
+                    error: Some(kind),
+                    message: Some(message),
+                });
+            }
+        }
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     if g.json {
-        return output::json(&reports);
-    }
-    let mut text = String::new();
-    for r in &reports {
+        output::json(&reports)?;
+    } else {
+        let mut text = String::new();
         let ids = |v: &[store::ImportedRun]| {
             v.iter().map(|i| i.id.to_string()).collect::<Vec<_>>().join(", ")
         };
-        text.push_str(&format!(
-            "{}: imported {} run(s){}, skipped {} already in {}{}\n",
-            r.file,
-            r.outcome.imported.len(),
-            if r.outcome.imported.is_empty() {
-                String::new()
-            } else {
-                format!(" as {}", ids(&r.outcome.imported))
-            },
-            r.outcome.skipped.len(),
-            db.path().display(),
-            if r.outcome.skipped.is_empty() {
-                String::new()
-            } else {
-                format!(" (runs {})", ids(&r.outcome.skipped))
-            },
-        ));
-    }
-    output::emit(&text)
-}
-
-pub fn compare(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
-    let db = open_existing(g)?;
-    let mut ids = Vec::new();
-    for r in &a.runs {
-        let id = resolve(&db, r)?;
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    let baseline = match &a.baseline {
-        Some(b) => {
-            let id = resolve(&db, b)?;
-            match ids.iter().position(|x| *x == id) {
-                Some(i) => i,
-                None => {
-                    ids.insert(0, id);
-                    0
-                }
+        let (mut imported, mut skipped) = (0usize, 0usize);
+        for r in &reports {
+            let Some(o) = &r.outcome else { continue };
+            imported += o.imported.len();
+            skipped += o.skipped.len();
+            if reports.len() > 20 {
+                continue;
             }
+            text.push_str(&format!(
+                "{}: imported {} run(s){}, skipped {} already in {}{}\n",
+                r.file,
+                o.imported.len(),
+                if o.imported.is_empty() {
+                    String::new()
+                } else {
+                    format!(" as {}", ids(&o.imported))
+                },
+                o.skipped.len(),
+                path.display(),
+                if o.skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (runs {})", ids(&o.skipped))
+                },
+            ));
         }
-        None => 0,
-    };
-    if ids.len() < 2 {
-        usage!("compare needs at least two different runs (got {})", ids.len());
+        if reports.len() > 20 {
+            text.push_str(&format!(
+                "{} file(s): imported {imported} run(s), skipped {skipped} already in {}\n",
+                reports.len() - failed,
+                path.display()
+            ));
+        }
+        if !text.is_empty() {
+            output::emit(text.trim_end())?;
+        }
     }
-    let runs: Vec<LoadedRun> = ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
-    let c = report::Comparison::build(&runs, baseline);
-    if g.json {
-        return output::json(&c);
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} file(s) skipped (named above); the others were imported",
+            a.files.len()
+        );
     }
-    print_table(&c.runs_table())?;
-    output::emit("")?;
-    print_table(&c.table())?;
-    if c.across_machines {
-        output::emit(
-            "\nThese runs come from different machines: differences include the hardware.",
-        )?;
-    }
-    let lines = c.verdict_lines();
-    output::emit(&format!("\n{}", lines.join("\n")))
+    Ok(())
 }
 
 pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
@@ -401,7 +453,13 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         },
         (None, None) => report::Format::Markdown,
     };
+    if a.brief && format != report::Format::Markdown {
+        usage!("--brief writes Markdown only: drop --format html or use a .md file");
+    }
     let db = open_existing(g)?;
+    if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format, a.brief)? {
+        return write_out(a.output.as_deref(), &bytes, g, "the report");
+    }
     let run = load(&db, &a.run)?;
     let mut others = Vec::new();
     for r in &a.compare {
@@ -412,6 +470,10 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
             others.push(o);
         }
     }
-    let bytes = report::render_report(format, &run, &others);
+    let bytes = if a.brief {
+        report::brief(&run, &others).into_bytes()
+    } else {
+        report::render_report(format, &run, &others)
+    };
     write_out(a.output.as_deref(), &bytes, g, "the report")
 }

@@ -1,0 +1,125 @@
+//! `compare`: groups of saved runs (one group per setting) side by side
+//! against a baseline group: the settings that differ, a verdict per metric
+//! from the run-to-run spread, and recommendations per workload profile.
+//! Documented in docs/store.md; the study itself is `report::Study`.
+
+use report::{Study, StudyError};
+use results::runstats::Policy;
+use store::{RunRef, Store};
+
+use super::store::{open_existing, print_table};
+use crate::cli::Global;
+use crate::output;
+use crate::usage;
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Groups of runs, 2 to 8: `label:TEXT` (every run with that label),
+    /// `config:HASH` (every run of one configuration), or one run (an id,
+    /// `latest`, `latest~N`, a UUID or a label naming one run).
+    #[arg(required = true, value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// The group the others are compared against (default: the first).
+    #[arg(long, value_name = "GROUP")]
+    pub baseline: Option<String>,
+    /// Equivalence margin in percent: smaller changes do not matter.
+    #[arg(long, value_name = "PCT", default_value_t = results::runstats::DEFAULT_MARGIN_PCT)]
+    pub margin: f64,
+    /// Two-sided confidence of the intervals (0.5 to 0.999).
+    #[arg(long, value_name = "P", default_value_t = results::runstats::DEFAULT_CONFIDENCE)]
+    pub confidence: f64,
+}
+
+/// The report (or `--brief`) for `report RUN --compare ...` when a
+/// reference selects a group (`label:`, `config:`); `None` when every
+/// reference names one run (the report then compares those runs, each its
+/// own group).
+pub fn study_report(
+    db: &Store,
+    run: &str,
+    compare: &[String],
+    format: report::Format,
+    brief: bool,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let is_group = |t: &str| t.parse::<RunRef>().is_ok_and(|r| r.is_group());
+    if !(is_group(run) || compare.iter().any(|c| is_group(c))) || compare.is_empty() {
+        return Ok(None);
+    }
+    let mut refs = vec![run.to_string()];
+    refs.extend(compare.iter().cloned());
+    let study = study_of(db, &refs, None, &Policy::default())?;
+    let mut runs = Vec::new();
+    for g in &study.groups {
+        for id in &g.runs {
+            runs.push(db.load_run(*id)?);
+        }
+    }
+    let first = runs.remove(0);
+    if brief {
+        return Ok(Some(report::brief_with(&first, &runs, Some(&study)).into_bytes()));
+    }
+    Ok(Some(report::render_study_report(format, &first, &runs, &study)))
+}
+
+fn study_of(
+    db: &Store,
+    refs: &[String],
+    baseline: Option<&str>,
+    policy: &Policy,
+) -> anyhow::Result<Study> {
+    match Study::from_store(db, refs, baseline, policy) {
+        Ok(s) => Ok(s),
+        Err(e @ StudyError::GroupCount(_)) => {
+            usage!("{e}; compare needs at least two different runs or groups")
+        }
+        Err(e) if e.is_usage() => usage!("{e}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
+    if !(a.margin.is_finite() && a.margin > 0.0 && a.margin < 100.0) {
+        usage!("--margin {}: expected a percentage above 0 and below 100", a.margin);
+    }
+    if !(a.confidence.is_finite() && (0.5..=0.999).contains(&a.confidence)) {
+        usage!("--confidence {}: expected a probability from 0.5 to 0.999", a.confidence);
+    }
+    let db = open_existing(g)?;
+    let policy = Policy { confidence: a.confidence, margin_pct: a.margin };
+    let study = study_of(&db, &a.groups, a.baseline.as_deref(), &policy)?;
+    if !g.quiet {
+        for w in &study.warnings {
+            eprintln!("numaprobe: warning: {w}");
+        }
+    }
+    if g.json {
+        return output::json(&study);
+    }
+    print_table(&study.groups_table())?;
+    output::emit("")?;
+    if study.settings_diff.is_empty() {
+        output::emit("Settings that differ: none recorded.")?;
+    } else {
+        output::emit("Settings that differ:")?;
+        print_table(&study.settings_table())?;
+    }
+    output::emit(&study.settings_same_line())?;
+    output::emit("")?;
+    print_table(&study.metrics_table())?;
+    output::emit(&format!(
+        "\nVerdicts ({}% intervals on the change of medians between runs; margin ±{}%):",
+        (study.confidence * 100.0).round(),
+        study.margin_pct
+    ))?;
+    let lines: Vec<String> = study.verdict_lines().iter().map(|l| format!("  {l}")).collect();
+    output::emit(&lines.join("\n"))?;
+    output::emit("\nAnalysis and recommendations:")?;
+    let recs: Vec<String> =
+        study.recommendations.iter().map(|r| format!("  {}: {}", r.profile, r.text)).collect();
+    output::emit(&recs.join("\n"))?;
+    if !study.warnings.is_empty() {
+        let w: Vec<String> = study.warnings.iter().map(|w| format!("  {w}")).collect();
+        output::emit(&format!("\nWarnings:\n{}", w.join("\n")))?;
+    }
+    Ok(())
+}

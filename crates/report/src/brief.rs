@@ -1,0 +1,265 @@
+//! `report --brief`: a Markdown page of at most [`MAX_LINES`] lines for
+//! tickets and chat: machine and settings, the headline figures with their
+//! noise, the worst findings, and for a comparison the settings that differ
+//! and the verdicts. Figures are rounded to what their noise supports.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde_json::Value;
+use store::LoadedRun;
+
+use crate::data::{scalar_text, RunData};
+use crate::fmt::{noisy, num};
+use crate::glance::glance;
+use crate::metrics::{metrics, MetricKey};
+use crate::render::md_table;
+use crate::study::Study;
+
+/// The longest brief, in lines.
+pub const MAX_LINES: usize = 60;
+
+/// Findings listed (the others are counted).
+const MAX_FINDINGS: usize = 5;
+
+/// Settings rows of a comparison (the others are counted).
+const MAX_SETTINGS: usize = 10;
+
+/// Recommendations of a comparison (the study's first ones).
+const MAX_RECOMMENDATIONS: usize = 4;
+
+/// Settings worth a line in a brief, in this order, when the run recorded
+/// them.
+const KEY_SETTINGS: [&str; 10] = [
+    "thp_enabled",
+    "thp",
+    "numa_balancing",
+    "governor",
+    "boost",
+    "smt",
+    "zone_reclaim_mode",
+    "epp",
+    "iommu",
+    "kernel",
+];
+
+/// `a.b = v` pairs of a settings document's scalar leaves (fingerprint
+/// left out).
+fn flat_settings(v: &Value) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    walk(&key, x, out);
+                }
+            }
+            Value::Null => {}
+            other => {
+                out.insert(prefix.to_string(), scalar_text(other).unwrap_or(other.to_string()));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", v, &mut out);
+    out.remove("fingerprint");
+    out
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The brief of `run`, compared with `compare` when not empty (`run` is the
+/// baseline), as Markdown.
+pub fn brief(run: &LoadedRun, compare: &[LoadedRun]) -> String {
+    brief_with(run, compare, None)
+}
+
+/// The brief of `run` with a settings study of groups of runs (`others`:
+/// the other runs of the study); without `study`, each compared run is its
+/// own group.
+pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) -> String {
+    let d = RunData::of(run);
+    let s = &run.summary;
+    let mut out = String::new();
+    let _ = writeln!(out, "### numaprobe brief: {}", md(&run.display_name()));
+    let _ = writeln!(
+        out,
+        "\nRun {} ({}), {}, started {}; numaprobe {}: `{}`\n",
+        s.id,
+        &s.uuid[..s.uuid.len().min(8)],
+        s.status,
+        s.started.get(..16).unwrap_or(&s.started).replace('T', " "),
+        s.tool_version,
+        s.command_line.replace('`', "'")
+    );
+
+    let g = glance(run, &d);
+    for (k, v) in &g.rows {
+        if k == "Latency" || k == "Bandwidth" {
+            continue; // in the figures table below
+        }
+        let _ = writeln!(out, "- **{k}:** {}", md(v));
+    }
+    let settings = flat_settings(&run.config);
+    let picked: Vec<String> =
+        KEY_SETTINGS.iter().filter_map(|k| settings.get(*k).map(|v| format!("{k}={v}"))).collect();
+    if !picked.is_empty() {
+        let _ = writeln!(out, "- **Settings:** {}", md(&picked.join(", ")));
+    }
+
+    // Headline figures with their noise.
+    let m = metrics(&d);
+    if !m.is_empty() {
+        out.push_str("\n| Figure | Value | Noise (robust CV) | From |\n|---|---:|---:|---|\n");
+        for k in MetricKey::ALL {
+            let Some(x) = m.get(&k) else { continue };
+            let value = if x.noise_pct > 0.0 {
+                format!("{} {}", noisy(x.value, x.noise_pct), k.unit())
+            } else {
+                format!("{} {}", num(x.value, k.unit()), k.unit())
+            };
+            let noise = if x.noise_pct > 0.0 { format!("{:.1}%", x.noise_pct) } else { "-".into() };
+            let from = match &x.detail {
+                Some(det) => format!("{} result(s), {det}", x.results),
+                None => format!("{} result(s)", x.results),
+            };
+            let _ = writeln!(out, "| {} | {value} | {noise} | {} |", k.name(), md(&from));
+        }
+        if let (Some(l), Some(r)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
+            if l.value > 0.0 {
+                let _ = writeln!(out, "\nRemote/local latency: {:.2}x.", r.value / l.value);
+            }
+        }
+    } else {
+        out.push_str("\nNo bandwidth or latency figures in this run.\n");
+    }
+
+    // Findings
+    let bad: Vec<_> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    if !d.findings.is_empty() {
+        let mut counts: BTreeMap<u8, (String, usize)> = BTreeMap::new();
+        for f in &bad {
+            counts.entry(f.rank()).or_insert((f.severity.clone(), 0)).1 += 1;
+        }
+        let summary: Vec<String> = counts.values().map(|(s, n)| format!("{n} {s}")).collect();
+        if bad.is_empty() {
+            let _ = writeln!(out, "\n**Audit:** all {} settings as recommended.", d.findings.len());
+        } else {
+            let _ = writeln!(out, "\n**Audit findings** ({}):\n", summary.join(", "));
+            for f in bad.iter().take(MAX_FINDINGS) {
+                let fix = f.fix.as_deref().filter(|x| *x != "-");
+                let _ = writeln!(
+                    out,
+                    "- **{}** {}: {}{}",
+                    f.severity.to_uppercase(),
+                    f.id,
+                    md(&f.found),
+                    fix.map(|x| format!(" (fix: `{}`)", x.replace('`', "'"))).unwrap_or_default()
+                );
+            }
+            if bad.len() > MAX_FINDINGS {
+                let _ = writeln!(out, "- and {} more", bad.len() - MAX_FINDINGS);
+            }
+        }
+    }
+
+    if !compare.is_empty() {
+        comparison(&mut out, run, compare, study);
+    }
+    cap(out)
+}
+
+/// The settings that differ between the groups and the metric verdicts
+/// (the settings study, `report::study`).
+fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) {
+    let owned;
+    let s = match study {
+        Some(s) => s,
+        None => {
+            let mut all = vec![run.clone()];
+            all.extend(compare.iter().cloned());
+            owned = Study::of_runs(&all);
+            &owned
+        }
+    };
+    let _ = writeln!(out, "\n**Comparison** against {}:", md(&s.group_name(s.baseline)));
+    if s.across_machines {
+        out.push_str(
+            "\nThese runs come from different machines: differences include the hardware.\n",
+        );
+    }
+    if s.settings_diff.is_empty() {
+        out.push_str("\nSettings: the same in every group.\n");
+    } else {
+        let mut t = s.settings_table();
+        t.rows.truncate(MAX_SETTINGS);
+        t.align = vec![crate::doc::Align::Left; t.header.len()];
+        out.push('\n');
+        out.push_str(&md_table(&t));
+        if s.settings_diff.len() > MAX_SETTINGS {
+            let _ = writeln!(
+                out,
+                "\nand {} more settings differ.",
+                s.settings_diff.len() - MAX_SETTINGS
+            );
+        }
+    }
+    out.push('\n');
+    out.push_str(&md_table(&s.metrics_table()));
+    let _ = writeln!(
+        out,
+        "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided without repeated runs (docs/store.md).",
+        (s.confidence * 100.0).round(),
+        s.margin_pct
+    );
+    for w in s.warnings.iter().take(2) {
+        let _ = writeln!(out, "\nWarning: {}.", md(w));
+    }
+    if !s.recommendations.is_empty() {
+        out.push('\n');
+        for r in s.recommendations.iter().take(MAX_RECOMMENDATIONS) {
+            let _ = writeln!(out, "- {}: {}", md(&r.profile), md(&r.text));
+        }
+    }
+}
+
+/// At most [`MAX_LINES`] lines: a longer brief is cut, and says so.
+fn cap(out: String) -> String {
+    let lines: Vec<&str> = out.lines().collect();
+    if lines.len() <= MAX_LINES {
+        return out;
+    }
+    let mut s = lines[..MAX_LINES - 2].join("\n");
+    let _ = write!(
+        s,
+        "\n\n_{} more lines cut: `numaprobe report` has everything._\n",
+        lines.len() - (MAX_LINES - 2)
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_brief_is_cut_to_the_limit() {
+        let long: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        let c = cap(long);
+        assert_eq!(c.lines().count(), MAX_LINES);
+        assert!(c.ends_with("`numaprobe report` has everything._\n"));
+        let short = "a\nb\n".to_string();
+        assert_eq!(cap(short.clone()), short);
+    }
+
+    #[test]
+    fn settings_flatten_without_the_fingerprint() {
+        let f = flat_settings(
+            &serde_json::json!({"fingerprint": "x", "thp": "always", "cmdline_options": {"numa": "off"}, "boost": null}),
+        );
+        assert_eq!(f.len(), 2);
+        assert_eq!(f["cmdline_options.numa"], "off");
+    }
+}

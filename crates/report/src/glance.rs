@@ -1,0 +1,306 @@
+//! The at-a-glance box at the top of a run's report: machine and BIOS,
+//! memory population and its theoretical peak, NUMA mode with its reason,
+//! the headline latencies and bandwidths (with % of the peak) and the worst
+//! audit findings, each figure rounded to what its noise supports.
+
+use serde_json::Value;
+use store::LoadedRun;
+
+use crate::data::{text as field_text, RunData};
+use crate::fmt::{bytes, with_noise};
+use crate::metrics::{lat_matrix, metrics, MetricKey};
+
+/// How many audit findings the box lists.
+pub const TOP_FINDINGS: usize = 3;
+
+/// The box: labelled facts, then the worst findings.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Glance {
+    /// `(label, value)`, in order.
+    pub rows: Vec<(String, String)>,
+    /// The worst findings, worst first.
+    pub findings: Vec<GlanceFinding>,
+    /// Findings not listed (beyond [`TOP_FINDINGS`]).
+    pub more_findings: usize,
+}
+
+/// A finding as the box shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlanceFinding {
+    /// As the audit wrote it (`warn`, `critical`, ...).
+    pub severity: String,
+    /// The colour class: `critical`, `warning`, `info` or `unknown`.
+    pub level: &'static str,
+    pub text: String,
+}
+
+/// The theoretical peak bandwidth of the whole machine's memory, GB/s
+/// (10^9 B/s): the sum over sockets of populated channels x MT/s x 8 bytes,
+/// from the SMBIOS memory records stored with the run. `None` when the
+/// records were absent (most VMs) or any socket's peak is unknown.
+pub fn machine_peak_gbs(run: &LoadedRun) -> Option<f64> {
+    peak_of(&run.machine_info)
+}
+
+fn peak_of(machine_info: &Value) -> Option<f64> {
+    let per = machine_info.get("dimms")?.get("peak_gbs_per_socket")?.as_array()?;
+    if per.is_empty() {
+        return None;
+    }
+    per.iter().map(Value::as_f64).sum::<Option<f64>>().filter(|p| *p > 0.0)
+}
+
+/// One node's even share of the machine's peak (peak / nodes with CPUs):
+/// in SNC or NPS modes each node owns a part of its socket's channels.
+pub fn node_peak_gbs(run: &LoadedRun) -> Option<f64> {
+    let nodes = cpu_nodes(&run.topology).max(1);
+    machine_peak_gbs(run).map(|p| p / nodes as f64)
+}
+
+fn cpu_nodes(topo: &Value) -> usize {
+    topo.get("nodes")
+        .and_then(Value::as_array)
+        .map(|n| n.iter().filter(|x| field_text(x, "cpus").is_some_and(|c| !c.is_empty())).count())
+        .unwrap_or(0)
+}
+
+/// `DDR5-4800, 16 of 32 slots (8 of 16 channels), 32 GiB modules, 512 GiB`.
+fn memory_text(run: &LoadedRun) -> String {
+    let mi = &run.machine_info;
+    let total = mi.get("mem_total_bytes").and_then(Value::as_u64).map(bytes);
+    let mut parts = Vec::new();
+    let cfg = &run.config;
+    let population = field_text(cfg, "dimm_population").filter(|p| p != "unreadable");
+    if let Some(p) = population {
+        // the settings document (SMBIOS): `8 of 16 slots: 8x 32 GiB DDR5`
+        parts.push(p);
+        if let Some(s) = field_text(cfg, "memory_speed_mts").filter(|s| s != "unreadable") {
+            parts.push(format!("{s} MT/s"));
+        }
+        let d = mi.get("dimms");
+        if let (Some(cp), Some(c)) = (
+            d.and_then(|d| d.get("channels_populated")).and_then(Value::as_u64),
+            d.and_then(|d| d.get("channels")).and_then(Value::as_u64).filter(|c| *c > 0),
+        ) {
+            parts.push(format!("{cp} of {c} channels"));
+        }
+    } else {
+        match mi.get("dimms") {
+            Some(Value::String(s)) => parts.push(s.clone()),
+            Some(d @ Value::Object(_)) if d.get("unreadable").is_none() => {
+                let kind = field_text(d, "memory_type").filter(|t| !t.is_empty());
+                let speed = d.get("configured_speed_mts").and_then(Value::as_u64);
+                match (kind, speed) {
+                    (Some(k), Some(s)) => parts.push(format!("{k}-{s}")),
+                    (Some(k), None) => parts.push(k),
+                    (None, Some(s)) => parts.push(format!("{s} MT/s")),
+                    _ => {}
+                }
+                if let (Some(m), Some(s)) = (
+                    d.get("modules").and_then(Value::as_u64),
+                    d.get("slots").and_then(Value::as_u64),
+                ) {
+                    let mut t = format!("{m} of {s} slots");
+                    if let (Some(cp), Some(c)) = (
+                        d.get("channels_populated").and_then(Value::as_u64),
+                        d.get("channels").and_then(Value::as_u64).filter(|c| *c > 0),
+                    ) {
+                        t.push_str(&format!(" ({cp} of {c} channels)"));
+                    }
+                    parts.push(t);
+                }
+                let sizes: Vec<String> = d
+                    .get("module_sizes_bytes")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_u64).map(bytes).collect())
+                    .unwrap_or_default();
+                if !sizes.is_empty() {
+                    parts.push(format!("{} modules", sizes.join(" + ")));
+                }
+            }
+            _ => parts.push("no SMBIOS memory records (a VM?)".into()),
+        }
+    }
+    if let Some(t) = total {
+        parts.push(format!("{t} in all"));
+    }
+    parts.join(", ")
+}
+
+/// Board and BIOS: the firmware fields of the run's configuration
+/// document (`sys_vendor`, `product_name`, `bios_vendor`, `bios_version`,
+/// `bios_date`, `microcode`), else a `bios` object of the machine document.
+fn bios_text(config: &Value, mi: &Value) -> Option<String> {
+    let b = if field_text(config, "bios_version").is_some()
+        || field_text(config, "product_name").is_some()
+    {
+        config
+    } else {
+        mi.get("bios")?
+    };
+    if let Value::String(s) = b {
+        return Some(s.clone());
+    }
+    let known = |k: &str| field_text(b, k).filter(|v| !v.is_empty() && v != "unreadable");
+    let mut s = [known("sys_vendor"), known("product_name")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let bios = [known("bios_vendor"), known("bios_version")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !bios.is_empty() {
+        if !s.is_empty() {
+            s.push_str(", ");
+        }
+        s.push_str(&format!("BIOS {bios}"));
+        if let Some(d) = known("bios_date") {
+            s.push_str(&format!(" ({d})"));
+        }
+    }
+    if let Some(m) = known("microcode") {
+        s.push_str(&format!(", microcode {m}"));
+    }
+    (!s.is_empty()).then_some(s)
+}
+
+/// `X% of P GB/s`.
+fn of_peak(v: f64, peak: Option<f64>, what: &str) -> String {
+    match peak {
+        Some(p) if p > 0.0 => {
+            format!(" = {:.0}% of {what} {} GB/s", v / p * 100.0, crate::fmt::num(p, "GB/s"))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The at-a-glance box of `run`.
+pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
+    let mi = &run.machine_info;
+    let topo = &run.topology;
+    let mut g = Glance::default();
+    let mut row = |k: &str, v: Option<String>| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            g.rows.push((k.to_string(), v));
+        }
+    };
+    let cpu = field_text(topo, "cpu_model").or_else(|| field_text(mi, "cpu_model"));
+    let machine = match (field_text(mi, "hostname"), &cpu) {
+        (Some(h), Some(c)) => {
+            let packages = topo.get("packages").and_then(Value::as_array).map_or(0, Vec::len);
+            Some(if packages > 1 { format!("{h}: {packages} x {c}") } else { format!("{h}: {c}") })
+        }
+        _ => Some(run.summary.machine.clone()),
+    };
+    row("Machine", machine);
+    row(
+        "Board and BIOS",
+        Some(bios_text(&run.config, mi).unwrap_or_else(|| "not recorded".into())),
+    );
+    let peak = machine_peak_gbs(run);
+    let mut mem = memory_text(run);
+    match peak {
+        Some(p) => mem.push_str(&format!("; theoretical peak {} GB/s", crate::fmt::num(p, "GB/s"))),
+        None => mem.push_str("; theoretical peak unknown"),
+    }
+    row("Memory", Some(mem));
+    row(
+        "NUMA mode",
+        crate::build::numa_mode_text(topo).or_else(|| field_text(&run.config, "numa_mode")),
+    );
+
+    let m = metrics(d);
+    let lat = |k: MetricKey| m.get(&k).map(|x| with_noise(x.value, x.noise_pct, "ns"));
+    let mut l = Vec::new();
+    if let Some(v) = lat(MetricKey::LocalLat) {
+        l.push(format!("local {v}"));
+    }
+    if let Some(v) = lat(MetricKey::RemoteLat) {
+        let worst = lat_matrix(d)
+            .iter()
+            .filter(|((c, mn), _)| c != mn)
+            .filter_map(|(_, p)| p.median_ns)
+            .fold(0.0, f64::max);
+        let mut s = format!("remote {v}");
+        if let (Some(lv), Some(rv)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
+            if lv.value > 0.0 {
+                s.push_str(&format!(" ({:.1}x local", rv.value / lv.value));
+                if worst > rv.value * 1.05 {
+                    s.push_str(&format!(
+                        ", worst pair {} ns",
+                        crate::fmt::noisy(worst, rv.noise_pct)
+                    ));
+                }
+                s.push(')');
+            }
+        }
+        l.push(s);
+    }
+    row("Latency", Some(l.join("; ")));
+    let node_peak = node_peak_gbs(run);
+    let mut b = Vec::new();
+    if let Some(x) = m.get(&MetricKey::LocalBw) {
+        b.push(format!(
+            "local {} per node{}",
+            with_noise(x.value, x.noise_pct, "GB/s"),
+            of_peak(x.value, node_peak.filter(|_| cpu_nodes(topo) > 1), "a node's share,")
+        ));
+    }
+    if let Some(x) = m.get(&MetricKey::GlobalBw) {
+        b.push(format!(
+            "global {}{}",
+            with_noise(x.value, x.noise_pct, "GB/s"),
+            of_peak(x.value, peak, "the peak")
+        ));
+    } else if let (Some(x), 1) = (m.get(&MetricKey::LocalBw), cpu_nodes(topo)) {
+        if let Some(p) = peak {
+            b.push(format!("local{}", of_peak(x.value, Some(p), "the peak")));
+        }
+    }
+    row("Bandwidth", Some(b.join("; ")));
+
+    let bad: Vec<_> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    g.more_findings = bad.len().saturating_sub(TOP_FINDINGS);
+    g.findings = bad
+        .iter()
+        .take(TOP_FINDINGS)
+        .map(|f| GlanceFinding {
+            severity: f.severity.clone(),
+            level: match f.rank() {
+                0 => "critical",
+                1 => "warning",
+                2 | 3 => "info",
+                _ => "unknown",
+            },
+            text: match &f.fix {
+                Some(fix) if fix != "-" => format!("{}: {} (fix: {fix})", f.id, f.found),
+                _ => format!("{}: {}", f.id, f.found),
+            },
+        })
+        .collect();
+    if d.findings.is_empty() {
+        g.rows.push(("Audit".into(), "not run (numaprobe audit adds findings with fixes)".into()));
+    } else if bad.is_empty() {
+        g.rows.push(("Audit".into(), format!("all {} settings as recommended", d.findings.len())));
+    }
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_needs_every_socket() {
+        let j = |v| peak_of(&v);
+        assert_eq!(
+            j(serde_json::json!({"dimms": {"peak_gbs_per_socket": [153.6, 153.6]}})),
+            Some(307.2)
+        );
+        assert_eq!(j(serde_json::json!({"dimms": {"peak_gbs_per_socket": [153.6, null]}})), None);
+        assert_eq!(j(serde_json::json!({"dimms": null})), None);
+    }
+}

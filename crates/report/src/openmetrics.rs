@@ -1,0 +1,376 @@
+//! Runs as OpenMetrics text (also valid Prometheus text format 0.0.4, so
+//! node_exporter's textfile collector and `promtool check metrics` read
+//! it): `numaprobe export --format openmetrics RUN` and `run --textfile
+//! DIR`. Names follow Prometheus conventions (`numaprobe_` prefix, base
+//! units: bytes per second, seconds); every series carries the labels
+//! `host`, `run_uuid`, `label` and `config` (the configuration
+//! fingerprint). Families (documented in docs/fleet.md):
+//!
+//! * `numaprobe_bandwidth_bytes_per_second`: each bandwidth result's best
+//!   figure, labels `mode`, `kernel`, `cpu_node`, `mem_node`, `pages`,
+//!   `threads`;
+//! * `numaprobe_latency_seconds`: each latency result's median, labels
+//!   `mode`, `cpu_node`, `mem_node`, `pages`, `size_bytes`, `cpu`, `delay`,
+//!   `cpu_a`, `cpu_b` where they apply;
+//! * `numaprobe_headline_bandwidth_bytes_per_second` and
+//!   `numaprobe_headline_latency_seconds`: the report's headline metrics,
+//!   label `metric`;
+//! * `numaprobe_run_timestamp_seconds`: when the run started (Unix time);
+//! * `numaprobe_run_info` (value 1): machine and settings as labels.
+//!
+//! A label a result does not have is left out; two results with the same
+//! label set (a repeated measurement) keep the first.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use serde_json::Value;
+use store::LoadedRun;
+
+use crate::data::RunData;
+use crate::metrics::{metrics, MetricKey};
+
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    unit: &'static str,
+    samples: Vec<(Vec<(String, String)>, f64)>,
+    seen: BTreeSet<String>,
+}
+
+impl Family {
+    fn new(name: &'static str, unit: &'static str, help: &'static str) -> Family {
+        Family { name, help, unit, samples: Vec::new(), seen: BTreeSet::new() }
+    }
+
+    fn push(&mut self, labels: Vec<(String, String)>, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        let key = labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("\u{1}");
+        if self.seen.insert(key) {
+            self.samples.push((labels, value));
+        }
+    }
+}
+
+/// Escapes a label value (backslash, double quote, line feed).
+fn esc(v: &str) -> String {
+    let mut o = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '"' => o.push_str("\\\""),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A number as OpenMetrics writes it (Rust's shortest round-trip form).
+fn num(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+fn text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Unix seconds of an RFC 3339 UTC time (`2026-11-02T11:00:02.000Z`);
+/// `None` when it is not one.
+pub fn unix_seconds(t: &str) -> Option<f64> {
+    let t = t.strip_suffix('Z').or_else(|| t.strip_suffix("+00:00"))?;
+    let (date, time) = t.split_once('T')?;
+    let mut d = date.split('-').map(|x| x.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut hms = time.split(':');
+    let h: i64 = hms.next()?.parse().ok()?;
+    let mi: i64 = hms.next()?.parse().ok()?;
+    let s: f64 = hms.next()?.parse().ok()?;
+    if !(1..=12).contains(&m)
+        || !(1..=31).contains(&day)
+        || h > 23
+        || mi > 59
+        || !(0.0..61.0).contains(&s)
+    {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3600 + mi * 60) as f64 + s)
+}
+
+/// The labels every series of `run` carries.
+fn run_labels(run: &LoadedRun) -> Vec<(String, String)> {
+    vec![
+        ("host".into(), crate::fleet::host_of(run)),
+        ("run_uuid".into(), run.summary.uuid.clone()),
+        ("label".into(), run.summary.label.clone().unwrap_or_default()),
+        ("config".into(), run.summary.config_hash.clone()),
+    ]
+}
+
+fn with(base: &[(String, String)], extra: &[(&str, Option<String>)]) -> Vec<(String, String)> {
+    let mut l: Vec<(String, String)> =
+        extra.iter().filter_map(|(k, v)| v.clone().map(|v| (k.to_string(), v))).collect();
+    l.extend(base.iter().cloned());
+    l
+}
+
+/// The OpenMetrics text of `runs`, ending with `# EOF`.
+pub fn render(runs: &[LoadedRun]) -> String {
+    let mut bw = Family::new(
+        "numaprobe_bandwidth_bytes_per_second",
+        "bytes_per_second",
+        "Best memory bandwidth of a numaprobe bandwidth result (10^9 B/s = 1 GB/s).",
+    );
+    let mut lat = Family::new(
+        "numaprobe_latency_seconds",
+        "seconds",
+        "Median load-to-use latency of a numaprobe latency result.",
+    );
+    let mut head_bw = Family::new(
+        "numaprobe_headline_bandwidth_bytes_per_second",
+        "bytes_per_second",
+        "A headline bandwidth metric of the run (local, global, interleave, cross_node).",
+    );
+    let mut head_lat = Family::new(
+        "numaprobe_headline_latency_seconds",
+        "seconds",
+        "A headline latency metric of the run (local, remote, loaded_at_peak).",
+    );
+    let mut ts = Family::new(
+        "numaprobe_run_timestamp_seconds",
+        "seconds",
+        "When the run started, Unix time.",
+    );
+    let mut info = Family::new(
+        "numaprobe_run_info",
+        "",
+        "The run's machine and settings as labels (value 1).",
+    );
+    for run in runs {
+        let base = run_labels(run);
+        for r in &run.results {
+            let p = &r.payload;
+            let g = |k: &str| text(p.get(k));
+            match r.kind.as_str() {
+                "bw" => {
+                    let Some(v) = p.get("best_gbs").and_then(Value::as_f64) else { continue };
+                    bw.push(
+                        with(
+                            &base,
+                            &[
+                                ("mode", g("mode")),
+                                ("kernel", g("kernel")),
+                                ("cpu_node", g("cpu_node")),
+                                ("mem_node", g("mem_node").or_else(|| g("mem_nodes"))),
+                                ("pages", g("pages").or_else(|| g("page_size"))),
+                                ("threads", g("threads")),
+                            ],
+                        ),
+                        v * 1e9,
+                    );
+                }
+                "lat" => {
+                    let v =
+                        p.get("median_ns").or_else(|| p.get("latency_ns")).and_then(Value::as_f64);
+                    let Some(v) = v else { continue };
+                    lat.push(
+                        with(
+                            &base,
+                            &[
+                                ("mode", g("mode")),
+                                ("cpu_node", g("cpu_node")),
+                                ("mem_node", g("mem_node")),
+                                ("pages", g("page_size").or_else(|| g("pages"))),
+                                ("size_bytes", g("size_bytes")),
+                                ("cpu", g("cpu")),
+                                ("delay", g("delay")),
+                                ("cpu_a", g("cpu_a")),
+                                ("cpu_b", g("cpu_b")),
+                            ],
+                        ),
+                        v * 1e-9,
+                    );
+                }
+                _ => {}
+            }
+        }
+        for (key, m) in metrics(&RunData::of(run)) {
+            let name = match key {
+                MetricKey::LocalBw | MetricKey::LocalLat => "local",
+                MetricKey::GlobalBw => "global",
+                MetricKey::InterleaveBw => "interleave",
+                MetricKey::CrossBw => "cross_node",
+                MetricKey::RemoteLat => "remote",
+                MetricKey::LoadedLatPeak => "loaded_at_peak",
+            };
+            let labels = with(&base, &[("metric", Some(name.into()))]);
+            if key.higher_is_better() {
+                head_bw.push(labels, m.value * 1e9);
+            } else {
+                head_lat.push(labels, m.value * 1e-9);
+            }
+        }
+        if let Some(t) = unix_seconds(&run.summary.started) {
+            ts.push(base.clone(), t);
+        }
+        let mi = &run.machine_info;
+        let c = &run.config;
+        let settings = |keys: &[&str]| keys.iter().find_map(|k| text(c.get(*k)));
+        // Firmware facts are in the configuration today, in the machine
+        // document in older runs.
+        let machine =
+            |keys: &[&str]| keys.iter().find_map(|k| text(mi.get(*k))).or_else(|| settings(keys));
+        info.push(
+            with(
+                &base,
+                &[
+                    ("machine", Some(run.summary.machine_fingerprint.clone())),
+                    ("cpu_model", machine(&["cpu_model"])),
+                    ("packages", machine(&["packages"])),
+                    ("cores", machine(&["cores"])),
+                    ("mem_total_bytes", machine(&["mem_total_bytes"])),
+                    ("system_model", machine(&["system_model", "product_name"])),
+                    ("bios_version", machine(&["bios_version"])),
+                    ("numa_mode", settings(&["numa_mode"])),
+                    ("kernel", settings(&["kernel"])),
+                    ("thp", settings(&["thp_enabled", "thp"])),
+                    ("governor", settings(&["governor"])),
+                    ("smt", settings(&["smt"])),
+                    ("boost", settings(&["boost"])),
+                    ("numa_balancing", settings(&["numa_balancing"])),
+                    ("memory_speed_mts", settings(&["memory_speed_mts"])),
+                    ("dimm_population", settings(&["dimm_population"])),
+                    ("cgroup_restriction", settings(&["cgroup_restriction"])),
+                    ("status", Some(run.summary.status.to_string())),
+                    ("version", Some(run.summary.tool_version.clone())),
+                ],
+            ),
+            1.0,
+        );
+    }
+    let mut out = String::new();
+    for f in [&bw, &lat, &head_bw, &head_lat, &ts, &info] {
+        if f.samples.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+        let _ = writeln!(out, "# TYPE {} gauge", f.name);
+        if !f.unit.is_empty() {
+            let _ = writeln!(out, "# UNIT {} {}", f.name, f.unit);
+        }
+        for (labels, v) in &f.samples {
+            let l: Vec<String> =
+                labels.iter().map(|(k, v)| format!("{k}=\"{}\"", esc(v))).collect();
+            let _ = writeln!(out, "{}{{{}}} {}", f.name, l.join(","), num(*v));
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// Label names seen per family (for tests and docs).
+pub fn label_names(text: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((name, rest)) = line.split_once('{') else { continue };
+        let set = out.entry(name.to_string()).or_default();
+        for part in rest.split("\",") {
+            if let Some((k, _)) = part.split_once("=\"") {
+                set.insert(k.trim_start_matches(',').to_string());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store::{ExportDoc, RunId, RunSummary};
+
+    const FIXTURE: &str = include_str!("../tests/fixtures/synthetic-export.json");
+
+    fn run() -> LoadedRun {
+        let doc = ExportDoc::from_json(FIXTURE, "fixture").unwrap();
+        let r = doc.runs[0].clone();
+        LoadedRun {
+            summary: RunSummary {
+                id: RunId(1),
+                uuid: r.uuid.clone(),
+                label: Some("say \"hi\"\\n".into()),
+                started: r.started.clone(),
+                finished: r.finished.clone(),
+                status: r.status,
+                complete: true,
+                message: None,
+                machine: r.machine.description.clone(),
+                machine_fingerprint: r.machine.fingerprint.clone(),
+                config_hash: r.config_hash.clone(),
+                tool_version: r.tool_version.clone(),
+                command_line: r.command_line.clone(),
+                result_count: r.results.len() as u64,
+                imported: true,
+            },
+            machine_info: r.machine.info.clone(),
+            config: r.config.clone(),
+            topology: Value::Null,
+            results: r.results.clone(),
+        }
+    }
+
+    #[test]
+    fn families_units_labels_and_eof() {
+        let t = render(&[run()]);
+        assert!(t.ends_with("# EOF\n"));
+        assert!(t.contains("# TYPE numaprobe_bandwidth_bytes_per_second gauge\n# UNIT numaprobe_bandwidth_bytes_per_second bytes_per_second\n"));
+        // triad on node 0: 101.3 GB/s in bytes per second.
+        assert!(
+            t.lines().any(|l| l.starts_with("numaprobe_bandwidth_bytes_per_second{mode=\"local\",kernel=\"triad\",cpu_node=\"0\",mem_node=\"0\"")
+                && l.ends_with(" 101300000000.0")),
+            "{t}"
+        );
+        assert!(t.contains("numaprobe_headline_latency_seconds{metric=\"remote\""));
+        assert!(t.contains("label=\"say \\\"hi\\\"\\\\n\""), "escaped label");
+        let names = label_names(&t);
+        for l in ["host", "run_uuid", "label", "config"] {
+            for (f, set) in &names {
+                assert!(set.contains(l), "{f} lacks {l}");
+            }
+        }
+        assert!(names["numaprobe_run_info"].contains("numa_mode"));
+        assert!(names["numaprobe_run_info"].contains("kernel"));
+        // No family has two samples with one label set.
+        let mut seen = BTreeSet::new();
+        for l in t.lines().filter(|l| !l.starts_with('#')) {
+            let (series, _) = l.rsplit_once(' ').unwrap();
+            assert!(seen.insert(series.to_string()), "duplicate {series}");
+        }
+    }
+
+    #[test]
+    fn rfc3339_to_unix() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(unix_seconds("2026-11-02T11:00:02.500Z"), Some(1_793_617_202.5));
+        assert_eq!(unix_seconds("2000-02-29T00:00:00Z"), Some(951_782_400.0));
+        assert_eq!(unix_seconds("yesterday"), None);
+    }
+}

@@ -1,0 +1,267 @@
+//! Settings studies on real repeated runs of the development machine (a
+//! 2-vCPU VM shared with compilers: very noisy) and on synthetic groups
+//! with known effects. The real runs are 12 `numaprobe run --quick` of
+//! identical settings taken back to back on 2026-11-22 in three labelled
+//! blocks (A: 3 runs, B: 3 runs, C: 6 runs), exported to
+//! `data/repeat/identical-12-runs.json.gz` (see data/repeat/README.md).
+//! Identical settings must never come out better or worse.
+
+use std::io::Read;
+
+use report::study::Floors;
+use report::{GroupInput, Study};
+use results::runstats::{GroupVerdict, Policy};
+use serde_json::Value;
+use store::{ExportDoc, LoadedRun, RunRef, Store};
+
+fn real_store(dir: &std::path::Path) -> Store {
+    let gz = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/repeat/identical-12-runs.json.gz"),
+    )
+    .unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut text).unwrap();
+    let doc = ExportDoc::from_json(&text, "identical-12-runs.json").unwrap();
+    let mut db = Store::open(dir.join("r.db")).unwrap();
+    assert_eq!(db.import(&doc).unwrap().imported.len(), 12);
+    db
+}
+
+fn refs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn assert_never_different(s: &Study, what: &str) {
+    assert!(!s.metrics.is_empty(), "{what}: no metric");
+    for m in &s.metrics {
+        for (i, c) in m.groups.iter().enumerate() {
+            assert!(
+                !matches!(c.verdict, Some(GroupVerdict::Better | GroupVerdict::Worse)),
+                "{what}: identical settings called {:?} on {} for group {i}: {c:?}",
+                c.verdict,
+                m.metric
+            );
+        }
+    }
+}
+
+#[test]
+fn identical_settings_are_never_better_or_worse_on_real_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let p = Policy::default();
+    // The groups as a user takes them: the labelled blocks, 2-way and 3-way.
+    for groups in [
+        vec!["label:A", "label:B"],
+        vec!["label:A", "label:C"],
+        vec!["label:B", "label:C"],
+        vec!["label:C", "label:A", "label:B"],
+    ] {
+        let s = Study::from_store(&db, &refs(&groups), None, &p).unwrap();
+        assert_never_different(&s, &groups.join(" vs "));
+        assert!(s.settings_diff.is_empty(), "same configuration: {:?}", s.settings_diff);
+        assert!(s.recommendations.iter().all(|r| r.group.is_none()), "{:?}", s.recommendations);
+    }
+    // One run per side, every pair of the 12: the 1-run noise floor.
+    for a in 1..=12 {
+        for b in (a + 1)..=12 {
+            let s =
+                Study::from_store(&db, &refs(&[&a.to_string(), &b.to_string()]), None, &p).unwrap();
+            assert_never_different(&s, &format!("run {a} vs run {b}"));
+        }
+    }
+}
+
+#[test]
+fn without_a_floor_the_rank_interval_alone_is_fooled_by_drift() {
+    // What the noise floor is for: blocks of back-to-back runs drift
+    // together on this machine, and the rank interval alone calls the
+    // later block C worse than A although nothing changed.
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let load = |r: &str| -> Vec<LoadedRun> {
+        db.resolve_group(&r.parse::<RunRef>().unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|id| db.load_run(id).unwrap())
+            .collect()
+    };
+    let groups = vec![
+        GroupInput { reference: "label:A".into(), runs: load("label:A") },
+        GroupInput { reference: "label:C".into(), runs: load("label:C") },
+    ];
+    let bare = Study::build(&groups, 0, &Policy::default(), &Floors::default());
+    let fooled =
+        bare.metrics.iter().filter(|m| m.groups[1].verdict == Some(GroupVerdict::Worse)).count();
+    assert!(fooled >= 1, "the drift this data was kept for is gone: {:?}", bare.metrics);
+    let all: Vec<LoadedRun> = (1..=12).map(|i| db.load_run(store::RunId(i)).unwrap()).collect();
+    let floored = Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(&all));
+    assert_never_different(&floored, "A vs C with the floor");
+}
+
+/// A copy of `run` as another run: bandwidth figures scaled by `bw`,
+/// latency by `lat`, under configuration `config`.
+fn synthetic(run: &LoadedRun, id: i64, config: &str, bw: f64, lat: f64) -> LoadedRun {
+    let mut r = run.clone();
+    r.summary.id = store::RunId(id);
+    r.summary.uuid = format!("synthetic-{id}");
+    r.summary.config_hash = config.to_string();
+    r.summary.started = format!("2026-11-23T00:{:02}:00.000Z", id);
+    r.config["thp_enabled"] =
+        Value::String(if config == "aaaa" { "madvise" } else { "always" }.into());
+    for res in &mut r.results {
+        scale(&mut res.payload, bw, lat);
+    }
+    r
+}
+
+fn scale(v: &mut Value, bw: f64, lat: f64) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                let f = if k.ends_with("_gbs") {
+                    bw
+                } else if k.ends_with("_ns") {
+                    lat
+                } else {
+                    1.0
+                };
+                match x {
+                    Value::Number(n) if f != 1.0 => {
+                        if let Some(y) = n.as_f64() {
+                            *x = serde_json::json!(y * f);
+                        }
+                    }
+                    _ => scale(x, bw, lat),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| scale(x, bw, lat)),
+        _ => {}
+    }
+}
+
+fn study_of(a: &[(f64, f64)], b: &[(f64, f64)]) -> Study {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let mut id = 100;
+    let mut mk = |cfg: &str, f: &[(f64, f64)]| -> Vec<LoadedRun> {
+        f.iter()
+            .map(|(bw, lat)| {
+                id += 1;
+                synthetic(&t, id, cfg, *bw, *lat)
+            })
+            .collect()
+    };
+    let groups = vec![
+        GroupInput { reference: "label:base".into(), runs: mk("aaaa", a) },
+        GroupInput { reference: "label:new".into(), runs: mk("bbbb", b) },
+    ];
+    let all: Vec<LoadedRun> = groups.iter().flat_map(|g| g.runs.clone()).collect();
+    Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(&all))
+}
+
+fn verdict(s: &Study, metric: &str) -> GroupVerdict {
+    s.metrics.iter().find(|m| m.metric == metric).unwrap().groups[1].verdict.unwrap()
+}
+
+#[test]
+fn synthetic_groups_with_known_effects() {
+    let quiet = [(1.0, 1.0), (1.01, 0.995), (0.99, 1.004)];
+    // +20% bandwidth, latency unchanged: better / same.
+    let plus20: Vec<(f64, f64)> = quiet.iter().map(|(b, l)| (b * 1.2, *l)).collect();
+    let s = study_of(&quiet, &plus20);
+    assert_eq!(verdict(&s, "local_bw_gbs"), GroupVerdict::Better);
+    assert_eq!(verdict(&s, "global_bw_gbs"), GroupVerdict::Better);
+    assert_eq!(verdict(&s, "local_lat_ns"), GroupVerdict::Same);
+    let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
+    assert_eq!(m.best_group, Some(1));
+    assert!((m.groups[1].change_pct.unwrap() - 20.0).abs() < 0.5);
+    let hpc = s.recommendations.iter().find(|r| r.profile == "hpc").unwrap();
+    assert_eq!(hpc.group, Some(1), "{}", hpc.text);
+    assert!(hpc.text.contains("thp_enabled (madvise -> always)"), "{}", hpc.text);
+    // +5% with 1% noise: better; latency 5% lower: better (lower is better).
+    let plus5: Vec<(f64, f64)> = quiet.iter().map(|(b, l)| (b * 1.05, l * 0.95)).collect();
+    let s = study_of(&quiet, &plus5);
+    assert_eq!(verdict(&s, "local_bw_gbs"), GroupVerdict::Better);
+    assert_eq!(verdict(&s, "local_lat_ns"), GroupVerdict::Better);
+    // +5% buried in 8% noise: undecided, with the runs that would decide.
+    let noisy = [(1.0, 1.0), (0.92, 1.0), (1.08, 1.0)];
+    let noisy5: Vec<(f64, f64)> = noisy.iter().map(|(b, l)| (b * 1.05, *l)).collect();
+    let s = study_of(&noisy, &noisy5);
+    assert_eq!(verdict(&s, "local_bw_gbs"), GroupVerdict::Undecided);
+    // Bimodal noise (each run lands at 60% or 100%), same modes in both
+    // groups: never better or worse.
+    let bi_a = [(1.0, 1.0), (0.6, 1.0), (1.0, 1.0), (0.6, 1.0)];
+    let bi_b = [(0.6, 1.0), (1.0, 1.0), (0.61, 1.0), (0.99, 1.0)];
+    assert_never_different(&study_of(&bi_a, &bi_b), "bimodal");
+    // Identical groups: same.
+    let s = study_of(&quiet, &quiet);
+    assert_eq!(verdict(&s, "local_bw_gbs"), GroupVerdict::Same);
+}
+
+#[test]
+fn the_study_serialises_to_the_documented_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let s =
+        Study::from_store(&db, &refs(&["label:A", "label:B"]), None, &Policy::default()).unwrap();
+    let v = serde_json::to_value(&s).unwrap();
+    assert_eq!(v["baseline"], 0);
+    assert_eq!(v["groups"][0]["ref"], "label:A");
+    assert_eq!(v["groups"][0]["label"], "A");
+    assert_eq!(v["groups"][1]["runs"], serde_json::json!([4, 5, 6]));
+    assert!(v["settings_diff"].as_array().unwrap().is_empty());
+    let m = &v["metrics"][0];
+    for k in ["metric", "unit", "higher_is_better", "groups"] {
+        assert!(m.get(k).is_some(), "{k} missing in {m}");
+    }
+    for k in ["n", "median", "change_pct", "ci_low_pct", "ci_high_pct", "verdict"] {
+        assert!(m["groups"][1].get(k).is_some(), "{k} missing in {}", m["groups"][1]);
+    }
+    assert_eq!(m["groups"][1]["n"], 3);
+    assert!(m["groups"][0]["verdict"].is_null(), "the baseline has no verdict");
+    let r = &v["recommendations"][0];
+    for k in ["profile", "text", "group"] {
+        assert!(r.get(k).is_some(), "{k} missing in {r}");
+    }
+}
+
+#[test]
+fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let mut hidden = synthetic(&t, 201, "bbbb", 1.0, 1.0);
+    hidden.summary.label = None;
+    hidden.config["cmdline_options"] = serde_json::json!({"numa": "off"});
+    hidden.results.push(store::StoredResult {
+        seq: 9999,
+        recorded: "2026-11-23T00:00:00.000Z".into(),
+        kind: store::ResultKind::Other("lat-summary".into()),
+        payload: serde_json::json!({
+            "mode": "per-cpu", "mem_node": 0, "hidden_numa": true, "note": null,
+            "groups": [
+                {"cpus": "0-15", "median_ns": 92.0, "min_ns": 90.0, "max_ns": 95.0, "os_nodes": "0"},
+                {"cpus": "16-31", "median_ns": 141.0, "min_ns": 138.0, "max_ns": 145.0, "os_nodes": "0"}
+            ]
+        }),
+    });
+    let mut shown = synthetic(&t, 202, "aaaa", 1.0, 1.0);
+    shown.summary.label = None;
+    let groups = vec![
+        GroupInput { reference: "label:numa on".into(), runs: vec![shown] },
+        GroupInput { reference: "label:numa=off".into(), runs: vec![hidden] },
+    ];
+    let s = Study::build(&groups, 0, &Policy::default(), &Floors::default());
+    assert!(s.groups[0].hidden_numa.is_none());
+    let h = s.groups[1].hidden_numa.as_deref().expect("hidden NUMA evidence");
+    assert!(h.contains("splits into 2 groups") && h.contains("hides NUMA"), "{h}");
+    let r = s.recommendations.iter().find(|r| r.profile == "general").expect("named");
+    assert!(r.text.starts_with("numa=off hides NUMA"), "{}", r.text);
+    // The settings diff shows the command-line option that did it.
+    let d = s.settings_diff.iter().find(|d| d.setting == "cmdline_options.numa").unwrap();
+    assert_eq!(d.values, vec!["-".to_string(), "off".to_string()]);
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what the fleet suite (crates/cli/tests/fleet_real.rs, feature
+# `fleet-tests`) runs for real, from Debian's packages, when missing:
+# ansible-core (ansible-playbook), slurmctld, slurmd, slurm-client (sbatch),
+# munge, prometheus (promtool) and prometheus-node-exporter. Needs root to
+# install; fails, saying what is missing, otherwise. Installing the
+# packages starts no daemon here (no systemd in CI containers; where there
+# is one, the packages' services are stopped again so the suite's own,
+# loopback-only instances are the only ones).
+set -euo pipefail
+need=()
+command -v ansible-playbook >/dev/null || need+=(ansible-core)
+command -v slurmctld >/dev/null || need+=(slurmctld)
+command -v slurmd >/dev/null || need+=(slurmd)
+command -v sbatch >/dev/null || need+=(slurm-client)
+command -v munged >/dev/null || need+=(munge)
+command -v promtool >/dev/null || need+=(prometheus)
+command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
+if [ ${#need[@]} -gt 0 ]; then
+    [ "$(id -u)" = 0 ] || { echo "fleet-setup: need root to install ${need[*]}" >&2; exit 1; }
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    # policy-rc.d 101: the packages' daemons are not started by the install.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+        --no-install-recommends "${need[@]}" >/dev/null
+fi
+for p in ansible-playbook slurmctld slurmd sbatch munged promtool prometheus-node-exporter unshare ip; do
+    command -v "$p" >/dev/null || { echo "fleet-setup: $p is still missing" >&2; exit 1; }
+done
+echo "fleet-setup: ansible-core, Slurm, munge, promtool and node_exporter are installed"
