@@ -34,9 +34,24 @@
 # numaprobe with --cpus. Rounds alternate which tool goes first, so a drift
 # in machine load hits both.
 #
+# Pages, like for like: likwid-bench allocates its arrays with plain
+# malloc, so it gets 4 KiB pages unless THP is "always" (it is "madvise"
+# on the development VM). numaprobe's default is THP, so every numaprobe
+# figure is taken twice: with its default pages and with --pages 4k, and
+# both ratios are printed; the 4k one is the like-for-like comparison.
+#
+# Reference STREAM: scripts/ref/stream.c (C, OpenMP, STREAM's method:
+# best of the repetitions, 24 B per triad element), built here with
+# Debian's gcc (-O3 -march=native -fopenmp), run for triad with the same
+# thread counts, pinned (OMP_PROC_BIND=close, OMP_PLACES=cores), with 4 KiB
+# pages and with THP. Goal: numaprobe's median >= the best of the other
+# tools at the same page size.
+#
 # Environment: ROUNDS (default 5), THREADS (default "1 2"), ARRAY_BYTES,
 # NUMAPROBE (path of the binary; default target/release/numaprobe, built if
-# missing), BUDGET (numaprobe seconds per result, default 2).
+# missing), BUDGET (numaprobe seconds per result, default 2), ISA (avx512
+# or avx2; default: avx512 when the CPU has it, else avx2 with likwid's
+# _avx tests).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
@@ -45,6 +60,14 @@ ARRAY_BYTES=${ARRAY_BYTES:-524288000}
 BUDGET=${BUDGET:-2}
 cd "$(dirname "$0")/.."
 NUMAPROBE=${NUMAPROBE:-${CARGO_TARGET_DIR:-target}/release/numaprobe}
+if [ -z "${ISA:-}" ]; then
+    if grep -qw avx512f /proc/cpuinfo; then ISA=avx512; else ISA=avx2; fi
+fi
+case "$ISA" in
+    avx512) LK=avx512 ;;
+    avx2) LK=avx ;;
+    *) echo "ISA must be avx512 or avx2, not '$ISA'" >&2; exit 2 ;;
+esac
 
 if ! command -v likwid-bench >/dev/null 2>&1; then
     echo "likwid-bench not found: installing Debian's likwid" >&2
@@ -56,16 +79,18 @@ if [ ! -x "$NUMAPROBE" ]; then
     cargo build --release -p numaprobe >&2
 fi
 command -v python3 >/dev/null || { echo "python3 is needed to read the JSON" >&2; exit 1; }
+command -v gcc >/dev/null || { echo "gcc is needed for the reference STREAM (apt-get install gcc)" >&2; exit 1; }
 if (( ARRAY_BYTES % 1000 != 0 )); then
     echo "ARRAY_BYTES must be a whole number of kB (1000 bytes) for likwid" >&2; exit 2
 fi
 ARRAY_KB=$(( ARRAY_BYTES / 1000 ))
 
 # name likwid-test streams numaprobe-kernel
-PAIRS="copy:copy_mem_avx512:2:copy triad:stream_mem_avx512:3:triad load:load_avx512:1:read store:store_mem_avx512:1:write"
+PAIRS="copy:copy_mem_${LK}:2:copy triad:stream_mem_${LK}:3:triad load:load_${LK}:1:read store:store_mem_${LK}:1:write"
 
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
+gcc -O3 -march=native -fopenmp -o "$OUT/stream" scripts/ref/stream.c -lm
 
 run_likwid() { # test streams threads -> prints "GBs CPUS"
     local test=$1 streams=$2 threads=$3 log
@@ -77,32 +102,47 @@ run_likwid() { # test streams threads -> prints "GBs CPUS"
     echo "$(python3 -c "print($mbs / 1000)") $cpus"
 }
 
-run_numaprobe() { # kernel cpus -> prints "median_GBs mean_GBs"
-    local kernel=$1 cpus=$2 stores=nt
+run_numaprobe() { # kernel cpus pages -> prints "median_GBs mean_GBs"
+    local kernel=$1 cpus=$2 pages=$3 stores=nt
     [ "$kernel" = read ] && stores=auto
-    "$NUMAPROBE" bw --json --quiet --isa avx512 --stores "$stores" --kernel "$kernel" \
-        --cpus "$cpus" --size "$ARRAY_BYTES" --budget "$BUDGET" --min-reps 10 \
+    "$NUMAPROBE" bw --json --quiet --isa "$ISA" --stores "$stores" --kernel "$kernel" \
+        --cpus "$cpus" --size "$ARRAY_BYTES" --budget "$BUDGET" --min-reps 10 --pages "$pages" \
         | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["median_gbs"], r["mean_gbs"])'
 }
 
-echo "numaprobe vs likwid-bench: $ROUNDS rounds, threads '$THREADS', $ARRAY_BYTES bytes per array" >&2
+run_stream() { # threads pages -> prints "best_GBs"
+    OMP_NUM_THREADS=$1 OMP_PROC_BIND=close OMP_PLACES=cores "$OUT/stream" "$ARRAY_BYTES" "$2" 20 \
+        | sed -E 's/.*best_gbs=([0-9.]+).*/\1/'
+}
+
+echo "numaprobe vs likwid-bench and a reference STREAM: $ROUNDS rounds, threads '$THREADS', $ARRAY_BYTES bytes per array, ISA $ISA" >&2
+echo "machine load: $(cut -d' ' -f1-3 /proc/loadavg); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)" >&2
 for round in $(seq 1 "$ROUNDS"); do
     for t in $THREADS; do
         for pair in $PAIRS; do
             IFS=: read -r name test streams kernel <<<"$pair"
+            sc4=- sthp=-
             if (( round % 2 )); then
                 read -r lk cpus < <(run_likwid "$test" "$streams" "$t")
-                read -r np npmean < <(run_numaprobe "$kernel" "$cpus")
+                read -r np npmean < <(run_numaprobe "$kernel" "$cpus" thp)
+                read -r np4 np4mean < <(run_numaprobe "$kernel" "$cpus" 4k)
+                if [ "$name" = triad ]; then
+                    sc4=$(run_stream "$t" 4k); sthp=$(run_stream "$t" thp)
+                fi
             else
-                # numaprobe first: ask likwid which CPUs it will use from a tiny dry run
+                # the others first: ask likwid which CPUs it will use from a tiny dry run
                 cpus=$(likwid-bench -t "$test" -w "S0:$(( 32 * streams * t ))kB:$t" -i 1 2>&1 \
                     | grep -o 'running on hwthread [0-9]*' | awk '{print $4}' | sort -n | uniq | paste -sd, -)
-                read -r np npmean < <(run_numaprobe "$kernel" "$cpus")
+                if [ "$name" = triad ]; then
+                    sthp=$(run_stream "$t" thp); sc4=$(run_stream "$t" 4k)
+                fi
+                read -r np4 np4mean < <(run_numaprobe "$kernel" "$cpus" 4k)
+                read -r np npmean < <(run_numaprobe "$kernel" "$cpus" thp)
                 read -r lk cpus < <(run_likwid "$test" "$streams" "$t")
             fi
-            echo "$name $t $round $lk $np $npmean $cpus" >>"$OUT/raw"
-            printf 'round %d  %-5s %d thread(s) CPUs %-5s likwid %7.2f GB/s  numaprobe %7.2f GB/s\n' \
-                "$round" "$name" "$t" "$cpus" "$lk" "$np" >&2
+            echo "$name $t $round $lk $np $npmean $np4 $np4mean $sc4 $sthp $cpus" >>"$OUT/raw"
+            printf 'round %d  %-5s %d thread(s) CPUs %-5s likwid %7.2f  numaprobe thp %7.2f  4k %7.2f  stream 4k %s thp %s GB/s\n' \
+                "$round" "$name" "$t" "$cpus" "$lk" "$np" "$np4" "$sc4" "$sthp" >&2
         done
     done
 done
@@ -111,22 +151,30 @@ python3 - "$OUT/raw" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    name, t, rnd, lk, np, npmean, cpus = line.split()
-    rows.setdefault((name, int(t)), []).append((float(lk), float(np), float(npmean)))
+    name, t, rnd, lk, np, npmean, np4, np4mean, sc4, sthp, cpus = line.split()
+    f = lambda x: None if x == "-" else float(x)
+    rows.setdefault((name, int(t)), []).append(
+        (float(lk), float(np), float(npmean), float(np4), float(np4mean), f(sc4), f(sthp)))
 order = ["copy", "triad", "load", "store"]
-print("ratio = numaprobe median_gbs / likwid MByte/s; ratio(mean) uses numaprobe's mean_gbs "
-      "(total bytes / total time, likwid's own definition), per round; medians over rounds")
-print("kernel  threads  likwid GB/s  numaprobe median GB/s  numaprobe mean GB/s  ratio  ratio(mean)  ratio min  ratio max  rounds")
-worst = None
+med = lambda v: statistics.median(v) if v else None
+fmt = lambda v: "-" if v is None else f"{v:.2f}"
+print("GB/s = 1e9 B/s; medians over rounds. numaprobe: median_gbs of its repetitions, with THP (its default)")
+print("and with --pages 4k; likwid-bench: its MByte/s (4 KiB pages here); STREAM-C: scripts/ref/stream.c, best of 19.")
+print("ratio = numaprobe / likwid per round (median); 4k ratio is like for like.")
+print(f"{'kernel':<7}{'thr':>4}{'likwid':>9}{'np thp':>9}{'np 4k':>9}{'STREAM 4k':>11}{'STREAM thp':>12}"
+      f"{'thp/likwid':>12}{'4k/likwid':>11}{'4k/STREAM4k':>13}{'thp/STREAMthp':>15}  goal (np >= best at equal pages)")
+worst4 = None
 for (name, t) in sorted(rows, key=lambda k: (order.index(k[0]), k[1])):
     v = rows[(name, t)]
-    ratios = [n / l for l, n, _ in v]
-    mratios = [m / l for l, _, m in v]
-    med = statistics.median(ratios)
-    worst = med if worst is None else min(worst, med)
-    print(f"{name:<7} {t:>7}  {statistics.median(l for l, _, _ in v):>11.2f}  "
-          f"{statistics.median(n for _, n, _ in v):>21.2f}  {statistics.median(m for _, _, m in v):>19.2f}  "
-          f"{med:>5.3f}  {statistics.median(mratios):>11.3f}  {min(ratios):>9.3f}  "
-          f"{max(ratios):>9.3f}  {len(v):>6}")
-print(f"lowest median ratio: {worst:.3f} ({'>= 1.00' if worst >= 1.0 else 'BELOW 1.00'})")
+    lk = med([x[0] for x in v]); np = med([x[1] for x in v]); np4 = med([x[3] for x in v])
+    s4 = med([x[5] for x in v if x[5] is not None]); sthp = med([x[6] for x in v if x[6] is not None])
+    r_thp = med([x[1] / x[0] for x in v]); r_4k = med([x[3] / x[0] for x in v])
+    worst4 = r_4k if worst4 is None else min(worst4, r_4k)
+    r_s4 = None if s4 is None else np4 / s4
+    r_sthp = None if sthp is None else np / sthp
+    best4 = max(x for x in [lk, s4] if x is not None)
+    ok = np4 >= best4 and (sthp is None or np >= sthp)
+    print(f"{name:<7}{t:>4}{lk:>9.2f}{np:>9.2f}{np4:>9.2f}{fmt(s4):>11}{fmt(sthp):>12}"
+          f"{r_thp:>12.3f}{r_4k:>11.3f}{fmt(r_s4):>13}{fmt(r_sthp):>15}  {'met' if ok else 'NOT met'} ({len(v)} rounds)")
+print(f"lowest like-for-like (4k) median ratio to likwid: {worst4:.3f} ({'>= 1.00' if worst4 >= 1.0 else 'BELOW 1.00'})")
 PY

@@ -36,10 +36,34 @@ pub struct Settings {
     pub nohz_full: Read<String>,
     /// Huge pages reserved per node and size.
     pub hugepages: Read<Vec<NodeHugePages>>,
+    /// `kernel.perf_event_paranoid` (absent in older records).
+    #[serde(default = "absent")]
+    pub perf_event_paranoid: Read<i64>,
+    /// What `--counters` can count here, from opening the events (the live
+    /// machine only; absent for captures and older records).
+    #[serde(default = "absent")]
+    pub perf_counters: Read<PerfCounters>,
     /// Firmware and board identity (DMI) and CPU microcode: settings a BIOS
     /// update changes. Absent in documents written before they were read.
     #[serde(default = "Firmware::absent")]
     pub firmware: Firmware,
+}
+
+fn absent<T>() -> Read<T> {
+    Read::Absent
+}
+
+/// Whether hardware and software events could be opened on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerfCounters {
+    /// Why cycles could not be counted; `None` when they could.
+    pub hardware_unavailable: Option<String>,
+    /// Why page faults could not be counted; `None` when they could.
+    pub software_unavailable: Option<String>,
+    /// Only user space could be counted.
+    pub user_only: bool,
+    /// Effective user id 0.
+    pub root: bool,
 }
 
 /// What the firmware says about itself (`/sys/class/dmi/id`, world-readable
@@ -310,6 +334,21 @@ impl Settings {
             "1" => Ok(true),
             _ => Err(format!("expected 0 or 1, found '{s}'")),
         };
+        let perf_event_paranoid =
+            read_with(root, "proc/sys/kernel/perf_event_paranoid", |s: &str| {
+                s.parse::<i64>().map_err(|e| format!("'{s}': {e}"))
+            });
+        let perf_counters = if root.is_live() {
+            let a = counters::probe(root);
+            Read::Value(PerfCounters {
+                hardware_unavailable: a.hardware,
+                software_unavailable: a.software,
+                user_only: a.user_only,
+                root: a.root,
+            })
+        } else {
+            Read::Absent
+        };
         Settings {
             kernel,
             thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", bracketed),
@@ -361,6 +400,8 @@ impl Settings {
             hugepages: hugepages(root),
             firmware: Firmware::read(root),
             cmdline,
+            perf_event_paranoid,
+            perf_counters,
         }
     }
 

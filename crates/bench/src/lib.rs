@@ -5,8 +5,10 @@
 //! [`events::Observer`].
 
 pub mod bw;
+pub mod counting;
 pub mod events;
 pub mod lat;
+pub mod scan;
 pub mod suite;
 pub mod team;
 

@@ -53,7 +53,9 @@ pub enum Step {
     LatSweep { at: Where, opts: ChaseOpts, timing: Timing },
     /// Latency from every CPU (or a sample) to one node, grouped.
     LatPerCpu { spec: PerCpuSpec, opts: ChaseOpts, timing: Timing },
-    /// Latency under load, delay stepped from none to large.
+    /// Stride 64 B against the default stride on the first CPU's node.
+    LatPrefetch { at: Where, opts: ChaseOpts, timing: Timing },
+    /// Latency under load, one curve per traffic mix, from no load to full.
     LatLoaded { spec: LoadedSpec, opts: ChaseOpts, timing: Timing },
     /// Core-to-core latency over sampled pairs.
     C2c { spec: C2cSpec, timing: Timing },
@@ -67,6 +69,7 @@ impl Step {
             Step::LatMatrix { .. } => "lat matrix".into(),
             Step::LatSweep { .. } => "lat sweep".into(),
             Step::LatPerCpu { .. } => "lat per-cpu".into(),
+            Step::LatPrefetch { .. } => "lat prefetch".into(),
             Step::LatLoaded { .. } => "lat loaded".into(),
             Step::C2c { .. } => "lat c2c".into(),
         }
@@ -199,16 +202,26 @@ impl SuitePlan {
         // Latency. DRAM points use a working set far past the LLC; each
         // needs its ring built (a shuffle of size/64 lines, ~0.1 s per
         // 64 MiB here) before the samples.
-        let (lat_size, timing, max_per_cpu, delays): (u64, Timing, usize, Vec<u64>) = match budget {
-            Budget::Quick => (512 << 20, Timing::quick(), 8, vec![0, 50, 500, 5000]),
-            Budget::Default => {
-                (1 << 30, Timing::default(), 32, vec![0, 20, 50, 100, 200, 500, 1000, 5000])
+        // Loaded latency: read-only and 2:1 by default, every mix when
+        // thorough; waits in ns, from light load to none.
+        type LatPlan = (u64, Timing, usize, Vec<u64>, Vec<LoadKind>);
+        let (lat_size, timing, max_per_cpu, delays, mixes): LatPlan = match budget {
+            Budget::Quick => {
+                (512 << 20, Timing::quick(), 8, vec![5000, 500, 50, 0], vec![LoadKind::Read])
             }
+            Budget::Default => (
+                1 << 30,
+                Timing::default(),
+                32,
+                vec![10_000, 5000, 2000, 1000, 500, 200, 50, 0],
+                vec![LoadKind::Read, LoadKind::R2W1],
+            ),
             Budget::Thorough => (
                 1 << 30,
                 Timing::default(),
                 usize::MAX,
-                crate::lat::loaded::DEFAULT_DELAYS.to_vec(),
+                crate::lat::loaded::DEFAULT_DELAYS_NS.to_vec(),
+                LoadKind::ALL.to_vec(),
             ),
         };
         let ring_secs = lat_size as f64 / (64 << 20) as f64 * 0.1;
@@ -244,6 +257,24 @@ impl SuitePlan {
                         * 1.5
             },
         );
+        push(
+            Step::LatPrefetch { at: Where::default(), opts, timing: Timing::quick() },
+            format!(
+                "stride {} B against {} B on the first CPU: the spatial prefetchers' effect",
+                crate::lat::CACHE_STRIDE_BYTES,
+                opts.stride_bytes
+            ),
+            {
+                let llc = topo.caches.iter().map(|c| c.size_bytes).max();
+                let size = crate::lat::prefetch_check_size(llc) as f64;
+                // two rings (64 B and the default stride) and two short points
+                size / (64 << 20) as f64 * 0.1 * 1.25
+                    + 2.0
+                        * Timing::quick().samples as f64
+                        * Timing::quick().sample_time.as_secs_f64()
+                        * 1.5
+            },
+        );
         let per_cpu_n = ncpus.min(max_per_cpu);
         push(
             Step::LatPerCpu {
@@ -267,18 +298,20 @@ impl SuitePlan {
                     spec: LoadedSpec {
                         at: Where::default(),
                         load_cpus: None,
-                        kind: LoadKind::Read,
-                        delays: delays.clone(),
+                        mixes: mixes.clone(),
+                        delays_ns: delays.clone(),
                         load_bytes_per_thread: None,
                     },
                     opts,
                     timing,
                 },
                 format!(
-                    "chase on one CPU, {load_threads}+ load thread(s), {} delay steps",
+                    "chase on one CPU, {load_threads}+ load thread(s), mixes {}, idle + {} delay steps each",
+                    mixes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
                     delays.len()
                 ),
-                ring_secs + delays.len() as f64 * (sample_secs + 0.3),
+                ring_secs
+                    + (mixes.len() * (delays.len() + 1)) as f64 * (sample_secs + 0.05),
             );
             let pairs = if budget == Budget::Quick { 1 } else { 3 };
             push(
@@ -383,6 +416,9 @@ pub fn run_step(
         Step::LatPerCpu { spec, opts, timing } => {
             crate::lat::per_cpu(topo, spec, opts, &ctx(*timing))?;
         }
+        Step::LatPrefetch { at, opts, timing } => {
+            crate::lat::prefetch_check(topo, at, opts, &ctx(*timing))?;
+        }
         Step::LatLoaded { spec, opts, timing } => {
             crate::lat::loaded(topo, spec, opts, &ctx(*timing))?;
         }
@@ -470,11 +506,45 @@ mod tests {
                 "bw scaling",
                 "lat matrix",
                 "lat sweep",
+                "lat prefetch",
                 "lat per-cpu",
                 "lat loaded",
                 "lat c2c"
             ]
         );
+    }
+
+    /// Issue 14: every latency step chases at the DRAM stride, and the
+    /// loaded curves cover read-only (quick), read-only and 2:1 (default),
+    /// every mix (thorough).
+    #[test]
+    fn latency_steps_use_the_dram_stride_and_budgets_pick_the_mixes() {
+        let mixes = |b| {
+            let p = SuitePlan::for_topology(&one_node(), b, true);
+            for s in &p.steps {
+                match &s.step {
+                    Step::LatMatrix { opts, .. }
+                    | Step::LatSweep { opts, .. }
+                    | Step::LatPerCpu { opts, .. }
+                    | Step::LatPrefetch { opts, .. }
+                    | Step::LatLoaded { opts, .. } => {
+                        assert_eq!(opts.stride_bytes, 256, "{}", s.step.name());
+                        assert_eq!(opts.cache_stride_bytes, 64, "{}", s.step.name());
+                    }
+                    _ => {}
+                }
+            }
+            p.steps
+                .iter()
+                .find_map(|s| match &s.step {
+                    Step::LatLoaded { spec, .. } => Some(spec.mixes.clone()),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        assert_eq!(mixes(Budget::Quick), [LoadKind::Read]);
+        assert_eq!(mixes(Budget::Default), [LoadKind::Read, LoadKind::R2W1]);
+        assert_eq!(mixes(Budget::Thorough), LoadKind::ALL);
     }
 
     #[test]

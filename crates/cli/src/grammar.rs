@@ -219,6 +219,7 @@ pub enum StepName {
     BwScaling,
     LatMatrix,
     LatSweep,
+    LatPrefetch,
     LatPerCpu,
     LatLoaded,
     LatC2c,
@@ -316,5 +317,6 @@ mod tests {
     fn step_names_are_the_plans() {
         assert_eq!(StepName::LatPerCpu.name(), "lat-per-cpu");
         assert_eq!(StepName::LatC2c.name(), "lat-c2c");
+        assert_eq!(StepName::LatPrefetch.name(), "lat-prefetch");
     }
 }

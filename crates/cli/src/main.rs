@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod counters;
 mod grammar;
 mod output;
 mod progress;

@@ -343,7 +343,7 @@ fn snc2_cxl_machine_report_is_readable_in_chromium() {
         "Latency relative to the CPU node's local memory (remote / local)",
         "Latency against working-set size",
         "Latency from each CPU to one node's memory",
-        "Loaded latency against bandwidth",
+        "Loaded latency against bandwidth, per traffic mix",
         "Core-to-core latency (median ns, one way)",
         "Placements against default (median metric)",
         "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",

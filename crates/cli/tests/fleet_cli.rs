@@ -148,3 +148,22 @@ fn bad_input_is_named() {
         .code(1)
         .stderr(predicate::str::contains("no results database here yet"));
 }
+
+/// Issue 16: the fleet database's runs as OpenMetrics, one series set per
+/// host, ending with `# EOF`.
+#[test]
+fn export_openmetrics_of_several_hosts() {
+    let (_dir, db) = fleet();
+    let out = np(&db).args(["export", "--format", "openmetrics", "1", "4"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.ends_with("# EOF\n"));
+    for host in ["node-0", "slow-3"] {
+        let local = format!(
+            "numaprobe_headline_bandwidth_bytes_per_second{{metric=\"local\",host=\"{host}\""
+        );
+        assert!(text.contains(&local), "{local} missing:\n{text}");
+    }
+    assert_eq!(text.matches("# TYPE numaprobe_run_info gauge").count(), 1, "one family, two runs");
+    assert_eq!(text.lines().filter(|l| l.starts_with("numaprobe_run_info{")).count(), 2);
+}

@@ -75,7 +75,8 @@ fn a_point_gives_the_documented_json() {
     let r = &v["results"][0];
     assert_eq!(r["mode"], "point");
     assert_eq!(r["size_bytes"], 256 * 1024);
-    assert_eq!(r["stride_bytes"], 64);
+    // issue 14: the default stride measures DRAM, not the prefetchers
+    assert_eq!(r["stride_bytes"], 256);
     assert_eq!(r["page_size"], "4k");
     assert_eq!(r["samples"], 3);
     assert!(r["cpu"].is_u64());
@@ -90,6 +91,42 @@ fn a_point_gives_the_documented_json() {
     );
     assert!(min <= med && med <= p90 && p90 <= max);
     assert!(r["placement"]["status"].is_string());
+    // the per-chunk histogram: log buckets whose counts add up
+    let h = &r["histogram"];
+    assert_eq!(h["sub_buckets"], 16);
+    let buckets = h["buckets"].as_array().unwrap();
+    let total: u64 = buckets.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+    assert!(total > 0 && total == h["count"].as_u64().unwrap(), "{h}");
+    assert!(buckets.iter().all(|b| b["lo_ns"].as_f64() < b["hi_ns"].as_f64()));
+    // the prefetch check ran after the point, 64 B against the default
+    let c = &v["prefetch_check"];
+    assert_eq!(c["mode"], "prefetch-check");
+    assert_eq!(c["stride_bytes"], 256);
+    assert!(c["line_ns"].as_f64().unwrap() > 0.0 && c["stride_ns"].as_f64().unwrap() > 0.0);
+    assert!(c["significant"].is_boolean());
+    assert!(c["note"].as_str().unwrap().contains("64 B"), "{c}");
+}
+
+#[test]
+fn the_prefetch_check_is_skipped_when_asked_or_pointless() {
+    let v = json_of(&["--size", "256K", "--no-prefetch-check"]);
+    assert!(v.get("prefetch_check").is_none(), "{v}");
+    let v = json_of(&["--size", "256K", "--stride", "64"]);
+    assert!(v.get("prefetch_check").is_none(), "{v}");
+    assert_eq!(v["results"][0]["stride_bytes"], 64);
+}
+
+#[test]
+fn tables_name_the_method() {
+    lat().args(["--size", "256K", "--no-prefetch-check"]).args(QUICK).assert().success().stdout(
+        contains("method: random chase, stride 256 B, 64-page TLB groups (256 KiB), 4k pages"),
+    );
+}
+
+#[test]
+fn bad_mixes_are_usage_errors() {
+    lat().args(["--loaded", "--mix", "read,5:1"]).assert().code(2).stderr(contains("5:1"));
+    lat().args(["--mix", "read"]).assert().code(2).stderr(contains("--loaded"));
 }
 
 #[test]
@@ -164,24 +201,56 @@ fn core_to_core_needs_two_cpus() {
 }
 
 #[test]
-fn loaded_latency_reports_one_point_per_delay() {
+fn loaded_latency_gives_a_curve_per_mix_from_idle_to_full_load() {
     if usable_cpus() < 2 {
         lat().args(["--loaded"]).args(QUICK).assert().code(2);
         return;
     }
-    let v = json_of(&["--loaded", "--size", "256K", "--delays", "0,5000"]);
+    let v =
+        json_of(&["--loaded", "--size", "256K", "--mix", "read,nt-write", "--delays", "0,5000"]);
+    let pts = v["results"].as_array().unwrap();
+    // per mix: the idle point, then the waits from the longest to none
+    assert_eq!(pts.len(), 6, "{v}");
+    for (i, mix) in ["read", "nt-write"].iter().enumerate() {
+        let c = &pts[i * 3..i * 3 + 3];
+        assert!(c.iter().all(|p| p["load_kind"] == *mix), "{c:?}");
+        assert_eq!(c[0]["idle"], true);
+        assert!(c[0].get("delay_ns").is_none());
+        // paused load threads move nothing
+        assert_eq!(c[0]["load_gbs"].as_f64(), Some(0.0), "{}", c[0]);
+        assert_eq!(
+            (c[1]["delay_ns"].as_f64(), c[2]["delay_ns"].as_f64()),
+            (Some(5000.0), Some(0.0))
+        );
+        // with no wait the load threads always move lines
+        assert!(c[2]["load_gbs"].as_f64().unwrap() > 0.0);
+        assert!(c.iter().all(|p| p["latency_ns"].as_f64().unwrap() > 0.0
+            && p["p99_ns"].as_f64() >= p["p90_ns"].as_f64()));
+        assert!(c[2]["load_threads"].as_u64().unwrap() >= 1);
+        assert!(c[2]["load_placement"]["status"].is_string(), "{}", c[2]);
+    }
+    // read-only traffic writes nothing, non-temporal writes read nothing
+    assert_eq!(pts[2]["write_gbs"].as_f64(), Some(0.0));
+    assert_eq!(pts[5]["read_gbs"].as_f64(), Some(0.0));
+    assert!(pts[5]["write_gbs"].as_f64().unwrap() > 0.0);
+    let curves = v["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 2);
+    for c in curves {
+        assert_eq!(c["mode"], "loaded");
+        assert_eq!(c["knee_pct"], 20.0);
+        assert!(c["idle_ns"].as_f64().unwrap() > 0.0 && c["usable_gbs"].as_f64().is_some(), "{c}");
+    }
+}
+
+#[test]
+fn the_first_versions_load_flag_still_means_one_mix() {
+    if usable_cpus() < 2 {
+        return;
+    }
+    let v = json_of(&["--loaded", "--size", "256K", "--load", "rw", "--delays", "0"]);
     let pts = v["results"].as_array().unwrap();
     assert_eq!(pts.len(), 2);
-    assert_eq!(pts[0]["delay"], 0);
-    assert_eq!(pts[1]["delay"], 5000);
-    assert!(
-        pts.iter()
-            .all(|p| p["load_gbs"].as_f64().unwrap() >= 0.0
-                && p["latency_ns"].as_f64().unwrap() > 0.0)
-    );
-    // with no delay the load thread always moves some lines
-    assert!(pts[0]["load_gbs"].as_f64().unwrap() > 0.0);
-    assert!(pts[0]["load_threads"].as_u64().unwrap() >= 1);
+    assert!(pts.iter().all(|p| p["load_kind"] == "1:1"), "{v}");
 }
 
 /// Issue 12: `lat` ignored the measuring lock while `run` held it.
@@ -224,7 +293,10 @@ fn lat_with_a_label_saves_a_run_that_show_finds() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "complete");
     let results = v["results"].as_array().unwrap();
-    assert_eq!(results.len(), 1, "{v}");
+    // the point, then the prefetch check (issue 14: recorded in the run)
+    assert_eq!(results.len(), 2, "{v}");
     assert_eq!(results[0]["kind"], "lat");
     assert!(results[0]["payload"]["median_ns"].as_f64().unwrap() > 0.0);
+    assert_eq!(results[1]["kind"], "lat-summary");
+    assert_eq!(results[1]["payload"]["mode"], "prefetch-check");
 }

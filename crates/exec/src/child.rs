@@ -4,6 +4,12 @@
 //!
 //! Everything the child does between `fork` and `exec` is a raw system call
 //! on memory prepared in the parent (async-signal-safe).
+//!
+//! With counters (`exec --counters`) the child, before `exec`, writes its
+//! pid into a pipe and waits on a second one; the parent opens the
+//! counters on that pid (inherited by its descendants, enabled at `exec`)
+//! and lets it go. `spawn` returns only after `exec`, so a helper thread
+//! does that meanwhile.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -173,6 +179,8 @@ pub struct RunOutcome {
     /// An output pipe stayed open after the run (a process outside the
     /// group holds it); that output was abandoned.
     pub output_abandoned: bool,
+    /// Event counts of the command and its descendants (`counters`).
+    pub counters: Option<counters::Counters>,
 }
 
 /// Knobs of one run.
@@ -182,6 +190,8 @@ pub struct RunOptions<'a> {
     pub sink: Option<Arc<dyn OutputSink>>,
     /// Read `numa_maps` while the command runs.
     pub sample: bool,
+    /// Count events of the command and its descendants.
+    pub counters: bool,
 }
 
 fn sample_interval(elapsed: Duration) -> Duration {
@@ -318,9 +328,16 @@ pub fn run_once(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: the closure only makes system calls (setpgid, prctl, and
-    // through place's apply_in_child sched_setaffinity and set_mempolicy) on
-    // masks built before fork: no allocation, no locks.
+    let gate = if opts.counters {
+        Some(Gate::new().map_err(|e| spawn_error(cmd, placement, e))?)
+    } else {
+        None
+    };
+    let (ready_w, go_r) = gate.as_ref().map_or((-1, -1), |g| (g.ready_w_raw(), g.go_r_raw()));
+    // SAFETY: the closure only makes system calls (setpgid, prctl, getpid,
+    // write, read, and through place's apply_in_child sched_setaffinity and
+    // set_mempolicy) on masks and descriptors made before fork: no
+    // allocation, no locks.
     unsafe {
         command.pre_exec(move || {
             if libc::setpgid(0, 0) != 0 {
@@ -328,18 +345,28 @@ pub fn run_once(
             }
             // the command dies with numaprobe rather than outliving it
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-            match &setup {
-                Some(s) => s.apply_in_child(),
-                None => Ok(()),
+            if let Some(s) = &setup {
+                s.apply_in_child()?;
             }
+            if ready_w >= 0 {
+                // tell the parent who we are, then wait until it has opened
+                // the counters and sent one byte
+                let pid = libc::getpid();
+                libc::write(ready_w, (&pid as *const libc::pid_t).cast(), 4);
+                let mut b = 0u8;
+                while libc::read(go_r, (&mut b as *mut u8).cast(), 1) < 0
+                    && *libc::__errno_location() == libc::EINTR
+                {}
+            }
+            Ok(())
         });
     }
     let start = Instant::now();
-    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
-        program: cmd.program.clone(),
-        placement: crate::policy::describe(placement),
-        source,
-    })?;
+    let (spawned, mut counting) = match gate {
+        None => (command.spawn(), None),
+        Some(gate) => gate.spawn(command),
+    };
+    let mut child = spawned.map_err(|source| spawn_error(cmd, placement, source))?;
     let pid = child.id() as i32;
     // Also set the group from this side, so a signal sent before the child
     // ran its pre_exec still reaches the group (EACCES after exec is fine).
@@ -479,6 +506,7 @@ pub fn run_once(
         got += 1;
     }
 
+    let counters = counting.as_mut().map(|c| c.read());
     let mut numa = NumaSample::new();
     for s in last.values() {
         numa_maps::add(&mut numa, s);
@@ -505,7 +533,106 @@ pub fn run_once(
         numa_processes: last.len() as u32,
         leftovers_killed,
         output_abandoned: got < 2,
+        counters,
     })
+}
+
+fn spawn_error(
+    cmd: &ResolvedCommand,
+    placement: Option<&ChildPlacement>,
+    source: io::Error,
+) -> ExecError {
+    ExecError::Spawn {
+        program: cmd.program.clone(),
+        placement: crate::policy::describe(placement),
+        source,
+    }
+}
+
+/// The two pipes of the counters handshake (all ends close-on-exec, so the
+/// command never sees them).
+struct Gate {
+    ready_r: std::os::fd::OwnedFd,
+    ready_w: std::os::fd::OwnedFd,
+    go_r: std::os::fd::OwnedFd,
+    go_w: std::os::fd::OwnedFd,
+}
+
+fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid array of two ints for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 returned two new descriptors that nothing else owns.
+    Ok(unsafe {
+        (std::os::fd::OwnedFd::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+    })
+}
+
+impl Gate {
+    fn new() -> io::Result<Gate> {
+        let (ready_r, ready_w) = pipe()?;
+        let (go_r, go_w) = pipe()?;
+        Ok(Gate { ready_r, ready_w, go_r, go_w })
+    }
+
+    fn ready_w_raw(&self) -> libc::c_int {
+        use std::os::fd::AsRawFd;
+        self.ready_w.as_raw_fd()
+    }
+
+    fn go_r_raw(&self) -> libc::c_int {
+        use std::os::fd::AsRawFd;
+        self.go_r.as_raw_fd()
+    }
+
+    /// Spawns `command` (from this thread: the child's parent-death signal
+    /// follows the thread that forked it); a helper thread waits for the
+    /// child's pid, opens the counters on it and lets it `exec`.
+    fn spawn(
+        self,
+        mut command: std::process::Command,
+    ) -> (io::Result<std::process::Child>, Option<counters::EventSet>) {
+        let Gate { ready_r, ready_w, go_r, go_w } = self;
+        std::thread::scope(|s| {
+            let h = s.spawn(move || {
+                let mut pid_bytes = [0u8; 4];
+                let mut got = 0;
+                let mut reader = std::fs::File::from(ready_r);
+                while got < 4 {
+                    match reader.read(&mut pid_bytes[got..]) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+                let set = (got == 4).then(|| {
+                    let pid = libc::pid_t::from_ne_bytes(pid_bytes);
+                    counters::EventSet::open(
+                        counters::Target::Child(pid),
+                        "command and its children",
+                    )
+                });
+                // let the child go: one byte (it holds a copy of the write
+                // end itself, so closing ours would not end its read); the
+                // read end stays open until then, so the write cannot fail
+                let mut go = std::fs::File::from(go_w);
+                let _ = std::io::Write::write_all(&mut go, &[1]);
+                drop(go);
+                drop(go_r);
+                set
+            });
+            let r = command.spawn();
+            // the child has exec'd (or failed): our copy of its end closes,
+            // so a child that never wrote reads as end of file
+            drop(ready_w);
+            let set = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (r, set)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -564,7 +691,8 @@ mod tests {
         let cmd =
             ResolvedCommand::resolve(&argv(&["sh", "-c", "echo out; echo err >&2; exit 3"]), None)
                 .unwrap();
-        let opts = RunOptions { timeout: None, stop: &stop, sink: None, sample: true };
+        let opts =
+            RunOptions { timeout: None, stop: &stop, sink: None, sample: true, counters: false };
         let o = run_once(&cmd, None, &opts).unwrap();
         assert_eq!(o.exit, Exit { code: Some(3), signal: None });
         assert_eq!(o.stdout.text, "out\n");

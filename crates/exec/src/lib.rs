@@ -123,6 +123,8 @@ pub struct Options {
     pub floor_pct: f64,
     /// Where `numastat` is read (the live machine: `SysRoot::live()`).
     pub root: SysRoot,
+    /// Count events of each run (`--counters`).
+    pub counters: bool,
 }
 
 /// One measured repetition, as `--json` shows it.
@@ -148,6 +150,9 @@ pub struct RunRecord {
     pub numastat_delta: Vec<numastat::NodeDelta>,
     /// Last lines of stderr of a failed run.
     pub stderr_tail: Option<Vec<String>>,
+    /// Event counts of the command and its children (`--counters`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<counters::Counters>,
 }
 
 /// How a policy compares with the baseline.
@@ -200,6 +205,9 @@ pub struct PolicyResult {
     /// Change of the compared quantity against the baseline, percent.
     pub change_pct: Option<f64>,
     pub verdict: PolicyVerdict,
+    /// Median counts over the successful runs (`--counters`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<counters::Counters>,
 }
 
 impl PolicyResult {
@@ -270,6 +278,7 @@ fn record(
             .then(|| NumaPages::from_sample(&o.numa, o.numa_samples, o.numa_processes)),
         numastat_delta,
         stderr_tail: (!ok).then(|| o.stderr.tail_lines(STDERR_TAIL_LINES)),
+        counters: o.counters.clone(),
     }
 }
 
@@ -303,6 +312,7 @@ fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResu
         noise_pct: None,
         change_pct: None,
         verdict: PolicyVerdict::NoData,
+        counters: None,
     }
 }
 
@@ -316,6 +326,9 @@ fn summarise(r: &mut PolicyResult, on_metric: bool) {
     }
     let compared = if on_metric { r.metric_summary } else { r.wall_summary };
     r.noise_pct = compared.map(|s| s.robust_cv_pct());
+    let counted: Vec<&counters::Counters> =
+        r.runs.iter().filter(|x| x.ok).filter_map(|x| x.counters.as_ref()).collect();
+    r.counters = counters::Counters::median(&counted);
 }
 
 /// The verdict of a policy against the baseline: [`stats::compare_samples`]
@@ -496,8 +509,13 @@ pub fn run_matrix(
         phase: phase.clone(),
         total: per_policy * plan.policies.len() as u64,
     });
-    let run_opts =
-        child::RunOptions { timeout: opts.timeout, stop, sink: opts.sink.clone(), sample: true };
+    let run_opts = child::RunOptions {
+        timeout: opts.timeout,
+        stop,
+        sink: opts.sink.clone(),
+        sample: true,
+        counters: opts.counters,
+    };
     let mut done = 0u64;
     let mut last_stdout_tail: Option<Vec<String>> = None;
     for (policy, placement) in &plan.policies {
@@ -622,6 +640,7 @@ mod tests {
             numa_pages: None,
             numastat_delta: Vec::new(),
             stderr_tail: None,
+            counters: None,
         }
     }
 

@@ -1,5 +1,5 @@
 //! Memory kernels: STREAM and read/write loops per instruction set, and the
-//! pointer chase. No I/O, no allocation policy: callers hand in slices.
+//! pointer chase and the loaded-latency load generator. No I/O, no allocation policy: callers hand in slices.
 //!
 //! The bandwidth side is split in two:
 //! - [`arch`]: one module per instruction set (scalar reference, SSE2, AVX2,
@@ -10,6 +10,7 @@
 
 pub mod arch;
 pub mod chase;
+pub mod load;
 pub mod stream;
 
 pub use arch::{select, Isa, KernelError, Ops};

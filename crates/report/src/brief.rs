@@ -25,6 +25,9 @@ const MAX_FINDINGS: usize = 5;
 /// Settings rows of a comparison (the others are counted).
 const MAX_SETTINGS: usize = 10;
 
+/// Recommendations of a comparison (the study's first ones).
+const MAX_RECOMMENDATIONS: usize = 4;
+
 /// Settings worth a line in a brief, in this order, when the run recorded
 /// them.
 const KEY_SETTINGS: [&str; 10] = [
@@ -211,6 +214,15 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
         (s.confidence * 100.0).round(),
         s.margin_pct
     );
+    for w in s.warnings.iter().take(2) {
+        let _ = writeln!(out, "\nWarning: {}.", md(w));
+    }
+    if !s.recommendations.is_empty() {
+        out.push('\n');
+        for r in s.recommendations.iter().take(MAX_RECOMMENDATIONS) {
+            let _ = writeln!(out, "- {}: {}", md(&r.profile), md(&r.text));
+        }
+    }
 }
 
 /// At most [`MAX_LINES`] lines: a longer brief is cut, and says so.

@@ -90,6 +90,7 @@ pub fn build_report_with(
 
     bandwidth(&mut doc, &d, run);
     latency(&mut doc, &d, run);
+    crate::hmat::section(&mut doc, run);
     if let Some(e) = &exec {
         e.render(&mut doc);
     }
@@ -446,6 +447,7 @@ fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             doc.p(line);
         }
     }
+    crate::counters::bandwidth(doc, d);
 }
 
 /// Bandwidth against threads: one line per kernel and node pair with its
@@ -668,12 +670,14 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     }
     doc.h(2, "Latency");
     doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
+    crate::latency::method_section(doc, d);
     lat_points_section(doc, d);
     lat_matrix_section(doc, d, run);
+    crate::latency::histogram_section(doc, d);
     sweep_section(doc, d, run);
     plateau_section(doc, d);
     per_cpu_section(doc, d);
-    loaded_section(doc, d);
+    crate::latency::loaded_section(doc, d);
     c2c_section(doc, d);
 }
 
@@ -813,51 +817,6 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                 row.push(opt(v, "ns"));
             }
             t.push(row);
-        }
-        doc.table(t);
-    }
-}
-
-/// Latency under load against the load's bandwidth.
-fn loaded_section(doc: &mut Document, d: &RunData) {
-    let loaded: Vec<&Lat> =
-        d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()).collect();
-    if !loaded.is_empty() {
-        doc.h(3, "Loaded latency");
-        type Curve = (Option<i64>, Vec<(f64, f64)>);
-        let mut series: BTreeMap<String, Curve> = BTreeMap::new();
-        for p in &loaded {
-            let name = match (p.cpu_node, p.mem_node) {
-                (Some(c), Some(m)) => format!("CPU node {c} -> memory node {m}"),
-                (None, Some(m)) => format!("memory node {m}"),
-                _ => "loaded latency".into(),
-            };
-            series
-                .entry(name)
-                .or_insert((p.mem_node, vec![]))
-                .1
-                .push((p.load_gbs.unwrap_or(0.0), p.loaded_ns().unwrap_or(0.0)));
-        }
-        doc.chart(Chart::Xy(XyChart {
-            title: "Loaded latency against bandwidth".into(),
-            x: Axis::linear("bandwidth of the load (GB/s)"),
-            y: Axis::linear("latency (ns)"),
-            series: series
-                .into_iter()
-                .map(|(name, (node, points))| Series::line(name, points).with_color(node))
-                .collect(),
-            ..XyChart::default()
-        }));
-        let mut t =
-            Table::with_header(&["Delay", "Load GB/s", "Latency ns", "CPU node", "Memory node"]);
-        for p in &loaded {
-            t.push(vec![
-                p.delay.map_or("-".into(), plain),
-                opt(p.load_gbs, "GB/s"),
-                opt(p.loaded_ns(), "ns"),
-                p.cpu_node.map_or("-".into(), |n| n.to_string()),
-                p.mem_node.map_or("-".into(), |n| n.to_string()),
-            ]);
         }
         doc.table(t);
     }

@@ -927,6 +927,39 @@ mod tests {
     }
 
     #[test]
+    fn firmware_memory_and_restriction_settings_drift_and_ids_do_not() {
+        let mut v = fleet_of_five();
+        for (i, r) in v.iter_mut().enumerate() {
+            r.config["fingerprint"] = format!("cfg{i}").into();
+            r.config["cmdline"] = format!("root=UUID={i} quiet").into();
+            r.config["bios_version"] = "2.1".into();
+            r.config["memory_speed_mts"] = 3200.into();
+            r.config["dimm_population"] = "16 of 16 slots: 16x 16 GiB DDR4".into();
+            r.config["cmdline_options"] = serde_json::json!({"numa_balancing": "0"});
+        }
+        v[0].config["bios_version"] = "1.9".into();
+        v[1].config["memory_speed_mts"] = 2933.into();
+        v[1].config["dimm_population"] = "15 of 16 slots: 15x 16 GiB DDR4".into();
+        v[4].config["cmdline_options"] = serde_json::json!({});
+        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
+        let drift: Vec<(&str, Vec<&str>)> = f.groups[0]
+            .hosts
+            .iter()
+            .map(|h| (h.host.as_str(), h.drift.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            drift,
+            [
+                ("n1", vec!["bios_version"]),
+                ("n2", vec!["dimm_population", "memory_speed_mts"]),
+                ("n3", vec!["thp"]),
+                ("n4", vec![]),
+                ("n5", vec!["cmdline_options.numa_balancing"]),
+            ]
+        );
+    }
+
+    #[test]
     fn median_and_mad() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));

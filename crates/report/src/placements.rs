@@ -33,6 +33,8 @@ pub struct PolicyView {
     /// reading.
     pub pages: Option<String>,
     pub exit_codes: String,
+    /// Median event counts of the successful runs (`exec --counters`).
+    pub counters: Option<results::counters::Counters>,
 }
 
 /// The exec results of one run, judged.
@@ -108,6 +110,7 @@ impl ExecView {
                     verdict,
                     pages: p.pages_text(),
                     exit_codes: codes.into_iter().collect::<Vec<_>>().join(","),
+                    counters: p.counters.clone(),
                 }
             })
             .collect::<Vec<_>>();
@@ -189,25 +192,28 @@ impl ExecView {
         ));
         let base = self.baseline.as_deref().unwrap_or("baseline");
         let change_h = format!("Change vs {base} %");
-        let mut t = Table::new(
-            [
-                "Policy",
-                "Placement",
-                "OK runs",
-                "Median metric",
-                "Median wall s",
-                "Noise %",
-                change_h.as_str(),
-                "Verdict",
-                "Anon pages per node",
-                "Exit codes",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        );
+        let counted = self.policies.iter().any(|p| p.counters.is_some());
+        let mut header: Vec<String> = [
+            "Policy",
+            "Placement",
+            "OK runs",
+            "Median metric",
+            "Median wall s",
+            "Noise %",
+            change_h.as_str(),
+            "Verdict",
+            "Anon pages per node",
+            "Exit codes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if counted {
+            header.extend(crate::counters::HEADER.iter().map(|s| s.to_string()));
+        }
+        let mut t = Table::new(header);
         for p in &self.policies {
-            t.push(vec![
+            let mut row = vec![
                 p.policy.clone(),
                 p.placement.clone().unwrap_or_else(|| "-".into()),
                 match p.ok_runs {
@@ -221,9 +227,21 @@ impl ExecView {
                 p.verdict.clone(),
                 p.pages.clone().unwrap_or_else(|| "-".into()),
                 if p.exit_codes.is_empty() { "-".into() } else { p.exit_codes.clone() },
-            ]);
+            ];
+            if counted {
+                row.extend(crate::counters::cells(p.counters.as_ref()));
+            }
+            t.push(row);
         }
         doc.table(t);
+        if counted {
+            doc.p("Counters: median of the successful runs, the command and its children (perf_event_open).");
+            for n in
+                crate::counters::notes(self.policies.iter().filter_map(|p| p.counters.as_ref()))
+            {
+                doc.p(n);
+            }
+        }
         doc.callout(self.best_sentence());
 
         let with_change: Vec<&PolicyView> =

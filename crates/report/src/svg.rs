@@ -158,7 +158,12 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
                 hi += (hi - lo) * 0.03;
             }
             let t = if axis.integer && hi - lo <= target as f64 {
-                let (a, b) = (lo.floor() as i64, hi.ceil() as i64);
+                // whole numbers inside the data only: a point drawn beside
+                // its number (x + 0.12) does not add a tick of its own
+                let (a, b) = match (lo.ceil() as i64, hi.floor() as i64) {
+                    (a, b) if a <= b => (a, b),
+                    _ => (lo.floor() as i64, hi.ceil() as i64),
+                };
                 (a..=b).map(|i| i as f64).collect()
             } else {
                 let t = nice_ticks(lo, hi, target);
@@ -876,6 +881,18 @@ mod tests {
         assert!(s.contains("fill=\"rgb(68,1,84)\""));
         assert!(s.contains("not measured"));
         assert_eq!(s.matches("class=\"cell\"").count(), 3);
+    }
+
+    #[test]
+    fn whole_number_ticks_stay_inside_the_data() {
+        // dots at groups 1-3 and medians drawn at x + 0.12 beside them
+        let (d0, d1, t) = axis_ticks(
+            &Axis { from_zero: false, ..Axis::integer("group") },
+            &[1.0, 2.0, 3.0, 3.12],
+            10,
+        );
+        assert_eq!(t, vec![1.0, 2.0, 3.0]);
+        assert!(d0 <= 0.5 && d1 >= 3.12, "{d0} {d1}");
     }
 
     #[test]

@@ -90,7 +90,7 @@ fn html_report_has_every_chart() {
         "Latency matrix (median ns)",
         "Latency against working-set size",
         "Latency from each CPU to one node&#39;s memory",
-        "Loaded latency against bandwidth",
+        "Loaded latency against bandwidth, per traffic mix",
         "Core-to-core latency (median ns, one way)",
         "Placements against default (median metric)",
         "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",

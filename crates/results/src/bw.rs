@@ -197,6 +197,10 @@ pub struct BwResult {
     /// True when Ctrl-C cut the repetitions short (`stopped` is read too).
     #[serde(alias = "stopped")]
     pub interrupted: bool,
+    /// Event counts of the team over the timed repetitions (`--counters`;
+    /// absent otherwise and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::Counters>,
 }
 
 impl BwResult {

@@ -3,6 +3,7 @@
 //! and audit evidence and reports read back.
 //!
 //! * [`bw`]: one bandwidth figure ([`bw::BwResult`]) and the noise rule;
+//! * [`counters`]: event counts recorded with a result (`--counters`);
 //! * [`lat`]: latency records by mode and their summaries;
 //! * [`placement`]: the one placement shape every result carries;
 //! * [`stats`]: summaries, percentiles, change and verdict;
@@ -15,6 +16,8 @@
 //! stored JSON.
 
 pub mod bw;
+pub mod counters;
+pub mod hist;
 pub mod lat;
 pub mod placement;
 pub mod runstats;

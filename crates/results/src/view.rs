@@ -152,6 +152,11 @@ pub struct Bw {
     pub interrupted: bool,
     /// Whether the kernels' answers were checked (absent in hand-made data).
     pub validated: Option<bool>,
+    /// Event counts (`bw --counters`), when recorded.
+    pub counters: Option<crate::counters::Counters>,
+    /// Bytes the kernel counted over the timed repetitions (STREAM's rule,
+    /// `bytes_per_rep × reps`), to set beside measured DRAM bytes.
+    pub counted_bytes: Option<f64>,
 }
 
 impl Bw {
@@ -186,6 +191,8 @@ impl Bw {
             isa: Some(r.isa.name().to_string()),
             interrupted: r.interrupted,
             validated: Some(r.validated),
+            counters: r.counters.clone(),
+            counted_bytes: Some(r.bytes_per_rep as f64 * r.reps as f64),
         }
     }
 
@@ -208,6 +215,8 @@ impl Bw {
             isa: text(v, "isa"),
             interrupted: interrupted(v),
             validated: v.get("validated").and_then(Value::as_bool),
+            counters: crate::counters::Counters::of_payload(v),
+            counted_bytes: num(v, "bytes_per_rep").zip(num(v, "reps")).map(|(b, n)| b * n),
         }
     }
 
@@ -246,6 +255,16 @@ pub struct Lat {
     pub relation: Option<String>,
     pub group: Option<String>,
     pub placement: Option<Placement>,
+    /// Chase layout (for the method caption); absent in old loaded points.
+    pub stride_bytes: Option<u64>,
+    pub tlb_group_bytes: Option<u64>,
+    /// Loaded points: the traffic mix (`read`, `3:1`, ...; old `rw` reads
+    /// as `1:1`), the wait in ns, and whether it is the no-load point.
+    pub load_kind: Option<String>,
+    pub delay_ns: Option<f64>,
+    pub idle: bool,
+    /// Per-value latency histogram (chase results that recorded one).
+    pub histogram: Option<crate::hist::Histogram>,
     /// Ctrl-C cut it short, or its answers failed validation (hand-made
     /// payloads may say so; today's records are never emitted then).
     pub discarded: bool,
@@ -285,6 +304,12 @@ impl Lat {
             relation: None,
             group: None,
             placement: None,
+            stride_bytes: None,
+            tlb_group_bytes: None,
+            load_kind: None,
+            delay_ns: None,
+            idle: false,
+            histogram: None,
             discarded: false,
         };
         // noise from the spread when the record gives no robust CV
@@ -307,6 +332,9 @@ impl Lat {
                 noise_pct: finite(c.noise_pct).map(f64::abs),
                 page_size: Some(c.page_size.clone()),
                 placement: Some(Placement::of_record(&c.placement)),
+                stride_bytes: Some(c.stride_bytes as u64),
+                tlb_group_bytes: Some(c.tlb_group_bytes),
+                histogram: c.histogram.clone(),
                 ..none
             },
             LatRecord::Loaded(l) => Lat {
@@ -324,6 +352,11 @@ impl Lat {
                 latency_ns: finite(l.latency_ns),
                 load_gbs: finite(l.load_gbs),
                 placement: Some(Placement::of_record(&l.placement)),
+                stride_bytes: l.stride_bytes.map(|s| s as u64),
+                tlb_group_bytes: l.tlb_group_bytes,
+                load_kind: Some(l.load_kind.name().to_string()),
+                delay_ns: l.delay_ns.and_then(finite),
+                idle: l.idle,
                 ..none
             },
             LatRecord::C2c(c) => Lat {
@@ -367,6 +400,13 @@ impl Lat {
             relation: text(v, "relation"),
             group: text(v, "group"),
             placement: Placement::of(v),
+            stride_bytes: int(v, "stride_bytes").and_then(|s| u64::try_from(s).ok()),
+            tlb_group_bytes: int(v, "tlb_group_bytes").and_then(|s| u64::try_from(s).ok()),
+            load_kind: text(v, "load_kind")
+                .map(|k| crate::lat::LoadKind::parse(&k).map_or(k, |m| m.name().to_string())),
+            delay_ns: num(v, "delay_ns"),
+            idle: v.get("idle").and_then(Value::as_bool) == Some(true),
+            histogram: v.get("histogram").and_then(|h| serde_json::from_value(h.clone()).ok()),
             discarded: interrupted(v) || v.get("validated").and_then(Value::as_bool) == Some(false),
         }
     }
@@ -630,6 +670,8 @@ pub struct ExecPolicy {
     pub change_pct: Option<f64>,
     /// As stored (`no-data` when saved before the matrix was judged).
     pub verdict: Option<String>,
+    /// Median event counts of the successful runs (`exec --counters`).
+    pub counters: Option<crate::counters::Counters>,
 }
 
 impl ExecPolicy {
@@ -679,6 +721,7 @@ impl ExecPolicy {
             noise_pct: num(v, "noise_pct"),
             change_pct: num(v, "change_pct"),
             verdict: text(v, "verdict"),
+            counters: crate::counters::Counters::of_payload(v),
         })
     }
 
@@ -746,6 +789,8 @@ pub fn read(kind: &str, v: &Value) -> Stored {
         "lat-summary" => match serde_json::from_value::<LatSummary>(v.clone()) {
             Ok(LatSummary::PerCpu(r)) => Stored::PerCpu(PerCpuSummary::of_record(&r)),
             Ok(LatSummary::Sweep(r)) => Stored::Sweep(SweepSummary::of_record(&r)),
+            // read by their typed records (`results::lat`) where needed
+            Ok(LatSummary::Loaded(_) | LatSummary::PrefetchCheck(_)) => Stored::Other,
             Err(_) => match text(v, "mode").as_deref() {
                 Some("per-cpu") => Stored::PerCpu(PerCpuSummary::of(v)),
                 Some("sweep") => Stored::Sweep(SweepSummary::of(v)),

@@ -579,24 +579,25 @@ pub(crate) fn insert_result(
         )?,
     };
     let keys = KeyColumns::of(kind.as_str(), payload);
-    conn.execute(
+    // Cached: an import inserts thousands of results through one statement.
+    conn.prepare_cached(
         "INSERT INTO results (run_id, seq, recorded, kind, mode, kernel, cpu_node, mem_node,
                               value, unit, payload_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
-            run,
-            seq,
-            recorded,
-            kind.as_str(),
-            keys.mode,
-            keys.kernel,
-            keys.cpu_node,
-            keys.mem_node,
-            keys.value,
-            keys.unit,
-            payload.to_string()
-        ],
-    )?;
+    )?
+    .execute(params![
+        run,
+        seq,
+        recorded,
+        kind.as_str(),
+        keys.mode,
+        keys.kernel,
+        keys.cpu_node,
+        keys.mem_node,
+        keys.value,
+        keys.unit,
+        payload.to_string()
+    ])?;
     Ok(seq)
 }
 

@@ -42,6 +42,10 @@ struct Shared {
     control: Padded<AtomicU8>,
     error: Mutex<Option<BwError>>,
     results: Mutex<Vec<BwResult>>,
+    /// Each worker's counts of the kernel just measured (`--counters`).
+    counts: Mutex<Vec<Option<counters::Counters>>>,
+    /// Memory-controller counters (`--counters`), or why there are none.
+    uncore: Mutex<Option<Result<counters::uncore::Uncore, String>>>,
 }
 
 impl Shared {
@@ -211,6 +215,11 @@ pub(super) fn run_case(
         control: Padded(AtomicU8::new(RUN)),
         error: Mutex::new(None),
         results: Mutex::new(Vec::new()),
+        counts: Mutex::new(vec![None; threads]),
+        uncore: Mutex::new(
+            crate::counting::requested()
+                .then(|| counters::uncore::Uncore::open(&topo::SysRoot::live())),
+        ),
     };
     let done_at_start = *done;
     let n_total = (chunk * threads) as u64;
@@ -229,6 +238,10 @@ pub(super) fn run_case(
             }
         };
         let mut arr = Arrays { a: slice(0), b: slice(1), c: slice(2), d: slice(3) };
+        // This worker's own counters (`--counters`), enabled around each
+        // kernel's timed repetitions.
+        let mut events = crate::counting::requested()
+            .then(|| counters::EventSet::open(counters::Target::ThisThread, "team thread"));
         // First touch, from the pinned thread: pages follow the policy set
         // on the range (or land on this thread's node).
         arr.init();
@@ -268,6 +281,16 @@ pub(super) fn run_case(
                 }
             }
             let mut times: Vec<f64> = Vec::new();
+            if let Some(e) = &mut events {
+                e.reset();
+                e.enable();
+            }
+            if w.is_leader() {
+                if let Some(Ok(u)) = &mut *shared.uncore.lock().unwrap_or_else(|p| p.into_inner()) {
+                    u.reset();
+                    u.enable();
+                }
+            }
             let started = Instant::now();
             loop {
                 w.sync();
@@ -305,6 +328,10 @@ pub(super) fn run_case(
                     shared.control.0.store(next, Ordering::SeqCst);
                 }
             }
+            if let Some(e) = &mut events {
+                e.disable();
+                shared.counts.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(e.read());
+            }
             expected.apply(kernel);
             if let Err(e) = arr.validate(&expected) {
                 shared.fail(validation(kernel, ops, w.cpu(), e));
@@ -314,7 +341,7 @@ pub(super) fn run_case(
                 let next = if shared.failed() || times.is_empty() {
                     ABORT
                 } else {
-                    let r = result(
+                    let mut r = result(
                         plan,
                         case,
                         kernel,
@@ -324,6 +351,7 @@ pub(super) fn run_case(
                         placement.clone(),
                         stop.is_stopped(),
                     );
+                    r.counters = team_counts(&shared);
                     if !r.stable && !r.interrupted {
                         obs.event(Event::Warning(format!(
                             "{} {what}: not stable within the budget (best {} runs spread {:.1}%, \
@@ -363,6 +391,27 @@ pub(super) fn run_case(
     let results = shared.results.into_inner().unwrap_or_else(|p| p.into_inner());
     *done = done_at_start + results.len() as u64;
     Ok(results)
+}
+
+/// The team's counts of the kernel just measured, summed over the
+/// workers, with the memory controllers' bytes (`None` unless
+/// `--counters`).
+fn team_counts(shared: &Shared) -> Option<counters::Counters> {
+    let mut counts = shared.counts.lock().unwrap_or_else(|p| p.into_inner());
+    let parts: Vec<counters::Counters> = counts.iter_mut().filter_map(Option::take).collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let mut c = counters::Counters::sum(format!("{} team thread(s)", parts.len()), &parts);
+    match &mut *shared.uncore.lock().unwrap_or_else(|p| p.into_inner()) {
+        Some(Ok(u)) => {
+            u.disable();
+            c.uncore = u.read();
+        }
+        Some(Err(why)) => c.uncore_unavailable = Some(why.clone()),
+        None => {}
+    }
+    Some(c)
 }
 
 fn validation(kernel: Kernel, ops: &dyn Ops, cpu: u32, e: kernels::ValidationError) -> BwError {
@@ -444,6 +493,7 @@ fn result(
         peak_fraction: peak_gbs.filter(|p| *p > 0.0).map(|p| s.max / p),
         validated: true,
         interrupted,
+        counters: None,
     }
 }
 

@@ -1,35 +1,55 @@
-//! Latency under load (like MLC's loaded latency): one thread chases
-//! pointers while the other CPUs read (or read and write) their own
-//! buffers on the same node, pausing `delay` spin iterations after each
-//! cache line. Each delay gives one point: the chase latency and the
-//! bandwidth the load reached, so latency can be drawn against bandwidth.
+//! Latency under load (like MLC's `--loaded_latency` and the Mess
+//! benchmark): one thread chases pointers while the other CPUs move cache
+//! lines of their own buffers on the same node in a traffic mix (read-only,
+//! 3:1, 2:1, 1:1 read:write, non-temporal writes), waiting a delay
+//! calibrated in nanoseconds after each line. Each mix gives a curve from no
+//! load (load threads paused) to full load (no wait): per point the chase
+//! latency (median, p90, p99) and the bandwidth the load reached (measured),
+//! and per curve its knee ([`results::lat::knee`]).
 
-pub use results::lat::{LoadKind, LoadedPoint};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+pub use results::lat::{LoadKind, LoadedPoint, LoadedSummary};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kernels::chase::Ring;
+use kernels::load::{self as gen_loop, Cursor, Op};
+use results::lat::LineOp;
 use topo::{CpuSet, Topology};
 
 use super::{
     arena, emit, fit_size, measure, resolve, sys, usable_cpus, warn_placement, ChaseOpts, Ctx,
-    LatError, Mode, Where, DEFAULT_SIZE_BYTES,
+    LatError, LatSummary, Mode, Placement, PlacementStatus, Where, DEFAULT_SIZE_BYTES,
 };
 use crate::events::Event;
 use crate::stats::Summary;
 
-/// Default delays (spin iterations after each line), none to large.
-pub const DEFAULT_DELAYS: [u64; 10] = [0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+/// Default waits after each line, ns, from light load to full load (the
+/// idle point, load threads paused, comes first).
+pub const DEFAULT_DELAYS_NS: [u64; 10] =
+    [20_000, 10_000, 5_000, 2_000, 1_000, 500, 200, 100, 50, 0];
+
+/// The `wait` value that pauses the load threads.
+const PAUSED: u64 = u64::MAX;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedSpec {
     pub at: Where,
     /// CPUs generating load; `None` = every other usable CPU.
     pub load_cpus: Option<CpuSet>,
-    pub kind: LoadKind,
-    pub delays: Vec<u64>,
+    /// Traffic mixes, one curve each, in this order.
+    pub mixes: Vec<LoadKind>,
+    /// Waits after each line, ns; measured from the longest to none.
+    pub delays_ns: Vec<u64>,
     /// Buffer of each load thread; `None` = max(64 MiB, 2 x LLC / threads).
     pub load_bytes_per_thread: Option<u64>,
+}
+
+/// What [`loaded`] measured: every point, and one summary per curve.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LoadedReport {
+    pub points: Vec<LoadedPoint>,
+    pub curves: Vec<LoadedSummary>,
 }
 
 /// One load thread's line counter, on its own cache lines.
@@ -38,49 +58,71 @@ struct Gen {
     lines: AtomicU64,
 }
 
+fn ops_of(kind: LoadKind) -> Vec<Op> {
+    kind.pattern()
+        .iter()
+        .map(|op| match op {
+            LineOp::Read => Op::Read,
+            LineOp::Modify => Op::Modify,
+            LineOp::NtWrite => Op::NtWrite,
+        })
+        .collect()
+}
+
+/// What the load threads are told: the mix (index into [`LoadKind::ALL`])
+/// and the wait in spin iterations ([`PAUSED`] = no load).
+struct Control {
+    mix: AtomicU8,
+    wait: AtomicU64,
+    quit: AtomicBool,
+    /// ns of one spin iteration (lines per chunk are chosen from it).
+    spin_ns: f64,
+}
+
 /// Runs the load-generator loop on the calling thread until `quit`.
-fn generate(map: &mut sys::Mapping, kind: LoadKind, delay: &AtomicU64, quit: &AtomicBool, g: &Gen) {
-    let words = map.len() / 8;
-    let base = map.as_mut_ptr().cast::<u64>();
+fn generate(map: &mut sys::Mapping, ctl: &Control, g: &Gen) {
+    // SAFETY: the mapping is page-aligned and `len` bytes long; viewed as
+    // whole u64 words it stays inside it, and it is borrowed mutably.
+    let words =
+        unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u64>(), map.len() / 8) };
+    let patterns: Vec<Vec<Op>> = LoadKind::ALL.iter().map(|&k| ops_of(k)).collect();
+    let mut cur = Cursor::default();
     let mut acc = 0u64;
-    let mut i = 0;
-    while !quit.load(Ordering::Relaxed) {
-        let d = delay.load(Ordering::Relaxed);
-        // count often enough that a short sample sees long delays
-        let chunk: u64 = if d >= 64 { 1 } else { 256 };
-        for _ in 0..chunk {
-            // SAFETY: i < words (wrapped below), inside this thread's own
-            // mapping.
-            unsafe {
-                let p = base.add(i);
-                let v = p.read_volatile();
-                if kind == LoadKind::Rw {
-                    p.write_volatile(v.wrapping_add(1));
-                }
-                acc = acc.wrapping_add(v);
-            }
-            let mut x = 0u64;
-            for k in 0..d {
-                x = std::hint::black_box(x.wrapping_add(k));
-            }
-            acc = acc.wrapping_add(x);
-            i += 8; // next 64 B line
-            if i >= words {
-                i = 0;
-            }
+    while !ctl.quit.load(Ordering::Relaxed) {
+        let wait = ctl.wait.load(Ordering::Relaxed);
+        if wait == PAUSED {
+            std::thread::sleep(Duration::from_micros(200));
+            continue;
         }
+        let pattern = &patterns[usize::from(ctl.mix.load(Ordering::Relaxed)) % patterns.len()];
+        // about 10 us of work between looks at the controls, a multiple of
+        // every pattern's length (1, 2, 3)
+        let line_ns = wait as f64 * ctl.spin_ns + 20.0;
+        let chunk = ((10_000.0 / line_ns) as u64 / 6 * 6).clamp(6, 600);
+        acc = acc.wrapping_add(gen_loop::touch_lines(words, &mut cur, pattern, chunk, wait));
         g.lines.fetch_add(chunk, Ordering::Relaxed);
     }
     std::hint::black_box(acc);
 }
 
-/// Loaded latency: one point per delay.
+/// The worst of the load buffers' placements (lowest share on the node).
+fn worst_placement(v: &[Placement]) -> Option<Placement> {
+    let frac = |p: &Placement| p.check.as_ref().map_or(2.0, |c| c.fraction);
+    v.iter()
+        .min_by(|a, b| {
+            let bad = |p: &Placement| p.status != PlacementStatus::Mismatch;
+            bad(a).cmp(&bad(b)).then(frac(a).total_cmp(&frac(b)))
+        })
+        .cloned()
+}
+
+/// Loaded latency: per mix, an idle point, then one point per delay.
 pub fn loaded(
     topo: &Topology,
     spec: &LoadedSpec,
     opts: &ChaseOpts,
     ctx: &Ctx<'_>,
-) -> Result<Vec<LoadedPoint>, LatError> {
+) -> Result<LoadedReport, LatError> {
     let r = resolve(topo, &spec.at)?;
     let usable = usable_cpus(topo);
     let load_cpus: Vec<u32> = match &spec.load_cpus {
@@ -105,9 +147,15 @@ pub fn loaded(
             r.cpu
         )));
     }
-    if spec.delays.is_empty() {
+    if spec.delays_ns.is_empty() {
         return Err(LatError::BadRequest("no delays given".into()));
     }
+    if spec.mixes.is_empty() {
+        return Err(LatError::BadRequest("no traffic mix given".into()));
+    }
+    let mut delays = spec.delays_ns.clone();
+    delays.sort_unstable_by(|a, b| b.cmp(a));
+    delays.dedup();
     let llc = topo.llc_bytes_for(&usable).unwrap_or(32 << 20);
     let per_thread = spec
         .load_bytes_per_thread
@@ -126,34 +174,45 @@ pub fn loaded(
             "not enough free memory on the node for the chase and the load buffers".into(),
         ));
     }
-    let line_bytes = match spec.kind {
-        LoadKind::Read => 64.0,
-        LoadKind::Rw => 128.0,
-    };
 
     let phase = "lat loaded".to_string();
-    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: spec.delays.len() as u64 });
-    let delay = AtomicU64::new(spec.delays[0]);
-    let quit = AtomicBool::new(false);
+    let per_curve = delays.len() as u64 + 1;
+    ctx.observer.event(Event::PhaseStart {
+        phase: phase.clone(),
+        total: per_curve * spec.mixes.len() as u64,
+    });
+    // calibrate the wait on the chasing CPU before any load runs
+    let spin_ns = super::on_cpu(r.cpu, || Ok(gen_loop::spin_ns_per_iter()))?;
+    let ctl = Control {
+        mix: AtomicU8::new(0),
+        wait: AtomicU64::new(PAUSED),
+        quit: AtomicBool::new(false),
+        spin_ns,
+    };
     let gens: Vec<Gen> = load_cpus.iter().map(|_| Gen { lines: AtomicU64::new(0) }).collect();
     let ready = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
+    let load_placements: Mutex<Vec<Placement>> = Mutex::new(Vec::new());
     let result = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (k, &cpu) in load_cpus.iter().enumerate() {
-            let (delay, quit, g, ready, failed) = (&delay, &quit, &gens[k], &ready, &failed);
+            let (ctl, g, ready, failed, lp) = (&ctl, &gens[k], &ready, &failed, &load_placements);
             let mem = r.mem_node;
-            let kind = spec.kind;
             let pages = opts.pages;
             handles.push(s.spawn(move || -> Result<(), LatError> {
                 let res = sys::pin_to_cpu(cpu)
                     .and_then(|_| sys::Mapping::new(per_thread as usize, pages, mem));
-                if res.is_err() {
-                    failed.store(true, Ordering::SeqCst);
+                match (&res, mem) {
+                    (Err(_), _) => failed.store(true, Ordering::SeqCst),
+                    (Ok(m), Some(n)) => {
+                        let p = m.check_placement(n, 1024);
+                        lp.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+                    }
+                    (Ok(_), None) => {}
                 }
                 ready.fetch_add(1, Ordering::SeqCst);
                 let mut map = res?;
-                generate(&mut map, kind, delay, quit, g);
+                generate(&mut map, ctl, g);
                 Ok(())
             }));
         }
@@ -170,78 +229,185 @@ pub fn loaded(
                 std::thread::sleep(Duration::from_millis(5));
             }
             if failed.load(Ordering::SeqCst) {
-                return Ok(Vec::new()); // the generator's error is returned below
+                return Ok(LoadedReport::default()); // the generator's error is returned below
             }
-            // Measure only once every load thread is moving lines (it first
-            // faults its buffer in): a point taken before that would be an
-            // idle point labelled loaded. Bounded, so an oversubscribed
-            // machine still gets its points (and a warning).
-            let started = Instant::now();
-            while gens.iter().any(|g| g.lines.load(Ordering::Relaxed) == 0) {
-                if started.elapsed() > Duration::from_secs(5) {
-                    ctx.observer.event(Event::Warning(
-                        "a load thread had not started after 5 s (is the machine busy?): \
-                         the first loaded points may understate the load"
-                            .into(),
-                    ));
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(1));
+            let load_placement = {
+                let v = load_placements.lock().unwrap_or_else(|e| e.into_inner());
+                worst_placement(&v)
+            };
+            if let Some(p) = &load_placement {
+                warn_placement(ctx.observer, p);
             }
-            let mut out = Vec::new();
-            for (i, &d) in spec.delays.iter().enumerate() {
-                if ctx.stop.is_stopped() {
-                    break;
+            let lines = || -> u64 { gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).sum() };
+            let mut out = LoadedReport::default();
+            let mut done = 0u64;
+            'mixes: for &mix in &spec.mixes {
+                let mix_idx = LoadKind::ALL.iter().position(|&k| k == mix).unwrap_or(0);
+                ctl.mix.store(mix_idx as u8, Ordering::Relaxed);
+                let mut curve: Vec<LoadedPoint> = Vec::new();
+                for d in std::iter::once(None).chain(delays.iter().map(|&d| Some(d))) {
+                    if ctx.stop.is_stopped() {
+                        break 'mixes;
+                    }
+                    let iters = d.map_or(PAUSED, |ns| (ns as f64 / spin_ns).round() as u64);
+                    let before: Vec<u64> =
+                        gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).collect();
+                    ctl.wait.store(iters, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(30));
+                    if d.is_some() {
+                        // measure only once every load thread moves lines (the
+                        // first time, each faults its buffer in first); bounded
+                        let started = Instant::now();
+                        while gens
+                            .iter()
+                            .zip(&before)
+                            .any(|(g, b)| g.lines.load(Ordering::Relaxed) == *b)
+                        {
+                            if started.elapsed() > Duration::from_secs(5) {
+                                ctx.observer.event(Event::Warning(
+                                    "a load thread moved no line for 5 s (is the machine busy?): \
+                                     this point may understate the load"
+                                        .into(),
+                                ));
+                                break;
+                            }
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                    }
+                    let l0 = lines();
+                    let t0 = Instant::now();
+                    let Some(sm) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else {
+                        break 'mixes;
+                    };
+                    let dt = t0.elapsed().as_secs_f64();
+                    let moved = lines() - l0;
+                    let Some(sum) = Summary::of(&sm.ns_per_load) else { break 'mixes };
+                    let (rb, wb) = mix.bytes_of(moved);
+                    let p = LoadedPoint {
+                        mode: Mode::Loaded,
+                        delay: if d.is_some() { iters } else { 0 },
+                        delay_ns: d.map(|d| d as f64),
+                        idle: d.is_none(),
+                        latency_ns: sum.median,
+                        median_ns: sum.median,
+                        p90_ns: sum.p90,
+                        p99_ns: sum.p99,
+                        spread_pct: sum.spread_pct,
+                        load_gbs: (rb + wb) / dt / 1e9,
+                        read_gbs: Some(rb / dt / 1e9),
+                        write_gbs: Some(wb / dt / 1e9),
+                        load_threads: load_cpus.len(),
+                        load_kind: mix,
+                        cpu: r.cpu,
+                        mem_node: r.mem_node,
+                        size_bytes: chase_size,
+                        page_size: a.page.clone(),
+                        placement: a.placement.clone(),
+                        load_placement: load_placement.clone(),
+                        stride_bytes: Some(opts.stride_bytes),
+                        tlb_group_bytes: Some((opts.group_elems() * opts.stride_bytes) as u64),
+                    };
+                    emit(ctx.observer, p.clone());
+                    curve.push(p);
+                    done += 1;
+                    ctx.observer.event(Event::Progress {
+                        phase: phase.clone(),
+                        done,
+                        what: match d {
+                            None => format!("{} idle", mix.name()),
+                            Some(d) => format!("{} delay {d} ns", mix.name()),
+                        },
+                    });
                 }
-                delay.store(d, Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(30));
-                let l0: u64 = gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).sum();
-                let t0 = Instant::now();
-                let Some(sm) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else {
-                    break;
-                };
-                let dt = t0.elapsed().as_secs_f64();
-                let l1: u64 = gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).sum();
-                let Some(sum) = Summary::of(&sm.ns_per_load) else { break };
-                let p = LoadedPoint {
-                    mode: Mode::Loaded,
-                    delay: d,
-                    latency_ns: sum.median,
-                    median_ns: sum.median,
-                    p90_ns: sum.p90,
-                    p99_ns: sum.p99,
-                    spread_pct: sum.spread_pct,
-                    load_gbs: (l1 - l0) as f64 * line_bytes / dt / 1e9,
-                    load_threads: load_cpus.len(),
-                    load_kind: spec.kind,
-                    cpu: r.cpu,
-                    mem_node: r.mem_node,
-                    size_bytes: chase_size,
-                    page_size: a.page.clone(),
-                    placement: a.placement.clone(),
-                };
-                emit(ctx.observer, p.clone());
-                out.push(p);
-                ctx.observer.event(Event::Progress {
-                    phase: phase.clone(),
-                    done: i as u64 + 1,
-                    what: format!("delay {d}"),
-                });
+                ctl.wait.store(PAUSED, Ordering::Relaxed);
+                if let Some(c) = curve_summary(&curve) {
+                    emit(ctx.observer, LatSummary::Loaded(c.clone()));
+                    out.curves.push(c);
+                }
+                out.points.extend(curve);
             }
             Ok(out)
         });
-        quit.store(true, Ordering::SeqCst);
+        ctl.quit.store(true, Ordering::SeqCst);
         let mut gen_err = None;
         for h in handles {
-            if let Ok(Err(e)) = h.join() {
-                gen_err.get_or_insert(e);
+            match h.join() {
+                Ok(Err(e)) => {
+                    gen_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    gen_err.get_or_insert(LatError::Panicked("a load thread".into()));
+                }
+                Ok(Ok(())) => {}
             }
         }
         match (chase, gen_err) {
-            (Ok(v), Some(e)) if v.is_empty() => Err(e),
+            (Ok(v), Some(e)) if v.points.is_empty() => Err(e),
             (r, _) => r,
         }
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     result
+}
+
+/// The knee of one mix's curve (points in the order measured, the idle
+/// point first when there is one).
+pub fn curve_summary(curve: &[LoadedPoint]) -> Option<LoadedSummary> {
+    let first = curve.first()?;
+    let idle = curve.iter().find(|p| p.idle).map(|p| p.latency_ns);
+    let pts: Vec<(f64, f64)> = curve.iter().map(|p| (p.load_gbs, p.latency_ns)).collect();
+    Some(LoadedSummary {
+        mode: Mode::Loaded,
+        load_kind: first.load_kind,
+        cpu: first.cpu,
+        mem_node: first.mem_node,
+        load_threads: first.load_threads,
+        points: curve.len(),
+        knee: results::lat::knee(&pts, idle)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::PlacementCheck;
+
+    fn placement(status: PlacementStatus, fraction: f64) -> Placement {
+        Placement {
+            status,
+            check: Some(PlacementCheck {
+                expected: topo::NodeSet::from_iter([0]),
+                fraction,
+                per_node: Default::default(),
+                sampled_pages: 10,
+                total_pages: 10,
+                not_present_pages: 0,
+                threshold: 0.99,
+                ok: fraction >= 0.99,
+                spread: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_worst_load_buffer_placement_is_reported() {
+        let v = [
+            placement(PlacementStatus::Verified, 1.0),
+            placement(PlacementStatus::Mismatch, 0.7),
+            placement(PlacementStatus::Verified, 0.995),
+        ];
+        let w = worst_placement(&v).unwrap();
+        assert_eq!(w.status, PlacementStatus::Mismatch);
+        assert_eq!(w.check.unwrap().fraction, 0.7);
+        assert_eq!(worst_placement(&[]), None);
+    }
+
+    #[test]
+    fn every_mix_maps_to_its_line_ops() {
+        assert_eq!(ops_of(LoadKind::Read), [Op::Read]);
+        assert_eq!(ops_of(LoadKind::R3W1), [Op::Read, Op::Read, Op::Modify]);
+        assert_eq!(ops_of(LoadKind::R2W1), [Op::Read, Op::Modify]);
+        assert_eq!(ops_of(LoadKind::Rw), [Op::Modify]);
+        assert_eq!(ops_of(LoadKind::NtWrite), [Op::NtWrite]);
+    }
 }

@@ -1,5 +1,7 @@
 //! Timing a chase: a monotonic clock calibrated for its own overhead,
-//! enough loads per sample that the clock is negligible, several samples.
+//! enough loads per sample that the clock is negligible, several samples,
+//! each timed in chunks of about [`CHUNK_NS`] whose per-load times make
+//! the latency histogram.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -66,16 +68,32 @@ pub fn timer_overhead_ns() -> f64 {
     })
 }
 
+/// Target length of one timed chunk of a sample, ns: long enough that the
+/// clock (20-50 ns) stays near 0.1%, short enough that a sample gives
+/// hundreds of values for the histogram.
+pub const CHUNK_NS: f64 = 25_000.0;
+
 /// Per-load times of the samples of one chase, in ns.
 #[derive(Debug, Clone)]
 pub struct ChaseSamples {
     pub ns_per_load: Vec<f64>,
     pub loads_per_sample: u64,
+    /// Counts of the chase thread over the timed samples (`--counters`).
+    pub counters: Option<counters::Counters>,
+    /// ns per load of every whole chunk of every sample.
+    pub chunks: Vec<f64>,
+    pub loads_per_chunk: u64,
 }
 
 impl ChaseSamples {
     pub fn summary(&self) -> Option<Summary> {
         Summary::of(&self.ns_per_load)
+    }
+
+    /// The chunks' latencies in log buckets (`None` when there are none).
+    pub fn histogram(&self) -> Option<results::hist::Histogram> {
+        let h = results::hist::Histogram::of(&self.chunks, self.loads_per_chunk);
+        (h.count > 0).then_some(h)
     }
 }
 
@@ -109,17 +127,44 @@ pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Op
     let target = timing.sample_time.as_nanos() as f64;
     // at least 100k loads, so the clock's ~20-50 ns is far below 0.1%
     let loads = ((target / ns_per_load) as u64).max(100_000);
+    let chunk = ((CHUNK_NS / ns_per_load) as u64).clamp(256, loads);
     let mut out = Vec::with_capacity(timing.samples);
+    let mut events = crate::counting::requested()
+        .then(|| counters::EventSet::open(counters::Target::ThisThread, "chase thread"));
+    if let Some(e) = &mut events {
+        e.enable();
+    }
+    let mut chunks = Vec::with_capacity(timing.samples * (loads / chunk + 1) as usize);
     for _ in 0..timing.samples.max(1) {
         if stop.is_stopped() {
             break;
         }
-        out.push(timed(ring, loads) / loads as f64);
+        let (mut left, mut total) = (loads, 0.0);
+        while left > 0 {
+            let n = left.min(chunk);
+            let t = timed(ring, n);
+            if n == chunk {
+                chunks.push(t / n as f64);
+            }
+            total += t;
+            left -= n;
+        }
+        out.push(total / loads as f64);
     }
+    let counters = events.as_mut().map(|e| {
+        e.disable();
+        e.read()
+    });
     if out.is_empty() {
         None
     } else {
-        Some(ChaseSamples { ns_per_load: out, loads_per_sample: loads })
+        Some(ChaseSamples {
+            ns_per_load: out,
+            loads_per_sample: loads,
+            chunks,
+            loads_per_chunk: chunk,
+            counters,
+        })
     }
 }
 
@@ -148,6 +193,13 @@ mod tests {
         assert_eq!(s.ns_per_load.len(), 3);
         assert!(s.ns_per_load.iter().all(|&x| x > 0.0 && x.is_finite()));
         assert!(s.loads_per_sample >= 100_000);
+        // every sample is cut into whole chunks that make the histogram
+        assert!(s.loads_per_chunk >= 256 && s.loads_per_chunk <= s.loads_per_sample);
+        let whole = (s.loads_per_sample / s.loads_per_chunk) as usize;
+        assert_eq!(s.chunks.len(), 3 * whole);
+        let h = s.histogram().unwrap();
+        assert_eq!(h.count as usize, s.chunks.len());
+        assert_eq!(h.loads_per_value, s.loads_per_chunk);
     }
 
     #[test]

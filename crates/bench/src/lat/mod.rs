@@ -1,6 +1,7 @@
 //! Latency experiments: a dependent pointer chase from chosen CPUs to chosen
 //! nodes' memory (one point, node matrix, working-set sweep, every CPU to
-//! one node with clustering), latency under load, and core-to-core latency.
+//! one node with clustering), the prefetch check, latency under load
+//! (curves per traffic mix), and core-to-core latency.
 //!
 //! Each entry point validates its request against the topology before it
 //! allocates, reports progress and every result (`Event::Record`: a chase,
@@ -24,19 +25,32 @@ use crate::events::{Event, Observer, StopFlag};
 use crate::stats::Summary;
 
 pub use c2c::{c2c, C2cResult, C2cSpec};
-pub use loaded::{loaded, LoadKind, LoadedPoint, LoadedSpec};
+pub use loaded::{loaded, LoadKind, LoadedPoint, LoadedReport, LoadedSpec};
 pub use measure::Timing;
 pub use place::PageKind;
 pub use plateau::Plateau;
 pub use results::lat::{
-    CacheMark, CpuGroup, LatResult, LatSummary, Mode, PerCpuSummary, SweepSummary,
+    CacheMark, CpuGroup, LatResult, LatSummary, LoadedSummary, Mode, PerCpuSummary, PrefetchCheck,
+    SweepSummary,
 };
 pub use sys::{Placement, PlacementStatus};
 
 /// Default working set of a point: 1 GiB, far past any last-level cache.
 pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
-/// Default distance between chased elements: one 64 B cache line.
-pub const DEFAULT_STRIDE_BYTES: usize = 64;
+/// Default distance between chased elements: 256 B (four lines, as
+/// multichase). A 64 B stride puts both lines of every 128 B pair in the
+/// ring, and the adjacent-line (spatial) prefetcher turns about half the
+/// loads into cache hits: on an AMD EPYC host 1 GiB chased at 64 B gives
+/// ~102 ns, at 128-512 B ~150-160 ns (docs/lat.md). 256 B leaves the pair
+/// line and the lines either side of every element out of the ring, which
+/// also covers up/down and 256 B-region prefetchers; 512 B gains nothing
+/// more there.
+pub const DEFAULT_STRIDE_BYTES: usize = 256;
+/// Stride of the sweep's points that fit in the last-level cache: one
+/// line, so every set of the caches is used (a 256 B stride reaches only a
+/// quarter of the sets of a cache indexed by address bits and would show
+/// L1/L2 four times too small). Points past the LLC use the DRAM stride.
+pub const CACHE_STRIDE_BYTES: usize = 64;
 /// Base pages per TLB group (multichase's default locality: 64 pages).
 pub const DEFAULT_TLB_GROUP_PAGES: usize = 64;
 /// Smallest working set accepted.
@@ -89,6 +103,8 @@ pub struct ChaseOpts {
     /// Working set; `None` = the mode's default (capped by free memory).
     pub size_bytes: Option<u64>,
     pub stride_bytes: usize,
+    /// The sweep's stride for sizes up to the last-level cache.
+    pub cache_stride_bytes: usize,
     pub pages: PageKind,
     pub tlb_group_pages: usize,
     pub seed: u64,
@@ -99,6 +115,7 @@ impl Default for ChaseOpts {
         ChaseOpts {
             size_bytes: None,
             stride_bytes: DEFAULT_STRIDE_BYTES,
+            cache_stride_bytes: CACHE_STRIDE_BYTES,
             // base pages with THP refused: the chase measures DRAM, not
             // the TLB reach of huge pages
             pages: PageKind::NoThp,
@@ -109,6 +126,21 @@ impl Default for ChaseOpts {
 }
 
 impl ChaseOpts {
+    /// The same layout with every stride set to `stride` (what an explicit
+    /// `--stride` means).
+    pub fn with_stride(self, stride: usize) -> ChaseOpts {
+        ChaseOpts { stride_bytes: stride, cache_stride_bytes: stride, ..self }
+    }
+
+    /// The method in words, for captions.
+    pub fn caption(&self, page: &str) -> String {
+        results::lat::method_caption(
+            self.stride_bytes as u64,
+            Some((self.group_elems() * self.stride_bytes) as u64),
+            page,
+        )
+    }
+
     /// Elements per TLB group: `tlb_group_pages` base pages, whatever the
     /// page kind (as multichase does): the walk stays inside 256 KiB at a
     /// time, which every level of address translation covers, also a
@@ -157,6 +189,8 @@ fn lat_result(
         tlb_group_bytes: (opts.group_elems() * opts.stride_bytes) as u64,
         page_size: page.to_string(),
         placement: placement.clone(),
+        counters: s.counters.clone().map(Box::new),
+        histogram: s.histogram(),
     })
 }
 
@@ -379,6 +413,69 @@ pub fn point(
     Ok(res)
 }
 
+/// Working set of the prefetch check: 256 MiB or 4 x the LLC, whichever
+/// is larger (far past the caches, a quarter of the default point's ring
+/// to build).
+pub fn prefetch_check_size(llc: Option<u64>) -> u64 {
+    (256u64 << 20).max(llc.unwrap_or(0) * 4)
+}
+
+/// The prefetch check: the same memory chased once with a 64 B stride
+/// (neighbouring lines in the ring, so spatial prefetchers help) and once
+/// with `opts.stride_bytes`, short (`ctx.timing`), judged against the noise
+/// of both. Emitted as a `lat-summary` of mode `prefetch-check`.
+pub fn prefetch_check(
+    topo: &Topology,
+    w: &Where,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+) -> Result<PrefetchCheck, LatError> {
+    if opts.stride_bytes == CACHE_STRIDE_BYTES {
+        return Err(LatError::BadRequest(format!(
+            "the prefetch check compares stride {CACHE_STRIDE_BYTES} B with a longer stride; \
+             the stride is {} B",
+            opts.stride_bytes
+        )));
+    }
+    let r = resolve(topo, w)?;
+    let llc = topo.caches_of(r.cpu).last().map(|c| c.size_bytes);
+    let want = prefetch_check_size(llc).min(opts.size_bytes.unwrap_or(u64::MAX));
+    let size = fit_size(topo, r.mem_node, want, false, opts.pages)?;
+    let phase = "lat prefetch check".to_string();
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: 2 });
+    let res = on_cpu(r.cpu, || {
+        let mut a = arena(size, opts, r.mem_node)?;
+        warn_placement(ctx.observer, &a.placement);
+        let mut out = Vec::new();
+        for (i, stride) in [CACHE_STRIDE_BYTES, opts.stride_bytes].into_iter().enumerate() {
+            let o = opts.with_stride(stride);
+            let mut ring = Ring::build(a.map.as_mut_slice(), stride, o.group_elems(), o.seed)?;
+            let s = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop)
+                .and_then(|s| s.summary())
+                .ok_or(LatError::Stopped)?;
+            out.push((s.median, s.robust_cv_pct() / 100.0 * s.median));
+            ctx.observer.event(Event::Progress {
+                phase: phase.clone(),
+                done: i as u64 + 1,
+                what: format!("stride {stride} B"),
+            });
+        }
+        Ok(PrefetchCheck::judge(
+            r.cpu,
+            r.mem_node,
+            size,
+            a.page.clone(),
+            opts.stride_bytes,
+            out[0],
+            out[1],
+        ))
+    });
+    ctx.observer.event(Event::PhaseEnd { phase });
+    let res = res?;
+    emit(ctx.observer, LatSummary::PrefetchCheck(res.clone()));
+    Ok(res)
+}
+
 /// Idle latency from every CPU node (its first usable CPU) to every memory
 /// node, memory-only nodes included. Returns what was measured (partial
 /// when stopped).
@@ -484,8 +581,15 @@ pub fn sweep(
     let max =
         opts.size_bytes.unwrap_or_else(|| default_sweep_max(caches.last().map(|c| c.size_bytes)));
     let max = fit_size(topo, r.mem_node, max, opts.size_bytes.is_some(), opts.pages)?;
-    let min = (4096u64).max(2 * opts.stride_bytes as u64);
+    let min = (4096u64).max(2 * opts.cache_stride_bytes.max(opts.stride_bytes) as u64);
     let sizes = plateau::sweep_sizes(min, max);
+    // one line per element while the ring fits in the LLC (every cache set
+    // used), the DRAM stride past it (no prefetch help)
+    let llc = caches.last().map_or(0, |c| c.size_bytes);
+    let layout = |size: u64| {
+        let stride = if size <= llc { opts.cache_stride_bytes } else { opts.stride_bytes };
+        opts.with_stride(stride)
+    };
     let phase = "lat sweep".to_string();
     ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: sizes.len() as u64 });
     let points = on_cpu(r.cpu, || {
@@ -497,10 +601,10 @@ pub fn sweep(
                 break;
             }
             let buf = &mut a.map.as_mut_slice()[..size as usize];
-            let mut ring =
-                Ring::build(buf, opts.stride_bytes, opts.group_elems(), opts.seed ^ size)?;
+            let o = layout(size);
+            let mut ring = Ring::build(buf, o.stride_bytes, o.group_elems(), o.seed ^ size)?;
             let Some(s) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else { break };
-            if let Some(res) = lat_result(Mode::Sweep, size, &r, &s, opts, &a.page, &a.placement) {
+            if let Some(res) = lat_result(Mode::Sweep, size, &r, &s, &o, &a.page, &a.placement) {
                 emit(ctx.observer, res.clone());
                 out.push(res);
             }

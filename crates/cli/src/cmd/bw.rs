@@ -93,6 +93,11 @@ pub struct Args {
     /// table when it is readable, which needs root).
     #[arg(long, value_name = "GB/S")]
     pub peak_gbs: Option<f64>,
+    /// Count events of the team over each kernel's timed repetitions
+    /// (perf_event_open per thread), and the memory controllers' bytes
+    /// per socket where the kernel exposes them; recorded with each result.
+    #[arg(long)]
+    pub counters: bool,
     #[command(flatten)]
     pub save: SaveArgs,
 }
@@ -185,9 +190,9 @@ pub fn plan_from_args(
 
 /// Progress bars, plus warnings printed directly when stderr is not a
 /// terminal (a hidden bar would swallow them).
-struct Obs {
-    bars: crate::progress::Bars,
-    quiet: bool,
+pub(crate) struct Obs {
+    pub(crate) bars: crate::progress::Bars,
+    pub(crate) quiet: bool,
 }
 
 impl bench::events::Observer for Obs {
@@ -225,6 +230,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         plan.peak_gbs = audit::smbios::peak_gbs_per_dram_node(&root, &topo);
     }
     let stop = crate::signal::stop_flag();
+    bench::counting::request(args.counters);
     let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
     let rec = match args.save.saving() {
         true => Some(Recording::open(g, &record::new_run(&root, Some(&topo), args.save.label))?),
@@ -251,10 +257,28 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         });
     }
     output::emit(&render(&results, &topo))?;
+    let rows = counter_rows(&results);
+    if !rows.is_empty() {
+        output::emit(&crate::counters::render(&rows))?;
+    }
     if interrupted {
         output::warn(g.quiet, "interrupted: the table holds what was measured before Ctrl-C");
     }
     Ok(())
+}
+
+/// One counters row per result that has counts (`--counters`).
+fn counter_rows(results: &[BwResult]) -> Vec<crate::counters::Row<'_>> {
+    results
+        .iter()
+        .filter_map(|r| {
+            Some(crate::counters::Row {
+                label: format!("{} {} {}", r.mode, r.kernel, nodes_of(r)),
+                counters: r.counters.as_ref()?,
+                counted_bytes: Some(r.bytes_per_rep as f64 * r.reps as f64),
+            })
+        })
+        .collect()
 }
 
 fn stores_note(stores: bw::Stores) -> String {

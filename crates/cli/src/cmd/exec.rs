@@ -66,6 +66,11 @@ pub struct Args {
     /// Do not save the results into the results database.
     #[arg(long)]
     pub no_save: bool,
+    /// Count events of each run with perf_event_open (the command and its
+    /// children): cycles, instructions, LLC and NUMA node loads where the
+    /// PMU has them, page faults, migrations and context switches always.
+    #[arg(long)]
+    pub counters: bool,
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
     pub wait: bool,
@@ -199,6 +204,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
         floor_pct: exec::EXEC_FLOOR_PCT,
         root: SysRoot::live(),
+        counters: args.counters,
     };
     let outcome = exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
     let end = match &outcome {
@@ -310,6 +316,21 @@ pub fn render(r: &ExecReport) -> String {
     }
     if let Some(s) = &r.stopped {
         out.push_str(&format!("stopped early: {s}\n"));
+    }
+    let rows: Vec<crate::counters::Row> = r
+        .policies
+        .iter()
+        .filter_map(|p| {
+            Some(crate::counters::Row {
+                label: p.policy.clone(),
+                counters: p.counters.as_ref()?,
+                counted_bytes: None,
+            })
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push_str("\nmedian of the successful runs; ");
+        out.push_str(&crate::counters::render(&rows));
     }
     out
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 
 use bench::lat::{
-    self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus, Timing,
-    Where,
+    self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus,
+    PrefetchCheck, Timing, Where,
 };
 use serde::Serialize;
 use topo::{CpuSet, SysRoot, Topology};
@@ -19,12 +19,23 @@ use crate::progress::Bars;
 use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
 use crate::usage;
 
+/// `--load` (the first version's flag, kept hidden): one mix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Load {
     /// Load threads read.
     Read,
-    /// Load threads read and write back (dirty lines).
+    /// Load threads read and write back (dirty lines): the 1:1 mix.
     Rw,
+}
+
+/// `--mix`: one traffic mix, or `all`.
+fn mix(s: &str) -> Result<Vec<LoadKind>, String> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(LoadKind::ALL.to_vec());
+    }
+    LoadKind::parse(s)
+        .map(|m| vec![m])
+        .ok_or_else(|| format!("'{s}' is not a traffic mix (read, 3:1, 2:1, 1:1, nt-write or all)"))
 }
 
 /// Measure memory latency with a dependent pointer chase (ns per load).
@@ -43,7 +54,8 @@ pub struct Args {
     /// Latency from every CPU (or --max-cpus of them) to --mem-node, grouped.
     #[arg(long)]
     pub per_cpu: bool,
-    /// Latency while the other CPUs load memory, per delay.
+    /// Latency against bandwidth while the other CPUs load memory: one
+    /// curve per --mix, from no load to full load, with its knee.
     #[arg(long)]
     pub loaded: bool,
     /// Core-to-core latency: a cache line bounced between two CPUs.
@@ -62,10 +74,14 @@ pub struct Args {
     /// Node whose memory is chased (default: the CPU's own node).
     #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub mem_node: Option<u32>,
-    /// Bytes between chased elements: a power of two, 8 to 4096. 128
-    /// defeats the adjacent-line prefetcher.
-    #[arg(long, value_name = "BYTES", default_value_t = 64)]
-    pub stride: usize,
+    /// Bytes between chased elements: a power of two, 8 to 4096 (default
+    /// 256: no help from spatial prefetchers, the DRAM figure; the sweep
+    /// uses 64 up to the LLC). 64 gives the cache-assisted figure.
+    #[arg(long, value_name = "BYTES")]
+    pub stride: Option<usize>,
+    /// One point: skip the short stride-64 check of the prefetchers.
+    #[arg(long)]
+    pub no_prefetch_check: bool,
     /// Pages of the chased buffer (default 4k: a known page size, THP
     /// refused, so the TLB grouping below means what it says; `default` is
     /// not taken).
@@ -87,11 +103,17 @@ pub struct Args {
     /// --per-cpu: measure at most this many CPUs, spread evenly.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub max_cpus: usize,
-    /// --loaded: traffic of the load threads.
-    #[arg(long, value_enum, default_value = "read")]
-    pub load: Load,
-    /// --loaded: delays (spin iterations per cache line), comma-separated.
-    #[arg(long, value_name = "DELAYS", value_delimiter = ',')]
+    /// --loaded: traffic mixes of the load threads, comma-separated: read,
+    /// 3:1, 2:1, 1:1 (read:write), nt-write, or all (the default).
+    #[arg(long, value_name = "MIXES", value_delimiter = ',', value_parser = mix)]
+    pub mix: Option<Vec<Vec<LoadKind>>>,
+    /// The first version's --load read|rw (rw = --mix 1:1).
+    #[arg(long, value_enum, hide = true, conflicts_with = "mix")]
+    pub load: Option<Load>,
+    /// --loaded: waits after each cache line in ns, comma-separated
+    /// (default 20000,10000,5000,2000,1000,500,200,100,50,0); an idle
+    /// point (load paused) is always measured first.
+    #[arg(long, value_name = "NS", value_delimiter = ',')]
     pub delays: Option<Vec<u64>>,
     /// --loaded: CPUs that generate load, a set such as 0-7, all or !0
     /// (default: all but the chasing CPU).
@@ -104,6 +126,11 @@ pub struct Args {
     /// choosing.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub pairs_per_relation: usize,
+    /// Count events of the chase thread over each point's timed samples
+    /// (perf_event_open), recorded with each chase result (point, matrix,
+    /// sweep, per-cpu).
+    #[arg(long)]
+    pub counters: bool,
     #[command(flatten)]
     pub save: SaveArgs,
 }
@@ -122,10 +149,38 @@ fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
         .collect()
 }
 
+/// The stride of DRAM points: `--stride`, else the default.
+fn stride(a: &Args) -> usize {
+    a.stride.unwrap_or(lat::DEFAULT_STRIDE_BYTES)
+}
+
+/// The mixes `--mix` (or the hidden `--load`) chose; every mix by default.
+fn mixes(a: &Args) -> Vec<LoadKind> {
+    match (&a.mix, a.load) {
+        (Some(m), _) => {
+            let mut v: Vec<LoadKind> = Vec::new();
+            for k in m.iter().flatten() {
+                if !v.contains(k) {
+                    v.push(*k);
+                }
+            }
+            v
+        }
+        (None, Some(Load::Read)) => vec![LoadKind::Read],
+        (None, Some(Load::Rw)) => vec![LoadKind::Rw],
+        (None, None) => LoadKind::ALL.to_vec(),
+    }
+}
+
 /// Checks what can be checked without the machine.
 fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
-    if !a.stride.is_power_of_two() || !(8..=4096).contains(&a.stride) {
-        usage!("--stride {} must be a power of two from 8 to 4096 bytes", a.stride);
+    if let Some(s) = a.stride {
+        if !s.is_power_of_two() || !(8..=4096).contains(&s) {
+            usage!("--stride {s} must be a power of two from 8 to 4096 bytes");
+        }
+    }
+    if !a.loaded && (a.mix.is_some() || a.load.is_some()) {
+        usage!("--mix applies to --loaded only");
     }
     if a.tlb_pages == 0 {
         usage!("--tlb-pages must be at least 1");
@@ -152,8 +207,8 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
         Some(v) if v < lat::MIN_SIZE_BYTES => {
             usage!("--size {v} bytes is below the minimum of {} bytes", lat::MIN_SIZE_BYTES)
         }
-        Some(v) if v < 2 * a.stride as u64 => {
-            usage!("--size {v} bytes holds fewer than two elements of --stride {}", a.stride)
+        Some(v) if v < 2 * stride(a) as u64 => {
+            usage!("--size {v} bytes holds fewer than two elements of --stride {}", stride(a))
         }
         v => v,
     };
@@ -205,11 +260,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let opts = ChaseOpts {
         size_bytes: size,
-        stride_bytes: args.stride,
         pages: args.pages.to_lat().unwrap_or(PageKind::NoThp),
         tlb_group_pages: args.tlb_pages,
         seed: args.seed,
+        ..ChaseOpts::default()
     };
+    // an explicit --stride is used everywhere, the sweep's cache sizes too
+    let opts = args.stride.map_or(opts, |s| opts.with_stride(s));
     let load_cpus = match &args.load_cpus {
         Some(spec) => Some(
             place::Allowed::current(&root)?
@@ -220,6 +277,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     let pairs = args.pairs.as_deref().map(parse_pairs).transpose().map_err(anyhow::Error::msg)?;
 
+    bench::counting::request(args.counters);
     let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
     let rec = match args.save.saving() {
         true => {
@@ -239,14 +297,54 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         };
         rec.finish(end)?.tell(g.quiet);
     }
-    match outcome? {
-        Measured::Matrix(v) => print_matrix(&v, g, stopped),
-        Measured::Sweep(r) => print_sweep(&r, g, stopped),
-        Measured::PerCpu(r) => print_per_cpu(&r, g, stopped),
-        Measured::Loaded(v) => print_loaded(&v, g, stopped),
-        Measured::C2c(v) => print_c2c(&v, g, stopped),
-        Measured::Point(r) => print_point(&r, g, stopped),
+    let measured = outcome?;
+    match &measured {
+        Measured::Matrix(v) => print_matrix(v, g, stopped),
+        Measured::Sweep(r) => print_sweep(r, g, stopped),
+        Measured::PerCpu(r) => print_per_cpu(r, g, stopped),
+        Measured::Loaded(v) => print_loaded(v, g, stopped),
+        Measured::C2c(v) => print_c2c(v, g, stopped),
+        Measured::Point(r, check) => print_point(r, check.as_ref(), g, stopped),
+    }?;
+    if args.counters && !g.json {
+        print_counters(&measured, g)?;
     }
+    Ok(())
+}
+
+/// The counters of the chase points (`--counters`); loaded latency and
+/// core-to-core results carry none, and say so.
+fn print_counters(m: &Measured, g: &Global) -> anyhow::Result<()> {
+    let points: Vec<&LatResult> = match m {
+        Measured::Matrix(v) => v.iter().collect(),
+        Measured::Point(r, _) => vec![r.as_ref()],
+        Measured::Sweep(r) => r.results.iter().collect(),
+        Measured::PerCpu(r) => r.results.iter().collect(),
+        Measured::Loaded(_) | Measured::C2c(_) => {
+            output::warn(
+                g.quiet,
+                "--counters: recorded for chase points (point, matrix, sweep, per-cpu); \
+                 loaded latency and core-to-core results carry none",
+            );
+            return Ok(());
+        }
+    };
+    let rows: Vec<crate::counters::Row> = points
+        .iter()
+        .filter_map(|r| {
+            Some(crate::counters::Row {
+                label: format!(
+                    "cpu {} -> node {}, {} KiB",
+                    r.cpu,
+                    node(r.mem_node),
+                    r.size_bytes / 1024
+                ),
+                counters: r.counters.as_ref()?,
+                counted_bytes: None,
+            })
+        })
+        .collect();
+    output::emit(&crate::counters::render(&rows))
 }
 
 /// What one `lat` invocation measured.
@@ -254,9 +352,10 @@ enum Measured {
     Matrix(Vec<LatResult>),
     Sweep(lat::SweepReport),
     PerCpu(lat::PerCpuReport),
-    Loaded(Vec<lat::LoadedPoint>),
+    Loaded(lat::LoadedReport),
     C2c(Vec<lat::C2cResult>),
-    Point(LatResult),
+    /// The point and, unless skipped, the prefetch check.
+    Point(Box<LatResult>, Option<PrefetchCheck>),
 }
 
 /// Runs the experiment the flags chose.
@@ -283,11 +382,11 @@ fn measure(
         let spec = lat::LoadedSpec {
             at,
             load_cpus,
-            kind: match args.load {
-                Load::Read => LoadKind::Read,
-                Load::Rw => LoadKind::Rw,
-            },
-            delays: args.delays.clone().unwrap_or_else(|| lat::loaded::DEFAULT_DELAYS.to_vec()),
+            mixes: mixes(args),
+            delays_ns: args
+                .delays
+                .clone()
+                .unwrap_or_else(|| lat::loaded::DEFAULT_DELAYS_NS.to_vec()),
             load_bytes_per_thread: None,
         };
         return lat::loaded(topo, &spec, opts, ctx).map(Measured::Loaded);
@@ -300,7 +399,20 @@ fn measure(
         };
         return lat::c2c(topo, &spec, ctx).map(Measured::C2c);
     }
-    lat::point(topo, &at, opts, ctx).map(Measured::Point)
+    let point = lat::point(topo, &at, opts, ctx)?;
+    // The prefetch check: short, after the point, skipped when the point
+    // itself chases at 64 B or the user said so.
+    let check = if args.no_prefetch_check || opts.stride_bytes == lat::CACHE_STRIDE_BYTES {
+        None
+    } else {
+        let quick = Ctx { timing: Timing::quick(), ..*ctx };
+        match lat::prefetch_check(topo, &at, opts, &quick) {
+            Ok(c) => Some(c),
+            Err(LatError::Stopped) => None,
+            Err(e) => return Err(e),
+        }
+    };
+    Ok(Measured::Point(Box::new(point), check))
 }
 
 fn ns(v: f64) -> String {
@@ -331,9 +443,33 @@ fn stopped_note(g: &Global, stopped: bool) {
     }
 }
 
-fn print_point(r: &LatResult, g: &Global, stopped: bool) -> anyhow::Result<()> {
+/// The method line under every chase table.
+fn method_line(r: &LatResult) -> String {
+    format!(
+        "method: {}",
+        results::lat::method_caption(r.stride_bytes as u64, Some(r.tlb_group_bytes), &r.page_size)
+    )
+}
+
+fn print_point(
+    r: &LatResult,
+    check: Option<&PrefetchCheck>,
+    g: &Global,
+    stopped: bool,
+) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc::new("point", std::slice::from_ref(r), stopped));
+        #[derive(Serialize)]
+        struct PointDoc<'a> {
+            #[serde(flatten)]
+            doc: Doc<'a, LatResult>,
+            /// The stride-64 comparison (absent when skipped).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            prefetch_check: Option<&'a PrefetchCheck>,
+        }
+        return output::json(&PointDoc {
+            doc: Doc::new("point", std::slice::from_ref(r), stopped),
+            prefetch_check: check,
+        });
     }
     let mut t = output::table(
         [
@@ -356,6 +492,15 @@ fn print_point(r: &LatResult, g: &Global, stopped: bool) -> anyhow::Result<()> {
     );
     t.add_row(point_row(r));
     output::emit(&t.to_string())?;
+    output::emit(&method_line(r))?;
+    if let Some(c) = check {
+        output::emit(&format!(
+            "prefetch check ({} on node {}): {}",
+            lat::fmt_bytes(c.size_bytes),
+            node(c.mem_node),
+            c.note
+        ))?;
+    }
     stopped_note(g, stopped);
     Ok(())
 }
@@ -409,11 +554,10 @@ fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()
     output::emit(&t.to_string())?;
     if let Some(r) = v.first() {
         output::emit(&format!(
-            "median ns per dependent load; {} per cell, {} pages, stride {} B (! = pages not all on the node)",
+            "median ns per dependent load; {} per cell (! = pages not all on the node)",
             lat::fmt_bytes(r.size_bytes),
-            r.page_size,
-            r.stride_bytes
         ))?;
+        output::emit(&method_line(r))?;
     }
     stopped_note(g, stopped);
     Ok(())
@@ -435,7 +579,7 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
         });
     }
     let mut t = output::table(
-        ["size", "median ns", "p90 ns", "spread %", "cache"].map(String::from).to_vec(),
+        ["size", "stride B", "median ns", "p90 ns", "spread %", "cache"].map(String::from).to_vec(),
     );
     let mut prev = 0u64;
     for p in &r.results {
@@ -447,6 +591,7 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
             .collect();
         t.add_row(vec![
             lat::fmt_bytes(p.size_bytes),
+            p.stride_bytes.to_string(),
             ns(p.median_ns),
             ns(p.p90_ns),
             format!("{:.1}", p.spread_pct),
@@ -468,14 +613,17 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
         ]);
     }
     output::emit(&pt.to_string())?;
-    if let Some(p) = r.results.first() {
-        output::emit(&format!(
-            "CPU {}, memory node {}, {} pages, stride {} B",
-            r.cpu,
-            node(r.mem_node),
-            p.page_size,
-            p.stride_bytes
-        ))?;
+    if let (Some(first), Some(last)) = (r.results.first(), r.results.last()) {
+        output::emit(&format!("CPU {}, memory node {}", r.cpu, node(r.mem_node)))?;
+        let strides = if first.stride_bytes == last.stride_bytes {
+            String::new()
+        } else {
+            format!(
+                " (stride {} B while the ring fits in the last-level cache: every cache set used)",
+                first.stride_bytes
+            )
+        };
+        output::emit(&format!("{}{strides}", method_line(last)))?;
     }
     stopped_note(g, stopped);
     Ok(())
@@ -532,6 +680,9 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
         r.groups.len(),
         ns(r.noise_ns)
     ))?;
+    if let Some(p) = r.results.first() {
+        output::emit(&method_line(p))?;
+    }
     if let Some(n) = &r.note {
         output::emit(&format!("note: {n}"))?;
     }
@@ -539,38 +690,106 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
     Ok(())
 }
 
-fn print_loaded(v: &[lat::LoadedPoint], g: &Global, stopped: bool) -> anyhow::Result<()> {
+fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
-        return output::json(&Doc::new("loaded", v, stopped));
+        #[derive(Serialize)]
+        struct LoadedDoc<'a> {
+            #[serde(flatten)]
+            doc: Doc<'a, lat::LoadedPoint>,
+            /// One summary per mix: the knee.
+            curves: &'a [lat::LoadedSummary],
+        }
+        return output::json(&LoadedDoc {
+            doc: Doc::new("loaded", &r.points, stopped),
+            curves: &r.curves,
+        });
     }
     let mut t = output::table(
-        ["delay", "latency ns", "p90 ns", "spread %", "load GB/s", "load threads"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "mix",
+            "delay ns",
+            "load GB/s",
+            "read GB/s",
+            "write GB/s",
+            "median ns",
+            "p90 ns",
+            "p99 ns",
+            "spread %",
+        ]
+        .map(String::from)
+        .to_vec(),
     );
-    for p in v {
+    let gbs = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+    for p in &r.points {
         t.add_row(vec![
-            p.delay.to_string(),
+            p.load_kind.name().to_string(),
+            match (p.idle, p.delay_ns) {
+                (true, _) => "idle".into(),
+                (false, Some(d)) => format!("{d:.0}"),
+                (false, None) => format!("{} it", p.delay),
+            },
+            format!("{:.2}", p.load_gbs),
+            gbs(p.read_gbs),
+            gbs(p.write_gbs),
             ns(p.latency_ns),
             ns(p.p90_ns),
+            ns(p.p99_ns),
             format!("{:.1}", p.spread_pct),
-            format!("{:.2}", p.load_gbs),
-            p.load_threads.to_string(),
         ]);
     }
     output::emit(&t.to_string())?;
-    if let Some(p) = v.first() {
+    if !r.curves.is_empty() {
+        let mut k = output::table(
+            [
+                "mix",
+                "idle ns",
+                &format!("knee GB/s (+{:.0}%)", results::lat::KNEE_PCT),
+                "usable GB/s (latency < 2x idle)",
+                "peak GB/s",
+                "latency at peak ns",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        for c in &r.curves {
+            let kn = &c.knee;
+            k.add_row(vec![
+                c.load_kind.name().to_string(),
+                ns(kn.idle_ns),
+                kn.knee_gbs.map_or("not reached".into(), |v| format!("{v:.2}")),
+                if kn.doubled {
+                    format!("{:.2}", kn.usable_gbs)
+                } else {
+                    format!("{:.2} (never doubled)", kn.usable_gbs)
+                },
+                format!("{:.2}", kn.peak_gbs),
+                ns(kn.peak_ns),
+            ]);
+        }
+        output::emit(&k.to_string())?;
+    }
+    if let Some(p) = r.points.first() {
         output::emit(&format!(
-            "chase on CPU {} to node {} ({}, {} pages); load: {}, GB/s = 1e9 B/s",
+            "chase on CPU {} to node {} ({}), {} load thread(s) on the same node; \
+             waits calibrated in ns; GB/s = 1e9 B/s, measured from the lines moved",
             p.cpu,
             node(p.mem_node),
             lat::fmt_bytes(p.size_bytes),
-            p.page_size,
-            match p.load_kind {
-                LoadKind::Read => "read (64 B per line)",
-                LoadKind::Rw => "read+write (128 B per line)",
-            }
+            p.load_threads,
         ))?;
+        output::emit(&format!(
+            "method: {}",
+            results::lat::method_caption(
+                p.stride_bytes.unwrap_or(lat::DEFAULT_STRIDE_BYTES) as u64,
+                p.tlb_group_bytes,
+                &p.page_size
+            )
+        ))?;
+        if let Some(lp) = &p.load_placement {
+            if lp.status == PlacementStatus::Mismatch {
+                output::warn(g.quiet, "the load threads' buffers are not all on the node");
+            }
+        }
     }
     stopped_note(g, stopped);
     Ok(())

@@ -1,0 +1,86 @@
+//! Issue 18: `audit` reports `kernel.perf_event_paranoid` and whether
+//! `--counters` can count hardware events: no PMU (a VM), not permitted, or
+//! usable; a capture gives the level alone.
+
+use std::path::PathBuf;
+
+use audit::{Evidence, Needs, PerfCounters, Profile, Read, Report, Settings, Severity};
+use topo::*;
+
+fn tuned() -> (Topology, Settings) {
+    let root =
+        SysRoot::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tuned")).unwrap();
+    (Topology::discover(&root).unwrap(), Settings::read(&root))
+}
+
+fn finding(s: &Settings, t: &Topology) -> Option<audit::Finding> {
+    let r = Report::from_parts(
+        "test".into(),
+        t,
+        s.clone(),
+        Read::Absent,
+        Evidence::default(),
+        Profile::General,
+    );
+    r.finding("kernel.perf_counters").cloned()
+}
+
+fn live(hw: Option<&str>, root: bool) -> Read<PerfCounters> {
+    Read::Value(PerfCounters {
+        hardware_unavailable: hw.map(str::to_string),
+        software_unavailable: None,
+        user_only: false,
+        root,
+    })
+}
+
+#[test]
+fn a_capture_without_the_file_says_nothing_and_one_with_it_gives_the_level() {
+    let (t, mut s) = tuned();
+    assert_eq!(s.perf_counters, Read::Absent, "a capture is never probed");
+    s.perf_event_paranoid = Read::Absent;
+    assert_eq!(finding(&s, &t), None);
+    s.perf_event_paranoid = Read::Value(2);
+    let f = finding(&s, &t).unwrap();
+    assert_eq!(f.severity, Severity::Info);
+    assert!(
+        f.found.contains("perf_event_paranoid = 2") && f.found.contains("user space only"),
+        "{f:#?}"
+    );
+    assert!(f.fix.contains("perf_event_paranoid=1") && f.needs == Needs::Runtime, "{f:#?}");
+    s.perf_event_paranoid = Read::Value(-1);
+    assert_eq!(finding(&s, &t).unwrap().severity, Severity::Ok);
+}
+
+#[test]
+fn no_pmu_and_not_permitted_give_different_fixes() {
+    let (t, mut s) = tuned();
+    s.perf_event_paranoid = Read::Value(2);
+    s.perf_counters = live(Some("not supported by this machine's PMU (ENOENT)"), true);
+    let f = finding(&s, &t).unwrap();
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.found.starts_with("hardware events unavailable to root (not supported"), "{f:#?}");
+    assert!(f.found.contains("software events (page faults"), "{f:#?}");
+    assert!(f.fix.contains("pmu=on"), "{f:#?}");
+
+    s.perf_counters = live(Some("not permitted: kernel.perf_event_paranoid is 3"), false);
+    let f = finding(&s, &t).unwrap();
+    assert!(f.found.contains("unavailable to this user (not permitted"), "{f:#?}");
+    assert!(f.fix.contains("perf_event_paranoid=1"), "{f:#?}");
+
+    s.perf_counters = live(None, true);
+    let f = finding(&s, &t).unwrap();
+    assert_eq!(f.severity, Severity::Ok);
+    assert!(f.found.starts_with("hardware and software events countable by root"), "{f:#?}");
+}
+
+#[test]
+fn old_settings_records_without_the_fields_still_read() {
+    let (_, s) = tuned();
+    let mut v = serde_json::to_value(&s).unwrap();
+    v.as_object_mut().unwrap().remove("perf_event_paranoid");
+    v.as_object_mut().unwrap().remove("perf_counters");
+    let back: Settings = serde_json::from_value(v).unwrap();
+    assert_eq!(back.perf_event_paranoid, Read::Absent);
+    assert_eq!(back.perf_counters, Read::Absent);
+}
