@@ -190,11 +190,21 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     Some(body)
 }
 
-/// Kills the server when the test ends, whatever happens.
+/// Stops the server when the test ends, whatever happens. The child is
+/// `timeout`, which passes SIGTERM on to the server (SIGKILL would leave
+/// the server running without its time limit).
 struct Server(std::process::Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -264,6 +274,8 @@ fn prometheus_reads_the_metrics() {
         std::thread::sleep(Duration::from_millis(200));
     };
     drop(server);
+    // Stopped: nothing answers on its port any more.
+    assert!(http_get(port, "/metrics").is_none(), "node_exporter still answers on {port}");
     assert!(body.contains("numaprobe_bandwidth_bytes_per_second{"), "{body}");
     assert!(body.contains("numaprobe_run_info{"), "{body}");
     assert!(body.contains("label=\"prom\""), "{body}");
