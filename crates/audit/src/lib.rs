@@ -5,6 +5,7 @@
 //! Nothing here prints. Every file is read through a [`topo::SysRoot`], so
 //! the audit runs on captures and fixture trees as on the live machine.
 
+pub mod edac;
 pub mod evidence;
 pub mod fingerprint;
 pub mod profile;
@@ -39,7 +40,14 @@ pub struct Report {
     pub counts: Counts,
     pub settings: Settings,
     pub memory: Read<MemoryPopulation>,
+    /// EDAC memory controllers and their DIMMs' error counts.
+    #[serde(default = "absent")]
+    pub edac: Read<edac::Edac>,
     pub evidence: Evidence,
+}
+
+fn absent<T>() -> Read<T> {
+    Read::Absent
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +57,18 @@ pub struct Counts {
     pub unknown: u32,
     pub warn: u32,
     pub critical: u32,
+}
+
+impl Counts {
+    fn add(&mut self, s: Severity) {
+        *match s {
+            Severity::Ok => &mut self.ok,
+            Severity::Info => &mut self.info,
+            Severity::Unknown => &mut self.unknown,
+            Severity::Warn => &mut self.warn,
+            Severity::Critical => &mut self.critical,
+        } += 1;
+    }
 }
 
 impl Report {
@@ -62,14 +82,37 @@ impl Report {
     ) -> Report {
         let settings = Settings::read(root);
         let memory = smbios::read(root);
-        Report::from_parts(
+        let mut r = Report::from_parts(
             root.dir().display().to_string(),
             topology,
             settings,
             memory,
             evidence,
             profile,
-        )
+        );
+        r.set_edac(topology, edac::read(root));
+        r
+    }
+
+    /// Replaces the EDAC reading and its findings (`from_parts` takes
+    /// none: EDAC absent).
+    pub fn set_edac(&mut self, topology: &Topology, edac: Read<edac::Edac>) {
+        self.edac = edac;
+        let inputs = Inputs {
+            topology,
+            settings: &self.settings,
+            memory: &self.memory,
+            edac: &self.edac,
+            evidence: &self.evidence,
+            profile: self.profile,
+        };
+        self.findings.retain(|f| f.id != rules::DIMM_ERRORS);
+        self.findings.extend(rules::dimm_errors(&inputs));
+        self.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        self.counts = Counts::default();
+        for f in &self.findings {
+            self.counts.add(f.severity);
+        }
     }
 
     /// Runs every rule on inputs already read (tests, the `run` report).
@@ -81,22 +124,18 @@ impl Report {
         evidence: Evidence,
         profile: Profile,
     ) -> Report {
+        let edac = Read::Absent;
         let findings = rules::check_all(&Inputs {
             topology,
             settings: &settings,
             memory: &memory,
+            edac: &edac,
             evidence: &evidence,
             profile,
         });
         let mut counts = Counts::default();
         for f in &findings {
-            *match f.severity {
-                Severity::Ok => &mut counts.ok,
-                Severity::Info => &mut counts.info,
-                Severity::Unknown => &mut counts.unknown,
-                Severity::Warn => &mut counts.warn,
-                Severity::Critical => &mut counts.critical,
-            } += 1;
+            counts.add(f.severity);
         }
         Report {
             schema_version: SCHEMA_VERSION,
@@ -106,6 +145,7 @@ impl Report {
             counts,
             settings,
             memory,
+            edac,
             evidence,
         }
     }

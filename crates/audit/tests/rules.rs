@@ -737,3 +737,123 @@ fn an_ambiguous_mode_is_reported_with_its_candidates() {
     let f = r.finding("numa.sub_numa").unwrap();
     assert!(f.found.starts_with("NPS2 or L3-as-NUMA: "), "{}", f.found);
 }
+
+// ------------------------------------------------------------ DIMM speed and EDAC
+
+/// Two sockets, channels A-D: `two_dpc` puts DIMM 1 and DIMM 2 on each
+/// channel; every DIMM rated 4800 MT/s, configured at `configured`.
+fn dmi_speed(configured: u16, two_dpc: bool) -> MemoryPopulation {
+    use audit::smbios::build::*;
+    let mut t = processor(1, "CPU1");
+    t.extend(processor(2, "CPU2"));
+    let mut h = 0x20;
+    for cpu in 1..=2 {
+        for ch in ["A", "B", "C", "D"] {
+            for slot in 1..=(if two_dpc { 2 } else { 1 }) {
+                let loc = format!("CPU{cpu}_DIMM_{ch}{slot}");
+                t.extend(dimm(h, &loc, "BANK 0", 32768, 4800, configured, 0x22));
+                h += 1;
+            }
+        }
+    }
+    t.extend(end());
+    MemoryPopulation::from_table(&t, None).unwrap()
+}
+
+#[test]
+fn speed_rule_flags_configured_below_rated_and_names_two_dimms_per_channel() {
+    let s = tuned();
+    let t = two_node();
+    let r = report(&t, &s, Read::Value(dmi_speed(4400, true)), Evidence::default(), Profile::Hpc);
+    fires(&r, "memory.speed", Severity::Warn);
+    let f = r.finding("memory.speed").unwrap();
+    assert!(f.found.contains("16 of 16 DIMM(s) below their rating"), "{}", f.found);
+    assert!(f.found.contains("4800 MT/s rated, 4400 configured"), "{}", f.found);
+    assert!(f.found.contains("2DPC downclock"), "{}", f.found);
+    let r = report(&t, &s, Read::Value(dmi_speed(4400, false)), Evidence::default(), Profile::Hpc);
+    let f = r.finding("memory.speed").unwrap();
+    assert!(!f.found.contains("2DPC"), "one DIMM per channel: {}", f.found);
+    assert_eq!(f.needs, audit::Needs::Bios);
+    quiet(
+        &report(&t, &s, Read::Value(dmi_speed(4800, true)), Evidence::default(), Profile::Hpc),
+        "memory.speed",
+    );
+    // No SMBIOS: memory.population says so; no speed finding.
+    assert!(report(&t, &s, Read::Absent, Evidence::default(), Profile::Hpc)
+        .finding("memory.speed")
+        .is_none());
+}
+
+/// A root holding only `edac/mc` files (relative path, content).
+fn edac_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, SysRoot) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("sys")).unwrap();
+    for (rel, content) in files {
+        let p = d.path().join("sys/devices/system/edac/mc").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{content}\n")).unwrap();
+    }
+    let root = SysRoot::new(d.path()).unwrap();
+    (d, root)
+}
+
+fn with_edac(files: &[(&str, &str)]) -> Report {
+    let (_d, root) = edac_tree(files);
+    let t = two_node();
+    let mut r = report(&t, &tuned(), Read::Absent, Evidence::default(), Profile::General);
+    r.set_edac(&t, audit::edac::read(&root));
+    r
+}
+
+#[test]
+fn dimm_errors_rule_on_hand_made_edac_trees() {
+    let clean = [
+        ("mc0/ce_count", "0"),
+        ("mc0/ue_count", "0"),
+        ("mc0/dimm0/dimm_label", "CPU_SrcID#0_MC#0_Chan#0_DIMM#0"),
+        ("mc0/dimm0/dimm_ce_count", "0"),
+        ("mc0/dimm0/dimm_ue_count", "0"),
+    ];
+    let r = with_edac(&clean);
+    quiet(&r, "memory.dimm_errors");
+    assert!(r.finding("memory.dimm_errors").unwrap().found.contains("1 DIMM(s)/rank(s)"));
+
+    // Corrected errors on one DIMM: warn, naming its label and location.
+    let r = with_edac(&[
+        ("mc0/ce_count", "37"),
+        ("mc0/ue_count", "0"),
+        ("mc0/dimm0/dimm_label", "CPU_SrcID#0_MC#0_Chan#0_DIMM#0"),
+        ("mc0/dimm0/dimm_ce_count", "0"),
+        ("mc0/dimm0/dimm_ue_count", "0"),
+        ("mc0/dimm1/dimm_label", "CPU_SrcID#0_MC#0_Chan#1_DIMM#0"),
+        ("mc0/dimm1/dimm_location", "channel 1 slot 0"),
+        ("mc0/dimm1/dimm_ce_count", "37"),
+        ("mc0/dimm1/dimm_ue_count", "0"),
+    ]);
+    fires(&r, "memory.dimm_errors", Severity::Warn);
+    let f = r.finding("memory.dimm_errors").unwrap();
+    assert_eq!(f.severity, Severity::Warn);
+    assert!(f.found.contains("mc0/dimm1 CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel 1 slot 0): 37 corrected, 0 uncorrected"), "{}", f.found);
+    assert!(!f.found.contains("dimm0"), "{}", f.found);
+    assert_eq!(
+        r.counts.warn as usize,
+        r.findings.iter().filter(|f| f.severity == Severity::Warn).count()
+    );
+
+    // An uncorrected error on a rank: critical.
+    let r = with_edac(&[
+        ("mc1/ue_count", "1"),
+        ("mc1/rank3/dimm_label", "B1"),
+        ("mc1/rank3/dimm_ue_count", "1"),
+    ]);
+    fires(&r, "memory.dimm_errors", Severity::Critical);
+    assert!(r.finding("memory.dimm_errors").unwrap().found.contains("mc1/rank3 B1"));
+
+    // No EDAC: unknown, saying why; a malformed count: unknown naming the file.
+    let r = with_edac(&[]);
+    assert_eq!(sev(&r, "memory.dimm_errors"), Some(Severity::Unknown));
+    assert!(r.finding("memory.dimm_errors").unwrap().found.contains("no EDAC"));
+    let r = with_edac(&[("mc0/dimm0/dimm_ce_count", "many")]);
+    assert_eq!(sev(&r, "memory.dimm_errors"), Some(Severity::Unknown));
+    assert!(r.finding("memory.dimm_errors").unwrap().found.contains("dimm_ce_count"));
+}

@@ -8,6 +8,7 @@ pub mod bw;
 pub mod counting;
 pub mod events;
 pub mod lat;
+pub mod scan;
 pub mod suite;
 pub mod team;
 

@@ -64,6 +64,10 @@ pub enum Command {
     Exec(cmd::exec::Args),
     /// Characterise the machine in one budgeted, saved run (the main job).
     Run(cmd::run::Args),
+    /// Advice from measurement: weighted-interleave weights (`advise interleave`).
+    Advise(cmd::advise::Args),
+    /// Read bandwidth of one node chunk by chunk, slow ranges flagged.
+    Scan(cmd::scan::Args),
     /// List saved runs.
     List(cmd::store::ListArgs),
     /// Show one saved run.

@@ -8,6 +8,8 @@
 
 #[path = "guest/harness.rs"]
 mod harness;
+#[path = "support/tiered.rs"]
+mod tiered;
 
 use std::collections::BTreeMap;
 
@@ -354,7 +356,7 @@ fn hmat_entries() -> Vec<String> {
 
 #[test]
 fn memory_only_node_with_hmat() {
-    let boot = Machine::new("cxl")
+    let m = Machine::new("cxl")
         .sockets(2, 2)
         .node(0, 256, &[(0, 0)])
         .node(1, 256, &[(0, 1)])
@@ -369,7 +371,7 @@ fn memory_only_node_with_hmat() {
             &[30, 30, 40, 40, 10],
         ])
         .hmat(&[(4, 0)], &hmat_entries())
-        .run("topo", "numaprobe topo --json")
+        .run("topo", "numaprobe topo --json > /tmp/topo.json && cat /tmp/topo.json")
         .run(
             "tiers",
             "for d in /sys/devices/virtual/memory_tiering/memory_tier*; do \
@@ -377,8 +379,8 @@ fn memory_only_node_with_hmat() {
         )
         .run("bind-cxl", &place("--cpu-node 0 --mem-nodes 4 --size 4M"))
         .run("cpus-of-cxl", &place("--cpu-node 4 --mem-nodes 0 --size 4M"))
-        .run("bw-matrix", &format!("numaprobe bw --matrix {BW_QUICK}"))
-        .boot();
+        .run("bw-matrix", &format!("numaprobe bw --matrix {BW_QUICK}"));
+    let boot = tiering_commands(m).boot();
 
     let t = topo_of(&boot);
     assert_eq!(t.packages.len(), 2, "packages");
@@ -447,6 +449,151 @@ fn memory_only_node_with_hmat() {
     assert!(out.stderr.contains('4'), "the refusal names node 4\n{out}");
     // The bandwidth matrix has a column for the memory-only node.
     check_bw_matrix(boot.get("bw-matrix"), &[0, 1, 2, 3], &[0, 1, 2, 3, 4]);
+    check_tiering(&boot);
+}
+
+/// Injected figures for the CXL machine (GB/s and ns; not the guest's):
+/// CPU node 1 sees node 1 at 300 GB/s and node 4 at 100 (the advisor must
+/// give 3:1); against the declared HMAT (20480 MB/s and 100 ns local,
+/// 10240 MB/s and 250 ns from node 0 to node 4), 0->0, 2->2 and 3->3
+/// agree, 0->4 (6.8 GB/s) and 1->1 (300 GB/s) are off by more than 25%.
+fn tiering_figures() -> tiered::Figures {
+    tiered::Figures {
+        bw_gbs: [
+            ((0, 0), 20.0),
+            ((0, 4), 6.8),
+            ((1, 1), 300.0),
+            ((1, 4), 100.0),
+            ((2, 2), 20.0),
+            ((3, 3), 20.0),
+        ]
+        .into(),
+        lat_ns: [
+            ((0, 0), 105.0),
+            ((0, 4), 260.0),
+            ((1, 1), 110.0),
+            ((2, 2), 100.0),
+            ((3, 3), 100.0),
+        ]
+        .into(),
+    }
+}
+
+const WEIGHTS: &str = "/sys/kernel/mm/mempolicy/weighted_interleave";
+
+/// Issue 17 in the guest: a saved run with known figures injected (the
+/// guest's own topology spliced in), the advisor from it, `--apply` writing
+/// sysfs and `--restore` putting the old values back, a weighted buffer's
+/// pages in the advised ratio, the report's HMAT table, and `scan`.
+fn tiering_commands(m: Machine) -> Machine {
+    let (head, tail) = tiered::export_parts("tiered", &tiering_figures());
+    let weights = format!("for n in 0 1 2 3 4; do printf \"%s \" $(cat {WEIGHTS}/node$n); done");
+    m.run(
+        "inject",
+        &format!(
+            "{{ printf %s '{head}'; cat /tmp/topo.json; printf %s '{tail}'; }} > /tmp/run.json \
+             && numaprobe import /tmp/run.json"
+        ),
+    )
+    .run("advise", "numaprobe advise interleave --from-run tiered --cpu-node 1 --nodes 1,4 --json")
+    .run("has-weighted-tiers", &format!("test -d {WEIGHTS}"))
+    .run("weights-before", &weights)
+    .run(
+        "apply",
+        "numaprobe advise interleave --from-run tiered --cpu-node 1 --nodes 1,4 --apply \
+         --backup /tmp/wb.json --verify --budget 0.05 --size 2M --json",
+    )
+    .run("weights-applied", &weights)
+    .run("weighted-pages", &place("--cpu-node 0 --policy weighted --mem-nodes 1,4 --size 8M"))
+    .run("restore", "numaprobe advise interleave --restore /tmp/wb.json")
+    .run("weights-restored", &weights)
+    .run("report", "numaprobe report tiered")
+    .run("scan", "numaprobe scan --mem-node 4 --chunk 4M --size 16M --reps 1 --pages nothp --json")
+}
+
+fn check_tiering(boot: &Boot) {
+    boot.get("inject").expect_rc(0);
+    let out = boot.get("advise").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["advice"]["weights"], serde_json::json!({"1": 3, "4": 1}), "{out}");
+    assert_eq!(v["commands"]["numactl"], "numactl --weighted-interleave=1,4 PROGRAM", "{out}");
+    let has_weighted = boot.get("has-weighted-tiers").rc == 0;
+    assert_eq!(v["kernel_supported"], has_weighted, "{out}");
+    if !has_weighted {
+        // Linux before 6.9: the advice with a note, --apply refused, nothing written.
+        assert!(v["notes"].to_string().contains("6.9"), "{out}");
+        let out = boot.get("apply").expect_rc(1);
+        assert!(out.stderr.contains("6.9") && out.stderr.contains("nothing was written"), "{out}");
+        assert!(out.stdout.is_empty(), "{out}");
+        check_hmat_report_and_scan(boot);
+        return;
+    }
+
+    // --apply writes node1 = 3 and node4 = 1; --restore puts back what was there.
+    let before = boot.get("weights-before").expect_rc(0).stdout.trim().to_string();
+    let out = boot.get("apply").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["applied"]["backup"], "/tmp/wb.json", "{out}");
+    // --verify measured the three placements (figures not judged: TCG).
+    let policies: Vec<&str> = v["verify"]["figures"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no verify figures\n{out}"))
+        .iter()
+        .map(|f| f["policy"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(policies, ["weighted", "interleave", "local-only"], "{out}");
+    assert!(v["verify"]["gain_vs_interleave_pct"].is_number(), "{out}");
+    let applied = boot.get("weights-applied").expect_rc(0).stdout.trim().to_string();
+    let want: Vec<String> = before
+        .split(' ')
+        .enumerate()
+        .map(|(n, w)| match n {
+            1 => "3".into(),
+            4 => "1".into(),
+            _ => w.to_string(),
+        })
+        .collect();
+    assert_eq!(applied, want.join(" "), "weights after --apply (before: {before})");
+    boot.get("restore").expect_rc(0);
+    let restored = boot.get("weights-restored").expect_rc(0).stdout.trim().to_string();
+    assert_eq!(restored, before, "--restore puts the old weights back");
+
+    // A weighted buffer's pages land 3:1 on nodes 1 and 4 (move_pages).
+    let out = boot.get("weighted-pages").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["policy"]["mode"], "weighted-interleave", "{out}");
+    assert_shares(out, &v, &[(1, 0.75), (4, 0.25)], 0.01);
+    check_hmat_report_and_scan(boot);
+}
+
+fn check_hmat_report_and_scan(boot: &Boot) {
+    // HMAT declared beside the injected measurements, flagged past 25%.
+    let out = boot.get("report").expect_rc(0);
+    let md = &out.stdout;
+    for row in [
+        "| 0 -> 0 | 20480 | 20000 | 0.98x | 100 | 105 | 1.05x | ok |",
+        "| 0 -> 4 | 10240 | 6800 | 0.66x | 250 | 260 | 1.04x | off by >25% |",
+        "| 1 -> 1 | 20480 | 300000 | 14.65x | 100 | 110 | 1.10x | off by >25% |",
+        "| 2 -> 2 | 20480 | 20000 | 0.98x | 100 | 100 | 1.00x | ok |",
+    ] {
+        assert!(md.contains(row), "report row {row}\n{out}");
+    }
+    assert!(md.contains("2 of 5 HMAT pair(s) are off"), "{out}");
+    assert!(md.contains("| 4 | CXL-like |"), "node 4's kind\n{out}");
+
+    // scan runs on the CXL node: 4 chunks, every page on node 4, and (root
+    // in the guest) physical ranges covering each chunk.
+    let out = boot.get("scan").expect_rc(0);
+    let v = out.json();
+    let chunks = v["chunks"].as_array().unwrap_or_else(|| panic!("no chunks\n{out}"));
+    assert_eq!(chunks.len(), 4, "{out}");
+    for c in chunks {
+        assert_eq!(c["on_node"], 1.0, "{out}");
+        let ranges = c["phys"].as_array().unwrap_or_else(|| panic!("no ranges\n{out}"));
+        let sum: u64 =
+            ranges.iter().map(|r| r["end"].as_u64().unwrap() - r["start"].as_u64().unwrap()).sum();
+        assert_eq!(sum, c["bytes"].as_u64().unwrap(), "{out}");
+    }
 }
 
 // --- 3: NUMA turned off by the kernel option, and by "firmware" ---

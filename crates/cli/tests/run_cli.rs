@@ -273,3 +273,32 @@ fn run_writes_the_textfile_for_node_exporter() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a folder"));
 }
+
+/// Issue 13: `run` exits 1 when a step failed (the run is saved
+/// `incomplete`), so orchestration tools can tell. Loaded latency needs a
+/// CPU besides the chasing one: confined to one CPU, that step fails.
+#[test]
+fn a_run_with_a_failed_step_is_saved_incomplete_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("numaprobe");
+    let out = Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(bin)
+        .arg("--db")
+        .arg(dir.path().join("results.db"))
+        .env("NUMAPROBE_LOCK", dir.path().join("measure.lock"))
+        .args(["--json", "run", "--quick", "--only", "lat-loaded", "--label", "one cpu"])
+        .arg("--report-dir")
+        .arg(dir.path().join("reports"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("numaprobe: error: run 1 ended incomplete ("), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "incomplete", "{v}");
+    assert_eq!(v["complete"], false);
+    let runs = json_of(np(dir.path()).args(["--json", "list"]));
+    assert_eq!(runs[0]["status"], "incomplete");
+}

@@ -22,11 +22,13 @@ pub mod buffer;
 pub mod error;
 pub mod memory;
 pub mod numastat;
+pub mod pagemap;
 pub mod policy;
 pub mod probe;
 pub mod spec;
 mod sys;
 pub mod verify;
+pub mod weights;
 
 pub use affinity::{
     current_cpu, current_cpu_and_node, current_thread_affinity, pin_current_thread,

@@ -90,6 +90,7 @@ pub fn build_report_with(
 
     bandwidth(&mut doc, &d, run);
     latency(&mut doc, &d, run);
+    crate::hmat::section(&mut doc, run);
     if let Some(e) = &exec {
         e.render(&mut doc);
     }

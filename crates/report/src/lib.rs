@@ -19,6 +19,7 @@ pub mod doc;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
+pub mod hmat;
 pub mod latency;
 pub mod metrics;
 pub mod openmetrics;

@@ -619,12 +619,13 @@ impl Study {
     /// marked, best group named), and the analysis and recommendations.
     pub fn section(&self, doc: &mut crate::doc::Document) {
         doc.h(2, "Comparison");
-        doc.p(format!(
-            "Groups of runs against the baseline, {}. Each group's figure is the median of its runs; a change counts as better or worse only when the {}% interval on the change (from the spread between runs, not the repetitions inside a run) excludes no change, the change exceeds the ±{}% margin, and it is larger than the spread seen between repeated runs of identical settings on this machine. Within the margin is same; otherwise undecided. See docs/store.md.",
-            self.group_name(self.baseline),
-            (self.confidence * 100.0).round(),
-            self.margin_pct
-        ));
+        doc.h(3, "Settings that differ");
+        if self.settings_diff.is_empty() {
+            doc.p("No recorded setting differs between the groups.");
+        } else {
+            doc.table(self.settings_table());
+        }
+        doc.p(self.settings_same_line());
         for w in &self.warnings {
             doc.callout(format!("Warning: {w}."));
         }
@@ -633,15 +634,15 @@ impl Study {
                 doc.callout(format!("Hidden NUMA in {}: {h}.", g.label));
             }
         }
+        doc.h(3, "Groups");
         doc.table(self.groups_table());
-        doc.h(3, "Settings that differ");
-        if self.settings_diff.is_empty() {
-            doc.p("No recorded setting differs between the groups.");
-        } else {
-            doc.table(self.settings_table());
-        }
-        doc.p(self.settings_same_line());
         doc.h(3, "Metrics");
+        doc.p(format!(
+            "Groups of runs against the baseline, {}. Each group's figure is the median of its runs; a change counts as better or worse only when the {}% interval on the change (from the spread between runs, not the repetitions inside a run) excludes no change, the change exceeds the ±{}% margin, and it is larger than the spread seen between repeated runs of identical settings on this machine. Within the margin is same; otherwise undecided. See docs/store.md.",
+            self.group_name(self.baseline),
+            (self.confidence * 100.0).round(),
+            self.margin_pct
+        ));
         doc.table(self.metrics_table());
         for c in self.charts() {
             doc.chart(c);

@@ -230,3 +230,131 @@ pub(super) fn free_memory(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         .why("Every node has room for local allocations.")
         .done()
 }
+
+/// Configured speed below the DIMMs' rating (SMBIOS): a CPU limit, a BIOS
+/// setting, or two DIMMs per channel (most platforms lower the speed
+/// then). No finding without SMBIOS (`memory.population` says so).
+pub(super) fn speed(rule: &Rule, i: &Inputs) -> Vec<Finding> {
+    let Read::Value(m) = i.memory else { return Vec::new() };
+    let populated: Vec<_> = m.populated().collect();
+    let known: Vec<_> =
+        populated.iter().filter_map(|d| Some((d, d.speed_mts?, d.configured_speed_mts?))).collect();
+    let expected = "every DIMM at its rated speed";
+    if known.is_empty() {
+        return Vec::new();
+    }
+    let slow: Vec<_> = known.iter().filter(|(_, r, c)| c < r).collect();
+    if slow.is_empty() {
+        let speeds: std::collections::BTreeSet<u32> = known.iter().map(|(_, _, c)| *c).collect();
+        return rule
+            .finding(Severity::Ok)
+            .found(format!(
+                "{} DIMM(s) at their rated speed ({} MT/s)",
+                known.len(),
+                speeds.iter().map(u32::to_string).collect::<Vec<_>>().join("/")
+            ))
+            .expected(expected)
+            .why("Bandwidth is proportional to the transfer rate.")
+            .done();
+    }
+    // DIMMs per (socket, channel), where the locators say.
+    let mut per_channel: std::collections::BTreeMap<(u32, &str), u32> = Default::default();
+    for d in &populated {
+        if let (Some(s), Some(c)) = (d.socket, d.channel.as_deref()) {
+            *per_channel.entry((s, c)).or_default() += 1;
+        }
+    }
+    let two_per_channel = slow.iter().any(|(d, _, _)| {
+        matches!((d.socket, d.channel.as_deref()), (Some(s), Some(c)) if per_channel.get(&(s, c)).copied().unwrap_or(0) >= 2)
+    });
+    let (d, r, c) = slow[0];
+    let name = d.locator.clone().unwrap_or_else(|| format!("handle {:#06x}", d.handle));
+    let worst = slow.iter().map(|(_, r, c)| f64::from(*c) / f64::from(*r)).fold(1.0, f64::min);
+    let cause = if two_per_channel {
+        "two DIMMs per channel: the platform lowers the speed (2DPC downclock)"
+    } else {
+        "the CPU's supported speed, a BIOS memory-speed setting, or mixed DIMMs"
+    };
+    rule.finding(Severity::Warn)
+        .found(format!(
+            "{} of {} DIMM(s) below their rating (e.g. {name}: {r} MT/s rated, {c} configured; \
+             worst {:.0}% of rated); likely cause: {cause}",
+            slow.len(),
+            known.len(),
+            worst * 100.0
+        ))
+        .expected(expected)
+        .why("Peak bandwidth is DIMMs x transfer rate x 8 bytes: a lower configured speed costs bandwidth in proportion.")
+        .fix(
+            if two_per_channel {
+                "use one DIMM per channel (larger DIMMs) where capacity allows, or accept the 2DPC speed"
+            } else {
+                "BIOS: set the memory frequency to Auto/maximum; check the CPU's supported DDR speed"
+            },
+            if two_per_channel { Needs::Hardware } else { Needs::Bios },
+        )
+        .evidence(fraction_text(i))
+        .done()
+}
+
+/// DIMMs with corrected (CE) or uncorrected (UE) errors from EDAC.
+pub(super) fn dimm_errors(rule: &Rule, i: &Inputs) -> Vec<Finding> {
+    let expected = "no corrected or uncorrected memory errors";
+    let e = match i.edac {
+        Read::Value(e) => e,
+        Read::Absent => {
+            return rule
+                .finding(Severity::Unknown)
+                .found("no EDAC memory controller (/sys/devices/system/edac/mc): no EDAC driver loaded, or a virtual machine")
+                .expected(expected)
+                .why("Without EDAC the kernel reports no DIMM errors, and numaprobe does not guess.")
+                .fix("load the platform's EDAC driver (e.g. modprobe skx_edac, i10nm_edac or amd64_edac)", Needs::Runtime)
+                .done()
+        }
+        other => return rule.not_read("EDAC error counts", other, expected),
+    };
+    let bad = e.dimms_with_errors();
+    let (ce, ue) = e.totals();
+    let dimms: usize = e.controllers.iter().map(|c| c.dimms.len()).sum();
+    if bad.is_empty() && ce == 0 && ue == 0 {
+        return rule
+            .finding(Severity::Ok)
+            .found(format!(
+                "{} controller(s), {dimms} DIMM(s)/rank(s), no errors counted",
+                e.controllers.len()
+            ))
+            .expected(expected)
+            .why("Corrected errors are the early sign of a failing DIMM; none are counted.")
+            .done();
+    }
+    let list: Vec<String> = bad
+        .iter()
+        .map(|(c, d)| {
+            format!(
+                "{}/{} {}{}: {} corrected, {} uncorrected",
+                c.name,
+                d.name,
+                d.label.as_deref().unwrap_or("(no label)"),
+                d.location.as_deref().map(|l| format!(" ({l})")).unwrap_or_default(),
+                d.ce_count.unwrap_or(0),
+                d.ue_count.unwrap_or(0)
+            )
+        })
+        .collect();
+    let any_ue = ue > 0 || bad.iter().any(|(_, d)| d.ue_count.unwrap_or(0) > 0);
+    let found = if list.is_empty() {
+        format!("{ce} corrected, {ue} uncorrected error(s) not attributed to a DIMM")
+    } else {
+        list.join("; ")
+    };
+    rule.finding(if any_ue { Severity::Critical } else { Severity::Warn })
+        .found(found)
+        .expected(expected)
+        .why(if any_ue {
+            "An uncorrected error means data was lost or a machine check was raised: the DIMM is failing."
+        } else {
+            "Corrected errors cost latency when they are scrubbed and often precede uncorrected ones; a slow node can be one DIMM."
+        })
+        .fix("replace the named DIMM(s) (the label is the board's slot name); check `ras-mc-ctl --errors` for the history", Needs::Hardware)
+        .done()
+}

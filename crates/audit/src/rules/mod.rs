@@ -91,6 +91,8 @@ pub struct Inputs<'a> {
     pub topology: &'a Topology,
     pub settings: &'a Settings,
     pub memory: &'a Read<MemoryPopulation>,
+    /// EDAC memory controllers (absent without an EDAC driver).
+    pub edac: &'a Read<crate::edac::Edac>,
     pub evidence: &'a Evidence,
     pub profile: Profile,
 }
@@ -180,6 +182,8 @@ pub const RULES: &[Rule] = &[
         title: "Measured vs theoretical bandwidth",
         check: memory::peak_fraction,
     },
+    Rule { id: "memory.speed", title: "DIMM speed vs rating", check: memory::speed },
+    Rule { id: DIMM_ERRORS, title: "DIMM errors (EDAC)", check: memory::dimm_errors },
     Rule { id: "memory.free", title: "Free memory per node", check: memory::free_memory },
     Rule { id: "devices.locality", title: "Device locality", check: devices::device_locality },
     Rule {
@@ -189,6 +193,15 @@ pub const RULES: &[Rule] = &[
     },
     Rule { id: "kernel.perf_counters", title: "Performance counters", check: perf::counters },
 ];
+
+/// The id of the DIMM-error finding (EDAC), which [`crate::Report::set_edac`]
+/// recomputes.
+pub const DIMM_ERRORS: &str = "memory.dimm_errors";
+
+/// The findings of the DIMM-error rule alone.
+pub fn dimm_errors(i: &Inputs) -> Vec<Finding> {
+    RULES.iter().filter(|r| r.id == DIMM_ERRORS).flat_map(|r| r.check(i)).collect()
+}
 
 /// Runs every rule; findings sorted most severe first, stable within a severity.
 pub fn check_all(i: &Inputs) -> Vec<Finding> {

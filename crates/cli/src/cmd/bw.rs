@@ -190,9 +190,9 @@ pub fn plan_from_args(
 
 /// Progress bars, plus warnings printed directly when stderr is not a
 /// terminal (a hidden bar would swallow them).
-struct Obs {
-    bars: crate::progress::Bars,
-    quiet: bool,
+pub(crate) struct Obs {
+    pub(crate) bars: crate::progress::Bars,
+    pub(crate) quiet: bool,
 }
 
 impl bench::events::Observer for Obs {

@@ -95,8 +95,7 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&study);
     }
-    print_table(&study.groups_table())?;
-    output::emit("")?;
+    // The settings that differ come first: they are what the study is about.
     if study.settings_diff.is_empty() {
         output::emit("Settings that differ: none recorded.")?;
     } else {
@@ -104,6 +103,8 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
         print_table(&study.settings_table())?;
     }
     output::emit(&study.settings_same_line())?;
+    output::emit("")?;
+    print_table(&study.groups_table())?;
     output::emit("")?;
     print_table(&study.metrics_table())?;
     output::emit(&format!(

@@ -1,5 +1,6 @@
 //! One module per command; each has `Args` (clap) and `run`.
 
+pub mod advise;
 pub mod audit;
 pub mod bw;
 pub mod compare;
@@ -8,6 +9,7 @@ pub mod fleet;
 pub mod lat;
 pub mod place;
 pub mod run;
+pub mod scan;
 pub mod store;
 pub mod topo;
 
@@ -25,6 +27,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Audit(a) => audit::run(a, g),
         Command::Exec(a) => exec::run(a, g),
         Command::Run(a) => run::run(a, g),
+        Command::Advise(a) => advise::run(a, g),
+        Command::Scan(a) => scan::run(a, g),
         Command::List(a) => store::list(a, g),
         Command::Show(a) => store::show(a, g),
         Command::Export(a) => store::export(a, g),

@@ -360,9 +360,14 @@ fn measure_once(
         "report_md": md,
         "textfile": textfile,
         "db": db_path,
+        "hmat": report::hmat::pairs_of_run(&loaded),
     });
     if !g.json {
         output::emit(&report::summary_text(&loaded))?;
+        let tiers = report::hmat::summary_text(&loaded);
+        if !tiers.is_empty() {
+            output::emit(&tiers)?;
+        }
         output::emit(&format!(
             "Run {run} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
             status.as_str(),

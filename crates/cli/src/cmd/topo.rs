@@ -260,7 +260,13 @@ fn nodes(s: &mut String, t: &Topology) {
         for n in &t.nodes {
             tb.add_row(vec![
                 n.id.to_string(),
-                kind_name(n.kind).to_string(),
+                match topo::memkind::memory_kind(t, n).0 {
+                    k @ (topo::memkind::MemoryKind::CxlLike
+                    | topo::memkind::MemoryKind::HbmLike) => {
+                        format!("{} ({})", kind_name(n.kind), k.name())
+                    }
+                    _ => kind_name(n.kind).to_string(),
+                },
                 or_dash(n.cpus.to_list()),
                 gib(n.mem_total_bytes),
                 gib(n.mem_free_bytes),
