@@ -2,7 +2,7 @@
 //! their results: derived figures and software events per result, with a
 //! note for each event the machine could not count and why.
 
-use results::counters::{event, Counters};
+use results::counters::{count_text as count, event, Counters};
 
 /// One row: what was measured, its counts, and for bandwidth the bytes the
 /// kernel counted (STREAM's rule) to set beside the memory controllers'.
@@ -10,20 +10,6 @@ pub struct Row<'a> {
     pub label: String,
     pub counters: &'a Counters,
     pub counted_bytes: Option<f64>,
-}
-
-/// A count for a table: `812`, `45.3 k`, `1.20 M`, `3.41 G`.
-pub fn count(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e9 {
-        format!("{:.2} G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.2} M", v / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.1} k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
 }
 
 fn cell(c: &Counters, name: &str) -> String {

@@ -3,7 +3,7 @@
 //! event the machine could not count, with the reason. Nothing is shown
 //! for results recorded without counts.
 
-use results::counters::{event, Counters};
+use results::counters::{count_text as count, event, Counters};
 
 use crate::data::RunData;
 use crate::doc::{Document, Table};
@@ -12,19 +12,6 @@ use crate::fmt::opt;
 /// Headers of the columns [`cells`] fills.
 pub const HEADER: [&str; 5] =
     ["IPC", "LLC miss %", "Remote loads %", "Page faults", "CPU migrations"];
-
-fn count(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e9 {
-        format!("{:.2} G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.2} M", v / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.1} k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
-}
 
 /// IPC, LLC miss %, remote loads %, page faults and CPU migrations;
 /// `unavailable` where the machine could not count, `-` without counts.

@@ -43,6 +43,21 @@ pub mod event {
         [PAGE_FAULTS, MINOR_FAULTS, MAJOR_FAULTS, CPU_MIGRATIONS, CONTEXT_SWITCHES];
 }
 
+/// A count for a table: `812`, `45.3 k`, `1.20 M`, `3.41 G` (the one
+/// format the CLI's counters table and the report share).
+pub fn count_text(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.2} G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2} M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1} k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
 /// A count scaled for multiplexing: when the PMU had more events than
 /// counters, the kernel rotated them and an event counted only for
 /// `running_ns` of the `enabled_ns` it was enabled; the estimate of the
