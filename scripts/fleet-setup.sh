@@ -16,6 +16,7 @@ command -v sbatch >/dev/null || need+=(slurm-client)
 command -v munged >/dev/null || need+=(munge)
 command -v promtool >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
+command -v ip >/dev/null || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || { echo "fleet-setup: need root to install ${need[*]}" >&2; exit 1; }
     apt-get -o DPkg::Lock::Timeout=600 update -qq
