@@ -767,6 +767,9 @@ fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Res
             ]);
         }
         output::emit(&k.to_string())?;
+        for c in &r.curves {
+            output::emit(&format!("{}: {}", c.load_kind.name(), c.knee.verdict()))?;
+        }
     }
     if let Some(p) = r.points.first() {
         output::emit(&format!(
