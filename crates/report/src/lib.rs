@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod openmetrics;
 pub mod placements;
 pub mod render;
+pub mod safe;
 pub mod study;
 mod summary;
 pub mod svg;
