@@ -95,6 +95,18 @@ fn reading_commands_work_on_a_read_only_mount() {
     assert!(!dir.path().join("probe").exists());
 }
 
+/// `show`, `report`, `export` and `compare` on `db` exit 1 with one line
+/// naming it and saying `why`.
+fn reading_commands_fail_in_one_line(db: &Path, why: &str) {
+    for args in [&["show", "1"][..], &["report"], &["export", "1"], &["compare", "1", "2"]] {
+        let out = np(db).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let e = text(&out.stderr);
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(e.contains(&*db.to_string_lossy()) && e.contains(why), "{e}");
+    }
+}
+
 /// Before: `list` turned a 0-byte file into a 40 KiB database.
 #[test]
 fn an_empty_file_is_not_made_a_database_by_reading_commands() {
@@ -104,13 +116,7 @@ fn an_empty_file_is_not_made_a_database_by_reading_commands() {
     let out = np(&db).arg("list").output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("No runs in"), "{}", text(&out.stdout));
-    for args in [&["show", "1"][..], &["report"], &["export", "1"], &["compare", "1", "2"]] {
-        let out = np(&db).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        let e = text(&out.stderr);
-        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
-        assert!(e.contains(&*db.to_string_lossy()) && e.contains("an empty file"), "{e}");
-    }
+    reading_commands_fail_in_one_line(&db, "an empty file");
     assert_eq!(std::fs::metadata(&db).unwrap().len(), 0, "still empty");
 }
 
@@ -118,13 +124,7 @@ fn an_empty_file_is_not_made_a_database_by_reading_commands() {
 fn a_missing_database_is_one_line_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("none.db");
-    for args in [&["show", "1"][..], &["report"], &["export", "1"], &["compare", "1", "2"]] {
-        let out = np(&db).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        let e = text(&out.stderr);
-        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
-        assert!(e.contains(&*db.to_string_lossy()) && e.contains("no results database"), "{e}");
-    }
+    reading_commands_fail_in_one_line(&db, "no results database");
     assert!(!db.exists());
 }
 
