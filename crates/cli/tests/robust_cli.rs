@@ -1,7 +1,8 @@
 //! Issue 12's command-line failures, end to end: huge durations and counts,
 //! conflicting flags, an empty program name, a `--touch` past the machine's
-//! memory, output folders that cannot be written, causes said twice, and
-//! SIGTERM/SIGHUP during a run. Each failed before its fix (see each test).
+//! memory, output folders that cannot be written, causes said twice.
+//! Each failed before its fix (see each test). SIGTERM and SIGHUP during a
+//! run are tested in run_cli.rs, beside Ctrl-C.
 
 #[path = "support/lock.rs"]
 mod lock_support;
@@ -11,7 +12,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
-use serde_json::Value;
 
 /// numaprobe with a private database and measuring lock in `dir`.
 fn np(dir: &Path) -> Command {
@@ -184,73 +184,4 @@ fn run_wait_says_once_whom_it_waits_for() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{first}{rest}");
     assert!(!rest.contains("waiting for"), "said again: {rest}");
-}
-
-/// Starts `run --quick` on a private database, waits until a latency result
-/// is saved, sends `sig`, and returns the exit code, stderr and the folder.
-fn signal_a_run(sig: i32) -> (Option<i32>, String, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = np(dir.path())
-        .args(["--quiet", "run", "--quick", "--only", "lat-sweep,lat-per-cpu,lat-loaded"])
-        .arg("--report-dir")
-        .arg(dir.path().join("reports"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        assert!(start.elapsed() < Duration::from_secs(300), "no result saved in 5 minutes");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before the signal");
-        let out = np(dir.path()).args(["--json", "show", "latest"]).output().unwrap();
-        if out.status.success() {
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            if v["results"].as_array().is_some_and(|r| r.iter().any(|r| r["kind"] == "lat")) {
-                break;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // SAFETY: kill(2) on our own child's PID; no memory is involved.
-    unsafe { libc::kill(child.id() as i32, sig) };
-    let out = child.wait_with_output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string(), dir)
-}
-
-/// The run after the signal: saved incomplete with its finish time and
-/// what it measured, its report written, nothing measured after.
-fn assert_saved_interrupted_by(dir: &Path, name: &str) {
-    let out = np(dir).args(["--json", "show", "latest"]).output().unwrap();
-    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let run = &shown; // the summary is flattened into the document
-    assert_eq!(run["status"], "incomplete", "{run}");
-    assert!(run["message"].as_str().unwrap().contains(&format!("interrupted ({name})")), "{run}");
-    assert!(run["finished"].as_str().is_some_and(|f| !f.is_empty()), "no finish time: {run}");
-    let results = shown["results"].as_array().unwrap();
-    assert!(results.iter().any(|r| r["kind"] == "lat"), "measured results are kept");
-    assert!(!shown.to_string().contains("\"mode\":\"loaded\""), "the run went on");
-    let id = run["id"].as_i64().unwrap();
-    for ext in ["html", "md"] {
-        let report = dir.join("reports").join(format!("run-{id}.{ext}"));
-        assert!(report.is_file(), "{} not written", report.display());
-    }
-}
-
-/// Before: SIGTERM killed the run at once (exit 143): no finish time, no
-/// report, the run left `running`.
-#[test]
-fn sigterm_stops_a_run_at_a_safe_point_saves_and_reports_it() {
-    let (code, err, dir) = signal_a_run(libc::SIGTERM);
-    assert_eq!(code, Some(143), "{err}");
-    assert!(err.contains("interrupted by SIGTERM"), "{err}");
-    assert_saved_interrupted_by(dir.path(), "SIGTERM");
-}
-
-/// SIGHUP (the terminal went away) is handled the same way: exit 129.
-#[test]
-fn sighup_stops_a_run_at_a_safe_point_saves_and_reports_it() {
-    let (code, err, dir) = signal_a_run(libc::SIGHUP);
-    assert_eq!(code, Some(129), "{err}");
-    assert!(err.contains("interrupted by SIGHUP"), "{err}");
-    assert_saved_interrupted_by(dir.path(), "SIGHUP");
 }
