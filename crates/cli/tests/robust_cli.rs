@@ -185,3 +185,25 @@ fn run_wait_says_once_whom_it_waits_for() {
     assert!(status.success(), "{first}{rest}");
     assert!(!rest.contains("waiting for"), "said again: {rest}");
 }
+
+/// Before: core-to-core latency pinned the main thread to its last pair's
+/// first CPU and left it there, so the second run of `run --repeat` found
+/// one usable CPU: its loaded-latency and c2c steps refused ("usable CPUs:
+/// 0") and `run` exited 1 (4 of 6 runs in the issue-13 study).
+#[test]
+fn a_repeated_run_keeps_every_cpu_after_core_to_core_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = np(dir.path())
+        .args(["--json", "--quiet", "run", "--quick", "--repeat", "2"])
+        .args(["--only", "lat-c2c,lat-loaded", "--report-dir"])
+        .arg(dir.path().join("reports"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let runs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(r["status"], "complete", "{r}");
+    }
+}
