@@ -163,9 +163,11 @@ fn assert_saved_interrupted_by(dir: &Path, name: &str) {
     assert!(lat >= 1, "the latency results measured before {name} are kept: {shown}");
     // Loaded latency is the last step: an interrupted sweep never gets there.
     assert!(!shown.to_string().contains("\"mode\":\"loaded\""), "the run went on after {name}");
+    // Reports are named run-ID-UUID8.{html,md}.
     let id = run["id"].as_i64().unwrap();
+    let uuid8 = &run["uuid"].as_str().unwrap()[..8];
     for ext in ["html", "md"] {
-        let report = dir.join("reports").join(format!("run-{id}.{ext}"));
+        let report = dir.join("reports").join(format!("run-{id}-{uuid8}.{ext}"));
         assert!(report.is_file(), "{} not written", report.display());
     }
 }
