@@ -57,7 +57,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             Ok(e) => e,
             Err(e) if args.run.is_some() => return Err(e),
             Err(e) => {
-                output::warn(g.quiet, &format!("no evidence from the results store: {e:#}"));
+                output::warn(
+                    g.quiet,
+                    &format!("no evidence from the results store: {}", crate::cli::error_line(&e)),
+                );
                 (Evidence::default(), None)
             }
         }
