@@ -132,6 +132,20 @@ fn load(db: &Store, text: &str) -> anyhow::Result<LoadedRun> {
     Ok(db.load_run(id)?)
 }
 
+/// Loads the run that option `flag` (e.g. `--from-run`) names from the
+/// database; a reference that names no run is a usage error (exit 2)
+/// naming the option and the reference.
+pub(crate) fn load_for(g: &Global, flag: &str, text: &str) -> anyhow::Result<LoadedRun> {
+    let db = open_existing(g)?;
+    match resolve(&db, text) {
+        Ok(id) => Ok(db.load_run(id)?),
+        Err(e) => match e.downcast_ref::<crate::cli::UsageError>() {
+            Some(u) => usage!("{flag} {text}: {}", u.0),
+            None => Err(e),
+        },
+    }
+}
+
 /// A report table drawn in the house style.
 pub(crate) fn print_table(t: &report::Table) -> anyhow::Result<()> {
     let mut out = String::new();
