@@ -796,7 +796,8 @@ impl Study {
                     )),
                     _ => match c.floor_runs_needed {
                         Some(more) if more > 0 => s.push_str(&format!(
-                            "; too few runs for an interval, and a noise floor needs {more} more runs of identical settings"
+                            "; too few runs for an interval, and a noise floor needs {more} more run{} of identical settings",
+                            if more == 1 { "" } else { "s" }
                         )),
                         _ => s.push_str(
                             "; too few runs for an interval and no noise floor measured on this machine",
