@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use place::{ChildPlacement, PlaceError};
 use serde::Serialize;
-use topo::{CpuSet, NodeSet, SysRoot};
+use topo::SysRoot;
 
 use bench::events::{Event, Observer, StopFlag};
 pub use child::{OutputSink, ResolvedCommand, Stream};
@@ -127,99 +127,10 @@ pub struct Options {
     pub counters: bool,
 }
 
-/// One measured repetition, as `--json` shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunRecord {
-    /// 1-based repetition number.
-    pub rep: u32,
-    pub wall_s: f64,
-    pub user_s: f64,
-    pub sys_s: f64,
-    pub max_rss_kib: u64,
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub timed_out: bool,
-    pub interrupted: bool,
-    /// Exited 0, not timed out or interrupted.
-    pub ok: bool,
-    pub metric: Option<f64>,
-    /// Why `metric` is null: "no match" or "not a number: '...'".
-    pub metric_error: Option<String>,
-    /// Where the command's pages were (null when no reading was taken).
-    pub numa_pages: Option<NumaPages>,
-    pub numastat_delta: Vec<numastat::NodeDelta>,
-    /// Last lines of stderr of a failed run.
-    pub stderr_tail: Option<Vec<String>>,
-    /// Event counts of the command and its children (`--counters`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<counters::Counters>,
-}
-
-/// How a policy compares with the baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PolicyVerdict {
-    Baseline,
-    Better,
-    Worse,
-    WithinNoise,
-    /// Fewer than [`MIN_RUNS_FOR_VERDICT`] successful runs here or in the
-    /// baseline: too few to tell a change from noise.
-    Undecided,
-    /// No successful run to compare (or the baseline has none).
-    NoData,
-}
-
-impl PolicyVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PolicyVerdict::Baseline => "baseline",
-            PolicyVerdict::Better => "better",
-            PolicyVerdict::Worse => "worse",
-            PolicyVerdict::WithinNoise => "within noise",
-            PolicyVerdict::Undecided => "undecided",
-            PolicyVerdict::NoData => "no data",
-        }
-    }
-}
-
-/// Everything measured under one policy.
-#[derive(Debug, Clone, Serialize)]
-pub struct PolicyResult {
-    pub policy: String,
-    /// What the policy did here, e.g. "cpus 0-3, bind 1".
-    pub placement: String,
-    pub cpus: Option<CpuSet>,
-    /// The memory policy's name (`bind`, `interleave`,
-    /// `weighted-interleave`); `None` when left unchanged.
-    pub mem_policy: Option<String>,
-    pub mem_nodes: Option<NodeSet>,
-    pub runs: Vec<RunRecord>,
-    pub ok_runs: usize,
-    pub median_metric: Option<f64>,
-    pub median_wall_s: Option<f64>,
-    pub metric_summary: Option<Summary>,
-    pub wall_summary: Option<Summary>,
-    /// Robust coefficient of variation of the compared quantity, percent.
-    pub noise_pct: Option<f64>,
-    /// Change of the compared quantity against the baseline, percent.
-    pub change_pct: Option<f64>,
-    pub verdict: PolicyVerdict,
-    /// Median counts over the successful runs (`--counters`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<counters::Counters>,
-}
-
-impl PolicyResult {
-    /// Values of the compared quantity from successful runs.
-    fn values(&self, on_metric: bool) -> Vec<f64> {
-        self.runs
-            .iter()
-            .filter(|r| r.ok)
-            .filter_map(|r| if on_metric { r.metric } else { Some(r.wall_s) })
-            .collect()
-    }
-}
+/// The record of one policy and of each repetition (with
+/// [`PolicyVerdict`]) lives in `results`, where the store and reports read
+/// it back.
+pub use results::exec::{PolicyResult, PolicyVerdict, RunRecord};
 
 /// The whole experiment.
 #[derive(Debug, Clone, Serialize)]
@@ -275,7 +186,7 @@ fn record(
         metric: value,
         metric_error,
         numa_pages: (o.numa_samples > 0 && !o.numa.is_empty())
-            .then(|| NumaPages::from_sample(&o.numa, o.numa_samples, o.numa_processes)),
+            .then(|| numa_maps::numa_pages(&o.numa, o.numa_samples, o.numa_processes)),
         numastat_delta,
         stderr_tail: (!ok).then(|| o.stderr.tail_lines(STDERR_TAIL_LINES)),
         counters: o.counters.clone(),
@@ -586,9 +497,7 @@ pub fn run_matrix(
             }
         }
         summarise(&mut result, on_metric);
-        if let Ok(payload) = serde_json::to_value(&result) {
-            obs.event(Event::Record(results::Record::Exec(payload)));
-        }
+        obs.event(Event::Record(result.clone().into()));
         report.policies.push(result);
         if report.stopped.is_some() {
             break;
