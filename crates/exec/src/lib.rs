@@ -1,6 +1,7 @@
 //! Running any program under a matrix of NUMA placements and comparing,
 //! on top of `topo` (the machine) and `place` (checks and child placement):
-//! policies ([`policy`]), one run ([`child`]), page placement
+//! policies ([`policy`]), one run ([`child`]), keeping the command's
+//! whole process tree within reach ([`tree`]), page placement
 //! ([`numa_maps`]), allocation counters ([`numastat`]), the user's metric
 //! ([`metric`]) and the statistics across repetitions ([`run_matrix`]).
 
@@ -10,6 +11,7 @@ pub mod numa_maps;
 pub mod numastat;
 pub mod policy;
 pub mod touch;
+pub mod tree;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -456,7 +458,7 @@ pub fn run_matrix(
             );
             if outcome.leftovers_killed > 0 {
                 obs.event(Event::Warning(format!(
-                    "{what}: the command left {} process(es) running in its group; they were terminated",
+                    "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
                     outcome.leftovers_killed
                 )));
             }
