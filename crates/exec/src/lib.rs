@@ -132,7 +132,7 @@ pub struct Options {
 /// The record of one policy and of each repetition (with
 /// [`PolicyVerdict`]) lives in `results`, where the store and reports read
 /// it back.
-pub use results::exec::{PolicyResult, PolicyVerdict, RunRecord};
+pub use results::exec::{PolicyResult, PolicyStats, PolicyVerdict, RunRecord};
 
 /// The whole experiment.
 #[derive(Debug, Clone, Serialize)]
@@ -218,12 +218,7 @@ fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResu
         mem_nodes: mem.map(|m| m.nodes()),
         runs: Vec::new(),
         ok_runs: 0,
-        median_metric: None,
-        median_wall_s: None,
-        metric_summary: None,
-        wall_summary: None,
-        noise_pct: None,
-        change_pct: None,
+        stats: PolicyStats::default(),
         verdict: PolicyVerdict::NoData,
         counters: None,
     }
@@ -231,14 +226,14 @@ fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResu
 
 fn summarise(r: &mut PolicyResult, on_metric: bool) {
     r.ok_runs = r.runs.iter().filter(|x| x.ok).count();
-    r.wall_summary = Summary::of(&r.values(false));
-    r.median_wall_s = r.wall_summary.map(|s| s.median);
+    r.stats.wall_summary = Summary::of(&r.values(false));
+    r.stats.median_wall_s = r.stats.wall_summary.map(|s| s.median);
     if on_metric {
-        r.metric_summary = Summary::of(&r.values(true));
-        r.median_metric = r.metric_summary.map(|s| s.median);
+        r.stats.metric_summary = Summary::of(&r.values(true));
+        r.stats.median_metric = r.stats.metric_summary.map(|s| s.median);
     }
-    let compared = if on_metric { r.metric_summary } else { r.wall_summary };
-    r.noise_pct = compared.map(|s| s.robust_cv_pct());
+    let compared = if on_metric { r.stats.metric_summary } else { r.stats.wall_summary };
+    r.stats.noise_pct = compared.map(|s| s.robust_cv_pct());
     let counted: Vec<&counters::Counters> =
         r.runs.iter().filter(|x| x.ok).filter_map(|x| x.counters.as_ref()).collect();
     r.counters = counters::Counters::median(&counted);
@@ -265,7 +260,7 @@ fn verdict_of(
 pub fn undecided_reason(report: &ExecReport) -> Option<String> {
     let on_metric = report.compared_on == "metric";
     let n = |p: &PolicyResult| {
-        if on_metric { p.metric_summary } else { p.wall_summary }.map_or(0, |s| s.n)
+        if on_metric { p.stats.metric_summary } else { p.stats.wall_summary }.map_or(0, |s| s.n)
     };
     let short: Vec<String> = report
         .policies
@@ -290,7 +285,8 @@ pub fn undecided_reason(report: &ExecReport) -> Option<String> {
 pub fn judge(report: &mut ExecReport) {
     let on_metric = report.compared_on == "metric";
     let hib = report.direction.higher_is_better();
-    let summary = |r: &PolicyResult| if on_metric { r.metric_summary } else { r.wall_summary };
+    let summary =
+        |r: &PolicyResult| if on_metric { r.stats.metric_summary } else { r.stats.wall_summary };
     let base_idx = report.policies.iter().position(|p| p.policy == "default").unwrap_or(0);
     report.baseline = report.policies.get(base_idx).map(|p| p.policy.clone());
     report.best_policy = None;
@@ -298,7 +294,7 @@ pub fn judge(report: &mut ExecReport) {
     let Some(base) = report.policies.get(base_idx).and_then(summary) else {
         for p in &mut report.policies {
             p.verdict = PolicyVerdict::NoData;
-            p.change_pct = None;
+            p.stats.change_pct = None;
         }
         report.best_reason = match &report.baseline {
             Some(b) if on_metric => {
@@ -311,7 +307,7 @@ pub fn judge(report: &mut ExecReport) {
     };
     for (i, p) in report.policies.iter_mut().enumerate() {
         let s = summary(p);
-        p.change_pct = s.map(|s| stats::change_pct(base.median, s.median));
+        p.stats.change_pct = s.map(|s| stats::change_pct(base.median, s.median));
         p.verdict = if i == base_idx {
             PolicyVerdict::Baseline
         } else {
@@ -353,7 +349,7 @@ pub fn judge(report: &mut ExecReport) {
             report.best_reason = format!(
                 "'{}' is {:+.1}% against '{baseline}', beyond noise{}{}",
                 b.policy,
-                b.change_pct.unwrap_or(0.0),
+                b.stats.change_pct.unwrap_or(0.0),
                 if tied.is_empty() {
                     String::new()
                 } else {
@@ -610,7 +606,7 @@ mod tests {
                 PolicyVerdict::Worse
             ]
         );
-        assert!((r.policies[1].change_pct.unwrap() - 20.0).abs() < 1e-9);
+        assert!((r.policies[1].stats.change_pct.unwrap() - 20.0).abs() < 1e-9);
         assert!(r.best_reason.contains("+20.0%"), "{}", r.best_reason);
         assert!(r.tied_with_best.is_empty());
     }
@@ -642,7 +638,7 @@ mod tests {
         );
         assert_eq!(r.best_policy.as_deref(), Some("local:0"));
         assert_eq!(r.tied_with_best, vec!["local:1".to_string()]);
-        assert!(r.policies[1].change_pct.unwrap() < 0.0);
+        assert!(r.policies[1].stats.change_pct.unwrap() < 0.0);
     }
 
     #[test]
@@ -676,9 +672,9 @@ mod tests {
         ];
         summarise(&mut p, true);
         assert_eq!(p.ok_runs, 2);
-        assert_eq!(p.median_metric, Some(50.0));
-        assert_eq!(p.metric_summary.unwrap().n, 1);
-        assert_eq!(p.median_wall_s, Some(1.5));
+        assert_eq!(p.stats.median_metric, Some(50.0));
+        assert_eq!(p.stats.metric_summary.unwrap().n, 1);
+        assert_eq!(p.stats.median_wall_s, Some(1.5));
     }
 
     #[test]
@@ -698,7 +694,7 @@ mod tests {
             [PolicyVerdict::Baseline, PolicyVerdict::Undecided, PolicyVerdict::Undecided]
         );
         assert_eq!(r.best_policy, None);
-        assert!((r.policies[1].change_pct.unwrap() - 19.9).abs() < 0.1, "change still shown");
+        assert!((r.policies[1].stats.change_pct.unwrap() - 19.9).abs() < 0.1, "change still shown");
         let why = &r.best_reason;
         assert!(why.contains("fewer than 3 successful runs"), "{why}");
         assert!(why.contains("'default' has 2") && why.contains("'interleave' has 1"), "{why}");

@@ -160,6 +160,20 @@ impl PolicyVerdict {
     }
 }
 
+/// The statistics of one policy's successful runs: the record's and the
+/// stored view's ([`crate::view::ExecPolicy`]) alike.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicyStats {
+    pub median_metric: Option<f64>,
+    pub median_wall_s: Option<f64>,
+    pub metric_summary: Option<Summary>,
+    pub wall_summary: Option<Summary>,
+    /// Robust coefficient of variation of the compared quantity, percent.
+    pub noise_pct: Option<f64>,
+    /// Change of the compared quantity against the baseline, percent.
+    pub change_pct: Option<f64>,
+}
+
 /// Everything measured under one policy (kind `exec` in the store).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyResult {
@@ -173,14 +187,9 @@ pub struct PolicyResult {
     pub mem_nodes: Option<NodeSet>,
     pub runs: Vec<RunRecord>,
     pub ok_runs: usize,
-    pub median_metric: Option<f64>,
-    pub median_wall_s: Option<f64>,
-    pub metric_summary: Option<Summary>,
-    pub wall_summary: Option<Summary>,
-    /// Robust coefficient of variation of the compared quantity, percent.
-    pub noise_pct: Option<f64>,
-    /// Change of the compared quantity against the baseline, percent.
-    pub change_pct: Option<f64>,
+    /// The statistics of the successful runs (flat in the JSON).
+    #[serde(flatten)]
+    pub stats: PolicyStats,
     pub verdict: PolicyVerdict,
     /// Median counts over the successful runs (`--counters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::audit::Finding as AuditFinding;
 use crate::bw::{upgrade_v1, BwResult};
-use crate::exec::PolicyResult;
+use crate::exec::{PolicyResult, PolicyStats};
 use crate::lat::{Lat as LatRecord, LatSummary};
 use crate::placement::{Placement as PlacementRecord, PlacementStatus, FLAG_BELOW};
 use crate::stats::Summary;
@@ -690,12 +690,8 @@ pub struct ExecPolicy {
     pub placement: Option<String>,
     pub runs: Vec<ExecRun>,
     pub ok_runs: Option<i64>,
-    pub median_metric: Option<f64>,
-    pub median_wall_s: Option<f64>,
-    pub metric_summary: Option<Summary>,
-    pub wall_summary: Option<Summary>,
-    pub noise_pct: Option<f64>,
-    pub change_pct: Option<f64>,
+    /// The statistics as stored (the record's type; finite figures only).
+    pub stats: PolicyStats,
     /// As stored (`no-data` when saved before the matrix was judged).
     pub verdict: Option<String>,
     /// Median event counts of the successful runs (`exec --counters`).
@@ -734,12 +730,13 @@ impl ExecPolicy {
                 })
                 .collect(),
             ok_runs: Some(r.ok_runs as i64),
-            median_metric: r.median_metric.and_then(finite),
-            median_wall_s: r.median_wall_s.and_then(finite),
-            metric_summary: r.metric_summary,
-            wall_summary: r.wall_summary,
-            noise_pct: r.noise_pct.and_then(finite),
-            change_pct: r.change_pct.and_then(finite),
+            stats: PolicyStats {
+                median_metric: r.stats.median_metric.and_then(finite),
+                median_wall_s: r.stats.median_wall_s.and_then(finite),
+                noise_pct: r.stats.noise_pct.and_then(finite),
+                change_pct: r.stats.change_pct.and_then(finite),
+                ..r.stats
+            },
             verdict: Some(r.verdict.stored_name().to_string()),
             counters: r.counters.clone(),
         }
@@ -785,12 +782,14 @@ impl ExecPolicy {
                 })
                 .collect(),
             ok_runs: int(v, "ok_runs"),
-            median_metric: num(v, "median_metric"),
-            median_wall_s: num(v, "median_wall_s"),
-            metric_summary: summary("metric_summary"),
-            wall_summary: summary("wall_summary"),
-            noise_pct: num(v, "noise_pct"),
-            change_pct: num(v, "change_pct"),
+            stats: PolicyStats {
+                median_metric: num(v, "median_metric"),
+                median_wall_s: num(v, "median_wall_s"),
+                metric_summary: summary("metric_summary"),
+                wall_summary: summary("wall_summary"),
+                noise_pct: num(v, "noise_pct"),
+                change_pct: num(v, "change_pct"),
+            },
             verdict: text(v, "verdict"),
             counters: crate::counters::Counters::of_payload(v),
         })
@@ -799,7 +798,7 @@ impl ExecPolicy {
     /// The summary of the compared quantity: the stored `metric_summary`
     /// / `wall_summary`, else computed from the successful runs.
     pub fn summary(&self, on_metric: bool) -> Option<Summary> {
-        let stored = if on_metric { self.metric_summary } else { self.wall_summary };
+        let stored = if on_metric { self.stats.metric_summary } else { self.stats.wall_summary };
         stored.or_else(|| {
             let values: Vec<f64> = self
                 .runs
