@@ -40,7 +40,8 @@ pub enum ExportFormat {
 
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// Runs to export (ids, `latest`, UUIDs or labels).
+    /// Runs to export (ids, `latest`, UUIDs or labels), or every run of a
+    /// group: `label:TEXT`, `config:HASH` (as in `compare`).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
     #[arg(long, value_enum, default_value = "json")]
@@ -105,6 +106,22 @@ pub(crate) fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
     };
     match db.resolve(&r) {
         Ok(id) => Ok(id),
+        Err(e @ (StoreError::NoSuchRun(_) | StoreError::AmbiguousRun { .. })) => usage!("{e}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Every run a reference selects: all runs of a group reference
+/// (`label:TEXT`, `config:HASH`), else the one run it names. Selecting
+/// nothing is a usage error, as in `compare`.
+pub(crate) fn resolve_group(db: &Store, text: &str) -> anyhow::Result<Vec<store::RunId>> {
+    let r: RunRef = match text.parse() {
+        Ok(r) => r,
+        Err(e) => usage!("{e}"),
+    };
+    match db.resolve_group(&r) {
+        Ok(ids) => Ok(ids),
+        Err(StoreError::NoSuchRun(_)) if r.is_group() => usage!("{text:?} selects no run"),
         Err(e @ (StoreError::NoSuchRun(_) | StoreError::AmbiguousRun { .. })) => usage!("{e}"),
         Err(e) => Err(e.into()),
     }
@@ -255,9 +272,10 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
     let db = open_existing(g)?;
     let mut ids = Vec::new();
     for r in &a.runs {
-        let id = resolve(&db, r)?;
-        if !ids.contains(&id) {
-            ids.push(id);
+        for id in resolve_group(&db, r)? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
         }
     }
     let bytes = match a.format {
