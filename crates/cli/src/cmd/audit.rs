@@ -57,7 +57,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             Ok(e) => e,
             Err(e) if args.run.is_some() => return Err(e),
             Err(e) => {
-                output::warn(g.quiet, &format!("no evidence from the results store: {e:#}"));
+                output::warn(
+                    g.quiet,
+                    &format!("no evidence from the results store: {}", crate::cli::error_line(&e)),
+                );
                 (Evidence::default(), None)
             }
         }
@@ -153,7 +156,14 @@ fn evidence_from_store(
         }
         return Ok((Evidence::default(), None));
     }
-    let db = store::Store::open_existing(&path)?;
+    let db = match store::Store::open_existing(&path) {
+        Ok(db) => db,
+        // An empty file holds no runs, as no file does (it stays empty).
+        Err(store::StoreError::Empty { .. }) if run.is_none() => {
+            return Ok((Evidence::default(), None))
+        }
+        Err(e) => return Err(e.into()),
+    };
     let loaded = if let Some(r) = run {
         // A reference that names no run is the user's mistake (exit 2),
         // as in `show`, `report` and `compare`.
