@@ -46,7 +46,7 @@ impl Budget {
 pub enum Step {
     /// Bandwidth: one [`BwPlan`] (one mode) per step, so each has its own
     /// progress bar and estimate.
-    Bw { name: &'static str, plan: BwPlan },
+    Bw { name: StepName, plan: BwPlan },
     /// Idle latency from every CPU node to every memory node.
     LatMatrix { opts: ChaseOpts, timing: Timing },
     /// Latency against working-set size on the first CPU.
@@ -62,19 +62,89 @@ pub enum Step {
 }
 
 impl Step {
-    /// A short name for plans and progress bars.
-    pub fn name(&self) -> String {
+    /// What `run --only/--skip` call this step.
+    pub fn id(&self) -> StepName {
         match self {
-            Step::Bw { name, .. } => format!("bw {name}"),
-            Step::LatMatrix { .. } => "lat matrix".into(),
-            Step::LatSweep { .. } => "lat sweep".into(),
-            Step::LatPerCpu { .. } => "lat per-cpu".into(),
-            Step::LatPrefetch { .. } => "lat prefetch".into(),
-            Step::LatLoaded { .. } => "lat loaded".into(),
-            Step::C2c { .. } => "lat c2c".into(),
+            Step::Bw { name, .. } => *name,
+            Step::LatMatrix { .. } => StepName::LatMatrix,
+            Step::LatSweep { .. } => StepName::LatSweep,
+            Step::LatPerCpu { .. } => StepName::LatPerCpu,
+            Step::LatPrefetch { .. } => StepName::LatPrefetch,
+            Step::LatLoaded { .. } => StepName::LatLoaded,
+            Step::C2c { .. } => StepName::LatC2c,
         }
     }
+
+    /// A short name for plans and progress bars (`bw local`, `lat per-cpu`).
+    pub fn name(&self) -> String {
+        self.id().as_str().replacen('-', " ", 1)
+    }
 }
+
+/// The steps a plan can hold, by the names `run --only/--skip` take
+/// (`bw-local`, `lat-per-cpu`); with the `clap` feature, the flag's value
+/// set itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum StepName {
+    BwLocal,
+    BwMatrix,
+    BwGlobal,
+    BwInterleave,
+    BwWeighted,
+    BwScaling,
+    LatMatrix,
+    LatSweep,
+    LatPrefetch,
+    LatPerCpu,
+    LatLoaded,
+    LatC2c,
+}
+
+impl StepName {
+    pub const ALL: [StepName; 12] = [
+        StepName::BwLocal,
+        StepName::BwMatrix,
+        StepName::BwGlobal,
+        StepName::BwInterleave,
+        StepName::BwWeighted,
+        StepName::BwScaling,
+        StepName::LatMatrix,
+        StepName::LatSweep,
+        StepName::LatPrefetch,
+        StepName::LatPerCpu,
+        StepName::LatLoaded,
+        StepName::LatC2c,
+    ];
+
+    /// The name as typed (`bw-local`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepName::BwLocal => "bw-local",
+            StepName::BwMatrix => "bw-matrix",
+            StepName::BwGlobal => "bw-global",
+            StepName::BwInterleave => "bw-interleave",
+            StepName::BwWeighted => "bw-weighted",
+            StepName::BwScaling => "bw-scaling",
+            StepName::LatMatrix => "lat-matrix",
+            StepName::LatSweep => "lat-sweep",
+            StepName::LatPrefetch => "lat-prefetch",
+            StepName::LatPerCpu => "lat-per-cpu",
+            StepName::LatLoaded => "lat-loaded",
+            StepName::LatC2c => "lat-c2c",
+        }
+    }
+
+    /// Every name, comma-separated, for messages.
+    pub fn all_text() -> String {
+        StepName::ALL.map(StepName::as_str).join(", ")
+    }
+}
+
+/// `run --only/--skip` left no step of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no step left to run on this machine (steps: {})", StepName::all_text())]
+pub struct NoStepLeft;
 
 /// A planned step with what it measures and how long it should take.
 #[derive(Debug, Clone)]
@@ -95,6 +165,20 @@ pub struct SuitePlan {
 impl SuitePlan {
     pub fn estimate(&self) -> Duration {
         self.steps.iter().map(|s| s.estimate).sum()
+    }
+
+    /// Keeps the steps `only` names (every step when empty) except those
+    /// `skip` names (`run --only/--skip`); refuses to leave none. A name
+    /// this machine's plan lacks (`bw-matrix` on one node) selects nothing.
+    pub fn select(&mut self, only: &[StepName], skip: &[StepName]) -> Result<(), NoStepLeft> {
+        self.steps.retain(|s| {
+            let id = s.step.id();
+            (only.is_empty() || only.contains(&id)) && !skip.contains(&id)
+        });
+        if self.steps.is_empty() {
+            return Err(NoStepLeft);
+        }
+        Ok(())
     }
 
     /// Builds the plan for `topo` (`allowed_cpus` = CPUs this process may
@@ -134,7 +218,7 @@ impl SuitePlan {
             let has_mem = n.mem_total_bytes > 0;
             push(
                 Step::Bw {
-                    name: "local",
+                    name: StepName::BwLocal,
                     plan: bw(
                         BwMode::Local {
                             cpu_node: Some(n.id),
@@ -156,26 +240,32 @@ impl SuitePlan {
         if cpu_nodes.len() * mem_nodes > 1 {
             let cells = cpu_nodes.len() * mem_nodes;
             push(
-                Step::Bw { name: "matrix", plan: bw(BwMode::Matrix, vec![Kernel::Triad]) },
+                Step::Bw {
+                    name: StepName::BwMatrix,
+                    plan: bw(BwMode::Matrix, vec![Kernel::Triad]),
+                },
                 format!("triad, {} CPU node(s) x {} memory node(s)", cpu_nodes.len(), mem_nodes),
                 per_result * cells as f64,
             );
         }
         push(
-            Step::Bw { name: "global", plan: bw(BwMode::Global, kernels.clone()) },
+            Step::Bw { name: StepName::BwGlobal, plan: bw(BwMode::Global, kernels.clone()) },
             "every node's threads on their own node's memory".into(),
             per_result * kernels.len() as f64,
         );
         if mem_nodes > 1 {
             push(
-                Step::Bw { name: "interleave", plan: bw(BwMode::Interleave, kernels.clone()) },
+                Step::Bw {
+                    name: StepName::BwInterleave,
+                    plan: bw(BwMode::Interleave, kernels.clone()),
+                },
                 format!("every thread, memory interleaved over {mem_nodes} nodes"),
                 per_result * kernels.len() as f64,
             );
             if weighted_interleave {
                 push(
                     Step::Bw {
-                        name: "weighted",
+                        name: StepName::BwWeighted,
                         plan: bw(BwMode::Weighted { required: false }, kernels.clone()),
                     },
                     "every thread, weighted interleave with the kernel's weights".into(),
@@ -188,7 +278,7 @@ impl SuitePlan {
             let counts = first.cpus.len().min(16) + usize::from(first.cpus.len() > 16) * 9;
             push(
                 Step::Bw {
-                    name: "scaling",
+                    name: StepName::BwScaling,
                     plan: bw(
                         BwMode::Scaling { cpu_node: Some(first.id), mem_node: None },
                         vec![Kernel::Triad],
@@ -496,6 +586,55 @@ mod tests {
         snc2_with_cxl_machine().build()
     }
 
+    /// `run --only/--skip` (issue 11: the filtering moved here from the
+    /// binary).
+    #[test]
+    fn only_and_skip_select_steps_by_name() {
+        let plan = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Quick, true);
+        let count = |p: &SuitePlan, n: &str| names(p).iter().filter(|x| *x == n).count();
+        // one local bandwidth step per node with CPUs
+        assert_eq!(count(&plan, "bw local"), 4);
+        let mut only = plan.clone();
+        only.select(&[StepName::LatC2c, StepName::BwLocal], &[]).unwrap();
+        assert_eq!(names(&only), ["bw local", "bw local", "bw local", "bw local", "lat c2c"]);
+        let mut skip = plan.clone();
+        skip.select(&[], &[StepName::BwLocal, StepName::LatLoaded]).unwrap();
+        assert_eq!(skip.steps.len(), plan.steps.len() - 4 - count(&plan, "lat loaded"));
+        assert!(!names(&skip).iter().any(|n| n == "bw local" || n == "lat loaded"));
+        let mut both = plan.clone();
+        both.select(&[StepName::BwLocal, StepName::BwGlobal], &[StepName::BwLocal]).unwrap();
+        assert_eq!(names(&both), ["bw global"], "skip wins over only");
+        let mut all = plan.clone();
+        all.select(&[], &[]).unwrap();
+        assert_eq!(names(&all), names(&plan));
+        // Nothing left: refused, naming every step.
+        let mut none = SuitePlan::for_topology(&one_node(), Budget::Quick, true);
+        let e = none.select(&[StepName::BwMatrix], &[]).unwrap_err();
+        assert!(e.to_string().contains("no step left") && e.to_string().contains("lat-c2c"), "{e}");
+        let mut none = plan;
+        assert_eq!(none.select(&[StepName::LatSweep], &[StepName::LatSweep]), Err(NoStepLeft));
+    }
+
+    /// Every step a plan holds has a name, and every name is some plan's
+    /// step; the progress name is the typed name with a space.
+    #[test]
+    fn step_names_are_the_plans() {
+        let mut planned = Vec::new();
+        for budget in [Budget::Quick, Budget::Default, Budget::Thorough] {
+            let plan = SuitePlan::for_topology(&snc2_with_cxl(), budget, true);
+            planned.extend(plan.steps.iter().map(|s| s.step.id()));
+        }
+        for n in StepName::ALL {
+            assert!(planned.contains(&n), "{n:?} names no planned step");
+        }
+        assert_eq!(StepName::LatPerCpu.as_str(), "lat-per-cpu");
+        #[cfg(feature = "clap")]
+        for n in StepName::ALL {
+            use clap::ValueEnum;
+            assert_eq!(n.to_possible_value().unwrap().get_name(), n.as_str());
+        }
+    }
+
     #[test]
     fn a_single_node_machine_gets_no_matrix_or_interleave() {
         let p = SuitePlan::for_topology(&one_node(), Budget::Quick, true);
@@ -647,7 +786,10 @@ mod tests {
         let planned = |step| PlannedStep { step, what: String::new(), estimate: Duration::ZERO };
         SuitePlan {
             budget: Budget::Quick,
-            steps: vec![planned(Step::Bw { name: "local", plan: bad_bw }), planned(bad_lat)],
+            steps: vec![
+                planned(Step::Bw { name: StepName::BwLocal, plan: bad_bw }),
+                planned(bad_lat),
+            ],
         }
     }
 

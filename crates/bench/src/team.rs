@@ -155,6 +155,7 @@ where
                     if failed.load(Ordering::SeqCst) {
                         return None;
                     }
+                    crate::test_panic("team-worker");
                     Some(job(&w))
                 });
             match h {

@@ -200,12 +200,15 @@ fn evidence_comes_from_the_latest_run_of_this_machine() {
     assert!(r["evidence"]["source"].is_null());
     let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--run", "other machine"]));
     assert!(r["evidence"]["source"].as_str().unwrap().contains("other machine"));
-    audit()
-        .env("NUMAPROBE_DB", &db)
-        .args(["--run", "nope"])
-        .assert()
-        .code(1)
-        .stderr(contains("nope"));
+    // Issue 11: a reference naming no run is a usage error (exit 2, one
+    // line), as in `show` and `report`; it was flattened into exit 1.
+    for bad in ["nope", "999", "label:"] {
+        let out = audit().env("NUMAPROBE_DB", &db).args(["--run", bad]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--run {bad}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(err.contains(&format!("--run {bad}")), "{err}");
+    }
 }
 
 /// Needs the captures beside the checkout: gated behind the `fixtures`

@@ -652,3 +652,86 @@ fn a_held_measuring_lock_makes_exec_refuse_naming_the_holder() {
     assert_refused_by_our_lock(&err);
     assert!(!env.path("ran.txt").exists(), "the command must not run");
 }
+
+/// A `sleep` argument no other test or run uses (GNU sleep takes
+/// fractions), so a test finds its own processes and nobody else's.
+fn sleep_marker(n: u32) -> String {
+    format!("300.{}{n}", std::process::id())
+}
+
+/// Live `sleep MARKER` processes (zombies count as gone).
+fn sleepers(marker: &str) -> Vec<i32> {
+    let want = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+                && alive(*pid)
+        })
+        .collect()
+}
+
+/// Waits up to `secs` for every `sleep MARKER` to be gone; kills and
+/// returns those left (so a failing test leaves nothing behind).
+fn left_running(marker: &str, secs: u64) -> Vec<i32> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let left = sleepers(marker);
+        if left.is_empty() || std::time::Instant::now() > until {
+            for &pid in &left {
+                // SAFETY: kill has no memory effects; these are our test's sleeps.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Issue 12: `--timeout` ended the process group, but a process that left
+/// it with `setsid` survived. Orphans now come to numaprobe (a subreaper)
+/// and the tagged ones are killed after the run.
+#[test]
+fn timeout_also_ends_what_left_the_group_with_setsid() {
+    let env = Env::new();
+    let m = sleep_marker(1);
+    let script = format!("setsid sleep {m} & sleep {m}");
+    let (v, out) =
+        env.json(&["-p", "default", "-r", "1", "--timeout", "1", "--", "sh", "-c", &script]);
+    let left = left_running(&m, 3);
+    assert!(
+        left.is_empty(),
+        "sleep {m} {left:?} survived the timeout: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(v["policies"][0]["runs"][0]["timed_out"], true);
+}
+
+/// Issue 12: `kill -9` of numaprobe ended the child (PDEATHSIG) but left
+/// its children running, re-parented to init. The watchdog now ends the
+/// command's whole group when numaprobe dies.
+#[test]
+fn kill_9_of_numaprobe_ends_the_commands_whole_tree() {
+    let env = Env::new();
+    let m = sleep_marker(2);
+    let script = format!("(sleep {m} &) ; sleep {m}");
+    let mut np = std::process::Command::new(numaprobe())
+        .env("NUMAPROBE_DB", env.path("results.db"))
+        .env("NUMAPROBE_LOCK", env.path("measure.lock"))
+        .args(["--quiet", "exec", "-p", "default", "-r", "1", "--no-save", "--", "sh", "-c"])
+        .arg(&script)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sleepers(&m).len() < 2 {
+        assert!(std::time::Instant::now() < until, "the two sleeps never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    np.kill().unwrap(); // SIGKILL
+    np.wait().unwrap();
+    let left = left_running(&m, 5);
+    assert!(left.is_empty(), "sleep {m} {left:?} outlived a kill -9 of numaprobe");
+}

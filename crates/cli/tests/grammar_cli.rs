@@ -199,3 +199,24 @@ fn tables_are_plain_text_in_pipes_and_styled_on_request() {
         "{tsv}"
     );
 }
+
+/// Issue 11: `--table` is accepted by every command (docs/cli.md lists
+/// those that print tables), but with `--json` no table is printed, so
+/// asking for a style there is a usage error rather than silently dropped.
+#[test]
+fn table_with_json_is_refused_and_commands_without_tables_ignore_it() {
+    for args in [&["--table", "tsv", "--json", "list"][..], &["topo", "--json", "--table", "plain"]]
+    {
+        let out = np(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(err.contains("--table") && err.contains("--json"), "{err}");
+        assert!(out.stdout.is_empty(), "nothing printed: {args:?}");
+    }
+    // A command that prints no table takes it and prints what it always does.
+    assert_eq!(
+        stdout(&["--table", "markdown", "completions", "bash"]),
+        stdout(&["completions", "bash"])
+    );
+}

@@ -300,3 +300,23 @@ fn lat_with_a_label_saves_a_run_that_show_finds() {
     assert_eq!(results[1]["kind"], "lat-summary");
     assert_eq!(results[1]["payload"]["mode"], "prefetch-check");
 }
+
+/// Issue 11: a panic in lat's measuring thread is numaprobe's bug (exit 1,
+/// a request for a report), not a usage error; provoked through the hook
+/// debug builds honour (`NUMAPROBE_TEST_PANIC`, absent from release).
+#[test]
+fn a_panic_in_the_measuring_thread_is_a_bug_report_with_exit_1() {
+    let out = lat()
+        .env("NUMAPROBE_TEST_PANIC", "lat-thread")
+        .args(["--size", "1M"])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("deliberate test panic in lat-thread"), "the panic is shown: {err}");
+    assert!(
+        err.contains("this is a bug in numaprobe") && err.contains("please report it"),
+        "{err}"
+    );
+}

@@ -321,10 +321,14 @@ pub fn run_once(
 ) -> Result<RunOutcome, ExecError> {
     // The masks are built here, in the parent: the child only makes system calls.
     let setup = placement.map(ChildPlacement::prepare);
+    // Orphans of the command come to numaprobe, tagged so they are found.
+    crate::tree::become_subreaper();
+    let tag = crate::tree::new_tag();
     let mut command = std::process::Command::new(&cmd.program);
     command
         .arg0(&cmd.arg0)
         .args(&cmd.args)
+        .env(crate::tree::TAG_VAR, &tag)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -372,6 +376,8 @@ pub fn run_once(
     // ran its pre_exec still reaches the group (EACCES after exec is fine).
     // SAFETY: setpgid has no memory effects.
     unsafe { libc::setpgid(pid, pid) };
+    // If numaprobe is killed outright, the watchdog ends the command's group.
+    let mut watchdog = crate::tree::Watchdog::start(pid);
 
     let (tx, rx) = mpsc::channel();
     if let Some(out) = child.stdout.take() {
@@ -491,6 +497,12 @@ pub fn run_once(
         if !leftovers.is_empty() {
             signal_group(pid, libc::SIGKILL);
         }
+    }
+    // Processes that left the group (setsid) and were orphaned came here:
+    // they are ended too, before the output pipes they may hold are read.
+    let leftovers_killed = leftovers_killed + crate::tree::kill_escaped(&tag, KILL_GRACE);
+    if let Some(w) = &mut watchdog {
+        w.disarm();
     }
 
     let mut stdout = Captured::default();

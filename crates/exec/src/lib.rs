@@ -1,6 +1,7 @@
 //! Running any program under a matrix of NUMA placements and comparing,
 //! on top of `topo` (the machine) and `place` (checks and child placement):
-//! policies ([`policy`]), one run ([`child`]), page placement
+//! policies ([`policy`]), one run ([`child`]), keeping the command's
+//! whole process tree within reach ([`tree`]), page placement
 //! ([`numa_maps`]), allocation counters ([`numastat`]), the user's metric
 //! ([`metric`]) and the statistics across repetitions ([`run_matrix`]).
 
@@ -10,6 +11,7 @@ pub mod numa_maps;
 pub mod numastat;
 pub mod policy;
 pub mod touch;
+pub mod tree;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use place::{ChildPlacement, PlaceError};
 use serde::Serialize;
-use topo::{CpuSet, NodeSet, SysRoot};
+use topo::SysRoot;
 
 use bench::events::{Event, Observer, StopFlag};
 pub use child::{OutputSink, ResolvedCommand, Stream};
@@ -127,99 +129,10 @@ pub struct Options {
     pub counters: bool,
 }
 
-/// One measured repetition, as `--json` shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunRecord {
-    /// 1-based repetition number.
-    pub rep: u32,
-    pub wall_s: f64,
-    pub user_s: f64,
-    pub sys_s: f64,
-    pub max_rss_kib: u64,
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub timed_out: bool,
-    pub interrupted: bool,
-    /// Exited 0, not timed out or interrupted.
-    pub ok: bool,
-    pub metric: Option<f64>,
-    /// Why `metric` is null: "no match" or "not a number: '...'".
-    pub metric_error: Option<String>,
-    /// Where the command's pages were (null when no reading was taken).
-    pub numa_pages: Option<NumaPages>,
-    pub numastat_delta: Vec<numastat::NodeDelta>,
-    /// Last lines of stderr of a failed run.
-    pub stderr_tail: Option<Vec<String>>,
-    /// Event counts of the command and its children (`--counters`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<counters::Counters>,
-}
-
-/// How a policy compares with the baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PolicyVerdict {
-    Baseline,
-    Better,
-    Worse,
-    WithinNoise,
-    /// Fewer than [`MIN_RUNS_FOR_VERDICT`] successful runs here or in the
-    /// baseline: too few to tell a change from noise.
-    Undecided,
-    /// No successful run to compare (or the baseline has none).
-    NoData,
-}
-
-impl PolicyVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PolicyVerdict::Baseline => "baseline",
-            PolicyVerdict::Better => "better",
-            PolicyVerdict::Worse => "worse",
-            PolicyVerdict::WithinNoise => "within noise",
-            PolicyVerdict::Undecided => "undecided",
-            PolicyVerdict::NoData => "no data",
-        }
-    }
-}
-
-/// Everything measured under one policy.
-#[derive(Debug, Clone, Serialize)]
-pub struct PolicyResult {
-    pub policy: String,
-    /// What the policy did here, e.g. "cpus 0-3, bind 1".
-    pub placement: String,
-    pub cpus: Option<CpuSet>,
-    /// The memory policy's name (`bind`, `interleave`,
-    /// `weighted-interleave`); `None` when left unchanged.
-    pub mem_policy: Option<String>,
-    pub mem_nodes: Option<NodeSet>,
-    pub runs: Vec<RunRecord>,
-    pub ok_runs: usize,
-    pub median_metric: Option<f64>,
-    pub median_wall_s: Option<f64>,
-    pub metric_summary: Option<Summary>,
-    pub wall_summary: Option<Summary>,
-    /// Robust coefficient of variation of the compared quantity, percent.
-    pub noise_pct: Option<f64>,
-    /// Change of the compared quantity against the baseline, percent.
-    pub change_pct: Option<f64>,
-    pub verdict: PolicyVerdict,
-    /// Median counts over the successful runs (`--counters`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<counters::Counters>,
-}
-
-impl PolicyResult {
-    /// Values of the compared quantity from successful runs.
-    fn values(&self, on_metric: bool) -> Vec<f64> {
-        self.runs
-            .iter()
-            .filter(|r| r.ok)
-            .filter_map(|r| if on_metric { r.metric } else { Some(r.wall_s) })
-            .collect()
-    }
-}
+/// The record of one policy and of each repetition (with
+/// [`PolicyVerdict`]) lives in `results`, where the store and reports read
+/// it back.
+pub use results::exec::{PolicyResult, PolicyStats, PolicyVerdict, RunRecord};
 
 /// The whole experiment.
 #[derive(Debug, Clone, Serialize)]
@@ -275,7 +188,7 @@ fn record(
         metric: value,
         metric_error,
         numa_pages: (o.numa_samples > 0 && !o.numa.is_empty())
-            .then(|| NumaPages::from_sample(&o.numa, o.numa_samples, o.numa_processes)),
+            .then(|| numa_maps::numa_pages(&o.numa, o.numa_samples, o.numa_processes)),
         numastat_delta,
         stderr_tail: (!ok).then(|| o.stderr.tail_lines(STDERR_TAIL_LINES)),
         counters: o.counters.clone(),
@@ -305,12 +218,7 @@ fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResu
         mem_nodes: mem.map(|m| m.nodes()),
         runs: Vec::new(),
         ok_runs: 0,
-        median_metric: None,
-        median_wall_s: None,
-        metric_summary: None,
-        wall_summary: None,
-        noise_pct: None,
-        change_pct: None,
+        stats: PolicyStats::default(),
         verdict: PolicyVerdict::NoData,
         counters: None,
     }
@@ -318,14 +226,14 @@ fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResu
 
 fn summarise(r: &mut PolicyResult, on_metric: bool) {
     r.ok_runs = r.runs.iter().filter(|x| x.ok).count();
-    r.wall_summary = Summary::of(&r.values(false));
-    r.median_wall_s = r.wall_summary.map(|s| s.median);
+    r.stats.wall_summary = Summary::of(&r.values(false));
+    r.stats.median_wall_s = r.stats.wall_summary.map(|s| s.median);
     if on_metric {
-        r.metric_summary = Summary::of(&r.values(true));
-        r.median_metric = r.metric_summary.map(|s| s.median);
+        r.stats.metric_summary = Summary::of(&r.values(true));
+        r.stats.median_metric = r.stats.metric_summary.map(|s| s.median);
     }
-    let compared = if on_metric { r.metric_summary } else { r.wall_summary };
-    r.noise_pct = compared.map(|s| s.robust_cv_pct());
+    let compared = if on_metric { r.stats.metric_summary } else { r.stats.wall_summary };
+    r.stats.noise_pct = compared.map(|s| s.robust_cv_pct());
     let counted: Vec<&counters::Counters> =
         r.runs.iter().filter(|x| x.ok).filter_map(|x| x.counters.as_ref()).collect();
     r.counters = counters::Counters::median(&counted);
@@ -352,7 +260,7 @@ fn verdict_of(
 pub fn undecided_reason(report: &ExecReport) -> Option<String> {
     let on_metric = report.compared_on == "metric";
     let n = |p: &PolicyResult| {
-        if on_metric { p.metric_summary } else { p.wall_summary }.map_or(0, |s| s.n)
+        if on_metric { p.stats.metric_summary } else { p.stats.wall_summary }.map_or(0, |s| s.n)
     };
     let short: Vec<String> = report
         .policies
@@ -377,7 +285,8 @@ pub fn undecided_reason(report: &ExecReport) -> Option<String> {
 pub fn judge(report: &mut ExecReport) {
     let on_metric = report.compared_on == "metric";
     let hib = report.direction.higher_is_better();
-    let summary = |r: &PolicyResult| if on_metric { r.metric_summary } else { r.wall_summary };
+    let summary =
+        |r: &PolicyResult| if on_metric { r.stats.metric_summary } else { r.stats.wall_summary };
     let base_idx = report.policies.iter().position(|p| p.policy == "default").unwrap_or(0);
     report.baseline = report.policies.get(base_idx).map(|p| p.policy.clone());
     report.best_policy = None;
@@ -385,7 +294,7 @@ pub fn judge(report: &mut ExecReport) {
     let Some(base) = report.policies.get(base_idx).and_then(summary) else {
         for p in &mut report.policies {
             p.verdict = PolicyVerdict::NoData;
-            p.change_pct = None;
+            p.stats.change_pct = None;
         }
         report.best_reason = match &report.baseline {
             Some(b) if on_metric => {
@@ -398,7 +307,7 @@ pub fn judge(report: &mut ExecReport) {
     };
     for (i, p) in report.policies.iter_mut().enumerate() {
         let s = summary(p);
-        p.change_pct = s.map(|s| stats::change_pct(base.median, s.median));
+        p.stats.change_pct = s.map(|s| stats::change_pct(base.median, s.median));
         p.verdict = if i == base_idx {
             PolicyVerdict::Baseline
         } else {
@@ -440,7 +349,7 @@ pub fn judge(report: &mut ExecReport) {
             report.best_reason = format!(
                 "'{}' is {:+.1}% against '{baseline}', beyond noise{}{}",
                 b.policy,
-                b.change_pct.unwrap_or(0.0),
+                b.stats.change_pct.unwrap_or(0.0),
                 if tied.is_empty() {
                     String::new()
                 } else {
@@ -545,7 +454,7 @@ pub fn run_matrix(
             );
             if outcome.leftovers_killed > 0 {
                 obs.event(Event::Warning(format!(
-                    "{what}: the command left {} process(es) running in its group; they were terminated",
+                    "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
                     outcome.leftovers_killed
                 )));
             }
@@ -586,9 +495,7 @@ pub fn run_matrix(
             }
         }
         summarise(&mut result, on_metric);
-        if let Ok(payload) = serde_json::to_value(&result) {
-            obs.event(Event::Record(results::Record::Exec(payload)));
-        }
+        obs.event(Event::Record(result.clone().into()));
         report.policies.push(result);
         if report.stopped.is_some() {
             break;
@@ -699,7 +606,7 @@ mod tests {
                 PolicyVerdict::Worse
             ]
         );
-        assert!((r.policies[1].change_pct.unwrap() - 20.0).abs() < 1e-9);
+        assert!((r.policies[1].stats.change_pct.unwrap() - 20.0).abs() < 1e-9);
         assert!(r.best_reason.contains("+20.0%"), "{}", r.best_reason);
         assert!(r.tied_with_best.is_empty());
     }
@@ -731,7 +638,7 @@ mod tests {
         );
         assert_eq!(r.best_policy.as_deref(), Some("local:0"));
         assert_eq!(r.tied_with_best, vec!["local:1".to_string()]);
-        assert!(r.policies[1].change_pct.unwrap() < 0.0);
+        assert!(r.policies[1].stats.change_pct.unwrap() < 0.0);
     }
 
     #[test]
@@ -765,9 +672,9 @@ mod tests {
         ];
         summarise(&mut p, true);
         assert_eq!(p.ok_runs, 2);
-        assert_eq!(p.median_metric, Some(50.0));
-        assert_eq!(p.metric_summary.unwrap().n, 1);
-        assert_eq!(p.median_wall_s, Some(1.5));
+        assert_eq!(p.stats.median_metric, Some(50.0));
+        assert_eq!(p.stats.metric_summary.unwrap().n, 1);
+        assert_eq!(p.stats.median_wall_s, Some(1.5));
     }
 
     #[test]
@@ -787,7 +694,7 @@ mod tests {
             [PolicyVerdict::Baseline, PolicyVerdict::Undecided, PolicyVerdict::Undecided]
         );
         assert_eq!(r.best_policy, None);
-        assert!((r.policies[1].change_pct.unwrap() - 19.9).abs() < 0.1, "change still shown");
+        assert!((r.policies[1].stats.change_pct.unwrap() - 19.9).abs() < 0.1, "change still shown");
         let why = &r.best_reason;
         assert!(why.contains("fewer than 3 successful runs"), "{why}");
         assert!(why.contains("'default' has 2") && why.contains("'interleave' has 1"), "{why}");

@@ -4,8 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 /// KiB resident per node, anonymous and file-backed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeKib {
@@ -71,64 +69,27 @@ pub fn add(a: &mut NumaSample, b: &NumaSample) {
     }
 }
 
-/// Where the command's pages were, as the JSON reports it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NumaPages {
-    /// How many times `numa_maps` was read while the command ran.
-    pub samples: u32,
-    /// Processes whose fullest reading is summed here.
-    pub processes: u32,
-    pub nodes: Vec<NodePages>,
-}
+pub use results::exec::{NodePages, NumaPages};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NodePages {
-    pub node: u32,
-    pub anon_kib: u64,
-    pub file_kib: u64,
-    /// Share of all anonymous memory that is on this node (0..1).
-    pub anon_fraction: f64,
-    /// Share of all memory (anonymous and file) that is on this node (0..1).
-    pub fraction: f64,
-}
-
-impl NumaPages {
-    pub fn from_sample(sample: &NumaSample, samples: u32, processes: u32) -> NumaPages {
-        let anon: u64 = sample.values().map(|k| k.anon_kib).sum();
-        let all: u64 = sample.values().map(|k| k.anon_kib + k.file_kib).sum();
-        let frac = |x: u64, of: u64| if of == 0 { 0.0 } else { x as f64 / of as f64 };
-        NumaPages {
-            samples,
-            processes,
-            nodes: sample
-                .iter()
-                .map(|(&node, k)| NodePages {
-                    node,
-                    anon_kib: k.anon_kib,
-                    file_kib: k.file_kib,
-                    anon_fraction: frac(k.anon_kib, anon),
-                    fraction: frac(k.anon_kib + k.file_kib, all),
-                })
-                .collect(),
-        }
-    }
-
-    /// Anonymous memory in KiB, all nodes.
-    pub fn anon_kib(&self) -> u64 {
-        self.nodes.iter().map(|n| n.anon_kib).sum()
-    }
-
-    /// "N0 98% N1 2%" of anonymous memory, for tables.
-    pub fn anon_summary(&self) -> String {
-        if self.anon_kib() == 0 {
-            return "-".into();
-        }
-        self.nodes
+/// The record of a reading: KiB and shares per node of `processes`'
+/// fullest reading over `samples` reads.
+pub fn numa_pages(sample: &NumaSample, samples: u32, processes: u32) -> NumaPages {
+    let anon: u64 = sample.values().map(|k| k.anon_kib).sum();
+    let all: u64 = sample.values().map(|k| k.anon_kib + k.file_kib).sum();
+    let frac = |x: u64, of: u64| if of == 0 { 0.0 } else { x as f64 / of as f64 };
+    NumaPages {
+        samples,
+        processes,
+        nodes: sample
             .iter()
-            .filter(|n| n.anon_kib > 0)
-            .map(|n| format!("N{} {:.0}%", n.node, n.anon_fraction * 100.0))
-            .collect::<Vec<_>>()
-            .join(" ")
+            .map(|(&node, k)| NodePages {
+                node,
+                anon_kib: k.anon_kib,
+                file_kib: k.file_kib,
+                anon_fraction: frac(k.anon_kib, anon),
+                fraction: frac(k.anon_kib + k.file_kib, all),
+            })
+            .collect(),
     }
 }
 
@@ -168,7 +129,7 @@ garbage
         let mut s = NumaSample::new();
         s.insert(0, NodeKib { anon_kib: 100, file_kib: 300 });
         s.insert(1, NodeKib { anon_kib: 300, file_kib: 0 });
-        let p = NumaPages::from_sample(&s, 3, 1);
+        let p = numa_pages(&s, 3, 1);
         assert_eq!(p.nodes[0].anon_fraction, 0.25);
         assert_eq!(p.nodes[1].anon_fraction, 0.75);
         assert!((p.nodes[0].fraction - 400.0 / 700.0).abs() < 1e-12);
@@ -177,7 +138,7 @@ garbage
         add(&mut twice, &s);
         assert_eq!(twice[&1].anon_kib, 600);
         assert_eq!(total_kib(&twice), 1400);
-        let empty = NumaPages::from_sample(&NumaSample::new(), 0, 0);
+        let empty = numa_pages(&NumaSample::new(), 0, 0);
         assert_eq!(empty.anon_summary(), "-");
     }
 

@@ -3,10 +3,9 @@
 //! layer's ([`place::NumaStat`]); the counters are system-wide, so other
 //! processes' allocations during the run are counted too.
 
-use serde::Serialize;
 use topo::SysRoot;
 
-pub use place::NodeCounters as NodeStat;
+pub use results::exec::{NodeCounters as NodeStat, NodeDelta};
 
 /// Counters of every node at one moment.
 pub type Snapshot = place::NumaStat;
@@ -15,14 +14,6 @@ pub type Snapshot = place::NumaStat;
 /// NUMA or when the files cannot be read (the run goes on without them).
 pub fn snapshot(root: &SysRoot) -> Snapshot {
     place::NumaStat::read(root).unwrap_or_default()
-}
-
-/// One node's change across a run, in pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct NodeDelta {
-    pub node: u32,
-    #[serde(flatten)]
-    pub stat: NodeStat,
 }
 
 /// `after - before` per node present in both (counters never go down; a

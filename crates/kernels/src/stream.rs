@@ -30,22 +30,33 @@ pub const SCALAR: f64 = 3.0;
 /// The value the write-only kernel stores.
 pub const FILL: f64 = 1.0;
 
-/// A bandwidth kernel.
+/// A bandwidth kernel (with the `clap` feature, `bw --kernel`'s value
+/// set: the names [`Kernel::parse`] takes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Kernel {
+    /// STREAM copy: a = b.
     Copy,
+    /// STREAM scale: a = q*b.
     Scale,
+    /// STREAM add: a = b + c.
     Add,
+    /// STREAM triad: a = b + q*c.
     Triad,
-    /// Loads only (a sum).
+    /// Read only (a sum).
+    #[cfg_attr(feature = "clap", value(alias = "load"))]
     Read,
-    /// Stores only (a fill).
+    /// Write only (a fill).
+    #[cfg_attr(feature = "clap", value(alias = "store"))]
     Write,
     /// Three reads to one write.
+    #[cfg_attr(feature = "clap", value(name = "rw3:1"))]
     Rw3to1,
     /// Two reads to one write.
+    #[cfg_attr(feature = "clap", value(name = "rw2:1"))]
     Rw2to1,
     /// One read to one write.
+    #[cfg_attr(feature = "clap", value(name = "rw1:1"))]
     Rw1to1,
 }
 

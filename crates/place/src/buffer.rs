@@ -12,71 +12,11 @@ use crate::sys;
 use crate::verify::{page_nodes, PageNodes};
 
 const MIB2: usize = 2 << 20;
-const GIB1: usize = 1 << 30;
 const MAP_HUGE_SHIFT: i32 = 26;
 
-/// The kind of pages to back a buffer with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum PageKind {
-    /// No advice: the kernel's default (4 KiB pages, or transparent huge
-    /// pages when THP is `always`).
-    #[serde(rename = "base")]
-    Base,
-    /// Transparent huge pages requested with `madvise(MADV_HUGEPAGE)`; the
-    /// kernel may still use 4 KiB pages (check [`Buffer::page_report`]).
-    #[serde(rename = "thp")]
-    Thp,
-    /// Explicit 4 KiB pages: `madvise(MADV_NOHUGEPAGE)`, for exact page
-    /// counting.
-    #[serde(rename = "nothp")]
-    NoThp,
-    /// hugetlbfs 2 MiB pages (`MAP_HUGETLB | MAP_HUGE_2MB`); needs pages
-    /// reserved in `/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages`.
-    #[serde(rename = "2m")]
-    Huge2M,
-    /// hugetlbfs 1 GiB pages (`MAP_HUGETLB | MAP_HUGE_1GB`); needs reserved
-    /// pages in `hugepages-1048576kB`.
-    #[serde(rename = "1g")]
-    Huge1G,
-}
-
-impl PageKind {
-    /// The name used in flags and JSON: `base`, `thp`, `nothp`, `2m`, `1g`
-    /// (also accepts `4k` for `Base`).
-    pub fn parse(s: &str) -> Result<PageKind> {
-        match s.to_ascii_lowercase().as_str() {
-            "base" | "4k" | "default" => Ok(PageKind::Base),
-            "thp" => Ok(PageKind::Thp),
-            "nothp" | "no-thp" => Ok(PageKind::NoThp),
-            "2m" | "huge2m" => Ok(PageKind::Huge2M),
-            "1g" | "huge1g" => Ok(PageKind::Huge1G),
-            _ => Err(PlaceError::bad_spec(
-                s,
-                "unknown page kind (expected 4k, thp, nothp, 2m or 1g)",
-            )),
-        }
-    }
-
-    /// The short name (`base`, `thp`, `nothp`, `2m`, `1g`).
-    pub fn name(self) -> &'static str {
-        match self {
-            PageKind::Base => "base",
-            PageKind::Thp => "thp",
-            PageKind::NoThp => "nothp",
-            PageKind::Huge2M => "2m",
-            PageKind::Huge1G => "1g",
-        }
-    }
-
-    /// The hugetlb page size, for `Huge2M` / `Huge1G`.
-    pub fn hugetlb_bytes(self) -> Option<usize> {
-        match self {
-            PageKind::Huge2M => Some(MIB2),
-            PageKind::Huge1G => Some(GIB1),
-            _ => None,
-        }
-    }
-}
+/// The kind of pages to back a buffer with (one type with the records'
+/// and the command line's `--pages`; it lives in `results`).
+pub use results::pages::PageKind;
 
 /// Plain data that may be viewed in a buffer: any bit pattern is valid
 /// (untouched anonymous memory reads as zeros).
@@ -359,23 +299,6 @@ pub fn page_report_from_smaps(smaps: &str, start: usize, len: usize, kind: PageK
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn page_kinds_parse_with_clear_errors() {
-        assert_eq!(PageKind::parse("4k").unwrap(), PageKind::Base);
-        assert_eq!(PageKind::parse("THP").unwrap(), PageKind::Thp);
-        assert_eq!(PageKind::parse("nothp").unwrap(), PageKind::NoThp);
-        assert_eq!(PageKind::parse("2m").unwrap(), PageKind::Huge2M);
-        assert_eq!(PageKind::parse("1g").unwrap(), PageKind::Huge1G);
-        for k in
-            [PageKind::Base, PageKind::Thp, PageKind::NoThp, PageKind::Huge2M, PageKind::Huge1G]
-        {
-            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.name()));
-            assert_eq!(PageKind::parse(k.name()).unwrap(), k);
-        }
-        let e = PageKind::parse("3m").unwrap_err().to_string();
-        assert!(e.contains("3m") && e.contains("thp"), "{e}");
-    }
 
     #[test]
     fn buffers_are_aligned_zeroed_and_writable() {

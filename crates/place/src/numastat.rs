@@ -9,36 +9,9 @@ use topo::{SysRoot, TopoError};
 
 use crate::error::Result;
 
-/// One node's counters, in pages (as the kernel counts them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeCounters {
-    /// Allocations intended for this node that succeeded here.
-    pub numa_hit: u64,
-    /// Allocations intended elsewhere that landed here.
-    pub numa_miss: u64,
-    /// Allocations intended for this node that landed elsewhere.
-    pub numa_foreign: u64,
-    /// Interleaved allocations that got their intended node here.
-    pub interleave_hit: u64,
-    /// Allocations here by a process running on this node.
-    pub local_node: u64,
-    /// Allocations here by a process running on another node.
-    pub other_node: u64,
-}
-
-impl NodeCounters {
-    /// `self - before`, saturating at zero (counters only grow).
-    pub fn since(&self, before: &NodeCounters) -> NodeCounters {
-        NodeCounters {
-            numa_hit: self.numa_hit.saturating_sub(before.numa_hit),
-            numa_miss: self.numa_miss.saturating_sub(before.numa_miss),
-            numa_foreign: self.numa_foreign.saturating_sub(before.numa_foreign),
-            interleave_hit: self.interleave_hit.saturating_sub(before.interleave_hit),
-            local_node: self.local_node.saturating_sub(before.local_node),
-            other_node: self.other_node.saturating_sub(before.other_node),
-        }
-    }
-}
+/// One node's counters, in pages: the record `exec` stores and the probe
+/// reports (it lives in `results`).
+pub use results::exec::NodeCounters;
 
 /// Parses a `numastat` file (`numa_hit 123` lines) with
 /// [`topo::parse_numastat`]; unknown keys are ignored, absent ones are 0.

@@ -58,7 +58,7 @@ impl ExecView {
         }
         let cmdline = &run.summary.command_line;
         let command = cmdline.split_once(" -- ").map(|(_, c)| c.trim().to_string());
-        let on_metric = exec.iter().any(|p| p.median_metric.is_some());
+        let on_metric = exec.iter().any(|p| p.stats.median_metric.is_some());
         let higher_is_better = on_metric && !cmdline.contains("--lower-is-better");
         let base_idx = exec.iter().position(|p| p.policy == "default").unwrap_or(0);
         let base = exec[base_idx].summary(on_metric);
@@ -70,7 +70,7 @@ impl ExecView {
                     p.runs.iter().filter_map(|r| r.exit_code.clone()).collect();
                 let stored_verdict = p.verdict.clone().filter(|v| v != "no-data" && v != "no data");
                 let own = p.summary(on_metric);
-                let (change_pct, verdict) = match (p.change_pct, stored_verdict) {
+                let (change_pct, verdict) = match (p.stats.change_pct, stored_verdict) {
                     (Some(c), Some(v)) => (Some(c), v.replace('-', " ")),
                     _ => match (&base, own) {
                         (Some(b), Some(s)) => {
@@ -103,9 +103,12 @@ impl ExecView {
                     placement: p.placement.clone(),
                     runs: p.runs.len(),
                     ok_runs: p.ok_runs,
-                    median_metric: p.median_metric,
-                    median_wall_s: p.median_wall_s.or_else(|| p.summary(false).map(|s| s.median)),
-                    noise_pct: p.noise_pct.or(own.map(|s| s.robust_cv_pct())),
+                    median_metric: p.stats.median_metric,
+                    median_wall_s: p
+                        .stats
+                        .median_wall_s
+                        .or_else(|| p.summary(false).map(|s| s.median)),
+                    noise_pct: p.stats.noise_pct.or(own.map(|s| s.robust_cv_pct())),
                     change_pct,
                     verdict,
                     pages: p.pages_text(),

@@ -120,33 +120,39 @@ fn reports_of_the_v1_export_are_unchanged() {
     assert!(failures.is_empty(), "reports changed:\n{}", failures.join("\n"));
 }
 
-/// The real runs' results (every kind but audit) read as typed records, and
-/// the views made from the records equal the views read field by field: the
-/// two readers of `results::view` agree on the first version's data.
+/// The real runs' results (every kind, audit findings and exec policies
+/// included) read as typed records, and the views made from the records
+/// equal the views read field by field: the two readers of `results::view`
+/// agree on the first version's data.
 #[test]
 fn real_v1_results_read_as_typed_records() {
-    use results::view::{Bw, Lat};
+    use results::view::{Bw, ExecPolicy, Finding, Lat};
     let (_dir, runs) = stored_runs();
-    let mut typed = 0;
+    let mut typed = std::collections::BTreeMap::<String, usize>::new();
     for run in [&runs[0], &runs[1], &runs[5]] {
         for r in &run.results {
             let kind = r.kind.as_str();
-            if kind == "audit" {
-                continue;
-            }
             let rec = results::Record::from_stored(kind, &r.payload)
                 .unwrap_or_else(|e| panic!("{kind} {}: {e}", r.payload));
             assert_eq!(rec.kind(), kind);
-            typed += 1;
+            if matches!(kind, "exec" | "audit") {
+                // moved into `results` unchanged: the same JSON back
+                assert_eq!(rec.to_payload(), r.payload, "{kind}: the record writes what it read");
+            }
+            *typed.entry(kind.to_string()).or_default() += 1;
+            let p = &r.payload;
             match kind {
-                "bw" => assert_eq!(Bw::of(&r.payload), Bw::of_fields(&r.payload), "{}", r.payload),
-                "lat" => {
-                    assert_eq!(Lat::of(&r.payload), Lat::of_fields(&r.payload), "{}", r.payload)
-                }
+                "bw" => assert_eq!(Bw::of(p), Bw::of_fields(p), "{p}"),
+                "lat" => assert_eq!(Lat::of(p), Lat::of_fields(p), "{p}"),
+                "exec" => assert_eq!(ExecPolicy::of(p), ExecPolicy::of_fields(p), "{p}"),
+                "audit" => assert_eq!(Finding::of(p), Finding::of_fields(p), "{p}"),
                 _ => {}
             }
         }
     }
-    // run 1: 4 bw, 39 lat, 2 summaries; run 2: 2 exec; run 6: 4 bw, 34 lat, 2 summaries
-    assert_eq!(typed, 87);
+    // run 1: 4 bw, 39 lat, 2 summaries and its findings; run 2: 2 exec;
+    // run 6: 4 bw, 34 lat, 2 summaries and its findings
+    let count = |k: &str| typed.get(k).copied().unwrap_or(0);
+    assert_eq!((count("bw"), count("lat"), count("lat-summary"), count("exec")), (8, 73, 4, 2));
+    assert!(count("audit") >= 2, "{typed:?}");
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use topo::{CpuSet, NodeSet};
 
+pub use crate::pages::PageKind;
 pub use kernels::{Isa, Kernel};
 
 use crate::placement::{Placement, PlacementStatus};
@@ -90,35 +91,6 @@ impl Stores {
     }
 }
 
-/// The page kind asked for the arrays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Pages {
-    /// Base pages, the kernel's THP setting applies.
-    #[serde(rename = "base")]
-    Base,
-    #[serde(rename = "thp")]
-    Thp,
-    /// Base pages with THP refused.
-    #[serde(rename = "nothp")]
-    NoThp,
-    #[serde(rename = "2m")]
-    Huge2M,
-    #[serde(rename = "1g")]
-    Huge1G,
-}
-
-impl Pages {
-    pub fn name(self) -> &'static str {
-        match self {
-            Pages::Base => "base",
-            Pages::Thp => "thp",
-            Pages::NoThp => "nothp",
-            Pages::Huge2M => "2m",
-            Pages::Huge1G => "1g",
-        }
-    }
-}
-
 /// Spread (percent) of the best repetitions above which the stopping rule
 /// has not settled, and of all repetitions above which a figure is noisy.
 pub const NOISY_SPREAD_PCT: f64 = 5.0;
@@ -182,7 +154,7 @@ pub struct BwResult {
     pub isa: Isa,
     pub stores: Stores,
     /// Page kind asked for the arrays.
-    pub pages: Pages,
+    pub pages: PageKind,
     /// Last-level cache the team shares, bytes, when known.
     pub llc_bytes: Option<u64>,
     /// Whether each array is at least 4x `llc_bytes` (STREAM's rule).
@@ -294,7 +266,7 @@ mod tests {
         let name = |v: serde_json::Result<String>| v.unwrap();
         assert_eq!(name(serde_json::to_string(&Mode::Weighted)), "\"weighted\"");
         assert_eq!(name(serde_json::to_string(&Policy::LocalPerThread)), "\"local-per-thread\"");
-        assert_eq!(name(serde_json::to_string(&Pages::NoThp)), "\"nothp\"");
+        assert_eq!(name(serde_json::to_string(&PageKind::NoThp)), "\"nothp\"");
         assert_eq!(name(serde_json::to_string(&Stores::Nt)), "\"nt\"");
     }
 }

@@ -2,9 +2,13 @@
 //! statistics behind them: what the measuring code emits, the store saves,
 //! and audit evidence and reports read back.
 //!
+//! * [`audit`]: the settings audit's findings ([`audit::Finding`]);
 //! * [`bw`]: one bandwidth figure ([`bw::BwResult`]) and the noise rule;
 //! * [`counters`]: event counts recorded with a result (`--counters`);
+//! * [`exec`]: a program under one placement policy
+//!   ([`exec::PolicyResult`]) and its repetitions;
 //! * [`lat`]: latency records by mode and their summaries;
+//! * [`pages`]: the page kind asked for a buffer (and `--pages`);
 //! * [`placement`]: the one placement shape every result carries;
 //! * [`stats`]: summaries, percentiles, change and verdict;
 //! * [`view`]: the reader of stored payloads, today's and the first
@@ -15,10 +19,13 @@
 //! [`Record::kind`] names it in the store and [`Record::to_payload`] is the
 //! stored JSON.
 
+pub mod audit;
 pub mod bw;
 pub mod counters;
+pub mod exec;
 pub mod hist;
 pub mod lat;
+pub mod pages;
 pub mod placement;
 pub mod runstats;
 pub mod stats;
@@ -41,9 +48,10 @@ pub enum Record {
     Bw(Box<bw::BwResult>),
     Lat(Box<lat::Lat>),
     LatSummary(Box<lat::LatSummary>),
-    /// A policy of `exec`: the JSON of `exec::PolicyResult` (that record
-    /// still lives in the `exec` crate).
-    Exec(Value),
+    /// A policy of `exec`.
+    Exec(Box<exec::PolicyResult>),
+    /// A finding of the settings audit.
+    Finding(Box<audit::Finding>),
 }
 
 impl Record {
@@ -54,6 +62,7 @@ impl Record {
             Record::Lat(_) => "lat",
             Record::LatSummary(_) => "lat-summary",
             Record::Exec(_) => "exec",
+            Record::Finding(_) => "audit",
         }
     }
 
@@ -66,7 +75,8 @@ impl Record {
             Record::Bw(r) => json(r),
             Record::Lat(r) => json(r),
             Record::LatSummary(r) => json(r),
-            Record::Exec(v) => v.clone(),
+            Record::Exec(r) => json(r),
+            Record::Finding(r) => json(r),
         }
     }
 }
@@ -85,11 +95,24 @@ impl Record {
             }
             "lat" => Record::Lat(Box::new(serde_json::from_value(payload.clone())?)),
             "lat-summary" => Record::LatSummary(Box::new(serde_json::from_value(payload.clone())?)),
-            "exec" => Record::Exec(payload.clone()),
+            "exec" => Record::Exec(Box::new(serde_json::from_value(payload.clone())?)),
+            "audit" => Record::Finding(Box::new(serde_json::from_value(payload.clone())?)),
             other => {
                 return Err(serde_json::Error::custom(format!("no typed record of kind {other:?}")))
             }
         })
+    }
+}
+
+impl From<exec::PolicyResult> for Record {
+    fn from(r: exec::PolicyResult) -> Self {
+        Record::Exec(Box::new(r))
+    }
+}
+
+impl From<audit::Finding> for Record {
+    fn from(r: audit::Finding) -> Self {
+        Record::Finding(Box::new(r))
     }
 }
 

@@ -1,7 +1,8 @@
 //! The reader of stored payloads into the typed views every reader shares
 //! (report, audit evidence, the store's key columns). A payload of today's
 //! shape deserializes into its typed record ([`crate::bw::BwResult`],
-//! [`crate::lat::Lat`], [`crate::lat::LatSummary`]) and the view is made
+//! [`crate::lat::Lat`], [`crate::lat::LatSummary`],
+//! [`crate::exec::PolicyResult`], [`crate::audit::Finding`]) and the view is made
 //! from that; anything else (the first version's shapes, the alias names
 //! it accepted, hand-made payloads) is read field by field, tolerant of
 //! missing fields, here and nowhere else. `docs/report.md` lists the
@@ -9,7 +10,9 @@
 
 use serde_json::Value;
 
+use crate::audit::Finding as AuditFinding;
 use crate::bw::{upgrade_v1, BwResult};
+use crate::exec::{PolicyResult, PolicyStats};
 use crate::lat::{Lat as LatRecord, LatSummary};
 use crate::placement::{Placement as PlacementRecord, PlacementStatus, FLAG_BELOW};
 use crate::stats::Summary;
@@ -430,7 +433,32 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The view of a stored `audit` payload: an [`audit::Finding`] as
+    /// today's audit writes it, else read field by field.
     pub fn of(v: &Value) -> Finding {
+        match serde_json::from_value::<AuditFinding>(v.clone()) {
+            Ok(f) => Finding::of_record(&f),
+            Err(_) => Finding::of_fields(v),
+        }
+    }
+
+    /// The view of a typed finding.
+    pub fn of_record(f: &AuditFinding) -> Finding {
+        let some = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+        Finding {
+            id: some(&f.id).unwrap_or_else(|| "?".into()),
+            severity: f.severity.label().to_string(),
+            found: f.found.clone(),
+            expected: some(&f.expected),
+            why: some(&f.why),
+            fix: some(&f.fix),
+            needs: Some(f.needs.label().to_string()),
+        }
+    }
+
+    /// A finding of another shape (hand-made, other tools' names), field
+    /// by field.
+    pub fn of_fields(v: &Value) -> Finding {
         let first = |keys: &[&str]| keys.iter().find_map(|k| text(v, k)).filter(|s| !s.is_empty());
         let needs = match (
             v.get("needs_reboot").and_then(Value::as_bool),
@@ -662,12 +690,8 @@ pub struct ExecPolicy {
     pub placement: Option<String>,
     pub runs: Vec<ExecRun>,
     pub ok_runs: Option<i64>,
-    pub median_metric: Option<f64>,
-    pub median_wall_s: Option<f64>,
-    pub metric_summary: Option<Summary>,
-    pub wall_summary: Option<Summary>,
-    pub noise_pct: Option<f64>,
-    pub change_pct: Option<f64>,
+    /// The statistics as stored (the record's type; finite figures only).
+    pub stats: PolicyStats,
     /// As stored (`no-data` when saved before the matrix was judged).
     pub verdict: Option<String>,
     /// Median event counts of the successful runs (`exec --counters`).
@@ -675,8 +699,52 @@ pub struct ExecPolicy {
 }
 
 impl ExecPolicy {
-    /// The view of a stored `exec` payload (`None` when it is no object).
+    /// The view of a stored `exec` payload: an [`exec::PolicyResult`], else
+    /// read field by field (`None` when it is no object).
     pub fn of(v: &Value) -> Option<ExecPolicy> {
+        match serde_json::from_value::<PolicyResult>(v.clone()) {
+            Ok(r) => Some(ExecPolicy::of_record(&r)),
+            Err(_) => ExecPolicy::of_fields(v),
+        }
+    }
+
+    /// The view of a typed policy record.
+    pub fn of_record(r: &PolicyResult) -> ExecPolicy {
+        ExecPolicy {
+            policy: r.policy.clone(),
+            placement: Some(r.placement.clone()),
+            runs: r
+                .runs
+                .iter()
+                .map(|run| ExecRun {
+                    ok: run.ok,
+                    exit_code: run.exit_code.map(|c| c.to_string()),
+                    wall_s: finite(run.wall_s),
+                    metric: run.metric.and_then(finite),
+                    numa_pages: run
+                        .numa_pages
+                        .iter()
+                        .flat_map(|p| &p.nodes)
+                        .map(|n| (Some(i64::from(n.node)), finite(n.anon_fraction)))
+                        .collect(),
+                })
+                .collect(),
+            ok_runs: Some(r.ok_runs as i64),
+            stats: PolicyStats {
+                median_metric: r.stats.median_metric.and_then(finite),
+                median_wall_s: r.stats.median_wall_s.and_then(finite),
+                noise_pct: r.stats.noise_pct.and_then(finite),
+                change_pct: r.stats.change_pct.and_then(finite),
+                ..r.stats
+            },
+            verdict: Some(r.verdict.stored_name().to_string()),
+            counters: r.counters.clone(),
+        }
+    }
+
+    /// A payload of another shape, field by field (`None` when it is no
+    /// object).
+    pub fn of_fields(v: &Value) -> Option<ExecPolicy> {
         if !v.is_object() {
             return None;
         }
@@ -714,12 +782,14 @@ impl ExecPolicy {
                 })
                 .collect(),
             ok_runs: int(v, "ok_runs"),
-            median_metric: num(v, "median_metric"),
-            median_wall_s: num(v, "median_wall_s"),
-            metric_summary: summary("metric_summary"),
-            wall_summary: summary("wall_summary"),
-            noise_pct: num(v, "noise_pct"),
-            change_pct: num(v, "change_pct"),
+            stats: PolicyStats {
+                median_metric: num(v, "median_metric"),
+                median_wall_s: num(v, "median_wall_s"),
+                metric_summary: summary("metric_summary"),
+                wall_summary: summary("wall_summary"),
+                noise_pct: num(v, "noise_pct"),
+                change_pct: num(v, "change_pct"),
+            },
             verdict: text(v, "verdict"),
             counters: crate::counters::Counters::of_payload(v),
         })
@@ -728,7 +798,7 @@ impl ExecPolicy {
     /// The summary of the compared quantity: the stored `metric_summary`
     /// / `wall_summary`, else computed from the successful runs.
     pub fn summary(&self, on_metric: bool) -> Option<Summary> {
-        let stored = if on_metric { self.metric_summary } else { self.wall_summary };
+        let stored = if on_metric { self.stats.metric_summary } else { self.stats.wall_summary };
         stored.or_else(|| {
             let values: Vec<f64> = self
                 .runs

@@ -2,7 +2,6 @@
 //! evidence, and says what is set, what the profile expects, why, and how
 //! to change it.
 
-use serde::{Deserialize, Serialize};
 use topo::{DeviceClass, NumaModeKind, Topology};
 
 use crate::evidence::Evidence;
@@ -22,70 +21,9 @@ mod prefetch;
 pub use cpu::DEEP_CSTATE_US;
 pub use memory::{IMBALANCE, LOW_PEAK_FRACTION, NEARLY_FULL};
 
-/// How much a finding matters, in increasing order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Set as the profile wants.
-    Ok,
-    /// Worth knowing; a recommendation.
-    Info,
-    /// Absent or could not be read: numaprobe does not guess.
-    Unknown,
-    /// Costs performance for this profile.
-    Warn,
-    /// Costs a lot (e.g. the NUMA topology hidden).
-    Critical,
-}
-
-impl Severity {
-    pub fn label(self) -> &'static str {
-        match self {
-            Severity::Ok => "ok",
-            Severity::Info => "info",
-            Severity::Unknown => "unknown",
-            Severity::Warn => "warn",
-            Severity::Critical => "critical",
-        }
-    }
-}
-
-/// What a fix takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Needs {
-    /// Nothing to change.
-    Nothing,
-    /// A command on the running system.
-    Runtime,
-    /// A kernel command-line change and a reboot.
-    Reboot,
-    /// A firmware (BIOS/UEFI) setting and a reboot.
-    Bios,
-    /// Moving or adding hardware (DIMMs, cards).
-    Hardware,
-}
-
-/// One checked item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Stable identifier, e.g. `kernel.zone_reclaim_mode`.
-    pub id: String,
-    pub severity: Severity,
-    /// Short name for tables.
-    pub title: String,
-    /// What the machine has.
-    pub found: String,
-    /// What the profile wants.
-    pub expected: String,
-    /// Why, in one sentence.
-    pub why: String,
-    /// The exact command or BIOS setting (empty when nothing to do).
-    pub fix: String,
-    pub needs: Needs,
-    /// Measured figures that support the finding.
-    pub evidence: Option<String>,
-}
+/// The record of the audit (severity, what a fix needs, one finding) lives
+/// in `results`, where the store and reports read it back.
+pub use results::audit::{Finding, Needs, Severity};
 
 /// What the rules look at.
 pub struct Inputs<'a> {

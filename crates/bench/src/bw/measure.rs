@@ -486,7 +486,7 @@ fn result(
             (true, Stores::NonTemporal) => results::bw::Stores::Nt,
             (true, Stores::Regular) => results::bw::Stores::Regular,
         },
-        pages: pages_of(plan.pages),
+        pages: plan.pages,
         llc_bytes: case.sizing.llc_bytes,
         size_rule_ok: case.sizing.rule_ok,
         peak_gbs,
@@ -494,18 +494,6 @@ fn result(
         validated: true,
         interrupted,
         counters: None,
-    }
-}
-
-/// The page kind recorded for the placement layer's.
-fn pages_of(p: place::PageKind) -> results::bw::Pages {
-    use results::bw::Pages;
-    match p {
-        place::PageKind::Base => Pages::Base,
-        place::PageKind::Thp => Pages::Thp,
-        place::PageKind::NoThp => Pages::NoThp,
-        place::PageKind::Huge2M => Pages::Huge2M,
-        place::PageKind::Huge1G => Pages::Huge1G,
     }
 }
 

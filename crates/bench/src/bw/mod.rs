@@ -20,7 +20,7 @@ pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
     StoreMode,
 };
-pub use result::{BwResult, Mode, Pages, Policy, Stores};
+pub use result::{BwResult, Mode, Policy, Stores};
 
 use std::collections::BTreeMap;
 

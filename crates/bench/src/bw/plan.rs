@@ -40,14 +40,20 @@ pub enum BwMode {
     Scaling { cpu_node: Option<u32>, mem_node: Option<u32> },
 }
 
-/// How the kernels store.
+/// How the kernels store (with the `clap` feature, `bw --stores`'s value
+/// set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum StoreMode {
-    /// Non-temporal when the instruction set has them (what the STREAM
-    /// figures of vendors use), else regular.
+    /// Non-temporal stores when the instruction set has them (what the
+    /// STREAM figures of vendors use), else regular.
     #[default]
     Auto,
+    /// Non-temporal (streaming) stores.
+    #[cfg_attr(feature = "clap", value(aliases = ["non-temporal", "streaming"]))]
     Nt,
+    /// Regular stores (through the caches).
+    #[cfg_attr(feature = "clap", value(aliases = ["normal", "temporal"]))]
     Regular,
 }
 

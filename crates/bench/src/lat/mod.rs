@@ -345,6 +345,7 @@ pub(crate) fn on_cpu<T: Send>(
     std::thread::scope(|s| {
         s.spawn(move || {
             sys::pin_to_cpu(cpu)?;
+            crate::test_panic("lat-thread");
             f()
         })
         .join()

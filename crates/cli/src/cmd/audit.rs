@@ -19,7 +19,7 @@ pub struct Args {
     pub root: Option<PathBuf>,
     /// Workload profile the settings are judged against.
     #[arg(long, value_name = "PROFILE", value_enum, default_value = "general")]
-    pub profile: crate::grammar::Profile,
+    pub profile: audit::Profile,
     /// Exit with status 1 when a finding is at this severity or above
     /// (warn or critical); the report is printed first.
     #[arg(long, value_name = "SEVERITY", value_enum)]
@@ -68,7 +68,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(n) = note {
         output::warn(g.quiet, &n);
     }
-    let report = Report::build(&root, &topology, args.profile.into(), evidence);
+    let report = Report::build(&root, &topology, args.profile, evidence);
     if g.json {
         output::json(&report)?;
     } else {
@@ -166,8 +166,10 @@ fn evidence_from_store(
     };
     let me = audit::fingerprint::machine_fingerprint(root, topology);
     let loaded = if let Some(r) = run {
-        let r: store::RunRef = r.parse().map_err(|e| anyhow::anyhow!("--run {r}: {e}"))?;
-        Some(db.load(&r)?)
+        // A reference that names no run is the user's mistake (exit 2),
+        // as in `show`, `report` and `compare`.
+        let id = crate::cmd::store::resolve(&db, r).map_err(|e| e.context(format!("--run {r}")))?;
+        Some(db.load_run(id)?)
     } else {
         db.latest_run_of_machine(&me)?.map(|id| db.load_run(id)).transpose()?
     };

@@ -11,11 +11,12 @@ use anyhow::Context;
 use bench::bw::{self, BwMode, BwPlan, BwResult, Mode, RepPolicy, StoreMode};
 use bench::lat::PlacementStatus;
 use kernels::{Isa, Kernel};
+use place::PageKind;
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
-use crate::grammar::{self, IsaName, KernelName, Pages, Stores};
+use crate::grammar;
 use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
 use crate::{output, usage};
 
@@ -68,13 +69,13 @@ pub struct Args {
         value_delimiter = ',',
         default_value = "copy,scale,add,triad"
     )]
-    pub kernel: Vec<KernelName>,
+    pub kernel: Vec<Kernel>,
     /// Force an instruction set (default: the best this CPU runs).
     #[arg(long, value_name = "ISA", value_enum)]
-    pub isa: Option<IsaName>,
+    pub isa: Option<Isa>,
     /// Stores: nt (non-temporal), regular, or auto (nt when available).
     #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
-    pub stores: Stores,
+    pub stores: StoreMode,
     /// Bytes per array, e.g. 512M, 1.5G (default: 4x the last-level cache
     /// the threads share, capped by what the memory node can spare).
     #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
@@ -82,7 +83,7 @@ pub struct Args {
     /// Pages for the arrays (default thp: bandwidth of memory, not of the
     /// TLB; the share of huge pages obtained is reported).
     #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
-    pub pages: Pages,
+    pub pages: PageKind,
     /// Seconds allowed per result before settling for an unstable figure.
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = grammar::budget)]
     pub budget: Duration,
@@ -118,7 +119,7 @@ pub fn plan_from_args(
     topo: &Topology,
 ) -> anyhow::Result<BwPlan> {
     let mut kernels = Vec::new();
-    for k in a.kernel.iter().map(|&k| Kernel::from(k)) {
+    for k in a.kernel.iter().copied() {
         if !kernels.contains(&k) {
             kernels.push(k);
         }
@@ -126,10 +127,10 @@ pub fn plan_from_args(
     if kernels.is_empty() {
         usage!("--kernel: no kernel given");
     }
-    let isa = a.isa.map(Isa::from);
-    let stores = StoreMode::from(a.stores);
+    let isa = a.isa;
+    let stores = a.stores;
     let array_bytes = a.size;
-    let pages = a.pages.to_place();
+    let pages = a.pages;
     if a.max_reps < a.min_reps {
         usage!("--min-reps {} / --max-reps {}: need min <= max", a.min_reps, a.max_reps);
     }

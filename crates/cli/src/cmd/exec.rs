@@ -294,14 +294,14 @@ pub fn render(r: &ExecReport) -> String {
         let mut row =
             vec![p.policy.clone(), p.placement.clone(), format!("{}/{}", p.ok_runs, p.runs.len())];
         if on_metric {
-            row.push(p.median_metric.map_or("-".into(), fmt_num));
+            row.push(p.stats.median_metric.map_or("-".into(), fmt_num));
         }
         let rss = p.runs.iter().map(|x| x.max_rss_kib).max().unwrap_or(0);
         row.extend([
-            p.median_wall_s.map_or("-".into(), |w| format!("{w:.3}")),
-            p.noise_pct.map_or("-".into(), |n| format!("{n:.1}")),
+            p.stats.median_wall_s.map_or("-".into(), |w| format!("{w:.3}")),
+            p.stats.noise_pct.map_or("-".into(), |n| format!("{n:.1}")),
             format!("{:.1}", rss as f64 / 1024.0),
-            match (p.verdict, p.change_pct) {
+            match (p.verdict, p.stats.change_pct) {
                 (PolicyVerdict::Baseline, _) => "-".into(),
                 (_, Some(c)) => format!("{c:+.1}%"),
                 (_, None) => "-".into(),

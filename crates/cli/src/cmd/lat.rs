@@ -13,7 +13,7 @@ use serde::Serialize;
 use topo::{CpuSet, SysRoot, Topology};
 
 use crate::cli::Global;
-use crate::grammar::{self, Pages};
+use crate::grammar;
 use crate::output;
 use crate::progress::Bars;
 use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
@@ -88,7 +88,7 @@ pub struct Args {
     /// refused, so the TLB grouping below means what it says; `default` is
     /// not taken).
     #[arg(long, value_name = "PAGES", value_enum, default_value = "4k")]
-    pub pages: Pages,
+    pub pages: PageKind,
     /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = grammar::tlb_pages)]
     pub tlb_pages: usize,
@@ -192,7 +192,7 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
         }
         v => v,
     };
-    if a.pages == Pages::Default {
+    if a.pages == PageKind::Base {
         usage!("--pages default: lat needs a known page size; use 4k (THP refused), thp, 2m or 1g");
     }
     if let Some(p) = &a.pairs {
@@ -240,7 +240,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let opts = ChaseOpts {
         size_bytes: size,
-        pages: args.pages.to_lat().unwrap_or(PageKind::NoThp),
+        pages: args.pages,
         tlb_group_pages: args.tlb_pages,
         seed: args.seed,
         ..ChaseOpts::default()

@@ -17,6 +17,10 @@ use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
+    if g.json && g.table.is_some() {
+        // --json prints no table: a style asked for would be silently lost.
+        crate::usage!("--table styles tables and --json prints none: give one or the other");
+    }
     crate::output::set_table_style(g.table);
     crate::record::set_lock_path(g.lock.clone());
     let result = match cli.command {

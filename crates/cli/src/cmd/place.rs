@@ -6,13 +6,13 @@
 
 use anyhow::Context;
 use place::{
-    Allowed, ExpectSource, MemPolicy, NodeSet, Pin, PlaceError, PlacementCheck, ProbeReport,
-    ProbeSpec,
+    Allowed, ExpectSource, MemPolicy, NodeSet, PageKind, Pin, PlaceError, PlacementCheck,
+    ProbeReport, ProbeSpec,
 };
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
-use crate::grammar::{self, Pages};
+use crate::grammar;
 use crate::output;
 use crate::usage;
 
@@ -37,7 +37,7 @@ pub struct Args {
     /// Pages of the buffer (default: what the kernel gives, which is what
     /// this command shows).
     #[arg(long, value_name = "PAGES", value_enum, default_value = "default")]
-    pub pages: Pages,
+    pub pages: PageKind,
     /// How the policy is applied: `range` (mbind on the buffer) or
     /// `thread` (set_mempolicy on the touching thread).
     #[arg(long, value_name = "HOW", value_enum, default_value = "range")]
@@ -117,7 +117,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     // Flags first (ripgrep's low-level args), then the plan once the
     // machine is known.
     let size = args.size;
-    let kind = args.pages.to_place();
+    let kind = args.pages;
     let policy_name = match (&args.policy, &args.mem_nodes) {
         (Some(p), _) => p.name(),
         (None, Some(_)) => "bind",

@@ -5,11 +5,12 @@
 
 use anyhow::Context;
 use bench::scan::{self, Chunk, ScanSpec, Verdict};
+use place::PageKind;
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
-use crate::grammar::{self, Pages};
+use crate::grammar;
 use crate::{output, record, usage};
 
 #[derive(Debug, clap::Args)]
@@ -39,7 +40,7 @@ pub struct Args {
     pub reps: usize,
     /// Pages for the chunks.
     #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
-    pub pages: Pages,
+    pub pages: PageKind,
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
     pub wait: bool,
@@ -129,7 +130,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         chunks,
         chunk_bytes: chunk,
         reps: a.reps,
-        pages: a.pages.to_place(),
+        pages: a.pages,
         physical,
     };
     let stop = crate::signal::stop_flag();

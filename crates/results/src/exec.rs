@@ -1,0 +1,239 @@
+//! `exec`'s record: everything measured under one placement policy
+//! ([`PolicyResult`]), each repetition ([`RunRecord`]), where the program's
+//! pages were ([`NumaPages`]) and the per-node allocation counters across a
+//! run ([`NodeDelta`] of [`NodeCounters`], which the placement layer's
+//! probe reports too). The `exec` crate produces them; the store files one
+//! [`PolicyResult`] per policy under kind `exec`, and reports read it back
+//! through [`crate::view::ExecPolicy`].
+
+use serde::{Deserialize, Serialize};
+use topo::{CpuSet, NodeSet};
+
+use crate::counters::Counters;
+use crate::stats::Summary;
+
+/// One node's allocation counters (`nodeN/numastat`), in pages, as the
+/// kernel counts them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeCounters {
+    /// Allocations intended for this node that succeeded here.
+    pub numa_hit: u64,
+    /// Allocations intended elsewhere that landed here.
+    pub numa_miss: u64,
+    /// Allocations intended for this node that landed elsewhere.
+    pub numa_foreign: u64,
+    /// Interleaved allocations that got their intended node here.
+    pub interleave_hit: u64,
+    /// Allocations here by a process running on this node.
+    pub local_node: u64,
+    /// Allocations here by a process running on another node.
+    pub other_node: u64,
+}
+
+impl NodeCounters {
+    /// `self - before`, saturating at zero (counters only grow).
+    pub fn since(&self, before: &NodeCounters) -> NodeCounters {
+        NodeCounters {
+            numa_hit: self.numa_hit.saturating_sub(before.numa_hit),
+            numa_miss: self.numa_miss.saturating_sub(before.numa_miss),
+            numa_foreign: self.numa_foreign.saturating_sub(before.numa_foreign),
+            interleave_hit: self.interleave_hit.saturating_sub(before.interleave_hit),
+            local_node: self.local_node.saturating_sub(before.local_node),
+            other_node: self.other_node.saturating_sub(before.other_node),
+        }
+    }
+}
+
+/// One node's change across a run, in pages: a flat `{node, numa_hit, ...}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeDelta {
+    pub node: u32,
+    #[serde(flatten)]
+    pub stat: NodeCounters,
+}
+
+/// Where the command's pages were, as the JSON reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NumaPages {
+    /// How many times `numa_maps` was read while the command ran.
+    pub samples: u32,
+    /// Processes whose fullest reading is summed here.
+    pub processes: u32,
+    pub nodes: Vec<NodePages>,
+}
+
+/// One node's share of the command's pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodePages {
+    pub node: u32,
+    pub anon_kib: u64,
+    pub file_kib: u64,
+    /// Share of all anonymous memory that is on this node (0..1).
+    pub anon_fraction: f64,
+    /// Share of all memory (anonymous and file) that is on this node (0..1).
+    pub fraction: f64,
+}
+
+impl NumaPages {
+    /// Anonymous memory in KiB, all nodes.
+    pub fn anon_kib(&self) -> u64 {
+        self.nodes.iter().map(|n| n.anon_kib).sum()
+    }
+
+    /// "N0 98% N1 2%" of anonymous memory, for tables.
+    pub fn anon_summary(&self) -> String {
+        if self.anon_kib() == 0 {
+            return "-".into();
+        }
+        self.nodes
+            .iter()
+            .filter(|n| n.anon_kib > 0)
+            .map(|n| format!("N{} {:.0}%", n.node, n.anon_fraction * 100.0))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// One measured repetition, as `--json` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// 1-based repetition number.
+    pub rep: u32,
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_rss_kib: u64,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub interrupted: bool,
+    /// Exited 0, not timed out or interrupted.
+    pub ok: bool,
+    pub metric: Option<f64>,
+    /// Why `metric` is null: "no match" or "not a number: '...'".
+    pub metric_error: Option<String>,
+    /// Where the command's pages were (null when no reading was taken).
+    pub numa_pages: Option<NumaPages>,
+    pub numastat_delta: Vec<NodeDelta>,
+    /// Last lines of stderr of a failed run.
+    pub stderr_tail: Option<Vec<String>>,
+    /// Event counts of the command and its children (`--counters`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Counters>,
+}
+
+/// How a policy compares with the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyVerdict {
+    Baseline,
+    Better,
+    Worse,
+    WithinNoise,
+    /// Fewer than [`crate::stats::MIN_RUNS_FOR_VERDICT`] successful runs
+    /// here or in the baseline: too few to tell a change from noise.
+    Undecided,
+    /// No successful run to compare (or the baseline has none).
+    NoData,
+}
+
+impl PolicyVerdict {
+    /// For tables: `within noise`, `no data`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyVerdict::Baseline => "baseline",
+            PolicyVerdict::Better => "better",
+            PolicyVerdict::Worse => "worse",
+            PolicyVerdict::WithinNoise => "within noise",
+            PolicyVerdict::Undecided => "undecided",
+            PolicyVerdict::NoData => "no data",
+        }
+    }
+
+    /// As stored: `within-noise`, `no-data`.
+    pub fn stored_name(self) -> &'static str {
+        match self {
+            PolicyVerdict::WithinNoise => "within-noise",
+            PolicyVerdict::NoData => "no-data",
+            other => other.as_str(),
+        }
+    }
+}
+
+/// The statistics of one policy's successful runs: the record's and the
+/// stored view's ([`crate::view::ExecPolicy`]) alike.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicyStats {
+    pub median_metric: Option<f64>,
+    pub median_wall_s: Option<f64>,
+    pub metric_summary: Option<Summary>,
+    pub wall_summary: Option<Summary>,
+    /// Robust coefficient of variation of the compared quantity, percent.
+    pub noise_pct: Option<f64>,
+    /// Change of the compared quantity against the baseline, percent.
+    pub change_pct: Option<f64>,
+}
+
+/// Everything measured under one policy (kind `exec` in the store).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyResult {
+    pub policy: String,
+    /// What the policy did here, e.g. "cpus 0-3, bind 1".
+    pub placement: String,
+    pub cpus: Option<CpuSet>,
+    /// The memory policy's name (`bind`, `interleave`,
+    /// `weighted-interleave`); `None` when left unchanged.
+    pub mem_policy: Option<String>,
+    pub mem_nodes: Option<NodeSet>,
+    pub runs: Vec<RunRecord>,
+    pub ok_runs: usize,
+    /// The statistics of the successful runs (flat in the JSON).
+    #[serde(flatten)]
+    pub stats: PolicyStats,
+    pub verdict: PolicyVerdict,
+    /// Median counts over the successful runs (`--counters`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Counters>,
+}
+
+impl PolicyResult {
+    /// Values of the compared quantity (the metric, else wall seconds)
+    /// from successful runs.
+    pub fn values(&self, on_metric: bool) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| r.ok)
+            .filter_map(|r| if on_metric { r.metric } else { Some(r.wall_s) })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_names_are_the_stored_ones() {
+        for v in [
+            PolicyVerdict::Baseline,
+            PolicyVerdict::Better,
+            PolicyVerdict::Worse,
+            PolicyVerdict::WithinNoise,
+            PolicyVerdict::Undecided,
+            PolicyVerdict::NoData,
+        ] {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.stored_name());
+        }
+    }
+
+    #[test]
+    fn node_deltas_are_flat_and_read_back() {
+        let d = NodeDelta { node: 1, stat: NodeCounters { numa_hit: 5, ..Default::default() } };
+        let v = serde_json::to_value(d).unwrap();
+        assert_eq!((v["node"].as_u64(), v["numa_hit"].as_u64()), (Some(1), Some(5)));
+        assert_eq!(serde_json::from_value::<NodeDelta>(v).unwrap(), d);
+        let a = NodeCounters { numa_hit: 10, other_node: 1, ..Default::default() };
+        let b = NodeCounters { numa_hit: 25, other_node: 0, ..Default::default() };
+        assert_eq!(b.since(&a), NodeCounters { numa_hit: 15, ..Default::default() });
+    }
+}
