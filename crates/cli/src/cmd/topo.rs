@@ -27,7 +27,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         return output::json(&t);
     }
     for w in &t.warnings {
-        output::warn(g.quiet, w);
+        output::warn(g.quiet, &w.to_string());
     }
     output::emit(&render(&t))
 }
