@@ -54,15 +54,23 @@ impl Discovery<'_> {
                 "missing: not a sysfs root (expected sys/devices/system/cpu)",
             ));
         }
-        let cpuinfo = self
-            .soft(self.text("proc/cpuinfo"), "CPU vendor, family and model unknown")
-            .map(|s| parse::parse_cpuinfo(&s));
+        let no_cpuinfo = "CPU vendor, family and model unknown";
+        let cpuinfo = self.soft(self.text("proc/cpuinfo"), no_cpuinfo);
+        let cpuinfo = self.nonempty("proc/cpuinfo", cpuinfo, no_cpuinfo, |s| s.trim().is_empty());
+        let cpuinfo = cpuinfo.map(|s| parse::parse_cpuinfo(&s));
         let arch = if root.is_live() {
             Some(std::env::consts::ARCH.to_string())
         } else {
             cpuinfo.as_ref().and_then(|c| c.arch.clone())
         };
         let kernel = self.soft(read::kernel_release(root), "kernel release unknown");
+        if kernel.is_none() {
+            // No osrelease, and a proc/version that names no release.
+            if let Some(_text) = self.soft(self.text("proc/version"), "kernel release unknown") {
+                let e = malformed(root, "proc/version", "names no kernel release");
+                self.degrade(&e, "kernel release unknown");
+            }
+        }
 
         let nodes_raw = self.nodes()?;
         let (online_cpus, offline_cpus) = self.online_offline(&nodes_raw)?;
@@ -152,6 +160,24 @@ impl Discovery<'_> {
         }
     }
 
+    /// `value` unless it is empty (`is_empty`) where a file must say
+    /// something: then a warning naming `rel`, and `None`.
+    fn nonempty<T>(
+        &mut self,
+        rel: &str,
+        value: Option<T>,
+        assumed: &str,
+        is_empty: impl FnOnce(&T) -> bool,
+    ) -> Option<T> {
+        match value {
+            Some(v) if is_empty(&v) => {
+                self.degrade(&malformed(self.root, rel, "empty, where a value belongs"), assumed);
+                None
+            }
+            v => v,
+        }
+    }
+
     /// Warns that the file of `e` could not be used and `assumed` was.
     fn degrade(&mut self, e: &TopoError, assumed: &str) {
         self.push(Warning::file(e.path().display().to_string(), e.problem(), assumed));
@@ -179,20 +205,31 @@ impl Discovery<'_> {
         }
     }
 
+    /// A hex mask (`cpumap`): the kernel writes zeros for none, so an
+    /// empty file is malformed.
     fn read_mask(&self, rel: &str) -> Result<Option<IdSet>, TopoError> {
         match self.text(rel)? {
             None => Ok(None),
+            Some(s) if s.trim().is_empty() => {
+                Err(malformed(self.root, rel, "empty, where a hex mask belongs"))
+            }
             Some(s) => IdSet::parse_mask(&s).map(Some).map_err(|e| malformed(self.root, rel, e)),
         }
     }
 
     /// [`Self::read_list_or_map`] where an unusable file is a warning: the
     /// twin is tried, and `None` (the set unknown) when neither is usable or there.
+    /// These sets (siblings, shared caches, a device's CPUs) always hold at
+    /// least one CPU: an empty one is unusable too.
     fn soft_list_or_map(&mut self, list: &str, map: &str) -> Option<IdSet> {
         let twin = format!("the set from {}", map.rsplit('/').next().unwrap_or(map));
-        match self.soft(self.read_set(list), &twin) {
+        let l = self.soft(self.read_set(list), &twin);
+        match self.nonempty(list, l, &twin, IdSet::is_empty) {
             Some(s) => Some(s),
-            None => self.soft(self.read_mask(map), "the set unknown"),
+            None => {
+                let m = self.soft(self.read_mask(map), "the set unknown");
+                self.nonempty(map, m, "the set unknown", IdSet::is_empty)
+            }
         }
     }
 
@@ -233,12 +270,18 @@ impl Discovery<'_> {
             let e = malformed(self.root, &online_rel, "lists no CPU, while the nodes list CPUs");
             self.degrade(&e, &format!("the nodes' CPUs ({}) online", node_cpus.to_list()));
             online = node_cpus;
+        } else if online.is_empty() && !dirs.is_empty() {
+            let e = malformed(self.root, &online_rel, "lists no CPU");
+            self.degrade(&e, &format!("the cpuN directories ({}) online", dirs.to_list()));
+            online = dirs.clone();
         }
         // The kernel's `offline` file also lists possible-but-absent CPUs
         // (hot-plug slots); only present ones are worth reporting.
-        let present = self
-            .soft(self.read_set(&format!("{CPU_DIR}/present")), "the cpuN directories present")
-            .unwrap_or(dirs);
+        let present_rel = format!("{CPU_DIR}/present");
+        let by_dirs = "the cpuN directories present";
+        let present = self.soft(self.read_set(&present_rel), by_dirs);
+        let present =
+            self.nonempty(&present_rel, present, by_dirs, IdSet::is_empty).unwrap_or(dirs);
         Ok((online.clone(), present.difference(&online)))
     }
 
@@ -438,6 +481,17 @@ impl Discovery<'_> {
             let list = self.soft(self.read_set(&format!("{d}/cpulist")), "the cpumap");
             let map = self.soft(self.read_mask(&format!("{d}/cpumap")), "the cpulist");
             let cpus = match (list, map) {
+                // An empty list or map beside a non-empty twin: the twin.
+                (Some(l), Some(m)) if l.is_empty() != m.is_empty() => {
+                    let (rel, used, set) = if l.is_empty() {
+                        (format!("{d}/cpulist"), "cpumap", m)
+                    } else {
+                        (format!("{d}/cpumap"), "cpulist", l)
+                    };
+                    let e = malformed(self.root, &rel, format!("empty, while the {used} is not"));
+                    self.degrade(&e, &format!("the {used} ({})", set.to_list()));
+                    set
+                }
                 (Some(l), Some(m)) => {
                     if l != m {
                         self.warn(format!(
@@ -698,8 +752,13 @@ impl Discovery<'_> {
             let local_cpus =
                 self.soft_list_or_map(&format!("{d}/local_cpulist"), &format!("{d}/local_cpus"));
             let hex = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-            let vendor_id = hex(self.soft(self.text(&format!("{d}/vendor")), "vendor unknown"));
-            let device_id = hex(self.soft(self.text(&format!("{d}/device")), "device unknown"));
+            let mut id = |file: &str, assumed: &str| {
+                let rel = format!("{d}/{file}");
+                let v = self.soft(self.text(&rel), assumed);
+                hex(self.nonempty(&rel, v, assumed, |s| s.trim().is_empty()))
+            };
+            let vendor_id = id("vendor", "vendor unknown");
+            let device_id = id("device", "device unknown");
             out.push(PciDevice {
                 address,
                 class,
@@ -716,11 +775,12 @@ impl Discovery<'_> {
     fn cgroup(&mut self, online: &CpuSet, nodes: &[Node]) -> Cgroup {
         let root = self.root;
         let no_limits = "no cgroup limits";
-        let mounts = self
-            .soft(self.text("proc/mounts"), no_limits)
-            .map(|s| parse::parse_mounts(&s))
-            .unwrap_or_default();
-        let entries = match self.soft(self.text("proc/self/cgroup"), no_limits) {
+        let empty = |s: &String| s.trim().is_empty();
+        let mounts = self.soft(self.text("proc/mounts"), no_limits);
+        let mounts = self.nonempty("proc/mounts", mounts, no_limits, empty);
+        let mounts = mounts.map(|s| parse::parse_mounts(&s)).unwrap_or_default();
+        let entries = self.soft(self.text("proc/self/cgroup"), no_limits);
+        let entries = match self.nonempty("proc/self/cgroup", entries, no_limits, empty) {
             Some(s) => match parse::parse_proc_cgroup(&s) {
                 Ok(e) => e,
                 Err(e) => {
@@ -744,9 +804,11 @@ impl Discovery<'_> {
         if let Some(m) = v1_mount {
             let path = match entries.iter().find(|e| e.controllers.iter().any(|c| c == "cpuset")) {
                 Some(e) => e.path.clone(),
-                None => self
-                    .soft(self.text("proc/self/cpuset"), "the root cpuset")
-                    .map_or("/".into(), |s| s.trim().to_string()),
+                None => {
+                    let c = self.soft(self.text("proc/self/cpuset"), "the root cpuset");
+                    self.nonempty("proc/self/cpuset", c, "the root cpuset", empty)
+                        .map_or("/".into(), |s| s.trim().to_string())
+                }
             };
             let dir = join_rel(&m.mount_point, &path);
             let eff_cpus = self.first_set(&[
@@ -783,10 +845,14 @@ impl Discovery<'_> {
             let mut path = e.path.trim_end_matches('/').to_string();
             loop {
                 let dir = join_rel(&m.mount_point, &path);
-                let cpus = self.read_set(&format!("{dir}/cpuset.cpus.effective"));
-                let cpus = self.soft(cpus, "no CPU limit");
-                let mems = self.read_set(&format!("{dir}/cpuset.mems.effective"));
-                let mems = self.soft(mems, "no memory limit");
+                let (c_rel, m_rel) = (
+                    format!("{dir}/cpuset.cpus.effective"),
+                    format!("{dir}/cpuset.mems.effective"),
+                );
+                let cpus = self.soft(self.read_set(&c_rel), "no CPU limit");
+                let cpus = self.nonempty(&c_rel, cpus, "no CPU limit", IdSet::is_empty);
+                let mems = self.soft(self.read_set(&m_rel), "no memory limit");
+                let mems = self.nonempty(&m_rel, mems, "no memory limit", IdSet::is_empty);
                 if cpus.is_some() || mems.is_some() {
                     cg.version = "cgroup2".into();
                     cg.path = Some(e.path.clone());
@@ -814,10 +880,12 @@ impl Discovery<'_> {
         cg
     }
 
-    /// The first of `rels` that is there and usable.
+    /// The first of `rels` that is there and usable. A cpuset this process
+    /// is in cannot be empty, so an empty file is unusable.
     fn first_set(&mut self, rels: &[String]) -> Option<IdSet> {
         for r in rels {
-            if let Some(s) = self.soft(self.read_set(r), "no limit from it") {
+            let s = self.soft(self.read_set(r), "no limit from it");
+            if let Some(s) = self.nonempty(r, s, "no limit from it", IdSet::is_empty) {
                 return Some(s);
             }
         }

@@ -100,6 +100,15 @@ impl TopoError {
     }
 }
 
+/// When `path` (not found) is a symbolic link to nothing: the error
+/// saying so. Something is there, broken, which is not absence.
+fn dangling(path: &Path) -> Option<io::Error> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    m.file_type()
+        .is_symlink()
+        .then(|| io::Error::new(io::ErrorKind::NotFound, "a symbolic link to nothing (dangling)"))
+}
+
 /// A root directory holding `sys/` and `proc/`: `/` on a live machine, or
 /// an unpacked capture.
 #[derive(Debug, Clone)]
@@ -177,18 +186,10 @@ impl SysRoot {
         let path = self.path(rel);
         match read_bounded_string(&path, SYS_FILE_CAP) {
             Ok(s) => Ok(Some(s)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                match std::fs::symlink_metadata(&path) {
-                    Ok(m) if m.file_type().is_symlink() => Err(TopoError::Io {
-                        path,
-                        source: io::Error::new(
-                            io::ErrorKind::NotFound,
-                            "a symbolic link to nothing (dangling)",
-                        ),
-                    }),
-                    _ => Ok(None),
-                }
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match dangling(&path) {
+                Some(source) => Err(TopoError::Io { path, source }),
+                None => Ok(None),
+            },
             // sysfs answers some reads with EINVAL/ENODATA/EOPNOTSUPP when a
             // feature is absent: that is absence too.
             Err(e)
@@ -223,12 +224,18 @@ impl SysRoot {
         }
     }
 
-    /// Names in a directory, sorted; empty when the directory is absent.
+    /// Names in a directory, sorted; empty when the directory is absent
+    /// (a symbolic link to nothing is an error, as in [`Self::read_optional`]).
     pub fn list_dir(&self, rel: &str) -> Result<Vec<String>, TopoError> {
         let path = self.path(rel);
         let rd = match std::fs::read_dir(&path) {
             Ok(rd) => rd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return match dangling(&path) {
+                    Some(source) => Err(TopoError::Io { path, source }),
+                    None => Ok(Vec::new()),
+                }
+            }
             Err(source) => return Err(TopoError::Io { path, source }),
         };
         let mut names = Vec::new();
