@@ -38,11 +38,13 @@ fi
 read -r mutations files dirs captures binary < <(echo "$summary" \
     | sed -E 's/.*: ([0-9]+) mutations of ([0-9]+) files and ([0-9]+) essential directories on ([0-9]+) captures; ([0-9]+) runs.*/\1 \2 \3 \4 \5/')
 
-bad='refus|reject|malformed|garbage|bad_|_bad|invalid|hostile|conflict|out_of_range|escap|usage_error|one_line|device|symlink|dangling|non_utf8|empty|spoiled|neutralis|too_large|huge'
-fault='interrupt|sigterm|sigint|kill|timeout|held|lock|read_only|full_disk|disk_is_full|crash|hang|survive|subreaper|setsid'
+# Whole words of the test's name (snake_case; `::` and `_` separate words).
+bad='refused|refuse|refuses|rejected|rejects|reject|malformed|garbage|bad|invalid|hostile|conflicting|conflict|out_of_range|escaped|escapes|neutralised|usage_error|one_line|device|symlink|dangling|non_utf8|empty|spoiled|huge|zz|mutated'
+fault='interrupted|interrupt|ctrl_c|sigterm|sigint|sigkill|killed|kills|kill|timeout|held|concurrent|read_only|full_disk|crash|hang|hangs|subreaper|setsid'
+words() { grep -E${2:-} "(^|_|:)($1)(_|$)"; }
 passed=$(grep -E '^test [^ ]+ \.\.\. ok$' "$log" | sed -E 's/^test ([^ ]+) .*/\1/' | sort -u)
-faults=$(echo "$passed" | grep -Eci "$fault" || true)
-bads=$(echo "$passed" | grep -Evi "$fault" | grep -Eci "$bad" || true)
+faults=$(echo "$passed" | words "$fault" | grep -c . || true)
+bads=$(echo "$passed" | words "$fault" v | words "$bad" | grep -c . || true)
 failed=$(grep -cE '^test [^ ]+ \.\.\. FAILED$' "$log" || true)
 
 echo "captures: $captures"
