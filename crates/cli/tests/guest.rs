@@ -508,6 +508,7 @@ fn tiering_commands(m: Machine) -> Machine {
     .run("restore", "numaprobe advise interleave --restore /tmp/wb.json")
     .run("weights-restored", &weights)
     .run("report", "numaprobe report tiered")
+    .run("topo-from-run", "numaprobe topo --from-run tiered --json")
     .run("scan", "numaprobe scan --mem-node 4 --chunk 4M --size 16M --reps 1 --pages nothp --json")
 }
 
@@ -580,6 +581,25 @@ fn check_hmat_report_and_scan(boot: &Boot) {
     }
     assert!(md.contains("2 of 5 HMAT pair(s) are off"), "{out}");
     assert!(md.contains("| 4 | CXL-like |"), "node 4's kind\n{out}");
+
+    // topo --from-run: the guest's own HMAT beside the same run, the same
+    // comparison as the report (2 of 5 off); the run's fingerprint is the
+    // hand-made one, so a warning says it is from another machine.
+    let out = boot.get("topo-from-run").expect_rc(0);
+    let v = out.json();
+    let f = &v["from_run"];
+    let pairs = f["hmat"].as_array().unwrap_or_else(|| panic!("no from_run.hmat\n{out}"));
+    assert_eq!(pairs.len(), 5, "{out}");
+    assert_eq!(pairs.iter().filter(|p| p["flagged"] == true).count(), 2, "{out}");
+    let p04 = pairs.iter().find(|p| p["initiator"] == 0 && p["target"] == 4).expect("0 -> 4");
+    assert_eq!(
+        (p04["declared_read_mbs"].as_u64(), p04["measured_mbs"].as_f64()),
+        (Some(10240), Some(6800.0)),
+        "{out}"
+    );
+    assert_eq!(f["same_machine"], false, "{out}");
+    assert!(out.stderr.contains("measured on another machine"), "{out}");
+    assert!(v["memory_kinds"].to_string().contains("cxl-like"), "{out}");
 
     // scan runs on the CXL node: 4 chunks, every page on node 4, and (root
     // in the guest) physical ranges covering each chunk.

@@ -219,6 +219,34 @@ fn export_json_round_trips_through_another_database() {
 }
 
 #[test]
+fn export_takes_group_references_like_compare() {
+    let (_dir, db) = imported();
+    // config:c0ffee00 selects runs 1 and 2; label:epyc NPS2 run 3; a run
+    // named twice is exported once.
+    let v = stdout_json(np(&db).args(["export", "config:c0ffee00", "label:epyc NPS2", "2"]));
+    let ids: Vec<&str> =
+        v["runs"].as_array().unwrap().iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["baseline", "THP always, performance governor", "epyc NPS2"]);
+    let out = np(&db).args(["export", "label:baseline", "--format", "csv"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().count() > 1, "{text}");
+    assert!(text.lines().skip(1).all(|l| l.starts_with("1,")), "{text}");
+    // A group that selects nothing: one line, exit 2, nothing written.
+    for (group, msg) in [
+        ("label:nothing", "\"label:nothing\" selects no run"),
+        ("config:ffff0000", "\"config:ffff0000\" selects no run"),
+    ] {
+        let out = np(&db).args(["export", "1", group]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{group}");
+        assert!(out.stdout.is_empty(), "{group}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{group}: {err}");
+        assert!(err.contains(msg), "{group}: {err}");
+    }
+}
+
+#[test]
 fn export_csv_has_a_line_per_result() {
     let (_dir, db) = imported();
     let out = np(&db).args(["export", "3", "--format", "csv"]).output().unwrap();

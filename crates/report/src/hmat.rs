@@ -245,9 +245,11 @@ pub fn section(doc: &mut Document, run: &LoadedRun) {
         return;
     }
     doc.h(2, "Memory tiers and HMAT");
-    doc.p("Each node's kind as far as the system tells (CPU nodes hold DRAM; a CPU-less node is \
-         CXL-like or HBM-like by its HMAT bandwidth against DRAM's, else by its memory tier: a \
-         higher tier id is slower memory).");
+    doc.p("Each node's kind as far as the system tells, with the evidence (CPU nodes hold DRAM; \
+         a CPU-less node is CXL when a CXL region or its DAX device reaches it, PMEM-as-RAM when an \
+         NVDIMM namespace's DAX device is onlined by kmem, else HBM-like or CXL-like by its HMAT \
+         bandwidth against DRAM's, CXL-like when a DAX device onlined by kmem backs it, else by \
+         its memory tier: a higher tier id is slower memory).");
     doc.table(nodes_table(&t));
     let pairs = compare(&t, &Measured::of_run(run));
     if !pairs.is_empty() {

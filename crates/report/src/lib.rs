@@ -11,7 +11,6 @@
 pub mod brief;
 mod build;
 pub mod chart;
-pub mod compare;
 pub mod counters;
 pub mod csv;
 pub mod data;
@@ -34,7 +33,6 @@ use std::str::FromStr;
 
 pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
-pub use compare::{Comparison, FLOOR_PCT};
 pub use doc::{Align, Block, Document, Table};
 pub use metrics::{metrics, Metric, MetricKey};
 pub use render::{Html, Markdown, Renderer, Text};

@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use results::runstats::{
-    block_floor_pct, judge, Basis, GroupVerdict, NoiseFloor, Policy, MAX_RUNS_SUGGESTED,
+    guard_floor, interval_rank, judge, range_floor, Basis, GroupVerdict, NoiseFloor, Policy,
+    MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -102,6 +103,11 @@ pub struct GroupMetric {
     pub basis: Option<Basis>,
     /// The noise floor this comparison was held to (percent), if measured.
     pub noise_floor_pct: Option<f64>,
+    /// Too few runs for an interval and for a floor that could decide: the
+    /// runs of one configuration of identical settings still missing on
+    /// this machine for such a floor (`runs_needed` per group is the other
+    /// way to decide).
+    pub floor_runs_needed: Option<usize>,
 }
 
 /// One metric across the groups.
@@ -119,7 +125,8 @@ pub struct StudyMetric {
     /// baseline when every other group is `worse`.
     pub best_group: Option<usize>,
     /// The noise floor for groups the size of the baseline group (each
-    /// group's own is in [`GroupMetric::noise_floor_pct`]).
+    /// group's own is in [`GroupMetric::noise_floor_pct`]); `None` where
+    /// none can be used (see [`Floors::for_sizes`]).
     pub noise_floor_pct: Option<f64>,
     pub noise_floor_source: Option<String>,
 }
@@ -274,17 +281,19 @@ fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
     None
 }
 
-/// Noise floors per metric from repeated runs of identical settings
-/// (same machine and configuration fingerprint, complete, at least two),
-/// for each block size `k` (see [`results::runstats::block_floor_pct`]).
+/// Repeated runs of identical settings (same machine and configuration
+/// fingerprint, complete) per metric, from which the noise floor of each
+/// comparison is predicted ([`Floors::for_sizes`]).
 #[derive(Debug, Clone, Default)]
 pub struct Floors {
-    pub by_metric: BTreeMap<&'static str, BTreeMap<usize, NoiseFloor>>,
+    /// Per metric: one series of values per configuration, in start-time
+    /// order.
+    pub by_metric: BTreeMap<&'static str, Vec<Vec<f64>>>,
 }
 
 impl Floors {
-    /// Computes floors from `runs` (any set: they are grouped by machine and
-    /// configuration here, in start-time order).
+    /// Collects the series from `runs` (any set: they are grouped by machine
+    /// and configuration here, in start-time order).
     pub fn from_runs(runs: &[LoadedRun]) -> Floors {
         let mut by_cfg: BTreeMap<(String, String), Vec<&LoadedRun>> = BTreeMap::new();
         for r in runs.iter().filter(|r| r.summary.status == RunStatus::Complete) {
@@ -293,7 +302,6 @@ impl Floors {
                 .or_default()
                 .push(r);
         }
-        by_cfg.retain(|_, v| v.len() >= 2);
         for v in by_cfg.values_mut() {
             v.sort_by(|a, b| a.summary.started.cmp(&b.summary.started));
         }
@@ -301,42 +309,51 @@ impl Floors {
             by_cfg.values().map(|v| v.iter().map(|r| metrics(&RunData::of(r))).collect()).collect();
         let mut by_metric = BTreeMap::new();
         for key in StudyKey::all() {
-            let series: Vec<Vec<f64>> =
-                vals.iter().map(|ms| ms.iter().filter_map(|m| key.value_of(m)).collect()).collect();
-            let runs: usize = series.iter().filter(|s| s.len() >= 2).map(|s| s.len()).sum();
-            let configs = series.iter().filter(|s| s.len() >= 2).count();
-            let mut ks = BTreeMap::new();
-            for k in 1..=MAX_BLOCK {
-                if let Some(pct) = block_floor_pct(&series, k) {
-                    let what = if k == 1 {
-                        "the widest spread between two single runs".to_string()
-                    } else {
-                        format!("the widest spread between medians of {k} consecutive runs")
-                    };
-                    ks.insert(
-                        k,
-                        NoiseFloor {
-                            pct,
-                            source: format!(
-                                "{what} of identical settings on this machine ({runs} runs of {configs} configuration(s) in this database)"
-                            ),
-                        },
-                    );
-                }
-            }
-            if !ks.is_empty() {
-                by_metric.insert(key.id(), ks);
+            let series: Vec<Vec<f64>> = vals
+                .iter()
+                .map(|ms| ms.iter().filter_map(|m| key.value_of(m)).collect::<Vec<f64>>())
+                .filter(|s| !s.is_empty())
+                .collect();
+            if !series.is_empty() {
+                by_metric.insert(key.id(), series);
             }
         }
         Floors { by_metric }
     }
 
-    /// The floor for comparing groups of `m` and `n` runs: blocks of
-    /// `min(m, n)` runs, else the largest smaller block measured (a wider,
-    /// so more cautious, floor).
-    pub fn for_sizes(&self, metric: &str, m: usize, n: usize) -> Option<&NoiseFloor> {
-        let ks = self.by_metric.get(metric)?;
-        ks.range(..=m.min(n).max(1)).next_back().map(|(_, f)| f)
+    /// The floor a comparison of groups of `m` and `n` runs is held to.
+    /// With an interval (groups large enough at the confidence asked): the
+    /// Student-t guard on medians of `min(m, n)` consecutive runs, else of
+    /// the largest smaller block measured (wider, so more cautious); `None`
+    /// when no configuration has two blocks. Without an interval: the
+    /// distribution-free range floor for `m + n` runs, or `Err((have,
+    /// need))` when no configuration has the runs it needs.
+    pub fn for_sizes(
+        &self,
+        metric: &str,
+        m: usize,
+        n: usize,
+        policy: &Policy,
+    ) -> Result<Option<NoiseFloor>, (usize, usize)> {
+        let empty = Vec::new();
+        let series = self.by_metric.get(metric).unwrap_or(&empty);
+        let what = |f: NoiseFloor| {
+            let runs: usize = series.iter().map(Vec::len).sum();
+            NoiseFloor {
+                source: format!(
+                    "{} ({runs} runs of {} configuration(s) of this machine in this database)",
+                    f.source,
+                    series.len()
+                ),
+                ..f
+            }
+        };
+        if interval_rank(m, n, policy.confidence).is_some() {
+            let k = m.min(n).clamp(1, MAX_BLOCK);
+            Ok((1..=k).rev().find_map(|k| guard_floor(series, k, policy.confidence)).map(what))
+        } else {
+            range_floor(series, m + n, policy.confidence).map(|f| Some(what(f)))
+        }
     }
 }
 
@@ -498,13 +515,18 @@ impl Study {
                         runs_needed: None,
                         basis: None,
                         noise_floor_pct: None,
+                        floor_runs_needed: None,
                     };
-                    let floor = floors.for_sizes(key.id(), values[baseline].len(), v.len());
+                    let floor = floors.for_sizes(key.id(), values[baseline].len(), v.len(), policy);
                     if i != baseline {
+                        let f = floor.as_ref().ok().and_then(Option::as_ref);
                         if let Some(j) =
-                            judge(&values[baseline], v, key.higher_is_better(), policy, floor)
+                            judge(&values[baseline], v, key.higher_is_better(), policy, f)
                         {
-                            c.noise_floor_pct = floor.map(|f| f.pct);
+                            c.noise_floor_pct = f.map(|f| f.pct);
+                            if let Err((have, need)) = floor {
+                                c.floor_runs_needed = Some(need.saturating_sub(have));
+                            }
                             c.change_pct = Some(j.change_pct);
                             c.ci_low_pct = j.ci_low_pct;
                             c.ci_high_pct = j.ci_high_pct;
@@ -517,6 +539,8 @@ impl Study {
                 })
                 .collect();
             let best_group = best_group(&cells, baseline, key.higher_is_better());
+            let nb = values[baseline].len();
+            let base_floor = floors.for_sizes(key.id(), nb, nb, policy).ok().flatten();
             rows.push(StudyMetric {
                 metric: key.id(),
                 name: key.name(),
@@ -524,12 +548,8 @@ impl Study {
                 higher_is_better: key.higher_is_better(),
                 groups: cells,
                 best_group,
-                noise_floor_pct: floors
-                    .for_sizes(key.id(), values[baseline].len(), values[baseline].len())
-                    .map(|f| f.pct),
-                noise_floor_source: floors
-                    .for_sizes(key.id(), values[baseline].len(), values[baseline].len())
-                    .map(|f| f.source.clone()),
+                noise_floor_pct: base_floor.as_ref().map(|f| f.pct),
+                noise_floor_source: base_floor.map(|f| f.source),
             });
         }
         let mut study = Study {
@@ -765,18 +785,23 @@ impl Study {
                         ));
                         if basis == Some(Basis::NoiseFloor) {
                             s.push_str(&format!(
-                                "; within the {:.1}% that groups of identical settings differ by on this machine",
+                                "; within the {:.1}% by which groups of identical settings can differ on this machine ({conf}% prediction bound)",
                                 c.noise_floor_pct.unwrap_or(0.0)
                             ));
                         }
                     }
                     (_, _, Some(Basis::NoiseFloor)) => s.push_str(&format!(
-                        "; too few runs for an interval, judged against a noise floor of {:.1}%",
+                        "; too few runs for an interval, judged against a distribution-free noise floor of {:.1}%",
                         c.noise_floor_pct.unwrap_or(0.0)
                     )),
-                    _ => s.push_str(
-                        "; too few runs for an interval and no noise floor measured on this machine",
-                    ),
+                    _ => match c.floor_runs_needed {
+                        Some(more) if more > 0 => s.push_str(&format!(
+                            "; too few runs for an interval, and a noise floor needs {more} more runs of identical settings"
+                        )),
+                        _ => s.push_str(
+                            "; too few runs for an interval and no noise floor measured on this machine",
+                        ),
+                    },
                 }
                 s.push(')');
                 if let Some(n) = c.runs_needed {

@@ -10,7 +10,7 @@ use std::io::Read;
 
 use report::study::Floors;
 use report::{GroupInput, Study};
-use results::runstats::{GroupVerdict, Policy};
+use results::runstats::{widest_ratio_pct, GroupVerdict, Policy};
 use serde_json::Value;
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
@@ -75,13 +75,11 @@ fn identical_settings_are_never_better_or_worse_on_real_runs() {
 
 #[test]
 fn a_floor_measured_on_other_runs_keeps_identical_groups_undecided() {
-    // The test above takes the floor from the same 12 runs it compares, so
-    // its floor covers every pair by construction. Here the floor comes
-    // from block C alone and the verdict is taken on A against B, which the
-    // floor never saw: the rank interval and a held-out floor must agree
-    // that nothing changed. (One run per side against a floor from C's 6
-    // single runs does NOT hold on this data: runs 1 and 2 differ by 38%
-    // in local bandwidth, C's widest pair by 35%. See docs/store.md.)
+    // The test above takes the floor from the same 12 runs it compares.
+    // Here the floor comes from block C alone and the verdicts are taken on
+    // runs of A and B, which the floor never saw: the group A against the
+    // group B, and every run of A and B against every other one. Nothing
+    // changed, so nothing may come out better or worse.
     let dir = tempfile::tempdir().unwrap();
     let db = real_store(dir.path());
     let load = |r: &str| -> Vec<LoadedRun> {
@@ -94,12 +92,56 @@ fn a_floor_measured_on_other_runs_keeps_identical_groups_undecided() {
     let (a, b, c) = (load("label:A"), load("label:B"), load("label:C"));
     assert_eq!((a.len(), b.len(), c.len()), (3, 3, 6));
     let floors = Floors::from_runs(&c);
+    let p = Policy::default();
     let groups = vec![
-        GroupInput { reference: "label:A".into(), runs: a },
-        GroupInput { reference: "label:B".into(), runs: b },
+        GroupInput { reference: "label:A".into(), runs: a.clone() },
+        GroupInput { reference: "label:B".into(), runs: b.clone() },
     ];
-    let s = Study::build(&groups, 0, &Policy::default(), &floors);
+    let s = Study::build(&groups, 0, &p, &floors);
     assert_never_different(&s, "A vs B, floor from C");
+    // One run per side. A floor that may decide alone must be a prediction
+    // bound: from 6 runs none is valid at 90% (38 runs are needed), so
+    // every pair is undecided and says how many more runs would do.
+    let ab: Vec<LoadedRun> = a.iter().chain(&b).cloned().collect();
+    let mut old_rule_fooled = Vec::new();
+    for i in 0..ab.len() {
+        for j in (i + 1)..ab.len() {
+            let (x, y) = (&ab[i], &ab[j]);
+            let what = format!("run {} vs run {}, floor from C", x.summary.id, y.summary.id);
+            let pair = vec![
+                GroupInput { reference: x.summary.id.to_string(), runs: vec![x.clone()] },
+                GroupInput { reference: y.summary.id.to_string(), runs: vec![y.clone()] },
+            ];
+            let s = Study::build(&pair, 0, &p, &floors);
+            assert_never_different(&s, &what);
+            for m in &s.metrics {
+                let g = &m.groups[1];
+                assert_eq!(g.floor_runs_needed, Some(38 - 6), "{what}: {g:?}");
+                // The old rule: one run per side was better/worse beyond the
+                // widest ratio seen between two of C's runs.
+                let seen = widest_ratio_pct(&floors.by_metric[m.metric]).unwrap();
+                let change = (g.change_pct.unwrap() / 100.0).ln_1p().abs();
+                if change > (seen / 100.0).ln_1p() && change >= (1.0 + p.margin_pct / 100.0).ln() {
+                    old_rule_fooled.push(format!(
+                        "{what}: {} {:+.1}%",
+                        m.metric,
+                        g.change_pct.unwrap()
+                    ));
+                }
+            }
+        }
+    }
+    // What makes this test able to fail: under the old rule some of these
+    // pairs were called better/worse (runs 1 and 2 differ by 38% in local
+    // bandwidth, C's widest pair by 35%).
+    assert!(
+        old_rule_fooled.iter().any(|f| f.starts_with("run 1 vs run 2, floor from C: local_bw_gbs")),
+        "{old_rule_fooled:?}"
+    );
+    eprintln!(
+        "the old floor rule would call {} of these verdicts: {old_rule_fooled:#?}",
+        old_rule_fooled.len()
+    );
 }
 
 #[test]
@@ -229,6 +271,47 @@ fn synthetic_groups_with_known_effects() {
     // Identical groups: same.
     let s = study_of(&quiet, &quiet);
     assert_eq!(verdict(&s, "local_bw_gbs"), GroupVerdict::Same);
+}
+
+#[test]
+fn one_run_per_side_finds_a_known_effect_once_the_floor_has_enough_runs() {
+    // A floor that decides alone must come from at least 38 runs of one
+    // configuration (90%, distribution-free). Synthetic runs with 1% noise:
+    // with 38 stored runs of the baseline's settings, one run at +20% or +5%
+    // against one baseline run is found; with 37, it is undecided and says
+    // that 1 more run is needed.
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let noise = |i: i64| 1.0 + 0.01 * ((i as f64) * 2.4).sin();
+    for (stored, effect, want) in [
+        (38, 1.20, GroupVerdict::Better),
+        (38, 1.05, GroupVerdict::Better),
+        (37, 1.20, GroupVerdict::Undecided),
+    ] {
+        let mut pool: Vec<LoadedRun> =
+            (1..stored).map(|i| synthetic(&t, i, "aaaa", noise(i), noise(i))).collect();
+        let base = synthetic(&t, 58, "aaaa", 1.0, 1.0);
+        let new = synthetic(&t, 59, "bbbb", effect, 1.0);
+        pool.push(base.clone());
+        pool.push(new.clone());
+        let groups = vec![
+            GroupInput { reference: "58".into(), runs: vec![base] },
+            GroupInput { reference: "59".into(), runs: vec![new] },
+        ];
+        let s = Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(&pool));
+        let what = format!("{stored} stored runs, effect {effect}");
+        assert_eq!(verdict(&s, "local_bw_gbs"), want, "{what}: {:?}", s.metrics[0]);
+        let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
+        if want == GroupVerdict::Undecided {
+            assert_eq!(m.groups[1].floor_runs_needed, Some(1), "{what}");
+            assert_eq!(m.groups[1].runs_needed, Some(3), "{what}");
+        } else {
+            assert!(m.groups[1].noise_floor_pct.unwrap() < 3.0, "{what}: {:?}", m.groups[1]);
+            // Latency unchanged, floor and change inside the 3% margin: same.
+            assert_eq!(verdict(&s, "local_lat_ns"), GroupVerdict::Same, "{what}");
+        }
+    }
 }
 
 #[test]

@@ -106,6 +106,10 @@ impl Discovery<'_> {
             None => Cmdline::default(),
         };
         let cgroup = self.cgroup(&online_cpus, &nodes);
+        let (dax_devices, cxl_regions, memdev_warnings) = crate::memdev::read(root);
+        for w in memdev_warnings {
+            self.warn(w);
+        }
 
         let mut t = Topology {
             schema_version: SCHEMA_VERSION,
@@ -130,9 +134,13 @@ impl Discovery<'_> {
             packages_unknown: self.packages_unknown,
             distance_tiers,
             numa_mode: crate::mode::undetermined(),
+            dax_devices,
+            cxl_regions,
+            memory_kinds: Vec::new(),
             warnings: Vec::new(),
         };
         t.numa_mode = infer_mode(&t);
+        t.memory_kinds = crate::memkind::memory_kinds(&t);
         t.warnings = self.warnings;
         Ok(t)
     }

@@ -9,6 +9,7 @@ mod discover;
 pub mod fs;
 pub mod hash;
 pub mod idset;
+pub mod memdev;
 pub mod memkind;
 pub mod mode;
 pub mod model;

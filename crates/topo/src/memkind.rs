@@ -1,7 +1,9 @@
-//! What kind of memory a node holds (DRAM, CXL-like, HBM-like), as far
-//! as the system tells: whether the node has CPUs, the kernel's memory
-//! tier (`memory_tiering`: a higher tier id is slower memory), and the
-//! firmware's HMAT bandwidth against the CPU nodes' DRAM.
+//! What kind of memory a node holds (DRAM, CXL, PMEM as RAM, CXL-like,
+//! HBM-like), as far as the system tells, with the evidence: whether the
+//! node has CPUs, the CXL regions and DAX devices that reach it
+//! ([`crate::memdev`]), the firmware's HMAT bandwidth against the CPU
+//! nodes' DRAM, and the kernel's memory tier (`memory_tiering`: a higher
+//! tier id is slower memory).
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +15,11 @@ use crate::model::{HmatAccess, Node, Topology};
 pub enum MemoryKind {
     /// Memory of a node with CPUs: the sockets' DRAM.
     Dram,
+    /// Reached by a CXL region (or a DAX device of one): CXL memory.
+    Cxl,
+    /// Reached by a DAX device of an NVDIMM namespace onlined by `kmem`:
+    /// persistent memory used as RAM.
+    PmemAsRam,
     /// A CPU-less node slower than DRAM (lower tier or less HMAT
     /// bandwidth): CXL expanders, persistent memory as RAM.
     CxlLike,
@@ -29,6 +36,8 @@ impl MemoryKind {
     pub fn name(self) -> &'static str {
         match self {
             MemoryKind::Dram => "DRAM",
+            MemoryKind::Cxl => "CXL",
+            MemoryKind::PmemAsRam => "PMEM-as-RAM",
             MemoryKind::CxlLike => "CXL-like",
             MemoryKind::HbmLike => "HBM-like",
             MemoryKind::MemoryOnly => "memory-only",
@@ -44,7 +53,59 @@ pub fn hmat_of(n: &Node) -> Option<&HmatAccess> {
     h.access1.as_ref().or(h.access0.as_ref())
 }
 
-/// A node's kind with the reason, in words.
+/// The CXL regions and DAX devices that reach node `id`, in words
+/// (`region0 mode=ram size 4 GiB ways 1 targets decoder2.0`, `dax0.0
+/// target_node=2 (kmem, cxl)`), with what they say of its kind:
+/// `Some(Cxl)` for a CXL region or a DAX device of one, `Some(PmemAsRam)`
+/// for an NVDIMM namespace's DAX device onlined by `kmem`, `None` when
+/// they only say "onlined from a DAX device" (soft-reserved memory: CXL
+/// or PMEM as RAM typically, HBM sometimes) or nothing.
+fn device_evidence(t: &Topology, id: u32) -> (Option<MemoryKind>, Vec<String>) {
+    let mut kind = None;
+    let mut ev = Vec::new();
+    for x in t.dax_devices.iter().filter(|x| x.target_node == Some(id)) {
+        let mut how: Vec<&str> = Vec::new();
+        if let Some(d) = &x.driver {
+            how.push(d);
+        }
+        if let Some(p) = &x.provider {
+            how.push(p);
+        }
+        let mut s = format!("{} target_node={id}", x.name);
+        if !how.is_empty() {
+            s.push_str(&format!(" ({})", how.join(", ")));
+        }
+        if let Some(b) = x.size_bytes {
+            s.push_str(&format!(" {}", crate::units::binary_size(b)));
+        }
+        ev.push(s);
+        match x.provider.as_deref() {
+            Some("cxl") => kind = Some(MemoryKind::Cxl),
+            Some("pmem") if x.driver.as_deref() == Some("kmem") && kind.is_none() => {
+                kind = Some(MemoryKind::PmemAsRam)
+            }
+            _ => {}
+        }
+    }
+    for g in t.cxl_regions.iter().filter(|g| g.nodes.contains(id)) {
+        let mut s = g.name.clone();
+        s.push_str(&format!(" mode={}", g.mode.as_deref().unwrap_or("unknown")));
+        if let Some(b) = g.size_bytes {
+            s.push_str(&format!(" size {}", crate::units::binary_size(b)));
+        }
+        if let Some(w) = g.interleave_ways {
+            s.push_str(&format!(" ways {w}"));
+        }
+        if !g.targets.is_empty() {
+            s.push_str(&format!(" targets {}", g.targets.join(",")));
+        }
+        ev.push(s);
+        kind = Some(MemoryKind::Cxl);
+    }
+    (kind, ev)
+}
+
+/// A node's kind with the reason (the evidence), in words.
 pub fn memory_kind(t: &Topology, n: &Node) -> (MemoryKind, String) {
     if n.mem_total_bytes == 0 {
         return (MemoryKind::None, "no memory".into());
@@ -52,6 +113,21 @@ pub fn memory_kind(t: &Topology, n: &Node) -> (MemoryKind, String) {
     if !n.cpus.is_empty() {
         return (MemoryKind::Dram, "a node with CPUs".into());
     }
+    let (dev_kind, dev) = device_evidence(t, n.id);
+    let with_dev = |s: String| {
+        if dev.is_empty() {
+            s
+        } else {
+            format!("{}; {s}", dev.join(", "))
+        }
+    };
+    if let Some(k) = dev_kind {
+        return (k, format!("CPU-less, {}", dev.join(", ")));
+    }
+    let onlined = t
+        .dax_devices
+        .iter()
+        .any(|x| x.target_node == Some(n.id) && x.driver.as_deref() == Some("kmem"));
     let dram: Vec<&Node> =
         t.nodes.iter().filter(|d| !d.cpus.is_empty() && d.mem_total_bytes > 0).collect();
     let dram_bw = dram.iter().filter_map(|d| hmat_of(d)?.read_bandwidth_mbs).max();
@@ -59,23 +135,49 @@ pub fn memory_kind(t: &Topology, n: &Node) -> (MemoryKind, String) {
         if own > d {
             return (
                 MemoryKind::HbmLike,
-                format!("CPU-less, HMAT read bandwidth {own} MB/s above DRAM's {d} MB/s"),
+                with_dev(format!("CPU-less, HMAT read bandwidth {own} MB/s above DRAM's {d} MB/s")),
             );
         }
         if own < d {
             return (
                 MemoryKind::CxlLike,
-                format!("CPU-less, HMAT read bandwidth {own} MB/s below DRAM's {d} MB/s"),
+                with_dev(format!("CPU-less, HMAT read bandwidth {own} MB/s below DRAM's {d} MB/s")),
             );
         }
+    }
+    if onlined {
+        return (
+            MemoryKind::CxlLike,
+            format!(
+                "CPU-less, {}: a DAX device onlined by kmem (typically CXL or PMEM as RAM)",
+                dev.join(", ")
+            ),
+        );
     }
     let dram_tier = dram.iter().filter_map(|d| d.memory_tier).min();
     if let (Some(own), Some(d)) = (n.memory_tier, dram_tier) {
         if own > d {
-            return (MemoryKind::CxlLike, format!("CPU-less, memory tier {own} below DRAM's {d}"));
+            return (
+                MemoryKind::CxlLike,
+                with_dev(format!("CPU-less, memory tier {own} below DRAM's {d}")),
+            );
         }
     }
-    (MemoryKind::MemoryOnly, "CPU-less; no HMAT or tier says more".into())
+    (
+        MemoryKind::MemoryOnly,
+        with_dev("CPU-less; no CXL region, kmem DAX device, HMAT or tier says more".into()),
+    )
+}
+
+/// Every node's kind with its evidence.
+pub fn memory_kinds(t: &Topology) -> Vec<crate::model::NodeMemoryKind> {
+    t.nodes
+        .iter()
+        .map(|n| {
+            let (kind, evidence) = memory_kind(t, n);
+            crate::model::NodeMemoryKind { node: n.id, kind, evidence }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::idset::{CpuSet, NodeSet};
+pub use crate::memdev::{CxlRegion, DaxDevice};
 
 /// Version of the JSON schema of [`Topology`].
 pub const SCHEMA_VERSION: u32 = 2;
@@ -52,6 +53,18 @@ pub struct Topology {
     #[serde(default)]
     pub distance_tiers: Vec<DistanceTier>,
     pub numa_mode: NumaMode,
+    /// DAX devices (`/sys/bus/dax/devices`): what backs CXL, soft-reserved
+    /// and persistent memory onlined as NUMA nodes.
+    #[serde(default)]
+    pub dax_devices: Vec<DaxDevice>,
+    /// CXL regions (`/sys/bus/cxl/devices/regionZ`) with their nodes.
+    #[serde(default)]
+    pub cxl_regions: Vec<CxlRegion>,
+    /// Each node's memory kind with the evidence it rests on, as found at
+    /// discovery ([`crate::memkind::memory_kind`]); empty in topologies
+    /// stored by versions that did not record it.
+    #[serde(default)]
+    pub memory_kinds: Vec<NodeMemoryKind>,
     /// What discovery noticed and worked around: inconsistent firmware
     /// tables (no `path`), and files it could not use (schema 2; schema 1
     /// had plain strings, still read as `problem`).
@@ -123,6 +136,16 @@ impl<'de> Deserialize<'de> for Warning {
             Any::Full { path, problem, assumed } => Warning { path, problem, assumed },
         })
     }
+}
+
+/// A node's memory kind and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeMemoryKind {
+    pub node: u32,
+    pub kind: crate::memkind::MemoryKind,
+    /// The evidence, in words (`dax0.0 target_node=2 (kmem), region0
+    /// mode=ram ...`).
+    pub evidence: String,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]

@@ -240,3 +240,84 @@ fn offline_node_zero_keeps_the_online_nodes_matrix() {
     assert_eq!(d, vec![10, 31]);
     assert_eq!(t.distance_tiers[1].example, topo::NodePair { from: 1, to: 2 });
 }
+
+/// Issue 17: node kinds from DAX devices and CXL regions, each with the
+/// evidence; odd files are warnings, never a failure.
+#[test]
+fn dax_devices_and_cxl_regions_give_node_kinds_with_evidence() {
+    use topo::memkind::MemoryKind;
+    let t = Topology::discover(&data("cxl-dax")).unwrap();
+    let dax: Vec<String> = t
+        .dax_devices
+        .iter()
+        .map(|x| format!("{} {:?} {:?} {:?}", x.name, x.target_node, x.driver, x.provider))
+        .collect();
+    assert_eq!(
+        dax,
+        vec![
+            r#"dax0.0 Some(1) Some("kmem") Some("cxl")"#,
+            r#"dax1.0 Some(2) Some("kmem") Some("hmem")"#,
+            r#"dax2.0 Some(3) Some("kmem") Some("pmem")"#,
+            r#"dax3.0 None None Some("hmem")"#,
+            r#"dax4.0 None None Some("hmem")"#,
+        ]
+    );
+    assert_eq!(t.dax_devices[0].region.as_deref(), Some("region0"));
+    assert_eq!(t.dax_devices[0].resource, Some(0x4000_0000));
+    assert_eq!(t.dax_devices[0].size_bytes, Some(4 << 30));
+    let r0 = &t.cxl_regions[0];
+    assert_eq!(
+        (r0.name.as_str(), r0.mode.as_deref(), r0.size_bytes, r0.interleave_ways),
+        ("region0", Some("ram"), Some(4 << 30), Some(2))
+    );
+    assert_eq!(r0.targets, vec!["decoder2.0", "decoder3.0"]);
+    assert_eq!(r0.dax_devices, vec!["dax0.0"]);
+    // Node 1 from dax0.0; the range's memory block 4 says node 1 too.
+    assert_eq!(r0.nodes.to_list(), "1");
+    // region1 has no DAX device: its memory block (24) says node 4.
+    assert_eq!(t.cxl_regions[1].nodes.to_list(), "4");
+    assert_eq!(t.cxl_regions[2].size_bytes, None);
+    assert!(t.cxl_regions[2].targets.is_empty());
+
+    let kinds: Vec<(u32, MemoryKind)> = t.memory_kinds.iter().map(|k| (k.node, k.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (0, MemoryKind::Dram),
+            (1, MemoryKind::Cxl),
+            (2, MemoryKind::CxlLike),
+            (3, MemoryKind::PmemAsRam),
+            (4, MemoryKind::Cxl),
+        ]
+    );
+    let ev = |n: usize| t.memory_kinds[n].evidence.as_str();
+    assert!(ev(1).contains("dax0.0 target_node=1 (kmem, cxl)"), "{}", ev(1));
+    assert!(ev(1).contains("region0 mode=ram size 4 GiB ways 2 targets decoder2.0,decoder3.0"));
+    assert!(
+        ev(2).contains("dax1.0 target_node=2 (kmem, hmem)") && ev(2).contains("onlined by kmem")
+    );
+    assert!(ev(3).contains("dax2.0 target_node=3 (kmem, pmem)"), "{}", ev(3));
+    assert!(ev(4).contains("region1 mode=ram size 256 MiB"), "{}", ev(4));
+
+    let w = t.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("\n");
+    assert!(w.contains("dax3.0/target_node: expected a number, found 'two'"), "{w}");
+    assert!(w.contains("region2/size: expected a number, found 'huge'"), "{w}");
+    assert!(w.contains("region2/mode: refusing to read it: a directory"), "{w}");
+    assert_eq!(t.cxl_regions[2].mode, None);
+    assert_eq!(t.warnings.len(), 3, "{w}");
+}
+
+/// A topology stored before DAX/CXL were read has none: kinds fall back
+/// to CPUs, HMAT and tiers.
+#[test]
+fn topologies_stored_without_dax_fields_still_load() {
+    let t = Topology::discover(&data("cxl-dax")).unwrap();
+    let mut v = serde_json::to_value(&t).unwrap();
+    for f in ["dax_devices", "cxl_regions", "memory_kinds"] {
+        v.as_object_mut().unwrap().remove(f);
+    }
+    let old: Topology = serde_json::from_value(v).unwrap();
+    assert!(old.dax_devices.is_empty() && old.memory_kinds.is_empty());
+    let (k, _) = topo::memkind::memory_kind(&old, &old.nodes[1]);
+    assert_eq!(k, topo::memkind::MemoryKind::MemoryOnly);
+}

@@ -355,19 +355,7 @@ fn others(
 /// one memory node (the matrix, or local runs), of the kernel present in
 /// most cells (triad first); the best figure of each cell.
 fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, String, Matrix)> {
-    let path = super::store::db_path(g)?;
-    let db = store::Store::open_existing(&path)?;
-    let rr: store::RunRef = match r.parse() {
-        Ok(rr) => rr,
-        Err(e) => usage!("--from-run {r}: {e}"),
-    };
-    let run = match db.load(&rr) {
-        Ok(run) => run,
-        Err(e @ (store::StoreError::NoSuchRun(_) | store::StoreError::AmbiguousRun { .. })) => {
-            usage!("--from-run {r}: {e}")
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let run = super::store::load_for(g, "--from-run", r)?;
     let views: Vec<results::view::Bw> = run
         .results
         .iter()

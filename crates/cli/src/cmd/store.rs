@@ -40,7 +40,8 @@ pub enum ExportFormat {
 
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// Runs to export (ids, `latest`, UUIDs or labels).
+    /// Runs to export (ids, `latest`, UUIDs or labels), or every run of a
+    /// group: `label:TEXT`, `config:HASH` (as in `compare`).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
     #[arg(long, value_enum, default_value = "json")]
@@ -110,9 +111,39 @@ pub(crate) fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
     }
 }
 
+/// Every run a reference selects: all runs of a group reference
+/// (`label:TEXT`, `config:HASH`), else the one run it names. Selecting
+/// nothing is a usage error, as in `compare`.
+pub(crate) fn resolve_group(db: &Store, text: &str) -> anyhow::Result<Vec<store::RunId>> {
+    let r: RunRef = match text.parse() {
+        Ok(r) => r,
+        Err(e) => usage!("{e}"),
+    };
+    match db.resolve_group(&r) {
+        Ok(ids) => Ok(ids),
+        Err(StoreError::NoSuchRun(_)) if r.is_group() => usage!("{text:?} selects no run"),
+        Err(e @ (StoreError::NoSuchRun(_) | StoreError::AmbiguousRun { .. })) => usage!("{e}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn load(db: &Store, text: &str) -> anyhow::Result<LoadedRun> {
     let id = resolve(db, text)?;
     Ok(db.load_run(id)?)
+}
+
+/// Loads the run that option `flag` (e.g. `--from-run`) names from the
+/// database; a reference that names no run is a usage error (exit 2)
+/// naming the option and the reference.
+pub(crate) fn load_for(g: &Global, flag: &str, text: &str) -> anyhow::Result<LoadedRun> {
+    let db = open_existing(g)?;
+    match resolve(&db, text) {
+        Ok(id) => Ok(db.load_run(id)?),
+        Err(e) => match e.downcast_ref::<crate::cli::UsageError>() {
+            Some(u) => usage!("{flag} {text}: {}", u.0),
+            None => Err(e),
+        },
+    }
 }
 
 /// A report table drawn in the house style.
@@ -255,9 +286,10 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
     let db = open_existing(g)?;
     let mut ids = Vec::new();
     for r in &a.runs {
-        let id = resolve(&db, r)?;
-        if !ids.contains(&id) {
-            ids.push(id);
+        for id in resolve_group(&db, r)? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
         }
     }
     let bytes = match a.format {

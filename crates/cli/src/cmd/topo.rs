@@ -19,17 +19,106 @@ pub struct Args {
     /// `proc/`) instead of the running machine.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Show a saved run's measured bandwidth and latency beside the
+    /// declared HMAT figures, with the ratio and the flag (REF: a run id,
+    /// label, `latest` or `latest~N`).
+    #[arg(long, value_name = "REF")]
+    pub from_run: Option<String>,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let t = discover(args.root.as_deref())?;
+    let measured = match &args.from_run {
+        Some(r) => Some(from_run(&t, args.root.as_deref(), r, g)?),
+        None => None,
+    };
     if g.json {
-        return output::json(&t);
+        return match measured {
+            None => output::json(&t),
+            Some(m) => {
+                let mut v = serde_json::to_value(&t)?;
+                v["from_run"] = serde_json::to_value(&m)?;
+                output::json(&v)
+            }
+        };
     }
     for w in &t.warnings {
         output::warn(g.quiet, &w.to_string());
     }
-    output::emit(&render(&t))
+    let mut s = render(&t);
+    if let Some(m) = &measured {
+        s.push_str(&measured_text(m));
+    }
+    output::emit(&s)
+}
+
+/// A saved run's measured figures beside this machine's declared HMAT
+/// (`topo --from-run`).
+#[derive(Debug, serde::Serialize)]
+pub struct FromRun {
+    pub run_id: store::RunId,
+    pub label: Option<String>,
+    pub started: String,
+    /// The run's machine fingerprint, and this machine's (or the
+    /// capture's under `--root`).
+    pub run_machine_fingerprint: String,
+    pub machine_fingerprint: String,
+    pub same_machine: bool,
+    /// A pair further than this from declared (percent) is flagged.
+    pub margin_pct: f64,
+    /// Each declared pair with the run's figures, as `run --json` has them.
+    pub hmat: Vec<report::hmat::HmatPair>,
+}
+
+fn from_run(t: &Topology, root: Option<&Path>, r: &str, g: &Global) -> anyhow::Result<FromRun> {
+    let run = super::store::load_for(g, "--from-run", r)?;
+    let sys = match root {
+        Some(d) => SysRoot::new(d).map_err(one_line)?,
+        None => SysRoot::live(),
+    };
+    let me = audit::fingerprint::machine_fingerprint(&sys, t);
+    let same_machine = run.summary.machine_fingerprint == me;
+    if !same_machine {
+        output::warn(
+            g.quiet,
+            &format!(
+                "run {} was measured on another machine (fingerprint {}, this one {me}): its \
+                 figures may not describe this machine's HMAT",
+                run.summary.id, run.summary.machine_fingerprint
+            ),
+        );
+    }
+    let hmat = report::hmat::compare(t, &report::hmat::Measured::of_run(&run));
+    Ok(FromRun {
+        run_id: run.summary.id,
+        label: run.summary.label.clone(),
+        started: run.summary.started.clone(),
+        run_machine_fingerprint: run.summary.machine_fingerprint.clone(),
+        machine_fingerprint: me,
+        same_machine,
+        margin_pct: report::hmat::MARGIN_PCT,
+        hmat,
+    })
+}
+
+/// The declared-vs-measured section of `topo --from-run`.
+fn measured_text(m: &FromRun) -> String {
+    let label = m.label.as_deref().map(|l| format!(", {l}")).unwrap_or_default();
+    let src = format!("run {} ({}{label})", m.run_id, m.started);
+    if m.hmat.is_empty() {
+        return format!(
+            "\nHMAT declared vs measured: nothing to compare; this machine declares no HMAT \
+             (measured figures: {src})\n"
+        );
+    }
+    let flagged = m.hmat.iter().filter(|p| p.flagged).count();
+    format!(
+        "\nHMAT declared vs measured by {src} (MB/s = GB/s x 1000; flag: off by more than \
+         {:.0}%): {flagged} of {} pair(s) flagged\n{}",
+        m.margin_pct,
+        m.hmat.len(),
+        report::hmat::pairs_table(&m.hmat).to_text()
+    )
 }
 
 /// Discovers the machine under `root` (the running one when `None`). A
@@ -95,6 +184,7 @@ pub fn render(t: &Topology) -> String {
     caches(&mut s, t);
     nodes(&mut s, t);
     hmat(&mut s, t);
+    memory_kinds(&mut s, t);
     memory_side_caches(&mut s, t);
     memory_tiers(&mut s, t);
     devices(&mut s, t);
@@ -261,11 +351,10 @@ fn nodes(s: &mut String, t: &Topology) {
             tb.add_row(vec![
                 n.id.to_string(),
                 match topo::memkind::memory_kind(t, n).0 {
-                    k @ (topo::memkind::MemoryKind::CxlLike
-                    | topo::memkind::MemoryKind::HbmLike) => {
-                        format!("{} ({})", kind_name(n.kind), k.name())
-                    }
-                    _ => kind_name(n.kind).to_string(),
+                    topo::memkind::MemoryKind::Dram
+                    | topo::memkind::MemoryKind::MemoryOnly
+                    | topo::memkind::MemoryKind::None => kind_name(n.kind).to_string(),
+                    k => format!("{} ({})", kind_name(n.kind), k.name()),
                 },
                 or_dash(n.cpus.to_list()),
                 gib(n.mem_total_bytes),
@@ -322,6 +411,64 @@ fn hmat(s: &mut String, t: &Topology) {
             "\nHMAT (ACPI; access0 = any initiator, access1 = CPUs only; MB/s and ns as the \
              kernel reports them)\n{tb}"
         );
+    }
+}
+
+/// Each CPU-less memory node's kind with its evidence, then the DAX
+/// devices and CXL regions read.
+fn memory_kinds(s: &mut String, t: &Topology) {
+    let lines: Vec<String> = t
+        .nodes
+        .iter()
+        .filter(|n| n.cpus.is_empty() && n.mem_total_bytes > 0)
+        .map(|n| {
+            let (k, why) = topo::memkind::memory_kind(t, n);
+            format!("  node {}: kind {}: {why}", n.id, k.name())
+        })
+        .collect();
+    if !lines.is_empty() {
+        let _ = writeln!(s, "\nMemory kinds of CPU-less nodes (evidence)\n{}", lines.join("\n"));
+    }
+    if !t.dax_devices.is_empty() {
+        let mut tb = output::table(
+            ["DAX device", "target node", "driver", "provider", "region", "start", "size"]
+                .map(String::from)
+                .to_vec(),
+        );
+        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        for x in &t.dax_devices {
+            tb.add_row(vec![
+                x.name.clone(),
+                x.target_node.map_or("-".into(), |n| n.to_string()),
+                dash(&x.driver),
+                dash(&x.provider),
+                dash(&x.region),
+                x.resource.map_or("-".into(), |r| format!("{r:#x}")),
+                x.size_bytes.map_or("-".into(), size),
+            ]);
+        }
+        let _ =
+            writeln!(s, "\nDAX devices (driver kmem = onlined as system RAM, a NUMA node)\n{tb}");
+    }
+    if !t.cxl_regions.is_empty() {
+        let mut tb = output::table(
+            ["CXL region", "mode", "size", "start", "ways", "targets", "DAX", "nodes"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for g in &t.cxl_regions {
+            tb.add_row(vec![
+                g.name.clone(),
+                g.mode.clone().unwrap_or_else(|| "-".into()),
+                g.size_bytes.map_or("-".into(), size),
+                g.resource.map_or("-".into(), |r| format!("{r:#x}")),
+                g.interleave_ways.map_or("-".into(), |w| w.to_string()),
+                or_dash(g.targets.join(",")),
+                or_dash(g.dax_devices.join(",")),
+                or_dash(g.nodes.to_list()),
+            ]);
+        }
+        let _ = writeln!(s, "\nCXL regions\n{tb}");
     }
 }
 
