@@ -45,7 +45,10 @@ fn style() -> TableStyle {
 }
 
 /// Writes `text` to stdout.
+/// Control characters (from imported labels, hostnames) are written
+/// visibly (`\x1b`), never sent to the terminal.
 pub fn emit(text: &str) -> anyhow::Result<()> {
+    let text = report::safe::visible(text);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     if !text.ends_with('\n') {
@@ -58,7 +61,21 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 /// Writes `value` as pretty JSON to stdout.
 pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
-    emit(&text)
+    // serde_json escapes C0 controls; DEL and C1 (which can only be inside
+    // strings here) get a JSON escape too, so no control reaches a terminal.
+    let hidden = |c: char| c.is_control() && c as u32 >= 0x7f;
+    if !text.contains(hidden) {
+        return emit(&text);
+    }
+    let mut safe = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if hidden(c) {
+            safe.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            safe.push(c);
+        }
+    }
+    emit(&safe)
 }
 
 /// A table in the house style; derefs to the `comfy_table::Table` it
@@ -111,7 +128,8 @@ impl fmt::Display for Table {
                     if i > 0 {
                         f.write_str("\n")?;
                     }
-                    write!(f, "| {} |", line.join(" | "))?;
+                    let line = format!("| {} |", line.join(" | "));
+                    f.write_str(&report::safe::markdown(&line))?;
                     if i == 0 {
                         let rule = vec!["---"; row.len()].join(" | ");
                         write!(f, "\n| {rule} |")?;

@@ -168,7 +168,8 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
     if !compare.is_empty() {
         comparison(&mut out, run, compare, study);
     }
-    cap(out)
+    // No raw HTML, links or control characters from labels and hostnames.
+    crate::safe::markdown(&cap(out))
 }
 
 /// The settings that differ between the groups and the metric verdicts

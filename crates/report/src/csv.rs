@@ -53,8 +53,11 @@ pub fn placement_fraction(payload: &Value) -> Option<String> {
     }
 }
 
-/// Quotes a field when it holds a comma, quote or line break (RFC 4180).
+/// Quotes a field when it holds a comma, quote or line break (RFC 4180),
+/// after a leading `'` on a cell a spreadsheet would run as a formula
+/// ([`crate::safe::csv_cell`]).
 pub fn field(s: &str) -> String {
+    let s = crate::safe::csv_cell(s);
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

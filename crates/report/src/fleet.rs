@@ -374,7 +374,8 @@ pub fn build_from(
             GroupBy::Label => r.label.clone().unwrap_or_default(),
         };
         let slot = latest.entry((r.host.clone(), sub)).or_insert(r);
-        if (r.started.as_str(), r.id) > (slot.started.as_str(), slot.id) {
+        let key = |r: &HostRun| (store::util::time_order_key(&r.started), r.id);
+        if key(r) > key(slot) {
             *slot = r;
         }
     }

@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod openmetrics;
 pub mod placements;
 pub mod render;
+pub mod safe;
 pub mod study;
 mod summary;
 pub mod svg;

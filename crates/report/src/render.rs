@@ -131,7 +131,9 @@ impl Renderer for Markdown {
                 }
                 Block::Table(t) => out.push_str(&md_table(t)),
                 Block::Code(c) => {
-                    let _ = writeln!(out, "```text\n{}\n```", c.trim_end());
+                    let body = c.trim_end();
+                    let fence = crate::safe::code_fence(body);
+                    let _ = writeln!(out, "{fence}text\n{body}\n{fence}");
                 }
                 Block::Chart(_) => {
                     // Not drawn in Markdown; undo the blank line.
@@ -140,7 +142,9 @@ impl Renderer for Markdown {
                 Block::Glance(g) => out.push_str(&md_glance(g)),
             }
         }
-        out.into_bytes()
+        // Labels, hostnames and command lines are the user's (or an
+        // import's): no raw HTML, links or control characters get through.
+        crate::safe::markdown(&out).into_bytes()
     }
 }
 

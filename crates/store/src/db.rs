@@ -13,7 +13,7 @@ use crate::error::{Result, StoreError};
 use crate::runref::RunRef;
 use crate::schema::{APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
 use crate::types::{LoadedRun, NewRun, ResultKind, RunId, RunStatus, RunSummary, StoredResult};
-use crate::util::{json_hash, now_rfc3339};
+use crate::util::{json_hash, now_rfc3339, time_order_key};
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
@@ -94,14 +94,55 @@ impl Store {
         Store::open_checked(path)
     }
 
-    /// Opens an existing database; [`StoreError::Missing`] when there is no
-    /// file at `path` (for commands that only read).
+    /// Opens an existing database read-only, for the commands that only
+    /// read (`list`, `show`, `report`, `export`, `compare`): it is never
+    /// created, migrated or written, so a database on read-only storage
+    /// (or in a folder without write permission) can be read.
+    /// [`StoreError::Missing`] when there is no file at `path`,
+    /// [`StoreError::Empty`] for an empty file.
+    ///
+    /// A WAL database normally needs its `-shm` file, which a reader
+    /// creates when it is missing; where it cannot (read-only storage) and
+    /// no write-ahead log holds results, the file is opened `immutable=1`
+    /// (SQLite: "Read-Only Databases" in wal.html).
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
-        if !path.exists() {
-            return Err(StoreError::Missing { path: path.to_path_buf() });
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::Missing { path: path.to_path_buf() })
+            }
+            Err(source) => return Err(StoreError::Io { path: path.to_path_buf(), source }),
+            Ok(m) if m.is_file() && m.len() == 0 => {
+                return Err(StoreError::Empty { path: path.to_path_buf() })
+            }
+            Ok(_) => check_header(path)?,
         }
-        Store::open(path)
+        let err = |e| StoreError::sqlite(path, e);
+        let conn = match open_read_only(path, false) {
+            Ok(c) => c,
+            Err(e) if is_cantopen(&e) => {
+                let wal = wal_path(path);
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                    return Err(StoreError::UnreadableWal { path: path.to_path_buf(), wal });
+                }
+                open_read_only(path, true).map_err(err)?
+            }
+            Err(e) => return Err(err(e)),
+        };
+        let version = check_identity(&conn, path)?;
+        if version == 0 {
+            // An SQLite file with nothing in it yet: no runs.
+            return Err(StoreError::Empty { path: path.to_path_buf() });
+        }
+        if version < SCHEMA_VERSION {
+            return Err(StoreError::NeedsUpgrade {
+                path: path.to_path_buf(),
+                found: version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        quick_check(&conn, path)?;
+        Ok(Store { conn, path: path.to_path_buf() })
     }
 
     fn open_checked(path: &Path) -> Result<Store> {
@@ -114,46 +155,8 @@ impl Store {
         )
         .map_err(err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
-        let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(err)?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
-        if app_id != APPLICATION_ID {
-            let mut stmt = conn
-                .prepare(
-                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name",
-                )
-                .map_err(err)?;
-            let tables: Vec<String> = stmt
-                .query_map([], |r| r.get(0))
-                .map_err(err)?
-                .collect::<rusqlite::Result<_>>()
-                .map_err(err)?;
-            if app_id != 0 || version != 0 || !tables.is_empty() {
-                let tables = if tables.is_empty() { "none".into() } else { tables.join(", ") };
-                return Err(StoreError::Foreign {
-                    path: path.to_path_buf(),
-                    found: app_id,
-                    tables,
-                });
-            }
-        }
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: path.to_path_buf(),
-                found: version,
-                known: SCHEMA_VERSION,
-            });
-        }
-        // A damaged page anywhere is reported now, naming the file, rather
-        // than halfway through a report. Results databases are small (a
-        // few MB), so the check costs milliseconds.
-        let check: Vec<String> = {
-            let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(err)?;
-            let rows = stmt.query_map([], |r| r.get(0)).map_err(err)?;
-            rows.collect::<rusqlite::Result<_>>().map_err(err)?
-        };
-        if check.first().map(String::as_str) != Some("ok") {
-            return Err(StoreError::Corrupt { path: path.to_path_buf(), detail: check.join("; ") });
-        }
+        let version = check_identity(&conn, path)?;
+        quick_check(&conn, path)?;
         let mut store = Store { conn, path: path.to_path_buf() };
         store.migrate(version)?;
         let mode: String =
@@ -299,18 +302,28 @@ impl Store {
     /// fingerprint survives setting changes (SNC, SMT, `numa=off`), so this
     /// finds the machine's runs under any configuration.
     pub fn latest_run_of_machine(&self, fingerprint: &str) -> Result<Option<RunId>> {
-        self.conn
-            .query_row(
-                "SELECT r.id FROM runs r JOIN machines m ON m.id = r.machine_id
-                 WHERE m.fingerprint = ?1
-                   AND EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id)
-                 ORDER BY r.started DESC, r.id DESC LIMIT 1",
-                [fingerprint],
-                |r| r.get(0),
-            )
-            .optional()
-            .map(|id| id.map(RunId))
-            .map_err(|e| self.err(e))
+        let ids = self.ids_in_time_order(
+            "SELECT r.id, r.started FROM runs r JOIN machines m ON m.id = r.machine_id
+             WHERE m.fingerprint = ?1
+               AND EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id)",
+            &fingerprint,
+        )?;
+        Ok(ids.last().copied())
+    }
+
+    /// The ids `sql` selects (an id and a start time per row, one
+    /// parameter), oldest first by the instant the start time names (then
+    /// by id); a start time that is not RFC 3339 counts as the oldest, so
+    /// it is never `latest` ([`crate::util::time_order_key`]).
+    fn ids_in_time_order(&self, sql: &str, p: &dyn rusqlite::ToSql) -> Result<Vec<RunId>> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let mut rows = stmt
+            .query_map([p], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        rows.sort_by_cached_key(|(id, started)| (time_order_key(started), *id));
+        Ok(rows.into_iter().map(|(id, _)| RunId(id)).collect())
     }
 
     /// One run without its results.
@@ -327,12 +340,13 @@ impl Store {
                     (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id),
                     r.imported_at, r.owner_host, r.owner_boot_id, r.owner_pid
              FROM runs r JOIN machines m ON m.id = r.machine_id
-             {filter}
-             ORDER BY r.started, r.id"
+             {filter}"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt.query_map(p, summary_from_row).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+        let mut runs = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))?;
+        runs.sort_by_cached_key(|r| (time_order_key(&r.started), r.id.0));
+        Ok(runs)
     }
 
     /// Finds the run a reference names (a group reference must select
@@ -374,19 +388,18 @@ impl Store {
             Ok(ids.into_iter().map(RunId).collect())
         };
         match r {
-            RunRef::Latest(n) => q(
-                "SELECT id FROM runs ORDER BY started DESC, id DESC LIMIT 1 OFFSET ?1",
-                &i64::from(*n),
-            ),
+            RunRef::Latest(n) => {
+                let all = self.ids_in_time_order("SELECT id, started FROM runs WHERE ?1", &1)?;
+                Ok(all.iter().rev().nth(*n as usize).copied().into_iter().collect())
+            }
             RunRef::Id(id) => q("SELECT id FROM runs WHERE id = ?1", id),
             RunRef::Uuid(u) => q("SELECT id FROM runs WHERE uuid = ?1", u),
             RunRef::Label(l) => q("SELECT id FROM runs WHERE label = ?1 ORDER BY id", l),
             RunRef::LabelGroup(l) => {
-                q("SELECT id FROM runs WHERE label = ?1 ORDER BY started, id", l)
+                self.ids_in_time_order("SELECT id, started FROM runs WHERE label = ?1", l)
             }
-            RunRef::Config(h) => q(
-                "SELECT id FROM runs WHERE substr(lower(config_hash), 1, length(?1)) = ?1
-                 ORDER BY started, id",
+            RunRef::Config(h) => self.ids_in_time_order(
+                "SELECT id, started FROM runs WHERE substr(lower(config_hash), 1, length(?1)) = ?1",
                 h,
             ),
         }
@@ -502,6 +515,94 @@ fn check_header(path: &Path) -> Result<()> {
         return Err(StoreError::NotSqlite { path: path.to_path_buf() });
     }
     Ok(())
+}
+
+/// Checks that `conn` is a numaprobe database this build can read (or an
+/// empty one) and returns its schema version.
+fn check_identity(conn: &Connection, path: &Path) -> Result<i64> {
+    let err = |e| StoreError::sqlite(path, e);
+    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(err)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
+    if app_id != APPLICATION_ID {
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
+            .map_err(err)?;
+        let tables: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(err)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(err)?;
+        if app_id != 0 || version != 0 || !tables.is_empty() {
+            let tables = if tables.is_empty() { "none".into() } else { tables.join(", ") };
+            return Err(StoreError::Foreign { path: path.to_path_buf(), found: app_id, tables });
+        }
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(version)
+}
+
+/// A damaged page anywhere is reported now, naming the file, rather than
+/// halfway through a report. Results databases are small (a few MB), so
+/// the check costs milliseconds.
+fn quick_check(conn: &Connection, path: &Path) -> Result<()> {
+    let err = |e| StoreError::sqlite(path, e);
+    let check: Vec<String> = {
+        let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(err)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(err)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(err)?
+    };
+    if check.first().map(String::as_str) != Some("ok") {
+        return Err(StoreError::Corrupt { path: path.to_path_buf(), detail: check.join("; ") });
+    }
+    Ok(())
+}
+
+/// A read-only connection to `path` (`immutable`: SQLite takes no locks
+/// and needs no `-shm` file: only for storage nobody can write), checked
+/// by reading the schema, which is when SQLite actually opens the file.
+fn open_read_only(path: &Path, immutable: bool) -> rusqlite::Result<Connection> {
+    let uri =
+        format!("file:{}?mode=ro{}", uri_path(path), if immutable { "&immutable=1" } else { "" });
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+    Ok(conn)
+}
+
+/// `path` for an SQLite URI: every byte but unreserved ones and `/`
+/// percent-encoded (RFC 3986), so `?`, `#` and `%` in a name stay a name.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn wal_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
+}
+
+fn is_cantopen(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen)
 }
 
 /// The grouping key of a fingerprint document: its `fingerprint` string

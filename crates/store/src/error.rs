@@ -27,6 +27,27 @@ pub enum StoreError {
     /// No database file at the path (for commands that only read).
     #[error("{}: no results database here yet (`numaprobe run` creates it)", path.display())]
     Missing { path: PathBuf },
+    /// An empty file where a database is expected (for commands that only
+    /// read; a writing command makes it a database).
+    #[error("{}: an empty file, not a results database yet (`numaprobe run` makes it one)", path.display())]
+    Empty { path: PathBuf },
+    /// A database of an older schema, which only a writing command upgrades.
+    #[error(
+        "{}: schema version {found}, older than this numaprobe's {known}; reading commands never change the database: `numaprobe run` or `import` (with write access) upgrades it",
+        path.display()
+    )]
+    NeedsUpgrade { path: PathBuf, found: i64, known: i64 },
+    /// A read-only WAL database whose write-ahead log holds data that
+    /// cannot be read without write access.
+    #[error(
+        "{}: cannot be read here: its write-ahead log {} holds results not yet in the database file, and reading it needs write access to the folder; copy both files somewhere writable",
+        path.display(),
+        wal.display()
+    )]
+    UnreadableWal { path: PathBuf, wal: PathBuf },
+    /// SQLITE_FULL: the filesystem (or the database's page limit) is full.
+    #[error("{}: the disk is full (SQLite could not grow the database)", path.display())]
+    Full { path: PathBuf },
     /// Any other SQLite failure.
     #[error("{}: {source}", path.display())]
     Sqlite {
@@ -83,6 +104,9 @@ impl StoreError {
     pub(crate) fn sqlite(path: &Path, e: rusqlite::Error) -> StoreError {
         use rusqlite::ErrorCode;
         if let rusqlite::Error::SqliteFailure(f, msg) = &e {
+            if f.code == ErrorCode::DiskFull {
+                return StoreError::Full { path: path.to_path_buf() };
+            }
             if matches!(f.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) {
                 return StoreError::Corrupt {
                     path: path.to_path_buf(),

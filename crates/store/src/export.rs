@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::db::{insert_result, upsert_machine_with, Store};
 use crate::error::{Result, StoreError};
 use crate::types::{RunId, RunStatus, StoredResult};
-use crate::util::now_rfc3339;
+use crate::util::{now_rfc3339, parse_rfc3339};
 
 /// The `format` field of an export document.
 pub const EXPORT_FORMAT: &str = "numaprobe-export";
@@ -107,6 +107,7 @@ impl ExportDoc {
             if uuid::Uuid::parse_str(&r.uuid).is_err() {
                 return Err(bad(format!("run uuid {:?} is not a UUID", r.uuid)));
             }
+            check_run(r).map_err(|e| bad(format!("run {}: {e}", r.uuid)))?;
         }
         Ok(doc)
     }
@@ -115,6 +116,30 @@ impl ExportDoc {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("export documents serialise")
     }
+}
+
+/// What the database needs of a run before anything is written: RFC 3339
+/// times (a start time that is not one would sort wrongly as `latest`)
+/// and distinct result sequence numbers.
+fn check_run(r: &ExportedRun) -> std::result::Result<(), String> {
+    let time = |field: &str, v: &str| match parse_rfc3339(v) {
+        Some(_) => Ok(()),
+        None => {
+            Err(format!("{field} is {v:?}, not an RFC 3339 time such as 2026-11-21T21:07:32.123Z"))
+        }
+    };
+    time("\"started\"", &r.started)?;
+    if let Some(f) = &r.finished {
+        time("\"finished\"", f)?;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(r.results.len());
+    for x in &r.results {
+        if !seen.insert(x.seq) {
+            return Err(format!("result seq {} appears more than once", x.seq));
+        }
+        time(&format!("result {}: \"recorded\"", x.seq), &x.recorded)?;
+    }
+    Ok(())
 }
 
 impl Store {

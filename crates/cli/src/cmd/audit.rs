@@ -159,7 +159,14 @@ fn evidence_from_store(
         }
         return Ok((Evidence::default(), None));
     }
-    let db = store::Store::open_existing(&path)?;
+    let db = match store::Store::open_existing(&path) {
+        Ok(db) => db,
+        // An empty file holds no runs, as no file does (it stays empty).
+        Err(store::StoreError::Empty { .. }) if run.is_none() => {
+            return Ok((Evidence::default(), None))
+        }
+        Err(e) => return Err(e.into()),
+    };
     let loaded = if let Some(r) = run {
         let r: store::RunRef = r.parse().map_err(|e| anyhow::anyhow!("--run {r}: {e}"))?;
         Some(db.load(&r)?)

@@ -72,7 +72,8 @@ fn wanted(summaries: &[RunSummary], by_label: bool, label: Option<&str>) -> Vec<
         }
         let sub = if by_label { s.label.clone().unwrap_or_default() } else { String::new() };
         let slot = best.entry((s.machine_fingerprint.clone(), sub)).or_insert(s);
-        if (s.started.as_str(), s.id) > (slot.started.as_str(), slot.id) {
+        let key = |r: &RunSummary| (store::util::time_order_key(&r.started), r.id);
+        if key(s) > key(slot) {
             *slot = s;
         }
     }

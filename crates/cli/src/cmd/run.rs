@@ -42,7 +42,8 @@ pub struct Args {
     /// Leave these steps out (same names as --only).
     #[arg(long, value_delimiter = ',', value_name = "STEPS", value_enum)]
     pub skip: Vec<crate::grammar::StepName>,
-    /// Folder for the reports (default: `reports/` beside the database).
+    /// Folder for the reports (default: `reports/` beside the database);
+    /// they are named `run-ID-UUID8.html` and `.md`.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Also write the run's metrics to DIR/numaprobe.prom for
@@ -141,11 +142,19 @@ fn filter_steps(plan: &mut SuitePlan, only: &[String], skip: &[String]) -> anyho
     Ok(())
 }
 
+/// The name of a run's report files: `run-ID-UUID8` (the id, then the first
+/// 8 hex digits of the run's UUID), so that two databases sharing a report
+/// folder (ids count from 1 in each) never overwrite each other's reports.
+fn report_stem(run: RunId, uuid: &str) -> String {
+    format!("run-{run}-{}", &uuid[..uuid.len().min(8)])
+}
+
 fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let loaded = db.load_run(run)?;
-    let html = dir.join(format!("run-{run}.html"));
-    let md = dir.join(format!("run-{run}.md"));
+    let stem = report_stem(run, &loaded.summary.uuid);
+    let html = dir.join(format!("{stem}.html"));
+    let md = dir.join(format!("{stem}.md"));
     std::fs::write(&html, report::render_report(report::Format::Html, &loaded, &[]))
         .with_context(|| format!("{}: cannot write", html.display()))?;
     std::fs::write(&md, report::render_report(report::Format::Markdown, &loaded, &[]))

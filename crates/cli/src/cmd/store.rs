@@ -175,7 +175,7 @@ pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
             Some(fp) => db.list_runs_for_machine(fp)?,
             None => db.list_runs()?,
         },
-        Err(StoreError::Missing { .. }) => Vec::new(),
+        Err(StoreError::Missing { .. } | StoreError::Empty { .. }) => Vec::new(),
         Err(e) => return Err(e.into()),
     };
     if g.json {
@@ -386,14 +386,31 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
     };
     let mut reports = Vec::new();
     let mut failed = 0usize;
-    for f in &a.files {
+    for (i, f) in a.files.iter().enumerate() {
         match read_export(f) {
             Ok((name, doc)) => {
                 let store = match &mut db {
                     Some(s) => s,
                     None => db.insert(Store::open(&path)?),
                 };
-                let outcome = store.import(&doc)?;
+                let outcome = match store.import(&doc) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        // Each file is one transaction: say what is in
+                        // the database and what is not, then stop.
+                        bar.finish_and_clear();
+                        print_imports(&reports, failed, &path, g)?;
+                        let done = reports.iter().filter(|r| r.outcome.is_some()).count();
+                        anyhow::bail!(
+                            "{name}: not imported: {e}; nothing from it was committed; {done} file(s) before it imported{}{}",
+                            if done > 0 { " (above)" } else { "" },
+                            match a.files.len() - i - 1 {
+                                0 => String::new(),
+                                n => format!(", {n} after it not tried"),
+                            }
+                        );
+                    }
+                };
                 reports.push(ImportReport {
                     file: name,
                     outcome: Some(outcome),
@@ -415,6 +432,23 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    print_imports(&reports, failed, &path, g)?;
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} file(s) skipped (named above); the others were imported",
+            a.files.len()
+        );
+    }
+    Ok(())
+}
+
+/// What `import` did, file by file (a total past 20 files), or as JSON.
+fn print_imports(
+    reports: &[ImportReport],
+    failed: usize,
+    path: &Path,
+    g: &Global,
+) -> anyhow::Result<()> {
     if g.json {
         output::json(&reports)?;
     } else {
@@ -423,7 +457,7 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
             v.iter().map(|i| i.id.to_string()).collect::<Vec<_>>().join(", ")
         };
         let (mut imported, mut skipped) = (0usize, 0usize);
-        for r in &reports {
+        for r in reports {
             let Some(o) = &r.outcome else { continue };
             imported += o.imported.len();
             skipped += o.skipped.len();
@@ -458,12 +492,6 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
         if !text.is_empty() {
             output::emit(text.trim_end())?;
         }
-    }
-    if failed > 0 {
-        anyhow::bail!(
-            "{failed} of {} file(s) skipped (named above); the others were imported",
-            a.files.len()
-        );
     }
     Ok(())
 }

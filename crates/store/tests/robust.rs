@@ -1,0 +1,108 @@
+//! The store against hostile or unusual input (issue 12): read-only
+//! opening that never creates or migrates, start times that are not times,
+//! duplicate result numbers in an import, and a database that fills up.
+
+use serde_json::json;
+use store::{ExportDoc, NewRun, ResultKind, RunRef, RunStatus, Store, StoreError};
+
+fn run(label: &str, started: &str) -> NewRun {
+    let mut r = NewRun::new("numaprobe run", "0.1.0");
+    r.label = Some(label.to_string());
+    r.started = Some(started.to_string());
+    r.machine = json!({"hostname": "db1"});
+    r
+}
+
+fn add(db: &mut Store, label: &str, started: &str) -> store::RunId {
+    let id = db.begin_run(&run(label, started)).unwrap();
+    db.add_result(id, &ResultKind::Bw, &json!({"mode": "local", "best_gbs": 1.0})).unwrap();
+    db.finish_run(id, RunStatus::Complete, None).unwrap();
+    id
+}
+
+#[test]
+fn reading_never_creates_or_fills_in_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.db");
+    assert!(matches!(Store::open_existing(&missing), Err(StoreError::Missing { .. })));
+    assert!(!missing.exists());
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let err = Store::open_existing(&empty).unwrap_err();
+    assert!(matches!(err, StoreError::Empty { .. }), "{err}");
+    assert!(err.to_string().starts_with(&empty.display().to_string()), "{err}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "the empty file stays empty");
+}
+
+#[test]
+fn a_read_only_store_refuses_to_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut db = Store::open(&path).unwrap();
+    add(&mut db, "a", "2026-11-01T10:00:00.000Z");
+    drop(db);
+    let before = std::fs::read(&path).unwrap();
+    let mut ro = Store::open_existing(&path).unwrap();
+    assert_eq!(ro.list_runs().unwrap().len(), 1);
+    assert!(ro.begin_run(&run("b", "2026-11-02T10:00:00.000Z")).is_err());
+    drop(ro);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the database file is unchanged");
+}
+
+#[test]
+fn latest_follows_the_instant_and_a_stored_non_time_is_never_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Store::open(dir.path().join("r.db")).unwrap();
+    // As text, "+05:00" sorts after "Z"; as instants it is an hour earlier.
+    let early = add(&mut db, "early", "2026-11-05T01:00:00.000+05:00");
+    let late = add(&mut db, "late", "2026-11-04T21:00:00.000Z");
+    // What an import wrote before start times were checked.
+    let junk = add(&mut db, "junk", "not a date");
+    assert_eq!(db.resolve(&RunRef::Latest(0)).unwrap(), late);
+    assert_eq!(db.resolve(&RunRef::Latest(1)).unwrap(), early);
+    assert_eq!(db.resolve(&RunRef::Latest(2)).unwrap(), junk);
+    let order: Vec<_> = db.list_runs().unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(order, [junk, early, late]);
+    let fp = db.run_summary(late).unwrap().machine_fingerprint;
+    assert_eq!(db.latest_run_of_machine(&fp).unwrap(), Some(late));
+}
+
+fn export_of(started: &str, seqs: &[u32]) -> String {
+    let results: Vec<_> = seqs
+        .iter()
+        .map(|s| {
+            json!({"seq": s, "recorded": "2026-11-01T10:00:01.000Z", "kind": "bw",
+                        "payload": {"mode": "local", "best_gbs": 1.0}})
+        })
+        .collect();
+    json!({"format": "numaprobe-export", "version": 1, "exported": "2026-11-01T11:00:00Z",
+        "runs": [{"uuid": "00000000-0000-4000-8000-000000000001", "label": "x",
+            "command_line": "numaprobe run", "tool_version": "0.1.0", "started": started,
+            "finished": null, "status": "complete", "message": null,
+            "machine": {"fingerprint": "f", "description": "d", "info": {}},
+            "config_hash": "c", "config": {}, "topology": {}, "results": results}]})
+    .to_string()
+}
+
+#[test]
+fn an_import_with_a_start_that_is_not_a_time_is_refused_naming_the_run() {
+    let err = ExportDoc::from_json(&export_of("not a date", &[1]), "x.json").unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("x.json")
+            && msg.contains("00000000-0000-4000-8000-000000000001")
+            && msg.contains("\"not a date\"")
+            && msg.contains("RFC 3339"),
+        "{msg}"
+    );
+    assert!(ExportDoc::from_json(&export_of("2026-11-01T10:00:00Z", &[1]), "x").is_ok());
+}
+
+#[test]
+fn duplicate_result_numbers_are_refused_before_anything_is_written() {
+    let err = ExportDoc::from_json(&export_of("2026-11-01T10:00:00Z", &[1, 2, 2]), "x.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("00000000-0000-4000-8000-000000000001") && err.contains("seq 2"), "{err}");
+    assert!(!err.contains("UNIQUE"), "{err}");
+}
