@@ -47,17 +47,28 @@
 # pages and with THP. Goal: numaprobe's median >= the best of the other
 # tools at the same page size.
 #
-# Environment: ROUNDS (default 5), THREADS (default "1 2"), ARRAY_BYTES,
-# NUMAPROBE (path of the binary; default target/release/numaprobe, built if
-# missing), BUDGET (numaprobe seconds per result, default 2), ISA (avx512
-# or avx2; default: avx512 when the CPU has it, else avx2 with likwid's
-# _avx tests).
+# Loop shape (issue 14): the first x86-64 loops fell 4-7% short of likwid at
+# 4 KiB pages on the development VM (1-thread triad and copy, 2-thread
+# store). Staggered array starts (4K aliasing) and software prefetch across
+# page boundaries changed nothing or cost; the cause was the loops' code
+# generation (three-part lea per NT store), fixed in crates/kernels; the A/B
+# figures are in docs/bw.md ("Loop shape").
+#
+# Environment: ROUNDS (default 5), THREADS (default "1 2"), KERNELS
+# (default "copy triad load store"), ARRAY_BYTES, NUMAPROBE (path of the
+# binary; default target/release/numaprobe, built if missing), BUDGET
+# (numaprobe seconds per result, default 1: at least 10 repetitions, ~15
+# for triad at 500 MiB), ISA (avx512 or avx2; default: avx512 when the CPU
+# has it, else avx2 with likwid's _avx tests). With the defaults a round
+# takes about 80 s on the 2-CPU development VM (5 rounds: about 7 minutes);
+# each round prints its time.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
 THREADS=${THREADS:-"1 2"}
+KERNELS=${KERNELS:-"copy triad load store"}
 ARRAY_BYTES=${ARRAY_BYTES:-524288000}
-BUDGET=${BUDGET:-2}
+BUDGET=${BUDGET:-1}
 cd "$(dirname "$0")/.."
 NUMAPROBE=${NUMAPROBE:-${CARGO_TARGET_DIR:-target}/release/numaprobe}
 if [ -z "${ISA:-}" ]; then
@@ -86,7 +97,13 @@ fi
 ARRAY_KB=$(( ARRAY_BYTES / 1000 ))
 
 # name likwid-test streams numaprobe-kernel
-PAIRS="copy:copy_mem_${LK}:2:copy triad:stream_mem_${LK}:3:triad load:load_${LK}:1:read store:store_mem_${LK}:1:write"
+ALL_PAIRS="copy:copy_mem_${LK}:2:copy triad:stream_mem_${LK}:3:triad load:load_${LK}:1:read store:store_mem_${LK}:1:write"
+PAIRS=""
+for k in $KERNELS; do
+    p=$(tr ' ' '\n' <<<"$ALL_PAIRS" | grep "^$k:" || true)
+    [ -n "$p" ] || { echo "KERNELS: '$k' is not one of copy, triad, load, store" >&2; exit 2; }
+    PAIRS="$PAIRS $p"
+done
 
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
@@ -118,6 +135,7 @@ run_stream() { # threads pages -> prints "best_GBs"
 echo "numaprobe vs likwid-bench and a reference STREAM: $ROUNDS rounds, threads '$THREADS', $ARRAY_BYTES bytes per array, ISA $ISA" >&2
 echo "machine load: $(cut -d' ' -f1-3 /proc/loadavg); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)" >&2
 for round in $(seq 1 "$ROUNDS"); do
+    round_start=$SECONDS
     for t in $THREADS; do
         for pair in $PAIRS; do
             IFS=: read -r name test streams kernel <<<"$pair"
@@ -145,6 +163,7 @@ for round in $(seq 1 "$ROUNDS"); do
                 "$round" "$name" "$t" "$cpus" "$lk" "$np" "$np4" "$sc4" "$sthp" >&2
         done
     done
+    echo "round $round took $(( SECONDS - round_start )) s" >&2
 done
 
 python3 - "$OUT/raw" <<'PY'

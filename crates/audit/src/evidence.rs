@@ -1,9 +1,10 @@
 //! Measurements the audit cites: figures computed from saved `bw` and `lat`
 //! results (remote/local ratios, local bandwidth per node, interleave,
-//! latency groups found under `numa=off`).
+//! latency groups found under `numa=off`, the prefetch check of `lat`).
 
 use std::collections::BTreeMap;
 
+use results::lat::{LatSummary, PrefetchCheck};
 use results::view::Stored;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,6 +32,62 @@ pub struct Evidence {
     /// Distinct latency levels seen from CPUs to memory (per-CPU latency
     /// sweep): more than one under `numa=off` shows hidden NUMA.
     pub latency_groups: Option<u32>,
+    /// The latest prefetch check of `lat` (stride 64 B against the default
+    /// stride), with the run it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<PrefetchEvidence>,
+}
+
+/// A saved prefetch check and where it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrefetchEvidence {
+    /// The run holding the check (e.g. `run 12 (2026-11-21T...)`); set by
+    /// the caller that loaded it.
+    pub source: Option<String>,
+    #[serde(flatten)]
+    pub check: PrefetchCheck,
+}
+
+impl PrefetchEvidence {
+    /// The figures in one line: `stride 64 B: 101.7 ns, stride 256 B: 162.0
+    /// ns, prefetchers shorten neighbour loads by 37%`, then how it was
+    /// measured and where it comes from.
+    pub fn describe(&self) -> String {
+        let c = &self.check;
+        let effect = if c.significant && c.shortened_pct > 0.0 {
+            format!("prefetchers shorten neighbour loads by {:.0}%", c.shortened_pct)
+        } else if c.significant {
+            format!("stride 64 B slower by {:.0}%", -c.shortened_pct)
+        } else {
+            format!("no difference above the noise ({:.1} ns)", c.noise_ns)
+        };
+        let from = self.source.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
+        format!(
+            "stride 64 B: {:.1} ns, stride {} B: {:.1} ns, {effect} ({} MiB rings, {} pages, CPU {}{from})",
+            c.line_ns,
+            c.stride_bytes,
+            c.stride_ns,
+            c.size_bytes >> 20,
+            c.page_size,
+            c.cpu
+        )
+    }
+}
+
+/// The last prefetch check among saved results (each `{"kind", "payload"}`
+/// or a bare payload with `kind`), if any.
+pub fn prefetch_check(results: &[Value]) -> Option<PrefetchCheck> {
+    results
+        .iter()
+        .filter(|r| r.get("kind").and_then(Value::as_str) == Some("lat-summary"))
+        .filter_map(|r| {
+            let p = r.get("payload").filter(|p| p.is_object()).unwrap_or(r);
+            match LatSummary::try_from(p.clone()) {
+                Ok(LatSummary::PrefetchCheck(c)) => Some(c),
+                _ => None,
+            }
+        })
+        .next_back()
 }
 
 fn node(n: Option<i64>) -> Option<u32> {
@@ -60,6 +117,7 @@ impl Evidence {
             && self.fraction_of_peak.is_none()
             && self.interleave_gbs.is_none()
             && self.latency_groups.is_none()
+            && self.prefetch.is_none()
     }
 
     /// Computes the figures from saved result payloads. Each payload is a
@@ -144,6 +202,7 @@ impl Evidence {
         if !per_cpu_lat.is_empty() {
             ev.latency_groups = Some(count_groups(&per_cpu_lat, 0.15));
         }
+        ev.prefetch = prefetch_check(results).map(|check| PrefetchEvidence { source: None, check });
         ev
     }
 }

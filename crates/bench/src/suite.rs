@@ -387,7 +387,7 @@ fn chain(e: &dyn std::error::Error) -> String {
     let mut cur = e.source();
     while let Some(c) = cur {
         let t = c.to_string();
-        if !s.ends_with(&t) {
+        if !s.contains(&t) {
             s.push_str(": ");
             s.push_str(&t);
         }

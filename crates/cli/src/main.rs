@@ -19,8 +19,16 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => {
             // clap prints help/version on stdout (exit 0) and errors on
-            // stderr (exit 2).
-            let _ = e.print();
+            // stderr (exit 2). A value refused by the grammar is said on one
+            // line (the flag, the value, the accepted range), and so are
+            // two flags that conflict, without clap's usage and tip.
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::ArgumentConflict) {
+                let text = e.render().to_string();
+                eprintln!("{}", text.lines().next().unwrap_or_default());
+            } else {
+                let _ = e.print();
+            }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
@@ -39,7 +47,7 @@ fn main() -> ExitCode {
             }
             if err.downcast_ref::<signal::Interrupted>().is_some() {
                 eprintln!("numaprobe: {}", cli::error_line(&err));
-                return ExitCode::from(130);
+                return ExitCode::from(signal::exit_status());
             }
             eprintln!("numaprobe: error: {}", cli::error_line(&err));
             ExitCode::from(if cli::is_usage(&err) { 2 } else { 1 })

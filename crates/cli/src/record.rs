@@ -101,7 +101,7 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
 pub enum Outcome {
     /// Everything planned was measured.
     Complete,
-    /// Stopped by Ctrl-C; keeps what was measured.
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP; keeps what was measured.
     Interrupted,
     /// Part of the plan failed (the message says what).
     Incomplete(String),
@@ -206,7 +206,8 @@ impl Recording {
                 Some(l) => (RunStatus::Incomplete, Some(l)),
             },
             Outcome::Interrupted => {
-                (RunStatus::Incomplete, Some(join("interrupted (Ctrl-C)".into(), lost)))
+                let by = format!("interrupted ({})", crate::signal::cause());
+                (RunStatus::Incomplete, Some(join(by, lost)))
             }
             Outcome::Incomplete(m) => (RunStatus::Incomplete, Some(join(m, lost))),
             Outcome::Failed(m) => (RunStatus::Failed, Some(join(m, lost))),

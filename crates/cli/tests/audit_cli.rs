@@ -232,3 +232,63 @@ fn audit_and_topo_run_on_every_hwloc_capture() {
     }
     assert!(n >= 16, "only {n} captures");
 }
+
+/// Issue 14: `cpu.prefetchers` cites the prefetch check of the latest run of
+/// this machine that has one, even when a later run (here bandwidth only)
+/// has none; `--run` takes that run's check alone; none at all is unknown.
+#[test]
+fn prefetch_evidence_comes_from_the_latest_run_with_a_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    {
+        let mut s = store::Store::open(&db).unwrap();
+        let mut new = store::NewRun::new("numaprobe lat --test", "0.0.0-test");
+        new.label = Some("with check".into());
+        new.topology = this_topology();
+        new.machine = this_machine();
+        let run = s.begin_run(&new).unwrap();
+        let check = results::lat::PrefetchCheck::judge(
+            0,
+            Some(0),
+            1 << 30,
+            "4k".into(),
+            256,
+            (101.7, 1.5),
+            (162.0, 2.0),
+        );
+        let kind = store::ResultKind::from("lat-summary");
+        s.add_result(run, &kind, &serde_json::to_value(check).unwrap()).unwrap();
+        s.finish_run(run, store::RunStatus::Complete, None).unwrap();
+    }
+    // a later run of this machine without a check
+    save_run(&db, this_topology(), this_machine(), "later");
+    let r = json_of(audit().env("NUMAPROBE_DB", &db));
+    assert!(r["evidence"]["source"].as_str().unwrap().contains("later"), "{:#}", r["evidence"]);
+    let f = finding(&r, "cpu.prefetchers");
+    assert_eq!(f["severity"], "ok", "{f:#}");
+    let e = f["evidence"].as_str().unwrap();
+    assert!(
+        e.starts_with(
+            "stride 64 B: 101.7 ns, stride 256 B: 162.0 ns, prefetchers shorten neighbour loads by 37%"
+        ) && e.contains("with check"),
+        "{e}"
+    );
+    assert!(r["evidence"]["prefetch"]["source"].as_str().unwrap().contains("with check"));
+    // the latency profile: information, with the DRAM figure to compare
+    let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--profile", "latency"]));
+    assert_eq!(finding(&r, "cpu.prefetchers")["severity"], "info");
+    audit()
+        .env("NUMAPROBE_DB", &db)
+        .arg("--all")
+        .assert()
+        .success()
+        .stdout(contains("evidence: stride 64 B: 101.7 ns, stride 256 B: 162.0 ns"));
+    // --run names a run without a check: no guess from other runs
+    let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--run", "later"]));
+    assert_eq!(finding(&r, "cpu.prefetchers")["severity"], "unknown");
+    // no store at all
+    let r = json_of(audit().env("NUMAPROBE_DB", dir.path().join("none.db")));
+    let f = finding(&r, "cpu.prefetchers");
+    assert_eq!(f["severity"], "unknown");
+    assert!(f["found"].as_str().unwrap().contains("no saved run"), "{f:#}");
+}

@@ -22,7 +22,7 @@ fn usage_error(args: &[&str], needle: &str) {
 
 #[test]
 fn zero_threads_is_a_usage_error() {
-    usage_error(&["--threads", "0"], "--threads 0");
+    usage_error(&["--threads", "0"], "invalid value '0' for '--threads <N>'");
 }
 
 #[test]
@@ -53,7 +53,10 @@ fn size_beyond_what_the_node_can_spare_is_refused() {
 
 #[test]
 fn node_flags_do_not_combine_with_matrix() {
-    usage_error(&["--matrix", "--cpu-node", "0"], "do not combine");
+    usage_error(
+        &["--matrix", "--cpu-node", "0"],
+        "'--matrix' cannot be used with '--cpu-node <NODE>'",
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! End-to-end tests of `numaprobe run` on this machine: runs are saved with
-//! their label, compare against each other, and an interrupted run is kept
-//! as incomplete with what it measured.
+//! their label, compare against each other, and a run interrupted by
+//! Ctrl-C, SIGTERM or SIGHUP is kept as incomplete with what it measured
+//! and its report.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -102,8 +103,10 @@ fn repeat_makes_that_many_runs_under_one_label() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
-#[test]
-fn a_run_interrupted_by_ctrl_c_is_kept_incomplete_with_its_results() {
+/// Starts `run --quick --label cut` on a private database, waits until a
+/// latency result is saved, sends `sig`, and returns the exit code, stderr
+/// and the folder.
+fn signal_a_run(sig: i32) -> (Option<i32>, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = np(dir.path())
         .args([
@@ -121,7 +124,7 @@ fn a_run_interrupted_by_ctrl_c_is_kept_incomplete_with_its_results() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until some latency results are in the store, then press Ctrl-C.
+    // Wait until some latency results are in the store, then signal.
     let start = Instant::now();
     loop {
         assert!(start.elapsed() < Duration::from_secs(300), "no result saved in 5 minutes");
@@ -138,24 +141,63 @@ fn a_run_interrupted_by_ctrl_c_is_kept_incomplete_with_its_results() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    // SAFETY: kill(2) on our own child's PID with SIGINT; no memory is involved.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // SAFETY: kill(2) on our own child's PID; no memory is involved.
+    unsafe { libc::kill(child.id() as i32, sig) };
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted by Ctrl-C"), "{stderr}");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string(), dir)
+}
 
-    let runs = json_of(np(dir.path()).args(["--json", "list"]));
+/// The run after the signal: saved incomplete (`interrupted (NAME)`) with
+/// its finish time and what it measured, its report written, nothing
+/// measured after.
+fn assert_saved_interrupted_by(dir: &Path, name: &str) {
+    let runs = json_of(np(dir).args(["--json", "list"]));
     let run = &runs[0];
     assert_eq!(run["label"], "cut");
     assert_eq!(run["complete"], false, "{run}");
     assert_eq!(run["status"], "incomplete");
-    assert!(run["message"].as_str().unwrap().contains("Ctrl-C"));
-    let shown = json_of(np(dir.path()).args(["--json", "show", "latest"]));
+    assert!(run["message"].as_str().unwrap().contains(&format!("interrupted ({name})")), "{run}");
+    assert!(run["finished"].as_str().is_some_and(|f| !f.is_empty()), "no finish time: {run}");
+    let shown = json_of(np(dir).args(["--json", "show", "latest"]));
     let lat = shown["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "lat").count();
-    assert!(lat >= 1, "the latency results measured before Ctrl-C are kept: {shown}");
+    assert!(lat >= 1, "the latency results measured before {name} are kept: {shown}");
     // Loaded latency is the last step: an interrupted sweep never gets there.
-    assert!(!shown.to_string().contains("\"mode\":\"loaded\""), "the run went on after Ctrl-C");
+    assert!(!shown.to_string().contains("\"mode\":\"loaded\""), "the run went on after {name}");
+    // Reports are named run-ID-UUID8.{html,md}.
+    let id = run["id"].as_i64().unwrap();
+    let uuid8 = &run["uuid"].as_str().unwrap()[..8];
+    for ext in ["html", "md"] {
+        let report = dir.join("reports").join(format!("run-{id}-{uuid8}.{ext}"));
+        assert!(report.is_file(), "{} not written", report.display());
+    }
+}
+
+#[test]
+fn a_run_interrupted_by_ctrl_c_is_kept_incomplete_with_its_results() {
+    let (code, stderr, dir) = signal_a_run(libc::SIGINT);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted by Ctrl-C"), "{stderr}");
+    assert_saved_interrupted_by(dir.path(), "Ctrl-C");
+}
+
+/// Issue 12: SIGTERM killed the run at once (exit 143 by the signal): no
+/// finish time, no report, the run left `running`. It is now handled like
+/// Ctrl-C, then exits 143.
+#[test]
+fn sigterm_stops_a_run_at_a_safe_point_saves_and_reports_it() {
+    let (code, stderr, dir) = signal_a_run(libc::SIGTERM);
+    assert_eq!(code, Some(143), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGTERM"), "{stderr}");
+    assert_saved_interrupted_by(dir.path(), "SIGTERM");
+}
+
+/// SIGHUP (the terminal went away) likewise, exit 129.
+#[test]
+fn sighup_stops_a_run_at_a_safe_point_saves_and_reports_it() {
+    let (code, stderr, dir) = signal_a_run(libc::SIGHUP);
+    assert_eq!(code, Some(129), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGHUP"), "{stderr}");
+    assert_saved_interrupted_by(dir.path(), "SIGHUP");
 }
 
 #[test]

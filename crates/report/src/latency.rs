@@ -169,6 +169,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
     }
     let mut series = Vec::new();
     let mut markers = Vec::new();
+    let mut verdicts = Vec::new();
     let mut kt = Table::with_header(&[
         "Mix",
         "Idle ns",
@@ -183,6 +184,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
             pts.iter().filter_map(|p| Some((p.load_gbs?, p.loaded_ns()?))).collect(),
         ));
         if let Some(k) = curve_knee(pts) {
+            verdicts.push(format!("{mix}: {}.", k.verdict()));
             if let Some(g) = k.knee_gbs {
                 markers.push(Marker { x: g, label: format!("{mix} knee {}", num(g, "GB/s")) });
             }
@@ -209,6 +211,9 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
         ..XyChart::default()
     }));
     doc.table(kt);
+    for v in verdicts {
+        doc.p(v);
+    }
     let mut t = Table::with_header(&[
         "Mix",
         "Delay",

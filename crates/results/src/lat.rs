@@ -313,6 +313,36 @@ pub fn knee(points: &[(f64, f64)], idle_ns: Option<f64>) -> Option<Knee> {
     })
 }
 
+impl Knee {
+    /// What the curve shows, in one sentence: the knee and the usable
+    /// bandwidth, or plainly that the load never reached a knee (a small
+    /// machine, or too few load threads, cannot saturate memory).
+    pub fn verdict(&self) -> String {
+        let rise = (self.peak_ns / self.idle_ns - 1.0) * 100.0;
+        let rose = if rise >= 0.0 {
+            format!("latency rose {rise:.0}% at {:.2} GB/s", self.peak_gbs)
+        } else {
+            format!("latency did not rise ({rise:.0}% at {:.2} GB/s)", self.peak_gbs)
+        };
+        match self.knee_gbs {
+            None => format!(
+                "no knee within the load this machine could generate: {rose} (the knee is +{:.0}% \
+                 over idle {:.1} ns); more load threads, or a bigger machine, are needed to find it",
+                self.knee_pct, self.idle_ns
+            ),
+            Some(k) if self.doubled => format!(
+                "knee (+{:.0}% over idle {:.1} ns) at {k:.2} GB/s; latency doubles at {:.2} GB/s",
+                self.knee_pct, self.idle_ns, self.usable_gbs
+            ),
+            Some(k) => format!(
+                "knee (+{:.0}% over idle {:.1} ns) at {k:.2} GB/s; latency never doubled: rose \
+                 {rise:.0}% at {:.2} GB/s, the most this machine could generate",
+                self.knee_pct, self.idle_ns, self.peak_gbs
+            ),
+        }
+    }
+}
+
 /// The summary of one loaded curve (kind `lat-summary`, mode `loaded`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadedSummary {
@@ -595,6 +625,30 @@ mod tests {
         // a curve that ends below the limit has not crossed it
         let k = knee(&pts[..3], Some(100.0)).unwrap();
         assert_eq!(k.knee_gbs, None);
+    }
+
+    #[test]
+    fn the_verdict_says_plainly_when_no_knee_was_reached() {
+        // one load thread on a small VM: latency rose 12% at 3.9 GB/s
+        let pts = [(0.0, 100.0), (1.0, 104.0), (2.5, 108.0), (3.9, 112.0)];
+        let v = knee(&pts, Some(100.0)).unwrap().verdict();
+        assert!(
+            v.starts_with(
+                "no knee within the load this machine could generate: latency rose 12% at 3.90 GB/s"
+            ),
+            "{v}"
+        );
+        let pts = [(0.0, 100.0), (10.0, 110.0), (20.0, 130.0), (30.0, 180.0), (35.0, 260.0)];
+        let v = knee(&pts, Some(100.0)).unwrap().verdict();
+        assert_eq!(
+            v,
+            "knee (+20% over idle 100.0 ns) at 15.00 GB/s; latency doubles at 31.25 GB/s"
+        );
+        let v = knee(&pts[..3], Some(100.0)).unwrap().verdict();
+        assert!(v.contains("at 15.00 GB/s; latency never doubled: rose 30% at 20.00 GB/s"), "{v}");
+        // a noisy idle point above the loaded ones: no rise to speak of
+        let v = knee(&[(0.0, 118.1), (12.28, 100.4)], None).unwrap().verdict();
+        assert!(v.contains("latency did not rise (-15% at 12.28 GB/s)"), "{v}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod kernel;
 mod memory;
 mod numa;
 mod perf;
+mod prefetch;
 
 pub use cpu::DEEP_CSTATE_US;
 pub use memory::{IMBALANCE, LOW_PEAK_FRACTION, NEARLY_FULL};
@@ -176,6 +177,11 @@ pub const RULES: &[Rule] = &[
     Rule { id: "cpu.smt", title: "SMT (Hyper-Threading)", check: cpu::smt },
     Rule { id: "cpu.isolation", title: "CPU isolation", check: cpu::isolation },
     Rule { id: "iommu.mode", title: "IOMMU mode", check: cpu::iommu },
+    Rule {
+        id: "cpu.prefetchers",
+        title: "Hardware prefetchers (measured)",
+        check: prefetch::prefetchers,
+    },
     Rule { id: "memory.population", title: "DIMM population", check: memory::population },
     Rule {
         id: "memory.peak_fraction",

@@ -98,7 +98,10 @@ fn bounce(
                 }
             }
         });
-        let run = (|| -> Result<Vec<f64>, LatError> {
+        // The measuring side runs on a thread of its own too: pinning the
+        // caller would confine every later step of the process (a second
+        // `run --repeat` found one usable CPU and refused loaded latency).
+        let measurer = s.spawn(|| -> Result<Vec<f64>, LatError> {
             sys::pin_to_cpu(a)?;
             let mut out = Vec::new();
             let mut v = 1u64;
@@ -122,7 +125,10 @@ fn bounce(
                 }
             }
             Ok(out)
-        })();
+        });
+        let run = measurer
+            .join()
+            .unwrap_or_else(|_| Err(LatError::Panicked("the c2c measuring thread".into())));
         quit.store(true, Ordering::SeqCst);
         let resp = responder
             .join()
@@ -203,4 +209,23 @@ pub fn c2c(
         return Err(LatError::Stopped);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 12: `bounce` pinned the calling thread to CPU `a` and left it
+    /// there, so every later step of the process (the next run of
+    /// `run --repeat`) saw one usable CPU.
+    #[test]
+    fn bouncing_leaves_the_callers_affinity_alone() {
+        let before = place::current_thread_affinity().unwrap();
+        let cpus: Vec<u32> = before.iter().collect();
+        assert!(cpus.len() >= 2, "this test needs two CPUs to tell a pin: {before}");
+        let (a, b) = (cpus[0], cpus[cpus.len() - 1]);
+        let v = bounce(a, b, 2, 100, &StopFlag::new()).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(place::current_thread_affinity().unwrap(), before, "pinned to CPU {a}");
+    }
 }

@@ -53,7 +53,8 @@ pub struct InterleaveArgs {
     #[arg(long, value_name = "NODES", value_parser = node_set)]
     pub nodes: Option<NodeSet>,
     /// Largest weight to propose (1-255; small weights keep the pattern short).
-    #[arg(long, value_name = "N", default_value_t = weights::DEFAULT_MAX_WEIGHT)]
+    #[arg(long, value_name = "N", default_value_t = weights::DEFAULT_MAX_WEIGHT,
+          value_parser = grammar::max_weight)]
     pub max_weight: u32,
     /// Write the weights to /sys/kernel/mm/mempolicy/weighted_interleave
     /// (root), saving the old values and printing the command that
@@ -73,8 +74,8 @@ pub struct InterleaveArgs {
     #[arg(long)]
     pub verify: bool,
     /// Seconds per bandwidth figure when measuring.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    pub budget: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = grammar::budget)]
+    pub budget: Duration,
     /// Bytes per array when measuring (default: bw's rule, 4x the LLC).
     #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
     pub size: Option<u64>,
@@ -199,12 +200,6 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
     let root = sys_root(&a)?;
     if let Some(file) = &a.restore {
         return restore(&root, file, g);
-    }
-    if !(1..=weights::MAX_KERNEL_WEIGHT).contains(&a.max_weight) {
-        usage!("--max-weight {}: expected 1 to 255", a.max_weight);
-    }
-    if !(a.budget.is_finite() && a.budget > 0.0) {
-        usage!("--budget {}: expected a positive number of seconds", a.budget);
     }
     if a.apply {
         check_can_write(&root, "--apply")?;
@@ -398,11 +393,7 @@ fn plan(a: &InterleaveArgs, modes: Vec<BwMode>) -> BwPlan {
         modes,
         kernels: vec![Kernel::Triad],
         array_bytes: a.size,
-        reps: RepPolicy {
-            min_reps: 3,
-            budget: Duration::from_secs_f64(a.budget),
-            ..RepPolicy::default()
-        },
+        reps: RepPolicy { min_reps: 3, budget: a.budget, ..RepPolicy::default() },
         ..BwPlan::default()
     }
 }

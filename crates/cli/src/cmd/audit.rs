@@ -57,7 +57,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             Ok(e) => e,
             Err(e) if args.run.is_some() => return Err(e),
             Err(e) => {
-                output::warn(g.quiet, &format!("no evidence from the results store: {e:#}"));
+                output::warn(
+                    g.quiet,
+                    &format!("no evidence from the results store: {}", crate::cli::error_line(&e)),
+                );
                 (Evidence::default(), None)
             }
         }
@@ -167,21 +170,25 @@ fn evidence_from_store(
         }
         Err(e) => return Err(e.into()),
     };
+    let me = audit::fingerprint::machine_fingerprint(root, topology);
     let loaded = if let Some(r) = run {
         let r: store::RunRef = r.parse().map_err(|e| anyhow::anyhow!("--run {r}: {e}"))?;
         Some(db.load(&r)?)
     } else {
-        let me = audit::fingerprint::machine_fingerprint(root, topology);
         db.latest_run_of_machine(&me)?.map(|id| db.load_run(id)).transpose()?
     };
     let Some(l) = loaded else {
         return Ok((Evidence::default(), None));
     };
-    let results: Vec<Value> =
-        l.results.iter().map(|r| json!({"kind": r.kind.as_str(), "payload": r.payload})).collect();
-    let mut ev = Evidence::from_results(&results);
-    let label = l.summary.label.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
-    let src = format!("run {} ({}{label})", l.summary.id, l.summary.started);
+    let mut ev = Evidence::from_results(&kind_payloads(&l));
+    let src = source_of(&l);
+    if let Some(p) = &mut ev.prefetch {
+        p.source = Some(src.clone());
+    } else if run.is_none() {
+        // The latest run may not have measured latency: the prefetch
+        // evidence comes from the latest run of this machine that did.
+        ev.prefetch = latest_prefetch_check(&db, &me, l.summary.id)?;
+    }
     if ev.is_empty() {
         return Ok((
             Evidence::default(),
@@ -190,6 +197,37 @@ fn evidence_from_store(
     }
     ev.source = Some(src);
     Ok((ev, None))
+}
+
+/// A run's results as `{"kind", "payload"}` documents, as
+/// [`Evidence::from_results`] reads them.
+fn kind_payloads(l: &store::LoadedRun) -> Vec<Value> {
+    l.results.iter().map(|r| json!({"kind": r.kind.as_str(), "payload": r.payload})).collect()
+}
+
+/// `run N (started, label)`: where evidence comes from.
+fn source_of(l: &store::LoadedRun) -> String {
+    let label = l.summary.label.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
+    format!("run {} ({}{label})", l.summary.id, l.summary.started)
+}
+
+/// The prefetch check of the latest run of machine `me` that has one,
+/// other than `seen` (already read).
+fn latest_prefetch_check(
+    db: &store::Store,
+    me: &str,
+    seen: store::RunId,
+) -> anyhow::Result<Option<audit::evidence::PrefetchEvidence>> {
+    let mut runs = db.list_runs_for_machine(me)?;
+    runs.sort_by(|a, b| (&a.started, a.id).cmp(&(&b.started, b.id)));
+    for s in runs.iter().rev().filter(|s| s.id != seen) {
+        let l = db.load_run(s.id)?;
+        if let Some(check) = audit::evidence::prefetch_check(&kind_payloads(&l)) {
+            let source = Some(source_of(&l));
+            return Ok(Some(audit::evidence::PrefetchEvidence { source, check }));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -19,30 +19,37 @@ use crate::grammar::{self, IsaName, KernelName, Pages, Stores};
 use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
 use crate::{output, usage};
 
+/// The modes that choose their own nodes: one case's flags (`--cpu-node`,
+/// `--mem-node`, `--cpus`) conflict with them.
+const WHOLE_MACHINE: [&str; 4] = ["matrix", "global", "interleave", "weighted"];
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Node whose CPUs run the threads (default: the first node with CPUs).
-    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node,
+          conflicts_with_all = WHOLE_MACHINE)]
     pub cpu_node: Option<u32>,
     /// Node holding the arrays (default: the CPU node's own memory, or the
     /// nearest memory node).
-    #[arg(long, value_name = "NODE", value_parser = grammar::node)]
+    #[arg(long, value_name = "NODE", value_parser = grammar::node,
+          conflicts_with_all = WHOLE_MACHINE)]
     pub mem_node: Option<u32>,
     /// Run on exactly these CPUs instead of a node's: a set such as 0-3,8,
     /// all, !0 (all allowed CPUs but 0) or +0-3 (the first four allowed).
-    #[arg(long, value_name = "CPUS", conflicts_with = "cpu_node", value_parser = grammar::set)]
+    #[arg(long, value_name = "CPUS", value_parser = grammar::set,
+          conflicts_with_all = ["cpu_node", "matrix", "global", "interleave", "weighted", "scaling"])]
     pub cpus: Option<place::SetSpec>,
     /// Threads per CPU node (default: every CPU of the node, one per core
     /// first); with --scaling, the largest count.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = grammar::threads)]
     pub threads: Option<usize>,
     /// Every CPU node against every memory node (memory-only nodes too).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["global", "interleave", "weighted", "scaling"])]
     pub matrix: bool,
     /// Whole machine: every node's threads on their own memory, then
     /// interleaved over all nodes, then weighted interleave when the kernel
     /// has it.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interleave", "weighted", "scaling"])]
     pub global: bool,
     /// Whole machine with memory interleaved over all memory nodes.
     #[arg(long)]
@@ -51,7 +58,7 @@ pub struct Args {
     #[arg(long)]
     pub weighted: bool,
     /// Bandwidth against thread count 1..N on one node.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interleave", "weighted"])]
     pub scaling: bool,
     /// Kernels, comma-separated (read/write also as load/store).
     #[arg(
@@ -77,21 +84,21 @@ pub struct Args {
     #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
     pub pages: Pages,
     /// Seconds allowed per result before settling for an unstable figure.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
-    pub budget: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = grammar::budget)]
+    pub budget: Duration,
     /// Minimum timed repetitions per result.
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = grammar::reps)]
     pub min_reps: usize,
     /// Maximum timed repetitions per result.
-    #[arg(long, value_name = "N", default_value_t = 500)]
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = grammar::reps)]
     pub max_reps: usize,
     /// Stop when the best 3 repetitions are within this many percent.
-    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = grammar::percent)]
     pub target_spread: f64,
     /// Theoretical peak of one memory node in GB/s (DIMMs x MT/s x 8 bytes),
     /// to show the measured fraction of it (default: from the SMBIOS DIMM
     /// table when it is readable, which needs root).
-    #[arg(long, value_name = "GB/S")]
+    #[arg(long, value_name = "GB/S", value_parser = grammar::peak_gbs)]
     pub peak_gbs: Option<f64>,
     /// Count events of the team over each kernel's timed repetitions
     /// (perf_event_open per thread), and the memory controllers' bytes
@@ -110,9 +117,6 @@ pub fn plan_from_args(
     allowed: &place::Allowed,
     topo: &Topology,
 ) -> anyhow::Result<BwPlan> {
-    if a.threads == Some(0) {
-        usage!("--threads 0: at least one thread is needed");
-    }
     let mut kernels = Vec::new();
     for k in a.kernel.iter().map(|&k| Kernel::from(k)) {
         if !kernels.contains(&k) {
@@ -126,19 +130,8 @@ pub fn plan_from_args(
     let stores = StoreMode::from(a.stores);
     let array_bytes = a.size;
     let pages = a.pages.to_place();
-    if !(a.budget.is_finite() && a.budget > 0.0) {
-        usage!("--budget {}: expected a positive number of seconds", a.budget);
-    }
-    if a.min_reps == 0 || a.max_reps < a.min_reps {
-        usage!("--min-reps {} / --max-reps {}: need 1 <= min <= max", a.min_reps, a.max_reps);
-    }
-    if !(a.target_spread.is_finite() && a.target_spread >= 0.0) {
-        usage!("--target-spread {}: expected a percentage >= 0", a.target_spread);
-    }
-    if let Some(p) = a.peak_gbs {
-        if !(p.is_finite() && p > 0.0) {
-            usage!("--peak-gbs {p}: expected a positive figure in GB/s");
-        }
+    if a.max_reps < a.min_reps {
+        usage!("--min-reps {} / --max-reps {}: need min <= max", a.min_reps, a.max_reps);
     }
     let cpus = match &a.cpus {
         Some(spec) => Some(allowed.resolve_cpus(&spec.to_string(), topo).context("--cpus")?),
@@ -153,20 +146,18 @@ pub fn plan_from_args(
         modes.push(BwMode::Interleave);
         modes.push(BwMode::Weighted { required: false });
     }
-    if a.interleave && !a.global {
+    if a.interleave {
         modes.push(BwMode::Interleave);
     }
-    if a.weighted && !a.global {
+    if a.weighted {
         modes.push(BwMode::Weighted { required: true });
     }
     if a.scaling {
         modes.push(BwMode::Scaling { cpu_node: a.cpu_node, mem_node: a.mem_node });
     }
-    let node_flags = a.cpu_node.is_some() || a.mem_node.is_some() || cpus.is_some();
-    if modes.is_empty() || (node_flags && !a.scaling) {
-        if (a.matrix || a.global || a.interleave || a.weighted) && node_flags && !a.scaling {
-            usage!("--cpu-node/--mem-node/--cpus pick one case; they do not combine with --matrix, --global, --interleave or --weighted");
-        }
+    // The flags of one case conflict with every other mode (clap), so no
+    // mode means one case.
+    if modes.is_empty() {
         modes.push(BwMode::Local { cpu_node: a.cpu_node, mem_node: a.mem_node, cpus });
     }
     Ok(BwPlan {
@@ -182,7 +173,7 @@ pub fn plan_from_args(
             max_reps: a.max_reps,
             top_k: 3,
             target_spread_pct: a.target_spread,
-            budget: Duration::from_secs_f64(a.budget),
+            budget: a.budget,
         },
         peak_gbs: a.peak_gbs,
     })
@@ -262,7 +253,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         output::emit(&crate::counters::render(&rows))?;
     }
     if interrupted {
-        output::warn(g.quiet, "interrupted: the table holds what was measured before Ctrl-C");
+        output::warn(
+            g.quiet,
+            &format!(
+                "interrupted: the table holds what was measured before {}",
+                crate::signal::cause()
+            ),
+        );
     }
     Ok(())
 }

@@ -23,10 +23,12 @@ pub struct CompareArgs {
     #[arg(long, value_name = "GROUP")]
     pub baseline: Option<String>,
     /// Equivalence margin in percent: smaller changes do not matter.
-    #[arg(long, value_name = "PCT", default_value_t = results::runstats::DEFAULT_MARGIN_PCT)]
+    #[arg(long, value_name = "PCT", default_value_t = results::runstats::DEFAULT_MARGIN_PCT,
+          value_parser = crate::grammar::open_percent)]
     pub margin: f64,
     /// Two-sided confidence of the intervals (0.5 to 0.999).
-    #[arg(long, value_name = "P", default_value_t = results::runstats::DEFAULT_CONFIDENCE)]
+    #[arg(long, value_name = "P", default_value_t = results::runstats::DEFAULT_CONFIDENCE,
+          value_parser = crate::grammar::confidence)]
     pub confidence: f64,
 }
 
@@ -78,12 +80,6 @@ fn study_of(
 }
 
 pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
-    if !(a.margin.is_finite() && a.margin > 0.0 && a.margin < 100.0) {
-        usage!("--margin {}: expected a percentage above 0 and below 100", a.margin);
-    }
-    if !(a.confidence.is_finite() && (0.5..=0.999).contains(&a.confidence)) {
-        usage!("--confidence {}: expected a probability from 0.5 to 0.999", a.confidence);
-    }
     let db = open_existing(g)?;
     let policy = Policy { confidence: a.confidence, margin_pct: a.margin };
     let study = study_of(&db, &a.groups, a.baseline.as_deref(), &policy)?;

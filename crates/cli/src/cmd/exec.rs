@@ -37,10 +37,10 @@ pub struct Args {
     pub policies: Vec<String>,
     /// Measured runs per policy.
     #[arg(long, short = 'r', value_name = "N", default_value_t = 3,
-          value_parser = clap::value_parser!(u32).range(1..=10000))]
+          value_parser = crate::grammar::exec_repeat)]
     pub repeat: u32,
     /// Unrecorded runs per policy before the measured ones.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = crate::grammar::warmup)]
     pub warmup: u32,
     /// Regular expression whose first capture group is the figure of merit,
     /// searched in stdout, then stderr (last match wins).
@@ -54,8 +54,8 @@ pub struct Args {
     pub lower_is_better: bool,
     /// Kill the command's process group after this many seconds
     /// (SIGTERM, then SIGKILL 1 s later).
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = crate::grammar::timeout)]
+    pub timeout: Option<Duration>,
     /// Stop the matrix at the first failed run.
     #[arg(long)]
     pub fail_fast: bool,
@@ -76,11 +76,13 @@ pub struct Args {
     pub wait: bool,
     /// Touch SIZE bytes of memory (e.g. 32M) and print where the pages
     /// are, instead of running a command (for guests).
-    #[arg(long, hide = true, value_name = "SIZE", value_parser = crate::grammar::size)]
+    #[arg(long, hide = true, value_name = "SIZE", value_parser = crate::grammar::size,
+          conflicts_with = "command")]
     pub touch: Option<u64>,
     /// With --touch: keep the memory this long so `exec` can sample it.
-    #[arg(long, hide = true, value_name = "MS", default_value_t = 300)]
-    pub touch_hold_ms: u64,
+    #[arg(long, hide = true, value_name = "MS", default_value = "300",
+          value_parser = crate::grammar::hold_ms)]
+    pub touch_hold_ms: Duration,
     /// The command and its arguments (after --); run directly, no shell.
     #[arg(
         trailing_var_arg = true,
@@ -91,11 +93,24 @@ pub struct Args {
     pub command: Vec<OsString>,
 }
 
-fn touch(size: u64, hold_ms: u64) -> anyhow::Result<()> {
-    let Ok(bytes) = usize::try_from(size) else {
-        usage!("--touch {size}: too large for this machine's address space");
+fn touch(size: u64, hold: Duration) -> anyhow::Result<()> {
+    // Never take the machine's memory away (an allocation past it aborts
+    // the process): the memory nodes this process may use must spare it.
+    let root = SysRoot::live();
+    let topo = topo::Topology::discover(&root)?;
+    let mut spare = 0u64;
+    for node in place::Allowed::current(&root)?.memory_nodes(&topo).iter() {
+        spare = spare.saturating_add(place::memory::node_memory(&root, node)?.spare_bytes);
+    }
+    let bytes = match usize::try_from(size) {
+        Ok(b) if size <= spare => b,
+        _ => usage!(
+            "--touch {size} bytes: more than the memory nodes this process may use can spare \
+             ({} MiB, keeping numaprobe's reserve free on each)",
+            spare >> 20
+        ),
     };
-    let r = exec::touch::touch(bytes, Duration::from_millis(hold_ms));
+    let r = exec::touch::touch(bytes, hold);
     let nodes: Vec<String> =
         r.own_pages.iter().map(|(n, k)| format!("N{n}={}", k.anon_kib)).collect();
     output::emit(&format!(
@@ -147,6 +162,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(size) = args.touch {
         return touch(size, args.touch_hold_ms);
     }
+    if args.command.first().is_some_and(|p| p.is_empty()) {
+        usage!("exec: the program name (the first word after --) is empty");
+    }
     // Check everything the user wrote before anything runs.
     let mut items = Vec::new();
     for list in &args.policies {
@@ -166,13 +184,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let timeout = match args.timeout {
-        Some(t) if !(t.is_finite() && t > 0.0) => {
-            usage!("--timeout: '{t}' is not a positive number of seconds")
-        }
-        Some(t) => Some(Duration::from_secs_f64(t)),
-        None => None,
-    };
+    let timeout = args.timeout;
     let command = ResolvedCommand::resolve(&args.command, std::env::var_os("PATH").as_deref())
         .map_err(to_usage)?;
     let scope = Scope::read(&SysRoot::live()).context("reading this machine's NUMA nodes")?;
@@ -188,7 +200,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         match Recording::open(g, &new) {
             Ok(r) => Some(r),
             Err(e) => {
-                output::warn(g.quiet, &format!("results will not be saved: {e:#}"));
+                output::warn(
+                    g.quiet,
+                    &format!("results will not be saved: {}", crate::cli::error_line(&e)),
+                );
                 None
             }
         }
@@ -216,7 +231,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     if let Some(rec) = rec {
         if let Err(e) = rec.finish(end) {
-            output::warn(g.quiet, &format!("could not close the saved run: {e:#}"));
+            output::warn(
+                g.quiet,
+                &format!("could not close the saved run: {}", crate::cli::error_line(&e)),
+            );
         }
     }
     let report = outcome.map_err(to_usage)?;

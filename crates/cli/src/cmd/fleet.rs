@@ -44,7 +44,8 @@ pub struct Args {
     pub group_by: GroupByArg,
     /// Flag a host this many % worse than its peers' median (bandwidth
     /// below, latency above), when its robust z-score also exceeds 3.5.
-    #[arg(long, value_name = "PCT", default_value_t = report::fleet::DEFAULT_THRESHOLD_PCT)]
+    #[arg(long, value_name = "PCT", default_value_t = report::fleet::DEFAULT_THRESHOLD_PCT,
+          value_parser = crate::grammar::open_percent)]
     pub threshold: f64,
     /// Only runs with this label (each host's latest such run).
     #[arg(long, value_name = "TEXT")]
@@ -88,9 +89,6 @@ fn wanted(summaries: &[RunSummary], by_label: bool, label: Option<&str>) -> Vec<
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
-    if !(a.threshold > 0.0 && a.threshold < 100.0) {
-        usage!("--threshold {}: give a percentage between 0 and 100 (exclusive)", a.threshold);
-    }
     let format = match (a.format, &a.output) {
         (Some(f), _) => f,
         (None, Some(p)) => match report::Format::from_path(p) {

@@ -65,8 +65,10 @@ pub struct Args {
     /// Working set, e.g. 64K, 1.5M, 1G. For --sweep: the largest size.
     #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
     pub size: Option<u64>,
-    /// CPU that chases.
-    #[arg(long, value_name = "CPU", value_parser = grammar::cpu)]
+    /// CPU that chases (not with --cpu-node; --matrix and --per-cpu choose
+    /// their CPUs).
+    #[arg(long, value_name = "CPU", value_parser = grammar::cpu,
+          conflicts_with_all = ["cpu_node", "matrix", "per_cpu"])]
     pub cpu: Option<u32>,
     /// Node whose first usable CPU chases.
     #[arg(long, value_name = "NODE", value_parser = grammar::node)]
@@ -77,7 +79,7 @@ pub struct Args {
     /// Bytes between chased elements: a power of two, 8 to 4096 (default
     /// 256: no help from spatial prefetchers, the DRAM figure; the sweep
     /// uses 64 up to the LLC). 64 gives the cache-assisted figure.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", value_parser = grammar::stride)]
     pub stride: Option<usize>,
     /// One point: skip the short stride-64 check of the prefetchers.
     #[arg(long)]
@@ -88,20 +90,21 @@ pub struct Args {
     #[arg(long, value_name = "PAGES", value_enum, default_value = "4k")]
     pub pages: Pages,
     /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = grammar::tlb_pages)]
     pub tlb_pages: usize,
     /// Samples per point.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = grammar::samples)]
     pub samples: Option<usize>,
-    /// Length of one sample in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub sample_ms: Option<u64>,
+    /// Length of one sample in milliseconds (a first Ctrl-C waits for the
+    /// sample under way).
+    #[arg(long, value_name = "MS", value_parser = grammar::sample_ms)]
+    pub sample_ms: Option<Duration>,
     /// Seed of the random chase order.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = grammar::seed)]
     pub seed: u64,
 
     /// --per-cpu: measure at most this many CPUs, spread evenly.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = grammar::threads)]
     pub max_cpus: usize,
     /// --loaded: traffic mixes of the load threads, comma-separated: read,
     /// 3:1, 2:1, 1:1 (read:write), nt-write, or all (the default).
@@ -113,7 +116,7 @@ pub struct Args {
     /// --loaded: waits after each cache line in ns, comma-separated
     /// (default 20000,10000,5000,2000,1000,500,200,100,50,0); an idle
     /// point (load paused) is always measured first.
-    #[arg(long, value_name = "NS", value_delimiter = ',')]
+    #[arg(long, value_name = "NS", value_delimiter = ',', value_parser = grammar::delay_ns)]
     pub delays: Option<Vec<u64>>,
     /// --loaded: CPUs that generate load, a set such as 0-7, all or !0
     /// (default: all but the chasing CPU).
@@ -124,7 +127,7 @@ pub struct Args {
     pub pairs: Option<String>,
     /// --c2c: pairs per relation (SMT, node, package, cross-package) when
     /// choosing.
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = grammar::pairs_per_relation)]
     pub pairs_per_relation: usize,
     /// Count events of the chase thread over each point's timed samples
     /// (perf_event_open), recorded with each chase result (point, matrix,
@@ -174,31 +177,8 @@ fn mixes(a: &Args) -> Vec<LoadKind> {
 
 /// Checks what can be checked without the machine.
 fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
-    if let Some(s) = a.stride {
-        if !s.is_power_of_two() || !(8..=4096).contains(&s) {
-            usage!("--stride {s} must be a power of two from 8 to 4096 bytes");
-        }
-    }
     if !a.loaded && (a.mix.is_some() || a.load.is_some()) {
         usage!("--mix applies to --loaded only");
-    }
-    if a.tlb_pages == 0 {
-        usage!("--tlb-pages must be at least 1");
-    }
-    if a.samples == Some(0) {
-        usage!("--samples must be at least 1");
-    }
-    if a.sample_ms == Some(0) {
-        usage!("--sample-ms must be at least 1");
-    }
-    if a.max_cpus == 0 {
-        usage!("--max-cpus must be at least 1");
-    }
-    if a.pairs_per_relation == 0 {
-        usage!("--pairs-per-relation must be at least 1");
-    }
-    if a.cpu.is_some() && (a.matrix || a.per_cpu) {
-        usage!("--cpu does not apply to --matrix or --per-cpu (they choose their CPUs)");
     }
     if a.delays.as_ref().is_some_and(|d| d.is_empty()) {
         usage!("--delays needs at least one value");
@@ -255,8 +235,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(n) = args.samples {
         timing.samples = n;
     }
-    if let Some(ms) = args.sample_ms {
-        timing.sample_time = Duration::from_millis(ms);
+    if let Some(t) = args.sample_ms {
+        timing.sample_time = t;
     }
     let opts = ChaseOpts {
         size_bytes: size,
@@ -439,7 +419,10 @@ fn placement(r: &LatResult) -> String {
 
 fn stopped_note(g: &Global, stopped: bool) {
     if stopped {
-        output::warn(g.quiet, "stopped by Ctrl-C: showing what was measured");
+        output::warn(
+            g.quiet,
+            &format!("stopped by {}: showing what was measured", crate::signal::cause()),
+        );
     }
 }
 
@@ -767,6 +750,9 @@ fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Res
             ]);
         }
         output::emit(&k.to_string())?;
+        for c in &r.curves {
+            output::emit(&format!("{}: {}", c.load_kind.name(), c.knee.verdict()))?;
+        }
     }
     if let Some(p) = r.points.first() {
         output::emit(&format!(

@@ -47,14 +47,15 @@ pub struct Args {
     #[arg(long, value_name = "NODES")]
     pub expect: Option<String>,
     /// Share of pages that must be on the expected nodes (0..1).
-    #[arg(long, value_name = "FRACTION", default_value_t = place::DEFAULT_THRESHOLD)]
+    #[arg(long, value_name = "FRACTION", default_value_t = place::DEFAULT_THRESHOLD,
+          value_parser = grammar::fraction)]
     pub threshold: f64,
     /// For interleave policies: largest allowed deviation of a node's share
     /// from its expected share (absolute, 0..1).
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05, value_parser = grammar::fraction)]
     pub spread_tolerance: f64,
     /// Pages to ask the kernel about (0 = every page).
-    #[arg(long, value_name = "N", default_value_t = 65536)]
+    #[arg(long, value_name = "N", default_value_t = 65536, value_parser = grammar::page_samples)]
     pub samples: usize,
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
@@ -115,12 +116,6 @@ fn lift(e: PlaceError) -> anyhow::Error {
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     // Flags first (ripgrep's low-level args), then the plan once the
     // machine is known.
-    if !(0.0..=1.0).contains(&args.threshold) || args.threshold.is_nan() {
-        usage!("--threshold {} must be between 0 and 1", args.threshold);
-    }
-    if !(0.0..=1.0).contains(&args.spread_tolerance) || args.spread_tolerance.is_nan() {
-        usage!("--spread-tolerance {} must be between 0 and 1", args.spread_tolerance);
-    }
     let size = args.size;
     let kind = args.pages.to_place();
     let policy_name = match (&args.policy, &args.mem_nodes) {

@@ -53,7 +53,7 @@ pub struct Args {
     pub textfile: Option<PathBuf>,
     /// Make N complete runs back to back under one label, each saved as its
     /// own run, so `compare label:TEXT` sees the run-to-run spread.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::grammar::run_repeat)]
     pub repeat: u32,
 }
 
@@ -82,6 +82,54 @@ pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
         return Err(anyhow::Error::new(e).context(format!("{}: cannot write", target.display())));
     }
     Ok(target)
+}
+
+/// The reports' folder: `--report-dir`, else `reports/` beside the database.
+fn report_dir(a: &Args, db_path: &Path) -> PathBuf {
+    match &a.report_dir {
+        Some(d) => d.clone(),
+        None => {
+            db_path.parent().map(|p| p.join("reports")).unwrap_or_else(|| PathBuf::from("reports"))
+        }
+    }
+}
+
+/// Whether a file can be created in `dir` (a scratch file, removed again).
+fn can_write_in(dir: &Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".numaprobe-write-check.{}", std::process::id()));
+    std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+/// Checks, before anything is measured, that every folder the run writes
+/// to at its end can take files: the reports' folder (created now, as
+/// writing the reports would) and `--textfile`'s. A folder the user named
+/// is a usage error (exit 2); the default beside the database is the
+/// environment's (exit 1).
+fn check_outputs(a: &Args, g: &Global) -> anyhow::Result<()> {
+    let dir = report_dir(a, &crate::cmd::store::db_path(g)?);
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| can_write_in(&dir)) {
+        match &a.report_dir {
+            Some(_) => crate::usage!("--report-dir {}: cannot write there: {e}", dir.display()),
+            None => anyhow::bail!(
+                "{}: cannot write the reports there (beside the database; choose another \
+                 folder with --report-dir): {e}",
+                dir.display()
+            ),
+        }
+    }
+    if let Some(d) = &a.textfile {
+        if !d.is_dir() {
+            crate::usage!(
+                "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
+                d.display()
+            );
+        }
+        if let Err(e) = can_write_in(d) {
+            crate::usage!("--textfile {}: cannot write there: {e}", d.display());
+        }
+    }
+    Ok(())
 }
 
 fn budget(a: &Args) -> Budget {
@@ -163,18 +211,6 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
-    if a.repeat == 0 {
-        crate::usage!("--repeat 0: expected at least one run");
-    }
-    if let Some(d) = &a.textfile {
-        // Said before measuring, not after.
-        if !d.is_dir() {
-            crate::usage!(
-                "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
-                d.display()
-            );
-        }
-    }
     let profile: audit::Profile = a.profile.into();
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
@@ -211,6 +247,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
         return output::emit(&plan_out);
     }
+    // Said before measuring (and before the plan), not after.
+    check_outputs(&a, g)?;
     if g.json {
         if !g.quiet {
             eprint!("{plan_out}");
@@ -254,7 +292,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
     }
     if stop.is_stopped() {
-        // Ctrl-C: exit 130, with what was measured saved.
+        // Ctrl-C, SIGTERM or SIGHUP: exit 128 + the signal, with what was
+        // measured saved and reported.
         return Ok(());
     }
     if !not_complete.is_empty() {
@@ -326,13 +365,7 @@ fn measure_once(
     // The audit findings were saved through the recording too.
     let (db, status, message, saved) = (done.db, done.status, done.message, done.saved);
 
-    let dir = match &a.report_dir {
-        Some(d) => d.clone(),
-        None => {
-            db_path.parent().map(|p| p.join("reports")).unwrap_or_else(|| PathBuf::from("reports"))
-        }
-    };
-    let (html, md) = write_reports(&db, run, &dir)?;
+    let (html, md) = write_reports(&db, run, &report_dir(a, &db_path))?;
     let loaded = db.load_run(run)?;
     let textfile = match &a.textfile {
         Some(d) => {

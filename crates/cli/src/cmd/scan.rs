@@ -32,10 +32,10 @@ pub struct Args {
     #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub cpu_node: Option<u32>,
     /// Reading threads (default: every usable CPU of the CPU node).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = grammar::threads)]
     pub threads: Option<usize>,
     /// Timed repetitions per chunk (the best is the figure).
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = grammar::scan_reps)]
     pub reps: usize,
     /// Pages for the chunks.
     #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
@@ -77,9 +77,6 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let node: topo::NodeSet = [a.mem_node].into_iter().collect();
     if let Err(e) = allowed.check_mem_nodes(&node, &t) {
         usage!("--mem-node {}: {e}", a.mem_node);
-    }
-    if a.reps == 0 {
-        usage!("--reps 0: at least one repetition is needed");
     }
     if a.chunk == 0 {
         usage!("--chunk 0: a chunk needs at least one page");
@@ -159,7 +156,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     }
     output::emit(&render(&doc))?;
     if interrupted {
-        output::warn(g.quiet, "interrupted: the table holds the chunks measured before Ctrl-C");
+        output::warn(
+            g.quiet,
+            &format!(
+                "interrupted: the table holds the chunks measured before {}",
+                crate::signal::cause()
+            ),
+        );
     }
     Ok(())
 }

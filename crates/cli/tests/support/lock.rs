@@ -16,6 +16,7 @@ pub fn private_lock(tag: &str) -> PathBuf {
 
 /// Issue 12: a measuring command refused by a lock this test process
 /// holds says so in one line naming the holder's PID.
+#[allow(dead_code)]
 pub fn assert_refused_by_our_lock(stderr: &str) {
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(stderr.contains(&format!("held by PID {}", std::process::id())), "{stderr}");
