@@ -44,6 +44,11 @@ pub struct Report {
     #[serde(default = "absent")]
     pub edac: Read<edac::Edac>,
     pub evidence: Evidence,
+    /// What topology discovery could not use and what it assumed instead
+    /// (the topology's `warnings`): files it read are named here, files
+    /// the audit reads itself in `settings` and `unknown` findings.
+    #[serde(default)]
+    pub warnings: Vec<topo::Warning>,
 }
 
 fn absent<T>() -> Read<T> {
@@ -147,6 +152,7 @@ impl Report {
             memory,
             edac,
             evidence,
+            warnings: topology.warnings.clone(),
         }
     }
 

@@ -75,8 +75,21 @@ pub fn read_with<T>(
     }
 }
 
-/// Reads a trimmed string.
+/// Reads a trimmed string that says something: an empty file is
+/// unreadable (sysfs never writes an empty governor, driver or mode).
 pub fn read_string(root: &SysRoot, rel: &str) -> Read<String> {
+    read_with(root, rel, |s| {
+        if s.is_empty() {
+            Err("empty, where a value belongs".to_string())
+        } else {
+            Ok(s.to_string())
+        }
+    })
+}
+
+/// Reads a trimmed string that may be empty (DMI strings firmware left
+/// blank, a kernel command line).
+pub fn read_text(root: &SysRoot, rel: &str) -> Read<String> {
     read_with(root, rel, |s| Ok(s.to_string()))
 }
 

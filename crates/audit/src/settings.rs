@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use topo::{CpuSet, SysRoot};
 
-use crate::read::{bracketed, read_string, read_u64, read_with, Read};
+use crate::read::{bracketed, read_string, read_text, read_u64, read_with, Read};
 
 /// Everything the audit reads besides the topology and SMBIOS.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,7 +100,7 @@ impl Firmware {
 
     /// Reads the DMI identity and the microcode revision under `root`.
     pub fn read(root: &SysRoot) -> Firmware {
-        let dmi = |f: &str| read_string(root, &format!("sys/class/dmi/id/{f}"));
+        let dmi = |f: &str| read_text(root, &format!("sys/class/dmi/id/{f}"));
         Firmware {
             bios_vendor: dmi("bios_vendor"),
             bios_version: dmi("bios_version"),
@@ -309,7 +309,7 @@ impl Settings {
     /// Reads every setting under `root`. Never fails: each value says
     /// whether it was read, absent or unreadable.
     pub fn read(root: &SysRoot) -> Settings {
-        let cmdline = read_string(root, "proc/cmdline");
+        let cmdline = read_text(root, "proc/cmdline");
         let opts = cmdline.value().map(|c| parse_cmdline(c)).unwrap_or_default();
         let cmd_opt = |key: &str| -> Read<String> {
             match &cmdline {

@@ -1,7 +1,13 @@
 //! [`Topology::discover`]: reads sysfs and procfs under a [`SysRoot`] into a
 //! [`Topology`]. Absent files are normal (kernels and captures differ) and
-//! leave fields empty; malformed files are errors naming the file;
-//! inconsistent firmware becomes a warning.
+//! leave fields empty; inconsistent firmware becomes a warning.
+//!
+//! Degrade, don't abort: only the essential reads (the `cpu` and `node`
+//! directory listings: without them nothing can be said) fail discovery.
+//! Any other file that is empty where a value belongs, unreadable, refused
+//! (a device, a FIFO, a directory, over the size cap, a dangling link) or
+//! malformed becomes a [`Warning`] naming it and what was assumed instead,
+//! and discovery goes on.
 
 use std::collections::BTreeMap;
 
@@ -19,8 +25,9 @@ impl Topology {
     /// Reads the machine (or capture) under `root`.
     ///
     /// Fails when `root` has no `sys/devices/system/cpu` (not a sysfs root)
-    /// or when a file is malformed; everything else that is missing is
-    /// left empty and, where it matters, said in `warnings`.
+    /// or when the `cpu` or `node` directory cannot be listed; a missing
+    /// file is left empty, and one that cannot be used is said in
+    /// `warnings` with what was assumed.
     pub fn discover(root: &SysRoot) -> Result<Topology, TopoError> {
         Discovery { root, warnings: Vec::new(), packages_unknown: false }.run()
     }
@@ -28,7 +35,7 @@ impl Topology {
 
 struct Discovery<'a> {
     root: &'a SysRoot,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     /// Some CPU had no package id (or no topology directory).
     packages_unknown: bool,
 }
@@ -47,20 +54,30 @@ impl Discovery<'_> {
                 "missing: not a sysfs root (expected sys/devices/system/cpu)",
             ));
         }
-        let cpuinfo = self.text("proc/cpuinfo")?.map(|s| parse::parse_cpuinfo(&s));
+        let no_cpuinfo = "CPU vendor, family and model unknown";
+        let cpuinfo = self.soft(self.text("proc/cpuinfo"), no_cpuinfo);
+        let cpuinfo = self.nonempty("proc/cpuinfo", cpuinfo, no_cpuinfo, |s| s.trim().is_empty());
+        let cpuinfo = cpuinfo.map(|s| parse::parse_cpuinfo(&s));
         let arch = if root.is_live() {
             Some(std::env::consts::ARCH.to_string())
         } else {
             cpuinfo.as_ref().and_then(|c| c.arch.clone())
         };
-        let kernel = read::kernel_release(root)?;
+        let kernel = self.soft(read::kernel_release(root), "kernel release unknown");
+        if kernel.is_none() {
+            // No osrelease, and a proc/version that names no release.
+            if let Some(_text) = self.soft(self.text("proc/version"), "kernel release unknown") {
+                let e = malformed(root, "proc/version", "names no kernel release");
+                self.degrade(&e, "kernel release unknown");
+            }
+        }
 
-        let (online_cpus, offline_cpus) = self.online_offline()?;
-        let cpus_raw = self.cpus(&online_cpus)?;
-        let caches = self.caches(&cpus_raw)?;
         let nodes_raw = self.nodes()?;
-        let memory_tiers = self.memory_tiers()?;
-        let system_memory = self.system_memory()?;
+        let (online_cpus, offline_cpus) = self.online_offline(&nodes_raw)?;
+        let cpus_raw = self.cpus(&online_cpus);
+        let caches = self.caches(&cpus_raw);
+        let memory_tiers = self.memory_tiers();
+        let system_memory = self.system_memory();
 
         // Each CPU's node: the first node whose cpulist holds it; the
         // kernel's cpuN/nodeM link is used when no cpulist does.
@@ -68,7 +85,9 @@ impl Discovery<'_> {
         for c in &mut cpus {
             c.node = nodes_raw.iter().find(|n| n.cpus.contains(c.id)).map(|n| n.id);
             if c.node.is_none() {
-                c.node = root.list_ids(&format!("{CPU_DIR}/cpu{}", c.id), "node")?.first().copied();
+                let links = root.list_ids(&format!("{CPU_DIR}/cpu{}", c.id), "node");
+                c.node =
+                    self.soft(links.map(Some), "no node link").and_then(|l| l.first().copied());
             }
         }
         let mut nodes = nodes_raw;
@@ -81,12 +100,12 @@ impl Discovery<'_> {
 
         let packages = packages_of(&cpus, &nodes);
         let distance_tiers = crate::tiers::distance_tiers(&nodes);
-        let devices = self.devices()?;
-        let cmdline = match self.text("proc/cmdline")? {
+        let devices = self.devices();
+        let cmdline = match self.soft(self.text("proc/cmdline"), "an empty kernel command line") {
             Some(s) => parse::parse_cmdline(&s),
             None => Cmdline::default(),
         };
-        let cgroup = self.cgroup(&online_cpus, &nodes)?;
+        let cgroup = self.cgroup(&online_cpus, &nodes);
         let (dax_devices, cxl_regions, memdev_warnings) = crate::memdev::read(root);
         for w in memdev_warnings {
             self.warn(w);
@@ -126,10 +145,50 @@ impl Discovery<'_> {
         Ok(t)
     }
 
+    /// A warning about no file in particular.
     fn warn(&mut self, msg: String) {
-        if !self.warnings.contains(&msg) {
-            self.warnings.push(msg);
+        self.push(Warning::general(msg));
+    }
+
+    fn push(&mut self, w: Warning) {
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
         }
+    }
+
+    /// A non-essential read: its value, or `None` with a warning naming
+    /// the file, what went wrong and what is `assumed` instead.
+    fn soft<T>(&mut self, r: Result<Option<T>, TopoError>, assumed: &str) -> Option<T> {
+        match r {
+            Ok(v) => v,
+            Err(e) => {
+                self.degrade(&e, assumed);
+                None
+            }
+        }
+    }
+
+    /// `value` unless it is empty (`is_empty`) where a file must say
+    /// something: then a warning naming `rel`, and `None`.
+    fn nonempty<T>(
+        &mut self,
+        rel: &str,
+        value: Option<T>,
+        assumed: &str,
+        is_empty: impl FnOnce(&T) -> bool,
+    ) -> Option<T> {
+        match value {
+            Some(v) if is_empty(&v) => {
+                self.degrade(&malformed(self.root, rel, "empty, where a value belongs"), assumed);
+                None
+            }
+            v => v,
+        }
+    }
+
+    /// Warns that the file of `e` could not be used and `assumed` was.
+    fn degrade(&mut self, e: &TopoError, assumed: &str) {
+        self.push(Warning::file(e.path().display().to_string(), e.problem(), assumed));
     }
 
     /// A file's text with the trailing NULs some captures carry removed;
@@ -154,18 +213,31 @@ impl Discovery<'_> {
         }
     }
 
+    /// A hex mask (`cpumap`): the kernel writes zeros for none, so an
+    /// empty file is malformed.
     fn read_mask(&self, rel: &str) -> Result<Option<IdSet>, TopoError> {
         match self.text(rel)? {
             None => Ok(None),
+            Some(s) if s.trim().is_empty() => {
+                Err(malformed(self.root, rel, "empty, where a hex mask belongs"))
+            }
             Some(s) => IdSet::parse_mask(&s).map(Some).map_err(|e| malformed(self.root, rel, e)),
         }
     }
 
-    /// A cpulist file, or its cpumap twin when the list is absent.
-    fn read_list_or_map(&self, list: &str, map: &str) -> Result<Option<IdSet>, TopoError> {
-        match self.read_set(list)? {
-            Some(s) => Ok(Some(s)),
-            None => self.read_mask(map),
+    /// [`Self::read_list_or_map`] where an unusable file is a warning: the
+    /// twin is tried, and `None` (the set unknown) when neither is usable or there.
+    /// These sets (siblings, shared caches, a device's CPUs) always hold at
+    /// least one CPU: an empty one is unusable too.
+    fn soft_list_or_map(&mut self, list: &str, map: &str) -> Option<IdSet> {
+        let twin = format!("the set from {}", map.rsplit('/').next().unwrap_or(map));
+        let l = self.soft(self.read_set(list), &twin);
+        match self.nonempty(list, l, &twin, IdSet::is_empty) {
+            Some(s) => Some(s),
+            None => {
+                let m = self.soft(self.read_mask(map), "the set unknown");
+                self.nonempty(map, m, "the set unknown", IdSet::is_empty)
+            }
         }
     }
 
@@ -178,30 +250,51 @@ impl Discovery<'_> {
         }
     }
 
-    /// Online CPUs, and CPUs present but offline.
-    fn online_offline(&mut self) -> Result<(CpuSet, CpuSet), TopoError> {
+    /// Online CPUs, and CPUs present but offline. The `cpu` directory's
+    /// listing is essential; an unusable `online` falls back to each
+    /// CPU's own `online`, an empty one to the nodes' CPU lists.
+    fn online_offline(&mut self, nodes: &[Node]) -> Result<(CpuSet, CpuSet), TopoError> {
         let dirs: CpuSet = self.root.list_ids(CPU_DIR, "cpu")?.into_iter().collect();
-        let online = match self.read_set(&format!("{CPU_DIR}/online"))? {
+        let online_rel = format!("{CPU_DIR}/online");
+        let listed = self
+            .soft(self.read_set(&online_rel), "each CPU's own online file (else online) decides");
+        let mut online = match listed {
             Some(s) => s,
             None => {
                 // Old kernels: every cpuN dir whose `online` is not 0.
                 let mut s = CpuSet::new();
                 for id in dirs.iter() {
-                    if self.read_i64(&format!("{CPU_DIR}/cpu{id}/online"))? != Some(0) {
+                    let rel = format!("{CPU_DIR}/cpu{id}/online");
+                    let v = self.read_i64(&rel);
+                    if self.soft(v, &format!("CPU {id} online")) != Some(0) {
                         s.insert(id);
                     }
                 }
                 s
             }
         };
+        let node_cpus: CpuSet = nodes.iter().flat_map(|n| n.cpus.iter()).collect();
+        if online.is_empty() && !node_cpus.is_empty() {
+            let e = malformed(self.root, &online_rel, "lists no CPU, while the nodes list CPUs");
+            self.degrade(&e, &format!("the nodes' CPUs ({}) online", node_cpus.to_list()));
+            online = node_cpus;
+        } else if online.is_empty() && !dirs.is_empty() {
+            let e = malformed(self.root, &online_rel, "lists no CPU");
+            self.degrade(&e, &format!("the cpuN directories ({}) online", dirs.to_list()));
+            online = dirs.clone();
+        }
         // The kernel's `offline` file also lists possible-but-absent CPUs
         // (hot-plug slots); only present ones are worth reporting.
-        let present = self.read_set(&format!("{CPU_DIR}/present"))?.unwrap_or(dirs);
+        let present_rel = format!("{CPU_DIR}/present");
+        let by_dirs = "the cpuN directories present";
+        let present = self.soft(self.read_set(&present_rel), by_dirs);
+        let present =
+            self.nonempty(&present_rel, present, by_dirs, IdSet::is_empty).unwrap_or(dirs);
         Ok((online.clone(), present.difference(&online)))
     }
 
     /// Online CPUs that have a topology directory.
-    fn cpus(&mut self, online: &CpuSet) -> Result<Vec<Cpu>, TopoError> {
+    fn cpus(&mut self, online: &CpuSet) -> Vec<Cpu> {
         let mut out = Vec::new();
         let mut no_topology = CpuSet::new();
         // CPUs whose package id is -1 (s390, some old Arm kernels), with
@@ -213,40 +306,46 @@ impl Discovery<'_> {
                 no_topology.insert(id);
                 continue;
             }
-            let pkg_raw = self.read_i64(&format!("{topo}/physical_package_id"))?;
+            let pkg_rel = format!("{topo}/physical_package_id");
+            let unknown_pkg = "the package unknown (numbered from its siblings)";
+            let mut pkg_raw = self.soft(self.read_i64(&pkg_rel), unknown_pkg);
+            if let Some(p) = pkg_raw.filter(|&p| p > i64::from(u32::MAX)) {
+                let e = malformed(self.root, &pkg_rel, format!("package id {p} is out of range"));
+                self.degrade(&e, unknown_pkg);
+                pkg_raw = None;
+            }
             let package = match pkg_raw {
-                Some(p) if p >= 0 => u32::try_from(p).map_err(|_| {
-                    malformed(
-                        self.root,
-                        &format!("{topo}/physical_package_id"),
-                        format!("package id {p} is out of range"),
-                    )
-                })?,
+                Some(p) if p >= 0 => p as u32,
                 _ => {
-                    let sibs = self
-                        .read_list_or_map(
-                            &format!("{topo}/package_cpus_list"),
-                            &format!("{topo}/package_cpus"),
-                        )?
-                        .or(self.read_list_or_map(
+                    let pkg = self.soft_list_or_map(
+                        &format!("{topo}/package_cpus_list"),
+                        &format!("{topo}/package_cpus"),
+                    );
+                    let sibs = match pkg {
+                        Some(s) => Some(s),
+                        None => self.soft_list_or_map(
                             &format!("{topo}/core_siblings_list"),
                             &format!("{topo}/core_siblings"),
-                        )?)
-                        .unwrap_or_default();
+                        ),
+                    }
+                    .unwrap_or_default();
                     unnumbered.push((out.len(), sibs));
                     0
                 }
             };
             // Some kernels write -1 or 0xffff for "no such level".
             let opt_id = |v: Option<i64>| v.filter(|&x| (0..0xffff).contains(&x)).map(|x| x as u32);
-            let die = opt_id(self.read_i64(&format!("{topo}/die_id"))?);
-            let cluster = opt_id(self.read_i64(&format!("{topo}/cluster_id"))?);
-            let core = opt_id(self.read_i64(&format!("{topo}/core_id"))?).unwrap_or(id);
+            let die = opt_id(self.soft(self.read_i64(&format!("{topo}/die_id")), "no die id"));
+            let cluster =
+                opt_id(self.soft(self.read_i64(&format!("{topo}/cluster_id")), "no cluster id"));
+            let core_rel = format!("{topo}/core_id");
+            let core =
+                opt_id(self.soft(self.read_i64(&core_rel), &format!("core id {id}"))).unwrap_or(id);
             let mut thread_siblings = self
-                .read_list_or_map(
+                .soft_list_or_map(
                     &format!("{topo}/thread_siblings_list"),
                     &format!("{topo}/thread_siblings"),
-                )?
+                )
                 .unwrap_or_default();
             thread_siblings.insert(id);
             out.push(Cpu { id, package, die, cluster, core, node: None, thread_siblings });
@@ -302,52 +401,69 @@ impl Discovery<'_> {
                 );
             }
         }
-        Ok(out)
+        out
     }
 
-    fn caches(&mut self, cpus: &[Cpu]) -> Result<Vec<Cache>, TopoError> {
+    fn caches(&mut self, cpus: &[Cpu]) -> Vec<Cache> {
         let mut seen: BTreeMap<(u8, u8, CpuSet), Cache> = BTreeMap::new();
         for c in cpus {
             let dir = format!("{CPU_DIR}/cpu{}/cache", c.id);
-            for idx in self.root.list_ids(&dir, "index")? {
+            let listed = self.root.list_ids(&dir, "index").map(Some);
+            let no_caches = format!("no caches known for CPU {}", c.id);
+            for idx in self.soft(listed, &no_caches).unwrap_or_default() {
                 let d = format!("{dir}/index{idx}");
-                let Some(level) = self.read_u64(&format!("{d}/level"))? else { continue };
-                let kind = match self.text(&format!("{d}/type"))? {
+                let skipped = format!("cache index{idx} of CPU {} left out", c.id);
+                let level_rel = format!("{d}/level");
+                let Some(level) = self.soft(self.read_u64(&level_rel), &skipped) else { continue };
+                let Ok(level) = u8::try_from(level) else {
+                    let e = malformed(self.root, &level_rel, format!("cache level {level}"));
+                    self.degrade(&e, &skipped);
+                    continue;
+                };
+                let type_rel = format!("{d}/type");
+                let kind = match self.soft(self.text(&type_rel), "a unified cache") {
                     Some(t) => match t.trim() {
                         "Data" => CacheKind::Data,
                         "Instruction" => CacheKind::Instruction,
                         "Unified" => CacheKind::Unified,
                         other => {
-                            return Err(malformed(
+                            let e = malformed(
                                 self.root,
-                                &format!("{d}/type"),
+                                &type_rel,
                                 format!("unknown cache type '{other}'"),
-                            ))
+                            );
+                            self.degrade(&e, "a unified cache");
+                            CacheKind::Unified
                         }
                     },
                     None => CacheKind::Unified,
                 };
                 let size_rel = format!("{d}/size");
-                let Some(size) = self.text(&size_rel)? else { continue };
-                let size_bytes = parse::parse_cache_size(&size)
-                    .map_err(|e| malformed(self.root, &size_rel, e))?;
+                let Some(size) = self.soft(self.text(&size_rel), &skipped) else { continue };
+                let size_bytes = match parse::parse_cache_size(&size) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        let e = malformed(self.root, &size_rel, e);
+                        self.degrade(&e, &skipped);
+                        continue;
+                    }
+                };
                 if size_bytes == 0 {
                     continue;
                 }
                 let line_bytes = self
-                    .root
-                    .read_u64(&format!("{d}/coherency_line_size"))?
+                    .soft(
+                        self.root.read_u64(&format!("{d}/coherency_line_size")),
+                        "line size unknown",
+                    )
                     .and_then(|v| u32::try_from(v).ok());
                 let mut shared = self
-                    .read_list_or_map(
+                    .soft_list_or_map(
                         &format!("{d}/shared_cpu_list"),
                         &format!("{d}/shared_cpu_map"),
-                    )?
+                    )
                     .unwrap_or_default();
                 shared.insert(c.id);
-                let level = u8::try_from(level).map_err(|_| {
-                    malformed(self.root, &format!("{d}/level"), format!("cache level {level}"))
-                })?;
                 let key = (level, kind as u8, shared.clone());
                 seen.entry(key).or_insert(Cache {
                     level,
@@ -362,7 +478,7 @@ impl Discovery<'_> {
         v.sort_by(|a, b| {
             (a.level, a.kind as u8, a.cpus.first()).cmp(&(b.level, b.kind as u8, b.cpus.first()))
         });
-        Ok(v)
+        v
     }
 
     fn nodes(&mut self) -> Result<Vec<Node>, TopoError> {
@@ -370,9 +486,20 @@ impl Discovery<'_> {
         let mut out = Vec::with_capacity(ids.len());
         for &id in &ids {
             let d = format!("{NODE_DIR}/node{id}");
-            let list = self.read_set(&format!("{d}/cpulist"))?;
-            let map = self.read_mask(&format!("{d}/cpumap"))?;
+            let list = self.soft(self.read_set(&format!("{d}/cpulist")), "the cpumap");
+            let map = self.soft(self.read_mask(&format!("{d}/cpumap")), "the cpulist");
             let cpus = match (list, map) {
+                // An empty list or map beside a non-empty twin: the twin.
+                (Some(l), Some(m)) if l.is_empty() != m.is_empty() => {
+                    let (rel, used, set) = if l.is_empty() {
+                        (format!("{d}/cpulist"), "cpumap", m)
+                    } else {
+                        (format!("{d}/cpumap"), "cpulist", l)
+                    };
+                    let e = malformed(self.root, &rel, format!("empty, while the {used} is not"));
+                    self.degrade(&e, &format!("the {used} ({})", set.to_list()));
+                    set
+                }
                 (Some(l), Some(m)) => {
                     if l != m {
                         self.warn(format!(
@@ -387,28 +514,43 @@ impl Discovery<'_> {
                 (None, Some(m)) => m,
                 (None, None) => CpuSet::new(),
             };
-            let (mem_total_bytes, mem_free_bytes) = match read::node_meminfo(self.root, id)? {
-                Some(m) => (
-                    m.get("MemTotal").copied().unwrap_or(0),
-                    m.get("MemFree").copied().unwrap_or(0),
-                ),
-                None => {
+            let no_mem = format!("node {id} memory taken as 0");
+            let (mem_total_bytes, mem_free_bytes) = match read::node_meminfo(self.root, id) {
+                Ok(Some(m)) => {
+                    if !m.contains_key("MemTotal") {
+                        let rel = read::node_meminfo_rel(id);
+                        let e = malformed(self.root, &rel, "no MemTotal line");
+                        self.degrade(&e, &no_mem);
+                    }
+                    (
+                        m.get("MemTotal").copied().unwrap_or(0),
+                        m.get("MemFree").copied().unwrap_or(0),
+                    )
+                }
+                Err(e) => {
+                    self.degrade(&e, &no_mem);
+                    (0, 0)
+                }
+                Ok(None) => {
                     self.warn(format!("node {id}: no meminfo; memory taken as 0"));
                     (0, 0)
                 }
             };
             let dist_rel = format!("{d}/distance");
-            let distances = match self.text(&dist_rel)? {
-                Some(s) => {
-                    let row = parse::parse_distance(&s)
-                        .map_err(|e| malformed(self.root, &dist_rel, e))?;
-                    self.distance_row(id, &ids, row)?
-                }
+            let no_row = format!("no distance row for node {id}");
+            let distances = match self.soft(self.text(&dist_rel), &no_row) {
+                Some(s) => match parse::parse_distance(&s) {
+                    Ok(row) => self.distance_row(id, &ids, row),
+                    Err(e) => {
+                        self.degrade(&malformed(self.root, &dist_rel, e), &no_row);
+                        Vec::new()
+                    }
+                },
                 None => Vec::new(),
             };
-            let hugepages = self.hugepages(&format!("{d}/hugepages"))?;
-            let hmat = self.hmat(&d)?;
-            let memory_side_caches = self.memory_side_caches(&d)?;
+            let hugepages = self.hugepages(&format!("{d}/hugepages"));
+            let hmat = self.hmat(&d);
+            let memory_side_caches = self.memory_side_caches(&d);
             let kind = match (cpus.is_empty(), mem_total_bytes == 0) {
                 (false, false) => NodeKind::CpuMemory,
                 (true, false) => NodeKind::MemoryOnly,
@@ -444,12 +586,13 @@ impl Discovery<'_> {
     /// by directory (with node 0 offline, node 1's row is `21 10`): the
     /// row is read by whichever of those sets has its length. A row that
     /// fits none is dropped with a warning.
-    fn distance_row(&mut self, id: u32, ids: &[u32], row: Vec<u32>) -> Result<Vec<u32>, TopoError> {
+    fn distance_row(&mut self, id: u32, ids: &[u32], row: Vec<u32>) -> Vec<u32> {
         if row.len() == ids.len() {
-            return Ok(row);
+            return row;
         }
         for file in ["possible", "online"] {
-            let Some(index) = self.read_set(&format!("{NODE_DIR}/{file}"))? else { continue };
+            let set = self.read_set(&format!("{NODE_DIR}/{file}"));
+            let Some(index) = self.soft(set, "no index for short distance rows") else { continue };
             if index.len() != row.len() {
                 continue;
             }
@@ -457,7 +600,7 @@ impl Discovery<'_> {
             let picked: Option<Vec<u32>> =
                 ids.iter().map(|n| index.iter().position(|x| x == n).map(|j| row[j])).collect();
             if let Some(r) = picked {
-                return Ok(r);
+                return r;
             }
         }
         self.warn(format!(
@@ -465,59 +608,79 @@ impl Discovery<'_> {
             row.len(),
             ids.len()
         ));
-        Ok(Vec::new())
+        Vec::new()
     }
 
-    fn hugepages(&self, dir: &str) -> Result<Vec<HugePages>, TopoError> {
+    fn hugepages(&mut self, dir: &str) -> Vec<HugePages> {
         let mut out = Vec::new();
-        for name in self.root.list_dir(dir)? {
+        let names = self.soft(self.root.list_dir(dir).map(Some), "no huge pages");
+        for name in names.unwrap_or_default() {
             let Some(page_size_bytes) = parse::parse_hugepage_dir(&name) else { continue };
             let d = format!("{dir}/{name}");
-            let total = self.read_u64(&format!("{d}/nr_hugepages"))?.unwrap_or(0);
-            let free = self.read_u64(&format!("{d}/free_hugepages"))?.unwrap_or(0);
-            out.push(HugePages { page_size_bytes, total, free });
+            let total = self.soft(self.read_u64(&format!("{d}/nr_hugepages")), "0 pages");
+            let free = self.soft(self.read_u64(&format!("{d}/free_hugepages")), "0 free pages");
+            out.push(HugePages {
+                page_size_bytes,
+                total: total.unwrap_or(0),
+                free: free.unwrap_or(0),
+            });
         }
         out.sort_by_key(|h| h.page_size_bytes);
-        Ok(out)
+        out
     }
 
-    fn hmat(&self, node_dir: &str) -> Result<Option<Hmat>, TopoError> {
-        let a0 = self.hmat_access(&format!("{node_dir}/access0"))?;
-        let a1 = self.hmat_access(&format!("{node_dir}/access1"))?;
+    fn hmat(&mut self, node_dir: &str) -> Option<Hmat> {
+        let a0 = self.hmat_access(&format!("{node_dir}/access0"));
+        let a1 = self.hmat_access(&format!("{node_dir}/access1"));
         if a0.is_none() && a1.is_none() {
-            return Ok(None);
+            return None;
         }
-        Ok(Some(Hmat { access0: a0, access1: a1 }))
+        Some(Hmat { access0: a0, access1: a1 })
     }
 
-    fn hmat_access(&self, dir: &str) -> Result<Option<HmatAccess>, TopoError> {
+    fn hmat_access(&mut self, dir: &str) -> Option<HmatAccess> {
         if !self.root.path(dir).is_dir() {
-            return Ok(None);
+            return None;
         }
         let ini = format!("{dir}/initiators");
-        let initiators: NodeSet = self.root.list_ids(&ini, "node")?.into_iter().collect();
+        let listed = self.root.list_ids(&ini, "node").map(Some);
+        let initiators: NodeSet =
+            self.soft(listed, "no initiators").unwrap_or_default().into_iter().collect();
+        let listed = self.root.list_ids(&format!("{dir}/targets"), "node").map(Some);
         let targets: NodeSet =
-            self.root.list_ids(&format!("{dir}/targets"), "node")?.into_iter().collect();
-        Ok(Some(HmatAccess {
+            self.soft(listed, "no targets").unwrap_or_default().into_iter().collect();
+        let mut value = |name: &str| {
+            let r = self.read_u64(&format!("{ini}/{name}"));
+            self.soft(r, "not reported")
+        };
+        Some(HmatAccess {
             initiators,
             targets,
-            read_bandwidth_mbs: self.read_u64(&format!("{ini}/read_bandwidth"))?,
-            write_bandwidth_mbs: self.read_u64(&format!("{ini}/write_bandwidth"))?,
-            read_latency_ns: self.read_u64(&format!("{ini}/read_latency"))?,
-            write_latency_ns: self.read_u64(&format!("{ini}/write_latency"))?,
-        }))
+            read_bandwidth_mbs: value("read_bandwidth"),
+            write_bandwidth_mbs: value("write_bandwidth"),
+            read_latency_ns: value("read_latency"),
+            write_latency_ns: value("write_latency"),
+        })
     }
 
-    fn memory_side_caches(&self, node_dir: &str) -> Result<Vec<MemorySideCache>, TopoError> {
+    fn memory_side_caches(&mut self, node_dir: &str) -> Vec<MemorySideCache> {
         let dir = format!("{node_dir}/memory_side_cache");
         let mut out = Vec::new();
-        for index in self.root.list_ids(&dir, "index")? {
+        let listed = self.root.list_ids(&dir, "index").map(Some);
+        for index in self.soft(listed, "no memory-side caches").unwrap_or_default() {
             let d = format!("{dir}/index{index}");
-            let Some(size_bytes) = self.read_u64(&format!("{d}/size"))? else { continue };
-            let line_bytes =
-                self.read_u64(&format!("{d}/line_size"))?.and_then(|v| u32::try_from(v).ok());
+            let skipped = format!("memory-side cache index{index} left out");
+            let Some(size_bytes) = self.soft(self.read_u64(&format!("{d}/size")), &skipped) else {
+                continue;
+            };
+            let line_bytes = self
+                .soft(self.read_u64(&format!("{d}/line_size")), "line size unknown")
+                .and_then(|v| u32::try_from(v).ok());
+            let indexing = self.soft(self.read_u64(&format!("{d}/indexing")), "indexing unknown");
+            let write_policy =
+                self.soft(self.read_u64(&format!("{d}/write_policy")), "write policy unknown");
             // include/linux/node.h: enum cache_indexing / cache_write_policy.
-            let indexing = self.read_u64(&format!("{d}/indexing"))?.map(|v| {
+            let indexing = indexing.map(|v| {
                 match v {
                     0 => "direct-mapped",
                     1 => "indexed",
@@ -525,7 +688,7 @@ impl Discovery<'_> {
                 }
                 .to_string()
             });
-            let write_policy = self.read_u64(&format!("{d}/write_policy"))?.map(|v| {
+            let write_policy = write_policy.map(|v| {
                 match v {
                     0 => "write-back",
                     1 => "write-through",
@@ -535,75 +698,104 @@ impl Discovery<'_> {
             });
             out.push(MemorySideCache { index, size_bytes, line_bytes, indexing, write_policy });
         }
-        Ok(out)
+        out
     }
 
-    fn system_memory(&self) -> Result<Option<SystemMemory>, TopoError> {
+    fn system_memory(&mut self) -> Option<SystemMemory> {
         let rel = "proc/meminfo";
-        let Some(m) = read::meminfo(self.root, rel)? else { return Ok(None) };
+        let m = self.soft(read::meminfo(self.root, rel), "system memory unknown")?;
         let Some(&total_bytes) = m.get("MemTotal") else {
-            return Err(malformed(self.root, rel, "no MemTotal line"));
+            self.degrade(&malformed(self.root, rel, "no MemTotal line"), "system memory unknown");
+            return None;
         };
-        Ok(Some(SystemMemory {
+        Some(SystemMemory {
             total_bytes,
             free_bytes: m.get("MemFree").copied(),
             available_bytes: m.get("MemAvailable").copied(),
             default_hugepage_bytes: m.get("Hugepagesize").copied(),
-            hugepages: self.hugepages("sys/kernel/mm/hugepages")?,
-        }))
+            hugepages: self.hugepages("sys/kernel/mm/hugepages"),
+        })
     }
 
-    fn memory_tiers(&self) -> Result<Vec<MemoryTier>, TopoError> {
+    fn memory_tiers(&mut self) -> Vec<MemoryTier> {
         let dir = "sys/devices/virtual/memory_tiering";
         let mut out = Vec::new();
-        for id in self.root.list_ids(dir, "memory_tier")? {
-            let nodes =
-                self.read_set(&format!("{dir}/memory_tier{id}/nodelist"))?.unwrap_or_default();
+        let listed = self.root.list_ids(dir, "memory_tier").map(Some);
+        for id in self.soft(listed, "no memory tiers").unwrap_or_default() {
+            let set = self.read_set(&format!("{dir}/memory_tier{id}/nodelist"));
+            let nodes = self.soft(set, "a tier of no node").unwrap_or_default();
             out.push(MemoryTier { id, nodes });
         }
-        Ok(out)
+        out
     }
 
-    fn devices(&self) -> Result<Vec<PciDevice>, TopoError> {
+    fn devices(&mut self) -> Vec<PciDevice> {
         let dir = "sys/bus/pci/devices";
         let mut out = Vec::new();
-        for address in self.root.list_dir(dir)? {
+        let listed = self.root.list_dir(dir).map(Some);
+        for address in self.soft(listed, "no PCI devices").unwrap_or_default() {
             let d = format!("{dir}/{address}");
             let class_rel = format!("{d}/class");
-            let Some(class_s) = self.text(&class_rel)? else { continue };
-            let code = parse::parse_pci_class(&class_s)
-                .map_err(|e| malformed(self.root, &class_rel, e))?;
+            let skipped = format!("device {address} left out");
+            let Some(class_s) = self.soft(self.text(&class_rel), &skipped) else { continue };
+            let code = match parse::parse_pci_class(&class_s) {
+                Ok(c) => c,
+                Err(e) => {
+                    self.degrade(&malformed(self.root, &class_rel, e), &skipped);
+                    continue;
+                }
+            };
             let Some(class) = parse::classify_pci(code) else { continue };
             let numa_rel = format!("{d}/numa_node");
-            let numa_node = match self.text(&numa_rel)? {
-                Some(s) => {
-                    parse::parse_numa_node(&s).map_err(|e| malformed(self.root, &numa_rel, e))?
-                }
+            let numa_node = match self.soft(self.text(&numa_rel), "no node") {
+                Some(s) => match parse::parse_numa_node(&s) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        self.degrade(&malformed(self.root, &numa_rel, e), "no node");
+                        None
+                    }
+                },
                 None => None,
             };
             let local_cpus =
-                self.read_list_or_map(&format!("{d}/local_cpulist"), &format!("{d}/local_cpus"))?;
+                self.soft_list_or_map(&format!("{d}/local_cpulist"), &format!("{d}/local_cpus"));
             let hex = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+            let mut id = |file: &str, assumed: &str| {
+                let rel = format!("{d}/{file}");
+                let v = self.soft(self.text(&rel), assumed);
+                hex(self.nonempty(&rel, v, assumed, |s| s.trim().is_empty()))
+            };
+            let vendor_id = id("vendor", "vendor unknown");
+            let device_id = id("device", "device unknown");
             out.push(PciDevice {
                 address,
                 class,
                 class_code: format!("{code:#08x}"),
-                vendor_id: hex(self.text(&format!("{d}/vendor"))?),
-                device_id: hex(self.text(&format!("{d}/device"))?),
+                vendor_id,
+                device_id,
                 numa_node,
                 local_cpus,
             });
         }
-        Ok(out)
+        out
     }
 
-    fn cgroup(&mut self, online: &CpuSet, nodes: &[Node]) -> Result<Cgroup, TopoError> {
+    fn cgroup(&mut self, online: &CpuSet, nodes: &[Node]) -> Cgroup {
         let root = self.root;
-        let mounts = self.text("proc/mounts")?.map(|s| parse::parse_mounts(&s)).unwrap_or_default();
-        let entries = match self.text("proc/self/cgroup")? {
-            Some(s) => {
-                parse::parse_proc_cgroup(&s).map_err(|e| malformed(root, "proc/self/cgroup", e))?
-            }
+        let no_limits = "no cgroup limits";
+        let empty = |s: &String| s.trim().is_empty();
+        let mounts = self.soft(self.text("proc/mounts"), no_limits);
+        let mounts = self.nonempty("proc/mounts", mounts, no_limits, empty);
+        let mounts = mounts.map(|s| parse::parse_mounts(&s)).unwrap_or_default();
+        let entries = self.soft(self.text("proc/self/cgroup"), no_limits);
+        let entries = match self.nonempty("proc/self/cgroup", entries, no_limits, empty) {
+            Some(s) => match parse::parse_proc_cgroup(&s) {
+                Ok(e) => e,
+                Err(e) => {
+                    self.degrade(&malformed(root, "proc/self/cgroup", e), no_limits);
+                    Vec::new()
+                }
+            },
             None => Vec::new(),
         };
         let mut cg = Cgroup { version: "none".into(), ..Cgroup::default() };
@@ -620,19 +812,23 @@ impl Discovery<'_> {
         if let Some(m) = v1_mount {
             let path = match entries.iter().find(|e| e.controllers.iter().any(|c| c == "cpuset")) {
                 Some(e) => e.path.clone(),
-                None => self.text("proc/self/cpuset")?.map_or("/".into(), |s| s.trim().to_string()),
+                None => {
+                    let c = self.soft(self.text("proc/self/cpuset"), "the root cpuset");
+                    self.nonempty("proc/self/cpuset", c, "the root cpuset", empty)
+                        .map_or("/".into(), |s| s.trim().to_string())
+                }
             };
             let dir = join_rel(&m.mount_point, &path);
             let eff_cpus = self.first_set(&[
                 format!("{dir}/cpuset.effective_cpus"),
                 format!("{dir}/effective_cpus"),
-            ])?;
-            let cpus = self.first_set(&[format!("{dir}/cpuset.cpus"), format!("{dir}/cpus")])?;
+            ]);
+            let cpus = self.first_set(&[format!("{dir}/cpuset.cpus"), format!("{dir}/cpus")]);
             let eff_mems = self.first_set(&[
                 format!("{dir}/cpuset.effective_mems"),
                 format!("{dir}/effective_mems"),
-            ])?;
-            let mems = self.first_set(&[format!("{dir}/cpuset.mems"), format!("{dir}/mems")])?;
+            ]);
+            let mems = self.first_set(&[format!("{dir}/cpuset.mems"), format!("{dir}/mems")]);
             for (what, eff, conf) in [("cpus", &eff_cpus, &cpus), ("mems", &eff_mems, &mems)] {
                 if let (Some(e), Some(c)) = (eff, conf) {
                     if e != c {
@@ -657,8 +853,14 @@ impl Discovery<'_> {
             let mut path = e.path.trim_end_matches('/').to_string();
             loop {
                 let dir = join_rel(&m.mount_point, &path);
-                let cpus = self.read_set(&format!("{dir}/cpuset.cpus.effective"))?;
-                let mems = self.read_set(&format!("{dir}/cpuset.mems.effective"))?;
+                let (c_rel, m_rel) = (
+                    format!("{dir}/cpuset.cpus.effective"),
+                    format!("{dir}/cpuset.mems.effective"),
+                );
+                let cpus = self.soft(self.read_set(&c_rel), "no CPU limit");
+                let cpus = self.nonempty(&c_rel, cpus, "no CPU limit", IdSet::is_empty);
+                let mems = self.soft(self.read_set(&m_rel), "no memory limit");
+                let mems = self.nonempty(&m_rel, mems, "no memory limit", IdSet::is_empty);
                 if cpus.is_some() || mems.is_some() {
                     cg.version = "cgroup2".into();
                     cg.path = Some(e.path.clone());
@@ -683,16 +885,19 @@ impl Discovery<'_> {
         let mem_limit =
             cg.mems.as_ref().is_some_and(|m| !all_mems.is_empty() && !all_mems.is_subset(m));
         cg.restricts = cpu_limit || mem_limit;
-        Ok(cg)
+        cg
     }
 
-    fn first_set(&self, rels: &[String]) -> Result<Option<IdSet>, TopoError> {
+    /// The first of `rels` that is there and usable. A cpuset this process
+    /// is in cannot be empty, so an empty file is unusable.
+    fn first_set(&mut self, rels: &[String]) -> Option<IdSet> {
         for r in rels {
-            if let Some(s) = self.read_set(r)? {
-                return Ok(Some(s));
+            let s = self.soft(self.read_set(r), "no limit from it");
+            if let Some(s) = self.nonempty(r, s, "no limit from it", IdSet::is_empty) {
+                return Some(s);
             }
         }
-        Ok(None)
+        None
     }
 }
 

@@ -81,14 +81,52 @@ impl TopoError {
     pub fn malformed(path: impl Into<PathBuf>, msg: impl Into<String>) -> Self {
         TopoError::Malformed { path: path.into(), msg: msg.into() }
     }
+
+    /// The file or directory the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            TopoError::Io { path, .. } | TopoError::Malformed { path, .. } => path,
+            TopoError::NoRoot(p) => p,
+        }
+    }
+
+    /// What went wrong, without the path.
+    pub fn problem(&self) -> String {
+        match self {
+            TopoError::Io { source, .. } => source.to_string(),
+            TopoError::Malformed { msg, .. } => msg.clone(),
+            TopoError::NoRoot(_) => "no such directory".into(),
+        }
+    }
+}
+
+/// When `path` (not found) is a symbolic link to nothing: the error
+/// saying so. Something is there, broken, which is not absence.
+fn dangling(path: &Path) -> Option<io::Error> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    m.file_type()
+        .is_symlink()
+        .then(|| io::Error::new(io::ErrorKind::NotFound, "a symbolic link to nothing (dangling)"))
 }
 
 /// A root directory holding `sys/` and `proc/`: `/` on a live machine, or
 /// an unpacked capture.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SysRoot {
     root: PathBuf,
+    /// Files read so far (relative paths), when asked for with
+    /// [`SysRoot::recording`]: the mutation suite learns from it which
+    /// files discovery and the audit read.
+    log: Option<std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>>,
 }
+
+impl PartialEq for SysRoot {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for SysRoot {}
 
 impl SysRoot {
     /// A root at `dir`; fails when `dir` is not a directory.
@@ -97,12 +135,34 @@ impl SysRoot {
         if !root.is_dir() {
             return Err(TopoError::NoRoot(root));
         }
-        Ok(SysRoot { root })
+        Ok(SysRoot { root, log: None })
+    }
+
+    /// A root at `dir` that remembers every file read through it (see
+    /// [`SysRoot::files_read`]).
+    pub fn recording(dir: impl Into<PathBuf>) -> Result<Self, TopoError> {
+        let mut r = SysRoot::new(dir)?;
+        r.log = Some(Default::default());
+        Ok(r)
+    }
+
+    /// The files read so far, relative to the root, sorted (empty unless
+    /// made with [`SysRoot::recording`]).
+    pub fn files_read(&self) -> Vec<String> {
+        self.log.as_ref().map_or_else(Vec::new, |l| {
+            l.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+        })
+    }
+
+    fn note(&self, rel: &str) {
+        if let Some(l) = &self.log {
+            l.lock().unwrap_or_else(|e| e.into_inner()).insert(rel.trim_start_matches('/').into());
+        }
     }
 
     /// The running machine.
     pub fn live() -> Self {
-        SysRoot { root: PathBuf::from("/") }
+        SysRoot { root: PathBuf::from("/"), log: None }
     }
 
     /// True when this is the running machine's `/`.
@@ -119,12 +179,17 @@ impl SysRoot {
         self.root.join(rel.trim_start_matches('/'))
     }
 
-    /// Reads a file; `Ok(None)` when it does not exist.
+    /// Reads a file; `Ok(None)` when it does not exist. A symbolic link
+    /// to nothing is an error, not absence: something is there, broken.
     pub fn read_optional(&self, rel: &str) -> Result<Option<String>, TopoError> {
+        self.note(rel);
         let path = self.path(rel);
         match read_bounded_string(&path, SYS_FILE_CAP) {
             Ok(s) => Ok(Some(s)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match dangling(&path) {
+                Some(source) => Err(TopoError::Io { path, source }),
+                None => Ok(None),
+            },
             // sysfs answers some reads with EINVAL/ENODATA/EOPNOTSUPP when a
             // feature is absent: that is absence too.
             Err(e)
@@ -141,6 +206,7 @@ impl SysRoot {
 
     /// Reads a file that must exist.
     pub fn read(&self, rel: &str) -> Result<String, TopoError> {
+        self.note(rel);
         let path = self.path(rel);
         read_bounded_string(&path, SYS_FILE_CAP).map_err(|source| TopoError::Io { path, source })
     }
@@ -158,12 +224,18 @@ impl SysRoot {
         }
     }
 
-    /// Names in a directory, sorted; empty when the directory is absent.
+    /// Names in a directory, sorted; empty when the directory is absent
+    /// (a symbolic link to nothing is an error, as in [`Self::read_optional`]).
     pub fn list_dir(&self, rel: &str) -> Result<Vec<String>, TopoError> {
         let path = self.path(rel);
         let rd = match std::fs::read_dir(&path) {
             Ok(rd) => rd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return match dangling(&path) {
+                    Some(source) => Err(TopoError::Io { path, source }),
+                    None => Ok(Vec::new()),
+                }
+            }
             Err(source) => return Err(TopoError::Io { path, source }),
         };
         let mut names = Vec::new();

@@ -190,7 +190,8 @@ impl Machine {
                 }
             }
         }
-        t.warnings = firmware_warnings(&t.nodes, &t.online_cpus);
+        t.warnings =
+            firmware_warnings(&t.nodes, &t.online_cpus).into_iter().map(Warning::general).collect();
         t.distance_tiers = distance_tiers(&t.nodes);
         t.numa_mode = infer_mode(t);
         self.t

@@ -30,14 +30,17 @@ fn two_sockets_with_numa_off_on_the_kernel_line() {
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
 }
 
+/// Issue 12: a malformed non-essential file is a warning naming it and
+/// what was assumed; discovery goes on (it was an error that cost the
+/// whole topology).
 #[test]
-fn malformed_distance_file_is_an_error_naming_it() {
-    let err = Topology::discover(&data("bad-distance")).unwrap_err();
-    assert!(matches!(err, TopoError::Malformed { .. }), "{err:?}");
-    let msg = err.to_string();
-    assert!(msg.contains("node0/distance"), "{msg}");
-    assert!(msg.contains("twenty"), "{msg}");
-    assert!(!msg.contains('\n'), "one line: {msg}");
+fn malformed_distance_file_is_a_warning_naming_it() {
+    let t = Topology::discover(&data("bad-distance")).unwrap();
+    let w = t.warnings.iter().find(|w| w.contains("node0/distance")).expect("a warning");
+    assert!(w.path.as_deref().unwrap().ends_with("node0/distance"), "{w:?}");
+    assert!(w.problem.contains("twenty"), "{w:?}");
+    assert_eq!(w.assumed.as_deref(), Some("no distance row for node 0"));
+    assert!(t.nodes.iter().all(|n| n.distances.is_empty()), "no matrix from a broken row");
 }
 
 #[test]
@@ -181,8 +184,9 @@ fn files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every file of a tree replaced in turn by garbage: discovery returns
-/// (a topology or an error naming a path), it never panics.
+/// Every file of a tree replaced in turn by garbage: discovery returns a
+/// topology (no file here is essential), never panics, and warns naming
+/// the file when the garbage cannot be used.
 #[test]
 fn garbage_in_any_file_never_panics() {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/snc2-cxl");
@@ -205,27 +209,21 @@ fn garbage_in_any_file_never_panics() {
         "0-4294967295\n",
         "\u{feff}10",
     ];
-    let mut errors = 0;
+    let mut warned = 0;
     for f in &all {
         let original = std::fs::read(f).unwrap();
         for g in garbage {
             std::fs::write(f, g).unwrap();
-            match Topology::discover(&root) {
-                Ok(t) => assert!(!t.numa_mode.reason.is_empty()),
-                Err(e) => {
-                    errors += 1;
-                    let msg = e.to_string();
-                    assert!(
-                        msg.contains(tmp.path().to_str().unwrap()),
-                        "error names no path: {msg}"
-                    );
-                }
+            let t = Topology::discover(&root).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            assert!(!t.numa_mode.reason.is_empty());
+            if t.warnings.iter().any(|w| w.path.as_deref() == f.to_str()) {
+                warned += 1;
             }
         }
         std::fs::write(f, original).unwrap();
     }
-    // Some garbage must be refused (malformed files are errors, not silence).
-    assert!(errors > 0);
+    // Some garbage must be noticed (malformed files are warnings, not silence).
+    assert!(warned > 0);
     assert!(Topology::discover(&root).unwrap().warnings.is_empty());
 }
 
@@ -301,7 +299,7 @@ fn dax_devices_and_cxl_regions_give_node_kinds_with_evidence() {
     assert!(ev(3).contains("dax2.0 target_node=3 (kmem, pmem)"), "{}", ev(3));
     assert!(ev(4).contains("region1 mode=ram size 256 MiB"), "{}", ev(4));
 
-    let w = t.warnings.join("\n");
+    let w = t.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("\n");
     assert!(w.contains("dax3.0/target_node: expected a number, found 'two'"), "{w}");
     assert!(w.contains("region2/size: expected a number, found 'huge'"), "{w}");
     assert!(w.contains("region2/mode: refusing to read it: a directory"), "{w}");

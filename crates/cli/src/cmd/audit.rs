@@ -130,6 +130,12 @@ pub fn render(r: &Report, all: bool) -> String {
             out.push_str(&format!("  evidence: {e}\n"));
         }
     }
+    if !r.warnings.is_empty() {
+        out.push_str("\nWarnings (topology discovery)\n");
+        for w in &r.warnings {
+            out.push_str(&format!("  - {w}\n"));
+        }
+    }
     out
 }
 

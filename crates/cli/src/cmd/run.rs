@@ -188,6 +188,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let profile = a.profile;
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
+    // The run records the topology, these warnings with it.
+    for w in &topo.warnings {
+        output::warn(g.quiet, &w.to_string());
+    }
     let budget = budget(&a);
     let support = place::policy_support(&root);
     let mut plan = SuitePlan::for_topology(&topo, budget, support.weighted_interleave);

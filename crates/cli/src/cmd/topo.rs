@@ -43,7 +43,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         };
     }
     for w in &t.warnings {
-        output::warn(g.quiet, w);
+        output::warn(g.quiet, &w.to_string());
     }
     let mut s = render(&t);
     if let Some(m) = &measured {
