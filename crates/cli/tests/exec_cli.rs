@@ -323,6 +323,26 @@ fn ctrl_c_stops_the_child_and_keeps_what_was_measured() {
 }
 
 #[test]
+fn sigterm_stops_the_child_like_ctrl_c_and_names_itself() {
+    let env = Env::new();
+    let (v, out) = env.json(&[
+        "-p",
+        "default,local:0",
+        "-r",
+        "3",
+        "--",
+        "sh",
+        "-c",
+        "kill -TERM $PPID; sleep 30",
+    ]);
+    assert_eq!(out.status.code(), Some(143), "128 + SIGTERM");
+    let runs = v["policies"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0]["wall_s"].as_f64().unwrap() < 25.0, "did not wait for sleep 30");
+    assert_eq!(v["stopped"], "interrupted (SIGTERM)");
+}
+
+#[test]
 fn local_and_interleave_on_node_0_place_the_pages_there() {
     let env = Env::new();
     let np = numaprobe();

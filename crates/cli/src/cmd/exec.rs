@@ -221,7 +221,15 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         root: SysRoot::live(),
         counters: args.counters,
     };
-    let outcome = exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
+    let mut outcome =
+        exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
+    // The library knows only that it was asked to stop; name the signal
+    // that did it (Ctrl-C, SIGTERM or SIGHUP) in the output and saved run.
+    if let Ok(r) = &mut outcome {
+        if r.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
+            r.stopped = Some(format!("interrupted ({})", crate::signal::cause()));
+        }
+    }
     let end = match &outcome {
         Err(e) => Outcome::Failed(e.to_string()),
         Ok(r) => match &r.stopped {
