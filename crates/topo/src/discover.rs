@@ -108,7 +108,7 @@ impl Discovery<'_> {
         let cgroup = self.cgroup(&online_cpus, &nodes);
         let (dax_devices, cxl_regions, memdev_warnings) = crate::memdev::read(root);
         for w in memdev_warnings {
-            self.warn(w);
+            self.push(w);
         }
 
         let mut t = Topology {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fs::SysRoot;
 use crate::idset::NodeSet;
+use crate::model::Warning;
 
 const DAX_DIR: &str = "sys/bus/dax/devices";
 const CXL_DIR: &str = "sys/bus/cxl/devices";
@@ -79,7 +80,7 @@ fn number(s: &str) -> Option<u64> {
 /// Reads the files; every oddity becomes a warning.
 struct Reader<'a> {
     root: &'a SysRoot,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 }
 
 impl Reader<'_> {
@@ -89,7 +90,11 @@ impl Reader<'_> {
         match self.root.read_optional(rel) {
             Ok(s) => s.map(|s| s.trim_end_matches(['\0', '\n', ' ']).trim().to_string()),
             Err(e) => {
-                self.warnings.push(format!("{e}; taken as unknown"));
+                self.warnings.push(Warning::file(
+                    e.path().display().to_string(),
+                    e.problem(),
+                    "unknown",
+                ));
                 None
             }
         }
@@ -100,9 +105,10 @@ impl Reader<'_> {
         let s = self.text(rel)?;
         let n = number(&s);
         if n.is_none() {
-            self.warnings.push(format!(
-                "{}: expected a number, found '{s}'; taken as unknown",
-                self.root.path(rel).display()
+            self.warnings.push(Warning::file(
+                self.root.path(rel).display().to_string(),
+                format!("expected a number, found '{s}'"),
+                "unknown",
             ));
         }
         n
@@ -110,7 +116,11 @@ impl Reader<'_> {
 
     fn list(&mut self, rel: &str) -> Vec<String> {
         self.root.list_dir(rel).unwrap_or_else(|e| {
-            self.warnings.push(format!("{e}; skipped"));
+            self.warnings.push(Warning::file(
+                e.path().display().to_string(),
+                e.problem(),
+                "no entries (skipped)",
+            ));
             Vec::new()
         })
     }
@@ -203,9 +213,10 @@ impl Reader<'_> {
         // `block_size_bytes` is hex without a prefix.
         let Some(bs) = u64::from_str_radix(bs.trim_start_matches("0x"), 16).ok().filter(|&b| b > 0)
         else {
-            self.warnings.push(format!(
-                "{}/block_size_bytes: expected a hex number, found '{bs}'; memory blocks not read",
-                self.root.path(MEMORY_DIR).display()
+            self.warnings.push(Warning::file(
+                format!("{}/block_size_bytes", self.root.path(MEMORY_DIR).display()),
+                format!("expected a hex number, found '{bs}'"),
+                "memory blocks not read",
             ));
             return out;
         };
@@ -256,7 +267,7 @@ fn provider_of(root: &Path, path: &Path) -> (Option<String>, Option<String>) {
 
 /// The DAX devices and CXL regions under `root`, and the warnings for
 /// what could not be read.
-pub fn read(root: &SysRoot) -> (Vec<DaxDevice>, Vec<CxlRegion>, Vec<String>) {
+pub fn read(root: &SysRoot) -> (Vec<DaxDevice>, Vec<CxlRegion>, Vec<Warning>) {
     let mut r = Reader { root, warnings: Vec::new() };
     let mut dax = Vec::new();
     for name in r.list(DAX_DIR) {

@@ -305,6 +305,13 @@ fn dax_devices_and_cxl_regions_give_node_kinds_with_evidence() {
     assert!(w.contains("region2/mode: refusing to read it: a directory"), "{w}");
     assert_eq!(t.cxl_regions[2].mode, None);
     assert_eq!(t.warnings.len(), 3, "{w}");
+    // Each names its file as a path of its own (JSON `path`), with what
+    // was assumed, like every other discovery warning.
+    for x in &t.warnings {
+        let path = x.path.as_deref().unwrap_or_else(|| panic!("no path: {x}"));
+        assert!(path.contains("/sys/bus/"), "{x}");
+        assert!(x.assumed.is_some(), "{x}");
+    }
 }
 
 /// A topology stored before DAX/CXL were read has none: kinds fall back
