@@ -303,7 +303,11 @@ impl Floors {
                 .push(r);
         }
         for v in by_cfg.values_mut() {
-            v.sort_by(|a, b| a.summary.started.cmp(&b.summary.started));
+            // By the instant each start names (offsets differ between
+            // machines and imports), not by its text.
+            v.sort_by_cached_key(|r| {
+                (store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
+            });
         }
         let vals: Vec<Vec<BTreeMap<MetricKey, crate::metrics::Metric>>> =
             by_cfg.values().map(|v| v.iter().map(|r| metrics(&RunData::of(r))).collect()).collect();

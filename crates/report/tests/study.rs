@@ -377,3 +377,24 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     let d = s.settings_diff.iter().find(|d| d.setting == "cmdline_options.numa").unwrap();
     assert_eq!(d.values, vec!["-".to_string(), "off".to_string()]);
 }
+
+/// Floors cut each configuration's runs into consecutive blocks, so their
+/// order is the order the runs were taken: by the instant each start time
+/// names, not its text (a run started at 01:30+02:00 came before one at
+/// 00:10Z the same day).
+#[test]
+fn floor_series_follow_the_instant_not_the_start_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let mut early = synthetic(&t, 201, "aaaa", 2.0, 1.0);
+    early.summary.started = "2026-11-23T01:30:00.000+02:00".into();
+    let mut late = synthetic(&t, 202, "aaaa", 1.0, 1.0);
+    late.summary.started = "2026-11-23T00:10:00.000Z".into();
+    let floors = Floors::from_runs(&[late, early]);
+    let series = &floors.by_metric["local_bw_gbs"];
+    assert_eq!(series.len(), 1);
+    let s = &series[0];
+    assert_eq!(s.len(), 2);
+    assert!(s[0] > 1.9 * s[1], "the +02:00 run (twice the bandwidth) must come first: {s:?}");
+}
