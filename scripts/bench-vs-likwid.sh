@@ -60,7 +60,7 @@
 # (numaprobe seconds per result, default 1: at least 10 repetitions, ~15
 # for triad at 500 MiB), ISA (avx512 or avx2; default: avx512 when the CPU
 # has it, else avx2 with likwid's _avx tests). With the defaults a round
-# takes about 80 s on the 2-CPU development VM (5 rounds: about 7 minutes);
+# takes 98-108 s on the 2-CPU development VM (5 rounds: 515 s, measured);
 # each round prints its time.
 set -euo pipefail
 
