@@ -298,48 +298,30 @@ fn timeout_kills_the_whole_process_group() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("timed out"));
 }
 
-#[test]
-fn ctrl_c_stops_the_child_and_keeps_what_was_measured() {
+/// The command stops numaprobe itself with `signal` ($PPID: no shell in
+/// between), then would sleep: numaprobe stops the child, keeps the one run
+/// measured, names the cause and exits 128 + the signal's number.
+fn a_signal_stops_the_child_and_keeps_what_was_measured(signal: &str, code: i32, cause: &str) {
     let env = Env::new();
-    // the command interrupts numaprobe itself ($PPID: no shell in between),
-    // then would sleep; numaprobe forwards SIGINT to its group
-    let (v, out) = env.json(&[
-        "-p",
-        "default,local:0",
-        "-r",
-        "3",
-        "--",
-        "sh",
-        "-c",
-        "kill -INT $PPID; sleep 30",
-    ]);
-    assert_eq!(out.status.code(), Some(130));
+    let script = format!("kill -{signal} $PPID; sleep 30");
+    let (v, out) = env.json(&["-p", "default,local:0", "-r", "3", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(code), "128 + SIG{signal}");
     assert_eq!(policies(&v), ["default"]);
     let runs = v["policies"][0]["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["interrupted"], true);
-    assert!(runs[0]["wall_s"].as_f64().unwrap() < 25.0);
-    assert!(v["stopped"].as_str().unwrap().contains("interrupted"));
+    assert!(runs[0]["wall_s"].as_f64().unwrap() < 25.0, "did not wait for sleep 30");
+    assert_eq!(v["stopped"], format!("interrupted ({cause})"));
+}
+
+#[test]
+fn ctrl_c_stops_the_child_and_keeps_what_was_measured() {
+    a_signal_stops_the_child_and_keeps_what_was_measured("INT", 130, "Ctrl-C");
 }
 
 #[test]
 fn sigterm_stops_the_child_like_ctrl_c_and_names_itself() {
-    let env = Env::new();
-    let (v, out) = env.json(&[
-        "-p",
-        "default,local:0",
-        "-r",
-        "3",
-        "--",
-        "sh",
-        "-c",
-        "kill -TERM $PPID; sleep 30",
-    ]);
-    assert_eq!(out.status.code(), Some(143), "128 + SIGTERM");
-    let runs = v["policies"][0]["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1);
-    assert!(runs[0]["wall_s"].as_f64().unwrap() < 25.0, "did not wait for sleep 30");
-    assert_eq!(v["stopped"], "interrupted (SIGTERM)");
+    a_signal_stops_the_child_and_keeps_what_was_measured("TERM", 143, "SIGTERM");
 }
 
 #[test]
