@@ -9,12 +9,12 @@ use std::fmt::Write;
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::data::{scalar_text, RunData};
 use crate::fmt::{noisy, num};
 use crate::glance::glance;
-use crate::metrics::{metrics, MetricKey};
 use crate::render::md_table;
-use crate::study::Study;
+use analysis::data::{scalar_text, RunData};
+use analysis::metrics::{metrics, MetricKey};
+use analysis::study::Study;
 
 /// The longest brief, in lines.
 pub const MAX_LINES: usize = 60;
@@ -173,7 +173,7 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
 }
 
 /// The settings that differ between the groups and the metric verdicts
-/// (the settings study, `report::study`).
+/// (the settings study, `analysis::study`).
 fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) {
     let owned;
     let s = match study {
@@ -185,7 +185,8 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
             &owned
         }
     };
-    let _ = writeln!(out, "\n**Comparison** against {}:", md(&s.group_name(s.baseline)));
+    let _ =
+        writeln!(out, "\n**Comparison** against {}:", md(&crate::study::group_name(s, s.baseline)));
     if s.across_machines {
         out.push_str(
             "\nThese runs come from different machines: differences include the hardware.\n",
@@ -194,7 +195,7 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     if s.settings_diff.is_empty() {
         out.push_str("\nSettings: the same in every group.\n");
     } else {
-        let mut t = s.settings_table();
+        let mut t = crate::study::settings_table(s);
         t.rows.truncate(MAX_SETTINGS);
         t.align = vec![crate::doc::Align::Left; t.header.len()];
         out.push('\n');
@@ -208,7 +209,7 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
         }
     }
     out.push('\n');
-    out.push_str(&md_table(&s.metrics_table()));
+    out.push_str(&md_table(&crate::study::metrics_table(s)));
     let _ = writeln!(
         out,
         "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided unless {} runs of identical settings give a floor (docs/store.md).",

@@ -8,15 +8,15 @@ use serde_json::Value;
 use store::{LoadedRun, RunStatus};
 
 use crate::chart::{Axis, Chart, Heatmap, Marker, RefLine, Series, XyChart};
-use crate::data::{
-    scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
-};
 use crate::doc::{Align, Document, Table};
 use crate::fmt::{bytes, fig, num, opt, plain};
-use crate::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
 use crate::placements::ExecView;
-use crate::study::Study;
 use crate::summary::tables_of;
+use analysis::data::{
+    scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
+};
+use analysis::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
+use analysis::study::Study;
 
 /// Results whose spread is above this are called noisy (percent).
 pub const NOISY_SPREAD_PCT: f64 = 5.0;
@@ -96,11 +96,11 @@ pub fn build_report_with(
     }
 
     match study {
-        Some(s) => s.section(&mut doc),
+        Some(s) => crate::study::section(s, &mut doc),
         None if !compare.is_empty() => {
             let mut all = vec![run.clone()];
             all.extend(compare.iter().cloned());
-            Study::of_runs(&all).section(&mut doc);
+            crate::study::section(&Study::of_runs(&all), &mut doc);
         }
         None => {}
     }
@@ -1115,13 +1115,13 @@ fn cell_of(p: &Value, k: &str) -> String {
             let v = n.as_f64().unwrap_or(f64::NAN);
             let measured = ["_gbs", "_ns", "_s", "metric"].iter().any(|s| k.ends_with(s));
             if measured {
-                crate::fmt::noisy(v, crate::data::noise_pct(p).unwrap_or(0.0))
+                crate::fmt::noisy(v, analysis::data::noise_pct(p).unwrap_or(0.0))
             } else {
                 crate::fmt::sig(v, 3)
             }
         }
         Some(Value::Object(_)) if k == "placement" => {
-            crate::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
+            analysis::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
         }
         Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
         None => "-".into(),

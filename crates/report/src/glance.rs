@@ -6,9 +6,9 @@
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::data::{text as field_text, RunData};
 use crate::fmt::{bytes, with_noise};
-use crate::metrics::{lat_matrix, metrics, MetricKey};
+use analysis::data::{text as field_text, RunData};
+use analysis::metrics::{lat_matrix, metrics, MetricKey};
 
 /// How many audit findings the box lists.
 pub const TOP_FINDINGS: usize = 3;

@@ -27,8 +27,8 @@ use std::fmt::Write;
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::data::RunData;
-use crate::metrics::{metrics, MetricKey};
+use analysis::data::RunData;
+use analysis::metrics::{metrics, MetricKey};
 
 struct Family {
     name: &'static str,
@@ -119,7 +119,7 @@ pub fn unix_seconds(t: &str) -> Option<f64> {
 /// The labels every series of `run` carries.
 fn run_labels(run: &LoadedRun) -> Vec<(String, String)> {
     vec![
-        ("host".into(), crate::fleet::host_of(run)),
+        ("host".into(), analysis::fleet::host_of(run)),
         ("run_uuid".into(), run.summary.uuid.clone()),
         ("label".into(), run.summary.label.clone().unwrap_or_default()),
         ("config".into(), run.summary.config_hash.clone()),

@@ -7,9 +7,9 @@ use serde_json::Value;
 use topo::tiers::tiers_of;
 use topo::NodeSet;
 
-use crate::data::text as field_text;
 use crate::doc::Table;
 use crate::fmt::num;
+use analysis::data::text as field_text;
 
 /// The stored topology's node ids, distance rows and nodes with CPUs.
 fn matrix_of(topo: &Value) -> Option<(Vec<u32>, Vec<Vec<u32>>, NodeSet)> {

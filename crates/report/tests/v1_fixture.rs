@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use report::{render_report, Format, Study};
+use analysis::study::Study;
+use report::{render_report, study, Format};
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
 fn data() -> PathBuf {
@@ -74,11 +75,11 @@ fn comparison_text(runs: &[LoadedRun]) -> String {
     let s = Study::of_runs(runs);
     format!(
         "{}\n{}\n{}\n{}\n{}\n{}\n",
-        s.groups_table().to_text(),
-        s.settings_table().to_text(),
-        s.settings_same_line(),
-        s.metrics_table().to_text(),
-        s.verdict_lines().join("\n"),
+        study::groups_table(&s).to_text(),
+        study::settings_table(&s).to_text(),
+        study::settings_same_line(&s),
+        study::metrics_table(&s).to_text(),
+        study::verdict_lines(&s).join("\n"),
         s.recommendations
             .iter()
             .map(|r| format!("{}: {}", r.profile, r.text))

@@ -350,7 +350,7 @@ fn measure_once(
     };
 
     let metrics: serde_json::Map<String, Value> =
-        report::metrics(&report::data::RunData::of(&loaded))
+        analysis::metrics::metrics(&analysis::data::RunData::of(&loaded))
             .into_iter()
             .map(|(k, m)| {
                 let mut v = serde_json::to_value(m).unwrap_or(Value::Null);

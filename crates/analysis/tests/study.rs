@@ -8,8 +8,7 @@
 
 use std::io::Read;
 
-use report::study::Floors;
-use report::{GroupInput, Study};
+use analysis::study::{Floors, GroupInput, Study};
 use results::runstats::{widest_ratio_pct, GroupVerdict, Policy};
 use serde_json::Value;
 use store::{ExportDoc, LoadedRun, RunRef, Store};
