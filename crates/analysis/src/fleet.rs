@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use results::context::{Count, Machine, Scalar};
 use serde::Serialize;
 use serde_json::Value;
 use store::LoadedRun;
@@ -206,8 +207,7 @@ impl HostRun {
 /// machine fingerprint.
 pub fn host_of(run: &LoadedRun) -> String {
     run.machine_info
-        .get("hostname")
-        .and_then(Value::as_str)
+        .hostname()
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .unwrap_or_else(|| run.summary.machine_fingerprint.clone())
@@ -217,19 +217,46 @@ fn gib(bytes: f64) -> f64 {
     (bytes / (1u64 << 30) as f64).round()
 }
 
-/// The DIMMs' rated memory speed when the machine facts record one (MT/s).
-/// The configured speed is a BIOS setting: the configuration's
-/// `memory_speed_mts`, compared as drift.
-fn memory_speed(info: &Value) -> Option<String> {
-    [
-        "/memory_speed_mts",
-        "/dimms/speed_mts",
-        "/dimms/configured_speed_mts",
-        "/memory/speed_mts",
-        "/memory/configured_speed_mts",
-    ]
-    .iter()
-    .find_map(|p| info.pointer(p).and_then(scalar))
+/// The DIMMs' rated memory speed when the machine facts record one (MT/s),
+/// in the shapes machine documents have had. The configured speed is a
+/// BIOS setting: the configuration's `memory_speed_mts`, compared as
+/// drift.
+fn memory_speed(info: &Machine) -> Option<String> {
+    let dimms = info.dimm_summary();
+    let memory = info.memory.as_ref();
+    info.memory_speed_mts
+        .as_ref()
+        .map(Scalar::to_string)
+        .or_else(|| {
+            dimms.and_then(|d| d.speed_mts.or(d.configured_speed_mts)).map(|s| s.to_string())
+        })
+        .or_else(|| memory.and_then(|m| m.speed_mts.as_ref()).map(Scalar::to_string))
+        .or_else(|| memory.and_then(|m| m.configured_speed_mts.as_ref()).map(Scalar::to_string))
+}
+
+/// The machine model of a run: CPU model, packages, physical cores,
+/// installed memory (GiB) and memory speed when recorded.
+pub fn model_of(run: &LoadedRun) -> String {
+    let i = &run.machine_info;
+    let cpu = i.cpu_model().unwrap_or("unknown CPU");
+    let mut s = match &i.packages {
+        Some(Count::Number(p)) => format!("{p}x {cpu}"),
+        _ => cpu.to_string(),
+    };
+    if let Some(c) = i.cores {
+        s.push_str(&format!(", {c} cores"));
+    }
+    // Installed memory (SMBIOS, else coarse MemTotal) when recorded: the
+    // kernel's MemTotal moves with crashkernel= and huge pages.
+    if let Some(g) = i.installed_gib {
+        s.push_str(&format!(", {g} GiB"));
+    } else if let Some(b) = i.mem_total_bytes {
+        s.push_str(&format!(", {} GiB", gib(b as f64)));
+    }
+    if let Some(speed) = memory_speed(i) {
+        s.push_str(&format!(", {speed} MT/s"));
+    }
+    s
 }
 
 fn scalar(v: &Value) -> Option<String> {
@@ -239,31 +266,6 @@ fn scalar(v: &Value) -> Option<String> {
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
-}
-
-/// The machine model of a run: CPU model, packages, physical cores,
-/// installed memory (GiB) and memory speed when recorded.
-pub fn model_of(run: &LoadedRun) -> String {
-    let i = &run.machine_info;
-    let cpu = i.get("cpu_model").and_then(Value::as_str).unwrap_or("unknown CPU");
-    let mut s = match i.get("packages").and_then(Value::as_u64) {
-        Some(p) => format!("{p}x {cpu}"),
-        None => cpu.to_string(),
-    };
-    if let Some(c) = i.get("cores").and_then(Value::as_u64) {
-        s.push_str(&format!(", {c} cores"));
-    }
-    // Installed memory (SMBIOS, else coarse MemTotal) when recorded: the
-    // kernel's MemTotal moves with crashkernel= and huge pages.
-    if let Some(g) = i.get("installed_gib").and_then(Value::as_f64) {
-        s.push_str(&format!(", {g} GiB"));
-    } else if let Some(b) = i.get("mem_total_bytes").and_then(Value::as_f64) {
-        s.push_str(&format!(", {} GiB", gib(b)));
-    }
-    if let Some(speed) = memory_speed(i) {
-        s.push_str(&format!(", {speed} MT/s"));
-    }
-    s
 }
 
 /// Flattens a JSON object into `a.b.c` → scalar text (arrays as JSON).
@@ -292,15 +294,15 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
 /// DIMM population and speed, ...), flattened to dotted names.
 pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    if let Value::Object(m) = &run.config {
-        for (k, v) in m {
+    if let Value::Object(m) = run.config.to_json() {
+        for (k, v) in &m {
             if !NOT_SETTINGS.contains(&k.as_str()) {
                 flatten(k, v, &mut out);
             }
         }
     }
-    if let Value::Object(m) = &run.machine_info {
-        for (k, v) in m {
+    if let Ok(Value::Object(m)) = serde_json::to_value(&run.machine_info) {
+        for (k, v) in &m {
             if !IDENTITY.contains(&k.as_str()) {
                 flatten(k, v, &mut out);
             }
@@ -539,6 +541,7 @@ impl Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::context::Reading;
     use store::{ExportDoc, ExportedRun, RunId, RunSummary};
 
     const FIXTURE: &str = include_str!("../../report/tests/fixtures/synthetic-export.json");
@@ -549,7 +552,7 @@ mod tests {
         let doc = ExportDoc::from_json(FIXTURE, "fixture").unwrap();
         let r: ExportedRun = doc.runs[0].clone();
         let mut info = r.machine.info.clone();
-        info["hostname"] = name.into();
+        info.hostname = Some(Reading::Value(name.into()));
         let mut results = r.results.clone();
         for x in &mut results {
             if let Value::Object(m) = &mut x.payload {
@@ -587,7 +590,7 @@ mod tests {
             },
             machine_info: info,
             config: r.config.clone(),
-            topology: Value::Null,
+            topology: Default::default(),
             results,
         }
     }
@@ -600,7 +603,7 @@ mod tests {
             host(4, "n4", 0.85, 1.0),
             host(5, "n5", 1.005, 1.0),
         ];
-        v[2].config["thp"] = "always".into();
+        v[2].config.thp = Some(Reading::Value("always".into()));
         v
     }
 
@@ -672,7 +675,7 @@ mod tests {
     #[test]
     fn one_host_says_peers_are_missing_and_models_never_mix() {
         let mut v = vec![host(1, "a", 1.0, 1.0), host(2, "b", 0.5, 1.0)];
-        v[1].machine_info["cpu_model"] = "AMD EPYC 7313".into();
+        v[1].machine_info.cpu_model = Some(Reading::Value("AMD EPYC 7313".into()));
         let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
         assert_eq!(f.groups.len(), 2, "two models, two groups");
         for g in &f.groups {
@@ -714,17 +717,19 @@ mod tests {
     fn firmware_memory_and_restriction_settings_drift_and_ids_do_not() {
         let mut v = fleet_of_five();
         for (i, r) in v.iter_mut().enumerate() {
-            r.config["fingerprint"] = format!("cfg{i}").into();
-            r.config["cmdline"] = format!("root=UUID={i} quiet").into();
-            r.config["bios_version"] = "2.1".into();
-            r.config["memory_speed_mts"] = 3200.into();
-            r.config["dimm_population"] = "16 of 16 slots: 16x 16 GiB DDR4".into();
-            r.config["cmdline_options"] = serde_json::json!({"numa_balancing": "0"});
+            let c = &mut r.config;
+            c.fingerprint = Some(format!("cfg{i}"));
+            c.cmdline = Some(Reading::Value(format!("root=UUID={i} quiet")));
+            c.bios_version = Some(Reading::Value("2.1".into()));
+            c.memory_speed_mts = Some(Reading::Value(Scalar::Int(3200)));
+            c.dimm_population = Some(Reading::Value("16 of 16 slots: 16x 16 GiB DDR4".into()));
+            c.cmdline_options = Some([("numa_balancing".into(), "0".into())].into());
         }
-        v[0].config["bios_version"] = "1.9".into();
-        v[1].config["memory_speed_mts"] = 2933.into();
-        v[1].config["dimm_population"] = "15 of 16 slots: 15x 16 GiB DDR4".into();
-        v[4].config["cmdline_options"] = serde_json::json!({});
+        v[0].config.bios_version = Some(Reading::Value("1.9".into()));
+        v[1].config.memory_speed_mts = Some(Reading::Value(Scalar::Int(2933)));
+        v[1].config.dimm_population =
+            Some(Reading::Value("15 of 16 slots: 15x 16 GiB DDR4".into()));
+        v[4].config.cmdline_options = Some(Default::default());
         let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
         let drift: Vec<(&str, Vec<&str>)> = f.groups[0]
             .hosts

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use results::context::Reading;
 use results::runstats::{
     guard_floor, interval_rank, judge, range_floor, Basis, GroupVerdict, NoiseFloor, Policy,
     MAX_RUNS_SUGGESTED,
@@ -252,7 +253,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
 
 fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    flatten("", &run.config, &mut m);
+    flatten("", &run.config.to_json(), &mut m);
     m
 }
 
@@ -261,15 +262,13 @@ fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
     for r in runs {
         let d = RunData::of(r);
         if let Some(s) = d.per_cpu_summaries.iter().find(|s| s.hidden_numa && s.groups.len() > 1) {
-            let mode = r
-                .config
-                .get("numa_mode_label")
-                .and_then(Value::as_str)
-                .or_else(|| r.config.get("numa_mode").and_then(Value::as_str))
-                .unwrap_or("one node");
+            let text = |s: &Option<Reading<String>>| s.as_ref().and_then(Reading::value).cloned();
+            let mode = text(&r.config.numa_mode_label)
+                .or_else(|| text(&r.config.numa_mode))
+                .unwrap_or_else(|| "one node".into());
             return Some(format!(
                 "the OS shows {} node(s) ({mode}) but per-CPU latency to memory node {} splits into {} groups ({}) in run {}: this setting hides NUMA (numa=off, NPS0 or firmware interleave) without removing it",
-                r.config.get("nodes").and_then(Value::as_u64).unwrap_or(1),
+                r.config.nodes.unwrap_or(1),
                 s.mem_node.map_or("?".into(), |n| n.to_string()),
                 s.groups.len(),
                 s.groups_text(),

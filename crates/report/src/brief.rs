@@ -6,13 +6,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use serde_json::Value;
 use store::LoadedRun;
 
 use crate::fmt::{noisy, num};
 use crate::glance::glance;
 use crate::render::md_table;
-use analysis::data::{scalar_text, RunData};
+use analysis::data::RunData;
 use analysis::metrics::{metrics, MetricKey};
 use analysis::study::Study;
 
@@ -45,27 +44,6 @@ const KEY_SETTINGS: [&str; 10] = [
 
 /// `a.b = v` pairs of a settings document's scalar leaves (fingerprint
 /// left out).
-fn flat_settings(v: &Value) -> BTreeMap<String, String> {
-    fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-        match v {
-            Value::Object(m) => {
-                for (k, x) in m {
-                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                    walk(&key, x, out);
-                }
-            }
-            Value::Null => {}
-            other => {
-                out.insert(prefix.to_string(), scalar_text(other).unwrap_or(other.to_string()));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk("", v, &mut out);
-    out.remove("fingerprint");
-    out
-}
-
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -102,7 +80,8 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         }
         let _ = writeln!(out, "- **{k}:** {}", md(v));
     }
-    let settings = flat_settings(&run.config);
+    let settings: BTreeMap<String, String> =
+        crate::build::settings_found(&run.config).into_iter().collect();
     let picked: Vec<String> =
         KEY_SETTINGS.iter().filter_map(|k| settings.get(*k).map(|v| format!("{k}={v}"))).collect();
     if !picked.is_empty() {
@@ -255,14 +234,5 @@ mod tests {
         assert!(c.ends_with("`numaprobe report` has everything._\n"));
         let short = "a\nb\n".to_string();
         assert_eq!(cap(short.clone()), short);
-    }
-
-    #[test]
-    fn settings_flatten_without_the_fingerprint() {
-        let f = flat_settings(
-            &serde_json::json!({"fingerprint": "x", "thp": "always", "cmdline_options": {"numa": "off"}, "boost": null}),
-        );
-        assert_eq!(f.len(), 2);
-        assert_eq!(f["cmdline_options.numa"], "off");
     }
 }

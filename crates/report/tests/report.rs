@@ -124,7 +124,10 @@ fn odd_payloads_never_break_a_report() {
             });
         }
     }
-    odd.topology = serde_json::json!({"nodes": "not a list", "caches": [{"level": "x"}]});
+    odd.topology = serde_json::from_value(
+        serde_json::json!({"nodes": "not a list", "caches": [{"level": "x"}]}),
+    )
+    .unwrap();
     for f in [Format::Markdown, Format::Html] {
         let out = render_report(f, &odd, &runs[..1]);
         assert!(!out.is_empty());
