@@ -2,8 +2,8 @@
 //! (made by `results::view`, which reads today's records and the first
 //! version's payloads alike), grouped by kind and mode.
 
-use results::view::Stored;
-use serde_json::Value;
+use results::lat::{LatSummary, LoadedSummary, PrefetchCheck};
+use results::{Record, Unknown};
 use store::LoadedRun;
 
 pub use results::view::{
@@ -22,22 +22,30 @@ pub struct RunData {
     pub per_cpu_summaries: Vec<PerCpuSummary>,
     /// `lat-summary` results of mode `sweep`.
     pub sweep_summaries: Vec<SweepSummary>,
-    /// Payloads of kinds this version does not know.
-    pub other: Vec<(String, Value)>,
+    /// `lat-summary` results of mode `loaded` (each curve's knee).
+    pub loaded_summaries: Vec<LoadedSummary>,
+    /// `lat-summary` results of mode `prefetch-check`.
+    pub prefetch_checks: Vec<PrefetchCheck>,
+    /// Results this version cannot read.
+    pub other: Vec<Unknown>,
 }
 
 impl RunData {
     pub fn of(run: &LoadedRun) -> RunData {
         let mut d = RunData::default();
-        for r in &run.results {
-            match results::view::read(r.kind.as_str(), &r.payload) {
-                Stored::Bw(b) => d.bw.push(b),
-                Stored::Lat(l) => d.lat.push(l),
-                Stored::Finding(f) => d.findings.push(f),
-                Stored::Exec(v) => d.exec.push(v),
-                Stored::PerCpu(s) => d.per_cpu_summaries.push(s),
-                Stored::Sweep(s) => d.sweep_summaries.push(s),
-                Stored::Other => d.other.push((r.kind.to_string(), r.payload.clone())),
+        for r in run.records() {
+            match r {
+                Record::Bw(b) => d.bw.push(Bw::of_record(b)),
+                Record::Lat(l) => d.lat.push(Lat::of_record(l)),
+                Record::Finding(f) => d.findings.push(Finding::of_record(f)),
+                Record::Exec(e) => d.exec.push(ExecPolicy::of_record(e)),
+                Record::LatSummary(s) => match s.as_ref() {
+                    LatSummary::PerCpu(s) => d.per_cpu_summaries.push(PerCpuSummary::of_record(s)),
+                    LatSummary::Sweep(s) => d.sweep_summaries.push(SweepSummary::of_record(s)),
+                    LatSummary::Loaded(s) => d.loaded_summaries.push(s.clone()),
+                    LatSummary::PrefetchCheck(s) => d.prefetch_checks.push(s.clone()),
+                },
+                Record::Unknown(u) => d.other.push(u.clone()),
             }
         }
         d.findings.sort_by_key(Finding::rank);

@@ -555,7 +555,8 @@ mod tests {
         info.hostname = Some(Reading::Value(name.into()));
         let mut results = r.results.clone();
         for x in &mut results {
-            if let Value::Object(m) = &mut x.payload {
+            let mut payload = x.stored_json();
+            if let Value::Object(m) = &mut payload {
                 for (k, v) in m.iter_mut() {
                     let f = if k.ends_with("_gbs") {
                         bw
@@ -569,6 +570,8 @@ mod tests {
                     }
                 }
             }
+            let up = results::upgrade::read(x.record.kind(), &payload);
+            (x.record, x.as_stored) = (up.record, up.as_stored);
         }
         LoadedRun {
             summary: RunSummary {

@@ -1237,14 +1237,15 @@ fn appendix(doc: &mut Document, run: &LoadedRun) {
         "Every stored result ({}), as measured, grouped by kind and mode.",
         run.results.len()
     ));
+    let stored: Vec<Value> = run.results.iter().map(|r| r.stored_json()).collect();
     let mut groups: BTreeMap<(String, String), Vec<&Value>> = BTreeMap::new();
     let mut order: Vec<(String, String)> = Vec::new();
-    for r in &run.results {
-        let key = (r.kind.to_string(), field_text(&r.payload, "mode").unwrap_or_default());
+    for (r, p) in run.results.iter().zip(&stored) {
+        let key = (r.record.kind().to_string(), field_text(p, "mode").unwrap_or_default());
         if !groups.contains_key(&key) {
             order.push(key.clone());
         }
-        groups.entry(key).or_default().push(&r.payload);
+        groups.entry(key).or_default().push(p);
     }
     for key in order {
         let title = if key.1.is_empty() { key.0.clone() } else { format!("{} {}", key.0, key.1) };

@@ -79,13 +79,14 @@ pub fn runs_csv(runs: &[LoadedRun]) -> String {
                 s.label.clone().unwrap_or_default(),
                 s.machine.clone(),
                 r.seq.to_string(),
-                r.kind.to_string(),
+                r.record.kind().to_string(),
             ];
+            let payload = r.stored_json();
             for f in FIELDS {
-                row.push(r.payload.get(f).and_then(scalar_text).unwrap_or_default());
+                row.push(payload.get(f).and_then(scalar_text).unwrap_or_default());
             }
-            row.push(placement_fraction(&r.payload).unwrap_or_default());
-            row.push(r.payload.to_string());
+            row.push(placement_fraction(&payload).unwrap_or_default());
+            row.push(payload.to_string());
             out.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
             out.push('\n');
         }

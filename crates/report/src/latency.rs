@@ -24,13 +24,7 @@ pub fn method_of(d: &RunData, mode: &str) -> Option<String> {
 
 /// The prefetch checks of a run (`lat-summary` of mode `prefetch-check`).
 pub fn prefetch_checks(d: &RunData) -> Vec<PrefetchCheck> {
-    d.other
-        .iter()
-        .filter(|(k, v)| {
-            k == "lat-summary" && v.get("mode").and_then(|m| m.as_str()) == Some("prefetch-check")
-        })
-        .filter_map(|(_, v)| serde_json::from_value(v.clone()).ok())
-        .collect()
+    d.prefetch_checks.clone()
 }
 
 /// The paragraph under the latency heading: the method of the DRAM

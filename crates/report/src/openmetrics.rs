@@ -169,9 +169,9 @@ pub fn render(runs: &[LoadedRun]) -> String {
     for run in runs {
         let base = run_labels(run);
         for r in &run.results {
-            let p = &r.payload;
+            let p = &r.stored_json();
             let g = |k: &str| text(p.get(k));
-            match r.kind.as_str() {
+            match r.record.kind() {
                 "bw" => {
                     let Some(v) = p.get("best_gbs").and_then(Value::as_f64) else { continue };
                     bw.push(

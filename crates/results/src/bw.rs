@@ -181,6 +181,12 @@ impl BwResult {
         is_noisy(self.stable, self.spread_pct)
     }
 
+    /// Noise as a robust CV, percent, from the spread of the repetitions
+    /// ([`crate::stats::noise_from_spread`]); `None` without a spread.
+    pub fn noise_pct(&self) -> Option<f64> {
+        crate::stats::noise_from_spread(self.spread_pct, Some(self.reps))
+    }
+
     /// Share of sampled pages on the intended nodes (0 when unchecked).
     pub fn placement_fraction(&self) -> f64 {
         self.placement.fraction().unwrap_or(0.0)

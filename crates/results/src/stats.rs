@@ -72,6 +72,31 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
+/// Noise as a robust coefficient of variation, percent, from a result's
+/// spread `(max - min) / median` when it gives no robust CV: the spread
+/// divided by the expected range of `n` normal samples in standard
+/// deviations (the d2 constant of quality control, ASTM E2587); `n` 0 or
+/// unknown counts as 10 (d2 = 3.078). `None` for a spread that is not a
+/// number.
+pub fn noise_from_spread(spread_pct: f64, n: Option<usize>) -> Option<f64> {
+    let n = n.filter(|n| *n > 0).unwrap_or(10);
+    spread_pct.is_finite().then(|| spread_pct.abs() / d2(n))
+}
+
+/// Expected range of `n` normal samples in standard deviations (ASTM
+/// E2587's table of d2), growing slowly past 25.
+fn d2(n: usize) -> f64 {
+    const D2: [f64; 24] = [
+        1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970, 3.078, 3.173, 3.258, 3.336, 3.407,
+        3.472, 3.532, 3.588, 3.640, 3.689, 3.735, 3.778, 3.819, 3.858, 3.895, 3.931,
+    ];
+    match n {
+        0 | 1 => 1.0,
+        2..=25 => D2[n - 2],
+        _ => 3.931 + 0.0125 * ((n - 25) as f64).sqrt().min(40.0),
+    }
+}
+
 /// Spread in percent of the `k` best values of a sample, where "best" is the
 /// largest when `higher_is_better`: `(best - kth best) / best`. Used to stop
 /// repeating once the top of the distribution is stable (STREAM reports the

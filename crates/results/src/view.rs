@@ -335,7 +335,7 @@ impl Lat {
                 noise_pct: finite(c.noise_pct).map(f64::abs),
                 page_size: Some(c.page_size.clone()),
                 placement: Some(Placement::of_record(&c.placement)),
-                stride_bytes: Some(c.stride_bytes as u64),
+                stride_bytes: Some(c.stride_bytes as u64).filter(|s| *s > 0),
                 tlb_group_bytes: Some(c.tlb_group_bytes),
                 histogram: c.histogram.clone(),
                 ..none
@@ -712,7 +712,7 @@ impl ExecPolicy {
     pub fn of_record(r: &PolicyResult) -> ExecPolicy {
         ExecPolicy {
             policy: r.policy.clone(),
-            placement: Some(r.placement.clone()),
+            placement: Some(r.placement.clone()).filter(|p| !p.is_empty()),
             runs: r
                 .runs
                 .iter()

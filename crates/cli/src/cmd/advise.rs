@@ -351,20 +351,21 @@ fn others(
 /// most cells (triad first); the best figure of each cell.
 fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, String, Matrix)> {
     let run = super::store::load_for(g, "--from-run", r)?;
-    let views: Vec<results::view::Bw> = run
-        .results
-        .iter()
-        .filter(|s| s.kind == store::ResultKind::Bw)
-        .map(|s| results::view::Bw::of(&s.payload))
+    let views: Vec<&BwResult> = run
+        .records()
+        .filter_map(|r| match r {
+            results::Record::Bw(b) => Some(b.as_ref()),
+            _ => None,
+        })
         .filter(|b| {
-            (b.mode == "matrix" || b.mode == "local")
+            matches!(b.mode, Mode::Matrix | Mode::Local)
                 && b.cpu_node.is_some()
                 && b.mem_node.is_some()
         })
         .collect();
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for v in &views {
-        *counts.entry(v.kernel.as_str()).or_default() += 1;
+        *counts.entry(v.kernel.name()).or_default() += 1;
     }
     let kernel = if counts.contains_key("triad") {
         "triad".to_string()
@@ -379,11 +380,10 @@ fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, String, Matrix)> {
         }
     };
     let mut m: Matrix = BTreeMap::new();
-    for v in views.iter().filter(|v| v.kernel == kernel) {
-        let (Some(c), Some(n), Some(b)) = (v.cpu_node, v.mem_node, v.best_gbs) else { continue };
-        let (Ok(c), Ok(n)) = (u32::try_from(c), u32::try_from(n)) else { continue };
+    for v in views.iter().filter(|v| v.kernel.name() == kernel && v.best_gbs.is_finite()) {
+        let (Some(c), Some(n)) = (v.cpu_node, v.mem_node) else { continue };
         let cell = m.entry(c).or_default().entry(n).or_insert(0.0);
-        *cell = cell.max(b);
+        *cell = cell.max(v.best_gbs);
     }
     Ok((format!("run {}", run.summary.id), kernel, m))
 }
@@ -548,7 +548,7 @@ fn verify(
     let modes = vec![BwMode::Weighted { required: true }, BwMode::Interleave, BwMode::Global];
     let rs = bw::run_plan(topo, &plan(a, modes), &obs, stop)?;
     let fig = |m: Mode| rs.iter().find(|r| r.mode == m);
-    let noise = |r: &BwResult| results::view::Bw::of_record(r).noise_pct;
+    let noise = |r: &BwResult| r.noise_pct();
     let mut figures = Vec::new();
     for (m, name) in [
         (Mode::Weighted, "weighted"),

@@ -204,7 +204,7 @@ fn evidence_from_store(
 /// A run's results as `{"kind", "payload"}` documents, as
 /// [`Evidence::from_results`] reads them.
 fn kind_payloads(l: &store::LoadedRun) -> Vec<Value> {
-    l.results.iter().map(|r| json!({"kind": r.kind.as_str(), "payload": r.payload})).collect()
+    l.results.iter().map(|r| json!({"kind": r.record.kind(), "payload": r.stored_json()})).collect()
 }
 
 /// `run N (started, label)`: where evidence comes from.
@@ -236,7 +236,7 @@ fn latest_prefetch_check(
 mod tests {
     use super::*;
     use results::context::{Machine, RunTopology};
-    use store::{NewRun, ResultKind, RunStatus, Store};
+    use store::{NewRun, RunStatus, Store};
 
     fn save(db: &mut Store, machine: Machine, topology: &Topology, gbs: f64) -> store::RunId {
         let mut new = NewRun::new("numaprobe run", "0");
@@ -245,7 +245,7 @@ mod tests {
         let id = db.begin_run(&new).unwrap();
         let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
                         "best_gbs": gbs, "validated": true});
-        db.add_result(id, &ResultKind::Bw, &bw).unwrap();
+        db.add_result(id, &results::upgrade::read("bw", &bw).record).unwrap();
         db.finish_run(id, RunStatus::Complete, None).unwrap();
         id
     }
