@@ -5,8 +5,21 @@
 use std::path::PathBuf;
 
 use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
+use results::Record;
 use serde_json::json;
 use topo::*;
+
+/// A result read from stored JSON, as the store reads it.
+fn read(kind: &str, v: serde_json::Value) -> Record {
+    results::upgrade::read(kind, &v).record
+}
+
+/// A local bandwidth result of `node`.
+fn local_bw(node: u32, gbs: f64) -> Record {
+    let v = json!({"mode": "local", "kernel": "triad", "cpu_node": node, "mem_node": node,
+                   "best_gbs": gbs});
+    read("bw", v)
+}
 
 fn data(name: &str) -> SysRoot {
     SysRoot::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap()
@@ -240,9 +253,9 @@ fn sub_numa_clustering_depends_on_profile() {
 #[test]
 fn remote_penalty_needs_evidence() {
     let s = tuned();
-    let ev = Evidence::from_results(&[
-        json!({"kind":"lat","cpu_node":0,"mem_node":0,"median_ns":100.0}),
-        json!({"kind":"lat","cpu_node":0,"mem_node":1,"median_ns":180.0}),
+    let ev = Evidence::from_records(&[
+        read("lat", json!({"mode":"matrix","cpu_node":0,"mem_node":0,"median_ns":100.0})),
+        read("lat", json!({"mode":"matrix","cpu_node":0,"mem_node":1,"median_ns":180.0})),
     ]);
     let r = report(&two_node(), &s, nomem(), ev, Profile::Database);
     fires(&r, "numa.remote_penalty", Severity::Warn);
@@ -552,8 +565,7 @@ fn population_rule() {
 fn peak_fraction_rule_uses_measurements() {
     let s = tuned();
     // 8 channels x 3200 MT/s x 8 B = 204.8 GB/s per socket; one node per socket.
-    let low =
-        Evidence::from_results(&[json!({"kind":"bw","cpu_node":0,"mem_node":0,"best_gbs":118.8})]);
+    let low = Evidence::from_records(&[local_bw(0, 118.8)]);
     let r = report(&two_node(), &s, Read::Value(dmi(8, false)), low.clone(), Profile::Hpc);
     fires(&r, "memory.peak_fraction", Severity::Warn);
     let f = r.finding("memory.peak_fraction").unwrap();
@@ -562,8 +574,7 @@ fn peak_fraction_rule_uses_measurements() {
         "{}",
         f.found
     );
-    let good =
-        Evidence::from_results(&[json!({"kind":"bw","cpu_node":1,"mem_node":1,"best_gbs":160.0})]);
+    let good = Evidence::from_records(&[local_bw(1, 160.0)]);
     quiet(
         &report(&two_node(), &s, Read::Value(dmi(8, false)), good, Profile::Hpc),
         "memory.peak_fraction",
@@ -571,8 +582,7 @@ fn peak_fraction_rule_uses_measurements() {
     // No peak known: no finding, no guess.
     quiet(&report(&two_node(), &s, nomem(), low, Profile::Hpc), "memory.peak_fraction");
     // The population finding cites the measured fraction too.
-    let low4 =
-        Evidence::from_results(&[json!({"kind":"bw","cpu_node":0,"mem_node":0,"best_gbs":59.4})]);
+    let low4 = Evidence::from_records(&[local_bw(0, 59.4)]);
     let r = report(&two_node(), &s, Read::Value(dmi(4, false)), low4, Profile::Hpc);
     let ev = r.finding("memory.population").unwrap().evidence.clone().unwrap();
     assert!(ev.contains("58% of theoretical peak (59.4 of 102.4 GB/s)"), "{ev}");

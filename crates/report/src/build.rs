@@ -11,17 +11,17 @@ use topo::Topology;
 
 use crate::chart::{Axis, Chart, Heatmap, Marker, RefLine, Series, XyChart};
 use crate::doc::{Align, Document, Table};
-use crate::fmt::{bytes, fig, num, opt, plain};
+use crate::fmt::{bytes, fig, num, opt, plain, scalar_text};
 use crate::placements::ExecView;
 use crate::summary::tables_of;
-use analysis::data::{
-    scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
-};
+use analysis::data::RunData;
 use analysis::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
 use analysis::study::Study;
-
-/// Results whose spread is above this are called noisy (percent).
-pub const NOISY_SPREAD_PCT: f64 = 5.0;
+use results::audit::{Finding, Severity};
+use results::bw::{self, BwResult, NOISY_SPREAD_PCT};
+use results::lat::{self, C2cResult, Lat, LatResult, LatSummary, PerCpuSummary, SweepSummary};
+use results::stats::measured;
+use results::Record;
 
 /// The report of `run`, compared with `compare` when not empty (`run` is
 /// the baseline).
@@ -332,31 +332,27 @@ fn distance_table(topo: &Topology) -> Option<Table> {
     Some(t)
 }
 
-fn pages(p: &Bw) -> String {
-    match &p.placement {
-        Some(pl) => {
-            let f = pl.fraction.map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_else(|| "?".into());
-            if pl.flagged {
-                format!("{f} (flagged)")
-            } else {
-                f
-            }
-        }
-        None => "-".into(),
+fn pages(p: &BwResult) -> String {
+    let pl = &p.placement;
+    let f = pl.fraction().map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_else(|| "?".into());
+    if pl.flagged() {
+        format!("{f} (flagged)")
+    } else {
+        f
     }
 }
 
-fn bw_row(p: &Bw, first: String) -> Vec<String> {
+fn bw_row(p: &BwResult, first: String) -> Vec<String> {
     vec![
         first,
         p.memory(),
-        p.kernel.clone(),
-        p.threads.map_or("-".into(), |t| t.to_string()),
-        fig(p.best_gbs, p.noise_pct, "GB/s"),
-        fig(p.median_gbs, p.noise_pct, "GB/s"),
-        opt(p.spread_pct, "%"),
+        p.kernel.name().into(),
+        p.threads.to_string(),
+        fig(measured(p.best_gbs), p.noise(), "GB/s"),
+        fig(measured(p.median_gbs), p.noise(), "GB/s"),
+        opt(measured(p.spread_pct), "%"),
         pages(p),
-        p.isa.clone().unwrap_or_else(|| "-".into()),
+        p.isa.name().into(),
     ]
 }
 
@@ -380,7 +376,7 @@ fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. Best is the fastest repetition, spread is (max - min) / median. Figures keep the digits their noise (robust CV of the repetitions) supports.");
 
     let mut t = Table::with_header(&BW_HEADER);
-    for p in d.bw_mode("local") {
+    for p in d.bw_mode(bw::Mode::Local) {
         t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
     }
     if !t.is_empty() {
@@ -399,9 +395,9 @@ fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         "Pages on target",
         "ISA",
     ]);
-    for mode in ["global", "interleave", "weighted"] {
+    for mode in [bw::Mode::Global, bw::Mode::Interleave, bw::Mode::Weighted] {
         for p in d.bw_mode(mode) {
-            t.push(bw_row(p, mode.to_string()));
+            t.push(bw_row(p, mode.name().to_string()));
         }
     }
     if !t.is_empty() {
@@ -411,13 +407,13 @@ fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 
     let (kernel, cells) = bw_matrix(d);
     if !cells.is_empty() {
-        let kernel = kernel.unwrap_or_default();
+        let kernel = kernel.map_or("", |k| k.name());
         doc.h(3, "Node-to-node bandwidth");
         if cells.len() > 1 {
             let hm = matrix_heatmap(
                 format!("Bandwidth matrix ({kernel}, best GB/s)"),
                 "GB/s",
-                cells.iter().map(|(k, p)| (*k, p.best_gbs)),
+                cells.iter().map(|(k, p)| (*k, measured(p.best_gbs))),
             );
             let ratio = ratio_heatmap(&hm, "Bandwidth relative to the CPU node's local memory");
             doc.chart(Chart::Heatmap(hm));
@@ -428,14 +424,14 @@ fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
         }
         let mut t = Table::with_header(&BW_HEADER);
-        for p in d.bw_mode("matrix") {
+        for p in d.bw_mode(bw::Mode::Matrix) {
             t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
         }
         doc.table(t);
     }
 
-    let scaling: Vec<&Bw> =
-        d.bw_mode("scaling").filter(|p| p.threads.is_some() && p.best_gbs.is_some()).collect();
+    let scaling: Vec<&BwResult> =
+        d.bw_mode(bw::Mode::Scaling).filter(|p| p.best_gbs.is_finite()).collect();
     if !scaling.is_empty() {
         doc.h(3, "Bandwidth against threads");
         doc.chart(Chart::Xy(scaling_chart(&scaling, crate::glance::node_peak_gbs(run))));
@@ -454,8 +450,8 @@ fn bandwidth(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 /// Bandwidth against threads: one line per kernel and node pair with its
 /// min-max band, the ideal linear scaling from the fewest threads, and the
 /// theoretical peak of one node's memory channels when known.
-fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
-    type Curve = (Option<i64>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+fn scaling_chart(scaling: &[&BwResult], node_peak: Option<f64>) -> XyChart {
+    type Curve = (Option<u32>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
     let mut series: BTreeMap<String, Curve> = BTreeMap::new();
     for p in scaling {
         let name = format!(
@@ -466,9 +462,9 @@ fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
         );
         // coloured by memory node, as in every chart
         let e = series.entry(name).or_insert((p.mem_node.or(p.cpu_node), vec![], vec![]));
-        let (t, best) = (p.threads.unwrap_or(0) as f64, p.best_gbs.unwrap_or(0.0));
+        let (t, best) = (p.threads as f64, p.best_gbs);
         e.1.push((t, best));
-        if let (Some(lo), Some(hi)) = (p.min_gbs, p.max_gbs) {
+        if let (Some(lo), Some(hi)) = (measured(p.min_gbs), measured(p.max_gbs)) {
             e.2.push((t, lo.min(best), hi.max(best)));
         }
     }
@@ -481,7 +477,7 @@ fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
                 label: format!("ideal linear scaling of {name}"),
                 points: vec![(t0, v0), (last, v0 * last / t0)],
                 in_domain: false,
-                color: node.and_then(|n| usize::try_from(n).ok()),
+                color: node.map(|n| n as usize),
             });
         }
     }
@@ -519,13 +515,11 @@ fn scaling_chart(scaling: &[&Bw], node_peak: Option<f64>) -> XyChart {
 }
 
 /// "triad on node 0 reaches 90% of its best with 8 of 28 threads".
-fn saturation_notes(scaling: &[&Bw]) -> Vec<String> {
-    type Curve = Vec<(i64, f64)>;
-    let mut groups: BTreeMap<(String, Option<i64>), Curve> = BTreeMap::new();
+fn saturation_notes(scaling: &[&BwResult]) -> Vec<String> {
+    type Curve = Vec<(usize, f64)>;
+    let mut groups: BTreeMap<(&str, Option<u32>), Curve> = BTreeMap::new();
     for p in scaling {
-        if let (Some(t), Some(g)) = (p.threads, p.best_gbs) {
-            groups.entry((p.kernel.clone(), p.cpu_node)).or_default().push((t, g));
-        }
+        groups.entry((p.kernel.name(), p.cpu_node)).or_default().push((p.threads, p.best_gbs));
     }
     let mut out = Vec::new();
     for ((kernel, node), mut pts) in groups {
@@ -549,11 +543,11 @@ fn saturation_notes(scaling: &[&Bw]) -> Vec<String> {
 fn matrix_heatmap(
     title: String,
     unit: &str,
-    cells: impl Iterator<Item = ((i64, i64), Option<f64>)>,
+    cells: impl Iterator<Item = ((u32, u32), Option<f64>)>,
 ) -> Heatmap {
-    let cells: BTreeMap<(i64, i64), Option<f64>> = cells.collect();
-    let rows: BTreeSet<i64> = cells.keys().map(|k| k.0).collect();
-    let cols: BTreeSet<i64> = cells.keys().map(|k| k.1).collect();
+    let cells: BTreeMap<(u32, u32), Option<f64>> = cells.collect();
+    let rows: BTreeSet<u32> = cells.keys().map(|k| k.0).collect();
+    let cols: BTreeSet<u32> = cells.keys().map(|k| k.1).collect();
     Heatmap {
         title,
         x_label: "memory node".into(),
@@ -616,16 +610,16 @@ fn lat_matrix_table(d: &RunData) -> Table {
         "p99 ns",
         "Spread %",
     ]);
-    for p in d.lat_mode("matrix") {
+    for p in d.chase_mode(lat::Mode::Matrix) {
         t.push(vec![
             p.cpu_node.map_or("?".into(), |n| n.to_string()),
             p.mem_node.map_or("?".into(), |n| n.to_string()),
-            p.size_bytes.map_or("-".into(), bytes),
-            p.page_size.clone().unwrap_or_else(|| "-".into()),
-            fig(p.median_ns, p.noise_pct, "ns"),
-            fig(p.p90_ns, p.noise_pct, "ns"),
-            fig(p.p99_ns, p.noise_pct, "ns"),
-            opt(p.spread_pct, "%"),
+            size_text(p),
+            page_size_text(&p.page_size),
+            fig(measured(p.median_ns), p.noise(), "ns"),
+            fig(measured(p.p90_ns), p.noise(), "ns"),
+            fig(measured(p.p99_ns), p.noise(), "ns"),
+            opt(measured(p.spread_pct), "%"),
         ]);
     }
     t
@@ -633,9 +627,8 @@ fn lat_matrix_table(d: &RunData) -> Table {
 
 /// Cache sizes to mark on the sweep, for the CPU the sweep ran on (or
 /// CPU 0): one marker per level, from the topology's `caches`.
-fn cache_markers(topo: Option<&Topology>, cpu: Option<i64>) -> Vec<Marker> {
+fn cache_markers(topo: Option<&Topology>, cpu: Option<u32>) -> Vec<Marker> {
     let Some(topo) = topo else { return vec![] };
-    let cpu = cpu.and_then(|c| u32::try_from(c).ok());
     let mut best: BTreeMap<(u8, String), (u32, u64)> = BTreeMap::new();
     for c in topo.caches.iter().filter(|c| c.kind != topo::CacheKind::Instruction) {
         // Prefer the instance holding the sweep's CPU, else the lowest CPU.
@@ -657,7 +650,7 @@ fn cache_markers(topo: Option<&Topology>, cpu: Option<i64>) -> Vec<Marker> {
 }
 
 fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
-    if d.lat.is_empty() {
+    if d.chases.is_empty() && d.loaded.is_empty() && d.c2c.is_empty() {
         return;
     }
     doc.h(2, "Latency");
@@ -675,7 +668,7 @@ fn latency(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 
 /// Single measurements (mode `point`).
 fn lat_points_section(doc: &mut Document, d: &RunData) {
-    let point: Vec<&Lat> = d.lat_mode("point").collect();
+    let point: Vec<&LatResult> = d.chase_mode(lat::Mode::Point).collect();
     if !point.is_empty() {
         doc.h(3, "Single measurements");
         let mut t = Table::with_header(&[
@@ -691,15 +684,15 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
         ]);
         for p in point {
             t.push(vec![
-                p.cpu.map_or("-".into(), |c| c.to_string()),
+                p.cpu.to_string(),
                 p.cpu_node.map_or("-".into(), |c| c.to_string()),
                 p.mem_node.map_or("-".into(), |c| c.to_string()),
-                p.size_bytes.map_or("-".into(), bytes),
-                p.page_size.clone().unwrap_or_else(|| "-".into()),
-                fig(p.median_ns, p.noise_pct, "ns"),
-                fig(p.p90_ns, p.noise_pct, "ns"),
-                fig(p.p99_ns, p.noise_pct, "ns"),
-                opt(p.spread_pct, "%"),
+                size_text(p),
+                page_size_text(&p.page_size),
+                fig(measured(p.median_ns), p.noise(), "ns"),
+                fig(measured(p.p90_ns), p.noise(), "ns"),
+                fig(measured(p.p99_ns), p.noise(), "ns"),
+                opt(measured(p.spread_pct), "%"),
             ]);
         }
         doc.table(t);
@@ -716,7 +709,7 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             let hm = matrix_heatmap(
                 "Latency matrix (median ns)".into(),
                 "ns",
-                cells.iter().map(|(k, p)| (*k, p.median_ns)),
+                cells.iter().map(|(k, p)| (*k, measured(p.median_ns))),
             );
             let ratio = ratio_heatmap(&hm, "Latency relative to the CPU node's local memory");
             doc.chart(Chart::Heatmap(hm));
@@ -727,8 +720,8 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
         }
         doc.table(lat_matrix_table(d));
-        let tier_cells: Vec<(i64, i64, f64)> =
-            cells.iter().filter_map(|((c, m), p)| Some((*c, *m, p.median_ns?))).collect();
+        let tier_cells: Vec<(u32, u32, f64)> =
+            cells.iter().map(|((c, m), p)| (*c, *m, p.median_ns)).collect();
         if let Some(t) =
             run.topology.get().and_then(|t| crate::tiers::latency_by_tier(t, &tier_cells))
         {
@@ -742,23 +735,25 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 /// Latency against working-set size: the curve per memory node and page
 /// size, the measuring CPU's caches marked and the plateaus drawn.
 fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
-    let sweep: Vec<&Lat> =
-        d.lat_mode("sweep").filter(|p| p.size_bytes.is_some() && p.median_ns.is_some()).collect();
+    let sweep: Vec<&LatResult> = d
+        .chase_mode(lat::Mode::Sweep)
+        .filter(|p| p.size_bytes > 0 && p.median_ns.is_finite())
+        .collect();
     if !sweep.is_empty() {
         doc.h(3, "Latency against working-set size");
-        type Curve = (Option<i64>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+        type Curve = (Option<u32>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
         let mut series: BTreeMap<String, Curve> = BTreeMap::new();
         for p in &sweep {
             let e = series.entry(sweep_series(p)).or_insert((p.mem_node, vec![], vec![]));
-            let (x, y) = (p.size_bytes.unwrap_or(0) as f64, p.median_ns.unwrap_or(0.0));
+            let (x, y) = (p.size_bytes as f64, p.median_ns);
             e.1.push((x, y));
-            if let (Some(lo), Some(hi)) = (p.min_ns, p.max_ns) {
+            if let (Some(lo), Some(hi)) = (measured(p.min_ns), measured(p.max_ns)) {
                 e.2.push((x, lo.min(y), hi.max(y)));
             }
         }
         let names: Vec<String> = series.keys().cloned().collect();
         let has_band = series.values().any(|s| !s.2.is_empty());
-        let all_ns = sweep.iter().filter_map(|p| p.median_ns);
+        let all_ns = sweep.iter().map(|p| p.median_ns);
         let y = Axis::linear_or_log("latency (ns)", all_ns, 1.0);
         let y_label = if y.scale == crate::chart::Scale::Log10 {
             "latency (ns, log scale)"
@@ -777,25 +772,24 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                         .with_color(*node)
                 })
                 .collect(),
-            markers: cache_markers(run.topology.get(), sweep[0].cpu),
+            markers: cache_markers(run.topology.get(), Some(sweep[0].cpu)),
             lines: vec![],
             band_label: if has_band { "min-max of the samples".into() } else { String::new() },
         };
         // The plateaus found, as flat dashed segments over their size range.
         for sum in &d.sweep_summaries {
-            for p in &sum.plateaus {
-                if let (Some(a), Some(b), Some(ns)) = (p.from_bytes, p.to_bytes, p.latency_ns) {
-                    chart.lines.push(RefLine {
-                        label: format!("{} plateau {} ns", p.label, num(ns, "ns")),
-                        points: vec![(a as f64, ns), (b as f64, ns)],
-                        in_domain: true,
-                        color: None,
-                    });
-                }
+            for p in sum.plateaus.iter().filter(|p| p.latency_ns.is_finite()) {
+                let (a, b, ns) = (p.from_bytes, p.to_bytes, p.latency_ns);
+                chart.lines.push(RefLine {
+                    label: format!("{} plateau {} ns", p.label, num(ns, "ns")),
+                    points: vec![(a as f64, ns), (b as f64, ns)],
+                    in_domain: true,
+                    color: None,
+                });
             }
         }
         doc.chart(Chart::Xy(chart));
-        let mut sizes: Vec<u64> = sweep.iter().filter_map(|p| p.size_bytes).collect();
+        let mut sizes: Vec<u64> = sweep.iter().map(|p| p.size_bytes).collect();
         sizes.sort_unstable();
         sizes.dedup();
         let mut header = vec!["Working set".to_string()];
@@ -806,8 +800,8 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             for n in &names {
                 let v = sweep
                     .iter()
-                    .find(|p| p.size_bytes == Some(s) && &sweep_series(p) == n)
-                    .and_then(|p| p.median_ns);
+                    .find(|p| p.size_bytes == s && &sweep_series(p) == n)
+                    .map(|p| p.median_ns);
                 row.push(opt(v, "ns"));
             }
             t.push(row);
@@ -818,22 +812,18 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 
 /// Core-to-core latency: heatmap (3 to 64 CPUs) and a table per relation.
 fn c2c_section(doc: &mut Document, d: &RunData) {
-    let c2c: Vec<&Lat> = d
-        .lat_mode("c2c")
-        .filter(|p| p.cpu_a.is_some() && p.cpu_b.is_some() && p.median_ns.is_some())
-        .collect();
+    let c2c: Vec<&C2cResult> = d.c2c.iter().filter(|p| p.median_ns.is_finite()).collect();
     if !c2c.is_empty() {
         doc.h(3, "Core-to-core latency");
-        let cpus: BTreeSet<i64> =
-            c2c.iter().flat_map(|p| [p.cpu_a.unwrap_or(0), p.cpu_b.unwrap_or(0)]).collect();
+        let cpus: BTreeSet<u32> = c2c.iter().flat_map(|p| [p.cpu_a, p.cpu_b]).collect();
         if cpus.len() < 3 {
             doc.p("One CPU pair only: its figure is in the table below, no heatmap is drawn.");
         } else if cpus.len() <= 64 {
-            let mut cells: BTreeMap<(i64, i64), Option<f64>> = BTreeMap::new();
+            let mut cells: BTreeMap<(u32, u32), Option<f64>> = BTreeMap::new();
             for p in &c2c {
-                let (a, b) = (p.cpu_a.unwrap_or(0), p.cpu_b.unwrap_or(0));
-                cells.insert((a, b), p.median_ns);
-                cells.entry((b, a)).or_insert(p.median_ns);
+                let (a, b) = (p.cpu_a, p.cpu_b);
+                cells.insert((a, b), Some(p.median_ns));
+                cells.entry((b, a)).or_insert(Some(p.median_ns));
             }
             let mut hm = matrix_heatmap(
                 "Core-to-core latency (median ns, one way)".into(),
@@ -844,17 +834,15 @@ fn c2c_section(doc: &mut Document, d: &RunData) {
             hm.y_label = "CPU".into();
             doc.chart(Chart::Heatmap(hm));
         }
-        let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         for p in &c2c {
-            by.entry(p.relation.clone().unwrap_or_else(|| "unknown".into()))
-                .or_default()
-                .push(p.median_ns.unwrap_or(0.0));
+            by.entry(p.relation.map_or("unknown", |r| r.name())).or_default().push(p.median_ns);
         }
         let mut t = Table::with_header(&["Relation", "Pairs", "Min ns", "Median ns", "Max ns"]);
         for (rel, mut v) in by {
             v.sort_by(f64::total_cmp);
             t.push(vec![
-                rel,
+                rel.to_string(),
                 v.len().to_string(),
                 num(v[0], "ns"),
                 num(results::stats::percentile_sorted(&v, 50.0), "ns"),
@@ -887,22 +875,22 @@ fn plateau_section(doc: &mut Document, d: &RunData) {
     for s in &sums {
         for p in &s.plateaus {
             let cache = p.cache_bytes.or_else(|| {
-                let level: i64 = p.label.trim_start_matches(['L', 'l']).parse().ok()?;
-                s.caches.iter().find(|c| c.0 == level).map(|c| c.1)
+                let level: u8 = p.label.trim_start_matches(['L', 'l']).parse().ok()?;
+                s.caches.iter().find(|c| c.level == level).map(|c| c.size_bytes)
             });
             t.push(vec![
                 p.label.clone(),
                 cache.map_or("-".into(), bytes),
-                p.from_bytes.map_or("-".into(), bytes),
-                p.to_bytes.map_or("-".into(), bytes),
-                p.points.map_or("-".into(), |n| n.to_string()),
-                opt(p.latency_ns, "ns"),
+                bytes(p.from_bytes),
+                bytes(p.to_bytes),
+                p.points.to_string(),
+                opt(measured(p.latency_ns), "ns"),
             ]);
         }
-        for (level, size) in &s.caches {
-            let name = format!("L{level}");
+        for c in &s.caches {
+            let name = format!("L{}", c.level);
             if !s.plateaus.iter().any(|p| p.label.eq_ignore_ascii_case(&name)) {
-                missing.push(format!("{name} ({})", bytes(*size)));
+                missing.push(format!("{name} ({})", bytes(c.size_bytes)));
             }
         }
     }
@@ -920,11 +908,11 @@ fn plateau_section(doc: &mut Document, d: &RunData) {
 }
 
 /// Per-CPU latency: the chart coloured by latency group, the groups the
-/// `lat-summary` found (else the points grouped by their `group` field or
-/// CPU node), and the hidden-NUMA note.
+/// `lat-summary` found (else the points grouped by CPU node), and the
+/// hidden-NUMA note.
 fn per_cpu_section(doc: &mut Document, d: &RunData) {
-    let per_cpu: Vec<&Lat> =
-        d.lat_mode("per-cpu").filter(|p| p.cpu.is_some() && p.median_ns.is_some()).collect();
+    let per_cpu: Vec<&LatResult> =
+        d.chase_mode(lat::Mode::PerCpu).filter(|p| p.median_ns.is_finite()).collect();
     let summaries: Vec<&PerCpuSummary> =
         d.per_cpu_summaries.iter().filter(|s| !s.groups.is_empty()).collect();
     if per_cpu.is_empty() && summaries.is_empty() {
@@ -938,28 +926,21 @@ fn per_cpu_section(doc: &mut Document, d: &RunData) {
         type Pts = (Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
         let mut series: BTreeMap<(usize, String), Pts> = BTreeMap::new();
         for p in &per_cpu {
-            let cpu = p.cpu.unwrap_or(0);
             let found = summaries.iter().find_map(|s| {
                 let matches_node = s.mem_node.is_none() || s.mem_node == p.mem_node;
-                let i = s.group_of(cpu).filter(|_| matches_node)?;
+                let i = s.group_of(p.cpu).filter(|_| matches_node)?;
                 let g = &s.groups[i];
-                Some((
-                    i,
-                    format!("group {} (CPUs {}, {} ns)", i + 1, g.cpus, opt(g.median_ns, "ns")),
-                ))
+                let ns = opt(measured(g.median_ns), "ns");
+                Some((i, format!("group {} (CPUs {}, {ns} ns)", i + 1, g.cpus)))
             });
-            let key = match (found, &p.group) {
-                (Some(k), _) => k,
-                (None, Some(g)) => (usize::MAX, format!("group {g}")),
-                (None, None) => (
-                    usize::MAX,
-                    format!("to memory node {}", p.mem_node.map_or("?".into(), |n| n.to_string())),
-                ),
-            };
-            let (x, y) = (cpu as f64, p.median_ns.unwrap_or(0.0));
+            let key = found.unwrap_or_else(|| {
+                let node = p.mem_node.map_or("?".into(), |n| n.to_string());
+                (usize::MAX, format!("to memory node {node}"))
+            });
+            let (x, y) = (p.cpu as f64, p.median_ns);
             let e = series.entry(key).or_default();
             e.0.push((x, y));
-            if let (Some(lo), Some(hi)) = (p.min_ns, p.max_ns) {
+            if let (Some(lo), Some(hi)) = (measured(p.min_ns), measured(p.max_ns)) {
                 e.1.push((x, lo.min(y), hi.max(y)));
             }
         }
@@ -991,44 +972,40 @@ fn per_cpu_section(doc: &mut Document, d: &RunData) {
             for (i, g) in s.groups.iter().enumerate() {
                 t.push(vec![
                     (i + 1).to_string(),
-                    g.cpus.clone(),
-                    g.count.to_string(),
-                    g.os_nodes.clone().unwrap_or_else(|| "-".into()),
+                    g.cpus.to_string(),
+                    g.cpus.len().to_string(),
+                    if g.os_nodes.is_empty() { "-".into() } else { g.os_nodes.to_string() },
                     s.mem_node.map_or("-".into(), |n| n.to_string()),
-                    opt(g.min_ns, "ns"),
-                    opt(g.median_ns, "ns"),
-                    opt(g.max_ns, "ns"),
+                    opt(measured(g.min_ns), "ns"),
+                    opt(measured(g.median_ns), "ns"),
+                    opt(measured(g.max_ns), "ns"),
                 ]);
             }
         }
         doc.table(t.caption("CPUs grouped by their latency to the memory node (groups separated by more than the measured noise)"));
         for s in &summaries {
-            match (&s.note, s.hidden_numa) {
+            match (s.note.as_deref().filter(|n| !n.is_empty()), s.hidden_numa) {
                 (Some(n), false) => doc.p(format!("Note: {n}.")),
                 (None, false) if s.groups.len() == 1 => doc.p(format!(
                     "All {} measured CPUs have the same latency within noise: one latency group.",
-                    s.groups[0].count
+                    s.groups[0].cpus.len()
                 )),
                 _ => {}
             }
         }
         return;
     }
-    let mut groups: BTreeMap<String, Vec<&Lat>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<&LatResult>> = BTreeMap::new();
     for p in &per_cpu {
-        let key = match &p.group {
-            Some(g) => format!("group {g}"),
-            None => format!("CPU node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
-        };
+        let key = format!("CPU node {}", p.cpu_node.map_or("?".into(), |n| n.to_string()));
         groups.entry(key).or_default().push(p);
     }
     let mut t =
         Table::with_header(&["CPUs", "Memory node", "Count", "Min ns", "Median ns", "Max ns"]);
     for (k, ps) in groups {
-        let mut v: Vec<f64> = ps.iter().filter_map(|p| p.median_ns).collect();
+        let mut v: Vec<f64> = ps.iter().map(|p| p.median_ns).collect();
         v.sort_by(f64::total_cmp);
-        let cpus: topo::CpuSet =
-            ps.iter().filter_map(|p| p.cpu.and_then(|c| u32::try_from(c).ok())).collect();
+        let cpus: topo::CpuSet = ps.iter().map(|p| p.cpu).collect();
         let mem: BTreeSet<String> =
             ps.iter().map(|p| p.mem_node.map_or("?".into(), |n| n.to_string())).collect();
         t.push(vec![
@@ -1054,19 +1031,91 @@ pub(crate) fn hidden_numa_text(s: &PerCpuSummary) -> String {
     )
 }
 
-fn sweep_series(p: &Lat) -> String {
+fn sweep_series(p: &LatResult) -> String {
     let mut s = format!("memory node {}", p.mem_node.map_or("?".into(), |n| n.to_string()));
-    if let Some(ps) = &p.page_size {
-        s.push_str(&format!(", {ps} pages"));
+    if !p.page_size.is_empty() {
+        s.push_str(&format!(", {} pages", p.page_size));
     }
     s
 }
 
-/// A generic table of payloads: one column per scalar field, in order of
-/// first appearance.
-fn generic_table(payloads: &[&Value], skip: &[&str]) -> Table {
+/// A chase's working-set size, `-` when not recorded.
+fn size_text(p: &LatResult) -> String {
+    if p.size_bytes > 0 {
+        bytes(p.size_bytes)
+    } else {
+        "-".into()
+    }
+}
+
+/// A page size as recorded, `-` when not.
+fn page_size_text(page: &str) -> String {
+    if page.is_empty() {
+        "-".into()
+    } else {
+        page.to_string()
+    }
+}
+
+/// A stored result as the appendix shows it: its JSON as stored, and its
+/// record for the noise its figures are rounded to and its placement.
+struct Raw<'a> {
+    json: Value,
+    record: &'a Record,
+}
+
+/// The mode a record was measured in (its appendix table), empty for kinds
+/// without modes.
+fn mode_of(r: &Record) -> &'static str {
+    match r {
+        Record::Bw(b) => b.mode.name(),
+        Record::Lat(l) => match l.as_ref() {
+            Lat::Chase(c) => c.mode.name(),
+            Lat::Loaded(p) => p.mode.name(),
+            Lat::C2c(c) => c.mode.name(),
+        },
+        Record::LatSummary(s) => match s.as_ref() {
+            LatSummary::PerCpu(x) => x.mode.name(),
+            LatSummary::Sweep(x) => x.mode.name(),
+            LatSummary::Loaded(x) => x.mode.name(),
+            LatSummary::PrefetchCheck(x) => x.mode.name(),
+        },
+        _ => "",
+    }
+}
+
+/// The noise of a record's figures (robust CV, percent), when it has one.
+fn noise_of(r: &Record) -> Option<f64> {
+    match r {
+        Record::Bw(b) => b.noise(),
+        Record::Lat(l) => match l.as_ref() {
+            Lat::Chase(c) => c.noise(),
+            Lat::Loaded(p) => p.noise(),
+            Lat::C2c(c) => c.noise(),
+        },
+        Record::Exec(e) => e.stats.noise_pct.and_then(measured),
+        _ => None,
+    }
+}
+
+/// The share of a record's pages on target, when it was checked.
+fn placement_fraction(r: &Record) -> Option<f64> {
+    match r {
+        Record::Bw(b) => b.placement.fraction(),
+        Record::Lat(l) => match l.as_ref() {
+            Lat::Chase(c) => c.placement.fraction(),
+            Lat::Loaded(p) => p.placement.fraction(),
+            Lat::C2c(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// A generic table of stored results: one column per scalar field, in
+/// order of first appearance.
+fn generic_table(rows: &[&Raw], skip: &[&str]) -> Table {
     let mut keys: Vec<String> = Vec::new();
-    for p in payloads {
+    for p in rows.iter().map(|r| &r.json) {
         if let Some(m) = p.as_object() {
             for (k, v) in m {
                 let shown = scalar_text(v).is_some() || k == "placement";
@@ -1083,9 +1132,9 @@ fn generic_table(payloads: &[&Value], skip: &[&str]) -> Table {
     t.align = keys
         .iter()
         .map(|k| {
-            let numeric = payloads
-                .iter()
-                .all(|p| matches!(p.get(k), None | Some(Value::Number(_)) | Some(Value::Null)));
+            let numeric = rows.iter().all(|r| {
+                matches!(r.json.get(k), None | Some(Value::Number(_)) | Some(Value::Null))
+            });
             if numeric {
                 Align::Right
             } else {
@@ -1093,29 +1142,29 @@ fn generic_table(payloads: &[&Value], skip: &[&str]) -> Table {
             }
         })
         .collect();
-    for p in payloads {
-        t.push(keys.iter().map(|k| cell_of(p, k)).collect());
+    for r in rows {
+        t.push(keys.iter().map(|k| cell_of(r, k)).collect());
     }
     t
 }
 
-/// A payload field as a cell; `placement` objects (any shape) show their
-/// fraction.
-fn cell_of(p: &Value, k: &str) -> String {
-    match p.get(k) {
+/// A field of a stored result as a cell; `placement` objects (any shape)
+/// show the share of pages on target.
+fn cell_of(r: &Raw, k: &str) -> String {
+    match r.json.get(k) {
         // Measured figures to what the result's noise supports, other
         // fractions to three significant digits: never 17-digit floats.
         Some(Value::Number(n)) if n.is_f64() => {
             let v = n.as_f64().unwrap_or(f64::NAN);
             let measured = ["_gbs", "_ns", "_s", "metric"].iter().any(|s| k.ends_with(s));
             if measured {
-                crate::fmt::noisy(v, analysis::data::noise_pct(p).unwrap_or(0.0))
+                crate::fmt::noisy(v, noise_of(r.record).unwrap_or(0.0))
             } else {
                 crate::fmt::sig(v, 3)
             }
         }
         Some(Value::Object(_)) if k == "placement" => {
-            analysis::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
+            placement_fraction(r.record).map_or("?".into(), plain)
         }
         Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
         None => "-".into(),
@@ -1164,23 +1213,22 @@ fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&Exec
             num(g.value, "GB/s")
         ));
     }
-    let flagged =
-        d.bw.iter()
-            .filter_map(|b| b.placement.as_ref())
-            .chain(d.lat.iter().filter_map(|l| l.placement.as_ref()))
-            .filter(|p| p.flagged)
-            .count();
+    let flagged = (d.bw.iter().map(|b| &b.placement))
+        .chain(d.chases.iter().map(|l| &l.placement))
+        .chain(d.loaded.iter().map(|l| &l.placement))
+        .filter(|p| p.flagged())
+        .count();
     if flagged > 0 {
         notes.push(format!(
             "{flagged} result(s) had pages away from the node asked for (placement flagged): their figures mix nodes. Check free memory per node and numa_balancing."
         ));
     }
-    let noisy =
-        d.bw.iter()
-            .filter_map(|b| b.spread_pct)
-            .chain(d.lat.iter().filter_map(|l| l.spread_pct))
-            .filter(|s| *s > NOISY_SPREAD_PCT)
-            .count();
+    let noisy = (d.bw.iter().map(|b| b.spread_pct))
+        .chain(d.chases.iter().map(|l| l.spread_pct))
+        .chain(d.loaded.iter().map(|l| l.spread_pct))
+        .chain(d.c2c.iter().map(|l| l.spread_pct))
+        .filter(|s| *s > NOISY_SPREAD_PCT)
+        .count();
     if noisy > 0 {
         notes.push(format!(
             "{noisy} result(s) varied by more than {NOISY_SPREAD_PCT:.0}% between repetitions: the machine was busy or its frequency moved; repeat on a quiet machine before drawing conclusions from small differences."
@@ -1200,7 +1248,8 @@ fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&Exec
     }
     doc.list(notes);
 
-    let findings: Vec<&Finding> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    let findings: Vec<&Finding> =
+        d.findings.iter().filter(|f| f.severity != Severity::Ok).collect();
     if !d.findings.is_empty() {
         doc.h(3, "Settings audit");
         if findings.is_empty() {
@@ -1210,19 +1259,21 @@ fn analysis(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&Exec
             "Severity", "Finding", "Found", "Expected", "Why", "Fix", "Needs",
         ]);
         t.align = vec![Align::Left; 7];
+        let or_dash = |s: &str| if s.is_empty() { "-".to_string() } else { s.to_string() };
         for f in &findings {
             t.push(vec![
-                f.severity.clone(),
-                f.id.clone(),
+                f.severity.label().into(),
+                or_dash(&f.id),
                 f.found.clone(),
-                f.expected.clone().unwrap_or_else(|| "-".into()),
-                f.why.clone().unwrap_or_else(|| "-".into()),
-                f.fix.clone().unwrap_or_else(|| "-".into()),
-                f.needs.clone().unwrap_or_else(|| "-".into()),
+                or_dash(&f.expected),
+                or_dash(&f.why),
+                or_dash(&f.fix),
+                f.needs.label().into(),
             ]);
         }
         doc.table(t);
-    } else if !d.bw.is_empty() || !d.lat.is_empty() {
+    } else if !d.bw.is_empty() || !d.chases.is_empty() || !d.loaded.is_empty() || !d.c2c.is_empty()
+    {
         doc.p("No settings audit in this run (numaprobe audit adds findings with fixes).");
     }
 }
@@ -1237,15 +1288,16 @@ fn appendix(doc: &mut Document, run: &LoadedRun) {
         "Every stored result ({}), as measured, grouped by kind and mode.",
         run.results.len()
     ));
-    let stored: Vec<Value> = run.results.iter().map(|r| r.stored_json()).collect();
-    let mut groups: BTreeMap<(String, String), Vec<&Value>> = BTreeMap::new();
-    let mut order: Vec<(String, String)> = Vec::new();
-    for (r, p) in run.results.iter().zip(&stored) {
-        let key = (r.record.kind().to_string(), field_text(p, "mode").unwrap_or_default());
+    let raws: Vec<Raw> =
+        run.results.iter().map(|r| Raw { json: r.stored_json(), record: &r.record }).collect();
+    let mut groups: BTreeMap<(String, &str), Vec<&Raw>> = BTreeMap::new();
+    let mut order: Vec<(String, &str)> = Vec::new();
+    for raw in &raws {
+        let key = (raw.record.kind().to_string(), mode_of(raw.record));
         if !groups.contains_key(&key) {
             order.push(key.clone());
         }
-        groups.entry(key).or_default().push(p);
+        groups.entry(key).or_default().push(raw);
     }
     for key in order {
         let title = if key.1.is_empty() { key.0.clone() } else { format!("{} {}", key.0, key.1) };

@@ -145,8 +145,8 @@ impl Series {
     }
 
     /// With a colour key (a node number).
-    pub fn with_color(mut self, key: Option<i64>) -> Series {
-        self.color = key.and_then(|k| usize::try_from(k).ok());
+    pub fn with_color(mut self, key: Option<u32>) -> Series {
+        self.color = key.map(|k| k as usize);
         self
     }
 }

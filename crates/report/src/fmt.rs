@@ -94,6 +94,21 @@ pub fn with_noise(v: f64, noise_pct: f64, unit: &str) -> String {
     }
 }
 
+/// A JSON scalar as text (arrays of scalars joined with commas): for the
+/// tables that list every field of a stored document.
+pub fn scalar_text(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            Some(a.iter().filter_map(scalar_text).collect::<Vec<_>>().join(","))
+        }
+        _ => None,
+    }
+}
+
 /// A size in binary units: `512 B`, `48 KiB`, `1.5 MiB`, `1 GiB`.
 pub use topo::units::binary_size as bytes;
 

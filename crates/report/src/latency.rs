@@ -1,40 +1,54 @@
-//! The latency parts of a report that issue 14 added: the method caption
-//! (stride, TLB groups, pages, as the results record them), the prefetch
-//! check, the per-chunk latency histograms of the local and the worst
-//! remote pair, and loaded latency against bandwidth, one line per traffic
-//! mix with each curve's knee marked. Drawn with the shared chart types.
+//! Parts of a report's latency section: the method caption (stride, TLB
+//! groups, pages, as the results record them), the prefetch check, the
+//! per-chunk latency histograms of the local and the worst remote pair, and
+//! loaded latency against bandwidth, one line per traffic mix with each
+//! curve's knee marked. Drawn with the shared chart types.
 
 use std::collections::BTreeMap;
 
-use results::lat::{knee, method_caption, Knee, PrefetchCheck, KNEE_PCT};
+use results::lat::{self, knee, method_caption, Knee, LatResult, LoadedPoint, KNEE_PCT};
+use results::stats::measured;
 
 use crate::chart::{Axis, Chart, Marker, Series, XyChart};
 use crate::doc::{Document, Table};
 use crate::fmt::{num, opt, plain};
-use analysis::data::{Lat, RunData};
+use analysis::data::RunData;
 use analysis::metrics::lat_matrix;
 
-/// The method of the chase results of `mode` (the first with a recorded
-/// layout), e.g. `random chase, stride 256 B, 64-page TLB groups (256
-/// KiB), 4k pages`; `None` when no result says.
-pub fn method_of(d: &RunData, mode: &str) -> Option<String> {
-    let p = d.lat_mode(mode).find(|p| p.stride_bytes.is_some())?;
-    Some(method_caption(p.stride_bytes?, p.tlb_group_bytes, p.page_size.as_deref().unwrap_or("?")))
+/// A page size as recorded, `?` when the result gave none.
+fn page_text(page: &str) -> &str {
+    if page.is_empty() {
+        "?"
+    } else {
+        page
+    }
 }
 
-/// The prefetch checks of a run (`lat-summary` of mode `prefetch-check`).
-pub fn prefetch_checks(d: &RunData) -> Vec<PrefetchCheck> {
-    d.prefetch_checks.clone()
+/// The method of the chases of `mode` (the first with a recorded layout),
+/// e.g. `random chase, stride 256 B, 64-page TLB groups (256 KiB), 4k
+/// pages`; `None` when no result says.
+pub fn method_of(d: &RunData, mode: lat::Mode) -> Option<String> {
+    let p = d.chase_mode(mode).find(|p| p.stride_bytes > 0)?;
+    Some(method_caption(p.stride_bytes as u64, Some(p.tlb_group_bytes), page_text(&p.page_size)))
+}
+
+/// The method of the loaded points' chase (the first that records it).
+fn loaded_method(d: &RunData) -> Option<String> {
+    let p = d.loaded.iter().find(|p| p.stride_bytes.is_some_and(|s| s > 0))?;
+    Some(method_caption(p.stride_bytes? as u64, p.tlb_group_bytes, page_text(&p.page_size)))
 }
 
 /// The paragraph under the latency heading: the method of the DRAM
 /// points, and what the prefetch check found.
 pub fn method_section(doc: &mut Document, d: &RunData) {
-    let method = ["matrix", "point", "per-cpu", "loaded"].iter().find_map(|m| method_of(d, m));
+    let method = [lat::Mode::Matrix, lat::Mode::Point, lat::Mode::PerCpu]
+        .into_iter()
+        .find_map(|m| method_of(d, m))
+        .or_else(|| loaded_method(d));
     if let Some(m) = method {
         doc.p(format!("Method: {m}."));
     }
-    for c in prefetch_checks(d) {
+    for c in &d.prefetch_checks {
         doc.p(format!(
             "Prefetch check (CPU {}, {} of node {}): {}.",
             c.cpu,
@@ -47,9 +61,9 @@ pub fn method_section(doc: &mut Document, d: &RunData) {
 
 /// The local and the worst remote pair of the latency matrix that carry
 /// a histogram: `(label, result)`.
-fn histogram_pairs(d: &RunData) -> Vec<(String, &Lat)> {
+fn histogram_pairs(d: &RunData) -> Vec<(String, &LatResult)> {
     let cells = lat_matrix(d);
-    let with = |p: &&Lat| p.histogram.as_ref().is_some_and(|h| h.count > 0);
+    let with = |p: &&LatResult| p.histogram.as_ref().is_some_and(|h| h.count > 0);
     let mut out = Vec::new();
     if let Some(((c, m), p)) = cells.iter().find(|((c, m), p)| c == m && with(p)) {
         out.push((format!("local: CPU node {c} -> memory node {m}"), *p));
@@ -57,13 +71,13 @@ fn histogram_pairs(d: &RunData) -> Vec<(String, &Lat)> {
     let worst = cells
         .iter()
         .filter(|((c, m), p)| c != m && with(p))
-        .max_by(|a, b| a.1.median_ns.unwrap_or(0.0).total_cmp(&b.1.median_ns.unwrap_or(0.0)));
+        .max_by(|a, b| a.1.median_ns.total_cmp(&b.1.median_ns));
     if let Some(((c, m), p)) = worst {
         out.push((format!("worst remote: CPU node {c} -> memory node {m}"), *p));
     }
     if out.is_empty() {
         // no matrix (or no histogram in it): the first point that has one
-        if let Some(p) = d.lat_mode("point").find(with) {
+        if let Some(p) = d.chase_mode(lat::Mode::Point).find(with) {
             out.push(("single point".into(), p));
         }
     }
@@ -118,17 +132,11 @@ pub fn histogram_section(doc: &mut Document, d: &RunData) {
     doc.table(t);
 }
 
-/// The loaded points of a run per mix, in the order measured (`read` for
-/// points that name none).
-fn curves(d: &RunData) -> BTreeMap<String, Vec<&Lat>> {
-    let mut by: BTreeMap<String, Vec<&Lat>> = BTreeMap::new();
-    for p in d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()) {
-        let mix = p.load_kind.clone().unwrap_or_else(|| "read".into());
-        let mix = match (p.cpu_node, p.mem_node) {
-            (Some(c), Some(m)) if c != m => format!("{mix}, CPU node {c} -> memory node {m}"),
-            _ => mix,
-        };
-        by.entry(mix).or_default().push(p);
+/// The loaded points of a run per mix, in the order measured.
+fn curves(d: &RunData) -> BTreeMap<String, Vec<&LoadedPoint>> {
+    let mut by: BTreeMap<String, Vec<&LoadedPoint>> = BTreeMap::new();
+    for p in d.loaded.iter().filter(|p| p.load_gbs.is_finite() && p.latency().is_some()) {
+        by.entry(p.load_kind.name().to_string()).or_default().push(p);
     }
     by
 }
@@ -137,10 +145,10 @@ fn curves(d: &RunData) -> BTreeMap<String, Vec<&Lat>> {
 /// the no-load latency; curves without an idle point (the first version
 /// measured from full load down) in order of bandwidth, the lightest load
 /// as idle.
-pub fn curve_knee(points: &[&Lat]) -> Option<Knee> {
-    let idle = points.iter().find(|p| p.idle).and_then(|p| p.loaded_ns());
+pub fn curve_knee(points: &[&LoadedPoint]) -> Option<Knee> {
+    let idle = points.iter().find(|p| p.idle).and_then(|p| p.latency());
     let mut pts: Vec<(f64, f64)> =
-        points.iter().filter_map(|p| Some((p.load_gbs?, p.loaded_ns()?))).collect();
+        points.iter().filter_map(|p| Some((measured(p.load_gbs)?, p.latency()?))).collect();
     if idle.is_none() {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
@@ -158,7 +166,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
     doc.p(format!(
         "Chase latency while load threads on the other CPUs move lines of their own buffers on the same node, one curve per traffic mix (read:write lines), from no load to full load (waits between lines calibrated in ns). The knee is where latency first stays more than {KNEE_PCT:.0}% above idle; usable bandwidth is what the load reaches before latency doubles."
     ));
-    if let Some(m) = method_of(d, "loaded") {
+    if let Some(m) = loaded_method(d) {
         doc.p(format!("Method of the chase: {m}."));
     }
     let mut series = Vec::new();
@@ -175,7 +183,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
     for (mix, pts) in &by {
         series.push(Series::line(
             mix.clone(),
-            pts.iter().filter_map(|p| Some((p.load_gbs?, p.loaded_ns()?))).collect(),
+            pts.iter().filter_map(|p| Some((measured(p.load_gbs)?, p.latency()?))).collect(),
         ));
         if let Some(k) = curve_knee(pts) {
             verdicts.push(format!("{mix}: {}.", k.verdict()));
@@ -221,16 +229,16 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
         for p in pts {
             t.push(vec![
                 mix.clone(),
-                match (p.idle, p.delay_ns, p.delay) {
-                    (true, _, _) => "idle".into(),
-                    (false, Some(ns), _) => format!("{} ns", plain(ns)),
-                    (false, None, Some(it)) => plain(it),
-                    _ => "-".into(),
+                match (p.idle, p.delay_ns.and_then(measured)) {
+                    (true, _) => "idle".into(),
+                    (false, Some(ns)) => format!("{} ns", plain(ns)),
+                    (false, None) => plain(p.delay as f64),
                 },
-                opt(p.load_gbs, "GB/s"),
-                opt(p.loaded_ns(), "ns"),
-                opt(p.p99_ns, "ns"),
-                p.cpu_node.map_or("-".into(), |n| n.to_string()),
+                opt(measured(p.load_gbs), "GB/s"),
+                opt(p.latency(), "ns"),
+                opt(measured(p.p99_ns), "ns"),
+                // the chase's CPU node is not recorded with a loaded point
+                "-".into(),
                 p.mem_node.map_or("-".into(), |n| n.to_string()),
             ]);
         }

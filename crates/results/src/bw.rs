@@ -183,8 +183,23 @@ impl BwResult {
 
     /// Noise as a robust CV, percent, from the spread of the repetitions
     /// ([`crate::stats::noise_from_spread`]); `None` without a spread.
-    pub fn noise_pct(&self) -> Option<f64> {
+    pub fn noise(&self) -> Option<f64> {
         crate::stats::noise_from_spread(self.spread_pct, Some(self.reps))
+    }
+
+    /// Where the memory was: its node, else the node set, else `?`.
+    pub fn memory(&self) -> String {
+        match (self.mem_node, self.mem_nodes.is_empty()) {
+            (Some(n), _) => n.to_string(),
+            (None, false) => self.mem_nodes.to_string(),
+            (None, true) => "?".into(),
+        }
+    }
+
+    /// Bytes the kernel counted over the timed repetitions (STREAM's rule),
+    /// to set beside measured DRAM bytes.
+    pub fn counted_bytes(&self) -> f64 {
+        self.bytes_per_rep as f64 * self.reps as f64
     }
 
     /// Share of sampled pages on the intended nodes (0 when unchecked).

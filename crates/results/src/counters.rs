@@ -221,13 +221,6 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// The `counters` object of a stored payload (a `bw` or `lat` result,
-    /// an `exec` policy or run), when it has a readable one; payloads saved
-    /// without `--counters` or before it existed have none.
-    pub fn of_payload(v: &serde_json::Value) -> Option<Counters> {
-        serde_json::from_value(v.get("counters")?.clone()).ok()
-    }
-
     /// Readings of `scope`, with the derived figures computed.
     pub fn new(scope: impl Into<String>, events: Vec<Reading>) -> Counters {
         let mut c = Counters {

@@ -13,10 +13,7 @@
 //! * [`stats`]: summaries, percentiles, change and verdict;
 //! * [`context`]: the machine, settings and topology a run was measured
 //!   under;
-//! * [`upgrade`]: stored results of any age read into today's records;
-//! * [`view`]: the reader of stored payloads, today's and the first
-//!   version's (with the alias names it accepted), into the typed views
-//!   every reader shares.
+//! * [`upgrade`]: stored results of any age read into today's records.
 //!
 //! A [`Record`] is what an experiment reports as soon as it has a result
 //! and what the store keeps; [`Record::kind`] names it in the store and
@@ -34,7 +31,6 @@ pub mod placement;
 pub mod runstats;
 pub mod stats;
 pub mod upgrade;
-pub mod view;
 
 use serde::Serialize;
 use serde_json::Value;

@@ -72,6 +72,12 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
+/// A figure when it was measured: `None` for a figure that is not a number
+/// (a stored result that lacked it, or a spread of one sample).
+pub fn measured(x: f64) -> Option<f64> {
+    Some(x).filter(|x| x.is_finite())
+}
+
 /// Noise as a robust coefficient of variation, percent, from a result's
 /// spread `(max - min) / median` when it gives no robust CV: the spread
 /// divided by the expected range of `n` normal samples in standard

@@ -212,7 +212,7 @@ pub struct LoadedRun {
 
 impl LoadedRun {
     /// The records, in the order they were stored.
-    pub fn records(&self) -> impl Iterator<Item = &Record> + '_ {
+    pub fn records(&self) -> impl Iterator<Item = &Record> + Clone + '_ {
         self.results.iter().map(|r| &r.record)
     }
 

@@ -548,7 +548,7 @@ fn verify(
     let modes = vec![BwMode::Weighted { required: true }, BwMode::Interleave, BwMode::Global];
     let rs = bw::run_plan(topo, &plan(a, modes), &obs, stop)?;
     let fig = |m: Mode| rs.iter().find(|r| r.mode == m);
-    let noise = |r: &BwResult| r.noise_pct();
+    let noise = |r: &BwResult| r.noise();
     let mut figures = Vec::new();
     for (m, name) in [
         (Mode::Weighted, "weighted"),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use audit::{Evidence, Report, Severity};
-use serde_json::{json, Value};
+
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -182,7 +182,7 @@ fn evidence_from_store(
     let Some(l) = loaded else {
         return Ok((Evidence::default(), None));
     };
-    let mut ev = Evidence::from_results(&kind_payloads(&l));
+    let mut ev = Evidence::from_records(l.records());
     let src = source_of(&l);
     if let Some(p) = &mut ev.prefetch {
         p.source = Some(src.clone());
@@ -199,12 +199,6 @@ fn evidence_from_store(
     }
     ev.source = Some(src);
     Ok((ev, None))
-}
-
-/// A run's results as `{"kind", "payload"}` documents, as
-/// [`Evidence::from_results`] reads them.
-fn kind_payloads(l: &store::LoadedRun) -> Vec<Value> {
-    l.results.iter().map(|r| json!({"kind": r.record.kind(), "payload": r.stored_json()})).collect()
 }
 
 /// `run N (started, label)`: where evidence comes from.
@@ -224,7 +218,7 @@ fn latest_prefetch_check(
     runs.sort_by(|a, b| (&a.started, a.id).cmp(&(&b.started, b.id)));
     for s in runs.iter().rev().filter(|s| s.id != seen) {
         let l = db.load_run(s.id)?;
-        if let Some(check) = audit::evidence::prefetch_check(&kind_payloads(&l)) {
+        if let Some(check) = audit::evidence::prefetch_check(l.records()) {
             let source = Some(source_of(&l));
             return Ok(Some(audit::evidence::PrefetchEvidence { source, check }));
         }
@@ -243,7 +237,7 @@ mod tests {
         new.machine = machine;
         new.topology = RunTopology::of(topology);
         let id = db.begin_run(&new).unwrap();
-        let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
+        let bw = serde_json::json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
                         "best_gbs": gbs, "validated": true});
         db.add_result(id, &results::upgrade::read("bw", &bw).record).unwrap();
         db.finish_run(id, RunStatus::Complete, None).unwrap();
