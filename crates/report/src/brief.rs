@@ -82,7 +82,7 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         let _ = writeln!(out, "- **{k}:** {}", md(v));
     }
     let settings: BTreeMap<String, String> =
-        crate::build::settings_found(&run.config).into_iter().collect();
+        crate::environment::settings_found(&run.config).into_iter().collect();
     let picked: Vec<String> =
         KEY_SETTINGS.iter().filter_map(|k| settings.get(*k).map(|v| format!("{k}={v}"))).collect();
     if !picked.is_empty() {

@@ -132,20 +132,6 @@ fn columns(r: &Record) -> Vec<(&'static str, String)> {
     }
 }
 
-/// The share of a result's pages on target, when it was checked.
-fn placement(r: &Record) -> String {
-    let p = match r {
-        Record::Bw(b) => &b.placement,
-        Record::Lat(l) => match l.as_ref() {
-            Lat::Chase(c) => &c.placement,
-            Lat::Loaded(p) => &p.placement,
-            Lat::C2c(_) => return String::new(),
-        },
-        _ => return String::new(),
-    };
-    p.fraction().map(figure).unwrap_or_default()
-}
-
 /// Quotes a field when it holds a comma, quote or line break (RFC 4180),
 /// after a leading `'` on a cell a spreadsheet would run as a formula
 /// ([`crate::safe::csv_cell`]).
@@ -178,7 +164,9 @@ pub fn runs_csv(runs: &[LoadedRun]) -> String {
             for f in FIELDS {
                 row.push(cells.iter().find(|c| c.0 == f).map(|c| c.1.clone()).unwrap_or_default());
             }
-            row.push(placement(&r.record));
+            row.push(
+                r.record.placement().and_then(|p| p.fraction()).map(figure).unwrap_or_default(),
+            );
             row.push(r.stored_json().to_string());
             out.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
             out.push('\n');

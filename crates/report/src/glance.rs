@@ -207,7 +207,7 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     row("Memory", Some(mem));
     row(
         "NUMA mode",
-        topo.and_then(|t| crate::build::numa_mode_text(&t.numa_mode))
+        topo.and_then(|t| crate::environment::numa_mode_text(&t.numa_mode))
             .or_else(|| run.config.numa_mode.as_ref().and_then(Reading::text)),
     );
 

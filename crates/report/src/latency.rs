@@ -1,19 +1,192 @@
-//! Parts of a report's latency section: the method caption (stride, TLB
-//! groups, pages, as the results record them), the prefetch check, the
-//! per-chunk latency histograms of the local and the worst remote pair, and
-//! loaded latency against bandwidth, one line per traffic mix with each
-//! curve's knee marked. Drawn with the shared chart types.
+//! The report's Latency section: the method caption (stride, TLB groups,
+//! pages, as the results record them) and the prefetch check, single
+//! points, the node-to-node matrix with its heatmaps and distance tiers,
+//! the per-chunk latency histograms of the local and the worst remote pair,
+//! loaded latency against bandwidth (one line per traffic mix, each knee
+//! marked) and core-to-core latency. The sweep and the per-CPU latency are
+//! [`crate::sweep`] and [`crate::per_cpu`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use results::lat::{self, knee, method_caption, Knee, LatResult, LoadedPoint, KNEE_PCT};
+use results::lat::{self, knee, method_caption, C2cResult, Knee, LatResult, LoadedPoint, KNEE_PCT};
 use results::stats::measured;
+use store::LoadedRun;
 
-use crate::chart::{Axis, Chart, Marker, Series, XyChart};
+use crate::chart::{matrix_heatmap, ratio_heatmap, Axis, Chart, Marker, Series, XyChart};
 use crate::doc::{Document, Table};
-use crate::fmt::{num, opt, plain};
+use crate::fmt::{bytes, fig, num, opt, plain};
 use analysis::data::RunData;
 use analysis::metrics::lat_matrix;
+
+pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
+    if d.chases.is_empty() && d.loaded.is_empty() && d.c2c.is_empty() {
+        return;
+    }
+    doc.h(2, "Latency");
+    doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
+    method_section(doc, d);
+    lat_points_section(doc, d);
+    lat_matrix_section(doc, d, run);
+    histogram_section(doc, d);
+    crate::sweep::section(doc, d, run);
+    crate::sweep::plateau_section(doc, d);
+    crate::per_cpu::section(doc, d);
+    loaded_section(doc, d);
+    c2c_section(doc, d);
+}
+
+/// Single measurements (mode `point`).
+fn lat_points_section(doc: &mut Document, d: &RunData) {
+    let point: Vec<&LatResult> = d.chase_mode(lat::Mode::Point).collect();
+    if !point.is_empty() {
+        doc.h(3, "Single measurements");
+        let mut t = Table::with_header(&[
+            "CPU",
+            "CPU node",
+            "Memory node",
+            "Size",
+            "Page size",
+            "Median ns",
+            "p90 ns",
+            "p99 ns",
+            "Spread %",
+        ]);
+        for p in point {
+            t.push(vec![
+                p.cpu.to_string(),
+                p.cpu_node.map_or("-".into(), |c| c.to_string()),
+                p.mem_node.map_or("-".into(), |c| c.to_string()),
+                size_text(p),
+                page_size_text(&p.page_size),
+                fig(measured(p.median_ns), p.noise(), "ns"),
+                fig(measured(p.p90_ns), p.noise(), "ns"),
+                fig(measured(p.p99_ns), p.noise(), "ns"),
+                opt(measured(p.spread_pct), "%"),
+            ]);
+        }
+        doc.table(t);
+    }
+}
+
+/// The node-to-node matrix: heatmap and table, then remote latency per
+/// distance tier of the run's topology.
+fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
+    let cells = lat_matrix(d);
+    if !cells.is_empty() {
+        doc.h(3, "Node-to-node latency");
+        if cells.len() > 1 {
+            let hm = matrix_heatmap(
+                "Latency matrix (median ns)".into(),
+                "ns",
+                cells.iter().map(|(k, p)| (*k, measured(p.median_ns))),
+            );
+            let ratio = ratio_heatmap(&hm, "Latency relative to the CPU node's local memory");
+            doc.chart(Chart::Heatmap(hm));
+            if let Some(r) = ratio {
+                doc.chart(Chart::Heatmap(r));
+            }
+        } else {
+            doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
+        }
+        doc.table(lat_matrix_table(d));
+        let tier_cells: Vec<(u32, u32, f64)> =
+            cells.iter().map(|((c, m), p)| (*c, *m, p.median_ns)).collect();
+        if let Some(t) =
+            run.topology.get().and_then(|t| crate::tiers::latency_by_tier(t, &tier_cells))
+        {
+            doc.h(3, "Remote latency by distance tier");
+            doc.p("Node pairs grouped by their SLIT distance (the topology's distance tiers): one figure per tier, since a machine with several remote distances has several remote latencies.");
+            doc.table(t);
+        }
+    }
+}
+
+fn lat_matrix_table(d: &RunData) -> Table {
+    let mut t = Table::with_header(&[
+        "CPU node",
+        "Memory node",
+        "Size",
+        "Page size",
+        "Median ns",
+        "p90 ns",
+        "p99 ns",
+        "Spread %",
+    ]);
+    for p in d.chase_mode(lat::Mode::Matrix) {
+        t.push(vec![
+            p.cpu_node.map_or("?".into(), |n| n.to_string()),
+            p.mem_node.map_or("?".into(), |n| n.to_string()),
+            size_text(p),
+            page_size_text(&p.page_size),
+            fig(measured(p.median_ns), p.noise(), "ns"),
+            fig(measured(p.p90_ns), p.noise(), "ns"),
+            fig(measured(p.p99_ns), p.noise(), "ns"),
+            opt(measured(p.spread_pct), "%"),
+        ]);
+    }
+    t
+}
+
+/// Core-to-core latency: heatmap (3 to 64 CPUs) and a table per relation.
+fn c2c_section(doc: &mut Document, d: &RunData) {
+    let c2c: Vec<&C2cResult> = d.c2c.iter().filter(|p| p.median_ns.is_finite()).collect();
+    if !c2c.is_empty() {
+        doc.h(3, "Core-to-core latency");
+        let cpus: BTreeSet<u32> = c2c.iter().flat_map(|p| [p.cpu_a, p.cpu_b]).collect();
+        if cpus.len() < 3 {
+            doc.p("One CPU pair only: its figure is in the table below, no heatmap is drawn.");
+        } else if cpus.len() <= 64 {
+            let mut cells: BTreeMap<(u32, u32), Option<f64>> = BTreeMap::new();
+            for p in &c2c {
+                let (a, b) = (p.cpu_a, p.cpu_b);
+                cells.insert((a, b), Some(p.median_ns));
+                cells.entry((b, a)).or_insert(Some(p.median_ns));
+            }
+            let mut hm = matrix_heatmap(
+                "Core-to-core latency (median ns, one way)".into(),
+                "ns",
+                cells.into_iter(),
+            );
+            hm.x_label = "CPU".into();
+            hm.y_label = "CPU".into();
+            doc.chart(Chart::Heatmap(hm));
+        }
+        let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for p in &c2c {
+            by.entry(p.relation.map_or("unknown", |r| r.name())).or_default().push(p.median_ns);
+        }
+        let mut t = Table::with_header(&["Relation", "Pairs", "Min ns", "Median ns", "Max ns"]);
+        for (rel, mut v) in by {
+            v.sort_by(f64::total_cmp);
+            t.push(vec![
+                rel.to_string(),
+                v.len().to_string(),
+                num(v[0], "ns"),
+                num(results::stats::percentile_sorted(&v, 50.0), "ns"),
+                num(v[v.len() - 1], "ns"),
+            ]);
+        }
+        doc.table(t);
+    }
+}
+
+/// A chase's working-set size, `-` when not recorded.
+pub(crate) fn size_text(p: &LatResult) -> String {
+    if p.size_bytes > 0 {
+        bytes(p.size_bytes)
+    } else {
+        "-".into()
+    }
+}
+
+/// A page size as recorded, `-` when not.
+pub(crate) fn page_size_text(page: &str) -> String {
+    if page.is_empty() {
+        "-".into()
+    } else {
+        page.to_string()
+    }
+}
 
 /// A page size as recorded, `?` when the result gave none.
 fn page_text(page: &str) -> &str {

@@ -11,24 +11,30 @@
 //! through the same records. [`brief`] writes the short Markdown of
 //! `report --brief`.
 
+mod appendix;
+mod bandwidth;
 pub mod brief;
 mod build;
 pub mod chart;
 pub mod counters;
 pub mod csv;
 pub mod doc;
+mod environment;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
 pub mod hmat;
 pub mod latency;
 pub mod openmetrics;
+mod per_cpu;
 pub mod placements;
+mod recommendations;
 pub mod render;
 pub mod safe;
 pub mod study;
 mod summary;
 pub mod svg;
+mod sweep;
 mod tiers;
 
 use std::str::FromStr;

@@ -82,6 +82,53 @@ impl Record {
         }
     }
 
+    /// The mode it was measured in (`local`, `matrix`, `per-cpu`, ...),
+    /// for kinds that have modes.
+    pub fn mode(&self) -> Option<&'static str> {
+        Some(match self {
+            Record::Bw(b) => b.mode.name(),
+            Record::Lat(l) => match l.as_ref() {
+                lat::Lat::Chase(c) => c.mode.name(),
+                lat::Lat::Loaded(p) => p.mode.name(),
+                lat::Lat::C2c(c) => c.mode.name(),
+            },
+            Record::LatSummary(s) => match s.as_ref() {
+                lat::LatSummary::PerCpu(x) => x.mode.name(),
+                lat::LatSummary::Sweep(x) => x.mode.name(),
+                lat::LatSummary::Loaded(x) => x.mode.name(),
+                lat::LatSummary::PrefetchCheck(x) => x.mode.name(),
+            },
+            _ => return None,
+        })
+    }
+
+    /// Where its pages were, for results that checked a buffer's placement.
+    pub fn placement(&self) -> Option<&Placement> {
+        match self {
+            Record::Bw(b) => Some(&b.placement),
+            Record::Lat(l) => match l.as_ref() {
+                lat::Lat::Chase(c) => Some(&c.placement),
+                lat::Lat::Loaded(p) => Some(&p.placement),
+                lat::Lat::C2c(_) => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The noise of its figures as a robust CV, percent, when it has one.
+    pub fn noise(&self) -> Option<f64> {
+        match self {
+            Record::Bw(b) => b.noise(),
+            Record::Lat(l) => match l.as_ref() {
+                lat::Lat::Chase(c) => c.noise(),
+                lat::Lat::Loaded(p) => p.noise(),
+                lat::Lat::C2c(c) => c.noise(),
+            },
+            Record::Exec(e) => e.stats.noise_pct.and_then(stats::measured),
+            _ => None,
+        }
+    }
+
     /// The JSON the store keeps (keys in the order the store has always
     /// written them: sorted).
     pub fn to_json(&self) -> Value {
