@@ -2,8 +2,9 @@
 //! (`results::Record`, as the store read them) sorted into one list per
 //! kind, so that metrics, studies and reports match on the records' enums.
 
+use kernels::Kernel;
 use results::audit::Finding;
-use results::bw::{self, BwResult, Kernel};
+use results::bw::{self, BwResult};
 use results::exec::PolicyResult;
 use results::lat::{
     self, C2cResult, Lat, LatResult, LatSummary, LoadedPoint, LoadedSummary, PerCpuSummary,

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use results::context::{Count, Machine, Scalar};
+use results::stats::{mad, median};
 use serde::Serialize;
 use serde_json::Value;
 use store::LoadedRun;
@@ -311,22 +312,6 @@ pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
     out
 }
 
-/// Median of values (sorted copy); `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
-/// Median absolute deviation from `m`.
-pub fn mad(values: &[f64], m: f64) -> f64 {
-    median(&values.iter().map(|x| (x - m).abs()).collect::<Vec<_>>()).unwrap_or(0.0)
-}
-
 /// The method sentence of a threshold.
 pub fn method_text(threshold_pct: f64) -> String {
     format!(
@@ -429,7 +414,7 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
     for key in MetricKey::ALL {
         let xs: Vec<f64> = values.iter().filter_map(|m| m.get(&key).copied()).collect();
         let Some(med) = median(&xs) else { continue };
-        let d = mad(&xs, med);
+        let d = mad(&xs, med).unwrap_or(0.0);
         stats.insert(key, (med, d, xs.len()));
         medians.push(PeerStat {
             metric: key.id(),
@@ -749,13 +734,5 @@ mod tests {
                 ("n5", vec!["cmdline_options.numa_balancing"]),
             ]
         );
-    }
-
-    #[test]
-    fn median_and_mad() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0], 3.0), 1.0);
     }
 }

@@ -22,7 +22,8 @@
 
 use std::collections::BTreeMap;
 
-use results::bw::{self, BwResult, Kernel};
+use kernels::Kernel;
+use results::bw::{self, BwResult};
 use results::lat::{self, LatResult, LoadedPoint};
 use results::stats::measured;
 use serde::Serialize;

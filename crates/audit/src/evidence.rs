@@ -1,6 +1,7 @@
 //! Measurements the audit cites: figures computed from saved `bw` and `lat`
 //! results (remote/local ratios, local bandwidth per node, interleave,
-//! latency groups found under `numa=off`, the prefetch check of `lat`).
+//! latency groups found under `numa=off`, the prefetch check of `lat`), and
+//! which saved run they come from ([`from_store`]).
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,7 @@ use results::lat::{self, Lat, LatSummary, PrefetchCheck};
 use results::stats::measured;
 use results::Record;
 use serde::{Deserialize, Serialize};
+use store::{LoadedRun, RunId, Store, StoreError};
 
 /// Optional measured figures; every rule works without them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -87,6 +89,70 @@ pub fn prefetch_check<'a>(records: impl IntoIterator<Item = &'a Record>) -> Opti
             _ => None,
         })
         .last()
+}
+
+/// Which saved run the audit cites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source<'a> {
+    /// The run the user named (`audit --run`).
+    Run(RunId),
+    /// The latest run of the machine with this fingerprint that holds
+    /// results, whatever settings it ran under (the machine fingerprint
+    /// survives SNC, SMT and `numa=off`); its prefetch check, when it has
+    /// none, from the latest of the machine's runs that has one.
+    LatestOfMachine(&'a str),
+}
+
+/// The evidence in `db` from `source`, and a note for the user when the
+/// run found holds nothing to cite. No run (an empty database, a machine
+/// never measured) is empty evidence without a note.
+pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String>), StoreError> {
+    let loaded = match source {
+        Source::Run(id) => Some(db.load_run(id)?),
+        Source::LatestOfMachine(me) => {
+            db.latest_run_of_machine(me)?.map(|id| db.load_run(id)).transpose()?
+        }
+    };
+    let Some(l) = loaded else { return Ok((Evidence::default(), None)) };
+    let mut ev = Evidence::from_records(l.records());
+    let src = source_of(&l);
+    if let Some(p) = &mut ev.prefetch {
+        p.source = Some(src.clone());
+    } else if let Source::LatestOfMachine(me) = source {
+        // The latest run may not have measured latency: the prefetch
+        // evidence comes from the latest run of this machine that did.
+        ev.prefetch = latest_prefetch_check(db, me, l.summary.id)?;
+    }
+    if ev.is_empty() {
+        let note = format!("{src} has no bandwidth or latency results to cite");
+        return Ok((Evidence::default(), Some(note)));
+    }
+    ev.source = Some(src);
+    Ok((ev, None))
+}
+
+/// `run N (started, label)`: where evidence comes from.
+fn source_of(l: &LoadedRun) -> String {
+    let label = l.summary.label.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
+    format!("run {} ({}{label})", l.summary.id, l.summary.started)
+}
+
+/// The prefetch check of the latest run of machine `me` that has one,
+/// other than `seen` (already read).
+fn latest_prefetch_check(
+    db: &Store,
+    me: &str,
+    seen: RunId,
+) -> Result<Option<PrefetchEvidence>, StoreError> {
+    let mut runs = db.list_runs_for_machine(me)?;
+    runs.sort_by(|a, b| (&a.started, a.id).cmp(&(&b.started, b.id)));
+    for s in runs.iter().rev().filter(|s| s.id != seen) {
+        let l = db.load_run(s.id)?;
+        if let Some(check) = prefetch_check(l.records()) {
+            return Ok(Some(PrefetchEvidence { source: Some(source_of(&l)), check }));
+        }
+    }
+    Ok(None)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -250,5 +316,61 @@ mod tests {
         assert_eq!(Evidence::from_records(&records(&results)).latency_groups, Some(2));
         results.truncate(4);
         assert_eq!(Evidence::from_records(&records(&results)).latency_groups, Some(1));
+    }
+
+    /// A store with two runs of machine `m1`: an older one holding a
+    /// prefetch check, a newer one holding only a bandwidth result.
+    fn store_with_runs(dir: &std::path::Path) -> (Store, RunId, RunId) {
+        let mut db = Store::open(dir.join("r.db")).unwrap();
+        let machine: results::context::Machine =
+            serde_json::from_value(json!({"fingerprint": "m1"})).unwrap();
+        let mut ids = Vec::new();
+        for (started, record) in [
+            (
+                "2026-01-01T00:00:00Z",
+                Record::LatSummary(Box::new(LatSummary::PrefetchCheck(PrefetchCheck::judge(
+                    0,
+                    Some(0),
+                    1 << 30,
+                    "4k".into(),
+                    256,
+                    (100.0, 1.0),
+                    (160.0, 1.0),
+                )))),
+            ),
+            (
+                "2026-01-02T00:00:00Z",
+                records(&[json!({"kind": "bw", "mode": "local",
+                "kernel": "triad", "cpu_node": 0, "mem_node": 0, "best_gbs": 50.0})])[0]
+                    .clone(),
+            ),
+        ] {
+            let mut new = store::NewRun::new("numaprobe run", "0");
+            new.machine = machine.clone();
+            new.started = Some(started.into());
+            let id = db.begin_run(&new).unwrap();
+            db.add_result(id, &record).unwrap();
+            db.finish_run(id, store::RunStatus::Complete, None).unwrap();
+            ids.push(id);
+        }
+        (db, ids[0], ids[1])
+    }
+
+    #[test]
+    fn the_latest_run_is_cited_with_the_prefetch_check_of_an_older_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, older, newer) = store_with_runs(dir.path());
+        let (ev, note) = from_store(&db, Source::LatestOfMachine("m1")).unwrap();
+        assert_eq!(note, None);
+        assert_eq!(ev.local_best_gbs_per_node.get(&0), Some(&50.0));
+        assert!(ev.source.as_deref().unwrap().starts_with(&format!("run {newer} (")));
+        let p = ev.prefetch.expect("the older run's check");
+        assert!(p.source.as_deref().unwrap().starts_with(&format!("run {older} (")));
+        // a named run is cited alone; with nothing to cite it says so
+        let (ev, note) = from_store(&db, Source::Run(older)).unwrap();
+        assert!(ev.prefetch.is_some() && ev.local_best_gbs_per_node.is_empty());
+        assert_eq!(note, None);
+        let (ev, note) = from_store(&db, Source::LatestOfMachine("another")).unwrap();
+        assert!(ev.is_empty() && note.is_none());
     }
 }

@@ -10,7 +10,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
+use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings};
+use results::audit::Severity;
 use topo::{SysRoot, Topology};
 
 #[path = "../../topo/tests/support/captures.rs"]

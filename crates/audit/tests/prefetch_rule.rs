@@ -1,10 +1,11 @@
-//! Issue 14: `cpu.prefetchers` judges the hardware prefetchers from `lat`'s
+//! `cpu.prefetchers` judges the hardware prefetchers from `lat`'s
 //! saved prefetch check (stride 64 B against the default stride), per
 //! profile, with the figures as evidence; `unknown` without a check.
 
 use std::path::PathBuf;
 
-use audit::{Evidence, Needs, Profile, Read, Report, Settings, Severity};
+use audit::{Evidence, Profile, Read, Report, Settings};
+use results::audit::{Finding, Needs, Severity};
 use results::Record;
 use serde_json::json;
 use topo::*;
@@ -20,7 +21,7 @@ fn tuned() -> (Topology, Settings) {
     (Topology::discover(&root).unwrap(), Settings::read(&root))
 }
 
-fn finding(ev: Evidence, p: Profile) -> audit::Finding {
+fn finding(ev: Evidence, p: Profile) -> Finding {
     let (t, s) = tuned();
     let r = Report::from_parts("test".into(), &t, s, Read::Absent, ev, p);
     r.finding("cpu.prefetchers").cloned().expect("the rule always gives a finding")

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
+use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings};
+use results::audit::{Needs, Severity};
 use results::Record;
 use serde_json::json;
 use topo::*;
@@ -197,7 +198,7 @@ fn numa_mode_firmware_interleave_vs_numa_off() {
     let r = report(&fw, &s, nomem(), ev, Profile::Database);
     fires(&r, "numa.mode", Severity::Critical);
     let f = r.finding("numa.mode").unwrap();
-    assert!(f.fix.contains("Node Interleaving") && f.needs == audit::Needs::Bios, "{f:#?}");
+    assert!(f.fix.contains("Node Interleaving") && f.needs == Needs::Bios, "{f:#?}");
     assert!(f.evidence.as_deref().unwrap().contains("2 distinct latency groups"));
 
     // Without the kernel command line, numa=off is not ruled out: said, not guessed.
@@ -212,7 +213,7 @@ fn numa_mode_firmware_interleave_vs_numa_off() {
     let r = report(&k, &s, nomem(), Evidence::default(), Profile::General);
     fires(&r, "numa.mode", Severity::Warn);
     let f = r.finding("numa.mode").unwrap();
-    assert!(f.fix.contains("numa=off") && f.needs == audit::Needs::Reboot, "{f:#?}");
+    assert!(f.fix.contains("numa=off") && f.needs == Needs::Reboot, "{f:#?}");
 
     let mut fake = two_node();
     fake.numa_mode.kind = NumaModeKind::Fake;
@@ -783,7 +784,7 @@ fn speed_rule_flags_configured_below_rated_and_names_two_dimms_per_channel() {
     let r = report(&t, &s, Read::Value(dmi_speed(4400, false)), Evidence::default(), Profile::Hpc);
     let f = r.finding("memory.speed").unwrap();
     assert!(!f.found.contains("2DPC"), "one DIMM per channel: {}", f.found);
-    assert_eq!(f.needs, audit::Needs::Bios);
+    assert_eq!(f.needs, Needs::Bios);
     quiet(
         &report(&t, &s, Read::Value(dmi_speed(4800, true)), Evidence::default(), Profile::Hpc),
         "memory.speed",

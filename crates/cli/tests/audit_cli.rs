@@ -201,8 +201,8 @@ fn evidence_comes_from_the_latest_run_of_this_machine() {
     assert!(r["evidence"]["source"].is_null());
     let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--run", "other machine"]));
     assert!(r["evidence"]["source"].as_str().unwrap().contains("other machine"));
-    // Issue 11: a reference naming no run is a usage error (exit 2, one
-    // line), as in `show` and `report`; it was flattened into exit 1.
+    // A reference naming no run is a usage error (exit 2, one line), as
+    // in `show` and `report`.
     for bad in ["nope", "999", "label:"] {
         let out = audit().env("NUMAPROBE_DB", &db).args(["--run", bad]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -237,7 +237,7 @@ fn audit_and_topo_run_on_every_hwloc_capture() {
     assert!(n >= 16, "only {n} captures");
 }
 
-/// Issue 14: `cpu.prefetchers` cites the prefetch check of the latest run of
+/// `cpu.prefetchers` cites the prefetch check of the latest run of
 /// this machine that has one, even when a later run (here bandwidth only)
 /// has none; `--run` takes that run's check alone; none at all is unknown.
 #[test]

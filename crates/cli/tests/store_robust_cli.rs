@@ -1,4 +1,4 @@
-//! Issue 12 on the real binary: the reading commands on a read-only
+//! The store on the real binary against hostile input: the reading commands on a read-only
 //! database, hostile imports (times that are not times, duplicate result
 //! numbers, a full disk), reports of two databases in one folder, and
 //! hostile labels in Markdown, terminal and CSV output.

@@ -11,7 +11,9 @@ use store::LoadedRun;
 use topo::Topology;
 
 use crate::doc::{Align, Document, Table};
-use crate::fmt::{bytes, scalar_text};
+use topo::units::binary_size as bytes;
+
+use crate::fmt::scalar_text;
 
 pub(crate) fn section(doc: &mut Document, run: &LoadedRun) {
     let topo = run.topology.get();

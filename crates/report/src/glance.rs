@@ -8,7 +8,9 @@ use results::context::{Bios, Configuration, DimmSummary, Dimms, Machine, Reading
 use store::LoadedRun;
 use topo::Topology;
 
-use crate::fmt::{bytes, with_noise};
+use topo::units::binary_size as bytes;
+
+use crate::fmt::with_noise;
 use analysis::data::RunData;
 use analysis::metrics::{lat_matrix, metrics, MetricKey};
 

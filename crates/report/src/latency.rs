@@ -14,7 +14,9 @@ use store::LoadedRun;
 
 use crate::chart::{matrix_heatmap, ratio_heatmap, Axis, Chart, Marker, Series, XyChart};
 use crate::doc::{Document, Table};
-use crate::fmt::{bytes, fig, num, opt, plain};
+use topo::units::binary_size as bytes;
+
+use crate::fmt::{fig, num, opt, plain};
 use analysis::data::RunData;
 use analysis::metrics::lat_matrix;
 
@@ -225,7 +227,7 @@ pub fn method_section(doc: &mut Document, d: &RunData) {
         doc.p(format!(
             "Prefetch check (CPU {}, {} of node {}): {}.",
             c.cpu,
-            crate::fmt::bytes(c.size_bytes),
+            bytes(c.size_bytes),
             c.mem_node.map_or("-".into(), |n| n.to_string()),
             c.note
         ));

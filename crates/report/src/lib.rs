@@ -13,12 +13,12 @@
 
 mod appendix;
 mod bandwidth;
-pub mod brief;
+mod brief;
 mod build;
 pub mod chart;
 pub mod counters;
 pub mod csv;
-pub mod doc;
+mod doc;
 mod environment;
 pub mod fleet;
 pub mod fmt;
@@ -29,7 +29,7 @@ pub mod openmetrics;
 mod per_cpu;
 pub mod placements;
 mod recommendations;
-pub mod render;
+mod render;
 pub mod safe;
 pub mod study;
 mod summary;

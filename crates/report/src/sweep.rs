@@ -11,7 +11,9 @@ use topo::Topology;
 
 use crate::chart::{Axis, Chart, Marker, RefLine, Series, XyChart};
 use crate::doc::{Document, Table};
-use crate::fmt::{bytes, num, opt};
+use topo::units::binary_size as bytes;
+
+use crate::fmt::{num, opt};
 use analysis::data::RunData;
 
 /// Latency against working-set size: the curve per memory node and page

@@ -7,8 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use topo::{CpuSet, NodeSet};
 
-pub use crate::pages::PageKind;
-pub use kernels::{Isa, Kernel};
+use crate::pages::PageKind;
+use kernels::{Isa, Kernel};
 
 use crate::placement::{Placement, PlacementStatus};
 

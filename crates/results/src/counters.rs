@@ -330,7 +330,7 @@ impl Counters {
                         r0.unavailable.clone().unwrap_or_else(|| "unavailable".into()),
                     );
                 }
-                let med = |v: Vec<f64>| crate::stats::Summary::of(&v).map(|s| s.median);
+                let med = |v: Vec<f64>| crate::stats::median(&v);
                 let medu = |f: fn(&Reading) -> Option<u64>| {
                     med(rs.iter().filter_map(|r| f(r)).map(|x| x as f64).collect())
                         .map(|x| x.round() as u64)

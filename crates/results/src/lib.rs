@@ -35,7 +35,7 @@ pub mod upgrade;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use placement::{Placement, PlacementCheck, PlacementStatus};
+use placement::Placement;
 
 /// Version of the JSON documents `bw --json` and `lat --json` print, and
 /// of the records inside them. 1 was the first version (no field);

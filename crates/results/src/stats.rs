@@ -34,9 +34,7 @@ impl Summary {
         let mut v = values.to_vec();
         v.sort_by(|a, b| a.total_cmp(b));
         let median = percentile_sorted(&v, 50.0);
-        let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
-        dev.sort_by(|a, b| a.total_cmp(b));
-        let mad = percentile_sorted(&dev, 50.0);
+        let mad = mad(&v, median).unwrap_or(0.0);
         let (min, max) = (v[0], v[v.len() - 1]);
         Some(Summary {
             n: v.len(),
@@ -59,6 +57,30 @@ impl Summary {
             self.robust_sd / self.median.abs() * 100.0
         }
     }
+}
+
+/// The median of a sample (the mean of the two middle values of an even
+/// count); `None` for an empty sample. The one median every figure of
+/// numaprobe is taken with.
+pub fn median(values: &[f64]) -> Option<f64> {
+    quantile(values, 0.5)
+}
+
+/// Quantile `q` (0..=1) of a sample in any order, interpolated as
+/// [`percentile_sorted`]; `None` for an empty sample.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some(percentile_sorted(&v, q * 100.0))
+}
+
+/// Median absolute deviation of a sample from `center`; `None` for an
+/// empty sample.
+pub fn mad(values: &[f64], center: f64) -> Option<f64> {
+    median(&values.iter().map(|x| (x - center).abs()).collect::<Vec<_>>())
 }
 
 /// Percentile `p` (0..=100) of an ascending sample, interpolated
@@ -200,6 +222,17 @@ pub fn compare_samples(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn median_quantile_and_mad() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.25), Some(2.0));
+        assert_eq!(quantile(&[10.0], 0.9), Some(10.0));
+        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0], 3.0), Some(1.0));
+        assert_eq!(mad(&[], 0.0), None);
+    }
 
     #[test]
     fn percentiles_interpolate_like_numpy() {

@@ -32,16 +32,18 @@ use serde_json::Value;
 use topo::{CpuSet, NodeSet};
 
 use crate::audit::{Finding, Needs, Severity};
-use crate::bw::{self, BwResult, Isa, Kernel, PageKind, Policy, Stores};
+use crate::bw::{self, BwResult, Policy, Stores};
 use crate::counters::Counters;
 use crate::exec::{NodePages, NumaPages, PolicyResult, PolicyStats, PolicyVerdict, RunRecord};
 use crate::lat::{
     C2cResult, CacheMark, CpuGroup, Lat, LatResult, LatSummary, LoadKind, LoadedPoint, Mode,
     PerCpuSummary, Plateau, Relation, SweepSummary,
 };
+use crate::pages::PageKind;
 use crate::placement::{Placement, PlacementCheck, PlacementStatus, FLAG_BELOW};
 use crate::stats::{noise_from_spread, Summary};
 use crate::{Record, Unknown};
+use kernels::{Isa, Kernel};
 
 /// A stored result read into its record.
 #[derive(Debug, Clone, PartialEq)]

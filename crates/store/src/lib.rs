@@ -21,7 +21,7 @@
 //! See `docs/store.md` for the schema and the export format.
 
 mod db;
-pub mod error;
+mod error;
 mod export;
 mod runref;
 pub mod schema;

@@ -1,4 +1,4 @@
-//! The store against hostile or unusual input (issue 12): read-only
+//! The store against hostile or unusual input: read-only
 //! opening that never creates or migrates, start times that are not times,
 //! duplicate result numbers in an import, and a database that fills up.
 
