@@ -2,11 +2,10 @@
 //! events they report. Bandwidth lives in [`bw`], latency in [`lat`].
 //!
 //! Nothing here prints; results are returned and reported through
-//! [`events::Observer`].
+//! [`events::Observer`] (the `events` crate).
 
 pub mod bw;
 pub mod counting;
-pub mod events;
 pub mod lat;
 pub mod scan;
 pub mod suite;

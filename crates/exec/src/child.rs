@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::numa_maps::{self, NumaSample};
 use crate::ExecError;
-use bench::events::StopFlag;
+use events::StopFlag;
 use place::ChildPlacement;
 
 /// How long a signalled process group gets before the next, harder signal.

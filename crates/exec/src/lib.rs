@@ -21,8 +21,8 @@ use place::{ChildPlacement, PlaceError};
 use serde::Serialize;
 use topo::SysRoot;
 
-use bench::events::{Event, Observer, StopFlag};
 pub use child::{OutputSink, ResolvedCommand, Stream};
+use events::{Event, Observer, StopFlag};
 pub use metric::{Direction, Metric, MetricMiss};
 pub use numa_maps::NumaPages;
 pub use policy::{Policy, PolicyItem, Scope};

@@ -402,7 +402,7 @@ fn measure(
     topo: &Topology,
     a: &InterleaveArgs,
     g: &Global,
-    stop: &bench::events::StopFlag,
+    stop: &events::StopFlag,
 ) -> anyhow::Result<Matrix> {
     let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
     let rs = bw::run_plan(topo, &plan(a, vec![BwMode::Matrix]), &obs, stop)?;
@@ -542,7 +542,7 @@ fn verify(
     topo: &Topology,
     a: &InterleaveArgs,
     g: &Global,
-    stop: &bench::events::StopFlag,
+    stop: &events::StopFlag,
 ) -> anyhow::Result<Verify> {
     let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
     let modes = vec![BwMode::Weighted { required: true }, BwMode::Interleave, BwMode::Global];

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bench::events::{Event, Observer};
+use events::{Event, Observer};
 use exec::{
     numa_maps::NumaPages, Direction, ExecError, ExecReport, Metric, OutputSink, Plan, PolicyResult,
     PolicyVerdict, ResolvedCommand, Scope, Stream,

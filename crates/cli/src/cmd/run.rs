@@ -294,7 +294,7 @@ fn measure_once(
     topo: &Topology,
     plan: &SuitePlan,
     profile: audit::Profile,
-    stop: &bench::events::StopFlag,
+    stop: &events::StopFlag,
 ) -> anyhow::Result<Done> {
     let budget = budget(a);
     let settings = audit::Settings::read(root);
