@@ -110,7 +110,7 @@ fn touch(size: u64, hold: Duration) -> anyhow::Result<()> {
             spare >> 20
         ),
     };
-    let r = exec::touch::touch(bytes, hold);
+    let r = exec::touch::touch(&root, bytes, hold);
     let nodes: Vec<String> =
         r.own_pages.iter().map(|(n, k)| format!("N{n}={}", k.anon_kib)).collect();
     output::emit(&format!(
