@@ -278,8 +278,8 @@ impl SysRoot {
 mod tests {
     use super::*;
 
-    /// Issue 12: a `/dev/zero` (or any endless or huge file) in a tree grew
-    /// numaprobe to gigabytes; now it is refused, naming the path.
+    /// A `/dev/zero` (or any endless or huge file) in a tree is refused,
+    /// naming the path, instead of being read into memory.
     #[test]
     fn devices_fifos_directories_and_long_files_are_refused_naming_the_path() {
         let dir = std::env::temp_dir().join(format!("np-topo-bounded-{}", std::process::id()));
