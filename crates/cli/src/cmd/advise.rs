@@ -363,6 +363,7 @@ fn apply(
 
 #[derive(Serialize)]
 struct RestoreDoc {
+    schema_version: u32,
     backup: String,
     restored: BTreeMap<u32, u32>,
     auto: Option<bool>,
@@ -377,6 +378,7 @@ fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
         Err(e) => return Err(anyhow::Error::new(e).context("--restore")),
     };
     let doc = RestoreDoc {
+        schema_version: output::schema::RESTORE,
         backup: file.display().to_string(),
         restored: b.previous.weights.clone(),
         auto: b.previous.auto,

@@ -248,7 +248,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let report = outcome.map_err(to_usage)?;
 
     if g.json {
-        output::json(&report)?;
+        output::json(&output::Versioned::new(output::schema::EXEC, &report))?;
     } else {
         output::emit(&render(&report))?;
     }

@@ -212,9 +212,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 .iter()
                 .map(|s| json!({"step": s.step.name(), "measures": s.what, "estimate_s": s.estimate.as_secs_f64()}))
                 .collect();
-            return output::json(
-                &json!({"budget": budget, "steps": steps, "estimate_s": plan.estimate().as_secs_f64()}),
-            );
+            return output::json(&json!({
+                "schema_version": output::schema::RUN,
+                "budget": budget,
+                "steps": steps,
+                "estimate_s": plan.estimate().as_secs_f64(),
+            }));
         }
         return output::emit(&plan_out);
     }
@@ -356,6 +359,7 @@ fn measure_once(
             })
             .collect();
     let doc = json!({
+        "schema_version": output::schema::RUN,
         "run": run,
         "id": run,
         "uuid": loaded.summary.uuid,
