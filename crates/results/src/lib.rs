@@ -20,6 +20,7 @@
 //! stored JSON.
 
 pub mod audit;
+pub mod context;
 pub mod bw;
 pub mod counters;
 pub mod exec;
