@@ -93,7 +93,7 @@ mkdir -p "$gen/man" "$gen/completions"
 "$bin" man >"$gen/man/numaprobe.1"
 # A page for every page the pages refer to (numaprobe-bw(1), and below
 # numaprobe-advise(1) numaprobe-advise-interleave(1)), so none is missing.
-refs() { grep -o 'numaprobe\\-[a-z0-9\\-]*(1)' "$1" | sed 's/\\-/-/g; s/^numaprobe-//; s/(1)$//' | sort -u; }
+refs() { { grep -o 'numaprobe\\-[a-z0-9\\-]*(1)' "$1" || true; } | sed 's/\\-/-/g; s/^numaprobe-//; s/(1)$//' | sort -u; }
 todo=$(refs "$gen/man/numaprobe.1")
 [ -n "$todo" ] || die "the main man page names no command pages"
 while [ -n "$todo" ]; do
@@ -109,7 +109,8 @@ done
 "$bin" completions zsh >"$gen/completions/_numaprobe"
 "$bin" completions fish >"$gen/completions/numaprobe.fish"
 
-# Copies tracked files (as git lists them, with git's executable bit) into $2.
+# Copies tracked files (as git lists them, with git's executable bit) into
+# the folder given last.
 copy_tracked() { # pathspec... -- dest
     local dest=${*: -1} mode path
     git ls-files -s -z -- "${@:1:$#-1}" | while IFS= read -r -d '' entry; do
@@ -181,7 +182,7 @@ if [ "$archive_only" = 0 ]; then
     export SOURCE_DATE_EPOCH=$epoch
     deb="numaprobe_${version}-1_amd64.deb"
     rm -f "$out/$deb"
-    cargo deb --locked -p numaprobe --no-build --no-strip --output "$out/$deb" >&2 ||
+    cargo deb --locked -p numaprobe --no-build --no-strip --quiet --output "$out/$deb" >&2 ||
         die "cargo deb failed"
     rpm="numaprobe-${version}-1.x86_64.rpm"
     rm -f "$out/$rpm"
