@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use bench::events::{Event, Observer, StopFlag};
+use events::{Event, Observer, StopFlag};
 use lock::{LockError, MeasureLock};
 use results::Record;
 use store::{NewRun, RunId, RunStatus, Store};

@@ -89,7 +89,7 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
         }
     }
     if g.json {
-        return output::json(&study);
+        return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
     // The settings that differ come first: they are what the study is about.
     if study.settings_diff.is_empty() {
