@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use results::context::{Count, Machine, Scalar};
+use results::context::{scalar_text, Count, Machine, Scalar};
 use results::stats::{mad, median};
 use serde::Serialize;
 use serde_json::Value;
@@ -260,15 +260,6 @@ pub fn model_of(run: &LoadedRun) -> String {
     s
 }
 
-fn scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 /// Flattens a JSON object into `a.b.c` → scalar text (arrays as JSON).
 fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
     match v {
@@ -285,7 +276,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
             out.insert(prefix.to_string(), v.to_string());
         }
         other => {
-            out.insert(prefix.to_string(), scalar(other).unwrap_or_default());
+            out.insert(prefix.to_string(), scalar_text(other).unwrap_or_default());
         }
     }
 }

@@ -11,7 +11,9 @@ use serde_json::Value;
 use store::LoadedRun;
 
 use crate::doc::{Align, Document, Table};
-use crate::fmt::{plain, scalar_text};
+use results::context::scalar_text;
+
+use crate::fmt::plain;
 
 pub(crate) fn section(doc: &mut Document, run: &LoadedRun) {
     doc.h(2, "Appendix: raw figures");

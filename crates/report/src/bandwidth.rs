@@ -9,7 +9,7 @@ use results::bw::{self, BwResult};
 use results::stats::measured;
 use store::LoadedRun;
 
-use crate::chart::{matrix_heatmap, ratio_heatmap, Axis, Chart, RefLine, Series, XyChart};
+use crate::chart::{matrix_charts, Axis, Chart, RefLine, Series, XyChart};
 use crate::doc::{Document, Table};
 use crate::fmt::{fig, num, opt};
 use analysis::data::RunData;
@@ -92,20 +92,13 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     if !cells.is_empty() {
         let kernel = kernel.map_or("", |k| k.name());
         doc.h(3, "Node-to-node bandwidth");
-        if cells.len() > 1 {
-            let hm = matrix_heatmap(
-                format!("Bandwidth matrix ({kernel}, best GB/s)"),
-                "GB/s",
-                cells.iter().map(|(k, p)| (*k, measured(p.best_gbs))),
-            );
-            let ratio = ratio_heatmap(&hm, "Bandwidth relative to the CPU node's local memory");
-            doc.chart(Chart::Heatmap(hm));
-            if let Some(r) = ratio {
-                doc.chart(Chart::Heatmap(r));
-            }
-        } else {
-            doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
-        }
+        matrix_charts(
+            doc,
+            format!("Bandwidth matrix ({kernel}, best GB/s)"),
+            "GB/s",
+            cells.iter().map(|(k, p)| (*k, measured(p.best_gbs))).collect(),
+            "Bandwidth relative to the CPU node's local memory",
+        );
         let mut t = Table::with_header(&BW_HEADER);
         for p in d.bw_mode(bw::Mode::Matrix) {
             t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));

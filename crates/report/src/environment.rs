@@ -13,7 +13,7 @@ use topo::Topology;
 use crate::doc::{Align, Document, Table};
 use topo::units::binary_size as bytes;
 
-use crate::fmt::scalar_text;
+use results::context::scalar_text;
 
 pub(crate) fn section(doc: &mut Document, run: &LoadedRun) {
     let topo = run.topology.get();

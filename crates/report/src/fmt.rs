@@ -1,5 +1,5 @@
 //! Number formatting shared by every output: fixed decimals per unit,
-//! figures rounded to their noise, JSON scalars as text.
+//! figures rounded to their noise.
 
 /// A value in `unit`: GB/s, ns, % and s with one decimal (the precision
 /// the measurements support), anything else with up to three.
@@ -91,21 +91,6 @@ pub fn with_noise(v: f64, noise_pct: f64, unit: &str) -> String {
         format!("{} {unit} ±{n}%", noisy(v, noise_pct))
     } else {
         format!("{} {unit}", num(v, unit))
-    }
-}
-
-/// A JSON scalar as text (arrays of scalars joined with commas): for the
-/// tables that list every field of a stored document.
-pub fn scalar_text(v: &serde_json::Value) -> Option<String> {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
-            Some(a.iter().filter_map(scalar_text).collect::<Vec<_>>().join(","))
-        }
-        _ => None,
     }
 }
 

@@ -12,7 +12,7 @@ use results::lat::{self, knee, method_caption, C2cResult, Knee, LatResult, Loade
 use results::stats::measured;
 use store::LoadedRun;
 
-use crate::chart::{matrix_heatmap, ratio_heatmap, Axis, Chart, Marker, Series, XyChart};
+use crate::chart::{matrix_charts, matrix_heatmap, Axis, Chart, Marker, Series, XyChart};
 use crate::doc::{Document, Table};
 use topo::units::binary_size as bytes;
 
@@ -76,20 +76,13 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     let cells = lat_matrix(d);
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
-        if cells.len() > 1 {
-            let hm = matrix_heatmap(
-                "Latency matrix (median ns)".into(),
-                "ns",
-                cells.iter().map(|(k, p)| (*k, measured(p.median_ns))),
-            );
-            let ratio = ratio_heatmap(&hm, "Latency relative to the CPU node's local memory");
-            doc.chart(Chart::Heatmap(hm));
-            if let Some(r) = ratio {
-                doc.chart(Chart::Heatmap(r));
-            }
-        } else {
-            doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
-        }
+        matrix_charts(
+            doc,
+            "Latency matrix (median ns)".into(),
+            "ns",
+            cells.iter().map(|(k, p)| (*k, measured(p.median_ns))).collect(),
+            "Latency relative to the CPU node's local memory",
+        );
         doc.table(lat_matrix_table(d));
         let tier_cells: Vec<(u32, u32, f64)> =
             cells.iter().map(|((c, m), p)| (*c, *m, p.median_ns)).collect();
@@ -158,18 +151,21 @@ fn c2c_section(doc: &mut Document, d: &RunData) {
             by.entry(p.relation.map_or("unknown", |r| r.name())).or_default().push(p.median_ns);
         }
         let mut t = Table::with_header(&["Relation", "Pairs", "Min ns", "Median ns", "Max ns"]);
-        for (rel, mut v) in by {
-            v.sort_by(f64::total_cmp);
-            t.push(vec![
-                rel.to_string(),
-                v.len().to_string(),
-                num(v[0], "ns"),
-                num(results::stats::percentile_sorted(&v, 50.0), "ns"),
-                num(v[v.len() - 1], "ns"),
-            ]);
+        for (rel, v) in by {
+            let mut row = vec![rel.to_string(), v.len().to_string()];
+            row.extend(min_median_max(&v));
+            t.push(row);
         }
         doc.table(t);
     }
+}
+
+/// The lowest, median and highest of latencies (not empty), ns, as cells.
+pub(crate) fn min_median_max(v: &[f64]) -> [String; 3] {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let med = results::stats::median(v).unwrap_or(f64::NAN);
+    [num(lo, "ns"), num(med, "ns"), num(hi, "ns")]
 }
 
 /// A chase's working-set size, `-` when not recorded.

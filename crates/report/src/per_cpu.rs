@@ -9,7 +9,7 @@ use results::stats::measured;
 
 use crate::chart::{Axis, Chart, Series, XyChart};
 use crate::doc::{Document, Table};
-use crate::fmt::{num, opt};
+use crate::fmt::opt;
 use analysis::data::RunData;
 
 /// Per-CPU latency: the chart coloured by latency group, the groups the
@@ -108,19 +108,17 @@ pub(crate) fn section(doc: &mut Document, d: &RunData) {
     let mut t =
         Table::with_header(&["CPUs", "Memory node", "Count", "Min ns", "Median ns", "Max ns"]);
     for (k, ps) in groups {
-        let mut v: Vec<f64> = ps.iter().map(|p| p.median_ns).collect();
-        v.sort_by(f64::total_cmp);
+        let v: Vec<f64> = ps.iter().map(|p| p.median_ns).collect();
         let cpus: topo::CpuSet = ps.iter().map(|p| p.cpu).collect();
         let mem: BTreeSet<String> =
             ps.iter().map(|p| p.mem_node.map_or("?".into(), |n| n.to_string())).collect();
-        t.push(vec![
+        let mut row = vec![
             format!("{k}: {}", cpus.to_list()),
             mem.into_iter().collect::<Vec<_>>().join(","),
             v.len().to_string(),
-            num(v[0], "ns"),
-            num(results::stats::percentile_sorted(&v, 50.0), "ns"),
-            num(v[v.len() - 1], "ns"),
-        ]);
+        ];
+        row.extend(crate::latency::min_median_max(&v));
+        t.push(row);
     }
     doc.table(t);
 }

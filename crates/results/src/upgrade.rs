@@ -104,18 +104,7 @@ fn uint<T: TryFrom<i64>>(v: &Value, k: &str) -> Option<T> {
 /// A text field; numbers and booleans as text, arrays of scalars joined
 /// with commas.
 fn text(v: &Value, k: &str) -> Option<String> {
-    fn scalar(v: &Value) -> Option<String> {
-        match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
-                Some(a.iter().filter_map(scalar).collect::<Vec<_>>().join(","))
-            }
-            _ => None,
-        }
-    }
-    scalar(v.get(k)?)
+    crate::context::scalar_text(v.get(k)?)
 }
 
 fn flag(v: &Value, k: &str) -> Option<bool> {
