@@ -361,6 +361,53 @@ fn export_then_import_is_faithful_and_idempotent() {
     assert_eq!(moved.results.len(), 1);
 }
 
+/// Results this version reads differently than they were stored (a kind
+/// written by a newer numaprobe, the first version's bandwidth placement, a
+/// hand-made finding, a record with a field added later) go through an
+/// import and an export byte for byte, while reading as records.
+#[test]
+fn results_of_any_shape_survive_import_and_export_unchanged() {
+    let today = bw(0, 100.0).to_json();
+    let mut newer = today.clone();
+    newer["added_by_a_newer_numaprobe"] = json!({"x": [1, 2]});
+    let mut v1 = today.clone();
+    v1["placement"] = json!(0.998);
+    v1["placement_check"] = json!({"expected": "0", "fraction": 0.998, "ok": true});
+    let results = [
+        ("future-kind", json!({"what": "a kind this version does not know"})),
+        ("bw", v1),
+        ("audit", json!({"rule": "thp", "level": "warning", "title": "THP is never"})),
+        ("bw", newer),
+        ("bw", today),
+    ];
+    let doc = json!({"format": EXPORT_FORMAT, "version": 1, "exported": "2026-11-20T10:00:00Z",
+        "runs": [{"uuid": "0d6f2a9e-1c4b-4f7e-9a3d-5b8c7e6f1a21", "label": "odd",
+            "command_line": "x", "tool_version": "9.9.9", "started": "2026-11-20T10:00:00Z",
+            "finished": null, "status": "complete", "message": null,
+            "machine": {"fingerprint": "m", "description": "d", "info": {"future": 1}},
+            "config_hash": "c", "config": {"future_setting": {"a": 1}}, "topology": {},
+            "results": results.iter().enumerate().map(|(i, (k, p))| json!({"seq": i + 1,
+                "recorded": "2026-11-20T10:00:00Z", "kind": k, "payload": p})).collect::<Vec<_>>()}]});
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Store::open(db_path(dir.path())).unwrap();
+    let imported = db.import(&ExportDoc::from_json(&doc.to_string(), "odd.json").unwrap()).unwrap();
+    let run = db.load_run(imported.imported[0].id).unwrap();
+    let kinds: Vec<&str> = run.records().map(Record::kind).collect();
+    assert_eq!(kinds, ["future-kind", "bw", "audit", "bw", "bw"]);
+    assert!(matches!(run.results[0].record, Record::Unknown(_)));
+    assert!(matches!(run.results[1].record, Record::Bw(_)), "the first version's, upgraded");
+    assert!(matches!(run.results[2].record, Record::Finding(_)), "hand-made, read");
+    let kept: Vec<bool> = run.results.iter().map(|r| r.as_stored.is_some()).collect();
+    assert_eq!(kept, [false, true, true, true, false], "the stored text kept beside a reading");
+    let back: Value =
+        serde_json::from_str(&db.export_runs(&[run.summary.id]).unwrap().to_json()).unwrap();
+    let r = &back["runs"][0];
+    assert_eq!(r["results"], doc["runs"][0]["results"]);
+    assert_eq!(r["machine"]["info"], doc["runs"][0]["machine"]["info"]);
+    assert_eq!(r["config"], doc["runs"][0]["config"]);
+    assert_eq!(r["topology"], json!({}));
+}
+
 #[test]
 fn bad_export_documents_are_named() {
     let e = ExportDoc::from_json("{", "x.json").unwrap_err().to_string();
