@@ -12,7 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use results::context::{Count, Machine, Scalar};
+use results::context::{scalar_text, Count, Machine, Scalar};
+use results::stats::{mad, median};
 use serde::Serialize;
 use serde_json::Value;
 use store::LoadedRun;
@@ -259,15 +260,6 @@ pub fn model_of(run: &LoadedRun) -> String {
     s
 }
 
-fn scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 /// Flattens a JSON object into `a.b.c` → scalar text (arrays as JSON).
 fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
     match v {
@@ -284,7 +276,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
             out.insert(prefix.to_string(), v.to_string());
         }
         other => {
-            out.insert(prefix.to_string(), scalar(other).unwrap_or_default());
+            out.insert(prefix.to_string(), scalar_text(other).unwrap_or_default());
         }
     }
 }
@@ -309,22 +301,6 @@ pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
         }
     }
     out
-}
-
-/// Median of values (sorted copy); `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
-/// Median absolute deviation from `m`.
-pub fn mad(values: &[f64], m: f64) -> f64 {
-    median(&values.iter().map(|x| (x - m).abs()).collect::<Vec<_>>()).unwrap_or(0.0)
 }
 
 /// The method sentence of a threshold.
@@ -429,7 +405,7 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
     for key in MetricKey::ALL {
         let xs: Vec<f64> = values.iter().filter_map(|m| m.get(&key).copied()).collect();
         let Some(med) = median(&xs) else { continue };
-        let d = mad(&xs, med);
+        let d = mad(&xs, med).unwrap_or(0.0);
         stats.insert(key, (med, d, xs.len()));
         medians.push(PeerStat {
             metric: key.id(),
@@ -555,7 +531,8 @@ mod tests {
         info.hostname = Some(Reading::Value(name.into()));
         let mut results = r.results.clone();
         for x in &mut results {
-            if let Value::Object(m) = &mut x.payload {
+            let mut payload = x.stored_json();
+            if let Value::Object(m) = &mut payload {
                 for (k, v) in m.iter_mut() {
                     let f = if k.ends_with("_gbs") {
                         bw
@@ -569,6 +546,8 @@ mod tests {
                     }
                 }
             }
+            let up = results::upgrade::read(x.record.kind(), &payload);
+            (x.record, x.as_stored) = (up.record, up.as_stored);
         }
         LoadedRun {
             summary: RunSummary {
@@ -746,13 +725,5 @@ mod tests {
                 ("n5", vec!["cmdline_options.numa_balancing"]),
             ]
         );
-    }
-
-    #[test]
-    fn median_and_mad() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0], 3.0), 1.0);
     }
 }

@@ -505,7 +505,7 @@ impl Study {
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    let med = median(v);
+                    let med = results::stats::median(v);
                     let mut c = GroupMetric {
                         n: v.len(),
                         median: med,
@@ -635,15 +635,6 @@ impl Study {
             .collect();
         Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(runs))
     }
-}
-
-fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    Some(results::stats::percentile_sorted(&s, 50.0))
 }
 
 /// The best group when the verdicts support it (see [`StudyMetric::best_group`]).

@@ -10,7 +10,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
+use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings};
+use results::audit::Severity;
 use topo::{SysRoot, Topology};
 
 #[path = "../../topo/tests/support/captures.rs"]
@@ -174,6 +175,7 @@ fn fingerprint_documents_of_every_capture_are_unchanged() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fingerprints.json");
     let mut got: BTreeMap<String, String> = BTreeMap::new();
     let pop = Read::Value(synthetic_population());
+    let unrated = Read::Value(unrated_population());
     for c in captures() {
         let r = SysRoot::new(&c.root).unwrap();
         let text = |v: &dyn erased::Doc| v.text();
@@ -192,6 +194,14 @@ fn fingerprint_documents_of_every_capture_are_unchanged() {
         got.insert(
             format!("{} config+dimms", c.name),
             text(&audit::fingerprint::config_with_memory(&c.topology, &c.settings, &pop)),
+        );
+        got.insert(
+            format!("{} machine+unrated", c.name),
+            text(&audit::fingerprint::machine(&r, &c.topology, &unrated)),
+        );
+        got.insert(
+            format!("{} config+unrated", c.name),
+            text(&audit::fingerprint::config_with_memory(&c.topology, &c.settings, &unrated)),
         );
         let mut odd = c.settings.clone();
         odd.kernel = Read::Unreadable("permission denied".into());
@@ -232,6 +242,17 @@ fn synthetic_population() -> MemoryPopulation {
     t.extend(dimm(0x11, "CPU0_DIMM_B1", "P0_Node0_Channel1_Dimm0", 32768, 4800, 4400, 0x22));
     t.extend(dimm(0x12, "CPU1_DIMM_A1", "P1_Node1_Channel0_Dimm0", 65536, 4800, 4400, 0x22));
     t.extend(dimm(0x13, "CPU1_DIMM_B1", "P1_Node1_Channel1_Dimm0", 0, 0, 0, 0x02));
+    t.extend(end());
+    MemoryPopulation::from_table(&t, None).unwrap()
+}
+
+/// One socket's DIMMs whose records give no speed, of two memory types.
+fn unrated_population() -> MemoryPopulation {
+    use audit::smbios::build::{dimm, end, processor};
+    let mut t = Vec::new();
+    t.extend(processor(1, "CPU0"));
+    t.extend(dimm(0x10, "DIMM_A1", "P0_Node0_Channel0_Dimm0", 16384, 0, 0, 0x1A));
+    t.extend(dimm(0x11, "DIMM_B1", "P0_Node0_Channel1_Dimm0", 16384, 0, 0, 0x22));
     t.extend(end());
     MemoryPopulation::from_table(&t, None).unwrap()
 }

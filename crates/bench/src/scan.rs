@@ -79,16 +79,7 @@ pub enum ScanError {
 }
 
 fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    results::stats::median(v).unwrap_or(0.0)
 }
 
 /// Flags the chunks below the median by more than the noise.

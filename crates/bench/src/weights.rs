@@ -124,7 +124,7 @@ pub fn verify(
 ) -> Result<Verify, BwError> {
     let modes = vec![BwMode::Weighted { required: true }, BwMode::Interleave, BwMode::Global];
     let rs = bw::run_plan(topo, &plan(sizing, modes), obs, stop)?;
-    let noise = |r: &BwResult| results::view::Bw::of_record(r).noise_pct;
+    let noise = |r: &BwResult| r.noise();
     let fig = |m: Mode| {
         rs.iter()
             .find(|r| r.mode == m)

@@ -158,21 +158,15 @@ fn save_run(
     new.topology = topology;
     new.machine = machine;
     let run = s.begin_run(&new).unwrap();
-    let lat = store::ResultKind::Lat;
-    let bw = store::ResultKind::Bw;
-    s.add_result(
-        run,
-        &lat,
-        &json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":0,"median_ns":100.0}),
-    )
-    .unwrap();
-    s.add_result(
-        run,
-        &lat,
-        &json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":1,"median_ns":180.0}),
-    )
-    .unwrap();
-    s.add_result(run, &bw, &json!({"mode":"local","kernel":"triad","cpu_node":0,"mem_node":0,"best_gbs":50.0,"median_gbs":49.0})).unwrap();
+    let rec = |kind: &str, v: Value| results::upgrade::read(kind, &v).record;
+    let lat = |mem: u32, ns: f64| {
+        rec("lat", json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":mem,"median_ns":ns}))
+    };
+    s.add_result(run, &lat(0, 100.0)).unwrap();
+    s.add_result(run, &lat(1, 180.0)).unwrap();
+    let bw = json!({"mode":"local","kernel":"triad","cpu_node":0,"mem_node":0,"best_gbs":50.0,
+                    "median_gbs":49.0});
+    s.add_result(run, &rec("bw", bw)).unwrap();
     s.finish_run(run, store::RunStatus::Complete, None).unwrap();
 }
 
@@ -207,8 +201,8 @@ fn evidence_comes_from_the_latest_run_of_this_machine() {
     assert!(r["evidence"]["source"].is_null());
     let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--run", "other machine"]));
     assert!(r["evidence"]["source"].as_str().unwrap().contains("other machine"));
-    // Issue 11: a reference naming no run is a usage error (exit 2, one
-    // line), as in `show` and `report`; it was flattened into exit 1.
+    // A reference naming no run is a usage error (exit 2, one line), as
+    // in `show` and `report`.
     for bad in ["nope", "999", "label:"] {
         let out = audit().env("NUMAPROBE_DB", &db).args(["--run", bad]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -243,7 +237,7 @@ fn audit_and_topo_run_on_every_hwloc_capture() {
     assert!(n >= 16, "only {n} captures");
 }
 
-/// Issue 14: `cpu.prefetchers` cites the prefetch check of the latest run of
+/// `cpu.prefetchers` cites the prefetch check of the latest run of
 /// this machine that has one, even when a later run (here bandwidth only)
 /// has none; `--run` takes that run's check alone; none at all is unknown.
 #[test]
@@ -266,8 +260,8 @@ fn prefetch_evidence_comes_from_the_latest_run_with_a_check() {
             (101.7, 1.5),
             (162.0, 2.0),
         );
-        let kind = store::ResultKind::from("lat-summary");
-        s.add_result(run, &kind, &serde_json::to_value(check).unwrap()).unwrap();
+        let check = results::lat::LatSummary::PrefetchCheck(check);
+        s.add_result(run, &results::Record::LatSummary(Box::new(check))).unwrap();
         s.finish_run(run, store::RunStatus::Complete, None).unwrap();
     }
     // a later run of this machine without a check

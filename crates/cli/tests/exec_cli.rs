@@ -562,9 +562,15 @@ fn each_policy_is_saved_into_the_store() {
     let runs = db.list_runs().unwrap();
     assert_eq!(runs.len(), 1);
     let loaded = db.load_run(runs[0].id).unwrap();
-    let saved: Vec<&Value> = loaded.payloads(&store::ResultKind::Exec).collect();
+    let saved: Vec<&results::exec::PolicyResult> = loaded
+        .records()
+        .filter_map(|r| match r {
+            results::Record::Exec(p) => Some(p.as_ref()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(saved.len(), 2);
-    assert_eq!(saved[1]["policy"], "local:0");
+    assert_eq!(saved[1].policy, "local:0");
 }
 
 #[test]

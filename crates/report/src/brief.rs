@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use results::audit::Severity;
 use store::LoadedRun;
 
 use crate::fmt::{noisy, num};
@@ -81,7 +82,7 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         let _ = writeln!(out, "- **{k}:** {}", md(v));
     }
     let settings: BTreeMap<String, String> =
-        crate::build::settings_found(&run.config).into_iter().collect();
+        crate::environment::settings_found(&run.config).into_iter().collect();
     let picked: Vec<String> =
         KEY_SETTINGS.iter().filter_map(|k| settings.get(*k).map(|v| format!("{k}={v}"))).collect();
     if !picked.is_empty() {
@@ -116,11 +117,11 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
     }
 
     // Findings
-    let bad: Vec<_> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    let bad: Vec<_> = d.findings.iter().filter(|f| f.severity != Severity::Ok).collect();
     if !d.findings.is_empty() {
-        let mut counts: BTreeMap<u8, (String, usize)> = BTreeMap::new();
+        let mut counts: BTreeMap<u8, (&str, usize)> = BTreeMap::new();
         for f in &bad {
-            counts.entry(f.rank()).or_insert((f.severity.clone(), 0)).1 += 1;
+            counts.entry(f.severity.rank()).or_insert((f.severity.label(), 0)).1 += 1;
         }
         let summary: Vec<String> = counts.values().map(|(s, n)| format!("{n} {s}")).collect();
         if bad.is_empty() {
@@ -128,11 +129,11 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         } else {
             let _ = writeln!(out, "\n**Audit findings** ({}):\n", summary.join(", "));
             for f in bad.iter().take(MAX_FINDINGS) {
-                let fix = f.fix.as_deref().filter(|x| *x != "-");
+                let fix = Some(f.fix.as_str()).filter(|x| !x.is_empty() && *x != "-");
                 let _ = writeln!(
                     out,
                     "- **{}** {}: {}{}",
-                    f.severity.to_uppercase(),
+                    f.severity.label().to_uppercase(),
                     f.id,
                     md(&f.found),
                     fix.map(|x| format!(" (fix: `{}`)", x.replace('`', "'"))).unwrap_or_default()

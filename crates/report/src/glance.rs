@@ -3,11 +3,14 @@
 //! the headline latencies and bandwidths (with % of the peak) and the worst
 //! audit findings, each figure rounded to what its noise supports.
 
+use results::audit::Severity;
 use results::context::{Bios, Configuration, DimmSummary, Dimms, Machine, Reading, UNREADABLE};
 use store::LoadedRun;
 use topo::Topology;
 
-use crate::fmt::{bytes, with_noise};
+use topo::units::binary_size as bytes;
+
+use crate::fmt::with_noise;
 use analysis::data::RunData;
 use analysis::metrics::{lat_matrix, metrics, MetricKey};
 
@@ -206,7 +209,7 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     row("Memory", Some(mem));
     row(
         "NUMA mode",
-        topo.and_then(|t| crate::build::numa_mode_text(&t.numa_mode))
+        topo.and_then(|t| crate::environment::numa_mode_text(&t.numa_mode))
             .or_else(|| run.config.numa_mode.as_ref().and_then(Reading::text)),
     );
 
@@ -220,7 +223,7 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         let worst = lat_matrix(d)
             .iter()
             .filter(|((c, mn), _)| c != mn)
-            .filter_map(|(_, p)| p.median_ns)
+            .map(|(_, p)| p.median_ns)
             .fold(0.0, f64::max);
         let mut s = format!("remote {v}");
         if let (Some(lv), Some(rv)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
@@ -260,22 +263,22 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     }
     row("Bandwidth", Some(b.join("; ")));
 
-    let bad: Vec<_> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    let bad: Vec<_> = d.findings.iter().filter(|f| f.severity != Severity::Ok).collect();
     g.more_findings = bad.len().saturating_sub(TOP_FINDINGS);
     g.findings = bad
         .iter()
         .take(TOP_FINDINGS)
         .map(|f| GlanceFinding {
-            severity: f.severity.clone(),
-            level: match f.rank() {
+            severity: f.severity.label().to_string(),
+            level: match f.severity.rank() {
                 0 => "critical",
                 1 => "warning",
                 2 | 3 => "info",
                 _ => "unknown",
             },
-            text: match &f.fix {
-                Some(fix) if fix != "-" => format!("{}: {} (fix: {fix})", f.id, f.found),
-                _ => format!("{}: {}", f.id, f.found),
+            text: match f.fix.as_str() {
+                "" | "-" => format!("{}: {}", f.id, f.found),
+                fix => format!("{}: {} (fix: {fix})", f.id, f.found),
             },
         })
         .collect();

@@ -5,36 +5,42 @@
 //! this crate only draws it.
 //!
 //! A report is built once as a [`Document`] and drawn by a [`Renderer`]
-//! (Markdown, HTML, Text), so every format shares one layout. Stored
-//! results are read into typed views by `results::view` (today's records
-//! and the first version's payloads alike; missing fields are tolerated);
-//! `docs/report.md` lists the fields. [`brief`] writes the short Markdown
-//! of `report --brief`.
+//! (Markdown, HTML, Text), so every format shares one layout. Every part
+//! reads the run's typed records (`results::Record`, as the store read
+//! them) and matches on their enums; the CSV and OpenMetrics exporters go
+//! through the same records. [`brief`] writes the short Markdown of
+//! `report --brief`.
 
-pub mod brief;
+mod appendix;
+mod bandwidth;
+mod brief;
 mod build;
 pub mod chart;
 pub mod counters;
 pub mod csv;
-pub mod doc;
+mod doc;
+mod environment;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
 pub mod hmat;
 pub mod latency;
 pub mod openmetrics;
+mod per_cpu;
 pub mod placements;
-pub mod render;
+mod recommendations;
+mod render;
 pub mod safe;
 pub mod study;
 mod summary;
 pub mod svg;
+mod sweep;
 mod tiers;
 
 use std::str::FromStr;
 
 pub use brief::{brief, brief_with};
-pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
+pub use build::{build_report, build_report_with};
 pub use doc::{Align, Block, Document, Table};
 pub use render::{Html, Markdown, Renderer, Text};
 pub use summary::{summary_tables, summary_text};

@@ -25,6 +25,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use results::context::{Count, Reading};
+use results::lat::Lat;
+use results::stats::measured;
+use results::Record;
 use serde_json::Value;
 use store::LoadedRun;
 
@@ -168,48 +171,73 @@ pub fn render(runs: &[LoadedRun]) -> String {
     );
     for run in runs {
         let base = run_labels(run);
-        for r in &run.results {
-            let p = &r.payload;
-            let g = |k: &str| text(p.get(k));
-            match r.kind.as_str() {
-                "bw" => {
-                    let Some(v) = p.get("best_gbs").and_then(Value::as_f64) else { continue };
+        for r in run.records() {
+            let n = |v: Option<u32>| v.map(|n| n.to_string());
+            match r {
+                Record::Bw(b) if b.best_gbs.is_finite() => {
+                    let mem = n(b.mem_node).unwrap_or_else(|| b.mem_nodes.to_string());
+                    let pages = serde_json::to_value(b.pages).ok().and_then(|v| text(Some(&v)));
                     bw.push(
                         with(
                             &base,
                             &[
-                                ("mode", g("mode")),
-                                ("kernel", g("kernel")),
-                                ("cpu_node", g("cpu_node")),
-                                ("mem_node", g("mem_node").or_else(|| g("mem_nodes"))),
-                                ("pages", g("pages").or_else(|| g("page_size"))),
-                                ("threads", g("threads")),
+                                ("mode", Some(b.mode.name().into())),
+                                ("kernel", Some(b.kernel.name().into())),
+                                ("cpu_node", n(b.cpu_node)),
+                                ("mem_node", Some(mem)),
+                                ("pages", pages),
+                                ("threads", Some(b.threads.to_string())),
                             ],
                         ),
-                        v * 1e9,
+                        b.best_gbs * 1e9,
                     );
                 }
-                "lat" => {
-                    let v =
-                        p.get("median_ns").or_else(|| p.get("latency_ns")).and_then(Value::as_f64);
-                    let Some(v) = v else { continue };
-                    lat.push(
-                        with(
-                            &base,
-                            &[
-                                ("mode", g("mode")),
-                                ("cpu_node", g("cpu_node")),
-                                ("mem_node", g("mem_node")),
-                                ("pages", g("page_size").or_else(|| g("pages"))),
-                                ("size_bytes", g("size_bytes")),
-                                ("cpu", g("cpu")),
-                                ("delay", g("delay")),
-                                ("cpu_a", g("cpu_a")),
-                                ("cpu_b", g("cpu_b")),
+                Record::Lat(l) => {
+                    let (v, labels) = match l.as_ref() {
+                        Lat::Chase(c) => (
+                            c.median_ns,
+                            [
+                                ("mode", Some(c.mode.name().into())),
+                                ("cpu_node", n(c.cpu_node)),
+                                ("mem_node", n(c.mem_node)),
+                                ("pages", Some(c.page_size.clone())),
+                                ("size_bytes", Some(c.size_bytes.to_string())),
+                                ("cpu", Some(c.cpu.to_string())),
+                                ("delay", None),
+                                ("cpu_a", None),
+                                ("cpu_b", None),
                             ],
                         ),
-                        v * 1e-9,
-                    );
+                        Lat::Loaded(p) => (
+                            measured(p.median_ns).unwrap_or(p.latency_ns),
+                            [
+                                ("mode", Some(p.mode.name().into())),
+                                ("cpu_node", None),
+                                ("mem_node", n(p.mem_node)),
+                                ("pages", Some(p.page_size.clone())),
+                                ("size_bytes", Some(p.size_bytes.to_string())),
+                                ("cpu", Some(p.cpu.to_string())),
+                                ("delay", Some(p.delay.to_string())),
+                                ("cpu_a", None),
+                                ("cpu_b", None),
+                            ],
+                        ),
+                        Lat::C2c(c) => (
+                            c.median_ns,
+                            [
+                                ("mode", Some(c.mode.name().into())),
+                                ("cpu_node", None),
+                                ("mem_node", None),
+                                ("pages", None),
+                                ("size_bytes", None),
+                                ("cpu", None),
+                                ("delay", None),
+                                ("cpu_a", Some(c.cpu_a.to_string())),
+                                ("cpu_b", Some(c.cpu_b.to_string())),
+                            ],
+                        ),
+                    };
+                    lat.push(with(&base, &labels), v * 1e-9);
                 }
                 _ => {}
             }

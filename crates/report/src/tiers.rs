@@ -22,12 +22,12 @@ fn matrix_of(topo: &Topology) -> (Vec<u32>, Vec<Vec<u32>>, NodeSet) {
 /// measured, their mean, min and max, and the mean against local. `None`
 /// unless the matrix covers at least two remote tiers (with one, "remote"
 /// is one figure already).
-pub(crate) fn latency_by_tier(topo: &Topology, cells: &[(i64, i64, f64)]) -> Option<Table> {
+pub(crate) fn latency_by_tier(topo: &Topology, cells: &[(u32, u32, f64)]) -> Option<Table> {
     let (ids, rows, with_cpus) = matrix_of(topo);
     let tiers = tiers_of(&ids, &rows, &with_cpus);
-    let distance = |c: i64, m: i64| -> Option<u32> {
-        let i = ids.iter().position(|&x| i64::from(x) == c)?;
-        let j = ids.iter().position(|&x| i64::from(x) == m)?;
+    let distance = |c: u32, m: u32| -> Option<u32> {
+        let i = ids.iter().position(|&x| x == c)?;
+        let j = ids.iter().position(|&x| x == m)?;
         Some(rows[i][j])
     };
     let local: Vec<f64> = cells.iter().filter(|(c, m, _)| c == m).map(|x| x.2).collect();

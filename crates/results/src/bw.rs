@@ -7,8 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use topo::{CpuSet, NodeSet};
 
-pub use crate::pages::PageKind;
-pub use kernels::{Isa, Kernel};
+use crate::pages::PageKind;
+use kernels::{Isa, Kernel};
 
 use crate::placement::{Placement, PlacementStatus};
 
@@ -179,6 +179,27 @@ impl BwResult {
     /// See [`is_noisy`].
     pub fn noisy(&self) -> bool {
         is_noisy(self.stable, self.spread_pct)
+    }
+
+    /// Noise as a robust CV, percent, from the spread of the repetitions
+    /// ([`crate::stats::noise_from_spread`]); `None` without a spread.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::noise_from_spread(self.spread_pct, Some(self.reps))
+    }
+
+    /// Where the memory was: its node, else the node set, else `?`.
+    pub fn memory(&self) -> String {
+        match (self.mem_node, self.mem_nodes.is_empty()) {
+            (Some(n), _) => n.to_string(),
+            (None, false) => self.mem_nodes.to_string(),
+            (None, true) => "?".into(),
+        }
+    }
+
+    /// Bytes the kernel counted over the timed repetitions (STREAM's rule),
+    /// to set beside measured DRAM bytes.
+    pub fn counted_bytes(&self) -> f64 {
+        self.bytes_per_rep as f64 * self.reps as f64
     }
 
     /// Share of sampled pages on the intended nodes (0 when unchecked).

@@ -140,6 +140,20 @@ impl fmt::Display for Count {
     }
 }
 
+/// A JSON scalar as text (an array of scalars joined with commas), for
+/// readers that list every field of a document or a stored payload.
+pub fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            Some(a.iter().filter_map(scalar_text).collect::<Vec<_>>().join(","))
+        }
+        _ => None,
+    }
+}
+
 /// A known field of `extra`, typed, when its value has the type's shape
 /// and writes back unchanged; it is then taken out of `extra`.
 fn take<T: Serialize + DeserializeOwned>(extra: &mut Extra, key: &str) -> Option<T> {

@@ -75,6 +75,51 @@ pub struct LatResult {
     pub histogram: Option<Histogram>,
 }
 
+impl LatResult {
+    /// The noise of the samples as a robust CV, percent, when recorded.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::measured(self.noise_pct).map(f64::abs)
+    }
+}
+
+impl LoadedPoint {
+    /// The chase's latency under this load: `latency_ns`, else the median.
+    pub fn latency(&self) -> Option<f64> {
+        crate::stats::measured(self.latency_ns).or(crate::stats::measured(self.median_ns))
+    }
+
+    /// Noise from the spread of the chase's samples, percent.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::noise_from_spread(self.spread_pct, None)
+    }
+}
+
+impl C2cResult {
+    /// Noise from the spread of the samples, percent.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::noise_from_spread(self.spread_pct, Some(self.samples))
+    }
+}
+
+impl PerCpuSummary {
+    /// The group holding `cpu` (its index), if any.
+    pub fn group_of(&self, cpu: u32) -> Option<usize> {
+        self.groups.iter().position(|g| g.cpus.contains(cpu))
+    }
+
+    /// "CPUs 0-15 at 80.0 ns, CPUs 16-31 at 131.0 ns".
+    pub fn groups_text(&self) -> String {
+        self.groups
+            .iter()
+            .map(|g| match crate::stats::measured(g.median_ns) {
+                Some(ns) => format!("CPUs {} at {ns:.1} ns", g.cpus),
+                None => format!("CPUs {}", g.cpus),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// The method of a chase in words, for table and report captions:
 /// `random chase, stride 256 B, 64-page TLB groups (256 KiB), 4k pages`.
 pub fn method_caption(stride_bytes: u64, tlb_group_bytes: Option<u64>, page: &str) -> String {

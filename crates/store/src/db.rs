@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use results::context::{Configuration, Machine};
-use results::view::Stored;
+use results::lat::{Lat, LatSummary};
+use results::Record;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -14,7 +15,7 @@ use serde_json::Value;
 use crate::error::{Result, StoreError};
 use crate::runref::RunRef;
 use crate::schema::{APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
-use crate::types::{LoadedRun, NewRun, ResultKind, RunId, RunStatus, RunSummary, StoredResult};
+use crate::types::{LoadedRun, NewRun, RunId, RunStatus, RunSummary, StoredRecord};
 use crate::util::{json_hash, now_rfc3339, time_order_key};
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
@@ -240,9 +241,9 @@ impl Store {
 
     /// Stores one result of a running run and commits it at once; returns its
     /// sequence number in the run. Key columns (mode, kernel, cpu_node,
-    /// mem_node, value and unit) are copied from the payload for queries; the
-    /// payload itself is kept whole.
-    pub fn add_result(&mut self, run: RunId, kind: &ResultKind, payload: &Value) -> Result<u32> {
+    /// mem_node, value and unit) are copied from the record for queries; the
+    /// record itself is kept whole, as its JSON.
+    pub fn add_result(&mut self, run: RunId, record: &Record) -> Result<u32> {
         let (status, ..) = self.raw_status(run)?;
         if status != RunStatus::Running {
             return Err(StoreError::RunClosed { id: run.0, status: status.to_string() });
@@ -251,7 +252,9 @@ impl Store {
         let path = self.path.clone();
         let err = |e| StoreError::sqlite(&path, e);
         let tx = self.conn.transaction().map_err(err)?;
-        let seq = insert_result(&tx, run.0, None, &now, kind, payload).map_err(err)?;
+        let stored =
+            StoredRecord { seq: 0, recorded: now, record: record.clone(), as_stored: None };
+        let seq = insert_result(&tx, run.0, None, &stored.recorded, &stored).map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(seq)
     }
@@ -440,11 +443,14 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let mut results = Vec::with_capacity(raw.len());
         for (seq, recorded, kind, payload) in raw {
-            results.push(StoredResult {
+            let payload: Value =
+                self.parse_json(&payload, &format!("result {seq} of run {run}"))?;
+            let up = results::upgrade::read(&kind, &payload);
+            results.push(StoredRecord {
                 seq,
                 recorded,
-                kind: ResultKind::from(kind.as_str()),
-                payload: self.parse_json(&payload, &format!("result {seq} of run {run}"))?,
+                record: up.record,
+                as_stored: up.as_stored,
             });
         }
         Ok(LoadedRun {
@@ -676,14 +682,14 @@ pub(crate) fn upsert_machine_with(
     conn.query_row("SELECT id FROM machines WHERE fingerprint = ?1", [fingerprint], |r| r.get(0))
 }
 
-/// Inserts a result; `seq` `None` takes the next number in the run.
+/// Inserts a result (as stored: its record's JSON, or the text it was
+/// stored as); `seq` `None` takes the next number in the run.
 pub(crate) fn insert_result(
     conn: &Connection,
     run: i64,
     seq: Option<u32>,
     recorded: &str,
-    kind: &ResultKind,
-    payload: &Value,
+    r: &StoredRecord,
 ) -> rusqlite::Result<u32> {
     let seq: u32 = match seq {
         Some(s) => s,
@@ -693,7 +699,11 @@ pub(crate) fn insert_result(
             |r| r.get(0),
         )?,
     };
-    let keys = KeyColumns::of(kind.as_str(), payload);
+    let keys = KeyColumns::of(&r.record);
+    let payload = match &r.as_stored {
+        Some(text) => text.clone(),
+        None => r.record.to_json().to_string(),
+    };
     // Cached: an import inserts thousands of results through one statement.
     conn.prepare_cached(
         "INSERT INTO results (run_id, seq, recorded, kind, mode, kernel, cpu_node, mem_node,
@@ -704,49 +714,91 @@ pub(crate) fn insert_result(
         run,
         seq,
         recorded,
-        kind.as_str(),
+        r.record.kind(),
         keys.mode,
         keys.kernel,
         keys.cpu_node,
         keys.mem_node,
         keys.value,
         keys.unit,
-        payload.to_string()
+        payload
     ])?;
     Ok(seq)
 }
 
-/// Columns copied out of a payload so that SQL can filter on them, from
-/// the payload's typed view (`results::view`).
+/// Columns copied out of a record so that SQL can filter on them.
 struct KeyColumns {
-    mode: Option<String>,
-    kernel: Option<String>,
-    cpu_node: Option<i64>,
-    mem_node: Option<i64>,
+    mode: Option<&'static str>,
+    kernel: Option<&'static str>,
+    cpu_node: Option<u32>,
+    mem_node: Option<u32>,
     value: Option<f64>,
     unit: Option<&'static str>,
 }
 
 impl KeyColumns {
-    /// The headline value is the first of `best_gbs` (GB/s), `median_ns`,
-    /// `latency_ns` (ns), `median_metric` (the user's unit), `wall_s` (s)
-    /// ([`results::view::headline`]).
-    fn of(kind: &str, p: &Value) -> KeyColumns {
-        let (mode, kernel, cpu_node, mem_node) = match results::view::read(kind, p) {
-            Stored::Bw(b) => (Some(b.mode), Some(b.kernel), b.cpu_node, b.mem_node),
-            Stored::Lat(l) => (Some(l.mode), None, l.cpu_node, l.mem_node),
-            Stored::PerCpu(s) => (Some("per-cpu".into()), None, None, s.mem_node),
-            Stored::Sweep(s) => (Some("sweep".into()), None, None, s.mem_node),
-            _ => (None, None, None, None),
+    /// The headline value is the result's main figure: best GB/s of a
+    /// bandwidth result, the median ns of a latency result (a loaded
+    /// point's latency when it has no median), a program's median metric
+    /// (in its own unit); summaries, findings and unknown results have none.
+    fn of(r: &Record) -> KeyColumns {
+        let none = KeyColumns {
+            mode: None,
+            kernel: None,
+            cpu_node: None,
+            mem_node: None,
+            value: None,
+            unit: None,
         };
-        let headline = results::view::headline(p);
-        KeyColumns {
-            mode: mode.filter(|m| !m.is_empty()),
-            kernel: kernel.filter(|k| k != "?"),
-            cpu_node,
-            mem_node,
-            value: headline.map(|h| h.0),
-            unit: headline.and_then(|h| h.1),
+        let finite = |v: f64| Some(v).filter(|v| v.is_finite());
+        match r {
+            Record::Bw(b) => KeyColumns {
+                mode: Some(b.mode.name()),
+                kernel: Some(b.kernel.name()),
+                cpu_node: b.cpu_node,
+                mem_node: b.mem_node,
+                value: finite(b.best_gbs),
+                unit: Some("GB/s"),
+            },
+            Record::Lat(l) => match l.as_ref() {
+                Lat::Chase(c) => KeyColumns {
+                    mode: Some(c.mode.name()),
+                    cpu_node: c.cpu_node,
+                    mem_node: c.mem_node,
+                    value: finite(c.median_ns),
+                    unit: Some("ns"),
+                    ..none
+                },
+                Lat::Loaded(p) => KeyColumns {
+                    mode: Some(p.mode.name()),
+                    mem_node: p.mem_node,
+                    value: finite(p.median_ns).or(finite(p.latency_ns)),
+                    unit: Some("ns"),
+                    ..none
+                },
+                Lat::C2c(c) => KeyColumns {
+                    mode: Some(c.mode.name()),
+                    value: finite(c.median_ns),
+                    unit: Some("ns"),
+                    ..none
+                },
+            },
+            Record::LatSummary(s) => match s.as_ref() {
+                LatSummary::PerCpu(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+                LatSummary::Sweep(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+                LatSummary::Loaded(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+                LatSummary::PrefetchCheck(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+            },
+            Record::Exec(e) => KeyColumns { value: e.stats.median_metric, ..none },
+            Record::Finding(_) | Record::Unknown(_) => none,
         }
     }
 }
@@ -815,14 +867,14 @@ mod tests {
     fn key_columns_pick_the_headline_value() {
         let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 1, "mem_node": 1,
                         "best_gbs": 101.5, "median_gbs": 100.0});
-        let k = KeyColumns::of("bw", &bw);
+        let k = KeyColumns::of(&results::upgrade::read("bw", &bw).record);
         assert_eq!(
-            (k.mode.as_deref(), k.kernel.as_deref(), k.cpu_node, k.mem_node),
+            (k.mode, k.kernel, k.cpu_node, k.mem_node),
             (Some("local"), Some("triad"), Some(1), Some(1))
         );
         assert_eq!((k.value, k.unit), (Some(101.5), Some("GB/s")));
         let lat = json!({"mode": "loaded", "delay": 0, "latency_ns": 210.0, "load_gbs": 80.0});
-        let k = KeyColumns::of("lat", &lat);
+        let k = KeyColumns::of(&results::upgrade::read("lat", &lat).record);
         assert_eq!((k.value, k.unit, k.mem_node), (Some(210.0), Some("ns"), None));
     }
 }

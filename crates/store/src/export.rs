@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::db::{insert_result, json_text, upsert_machine_with, Store};
 use crate::error::{Result, StoreError};
-use crate::types::{RunId, RunStatus, StoredResult};
+use crate::types::{RunId, RunStatus, StoredRecord};
 use crate::util::{now_rfc3339, parse_rfc3339};
 
 /// The `format` field of an export document.
@@ -49,7 +49,7 @@ pub struct ExportedRun {
     pub config_hash: String,
     pub config: Configuration,
     pub topology: RunTopology,
-    pub results: Vec<StoredResult>,
+    pub results: Vec<StoredRecord>,
 }
 
 /// The machine of an exported run.
@@ -231,8 +231,7 @@ impl Store {
             .map_err(err)?;
             let id = tx.last_insert_rowid();
             for r in &run.results {
-                insert_result(&tx, id, Some(r.seq), &r.recorded, &r.kind, &r.payload)
-                    .map_err(err)?;
+                insert_result(&tx, id, Some(r.seq), &r.recorded, r).map_err(err)?;
             }
             outcome.imported.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
         }

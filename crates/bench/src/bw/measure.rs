@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use kernels::{Arrays, Expected, Kernel, Ops, Stores};
 use place::{Buffer, MemPolicy, PageNodes, PlacementCheck};
-use results::Placement;
+use results::placement::Placement;
 use topo::{NodeSet, Topology};
 
 use super::plan::{BwPlan, Case, CaseMemory, RepPolicy, StoreMode};

@@ -370,7 +370,7 @@ pub fn curve_summary(curve: &[LoadedPoint]) -> Option<LoadedSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::PlacementCheck;
+    use results::placement::PlacementCheck;
 
     fn placement(status: PlacementStatus, fraction: f64) -> Placement {
         Placement {

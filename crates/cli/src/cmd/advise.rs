@@ -277,17 +277,18 @@ fn notes(m: &MatrixAdvice, kernel: Option<&KernelWeights>, cpu_nodes: usize) -> 
 fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, Kernel, Matrix)> {
     let run = super::store::load_for(g, "--from-run", r)?;
     let figures: Vec<CellFigure> = run
-        .results
-        .iter()
-        .filter(|s| s.kind == store::ResultKind::Bw)
-        .map(|s| results::view::Bw::of(&s.payload))
-        .filter(|b| b.mode == "matrix" || b.mode == "local")
+        .records()
+        .filter_map(|r| match r {
+            results::Record::Bw(b) => Some(b.as_ref()),
+            _ => None,
+        })
+        .filter(|b| matches!(b.mode, results::bw::Mode::Matrix | results::bw::Mode::Local))
         .filter_map(|b| {
             Some(CellFigure {
-                kernel: Kernel::parse(&b.kernel)?,
-                cpu_node: u32::try_from(b.cpu_node?).ok()?,
-                mem_node: u32::try_from(b.mem_node?).ok()?,
-                best_gbs: b.best_gbs,
+                kernel: b.kernel,
+                cpu_node: b.cpu_node?,
+                mem_node: b.mem_node?,
+                best_gbs: results::stats::measured(b.best_gbs),
             })
         })
         .collect();

@@ -439,7 +439,7 @@ mod tests {
 
     fn result(spread_pct: f64, stable: bool) -> BwResult {
         let v: serde_json::Value = serde_json::from_str(STORED).unwrap();
-        let results::Record::Bw(mut r) = results::Record::from_stored("bw", &v).unwrap() else {
+        let results::Record::Bw(mut r) = results::upgrade::read("bw", &v).record else {
             panic!("not a bandwidth record")
         };
         r.spread_pct = spread_pct;

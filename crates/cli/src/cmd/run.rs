@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
+use results::Record;
 use serde_json::{json, Value};
-use store::{ResultKind, RunId, Store};
+use store::{RunId, Store};
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -317,7 +318,7 @@ fn measure_once(
         profile,
     );
     for f in &findings.findings {
-        rec.save(&ResultKind::Audit, &serde_json::to_value(f)?);
+        rec.save(&Record::from(f.clone()));
     }
 
     let bars = Bars::new(g.quiet);

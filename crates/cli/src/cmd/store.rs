@@ -217,7 +217,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     let s = &run.summary;
     let mut counts: Vec<(String, usize)> = Vec::new();
     for r in &run.results {
-        let k = r.kind.to_string();
+        let k = r.record.kind().to_string();
         match counts.iter_mut().find(|c| c.0 == k) {
             Some(c) => c.1 += 1,
             None => counts.push((k, 1)),
