@@ -6,6 +6,7 @@
 
 pub mod bw;
 pub mod counting;
+pub mod disturb;
 pub mod events;
 pub mod lat;
 pub mod scan;
