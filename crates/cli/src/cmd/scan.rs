@@ -58,7 +58,8 @@ pub enum Total {
     All,
 }
 
-fn total(s: &str) -> Result<Total, String> {
+/// Parses `--size`: `all`, or a size in the common grammar.
+pub(crate) fn total(s: &str) -> Result<Total, String> {
     if s.trim().eq_ignore_ascii_case("all") {
         Ok(Total::All)
     } else {
