@@ -468,8 +468,12 @@ impl PrefetchCheck {
         if !stable {
             self.significant = false;
             self.note = format!(
-                "undecided: the measurement was disturbed: {}; measure on a quieter machine",
-                d.cause()
+                "undecided: the measurement was disturbed: {}; measure on a quieter machine \
+                 ({:.1} ns at 64 B vs {:.1} ns at {} B)",
+                d.cause(),
+                self.line_ns,
+                self.stride_ns,
+                self.stride_bytes
             );
         }
         self.stable = stable;
@@ -774,6 +778,7 @@ mod tests {
             "{}",
             busy.note
         );
+        assert!(busy.note.ends_with("(100.0 ns at 64 B vs 155.0 ns at 256 B)"), "{}", busy.note);
     }
 
     #[test]
