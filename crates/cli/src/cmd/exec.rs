@@ -105,9 +105,10 @@ fn touch(size: u64, hold: Duration) -> anyhow::Result<()> {
     let bytes = match usize::try_from(size) {
         Ok(b) if size <= spare => b,
         _ => usage!(
-            "--touch {size} bytes: more than the memory nodes this process may use can spare \
-             ({} MiB, keeping numaprobe's reserve free on each)",
-            spare >> 20
+            "--touch {}: more than the memory nodes this process may use can spare ({}, keeping \
+             numaprobe's reserve free on each)",
+            topo::units::binary_size(size),
+            topo::units::binary_size_floor(spare)
         ),
     };
     let r = exec::touch::touch(bytes, hold);
