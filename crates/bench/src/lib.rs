@@ -7,6 +7,7 @@
 
 pub mod bw;
 pub mod counting;
+pub mod disturb;
 pub mod lat;
 pub mod scan;
 pub mod suite;

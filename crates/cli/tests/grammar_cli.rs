@@ -66,10 +66,11 @@ fn fractional_sizes_are_taken_by_bw_and_place() {
 
 #[test]
 fn decimal_units_are_powers_of_1000() {
-    // 10TB = 10^13 bytes = 9536743 MiB (10 TiB would be 10485760 MiB).
-    usage_error(&["place", "--mem-nodes", "0", "--size", "10TB"], &["9536743 MiB"]);
-    usage_error(&["bw", "--size", "10TB"], &["10000000000000 bytes per array"]);
-    usage_error(&["bw", "--size", "10TiB"], &["10995116277760 bytes per array"]);
+    // 10TB = 10^13 bytes = 9.09 TiB; errors answer in binary units
+    usage_error(&["place", "--mem-nodes", "0", "--size", "10TB"], &["cannot spare 9.1 TiB:"]);
+    usage_error(&["bw", "--size", "10TB"], &["--size 9.1 TiB per array"]);
+    usage_error(&["bw", "--size", "10TiB"], &["--size 10 TiB per array"]);
+    usage_error(&["lat", "--size", "10TiB"], &["cannot spare 10 TiB:"]);
 }
 
 #[test]

@@ -140,7 +140,9 @@ pub struct BwResult {
     pub spread_pct: f64,
     /// Spread of the best `top_k` repetitions, percent: the stopping rule.
     pub top_spread_pct: f64,
-    /// Whether `top_spread_pct` reached the target before the budget ran out.
+    /// Whether `top_spread_pct` reached the target before the budget ran
+    /// out, with repetitions whose threads were not kept waiting (see
+    /// `disturbance`).
     pub stable: bool,
     /// Timed repetitions (a warm-up repetition is not counted).
     pub reps: usize,
@@ -173,6 +175,11 @@ pub struct BwResult {
     /// absent otherwise and in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::counters::Counters>,
+    /// Repetitions kept and discarded because a thread of the team waited
+    /// to run, and the time lost (absent in records from before the
+    /// check). The figures come from the kept repetitions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<crate::disturbance::Disturbance>,
 }
 
 impl BwResult {
@@ -200,6 +207,12 @@ impl BwResult {
     /// to set beside measured DRAM bytes.
     pub fn counted_bytes(&self) -> f64 {
         self.bytes_per_rep as f64 * self.reps as f64
+    }
+
+    /// Unstable because its threads were kept waiting: repetitions were
+    /// discarded (`disturbance`) and the figure is not stable.
+    pub fn disturbed(&self) -> bool {
+        !self.stable && self.disturbance.as_ref().is_some_and(|d| d.disturbed > 0)
     }
 
     /// Share of sampled pages on the intended nodes (0 when unchecked).

@@ -5,6 +5,8 @@
 //! * [`audit`]: the settings audit's findings ([`audit::Finding`]);
 //! * [`bw`]: one bandwidth figure ([`bw::BwResult`]) and the noise rule;
 //! * [`counters`]: event counts recorded with a result (`--counters`);
+//! * [`disturbance`]: samples a figure lost to other work, and when
+//!   that makes it unstable;
 //! * [`exec`]: a program under one placement policy
 //!   ([`exec::PolicyResult`]) and its repetitions;
 //! * [`lat`]: latency records by mode and their summaries;
@@ -23,6 +25,7 @@ pub mod audit;
 pub mod bw;
 pub mod context;
 pub mod counters;
+pub mod disturbance;
 pub mod exec;
 pub mod hist;
 pub mod lat;

@@ -251,6 +251,7 @@ fn bw_result(v: &Value) -> Option<BwResult> {
         validated: flag(v, "validated").unwrap_or(true),
         interrupted: interrupted(v),
         counters: counters(v),
+        disturbance: v.get("disturbance").and_then(today),
     })
 }
 
@@ -295,6 +296,8 @@ fn lat(v: &Value) -> Option<Lat> {
                 load_placement: None,
                 stride_bytes: uint(v, "stride_bytes"),
                 tlb_group_bytes: uint(v, "tlb_group_bytes"),
+                stable: flag(v, "stable").unwrap_or(true),
+                disturbance: v.get("disturbance").and_then(today),
             })
         }
         Mode::C2c => Lat::C2c(C2cResult {
@@ -310,6 +313,8 @@ fn lat(v: &Value) -> Option<Lat> {
             spread_pct: figure(v, "spread_pct"),
             samples: samples(v).unwrap_or(0),
             round_trips_per_sample: uint(v, "round_trips_per_sample").unwrap_or(0),
+            stable: flag(v, "stable").unwrap_or(true),
+            disturbance: v.get("disturbance").and_then(today),
         }),
         _ => Lat::Chase(LatResult {
             mode: m,
@@ -333,6 +338,9 @@ fn lat(v: &Value) -> Option<Lat> {
             placement: placement(v, &expected),
             counters: counters(v).map(Box::new),
             histogram: v.get("histogram").and_then(today),
+            stable: flag(v, "stable").unwrap_or(true),
+            disturbance: v.get("disturbance").and_then(today),
+            min_loads_per_sample: uint(v, "min_loads_per_sample"),
         }),
     })
 }
