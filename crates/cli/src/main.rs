@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            if err.downcast_ref::<signal::Interrupted>().is_some() {
+            if signal::is_interrupted(&err) {
                 eprintln!("numaprobe: {}", cli::error_line(&err));
                 return ExitCode::from(signal::exit_status());
             }
