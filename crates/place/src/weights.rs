@@ -18,6 +18,9 @@ use topo::SysRoot;
 
 use crate::error::{PlaceError, Result};
 
+mod backup;
+pub use backup::{read_backup, save_backup, BackupError, BACKUP_CAP};
+
 /// The kernel's weight directory, relative to the root.
 pub const WEIGHTS_DIR: &str = "sys/kernel/mm/mempolicy/weighted_interleave";
 /// The kernel's largest weight.
@@ -274,8 +277,18 @@ fn write_file(root: &SysRoot, rel: &str, value: &str) -> std::result::Result<(),
         value: value.to_string(),
         error: e.to_string(),
     };
-    // sysfs files exist already; never create one.
-    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&path).map_err(fail)?;
+    // sysfs files exist already: never create one, never follow a link
+    // or write anything but a regular file (a sysfs attribute is one).
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(&path)
+        .map_err(fail)?;
+    if let Some(what) = topo::fs::not_regular(f.metadata().map_err(fail)?.file_type()) {
+        return Err(fail(std::io::Error::other(format!("{what}, not a weight file"))));
+    }
     f.write_all(format!("{value}\n").as_bytes()).map_err(fail)
 }
 
@@ -338,6 +351,14 @@ pub fn apply(
 /// then `auto` (writing a weight switches the kernel to manual mode;
 /// writing `true` to `auto` recomputes the weights from firmware).
 pub fn restore(root: &SysRoot, backup: &Backup) -> Vec<WriteFailure> {
+    // A backup naming anything but the weight files writes nothing.
+    if let Err(why) = backup.check() {
+        return vec![WriteFailure {
+            path: root.path(WEIGHTS_DIR).display().to_string(),
+            value: String::new(),
+            error: format!("refused the backup, nothing written: {why}"),
+        }];
+    }
     let mut failed = Vec::new();
     for (&n, &w) in &backup.previous.weights {
         if let Err(f) = write_file(root, &format!("{WEIGHTS_DIR}/node{n}"), &w.to_string()) {

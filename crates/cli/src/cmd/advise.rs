@@ -465,9 +465,8 @@ fn apply(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(&path, serde_json::to_string_pretty(&planned)? + "\n").with_context(|| {
-        format!("--apply: saving the old weights to {} (nothing was written)", path.display())
-    })?;
+    weights::save_backup(&path, &planned)
+        .with_context(|| "--apply: saving the old weights (nothing was written)")?;
     match weights::apply(root, w, saved) {
         Ok(_) => {}
         Err((why, left)) if left.is_empty() => {
@@ -497,20 +496,11 @@ struct RestoreDoc {
 }
 
 fn restore(root: &SysRoot, file: &PathBuf, g: &Global) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("--restore: reading {}", file.display()))?;
-    let b: Backup = match serde_json::from_str(&text) {
+    // Bounded, regular files only, and naming only the weight files.
+    let b = match weights::read_backup(file) {
         Ok(b) => b,
-        Err(e) => usage!("--restore {}: not a weights backup ({e})", file.display()),
+        Err(e) => usage!("--restore {e}"),
     };
-    if b.format != weights::BACKUP_FORMAT {
-        usage!(
-            "--restore {}: format {:?}, expected {}",
-            file.display(),
-            b.format,
-            weights::BACKUP_FORMAT
-        );
-    }
     check_can_write(root, "--restore")?;
     let failed = weights::restore(root, &b);
     let doc = RestoreDoc {
