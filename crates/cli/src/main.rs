@@ -46,10 +46,12 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if signal::is_interrupted(&err) {
-                eprintln!("numaprobe: {}", cli::error_line(&err));
+                eprintln!("numaprobe: {}", report::safe::one_line(&cli::error_line(&err)));
                 return ExitCode::from(signal::exit_status());
             }
-            eprintln!("numaprobe: error: {}", cli::error_line(&err));
+            // One line, and no control character from a label or a file
+            // name reaches the terminal.
+            eprintln!("numaprobe: error: {}", report::safe::one_line(&cli::error_line(&err)));
             ExitCode::from(if cli::is_usage(&err) { 2 } else { 1 })
         }
     }
