@@ -819,17 +819,15 @@ fn each_run_records_its_cgroup_and_ends_what_escaped_the_group() {
 #[test]
 fn without_a_writable_cgroup_the_run_record_says_so() {
     let env = Env::new();
-    let script = format!(
-        r#"set -e
+    let script = r#"set -e
         for m in $(findmnt -rn -t cgroup,cgroup2 -o TARGET); do mount -o remount,ro,bind "$m"; done
         NUMAPROBE_DB="$D/results.db" NUMAPROBE_LOCK="$D/measure.lock" \
-            "$NP" --json exec -p default -r 1 -- true"#
-    );
+            "$NP" --json exec -p default -r 1 -- true"#;
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let out = std::process::Command::new("unshare")
         .arg(if root { "-m" } else { "-rm" })
-        .args(["sh", "-c", &script])
+        .args(["sh", "-c", script])
         .env("NP", numaprobe())
         .env("D", env.dir.path())
         .output()

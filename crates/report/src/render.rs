@@ -216,15 +216,15 @@ impl Renderer for Html {
              <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <meta name=\"generator\" content=\"numaprobe\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{}</h1>\n",
-            svg::esc(&doc.title),
-            svg::esc(&doc.title)
+            svg::esc(&one_line(&doc.title)),
+            svg::esc(&one_line(&doc.title))
         );
         let mut charts = 0;
         for b in &doc.blocks {
             match b {
                 Block::Heading(l, t) => {
                     let l = (*l).clamp(1, 6);
-                    let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(t));
+                    let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(&one_line(t)));
                 }
                 Block::Para(t) => {
                     let _ = writeln!(out, "<p>{}</p>", svg::esc(t));

@@ -46,11 +46,11 @@ pub fn one_line(s: &str) -> Cow<'_, str> {
     Cow::Owned(visible(&flat).into_owned())
 }
 
-/// Control characters (C0 but tab, line feed and carriage return, DEL,
-/// C1) as [`visible`] writes them, for formats that escape line breaks
-/// their own way (HTML, OpenMetrics label values).
+/// `c`, or as [`visible`] writes it when it is a control character other
+/// than tab and line feed, for formats escaped character by character
+/// (HTML, OpenMetrics label values).
 pub fn visible_push(out: &mut String, c: char) {
-    if c.is_control() && !matches!(c, '\n' | '\t' | '\r') {
+    if c.is_control() && !matches!(c, '\n' | '\t') {
         escape_into(out, c);
     } else {
         out.push(c);
@@ -163,10 +163,10 @@ mod tests {
         assert_eq!(one_line("evil\n# Injected\r\tx\x1b[31m"), "evil # Injected  x\\x1b[31m");
         assert!(matches!(one_line("plain"), Cow::Borrowed(_)));
         let mut s = String::new();
-        for c in "a\x07\nb".chars() {
+        for c in "a\x07\nb\r".chars() {
             visible_push(&mut s, c);
         }
-        assert_eq!(s, "a\\x07\nb");
+        assert_eq!(s, "a\\x07\nb\\x0d");
     }
 
     #[test]

@@ -64,6 +64,15 @@ pub(crate) fn check_file(path: &Path) -> Result<Option<u64>> {
     Ok(meta.map(|m| m.len()))
 }
 
+impl crate::Store {
+    /// Checks, without opening anything, that `path` is a regular file or
+    /// nothing, and so are SQLite's files beside it (for a command that
+    /// checks where it will write before it measures).
+    pub fn check_path(path: &Path) -> Result<()> {
+        check_file(path).map(|_| ())
+    }
+}
+
 /// Refuses a non-empty file that does not start like an SQLite database.
 /// The file is opened without blocking and checked again after opening
 /// (it may have been swapped since [`check_file`]).

@@ -495,7 +495,7 @@ struct RestoreDoc {
     failed: Vec<WriteFailure>,
 }
 
-fn restore(root: &SysRoot, file: &PathBuf, g: &Global) -> anyhow::Result<()> {
+fn restore(root: &SysRoot, file: &std::path::Path, g: &Global) -> anyhow::Result<()> {
     // Bounded, regular files only, and naming only the weight files.
     let b = match weights::read_backup(file) {
         Ok(b) => b,

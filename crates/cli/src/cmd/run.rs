@@ -98,7 +98,11 @@ fn can_write_in(dir: &Path) -> std::io::Result<()> {
 /// is a usage error (exit 2); the default beside the database is the
 /// environment's (exit 1).
 fn check_outputs(a: &Args, g: &Global) -> anyhow::Result<()> {
-    let dir = report_dir(a, &crate::cmd::store::db_path(g)?);
+    let db = crate::cmd::store::db_path(g)?;
+    // A device or a FIFO named as the database: refused before a reports
+    // folder is made beside it.
+    store::Store::check_path(&db)?;
+    let dir = report_dir(a, &db);
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| can_write_in(&dir)) {
         match &a.report_dir {
             Some(_) => crate::usage!("--report-dir {}: cannot write there: {e}", dir.display()),
