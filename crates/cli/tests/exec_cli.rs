@@ -782,11 +782,12 @@ fn kill_9_of_numaprobe_kills_setsid_and_env_i_grandchildren_through_the_cgroup()
         assert!(std::time::Instant::now() < until, "the four sleeps never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert_eq!(run_cgroups(np.id()).len(), 1, "the run has its cgroup");
+    let cgroups = run_cgroups(np.id());
     np.kill().unwrap(); // SIGKILL
     np.wait().unwrap();
     let left = left_running(&m, 10);
     assert!(left.is_empty(), "sleep {m} {left:?} outlived a kill -9 of numaprobe");
+    assert_eq!(cgroups.len(), 1, "the run had its cgroup: {cgroups:?}");
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !run_cgroups(np.id()).is_empty() {
         assert!(std::time::Instant::now() < until, "the run's cgroup was not removed");
@@ -803,14 +804,15 @@ fn each_run_records_its_cgroup_and_ends_what_escaped_the_group() {
     let m = sleep_marker(4);
     let script = format!("env -i setsid sh -c 'sleep {m}; true' & true");
     let (v, out) = env.json(&["-p", "default", "-r", "2", "--", "sh", "-c", &script]);
+    let left = left_running(&m, 0);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    assert!(left.is_empty(), "sleep {m} {left:?} outlived the run");
     for r in v["policies"][0]["runs"].as_array().unwrap() {
         let how = r["containment"].as_str().unwrap_or_default();
         assert!(how.starts_with("cgroup v2 ") && how.contains("numaprobe-exec-"), "{r}");
     }
     assert!(err.contains("left 2 process(es) running"), "{err}");
-    assert!(left_running(&m, 0).is_empty(), "sleep {m} outlived the run");
 }
 
 /// Where no cgroup can be made (here every cgroup mount is read-only, in
