@@ -8,7 +8,7 @@
 //! unlinked temporary file during the first pass. Limits, each a one-line
 //! `corrupt` error naming the byte where it was passed: a string of more
 //! than [`STRING_CAP`] bytes, nesting deeper than [`MAX_DEPTH`], more than
-//! [`RUN_CAP`] bytes in one run.
+//! [`RUN_CAP`] bytes in one run (or one other field).
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -114,7 +114,7 @@ impl<R: Read> Guard<R> {
             }
         }
         if self.pos - self.run_start.get() > RUN_CAP {
-            return Err(self.limit(format!("a run longer than {RUN_CAP} bytes")));
+            return Err(self.limit(format!("more than {RUN_CAP} bytes in one run (or one field)")));
         }
         self.pos_out.set(self.pos);
         Ok(())
