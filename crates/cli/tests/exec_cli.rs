@@ -819,7 +819,7 @@ fn each_run_records_its_cgroup_and_ends_what_escaped_the_group() {
 /// a private mount namespace), the run says so in its record and keeps
 /// the process group and subreaper.
 #[test]
-fn without_a_writable_cgroup_the_run_record_says_so() {
+fn on_read_only_cgroup_mounts_the_run_record_says_it_had_no_cgroup() {
     let env = Env::new();
     let script = r#"set -e
         for m in $(findmnt -rn -t cgroup,cgroup2 -o TARGET); do mount -o remount,ro,bind "$m"; done

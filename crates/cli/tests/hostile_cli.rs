@@ -112,7 +112,7 @@ fn each_command_refuses(db: &Path, why: &str) {
 /// `cp /etc/passwd p; numaprobe --lock p bw ...` made `p` a PID; also
 /// through `NUMAPROBE_LOCK`, and for files of any mode.
 #[test]
-fn a_lock_file_numaprobe_did_not_create_is_never_rewritten() {
+fn a_hostile_lock_path_numaprobe_did_not_create_is_never_rewritten() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let content = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/bin/false\n";
