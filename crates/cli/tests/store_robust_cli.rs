@@ -403,6 +403,7 @@ fn hostile_hostnames_and_line_breaks_are_escaped_in_every_output() {
         &["export", "1", "2", "--format", "openmetrics"],
         &["list"],
         &["show", "1"],
+        &["compare", "1", "3"],
     ] {
         let out = np(&db).args(args).output().unwrap();
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));

@@ -407,7 +407,8 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
             }
             Err((name, kind, message)) => {
                 failed += 1;
-                bar.suspend(|| eprintln!("numaprobe: skipped ({kind}): {message}"));
+                let shown = report::safe::one_line(&message);
+                bar.suspend(|| eprintln!("numaprobe: skipped ({kind}): {shown}"));
                 reports.push(ImportReport {
                     file: name,
                     outcome: None,
