@@ -271,6 +271,10 @@ fn one_id(s: &str, what: &str, plural: &str) -> Result<u32, String> {
             return Ok(n);
         }
     }
+    // A minus sign before digits is a negative number, not numactl's range.
+    if t.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(format!("'{t}' is not a {what} number: {what} numbers are 0 or more"));
+    }
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || ",-:!+ ".contains(c))
         || t.eq_ignore_ascii_case("all")
     {
@@ -315,7 +319,11 @@ mod tests {
         }
         let e = cpu("x").unwrap_err();
         assert_eq!(e, "expected one CPU number (e.g. 0)");
-        assert!(node("-1").unwrap_err().contains("not a list"));
+        assert_eq!(
+            node("-1").unwrap_err(),
+            "'-1' is not a node number: node numbers are 0 or more"
+        );
+        assert_eq!(cpu("-12").unwrap_err(), "'-12' is not a CPU number: CPU numbers are 0 or more");
     }
 
     #[test]

@@ -224,7 +224,7 @@ pub fn table(header: Vec<String>) -> Table {
 /// Writes a warning to stderr unless `quiet`.
 pub fn warn(quiet: bool, msg: &str) {
     if !quiet {
-        eprintln!("numaprobe: warning: {msg}");
+        eprintln!("numaprobe: warning: {}", report::safe::visible(msg));
     }
 }
 

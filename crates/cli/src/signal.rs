@@ -104,6 +104,30 @@ impl std::fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
+/// The command was stopped by a signal while it waited for the measuring
+/// lock (`--wait`), before it measured anything: exits 128 + the signal's
+/// number like [`Interrupted`].
+#[derive(Debug)]
+pub struct StoppedWaiting;
+
+impl std::fmt::Display for StoppedWaiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "interrupted by {} while waiting for the measuring lock; nothing was measured",
+            cause()
+        )
+    }
+}
+
+impl std::error::Error for StoppedWaiting {}
+
+/// Whether `err` says the command was stopped by a signal (exit 128 + its
+/// number) rather than failed.
+pub fn is_interrupted(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<Interrupted>().is_some() || err.downcast_ref::<StoppedWaiting>().is_some()
+}
+
 /// Turns a command's success into [`Interrupted`] when a signal stopped it
 /// part way, so every measuring command exits alike.
 pub fn check_interrupted(result: anyhow::Result<()>) -> anyhow::Result<()> {

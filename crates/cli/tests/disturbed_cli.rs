@@ -18,6 +18,14 @@ use std::sync::Arc;
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// One test at a time: each loads a CPU on purpose, and a busy loop of
+/// one test must not be what another test's figure sees.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The CPUs this test may use.
 fn usable_cpus() -> Vec<u32> {
     // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity fills it.
@@ -103,6 +111,7 @@ fn assert_warned(what: &str, err: &str, cpu: u32) {
 
 #[test]
 fn a_latency_point_on_a_busy_cpu_is_marked_disturbed() {
+    let _alone = alone();
     let cpu = usable_cpus()[0];
     let _busy = Busy::on(cpu);
     let c = cpu.to_string();
@@ -113,6 +122,7 @@ fn a_latency_point_on_a_busy_cpu_is_marked_disturbed() {
 
 #[test]
 fn core_to_core_latency_with_a_busy_partner_cpu_is_marked() {
+    let _alone = alone();
     let cpus = usable_cpus();
     assert!(cpus.len() >= 2, "core-to-core latency needs two CPUs: {cpus:?}");
     let (a, b) = (cpus[1], cpus[0]);
@@ -126,6 +136,7 @@ fn core_to_core_latency_with_a_busy_partner_cpu_is_marked() {
 
 #[test]
 fn bandwidth_on_a_busy_cpu_is_marked() {
+    let _alone = alone();
     let cpu = usable_cpus()[0];
     let _busy = Busy::on(cpu);
     let c = cpu.to_string();
@@ -138,6 +149,7 @@ fn bandwidth_on_a_busy_cpu_is_marked() {
 
 #[test]
 fn scan_chunks_read_on_a_busy_cpu_are_marked() {
+    let _alone = alone();
     let cpu = usable_cpus()[0];
     let _busy = Busy::on(cpu);
     // the reading team is the first usable CPU of node 0; a repetition

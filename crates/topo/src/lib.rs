@@ -13,6 +13,7 @@ pub mod memdev;
 pub mod memkind;
 pub mod mode;
 pub mod model;
+pub mod outfile;
 pub mod parse;
 pub mod read;
 pub mod synthetic;

@@ -85,7 +85,7 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     let study = study_of(&db, &a.groups, a.baseline.as_deref(), &policy)?;
     if !g.quiet {
         for w in &study.warnings {
-            eprintln!("numaprobe: warning: {w}");
+            eprintln!("numaprobe: warning: {}", report::safe::visible(w));
         }
     }
     if g.json {
