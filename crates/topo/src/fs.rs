@@ -182,9 +182,22 @@ impl SysRoot {
     /// Reads a file; `Ok(None)` when it does not exist. A symbolic link
     /// to nothing is an error, not absence: something is there, broken.
     pub fn read_optional(&self, rel: &str) -> Result<Option<String>, TopoError> {
+        self.optional(rel, |p| read_bounded_string(p, SYS_FILE_CAP))
+    }
+
+    /// [`Self::read_optional`] for a binary file (an ACPI table).
+    pub fn read_optional_bytes(&self, rel: &str) -> Result<Option<Vec<u8>>, TopoError> {
+        self.optional(rel, |p| read_bounded(p, SYS_FILE_CAP))
+    }
+
+    fn optional<T>(
+        &self,
+        rel: &str,
+        read: impl FnOnce(&Path) -> io::Result<T>,
+    ) -> Result<Option<T>, TopoError> {
         self.note(rel);
         let path = self.path(rel);
-        match read_bounded_string(&path, SYS_FILE_CAP) {
+        match read(&path) {
             Ok(s) => Ok(Some(s)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => match dangling(&path) {
                 Some(source) => Err(TopoError::Io { path, source }),

@@ -56,6 +56,7 @@ impl Machine {
                 dax_devices: Vec::new(),
                 cxl_regions: Vec::new(),
                 memory_kinds: Vec::new(),
+                firmware_numa: None,
                 system_memory: None,
                 devices: Vec::new(),
                 cgroup: Cgroup { version: "none".into(), ..Cgroup::default() },
@@ -165,6 +166,12 @@ impl Machine {
             Some(l) => parse_cmdline(l),
             None => Cmdline::default(),
         };
+        self
+    }
+
+    /// The firmware's ACPI SRAT/SLIT as discovery would have read them.
+    pub fn firmware_numa(mut self, f: crate::acpi::FirmwareNuma) -> Self {
+        self.t.firmware_numa = Some(f);
         self
     }
 
