@@ -190,6 +190,12 @@ fn seal(mut doc: Value) -> Value {
     doc
 }
 
+/// Seals `doc` again (see [`seal`]) after settings were added to it
+/// (`declared`); its old `fingerprint` must be gone.
+pub(crate) fn seal_in_place(doc: &mut Value) {
+    *doc = seal(std::mem::take(doc));
+}
+
 /// The DIMMs' configured speed (one value, or `mixed (...)`) and population
 /// (`8 of 16 slots: 8x 32 GiB DDR5`), from SMBIOS.
 fn memory_settings(memory: &Read<MemoryPopulation>) -> (Value, Value) {
@@ -300,6 +306,11 @@ fn config_settings(topo: &Topology, settings: &Settings) -> Value {
     ] {
         m.insert(k.into(), read_value(v));
     }
+    m.extend(
+        crate::firmware_state::config_fields(topo, settings)
+            .into_iter()
+            .map(|(k, v)| (k.into(), v)),
+    );
     Value::Object(m)
 }
 

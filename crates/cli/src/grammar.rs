@@ -15,6 +15,11 @@ pub fn size(s: &str) -> Result<u64, String> {
     place::parse_size(s).map_err(|e| e.to_string())
 }
 
+/// `--set KEY=VALUE`: a declared setting ([`audit::declared::parse_assignment`]).
+pub fn assignment(s: &str) -> Result<(String, String), String> {
+    audit::declared::parse_assignment(s).map_err(|e| e.to_string())
+}
+
 /// The unit a duration flag is written in (its name says which:
 /// `--budget` seconds, `--sample-ms` milliseconds, `--delays` ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
