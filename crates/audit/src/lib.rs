@@ -13,6 +13,7 @@ pub mod firmware_state;
 pub mod profile;
 pub mod read;
 pub mod rules;
+pub mod runtime;
 pub mod settings;
 pub mod smbios;
 

@@ -149,6 +149,8 @@ pub mod bounds {
     pub const WARMUP: (u64, u64) = (0, 10_000);
     /// `run --repeat`.
     pub const RUN_REPEAT: (u64, u64) = (1, 1000);
+    /// `study --rounds`.
+    pub const STUDY_ROUNDS: (u64, u64) = (1, 1000);
     /// `advise interleave --max-weight` (the kernel's largest weight).
     pub const MAX_WEIGHT: (u64, u64) = (1, 255);
     /// `lat --seed`: any 64-bit number.
@@ -234,6 +236,10 @@ pub fn warmup(s: &str) -> Result<u32, String> {
 /// `run --repeat N`.
 pub fn run_repeat(s: &str) -> Result<u32, String> {
     u32_count(s, bounds::RUN_REPEAT)
+}
+/// `study --rounds N`.
+pub fn study_rounds(s: &str) -> Result<u32, String> {
+    u32_count(s, bounds::STUDY_ROUNDS)
 }
 /// `advise interleave --max-weight N`.
 pub fn max_weight(s: &str) -> Result<u32, String> {

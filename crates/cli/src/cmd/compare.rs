@@ -63,7 +63,7 @@ pub fn study_report(
     Ok(Some(report::render_study_report(format, &first, &runs, &study)))
 }
 
-fn study_of(
+pub(crate) fn study_of(
     db: &Store,
     refs: &[String],
     baseline: Option<&str>,
@@ -91,6 +91,11 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&study);
     }
+    print(&study)
+}
+
+/// The study as tables and lines (what `compare` prints without `--json`).
+pub(crate) fn print(study: &Study) -> anyhow::Result<()> {
     // The settings that differ come first: they are what the study is about.
     if study.settings_diff.is_empty() {
         output::emit("Settings that differ: none recorded.")?;
