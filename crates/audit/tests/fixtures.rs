@@ -160,3 +160,23 @@ fn missing_settings_are_not_guessed() {
         assert!(f.found.contains("absent"), "{}", f.found);
     }
 }
+
+/// The firmware and power state a run's configuration records, on real
+/// captures: the P-state mode where the capture has it, nothing invented
+/// where it does not (no capture holds ACPI tables, cpuidle or EDAC).
+#[test]
+fn firmware_and_power_state_of_the_captures_is_recorded_or_left_out() {
+    for c in captures() {
+        let fields: std::collections::BTreeMap<&str, serde_json::Value> =
+            audit::firmware_state::config_fields(&c.topology, &c.settings).into_iter().collect();
+        let f = c.topology.firmware_numa.as_ref().expect("discovery reads the ACPI tables");
+        assert!(matches!(f.srat, topo::acpi::Table::Unknown(_)), "{}: {:?}", c.name, f.srat);
+        let has_pstate = ["20em64t-hybrid-1p6c2t+2ca4co1t", "32intel64-2p8co2t+8ve"]
+            .contains(&c.name.as_str());
+        let want: Vec<&str> = if has_pstate { vec!["pstate"] } else { vec![] };
+        assert_eq!(fields.keys().copied().collect::<Vec<_>>(), want, "{}: {fields:?}", c.name);
+        if has_pstate {
+            assert_eq!(fields["pstate"], "intel_pstate active", "{}", c.name);
+        }
+    }
+}
