@@ -171,8 +171,8 @@ fn firmware_and_power_state_of_the_captures_is_recorded_or_left_out() {
             audit::firmware_state::config_fields(&c.topology, &c.settings).into_iter().collect();
         let f = c.topology.firmware_numa.as_ref().expect("discovery reads the ACPI tables");
         assert!(matches!(f.srat, topo::acpi::Table::Unknown(_)), "{}: {:?}", c.name, f.srat);
-        let has_pstate = ["20em64t-hybrid-1p6c2t+2ca4co1t", "32intel64-2p8co2t+8ve"]
-            .contains(&c.name.as_str());
+        let has_pstate =
+            ["20em64t-hybrid-1p6c2t+2ca4co1t", "32intel64-2p8co2t+8ve"].contains(&c.name.as_str());
         let want: Vec<&str> = if has_pstate { vec!["pstate"] } else { vec![] };
         assert_eq!(fields.keys().copied().collect::<Vec<_>>(), want, "{}: {fields:?}", c.name);
         if has_pstate {

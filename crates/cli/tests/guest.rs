@@ -113,10 +113,14 @@ fn topo_of(boot: &Boot) -> Topology {
     boot.get("topo").expect_rc(0).parse()
 }
 
+/// Per SRAT proximity domain: `(id, CPUs, memory bytes without hot-plug
+/// ranges)`.
+type Domains = Vec<(u32, u32, u64)>;
+
 /// The firmware's NUMA description the guest read (its init runs as root):
-/// per SRAT proximity domain `(id, CPUs, memory bytes without hot-plug
-/// ranges)`, and the SLIT rows; panics when the SRAT was not read at all.
-fn firmware_of(t: &Topology) -> (Vec<(u32, u32, u64)>, Option<Vec<Vec<u8>>>) {
+/// the SRAT's domains and the SLIT rows; panics when a table could not be
+/// read at all.
+fn firmware_of(t: &Topology) -> (Domains, Option<Vec<Vec<u8>>>) {
     use topo::acpi::Table;
     let f = t.firmware_numa.as_ref().expect("topo --json has firmware_numa");
     let domains = match &f.srat {

@@ -806,7 +806,8 @@ mod tests {
     /// firmware interleaving, also where the command line is unknown.
     #[test]
     fn the_srat_tells_numa_off_from_firmware_interleave() {
-        use crate::acpi::{parse_srat, tests as t, FirmwareNuma, Table};
+        use crate::acpi::{parse_srat, FirmwareNuma, Table};
+        use crate::synthetic::acpi as t;
         let two_pkg_one_node =
             || xeon("Xeon").package(0, "0-3").package(1, "4-7").node(0, "0-7", 2 * GIB);
         let two_domains = || FirmwareNuma {
