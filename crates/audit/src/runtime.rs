@@ -265,10 +265,33 @@ fn offered(
         }
         Knob::ZoneReclaimMode => (0..8).map(|v: u32| v.to_string()).collect(),
         Knob::Governor => common("scaling_available_governors")?,
+        Knob::Epp if epp_pinned(root, files)? => vec!["performance".into()],
         Knob::Epp => common("energy_performance_available_preferences")?,
         Knob::Boost => vec!["on".into(), "off".into()],
         Knob::WeightedInterleave => return Ok(None),
     }))
+}
+
+/// Whether the P-state driver is in active mode with the `performance`
+/// governor on every policy: amd-pstate and intel_pstate then refuse any
+/// EPP but `performance` (EBUSY), so the study says so before writing.
+fn epp_pinned(root: &SysRoot, files: &[String]) -> Result<bool, RuntimeError> {
+    let active = ["amd_pstate", "intel_pstate"].iter().any(|d| {
+        root.read_optional(&format!("sys/devices/system/cpu/{d}/status"))
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.trim() == "active")
+    });
+    if !active {
+        return Ok(false);
+    }
+    for rel in files {
+        let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+        if read_trimmed(root, &format!("{dir}/scaling_governor"))? != "performance" {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Whether the kernel release under `root` is at least `(major, minor)`
@@ -318,11 +341,14 @@ pub fn check(root: &SysRoot, knob: Knob, values: &[String]) -> Result<Vec<String
         let n = normalise(knob, v);
         match &offered {
             Some(list) if !list.contains(&n) => {
-                return Err(RuntimeError::Refused {
-                    key: knob.key(),
-                    value: v.clone(),
-                    offered: list.join(", "),
-                })
+                let mut offered = list.join(", ");
+                if knob == Knob::Epp && list.len() == 1 && epp_pinned(root, &files)? {
+                    offered.push_str(
+                        " only: the active P-state driver takes no other EPP under the \
+                         performance governor; vary the governor, or set another one first",
+                    );
+                }
+                return Err(RuntimeError::Refused { key: knob.key(), value: v.clone(), offered });
             }
             Some(_) => {}
             None => {
@@ -587,6 +613,30 @@ mod tests {
         assert!(restore(&t.root, &snap).is_empty());
         assert_eq!(t.read(&format!("{p}/policy0/scaling_governor")), "performance");
         assert_eq!(t.read(&format!("{p}/policy1/scaling_governor")), "powersave");
+    }
+
+    #[test]
+    fn epp_under_the_performance_governor_of_an_active_driver_is_refused() {
+        let p = "sys/devices/system/cpu/cpufreq/policy0";
+        let files = |gov: &str| {
+            Tree::new(&[
+                ("sys/devices/system/cpu/amd_pstate/status", "active"),
+                (&format!("{p}/scaling_governor"), gov),
+                (&format!("{p}/energy_performance_preference"), "performance"),
+                (
+                    &format!("{p}/energy_performance_available_preferences"),
+                    "default performance balance_performance balance_power power",
+                ),
+            ])
+        };
+        let t = files("performance");
+        let e = check(&t.root, Knob::Epp, &strings(&["performance", "balance_power"])).unwrap_err();
+        assert!(
+            e.to_string().contains("it offers: performance only: the active P-state driver"),
+            "{e}"
+        );
+        let t = files("powersave");
+        assert!(check(&t.root, Knob::Epp, &strings(&["performance", "balance_power"])).is_ok());
     }
 
     #[test]
