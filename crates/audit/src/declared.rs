@@ -15,11 +15,8 @@
 
 use std::collections::BTreeMap;
 
+use results::context::Configuration;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-/// The configuration field the declared settings go under.
-pub const CONFIG_KEY: &str = "declared";
 
 /// A bad declaration: each names what the user wrote.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -103,20 +100,14 @@ impl Declared {
 
     /// Records the settings in a configuration document (`declared`) and
     /// seals its fingerprint again over the settings, the declared ones
-    /// included (a `budget` already there stays outside it). Nothing
-    /// declared: the document is left exactly as it is.
-    pub fn apply(&self, config: &mut Value) {
+    /// included (the `budget` stays outside it). Nothing declared: the
+    /// document is left exactly as it is.
+    pub fn apply(&self, config: &mut Configuration) {
         if self.is_empty() {
             return;
         }
-        let Value::Object(m) = config else { return };
-        m.remove("fingerprint");
-        let budget = m.remove("budget");
-        m.insert(CONFIG_KEY.into(), serde_json::to_value(self).unwrap_or(Value::Null));
-        crate::fingerprint::seal_in_place(config);
-        if let (Some(b), Value::Object(m)) = (budget, config) {
-            m.insert("budget".into(), b);
-        }
+        config.declared = Some(self.0.clone());
+        config.fingerprint = Some(config.settings_hash());
     }
 }
 
@@ -173,7 +164,7 @@ mod fingerprint_tests {
 
     /// A hand-made 2-socket tree (topo's test data) with no firmware or
     /// power state beyond the OS settings.
-    fn config() -> Value {
+    fn config() -> Configuration {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../topo/tests/data/two-socket-numa-off");
         let root = SysRoot::new(dir).unwrap();
@@ -181,24 +172,25 @@ mod fingerprint_tests {
         fingerprint::config_with_memory(&topo, &Settings::read(&root), &Read::Absent)
     }
 
-    /// The fingerprint numaprobe 0.1.0 before declared settings (main at
-    /// 7f8e394) gave this tree: a run that declares nothing keeps it.
+    /// The fingerprint numaprobe gave this tree before declared settings
+    /// (main at 7f8e394): a run that declares nothing keeps it.
     const STORED: &str = "8a1e4569b654b963";
 
     #[test]
     fn declaring_nothing_keeps_the_stored_fingerprint() {
         let mut c = config();
-        assert_eq!(c["fingerprint"], STORED, "{c:#}");
+        assert_eq!(c.fingerprint.as_deref(), Some(STORED), "{}", c.to_json());
         let before = c.clone();
         Declared::default().apply(&mut c);
         assert_eq!(c, before, "nothing declared: the document is untouched");
+        assert!(c.to_json().get("declared").is_none());
     }
 
     #[test]
     fn declared_settings_enter_the_fingerprint_and_the_budget_stays_out() {
-        let declare = |pairs: &[(&str, &str)]| {
+        let declare = |pairs: &[(&str, &str)], budget: &str| {
             let mut c = config();
-            c["budget"] = serde_json::json!("quick");
+            c.budget = Some(budget.into());
             let mut d = Declared::default();
             for (k, v) in pairs {
                 d.insert(k.to_string(), v.to_string()).unwrap();
@@ -206,22 +198,17 @@ mod fingerprint_tests {
             d.apply(&mut c);
             c
         };
-        let on = declare(&[("bios.numa", "on")]);
-        let off = declare(&[("bios.numa", "off")]);
-        assert_eq!(on["declared"]["bios.numa"], "on");
-        assert_eq!(on["budget"], "quick");
-        assert_ne!(on["fingerprint"], off["fingerprint"]);
-        assert_ne!(on["fingerprint"], STORED);
-        // The budget is not part of it: another budget, the same fingerprint.
-        let mut other = config();
-        other["budget"] = serde_json::json!("thorough");
-        let mut d = Declared::default();
-        d.insert("bios.numa".into(), "on".into()).unwrap();
-        d.apply(&mut other);
-        assert_eq!(other["fingerprint"], on["fingerprint"]);
-        // Applying twice (a writer that declares again) changes nothing.
-        let mut again = on.clone();
-        d.apply(&mut again);
-        assert_eq!(again["fingerprint"], on["fingerprint"]);
+        let on = declare(&[("bios.numa", "on")], "quick");
+        let off = declare(&[("bios.numa", "off")], "quick");
+        assert_eq!(on.to_json()["declared"]["bios.numa"], "on");
+        assert_eq!(on.budget.as_deref(), Some("quick"));
+        assert_ne!(on.fingerprint, off.fingerprint);
+        assert_ne!(on.fingerprint.as_deref(), Some(STORED));
+        // Another budget: the same fingerprint.
+        let other = declare(&[("bios.numa", "on")], "thorough");
+        assert_eq!(other.fingerprint, on.fingerprint);
+        // Read back from its JSON (as the store gives it), the same hash.
+        let stored: Configuration = serde_json::from_value(on.to_json()).unwrap();
+        assert_eq!(stored.settings_hash(), on.fingerprint.clone().unwrap());
     }
 }

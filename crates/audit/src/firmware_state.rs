@@ -11,31 +11,28 @@
 //! guessed, and a machine where none of them can be read keeps the
 //! configuration fingerprint it had before they were recorded.
 
-use serde_json::Value;
+use results::context::Configuration;
 use topo::acpi::Table;
 use topo::Topology;
 
 use crate::read::Read;
 use crate::settings::{IdleState, Settings};
 
-/// The fields, in the order they are documented (docs/store.md).
-pub fn config_fields(topo: &Topology, settings: &Settings) -> Vec<(&'static str, Value)> {
-    let mut out = Vec::new();
+/// Writes the fields that were read into `doc` (`acpi_srat`, `acpi_slit`,
+/// `cpuidle`, `pstate`, `epb`, `edac_memory`); the others stay unset.
+pub fn fill(doc: &mut Configuration, topo: &Topology, settings: &Settings) {
+    let table = |t: &Table<String>| match t {
+        Table::Found(s) => Some(s.clone()),
+        Table::NotInFirmware => Some("none".to_string()),
+        Table::Unknown(_) => None,
+    };
     if let Some(f) = &topo.firmware_numa {
-        match &f.srat {
-            Table::Found(s) => out.push(("acpi_srat", Value::String(s.config_text()))),
-            Table::NotInFirmware => out.push(("acpi_srat", Value::String("none".into()))),
-            Table::Unknown(_) => {}
-        }
-        match &f.slit {
-            Table::Found(s) => out.push(("acpi_slit", Value::String(s.describe()))),
-            Table::NotInFirmware => out.push(("acpi_slit", Value::String("none".into()))),
-            Table::Unknown(_) => {}
-        }
+        doc.acpi_srat = table(&as_text(&f.srat, |s| s.config_text()));
+        doc.acpi_slit = table(&as_text(&f.slit, |s| s.describe()));
     }
     if let Read::Value(states) = &settings.cpuidle.states {
         let driver = settings.cpuidle.driver.value().map(|d| format!("{d}: ")).unwrap_or_default();
-        out.push(("cpuidle", Value::String(format!("{driver}{}", idle_text(states, topo)))));
+        doc.cpuidle = Some(format!("{driver}{}", idle_text(states, topo)));
     }
     let pstate: Vec<String> = [
         ("amd_pstate", &settings.boost.amd_pstate_status),
@@ -45,15 +42,23 @@ pub fn config_fields(topo: &Topology, settings: &Settings) -> Vec<(&'static str,
     .filter_map(|(name, r)| r.value().map(|v| format!("{name} {v}")))
     .collect();
     if !pstate.is_empty() {
-        out.push(("pstate", Value::String(pstate.join(", "))));
+        doc.pstate = Some(pstate.join(", "));
     }
     if let Read::Value(epb) = &settings.cpufreq.energy_perf_bias {
-        out.push(("epb", Value::String(epb.summary())));
+        doc.epb = Some(epb.summary());
     }
     if let Read::Value(m) = &settings.memory_controllers {
-        out.push(("edac_memory", Value::String(m.describe())));
+        doc.edac_memory = Some(m.describe());
     }
-    out
+}
+
+/// A table's text form, keeping whether it was found.
+fn as_text<T>(t: &Table<T>, text: impl Fn(&T) -> String) -> Table<String> {
+    match t {
+        Table::Found(v) => Table::Found(text(v)),
+        Table::NotInFirmware => Table::NotInFirmware,
+        Table::Unknown(why) => Table::Unknown(why.clone()),
+    }
 }
 
 /// `POLL, C1, C6 (off)`, `C6 (off on CPUs 0-3)`: every state, with where
@@ -115,9 +120,15 @@ mod tests {
         (d, root)
     }
 
-    fn fields(root: &SysRoot) -> std::collections::BTreeMap<&'static str, Value> {
+    /// The fields `fill` writes, as the stored document has them.
+    fn fields(root: &SysRoot) -> serde_json::Map<String, serde_json::Value> {
         let topo = Topology::discover(root).unwrap();
-        config_fields(&topo, &Settings::read(root)).into_iter().collect()
+        let mut doc = Configuration::default();
+        fill(&mut doc, &topo, &Settings::read(root));
+        match doc.to_json() {
+            serde_json::Value::Object(m) => m,
+            other => panic!("{other}"),
+        }
     }
 
     #[test]
@@ -135,6 +146,7 @@ mod tests {
         // No ACPI tables folder in the tree: the firmware's NUMA is unknown
         // and left out, not guessed.
         assert!(!f.contains_key("acpi_srat") && !f.contains_key("acpi_slit"), "{f:?}");
+        assert_eq!(f.len(), 4, "{f:?}");
     }
 
     #[test]
@@ -147,7 +159,11 @@ mod tests {
         write(d.path(), "sys/firmware/acpi/tables/APIC", "APIC");
         let root = SysRoot::new(d.path()).unwrap();
         let f = fields(&root);
-        assert_eq!(f.keys().copied().collect::<Vec<_>>(), ["acpi_slit", "acpi_srat"], "{f:?}");
+        assert_eq!(
+            f.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["acpi_slit", "acpi_srat"],
+            "{f:?}"
+        );
         assert_eq!(f["acpi_srat"], "none");
     }
 }

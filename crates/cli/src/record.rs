@@ -91,7 +91,7 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
         let memory = audit::smbios::read(root);
         new.machine = audit::fingerprint::machine(root, t, &memory);
         new.config = audit::fingerprint::config_with_memory(t, &settings, &memory);
-        new.topology = serde_json::to_value(t).unwrap_or(Value::Null);
+        new.topology = results::context::RunTopology::of(t);
     }
     new
 }

@@ -134,19 +134,24 @@ fn bad_input_is_a_usage_error() {
         .stderr(contains("/no/such/numaprobe-root"));
 }
 
-fn this_topology() -> Value {
+fn this_topology() -> results::context::RunTopology {
     let t = topo::Topology::discover(&topo::SysRoot::live()).unwrap();
-    serde_json::to_value(t).unwrap()
+    results::context::RunTopology::of(&t)
 }
 
 /// This machine's fingerprint document, as `run` saves it.
-fn this_machine() -> Value {
+fn this_machine() -> results::context::Machine {
     let root = topo::SysRoot::live();
     let t = topo::Topology::discover(&root).unwrap();
     audit::fingerprint::machine(&root, &t, &audit::Read::Absent)
 }
 
-fn save_run(db: &Path, topology: Value, machine: Value, label: &str) {
+fn save_run(
+    db: &Path,
+    topology: results::context::RunTopology,
+    machine: results::context::Machine,
+    label: &str,
+) {
     let mut s = store::Store::open(db).unwrap();
     let mut new = store::NewRun::new("numaprobe run --test", "0.0.0-test");
     new.label = Some(label.into());
@@ -177,12 +182,14 @@ fn evidence_comes_from_the_latest_run_of_this_machine() {
     let db = dir.path().join("results.db");
     save_run(&db, this_topology(), this_machine(), "this machine");
     // A later run of another machine must not be cited.
-    let mut other = this_topology();
-    other["cpu_model"] = json!("Some Other CPU 9000");
-    other["online_cpus"] = json!("0-511");
-    let other_machine =
-        json!({"fingerprint": "0123456789abcdef", "cpu_model": "Some Other CPU 9000"});
-    save_run(&db, other, other_machine, "other machine");
+    let mut other = topo::Topology::discover(&topo::SysRoot::live()).unwrap();
+    other.cpu_model = Some("Some Other CPU 9000".into());
+    other.online_cpus = topo::CpuSet::parse_list("0-511").unwrap();
+    let other_machine = serde_json::from_value(
+        json!({"fingerprint": "0123456789abcdef", "cpu_model": "Some Other CPU 9000"}),
+    )
+    .unwrap();
+    save_run(&db, results::context::RunTopology::of(&other), other_machine, "other machine");
     let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--profile", "database"]));
     let ev = &r["evidence"];
     assert!(ev["source"].as_str().unwrap().contains("this machine"), "{ev:#}");

@@ -4,19 +4,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use results::context::{Configuration, Reading};
 use serde_json::Value;
 use store::{LoadedRun, RunStatus};
+use topo::Topology;
 
 use crate::chart::{Axis, Chart, Heatmap, Marker, RefLine, Series, XyChart};
-use crate::data::{
-    scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
-};
 use crate::doc::{Align, Document, Table};
 use crate::fmt::{bytes, fig, num, opt, plain};
-use crate::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
 use crate::placements::ExecView;
-use crate::study::Study;
 use crate::summary::tables_of;
+use analysis::data::{
+    scalar_text, text as field_text, Bw, Finding, Lat, PerCpuSummary, RunData, SweepSummary,
+};
+use analysis::metrics::{bw_matrix, lat_matrix, metrics, MetricKey};
+use analysis::study::Study;
 
 /// Results whose spread is above this are called noisy (percent).
 pub const NOISY_SPREAD_PCT: f64 = 5.0;
@@ -96,11 +98,11 @@ pub fn build_report_with(
     }
 
     match study {
-        Some(s) => s.section(&mut doc),
+        Some(s) => crate::study::section(s, &mut doc),
         None if !compare.is_empty() => {
             let mut all = vec![run.clone()];
             all.extend(compare.iter().cloned());
-            Study::of_runs(&all).section(&mut doc);
+            crate::study::section(&Study::of_runs(&all), &mut doc);
         }
         None => {}
     }
@@ -111,9 +113,10 @@ pub fn build_report_with(
 }
 
 fn environment(doc: &mut Document, run: &LoadedRun) {
-    let topo = &run.topology;
+    let topo = run.topology.get();
     let mi = &run.machine_info;
     let cfg = &run.config;
+    let setting = |r: &Option<Reading<String>>| r.as_ref().and_then(Reading::text);
     doc.h(2, "Environment");
     let mut t = Table::with_header(&["Item", "Value"]);
     t.align = vec![Align::Left, Align::Left];
@@ -123,19 +126,27 @@ fn environment(doc: &mut Document, run: &LoadedRun) {
         }
     };
     row("Machine", Some(run.summary.machine.clone()));
-    row("CPU", field_text(topo, "cpu_model").or_else(|| field_text(mi, "cpu_model")));
-    row("Architecture", field_text(topo, "arch"));
-    let packages = topo.get("packages").and_then(Value::as_array);
-    row("Packages", packages.map(|p| p.len().to_string()).or_else(|| field_text(mi, "packages")));
-    row("NUMA nodes", nodes_text(topo));
-    row("NUMA mode", numa_mode_text(topo).or_else(|| field_text(cfg, "numa_mode")));
-    row("Caches", caches_text(topo));
-    row("Kernel", field_text(topo, "kernel").or_else(|| field_text(cfg, "kernel")));
+    row(
+        "CPU",
+        topo.and_then(|t| t.cpu_model.clone()).or_else(|| mi.cpu_model().map(str::to_string)),
+    );
+    row("Architecture", topo.and_then(|t| t.arch.clone()));
+    row(
+        "Packages",
+        topo.map(|t| t.packages.len().to_string())
+            .or_else(|| mi.packages.as_ref().map(|p| p.to_string())),
+    );
+    row("NUMA nodes", topo.and_then(nodes_text));
+    row(
+        "NUMA mode",
+        topo.and_then(|t| numa_mode_text(&t.numa_mode)).or_else(|| setting(&cfg.numa_mode)),
+    );
+    row("Caches", topo.and_then(caches_text));
+    row("Kernel", topo.and_then(|t| t.kernel.clone()).or_else(|| setting(&cfg.kernel)));
     row(
         "Kernel command line",
-        topo.get("cmdline")
-            .and_then(|c| field_text(c, "raw"))
-            .or_else(|| field_text(cfg, "cmdline"))
+        topo.and_then(|t| t.cmdline.raw.clone())
+            .or_else(|| setting(&cfg.cmdline))
             .map(|c| cmdline_text(&c)),
     );
     row("Machine fingerprint", Some(run.summary.machine_fingerprint.clone()));
@@ -146,19 +157,15 @@ fn environment(doc: &mut Document, run: &LoadedRun) {
     let mut settings =
         Table::with_header(&["Setting", "Value"]).caption("BIOS and OS settings found");
     settings.align = vec![Align::Left, Align::Left];
-    let mut flat = Vec::new();
-    flatten("", cfg, &mut flat);
-    for (k, v) in flat {
-        if k != "fingerprint" {
-            settings.push(vec![k, v]);
-        }
+    for (k, v) in settings_found(cfg) {
+        settings.push(vec![k, v]);
     }
     if !settings.is_empty() {
         doc.h(3, "Settings");
         doc.table(settings);
     }
 
-    if let Some(t) = distance_table(topo) {
+    if let Some(t) = topo.and_then(distance_table) {
         doc.h(3, "Node distances (SLIT)");
         doc.table(t);
     }
@@ -213,6 +220,16 @@ fn cmdline_text(raw: &str) -> String {
     format!("{head} (+{others} other words; the full line is in the appendix)")
 }
 
+/// The settings of a configuration document as `a.b.c = value` pairs (its
+/// scalar leaves, nested objects flattened, `null` left out), without its
+/// fingerprint.
+pub(crate) fn settings_found(cfg: &Configuration) -> Vec<(String, String)> {
+    let mut flat = Vec::new();
+    flatten("", &cfg.to_json(), &mut flat);
+    flat.retain(|(k, _)| k != "fingerprint");
+    flat
+}
+
 /// `a.b.c = value` pairs of the scalar leaves of a JSON document.
 fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     match v {
@@ -230,69 +247,55 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     }
 }
 
-fn nodes_text(topo: &Value) -> Option<String> {
-    let nodes = topo.get("nodes")?.as_array()?;
-    let parts: Vec<String> = nodes
+/// The name serde writes for a topology enum (`cpu+memory`,
+/// `nodes-per-package`, `data`).
+fn name_of(v: &impl serde::Serialize) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        _ => "?".into(),
+    }
+}
+
+fn nodes_text(topo: &Topology) -> Option<String> {
+    let parts: Vec<String> = topo
+        .nodes
         .iter()
         .map(|n| {
-            let id = field_text(n, "id").unwrap_or_else(|| "?".into());
-            let cpus = field_text(n, "cpus").filter(|c| !c.is_empty());
-            let mem = n.get("mem_total_bytes").and_then(Value::as_u64).map(bytes);
-            let kind = field_text(n, "kind");
-            let mut s = format!("node {id}");
+            let mut s = format!("node {}", n.id);
             let mut bits = Vec::new();
-            if let Some(c) = cpus {
-                bits.push(format!("CPUs {c}"));
+            if !n.cpus.is_empty() {
+                bits.push(format!("CPUs {}", n.cpus));
             }
-            if let Some(m) = mem {
-                bits.push(m);
-            }
-            if let Some(k) = kind {
-                bits.push(k);
-            }
-            if !bits.is_empty() {
-                s.push_str(&format!(" ({})", bits.join(", ")));
-            }
+            bits.push(bytes(n.mem_total_bytes));
+            bits.push(name_of(&n.kind));
+            s.push_str(&format!(" ({})", bits.join(", ")));
             s
         })
         .collect();
-    Some(format!("{}: {}", nodes.len(), parts.join("; ")))
+    Some(format!("{}: {}", topo.nodes.len(), parts.join("; ")))
 }
 
 /// The mode's label, or its candidates when the label is not known
 /// (`NPS4 or L3-as-NUMA (ambiguous)`), then the reason.
-pub(crate) fn numa_mode_text(topo: &Value) -> Option<String> {
-    let m = topo.get("numa_mode")?;
-    let candidates: Vec<String> = m
-        .get("alternatives")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| field_text(x, "label")).collect())
-        .unwrap_or_default();
-    let name = field_text(m, "label")
+pub(crate) fn numa_mode_text(m: &topo::NumaMode) -> Option<String> {
+    let candidates: Vec<String> = m.alternatives.iter().filter_map(|a| a.label.clone()).collect();
+    let name = m
+        .label
+        .clone()
         .or_else(|| (!candidates.is_empty()).then(|| candidates.join(" or ")))
-        .or_else(|| field_text(m, "kind"))?;
-    let name = match field_text(m, "confidence").as_deref() {
-        Some("ambiguous") => format!("{name} (ambiguous)"),
+        .unwrap_or_else(|| name_of(&m.kind));
+    let name = match m.confidence {
+        topo::Confidence::Ambiguous => format!("{name} (ambiguous)"),
         _ => name,
     };
-    Some(match field_text(m, "reason") {
-        Some(r) => format!("{name}: {r}"),
-        None => name,
-    })
+    Some(format!("{name}: {}", m.reason))
 }
 
 /// `L1d 48 KiB x 2, L2 2 MiB x 2, L3 105 MiB x 1`: distinct caches per level.
-fn caches_text(topo: &Value) -> Option<String> {
-    let caches = topo.get("caches")?.as_array()?;
-    let mut by: BTreeMap<(u64, String), (u64, usize)> = BTreeMap::new();
-    for c in caches {
-        let level = c.get("level").and_then(Value::as_u64).unwrap_or(0);
-        let kind = field_text(c, "kind").unwrap_or_default();
-        if kind == "instruction" {
-            continue;
-        }
-        let size = c.get("size_bytes").and_then(Value::as_u64).unwrap_or(0);
-        let e = by.entry((level, kind)).or_insert((size, 0));
+fn caches_text(topo: &Topology) -> Option<String> {
+    let mut by: BTreeMap<(u8, String), (u64, usize)> = BTreeMap::new();
+    for c in topo.caches.iter().filter(|c| c.kind != topo::CacheKind::Instruction) {
+        let e = by.entry((c.level, name_of(&c.kind))).or_insert((c.size_bytes, 0));
         e.1 += 1;
     }
     if by.is_empty() {
@@ -309,23 +312,21 @@ fn caches_text(topo: &Value) -> Option<String> {
     )
 }
 
-fn distance_table(topo: &Value) -> Option<Table> {
-    let nodes = topo.get("nodes")?.as_array()?;
+fn distance_table(topo: &Topology) -> Option<Table> {
+    let nodes = &topo.nodes;
     if nodes.len() < 2 {
         return None;
     }
-    let ids: Vec<String> =
-        nodes.iter().map(|n| field_text(n, "id").unwrap_or_else(|| "?".into())).collect();
+    let ids: Vec<String> = nodes.iter().map(|n| n.id.to_string()).collect();
     let mut header = vec!["node".to_string()];
     header.extend(ids.iter().cloned());
     let mut t = Table::new(header);
     for (n, id) in nodes.iter().zip(&ids) {
-        let d = n.get("distances").and_then(Value::as_array)?;
-        if d.is_empty() {
+        if n.distances.is_empty() {
             return None;
         }
         let mut row = vec![id.clone()];
-        row.extend(d.iter().map(|x| scalar_text(x).unwrap_or_default()));
+        row.extend(n.distances.iter().map(|x| x.to_string()));
         t.push(row);
     }
     Some(t)
@@ -632,28 +633,19 @@ fn lat_matrix_table(d: &RunData) -> Table {
 
 /// Cache sizes to mark on the sweep, for the CPU the sweep ran on (or
 /// CPU 0): one marker per level, from the topology's `caches`.
-fn cache_markers(topo: &Value, cpu: Option<i64>) -> Vec<Marker> {
-    let Some(caches) = topo.get("caches").and_then(Value::as_array) else { return vec![] };
+fn cache_markers(topo: Option<&Topology>, cpu: Option<i64>) -> Vec<Marker> {
+    let Some(topo) = topo else { return vec![] };
     let cpu = cpu.and_then(|c| u32::try_from(c).ok());
-    let mut best: BTreeMap<(u64, String), (u32, u64)> = BTreeMap::new();
-    for c in caches {
-        let kind = field_text(c, "kind").unwrap_or_default();
-        if kind == "instruction" {
-            continue;
-        }
-        let level = c.get("level").and_then(Value::as_u64).unwrap_or(0);
-        let Some(size) = c.get("size_bytes").and_then(Value::as_u64) else { continue };
-        let cpus: topo::CpuSet = field_text(c, "cpus")
-            .and_then(|s| topo::CpuSet::parse_list(&s).ok())
-            .unwrap_or_default();
+    let mut best: BTreeMap<(u8, String), (u32, u64)> = BTreeMap::new();
+    for c in topo.caches.iter().filter(|c| c.kind != topo::CacheKind::Instruction) {
         // Prefer the instance holding the sweep's CPU, else the lowest CPU.
         let rank = match cpu {
-            Some(x) if cpus.contains(x) => 0,
-            _ => 1 + cpus.first().unwrap_or(u32::MAX / 2),
+            Some(x) if c.cpus.contains(x) => 0,
+            _ => 1 + c.cpus.first().unwrap_or(u32::MAX / 2),
         };
-        let e = best.entry((level, kind)).or_insert((u32::MAX, size));
+        let e = best.entry((c.level, name_of(&c.kind))).or_insert((u32::MAX, c.size_bytes));
         if rank < e.0 {
-            *e = (rank, size);
+            *e = (rank, c.size_bytes);
         }
     }
     best.into_iter()
@@ -737,7 +729,9 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         doc.table(lat_matrix_table(d));
         let tier_cells: Vec<(i64, i64, f64)> =
             cells.iter().filter_map(|((c, m), p)| Some((*c, *m, p.median_ns?))).collect();
-        if let Some(t) = crate::tiers::latency_by_tier(&run.topology, &tier_cells) {
+        if let Some(t) =
+            run.topology.get().and_then(|t| crate::tiers::latency_by_tier(t, &tier_cells))
+        {
             doc.h(3, "Remote latency by distance tier");
             doc.p("Node pairs grouped by their SLIT distance (the topology's distance tiers): one figure per tier, since a machine with several remote distances has several remote latencies.");
             doc.table(t);
@@ -783,7 +777,7 @@ fn sweep_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
                         .with_color(*node)
                 })
                 .collect(),
-            markers: cache_markers(&run.topology, sweep[0].cpu),
+            markers: cache_markers(run.topology.get(), sweep[0].cpu),
             lines: vec![],
             band_label: if has_band { "min-max of the samples".into() } else { String::new() },
         };
@@ -1115,13 +1109,13 @@ fn cell_of(p: &Value, k: &str) -> String {
             let v = n.as_f64().unwrap_or(f64::NAN);
             let measured = ["_gbs", "_ns", "_s", "metric"].iter().any(|s| k.ends_with(s));
             if measured {
-                crate::fmt::noisy(v, crate::data::noise_pct(p).unwrap_or(0.0))
+                crate::fmt::noisy(v, analysis::data::noise_pct(p).unwrap_or(0.0))
             } else {
                 crate::fmt::sig(v, 3)
             }
         }
         Some(Value::Object(_)) if k == "placement" => {
-            crate::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
+            analysis::data::Placement::of(p).and_then(|pl| pl.fraction).map_or("?".into(), plain)
         }
         Some(v) => scalar_text(v).unwrap_or_else(|| "-".into()),
         None => "-".into(),
@@ -1257,7 +1251,7 @@ fn appendix(doc: &mut Document, run: &LoadedRun) {
         doc.h(3, title);
         doc.table(generic_table(&groups[&key], &["mode"]));
     }
-    let raw = run.topology.get("cmdline").and_then(|c| field_text(c, "raw"));
+    let raw = run.topology.get().and_then(|t| t.cmdline.raw.clone());
     if let Some(raw) = raw.filter(|r| r.chars().count() > CMDLINE_MAX) {
         doc.h(3, "Kernel command line");
         doc.code(raw);
@@ -1266,23 +1260,34 @@ fn appendix(doc: &mut Document, run: &LoadedRun) {
 
 #[cfg(test)]
 mod tests {
-    use super::numa_mode_text;
     use serde_json::json;
+
+    fn numa_mode_text(v: serde_json::Value) -> Option<String> {
+        super::numa_mode_text(&serde_json::from_value(v).unwrap())
+    }
 
     #[test]
     fn an_ambiguous_mode_names_its_candidates() {
-        let t = json!({"numa_mode": {"kind": "nodes-per-package", "label": null, "reason": "r",
+        let t = json!({"kind": "nodes-per-package", "label": null, "reason": "r",
             "confidence": "ambiguous",
             "alternatives": [{"kind": "nodes-per-package", "label": "NPS4", "tell": "a"},
-                             {"kind": "nodes-per-package", "label": "L3-as-NUMA", "tell": "b"}]}});
-        assert_eq!(numa_mode_text(&t).unwrap(), "NPS4 or L3-as-NUMA (ambiguous): r");
+                             {"kind": "nodes-per-package", "label": "L3-as-NUMA", "tell": "b"}]});
+        assert_eq!(numa_mode_text(t).unwrap(), "NPS4 or L3-as-NUMA (ambiguous): r");
         // A topology stored before confidence existed reads as before.
-        let old =
-            json!({"numa_mode": {"kind": "nodes-per-package", "label": "SNC2", "reason": "r"}});
-        assert_eq!(numa_mode_text(&old).unwrap(), "SNC2: r");
-        let fw = json!({"numa_mode": {"kind": "disabled-by-firmware", "label": null, "reason": "r",
-            "confidence": "ambiguous", "alternatives": [{"kind": "disabled-by-kernel", "label": null, "tell": "t"}]}});
-        assert_eq!(numa_mode_text(&fw).unwrap(), "disabled-by-firmware (ambiguous): r");
+        let old = json!({"kind": "nodes-per-package", "label": "SNC2", "reason": "r"});
+        assert_eq!(numa_mode_text(old).unwrap(), "SNC2: r");
+        let fw = json!({"kind": "disabled-by-firmware", "label": null, "reason": "r",
+            "confidence": "ambiguous", "alternatives": [{"kind": "disabled-by-kernel", "label": null, "tell": "t"}]});
+        assert_eq!(numa_mode_text(fw).unwrap(), "disabled-by-firmware (ambiguous): r");
+    }
+
+    #[test]
+    fn settings_flatten_without_the_fingerprint() {
+        let cfg = serde_json::from_value(json!({"fingerprint": "x", "thp": "always",
+            "cmdline_options": {"numa": "off"}, "boost": null}));
+        let f = super::settings_found(&cfg.unwrap());
+        let want = [("cmdline_options.numa", "off"), ("thp", "always")];
+        assert_eq!(f, want.map(|(k, v)| (k.to_string(), v.to_string())));
     }
 
     #[test]

@@ -5,9 +5,9 @@
 
 use results::counters::{count_text as count, event, Counters};
 
-use crate::data::RunData;
 use crate::doc::{Document, Table};
 use crate::fmt::opt;
+use analysis::data::RunData;
 
 /// Headers of the columns [`cells`] fills.
 pub const HEADER: [&str; 5] =

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::data::scalar_text;
+use analysis::data::scalar_text;
 
 /// The columns after `run_id,run_uuid,label,machine,seq,kind`.
 pub const FIELDS: [&str; 27] = [

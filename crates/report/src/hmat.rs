@@ -223,7 +223,7 @@ fn worth_showing(t: &Topology) -> bool {
 }
 
 fn topology_of(run: &LoadedRun) -> Option<Topology> {
-    serde_json::from_value::<Topology>(run.topology.clone()).ok()
+    run.topology.get().cloned()
 }
 
 fn caption() -> String {

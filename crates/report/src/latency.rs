@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use results::lat::{knee, method_caption, Knee, PrefetchCheck, KNEE_PCT};
 
 use crate::chart::{Axis, Chart, Marker, Series, XyChart};
-use crate::data::{Lat, RunData};
 use crate::doc::{Document, Table};
 use crate::fmt::{num, opt, plain};
-use crate::metrics::lat_matrix;
+use analysis::data::{Lat, RunData};
+use analysis::metrics::lat_matrix;
 
 /// The method of the chase results of `mode` (the first with a recorded
 /// layout), e.g. `random chase, stride 256 B, 64-page TLB groups (256

@@ -1,5 +1,8 @@
-//! Reports of stored runs: the end-of-run summary tables, `compare`, and
-//! Markdown / HTML (inline SVG charts) / text reports, plus CSV export.
+//! Reports of stored runs: the end-of-run summary tables, the settings
+//! study and fleet as documents, and Markdown / HTML (inline SVG charts) /
+//! text reports, plus the CSV and OpenMetrics exports. What is computed
+//! (metrics, study statistics, fleet outliers) is the `analysis` crate's;
+//! this crate only draws it.
 //!
 //! A report is built once as a [`Document`] and drawn by a [`Renderer`]
 //! (Markdown, HTML, Text), so every format shares one layout. Stored
@@ -13,14 +16,12 @@ mod build;
 pub mod chart;
 pub mod counters;
 pub mod csv;
-pub mod data;
 pub mod doc;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
 pub mod hmat;
 pub mod latency;
-pub mod metrics;
 pub mod openmetrics;
 pub mod placements;
 pub mod render;
@@ -35,11 +36,10 @@ use std::str::FromStr;
 pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
 pub use doc::{Align, Block, Document, Table};
-pub use metrics::{metrics, Metric, MetricKey};
 pub use render::{Html, Markdown, Renderer, Text};
-pub use study::{GroupInput, Study, StudyError};
 pub use summary::{summary_tables, summary_text};
 
+use analysis::study::Study;
 use store::LoadedRun;
 
 /// A report format.

@@ -24,11 +24,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use results::context::{Count, Reading};
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::data::RunData;
-use crate::metrics::{metrics, MetricKey};
+use analysis::data::RunData;
+use analysis::metrics::{metrics, MetricKey};
 
 struct Family {
     name: &'static str,
@@ -119,7 +120,7 @@ pub fn unix_seconds(t: &str) -> Option<f64> {
 /// The labels every series of `run` carries.
 fn run_labels(run: &LoadedRun) -> Vec<(String, String)> {
     vec![
-        ("host".into(), crate::fleet::host_of(run)),
+        ("host".into(), analysis::fleet::host_of(run)),
         ("run_uuid".into(), run.summary.uuid.clone()),
         ("label".into(), run.summary.label.clone().unwrap_or_default()),
         ("config".into(), run.summary.config_hash.clone()),
@@ -234,32 +235,37 @@ pub fn render(runs: &[LoadedRun]) -> String {
         }
         let mi = &run.machine_info;
         let c = &run.config;
-        let settings = |keys: &[&str]| keys.iter().find_map(|k| text(c.get(*k)));
+        fn setting<T: std::fmt::Display>(r: &Option<Reading<T>>) -> Option<String> {
+            r.as_ref().and_then(Reading::text)
+        }
         // Firmware facts are in the configuration today, in the machine
         // document in older runs.
-        let machine =
-            |keys: &[&str]| keys.iter().find_map(|k| text(mi.get(*k))).or_else(|| settings(keys));
+        let system_model = mi.system_model.clone().or_else(|| mi.product_name.clone());
+        let packages = match &mi.packages {
+            Some(Count::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
         info.push(
             with(
                 &base,
                 &[
                     ("machine", Some(run.summary.machine_fingerprint.clone())),
-                    ("cpu_model", machine(&["cpu_model"])),
-                    ("packages", machine(&["packages"])),
-                    ("cores", machine(&["cores"])),
-                    ("mem_total_bytes", machine(&["mem_total_bytes"])),
-                    ("system_model", machine(&["system_model", "product_name"])),
-                    ("bios_version", machine(&["bios_version"])),
-                    ("numa_mode", settings(&["numa_mode"])),
-                    ("kernel", settings(&["kernel"])),
-                    ("thp", settings(&["thp_enabled", "thp"])),
-                    ("governor", settings(&["governor"])),
-                    ("smt", settings(&["smt"])),
-                    ("boost", settings(&["boost"])),
-                    ("numa_balancing", settings(&["numa_balancing"])),
-                    ("memory_speed_mts", settings(&["memory_speed_mts"])),
-                    ("dimm_population", settings(&["dimm_population"])),
-                    ("cgroup_restriction", settings(&["cgroup_restriction"])),
+                    ("cpu_model", mi.cpu_model().map(str::to_string)),
+                    ("packages", packages),
+                    ("cores", mi.cores.map(|n| n.to_string())),
+                    ("mem_total_bytes", mi.mem_total_bytes.map(|n| n.to_string())),
+                    ("system_model", system_model.or_else(|| setting(&c.product_name))),
+                    ("bios_version", mi.bios_version.clone().or_else(|| setting(&c.bios_version))),
+                    ("numa_mode", setting(&c.numa_mode)),
+                    ("kernel", setting(&c.kernel)),
+                    ("thp", setting(&c.thp_enabled).or_else(|| setting(&c.thp))),
+                    ("governor", setting(&c.governor)),
+                    ("smt", setting(&c.smt)),
+                    ("boost", setting(&c.boost)),
+                    ("numa_balancing", setting(&c.numa_balancing)),
+                    ("memory_speed_mts", setting(&c.memory_speed_mts)),
+                    ("dimm_population", setting(&c.dimm_population)),
+                    ("cgroup_restriction", setting(&c.cgroup_restriction)),
                     ("status", Some(run.summary.status.to_string())),
                     ("version", Some(run.summary.tool_version.clone())),
                 ],
@@ -332,7 +338,7 @@ mod tests {
             },
             machine_info: r.machine.info.clone(),
             config: r.config.clone(),
-            topology: Value::Null,
+            topology: Default::default(),
             results: r.results.clone(),
         }
     }

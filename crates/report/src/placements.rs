@@ -12,7 +12,9 @@ use store::LoadedRun;
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
-use crate::fmt::{num, opt, plain, signed_pct};
+use analysis::text::signed_pct;
+
+use crate::fmt::{num, opt, plain};
 use results::view::ExecPolicy;
 
 /// One policy of an exec experiment, read from its payload.

@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 
 use store::LoadedRun;
 
-use crate::data::RunData;
 use crate::doc::Table;
 use crate::fmt::{fig, num, opt};
-use crate::metrics::{
+use analysis::data::RunData;
+use analysis::metrics::{
     best_of_mode, bw_matrix, lat_matrix, local_points, metrics, peak_loaded, MetricKey,
 };
 

@@ -3,7 +3,9 @@
 //! snapshots, HTML checked for its charts, metrics checked against the
 //! figures written into the fixture.
 
-use report::{render_report, Format, MetricKey, Study};
+use analysis::metrics::MetricKey;
+use analysis::study::Study;
+use report::{render_report, Format};
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
 const FIXTURE: &str = include_str!("fixtures/synthetic-export.json");
@@ -22,7 +24,7 @@ fn runs() -> Vec<LoadedRun> {
 #[test]
 fn metrics_of_the_synthetic_baseline() {
     let runs = runs();
-    let m = report::metrics(&report::data::RunData::of(&runs[0]));
+    let m = analysis::metrics::metrics(&analysis::data::RunData::of(&runs[0]));
     // local: mean of triad best on node 0 (101.3) and node 1 (100.1)
     assert!((m[&MetricKey::LocalBw].value - 100.7).abs() < 1e-9);
     assert_eq!(m[&MetricKey::GlobalBw].value, 198.4);
@@ -122,7 +124,10 @@ fn odd_payloads_never_break_a_report() {
             });
         }
     }
-    odd.topology = serde_json::json!({"nodes": "not a list", "caches": [{"level": "x"}]});
+    odd.topology = serde_json::from_value(
+        serde_json::json!({"nodes": "not a list", "caches": [{"level": "x"}]}),
+    )
+    .unwrap();
     for f in [Format::Markdown, Format::Html] {
         let out = render_report(f, &odd, &runs[..1]);
         assert!(!out.is_empty());

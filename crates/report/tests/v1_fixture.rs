@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use report::{render_report, Format, Study};
+use analysis::study::Study;
+use report::{render_report, study, Format};
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
 fn data() -> PathBuf {
@@ -74,11 +75,11 @@ fn comparison_text(runs: &[LoadedRun]) -> String {
     let s = Study::of_runs(runs);
     format!(
         "{}\n{}\n{}\n{}\n{}\n{}\n",
-        s.groups_table().to_text(),
-        s.settings_table().to_text(),
-        s.settings_same_line(),
-        s.metrics_table().to_text(),
-        s.verdict_lines().join("\n"),
+        study::groups_table(&s).to_text(),
+        study::settings_table(&s).to_text(),
+        study::settings_same_line(&s),
+        study::metrics_table(&s).to_text(),
+        study::verdict_lines(&s).join("\n"),
         s.recommendations
             .iter()
             .map(|r| format!("{}: {}", r.profile, r.text))
@@ -155,4 +156,53 @@ fn real_v1_results_read_as_typed_records() {
     let count = |k: &str| typed.get(k).copied().unwrap_or(0);
     assert_eq!((count("bw"), count("lat"), count("lat-summary"), count("exec")), (8, 73, 4, 2));
     assert!(count("audit") >= 2, "{typed:?}");
+}
+
+/// The context documents of every exported run (the real v1 runs and the
+/// synthetic fixtures) read into their typed form and write back exactly,
+/// and the settings of every run numaprobe wrote hash to the fingerprint
+/// they were stored with: a database written before the documents were
+/// typed keeps grouping its runs by the same keys.
+#[test]
+fn context_documents_round_trip_and_keep_their_hashes() {
+    use results::context::{Configuration, Machine, RunTopology};
+    use serde_json::Value;
+    let files = [
+        data().join("real-export.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/synthetic-export.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snc2-cxl-export.json"),
+    ];
+    let mut hashed = 0;
+    for (i, f) in files.into_iter().enumerate() {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        for run in doc["runs"].as_array().unwrap() {
+            let uuid = &run["uuid"];
+            let config: Configuration = serde_json::from_value(run["config"].clone()).unwrap();
+            assert_eq!(serde_json::to_value(&config).unwrap(), run["config"], "{uuid} config");
+            let machine: Machine = serde_json::from_value(run["machine"]["info"].clone()).unwrap();
+            let back = serde_json::to_value(&machine).unwrap();
+            assert_eq!(back, run["machine"]["info"], "{uuid} machine");
+            let topo: RunTopology = serde_json::from_value(run["topology"].clone()).unwrap();
+            assert_eq!(serde_json::to_value(&topo).unwrap(), run["topology"], "{uuid} topology");
+            let why = serde_json::from_value::<topo::Topology>(run["topology"].clone()).err();
+            assert!(topo.get().is_some(), "{uuid}: the topology reads as one: {why:?}");
+            if i > 0 {
+                continue; // the synthetic runs' hashes are made up
+            }
+            // This version's configurations carry their `fingerprint`; the
+            // first version's were grouped by the hash of the whole document.
+            let hash = match &config.fingerprint {
+                Some(fp) => {
+                    assert_eq!(&config.settings_hash(), fp, "{uuid}: settings hash");
+                    fp.clone()
+                }
+                None => store::util::json_hash(&serde_json::to_value(&config).unwrap()),
+            };
+            assert_eq!(run["config_hash"], hash.as_str(), "{uuid}");
+            let m = &run["machine"];
+            assert_eq!(machine.fingerprint.as_deref(), m["fingerprint"].as_str(), "{uuid}");
+            hashed += 1;
+        }
+    }
+    assert_eq!(hashed, 3, "the three real runs' configurations keep their hash");
 }

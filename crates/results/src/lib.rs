@@ -21,6 +21,7 @@
 
 pub mod audit;
 pub mod bw;
+pub mod context;
 pub mod counters;
 pub mod exec;
 pub mod hist;

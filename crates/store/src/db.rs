@@ -5,8 +5,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use results::context::{Configuration, Machine};
 use results::view::Stored;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Result, StoreError};
@@ -222,9 +224,9 @@ impl Store {
                 run.tool_version,
                 started,
                 machine_id,
-                fingerprint_of(&run.config),
-                run.config.to_string(),
-                run.topology.to_string(),
+                config_fingerprint(&run.config),
+                json_text(&run.config),
+                json_text(&run.topology),
                 owner.host,
                 owner.boot_id,
                 owner.pid,
@@ -459,7 +461,7 @@ impl Store {
         self.load_run(self.resolve(r)?)
     }
 
-    fn parse_json(&self, text: &str, what: &str) -> Result<Value> {
+    fn parse_json<T: DeserializeOwned>(&self, text: &str, what: &str) -> Result<T> {
         serde_json::from_str(text).map_err(|source| StoreError::Json {
             path: self.path.clone(),
             what: what.to_string(),
@@ -605,38 +607,50 @@ fn is_cantopen(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen)
 }
 
-/// The grouping key of a fingerprint document: its `fingerprint` string
-/// field when present, else the hash of the whole document.
-pub(crate) fn fingerprint_of(doc: &Value) -> String {
-    match doc.get("fingerprint").and_then(Value::as_str) {
-        Some(f) if !f.is_empty() => f.to_string(),
-        _ => json_hash(doc),
+/// The grouping key of a document: its `fingerprint` when it has one,
+/// else the hash of the whole document.
+fn fingerprint_or_hash(fingerprint: Option<&String>, doc: &impl serde::Serialize) -> String {
+    match fingerprint {
+        Some(f) if !f.is_empty() => f.clone(),
+        _ => json_hash(&serde_json::to_value(doc).unwrap_or(Value::Null)),
     }
 }
 
+/// The key runs of one configuration share.
+pub(crate) fn config_fingerprint(doc: &Configuration) -> String {
+    fingerprint_or_hash(doc.fingerprint.as_ref(), doc)
+}
+
+/// The key runs of one machine share.
+pub(crate) fn machine_fingerprint(doc: &Machine) -> String {
+    fingerprint_or_hash(doc.fingerprint.as_ref(), doc)
+}
+
+/// A document as the JSON text the database holds (keys sorted).
+pub(crate) fn json_text(doc: &impl serde::Serialize) -> String {
+    serde_json::to_value(doc).map(|v| v.to_string()).unwrap_or_else(|_| "{}".into())
+}
+
 /// A one-line description of a machine document (see [`NewRun`]).
-pub fn describe_machine(doc: &Value) -> String {
-    if let Some(d) = doc.get("description").and_then(Value::as_str).filter(|d| !d.is_empty()) {
+pub fn describe_machine(doc: &Machine) -> String {
+    if let Some(d) = doc.description.as_deref().filter(|d| !d.is_empty()) {
         return d.to_string();
     }
     let mut parts = Vec::new();
-    if let Some(m) = doc.get("cpu_model").and_then(Value::as_str) {
+    if let Some(m) = doc.cpu_model() {
         parts.push(m.to_string());
     }
-    let count = |k: &str| {
-        doc.get(k).and_then(|v| v.as_u64().or_else(|| v.as_array().map(|a| a.len() as u64)))
-    };
-    if let Some(p) = count("packages") {
+    if let Some(p) = doc.packages.as_ref().map(|c| c.get()) {
         parts.push(format!("{p} package{}", if p == 1 { "" } else { "s" }));
     }
-    if let Some(n) = count("nodes") {
+    if let Some(n) = doc.nodes.as_ref().map(|c| c.get()) {
         parts.push(format!("{n} node{}", if n == 1 { "" } else { "s" }));
     }
-    if let Some(b) = doc.get("mem_total_bytes").and_then(Value::as_u64) {
+    if let Some(b) = doc.mem_total_bytes {
         parts.push(format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64));
     }
     let body = parts.join(", ");
-    match doc.get("hostname").and_then(Value::as_str) {
+    match doc.hostname() {
         Some(h) if body.is_empty() => h.to_string(),
         Some(h) => format!("{h}: {body}"),
         None if body.is_empty() => "unknown machine".to_string(),
@@ -644,20 +658,20 @@ pub fn describe_machine(doc: &Value) -> String {
     }
 }
 
-pub(crate) fn upsert_machine(conn: &Connection, doc: &Value) -> rusqlite::Result<i64> {
-    upsert_machine_with(conn, &fingerprint_of(doc), &describe_machine(doc), doc)
+pub(crate) fn upsert_machine(conn: &Connection, doc: &Machine) -> rusqlite::Result<i64> {
+    upsert_machine_with(conn, &machine_fingerprint(doc), &describe_machine(doc), doc)
 }
 
 pub(crate) fn upsert_machine_with(
     conn: &Connection,
     fingerprint: &str,
     description: &str,
-    doc: &Value,
+    doc: &Machine,
 ) -> rusqlite::Result<i64> {
     conn.execute(
         "INSERT INTO machines (fingerprint, description, info_json, first_seen)
          VALUES (?1, ?2, ?3, ?4) ON CONFLICT (fingerprint) DO NOTHING",
-        params![fingerprint, description, doc.to_string(), now_rfc3339()],
+        params![fingerprint, description, json_text(doc), now_rfc3339()],
     )?;
     conn.query_row("SELECT id FROM machines WHERE fingerprint = ?1", [fingerprint], |r| r.get(0))
 }
@@ -787,13 +801,14 @@ mod tests {
 
     #[test]
     fn describes_machines_from_the_fields_it_finds() {
-        let d = describe_machine(&json!({
+        let m = |v: Value| serde_json::from_value::<Machine>(v).unwrap();
+        let d = describe_machine(&m(json!({
             "hostname": "db1", "cpu_model": "Xeon 8480+", "packages": 2, "nodes": [0, 1, 2, 3],
             "mem_total_bytes": 549755813888u64
-        }));
+        })));
         assert_eq!(d, "db1: Xeon 8480+, 2 packages, 4 nodes, 512 GiB");
-        assert_eq!(describe_machine(&json!({"description": "lab box"})), "lab box");
-        assert_eq!(describe_machine(&json!({})), "unknown machine");
+        assert_eq!(describe_machine(&m(json!({"description": "lab box"}))), "lab box");
+        assert_eq!(describe_machine(&m(json!({}))), "unknown machine");
     }
 
     #[test]

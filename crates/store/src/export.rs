@@ -2,11 +2,12 @@
 //! (gathering runs from several servers). Import is idempotent: a run is
 //! known by its UUID and is never added twice.
 
+use results::context::{Configuration, Machine, RunTopology};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::db::{insert_result, upsert_machine_with, Store};
+use crate::db::{insert_result, json_text, upsert_machine_with, Store};
 use crate::error::{Result, StoreError};
 use crate::types::{RunId, RunStatus, StoredResult};
 use crate::util::{now_rfc3339, parse_rfc3339};
@@ -46,8 +47,8 @@ pub struct ExportedRun {
     pub message: Option<String>,
     pub machine: ExportedMachine,
     pub config_hash: String,
-    pub config: Value,
-    pub topology: Value,
+    pub config: Configuration,
+    pub topology: RunTopology,
     pub results: Vec<StoredResult>,
 }
 
@@ -56,7 +57,7 @@ pub struct ExportedRun {
 pub struct ExportedMachine {
     pub fingerprint: String,
     pub description: String,
-    pub info: Value,
+    pub info: Machine,
 }
 
 /// What an import did.
@@ -222,8 +223,8 @@ impl Store {
                     run.message,
                     machine_id,
                     run.config_hash,
-                    run.config.to_string(),
-                    run.topology.to_string(),
+                    json_text(&run.config),
+                    json_text(&run.topology),
                     now_rfc3339(),
                 ],
             )

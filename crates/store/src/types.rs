@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use results::context::{Configuration, Machine, RunTopology};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -119,21 +120,18 @@ impl fmt::Display for RunStatus {
 
 /// What a writer says about a run when it begins.
 ///
-/// `machine` is the machine's fingerprint document (CPU model, packages,
-/// nodes, memory, DIMMs...). Runs are grouped by machine on the hash of that
-/// document, or on its `fingerprint` string field when it has one. For the
-/// one-line description the store reads, when present: `description`
-/// (used verbatim), else `hostname`, `cpu_model`, `packages`, `nodes`,
-/// `mem_total_bytes`.
+/// `machine` identifies the machine (CPU model, packages, cores, memory,
+/// DIMMs...). Runs are grouped by machine on its `fingerprint`, or on the
+/// hash of the whole document when it has none. For the one-line
+/// description the store takes `description` when present, else
+/// `hostname`, `cpu_model`, `packages`, `nodes`, `mem_total_bytes`.
 ///
-/// `config` is the configuration fingerprint (NUMA mode, kernel, cmdline,
-/// THP, governor, SMT, boost, numa_balancing, zone_reclaim_mode...): runs on
-/// one machine are told apart by its hash (or its `fingerprint` field).
-/// Reports show its scalar fields as the settings found, and read
-/// `numa_mode`, `kernel` and `cmdline` when present.
+/// `config` holds the settings (NUMA mode, kernel, cmdline, THP, governor,
+/// SMT, boost, numa_balancing, zone_reclaim_mode, firmware...): runs on one
+/// machine are told apart by its `fingerprint` (or the hash of the whole
+/// document). Reports show its settings, studies and the fleet diff them.
 ///
-/// `topology` is the `numaprobe topo --json` document; reports read its
-/// `nodes` (ids, distances), `caches` and `cpus`.
+/// `topology` is the `numaprobe topo --json` document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewRun {
     /// The user's name for the configuration, e.g. `"SNC2 on, THP always"`.
@@ -144,9 +142,9 @@ pub struct NewRun {
     pub tool_version: String,
     /// RFC 3339 start time; `None` means now.
     pub started: Option<String>,
-    pub machine: Value,
-    pub config: Value,
-    pub topology: Value,
+    pub machine: Machine,
+    pub config: Configuration,
+    pub topology: RunTopology,
     /// A UUID to use; `None` makes a new random one.
     pub uuid: Option<String>,
 }
@@ -159,9 +157,9 @@ impl NewRun {
             command_line: command_line.into(),
             tool_version: tool_version.into(),
             started: None,
-            machine: Value::Object(Default::default()),
-            config: Value::Object(Default::default()),
-            topology: Value::Object(Default::default()),
+            machine: Machine::default(),
+            config: Configuration::default(),
+            topology: RunTopology::default(),
             uuid: None,
         }
     }
@@ -210,12 +208,12 @@ pub struct StoredResult {
 pub struct LoadedRun {
     #[serde(flatten)]
     pub summary: RunSummary,
-    /// The machine fingerprint document.
-    pub machine_info: Value,
-    /// The configuration fingerprint document.
-    pub config: Value,
+    /// The machine document.
+    pub machine_info: Machine,
+    /// The settings document.
+    pub config: Configuration,
     /// The `topo --json` document.
-    pub topology: Value,
+    pub topology: RunTopology,
     pub results: Vec<StoredResult>,
 }
 

@@ -9,7 +9,7 @@ fn run(label: &str, started: &str) -> NewRun {
     let mut r = NewRun::new("numaprobe run", "0.1.0");
     r.label = Some(label.to_string());
     r.started = Some(started.to_string());
-    r.machine = json!({"hostname": "db1"});
+    r.machine = serde_json::from_value(json!({"hostname": "db1"})).unwrap();
     r
 }
 

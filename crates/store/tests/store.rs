@@ -3,14 +3,20 @@
 
 use std::path::{Path, PathBuf};
 
+use results::context::{Machine, Reading};
 use serde_json::{json, Value};
 use store::{
     ExportDoc, NewRun, ResultKind, RunId, RunRef, RunStatus, Store, StoreError, EXPORT_FORMAT,
 };
 
-fn machine() -> Value {
-    json!({"hostname": "db1", "cpu_model": "Xeon Gold 6338", "packages": 2, "nodes": 2,
-           "mem_total_bytes": 274877906944u64})
+/// A typed document (machine, configuration, topology) written as JSON.
+fn doc<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+fn machine() -> Machine {
+    doc(json!({"hostname": "db1", "cpu_model": "Xeon Gold 6338", "packages": 2, "nodes": 2,
+           "mem_total_bytes": 274877906944u64}))
 }
 
 fn new_run(label: &str, started: &str) -> NewRun {
@@ -18,8 +24,8 @@ fn new_run(label: &str, started: &str) -> NewRun {
     r.label = Some(label.to_string());
     r.started = Some(started.to_string());
     r.machine = machine();
-    r.config = json!({"numa_mode": "node-per-package", "thp": "always", "kernel": "6.1.0"});
-    r.topology = json!({"schema_version": 1, "nodes": [{"id": 0}, {"id": 1}]});
+    r.config = doc(json!({"numa_mode": "node-per-package", "thp": "always", "kernel": "6.1.0"}));
+    r.topology = doc(json!({"schema_version": 1, "nodes": [{"id": 0}, {"id": 1}]}));
     r
 }
 
@@ -69,7 +75,7 @@ fn a_run_is_written_and_read_back_whole() {
     assert_eq!(loaded.results[2].kind, ResultKind::Lat);
     assert_eq!(loaded.results[2].payload, lat);
     assert_eq!(loaded.machine_info, machine());
-    assert_eq!(loaded.config["thp"], "always");
+    assert_eq!(loaded.config.thp, Some(Reading::Value("always".into())));
     assert_eq!(loaded.payloads_mode(&ResultKind::Bw, "local").count(), 2);
 }
 
@@ -228,7 +234,7 @@ fn group_references_select_every_matching_run() {
     let a = db.begin_run(&new_run("base", "2026-11-01T10:00:00.000Z")).unwrap();
     let b = db.begin_run(&new_run("snc2", "2026-11-02T10:00:00.000Z")).unwrap();
     let mut other = new_run("snc2", "2026-11-03T10:00:00.000Z");
-    other.config = json!({"fingerprint": "abcdef0123456789", "numa_mode": "per-die"});
+    other.config = doc(json!({"fingerprint": "abcdef0123456789", "numa_mode": "per-die"}));
     let c = db.begin_run(&other).unwrap();
     let g = |s: &str| db.resolve_group(&s.parse::<RunRef>().unwrap());
     assert_eq!(g("label:snc2").unwrap(), vec![b, c]);
@@ -253,11 +259,16 @@ fn runs_are_grouped_by_machine() {
     db.begin_run(&new_run("a", "2026-11-01T10:00:00.000Z")).unwrap();
     db.begin_run(&new_run("b", "2026-11-02T10:00:00.000Z")).unwrap();
     let mut other = new_run("c", "2026-11-03T10:00:00.000Z");
-    other.machine = json!({"hostname": "db2", "cpu_model": "EPYC 9654"});
+    other.machine = doc(json!({"hostname": "db2", "cpu_model": "EPYC 9654"}));
     db.begin_run(&other).unwrap();
     let runs = db.list_runs().unwrap();
     assert_eq!(runs[0].machine_fingerprint, runs[1].machine_fingerprint);
     assert_ne!(runs[0].machine_fingerprint, runs[2].machine_fingerprint);
+    // A document without a fingerprint is keyed by the hash of the document
+    // as written, as before it was typed: older databases keep grouping.
+    let raw = json!({"hostname": "db2", "cpu_model": "EPYC 9654"});
+    assert_eq!(runs[2].machine_fingerprint, store::util::json_hash(&raw));
+    assert_eq!(runs[2].machine_fingerprint, "00c9c91c815d97a3");
     assert_eq!(db.list_runs_for_machine(&runs[0].machine_fingerprint).unwrap().len(), 2);
     assert_eq!(runs[2].machine, "db2: EPYC 9654");
 }

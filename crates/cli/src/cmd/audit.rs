@@ -235,12 +235,13 @@ fn latest_prefetch_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::context::{Machine, RunTopology};
     use store::{NewRun, ResultKind, RunStatus, Store};
 
-    fn save(db: &mut Store, machine: Value, topology: Value, gbs: f64) -> store::RunId {
+    fn save(db: &mut Store, machine: Machine, topology: &Topology, gbs: f64) -> store::RunId {
         let mut new = NewRun::new("numaprobe run", "0");
         new.machine = machine;
-        new.topology = topology;
+        new.topology = RunTopology::of(topology);
         let id = db.begin_run(&new).unwrap();
         let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
                         "best_gbs": gbs, "validated": true});
@@ -271,12 +272,12 @@ mod tests {
         let path = dir.path().join("results.db");
         let mut db = Store::open(&path).unwrap();
         let machine = audit::fingerprint::machine(&root, &then, &audit::Read::Absent);
-        let older = save(&mut db, machine.clone(), serde_json::to_value(&then).unwrap(), 40.0);
-        let mine = save(&mut db, machine, serde_json::to_value(&then).unwrap(), 50.0);
+        let older = save(&mut db, machine.clone(), &then, 40.0);
+        let mine = save(&mut db, machine, &then, 50.0);
         assert!(older < mine);
         // A later run of another machine is not evidence for this one.
-        let other = json!({"fingerprint": "0123456789abcdef", "cpu_model": "other"});
-        save(&mut db, other, serde_json::to_value(&topo).unwrap(), 60.0);
+        let other = Machine { fingerprint: Some("0123456789abcdef".into()), ..Default::default() };
+        save(&mut db, other, &topo, 60.0);
         drop(db);
 
         let g = Global { json: false, quiet: true, db: Some(path), lock: None, table: None };

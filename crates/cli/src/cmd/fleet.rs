@@ -1,12 +1,12 @@
 //! `numaprobe fleet`: many hosts' runs (imported from their exports) side
 //! by side: grouped by machine model, each host against its peers' median,
 //! outliers and configuration drift flagged. The analysis is
-//! `report::fleet`; docs/fleet.md documents it and the `--json` contract.
+//! `analysis::fleet`; docs/fleet.md documents it and the `--json` contract.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use report::fleet::GroupBy;
+use analysis::fleet::GroupBy;
 use report::Renderer;
 use store::{RunSummary, Store};
 
@@ -44,7 +44,7 @@ pub struct Args {
     pub group_by: GroupByArg,
     /// Flag a host this many % worse than its peers' median (bandwidth
     /// below, latency above), when its robust z-score also exceeds 3.5.
-    #[arg(long, value_name = "PCT", default_value_t = report::fleet::DEFAULT_THRESHOLD_PCT,
+    #[arg(long, value_name = "PCT", default_value_t = analysis::fleet::DEFAULT_THRESHOLD_PCT,
           value_parser = crate::grammar::open_percent)]
     pub threshold: f64,
     /// Only runs with this label (each host's latest such run).
@@ -120,9 +120,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     // settings as it is read.
     let mut runs = Vec::with_capacity(ids.len());
     for id in &ids {
-        runs.push(report::fleet::HostRun::of(&db.load_run(*id)?));
+        runs.push(analysis::fleet::HostRun::of(&db.load_run(*id)?));
     }
-    let fleet = report::fleet::build_from(&runs, group_by, a.threshold, a.label.as_deref());
+    let fleet = analysis::fleet::build_from(&runs, group_by, a.threshold, a.label.as_deref());
     if let Some(l) = &a.label {
         if fleet.groups.is_empty() {
             usage!("no complete run is labelled {l:?} (see `numaprobe list`)");
@@ -133,7 +133,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         text.push('\n');
         return crate::cmd::store::write_out(a.output.as_deref(), text.as_bytes(), g, "the fleet");
     }
-    let doc = fleet.document();
+    let doc = report::fleet::document(&fleet);
     let bytes = match format {
         FleetFormat::Text => report::Text.render(&doc),
         FleetFormat::Md => report::Markdown.render(&doc),

@@ -304,9 +304,9 @@ fn measure_once(
     let memory = audit::smbios::read(root);
     let mut new = crate::declare::new_run(root, Some(topo), a.label.clone(), declared);
     // A property of the run, not a setting: outside the config fingerprint.
-    new.config["budget"] = json!(budget);
-    let machine_fingerprint = new.machine["fingerprint"].clone();
-    let config_fingerprint = new.config["fingerprint"].clone();
+    new.config.budget = Some(budget.name().to_string());
+    let machine_fingerprint = new.machine.fingerprint.clone();
+    let config_fingerprint = new.config.fingerprint.clone();
     let rec = Recording::open(g, &new)?;
     let run = rec.run();
     let db_path = rec.path().to_path_buf();
@@ -353,7 +353,7 @@ fn measure_once(
     };
 
     let metrics: serde_json::Map<String, Value> =
-        report::metrics(&report::data::RunData::of(&loaded))
+        analysis::metrics::metrics(&analysis::data::RunData::of(&loaded))
             .into_iter()
             .map(|(k, m)| {
                 let mut v = serde_json::to_value(m).unwrap_or(Value::Null);

@@ -134,7 +134,7 @@ fn mean(v: &[f64]) -> Option<f64> {
 }
 
 /// Per CPU node, the best point of `kernel` with memory on the same node.
-pub(crate) fn local_points(d: &RunData) -> (Option<String>, Vec<&Bw>) {
+pub fn local_points(d: &RunData) -> (Option<String>, Vec<&Bw>) {
     let is_local =
         |b: &&Bw| b.best_gbs.is_some() && (b.mem_node.is_none() || b.mem_node == b.cpu_node);
     let mut pts: Vec<&Bw> = d.bw_mode("local").filter(is_local).collect();
@@ -170,7 +170,7 @@ fn local_bw(d: &RunData) -> Option<Metric> {
 }
 
 /// The best point of the headline kernel in a whole-machine mode.
-pub(crate) fn best_of_mode<'a>(d: &'a RunData, mode: &'a str) -> Option<&'a Bw> {
+pub fn best_of_mode<'a>(d: &'a RunData, mode: &'a str) -> Option<&'a Bw> {
     let kernel = pick_kernel(d.bw_mode(mode))?;
     d.bw_mode(mode)
         .filter(|b| b.kernel == kernel && b.best_gbs.is_some())
@@ -188,7 +188,7 @@ fn single_bw(d: &RunData, mode: &str) -> Option<Metric> {
 }
 
 /// Matrix cells of the headline kernel: `(cpu_node, mem_node) -> point`.
-pub(crate) fn bw_matrix(d: &RunData) -> (Option<String>, BTreeMap<(i64, i64), &Bw>) {
+pub fn bw_matrix(d: &RunData) -> (Option<String>, BTreeMap<(i64, i64), &Bw>) {
     let Some(kernel) = pick_kernel(d.bw_mode("matrix")) else { return (None, BTreeMap::new()) };
     let mut cells = BTreeMap::new();
     for p in d.bw_mode("matrix").filter(|b| b.kernel == kernel && b.best_gbs.is_some()) {
@@ -212,7 +212,7 @@ fn cross_bw(d: &RunData) -> Option<Metric> {
 }
 
 /// Latency matrix cells: `(cpu_node, mem_node) -> point`.
-pub(crate) fn lat_matrix(d: &RunData) -> BTreeMap<(i64, i64), &Lat> {
+pub fn lat_matrix(d: &RunData) -> BTreeMap<(i64, i64), &Lat> {
     let mut cells = BTreeMap::new();
     for p in d.lat_mode("matrix").filter(|l| l.median_ns.is_some()) {
         if let (Some(c), Some(m)) = (p.cpu_node, p.mem_node) {
@@ -251,7 +251,7 @@ fn remote_lat(d: &RunData) -> Option<Metric> {
 }
 
 /// The loaded-latency point with the highest achieved load.
-pub(crate) fn peak_loaded(d: &RunData) -> Option<&Lat> {
+pub fn peak_loaded(d: &RunData) -> Option<&Lat> {
     d.lat_mode("loaded")
         .filter(|l| l.load_gbs.is_some() && l.loaded_ns().is_some())
         .max_by(|a, b| a.load_gbs.partial_cmp(&b.load_gbs).unwrap_or(std::cmp::Ordering::Equal))

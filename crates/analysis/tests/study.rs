@@ -8,8 +8,8 @@
 
 use std::io::Read;
 
-use report::study::Floors;
-use report::{GroupInput, Study};
+use analysis::study::{Floors, GroupInput, Study};
+use results::context::Reading;
 use results::runstats::{widest_ratio_pct, GroupVerdict, Policy};
 use serde_json::Value;
 use store::{ExportDoc, LoadedRun, RunRef, Store};
@@ -179,8 +179,8 @@ fn synthetic(run: &LoadedRun, id: i64, config: &str, bw: f64, lat: f64) -> Loade
     r.summary.uuid = format!("synthetic-{id}");
     r.summary.config_hash = config.to_string();
     r.summary.started = format!("2026-11-23T00:{:02}:00.000Z", id);
-    r.config["thp_enabled"] =
-        Value::String(if config == "aaaa" { "madvise" } else { "always" }.into());
+    r.config.thp_enabled =
+        Some(Reading::Value(if config == "aaaa" { "madvise" } else { "always" }.into()));
     for res in &mut r.results {
         scale(&mut res.payload, bw, lat);
     }
@@ -348,7 +348,7 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     let t = db.load_run(store::RunId(1)).unwrap();
     let mut hidden = synthetic(&t, 201, "bbbb", 1.0, 1.0);
     hidden.summary.label = None;
-    hidden.config["cmdline_options"] = serde_json::json!({"numa": "off"});
+    hidden.config.cmdline_options = Some([("numa".into(), "off".into())].into());
     hidden.results.push(store::StoredResult {
         seq: 9999,
         recorded: "2026-11-23T00:00:00.000Z".into(),
