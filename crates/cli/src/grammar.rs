@@ -467,6 +467,12 @@ mod tests {
             ..f(&["exec"], "--touch-hold-ms", &["0", "600000"], &["600001"])
         },
         f(&["run"], "--repeat", &["1", "1000"], &["0", "1001"]),
+        f(
+            &["study", "--vary", "thp_enabled=never,always"],
+            "--rounds",
+            &["1", "1000"],
+            &["0", "1001"],
+        ),
         f(&["advise", "interleave"], "--cpu-node", NODE_OK, NODE_BAD),
         f(&["advise", "interleave"], "--max-weight", &["1", "255"], &["0", "256"]),
         f(&["advise", "interleave"], "--budget", BUDGET_OK, BUDGET_BAD),
