@@ -761,7 +761,7 @@ fn runs_labelled(list: &Value, prefix: &str) -> Vec<(String, String)> {
 /// THP for each run in alternated order, labels the runs (their detected
 /// THP differs), puts THP back and ends with the comparison; interrupted
 /// part-way (SIGINT), it restores THP, keeps the runs so far, labelled, and
-/// exits 130.
+/// exits 130; and when a run fails, restores THP and fails (exit 1).
 #[test]
 fn study_alternates_restores_and_compares() {
     let study = |label: &str, rounds: u32| {
@@ -787,6 +787,14 @@ fn study_alternates_restores_and_compares() {
         )
         .run("thp-end", &format!("cat {THP_FILE}"))
         .run("list-end", "numaprobe list --json")
+        // A run that fails after THP was changed (its report folder cannot
+        // be written): the study stops, restores, and fails.
+        .run(
+            "failing",
+            "numaprobe study --vary thp_enabled=never,always --label s3 -- --quick \
+             --only bw-local --report-dir /proc/nope",
+        )
+        .run("thp-failed", &format!("cat {THP_FILE}"))
         .boot();
     let before = boot.get("thp-before").expect_rc(0).stdout.trim().to_string();
     let chosen =
@@ -835,6 +843,14 @@ fn study_alternates_restores_and_compares() {
     assert_eq!(kept[0].0, "s2: thp_enabled=never", "{kept:?}");
     assert_eq!(kept[1].0, "s2: thp_enabled=always", "{kept:?}");
     assert_eq!(kept.last().unwrap().1, "incomplete", "the run stopped part-way is kept: {kept:?}");
+
+    let out = boot.get("failing").expect_rc(1);
+    assert!(
+        out.stderr
+            .contains("study stopped: run 1 of 6 (thp_enabled=never) ended with exit status 2"),
+        "{out}"
+    );
+    assert_eq!(boot.get("thp-failed").expect_rc(0).stdout.trim(), before, "THP restored\n{out}");
 }
 
 // --- AMD EPYC (QEMU `-cpu EPYC`): NPS4 vs L3-as-NUMA ---
