@@ -850,6 +850,8 @@ fn study_alternates_restores_and_compares() {
             .contains("study stopped: run 1 of 6 (thp_enabled=never) ended with exit status 2"),
         "{out}"
     );
+    // That run saved nothing (it stopped before measuring): none is counted.
+    assert!(out.stderr.contains("kept 0 run(s) labelled \"s3: thp_enabled=never\""), "{out}");
     assert_eq!(boot.get("thp-failed").expect_rc(0).stdout.trim(), before, "THP restored\n{out}");
 }
 

@@ -371,14 +371,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         eprintln!("numaprobe: {} is {} again", knob.key(), restorer.snap.shown);
     }
 
-    let kept: Vec<String> = labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let n = done.iter().filter(|d| d.value == i).count();
-            format!("{n} run(s) labelled {l:?}")
-        })
-        .collect();
+    let kept: Vec<String> =
+        labels.iter().map(|l| format!("{} run(s) labelled {l:?}", saved_runs(g, l))).collect();
     let compare_cmd = format!(
         "numaprobe compare {}",
         labels.iter().map(|l| format!("'label:{l}'")).collect::<Vec<_>>().join(" ")
@@ -441,6 +435,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         restorer.snap.shown
     ))?;
     crate::cmd::compare::print(&study)
+}
+
+/// How many runs labelled `label` the database holds (0 when there is no
+/// database yet: a run can fail before it saves anything).
+fn saved_runs(g: &Global, label: &str) -> usize {
+    let Ok(db) = crate::cmd::store::open_existing(g) else { return 0 };
+    db.resolve_group(&store::RunRef::LabelGroup(label.to_string())).map_or(0, |ids| ids.len())
 }
 
 /// Starts `numaprobe run RUN-OPTIONS --label LABEL` (and `--set` for a
