@@ -14,8 +14,8 @@ use place::pagemap::PhysRange;
 use place::{Buffer, MemPolicy, PageKind};
 use serde::{Deserialize, Serialize};
 
-use crate::events::{Event, Observer, StopFlag};
 use crate::team;
+use events::{Event, Observer, StopFlag};
 
 /// The phase name of the scan's events.
 pub const PHASE: &str = "scan";
@@ -231,7 +231,7 @@ mod tests {
             pages: PageKind::Base,
             physical: true,
         };
-        let got = run(&spec, &crate::events::Silent, &StopFlag::new()).unwrap();
+        let got = run(&spec, &events::Silent, &StopFlag::new()).unwrap();
         assert_eq!(got.iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1, 2]);
         for c in &got {
             assert_eq!(c.bytes, 4 << 20);
@@ -240,6 +240,6 @@ mod tests {
         // A stop before the start measures nothing.
         let stop = StopFlag::new();
         stop.stop();
-        assert!(run(&spec, &crate::events::Silent, &stop).unwrap().is_empty());
+        assert!(run(&spec, &events::Silent, &stop).unwrap().is_empty());
     }
 }

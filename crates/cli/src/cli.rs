@@ -17,13 +17,10 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The version `--version` prints: the package version and, when built
-/// from a git checkout, the commit (`0.1.0 (a1b2c3d4e5f6)`; see build.rs).
-pub const VERSION: &str = if env!("NUMAPROBE_COMMIT").is_empty() {
-    env!("CARGO_PKG_VERSION")
-} else {
-    concat!(env!("CARGO_PKG_VERSION"), " (", env!("NUMAPROBE_COMMIT"), ")")
-};
+/// The version `--version` prints: the package version, then the commit and
+/// its date when the build knew them (`0.1.0 (a1b2c3d4e5f6 2026-11-25)`;
+/// see build.rs). The date is the commit's, so a rebuild prints the same.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("NUMAPROBE_VERSION_SUFFIX"));
 
 /// Options every command takes (shown under their own heading).
 #[derive(Debug, clap::Args, Clone)]
@@ -105,7 +102,8 @@ pub struct CompletionsArgs {
     after_help = "Example:\n  numaprobe man > numaprobe.1 && man ./numaprobe.1\n  numaprobe man bw | man -l -"
 )]
 pub struct ManArgs {
-    /// The command whose page to print (default: numaprobe itself).
+    /// The command whose page to print (default: numaprobe itself); a
+    /// command's own subcommand as the pages name it (`advise-interleave`).
     #[arg(value_name = "COMMAND")]
     pub command: Option<String>,
 }
@@ -114,6 +112,16 @@ pub struct ManArgs {
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
     use clap::CommandFactory;
     clap_complete::generate(shell, &mut Cli::command(), "numaprobe", out);
+}
+
+/// The command a page name means below `cmd`: a subcommand (`bw`), or a
+/// subcommand's subcommand joined by `-` (`advise-interleave`), as the
+/// pages refer to each other (`numaprobe-advise-interleave(1)`).
+fn find_page<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a clap::Command> {
+    cmd.find_subcommand(name).or_else(|| {
+        name.match_indices('-')
+            .find_map(|(i, _)| find_page(cmd.find_subcommand(&name[..i])?, &name[i + 1..]))
+    })
 }
 
 /// Writes the man page of numaprobe, or of one of its commands, to `out`.
@@ -126,7 +134,7 @@ pub fn man(command: Option<&str>, out: &mut dyn std::io::Write) -> anyhow::Resul
         Some(name) => {
             let names: Vec<String> =
                 cli.get_subcommands().map(|c| c.get_name().to_string()).collect();
-            match cli.find_subcommand(name) {
+            match find_page(&cli, name) {
                 // clap names are 'static; the process prints one page and exits.
                 Some(c) => {
                     c.clone().name(&*Box::leak(format!("numaprobe-{name}").into_boxed_str()))

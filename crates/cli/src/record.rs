@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use bench::events::{Event, Observer, StopFlag};
+use events::{Event, Observer, StopFlag};
 use lock::{LockError, MeasureLock};
 use serde_json::Value;
 use store::{NewRun, ResultKind, RunId, RunStatus, Store};

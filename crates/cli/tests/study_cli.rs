@@ -109,3 +109,38 @@ fn a_study_without_root_is_refused() {
     );
     assert!(line.contains("run it as root"), "{line}");
 }
+
+/// `--dry-run` makes every check and prints the plan: the alternated order,
+/// the labels and the command that restores THP; nothing is changed or
+/// saved.
+#[test]
+fn a_dry_run_prints_the_plan_and_changes_nothing() {
+    let e = Env::new();
+    let thp = std::fs::read_to_string(THP).unwrap();
+    let now = thp.split('[').nth(1).and_then(|r| r.split(']').next()).unwrap().to_string();
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_DB", e.path("results.db"))
+        .env("NUMAPROBE_LOCK", e.path("measure.lock"))
+        .args(["study", "--vary", "thp_enabled=never,always", "--rounds", "2", "--label", "t"])
+        .args(["--dry-run", "--", "--quick"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let runs: Vec<&str> = text.lines().filter(|l| l.contains(". thp_enabled=")).collect();
+    assert_eq!(runs.len(), 4, "{text}");
+    for (line, value) in runs.iter().zip(["never", "always", "always", "never"]) {
+        assert!(
+            line.contains(&format!("thp_enabled={value}  (label \"t: thp_enabled={value}\")")),
+            "{line}"
+        );
+    }
+    assert!(text.contains(&format!("(now {now})")), "{text}");
+    assert!(
+        text.contains(&format!("echo {now} > /sys/kernel/mm/transparent_hugepage/enabled")),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(THP).unwrap(), thp);
+    assert!(!e.path("results.db").exists());
+}

@@ -14,9 +14,9 @@ use topo::{NodeSet, Topology};
 
 use super::plan::{BwPlan, Case, CaseMemory, RepPolicy, StoreMode};
 use super::{BwError, BwResult};
-use crate::events::{Event, Observer, StopFlag};
 use crate::stats::{top_k_spread_pct, Summary};
 use crate::team::{self, Padded};
+use events::{Event, Observer, StopFlag};
 
 const RUN: u8 = 0;
 const STOP: u8 = 1;

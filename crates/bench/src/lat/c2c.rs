@@ -11,8 +11,8 @@ use std::time::Instant;
 use topo::Topology;
 
 use super::{emit, sys, usable_cpus, LatError, Mode};
-use crate::events::{Event, StopFlag};
 use crate::stats::Summary;
+use events::{Event, StopFlag};
 
 /// The relation of two CPUs; `None` when either is unknown.
 pub fn relation(topo: &Topology, a: u32, b: u32) -> Option<Relation> {

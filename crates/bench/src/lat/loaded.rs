@@ -21,8 +21,8 @@ use super::{
     arena, emit, fit_size, measure, resolve, sys, usable_cpus, warn_placement, ChaseOpts, Ctx,
     LatError, LatSummary, Mode, Placement, PlacementStatus, Where, DEFAULT_SIZE_BYTES,
 };
-use crate::events::Event;
 use crate::stats::Summary;
+use events::Event;
 
 /// Default waits after each line, ns, from light load to full load (the
 /// idle point, load threads paused, comes first).

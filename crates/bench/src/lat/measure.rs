@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use kernels::chase::Ring;
 
-use crate::events::StopFlag;
 use crate::stats::Summary;
+use events::StopFlag;
 
 /// How long to measure each point.
 #[derive(Debug, Clone, Copy, PartialEq)]

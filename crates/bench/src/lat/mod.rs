@@ -21,8 +21,8 @@ use kernels::chase::{ChaseError, Ring};
 use serde::{Deserialize, Serialize};
 use topo::{CpuSet, NodeSet, SysRoot, Topology};
 
-use crate::events::{Event, Observer, StopFlag};
 use crate::stats::Summary;
+use events::{Event, Observer, StopFlag};
 
 pub use c2c::{c2c, C2cResult, C2cSpec};
 pub use loaded::{loaded, LoadKind, LoadedPoint, LoadedReport, LoadedSpec};

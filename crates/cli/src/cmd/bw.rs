@@ -189,11 +189,11 @@ pub(crate) struct Obs {
     pub(crate) quiet: bool,
 }
 
-impl bench::events::Observer for Obs {
-    fn event(&self, event: bench::events::Event) {
+impl events::Observer for Obs {
+    fn event(&self, event: events::Event) {
         use std::io::IsTerminal;
         match event {
-            bench::events::Event::Warning(msg) if !std::io::stderr().is_terminal() => {
+            events::Event::Warning(msg) if !std::io::stderr().is_terminal() => {
                 output::warn(self.quiet, &msg)
             }
             e => self.bars.event(e),

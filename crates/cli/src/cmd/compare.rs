@@ -89,7 +89,7 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
         }
     }
     if g.json {
-        return output::json(&study);
+        return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
     print(&study)
 }

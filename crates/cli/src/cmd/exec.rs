@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bench::events::{Event, Observer};
+use events::{Event, Observer};
 use exec::{
     numa_maps::NumaPages, Direction, ExecError, ExecReport, Metric, OutputSink, Plan, PolicyResult,
     PolicyVerdict, ResolvedCommand, Scope, Stream,
@@ -116,7 +116,7 @@ fn touch(size: u64, hold: Duration) -> anyhow::Result<()> {
             spare >> 20
         ),
     };
-    let r = exec::touch::touch(bytes, hold);
+    let r = exec::touch::touch(&root, bytes, hold);
     let nodes: Vec<String> =
         r.own_pages.iter().map(|(n, k)| format!("N{n}={}", k.anon_kib)).collect();
     output::emit(&format!(
@@ -263,7 +263,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let report = outcome.map_err(to_usage)?;
 
     if g.json {
-        output::json(&report)?;
+        output::json(&output::Versioned::new(output::schema::EXEC, &report))?;
     } else {
         output::emit(&render(&report))?;
     }

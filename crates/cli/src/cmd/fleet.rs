@@ -129,7 +129,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
     }
     if g.json {
-        let mut text = serde_json::to_string_pretty(&fleet)?;
+        let doc = crate::output::Versioned::new(crate::output::schema::FLEET, &fleet);
+        let mut text = serde_json::to_string_pretty(&doc)?;
         text.push('\n');
         return crate::cmd::store::write_out(a.output.as_deref(), text.as_bytes(), g, "the fleet");
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use bench::suite::{Budget, Step, StepName, SuitePlan};
+use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
 use serde_json::{json, Value};
 use store::{ResultKind, RunId, Store};
 use topo::{SysRoot, Topology};
@@ -195,15 +195,11 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         output::warn(g.quiet, &w.to_string());
     }
     let budget = budget(&a);
-    let support = place::policy_support(&root);
-    let mut plan = SuitePlan::for_topology(&topo, budget, support.weighted_interleave);
-    if let Some(peak) = audit::smbios::peak_gbs_per_dram_node(&root, &topo) {
-        for s in &mut plan.steps {
-            if let Step::Bw { plan, .. } = &mut s.step {
-                plan.peak_gbs = Some(peak);
-            }
-        }
-    }
+    let facts = MachineFacts {
+        weighted_interleave: place::policy_support(&root).weighted_interleave,
+        peak_gbs_per_node: audit::smbios::peak_gbs_per_dram_node(&root, &topo),
+    };
+    let mut plan = SuitePlan::for_topology(&topo, budget, &facts);
     if let Err(e) = plan.select(&a.only, &a.skip) {
         crate::usage!("{e}");
     }
@@ -218,9 +214,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 .iter()
                 .map(|s| json!({"step": s.step.name(), "measures": s.what, "estimate_s": s.estimate.as_secs_f64()}))
                 .collect();
-            return output::json(
-                &json!({"budget": budget, "steps": steps, "estimate_s": plan.estimate().as_secs_f64()}),
-            );
+            return output::json(&json!({
+                "schema_version": output::schema::RUN,
+                "budget": budget,
+                "steps": steps,
+                "estimate_s": plan.estimate().as_secs_f64(),
+            }));
         }
         return output::emit(&plan_out);
     }
@@ -296,7 +295,7 @@ fn measure_once(
     topo: &Topology,
     plan: &SuitePlan,
     declared: &audit::declared::Declared,
-    stop: &bench::events::StopFlag,
+    stop: &events::StopFlag,
 ) -> anyhow::Result<Done> {
     let budget = budget(a);
     let profile = a.profile;
@@ -363,6 +362,7 @@ fn measure_once(
             })
             .collect();
     let doc = json!({
+        "schema_version": output::schema::RUN,
         "run": run,
         "id": run,
         "uuid": loaded.summary.uuid,

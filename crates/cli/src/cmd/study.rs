@@ -52,6 +52,10 @@ pub struct Args {
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
     pub wait: bool,
+    /// Check everything and print the plan (the order, the labels, the
+    /// value in force and how it is restored), change and measure nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Options of every `numaprobe run` (after --), e.g. -- --quick --only bw-local.
     #[arg(last = true, value_name = "RUN OPTIONS")]
     pub run: Vec<String>,
@@ -281,6 +285,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     });
     let labels: Vec<String> = values.iter().map(|v| label_of(&prefix, knob, v)).collect();
     let plan = order(values.len(), a.rounds);
+    if a.dry_run {
+        return dry_run(&a, g, &root, knob, &values, &labels, &plan);
+    }
 
     let stop = signal::patient_stop_flag();
     let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
@@ -414,7 +421,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             })
             .collect();
         return output::json(&json!({
-            "schema_version": 1,
+            "schema_version": output::schema::STUDY,
             "key": knob.key(),
             "values": values,
             "baseline": values[0],
@@ -435,6 +442,58 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         restorer.snap.shown
     ))?;
     crate::cmd::compare::print(&study)
+}
+
+/// `--dry-run`: the plan, after every check the study makes, with nothing
+/// changed or measured.
+fn dry_run(
+    a: &Args,
+    g: &Global,
+    root: &SysRoot,
+    knob: Knob,
+    values: &[String],
+    labels: &[String],
+    plan: &[usize],
+) -> anyhow::Result<()> {
+    let snap = runtime::snapshot(root, knob)?;
+    let restore = runtime::restore_commands(root, &snap);
+    let order: Vec<&str> = plan.iter().map(|&i| values[i].as_str()).collect();
+    if g.json {
+        return output::json(&json!({
+            "schema_version": output::schema::STUDY,
+            "dry_run": true,
+            "key": knob.key(),
+            "current": snap.shown,
+            "values": values,
+            "baseline": values[0],
+            "rounds": a.rounds,
+            "order": order,
+            "labels": labels,
+            "run_options": a.run,
+            "restore_commands": restore,
+        }));
+    }
+    let runs: Vec<String> = plan
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| {
+            format!("  {:>3}. {}={}  (label {:?})", n + 1, knob.key(), values[i], labels[i])
+        })
+        .collect();
+    output::emit(&format!(
+        "Study of {} (now {}): {} against {}, {} round(s); nothing changed (--dry-run)
+         Runs, each `numaprobe run {}`:
+{}
+Restored at the end with: {}",
+        knob.key(),
+        snap.shown,
+        values[1..].join(", "),
+        values[0],
+        a.rounds,
+        a.run.join(" "),
+        runs.join("\n"),
+        restore.join("; ")
+    ))
 }
 
 /// How many runs labelled `label` the database holds (0 when there is no
