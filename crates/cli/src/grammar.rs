@@ -15,6 +15,11 @@ pub fn size(s: &str) -> Result<u64, String> {
     place::parse_size(s).map_err(|e| e.to_string())
 }
 
+/// `--set KEY=VALUE`: a declared setting ([`audit::declared::parse_assignment`]).
+pub fn assignment(s: &str) -> Result<(String, String), String> {
+    audit::declared::parse_assignment(s).map_err(|e| e.to_string())
+}
+
 /// The unit a duration flag is written in (its name says which:
 /// `--budget` seconds, `--sample-ms` milliseconds, `--delays` ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +149,8 @@ pub mod bounds {
     pub const WARMUP: (u64, u64) = (0, 10_000);
     /// `run --repeat`.
     pub const RUN_REPEAT: (u64, u64) = (1, 1000);
+    /// `study --rounds`.
+    pub const STUDY_ROUNDS: (u64, u64) = (1, 1000);
     /// `advise interleave --max-weight` (the kernel's largest weight).
     pub const MAX_WEIGHT: (u64, u64) = (1, 255);
     /// `lat --seed`: any 64-bit number.
@@ -229,6 +236,10 @@ pub fn warmup(s: &str) -> Result<u32, String> {
 /// `run --repeat N`.
 pub fn run_repeat(s: &str) -> Result<u32, String> {
     u32_count(s, bounds::RUN_REPEAT)
+}
+/// `study --rounds N`.
+pub fn study_rounds(s: &str) -> Result<u32, String> {
+    u32_count(s, bounds::STUDY_ROUNDS)
 }
 /// `advise interleave --max-weight N`.
 pub fn max_weight(s: &str) -> Result<u32, String> {
@@ -464,6 +475,12 @@ mod tests {
             ..f(&["exec"], "--touch-hold-ms", &["0", "600000"], &["600001"])
         },
         f(&["run"], "--repeat", &["1", "1000"], &["0", "1001"]),
+        f(
+            &["study", "--vary", "thp_enabled=never,always"],
+            "--rounds",
+            &["1", "1000"],
+            &["0", "1001"],
+        ),
         f(&["advise", "interleave"], "--cpu-node", NODE_OK, NODE_BAD),
         f(&["advise", "interleave"], "--max-weight", &["1", "255"], &["0", "256"]),
         f(&["advise", "interleave"], "--budget", BUDGET_OK, BUDGET_BAD),

@@ -4,6 +4,7 @@
 mod cli;
 mod cmd;
 mod counters;
+mod declare;
 mod grammar;
 mod output;
 mod progress;

@@ -102,6 +102,8 @@ pub mod schema {
     pub const IMPORT: u32 = 1;
     /// `advise interleave --restore`.
     pub const RESTORE: u32 = 1;
+    /// `study` and `study --dry-run`.
+    pub const STUDY: u32 = 1;
 }
 
 /// A `--json` document with `schema_version` first and then every field of

@@ -4,7 +4,7 @@
 //! command then exits 128 + the signal's number (130, 143, 129), as shells
 //! and service managers expect.
 
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use events::StopFlag;
@@ -13,12 +13,15 @@ static FLAG: OnceLock<StopFlag> = OnceLock::new();
 static PRESSES: AtomicUsize = AtomicUsize::new(0);
 /// The first stopping signal received (0: none yet).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Set by a command that must never exit from the handler (`study`
+/// restores settings first): further signals are only counted.
+static PATIENT: AtomicBool = AtomicBool::new(false);
 
 /// Notes `sig` and raises the stop flag; on a second stopping signal the
 /// process exits at once with 128 + its number.
 fn arrived(sig: i32) {
     let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-    if PRESSES.fetch_add(1, Ordering::SeqCst) >= 1 {
+    if PRESSES.fetch_add(1, Ordering::SeqCst) >= 1 && !PATIENT.load(Ordering::SeqCst) {
         // SAFETY: _exit is async-signal-safe and ends the process.
         unsafe { libc::_exit(128 + sig) };
     }
@@ -71,6 +74,24 @@ pub fn stop_flag() -> StopFlag {
         flag
     })
     .clone()
+}
+
+/// [`stop_flag`] for a command that must finish its clean-up whatever
+/// happens: a second Ctrl-C does not exit at once, it is counted
+/// ([`presses`]) for the command to act on.
+pub fn patient_stop_flag() -> StopFlag {
+    PATIENT.store(true, Ordering::SeqCst);
+    stop_flag()
+}
+
+/// How many stopping signals have arrived.
+pub fn presses() -> usize {
+    PRESSES.load(Ordering::SeqCst)
+}
+
+/// The first stopping signal's number (0: none yet).
+pub fn first_signal() -> i32 {
+    SIGNAL.load(Ordering::SeqCst)
 }
 
 /// What stopped the command, as messages and saved runs say it:

@@ -202,8 +202,8 @@ impl SysRoot {
         self.optional(rel, |p| read_bounded_string(p, SYS_FILE_CAP))
     }
 
-    /// [`Self::read_optional`] for files that are not text
-    /// (`/proc/PID/environ`: NUL-separated, in any encoding).
+    /// [`Self::read_optional`] for files that are not text (an ACPI
+    /// table; `/proc/PID/environ`: NUL-separated, in any encoding).
     pub fn read_optional_bytes(&self, rel: &str) -> Result<Option<Vec<u8>>, TopoError> {
         self.optional(rel, |p| read_bounded(p, SYS_FILE_CAP))
     }

@@ -5,6 +5,7 @@
 //! Nothing here prints; every reader takes the root it reads under, so tests
 //! point it at captures of real machines.
 
+pub mod acpi;
 mod discover;
 pub mod fs;
 pub mod hash;

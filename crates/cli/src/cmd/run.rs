@@ -56,6 +56,8 @@ pub struct Args {
     /// own run, so `compare label:TEXT` sees the run-to-run spread.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::grammar::run_repeat)]
     pub repeat: u32,
+    #[command(flatten)]
+    pub declare: crate::declare::DeclareArgs,
 }
 
 /// Writes `text` to `dir/numaprobe.prom` atomically, as node_exporter's
@@ -183,7 +185,7 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
-    let profile = a.profile;
+    let declared = a.declare.resolve()?;
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
     // The run records the topology, these warnings with it.
@@ -242,7 +244,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 a.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default()
             );
         }
-        let done = measure_once(&a, g, &root, &topo, &plan, profile, &stop)?;
+        let done = measure_once(&a, g, &root, &topo, &plan, &declared, &stop)?;
         if done.status != store::RunStatus::Complete {
             not_complete.push(format!(
                 "run {} ended {}{}",
@@ -290,13 +292,14 @@ fn measure_once(
     root: &SysRoot,
     topo: &Topology,
     plan: &SuitePlan,
-    profile: audit::Profile,
+    declared: &audit::declared::Declared,
     stop: &events::StopFlag,
 ) -> anyhow::Result<Done> {
     let budget = budget(a);
+    let profile = a.profile;
     let settings = audit::Settings::read(root);
     let memory = audit::smbios::read(root);
-    let mut new = record::new_run(root, Some(topo), a.label.clone());
+    let mut new = crate::declare::new_run(root, Some(topo), a.label.clone(), declared);
     // A property of the run, not a setting: outside the config fingerprint.
     new.config.budget = Some(budget.name().to_string());
     let machine_fingerprint = new.machine.fingerprint.clone();
@@ -362,6 +365,7 @@ fn measure_once(
         "id": run,
         "uuid": loaded.summary.uuid,
         "label": a.label,
+        "declared": declared,
         "status": status,
         "complete": status == store::RunStatus::Complete,
         "message": message,
