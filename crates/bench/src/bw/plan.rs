@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kernels::{Isa, Kernel};
-use place::{Allowed, PageKind};
+use place::Allowed;
 use results::bw::{Mode, Policy};
+use results::pages::PageKind;
 use topo::units::{binary_size, binary_size_floor};
 use topo::{CpuSet, NodeSet, Topology};
 

@@ -5,10 +5,10 @@
 //! docs/place.md.
 
 use anyhow::Context;
-use place::{
-    Allowed, ExpectSource, MemPolicy, NodeSet, PageKind, Pin, PlaceError, PlacementCheck,
-    ProbeReport, ProbeSpec,
-};
+use place::{Allowed, ExpectSource, MemPolicy, Pin, PlaceError, ProbeReport, ProbeSpec};
+use results::pages::PageKind;
+use results::placement::PlacementCheck;
+use topo::NodeSet;
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
