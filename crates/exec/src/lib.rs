@@ -27,7 +27,7 @@ use topo::SysRoot;
 pub use child::{OutputSink, ResolvedCommand, Stream};
 use events::{Event, Observer, StopFlag};
 pub use metric::{Direction, Metric, MetricMiss};
-pub use policy::{Policy, PolicyItem, Scope};
+pub use policy::{PlacementPolicy, PolicyItem, Scope};
 use results::stats::{self, Summary, Verdict};
 
 /// Lines of stderr kept for a failed run.
@@ -86,7 +86,7 @@ impl ExecError {
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub command: ResolvedCommand,
-    pub policies: Vec<(Policy, Option<ChildPlacement>)>,
+    pub policies: Vec<(PlacementPolicy, Option<ChildPlacement>)>,
 }
 
 impl Plan {
@@ -94,7 +94,7 @@ impl Plan {
     /// accepts its masks; the first refusal is returned and nothing runs.
     pub fn new(
         command: ResolvedCommand,
-        policies: &[Policy],
+        policies: &[PlacementPolicy],
         scope: &Scope,
     ) -> Result<Plan, ExecError> {
         if policies.is_empty() {
@@ -208,7 +208,7 @@ pub fn failure_text(r: &RunRecord) -> String {
     }
 }
 
-fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResult {
+fn new_result(policy: &PlacementPolicy, placement: Option<&ChildPlacement>) -> PolicyResult {
     let mem = placement.map(|p| &p.policy).filter(|m| **m != place::MemPolicy::Default);
     PolicyResult {
         policy: policy.to_string(),
