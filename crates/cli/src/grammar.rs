@@ -523,11 +523,10 @@ mod tests {
         crate::cli::Cli::try_parse_from(argv)
     }
 
-    /// Issue 12: `bw --budget 1e20` and `exec --timeout 1e308` panicked
-    /// converting to a Duration; `lat --samples 1000000000` and
-    /// `--sample-ms 99999999999` were taken. Every numeric flag now takes
-    /// its bounds and refuses the extremes, each with a message naming the
-    /// flag.
+    /// Every numeric flag has bounds and refuses the extremes, each with a
+    /// message naming the flag: `bw --budget 1e20` and `exec --timeout
+    /// 1e308` would overflow a Duration, `lat --samples 1000000000` and
+    /// `--sample-ms 99999999999` would run for ever.
     #[test]
     fn every_numeric_flag_takes_its_bounds_and_refuses_the_extremes() {
         for fl in FLAGS {

@@ -1,4 +1,4 @@
-//! Issue 26 on the real binary: files numaprobe did not create are never
+//! On the real binary: files numaprobe did not create are never
 //! rewritten (the lock, `-o`), the database is a regular file or nothing
 //! (a loop block device, a FIFO, a character device), a corrupt page is
 //! one line, readers work for an unprivileged user on a read-only folder,

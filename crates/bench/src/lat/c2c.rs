@@ -260,9 +260,9 @@ pub fn c2c(
 mod tests {
     use super::*;
 
-    /// Issue 12: `bounce` pinned the calling thread to CPU `a` and left it
-    /// there, so every later step of the process (the next run of
-    /// `run --repeat`) saw one usable CPU.
+    /// `bounce` leaves the calling thread's affinity as it found it: left
+    /// pinned to CPU `a`, every later step of the process (the next run of
+    /// `run --repeat`) would see one usable CPU.
     #[test]
     fn bouncing_leaves_the_callers_affinity_alone() {
         let before = place::current_thread_affinity().unwrap();
