@@ -393,7 +393,9 @@ pub fn parse_mounts(s: &str) -> Vec<Mount> {
         .collect()
 }
 
-fn unescape_mount(s: &str) -> String {
+/// Undoes the octal escapes of `/proc/mounts` and `mountinfo` (`\040`
+/// for a space).
+pub fn unescape_mount(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

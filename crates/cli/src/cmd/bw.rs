@@ -239,12 +239,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop);
     let interrupted = stop.is_stopped();
     if let Some(rec) = rec {
-        let end = match &outcome {
-            Err(e) => Outcome::Failed(e.to_string()),
-            Ok(_) if interrupted => Outcome::Interrupted,
-            Ok(_) => Outcome::Complete,
-        };
-        rec.finish(end)?.tell(g.quiet);
+        rec.finish(Outcome::of(&outcome, interrupted))?.tell(g.quiet);
     }
     let results = outcome?;
     if g.json {

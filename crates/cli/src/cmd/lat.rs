@@ -276,12 +276,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let outcome = measure(&args, &topo, &opts, load_cpus, pairs, &ctx);
     let stopped = stop.is_stopped();
     if let Some(rec) = rec {
-        let end = match &outcome {
-            Err(e) => Outcome::Failed(e.to_string()),
-            Ok(_) if stopped => Outcome::Interrupted,
-            Ok(_) => Outcome::Complete,
-        };
-        rec.finish(end)?.tell(g.quiet);
+        rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
     }
     let measured = outcome?;
     match &measured {
