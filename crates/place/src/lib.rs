@@ -5,6 +5,8 @@
 //! Typical use by a measurement:
 //! ```no_run
 //! use place::*;
+//! use results::pages::PageKind;
+//! use topo::NodeSet;
 //! # fn main() -> Result<(), PlaceError> {
 //! pin_current_thread(0)?;
 //! let mut buf = Buffer::alloc(64 << 20, PageKind::Base)?;
