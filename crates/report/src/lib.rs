@@ -43,7 +43,7 @@ pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with};
 pub use doc::{Align, Block, Document, Table};
 pub use render::{Html, Markdown, Renderer, Text};
-pub use summary::{summary_tables, summary_text};
+pub use summary::{placements_summary, summary_tables, summary_text};
 
 use analysis::study::Study;
 use store::LoadedRun;

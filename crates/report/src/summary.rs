@@ -30,6 +30,20 @@ pub fn summary_text(run: &LoadedRun) -> String {
     tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n")
 }
 
+/// The policy table of an `exec` run and the sentence naming the best
+/// placement (what the report's "Program under placements" shows); `None`
+/// when the run holds no exec results.
+pub fn placements_summary(run: &LoadedRun) -> Option<(Table, String)> {
+    let d = RunData::of(run);
+    let e = crate::placements::ExecView::of(run, &d.exec)?;
+    let what = if e.on_metric { "the --metric figure" } else { "wall time" };
+    let t = e.table().caption(format!(
+        "Program under placements (compared on {what}, against '{}')",
+        e.baseline.as_deref().unwrap_or("?")
+    ));
+    Some((t.auto_align(), e.best_sentence()))
+}
+
 pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     let m = metrics(d);
     let mut out = Vec::new();
