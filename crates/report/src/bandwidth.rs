@@ -11,6 +11,7 @@ use store::LoadedRun;
 
 use crate::chart::{matrix_charts, Axis, Chart, RefLine, Series, XyChart};
 use crate::doc::{Document, Table};
+use crate::figures::{bw_flag, marked};
 use crate::fmt::{fig, num, opt};
 use analysis::data::RunData;
 use analysis::metrics::bw_matrix;
@@ -31,7 +32,7 @@ fn bw_row(p: &BwResult, first: String) -> Vec<String> {
         p.memory(),
         p.kernel.name().into(),
         p.threads.to_string(),
-        fig(measured(p.best_gbs), p.noise(), "GB/s"),
+        marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref()),
         fig(measured(p.median_gbs), p.noise(), "GB/s"),
         opt(measured(p.spread_pct), "%"),
         pages(p),
@@ -56,7 +57,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         return;
     }
     doc.h(2, "Bandwidth");
-    doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. Best is the fastest repetition, spread is (max - min) / median. Figures keep the digits their noise (robust CV of the repetitions) supports.");
+    doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. The figure of a result is its best (fastest) repetition, everywhere in this report: other work can only slow a repetition down, so the fastest is the closest to what the memory can do; the median is shown beside it. Spread is (max - min) / median of the repetitions. Figures keep the digits their noise (robust CV of the repetitions) supports.");
 
     let mut t = Table::with_header(&BW_HEADER);
     for p in d.bw_mode(bw::Mode::Local) {

@@ -255,6 +255,13 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
         output::emit("")?;
         print_table(t)?;
     }
+    let flags = report::summary_flags(&run);
+    if !flags.is_empty() {
+        output::emit("\nMarked figures:")?;
+        for f in &flags {
+            output::emit(&format!("  {f}"))?;
+        }
+    }
     if let Some((t, best)) = placements {
         output::emit("")?;
         print_table(&t)?;
