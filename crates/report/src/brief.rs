@@ -149,7 +149,7 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
                     "- **{}** {}: {}{}",
                     f.severity.label().to_uppercase(),
                     f.id,
-                    md(&f.found),
+                    md(&crate::recommendations::found_text(f, &d)),
                     fix.map(|x| format!(" (fix: `{}`)", x.replace('`', "'"))).unwrap_or_default()
                 );
             }

@@ -302,9 +302,9 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
                 2 | 3 => "info",
                 _ => "unknown",
             },
-            text: match f.fix.as_str() {
-                "" | "-" => format!("{}: {}", f.id, f.found),
-                fix => format!("{}: {} (fix: {fix})", f.id, f.found),
+            text: match (f.fix.as_str(), crate::recommendations::found_text(f, d)) {
+                ("" | "-", found) => format!("{}: {found}", f.id),
+                (fix, found) => format!("{}: {found} (fix: {fix})", f.id),
             },
         })
         .collect();
