@@ -249,5 +249,12 @@ mod tests {
         // x ticks from the fewest threads: 1, 2, 3, 4, never 0
         assert!(svg.contains(">1</text>") && svg.contains(">4</text>"));
         assert!(!svg.contains("text-anchor=\"middle\">0</text>"), "{svg}");
+        // a long curve (1 to 16 threads) ticks 2, 4, ... 16: still no 0
+        let pts: Vec<BwResult> =
+            [1, 2, 4, 8, 16].iter().map(|t| scaling(*t, 10.0 * (*t as f64).sqrt())).collect();
+        let refs: Vec<&BwResult> = pts.iter().collect();
+        let svg = crate::svg::render(&Chart::Xy(scaling_chart(&refs, None)), 0);
+        assert!(svg.contains("text-anchor=\"middle\">16</text>"), "{svg}");
+        assert!(!svg.contains("text-anchor=\"middle\">0</text>"), "{svg}");
     }
 }

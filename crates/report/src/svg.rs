@@ -160,6 +160,7 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
                 // on the frame
                 hi += (hi - lo) * 0.03;
             }
+            let data_lo = lo;
             let t = if axis.integer && hi - lo <= target as f64 {
                 // whole numbers inside the data only: a point drawn beside
                 // its number (x + 0.12) does not add a tick of its own
@@ -175,6 +176,18 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
                 } else {
                     t
                 }
+            };
+            // a whole-number axis not from zero (threads) has no tick below
+            // its data: no "0 threads"
+            let t: Vec<f64> = if axis.integer && !axis.from_zero {
+                let kept: Vec<f64> = t.iter().copied().filter(|x| *x >= data_lo - 1e-9).collect();
+                if kept.is_empty() {
+                    t
+                } else {
+                    kept
+                }
+            } else {
+                t
             };
             let d0 = t.first().copied().unwrap_or(lo).min(lo);
             let d1 = t.last().copied().unwrap_or(hi).max(hi);
