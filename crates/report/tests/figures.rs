@@ -160,6 +160,21 @@ fn the_brief_writes_the_figures_as_the_report_does() {
 }
 
 #[test]
+fn the_briefs_comparison_rounds_a_group_as_the_runs_tables_do() {
+    let a = busy_run();
+    let mut b = a.clone();
+    b.summary.id = store::RunId(99);
+    b.summary.uuid = "99999999-0000-4000-8000-000000000000".into();
+    b.summary.label = Some("again".into());
+    let brief = report::brief(&a, &[b]);
+    // 70.31 GB/s at 12% spread is "70" in the figures table and in the
+    // comparison's table, never 70.3 in one and 70 in the other
+    assert!(brief.contains("| Global bandwidth | 70 GB/s |"), "{brief}");
+    assert!(brief.contains("| Global bandwidth (GB/s) | 70 (n=1) | 70 (n=1) "), "{brief}");
+    assert!(!brief.contains("70.3"), "{brief}");
+}
+
+#[test]
 fn the_histogram_p50_beside_the_median_is_explained() {
     let md = md(&busy_run(), &[]);
     assert!(md.contains("Why the p50 here differs from the median in the tables (local: CPU node 0 -> memory node 0: median 237 ns, p50 148 ns)"), "{md}");
