@@ -173,11 +173,13 @@ const CHECK_SCRIPT: &str = r#"<script>
   });
   var pre = document.createElement('pre');
   pre.id = 'np-check';
-  // tables of sentences that still need a horizontal scrollbar
+  // tables of sentences (the audit's, with its Needs column) that still
+  // need a horizontal scrollbar
   var overflowing = [];
   document.querySelectorAll('div.table-wrap').forEach(function (w) {
     var t = w.querySelector('table');
-    if (t && t.classList.contains('prose') && w.scrollWidth > w.clientWidth + 1)
+    var needs = t && Array.prototype.some.call(t.querySelectorAll('th'), function (h) { return h.textContent === 'Needs'; });
+    if (t && (needs || t.classList.contains('prose')) && w.scrollWidth > w.clientWidth + 1)
       overflowing.push(Array.prototype.map.call(t.querySelectorAll('th'), function (h) { return h.textContent; }).join(','));
   });
   var study = null;
@@ -506,6 +508,38 @@ fn html_report_renders_in_chromium() {
     screenshot(dir.path(), "xeon-compare", &html, height);
 }
 
+/// The SNC2 fixture with two findings of a VM's audit added to its first
+/// run, as this development VM words them: long sentences with long
+/// unbreakable paths, which made the audit table wider than the page.
+fn with_long_findings(dir: &Path) -> PathBuf {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(snc2_fixture()).unwrap()).unwrap();
+    let results = doc["runs"][0]["results"].as_array_mut().unwrap();
+    let seq = results.iter().filter_map(|r| r["seq"].as_u64()).max().unwrap();
+    for (i, payload) in [
+        serde_json::json!({"id": "memory.population", "severity": "unknown",
+            "found": "no SMBIOS table (/sys/firmware/dmi/tables/DMI absent: firmware or hypervisor does not expose it, or the capture did not record it)",
+            "expected": "every memory channel populated, identical DIMMs",
+            "why": "Without the DIMM records numaprobe cannot check channels or compute the theoretical peak, and does not guess.",
+            "fix": "", "needs": "nothing"}),
+        serde_json::json!({"id": "memory.dimm_errors", "severity": "unknown",
+            "found": "no EDAC memory controller (/sys/devices/system/edac/mc): no EDAC driver loaded, or a virtual machine",
+            "expected": "no corrected or uncorrected memory errors",
+            "why": "Without EDAC the kernel reports no DIMM errors, and numaprobe does not guess.",
+            "fix": "load the platform's EDAC driver (e.g. modprobe skx_edac, i10nm_edac or amd64_edac)",
+            "needs": "runtime"}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        results.push(serde_json::json!({"seq": seq + 1 + i as u64,
+            "recorded": "2026-11-10T12:07:07.000Z", "kind": "audit", "payload": payload}));
+    }
+    let path = dir.join("snc2-long-findings.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    path
+}
+
 /// The comparison report's first screen (a 1100 x 900 window): the title
 /// names the groups and the study's glance box starts there, its heading
 /// and first rows visible; no table of sentences (the audit's) needs a
@@ -516,7 +550,7 @@ fn html_report_renders_in_chromium() {
 fn comparison_report_opens_with_the_study_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    import(&db, &snc2_fixture());
+    import(&db, &with_long_findings(dir.path()));
     let html = report(dir.path(), &db, "compare", &["1", "--compare", "2", "3"]);
     let (page, dom) = page_check(dir.path(), "compare", &html, "1100,900");
     assert!(

@@ -137,14 +137,12 @@ fn spread_max(it: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 fn bw_what(p: &BwResult) -> String {
-    format!(
-        "bw {} {}, {} thread(s), CPU node {} -> memory {}",
-        p.mode.name(),
-        p.kernel.name(),
-        p.threads,
-        p.cpu_node.map_or("-".into(), |n| n.to_string()),
-        p.memory()
-    )
+    let place = match p.cpu_node {
+        Some(c) => format!("CPU node {c} -> memory {}", p.memory()),
+        // whole-machine modes: every node's threads
+        None => format!("memory {}", p.memory()),
+    };
+    format!("bw {} {}, {} thread(s), {place}", p.mode.name(), p.kernel.name(), p.threads)
 }
 
 fn chase_what(p: &LatResult) -> String {

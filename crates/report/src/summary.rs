@@ -192,7 +192,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
         let cpu: BTreeSet<u32> = lm.keys().map(|k| k.0).collect();
         let mut header = vec!["CPU node \\ memory node".to_string()];
         header.extend(mem.iter().map(|n| n.to_string()));
-        let mut t = Table::new(header).caption("Latency matrix (ns, median)");
+        let mut t = Table::new(header).caption("Latency matrix (ns, median of the clean samples)");
         for c in &cpu {
             let mut row = vec![c.to_string()];
             row.extend(
