@@ -255,6 +255,32 @@ fn a_run_with_some_failed_runs_is_saved_incomplete() {
 }
 
 #[test]
+fn show_of_an_exec_run_prints_its_policy_table() {
+    let env = Env::new();
+    let out = env.exec(&["-p", "default,local:0", "-r", "1", "--", "true"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_DB", env.path("results.db"))
+        .args(["show", "latest"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("No bandwidth"), "{text}");
+    assert!(text.contains("Program under placements (compared on wall time"), "{text}");
+    // one row per policy, the successful runs counted
+    for policy in ["default", "local:0"] {
+        assert!(
+            text.lines().any(|l| l.contains(policy) && l.contains("1/1")),
+            "no row for {policy}: {text}"
+        );
+    }
+    // one run each: too few to judge, so no placement beats the default
+    assert!(text.contains("No placement is better than 'default'"), "{text}");
+}
+
+#[test]
 fn stderr_tail_keeps_the_last_twenty_lines() {
     let env = Env::new();
     let (v, _) = env.json(&[

@@ -341,7 +341,9 @@ fn report_writes_markdown_and_html() {
         .args(["report", "1", "--compare", "2"])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("# numaprobe report: baseline\n"))
+        .stdout(predicate::str::starts_with(
+            "# numaprobe comparison: baseline (baseline) vs THP always, performance governor\n",
+        ))
         .stdout(predicate::str::contains("## Analysis and recommendations"));
     let html = dir.path().join("r.html");
     np(&db).args(["report", "1", "--compare", "2", "3", "-o"]).arg(&html).assert().success();
