@@ -9,7 +9,7 @@
 //! always part of a group's key; `--group-by label|config` only splits
 //! groups further.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -19,6 +19,12 @@ use crate::chart::{BarChart, BarGroup, Chart};
 use crate::data::RunData;
 use crate::doc::{Document, Table};
 use crate::metrics::{metrics, MetricKey};
+
+mod roster;
+pub use roster::{
+    fmt_age, host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, RunRef,
+    UnmeasuredInput, DEFAULT_MAX_AGE_S,
+};
 
 /// What hosts are compared with: their model, and optionally the same
 /// label or the same configuration.
@@ -50,7 +56,9 @@ const NOT_SETTINGS: [&str; 3] = ["budget", "fingerprint", "cmdline"];
 
 /// Machine facts that make the model (or the host), not settings; `dimms`
 /// is compared through the configuration's `dimm_population`.
-const IDENTITY: [&str; 13] = [
+const IDENTITY: [&str; 15] = [
+    "machine_id",
+    "machine_id_source",
     "installed_gib",
     "dimms",
     "fingerprint",
@@ -75,9 +83,24 @@ pub struct Fleet {
     pub method: String,
     /// Only runs with this label were considered.
     pub label: Option<String>,
+    /// Runs older than this are stale, never healthy.
+    pub max_age_s: u64,
+    /// The time ages are measured from (RFC 3339 UTC).
+    pub now: String,
+    /// Hosts in the groups.
     pub hosts: usize,
+    /// Hosts in the groups neither stale nor flagged.
+    pub healthy: usize,
+    /// Hosts in the groups whose run is older than `max_age_s`.
+    pub stale: usize,
     pub groups: Vec<Group>,
-    /// Hosts left out, with why (no complete run).
+    /// Duplicate host names, renamed machines.
+    pub warnings: Vec<String>,
+    /// Hosts whose latest run is incomplete or failed, with why.
+    pub incomplete: Vec<Incomplete>,
+    /// Hosts the orchestrator could not measure, with its error.
+    pub unmeasured: Vec<NotMeasured>,
+    /// Hosts left out, with why (no run with the `--label`).
     pub skipped: Vec<Skipped>,
 }
 
@@ -92,8 +115,7 @@ pub struct Group {
     pub subgroup: Option<String>,
     /// Fewer than [`MIN_PEERS`] hosts: nobody is flagged.
     pub peers_missing: bool,
-    /// Why nothing was flagged, when peers are missing.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why nothing was flagged, when peers are missing (else null).
     pub note: Option<String>,
     /// The peer median and MAD of each metric measured by any host.
     pub medians: Vec<PeerStat>,
@@ -129,11 +151,26 @@ pub struct DriftSetting {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Host {
     pub host: String,
+    /// The machine's identity (a hash; absent in runs recorded before it).
+    pub machine_id: Option<String>,
+    /// Where the identity came from: `dmi_product_uuid`, `machine_id`,
+    /// `hostname` or `NUMAPROBE_MACHINE_ID`.
+    pub machine_id_source: Option<String>,
+    /// Other host names this machine's runs recorded (renamed).
+    pub also_named: Vec<String>,
+    /// Another machine of the fleet has the same host name.
+    pub duplicate_hostname: bool,
     /// The run's id in this database.
     pub run: i64,
     pub run_uuid: String,
     pub label: Option<String>,
     pub started: String,
+    /// Seconds from `started` to the fleet's `now`.
+    pub age_s: Option<f64>,
+    /// Older than the fleet's maximum age: never healthy.
+    pub stale: bool,
+    /// Neither stale nor flagged.
+    pub healthy: bool,
     /// Any flag raised.
     pub outlier: bool,
     pub flags: Vec<Flag>,
@@ -175,12 +212,19 @@ pub struct Skipped {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRun {
     pub host: String,
+    /// What the machine is known by ([`host_key`]).
+    pub key: String,
+    pub machine_id: Option<String>,
+    pub machine_id_source: Option<String>,
     pub model: String,
     pub id: i64,
     pub uuid: String,
     pub label: Option<String>,
     pub started: String,
     pub complete: bool,
+    /// `complete`, `incomplete`, `failed`, `running`.
+    pub status: String,
+    pub message: Option<String>,
     pub config_hash: String,
     pub metrics: BTreeMap<MetricKey, f64>,
     pub settings: BTreeMap<String, String>,
@@ -188,8 +232,14 @@ pub struct HostRun {
 
 impl HostRun {
     pub fn of(run: &LoadedRun) -> HostRun {
+        let (key, machine_id, machine_id_source) = host_key(run);
         HostRun {
             host: host_of(run),
+            key,
+            machine_id,
+            machine_id_source,
+            status: run.summary.status.as_str().to_string(),
+            message: run.summary.message.clone(),
             model: model_of(run),
             id: run.summary.id.0,
             uuid: run.summary.uuid.clone(),
@@ -340,8 +390,9 @@ pub fn method_text(threshold_pct: f64) -> String {
 }
 
 /// Builds the fleet from runs (any order, any hosts): per host the latest
-/// complete run (only those labelled `label` when given; with
-/// `GroupBy::Label`, the latest of each label).
+/// run (only those labelled `label` when given; with `GroupBy::Label`, the
+/// latest of each label), compared when complete; ages from now, the
+/// default maximum age.
 pub fn build(
     runs: &[LoadedRun],
     group_by: GroupBy,
@@ -359,48 +410,30 @@ pub fn build_from(
     threshold_pct: f64,
     label: Option<&str>,
 ) -> Fleet {
-    // The latest complete run of each (host, subgroup).
-    let mut latest: BTreeMap<(String, String), &HostRun> = BTreeMap::new();
-    let mut seen_hosts: BTreeMap<String, bool> = BTreeMap::new();
-    for r in runs {
-        let ok = r.complete && label.is_none_or(|l| r.label.as_deref() == Some(l));
-        let e = seen_hosts.entry(r.host.clone()).or_insert(false);
-        *e |= ok;
-        if !ok {
-            continue;
-        }
-        let sub = match group_by {
-            GroupBy::Model | GroupBy::Config => String::new(),
-            GroupBy::Label => r.label.clone().unwrap_or_default(),
-        };
-        let slot = latest.entry((r.host.clone(), sub)).or_insert(r);
-        let key = |r: &HostRun| (store::util::time_order_key(&r.started), r.id);
-        if key(r) > key(slot) {
-            *slot = r;
-        }
-    }
-    let skipped = seen_hosts
-        .iter()
-        .filter(|(_, ok)| !**ok)
-        .map(|(h, _)| Skipped {
-            host: h.clone(),
-            reason: match label {
-                Some(l) => format!("no complete run labelled {l:?}"),
-                None => "no complete run".into(),
-            },
-        })
-        .collect();
-    let mut groups: BTreeMap<(String, String), Vec<&HostRun>> = BTreeMap::new();
-    for ((_, sub), r) in &latest {
+    build_fresh(runs, group_by, threshold_pct, label, &Freshness::now())
+}
+
+/// [`build_from`] with a maximum age, a time to measure ages from and the
+/// hosts the orchestrator could not measure.
+pub fn build_fresh(
+    runs: &[HostRun],
+    group_by: GroupBy,
+    threshold_pct: f64,
+    label: Option<&str>,
+    fresh: &Freshness<'_>,
+) -> Fleet {
+    let r = roster::roster(runs, group_by == GroupBy::Label, label, fresh);
+    let mut groups: BTreeMap<(String, String), Vec<&roster::Member>> = BTreeMap::new();
+    for m in &r.members {
         let sub = match group_by {
             GroupBy::Model => String::new(),
-            GroupBy::Label => sub.clone(),
-            GroupBy::Config => r.config_hash.clone(),
+            GroupBy::Label => m.sub.clone(),
+            GroupBy::Config => m.run.config_hash.clone(),
         };
-        groups.entry((r.model.clone(), sub)).or_default().push(r);
+        groups.entry((m.run.model.clone(), sub)).or_default().push(m);
     }
-    let hosts = latest.keys().map(|(h, _)| h).collect::<std::collections::BTreeSet<_>>().len();
-    let groups = groups
+    let hosts = r.members.iter().map(|m| m.run.key.as_str()).collect::<BTreeSet<_>>().len();
+    let groups: Vec<Group> = groups
         .into_iter()
         .map(|((model, sub), members)| {
             let subgroup = match group_by {
@@ -410,19 +443,35 @@ pub fn build_from(
             group(model, subgroup, &members, threshold_pct)
         })
         .collect();
+    let all = || groups.iter().flat_map(|g| &g.hosts);
+    let healthy = all().filter(|h| h.healthy).count();
+    let stale = all().filter(|h| h.stale).count();
+    let secs = fresh.now_ms.div_euclid(1000);
     Fleet {
         group_by,
         threshold_pct,
         method: method_text(threshold_pct),
         label: label.map(str::to_string),
+        max_age_s: fresh.max_age_s,
+        now: store::util::format_utc(secs, fresh.now_ms.rem_euclid(1000) as u32),
         hosts,
+        healthy,
+        stale,
         groups,
-        skipped,
+        warnings: r.warnings,
+        incomplete: r.incomplete,
+        unmeasured: r.unmeasured,
+        skipped: r.skipped,
     }
 }
 
-fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshold: f64) -> Group {
-    let values: Vec<&BTreeMap<MetricKey, f64>> = members.iter().map(|r| &r.metrics).collect();
+fn group(
+    model: String,
+    subgroup: Option<String>,
+    members: &[&roster::Member],
+    threshold: f64,
+) -> Group {
+    let values: Vec<&BTreeMap<MetricKey, f64>> = members.iter().map(|m| &m.run.metrics).collect();
     let mut medians = Vec::new();
     let mut stats: BTreeMap<MetricKey, (f64, f64, usize)> = BTreeMap::new();
     for key in MetricKey::ALL {
@@ -440,7 +489,8 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
         });
     }
     // Settings and their majorities.
-    let settings: Vec<&BTreeMap<String, String>> = members.iter().map(|r| &r.settings).collect();
+    let settings: Vec<&BTreeMap<String, String>> =
+        members.iter().map(|m| &m.run.settings).collect();
     let mut names: std::collections::BTreeSet<&String> = Default::default();
     for s in &settings {
         names.extend(s.keys());
@@ -473,8 +523,8 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
         .iter()
         .zip(&values)
         .zip(&settings)
-        .map(|((r, vals), set)| {
-            let (vals, set) = (*vals, *set);
+        .map(|((m, vals), set)| {
+            let (vals, set, r) = (*vals, *set, m.run);
             let mut flags = Vec::new();
             let mut ms = BTreeMap::new();
             for (key, v) in vals {
@@ -503,11 +553,18 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
                 .map(|(name, _)| name.clone())
                 .collect();
             Host {
-                host: r.host.clone(),
+                host: m.name.clone(),
+                machine_id: r.machine_id.clone(),
+                machine_id_source: r.machine_id_source.clone(),
+                also_named: m.also_named.clone(),
+                duplicate_hostname: m.duplicate_hostname,
                 run: r.id,
                 run_uuid: r.uuid.clone(),
                 label: r.label.clone(),
                 started: r.started.clone(),
+                age_s: m.age_s,
+                stale: m.stale,
+                healthy: !m.stale && flags.is_empty(),
                 outlier: !flags.is_empty(),
                 flags,
                 drift,
@@ -515,7 +572,7 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
             }
         })
         .collect();
-    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    hosts.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.machine_id.cmp(&b.machine_id)));
     let note = peers_missing.then(|| {
         format!(
             "peers missing: {} host(s) of this model; at least {MIN_PEERS} are needed to tell an odd one out, so nothing is flagged",
@@ -563,9 +620,17 @@ impl Fleet {
             self.groups.len()
         ));
         d.p(format!(
-            "{} outlier host(s), {} host(s) with configuration drift. Threshold {}% (grouped by {}{}).",
+            "{} healthy, {} outlier host(s), {} host(s) with configuration drift, {} stale \
+             (run older than {}), {} with an incomplete or failed latest run, {} not measured. \
+             Ages as of {}. Threshold {}% (grouped by {}{}).",
+            self.healthy,
             self.outliers(),
             self.drifted(),
+            self.stale,
+            fmt_age(Some(self.max_age_s as f64)),
+            self.incomplete.len(),
+            self.unmeasured.len(),
+            self.now,
             self.threshold_pct,
             match self.group_by {
                 GroupBy::Model => "model",
@@ -575,6 +640,56 @@ impl Fleet {
             self.label.as_deref().map(|l| format!(", runs labelled {l:?}")).unwrap_or_default()
         ));
         d.p(self.method.clone());
+        for w in &self.warnings {
+            d.callout(format!("warning: {w}"));
+        }
+        if !self.unmeasured.is_empty() {
+            d.h(2, format!("Not measured: {} host(s)", self.unmeasured.len()));
+            d.list(
+                self.unmeasured
+                    .iter()
+                    .map(|u| {
+                        let last = match &u.last_run {
+                            Some(r) => format!(
+                                "; its last run here: {} ({}, {} ago), not compared",
+                                r.run,
+                                r.started,
+                                fmt_age(r.age_s)
+                            ),
+                            None => String::new(),
+                        };
+                        format!("{}: {}{last}", u.host, u.error)
+                    })
+                    .collect(),
+            );
+        }
+        if !self.incomplete.is_empty() {
+            d.h(2, format!("Latest run incomplete or failed: {} host(s)", self.incomplete.len()));
+            d.list(
+                self.incomplete
+                    .iter()
+                    .map(|i| {
+                        let last = match &i.last_complete {
+                            Some(r) => format!(
+                                "; its last complete run: {} ({} ago), not compared",
+                                r.run,
+                                fmt_age(r.age_s)
+                            ),
+                            None => "; no complete run".into(),
+                        };
+                        format!(
+                            "{}: run {} {} ({}, {} ago): {}{last}",
+                            i.host,
+                            i.latest.run,
+                            i.latest.status,
+                            i.latest.started,
+                            fmt_age(i.latest.age_s),
+                            i.reason
+                        )
+                    })
+                    .collect(),
+            );
+        }
         if !self.skipped.is_empty() {
             d.list(
                 self.skipped
@@ -629,15 +744,22 @@ impl Fleet {
             }
             d.table(med);
             let keys: Vec<&PeerStat> = g.medians.iter().collect();
-            let mut header = vec!["Host".to_string(), "Run".to_string()];
+            let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
             header.extend(keys.iter().map(|m| format!("{} ({})", m.metric, m.unit)));
             header.push("Drift".into());
-            let mut t = Table::new(header)
-                .caption("Hosts: value (deviation from the peer median); ! = flagged");
+            let mut t = Table::new(header).caption(
+                "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age",
+            );
             for h in &g.hosts {
                 let mut row = vec![
-                    if h.outlier { format!("{} !", h.host) } else { h.host.clone() },
+                    if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
                     h.run.to_string(),
+                    format!(
+                        "{} ({}){}",
+                        h.started,
+                        fmt_age(h.age_s),
+                        if h.stale { " stale" } else { "" }
+                    ),
                 ];
                 for m in &keys {
                     row.push(match h.metrics.get(m.metric) {
@@ -689,6 +811,21 @@ impl Fleet {
         }
         d
     }
+}
+
+/// A host's name in the reports: with the start of its machine id when
+/// another machine has the same name, with its former names when renamed.
+fn host_name(h: &Host) -> String {
+    let mut s = h.host.clone();
+    if h.duplicate_hostname {
+        if let Some(id) = &h.machine_id {
+            s.push_str(&format!(" [id {}]", &id[..id.len().min(8)]));
+        }
+    }
+    if !h.also_named.is_empty() {
+        s.push_str(&format!(" (was {})", h.also_named.join(", ")));
+    }
+    s
 }
 
 /// Per host, the first headline metric measured (local bandwidth when
@@ -894,18 +1031,25 @@ mod tests {
         v.push(old);
         let mut broken = host(10, "n4", 1.0, 1.0);
         broken.summary.complete = false;
+        broken.summary.status = store::RunStatus::Incomplete;
         broken.summary.started = "2030-01-01T00:00:00Z".into();
         v.push(broken);
         let mut lone = host(11, "n6", 1.0, 1.0);
         lone.summary.complete = false;
+        lone.summary.status = store::RunStatus::Incomplete;
         v.push(lone);
         let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        let n4 = f.groups[0].hosts.iter().find(|h| h.host == "n4").unwrap();
-        assert_eq!(n4.run, 4, "the latest complete run");
-        assert_eq!(
-            f.skipped,
-            vec![Skipped { host: "n6".into(), reason: "no complete run".into() }]
-        );
+        // n4's latest run is incomplete: listed with why, never replaced
+        // by its older complete run.
+        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n4"), "{:?}", f.groups[0].hosts);
+        let inc: Vec<(&str, i64, Option<i64>)> = f
+            .incomplete
+            .iter()
+            .map(|i| (i.host.as_str(), i.latest.run, i.last_complete.as_ref().map(|r| r.run)))
+            .collect();
+        assert_eq!(inc, [("n4", 10, Some(4)), ("n6", 11, None)]);
+        assert_eq!(f.incomplete[0].reason, "incomplete");
+        assert!(f.skipped.is_empty());
         // --group-by config splits the drifted host off.
         let mut v = fleet_of_five();
         v[2].summary.config_hash = "c2".into();
@@ -958,6 +1102,123 @@ mod tests {
                 ("n5", vec!["cmdline_options.numa_balancing"]),
             ]
         );
+    }
+
+    const NOW: &str = "2026-11-09T11:00:00Z";
+
+    fn fresh(unmeasured: &[UnmeasuredInput]) -> Freshness<'_> {
+        Freshness {
+            max_age_s: DEFAULT_MAX_AGE_S,
+            now_ms: store::util::parse_rfc3339(NOW).unwrap(),
+            unmeasured,
+        }
+    }
+
+    fn build_at(v: &[LoadedRun], unmeasured: &[UnmeasuredInput]) -> Fleet {
+        let runs: Vec<HostRun> = v.iter().map(HostRun::of).collect();
+        build_fresh(&runs, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, &fresh(unmeasured))
+    }
+
+    fn with_id(mut r: LoadedRun, id: &str) -> LoadedRun {
+        r.machine_info["machine_id"] = id.into();
+        r.machine_info["machine_id_source"] = "dmi_product_uuid".into();
+        r
+    }
+
+    /// Cloned images share a host name: two machines, both shown, both
+    /// marked, with a warning. One machine renamed is one host.
+    #[test]
+    fn hosts_are_machines_not_host_names() {
+        let mut v = fleet_of_five();
+        v.push(with_id(host(6, "clone", 1.0, 1.0), "aaaa000000000001"));
+        v.push(with_id(host(7, "clone", 0.8, 1.0), "bbbb000000000002"));
+        v.push(with_id(host(8, "old-name", 1.0, 1.0), "cccc000000000003"));
+        v.push(with_id(host(9, "new-name", 1.0, 1.0), "cccc000000000003"));
+        let f = build_at(&v, &[]);
+        assert_eq!(f.hosts, 8, "5 + 2 clones + 1 renamed");
+        let g = &f.groups[0];
+        let clones: Vec<&Host> = g.hosts.iter().filter(|h| h.host == "clone").collect();
+        assert_eq!(clones.len(), 2);
+        assert!(clones.iter().all(|h| h.duplicate_hostname));
+        assert_eq!(clones.iter().filter(|h| h.outlier).count(), 1, "the slow clone alone");
+        assert!(f.warnings.iter().any(|w| w.contains("host name clone is used by 2 machines")));
+        let renamed: Vec<&Host> = g
+            .hosts
+            .iter()
+            .filter(|h| h.machine_id.as_deref() == Some("cccc000000000003"))
+            .collect();
+        assert_eq!(renamed.len(), 1);
+        assert_eq!((renamed[0].host.as_str(), renamed[0].run), ("new-name", 9));
+        assert_eq!(renamed[0].also_named, ["old-name"]);
+        let md = String::from_utf8(crate::Markdown.render(&f.document())).unwrap();
+        assert!(md.contains("| clone [id aaaa0000] |"), "{md}");
+        assert!(md.contains("| clone [id bbbb0000] ! |"), "the slow clone flagged: {md}");
+        assert!(md.contains("new-name (was old-name)"), "{md}");
+    }
+
+    /// Runs older than the maximum age are stale and never healthy; every
+    /// host shows when its run was taken and its age.
+    #[test]
+    fn stale_runs_are_never_healthy() {
+        let mut v = fleet_of_five();
+        for r in &mut v {
+            r.summary.started = "2026-11-09T09:00:00Z".into();
+        }
+        v[1].summary.started = "2026-10-01T11:00:00Z".into();
+        let f = build_at(&v, &[]);
+        assert_eq!(f.now, "2026-11-09T11:00:00.000Z");
+        assert_eq!((f.hosts, f.healthy, f.stale), (5, 3, 1), "n4 is an outlier, n2 stale");
+        let n2 = f.groups[0].hosts.iter().find(|h| h.host == "n2").unwrap();
+        assert!(n2.stale && !n2.healthy && !n2.outlier);
+        assert_eq!(n2.age_s, Some(39.0 * 86_400.0));
+        let n1 = &f.groups[0].hosts[0];
+        assert_eq!((n1.age_s, n1.stale, n1.healthy), (Some(7200.0), false, true));
+        let text = String::from_utf8(crate::Text.render(&f.document())).unwrap();
+        assert!(text.contains("2026-10-01T11:00:00Z (39.0 d) stale"), "{text}");
+        assert!(text.contains("2026-11-09T09:00:00Z (2.0 h)"), "{text}");
+        assert!(text.contains("3 healthy") && text.contains("1 stale (run older than 7.0 d)"));
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["max_age_s"], 604_800);
+        assert_eq!(json["groups"][0]["note"], Value::Null, "note is there, null");
+    }
+
+    /// A host the orchestrator could not measure is listed with its error;
+    /// its older run is not shown as if it were this round's.
+    #[test]
+    fn hosts_not_measured_are_listed_not_compared() {
+        let v = fleet_of_five();
+        let u = parse_unmeasured(
+            "# from the gather step\nn5\ttimed out after 8 s: waiting for the lock\n\nnever-seen\tunreachable: ssh: connect refused\n",
+        );
+        assert_eq!(u.len(), 2);
+        let f = build_at(&v, &u);
+        assert_eq!(f.hosts, 4);
+        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n5"));
+        let listed: Vec<(&str, &str, Option<i64>)> = f
+            .unmeasured
+            .iter()
+            .map(|n| (n.host.as_str(), n.error.as_str(), n.last_run.as_ref().map(|r| r.run)))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("n5", "timed out after 8 s: waiting for the lock", Some(5)),
+                ("never-seen", "unreachable: ssh: connect refused", None),
+            ]
+        );
+        let md = String::from_utf8(crate::Markdown.render(&f.document())).unwrap();
+        assert!(md.contains("Not measured: 2 host(s)"), "{md}");
+        assert!(md.contains("n5: timed out after 8 s: waiting for the lock; its last run here: 5"));
+        assert_eq!(parse_unmeasured("lonely")[0].error, "not measured");
+    }
+
+    #[test]
+    fn ages_read_as_people_write_them() {
+        assert_eq!(fmt_age(Some(40.0)), "40 s");
+        assert_eq!(fmt_age(Some(720.0)), "12 min");
+        assert_eq!(fmt_age(Some(5.25 * 3600.0)), "5.2 h");
+        assert_eq!(fmt_age(Some(3.1 * 86_400.0)), "3.1 d");
+        assert_eq!(fmt_age(None), "unknown age");
     }
 
     #[test]
