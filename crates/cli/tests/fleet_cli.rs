@@ -140,7 +140,7 @@ fn bad_input_is_named() {
         .args(["fleet", "--label", "nope"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no complete run is labelled \"nope\""));
+        .stderr(predicate::str::contains("no run is labelled \"nope\""));
     let empty = tempfile::tempdir().unwrap();
     np(&empty.path().join("none.db"))
         .arg("fleet")
@@ -166,4 +166,194 @@ fn export_openmetrics_of_several_hosts() {
     }
     assert_eq!(text.matches("# TYPE numaprobe_run_info gauge").count(), 1, "one family, two runs");
     assert_eq!(text.lines().filter(|l| l.starts_with("numaprobe_run_info{")).count(), 2);
+}
+
+/// RFC 3339 UTC of now minus `ago_s` seconds.
+fn ago(ago_s: u64) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let t = now.as_secs() - ago_s;
+    let (days, rem) = (t / 86_400, t % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Rewrites an export's run in place.
+fn patch(path: &Path, f: impl FnOnce(&mut Value)) {
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    f(&mut doc["runs"][0]);
+    std::fs::write(path, doc.to_string()).unwrap();
+}
+
+/// Issue 27: hosts are machines (two with one host name are two, one
+/// renamed is one); every host shows its run's time and age; stale runs
+/// are never healthy; a host whose latest run is incomplete is listed with
+/// why instead of its older run; hosts the orchestrator could not measure
+/// are listed with their error; one analysis writes every format.
+#[test]
+fn identity_freshness_and_hosts_not_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("fleet.db");
+    let mut files = Vec::new();
+    for n in 0..4u32 {
+        let p = host_export(d, n, &format!("node-{n}"), 1.0, None, "madvise");
+        patch(&p, |r| {
+            r["started"] = ago(3600).into();
+            r["machine"]["info"]["machine_id"] = format!("{n:016x}").into();
+        });
+        files.push(p);
+    }
+    // Two clones: one host name, two machines.
+    for (n, id) in [(10u32, "c1"), (11, "c2")] {
+        let p = host_export(d, n, &format!("clone-{n}"), 1.0, None, "madvise");
+        patch(&p, |r| {
+            r["started"] = ago(1800).into();
+            r["machine"]["info"]["hostname"] = "clone".into();
+            r["machine"]["info"]["machine_id"] = id.into();
+        });
+        files.push(p);
+    }
+    // node-1 renamed: its older run under another name is the same machine.
+    let old = host_export(d, 20, "node-1-old", 1.0, None, "madvise");
+    patch(&old, |r| {
+        r["started"] = ago(7200).into();
+        r["machine"]["info"]["machine_id"] = format!("{:016x}", 1).into();
+    });
+    files.push(old);
+    // node-2's latest run is incomplete: listed, its complete run not used.
+    let broken = host_export(d, 21, "node-2-latest", 1.0, None, "madvise");
+    patch(&broken, |r| {
+        r["machine"]["info"]["hostname"] = "node-2".into();
+        r["started"] = ago(600).into();
+        r["status"] = "incomplete".into();
+        r["message"] = "interrupted (SIGTERM)".into();
+        r["machine"]["info"]["machine_id"] = format!("{:016x}", 2).into();
+    });
+    files.push(broken);
+    // stale-9: measured 30 days ago.
+    let stale = host_export(d, 9, "stale-9", 1.0, None, "madvise");
+    patch(&stale, |r| r["started"] = ago(30 * 86_400).into());
+    files.push(stale);
+    np(&db).arg("import").args(&files).assert().success();
+    let unmeasured = d.join("unmeasured.tsv");
+    std::fs::write(
+        &unmeasured,
+        "# from the gather step\nnode-3\ttimed out after 600 s: waiting for the measuring lock\nghost\tunreachable: ssh: connection refused\n",
+    )
+    .unwrap();
+    let (json, md, txt) = (d.join("f.json"), d.join("f.md"), d.join("f.txt"));
+    np(&db)
+        .args(["--quiet", "fleet", "--unmeasured"])
+        .arg(&unmeasured)
+        .arg("-o")
+        .arg(&json)
+        .arg("-o")
+        .arg(&md)
+        .arg("-o")
+        .arg(&txt)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["max_age_s"], 604_800, "the documented default, 7 d");
+    let hosts: Vec<&Value> = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["hosts"].as_array().unwrap())
+        .collect();
+    let names: Vec<&str> = hosts.iter().map(|h| h["host"].as_str().unwrap()).collect();
+    // node-2 (incomplete) and node-3 (not measured) are not compared.
+    assert_eq!(names, ["clone", "clone", "node-0", "node-1", "stale-9"], "{v}");
+    assert_eq!(v["hosts"], 5);
+    for h in &hosts {
+        assert!(h["started"].is_string() && h["age_s"].is_f64(), "{h}");
+        let stale = h["host"] == "stale-9";
+        assert_eq!(h["stale"], stale, "{h}");
+        assert_eq!(h["healthy"], !stale, "{h}");
+    }
+    assert_eq!(v["healthy"], 4);
+    assert_eq!(v["stale"], 1);
+    let clones: Vec<&&Value> = hosts.iter().filter(|h| h["host"] == "clone").collect();
+    assert!(clones.iter().all(|h| h["duplicate_hostname"] == true));
+    assert_ne!(clones[0]["machine_id"], clones[1]["machine_id"]);
+    let warned =
+        |w: &str| v["warnings"].as_array().unwrap().iter().any(|x| x.as_str().unwrap().contains(w));
+    assert!(warned("host name clone is used by 2 machines"), "{}", v["warnings"]);
+    assert!(warned("node-1 was also named node-1-old"), "{}", v["warnings"]);
+    let node1 = hosts.iter().find(|h| h["host"] == "node-1").unwrap();
+    assert_eq!(node1["also_named"], serde_json::json!(["node-1-old"]));
+    let inc = &v["incomplete"][0];
+    assert_eq!(
+        (inc["host"].as_str(), inc["status"].as_str()),
+        (Some("node-2"), Some("incomplete"))
+    );
+    assert_eq!(inc["reason"], "interrupted (SIGTERM)");
+    assert!(inc["last_complete"]["run"].is_i64(), "{inc}");
+    let un: Vec<(&str, &str, bool)> = v["unmeasured"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (u["host"].as_str().unwrap(), u["error"].as_str().unwrap(), u["last_run"].is_object())
+        })
+        .collect();
+    assert_eq!(
+        un,
+        [
+            ("node-3", "timed out after 600 s: waiting for the measuring lock", true),
+            ("ghost", "unreachable: ssh: connection refused", false),
+        ]
+    );
+    for g in v["groups"].as_array().unwrap() {
+        assert!(g.as_object().unwrap().contains_key("note"), "note is always there: {g}");
+    }
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("Not measured: 2 host(s)") && md.contains("| Taken (age) |"), "{md}");
+    assert!(md.contains("node-1 (was node-1-old)"), "{md}");
+    let txt = std::fs::read_to_string(&txt).unwrap();
+    assert!(txt.contains("4 healthy") && txt.contains("1 stale (run older than 7.0 d)"), "{txt}");
+    assert!(txt.contains("(30.0 d) stale"), "{txt}");
+    // A longer maximum age: nothing stale.
+    let out = np(&db).args(["--json", "fleet", "--max-age", "60d"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["stale"].as_u64(), v["healthy"].as_u64()), (Some(0), Some(6)), "{v}");
+    // Bad input: exit 2, named.
+    np(&db)
+        .args(["fleet", "--max-age", "7"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--max-age").and(predicate::str::contains("no unit")));
+    np(&db)
+        .args(["fleet", "--unmeasured"])
+        .arg(d.join("nope.tsv"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nope.tsv"));
+}
+
+/// Every host of a round failed: the report lists them all, from no
+/// database at all.
+#[test]
+fn a_round_with_no_host_measured_still_has_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("unmeasured.tsv");
+    std::fs::write(&list, "a\tunreachable\nb\tnumaprobe run exit status 2\n").unwrap();
+    let out = np(&dir.path().join("none.db"))
+        .args(["--json", "fleet", "--unmeasured"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hosts"], 0);
+    assert_eq!(v["unmeasured"].as_array().unwrap().len(), 2);
 }

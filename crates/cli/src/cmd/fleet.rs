@@ -4,7 +4,7 @@
 //! `report::fleet`; docs/fleet.md documents it and the `--json` contract.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use report::fleet::GroupBy;
 use report::Renderer;
@@ -50,61 +50,102 @@ pub struct Args {
     /// Only runs with this label (each host's latest such run).
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
+    /// Runs older than this are stale, never counted healthy: a number and
+    /// a unit, s, m, h or d.
+    #[arg(long, value_name = "DURATION", default_value = "7d",
+          value_parser = crate::grammar::max_age)]
+    pub max_age: std::time::Duration,
+    /// Hosts the orchestrator could not measure, one `HOST<TAB>ERROR` a
+    /// line (what deploy/ansible and deploy/slurm write): listed with their
+    /// error, their older runs not compared.
+    #[arg(long, value_name = "FILE")]
+    pub unmeasured: Option<PathBuf>,
     /// Output format (default: from the -o file's extension, else text).
     #[arg(long, value_enum)]
     pub format: Option<FleetFormat>,
-    /// Write to FILE instead of stdout.
+    /// Write to FILE instead of stdout; repeat it for several formats from
+    /// one analysis (each by its extension: .html, .md, .json, else text).
     #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub output: Vec<PathBuf>,
 }
 
-/// The runs the fleet needs: per machine (and label with `--group-by
-/// label`) the latest complete run, plus the latest run of machines with
-/// no complete one (to say they were left out). Loading only these keeps
-/// a long history cheap.
+/// The runs the fleet needs: per machine and name it went by (the
+/// description holds the host name), and per label with `--group-by
+/// label`, the latest run and the latest complete run; per machine its
+/// latest run of all (to list a host left out by `--label`). Loading only
+/// these keeps a long history cheap.
 fn wanted(summaries: &[RunSummary], by_label: bool, label: Option<&str>) -> Vec<store::RunId> {
-    let mut best: BTreeMap<(String, String), &RunSummary> = BTreeMap::new();
-    let mut any: BTreeMap<String, &RunSummary> = BTreeMap::new();
-    for s in summaries {
-        any.insert(s.machine_fingerprint.clone(), s);
-        let labelled = label.is_none_or(|l| s.label.as_deref() == Some(l));
-        if !s.complete || !labelled {
-            continue;
-        }
-        let sub = if by_label { s.label.clone().unwrap_or_default() } else { String::new() };
-        let slot = best.entry((s.machine_fingerprint.clone(), sub)).or_insert(s);
+    type Slot<'a> = BTreeMap<(&'a str, &'a str, String), &'a RunSummary>;
+    fn keep<'a>(map: &mut Slot<'a>, k: (&'a str, &'a str, String), s: &'a RunSummary) {
         let key = |r: &RunSummary| (store::util::time_order_key(&r.started), r.id);
+        let slot = map.entry(k).or_insert(s);
         if key(s) > key(slot) {
             *slot = s;
         }
     }
-    let mut ids: Vec<store::RunId> = best.values().map(|s| s.id).collect();
-    for (fp, s) in any {
-        if !best.keys().any(|(f, _)| *f == fp) {
-            ids.push(s.id);
+    let (mut latest, mut complete, mut any): (Slot, Slot, Slot) = Default::default();
+    for s in summaries {
+        let who = (s.machine_fingerprint.as_str(), s.machine.as_str());
+        keep(&mut any, (who.0, who.1, String::new()), s);
+        if label.is_some_and(|l| s.label.as_deref() != Some(l)) {
+            continue;
+        }
+        let sub = if by_label { s.label.clone().unwrap_or_default() } else { String::new() };
+        keep(&mut latest, (who.0, who.1, sub.clone()), s);
+        if s.complete {
+            keep(&mut complete, (who.0, who.1, sub), s);
         }
     }
+    let mut ids: Vec<store::RunId> =
+        latest.values().chain(complete.values()).chain(any.values()).map(|s| s.id).collect();
     ids.sort();
+    ids.dedup();
     ids
 }
 
+/// The format of one output: `--json`, else `--format`, else the file's
+/// extension.
+fn format_of(a: &Args, g: &Global, path: Option<&Path>) -> Option<FleetFormat> {
+    if g.json {
+        return None;
+    }
+    if let Some(f) = a.format {
+        return Some(f);
+    }
+    let Some(p) = path else { return Some(FleetFormat::Text) };
+    if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        return None;
+    }
+    Some(match report::Format::from_path(p) {
+        Some(report::Format::Html) => FleetFormat::Html,
+        Some(report::Format::Markdown) => FleetFormat::Md,
+        None => FleetFormat::Text,
+    })
+}
+
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
-    let format = match (a.format, &a.output) {
-        (Some(f), _) => f,
-        (None, Some(p)) => match report::Format::from_path(p) {
-            Some(report::Format::Html) => FleetFormat::Html,
-            Some(report::Format::Markdown) => FleetFormat::Md,
-            None => FleetFormat::Text,
-        },
-        (None, None) => FleetFormat::Text,
-    };
     if g.json && a.format.is_some() {
         usage!("--json and --format are exclusive: --json prints the fleet as JSON");
     }
+    let unmeasured = match &a.unmeasured {
+        Some(p) => match std::fs::read(p) {
+            Ok(bytes) => report::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)),
+            Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
+        },
+        None => Vec::new(),
+    };
     let path = crate::cmd::store::db_path(g)?;
-    let db = Store::open_existing(&path)?;
-    let summaries = db.list_runs()?;
-    if summaries.is_empty() {
+    // Every host of an orchestrated round may have failed: the report then
+    // lists them, from no database at all.
+    let db = match Store::open_existing(&path) {
+        Err(_) if !unmeasured.is_empty() && !path.exists() => None,
+        other => Some(other?),
+    };
+    let summaries = match &db {
+        Some(db) => db.list_runs()?,
+        None => Vec::new(),
+    };
+    if summaries.is_empty() && unmeasured.is_empty() {
         anyhow::bail!(
             "{}: no runs yet: import the hosts' exports first (`numaprobe import FILE...`)",
             path.display()
@@ -119,25 +160,41 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     // One run in memory at a time: each is reduced to its metrics and
     // settings as it is read.
     let mut runs = Vec::with_capacity(ids.len());
-    for id in &ids {
-        runs.push(report::fleet::HostRun::of(&db.load_run(*id)?));
-    }
-    let fleet = report::fleet::build_from(&runs, group_by, a.threshold, a.label.as_deref());
-    if let Some(l) = &a.label {
-        if fleet.groups.is_empty() {
-            usage!("no complete run is labelled {l:?} (see `numaprobe list`)");
+    if let Some(db) = &db {
+        for id in &ids {
+            runs.push(report::fleet::HostRun::of(&db.load_run(*id)?));
         }
     }
-    if g.json {
-        let mut text = serde_json::to_string_pretty(&fleet)?;
-        text.push('\n');
-        return crate::cmd::store::write_out(a.output.as_deref(), text.as_bytes(), g, "the fleet");
+    let mut fresh = report::fleet::Freshness::now();
+    fresh.max_age_s = a.max_age.as_secs();
+    fresh.unmeasured = &unmeasured;
+    let fleet =
+        report::fleet::build_fresh(&runs, group_by, a.threshold, a.label.as_deref(), &fresh);
+    if let Some(l) = &a.label {
+        if fleet.groups.is_empty() && fleet.incomplete.is_empty() {
+            usage!("no run is labelled {l:?} (see `numaprobe list`)");
+        }
     }
-    let doc = fleet.document();
-    let bytes = match format {
-        FleetFormat::Text => report::Text.render(&doc),
-        FleetFormat::Md => report::Markdown.render(&doc),
-        FleetFormat::Html => report::Html.render(&doc),
+    let outputs: Vec<Option<&Path>> = if a.output.is_empty() {
+        vec![None]
+    } else {
+        a.output.iter().map(|p| Some(p.as_path())).collect()
     };
-    crate::cmd::store::write_out(a.output.as_deref(), &bytes, g, "the fleet report")
+    let mut doc = None;
+    for out in outputs {
+        let Some(format) = format_of(&a, g, out) else {
+            let mut text = serde_json::to_string_pretty(&fleet)?;
+            text.push('\n');
+            crate::cmd::store::write_out(out, text.as_bytes(), g, "the fleet")?;
+            continue;
+        };
+        let doc = doc.get_or_insert_with(|| fleet.document());
+        let bytes = match format {
+            FleetFormat::Text => report::Text.render(doc),
+            FleetFormat::Md => report::Markdown.render(doc),
+            FleetFormat::Html => report::Html.render(doc),
+        };
+        crate::cmd::store::write_out(out, &bytes, g, "the fleet report")?;
+    }
+    Ok(())
 }
