@@ -43,7 +43,7 @@ measure() {
     local what=$1; shift
     local t0 t1
     t0=$(date +%s.%N)
-    /usr/bin/time -f "%M" -o "$work/$what.mem" "$@" >"$work/$what.out" 2>"$work/$what.err"
+    /usr/bin/time -f "%M %U %S" -o "$work/$what.mem" "$@" >"$work/$what.out" 2>"$work/$what.err"
     t1=$(date +%s.%N)
     python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1" >"$work/$what.s"
 }
@@ -57,16 +57,20 @@ measure gather "$bin" --db "$work/fleet.db" --quiet fleet -o "$work/fleet.html" 
     -o "$work/fleet.json" -o "$work/fleet.txt"
 load_after=$(load)
 s() { cat "$work/$1.s"; }
-mib() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 1024:.0f}')" "$(cat "$work/$1.mem")"; }
+mib() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 1024:.0f}')" "$(cut -d' ' -f1 "$work/$1.mem")"; }
+# CPU seconds (user + system): what the step costs whatever the load.
+cpu() { python3 -c "import sys; print(f'{float(sys.argv[1]) + float(sys.argv[2]):.2f}')" $(cut -d' ' -f2,3 "$work/$1.mem"); }
 outliers=$(python3 -c "import json,sys; f=json.load(open(sys.argv[1])); print(','.join(h['host'] for g in f['groups'] for h in g['hosts'] if h['outlier']) or '-')" "$work/fleet.out")
 drifted=$(python3 -c "import json,sys; f=json.load(open(sys.argv[1])); print(','.join(h['host']+':'+'/'.join(h['drift']) for g in f['groups'] for h in g['hosts'] if h['drift']) or '-')" "$work/fleet.out")
 hosts=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['hosts'])" "$work/fleet.out")
 printf 'bench-fleet: %d hosts from a real export (%d results, %.0f KiB each; %.1f MiB in all), %s in the fleet\n' \
     "$n" "$results" "$(python3 -c "print($bytes / $n / 1024)")" "$(python3 -c "print($bytes / 1048576)")" "$hosts"
 printf '  load average before: %s, after: %s (2 CPUs)\n' "$load_before" "$load_after"
-printf '  import               %7.2f s  peak RSS %5s MiB\n' "$(s import)" "$(mib import)"
-printf '  fleet --json         %7.2f s  peak RSS %5s MiB\n' "$(s fleet)" "$(mib fleet)"
-printf '  fleet, 4 formats     %7.2f s  peak RSS %5s MiB (%d KiB of HTML)\n' "$(s gather)" "$(mib gather)" \
+printf '  step                 wall      CPU (user+sys)  peak RSS\n'
+printf '  import               %7.2f s  %7s s       %5s MiB\n' "$(s import)" "$(cpu import)" "$(mib import)"
+printf '  fleet --json         %7.2f s  %7s s       %5s MiB\n' "$(s fleet)" "$(cpu fleet)" "$(mib fleet)"
+printf '  fleet, 4 formats     %7.2f s  %7s s       %5s MiB (%d KiB of HTML)\n' "$(s gather)" "$(cpu gather)" "$(mib gather)" \
     "$(( $(stat -c %s "$work/fleet.html") / 1024 ))"
-printf '  import + fleet --json: %.2f s\n' "$(python3 -c "print($(s import) + $(s fleet))")"
+printf '  import + fleet --json: %.2f s wall, %.2f s CPU\n' "$(python3 -c "print($(s import) + $(s fleet))")" \
+    "$(python3 -c "print($(cpu import) + $(cpu fleet))")"
 printf '  outliers: %s; drift: %s\n' "$outliers" "$drifted"

@@ -71,7 +71,9 @@ def main():
             r["config"][k] = v
         doc = {"format": base["format"], "version": base["version"], "exported": base["exported"], "runs": [r]}
         with open(os.path.join(a.out, f"{host}.json"), "w") as out:
-            json.dump(doc, out)
+            # As `numaprobe export` writes it (indented): the size and the
+            # parsing work of a real export.
+            json.dump(doc, out, indent=2)
 
 
 if __name__ == "__main__":
