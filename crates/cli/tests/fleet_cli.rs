@@ -321,7 +321,7 @@ fn identity_freshness_and_hosts_not_measured() {
     assert!(md.contains("node-1 (was node-1-old)"), "{md}");
     let txt = std::fs::read_to_string(&txt).unwrap();
     assert!(txt.contains("4 healthy") && txt.contains("1 stale (run older than 7.0 d)"), "{txt}");
-    assert!(txt.contains("(30.0 d) stale"), "{txt}");
+    assert!(txt.contains("(30.0 d ago) stale"), "{txt}");
     // A longer maximum age: nothing stale.
     let out = np(&db).args(["--json", "fleet", "--max-age", "60d"]).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -28,8 +28,13 @@ pub struct RunData {
 
 impl RunData {
     pub fn of(run: &LoadedRun) -> RunData {
+        RunData::of_results(run.results.iter())
+    }
+
+    /// [`RunData::of`] from some of a run's results.
+    pub fn of_results<'a>(results: impl Iterator<Item = &'a store::StoredResult>) -> RunData {
         let mut d = RunData::default();
-        for r in &run.results {
+        for r in results {
             match results::view::read(r.kind.as_str(), &r.payload) {
                 Stored::Bw(b) => d.bw.push(b),
                 Stored::Lat(l) => d.lat.push(l),

@@ -18,7 +18,7 @@ use store::LoadedRun;
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::data::RunData;
 use crate::doc::{Document, Table};
-use crate::metrics::{metrics, MetricKey};
+use crate::metrics::{feeds_headline, metrics, MetricKey};
 
 mod roster;
 pub use roster::{
@@ -247,7 +247,15 @@ impl HostRun {
             started: run.summary.started.clone(),
             complete: run.summary.complete,
             config_hash: run.summary.config_hash.clone(),
-            metrics: metrics(&RunData::of(run)).into_iter().map(|(k, m)| (k, m.value)).collect(),
+            // Only the results a headline metric reads: the rest (latency
+            // sweeps above all) is most of a run and the fleet reads
+            // thousands of runs.
+            metrics: metrics(&RunData::of_results(
+                run.results.iter().filter(|r| feeds_headline(r.kind.as_str(), &r.payload)),
+            ))
+            .into_iter()
+            .map(|(k, m)| (k, m.value))
+            .collect(),
             settings: settings_of(run),
         }
     }
@@ -755,7 +763,7 @@ impl Fleet {
                     if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
                     h.run.to_string(),
                     format!(
-                        "{} ({}){}",
+                        "{} ({} ago){}",
                         h.started,
                         fmt_age(h.age_s),
                         if h.stale { " stale" } else { "" }
@@ -1174,8 +1182,8 @@ mod tests {
         let n1 = &f.groups[0].hosts[0];
         assert_eq!((n1.age_s, n1.stale, n1.healthy), (Some(7200.0), false, true));
         let text = String::from_utf8(crate::Text.render(&f.document())).unwrap();
-        assert!(text.contains("2026-10-01T11:00:00Z (39.0 d) stale"), "{text}");
-        assert!(text.contains("2026-11-09T09:00:00Z (2.0 h)"), "{text}");
+        assert!(text.contains("2026-10-01T11:00:00Z (39.0 d ago) stale"), "{text}");
+        assert!(text.contains("2026-11-09T09:00:00Z (2.0 h ago)"), "{text}");
         assert!(text.contains("3 healthy") && text.contains("1 stale (run older than 7.0 d)"));
         let json = serde_json::to_value(&f).unwrap();
         assert_eq!(json["max_age_s"], 604_800);

@@ -106,6 +106,22 @@ pub struct Metric {
 }
 
 /// The headline metrics of a run (absent when not measured).
+/// Whether a stored result can feed a headline metric: [`metrics`] reads
+/// bandwidth results and the latency results of the `matrix`, `point` and
+/// `loaded` modes only. A caller that needs only the headline figures (the
+/// fleet, over thousands of runs) leaves the rest unread: latency sweeps,
+/// per-CPU and core-to-core latency, audit findings, most of a run's bytes.
+pub fn feeds_headline(kind: &str, payload: &serde_json::Value) -> bool {
+    match kind {
+        "bw" => true,
+        "lat" => matches!(
+            payload.get("mode").and_then(serde_json::Value::as_str),
+            Some("matrix" | "point" | "loaded")
+        ),
+        _ => false,
+    }
+}
+
 pub fn metrics(d: &RunData) -> BTreeMap<MetricKey, Metric> {
     let mut m = BTreeMap::new();
     for key in MetricKey::ALL {
@@ -279,6 +295,32 @@ mod tests {
             lat: lat.iter().map(Lat::of).collect(),
             ..Default::default()
         }
+    }
+
+    /// The results `feeds_headline` leaves out change no headline metric of
+    /// the fixture's runs (a default run: every kind and mode), so the
+    /// fleet's shortcut cannot drift from the metrics.
+    #[test]
+    fn the_results_left_out_feed_no_headline_metric() {
+        let doc = store::ExportDoc::from_json(
+            include_str!("../tests/fixtures/synthetic-export.json"),
+            "fixture",
+        )
+        .unwrap();
+        for r in &doc.runs {
+            let all = RunData::of_results(r.results.iter());
+            let kept = RunData::of_results(
+                r.results.iter().filter(|x| feeds_headline(x.kind.as_str(), &x.payload)),
+            );
+            assert_eq!(metrics(&all), metrics(&kept), "run {}", r.uuid);
+        }
+        // The first run is a default run: every headline metric, most of
+        // its results left out.
+        let r = &doc.runs[0];
+        assert_eq!(metrics(&RunData::of_results(r.results.iter())).len(), MetricKey::ALL.len());
+        let left_out =
+            r.results.iter().filter(|x| !feeds_headline(x.kind.as_str(), &x.payload)).count();
+        assert!(left_out > r.results.len() / 2, "{left_out} of {}", r.results.len());
     }
 
     #[test]
