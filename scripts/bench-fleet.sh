@@ -36,6 +36,10 @@ fi
 python3 scripts/fleet-synth.py --base "$base" --hosts "$n" --out "$work/exports" \
     --slow host-0007=0.85 --drift host-0042=thp_enabled=always
 bytes=$(du -sb "$work/exports" | cut -f1)
+# The exports just written are flushed first: the import's commits
+# (fsync) would otherwise wait for the file system to write them, which
+# times the disk, not numaprobe.
+sync
 results=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['runs'][0]['results']))" "$base")
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 # Wall seconds and peak RSS (KiB) of a command.
