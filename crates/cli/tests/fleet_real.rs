@@ -49,15 +49,17 @@ fn json_of(c: &mut Command) -> Value {
 }
 
 /// Holds an exclusive flock on a file until dropped (a measurement under
-/// way, as `numaprobe run` sees it).
-struct HeldLock(std::fs::File);
+/// way, as `numaprobe run` sees it): the open file is the lock.
+struct HeldLock {
+    _file: std::fs::File,
+}
 
 impl HeldLock {
     fn on(path: &Path) -> HeldLock {
         use std::os::fd::AsRawFd;
         let f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
         assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
-        HeldLock(f)
+        HeldLock { _file: f }
     }
 }
 
