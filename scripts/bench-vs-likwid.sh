@@ -59,7 +59,10 @@
 # binary; default target/release/numaprobe, built if missing), BUDGET
 # (numaprobe seconds per result, default 1: at least 10 repetitions, ~15
 # for triad at 500 MiB), ISA (avx512 or avx2; default: avx512 when the CPU
-# has it, else avx2 with likwid's _avx tests). With the defaults a round
+# has it, else avx2 with likwid's _avx tests), NUMAPROBE_BASE (another
+# build of numaprobe, run beside NUMAPROBE in the same rounds at both page
+# sizes; the summary adds its ratios and numaprobe/base, to show that a
+# change moves nothing; about 40% more time). With the defaults a round
 # takes 98-108 s on the 2-CPU development VM (5 rounds: 515 s, measured);
 # each round prints its time.
 set -euo pipefail
@@ -119,10 +122,10 @@ run_likwid() { # test streams threads -> prints "GBs CPUS"
     echo "$(python3 -c "print($mbs / 1000)") $cpus"
 }
 
-run_numaprobe() { # kernel cpus pages -> prints "median_GBs mean_GBs"
-    local kernel=$1 cpus=$2 pages=$3 stores=nt
+run_numaprobe() { # kernel cpus pages [binary] -> prints "median_GBs mean_GBs"
+    local kernel=$1 cpus=$2 pages=$3 bin=${4:-$NUMAPROBE} stores=nt
     [ "$kernel" = read ] && stores=auto
-    "$NUMAPROBE" bw --json --quiet --isa "$ISA" --stores "$stores" --kernel "$kernel" \
+    "$bin" bw --json --quiet --isa "$ISA" --stores "$stores" --kernel "$kernel" \
         --cpus "$cpus" --size "$ARRAY_BYTES" --budget "$BUDGET" --min-reps 10 --pages "$pages" \
         | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["median_gbs"], r["mean_gbs"])'
 }
@@ -139,11 +142,15 @@ for round in $(seq 1 "$ROUNDS"); do
     for t in $THREADS; do
         for pair in $PAIRS; do
             IFS=: read -r name test streams kernel <<<"$pair"
-            sc4=- sthp=-
+            sc4=- sthp=- bp=- bp4=- _m=-
             if (( round % 2 )); then
                 read -r lk cpus < <(run_likwid "$test" "$streams" "$t")
                 read -r np npmean < <(run_numaprobe "$kernel" "$cpus" thp)
                 read -r np4 np4mean < <(run_numaprobe "$kernel" "$cpus" 4k)
+                if [ -n "${NUMAPROBE_BASE:-}" ]; then
+                    read -r bp _m < <(run_numaprobe "$kernel" "$cpus" thp "$NUMAPROBE_BASE")
+                    read -r bp4 _m < <(run_numaprobe "$kernel" "$cpus" 4k "$NUMAPROBE_BASE")
+                fi
                 if [ "$name" = triad ]; then
                     sc4=$(run_stream "$t" 4k); sthp=$(run_stream "$t" thp)
                 fi
@@ -154,11 +161,15 @@ for round in $(seq 1 "$ROUNDS"); do
                 if [ "$name" = triad ]; then
                     sthp=$(run_stream "$t" thp); sc4=$(run_stream "$t" 4k)
                 fi
+                if [ -n "${NUMAPROBE_BASE:-}" ]; then
+                    read -r bp4 _m < <(run_numaprobe "$kernel" "$cpus" 4k "$NUMAPROBE_BASE")
+                    read -r bp _m < <(run_numaprobe "$kernel" "$cpus" thp "$NUMAPROBE_BASE")
+                fi
                 read -r np4 np4mean < <(run_numaprobe "$kernel" "$cpus" 4k)
                 read -r np npmean < <(run_numaprobe "$kernel" "$cpus" thp)
                 read -r lk cpus < <(run_likwid "$test" "$streams" "$t")
             fi
-            echo "$name $t $round $lk $np $npmean $np4 $np4mean $sc4 $sthp $cpus" >>"$OUT/raw"
+            echo "$name $t $round $lk $np $npmean $np4 $np4mean $sc4 $sthp $cpus $bp $bp4" >>"$OUT/raw"
             printf 'round %d  %-5s %d thread(s) CPUs %-5s likwid %7.2f  numaprobe thp %7.2f  4k %7.2f  stream 4k %s thp %s GB/s\n' \
                 "$round" "$name" "$t" "$cpus" "$lk" "$np" "$np4" "$sc4" "$sthp" >&2
         done
@@ -170,10 +181,10 @@ python3 - "$OUT/raw" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    name, t, rnd, lk, np, npmean, np4, np4mean, sc4, sthp, cpus = line.split()
+    name, t, rnd, lk, np, npmean, np4, np4mean, sc4, sthp, cpus, bp, bp4 = line.split()
     f = lambda x: None if x == "-" else float(x)
     rows.setdefault((name, int(t)), []).append(
-        (float(lk), float(np), float(npmean), float(np4), float(np4mean), f(sc4), f(sthp)))
+        (float(lk), float(np), float(npmean), float(np4), float(np4mean), f(sc4), f(sthp), f(bp), f(bp4)))
 order = ["copy", "triad", "load", "store"]
 med = lambda v: statistics.median(v) if v else None
 fmt = lambda v: "-" if v is None else f"{v:.2f}"
@@ -196,4 +207,14 @@ for (name, t) in sorted(rows, key=lambda k: (order.index(k[0]), k[1])):
     print(f"{name:<7}{t:>4}{lk:>9.2f}{np:>9.2f}{np4:>9.2f}{fmt(s4):>11}{fmt(sthp):>12}"
           f"{r_thp:>12.3f}{r_4k:>11.3f}{fmt(r_s4):>13}{fmt(r_sthp):>15}  {'met' if ok else 'NOT met'} ({len(v)} rounds)")
 print(f"lowest like-for-like (4k) median ratio to likwid: {worst4:.3f} ({'>= 1.00' if worst4 >= 1.0 else 'BELOW 1.00'})")
+if any(x[8] is not None for v in rows.values() for x in v):
+    print("NUMAPROBE_BASE beside numaprobe, same rounds (medians over rounds of the per-round ratios):")
+    print(f"{'kernel':<7}{'thr':>4}{'base thp':>10}{'base 4k':>9}{'base4k/likwid':>15}{'np4k/likwid':>13}{'np/base thp':>13}{'np/base 4k':>12}")
+    for (name, t) in sorted(rows, key=lambda k: (order.index(k[0]), k[1])):
+        v = [x for x in rows[(name, t)] if x[7] is not None and x[8] is not None]
+        if not v:
+            continue
+        print(f"{name:<7}{t:>4}{med([x[7] for x in v]):>10.2f}{med([x[8] for x in v]):>9.2f}"
+              f"{med([x[8] / x[0] for x in v]):>15.3f}{med([x[3] / x[0] for x in v]):>13.3f}"
+              f"{med([x[1] / x[7] for x in v]):>13.3f}{med([x[3] / x[8] for x in v]):>12.3f}")
 PY

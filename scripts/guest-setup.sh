@@ -154,7 +154,8 @@ say "kernel: $kpkg -> target/guest/vmlinux ($(du -m "$guest/vmlinux" | cut -f1) 
 # --- 3. static numaprobe ----------------------------------------------------
 if [ "$build" = 1 ]; then
     say "building static numaprobe (target/static)"
-    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked \
+    flags=$(scripts/static-rustflags) || die "scripts/static-rustflags failed"
+    RUSTFLAGS="$flags" cargo build --release --locked \
         --target x86_64-unknown-linux-gnu -p numaprobe --target-dir "$root/target/static" >&2 ||
         die "static build of numaprobe failed"
     bin="$root/target/static/x86_64-unknown-linux-gnu/release/numaprobe"

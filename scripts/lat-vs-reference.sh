@@ -13,7 +13,12 @@
 #
 # usage: scripts/lat-vs-reference.sh [SIZE=1G] [PAGES="4k thp"] [RUNS=5] [CPU=0]
 # env:   NUMAPROBE=path/to/numaprobe (default: target/release/numaprobe,
-#        built with cargo when missing), STRIDE=256, SAMPLES=11, SAMPLE_MS=20
+#        built with cargo when missing), STRIDE=256, SAMPLES=11, SAMPLE_MS=20,
+#        NUMAPROBE_BASE=path/to/another/numaprobe: a second build run in the
+#        same rounds (base, numaprobe, reference), with its own ratio to the
+#        reference and numaprobe/base, to show a change moves nothing.
+#        Each line of numaprobe's also says whether the figure was marked
+#        disturbed (builds before the check print "-").
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -56,20 +61,35 @@ gcc -O2 -o "$work/chase" "$here/ref/chase.c"
 for pages in $pages_list; do
     echo "== lat vs reference: size $size ($bytes B), pages $pages, stride $stride B, CPU $cpu, $runs runs x $samples samples of ${sample_ms} ms"
     echo "machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
-    : > "$work/np.txt"; : > "$work/ref.txt"
+    : > "$work/np.txt"; : > "$work/ref.txt"; : > "$work/base.txt"
+    point() { # binary seed -> "median_ns min_ns page stable"
+        "$1" lat --quiet --json --no-prefetch-check --size "$bytes" --pages "$pages" --stride "$stride" --cpu "$cpu" \
+            --tlb-pages "$tlb_pages" --samples "$samples" --sample-ms "$sample_ms" --seed "$2" \
+            | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["median_ns"], r["min_ns"], r["page_size"].replace(" ", "_"), r.get("stable", "-"))'
+    }
     for i in $(seq 1 "$runs"); do
-        "$np" lat --quiet --json --no-prefetch-check --size "$bytes" --pages "$pages" --stride "$stride" --cpu "$cpu" \
-            --tlb-pages "$tlb_pages" --samples "$samples" --sample-ms "$sample_ms" --seed "$i" \
-            | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["median_ns"], r["min_ns"], r["page_size"].replace(" ", "_"))' \
-            >> "$work/np.txt"
+        if [[ -n "${NUMAPROBE_BASE:-}" ]]; then point "$NUMAPROBE_BASE" "$i" >> "$work/base.txt"; fi
+        point "$np" "$i" >> "$work/np.txt"
         "$work/chase" "$bytes" "$stride" "$pages" "$tlb_pages" "$samples" "$sample_ms" "$cpu" \
             | sed -E 's/.*median_ns=([0-9.]+) min_ns=([0-9.]+).*/\1 \2/' >> "$work/ref.txt"
     done
 
-    python3 - "$work/np.txt" "$work/ref.txt" "$pages" <<'PY'
+    python3 - "$work/np.txt" "$work/ref.txt" "$pages" "$work/base.txt" <<'PY'
 import statistics as st, sys
 np = [l.split() for l in open(sys.argv[1]) if l.strip()]
 ref = [l.split() for l in open(sys.argv[2]) if l.strip()]
+base = [l.split() for l in open(sys.argv[4]) if l.strip()]
+marked = sum(1 for x in np if x[3] == "False")
+print(f"numaprobe figures marked disturbed: {marked} of {len(np)}")
+if base:
+    bm = [float(x[0]) for x in base]
+    rm = [float(x[0]) for x in ref]
+    nm = [float(x[0]) for x in np]
+    print(f"{'run':>4} {'base ns':>9} {'numaprobe ns':>13} {'numaprobe/base':>15}")
+    for i, (a, b) in enumerate(zip(bm, nm), 1):
+        print(f"{i:>4} {a:>9.2f} {b:>13.2f} {b / a:>15.3f}")
+    print(f"base: median {st.median(bm):.2f} ns, ratio to the reference {st.median(bm) / st.median(rm):.3f}; "
+          f"numaprobe/base {st.median(nm) / st.median(bm):.3f} (median of runs)")
 npm = [float(x[0]) for x in np]; npmin = [float(x[1]) for x in np]
 rfm = [float(x[0]) for x in ref]; rfmin = [float(x[1]) for x in ref]
 print(f"{'run':>4} {'numaprobe ns':>13} {'reference ns':>13} {'ratio':>7}   (median per run; pages obtained: {np[0][2]})")

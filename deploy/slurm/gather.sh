@@ -13,7 +13,7 @@
 # in the report. Without, every export in SHARED/exports is imported.
 # Writes SHARED/fleet.{html,md,json,txt} (the database, SHARED/fleet.db,
 # keeps earlier rounds: the report covers every node, each with its run's
-# age; NUMAPROBE_MAX_AGE, default 7d, makes older runs stale).
+# age; NUMAPROBE_MAX_AGE, default 8d, makes older runs stale).
 # Exit status: 0 when every node of the round has a complete run; 1 when a
 # node did not (or an export could not be imported); the report is written
 # either way. 2: bad arguments.
@@ -65,7 +65,7 @@ elif [ $# -eq 0 ]; then
     echo "gather: no exports in $shared/exports" >&2
     exit 1
 fi
-"$bin" --db "$db" --quiet fleet --max-age "${NUMAPROBE_MAX_AGE:-7d}" --unmeasured "$unmeasured" \
+"$bin" --db "$db" --quiet fleet --max-age "${NUMAPROBE_MAX_AGE:-8d}" --unmeasured "$unmeasured" \
     -o "$shared/fleet.html" -o "$shared/fleet.md" -o "$shared/fleet.json" -o "$shared/fleet.txt"
 sed -n '1,4p' "$shared/fleet.txt"
 echo "gather: report in $shared/fleet.{html,md,json,txt}" >&2

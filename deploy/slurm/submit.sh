@@ -15,7 +15,7 @@
 # named on stderr and in the report). Without it, prints the job ids.
 # Environment: NUMAPROBE_SHARED (required), NUMAPROBE_BIN, NUMAPROBE_LABEL
 # (default slurm-JOBID of the first job), NUMAPROBE_BUDGET, NUMAPROBE_ARGS,
-# NUMAPROBE_MAX_AGE (the report's --max-age, default 7d).
+# NUMAPROBE_MAX_AGE (the report's --max-age, default 8d).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${NUMAPROBE_SHARED:?set NUMAPROBE_SHARED to a folder every node can write}"

@@ -1,5 +1,5 @@
 # known.py IN OUT. Known effects on this machine's real run-to-run noise: the 12 real runs of
-# identical settings (crates/report/tests/data/repeat), split alternately into
+# identical settings (crates/analysis/tests/data/repeat), split alternately into
 # a base half (runs 1,3,5,...) and a new half (runs 2,4,6,...); the new half's
 # *_gbs fields are scaled by the effect. Groups of n = 3..6 runs per side,
 # each group its own configuration fingerprint.

@@ -1,13 +1,16 @@
 //! Measurements the audit cites: figures computed from saved `bw` and `lat`
 //! results (remote/local ratios, local bandwidth per node, interleave,
-//! latency groups found under `numa=off`, the prefetch check of `lat`).
+//! latency groups found under `numa=off`, the prefetch check of `lat`), and
+//! which saved run they come from ([`from_store`]).
 
 use std::collections::BTreeMap;
 
-use results::lat::{LatSummary, PrefetchCheck};
-use results::view::Stored;
+use results::bw::{self, BwResult};
+use results::lat::{self, Lat, LatSummary, PrefetchCheck};
+use results::stats::measured;
+use results::Record;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use store::{LoadedRun, RunId, Store, StoreError};
 
 /// Optional measured figures; every rule works without them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -74,24 +77,82 @@ impl PrefetchEvidence {
     }
 }
 
-/// The last prefetch check among saved results (each `{"kind", "payload"}`
-/// or a bare payload with `kind`), if any.
-pub fn prefetch_check(results: &[Value]) -> Option<PrefetchCheck> {
-    results
-        .iter()
-        .filter(|r| r.get("kind").and_then(Value::as_str) == Some("lat-summary"))
-        .filter_map(|r| {
-            let p = r.get("payload").filter(|p| p.is_object()).unwrap_or(r);
-            match LatSummary::try_from(p.clone()) {
-                Ok(LatSummary::PrefetchCheck(c)) => Some(c),
+/// The last prefetch check among a run's records, if any.
+pub fn prefetch_check<'a>(records: impl IntoIterator<Item = &'a Record>) -> Option<PrefetchCheck> {
+    records
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::LatSummary(s) => match s.as_ref() {
+                LatSummary::PrefetchCheck(c) => Some(c.clone()),
                 _ => None,
-            }
+            },
+            _ => None,
         })
-        .next_back()
+        .last()
 }
 
-fn node(n: Option<i64>) -> Option<u32> {
-    u32::try_from(n?).ok()
+/// Which saved run the audit cites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source<'a> {
+    /// The run the user named (`audit --run`).
+    Run(RunId),
+    /// The latest run of the machine with this fingerprint that holds
+    /// results, whatever settings it ran under (the machine fingerprint
+    /// survives SNC, SMT and `numa=off`); its prefetch check, when it has
+    /// none, from the latest of the machine's runs that has one.
+    LatestOfMachine(&'a str),
+}
+
+/// The evidence in `db` from `source`, and a note for the user when the
+/// run found holds nothing to cite. No run (an empty database, a machine
+/// never measured) is empty evidence without a note.
+pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String>), StoreError> {
+    let loaded = match source {
+        Source::Run(id) => Some(db.load_run(id)?),
+        Source::LatestOfMachine(me) => {
+            db.latest_run_of_machine(me)?.map(|id| db.load_run(id)).transpose()?
+        }
+    };
+    let Some(l) = loaded else { return Ok((Evidence::default(), None)) };
+    let mut ev = Evidence::from_records(l.records());
+    let src = source_of(&l);
+    if let Some(p) = &mut ev.prefetch {
+        p.source = Some(src.clone());
+    } else if let Source::LatestOfMachine(me) = source {
+        // The latest run may not have measured latency: the prefetch
+        // evidence comes from the latest run of this machine that did.
+        ev.prefetch = latest_prefetch_check(db, me, l.summary.id)?;
+    }
+    if ev.is_empty() {
+        let note = format!("{src} has no bandwidth or latency results to cite");
+        return Ok((Evidence::default(), Some(note)));
+    }
+    ev.source = Some(src);
+    Ok((ev, None))
+}
+
+/// `run N (started, label)`: where evidence comes from.
+fn source_of(l: &LoadedRun) -> String {
+    let label = l.summary.label.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
+    format!("run {} ({}{label})", l.summary.id, l.summary.started)
+}
+
+/// The prefetch check of the latest run of machine `me` that has one,
+/// other than `seen` (already read).
+fn latest_prefetch_check(
+    db: &Store,
+    me: &str,
+    seen: RunId,
+) -> Result<Option<PrefetchEvidence>, StoreError> {
+    let mut runs = db.list_runs_for_machine(me)?;
+    runs.sort_by(|a, b| (&a.started, a.id).cmp(&(&b.started, b.id)));
+    for s in runs.iter().rev().filter(|s| s.id != seen) {
+        let l = db.load_run(s.id)?;
+        if let Some(check) = prefetch_check(l.records()) {
+            return Ok(Some(PrefetchEvidence { source: Some(source_of(&l)), check }));
+        }
+    }
+    Ok(None)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -120,35 +181,28 @@ impl Evidence {
             && self.prefetch.is_none()
     }
 
-    /// Computes the figures from saved result payloads. Each payload is a
-    /// JSON object with `kind` (`bw` or `lat`) and the fields the store
-    /// saves: for `bw`, `mode`, `kernel`, `cpu_node`, `mem_node`, `best_gbs`,
-    /// `median_gbs`; for `lat`, `mode`, `cpu_node`, `mem_node`, `median_ns`
-    /// (or `cpu` instead of `cpu_node` for per-CPU sweeps). A payload wrapped
-    /// as `{"kind":..., "payload":{...}}` is unwrapped. Latency ratios use
-    /// `matrix`/`point` results; latency groups use `per-cpu` results;
-    /// bandwidth uses the best figure per (cpu_node, mem_node) pair over all
-    /// kernels, and `interleave` results for the interleave figure.
-    /// Interrupted or unvalidated results, unknown kinds and incomplete
-    /// payloads are skipped.
-    pub fn from_results(results: &[Value]) -> Evidence {
+    /// Computes the figures from a run's records. Latency ratios use the
+    /// `matrix` and `point` chases; latency groups the `per-cpu` chases;
+    /// bandwidth the best figure (else the median) per (CPU node, memory
+    /// node) pair over all kernels, and `interleave` results for the
+    /// interleave figure. Results Ctrl-C cut short or whose answers failed
+    /// validation are no evidence; figures not measured are skipped.
+    pub fn from_records<'a>(records: impl IntoIterator<Item = &'a Record> + Clone) -> Evidence {
         let mut local_lat: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
         let mut remote_lat: Vec<(u32, f64)> = Vec::new();
         let mut per_cpu_lat: Vec<f64> = Vec::new();
         let mut bw_pair: BTreeMap<(u32, u32), f64> = BTreeMap::new();
         let mut interleave: Option<f64> = None;
-        for r in results {
-            let kind = r.get("kind").and_then(Value::as_str).unwrap_or("");
-            let p = r.get("payload").filter(|p| p.is_object()).unwrap_or(r);
-            match results::view::read(kind, p) {
-                // Results cut short or that failed validation are no evidence.
-                Stored::Lat(l) if !l.discarded => {
-                    let Some(ns) = l.median_ns else { continue };
-                    match l.mode.as_str() {
-                        "per-cpu" => per_cpu_lat.push(ns),
-                        // Idle node-to-node latency only: not sweeps (cache
-                        // sizes), loaded latency or core-to-core.
-                        "" | "matrix" | "point" => match (node(l.cpu_node), node(l.mem_node)) {
+        for r in records.clone() {
+            match r {
+                Record::Lat(l) => {
+                    // idle node-to-node latency only: not sweeps (cache
+                    // sizes), loaded latency or core-to-core
+                    let Lat::Chase(l) = l.as_ref() else { continue };
+                    let Some(ns) = measured(l.median_ns) else { continue };
+                    match l.mode {
+                        lat::Mode::PerCpu => per_cpu_lat.push(ns),
+                        lat::Mode::Matrix | lat::Mode::Point => match (l.cpu_node, l.mem_node) {
                             (Some(c), Some(m)) if c == m => {
                                 local_lat.entry(c).or_default().push(ns)
                             }
@@ -158,13 +212,16 @@ impl Evidence {
                         _ => {}
                     }
                 }
-                Stored::Bw(b) if !b.interrupted && b.validated != Some(false) => {
-                    let Some(gbs) = b.best_gbs.or(b.median_gbs) else { continue };
-                    if b.mode == "interleave" {
+                Record::Bw(b) if !b.interrupted && b.validated => {
+                    let b: &BwResult = b;
+                    let Some(gbs) = measured(b.best_gbs).or(measured(b.median_gbs)) else {
+                        continue;
+                    };
+                    if b.mode == bw::Mode::Interleave {
                         interleave = Some(interleave.map_or(gbs, |i: f64| i.max(gbs)));
                         continue;
                     }
-                    if let (Some(c), Some(m)) = (node(b.cpu_node), node(b.mem_node)) {
+                    if let (Some(c), Some(m)) = (b.cpu_node, b.mem_node) {
                         let e = bw_pair.entry((c, m)).or_insert(0.0);
                         *e = e.max(gbs);
                     }
@@ -202,7 +259,7 @@ impl Evidence {
         if !per_cpu_lat.is_empty() {
             ev.latency_groups = Some(count_groups(&per_cpu_lat, 0.15));
         }
-        ev.prefetch = prefetch_check(results).map(|check| PrefetchEvidence { source: None, check });
+        ev.prefetch = prefetch_check(records).map(|check| PrefetchEvidence { source: None, check });
         ev
     }
 }
@@ -210,11 +267,21 @@ impl Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// Records read from stored JSON (`kind` beside the payload's fields).
+    fn records(v: &[Value]) -> Vec<Record> {
+        v.iter()
+            .map(|r| {
+                let kind = r["kind"].as_str().unwrap_or("").to_string();
+                results::upgrade::read(&kind, r).record
+            })
+            .collect()
+    }
 
     #[test]
     fn ratios_from_matrix_results() {
-        let results = vec![
+        let results = records(&[
             json!({"kind":"lat","mode":"matrix","cpu_node":0,"mem_node":0,"median_ns":90.0}),
             json!({"kind":"lat","mode":"matrix","cpu_node":0,"mem_node":1,"median_ns":162.0}),
             json!({"kind":"lat","mode":"matrix","cpu_node":1,"mem_node":1,"median_ns":90.0}),
@@ -227,8 +294,10 @@ mod tests {
             json!({"kind":"lat","cpu_node":0}),
             json!({"kind":"lat","mode":"sweep","cpu_node":0,"mem_node":1,"median_ns":3.0}),
             json!({"kind":"bw","mode":"matrix","kernel":"triad","cpu_node":1,"mem_node":1,"best_gbs":900.0,"interrupted":true}),
-        ];
-        let ev = Evidence::from_results(&results);
+            json!({"kind":"bw","mode":"matrix","kernel":"triad","cpu_node":1,"mem_node":1,"best_gbs":900.0,"validated":false}),
+            json!({"kind":"lat","mode":"matrix","cpu_node":1,"mem_node":0,"median_ns":999.0,"interrupted":true}),
+        ]);
+        let ev = Evidence::from_records(&results);
         assert!((ev.remote_local_latency_ratio.unwrap() - 1.7).abs() < 1e-9);
         assert!((ev.worst_remote_local_latency_ratio.unwrap() - 1.8).abs() < 1e-9);
         assert!((ev.remote_local_bandwidth_ratio.unwrap() - 40.0 / 110.0).abs() < 1e-9);
@@ -236,7 +305,7 @@ mod tests {
         assert!((ev.interleave_local_ratio.unwrap() - 0.5).abs() < 1e-9);
         assert_eq!(ev.latency_groups, None);
         assert!(!ev.is_empty());
-        assert!(Evidence::from_results(&[]).is_empty());
+        assert!(Evidence::from_records(&[]).is_empty());
     }
 
     #[test]
@@ -244,17 +313,64 @@ mod tests {
         let mut results: Vec<Value> = (0..8)
             .map(|c| json!({"kind":"lat","mode":"per-cpu","cpu":c,"cpu_node":0,"mem_node":0,"median_ns": if c < 4 { 80.0 + c as f64 } else { 140.0 }}))
             .collect();
-        assert_eq!(Evidence::from_results(&results).latency_groups, Some(2));
+        assert_eq!(Evidence::from_records(&records(&results)).latency_groups, Some(2));
         results.truncate(4);
-        assert_eq!(Evidence::from_results(&results).latency_groups, Some(1));
+        assert_eq!(Evidence::from_records(&records(&results)).latency_groups, Some(1));
+    }
+
+    /// A store with two runs of machine `m1`: an older one holding a
+    /// prefetch check, a newer one holding only a bandwidth result.
+    fn store_with_runs(dir: &std::path::Path) -> (Store, RunId, RunId) {
+        let mut db = Store::open(dir.join("r.db")).unwrap();
+        let machine: results::context::Machine =
+            serde_json::from_value(json!({"fingerprint": "m1"})).unwrap();
+        let mut ids = Vec::new();
+        for (started, record) in [
+            (
+                "2026-01-01T00:00:00Z",
+                Record::LatSummary(Box::new(LatSummary::PrefetchCheck(PrefetchCheck::judge(
+                    0,
+                    Some(0),
+                    1 << 30,
+                    "4k".into(),
+                    256,
+                    (100.0, 1.0),
+                    (160.0, 1.0),
+                )))),
+            ),
+            (
+                "2026-01-02T00:00:00Z",
+                records(&[json!({"kind": "bw", "mode": "local",
+                "kernel": "triad", "cpu_node": 0, "mem_node": 0, "best_gbs": 50.0})])[0]
+                    .clone(),
+            ),
+        ] {
+            let mut new = store::NewRun::new("numaprobe run", "0");
+            new.machine = machine.clone();
+            new.started = Some(started.into());
+            let id = db.begin_run(&new).unwrap();
+            db.add_result(id, &record).unwrap();
+            db.finish_run(id, store::RunStatus::Complete, None).unwrap();
+            ids.push(id);
+        }
+        (db, ids[0], ids[1])
     }
 
     #[test]
-    fn wrapped_payloads_are_unwrapped() {
-        let results = vec![
-            json!({"kind":"lat","payload":{"cpu_node":0,"mem_node":0,"median_ns":100.0}}),
-            json!({"kind":"lat","payload":{"cpu_node":0,"mem_node":1,"median_ns":200.0}}),
-        ];
-        assert_eq!(Evidence::from_results(&results).remote_local_latency_ratio, Some(2.0));
+    fn the_latest_run_is_cited_with_the_prefetch_check_of_an_older_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, older, newer) = store_with_runs(dir.path());
+        let (ev, note) = from_store(&db, Source::LatestOfMachine("m1")).unwrap();
+        assert_eq!(note, None);
+        assert_eq!(ev.local_best_gbs_per_node.get(&0), Some(&50.0));
+        assert!(ev.source.as_deref().unwrap().starts_with(&format!("run {newer} (")));
+        let p = ev.prefetch.expect("the older run's check");
+        assert!(p.source.as_deref().unwrap().starts_with(&format!("run {older} (")));
+        // a named run is cited alone; with nothing to cite it says so
+        let (ev, note) = from_store(&db, Source::Run(older)).unwrap();
+        assert!(ev.prefetch.is_some() && ev.local_best_gbs_per_node.is_empty());
+        assert_eq!(note, None);
+        let (ev, note) = from_store(&db, Source::LatestOfMachine("another")).unwrap();
+        assert!(ev.is_empty() && note.is_none());
     }
 }

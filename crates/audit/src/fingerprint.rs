@@ -3,8 +3,10 @@
 //!
 //! The machine fingerprint must not change when a BIOS or OS setting does
 //! (SNC on/off changes the node count, SMT off the CPU count, `numa=off`
-//! both), so it is built only from what such settings leave alone: host
-//! name, CPU model, packages, physical cores and installed memory. Installed
+//! both), so it is built only from what such settings leave alone: the
+//! machine's identity ([`machine_identity`]: its DMI UUID, else its
+//! machine-id, else its host name), CPU model, packages, physical cores and
+//! installed memory. Installed
 //! memory is the sum of the DIMMs in SMBIOS when readable, else `MemTotal`
 //! rounded up coarsely ([`installed_gib`]), so boot-time huge pages, a
 //! `crashkernel=` reservation or a slightly smaller `mem=` leave it alone.
@@ -15,18 +17,19 @@
 //! of those settings alone: what a writer adds afterwards (the run's budget)
 //! does not change it.
 
-use serde_json::{json, Map, Value};
+use results::context::{Configuration, Count, DimmSummary, Dimms, Machine, Reading, Scalar};
 use topo::{SysRoot, Topology};
 
 use crate::read::Read;
 use crate::settings::Settings;
 use crate::smbios::MemoryPopulation;
 
-fn read_value<T: serde::Serialize>(r: &Read<T>) -> Value {
+/// A setting as the configuration document holds it.
+fn reading<T: Clone>(r: &Read<T>) -> Reading<T> {
     match r {
-        Read::Value(v) => serde_json::to_value(v).unwrap_or(Value::Null),
-        Read::Absent => Value::Null,
-        Read::Unreadable(_) => Value::String("unreadable".into()),
+        Read::Value(v) => Reading::Value(v.clone()),
+        Read::Absent => Reading::Absent,
+        Read::Unreadable(_) => Reading::Unreadable,
     }
 }
 
@@ -199,7 +202,7 @@ pub fn machine_fingerprint(root: &SysRoot, topo: &Topology) -> String {
 
 /// The machine's identity document (`fingerprint`, `description` and the
 /// facts behind them).
-pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>) -> Value {
+pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>) -> Machine {
     let hostname = hostname(root);
     let id = machine_identity(root, hostname.as_deref());
     let mem_gib = mem_gib(topo);
@@ -209,20 +212,43 @@ pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>)
             let populated: Vec<_> = m.dimms.iter().filter(|d| d.populated()).collect();
             let types: std::collections::BTreeSet<&str> =
                 populated.iter().filter_map(|d| d.memory_type.as_deref()).collect();
-            json!({
-                "modules": m.dimms.iter().filter(|d| d.size_bytes.unwrap_or(0) > 0).count(),
-                "slots": m.dimms.len(),
-                "peak_gbs_per_socket": m.sockets.iter().map(|s| s.peak_gbs).collect::<Vec<_>>(),
+            let speed =
+                populated.iter().filter_map(|d| d.configured_speed_mts.or(d.speed_mts)).min();
+            // `null` where unknown, as the store has always written it
+            let mut extra = results::context::Extra::new();
+            if speed.is_none() {
+                extra.insert("configured_speed_mts".into(), serde_json::Value::Null);
+            }
+            Reading::Value(Dimms::Summary(DimmSummary {
+                modules: Some(
+                    m.dimms.iter().filter(|d| d.size_bytes.unwrap_or(0) > 0).count() as u64
+                ),
+                slots: Some(m.dimms.len() as u64),
+                peak_gbs_per_socket: Some(m.sockets.iter().map(|s| s.peak_gbs).collect()),
                 // what the report's at-a-glance box shows
-                "memory_type": types.into_iter().collect::<Vec<_>>().join("/"),
-                "configured_speed_mts": populated.iter().filter_map(|d| d.configured_speed_mts.or(d.speed_mts)).min(),
-                "channels": m.sockets.iter().map(|s| s.channels.len()).sum::<usize>(),
-                "channels_populated": m.sockets.iter().map(|s| s.populated_channels.len()).sum::<usize>(),
-                "module_sizes_bytes": m.sockets.iter().flat_map(|s| s.module_sizes_bytes.iter().copied()).collect::<std::collections::BTreeSet<u64>>(),
-            })
+                memory_type: Some(types.into_iter().collect::<Vec<_>>().join("/")),
+                configured_speed_mts: speed.map(u64::from),
+                channels: Some(m.sockets.iter().map(|s| s.channels.len() as u64).sum()),
+                channels_populated: Some(
+                    m.sockets.iter().map(|s| s.populated_channels.len() as u64).sum(),
+                ),
+                module_sizes_bytes: Some(
+                    m.sockets
+                        .iter()
+                        .flat_map(|s| s.module_sizes_bytes.iter().copied())
+                        .collect::<std::collections::BTreeSet<u64>>()
+                        .into_iter()
+                        .collect(),
+                ),
+                extra,
+                ..Default::default()
+            }))
         }
-        Read::Absent => Value::Null,
-        Read::Unreadable(why) => json!({ "unreadable": why }),
+        Read::Absent => Reading::Absent,
+        Read::Unreadable(why) => Reading::Value(Dimms::Summary(DimmSummary {
+            unreadable: Some(why.clone()),
+            ..Default::default()
+        })),
     };
     let description = format!(
         "{}{}x {}, {} cores, {:.0} GiB",
@@ -232,23 +258,27 @@ pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>)
         cores,
         mem_gib
     );
-    json!({
-        "fingerprint": identity(hostname.as_deref(), id.as_ref(), topo, memory),
-        "machine_id": id.as_ref().map(|i| i.id.clone()),
-        "machine_id_source": id.as_ref().map(|i| i.source),
-        "installed_gib": installed_gib(topo, memory),
-        "description": description,
-        "hostname": hostname,
-        "cpu_model": topo.cpu_model,
-        "cpu_vendor": topo.cpu_vendor,
-        "arch": topo.arch,
-        "packages": topo.packages.len(),
-        "cores": cores,
-        "cpus": topo.cpus.len(),
-        "nodes": topo.nodes.len(),
-        "mem_total_bytes": topo.system_memory.as_ref().map(|m| m.total_bytes).unwrap_or_else(|| topo.mem_total_bytes()),
-        "dimms": dimms,
-    })
+    let or_absent = |v: Option<&String>| v.map_or(Reading::Absent, |v| Reading::Value(v.clone()));
+    Machine {
+        fingerprint: Some(identity(hostname.as_deref(), id.as_ref(), topo, memory)),
+        machine_id: id.as_ref().map(|i| i.id.clone()),
+        machine_id_source: id.as_ref().map(|i| i.source.to_string()),
+        installed_gib: Some(installed_gib(topo, memory)),
+        description: Some(description),
+        hostname: Some(or_absent(hostname.as_ref())),
+        cpu_model: Some(or_absent(topo.cpu_model.as_ref())),
+        cpu_vendor: serde_json::to_value(topo.cpu_vendor)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string)),
+        arch: Some(or_absent(topo.arch.as_ref())),
+        packages: Some(Count::Number(topo.packages.len() as u64)),
+        cores: Some(cores as u64),
+        cpus: Some(Count::Number(topo.cpus.len() as u64)),
+        nodes: Some(Count::Number(topo.nodes.len() as u64)),
+        mem_total_bytes: Some(mem_total_bytes(topo)),
+        dimms: Some(dimms),
+        ..Default::default()
+    }
 }
 
 /// The configuration document with the memory settings SMBIOS gives
@@ -257,53 +287,45 @@ pub fn config_with_memory(
     topo: &Topology,
     settings: &Settings,
     memory: &Read<MemoryPopulation>,
-) -> Value {
+) -> Configuration {
     let mut doc = config_settings(topo, settings);
-    if let Value::Object(m) = &mut doc {
-        let (speed, population) = memory_settings(memory);
-        m.insert("memory_speed_mts".into(), speed);
-        m.insert("dimm_population".into(), population);
-    }
+    let (speed, population) = memory_settings(memory);
+    doc.memory_speed_mts = Some(speed);
+    doc.dimm_population = Some(population);
     seal(doc)
 }
 
 /// The configuration document without SMBIOS (see [`config_with_memory`]).
-pub fn config(topo: &Topology, settings: &Settings) -> Value {
+pub fn config(topo: &Topology, settings: &Settings) -> Configuration {
     seal(config_settings(topo, settings))
 }
 
 /// Adds `fingerprint`: the hash of the settings (keys sorted), so that
 /// fields a writer adds later (`budget`) stay outside it.
-fn seal(mut doc: Value) -> Value {
-    let hash = format!("{:016x}", topo::hash::fnv1a64(doc.to_string().as_bytes()));
-    if let Value::Object(m) = &mut doc {
-        m.insert("fingerprint".into(), Value::String(hash));
-    }
+fn seal(mut doc: Configuration) -> Configuration {
+    doc.fingerprint = Some(doc.settings_hash());
     doc
 }
 
 /// The DIMMs' configured speed (one value, or `mixed (...)`) and population
 /// (`8 of 16 slots: 8x 32 GiB DDR5`), from SMBIOS.
-fn memory_settings(memory: &Read<MemoryPopulation>) -> (Value, Value) {
+fn memory_settings(memory: &Read<MemoryPopulation>) -> (Reading<Scalar>, Reading<String>) {
     let m = match memory {
         Read::Value(m) => m,
-        Read::Absent => return (Value::Null, Value::Null),
-        Read::Unreadable(_) => {
-            let u = Value::String("unreadable".into());
-            return (u.clone(), u);
-        }
+        Read::Absent => return (Reading::Absent, Reading::Absent),
+        Read::Unreadable(_) => return (Reading::Unreadable, Reading::Unreadable),
     };
     let populated: Vec<_> = m.dimms.iter().filter(|d| d.populated()).collect();
     let mut speeds: Vec<u32> = populated.iter().filter_map(|d| d.configured_speed_mts).collect();
     speeds.sort_unstable();
     speeds.dedup();
     let speed = match speeds.as_slice() {
-        [] => Value::Null,
-        [one] => json!(one),
-        many => Value::String(format!(
+        [] => Reading::Absent,
+        [one] => Reading::Value(Scalar::Int(i64::from(*one))),
+        many => Reading::Value(Scalar::Text(format!(
             "mixed ({})",
             many.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
-        )),
+        ))),
     };
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     for d in &populated {
@@ -315,7 +337,7 @@ fn memory_settings(memory: &Read<MemoryPopulation>) -> (Value, Value) {
         *kinds.entry(key).or_default() += 1;
     }
     let list = kinds.iter().map(|(k, n)| format!("{n}x {k}")).collect::<Vec<_>>().join(", ");
-    let population = Value::String(format!(
+    let population = Reading::Value(format!(
         "{} of {} slots{}",
         populated.len(),
         m.dimms.len(),
@@ -348,54 +370,53 @@ fn cgroup_restriction(topo: &Topology) -> String {
 }
 
 /// The settings that change what memory does.
-fn config_settings(topo: &Topology, settings: &Settings) -> Value {
-    let mut m = Map::new();
-    m.insert("numa_mode".into(), json!(topo.numa_mode.kind));
-    m.insert("numa_mode_label".into(), json!(topo.numa_mode.label));
-    m.insert("nodes".into(), json!(topo.nodes.len()));
-    m.insert("nodes_with_cpus".into(), json!(topo.cpu_nodes().count()));
-    m.insert("online_cpus".into(), json!(topo.online_cpus.len()));
-    m.insert("kernel".into(), read_value(&settings.kernel));
-    let opts: Map<String, Value> =
-        topo.cmdline.options.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-    m.insert("cmdline_options".into(), Value::Object(opts));
-    m.insert("thp_enabled".into(), read_value(&settings.thp_enabled));
-    m.insert("thp_defrag".into(), read_value(&settings.thp_defrag));
-    m.insert("numa_balancing".into(), read_value(&settings.numa_balancing));
-    m.insert("zone_reclaim_mode".into(), read_value(&settings.zone_reclaim_mode));
+fn config_settings(topo: &Topology, settings: &Settings) -> Configuration {
     let uniform = |r: &Read<crate::settings::PerCpu>| match r {
-        Read::Value(p) => match p.uniform() {
-            Some(v) => Value::String(v.to_string()),
-            None => Value::String(format!(
-                "mixed ({})",
-                p.by_value.keys().cloned().collect::<Vec<_>>().join(", ")
-            )),
-        },
-        other => read_value(&other.as_ref().map(|_| ())),
+        Read::Value(p) => Reading::Value(match p.uniform() {
+            Some(v) => v.to_string(),
+            None => {
+                format!("mixed ({})", p.by_value.keys().cloned().collect::<Vec<_>>().join(", "))
+            }
+        }),
+        Read::Absent => Reading::Absent,
+        Read::Unreadable(_) => Reading::Unreadable,
     };
-    m.insert("cpufreq_driver".into(), uniform(&settings.cpufreq.driver));
-    m.insert("governor".into(), uniform(&settings.cpufreq.governor));
-    m.insert("epp".into(), uniform(&settings.cpufreq.energy_performance_preference));
-    m.insert("boost".into(), read_value(&settings.boost.enabled()));
-    m.insert("smt".into(), read_value(&settings.smt.control));
-    m.insert("iommu".into(), json!(settings.iommu.mode()));
-    m.insert("cmdline".into(), read_value(&settings.cmdline));
-    m.insert("cgroup_restriction".into(), Value::String(cgroup_restriction(topo)));
+    let text = |v: serde_json::Result<serde_json::Value>| {
+        v.ok().and_then(|v| v.as_str().map(str::to_string)).map_or(Reading::Absent, Reading::Value)
+    };
+    let cgroup_restriction = cgroup_restriction(topo);
     let f = &settings.firmware;
-    for (k, v) in [
-        ("bios_vendor", &f.bios_vendor),
-        ("bios_version", &f.bios_version),
-        ("bios_date", &f.bios_date),
-        ("sys_vendor", &f.sys_vendor),
-        ("product_name", &f.product_name),
-        ("board_vendor", &f.board_vendor),
-        ("board_name", &f.board_name),
-        ("board_version", &f.board_version),
-        ("microcode", &f.microcode),
-    ] {
-        m.insert(k.into(), read_value(v));
+    Configuration {
+        numa_mode: Some(text(serde_json::to_value(topo.numa_mode.kind))),
+        numa_mode_label: Some(topo.numa_mode.label.clone().map_or(Reading::Absent, Reading::Value)),
+        nodes: Some(topo.nodes.len() as u64),
+        nodes_with_cpus: Some(topo.cpu_nodes().count() as u64),
+        online_cpus: Some(topo.online_cpus.len() as u64),
+        kernel: Some(reading(&settings.kernel)),
+        cmdline_options: Some(topo.cmdline.options.iter().cloned().collect()),
+        thp_enabled: Some(reading(&settings.thp_enabled)),
+        thp_defrag: Some(reading(&settings.thp_defrag)),
+        numa_balancing: Some(reading(&settings.numa_balancing)),
+        zone_reclaim_mode: Some(reading(&settings.zone_reclaim_mode)),
+        cpufreq_driver: Some(uniform(&settings.cpufreq.driver)),
+        governor: Some(uniform(&settings.cpufreq.governor)),
+        epp: Some(uniform(&settings.cpufreq.energy_performance_preference)),
+        boost: Some(reading(&settings.boost.enabled())),
+        smt: Some(reading(&settings.smt.control)),
+        iommu: Some(text(serde_json::to_value(settings.iommu.mode()))),
+        cmdline: Some(reading(&settings.cmdline)),
+        cgroup_restriction: Some(Reading::Value(cgroup_restriction)),
+        bios_vendor: Some(reading(&f.bios_vendor)),
+        bios_version: Some(reading(&f.bios_version)),
+        bios_date: Some(reading(&f.bios_date)),
+        sys_vendor: Some(reading(&f.sys_vendor)),
+        product_name: Some(reading(&f.product_name)),
+        board_vendor: Some(reading(&f.board_vendor)),
+        board_name: Some(reading(&f.board_name)),
+        board_version: Some(reading(&f.board_version)),
+        microcode: Some(reading(&f.microcode)),
+        ..Default::default()
     }
-    Value::Object(m)
 }
 
 #[cfg(test)]
@@ -419,12 +440,12 @@ mod tests {
         changed.nodes.push(changed.nodes[0].clone());
         assert_eq!(changed.core_count(), topo.core_count());
         let b = machine(&root, &changed, &mem);
-        assert_eq!(a["fingerprint"], b["fingerprint"]);
-        assert_eq!(a["fingerprint"], machine_fingerprint(&root, &changed));
+        assert_eq!(a.fingerprint, b.fingerprint);
+        assert_eq!(a.fingerprint.as_deref(), Some(machine_fingerprint(&root, &changed).as_str()));
         let mut other = topo.clone();
         other.cpu_model = Some("Another CPU".into());
         let c = machine(&root, &other, &mem);
-        assert_ne!(a["fingerprint"], c["fingerprint"]);
+        assert_ne!(a.fingerprint, c.fingerprint);
     }
 
     /// A root holding only the given files (relative path, contents).
@@ -526,8 +547,8 @@ mod tests {
         s2.numa_balancing = Read::Value(1);
         let b = config(&topo, &s2);
         assert_ne!(a, b);
-        assert_eq!(b["thp_enabled"], "never");
-        assert_eq!(b["numa_balancing"], 1);
+        assert_eq!(b.thp_enabled, Some(Reading::Value("never".into())));
+        assert_eq!(b.numa_balancing, Some(Reading::Value(1)));
     }
 
     fn with_mem_total(topo: &Topology, bytes: u64) -> Topology {
@@ -571,7 +592,7 @@ mod tests {
         let root = SysRoot::live();
         let topo = Topology::discover(&root).unwrap();
         let base = with_mem_total(&topo, 62 * GIB + 700 * (1 << 20));
-        let fp = |t: &Topology| machine(&root, t, &Read::Absent)["fingerprint"].clone();
+        let fp = |t: &Topology| machine(&root, t, &Read::Absent).fingerprint;
         let a = fp(&base);
         for delta_mib in [-2048i64, -512, -128, 256, 1000] {
             let t = with_mem_total(
@@ -607,11 +628,11 @@ mod tests {
             notes: vec![],
         });
         assert_eq!(installed_gib(&with_mem_total(&base, 40 * GIB), &pop), 64);
-        let with_dimms = |t: &Topology| machine(&root, t, &pop)["fingerprint"].clone();
+        let with_dimms = |t: &Topology| machine(&root, t, &pop).fingerprint;
         assert_eq!(with_dimms(&base), with_dimms(&with_mem_total(&base, 50 * GIB)));
         let c = config_with_memory(&topo, &Settings::read(&root), &pop);
-        assert_eq!(c["memory_speed_mts"], 4400);
-        assert_eq!(c["dimm_population"], "2 of 3 slots: 2x 32 GiB DDR5");
+        assert_eq!(c.memory_speed_mts, Some(Reading::Value(Scalar::Int(4400))));
+        assert_eq!(c.dimm_population, Some(Reading::Value("2 of 3 slots: 2x 32 GiB DDR5".into())));
     }
 
     #[test]
@@ -621,11 +642,11 @@ mod tests {
         let s = Settings::read(&root);
         let a = config(&topo, &s);
         let mut b = a.clone();
-        b["budget"] = json!("quick");
-        assert_eq!(a["fingerprint"], b["fingerprint"]);
+        b.budget = Some("quick".into());
+        assert_eq!(b.settings_hash(), a.fingerprint.clone().unwrap());
         let mut s2 = s.clone();
         s2.firmware.bios_version = Read::Value("2.1.0".into());
-        assert_ne!(config(&topo, &s2)["fingerprint"], a["fingerprint"]);
-        assert_eq!(config(&topo, &s2)["bios_version"], "2.1.0");
+        assert_ne!(config(&topo, &s2).fingerprint, a.fingerprint);
+        assert_eq!(config(&topo, &s2).bios_version, Some(Reading::Value("2.1.0".into())));
     }
 }

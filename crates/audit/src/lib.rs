@@ -14,13 +14,14 @@ pub mod rules;
 pub mod settings;
 pub mod smbios;
 
+use results::audit::{Finding, Severity};
 use serde::{Deserialize, Serialize};
 use topo::{SysRoot, Topology};
 
 pub use evidence::Evidence;
 pub use profile::{Profile, UnknownProfile};
 pub use read::Read;
-pub use rules::{Finding, Inputs, Needs, Severity};
+pub use rules::Inputs;
 pub use settings::{PerfCounters, Settings};
 pub use smbios::MemoryPopulation;
 

@@ -10,7 +10,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
+use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings};
+use results::audit::Severity;
 use topo::{SysRoot, Topology};
 
 #[path = "../../topo/tests/support/captures.rs"]
@@ -158,5 +159,113 @@ fn missing_settings_are_not_guessed() {
         let f = r.finding(id).unwrap_or_else(|| panic!("{id} missing"));
         assert_eq!(f.severity, Severity::Unknown, "{f:#?}");
         assert!(f.found.contains("absent"), "{}", f.found);
+    }
+}
+
+/// The machine and configuration documents of every capture, and of each
+/// with its settings unreadable or absent and a DIMM population, are
+/// byte-identical to `data/fingerprints.json` (written by the version that
+/// built them as `json!` documents): identical machines keep their
+/// fingerprints, so existing databases keep grouping their runs.
+/// `NUMAPROBE_BLESS=1` rewrites the file (only for a deliberate change).
+#[test]
+fn fingerprint_documents_of_every_capture_are_unchanged() {
+    use std::collections::BTreeMap;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fingerprints.json");
+    let mut got: BTreeMap<String, String> = BTreeMap::new();
+    let pop = Read::Value(synthetic_population());
+    let unrated = Read::Value(unrated_population());
+    for c in captures() {
+        let r = SysRoot::new(&c.root).unwrap();
+        let text = |v: &dyn erased::Doc| v.text();
+        got.insert(
+            format!("{} machine", c.name),
+            text(&audit::fingerprint::machine(&r, &c.topology, &c.memory)),
+        );
+        got.insert(
+            format!("{} machine+dimms", c.name),
+            text(&audit::fingerprint::machine(&r, &c.topology, &pop)),
+        );
+        got.insert(
+            format!("{} config", c.name),
+            text(&audit::fingerprint::config(&c.topology, &c.settings)),
+        );
+        got.insert(
+            format!("{} config+dimms", c.name),
+            text(&audit::fingerprint::config_with_memory(&c.topology, &c.settings, &pop)),
+        );
+        got.insert(
+            format!("{} machine+unrated", c.name),
+            text(&audit::fingerprint::machine(&r, &c.topology, &unrated)),
+        );
+        got.insert(
+            format!("{} config+unrated", c.name),
+            text(&audit::fingerprint::config_with_memory(&c.topology, &c.settings, &unrated)),
+        );
+        let mut odd = c.settings.clone();
+        odd.kernel = Read::Unreadable("permission denied".into());
+        odd.numa_balancing = Read::Absent;
+        odd.thp_enabled = Read::Value("never".into());
+        odd.firmware.bios_version = Read::Unreadable("EACCES".into());
+        got.insert(
+            format!("{} config odd", c.name),
+            text(&audit::fingerprint::config_with_memory(
+                &c.topology,
+                &odd,
+                &Read::Unreadable("no access".into()),
+            )),
+        );
+    }
+    let got_text = serde_json::to_string_pretty(&got).unwrap() + "\n";
+    if std::env::var_os("NUMAPROBE_BLESS").is_some() {
+        std::fs::write(&path, &got_text).unwrap();
+        return;
+    }
+    let want: BTreeMap<String, String> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(want.len(), got.len(), "captures added or removed: bless deliberately");
+    for (k, w) in &want {
+        assert_eq!(got.get(k), Some(w), "{k} changed");
+    }
+}
+
+/// Two sockets' DIMMs from an SMBIOS table: 3 populated slots of 4, two
+/// module sizes, DDR5 configured at 4400 MT/s (so sockets, channels and
+/// peaks are inferred).
+fn synthetic_population() -> MemoryPopulation {
+    use audit::smbios::build::{dimm, end, processor};
+    let mut t = Vec::new();
+    t.extend(processor(1, "CPU0"));
+    t.extend(processor(2, "CPU1"));
+    t.extend(dimm(0x10, "CPU0_DIMM_A1", "P0_Node0_Channel0_Dimm0", 32768, 4800, 4400, 0x22));
+    t.extend(dimm(0x11, "CPU0_DIMM_B1", "P0_Node0_Channel1_Dimm0", 32768, 4800, 4400, 0x22));
+    t.extend(dimm(0x12, "CPU1_DIMM_A1", "P1_Node1_Channel0_Dimm0", 65536, 4800, 4400, 0x22));
+    t.extend(dimm(0x13, "CPU1_DIMM_B1", "P1_Node1_Channel1_Dimm0", 0, 0, 0, 0x02));
+    t.extend(end());
+    MemoryPopulation::from_table(&t, None).unwrap()
+}
+
+/// One socket's DIMMs whose records give no speed, of two memory types.
+fn unrated_population() -> MemoryPopulation {
+    use audit::smbios::build::{dimm, end, processor};
+    let mut t = Vec::new();
+    t.extend(processor(1, "CPU0"));
+    t.extend(dimm(0x10, "DIMM_A1", "P0_Node0_Channel0_Dimm0", 16384, 0, 0, 0x1A));
+    t.extend(dimm(0x11, "DIMM_B1", "P0_Node0_Channel1_Dimm0", 16384, 0, 0, 0x22));
+    t.extend(end());
+    MemoryPopulation::from_table(&t, None).unwrap()
+}
+
+/// The documents' text, whatever their Rust type (a JSON value before the
+/// typed context, a `results::context` type after).
+mod erased {
+    pub trait Doc {
+        fn text(&self) -> String;
+    }
+    impl<T: serde::Serialize> Doc for T {
+        fn text(&self) -> String {
+            serde_json::to_value(self).unwrap().to_string()
+        }
     }
 }

@@ -1,10 +1,11 @@
-//! Issue 18: `audit` reports `kernel.perf_event_paranoid` and whether
+//! `audit` reports `kernel.perf_event_paranoid` and whether
 //! `--counters` can count hardware events: no PMU (a VM), not permitted, or
 //! usable; a capture gives the level alone.
 
 use std::path::PathBuf;
 
-use audit::{Evidence, Needs, PerfCounters, Profile, Read, Report, Settings, Severity};
+use audit::{Evidence, PerfCounters, Profile, Read, Report, Settings};
+use results::audit::{Finding, Needs, Severity};
 use topo::*;
 
 fn tuned() -> (Topology, Settings) {
@@ -13,7 +14,7 @@ fn tuned() -> (Topology, Settings) {
     (Topology::discover(&root).unwrap(), Settings::read(&root))
 }
 
-fn finding(s: &Settings, t: &Topology) -> Option<audit::Finding> {
+fn finding(s: &Settings, t: &Topology) -> Option<Finding> {
     let r = Report::from_parts(
         "test".into(),
         t,

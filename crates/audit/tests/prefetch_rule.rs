@@ -1,12 +1,19 @@
-//! Issue 14: `cpu.prefetchers` judges the hardware prefetchers from `lat`'s
+//! `cpu.prefetchers` judges the hardware prefetchers from `lat`'s
 //! saved prefetch check (stride 64 B against the default stride), per
 //! profile, with the figures as evidence; `unknown` without a check.
 
 use std::path::PathBuf;
 
-use audit::{Evidence, Needs, Profile, Read, Report, Settings, Severity};
-use serde_json::{json, Value};
+use audit::{Evidence, Profile, Read, Report, Settings};
+use results::audit::{Finding, Needs, Severity};
+use results::Record;
+use serde_json::json;
 use topo::*;
+
+/// A result read from stored JSON, as the store reads it.
+fn read(kind: &str, v: serde_json::Value) -> Record {
+    results::upgrade::read(kind, &v).record
+}
 
 fn tuned() -> (Topology, Settings) {
     let root =
@@ -14,7 +21,7 @@ fn tuned() -> (Topology, Settings) {
     (Topology::discover(&root).unwrap(), Settings::read(&root))
 }
 
-fn finding(ev: Evidence, p: Profile) -> audit::Finding {
+fn finding(ev: Evidence, p: Profile) -> Finding {
     let (t, s) = tuned();
     let r = Report::from_parts("test".into(), &t, s, Read::Absent, ev, p);
     r.finding("cpu.prefetchers").cloned().expect("the rule always gives a finding")
@@ -22,13 +29,13 @@ fn finding(ev: Evidence, p: Profile) -> audit::Finding {
 
 /// A saved check as `lat` stores it (kind `lat-summary`, mode
 /// `prefetch-check`), built by the same judge `lat` uses.
-fn check(line: (f64, f64), stride: (f64, f64)) -> Value {
+fn check(line: (f64, f64), stride: (f64, f64)) -> Record {
     let c = results::lat::PrefetchCheck::judge(3, Some(0), 1 << 30, "4k".into(), 256, line, stride);
-    json!({"kind": "lat-summary", "payload": serde_json::to_value(c).unwrap()})
+    Record::LatSummary(Box::new(results::lat::LatSummary::PrefetchCheck(c)))
 }
 
-fn evidence(results: &[Value]) -> Evidence {
-    Evidence::from_results(results)
+fn evidence(results: &[Record]) -> Evidence {
+    Evidence::from_records(results)
 }
 
 #[test]
@@ -41,8 +48,8 @@ fn no_check_is_unknown_and_says_how_to_get_one() {
     }
     // bandwidth and latency results without a check are no prefetch evidence
     let ev = evidence(&[
-        json!({"kind":"lat","mode":"point","cpu_node":0,"mem_node":0,"median_ns":100.0}),
-        json!({"kind":"lat-summary","payload":{"mode":"sweep"}}),
+        read("lat", json!({"mode":"point","cpu_node":0,"mem_node":0,"median_ns":100.0})),
+        read("lat-summary", json!({"mode":"sweep"})),
     ]);
     assert!(ev.prefetch.is_none());
     assert_eq!(finding(ev, Profile::General).severity, Severity::Unknown);

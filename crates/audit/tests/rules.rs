@@ -4,9 +4,23 @@
 
 use std::path::PathBuf;
 
-use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings, Severity};
+use audit::{Evidence, MemoryPopulation, Profile, Read, Report, Settings};
+use results::audit::{Needs, Severity};
+use results::Record;
 use serde_json::json;
 use topo::*;
+
+/// A result read from stored JSON, as the store reads it.
+fn read(kind: &str, v: serde_json::Value) -> Record {
+    results::upgrade::read(kind, &v).record
+}
+
+/// A local bandwidth result of `node`.
+fn local_bw(node: u32, gbs: f64) -> Record {
+    let v = json!({"mode": "local", "kernel": "triad", "cpu_node": node, "mem_node": node,
+                   "best_gbs": gbs});
+    read("bw", v)
+}
 
 fn data(name: &str) -> SysRoot {
     SysRoot::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap()
@@ -184,7 +198,7 @@ fn numa_mode_firmware_interleave_vs_numa_off() {
     let r = report(&fw, &s, nomem(), ev, Profile::Database);
     fires(&r, "numa.mode", Severity::Critical);
     let f = r.finding("numa.mode").unwrap();
-    assert!(f.fix.contains("Node Interleaving") && f.needs == audit::Needs::Bios, "{f:#?}");
+    assert!(f.fix.contains("Node Interleaving") && f.needs == Needs::Bios, "{f:#?}");
     assert!(f.evidence.as_deref().unwrap().contains("2 distinct latency groups"));
 
     // Without the kernel command line, numa=off is not ruled out: said, not guessed.
@@ -199,7 +213,7 @@ fn numa_mode_firmware_interleave_vs_numa_off() {
     let r = report(&k, &s, nomem(), Evidence::default(), Profile::General);
     fires(&r, "numa.mode", Severity::Warn);
     let f = r.finding("numa.mode").unwrap();
-    assert!(f.fix.contains("numa=off") && f.needs == audit::Needs::Reboot, "{f:#?}");
+    assert!(f.fix.contains("numa=off") && f.needs == Needs::Reboot, "{f:#?}");
 
     let mut fake = two_node();
     fake.numa_mode.kind = NumaModeKind::Fake;
@@ -240,9 +254,9 @@ fn sub_numa_clustering_depends_on_profile() {
 #[test]
 fn remote_penalty_needs_evidence() {
     let s = tuned();
-    let ev = Evidence::from_results(&[
-        json!({"kind":"lat","cpu_node":0,"mem_node":0,"median_ns":100.0}),
-        json!({"kind":"lat","cpu_node":0,"mem_node":1,"median_ns":180.0}),
+    let ev = Evidence::from_records(&[
+        read("lat", json!({"mode":"matrix","cpu_node":0,"mem_node":0,"median_ns":100.0})),
+        read("lat", json!({"mode":"matrix","cpu_node":0,"mem_node":1,"median_ns":180.0})),
     ]);
     let r = report(&two_node(), &s, nomem(), ev, Profile::Database);
     fires(&r, "numa.remote_penalty", Severity::Warn);
@@ -552,8 +566,7 @@ fn population_rule() {
 fn peak_fraction_rule_uses_measurements() {
     let s = tuned();
     // 8 channels x 3200 MT/s x 8 B = 204.8 GB/s per socket; one node per socket.
-    let low =
-        Evidence::from_results(&[json!({"kind":"bw","cpu_node":0,"mem_node":0,"best_gbs":118.8})]);
+    let low = Evidence::from_records(&[local_bw(0, 118.8)]);
     let r = report(&two_node(), &s, Read::Value(dmi(8, false)), low.clone(), Profile::Hpc);
     fires(&r, "memory.peak_fraction", Severity::Warn);
     let f = r.finding("memory.peak_fraction").unwrap();
@@ -562,8 +575,7 @@ fn peak_fraction_rule_uses_measurements() {
         "{}",
         f.found
     );
-    let good =
-        Evidence::from_results(&[json!({"kind":"bw","cpu_node":1,"mem_node":1,"best_gbs":160.0})]);
+    let good = Evidence::from_records(&[local_bw(1, 160.0)]);
     quiet(
         &report(&two_node(), &s, Read::Value(dmi(8, false)), good, Profile::Hpc),
         "memory.peak_fraction",
@@ -571,8 +583,7 @@ fn peak_fraction_rule_uses_measurements() {
     // No peak known: no finding, no guess.
     quiet(&report(&two_node(), &s, nomem(), low, Profile::Hpc), "memory.peak_fraction");
     // The population finding cites the measured fraction too.
-    let low4 =
-        Evidence::from_results(&[json!({"kind":"bw","cpu_node":0,"mem_node":0,"best_gbs":59.4})]);
+    let low4 = Evidence::from_records(&[local_bw(0, 59.4)]);
     let r = report(&two_node(), &s, Read::Value(dmi(4, false)), low4, Profile::Hpc);
     let ev = r.finding("memory.population").unwrap().evidence.clone().unwrap();
     assert!(ev.contains("58% of theoretical peak (59.4 of 102.4 GB/s)"), "{ev}");
@@ -773,7 +784,7 @@ fn speed_rule_flags_configured_below_rated_and_names_two_dimms_per_channel() {
     let r = report(&t, &s, Read::Value(dmi_speed(4400, false)), Evidence::default(), Profile::Hpc);
     let f = r.finding("memory.speed").unwrap();
     assert!(!f.found.contains("2DPC"), "one DIMM per channel: {}", f.found);
-    assert_eq!(f.needs, audit::Needs::Bios);
+    assert_eq!(f.needs, Needs::Bios);
     quiet(
         &report(&t, &s, Read::Value(dmi_speed(4800, true)), Evidence::default(), Profile::Hpc),
         "memory.speed",

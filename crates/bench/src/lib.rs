@@ -1,16 +1,18 @@
 //! Experiments: plans, pinned thread teams, timing, statistics and the
-//! events they report. Bandwidth lives in [`bw`], latency in [`lat`].
+//! events they report. Bandwidth lives in [`bw`], latency in [`lat`], the
+//! measurements behind weighted-interleave advice in [`weights`].
 //!
 //! Nothing here prints; results are returned and reported through
-//! [`events::Observer`].
+//! [`events::Observer`] (the `events` crate).
 
 pub mod bw;
 pub mod counting;
-pub mod events;
+pub mod disturb;
 pub mod lat;
 pub mod scan;
 pub mod suite;
 pub mod team;
+pub mod weights;
 
 /// The statistics moved to `results::stats`; this path still works.
 pub use results::stats;

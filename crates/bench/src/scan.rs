@@ -1,8 +1,13 @@
 //! Per-range bandwidth scan of one memory node (like MLC's
-//! `--memory_bandwidth_scan`): fill most of what the node can spare in
+//! `--memory_bandwidth_scan`): fill part of what the node can spare in
 //! chunks that stay allocated (so each lands on other physical memory),
 //! measure read bandwidth of each with a pinned team, and flag chunks
-//! below the node's median by more than the noise. With root, each
+//! below the node's median by more than the noise. A flagged chunk is
+//! re-measured in rounds alternating with a reference chunk (the one
+//! nearest the median): it is called slow only when it stays slower in
+//! every round, so a change of load between the first pass and now is
+//! not taken for slow memory. Repetitions during which a reading thread
+//! waited to run are discarded ([`crate::disturb`]). With root, each
 //! chunk's physical ranges come from `/proc/self/pagemap`, so a slow
 //! range can be traced to a channel or DIMM.
 //!
@@ -12,16 +17,23 @@ use std::time::Instant;
 
 use place::pagemap::PhysRange;
 use place::{Buffer, MemPolicy, PageKind};
+use results::disturbance::Disturbance;
 use serde::{Deserialize, Serialize};
 
-use crate::events::{Event, Observer, StopFlag};
+use crate::disturb::{self, SampleCheck, Tally, ThreadClock};
 use crate::team;
+use events::{Event, Observer, StopFlag};
 
 /// The phase name of the scan's events.
 pub const PHASE: &str = "scan";
 /// A chunk is flagged when below the median by more than the noise, and
 /// never by less than this (percent).
 pub const MIN_MARGIN_PCT: f64 = 2.0;
+/// Rounds of the re-measurement of a flagged chunk: each reads the
+/// reference chunk and the flagged one once, in alternating order.
+pub const RECHECK_ROUNDS: usize = 5;
+/// Attempts per wanted repetition while disturbed ones are replaced.
+const ATTEMPTS_PER_REP: usize = 3;
 
 /// What to scan.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +51,24 @@ pub struct ScanSpec {
     pub physical: bool,
 }
 
+/// The re-measurement of a flagged chunk against the reference chunk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recheck {
+    /// Index of the reference chunk (the one nearest the median).
+    pub reference: usize,
+    /// Per round: this chunk's GB/s over the reference's.
+    pub ratios: Vec<f64>,
+    /// The median of `ratios`.
+    pub ratio: f64,
+    /// Slower than the reference by more than the margin at the median,
+    /// and slower in every round.
+    pub slow: bool,
+    /// False when the re-measurement was disturbed: then it decides
+    /// nothing (the chunk is `unconfirmed`).
+    #[serde(default = "results::disturbance::unchecked_is_stable")]
+    pub stable: bool,
+}
+
 /// One chunk measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chunk {
@@ -52,6 +82,15 @@ pub struct Chunk {
     pub on_node: f64,
     /// Physical ranges (`None` without root or when not asked).
     pub phys: Option<Vec<PhysRange>>,
+    /// False when too few repetitions were clean or the team waited to
+    /// run too long ([`Disturbance::stable`]).
+    #[serde(default = "results::disturbance::unchecked_is_stable")]
+    pub stable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<Disturbance>,
+    /// The re-measurement, for a chunk the first pass flagged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recheck: Option<Recheck>,
 }
 
 /// The node's verdict over its chunks.
@@ -61,8 +100,17 @@ pub struct Verdict {
     /// The median of the chunks' spreads (percent), at least
     /// [`MIN_MARGIN_PCT`]: how far below the median counts as slow.
     pub margin_pct: f64,
-    /// Indexes of the chunks below `median * (1 - margin)`.
+    /// Chunks below `median * (1 - margin)` that stayed slower than the
+    /// reference chunk when re-measured.
     pub slow: Vec<usize>,
+    /// Chunks below it on the first pass but not when re-measured (a
+    /// change of load, not the memory).
+    pub cleared: Vec<usize>,
+    /// Chunks below it on the first pass whose re-measurement was
+    /// stopped or disturbed: neither slow nor cleared.
+    pub unconfirmed: Vec<usize>,
+    /// Chunks whose figure is unstable (disturbed).
+    pub unstable: Vec<usize>,
 }
 
 /// Why a scan could not run.
@@ -78,37 +126,146 @@ pub enum ScanError {
     Validation(usize, f64, f64),
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+fn median(v: &[f64]) -> f64 {
+    results::stats::median(v).unwrap_or(0.0)
 }
 
-/// Flags the chunks below the median by more than the noise.
-pub fn verdict(chunks: &[Chunk]) -> Verdict {
-    let median_gbs = median(&mut chunks.iter().map(|c| c.best_gbs).collect::<Vec<_>>());
+/// The first pass's candidates: chunks below the median by more than the
+/// noise (median GB/s, margin %, candidates).
+fn candidates(chunks: &[Chunk]) -> (f64, f64, Vec<usize>) {
+    let median_gbs = median(&chunks.iter().map(|c| c.best_gbs).collect::<Vec<_>>());
     let margin_pct =
-        median(&mut chunks.iter().map(|c| c.spread_pct).collect::<Vec<_>>()).max(MIN_MARGIN_PCT);
-    let slow = chunks
+        median(&chunks.iter().map(|c| c.spread_pct).collect::<Vec<_>>()).max(MIN_MARGIN_PCT);
+    let below = chunks
         .iter()
         .filter(|c| c.best_gbs < median_gbs * (1.0 - margin_pct / 100.0))
         .map(|c| c.index)
         .collect();
-    Verdict { median_gbs, margin_pct, slow }
+    (median_gbs, margin_pct, below)
 }
 
-/// Runs the scan; stops cleanly between chunks when `stop` is set and
-/// returns the chunks measured so far (each reported as a progress
-/// event as it is measured).
+/// Judges a re-measurement: per-round ratios against the margin
+/// (`stable`: its reads were not disturbed).
+pub fn judge_recheck(reference: usize, ratios: Vec<f64>, margin_pct: f64, stable: bool) -> Recheck {
+    let ratio = median(&ratios);
+    let slow = stable
+        && !ratios.is_empty()
+        && ratio < 1.0 - margin_pct / 100.0
+        && ratios.iter().all(|&r| r < 1.0);
+    Recheck { reference, ratios, ratio, slow, stable }
+}
+
+/// Flags the chunks below the median by more than the noise that stayed
+/// slow when re-measured.
+pub fn verdict(chunks: &[Chunk]) -> Verdict {
+    let (median_gbs, margin_pct, below) = candidates(chunks);
+    let mut v = Verdict {
+        median_gbs,
+        margin_pct,
+        slow: Vec::new(),
+        cleared: Vec::new(),
+        unconfirmed: Vec::new(),
+        unstable: chunks.iter().filter(|c| !c.stable).map(|c| c.index).collect(),
+    };
+    for i in below {
+        match chunks.iter().find(|c| c.index == i).and_then(|c| c.recheck.as_ref()) {
+            Some(r) if r.slow => v.slow.push(i),
+            Some(r) if r.stable => v.cleared.push(i),
+            _ => v.unconfirmed.push(i),
+        }
+    }
+    v
+}
+
+/// One chunk's buffer and where its threads' parts start.
+struct Held {
+    buf: Buffer,
+    elems: usize,
+}
+
+/// One timed read of a chunk by the team: GB/s and each thread's check.
+fn read_once(
+    spec: &ScanSpec,
+    index: usize,
+    h: &Held,
+    ops: &'static dyn kernels::Ops,
+) -> Result<(f64, Vec<SampleCheck>), ScanError> {
+    let base = h.buf.as_ptr() as usize;
+    let elems = h.elems;
+    // Timed from a barrier all workers pass to the last one done; each
+    // worker reads its scheduling before the barrier and after its part.
+    let got = team::run(&spec.cpus, |w| {
+        // SAFETY: each worker reads only its own disjoint part of a live
+        // buffer that outlives the team.
+        let part = unsafe {
+            std::slice::from_raw_parts((base as *const f64).add(w.index() * elems), elems)
+        };
+        let clock = ThreadClock::open();
+        let before = clock.mark();
+        let tb = Instant::now();
+        w.sync();
+        let t0 = Instant::now();
+        let sum = ops.sum(part);
+        let c = disturb::check(&before, &clock.mark(), tb.elapsed().as_nanos() as u64);
+        (sum, t0, c)
+    })?;
+    let end = Instant::now();
+    let start = got.iter().map(|(_, t, _)| *t).min().expect("a team has workers");
+    let secs = end.duration_since(start).as_secs_f64().max(1e-9);
+    let total: f64 = got.iter().map(|(s, _, _)| s).sum();
+    let want = (elems * spec.cpus.len().max(1)) as f64;
+    if (total - want).abs() > want * 1e-9 {
+        return Err(ScanError::Validation(index, total, want));
+    }
+    let bytes = (elems * 8 * spec.cpus.len().max(1)) as f64;
+    Ok((bytes / secs / 1e9, got.into_iter().map(|(_, _, c)| c).collect()))
+}
+
+/// One clean read of a chunk, tried up to [`ATTEMPTS_PER_REP`] times
+/// (the last, disturbed, one when none was clean); `None` once stopped.
+fn read_clean(
+    spec: &ScanSpec,
+    index: usize,
+    h: &Held,
+    ops: &'static dyn kernels::Ops,
+    tally: &mut Tally,
+    stop: &StopFlag,
+) -> Result<Option<(f64, bool)>, ScanError> {
+    let mut last = None;
+    for _ in 0..ATTEMPTS_PER_REP {
+        if stop.is_stopped() {
+            break;
+        }
+        let (gbs, checks) = read_once(spec, index, h, ops)?;
+        let clean = tally.add(&checks);
+        last = Some((gbs, clean));
+        if clean {
+            break;
+        }
+    }
+    Ok(last)
+}
+
+/// Runs the scan; stops cleanly between repetitions when `stop` is set
+/// and returns the chunks measured so far (each reported as a progress
+/// event as it is measured), flagged ones re-measured
+/// ([`RECHECK_ROUNDS`] against the chunk nearest the median).
 pub fn run(spec: &ScanSpec, obs: &dyn Observer, stop: &StopFlag) -> Result<Vec<Chunk>, ScanError> {
     let ops = kernels::select(None)?;
+    let (mut out, held) = first_pass(spec, ops, obs, stop)?;
+    recheck(spec, &mut out, &held, ops, obs, stop)?;
+    drop(held);
+    Ok(out)
+}
+
+/// Fills and measures every chunk once; the buffers stay allocated for
+/// the re-measurement.
+fn first_pass(
+    spec: &ScanSpec,
+    ops: &'static dyn kernels::Ops,
+    obs: &dyn Observer,
+    stop: &StopFlag,
+) -> Result<(Vec<Chunk>, Vec<Held>), ScanError> {
     let threads = spec.cpus.len().max(1);
     let page = place::base_page_size() as u64;
     // Per-thread parts of whole pages.
@@ -116,9 +273,10 @@ pub fn run(spec: &ScanSpec, obs: &dyn Observer, stop: &StopFlag) -> Result<Vec<C
     let chunk_bytes = per_thread * threads as u64;
     let elems = (per_thread / 8) as usize;
     obs.event(Event::PhaseStart { phase: PHASE.into(), total: spec.chunks as u64 });
-    let mut held: Vec<Buffer> = Vec::with_capacity(spec.chunks);
+    let mut held: Vec<Held> = Vec::with_capacity(spec.chunks);
     let mut out = Vec::with_capacity(spec.chunks);
     let node: topo::NodeSet = [spec.mem_node].into_iter().collect();
+    let mut unstable = disturb::Unstable::new();
     for index in 0..spec.chunks {
         if stop.is_stopped() {
             break;
@@ -136,40 +294,33 @@ pub fn run(spec: &ScanSpec, obs: &dyn Observer, stop: &StopFlag) -> Result<Vec<C
             part.fill(1.0);
         })?;
         let on_node = buf.page_nodes(4096)?.fraction_on(&node);
+        let h = Held { buf, elems };
         let mut rates = Vec::with_capacity(spec.reps);
+        let mut tally = Tally::new();
         for _ in 0..spec.reps.max(1) {
             if stop.is_stopped() && !rates.is_empty() {
                 break;
             }
-            // Timed from a barrier all workers pass to the last one done.
-            let got = team::run(&spec.cpus, |w| {
-                // SAFETY: as above; reads only.
-                let part = unsafe {
-                    std::slice::from_raw_parts((base as *const f64).add(w.index() * elems), elems)
-                };
-                w.sync();
-                let t0 = Instant::now();
-                let sum = ops.sum(part);
-                (sum, t0)
-            })?;
-            let end = Instant::now();
-            let start = got.iter().map(|(_, t)| *t).min().expect("a team has workers");
-            let secs = end.duration_since(start).as_secs_f64().max(1e-9);
-            let total: f64 = got.iter().map(|(s, _)| s).sum();
-            let want = (elems * threads) as f64;
-            if (total - want).abs() > want * 1e-9 {
-                return Err(ScanError::Validation(index, total, want));
+            // a chunk begun gets at least one repetition, stopped or not
+            let go = if rates.is_empty() { &StopFlag::new() } else { stop };
+            let Some((gbs, clean)) = read_clean(spec, index, &h, ops, &mut tally, go)? else {
+                break;
+            };
+            if clean || rates.is_empty() {
+                rates.push(gbs);
             }
-            rates.push(chunk_bytes as f64 / secs / 1e9);
         }
         let best = rates.iter().copied().fold(0.0, f64::max);
         let worst = rates.iter().copied().fold(f64::INFINITY, f64::min);
-        let med = median(&mut rates.clone());
+        let med = median(&rates);
         let phys = if spec.physical {
-            place::pagemap::physical_ranges(buf.as_ptr(), buf.len())?
+            place::pagemap::physical_ranges(h.buf.as_ptr(), h.buf.len())?
         } else {
             None
         };
+        let d = tally.finish();
+        let stable = d.stable(spec.reps.max(1).div_ceil(2));
+        unstable.note(stable, Some(&d));
         out.push(Chunk {
             index,
             bytes: chunk_bytes,
@@ -178,8 +329,11 @@ pub fn run(spec: &ScanSpec, obs: &dyn Observer, stop: &StopFlag) -> Result<Vec<C
             spread_pct: if med > 0.0 { (best - worst) / med * 100.0 } else { 0.0 },
             on_node,
             phys,
+            stable,
+            disturbance: Some(d),
+            recheck: None,
         });
-        held.push(buf);
+        held.push(h);
         obs.event(Event::Progress {
             phase: PHASE.into(),
             done: index as u64 + 1,
@@ -187,8 +341,67 @@ pub fn run(spec: &ScanSpec, obs: &dyn Observer, stop: &StopFlag) -> Result<Vec<C
         });
     }
     obs.event(Event::PhaseEnd { phase: PHASE.into() });
-    drop(held);
-    Ok(out)
+    unstable.warn(obs, "scan");
+    Ok((out, held))
+}
+
+/// Re-measures the first pass's candidates, each alternating with the
+/// reference chunk (the one whose best is nearest the median).
+fn recheck(
+    spec: &ScanSpec,
+    chunks: &mut [Chunk],
+    held: &[Held],
+    ops: &'static dyn kernels::Ops,
+    obs: &dyn Observer,
+    stop: &StopFlag,
+) -> Result<(), ScanError> {
+    let (median_gbs, margin_pct, below) = candidates(chunks);
+    let Some(reference) = chunks
+        .iter()
+        .filter(|c| !below.contains(&c.index))
+        .min_by(|a, b| (a.best_gbs - median_gbs).abs().total_cmp(&(b.best_gbs - median_gbs).abs()))
+        .map(|c| c.index)
+    else {
+        return Ok(());
+    };
+    if below.is_empty() {
+        return Ok(());
+    }
+    let phase = format!("{PHASE} recheck");
+    obs.event(Event::PhaseStart { phase: phase.clone(), total: below.len() as u64 });
+    for (k, &i) in below.iter().enumerate() {
+        let mut ratios = Vec::with_capacity(RECHECK_ROUNDS);
+        let mut tally = Tally::new();
+        'rounds: for round in 0..RECHECK_ROUNDS {
+            // alternate the order, so neither chunk always goes first
+            let order = if round % 2 == 0 { [reference, i] } else { [i, reference] };
+            let mut gbs = [0.0; 2];
+            for (slot, &c) in order.iter().enumerate() {
+                match read_clean(spec, c, &held[c], ops, &mut tally, stop)? {
+                    Some((g, _)) => gbs[slot] = g,
+                    None => break 'rounds,
+                }
+            }
+            let (r, x) = if order[0] == reference { (gbs[0], gbs[1]) } else { (gbs[1], gbs[0]) };
+            if r > 0.0 {
+                ratios.push(x / r);
+            }
+        }
+        if !ratios.is_empty() {
+            let calm = tally.finish().stable(RECHECK_ROUNDS);
+            chunks[i].recheck = Some(judge_recheck(reference, ratios, margin_pct, calm));
+        }
+        obs.event(Event::Progress {
+            phase: phase.clone(),
+            done: k as u64 + 1,
+            what: format!("chunk {i} against chunk {reference}"),
+        });
+        if stop.is_stopped() {
+            break;
+        }
+    }
+    obs.event(Event::PhaseEnd { phase });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -204,20 +417,96 @@ mod tests {
             spread_pct: spread,
             on_node: 1.0,
             phys: None,
+            stable: true,
+            disturbance: None,
+            recheck: None,
         }
     }
 
     #[test]
-    fn a_chunk_below_the_median_by_more_than_the_noise_is_flagged() {
+    fn a_chunk_below_the_median_by_more_than_the_noise_is_a_candidate() {
         let c =
             [chunk(0, 100.0, 1.0), chunk(1, 99.0, 1.0), chunk(2, 90.0, 1.0), chunk(3, 101.0, 1.0)];
         let v = verdict(&c);
         assert_eq!(v.median_gbs, 99.5);
         assert_eq!(v.margin_pct, MIN_MARGIN_PCT, "noise below the floor");
-        assert_eq!(v.slow, [2]);
+        // not re-measured: neither slow nor cleared
+        assert_eq!((v.slow.len(), v.cleared.len()), (0, 0));
+        assert_eq!(v.unconfirmed, [2]);
         // Noisy repetitions (15%) hide a 10% dip.
         let noisy: Vec<Chunk> = c.iter().map(|x| Chunk { spread_pct: 15.0, ..x.clone() }).collect();
-        assert!(verdict(&noisy).slow.is_empty());
+        assert!(verdict(&noisy).unconfirmed.is_empty());
+    }
+
+    #[test]
+    fn a_candidate_is_slow_only_when_it_stays_slower_than_the_reference() {
+        let mut c =
+            [chunk(0, 100.0, 1.0), chunk(1, 99.0, 1.0), chunk(2, 90.0, 1.0), chunk(3, 101.0, 1.0)];
+        // slower in every round, by ~10%
+        c[2].recheck = Some(judge_recheck(1, vec![0.91, 0.9, 0.89, 0.92, 0.9], 2.0, true));
+        let v = verdict(&c);
+        assert_eq!((v.slow.clone(), v.cleared.clone()), (vec![2], vec![]));
+        // the first pass met a burst of load: as fast as the reference now
+        c[2].recheck = Some(judge_recheck(1, vec![1.0, 0.99, 1.01, 1.0, 0.995], 2.0, true));
+        let v = verdict(&c);
+        assert_eq!((v.slow.clone(), v.cleared.clone()), (vec![], vec![2]));
+        // a disturbed re-measurement decides nothing
+        c[2].recheck = Some(judge_recheck(1, vec![0.9; 5], 2.0, false));
+        let v = verdict(&c);
+        assert_eq!((v.slow.len(), v.cleared.len(), v.unconfirmed.clone()), (0, 0, vec![2]));
+    }
+
+    #[test]
+    fn a_recheck_needs_every_round_slower_and_the_median_past_the_margin() {
+        assert!(judge_recheck(0, vec![0.9, 0.9, 0.9], 2.0, true).slow);
+        assert!(!judge_recheck(0, vec![0.9, 1.01, 0.9], 2.0, true).slow, "one round as fast");
+        assert!(!judge_recheck(0, vec![0.99, 0.985, 0.99], 2.0, true).slow, "within the margin");
+        assert!(!judge_recheck(0, vec![], 2.0, true).slow);
+        assert!(!judge_recheck(0, vec![0.9, 0.9, 0.9], 2.0, false).slow, "disturbed");
+        assert_eq!(judge_recheck(0, vec![0.8, 0.95, 0.9], 2.0, true).ratio, 0.9);
+    }
+
+    #[test]
+    fn a_disturbed_chunk_is_listed_unstable() {
+        let mut c = [chunk(0, 100.0, 1.0), chunk(1, 100.0, 1.0)];
+        c[1].stable = false;
+        assert_eq!(verdict(&c).unstable, [1]);
+    }
+
+    /// Issue 25: a burst of load during the first pass made chunks look
+    /// slow. Re-measured against the reference, the same memory is as
+    /// fast: the chunk is not called slow.
+    #[test]
+    fn a_chunk_slow_only_in_the_first_pass_is_not_called_slow() {
+        let spec = ScanSpec {
+            mem_node: 0,
+            cpus: vec![place::current_cpu().unwrap_or(0)],
+            chunks: 3,
+            chunk_bytes: 8 << 20,
+            reps: 3,
+            pages: PageKind::Base,
+            physical: false,
+        };
+        let ops = kernels::select(None).unwrap();
+        let stop = StopFlag::new();
+        let (mut chunks, held) = first_pass(&spec, ops, &events::Silent, &stop).unwrap();
+        // as if a burst of load had hit chunk 1's first pass, on an
+        // otherwise steady machine (1% spread between repetitions)
+        let median = chunks[0].best_gbs.max(chunks[2].best_gbs);
+        for c in chunks.iter_mut() {
+            c.best_gbs = median;
+            c.spread_pct = 1.0;
+        }
+        chunks[1].best_gbs = median * 0.5;
+        assert_eq!(verdict(&chunks).unconfirmed, [1], "a candidate before the re-measurement");
+        recheck(&spec, &mut chunks, &held, ops, &events::Silent, &stop).unwrap();
+        let r = chunks[1].recheck.as_ref().expect("the candidate was re-measured");
+        assert_ne!(r.reference, 1);
+        assert_eq!(r.ratios.len(), RECHECK_ROUNDS);
+        assert!(chunks[0].recheck.is_none() && chunks[2].recheck.is_none());
+        let v = verdict(&chunks);
+        assert!(v.slow.is_empty(), "the same memory re-measured is as fast: {r:?}");
+        assert_eq!(v.cleared.len() + v.unconfirmed.len(), 1, "{v:?}");
     }
 
     #[test]
@@ -231,15 +520,17 @@ mod tests {
             pages: PageKind::Base,
             physical: true,
         };
-        let got = run(&spec, &crate::events::Silent, &StopFlag::new()).unwrap();
+        let got = run(&spec, &events::Silent, &StopFlag::new()).unwrap();
         assert_eq!(got.iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1, 2]);
         for c in &got {
             assert_eq!(c.bytes, 4 << 20);
             assert!(c.best_gbs > 0.0 && c.on_node == 1.0, "{c:?}");
+            let d = c.disturbance.as_ref().expect("every chunk is checked");
+            assert!(d.clean + d.disturbed >= 2, "{d:?}");
         }
         // A stop before the start measures nothing.
         let stop = StopFlag::new();
         stop.stop();
-        assert!(run(&spec, &crate::events::Silent, &stop).unwrap().is_empty());
+        assert!(run(&spec, &events::Silent, &stop).unwrap().is_empty());
     }
 }

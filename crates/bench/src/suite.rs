@@ -12,10 +12,10 @@ use kernels::Kernel;
 use topo::Topology;
 
 use crate::bw::{BwError, BwMode, BwPlan, RepPolicy};
-use crate::events::{Event, Observer, StopFlag};
 use crate::lat::{
     C2cSpec, ChaseOpts, Ctx, LatError, LoadKind, LoadedSpec, PerCpuSpec, Timing, Where,
 };
+use events::{Event, Observer, StopFlag};
 
 /// How much time `run` may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -146,6 +146,19 @@ impl StepName {
 #[error("no step left to run on this machine (steps: {})", StepName::all_text())]
 pub struct NoStepLeft;
 
+/// What the plan needs to know about the machine besides its topology;
+/// the caller reads it (the kernel's policies, the firmware's memory
+/// tables), so planning stays a pure function.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MachineFacts {
+    /// The kernel has weighted interleave (Linux 6.9+): `bw weighted` is
+    /// planned.
+    pub weighted_interleave: bool,
+    /// Theoretical peak of one DRAM node, GB/s (from SMBIOS), given to
+    /// every bandwidth step so its results carry their fraction of it.
+    pub peak_gbs_per_node: Option<f64>,
+}
+
 /// A planned step with what it measures and how long it should take.
 #[derive(Debug, Clone)]
 pub struct PlannedStep {
@@ -181,9 +194,10 @@ impl SuitePlan {
         Ok(())
     }
 
-    /// Builds the plan for `topo` (`allowed_cpus` = CPUs this process may
-    /// use; `weighted_interleave` = the kernel has it).
-    pub fn for_topology(topo: &Topology, budget: Budget, weighted_interleave: bool) -> SuitePlan {
+    /// Builds the whole plan for `topo` under `budget`, with what else it
+    /// needs to know about the machine in `facts`.
+    pub fn for_topology(topo: &Topology, budget: Budget, facts: &MachineFacts) -> SuitePlan {
+        let weighted_interleave = facts.weighted_interleave;
         let cpu_nodes: Vec<_> = topo.cpu_nodes().collect();
         let mem_nodes = topo.memory_nodes().count();
         let ncpus = topo.cpus.len().max(1);
@@ -203,6 +217,7 @@ impl SuitePlan {
             modes: vec![mode],
             kernels,
             reps,
+            peak_gbs: facts.peak_gbs_per_node,
             ..BwPlan::default()
         };
         // Time per result: the repetition budget, plus allocating and
@@ -566,6 +581,10 @@ mod tests {
         p.steps.iter().map(|s| s.step.name()).collect()
     }
 
+    fn facts(weighted_interleave: bool) -> MachineFacts {
+        MachineFacts { weighted_interleave, peak_gbs_per_node: None }
+    }
+
     fn one_node() -> Topology {
         Machine::new(Vendor::Amd, "EPYC").package(0, "0-1").node(0, "0-1", 16 << 30).build()
     }
@@ -586,11 +605,10 @@ mod tests {
         snc2_with_cxl_machine().build()
     }
 
-    /// `run --only/--skip` (issue 11: the filtering moved here from the
-    /// binary).
+    /// `run --only/--skip`.
     #[test]
     fn only_and_skip_select_steps_by_name() {
-        let plan = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Quick, true);
+        let plan = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Quick, &facts(true));
         let count = |p: &SuitePlan, n: &str| names(p).iter().filter(|x| *x == n).count();
         // one local bandwidth step per node with CPUs
         assert_eq!(count(&plan, "bw local"), 4);
@@ -608,7 +626,7 @@ mod tests {
         all.select(&[], &[]).unwrap();
         assert_eq!(names(&all), names(&plan));
         // Nothing left: refused, naming every step.
-        let mut none = SuitePlan::for_topology(&one_node(), Budget::Quick, true);
+        let mut none = SuitePlan::for_topology(&one_node(), Budget::Quick, &facts(true));
         let e = none.select(&[StepName::BwMatrix], &[]).unwrap_err();
         assert!(e.to_string().contains("no step left") && e.to_string().contains("lat-c2c"), "{e}");
         let mut none = plan;
@@ -621,7 +639,7 @@ mod tests {
     fn step_names_are_the_plans() {
         let mut planned = Vec::new();
         for budget in [Budget::Quick, Budget::Default, Budget::Thorough] {
-            let plan = SuitePlan::for_topology(&snc2_with_cxl(), budget, true);
+            let plan = SuitePlan::for_topology(&snc2_with_cxl(), budget, &facts(true));
             planned.extend(plan.steps.iter().map(|s| s.step.id()));
         }
         for n in StepName::ALL {
@@ -637,7 +655,7 @@ mod tests {
 
     #[test]
     fn a_single_node_machine_gets_no_matrix_or_interleave() {
-        let p = SuitePlan::for_topology(&one_node(), Budget::Quick, true);
+        let p = SuitePlan::for_topology(&one_node(), Budget::Quick, &facts(true));
         assert_eq!(
             names(&p),
             [
@@ -654,13 +672,13 @@ mod tests {
         );
     }
 
-    /// Issue 14: every latency step chases at the DRAM stride, and the
+    /// Every latency step chases at the DRAM stride, and the
     /// loaded curves cover read-only (quick), read-only and 2:1 (default),
     /// every mix (thorough).
     #[test]
     fn latency_steps_use_the_dram_stride_and_budgets_pick_the_mixes() {
         let mixes = |b| {
-            let p = SuitePlan::for_topology(&one_node(), b, true);
+            let p = SuitePlan::for_topology(&one_node(), b, &facts(true));
             for s in &p.steps {
                 match &s.step {
                     Step::LatMatrix { opts, .. }
@@ -690,13 +708,13 @@ mod tests {
     #[test]
     fn a_multi_node_machine_gets_every_node_the_matrix_and_interleave() {
         let t = snc2_with_cxl();
-        let p = SuitePlan::for_topology(&t, Budget::Default, false);
+        let p = SuitePlan::for_topology(&t, Budget::Default, &facts(false));
         let n = names(&p);
         assert_eq!(n.iter().filter(|s| *s == "bw local").count(), 4, "{n:?}");
         assert!(n.contains(&"bw matrix".to_string()));
         assert!(n.contains(&"bw interleave".to_string()));
         assert!(!n.contains(&"bw weighted".to_string()), "kernel without weighted interleave");
-        let with_weighted = SuitePlan::for_topology(&t, Budget::Default, true);
+        let with_weighted = SuitePlan::for_topology(&t, Budget::Default, &facts(true));
         assert!(names(&with_weighted).contains(&"bw weighted".to_string()));
         // The matrix covers 4 CPU nodes x 5 memory nodes, the CXL node too.
         let matrix = p.steps.iter().find(|s| s.step.name() == "bw matrix").unwrap();
@@ -716,7 +734,7 @@ mod tests {
                 &[30, 30, 40, 40, 10],
             ])
             .build();
-        let p = SuitePlan::for_topology(&t, Budget::Quick, false);
+        let p = SuitePlan::for_topology(&t, Budget::Quick, &facts(false));
         let lat = p.steps.iter().find(|s| s.step.name() == "lat matrix").unwrap();
         assert!(
             lat.what.ends_with(
@@ -732,7 +750,7 @@ mod tests {
             .node(0, "0-1", 8 << 30)
             .node(1, "2-3", 8 << 30)
             .build();
-        let p = SuitePlan::for_topology(&two, Budget::Quick, false);
+        let p = SuitePlan::for_topology(&two, Budget::Quick, &facts(false));
         let lat = p.steps.iter().find(|s| s.step.name() == "lat matrix").unwrap();
         assert!(!lat.what.contains("tier"), "{}", lat.what);
     }
@@ -740,9 +758,9 @@ mod tests {
     #[test]
     fn budgets_grow_in_kernels_and_time() {
         let t = snc2_with_cxl();
-        let q = SuitePlan::for_topology(&t, Budget::Quick, true);
-        let d = SuitePlan::for_topology(&t, Budget::Default, true);
-        let th = SuitePlan::for_topology(&t, Budget::Thorough, true);
+        let q = SuitePlan::for_topology(&t, Budget::Quick, &facts(true));
+        let d = SuitePlan::for_topology(&t, Budget::Default, &facts(true));
+        let th = SuitePlan::for_topology(&t, Budget::Thorough, &facts(true));
         assert!(q.estimate() < d.estimate() && d.estimate() < th.estimate());
         let kernels = |p: &SuitePlan| match &p.steps[0].step {
             Step::Bw { plan, .. } => plan.kernels.len(),
@@ -753,7 +771,7 @@ mod tests {
 
     #[test]
     fn a_cpu_less_machine_part_is_never_a_cpu_node() {
-        let p = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Quick, false);
+        let p = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Quick, &facts(false));
         for s in &p.steps {
             if let Step::Bw { plan, .. } = &s.step {
                 if let BwMode::Local { cpu_node, .. } = plan.modes[0] {
@@ -761,6 +779,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The plan comes out complete: a known peak reaches every bandwidth
+    /// step, so no caller has to patch the plan after planning.
+    #[test]
+    fn a_known_peak_reaches_every_bandwidth_step() {
+        let peaks = |f: &MachineFacts| -> Vec<Option<f64>> {
+            let p = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Default, f);
+            p.steps
+                .iter()
+                .filter_map(|s| match &s.step {
+                    Step::Bw { plan, .. } => Some(plan.peak_gbs),
+                    _ => None,
+                })
+                .collect()
+        };
+        let with =
+            peaks(&MachineFacts { weighted_interleave: true, peak_gbs_per_node: Some(70.4) });
+        assert!(with.len() >= 8, "{with:?}");
+        assert!(with.iter().all(|p| *p == Some(70.4)), "{with:?}");
+        assert!(peaks(&facts(true)).iter().all(Option::is_none));
     }
 
     /// Records every event.

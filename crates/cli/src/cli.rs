@@ -17,13 +17,10 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The version `--version` prints: the package version and, when built
-/// from a git checkout, the commit (`0.1.0 (a1b2c3d4e5f6)`; see build.rs).
-pub const VERSION: &str = if env!("NUMAPROBE_COMMIT").is_empty() {
-    env!("CARGO_PKG_VERSION")
-} else {
-    concat!(env!("CARGO_PKG_VERSION"), " (", env!("NUMAPROBE_COMMIT"), ")")
-};
+/// The version `--version` prints: the package version, then the commit and
+/// its date when the build knew them (`0.1.0 (a1b2c3d4e5f6 2026-11-25)`;
+/// see build.rs). The date is the commit's, so a rebuild prints the same.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("NUMAPROBE_VERSION_SUFFIX"));
 
 /// Options every command takes (shown under their own heading).
 #[derive(Debug, clap::Args, Clone)]
@@ -103,7 +100,8 @@ pub struct CompletionsArgs {
     after_help = "Example:\n  numaprobe man > numaprobe.1 && man ./numaprobe.1\n  numaprobe man bw | man -l -"
 )]
 pub struct ManArgs {
-    /// The command whose page to print (default: numaprobe itself).
+    /// The command whose page to print (default: numaprobe itself); a
+    /// command's own subcommand as the pages name it (`advise-interleave`).
     #[arg(value_name = "COMMAND")]
     pub command: Option<String>,
 }
@@ -112,6 +110,16 @@ pub struct ManArgs {
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
     use clap::CommandFactory;
     clap_complete::generate(shell, &mut Cli::command(), "numaprobe", out);
+}
+
+/// The command a page name means below `cmd`: a subcommand (`bw`), or a
+/// subcommand's subcommand joined by `-` (`advise-interleave`), as the
+/// pages refer to each other (`numaprobe-advise-interleave(1)`).
+fn find_page<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a clap::Command> {
+    cmd.find_subcommand(name).or_else(|| {
+        name.match_indices('-')
+            .find_map(|(i, _)| find_page(cmd.find_subcommand(&name[..i])?, &name[i + 1..]))
+    })
 }
 
 /// Writes the man page of numaprobe, or of one of its commands, to `out`.
@@ -124,7 +132,7 @@ pub fn man(command: Option<&str>, out: &mut dyn std::io::Write) -> anyhow::Resul
         Some(name) => {
             let names: Vec<String> =
                 cli.get_subcommands().map(|c| c.get_name().to_string()).collect();
-            match cli.find_subcommand(name) {
+            match find_page(&cli, name) {
                 // clap names are 'static; the process prints one page and exits.
                 Some(c) => {
                     c.clone().name(&*Box::leak(format!("numaprobe-{name}").into_boxed_str()))
@@ -234,5 +242,92 @@ mod tests {
     fn cli_definition_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    /// docs/cli.md's "Closed sets" table against the flags themselves:
+    /// each row's words are exactly the flag's values (aliases in
+    /// parentheses), and every flag with a closed set has a row.
+    #[test]
+    fn the_documented_closed_sets_are_the_flags_values() {
+        use clap::CommandFactory;
+        let doc = include_str!("../../../docs/cli.md");
+        let table = doc.split("## Closed sets").nth(1).unwrap().split("\n## ").next().unwrap();
+        let ticked = |s: &str| -> Vec<String> {
+            s.split('`').skip(1).step_by(2).map(str::to_string).collect()
+        };
+        // (command or "" for any, flag or "" for the positional) -> (names,
+        // aliases); none for a row that points to another table
+        type Values = Option<(Vec<String>, Vec<String>)>;
+        let mut rows: Vec<((String, String), Values)> = Vec::new();
+        for line in table.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split(" | ").collect();
+            let (flags, values) = (cells[0].trim_start_matches("| "), cells[1]);
+            let (mut names, mut aliases) = (Vec::new(), Vec::new());
+            let mut depth = 0;
+            for (i, part) in values.split('`').enumerate() {
+                if i % 2 == 1 {
+                    if depth > 0 {
+                        aliases.push(part.to_string())
+                    } else {
+                        names.push(part.to_string())
+                    }
+                } else {
+                    depth += part.matches('(').count() as i32 - part.matches(')').count() as i32;
+                }
+            }
+            for f in ticked(flags) {
+                let (cmd, flag) = match f.rsplit_once(' ') {
+                    Some((c, f)) => (c.to_string(), f.to_string()),
+                    None if f.starts_with("--") => (String::new(), f),
+                    None => (f, String::new()),
+                };
+                let v = (!values.contains("see above")).then(|| (names.clone(), aliases.clone()));
+                rows.push(((cmd, flag), v));
+            }
+        }
+        assert!(rows.len() > 10, "the closed-sets table was not found: {table}");
+        fn walk(c: &clap::Command, name: &str, out: &mut Vec<(String, clap::Arg)>) {
+            for a in c.get_arguments().filter(|a| !a.is_hide_set() && a.get_action().takes_values())
+            {
+                out.push((name.to_string(), a.clone()));
+            }
+            for s in c.get_subcommands() {
+                walk(s, format!("{name} {}", s.get_name()).trim(), out);
+            }
+        }
+        let mut args = Vec::new();
+        walk(&Cli::command(), "", &mut args);
+        let mut seen = 0;
+        for (cmd, a) in &args {
+            let values = a.get_possible_values();
+            let visible: Vec<&clap::builder::PossibleValue> =
+                values.iter().filter(|v| !v.is_hide_set()).collect();
+            if visible.is_empty() {
+                continue;
+            }
+            let flag = a.get_long().map(|l| format!("--{l}")).unwrap_or_default();
+            let row = rows.iter().find(|((c, f), _)| {
+                *f == flag && (c.is_empty() || c == cmd || cmd.ends_with(&format!(" {c}")))
+            });
+            let Some((_, values)) = row else {
+                panic!("docs/cli.md's closed sets lack `{cmd} {flag}`");
+            };
+            seen += 1;
+            let Some((names, aliases)) = values else { continue };
+            let want: Vec<String> = visible.iter().map(|v| v.get_name().to_string()).collect();
+            let sorted = |v: &[String]| {
+                let mut v = v.to_vec();
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(names), sorted(&want), "`{cmd} {flag}` in docs/cli.md");
+            for al in aliases {
+                assert!(
+                    visible.iter().any(|v| v.get_name_and_aliases().any(|n| n == al)),
+                    "`{cmd} {flag}`: docs/cli.md names the alias {al}, the flag has no such value"
+                );
+            }
+        }
+        assert!(seen >= 10, "{seen} flags with closed sets");
     }
 }

@@ -566,6 +566,7 @@ mod tests {
             clap::value_parser!(i64).into(),
             clap::value_parser!(f64).into(),
             ValueParser::new(budget),
+            ValueParser::new(crate::cmd::scan::total),
         ]
         .map(|p: ValueParser| p.type_id());
         fn walk(c: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {

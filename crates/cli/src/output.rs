@@ -78,6 +78,58 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     emit(&safe)
 }
 
+/// The `schema_version` of each `--json` document whose type does not
+/// carry its own. The others carry theirs: `topo` ([`topo::SCHEMA_VERSION`]),
+/// `audit` ([`audit::SCHEMA_VERSION`]), `place`
+/// ([`place::probe::PROBE_SCHEMA_VERSION`]), `bw`, `lat`, `scan` and
+/// `advise interleave` ([`results::SCHEMA_VERSION`]). A version goes up when
+/// a field of its document changes meaning or goes away; an added field
+/// keeps it. docs/cli.md lists them all.
+pub mod schema {
+    /// `run` (each run's object) and `run --dry-run`.
+    pub const RUN: u32 = 1;
+    /// `exec`.
+    pub const EXEC: u32 = 1;
+    /// `compare`.
+    pub const COMPARE: u32 = 1;
+    /// `fleet` (2: hosts are machine identities; a host whose latest run
+    /// is incomplete is listed in `incomplete`, no longer compared by an
+    /// older run; `skipped` only for `--label`).
+    pub const FLEET: u32 = 2;
+    /// `list` (each run of the array).
+    pub const LIST: u32 = 1;
+    /// `show`.
+    pub const SHOW: u32 = 1;
+    /// `import` (each file of the array).
+    pub const IMPORT: u32 = 1;
+    /// `advise interleave --restore`.
+    pub const RESTORE: u32 = 1;
+}
+
+/// A `--json` document with `schema_version` first and then every field of
+/// `doc` (a struct or a map), for documents whose type does not carry a
+/// version (see [`schema`]).
+#[derive(Serialize)]
+pub struct Versioned<'a, T: Serialize + ?Sized> {
+    schema_version: u32,
+    #[serde(flatten)]
+    doc: &'a T,
+}
+
+impl<'a, T: Serialize + ?Sized> Versioned<'a, T> {
+    pub fn new(schema_version: u32, doc: &'a T) -> Self {
+        Versioned { schema_version, doc }
+    }
+}
+
+impl<'a, T: Serialize> Versioned<'a, T> {
+    /// Each element of a list versioned, for commands whose document is
+    /// an array (`list`, `import`).
+    pub fn each(schema_version: u32, docs: &'a [T]) -> Vec<Self> {
+        docs.iter().map(|doc| Versioned { schema_version, doc }).collect()
+    }
+}
+
 /// A table in the house style; derefs to the `comfy_table::Table` it
 /// builds (add rows, align columns), and displays in the process's
 /// [`TableStyle`].
@@ -181,6 +233,19 @@ pub fn warn(quiet: bool, msg: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_versioned_document_keeps_its_fields_after_the_version() {
+        #[derive(Serialize)]
+        struct Doc {
+            b: u32,
+            a: &'static str,
+        }
+        let text = serde_json::to_string(&Versioned::new(3, &Doc { b: 1, a: "x" })).unwrap();
+        assert_eq!(text, r#"{"schema_version":3,"b":1,"a":"x"}"#);
+        let list = serde_json::to_string(&Versioned::each(1, &[Doc { b: 2, a: "y" }])).unwrap();
+        assert_eq!(list, r#"[{"schema_version":1,"b":2,"a":"y"}]"#);
+    }
 
     fn sample(style: TableStyle) -> String {
         let mut t = Table { inner: comfy_table::Table::new(), style };

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
-use bench::events::{Event, Observer};
+use events::{Event, Observer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 pub struct Bars {

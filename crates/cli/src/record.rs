@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use bench::events::{Event, Observer, StopFlag};
+use events::{Event, Observer, StopFlag};
 use lock::{LockError, MeasureLock};
-use serde_json::Value;
-use store::{NewRun, ResultKind, RunId, RunStatus, Store};
+use results::Record;
+use store::{NewRun, RunId, RunStatus, Store};
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -91,7 +91,7 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
         let memory = audit::smbios::read(root);
         new.machine = audit::fingerprint::machine(root, t, &memory);
         new.config = audit::fingerprint::config_with_memory(t, &settings, &memory);
-        new.topology = serde_json::to_value(t).unwrap_or(Value::Null);
+        new.topology = results::context::RunTopology::of(t);
     }
     new
 }
@@ -169,14 +169,13 @@ impl Recording {
 
     /// Saves one result now; a failure is warned about and remembered (the
     /// run then ends incomplete).
-    pub fn save(&self, kind: &ResultKind, payload: &Value) {
-        let res =
-            self.db.lock().unwrap_or_else(|p| p.into_inner()).add_result(self.run, kind, payload);
+    pub fn save(&self, record: &Record) {
+        let res = self.db.lock().unwrap_or_else(|p| p.into_inner()).add_result(self.run, record);
         let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
         match res {
             Ok(_) => saved.0 += 1,
             Err(e) => {
-                let msg = format!("could not save a {kind} result: {e}");
+                let msg = format!("could not save a {} result: {e}", record.kind());
                 output::warn(self.quiet, &msg);
                 saved.1.push(msg);
             }
@@ -185,8 +184,8 @@ impl Recording {
 
     /// The one place a measurement event becomes a stored result.
     pub fn record(&self, event: &Event) {
-        if let Some((kind, payload)) = event.stored_result() {
-            self.save(&ResultKind::from(kind), &payload);
+        if let Event::Record(r) = event {
+            self.save(r);
         }
     }
 

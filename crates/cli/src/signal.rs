@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use bench::events::StopFlag;
+use events::StopFlag;
 
 static FLAG: OnceLock<StopFlag> = OnceLock::new();
 static PRESSES: AtomicUsize = AtomicUsize::new(0);

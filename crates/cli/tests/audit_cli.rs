@@ -134,40 +134,39 @@ fn bad_input_is_a_usage_error() {
         .stderr(contains("/no/such/numaprobe-root"));
 }
 
-fn this_topology() -> Value {
+fn this_topology() -> results::context::RunTopology {
     let t = topo::Topology::discover(&topo::SysRoot::live()).unwrap();
-    serde_json::to_value(t).unwrap()
+    results::context::RunTopology::of(&t)
 }
 
 /// This machine's fingerprint document, as `run` saves it.
-fn this_machine() -> Value {
+fn this_machine() -> results::context::Machine {
     let root = topo::SysRoot::live();
     let t = topo::Topology::discover(&root).unwrap();
     audit::fingerprint::machine(&root, &t, &audit::Read::Absent)
 }
 
-fn save_run(db: &Path, topology: Value, machine: Value, label: &str) {
+fn save_run(
+    db: &Path,
+    topology: results::context::RunTopology,
+    machine: results::context::Machine,
+    label: &str,
+) {
     let mut s = store::Store::open(db).unwrap();
     let mut new = store::NewRun::new("numaprobe run --test", "0.0.0-test");
     new.label = Some(label.into());
     new.topology = topology;
     new.machine = machine;
     let run = s.begin_run(&new).unwrap();
-    let lat = store::ResultKind::Lat;
-    let bw = store::ResultKind::Bw;
-    s.add_result(
-        run,
-        &lat,
-        &json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":0,"median_ns":100.0}),
-    )
-    .unwrap();
-    s.add_result(
-        run,
-        &lat,
-        &json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":1,"median_ns":180.0}),
-    )
-    .unwrap();
-    s.add_result(run, &bw, &json!({"mode":"local","kernel":"triad","cpu_node":0,"mem_node":0,"best_gbs":50.0,"median_gbs":49.0})).unwrap();
+    let rec = |kind: &str, v: Value| results::upgrade::read(kind, &v).record;
+    let lat = |mem: u32, ns: f64| {
+        rec("lat", json!({"mode":"matrix","cpu":0,"cpu_node":0,"mem_node":mem,"median_ns":ns}))
+    };
+    s.add_result(run, &lat(0, 100.0)).unwrap();
+    s.add_result(run, &lat(1, 180.0)).unwrap();
+    let bw = json!({"mode":"local","kernel":"triad","cpu_node":0,"mem_node":0,"best_gbs":50.0,
+                    "median_gbs":49.0});
+    s.add_result(run, &rec("bw", bw)).unwrap();
     s.finish_run(run, store::RunStatus::Complete, None).unwrap();
 }
 
@@ -177,12 +176,14 @@ fn evidence_comes_from_the_latest_run_of_this_machine() {
     let db = dir.path().join("results.db");
     save_run(&db, this_topology(), this_machine(), "this machine");
     // A later run of another machine must not be cited.
-    let mut other = this_topology();
-    other["cpu_model"] = json!("Some Other CPU 9000");
-    other["online_cpus"] = json!("0-511");
-    let other_machine =
-        json!({"fingerprint": "0123456789abcdef", "cpu_model": "Some Other CPU 9000"});
-    save_run(&db, other, other_machine, "other machine");
+    let mut other = topo::Topology::discover(&topo::SysRoot::live()).unwrap();
+    other.cpu_model = Some("Some Other CPU 9000".into());
+    other.online_cpus = topo::CpuSet::parse_list("0-511").unwrap();
+    let other_machine = serde_json::from_value(
+        json!({"fingerprint": "0123456789abcdef", "cpu_model": "Some Other CPU 9000"}),
+    )
+    .unwrap();
+    save_run(&db, results::context::RunTopology::of(&other), other_machine, "other machine");
     let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--profile", "database"]));
     let ev = &r["evidence"];
     assert!(ev["source"].as_str().unwrap().contains("this machine"), "{ev:#}");
@@ -200,8 +201,8 @@ fn evidence_comes_from_the_latest_run_of_this_machine() {
     assert!(r["evidence"]["source"].is_null());
     let r = json_of(audit().env("NUMAPROBE_DB", &db).args(["--run", "other machine"]));
     assert!(r["evidence"]["source"].as_str().unwrap().contains("other machine"));
-    // Issue 11: a reference naming no run is a usage error (exit 2, one
-    // line), as in `show` and `report`; it was flattened into exit 1.
+    // A reference naming no run is a usage error (exit 2, one line), as
+    // in `show` and `report`.
     for bad in ["nope", "999", "label:"] {
         let out = audit().env("NUMAPROBE_DB", &db).args(["--run", bad]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -236,7 +237,7 @@ fn audit_and_topo_run_on_every_hwloc_capture() {
     assert!(n >= 16, "only {n} captures");
 }
 
-/// Issue 14: `cpu.prefetchers` cites the prefetch check of the latest run of
+/// `cpu.prefetchers` cites the prefetch check of the latest run of
 /// this machine that has one, even when a later run (here bandwidth only)
 /// has none; `--run` takes that run's check alone; none at all is unknown.
 #[test]
@@ -259,8 +260,8 @@ fn prefetch_evidence_comes_from_the_latest_run_with_a_check() {
             (101.7, 1.5),
             (162.0, 2.0),
         );
-        let kind = store::ResultKind::from("lat-summary");
-        s.add_result(run, &kind, &serde_json::to_value(check).unwrap()).unwrap();
+        let check = results::lat::LatSummary::PrefetchCheck(check);
+        s.add_result(run, &results::Record::LatSummary(Box::new(check))).unwrap();
         s.finish_run(run, store::RunStatus::Complete, None).unwrap();
     }
     // a later run of this machine without a check

@@ -43,6 +43,19 @@ impl Env {
         c
     }
 
+    /// The latest saved run as `list --json` shows it.
+    fn latest_run(&self) -> Value {
+        let out = Command::cargo_bin("numaprobe")
+            .unwrap()
+            .env("NUMAPROBE_DB", self.path("results.db"))
+            .args(["list", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array().and_then(|a| a.last()).cloned().expect("a saved run")
+    }
+
     fn json(&self, args: &[&str]) -> (Value, std::process::Output) {
         let out = self.exec(&[&["--json"], args].concat()).output().unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -214,6 +227,31 @@ fn failing_command_is_reported_and_the_matrix_goes_on() {
     assert!(err.contains("local:0 run 2/2: exited with status 3"), "{err}");
     assert!(err.contains("oops-from-stderr"), "{err}");
     assert!(err.contains("4 of 4 runs failed"), "{err}");
+    // nothing was measured: the saved run is failed, not complete
+    let run = env.latest_run();
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(run["message"].as_str().unwrap().contains("all 4 runs of the program failed"), "{run}");
+}
+
+#[test]
+fn a_run_with_some_failed_runs_is_saved_incomplete() {
+    let env = Env::new();
+    // the first run fails and leaves a mark, the second succeeds
+    let (v, out) = env.json(&[
+        "-p",
+        "default",
+        "-r",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        "test -e mark || { touch mark; exit 3; }",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["failed_runs"], 1);
+    let run = env.latest_run();
+    assert_eq!(run["status"], "incomplete", "{run}");
+    assert!(run["message"].as_str().unwrap().contains("1 of 2 runs failed"), "{run}");
 }
 
 #[test]
@@ -562,9 +600,15 @@ fn each_policy_is_saved_into_the_store() {
     let runs = db.list_runs().unwrap();
     assert_eq!(runs.len(), 1);
     let loaded = db.load_run(runs[0].id).unwrap();
-    let saved: Vec<&Value> = loaded.payloads(&store::ResultKind::Exec).collect();
+    let saved: Vec<&results::exec::PolicyResult> = loaded
+        .records()
+        .filter_map(|r| match r {
+            results::Record::Exec(p) => Some(p.as_ref()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(saved.len(), 2);
-    assert_eq!(saved[1]["policy"], "local:0");
+    assert_eq!(saved[1].policy, "local:0");
 }
 
 #[test]

@@ -263,7 +263,8 @@ fn identity_freshness_and_hosts_not_measured() {
         .assert()
         .success();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v["max_age_s"], 604_800, "the documented default, 7 d");
+    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["max_age_s"], 691_200, "the documented default, 8 d");
     let hosts: Vec<&Value> = v["groups"]
         .as_array()
         .unwrap()
@@ -320,7 +321,7 @@ fn identity_freshness_and_hosts_not_measured() {
     assert!(md.contains("Not measured: 2 host(s)") && md.contains("| Taken (age) |"), "{md}");
     assert!(md.contains("node-1 (was node-1-old)"), "{md}");
     let txt = std::fs::read_to_string(&txt).unwrap();
-    assert!(txt.contains("4 healthy") && txt.contains("1 stale (run older than 7.0 d)"), "{txt}");
+    assert!(txt.contains("4 healthy") && txt.contains("1 stale (run older than 8.0 d)"), "{txt}");
     assert!(txt.contains("(30.0 d ago) stale"), "{txt}");
     // A longer maximum age: nothing stale.
     let out = np(&db).args(["--json", "fleet", "--max-age", "60d"]).output().unwrap();

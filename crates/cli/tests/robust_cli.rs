@@ -99,7 +99,11 @@ fn an_empty_program_name_is_a_usage_error_naming_it() {
 /// (exit 134).
 #[test]
 fn touching_more_than_the_machine_can_spare_is_refused() {
-    one_line_error(&["exec", "--touch", "100T"], 2, &["--touch", "can spare", "MiB"]);
+    one_line_error(
+        &["exec", "--touch", "100T"],
+        2,
+        &["--touch 100 TiB:", "can spare", "iB, keeping"],
+    );
 }
 
 /// Before: the run measured everything, then failed writing its report

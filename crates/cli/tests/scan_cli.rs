@@ -62,6 +62,40 @@ fn more_than_the_node_can_spare_is_refused_before_allocating() {
 }
 
 #[test]
+fn a_chunk_larger_than_the_total_is_refused_in_human_units() {
+    // without --size the total is bounded by default: no silent growth to
+    // fit one huge chunk
+    let out = np().args(["scan", "--mem-node", "0", "--chunk", "999999T"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--chunk 999999 TiB is larger than the default total of"), "{err}");
+    assert!(err.contains("nothing was allocated") && !err.contains("bytes"), "{err}");
+    let out = np().args(["scan", "--mem-node", "0", "--chunk", "8M", "--size", "4M"]).output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--chunk 8 MiB is larger than --size 4 MiB"), "{err}");
+}
+
+#[test]
+fn the_default_chunk_shrinks_loudly_to_fit_a_small_total() {
+    let out = np()
+        .args(["scan", "--mem-node", "0", "--size", "64M", "--reps", "1", "--pages", "nothp"])
+        .arg("--json")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("chunks of 8 MiB instead of the default 1 GiB"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["chunk_bytes"], 8 << 20);
+    assert_eq!(v["chunks_planned"], 8);
+    assert_eq!(v["total_bytes"], 64 << 20);
+    assert_eq!(v["total_from"], "size");
+}
+
+#[test]
 fn a_held_measuring_lock_makes_scan_and_advise_refuse_naming_the_holder() {
     let path = lock_support::private_lock("scan-held");
     let _held = lock::MeasureLock::acquire_at(&path).unwrap();

@@ -1,4 +1,4 @@
-//! Issue 12 on the real binary: the reading commands on a read-only
+//! The store on the real binary against hostile input: the reading commands on a read-only
 //! database, hostile imports (times that are not times, duplicate result
 //! numbers, a full disk), reports of two databases in one folder, and
 //! hostile labels in Markdown, terminal and CSV output.
@@ -398,7 +398,8 @@ fn a_write_ahead_log_on_read_only_storage_is_read_or_named() {
     let mut new = store::NewRun::new("numaprobe run", "0.1.0");
     new.label = Some("in-the-log".into());
     let run = db.begin_run(&new).unwrap();
-    db.add_result(run, &store::ResultKind::Bw, &serde_json::json!({"best_gbs": 1.0})).unwrap();
+    let finding = serde_json::json!({"id": "x", "severity": "ok"});
+    db.add_result(run, &results::upgrade::read("audit", &finding).record).unwrap();
     db.finish_run(run, store::RunStatus::Complete, None).unwrap();
     let wal = std::fs::metadata(live.join("r.db-wal")).map(|m| m.len()).unwrap_or(0);
     assert!(wal > 0, "the run is still in the write-ahead log");

@@ -23,9 +23,10 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use crate::numa_maps::{self, NumaSample};
-use crate::ExecError;
-use bench::events::StopFlag;
+use crate::{proc, ExecError};
+use events::StopFlag;
 use place::ChildPlacement;
+use topo::SysRoot;
 
 /// How long a signalled process group gets before the next, harder signal.
 pub const KILL_GRACE: Duration = Duration::from_millis(1000);
@@ -192,6 +193,8 @@ pub struct RunOptions<'a> {
     pub sample: bool,
     /// Count events of the command and its descendants.
     pub counters: bool,
+    /// Where procfs is read (the live machine: `SysRoot::live()`).
+    pub root: &'a SysRoot,
 }
 
 fn sample_interval(elapsed: Duration) -> Duration {
@@ -204,28 +207,10 @@ fn sample_interval(elapsed: Duration) -> Duration {
     }
 }
 
-/// Processes of process group `pgid` that are not zombies, from `/proc`.
-pub fn group_members(pgid: i32) -> Vec<i32> {
-    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
-    rd.filter_map(|e| {
-        let name = e.ok()?.file_name();
-        let pid: i32 = name.to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let (state, pgrp) = parse_stat_state_pgrp(&stat)?;
-        (pgrp == pgid && state != 'Z' && state != 'X').then_some(pid)
-    })
-    .collect()
-}
-
-/// State and process group from a `/proc/PID/stat` line (the command name
-/// may hold spaces and parentheses, so fields are counted from the last `)`).
-fn parse_stat_state_pgrp(stat: &str) -> Option<(char, i32)> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?.chars().next()?;
-    let _ppid = f.next()?;
-    let pgrp = f.next()?.parse().ok()?;
-    Some((state, pgrp))
+/// Processes of process group `pgid` that are not zombies, from procfs
+/// under `root`.
+pub fn group_members(root: &SysRoot, pgid: i32) -> Vec<i32> {
+    proc::live_processes(root, |s| s.pgrp == pgid).iter().map(|s| s.pid).collect()
 }
 
 fn signal_group(pgid: i32, sig: libc::c_int) {
@@ -439,14 +424,14 @@ pub fn run_once(
         if opts.sample && now >= next_sample {
             let mut pids = vec![pid];
             if now >= next_group_scan {
-                pids = group_members(pid);
+                pids = group_members(opts.root, pid);
                 if !pids.contains(&pid) {
                     pids.push(pid);
                 }
                 next_group_scan = now + Duration::from_millis(100);
             }
             for p in pids {
-                if let Ok(text) = std::fs::read_to_string(format!("/proc/{p}/numa_maps")) {
+                if let Some(text) = proc::numa_maps(opts.root, p) {
                     let s = numa_maps::parse(&text);
                     // Keep each process's fullest reading: an exiting
                     // process reads empty, and one that frees its memory
@@ -485,14 +470,14 @@ pub fn run_once(
 
     // Whatever the command left running in its group is ended, so the next
     // run starts on a quiet machine and the output pipes close.
-    let mut leftovers = group_members(pid);
+    let mut leftovers = group_members(opts.root, pid);
     let leftovers_killed = leftovers.len() as u32;
     if !leftovers.is_empty() {
         signal_group(pid, libc::SIGTERM);
         let until = Instant::now() + KILL_GRACE;
         while !leftovers.is_empty() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
-            leftovers = group_members(pid);
+            leftovers = group_members(opts.root, pid);
         }
         if !leftovers.is_empty() {
             signal_group(pid, libc::SIGKILL);
@@ -500,7 +485,8 @@ pub fn run_once(
     }
     // Processes that left the group (setsid) and were orphaned came here:
     // they are ended too, before the output pipes they may hold are read.
-    let leftovers_killed = leftovers_killed + crate::tree::kill_escaped(&tag, KILL_GRACE);
+    let leftovers_killed =
+        leftovers_killed + crate::tree::kill_escaped(opts.root, &tag, KILL_GRACE);
     if let Some(w) = &mut watchdog {
         w.disarm();
     }
@@ -691,20 +677,20 @@ mod tests {
     }
 
     #[test]
-    fn stat_lines_with_odd_names() {
-        let s = "1234 (a) b (c)) S 1 999 999 0 -1 4194560 0";
-        assert_eq!(parse_stat_state_pgrp(s), Some(('S', 999)));
-        assert_eq!(parse_stat_state_pgrp("garbage"), None);
-    }
-
-    #[test]
     fn captures_exit_output_and_usage() {
         let stop = StopFlag::new();
         let cmd =
             ResolvedCommand::resolve(&argv(&["sh", "-c", "echo out; echo err >&2; exit 3"]), None)
                 .unwrap();
-        let opts =
-            RunOptions { timeout: None, stop: &stop, sink: None, sample: true, counters: false };
+        let root = SysRoot::live();
+        let opts = RunOptions {
+            timeout: None,
+            stop: &stop,
+            sink: None,
+            sample: true,
+            counters: false,
+            root: &root,
+        };
         let o = run_once(&cmd, None, &opts).unwrap();
         assert_eq!(o.exit, Exit { code: Some(3), signal: None });
         assert_eq!(o.stdout.text, "out\n");

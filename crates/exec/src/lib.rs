@@ -1,7 +1,8 @@
 //! Running any program under a matrix of NUMA placements and comparing,
 //! on top of `topo` (the machine) and `place` (checks and child placement):
 //! policies ([`policy`]), one run ([`child`]), keeping the command's
-//! whole process tree within reach ([`tree`]), page placement
+//! whole process tree within reach ([`tree`]), the processes as procfs
+//! shows them, read through `topo::SysRoot` ([`proc`]), page placement
 //! ([`numa_maps`]), allocation counters ([`numastat`]), the user's metric
 //! ([`metric`]) and the statistics across repetitions ([`run_matrix`]).
 
@@ -10,6 +11,7 @@ pub mod metric;
 pub mod numa_maps;
 pub mod numastat;
 pub mod policy;
+pub mod proc;
 pub mod touch;
 pub mod tree;
 
@@ -21,8 +23,8 @@ use place::{ChildPlacement, PlaceError};
 use serde::Serialize;
 use topo::SysRoot;
 
-use bench::events::{Event, Observer, StopFlag};
 pub use child::{OutputSink, ResolvedCommand, Stream};
+use events::{Event, Observer, StopFlag};
 pub use metric::{Direction, Metric, MetricMiss};
 pub use numa_maps::NumaPages;
 pub use policy::{Policy, PolicyItem, Scope};
@@ -123,7 +125,8 @@ pub struct Options {
     pub sink: Option<Arc<dyn OutputSink>>,
     /// Smallest change called better or worse, in percent.
     pub floor_pct: f64,
-    /// Where `numastat` is read (the live machine: `SysRoot::live()`).
+    /// Where `numastat` and procfs are read (the live machine:
+    /// `SysRoot::live()`).
     pub root: SysRoot,
     /// Count events of each run (`--counters`).
     pub counters: bool,
@@ -424,6 +427,7 @@ pub fn run_matrix(
         sink: opts.sink.clone(),
         sample: true,
         counters: opts.counters,
+        root: &opts.root,
     };
     let mut done = 0u64;
     let mut last_stdout_tail: Option<Vec<String>> = None;

@@ -145,7 +145,8 @@ garbage
     #[test]
     fn reads_this_process() {
         // our own numa_maps has a heap and a stack on some node
-        let text = std::fs::read_to_string("/proc/self/numa_maps").unwrap();
+        let root = topo::SysRoot::live();
+        let text = crate::proc::numa_maps(&root, std::process::id() as i32).unwrap();
         let s = parse(&text);
         assert!(s.values().map(|k| k.anon_kib).sum::<u64>() > 0, "{text}");
     }

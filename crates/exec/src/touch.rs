@@ -6,7 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+use topo::SysRoot;
+
 use crate::numa_maps::{self, NumaSample};
+use crate::proc;
 
 /// What the touch workload did.
 #[derive(Debug, Clone)]
@@ -24,8 +27,9 @@ pub struct TouchReport {
 }
 
 /// Allocates `bytes`, writes every byte, reads one byte per page, reads its own
-/// `numa_maps`, then sleeps `hold` with the buffer resident.
-pub fn touch(bytes: usize, hold: Duration) -> TouchReport {
+/// `numa_maps` (procfs under `root`), then sleeps `hold` with the buffer
+/// resident.
+pub fn touch(root: &SysRoot, bytes: usize, hold: Duration) -> TouchReport {
     let t0 = Instant::now();
     let mut buf = vec![0u8; bytes];
     // every byte written (the first write of each page faults it in under
@@ -33,7 +37,7 @@ pub fn touch(bytes: usize, hold: Duration) -> TouchReport {
     buf.fill(0x5a);
     let checksum = buf.chunks(4096).fold(0u64, |a, c| a.wrapping_add(c[0] as u64));
     let seconds = t0.elapsed().as_secs_f64();
-    let own_pages = std::fs::read_to_string("/proc/self/numa_maps")
+    let own_pages = proc::numa_maps(root, std::process::id() as i32)
         .map(|t| numa_maps::parse(&t))
         .unwrap_or_default();
     std::thread::sleep(hold);
@@ -53,7 +57,7 @@ mod tests {
 
     #[test]
     fn touched_memory_is_resident_in_our_own_numa_maps() {
-        let r = touch(8 << 20, Duration::ZERO);
+        let r = touch(&SysRoot::live(), 8 << 20, Duration::ZERO);
         let anon: u64 = r.own_pages.values().map(|k| k.anon_kib).sum();
         assert!(anon >= 8 << 10, "anon {anon} KiB < 8 MiB");
         assert!(r.checksum > 0 && r.gb_per_s > 0.0);

@@ -1,5 +1,5 @@
 //! Keeping the measured program's whole process tree inside numaprobe's
-//! reach, so nothing it starts outlives the run (issue 12):
+//! reach, so nothing it starts outlives the run:
 //!
 //! * numaprobe is a child subreaper (`PR_SET_CHILD_SUBREAPER`): processes
 //!   the command orphans come to numaprobe rather than to init;
@@ -23,6 +23,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use topo::SysRoot;
+
+use crate::proc;
+
 /// The environment variable that tags the command's processes.
 pub const TAG_VAR: &str = "NUMAPROBE_EXEC_TAG";
 
@@ -42,15 +46,6 @@ pub fn new_tag() -> OsString {
     format!("{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)).into()
 }
 
-/// Parent pid and state from a `/proc/PID/stat` line (the command name may
-/// hold spaces and parentheses: fields are counted from the last `)`).
-fn ppid_state(stat: &str) -> Option<(i32, char)> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?.chars().next()?;
-    Some((f.next()?.parse().ok()?, state))
-}
-
 /// Whether a `/proc/PID/environ` text holds `TAG_VAR=tag`.
 fn has_tag(environ: &[u8], tag: &[u8]) -> bool {
     let mut want = Vec::with_capacity(TAG_VAR.len() + 1 + tag.len());
@@ -60,33 +55,27 @@ fn has_tag(environ: &[u8], tag: &[u8]) -> bool {
     environ.split(|&b| b == 0).any(|e| e == want.as_slice())
 }
 
-/// Live processes re-parented to this one that carry `tag`.
-pub fn escaped(tag: &OsString) -> Vec<i32> {
+/// Live processes re-parented to this one that carry `tag` (procfs under
+/// `root`).
+pub fn escaped(root: &SysRoot, tag: &OsString) -> Vec<i32> {
     use std::os::unix::ffi::OsStrExt;
     let me = std::process::id() as i32;
-    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
-    rd.filter_map(|e| {
-        let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-        let (ppid, state) =
-            ppid_state(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
-        if ppid != me || matches!(state, 'Z' | 'X') {
-            return None;
-        }
-        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-        has_tag(&env, tag.as_bytes()).then_some(pid)
-    })
-    .collect()
+    proc::live_processes(root, |s| s.ppid == me)
+        .into_iter()
+        .filter(|s| proc::environ(root, s.pid).is_some_and(|env| has_tag(&env, tag.as_bytes())))
+        .map(|s| s.pid)
+        .collect()
 }
 
 /// Kills and reaps every process of the run tagged `tag` that left the
 /// command's process group and was re-parented here; returns how many.
 /// Their own orphans come here in turn, so it repeats until none is left
 /// (for at most `grace`).
-pub fn kill_escaped(tag: &OsString, grace: Duration) -> u32 {
+pub fn kill_escaped(root: &SysRoot, tag: &OsString, grace: Duration) -> u32 {
     let until = Instant::now() + grace;
     let mut killed = 0;
     loop {
-        let found = escaped(tag);
+        let found = escaped(root, tag);
         if found.is_empty() || Instant::now() >= until {
             return killed;
         }
@@ -183,9 +172,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stat_and_environ_are_read_as_the_kernel_writes_them() {
-        assert_eq!(ppid_state("42 (a b) c)) S 7 42 42 0"), Some((7, 'S')));
-        assert_eq!(ppid_state("garbage"), None);
+    fn environ_is_read_as_the_kernel_writes_it() {
         let env = b"A=1\0NUMAPROBE_EXEC_TAG=9-3\0B=2\0";
         assert!(has_tag(env, b"9-3"));
         assert!(!has_tag(env, b"9-30"), "a prefix is another tag");

@@ -3,6 +3,7 @@
 
 use std::io;
 
+use topo::units::{binary_size, binary_size_floor};
 use topo::{CpuSet, NodeSet, TopoError};
 
 /// Why a placement could not be made, checked or read.
@@ -36,9 +37,10 @@ pub enum PlaceError {
     CpulessNode { asked: NodeSet, with_cpus: NodeSet },
     /// A node cannot spare the memory asked for without eating its reserve.
     #[error(
-        "node {node} cannot spare {} ({requested_bytes} bytes): it has {} available (free \
-         plus reclaimable cache) and numaprobe keeps {} free there; try a size of at most {}",
-        mib(*requested_bytes), mib(*available_bytes), mib(*reserve_bytes), mib(*suggested_bytes)
+        "node {node} cannot spare {}: it has {} available (free plus reclaimable cache) and \
+         numaprobe keeps {} free there; try a size of at most {}",
+        binary_size(*requested_bytes), binary_size(*available_bytes),
+        binary_size(*reserve_bytes), binary_size_floor(*suggested_bytes)
     )]
     NotEnoughMemory {
         node: u32,
@@ -106,10 +108,6 @@ impl PlaceError {
 }
 
 /// Bytes as whole MiB for messages (`2528 MiB`).
-fn mib(bytes: u64) -> String {
-    format!("{} MiB", bytes >> 20)
-}
-
 /// Result alias of this crate.
 pub type Result<T, E = PlaceError> = std::result::Result<T, E>;
 

@@ -1,8 +1,11 @@
 //! Weighted-interleave weights: computing small integer weights from
-//! measured per-node bandwidth, reading the kernel's current weights and
-//! `auto` mode, and writing new weights with a backup that restores the
-//! old ones (`/sys/kernel/mm/mempolicy/weighted_interleave/{nodeN,auto}`,
-//! Linux 6.9+; `auto` since 6.16).
+//! measured per-node bandwidth (one CPU node's row of a bandwidth matrix,
+//! with what the weights cost the other CPU nodes), reading the kernel's
+//! current weights and `auto` mode, and writing new weights with a backup
+//! file that restores the old ones
+//! (`/sys/kernel/mm/mempolicy/weighted_interleave/{nodeN,auto}`, Linux
+//! 6.9+; `auto` since 6.16). Measuring the matrix and verifying applied
+//! weights is `bench::weights`'s.
 //!
 //! The model: a bandwidth-bound workload streams through pages spread over
 //! nodes in shares `p_i`; node `i` delivers at most `B_i` GB/s, so the
@@ -12,9 +15,10 @@
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use topo::SysRoot;
+use topo::{NodeSet, SysRoot};
 
 use crate::error::{PlaceError, Result};
 
@@ -195,6 +199,123 @@ fn gcd(a: u32, b: u32) -> u32 {
     }
 }
 
+/// Bandwidth from CPU nodes (rows) to memory nodes (columns), GB/s.
+pub type Matrix = BTreeMap<u32, BTreeMap<u32, f64>>;
+
+/// What another CPU node gets from the advised weights.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OtherView {
+    pub cpu_node: u32,
+    /// The weights that would suit this node best.
+    pub own_weights: BTreeMap<u32, u32>,
+    pub own_expected_gbs: f64,
+    /// What the advised weights give it (model), GB/s.
+    pub with_advice_gbs: f64,
+    /// `1 - with_advice / own_expected`, percent.
+    pub loss_pct: f64,
+}
+
+/// The weights for one CPU node's view of a bandwidth matrix. The
+/// kernel's weights are global, so what they cost each other CPU node is
+/// part of the advice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixAdvice {
+    /// The CPU node the weights are optimised for.
+    pub cpu_node: u32,
+    pub advice: Advice,
+    pub others: Vec<OtherView>,
+}
+
+/// Why a matrix gives no advice.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MatrixError {
+    #[error("no CPU node -> memory node bandwidth to work from")]
+    Empty,
+    #[error("no bandwidth from node {node} (CPU nodes: {})", list(.cpu_nodes))]
+    NoSuchCpuNode { node: u32, cpu_nodes: Vec<u32> },
+    #[error("no bandwidth from CPU node {cpu_node} to node(s) {missing:?}")]
+    MissingNodes { cpu_node: u32, missing: Vec<u32> },
+    #[error(transparent)]
+    Advice(#[from] AdviceError),
+}
+
+fn list(ids: &[u32]) -> String {
+    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// A matrix row limited to `nodes` (all of it when `None`).
+fn restrict(row: &BTreeMap<u32, f64>, nodes: Option<&NodeSet>) -> BTreeMap<u32, f64> {
+    row.iter()
+        .filter(|(n, _)| nodes.is_none_or(|s| s.contains(**n)))
+        .map(|(&n, &b)| (n, b))
+        .collect()
+}
+
+/// The weights ([`advise`]) for CPU node `cpu_node`'s row of `matrix`
+/// (default: the first CPU node), over the memory nodes `nodes` (default:
+/// every node of the row), each other CPU node's loss with them beside.
+pub fn advise_matrix(
+    matrix: &Matrix,
+    cpu_node: Option<u32>,
+    nodes: Option<&NodeSet>,
+    max_weight: u32,
+) -> std::result::Result<MatrixAdvice, MatrixError> {
+    let Some(&first) = matrix.keys().next() else { return Err(MatrixError::Empty) };
+    let cpu_node = match cpu_node {
+        Some(n) if matrix.contains_key(&n) => n,
+        Some(node) => {
+            return Err(MatrixError::NoSuchCpuNode {
+                node,
+                cpu_nodes: matrix.keys().copied().collect(),
+            })
+        }
+        None => first,
+    };
+    let row = restrict(&matrix[&cpu_node], nodes);
+    if let Some(want) = nodes {
+        let missing: Vec<u32> = want.iter().filter(|n| !row.contains_key(n)).collect();
+        if !missing.is_empty() {
+            return Err(MatrixError::MissingNodes { cpu_node, missing });
+        }
+    }
+    let advice = advise(&row, max_weight)?;
+    let mut others = Vec::new();
+    for (&c, row) in matrix {
+        if c == cpu_node {
+            continue;
+        }
+        let row = restrict(row, nodes);
+        let Ok(own) = advise(&row, max_weight) else { continue };
+        let with = aggregate_gbs(&advice.weights, &row);
+        others.push(OtherView {
+            cpu_node: c,
+            own_weights: own.weights,
+            own_expected_gbs: own.expected_gbs,
+            with_advice_gbs: with,
+            loss_pct: (1.0 - with / own.expected_gbs) * 100.0,
+        });
+    }
+    Ok(MatrixAdvice { cpu_node, advice, others })
+}
+
+/// The commands that put weights to use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Commands {
+    /// For one program: `numactl --weighted-interleave=NODES PROGRAM`.
+    pub numactl: String,
+    /// For the whole system (root): one write per node.
+    pub sysfs: Vec<String>,
+}
+
+/// The commands for `weights`.
+pub fn commands(weights: &BTreeMap<u32, u32>) -> Commands {
+    let set: NodeSet = weights.keys().copied().collect();
+    Commands {
+        numactl: format!("numactl --weighted-interleave={} PROGRAM", set.to_list()),
+        sysfs: sysfs_commands(weights),
+    }
+}
+
 /// The kernel's weighted-interleave settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelWeights {
@@ -313,6 +434,46 @@ pub fn check_writable(root: &SysRoot, weights: &BTreeMap<u32, u32>) -> Result<Ke
     Ok(current)
 }
 
+/// Why the weight files may not be written at all; nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CannotWrite {
+    #[error("writing /{WEIGHTS_DIR} needs root")]
+    NotRoot,
+    #[error("{}: absent: weighted interleave needs Linux 6.9 or later", .dir.display())]
+    Unsupported { dir: PathBuf },
+}
+
+/// Whether this process may write the weights under `root`: it runs as
+/// root and the kernel has weighted interleave. Checked before anything
+/// is measured or written.
+pub fn ensure_can_write(root: &SysRoot) -> std::result::Result<(), CannotWrite> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(CannotWrite::NotRoot);
+    }
+    if !crate::policy::supports_weighted_interleave(root) {
+        return Err(CannotWrite::Unsupported { dir: root.path(WEIGHTS_DIR) });
+    }
+    Ok(())
+}
+
+/// Writes the weights of `backup.applied` over `backup.previous`. A
+/// failure part-way restores what was already written and returns the
+/// error with the files that could not be put back.
+fn write_weights(
+    root: &SysRoot,
+    backup: &Backup,
+) -> std::result::Result<(), (String, Vec<WriteFailure>)> {
+    for (&n, &w) in &backup.applied {
+        if let Err(f) = write_file(root, &format!("{WEIGHTS_DIR}/node{n}"), &w.to_string()) {
+            let why = format!("writing {}: {}", f.path, f.error);
+            let left = restore(root, backup);
+            return Err((why, left));
+        }
+    }
+    Ok(())
+}
+
 /// Writes `weights` (after [`check_writable`]) and returns the backup of
 /// what was there. A failure part-way restores what was already written
 /// and returns the error with the files that could not be put back.
@@ -323,14 +484,110 @@ pub fn apply(
 ) -> std::result::Result<Backup, (String, Vec<WriteFailure>)> {
     let previous = check_writable(root, weights).map_err(|e| (e.to_string(), Vec::new()))?;
     let backup = Backup { format: BACKUP_FORMAT.into(), saved, previous, applied: weights.clone() };
-    for (&n, &w) in weights {
-        if let Err(f) = write_file(root, &format!("{WEIGHTS_DIR}/node{n}"), &w.to_string()) {
-            let why = format!("writing {}: {}", f.path, f.error);
-            let left = restore(root, &backup);
-            return Err((why, left));
-        }
-    }
+    write_weights(root, &backup)?;
     Ok(backup)
+}
+
+/// Why [`apply_with_backup`] did not apply the weights.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The weights cannot be written here (no file for a node, a weight
+    /// out of range, no weighted interleave); nothing was written.
+    #[error(transparent)]
+    Refused(PlaceError),
+    /// The backup file's folder could not be created; nothing was written.
+    #[error("creating {}", .dir.display())]
+    BackupDir { dir: PathBuf, source: std::io::Error },
+    /// The backup file could not be saved; nothing was written.
+    #[error("saving the old weights to {}", .path.display())]
+    Backup { path: PathBuf, source: std::io::Error },
+    /// A write failed part-way; the old weights were put back except those
+    /// in `unrestored`.
+    #[error("{why}")]
+    Write { why: String, unrestored: Vec<WriteFailure> },
+}
+
+/// Seconds since the epoch, as text (empty when the clock is before it).
+fn now_text() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs().to_string())
+        .unwrap_or_default()
+}
+
+/// Writes `weights` after saving what is there to `backup_file` (its
+/// folder created), so that even a crash part-way leaves the backup that
+/// [`restore_file`] reads. Returns the backup.
+pub fn apply_with_backup(
+    root: &SysRoot,
+    weights: &BTreeMap<u32, u32>,
+    backup_file: &Path,
+) -> std::result::Result<Backup, ApplyError> {
+    let previous = check_writable(root, weights).map_err(ApplyError::Refused)?;
+    let backup = Backup {
+        format: BACKUP_FORMAT.into(),
+        saved: now_text(),
+        previous,
+        applied: weights.clone(),
+    };
+    if let Some(dir) = backup_file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| ApplyError::BackupDir { dir: dir.to_path_buf(), source })?;
+    }
+    let text = serde_json::to_string_pretty(&backup).expect("a backup serialises") + "\n";
+    std::fs::write(backup_file, text)
+        .map_err(|source| ApplyError::Backup { path: backup_file.to_path_buf(), source })?;
+    write_weights(root, &backup)
+        .map_err(|(why, unrestored)| ApplyError::Write { why, unrestored })?;
+    Ok(backup)
+}
+
+/// Why [`restore_file`] restored nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error("reading {}", .path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// The file is not a backup [`apply_with_backup`] wrote.
+    #[error("{}: not a weights backup ({why})", .path.display())]
+    NotABackup { path: PathBuf, why: String },
+    /// A backup of another format.
+    #[error("{}: format {found:?}, expected {BACKUP_FORMAT}", .path.display())]
+    WrongFormat { path: PathBuf, found: String },
+    #[error(transparent)]
+    CannotWrite(CannotWrite),
+}
+
+impl RestoreError {
+    /// True when the file given is at fault (not a backup), not the
+    /// machine.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RestoreError::NotABackup { .. } | RestoreError::WrongFormat { .. })
+    }
+}
+
+/// Reads a backup file written by [`apply_with_backup`].
+pub fn read_backup(path: &Path) -> std::result::Result<Backup, RestoreError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| RestoreError::Read { path: path.to_path_buf(), source })?;
+    let b: Backup = serde_json::from_str(&text)
+        .map_err(|e| RestoreError::NotABackup { path: path.to_path_buf(), why: e.to_string() })?;
+    if b.format != BACKUP_FORMAT {
+        return Err(RestoreError::WrongFormat { path: path.to_path_buf(), found: b.format });
+    }
+    Ok(b)
+}
+
+/// Puts back the weights saved in `backup_file` ([`read_backup`], then
+/// [`ensure_can_write`], then [`restore`]). Returns the backup and the
+/// files that could not be written (empty: all restored).
+pub fn restore_file(
+    root: &SysRoot,
+    backup_file: &Path,
+) -> std::result::Result<(Backup, Vec<WriteFailure>), RestoreError> {
+    let backup = read_backup(backup_file)?;
+    ensure_can_write(root).map_err(RestoreError::CannotWrite)?;
+    let failed = restore(root, &backup);
+    Ok((backup, failed))
 }
 
 /// Puts back the weights (and `auto` mode) of `backup`. Returns the files
@@ -502,6 +759,119 @@ mod tests {
         assert_eq!(left.len(), 1, "{left:?}");
         assert!(left[0].path.ends_with("node1") && left[0].value == "1", "{left:?}");
         assert_eq!(read(&root, "node0"), "1", "the others are still restored");
+    }
+
+    fn is_root() -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    /// CPU node 0 sees 300 and 100 GB/s, node 1 150 and 100.
+    fn two_by_two() -> Matrix {
+        BTreeMap::from([(0, bw(&[(0, 300.0), (4, 100.0)])), (1, bw(&[(0, 150.0), (4, 100.0)]))])
+    }
+
+    #[test]
+    fn a_matrix_row_gives_the_weights_and_the_other_rows_their_loss() {
+        let m = advise_matrix(&two_by_two(), None, None, 32).unwrap();
+        assert_eq!((m.cpu_node, &m.advice.weights), (0, &w(&[(0, 3), (4, 1)])));
+        // Node 1 would want 3:2 (250 GB/s); 3:1 gives it 200: a 20% loss.
+        assert_eq!(m.others.len(), 1);
+        let o = &m.others[0];
+        assert_eq!((o.cpu_node, &o.own_weights), (1, &w(&[(0, 3), (4, 2)])));
+        assert!((o.with_advice_gbs - 200.0).abs() < 1e-9 && (o.loss_pct - 20.0).abs() < 1e-9);
+        let m = advise_matrix(&two_by_two(), Some(1), None, 32).unwrap();
+        assert_eq!(m.advice.weights, w(&[(0, 3), (4, 2)]));
+        let only0: NodeSet = "0".parse().unwrap();
+        let m = advise_matrix(&two_by_two(), None, Some(&only0), 32).unwrap();
+        assert_eq!(m.advice.weights, w(&[(0, 1)]));
+    }
+
+    #[test]
+    fn a_matrix_without_the_nodes_asked_for_is_refused_naming_them() {
+        assert_eq!(advise_matrix(&Matrix::new(), None, None, 32), Err(MatrixError::Empty));
+        let e = advise_matrix(&two_by_two(), Some(3), None, 32).unwrap_err();
+        assert_eq!(e, MatrixError::NoSuchCpuNode { node: 3, cpu_nodes: vec![0, 1] });
+        assert_eq!(e.to_string(), "no bandwidth from node 3 (CPU nodes: 0, 1)");
+        let some: NodeSet = "0,2-3".parse().unwrap();
+        let e = advise_matrix(&two_by_two(), None, Some(&some), 32).unwrap_err();
+        assert_eq!(e, MatrixError::MissingNodes { cpu_node: 0, missing: vec![2, 3] });
+        assert!(matches!(
+            advise_matrix(&two_by_two(), None, None, 0),
+            Err(MatrixError::Advice(AdviceError::BadMax(0)))
+        ));
+    }
+
+    #[test]
+    fn apply_with_backup_saves_the_old_values_first_and_restore_file_puts_them_back() {
+        let (d, root) = tree(Some("true"));
+        let file = d.path().join("backups/sub/wb.json");
+        let b = apply_with_backup(&root, &w(&[(0, 3), (1, 1)]), &file).unwrap();
+        assert_eq!(read(&root, "node0"), "3");
+        assert_eq!(read_backup(&file).unwrap(), b, "the file holds the backup returned");
+        assert_eq!(b.previous.weights, w(&[(0, 1), (1, 1)]));
+        std::fs::write(root.path(&format!("{WEIGHTS_DIR}/auto")), "false\n").unwrap();
+        if !is_root() {
+            let e = restore_file(&root, &file).unwrap_err();
+            assert!(matches!(e, RestoreError::CannotWrite(CannotWrite::NotRoot)), "{e:?}");
+            return;
+        }
+        let (restored, failed) = restore_file(&root, &file).unwrap();
+        assert!(failed.is_empty(), "{failed:?}");
+        assert_eq!(restored, b);
+        assert_eq!((read(&root, "node0"), read(&root, "auto")), ("1".into(), "true".into()));
+    }
+
+    #[test]
+    fn apply_with_backup_writes_nothing_when_refused_or_when_the_backup_cannot_be_saved() {
+        let (d, root) = tree(None);
+        let file = d.path().join("wb.json");
+        let e = apply_with_backup(&root, &w(&[(0, 3), (7, 1)]), &file).unwrap_err();
+        assert!(matches!(&e, ApplyError::Refused(_)) && e.to_string().contains("node7"), "{e}");
+        assert!(!file.exists(), "no backup for a refused change");
+        let blocker = d.path().join("a-file");
+        std::fs::write(&blocker, "").unwrap();
+        let e = apply_with_backup(&root, &w(&[(0, 3)]), &blocker.join("wb.json")).unwrap_err();
+        assert!(matches!(e, ApplyError::BackupDir { .. }), "{e:?}");
+        let e = apply_with_backup(&root, &w(&[(0, 3)]), d.path()).unwrap_err();
+        assert!(matches!(e, ApplyError::Backup { .. }), "a folder is no file: {e:?}");
+        assert_eq!(read(&root, "node0"), "1", "nothing written");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_backup_is_the_users_mistake() {
+        let d = tempfile::tempdir().unwrap();
+        let junk = d.path().join("junk.json");
+        std::fs::write(&junk, "{}").unwrap();
+        let e = read_backup(&junk).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("not a weights backup"), "{e}");
+        let other = d.path().join("other.json");
+        let b = Backup {
+            format: "something-else".into(),
+            saved: "1".into(),
+            previous: KernelWeights { weights: w(&[(0, 1)]), auto: None, auto_file: None },
+            applied: w(&[(0, 2)]),
+        };
+        std::fs::write(&other, serde_json::to_string(&b).unwrap()).unwrap();
+        let e = read_backup(&other).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("\"something-else\""), "{e}");
+        let e = read_backup(&d.path().join("none.json")).unwrap_err();
+        assert!(!e.is_usage() && matches!(e, RestoreError::Read { .. }), "{e:?}");
+        // A machine without weighted interleave: refused after the file is read.
+        let (_t, root) = tree(None);
+        let good = d.path().join("good.json");
+        apply_with_backup(&root, &w(&[(0, 2)]), &good).unwrap();
+        let bare = SysRoot::new(d.path()).unwrap();
+        let e = restore_file(&bare, &good).unwrap_err();
+        let why = if is_root() { "Unsupported" } else { "NotRoot" };
+        assert!(format!("{e:?}").starts_with(&format!("CannotWrite({why}")), "{e:?}");
+    }
+
+    #[test]
+    fn commands_give_numactl_the_node_list() {
+        let c = commands(&w(&[(0, 3), (1, 1), (2, 1), (4, 1)]));
+        assert_eq!(c.numactl, "numactl --weighted-interleave=0-2,4 PROGRAM");
+        assert_eq!(c.sysfs.len(), 4);
     }
 
     #[test]

@@ -6,15 +6,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use serde_json::Value;
+use results::audit::Severity;
 use store::LoadedRun;
 
-use crate::data::{scalar_text, RunData};
 use crate::fmt::{noisy, num};
 use crate::glance::glance;
-use crate::metrics::{metrics, MetricKey};
 use crate::render::md_table;
-use crate::study::Study;
+use analysis::data::RunData;
+use analysis::metrics::{metrics, MetricKey};
+use analysis::study::Study;
 
 /// The longest brief, in lines.
 pub const MAX_LINES: usize = 60;
@@ -45,27 +45,6 @@ const KEY_SETTINGS: [&str; 10] = [
 
 /// `a.b = v` pairs of a settings document's scalar leaves (fingerprint
 /// left out).
-fn flat_settings(v: &Value) -> BTreeMap<String, String> {
-    fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-        match v {
-            Value::Object(m) => {
-                for (k, x) in m {
-                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                    walk(&key, x, out);
-                }
-            }
-            Value::Null => {}
-            other => {
-                out.insert(prefix.to_string(), scalar_text(other).unwrap_or(other.to_string()));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk("", v, &mut out);
-    out.remove("fingerprint");
-    out
-}
-
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -102,7 +81,8 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         }
         let _ = writeln!(out, "- **{k}:** {}", md(v));
     }
-    let settings = flat_settings(&run.config);
+    let settings: BTreeMap<String, String> =
+        crate::environment::settings_found(&run.config).into_iter().collect();
     let picked: Vec<String> =
         KEY_SETTINGS.iter().filter_map(|k| settings.get(*k).map(|v| format!("{k}={v}"))).collect();
     if !picked.is_empty() {
@@ -137,11 +117,11 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
     }
 
     // Findings
-    let bad: Vec<_> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    let bad: Vec<_> = d.findings.iter().filter(|f| f.severity != Severity::Ok).collect();
     if !d.findings.is_empty() {
-        let mut counts: BTreeMap<u8, (String, usize)> = BTreeMap::new();
+        let mut counts: BTreeMap<u8, (&str, usize)> = BTreeMap::new();
         for f in &bad {
-            counts.entry(f.rank()).or_insert((f.severity.clone(), 0)).1 += 1;
+            counts.entry(f.severity.rank()).or_insert((f.severity.label(), 0)).1 += 1;
         }
         let summary: Vec<String> = counts.values().map(|(s, n)| format!("{n} {s}")).collect();
         if bad.is_empty() {
@@ -149,11 +129,11 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         } else {
             let _ = writeln!(out, "\n**Audit findings** ({}):\n", summary.join(", "));
             for f in bad.iter().take(MAX_FINDINGS) {
-                let fix = f.fix.as_deref().filter(|x| *x != "-");
+                let fix = Some(f.fix.as_str()).filter(|x| !x.is_empty() && *x != "-");
                 let _ = writeln!(
                     out,
                     "- **{}** {}: {}{}",
-                    f.severity.to_uppercase(),
+                    f.severity.label().to_uppercase(),
                     f.id,
                     md(&f.found),
                     fix.map(|x| format!(" (fix: `{}`)", x.replace('`', "'"))).unwrap_or_default()
@@ -173,7 +153,7 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
 }
 
 /// The settings that differ between the groups and the metric verdicts
-/// (the settings study, `report::study`).
+/// (the settings study, `analysis::study`).
 fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>) {
     let owned;
     let s = match study {
@@ -185,7 +165,8 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
             &owned
         }
     };
-    let _ = writeln!(out, "\n**Comparison** against {}:", md(&s.group_name(s.baseline)));
+    let _ =
+        writeln!(out, "\n**Comparison** against {}:", md(&crate::study::group_name(s, s.baseline)));
     if s.across_machines {
         out.push_str(
             "\nThese runs come from different machines: differences include the hardware.\n",
@@ -194,7 +175,7 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     if s.settings_diff.is_empty() {
         out.push_str("\nSettings: the same in every group.\n");
     } else {
-        let mut t = s.settings_table();
+        let mut t = crate::study::settings_table(s);
         t.rows.truncate(MAX_SETTINGS);
         t.align = vec![crate::doc::Align::Left; t.header.len()];
         out.push('\n');
@@ -208,7 +189,7 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
         }
     }
     out.push('\n');
-    out.push_str(&md_table(&s.metrics_table()));
+    out.push_str(&md_table(&crate::study::metrics_table(s)));
     let _ = writeln!(
         out,
         "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided unless {} runs of identical settings give a floor (docs/store.md).",
@@ -254,14 +235,5 @@ mod tests {
         assert!(c.ends_with("`numaprobe report` has everything._\n"));
         let short = "a\nb\n".to_string();
         assert_eq!(cap(short.clone()), short);
-    }
-
-    #[test]
-    fn settings_flatten_without_the_fingerprint() {
-        let f = flat_settings(
-            &serde_json::json!({"fingerprint": "x", "thp": "always", "cmdline_options": {"numa": "off"}, "boost": null}),
-        );
-        assert_eq!(f.len(), 2);
-        assert_eq!(f["cmdline_options.numa"], "off");
     }
 }

@@ -1,5 +1,8 @@
 //! Chart descriptions, independent of how they are drawn (the HTML report
-//! draws them as inline SVG, see [`crate::svg`]).
+//! draws them as inline SVG, see [`crate::svg`]), and the node-matrix
+//! heatmaps the bandwidth and latency sections share.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A chart of a report.
 #[derive(Debug, Clone, PartialEq)]
@@ -145,8 +148,8 @@ impl Series {
     }
 
     /// With a colour key (a node number).
-    pub fn with_color(mut self, key: Option<i64>) -> Series {
-        self.color = key.and_then(|k| usize::try_from(k).ok());
+    pub fn with_color(mut self, key: Option<u32>) -> Series {
+        self.color = key.map(|k| k as usize);
         self
     }
 }
@@ -210,4 +213,118 @@ pub struct BarGroup {
     pub values: Vec<Option<f64>>,
     /// Text written after each bar.
     pub labels: Vec<String>,
+}
+
+/// A node matrix in a report: its heatmap and, when a row has a local and
+/// a remote cell, the remote/local view; a sentence instead for a single
+/// node pair.
+pub(crate) fn matrix_charts(
+    doc: &mut crate::doc::Document,
+    title: String,
+    unit: &str,
+    cells: Vec<((u32, u32), Option<f64>)>,
+    ratio_title: &str,
+) {
+    if cells.len() > 1 {
+        let hm = matrix_heatmap(title, unit, cells.into_iter());
+        let ratio = ratio_heatmap(&hm, ratio_title);
+        doc.chart(Chart::Heatmap(hm));
+        if let Some(r) = ratio {
+            doc.chart(Chart::Heatmap(r));
+        }
+    } else {
+        doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
+    }
+}
+
+pub(crate) fn matrix_heatmap(
+    title: String,
+    unit: &str,
+    cells: impl Iterator<Item = ((u32, u32), Option<f64>)>,
+) -> Heatmap {
+    let cells: BTreeMap<(u32, u32), Option<f64>> = cells.collect();
+    let rows: BTreeSet<u32> = cells.keys().map(|k| k.0).collect();
+    let cols: BTreeSet<u32> = cells.keys().map(|k| k.1).collect();
+    Heatmap {
+        title,
+        x_label: "memory node".into(),
+        y_label: "CPU node".into(),
+        unit: unit.into(),
+        cols: cols.iter().map(|c| c.to_string()).collect(),
+        rows: rows.iter().map(|r| r.to_string()).collect(),
+        values: rows
+            .iter()
+            .map(|r| cols.iter().map(|c| cells.get(&(*r, *c)).copied().flatten()).collect())
+            .collect(),
+    }
+}
+
+/// The remote/local view of a node matrix: each cell divided by its row's
+/// local cell (CPU node = memory node). `None` when no row has both a local
+/// and a remote cell.
+pub(crate) fn ratio_heatmap(hm: &Heatmap, title: &str) -> Option<Heatmap> {
+    let mut any_remote = false;
+    let values: Vec<Vec<Option<f64>>> = hm
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let row = &hm.values[i];
+            let local = hm
+                .cols
+                .iter()
+                .position(|c| c == r)
+                .and_then(|j| row.get(j).copied().flatten())
+                .filter(|v| *v > 0.0);
+            row.iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    let l = local?;
+                    if hm.cols.get(j) != Some(r) && v.is_some() {
+                        any_remote = true;
+                    }
+                    v.map(|v| v / l)
+                })
+                .collect()
+        })
+        .collect();
+    any_remote.then(|| Heatmap {
+        title: format!("{title} (remote / local)"),
+        unit: "x local".into(),
+        values,
+        ..hm.clone()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_view_divides_by_the_rows_local_cell() {
+        let hm = Heatmap {
+            title: "t".into(),
+            x_label: "memory node".into(),
+            y_label: "CPU node".into(),
+            unit: "ns".into(),
+            cols: vec!["0".into(), "1".into(), "2".into()],
+            rows: vec!["0".into(), "1".into()],
+            values: vec![
+                vec![Some(100.0), Some(150.0), Some(300.0)],
+                vec![Some(160.0), Some(80.0), None],
+            ],
+        };
+        let r = ratio_heatmap(&hm, "Latency").unwrap();
+        assert_eq!(r.unit, "x local");
+        assert_eq!(r.values[0], vec![Some(1.0), Some(1.5), Some(3.0)]);
+        assert_eq!(r.values[1], vec![Some(2.0), Some(1.0), None]);
+        // a single node has no remote cell: no ratio view
+        let one = Heatmap {
+            cols: vec!["0".into()],
+            rows: vec!["0".into()],
+            values: vec![vec![Some(90.0)]],
+            ..hm
+        };
+        assert!(ratio_heatmap(&one, "Latency").is_none());
+    }
 }

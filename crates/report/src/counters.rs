@@ -4,10 +4,11 @@
 //! for results recorded without counts.
 
 use results::counters::{count_text as count, event, Counters};
+use results::stats::measured;
 
-use crate::data::RunData;
 use crate::doc::{Document, Table};
 use crate::fmt::opt;
+use analysis::data::RunData;
 
 /// Headers of the columns [`cells`] fills.
 pub const HEADER: [&str; 5] =
@@ -85,15 +86,16 @@ pub fn bandwidth(doc: &mut Document, d: &RunData) {
     for b in &with {
         let c = b.counters.as_ref();
         let dram = c.and_then(Counters::dram_bytes);
-        let mut row = vec![b.mode.clone(), b.memory(), b.kernel.clone(), opt(b.best_gbs, "GB/s")];
+        let best = opt(measured(b.best_gbs), "GB/s");
+        let mut row = vec![b.mode.name().into(), b.memory(), b.kernel.name().into(), best];
         row.extend(cells(c));
         row.push(match (dram, c.map(|c| c.uncore.is_empty())) {
             (Some(x), _) => format!("{:.2}", x / 1e9),
             (None, Some(false)) => "unavailable".into(),
             _ => "-".into(),
         });
-        row.push(match (dram, b.counted_bytes) {
-            (Some(x), Some(k)) if k > 0.0 => format!("{:.2}x", x / k),
+        row.push(match (dram, b.counted_bytes()) {
+            (Some(x), k) if k > 0.0 => format!("{:.2}x", x / k),
             _ => "-".into(),
         });
         t.push(row);

@@ -1,594 +1,11 @@
-//! The fleet report: many hosts' runs grouped by machine model, each
-//! host's headline metrics against its peers' median, outliers flagged
-//! robustly (median and MAD), and configuration drift (settings on which a
-//! host differs from its group's majority). `numaprobe fleet` prints it;
-//! `docs/fleet.md` documents the method and the `--json` contract.
-//!
-//! Hosts of different models are never peers: the model (CPU model,
-//! packages, physical cores, installed memory, memory speed when known) is
-//! always part of a group's key; `--group-by label|config` only splits
-//! groups further.
+//! The fleet ([`analysis::fleet::Fleet`]) as a report: per group the peer
+//! medians, each host's deviation (flags marked), a per-host chart and the
+//! drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use serde::Serialize;
-use serde_json::Value;
-use store::LoadedRun;
+use analysis::fleet::{fmt_age, Fleet, Group, GroupBy, Host, PeerStat};
 
 use crate::chart::{BarChart, BarGroup, Chart};
-use crate::data::RunData;
 use crate::doc::{Document, Table};
-use crate::metrics::{feeds_headline, metrics, MetricKey};
-
-mod roster;
-pub use roster::{
-    fmt_age, host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, RunRef,
-    UnmeasuredInput, DEFAULT_MAX_AGE_S,
-};
-
-/// What hosts are compared with: their model, and optionally the same
-/// label or the same configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GroupBy {
-    Model,
-    Label,
-    Config,
-}
-
-/// The fewest hosts with a metric for a group to flag outliers: with two,
-/// nothing says which one is odd.
-pub const MIN_PEERS: usize = 3;
-
-/// The robust z-score a host must also exceed to be flagged:
-/// |value − median| / (1.4826 · MAD) > 3.5 (Iglewicz and Hoaglin), so the
-/// normal spread of a noisy group flags nobody.
-pub const ROBUST_Z: f64 = 3.5;
-
-/// The default threshold, % worse than the peer median.
-pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
-
-/// Entries of the configuration left out of drift: how the run was asked
-/// for (`budget`), the fingerprint of the rest, and the raw kernel command
-/// line (it names each host's root disk; its NUMA options are compared as
-/// `cmdline_options.*`).
-const NOT_SETTINGS: [&str; 3] = ["budget", "fingerprint", "cmdline"];
-
-/// Machine facts that make the model (or the host), not settings; `dimms`
-/// is compared through the configuration's `dimm_population`.
-const IDENTITY: [&str; 15] = [
-    "machine_id",
-    "machine_id_source",
-    "installed_gib",
-    "dimms",
-    "fingerprint",
-    "description",
-    "hostname",
-    "cpu_model",
-    "cpu_vendor",
-    "arch",
-    "packages",
-    "cores",
-    "cpus",
-    "nodes",
-    "mem_total_bytes",
-];
-
-/// A fleet: groups of peer hosts and what was found in each.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Fleet {
-    pub group_by: GroupBy,
-    pub threshold_pct: f64,
-    /// The method in one sentence (also in the reports).
-    pub method: String,
-    /// Only runs with this label were considered.
-    pub label: Option<String>,
-    /// Runs older than this are stale, never healthy.
-    pub max_age_s: u64,
-    /// The time ages are measured from (RFC 3339 UTC).
-    pub now: String,
-    /// Hosts in the groups.
-    pub hosts: usize,
-    /// Hosts in the groups neither stale nor flagged.
-    pub healthy: usize,
-    /// Hosts in the groups whose run is older than `max_age_s`.
-    pub stale: usize,
-    pub groups: Vec<Group>,
-    /// Duplicate host names, renamed machines.
-    pub warnings: Vec<String>,
-    /// Hosts whose latest run is incomplete or failed, with why.
-    pub incomplete: Vec<Incomplete>,
-    /// Hosts the orchestrator could not measure, with its error.
-    pub unmeasured: Vec<NotMeasured>,
-    /// Hosts left out, with why (no run with the `--label`).
-    pub skipped: Vec<Skipped>,
-}
-
-/// One group of peers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Group {
-    /// The machine model, e.g. `2x Intel Xeon Silver 4314, 32 cores, 256 GiB`.
-    pub model: String,
-    /// The label (`--group-by label`) or configuration fingerprint
-    /// (`--group-by config`) that also defines the group.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subgroup: Option<String>,
-    /// Fewer than [`MIN_PEERS`] hosts: nobody is flagged.
-    pub peers_missing: bool,
-    /// Why nothing was flagged, when peers are missing (else null).
-    pub note: Option<String>,
-    /// The peer median and MAD of each metric measured by any host.
-    pub medians: Vec<PeerStat>,
-    /// Settings whose values differ inside the group, with how many hosts
-    /// hold each value.
-    pub drift_settings: Vec<DriftSetting>,
-    pub hosts: Vec<Host>,
-}
-
-/// A metric's peer statistics in a group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PeerStat {
-    pub metric: &'static str,
-    pub unit: &'static str,
-    pub higher_is_better: bool,
-    pub median: f64,
-    /// Median absolute deviation (same unit).
-    pub mad: f64,
-    pub hosts: usize,
-}
-
-/// A setting that differs inside a group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DriftSetting {
-    pub setting: String,
-    /// The value most hosts hold (absent on a tie).
-    pub majority: Option<String>,
-    /// Each value with how many hosts hold it.
-    pub values: BTreeMap<String, usize>,
-}
-
-/// One host in its group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Host {
-    pub host: String,
-    /// The machine's identity (a hash; absent in runs recorded before it).
-    pub machine_id: Option<String>,
-    /// Where the identity came from: `dmi_product_uuid`, `machine_id`,
-    /// `hostname` or `NUMAPROBE_MACHINE_ID`.
-    pub machine_id_source: Option<String>,
-    /// Other host names this machine's runs recorded (renamed).
-    pub also_named: Vec<String>,
-    /// Another machine of the fleet has the same host name.
-    pub duplicate_hostname: bool,
-    /// The run's id in this database.
-    pub run: i64,
-    pub run_uuid: String,
-    pub label: Option<String>,
-    pub started: String,
-    /// Seconds from `started` to the fleet's `now`.
-    pub age_s: Option<f64>,
-    /// Older than the fleet's maximum age: never healthy.
-    pub stale: bool,
-    /// Neither stale nor flagged.
-    pub healthy: bool,
-    /// Any flag raised.
-    pub outlier: bool,
-    pub flags: Vec<Flag>,
-    /// Names of the settings that differ from the group's majority.
-    pub drift: Vec<String>,
-    /// This host's value of each metric and its deviation from the median.
-    pub metrics: BTreeMap<&'static str, HostMetric>,
-}
-
-/// A metric on which a host is worse than its peers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Flag {
-    pub metric: &'static str,
-    /// (value − median) / median, %: negative for bandwidth below the
-    /// median, positive for latency above it.
-    pub deviation_pct: f64,
-    pub value: f64,
-    pub median: f64,
-    pub unit: &'static str,
-}
-
-/// A host's value of a metric.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HostMetric {
-    pub value: f64,
-    pub deviation_pct: Option<f64>,
-}
-
-/// A host left out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Skipped {
-    pub host: String,
-    pub reason: String,
-}
-
-/// What the fleet keeps of one run: its identity, model, headline metric
-/// values and settings, without its results (so a thousand hosts' runs
-/// never sit in memory at once).
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostRun {
-    pub host: String,
-    /// What the machine is known by ([`host_key`]).
-    pub key: String,
-    pub machine_id: Option<String>,
-    pub machine_id_source: Option<String>,
-    pub model: String,
-    pub id: i64,
-    pub uuid: String,
-    pub label: Option<String>,
-    pub started: String,
-    pub complete: bool,
-    /// `complete`, `incomplete`, `failed`, `running`.
-    pub status: String,
-    pub message: Option<String>,
-    pub config_hash: String,
-    pub metrics: BTreeMap<MetricKey, f64>,
-    pub settings: BTreeMap<String, String>,
-}
-
-impl HostRun {
-    pub fn of(run: &LoadedRun) -> HostRun {
-        let (key, machine_id, machine_id_source) = host_key(run);
-        HostRun {
-            host: host_of(run),
-            key,
-            machine_id,
-            machine_id_source,
-            status: run.summary.status.as_str().to_string(),
-            message: run.summary.message.clone(),
-            model: model_of(run),
-            id: run.summary.id.0,
-            uuid: run.summary.uuid.clone(),
-            label: run.summary.label.clone(),
-            started: run.summary.started.clone(),
-            complete: run.summary.complete,
-            config_hash: run.summary.config_hash.clone(),
-            // Only the results a headline metric reads: the rest (latency
-            // sweeps above all) is most of a run and the fleet reads
-            // thousands of runs.
-            metrics: metrics(&RunData::of_results(
-                run.results.iter().filter(|r| feeds_headline(r.kind.as_str(), &r.payload)),
-            ))
-            .into_iter()
-            .map(|(k, m)| (k, m.value))
-            .collect(),
-            settings: settings_of(run),
-        }
-    }
-}
-
-/// The name a run's host goes by: the recorded host name, else the
-/// machine fingerprint.
-pub fn host_of(run: &LoadedRun) -> String {
-    run.machine_info
-        .get("hostname")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .unwrap_or_else(|| run.summary.machine_fingerprint.clone())
-}
-
-fn gib(bytes: f64) -> f64 {
-    (bytes / (1u64 << 30) as f64).round()
-}
-
-/// The DIMMs' rated memory speed when the machine facts record one (MT/s).
-/// The configured speed is a BIOS setting: the configuration's
-/// `memory_speed_mts`, compared as drift.
-fn memory_speed(info: &Value) -> Option<String> {
-    [
-        "/memory_speed_mts",
-        "/dimms/speed_mts",
-        "/dimms/configured_speed_mts",
-        "/memory/speed_mts",
-        "/memory/configured_speed_mts",
-    ]
-    .iter()
-    .find_map(|p| info.pointer(p).and_then(scalar))
-}
-
-fn scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-/// The machine model of a run: CPU model, packages, physical cores,
-/// installed memory (GiB) and memory speed when recorded.
-pub fn model_of(run: &LoadedRun) -> String {
-    let i = &run.machine_info;
-    let cpu = i.get("cpu_model").and_then(Value::as_str).unwrap_or("unknown CPU");
-    let mut s = match i.get("packages").and_then(Value::as_u64) {
-        Some(p) => format!("{p}x {cpu}"),
-        None => cpu.to_string(),
-    };
-    if let Some(c) = i.get("cores").and_then(Value::as_u64) {
-        s.push_str(&format!(", {c} cores"));
-    }
-    // Installed memory (SMBIOS, else coarse MemTotal) when recorded: the
-    // kernel's MemTotal moves with crashkernel= and huge pages.
-    if let Some(g) = i.get("installed_gib").and_then(Value::as_f64) {
-        s.push_str(&format!(", {g} GiB"));
-    } else if let Some(b) = i.get("mem_total_bytes").and_then(Value::as_f64) {
-        s.push_str(&format!(", {} GiB", gib(b)));
-    }
-    if let Some(speed) = memory_speed(i) {
-        s.push_str(&format!(", {speed} MT/s"));
-    }
-    s
-}
-
-/// Flattens a JSON object into `a.b.c` → scalar text (arrays as JSON).
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&name, x, out);
-            }
-        }
-        Value::Null => {
-            out.insert(prefix.to_string(), "-".into());
-        }
-        Value::Array(_) => {
-            out.insert(prefix.to_string(), v.to_string());
-        }
-        other => {
-            out.insert(prefix.to_string(), scalar(other).unwrap_or_default());
-        }
-    }
-}
-
-/// The settings a run was measured under, by name: the configuration
-/// document and the machine facts that are not the model (BIOS version,
-/// DIMM population and speed, ...), flattened to dotted names.
-pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Value::Object(m) = &run.config {
-        for (k, v) in m {
-            if !NOT_SETTINGS.contains(&k.as_str()) {
-                flatten(k, v, &mut out);
-            }
-        }
-    }
-    if let Value::Object(m) = &run.machine_info {
-        for (k, v) in m {
-            if !IDENTITY.contains(&k.as_str()) {
-                flatten(k, v, &mut out);
-            }
-        }
-    }
-    out
-}
-
-/// Median of values (sorted copy); `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
-/// Median absolute deviation from `m`.
-pub fn mad(values: &[f64], m: f64) -> f64 {
-    median(&values.iter().map(|x| (x - m).abs()).collect::<Vec<_>>()).unwrap_or(0.0)
-}
-
-/// The method sentence of a threshold.
-pub fn method_text(threshold_pct: f64) -> String {
-    format!(
-        "Each host's latest complete run is compared with the median of its peers (same model). \
-         A host is flagged on a metric when it is more than {threshold_pct}% worse than the peer \
-         median (bandwidth below it, latency above it) and its robust z-score \
-         |value - median| / (1.4826 x MAD) exceeds {ROBUST_Z}, so the spread of normal hosts flags \
-         nobody and the outliers do not move the reference. Groups with fewer than {MIN_PEERS} \
-         hosts flag nothing (peers missing). Drift: a setting whose value differs from the one \
-         most of the group's hosts hold."
-    )
-}
-
-/// Builds the fleet from runs (any order, any hosts): per host the latest
-/// run (only those labelled `label` when given; with `GroupBy::Label`, the
-/// latest of each label), compared when complete; ages from now, the
-/// default maximum age.
-pub fn build(
-    runs: &[LoadedRun],
-    group_by: GroupBy,
-    threshold_pct: f64,
-    label: Option<&str>,
-) -> Fleet {
-    let hosts: Vec<HostRun> = runs.iter().map(HostRun::of).collect();
-    build_from(&hosts, group_by, threshold_pct, label)
-}
-
-/// [`build`] from runs already reduced to [`HostRun`]s.
-pub fn build_from(
-    runs: &[HostRun],
-    group_by: GroupBy,
-    threshold_pct: f64,
-    label: Option<&str>,
-) -> Fleet {
-    build_fresh(runs, group_by, threshold_pct, label, &Freshness::now())
-}
-
-/// [`build_from`] with a maximum age, a time to measure ages from and the
-/// hosts the orchestrator could not measure.
-pub fn build_fresh(
-    runs: &[HostRun],
-    group_by: GroupBy,
-    threshold_pct: f64,
-    label: Option<&str>,
-    fresh: &Freshness<'_>,
-) -> Fleet {
-    let r = roster::roster(runs, group_by == GroupBy::Label, label, fresh);
-    let mut groups: BTreeMap<(String, String), Vec<&roster::Member>> = BTreeMap::new();
-    for m in &r.members {
-        let sub = match group_by {
-            GroupBy::Model => String::new(),
-            GroupBy::Label => m.sub.clone(),
-            GroupBy::Config => m.run.config_hash.clone(),
-        };
-        groups.entry((m.run.model.clone(), sub)).or_default().push(m);
-    }
-    let hosts = r.members.iter().map(|m| m.run.key.as_str()).collect::<BTreeSet<_>>().len();
-    let groups: Vec<Group> = groups
-        .into_iter()
-        .map(|((model, sub), members)| {
-            let subgroup = match group_by {
-                GroupBy::Model => None,
-                _ => Some(sub),
-            };
-            group(model, subgroup, &members, threshold_pct)
-        })
-        .collect();
-    let all = || groups.iter().flat_map(|g| &g.hosts);
-    let healthy = all().filter(|h| h.healthy).count();
-    let stale = all().filter(|h| h.stale).count();
-    let secs = fresh.now_ms.div_euclid(1000);
-    Fleet {
-        group_by,
-        threshold_pct,
-        method: method_text(threshold_pct),
-        label: label.map(str::to_string),
-        max_age_s: fresh.max_age_s,
-        now: store::util::format_utc(secs, fresh.now_ms.rem_euclid(1000) as u32),
-        hosts,
-        healthy,
-        stale,
-        groups,
-        warnings: r.warnings,
-        incomplete: r.incomplete,
-        unmeasured: r.unmeasured,
-        skipped: r.skipped,
-    }
-}
-
-fn group(
-    model: String,
-    subgroup: Option<String>,
-    members: &[&roster::Member],
-    threshold: f64,
-) -> Group {
-    let values: Vec<&BTreeMap<MetricKey, f64>> = members.iter().map(|m| &m.run.metrics).collect();
-    let mut medians = Vec::new();
-    let mut stats: BTreeMap<MetricKey, (f64, f64, usize)> = BTreeMap::new();
-    for key in MetricKey::ALL {
-        let xs: Vec<f64> = values.iter().filter_map(|m| m.get(&key).copied()).collect();
-        let Some(med) = median(&xs) else { continue };
-        let d = mad(&xs, med);
-        stats.insert(key, (med, d, xs.len()));
-        medians.push(PeerStat {
-            metric: key.id(),
-            unit: key.unit(),
-            higher_is_better: key.higher_is_better(),
-            median: med,
-            mad: d,
-            hosts: xs.len(),
-        });
-    }
-    // Settings and their majorities.
-    let settings: Vec<&BTreeMap<String, String>> =
-        members.iter().map(|m| &m.run.settings).collect();
-    let mut names: std::collections::BTreeSet<&String> = Default::default();
-    for s in &settings {
-        names.extend(s.keys());
-    }
-    let mut drift_settings = Vec::new();
-    let mut majority: BTreeMap<String, Option<String>> = BTreeMap::new();
-    if members.len() >= 2 {
-        for name in names {
-            let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-            for s in &settings {
-                *counts.entry(s.get(name).cloned().unwrap_or_else(|| "-".into())).or_default() += 1;
-            }
-            if counts.len() < 2 {
-                continue;
-            }
-            let top = counts.values().copied().max().unwrap_or(0);
-            let winners: Vec<&String> =
-                counts.iter().filter(|(_, n)| **n == top).map(|(v, _)| v).collect();
-            let maj = (winners.len() == 1).then(|| winners[0].clone());
-            majority.insert(name.clone(), maj.clone());
-            drift_settings.push(DriftSetting {
-                setting: name.clone(),
-                majority: maj,
-                values: counts,
-            });
-        }
-    }
-    let peers_missing = members.len() < MIN_PEERS;
-    let mut hosts: Vec<Host> = members
-        .iter()
-        .zip(&values)
-        .zip(&settings)
-        .map(|((m, vals), set)| {
-            let (vals, set, r) = (*vals, *set, m.run);
-            let mut flags = Vec::new();
-            let mut ms = BTreeMap::new();
-            for (key, v) in vals {
-                let Some(&(med, d, n)) = stats.get(key) else { continue };
-                let dev = (med != 0.0).then(|| (v - med) / med * 100.0);
-                ms.insert(key.id(), HostMetric { value: *v, deviation_pct: dev });
-                let Some(dev) = dev else { continue };
-                let worse = if key.higher_is_better() { -dev } else { dev };
-                let z_ok = d == 0.0 || (v - med).abs() / (1.4826 * d) > ROBUST_Z;
-                if n >= MIN_PEERS && worse > threshold && z_ok {
-                    flags.push(Flag {
-                        metric: key.id(),
-                        deviation_pct: dev,
-                        value: *v,
-                        median: med,
-                        unit: key.unit(),
-                    });
-                }
-            }
-            let drift = majority
-                .iter()
-                .filter(|(name, maj)| match maj {
-                    Some(m) => set.get(*name).map(String::as_str).unwrap_or("-") != m,
-                    None => true,
-                })
-                .map(|(name, _)| name.clone())
-                .collect();
-            Host {
-                host: m.name.clone(),
-                machine_id: r.machine_id.clone(),
-                machine_id_source: r.machine_id_source.clone(),
-                also_named: m.also_named.clone(),
-                duplicate_hostname: m.duplicate_hostname,
-                run: r.id,
-                run_uuid: r.uuid.clone(),
-                label: r.label.clone(),
-                started: r.started.clone(),
-                age_s: m.age_s,
-                stale: m.stale,
-                healthy: !m.stale && flags.is_empty(),
-                outlier: !flags.is_empty(),
-                flags,
-                drift,
-                metrics: ms,
-            }
-        })
-        .collect();
-    hosts.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.machine_id.cmp(&b.machine_id)));
-    let note = peers_missing.then(|| {
-        format!(
-            "peers missing: {} host(s) of this model; at least {MIN_PEERS} are needed to tell an odd one out, so nothing is flagged",
-            members.len()
-        )
-    });
-    Group { model, subgroup, peers_missing, note, medians, drift_settings, hosts }
-}
 
 /// The most hosts drawn in a group's chart (the worst ones).
 pub const CHART_HOSTS: usize = 40;
@@ -608,217 +25,199 @@ fn fmt_dev(d: Option<f64>) -> String {
     }
 }
 
-impl Fleet {
-    /// Outlier hosts over all groups.
-    pub fn outliers(&self) -> usize {
-        self.groups.iter().flat_map(|g| &g.hosts).filter(|h| h.outlier).count()
+/// The fleet report: per group the peer medians, each host's deviation
+/// (flags marked), a per-host chart and the drifted settings.
+pub fn document(fleet: &Fleet) -> Document {
+    let mut d = Document::new(format!(
+        "Fleet report: {} host(s), {} group(s)",
+        fleet.hosts,
+        fleet.groups.len()
+    ));
+    d.p(format!(
+        "{} healthy, {} outlier host(s), {} host(s) with configuration drift, {} stale \
+         (run older than {}), {} with an incomplete or failed latest run, {} not measured. \
+         Ages as of {}. Threshold {}% (grouped by {}{}).",
+        fleet.healthy,
+        fleet.outliers(),
+        fleet.drifted(),
+        fleet.stale,
+        fmt_age(Some(fleet.max_age_s as f64)),
+        fleet.incomplete.len(),
+        fleet.unmeasured.len(),
+        fleet.now,
+        fleet.threshold_pct,
+        match fleet.group_by {
+            GroupBy::Model => "model",
+            GroupBy::Label => "model and label",
+            GroupBy::Config => "model and configuration",
+        },
+        fleet.label.as_deref().map(|l| format!(", runs labelled {l:?}")).unwrap_or_default()
+    ));
+    d.p(fleet.method.clone());
+    for w in &fleet.warnings {
+        d.callout(format!("warning: {w}"));
     }
-
-    /// Hosts with drift over all groups.
-    pub fn drifted(&self) -> usize {
-        self.groups.iter().flat_map(|g| &g.hosts).filter(|h| !h.drift.is_empty()).count()
+    if !fleet.unmeasured.is_empty() {
+        d.h(2, format!("Not measured: {} host(s)", fleet.unmeasured.len()));
+        d.list(
+            fleet
+                .unmeasured
+                .iter()
+                .map(|u| {
+                    let last = match &u.last_run {
+                        Some(r) => format!(
+                            "; its last run here: {} ({}, {} ago), not compared",
+                            r.run,
+                            r.started,
+                            fmt_age(r.age_s)
+                        ),
+                        None => String::new(),
+                    };
+                    format!("{}: {}{last}", u.host, u.error)
+                })
+                .collect(),
+        );
     }
-
-    /// The report: per group the peer medians, each host's deviation
-    /// (flags marked), a per-host chart and the drifted settings.
-    pub fn document(&self) -> Document {
-        let mut d = Document::new(format!(
-            "Fleet report: {} host(s), {} group(s)",
-            self.hosts,
-            self.groups.len()
-        ));
-        d.p(format!(
-            "{} healthy, {} outlier host(s), {} host(s) with configuration drift, {} stale \
-             (run older than {}), {} with an incomplete or failed latest run, {} not measured. \
-             Ages as of {}. Threshold {}% (grouped by {}{}).",
-            self.healthy,
-            self.outliers(),
-            self.drifted(),
-            self.stale,
-            fmt_age(Some(self.max_age_s as f64)),
-            self.incomplete.len(),
-            self.unmeasured.len(),
-            self.now,
-            self.threshold_pct,
-            match self.group_by {
-                GroupBy::Model => "model",
-                GroupBy::Label => "model and label",
-                GroupBy::Config => "model and configuration",
-            },
-            self.label.as_deref().map(|l| format!(", runs labelled {l:?}")).unwrap_or_default()
-        ));
-        d.p(self.method.clone());
-        for w in &self.warnings {
-            d.callout(format!("warning: {w}"));
+    if !fleet.incomplete.is_empty() {
+        d.h(2, format!("Latest run incomplete or failed: {} host(s)", fleet.incomplete.len()));
+        d.list(
+            fleet
+                .incomplete
+                .iter()
+                .map(|i| {
+                    let last = match &i.last_complete {
+                        Some(r) => format!(
+                            "; its last complete run: {} ({} ago), not compared",
+                            r.run,
+                            fmt_age(r.age_s)
+                        ),
+                        None => "; no complete run".into(),
+                    };
+                    format!(
+                        "{}: run {} {} ({}, {} ago): {}{last}",
+                        i.host,
+                        i.latest.run,
+                        i.latest.status,
+                        i.latest.started,
+                        fmt_age(i.latest.age_s),
+                        i.reason
+                    )
+                })
+                .collect(),
+        );
+    }
+    if !fleet.skipped.is_empty() {
+        d.list(
+            fleet.skipped.iter().map(|s| format!("{}: left out ({})", s.host, s.reason)).collect(),
+        );
+    }
+    for g in &fleet.groups {
+        let title = match &g.subgroup {
+            Some(s) if !s.is_empty() => format!("{} [{s}]", g.model),
+            _ => g.model.clone(),
+        };
+        d.h(2, format!("{title}: {} host(s)", g.hosts.len()));
+        if let Some(n) = &g.note {
+            d.callout(n.clone());
         }
-        if !self.unmeasured.is_empty() {
-            d.h(2, format!("Not measured: {} host(s)", self.unmeasured.len()));
-            d.list(
-                self.unmeasured
+        let flagged: Vec<String> = g
+            .hosts
+            .iter()
+            .filter(|h| h.outlier)
+            .map(|h| {
+                let f: Vec<String> = h
+                    .flags
                     .iter()
-                    .map(|u| {
-                        let last = match &u.last_run {
-                            Some(r) => format!(
-                                "; its last run here: {} ({}, {} ago), not compared",
-                                r.run,
-                                r.started,
-                                fmt_age(r.age_s)
-                            ),
-                            None => String::new(),
-                        };
-                        format!("{}: {}{last}", u.host, u.error)
-                    })
-                    .collect(),
-            );
-        }
-        if !self.incomplete.is_empty() {
-            d.h(2, format!("Latest run incomplete or failed: {} host(s)", self.incomplete.len()));
-            d.list(
-                self.incomplete
-                    .iter()
-                    .map(|i| {
-                        let last = match &i.last_complete {
-                            Some(r) => format!(
-                                "; its last complete run: {} ({} ago), not compared",
-                                r.run,
-                                fmt_age(r.age_s)
-                            ),
-                            None => "; no complete run".into(),
-                        };
+                    .map(|f| {
                         format!(
-                            "{}: run {} {} ({}, {} ago): {}{last}",
-                            i.host,
-                            i.latest.run,
-                            i.latest.status,
-                            i.latest.started,
-                            fmt_age(i.latest.age_s),
-                            i.reason
+                            "{} {:+.1}% ({} {} vs median {})",
+                            f.metric,
+                            f.deviation_pct,
+                            fmt_value(f.value),
+                            f.unit,
+                            fmt_value(f.median)
                         )
                     })
-                    .collect(),
-            );
+                    .collect();
+                format!("{}: {}", h.host, f.join("; "))
+            })
+            .collect();
+        if !flagged.is_empty() {
+            d.callout(format!("{} outlier(s): {}", flagged.len(), flagged.join(" | ")));
         }
-        if !self.skipped.is_empty() {
-            d.list(
-                self.skipped
+        let mut med =
+            Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"]).caption("Peer medians");
+        for m in &g.medians {
+            med.push(vec![
+                format!("{} ({})", m.metric, m.unit),
+                fmt_value(m.median),
+                fmt_value(m.mad),
+                m.hosts.to_string(),
+            ]);
+        }
+        d.table(med);
+        let keys: Vec<&PeerStat> = g.medians.iter().collect();
+        let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
+        header.extend(keys.iter().map(|m| format!("{} ({})", m.metric, m.unit)));
+        header.push("Drift".into());
+        let mut t = Table::new(header).caption(
+            "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age",
+        );
+        for h in &g.hosts {
+            let mut row = vec![
+                if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
+                h.run.to_string(),
+                format!(
+                    "{} ({} ago){}",
+                    h.started,
+                    fmt_age(h.age_s),
+                    if h.stale { " stale" } else { "" }
+                ),
+            ];
+            for m in &keys {
+                row.push(match h.metrics.get(m.metric) {
+                    Some(v) => {
+                        let bang =
+                            if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" };
+                        format!("{} ({}){bang}", fmt_value(v.value), fmt_dev(v.deviation_pct))
+                    }
+                    None => "-".into(),
+                });
+            }
+            row.push(if h.drift.is_empty() { "-".into() } else { h.drift.join(", ") });
+            t.push(row);
+        }
+        d.table(t);
+        if let Some(c) = chart(g) {
+            d.chart(c);
+        }
+        if !g.drift_settings.is_empty() {
+            let mut t = Table::with_header(&["Setting", "Majority", "Hosts that differ"])
+                .caption("Configuration drift");
+            for s in &g.drift_settings {
+                let differ: Vec<String> = g
+                    .hosts
                     .iter()
-                    .map(|s| format!("{}: left out ({})", s.host, s.reason))
-                    .collect(),
-            );
-        }
-        for g in &self.groups {
-            let title = match &g.subgroup {
-                Some(s) if !s.is_empty() => format!("{} [{s}]", g.model),
-                _ => g.model.clone(),
-            };
-            d.h(2, format!("{title}: {} host(s)", g.hosts.len()));
-            if let Some(n) = &g.note {
-                d.callout(n.clone());
-            }
-            let flagged: Vec<String> = g
-                .hosts
-                .iter()
-                .filter(|h| h.outlier)
-                .map(|h| {
-                    let f: Vec<String> = h
-                        .flags
-                        .iter()
-                        .map(|f| {
-                            format!(
-                                "{} {:+.1}% ({} {} vs median {})",
-                                f.metric,
-                                f.deviation_pct,
-                                fmt_value(f.value),
-                                f.unit,
-                                fmt_value(f.median)
-                            )
-                        })
-                        .collect();
-                    format!("{}: {}", h.host, f.join("; "))
-                })
-                .collect();
-            if !flagged.is_empty() {
-                d.callout(format!("{} outlier(s): {}", flagged.len(), flagged.join(" | ")));
-            }
-            let mut med = Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"])
-                .caption("Peer medians");
-            for m in &g.medians {
-                med.push(vec![
-                    format!("{} ({})", m.metric, m.unit),
-                    fmt_value(m.median),
-                    fmt_value(m.mad),
-                    m.hosts.to_string(),
+                    .filter(|h| h.drift.contains(&s.setting))
+                    .map(|h| h.host.clone())
+                    .collect();
+                let shown = if differ.len() > 20 {
+                    format!("{} and {} more", differ[..20].join(", "), differ.len() - 20)
+                } else {
+                    differ.join(", ")
+                };
+                let values: Vec<String> =
+                    s.values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+                t.push(vec![
+                    s.setting.clone(),
+                    s.majority.clone().unwrap_or_else(|| format!("none: {}", values.join(", "))),
+                    shown,
                 ]);
             }
-            d.table(med);
-            let keys: Vec<&PeerStat> = g.medians.iter().collect();
-            let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
-            header.extend(keys.iter().map(|m| format!("{} ({})", m.metric, m.unit)));
-            header.push("Drift".into());
-            let mut t = Table::new(header).caption(
-                "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age",
-            );
-            for h in &g.hosts {
-                let mut row = vec![
-                    if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
-                    h.run.to_string(),
-                    format!(
-                        "{} ({} ago){}",
-                        h.started,
-                        fmt_age(h.age_s),
-                        if h.stale { " stale" } else { "" }
-                    ),
-                ];
-                for m in &keys {
-                    row.push(match h.metrics.get(m.metric) {
-                        Some(v) => {
-                            let bang = if h.flags.iter().any(|f| f.metric == m.metric) {
-                                " !"
-                            } else {
-                                ""
-                            };
-                            format!("{} ({}){bang}", fmt_value(v.value), fmt_dev(v.deviation_pct))
-                        }
-                        None => "-".into(),
-                    });
-                }
-                row.push(if h.drift.is_empty() { "-".into() } else { h.drift.join(", ") });
-                t.push(row);
-            }
             d.table(t);
-            if let Some(c) = chart(g) {
-                d.chart(c);
-            }
-            if !g.drift_settings.is_empty() {
-                let mut t = Table::with_header(&["Setting", "Majority", "Hosts that differ"])
-                    .caption("Configuration drift");
-                for s in &g.drift_settings {
-                    let differ: Vec<String> = g
-                        .hosts
-                        .iter()
-                        .filter(|h| h.drift.contains(&s.setting))
-                        .map(|h| h.host.clone())
-                        .collect();
-                    let shown = if differ.len() > 20 {
-                        format!("{} and {} more", differ[..20].join(", "), differ.len() - 20)
-                    } else {
-                        differ.join(", ")
-                    };
-                    let values: Vec<String> =
-                        s.values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
-                    t.push(vec![
-                        s.setting.clone(),
-                        s.majority
-                            .clone()
-                            .unwrap_or_else(|| format!("none: {}", values.join(", "))),
-                        shown,
-                    ]);
-                }
-                d.table(t);
-            }
         }
-        d
     }
+    d
 }
 
 /// A host's name in the reports: with the start of its machine id when
@@ -885,191 +284,149 @@ fn chart(g: &Group) -> Option<Chart> {
 mod tests {
     use super::*;
     use crate::Renderer;
-    use store::{ExportDoc, ExportedRun, RunId, RunSummary};
+    use analysis::fleet::{Flag, HostMetric};
+    use std::collections::BTreeMap;
 
-    const FIXTURE: &str = include_str!("../tests/fixtures/synthetic-export.json");
-
-    /// The fixture's baseline run as host `host` (run id `id`), its
-    /// bandwidth figures scaled by `bw`, its latency by `lat`.
-    fn host(id: i64, name: &str, bw: f64, lat: f64) -> LoadedRun {
-        let doc = ExportDoc::from_json(FIXTURE, "fixture").unwrap();
-        let r: ExportedRun = doc.runs[0].clone();
-        let mut info = r.machine.info.clone();
-        info["hostname"] = name.into();
-        let mut results = r.results.clone();
-        for x in &mut results {
-            if let Value::Object(m) = &mut x.payload {
-                for (k, v) in m.iter_mut() {
-                    let f = if k.ends_with("_gbs") {
-                        bw
-                    } else if k.ends_with("_ns") {
-                        lat
-                    } else {
-                        continue;
-                    };
-                    if let Some(n) = v.as_f64() {
-                        *v = (n * f).into();
-                    }
-                }
-            }
-        }
-        LoadedRun {
-            summary: RunSummary {
-                id: RunId(id),
-                uuid: format!("00000000-0000-4000-8000-{id:012}"),
-                label: r.label.clone(),
-                started: format!("2026-11-02T11:00:{:02}Z", id % 60),
-                finished: None,
-                status: store::RunStatus::Complete,
-                complete: true,
-                message: None,
-                machine: name.into(),
-                machine_fingerprint: format!("fp-{name}"),
-                config_hash: "c1".into(),
-                tool_version: "0".into(),
-                command_line: "numaprobe run".into(),
-                result_count: results.len() as u64,
-                imported: true,
+    fn host(name: &str, bw: f64, flagged: bool) -> Host {
+        let dev = (bw - 100.0) / 100.0 * 100.0;
+        Host {
+            host: name.into(),
+            machine_id: Some(format!("{name:0>16}")),
+            machine_id_source: Some("dmi_product_uuid".into()),
+            also_named: vec![],
+            duplicate_hostname: false,
+            run: 1,
+            run_uuid: String::new(),
+            label: None,
+            started: "2026-11-02T11:00:00Z".into(),
+            age_s: Some(7200.0),
+            stale: false,
+            healthy: !flagged,
+            outlier: flagged,
+            flags: if flagged {
+                vec![Flag {
+                    metric: "local_bw_gbs",
+                    deviation_pct: dev,
+                    value: bw,
+                    median: 100.0,
+                    unit: "GB/s",
+                }]
+            } else {
+                vec![]
             },
-            machine_info: info,
-            config: r.config.clone(),
-            topology: Value::Null,
-            results,
+            drift: if name == "n3" { vec!["thp".into()] } else { vec![] },
+            metrics: BTreeMap::from([(
+                "local_bw_gbs",
+                HostMetric { value: bw, deviation_pct: Some(dev) },
+            )]),
         }
     }
 
-    fn fleet_of_five() -> Vec<LoadedRun> {
-        let mut v = vec![
-            host(1, "n1", 1.0, 1.0),
-            host(2, "n2", 1.01, 0.99),
-            host(3, "n3", 0.99, 1.01),
-            host(4, "n4", 0.85, 1.0),
-            host(5, "n5", 1.005, 1.0),
-        ];
-        v[2].config["thp"] = "always".into();
-        v
+    fn fleet(hosts: Vec<Host>, note: Option<&str>) -> Fleet {
+        Fleet {
+            group_by: GroupBy::Model,
+            threshold_pct: 5.0,
+            method: analysis::fleet::method_text(5.0),
+            label: None,
+            max_age_s: analysis::fleet::DEFAULT_MAX_AGE_S,
+            now: "2026-11-02T13:00:00.000Z".into(),
+            hosts: hosts.len(),
+            healthy: hosts.iter().filter(|h| h.healthy).count(),
+            stale: hosts.iter().filter(|h| h.stale).count(),
+            groups: vec![Group {
+                model: "2x Xeon".into(),
+                subgroup: None,
+                peers_missing: note.is_some(),
+                note: note.map(str::to_string),
+                medians: vec![PeerStat {
+                    metric: "local_bw_gbs",
+                    unit: "GB/s",
+                    higher_is_better: true,
+                    median: 100.0,
+                    mad: 1.0,
+                    hosts: 1,
+                }],
+                drift_settings: vec![analysis::fleet::DriftSetting {
+                    setting: "thp".into(),
+                    majority: Some("madvise".into()),
+                    values: BTreeMap::from([("always".into(), 1), ("madvise".into(), 4)]),
+                }],
+                hosts,
+            }],
+            warnings: vec![],
+            incomplete: vec![],
+            unmeasured: vec![],
+            skipped: vec![],
+        }
     }
 
+    /// Every host's run time and age; stale runs marked; duplicate names
+    /// told apart by machine id, renamed machines by their former names;
+    /// hosts not measured and incomplete latest runs listed with why.
     #[test]
-    fn the_slow_host_and_the_drifted_setting_are_found() {
-        let f = build(&fleet_of_five(), GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        assert_eq!(f.groups.len(), 1);
-        let g = &f.groups[0];
-        assert!(!g.peers_missing);
-        let out: Vec<&str> =
-            g.hosts.iter().filter(|h| h.outlier).map(|h| h.host.as_str()).collect();
-        assert_eq!(out, ["n4"]);
-        let n4 = &g.hosts[3];
-        let local = n4.flags.iter().find(|f| f.metric == "local_bw_gbs").unwrap();
-        assert!((local.deviation_pct + 15.0).abs() < 1.0, "{local:?}");
-        // Latency unchanged: no latency flag.
-        assert!(n4.flags.iter().all(|f| f.metric.ends_with("_gbs")), "{:?}", n4.flags);
-        let drifted: Vec<(&str, &Vec<String>)> = g
-            .hosts
-            .iter()
-            .filter(|h| !h.drift.is_empty())
-            .map(|h| (h.host.as_str(), &h.drift))
-            .collect();
-        assert_eq!(drifted, [("n3", &vec!["thp".to_string()])]);
-        assert_eq!(g.drift_settings[0].majority.as_deref(), Some("madvise"));
-        let json = serde_json::to_value(&f).unwrap();
-        assert_eq!(json["groups"][0]["hosts"][3]["outlier"], true);
-        assert_eq!(json["groups"][0]["hosts"][2]["drift"][0], "thp");
-        assert!(json["groups"][0]["model"]
-            .as_str()
-            .unwrap()
-            .starts_with("2x Intel(R) Xeon(R) Silver 4314"));
-    }
-
-    #[test]
-    fn latency_is_flagged_above_the_median() {
-        let mut v = fleet_of_five();
-        v[0] = host(1, "n1", 1.0, 1.2);
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        let n1 = &f.groups[0].hosts[0];
+    fn ages_identities_and_hosts_left_out_are_shown() {
+        let mut stale = host("n2", 100.0, false);
+        stale.started = "2026-09-24T13:00:00Z".into();
+        stale.age_s = Some(39.0 * 86_400.0);
+        stale.stale = true;
+        stale.healthy = false;
+        let (mut c1, mut c2) = (host("clone", 100.0, false), host("clone", 80.0, true));
+        c1.machine_id = Some("aaaa000000000001".into());
+        c2.machine_id = Some("bbbb000000000002".into());
+        c1.duplicate_hostname = true;
+        c2.duplicate_hostname = true;
+        let mut renamed = host("new-name", 100.0, false);
+        renamed.also_named = vec!["old-name".into()];
+        let mut f = fleet(vec![host("n1", 100.0, false), stale, c1, c2, renamed], None);
+        f.warnings = vec!["host name clone is used by 2 machines".into()];
+        let run = |run: i64, status: &str, age: f64| analysis::fleet::RunRef {
+            run,
+            run_uuid: format!("u{run}"),
+            label: None,
+            started: "2026-11-02T12:00:00Z".into(),
+            age_s: Some(age),
+            status: status.into(),
+        };
+        f.incomplete = vec![analysis::fleet::Incomplete {
+            host: "n6".into(),
+            machine_id: None,
+            latest: run(10, "incomplete", 3600.0),
+            reason: "interrupted (SIGTERM)".into(),
+            last_complete: Some(run(4, "complete", 86_400.0)),
+        }];
+        f.unmeasured = vec![analysis::fleet::NotMeasured {
+            host: "n7".into(),
+            error: "timed out after 3600 s".into(),
+            last_run: None,
+        }];
+        let text = String::from_utf8(crate::Text.render(&document(&f))).unwrap();
+        assert!(text.contains("2026-09-24T13:00:00Z (39.0 d ago) stale"), "{text}");
+        assert!(text.contains("2026-11-02T11:00:00Z (2.0 h ago)"), "{text}");
+        assert!(text.contains("1 stale (run older than 8.0 d)"), "{text}");
+        let md = String::from_utf8(crate::Markdown.render(&document(&f))).unwrap();
+        assert!(md.contains("| clone [id aaaa0000] |"), "{md}");
+        assert!(md.contains("| clone [id bbbb0000] ! |"), "the slow clone flagged: {md}");
+        assert!(md.contains("new-name (was old-name)"), "{md}");
+        assert!(md.contains("warning: host name clone is used by 2 machines"), "{md}");
         assert!(
-            n1.flags.iter().any(|f| f.metric == "local_lat_ns" && f.deviation_pct > 15.0),
-            "{n1:?}"
+            md.contains("Not measured: 1 host(s)") && md.contains("n7: timed out after 3600 s")
         );
-        // A threshold above the deviation flags nothing for it.
-        let f = build(&v, GroupBy::Model, 25.0, None);
-        assert_eq!(f.outliers(), 0);
-    }
-
-    #[test]
-    fn the_normal_spread_of_a_noisy_group_flags_nobody() {
-        // Hosts spread over +-8%: more than the threshold from the median
-        // for some, but within 3.5 robust z.
-        let scales = [0.92, 0.95, 0.97, 1.0, 1.02, 1.05, 1.08];
-        let v: Vec<LoadedRun> = scales
-            .iter()
-            .enumerate()
-            .map(|(i, s)| host(i as i64 + 1, &format!("h{i}"), *s, 1.0))
-            .collect();
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        assert_eq!(
-            f.outliers(),
-            0,
-            "{:?}",
-            f.groups[0].hosts.iter().map(|h| &h.flags).collect::<Vec<_>>()
+        assert!(
+            md.contains("n6: run 10 incomplete (2026-11-02T12:00:00Z, 60 min ago): interrupted (SIGTERM); its last complete run: 4 (24.0 h ago), not compared"),
+            "{md}"
         );
-    }
-
-    #[test]
-    fn one_host_says_peers_are_missing_and_models_never_mix() {
-        let mut v = vec![host(1, "a", 1.0, 1.0), host(2, "b", 0.5, 1.0)];
-        v[1].machine_info["cpu_model"] = "AMD EPYC 7313".into();
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        assert_eq!(f.groups.len(), 2, "two models, two groups");
-        for g in &f.groups {
-            assert!(g.peers_missing);
-            assert!(g.note.as_deref().unwrap().starts_with("peers missing"));
-            assert!(g.hosts.iter().all(|h| !h.outlier && h.drift.is_empty()));
-        }
-        let text = f.document();
-        let md = String::from_utf8(crate::Markdown.render(&text)).unwrap();
-        assert!(md.contains("peers missing: 1 host(s) of this model"), "{md}");
-    }
-
-    #[test]
-    fn latest_complete_run_per_host_and_labels() {
-        let mut v = fleet_of_five();
-        let mut old = host(9, "n4", 1.0, 1.0);
-        old.summary.started = "2020-01-01T00:00:00Z".into();
-        v.push(old);
-        let mut broken = host(10, "n4", 1.0, 1.0);
-        broken.summary.complete = false;
-        broken.summary.status = store::RunStatus::Incomplete;
-        broken.summary.started = "2030-01-01T00:00:00Z".into();
-        v.push(broken);
-        let mut lone = host(11, "n6", 1.0, 1.0);
-        lone.summary.complete = false;
-        lone.summary.status = store::RunStatus::Incomplete;
-        v.push(lone);
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        // n4's latest run is incomplete: listed with why, never replaced
-        // by its older complete run.
-        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n4"), "{:?}", f.groups[0].hosts);
-        let inc: Vec<(&str, i64, Option<i64>)> = f
-            .incomplete
-            .iter()
-            .map(|i| (i.host.as_str(), i.latest.run, i.last_complete.as_ref().map(|r| r.run)))
-            .collect();
-        assert_eq!(inc, [("n4", 10, Some(4)), ("n6", 11, None)]);
-        assert_eq!(f.incomplete[0].reason, "incomplete");
-        assert!(f.skipped.is_empty());
-        // --group-by config splits the drifted host off.
-        let mut v = fleet_of_five();
-        v[2].summary.config_hash = "c2".into();
-        let f = build(&v, GroupBy::Config, DEFAULT_THRESHOLD_PCT, None);
-        assert_eq!(f.groups.len(), 2);
-        assert_eq!(f.groups.iter().map(|g| g.hosts.len()).sum::<usize>(), 5);
     }
 
     #[test]
     fn the_report_has_a_per_host_chart_and_names_the_method() {
-        let f = build(&fleet_of_five(), GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        let d = f.document();
+        let hosts = vec![
+            host("n1", 100.0, false),
+            host("n2", 101.0, false),
+            host("n3", 99.0, false),
+            host("n4", 85.0, true),
+            host("n5", 100.5, false),
+        ];
+        let d = document(&fleet(hosts, None));
         assert_eq!(d.chart_count(), 1);
         let html = String::from_utf8(crate::Html.render(&d)).unwrap();
         assert!(html.contains("<svg class=\"chart"), "chart drawn");
@@ -1077,163 +434,15 @@ mod tests {
         let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
         assert!(md.contains("more than 5% worse than the peer median"), "{md}");
         assert!(md.contains("| thp | madvise | n3 |"), "{md}");
+        assert!(md.contains("1 outlier(s): n4: local_bw_gbs -15.0%"), "{md}");
     }
 
     #[test]
-    fn firmware_memory_and_restriction_settings_drift_and_ids_do_not() {
-        let mut v = fleet_of_five();
-        for (i, r) in v.iter_mut().enumerate() {
-            r.config["fingerprint"] = format!("cfg{i}").into();
-            r.config["cmdline"] = format!("root=UUID={i} quiet").into();
-            r.config["bios_version"] = "2.1".into();
-            r.config["memory_speed_mts"] = 3200.into();
-            r.config["dimm_population"] = "16 of 16 slots: 16x 16 GiB DDR4".into();
-            r.config["cmdline_options"] = serde_json::json!({"numa_balancing": "0"});
-        }
-        v[0].config["bios_version"] = "1.9".into();
-        v[1].config["memory_speed_mts"] = 2933.into();
-        v[1].config["dimm_population"] = "15 of 16 slots: 15x 16 GiB DDR4".into();
-        v[4].config["cmdline_options"] = serde_json::json!({});
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        let drift: Vec<(&str, Vec<&str>)> = f.groups[0]
-            .hosts
-            .iter()
-            .map(|h| (h.host.as_str(), h.drift.iter().map(String::as_str).collect()))
-            .collect();
-        assert_eq!(
-            drift,
-            [
-                ("n1", vec!["bios_version"]),
-                ("n2", vec!["dimm_population", "memory_speed_mts"]),
-                ("n3", vec!["thp"]),
-                ("n4", vec![]),
-                ("n5", vec!["cmdline_options.numa_balancing"]),
-            ]
-        );
-    }
-
-    const NOW: &str = "2026-11-09T11:00:00Z";
-
-    fn fresh(unmeasured: &[UnmeasuredInput]) -> Freshness<'_> {
-        Freshness {
-            max_age_s: DEFAULT_MAX_AGE_S,
-            now_ms: store::util::parse_rfc3339(NOW).unwrap(),
-            unmeasured,
-        }
-    }
-
-    fn build_at(v: &[LoadedRun], unmeasured: &[UnmeasuredInput]) -> Fleet {
-        let runs: Vec<HostRun> = v.iter().map(HostRun::of).collect();
-        build_fresh(&runs, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, &fresh(unmeasured))
-    }
-
-    fn with_id(mut r: LoadedRun, id: &str) -> LoadedRun {
-        r.machine_info["machine_id"] = id.into();
-        r.machine_info["machine_id_source"] = "dmi_product_uuid".into();
-        r
-    }
-
-    /// Cloned images share a host name: two machines, both shown, both
-    /// marked, with a warning. One machine renamed is one host.
-    #[test]
-    fn hosts_are_machines_not_host_names() {
-        let mut v = fleet_of_five();
-        v.push(with_id(host(6, "clone", 1.0, 1.0), "aaaa000000000001"));
-        v.push(with_id(host(7, "clone", 0.8, 1.0), "bbbb000000000002"));
-        v.push(with_id(host(8, "old-name", 1.0, 1.0), "cccc000000000003"));
-        v.push(with_id(host(9, "new-name", 1.0, 1.0), "cccc000000000003"));
-        let f = build_at(&v, &[]);
-        assert_eq!(f.hosts, 8, "5 + 2 clones + 1 renamed");
-        let g = &f.groups[0];
-        let clones: Vec<&Host> = g.hosts.iter().filter(|h| h.host == "clone").collect();
-        assert_eq!(clones.len(), 2);
-        assert!(clones.iter().all(|h| h.duplicate_hostname));
-        assert_eq!(clones.iter().filter(|h| h.outlier).count(), 1, "the slow clone alone");
-        assert!(f.warnings.iter().any(|w| w.contains("host name clone is used by 2 machines")));
-        let renamed: Vec<&Host> = g
-            .hosts
-            .iter()
-            .filter(|h| h.machine_id.as_deref() == Some("cccc000000000003"))
-            .collect();
-        assert_eq!(renamed.len(), 1);
-        assert_eq!((renamed[0].host.as_str(), renamed[0].run), ("new-name", 9));
-        assert_eq!(renamed[0].also_named, ["old-name"]);
-        let md = String::from_utf8(crate::Markdown.render(&f.document())).unwrap();
-        assert!(md.contains("| clone [id aaaa0000] |"), "{md}");
-        assert!(md.contains("| clone [id bbbb0000] ! |"), "the slow clone flagged: {md}");
-        assert!(md.contains("new-name (was old-name)"), "{md}");
-    }
-
-    /// Runs older than the maximum age are stale and never healthy; every
-    /// host shows when its run was taken and its age.
-    #[test]
-    fn stale_runs_are_never_healthy() {
-        let mut v = fleet_of_five();
-        for r in &mut v {
-            r.summary.started = "2026-11-09T09:00:00Z".into();
-        }
-        v[1].summary.started = "2026-10-01T11:00:00Z".into();
-        let f = build_at(&v, &[]);
-        assert_eq!(f.now, "2026-11-09T11:00:00.000Z");
-        assert_eq!((f.hosts, f.healthy, f.stale), (5, 3, 1), "n4 is an outlier, n2 stale");
-        let n2 = f.groups[0].hosts.iter().find(|h| h.host == "n2").unwrap();
-        assert!(n2.stale && !n2.healthy && !n2.outlier);
-        assert_eq!(n2.age_s, Some(39.0 * 86_400.0));
-        let n1 = &f.groups[0].hosts[0];
-        assert_eq!((n1.age_s, n1.stale, n1.healthy), (Some(7200.0), false, true));
-        let text = String::from_utf8(crate::Text.render(&f.document())).unwrap();
-        assert!(text.contains("2026-10-01T11:00:00Z (39.0 d ago) stale"), "{text}");
-        assert!(text.contains("2026-11-09T09:00:00Z (2.0 h ago)"), "{text}");
-        assert!(text.contains("3 healthy") && text.contains("1 stale (run older than 7.0 d)"));
-        let json = serde_json::to_value(&f).unwrap();
-        assert_eq!(json["max_age_s"], 604_800);
-        assert_eq!(json["groups"][0]["note"], Value::Null, "note is there, null");
-    }
-
-    /// A host the orchestrator could not measure is listed with its error;
-    /// its older run is not shown as if it were this round's.
-    #[test]
-    fn hosts_not_measured_are_listed_not_compared() {
-        let v = fleet_of_five();
-        let u = parse_unmeasured(
-            "# from the gather step\nn5\ttimed out after 8 s: waiting for the lock\n\nnever-seen\tunreachable: ssh: connect refused\n",
-        );
-        assert_eq!(u.len(), 2);
-        let f = build_at(&v, &u);
-        assert_eq!(f.hosts, 4);
-        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n5"));
-        let listed: Vec<(&str, &str, Option<i64>)> = f
-            .unmeasured
-            .iter()
-            .map(|n| (n.host.as_str(), n.error.as_str(), n.last_run.as_ref().map(|r| r.run)))
-            .collect();
-        assert_eq!(
-            listed,
-            [
-                ("n5", "timed out after 8 s: waiting for the lock", Some(5)),
-                ("never-seen", "unreachable: ssh: connect refused", None),
-            ]
-        );
-        let md = String::from_utf8(crate::Markdown.render(&f.document())).unwrap();
-        assert!(md.contains("Not measured: 2 host(s)"), "{md}");
-        assert!(md.contains("n5: timed out after 8 s: waiting for the lock; its last run here: 5"));
-        assert_eq!(parse_unmeasured("lonely")[0].error, "not measured");
-    }
-
-    #[test]
-    fn ages_read_as_people_write_them() {
-        assert_eq!(fmt_age(Some(40.0)), "40 s");
-        assert_eq!(fmt_age(Some(720.0)), "12 min");
-        assert_eq!(fmt_age(Some(5.25 * 3600.0)), "5.2 h");
-        assert_eq!(fmt_age(Some(3.1 * 86_400.0)), "3.1 d");
-        assert_eq!(fmt_age(None), "unknown age");
-    }
-
-    #[test]
-    fn median_and_mad() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0], 3.0), 1.0);
+    fn a_group_without_peers_says_so() {
+        let note = "peers missing: 1 host(s) of this model; at least 3 are needed";
+        let d = document(&fleet(vec![host("a", 100.0, false)], Some(note)));
+        let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
+        assert!(md.contains("peers missing: 1 host(s) of this model"), "{md}");
+        assert_eq!(d.chart_count(), 0, "one host: no chart");
     }
 }

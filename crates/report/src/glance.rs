@@ -3,12 +3,16 @@
 //! the headline latencies and bandwidths (with % of the peak) and the worst
 //! audit findings, each figure rounded to what its noise supports.
 
-use serde_json::Value;
+use results::audit::Severity;
+use results::context::{Bios, Configuration, DimmSummary, Dimms, Machine, Reading, UNREADABLE};
 use store::LoadedRun;
+use topo::Topology;
 
-use crate::data::{text as field_text, RunData};
-use crate::fmt::{bytes, with_noise};
-use crate::metrics::{lat_matrix, metrics, MetricKey};
+use topo::units::binary_size as bytes;
+
+use crate::fmt::with_noise;
+use analysis::data::RunData;
+use analysis::metrics::{lat_matrix, metrics, MetricKey};
 
 /// How many audit findings the box lists.
 pub const TOP_FINDINGS: usize = 3;
@@ -42,78 +46,65 @@ pub fn machine_peak_gbs(run: &LoadedRun) -> Option<f64> {
     peak_of(&run.machine_info)
 }
 
-fn peak_of(machine_info: &Value) -> Option<f64> {
-    let per = machine_info.get("dimms")?.get("peak_gbs_per_socket")?.as_array()?;
+fn peak_of(machine: &Machine) -> Option<f64> {
+    let per = machine.dimm_summary()?.peak_gbs_per_socket.as_ref()?;
     if per.is_empty() {
         return None;
     }
-    per.iter().map(Value::as_f64).sum::<Option<f64>>().filter(|p| *p > 0.0)
+    per.iter().copied().sum::<Option<f64>>().filter(|p| *p > 0.0)
 }
 
 /// One node's even share of the machine's peak (peak / nodes with CPUs):
 /// in SNC or NPS modes each node owns a part of its socket's channels.
 pub fn node_peak_gbs(run: &LoadedRun) -> Option<f64> {
-    let nodes = cpu_nodes(&run.topology).max(1);
+    let nodes = cpu_nodes(run.topology.get()).max(1);
     machine_peak_gbs(run).map(|p| p / nodes as f64)
 }
 
-fn cpu_nodes(topo: &Value) -> usize {
-    topo.get("nodes")
-        .and_then(Value::as_array)
-        .map(|n| n.iter().filter(|x| field_text(x, "cpus").is_some_and(|c| !c.is_empty())).count())
-        .unwrap_or(0)
+fn cpu_nodes(topo: Option<&Topology>) -> usize {
+    topo.map_or(0, |t| t.nodes.iter().filter(|n| !n.cpus.is_empty()).count())
 }
 
 /// `DDR5-4800, 16 of 32 slots (8 of 16 channels), 32 GiB modules, 512 GiB`.
 fn memory_text(run: &LoadedRun) -> String {
     let mi = &run.machine_info;
-    let total = mi.get("mem_total_bytes").and_then(Value::as_u64).map(bytes);
+    let total = mi.mem_total_bytes.map(bytes);
     let mut parts = Vec::new();
     let cfg = &run.config;
-    let population = field_text(cfg, "dimm_population").filter(|p| p != "unreadable");
-    if let Some(p) = population {
+    let value = |r: &Option<Reading<String>>| r.as_ref().and_then(Reading::value).cloned();
+    let summary = mi.dimm_summary();
+    let channels = |d: &DimmSummary| match (d.channels_populated, d.channels.filter(|c| *c > 0)) {
+        (Some(cp), Some(c)) => Some(format!("{cp} of {c} channels")),
+        _ => None,
+    };
+    if let Some(p) = value(&cfg.dimm_population) {
         // the settings document (SMBIOS): `8 of 16 slots: 8x 32 GiB DDR5`
         parts.push(p);
-        if let Some(s) = field_text(cfg, "memory_speed_mts").filter(|s| s != "unreadable") {
+        if let Some(s) = cfg.memory_speed_mts.as_ref().and_then(Reading::value) {
             parts.push(format!("{s} MT/s"));
         }
-        let d = mi.get("dimms");
-        if let (Some(cp), Some(c)) = (
-            d.and_then(|d| d.get("channels_populated")).and_then(Value::as_u64),
-            d.and_then(|d| d.get("channels")).and_then(Value::as_u64).filter(|c| *c > 0),
-        ) {
-            parts.push(format!("{cp} of {c} channels"));
-        }
+        parts.extend(summary.and_then(channels));
     } else {
-        match mi.get("dimms") {
-            Some(Value::String(s)) => parts.push(s.clone()),
-            Some(d @ Value::Object(_)) if d.get("unreadable").is_none() => {
-                let kind = field_text(d, "memory_type").filter(|t| !t.is_empty());
-                let speed = d.get("configured_speed_mts").and_then(Value::as_u64);
-                match (kind, speed) {
+        match mi.dimms.as_ref() {
+            Some(Reading::Value(Dimms::Text(s))) => parts.push(s.clone()),
+            Some(Reading::Unreadable) => parts.push(UNREADABLE.into()),
+            Some(Reading::Value(Dimms::Summary(d))) if d.unreadable.is_none() => {
+                let kind = d.memory_type.clone().filter(|t| !t.is_empty());
+                match (kind, d.configured_speed_mts) {
                     (Some(k), Some(s)) => parts.push(format!("{k}-{s}")),
                     (Some(k), None) => parts.push(k),
                     (None, Some(s)) => parts.push(format!("{s} MT/s")),
                     _ => {}
                 }
-                if let (Some(m), Some(s)) = (
-                    d.get("modules").and_then(Value::as_u64),
-                    d.get("slots").and_then(Value::as_u64),
-                ) {
+                if let (Some(m), Some(s)) = (d.modules, d.slots) {
                     let mut t = format!("{m} of {s} slots");
-                    if let (Some(cp), Some(c)) = (
-                        d.get("channels_populated").and_then(Value::as_u64),
-                        d.get("channels").and_then(Value::as_u64).filter(|c| *c > 0),
-                    ) {
-                        t.push_str(&format!(" ({cp} of {c} channels)"));
+                    if let Some(c) = channels(d) {
+                        t.push_str(&format!(" ({c})"));
                     }
                     parts.push(t);
                 }
-                let sizes: Vec<String> = d
-                    .get("module_sizes_bytes")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_u64).map(bytes).collect())
-                    .unwrap_or_default();
+                let sizes: Vec<String> =
+                    d.module_sizes_bytes.iter().flatten().map(|b| bytes(*b)).collect();
                 if !sizes.is_empty() {
                     parts.push(format!("{} modules", sizes.join(" + ")));
                 }
@@ -129,39 +120,48 @@ fn memory_text(run: &LoadedRun) -> String {
 
 /// Board and BIOS: the firmware fields of the run's configuration
 /// document (`sys_vendor`, `product_name`, `bios_vendor`, `bios_version`,
-/// `bios_date`, `microcode`), else a `bios` object of the machine document.
-fn bios_text(config: &Value, mi: &Value) -> Option<String> {
-    let b = if field_text(config, "bios_version").is_some()
-        || field_text(config, "product_name").is_some()
-    {
-        config
-    } else {
-        mi.get("bios")?
-    };
-    if let Value::String(s) = b {
-        return Some(s.clone());
-    }
-    let known = |k: &str| field_text(b, k).filter(|v| !v.is_empty() && v != "unreadable");
-    let mut s = [known("sys_vendor"), known("product_name")]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let bios = [known("bios_vendor"), known("bios_version")]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ");
+/// `bios_date`, `microcode`), else the `bios` of an older machine document.
+fn bios_text(config: &Configuration, mi: &Machine) -> Option<String> {
+    let known = |v: Option<String>| v.filter(|v| !v.is_empty() && v != UNREADABLE);
+    let setting = |r: &Option<Reading<String>>| known(r.as_ref().and_then(Reading::text));
+    let in_config = |r: &Option<Reading<String>>| r.as_ref().and_then(Reading::text).is_some();
+    let [sys_vendor, product_name, bios_vendor, bios_version, bios_date, microcode] =
+        if in_config(&config.bios_version) || in_config(&config.product_name) {
+            [
+                &config.sys_vendor,
+                &config.product_name,
+                &config.bios_vendor,
+                &config.bios_version,
+                &config.bios_date,
+                &config.microcode,
+            ]
+            .map(setting)
+        } else {
+            match mi.bios.as_ref()? {
+                Bios::Text(s) => return Some(s.clone()),
+                Bios::Fields(f) => [
+                    &f.sys_vendor,
+                    &f.product_name,
+                    &f.bios_vendor,
+                    &f.bios_version,
+                    &f.bios_date,
+                    &f.microcode,
+                ]
+                .map(|v| known(v.clone())),
+            }
+        };
+    let mut s = [sys_vendor, product_name].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    let bios = [bios_vendor, bios_version].into_iter().flatten().collect::<Vec<_>>().join(" ");
     if !bios.is_empty() {
         if !s.is_empty() {
             s.push_str(", ");
         }
         s.push_str(&format!("BIOS {bios}"));
-        if let Some(d) = known("bios_date") {
+        if let Some(d) = bios_date {
             s.push_str(&format!(" ({d})"));
         }
     }
-    if let Some(m) = known("microcode") {
+    if let Some(m) = microcode {
         s.push_str(&format!(", microcode {m}"));
     }
     (!s.is_empty()).then_some(s)
@@ -180,17 +180,17 @@ fn of_peak(v: f64, peak: Option<f64>, what: &str) -> String {
 /// The at-a-glance box of `run`.
 pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     let mi = &run.machine_info;
-    let topo = &run.topology;
+    let topo = run.topology.get();
     let mut g = Glance::default();
     let mut row = |k: &str, v: Option<String>| {
         if let Some(v) = v.filter(|v| !v.is_empty()) {
             g.rows.push((k.to_string(), v));
         }
     };
-    let cpu = field_text(topo, "cpu_model").or_else(|| field_text(mi, "cpu_model"));
-    let machine = match (field_text(mi, "hostname"), &cpu) {
+    let cpu = topo.and_then(|t| t.cpu_model.clone()).or_else(|| mi.cpu_model().map(str::to_string));
+    let machine = match (mi.hostname(), &cpu) {
         (Some(h), Some(c)) => {
-            let packages = topo.get("packages").and_then(Value::as_array).map_or(0, Vec::len);
+            let packages = topo.map_or(0, |t| t.packages.len());
             Some(if packages > 1 { format!("{h}: {packages} x {c}") } else { format!("{h}: {c}") })
         }
         _ => Some(run.summary.machine.clone()),
@@ -209,7 +209,8 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     row("Memory", Some(mem));
     row(
         "NUMA mode",
-        crate::build::numa_mode_text(topo).or_else(|| field_text(&run.config, "numa_mode")),
+        topo.and_then(|t| crate::environment::numa_mode_text(&t.numa_mode))
+            .or_else(|| run.config.numa_mode.as_ref().and_then(Reading::text)),
     );
 
     let m = metrics(d);
@@ -222,7 +223,7 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         let worst = lat_matrix(d)
             .iter()
             .filter(|((c, mn), _)| c != mn)
-            .filter_map(|(_, p)| p.median_ns)
+            .map(|(_, p)| p.median_ns)
             .fold(0.0, f64::max);
         let mut s = format!("remote {v}");
         if let (Some(lv), Some(rv)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
@@ -262,22 +263,22 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     }
     row("Bandwidth", Some(b.join("; ")));
 
-    let bad: Vec<_> = d.findings.iter().filter(|f| !f.is_ok()).collect();
+    let bad: Vec<_> = d.findings.iter().filter(|f| f.severity != Severity::Ok).collect();
     g.more_findings = bad.len().saturating_sub(TOP_FINDINGS);
     g.findings = bad
         .iter()
         .take(TOP_FINDINGS)
         .map(|f| GlanceFinding {
-            severity: f.severity.clone(),
-            level: match f.rank() {
+            severity: f.severity.label().to_string(),
+            level: match f.severity.rank() {
                 0 => "critical",
                 1 => "warning",
                 2 | 3 => "info",
                 _ => "unknown",
             },
-            text: match &f.fix {
-                Some(fix) if fix != "-" => format!("{}: {} (fix: {fix})", f.id, f.found),
-                _ => format!("{}: {}", f.id, f.found),
+            text: match f.fix.as_str() {
+                "" | "-" => format!("{}: {}", f.id, f.found),
+                fix => format!("{}: {} (fix: {fix})", f.id, f.found),
             },
         })
         .collect();
@@ -295,7 +296,7 @@ mod tests {
 
     #[test]
     fn peak_needs_every_socket() {
-        let j = |v| peak_of(&v);
+        let j = |v| peak_of(&serde_json::from_value(v).unwrap());
         assert_eq!(
             j(serde_json::json!({"dimms": {"peak_gbs_per_socket": [153.6, 153.6]}})),
             Some(307.2)

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use results::lat::{self, Lat};
+use results::{bw, Record};
 use serde::Serialize;
 use store::LoadedRun;
 use topo::memkind::{hmat_of, memory_kind};
@@ -65,34 +67,28 @@ impl Measured {
             "triad" => 1,
             _ => 2,
         };
-        for r in &run.results {
-            match r.kind.as_str() {
-                "bw" => {
-                    let b = results::view::Bw::of(&r.payload);
-                    if b.mode != "matrix" && b.mode != "local" {
+        for r in run.records() {
+            match r {
+                Record::Bw(b) if matches!(b.mode, bw::Mode::Matrix | bw::Mode::Local) => {
+                    let (Some(c), Some(n)) = (b.cpu_node, b.mem_node) else { continue };
+                    let g = b.best_gbs;
+                    if !g.is_finite() {
                         continue;
                     }
-                    let (Some(c), Some(n), Some(g)) = (b.cpu_node, b.mem_node, b.best_gbs) else {
-                        continue;
-                    };
-                    let (Ok(c), Ok(n)) = (u32::try_from(c), u32::try_from(n)) else { continue };
-                    let e = m.bw_gbs.entry((c, n)).or_insert((g, b.kernel.clone()));
-                    let better =
-                        rank(&b.kernel) < rank(&e.1) || (rank(&b.kernel) == rank(&e.1) && g > e.0);
+                    let k = b.kernel.name();
+                    let e = m.bw_gbs.entry((c, n)).or_insert((g, k.to_string()));
+                    let better = rank(k) < rank(&e.1) || (rank(k) == rank(&e.1) && g > e.0);
                     if better {
-                        *e = (g, b.kernel.clone());
+                        *e = (g, k.to_string());
                     }
                 }
-                "lat" => {
-                    let l = results::view::Lat::of(&r.payload);
-                    if l.mode != "matrix" || l.discarded {
+                Record::Lat(l) => {
+                    let Lat::Chase(l) = l.as_ref() else { continue };
+                    if l.mode != lat::Mode::Matrix || !l.median_ns.is_finite() {
                         continue;
                     }
-                    let (Some(c), Some(n), Some(ns)) = (l.cpu_node, l.mem_node, l.median_ns) else {
-                        continue;
-                    };
-                    let (Ok(c), Ok(n)) = (u32::try_from(c), u32::try_from(n)) else { continue };
-                    m.lat_ns.entry((c, n)).or_insert(ns);
+                    let (Some(c), Some(n)) = (l.cpu_node, l.mem_node) else { continue };
+                    m.lat_ns.entry((c, n)).or_insert(l.median_ns);
                 }
                 _ => {}
             }
@@ -223,7 +219,7 @@ fn worth_showing(t: &Topology) -> bool {
 }
 
 fn topology_of(run: &LoadedRun) -> Option<Topology> {
-    serde_json::from_value::<Topology>(run.topology.clone()).ok()
+    run.topology.get().cloned()
 }
 
 fn caption() -> String {

@@ -1,50 +1,229 @@
-//! The latency parts of a report that issue 14 added: the method caption
-//! (stride, TLB groups, pages, as the results record them), the prefetch
-//! check, the per-chunk latency histograms of the local and the worst
-//! remote pair, and loaded latency against bandwidth, one line per traffic
-//! mix with each curve's knee marked. Drawn with the shared chart types.
+//! The report's Latency section: the method caption (stride, TLB groups,
+//! pages, as the results record them) and the prefetch check, single
+//! points, the node-to-node matrix with its heatmaps and distance tiers,
+//! the per-chunk latency histograms of the local and the worst remote pair,
+//! loaded latency against bandwidth (one line per traffic mix, each knee
+//! marked) and core-to-core latency. The sweep and the per-CPU latency are
+//! [`crate::sweep`] and [`crate::per_cpu`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use results::lat::{knee, method_caption, Knee, PrefetchCheck, KNEE_PCT};
+use results::lat::{self, knee, method_caption, C2cResult, Knee, LatResult, LoadedPoint, KNEE_PCT};
+use results::stats::measured;
+use store::LoadedRun;
 
-use crate::chart::{Axis, Chart, Marker, Series, XyChart};
-use crate::data::{Lat, RunData};
+use crate::chart::{matrix_charts, matrix_heatmap, Axis, Chart, Marker, Series, XyChart};
 use crate::doc::{Document, Table};
-use crate::fmt::{num, opt, plain};
-use crate::metrics::lat_matrix;
+use topo::units::binary_size as bytes;
 
-/// The method of the chase results of `mode` (the first with a recorded
-/// layout), e.g. `random chase, stride 256 B, 64-page TLB groups (256
-/// KiB), 4k pages`; `None` when no result says.
-pub fn method_of(d: &RunData, mode: &str) -> Option<String> {
-    let p = d.lat_mode(mode).find(|p| p.stride_bytes.is_some())?;
-    Some(method_caption(p.stride_bytes?, p.tlb_group_bytes, p.page_size.as_deref().unwrap_or("?")))
+use crate::fmt::{fig, num, opt, plain};
+use analysis::data::RunData;
+use analysis::metrics::lat_matrix;
+
+pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
+    if d.chases.is_empty() && d.loaded.is_empty() && d.c2c.is_empty() {
+        return;
+    }
+    doc.h(2, "Latency");
+    doc.p("Dependent loads of a random pointer chase; ns per load, median of the samples unless said otherwise.");
+    method_section(doc, d);
+    lat_points_section(doc, d);
+    lat_matrix_section(doc, d, run);
+    histogram_section(doc, d);
+    crate::sweep::section(doc, d, run);
+    crate::sweep::plateau_section(doc, d);
+    crate::per_cpu::section(doc, d);
+    loaded_section(doc, d);
+    c2c_section(doc, d);
 }
 
-/// The prefetch checks of a run (`lat-summary` of mode `prefetch-check`).
-pub fn prefetch_checks(d: &RunData) -> Vec<PrefetchCheck> {
-    d.other
-        .iter()
-        .filter(|(k, v)| {
-            k == "lat-summary" && v.get("mode").and_then(|m| m.as_str()) == Some("prefetch-check")
-        })
-        .filter_map(|(_, v)| serde_json::from_value(v.clone()).ok())
-        .collect()
+/// Single measurements (mode `point`).
+fn lat_points_section(doc: &mut Document, d: &RunData) {
+    let point: Vec<&LatResult> = d.chase_mode(lat::Mode::Point).collect();
+    if !point.is_empty() {
+        doc.h(3, "Single measurements");
+        let mut t = Table::with_header(&[
+            "CPU",
+            "CPU node",
+            "Memory node",
+            "Size",
+            "Page size",
+            "Median ns",
+            "p90 ns",
+            "p99 ns",
+            "Spread %",
+        ]);
+        for p in point {
+            t.push(vec![
+                p.cpu.to_string(),
+                p.cpu_node.map_or("-".into(), |c| c.to_string()),
+                p.mem_node.map_or("-".into(), |c| c.to_string()),
+                size_text(p),
+                page_size_text(&p.page_size),
+                fig(measured(p.median_ns), p.noise(), "ns"),
+                fig(measured(p.p90_ns), p.noise(), "ns"),
+                fig(measured(p.p99_ns), p.noise(), "ns"),
+                opt(measured(p.spread_pct), "%"),
+            ]);
+        }
+        doc.table(t);
+    }
+}
+
+/// The node-to-node matrix: heatmap and table, then remote latency per
+/// distance tier of the run's topology.
+fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
+    let cells = lat_matrix(d);
+    if !cells.is_empty() {
+        doc.h(3, "Node-to-node latency");
+        matrix_charts(
+            doc,
+            "Latency matrix (median ns)".into(),
+            "ns",
+            cells.iter().map(|(k, p)| (*k, measured(p.median_ns))).collect(),
+            "Latency relative to the CPU node's local memory",
+        );
+        doc.table(lat_matrix_table(d));
+        let tier_cells: Vec<(u32, u32, f64)> =
+            cells.iter().map(|((c, m), p)| (*c, *m, p.median_ns)).collect();
+        if let Some(t) =
+            run.topology.get().and_then(|t| crate::tiers::latency_by_tier(t, &tier_cells))
+        {
+            doc.h(3, "Remote latency by distance tier");
+            doc.p("Node pairs grouped by their SLIT distance (the topology's distance tiers): one figure per tier, since a machine with several remote distances has several remote latencies.");
+            doc.table(t);
+        }
+    }
+}
+
+fn lat_matrix_table(d: &RunData) -> Table {
+    let mut t = Table::with_header(&[
+        "CPU node",
+        "Memory node",
+        "Size",
+        "Page size",
+        "Median ns",
+        "p90 ns",
+        "p99 ns",
+        "Spread %",
+    ]);
+    for p in d.chase_mode(lat::Mode::Matrix) {
+        t.push(vec![
+            p.cpu_node.map_or("?".into(), |n| n.to_string()),
+            p.mem_node.map_or("?".into(), |n| n.to_string()),
+            size_text(p),
+            page_size_text(&p.page_size),
+            fig(measured(p.median_ns), p.noise(), "ns"),
+            fig(measured(p.p90_ns), p.noise(), "ns"),
+            fig(measured(p.p99_ns), p.noise(), "ns"),
+            opt(measured(p.spread_pct), "%"),
+        ]);
+    }
+    t
+}
+
+/// Core-to-core latency: heatmap (3 to 64 CPUs) and a table per relation.
+fn c2c_section(doc: &mut Document, d: &RunData) {
+    let c2c: Vec<&C2cResult> = d.c2c.iter().filter(|p| p.median_ns.is_finite()).collect();
+    if !c2c.is_empty() {
+        doc.h(3, "Core-to-core latency");
+        let cpus: BTreeSet<u32> = c2c.iter().flat_map(|p| [p.cpu_a, p.cpu_b]).collect();
+        if cpus.len() < 3 {
+            doc.p("One CPU pair only: its figure is in the table below, no heatmap is drawn.");
+        } else if cpus.len() <= 64 {
+            let mut cells: BTreeMap<(u32, u32), Option<f64>> = BTreeMap::new();
+            for p in &c2c {
+                let (a, b) = (p.cpu_a, p.cpu_b);
+                cells.insert((a, b), Some(p.median_ns));
+                cells.entry((b, a)).or_insert(Some(p.median_ns));
+            }
+            let mut hm = matrix_heatmap(
+                "Core-to-core latency (median ns, one way)".into(),
+                "ns",
+                cells.into_iter(),
+            );
+            hm.x_label = "CPU".into();
+            hm.y_label = "CPU".into();
+            doc.chart(Chart::Heatmap(hm));
+        }
+        let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for p in &c2c {
+            by.entry(p.relation.map_or("unknown", |r| r.name())).or_default().push(p.median_ns);
+        }
+        let mut t = Table::with_header(&["Relation", "Pairs", "Min ns", "Median ns", "Max ns"]);
+        for (rel, v) in by {
+            let mut row = vec![rel.to_string(), v.len().to_string()];
+            row.extend(min_median_max(&v));
+            t.push(row);
+        }
+        doc.table(t);
+    }
+}
+
+/// The lowest, median and highest of latencies (not empty), ns, as cells.
+pub(crate) fn min_median_max(v: &[f64]) -> [String; 3] {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let med = results::stats::median(v).unwrap_or(f64::NAN);
+    [num(lo, "ns"), num(med, "ns"), num(hi, "ns")]
+}
+
+/// A chase's working-set size, `-` when not recorded.
+pub(crate) fn size_text(p: &LatResult) -> String {
+    if p.size_bytes > 0 {
+        bytes(p.size_bytes)
+    } else {
+        "-".into()
+    }
+}
+
+/// A page size as recorded, `-` when not.
+pub(crate) fn page_size_text(page: &str) -> String {
+    if page.is_empty() {
+        "-".into()
+    } else {
+        page.to_string()
+    }
+}
+
+/// A page size as recorded, `?` when the result gave none.
+fn page_text(page: &str) -> &str {
+    if page.is_empty() {
+        "?"
+    } else {
+        page
+    }
+}
+
+/// The method of the chases of `mode` (the first with a recorded layout),
+/// e.g. `random chase, stride 256 B, 64-page TLB groups (256 KiB), 4k
+/// pages`; `None` when no result says.
+pub fn method_of(d: &RunData, mode: lat::Mode) -> Option<String> {
+    let p = d.chase_mode(mode).find(|p| p.stride_bytes > 0)?;
+    Some(method_caption(p.stride_bytes as u64, Some(p.tlb_group_bytes), page_text(&p.page_size)))
+}
+
+/// The method of the loaded points' chase (the first that records it).
+fn loaded_method(d: &RunData) -> Option<String> {
+    let p = d.loaded.iter().find(|p| p.stride_bytes.is_some_and(|s| s > 0))?;
+    Some(method_caption(p.stride_bytes? as u64, p.tlb_group_bytes, page_text(&p.page_size)))
 }
 
 /// The paragraph under the latency heading: the method of the DRAM
 /// points, and what the prefetch check found.
 pub fn method_section(doc: &mut Document, d: &RunData) {
-    let method = ["matrix", "point", "per-cpu", "loaded"].iter().find_map(|m| method_of(d, m));
+    let method = [lat::Mode::Matrix, lat::Mode::Point, lat::Mode::PerCpu]
+        .into_iter()
+        .find_map(|m| method_of(d, m))
+        .or_else(|| loaded_method(d));
     if let Some(m) = method {
         doc.p(format!("Method: {m}."));
     }
-    for c in prefetch_checks(d) {
+    for c in &d.prefetch_checks {
         doc.p(format!(
             "Prefetch check (CPU {}, {} of node {}): {}.",
             c.cpu,
-            crate::fmt::bytes(c.size_bytes),
+            bytes(c.size_bytes),
             c.mem_node.map_or("-".into(), |n| n.to_string()),
             c.note
         ));
@@ -53,9 +232,9 @@ pub fn method_section(doc: &mut Document, d: &RunData) {
 
 /// The local and the worst remote pair of the latency matrix that carry
 /// a histogram: `(label, result)`.
-fn histogram_pairs(d: &RunData) -> Vec<(String, &Lat)> {
+fn histogram_pairs(d: &RunData) -> Vec<(String, &LatResult)> {
     let cells = lat_matrix(d);
-    let with = |p: &&Lat| p.histogram.as_ref().is_some_and(|h| h.count > 0);
+    let with = |p: &&LatResult| p.histogram.as_ref().is_some_and(|h| h.count > 0);
     let mut out = Vec::new();
     if let Some(((c, m), p)) = cells.iter().find(|((c, m), p)| c == m && with(p)) {
         out.push((format!("local: CPU node {c} -> memory node {m}"), *p));
@@ -63,13 +242,13 @@ fn histogram_pairs(d: &RunData) -> Vec<(String, &Lat)> {
     let worst = cells
         .iter()
         .filter(|((c, m), p)| c != m && with(p))
-        .max_by(|a, b| a.1.median_ns.unwrap_or(0.0).total_cmp(&b.1.median_ns.unwrap_or(0.0)));
+        .max_by(|a, b| a.1.median_ns.total_cmp(&b.1.median_ns));
     if let Some(((c, m), p)) = worst {
         out.push((format!("worst remote: CPU node {c} -> memory node {m}"), *p));
     }
     if out.is_empty() {
         // no matrix (or no histogram in it): the first point that has one
-        if let Some(p) = d.lat_mode("point").find(with) {
+        if let Some(p) = d.chase_mode(lat::Mode::Point).find(with) {
             out.push(("single point".into(), p));
         }
     }
@@ -124,17 +303,11 @@ pub fn histogram_section(doc: &mut Document, d: &RunData) {
     doc.table(t);
 }
 
-/// The loaded points of a run per mix, in the order measured (`read` for
-/// points that name none).
-fn curves(d: &RunData) -> BTreeMap<String, Vec<&Lat>> {
-    let mut by: BTreeMap<String, Vec<&Lat>> = BTreeMap::new();
-    for p in d.lat_mode("loaded").filter(|p| p.load_gbs.is_some() && p.loaded_ns().is_some()) {
-        let mix = p.load_kind.clone().unwrap_or_else(|| "read".into());
-        let mix = match (p.cpu_node, p.mem_node) {
-            (Some(c), Some(m)) if c != m => format!("{mix}, CPU node {c} -> memory node {m}"),
-            _ => mix,
-        };
-        by.entry(mix).or_default().push(p);
+/// The loaded points of a run per mix, in the order measured.
+fn curves(d: &RunData) -> BTreeMap<String, Vec<&LoadedPoint>> {
+    let mut by: BTreeMap<String, Vec<&LoadedPoint>> = BTreeMap::new();
+    for p in d.loaded.iter().filter(|p| p.load_gbs.is_finite() && p.latency().is_some()) {
+        by.entry(p.load_kind.name().to_string()).or_default().push(p);
     }
     by
 }
@@ -143,10 +316,10 @@ fn curves(d: &RunData) -> BTreeMap<String, Vec<&Lat>> {
 /// the no-load latency; curves without an idle point (the first version
 /// measured from full load down) in order of bandwidth, the lightest load
 /// as idle.
-pub fn curve_knee(points: &[&Lat]) -> Option<Knee> {
-    let idle = points.iter().find(|p| p.idle).and_then(|p| p.loaded_ns());
+pub fn curve_knee(points: &[&LoadedPoint]) -> Option<Knee> {
+    let idle = points.iter().find(|p| p.idle).and_then(|p| p.latency());
     let mut pts: Vec<(f64, f64)> =
-        points.iter().filter_map(|p| Some((p.load_gbs?, p.loaded_ns()?))).collect();
+        points.iter().filter_map(|p| Some((measured(p.load_gbs)?, p.latency()?))).collect();
     if idle.is_none() {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
@@ -164,7 +337,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
     doc.p(format!(
         "Chase latency while load threads on the other CPUs move lines of their own buffers on the same node, one curve per traffic mix (read:write lines), from no load to full load (waits between lines calibrated in ns). The knee is where latency first stays more than {KNEE_PCT:.0}% above idle; usable bandwidth is what the load reaches before latency doubles."
     ));
-    if let Some(m) = method_of(d, "loaded") {
+    if let Some(m) = loaded_method(d) {
         doc.p(format!("Method of the chase: {m}."));
     }
     let mut series = Vec::new();
@@ -181,7 +354,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
     for (mix, pts) in &by {
         series.push(Series::line(
             mix.clone(),
-            pts.iter().filter_map(|p| Some((p.load_gbs?, p.loaded_ns()?))).collect(),
+            pts.iter().filter_map(|p| Some((measured(p.load_gbs)?, p.latency()?))).collect(),
         ));
         if let Some(k) = curve_knee(pts) {
             verdicts.push(format!("{mix}: {}.", k.verdict()));
@@ -227,16 +400,16 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
         for p in pts {
             t.push(vec![
                 mix.clone(),
-                match (p.idle, p.delay_ns, p.delay) {
-                    (true, _, _) => "idle".into(),
-                    (false, Some(ns), _) => format!("{} ns", plain(ns)),
-                    (false, None, Some(it)) => plain(it),
-                    _ => "-".into(),
+                match (p.idle, p.delay_ns.and_then(measured)) {
+                    (true, _) => "idle".into(),
+                    (false, Some(ns)) => format!("{} ns", plain(ns)),
+                    (false, None) => plain(p.delay as f64),
                 },
-                opt(p.load_gbs, "GB/s"),
-                opt(p.loaded_ns(), "ns"),
-                opt(p.p99_ns, "ns"),
-                p.cpu_node.map_or("-".into(), |n| n.to_string()),
+                opt(measured(p.load_gbs), "GB/s"),
+                opt(p.latency(), "ns"),
+                opt(measured(p.p99_ns), "ns"),
+                // the chase's CPU node is not recorded with a loaded point
+                "-".into(),
                 p.mem_node.map_or("-".into(), |n| n.to_string()),
             ]);
         }

@@ -1,45 +1,51 @@
-//! Reports of stored runs: the end-of-run summary tables, `compare`, and
-//! Markdown / HTML (inline SVG charts) / text reports, plus CSV export.
+//! Reports of stored runs: the end-of-run summary tables, the settings
+//! study and fleet as documents, and Markdown / HTML (inline SVG charts) /
+//! text reports, plus the CSV and OpenMetrics exports. What is computed
+//! (metrics, study statistics, fleet outliers) is the `analysis` crate's;
+//! this crate only draws it.
 //!
 //! A report is built once as a [`Document`] and drawn by a [`Renderer`]
-//! (Markdown, HTML, Text), so every format shares one layout. Stored
-//! results are read into typed views by `results::view` (today's records
-//! and the first version's payloads alike; missing fields are tolerated);
-//! `docs/report.md` lists the fields. [`brief`] writes the short Markdown
-//! of `report --brief`.
+//! (Markdown, HTML, Text), so every format shares one layout. Every part
+//! reads the run's typed records (`results::Record`, as the store read
+//! them) and matches on their enums; the CSV and OpenMetrics exporters go
+//! through the same records. [`brief`] writes the short Markdown of
+//! `report --brief`.
 
-pub mod brief;
+mod appendix;
+mod bandwidth;
+mod brief;
 mod build;
 pub mod chart;
 pub mod counters;
 pub mod csv;
-pub mod data;
-pub mod doc;
+mod doc;
+mod environment;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
 pub mod hmat;
 pub mod latency;
-pub mod metrics;
 pub mod openmetrics;
+mod per_cpu;
 pub mod placements;
-pub mod render;
+mod recommendations;
+mod render;
 pub mod safe;
 pub mod study;
 mod summary;
 pub mod svg;
+mod sweep;
 mod tiers;
 
 use std::str::FromStr;
 
 pub use brief::{brief, brief_with};
-pub use build::{build_report, build_report_with, NOISY_SPREAD_PCT};
+pub use build::{build_report, build_report_with};
 pub use doc::{Align, Block, Document, Table};
-pub use metrics::{metrics, Metric, MetricKey};
 pub use render::{Html, Markdown, Renderer, Text};
-pub use study::{GroupInput, Study, StudyError};
 pub use summary::{summary_tables, summary_text};
 
+use analysis::study::Study;
 use store::LoadedRun;
 
 /// A report format.

@@ -27,11 +27,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use results::context::{Count, Reading};
+use results::lat::Lat;
+use results::stats::measured;
+use results::Record;
 use serde_json::Value;
 use store::LoadedRun;
 
-use crate::data::RunData;
-use crate::metrics::{metrics, MetricKey};
+use analysis::data::RunData;
+use analysis::metrics::{metrics, MetricKey};
 
 struct Family {
     name: &'static str,
@@ -121,7 +125,7 @@ pub fn unix_seconds(t: &str) -> Option<f64> {
 
 /// The labels every series of `run` carries: its host.
 fn run_labels(run: &LoadedRun) -> Vec<(String, String)> {
-    vec![("host".into(), crate::fleet::host_of(run))]
+    vec![("host".into(), analysis::fleet::host_of(run))]
 }
 
 /// The latest run of each host among `runs` (in their order otherwise):
@@ -130,7 +134,7 @@ fn latest_per_host(runs: &[LoadedRun]) -> Vec<&LoadedRun> {
     let order = |r: &LoadedRun| (store::util::time_order_key(&r.summary.started), r.summary.id);
     let mut best: BTreeMap<String, &LoadedRun> = BTreeMap::new();
     for r in runs {
-        let slot = best.entry(crate::fleet::host_of(r)).or_insert(r);
+        let slot = best.entry(analysis::fleet::host_of(r)).or_insert(r);
         if order(r) > order(slot) {
             *slot = r;
         }
@@ -179,48 +183,73 @@ pub fn render(runs: &[LoadedRun]) -> String {
     );
     for run in latest_per_host(runs) {
         let base = run_labels(run);
-        for r in &run.results {
-            let p = &r.payload;
-            let g = |k: &str| text(p.get(k));
-            match r.kind.as_str() {
-                "bw" => {
-                    let Some(v) = p.get("best_gbs").and_then(Value::as_f64) else { continue };
+        for r in run.records() {
+            let n = |v: Option<u32>| v.map(|n| n.to_string());
+            match r {
+                Record::Bw(b) if b.best_gbs.is_finite() => {
+                    let mem = n(b.mem_node).unwrap_or_else(|| b.mem_nodes.to_string());
+                    let pages = serde_json::to_value(b.pages).ok().and_then(|v| text(Some(&v)));
                     bw.push(
                         with(
                             &base,
                             &[
-                                ("mode", g("mode")),
-                                ("stream_kernel", g("kernel")),
-                                ("cpu_node", g("cpu_node")),
-                                ("mem_node", g("mem_node").or_else(|| g("mem_nodes"))),
-                                ("pages", g("pages").or_else(|| g("page_size"))),
-                                ("threads", g("threads")),
+                                ("mode", Some(b.mode.name().into())),
+                                ("stream_kernel", Some(b.kernel.name().into())),
+                                ("cpu_node", n(b.cpu_node)),
+                                ("mem_node", Some(mem)),
+                                ("pages", pages),
+                                ("threads", Some(b.threads.to_string())),
                             ],
                         ),
-                        v * 1e9,
+                        b.best_gbs * 1e9,
                     );
                 }
-                "lat" => {
-                    let v =
-                        p.get("median_ns").or_else(|| p.get("latency_ns")).and_then(Value::as_f64);
-                    let Some(v) = v else { continue };
-                    lat.push(
-                        with(
-                            &base,
-                            &[
-                                ("mode", g("mode")),
-                                ("cpu_node", g("cpu_node")),
-                                ("mem_node", g("mem_node")),
-                                ("pages", g("page_size").or_else(|| g("pages"))),
-                                ("size_bytes", g("size_bytes")),
-                                ("cpu", g("cpu")),
-                                ("delay", g("delay")),
-                                ("cpu_a", g("cpu_a")),
-                                ("cpu_b", g("cpu_b")),
+                Record::Lat(l) => {
+                    let (v, labels) = match l.as_ref() {
+                        Lat::Chase(c) => (
+                            c.median_ns,
+                            [
+                                ("mode", Some(c.mode.name().into())),
+                                ("cpu_node", n(c.cpu_node)),
+                                ("mem_node", n(c.mem_node)),
+                                ("pages", Some(c.page_size.clone())),
+                                ("size_bytes", Some(c.size_bytes.to_string())),
+                                ("cpu", Some(c.cpu.to_string())),
+                                ("delay", None),
+                                ("cpu_a", None),
+                                ("cpu_b", None),
                             ],
                         ),
-                        v * 1e-9,
-                    );
+                        Lat::Loaded(p) => (
+                            measured(p.median_ns).unwrap_or(p.latency_ns),
+                            [
+                                ("mode", Some(p.mode.name().into())),
+                                ("cpu_node", None),
+                                ("mem_node", n(p.mem_node)),
+                                ("pages", Some(p.page_size.clone())),
+                                ("size_bytes", Some(p.size_bytes.to_string())),
+                                ("cpu", Some(p.cpu.to_string())),
+                                ("delay", Some(p.delay.to_string())),
+                                ("cpu_a", None),
+                                ("cpu_b", None),
+                            ],
+                        ),
+                        Lat::C2c(c) => (
+                            c.median_ns,
+                            [
+                                ("mode", Some(c.mode.name().into())),
+                                ("cpu_node", None),
+                                ("mem_node", None),
+                                ("pages", None),
+                                ("size_bytes", None),
+                                ("cpu", None),
+                                ("delay", None),
+                                ("cpu_a", Some(c.cpu_a.to_string())),
+                                ("cpu_b", Some(c.cpu_b.to_string())),
+                            ],
+                        ),
+                    };
+                    lat.push(with(&base, &labels), v * 1e-9);
                 }
                 _ => {}
             }
@@ -246,11 +275,16 @@ pub fn render(runs: &[LoadedRun]) -> String {
         }
         let mi = &run.machine_info;
         let c = &run.config;
-        let settings = |keys: &[&str]| keys.iter().find_map(|k| text(c.get(*k)));
+        fn setting<T: std::fmt::Display>(r: &Option<Reading<T>>) -> Option<String> {
+            r.as_ref().and_then(Reading::text)
+        }
         // Firmware facts are in the configuration today, in the machine
         // document in older runs.
-        let machine =
-            |keys: &[&str]| keys.iter().find_map(|k| text(mi.get(*k))).or_else(|| settings(keys));
+        let system_model = mi.system_model.clone().or_else(|| mi.product_name.clone());
+        let packages = match &mi.packages {
+            Some(Count::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
         info.push(
             with(
                 &base,
@@ -258,25 +292,25 @@ pub fn render(runs: &[LoadedRun]) -> String {
                     ("run_uuid", Some(run.summary.uuid.clone())),
                     ("label", Some(run.summary.label.clone().unwrap_or_default())),
                     ("config", Some(run.summary.config_hash.clone())),
-                    ("model", Some(crate::fleet::model_of(run))),
+                    ("model", Some(analysis::fleet::model_of(run))),
                     ("machine", Some(run.summary.machine_fingerprint.clone())),
-                    ("machine_id", text(mi.get("machine_id"))),
-                    ("cpu_model", machine(&["cpu_model"])),
-                    ("packages", machine(&["packages"])),
-                    ("cores", machine(&["cores"])),
-                    ("mem_total_bytes", machine(&["mem_total_bytes"])),
-                    ("system_model", machine(&["system_model", "product_name"])),
-                    ("bios_version", machine(&["bios_version"])),
-                    ("numa_mode", settings(&["numa_mode"])),
-                    ("kernel", settings(&["kernel"])),
-                    ("thp", settings(&["thp_enabled", "thp"])),
-                    ("governor", settings(&["governor"])),
-                    ("smt", settings(&["smt"])),
-                    ("boost", settings(&["boost"])),
-                    ("numa_balancing", settings(&["numa_balancing"])),
-                    ("memory_speed_mts", settings(&["memory_speed_mts"])),
-                    ("dimm_population", settings(&["dimm_population"])),
-                    ("cgroup_restriction", settings(&["cgroup_restriction"])),
+                    ("machine_id", mi.machine_id.clone()),
+                    ("cpu_model", mi.cpu_model().map(str::to_string)),
+                    ("packages", packages),
+                    ("cores", mi.cores.map(|n| n.to_string())),
+                    ("mem_total_bytes", mi.mem_total_bytes.map(|n| n.to_string())),
+                    ("system_model", system_model.or_else(|| setting(&c.product_name))),
+                    ("bios_version", mi.bios_version.clone().or_else(|| setting(&c.bios_version))),
+                    ("numa_mode", setting(&c.numa_mode)),
+                    ("kernel", setting(&c.kernel)),
+                    ("thp", setting(&c.thp_enabled).or_else(|| setting(&c.thp))),
+                    ("governor", setting(&c.governor)),
+                    ("smt", setting(&c.smt)),
+                    ("boost", setting(&c.boost)),
+                    ("numa_balancing", setting(&c.numa_balancing)),
+                    ("memory_speed_mts", setting(&c.memory_speed_mts)),
+                    ("dimm_population", setting(&c.dimm_population)),
+                    ("cgroup_restriction", setting(&c.cgroup_restriction)),
                     ("status", Some(run.summary.status.to_string())),
                     ("version", Some(run.summary.tool_version.clone())),
                 ],
@@ -349,7 +383,7 @@ mod tests {
             },
             machine_info: r.machine.info.clone(),
             config: r.config.clone(),
-            topology: Value::Null,
+            topology: Default::default(),
             results: r.results.clone(),
         }
     }
@@ -401,7 +435,7 @@ mod tests {
         assert_eq!(t.matches("numaprobe_run_info{").count(), 1, "{t}");
         assert!(t.contains("run_uuid=\"new-run\""));
         let mut other = old.clone();
-        other.machine_info["hostname"] = "other-host".into();
+        other.machine_info.hostname = Some(Reading::Value("other-host".into()));
         let t = render(&[old, other, new]);
         assert_eq!(t.matches("numaprobe_run_info{").count(), 2);
         assert!(t.contains("host=\"other-host\"") && t.contains("run_uuid=\"new-run\""));

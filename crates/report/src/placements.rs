@@ -12,8 +12,11 @@ use store::LoadedRun;
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
-use crate::fmt::{num, opt, plain, signed_pct};
-use results::view::ExecPolicy;
+use analysis::text::signed_pct;
+
+use crate::fmt::{num, opt, plain};
+use results::exec::{PolicyResult, PolicyVerdict};
+use results::stats::measured;
 
 /// One policy of an exec experiment, read from its payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,8 +54,8 @@ pub struct ExecView {
 }
 
 impl ExecView {
-    /// The exec payloads of `run` (in `exec`), or None when it has none.
-    pub fn of(run: &LoadedRun, exec: &[ExecPolicy]) -> Option<ExecView> {
+    /// The exec results of `run` (in `exec`), or None when it has none.
+    pub fn of(run: &LoadedRun, exec: &[PolicyResult]) -> Option<ExecView> {
         if exec.is_empty() {
             return None;
         }
@@ -67,11 +70,12 @@ impl ExecView {
             .enumerate()
             .map(|(i, p)| {
                 let codes: std::collections::BTreeSet<String> =
-                    p.runs.iter().filter_map(|r| r.exit_code.clone()).collect();
-                let stored_verdict = p.verdict.clone().filter(|v| v != "no-data" && v != "no data");
+                    p.runs.iter().filter_map(|r| r.exit_code.map(|c| c.to_string())).collect();
+                let stored_verdict = (p.verdict != PolicyVerdict::NoData).then_some(p.verdict);
                 let own = p.summary(on_metric);
-                let (change_pct, verdict) = match (p.stats.change_pct, stored_verdict) {
-                    (Some(c), Some(v)) => (Some(c), v.replace('-', " ")),
+                let change = p.stats.change_pct.and_then(measured);
+                let (change_pct, verdict) = match (change, stored_verdict) {
+                    (Some(c), Some(v)) => (Some(c), v.as_str().to_string()),
                     _ => match (&base, own) {
                         (Some(b), Some(s)) => {
                             let change = results::stats::change_pct(b.median, s.median);
@@ -100,15 +104,20 @@ impl ExecView {
                 };
                 PolicyView {
                     policy: p.policy.clone(),
-                    placement: p.placement.clone(),
+                    placement: Some(p.placement.clone()).filter(|p| !p.is_empty()),
                     runs: p.runs.len(),
-                    ok_runs: p.ok_runs,
-                    median_metric: p.stats.median_metric,
+                    ok_runs: Some(p.ok_runs as i64),
+                    median_metric: p.stats.median_metric.and_then(measured),
                     median_wall_s: p
                         .stats
                         .median_wall_s
+                        .and_then(measured)
                         .or_else(|| p.summary(false).map(|s| s.median)),
-                    noise_pct: p.stats.noise_pct.or(own.map(|s| s.robust_cv_pct())),
+                    noise_pct: p
+                        .stats
+                        .noise_pct
+                        .and_then(measured)
+                        .or(own.map(|s| s.robust_cv_pct())),
                     change_pct,
                     verdict,
                     pages: p.pages_text(),

@@ -4,12 +4,14 @@
 
 use std::collections::BTreeSet;
 
+use results::bw::Mode;
+use results::stats::measured;
 use store::LoadedRun;
 
-use crate::data::RunData;
 use crate::doc::Table;
 use crate::fmt::{fig, num, opt};
-use crate::metrics::{
+use analysis::data::RunData;
+use analysis::metrics::{
     best_of_mode, bw_matrix, lat_matrix, local_points, metrics, peak_loaded, MetricKey,
 };
 
@@ -39,10 +41,10 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     for p in &local {
         t.push(vec![
             format!("local, node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
-            p.kernel.clone(),
-            p.threads.map_or("-".into(), |n| n.to_string()),
-            fig(p.best_gbs, p.noise_pct, "GB/s"),
-            opt(p.spread_pct, "%"),
+            p.kernel.name().into(),
+            p.threads.to_string(),
+            fig(measured(p.best_gbs), p.noise(), "GB/s"),
+            opt(measured(p.spread_pct), "%"),
         ]);
     }
     if local.len() > 1 {
@@ -57,17 +59,17 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
         }
     }
     for (mode, name) in [
-        ("global", "global (every node, own memory)"),
-        ("interleave", "interleaved over all nodes"),
-        ("weighted", "weighted interleave"),
+        (Mode::Global, "global (every node, own memory)"),
+        (Mode::Interleave, "interleaved over all nodes"),
+        (Mode::Weighted, "weighted interleave"),
     ] {
         if let Some(p) = best_of_mode(d, mode) {
             t.push(vec![
                 name.into(),
-                p.kernel.clone(),
-                p.threads.map_or("-".into(), |n| n.to_string()),
-                fig(p.best_gbs, p.noise_pct, "GB/s"),
-                opt(p.spread_pct, "%"),
+                p.kernel.name().into(),
+                p.threads.to_string(),
+                fig(measured(p.best_gbs), p.noise(), "GB/s"),
+                opt(measured(p.spread_pct), "%"),
             ]);
         }
     }
@@ -79,7 +81,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     let lm = lat_matrix(d);
     for ((c, mnode), p) in &lm {
         if c == mnode {
-            t.push(vec![format!("local, node {c}"), fig(p.median_ns, p.noise_pct, "ns")]);
+            t.push(vec![format!("local, node {c}"), fig(measured(p.median_ns), p.noise(), "ns")]);
         }
     }
     if let Some(l) = m.get(&MetricKey::LocalLat) {
@@ -89,13 +91,14 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     }
     if let Some(r) = m.get(&MetricKey::RemoteLat) {
         t.push(vec!["remote, mean of node pairs".into(), num(r.value, "ns")]);
-        let worst = lm.iter().filter(|((c, mn), _)| c != mn).max_by(|a, b| {
-            a.1.median_ns.partial_cmp(&b.1.median_ns).unwrap_or(std::cmp::Ordering::Equal)
-        });
+        let worst = lm
+            .iter()
+            .filter(|((c, mn), _)| c != mn)
+            .max_by(|a, b| a.1.median_ns.total_cmp(&b.1.median_ns));
         if let Some(((c, mn), p)) = worst {
             t.push(vec![
                 format!("remote, worst (CPU node {c} -> memory node {mn})"),
-                fig(p.median_ns, p.noise_pct, "ns"),
+                fig(measured(p.median_ns), p.noise(), "ns"),
             ]);
         }
         if let Some(l) = m.get(&MetricKey::LocalLat) {
@@ -110,8 +113,8 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     }
     if let Some(p) = peak_loaded(d) {
         t.push(vec![
-            format!("loaded, at peak load {} GB/s", opt(p.load_gbs, "GB/s")),
-            opt(p.loaded_ns(), "ns"),
+            format!("loaded, at peak load {} GB/s", opt(measured(p.load_gbs), "GB/s")),
+            opt(p.latency(), "ns"),
         ]);
     }
     out.push(t);
@@ -119,16 +122,19 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     // Cross-node bandwidth matrix
     let (kernel, cells) = bw_matrix(d);
     if !cells.is_empty() {
-        let mem: BTreeSet<i64> = cells.keys().map(|k| k.1).collect();
-        let cpu: BTreeSet<i64> = cells.keys().map(|k| k.0).collect();
+        let mem: BTreeSet<u32> = cells.keys().map(|k| k.1).collect();
+        let cpu: BTreeSet<u32> = cells.keys().map(|k| k.0).collect();
         let mut header = vec!["CPU node \\ memory node".to_string()];
         header.extend(mem.iter().map(|n| n.to_string()));
-        let mut t = Table::new(header)
-            .caption(format!("Cross-node bandwidth (GB/s, {}, best)", kernel.unwrap_or_default()));
+        let kernel = kernel.map_or("", |k| k.name());
+        let mut t =
+            Table::new(header).caption(format!("Cross-node bandwidth (GB/s, {kernel}, best)"));
         for c in &cpu {
             let mut row = vec![c.to_string()];
             row.extend(
-                mem.iter().map(|mn| opt(cells.get(&(*c, *mn)).and_then(|p| p.best_gbs), "GB/s")),
+                mem.iter().map(|mn| {
+                    opt(cells.get(&(*c, *mn)).and_then(|p| measured(p.best_gbs)), "GB/s")
+                }),
             );
             t.push(row);
         }
@@ -137,15 +143,16 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
 
     // Latency matrix
     if lm.len() > 1 {
-        let mem: BTreeSet<i64> = lm.keys().map(|k| k.1).collect();
-        let cpu: BTreeSet<i64> = lm.keys().map(|k| k.0).collect();
+        let mem: BTreeSet<u32> = lm.keys().map(|k| k.1).collect();
+        let cpu: BTreeSet<u32> = lm.keys().map(|k| k.0).collect();
         let mut header = vec!["CPU node \\ memory node".to_string()];
         header.extend(mem.iter().map(|n| n.to_string()));
         let mut t = Table::new(header).caption("Latency matrix (ns, median)");
         for c in &cpu {
             let mut row = vec![c.to_string()];
             row.extend(
-                mem.iter().map(|mn| opt(lm.get(&(*c, *mn)).and_then(|p| p.median_ns), "ns")),
+                mem.iter()
+                    .map(|mn| opt(lm.get(&(*c, *mn)).and_then(|p| measured(p.median_ns)), "ns")),
             );
             t.push(row);
         }

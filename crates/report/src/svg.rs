@@ -4,7 +4,9 @@
 use std::fmt::Write;
 
 use crate::chart::{Axis, BarChart, Chart, Heatmap, Scale, XyChart};
-use crate::fmt::{bytes, plain};
+use topo::units::binary_size as bytes;
+
+use crate::fmt::plain;
 
 /// Series colours (Tableau 10: distinct, colour-blind aware).
 const PALETTE: [&str; 10] = [

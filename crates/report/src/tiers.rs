@@ -3,35 +3,18 @@
 //! 8-socket machine, or SNC inside several sockets, reports "remote" as
 //! one figure per tier rather than one mean.
 
-use serde_json::Value;
 use topo::tiers::tiers_of;
-use topo::NodeSet;
+use topo::{NodeSet, Topology};
 
-use crate::data::text as field_text;
 use crate::doc::Table;
 use crate::fmt::num;
 
 /// The stored topology's node ids, distance rows and nodes with CPUs.
-fn matrix_of(topo: &Value) -> Option<(Vec<u32>, Vec<Vec<u32>>, NodeSet)> {
-    let nodes = topo.get("nodes")?.as_array()?;
-    let mut ids = Vec::new();
-    let mut rows = Vec::new();
-    let mut with_cpus = NodeSet::new();
-    for n in nodes {
-        let id = u32::try_from(n.get("id")?.as_u64()?).ok()?;
-        let row: Option<Vec<u32>> = n
-            .get("distances")?
-            .as_array()?
-            .iter()
-            .map(|d| d.as_u64().and_then(|d| u32::try_from(d).ok()))
-            .collect();
-        if field_text(n, "cpus").is_some_and(|c| !c.is_empty()) {
-            with_cpus.insert(id);
-        }
-        ids.push(id);
-        rows.push(row?);
-    }
-    Some((ids, rows, with_cpus))
+fn matrix_of(topo: &Topology) -> (Vec<u32>, Vec<Vec<u32>>, NodeSet) {
+    let ids = topo.nodes.iter().map(|n| n.id).collect();
+    let rows = topo.nodes.iter().map(|n| n.distances.clone()).collect();
+    let with_cpus = topo.nodes.iter().filter(|n| !n.cpus.is_empty()).map(|n| n.id).collect();
+    (ids, rows, with_cpus)
 }
 
 /// One row per distance tier that holds measured remote cells (CPU node,
@@ -39,12 +22,12 @@ fn matrix_of(topo: &Value) -> Option<(Vec<u32>, Vec<Vec<u32>>, NodeSet)> {
 /// measured, their mean, min and max, and the mean against local. `None`
 /// unless the matrix covers at least two remote tiers (with one, "remote"
 /// is one figure already).
-pub(crate) fn latency_by_tier(topo: &Value, cells: &[(i64, i64, f64)]) -> Option<Table> {
-    let (ids, rows, with_cpus) = matrix_of(topo)?;
+pub(crate) fn latency_by_tier(topo: &Topology, cells: &[(u32, u32, f64)]) -> Option<Table> {
+    let (ids, rows, with_cpus) = matrix_of(topo);
     let tiers = tiers_of(&ids, &rows, &with_cpus);
-    let distance = |c: i64, m: i64| -> Option<u32> {
-        let i = ids.iter().position(|&x| i64::from(x) == c)?;
-        let j = ids.iter().position(|&x| i64::from(x) == m)?;
+    let distance = |c: u32, m: u32| -> Option<u32> {
+        let i = ids.iter().position(|&x| x == c)?;
+        let j = ids.iter().position(|&x| x == m)?;
         Some(rows[i][j])
     };
     let local: Vec<f64> = cells.iter().filter(|(c, m, _)| c == m).map(|x| x.2).collect();
@@ -89,10 +72,9 @@ pub(crate) fn latency_by_tier(topo: &Value, cells: &[(i64, i64, f64)]) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// Four nodes: 0-1 and 2-3 at 12, the pairs across at 32.
-    fn topo() -> Value {
+    fn topo() -> Topology {
         let row = |i: usize| -> Vec<u32> {
             (0..4)
                 .map(|j| {
@@ -106,7 +88,17 @@ mod tests {
                 })
                 .collect()
         };
-        json!({"nodes": (0..4).map(|i| json!({"id": i, "cpus": format!("{i}"), "distances": row(i)})).collect::<Vec<_>>()})
+        let rows: Vec<Vec<u32>> = (0..4).map(row).collect();
+        let rows: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+        topo::synthetic::Machine::new(topo::Vendor::Intel, "Xeon")
+            .package(0, "0-1")
+            .package(1, "2-3")
+            .node(0, "0", 1 << 30)
+            .node(1, "1", 1 << 30)
+            .node(2, "2", 1 << 30)
+            .node(3, "3", 1 << 30)
+            .distances(&rows)
+            .build()
     }
 
     #[test]
@@ -135,7 +127,10 @@ mod tests {
     fn one_remote_tier_or_no_matrix_gives_no_table() {
         let cells = vec![(0, 0, 100.0), (0, 1, 120.0)];
         assert!(latency_by_tier(&topo(), &cells).is_none());
-        let no_distances = json!({"nodes": [{"id": 0, "cpus": "0", "distances": []}]});
-        assert!(latency_by_tier(&no_distances, &[(0, 0, 1.0), (0, 1, 2.0)]).is_none());
+        let one = topo::synthetic::Machine::new(topo::Vendor::Intel, "Xeon")
+            .package(0, "0")
+            .node(0, "0", 1 << 30)
+            .build();
+        assert!(latency_by_tier(&one, &[(0, 0, 1.0), (0, 1, 2.0)]).is_none());
     }
 }

@@ -3,7 +3,9 @@
 //! snapshots, HTML checked for its charts, metrics checked against the
 //! figures written into the fixture.
 
-use report::{render_report, Format, MetricKey, Study};
+use analysis::metrics::MetricKey;
+use analysis::study::Study;
+use report::{render_report, Format};
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
 const FIXTURE: &str = include_str!("fixtures/synthetic-export.json");
@@ -22,7 +24,7 @@ fn runs() -> Vec<LoadedRun> {
 #[test]
 fn metrics_of_the_synthetic_baseline() {
     let runs = runs();
-    let m = report::metrics(&report::data::RunData::of(&runs[0]));
+    let m = analysis::metrics::metrics(&analysis::data::RunData::of(&runs[0]));
     // local: mean of triad best on node 0 (101.3) and node 1 (100.1)
     assert!((m[&MetricKey::LocalBw].value - 100.7).abs() < 1e-9);
     assert_eq!(m[&MetricKey::GlobalBw].value, 198.4);
@@ -114,15 +116,13 @@ fn odd_payloads_never_break_a_report() {
     ];
     for (i, p) in junk.iter().enumerate() {
         for kind in ["bw", "lat", "audit", "exec", "future-kind"] {
-            odd.results.push(store::StoredResult {
-                seq: 100 + i as u32,
-                recorded: "2026-11-04T09:01:00.000Z".into(),
-                kind: store::ResultKind::from(kind),
-                payload: p.clone(),
-            });
+            odd.results.push(result(100 + i as u32, kind, p.clone()));
         }
     }
-    odd.topology = serde_json::json!({"nodes": "not a list", "caches": [{"level": "x"}]});
+    odd.topology = serde_json::from_value(
+        serde_json::json!({"nodes": "not a list", "caches": [{"level": "x"}]}),
+    )
+    .unwrap();
     for f in [Format::Markdown, Format::Html] {
         let out = render_report(f, &odd, &runs[..1]);
         assert!(!out.is_empty());
@@ -135,12 +135,14 @@ fn odd_payloads_never_break_a_report() {
     assert_eq!(lat.groups[0].n, 1);
 }
 
-fn result(seq: u32, kind: &str, payload: serde_json::Value) -> store::StoredResult {
-    store::StoredResult {
+/// A result as the store reads a payload of `kind`.
+fn result(seq: u32, kind: &str, payload: serde_json::Value) -> store::StoredRecord {
+    let up = results::upgrade::read(kind, &payload);
+    store::StoredRecord {
         seq,
         recorded: "2026-11-04T09:01:00.000Z".into(),
-        kind: store::ResultKind::from(kind),
-        payload,
+        record: up.record,
+        as_stored: up.as_stored,
     }
 }
 
@@ -189,8 +191,9 @@ fn hidden_numa_is_stated_from_the_lat_summary() {
 
     // without hidden NUMA there is no callout
     let mut plain = run.clone();
-    let last = plain.results.last_mut().unwrap();
-    last.payload["hidden_numa"] = serde_json::json!(false);
+    let mut summary = plain.results.pop().unwrap().stored_json();
+    summary["hidden_numa"] = serde_json::json!(false);
+    plain.results.push(result(9, "lat-summary", summary));
     let md = String::from_utf8(render_report(Format::Markdown, &plain, &[])).unwrap();
     assert!(!md.contains("Hidden NUMA"));
     assert!(md.contains("| 2 | 4-7 | 4 |"));
@@ -199,7 +202,7 @@ fn hidden_numa_is_stated_from_the_lat_summary() {
 #[test]
 fn sweep_plateaus_are_listed_against_the_caches() {
     let mut run = runs()[0].clone();
-    run.results.retain(|r| r.payload.get("mode").and_then(|m| m.as_str()) == Some("sweep"));
+    run.results.retain(|r| r.stored_json()["mode"] == "sweep");
     assert!(!run.results.is_empty(), "the fixture has a sweep");
     run.results.push(result(
         500,
@@ -313,7 +316,7 @@ fn an_exec_only_run_has_no_empty_sections() {
 fn a_single_node_matrix_draws_no_heatmap() {
     let mut run = runs()[0].clone();
     run.results.retain(|r| {
-        let p = &r.payload;
+        let p = &r.stored_json();
         p.get("mode").and_then(|m| m.as_str()) == Some("matrix")
             && p.get("cpu_node") == Some(&serde_json::json!(0))
             && p.get("mem_node") == Some(&serde_json::json!(0))

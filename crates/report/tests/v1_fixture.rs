@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use report::{render_report, Format, Study};
+use analysis::study::Study;
+use report::{render_report, study, Format};
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
 fn data() -> PathBuf {
@@ -74,11 +75,11 @@ fn comparison_text(runs: &[LoadedRun]) -> String {
     let s = Study::of_runs(runs);
     format!(
         "{}\n{}\n{}\n{}\n{}\n{}\n",
-        s.groups_table().to_text(),
-        s.settings_table().to_text(),
-        s.settings_same_line(),
-        s.metrics_table().to_text(),
-        s.verdict_lines().join("\n"),
+        study::groups_table(&s).to_text(),
+        study::settings_table(&s).to_text(),
+        study::settings_same_line(&s),
+        study::metrics_table(&s).to_text(),
+        study::verdict_lines(&s).join("\n"),
         s.recommendations
             .iter()
             .map(|r| format!("{}: {}", r.profile, r.text))
@@ -120,33 +121,31 @@ fn reports_of_the_v1_export_are_unchanged() {
     assert!(failures.is_empty(), "reports changed:\n{}", failures.join("\n"));
 }
 
-/// The real runs' results (every kind, audit findings and exec policies
-/// included) read as typed records, and the views made from the records
-/// equal the views read field by field: the two readers of `results::view`
-/// agree on the first version's data.
+/// Every result of the v1 database reads as a typed record: the real runs'
+/// (every kind, audit findings and exec policies included) as they are or,
+/// for the first version's bandwidth placement, upgraded (the stored text
+/// kept beside the record), and the synthetic runs' hand-made payloads with
+/// their alias names. Nothing reads as an unknown result.
 #[test]
-fn real_v1_results_read_as_typed_records() {
-    use results::view::{Bw, ExecPolicy, Finding, Lat};
+fn v1_results_read_as_typed_records() {
     let (_dir, runs) = stored_runs();
     let mut typed = std::collections::BTreeMap::<String, usize>::new();
-    for run in [&runs[0], &runs[1], &runs[5]] {
+    for run in &runs {
         for r in &run.results {
-            let kind = r.kind.as_str();
-            let rec = results::Record::from_stored(kind, &r.payload)
-                .unwrap_or_else(|e| panic!("{kind} {}: {e}", r.payload));
-            assert_eq!(rec.kind(), kind);
-            if matches!(kind, "exec" | "audit") {
-                // moved into `results` unchanged: the same JSON back
-                assert_eq!(rec.to_payload(), r.payload, "{kind}: the record writes what it read");
+            let kind = r.record.kind();
+            assert!(
+                !matches!(r.record, results::Record::Unknown(_)),
+                "run {} seq {}: {kind} not read: {}",
+                run.summary.id,
+                r.seq,
+                r.stored_json()
+            );
+            let real = [1, 2, 6].contains(&run.summary.id.0);
+            if real && matches!(kind, "exec" | "audit") {
+                assert_eq!(r.as_stored, None, "{kind}: the record writes what was stored");
             }
-            *typed.entry(kind.to_string()).or_default() += 1;
-            let p = &r.payload;
-            match kind {
-                "bw" => assert_eq!(Bw::of(p), Bw::of_fields(p), "{p}"),
-                "lat" => assert_eq!(Lat::of(p), Lat::of_fields(p), "{p}"),
-                "exec" => assert_eq!(ExecPolicy::of(p), ExecPolicy::of_fields(p), "{p}"),
-                "audit" => assert_eq!(Finding::of(p), Finding::of_fields(p), "{p}"),
-                _ => {}
+            if real {
+                *typed.entry(kind.to_string()).or_default() += 1;
             }
         }
     }
@@ -155,4 +154,59 @@ fn real_v1_results_read_as_typed_records() {
     let count = |k: &str| typed.get(k).copied().unwrap_or(0);
     assert_eq!((count("bw"), count("lat"), count("lat-summary"), count("exec")), (8, 73, 4, 2));
     assert!(count("audit") >= 2, "{typed:?}");
+    // the first version's bandwidth results: upgraded, the stored text kept
+    let bw = runs[0].results.iter().find(|r| r.record.kind() == "bw").unwrap();
+    let stored = bw.stored_json();
+    assert!(stored["placement"].is_number() && stored.get("placement_check").is_some());
+    let results::Record::Bw(b) = &bw.record else { unreachable!() };
+    assert!(b.placement.check.is_some(), "{b:?}");
+}
+
+/// The context documents of every exported run (the real v1 runs and the
+/// synthetic fixtures) read into their typed form and write back exactly,
+/// and the settings of every run numaprobe wrote hash to the fingerprint
+/// they were stored with: a database written before the documents were
+/// typed keeps grouping its runs by the same keys.
+#[test]
+fn context_documents_round_trip_and_keep_their_hashes() {
+    use results::context::{Configuration, Machine, RunTopology};
+    use serde_json::Value;
+    let files = [
+        data().join("real-export.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/synthetic-export.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snc2-cxl-export.json"),
+    ];
+    let mut hashed = 0;
+    for (i, f) in files.into_iter().enumerate() {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        for run in doc["runs"].as_array().unwrap() {
+            let uuid = &run["uuid"];
+            let config: Configuration = serde_json::from_value(run["config"].clone()).unwrap();
+            assert_eq!(serde_json::to_value(&config).unwrap(), run["config"], "{uuid} config");
+            let machine: Machine = serde_json::from_value(run["machine"]["info"].clone()).unwrap();
+            let back = serde_json::to_value(&machine).unwrap();
+            assert_eq!(back, run["machine"]["info"], "{uuid} machine");
+            let topo: RunTopology = serde_json::from_value(run["topology"].clone()).unwrap();
+            assert_eq!(serde_json::to_value(&topo).unwrap(), run["topology"], "{uuid} topology");
+            let why = serde_json::from_value::<topo::Topology>(run["topology"].clone()).err();
+            assert!(topo.get().is_some(), "{uuid}: the topology reads as one: {why:?}");
+            if i > 0 {
+                continue; // the synthetic runs' hashes are made up
+            }
+            // This version's configurations carry their `fingerprint`; the
+            // first version's were grouped by the hash of the whole document.
+            let hash = match &config.fingerprint {
+                Some(fp) => {
+                    assert_eq!(&config.settings_hash(), fp, "{uuid}: settings hash");
+                    fp.clone()
+                }
+                None => store::util::json_hash(&serde_json::to_value(&config).unwrap()),
+            };
+            assert_eq!(run["config_hash"], hash.as_str(), "{uuid}");
+            let m = &run["machine"];
+            assert_eq!(machine.fingerprint.as_deref(), m["fingerprint"].as_str(), "{uuid}");
+            hashed += 1;
+        }
+    }
+    assert_eq!(hashed, 3, "the three real runs' configurations keep their hash");
 }

@@ -1,7 +1,7 @@
 //! The settings audit's record: one [`Finding`] per checked item, with how
 //! much it matters ([`Severity`]) and what a fix takes ([`Needs`]). The
 //! `audit` crate produces them; the store files each under kind `audit`,
-//! and reports read them back through [`crate::view::Finding`].
+//! and reports list them.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +30,19 @@ impl Severity {
             Severity::Unknown => "unknown",
             Severity::Warn => "warn",
             Severity::Critical => "critical",
+        }
+    }
+}
+
+impl Severity {
+    /// Order for listing, most severe first: critical, warn, info, then
+    /// unknown and ok.
+    pub fn rank(self) -> u8 {
+        match self {
+            Severity::Critical => 0,
+            Severity::Warn => 1,
+            Severity::Info => 3,
+            Severity::Unknown | Severity::Ok => 4,
         }
     }
 }

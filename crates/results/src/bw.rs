@@ -7,8 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use topo::{CpuSet, NodeSet};
 
-pub use crate::pages::PageKind;
-pub use kernels::{Isa, Kernel};
+use crate::pages::PageKind;
+use kernels::{Isa, Kernel};
 
 use crate::placement::{Placement, PlacementStatus};
 
@@ -140,7 +140,9 @@ pub struct BwResult {
     pub spread_pct: f64,
     /// Spread of the best `top_k` repetitions, percent: the stopping rule.
     pub top_spread_pct: f64,
-    /// Whether `top_spread_pct` reached the target before the budget ran out.
+    /// Whether `top_spread_pct` reached the target before the budget ran
+    /// out, with repetitions whose threads were not kept waiting (see
+    /// `disturbance`).
     pub stable: bool,
     /// Timed repetitions (a warm-up repetition is not counted).
     pub reps: usize,
@@ -173,12 +175,44 @@ pub struct BwResult {
     /// absent otherwise and in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::counters::Counters>,
+    /// Repetitions kept and discarded because a thread of the team waited
+    /// to run, and the time lost (absent in records from before the
+    /// check). The figures come from the kept repetitions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<crate::disturbance::Disturbance>,
 }
 
 impl BwResult {
     /// See [`is_noisy`].
     pub fn noisy(&self) -> bool {
         is_noisy(self.stable, self.spread_pct)
+    }
+
+    /// Noise as a robust CV, percent, from the spread of the repetitions
+    /// ([`crate::stats::noise_from_spread`]); `None` without a spread.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::noise_from_spread(self.spread_pct, Some(self.reps))
+    }
+
+    /// Where the memory was: its node, else the node set, else `?`.
+    pub fn memory(&self) -> String {
+        match (self.mem_node, self.mem_nodes.is_empty()) {
+            (Some(n), _) => n.to_string(),
+            (None, false) => self.mem_nodes.to_string(),
+            (None, true) => "?".into(),
+        }
+    }
+
+    /// Bytes the kernel counted over the timed repetitions (STREAM's rule),
+    /// to set beside measured DRAM bytes.
+    pub fn counted_bytes(&self) -> f64 {
+        self.bytes_per_rep as f64 * self.reps as f64
+    }
+
+    /// Unstable because its threads were kept waiting: repetitions were
+    /// discarded (`disturbance`) and the figure is not stable.
+    pub fn disturbed(&self) -> bool {
+        !self.stable && self.disturbance.as_ref().is_some_and(|d| d.disturbed > 0)
     }
 
     /// Share of sampled pages on the intended nodes (0 when unchecked).

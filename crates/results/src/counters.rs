@@ -221,13 +221,6 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// The `counters` object of a stored payload (a `bw` or `lat` result,
-    /// an `exec` policy or run), when it has a readable one; payloads saved
-    /// without `--counters` or before it existed have none.
-    pub fn of_payload(v: &serde_json::Value) -> Option<Counters> {
-        serde_json::from_value(v.get("counters")?.clone()).ok()
-    }
-
     /// Readings of `scope`, with the derived figures computed.
     pub fn new(scope: impl Into<String>, events: Vec<Reading>) -> Counters {
         let mut c = Counters {
@@ -337,7 +330,7 @@ impl Counters {
                         r0.unavailable.clone().unwrap_or_else(|| "unavailable".into()),
                     );
                 }
-                let med = |v: Vec<f64>| crate::stats::Summary::of(&v).map(|s| s.median);
+                let med = |v: Vec<f64>| crate::stats::median(&v);
                 let medu = |f: fn(&Reading) -> Option<u64>| {
                     med(rs.iter().filter_map(|r| f(r)).map(|x| x as f64).collect())
                         .map(|x| x.round() as u64)
@@ -498,25 +491,22 @@ mod tests {
             "pages":"thp","peak_fraction":null,"peak_gbs":null,"placement":{"status":"unverified",
             "check":null},"policy":"bind","reps":5,"size_rule_ok":false,"spread_pct":25.0,
             "stable":true,"stores":"nt","threads":2,"top_spread_pct":0.5,"validated":true});
-        let crate::Record::Bw(mut r) = crate::Record::from_stored("bw", &stored).unwrap() else {
-            panic!("not bandwidth")
+        let bw = |v: &serde_json::Value| match crate::upgrade::read("bw", v).record {
+            crate::Record::Bw(r) => r,
+            other => panic!("not bandwidth: {other:?}"),
         };
+        let mut r = bw(&stored);
         assert_eq!(r.counters, None, "a result saved before --counters");
-        assert_eq!(Counters::of_payload(&stored), None);
         let c = Counters::new(
             "2 team thread(s)",
             vec![Reading::counted(event::PAGE_FAULTS, 5, 1, 1, false)],
         );
         r.counters = Some(c.clone());
-        let payload = crate::Record::Bw(r).to_payload();
-        assert_eq!(Counters::of_payload(&payload), Some(c.clone()));
-        let crate::Record::Bw(back) = crate::Record::from_stored("bw", &payload).unwrap() else {
-            panic!("not bandwidth")
-        };
+        let payload = crate::Record::Bw(r).to_json();
+        assert_eq!(payload["counters"]["scope"], "2 team thread(s)");
+        let back = bw(&payload);
+        assert_eq!(back.counters.as_ref().and_then(|c| c.value(event::PAGE_FAULTS)), Some(5.0));
         assert_eq!(back.counters, Some(c));
-        let view = crate::view::Bw::of(&payload);
-        assert_eq!(view.counters.and_then(|c| c.value(event::PAGE_FAULTS)), Some(5.0));
-        assert_eq!(view.counted_bytes, Some(3145728.0 * 5.0));
     }
 
     #[test]

@@ -3,8 +3,7 @@
 //! pages were ([`NumaPages`]) and the per-node allocation counters across a
 //! run ([`NodeDelta`] of [`NodeCounters`], which the placement layer's
 //! probe reports too). The `exec` crate produces them; the store files one
-//! [`PolicyResult`] per policy under kind `exec`, and reports read it back
-//! through [`crate::view::ExecPolicy`].
+//! [`PolicyResult`] per policy under kind `exec`, and reports judge them.
 
 use serde::{Deserialize, Serialize};
 use topo::{CpuSet, NodeSet};
@@ -160,8 +159,7 @@ impl PolicyVerdict {
     }
 }
 
-/// The statistics of one policy's successful runs: the record's and the
-/// stored view's ([`crate::view::ExecPolicy`]) alike.
+/// The statistics of one policy's successful runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PolicyStats {
     pub median_metric: Option<f64>,
@@ -205,6 +203,30 @@ impl PolicyResult {
             .filter(|r| r.ok)
             .filter_map(|r| if on_metric { r.metric } else { Some(r.wall_s) })
             .collect()
+    }
+
+    /// The summary of the compared quantity: the stored `metric_summary` /
+    /// `wall_summary`, else computed from the successful runs' figures.
+    pub fn summary(&self, on_metric: bool) -> Option<Summary> {
+        let stored = if on_metric { self.stats.metric_summary } else { self.stats.wall_summary };
+        stored.or_else(|| {
+            let v: Vec<f64> =
+                self.values(on_metric).into_iter().filter(|x| x.is_finite()).collect();
+            Summary::of(&v)
+        })
+    }
+
+    /// `N0 98% N1 2%`: the share of anonymous pages per node of the last
+    /// run with a reading.
+    pub fn pages_text(&self) -> Option<String> {
+        let pages = self.runs.iter().rev().find_map(|r| r.numa_pages.as_ref())?;
+        let parts: Vec<String> = pages
+            .nodes
+            .iter()
+            .filter(|n| n.anon_fraction.is_finite())
+            .map(|n| format!("N{} {:.0}%", n.node, n.anon_fraction * 100.0))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
     }
 }
 

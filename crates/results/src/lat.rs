@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use topo::{CpuSet, NodeSet};
 
+use crate::disturbance::Disturbance;
 use crate::hist::Histogram;
 use crate::placement::Placement;
 
@@ -73,6 +74,63 @@ pub struct LatResult {
     /// together), log buckets; absent in results before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<Histogram>,
+    /// False when the samples were disturbed (see [`Disturbance::stable`]);
+    /// records from before the check read as true.
+    #[serde(default = "crate::disturbance::unchecked_is_stable")]
+    pub stable: bool,
+    /// Samples kept and discarded, time lost to other work (absent in
+    /// records from before the check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<Disturbance>,
+    /// Loads of the shortest kept sample, when disturbed samples made the
+    /// later ones shorter (`loads_per_sample` is the planned length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_loads_per_sample: Option<u64>,
+}
+
+impl LatResult {
+    /// The noise of the samples as a robust CV, percent, when recorded.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::measured(self.noise_pct).map(f64::abs)
+    }
+}
+
+impl LoadedPoint {
+    /// The chase's latency under this load: `latency_ns`, else the median.
+    pub fn latency(&self) -> Option<f64> {
+        crate::stats::measured(self.latency_ns).or(crate::stats::measured(self.median_ns))
+    }
+
+    /// Noise from the spread of the chase's samples, percent.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::noise_from_spread(self.spread_pct, None)
+    }
+}
+
+impl C2cResult {
+    /// Noise from the spread of the samples, percent.
+    pub fn noise(&self) -> Option<f64> {
+        crate::stats::noise_from_spread(self.spread_pct, Some(self.samples))
+    }
+}
+
+impl PerCpuSummary {
+    /// The group holding `cpu` (its index), if any.
+    pub fn group_of(&self, cpu: u32) -> Option<usize> {
+        self.groups.iter().position(|g| g.cpus.contains(cpu))
+    }
+
+    /// "CPUs 0-15 at 80.0 ns, CPUs 16-31 at 131.0 ns".
+    pub fn groups_text(&self) -> String {
+        self.groups
+            .iter()
+            .map(|g| match crate::stats::measured(g.median_ns) {
+                Some(ns) => format!("CPUs {} at {ns:.1} ns", g.cpus),
+                None => format!("CPUs {}", g.cpus),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// The method of a chase in words, for table and report captions:
@@ -241,6 +299,12 @@ pub struct LoadedPoint {
     pub stride_bytes: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tlb_group_bytes: Option<u64>,
+    /// False when the chase's samples were disturbed (records from before
+    /// the check read as true).
+    #[serde(default = "crate::disturbance::unchecked_is_stable")]
+    pub stable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<Disturbance>,
 }
 
 /// Latency over idle above which a loaded curve has passed its knee, %.
@@ -378,6 +442,13 @@ pub struct PrefetchCheck {
     pub significant: bool,
     /// The sentence for tables and reports.
     pub note: String,
+    /// False when either chase was disturbed: then `significant` is false
+    /// and the note says why (records from before the check read as true).
+    #[serde(default = "crate::disturbance::unchecked_is_stable")]
+    pub stable: bool,
+    /// Both chases' samples together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<Disturbance>,
 }
 
 impl PrefetchCheck {
@@ -431,7 +502,28 @@ impl PrefetchCheck {
             shortened_pct,
             significant,
             note,
+            stable: true,
+            disturbance: None,
         }
+    }
+
+    /// Attaches the disturbance of both chases; an unstable check decides
+    /// nothing (`significant` false) and its note says why.
+    pub fn with_disturbance(mut self, d: Disturbance, stable: bool) -> PrefetchCheck {
+        if !stable {
+            self.significant = false;
+            self.note = format!(
+                "undecided: the measurement was disturbed: {}; measure on a quieter machine \
+                 ({:.1} ns at 64 B vs {:.1} ns at {} B)",
+                d.cause(),
+                self.line_ns,
+                self.stride_ns,
+                self.stride_bytes
+            );
+        }
+        self.stable = stable;
+        self.disturbance = Some(d);
+        self
     }
 }
 
@@ -476,6 +568,12 @@ pub struct C2cResult {
     pub spread_pct: f64,
     pub samples: usize,
     pub round_trips_per_sample: u64,
+    /// False when the samples were disturbed (either thread of the pair
+    /// counts; records from before the check read as true).
+    #[serde(default = "crate::disturbance::unchecked_is_stable")]
+    pub stable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<Disturbance>,
 }
 
 /// One flat stretch of a sweep's curve.
@@ -703,6 +801,38 @@ mod tests {
         let v = serde_json::to_value(LatSummary::PrefetchCheck(c.clone())).unwrap();
         assert_eq!(v["mode"], "prefetch-check");
         assert_eq!(LatSummary::try_from(v).unwrap(), LatSummary::PrefetchCheck(c));
+    }
+
+    #[test]
+    fn a_disturbed_prefetch_check_decides_nothing() {
+        let c =
+            PrefetchCheck::judge(0, Some(0), 1 << 28, "4k".into(), 256, (100.0, 1.0), (155.0, 2.0));
+        let d = crate::disturbance::Disturbance {
+            clean: 20,
+            disturbed: 22,
+            lost_pct: 91.0,
+            busiest_cpu: Some(0),
+            ..Default::default()
+        };
+        let quiet = c.clone().with_disturbance(crate::disturbance::Disturbance::default(), true);
+        assert!(quiet.significant && quiet.stable && quiet.note == c.note);
+        let busy = c.with_disturbance(d, false);
+        assert!(!busy.significant && !busy.stable);
+        assert!(
+            busy.note.starts_with("undecided: the measurement was disturbed: CPU 0"),
+            "{}",
+            busy.note
+        );
+        assert!(busy.note.ends_with("(100.0 ns at 64 B vs 155.0 ns at 256 B)"), "{}", busy.note);
+    }
+
+    #[test]
+    fn records_saved_before_the_disturbance_check_read_as_stable() {
+        let v = serde_json::json!({"mode": "c2c", "cpu_a": 0, "cpu_b": 1, "relation": null,
+            "median_ns": 50.0, "p90_ns": 55.0, "p99_ns": 60.0, "min_ns": 45.0, "max_ns": 70.0,
+            "spread_pct": 50.0, "samples": 7, "round_trips_per_sample": 20000});
+        let r: C2cResult = serde_json::from_value(v).unwrap();
+        assert!(r.stable && r.disturbance.is_none());
     }
 
     #[test]

@@ -5,23 +5,27 @@
 //! * [`audit`]: the settings audit's findings ([`audit::Finding`]);
 //! * [`bw`]: one bandwidth figure ([`bw::BwResult`]) and the noise rule;
 //! * [`counters`]: event counts recorded with a result (`--counters`);
+//! * [`disturbance`]: samples a figure lost to other work, and when
+//!   that makes it unstable;
 //! * [`exec`]: a program under one placement policy
 //!   ([`exec::PolicyResult`]) and its repetitions;
 //! * [`lat`]: latency records by mode and their summaries;
 //! * [`pages`]: the page kind asked for a buffer (and `--pages`);
 //! * [`placement`]: the one placement shape every result carries;
 //! * [`stats`]: summaries, percentiles, change and verdict;
-//! * [`view`]: the reader of stored payloads, today's and the first
-//!   version's (with the alias names it accepted), into the typed views
-//!   every reader shares.
+//! * [`context`]: the machine, settings and topology a run was measured
+//!   under;
+//! * [`upgrade`]: stored results of any age read into today's records.
 //!
-//! A [`Record`] is what an experiment reports as soon as it has a result;
-//! [`Record::kind`] names it in the store and [`Record::to_payload`] is the
-//! stored JSON.
+//! A [`Record`] is what an experiment reports as soon as it has a result
+//! and what the store keeps; [`Record::kind`] names it in the store and
+//! [`Record::to_json`] is the stored JSON.
 
 pub mod audit;
 pub mod bw;
+pub mod context;
 pub mod counters;
+pub mod disturbance;
 pub mod exec;
 pub mod hist;
 pub mod lat;
@@ -29,12 +33,12 @@ pub mod pages;
 pub mod placement;
 pub mod runstats;
 pub mod stats;
-pub mod view;
+pub mod upgrade;
 
 use serde::Serialize;
 use serde_json::Value;
 
-pub use placement::{Placement, PlacementCheck, PlacementStatus};
+use placement::Placement;
 
 /// Version of the JSON documents `bw --json` and `lat --json` print, and
 /// of the records inside them. 1 was the first version (no field);
@@ -42,7 +46,7 @@ pub use placement::{Placement, PlacementCheck, PlacementStatus};
 /// latency results and says `interrupted` where `lat` said `stopped`.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// A finished result, as an experiment reports it.
+/// A finished result, as an experiment reports it and the store keeps it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
     Bw(Box<bw::BwResult>),
@@ -52,22 +56,85 @@ pub enum Record {
     Exec(Box<exec::PolicyResult>),
     /// A finding of the settings audit.
     Finding(Box<audit::Finding>),
+    /// A result of a kind this version does not know (written by a newer
+    /// numaprobe), or a stored payload that is no result of its kind: kept
+    /// as stored, so that export and import pass it on unchanged.
+    Unknown(Unknown),
+}
+
+/// A result this version cannot read, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unknown {
+    /// The kind it was stored under.
+    pub kind: String,
+    /// Its JSON text.
+    pub json: String,
 }
 
 impl Record {
-    /// The kind the store files it under.
-    pub fn kind(&self) -> &'static str {
+    /// The kind the store files it under: `bw`, `lat`, `lat-summary`,
+    /// `exec`, `audit` (or the stored kind of an unknown result).
+    pub fn kind(&self) -> &str {
         match self {
             Record::Bw(_) => "bw",
             Record::Lat(_) => "lat",
             Record::LatSummary(_) => "lat-summary",
             Record::Exec(_) => "exec",
             Record::Finding(_) => "audit",
+            Record::Unknown(u) => &u.kind,
         }
     }
 
-    /// The stored JSON.
-    pub fn to_payload(&self) -> Value {
+    /// The mode it was measured in (`local`, `matrix`, `per-cpu`, ...),
+    /// for kinds that have modes.
+    pub fn mode(&self) -> Option<&'static str> {
+        Some(match self {
+            Record::Bw(b) => b.mode.name(),
+            Record::Lat(l) => match l.as_ref() {
+                lat::Lat::Chase(c) => c.mode.name(),
+                lat::Lat::Loaded(p) => p.mode.name(),
+                lat::Lat::C2c(c) => c.mode.name(),
+            },
+            Record::LatSummary(s) => match s.as_ref() {
+                lat::LatSummary::PerCpu(x) => x.mode.name(),
+                lat::LatSummary::Sweep(x) => x.mode.name(),
+                lat::LatSummary::Loaded(x) => x.mode.name(),
+                lat::LatSummary::PrefetchCheck(x) => x.mode.name(),
+            },
+            _ => return None,
+        })
+    }
+
+    /// Where its pages were, for results that checked a buffer's placement.
+    pub fn placement(&self) -> Option<&Placement> {
+        match self {
+            Record::Bw(b) => Some(&b.placement),
+            Record::Lat(l) => match l.as_ref() {
+                lat::Lat::Chase(c) => Some(&c.placement),
+                lat::Lat::Loaded(p) => Some(&p.placement),
+                lat::Lat::C2c(_) => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The noise of its figures as a robust CV, percent, when it has one.
+    pub fn noise(&self) -> Option<f64> {
+        match self {
+            Record::Bw(b) => b.noise(),
+            Record::Lat(l) => match l.as_ref() {
+                lat::Lat::Chase(c) => c.noise(),
+                lat::Lat::Loaded(p) => p.noise(),
+                lat::Lat::C2c(c) => c.noise(),
+            },
+            Record::Exec(e) => e.stats.noise_pct.and_then(stats::measured),
+            _ => None,
+        }
+    }
+
+    /// The JSON the store keeps (keys in the order the store has always
+    /// written them: sorted).
+    pub fn to_json(&self) -> Value {
         fn json(v: &impl Serialize) -> Value {
             serde_json::to_value(v).unwrap_or(Value::Null)
         }
@@ -77,30 +144,8 @@ impl Record {
             Record::LatSummary(r) => json(r),
             Record::Exec(r) => json(r),
             Record::Finding(r) => json(r),
+            Record::Unknown(u) => serde_json::from_str(&u.json).unwrap_or(Value::Null),
         }
-    }
-}
-
-impl Record {
-    /// The typed record of a stored payload of `kind`, today's shape or
-    /// the first version's (see [`bw::upgrade_v1`]); an error for hand-made
-    /// or partial payloads (read those with [`view`]).
-    pub fn from_stored(kind: &str, payload: &Value) -> Result<Record, serde_json::Error> {
-        use serde::de::Error;
-        Ok(match kind {
-            "bw" => {
-                let mut v = payload.clone();
-                bw::upgrade_v1(&mut v);
-                Record::Bw(Box::new(serde_json::from_value(v)?))
-            }
-            "lat" => Record::Lat(Box::new(serde_json::from_value(payload.clone())?)),
-            "lat-summary" => Record::LatSummary(Box::new(serde_json::from_value(payload.clone())?)),
-            "exec" => Record::Exec(Box::new(serde_json::from_value(payload.clone())?)),
-            "audit" => Record::Finding(Box::new(serde_json::from_value(payload.clone())?)),
-            other => {
-                return Err(serde_json::Error::custom(format!("no typed record of kind {other:?}")))
-            }
-        })
     }
 }
 

@@ -70,6 +70,12 @@ impl Placement {
         self.check.as_ref().map(|c| c.fraction)
     }
 
+    /// The pages were not where they were asked: under
+    /// [`FLAG_BELOW`] of the sampled pages on target, or the check said so.
+    pub fn flagged(&self) -> bool {
+        self.fraction().is_some_and(|f| f < FLAG_BELOW) || self.status == PlacementStatus::Mismatch
+    }
+
     /// Share of sampled pages on the requested node, percent.
     pub fn pct_on_node(&self) -> Option<f64> {
         self.fraction().map(|f| f * 100.0)

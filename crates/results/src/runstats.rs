@@ -35,8 +35,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::percentile_sorted;
-
 /// The verdict on one metric of one group against the baseline group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -204,12 +202,6 @@ pub fn interval_rank(m: usize, n: usize, confidence: f64) -> Option<(usize, f64)
     best
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    percentile_sorted(&s, 50.0)
-}
-
 fn pct(log_ratio: f64) -> f64 {
     log_ratio.exp_m1() * 100.0
 }
@@ -282,6 +274,7 @@ pub fn judge(
     if b.is_empty() || x.is_empty() {
         return None;
     }
+    let median = |v: &[f64]| crate::stats::median(v).unwrap_or(f64::NAN);
     let (mb, mx) = (median(&b), median(&x));
     let change = mx - mb;
     let margin = (1.0 + policy.margin_pct / 100.0).ln();
@@ -542,7 +535,10 @@ pub fn guard_floor(series: &[Vec<f64>], k: usize, confidence: f64) -> Option<Noi
     let mut df = 0usize;
     let mut blocks = 0usize;
     for runs in series {
-        let y: Vec<f64> = usable(runs).chunks_exact(k).map(|c| median(c).ln()).collect();
+        let y: Vec<f64> = usable(runs)
+            .chunks_exact(k)
+            .map(|c| crate::stats::median(c).unwrap_or(f64::NAN).ln())
+            .collect();
         if y.len() < 2 {
             continue;
         }

@@ -34,9 +34,7 @@ impl Summary {
         let mut v = values.to_vec();
         v.sort_by(|a, b| a.total_cmp(b));
         let median = percentile_sorted(&v, 50.0);
-        let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
-        dev.sort_by(|a, b| a.total_cmp(b));
-        let mad = percentile_sorted(&dev, 50.0);
+        let mad = mad(&v, median).unwrap_or(0.0);
         let (min, max) = (v[0], v[v.len() - 1]);
         Some(Summary {
             n: v.len(),
@@ -61,6 +59,30 @@ impl Summary {
     }
 }
 
+/// The median of a sample (the mean of the two middle values of an even
+/// count); `None` for an empty sample. The one median every figure of
+/// numaprobe is taken with.
+pub fn median(values: &[f64]) -> Option<f64> {
+    quantile(values, 0.5)
+}
+
+/// Quantile `q` (0..=1) of a sample in any order, interpolated as
+/// [`percentile_sorted`]; `None` for an empty sample.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some(percentile_sorted(&v, q * 100.0))
+}
+
+/// Median absolute deviation of a sample from `center`; `None` for an
+/// empty sample.
+pub fn mad(values: &[f64], center: f64) -> Option<f64> {
+    median(&values.iter().map(|x| (x - center).abs()).collect::<Vec<_>>())
+}
+
 /// Percentile `p` (0..=100) of an ascending sample, interpolated
 /// (Hyndman & Fan definition 7). Panics on an empty slice.
 pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
@@ -70,6 +92,37 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     let lo = h.floor() as usize;
     let hi = h.ceil() as usize;
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// A figure when it was measured: `None` for a figure that is not a number
+/// (a stored result that lacked it, or a spread of one sample).
+pub fn measured(x: f64) -> Option<f64> {
+    Some(x).filter(|x| x.is_finite())
+}
+
+/// Noise as a robust coefficient of variation, percent, from a result's
+/// spread `(max - min) / median` when it gives no robust CV: the spread
+/// divided by the expected range of `n` normal samples in standard
+/// deviations (the d2 constant of quality control, ASTM E2587); `n` 0 or
+/// unknown counts as 10 (d2 = 3.078). `None` for a spread that is not a
+/// number.
+pub fn noise_from_spread(spread_pct: f64, n: Option<usize>) -> Option<f64> {
+    let n = n.filter(|n| *n > 0).unwrap_or(10);
+    spread_pct.is_finite().then(|| spread_pct.abs() / d2(n))
+}
+
+/// Expected range of `n` normal samples in standard deviations (ASTM
+/// E2587's table of d2), growing slowly past 25.
+fn d2(n: usize) -> f64 {
+    const D2: [f64; 24] = [
+        1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970, 3.078, 3.173, 3.258, 3.336, 3.407,
+        3.472, 3.532, 3.588, 3.640, 3.689, 3.735, 3.778, 3.819, 3.858, 3.895, 3.931,
+    ];
+    match n {
+        0 | 1 => 1.0,
+        2..=25 => D2[n - 2],
+        _ => 3.931 + 0.0125 * ((n - 25) as f64).sqrt().min(40.0),
+    }
 }
 
 /// Spread in percent of the `k` best values of a sample, where "best" is the
@@ -169,6 +222,17 @@ pub fn compare_samples(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn median_quantile_and_mad() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.25), Some(2.0));
+        assert_eq!(quantile(&[10.0], 0.9), Some(10.0));
+        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0], 3.0), Some(1.0));
+        assert_eq!(mad(&[], 0.0), None);
+    }
 
     #[test]
     fn percentiles_interpolate_like_numpy() {

@@ -5,14 +5,17 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use results::view::Stored;
+use results::context::{Configuration, Machine};
+use results::lat::{Lat, LatSummary};
+use results::Record;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Result, StoreError};
 use crate::runref::RunRef;
 use crate::schema::{APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
-use crate::types::{LoadedRun, NewRun, ResultKind, RunId, RunStatus, RunSummary, StoredResult};
+use crate::types::{LoadedRun, NewRun, RunId, RunStatus, RunSummary, StoredRecord};
 use crate::util::{json_hash, now_rfc3339, time_order_key};
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
@@ -222,9 +225,9 @@ impl Store {
                 run.tool_version,
                 started,
                 machine_id,
-                fingerprint_of(&run.config),
-                run.config.to_string(),
-                run.topology.to_string(),
+                config_fingerprint(&run.config),
+                json_text(&run.config),
+                json_text(&run.topology),
                 owner.host,
                 owner.boot_id,
                 owner.pid,
@@ -238,9 +241,9 @@ impl Store {
 
     /// Stores one result of a running run and commits it at once; returns its
     /// sequence number in the run. Key columns (mode, kernel, cpu_node,
-    /// mem_node, value and unit) are copied from the payload for queries; the
-    /// payload itself is kept whole.
-    pub fn add_result(&mut self, run: RunId, kind: &ResultKind, payload: &Value) -> Result<u32> {
+    /// mem_node, value and unit) are copied from the record for queries; the
+    /// record itself is kept whole, as its JSON.
+    pub fn add_result(&mut self, run: RunId, record: &Record) -> Result<u32> {
         let (status, ..) = self.raw_status(run)?;
         if status != RunStatus::Running {
             return Err(StoreError::RunClosed { id: run.0, status: status.to_string() });
@@ -249,7 +252,9 @@ impl Store {
         let path = self.path.clone();
         let err = |e| StoreError::sqlite(&path, e);
         let tx = self.conn.transaction().map_err(err)?;
-        let seq = insert_result(&tx, run.0, None, &now, kind, payload).map_err(err)?;
+        let stored =
+            StoredRecord { seq: 0, recorded: now, record: record.clone(), as_stored: None };
+        let seq = insert_result(&tx, run.0, None, &stored.recorded, &stored).map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(seq)
     }
@@ -438,11 +443,14 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let mut results = Vec::with_capacity(raw.len());
         for (seq, recorded, kind, payload) in raw {
-            results.push(StoredResult {
+            let payload: Value =
+                self.parse_json(&payload, &format!("result {seq} of run {run}"))?;
+            let up = results::upgrade::read(&kind, &payload);
+            results.push(StoredRecord {
                 seq,
                 recorded,
-                kind: ResultKind::from(kind.as_str()),
-                payload: self.parse_json(&payload, &format!("result {seq} of run {run}"))?,
+                record: up.record,
+                as_stored: up.as_stored,
             });
         }
         Ok(LoadedRun {
@@ -459,7 +467,7 @@ impl Store {
         self.load_run(self.resolve(r)?)
     }
 
-    fn parse_json(&self, text: &str, what: &str) -> Result<Value> {
+    fn parse_json<T: DeserializeOwned>(&self, text: &str, what: &str) -> Result<T> {
         serde_json::from_str(text).map_err(|source| StoreError::Json {
             path: self.path.clone(),
             what: what.to_string(),
@@ -605,38 +613,50 @@ fn is_cantopen(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen)
 }
 
-/// The grouping key of a fingerprint document: its `fingerprint` string
-/// field when present, else the hash of the whole document.
-pub(crate) fn fingerprint_of(doc: &Value) -> String {
-    match doc.get("fingerprint").and_then(Value::as_str) {
-        Some(f) if !f.is_empty() => f.to_string(),
-        _ => json_hash(doc),
+/// The grouping key of a document: its `fingerprint` when it has one,
+/// else the hash of the whole document.
+fn fingerprint_or_hash(fingerprint: Option<&String>, doc: &impl serde::Serialize) -> String {
+    match fingerprint {
+        Some(f) if !f.is_empty() => f.clone(),
+        _ => json_hash(&serde_json::to_value(doc).unwrap_or(Value::Null)),
     }
 }
 
+/// The key runs of one configuration share.
+pub(crate) fn config_fingerprint(doc: &Configuration) -> String {
+    fingerprint_or_hash(doc.fingerprint.as_ref(), doc)
+}
+
+/// The key runs of one machine share.
+pub(crate) fn machine_fingerprint(doc: &Machine) -> String {
+    fingerprint_or_hash(doc.fingerprint.as_ref(), doc)
+}
+
+/// A document as the JSON text the database holds (keys sorted).
+pub(crate) fn json_text(doc: &impl serde::Serialize) -> String {
+    serde_json::to_value(doc).map(|v| v.to_string()).unwrap_or_else(|_| "{}".into())
+}
+
 /// A one-line description of a machine document (see [`NewRun`]).
-pub fn describe_machine(doc: &Value) -> String {
-    if let Some(d) = doc.get("description").and_then(Value::as_str).filter(|d| !d.is_empty()) {
+pub fn describe_machine(doc: &Machine) -> String {
+    if let Some(d) = doc.description.as_deref().filter(|d| !d.is_empty()) {
         return d.to_string();
     }
     let mut parts = Vec::new();
-    if let Some(m) = doc.get("cpu_model").and_then(Value::as_str) {
+    if let Some(m) = doc.cpu_model() {
         parts.push(m.to_string());
     }
-    let count = |k: &str| {
-        doc.get(k).and_then(|v| v.as_u64().or_else(|| v.as_array().map(|a| a.len() as u64)))
-    };
-    if let Some(p) = count("packages") {
+    if let Some(p) = doc.packages.as_ref().map(|c| c.get()) {
         parts.push(format!("{p} package{}", if p == 1 { "" } else { "s" }));
     }
-    if let Some(n) = count("nodes") {
+    if let Some(n) = doc.nodes.as_ref().map(|c| c.get()) {
         parts.push(format!("{n} node{}", if n == 1 { "" } else { "s" }));
     }
-    if let Some(b) = doc.get("mem_total_bytes").and_then(Value::as_u64) {
+    if let Some(b) = doc.mem_total_bytes {
         parts.push(format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64));
     }
     let body = parts.join(", ");
-    match doc.get("hostname").and_then(Value::as_str) {
+    match doc.hostname() {
         Some(h) if body.is_empty() => h.to_string(),
         Some(h) => format!("{h}: {body}"),
         None if body.is_empty() => "unknown machine".to_string(),
@@ -644,32 +664,32 @@ pub fn describe_machine(doc: &Value) -> String {
     }
 }
 
-pub(crate) fn upsert_machine(conn: &Connection, doc: &Value) -> rusqlite::Result<i64> {
-    upsert_machine_with(conn, &fingerprint_of(doc), &describe_machine(doc), doc)
+pub(crate) fn upsert_machine(conn: &Connection, doc: &Machine) -> rusqlite::Result<i64> {
+    upsert_machine_with(conn, &machine_fingerprint(doc), &describe_machine(doc), doc)
 }
 
 pub(crate) fn upsert_machine_with(
     conn: &Connection,
     fingerprint: &str,
     description: &str,
-    doc: &Value,
+    doc: &Machine,
 ) -> rusqlite::Result<i64> {
     conn.execute(
         "INSERT INTO machines (fingerprint, description, info_json, first_seen)
          VALUES (?1, ?2, ?3, ?4) ON CONFLICT (fingerprint) DO NOTHING",
-        params![fingerprint, description, doc.to_string(), now_rfc3339()],
+        params![fingerprint, description, json_text(doc), now_rfc3339()],
     )?;
     conn.query_row("SELECT id FROM machines WHERE fingerprint = ?1", [fingerprint], |r| r.get(0))
 }
 
-/// Inserts a result; `seq` `None` takes the next number in the run.
+/// Inserts a result (as stored: its record's JSON, or the text it was
+/// stored as); `seq` `None` takes the next number in the run.
 pub(crate) fn insert_result(
     conn: &Connection,
     run: i64,
     seq: Option<u32>,
     recorded: &str,
-    kind: &ResultKind,
-    payload: &Value,
+    r: &StoredRecord,
 ) -> rusqlite::Result<u32> {
     let seq: u32 = match seq {
         Some(s) => s,
@@ -679,7 +699,11 @@ pub(crate) fn insert_result(
             |r| r.get(0),
         )?,
     };
-    let keys = KeyColumns::of(kind.as_str(), payload);
+    let keys = KeyColumns::of(&r.record);
+    let payload = match &r.as_stored {
+        Some(text) => text.clone(),
+        None => r.record.to_json().to_string(),
+    };
     // Cached: an import inserts thousands of results through one statement.
     conn.prepare_cached(
         "INSERT INTO results (run_id, seq, recorded, kind, mode, kernel, cpu_node, mem_node,
@@ -690,49 +714,91 @@ pub(crate) fn insert_result(
         run,
         seq,
         recorded,
-        kind.as_str(),
+        r.record.kind(),
         keys.mode,
         keys.kernel,
         keys.cpu_node,
         keys.mem_node,
         keys.value,
         keys.unit,
-        payload.to_string()
+        payload
     ])?;
     Ok(seq)
 }
 
-/// Columns copied out of a payload so that SQL can filter on them, from
-/// the payload's typed view (`results::view`).
+/// Columns copied out of a record so that SQL can filter on them.
 struct KeyColumns {
-    mode: Option<String>,
-    kernel: Option<String>,
-    cpu_node: Option<i64>,
-    mem_node: Option<i64>,
+    mode: Option<&'static str>,
+    kernel: Option<&'static str>,
+    cpu_node: Option<u32>,
+    mem_node: Option<u32>,
     value: Option<f64>,
     unit: Option<&'static str>,
 }
 
 impl KeyColumns {
-    /// The headline value is the first of `best_gbs` (GB/s), `median_ns`,
-    /// `latency_ns` (ns), `median_metric` (the user's unit), `wall_s` (s)
-    /// ([`results::view::headline`]).
-    fn of(kind: &str, p: &Value) -> KeyColumns {
-        let (mode, kernel, cpu_node, mem_node) = match results::view::read(kind, p) {
-            Stored::Bw(b) => (Some(b.mode), Some(b.kernel), b.cpu_node, b.mem_node),
-            Stored::Lat(l) => (Some(l.mode), None, l.cpu_node, l.mem_node),
-            Stored::PerCpu(s) => (Some("per-cpu".into()), None, None, s.mem_node),
-            Stored::Sweep(s) => (Some("sweep".into()), None, None, s.mem_node),
-            _ => (None, None, None, None),
+    /// The headline value is the result's main figure: best GB/s of a
+    /// bandwidth result, the median ns of a latency result (a loaded
+    /// point's latency when it has no median), a program's median metric
+    /// (in its own unit); summaries, findings and unknown results have none.
+    fn of(r: &Record) -> KeyColumns {
+        let none = KeyColumns {
+            mode: None,
+            kernel: None,
+            cpu_node: None,
+            mem_node: None,
+            value: None,
+            unit: None,
         };
-        let headline = results::view::headline(p);
-        KeyColumns {
-            mode: mode.filter(|m| !m.is_empty()),
-            kernel: kernel.filter(|k| k != "?"),
-            cpu_node,
-            mem_node,
-            value: headline.map(|h| h.0),
-            unit: headline.and_then(|h| h.1),
+        let finite = |v: f64| Some(v).filter(|v| v.is_finite());
+        match r {
+            Record::Bw(b) => KeyColumns {
+                mode: Some(b.mode.name()),
+                kernel: Some(b.kernel.name()),
+                cpu_node: b.cpu_node,
+                mem_node: b.mem_node,
+                value: finite(b.best_gbs),
+                unit: Some("GB/s"),
+            },
+            Record::Lat(l) => match l.as_ref() {
+                Lat::Chase(c) => KeyColumns {
+                    mode: Some(c.mode.name()),
+                    cpu_node: c.cpu_node,
+                    mem_node: c.mem_node,
+                    value: finite(c.median_ns),
+                    unit: Some("ns"),
+                    ..none
+                },
+                Lat::Loaded(p) => KeyColumns {
+                    mode: Some(p.mode.name()),
+                    mem_node: p.mem_node,
+                    value: finite(p.median_ns).or(finite(p.latency_ns)),
+                    unit: Some("ns"),
+                    ..none
+                },
+                Lat::C2c(c) => KeyColumns {
+                    mode: Some(c.mode.name()),
+                    value: finite(c.median_ns),
+                    unit: Some("ns"),
+                    ..none
+                },
+            },
+            Record::LatSummary(s) => match s.as_ref() {
+                LatSummary::PerCpu(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+                LatSummary::Sweep(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+                LatSummary::Loaded(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+                LatSummary::PrefetchCheck(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
+            },
+            Record::Exec(e) => KeyColumns { value: e.stats.median_metric, ..none },
+            Record::Finding(_) | Record::Unknown(_) => none,
         }
     }
 }
@@ -787,27 +853,28 @@ mod tests {
 
     #[test]
     fn describes_machines_from_the_fields_it_finds() {
-        let d = describe_machine(&json!({
+        let m = |v: Value| serde_json::from_value::<Machine>(v).unwrap();
+        let d = describe_machine(&m(json!({
             "hostname": "db1", "cpu_model": "Xeon 8480+", "packages": 2, "nodes": [0, 1, 2, 3],
             "mem_total_bytes": 549755813888u64
-        }));
+        })));
         assert_eq!(d, "db1: Xeon 8480+, 2 packages, 4 nodes, 512 GiB");
-        assert_eq!(describe_machine(&json!({"description": "lab box"})), "lab box");
-        assert_eq!(describe_machine(&json!({})), "unknown machine");
+        assert_eq!(describe_machine(&m(json!({"description": "lab box"}))), "lab box");
+        assert_eq!(describe_machine(&m(json!({}))), "unknown machine");
     }
 
     #[test]
     fn key_columns_pick_the_headline_value() {
         let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 1, "mem_node": 1,
                         "best_gbs": 101.5, "median_gbs": 100.0});
-        let k = KeyColumns::of("bw", &bw);
+        let k = KeyColumns::of(&results::upgrade::read("bw", &bw).record);
         assert_eq!(
-            (k.mode.as_deref(), k.kernel.as_deref(), k.cpu_node, k.mem_node),
+            (k.mode, k.kernel, k.cpu_node, k.mem_node),
             (Some("local"), Some("triad"), Some(1), Some(1))
         );
         assert_eq!((k.value, k.unit), (Some(101.5), Some("GB/s")));
         let lat = json!({"mode": "loaded", "delay": 0, "latency_ns": 210.0, "load_gbs": 80.0});
-        let k = KeyColumns::of("lat", &lat);
+        let k = KeyColumns::of(&results::upgrade::read("lat", &lat).record);
         assert_eq!((k.value, k.unit, k.mem_node), (Some(210.0), Some("ns"), None));
     }
 }

@@ -2,13 +2,14 @@
 //! (gathering runs from several servers). Import is idempotent: a run is
 //! known by its UUID and is never added twice.
 
+use results::context::{Configuration, Machine, RunTopology};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::db::{insert_result, upsert_machine_with, Store};
+use crate::db::{insert_result, json_text, upsert_machine_with, Store};
 use crate::error::{Result, StoreError};
-use crate::types::{RunId, RunStatus, StoredResult};
+use crate::types::{RunId, RunStatus, StoredRecord};
 use crate::util::{now_rfc3339, parse_rfc3339};
 
 /// The `format` field of an export document.
@@ -46,9 +47,9 @@ pub struct ExportedRun {
     pub message: Option<String>,
     pub machine: ExportedMachine,
     pub config_hash: String,
-    pub config: Value,
-    pub topology: Value,
-    pub results: Vec<StoredResult>,
+    pub config: Configuration,
+    pub topology: RunTopology,
+    pub results: Vec<StoredRecord>,
 }
 
 /// The machine of an exported run.
@@ -56,7 +57,7 @@ pub struct ExportedRun {
 pub struct ExportedMachine {
     pub fingerprint: String,
     pub description: String,
-    pub info: Value,
+    pub info: Machine,
 }
 
 /// What an import did.
@@ -222,16 +223,15 @@ impl Store {
                     run.message,
                     machine_id,
                     run.config_hash,
-                    run.config.to_string(),
-                    run.topology.to_string(),
+                    json_text(&run.config),
+                    json_text(&run.topology),
                     now_rfc3339(),
                 ],
             )
             .map_err(err)?;
             let id = tx.last_insert_rowid();
             for r in &run.results {
-                insert_result(&tx, id, Some(r.seq), &r.recorded, &r.kind, &r.payload)
-                    .map_err(err)?;
+                insert_result(&tx, id, Some(r.seq), &r.recorded, r).map_err(err)?;
             }
             outcome.imported.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
         }

@@ -6,14 +6,14 @@
 //! (holding the measuring lock of the `lock` crate while they measure):
 //!
 //! ```no_run
-//! use store::{NewRun, ResultKind, RunStatus, Store};
+//! use store::{NewRun, RunStatus, Store};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let mut db = Store::open(Store::default_path()?)?;
 //! let mut new = NewRun::new("numaprobe run --quick", env!("CARGO_PKG_VERSION"));
 //! new.label = Some("SNC2 on".into());
 //! let run = db.begin_run(&new)?;
-//! let payload = serde_json::json!({"mode": "local", "kernel": "triad", "best_gbs": 101.2});
-//! db.add_result(run, &ResultKind::Bw, &payload)?; // durable at once
+//! # let result: results::Record = unimplemented!();
+//! db.add_result(run, &result)?; // a results::Record, durable at once
 //! db.finish_run(run, RunStatus::Complete, None)?;
 //! # Ok(()) }
 //! ```
@@ -21,7 +21,7 @@
 //! See `docs/store.md` for the schema and the export format.
 
 mod db;
-pub mod error;
+mod error;
 mod export;
 mod runref;
 pub mod schema;
@@ -35,4 +35,4 @@ pub use export::{
     EXPORT_VERSION,
 };
 pub use runref::RunRef;
-pub use types::{LoadedRun, NewRun, ResultKind, RunId, RunStatus, RunSummary, StoredResult};
+pub use types::{LoadedRun, NewRun, RunId, RunStatus, RunSummary, StoredRecord};

@@ -1,8 +1,10 @@
-//! The values the store takes and gives: run ids, kinds, statuses, new runs,
-//! run summaries and loaded runs.
+//! The values the store takes and gives: run ids, statuses, new runs, run
+//! summaries, stored records and loaded runs.
 
 use std::fmt;
 
+use results::context::{Configuration, Machine, RunTopology};
+use results::Record;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -15,64 +17,6 @@ pub struct RunId(pub i64);
 impl fmt::Display for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
-    }
-}
-
-/// What a result measured; stored as its string form.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ResultKind {
-    /// Bandwidth (`bw`).
-    Bw,
-    /// Latency (`lat`).
-    Lat,
-    /// A user program under a placement (`exec`).
-    Exec,
-    /// A settings-audit finding (`audit`).
-    Audit,
-    /// Anything else, kept verbatim (e.g. written by a newer numaprobe).
-    Other(String),
-}
-
-impl ResultKind {
-    pub fn as_str(&self) -> &str {
-        match self {
-            ResultKind::Bw => "bw",
-            ResultKind::Lat => "lat",
-            ResultKind::Exec => "exec",
-            ResultKind::Audit => "audit",
-            ResultKind::Other(s) => s,
-        }
-    }
-}
-
-impl From<&str> for ResultKind {
-    fn from(s: &str) -> Self {
-        match s {
-            "bw" => ResultKind::Bw,
-            "lat" => ResultKind::Lat,
-            "exec" => ResultKind::Exec,
-            "audit" => ResultKind::Audit,
-            other => ResultKind::Other(other.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for ResultKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for ResultKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ResultKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Ok(ResultKind::from(s.as_str()))
     }
 }
 
@@ -119,21 +63,18 @@ impl fmt::Display for RunStatus {
 
 /// What a writer says about a run when it begins.
 ///
-/// `machine` is the machine's fingerprint document (CPU model, packages,
-/// nodes, memory, DIMMs...). Runs are grouped by machine on the hash of that
-/// document, or on its `fingerprint` string field when it has one. For the
-/// one-line description the store reads, when present: `description`
-/// (used verbatim), else `hostname`, `cpu_model`, `packages`, `nodes`,
-/// `mem_total_bytes`.
+/// `machine` identifies the machine (CPU model, packages, cores, memory,
+/// DIMMs...). Runs are grouped by machine on its `fingerprint`, or on the
+/// hash of the whole document when it has none. For the one-line
+/// description the store takes `description` when present, else
+/// `hostname`, `cpu_model`, `packages`, `nodes`, `mem_total_bytes`.
 ///
-/// `config` is the configuration fingerprint (NUMA mode, kernel, cmdline,
-/// THP, governor, SMT, boost, numa_balancing, zone_reclaim_mode...): runs on
-/// one machine are told apart by its hash (or its `fingerprint` field).
-/// Reports show its scalar fields as the settings found, and read
-/// `numa_mode`, `kernel` and `cmdline` when present.
+/// `config` holds the settings (NUMA mode, kernel, cmdline, THP, governor,
+/// SMT, boost, numa_balancing, zone_reclaim_mode, firmware...): runs on one
+/// machine are told apart by its `fingerprint` (or the hash of the whole
+/// document). Reports show its settings, studies and the fleet diff them.
 ///
-/// `topology` is the `numaprobe topo --json` document; reports read its
-/// `nodes` (ids, distances), `caches` and `cpus`.
+/// `topology` is the `numaprobe topo --json` document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewRun {
     /// The user's name for the configuration, e.g. `"SNC2 on, THP always"`.
@@ -144,9 +85,9 @@ pub struct NewRun {
     pub tool_version: String,
     /// RFC 3339 start time; `None` means now.
     pub started: Option<String>,
-    pub machine: Value,
-    pub config: Value,
-    pub topology: Value,
+    pub machine: Machine,
+    pub config: Configuration,
+    pub topology: RunTopology,
     /// A UUID to use; `None` makes a new random one.
     pub uuid: Option<String>,
 }
@@ -159,9 +100,9 @@ impl NewRun {
             command_line: command_line.into(),
             tool_version: tool_version.into(),
             started: None,
-            machine: Value::Object(Default::default()),
-            config: Value::Object(Default::default()),
-            topology: Value::Object(Default::default()),
+            machine: Machine::default(),
+            config: Configuration::default(),
+            topology: RunTopology::default(),
             uuid: None,
         }
     }
@@ -193,16 +134,66 @@ pub struct RunSummary {
     pub imported: bool,
 }
 
-/// One stored result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredResult {
+/// One stored result: the record, with its place in the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRecord {
     /// Order within the run, from 1.
     pub seq: u32,
     /// RFC 3339 UTC time it was stored.
     pub recorded: String,
-    pub kind: ResultKind,
-    /// The result as its producer wrote it.
-    pub payload: Value,
+    pub record: Record,
+    /// The JSON it was stored as, when the record writes something else: a
+    /// first-version or hand-made payload read into today's record
+    /// ([`results::upgrade`]), or one holding fields this version does not
+    /// know. Export writes it back as stored, and the report's raw figures
+    /// show it.
+    pub as_stored: Option<String>,
+}
+
+impl StoredRecord {
+    /// The result as it is stored: its JSON as written (see
+    /// [`StoredRecord::as_stored`]).
+    pub fn stored_json(&self) -> Value {
+        match &self.as_stored {
+            Some(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            None => self.record.to_json(),
+        }
+    }
+}
+
+/// The JSON shape of a stored result in `show --json` and exports: `seq`,
+/// `recorded`, `kind` and the `payload` as stored.
+#[derive(Serialize, Deserialize)]
+struct StoredJson {
+    seq: u32,
+    recorded: String,
+    kind: String,
+    payload: Value,
+}
+
+impl Serialize for StoredRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        StoredJson {
+            seq: self.seq,
+            recorded: self.recorded.clone(),
+            kind: self.record.kind().to_string(),
+            payload: self.stored_json(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StoredRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let j = StoredJson::deserialize(d)?;
+        let up = results::upgrade::read(&j.kind, &j.payload);
+        Ok(StoredRecord {
+            seq: j.seq,
+            recorded: j.recorded,
+            record: up.record,
+            as_stored: up.as_stored,
+        })
+    }
 }
 
 /// A run with everything stored about it.
@@ -210,28 +201,19 @@ pub struct StoredResult {
 pub struct LoadedRun {
     #[serde(flatten)]
     pub summary: RunSummary,
-    /// The machine fingerprint document.
-    pub machine_info: Value,
-    /// The configuration fingerprint document.
-    pub config: Value,
+    /// The machine document.
+    pub machine_info: Machine,
+    /// The settings document.
+    pub config: Configuration,
     /// The `topo --json` document.
-    pub topology: Value,
-    pub results: Vec<StoredResult>,
+    pub topology: RunTopology,
+    pub results: Vec<StoredRecord>,
 }
 
 impl LoadedRun {
-    /// Payloads of one kind, in the order they were stored.
-    pub fn payloads<'a>(&'a self, kind: &'a ResultKind) -> impl Iterator<Item = &'a Value> + 'a {
-        self.results.iter().filter(move |r| &r.kind == kind).map(|r| &r.payload)
-    }
-
-    /// Payloads of one kind whose `mode` field equals `mode`.
-    pub fn payloads_mode<'a>(
-        &'a self,
-        kind: &'a ResultKind,
-        mode: &'a str,
-    ) -> impl Iterator<Item = &'a Value> + 'a {
-        self.payloads(kind).filter(move |p| p.get("mode").and_then(Value::as_str) == Some(mode))
+    /// The records, in the order they were stored.
+    pub fn records(&self) -> impl Iterator<Item = &Record> + Clone + '_ {
+        self.results.iter().map(|r| &r.record)
     }
 
     /// The label, or `run N` when it has none.

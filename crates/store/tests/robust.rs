@@ -1,21 +1,22 @@
-//! The store against hostile or unusual input (issue 12): read-only
+//! The store against hostile or unusual input: read-only
 //! opening that never creates or migrates, start times that are not times,
 //! duplicate result numbers in an import, and a database that fills up.
 
 use serde_json::json;
-use store::{ExportDoc, NewRun, ResultKind, RunRef, RunStatus, Store, StoreError};
+use store::{ExportDoc, NewRun, RunRef, RunStatus, Store, StoreError};
 
 fn run(label: &str, started: &str) -> NewRun {
     let mut r = NewRun::new("numaprobe run", "0.1.0");
     r.label = Some(label.to_string());
     r.started = Some(started.to_string());
-    r.machine = json!({"hostname": "db1"});
+    r.machine = serde_json::from_value(json!({"hostname": "db1"})).unwrap();
     r
 }
 
 fn add(db: &mut Store, label: &str, started: &str) -> store::RunId {
     let id = db.begin_run(&run(label, started)).unwrap();
-    db.add_result(id, &ResultKind::Bw, &json!({"mode": "local", "best_gbs": 1.0})).unwrap();
+    let bw = json!({"mode": "local", "kernel": "triad", "best_gbs": 1.0});
+    db.add_result(id, &results::upgrade::read("bw", &bw).record).unwrap();
     db.finish_run(id, RunStatus::Complete, None).unwrap();
     id
 }

@@ -3,14 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
+use results::context::{Machine, Reading};
+use results::Record;
 use serde_json::{json, Value};
-use store::{
-    ExportDoc, NewRun, ResultKind, RunId, RunRef, RunStatus, Store, StoreError, EXPORT_FORMAT,
-};
+use store::{ExportDoc, NewRun, RunId, RunRef, RunStatus, Store, StoreError, EXPORT_FORMAT};
 
-fn machine() -> Value {
-    json!({"hostname": "db1", "cpu_model": "Xeon Gold 6338", "packages": 2, "nodes": 2,
-           "mem_total_bytes": 274877906944u64})
+/// A typed document (machine, configuration, topology) written as JSON.
+fn doc<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+fn machine() -> Machine {
+    doc(json!({"hostname": "db1", "cpu_model": "Xeon Gold 6338", "packages": 2, "nodes": 2,
+           "mem_total_bytes": 274877906944u64}))
 }
 
 fn new_run(label: &str, started: &str) -> NewRun {
@@ -18,15 +23,39 @@ fn new_run(label: &str, started: &str) -> NewRun {
     r.label = Some(label.to_string());
     r.started = Some(started.to_string());
     r.machine = machine();
-    r.config = json!({"numa_mode": "node-per-package", "thp": "always", "kernel": "6.1.0"});
-    r.topology = json!({"schema_version": 1, "nodes": [{"id": 0}, {"id": 1}]});
+    r.config = doc(json!({"numa_mode": "node-per-package", "thp": "always", "kernel": "6.1.0"}));
+    r.topology = doc(json!({"schema_version": 1, "nodes": [{"id": 0}, {"id": 1}]}));
     r
 }
 
-fn bw(node: u32, gbs: f64) -> Value {
-    json!({"mode": "local", "kernel": "triad", "threads": 28, "cpu_node": node, "mem_node": node,
+/// A stored result of `kind` written as JSON, read as the store reads it.
+fn rec(kind: &str, v: Value) -> Record {
+    results::upgrade::read(kind, &v).record
+}
+
+/// A bandwidth result as `bw` writes it.
+fn bw(node: u32, gbs: f64) -> Record {
+    rec(
+        "bw",
+        json!({"mode": "local", "kernel": "triad", "threads": 28, "cpus": "0-27",
+           "cpu_node": node, "mem_node": node, "mem_nodes": node.to_string(), "policy": "bind",
+           "array_bytes": 1u64 << 30, "arrays": 3, "bytes_per_rep": 3u64 << 30,
            "best_gbs": gbs, "median_gbs": gbs - 1.0, "min_gbs": gbs - 2.0, "max_gbs": gbs,
-           "spread_pct": 1.9, "placement": {"fraction": 1.0}, "isa": "avx512"})
+           "mean_gbs": gbs - 1.0, "spread_pct": 1.9, "top_spread_pct": 0.5, "stable": true,
+           "reps": 10, "median_rep_s": 0.03, "placement": {"status": "unverified", "check": null},
+           "isa": "avx512", "stores": "nt", "pages": "thp", "llc_bytes": null,
+           "size_rule_ok": true, "peak_gbs": null, "peak_fraction": null, "validated": true,
+           "interrupted": false}),
+    )
+}
+
+/// An audit finding as `audit` writes it.
+fn finding(id: &str) -> Record {
+    rec(
+        "audit",
+        json!({"id": id, "severity": "warn", "title": id, "found": "f", "expected": "e",
+               "why": "w", "fix": "x", "needs": "runtime", "evidence": null}),
+    )
 }
 
 fn db_path(dir: &Path) -> PathBuf {
@@ -40,10 +69,10 @@ fn a_run_is_written_and_read_back_whole() {
     let mut db = Store::open(&path).unwrap();
     assert_eq!(db.schema_version().unwrap(), store::schema::SCHEMA_VERSION);
     let run = db.begin_run(&new_run("baseline", "2026-11-01T10:00:00.000Z")).unwrap();
-    assert_eq!(db.add_result(run, &ResultKind::Bw, &bw(0, 101.0)).unwrap(), 1);
-    assert_eq!(db.add_result(run, &ResultKind::Bw, &bw(1, 99.5)).unwrap(), 2);
+    assert_eq!(db.add_result(run, &bw(0, 101.0)).unwrap(), 1);
+    assert_eq!(db.add_result(run, &bw(1, 99.5)).unwrap(), 2);
     let lat = json!({"mode": "matrix", "cpu_node": 0, "mem_node": 1, "median_ns": 140.2});
-    assert_eq!(db.add_result(run, &ResultKind::Lat, &lat).unwrap(), 3);
+    assert_eq!(db.add_result(run, &rec("lat", lat.clone())).unwrap(), 3);
 
     // While running, and owned by this live process, it shows as running.
     assert_eq!(db.run_summary(run).unwrap().status, RunStatus::Running);
@@ -65,12 +94,18 @@ fn a_run_is_written_and_read_back_whole() {
 
     let loaded = db.load_run(run).unwrap();
     assert_eq!(loaded.results.len(), 3);
-    assert_eq!(loaded.results[0].payload, bw(0, 101.0));
-    assert_eq!(loaded.results[2].kind, ResultKind::Lat);
-    assert_eq!(loaded.results[2].payload, lat);
+    assert_eq!(loaded.results[0].record, bw(0, 101.0));
+    assert_eq!(loaded.results[0].as_stored, None, "today's record: stored as it writes");
+    assert_eq!(loaded.results[2].record.kind(), "lat");
+    // a hand-made chase is stored as the record it reads as: what it gave,
+    // and not-a-number (null) for the figures it lacked
+    let stored = loaded.results[2].stored_json();
+    assert_eq!((stored["median_ns"].as_f64(), stored["cpu_node"].as_u64()), (Some(140.2), Some(0)));
+    assert!(stored["p99_ns"].is_null());
     assert_eq!(loaded.machine_info, machine());
-    assert_eq!(loaded.config["thp"], "always");
-    assert_eq!(loaded.payloads_mode(&ResultKind::Bw, "local").count(), 2);
+    assert_eq!(loaded.config.thp, Some(Reading::Value("always".into())));
+    let local = |r: &&Record| matches!(r, Record::Bw(b) if b.mode == results::bw::Mode::Local);
+    assert_eq!(loaded.records().filter(local).count(), 2);
 }
 
 #[test]
@@ -79,7 +114,7 @@ fn results_cannot_be_added_to_a_finished_run() {
     let mut db = Store::open(db_path(dir.path())).unwrap();
     let run = db.begin_run(&new_run("a", "2026-11-01T10:00:00.000Z")).unwrap();
     db.finish_run(run, RunStatus::Incomplete, Some("interrupted (Ctrl-C)")).unwrap();
-    let err = db.add_result(run, &ResultKind::Bw, &bw(0, 1.0)).unwrap_err();
+    let err = db.add_result(run, &bw(0, 1.0)).unwrap_err();
     assert!(matches!(err, StoreError::RunClosed { .. }), "{err}");
     let s = db.run_summary(run).unwrap();
     assert_eq!(s.status, RunStatus::Incomplete);
@@ -93,7 +128,7 @@ fn a_run_left_running_by_a_dead_process_is_incomplete() {
     let path = db_path(dir.path());
     let mut db = Store::open(&path).unwrap();
     let run = db.begin_run(&new_run("crashed", "2026-11-01T10:00:00.000Z")).unwrap();
-    db.add_result(run, &ResultKind::Bw, &bw(0, 100.0)).unwrap();
+    db.add_result(run, &bw(0, 100.0)).unwrap();
     // Pretend the run belongs to a process that has exited.
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead_pid = child.id();
@@ -162,7 +197,7 @@ fn a_corrupt_database_is_refused_and_left_alone() {
         let mut db = Store::open(&path).unwrap();
         let run = db.begin_run(&new_run("a", "2026-11-01T10:00:00.000Z")).unwrap();
         for i in 0..200 {
-            db.add_result(run, &ResultKind::Bw, &bw(i % 2, 100.0 + f64::from(i))).unwrap();
+            db.add_result(run, &bw(i % 2, 100.0 + f64::from(i))).unwrap();
         }
         db.finish_run(run, RunStatus::Complete, None).unwrap();
     }
@@ -228,7 +263,7 @@ fn group_references_select_every_matching_run() {
     let a = db.begin_run(&new_run("base", "2026-11-01T10:00:00.000Z")).unwrap();
     let b = db.begin_run(&new_run("snc2", "2026-11-02T10:00:00.000Z")).unwrap();
     let mut other = new_run("snc2", "2026-11-03T10:00:00.000Z");
-    other.config = json!({"fingerprint": "abcdef0123456789", "numa_mode": "per-die"});
+    other.config = doc(json!({"fingerprint": "abcdef0123456789", "numa_mode": "per-die"}));
     let c = db.begin_run(&other).unwrap();
     let g = |s: &str| db.resolve_group(&s.parse::<RunRef>().unwrap());
     assert_eq!(g("label:snc2").unwrap(), vec![b, c]);
@@ -253,11 +288,16 @@ fn runs_are_grouped_by_machine() {
     db.begin_run(&new_run("a", "2026-11-01T10:00:00.000Z")).unwrap();
     db.begin_run(&new_run("b", "2026-11-02T10:00:00.000Z")).unwrap();
     let mut other = new_run("c", "2026-11-03T10:00:00.000Z");
-    other.machine = json!({"hostname": "db2", "cpu_model": "EPYC 9654"});
+    other.machine = doc(json!({"hostname": "db2", "cpu_model": "EPYC 9654"}));
     db.begin_run(&other).unwrap();
     let runs = db.list_runs().unwrap();
     assert_eq!(runs[0].machine_fingerprint, runs[1].machine_fingerprint);
     assert_ne!(runs[0].machine_fingerprint, runs[2].machine_fingerprint);
+    // A document without a fingerprint is keyed by the hash of the document
+    // as written, as before it was typed: older databases keep grouping.
+    let raw = json!({"hostname": "db2", "cpu_model": "EPYC 9654"});
+    assert_eq!(runs[2].machine_fingerprint, store::util::json_hash(&raw));
+    assert_eq!(runs[2].machine_fingerprint, "00c9c91c815d97a3");
     assert_eq!(db.list_runs_for_machine(&runs[0].machine_fingerprint).unwrap().len(), 2);
     assert_eq!(runs[2].machine, "db2: EPYC 9654");
 }
@@ -271,8 +311,8 @@ fn two_handles_write_to_one_database() {
     let r1 = one.begin_run(&new_run("one", "2026-11-01T10:00:00.000Z")).unwrap();
     let r2 = two.begin_run(&new_run("two", "2026-11-01T10:00:01.000Z")).unwrap();
     for i in 0..5 {
-        one.add_result(r1, &ResultKind::Bw, &bw(0, f64::from(i))).unwrap();
-        two.add_result(r2, &ResultKind::Bw, &bw(1, f64::from(i))).unwrap();
+        one.add_result(r1, &bw(0, f64::from(i))).unwrap();
+        two.add_result(r2, &bw(1, f64::from(i))).unwrap();
     }
     assert_eq!(one.run_summary(r2).unwrap().result_count, 5);
     assert_eq!(two.run_summary(r1).unwrap().result_count, 5);
@@ -283,11 +323,11 @@ fn export_then_import_is_faithful_and_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let mut a = Store::open(dir.path().join("a.db")).unwrap();
     let r1 = a.begin_run(&new_run("base", "2026-11-01T10:00:00.000Z")).unwrap();
-    a.add_result(r1, &ResultKind::Bw, &bw(0, 100.0)).unwrap();
-    a.add_result(r1, &ResultKind::Audit, &json!({"id": "thp", "severity": "warn"})).unwrap();
+    a.add_result(r1, &bw(0, 100.0)).unwrap();
+    a.add_result(r1, &finding("thp")).unwrap();
     a.finish_run(r1, RunStatus::Complete, None).unwrap();
     let r2 = a.begin_run(&new_run("still running", "2026-11-02T10:00:00.000Z")).unwrap();
-    a.add_result(r2, &ResultKind::Bw, &bw(1, 90.0)).unwrap();
+    a.add_result(r2, &bw(1, 90.0)).unwrap();
 
     let text = a.export_runs(&[r1, r2]).unwrap().to_json();
     let doc = ExportDoc::from_json(&text, "a.json").unwrap();
@@ -319,6 +359,53 @@ fn export_then_import_is_faithful_and_idempotent() {
     let moved = b.load(&RunRef::Label("still running".into())).unwrap();
     assert_eq!(moved.summary.status, RunStatus::Incomplete);
     assert_eq!(moved.results.len(), 1);
+}
+
+/// Results this version reads differently than they were stored (a kind
+/// written by a newer numaprobe, the first version's bandwidth placement, a
+/// hand-made finding, a record with a field added later) go through an
+/// import and an export byte for byte, while reading as records.
+#[test]
+fn results_of_any_shape_survive_import_and_export_unchanged() {
+    let today = bw(0, 100.0).to_json();
+    let mut newer = today.clone();
+    newer["added_by_a_newer_numaprobe"] = json!({"x": [1, 2]});
+    let mut v1 = today.clone();
+    v1["placement"] = json!(0.998);
+    v1["placement_check"] = json!({"expected": "0", "fraction": 0.998, "ok": true});
+    let results = [
+        ("future-kind", json!({"what": "a kind this version does not know"})),
+        ("bw", v1),
+        ("audit", json!({"rule": "thp", "level": "warning", "title": "THP is never"})),
+        ("bw", newer),
+        ("bw", today),
+    ];
+    let doc = json!({"format": EXPORT_FORMAT, "version": 1, "exported": "2026-11-20T10:00:00Z",
+        "runs": [{"uuid": "0d6f2a9e-1c4b-4f7e-9a3d-5b8c7e6f1a21", "label": "odd",
+            "command_line": "x", "tool_version": "9.9.9", "started": "2026-11-20T10:00:00Z",
+            "finished": null, "status": "complete", "message": null,
+            "machine": {"fingerprint": "m", "description": "d", "info": {"future": 1}},
+            "config_hash": "c", "config": {"future_setting": {"a": 1}}, "topology": {},
+            "results": results.iter().enumerate().map(|(i, (k, p))| json!({"seq": i + 1,
+                "recorded": "2026-11-20T10:00:00Z", "kind": k, "payload": p})).collect::<Vec<_>>()}]});
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Store::open(db_path(dir.path())).unwrap();
+    let imported = db.import(&ExportDoc::from_json(&doc.to_string(), "odd.json").unwrap()).unwrap();
+    let run = db.load_run(imported.imported[0].id).unwrap();
+    let kinds: Vec<&str> = run.records().map(Record::kind).collect();
+    assert_eq!(kinds, ["future-kind", "bw", "audit", "bw", "bw"]);
+    assert!(matches!(run.results[0].record, Record::Unknown(_)));
+    assert!(matches!(run.results[1].record, Record::Bw(_)), "the first version's, upgraded");
+    assert!(matches!(run.results[2].record, Record::Finding(_)), "hand-made, read");
+    let kept: Vec<bool> = run.results.iter().map(|r| r.as_stored.is_some()).collect();
+    assert_eq!(kept, [false, true, true, true, false], "the stored text kept beside a reading");
+    let back: Value =
+        serde_json::from_str(&db.export_runs(&[run.summary.id]).unwrap().to_json()).unwrap();
+    let r = &back["runs"][0];
+    assert_eq!(r["results"], doc["runs"][0]["results"]);
+    assert_eq!(r["machine"]["info"], doc["runs"][0]["machine"]["info"]);
+    assert_eq!(r["config"], doc["runs"][0]["config"]);
+    assert_eq!(r["topology"], json!({}));
 }
 
 #[test]

@@ -182,9 +182,23 @@ impl SysRoot {
     /// Reads a file; `Ok(None)` when it does not exist. A symbolic link
     /// to nothing is an error, not absence: something is there, broken.
     pub fn read_optional(&self, rel: &str) -> Result<Option<String>, TopoError> {
+        self.optional(rel, |p| read_bounded_string(p, SYS_FILE_CAP))
+    }
+
+    /// [`Self::read_optional`] for files that are not text
+    /// (`/proc/PID/environ`: NUL-separated, in any encoding).
+    pub fn read_optional_bytes(&self, rel: &str) -> Result<Option<Vec<u8>>, TopoError> {
+        self.optional(rel, |p| read_bounded(p, SYS_FILE_CAP))
+    }
+
+    fn optional<T>(
+        &self,
+        rel: &str,
+        read: impl Fn(&Path) -> io::Result<T>,
+    ) -> Result<Option<T>, TopoError> {
         self.note(rel);
         let path = self.path(rel);
-        match read_bounded_string(&path, SYS_FILE_CAP) {
+        match read(&path) {
             Ok(s) => Ok(Some(s)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => match dangling(&path) {
                 Some(source) => Err(TopoError::Io { path, source }),
@@ -264,8 +278,8 @@ impl SysRoot {
 mod tests {
     use super::*;
 
-    /// Issue 12: a `/dev/zero` (or any endless or huge file) in a tree grew
-    /// numaprobe to gigabytes; now it is refused, naming the path.
+    /// A `/dev/zero` (or any endless or huge file) in a tree is refused,
+    /// naming the path, instead of being read into memory.
     #[test]
     fn devices_fifos_directories_and_long_files_are_refused_naming_the_path() {
         let dir = std::env::temp_dir().join(format!("np-topo-bounded-{}", std::process::id()));

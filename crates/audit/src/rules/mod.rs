@@ -23,7 +23,7 @@ pub use memory::{IMBALANCE, LOW_PEAK_FRACTION, NEARLY_FULL};
 
 /// The record of the audit (severity, what a fix needs, one finding) lives
 /// in `results`, where the store and reports read it back.
-pub use results::audit::{Finding, Needs, Severity};
+use results::audit::{Finding, Needs, Severity};
 
 /// What the rules look at.
 pub struct Inputs<'a> {

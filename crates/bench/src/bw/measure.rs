@@ -9,14 +9,15 @@ use std::time::{Duration, Instant};
 
 use kernels::{Arrays, Expected, Kernel, Ops, Stores};
 use place::{Buffer, MemPolicy, PageNodes, PlacementCheck};
-use results::Placement;
+use results::placement::Placement;
 use topo::{NodeSet, Topology};
 
 use super::plan::{BwPlan, Case, CaseMemory, RepPolicy, StoreMode};
 use super::{BwError, BwResult};
-use crate::events::{Event, Observer, StopFlag};
+use crate::disturb::{self, SampleCheck, Tally, ThreadClock};
 use crate::stats::{top_k_spread_pct, Summary};
 use crate::team::{self, Padded};
+use events::{Event, Observer, StopFlag};
 
 const RUN: u8 = 0;
 const STOP: u8 = 1;
@@ -46,6 +47,8 @@ struct Shared {
     counts: Mutex<Vec<Option<counters::Counters>>>,
     /// Memory-controller counters (`--counters`), or why there are none.
     uncore: Mutex<Option<Result<counters::uncore::Uncore, String>>>,
+    /// Each worker's scheduling over the repetition just timed.
+    checks: Mutex<Vec<SampleCheck>>,
 }
 
 impl Shared {
@@ -171,11 +174,15 @@ fn settled(r: &RepPolicy, gbs: &[f64]) -> bool {
         && top_k_spread_pct(gbs, k, true).is_some_and(|s| s <= r.target_spread_pct)
 }
 
-/// The stopping rule of one kernel's repetitions: stop once they settled
-/// ([`settled`]), at `max_reps`, or when the budget is spent (after at
-/// least two repetitions, so a figure has a spread).
-fn enough(r: &RepPolicy, gbs: &[f64], elapsed: Duration) -> bool {
-    settled(r, gbs) || gbs.len() >= r.max_reps.max(1) || (elapsed >= r.budget && gbs.len() >= 2)
+/// The stopping rule of one kernel's repetitions: stop once the clean
+/// ones (`gbs`) settled ([`settled`]), at `max_reps` repetitions in all
+/// (`reps`, disturbed ones included), or when the budget is spent (after
+/// at least two clean repetitions, so a figure has a spread, or
+/// `min_reps` in all when they were disturbed).
+fn enough(r: &RepPolicy, gbs: &[f64], reps: usize, elapsed: Duration) -> bool {
+    settled(r, gbs)
+        || reps >= r.max_reps.max(1)
+        || (elapsed >= r.budget && (gbs.len() >= 2 || reps >= r.min_reps.max(2)))
 }
 
 /// Measures every kernel of the plan on one case; reports each result as
@@ -220,6 +227,7 @@ pub(super) fn run_case(
             crate::counting::requested()
                 .then(|| counters::uncore::Uncore::open(&topo::SysRoot::live())),
         ),
+        checks: Mutex::new(vec![SampleCheck::default(); threads]),
     };
     let done_at_start = *done;
     let n_total = (chunk * threads) as u64;
@@ -242,6 +250,8 @@ pub(super) fn run_case(
         // kernel's timed repetitions.
         let mut events = crate::counting::requested()
             .then(|| counters::EventSet::open(counters::Target::ThisThread, "team thread"));
+        // This worker's run delay, switches and CPU around each repetition.
+        let clock = ThreadClock::open();
         // First touch, from the pinned thread: pages follow the policy set
         // on the range (or land on this thread's node).
         arr.init();
@@ -280,7 +290,9 @@ pub(super) fn run_case(
                     shared.fail(validation(kernel, ops, w.cpu(), e));
                 }
             }
-            let mut times: Vec<f64> = Vec::new();
+            // the leader's: clean repetitions' times, the disturbed ones'
+            let (mut times, mut disturbed): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+            let mut tally = Tally::new();
             if let Some(e) = &mut events {
                 e.reset();
                 e.enable();
@@ -293,6 +305,10 @@ pub(super) fn run_case(
             }
             let started = Instant::now();
             loop {
+                // read before the barrier: a wait between it and the
+                // start delays the repetition too
+                let before = clock.mark();
+                let tb = Instant::now();
                 w.sync();
                 if shared.control.0.load(Ordering::SeqCst) != RUN {
                     break;
@@ -300,6 +316,8 @@ pub(super) fn run_case(
                 let t0 = shared.epoch.elapsed().as_nanos() as u64;
                 let s = arr.run(ops, kernel, stores);
                 let t1 = shared.epoch.elapsed().as_nanos() as u64;
+                let c = disturb::check(&before, &clock.mark(), tb.elapsed().as_nanos() as u64);
+                shared.checks.lock().unwrap_or_else(|p| p.into_inner())[i] = c;
                 shared.starts[i].0.store(t0, Ordering::Relaxed);
                 shared.ends[i].0.store(t1, Ordering::Relaxed);
                 if kernel == Kernel::Read {
@@ -313,14 +331,21 @@ pub(super) fn run_case(
                     let start = shared.starts.iter().map(|s| s.0.load(Ordering::Relaxed)).min();
                     let end = shared.ends.iter().map(|s| s.0.load(Ordering::Relaxed)).max();
                     let secs = (end.unwrap_or(0).saturating_sub(start.unwrap_or(0))) as f64 / 1e9;
-                    times.push(secs.max(1e-9));
+                    let checks = shared.checks.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    if tally.add(&checks) {
+                        times.push(secs.max(1e-9));
+                    } else {
+                        disturbed.push(secs.max(1e-9));
+                    }
                     let gbs: Vec<f64> = times
                         .iter()
                         .map(|t| (kernel.bytes_per_element() * n_total) as f64 / t / 1e9)
                         .collect();
+                    let all = tally.samples();
                     let next = if shared.failed() {
                         ABORT
-                    } else if stop.is_stopped() || enough(&plan.reps, &gbs, started.elapsed()) {
+                    } else if stop.is_stopped() || enough(&plan.reps, &gbs, all, started.elapsed())
+                    {
                         STOP
                     } else {
                         RUN
@@ -338,6 +363,11 @@ pub(super) fn run_case(
             }
             w.sync();
             if w.is_leader() {
+                if times.is_empty() {
+                    // no clean repetition: the figure comes from all of
+                    // them, marked unstable
+                    times = std::mem::take(&mut disturbed);
+                }
                 let next = if shared.failed() || times.is_empty() {
                     ABORT
                 } else {
@@ -352,7 +382,18 @@ pub(super) fn run_case(
                         stop.is_stopped(),
                     );
                     r.counters = team_counts(&shared);
-                    if !r.stable && !r.interrupted {
+                    let d = tally.finish();
+                    let calm = d.stable(plan.reps.min_reps.max(plan.reps.top_k));
+                    r.stable &= calm;
+                    r.disturbance = Some(d);
+                    if !calm && !r.interrupted {
+                        let d = r.disturbance.as_ref().expect("just set");
+                        obs.event(Event::Warning(format!(
+                            "{} {what}: the figure was disturbed and is marked: {}",
+                            kernel,
+                            d.cause()
+                        )));
+                    } else if !r.stable && !r.interrupted {
                         obs.event(Event::Warning(format!(
                             "{} {what}: not stable within the budget (best {} runs spread {:.1}%, \
                              target {:.1}%; {} runs): the machine may be busy",
@@ -494,6 +535,7 @@ fn result(
         validated: true,
         interrupted,
         counters: None,
+        disturbance: None,
     }
 }
 
@@ -514,18 +556,31 @@ mod tests {
     #[test]
     fn repetitions_stop_once_the_best_three_agree() {
         let r = reps();
-        assert!(!enough(&r, &[10.0, 10.0], Duration::ZERO), "under min_reps");
-        assert!(enough(&r, &[10.0, 5.0, 10.0, 9.95], Duration::ZERO));
-        assert!(!enough(&r, &[10.0, 9.0, 8.0], Duration::ZERO), "best three spread 20%");
+        assert!(!enough(&r, &[10.0, 10.0], 2, Duration::ZERO), "under min_reps");
+        assert!(enough(&r, &[10.0, 5.0, 10.0, 9.95], 4, Duration::ZERO));
+        assert!(!enough(&r, &[10.0, 9.0, 8.0], 3, Duration::ZERO), "best three spread 20%");
     }
 
     #[test]
     fn repetitions_stop_at_the_cap_or_when_the_budget_is_spent() {
         let r = reps();
         let wild: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert!(enough(&r, &wild, Duration::ZERO), "max_reps reached");
-        assert!(!enough(&r, &wild[..9], Duration::ZERO));
-        assert!(enough(&r, &[1.0, 2.0], Duration::from_secs(2)), "budget spent");
-        assert!(!enough(&r, &[1.0], Duration::from_secs(5)), "one repetition has no spread");
+        assert!(enough(&r, &wild, 10, Duration::ZERO), "max_reps reached");
+        assert!(!enough(&r, &wild[..9], 9, Duration::ZERO));
+        assert!(enough(&r, &[1.0, 2.0], 2, Duration::from_secs(2)), "budget spent");
+        assert!(!enough(&r, &[1.0], 1, Duration::from_secs(5)), "one repetition has no spread");
+    }
+
+    #[test]
+    fn disturbed_repetitions_do_not_settle_a_figure_but_count_towards_the_cap() {
+        let r = reps();
+        // three clean repetitions agree; the others were disturbed
+        assert!(enough(&r, &[10.0, 10.0, 10.0], 9, Duration::ZERO));
+        // one clean of nine: settled needs three
+        assert!(!enough(&r, &[10.0], 9, Duration::ZERO));
+        assert!(enough(&r, &[10.0], 10, Duration::ZERO), "max_reps counts every repetition");
+        // the budget is spent with no clean repetition: stop after a few
+        assert!(!enough(&r, &[], 2, Duration::from_secs(3)));
+        assert!(enough(&r, &[], 3, Duration::from_secs(3)));
     }
 }

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use topo::{SysRoot, Topology};
 
-use crate::events::{Event, Observer, StopFlag};
+use events::{Event, Observer, StopFlag};
 
 /// Why a bandwidth plan could not run.
 #[derive(Debug, thiserror::Error)]

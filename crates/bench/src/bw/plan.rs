@@ -8,6 +8,7 @@ use std::time::Duration;
 use kernels::{Isa, Kernel};
 use place::{Allowed, PageKind};
 use results::bw::{Mode, Policy};
+use topo::units::{binary_size, binary_size_floor};
 use topo::{CpuSet, NodeSet, Topology};
 
 use super::BwError;
@@ -229,16 +230,20 @@ pub fn choose_array_bytes(
             let (bytes, chunk) = fit(req, true);
             if bytes.saturating_mul(narrays) > cap_bytes {
                 return Err(usage(format!(
-                    "--size {req} bytes per array x {narrays} arrays needs {} bytes, more than \
-                     the memory node(s) can spare ({cap_bytes} bytes); use --size {} or less",
-                    bytes * narrays,
-                    cap_bytes / narrays / PAGE * PAGE
+                    "--size {} per array x {narrays} arrays needs {}, more than the memory \
+                     node(s) can spare ({}); use --size {} or less",
+                    binary_size(req),
+                    binary_size(bytes * narrays),
+                    binary_size(cap_bytes),
+                    binary_size_floor(cap_bytes / narrays / PAGE * PAGE)
                 )));
             }
             if bytes < want {
                 warning = Some(format!(
-                    "--size {bytes} bytes per array is below {LLC_FACTOR}x the last-level cache \
-                     the threads share ({want} bytes): figures may include cache bandwidth"
+                    "--size {} per array is below {LLC_FACTOR}x the last-level cache the \
+                     threads share ({}): figures may include cache bandwidth",
+                    binary_size(bytes),
+                    binary_size(want)
                 ));
             }
             (bytes, chunk)
@@ -249,13 +254,17 @@ pub fn choose_array_bytes(
                 let (b, c) = fit(cap_bytes / narrays, false);
                 if b.saturating_mul(narrays) > cap_bytes {
                     return Err(usage(format!(
-                        "the memory node(s) can spare only {cap_bytes} bytes, too little for \
-                         {narrays} arrays of {threads} thread chunks"
+                        "the memory node(s) can spare only {}, too little for {narrays} \
+                         arrays of {threads} thread chunks",
+                        binary_size(cap_bytes)
                     )));
                 }
                 warning = Some(format!(
-                    "arrays capped at {b} bytes each by the memory the node(s) can spare \
-                     ({cap_bytes} bytes): below {LLC_FACTOR}x the last-level cache ({want} bytes)"
+                    "arrays capped at {} each by the memory the node(s) can spare ({}): \
+                     below {LLC_FACTOR}x the last-level cache ({})",
+                    binary_size(b),
+                    binary_size(cap_bytes),
+                    binary_size(want)
                 ));
                 (b, c)
             } else {

@@ -5,14 +5,15 @@
 //! trip moves the line twice, so the one-way latency is half a round trip.
 
 pub use results::lat::{C2cResult, Relation};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use topo::Topology;
 
-use super::{emit, sys, usable_cpus, LatError, Mode};
-use crate::events::{Event, StopFlag};
+use super::{emit, measure, sys, usable_cpus, LatError, Mode};
+use crate::disturb;
 use crate::stats::Summary;
+use events::{Event, StopFlag};
 
 /// The relation of two CPUs; `None` when either is unknown.
 pub fn relation(topo: &Topology, a: u32, b: u32) -> Option<Relation> {
@@ -67,17 +68,29 @@ pub fn choose_pairs(topo: &Topology, usable: &[u32], per: usize) -> Vec<(u32, u3
 #[repr(align(128))]
 struct Line(AtomicU64);
 
-/// Bounces a line between `a` and `b`: `samples` samples of `trips` round
-/// trips; returns one-way ns per sample.
+/// What [`bounce`] measured: one-way ns of the kept samples (of all
+/// when none was clean) and the disturbance of both threads.
+struct Bounced {
+    ns: Vec<f64>,
+    disturbance: crate::disturb::Disturbance,
+    stable: bool,
+}
+
+/// Bounces a line between `a` and `b` until `samples` samples of `trips`
+/// round trips are clean (both threads count: a preempted responder
+/// stalls the round trip as much as a preempted measurer); a disturbed
+/// sample is discarded and the next one is half as long, within
+/// [`measure::SAMPLE_TIME_ALLOWANCE`] x `samples` samples.
 fn bounce(
     a: u32,
     b: u32,
     samples: usize,
     trips: u64,
     stop: &StopFlag,
-) -> Result<Vec<f64>, LatError> {
+) -> Result<Bounced, LatError> {
     let line = Line(AtomicU64::new(0));
     let quit = AtomicBool::new(false);
+    let responder_tid = AtomicI32::new(0);
     std::thread::scope(|s| {
         let responder = s.spawn(|| -> Result<(), LatError> {
             let r = sys::pin_to_cpu(b);
@@ -85,6 +98,7 @@ fn bounce(
                 quit.store(true, Ordering::SeqCst);
                 return r;
             }
+            responder_tid.store(disturb::gettid(), Ordering::SeqCst);
             let mut last = 0u64;
             loop {
                 let v = line.0.load(Ordering::Acquire);
@@ -101,16 +115,10 @@ fn bounce(
         // The measuring side runs on a thread of its own too: pinning the
         // caller would confine every later step of the process (a second
         // `run --repeat` found one usable CPU and refused loaded latency).
-        let measurer = s.spawn(|| -> Result<Vec<f64>, LatError> {
+        let measurer = s.spawn(|| -> Result<Bounced, LatError> {
             sys::pin_to_cpu(a)?;
-            let mut out = Vec::new();
             let mut v = 1u64;
-            // warm-up: a few hundred trips, also waits for the responder
-            for k in 0..(samples + 1) {
-                if stop.is_stopped() || quit.load(Ordering::Relaxed) {
-                    break;
-                }
-                let n = if k == 0 { 500 } else { trips };
+            let mut trip = |n: u64| {
                 let t0 = Instant::now();
                 for _ in 0..n {
                     line.0.store(v, Ordering::Release);
@@ -119,12 +127,43 @@ fn bounce(
                     }
                     v += 2;
                 }
-                let ns = t0.elapsed().as_nanos() as f64 - super::measure::timer_overhead_ns();
-                if k > 0 {
-                    out.push(ns / n as f64 / 2.0);
+                let ns = t0.elapsed().as_nanos() as f64 - measure::timer_overhead_ns();
+                ns / n as f64 / 2.0
+            };
+            // warm-up: a few hundred trips, also waits for the responder
+            if stop.is_stopped() || quit.load(Ordering::Relaxed) {
+                return Ok(Bounced {
+                    ns: Vec::new(),
+                    disturbance: Default::default(),
+                    stable: false,
+                });
+            }
+            trip(500);
+            let own = disturb::ThreadClock::open();
+            let other = disturb::OtherThread::open(responder_tid.load(Ordering::SeqCst), b);
+            let mut tally = disturb::Tally::new();
+            let (mut clean, mut disturbed) = (Vec::new(), Vec::new());
+            let floor = (trips / measure::SHORTEST_SAMPLE_DIVISOR).max(100).min(trips);
+            let mut now = trips;
+            let attempts = samples * measure::SAMPLE_TIME_ALLOWANCE as usize;
+            while clean.len() < samples && tally.samples() < attempts {
+                if stop.is_stopped() || quit.load(Ordering::Relaxed) {
+                    break;
+                }
+                let theirs = other.mark();
+                let (ns, mine) = own.around(|| trip(now));
+                let theirs = disturb::check(&theirs, &other.mark(), mine.wall_ns);
+                if tally.add(&[mine, theirs]) {
+                    clean.push(ns);
+                } else {
+                    disturbed.push(ns);
+                    now = measure::shorter(now, floor);
                 }
             }
-            Ok(out)
+            let disturbance = tally.finish();
+            let stable = disturbance.stable(measure::min_clean(samples));
+            let ns = if clean.is_empty() { disturbed } else { clean };
+            Ok(Bounced { ns, disturbance, stable })
         });
         let run = measurer
             .join()
@@ -176,12 +215,13 @@ pub fn c2c(
     let phase = "lat c2c".to_string();
     ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: pairs.len() as u64 });
     let mut out = Vec::new();
+    let mut unstable = disturb::Unstable::new();
     for (i, &(a, b)) in pairs.iter().enumerate() {
         if ctx.stop.is_stopped() {
             break;
         }
-        let v = bounce(a, b, ctx.timing.samples.max(3), trips, ctx.stop)?;
-        let Some(s) = Summary::of(&v) else { break };
+        let got = bounce(a, b, ctx.timing.samples.max(3), trips, ctx.stop)?;
+        let Some(s) = Summary::of(&got.ns) else { break };
         let r = C2cResult {
             mode: Mode::C2c,
             cpu_a: a,
@@ -195,7 +235,10 @@ pub fn c2c(
             spread_pct: s.spread_pct,
             samples: s.n,
             round_trips_per_sample: trips,
+            stable: got.stable,
+            disturbance: Some(got.disturbance),
         };
+        unstable.note(r.stable, r.disturbance.as_ref());
         emit(ctx.observer, r.clone());
         out.push(r);
         ctx.observer.event(Event::Progress {
@@ -205,6 +248,7 @@ pub fn c2c(
         });
     }
     ctx.observer.event(Event::PhaseEnd { phase });
+    unstable.warn(ctx.observer, "lat c2c");
     if out.is_empty() && ctx.stop.is_stopped() {
         return Err(LatError::Stopped);
     }
@@ -225,7 +269,9 @@ mod tests {
         assert!(cpus.len() >= 2, "this test needs two CPUs to tell a pin: {before}");
         let (a, b) = (cpus[0], cpus[cpus.len() - 1]);
         let v = bounce(a, b, 2, 100, &StopFlag::new()).unwrap();
-        assert_eq!(v.len(), 2);
+        let d = &v.disturbance;
+        assert_eq!(v.ns.len(), if d.clean > 0 { d.clean } else { d.disturbed });
+        assert!(d.clean <= 2);
         assert_eq!(place::current_thread_affinity().unwrap(), before, "pinned to CPU {a}");
     }
 }

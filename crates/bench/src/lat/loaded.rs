@@ -21,8 +21,8 @@ use super::{
     arena, emit, fit_size, measure, resolve, sys, usable_cpus, warn_placement, ChaseOpts, Ctx,
     LatError, LatSummary, Mode, Placement, PlacementStatus, Where, DEFAULT_SIZE_BYTES,
 };
-use crate::events::Event;
 use crate::stats::Summary;
+use events::Event;
 
 /// Default waits after each line, ns, from light load to full load (the
 /// idle point, load threads paused, comes first).
@@ -240,6 +240,7 @@ pub fn loaded(
             }
             let lines = || -> u64 { gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).sum() };
             let mut out = LoadedReport::default();
+            let mut unstable = crate::disturb::Unstable::new();
             let mut done = 0u64;
             'mixes: for &mix in &spec.mixes {
                 let mix_idx = LoadKind::ALL.iter().position(|&k| k == mix).unwrap_or(0);
@@ -306,7 +307,10 @@ pub fn loaded(
                         load_placement: load_placement.clone(),
                         stride_bytes: Some(opts.stride_bytes),
                         tlb_group_bytes: Some((opts.group_elems() * opts.stride_bytes) as u64),
+                        stable: sm.stable(),
+                        disturbance: Some(sm.disturbance.clone()),
                     };
+                    unstable.note(p.stable, p.disturbance.as_ref());
                     emit(ctx.observer, p.clone());
                     curve.push(p);
                     done += 1;
@@ -326,6 +330,7 @@ pub fn loaded(
                 }
                 out.points.extend(curve);
             }
+            unstable.warn(ctx.observer, "lat loaded");
             Ok(out)
         });
         ctl.quit.store(true, Ordering::SeqCst);
@@ -370,7 +375,7 @@ pub fn curve_summary(curve: &[LoadedPoint]) -> Option<LoadedSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::PlacementCheck;
+    use results::placement::PlacementCheck;
 
     fn placement(status: PlacementStatus, fraction: f64) -> Placement {
         Placement {

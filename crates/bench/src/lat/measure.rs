@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use kernels::chase::Ring;
 
-use crate::events::StopFlag;
+use crate::disturb::{Disturbance, Tally, ThreadClock};
 use crate::stats::Summary;
+use events::StopFlag;
 
 /// How long to measure each point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,13 +77,23 @@ pub const CHUNK_NS: f64 = 25_000.0;
 /// Per-load times of the samples of one chase, in ns.
 #[derive(Debug, Clone)]
 pub struct ChaseSamples {
+    /// The clean samples (every sample when none was clean).
     pub ns_per_load: Vec<f64>,
+    /// The planned length of a sample.
     pub loads_per_sample: u64,
+    /// The shortest kept sample, when disturbed samples made the later
+    /// ones shorter.
+    pub min_loads_per_sample: Option<u64>,
     /// Counts of the chase thread over the timed samples (`--counters`).
     pub counters: Option<counters::Counters>,
-    /// ns per load of every whole chunk of every sample.
+    /// ns per load of every whole chunk of every kept sample.
     pub chunks: Vec<f64>,
     pub loads_per_chunk: u64,
+    /// Samples kept and discarded, time lost to other work.
+    pub disturbance: Disturbance,
+    /// Samples asked for: fewer than half of them clean makes the figure
+    /// unstable.
+    pub wanted: usize,
 }
 
 impl ChaseSamples {
@@ -95,7 +106,25 @@ impl ChaseSamples {
         let h = results::hist::Histogram::of(&self.chunks, self.loads_per_chunk);
         (h.count > 0).then_some(h)
     }
+
+    /// Whether the figure can be trusted ([`Disturbance::stable`] with
+    /// half the samples asked for).
+    pub fn stable(&self) -> bool {
+        self.disturbance.stable(min_clean(self.wanted))
+    }
 }
+
+/// Clean samples a figure needs: half of those asked for, rounded up.
+pub fn min_clean(wanted: usize) -> usize {
+    wanted.div_ceil(2).max(1)
+}
+
+/// Disturbed samples may shorten the next ones down to this fraction of
+/// the planned length (and never below four chunks).
+pub const SHORTEST_SAMPLE_DIVISOR: u64 = 16;
+/// Wall time the samples of one figure may take, as a multiple of the
+/// planned time, while disturbed ones are replaced.
+pub const SAMPLE_TIME_ALLOWANCE: u32 = 3;
 
 /// Times one walk of `loads` loads, minus the timer's own cost, in ns.
 fn timed(ring: &mut Ring<'_>, loads: u64) -> f64 {
@@ -105,22 +134,35 @@ fn timed(ring: &mut Ring<'_>, loads: u64) -> f64 {
     dt.max(0.0)
 }
 
+/// The next sample's length after one was disturbed: half, down to
+/// `floor`.
+pub fn shorter(loads: u64, floor: u64) -> u64 {
+    (loads / 2).max(floor).min(loads)
+}
+
 /// Measures a ring: an untimed warm-up (a full lap when the ring is
-/// small, so caches hold it), a probe to size the samples, then
-/// `timing.samples` samples. Stops early (keeping what it has) when `stop`
-/// is set; `None` when stopped before the first sample.
+/// small, so caches hold it), a probe to size the samples, then samples
+/// until `timing.samples` are clean. Each sample is checked for
+/// disturbance ([`crate::disturb`]): a disturbed one is discarded and the
+/// next is half as long (down to 1/[`SHORTEST_SAMPLE_DIVISOR`]), within
+/// [`SAMPLE_TIME_ALLOWANCE`] x the planned time. Stops early (keeping
+/// what it has) when `stop` is set; `None` when stopped before the first
+/// sample.
 pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Option<ChaseSamples> {
     let lap = ring.elems() as u64;
     ring.walk(lap.min(timing.max_warmup_loads).max(1));
     if lap <= timing.max_warmup_loads / 4 {
         ring.walk(lap);
     }
-    // probe: grow until a walk takes at least 1 ms
+    // probe: grow until a walk takes at least 1 ms, then once more at that
+    // length (the faster of the two: a preempted probe would shorten the
+    // samples)
     let mut probe = 1024u64;
     let ns_per_load = loop {
         let t = timed(ring, probe);
         if t >= 1e6 || probe >= 1 << 30 {
-            break (t / probe as f64).max(0.05);
+            let again = timed(ring, probe);
+            break (t.min(again) / probe as f64).max(0.05);
         }
         probe *= 4;
     };
@@ -128,44 +170,67 @@ pub fn measure_ring(ring: &mut Ring<'_>, timing: &Timing, stop: &StopFlag) -> Op
     // at least 100k loads, so the clock's ~20-50 ns is far below 0.1%
     let loads = ((target / ns_per_load) as u64).max(100_000);
     let chunk = ((CHUNK_NS / ns_per_load) as u64).clamp(256, loads);
-    let mut out = Vec::with_capacity(timing.samples);
+    let floor = (loads / SHORTEST_SAMPLE_DIVISOR).max(4 * chunk).min(loads);
+    let wanted = timing.samples.max(1);
+    let allowance = timing.sample_time * wanted as u32 * SAMPLE_TIME_ALLOWANCE;
+    let clock = ThreadClock::open();
+    let mut tally = Tally::new();
+    let mut clean = Vec::with_capacity(wanted);
+    let mut disturbed = Vec::new();
     let mut events = crate::counting::requested()
         .then(|| counters::EventSet::open(counters::Target::ThisThread, "chase thread"));
     if let Some(e) = &mut events {
         e.enable();
     }
-    let mut chunks = Vec::with_capacity(timing.samples * (loads / chunk + 1) as usize);
-    for _ in 0..timing.samples.max(1) {
-        if stop.is_stopped() {
+    let mut chunks = Vec::with_capacity(wanted * (loads / chunk + 1) as usize);
+    let mut sample_chunks = Vec::with_capacity((loads / chunk + 1) as usize);
+    let (mut now, mut shortest) = (loads, loads);
+    let started = Instant::now();
+    while clean.len() < wanted {
+        if stop.is_stopped() || (tally.samples() >= wanted && started.elapsed() > allowance) {
             break;
         }
-        let (mut left, mut total) = (loads, 0.0);
-        while left > 0 {
-            let n = left.min(chunk);
-            let t = timed(ring, n);
-            if n == chunk {
-                chunks.push(t / n as f64);
+        sample_chunks.clear();
+        let (total, c) = clock.around(|| {
+            let (mut left, mut total) = (now, 0.0);
+            while left > 0 {
+                let n = left.min(chunk);
+                let t = timed(ring, n);
+                if n == chunk {
+                    sample_chunks.push(t / n as f64);
+                }
+                total += t;
+                left -= n;
             }
-            total += t;
-            left -= n;
+            total
+        });
+        if tally.add(&[c]) {
+            clean.push(total / now as f64);
+            chunks.extend_from_slice(&sample_chunks);
+            shortest = shortest.min(now);
+        } else {
+            disturbed.push(total / now as f64);
+            now = shorter(now, floor);
         }
-        out.push(total / loads as f64);
     }
     let counters = events.as_mut().map(|e| {
         e.disable();
         e.read()
     });
-    if out.is_empty() {
-        None
-    } else {
-        Some(ChaseSamples {
-            ns_per_load: out,
-            loads_per_sample: loads,
-            chunks,
-            loads_per_chunk: chunk,
-            counters,
-        })
+    let ns_per_load = if clean.is_empty() { disturbed } else { clean };
+    if ns_per_load.is_empty() {
+        return None;
     }
+    Some(ChaseSamples {
+        ns_per_load,
+        loads_per_sample: loads,
+        min_loads_per_sample: (shortest < loads).then_some(shortest),
+        chunks,
+        loads_per_chunk: chunk,
+        counters,
+        disturbance: tally.finish(),
+        wanted,
+    })
 }
 
 #[cfg(test)]
@@ -196,10 +261,34 @@ mod tests {
         // every sample is cut into whole chunks that make the histogram
         assert!(s.loads_per_chunk >= 256 && s.loads_per_chunk <= s.loads_per_sample);
         let whole = (s.loads_per_sample / s.loads_per_chunk) as usize;
-        assert_eq!(s.chunks.len(), 3 * whole);
+        match s.min_loads_per_sample {
+            None => assert_eq!(s.chunks.len(), 3 * whole),
+            // a busy machine shortened some samples
+            Some(short) => assert!(s.chunks.len() >= 3 * (short / s.loads_per_chunk) as usize),
+        }
+        // the figure is made of the clean samples (of all, when none was clean)
+        let d = &s.disturbance;
+        assert_eq!(s.ns_per_load.len(), if d.clean > 0 { d.clean } else { d.disturbed });
         let h = s.histogram().unwrap();
         assert_eq!(h.count as usize, s.chunks.len());
         assert_eq!(h.loads_per_value, s.loads_per_chunk);
+    }
+
+    #[test]
+    fn disturbed_samples_halve_the_next_down_to_the_floor() {
+        assert_eq!(shorter(1_000_000, 62_500), 500_000);
+        assert_eq!(shorter(100_000, 62_500), 62_500);
+        assert_eq!(shorter(62_500, 62_500), 62_500);
+        // a floor above the length never lengthens it
+        assert_eq!(shorter(1_000, 4_000), 1_000);
+    }
+
+    #[test]
+    fn half_the_samples_asked_for_must_be_clean() {
+        assert_eq!(min_clean(11), 6);
+        assert_eq!(min_clean(7), 4);
+        assert_eq!(min_clean(1), 1);
+        assert_eq!(min_clean(0), 1);
     }
 
     #[test]

@@ -21,8 +21,8 @@ use kernels::chase::{ChaseError, Ring};
 use serde::{Deserialize, Serialize};
 use topo::{CpuSet, NodeSet, SysRoot, Topology};
 
-use crate::events::{Event, Observer, StopFlag};
 use crate::stats::Summary;
+use events::{Event, Observer, StopFlag};
 
 pub use c2c::{c2c, C2cResult, C2cSpec};
 pub use loaded::{loaded, LoadKind, LoadedPoint, LoadedReport, LoadedSpec};
@@ -191,6 +191,9 @@ fn lat_result(
         placement: placement.clone(),
         counters: s.counters.clone().map(Box::new),
         histogram: s.histogram(),
+        stable: s.stable(),
+        disturbance: Some(s.disturbance.clone()),
+        min_loads_per_sample: s.min_loads_per_sample,
     })
 }
 
@@ -410,8 +413,19 @@ pub fn point(
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     let res = res?;
+    warn_unstable(ctx.observer, "lat point", std::slice::from_ref(&res));
     emit(ctx.observer, res.clone());
     Ok(res)
+}
+
+/// One warning line when some of `results` were disturbed
+/// ([`crate::disturb::Unstable`]).
+fn warn_unstable(obs: &dyn Observer, what: &str, results: &[LatResult]) {
+    let mut u = crate::disturb::Unstable::new();
+    for r in results {
+        u.note(r.stable, r.disturbance.as_ref());
+    }
+    u.warn(obs, what);
 }
 
 /// Working set of the prefetch check: 256 MiB or 4 x the LLC, whichever
@@ -464,11 +478,13 @@ pub fn prefetch_check(
             Ring::build(second, opts.stride_bytes, opts.group_elems(), opts.seed)?,
         ];
         let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut parts = Vec::new();
         let mut done = 0;
         for _ in 0..PREFETCH_CHECK_ROUNDS {
             for (k, ring) in rings.iter_mut().enumerate() {
                 let s =
                     measure::measure_ring(ring, &ctx.timing, ctx.stop).ok_or(LatError::Stopped)?;
+                parts.push((s.disturbance.clone(), s.stable()));
                 samples[k].extend(s.ns_per_load);
                 done += 1;
                 ctx.observer.event(Event::Progress {
@@ -483,10 +499,17 @@ pub fn prefetch_check(
         let (Some(l), Some(d)) = (judged(&samples[0]), judged(&samples[1])) else {
             return Err(LatError::Stopped);
         };
-        Ok(PrefetchCheck::judge(r.cpu, r.mem_node, half, a.page.clone(), opts.stride_bytes, l, d))
+        let stable = parts.iter().all(|(_, s)| *s);
+        let parts: Vec<_> = parts.into_iter().map(|(d, _)| d).collect();
+        let check =
+            PrefetchCheck::judge(r.cpu, r.mem_node, half, a.page.clone(), opts.stride_bytes, l, d);
+        Ok(check.with_disturbance(crate::disturb::combine(&parts), stable))
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     let res = res?;
+    if !res.stable {
+        ctx.observer.event(Event::Warning(format!("lat prefetch check: {}", res.note)));
+    }
     emit(ctx.observer, LatSummary::PrefetchCheck(res.clone()));
     Ok(res)
 }
@@ -559,6 +582,7 @@ pub fn matrix(
         }
     }
     ctx.observer.event(Event::PhaseEnd { phase });
+    warn_unstable(ctx.observer, "lat matrix", &out);
     Ok(out)
 }
 
@@ -633,6 +657,7 @@ pub fn sweep(
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     let points = points?;
+    warn_unstable(ctx.observer, "lat sweep", &points);
     // Plateaus from each point's fastest sample: interference (preemption,
     // other tenants) only adds time, so the minimum of samples of 100k+
     // loads shows the cache level best on a busy machine.
@@ -740,6 +765,7 @@ pub fn per_cpu(
         });
     }
     ctx.observer.event(Event::PhaseEnd { phase });
+    warn_unstable(ctx.observer, "lat per-cpu", &points);
     let report = group_cpus(topo, first.mem_node, points);
     emit(
         ctx.observer,

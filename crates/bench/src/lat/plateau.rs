@@ -73,9 +73,7 @@ pub fn plateaus(points: &[(u64, f64)], caches: &[(u8, u64)]) -> Vec<Plateau> {
 }
 
 fn median(run: &[(u64, f64)]) -> f64 {
-    let mut v: Vec<f64> = run.iter().map(|p| p.1).collect();
-    v.sort_by(|a, b| a.total_cmp(b));
-    crate::stats::percentile_sorted(&v, 50.0)
+    results::stats::median(&run.iter().map(|p| p.1).collect::<Vec<_>>()).unwrap_or(f64::NAN)
 }
 
 /// Sweep sizes: powers of two and the 1.5x points between them, from

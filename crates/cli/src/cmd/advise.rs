@@ -3,17 +3,20 @@
 //! kernel's current weights, with the commands that set them, `--apply`
 //! (root; the old values saved and a restore command printed),
 //! `--restore FILE`, and `--verify` (weighted against plain interleave and
-//! local-only, with the noise). The weights themselves come from
-//! [`place::weights`].
+//! local-only, with the noise). The weights, applying and restoring them
+//! are [`place::weights`]'s, the measurements [`bench::weights`]'; this
+//! command reads the flags, calls them and prints.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Context;
-use bench::bw::{self, BwMode, BwPlan, BwResult, Mode, RepPolicy};
+use bench::weights::{CellFigure, Sizing, Verify};
 use kernels::Kernel;
-use place::weights::{self, Advice, Backup, KernelWeights, WriteFailure};
+use place::weights::{
+    self, Advice, ApplyError, CannotWrite, Commands, KernelWeights, Matrix, MatrixAdvice,
+    MatrixError, OtherView, RestoreError, WriteFailure,
+};
 use serde::Serialize;
 use topo::{NodeSet, SysRoot, Topology};
 
@@ -98,54 +101,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     }
 }
 
-/// Bandwidth from CPU nodes (rows) to memory nodes (columns), GB/s.
-type Matrix = BTreeMap<u32, BTreeMap<u32, f64>>;
-
-/// What another CPU node gets from the advised weights.
-#[derive(Debug, Serialize)]
-struct OtherView {
-    cpu_node: u32,
-    /// The weights that would suit this node best.
-    own_weights: BTreeMap<u32, u32>,
-    own_expected_gbs: f64,
-    /// What the advised weights give it (model), GB/s.
-    with_advice_gbs: f64,
-    /// `1 - with_advice / own_expected`, percent.
-    loss_pct: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct Commands {
-    /// For one program: `numactl --weighted-interleave=NODES PROGRAM`.
-    numactl: String,
-    /// For the whole system (root): one write per node.
-    sysfs: Vec<String>,
-}
-
 #[derive(Debug, Serialize)]
 struct Applied {
     backup: String,
     restore_command: String,
-}
-
-#[derive(Debug, Serialize)]
-struct VerifyFigure {
-    policy: &'static str,
-    best_gbs: f64,
-    noise_pct: Option<f64>,
-}
-
-#[derive(Debug, Serialize)]
-struct Verify {
-    kernel: &'static str,
-    figures: Vec<VerifyFigure>,
-    /// `weighted / interleave - 1`, percent.
-    gain_vs_interleave_pct: Option<f64>,
-    /// `weighted / local-only - 1`, percent.
-    gain_vs_local_pct: Option<f64>,
-    /// Combined noise of the two figures compared, percent.
-    noise_pct: Option<f64>,
-    verdict: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -176,24 +135,22 @@ fn sys_root(a: &InterleaveArgs) -> anyhow::Result<SysRoot> {
     })
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// The refusals of --apply/--restore that need nothing measured: not root,
 /// or no weight files. Exit 1, nothing written.
-fn check_can_write(root: &SysRoot, what: &str) -> anyhow::Result<()> {
-    if !is_root() {
-        anyhow::bail!("{what} writes /sys/kernel/mm/mempolicy/weighted_interleave: run it as root (nothing was written)");
-    }
-    if !place::policy::supports_weighted_interleave(root) {
-        anyhow::bail!(
+fn refusal(what: &str, why: &CannotWrite) -> anyhow::Error {
+    match why {
+        CannotWrite::NotRoot => anyhow::anyhow!(
+            "{what} writes /sys/kernel/mm/mempolicy/weighted_interleave: run it as root (nothing was written)"
+        ),
+        CannotWrite::Unsupported { dir } => anyhow::anyhow!(
             "{what}: {} is absent: weighted interleave needs Linux 6.9 or later (nothing was written)",
-            root.path(weights::WEIGHTS_DIR).display()
-        );
+            dir.display()
+        ),
     }
-    Ok(())
+}
+
+fn sizing(a: &InterleaveArgs) -> Sizing {
+    Sizing { array_bytes: a.size, budget: a.budget }
 }
 
 fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
@@ -202,7 +159,7 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
         return restore(&root, file, g);
     }
     if a.apply {
-        check_can_write(&root, "--apply")?;
+        weights::ensure_can_write(&root).map_err(|why| refusal("--apply", &why))?;
     }
     let stop = crate::signal::stop_flag();
     let (source, kernel, matrix) = match &a.from_run {
@@ -210,84 +167,42 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
         None => {
             let topo = Topology::discover(&SysRoot::live())?;
             let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
-            let m = measure(&topo, &a, g, &stop)?;
-            ("measured now".to_string(), "triad".to_string(), m)
+            let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
+            let Some(m) = bench::weights::measure_matrix(&topo, &sizing(&a), &obs, &stop)? else {
+                anyhow::bail!("interrupted before the bandwidth matrix was complete: no advice");
+            };
+            ("measured now".to_string(), Kernel::Triad, m)
         }
     };
-    if matrix.is_empty() {
-        anyhow::bail!("no CPU node -> memory node bandwidth to work from ({source})");
-    }
-    let cpu_node = match a.cpu_node {
-        Some(n) if matrix.contains_key(&n) => n,
-        Some(n) => usage!(
-            "--cpu-node {n}: no bandwidth from node {n} in {source} (CPU nodes: {})",
-            matrix.keys().map(u32::to_string).collect::<Vec<_>>().join(", ")
+    let m = match weights::advise_matrix(&matrix, a.cpu_node, a.nodes.as_ref(), a.max_weight) {
+        Ok(m) => m,
+        Err(MatrixError::Empty) => {
+            anyhow::bail!("no CPU node -> memory node bandwidth to work from ({source})")
+        }
+        Err(MatrixError::NoSuchCpuNode { node, cpu_nodes }) => usage!(
+            "--cpu-node {node}: no bandwidth from node {node} in {source} (CPU nodes: {})",
+            cpu_nodes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         ),
-        None => *matrix.keys().next().expect("not empty"),
+        Err(MatrixError::MissingNodes { cpu_node, missing }) => usage!(
+            "--nodes {}: no bandwidth from CPU node {cpu_node} to node(s) {missing:?} in {source}",
+            a.nodes.as_ref().map(NodeSet::to_string).unwrap_or_default()
+        ),
+        Err(MatrixError::Advice(e)) => anyhow::bail!("{e}"),
     };
-    let row = restrict(&matrix[&cpu_node], a.nodes.as_ref());
-    if let Some(want) = &a.nodes {
-        let missing: Vec<u32> = want.iter().filter(|n| !row.contains_key(n)).collect();
-        if !missing.is_empty() {
-            usage!(
-                "--nodes {want}: no bandwidth from CPU node {cpu_node} to node(s) {missing:?} in {source}"
-            );
-        }
-    }
-    let advice = weights::advise(&row, a.max_weight).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let others = others(&matrix, cpu_node, &advice, a.nodes.as_ref(), a.max_weight);
     let live = SysRoot::live();
     let wroot = if a.sysfs_root.is_some() { &root } else { &live };
     let kernel_weights = weights::read_kernel_weights(wroot).ok().flatten();
-    let kernel_supported = kernel_weights.is_some();
-    let mut notes = Vec::new();
-    if !kernel_supported {
-        notes.push(
-            "this kernel has no weighted interleave (/sys/kernel/mm/mempolicy/weighted_interleave): \
-             it needs Linux 6.9 or later; the weights below are for when it has"
-                .to_string(),
-        );
-    }
-    if kernel_weights.as_ref().is_some_and(|k| k.auto == Some(true)) {
-        notes.push(
-            "the kernel is in auto mode: its weights come from firmware (HMAT/CDAT) bandwidth, \
-             not from measurement; writing a weight switches it to manual mode"
-                .to_string(),
-        );
-    }
-    if !advice.excluded.is_empty() {
-        notes.push(format!(
-            "node(s) {:?} left out: even the smallest weight (1) gives them more pages than their \
-             bandwidth serves, so including them lowers the aggregate",
-            advice.excluded
-        ));
-    }
-    if advice.weights.len() < 2 {
-        notes.push(
-            "one memory node: there is nothing to interleave; weights matter on machines with \
-             several memory nodes (CXL, HBM, several sockets)"
-                .to_string(),
-        );
-    }
-    if matrix.len() > 1 {
-        notes.push(format!(
-            "weights are global in the kernel: optimised for CPU node {cpu_node}'s view \
-             (--cpu-node picks another); what the other CPU nodes lose is listed"
-        ));
-    }
-    let set: NodeSet = advice.weights.keys().copied().collect();
-    let commands = Commands {
-        numactl: format!("numactl --weighted-interleave={} PROGRAM", set.to_list()),
-        sysfs: weights::sysfs_commands(&advice.weights),
-    };
-    let applied = if a.apply { Some(apply(wroot, &advice.weights, &a, g)?) } else { None };
+    let notes = notes(&m, kernel_weights.as_ref(), matrix.len());
+    let commands = weights::commands(&m.advice.weights);
+    let applied = if a.apply { Some(apply(wroot, &m.advice.weights, &a, g)?) } else { None };
     let verify = if a.verify {
-        if !kernel_supported {
+        if kernel_weights.is_none() {
             anyhow::bail!("--verify: this kernel has no weighted interleave (Linux 6.9+ needed)");
         }
         let topo = Topology::discover(&SysRoot::live())?;
         let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
-        Some(verify(&topo, &a, g, &stop)?)
+        let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
+        Some(bench::weights::verify(&topo, &sizing(&a), &obs, &stop)?)
     } else {
         None
     };
@@ -295,13 +210,13 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
         schema_version: results::SCHEMA_VERSION,
         unit: "GB/s = 1e9 bytes/s",
         source,
-        kernel,
-        cpu_node,
+        kernel: kernel.name().to_string(),
+        cpu_node: m.cpu_node,
         matrix_gbs: matrix,
-        advice,
-        others,
+        advice: m.advice,
+        others: m.others,
+        kernel_supported: kernel_weights.is_some(),
         kernel_weights,
-        kernel_supported,
         notes,
         commands,
         applied,
@@ -313,109 +228,78 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
     output::emit(&render(&doc))
 }
 
-fn restrict(row: &BTreeMap<u32, f64>, nodes: Option<&NodeSet>) -> BTreeMap<u32, f64> {
-    row.iter()
-        .filter(|(n, _)| nodes.is_none_or(|s| s.contains(**n)))
-        .map(|(&n, &b)| (n, b))
-        .collect()
-}
-
-fn others(
-    matrix: &Matrix,
-    chosen: u32,
-    advice: &Advice,
-    nodes: Option<&NodeSet>,
-    max: u32,
-) -> Vec<OtherView> {
-    let mut out = Vec::new();
-    for (&c, row) in matrix {
-        if c == chosen {
-            continue;
-        }
-        let row = restrict(row, nodes);
-        let Ok(own) = weights::advise(&row, max) else { continue };
-        let with = weights::aggregate_gbs(&advice.weights, &row);
-        out.push(OtherView {
-            cpu_node: c,
-            own_weights: own.weights,
-            own_expected_gbs: own.expected_gbs,
-            with_advice_gbs: with,
-            loss_pct: (1.0 - with / own.expected_gbs) * 100.0,
-        });
+/// What the reader of the advice should know: a kernel without weighted
+/// interleave (`kernel` is `None`) or in auto mode, nodes left out, one
+/// memory node only, weights that are global across `cpu_nodes` CPU nodes.
+fn notes(m: &MatrixAdvice, kernel: Option<&KernelWeights>, cpu_nodes: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    if kernel.is_none() {
+        notes.push(
+            "this kernel has no weighted interleave (/sys/kernel/mm/mempolicy/weighted_interleave): \
+             it needs Linux 6.9 or later; the weights below are for when it has"
+                .to_string(),
+        );
     }
-    out
+    if kernel.is_some_and(|k| k.auto == Some(true)) {
+        notes.push(
+            "the kernel is in auto mode: its weights come from firmware (HMAT/CDAT) bandwidth, \
+             not from measurement; writing a weight switches it to manual mode"
+                .to_string(),
+        );
+    }
+    if !m.advice.excluded.is_empty() {
+        notes.push(format!(
+            "node(s) {:?} left out: even the smallest weight (1) gives them more pages than their \
+             bandwidth serves, so including them lowers the aggregate",
+            m.advice.excluded
+        ));
+    }
+    if m.advice.weights.len() < 2 {
+        notes.push(
+            "one memory node: there is nothing to interleave; weights matter on machines with \
+             several memory nodes (CXL, HBM, several sockets)"
+                .to_string(),
+        );
+    }
+    if cpu_nodes > 1 {
+        notes.push(format!(
+            "weights are global in the kernel: optimised for CPU node {}'s view \
+             (--cpu-node picks another); what the other CPU nodes lose is listed",
+            m.cpu_node
+        ));
+    }
+    notes
 }
 
-/// The bandwidth matrix of a saved run: `bw` results with a CPU node and
-/// one memory node (the matrix, or local runs), of the kernel present in
-/// most cells (triad first); the best figure of each cell.
-fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, String, Matrix)> {
+/// The bandwidth matrix of a saved run: its `bw` results with a CPU node
+/// and one memory node (the matrix, or local runs), as
+/// [`bench::weights::saved_matrix`] picks them.
+fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, Kernel, Matrix)> {
     let run = super::store::load_for(g, "--from-run", r)?;
-    let views: Vec<results::view::Bw> = run
-        .results
-        .iter()
-        .filter(|s| s.kind == store::ResultKind::Bw)
-        .map(|s| results::view::Bw::of(&s.payload))
-        .filter(|b| {
-            (b.mode == "matrix" || b.mode == "local")
-                && b.cpu_node.is_some()
-                && b.mem_node.is_some()
+    let figures: Vec<CellFigure> = run
+        .records()
+        .filter_map(|r| match r {
+            results::Record::Bw(b) => Some(b.as_ref()),
+            _ => None,
+        })
+        .filter(|b| matches!(b.mode, results::bw::Mode::Matrix | results::bw::Mode::Local))
+        .filter_map(|b| {
+            Some(CellFigure {
+                kernel: b.kernel,
+                cpu_node: b.cpu_node?,
+                mem_node: b.mem_node?,
+                best_gbs: results::stats::measured(b.best_gbs),
+            })
         })
         .collect();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in &views {
-        *counts.entry(v.kernel.as_str()).or_default() += 1;
-    }
-    let kernel = if counts.contains_key("triad") {
-        "triad".to_string()
-    } else {
-        match counts.iter().max_by_key(|(_, &c)| c) {
-            Some((k, _)) => k.to_string(),
-            None => anyhow::bail!(
-                "--from-run {r}: run {} has no bandwidth per CPU node and memory node \
-                 (run `numaprobe run` or `numaprobe bw --matrix --save`)",
-                run.summary.id
-            ),
-        }
+    let Some((kernel, m)) = bench::weights::saved_matrix(&figures) else {
+        anyhow::bail!(
+            "--from-run {r}: run {} has no bandwidth per CPU node and memory node \
+             (run `numaprobe run` or `numaprobe bw --matrix --save`)",
+            run.summary.id
+        )
     };
-    let mut m: Matrix = BTreeMap::new();
-    for v in views.iter().filter(|v| v.kernel == kernel) {
-        let (Some(c), Some(n), Some(b)) = (v.cpu_node, v.mem_node, v.best_gbs) else { continue };
-        let (Ok(c), Ok(n)) = (u32::try_from(c), u32::try_from(n)) else { continue };
-        let cell = m.entry(c).or_default().entry(n).or_insert(0.0);
-        *cell = cell.max(b);
-    }
     Ok((format!("run {}", run.summary.id), kernel, m))
-}
-
-fn plan(a: &InterleaveArgs, modes: Vec<BwMode>) -> BwPlan {
-    BwPlan {
-        modes,
-        kernels: vec![Kernel::Triad],
-        array_bytes: a.size,
-        reps: RepPolicy { min_reps: 3, budget: a.budget, ..RepPolicy::default() },
-        ..BwPlan::default()
-    }
-}
-
-fn measure(
-    topo: &Topology,
-    a: &InterleaveArgs,
-    g: &Global,
-    stop: &bench::events::StopFlag,
-) -> anyhow::Result<Matrix> {
-    let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-    let rs = bw::run_plan(topo, &plan(a, vec![BwMode::Matrix]), &obs, stop)?;
-    if stop.is_stopped() {
-        anyhow::bail!("interrupted before the bandwidth matrix was complete: no advice");
-    }
-    let mut m: Matrix = BTreeMap::new();
-    for r in &rs {
-        if let (Some(c), Some(n)) = (r.cpu_node, r.mem_node) {
-            m.entry(c).or_default().insert(n, r.best_gbs);
-        }
-    }
-    Ok(m)
 }
 
 fn backup_path(a: &InterleaveArgs, g: &Global) -> anyhow::Result<PathBuf> {
@@ -448,33 +332,23 @@ fn apply(
     g: &Global,
 ) -> anyhow::Result<Applied> {
     let path = backup_path(a, g)?;
-    // Validate before writing anything (nodes without a weight file...).
-    weights::check_writable(root, w).map_err(|e| anyhow::anyhow!("--apply: {e}"))?;
-    let saved = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs().to_string())
-        .unwrap_or_default();
-    // Save what is there first, so a crash mid-way still leaves the backup.
-    let current = weights::read_kernel_weights(root)?.expect("checked");
-    let planned = Backup {
-        format: weights::BACKUP_FORMAT.into(),
-        saved: saved.clone(),
-        previous: current,
-        applied: w.clone(),
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(&path, serde_json::to_string_pretty(&planned)? + "\n").with_context(|| {
-        format!("--apply: saving the old weights to {} (nothing was written)", path.display())
-    })?;
-    match weights::apply(root, w, saved) {
+    match weights::apply_with_backup(root, w, &path) {
         Ok(_) => {}
-        Err((why, left)) if left.is_empty() => {
+        Err(ApplyError::Refused(e)) => anyhow::bail!("--apply: {e}"),
+        Err(ApplyError::BackupDir { dir, source }) => {
+            return Err(anyhow::Error::new(source).context(format!("creating {}", dir.display())))
+        }
+        Err(ApplyError::Backup { path, source }) => {
+            return Err(anyhow::Error::new(source).context(format!(
+                "--apply: saving the old weights to {} (nothing was written)",
+                path.display()
+            )))
+        }
+        Err(ApplyError::Write { why, unrestored }) if unrestored.is_empty() => {
             anyhow::bail!("--apply failed: {why}; the old weights were put back")
         }
-        Err((why, left)) => {
-            eprint!("{}", loud_failures(&left));
+        Err(ApplyError::Write { why, unrestored }) => {
+            eprint!("{}", loud_failures(&unrestored));
             anyhow::bail!(
                 "--apply failed: {why}; and some old weights could not be put back (above)"
             )
@@ -490,30 +364,22 @@ fn apply(
 
 #[derive(Serialize)]
 struct RestoreDoc {
+    schema_version: u32,
     backup: String,
     restored: BTreeMap<u32, u32>,
     auto: Option<bool>,
     failed: Vec<WriteFailure>,
 }
 
-fn restore(root: &SysRoot, file: &PathBuf, g: &Global) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("--restore: reading {}", file.display()))?;
-    let b: Backup = match serde_json::from_str(&text) {
-        Ok(b) => b,
-        Err(e) => usage!("--restore {}: not a weights backup ({e})", file.display()),
+fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
+    let (b, failed) = match weights::restore_file(root, file) {
+        Ok(done) => done,
+        Err(e) if e.is_usage() => usage!("--restore {e}"),
+        Err(RestoreError::CannotWrite(why)) => return Err(refusal("--restore", &why)),
+        Err(e) => return Err(anyhow::Error::new(e).context("--restore")),
     };
-    if b.format != weights::BACKUP_FORMAT {
-        usage!(
-            "--restore {}: format {:?}, expected {}",
-            file.display(),
-            b.format,
-            weights::BACKUP_FORMAT
-        );
-    }
-    check_can_write(root, "--restore")?;
-    let failed = weights::restore(root, &b);
     let doc = RestoreDoc {
+        schema_version: output::schema::RESTORE,
         backup: file.display().to_string(),
         restored: b.previous.weights.clone(),
         auto: b.previous.auto,
@@ -536,59 +402,6 @@ fn restore(root: &SysRoot, file: &PathBuf, g: &Global) -> anyhow::Result<()> {
         anyhow::bail!("--restore: {} file(s) could not be written (values above)", failed.len());
     }
     Ok(())
-}
-
-fn verify(
-    topo: &Topology,
-    a: &InterleaveArgs,
-    g: &Global,
-    stop: &bench::events::StopFlag,
-) -> anyhow::Result<Verify> {
-    let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-    let modes = vec![BwMode::Weighted { required: true }, BwMode::Interleave, BwMode::Global];
-    let rs = bw::run_plan(topo, &plan(a, modes), &obs, stop)?;
-    let fig = |m: Mode| rs.iter().find(|r| r.mode == m);
-    let noise = |r: &BwResult| results::view::Bw::of_record(r).noise_pct;
-    let mut figures = Vec::new();
-    for (m, name) in [
-        (Mode::Weighted, "weighted"),
-        (Mode::Interleave, "interleave"),
-        (Mode::Global, "local-only"),
-    ] {
-        if let Some(r) = fig(m) {
-            figures.push(VerifyFigure { policy: name, best_gbs: r.best_gbs, noise_pct: noise(r) });
-        }
-    }
-    let (w, i, l) = (fig(Mode::Weighted), fig(Mode::Interleave), fig(Mode::Global));
-    let gain = |x: Option<&BwResult>| match (w, x) {
-        (Some(w), Some(x)) if x.best_gbs > 0.0 => Some((w.best_gbs / x.best_gbs - 1.0) * 100.0),
-        _ => None,
-    };
-    let noise_pct = match (w.and_then(noise), i.and_then(noise)) {
-        (Some(a), Some(b)) => Some((a * a + b * b).sqrt()),
-        _ => None,
-    };
-    let gi = gain(i);
-    let verdict = match (gi, noise_pct) {
-        (Some(gn), Some(nz)) if gn.abs() <= nz.max(1.0) => format!(
-            "no difference beyond the noise: weighted {gn:+.1}% against interleave, noise {nz:.1}%"
-        ),
-        (Some(gn), Some(nz)) if gn > 0.0 => {
-            format!("weighted is {gn:.1}% faster than plain interleave (noise {nz:.1}%)")
-        }
-        (Some(gn), Some(nz)) => {
-            format!("weighted is {:.1}% slower than plain interleave (noise {nz:.1}%)", -gn)
-        }
-        _ => "not enough figures to compare".to_string(),
-    };
-    Ok(Verify {
-        kernel: "triad",
-        figures,
-        gain_vs_interleave_pct: gi,
-        gain_vs_local_pct: gain(l),
-        noise_pct,
-        verdict,
-    })
 }
 
 fn render(d: &Doc) -> String {

@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use audit::{Evidence, Report, Severity};
-use serde_json::{json, Value};
+use audit::{Evidence, Report};
+use results::audit::Severity;
+
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -171,86 +172,37 @@ fn evidence_from_store(
         Err(e) => return Err(e.into()),
     };
     let me = audit::fingerprint::machine_fingerprint(root, topology);
-    let loaded = if let Some(r) = run {
+    let source = match run {
         // A reference that names no run is the user's mistake (exit 2),
         // as in `show`, `report` and `compare`.
-        let id = crate::cmd::store::resolve(&db, r).map_err(|e| e.context(format!("--run {r}")))?;
-        Some(db.load_run(id)?)
-    } else {
-        db.latest_run_of_machine(&me)?.map(|id| db.load_run(id)).transpose()?
+        Some(r) => audit::evidence::Source::Run(
+            crate::cmd::store::resolve(&db, r).map_err(|e| e.context(format!("--run {r}")))?,
+        ),
+        None => audit::evidence::Source::LatestOfMachine(&me),
     };
-    let Some(l) = loaded else {
-        return Ok((Evidence::default(), None));
-    };
-    let mut ev = Evidence::from_results(&kind_payloads(&l));
-    let src = source_of(&l);
-    if let Some(p) = &mut ev.prefetch {
-        p.source = Some(src.clone());
-    } else if run.is_none() {
-        // The latest run may not have measured latency: the prefetch
-        // evidence comes from the latest run of this machine that did.
-        ev.prefetch = latest_prefetch_check(&db, &me, l.summary.id)?;
-    }
-    if ev.is_empty() {
-        return Ok((
-            Evidence::default(),
-            Some(format!("{src} has no bandwidth or latency results to cite")),
-        ));
-    }
-    ev.source = Some(src);
-    Ok((ev, None))
-}
-
-/// A run's results as `{"kind", "payload"}` documents, as
-/// [`Evidence::from_results`] reads them.
-fn kind_payloads(l: &store::LoadedRun) -> Vec<Value> {
-    l.results.iter().map(|r| json!({"kind": r.kind.as_str(), "payload": r.payload})).collect()
-}
-
-/// `run N (started, label)`: where evidence comes from.
-fn source_of(l: &store::LoadedRun) -> String {
-    let label = l.summary.label.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
-    format!("run {} ({}{label})", l.summary.id, l.summary.started)
-}
-
-/// The prefetch check of the latest run of machine `me` that has one,
-/// other than `seen` (already read).
-fn latest_prefetch_check(
-    db: &store::Store,
-    me: &str,
-    seen: store::RunId,
-) -> anyhow::Result<Option<audit::evidence::PrefetchEvidence>> {
-    let mut runs = db.list_runs_for_machine(me)?;
-    runs.sort_by(|a, b| (&a.started, a.id).cmp(&(&b.started, b.id)));
-    for s in runs.iter().rev().filter(|s| s.id != seen) {
-        let l = db.load_run(s.id)?;
-        if let Some(check) = audit::evidence::prefetch_check(&kind_payloads(&l)) {
-            let source = Some(source_of(&l));
-            return Ok(Some(audit::evidence::PrefetchEvidence { source, check }));
-        }
-    }
-    Ok(None)
+    Ok(audit::evidence::from_store(&db, source)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use store::{NewRun, ResultKind, RunStatus, Store};
+    use results::context::{Machine, RunTopology};
+    use store::{NewRun, RunStatus, Store};
 
-    fn save(db: &mut Store, machine: Value, topology: Value, gbs: f64) -> store::RunId {
+    fn save(db: &mut Store, machine: Machine, topology: &Topology, gbs: f64) -> store::RunId {
         let mut new = NewRun::new("numaprobe run", "0");
         new.machine = machine;
-        new.topology = topology;
+        new.topology = RunTopology::of(topology);
         let id = db.begin_run(&new).unwrap();
-        let bw = json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
+        let bw = serde_json::json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
                         "best_gbs": gbs, "validated": true});
-        db.add_result(id, &ResultKind::Bw, &bw).unwrap();
+        db.add_result(id, &results::upgrade::read("bw", &bw).record).unwrap();
         db.finish_run(id, RunStatus::Complete, None).unwrap();
         id
     }
 
-    /// Issue 11: audit keyed "same machine" on CPUs and nodes, so a run
-    /// taken before SMT or SNC was switched was no longer this machine's.
+    /// A run taken under other SMT or SNC settings (other CPUs and nodes)
+    /// is still this machine's: the machine fingerprint ignores them.
     #[test]
     fn the_latest_run_of_this_machine_is_found_after_smt_and_snc_change() {
         let root = SysRoot::live();
@@ -271,12 +223,12 @@ mod tests {
         let path = dir.path().join("results.db");
         let mut db = Store::open(&path).unwrap();
         let machine = audit::fingerprint::machine(&root, &then, &audit::Read::Absent);
-        let older = save(&mut db, machine.clone(), serde_json::to_value(&then).unwrap(), 40.0);
-        let mine = save(&mut db, machine, serde_json::to_value(&then).unwrap(), 50.0);
+        let older = save(&mut db, machine.clone(), &then, 40.0);
+        let mine = save(&mut db, machine, &then, 50.0);
         assert!(older < mine);
         // A later run of another machine is not evidence for this one.
-        let other = json!({"fingerprint": "0123456789abcdef", "cpu_model": "other"});
-        save(&mut db, other, serde_json::to_value(&topo).unwrap(), 60.0);
+        let other = Machine { fingerprint: Some("0123456789abcdef".into()), ..Default::default() };
+        save(&mut db, other, &topo, 60.0);
         drop(db);
 
         let g = Global { json: false, quiet: true, db: Some(path), lock: None, table: None };

@@ -187,11 +187,11 @@ pub(crate) struct Obs {
     pub(crate) quiet: bool,
 }
 
-impl bench::events::Observer for Obs {
-    fn event(&self, event: bench::events::Event) {
+impl events::Observer for Obs {
+    fn event(&self, event: events::Event) {
         use std::io::IsTerminal;
         match event {
-            bench::events::Event::Warning(msg) if !std::io::stderr().is_terminal() => {
+            events::Event::Warning(msg) if !std::io::stderr().is_terminal() => {
                 output::warn(self.quiet, &msg)
             }
             e => self.bars.event(e),
@@ -397,7 +397,7 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                 gbs(r.median_gbs),
                 gbs(r.min_gbs),
                 gbs(r.max_gbs),
-                format!("{:.1}{}", r.spread_pct, if r.noisy() { " (noisy)" } else { "" }),
+                format!("{:.1}{}", r.spread_pct, noise_mark(r)),
                 r.reps.to_string(),
                 format!("{:.1}", r.placement_fraction() * 100.0),
             ];
@@ -421,6 +421,18 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
     out
 }
 
+/// ` (disturbed)` when other work made the figure unstable, ` (noisy)`
+/// when its repetitions spread for other reasons, else nothing.
+fn noise_mark(r: &BwResult) -> &'static str {
+    if r.disturbed() {
+        " (disturbed)"
+    } else if r.noisy() {
+        " (noisy)"
+    } else {
+        ""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,7 +451,7 @@ mod tests {
 
     fn result(spread_pct: f64, stable: bool) -> BwResult {
         let v: serde_json::Value = serde_json::from_str(STORED).unwrap();
-        let results::Record::Bw(mut r) = results::Record::from_stored("bw", &v).unwrap() else {
+        let results::Record::Bw(mut r) = results::upgrade::read("bw", &v).record else {
             panic!("not a bandwidth record")
         };
         r.spread_pct = spread_pct;
@@ -447,16 +459,39 @@ mod tests {
         *r
     }
 
-    #[test]
-    fn a_wide_overall_spread_is_marked_noisy_although_the_best_three_agreed() {
-        let topo = topo::synthetic::Machine::new(topo::Vendor::Amd, "AMD EPYC")
+    /// One package, one node, two CPUs.
+    fn machine() -> topo::Topology {
+        topo::synthetic::Machine::new(topo::Vendor::Amd, "AMD EPYC")
             .package(0, "0-1")
             .node(0, "0-1", 8 << 30)
-            .build();
+            .build()
+    }
+
+    #[test]
+    fn a_wide_overall_spread_is_marked_noisy_although_the_best_three_agreed() {
+        let topo = machine();
         assert!(render(&[result(13.2, true)], &topo).contains("13.2 (noisy)"));
         assert!(render(&[result(118.0, true)], &topo).contains("118.0 (noisy)"));
         assert!(render(&[result(0.9, false)], &topo).contains("0.9 (noisy)"));
         let quiet = render(&[result(0.9, true)], &topo);
         assert!(quiet.contains("0.9") && !quiet.contains("(noisy)"), "{quiet}");
+    }
+
+    #[test]
+    fn a_figure_whose_threads_waited_is_marked_disturbed() {
+        let topo = machine();
+        let mut r = result(0.9, false);
+        r.disturbance = Some(results::disturbance::Disturbance {
+            clean: 2,
+            disturbed: 9,
+            lost_pct: 48.0,
+            busiest_cpu: Some(1),
+            ..Default::default()
+        });
+        let out = render(&[r.clone()], &topo);
+        assert!(out.contains("0.9 (disturbed)"), "{out}");
+        // disturbed repetitions that left a stable figure mark nothing
+        r.stable = true;
+        assert!(!render(&[r], &topo).contains("(disturbed)"));
     }
 }

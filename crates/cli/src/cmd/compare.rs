@@ -1,9 +1,9 @@
 //! `compare`: groups of saved runs (one group per setting) side by side
 //! against a baseline group: the settings that differ, a verdict per metric
 //! from the run-to-run spread, and recommendations per workload profile.
-//! Documented in docs/store.md; the study itself is `report::Study`.
+//! Documented in docs/store.md; the study itself is `analysis::study::Study`.
 
-use report::{Study, StudyError};
+use analysis::study::{Study, StudyError};
 use results::runstats::Policy;
 use store::{RunRef, Store};
 
@@ -89,26 +89,27 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
         }
     }
     if g.json {
-        return output::json(&study);
+        return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
     // The settings that differ come first: they are what the study is about.
     if study.settings_diff.is_empty() {
         output::emit("Settings that differ: none recorded.")?;
     } else {
         output::emit("Settings that differ:")?;
-        print_table(&study.settings_table())?;
+        print_table(&report::study::settings_table(&study))?;
     }
-    output::emit(&study.settings_same_line())?;
+    output::emit(&report::study::settings_same_line(&study))?;
     output::emit("")?;
-    print_table(&study.groups_table())?;
+    print_table(&report::study::groups_table(&study))?;
     output::emit("")?;
-    print_table(&study.metrics_table())?;
+    print_table(&report::study::metrics_table(&study))?;
     output::emit(&format!(
         "\nVerdicts ({}% intervals on the change of medians between runs; margin ±{}%):",
         (study.confidence * 100.0).round(),
         study.margin_pct
     ))?;
-    let lines: Vec<String> = study.verdict_lines().iter().map(|l| format!("  {l}")).collect();
+    let lines: Vec<String> =
+        report::study::verdict_lines(&study).iter().map(|l| format!("  {l}")).collect();
     output::emit(&lines.join("\n"))?;
     output::emit("\nAnalysis and recommendations:")?;
     let recs: Vec<String> =

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bench::events::{Event, Observer};
+use events::{Event, Observer};
 use exec::{
     numa_maps::NumaPages, Direction, ExecError, ExecReport, Metric, OutputSink, Plan, PolicyResult,
     PolicyVerdict, ResolvedCommand, Scope, Stream,
@@ -105,12 +105,13 @@ fn touch(size: u64, hold: Duration) -> anyhow::Result<()> {
     let bytes = match usize::try_from(size) {
         Ok(b) if size <= spare => b,
         _ => usage!(
-            "--touch {size} bytes: more than the memory nodes this process may use can spare \
-             ({} MiB, keeping numaprobe's reserve free on each)",
-            spare >> 20
+            "--touch {}: more than the memory nodes this process may use can spare ({}, keeping \
+             numaprobe's reserve free on each)",
+            topo::units::binary_size(size),
+            topo::units::binary_size_floor(spare)
         ),
     };
-    let r = exec::touch::touch(bytes, hold);
+    let r = exec::touch::touch(&root, bytes, hold);
     let nodes: Vec<String> =
         r.own_pages.iter().map(|(n, k)| format!("N{n}={}", k.anon_kib)).collect();
     output::emit(&format!(
@@ -232,10 +233,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let end = match &outcome {
         Err(e) => Outcome::Failed(e.to_string()),
-        Ok(r) => match &r.stopped {
-            Some(s) => Outcome::Incomplete(s.clone()),
-            None => Outcome::Complete,
-        },
+        Ok(r) => stored_outcome(r),
     };
     if let Some(rec) = rec {
         if let Err(e) = rec.finish(end) {
@@ -248,7 +246,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let report = outcome.map_err(to_usage)?;
 
     if g.json {
-        output::json(&report)?;
+        output::json(&output::Versioned::new(output::schema::EXEC, &report))?;
     } else {
         output::emit(&render(&report))?;
     }
@@ -262,6 +260,27 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         anyhow::bail!("{} of {} runs failed{stopped}", report.failed_runs, total);
     }
     Ok(())
+}
+
+/// How the saved run ends: `incomplete` when a signal stopped it (what
+/// was measured is kept), `failed` when every run of the program failed
+/// (nothing was measured), `incomplete` when some did or the matrix
+/// stopped early (`--fail-fast`), else `complete`.
+fn stored_outcome(r: &ExecReport) -> Outcome {
+    let total: usize = r.policies.iter().map(|p| p.runs.len()).sum();
+    let why = r.stopped.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+    if let Some(s) = r.stopped.as_deref().filter(|s| s.starts_with("interrupted")) {
+        Outcome::Incomplete(s.to_string())
+    } else if total > 0 && r.failed_runs == total {
+        Outcome::Failed(format!("all {total} runs of the program failed{why}"))
+    } else if r.failed_runs > 0 {
+        Outcome::Incomplete(format!("{} of {total} runs failed{why}", r.failed_runs))
+    } else {
+        match &r.stopped {
+            Some(s) => Outcome::Incomplete(s.clone()),
+            None => Outcome::Complete,
+        }
+    }
 }
 
 fn fmt_num(v: f64) -> String {

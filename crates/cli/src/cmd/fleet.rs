@@ -1,12 +1,12 @@
 //! `numaprobe fleet`: many hosts' runs (imported from their exports) side
 //! by side: grouped by machine model, each host against its peers' median,
 //! outliers and configuration drift flagged. The analysis is
-//! `report::fleet`; docs/fleet.md documents it and the `--json` contract.
+//! `analysis::fleet`; docs/fleet.md documents it and the `--json` contract.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use report::fleet::GroupBy;
+use analysis::fleet::GroupBy;
 use report::Renderer;
 use store::{RunSummary, Store};
 
@@ -44,7 +44,7 @@ pub struct Args {
     pub group_by: GroupByArg,
     /// Flag a host this many % worse than its peers' median (bandwidth
     /// below, latency above), when its robust z-score also exceeds 3.5.
-    #[arg(long, value_name = "PCT", default_value_t = report::fleet::DEFAULT_THRESHOLD_PCT,
+    #[arg(long, value_name = "PCT", default_value_t = analysis::fleet::DEFAULT_THRESHOLD_PCT,
           value_parser = crate::grammar::open_percent)]
     pub threshold: f64,
     /// Only runs with this label (each host's latest such run).
@@ -52,7 +52,7 @@ pub struct Args {
     pub label: Option<String>,
     /// Runs older than this are stale, never counted healthy: a number and
     /// a unit, s, m, h or d.
-    #[arg(long, value_name = "DURATION", default_value = "7d",
+    #[arg(long, value_name = "DURATION", default_value = "8d",
           value_parser = crate::grammar::max_age)]
     pub max_age: std::time::Duration,
     /// Hosts the orchestrator could not measure, one `HOST<TAB>ERROR` a
@@ -129,7 +129,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     }
     let unmeasured = match &a.unmeasured {
         Some(p) => match std::fs::read(p) {
-            Ok(bytes) => report::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)),
+            Ok(bytes) => analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)),
             Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
         },
         None => Vec::new(),
@@ -162,14 +162,14 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let mut runs = Vec::with_capacity(ids.len());
     if let Some(db) = &db {
         for id in &ids {
-            runs.push(report::fleet::HostRun::of(&db.load_run(*id)?));
+            runs.push(analysis::fleet::HostRun::of(&db.load_run(*id)?));
         }
     }
-    let mut fresh = report::fleet::Freshness::now();
+    let mut fresh = analysis::fleet::Freshness::now();
     fresh.max_age_s = a.max_age.as_secs();
     fresh.unmeasured = &unmeasured;
     let fleet =
-        report::fleet::build_fresh(&runs, group_by, a.threshold, a.label.as_deref(), &fresh);
+        analysis::fleet::build_fresh(&runs, group_by, a.threshold, a.label.as_deref(), &fresh);
     if let Some(l) = &a.label {
         if fleet.groups.is_empty() && fleet.incomplete.is_empty() {
             usage!("no run is labelled {l:?} (see `numaprobe list`)");
@@ -183,12 +183,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let mut doc = None;
     for out in outputs {
         let Some(format) = format_of(&a, g, out) else {
-            let mut text = serde_json::to_string_pretty(&fleet)?;
+            let versioned = crate::output::Versioned::new(crate::output::schema::FLEET, &fleet);
+            let mut text = serde_json::to_string_pretty(&versioned)?;
             text.push('\n');
             crate::cmd::store::write_out(out, text.as_bytes(), g, "the fleet")?;
             continue;
         };
-        let doc = doc.get_or_insert_with(|| fleet.document());
+        let doc = doc.get_or_insert_with(|| report::fleet::document(&fleet));
         let bytes = match format {
             FleetFormat::Text => report::Text.render(doc),
             FleetFormat::Md => report::Markdown.render(doc),

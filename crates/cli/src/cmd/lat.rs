@@ -9,6 +9,7 @@ use bench::lat::{
     self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus,
     PrefetchCheck, Timing, Where,
 };
+use results::disturbance::Disturbance;
 use serde::Serialize;
 use topo::{CpuSet, SysRoot, Topology};
 
@@ -92,7 +93,8 @@ pub struct Args {
     /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = grammar::tlb_pages)]
     pub tlb_pages: usize,
-    /// Samples per point.
+    /// Clean samples per point (a sample during which the chasing thread
+    /// waited to run is dropped and replaced by a shorter one).
     #[arg(long, value_name = "N", value_parser = grammar::samples)]
     pub samples: Option<usize>,
     /// Length of one sample in milliseconds (a first Ctrl-C waits for the
@@ -403,6 +405,35 @@ fn ns(v: f64) -> String {
     }
 }
 
+/// A figure in ns, marked ` (disturbed)` when it is not stable.
+fn ns_marked(v: f64, stable: bool) -> String {
+    if stable {
+        ns(v)
+    } else {
+        format!("{} (disturbed)", ns(v))
+    }
+}
+
+/// The line under a table when samples were discarded: how many, and why
+/// (the figure stands on the clean ones).
+fn discarded_line<'a>(ds: impl IntoIterator<Item = Option<&'a Disturbance>>) -> Option<String> {
+    let ds: Vec<&Disturbance> = ds.into_iter().flatten().collect();
+    let discarded: usize = ds.iter().map(|d| d.disturbed).sum();
+    if discarded == 0 {
+        return None;
+    }
+    let all: usize = ds.iter().map(|d| d.clean + d.disturbed).sum();
+    let worst = ds.iter().max_by(|a, b| a.lost_pct.total_cmp(&b.lost_pct))?;
+    Some(format!(
+        "disturbance: {discarded} of {all} samples discarded (the measuring thread waited to run \
+         beyond {}% of a sample); up to {:.0}% of the time lost; (disturbed) = too few clean \
+         samples or more than {:.0}% of the time lost",
+        results::disturbance::SAMPLE_TOLERANCE_PCT,
+        worst.lost_pct,
+        results::disturbance::LOST_LIMIT_PCT
+    ))
+}
+
 fn node(n: Option<u32>) -> String {
     n.map_or("-".into(), |n| n.to_string())
 }
@@ -476,6 +507,9 @@ fn print_point(
     t.add_row(point_row(r));
     output::emit(&t.to_string())?;
     output::emit(&method_line(r))?;
+    if let Some(l) = discarded_line([r.disturbance.as_ref()]) {
+        output::emit(&l)?;
+    }
     if let Some(c) = check {
         output::emit(&format!(
             "prefetch check ({} on node {}): {}",
@@ -496,7 +530,7 @@ fn point_row(r: &LatResult) -> Vec<String> {
         lat::fmt_bytes(r.size_bytes),
         r.page_size.clone(),
         r.stride_bytes.to_string(),
-        ns(r.median_ns),
+        ns_marked(r.median_ns, r.stable),
         ns(r.p90_ns),
         ns(r.p99_ns),
         ns(r.min_ns),
@@ -528,7 +562,7 @@ fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()
                 |r| {
                     let flag =
                         if r.placement.status == PlacementStatus::Mismatch { " !" } else { "" };
-                    format!("{}{flag}", ns(r.median_ns))
+                    format!("{}{flag}", ns_marked(r.median_ns, r.stable))
                 },
             ));
         }
@@ -541,6 +575,9 @@ fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()
             lat::fmt_bytes(r.size_bytes),
         ))?;
         output::emit(&method_line(r))?;
+    }
+    if let Some(l) = discarded_line(v.iter().map(|r| r.disturbance.as_ref())) {
+        output::emit(&l)?;
     }
     stopped_note(g, stopped);
     Ok(())
@@ -575,7 +612,7 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
         t.add_row(vec![
             lat::fmt_bytes(p.size_bytes),
             p.stride_bytes.to_string(),
-            ns(p.median_ns),
+            ns_marked(p.median_ns, p.stable),
             ns(p.p90_ns),
             format!("{:.1}", p.spread_pct),
             if marks.is_empty() { String::new() } else { format!("past {}", marks.join(", ")) },
@@ -608,6 +645,9 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
         };
         output::emit(&format!("{}{strides}", method_line(last)))?;
     }
+    if let Some(l) = discarded_line(r.results.iter().map(|p| p.disturbance.as_ref())) {
+        output::emit(&l)?;
+    }
     stopped_note(g, stopped);
     Ok(())
 }
@@ -636,7 +676,7 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
         t.add_row(vec![
             p.cpu.to_string(),
             node(p.cpu_node),
-            ns(p.median_ns),
+            ns_marked(p.median_ns, p.stable),
             ns(p.p90_ns),
             format!("{:.1}", p.spread_pct),
             placement(p),
@@ -665,6 +705,9 @@ fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Re
     ))?;
     if let Some(p) = r.results.first() {
         output::emit(&method_line(p))?;
+    }
+    if let Some(l) = discarded_line(r.results.iter().map(|p| p.disturbance.as_ref())) {
+        output::emit(&l)?;
     }
     if let Some(n) = &r.note {
         output::emit(&format!("note: {n}"))?;
@@ -714,7 +757,7 @@ fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Res
             format!("{:.2}", p.load_gbs),
             gbs(p.read_gbs),
             gbs(p.write_gbs),
-            ns(p.latency_ns),
+            ns_marked(p.latency_ns, p.stable),
             ns(p.p90_ns),
             ns(p.p99_ns),
             format!("{:.1}", p.spread_pct),
@@ -777,6 +820,9 @@ fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Res
             }
         }
     }
+    if let Some(l) = discarded_line(r.points.iter().map(|p| p.disturbance.as_ref())) {
+        output::emit(&l)?;
+    }
     stopped_note(g, stopped);
     Ok(())
 }
@@ -795,7 +841,7 @@ fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<
             p.cpu_a.to_string(),
             p.cpu_b.to_string(),
             p.relation.map_or("unknown", |r| r.name()).to_string(),
-            ns(p.median_ns),
+            ns_marked(p.median_ns, p.stable),
             ns(p.p90_ns),
             format!("{:.1}", p.spread_pct),
         ]);
@@ -804,6 +850,9 @@ fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<
     output::emit(
         "one-way latency = half the round trip of a cache line bounced between the two CPUs",
     )?;
+    if let Some(l) = discarded_line(v.iter().map(|p| p.disturbance.as_ref())) {
+        output::emit(&l)?;
+    }
     stopped_note(g, stopped);
     Ok(())
 }

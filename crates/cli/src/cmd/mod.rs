@@ -40,6 +40,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(a) => compare::run(a, g),
         Command::Report(a) => store::report(a, g),
         Command::Fleet(a) => fleet::run(a, g),
+        Command::Completions(_) | Command::Man(_) if g.json => {
+            // A script or a manual page has no JSON form: --json would be
+            // silently dropped.
+            crate::usage!(
+                "completions and man print a shell script or a manual page: leave out --json"
+            )
+        }
         Command::Completions(a) => {
             let mut out = Vec::new();
             crate::cli::completions(a.shell, &mut out);

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use bench::suite::{Budget, Step, StepName, SuitePlan};
+use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
+use results::Record;
 use serde_json::{json, Value};
-use store::{ResultKind, RunId, Store};
+use store::{RunId, Store};
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -193,15 +194,11 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         output::warn(g.quiet, &w.to_string());
     }
     let budget = budget(&a);
-    let support = place::policy_support(&root);
-    let mut plan = SuitePlan::for_topology(&topo, budget, support.weighted_interleave);
-    if let Some(peak) = audit::smbios::peak_gbs_per_dram_node(&root, &topo) {
-        for s in &mut plan.steps {
-            if let Step::Bw { plan, .. } = &mut s.step {
-                plan.peak_gbs = Some(peak);
-            }
-        }
-    }
+    let facts = MachineFacts {
+        weighted_interleave: place::policy_support(&root).weighted_interleave,
+        peak_gbs_per_node: audit::smbios::peak_gbs_per_dram_node(&root, &topo),
+    };
+    let mut plan = SuitePlan::for_topology(&topo, budget, &facts);
     if let Err(e) = plan.select(&a.only, &a.skip) {
         crate::usage!("{e}");
     }
@@ -216,9 +213,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 .iter()
                 .map(|s| json!({"step": s.step.name(), "measures": s.what, "estimate_s": s.estimate.as_secs_f64()}))
                 .collect();
-            return output::json(
-                &json!({"budget": budget, "steps": steps, "estimate_s": plan.estimate().as_secs_f64()}),
-            );
+            return output::json(&json!({
+                "schema_version": output::schema::RUN,
+                "budget": budget,
+                "steps": steps,
+                "estimate_s": plan.estimate().as_secs_f64(),
+            }));
         }
         return output::emit(&plan_out);
     }
@@ -294,16 +294,16 @@ fn measure_once(
     topo: &Topology,
     plan: &SuitePlan,
     profile: audit::Profile,
-    stop: &bench::events::StopFlag,
+    stop: &events::StopFlag,
 ) -> anyhow::Result<Done> {
     let budget = budget(a);
     let settings = audit::Settings::read(root);
     let memory = audit::smbios::read(root);
     let mut new = record::new_run(root, Some(topo), a.label.clone());
     // A property of the run, not a setting: outside the config fingerprint.
-    new.config["budget"] = json!(budget);
-    let machine_fingerprint = new.machine["fingerprint"].clone();
-    let config_fingerprint = new.config["fingerprint"].clone();
+    new.config.budget = Some(budget.name().to_string());
+    let machine_fingerprint = new.machine.fingerprint.clone();
+    let config_fingerprint = new.config.fingerprint.clone();
     let rec = Recording::open(g, &new)?;
     let run = rec.run();
     let db_path = rec.path().to_path_buf();
@@ -318,7 +318,7 @@ fn measure_once(
         profile,
     );
     for f in &findings.findings {
-        rec.save(&ResultKind::Audit, &serde_json::to_value(f)?);
+        rec.save(&Record::from(f.clone()));
     }
 
     let bars = Bars::new(g.quiet);
@@ -350,7 +350,7 @@ fn measure_once(
     };
 
     let metrics: serde_json::Map<String, Value> =
-        report::metrics(&report::data::RunData::of(&loaded))
+        analysis::metrics::metrics(&analysis::data::RunData::of(&loaded))
             .into_iter()
             .map(|(k, m)| {
                 let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
@@ -360,6 +360,7 @@ fn measure_once(
             })
             .collect();
     let doc = json!({
+        "schema_version": output::schema::RUN,
         "run": run,
         "id": run,
         "uuid": loaded.summary.uuid,

@@ -1,7 +1,9 @@
 //! `numaprobe scan --mem-node N [--chunk 1G]`: read bandwidth of one
-//! node chunk by chunk over most of what it can spare, chunks below the
-//! median by more than the noise flagged, and (as root) each chunk's
-//! physical address ranges. The measuring is [`bench::scan`].
+//! node chunk by chunk over a bounded part of what it can spare (all of it
+//! with `--size all`), chunks below the median by more than the noise
+//! re-measured against a reference chunk and flagged when they stay slow,
+//! and (as root) each chunk's physical address ranges. The measuring is
+//! [`bench::scan`].
 
 use anyhow::Context;
 use bench::scan::{self, Chunk, ScanSpec, Verdict};
@@ -20,14 +22,17 @@ pub struct Args {
     /// The memory node to scan.
     #[arg(long, value_name = "NODE", value_parser = grammar::node)]
     pub mem_node: u32,
-    /// Bytes per chunk.
-    #[arg(long, value_name = "SIZE", value_parser = grammar::size, default_value = "1G")]
-    pub chunk: u64,
-    /// Bytes to fill in all (default: what the node can spare, keeping
-    /// numaprobe's reserve free, in whole chunks). More than the node can
-    /// spare is refused before anything is allocated.
+    /// Bytes per chunk (default 1 GiB; an eighth of the total when 1 GiB
+    /// is more than a quarter of it, said on stderr).
     #[arg(long, value_name = "SIZE", value_parser = grammar::size)]
-    pub size: Option<u64>,
+    pub chunk: Option<u64>,
+    /// Bytes to fill in all, in whole chunks, or `all`: everything the
+    /// node can spare (keeping numaprobe's reserve free). Default: half of
+    /// what the node can spare, at most 8 GiB, so a machine others use
+    /// keeps its memory. More than the node can spare is refused before
+    /// anything is allocated.
+    #[arg(long, value_name = "SIZE|all", value_parser = total)]
+    pub size: Option<Total>,
     /// Node whose CPUs read (default: the node itself, or the nearest node
     /// with CPUs for a CPU-less node).
     #[arg(long, value_name = "NODE", value_parser = grammar::node)]
@@ -46,6 +51,34 @@ pub struct Args {
     pub wait: bool,
 }
 
+/// `--size`: bytes, or everything the node can spare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Total {
+    Bytes(u64),
+    All,
+}
+
+/// Parses `--size`: `all`, or a size in the common grammar.
+pub(crate) fn total(s: &str) -> Result<Total, String> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        Ok(Total::All)
+    } else {
+        grammar::size(s).map(Total::Bytes)
+    }
+}
+
+/// The default chunk: 1 GiB.
+pub const DEFAULT_CHUNK: u64 = 1 << 30;
+
+/// The default total's cap: 8 GiB.
+pub const DEFAULT_MAX_TOTAL: u64 = 8 << 30;
+
+/// What a scan fills without `--size`: half of what the node can spare,
+/// at most [`DEFAULT_MAX_TOTAL`].
+pub fn default_total(spare: u64) -> u64 {
+    (spare / 2).min(DEFAULT_MAX_TOTAL)
+}
+
 #[derive(Serialize)]
 struct Doc<'a> {
     schema_version: u32,
@@ -54,6 +87,13 @@ struct Doc<'a> {
     cpus: String,
     chunk_bytes: u64,
     chunks_planned: usize,
+    /// Bytes filled (chunks planned x chunk bytes).
+    total_bytes: u64,
+    /// What the node could spare when the scan started.
+    spare_bytes: u64,
+    /// How the total was chosen: `default` (half of what the node can
+    /// spare, at most 8 GiB), `size` (`--size BYTES`), `all`.
+    total_from: &'static str,
     /// Ctrl-C stopped the scan: `chunks` holds what was measured.
     interrupted: bool,
     /// Whether physical ranges were readable (root).
@@ -79,9 +119,6 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if let Err(e) = allowed.check_mem_nodes(&node, &t) {
         usage!("--mem-node {}: {e}", a.mem_node);
     }
-    if a.chunk == 0 {
-        usage!("--chunk 0: a chunk needs at least one page");
-    }
     let cpu_node = match a.cpu_node.or_else(|| nearest_cpu_node(&t, a.mem_node)) {
         Some(n) => n,
         None => usage!("no node with CPUs to read node {} from", a.mem_node),
@@ -101,28 +138,81 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         .with_context(|| format!("reading node {}'s free memory", a.mem_node))?;
     let spare = mem.spare_bytes;
     let page = place::base_page_size() as u64;
-    let total = match a.size {
-        Some(s) if s > spare => usage!(
-            "--size {s} bytes: node {} can spare {} MiB ({} MiB available, {} MiB kept free); \
-             nothing was allocated",
+    let human = topo::units::binary_size;
+    let can_spare = || {
+        format!(
+            "node {} can spare {} ({} available, {} kept free)",
             a.mem_node,
-            spare >> 20,
-            mem.available_bytes >> 20,
-            mem.reserve_bytes >> 20
-        ),
-        Some(s) => s,
-        None => spare,
+            human(spare),
+            human(mem.available_bytes),
+            human(mem.reserve_bytes)
+        )
     };
-    let chunk = a.chunk.min(total) / page * page;
+    let (total, total_from) = match a.size {
+        Some(Total::Bytes(s)) if s > spare => {
+            usage!("--size {}: {}; nothing was allocated", human(s), can_spare())
+        }
+        Some(Total::Bytes(s)) => (s, "size"),
+        Some(Total::All) => (spare, "all"),
+        None => (default_total(spare), "default"),
+    };
+    let page_per_thread = page * cpus.len() as u64;
+    let asked = match a.chunk {
+        Some(c) => c,
+        None if DEFAULT_CHUNK <= total / 4 => DEFAULT_CHUNK,
+        None => {
+            let c = (total / 8 / page_per_thread * page_per_thread).max(page_per_thread);
+            output::warn(
+                g.quiet,
+                &format!(
+                    "chunks of {} instead of the default {}: the total to scan is {}",
+                    human(c),
+                    human(DEFAULT_CHUNK),
+                    human(total)
+                ),
+            );
+            c
+        }
+    };
+    if asked > total {
+        let what = match total_from {
+            "default" => format!(
+                "the default total of {} (half of what the node can spare, at most {}; {})",
+                human(total),
+                human(DEFAULT_MAX_TOTAL),
+                can_spare()
+            ),
+            "all" => can_spare(),
+            _ => format!("--size {}", human(total)),
+        };
+        usage!(
+            "--chunk {} is larger than {what}: give a smaller --chunk or a larger --size; \
+             nothing was allocated",
+            human(asked)
+        );
+    }
+    let chunk = asked / page * page;
     if chunk < page * cpus.len() as u64 {
         usage!(
-            "node {} can spare {} MiB: too little to scan in chunks of {} bytes",
-            a.mem_node,
-            spare >> 20,
-            a.chunk
+            "--chunk {}: each of the {} reading thread(s) needs at least one page of {}",
+            human(asked),
+            cpus.len(),
+            human(page)
         );
     }
     let chunks = (total / chunk) as usize;
+    if total % chunk != 0 && !g.quiet && !g.json {
+        output::warn(
+            g.quiet,
+            &format!(
+                "scanning {} chunk(s) of {} = {}: the {} left over is not a whole chunk",
+                chunks,
+                human(chunk),
+                human(chunk * chunks as u64),
+                human(total - chunk * chunks as u64)
+            ),
+        );
+    }
     let physical = is_root();
     let spec = ScanSpec {
         mem_node: a.mem_node,
@@ -147,6 +237,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         cpus: cpu_set.to_list(),
         chunk_bytes: got.first().map_or(chunk, |c| c.bytes),
         chunks_planned: chunks,
+        total_bytes: chunk * chunks as u64,
+        spare_bytes: spare,
+        total_from,
         interrupted,
         physical: got.iter().any(|c| c.phys.is_some()),
         chunks: &got,
@@ -185,12 +278,56 @@ fn phys_text(c: &Chunk) -> String {
     }
 }
 
+/// The flag column: `SLOW` (stayed slow against the reference chunk),
+/// `cleared` (slow on the first pass only), `unconfirmed` (its
+/// re-measurement stopped or disturbed), and `(disturbed)` for an
+/// unstable figure.
+fn flag(d: &Doc, c: &Chunk) -> String {
+    let v = &d.verdict;
+    let mut f = Vec::new();
+    if v.slow.contains(&c.index) {
+        f.push("SLOW".to_string());
+    } else if v.cleared.contains(&c.index) {
+        f.push("cleared".to_string());
+    } else if v.unconfirmed.contains(&c.index) {
+        f.push("unconfirmed".to_string());
+    }
+    if let Some(r) = &c.recheck {
+        f.push(format!("{:.1}% of chunk {}", r.ratio * 100.0, r.reference));
+    }
+    if !c.stable {
+        f.push("(disturbed)".into());
+    }
+    f.join(" ")
+}
+
+fn list(v: &[usize]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+    }
+}
+
 fn render(d: &Doc) -> String {
+    let human = topo::units::binary_size;
     let mut s = format!(
-        "Read bandwidth of node {} by chunk of {} MiB, CPUs {} (GB/s = 1e9 B/s)\n\n",
+        "Read bandwidth of node {} by chunk of {}, CPUs {} (GB/s = 1e9 B/s)\n{} in {} chunk(s) of \
+         the {} the node could spare ({})\n\n",
         d.mem_node,
-        d.chunk_bytes >> 20,
-        d.cpus
+        human(d.chunk_bytes),
+        d.cpus,
+        human(d.total_bytes),
+        d.chunks_planned,
+        human(d.spare_bytes),
+        match d.total_from {
+            "default" => format!(
+                "default: half of it, at most {}; --size all scans everything",
+                human(DEFAULT_MAX_TOTAL)
+            ),
+            "all" => "--size all".to_string(),
+            _ => "--size".to_string(),
+        }
     );
     let mut t = output::table(
         ["chunk", "GB/s", "spread", "on node", "physical addresses", "flag"]
@@ -198,33 +335,65 @@ fn render(d: &Doc) -> String {
             .to_vec(),
     );
     for c in d.chunks {
-        let slow = d.verdict.slow.contains(&c.index);
         t.add_row(vec![
             c.index.to_string(),
             format!("{:.2}", c.best_gbs),
             format!("{:.1}%", c.spread_pct),
             format!("{:.0}%", c.on_node * 100.0),
             phys_text(c),
-            if slow { "SLOW".into() } else { String::new() },
+            flag(d, c),
         ]);
     }
     s.push_str(&format!("{t}\n"));
+    let v = &d.verdict;
     s.push_str(&format!(
-        "\n{} of {} planned chunk(s) measured; median {:.2} GB/s; flagged below the median by \
-         more than {:.1}% (the chunks' median spread, at least {:.0}%): {}\n",
+        "\n{} of {} planned chunk(s) measured; median {:.2} GB/s; below the median by more than \
+         {:.1}% (the chunks' median spread, at least {:.0}%), then re-measured {} times \
+         alternating with the chunk nearest the median: slow (slower in every round): {}; \
+         cleared (as fast when re-measured): {}\n",
         d.chunks.len(),
         d.chunks_planned,
-        d.verdict.median_gbs,
-        d.verdict.margin_pct,
+        v.median_gbs,
+        v.margin_pct,
         scan::MIN_MARGIN_PCT,
-        if d.verdict.slow.is_empty() {
-            "none".to_string()
-        } else {
-            d.verdict.slow.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-        }
+        scan::RECHECK_ROUNDS,
+        list(&v.slow),
+        list(&v.cleared),
     ));
+    if !v.unconfirmed.is_empty() {
+        s.push_str(&format!(
+            "Below the median but not decided (re-measurement stopped or disturbed): {}\n",
+            list(&v.unconfirmed)
+        ));
+    }
+    if !v.unstable.is_empty() {
+        s.push_str(&format!(
+            "Disturbed (the reading threads waited to run; figures marked): {}\n",
+            list(&v.unstable)
+        ));
+    }
     if !d.physical {
         s.push_str("Physical addresses need root (/proc/self/pagemap hides frame numbers).\n");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_total_is_half_of_what_the_node_can_spare_at_most_8_gib() {
+        assert_eq!(default_total(19 << 30), 8 << 30);
+        assert_eq!(default_total(4 << 30), 2 << 30);
+        assert_eq!(default_total(0), 0);
+    }
+
+    #[test]
+    fn size_takes_all_or_a_size() {
+        assert_eq!(total("all"), Ok(Total::All));
+        assert_eq!(total("ALL"), Ok(Total::All));
+        assert_eq!(total("1G"), Ok(Total::Bytes(1 << 30)));
+        assert!(total("lots").is_err());
+    }
 }

@@ -179,7 +179,7 @@ pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     if g.json {
-        return output::json(&runs);
+        return output::json(&output::Versioned::each(output::schema::LIST, &runs));
     }
     if runs.is_empty() {
         return output::emit(&format!("No runs in {}.", path.display()));
@@ -212,12 +212,12 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     let db = open_existing(g)?;
     let run = load(&db, &a.run)?;
     if g.json {
-        return output::json(&run);
+        return output::json(&output::Versioned::new(output::schema::SHOW, &run));
     }
     let s = &run.summary;
     let mut counts: Vec<(String, usize)> = Vec::new();
     for r in &run.results {
-        let k = r.kind.to_string();
+        let k = r.record.kind().to_string();
         match counts.iter_mut().find(|c| c.0 == k) {
             Some(c) => c.1 += 1,
             None => counts.push((k, 1)),
@@ -450,7 +450,7 @@ fn print_imports(
     g: &Global,
 ) -> anyhow::Result<()> {
     if g.json {
-        output::json(&reports)?;
+        output::json(&output::Versioned::each(output::schema::IMPORT, reports))?;
     } else {
         let mut text = String::new();
         let ids = |v: &[store::ImportedRun]| {

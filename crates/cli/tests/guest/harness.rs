@@ -538,12 +538,19 @@ fn build_static(root: &Path) -> PathBuf {
     let target = "x86_64-unknown-linux-gnu";
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let t = Instant::now();
+    // The flags scripts/guest-setup.sh and scripts/release.sh use too.
+    let flags = Command::new("bash")
+        .arg(root.join("scripts/static-rustflags"))
+        .output()
+        .expect("running scripts/static-rustflags");
+    assert!(flags.status.success(), "{}", String::from_utf8_lossy(&flags.stderr));
+    let flags = String::from_utf8(flags.stdout).unwrap();
     let status = Command::new(cargo)
         .current_dir(root)
         .args(["build", "--release", "--locked", "--target", target, "-p", "numaprobe"])
         .arg("--target-dir")
         .arg(root.join("target/static"))
-        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .env("RUSTFLAGS", flags.trim())
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET")

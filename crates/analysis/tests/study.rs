@@ -8,8 +8,8 @@
 
 use std::io::Read;
 
-use report::study::Floors;
-use report::{GroupInput, Study};
+use analysis::study::{Floors, GroupInput, Study};
+use results::context::Reading;
 use results::runstats::{widest_ratio_pct, GroupVerdict, Policy};
 use serde_json::Value;
 use store::{ExportDoc, LoadedRun, RunRef, Store};
@@ -179,10 +179,13 @@ fn synthetic(run: &LoadedRun, id: i64, config: &str, bw: f64, lat: f64) -> Loade
     r.summary.uuid = format!("synthetic-{id}");
     r.summary.config_hash = config.to_string();
     r.summary.started = format!("2026-11-23T00:{:02}:00.000Z", id);
-    r.config["thp_enabled"] =
-        Value::String(if config == "aaaa" { "madvise" } else { "always" }.into());
+    r.config.thp_enabled =
+        Some(Reading::Value(if config == "aaaa" { "madvise" } else { "always" }.into()));
     for res in &mut r.results {
-        scale(&mut res.payload, bw, lat);
+        let mut payload = res.stored_json();
+        scale(&mut payload, bw, lat);
+        let up = results::upgrade::read(res.record.kind(), &payload);
+        (res.record, res.as_stored) = (up.record, up.as_stored);
     }
     r
 }
@@ -348,18 +351,19 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     let t = db.load_run(store::RunId(1)).unwrap();
     let mut hidden = synthetic(&t, 201, "bbbb", 1.0, 1.0);
     hidden.summary.label = None;
-    hidden.config["cmdline_options"] = serde_json::json!({"numa": "off"});
-    hidden.results.push(store::StoredResult {
+    hidden.config.cmdline_options = Some([("numa".into(), "off".into())].into());
+    let summary = serde_json::json!({
+        "mode": "per-cpu", "mem_node": 0, "hidden_numa": true, "note": null,
+        "groups": [
+            {"cpus": "0-15", "median_ns": 92.0, "min_ns": 90.0, "max_ns": 95.0, "os_nodes": "0"},
+            {"cpus": "16-31", "median_ns": 141.0, "min_ns": 138.0, "max_ns": 145.0, "os_nodes": "0"}
+        ]
+    });
+    hidden.results.push(store::StoredRecord {
         seq: 9999,
         recorded: "2026-11-23T00:00:00.000Z".into(),
-        kind: store::ResultKind::Other("lat-summary".into()),
-        payload: serde_json::json!({
-            "mode": "per-cpu", "mem_node": 0, "hidden_numa": true, "note": null,
-            "groups": [
-                {"cpus": "0-15", "median_ns": 92.0, "min_ns": 90.0, "max_ns": 95.0, "os_nodes": "0"},
-                {"cpus": "16-31", "median_ns": 141.0, "min_ns": 138.0, "max_ns": 145.0, "os_nodes": "0"}
-            ]
-        }),
+        record: results::upgrade::read("lat-summary", &summary).record,
+        as_stored: None,
     });
     let mut shown = synthetic(&t, 202, "aaaa", 1.0, 1.0);
     shown.summary.label = None;

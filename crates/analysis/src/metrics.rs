@@ -22,9 +22,14 @@
 
 use std::collections::BTreeMap;
 
+use kernels::Kernel;
+use results::bw::{self, BwResult};
+use results::lat::{self, Lat, LatResult, LoadedPoint};
+use results::stats::measured;
+use results::Record;
 use serde::Serialize;
 
-use crate::data::{pick_kernel, Bw, Lat, RunData};
+use crate::data::{pick_kernel, RunData};
 
 /// One of the headline metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -96,8 +101,8 @@ impl MetricKey {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Metric {
     pub value: f64,
-    /// Robust CV % (see [`crate::data::noise_pct`]); 0 when the results
-    /// gave no spread.
+    /// Robust CV % (each record's `noise()`); 0 when the results gave no
+    /// spread.
     pub noise_pct: f64,
     /// How many results it was computed from.
     pub results: usize,
@@ -105,30 +110,32 @@ pub struct Metric {
     pub detail: Option<String>,
 }
 
-/// The headline metrics of a run (absent when not measured).
-/// Whether a stored result can feed a headline metric: [`metrics`] reads
-/// bandwidth results and the latency results of the `matrix`, `point` and
-/// `loaded` modes only. A caller that needs only the headline figures (the
-/// fleet, over thousands of runs) leaves the rest unread: latency sweeps,
-/// per-CPU and core-to-core latency, audit findings, most of a run's bytes.
-pub fn feeds_headline(kind: &str, payload: &serde_json::Value) -> bool {
-    match kind {
-        "bw" => true,
-        "lat" => matches!(
-            payload.get("mode").and_then(serde_json::Value::as_str),
-            Some("matrix" | "point" | "loaded")
-        ),
+/// Whether a record can feed a headline metric: [`metrics`] reads
+/// bandwidth results, the pointer chases of the matrix and point modes and
+/// the loaded-latency steps only. A caller that needs only the headline
+/// figures (the fleet, over thousands of runs) leaves the rest unread:
+/// latency sweeps, per-CPU and core-to-core latency, audit findings, most
+/// of a run's records.
+pub fn feeds_headline(r: &Record) -> bool {
+    match r {
+        Record::Bw(_) => true,
+        Record::Lat(l) => match l.as_ref() {
+            Lat::Chase(c) => matches!(c.mode, lat::Mode::Matrix | lat::Mode::Point),
+            Lat::Loaded(_) => true,
+            Lat::C2c(_) => false,
+        },
         _ => false,
     }
 }
 
+/// The headline metrics of a run (absent when not measured).
 pub fn metrics(d: &RunData) -> BTreeMap<MetricKey, Metric> {
     let mut m = BTreeMap::new();
     for key in MetricKey::ALL {
         let v = match key {
             MetricKey::LocalBw => local_bw(d),
-            MetricKey::GlobalBw => single_bw(d, "global"),
-            MetricKey::InterleaveBw => single_bw(d, "interleave"),
+            MetricKey::GlobalBw => single_bw(d, bw::Mode::Global),
+            MetricKey::InterleaveBw => single_bw(d, bw::Mode::Interleave),
             MetricKey::CrossBw => cross_bw(d),
             MetricKey::LocalLat => local_lat(d),
             MetricKey::RemoteLat => remote_lat(d),
@@ -149,25 +156,29 @@ fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Per CPU node, the best point of `kernel` with memory on the same node.
-pub(crate) fn local_points(d: &RunData) -> (Option<String>, Vec<&Bw>) {
-    let is_local =
-        |b: &&Bw| b.best_gbs.is_some() && (b.mem_node.is_none() || b.mem_node == b.cpu_node);
-    let mut pts: Vec<&Bw> = d.bw_mode("local").filter(is_local).collect();
+/// Per CPU node, the best point of the headline kernel with memory on the
+/// same node: mode `local`, else the diagonal of the matrix.
+pub fn local_points(d: &RunData) -> (Option<Kernel>, Vec<&BwResult>) {
+    let measured = |b: &&BwResult| b.best_gbs.is_finite();
+    let mut pts: Vec<&BwResult> = d
+        .bw_mode(bw::Mode::Local)
+        .filter(measured)
+        .filter(|b| b.mem_node.is_none() || b.mem_node == b.cpu_node)
+        .collect();
     if pts.is_empty() {
         pts = d
-            .bw_mode("matrix")
-            .filter(|b| b.best_gbs.is_some() && b.mem_node == b.cpu_node)
+            .bw_mode(bw::Mode::Matrix)
+            .filter(measured)
+            .filter(|b| b.mem_node == b.cpu_node)
             .collect();
     }
     let Some(kernel) = pick_kernel(pts.iter().copied()) else { return (None, vec![]) };
-    let mut best: BTreeMap<i64, &Bw> = BTreeMap::new();
+    let mut best: BTreeMap<Option<u32>, &BwResult> = BTreeMap::new();
     for p in pts.into_iter().filter(|p| p.kernel == kernel) {
-        let node = p.cpu_node.unwrap_or(-1);
-        match best.get(&node) {
+        match best.get(&p.cpu_node) {
             Some(b) if b.best_gbs >= p.best_gbs => {}
             _ => {
-                best.insert(node, p);
+                best.insert(p.cpu_node, p);
             }
         }
     }
@@ -176,38 +187,40 @@ pub(crate) fn local_points(d: &RunData) -> (Option<String>, Vec<&Bw>) {
 
 fn local_bw(d: &RunData) -> Option<Metric> {
     let (kernel, pts) = local_points(d);
-    let vals: Vec<f64> = pts.iter().filter_map(|p| p.best_gbs).collect();
+    let vals: Vec<f64> = pts.iter().map(|p| p.best_gbs).collect();
     Some(Metric {
         value: mean(&vals)?,
-        noise_pct: noise_of(pts.iter().map(|p| p.noise_pct)),
+        noise_pct: noise_of(pts.iter().map(|p| p.noise())),
         results: pts.len(),
-        detail: kernel,
+        detail: kernel.map(|k| k.name().to_string()),
     })
 }
 
 /// The best point of the headline kernel in a whole-machine mode.
-pub(crate) fn best_of_mode<'a>(d: &'a RunData, mode: &'a str) -> Option<&'a Bw> {
+pub fn best_of_mode(d: &RunData, mode: bw::Mode) -> Option<&BwResult> {
     let kernel = pick_kernel(d.bw_mode(mode))?;
     d.bw_mode(mode)
-        .filter(|b| b.kernel == kernel && b.best_gbs.is_some())
-        .max_by(|a, b| a.best_gbs.partial_cmp(&b.best_gbs).unwrap_or(std::cmp::Ordering::Equal))
+        .filter(|b| b.kernel == kernel && b.best_gbs.is_finite())
+        .max_by(|a, b| a.best_gbs.total_cmp(&b.best_gbs))
 }
 
-fn single_bw(d: &RunData, mode: &str) -> Option<Metric> {
+fn single_bw(d: &RunData, mode: bw::Mode) -> Option<Metric> {
     let p = best_of_mode(d, mode)?;
     Some(Metric {
-        value: p.best_gbs?,
-        noise_pct: p.noise_pct.unwrap_or(0.0),
+        value: p.best_gbs,
+        noise_pct: p.noise().unwrap_or(0.0),
         results: 1,
-        detail: Some(p.kernel.clone()),
+        detail: Some(p.kernel.name().to_string()),
     })
 }
 
 /// Matrix cells of the headline kernel: `(cpu_node, mem_node) -> point`.
-pub(crate) fn bw_matrix(d: &RunData) -> (Option<String>, BTreeMap<(i64, i64), &Bw>) {
-    let Some(kernel) = pick_kernel(d.bw_mode("matrix")) else { return (None, BTreeMap::new()) };
+pub fn bw_matrix(d: &RunData) -> (Option<Kernel>, BTreeMap<(u32, u32), &BwResult>) {
+    let Some(kernel) = pick_kernel(d.bw_mode(bw::Mode::Matrix)) else {
+        return (None, BTreeMap::new());
+    };
     let mut cells = BTreeMap::new();
-    for p in d.bw_mode("matrix").filter(|b| b.kernel == kernel && b.best_gbs.is_some()) {
+    for p in d.bw_mode(bw::Mode::Matrix).filter(|b| b.kernel == kernel && b.best_gbs.is_finite()) {
         if let (Some(c), Some(m)) = (p.cpu_node, p.mem_node) {
             cells.insert((c, m), p);
         }
@@ -217,20 +230,20 @@ pub(crate) fn bw_matrix(d: &RunData) -> (Option<String>, BTreeMap<(i64, i64), &B
 
 fn cross_bw(d: &RunData) -> Option<Metric> {
     let (kernel, cells) = bw_matrix(d);
-    let off: Vec<&&Bw> = cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| p).collect();
-    let vals: Vec<f64> = off.iter().filter_map(|p| p.best_gbs).collect();
+    let off: Vec<&&BwResult> = cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| p).collect();
+    let vals: Vec<f64> = off.iter().map(|p| p.best_gbs).collect();
     Some(Metric {
         value: mean(&vals)?,
-        noise_pct: noise_of(off.iter().map(|p| p.noise_pct)),
+        noise_pct: noise_of(off.iter().map(|p| p.noise())),
         results: off.len(),
-        detail: kernel,
+        detail: kernel.map(|k| k.name().to_string()),
     })
 }
 
 /// Latency matrix cells: `(cpu_node, mem_node) -> point`.
-pub(crate) fn lat_matrix(d: &RunData) -> BTreeMap<(i64, i64), &Lat> {
+pub fn lat_matrix(d: &RunData) -> BTreeMap<(u32, u32), &LatResult> {
     let mut cells = BTreeMap::new();
-    for p in d.lat_mode("matrix").filter(|l| l.median_ns.is_some()) {
+    for p in d.chase_mode(lat::Mode::Matrix).filter(|l| l.median_ns.is_finite()) {
         if let (Some(c), Some(m)) = (p.cpu_node, p.mem_node) {
             cells.insert((c, m), p);
         }
@@ -238,11 +251,11 @@ pub(crate) fn lat_matrix(d: &RunData) -> BTreeMap<(i64, i64), &Lat> {
     cells
 }
 
-fn lat_metric(pts: &[&Lat]) -> Option<Metric> {
-    let vals: Vec<f64> = pts.iter().filter_map(|p| p.median_ns).collect();
+fn lat_metric(pts: &[&LatResult]) -> Option<Metric> {
+    let vals: Vec<f64> = pts.iter().map(|p| p.median_ns).collect();
     Some(Metric {
         value: mean(&vals)?,
-        noise_pct: noise_of(pts.iter().map(|p| p.noise_pct)),
+        noise_pct: noise_of(pts.iter().map(|p| p.noise())),
         results: pts.len(),
         detail: None,
     })
@@ -250,11 +263,13 @@ fn lat_metric(pts: &[&Lat]) -> Option<Metric> {
 
 fn local_lat(d: &RunData) -> Option<Metric> {
     let cells = lat_matrix(d);
-    let mut pts: Vec<&Lat> = cells.iter().filter(|((c, m), _)| c == m).map(|(_, p)| *p).collect();
+    let mut pts: Vec<&LatResult> =
+        cells.iter().filter(|((c, m), _)| c == m).map(|(_, p)| *p).collect();
     if pts.is_empty() {
         pts = d
-            .lat_mode("point")
-            .filter(|l| l.median_ns.is_some() && l.mem_node.is_some() && l.cpu_node == l.mem_node)
+            .chase_mode(lat::Mode::Point)
+            .filter(|l| l.median_ns.is_finite() && l.mem_node.is_some())
+            .filter(|l| l.cpu_node == l.mem_node)
             .collect();
     }
     lat_metric(&pts)
@@ -262,78 +277,80 @@ fn local_lat(d: &RunData) -> Option<Metric> {
 
 fn remote_lat(d: &RunData) -> Option<Metric> {
     let cells = lat_matrix(d);
-    let pts: Vec<&Lat> = cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| *p).collect();
+    let pts: Vec<&LatResult> = cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| *p).collect();
     lat_metric(&pts)
 }
 
 /// The loaded-latency point with the highest achieved load.
-pub(crate) fn peak_loaded(d: &RunData) -> Option<&Lat> {
-    d.lat_mode("loaded")
-        .filter(|l| l.load_gbs.is_some() && l.loaded_ns().is_some())
-        .max_by(|a, b| a.load_gbs.partial_cmp(&b.load_gbs).unwrap_or(std::cmp::Ordering::Equal))
+pub fn peak_loaded(d: &RunData) -> Option<&LoadedPoint> {
+    d.loaded
+        .iter()
+        .filter(|l| l.load_gbs.is_finite() && l.latency().is_some())
+        .max_by(|a, b| a.load_gbs.total_cmp(&b.load_gbs))
 }
 
 fn loaded_peak(d: &RunData) -> Option<Metric> {
     let p = peak_loaded(d)?;
     Some(Metric {
-        value: p.loaded_ns()?,
-        noise_pct: p.noise_pct.unwrap_or(0.0),
+        value: p.latency()?,
+        noise_pct: p.noise().unwrap_or(0.0),
         results: 1,
-        detail: p.load_gbs.map(|g| format!("at {g:.1} GB/s")),
+        detail: measured(p.load_gbs).map(|g| format!("at {g:.1} GB/s")),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{Bw, Lat};
+    use crate::data::tests::{data, rec};
     use serde_json::json;
 
-    fn data(bw: Vec<serde_json::Value>, lat: Vec<serde_json::Value>) -> RunData {
-        RunData {
-            bw: bw.iter().map(Bw::of).collect(),
-            lat: lat.iter().map(Lat::of).collect(),
-            ..Default::default()
-        }
-    }
-
-    /// The results `feeds_headline` leaves out change no headline metric of
-    /// the fixture's runs (a default run: every kind and mode), so the
+    /// The records `feeds_headline` leaves out change no headline metric
+    /// of the fixture's runs (a default run: every kind and mode), so the
     /// fleet's shortcut cannot drift from the metrics.
     #[test]
-    fn the_results_left_out_feed_no_headline_metric() {
+    fn the_records_left_out_feed_no_headline_metric() {
         let doc = store::ExportDoc::from_json(
-            include_str!("../tests/fixtures/synthetic-export.json"),
+            include_str!("../../report/tests/fixtures/synthetic-export.json"),
             "fixture",
         )
         .unwrap();
         for r in &doc.runs {
-            let all = RunData::of_results(r.results.iter());
-            let kept = RunData::of_results(
-                r.results.iter().filter(|x| feeds_headline(x.kind.as_str(), &x.payload)),
+            let all = RunData::of_records(r.results.iter().map(|x| &x.record));
+            let kept = RunData::of_records(
+                r.results.iter().map(|x| &x.record).filter(|x| feeds_headline(x)),
             );
             assert_eq!(metrics(&all), metrics(&kept), "run {}", r.uuid);
         }
         // The first run is a default run: every headline metric, most of
-        // its results left out.
+        // its records left out.
         let r = &doc.runs[0];
-        assert_eq!(metrics(&RunData::of_results(r.results.iter())).len(), MetricKey::ALL.len());
-        let left_out =
-            r.results.iter().filter(|x| !feeds_headline(x.kind.as_str(), &x.payload)).count();
+        let all = RunData::of_records(r.results.iter().map(|x| &x.record));
+        assert_eq!(metrics(&all).len(), MetricKey::ALL.len());
+        let left_out = r.results.iter().filter(|x| !feeds_headline(&x.record)).count();
         assert!(left_out > r.results.len() / 2, "{left_out} of {}", r.results.len());
     }
 
     #[test]
     fn local_bandwidth_is_the_mean_of_per_node_triad_best() {
-        let d = data(
-            vec![
+        let d = data(vec![
+            rec(
+                "bw",
                 json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0, "best_gbs": 100.0, "spread_pct": 3.078}),
+            ),
+            rec(
+                "bw",
                 json!({"mode": "local", "kernel": "triad", "cpu_node": 1, "mem_node": 1, "best_gbs": 90.0, "spread_pct": 6.156}),
+            ),
+            rec(
+                "bw",
                 json!({"mode": "local", "kernel": "copy", "cpu_node": 1, "mem_node": 1, "best_gbs": 500.0}),
+            ),
+            rec(
+                "bw",
                 json!({"mode": "local", "kernel": "triad", "cpu_node": 1, "mem_node": 0, "best_gbs": 1.0}),
-            ],
-            vec![],
-        );
+            ),
+        ]);
         let m = metrics(&d);
         let l = &m[&MetricKey::LocalBw];
         assert_eq!(l.value, 95.0);
@@ -345,15 +362,13 @@ mod tests {
 
     #[test]
     fn local_bandwidth_falls_back_to_the_matrix_diagonal() {
-        let d = data(
-            vec![
-                json!({"mode": "matrix", "kernel": "read", "cpu_node": 0, "mem_node": 0, "best_gbs": 80.0}),
-                json!({"mode": "matrix", "kernel": "read", "cpu_node": 0, "mem_node": 1, "best_gbs": 40.0}),
-                json!({"mode": "matrix", "kernel": "read", "cpu_node": 1, "mem_node": 0, "best_gbs": 30.0}),
-                json!({"mode": "matrix", "kernel": "read", "cpu_node": 1, "mem_node": 1, "best_gbs": 70.0}),
-            ],
-            vec![],
-        );
+        let cell = |c: u32, m: u32, g: f64| {
+            rec(
+                "bw",
+                json!({"mode": "matrix", "kernel": "read", "cpu_node": c, "mem_node": m, "best_gbs": g}),
+            )
+        };
+        let d = data(vec![cell(0, 0, 80.0), cell(0, 1, 40.0), cell(1, 0, 30.0), cell(1, 1, 70.0)]);
         let m = metrics(&d);
         assert_eq!(m[&MetricKey::LocalBw].value, 75.0);
         assert_eq!(m[&MetricKey::CrossBw].value, 35.0);
@@ -362,18 +377,23 @@ mod tests {
 
     #[test]
     fn latency_metrics_split_the_matrix() {
-        let cell = |c: i64, m: i64, ns: f64| json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns});
-        let d = data(
-            vec![],
-            vec![
-                cell(0, 0, 80.0),
-                cell(0, 1, 140.0),
-                cell(1, 0, 150.0),
-                cell(1, 1, 90.0),
+        let cell = |c: u32, m: u32, ns: f64| {
+            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+        };
+        let d = data(vec![
+            cell(0, 0, 80.0),
+            cell(0, 1, 140.0),
+            cell(1, 0, 150.0),
+            cell(1, 1, 90.0),
+            rec(
+                "lat",
                 json!({"mode": "loaded", "delay": 0, "latency_ns": 250.0, "load_gbs": 180.0, "spread_pct": 3.0}),
+            ),
+            rec(
+                "lat",
                 json!({"mode": "loaded", "delay": 100, "latency_ns": 120.0, "load_gbs": 60.0}),
-            ],
-        );
+            ),
+        ]);
         let m = metrics(&d);
         assert_eq!(m[&MetricKey::LocalLat].value, 85.0);
         assert_eq!(m[&MetricKey::RemoteLat].value, 145.0);
@@ -383,12 +403,13 @@ mod tests {
 
     #[test]
     fn a_single_node_run_has_no_remote_figures() {
-        let d = data(
-            vec![
+        let d = data(vec![
+            rec(
+                "bw",
                 json!({"mode": "matrix", "kernel": "triad", "cpu_node": 0, "mem_node": 0, "best_gbs": 30.0}),
-            ],
-            vec![json!({"mode": "point", "cpu_node": 0, "mem_node": 0, "median_ns": 95.0})],
-        );
+            ),
+            rec("lat", json!({"mode": "point", "cpu_node": 0, "mem_node": 0, "median_ns": 95.0})),
+        ]);
         let m = metrics(&d);
         assert_eq!(m[&MetricKey::LocalLat].value, 95.0);
         assert!(!m.contains_key(&MetricKey::RemoteLat));

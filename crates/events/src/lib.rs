@@ -24,17 +24,6 @@ pub enum Event {
     Record(results::Record),
 }
 
-impl Event {
-    /// A result's kind and its JSON as the store keeps it (`None` for
-    /// events that are not results).
-    pub fn stored_result(&self) -> Option<(&str, serde_json::Value)> {
-        match self {
-            Event::Record(r) => Some((r.kind(), r.to_payload())),
-            _ => None,
-        }
-    }
-}
-
 /// Receives events; called from the measuring thread between measurements
 /// (never inside a timed region).
 pub trait Observer: Send + Sync {

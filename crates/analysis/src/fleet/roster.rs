@@ -12,15 +12,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
-use serde_json::Value;
 use store::LoadedRun;
 
 use super::HostRun;
 
-/// The default `fleet --max-age`: a week. A fleet measured by a weekly
-/// timer or before each maintenance window is fresh; a host left out of
-/// the last rounds is not.
-pub const DEFAULT_MAX_AGE_S: u64 = 7 * 86_400;
+/// The default `fleet --max-age`: eight days. The weekly timer of
+/// deploy/systemd (randomized by up to an hour) keeps a host fresh; a host
+/// that missed a round is stale.
+pub const DEFAULT_MAX_AGE_S: u64 = 8 * 86_400;
 
 /// A host the orchestrator could not measure, with its error (`fleet
 /// --unmeasured FILE`: one `HOST<TAB>ERROR` per line).
@@ -142,17 +141,11 @@ pub struct Roster<'a> {
 /// fingerprint.
 pub fn host_key(run: &LoadedRun) -> (String, Option<String>, Option<String>) {
     let info = &run.machine_info;
-    let text = |k: &str| info.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
-    match text("machine_id") {
-        Some(id) => (
-            format!("id:{id}"),
-            Some(id.to_string()),
-            text("machine_id_source").map(str::to_string),
-        ),
+    match info.machine_id.as_deref().filter(|s| !s.is_empty()) {
+        Some(id) => (format!("id:{id}"), Some(id.to_string()), info.machine_id_source.clone()),
         None => (format!("host:{}", super::host_of(run)), None, None),
     }
 }
-
 fn age_s(started: &str, now_ms: i64) -> Option<f64> {
     store::util::parse_rfc3339(started).map(|t| (now_ms - t) as f64 / 1000.0)
 }

@@ -1,0 +1,142 @@
+//! What a run's results say, by kind and mode: its records
+//! (`results::Record`, as the store read them) sorted into one list per
+//! kind, so that metrics, studies and reports match on the records' enums.
+
+use kernels::Kernel;
+use results::audit::Finding;
+use results::bw::{self, BwResult};
+use results::exec::PolicyResult;
+use results::lat::{
+    self, C2cResult, Lat, LatResult, LatSummary, LoadedPoint, LoadedSummary, PerCpuSummary,
+    PrefetchCheck, SweepSummary,
+};
+use results::{Record, Unknown};
+use store::LoadedRun;
+
+/// Everything a run holds, one list per kind of record.
+#[derive(Debug, Clone, Default)]
+pub struct RunData {
+    pub bw: Vec<BwResult>,
+    /// Pointer chases: points, matrix cells, sweep and per-CPU points.
+    pub chases: Vec<LatResult>,
+    /// Loaded-latency steps.
+    pub loaded: Vec<LoadedPoint>,
+    /// Core-to-core pairs.
+    pub c2c: Vec<C2cResult>,
+    /// The settings audit's findings, most severe first.
+    pub findings: Vec<Finding>,
+    /// `exec`'s policies, in the order measured.
+    pub exec: Vec<PolicyResult>,
+    pub per_cpu_summaries: Vec<PerCpuSummary>,
+    pub sweep_summaries: Vec<SweepSummary>,
+    /// Each loaded curve's knee.
+    pub loaded_summaries: Vec<LoadedSummary>,
+    pub prefetch_checks: Vec<PrefetchCheck>,
+    /// Results this version cannot read.
+    pub other: Vec<Unknown>,
+}
+
+impl RunData {
+    pub fn of(run: &LoadedRun) -> RunData {
+        RunData::of_records(run.records())
+    }
+
+    /// [`RunData::of`] from some of a run's records.
+    pub fn of_records<'a>(records: impl Iterator<Item = &'a Record>) -> RunData {
+        let mut d = RunData::default();
+        for r in records {
+            match r {
+                Record::Bw(b) => d.bw.push(b.as_ref().clone()),
+                Record::Lat(l) => match l.as_ref() {
+                    Lat::Chase(c) => d.chases.push(c.clone()),
+                    Lat::Loaded(p) => d.loaded.push(p.clone()),
+                    Lat::C2c(c) => d.c2c.push(c.clone()),
+                },
+                Record::Finding(f) => d.findings.push(f.as_ref().clone()),
+                Record::Exec(e) => d.exec.push(e.as_ref().clone()),
+                Record::LatSummary(s) => match s.as_ref() {
+                    LatSummary::PerCpu(s) => d.per_cpu_summaries.push(s.clone()),
+                    LatSummary::Sweep(s) => d.sweep_summaries.push(s.clone()),
+                    LatSummary::Loaded(s) => d.loaded_summaries.push(s.clone()),
+                    LatSummary::PrefetchCheck(s) => d.prefetch_checks.push(s.clone()),
+                },
+                Record::Unknown(u) => d.other.push(u.clone()),
+            }
+        }
+        d.findings.sort_by_key(|f| f.severity.rank());
+        d
+    }
+
+    /// Bandwidth results of one mode, in the order measured.
+    pub fn bw_mode(&self, mode: bw::Mode) -> impl Iterator<Item = &BwResult> + '_ {
+        self.bw.iter().filter(move |b| b.mode == mode)
+    }
+
+    /// Chases of one mode, in the order measured.
+    pub fn chase_mode(&self, mode: lat::Mode) -> impl Iterator<Item = &LatResult> + '_ {
+        self.chases.iter().filter(move |l| l.mode == mode)
+    }
+}
+
+/// The kernel a headline figure uses among `points`: triad when present
+/// (STREAM's headline), else the most frequent kernel (first seen on ties).
+pub fn pick_kernel<'a>(points: impl IntoIterator<Item = &'a BwResult>) -> Option<Kernel> {
+    let mut counts: Vec<(Kernel, usize)> = Vec::new();
+    for p in points {
+        if !p.best_gbs.is_finite() {
+            continue;
+        }
+        if p.kernel == Kernel::Triad {
+            return Some(Kernel::Triad);
+        }
+        match counts.iter_mut().find(|(k, _)| *k == p.kernel) {
+            Some(c) => c.1 += 1,
+            None => counts.push((p.kernel, 1)),
+        }
+    }
+    let max = counts.iter().map(|c| c.1).max()?;
+    counts.into_iter().find(|c| c.1 == max).map(|c| c.0)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    /// A record of `kind` read from JSON as the store reads it.
+    pub fn rec(kind: &str, v: Value) -> Record {
+        results::upgrade::read(kind, &v).record
+    }
+
+    /// The data of a run holding these records.
+    pub fn data(records: Vec<Record>) -> RunData {
+        let mut run: LoadedRun = serde_json::from_value(json!({
+            "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
+            "finished": null, "status": "complete", "complete": true, "message": null,
+            "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
+            "command_line": "numaprobe run", "result_count": 0, "imported": false,
+            "machine_info": {}, "config": {}, "topology": {}, "results": []
+        }))
+        .unwrap();
+        run.results = records
+            .into_iter()
+            .enumerate()
+            .map(|(i, record)| store::StoredRecord {
+                seq: i as u32 + 1,
+                recorded: "2026-01-01T00:00:00Z".into(),
+                record,
+                as_stored: None,
+            })
+            .collect();
+        RunData::of(&run)
+    }
+
+    #[test]
+    fn triad_is_the_headline_kernel() {
+        let b = |k: &str| rec("bw", json!({"mode": "local", "kernel": k, "best_gbs": 1.0}));
+        let d = data(vec![b("copy"), b("read"), b("read"), b("triad")]);
+        assert_eq!(pick_kernel(&d.bw), Some(Kernel::Triad));
+        assert_eq!(pick_kernel(&d.bw[..3]), Some(Kernel::Read));
+        assert_eq!(pick_kernel(&d.bw[..0]), None);
+    }
+}

@@ -1,0 +1,13 @@
+//! The analysis of stored runs, apart from any rendering: what a run's
+//! results say ([`data::RunData`], the headline [`metrics`]), settings
+//! studies of groups of runs with their statistics and recommendations
+//! ([`study`]), and the fleet model of many hosts' runs, its outliers and
+//! configuration drift ([`fleet`]). Pure functions over typed runs
+//! (`store::LoadedRun`); the `report` crate draws their results as
+//! documents, `numaprobe compare` and `numaprobe fleet` print them.
+
+pub mod data;
+pub mod fleet;
+pub mod metrics;
+pub mod study;
+pub mod text;

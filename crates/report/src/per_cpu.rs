@@ -1,0 +1,135 @@
+//! Per-CPU latency in a report: the chart coloured by latency group, the
+//! groups the `lat-summary` found (else the points grouped by CPU node),
+//! and the hidden-NUMA note.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use results::lat::{self, LatResult, PerCpuSummary};
+use results::stats::measured;
+
+use crate::chart::{Axis, Chart, Series, XyChart};
+use crate::doc::{Document, Table};
+use crate::fmt::opt;
+use analysis::data::RunData;
+
+/// Per-CPU latency: the chart coloured by latency group, the groups the
+/// `lat-summary` found (else the points grouped by CPU node), and the
+/// hidden-NUMA note.
+pub(crate) fn section(doc: &mut Document, d: &RunData) {
+    let per_cpu: Vec<&LatResult> =
+        d.chase_mode(lat::Mode::PerCpu).filter(|p| p.median_ns.is_finite()).collect();
+    let summaries: Vec<&PerCpuSummary> =
+        d.per_cpu_summaries.iter().filter(|s| !s.groups.is_empty()).collect();
+    if per_cpu.is_empty() && summaries.is_empty() {
+        return;
+    }
+    doc.h(3, "Latency from each CPU");
+    for s in summaries.iter().filter(|s| s.hidden_numa) {
+        doc.callout(hidden_numa_text(s));
+    }
+    if !per_cpu.is_empty() {
+        type Pts = (Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+        let mut series: BTreeMap<(usize, String), Pts> = BTreeMap::new();
+        for p in &per_cpu {
+            let found = summaries.iter().find_map(|s| {
+                let matches_node = s.mem_node.is_none() || s.mem_node == p.mem_node;
+                let i = s.group_of(p.cpu).filter(|_| matches_node)?;
+                let g = &s.groups[i];
+                let ns = opt(measured(g.median_ns), "ns");
+                Some((i, format!("group {} (CPUs {}, {ns} ns)", i + 1, g.cpus)))
+            });
+            let key = found.unwrap_or_else(|| {
+                let node = p.mem_node.map_or("?".into(), |n| n.to_string());
+                (usize::MAX, format!("to memory node {node}"))
+            });
+            let (x, y) = (p.cpu as f64, p.median_ns);
+            let e = series.entry(key).or_default();
+            e.0.push((x, y));
+            if let (Some(lo), Some(hi)) = (measured(p.min_ns), measured(p.max_ns)) {
+                e.1.push((x, lo.min(y), hi.max(y)));
+            }
+        }
+        let banded = series.values().any(|s| !s.1.is_empty());
+        doc.chart(Chart::Xy(XyChart {
+            title: "Latency from each CPU to one node's memory".into(),
+            x: Axis::integer("CPU id"),
+            y: Axis::linear("latency (ns)"),
+            band_label: if banded { "min-max of the samples".into() } else { String::new() },
+            series: series
+                .into_iter()
+                .map(|((_, name), (points, band))| Series::points(name, points).with_band(band))
+                .collect(),
+            ..XyChart::default()
+        }));
+    }
+    if !summaries.is_empty() {
+        let mut t = Table::with_header(&[
+            "Group",
+            "CPUs",
+            "Count",
+            "OS node(s)",
+            "Memory node",
+            "Min ns",
+            "Median ns",
+            "Max ns",
+        ]);
+        for s in &summaries {
+            for (i, g) in s.groups.iter().enumerate() {
+                t.push(vec![
+                    (i + 1).to_string(),
+                    g.cpus.to_string(),
+                    g.cpus.len().to_string(),
+                    if g.os_nodes.is_empty() { "-".into() } else { g.os_nodes.to_string() },
+                    s.mem_node.map_or("-".into(), |n| n.to_string()),
+                    opt(measured(g.min_ns), "ns"),
+                    opt(measured(g.median_ns), "ns"),
+                    opt(measured(g.max_ns), "ns"),
+                ]);
+            }
+        }
+        doc.table(t.caption("CPUs grouped by their latency to the memory node (groups separated by more than the measured noise)"));
+        for s in &summaries {
+            match (s.note.as_deref().filter(|n| !n.is_empty()), s.hidden_numa) {
+                (Some(n), false) => doc.p(format!("Note: {n}.")),
+                (None, false) if s.groups.len() == 1 => doc.p(format!(
+                    "All {} measured CPUs have the same latency within noise: one latency group.",
+                    s.groups[0].cpus.len()
+                )),
+                _ => {}
+            }
+        }
+        return;
+    }
+    let mut groups: BTreeMap<String, Vec<&LatResult>> = BTreeMap::new();
+    for p in &per_cpu {
+        let key = format!("CPU node {}", p.cpu_node.map_or("?".into(), |n| n.to_string()));
+        groups.entry(key).or_default().push(p);
+    }
+    let mut t =
+        Table::with_header(&["CPUs", "Memory node", "Count", "Min ns", "Median ns", "Max ns"]);
+    for (k, ps) in groups {
+        let v: Vec<f64> = ps.iter().map(|p| p.median_ns).collect();
+        let cpus: topo::CpuSet = ps.iter().map(|p| p.cpu).collect();
+        let mem: BTreeSet<String> =
+            ps.iter().map(|p| p.mem_node.map_or("?".into(), |n| n.to_string())).collect();
+        let mut row = vec![
+            format!("{k}: {}", cpus.to_list()),
+            mem.into_iter().collect::<Vec<_>>().join(","),
+            v.len().to_string(),
+        ];
+        row.extend(crate::latency::min_median_max(&v));
+        t.push(row);
+    }
+    doc.table(t);
+}
+
+/// "Hidden NUMA: the OS shows one node, but the CPUs fall into 2 latency
+/// groups: CPUs 0-15 at 80 ns, CPUs 16-31 at 131 ns. ..."
+pub(crate) fn hidden_numa_text(s: &PerCpuSummary) -> String {
+    format!(
+        "Hidden NUMA: the OS shows one node, but the CPUs fall into {} latency groups to memory node {}: {}. NUMA is probably hidden by numa=off, a NUMA-per-socket setting of 0 (NPS0) or firmware interleaving; the machine behaves as several nodes, so placement matters although the OS cannot manage it.",
+        s.groups.len(),
+        s.mem_node.map_or("?".into(), |n| n.to_string()),
+        s.groups_text()
+    )
+}

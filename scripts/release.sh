@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Builds a numaprobe release of the current commit into target/dist/:
+#   numaprobe-VERSION-x86_64-linux.tar.gz  the static stripped binary, man
+#                                          pages, bash/zsh/fish completions,
+#                                          README, licences, deploy/ (Ansible,
+#                                          Slurm, systemd...) and SHA256SUMS
+#   numaprobe_VERSION-1_amd64.deb          cargo-deb
+#   numaprobe-VERSION-1.x86_64.rpm         cargo-generate-rpm
+#   SHA256SUMS                             of the three
+# The archive is reproducible: two runs on one commit give the same bytes
+# (fixed order, owners, modes and times; the time is the commit's,
+# SOURCE_DATE_EPOCH). docs/release.md says what must match between builds.
+#
+# The binary is the static build the guest suite makes (same command, same
+# flags, same folder: target/static), so after the guest suite it is a
+# no-op. cargo-deb and cargo-generate-rpm are installed from crates.io
+# (pinned versions, `cargo install --locked`) when missing.
+#
+# Options:
+#   --archive-only   only the archive (no packaging tools needed)
+#   --out DIR        write the results there (default: target/dist)
+#   --allow-dirty    build from a tree with uncommitted changes (the result
+#                    then does not match the commit it names)
+# It fails, saying why, when a step cannot be done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+CARGO_DEB_VERSION=3.8.0
+CARGO_GENERATE_RPM_VERSION=0.21.1
+TARGET=x86_64-unknown-linux-gnu
+
+out="$root/target/dist"
+archive_only=0
+allow_dirty=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --archive-only) archive_only=1 ;;
+    --allow-dirty) allow_dirty=1 ;;
+    --out) [ $# -ge 2 ] || { echo "release: --out needs a folder" >&2; exit 2; }; out=$2; shift ;;
+    -h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "release: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+t0=$(date +%s.%N)
+say() { echo "release: $*" >&2; }
+die() { echo "release: error: $*" >&2; exit 1; }
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+for cmd in git cargo tar gzip sha256sum readelf file python3; do
+    command -v "$cmd" >/dev/null || die "'$cmd' is missing"
+done
+
+# --- what is being released ---------------------------------------------------
+commit=$(git rev-parse HEAD) || die "not a git checkout: a release is made from a commit"
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+    [ "$allow_dirty" = 1 ] || die "the working tree has uncommitted changes: commit them, or pass --allow-dirty"
+    say "warning: uncommitted changes: the result does not match commit ${commit:0:12}"
+fi
+version=$(cargo pkgid --locked -p numaprobe | sed 's/.*[#@]//')
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || die "cannot read numaprobe's version (got '$version')"
+# Every time in the archive and packages is the commit's.
+epoch=$(git show -s --format=%ct HEAD)
+name="numaprobe-$version-x86_64-linux"
+say "numaprobe $version, commit ${commit:0:12}, SOURCE_DATE_EPOCH=$epoch"
+
+# --- the static binary (the guest suite's build) -------------------------------
+# Same command, flags and environment as scripts/guest-setup.sh and the
+# guest harness, so cargo finds it up to date (build.rs takes the commit's
+# date from git itself).
+say "building the static binary (target/static; a no-op when up to date)"
+flags=$(scripts/static-rustflags) || die "scripts/static-rustflags failed"
+env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLAGS="$flags" \
+    cargo build --release --locked --target "$TARGET" -p numaprobe \
+    --target-dir "$root/target/static" >&2 || die "static build failed"
+bin="$root/target/static/$TARGET/release/numaprobe"
+[ -x "$bin" ] || die "the build produced no $bin"
+file -b "$bin" | grep -Eq 'statically linked|static-pie linked' || die "$bin is not static: $(file -b "$bin")"
+if readelf -S "$bin" | grep -q '\.debug_'; then
+    die "$bin has debug sections: the release profile must strip them (Cargo.toml [profile.release] strip)"
+fi
+readelf -S "$bin" | grep -q '\.symtab' || die "$bin has no symbol table: backtraces would show no function names"
+"$bin" --version | grep -q "^numaprobe $version (${commit:0:12} " ||
+    die "$bin --version says '$("$bin" --version)', not $version and commit ${commit:0:12}"
+
+# --- generated files: man pages, completions ----------------------------------
+gen="$root/target/release-files"
+rm -rf "$gen"
+mkdir -p "$gen/man" "$gen/completions"
+"$bin" man >"$gen/man/numaprobe.1"
+# A page for every page the pages refer to (numaprobe-bw(1), and below
+# numaprobe-advise(1) numaprobe-advise-interleave(1)), so none is missing.
+refs() { { grep -o 'numaprobe\\-[a-z0-9\\-]*(1)' "$1" || true; } | sed 's/\\-/-/g; s/^numaprobe-//; s/(1)$//' | sort -u; }
+todo=$(refs "$gen/man/numaprobe.1")
+[ -n "$todo" ] || die "the main man page names no command pages"
+while [ -n "$todo" ]; do
+    next=""
+    for c in $todo; do
+        [ -e "$gen/man/numaprobe-$c.1" ] && continue
+        "$bin" man "$c" >"$gen/man/numaprobe-$c.1" || die "numaprobe man $c failed"
+        next="$next $(refs "$gen/man/numaprobe-$c.1")"
+    done
+    todo=$(echo $next)
+done
+"$bin" completions bash >"$gen/completions/numaprobe.bash"
+"$bin" completions zsh >"$gen/completions/_numaprobe"
+"$bin" completions fish >"$gen/completions/numaprobe.fish"
+
+# Copies tracked files (as git lists them, with git's executable bit) into
+# the folder given last.
+copy_tracked() { # pathspec... -- dest
+    local dest=${*: -1} mode path
+    git ls-files -s -z -- "${@:1:$#-1}" | while IFS= read -r -d '' entry; do
+        mode=${entry%% *}
+        path=${entry#*$'\t'}
+        install -D -m "$([ "$mode" = 100755 ] && echo 755 || echo 644)" "$path" "$dest/$path"
+    done
+}
+
+# Sets every time under $1 to the commit's, and modes to 755/644 (umask-proof).
+normalise() {
+    find "$1" -type d -exec chmod 755 {} +
+    find "$1" -type f -perm /111 -exec chmod 755 {} +
+    find "$1" -type f ! -perm /111 -exec chmod 644 {} +
+    find "$1" -exec touch -h -d "@$epoch" {} +
+}
+
+# --- the archive ---------------------------------------------------------------
+stage="$out/$name"
+rm -rf "$stage" "$out/$name.tar.gz"
+mkdir -p "$stage"
+install -m 755 "$bin" "$stage/numaprobe"
+cp -r "$gen/man" "$gen/completions" "$stage/"
+copy_tracked README.md LICENSE-MIT LICENSE-APACHE deploy "$stage"
+normalise "$stage"
+(cd "$stage" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort |
+    xargs -d '\n' sha256sum >SHA256SUMS)
+normalise "$stage"
+LC_ALL=C tar --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
+    --mtime="@$epoch" -C "$out" -cf - "$name" | gzip -9 -n >"$out/$name.tar.gz"
+rm -rf "$stage"
+say "$out/$name.tar.gz ($(du -k "$out/$name.tar.gz" | cut -f1) KiB)"
+artifacts=("$name.tar.gz")
+
+# --- .deb and .rpm --------------------------------------------------------------
+if [ "$archive_only" = 0 ]; then
+    # The packages' files, at the paths crates/cli/Cargo.toml's
+    # [package.metadata.deb] and [package.metadata.generate-rpm] name.
+    pkg="$root/target/pkg-stage"
+    rm -rf "$pkg"
+    mkdir -p "$pkg/man"
+    install -m 755 "$bin" "$pkg/numaprobe"
+    for page in "$gen"/man/*.1; do
+        gzip -9 -n -c "$page" >"$pkg/man/$(basename "$page").gz"
+    done
+    cp -r "$gen/completions" "$pkg/"
+    copy_tracked README.md LICENSE-MIT LICENSE-APACHE deploy/systemd packaging "$pkg"
+    # Debian's changelog: one entry for this version, dated by the commit.
+    {
+        echo "numaprobe ($version-1) unstable; urgency=medium"
+        echo
+        echo "  * numaprobe $version, built from commit $commit."
+        echo
+        echo " -- numaprobe maintainers <maintainers@users.noreply.a-seed-bb4e7afa.example>  $(LC_ALL=C date -u -R -d "@$epoch")"
+    } >"$pkg/changelog"
+    normalise "$pkg"
+
+    # Installs a cargo subcommand at a pinned version when it is missing.
+    tool() { # crate version subcommand
+        if cargo "$3" --version 2>/dev/null | grep -qw "$2"; then return; fi
+        say "installing $1 $2 from crates.io (cargo install --locked)"
+        cargo install --locked --quiet "$1" --version "$2" >&2 || die "cargo install $1 $2 failed"
+        cargo "$3" --version 2>/dev/null | grep -qw "$2" || die "cargo $3 is not version $2 after installing it"
+    }
+    tool cargo-deb "$CARGO_DEB_VERSION" deb
+    tool cargo-generate-rpm "$CARGO_GENERATE_RPM_VERSION" generate-rpm
+
+    # Both tools date their files by SOURCE_DATE_EPOCH.
+    export SOURCE_DATE_EPOCH=$epoch
+    deb="numaprobe_${version}-1_amd64.deb"
+    rm -f "$out/$deb"
+    cargo deb --locked -p numaprobe --no-build --no-strip --quiet --output "$out/$deb" >&2 ||
+        die "cargo deb failed"
+    rpm="numaprobe-${version}-1.x86_64.rpm"
+    rm -f "$out/$rpm"
+    # xz: what EL8's own packages use; every rpm since EL6 reads it.
+    cargo generate-rpm -p crates/cli --target "$TARGET" --target-dir "$root/target/static" \
+        --payload-compress xz --output "$out/$rpm" >&2 || die "cargo generate-rpm failed"
+    # cargo-generate-rpm cannot flag %license; this sets the flag.
+    python3 scripts/package-rpm-license.py "$out/$rpm" \
+        /usr/share/licenses/numaprobe/LICENSE-MIT /usr/share/licenses/numaprobe/LICENSE-APACHE ||
+        die "marking the licences %license failed"
+    say "$out/$deb ($(du -k "$out/$deb" | cut -f1) KiB)"
+    say "$out/$rpm ($(du -k "$out/$rpm" | cut -f1) KiB)"
+    artifacts+=("$deb" "$rpm")
+fi
+
+(cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)
+say "$out/SHA256SUMS:"
+sed 's/^/  /' "$out/SHA256SUMS" >&2
+say "done in $(elapsed "$t0") s"
