@@ -71,6 +71,67 @@ impl Edac {
     }
 }
 
+/// What EDAC shows of the memory system, without error counts: a setting
+/// of the machine (channels populated), not its health.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryControllers {
+    pub controllers: u32,
+    /// DIMMs (or ranks, on drivers that report ranks) listed.
+    pub dimms: u32,
+    /// Distinct (controller, channel) pairs named by the DIMMs'
+    /// `dimm_location`; `None` when no location names a channel.
+    pub channels: Option<u32>,
+}
+
+impl MemoryControllers {
+    /// `2 memory controllers, 16 DIMMs in 16 channels`.
+    pub fn describe(&self) -> String {
+        let plural = |n: u32| if n == 1 { "" } else { "s" };
+        let mut s = format!(
+            "{} memory controller{}, {} DIMM{}",
+            self.controllers,
+            plural(self.controllers),
+            self.dimms,
+            plural(self.dimms)
+        );
+        if let Some(c) = self.channels {
+            s.push_str(&format!(" in {c} channel{}", plural(c)));
+        }
+        s
+    }
+}
+
+/// The channel number a `dimm_location` names (`channel 1 slot 0`,
+/// `csrow 0 channel 1`), if any.
+fn channel_of(location: &str) -> Option<u32> {
+    let mut words = location.split_whitespace();
+    while let Some(w) = words.next() {
+        if w == "channel" {
+            return words.next()?.parse().ok();
+        }
+    }
+    None
+}
+
+impl Edac {
+    /// Controllers, DIMMs and channels, for a run's configuration.
+    pub fn controllers_summary(&self) -> MemoryControllers {
+        let mut channels = std::collections::BTreeSet::new();
+        for c in &self.controllers {
+            for d in &c.dimms {
+                if let Some(ch) = d.location.as_deref().and_then(channel_of) {
+                    channels.insert((c.name.clone(), ch));
+                }
+            }
+        }
+        MemoryControllers {
+            controllers: self.controllers.len() as u32,
+            dimms: self.controllers.iter().map(|c| c.dimms.len() as u32).sum(),
+            channels: (!channels.is_empty()).then_some(channels.len() as u32),
+        }
+    }
+}
+
 fn text(root: &SysRoot, rel: &str) -> Result<Option<String>, String> {
     match root.read_optional(rel) {
         Ok(s) => Ok(s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())),
@@ -191,6 +252,25 @@ mod tests {
         let bad: Vec<&str> = e.dimms_with_errors().iter().map(|(_, d)| d.name.as_str()).collect();
         assert_eq!(bad, ["dimm0", "rank2"]);
         assert_eq!(e.totals(), (12, 0));
+        let m = e.controllers_summary();
+        assert_eq!((m.controllers, m.dimms, m.channels), (2, 3, Some(1)));
+        assert_eq!(m.describe(), "2 memory controllers, 3 DIMMs in 1 channel");
+    }
+
+    #[test]
+    fn channels_are_counted_per_controller_from_the_locations() {
+        let (_d, root) = tree(&[
+            ("mc0/dimm0/dimm_location", "channel 0 slot 0"),
+            ("mc0/dimm1/dimm_location", "channel 0 slot 1"),
+            ("mc0/dimm2/dimm_location", "channel 1 slot 0"),
+            ("mc1/dimm0/dimm_location", "csrow 0 channel 0"),
+            ("mc2/rank0/dimm_label", "no location"),
+        ]);
+        let Read::Value(e) = read(&root) else { panic!() };
+        let m = e.controllers_summary();
+        assert_eq!((m.controllers, m.dimms, m.channels), (3, 5, Some(3)));
+        assert_eq!(channel_of("slot 2"), None);
+        assert_eq!(channel_of("channel x"), None);
     }
 
     #[test]

@@ -386,7 +386,7 @@ fn config_settings(topo: &Topology, settings: &Settings) -> Configuration {
     };
     let cgroup_restriction = cgroup_restriction(topo);
     let f = &settings.firmware;
-    Configuration {
+    let mut c = Configuration {
         numa_mode: Some(text(serde_json::to_value(topo.numa_mode.kind))),
         numa_mode_label: Some(topo.numa_mode.label.clone().map_or(Reading::Absent, Reading::Value)),
         nodes: Some(topo.nodes.len() as u64),
@@ -416,7 +416,9 @@ fn config_settings(topo: &Topology, settings: &Settings) -> Configuration {
         board_version: Some(reading(&f.board_version)),
         microcode: Some(reading(&f.microcode)),
         ..Default::default()
-    }
+    };
+    crate::firmware_state::fill(&mut c, topo, settings);
+    c
 }
 
 #[cfg(test)]

@@ -5,12 +5,15 @@
 //! Nothing here prints. Every file is read through a [`topo::SysRoot`], so
 //! the audit runs on captures and fixture trees as on the live machine.
 
+pub mod declared;
 pub mod edac;
 pub mod evidence;
 pub mod fingerprint;
+pub mod firmware_state;
 pub mod profile;
 pub mod read;
 pub mod rules;
+pub mod runtime;
 pub mod settings;
 pub mod smbios;
 

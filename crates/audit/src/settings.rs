@@ -47,6 +47,10 @@ pub struct Settings {
     /// update changes. Absent in documents written before they were read.
     #[serde(default = "Firmware::absent")]
     pub firmware: Firmware,
+    /// The memory controllers, channels and DIMMs EDAC sees (no error
+    /// counts: those are the audit's `edac`); absent in older records.
+    #[serde(default = "absent")]
+    pub memory_controllers: Read<crate::edac::MemoryControllers>,
 }
 
 fn absent<T>() -> Read<T> {
@@ -169,6 +173,17 @@ impl PerCpu {
         }
     }
 
+    /// The value when every CPU agrees, else `mixed (a, b)` (for a run's
+    /// configuration).
+    pub fn summary(&self) -> String {
+        match self.uniform() {
+            Some(v) => v.to_string(),
+            None => {
+                format!("mixed ({})", self.by_value.keys().cloned().collect::<Vec<_>>().join(", "))
+            }
+        }
+    }
+
     pub fn has(&self, value: &str) -> bool {
         self.by_value.contains_key(value)
     }
@@ -179,6 +194,10 @@ pub struct Cpufreq {
     pub driver: Read<PerCpu>,
     pub governor: Read<PerCpu>,
     pub energy_performance_preference: Read<PerCpu>,
+    /// Energy performance bias (`cpuN/power/energy_perf_bias`, Intel:
+    /// 0 = performance to 15 = power saving); absent in older records.
+    #[serde(default = "absent")]
+    pub energy_perf_bias: Read<PerCpu>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,6 +208,9 @@ pub struct Boost {
     pub cpufreq_boost: Read<bool>,
     /// `amd_pstate/status` (active, passive, guided, disable).
     pub amd_pstate_status: Read<String>,
+    /// `intel_pstate/status` (active, passive, off); absent in older records.
+    #[serde(default = "absent")]
+    pub intel_pstate_status: Read<String>,
     /// Per-policy `cpufreq/policyN/boost` (newer amd-pstate), summarised.
     pub policy_boost: Read<PerCpu>,
 }
@@ -365,11 +387,13 @@ impl Settings {
                     &cpus,
                     "cpufreq/energy_performance_preference",
                 ),
+                energy_perf_bias: per_cpu(root, &cpus, "power/energy_perf_bias"),
             },
             boost: Boost {
                 intel_no_turbo: read_with(root, &format!("{CPU}/intel_pstate/no_turbo"), bool01),
                 cpufreq_boost: read_with(root, &format!("{CPU}/cpufreq/boost"), bool01),
                 amd_pstate_status: read_string(root, &format!("{CPU}/amd_pstate/status")),
+                intel_pstate_status: read_string(root, &format!("{CPU}/intel_pstate/status")),
                 policy_boost: per_cpu(root, &cpus, "cpufreq/boost"),
             },
             cpuidle: Cpuidle {
@@ -399,6 +423,7 @@ impl Settings {
             nohz_full: cmd_opt("nohz_full"),
             hugepages: hugepages(root),
             firmware: Firmware::read(root),
+            memory_controllers: crate::edac::read(root).map(|e| e.controllers_summary()),
             cmdline,
             perf_event_paranoid,
             perf_counters,

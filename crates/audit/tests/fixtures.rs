@@ -269,3 +269,27 @@ mod erased {
         }
     }
 }
+
+/// The firmware and power state a run's configuration records, on real
+/// captures: the P-state mode where the capture has it, nothing invented
+/// where it does not (no capture holds ACPI tables, cpuidle or EDAC).
+#[test]
+fn firmware_and_power_state_of_the_captures_is_recorded_or_left_out() {
+    for c in captures() {
+        let mut doc = results::context::Configuration::default();
+        audit::firmware_state::fill(&mut doc, &c.topology, &c.settings);
+        let fields: Vec<String> = match doc.to_json() {
+            serde_json::Value::Object(m) => m.keys().cloned().collect(),
+            other => panic!("{other}"),
+        };
+        let f = c.topology.firmware_numa.as_ref().expect("discovery reads the ACPI tables");
+        assert!(matches!(f.srat, topo::acpi::Table::Unknown(_)), "{}: {:?}", c.name, f.srat);
+        let has_pstate =
+            ["20em64t-hybrid-1p6c2t+2ca4co1t", "32intel64-2p8co2t+8ve"].contains(&c.name.as_str());
+        let want: Vec<&str> = if has_pstate { vec!["pstate"] } else { vec![] };
+        assert_eq!(fields, want, "{}", c.name);
+        if has_pstate {
+            assert_eq!(doc.pstate.as_deref(), Some("intel_pstate active"), "{}", c.name);
+        }
+    }
+}

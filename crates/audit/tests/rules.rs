@@ -404,7 +404,12 @@ fn governor_and_epp_rules() {
     let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Latency);
     fires(&r, "cpu.governor", Severity::Warn);
     assert!(r.finding("cpu.governor").unwrap().found.contains("powersave on CPUs 0-3"));
+    // The P-state driver's mode and the energy bias are shown beside them.
+    let gov = &r.finding("cpu.governor").unwrap().found;
+    assert!(gov.contains("driver intel_pstate, mode active"), "{gov}");
     fires(&r, "cpu.epp", Severity::Warn);
+    let epp = &r.finding("cpu.epp").unwrap().found;
+    assert_eq!(epp, "balance_power; energy_perf_bias 8");
     let r = report(&two_node(), &tuned(), nomem(), Evidence::default(), Profile::Latency);
     quiet(&r, "cpu.governor");
     quiet(&r, "cpu.epp");

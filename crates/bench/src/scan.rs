@@ -473,8 +473,7 @@ mod tests {
         assert_eq!(verdict(&c).unstable, [1]);
     }
 
-    /// Issue 25: a burst of load during the first pass made chunks look
-    /// slow. Re-measured against the reference, the same memory is as
+    /// A burst of load during the first pass made chunks look slow. Re-measured against the reference, the same memory is as
     /// fast: the chunk is not called slow.
     #[test]
     fn a_chunk_slow_only_in_the_first_pass_is_not_called_slow() {
@@ -490,12 +489,13 @@ mod tests {
         let ops = kernels::select(None).unwrap();
         let stop = StopFlag::new();
         let (mut chunks, held) = first_pass(&spec, ops, &events::Silent, &stop).unwrap();
-        // as if a burst of load had hit chunk 1's first pass, on an
-        // otherwise steady machine (1% spread between repetitions)
+        // as if a burst of load had hit chunk 1's first pass; a 10% margin
+        // (the spread between repetitions) is far below the burst but
+        // above what the pages of one node differ by on a shared machine
         let median = chunks[0].best_gbs.max(chunks[2].best_gbs);
         for c in chunks.iter_mut() {
             c.best_gbs = median;
-            c.spread_pct = 1.0;
+            c.spread_pct = 10.0;
         }
         chunks[1].best_gbs = median * 0.5;
         assert_eq!(verdict(&chunks).unconfirmed, [1], "a candidate before the re-measurement");

@@ -75,6 +75,8 @@ pub enum Command {
     Import(cmd::store::ImportArgs),
     /// Compare saved runs against a baseline.
     Compare(cmd::compare::CompareArgs),
+    /// Vary a runtime setting (THP, governor...) over alternated runs, restore it, compare.
+    Study(cmd::study::Args),
     /// Write a Markdown or HTML report of a run.
     Report(cmd::store::ReportArgs),
     /// Many hosts side by side: outliers against peers of one model, drift.

@@ -15,6 +15,11 @@ pub fn size(s: &str) -> Result<u64, String> {
     place::parse_size(s).map_err(|e| e.to_string())
 }
 
+/// `--set KEY=VALUE`: a declared setting ([`audit::declared::parse_assignment`]).
+pub fn assignment(s: &str) -> Result<(String, String), String> {
+    audit::declared::parse_assignment(s).map_err(|e| e.to_string())
+}
+
 /// The unit a duration flag is written in (its name says which:
 /// `--budget` seconds, `--sample-ms` milliseconds, `--delays` ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +149,8 @@ pub mod bounds {
     pub const WARMUP: (u64, u64) = (0, 10_000);
     /// `run --repeat`.
     pub const RUN_REPEAT: (u64, u64) = (1, 1000);
+    /// `study --rounds`.
+    pub const STUDY_ROUNDS: (u64, u64) = (1, 1000);
     /// `advise interleave --max-weight` (the kernel's largest weight).
     pub const MAX_WEIGHT: (u64, u64) = (1, 255);
     /// `lat --seed`: any 64-bit number.
@@ -232,6 +239,10 @@ pub fn warmup(s: &str) -> Result<u32, String> {
 pub fn run_repeat(s: &str) -> Result<u32, String> {
     u32_count(s, bounds::RUN_REPEAT)
 }
+/// `study --rounds N`.
+pub fn study_rounds(s: &str) -> Result<u32, String> {
+    u32_count(s, bounds::STUDY_ROUNDS)
+}
 /// `advise interleave --max-weight N`.
 pub fn max_weight(s: &str) -> Result<u32, String> {
     u32_count(s, bounds::MAX_WEIGHT)
@@ -295,6 +306,10 @@ fn one_id(s: &str, what: &str, plural: &str) -> Result<u32, String> {
             return Ok(n);
         }
     }
+    // A minus sign before digits is a negative number, not numactl's range.
+    if t.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(format!("'{t}' is not a {what} number: {what} numbers are 0 or more"));
+    }
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || ",-:!+ ".contains(c))
         || t.eq_ignore_ascii_case("all")
     {
@@ -339,7 +354,11 @@ mod tests {
         }
         let e = cpu("x").unwrap_err();
         assert_eq!(e, "expected one CPU number (e.g. 0)");
-        assert!(node("-1").unwrap_err().contains("not a list"));
+        assert_eq!(
+            node("-1").unwrap_err(),
+            "'-1' is not a node number: node numbers are 0 or more"
+        );
+        assert_eq!(cpu("-12").unwrap_err(), "'-12' is not a CPU number: CPU numbers are 0 or more");
     }
 
     #[test]
@@ -480,6 +499,12 @@ mod tests {
             ..f(&["exec"], "--touch-hold-ms", &["0", "600000"], &["600001"])
         },
         f(&["run"], "--repeat", &["1", "1000"], &["0", "1001"]),
+        f(
+            &["study", "--vary", "thp_enabled=never,always"],
+            "--rounds",
+            &["1", "1000"],
+            &["0", "1001"],
+        ),
         f(&["advise", "interleave"], "--cpu-node", NODE_OK, NODE_BAD),
         f(&["advise", "interleave"], "--max-weight", &["1", "255"], &["0", "256"]),
         f(&["advise", "interleave"], "--budget", BUDGET_OK, BUDGET_BAD),

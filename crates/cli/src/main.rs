@@ -4,6 +4,7 @@
 mod cli;
 mod cmd;
 mod counters;
+mod declare;
 mod grammar;
 mod output;
 mod progress;
@@ -45,11 +46,13 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            if err.downcast_ref::<signal::Interrupted>().is_some() {
-                eprintln!("numaprobe: {}", cli::error_line(&err));
+            if signal::is_interrupted(&err) {
+                eprintln!("numaprobe: {}", report::safe::one_line(&cli::error_line(&err)));
                 return ExitCode::from(signal::exit_status());
             }
-            eprintln!("numaprobe: error: {}", cli::error_line(&err));
+            // One line, and no control character from a label or a file
+            // name reaches the terminal.
+            eprintln!("numaprobe: error: {}", report::safe::one_line(&cli::error_line(&err)));
             ExitCode::from(if cli::is_usage(&err) { 2 } else { 1 })
         }
     }

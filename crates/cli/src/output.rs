@@ -104,6 +104,8 @@ pub mod schema {
     pub const IMPORT: u32 = 1;
     /// `advise interleave --restore`.
     pub const RESTORE: u32 = 1;
+    /// `study` and `study --dry-run`.
+    pub const STUDY: u32 = 1;
 }
 
 /// A `--json` document with `schema_version` first and then every field of
@@ -226,7 +228,7 @@ pub fn table(header: Vec<String>) -> Table {
 /// Writes a warning to stderr unless `quiet`.
 pub fn warn(quiet: bool, msg: &str) {
     if !quiet {
-        eprintln!("numaprobe: warning: {msg}");
+        eprintln!("numaprobe: warning: {}", report::safe::visible(msg));
     }
 }
 

@@ -76,6 +76,10 @@ pub fn take_lock(wait: bool, quiet: bool, stop: &StopFlag) -> anyhow::Result<Mea
     };
     r.map_err(|e| match e {
         LockError::Busy { .. } => anyhow::anyhow!("{e}; wait for it to finish or use --wait"),
+        // Ctrl-C (or SIGTERM) while waiting: stopped by a signal, 128 + its number.
+        e @ LockError::GaveUp { .. } if stop.is_stopped() => {
+            anyhow::Error::new(e).context(crate::signal::StoppedWaiting)
+        }
         e => anyhow::Error::new(e),
     })
 }

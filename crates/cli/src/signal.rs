@@ -4,7 +4,7 @@
 //! command then exits 128 + the signal's number (130, 143, 129), as shells
 //! and service managers expect.
 
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use events::StopFlag;
@@ -13,12 +13,15 @@ static FLAG: OnceLock<StopFlag> = OnceLock::new();
 static PRESSES: AtomicUsize = AtomicUsize::new(0);
 /// The first stopping signal received (0: none yet).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Set by a command that must never exit from the handler (`study`
+/// restores settings first): further signals are only counted.
+static PATIENT: AtomicBool = AtomicBool::new(false);
 
 /// Notes `sig` and raises the stop flag; on a second stopping signal the
 /// process exits at once with 128 + its number.
 fn arrived(sig: i32) {
     let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-    if PRESSES.fetch_add(1, Ordering::SeqCst) >= 1 {
+    if PRESSES.fetch_add(1, Ordering::SeqCst) >= 1 && !PATIENT.load(Ordering::SeqCst) {
         // SAFETY: _exit is async-signal-safe and ends the process.
         unsafe { libc::_exit(128 + sig) };
     }
@@ -73,6 +76,24 @@ pub fn stop_flag() -> StopFlag {
     .clone()
 }
 
+/// [`stop_flag`] for a command that must finish its clean-up whatever
+/// happens: a second Ctrl-C does not exit at once, it is counted
+/// ([`presses`]) for the command to act on.
+pub fn patient_stop_flag() -> StopFlag {
+    PATIENT.store(true, Ordering::SeqCst);
+    stop_flag()
+}
+
+/// How many stopping signals have arrived.
+pub fn presses() -> usize {
+    PRESSES.load(Ordering::SeqCst)
+}
+
+/// The first stopping signal's number (0: none yet).
+pub fn first_signal() -> i32 {
+    SIGNAL.load(Ordering::SeqCst)
+}
+
 /// What stopped the command, as messages and saved runs say it:
 /// `Ctrl-C`, `SIGTERM` or `SIGHUP`.
 pub fn cause() -> &'static str {
@@ -103,6 +124,30 @@ impl std::fmt::Display for Interrupted {
 }
 
 impl std::error::Error for Interrupted {}
+
+/// The command was stopped by a signal while it waited for the measuring
+/// lock (`--wait`), before it measured anything: exits 128 + the signal's
+/// number like [`Interrupted`].
+#[derive(Debug)]
+pub struct StoppedWaiting;
+
+impl std::fmt::Display for StoppedWaiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "interrupted by {} while waiting for the measuring lock; nothing was measured",
+            cause()
+        )
+    }
+}
+
+impl std::error::Error for StoppedWaiting {}
+
+/// Whether `err` says the command was stopped by a signal (exit 128 + its
+/// number) rather than failed.
+pub fn is_interrupted(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<Interrupted>().is_some() || err.downcast_ref::<StoppedWaiting>().is_some()
+}
 
 /// Turns a command's success into [`Interrupted`] when a signal stopped it
 /// part way, so every measuring command exits alike.

@@ -175,6 +175,85 @@ fn a_weight_that_cannot_be_restored_is_said_loudly_with_its_value() {
     assert_eq!(weight(&root, "node0"), "1", "the others are restored");
 }
 
+/// A weights backup whose `auto_file` climbs out of the weight folder.
+fn backup_naming(dir: &Path, auto_file: &str) -> PathBuf {
+    let doc = serde_json::json!({
+        "format": "numaprobe-weights-backup", "saved": "1700000000",
+        "previous": {"weights": {"0": 2}, "auto": true, "auto_file": auto_file},
+        "applied": {"0": 3}
+    });
+    let f = dir.join("evil-backup.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    f
+}
+
+/// Issue 26: `"auto_file": "../../../../home/victim"` truncated the victim
+/// to `true`. A restore now writes nothing unless every file it names is
+/// one of the weight files, and says so in one line (exit 2).
+#[test]
+fn a_restore_naming_a_file_outside_the_weights_is_refused_before_any_write() {
+    let (dir, db) = imported();
+    let root = weight_tree(dir.path());
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let up = "../".repeat(6); // from sysroot/sys/kernel/mm/mempolicy/weighted_interleave
+    for evil in [format!("{up}victim"), victim.display().to_string()] {
+        let backup = backup_naming(dir.path(), &evil);
+        let out = np(&db)
+            .args(["advise", "interleave", "--restore"])
+            .arg(&backup)
+            .arg("--sysfs-root")
+            .arg(&root)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{evil}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("evil-backup.json") && err.contains("auto_file"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "{evil}");
+        assert_eq!(weight(&root, "node0"), "1", "nothing written");
+    }
+}
+
+/// Issue 26: `--restore /dev/zero` grew to 7.8 GB, a FIFO hung it. Both
+/// are refused at once, in one line, exit 2.
+#[test]
+fn a_restore_from_a_device_or_a_fifo_is_refused_at_once() {
+    let (dir, db) = imported();
+    let root = weight_tree(dir.path());
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for (file, what) in [(Path::new("/dev/zero"), "character device"), (fifo.as_path(), "FIFO")] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numaprobe"))
+            .env_remove("NUMAPROBE_DB")
+            .arg("--db")
+            .arg(&db)
+            .args(["advise", "interleave", "--restore"])
+            .arg(file)
+            .arg("--sysfs-root")
+            .arg(&root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                panic!("--restore {} still reading after 30 s", file.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", file.display());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&*file.to_string_lossy()) && err.contains(what), "{err}");
+    }
+}
+
 #[test]
 fn apply_without_weight_files_or_without_root_writes_nothing() {
     let (dir, db) = imported();

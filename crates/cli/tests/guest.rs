@@ -113,6 +113,33 @@ fn topo_of(boot: &Boot) -> Topology {
     boot.get("topo").expect_rc(0).parse()
 }
 
+/// QEMU's SRAT leaves the PC's legacy hole (640 KiB to 1 MiB) out of the
+/// first node's memory ranges: 384 KiB.
+const LEGACY_HOLE: u64 = 384 << 10;
+
+/// Per SRAT proximity domain: `(id, CPUs, memory bytes without hot-plug
+/// ranges)`.
+type Domains = Vec<(u32, u32, u64)>;
+
+/// The firmware's NUMA description the guest read (its init runs as root):
+/// the SRAT's domains and the SLIT rows; panics when a table could not be
+/// read at all.
+fn firmware_of(t: &Topology) -> (Domains, Option<Vec<Vec<u8>>>) {
+    use topo::acpi::Table;
+    let f = t.firmware_numa.as_ref().expect("topo --json has firmware_numa");
+    let domains = match &f.srat {
+        Table::Found(s) => s.domains.iter().map(|d| (d.id, d.cpus, d.memory_bytes)).collect(),
+        Table::NotInFirmware => Vec::new(),
+        Table::Unknown(why) => panic!("the guest could not read its SRAT: {why}"),
+    };
+    let slit = match &f.slit {
+        Table::Found(s) => Some(s.distances.clone()),
+        Table::NotInFirmware => None,
+        Table::Unknown(why) => panic!("the guest could not read its SLIT: {why}"),
+    };
+    (domains, slit)
+}
+
 // --- 1 + 4: SNC2-like machine, topology and placement self-test ---
 
 #[test]
@@ -169,6 +196,15 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
     }
     let pkg_nodes: Vec<String> = t.packages.iter().map(|p| p.nodes.to_string()).collect();
     assert_eq!(pkg_nodes, ["0-1", "2-3"], "nodes per package");
+    // The firmware's own tables (QEMU's ACPI SRAT and SLIT) say the same.
+    let (domains, slit) = firmware_of(&t);
+    assert_eq!(
+        domains,
+        [(0, 1, 256 * MIB - LEGACY_HOLE), (1, 1, 256 * MIB), (2, 1, 256 * MIB), (3, 1, 256 * MIB)]
+    );
+    let want: Vec<Vec<u8>> =
+        SNC2_SLIT.iter().map(|r| r.iter().map(|&d| d as u8).collect()).collect();
+    assert_eq!(slit, Some(want), "SLIT as the firmware gave it");
     assert_eq!(t.numa_mode.kind, NumaModeKind::NodesPerPackage, "mode: {:?}", t.numa_mode);
     assert_eq!(t.numa_mode.nodes_per_package, Some(2), "mode: {:?}", t.numa_mode);
 
@@ -618,23 +654,36 @@ fn check_hmat_report_and_scan(boot: &Boot) {
 
 // --- 3: NUMA turned off by the kernel option, and by "firmware" ---
 
-#[test]
-fn numa_off_on_kernel_command_line() {
-    // The firmware describes two nodes; the kernel is told to ignore them.
-    let boot = Machine::new("numa-off")
+/// The two-socket machine with two nodes in its SRAT (2 CPUs and 512 MiB
+/// each, SLIT 10/21), booted with `numa=off`.
+fn numa_off_over_numa_firmware(name: &str) -> Machine {
+    Machine::new(name)
         .sockets(2, 2)
         .node(0, 512, &[(0, 0), (0, 1)])
         .node(1, 512, &[(1, 0), (1, 1)])
         .distances(&[&[10, 21], &[21, 10]])
         .kernel_arg("numa=off")
-        .run("topo", "numaprobe topo --json")
-        .boot();
+}
+
+#[test]
+fn numa_off_on_kernel_command_line() {
+    // The firmware describes two nodes; the kernel is told to ignore them.
+    let boot = numa_off_over_numa_firmware("numa-off").run("topo", "numaprobe topo --json").boot();
     let t = topo_of(&boot);
     assert_eq!(t.packages.len(), 2, "packages");
     assert_eq!(t.nodes.len(), 1, "nodes");
     assert_eq!(t.nodes[0].cpus.to_string(), "0-3");
     assert_eq!(t.cmdline.get("numa"), Some("off"), "cmdline: {:?}", t.cmdline);
     assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByKernel, "mode: {:?}", t.numa_mode);
+    // The firmware still describes the two nodes: the kernel hides them.
+    let (domains, slit) = firmware_of(&t);
+    assert_eq!(domains, [(0, 2, 512 * MIB - LEGACY_HOLE), (1, 2, 512 * MIB)], "SRAT domains");
+    assert_eq!(slit, Some(vec![vec![10, 21], vec![21, 10]]), "SLIT");
+    assert!(
+        t.numa_mode.reason.contains("the firmware describes 2 proximity domain(s)"),
+        "{}",
+        t.numa_mode.reason
+    );
 }
 
 #[test]
@@ -646,6 +695,164 @@ fn two_sockets_without_srat_is_firmware_interleave() {
     assert_eq!(t.nodes.len(), 1, "nodes");
     assert_eq!(t.cmdline.get("numa"), None, "cmdline: {:?}", t.cmdline);
     assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByFirmware, "mode: {:?}", t.numa_mode);
+    // No SRAT and no SLIT in the firmware: said, not unknown.
+    assert_eq!(firmware_of(&t), (vec![], None));
+    assert!(t.numa_mode.reason.contains("no ACPI SRAT"), "{}", t.numa_mode.reason);
+}
+
+/// `numa=off` over a NUMA firmware and `numa=off` over a firmware without
+/// NUMA show the kernel the same single node and the same command line:
+/// their runs now differ in configuration (fingerprint and settings diff)
+/// by the firmware's SRAT and SLIT, and only by what the firmware says.
+#[test]
+fn numa_off_over_numa_firmware_and_over_none_differ_in_configuration() {
+    let cmds = |m: Machine| {
+        m.run("topo", "numaprobe topo --json")
+            .run(
+                "bw",
+                "numaprobe bw --set bios.note=same --kernel triad --size 1M --min-reps 2 \
+                 --max-reps 2 --budget 0.1 --threads 1 -q >/dev/null",
+            )
+            .run("show", "numaprobe show latest --json")
+    };
+    let on = cmds(numa_off_over_numa_firmware("numa-off-srat")).boot();
+    let off = cmds(Machine::new("numa-off-no-srat").sockets(2, 2).kernel_arg("numa=off")).boot();
+    on.get("bw").expect_rc(0);
+    off.get("bw").expect_rc(0);
+    let (ton, toff) = (topo_of(&on), topo_of(&off));
+    assert_eq!(ton.numa_mode.kind, NumaModeKind::DisabledByKernel);
+    assert_eq!(toff.numa_mode.kind, NumaModeKind::DisabledByKernel);
+    let config = |b: &Boot| b.json("show")["config"].clone();
+    let (a, b) = (config(&on), config(&off));
+    assert_eq!(a["acpi_srat"], "2 proximity domains (2 with CPUs, 2 with memory)", "{a:#}");
+    assert_eq!(b["acpi_srat"], "none", "{b:#}");
+    assert_eq!(a["acpi_slit"], "10 21 / 21 10");
+    assert_eq!(b["acpi_slit"], "none");
+    assert_ne!(a["fingerprint"], b["fingerprint"]);
+    // Everything else the configuration records is the same.
+    let differ: Vec<&String> = a
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, v)| k.as_str() != "fingerprint" && b.get(k.as_str()) != Some(v))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(differ, ["acpi_slit", "acpi_srat"], "{a:#}\n{b:#}");
+}
+
+// --- study --vary: a runtime setting alternated and restored, for real ---
+
+const THP_FILE: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
+/// The runs of `list --json` labelled with `prefix`: (label, status).
+fn runs_labelled(list: &Value, prefix: &str) -> Vec<(String, String)> {
+    list.as_array()
+        .expect("list --json is an array")
+        .iter()
+        .filter_map(|r| {
+            let l = r["label"].as_str()?;
+            l.starts_with(prefix)
+                .then(|| (l.to_string(), r["status"].as_str().unwrap().to_string()))
+        })
+        .collect()
+}
+
+/// In a guest, where changing THP disturbs nobody: `study --vary` changes
+/// THP for each run in alternated order, labels the runs (their detected
+/// THP differs), puts THP back and ends with the comparison; interrupted
+/// part-way (SIGINT), it restores THP, keeps the runs so far, labelled, and
+/// exits 130; and when a run fails, restores THP and fails (exit 1).
+#[test]
+fn study_alternates_restores_and_compares() {
+    let study = |label: &str, rounds: u32| {
+        format!(
+            "study --vary thp_enabled=never,always --rounds {rounds} --label {label} \
+             -- --quick --only bw-local"
+        )
+    };
+    let boot = Machine::new("study")
+        .run("thp-before", &format!("cat {THP_FILE}"))
+        .run("study", &format!("numaprobe --json {}", study("s1", 2)))
+        .run("thp-after", &format!("cat {THP_FILE}"))
+        .run("list", "numaprobe list --json")
+        .run(
+            "interrupted",
+            // The study in the background, SIGINT while its second run
+            // measures, then its exit status.
+            &format!(
+                "numaprobe {} & p=$!; while [ $(ls /tmp/reports 2>/dev/null | grep -c md) -lt 5 ]; do \
+                 sleep 0.2; done; sleep 1; kill -INT $p; wait $p; echo rc=$?",
+                study("s2", 2)
+            ),
+        )
+        .run("thp-end", &format!("cat {THP_FILE}"))
+        .run("list-end", "numaprobe list --json")
+        // A run that fails after THP was changed (its report folder cannot
+        // be written): the study stops, restores, and fails.
+        .run(
+            "failing",
+            "numaprobe study --vary thp_enabled=never,always --label s3 -- --quick \
+             --only bw-local --report-dir /proc/nope",
+        )
+        .run("thp-failed", &format!("cat {THP_FILE}"))
+        .boot();
+    let before = boot.get("thp-before").expect_rc(0).stdout.trim().to_string();
+    let chosen =
+        |s: &str| s.split('[').nth(1).and_then(|r| r.split(']').next()).map(str::to_string);
+    let was = chosen(&before).unwrap_or_else(|| panic!("THP: {before}"));
+
+    let out = boot.get("study").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["key"], "thp_enabled", "{out}");
+    assert_eq!(v["order"], serde_json::json!(["never", "always", "always", "never"]), "{out}");
+    assert_eq!(v["restored"], was.as_str(), "{out}");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "{out}");
+    assert!(runs.iter().all(|r| r["status"] == "complete"), "{out}");
+    let cmp = &v["comparison"];
+    let groups: Vec<usize> = cmp["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["runs"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(groups, [2, 2], "{out}");
+    let diff: Vec<&Value> = cmp["settings_diff"].as_array().unwrap().iter().collect();
+    assert!(
+        diff.iter().any(|d| d["setting"] == "thp_enabled"
+            && d["values"] == serde_json::json!(["never", "always"])),
+        "the runs differ in their detected THP: {out}"
+    );
+    assert!(!cmp["metrics"].as_array().unwrap().is_empty(), "{out}");
+    assert_eq!(boot.get("thp-after").expect_rc(0).stdout.trim(), before, "THP restored");
+    let labelled = runs_labelled(&boot.json("list"), "s1: ");
+    let count = |l: &str| labelled.iter().filter(|(x, s)| x == l && s == "complete").count();
+    assert_eq!(
+        (count("s1: thp_enabled=never"), count("s1: thp_enabled=always")),
+        (2, 2),
+        "{labelled:?}"
+    );
+
+    let out = boot.get("interrupted").expect_rc(0);
+    assert!(out.stdout.contains("rc=130"), "interrupted study exits 130\n{out}");
+    assert!(out.stderr.contains("study interrupted after"), "{out}");
+    assert!(out.stderr.contains("compare them with: numaprobe compare 'label:s2: "), "{out}");
+    assert_eq!(boot.get("thp-end").expect_rc(0).stdout.trim(), before, "THP restored\n{out}");
+    let kept = runs_labelled(&boot.json("list-end"), "s2: ");
+    assert!(kept.len() >= 2 && kept.len() < 4, "runs so far kept: {kept:?}\n{out}");
+    assert_eq!(kept[0].0, "s2: thp_enabled=never", "{kept:?}");
+    assert_eq!(kept[1].0, "s2: thp_enabled=always", "{kept:?}");
+    assert_eq!(kept.last().unwrap().1, "incomplete", "the run stopped part-way is kept: {kept:?}");
+
+    let out = boot.get("failing").expect_rc(1);
+    assert!(
+        out.stderr
+            .contains("study stopped: run 1 of 6 (thp_enabled=never) ended with exit status 2"),
+        "{out}"
+    );
+    // That run saved nothing (it stopped before measuring): none is counted.
+    assert!(out.stderr.contains("kept 0 run(s) labelled \"s3: thp_enabled=never\""), "{out}");
+    assert_eq!(boot.get("thp-failed").expect_rc(0).stdout.trim(), before, "THP restored\n{out}");
 }
 
 // --- AMD EPYC (QEMU `-cpu EPYC`): NPS4 vs L3-as-NUMA ---

@@ -209,6 +209,19 @@ fn cases(env: &Env) -> BTreeMap<&'static str, Vec<Vec<String>>> {
         ("export", vec![s(&["export", "1", "tiered"])]),
         ("import", vec![s(&["import", fixture.to_str().unwrap()])]),
         ("compare", vec![s(&["compare", "2", "3", "--baseline", "1"])]),
+        // The dry run: every check, nothing changed (the study itself
+        // changes THP: the guest suite runs it).
+        (
+            "study",
+            vec![s(&[
+                "study",
+                "--vary",
+                "thp_enabled=madvise,always",
+                "--dry-run",
+                "--",
+                "--quick",
+            ])],
+        ),
         ("report", vec![s(&["report", "latest"])]),
         ("fleet", vec![s(&["fleet"])]),
         ("completions", vec![s(&["completions", "bash"])]),

@@ -373,6 +373,56 @@ fn control_characters_in_labels_are_shown_not_sent_to_the_terminal() {
     assert!(v[1]["label"].as_str().unwrap().starts_with(TITLE));
 }
 
+/// Issue 26: an imported hostname's ESC and BEL reached the terminal
+/// through `fleet` and the HTML raw, OpenMetrics label values carried them
+/// too, and a label with a line break injected a Markdown heading. Every
+/// output now shows them as text, and titles and cells stay on one line.
+#[test]
+fn hostile_hostnames_and_line_breaks_are_escaped_in_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut doc = fixture_doc();
+    for (i, r) in doc["runs"].as_array_mut().unwrap().iter_mut().enumerate() {
+        r["label"] = format!("evil {i}\n# Injected heading\r\n- item {TITLE}").into();
+        let host = format!("host{i}{TITLE}\u{1b}[2J\u{9b}");
+        r["machine"]["description"] = host.clone().into();
+        r["machine"]["info"]["hostname"] = host.into();
+    }
+    let f = dir.path().join("evil.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    stdout_ok(np(&db).arg("import").arg(&f));
+    let raw = |c: char| c.is_control() && c != '\n' && c != '\t';
+    for args in [
+        &["fleet"][..],
+        &["fleet", "--format", "md"],
+        &["fleet", "--format", "html"],
+        &["report", "1", "--format", "md"],
+        &["report", "1", "--format", "html"],
+        &["report", "1", "--compare", "2", "--format", "md"],
+        &["report", "1", "--compare", "2", "--format", "html"],
+        &["export", "1", "2", "--format", "openmetrics"],
+        &["list"],
+        &["show", "1"],
+        &["compare", "1", "3"],
+    ] {
+        let out = np(&db).args(args).output().unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        for (name, out) in [("stdout", &stdout), ("stderr", &stderr)] {
+            if let Some(at) = out.find(raw) {
+                let around: String = out[at.saturating_sub(80)..].chars().take(160).collect();
+                panic!("{args:?} {name}: a raw control character: {around:?}");
+            }
+        }
+        assert!(stdout.contains("\\x1b") || args[0] == "fleet", "{args:?}: shown as text");
+        if args.contains(&"md") {
+            let injected =
+                stdout.lines().filter(|l| l.starts_with("# Injected") || l.starts_with("- item"));
+            assert_eq!(injected.count(), 0, "{args:?}: a label made Markdown structure:\n{stdout}");
+        }
+    }
+}
+
 /// Before: the label cell began with `=`, which a spreadsheet runs.
 #[test]
 fn csv_cells_that_would_be_formulas_get_a_quote() {

@@ -157,6 +157,68 @@ fn hand_made_numa_off_capture_in_json() {
     assert!(v["cgroup"]["affinity"].is_null());
 }
 
+/// Copies the tree `name` into a new folder (to add files to it).
+fn copy_tree(name: &str) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let dest = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &dest);
+            } else {
+                std::fs::copy(e.path(), dest).unwrap();
+            }
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    copy(&data(name), d.path());
+    d
+}
+
+/// The `numa=off` tree with the firmware's ACPI tables added: text and
+/// JSON show the SRAT's domains and the SLIT, and the mode's reason says
+/// the firmware describes what the kernel hides.
+#[test]
+fn the_firmware_srat_and_slit_are_shown() {
+    use topo::synthetic::acpi::{apic, memory, slit, srat};
+    let d = copy_tree("two-socket-numa-off");
+    let tables = d.path().join("sys/firmware/acpi/tables");
+    std::fs::create_dir_all(&tables).unwrap();
+    let gib = 1u64 << 30;
+    let structures: Vec<Vec<u8>> = (0..8u32)
+        .map(|c| apic(c / 4, c as u8, true))
+        .chain([memory(0, 0, 8 * gib, 1), memory(1, 8 * gib, 8 * gib, 1)])
+        .collect();
+    std::fs::write(tables.join("SRAT"), srat(3, &structures)).unwrap();
+    std::fs::write(tables.join("SLIT"), slit(&[&[10, 21], &[21, 10]])).unwrap();
+    std::fs::write(tables.join("APIC"), b"APIC").unwrap();
+    let root = d.path().to_str().unwrap();
+    let out = topo().args(["--root", root]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("  firmware NUMA (ACPI SRAT): 2 proximity domains: 0 (4 CPUs, 8 GiB), 1 (4 CPUs, 8 GiB)\n"),
+        "{text}"
+    );
+    assert!(text.contains("  firmware distances (ACPI SLIT): 10 21 / 21 10\n"), "{text}");
+    assert!(text.contains("the firmware describes 2 proximity domain(s)"), "{text}");
+    let v = json_of(&["--root", root]);
+    assert_eq!(v["firmware_numa"]["srat"]["status"], "found");
+    assert_eq!(v["firmware_numa"]["srat"]["value"]["domains"][1]["cpus"], 4);
+    assert_eq!(
+        v["firmware_numa"]["slit"]["value"]["distances"],
+        serde_json::json!([[10, 21], [21, 10]])
+    );
+    // Without the tables folder (the tree as it is): unknown in JSON, no
+    // line in the text of a capture.
+    let plain = data("two-socket-numa-off");
+    let v = json_of(&["--root", plain.to_str().unwrap()]);
+    assert_eq!(v["firmware_numa"]["srat"]["status"], "unknown");
+    let out = topo().args(["--root", plain.to_str().unwrap()]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("firmware NUMA"));
+}
+
 #[test]
 fn missing_root_is_a_usage_error_naming_it() {
     let out = topo().args(["--root", "/no/such/numaprobe-root"]).output().unwrap();

@@ -182,6 +182,8 @@ pub struct RunOutcome {
     pub output_abandoned: bool,
     /// Event counts of the command and its descendants (`counters`).
     pub counters: Option<counters::Counters>,
+    /// How the command's process tree was held (a cgroup, or why not).
+    pub containment: crate::cgroup::Containment,
 }
 
 /// Knobs of one run.
@@ -309,6 +311,15 @@ pub fn run_once(
     // Orphans of the command come to numaprobe, tagged so they are found.
     crate::tree::become_subreaper();
     let tag = crate::tree::new_tag();
+    // The whole tree in a cgroup of its own, killed whole at the end.
+    let (cgroup, mut containment) = match crate::cgroup::RunCgroup::create() {
+        Ok(c) => {
+            let how = c.containment();
+            (Some(c), how)
+        }
+        Err(why) => (None, crate::cgroup::Containment::None { why }),
+    };
+    let join_fd = cgroup.as_ref().map_or(-1, |c| c.join_fd());
     let mut command = std::process::Command::new(&cmd.program);
     command
         .arg0(&cmd.arg0)
@@ -331,6 +342,11 @@ pub fn run_once(
         command.pre_exec(move || {
             if libc::setpgid(0, 0) != 0 {
                 return Err(io::Error::last_os_error());
+            }
+            // Into the run's cgroup before anything else can fork (the
+            // parent checks that it got there).
+            if join_fd >= 0 {
+                libc::write(join_fd, b"0".as_ptr().cast(), 1);
             }
             // the command dies with numaprobe rather than outliving it
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
@@ -361,8 +377,17 @@ pub fn run_once(
     // ran its pre_exec still reaches the group (EACCES after exec is fine).
     // SAFETY: setpgid has no memory effects.
     unsafe { libc::setpgid(pid, pid) };
-    // If numaprobe is killed outright, the watchdog ends the command's group.
-    let mut watchdog = crate::tree::Watchdog::start(pid);
+    if let Some(c) = &cgroup {
+        if !c.holds(pid) {
+            containment = crate::cgroup::Containment::None {
+                why: format!("the command did not join {}", c.containment().describe()),
+            };
+        }
+    }
+    // If numaprobe is killed outright, the watchdog ends the command's
+    // group and cgroup.
+    let plan = cgroup.as_ref().and_then(|c| c.watchdog_plan());
+    let mut watchdog = crate::tree::Watchdog::start(pid, plan.as_ref());
 
     let (tx, rx) = mpsc::channel();
     if let Some(out) = child.stdout.take() {
@@ -485,11 +510,17 @@ pub fn run_once(
     }
     // Processes that left the group (setsid) and were orphaned came here:
     // they are ended too, before the output pipes they may hold are read.
-    let leftovers_killed =
+    let mut leftovers_killed =
         leftovers_killed + crate::tree::kill_escaped(opts.root, &tag, KILL_GRACE);
+    // Whatever is still in the cgroup (it left the group and dropped the
+    // tag: `setsid env -i ...`) is killed whole.
+    if let Some(c) = &cgroup {
+        leftovers_killed += c.kill_all(KILL_GRACE);
+    }
     if let Some(w) = &mut watchdog {
         w.disarm();
     }
+    drop(cgroup);
 
     let mut stdout = Captured::default();
     let mut stderr = Captured::default();
@@ -532,6 +563,7 @@ pub fn run_once(
         leftovers_killed,
         output_abandoned: got < 2,
         counters,
+        containment,
     })
 }
 

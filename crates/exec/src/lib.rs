@@ -1,11 +1,12 @@
 //! Running any program under a matrix of NUMA placements and comparing,
 //! on top of `topo` (the machine) and `place` (checks and child placement):
 //! policies ([`policy`]), one run ([`child`]), keeping the command's
-//! whole process tree within reach ([`tree`]), the processes as procfs
+//! whole process tree within reach ([`cgroup`], [`tree`]), the processes as procfs
 //! shows them, read through `topo::SysRoot` ([`proc`]), page placement
 //! ([`numa_maps`]), allocation counters ([`numastat`]), the user's metric
 //! ([`metric`]) and the statistics across repetitions ([`run_matrix`]).
 
+pub mod cgroup;
 pub mod child;
 pub mod metric;
 pub mod numa_maps;
@@ -195,6 +196,7 @@ fn record(
         numastat_delta,
         stderr_tail: (!ok).then(|| o.stderr.tail_lines(STDERR_TAIL_LINES)),
         counters: o.counters.clone(),
+        containment: Some(o.containment.describe()),
     }
 }
 
@@ -552,6 +554,7 @@ mod tests {
             numastat_delta: Vec::new(),
             stderr_tail: None,
             counters: None,
+            containment: None,
         }
     }
 

@@ -8,14 +8,17 @@
 //!   process group (`setsid`) among the processes re-parented to it, and
 //!   kills and reaps them after the run ([`kill_escaped`]); processes that
 //!   are numaprobe's own children for other reasons are never touched;
-//! * a watchdog process ([`Watchdog`]), forked per run, holds the read end
-//!   of a pipe whose write end only numaprobe has: if numaprobe dies
-//!   (`kill -9`), the pipe closes and the watchdog kills the command's
-//!   process group, where the child's own `PR_SET_PDEATHSIG` would only end
-//!   the child. A normal end disarms it with one byte first.
+//! * a watchdog process ([`Watchdog`]), forked per run into a session of
+//!   its own (a signal to numaprobe's process group does not reach it),
+//!   holds the read end of a pipe whose write end only numaprobe has: if
+//!   numaprobe dies (`kill -9`), the pipe closes and the watchdog kills the
+//!   run's cgroup ([`crate::cgroup`]) and removes it, and kills the
+//!   command's process group, where the child's own `PR_SET_PDEATHSIG`
+//!   would only end the child. A normal end disarms it with one byte first.
 //!
-//! Not covered: a process that both left the group and outlived a
-//! `kill -9` of numaprobe (no one is left to find it; a cgroup would be).
+//! Without a cgroup, a process that both left the group and outlived a
+//! `kill -9` of numaprobe is not covered (nothing names it); the run's
+//! record says which way its tree was held.
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -100,9 +103,13 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    /// Forks the watchdog for process group `pgid` (`None` when the
-    /// system refuses a pipe or a process: the run goes on without it).
-    pub fn start(pgid: libc::pid_t) -> Option<Watchdog> {
+    /// Forks the watchdog for process group `pgid` and the run's cgroup
+    /// (`None` when the system refuses a pipe or a process: the run goes
+    /// on without it).
+    pub fn start(
+        pgid: libc::pid_t,
+        cgroup: Option<&crate::cgroup::WatchdogPlan>,
+    ) -> Option<Watchdog> {
         if pgid <= 1 {
             return None;
         }
@@ -116,8 +123,9 @@ impl Watchdog {
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let (r, w) = (read_end.as_raw_fd(), write_end.as_raw_fd());
         // SAFETY: after fork the child makes only async-signal-safe system
-        // calls (close, sigaction via signal, read, kill, _exit) on values
-        // prepared before the fork; it never returns into Rust code.
+        // calls (close, setsid, sigaction via signal, read, kill, and the
+        // cgroup plan's write, pread, nanosleep, rmdir, then _exit) on
+        // values prepared before the fork; it never returns into Rust code.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return None;
@@ -126,8 +134,11 @@ impl Watchdog {
             // SAFETY: see above.
             unsafe {
                 libc::close(w);
-                // Ctrl-C and a hang-up reach numaprobe's whole group; the
-                // watchdog waits for numaprobe's end instead.
+                // A session of its own: `kill -9 -PGID` of numaprobe's
+                // group leaves it to clean up. Ctrl-C and a hang-up reach
+                // numaprobe's whole group; the watchdog waits for
+                // numaprobe's end instead.
+                libc::setsid();
                 libc::signal(libc::SIGINT, libc::SIG_IGN);
                 libc::signal(libc::SIGHUP, libc::SIG_IGN);
                 let mut b = 0u8;
@@ -140,6 +151,9 @@ impl Watchdog {
                 if n != 1 {
                     // numaprobe is gone without disarming: end the command.
                     libc::kill(-pgid, libc::SIGKILL);
+                    if let Some(plan) = cgroup {
+                        plan.kill_and_remove();
+                    }
                 }
                 libc::_exit(0);
             }

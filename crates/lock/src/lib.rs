@@ -14,12 +14,13 @@
 //! `NUMAPROBE_LOCK` (the CLI's `--lock`) at a file in it; `flock` on the
 //! node's file then excludes across containers (docs/fleet.md).
 //!
-//! Both default folders are world-writable, so the file is handled as
-//! hostile ground: it is opened with `O_NOFOLLOW` (a symbolic link placed
-//! there is refused, never followed), must be a regular file, and is only
-//! written (the holder's PID) when this process created it or owns it with
-//! a single link. Anything else is locked as it is, untouched; the holder is
-//! then found in `/proc/locks`.
+//! Both default folders are world-writable, and `--lock`/`NUMAPROBE_LOCK`
+//! may name any file, so the path is handled as hostile ground: it is
+//! opened with `O_NOFOLLOW` (a symbolic link placed there is refused, never
+//! followed) and must be a regular file. Only a file this process creates
+//! (`O_CREAT|O_EXCL`, mode 0644) receives the holder's PID; an existing
+//! file, whoever owns it, is opened read-only and locked as it is, never
+//! truncated or written. The holder is found in `/proc/locks`.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -72,10 +73,11 @@ pub struct MeasureLock {
     path: PathBuf,
 }
 
-/// The opened lock file and whether this process may write into it.
+/// The opened lock file and whether this process created it (only then
+/// is the PID written into it).
 struct LockFile {
     file: File,
-    writable: bool,
+    created: bool,
 }
 
 impl MeasureLock {
@@ -132,7 +134,7 @@ impl MeasureLock {
 
     fn held(lf: LockFile, path: &Path) -> MeasureLock {
         let mut file = lf.file;
-        if lf.writable {
+        if lf.created {
             // Best effort: the PID is only a fallback for /proc/locks.
             let _ = file
                 .set_len(0)
@@ -149,6 +151,10 @@ impl MeasureLock {
     }
 }
 
+/// Mode of a lock file this process creates: everyone may open it to
+/// `flock` it (read access is enough), only its creator may write it.
+const CREATE_MODE: libc::mode_t = 0o644;
+
 /// `open(2)` with raw flags, never following a final symbolic link.
 fn open_raw(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
     let c = CString::new(path.as_os_str().as_bytes())
@@ -156,7 +162,7 @@ fn open_raw(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
     let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY;
     // SAFETY: `c` is a valid NUL-terminated string for the call's duration;
     // the mode argument is read only with O_CREAT.
-    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o666 as libc::c_uint) };
+    let fd = unsafe { libc::open(c.as_ptr(), flags, CREATE_MODE as libc::c_uint) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -164,59 +170,45 @@ fn open_raw(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
-/// Opens (or creates, world-writable so other users can lock it too) the
-/// lock file, refusing symbolic links and anything that is not a regular
-/// file. In a sticky world-writable directory such as /tmp the kernel may
-/// refuse writing another user's file (`protected_regular`), so an existing
-/// file is opened read-only when need be: `flock` needs no write access.
+/// Opens the lock file, or creates it, refusing symbolic links and
+/// anything that is not a regular file. An existing file is opened
+/// read-only (`flock` needs no write access), so nothing numaprobe did not
+/// create is ever written, whoever owns it; a new file is made with
+/// `O_CREAT|O_EXCL` and mode 0644.
 fn open_lock_file(path: &Path) -> Result<LockFile, LockError> {
     let io = |source| LockError::Io { path: path.to_path_buf(), source };
     let unsafe_ = |why: &str| LockError::Unsafe { path: path.to_path_buf(), why: why.into() };
+    let refused = |e: &std::io::Error| match e.raw_os_error() {
+        Some(libc::ELOOP) => Some(unsafe_("it is a symbolic link")),
+        Some(libc::EISDIR) => Some(unsafe_("it is a directory")),
+        _ => None,
+    };
     loop {
-        let existing = match open_raw(path, libc::O_RDWR) {
-            Ok(f) => Some(f),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Err(unsafe_("it is a symbolic link"))
-            }
-            Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
-                return Err(unsafe_("it is a directory"))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                match open_raw(path, libc::O_RDONLY) {
-                    Ok(f) => Some(f),
-                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                        return Err(unsafe_("it is a symbolic link"))
-                    }
-                    Err(e) => return Err(io(e)),
+        match open_raw(path, libc::O_RDONLY) {
+            Ok(file) => {
+                let meta = file.metadata().map_err(io)?;
+                if meta.file_type().is_dir() {
+                    return Err(unsafe_("it is a directory"));
                 }
+                if !meta.file_type().is_file() {
+                    return Err(unsafe_("it is not a regular file"));
+                }
+                return Ok(LockFile { file, created: false });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io(e)),
-        };
-        if let Some(file) = existing {
-            let meta = file.metadata().map_err(io)?;
-            if !meta.file_type().is_file() {
-                return Err(unsafe_("it is not a regular file"));
-            }
-            // SAFETY: geteuid cannot fail.
-            let me = unsafe { libc::geteuid() };
-            // Ours and not a hard link to something else: safe to rewrite.
-            let writable = meta.uid() == me && meta.nlink() == 1;
-            return Ok(LockFile { file, writable });
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(refused(&e).unwrap_or_else(|| io(e))),
         }
         match open_raw(path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL) {
             Ok(f) => {
-                // The umask narrowed the mode; every user must be able to
-                // open the lock. fchmod acts on this very file.
+                // The umask may have narrowed the mode; others must be able
+                // to open the file to lock it. fchmod acts on this very file.
                 // SAFETY: fchmod on a descriptor we own.
-                unsafe { libc::fchmod(f.as_raw_fd(), 0o666) };
-                return Ok(LockFile { file: f, writable: true });
+                unsafe { libc::fchmod(f.as_raw_fd(), CREATE_MODE) };
+                return Ok(LockFile { file: f, created: true });
             }
+            // Created by someone else between the two opens: open theirs.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Err(unsafe_("it is a symbolic link"))
-            }
-            Err(e) => return Err(io(e)),
+            Err(e) => return Err(refused(&e).unwrap_or_else(|| io(e))),
         }
     }
 }
@@ -238,13 +230,13 @@ fn try_flock(file: &File, path: &Path) -> Result<bool, LockError> {
     }
 }
 
-/// The holder's PID from `/proc/locks` (authoritative), else the number in
-/// the first bytes of the open file.
+/// The holder's PID from `/proc/locks`; only where that cannot be read,
+/// the number in the first bytes of the file (written by whoever created
+/// it, so possibly an earlier holder's).
 fn holder_pid(file: &File) -> Option<u32> {
     let meta = file.metadata().ok()?;
-    let locks = topo::SysRoot::live().read_optional("proc/locks").ok().flatten();
-    if let Some(pid) = locks.and_then(|text| pid_in_proc_locks(&text, meta.dev(), meta.ino())) {
-        return Some(pid);
+    if let Some(text) = topo::SysRoot::live().read_optional("proc/locks").ok().flatten() {
+        return pid_in_proc_locks(&text, meta.dev(), meta.ino());
     }
     let mut head = [0u8; 16];
     let mut f = file;
@@ -299,9 +291,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.lock");
         let held = MeasureLock::acquire_at(&path).unwrap();
-        // A new file is open to every user.
+        // A new file can be opened by every user, written by its creator.
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o666);
+        assert_eq!(mode & 0o777, 0o644);
         // flock locks belong to the open file description: a second open in
         // this process conflicts just like another process would.
         match MeasureLock::acquire_at(&path) {
@@ -381,6 +373,33 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         // Must not block on the FIFO, must not lock it.
         assert!(matches!(MeasureLock::acquire_at(&fifo), Err(LockError::Unsafe { .. })));
+    }
+
+    /// `cp /etc/passwd p; numaprobe --lock p ...` turned `p` into a PID:
+    /// an existing file is locked as it is, whoever owns it and whatever
+    /// its mode, and never truncated or written.
+    #[test]
+    fn an_existing_file_is_locked_but_never_rewritten_whatever_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        for mode in [0o644, 0o600, 0o444, 0o666] {
+            let path = dir.path().join(format!("p{mode:o}"));
+            std::fs::write(&path, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let held = MeasureLock::acquire_at(&path).unwrap();
+            let after = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(after, "root:x:0:0:root:/root:/bin/bash\n", "mode {mode:o}");
+            let meta = std::fs::metadata(&path).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o777, mode, "mode unchanged");
+            // Locked all the same: the holder comes from /proc/locks.
+            match MeasureLock::acquire_at(&path) {
+                Err(LockError::Busy { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
+                other => panic!("expected Busy, got {other:?}"),
+            }
+            let waited = MeasureLock::acquire_wait(&path, Duration::from_millis(1), |_| false);
+            assert!(matches!(waited, Err(LockError::GaveUp { .. })));
+            drop(held);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), after);
+        }
     }
 
     /// A hard link to a file we own (e.g. root's own /etc file linked into

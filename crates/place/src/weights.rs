@@ -22,6 +22,9 @@ use topo::{NodeSet, SysRoot};
 
 use crate::error::{PlaceError, Result};
 
+mod backup;
+pub use backup::{read_backup, save_backup, BackupError, BACKUP_CAP};
+
 /// The kernel's weight directory, relative to the root.
 pub const WEIGHTS_DIR: &str = "sys/kernel/mm/mempolicy/weighted_interleave";
 /// The kernel's largest weight.
@@ -395,8 +398,18 @@ fn write_file(root: &SysRoot, rel: &str, value: &str) -> std::result::Result<(),
         value: value.to_string(),
         error: e.to_string(),
     };
-    // sysfs files exist already; never create one.
-    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&path).map_err(fail)?;
+    // sysfs files exist already: never create one, never follow a link
+    // or write anything but a regular file (a sysfs attribute is one).
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(&path)
+        .map_err(fail)?;
+    if let Some(what) = topo::fs::not_regular(f.metadata().map_err(fail)?.file_type()) {
+        return Err(fail(std::io::Error::other(format!("{what}, not a weight file"))));
+    }
     f.write_all(format!("{value}\n").as_bytes()).map_err(fail)
 }
 
@@ -498,9 +511,10 @@ pub enum ApplyError {
     /// The backup file's folder could not be created; nothing was written.
     #[error("creating {}", .dir.display())]
     BackupDir { dir: PathBuf, source: std::io::Error },
-    /// The backup file could not be saved; nothing was written.
-    #[error("saving the old weights to {}", .path.display())]
-    Backup { path: PathBuf, source: std::io::Error },
+    /// The backup file could not be saved (an existing file there is
+    /// never overwritten); nothing was written.
+    #[error(transparent)]
+    Backup(BackupError),
     /// A write failed part-way; the old weights were put back except those
     /// in `unrestored`.
     #[error("{why}")]
@@ -534,9 +548,7 @@ pub fn apply_with_backup(
         std::fs::create_dir_all(dir)
             .map_err(|source| ApplyError::BackupDir { dir: dir.to_path_buf(), source })?;
     }
-    let text = serde_json::to_string_pretty(&backup).expect("a backup serialises") + "\n";
-    std::fs::write(backup_file, text)
-        .map_err(|source| ApplyError::Backup { path: backup_file.to_path_buf(), source })?;
+    save_backup(backup_file, &backup).map_err(ApplyError::Backup)?;
     write_weights(root, &backup)
         .map_err(|(why, unrestored)| ApplyError::Write { why, unrestored })?;
     Ok(backup)
@@ -545,36 +557,20 @@ pub fn apply_with_backup(
 /// Why [`restore_file`] restored nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum RestoreError {
-    #[error("reading {}", .path.display())]
-    Read { path: PathBuf, source: std::io::Error },
-    /// The file is not a backup [`apply_with_backup`] wrote.
-    #[error("{}: not a weights backup ({why})", .path.display())]
-    NotABackup { path: PathBuf, why: String },
-    /// A backup of another format.
-    #[error("{}: format {found:?}, expected {BACKUP_FORMAT}", .path.display())]
-    WrongFormat { path: PathBuf, found: String },
+    /// The file cannot be read or is not a backup a restore may write
+    /// ([`read_backup`]); nothing was written.
+    #[error(transparent)]
+    Backup(BackupError),
     #[error(transparent)]
     CannotWrite(CannotWrite),
 }
 
 impl RestoreError {
-    /// True when the file given is at fault (not a backup), not the
-    /// machine.
+    /// True when the file given is at fault (unreadable, not a regular
+    /// file, not a backup, naming other files), not the machine.
     pub fn is_usage(&self) -> bool {
-        matches!(self, RestoreError::NotABackup { .. } | RestoreError::WrongFormat { .. })
+        matches!(self, RestoreError::Backup(_))
     }
-}
-
-/// Reads a backup file written by [`apply_with_backup`].
-pub fn read_backup(path: &Path) -> std::result::Result<Backup, RestoreError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| RestoreError::Read { path: path.to_path_buf(), source })?;
-    let b: Backup = serde_json::from_str(&text)
-        .map_err(|e| RestoreError::NotABackup { path: path.to_path_buf(), why: e.to_string() })?;
-    if b.format != BACKUP_FORMAT {
-        return Err(RestoreError::WrongFormat { path: path.to_path_buf(), found: b.format });
-    }
-    Ok(b)
 }
 
 /// Puts back the weights saved in `backup_file` ([`read_backup`], then
@@ -584,7 +580,7 @@ pub fn restore_file(
     root: &SysRoot,
     backup_file: &Path,
 ) -> std::result::Result<(Backup, Vec<WriteFailure>), RestoreError> {
-    let backup = read_backup(backup_file)?;
+    let backup = read_backup(backup_file).map_err(RestoreError::Backup)?;
     ensure_can_write(root).map_err(RestoreError::CannotWrite)?;
     let failed = restore(root, &backup);
     Ok((backup, failed))
@@ -595,6 +591,14 @@ pub fn restore_file(
 /// then `auto` (writing a weight switches the kernel to manual mode;
 /// writing `true` to `auto` recomputes the weights from firmware).
 pub fn restore(root: &SysRoot, backup: &Backup) -> Vec<WriteFailure> {
+    // A backup naming anything but the weight files writes nothing.
+    if let Err(why) = backup.check() {
+        return vec![WriteFailure {
+            path: root.path(WEIGHTS_DIR).display().to_string(),
+            value: String::new(),
+            error: format!("refused the backup, nothing written: {why}"),
+        }];
+    }
     let mut failed = Vec::new();
     for (&n, &w) in &backup.previous.weights {
         if let Err(f) = write_file(root, &format!("{WEIGHTS_DIR}/node{n}"), &w.to_string()) {
@@ -844,7 +848,11 @@ mod tests {
         let junk = d.path().join("junk.json");
         std::fs::write(&junk, "{}").unwrap();
         let e = read_backup(&junk).unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("not a weights backup"), "{e}");
+        assert!(
+            matches!(e, BackupError::Invalid { .. })
+                && e.to_string().contains("not a weights backup"),
+            "{e}"
+        );
         let other = d.path().join("other.json");
         let b = Backup {
             format: "something-else".into(),
@@ -854,9 +862,10 @@ mod tests {
         };
         std::fs::write(&other, serde_json::to_string(&b).unwrap()).unwrap();
         let e = read_backup(&other).unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("\"something-else\""), "{e}");
+        assert!(matches!(e, BackupError::Invalid { .. }), "{e:?}");
+        assert!(e.to_string().contains("\"something-else\""), "{e}");
         let e = read_backup(&d.path().join("none.json")).unwrap_err();
-        assert!(!e.is_usage() && matches!(e, RestoreError::Read { .. }), "{e:?}");
+        assert!(matches!(e, BackupError::Read { .. }), "{e:?}");
         // A machine without weighted interleave: refused after the file is read.
         let (_t, root) = tree(None);
         let good = d.path().join("good.json");

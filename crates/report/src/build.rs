@@ -52,10 +52,13 @@ pub fn build_report_with(
     doc.h(2, "Commands");
     let mut cmds = String::new();
     for r in std::iter::once(run).chain(compare) {
+        // One line each: a line break in an imported label or command
+        // line would show a command that never ran.
         if !compare.is_empty() {
-            cmds.push_str(&format!("# run {} ({})\n", r.summary.id, r.display_name()));
+            let name = r.display_name();
+            cmds.push_str(&format!("# run {} ({})\n", r.summary.id, crate::safe::one_line(&name)));
         }
-        cmds.push_str(&r.summary.command_line);
+        cmds.push_str(&crate::safe::one_line(&r.summary.command_line));
         cmds.push('\n');
     }
     doc.code(cmds);

@@ -61,7 +61,9 @@ impl Family {
     }
 }
 
-/// Escapes a label value (backslash, double quote, line feed).
+/// Escapes a label value (backslash, double quote, line feed); other
+/// control characters are written as visible text (`\x1b`, its backslash
+/// escaped), so none reaches a scraper's logs or a terminal raw.
 fn esc(v: &str) -> String {
     let mut o = String::with_capacity(v.len());
     for c in v.chars() {
@@ -69,6 +71,12 @@ fn esc(v: &str) -> String {
             '\\' => o.push_str("\\\\"),
             '"' => o.push_str("\\\""),
             '\n' => o.push_str("\\n"),
+            '\r' | '\t' => o.push(' '),
+            c if c.is_control() => {
+                let mut shown = String::new();
+                crate::safe::visible_push(&mut shown, c);
+                o.push_str(&shown.replace('\\', "\\\\"));
+            }
             c => o.push(c),
         }
     }

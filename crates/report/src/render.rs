@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::doc::{Align, Block, Document, Table};
 use crate::glance::Glance;
+use crate::safe::one_line;
 use crate::svg;
 
 /// A format a document can be written in.
@@ -26,7 +27,7 @@ pub struct Html;
 pub struct Text;
 
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    crate::safe::one_line(s).replace('|', "\\|")
 }
 
 /// A table in Markdown (pipe table with alignment row).
@@ -66,8 +67,7 @@ pub fn md_glance(g: &Glance) -> String {
     if !g.findings.is_empty() {
         out.push('\n');
         for f in &g.findings {
-            let _ =
-                writeln!(out, "- **{}** {}", f.severity.to_uppercase(), f.text.replace('\n', " "));
+            let _ = writeln!(out, "- **{}** {}", f.severity.to_uppercase(), one_line(&f.text));
         }
         if g.more_findings > 0 {
             let _ = writeln!(out, "- and {} more in the settings audit below", g.more_findings);
@@ -111,22 +111,25 @@ pub fn html_glance(g: &Glance) -> String {
 
 impl Renderer for Markdown {
     fn render(&self, doc: &Document) -> Vec<u8> {
-        let mut out = format!("# {}\n", doc.title);
+        // Titles, headings, paragraphs and items on one line each: a line
+        // break in a label (an import's) would start a heading or a list.
+        let mut out = format!("# {}\n", one_line(&doc.title));
         for b in &doc.blocks {
             out.push('\n');
             match b {
                 Block::Heading(l, t) => {
-                    let _ = writeln!(out, "{} {t}", "#".repeat(usize::from((*l).clamp(1, 6))));
+                    let hashes = "#".repeat(usize::from((*l).clamp(1, 6)));
+                    let _ = writeln!(out, "{hashes} {}", one_line(t));
                 }
                 Block::Para(t) => {
-                    let _ = writeln!(out, "{t}");
+                    let _ = writeln!(out, "{}", one_line(t));
                 }
                 Block::Callout(t) => {
-                    let _ = writeln!(out, "> **{t}**");
+                    let _ = writeln!(out, "> **{}**", one_line(t));
                 }
                 Block::List(items) => {
                     for i in items {
-                        let _ = writeln!(out, "- {}", i.replace('\n', " "));
+                        let _ = writeln!(out, "- {}", one_line(i));
                     }
                 }
                 Block::Table(t) => out.push_str(&md_table(t)),
@@ -213,15 +216,15 @@ impl Renderer for Html {
              <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <meta name=\"generator\" content=\"numaprobe\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{}</h1>\n",
-            svg::esc(&doc.title),
-            svg::esc(&doc.title)
+            svg::esc(&one_line(&doc.title)),
+            svg::esc(&one_line(&doc.title))
         );
         let mut charts = 0;
         for b in &doc.blocks {
             match b {
                 Block::Heading(l, t) => {
                     let l = (*l).clamp(1, 6);
-                    let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(t));
+                    let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(&one_line(t)));
                 }
                 Block::Para(t) => {
                     let _ = writeln!(out, "<p>{}</p>", svg::esc(t));
@@ -260,7 +263,8 @@ impl Renderer for Text {
     fn render(&self, doc: &Document) -> Vec<u8> {
         let mut out = String::new();
         if !doc.title.is_empty() {
-            let _ = writeln!(out, "{}\n{}", doc.title, "=".repeat(doc.title.chars().count()));
+            let title = one_line(&doc.title);
+            let _ = writeln!(out, "{title}\n{}", "=".repeat(title.chars().count()));
         }
         for b in &doc.blocks {
             if !out.is_empty() {
@@ -268,6 +272,7 @@ impl Renderer for Text {
             }
             match b {
                 Block::Heading(_, t) => {
+                    let t = one_line(t);
                     let _ = writeln!(out, "{t}\n{}", "-".repeat(t.chars().count()));
                 }
                 Block::Para(t) => {
@@ -302,7 +307,8 @@ impl Renderer for Text {
                 }
             }
         }
-        out.into_bytes()
+        // For a terminal: no control character from a label gets through.
+        crate::safe::visible(&out).into_owned().into_bytes()
     }
 }
 

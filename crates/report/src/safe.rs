@@ -15,15 +15,46 @@ pub fn visible(s: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if !hidden(c) {
-            out.push(c);
-        } else if (c as u32) < 0x100 {
-            out.push_str(&format!("\\x{:02x}", c as u32));
+        if hidden(c) {
+            escape_into(&mut out, c);
         } else {
-            out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+            out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// `c` written as `\xHH` (below 256) or `\u{HHHH}`.
+fn escape_into(out: &mut String, c: char) {
+    if (c as u32) < 0x100 {
+        out.push_str(&format!("\\x{:02x}", c as u32));
+    } else {
+        out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+    }
+}
+
+/// Text for one line (a title, a heading, a table cell, a list item):
+/// line breaks and tabs become spaces, so an imported label cannot start
+/// a Markdown heading or list, or break a table row; other control
+/// characters are shown as by [`visible`].
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    if !s.contains(['\n', '\r', '\t']) {
+        return visible(s);
+    }
+    let flat: String =
+        s.chars().map(|c| if matches!(c, '\n' | '\r' | '\t') { ' ' } else { c }).collect();
+    Cow::Owned(visible(&flat).into_owned())
+}
+
+/// `c`, or as [`visible`] writes it when it is a control character other
+/// than tab and line feed, for formats escaped character by character
+/// (HTML, OpenMetrics label values).
+pub fn visible_push(out: &mut String, c: char) {
+    if c.is_control() && !matches!(c, '\n' | '\t') {
+        escape_into(out, c);
+    } else {
+        out.push(c);
+    }
 }
 
 /// A fence for a Markdown code block holding `body`: backticks, one more
@@ -125,6 +156,17 @@ mod tests {
         assert_eq!(visible("a\tb\nc"), "a\tb\nc");
         assert_eq!(visible("\u{9b}31m"), "\\x9b31m");
         assert!(matches!(visible("plain ünïcode"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn one_line_flattens_breaks_and_shows_controls() {
+        assert_eq!(one_line("evil\n# Injected\r\tx\x1b[31m"), "evil # Injected  x\\x1b[31m");
+        assert!(matches!(one_line("plain"), Cow::Borrowed(_)));
+        let mut s = String::new();
+        for c in "a\x07\nb\r".chars() {
+            visible_push(&mut s, c);
+        }
+        assert_eq!(s, "a\\x07\nb\\x0d");
     }
 
     #[test]

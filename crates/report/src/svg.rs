@@ -18,7 +18,8 @@ const PALETTE: [&str; 10] = [
 const VIRIDIS: [(u8, u8, u8); 5] =
     [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)];
 
-/// Escapes text for XML content and attributes.
+/// Escapes text for XML content and attributes; control characters (an
+/// imported label's ESC or BEL) are written visibly (`\x1b`), never raw.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -28,7 +29,7 @@ pub fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
-            c => o.push(c),
+            c => crate::safe::visible_push(&mut o, c),
         }
     }
     o

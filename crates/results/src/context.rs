@@ -394,6 +394,23 @@ document! {
         memory_speed_mts: Reading<Scalar>,
         /// `8 of 16 slots: 8x 32 GiB DDR5`.
         dimm_population: Reading<String>,
+        /// The firmware and power state (`audit::firmware_state`), each
+        /// written only where it was read: the firmware's ACPI SRAT
+        /// (`2 proximity domains (2 with CPUs, 2 with memory)`, `none`)
+        /// and SLIT (`10 21 / 21 10`, `none`).
+        acpi_srat: String,
+        acpi_slit: String,
+        /// The cpuidle driver and states, `intel_idle: POLL, C1, C6 (off)`.
+        cpuidle: String,
+        /// The P-state driver's mode, `amd_pstate active`.
+        pstate: String,
+        /// Energy performance bias, one value or `mixed (...)`.
+        epb: String,
+        /// `2 memory controllers, 16 DIMMs in 16 channels` (EDAC).
+        edac_memory: String,
+        /// The settings the user declared (`--set bios.numa=on`), by key
+        /// (`audit::declared`); written only when something was declared.
+        declared: BTreeMap<String, String>,
     }
 }
 

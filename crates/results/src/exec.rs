@@ -119,6 +119,11 @@ pub struct RunRecord {
     /// Event counts of the command and its children (`--counters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<Counters>,
+    /// How the command's process tree was held: `cgroup v2 DIR` (killed
+    /// whole at the end), `cgroup v1 freezer DIR`, or `process group only
+    /// ...: no cgroup: WHY`. Absent in runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
 }
 
 /// How a policy compares with the baseline.

@@ -453,6 +453,7 @@ fn policy(v: &Value) -> Option<PolicyResult> {
                 numastat_delta: Vec::new(),
                 stderr_tail: None,
                 counters: counters(r),
+                containment: text(r, "containment"),
             }
         })
         .collect();

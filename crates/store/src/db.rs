@@ -1,7 +1,6 @@
 //! [`Store`]: opening (and recognising) the database, writing runs and
 //! results as they are measured, and reading them back.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,12 +12,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Result, StoreError};
+use crate::open;
 use crate::runref::RunRef;
-use crate::schema::{APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
+use crate::schema::{APPLICATION_ID, SCHEMA_VERSION};
 use crate::types::{LoadedRun, NewRun, RunId, RunStatus, RunSummary, StoredRecord};
 use crate::util::{json_hash, now_rfc3339, time_order_key};
-
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// The results database. Every write is its own committed transaction, so a
 /// result is durable as soon as [`Store::add_result`] returns.
@@ -84,15 +82,14 @@ impl Store {
     /// and is left untouched.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
-        match std::fs::metadata(path) {
-            Ok(_) => check_header(path)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        match open::check_file(path)? {
+            Some(_) => open::check_header(path)?,
+            None => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)
                         .map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
                 }
             }
-            Err(source) => return Err(StoreError::Io { path: path.to_path_buf(), source }),
         }
         Store::open_checked(path)
     }
@@ -110,21 +107,16 @@ impl Store {
     /// (SQLite: "Read-Only Databases" in wal.html).
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(StoreError::Missing { path: path.to_path_buf() })
-            }
-            Err(source) => return Err(StoreError::Io { path: path.to_path_buf(), source }),
-            Ok(m) if m.is_file() && m.len() == 0 => {
-                return Err(StoreError::Empty { path: path.to_path_buf() })
-            }
-            Ok(_) => check_header(path)?,
+        match open::check_file(path)? {
+            None => return Err(StoreError::Missing { path: path.to_path_buf() }),
+            Some(0) => return Err(StoreError::Empty { path: path.to_path_buf() }),
+            Some(_) => open::check_header(path)?,
         }
         let err = |e| StoreError::sqlite(path, e);
         let conn = match open_read_only(path, false) {
             Ok(c) => c,
-            Err(e) if is_cantopen(&e) => {
-                let wal = wal_path(path);
+            Err(e) if open::needs_immutable(&e) => {
+                let wal = open::side_path(path, "-wal");
                 if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
                     return Err(StoreError::UnreadableWal { path: path.to_path_buf(), wal });
                 }
@@ -150,42 +142,29 @@ impl Store {
 
     fn open_checked(path: &Path) -> Result<Store> {
         let err = |e| StoreError::sqlite(path, e);
-        let conn = Connection::open_with_flags(
+        let mut conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(err)?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        open::prepare_writer(&mut conn, path)?;
         let version = check_identity(&conn, path)?;
         quick_check(&conn, path)?;
-        let mut store = Store { conn, path: path.to_path_buf() };
-        store.migrate(version)?;
+        // WAL first (a no-op once set): readers then never block writers.
         let mode: String =
-            store.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(err)?;
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(err)?;
         debug_assert!(mode == "wal" || mode == "memory", "journal mode {mode}");
+        if version < SCHEMA_VERSION {
+            open::migrate_locked(&mut conn, path, |c| check_identity(c, path))?;
+        }
+        let store = Store { conn, path: path.to_path_buf() };
         store
             .conn
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(err)?;
         Ok(store)
-    }
-
-    fn migrate(&mut self, from: i64) -> Result<()> {
-        let path = self.path.clone();
-        let err = |e| StoreError::sqlite(&path, e);
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
-            let tx = self.conn.transaction().map_err(err)?;
-            tx.execute_batch(sql).map_err(err)?;
-            tx.execute_batch(&format!(
-                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
-                i + 1
-            ))
-            .map_err(err)?;
-            tx.commit().map_err(err)?;
-        }
-        Ok(())
     }
 
     /// The database file.
@@ -502,36 +481,17 @@ fn default_path_from(xdg: Option<PathBuf>, home: Option<PathBuf>) -> Result<Path
     Ok(base.join("numaprobe").join("results.db"))
 }
 
-/// Refuses anything that does not start like an SQLite database. An empty
-/// file is accepted (SQLite treats it as a new database).
-fn check_header(path: &Path) -> Result<()> {
-    let io = |source| StoreError::Io { path: path.to_path_buf(), source };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.is_dir() {
-        return Err(StoreError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::other("is a directory, not a database file"),
-        });
-    }
-    if meta.len() == 0 {
-        return Ok(());
-    }
-    let mut head = [0u8; 16];
-    let mut f = std::fs::File::open(path).map_err(io)?;
-    let n = f.read(&mut head).map_err(io)?;
-    if n < 16 || &head != SQLITE_MAGIC {
-        return Err(StoreError::NotSqlite { path: path.to_path_buf() });
-    }
-    Ok(())
-}
-
 /// Checks that `conn` is a numaprobe database this build can read (or an
 /// empty one) and returns its schema version.
 fn check_identity(conn: &Connection, path: &Path) -> Result<i64> {
     let err = |e| StoreError::sqlite(path, e);
     let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(err)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
-    if app_id != APPLICATION_ID {
+    if app_id == APPLICATION_ID {
+        if version <= SCHEMA_VERSION {
+            open::check_our_tables(conn, path, version)?;
+        }
+    } else {
         let mut stmt = conn
             .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
             .map_err(err)?;
@@ -566,7 +526,8 @@ fn quick_check(conn: &Connection, path: &Path) -> Result<()> {
         rows.collect::<rusqlite::Result<_>>().map_err(err)?
     };
     if check.first().map(String::as_str) != Some("ok") {
-        return Err(StoreError::Corrupt { path: path.to_path_buf(), detail: check.join("; ") });
+        let detail = open::one_line(&check.join("\n"));
+        return Err(StoreError::Corrupt { path: path.to_path_buf(), detail });
     }
     Ok(())
 }
@@ -601,16 +562,6 @@ fn uri_path(path: &Path) -> String {
         }
     }
     out
-}
-
-fn wal_path(path: &Path) -> PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push("-wal");
-    PathBuf::from(p)
-}
-
-fn is_cantopen(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen)
 }
 
 /// The grouping key of a document: its `fingerprint` when it has one,

@@ -9,6 +9,21 @@ pub enum StoreError {
     /// The file exists but is not an SQLite database at all.
     #[error("{}: not a numaprobe results database (not an SQLite file); left untouched", path.display())]
     NotSqlite { path: PathBuf },
+    /// Something that is not a regular file where the database (or one of
+    /// SQLite's files beside it) would be: a device, a FIFO, a socket, a
+    /// directory. Refused before SQLite opens it.
+    #[error(
+        "{}: {what}, not a results database; refusing to open it (the database is a regular file)",
+        path.display()
+    )]
+    NotAFile { path: PathBuf, what: &'static str },
+    /// A file with numaprobe's `application_id` whose tables are not the
+    /// ones of its schema version.
+    #[error(
+        "{}: marked as a numaprobe database (schema version {version}) but its tables ({found}) are not numaprobe's ({expected}); left untouched",
+        path.display()
+    )]
+    NotOurSchema { path: PathBuf, version: i64, found: String, expected: String },
     /// An SQLite database that belongs to another program.
     #[error(
         "{}: an SQLite database of another program (application_id {found:#010x}, tables: {tables}); left untouched",
@@ -92,6 +107,13 @@ pub enum StoreError {
     /// An import document that is not a numaprobe export.
     #[error("{origin}: not a numaprobe export: {detail}")]
     BadExport { origin: String, detail: String },
+    /// An export that could not be read (not a regular file, a read error).
+    #[error("{origin}: cannot read: {source}")]
+    ExportUnreadable {
+        origin: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// An export written by a newer numaprobe (a later export version).
     #[error(
         "{origin}: export from a newer numaprobe (export version {found}; this one reads version {known})"
@@ -110,7 +132,7 @@ impl StoreError {
             if matches!(f.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) {
                 return StoreError::Corrupt {
                     path: path.to_path_buf(),
-                    detail: msg.clone().unwrap_or_else(|| f.to_string()),
+                    detail: crate::open::one_line(&msg.clone().unwrap_or_else(|| f.to_string())),
                 };
             }
         }

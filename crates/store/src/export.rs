@@ -105,10 +105,7 @@ impl ExportDoc {
         }
         let doc: ExportDoc = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
         for r in &doc.runs {
-            if uuid::Uuid::parse_str(&r.uuid).is_err() {
-                return Err(bad(format!("run uuid {:?} is not a UUID", r.uuid)));
-            }
-            check_run(r).map_err(|e| bad(format!("run {}: {e}", r.uuid)))?;
+            check_exported_run(r).map_err(bad)?;
         }
         Ok(doc)
     }
@@ -117,6 +114,14 @@ impl ExportDoc {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("export documents serialise")
     }
+}
+
+/// A run's UUID is a UUID, and [`check_run`]; the error names the run.
+pub(crate) fn check_exported_run(r: &ExportedRun) -> std::result::Result<(), String> {
+    if uuid::Uuid::parse_str(&r.uuid).is_err() {
+        return Err(format!("run uuid {:?} is not a UUID", r.uuid));
+    }
+    check_run(r).map_err(|e| format!("run {}: {e}", r.uuid))
 }
 
 /// What the database needs of a run before anything is written: RFC 3339
@@ -187,55 +192,62 @@ impl Store {
         let conn = self.conn_mut();
         let tx = conn.transaction().map_err(err)?;
         for run in &doc.runs {
-            let uuid = run.uuid.to_ascii_lowercase();
-            let existing: Option<i64> = tx
-                .query_row("SELECT id FROM runs WHERE uuid = ?1", [&uuid], |r| r.get(0))
-                .optional()
-                .map_err(err)?;
-            if let Some(id) = existing {
-                outcome.skipped.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
-                continue;
-            }
-            let machine_id = upsert_machine_with(
-                &tx,
-                &run.machine.fingerprint,
-                &run.machine.description,
-                &run.machine.info,
-            )
-            .map_err(err)?;
-            let status = match run.status {
-                RunStatus::Running => RunStatus::Incomplete,
-                s => s,
-            };
-            tx.execute(
-                "INSERT INTO runs (uuid, label, command_line, tool_version, started, finished,
-                     status, message, machine_id, config_hash, config_json, topology_json,
-                     imported_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                params![
-                    uuid,
-                    run.label,
-                    run.command_line,
-                    run.tool_version,
-                    run.started,
-                    run.finished,
-                    status.as_str(),
-                    run.message,
-                    machine_id,
-                    run.config_hash,
-                    json_text(&run.config),
-                    json_text(&run.topology),
-                    now_rfc3339(),
-                ],
-            )
-            .map_err(err)?;
-            let id = tx.last_insert_rowid();
-            for r in &run.results {
-                insert_result(&tx, id, Some(r.seq), &r.recorded, r).map_err(err)?;
-            }
-            outcome.imported.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
+            import_run(&tx, run, &mut outcome).map_err(err)?;
         }
         tx.commit().map_err(err)?;
         Ok(outcome)
     }
+}
+
+/// Adds one run (checked) of an export in the transaction `tx`, or notes
+/// it as skipped when its UUID is already present.
+pub(crate) fn import_run(
+    tx: &rusqlite::Transaction<'_>,
+    run: &ExportedRun,
+    outcome: &mut ImportOutcome,
+) -> rusqlite::Result<()> {
+    let uuid = run.uuid.to_ascii_lowercase();
+    let existing: Option<i64> =
+        tx.query_row("SELECT id FROM runs WHERE uuid = ?1", [&uuid], |r| r.get(0)).optional()?;
+    if let Some(id) = existing {
+        outcome.skipped.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
+        return Ok(());
+    }
+    let machine_id = upsert_machine_with(
+        tx,
+        &run.machine.fingerprint,
+        &run.machine.description,
+        &run.machine.info,
+    )?;
+    let status = match run.status {
+        RunStatus::Running => RunStatus::Incomplete,
+        s => s,
+    };
+    tx.execute(
+        "INSERT INTO runs (uuid, label, command_line, tool_version, started, finished,
+             status, message, machine_id, config_hash, config_json, topology_json,
+             imported_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            uuid,
+            run.label,
+            run.command_line,
+            run.tool_version,
+            run.started,
+            run.finished,
+            status.as_str(),
+            run.message,
+            machine_id,
+            run.config_hash,
+            json_text(&run.config),
+            json_text(&run.topology),
+            now_rfc3339(),
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    for r in &run.results {
+        insert_result(tx, id, Some(r.seq), &r.recorded, r)?;
+    }
+    outcome.imported.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
+    Ok(())
 }

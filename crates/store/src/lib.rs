@@ -23,6 +23,8 @@
 mod db;
 mod error;
 mod export;
+mod import;
+mod open;
 mod runref;
 pub mod schema;
 mod types;
@@ -34,5 +36,6 @@ pub use export::{
     ExportDoc, ExportedMachine, ExportedRun, ImportOutcome, ImportedRun, EXPORT_FORMAT,
     EXPORT_VERSION,
 };
+pub use import::{CheckedExport, MAX_DEPTH, RUN_CAP, STRING_CAP};
 pub use runref::RunRef;
 pub use types::{LoadedRun, NewRun, RunId, RunStatus, RunSummary, StoredRecord};

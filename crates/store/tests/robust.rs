@@ -107,3 +107,33 @@ fn duplicate_result_numbers_are_refused_before_anything_is_written() {
     assert!(err.contains("00000000-0000-4000-8000-000000000001") && err.contains("seq 2"), "{err}");
     assert!(!err.contains("UNIQUE"), "{err}");
 }
+
+/// A file carrying numaprobe's application id but other tables was
+/// adopted: the migration added numaprobe's tables beside them. Such a
+/// file is refused, untouched, by writers and readers, at schema version
+/// 0 and 1 alike.
+#[test]
+fn a_file_with_our_application_id_and_foreign_tables_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    for (version, extra) in [(0, ""), (1, store::schema::MIGRATIONS[0])] {
+        let path = dir.path().join(format!("v{version}.db"));
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(extra).unwrap();
+            c.execute_batch(&format!(
+                "CREATE TABLE accounts (id INTEGER, secret TEXT);
+                 INSERT INTO accounts VALUES (1, 'x');
+                 PRAGMA application_id = {}; PRAGMA user_version = {version};",
+                store::schema::APPLICATION_ID
+            ))
+            .unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        for err in [Store::open(&path).unwrap_err(), Store::open_existing(&path).unwrap_err()] {
+            assert!(matches!(err, StoreError::NotOurSchema { .. }), "{err:?}");
+            let msg = err.to_string();
+            assert!(msg.contains("accounts") && msg.contains("left untouched"), "{msg}");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before, "version {version}: untouched");
+    }
+}

@@ -110,6 +110,10 @@ impl Discovery<'_> {
         for w in memdev_warnings {
             self.push(w);
         }
+        let (firmware_numa, acpi_warnings) = crate::acpi::read(root);
+        for w in acpi_warnings {
+            self.push(w);
+        }
 
         let mut t = Topology {
             schema_version: SCHEMA_VERSION,
@@ -137,6 +141,7 @@ impl Discovery<'_> {
             dax_devices,
             cxl_regions,
             memory_kinds: Vec::new(),
+            firmware_numa: Some(firmware_numa),
             warnings: Vec::new(),
         };
         t.numa_mode = infer_mode(&t);

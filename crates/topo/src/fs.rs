@@ -17,6 +17,24 @@ use std::path::{Path, PathBuf};
 /// `/proc/cpuinfo` of a machine with thousands of CPUs, stay far below).
 pub const SYS_FILE_CAP: u64 = 16 << 20;
 
+/// Opens the regular file at `path` for reading, without blocking on a
+/// FIFO; anything but a regular file (a device, a FIFO, a socket, a
+/// directory) is an `InvalidData` error saying what it is. Symbolic links
+/// are followed.
+pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    if let Some(what) = not_regular(file.metadata()?.file_type()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("refusing to read it: {what}, where a regular file is expected"),
+        ));
+    }
+    Ok(file)
+}
+
 /// Reads at most `cap` bytes of the regular file at `path`. Refuses what is
 /// not a regular file (a character device such as `/dev/zero`, a FIFO, a
 /// socket, a directory) and a file longer than `cap`, with an
@@ -24,30 +42,7 @@ pub const SYS_FILE_CAP: u64 = 16 << 20;
 /// full of them) but their target must be a regular file. Opening never
 /// blocks on a FIFO.
 pub fn read_bounded(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_char_device() {
-            "a character device"
-        } else if kind.is_block_device() {
-            "a block device"
-        } else if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_socket() {
-            "a socket"
-        } else if kind.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file"
-        };
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("refusing to read it: {what}, where a regular file is expected"),
-        ));
-    }
+    let file = open_regular(path)?;
     let mut buf = Vec::new();
     file.take(cap + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 > cap {
@@ -57,6 +52,28 @@ pub fn read_bounded(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
         ));
     }
     Ok(buf)
+}
+
+/// What a file that is not a regular file is, in words for an error
+/// (`a FIFO`, `a block device`...); `None` for a regular file.
+pub fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
+    if kind.is_file() {
+        None
+    } else if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_symlink() {
+        Some("a symbolic link")
+    } else {
+        Some("not a regular file")
+    }
 }
 
 /// [`read_bounded`] as UTF-8 text.
@@ -185,8 +202,8 @@ impl SysRoot {
         self.optional(rel, |p| read_bounded_string(p, SYS_FILE_CAP))
     }
 
-    /// [`Self::read_optional`] for files that are not text
-    /// (`/proc/PID/environ`: NUL-separated, in any encoding).
+    /// [`Self::read_optional`] for files that are not text (an ACPI
+    /// table; `/proc/PID/environ`: NUL-separated, in any encoding).
     pub fn read_optional_bytes(&self, rel: &str) -> Result<Option<Vec<u8>>, TopoError> {
         self.optional(rel, |p| read_bounded(p, SYS_FILE_CAP))
     }

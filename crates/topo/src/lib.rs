@@ -5,6 +5,7 @@
 //! Nothing here prints; every reader takes the root it reads under, so tests
 //! point it at captures of real machines.
 
+pub mod acpi;
 mod discover;
 pub mod fs;
 pub mod hash;
@@ -13,6 +14,7 @@ pub mod memdev;
 pub mod memkind;
 pub mod mode;
 pub mod model;
+pub mod outfile;
 pub mod parse;
 pub mod read;
 pub mod synthetic;

@@ -87,14 +87,24 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
             ),
         );
     }
+    // The firmware's own description (ACPI SRAT), where it was read.
+    let fw_domains = t.firmware_numa.as_ref().and_then(|f| f.local_domains());
     if numa_opt == Some("off") {
+        let fw = match fw_domains {
+            Some(0) => "; the firmware describes no NUMA domains either (no ACPI SRAT)".to_string(),
+            Some(n) => format!(
+                "; the firmware describes {n} proximity domain(s) with CPUs and memory (ACPI \
+                 SRAT), which the kernel does not use"
+            ),
+            None => String::new(),
+        };
         return mode(
             NumaModeKind::DisabledByKernel,
             None,
             None,
             format!(
                 "numa=off on the kernel command line: the kernel shows one node for {npk} \
-                 package(s), whatever the firmware describes"
+                 package(s), whatever the firmware describes{fw}"
             ),
         );
     }
@@ -189,6 +199,21 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
     }
 
     if cpu_nodes <= 1 {
+        if let Some(n) = fw_domains.filter(|n| *n > 1) {
+            // The firmware describes NUMA domains and the kernel made one
+            // node without numa=off: it ignored the SRAT.
+            return mode(
+                NumaModeKind::DisabledByKernel,
+                None,
+                None,
+                format!(
+                    "the firmware describes {n} proximity domains with CPUs and memory (ACPI SRAT) but the \
+                     kernel shows one node with CPUs for {npk} package(s): the kernel ignores \
+                     the firmware's NUMA description (numa=off, numa=noacpi, acpi=off, or a \
+                     kernel without NUMA support){overlap_note}{mem_note}"
+                ),
+            );
+        }
         if npk > 1 {
             let distinct = if overlapping > 0 {
                 format!(
@@ -198,7 +223,14 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
             } else {
                 String::new()
             };
-            let unread = t.cmdline.raw.is_none();
+            // No SRAT (or one domain) settles it without the command line.
+            let fw_says = fw_domains.is_some();
+            let unread = t.cmdline.raw.is_none() && !fw_says;
+            let fw_note = match fw_domains {
+                Some(0) => ", and the firmware has no ACPI SRAT",
+                Some(_) => ", and the firmware's ACPI SRAT has one domain with CPUs and memory",
+                None => "",
+            };
             let cmd_note = if unread {
                 " (the kernel command line could not be read, so numa=off is not ruled out)"
             } else {
@@ -210,7 +242,7 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
                 None,
                 format!(
                     "{npk} packages but only one node with CPUs{distinct}, and no numa=off on \
-                     the kernel command line{cmd_note}: the firmware interleaves memory across the \
+                     the kernel command line{cmd_note}{fw_note}: the firmware interleaves memory across the \
                      sockets (NUMA disabled or node interleaving enabled in the BIOS){mem_note}"
                 ),
             );
@@ -768,6 +800,65 @@ mod tests {
         assert!(t.numa_mode.reason.contains("not ruled out"), "{}", t.numa_mode.reason);
         assert_eq!(t.numa_mode.confidence, Confidence::Ambiguous);
         assert_eq!(t.numa_mode.alternatives[0].kind, NumaModeKind::DisabledByKernel);
+    }
+
+    /// The firmware's SRAT tells `numa=off` over a NUMA firmware from
+    /// firmware interleaving, also where the command line is unknown.
+    #[test]
+    fn the_srat_tells_numa_off_from_firmware_interleave() {
+        use crate::acpi::{parse_srat, FirmwareNuma, Table};
+        use crate::synthetic::acpi as t;
+        let two_pkg_one_node =
+            || xeon("Xeon").package(0, "0-3").package(1, "4-7").node(0, "0-7", 2 * GIB);
+        let two_domains = || FirmwareNuma {
+            srat: Table::Found(
+                parse_srat(&t::srat(
+                    3,
+                    &[t::apic(0, 0, true), t::apic(1, 4, true), t::memory(0, 0, GIB, 1), {
+                        t::memory(1, 4 * GIB, GIB, 1)
+                    }],
+                ))
+                .unwrap(),
+            ),
+            slit: Table::NotInFirmware,
+        };
+        let none = || FirmwareNuma { srat: Table::NotInFirmware, slit: Table::NotInFirmware };
+        // BIOS NUMA on + numa=off vs BIOS NUMA off + numa=off: the same
+        // kind (the kernel option), the firmware named in the reason.
+        let on = two_pkg_one_node().cmdline(Some("numa=off")).firmware_numa(two_domains()).build();
+        assert_eq!(on.numa_mode.kind, NumaModeKind::DisabledByKernel);
+        assert!(
+            on.numa_mode.reason.contains("describes 2 proximity domain(s)"),
+            "{}",
+            on.numa_mode.reason
+        );
+        let off = two_pkg_one_node().cmdline(Some("numa=off")).firmware_numa(none()).build();
+        assert!(
+            off.numa_mode.reason.contains("no NUMA domains either"),
+            "{}",
+            off.numa_mode.reason
+        );
+        // Without the command line, the SRAT decides, with certainty.
+        let t = two_pkg_one_node().cmdline(None).firmware_numa(two_domains()).build();
+        assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByKernel);
+        assert_eq!(t.numa_mode.confidence, Confidence::Certain);
+        assert!(
+            t.numa_mode.reason.contains("ignores the firmware's NUMA"),
+            "{}",
+            t.numa_mode.reason
+        );
+        let t = two_pkg_one_node().cmdline(None).firmware_numa(none()).build();
+        assert_eq!(t.numa_mode.kind, NumaModeKind::DisabledByFirmware);
+        assert_eq!(t.numa_mode.confidence, Confidence::Certain);
+        assert!(t.numa_mode.alternatives.is_empty());
+        assert!(t.numa_mode.reason.contains("no ACPI SRAT"), "{}", t.numa_mode.reason);
+        // An SRAT that could not be read changes nothing.
+        let unknown = FirmwareNuma {
+            srat: Table::Unknown("needs root".into()),
+            slit: Table::Unknown("needs root".into()),
+        };
+        let t = two_pkg_one_node().cmdline(None).firmware_numa(unknown).build();
+        assert_eq!(t.numa_mode.confidence, Confidence::Ambiguous);
     }
 
     #[test]

@@ -65,6 +65,11 @@ pub struct Topology {
     /// stored by versions that did not record it.
     #[serde(default)]
     pub memory_kinds: Vec<NodeMemoryKind>,
+    /// The firmware's own NUMA description (ACPI SRAT and SLIT, readable by
+    /// root only): `None` where nothing was read (synthetic machines, and
+    /// topologies stored by versions that did not read it).
+    #[serde(default)]
+    pub firmware_numa: Option<crate::acpi::FirmwareNuma>,
     /// What discovery noticed and worked around: inconsistent firmware
     /// tables (no `path`), and files it could not use (schema 2; schema 1
     /// had plain strings, still read as `problem`).

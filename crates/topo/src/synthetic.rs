@@ -56,6 +56,7 @@ impl Machine {
                 dax_devices: Vec::new(),
                 cxl_regions: Vec::new(),
                 memory_kinds: Vec::new(),
+                firmware_numa: None,
                 system_memory: None,
                 devices: Vec::new(),
                 cgroup: Cgroup { version: "none".into(), ..Cgroup::default() },
@@ -168,6 +169,12 @@ impl Machine {
         self
     }
 
+    /// The firmware's ACPI SRAT/SLIT as discovery would have read them.
+    pub fn firmware_numa(mut self, f: crate::acpi::FirmwareNuma) -> Self {
+        self.t.firmware_numa = Some(f);
+        self
+    }
+
     /// Links CPUs to nodes, infers the mode and collects warnings.
     pub fn build(mut self) -> Topology {
         let t = &mut self.t;
@@ -195,5 +202,74 @@ impl Machine {
         t.distance_tiers = distance_tiers(&t.nodes);
         t.numa_mode = infer_mode(t);
         self.t
+    }
+}
+
+/// ACPI tables built byte by byte as the specification lays them out
+/// (header with length and checksum, then the structures), for tests of the
+/// SRAT/SLIT readers ([`crate::acpi`]).
+pub mod acpi {
+    /// A table with `signature`, `revision` and `body` after the 36-byte
+    /// header, its length and checksum filled in as the spec requires.
+    pub fn table(signature: &str, revision: u8, body: &[u8]) -> Vec<u8> {
+        let mut t = Vec::new();
+        t.extend_from_slice(signature.as_bytes());
+        t.extend_from_slice(&((36 + body.len()) as u32).to_le_bytes());
+        t.push(revision);
+        t.push(0); // checksum, below
+        t.extend_from_slice(b"NPROBE");
+        t.extend_from_slice(b"TESTTBL ");
+        t.extend_from_slice(&1u32.to_le_bytes());
+        t.extend_from_slice(b"NPRB");
+        t.extend_from_slice(&1u32.to_le_bytes());
+        assert_eq!(t.len(), 36);
+        t.extend_from_slice(body);
+        let sum = t.iter().fold(0u8, |s, b| s.wrapping_add(*b));
+        t[9] = 0u8.wrapping_sub(sum);
+        t
+    }
+
+    /// The SRAT's reserved fields, then `structures`.
+    pub fn srat(revision: u8, structures: &[Vec<u8>]) -> Vec<u8> {
+        let mut body = 1u32.to_le_bytes().to_vec();
+        body.extend_from_slice(&0u64.to_le_bytes());
+        for s in structures {
+            body.extend_from_slice(s);
+        }
+        table("SRAT", revision, &body)
+    }
+
+    /// Type 0: processor local APIC affinity (16 bytes).
+    pub fn apic(domain: u32, apic_id: u8, enabled: bool) -> Vec<u8> {
+        let mut s = vec![0u8, 16, domain as u8, apic_id];
+        s.extend_from_slice(&u32::from(enabled).to_le_bytes());
+        s.push(0); // SAPIC EID
+        s.extend_from_slice(&(domain >> 8).to_le_bytes()[..3]);
+        s.extend_from_slice(&0u32.to_le_bytes()); // clock domain
+        s
+    }
+
+    /// Type 1: memory affinity (40 bytes); `flags` bit 0 enabled, 1
+    /// hot-pluggable, 2 non-volatile.
+    pub fn memory(domain: u32, base: u64, length: u64, flags: u32) -> Vec<u8> {
+        let mut s = vec![1u8, 40];
+        s.extend_from_slice(&domain.to_le_bytes());
+        s.extend_from_slice(&[0, 0]);
+        s.extend_from_slice(&base.to_le_bytes());
+        s.extend_from_slice(&length.to_le_bytes());
+        s.extend_from_slice(&0u32.to_le_bytes());
+        s.extend_from_slice(&flags.to_le_bytes());
+        s.extend_from_slice(&0u64.to_le_bytes());
+        assert_eq!(s.len(), 40);
+        s
+    }
+
+    /// A SLIT holding `rows`.
+    pub fn slit(rows: &[&[u8]]) -> Vec<u8> {
+        let mut body = (rows.len() as u64).to_le_bytes().to_vec();
+        for r in rows {
+            body.extend_from_slice(r);
+        }
+        table("SLIT", 1, &body)
     }
 }

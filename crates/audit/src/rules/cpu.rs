@@ -21,7 +21,14 @@ pub(super) fn governor(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         other => return rule.not_read("scaling_governor", other, expected),
     };
     let driver = cf.driver.value().map(|d| d.describe()).unwrap_or_else(|| "unknown".into());
-    let found = format!("{} (driver {driver})", g.describe());
+    // The P-state driver's mode: `active` means its own governor decides.
+    let b = &i.settings.boost;
+    let mode = [&b.amd_pstate_status, &b.intel_pstate_status]
+        .into_iter()
+        .find_map(|r| r.value())
+        .map(|m| format!(", mode {m}"))
+        .unwrap_or_default();
+    let found = format!("{} (driver {driver}{mode})", g.describe());
     if !wants_perf || g.uniform() == Some("performance") {
         return rule
             .finding(Severity::Ok)
@@ -48,7 +55,10 @@ pub(super) fn epp(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         Read::Absent => return Vec::new(),
         other => return rule.not_read("energy_performance_preference", other, "performance"),
     };
-    let found = p.describe();
+    let found = match i.settings.cpufreq.energy_perf_bias.value() {
+        Some(epb) => format!("{}; energy_perf_bias {}", p.describe(), epb.describe()),
+        None => p.describe(),
+    };
     let sev = match i.profile {
         _ if p.uniform() == Some("performance") => Severity::Ok,
         Profile::Latency | Profile::Hpc => Severity::Warn,

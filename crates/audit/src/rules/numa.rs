@@ -46,10 +46,20 @@ pub(super) fn numa_mode(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 .done()
         }
         NumaModeKind::DisabledByKernel => rule.finding(hidden_sev)
-            .found(format!("{packages} packages but one NUMA node: numa=off on the kernel command line"))
+            .found(match t.firmware_numa.as_ref().and_then(|f| f.srat.found()) {
+                Some(srat) if t.cmdline.get("numa") == Some("off") => format!(
+                    "{packages} package(s) but one NUMA node: numa=off on the kernel command line, over a firmware that describes {} (ACPI SRAT)",
+                    srat.config_text()
+                ),
+                Some(srat) => format!(
+                    "{packages} package(s) but one NUMA node, while the firmware describes {} (ACPI SRAT): the kernel ignores them",
+                    srat.config_text()
+                ),
+                None => format!("{packages} packages but one NUMA node: numa=off on the kernel command line"),
+            })
             .expected("no numa=off: the kernel sees the real nodes")
             .why("numa=off hides the topology from the kernel but not from the hardware: remote accesses and their jitter remain, and nothing can place memory locally any more.")
-            .fix("remove numa=off from the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub or grub2-mkconfig) and reboot", Needs::Reboot)
+            .fix("remove numa=off (or numa=noacpi, acpi=off) from the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub or grub2-mkconfig) and reboot", Needs::Reboot)
             .evidence(ev)
             .done(),
         NumaModeKind::Fake => rule.finding(Severity::Warn)

@@ -57,6 +57,7 @@ for cpu in 0 1 2 3 4 5 6 7; do
   if [ $cpu -lt 4 ]; then g=powersave; else g=performance; fi
   w $C/cpu$cpu/cpufreq/scaling_governor $g
   w $C/cpu$cpu/cpufreq/energy_performance_preference balance_power
+  w $C/cpu$cpu/power/energy_perf_bias 8
   i=0
   for s in "POLL 0" "C1 2" "C1E 10" "C6 133"; do
     set -- $s

@@ -338,11 +338,8 @@ fn apply(
         Err(ApplyError::BackupDir { dir, source }) => {
             return Err(anyhow::Error::new(source).context(format!("creating {}", dir.display())))
         }
-        Err(ApplyError::Backup { path, source }) => {
-            return Err(anyhow::Error::new(source).context(format!(
-                "--apply: saving the old weights to {} (nothing was written)",
-                path.display()
-            )))
+        Err(ApplyError::Backup(e)) => {
+            return Err(anyhow::Error::new(e).context("--apply: nothing was written"))
         }
         Err(ApplyError::Write { why, unrestored }) if unrestored.is_empty() => {
             anyhow::bail!("--apply failed: {why}; the old weights were put back")

@@ -108,6 +108,8 @@ pub struct Args {
     pub counters: bool,
     #[command(flatten)]
     pub save: SaveArgs,
+    #[command(flatten)]
+    pub declare: crate::declare::DeclareArgs,
 }
 
 /// Checks the flags and builds the plan. `--cpus` is resolved against the
@@ -212,6 +214,7 @@ struct Doc<'a> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+    let declared = args.declare.resolve()?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root)?;
     let allowed = place::Allowed::current(&root)?;
@@ -224,8 +227,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let stop = crate::signal::stop_flag();
     bench::counting::request(args.counters);
     let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
-    let rec = match args.save.saving() {
-        true => Some(Recording::open(g, &record::new_run(&root, Some(&topo), args.save.label))?),
+    let rec = match args.save.saving() || !declared.is_empty() {
+        true => Some(Recording::open(
+            g,
+            &crate::declare::new_run(&root, Some(&topo), args.save.label, &declared),
+        )?),
         false => None,
     };
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };

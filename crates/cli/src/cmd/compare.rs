@@ -63,7 +63,7 @@ pub fn study_report(
     Ok(Some(report::render_study_report(format, &first, &runs, &study)))
 }
 
-fn study_of(
+pub(crate) fn study_of(
     db: &Store,
     refs: &[String],
     baseline: Option<&str>,
@@ -85,31 +85,36 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     let study = study_of(&db, &a.groups, a.baseline.as_deref(), &policy)?;
     if !g.quiet {
         for w in &study.warnings {
-            eprintln!("numaprobe: warning: {w}");
+            eprintln!("numaprobe: warning: {}", report::safe::visible(w));
         }
     }
     if g.json {
         return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
+    print(&study)
+}
+
+/// The study as tables and lines (what `compare` prints without `--json`).
+pub(crate) fn print(study: &Study) -> anyhow::Result<()> {
     // The settings that differ come first: they are what the study is about.
     if study.settings_diff.is_empty() {
         output::emit("Settings that differ: none recorded.")?;
     } else {
         output::emit("Settings that differ:")?;
-        print_table(&report::study::settings_table(&study))?;
+        print_table(&report::study::settings_table(study))?;
     }
-    output::emit(&report::study::settings_same_line(&study))?;
+    output::emit(&report::study::settings_same_line(study))?;
     output::emit("")?;
-    print_table(&report::study::groups_table(&study))?;
+    print_table(&report::study::groups_table(study))?;
     output::emit("")?;
-    print_table(&report::study::metrics_table(&study))?;
+    print_table(&report::study::metrics_table(study))?;
     output::emit(&format!(
         "\nVerdicts ({}% intervals on the change of medians between runs; margin ±{}%):",
         (study.confidence * 100.0).round(),
         study.margin_pct
     ))?;
     let lines: Vec<String> =
-        report::study::verdict_lines(&study).iter().map(|l| format!("  {l}")).collect();
+        report::study::verdict_lines(study).iter().map(|l| format!("  {l}")).collect();
     output::emit(&lines.join("\n"))?;
     output::emit("\nAnalysis and recommendations:")?;
     let recs: Vec<String> =

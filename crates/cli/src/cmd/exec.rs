@@ -64,8 +64,14 @@ pub struct Args {
     #[arg(long)]
     pub show_output: bool,
     /// Do not save the results into the results database.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "label")]
     pub no_save: bool,
+    /// A name for the configuration measured, saved with the run (e.g.
+    /// "SMT on, boost off"): `compare label:TEXT` groups such runs.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub declare: crate::declare::DeclareArgs,
     /// Count events of each run with perf_event_open (the command and its
     /// children): cycles, instructions, LLC and NUMA node loads where the
     /// PMU has them, page faults, migrations and context switches always.
@@ -167,6 +173,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         usage!("exec: the program name (the first word after --) is empty");
     }
     // Check everything the user wrote before anything runs.
+    let declared = args.declare.resolve()?;
+    if args.no_save && !declared.is_empty() {
+        usage!("--set/--set-file declare settings of the saved run: they cannot go with --no-save");
+    }
     let mut items = Vec::new();
     for list in &args.policies {
         items.extend(exec::policy::parse_list(list).map_err(to_usage)?);
@@ -197,7 +207,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let rec = if args.no_save {
         None
     } else {
-        let new = record::new_run(&SysRoot::live(), Some(&scope.topology), None);
+        let new = crate::declare::new_run(
+            &SysRoot::live(),
+            Some(&scope.topology),
+            args.label.clone(),
+            &declared,
+        );
         match Recording::open(g, &new) {
             Ok(r) => Some(r),
             Err(e) => {

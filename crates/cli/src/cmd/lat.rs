@@ -138,6 +138,8 @@ pub struct Args {
     pub counters: bool,
     #[command(flatten)]
     pub save: SaveArgs,
+    #[command(flatten)]
+    pub declare: crate::declare::DeclareArgs,
 }
 
 fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
@@ -225,6 +227,7 @@ impl<'a, T: Serialize> Doc<'a, T> {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let size = validate(&args)?;
+    let declared = args.declare.resolve()?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root)?;
     let stop = crate::signal::stop_flag();
@@ -261,10 +264,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
 
     bench::counting::request(args.counters);
     let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
-    let rec = match args.save.saving() {
-        true => {
-            Some(Recording::open(g, &record::new_run(&root, Some(&topo), args.save.label.clone()))?)
-        }
+    let rec = match args.save.saving() || !declared.is_empty() {
+        true => Some(Recording::open(
+            g,
+            &crate::declare::new_run(&root, Some(&topo), args.save.label.clone(), &declared),
+        )?),
         false => None,
     };
     let saving = Saving { rec: rec.as_ref(), next: &bars };

@@ -11,6 +11,7 @@ pub mod place;
 pub mod run;
 pub mod scan;
 pub mod store;
+pub mod study;
 pub mod topo;
 
 use crate::cli::{Cli, Command};
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(a) => store::export(a, g),
         Command::Import(a) => store::import(a, g),
         Command::Compare(a) => compare::run(a, g),
+        Command::Study(a) => study::run(a, g),
         Command::Report(a) => store::report(a, g),
         Command::Fleet(a) => fleet::run(a, g),
         Command::Completions(_) | Command::Man(_) if g.json => {

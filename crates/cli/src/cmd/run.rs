@@ -56,33 +56,26 @@ pub struct Args {
     /// own run, so `compare label:TEXT` sees the run-to-run spread.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::grammar::run_repeat)]
     pub repeat: u32,
+    #[command(flatten)]
+    pub declare: crate::declare::DeclareArgs,
 }
 
 /// Writes `text` to `dir/numaprobe.prom` atomically, as node_exporter's
-/// textfile collector requires: a temporary file in the same folder (its
-/// name does not end in `.prom`, so the collector never reads it half
-/// written), synced, then renamed over the old file.
+/// textfile collector requires: a new file under a random name in the same
+/// folder (`O_EXCL|O_NOFOLLOW`; its name does not end in `.prom`, so the
+/// collector never reads it half written), synced, then renamed over the
+/// old file. A symbolic link planted at either name is never followed.
 pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
-    use std::io::Write;
     if !dir.is_dir() {
         crate::usage!(
             "--textfile {}: not a folder (node_exporter's --collector.textfile.directory)",
             dir.display()
         );
     }
-    let target = dir.join("numaprobe.prom");
-    let tmp = dir.join(format!(".numaprobe.prom.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &target)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(anyhow::Error::new(e).context(format!("{}: cannot write", target.display())));
-    }
-    Ok(target)
+    topo::outfile::replace_atomically(dir, "numaprobe.prom", text.as_bytes(), 0o644).map_err(|e| {
+        anyhow::Error::new(e)
+            .context(format!("{}: cannot write", dir.join("numaprobe.prom").display()))
+    })
 }
 
 /// The reports' folder: `--report-dir`, else `reports/` beside the database.
@@ -108,7 +101,11 @@ fn can_write_in(dir: &Path) -> std::io::Result<()> {
 /// is a usage error (exit 2); the default beside the database is the
 /// environment's (exit 1).
 fn check_outputs(a: &Args, g: &Global) -> anyhow::Result<()> {
-    let dir = report_dir(a, &crate::cmd::store::db_path(g)?);
+    let db = crate::cmd::store::db_path(g)?;
+    // A device or a FIFO named as the database: refused before a reports
+    // folder is made beside it.
+    store::Store::check_path(&db)?;
+    let dir = report_dir(a, &db);
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| can_write_in(&dir)) {
         match &a.report_dir {
             Some(_) => crate::usage!("--report-dir {}: cannot write there: {e}", dir.display()),
@@ -176,17 +173,19 @@ fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf,
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let loaded = db.load_run(run)?;
     let stem = report_stem(run, &loaded.summary.uuid);
-    let html = dir.join(format!("{stem}.html"));
-    let md = dir.join(format!("{stem}.md"));
-    std::fs::write(&html, report::render_report(report::Format::Html, &loaded, &[]))
-        .with_context(|| format!("{}: cannot write", html.display()))?;
-    std::fs::write(&md, report::render_report(report::Format::Markdown, &loaded, &[]))
-        .with_context(|| format!("{}: cannot write", md.display()))?;
-    Ok((html, md))
+    // Replaced atomically: a link planted under a report's name is
+    // replaced, never written through.
+    let write = |ext: &str, format: report::Format| {
+        let name = format!("{stem}.{ext}");
+        let bytes = report::render_report(format, &loaded, &[]);
+        topo::outfile::replace_atomically(dir, &name, &bytes, 0o644)
+            .with_context(|| format!("{}: cannot write", dir.join(&name).display()))
+    };
+    Ok((write("html", report::Format::Html)?, write("md", report::Format::Markdown)?))
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
-    let profile = a.profile;
+    let declared = a.declare.resolve()?;
     let root = SysRoot::live();
     let topo = crate::cmd::topo::discover(None)?;
     // The run records the topology, these warnings with it.
@@ -245,7 +244,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 a.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default()
             );
         }
-        let done = measure_once(&a, g, &root, &topo, &plan, profile, &stop)?;
+        let done = measure_once(&a, g, &root, &topo, &plan, &declared, &stop)?;
         if done.status != store::RunStatus::Complete {
             not_complete.push(format!(
                 "run {} ended {}{}",
@@ -293,13 +292,14 @@ fn measure_once(
     root: &SysRoot,
     topo: &Topology,
     plan: &SuitePlan,
-    profile: audit::Profile,
+    declared: &audit::declared::Declared,
     stop: &events::StopFlag,
 ) -> anyhow::Result<Done> {
     let budget = budget(a);
+    let profile = a.profile;
     let settings = audit::Settings::read(root);
     let memory = audit::smbios::read(root);
-    let mut new = record::new_run(root, Some(topo), a.label.clone());
+    let mut new = crate::declare::new_run(root, Some(topo), a.label.clone(), declared);
     // A property of the run, not a setting: outside the config fingerprint.
     new.config.budget = Some(budget.name().to_string());
     let machine_fingerprint = new.machine.fingerprint.clone();
@@ -365,6 +365,7 @@ fn measure_once(
         "id": run,
         "uuid": loaded.summary.uuid,
         "label": a.label,
+        "declared": declared,
         "status": status,
         "complete": status == store::RunStatus::Complete,
         "message": message,
@@ -414,4 +415,26 @@ fn measure_once(
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
     }
     Ok(Done { id: run, status, message, json: doc })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The temporary file was `.numaprobe.prom.PID.tmp`, created through
+    /// whatever was there: a symbolic link planted under that name sent
+    /// the metrics into its target.
+    #[test]
+    fn textfile_never_writes_through_a_planted_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        let planted = d.path().join(format!(".numaprobe.prom.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("numaprobe.prom")).unwrap();
+        let t = write_textfile(d.path(), "numaprobe_up 1\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "numaprobe_up 1\n");
+        assert!(!std::fs::symlink_metadata(&t).unwrap().file_type().is_symlink());
+    }
 }

@@ -1,13 +1,12 @@
 //! The result store's commands: `list`, `show`, `export`, `import` and
 //! `report` (`compare` is in `compare.rs`). Documented in docs/store.md and docs/report.md.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use comfy_table::CellAlignment;
 use serde::Serialize;
-use store::{ExportDoc, LoadedRun, RunRef, Store, StoreError};
+use store::{LoadedRun, RunRef, Store, StoreError};
 
 use crate::cli::Global;
 use crate::output;
@@ -266,7 +265,10 @@ pub(crate) fn write_out(
 ) -> anyhow::Result<()> {
     match path {
         Some(p) if p != Path::new("-") => {
-            std::fs::write(p, bytes).with_context(|| format!("{}: cannot write", p.display()))?;
+            // Never through a symbolic link to a file (a stream is fine).
+            topo::outfile::open_output(p)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
+                .with_context(|| format!("{}: cannot write", p.display()))?;
             if !g.quiet {
                 eprintln!("numaprobe: wrote {what} to {}", p.display());
             }
@@ -325,44 +327,28 @@ struct ImportReport {
     message: Option<String>,
 }
 
-/// The largest export file `import` reads (an export of one default run is
-/// a few hundred KiB): bounds memory against `/dev/zero` or a runaway pipe.
-const IMPORT_CAP: u64 = 1 << 30;
-
-/// Reads one export file (or stdin for `-`); the error's name says why a
-/// file is skipped.
-fn read_export(f: &Path) -> Result<(String, ExportDoc), (String, &'static str, String)> {
-    let name = if f == Path::new("-") { "stdin".to_string() } else { f.display().to_string() };
-    let text = if f == Path::new("-") {
-        let mut s = String::new();
-        if let Err(e) = std::io::stdin().take(IMPORT_CAP + 1).read_to_string(&mut s) {
-            return Err((name, "unreadable", format!("stdin: {e}")));
-        }
-        if s.len() as u64 > IMPORT_CAP {
-            return Err((
-                name,
-                "unreadable",
-                format!("stdin: longer than {IMPORT_CAP} bytes: not an export"),
-            ));
-        }
-        s
+/// Checks one export file (or stdin for `-`) as a stream, every run,
+/// without opening the database; the error's name says why a file is
+/// skipped.
+fn check_export(f: &Path) -> Result<store::CheckedExport, (String, &'static str, String)> {
+    let checked = if f == Path::new("-") {
+        store::CheckedExport::from_stdin()
     } else {
-        match topo::fs::read_bounded_string(f, IMPORT_CAP) {
-            Ok(s) => s,
-            Err(e) => {
-                return Err((name, "unreadable", format!("{}: cannot read: {e}", f.display())))
-            }
-        }
+        store::CheckedExport::from_file(f)
     };
-    match ExportDoc::from_json(&text, &name) {
-        Ok(doc) => Ok((name, doc)),
-        Err(e @ StoreError::ExportTooNew { .. }) => Err((name, "newer_version", e.to_string())),
-        Err(e) => Err((name, "corrupt", e.to_string())),
-    }
+    checked.map_err(|e| {
+        let name = if f == Path::new("-") { "stdin".to_string() } else { f.display().to_string() };
+        let kind = match &e {
+            StoreError::ExportUnreadable { .. } => "unreadable",
+            StoreError::ExportTooNew { .. } => "newer_version",
+            _ => "corrupt",
+        };
+        (name, kind, e.to_string())
+    })
 }
 
 /// Imports each file in its own transaction, one after the other (memory
-/// holds one file at a time). A file that cannot be read, is not a valid
+/// holds one run at a time). A file that cannot be read, is not a valid
 /// export or comes from a newer numaprobe is skipped with a named error and
 /// the others are imported; the command then exits 1. Re-importing is
 /// idempotent (runs are known by UUID).
@@ -387,13 +373,14 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     let mut failed = 0usize;
     for (i, f) in a.files.iter().enumerate() {
-        match read_export(f) {
-            Ok((name, doc)) => {
+        match check_export(f) {
+            Ok(mut checked) => {
+                let name = checked.origin().to_string();
                 let store = match &mut db {
                     Some(s) => s,
                     None => db.insert(Store::open(&path)?),
                 };
-                let outcome = match store.import(&doc) {
+                let outcome = match store.import_checked(&mut checked) {
                     Ok(o) => o,
                     Err(e) => {
                         // Each file is one transaction: say what is in
@@ -420,7 +407,8 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
             }
             Err((name, kind, message)) => {
                 failed += 1;
-                bar.suspend(|| eprintln!("numaprobe: skipped ({kind}): {message}"));
+                let shown = report::safe::one_line(&message);
+                bar.suspend(|| eprintln!("numaprobe: skipped ({kind}): {shown}"));
                 reports.push(ImportReport {
                     file: name,
                     outcome: None,

@@ -248,6 +248,7 @@ fn numa_mode(s: &mut String, t: &Topology) {
     let _ =
         writeln!(s, "\nNUMA mode: {}{label}, {}", serde_plain(&m.kind), serde_plain(&m.confidence));
     let _ = writeln!(s, "  {}", m.reason);
+    firmware_numa(s, t);
     if m.alternatives.is_empty() {
         return;
     }
@@ -263,6 +264,24 @@ fn numa_mode(s: &mut String, t: &Topology) {
     for a in &m.alternatives {
         let name = a.label.clone().unwrap_or_else(|| serde_plain(&a.kind));
         let _ = writeln!(s, "  - {name}: {}", a.tell);
+    }
+}
+
+/// The firmware's own NUMA description (ACPI SRAT and SLIT), one line
+/// each, or one line saying why it is unknown.
+fn firmware_numa(s: &mut String, t: &Topology) {
+    use topo::acpi::Table;
+    let Some(f) = &t.firmware_numa else { return };
+    match (&f.srat, &f.slit) {
+        // A capture rarely holds the tables: nothing to say about them.
+        (Table::Unknown(_), Table::Unknown(_)) if !t.live => {}
+        (Table::Unknown(a), Table::Unknown(b)) if a == b => {
+            let _ = writeln!(s, "  firmware NUMA (ACPI SRAT/SLIT): unknown ({a})");
+        }
+        _ => {
+            let _ = writeln!(s, "  firmware NUMA (ACPI SRAT): {}", f.srat_text());
+            let _ = writeln!(s, "  firmware distances (ACPI SLIT): {}", f.slit_text());
+        }
     }
 }
 

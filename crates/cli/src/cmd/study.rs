@@ -1,0 +1,576 @@
+//! `numaprobe study --vary KEY=A,B[,C] --rounds N [-- RUN OPTIONS]`: a
+//! settings study of a setting Linux can change at run time
+//! (`audit::runtime`), done the careful way: each value measured by a full
+//! `numaprobe run` per round, the values alternated (A B, B A, A B, ...)
+//! so that the machine's drift falls on every side, every run labelled
+//! with its value, the setting put back as it was (also on Ctrl-C and on
+//! failure; the commands that restore it by hand are printed before
+//! anything is changed), and the comparison `compare` makes at the end.
+//!
+//! Each run is a child `numaprobe run` (its own process group, so a Ctrl-C
+//! reaches the study, which passes it on once and restores after the child
+//! has saved what it measured). The study holds the machine's measuring
+//! lock for its whole length; its children take a private one.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use anyhow::Context;
+use audit::runtime::{self, Knob, Snapshot};
+use clap::Parser;
+use results::runstats::Policy;
+use serde_json::{json, Value};
+use topo::SysRoot;
+
+use crate::cli::Global;
+use crate::{output, record, signal, usage};
+
+/// The most values one study compares (`compare`'s most groups).
+const MAX_VALUES: usize = 8;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Keys: thp_enabled, thp_defrag, numa_balancing, zone_reclaim_mode, \
+governor, epp, boost, weighted_interleave (a weight per node, e.g. 3:1). Needs root; every value \
+is put back at the end (see docs/store.md).\n\nExample:\n  sudo numaprobe study --vary \
+thp_enabled=madvise,always --rounds 3 -- --quick")]
+pub struct Args {
+    /// The setting and the values to compare, the first the baseline:
+    /// KEY=A,B[,C...] (2 to 8 values), e.g. thp_enabled=madvise,always.
+    #[arg(long, value_name = "KEY=A,B[,C]")]
+    pub vary: String,
+    /// Runs of each value: rounds of every value, the order reversed each
+    /// round (A B, B A, A B...).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = crate::grammar::study_rounds)]
+    pub rounds: u32,
+    /// The start of every run's label, then `: KEY=VALUE` (default:
+    /// `study` and the start time).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Wait for another measuring numaprobe to finish instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
+    /// Check everything and print the plan (the order, the labels, the
+    /// value in force and how it is restored), change and measure nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Options of every `numaprobe run` (after --), e.g. -- --quick --only bw-local.
+    #[arg(last = true, value_name = "RUN OPTIONS")]
+    pub run: Vec<String>,
+}
+
+/// `numaprobe run`'s own options, to check those given after `--`.
+#[derive(Debug, Parser)]
+#[command(name = "numaprobe run")]
+struct RunLine {
+    #[command(flatten)]
+    args: crate::cmd::run::Args,
+}
+
+/// The order of the runs: value indices, round after round, every other
+/// round reversed (A B B A A B for two values and three rounds).
+pub fn order(values: usize, rounds: u32) -> Vec<usize> {
+    (0..rounds)
+        .flat_map(|r| {
+            let mut v: Vec<usize> = (0..values).collect();
+            if r % 2 == 1 {
+                v.reverse();
+            }
+            v
+        })
+        .collect()
+}
+
+/// `KEY=A,B,...` into the knob and its values as written.
+fn parse_vary(s: &str) -> anyhow::Result<(Knob, Vec<String>)> {
+    let Some((key, list)) = s.split_once('=') else {
+        usage!("--vary {s:?}: expected KEY=A,B (e.g. thp_enabled=madvise,always)");
+    };
+    let knob = match Knob::parse(key) {
+        Ok(k) => k,
+        Err(e) => usage!("--vary: {e}"),
+    };
+    let values: Vec<String> = list.split(',').map(|v| v.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        usage!("--vary {s:?}: an empty value");
+    }
+    if !(2..=MAX_VALUES).contains(&values.len()) {
+        usage!("--vary {s:?}: give 2 to {MAX_VALUES} values to compare (got {})", values.len());
+    }
+    Ok((knob, values))
+}
+
+/// Checks the options meant for `run`: they must parse, and leave the
+/// labels, the repetition and the varied setting to the study.
+fn check_run_options(a: &Args, knob: Knob) -> anyhow::Result<()> {
+    let line = std::iter::once("run".to_string()).chain(a.run.iter().cloned());
+    let r = match RunLine::try_parse_from(line) {
+        Ok(r) => r.args,
+        Err(e) => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default().trim_start_matches("error: ");
+            usage!(
+                "study: the run options after --: {first} (global options such as --json and --db go before `study`)"
+            );
+        }
+    };
+    if r.label.is_some() {
+        usage!("study: --label after --: the study labels every run (give study --label TEXT for the start of the labels)");
+    }
+    if r.repeat != 1 {
+        usage!("study: --repeat after --: the study repeats the runs itself (--rounds N)");
+    }
+    if r.dry_run {
+        usage!("study: --dry-run after --: a study measures; see one run's plan with `numaprobe run --dry-run`");
+    }
+    let declared = r.declare.resolve()?;
+    if let Some(v) = declared.get(knob.key()) {
+        usage!("study: --set {}={v} after --: that is the setting the study varies", knob.key());
+    }
+    Ok(())
+}
+
+/// A folder only this process uses (the children's lock), removed on drop.
+struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    fn new() -> anyhow::Result<PrivateDir> {
+        let base = std::env::temp_dir();
+        for i in 0..1000 {
+            let p = base.join(format!("numaprobe-study-{}-{i}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+                Ok(()) => return Ok(PrivateDir(p)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("{}: cannot make a private folder", p.display())))
+                }
+            }
+        }
+        anyhow::bail!("{}: no free name for a private folder", base.display())
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Puts the setting back when dropped, whatever ended the study (a panic
+/// included); [`Restorer::restore`] does it first and says how it went.
+struct Restorer<'a> {
+    root: &'a SysRoot,
+    snap: Snapshot,
+    done: bool,
+}
+
+impl Restorer<'_> {
+    /// Restores and reads back; an error names the files left and the
+    /// commands that restore them by hand.
+    fn restore(&mut self) -> anyhow::Result<()> {
+        self.done = true;
+        let left = runtime::restore(self.root, &self.snap);
+        let key = self.snap.knob.key();
+        if !left.is_empty() {
+            let files: Vec<String> =
+                left.iter().map(|f| format!("{} ({}: {})", f.path, f.value, f.error)).collect();
+            anyhow::bail!(
+                "{key} could not be put back to {}: {}; restore by hand: {}",
+                self.snap.shown,
+                files.join(", "),
+                runtime::restore_commands(self.root, &self.snap).join("; ")
+            );
+        }
+        let now = runtime::current(self.root, self.snap.knob)?;
+        if now != self.snap.shown {
+            anyhow::bail!(
+                "{key} reads {now} after being put back to {}; restore by hand: {}",
+                self.snap.shown,
+                runtime::restore_commands(self.root, &self.snap).join("; ")
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Restorer<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Err(e) = self.restore() {
+                eprintln!("numaprobe: error: {}", crate::cli::error_line(&e));
+            }
+        }
+    }
+}
+
+/// How one child run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Complete,
+    Interrupted,
+    Failed(Option<i32>),
+}
+
+/// Waits for `child`, passing each stopping signal the study receives on
+/// to it (the first asks it to stop after the current measurement and
+/// save; a second makes it quit at once).
+fn wait(child: &mut std::process::Child) -> std::io::Result<ExitStatus> {
+    let mut passed = signal::presses();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        let presses = signal::presses();
+        if presses > passed {
+            let sig = match signal::first_signal() {
+                0 => libc::SIGINT,
+                s => s,
+            };
+            // SAFETY: kill(2) on our own child's PID (not yet reaped, so
+            // the PID cannot have been reused).
+            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+            passed = presses;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One measured run of the study.
+struct Done {
+    value: usize,
+    label: String,
+    ended: Ended,
+    /// The run's `--json` document (with `--json`).
+    json: Option<Value>,
+}
+
+/// The label of the runs of `value`.
+fn label_of(prefix: &str, knob: Knob, value: &str) -> String {
+    format!("{prefix}: {}={value}", knob.key())
+}
+
+pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+    // Everything the user wrote is checked before anything is changed.
+    let (knob, written) = parse_vary(&a.vary)?;
+    check_run_options(&a, knob)?;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        usage!(
+            "study --vary changes {} for the whole machine: run it as root (e.g. sudo numaprobe study ...)",
+            knob.key()
+        );
+    }
+    let root = SysRoot::live();
+    let values = match runtime::check(&root, knob, &written) {
+        Ok(v) => v,
+        Err(e) if e.is_usage() => usage!("--vary: {e}"),
+        Err(e) => return Err(e.into()),
+    };
+    for (i, v) in values.iter().enumerate() {
+        if values[..i].contains(v) {
+            usage!("--vary {}: the value {v} is given twice", a.vary);
+        }
+    }
+    if let Some(p) = &a.label {
+        if p.trim().is_empty() {
+            usage!("study --label: empty");
+        }
+    }
+    let prefix = a.label.clone().unwrap_or_else(|| {
+        let now = store::util::now_rfc3339();
+        format!("study {}Z", now.split('.').next().unwrap_or(&now))
+    });
+    let labels: Vec<String> = values.iter().map(|v| label_of(&prefix, knob, v)).collect();
+    let plan = order(values.len(), a.rounds);
+    if a.dry_run {
+        return dry_run(&a, g, &root, knob, &values, &labels, &plan);
+    }
+
+    let stop = signal::patient_stop_flag();
+    let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
+    let private = PrivateDir::new()?;
+    let snap = runtime::snapshot(&root, knob)?;
+    if !g.quiet {
+        let seq: Vec<&str> = plan.iter().map(|&i| values[i].as_str()).collect();
+        eprintln!(
+            "numaprobe: study of {} (now {}): {}; {} round(s), {} runs in the order {}",
+            knob.key(),
+            snap.shown,
+            values.join(", "),
+            a.rounds,
+            plan.len(),
+            seq.join(" ")
+        );
+    }
+    // Said before any change, and whatever --quiet says: the way back if
+    // this process is killed before it restores.
+    eprintln!(
+        "numaprobe: {} is put back to {} at the end (also on Ctrl-C or failure); if numaprobe is killed first, restore it with: {}",
+        knob.key(),
+        snap.shown,
+        runtime::restore_commands(&root, &snap).join("; ")
+    );
+    let mut restorer = Restorer { root: &root, snap, done: false };
+
+    let mut done: Vec<Done> = Vec::new();
+    let mut failure: Option<String> = None;
+    for (n, &vi) in plan.iter().enumerate() {
+        if stop.is_stopped() {
+            break;
+        }
+        let value = &values[vi];
+        if let Err(e) = runtime::apply(&root, knob, value) {
+            failure = Some(format!("setting {}={value}: {e}", knob.key()));
+            break;
+        }
+        if !g.quiet {
+            eprintln!(
+                "numaprobe: run {} of {}: {}={value} (label {:?})",
+                n + 1,
+                plan.len(),
+                knob.key(),
+                labels[vi]
+            );
+        }
+        let out = private.0.join(format!("run-{n}.json"));
+        let status = spawn_run(&a, g, knob, value, &labels[vi], &private.0, &out)
+            .and_then(|mut c| wait(&mut c).map_err(Into::into));
+        let status = match status {
+            Ok(s) => s,
+            Err(e) => {
+                failure = Some(format!("starting run {}: {}", n + 1, crate::cli::error_line(&e)));
+                break;
+            }
+        };
+        let ended = if status.success() {
+            Ended::Complete
+        } else if stop.is_stopped() || matches!(status.code(), Some(129 | 130 | 143)) {
+            Ended::Interrupted
+        } else {
+            Ended::Failed(status.code())
+        };
+        let json = g
+            .json
+            .then(|| std::fs::read(&out).ok())
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        done.push(Done { value: vi, label: labels[vi].clone(), ended, json });
+        match ended {
+            Ended::Complete => {}
+            Ended::Interrupted => break,
+            Ended::Failed(code) => {
+                failure = Some(format!(
+                    "run {} of {} ({}={value}) ended with exit status {}",
+                    n + 1,
+                    plan.len(),
+                    knob.key(),
+                    code.map_or("none (killed by a signal)".into(), |c| c.to_string())
+                ));
+                break;
+            }
+        }
+    }
+    restorer.restore()?;
+    if !g.quiet {
+        eprintln!("numaprobe: {} is {} again", knob.key(), restorer.snap.shown);
+    }
+
+    let kept: Vec<String> =
+        labels.iter().map(|l| format!("{} run(s) labelled {l:?}", saved_runs(g, l))).collect();
+    let compare_cmd = format!(
+        "numaprobe compare {}",
+        labels.iter().map(|l| format!("'label:{l}'")).collect::<Vec<_>>().join(" ")
+    );
+    if let Some(f) = failure {
+        anyhow::bail!(
+            "study stopped: {f}; kept {}; compare them with: {compare_cmd}",
+            kept.join(", ")
+        );
+    }
+    if stop.is_stopped() {
+        eprintln!(
+            "numaprobe: study interrupted after {} of {} runs; kept {}; compare them with: {compare_cmd}",
+            done.iter().filter(|d| d.ended == Ended::Complete).count(),
+            plan.len(),
+            kept.join(", ")
+        );
+        return Err(signal::Interrupted.into());
+    }
+
+    let db = crate::cmd::store::open_existing(g)?;
+    let refs: Vec<String> = labels.iter().map(|l| format!("label:{l}")).collect();
+    let study = crate::cmd::compare::study_of(&db, &refs, None, &Policy::default())?;
+    if !g.quiet {
+        for w in &study.warnings {
+            eprintln!("numaprobe: warning: {w}");
+        }
+    }
+    if g.json {
+        let runs: Vec<Value> = done
+            .iter()
+            .map(|d| {
+                json!({
+                    "value": values[d.value],
+                    "label": d.label,
+                    "run": d.json.as_ref().and_then(|j| j.get("id")).cloned(),
+                    "status": d.json.as_ref().and_then(|j| j.get("status")).cloned(),
+                })
+            })
+            .collect();
+        return output::json(&json!({
+            "schema_version": output::schema::STUDY,
+            "key": knob.key(),
+            "values": values,
+            "baseline": values[0],
+            "rounds": a.rounds,
+            "order": plan.iter().map(|&i| &values[i]).collect::<Vec<_>>(),
+            "restored": restorer.snap.shown,
+            "labels": labels,
+            "runs": runs,
+            "comparison": study,
+        }));
+    }
+    output::emit(&format!(
+        "\nStudy of {}: {} against {} ({} run(s) each, alternated; {} restored)\n",
+        knob.key(),
+        values[1..].join(", "),
+        values[0],
+        a.rounds,
+        restorer.snap.shown
+    ))?;
+    crate::cmd::compare::print(&study)
+}
+
+/// `--dry-run`: the plan, after every check the study makes, with nothing
+/// changed or measured.
+fn dry_run(
+    a: &Args,
+    g: &Global,
+    root: &SysRoot,
+    knob: Knob,
+    values: &[String],
+    labels: &[String],
+    plan: &[usize],
+) -> anyhow::Result<()> {
+    let snap = runtime::snapshot(root, knob)?;
+    let restore = runtime::restore_commands(root, &snap);
+    let order: Vec<&str> = plan.iter().map(|&i| values[i].as_str()).collect();
+    if g.json {
+        return output::json(&json!({
+            "schema_version": output::schema::STUDY,
+            "dry_run": true,
+            "key": knob.key(),
+            "current": snap.shown,
+            "values": values,
+            "baseline": values[0],
+            "rounds": a.rounds,
+            "order": order,
+            "labels": labels,
+            "run_options": a.run,
+            "restore_commands": restore,
+        }));
+    }
+    let runs: Vec<String> = plan
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| {
+            format!("  {:>3}. {}={}  (label {:?})", n + 1, knob.key(), values[i], labels[i])
+        })
+        .collect();
+    output::emit(&format!(
+        "Study of {} (now {}): {} against {}, {} round(s); nothing changed (--dry-run)
+         Runs, each `numaprobe run {}`:
+{}
+Restored at the end with: {}",
+        knob.key(),
+        snap.shown,
+        values[1..].join(", "),
+        values[0],
+        a.rounds,
+        a.run.join(" "),
+        runs.join("\n"),
+        restore.join("; ")
+    ))
+}
+
+/// How many runs labelled `label` the database holds (0 when there is no
+/// database yet: a run can fail before it saves anything).
+fn saved_runs(g: &Global, label: &str) -> usize {
+    let Ok(db) = crate::cmd::store::open_existing(g) else { return 0 };
+    db.resolve_group(&store::RunRef::LabelGroup(label.to_string())).map_or(0, |ids| ids.len())
+}
+
+/// Starts `numaprobe run RUN-OPTIONS --label LABEL` (and `--set` for a
+/// setting the configuration does not show) in its own process group,
+/// with a private measuring lock (the study holds the machine's).
+fn spawn_run(
+    a: &Args,
+    g: &Global,
+    knob: Knob,
+    value: &str,
+    label: &str,
+    private: &Path,
+    json_out: &Path,
+) -> anyhow::Result<std::process::Child> {
+    let exe = std::env::current_exe().context("finding the numaprobe binary")?;
+    let mut cmd = Command::new(exe);
+    if let Some(db) = &g.db {
+        cmd.arg("--db").arg(db);
+    }
+    if g.quiet {
+        cmd.arg("--quiet");
+    }
+    if g.json {
+        cmd.arg("--json");
+        let f = std::fs::File::create(json_out)
+            .with_context(|| format!("{}: cannot create", json_out.display()))?;
+        cmd.stdout(Stdio::from(f));
+    }
+    cmd.arg("run").args(&a.run).arg("--label").arg(label);
+    if !knob.detected() {
+        cmd.arg("--set").arg(format!("{}={value}", knob.key()));
+    }
+    cmd.env("NUMAPROBE_LOCK", private.join("measure.lock"));
+    cmd.process_group(0);
+    Ok(cmd.spawn()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_alternate_so_that_drift_falls_on_every_value() {
+        assert_eq!(order(2, 3), [0, 1, 1, 0, 0, 1]);
+        assert_eq!(order(3, 2), [0, 1, 2, 2, 1, 0]);
+        assert_eq!(order(2, 1), [0, 1]);
+        // With an even number of rounds, every value's mean position is
+        // the same: a linear drift adds the same to each.
+        let o = order(3, 4);
+        let mean = |v: usize| {
+            let pos: Vec<usize> = (0..o.len()).filter(|&i| o[i] == v).collect();
+            pos.iter().sum::<usize>() as f64 / pos.len() as f64
+        };
+        assert_eq!((mean(0), mean(1), mean(2)), (5.5, 5.5, 5.5));
+    }
+
+    #[test]
+    fn vary_is_parsed_and_bad_forms_are_refused() {
+        let (k, v) = parse_vary("thp_enabled=madvise, always").unwrap();
+        assert_eq!((k, v), (Knob::ThpEnabled, vec!["madvise".to_string(), "always".into()]));
+        for (bad, why) in [
+            ("thp_enabled", "expected KEY=A,B"),
+            ("thp=always,never", "not a setting"),
+            ("thp_enabled=always", "2 to 8 values"),
+            ("thp_enabled=always,,never", "an empty value"),
+            ("boost=on,off,on,off,on,off,on,off,on", "2 to 8 values"),
+        ] {
+            let e = parse_vary(bad).unwrap_err();
+            assert!(crate::cli::is_usage(&e), "{bad}");
+            assert!(e.to_string().contains(why), "{bad}: {e}");
+        }
+    }
+}

@@ -1,0 +1,488 @@
+//! Importing an export as a stream: memory holds one run at a time, never
+//! the file, so a 300 MB export or a gigabyte of garbage is read in
+//! bounded memory.
+//!
+//! A file is read twice: once to check every run (nothing is written, and
+//! the database is not even opened), then, when all passed, again to
+//! import the runs in one transaction. Standard input is copied to an
+//! unlinked temporary file during the first pass. Limits, each a one-line
+//! `corrupt` error naming the byte where it was passed: a string of more
+//! than [`STRING_CAP`] bytes, nesting deeper than [`MAX_DEPTH`], more than
+//! [`RUN_CAP`] bytes in one run (or one other field).
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, Write};
+use std::path::Path;
+use std::rc::Rc;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use crate::db::Store;
+use crate::error::{Result, StoreError};
+use crate::export::{check_exported_run, import_run, ExportedRun, ImportOutcome};
+use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
+
+/// The longest string (a label, a line of output) an export may hold.
+pub const STRING_CAP: u64 = 16 << 20;
+/// The deepest nesting of arrays and objects (numaprobe writes about 8).
+pub const MAX_DEPTH: u32 = 64;
+/// The most bytes one run may take in an export (a default run takes a
+/// few hundred KiB): bounds the memory of one run.
+pub const RUN_CAP: u64 = 128 << 20;
+
+/// A limit of this module passed, carried through serde_json as an I/O
+/// error.
+#[derive(Debug)]
+struct LimitPassed(String);
+
+impl fmt::Display for LimitPassed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LimitPassed {}
+
+/// Reads JSON bytes through a small lexer (inside a string or not, the
+/// nesting depth) that enforces [`STRING_CAP`], [`MAX_DEPTH`] and
+/// [`RUN_CAP`] (bytes since `run_start`, which the run reader moves).
+struct Guard<R> {
+    inner: R,
+    pos: u64,
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    string_len: u64,
+    run_start: Rc<Cell<u64>>,
+    pos_out: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Guard<R> {
+    fn new(inner: R, run_start: Rc<Cell<u64>>, pos_out: Rc<Cell<u64>>) -> Self {
+        Guard {
+            inner,
+            pos: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            string_len: 0,
+            run_start,
+            pos_out,
+        }
+    }
+
+    fn limit(&self, what: String) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            LimitPassed(format!("{what} at byte {}", self.pos)),
+        )
+    }
+
+    fn scan(&mut self, bytes: &[u8]) -> io::Result<()> {
+        for &b in bytes {
+            self.pos += 1;
+            if self.in_string {
+                self.string_len += 1;
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                if self.string_len > STRING_CAP {
+                    return Err(self.limit(format!("a string longer than {STRING_CAP} bytes")));
+                }
+                continue;
+            }
+            match b {
+                b'"' => {
+                    self.in_string = true;
+                    self.string_len = 0;
+                }
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    if self.depth > MAX_DEPTH {
+                        return Err(self.limit(format!("nesting deeper than {MAX_DEPTH} levels")));
+                    }
+                }
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        if self.pos - self.run_start.get() > RUN_CAP {
+            return Err(self.limit(format!("more than {RUN_CAP} bytes in one run (or one field)")));
+        }
+        self.pos_out.set(self.pos);
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for Guard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.scan(&buf[..n])?;
+        Ok(n)
+    }
+}
+
+/// Copies what is read into `copy` (standard input into its spool file).
+struct Tee<R, W> {
+    inner: R,
+    copy: W,
+}
+
+impl<R: Read, W: Write> Read for Tee<R, W> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.copy.write_all(&buf[..n])?;
+        Ok(n)
+    }
+}
+
+/// The fields of the document seen so far.
+#[derive(Default)]
+struct Header {
+    format: Option<String>,
+    version: Option<Value>,
+    exported: bool,
+    runs: bool,
+}
+
+/// Where the visitors leave an error of ours (serde only carries text).
+type Slot = RefCell<Option<StoreError>>;
+
+fn bad(origin: &str, detail: String) -> StoreError {
+    StoreError::BadExport { origin: origin.to_string(), detail }
+}
+
+/// Checks `format` and `version` as soon as each is read.
+fn check_header(h: &Header, origin: &str, complete: bool) -> Result<()> {
+    match h.format.as_deref() {
+        Some(EXPORT_FORMAT) => {}
+        Some(other) => {
+            return Err(bad(origin, format!("format is {other:?}, not {EXPORT_FORMAT:?}")))
+        }
+        None if complete => {
+            return Err(bad(origin, format!("no \"format\": {EXPORT_FORMAT:?} field")))
+        }
+        None => {}
+    }
+    match h.version.as_ref().map(Value::as_u64) {
+        Some(Some(n)) if n == u64::from(EXPORT_VERSION) => {}
+        Some(Some(n)) if n > u64::from(EXPORT_VERSION) => {
+            return Err(StoreError::ExportTooNew {
+                origin: origin.to_string(),
+                found: n,
+                known: EXPORT_VERSION,
+            })
+        }
+        Some(Some(n)) => {
+            return Err(bad(
+                origin,
+                format!("export version {n}; this numaprobe reads version {EXPORT_VERSION}"),
+            ))
+        }
+        Some(None) => return Err(bad(origin, "no \"version\" field".into())),
+        None if complete => return Err(bad(origin, "no \"version\" field".into())),
+        None => {}
+    }
+    if complete && !h.exported {
+        return Err(bad(origin, "missing field `exported`".into()));
+    }
+    if complete && !h.runs {
+        return Err(bad(origin, "missing field `runs`".into()));
+    }
+    Ok(())
+}
+
+struct DocVisitor<'a, F> {
+    origin: &'a str,
+    slot: &'a Slot,
+    run_start: Rc<Cell<u64>>,
+    pos: Rc<Cell<u64>>,
+    on_run: &'a mut F,
+}
+
+impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for DocVisitor<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a numaprobe export object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let mut h = Header::default();
+        let fail = |e: StoreError| {
+            *self.slot.borrow_mut() = Some(e);
+            de::Error::custom("stopped")
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" => h.format = Some(map.next_value()?),
+                "version" => h.version = Some(map.next_value()?),
+                "exported" => {
+                    map.next_value::<String>()?;
+                    h.exported = true;
+                }
+                "runs" => {
+                    h.runs = true;
+                    map.next_value_seed(RunsSeed {
+                        origin: self.origin,
+                        slot: self.slot,
+                        run_start: self.run_start.clone(),
+                        pos: self.pos.clone(),
+                        on_run: &mut *self.on_run,
+                    })?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            check_header(&h, self.origin, false).map_err(fail)?;
+        }
+        check_header(&h, self.origin, true).map_err(fail)
+    }
+}
+
+struct RunsSeed<'a, F> {
+    origin: &'a str,
+    slot: &'a Slot,
+    run_start: Rc<Cell<u64>>,
+    pos: Rc<Cell<u64>>,
+    on_run: &'a mut F,
+}
+
+impl<'de, F: FnMut(ExportedRun) -> Result<()>> DeserializeSeed<'de> for RunsSeed<'_, F> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for RunsSeed<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of runs")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        self.run_start.set(self.pos.get());
+        while let Some(run) = seq.next_element::<ExportedRun>()? {
+            let checked = check_exported_run(&run)
+                .map_err(|d| bad(self.origin, d))
+                .and_then(|()| (self.on_run)(run));
+            if let Err(e) = checked {
+                *self.slot.borrow_mut() = Some(e);
+                return Err(de::Error::custom("stopped"));
+            }
+            self.run_start.set(self.pos.get());
+        }
+        Ok(())
+    }
+}
+
+/// Reads an export from `reader`, checking the document and each run as
+/// it comes and handing each checked run to `on_run`; `origin` names the
+/// input in errors.
+fn stream_runs<R: Read>(
+    reader: R,
+    origin: &str,
+    mut on_run: impl FnMut(ExportedRun) -> Result<()>,
+) -> Result<()> {
+    let run_start = Rc::new(Cell::new(0));
+    let pos = Rc::new(Cell::new(0));
+    let guarded =
+        BufReader::with_capacity(64 << 10, Guard::new(reader, run_start.clone(), pos.clone()));
+    let slot: Slot = RefCell::new(None);
+    let mut json = serde_json::Deserializer::from_reader(guarded);
+    let visitor = DocVisitor { origin, slot: &slot, run_start, pos, on_run: &mut on_run };
+    let parsed = de::Deserializer::deserialize_map(&mut json, visitor).and_then(|()| json.end());
+    if let Some(e) = slot.into_inner() {
+        return Err(e);
+    }
+    parsed.map_err(|e| json_error(origin, e))
+}
+
+/// A serde_json error as the store's: a limit passed or bad JSON is a
+/// `corrupt` export, a read failure an unreadable one.
+fn json_error(origin: &str, e: serde_json::Error) -> StoreError {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Io => {
+            let io = io::Error::from(e);
+            match io.get_ref().and_then(|x| x.downcast_ref::<LimitPassed>()) {
+                Some(limit) => bad(origin, limit.to_string()),
+                None => StoreError::ExportUnreadable { origin: origin.to_string(), source: io },
+            }
+        }
+        Category::Syntax | Category::Eof => bad(origin, format!("invalid JSON: {e}")),
+        Category::Data => bad(origin, e.to_string()),
+    }
+}
+
+/// An export file whose every run passed the checks, ready to import.
+pub struct CheckedExport {
+    file: File,
+    origin: String,
+    /// Runs in it.
+    pub runs: usize,
+}
+
+impl fmt::Debug for CheckedExport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckedExport")
+            .field("origin", &self.origin)
+            .field("runs", &self.runs)
+            .finish()
+    }
+}
+
+impl CheckedExport {
+    /// Checks the export at `path`, a regular file (a FIFO or a device is
+    /// refused at once, without blocking), reading it as a stream.
+    pub fn from_file(path: &Path) -> Result<CheckedExport> {
+        let origin = path.display().to_string();
+        let unreadable = |source| StoreError::ExportUnreadable { origin: origin.clone(), source };
+        let mut file = topo::fs::open_regular(path).map_err(unreadable)?;
+        let mut runs = 0;
+        stream_runs(&mut file, &origin, |_| {
+            runs += 1;
+            Ok(())
+        })?;
+        Ok(CheckedExport { file, origin, runs })
+    }
+
+    /// Checks the export on standard input (named `stdin`), keeping a copy
+    /// in an unlinked temporary file for the import.
+    pub fn from_stdin() -> Result<CheckedExport> {
+        let origin = "stdin".to_string();
+        let unreadable = |source| StoreError::ExportUnreadable { origin: origin.clone(), source };
+        let spool = topo::outfile::anonymous_temp(&std::env::temp_dir()).map_err(unreadable)?;
+        let mut runs = 0;
+        let mut tee = Tee { inner: io::stdin().lock(), copy: io::BufWriter::new(spool) };
+        stream_runs(&mut tee, &origin, |_| {
+            runs += 1;
+            Ok(())
+        })?;
+        // What serde left unread after the document (only whitespace).
+        io::copy(&mut tee.inner, &mut tee.copy).map_err(unreadable)?;
+        let file = tee.copy.into_inner().map_err(|e| unreadable(e.into_error()))?;
+        Ok(CheckedExport { file, origin, runs })
+    }
+
+    /// The name errors give it (the path, or `stdin`).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+}
+
+impl Store {
+    /// Imports a checked export in one transaction (`BEGIN IMMEDIATE`):
+    /// the file comes in whole or not at all. It is read again as a
+    /// stream and checked again as it is (it may have changed since).
+    pub fn import_checked(&mut self, export: &mut CheckedExport) -> Result<ImportOutcome> {
+        let path = self.path().to_path_buf();
+        let err = |e| StoreError::sqlite(&path, e);
+        let origin = export.origin.clone();
+        export
+            .file
+            .rewind()
+            .map_err(|source| StoreError::ExportUnreadable { origin: origin.clone(), source })?;
+        let mut outcome = ImportOutcome::default();
+        let tx = self.conn_mut().transaction().map_err(err)?;
+        stream_runs(&mut export.file, &origin, |run| {
+            import_run(&tx, &run, &mut outcome).map_err(|e| StoreError::sqlite(&path, e))
+        })?;
+        tx.commit().map_err(err)?;
+        Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str) -> Result<usize> {
+        let mut n = 0;
+        stream_runs(text.as_bytes(), "t.json", |_| {
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+
+    fn detail(e: StoreError) -> String {
+        match e {
+            StoreError::BadExport { detail, .. } => detail,
+            other => panic!("expected a corrupt export, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_header_is_checked_as_from_json_does() {
+        let e = detail(check(r#"{"format": "other", "version": 1}"#).unwrap_err());
+        assert_eq!(e, "format is \"other\", not \"numaprobe-export\"");
+        let e = detail(check(r#"{"version": 1, "exported": "x", "runs": []}"#).unwrap_err());
+        assert!(e.contains("no \"format\""), "{e}");
+        let e = check(r#"{"format": "numaprobe-export", "version": 9}"#).unwrap_err();
+        assert!(matches!(e, StoreError::ExportTooNew { found: 9, .. }), "{e:?}");
+        let ok = r#"{"format": "numaprobe-export", "version": 1, "exported": "x", "runs": []}"#;
+        assert_eq!(check(ok).unwrap(), 0);
+        let e = detail(check(&format!("{ok} trailing")).unwrap_err());
+        assert!(e.starts_with("invalid JSON: trailing characters"), "{e}");
+        let e = detail(check("[1, 2]").unwrap_err());
+        assert!(e.contains("expected a numaprobe export object"), "{e}");
+    }
+
+    #[test]
+    fn nesting_and_strings_are_bounded_with_one_line_errors() {
+        let deep = "[".repeat(10_000);
+        let e = detail(check(&deep).unwrap_err());
+        assert_eq!(e, format!("nesting deeper than {MAX_DEPTH} levels at byte 65"));
+        let long = format!(
+            r#"{{"format": "numaprobe-export", "exported": "{}"}}"#,
+            "x".repeat(STRING_CAP as usize + 10)
+        );
+        let e = detail(check(&long).unwrap_err());
+        assert!(e.starts_with(&format!("a string longer than {STRING_CAP} bytes at byte")), "{e}");
+        assert_eq!(e.lines().count(), 1);
+        // Escaped quotes do not end a string early.
+        let quoted =
+            r#"{"format": "numaprobe-export", "version": 1, "exported": "a\"[[[[", "runs": []}"#;
+        assert_eq!(check(quoted).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_run_is_checked_before_it_is_handed_on() {
+        let run = |uuid: &str, started: &str| {
+            serde_json::json!({
+                "uuid": uuid, "label": null, "command_line": "c", "tool_version": "0.1.0",
+                "started": started, "finished": null, "status": "complete", "message": null,
+                "machine": {"fingerprint": "f", "description": "d", "info": {}},
+                "config_hash": "h", "config": {}, "topology": {}, "results": []
+            })
+        };
+        let doc = |runs: Vec<Value>| {
+            serde_json::json!({"format": "numaprobe-export", "version": 1, "exported": "x",
+                               "runs": runs})
+            .to_string()
+        };
+        let good = run("3f2b8c1e-4d5a-4e6f-9a7b-1c2d3e4f5a6b", "2026-11-02T11:40:00.000Z");
+        assert_eq!(check(&doc(vec![good.clone(), good.clone()])).unwrap(), 2);
+        let bad_time = run("3f2b8c1e-4d5a-4e6f-9a7b-1c2d3e4f5a6c", "not a date");
+        let mut seen = 0;
+        let e = stream_runs(doc(vec![good, bad_time]).as_bytes(), "t.json", |_| {
+            seen += 1;
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(seen, 1, "the bad run is never handed on");
+        assert!(detail(e).contains("\"not a date\""));
+    }
+}
