@@ -23,7 +23,7 @@ use crate::metrics::{feeds_headline, metrics, MetricKey};
 
 mod roster;
 pub use roster::{
-    fmt_age, host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, RunRef,
+    fmt_age, host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, PassedOver, RunRef,
     UnmeasuredInput, DEFAULT_MAX_AGE_S,
 };
 
@@ -130,6 +130,8 @@ pub struct Group {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeerStat {
     pub metric: &'static str,
+    /// The metric as people call it (`Local bandwidth`).
+    pub name: &'static str,
     pub unit: &'static str,
     pub higher_is_better: bool,
     pub median: f64,
@@ -161,7 +163,8 @@ pub struct Host {
     pub also_named: Vec<String>,
     /// Another machine of the fleet has the same host name.
     pub duplicate_hostname: bool,
-    /// The run's id in this database.
+    /// The id in this database of the run compared: the host's latest run
+    /// holding the fleet's figures.
     pub run: i64,
     pub run_uuid: String,
     pub label: Option<String>,
@@ -179,6 +182,9 @@ pub struct Host {
     pub drift: Vec<String>,
     /// This host's value of each metric and its deviation from the median.
     pub metrics: BTreeMap<&'static str, HostMetric>,
+    /// The host's runs newer than `run` that hold none of the fleet's
+    /// figures (an `exec` run), newest first, each with why: not compared.
+    pub passed_over: Vec<PassedOver>,
 }
 
 /// A metric on which a host is worse than its peers.
@@ -228,6 +234,9 @@ pub struct HostRun {
     pub message: Option<String>,
     pub config_hash: String,
     pub metrics: BTreeMap<MetricKey, f64>,
+    /// It holds results of `exec` (a program's policies): without the
+    /// fleet's figures it is another kind of run than a measurement.
+    pub exec: bool,
     pub settings: BTreeMap<String, String>,
 }
 
@@ -255,6 +264,7 @@ impl HostRun {
                 .into_iter()
                 .map(|(k, m)| (k, m.value))
                 .collect(),
+            exec: run.records().any(|r| matches!(r, results::Record::Exec(_))),
             settings: settings_of(run),
         }
     }
@@ -362,7 +372,8 @@ pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
 /// The method sentence of a threshold.
 pub fn method_text(threshold_pct: f64) -> String {
     format!(
-        "Each host's latest complete run is compared with the median of its peers (same model). \
+        "Each host's latest complete run holding the fleet's figures is compared with the median \
+         of its peers (same model). \
          A host is flagged on a metric when it is more than {threshold_pct}% worse than the peer \
          median (bandwidth below it, latency above it) and its robust z-score \
          |value - median| / (1.4826 x MAD) exceeds {ROBUST_Z}, so the spread of normal hosts flags \
@@ -464,6 +475,7 @@ fn group(
         stats.insert(key, (med, d, xs.len()));
         medians.push(PeerStat {
             metric: key.id(),
+            name: key.name(),
             unit: key.unit(),
             higher_is_better: key.higher_is_better(),
             median: med,
@@ -552,6 +564,7 @@ fn group(
                 flags,
                 drift,
                 metrics: ms,
+                passed_over: m.passed_over.clone(),
             }
         })
         .collect();
@@ -892,6 +905,83 @@ mod tests {
             ]
         );
         assert_eq!(parse_unmeasured("lonely")[0].error, "not measured");
+    }
+
+    /// The fixture's run as host `name` holding its `exec` results only.
+    fn exec_only(id: i64, name: &str, started: &str) -> LoadedRun {
+        let mut r = host(id, name, 1.0, 1.0);
+        r.results.retain(|x| matches!(x.record, results::Record::Exec(_)));
+        assert!(!r.results.is_empty(), "the fixture's run has exec results");
+        r.summary.started = started.into();
+        r
+    }
+
+    /// A run without the fleet's figures (an `exec` run, complete or
+    /// failed, or a run that saved nothing) newer than a host's last
+    /// measurement does not hide it: the measurement is compared and the
+    /// newer run named. A measurement that fails after it still does.
+    #[test]
+    fn runs_without_figures_do_not_hide_the_last_measurement() {
+        let mut v = fleet_of_five();
+        v.push(exec_only(20, "n4", "2026-11-03T00:00:00Z"));
+        let mut failed = exec_only(21, "n2", "2026-11-03T00:00:00Z");
+        failed.summary.complete = false;
+        failed.summary.status = store::RunStatus::Failed;
+        v.push(failed);
+        let mut empty = host(22, "n5", 1.0, 1.0);
+        empty.results.clear();
+        empty.summary.started = "2026-11-03T00:00:00Z".into();
+        v.push(empty);
+        v.push(exec_only(23, "n6", "2026-11-03T00:00:00Z"));
+        let f = build_at(&v, &[]);
+        let g = &f.groups[0];
+        type Used<'a> = (&'a str, i64, bool, Vec<(i64, &'a str)>);
+        let used: Vec<Used> = g
+            .hosts
+            .iter()
+            .map(|h| {
+                let over = h.passed_over.iter().map(|p| (p.run.run, p.why.as_str())).collect();
+                (h.host.as_str(), h.run, h.outlier, over)
+            })
+            .collect();
+        assert_eq!(
+            used,
+            [
+                ("n1", 1, false, vec![]),
+                ("n2", 2, false, vec![(21, "an exec run (failed): none of the fleet's figures")]),
+                ("n3", 3, false, vec![]),
+                ("n4", 4, true, vec![(20, "an exec run: none of the fleet's figures")]),
+                ("n5", 5, false, vec![(22, "none of the fleet's figures")]),
+            ]
+        );
+        assert!(f.incomplete.is_empty(), "{:?}", f.incomplete);
+        assert_eq!(
+            f.skipped,
+            [Skipped {
+                host: "n6".into(),
+                reason: "no run holds the fleet's figures (its latest: an exec run: none of the fleet's figures)"
+                    .into()
+            }]
+        );
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["groups"][0]["hosts"][3]["passed_over"][0]["run"], 20);
+        assert_eq!(json["groups"][0]["medians"][0]["name"], "Local bandwidth");
+        // n4's measurement fails after the exec run: that is its state.
+        let mut broken = host(24, "n4", 1.0, 1.0);
+        broken.results.clear();
+        broken.summary.complete = false;
+        broken.summary.status = store::RunStatus::Failed;
+        broken.summary.message = Some("bw: cannot allocate 8 GiB on node 0".into());
+        broken.summary.started = "2026-11-04T00:00:00Z".into();
+        v.push(broken);
+        let f = build_at(&v, &[]);
+        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n4"));
+        let inc = &f.incomplete[0];
+        assert_eq!(
+            (inc.host.as_str(), inc.latest.run, inc.reason.as_str()),
+            ("n4", 24, "bw: cannot allocate 8 GiB on node 0")
+        );
+        assert_eq!(inc.last_complete.as_ref().map(|r| r.run), Some(4));
     }
 
     #[test]

@@ -358,3 +358,267 @@ fn a_round_with_no_host_measured_still_has_a_report() {
     assert_eq!(v["hosts"], 0);
     assert_eq!(v["unmeasured"].as_array().unwrap().len(), 2);
 }
+
+/// Writes host `name`'s export of an `exec` run (the fixture's run holding
+/// its `exec` results only: none of the fleet's figures), started at
+/// `started`, ending with `status`.
+fn exec_export(dir: &Path, n: u32, name: &str, started: &str, status: &str) -> PathBuf {
+    let p = host_export(dir, n, &format!("{name}-exec-{n}"), 1.0, None, "madvise");
+    patch(&p, |r| {
+        r["machine"]["info"]["hostname"] = name.into();
+        r["machine"]["fingerprint"] = format!("{:016x}", fingerprint_of(name)).into();
+        r["started"] = started.into();
+        r["status"] = status.into();
+        r["command_line"] = "numaprobe exec -- ./app".into();
+        let results = r["results"].as_array_mut().unwrap();
+        results.retain(|x| x["kind"] == "exec");
+        assert!(!results.is_empty(), "the fixture's run has exec results");
+    });
+    p
+}
+
+/// The machine fingerprint `fleet()` gives host `name`.
+fn fingerprint_of(name: &str) -> u32 {
+    match name {
+        "slow-3" => 3,
+        "thp-5" => 5,
+        "epyc-9" => 9,
+        other => other.trim_start_matches("node-").parse().unwrap(),
+    }
+}
+
+/// An `exec` run newer than a host's measurement (complete or failed) does
+/// not hide it: the measurement is compared, the run used named and the
+/// newer run passed over with why; a host with nothing but an exec run is
+/// left out with why.
+#[test]
+fn an_exec_run_does_not_hide_the_last_measurement() {
+    let (dir, db) = fleet();
+    let d = dir.path();
+    let files = [
+        exec_export(d, 30, "slow-3", "2026-11-03T00:00:00.000Z", "complete"),
+        exec_export(d, 31, "node-0", "2026-11-03T00:00:00.000Z", "failed"),
+        exec_export(d, 32, "node-7", "2026-11-03T00:00:00.000Z", "complete"),
+    ];
+    np(&db).arg("import").args(&files).assert().success();
+    let out = np(&db).args(["fleet", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let xeon = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["model"].as_str().unwrap().contains("Xeon"))
+        .unwrap();
+    let host = |name: &str| xeon["hosts"].as_array().unwrap().iter().find(|h| h["host"] == name);
+    let slow = host("slow-3").expect("slow-3 compared");
+    assert_eq!(slow["outlier"], true, "its measurement is compared: {slow}");
+    assert_eq!(slow["run_uuid"], "16161616-0000-4000-8000-000000000003");
+    assert_eq!(slow["passed_over"][0]["run_uuid"], "16161616-0000-4000-8000-000000000030");
+    assert_eq!(slow["passed_over"][0]["why"], "an exec run: none of the fleet's figures");
+    let node0 = host("node-0").expect("node-0 compared");
+    assert_eq!(node0["passed_over"][0]["status"], "failed");
+    assert!(
+        v["incomplete"].as_array().unwrap().is_empty(),
+        "a failed exec run is no failed measurement: {v}"
+    );
+    assert_eq!(v["skipped"][0]["host"], "node-7");
+    assert!(v["skipped"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("no run holds the fleet's figures"));
+    let text = np(&db).arg("fleet").output().unwrap().stdout;
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("2 host(s) compared on their latest run holding the fleet's figures"),
+        "{text}"
+    );
+    assert!(text.contains("an exec run: none of the fleet's figures; passed over"), "{text}");
+    // The HTML charts every headline metric by its name.
+    let html = d.join("fleet.html");
+    np(&db).args(["fleet", "-o"]).arg(&html).assert().success();
+    let h = std::fs::read_to_string(&html).unwrap();
+    for name in [
+        "Local bandwidth (GB/s, higher is better) per host",
+        "Local latency (ns, lower is better) per host",
+        "Remote latency (ns, lower is better) per host",
+    ] {
+        assert!(h.contains(name), "{name}");
+    }
+    let medians = xeon["medians"].as_array().unwrap();
+    assert_eq!(
+        h.matches("<svg class=\"chart").count(),
+        medians.len(),
+        "one chart per headline metric of the Xeon group (the EPYC one has one host)"
+    );
+    for m in medians {
+        assert!(!h.contains(m["metric"].as_str().unwrap()), "no raw id in the HTML: {m}");
+    }
+}
+
+/// JSON text with `// comments` (outside strings) removed.
+fn strip_comments(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let (mut in_str, mut esc, mut cut) = (false, false, line.len());
+        let b = line.as_bytes();
+        for i in 0..b.len() {
+            match b[i] {
+                _ if esc => esc = false,
+                b'\\' if in_str => esc = true,
+                b'"' => in_str = !in_str,
+                b'/' if !in_str && b.get(i + 1) == Some(&b'/') => {
+                    cut = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        out.push_str(&line[..cut]);
+        out.push('\n');
+    }
+    out
+}
+
+/// Fields the contract shows with a value that may be null.
+const NULLABLE: [&str; 9] = [
+    "label",
+    "note",
+    "machine_id",
+    "machine_id_source",
+    "last_run",
+    "last_complete",
+    "age_s",
+    "majority",
+    "deviation_pct",
+];
+
+/// Checks `real` against the documented example `doc` at `path`: the same
+/// keys in every object, the same JSON types (null where [`NULLABLE`]),
+/// every element of an array like the example's first; maps keyed by data
+/// (`metrics`, `values`) entry by entry. Records each array path checked.
+fn conforms(doc: &Value, real: &Value, path: &str, seen: &mut Vec<String>, bad: &mut Vec<String>) {
+    let key = path.rsplit(['.', '[']).next().unwrap_or("");
+    match (doc, real) {
+        (_, Value::Null) if NULLABLE.contains(&key) => {}
+        (Value::Null, _) if NULLABLE.contains(&key) => {}
+        (Value::Object(d), Value::Object(r)) if key == "metrics" || key == "values" => {
+            let example = d.values().next().unwrap();
+            for (k, x) in r {
+                conforms(example, x, &format!("{path}.{k}"), seen, bad);
+            }
+        }
+        (Value::Object(d), Value::Object(r)) => {
+            let dk: Vec<&String> = d.keys().collect();
+            let rk: Vec<&String> = r.keys().collect();
+            if dk != rk {
+                bad.push(format!("{path}: documented keys {dk:?}, written {rk:?}"));
+            }
+            for (k, x) in d {
+                if let Some(y) = r.get(k) {
+                    conforms(x, y, &format!("{path}.{k}"), seen, bad);
+                }
+            }
+        }
+        (Value::Array(d), Value::Array(r)) => {
+            if let Some(example) = d.first() {
+                for y in r {
+                    conforms(example, y, &format!("{path}[]"), seen, bad);
+                }
+                if !r.is_empty() {
+                    seen.push(path.to_string());
+                }
+            }
+        }
+        (Value::String(_), Value::String(_))
+        | (Value::Number(_), Value::Number(_))
+        | (Value::Bool(_), Value::Bool(_)) => {}
+        (d, r) => bad.push(format!("{path}: documented {d}, written {r}")),
+    }
+}
+
+/// Every array path of the documented example with an element.
+fn array_paths(doc: &Value, path: &str, out: &mut Vec<String>) {
+    let key = path.rsplit(['.', '[']).next().unwrap_or("");
+    match doc {
+        Value::Object(m) if key != "metrics" && key != "values" => {
+            for (k, x) in m {
+                array_paths(x, &format!("{path}.{k}"), out);
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            out.push(path.to_string());
+            array_paths(&a[0], &format!("{path}[]"), out);
+        }
+        _ => {}
+    }
+}
+
+/// `fleet --json` is exactly what docs/fleet.md shows: the example there,
+/// parsed, has the same fields of the same types as the output of a fleet
+/// that fills every part of it (clones, a renamed machine, a slow host,
+/// drift, an incomplete latest run, hosts not measured, an exec run passed
+/// over, a host left out).
+#[test]
+fn fleet_json_follows_its_documented_contract() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/fleet.md"))
+            .unwrap();
+    let at = docs.find("### `fleet --json` contract").expect("the contract's section");
+    let block = &docs[at..];
+    let start = block.find("```json\n").unwrap() + "```json\n".len();
+    let end = start + block[start..].find("```").unwrap();
+    let doc: Value = serde_json::from_str(&strip_comments(&block[start..end]))
+        .unwrap_or_else(|e| panic!("the documented example is JSON once its comments go: {e}"));
+
+    let (dir, db) = fleet();
+    let d = dir.path();
+    let mut files = Vec::new();
+    for (n, id) in [(40u32, "c1"), (41, "c2")] {
+        let p = host_export(d, n, &format!("clone-{n}"), 1.0, None, "madvise");
+        patch(&p, |r| {
+            r["machine"]["info"]["hostname"] = "clone".into();
+            r["machine"]["info"]["machine_id"] = id.into();
+            r["machine"]["info"]["machine_id_source"] = "machine_id".into();
+        });
+        files.push(p);
+    }
+    let renamed = host_export(d, 42, "clone-old", 1.0, None, "madvise");
+    patch(&renamed, |r| {
+        r["started"] = "2026-11-01T00:00:00.000Z".into();
+        r["machine"]["info"]["machine_id"] = "c1".into();
+        r["machine"]["info"]["machine_id_source"] = "machine_id".into();
+    });
+    files.push(renamed);
+    let broken = host_export(d, 43, "node-1-broken", 1.0, None, "madvise");
+    patch(&broken, |r| {
+        r["machine"]["info"]["hostname"] = "node-1".into();
+        r["machine"]["fingerprint"] = format!("{:016x}", 1).into();
+        r["started"] = "2026-11-04T00:00:00.000Z".into();
+        r["status"] = "incomplete".into();
+        r["message"] = "interrupted (SIGTERM)".into();
+    });
+    files.push(broken);
+    files.push(exec_export(d, 44, "slow-3", "2026-11-03T00:00:00.000Z", "complete"));
+    files.push(exec_export(d, 45, "node-8", "2026-11-03T00:00:00.000Z", "complete"));
+    np(&db).arg("import").args(&files).assert().success();
+    let unmeasured = d.join("unmeasured.tsv");
+    std::fs::write(&unmeasured, "node-2\ttimed out after 600 s\nghost\tunreachable\n").unwrap();
+    let out = np(&db)
+        .args(["--json", "fleet", "--group-by", "label", "--unmeasured"])
+        .arg(&unmeasured)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let real: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(real["schema_version"], doc["schema_version"]);
+    let (mut seen, mut bad) = (Vec::new(), Vec::new());
+    conforms(&doc, &real, "", &mut seen, &mut bad);
+    bad.dedup();
+    assert!(bad.is_empty(), "docs/fleet.md and fleet --json differ:\n{}\n{real:#}", bad.join("\n"));
+    let mut wanted = Vec::new();
+    array_paths(&doc, "", &mut wanted);
+    for p in &wanted {
+        assert!(seen.contains(p), "the fleet fills {p} (else its shape goes unchecked): {real:#}");
+    }
+}

@@ -1,6 +1,6 @@
 //! The fleet ([`analysis::fleet::Fleet`]) as a report: per group the peer
-//! medians, each host's deviation (flags marked), a per-host chart and the
-//! drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
+//! medians, each host's deviation (flags marked), a per-host chart of every
+//! headline metric and the drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
 use analysis::fleet::{fmt_age, Fleet, Group, GroupBy, Host, PeerStat};
 
@@ -53,6 +53,14 @@ pub fn document(fleet: &Fleet) -> Document {
         },
         fleet.label.as_deref().map(|l| format!(", runs labelled {l:?}")).unwrap_or_default()
     ));
+    let passed: usize =
+        fleet.groups.iter().flat_map(|g| &g.hosts).filter(|h| !h.passed_over.is_empty()).count();
+    if passed > 0 {
+        d.p(format!(
+            "{passed} host(s) compared on their latest run holding the fleet's figures, with newer \
+             runs that hold none (an exec run) passed over: the Run column names them."
+        ));
+    }
     d.p(fleet.method.clone());
     for w in &fleet.warnings {
         d.callout(format!("warning: {w}"));
@@ -131,7 +139,7 @@ pub fn document(fleet: &Fleet) -> Document {
                     .map(|f| {
                         format!(
                             "{} {:+.1}% ({} {} vs median {})",
-                            f.metric,
+                            metric_name(g, f.metric),
                             f.deviation_pct,
                             fmt_value(f.value),
                             f.unit,
@@ -149,7 +157,7 @@ pub fn document(fleet: &Fleet) -> Document {
             Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"]).caption("Peer medians");
         for m in &g.medians {
             med.push(vec![
-                format!("{} ({})", m.metric, m.unit),
+                format!("{} ({})", m.name, m.unit),
                 fmt_value(m.median),
                 fmt_value(m.mad),
                 m.hosts.to_string(),
@@ -158,15 +166,15 @@ pub fn document(fleet: &Fleet) -> Document {
         d.table(med);
         let keys: Vec<&PeerStat> = g.medians.iter().collect();
         let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
-        header.extend(keys.iter().map(|m| format!("{} ({})", m.metric, m.unit)));
+        header.extend(keys.iter().map(|m| format!("{} ({})", m.name, m.unit)));
         header.push("Drift".into());
         let mut t = Table::new(header).caption(
-            "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age",
+            "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age; Run: the latest holding the fleet's figures",
         );
         for h in &g.hosts {
             let mut row = vec![
                 if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
-                h.run.to_string(),
+                run_cell(h),
                 format!(
                     "{} ({} ago){}",
                     h.started,
@@ -188,7 +196,7 @@ pub fn document(fleet: &Fleet) -> Document {
             t.push(row);
         }
         d.table(t);
-        if let Some(c) = chart(g) {
+        for c in charts(g) {
             d.chart(c);
         }
         if !g.drift_settings.is_empty() {
@@ -235,10 +243,29 @@ fn host_name(h: &Host) -> String {
     s
 }
 
-/// Per host, the first headline metric measured (local bandwidth when
-/// there), as % of the peer median; the worst [`CHART_HOSTS`] hosts.
-fn chart(g: &Group) -> Option<Chart> {
-    let m = g.medians.first()?;
+/// A metric's name for people, from the group's medians (its id when the
+/// group has no median of it).
+fn metric_name<'a>(g: &'a Group, id: &'a str) -> &'a str {
+    g.medians.iter().find(|m| m.metric == id).map_or(id, |m| m.name)
+}
+
+/// The run compared, and the newer runs passed over with why.
+fn run_cell(h: &Host) -> String {
+    if h.passed_over.is_empty() {
+        return h.run.to_string();
+    }
+    let over: Vec<String> =
+        h.passed_over.iter().map(|p| format!("newer {}: {}", p.run.run, p.why)).collect();
+    format!("{} ({}; passed over)", h.run, over.join("; "))
+}
+
+/// Per headline metric measured by two hosts or more, each host's value as
+/// % of the peer median; the worst [`CHART_HOSTS`] hosts.
+fn charts(g: &Group) -> Vec<Chart> {
+    g.medians.iter().filter_map(|m| chart(g, m)).collect()
+}
+
+fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
     let mut hosts: Vec<(&Host, f64)> = g
         .hosts
         .iter()
@@ -255,23 +282,26 @@ fn chart(g: &Group) -> Option<Chart> {
     });
     let total = hosts.len();
     hosts.truncate(CHART_HOSTS);
+    let better = if m.higher_is_better { "higher is better" } else { "lower is better" };
+    let what = format!("{} ({}, {better}) per host, % of the peer median", m.name, m.unit);
     let title = if total > CHART_HOSTS {
-        format!(
-            "{}: {} per host, % of the peer median (the {CHART_HOSTS} worst of {total})",
-            g.model, m.metric
-        )
+        format!("{}: {what} (the {CHART_HOSTS} worst of {total})", g.model)
     } else {
-        format!("{}: {} per host, % of the peer median", g.model, m.metric)
+        format!("{}: {what}", g.model)
     };
     Some(Chart::Bars(BarChart {
         title,
-        x_label: format!("% of the peer median {} ({})", fmt_value(m.median), m.unit),
-        series: vec![m.metric.to_string()],
+        x_label: format!("% of the peer median, {} {}", fmt_value(m.median), m.unit),
+        series: vec![m.name.to_string()],
         groups: hosts
             .iter()
             .map(|(h, p)| BarGroup {
-                name: h.host.clone(),
-                note: if h.outlier { "flagged".into() } else { String::new() },
+                name: host_name(h),
+                note: if h.flags.iter().any(|f| f.metric == m.metric) {
+                    "flagged".into()
+                } else {
+                    String::new()
+                },
                 values: vec![Some(*p)],
                 labels: vec![format!("{p:.1}%")],
             })
@@ -315,10 +345,11 @@ mod tests {
                 vec![]
             },
             drift: if name == "n3" { vec!["thp".into()] } else { vec![] },
-            metrics: BTreeMap::from([(
-                "local_bw_gbs",
-                HostMetric { value: bw, deviation_pct: Some(dev) },
-            )]),
+            metrics: BTreeMap::from([
+                ("local_bw_gbs", HostMetric { value: bw, deviation_pct: Some(dev) }),
+                ("local_lat_ns", HostMetric { value: 100.0, deviation_pct: Some(0.0) }),
+            ]),
+            passed_over: vec![],
         }
     }
 
@@ -338,14 +369,26 @@ mod tests {
                 subgroup: None,
                 peers_missing: note.is_some(),
                 note: note.map(str::to_string),
-                medians: vec![PeerStat {
-                    metric: "local_bw_gbs",
-                    unit: "GB/s",
-                    higher_is_better: true,
-                    median: 100.0,
-                    mad: 1.0,
-                    hosts: 1,
-                }],
+                medians: vec![
+                    PeerStat {
+                        metric: "local_bw_gbs",
+                        name: "Local bandwidth",
+                        unit: "GB/s",
+                        higher_is_better: true,
+                        median: 100.0,
+                        mad: 1.0,
+                        hosts: 1,
+                    },
+                    PeerStat {
+                        metric: "local_lat_ns",
+                        name: "Local latency",
+                        unit: "ns",
+                        higher_is_better: false,
+                        median: 100.0,
+                        mad: 1.0,
+                        hosts: 1,
+                    },
+                ],
                 drift_settings: vec![analysis::fleet::DriftSetting {
                     setting: "thp".into(),
                     majority: Some("madvise".into()),
@@ -417,24 +460,64 @@ mod tests {
         );
     }
 
+    /// Every headline metric a group measured has its per-host chart,
+    /// named as people name it (never its JSON id), flags marked on the
+    /// metric flagged.
     #[test]
-    fn the_report_has_a_per_host_chart_and_names_the_method() {
-        let hosts = vec![
+    fn every_headline_metric_is_charted_by_its_name() {
+        let mut hosts = vec![
             host("n1", 100.0, false),
             host("n2", 101.0, false),
             host("n3", 99.0, false),
             host("n4", 85.0, true),
             host("n5", 100.5, false),
         ];
+        hosts[1].metrics.get_mut("local_lat_ns").unwrap().value = 130.0;
         let d = document(&fleet(hosts, None));
-        assert_eq!(d.chart_count(), 1);
+        assert_eq!(d.chart_count(), 2, "local bandwidth and local latency");
         let html = String::from_utf8(crate::Html.render(&d)).unwrap();
-        assert!(html.contains("<svg class=\"chart"), "chart drawn");
-        assert!(html.contains("n4"));
+        assert_eq!(html.matches("<svg class=\"chart").count(), 2, "both drawn");
+        for title in [
+            "2x Xeon: Local bandwidth (GB/s, higher is better) per host, % of the peer median",
+            "2x Xeon: Local latency (ns, lower is better) per host, % of the peer median",
+        ] {
+            assert!(html.contains(title), "{title}: {html}");
+        }
+        assert!(!html.contains("local_bw_gbs") && !html.contains("local_lat_ns"), "{html}");
         let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
         assert!(md.contains("more than 5% worse than the peer median"), "{md}");
         assert!(md.contains("| thp | madvise | n3 |"), "{md}");
-        assert!(md.contains("1 outlier(s): n4: local_bw_gbs -15.0%"), "{md}");
+        assert!(md.contains("1 outlier(s): n4: Local bandwidth -15.0%"), "{md}");
+        assert!(md.contains("| Local bandwidth (GB/s) | 100 | 1.0 | 1 |"), "{md}");
+        assert!(md.contains("| Local latency (ns) |"), "{md}");
+    }
+
+    /// A host compared on an older run than its latest says which run and
+    /// why the newer one was passed over.
+    #[test]
+    fn the_run_compared_and_the_runs_passed_over_are_named() {
+        let mut h = host("n1", 100.0, false);
+        h.run = 4;
+        h.passed_over = vec![analysis::fleet::PassedOver {
+            run: analysis::fleet::RunRef {
+                run: 9,
+                run_uuid: "u9".into(),
+                label: None,
+                started: "2026-11-02T12:00:00Z".into(),
+                age_s: Some(3600.0),
+                status: "complete".into(),
+            },
+            why: "an exec run: none of the fleet's figures".into(),
+        }];
+        let d = document(&fleet(vec![h, host("n2", 100.0, false)], None));
+        let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
+        assert!(
+            md.contains(
+                "| n1 | 4 (newer 9: an exec run: none of the fleet's figures; passed over) |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("1 host(s) compared on their latest run holding the fleet's figures"));
     }
 
     #[test]

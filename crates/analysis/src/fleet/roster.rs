@@ -2,10 +2,11 @@
 //! hosts known by their machine identity (DMI product UUID, else
 //! `/etc/machine-id`, else the host name; the machine document's
 //! `machine_id`), so two machines with one host name stay two and a renamed
-//! machine stays one; each host's latest run (latest with the label, or of
-//! each label) and its age; runs older than the maximum age are stale;
-//! a host whose latest run is incomplete or failed is listed with why,
-//! never replaced by an older run; hosts the orchestrator could not measure
+//! machine stays one; each host's latest run that holds the fleet's
+//! figures (latest with the label, or of each label) and its age, newer
+//! runs without them (an `exec` run) passed over and named; runs older
+//! than the maximum age are stale; a host whose latest measuring run is
+//! incomplete or failed is listed with why, never replaced by an older run; hosts the orchestrator could not measure
 //! (Ansible, Slurm) are listed with their error, never shown by an older
 //! run as if measured.
 
@@ -84,7 +85,18 @@ pub struct RunRef {
     pub status: String,
 }
 
-/// A host whose latest run (of the label, with `--label`) is not complete.
+/// A run newer than the one its host is compared on, passed over because it
+/// holds none of the fleet's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassedOver {
+    #[serde(flatten)]
+    pub run: RunRef,
+    /// Why it is not compared.
+    pub why: String,
+}
+
+/// A host whose latest measuring run (of the label, with `--label`) is not
+/// complete.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Incomplete {
     pub host: String,
@@ -124,6 +136,8 @@ pub struct Member<'a> {
     pub age_s: Option<f64>,
     /// Older than the maximum age (or of unknown time): never healthy.
     pub stale: bool,
+    /// Newer runs without the fleet's figures, newest first.
+    pub passed_over: Vec<PassedOver>,
 }
 
 /// The hosts of a fleet sorted into those compared and those listed.
@@ -154,6 +168,29 @@ fn order(r: &HostRun) -> ((bool, i64), i64) {
     (store::util::time_order_key(&r.started), r.id)
 }
 
+/// Whether a run holds at least one of the fleet's figures.
+fn has_figures(r: &HostRun) -> bool {
+    !r.metrics.is_empty()
+}
+
+/// Whether a run stands for its host's measured state: it holds the
+/// fleet's figures, or it is a measurement that did not end well (an
+/// incomplete or failed run that is not an `exec` run, whatever it saved).
+/// A complete run without figures (an `exec` run, core-to-core latency
+/// only) or an `exec` run that failed says nothing of them.
+fn measures(r: &HostRun) -> bool {
+    has_figures(r) || (!r.complete && !r.exec)
+}
+
+/// Why a run is passed over (it does not [`measures`]).
+fn why_passed_over(r: &HostRun) -> String {
+    match (r.exec, r.complete) {
+        (true, true) => "an exec run: none of the fleet's figures".into(),
+        (true, false) => format!("an exec run ({}): none of the fleet's figures", r.status),
+        (false, _) => "none of the fleet's figures".into(),
+    }
+}
+
 fn run_ref(r: &HostRun, now_ms: i64) -> RunRef {
     RunRef {
         run: r.id,
@@ -182,6 +219,8 @@ pub fn roster<'a>(
         machines.entry(r.key.as_str()).or_default().push(r);
     }
     let latest_of = |rs: &[&'a HostRun]| rs.iter().copied().max_by_key(|r| order(r));
+    let measuring =
+        |rs: &[&'a HostRun]| rs.iter().copied().filter(|r| measures(r)).collect::<Vec<_>>();
     let name_of: BTreeMap<&str, &str> =
         machines.iter().filter_map(|(k, rs)| Some((*k, latest_of(rs)?.host.as_str()))).collect();
     let unmeasured: BTreeMap<&str, &str> =
@@ -195,7 +234,9 @@ pub fn roster<'a>(
             out.unmeasured.push(NotMeasured {
                 host: name.to_string(),
                 error: err.to_string(),
-                last_run: latest_of(rs).map(|r| run_ref(r, f.now_ms)),
+                last_run: latest_of(&measuring(rs))
+                    .or_else(|| latest_of(rs))
+                    .map(|r| run_ref(r, f.now_ms)),
             });
             shown.push((key, name));
             continue;
@@ -221,7 +262,17 @@ pub fn roster<'a>(
         names.remove(name);
         shown.push((key, name));
         for (sub, rs) in subs {
-            let Some(latest) = latest_of(&rs) else { continue };
+            let Some(latest) = latest_of(&measuring(&rs)) else {
+                let why = latest_of(&rs).map(why_passed_over).unwrap_or_default();
+                out.skipped.push(super::Skipped {
+                    host: name.to_string(),
+                    reason: format!("no run holds the fleet's figures (its latest: {why})"),
+                });
+                continue;
+            };
+            let mut newer: Vec<&HostRun> =
+                rs.iter().copied().filter(|r| order(r) > order(latest)).collect();
+            newer.sort_by_key(|r| std::cmp::Reverse(order(r)));
             if latest.complete {
                 let age = age_s(&latest.started, f.now_ms);
                 out.members.push(Member {
@@ -232,9 +283,14 @@ pub fn roster<'a>(
                     duplicate_hostname: false,
                     age_s: age,
                     stale: age.is_none_or(|a| a > f.max_age_s as f64),
+                    passed_over: newer
+                        .iter()
+                        .map(|r| PassedOver { run: run_ref(r, f.now_ms), why: why_passed_over(r) })
+                        .collect(),
                 });
             } else {
-                let complete: Vec<&HostRun> = rs.iter().copied().filter(|r| r.complete).collect();
+                let complete: Vec<&HostRun> =
+                    rs.iter().copied().filter(|r| r.complete && has_figures(r)).collect();
                 out.incomplete.push(Incomplete {
                     host: name.to_string(),
                     machine_id: latest.machine_id.clone(),

@@ -3,10 +3,10 @@
 //! outliers and configuration drift flagged. The analysis is
 //! `analysis::fleet`; docs/fleet.md documents it and the `--json` contract.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use analysis::fleet::GroupBy;
+use analysis::fleet::{GroupBy, HostRun};
 use report::Renderer;
 use store::{RunSummary, Store};
 
@@ -69,38 +69,59 @@ pub struct Args {
     pub output: Vec<PathBuf>,
 }
 
-/// The runs the fleet needs: per machine and name it went by (the
+/// The runs the fleet needs, read from the database one at a time and
+/// reduced to what the fleet keeps: per machine and name it went by (the
 /// description holds the host name), and per label with `--group-by
-/// label`, the latest run and the latest complete run; per machine its
-/// latest run of all (to list a host left out by `--label`). Loading only
-/// these keeps a long history cheap.
-fn wanted(summaries: &[RunSummary], by_label: bool, label: Option<&str>) -> Vec<store::RunId> {
-    type Slot<'a> = BTreeMap<(&'a str, &'a str, String), &'a RunSummary>;
-    fn keep<'a>(map: &mut Slot<'a>, k: (&'a str, &'a str, String), s: &'a RunSummary) {
-        let key = |r: &RunSummary| (store::util::time_order_key(&r.started), r.id);
-        let slot = map.entry(k).or_insert(s);
-        if key(s) > key(slot) {
-            *slot = s;
-        }
-    }
-    let (mut latest, mut complete, mut any): (Slot, Slot, Slot) = Default::default();
+/// label`, its runs newest first down to the latest complete run holding
+/// the fleet's figures (newer runs without them, an `exec` run, are passed
+/// over and named; a newer incomplete measurement is the host's state);
+/// per machine its latest run of all (to list a host left out by
+/// `--label`). Loading only these keeps a long history cheap: usually one
+/// run per host.
+fn load_needed(
+    summaries: &[RunSummary],
+    by_label: bool,
+    label: Option<&str>,
+    mut load: impl FnMut(store::RunId) -> anyhow::Result<HostRun>,
+) -> anyhow::Result<Vec<HostRun>> {
+    type Slot<'a> = (&'a str, &'a str, String);
+    let mut any: BTreeMap<Slot, &RunSummary> = BTreeMap::new();
+    let mut slots: BTreeMap<Slot, Vec<&RunSummary>> = BTreeMap::new();
+    let order = |r: &RunSummary| (store::util::time_order_key(&r.started), r.id);
     for s in summaries {
         let who = (s.machine_fingerprint.as_str(), s.machine.as_str());
-        keep(&mut any, (who.0, who.1, String::new()), s);
+        let latest = any.entry((who.0, who.1, String::new())).or_insert(s);
+        if order(s) > order(latest) {
+            *latest = s;
+        }
         if label.is_some_and(|l| s.label.as_deref() != Some(l)) {
             continue;
         }
         let sub = if by_label { s.label.clone().unwrap_or_default() } else { String::new() };
-        keep(&mut latest, (who.0, who.1, sub.clone()), s);
-        if s.complete {
-            keep(&mut complete, (who.0, who.1, sub), s);
+        slots.entry((who.0, who.1, sub)).or_default().push(s);
+    }
+    let mut loaded: BTreeSet<store::RunId> = BTreeSet::new();
+    let mut runs = Vec::new();
+    for rs in slots.values_mut() {
+        rs.sort_by_key(|r| std::cmp::Reverse(order(r)));
+        for s in rs.iter() {
+            if !loaded.insert(s.id) {
+                continue;
+            }
+            let run = load(s.id)?;
+            let measured = run.complete && !run.metrics.is_empty();
+            runs.push(run);
+            if measured {
+                break;
+            }
         }
     }
-    let mut ids: Vec<store::RunId> =
-        latest.values().chain(complete.values()).chain(any.values()).map(|s| s.id).collect();
-    ids.sort();
-    ids.dedup();
-    ids
+    for s in any.values() {
+        if loaded.insert(s.id) {
+            runs.push(load(s.id)?);
+        }
+    }
+    Ok(runs)
 }
 
 /// The format of one output: `--json`, else `--format`, else the file's
@@ -156,22 +177,23 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         GroupByArg::Label => GroupBy::Label,
         GroupByArg::Config => GroupBy::Config,
     };
-    let ids = wanted(&summaries, group_by == GroupBy::Label, a.label.as_deref());
     // One run in memory at a time: each is reduced to its metrics and
     // settings as it is read.
-    let mut runs = Vec::with_capacity(ids.len());
-    if let Some(db) = &db {
-        for id in &ids {
-            runs.push(analysis::fleet::HostRun::of(&db.load_run(*id)?));
+    let runs = match &db {
+        Some(db) => {
+            load_needed(&summaries, group_by == GroupBy::Label, a.label.as_deref(), |id| {
+                Ok(HostRun::of(&db.load_run(id)?))
+            })?
         }
-    }
+        None => Vec::new(),
+    };
     let mut fresh = analysis::fleet::Freshness::now();
     fresh.max_age_s = a.max_age.as_secs();
     fresh.unmeasured = &unmeasured;
     let fleet =
         analysis::fleet::build_fresh(&runs, group_by, a.threshold, a.label.as_deref(), &fresh);
     if let Some(l) = &a.label {
-        if fleet.groups.is_empty() && fleet.incomplete.is_empty() {
+        if !summaries.iter().any(|s| s.label.as_deref() == Some(l.as_str())) {
             usage!("no run is labelled {l:?} (see `numaprobe list`)");
         }
     }
