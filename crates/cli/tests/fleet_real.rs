@@ -7,7 +7,8 @@
 //! scripts/slurm-cluster.sh, used twice) and Prometheus (`promtool check
 //! metrics`, `promtool check rules` and `test rules` on deploy/prometheus
 //! and on numaprobe's real output, node_exporter's textfile collector
-//! scraped on a loopback port). Every
+//! scraped on a loopback port) and systemd (`systemd-analyze verify` of
+//! deploy/systemd). Every
 //! `numaprobe run` here is the smallest there is (`--quick --only
 //! bw-local`, a few seconds). Servers listen on loopback only and are
 //! stopped by the test and by a time limit of their own.
@@ -612,4 +613,54 @@ fn prometheus_rules_find_the_slow_host_in_real_output() {
     let text =
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && text.contains("SUCCESS"), "{text}\n{test}");
+}
+
+/// deploy/systemd as systemd reads it: `systemd-analyze verify` accepts the
+/// service and the timer without a remark (the service's binary pointed at
+/// this build, since /usr/bin/numaprobe exists only once a package put it
+/// there), and rejects a timer with a broken schedule, so the check can
+/// fail. The service runs `numaprobe run --wait --textfile` (the lock
+/// waited for, the metrics for node_exporter).
+#[test]
+fn systemd_units_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let unit =
+        |name: &str| std::fs::read_to_string(repo().join("deploy/systemd").join(name)).unwrap();
+    let service = unit("numaprobe.service");
+    let exec = service.lines().find(|l| l.starts_with("ExecStart=")).expect("ExecStart");
+    for arg in ["/usr/bin/numaprobe run ", "--wait", "--textfile ${NUMAPROBE_TEXTFILE_DIR}"] {
+        assert!(exec.contains(arg), "{exec}");
+    }
+    std::fs::write(
+        d.join("numaprobe.service"),
+        service.replace("/usr/bin/numaprobe", bin().to_str().unwrap()),
+    )
+    .unwrap();
+    let timer = unit("numaprobe.timer");
+    std::fs::write(d.join("numaprobe.timer"), &timer).unwrap();
+    let verify = |files: &[&str]| {
+        let out = Command::new("systemd-analyze")
+            .args(["verify", "--man=no"])
+            .args(files.iter().map(|f| d.join(f)))
+            .output()
+            .expect("systemd-analyze (scripts/fleet-setup.sh installs it)");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), said)
+    };
+    let (ok, said) = verify(&["numaprobe.service", "numaprobe.timer"]);
+    assert!(ok && said.trim().is_empty(), "systemd-analyze verify: {said}");
+    // The same check on a broken schedule fails.
+    std::fs::write(
+        d.join("broken.timer"),
+        timer.replace("OnCalendar=Sun *-*-* 03:00:00", "OnCalendar=Sun *-*-* 25:00:00"),
+    )
+    .unwrap();
+    std::fs::copy(d.join("numaprobe.service"), d.join("broken.service")).unwrap();
+    let (ok, said) = verify(&["broken.timer"]);
+    assert!(!ok && said.contains("calendar"), "a broken timer passed: {said}");
 }
