@@ -26,7 +26,8 @@ fn fmt_dev(d: Option<f64>) -> String {
 }
 
 /// The fleet report: per group the peer medians, each host's deviation
-/// (flags marked), a per-host chart and the drifted settings.
+/// (flags marked), a per-host chart of each headline metric and the
+/// drifted settings.
 pub fn document(fleet: &Fleet) -> Document {
     let mut d = Document::new(format!(
         "Fleet report: {} host(s), {} group(s)",

@@ -29,7 +29,8 @@ pub enum FleetFormat {
     Text,
     /// Markdown.
     Md,
-    /// One self-contained HTML page with a per-host chart.
+    /// One self-contained HTML page with a per-host chart of each headline
+    /// metric.
     Html,
 }
 
