@@ -97,7 +97,9 @@ pub enum Source<'a> {
     /// The run the user named (`audit --run`).
     Run(RunId),
     /// The latest run of the machine with this fingerprint that holds
-    /// results, whatever settings it ran under (the machine fingerprint
+    /// figures the audit cites (bandwidth, latency or a prefetch check; a
+    /// later `exec` or `audit` run is passed over), whatever settings it
+    /// ran under (the machine fingerprint
     /// survives SNC, SMT and `numa=off`); its prefetch check, when it has
     /// none, from the latest of the machine's runs that has one.
     LatestOfMachine(&'a str),
@@ -109,9 +111,7 @@ pub enum Source<'a> {
 pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String>), StoreError> {
     let loaded = match source {
         Source::Run(id) => Some(db.load_run(id)?),
-        Source::LatestOfMachine(me) => {
-            db.latest_run_of_machine(me)?.map(|id| db.load_run(id)).transpose()?
-        }
+        Source::LatestOfMachine(me) => latest_with_figures(db, me)?,
     };
     let Some(l) = loaded else { return Ok((Evidence::default(), None)) };
     let mut ev = Evidence::from_records(l.records());
@@ -131,6 +131,29 @@ pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String
     Ok((ev, None))
 }
 
+/// The machine's runs, newest first (by the instant their start time
+/// names, then by id).
+fn newest_first(db: &Store, me: &str) -> Result<Vec<store::RunSummary>, StoreError> {
+    let mut runs = db.list_runs_for_machine(me)?;
+    runs.sort_by_cached_key(|s| (store::util::time_order_key(&s.started), s.id));
+    runs.reverse();
+    Ok(runs)
+}
+
+/// The latest run of machine `me` that holds a figure the audit cites:
+/// a run of `exec` or `audit` (results, but no bandwidth or latency) is
+/// passed over for an older one that measured. When none did, the latest
+/// run holding results, so that the note names it.
+fn latest_with_figures(db: &Store, me: &str) -> Result<Option<LoadedRun>, StoreError> {
+    for s in newest_first(db, me)? {
+        let l = db.load_run(s.id)?;
+        if !Evidence::from_records(l.records()).is_empty() {
+            return Ok(Some(l));
+        }
+    }
+    db.latest_run_of_machine(me)?.map(|id| db.load_run(id)).transpose()
+}
+
 /// `run N (started, label)`: where evidence comes from.
 fn source_of(l: &LoadedRun) -> String {
     let label = l.summary.label.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
@@ -144,9 +167,7 @@ fn latest_prefetch_check(
     me: &str,
     seen: RunId,
 ) -> Result<Option<PrefetchEvidence>, StoreError> {
-    let mut runs = db.list_runs_for_machine(me)?;
-    runs.sort_by(|a, b| (&a.started, a.id).cmp(&(&b.started, b.id)));
-    for s in runs.iter().rev().filter(|s| s.id != seen) {
+    for s in newest_first(db, me)?.iter().filter(|s| s.id != seen) {
         let l = db.load_run(s.id)?;
         if let Some(check) = prefetch_check(l.records()) {
             return Ok(Some(PrefetchEvidence { source: Some(source_of(&l)), check }));
@@ -372,5 +393,31 @@ mod tests {
         assert_eq!(note, None);
         let (ev, note) = from_store(&db, Source::LatestOfMachine("another")).unwrap();
         assert!(ev.is_empty() && note.is_none());
+    }
+
+    #[test]
+    fn a_later_run_without_figures_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, _, measured) = store_with_runs(dir.path());
+        // a later `exec` run: results, but nothing the audit can cite
+        let mut new = store::NewRun::new("numaprobe exec -- sh -c 'exit 3'", "0");
+        new.machine = serde_json::from_value(json!({"fingerprint": "m1"})).unwrap();
+        new.started = Some("2026-01-03T00:00:00Z".into());
+        let exec = db.begin_run(&new).unwrap();
+        let rec = results::upgrade::read(
+            "exec",
+            &json!({"policy": "default", "runs": [{"wall_s": 0.01, "exit_code": 3, "ok": false}]}),
+        )
+        .record;
+        db.add_result(exec, &rec).unwrap();
+        db.finish_run(exec, store::RunStatus::Failed, None).unwrap();
+        let (ev, note) = from_store(&db, Source::LatestOfMachine("m1")).unwrap();
+        assert_eq!(note, None);
+        assert!(ev.source.as_deref().unwrap().starts_with(&format!("run {measured} (")));
+        assert_eq!(ev.local_best_gbs_per_node.get(&0), Some(&50.0));
+        // named, the exec run is cited as it is: nothing to cite
+        let (ev, note) = from_store(&db, Source::Run(exec)).unwrap();
+        assert!(ev.is_empty());
+        assert!(note.unwrap().contains(&format!("run {exec} (")));
     }
 }

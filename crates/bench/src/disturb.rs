@@ -12,7 +12,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-pub use results::disturbance::{Disturbance, Source, LOST_LIMIT_PCT, SAMPLE_TOLERANCE_PCT};
+use results::disturbance::{Disturbance, Source, SAMPLE_TOLERANCE_PCT};
 
 use events::{Event, Observer};
 

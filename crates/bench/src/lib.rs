@@ -14,9 +14,6 @@ pub mod suite;
 pub mod team;
 pub mod weights;
 
-/// The statistics moved to `results::stats`; this path still works.
-pub use results::stats;
-
 /// Test-only fault injection: panics when `NUMAPROBE_TEST_PANIC` names
 /// `site` (`team-worker`: a worker of a bw or scan team; `lat-thread`), so the end-to-end tests can check
 /// that a panic in a measuring thread is reported as numaprobe's bug (exit

@@ -16,8 +16,9 @@
 use std::time::Instant;
 
 use place::pagemap::PhysRange;
-use place::{Buffer, MemPolicy, PageKind};
+use place::{Buffer, MemPolicy};
 use results::disturbance::Disturbance;
+use results::pages::PageKind;
 use serde::{Deserialize, Serialize};
 
 use crate::disturb::{self, SampleCheck, Tally, ThreadClock};

@@ -12,10 +12,9 @@ use kernels::Kernel;
 use topo::Topology;
 
 use crate::bw::{BwError, BwMode, BwPlan, RepPolicy};
-use crate::lat::{
-    C2cSpec, ChaseOpts, Ctx, LatError, LoadKind, LoadedSpec, PerCpuSpec, Timing, Where,
-};
+use crate::lat::{C2cSpec, ChaseOpts, Ctx, LatError, LoadedSpec, PerCpuSpec, Timing, Where};
 use events::{Event, Observer, StopFlag};
+use results::lat::LoadKind;
 
 /// How much time `run` may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

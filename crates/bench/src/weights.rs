@@ -13,7 +13,8 @@ use place::weights::Matrix;
 use serde::Serialize;
 use topo::Topology;
 
-use crate::bw::{self, BwError, BwMode, BwPlan, BwResult, Mode, RepPolicy};
+use crate::bw::{self, BwError, BwMode, BwPlan, RepPolicy};
+use results::bw::{BwResult, Mode};
 
 /// How long and how large each bandwidth figure is.
 #[derive(Debug, Clone, Copy, PartialEq)]

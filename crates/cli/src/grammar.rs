@@ -2,7 +2,7 @@
 //! docs/cli.md): sizes, durations, counts and fractions with stated bounds,
 //! single nodes and CPUs, node and CPU sets. The closed sets are the
 //! libraries' own enums, which derive clap's `ValueEnum` under their `clap`
-//! feature: `place::PageKind` (`--pages`), `kernels::Kernel`, `kernels::Isa`,
+//! feature: `results::pages::PageKind` (`--pages`), `kernels::Kernel`, `kernels::Isa`,
 //! `bench::bw::StoreMode`, `audit::Profile`, `bench::suite::StepName`.
 
 use std::time::Duration;
@@ -409,15 +409,15 @@ mod tests {
     /// kernel's choice, `4k` refuses THP (bw, lat, place and scan alike).
     #[test]
     fn pages_mean_the_same_everywhere() {
-        let p = |s: &str| place::PageKind::from_str(s, true).unwrap();
-        assert_eq!(p("default"), place::PageKind::Base);
+        let p = |s: &str| results::pages::PageKind::from_str(s, true).unwrap();
+        assert_eq!(p("default"), results::pages::PageKind::Base);
         for s in ["4k", "nothp", "no-thp", "small"] {
-            assert_eq!(p(s), place::PageKind::NoThp, "{s}");
+            assert_eq!(p(s), results::pages::PageKind::NoThp, "{s}");
         }
         for (s, k) in [
-            ("thp", place::PageKind::Thp),
-            ("2m", place::PageKind::Huge2M),
-            ("1g", place::PageKind::Huge1G),
+            ("thp", results::pages::PageKind::Thp),
+            ("2m", results::pages::PageKind::Huge2M),
+            ("1g", results::pages::PageKind::Huge1G),
         ] {
             assert_eq!(p(s), k);
         }
@@ -553,11 +553,10 @@ mod tests {
         crate::cli::Cli::try_parse_from(argv)
     }
 
-    /// Issue 12: `bw --budget 1e20` and `exec --timeout 1e308` panicked
-    /// converting to a Duration; `lat --samples 1000000000` and
-    /// `--sample-ms 99999999999` were taken. Every numeric flag now takes
-    /// its bounds and refuses the extremes, each with a message naming the
-    /// flag.
+    /// Every numeric flag has bounds and refuses the extremes, each with a
+    /// message naming the flag: `bw --budget 1e20` and `exec --timeout
+    /// 1e308` would overflow a Duration, `lat --samples 1000000000` and
+    /// `--sample-ms 99999999999` would run for ever.
     #[test]
     fn every_numeric_flag_takes_its_bounds_and_refuses_the_extremes() {
         for fl in FLAGS {

@@ -113,6 +113,18 @@ pub enum Outcome {
     Failed(String),
 }
 
+impl Outcome {
+    /// How a measurement that returned `result` ended: failed on an
+    /// error, interrupted when `stopped`, complete otherwise.
+    pub fn of<T, E: std::fmt::Display>(result: &Result<T, E>, stopped: bool) -> Self {
+        match result {
+            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(_) if stopped => Outcome::Interrupted,
+            Ok(_) => Outcome::Complete,
+        }
+    }
+}
+
 /// An open run in the store, saving results as they are reported.
 pub struct Recording {
     db: Mutex<Store>,

@@ -187,9 +187,9 @@ fn backup_naming(dir: &Path, auto_file: &str) -> PathBuf {
     f
 }
 
-/// Issue 26: `"auto_file": "../../../../home/victim"` truncated the victim
-/// to `true`. A restore now writes nothing unless every file it names is
-/// one of the weight files, and says so in one line (exit 2).
+/// A restore writes nothing unless every file it names is one of the
+/// weight files, and says so in one line (exit 2): a backup saying
+/// `"auto_file": "../../../../home/victim"` must not truncate the victim.
 #[test]
 fn a_restore_naming_a_file_outside_the_weights_is_refused_before_any_write() {
     let (dir, db) = imported();
@@ -215,8 +215,8 @@ fn a_restore_naming_a_file_outside_the_weights_is_refused_before_any_write() {
     }
 }
 
-/// Issue 26: `--restore /dev/zero` grew to 7.8 GB, a FIFO hung it. Both
-/// are refused at once, in one line, exit 2.
+/// `--restore /dev/zero` (which would grow without end) and a FIFO (which
+/// would hang) are refused at once, in one line, exit 2.
 #[test]
 fn a_restore_from_a_device_or_a_fifo_is_refused_at_once() {
     let (dir, db) = imported();

@@ -155,12 +155,44 @@ const CHECK_SCRIPT: &str = r#"<script>
         if (hit(b, c.getBoundingClientRect(), 0)) covered.push(m.textContent.trim());
       });
     });
+    // dashed reference lines cut by the plot's frame (their box leaves the clip)
+    var clipped = [];
+    var clip = svg.querySelector('clipPath rect');
+    if (clip) {
+      // in the chart's own units: a clip path's rectangle is never laid out
+      var a = function (n) { return parseFloat(clip.getAttribute(n)); };
+      var cx = a('x'), cy = a('y'), cw = a('width'), ch = a('height');
+      svg.querySelectorAll('polyline.refline').forEach(function (l) {
+        var b = l.getBBox();
+        if (b.y < cy - 1 || b.y + b.height > cy + ch + 1 || b.x < cx - 1 || b.x + b.width > cx + cw + 1)
+          clipped.push(l.querySelector('title') ? l.querySelector('title').textContent : '?');
+      });
+    }
     charts.push({kind: kind, title: t ? t.textContent : '', labels: labels, texts: texts.length,
-                 outside: outside, overlaps: overlaps, covered: covered});
+                 outside: outside, overlaps: overlaps, covered: covered, clipped: clipped});
   });
   var pre = document.createElement('pre');
   pre.id = 'np-check';
-  pre.textContent = JSON.stringify({height: document.documentElement.scrollHeight, charts: charts});
+  // tables of sentences (the audit's, with its Needs column) that still
+  // need a horizontal scrollbar
+  var overflowing = [];
+  document.querySelectorAll('div.table-wrap').forEach(function (w) {
+    var t = w.querySelector('table');
+    var needs = t && Array.prototype.some.call(t.querySelectorAll('th'), function (h) { return h.textContent === 'Needs'; });
+    if (t && (needs || t.classList.contains('prose')) && w.scrollWidth > w.clientWidth + 1)
+      overflowing.push(Array.prototype.map.call(t.querySelectorAll('th'), function (h) { return h.textContent; }).join(','));
+  });
+  var study = null;
+  document.querySelectorAll('section.glance').forEach(function (g) {
+    var h = g.querySelector('h2');
+    if (study === null && h && h.textContent === 'The study at a glance') {
+      var b = g.getBoundingClientRect();
+      study = {top: b.top, bottom: b.bottom, heading_bottom: h.getBoundingClientRect().bottom,
+               dd: g.querySelectorAll('dd').length};
+    }
+  });
+  pre.textContent = JSON.stringify({height: document.documentElement.scrollHeight, charts: charts,
+    viewport: window.innerHeight, overflowing: overflowing, study: study});
   document.body.appendChild(pre);
 })();
 </script>"#;
@@ -185,6 +217,20 @@ struct ChartCheck {
     outside: Vec<String>,
     overlaps: Vec<String>,
     covered: Vec<String>,
+    clipped: Vec<String>,
+}
+
+/// What the check script found on the page.
+#[derive(Debug)]
+struct PageCheck {
+    charts: Vec<ChartCheck>,
+    height: u64,
+    /// The window's height, px.
+    viewport: f64,
+    /// Header rows of sentence tables wider than their box.
+    overflowing: Vec<String>,
+    /// The study's glance box: top, bottom, its heading's bottom, rows.
+    study: Option<(f64, f64, f64, u64)>,
 }
 
 fn unescape(s: &str) -> String {
@@ -198,11 +244,17 @@ fn unescape(s: &str) -> String {
 /// Loads `html` (a report file) in Chromium with the check script; returns
 /// the charts' checks and the page height.
 fn layout(dir: &Path, name: &str, html: &Path) -> (Vec<ChartCheck>, u64, String) {
+    let (page, dom) = page_check(dir, name, html, "1100,2000");
+    (page.charts, page.height, dom)
+}
+
+/// [`layout`] in a window of `size` (`W,H`), with the page-level checks.
+fn page_check(dir: &Path, name: &str, html: &Path, size: &str) -> (PageCheck, String) {
     let page = dir.join(format!("{name}-check.html"));
     std::fs::write(&page, with_check_script(&std::fs::read_to_string(html).unwrap())).unwrap();
     let (dom, log) = run_chromium(
         &dir.join(format!("profile-{name}-dom")),
-        &["--window-size=1100,2000".into(), "--dump-dom".into()],
+        &[format!("--window-size={size}"), "--dump-dom".into()],
         &format!("file://{}", page.display()),
     );
     for bad in ["Uncaught", "Refused to", "ERR_", "SyntaxError"] {
@@ -229,9 +281,21 @@ fn layout(dir: &Path, name: &str, html: &Path) -> (Vec<ChartCheck>, u64, String)
             outside: strs(&c["outside"]),
             overlaps: strs(&c["overlaps"]),
             covered: strs(&c["covered"]),
+            clipped: strs(&c["clipped"]),
         })
         .collect();
-    (charts, v["height"].as_u64().unwrap(), dom)
+    let study = v["study"].as_object().map(|b| {
+        let f = |k: &str| b[k].as_f64().unwrap();
+        (f("top"), f("bottom"), f("heading_bottom"), b["dd"].as_u64().unwrap())
+    });
+    let page = PageCheck {
+        charts,
+        height: v["height"].as_u64().unwrap(),
+        viewport: v["viewport"].as_f64().unwrap(),
+        overflowing: strs(&v["overflowing"]),
+        study,
+    };
+    (page, dom)
 }
 
 /// Every chart has its axis labels (two for x-y charts and heatmaps, the
@@ -264,6 +328,12 @@ fn assert_readable(name: &str, charts: &[ChartCheck]) {
             "{name}: chart {:?}: labels over data: {:?}",
             c.title,
             c.covered
+        );
+        assert!(
+            c.clipped.is_empty(),
+            "{name}: chart {:?}: reference lines cut by the frame: {:?}",
+            c.title,
+            c.clipped
         );
     }
 }
@@ -413,18 +483,19 @@ fn html_report_renders_in_chromium() {
         "charts in the rendered DOM"
     );
     for h in [
+        "Comparison",
         "Environment",
         "Commands",
-        "Summary",
         "Bandwidth",
         "Latency",
-        "Comparison",
         "Analysis and recommendations",
         "Appendix: raw figures",
     ] {
         assert!(dom.contains(&format!(">{h}</h2>")), "section {h} missing from the DOM");
     }
-    assert!(dom.contains("<h1>numaprobe report: baseline</h1>"));
+    assert!(dom.contains(
+        "<h1>numaprobe comparison: baseline (baseline) vs THP always, performance governor vs epyc NPS2</h1>"
+    ));
     for bad in ["Uncaught", "Refused to", "ERR_", "SyntaxError"] {
         let hit = log.lines().find(|l| l.contains(bad) && l.contains("CONSOLE"));
         assert!(hit.is_none(), "browser console error: {}", hit.unwrap_or_default());
@@ -435,4 +506,75 @@ fn html_report_renders_in_chromium() {
     assert_eq!(charts.len(), EXPECTED_CHARTS);
     assert_readable("xeon-compare", &charts);
     screenshot(dir.path(), "xeon-compare", &html, height);
+}
+
+/// The SNC2 fixture with two findings of a VM's audit added to its first
+/// run, as this development VM words them: long sentences with long
+/// unbreakable paths, which made the audit table wider than the page.
+fn with_long_findings(dir: &Path) -> PathBuf {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(snc2_fixture()).unwrap()).unwrap();
+    let results = doc["runs"][0]["results"].as_array_mut().unwrap();
+    let seq = results.iter().filter_map(|r| r["seq"].as_u64()).max().unwrap();
+    for (i, payload) in [
+        serde_json::json!({"id": "memory.population", "severity": "unknown",
+            "found": "no SMBIOS table (/sys/firmware/dmi/tables/DMI absent: firmware or hypervisor does not expose it, or the capture did not record it)",
+            "expected": "every memory channel populated, identical DIMMs",
+            "why": "Without the DIMM records numaprobe cannot check channels or compute the theoretical peak, and does not guess.",
+            "fix": "", "needs": "nothing"}),
+        serde_json::json!({"id": "memory.dimm_errors", "severity": "unknown",
+            "found": "no EDAC memory controller (/sys/devices/system/edac/mc): no EDAC driver loaded, or a virtual machine",
+            "expected": "no corrected or uncorrected memory errors",
+            "why": "Without EDAC the kernel reports no DIMM errors, and numaprobe does not guess.",
+            "fix": "load the platform's EDAC driver (e.g. modprobe skx_edac, i10nm_edac or amd64_edac)",
+            "needs": "runtime"}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        results.push(serde_json::json!({"seq": seq + 1 + i as u64,
+            "recorded": "2026-11-10T12:07:07.000Z", "kind": "audit", "payload": payload}));
+    }
+    let path = dir.join("snc2-long-findings.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    path
+}
+
+/// The comparison report's first screen (a 1100 x 900 window): the title
+/// names the groups and the study's glance box starts there, its heading
+/// and first rows visible; no table of sentences (the audit's) needs a
+/// horizontal scrollbar; no ideal-scaling line is cut by its chart's frame.
+/// Screenshots: `compare-first-screen.png` (the window) and
+/// `compare-full.png` (the page).
+#[test]
+fn comparison_report_opens_with_the_study_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &with_long_findings(dir.path()));
+    let html = report(dir.path(), &db, "compare", &["1", "--compare", "2", "3"]);
+    let (page, dom) = page_check(dir.path(), "compare", &html, "1100,900");
+    assert!(
+        dom.contains(
+            "<h1>numaprobe comparison: SNC2 baseline (baseline) vs THP always vs NUMA balancing on</h1>"
+        ),
+        "the title does not name the groups"
+    );
+    let (top, bottom, heading, rows) = page.study.expect("no study glance box on the page");
+    assert!(
+        heading < page.viewport && top + 150.0 < page.viewport,
+        "the study glance box starts below the first screen: top {top} px, window {} px",
+        page.viewport
+    );
+    assert!(rows >= 4 && bottom > top, "the study glance box has {rows} rows");
+    // the glance box holds the settings that differ and a verdict per metric
+    let bx = &dom[dom.find("The study at a glance").unwrap()..];
+    let bx = &bx[..bx.find("</section>").unwrap()];
+    for want in ["Settings that differ", "Local bandwidth (GB/s)", "Recommendation ("] {
+        assert!(bx.contains(want), "{want:?} missing from the study glance box");
+    }
+    assert!(!bx.contains('`') && !bx.contains("**"), "Markdown marks in the glance box");
+    assert!(page.overflowing.is_empty(), "tables needing a scrollbar: {:?}", page.overflowing);
+    assert_readable("compare", &page.charts);
+    screenshot(dir.path(), "compare-first-screen", &html, 900);
+    screenshot(dir.path(), "compare-full", &html, page.height);
 }

@@ -167,7 +167,7 @@ fn small_size_warns_about_the_cache_rule() {
     .stderr(predicate::str::contains("below 4x the last-level cache"));
 }
 
-/// Issue 12: `bw` ignored the measuring lock while `run` held it.
+/// `bw` honours the measuring lock while `run` holds it.
 #[test]
 fn a_held_measuring_lock_makes_bw_refuse_naming_the_holder() {
     let path = private_lock("bw");
@@ -185,8 +185,8 @@ fn a_held_measuring_lock_makes_bw_refuse_naming_the_holder() {
     assert!(err.contains(&path.display().to_string()), "{err}");
 }
 
-/// Issue 11: `bw` took `--db` but never saved; `--save`/`--label` save a
-/// run that `list` and `show` find.
+/// `bw --save`/`--label` save a run (in `--db`) that `list` and `show`
+/// find.
 #[test]
 fn bw_with_a_label_saves_a_run_that_list_and_show_find() {
     let dir = tempfile::tempdir().unwrap();
@@ -235,7 +235,7 @@ fn bw_with_a_label_saves_a_run_that_list_and_show_find() {
     assert!(shown["machine_fingerprint"].as_str().is_some_and(|f| f.len() == 16), "{shown}");
 }
 
-/// Issue 11: a panic in a measuring thread is numaprobe's bug: exit 1 with
+/// A panic in a measuring thread is numaprobe's bug: exit 1 with
 /// the request for a bug report, never a usage error (2) or Rust's 101.
 /// Nothing on the command line provokes one, so the test uses the hook
 /// that debug builds honour (`NUMAPROBE_TEST_PANIC`, absent from release).

@@ -1,4 +1,4 @@
-//! `--counters` end to end (issue 18): software events are real on every
+//! `--counters` end to end: software events are real on every
 //! machine, so page faults must grow with the memory a command touches
 //! under each placement, and CPU migrations must appear when the command
 //! moves itself between CPUs; hardware events either count or say why not

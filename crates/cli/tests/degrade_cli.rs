@@ -1,8 +1,8 @@
-//! Issue 12, "degrade, don't abort", through the binary: `audit` on a tree
-//! where a file discovery reads and files the audit reads itself are
-//! spoiled finishes, names the discovery file in `warnings` and gives an
-//! `unknown` finding naming each audit file (docs/audit.md promised it;
-//! the audit used to stop with the discovery error).
+//! "Degrade, don't abort", through the binary: `audit` on a tree where a
+//! file discovery reads and files the audit reads itself are spoiled
+//! finishes (docs/audit.md), names the discovery file in `warnings` and
+//! gives an `unknown` finding naming each audit file, rather than stopping
+//! at the discovery error.
 
 use std::path::Path;
 

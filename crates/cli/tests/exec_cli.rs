@@ -255,6 +255,32 @@ fn a_run_with_some_failed_runs_is_saved_incomplete() {
 }
 
 #[test]
+fn show_of_an_exec_run_prints_its_policy_table() {
+    let env = Env::new();
+    let out = env.exec(&["-p", "default,local:0", "-r", "1", "--", "true"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_DB", env.path("results.db"))
+        .args(["show", "latest"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("No bandwidth"), "{text}");
+    assert!(text.contains("Program under placements (compared on wall time"), "{text}");
+    // one row per policy, the successful runs counted
+    for policy in ["default", "local:0"] {
+        assert!(
+            text.lines().any(|l| l.contains(policy) && l.contains("1/1")),
+            "no row for {policy}: {text}"
+        );
+    }
+    // one run each: too few to judge, so no placement beats the default
+    assert!(text.contains("No placement is better than 'default'"), "{text}");
+}
+
+#[test]
 fn stderr_tail_keeps_the_last_twenty_lines() {
     let env = Env::new();
     let (v, _) = env.json(&[
@@ -683,8 +709,8 @@ fn guest_two_nodes_pages_follow_the_policy() {
     }
 }
 
-/// Issue 12: `exec` ignored the measuring lock while `run` held it; the
-/// command is never started.
+/// `exec` honours the measuring lock while `run` holds it; the command is
+/// never started.
 #[test]
 fn a_held_measuring_lock_makes_exec_refuse_naming_the_holder() {
     let env = Env::new();
@@ -735,9 +761,9 @@ fn left_running(marker: &str, secs: u64) -> Vec<i32> {
     }
 }
 
-/// Issue 12: `--timeout` ended the process group, but a process that left
-/// it with `setsid` survived. Orphans now come to numaprobe (a subreaper)
-/// and the tagged ones are killed after the run.
+/// `--timeout` ends a process that left the group with `setsid` too:
+/// orphans come to numaprobe (a subreaper) and the tagged ones are killed
+/// after the run.
 #[test]
 fn timeout_also_ends_what_left_the_group_with_setsid() {
     let env = Env::new();
@@ -754,9 +780,9 @@ fn timeout_also_ends_what_left_the_group_with_setsid() {
     assert_eq!(v["policies"][0]["runs"][0]["timed_out"], true);
 }
 
-/// Issue 12: `kill -9` of numaprobe ended the child (PDEATHSIG) but left
-/// its children running, re-parented to init. The watchdog now ends the
-/// command's whole group when numaprobe dies.
+/// `kill -9` of numaprobe ends the command's whole group, not only the
+/// child (PDEATHSIG), whose children would run on re-parented to init: the
+/// watchdog ends the group when numaprobe dies.
 #[test]
 fn kill_9_of_numaprobe_ends_the_commands_whole_tree() {
     let env = Env::new();
@@ -801,10 +827,10 @@ fn run_cgroups(pid: u32) -> Vec<String> {
         .collect()
 }
 
-/// Issue 26: a process that left the group (`setsid`) and dropped the tag
-/// (`env -i`) outlived a `kill -9` of numaprobe. Each run now has a cgroup
-/// of its own, which the watchdog (a session of its own) kills whole and
-/// removes when numaprobe dies.
+/// A process that left the group (`setsid`) and dropped the tag
+/// (`env -i`) does not outlive a `kill -9` of numaprobe: each run has a
+/// cgroup of its own, which the watchdog (a session of its own) kills
+/// whole and removes when numaprobe dies.
 #[test]
 fn kill_9_of_numaprobe_kills_setsid_and_env_i_grandchildren_through_the_cgroup() {
     let env = Env::new();

@@ -118,7 +118,7 @@ fn pages_mean_the_same_in_every_command() {
         let j: Value = serde_json::from_slice(&out.stdout).unwrap();
         j["pages"]["requested"].clone()
     };
-    // 4k is base pages with THP refused (it used to be the kernel default here).
+    // 4k is base pages with THP refused, not the kernel's default (which may be THP).
     assert_eq!(requested("4k"), "nothp");
     assert_eq!(requested("nothp"), "nothp");
     assert_eq!(requested("default"), "base");
@@ -191,7 +191,7 @@ fn tables_are_plain_text_in_pipes_and_styled_on_request() {
     );
 }
 
-/// Issue 11: `--table` is accepted by every command (docs/cli.md lists
+/// `--table` is accepted by every command (docs/cli.md lists
 /// those that print tables), but with `--json` no table is printed, so
 /// asking for a style there is a usage error rather than silently dropped.
 #[test]

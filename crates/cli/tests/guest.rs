@@ -517,7 +517,7 @@ fn tiering_figures() -> tiered::Figures {
 
 const WEIGHTS: &str = "/sys/kernel/mm/mempolicy/weighted_interleave";
 
-/// Issue 17 in the guest: a saved run with known figures injected (the
+/// In the guest: a saved run with known figures injected (the
 /// guest's own topology spliced in), the advisor from it, `--apply` writing
 /// sysfs and `--restore` putting the old values back, a weighted buffer's
 /// pages in the advised ratio, the report's HMAT table, and `scan`.
@@ -702,7 +702,7 @@ fn two_sockets_without_srat_is_firmware_interleave() {
 
 /// `numa=off` over a NUMA firmware and `numa=off` over a firmware without
 /// NUMA show the kernel the same single node and the same command line:
-/// their runs now differ in configuration (fingerprint and settings diff)
+/// their runs differ in configuration (fingerprint and settings diff)
 /// by the firmware's SRAT and SLIT, and only by what the firmware says.
 #[test]
 fn numa_off_over_numa_firmware_and_over_none_differ_in_configuration() {
@@ -918,7 +918,7 @@ fn alternative_labels(v: &Value) -> Vec<String> {
 
 #[test]
 fn epyc_nps4_slit_with_one_l3_per_node_is_ambiguous() {
-    // The issue's machine: 2 sockets x 4 nodes, SLIT 10/11/12 inside a
+    // An EPYC in NPS4: 2 sockets x 4 nodes, SLIT 10/11/12 inside a
     // socket and 32 across, one L3 per node: NPS4 and L3-as-NUMA alike.
     let boot = epyc("epyc-nps4", 4, 256, quadrant_slit(4)).boot();
     assert_l3_per_cpu(&boot, 8);

@@ -1,4 +1,4 @@
-//! Issue 26 on the real binary: files numaprobe did not create are never
+//! On the real binary: files numaprobe did not create are never
 //! rewritten (the lock, `-o`), the database is a regular file or nothing
 //! (a loop block device, a FIFO, a character device), a corrupt page is
 //! one line, readers work for an unprivileged user on a read-only folder,
@@ -179,8 +179,8 @@ fn a_block_device_as_the_database_is_refused_by_every_command_and_left_untouched
     assert!(dev.head() == before, "the device was written");
 }
 
-/// A FIFO as `--db` hung the readers; `/dev/null` was taken as an empty
-/// database.
+/// A FIFO as `--db` would hang the readers and `/dev/null` would pass
+/// for an empty database: both are refused at once.
 #[test]
 fn a_fifo_or_a_character_device_as_the_database_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -207,8 +207,8 @@ fn imported() -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
-/// A damaged page gave a five-line error (SQLite's integrity report, one
-/// problem per line).
+/// A damaged page is one line naming the file, not SQLite's integrity
+/// report (one problem per line).
 #[test]
 fn a_corrupt_page_is_one_line_naming_the_file() {
     let (_dir, db) = imported();

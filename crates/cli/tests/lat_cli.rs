@@ -75,7 +75,7 @@ fn a_point_gives_the_documented_json() {
     let r = &v["results"][0];
     assert_eq!(r["mode"], "point");
     assert_eq!(r["size_bytes"], 256 * 1024);
-    // issue 14: the default stride measures DRAM, not the prefetchers
+    // the default stride measures DRAM, not the prefetchers
     assert_eq!(r["stride_bytes"], 256);
     assert_eq!(r["page_size"], "4k");
     // the figure is made of the clean samples (3 asked for; a busy machine
@@ -259,7 +259,7 @@ fn the_first_versions_load_flag_still_means_one_mix() {
     assert!(pts.iter().all(|p| p["load_kind"] == "1:1"), "{v}");
 }
 
-/// Issue 12: `lat` ignored the measuring lock while `run` held it.
+/// `lat` honours the measuring lock while `run` holds it.
 #[test]
 fn a_held_measuring_lock_makes_lat_refuse_naming_the_holder() {
     let path = private_lock("lat");
@@ -276,7 +276,7 @@ fn a_held_measuring_lock_makes_lat_refuse_naming_the_holder() {
     assert_refused_by_our_lock(&err);
 }
 
-/// Issue 11: `lat --label X` saves its results as a run.
+/// `lat --label X` saves its results as a run.
 #[test]
 fn lat_with_a_label_saves_a_run_that_show_finds() {
     let dir = tempfile::tempdir().unwrap();
@@ -299,7 +299,7 @@ fn lat_with_a_label_saves_a_run_that_show_finds() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "complete");
     let results = v["results"].as_array().unwrap();
-    // the point, then the prefetch check (issue 14: recorded in the run)
+    // the point, then the prefetch check (recorded in the run too)
     assert_eq!(results.len(), 2, "{v}");
     assert_eq!(results[0]["kind"], "lat");
     assert!(results[0]["payload"]["median_ns"].as_f64().unwrap() > 0.0);
@@ -307,7 +307,7 @@ fn lat_with_a_label_saves_a_run_that_show_finds() {
     assert_eq!(results[1]["payload"]["mode"], "prefetch-check");
 }
 
-/// Issue 11: a panic in lat's measuring thread is numaprobe's bug (exit 1,
+/// A panic in lat's measuring thread is numaprobe's bug (exit 1,
 /// a request for a report), not a usage error; provoked through the hook
 /// debug builds honour (`NUMAPROBE_TEST_PANIC`, absent from release).
 #[test]

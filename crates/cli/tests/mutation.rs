@@ -1,4 +1,4 @@
-//! The mutation suite (issue 12): on every real machine's capture in
+//! The mutation suite: on every real machine's capture in
 //! `../shared/fixtures/hwloc-sysfs`, each file that discovery or the audit
 //! reads is replaced in turn by an empty file, garbage, its first half, a
 //! symbolic link to `/dev/zero`, a directory and a symbolic link to

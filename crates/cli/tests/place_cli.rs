@@ -149,7 +149,7 @@ fn text_output_names_the_policy_and_the_verdict() {
     assert!(out.contains(": OK"), "{out}");
 }
 
-/// Issue 12: `place` ignored the measuring lock while `run` held it.
+/// `place` honours the measuring lock while `run` holds it.
 #[test]
 fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
     let path = private_lock("place");
@@ -165,9 +165,8 @@ fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
     assert!(a.get_output().stdout.is_empty());
 }
 
-/// With `--wait` the command says once whom it waits for (issue 12: `run
-/// --wait` printed its waiting line at every poll), then runs when the
-/// holder lets go.
+/// With `--wait` the command says once whom it waits for (not at every
+/// poll), then runs when the holder lets go.
 #[test]
 fn wait_says_once_whom_it_waits_for_then_runs() {
     use std::io::{BufRead, BufReader};

@@ -1,8 +1,8 @@
-//! Issue 12's command-line failures, end to end: huge durations and counts,
+//! Command-line failures, end to end: huge durations and counts,
 //! conflicting flags, an empty program name, a `--touch` past the machine's
 //! memory, output folders that cannot be written, causes said twice.
-//! Each failed before its fix (see each test). SIGTERM and SIGHUP during a
-//! run are tested in run_cli.rs, beside Ctrl-C.
+//! Each test says what failure it guards against. SIGTERM and SIGHUP
+//! during a run are tested in run_cli.rs, beside Ctrl-C.
 
 #[path = "support/lock.rs"]
 mod lock_support;
@@ -45,9 +45,10 @@ fn one_line_error(args: &[&str], code: i32, needles: &[&str]) -> String {
     err
 }
 
-/// Before: `bw --budget 1e20`/`1e308` and `exec --timeout 1e308` panicked
-/// ("cannot convert float seconds to Duration"); `lat --samples 1000000000`
-/// and `--sample-ms 99999999999` were taken and ran (almost) for ever.
+/// Guards against `bw --budget 1e20`/`1e308` and `exec --timeout 1e308`
+/// panicking ("cannot convert float seconds to Duration") and against
+/// `lat --samples 1000000000` and `--sample-ms 99999999999` running
+/// (almost) for ever.
 #[test]
 fn huge_durations_and_counts_are_refused_naming_the_flag_and_the_range() {
     for (args, flag, range) in [
@@ -65,9 +66,9 @@ fn huge_durations_and_counts_are_refused_naming_the_flag_and_the_range() {
     }
 }
 
-/// Before: each pair was accepted (`bw --matrix --scaling` ran both, `lat
-/// --cpu 0 --cpu-node 0` used one of them, `bw --scaling --cpus 0` ignored
-/// --cpus, `exec --touch 1M -- true` ignored the command).
+/// Guards against accepting each pair (`bw --matrix --scaling` running
+/// both, `lat --cpu 0 --cpu-node 0` using one of them, `bw --scaling --cpus
+/// 0` ignoring --cpus, `exec --touch 1M -- true` ignoring the command).
 #[test]
 fn conflicting_flags_are_refused_naming_both() {
     for (args, a, b) in [
@@ -87,16 +88,16 @@ fn conflicting_flags_are_refused_naming_both() {
     }
 }
 
-/// Before: ".../.cargo/bin/: not executable: is a directory" (the empty
-/// name joined to the first PATH folder).
+/// Guards against ".../.cargo/bin/: not executable: is a directory" (the
+/// empty name joined to the first PATH folder).
 #[test]
 fn an_empty_program_name_is_a_usage_error_naming_it() {
     let err = one_line_error(&["exec", "--", ""], 2, &["program name", "empty"]);
     assert!(!err.contains("directory"), "{err}");
 }
 
-/// Before: "memory allocation of 109951162777600 bytes failed", abort
-/// (exit 134).
+/// Guards against "memory allocation of 109951162777600 bytes failed",
+/// abort (exit 134).
 #[test]
 fn touching_more_than_the_machine_can_spare_is_refused() {
     one_line_error(
@@ -106,8 +107,8 @@ fn touching_more_than_the_machine_can_spare_is_refused() {
     );
 }
 
-/// Before: the run measured everything, then failed writing its report
-/// (exit 1). Now nothing is measured, nothing saved.
+/// Nothing is measured, nothing saved: guards against a run that measures
+/// everything, then fails writing its report (exit 1).
 #[test]
 fn an_unwritable_report_folder_is_refused_before_measuring() {
     let dir = tempfile::tempdir().unwrap();
@@ -144,8 +145,9 @@ fn an_unwritable_report_folder_is_refused_before_measuring() {
     assert!(!dir.path().join("results.db").exists());
 }
 
-/// Before: "results will not be saved: /proc/x: No such file or directory
-/// (os error 2): No such file or directory (os error 2)".
+/// Guards against a cause said twice: "results will not be saved: /proc/x:
+/// No such file or directory (os error 2): No such file or directory (os
+/// error 2)".
 #[test]
 fn a_cause_is_said_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -190,10 +192,10 @@ fn run_wait_says_once_whom_it_waits_for() {
     assert!(!rest.contains("waiting for"), "said again: {rest}");
 }
 
-/// Before: core-to-core latency pinned the main thread to its last pair's
-/// first CPU and left it there, so the second run of `run --repeat` found
-/// one usable CPU: its loaded-latency and c2c steps refused ("usable CPUs:
-/// 0") and `run` exited 1 (4 of 6 runs in the issue-13 study).
+/// Guards against core-to-core latency leaving the main thread pinned to
+/// its last pair's first CPU: the second run of `run --repeat` would find
+/// one usable CPU, its loaded-latency and c2c steps would refuse ("usable
+/// CPUs: 0") and `run` would exit 1.
 #[test]
 fn a_repeated_run_keeps_every_cpu_after_core_to_core_latency() {
     let dir = tempfile::tempdir().unwrap();

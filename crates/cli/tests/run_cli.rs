@@ -180,9 +180,9 @@ fn a_run_interrupted_by_ctrl_c_is_kept_incomplete_with_its_results() {
     assert_saved_interrupted_by(dir.path(), "Ctrl-C");
 }
 
-/// Issue 12: SIGTERM killed the run at once (exit 143 by the signal): no
-/// finish time, no report, the run left `running`. It is now handled like
-/// Ctrl-C, then exits 143.
+/// SIGTERM is handled like Ctrl-C (the run stops at a safe point, is
+/// saved with its finish time and report), then exits 143; killed at once
+/// by the signal, the run would stay `running` with no report.
 #[test]
 fn sigterm_stops_a_run_at_a_safe_point_saves_and_reports_it() {
     let (code, stderr, dir) = signal_a_run(libc::SIGTERM);
@@ -224,8 +224,8 @@ fn dry_run_prints_the_plan_and_measures_nothing() {
     assert!(!dir.path().join("results.db").exists());
 }
 
-/// Issue 12: `ln -s victim L; NUMAPROBE_LOCK=L numaprobe run` replaced the
-/// victim's content with a PID (the lock followed the link and truncated).
+/// `ln -s victim L; NUMAPROBE_LOCK=L numaprobe run` leaves the victim as
+/// it is (a lock that followed the link would truncate it to a PID).
 #[test]
 fn a_symlink_as_the_lock_is_refused_and_its_target_untouched() {
     let dir = tempfile::tempdir().unwrap();
@@ -260,7 +260,7 @@ fn a_second_run_refuses_while_the_lock_is_held() {
     assert!(err.contains("--wait"), "{err}");
 }
 
-/// Issue 16: `--lock PATH` chooses the lock file (a hostPath shared by the
+/// `--lock PATH` chooses the lock file (a hostPath shared by the
 /// containers of one node) over `NUMAPROBE_LOCK`, and a lock held there
 /// refuses the run.
 #[test]
@@ -280,7 +280,7 @@ fn the_lock_flag_chooses_the_lock_file() {
     assert!(!dir.path().join("results.db").exists(), "no run was begun");
 }
 
-/// Issue 16: `run --textfile DIR` leaves DIR/numaprobe.prom (and no
+/// `run --textfile DIR` leaves DIR/numaprobe.prom (and no
 /// temporary file) for node_exporter; a DIR that is not a folder is a
 /// usage error said before measuring.
 #[test]
@@ -318,7 +318,7 @@ fn run_writes_the_textfile_for_node_exporter() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a folder"));
 }
 
-/// Issue 13: `run` exits 1 when a step failed (the run is saved
+/// `run` exits 1 when a step failed (the run is saved
 /// `incomplete`), so orchestration tools can tell. Loaded latency needs a
 /// CPU besides the chasing one: confined to one CPU, that step fails.
 #[test]

@@ -90,7 +90,7 @@ fn import_json_output_and_stdin() {
     assert_eq!(v[0]["imported"][1]["uuid"], "8e7d6c5b-4a39-4281-b7c6-d5e4f3a2b1c0");
 }
 
-/// Issue 16: a corrupt export and one from a newer numaprobe are skipped,
+/// A corrupt export and one from a newer numaprobe are skipped,
 /// each with its named error, the good one is imported, the command exits
 /// 1; importing again changes nothing (idempotent).
 #[test]
@@ -150,8 +150,8 @@ fn a_lone_bad_import_file_creates_no_database() {
     assert!(!db.exists(), "nothing imported when the only file is bad");
 }
 
-/// Issue 12: `import /dev/zero` grew to 9.9 GB; a device (or a FIFO) is
-/// refused at once, naming it, and nothing is imported.
+/// A device (or a FIFO) is refused at once, naming it, and nothing is
+/// imported: read as a stream, `import /dev/zero` grows without end.
 #[test]
 fn importing_a_device_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -341,7 +341,9 @@ fn report_writes_markdown_and_html() {
         .args(["report", "1", "--compare", "2"])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("# numaprobe report: baseline\n"))
+        .stdout(predicate::str::starts_with(
+            "# numaprobe comparison: baseline (baseline) vs THP always, performance governor\n",
+        ))
         .stdout(predicate::str::contains("## Analysis and recommendations"));
     let html = dir.path().join("r.html");
     np(&db).args(["report", "1", "--compare", "2", "3", "-o"]).arg(&html).assert().success();

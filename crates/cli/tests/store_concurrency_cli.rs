@@ -1,4 +1,4 @@
-//! Issue 26 on the real binary: eight writers at once on one database
+//! On the real binary: eight writers at once on one database
 //! (seven imports and a `run`).
 
 #[path = "support/lock.rs"]

@@ -1,4 +1,4 @@
-//! Issue 26 on the real binary: the memory an import takes follows the
+//! On the real binary: the memory an import takes follows the
 //! largest run, not the file: the peak resident set of the child (from
 //! `wait4`) importing 1 GiB of garbage and a 12 MiB export.
 //!
@@ -73,8 +73,8 @@ fn import_stdin(db: &Path, feed: impl FnOnce(&mut dyn Write) + Send) -> (i32, St
 /// runs, each about 26 KiB), above the binary's own (about 16 MiB).
 const RSS_LIMIT_KIB: i64 = 64 << 10;
 
-/// `yes '[[[[' | numaprobe import -` held 1.03 GB before parsing: now the
-/// stream stops at the nesting limit, in one line.
+/// `yes '[[[[' | numaprobe import -` stops at the nesting limit, in one
+/// line, instead of holding the stream in memory before parsing.
 #[test]
 fn garbage_on_stdin_is_refused_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();

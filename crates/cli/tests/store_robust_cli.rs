@@ -65,7 +65,8 @@ fn imported() -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
-/// Before: every reading command said "unable to open database file".
+/// Guards against every reading command saying "unable to open database
+/// file".
 #[test]
 fn reading_commands_work_on_a_read_only_mount() {
     let (dir, _db) = imported();
@@ -107,7 +108,7 @@ fn reading_commands_fail_in_one_line(db: &Path, why: &str) {
     }
 }
 
-/// Before: `list` turned a 0-byte file into a 40 KiB database.
+/// Guards against `list` turning a 0-byte file into a 40 KiB database.
 #[test]
 fn an_empty_file_is_not_made_a_database_by_reading_commands() {
     let dir = tempfile::tempdir().unwrap();
@@ -132,8 +133,8 @@ fn fixture_doc() -> Value {
     serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap()
 }
 
-/// Before: `"started": "not a date"` was imported and, sorting after every
-/// digit, stayed `latest` for ever.
+/// Guards against importing `"started": "not a date"`, which, sorting
+/// after every digit, would stay `latest` for ever.
 #[test]
 fn an_import_whose_start_is_not_a_time_is_refused_and_commits_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -150,8 +151,8 @@ fn an_import_whose_start_is_not_a_time_is_refused_and_commits_nothing() {
     assert!(!db.exists(), "nothing from the file was committed");
 }
 
-/// Before: text order made `2026-11-05T01:00:00+05:00` later than
-/// `2026-11-04T21:00:00Z`, an hour after it.
+/// Guards against text order, which makes `2026-11-05T01:00:00+05:00`
+/// later than `2026-11-04T21:00:00Z`, an hour after it.
 #[test]
 fn latest_is_the_latest_instant() {
     let dir = tempfile::tempdir().unwrap();
@@ -172,8 +173,9 @@ fn latest_is_the_latest_instant() {
     assert_eq!(ids, [3, 1, 2]);
 }
 
-/// Before: the up-front check let it through and SQLite failed later with
-/// "UNIQUE constraint failed: results.run_id, results.seq".
+/// Guards against the up-front check letting it through and SQLite
+/// failing later with "UNIQUE constraint failed: results.run_id,
+/// results.seq".
 #[test]
 fn duplicate_result_numbers_are_refused_up_front_naming_run_and_seq() {
     let dir = tempfile::tempdir().unwrap();
@@ -209,8 +211,8 @@ fn big_export(dir: &Path) -> PathBuf {
     f
 }
 
-/// Before: the first file's runs were committed without a word, and the
-/// command ended on a bare "database or disk is full".
+/// Guards against the first file's runs being committed without a word
+/// and the command ending on a bare "database or disk is full".
 #[test]
 fn a_full_disk_stops_import_saying_what_was_committed() {
     let dir = tempfile::tempdir().unwrap();
@@ -244,8 +246,8 @@ fn a_full_disk_stops_import_saying_what_was_committed() {
     assert_eq!(runs.as_array().unwrap().len(), 3, "only the first file's runs: {runs}");
 }
 
-/// Before: both databases wrote `reports/run-1.html`, the second over the
-/// first.
+/// Guards against both databases writing `reports/run-1.html`, the second
+/// over the first.
 #[test]
 fn two_databases_in_one_folder_keep_their_own_reports() {
     let dir = tempfile::tempdir().unwrap();
@@ -299,8 +301,8 @@ fn stdout_ok(c: &mut Command) -> String {
     text(&out.stdout)
 }
 
-/// Before: the Markdown carried `<script>`, `<svg onload=...>` and a
-/// `javascript:` link as they were.
+/// Guards against the Markdown carrying `<script>`, `<svg onload=...>`
+/// and a `javascript:` link as they are.
 #[test]
 fn hostile_labels_are_inert_in_markdown_reports() {
     let dir = tempfile::tempdir().unwrap();
@@ -350,8 +352,8 @@ fn outside_code_blocks(md: &str) -> String {
     out
 }
 
-/// Before: `list` and `show` sent ESC ] 0 ; ... BEL to the terminal,
-/// retitling it.
+/// Guards against `list` and `show` sending ESC ] 0 ; ... BEL to the
+/// terminal, retitling it.
 #[test]
 fn control_characters_in_labels_are_shown_not_sent_to_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
@@ -373,10 +375,10 @@ fn control_characters_in_labels_are_shown_not_sent_to_the_terminal() {
     assert!(v[1]["label"].as_str().unwrap().starts_with(TITLE));
 }
 
-/// Issue 26: an imported hostname's ESC and BEL reached the terminal
-/// through `fleet` and the HTML raw, OpenMetrics label values carried them
-/// too, and a label with a line break injected a Markdown heading. Every
-/// output now shows them as text, and titles and cells stay on one line.
+/// An imported hostname's ESC and BEL, and a label's line break, are shown
+/// as text in every output (terminal through `fleet`, HTML, OpenMetrics
+/// label values), and titles and cells stay on one line: raw, they would
+/// reach the terminal or inject a Markdown heading.
 #[test]
 fn hostile_hostnames_and_line_breaks_are_escaped_in_every_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -423,7 +425,8 @@ fn hostile_hostnames_and_line_breaks_are_escaped_in_every_output() {
     }
 }
 
-/// Before: the label cell began with `=`, which a spreadsheet runs.
+/// Guards against a label cell beginning with `=`, which a spreadsheet
+/// runs.
 #[test]
 fn csv_cells_that_would_be_formulas_get_a_quote() {
     let dir = tempfile::tempdir().unwrap();

@@ -64,7 +64,7 @@ fn json_on_this_machine_matches_sysfs() {
         .unwrap_or(0);
     let nodes = v["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), node_dirs);
-    // The fields the issue promises.
+    // The fields docs/topo promises for every node.
     for n in nodes {
         for k in ["id", "cpus", "mem_total_bytes", "mem_free_bytes", "distances", "kind", "hmat"] {
             assert!(n.get(k).is_some(), "node lacks {k}: {n}");
@@ -260,8 +260,8 @@ fn json_warning(out: &std::process::Output, rel: &str) -> Value {
         .clone()
 }
 
-/// Issue 12: a malformed non-essential file is a warning naming it and
-/// what was assumed, after the tables (and on stderr); it was exit 1.
+/// A malformed non-essential file is a warning naming it and what was
+/// assumed, after the tables (and on stderr), not a failure.
 #[test]
 fn malformed_distance_is_a_warning_naming_the_file() {
     let out = topo().arg("--root").arg(data("bad-distance")).output().unwrap();
@@ -280,8 +280,8 @@ fn malformed_distance_is_a_warning_naming_the_file() {
     assert_eq!(w["assumed"], "no distance row for node 0");
 }
 
-/// Issue 12: `/dev/zero` as a node's `distance` grew `topo` to 7.5 GB RSS
-/// until killed; now the file is refused, and a warning names it.
+/// `/dev/zero` as a node's `distance` is refused, and a warning names it
+/// (read whole, it would grow `topo` until killed).
 #[test]
 fn a_device_in_the_tree_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! Issue 17 leftovers, end to end on the real binary: `topo --from-run
+//! End to end on the real binary: `topo --from-run
 //! REF` shows a saved run's measured figures beside the declared HMAT
 //! (ratio and flag, the same comparison as `run` and the report), warns
 //! when the run is from another machine, and refuses a bad reference

@@ -18,5 +18,4 @@ pub mod set;
 pub mod uncore;
 
 pub use access::{paranoid, probe, Access};
-pub use results::counters::{event, Counters, Reading};
 pub use set::{EventSet, Target};

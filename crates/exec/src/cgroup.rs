@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use topo::parse::unescape_mount;
 use topo::SysRoot;
 
 /// How a run's process tree is held.
@@ -88,26 +89,6 @@ struct Mounts {
     freezer: Option<(PathBuf, String)>,
 }
 
-/// Undoes mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn parse_mountinfo(text: &str) -> Mounts {
     let mut m = Mounts::default();
     for line in text.lines() {
@@ -117,7 +98,7 @@ fn parse_mountinfo(text: &str) -> Mounts {
         if pre.len() < 5 || post.len() < 3 {
             continue;
         }
-        let (root, point) = (unescape(pre[3]), PathBuf::from(unescape(pre[4])));
+        let (root, point) = (unescape_mount(pre[3]), PathBuf::from(unescape_mount(pre[4])));
         match post[0] {
             "cgroup2" if m.v2.is_none() => m.v2 = Some((point, root)),
             "cgroup" if m.freezer.is_none() && post[2].split(',').any(|o| o == "freezer") => {

@@ -181,7 +181,7 @@ pub struct RunOutcome {
     /// group holds it); that output was abandoned.
     pub output_abandoned: bool,
     /// Event counts of the command and its descendants (`counters`).
-    pub counters: Option<counters::Counters>,
+    pub counters: Option<results::counters::Counters>,
     /// How the command's process tree was held (a cgroup, or why not).
     pub containment: crate::cgroup::Containment,
 }

@@ -27,8 +27,7 @@ use topo::SysRoot;
 pub use child::{OutputSink, ResolvedCommand, Stream};
 use events::{Event, Observer, StopFlag};
 pub use metric::{Direction, Metric, MetricMiss};
-pub use numa_maps::NumaPages;
-pub use policy::{Policy, PolicyItem, Scope};
+pub use policy::{PlacementPolicy, PolicyItem, Scope};
 use results::stats::{self, Summary, Verdict};
 
 /// Lines of stderr kept for a failed run.
@@ -36,8 +35,6 @@ pub const STDERR_TAIL_LINES: usize = 20;
 
 /// A measured run shorter than this (seconds) is too short to compare.
 pub const SHORT_RUN_S: f64 = 0.005;
-
-pub use results::stats::{EXEC_FLOOR_PCT, MIN_RUNS_FOR_VERDICT};
 
 /// Why `exec` refused or failed. Each error keeps what caused it as its
 /// source (the placement layer's refusal, the system call's error), so the
@@ -89,7 +86,7 @@ impl ExecError {
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub command: ResolvedCommand,
-    pub policies: Vec<(Policy, Option<ChildPlacement>)>,
+    pub policies: Vec<(PlacementPolicy, Option<ChildPlacement>)>,
 }
 
 impl Plan {
@@ -97,7 +94,7 @@ impl Plan {
     /// accepts its masks; the first refusal is returned and nothing runs.
     pub fn new(
         command: ResolvedCommand,
-        policies: &[Policy],
+        policies: &[PlacementPolicy],
         scope: &Scope,
     ) -> Result<Plan, ExecError> {
         if policies.is_empty() {
@@ -133,10 +130,8 @@ pub struct Options {
     pub counters: bool,
 }
 
-/// The record of one policy and of each repetition (with
-/// [`PolicyVerdict`]) lives in `results`, where the store and reports read
-/// it back.
-pub use results::exec::{PolicyResult, PolicyStats, PolicyVerdict, RunRecord};
+use results::exec::{PolicyResult, PolicyStats, PolicyVerdict, RunRecord};
+use results::stats::MIN_RUNS_FOR_VERDICT;
 
 /// The whole experiment.
 #[derive(Debug, Clone, Serialize)]
@@ -170,7 +165,7 @@ fn record(
     rep: u32,
     o: &child::RunOutcome,
     metric: Option<&Metric>,
-    numastat_delta: Vec<numastat::NodeDelta>,
+    numastat_delta: Vec<results::exec::NodeDelta>,
 ) -> RunRecord {
     let ok = o.exit.success() && !o.timed_out && !o.interrupted;
     let (value, metric_error) = match metric.map(|m| m.extract(&o.stdout.text, &o.stderr.text)) {
@@ -213,7 +208,7 @@ pub fn failure_text(r: &RunRecord) -> String {
     }
 }
 
-fn new_result(policy: &Policy, placement: Option<&ChildPlacement>) -> PolicyResult {
+fn new_result(policy: &PlacementPolicy, placement: Option<&ChildPlacement>) -> PolicyResult {
     let mem = placement.map(|p| &p.policy).filter(|m| **m != place::MemPolicy::Default);
     PolicyResult {
         policy: policy.to_string(),
@@ -239,9 +234,9 @@ fn summarise(r: &mut PolicyResult, on_metric: bool) {
     }
     let compared = if on_metric { r.stats.metric_summary } else { r.stats.wall_summary };
     r.stats.noise_pct = compared.map(|s| s.robust_cv_pct());
-    let counted: Vec<&counters::Counters> =
+    let counted: Vec<&results::counters::Counters> =
         r.runs.iter().filter(|x| x.ok).filter_map(|x| x.counters.as_ref()).collect();
-    r.counters = counters::Counters::median(&counted);
+    r.counters = results::counters::Counters::median(&counted);
 }
 
 /// The verdict of a policy against the baseline: [`stats::compare_samples`]
@@ -578,7 +573,7 @@ mod tests {
             compared_on: "metric".into(),
             direction,
             baseline: None,
-            floor_pct: EXEC_FLOOR_PCT,
+            floor_pct: results::stats::EXEC_FLOOR_PCT,
             policies,
             best_policy: None,
             best_reason: String::new(),

@@ -69,7 +69,7 @@ pub fn add(a: &mut NumaSample, b: &NumaSample) {
     }
 }
 
-pub use results::exec::{NodePages, NumaPages};
+use results::exec::{NodePages, NumaPages};
 
 /// The record of a reading: KiB and shares per node of `processes`'
 /// fullest reading over `samples` reads.

@@ -3,22 +3,19 @@
 //! layer's ([`place::NumaStat`]); the counters are system-wide, so other
 //! processes' allocations during the run are counted too.
 
+use place::NumaStat;
+use results::exec::NodeDelta;
 use topo::SysRoot;
-
-pub use results::exec::{NodeCounters as NodeStat, NodeDelta};
-
-/// Counters of every node at one moment.
-pub type Snapshot = place::NumaStat;
 
 /// Reads every node's counters under `root`; empty on a kernel without
 /// NUMA or when the files cannot be read (the run goes on without them).
-pub fn snapshot(root: &SysRoot) -> Snapshot {
-    place::NumaStat::read(root).unwrap_or_default()
+pub fn snapshot(root: &SysRoot) -> NumaStat {
+    NumaStat::read(root).unwrap_or_default()
 }
 
 /// `after - before` per node present in both (counters never go down; a
 /// reset gives 0, not a wrap).
-pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<NodeDelta> {
+pub fn delta(before: &NumaStat, after: &NumaStat) -> Vec<NodeDelta> {
     after.since(before).nodes.into_iter().map(|(node, stat)| NodeDelta { node, stat }).collect()
 }
 
@@ -26,8 +23,8 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<NodeDelta> {
 mod tests {
     use super::*;
 
-    fn snap(nodes: &[(u32, &str)]) -> Snapshot {
-        place::NumaStat {
+    fn snap(nodes: &[(u32, &str)]) -> NumaStat {
+        NumaStat {
             nodes: nodes.iter().map(|&(n, t)| (n, place::parse_numastat(t).unwrap())).collect(),
         }
     }

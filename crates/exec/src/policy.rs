@@ -12,7 +12,7 @@ use crate::ExecError;
 
 /// One placement to run the command under.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Policy {
+pub enum PlacementPolicy {
     /// No change: the kernel's default (first touch, CPUs free).
     Default,
     /// CPUs of node N, memory bound to node N.
@@ -28,17 +28,17 @@ pub enum Policy {
     CpusOnly(u32),
 }
 
-impl fmt::Display for Policy {
+impl fmt::Display for PlacementPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Policy::Default => f.write_str("default"),
-            Policy::Local(n) => write!(f, "local:{n}"),
-            Policy::Remote { cpu, mem } => write!(f, "remote:{cpu}/{mem}"),
-            Policy::Interleave(None) => f.write_str("interleave"),
-            Policy::Interleave(Some(s)) => write!(f, "interleave:{}", s.to_list()),
-            Policy::Weighted(None) => f.write_str("weighted"),
-            Policy::Weighted(Some(s)) => write!(f, "weighted:{}", s.to_list()),
-            Policy::CpusOnly(n) => write!(f, "cpus-only:{n}"),
+            PlacementPolicy::Default => f.write_str("default"),
+            PlacementPolicy::Local(n) => write!(f, "local:{n}"),
+            PlacementPolicy::Remote { cpu, mem } => write!(f, "remote:{cpu}/{mem}"),
+            PlacementPolicy::Interleave(None) => f.write_str("interleave"),
+            PlacementPolicy::Interleave(Some(s)) => write!(f, "interleave:{}", s.to_list()),
+            PlacementPolicy::Weighted(None) => f.write_str("weighted"),
+            PlacementPolicy::Weighted(Some(s)) => write!(f, "weighted:{}", s.to_list()),
+            PlacementPolicy::CpusOnly(n) => write!(f, "cpus-only:{n}"),
         }
     }
 }
@@ -64,7 +64,7 @@ fn node_set(text: &str, whole: &str) -> Result<Option<NodeSet>, ExecError> {
     }
 }
 
-impl FromStr for Policy {
+impl FromStr for PlacementPolicy {
     type Err = ExecError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -74,19 +74,19 @@ impl FromStr for Policy {
             None => (s, None),
         };
         match (name, arg) {
-            ("default", None) => Ok(Policy::Default),
-            ("local", Some(a)) => Ok(Policy::Local(node_id(a, s)?)),
-            ("cpus-only", Some(a)) => Ok(Policy::CpusOnly(node_id(a, s)?)),
+            ("default", None) => Ok(PlacementPolicy::Default),
+            ("local", Some(a)) => Ok(PlacementPolicy::Local(node_id(a, s)?)),
+            ("cpus-only", Some(a)) => Ok(PlacementPolicy::CpusOnly(node_id(a, s)?)),
             ("remote", Some(a)) => {
                 let (c, m) = a.split_once('/').ok_or_else(|| {
                     ExecError::BadPolicy(format!("'{s}': expected remote:CPU_NODE/MEM_NODE"))
                 })?;
-                Ok(Policy::Remote { cpu: node_id(c, s)?, mem: node_id(m, s)? })
+                Ok(PlacementPolicy::Remote { cpu: node_id(c, s)?, mem: node_id(m, s)? })
             }
-            ("interleave", None) => Ok(Policy::Interleave(None)),
-            ("interleave", Some(a)) => Ok(Policy::Interleave(node_set(a, s)?)),
-            ("weighted", None) => Ok(Policy::Weighted(None)),
-            ("weighted", Some(a)) => Ok(Policy::Weighted(node_set(a, s)?)),
+            ("interleave", None) => Ok(PlacementPolicy::Interleave(None)),
+            ("interleave", Some(a)) => Ok(PlacementPolicy::Interleave(node_set(a, s)?)),
+            ("weighted", None) => Ok(PlacementPolicy::Weighted(None)),
+            ("weighted", Some(a)) => Ok(PlacementPolicy::Weighted(node_set(a, s)?)),
             ("local" | "cpus-only" | "remote", None) => {
                 Err(ExecError::BadPolicy(format!("'{s}' needs a node, e.g. {s}:0")))
             }
@@ -105,7 +105,7 @@ impl FromStr for Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PolicyItem {
     All,
-    One(Policy),
+    One(PlacementPolicy),
     /// `interleave:!LIST`, `interleave:+LIST` (and `weighted:`): a node set
     /// relative to the usable memory nodes, resolved by [`Scope::expand`].
     Within {
@@ -211,29 +211,29 @@ impl Scope {
         }
     }
 
-    fn resolve(&self, policy: &Policy) -> Result<Option<ChildPlacement>, PlaceError> {
+    fn resolve(&self, policy: &PlacementPolicy) -> Result<Option<ChildPlacement>, PlaceError> {
         let (a, t) = (&self.allowed, &self.topology);
         let one = |n: u32| -> NodeSet { [n].into_iter().collect() };
         Ok(Some(match policy {
-            Policy::Default => return Ok(None),
-            Policy::Local(n) => {
+            PlacementPolicy::Default => return Ok(None),
+            PlacementPolicy::Local(n) => {
                 let cpus = a.check_cpu_node(*n, t)?;
                 a.check_mem_nodes(&one(*n), t)?;
                 ChildPlacement { cpus: Some(cpus), policy: MemPolicy::Bind(one(*n)) }
             }
-            Policy::Remote { cpu, mem } => {
+            PlacementPolicy::Remote { cpu, mem } => {
                 let cpus = a.check_cpu_node(*cpu, t)?;
                 a.check_mem_nodes(&one(*mem), t)?;
                 ChildPlacement { cpus: Some(cpus), policy: MemPolicy::Bind(one(*mem)) }
             }
-            Policy::CpusOnly(n) => {
+            PlacementPolicy::CpusOnly(n) => {
                 ChildPlacement { cpus: Some(a.check_cpu_node(*n, t)?), policy: MemPolicy::Default }
             }
-            Policy::Interleave(set) => ChildPlacement {
+            PlacementPolicy::Interleave(set) => ChildPlacement {
                 cpus: None,
                 policy: MemPolicy::Interleave(self.interleave_set(set)?),
             },
-            Policy::Weighted(set) => {
+            PlacementPolicy::Weighted(set) => {
                 let policy = MemPolicy::WeightedInterleave(self.interleave_set(set)?);
                 place::policy::ensure_supported(&policy, &self.root)?;
                 ChildPlacement { cpus: None, policy }
@@ -246,7 +246,7 @@ impl Scope {
     /// child applies: `None` for `default`, which leaves everything
     /// inherited. A refusal names the policy and keeps the placement
     /// layer's error as its source.
-    pub fn placement(&self, policy: &Policy) -> Result<Option<ChildPlacement>, ExecError> {
+    pub fn placement(&self, policy: &PlacementPolicy) -> Result<Option<ChildPlacement>, ExecError> {
         self.resolve(policy)
             .map_err(|source| ExecError::Placement { policy: policy.to_string(), source })
     }
@@ -255,8 +255,8 @@ impl Scope {
     /// `interleave:!LIST`/`+LIST` their nodes among the usable memory nodes
     /// (refused when that selects none); duplicates are dropped, first
     /// occurrence kept.
-    pub fn expand(&self, items: &[PolicyItem]) -> Result<Vec<Policy>, ExecError> {
-        let mut out: Vec<Policy> = Vec::new();
+    pub fn expand(&self, items: &[PolicyItem]) -> Result<Vec<PlacementPolicy>, ExecError> {
+        let mut out: Vec<PlacementPolicy> = Vec::new();
         for item in items {
             let add = match item {
                 PolicyItem::All => self.all_policies(),
@@ -267,9 +267,9 @@ impl Scope {
                         .resolve(&usable, "memory node")
                         .map_err(|source| ExecError::Placement { policy: text.clone(), source })?;
                     vec![if *weighted {
-                        Policy::Weighted(Some(set))
+                        PlacementPolicy::Weighted(Some(set))
                     } else {
-                        Policy::Interleave(Some(set))
+                        PlacementPolicy::Interleave(Some(set))
                     }]
                 }
             };
@@ -291,28 +291,31 @@ impl Scope {
     /// when that differs from all (memory-only nodes present) and has two or
     /// more; `weighted` when the kernel has it and there are two or more
     /// memory nodes.
-    pub fn all_policies(&self) -> Vec<Policy> {
-        let mut out = vec![Policy::Default];
+    pub fn all_policies(&self) -> Vec<PlacementPolicy> {
+        let mut out = vec![PlacementPolicy::Default];
         let cpu_nodes = self.usable_cpu_nodes();
         let mem_nodes = self.usable_mem_nodes();
         let both: Vec<u32> = cpu_nodes.iter().copied().filter(|n| mem_nodes.contains(n)).collect();
-        out.extend(both.iter().map(|&n| Policy::Local(n)));
+        out.extend(both.iter().map(|&n| PlacementPolicy::Local(n)));
         let home = both.first().or(cpu_nodes.first()).copied();
         if let Some(a) = home {
             out.extend(
-                mem_nodes.iter().filter(|&&b| b != a).map(|&b| Policy::Remote { cpu: a, mem: b }),
+                mem_nodes
+                    .iter()
+                    .filter(|&&b| b != a)
+                    .map(|&b| PlacementPolicy::Remote { cpu: a, mem: b }),
             );
             if mem_nodes.len() >= 2 {
-                out.push(Policy::CpusOnly(a));
+                out.push(PlacementPolicy::CpusOnly(a));
             }
         }
         if mem_nodes.len() >= 2 {
-            out.push(Policy::Interleave(None));
+            out.push(PlacementPolicy::Interleave(None));
             if both.len() >= 2 && both.len() < mem_nodes.len() {
-                out.push(Policy::Interleave(Some(both.iter().copied().collect())));
+                out.push(PlacementPolicy::Interleave(Some(both.iter().copied().collect())));
             }
             if self.weighted_interleave() {
-                out.push(Policy::Weighted(None));
+                out.push(PlacementPolicy::Weighted(None));
             }
         }
         out
@@ -360,11 +363,11 @@ mod tests {
         Scope::new(topology, allowed, root(weighted))
     }
 
-    fn names(ps: &[Policy]) -> Vec<String> {
+    fn names(ps: &[PlacementPolicy]) -> Vec<String> {
         ps.iter().map(|p| p.to_string()).collect()
     }
 
-    fn refusal(s: &Scope, p: Policy) -> String {
+    fn refusal(s: &Scope, p: PlacementPolicy) -> String {
         let e = s.placement(&p).unwrap_err();
         let ExecError::Placement { policy, source } = &e else { panic!("{e}") };
         assert_eq!(policy, &p.to_string());
@@ -383,11 +386,17 @@ mod tests {
             "weighted:0,2",
             "cpus-only:3",
         ] {
-            let p: Policy = s.parse().unwrap();
-            assert_eq!(p.to_string().parse::<Policy>().unwrap(), p, "{s}");
+            let p: PlacementPolicy = s.parse().unwrap();
+            assert_eq!(p.to_string().parse::<PlacementPolicy>().unwrap(), p, "{s}");
         }
-        assert_eq!("remote:1/0".parse::<Policy>().unwrap(), Policy::Remote { cpu: 1, mem: 0 });
-        assert_eq!("interleave:0,2".parse::<Policy>().unwrap().to_string(), "interleave:0,2");
+        assert_eq!(
+            "remote:1/0".parse::<PlacementPolicy>().unwrap(),
+            PlacementPolicy::Remote { cpu: 1, mem: 0 }
+        );
+        assert_eq!(
+            "interleave:0,2".parse::<PlacementPolicy>().unwrap().to_string(),
+            "interleave:0,2"
+        );
     }
 
     #[test]
@@ -401,7 +410,7 @@ mod tests {
             ("bogus:1", "unknown policy 'bogus:1'"),
             ("default:1", "takes no argument"),
         ] {
-            let err = s.parse::<Policy>().unwrap_err().to_string();
+            let err = s.parse::<PlacementPolicy>().unwrap_err().to_string();
             assert!(err.contains(want), "{s}: {err}");
         }
     }
@@ -412,10 +421,10 @@ mod tests {
         assert_eq!(
             items,
             vec![
-                PolicyItem::One(Policy::Default),
-                PolicyItem::One(Policy::Interleave(Some(set("0-1")))),
-                PolicyItem::One(Policy::Local(0)),
-                PolicyItem::One(Policy::Weighted(Some(set("0,2-3")))),
+                PolicyItem::One(PlacementPolicy::Default),
+                PolicyItem::One(PlacementPolicy::Interleave(Some(set("0-1")))),
+                PolicyItem::One(PlacementPolicy::Local(0)),
+                PolicyItem::One(PlacementPolicy::Weighted(Some(set("0,2-3")))),
                 PolicyItem::All,
             ]
         );
@@ -477,9 +486,9 @@ mod tests {
                 "interleave:0-1"
             ]
         );
-        let err = refusal(&s, Policy::Local(2));
+        let err = refusal(&s, PlacementPolicy::Local(2));
         assert!(err.contains("node(s) 2 have no CPUs"), "{err}");
-        let p = s.placement(&Policy::Remote { cpu: 1, mem: 2 }).unwrap().unwrap();
+        let p = s.placement(&PlacementPolicy::Remote { cpu: 1, mem: 2 }).unwrap().unwrap();
         assert_eq!(p.cpus, Some(set("4-7")));
         assert_eq!(p.policy, MemPolicy::Bind(set("2")));
     }
@@ -513,43 +522,47 @@ mod tests {
         let mut s = scope(&[(0, "0-3", true), (1, "4-7", true)], false);
         s.allowed = Allowed { cpus: set("4-5"), mems: set("1") };
         assert_eq!(names(&s.all_policies()), ["default", "local:1"]);
-        let err = refusal(&s, Policy::Local(0));
+        let err = refusal(&s, PlacementPolicy::Local(0));
         assert!(err.contains("CPU(s) 0-3 not allowed") && err.contains("(allowed CPUs: 4-5)"));
-        let err = refusal(&s, Policy::Remote { cpu: 1, mem: 0 });
+        let err = refusal(&s, PlacementPolicy::Remote { cpu: 1, mem: 0 });
         assert!(err.contains("node(s) 0 not allowed for this process's memory"), "{err}");
         // the CPU mask is narrowed to what is allowed
-        let p = s.placement(&Policy::CpusOnly(1)).unwrap().unwrap();
+        let p = s.placement(&PlacementPolicy::CpusOnly(1)).unwrap().unwrap();
         assert_eq!((p.cpus, p.policy), (Some(set("4-5")), MemPolicy::Default));
         // nothing allowed to interleave over
         s.allowed.mems = set("5");
-        let err = refusal(&s, Policy::Interleave(None));
+        let err = refusal(&s, PlacementPolicy::Interleave(None));
         assert!(err.contains("node(s) 0-1 not allowed") && err.contains("nodes: 5"), "{err}");
     }
 
     #[test]
     fn placements_and_refusals() {
         let s = scope(&[(0, "0-3", true), (1, "4-7", true), (2, "8-9", false)], false);
-        let p = s.placement(&Policy::Interleave(None)).unwrap().unwrap();
+        let p = s.placement(&PlacementPolicy::Interleave(None)).unwrap().unwrap();
         assert_eq!((p.cpus, p.policy), (None, MemPolicy::Interleave(set("0-1"))));
-        assert!(refusal(&s, Policy::Local(7)).contains("node(s) 7 do not exist (nodes: 0-2)"));
-        assert!(refusal(&s, Policy::Local(2)).contains("node(s) 2 have no memory"));
-        assert!(refusal(&s, Policy::Interleave(Some(set("0,2")))).contains("2 have no memory"));
-        let weighted = s.placement(&Policy::Weighted(None)).unwrap_err();
+        assert!(
+            refusal(&s, PlacementPolicy::Local(7)).contains("node(s) 7 do not exist (nodes: 0-2)")
+        );
+        assert!(refusal(&s, PlacementPolicy::Local(2)).contains("node(s) 2 have no memory"));
+        assert!(
+            refusal(&s, PlacementPolicy::Interleave(Some(set("0,2")))).contains("2 have no memory")
+        );
+        let weighted = s.placement(&PlacementPolicy::Weighted(None)).unwrap_err();
         assert!(weighted.is_usage(), "{weighted}");
         let why = std::error::Error::source(&weighted).unwrap().to_string();
         assert!(why.contains("weighted interleave") && why.contains("Linux 6.9"), "{why}");
-        assert_eq!(s.placement(&Policy::Default).unwrap(), None);
-        assert_eq!(describe(s.placement(&Policy::Default).unwrap().as_ref()), "unchanged");
-        let remote = s.placement(&Policy::Remote { cpu: 0, mem: 1 }).unwrap();
+        assert_eq!(s.placement(&PlacementPolicy::Default).unwrap(), None);
+        assert_eq!(describe(s.placement(&PlacementPolicy::Default).unwrap().as_ref()), "unchanged");
+        let remote = s.placement(&PlacementPolicy::Remote { cpu: 0, mem: 1 }).unwrap();
         assert_eq!(describe(remote.as_ref()), "cpus 0-3, bind 1");
-        let only = s.placement(&Policy::CpusOnly(1)).unwrap();
+        let only = s.placement(&PlacementPolicy::CpusOnly(1)).unwrap();
         assert_eq!(describe(only.as_ref()), "cpus 4-7");
     }
 
     #[test]
     fn weighted_interleave_follows_the_kernel() {
         let s = scope(&[(0, "0-3", true), (1, "4-7", true)], true);
-        let p = s.placement(&Policy::Weighted(Some(set("0-1")))).unwrap().unwrap();
+        let p = s.placement(&PlacementPolicy::Weighted(Some(set("0-1")))).unwrap().unwrap();
         assert_eq!(p.policy, MemPolicy::WeightedInterleave(set("0-1")));
         assert_eq!(describe(Some(&p)), "weighted-interleave 0-1");
     }

@@ -331,7 +331,7 @@ mod tests {
         assert!(got.is_ok());
     }
 
-    /// Issue 12: `ln -s victim L; NUMAPROBE_LOCK=L numaprobe run` replaced
+    /// `ln -s victim L; NUMAPROBE_LOCK=L numaprobe run` must not replace
     /// the victim's content with a PID.
     #[test]
     fn a_symlink_at_the_lock_path_is_refused_and_its_target_untouched() {

@@ -63,7 +63,7 @@ pub fn current_cpu_and_node() -> Result<(u32, u32)> {
 ///
 /// ```no_run
 /// use std::os::unix::process::CommandExt;
-/// use place::{ChildPlacement, MemPolicy, NodeSet};
+/// use place::{ChildPlacement, MemPolicy};
 /// let p = ChildPlacement { cpus: Some("0".parse().unwrap()), policy: MemPolicy::Bind("0".parse().unwrap()) }
 ///     .prepare();
 /// let mut cmd = std::process::Command::new("true");

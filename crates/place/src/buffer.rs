@@ -14,9 +14,7 @@ use crate::verify::{page_nodes, PageNodes};
 const MIB2: usize = 2 << 20;
 const MAP_HUGE_SHIFT: i32 = 26;
 
-/// The kind of pages to back a buffer with (one type with the records'
-/// and the command line's `--pages`; it lives in `results`).
-pub use results::pages::PageKind;
+use results::pages::PageKind;
 
 /// Plain data that may be viewed in a buffer: any bit pattern is valid
 /// (untouched anonymous memory reads as zeros).

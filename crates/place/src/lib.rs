@@ -5,6 +5,8 @@
 //! Typical use by a measurement:
 //! ```no_run
 //! use place::*;
+//! use results::pages::PageKind;
+//! use topo::NodeSet;
 //! # fn main() -> Result<(), PlaceError> {
 //! pin_current_thread(0)?;
 //! let mut buf = Buffer::alloc(64 << 20, PageKind::Base)?;
@@ -35,14 +37,14 @@ pub use affinity::{
     set_current_thread_affinity, ChildPlacement, PreparedPlacement,
 };
 pub use allowed::Allowed;
-pub use buffer::{Buffer, PageKind, PageReport, Pod};
+pub use buffer::{Buffer, PageReport, Pod};
 pub use error::{PlaceError, Result};
 pub use memory::{
     ensure_hugepages, ensure_node_can_spare, ensure_nodes_can_spare, node_free_hugepages,
     node_memory, numa_balancing, numa_balancing_enabled, reserve_bytes, NodeMemory, NumaBalancing,
     Spread,
 };
-pub use numastat::{parse_numastat, NodeCounters, NumaStat};
+pub use numastat::{parse_numastat, NumaStat};
 pub use policy::{
     bind_range, current_process_policy, ensure_supported, mems_allowed, node_of_address, policy_at,
     policy_support, set_process_policy, weighted_interleave_weights, with_fallback, Existing,
@@ -50,11 +52,7 @@ pub use policy::{
 };
 pub use probe::{probe, ExpectSource, Pin, ProbeReport, ProbeSpec, Via};
 pub use spec::{parse_size, resolve_set, SetSpec, SIZE_GRAMMAR};
-pub use topo::{CpuSet, NodeSet};
-pub use verify::{
-    check, check_interleave, check_spread, page_nodes, PageNodes, PlacementCheck, SpreadCheck,
-    DEFAULT_THRESHOLD,
-};
+pub use verify::{check, check_interleave, check_spread, page_nodes, PageNodes, DEFAULT_THRESHOLD};
 
 /// The base page size of this machine in bytes.
 pub fn base_page_size() -> usize {

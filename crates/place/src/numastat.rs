@@ -9,9 +9,7 @@ use topo::{SysRoot, TopoError};
 
 use crate::error::Result;
 
-/// One node's counters, in pages: the record `exec` stores and the probe
-/// reports (it lives in `results`).
-pub use results::exec::NodeCounters;
+use results::exec::NodeCounters;
 
 /// Parses a `numastat` file (`numa_hit 123` lines) with
 /// [`topo::parse_numastat`]; unknown keys are ignored, absent ones are 0.
@@ -86,7 +84,7 @@ mod tests {
         let root = SysRoot::live();
         let before = NumaStat::read(&root).unwrap();
         assert!(before.nodes.contains_key(&0));
-        let mut b = crate::Buffer::alloc(8 << 20, crate::PageKind::NoThp).unwrap();
+        let mut b = crate::Buffer::alloc(8 << 20, results::pages::PageKind::NoThp).unwrap();
         b.touch();
         let d = NumaStat::read(&root).unwrap().since(&before);
         // 2048 pages were faulted in on node 0 (other activity only adds).

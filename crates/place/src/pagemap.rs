@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_touched_buffer_has_ranges_or_none_without_privilege() {
-        let mut b = crate::Buffer::alloc(1 << 20, crate::PageKind::Base).unwrap();
+        let mut b = crate::Buffer::alloc(1 << 20, results::pages::PageKind::Base).unwrap();
         b.touch();
         match physical_ranges(b.as_ptr(), b.len()).unwrap() {
             Some(r) => {

@@ -8,9 +8,14 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
+use results::exec::NodeCounters;
+use results::pages::PageKind;
+use results::placement::PlacementCheck;
+use topo::{CpuSet, NodeSet};
+
 use crate::{
-    Allowed, Buffer, CpuSet, MemPolicy, NodeCounters, NodeMemory, NodeSet, NumaBalancing, NumaStat,
-    PageKind, PageNodes, PageReport, PlacementCheck, Result, Spread,
+    Allowed, Buffer, MemPolicy, NodeMemory, NumaBalancing, NumaStat, PageNodes, PageReport, Result,
+    Spread,
 };
 
 /// Version of the probe report (the `place --json` document).

@@ -128,7 +128,7 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-pub use results::placement::{PlacementCheck, SpreadCheck};
+use results::placement::{PlacementCheck, SpreadCheck};
 
 /// Checks that at least `threshold` of the sampled pages are on `expected`.
 pub fn check(pages: &PageNodes, expected: &NodeSet, threshold: f64) -> PlacementCheck {
@@ -186,8 +186,9 @@ pub fn check_spread(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::{Buffer, PageKind};
+    use crate::buffer::Buffer;
     use crate::policy::MemPolicy;
+    use results::pages::PageKind;
 
     fn nodes(per: &[(u32, u64)], not_present: u64) -> PageNodes {
         let per_node: BTreeMap<u32, u64> = per.iter().copied().collect();

@@ -11,6 +11,7 @@ use store::LoadedRun;
 
 use crate::chart::{matrix_charts, Axis, Chart, RefLine, Series, XyChart};
 use crate::doc::{Document, Table};
+use crate::figures::{bw_flag, marked};
 use crate::fmt::{fig, num, opt};
 use analysis::data::RunData;
 use analysis::metrics::bw_matrix;
@@ -31,7 +32,7 @@ fn bw_row(p: &BwResult, first: String) -> Vec<String> {
         p.memory(),
         p.kernel.name().into(),
         p.threads.to_string(),
-        fig(measured(p.best_gbs), p.noise(), "GB/s"),
+        marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref()),
         fig(measured(p.median_gbs), p.noise(), "GB/s"),
         opt(measured(p.spread_pct), "%"),
         pages(p),
@@ -56,7 +57,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         return;
     }
     doc.h(2, "Bandwidth");
-    doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. Best is the fastest repetition, spread is (max - min) / median. Figures keep the digits their noise (robust CV of the repetitions) supports.");
+    doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. The figure of a result is its best (fastest) repetition, everywhere in this report: other work can only slow a repetition down, so the fastest is the closest to what the memory can do; the median is shown beside it. Spread is (max - min) / median of the repetitions. Figures keep the digits their noise (robust CV of the repetitions) supports.");
 
     let mut t = Table::with_header(&BW_HEADER);
     for p in d.bw_mode(bw::Mode::Local) {
@@ -127,7 +128,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 /// min-max band, the ideal linear scaling from the fewest threads, and the
 /// theoretical peak of one node's memory channels when known.
 fn scaling_chart(scaling: &[&BwResult], node_peak: Option<f64>) -> XyChart {
-    type Curve = (Option<u32>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+    type Curve = (Option<u32>, Vec<(f64, f64)>, Vec<(f64, f64, f64)>, Vec<(f64, String)>);
     let mut series: BTreeMap<String, Curve> = BTreeMap::new();
     for p in scaling {
         let name = format!(
@@ -137,22 +138,26 @@ fn scaling_chart(scaling: &[&BwResult], node_peak: Option<f64>) -> XyChart {
             p.memory()
         );
         // coloured by memory node, as in every chart
-        let e = series.entry(name).or_insert((p.mem_node.or(p.cpu_node), vec![], vec![]));
+        let e = series.entry(name).or_insert((p.mem_node.or(p.cpu_node), vec![], vec![], vec![]));
         let (t, best) = (p.threads as f64, p.best_gbs);
         e.1.push((t, best));
+        // the hover value as the table writes it
+        e.3.push((t, format!("{} GB/s", fig(Some(best), p.noise(), "GB/s"))));
         if let (Some(lo), Some(hi)) = (measured(p.min_gbs), measured(p.max_gbs)) {
             e.2.push((t, lo.min(best), hi.max(best)));
         }
     }
     let mut lines = Vec::new();
-    for (name, (node, points, _)) in &series {
+    for (name, (node, points, _, _)) in &series {
         let first = points.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0));
         let last = points.iter().map(|p| p.0).fold(0.0, f64::max);
         if let Some((t0, v0)) = first.filter(|f| f.0 > 0.0 && last > f.0) {
             lines.push(RefLine {
                 label: format!("ideal linear scaling of {name}"),
                 points: vec![(t0, v0), (last, v0 * last / t0)],
-                in_domain: false,
+                // the axis reaches the ideal: a line cut at the frame
+                // hides how far the measurement falls short of it
+                in_domain: true,
                 color: node.map(|n| n as usize),
             });
         }
@@ -176,13 +181,14 @@ fn scaling_chart(scaling: &[&BwResult], node_peak: Option<f64>) -> XyChart {
     }
     XyChart {
         title: "Bandwidth against thread count".into(),
-        x: Axis::integer("threads"),
+        // from the fewest threads measured: no "0 threads" tick
+        x: Axis { from_zero: false, ..Axis::integer("threads") },
         y: Axis::linear("bandwidth (GB/s)"),
         band_label: "min-max of the repetitions".into(),
         series: series
             .into_iter()
-            .map(|(name, (node, points, band))| {
-                Series::line(name, points).with_band(band).with_color(node)
+            .map(|(name, (node, points, band, labels))| {
+                Series::line(name, points).with_band(band).with_color(node).with_labels(labels)
             })
             .collect(),
         markers: vec![],
@@ -214,4 +220,41 @@ fn saturation_notes(scaling: &[&BwResult]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scaling(threads: usize, best: f64) -> BwResult {
+        let v = serde_json::json!({"mode": "scaling", "kernel": "triad", "cpu_node": 0,
+            "mem_node": 0, "threads": threads, "best_gbs": best, "min_gbs": best * 0.9,
+            "max_gbs": best, "spread_pct": 10.0, "reps": 10});
+        match results::upgrade::read("bw", &v).record {
+            results::Record::Bw(b) => *b,
+            r => panic!("not a bw record: {r:?}"),
+        }
+    }
+
+    #[test]
+    fn the_scaling_chart_shows_the_whole_ideal_line_and_no_zero_threads() {
+        let pts = [scaling(1, 10.0), scaling(2, 18.0), scaling(4, 26.0)];
+        let refs: Vec<&BwResult> = pts.iter().collect();
+        let c = scaling_chart(&refs, None);
+        let ideal = c.lines.iter().find(|l| l.label.starts_with("ideal")).unwrap();
+        assert_eq!(ideal.points.last(), Some(&(4.0, 40.0)));
+        let svg = crate::svg::render(&Chart::Xy(c), 0);
+        // y ticks reach the ideal's 40 GB/s, not only the measured 26
+        assert!(svg.contains(">40</text>"), "{svg}");
+        // x ticks from the fewest threads: 1, 2, 3, 4, never 0
+        assert!(svg.contains(">1</text>") && svg.contains(">4</text>"));
+        assert!(!svg.contains("text-anchor=\"middle\">0</text>"), "{svg}");
+        // a long curve (1 to 16 threads) ticks 2, 4, ... 16: still no 0
+        let pts: Vec<BwResult> =
+            [1, 2, 4, 8, 16].iter().map(|t| scaling(*t, 10.0 * (*t as f64).sqrt())).collect();
+        let refs: Vec<&BwResult> = pts.iter().collect();
+        let svg = crate::svg::render(&Chart::Xy(scaling_chart(&refs, None)), 0);
+        assert!(svg.contains("text-anchor=\"middle\">16</text>"), "{svg}");
+        assert!(!svg.contains("text-anchor=\"middle\">0</text>"), "{svg}");
+    }
 }

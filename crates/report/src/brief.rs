@@ -9,11 +9,11 @@ use std::fmt::Write;
 use results::audit::Severity;
 use store::LoadedRun;
 
-use crate::fmt::{noisy, num};
+use crate::fmt::num;
 use crate::glance::glance;
 use crate::render::md_table;
 use analysis::data::RunData;
-use analysis::metrics::{metrics, MetricKey};
+use analysis::metrics::MetricKey;
 use analysis::study::Study;
 
 /// The longest brief, in lines.
@@ -89,27 +89,41 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         let _ = writeln!(out, "- **Settings:** {}", md(&picked.join(", ")));
     }
 
-    // Headline figures with their noise.
-    let m = metrics(&d);
+    // Headline figures as the report's tables write them.
+    let m = crate::figures::headlines(&d);
     if !m.is_empty() {
-        out.push_str("\n| Figure | Value | Noise (robust CV) | From |\n|---|---:|---:|---|\n");
+        out.push_str(
+            "\n| Figure | Value | Spread of its repetitions | From |\n|---|---:|---:|---|\n",
+        );
         for k in MetricKey::ALL {
             let Some(x) = m.get(&k) else { continue };
-            let value = if x.noise_pct > 0.0 {
-                format!("{} {}", noisy(x.value, x.noise_pct), k.unit())
-            } else {
-                format!("{} {}", num(x.value, k.unit()), k.unit())
+            let value = match x.flags.first() {
+                Some((_, f)) => format!("{} {} ({})", x.value_text(), k.unit(), f.word()),
+                None => format!("{} {}", x.value_text(), k.unit()),
             };
-            let noise = if x.noise_pct > 0.0 { format!("{:.1}%", x.noise_pct) } else { "-".into() };
+            let spread = x
+                .spread_pct
+                .map(|s| format!("{}{}%", if x.results > 1 { "up to " } else { "" }, num(s, "%")))
+                .unwrap_or_else(|| "-".into());
             let from = match &x.detail {
                 Some(det) => format!("{} result(s), {det}", x.results),
                 None => format!("{} result(s)", x.results),
             };
-            let _ = writeln!(out, "| {} | {value} | {noise} | {} |", k.name(), md(&from));
+            let _ = writeln!(out, "| {} | {value} | {spread} | {} |", k.name(), md(&from));
         }
         if let (Some(l), Some(r)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
             if l.value > 0.0 {
                 let _ = writeln!(out, "\nRemote/local latency: {:.2}x.", r.value / l.value);
+            }
+        }
+        let flags = crate::summary::flag_notes(&d);
+        if !flags.is_empty() {
+            let _ = writeln!(out, "\nMarked figures (measure again on a quiet machine):\n");
+            for f in flags.iter().take(3) {
+                let _ = writeln!(out, "- {}", md(f));
+            }
+            if flags.len() > 3 {
+                let _ = writeln!(out, "- and {} more", flags.len() - 3);
             }
         }
     } else {
@@ -135,7 +149,7 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
                     "- **{}** {}: {}{}",
                     f.severity.label().to_uppercase(),
                     f.id,
-                    md(&f.found),
+                    md(&crate::recommendations::found_text(f, &d)),
                     fix.map(|x| format!(" (fix: `{}`)", x.replace('`', "'"))).unwrap_or_default()
                 );
             }
@@ -189,7 +203,9 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
         }
     }
     out.push('\n');
-    out.push_str(&md_table(&crate::study::metrics_table(s)));
+    let runs: Vec<&LoadedRun> = std::iter::once(run).chain(compare).collect();
+    let noise = crate::study::group_noise(s, &runs);
+    out.push_str(&md_table(&crate::study::metrics_table_with(s, &noise)));
     let _ = writeln!(
         out,
         "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided unless {} runs of identical settings give a floor (docs/store.md).",

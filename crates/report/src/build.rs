@@ -23,20 +23,39 @@ pub fn build_report(run: &LoadedRun, compare: &[LoadedRun]) -> Document {
 
 /// The report of `run` with a settings study: `study` when given (groups
 /// of runs, `report label:A --compare label:B`), else, when `compare` is not
-/// empty, each run as its own group with `run` as the baseline.
+/// empty, each run as its own group with `run` as the baseline. A study's
+/// report opens with the study ([`comparison_report`]).
 pub fn build_report_with(
     run: &LoadedRun,
     compare: &[LoadedRun],
     study: Option<&Study>,
 ) -> Document {
-    let d = RunData::of(run);
-    let mut doc = Document::new(format!("numaprobe report: {}", run.display_name()));
+    match study {
+        Some(s) => comparison_report(run, compare, s),
+        None if !compare.is_empty() => {
+            let mut all = vec![run.clone()];
+            all.extend(compare.iter().cloned());
+            comparison_report(run, compare, &Study::of_runs(&all))
+        }
+        None => {
+            let d = RunData::of(run);
+            let mut doc = Document::new(format!("numaprobe report: {}", run.display_name()));
+            doc.p(run_line(run));
+            doc.glance(crate::glance::glance(run, &d));
+            run_sections(&mut doc, run, &d, &[], true);
+            doc
+        }
+    }
+}
+
+/// `Run 3 (uuid), complete. Started ..., finished .... Measured with ...`.
+fn run_line(run: &LoadedRun) -> String {
     let s = &run.summary;
     let status = match (&s.status, &s.message) {
         (st, Some(m)) if *st != RunStatus::Complete => format!("{st}: {m}"),
         (st, _) => st.to_string(),
     };
-    doc.p(format!(
+    format!(
         "Run {} ({}), {status}. Started {}, finished {}. Measured with numaprobe {} on {}.",
         s.id,
         s.uuid,
@@ -44,17 +63,108 @@ pub fn build_report_with(
         s.finished.as_deref().unwrap_or("-"),
         s.tool_version,
         s.machine
-    ));
+    )
+}
 
-    doc.glance(crate::glance::glance(run, &d));
-    crate::environment::section(&mut doc, run);
+/// A settings study's report: the title names the groups, the study's
+/// glance box (groups, settings that differ, each metric per group with its
+/// verdict, the first recommendations), the comparison, then each group's
+/// detail (its glance box and summary tables, from the group's first run),
+/// then the full sections of `run` (the baseline group's first run).
+pub fn comparison_report(run: &LoadedRun, compare: &[LoadedRun], study: &Study) -> Document {
+    let names: Vec<String> =
+        (0..study.groups.len()).map(|i| crate::study::group_name(study, i)).collect();
+    let mut doc = Document::new(format!("numaprobe comparison: {}", names.join(" vs ")));
+    let all: Vec<&LoadedRun> = std::iter::once(run).chain(compare).collect();
+    let runs: usize = study.groups.iter().map(|g| g.runs.len()).sum();
+    doc.p(format!(
+        "A settings study of {} groups ({runs} run{}) against {}: the study first (settings that differ, each metric per group with its verdict, recommendations), then each group's figures, then the detail of run {} of the baseline group.",
+        study.groups.len(),
+        if runs == 1 { "" } else { "s" },
+        names[study.baseline],
+        run.summary.id
+    ));
+    let noise = crate::study::group_noise(study, &all);
+    doc.glance(crate::study::study_glance(study, &noise));
+    crate::study::section_with(study, &mut doc, &noise);
+
+    for (i, g) in study.groups.iter().enumerate() {
+        doc.h(2, format!("Group {}: {}", i + 1, names[i]));
+        let Some(r) = g.runs.first().and_then(|id| all.iter().find(|r| r.summary.id == *id)) else {
+            doc.p("None of this group's runs could be loaded.");
+            continue;
+        };
+        let d = RunData::of(r);
+        doc.p(format!(
+            "Selected by {}; run{} {}. The figures below are those of run {}; the study above uses the median of the group's runs.",
+            g.reference,
+            if g.runs.len() == 1 { "" } else { "s" },
+            g.runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "),
+            r.summary.id
+        ));
+        doc.p(run_line(r));
+        let mut gl = crate::glance::glance(r, &d);
+        gl.title = format!("{} at a glance", names[i]);
+        doc.glance(gl);
+        summary(&mut doc, &d, None, 3);
+    }
+
+    doc.h(2, format!("Details of run {} ({})", run.summary.id, names[study.baseline]));
+    doc.p("Every measurement of the baseline group's first run; the other runs' are in their own reports (numaprobe report RUN).");
+    let d = RunData::of(run);
+    run_sections(&mut doc, run, &d, compare, false);
+    doc
+}
+
+/// The summary tables, the hidden-NUMA notes and the marked figures
+/// under a heading of `level`.
+fn summary(doc: &mut Document, d: &RunData, exec: Option<&ExecView>, level: u8) {
+    let tables = tables_of(d);
+    let hidden: Vec<String> = d
+        .per_cpu_summaries
+        .iter()
+        .filter(|s| s.hidden_numa && !s.groups.is_empty())
+        .map(crate::per_cpu::hidden_numa_text)
+        .collect();
+    // A run of `numaprobe exec` holds only exec results: no empty summary.
+    if tables.is_empty() && hidden.is_empty() && exec.is_some() {
+        return;
+    }
+    doc.h(level, "Summary");
+    for h in &hidden {
+        doc.callout(h.clone());
+    }
+    if tables.is_empty() {
+        doc.p("This run holds no bandwidth or latency results.");
+    }
+    for t in tables {
+        doc.table(t);
+    }
+    let flags = crate::summary::flag_notes(d);
+    if !flags.is_empty() {
+        doc.p("Marked figures: (disturbed) when samples were discarded because other work kept the measuring thread from its CPU, (noisy) when the repetitions never settled; such a figure can be off by more than its spread. Measure again on a quiet machine before relying on it.");
+        doc.list(flags);
+    }
+}
+
+/// The sections of one run after its glance box: environment, commands
+/// (of `run` and `others`), summary (when `with_summary`), bandwidth,
+/// latency, tiers, placements, analysis and the raw figures.
+fn run_sections(
+    doc: &mut Document,
+    run: &LoadedRun,
+    d: &RunData,
+    others: &[LoadedRun],
+    with_summary: bool,
+) {
+    crate::environment::section(doc, run);
 
     doc.h(2, "Commands");
     let mut cmds = String::new();
-    for r in std::iter::once(run).chain(compare) {
+    for r in std::iter::once(run).chain(others) {
         // One line each: a line break in an imported label or command
         // line would show a command that never ran.
-        if !compare.is_empty() {
+        if !others.is_empty() {
             let name = r.display_name();
             cmds.push_str(&format!("# run {} ({})\n", r.summary.id, crate::safe::one_line(&name)));
         }
@@ -63,46 +173,16 @@ pub fn build_report_with(
     }
     doc.code(cmds);
 
-    let tables = tables_of(&d);
     let exec = ExecView::of(run, &d.exec);
-    let hidden: Vec<String> = d
-        .per_cpu_summaries
-        .iter()
-        .filter(|s| s.hidden_numa && !s.groups.is_empty())
-        .map(crate::per_cpu::hidden_numa_text)
-        .collect();
-    // A run of `numaprobe exec` holds only exec results: no empty summary.
-    if !(tables.is_empty() && hidden.is_empty() && exec.is_some()) {
-        doc.h(2, "Summary");
-        for h in &hidden {
-            doc.callout(h.clone());
-        }
-        if tables.is_empty() {
-            doc.p("This run holds no bandwidth or latency results.");
-        }
-        for t in tables {
-            doc.table(t);
-        }
+    if with_summary {
+        summary(doc, d, exec.as_ref(), 2);
     }
-
-    crate::bandwidth::section(&mut doc, &d, run);
-    crate::latency::section(&mut doc, &d, run);
-    crate::hmat::section(&mut doc, run);
+    crate::bandwidth::section(doc, d, run);
+    crate::latency::section(doc, d, run);
+    crate::hmat::section(doc, run);
     if let Some(e) = &exec {
-        e.render(&mut doc);
+        e.render(doc);
     }
-
-    match study {
-        Some(s) => crate::study::section(s, &mut doc),
-        None if !compare.is_empty() => {
-            let mut all = vec![run.clone()];
-            all.extend(compare.iter().cloned());
-            crate::study::section(&Study::of_runs(&all), &mut doc);
-        }
-        None => {}
-    }
-
-    crate::recommendations::section(&mut doc, run, &d, exec.as_ref());
-    crate::appendix::section(&mut doc, run);
-    doc
+    crate::recommendations::section(doc, run, d, exec.as_ref());
+    crate::appendix::section(doc, run);
 }

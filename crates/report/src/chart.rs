@@ -128,6 +128,10 @@ pub struct Series {
     /// A colour key: series with the same key get the same colour in every
     /// chart (the node number for per-node series). `None`: by position.
     pub color: Option<usize>,
+    /// The value written in each point's hover title, `(x, text)`, as the
+    /// tables write it (rounded to its noise); points without one show
+    /// three significant digits.
+    pub labels: Vec<(f64, String)>,
 }
 
 impl Series {
@@ -147,6 +151,23 @@ impl Series {
         self
     }
 
+    /// With the hover text of each point's value, `(x, text)`.
+    pub fn with_labels(mut self, labels: Vec<(f64, String)>) -> Series {
+        self.labels = labels;
+        self
+    }
+
+    /// The hover text of the point at `x`, when given.
+    pub fn label_at(&self, x: f64) -> Option<&str> {
+        self.labels.iter().find(|l| l.0 == x).map(|l| l.1.as_str())
+    }
+
+    /// Whether the spread is drawn as a shaded band (a line with two or
+    /// more spreads); otherwise as error bars around each point.
+    pub fn band_drawn_as_band(&self) -> bool {
+        self.line && self.band.len() > 1
+    }
+
     /// With a colour key (a node number).
     pub fn with_color(mut self, key: Option<u32>) -> Series {
         self.color = key.map(|k| k as usize);
@@ -161,8 +182,8 @@ pub struct RefLine {
     pub label: String,
     /// Two or more points, joined; clipped to the plot.
     pub points: Vec<(f64, f64)>,
-    /// Whether the y axis must reach it (a peak: yes; ideal scaling, which
-    /// grows past any measurement: no).
+    /// Whether the axes must reach it (a peak, ideal scaling: yes, so that
+    /// the line is seen whole; plateaus, drawn within the data: either).
     pub in_domain: bool,
     /// A colour key as [`Series::color`]; `None`: grey.
     pub color: Option<usize>,

@@ -83,17 +83,6 @@ pub fn fig(v: Option<f64>, noise_pct: Option<f64>, unit: &str) -> String {
     }
 }
 
-/// `153 ns ±2.0%`: the value rounded to its noise, the unit, the noise.
-pub fn with_noise(v: f64, noise_pct: f64, unit: &str) -> String {
-    if noise_pct > 0.0 && noise_pct.is_finite() {
-        let n =
-            if noise_pct < 10.0 { format!("{noise_pct:.1}") } else { format!("{noise_pct:.0}") };
-        format!("{} {unit} ±{n}%", noisy(v, noise_pct))
-    } else {
-        format!("{} {unit}", num(v, unit))
-    }
-}
-
 /// An optional value in `unit`, `-` when absent.
 pub fn opt(v: Option<f64>, unit: &str) -> String {
     v.map(|x| num(x, unit)).unwrap_or_else(|| "-".into())
@@ -122,7 +111,5 @@ mod tests {
         assert_eq!(sig(0.30000000000000004, 4), "0.3");
         assert_eq!(sig(101.26, 4), "101.3");
         assert_eq!(sig(-2.5e-5, 3), "-0.000025");
-        assert_eq!(with_noise(152.7, 2.0, "ns"), "153 ns ±2.0%");
-        assert_eq!(with_noise(152.7, 0.0, "ns"), "152.7 ns");
     }
 }

@@ -10,9 +10,9 @@ use topo::Topology;
 
 use topo::units::binary_size as bytes;
 
-use crate::fmt::with_noise;
 use analysis::data::RunData;
-use analysis::metrics::{lat_matrix, metrics, MetricKey};
+use analysis::metrics::{lat_matrix, MetricKey};
+use results::stats::measured;
 
 /// How many audit findings the box lists.
 pub const TOP_FINDINGS: usize = 3;
@@ -20,12 +20,25 @@ pub const TOP_FINDINGS: usize = 3;
 /// The box: labelled facts, then the worst findings.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Glance {
+    /// The box's heading; empty: `At a glance`.
+    pub title: String,
     /// `(label, value)`, in order.
     pub rows: Vec<(String, String)>,
     /// The worst findings, worst first.
     pub findings: Vec<GlanceFinding>,
     /// Findings not listed (beyond [`TOP_FINDINGS`]).
     pub more_findings: usize,
+}
+
+impl Glance {
+    /// The heading to write.
+    pub fn heading(&self) -> &str {
+        if self.title.is_empty() {
+            "At a glance"
+        } else {
+            &self.title
+        }
+    }
 }
 
 /// A finding as the box shows it.
@@ -213,29 +226,27 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
             .or_else(|| run.config.numa_mode.as_ref().and_then(Reading::text)),
     );
 
-    let m = metrics(d);
-    let lat = |k: MetricKey| m.get(&k).map(|x| with_noise(x.value, x.noise_pct, "ns"));
+    let h = crate::figures::headlines(d);
     let mut l = Vec::new();
-    if let Some(v) = lat(MetricKey::LocalLat) {
-        l.push(format!("local {v}"));
+    if let Some(x) = h.get(&MetricKey::LocalLat) {
+        l.push(format!("local {}", x.text()));
     }
-    if let Some(v) = lat(MetricKey::RemoteLat) {
-        let worst = lat_matrix(d)
+    if let Some(x) = h.get(&MetricKey::RemoteLat) {
+        let cells = lat_matrix(d);
+        let worst = cells
             .iter()
             .filter(|((c, mn), _)| c != mn)
-            .map(|(_, p)| p.median_ns)
-            .fold(0.0, f64::max);
-        let mut s = format!("remote {v}");
-        if let (Some(lv), Some(rv)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
-            if lv.value > 0.0 {
-                s.push_str(&format!(" ({:.1}x local", rv.value / lv.value));
-                if worst > rv.value * 1.05 {
-                    s.push_str(&format!(
-                        ", worst pair {} ns",
-                        crate::fmt::noisy(worst, rv.noise_pct)
-                    ));
-                }
-                s.push(')');
+            .map(|(_, p)| *p)
+            .max_by(|a, b| a.median_ns.total_cmp(&b.median_ns));
+        let mut s = format!("remote {}", x.text());
+        if let Some(lv) = h.get(&MetricKey::LocalLat).filter(|lv| lv.value > 0.0) {
+            s.push_str(&format!(", {:.1}x local", x.value / lv.value));
+            if let Some(w) = worst.filter(|w| w.median_ns > x.value * 1.05) {
+                // as the summary's worst-pair row writes it
+                s.push_str(&format!(
+                    ", worst pair {} ns",
+                    crate::fmt::fig(measured(w.median_ns), w.noise(), "ns")
+                ));
             }
         }
         l.push(s);
@@ -243,26 +254,41 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     row("Latency", Some(l.join("; ")));
     let node_peak = node_peak_gbs(run);
     let mut b = Vec::new();
-    if let Some(x) = m.get(&MetricKey::LocalBw) {
+    if let Some(x) = h.get(&MetricKey::LocalBw) {
         b.push(format!(
             "local {} per node{}",
-            with_noise(x.value, x.noise_pct, "GB/s"),
+            x.text(),
             of_peak(x.value, node_peak.filter(|_| cpu_nodes(topo) > 1), "a node's share,")
         ));
     }
-    if let Some(x) = m.get(&MetricKey::GlobalBw) {
-        b.push(format!(
-            "global {}{}",
-            with_noise(x.value, x.noise_pct, "GB/s"),
-            of_peak(x.value, peak, "the peak")
-        ));
-    } else if let (Some(x), 1) = (m.get(&MetricKey::LocalBw), cpu_nodes(topo)) {
+    if let Some(x) = h.get(&MetricKey::GlobalBw) {
+        b.push(format!("global {}{}", x.text(), of_peak(x.value, peak, "the peak")));
+    } else if let (Some(x), 1) = (h.get(&MetricKey::LocalBw), cpu_nodes(topo)) {
         if let Some(p) = peak {
             b.push(format!("local{}", of_peak(x.value, Some(p), "the peak")));
         }
     }
     row("Bandwidth", Some(b.join("; ")));
-
+    if let Some(note) = crate::figures::same_placement_note(d, &h, cpu_nodes(topo)) {
+        row("Why they differ", Some(note));
+    }
+    let words: Vec<&str> = h.values().flat_map(|x| x.flags.iter().map(|(_, f)| f.word())).collect();
+    let mut why = Vec::new();
+    if words.contains(&"disturbed") {
+        why.push("(disturbed): other work kept the measuring thread from its CPU");
+    }
+    if words.contains(&"noisy") {
+        why.push("(noisy): the repetitions never settled");
+    }
+    if !why.is_empty() {
+        row(
+            "Caution",
+            Some(format!(
+                "figures marked {}; measure again on a quiet machine (causes under Summary)",
+                why.join("; ")
+            )),
+        );
+    }
     let bad: Vec<_> = d.findings.iter().filter(|f| f.severity != Severity::Ok).collect();
     g.more_findings = bad.len().saturating_sub(TOP_FINDINGS);
     g.findings = bad
@@ -276,9 +302,9 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
                 2 | 3 => "info",
                 _ => "unknown",
             },
-            text: match f.fix.as_str() {
-                "" | "-" => format!("{}: {}", f.id, f.found),
-                fix => format!("{}: {} (fix: {fix})", f.id, f.found),
+            text: match (f.fix.as_str(), crate::recommendations::found_text(f, d)) {
+                ("" | "-", found) => format!("{}: {found}", f.id),
+                (fix, found) => format!("{}: {found} (fix: {fix})", f.id),
             },
         })
         .collect();

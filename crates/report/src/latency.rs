@@ -16,6 +16,7 @@ use crate::chart::{matrix_charts, matrix_heatmap, Axis, Chart, Marker, Series, X
 use crate::doc::{Document, Table};
 use topo::units::binary_size as bytes;
 
+use crate::figures::{chase_flag, loaded_flag, marked};
 use crate::fmt::{fig, num, opt, plain};
 use analysis::data::RunData;
 use analysis::metrics::lat_matrix;
@@ -60,7 +61,7 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
                 p.mem_node.map_or("-".into(), |c| c.to_string()),
                 size_text(p),
                 page_size_text(&p.page_size),
-                fig(measured(p.median_ns), p.noise(), "ns"),
+                marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref()),
                 fig(measured(p.p90_ns), p.noise(), "ns"),
                 fig(measured(p.p99_ns), p.noise(), "ns"),
                 opt(measured(p.spread_pct), "%"),
@@ -113,7 +114,7 @@ fn lat_matrix_table(d: &RunData) -> Table {
             p.mem_node.map_or("?".into(), |n| n.to_string()),
             size_text(p),
             page_size_text(&p.page_size),
-            fig(measured(p.median_ns), p.noise(), "ns"),
+            marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref()),
             fig(measured(p.p90_ns), p.noise(), "ns"),
             fig(measured(p.p99_ns), p.noise(), "ns"),
             opt(measured(p.spread_pct), "%"),
@@ -282,12 +283,21 @@ pub fn histogram_section(doc: &mut Document, d: &RunData) {
         t.push(vec![
             label.clone(),
             h.count.to_string(),
-            opt(h.percentile(50.0), "ns"),
-            opt(h.percentile(90.0), "ns"),
-            opt(h.percentile(99.0), "ns"),
-            opt(h.percentile(99.9), "ns"),
+            fig(h.percentile(50.0), p.noise(), "ns"),
+            fig(h.percentile(90.0), p.noise(), "ns"),
+            fig(h.percentile(99.0), p.noise(), "ns"),
+            fig(h.percentile(99.9), p.noise(), "ns"),
         ]);
     }
+    let differ: Vec<String> = pairs
+        .iter()
+        .filter_map(|(label, p)| {
+            let p50 = p.histogram.as_ref()?.percentile(50.0)?;
+            let med = measured(p.median_ns)?;
+            let (a, b) = (fig(Some(med), p.noise(), "ns"), fig(Some(p50), p.noise(), "ns"));
+            (a != b).then(|| format!("{label}: median {a} ns, p50 {b} ns"))
+        })
+        .collect();
     doc.chart(Chart::Xy(XyChart {
         title: "Latency distribution (share of timed chunks per bucket)".into(),
         // log-10 when the tail reaches decades past the median (preemption)
@@ -301,6 +311,12 @@ pub fn histogram_section(doc: &mut Document, d: &RunData) {
         ..XyChart::default()
     }));
     doc.table(t);
+    if !differ.is_empty() {
+        doc.p(format!(
+            "Why the p50 here differs from the median in the tables ({}): the tables' figure is the median of whole samples, each the mean of many thousand loads, so every slow load and every stall of the thread within a sample counts in it; the p50 is the middle of values of {loads} loads each, which short stalls and slow pages leave out.",
+            differ.join("; ")
+        ));
+    }
 }
 
 /// The loaded points of a run per mix, in the order measured.
@@ -406,8 +422,8 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
                     (false, None) => plain(p.delay as f64),
                 },
                 opt(measured(p.load_gbs), "GB/s"),
-                opt(p.latency(), "ns"),
-                opt(measured(p.p99_ns), "ns"),
+                marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p).as_ref()),
+                fig(measured(p.p99_ns), p.noise(), "ns"),
                 // the chase's CPU node is not recorded with a loaded point
                 "-".into(),
                 p.mem_node.map_or("-".into(), |n| n.to_string()),

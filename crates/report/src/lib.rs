@@ -20,6 +20,7 @@ pub mod counters;
 pub mod csv;
 mod doc;
 mod environment;
+pub mod figures;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
@@ -43,7 +44,7 @@ pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with};
 pub use doc::{Align, Block, Document, Table};
 pub use render::{Html, Markdown, Renderer, Text};
-pub use summary::{summary_tables, summary_text};
+pub use summary::{placements_summary, summary_flags, summary_tables, summary_text};
 
 use analysis::study::Study;
 use store::LoadedRun;

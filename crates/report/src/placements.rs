@@ -191,20 +191,18 @@ impl ExecView {
         }
     }
 
-    /// The section's blocks.
-    pub fn render(&self, doc: &mut Document) {
-        doc.h(2, "Program under placements");
-        doc.p(format!(
-            "{}Compared on the {} ({}), each placement against '{}'; a change counts only beyond three combined robust standard deviations and at least {}%.",
-            self.command.as_ref().map(|c| format!("Command: {c}. ")).unwrap_or_default(),
-            if self.on_metric { "--metric figure" } else { "wall time" },
-            if self.higher_is_better { "higher is better" } else { "lower is better" },
-            self.baseline.as_deref().unwrap_or("?"),
-            plain(results::stats::EXEC_FLOOR_PCT)
-        ));
+    /// Whether any policy was recorded with counters.
+    fn counted(&self) -> bool {
+        self.policies.iter().any(|p| p.counters.is_some())
+    }
+
+    /// The table of the policies: placement, runs, medians, noise, change
+    /// and verdict against the baseline, pages per node, exit codes (and
+    /// counters when recorded). `show` prints it for an exec run.
+    pub fn table(&self) -> Table {
         let base = self.baseline.as_deref().unwrap_or("baseline");
         let change_h = format!("Change vs {base} %");
-        let counted = self.policies.iter().any(|p| p.counters.is_some());
+        let counted = self.counted();
         let mut header: Vec<String> = [
             "Policy",
             "Placement",
@@ -245,7 +243,23 @@ impl ExecView {
             }
             t.push(row);
         }
-        doc.table(t);
+        t
+    }
+
+    /// The section's blocks.
+    pub fn render(&self, doc: &mut Document) {
+        doc.h(2, "Program under placements");
+        doc.p(format!(
+            "{}Compared on the {} ({}), each placement against '{}'; a change counts only beyond three combined robust standard deviations and at least {}%.",
+            self.command.as_ref().map(|c| format!("Command: {c}. ")).unwrap_or_default(),
+            if self.on_metric { "--metric figure" } else { "wall time" },
+            if self.higher_is_better { "higher is better" } else { "lower is better" },
+            self.baseline.as_deref().unwrap_or("?"),
+            plain(results::stats::EXEC_FLOOR_PCT)
+        ));
+        let base = self.baseline.as_deref().unwrap_or("baseline");
+        let counted = self.counted();
+        doc.table(self.table());
         if counted {
             doc.p("Counters: median of the successful runs, the command and its children (perf_event_open).");
             for n in

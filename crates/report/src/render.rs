@@ -60,7 +60,7 @@ pub fn md_table(t: &Table) -> String {
 /// The at-a-glance box in Markdown: a two-column table, then the findings
 /// with their severity in capitals.
 pub fn md_glance(g: &Glance) -> String {
-    let mut out = String::from("**At a glance**\n\n| | |\n|---|---|\n");
+    let mut out = format!("**{}**\n\n| | |\n|---|---|\n", md_cell(g.heading()));
     for (k, v) in &g.rows {
         let _ = writeln!(out, "| **{}** | {} |", md_cell(k), md_cell(v));
     }
@@ -79,10 +79,12 @@ pub fn md_glance(g: &Glance) -> String {
 /// The at-a-glance box in HTML: a definition grid, findings coloured by
 /// severity.
 pub fn html_glance(g: &Glance) -> String {
-    let mut out =
-        String::from("<section class=\"glance\"><h2 class=\"glance-title\">At a glance</h2><dl>");
+    let mut out = format!(
+        "<section class=\"glance\"><h2 class=\"glance-title\">{}</h2><dl>",
+        svg::esc(&one_line(g.heading()))
+    );
     for (k, v) in &g.rows {
-        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", svg::esc(k), svg::esc(v));
+        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", svg::esc(k), inline(v));
     }
     out.push_str("</dl>");
     if !g.findings.is_empty() {
@@ -93,7 +95,7 @@ pub fn html_glance(g: &Glance) -> String {
                 "<li class=\"sev-{}\"><span class=\"sev\">{}</span> {}</li>",
                 f.level,
                 svg::esc(&f.severity),
-                svg::esc(&f.text)
+                inline(&f.text)
             );
         }
         if g.more_findings > 0 {
@@ -163,6 +165,10 @@ caption { text-align: left; font-style: italic; color: #444; padding-bottom: 4px
 th, td { border: 1px solid #d6d9de; padding: 4px 9px; vertical-align: top; }
 th { background: #eef1f5; text-align: left; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
+table.prose { width: 100%; }
+table.prose td { overflow-wrap: anywhere; }
+table.prose td.r { overflow-wrap: normal; white-space: nowrap; }
+code { font-size: 0.92em; background: #f0f2f5; padding: 0 3px; border-radius: 3px; }
 tbody tr:nth-child(even) { background: #fafbfc; }
 p.callout { background: #fff4d6; border-left: 5px solid #e0a800; padding: 10px 14px; font-weight: 600; }
 pre { background: #f0f2f5; padding: 10px 12px; overflow-x: auto; border-radius: 4px; }
@@ -184,9 +190,51 @@ li.more { color: #555; font-style: italic; }
 "#;
 
 /// A table in HTML.
+/// Text for HTML: escaped, then the inline Markdown the report's own
+/// sentences use turned into markup (`` `code` `` into `<code>`,
+/// `**bold**` into `<strong>`), so no backtick or asterisk pair shows.
+/// Markup is only added between pairs; an unpaired mark stays as typed.
+pub fn inline(text: &str) -> String {
+    let e = svg::esc(text);
+    let e = pairs(&e, "`", "<code>", "</code>");
+    pairs(&e, "**", "<strong>", "</strong>")
+}
+
+fn pairs(s: &str, mark: &str, open: &str, close: &str) -> String {
+    let parts: Vec<&str> = s.split(mark).collect();
+    if parts.len() < 3 {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let paired = (parts.len() - 1) / 2 * 2;
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            if i <= paired {
+                out.push_str(if i % 2 == 1 { open } else { close });
+            } else {
+                out.push_str(mark);
+            }
+        }
+        out.push_str(p);
+    }
+    out
+}
+
+/// Tables with sentences in their cells (the audit's found, why and fix)
+/// wrap them anywhere, so that every column fits the page without a
+/// horizontal scrollbar; numeric tables keep their figures whole.
+fn prose(t: &Table) -> bool {
+    t.rows.iter().any(|r| r.iter().any(|c| c.chars().count() > 60 && c.contains(' ')))
+        && t.header.len() <= 8
+}
+
 pub fn html_table(t: &Table) -> String {
     let cls = |i: usize| if t.align.get(i) == Some(&Align::Right) { " class=\"r\"" } else { "" };
-    let mut out = String::from("<div class=\"table-wrap\"><table>");
+    let mut out = String::from(if prose(t) {
+        "<div class=\"table-wrap\"><table class=\"prose\">"
+    } else {
+        "<div class=\"table-wrap\"><table>"
+    });
     if let Some(c) = &t.caption {
         let _ = write!(out, "<caption>{}</caption>", svg::esc(c));
     }
@@ -199,7 +247,7 @@ pub fn html_table(t: &Table) -> String {
         out.push_str("<tr>");
         for i in 0..t.header.len() {
             let c = r.get(i).map(String::as_str).unwrap_or("");
-            let _ = write!(out, "<td{}>{}</td>", cls(i), svg::esc(c));
+            let _ = write!(out, "<td{}>{}</td>", cls(i), inline(c));
         }
         out.push_str("</tr>");
     }
@@ -227,15 +275,15 @@ impl Renderer for Html {
                     let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(&one_line(t)));
                 }
                 Block::Para(t) => {
-                    let _ = writeln!(out, "<p>{}</p>", svg::esc(t));
+                    let _ = writeln!(out, "<p>{}</p>", inline(t));
                 }
                 Block::Callout(t) => {
-                    let _ = writeln!(out, "<p class=\"callout\">{}</p>", svg::esc(t));
+                    let _ = writeln!(out, "<p class=\"callout\">{}</p>", inline(t));
                 }
                 Block::List(items) => {
                     out.push_str("<ul>");
                     for i in items {
-                        let _ = write!(out, "<li>{}</li>", svg::esc(i));
+                        let _ = write!(out, "<li>{}</li>", inline(i));
                     }
                     out.push_str("</ul>\n");
                 }

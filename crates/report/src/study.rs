@@ -7,12 +7,118 @@ use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
 use crate::chart::{Axis, Chart, Marker, Series, XyChart};
 use crate::doc::{Align, Document, Table};
-use crate::fmt::num;
+use std::collections::BTreeMap;
+
+use analysis::data::RunData;
+use store::LoadedRun;
+
+use crate::fmt::fig;
+use crate::glance::Glance;
 
 /// The report's comparison section: groups, settings that differ, the
 /// metrics with verdicts, one chart per metric (dots per run, median
 /// marked, best group named), and the analysis and recommendations.
 pub fn section(study: &Study, doc: &mut Document) {
+    section_with(study, doc, &GroupNoise::new());
+}
+
+/// How many settings that differ and recommendations the study's glance
+/// box lists (the others are counted; all are in the comparison section).
+const GLANCE_SETTINGS: usize = 6;
+const GLANCE_RECOMMENDATIONS: usize = 3;
+
+/// The study's glance box: the groups, the settings that differ, each
+/// metric per group (the median, rounded as the groups' tables round it,
+/// with the change and verdict against the baseline), warnings and the
+/// first recommendations.
+pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
+    let mut g = Glance { title: "The study at a glance".into(), ..Glance::default() };
+    let groups: Vec<String> = study
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, gr)| {
+            format!(
+                "{}. {}: run{} {}",
+                i + 1,
+                group_name(study, i),
+                if gr.runs.len() == 1 { "" } else { "s" },
+                gr.runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    g.rows.push(("Groups".into(), groups.join("; ")));
+    if study.across_machines {
+        g.rows.push((
+            "Machines".into(),
+            "the groups ran on different machines: differences include the hardware".into(),
+        ));
+    }
+    let diff = if study.settings_diff.is_empty() {
+        "none recorded: the groups differ in nothing numaprobe reads".to_string()
+    } else {
+        let mut v: Vec<String> = study
+            .settings_diff
+            .iter()
+            .take(GLANCE_SETTINGS)
+            .map(|d| {
+                format!(
+                    "{}: {}",
+                    d.setting,
+                    d.values.iter().map(|v| clip(v, 40)).collect::<Vec<_>>().join(" | ")
+                )
+            })
+            .collect();
+        if study.settings_diff.len() > GLANCE_SETTINGS {
+            v.push(format!("and {} more", study.settings_diff.len() - GLANCE_SETTINGS));
+        }
+        v.join("; ")
+    };
+    g.rows.push(("Settings that differ".into(), diff));
+    for m in &study.metrics {
+        if m.groups.iter().all(|c| c.median.is_none()) {
+            continue;
+        }
+        let cells: Vec<String> = m
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let label = &study.groups[i].label;
+                let Some(v) = c.median else { return format!("{label} -") };
+                let mut s =
+                    format!("{label} {}", group_fig(v, m.unit, noise.get(&(i, m.metric)).copied()));
+                if let (Some(ch), Some(vd)) = (c.change_pct, c.verdict) {
+                    s.push_str(&format!(" ({}, {})", signed_pct(ch), vd.as_str()));
+                }
+                if m.best_group == Some(i) {
+                    s.push_str(" best");
+                }
+                s
+            })
+            .collect();
+        g.rows.push((format!("{} ({})", m.name, m.unit), cells.join("; ")));
+    }
+    for w in &study.warnings {
+        g.rows.push(("Warning".into(), w.clone()));
+    }
+    for r in study.recommendations.iter().take(GLANCE_RECOMMENDATIONS) {
+        g.rows.push((format!("Recommendation ({})", r.profile), r.text.clone()));
+    }
+    if study.recommendations.len() > GLANCE_RECOMMENDATIONS {
+        g.rows.push((
+            "More".into(),
+            format!(
+                "{} more recommendations under Analysis and recommendations below",
+                study.recommendations.len() - GLANCE_RECOMMENDATIONS
+            ),
+        ));
+    }
+    g
+}
+
+/// [`section`] with each group's median rounded to its noise.
+pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     doc.h(2, "Comparison");
     doc.h(3, "Settings that differ");
     if study.settings_diff.is_empty() {
@@ -38,7 +144,7 @@ pub fn section(study: &Study, doc: &mut Document) {
         (study.confidence * 100.0).round(),
         study.margin_pct
     ));
-    doc.table(metrics_table(study));
+    doc.table(metrics_table_with(study, noise));
     for c in charts(study) {
         doc.chart(c);
     }
@@ -91,9 +197,41 @@ pub fn settings_same_line(study: &Study) -> String {
     }
 }
 
+/// The noise (robust CV %) of each group's figure of each metric: the
+/// largest of its runs' ([`crate::figures::headlines`]), keyed by group
+/// index and metric id; the runs are looked up among `runs`.
+pub type GroupNoise = BTreeMap<(usize, &'static str), f64>;
+
+/// [`GroupNoise`] of `study` from its loaded runs.
+pub fn group_noise(study: &Study, runs: &[&LoadedRun]) -> GroupNoise {
+    let mut out = GroupNoise::new();
+    for (i, g) in study.groups.iter().enumerate() {
+        for id in &g.runs {
+            let Some(r) = runs.iter().find(|r| r.summary.id == *id) else { continue };
+            for (k, h) in crate::figures::headlines(&RunData::of(r)) {
+                let e = out.entry((i, k.id())).or_insert(0.0);
+                *e = e.max(h.noise_pct);
+            }
+        }
+    }
+    out
+}
+
+/// A group's figure as the run's tables write it: rounded to its noise
+/// when known, else one decimal.
+fn group_fig(v: f64, unit: &str, noise: Option<f64>) -> String {
+    fig(Some(v), noise, unit)
+}
+
 /// Metrics as rows, groups as columns: the median (n runs) and, for the
 /// other groups, the change with its interval and the verdict.
 pub fn metrics_table(study: &Study) -> Table {
+    metrics_table_with(study, &GroupNoise::new())
+}
+
+/// [`metrics_table`] with each group's median rounded to its noise, as the
+/// run's own tables round the same figure.
+pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
     let mut header = vec!["Metric".to_string()];
     header.extend((0..study.groups.len()).map(|i| group_name(study, i)));
     let mut t = Table::new(header);
@@ -102,7 +240,11 @@ pub fn metrics_table(study: &Study) -> Table {
         for (i, c) in m.groups.iter().enumerate() {
             let mut s = match c.median {
                 None => "-".to_string(),
-                Some(v) => format!("{} (n={})", num(v, m.unit), c.n),
+                Some(v) => format!(
+                    "{} (n={})",
+                    group_fig(v, m.unit, noise.get(&(i, m.metric)).copied()),
+                    c.n
+                ),
             };
             if let (Some(ch), Some(v)) = (c.change_pct, c.verdict) {
                 s.push_str(&format!(" {} {}", signed_pct(ch), v.as_str()));

@@ -9,11 +9,13 @@ use results::stats::measured;
 use store::LoadedRun;
 
 use crate::doc::Table;
-use crate::fmt::{fig, num, opt};
+use crate::figures::{bw_flag, chase_flag, flag_lines, headlines, loaded_flag, marked, Flag};
+use crate::fmt::{fig, opt};
 use analysis::data::RunData;
 use analysis::metrics::{
-    best_of_mode, bw_matrix, lat_matrix, local_points, metrics, peak_loaded, MetricKey,
+    best_of_mode, bw_matrix, lat_matrix, local_points, peak_loaded, MetricKey,
 };
+use results::lat::LatResult;
 
 /// The summary tables of a run (only those with something to show).
 pub fn summary_tables(run: &LoadedRun) -> Vec<Table> {
@@ -27,11 +29,56 @@ pub fn summary_text(run: &LoadedRun) -> String {
     if tables.is_empty() {
         return "No bandwidth or latency results in this run.\n".to_string();
     }
-    tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n")
+    let mut out = tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n");
+    let flags = summary_flags(run);
+    if !flags.is_empty() {
+        out.push_str("\nMarked figures:\n");
+        for f in flags {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
+    out
+}
+
+/// The policy table of an `exec` run and the sentence naming the best
+/// placement (what the report's "Program under placements" shows); `None`
+/// when the run holds no exec results.
+pub fn placements_summary(run: &LoadedRun) -> Option<(Table, String)> {
+    let d = RunData::of(run);
+    let e = crate::placements::ExecView::of(run, &d.exec)?;
+    let what = if e.on_metric { "the --metric figure" } else { "wall time" };
+    let t = e.table().caption(format!(
+        "Program under placements (compared on {what}, against '{}')",
+        e.baseline.as_deref().unwrap_or("?")
+    ));
+    Some((t.auto_align(), e.best_sentence()))
+}
+
+/// A chase's median as every table writes it, marked when disturbed.
+fn chase_fig(p: &LatResult) -> String {
+    marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref())
+}
+
+/// One line per flagged result behind the summary's figures (what it is,
+/// `disturbed` or `noisy`, and why), every flagged result once.
+pub fn summary_flags(run: &LoadedRun) -> Vec<String> {
+    flag_notes(&RunData::of(run))
+}
+
+pub(crate) fn flag_notes(d: &RunData) -> Vec<String> {
+    let mut seen: Vec<(String, Flag)> = Vec::new();
+    for h in headlines(d).into_values() {
+        for f in h.flags {
+            if !seen.contains(&f) {
+                seen.push(f);
+            }
+        }
+    }
+    flag_lines(seen.iter().map(|(w, f)| (w.as_str(), f)))
 }
 
 pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
-    let m = metrics(d);
+    let m = headlines(d);
     let mut out = Vec::new();
 
     // Bandwidth
@@ -43,7 +90,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
             format!("local, node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
             p.kernel.name().into(),
             p.threads.to_string(),
-            fig(measured(p.best_gbs), p.noise(), "GB/s"),
+            marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref()),
             opt(measured(p.spread_pct), "%"),
         ]);
     }
@@ -53,7 +100,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
                 "local, mean of nodes".into(),
                 l.detail.clone().unwrap_or_default(),
                 "-".into(),
-                num(l.value, "GB/s"),
+                l.value_text(),
                 "-".into(),
             ]);
         }
@@ -68,7 +115,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
                 name.into(),
                 p.kernel.name().into(),
                 p.threads.to_string(),
-                fig(measured(p.best_gbs), p.noise(), "GB/s"),
+                marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref()),
                 opt(measured(p.spread_pct), "%"),
             ]);
         }
@@ -77,29 +124,26 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
 
     // Latency
     let mut t = Table::with_header(&["Latency", "Median ns"])
-        .caption("Latency (ns, median of the samples)");
+        .caption("Latency (ns, median of the clean samples)");
     let lm = lat_matrix(d);
     for ((c, mnode), p) in &lm {
         if c == mnode {
-            t.push(vec![format!("local, node {c}"), fig(measured(p.median_ns), p.noise(), "ns")]);
+            t.push(vec![format!("local, node {c}"), chase_fig(p)]);
         }
     }
     if let Some(l) = m.get(&MetricKey::LocalLat) {
         if lm.is_empty() || l.results > 1 {
-            t.push(vec!["local, mean of nodes".into(), num(l.value, "ns")]);
+            t.push(vec!["local, mean of nodes".into(), l.value_text()]);
         }
     }
     if let Some(r) = m.get(&MetricKey::RemoteLat) {
-        t.push(vec!["remote, mean of node pairs".into(), num(r.value, "ns")]);
+        t.push(vec!["remote, mean of node pairs".into(), r.value_text()]);
         let worst = lm
             .iter()
             .filter(|((c, mn), _)| c != mn)
             .max_by(|a, b| a.1.median_ns.total_cmp(&b.1.median_ns));
         if let Some(((c, mn), p)) = worst {
-            t.push(vec![
-                format!("remote, worst (CPU node {c} -> memory node {mn})"),
-                fig(measured(p.median_ns), p.noise(), "ns"),
-            ]);
+            t.push(vec![format!("remote, worst (CPU node {c} -> memory node {mn})"), chase_fig(p)]);
         }
         if let Some(l) = m.get(&MetricKey::LocalLat) {
             if l.value > 0.0 {
@@ -114,7 +158,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     if let Some(p) = peak_loaded(d) {
         t.push(vec![
             format!("loaded, at peak load {} GB/s", opt(measured(p.load_gbs), "GB/s")),
-            opt(p.latency(), "ns"),
+            marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p).as_ref()),
         ]);
     }
     out.push(t);
@@ -131,11 +175,12 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
             Table::new(header).caption(format!("Cross-node bandwidth (GB/s, {kernel}, best)"));
         for c in &cpu {
             let mut row = vec![c.to_string()];
-            row.extend(
-                mem.iter().map(|mn| {
-                    opt(cells.get(&(*c, *mn)).and_then(|p| measured(p.best_gbs)), "GB/s")
-                }),
-            );
+            row.extend(mem.iter().map(|mn| match cells.get(&(*c, *mn)) {
+                Some(p) => {
+                    marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref())
+                }
+                None => "-".into(),
+            }));
             t.push(row);
         }
         out.push(t);
@@ -147,12 +192,11 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
         let cpu: BTreeSet<u32> = lm.keys().map(|k| k.0).collect();
         let mut header = vec!["CPU node \\ memory node".to_string()];
         header.extend(mem.iter().map(|n| n.to_string()));
-        let mut t = Table::new(header).caption("Latency matrix (ns, median)");
+        let mut t = Table::new(header).caption("Latency matrix (ns, median of the clean samples)");
         for c in &cpu {
             let mut row = vec![c.to_string()];
             row.extend(
-                mem.iter()
-                    .map(|mn| opt(lm.get(&(*c, *mn)).and_then(|p| measured(p.median_ns)), "ns")),
+                mem.iter().map(|mn| lm.get(&(*c, *mn)).map_or("-".into(), |p| chase_fig(p))),
             );
             t.push(row);
         }

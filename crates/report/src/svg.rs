@@ -160,6 +160,7 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
                 // on the frame
                 hi += (hi - lo) * 0.03;
             }
+            let data_lo = lo;
             let t = if axis.integer && hi - lo <= target as f64 {
                 // whole numbers inside the data only: a point drawn beside
                 // its number (x + 0.12) does not add a tick of its own
@@ -175,6 +176,18 @@ fn axis_ticks(axis: &Axis, values: &[f64], target: usize) -> (f64, f64, Vec<f64>
                 } else {
                     t
                 }
+            };
+            // a whole-number axis not from zero (threads) has no tick below
+            // its data: no "0 threads"
+            let t: Vec<f64> = if axis.integer && !axis.from_zero {
+                let kept: Vec<f64> = t.iter().copied().filter(|x| *x >= data_lo - 1e-9).collect();
+                if kept.is_empty() {
+                    t
+                } else {
+                    kept
+                }
+            } else {
+                t
             };
             let d0 = t.first().copied().unwrap_or(lo).min(lo);
             let d1 = t.last().copied().unwrap_or(hi).max(hi);
@@ -216,8 +229,10 @@ pub enum Swatch {
     Box,
     /// A dashed line (a reference line).
     Dashed,
-    /// A pale square (a spread band).
+    /// A pale square (a spread band around a line).
     Band,
+    /// A vertical bar with caps (the spread of single points).
+    ErrorBar,
 }
 
 /// One legend entry: a swatch and a name.
@@ -258,6 +273,17 @@ pub fn legend(out: &mut String, items: &[LegendItem], x0: f64, x1: f64, y0: f64)
             Swatch::Band => format!(
                 r#"<rect x="{x:.1}" y="{y:.1}" width="12" height="12" fill="{}" fill-opacity="0.3"/>"#,
                 it.colour
+            ),
+            Swatch::ErrorBar => format!(
+                r#"<path class="swatch-errorbar" stroke="{c}" stroke-width="1.2" fill="none" d="M{:.1} {y:.1}H{:.1}M{:.1} {y:.1}V{:.1}M{:.1} {:.1}H{:.1}"/>"#,
+                x + 3.0,
+                x + 9.0,
+                x + 6.0,
+                y + 12.0,
+                x + 3.0,
+                y + 12.0,
+                x + 9.0,
+                c = it.colour
             ),
         };
         let _ = write!(
@@ -339,9 +365,14 @@ fn xy(c: &XyChart, id: usize) -> String {
         colour: col,
         swatch: Swatch::Dashed,
     }));
+    // the spread as it is drawn: a band around a line, error bars around
+    // single points
     let band_name = if c.band_label.is_empty() { "spread" } else { c.band_label.as_str() };
-    if c.series.iter().any(|s| !s.band.is_empty()) {
+    if c.series.iter().any(|s| s.band_drawn_as_band()) {
         items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::Band });
+    }
+    if c.series.iter().any(|s| !s.band.is_empty() && !s.band_drawn_as_band()) {
+        items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::ErrorBar });
     }
     let legend_end = legend(&mut body, &items, left, w - right, 34.0);
 
@@ -451,7 +482,7 @@ fn xy(c: &XyChart, id: usize) -> String {
         if band.is_empty() {
             continue;
         }
-        if s.line && band.len() > 1 {
+        if s.band_drawn_as_band() {
             let upper = band.iter().map(|(x, _, hi)| (*x, *hi));
             let lower = band.iter().rev().map(|(x, lo, _)| (*x, *lo));
             let pts: Vec<String> = upper
@@ -496,6 +527,7 @@ fn xy(c: &XyChart, id: usize) -> String {
             );
         }
         for (x, y) in &pts {
+            let value = s.label_at(*x).map_or_else(|| plain(round3(*y)), str::to_string);
             let spread = s
                 .band
                 .iter()
@@ -509,7 +541,7 @@ fn xy(c: &XyChart, id: usize) -> String {
                 ym.to_px(*y),
                 esc(&s.name),
                 esc(&tick_text(*x, &c.x)),
-                plain(round3(*y))
+                esc(&value)
             );
         }
         body.push_str("</g>");
@@ -968,5 +1000,46 @@ mod tests {
         // colour key 4 picks the fifth colour whatever the series' position
         assert!(s.contains(&format!("stroke=\"{}\"", PALETTE[4])));
         assert!(s.contains("(spread 12 to 19)"));
+    }
+
+    #[test]
+    fn the_legend_shows_the_spread_as_it_is_drawn() {
+        let chart = |line: bool| {
+            let mut series = Series::points("cpus", vec![(0.0, 100.0), (1.0, 110.0)])
+                .with_band(vec![(0.0, 95.0, 105.0), (1.0, 104.0, 118.0)]);
+            series.line = line;
+            Chart::Xy(XyChart {
+                title: "t".into(),
+                x: Axis::integer("CPU id"),
+                y: Axis::linear("ns"),
+                series: vec![series],
+                band_label: "min-max of the samples".into(),
+                ..XyChart::default()
+            })
+        };
+        // points: error bars in the plot and in the legend, no band swatch
+        let s = render(&chart(false), 0);
+        assert_eq!(s.matches("<path class=\"band\"").count(), 2);
+        assert!(s.contains("swatch-errorbar"));
+        assert!(!s.contains("fill-opacity=\"0.3\""));
+        // a line: a shaded band in the plot and in the legend
+        let s = render(&chart(true), 0);
+        assert!(s.contains("<polygon class=\"band\""));
+        assert!(s.contains("fill-opacity=\"0.3\"") && !s.contains("swatch-errorbar"));
+    }
+
+    #[test]
+    fn hover_titles_write_the_value_as_given() {
+        let c = Chart::Xy(XyChart {
+            title: "t".into(),
+            x: Axis::integer("threads"),
+            y: Axis::linear("GB/s"),
+            series: vec![Series::line("a", vec![(1.0, 13.61), (2.0, 19.0)])
+                .with_labels(vec![(1.0, "10 GB/s".into())])],
+            ..XyChart::default()
+        });
+        let s = render(&c, 0);
+        assert!(s.contains("<title>a: 1, 10 GB/s</title>"), "{s}");
+        assert!(s.contains("<title>a: 2, 19</title>"), "{s}");
     }
 }

@@ -52,7 +52,7 @@ impl std::fmt::Display for Mode {
 /// The memory policy the arrays were placed with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Policy {
+pub enum ArrayPolicy {
     Bind,
     /// Each thread's chunk on its own node (global).
     LocalPerThread,
@@ -60,13 +60,13 @@ pub enum Policy {
     WeightedInterleave,
 }
 
-impl Policy {
+impl ArrayPolicy {
     pub fn name(self) -> &'static str {
         match self {
-            Policy::Bind => "bind",
-            Policy::LocalPerThread => "local-per-thread",
-            Policy::Interleave => "interleave",
-            Policy::WeightedInterleave => "weighted-interleave",
+            ArrayPolicy::Bind => "bind",
+            ArrayPolicy::LocalPerThread => "local-per-thread",
+            ArrayPolicy::Interleave => "interleave",
+            ArrayPolicy::WeightedInterleave => "weighted-interleave",
         }
     }
 }
@@ -121,7 +121,7 @@ pub struct BwResult {
     /// Every memory node holding the arrays (the interleave set; each
     /// thread's own node for global).
     pub mem_nodes: NodeSet,
-    pub policy: Policy,
+    pub policy: ArrayPolicy,
     /// Bytes of each array (all threads' chunks together).
     pub array_bytes: u64,
     /// Arrays the kernel touches.
@@ -299,7 +299,10 @@ mod tests {
     fn enums_keep_the_first_versions_names() {
         let name = |v: serde_json::Result<String>| v.unwrap();
         assert_eq!(name(serde_json::to_string(&Mode::Weighted)), "\"weighted\"");
-        assert_eq!(name(serde_json::to_string(&Policy::LocalPerThread)), "\"local-per-thread\"");
+        assert_eq!(
+            name(serde_json::to_string(&ArrayPolicy::LocalPerThread)),
+            "\"local-per-thread\""
+        );
         assert_eq!(name(serde_json::to_string(&PageKind::NoThp)), "\"nothp\"");
         assert_eq!(name(serde_json::to_string(&Stores::Nt)), "\"nt\"");
     }

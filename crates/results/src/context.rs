@@ -252,8 +252,9 @@ document! {
         /// The DIMMs in SMBIOS (`null` where there is no table, as in most
         /// VMs).
         dimms: Reading<Dimms>,
-        /// Older and hand-made documents: board and BIOS (now in the
-        /// configuration, where a BIOS update shows as a changed setting).
+        /// Older and hand-made documents: board and BIOS (current documents
+        /// keep them in the configuration, where a BIOS update shows as a
+        /// changed setting).
         bios: Bios,
         system_model: String,
         product_name: String,

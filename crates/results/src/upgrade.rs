@@ -32,7 +32,7 @@ use serde_json::Value;
 use topo::{CpuSet, NodeSet};
 
 use crate::audit::{Finding, Needs, Severity};
-use crate::bw::{self, BwResult, Policy, Stores};
+use crate::bw::{self, ArrayPolicy, BwResult, Stores};
 use crate::counters::Counters;
 use crate::exec::{NodePages, NumaPages, PolicyResult, PolicyStats, PolicyVerdict, RunRecord};
 use crate::lat::{
@@ -210,10 +210,10 @@ fn bw_result(v: &Value) -> Option<BwResult> {
         .or_else(|| mem_node.map(|n| [n].into_iter().collect()))
         .unwrap_or_default();
     let policy = text(v, "policy").and_then(|p| today(&Value::String(p))).unwrap_or(match mode {
-        bw::Mode::Global => Policy::LocalPerThread,
-        bw::Mode::Interleave => Policy::Interleave,
-        bw::Mode::Weighted => Policy::WeightedInterleave,
-        _ => Policy::Bind,
+        bw::Mode::Global => ArrayPolicy::LocalPerThread,
+        bw::Mode::Interleave => ArrayPolicy::Interleave,
+        bw::Mode::Weighted => ArrayPolicy::WeightedInterleave,
+        _ => ArrayPolicy::Bind,
     });
     let arrays = kernel.uses().iter().filter(|u| **u).count();
     Some(BwResult {
@@ -584,7 +584,7 @@ mod tests {
             "size_bytes": 1073741824u64, "placement": {"fraction": 1.0, "ok": true},
             "isa": "avx512", "stopped": true}));
         assert_eq!((b.mode, b.kernel, b.threads), (bw::Mode::Global, Kernel::Triad, 32));
-        assert_eq!(b.policy, Policy::LocalPerThread, "implied by the mode");
+        assert_eq!(b.policy, ArrayPolicy::LocalPerThread, "implied by the mode");
         assert_eq!((b.reps, b.array_bytes, b.best_gbs), (10, 1 << 30, 198.4));
         assert!(b.median_gbs.is_nan(), "not measured: not a number");
         assert_eq!(b.mem_nodes.to_list(), "0-1");

@@ -515,7 +515,7 @@ fn check_identity(conn: &Connection, path: &Path) -> Result<i64> {
     Ok(version)
 }
 
-/// A damaged page anywhere is reported now, naming the file, rather than
+/// A damaged page anywhere is reported on open, naming the file, rather than
 /// halfway through a report. Results databases are small (a few MB), so
 /// the check costs milliseconds.
 fn quick_check(conn: &Connection, path: &Path) -> Result<()> {

@@ -393,14 +393,18 @@ pub fn parse_mounts(s: &str) -> Vec<Mount> {
         .collect()
 }
 
-fn unescape_mount(s: &str) -> String {
+/// Undoes the octal escapes of `/proc/mounts` and `mountinfo` (`\040`
+/// for a space). An escape above `\377` is not one the kernel writes; it is
+/// kept as written.
+pub fn unescape_mount(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\'
             && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+            && (b'0'..=b'3').contains(&b[i + 1])
+            && b[i + 2..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
         {
             let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
             out.push(v);
@@ -469,6 +473,13 @@ pub fn parse_proc_version(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mount_escapes_above_one_byte_are_kept_as_written() {
+        assert_eq!(unescape_mount("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape_mount("/mnt/\\777x"), "/mnt/\\777x");
+        assert_eq!(unescape_mount("/mnt/\\4"), "/mnt/\\4");
+    }
 
     #[test]
     fn meminfo_node_and_proc_forms() {

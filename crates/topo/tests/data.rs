@@ -30,9 +30,9 @@ fn two_sockets_with_numa_off_on_the_kernel_line() {
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
 }
 
-/// Issue 12: a malformed non-essential file is a warning naming it and
-/// what was assumed; discovery goes on (it was an error that cost the
-/// whole topology).
+/// A malformed non-essential file is a warning naming it and what was
+/// assumed; discovery goes on, so one bad file does not cost the whole
+/// topology.
 #[test]
 fn malformed_distance_file_is_a_warning_naming_it() {
     let t = Topology::discover(&data("bad-distance")).unwrap();
@@ -241,7 +241,7 @@ fn offline_node_zero_keeps_the_online_nodes_matrix() {
     assert_eq!(t.distance_tiers[1].example, topo::NodePair { from: 1, to: 2 });
 }
 
-/// Issue 17: node kinds from DAX devices and CXL regions, each with the
+/// Node kinds from DAX devices and CXL regions, each with the
 /// evidence; odd files are warnings, never a failure.
 #[test]
 fn dax_devices_and_cxl_regions_give_node_kinds_with_evidence() {

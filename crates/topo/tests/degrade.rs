@@ -1,7 +1,7 @@
-//! Issue 12, "degrade, don't abort": one bad non-essential file in a tree
+//! "Degrade, don't abort": one bad non-essential file in a tree
 //! (`tests/data/snc2-cxl` copied and spoiled) gives a warning naming the
-//! file and what was assumed, and discovery goes on. Each case here was an
-//! abort (exit 1, nothing shown) or silence before.
+//! file and what was assumed, and discovery goes on: neither an abort
+//! (exit 1, nothing shown) nor silence.
 
 use std::path::{Path, PathBuf};
 

@@ -8,16 +8,17 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kernels::{Arrays, Expected, Kernel, Ops, Stores};
-use place::{Buffer, MemPolicy, PageNodes, PlacementCheck};
-use results::placement::Placement;
+use place::{Buffer, MemPolicy, PageNodes};
+use results::placement::{Placement, PlacementCheck};
 use topo::{NodeSet, Topology};
 
 use super::plan::{BwPlan, Case, CaseMemory, RepPolicy, StoreMode};
-use super::{BwError, BwResult};
+use super::BwError;
 use crate::disturb::{self, SampleCheck, Tally, ThreadClock};
-use crate::stats::{top_k_spread_pct, Summary};
 use crate::team::{self, Padded};
 use events::{Event, Observer, StopFlag};
+use results::bw::BwResult;
+use results::stats::{top_k_spread_pct, Summary};
 
 const RUN: u8 = 0;
 const STOP: u8 = 1;
@@ -44,7 +45,7 @@ struct Shared {
     error: Mutex<Option<BwError>>,
     results: Mutex<Vec<BwResult>>,
     /// Each worker's counts of the kernel just measured (`--counters`).
-    counts: Mutex<Vec<Option<counters::Counters>>>,
+    counts: Mutex<Vec<Option<results::counters::Counters>>>,
     /// Memory-controller counters (`--counters`), or why there are none.
     uncore: Mutex<Option<Result<counters::uncore::Uncore, String>>>,
     /// Each worker's scheduling over the repetition just timed.
@@ -437,13 +438,14 @@ pub(super) fn run_case(
 /// The team's counts of the kernel just measured, summed over the
 /// workers, with the memory controllers' bytes (`None` unless
 /// `--counters`).
-fn team_counts(shared: &Shared) -> Option<counters::Counters> {
+fn team_counts(shared: &Shared) -> Option<results::counters::Counters> {
     let mut counts = shared.counts.lock().unwrap_or_else(|p| p.into_inner());
-    let parts: Vec<counters::Counters> = counts.iter_mut().filter_map(Option::take).collect();
+    let parts: Vec<results::counters::Counters> =
+        counts.iter_mut().filter_map(Option::take).collect();
     if parts.is_empty() {
         return None;
     }
-    let mut c = counters::Counters::sum(format!("{} team thread(s)", parts.len()), &parts);
+    let mut c = results::counters::Counters::sum(format!("{} team thread(s)", parts.len()), &parts);
     match &mut *shared.uncore.lock().unwrap_or_else(|p| p.into_inner()) {
         Some(Ok(u)) => {
             u.disable();

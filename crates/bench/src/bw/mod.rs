@@ -14,19 +14,18 @@
 
 mod measure;
 mod plan;
-mod result;
 
 pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
     StoreMode,
 };
-pub use result::{BwResult, Mode, Policy, Stores};
 
 use std::collections::BTreeMap;
 
 use topo::{SysRoot, Topology};
 
 use events::{Event, Observer, StopFlag};
+use results::bw::BwResult;
 
 /// Why a bandwidth plan could not run.
 #[derive(Debug, thiserror::Error)]

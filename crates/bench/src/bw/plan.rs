@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kernels::{Isa, Kernel};
-use place::{Allowed, PageKind};
-use results::bw::{Mode, Policy};
+use place::Allowed;
+use results::bw::{ArrayPolicy, Mode};
+use results::pages::PageKind;
 use topo::units::{binary_size, binary_size_floor};
 use topo::{CpuSet, NodeSet, Topology};
 
@@ -147,12 +148,12 @@ pub enum CaseMemory {
 }
 
 impl CaseMemory {
-    pub fn policy(&self) -> Policy {
+    pub fn policy(&self) -> ArrayPolicy {
         match self {
-            CaseMemory::Bind(_) => Policy::Bind,
-            CaseMemory::LocalPerThread => Policy::LocalPerThread,
-            CaseMemory::Interleave(_) => Policy::Interleave,
-            CaseMemory::Weighted(..) => Policy::WeightedInterleave,
+            CaseMemory::Bind(_) => ArrayPolicy::Bind,
+            CaseMemory::LocalPerThread => ArrayPolicy::LocalPerThread,
+            CaseMemory::Interleave(_) => ArrayPolicy::Interleave,
+            CaseMemory::Weighted(..) => ArrayPolicy::WeightedInterleave,
         }
     }
 

@@ -4,16 +4,17 @@
 //! value, which thread B writes as soon as it sees the odd one. One round
 //! trip moves the line twice, so the one-way latency is half a round trip.
 
-pub use results::lat::{C2cResult, Relation};
+use results::lat::{C2cResult, Relation};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use topo::Topology;
 
-use super::{emit, measure, sys, usable_cpus, LatError, Mode};
+use super::{emit, measure, sys, usable_cpus, LatError};
 use crate::disturb;
-use crate::stats::Summary;
 use events::{Event, StopFlag};
+use results::lat::Mode;
+use results::stats::Summary;
 
 /// The relation of two CPUs; `None` when either is unknown.
 pub fn relation(topo: &Topology, a: u32, b: u32) -> Option<Relation> {
@@ -72,7 +73,7 @@ struct Line(AtomicU64);
 /// when none was clean) and the disturbance of both threads.
 struct Bounced {
     ns: Vec<f64>,
-    disturbance: crate::disturb::Disturbance,
+    disturbance: results::disturbance::Disturbance,
     stable: bool,
 }
 
@@ -259,9 +260,9 @@ pub fn c2c(
 mod tests {
     use super::*;
 
-    /// Issue 12: `bounce` pinned the calling thread to CPU `a` and left it
-    /// there, so every later step of the process (the next run of
-    /// `run --repeat`) saw one usable CPU.
+    /// `bounce` leaves the calling thread's affinity as it found it: left
+    /// pinned to CPU `a`, every later step of the process (the next run of
+    /// `run --repeat`) would see one usable CPU.
     #[test]
     fn bouncing_leaves_the_callers_affinity_alone() {
         let before = place::current_thread_affinity().unwrap();

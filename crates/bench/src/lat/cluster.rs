@@ -52,7 +52,7 @@ pub fn cluster(values: &[f64], noise_ns: f64) -> Vec<Group> {
                 members,
                 min_ns: v[0],
                 max_ns: v[v.len() - 1],
-                median_ns: crate::stats::percentile_sorted(&v, 50.0),
+                median_ns: results::stats::percentile_sorted(&v, 50.0),
             }
         })
         .collect()

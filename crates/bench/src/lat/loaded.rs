@@ -7,7 +7,7 @@
 //! latency (median, p90, p99) and the bandwidth the load reached (measured),
 //! and per curve its knee ([`results::lat::knee`]).
 
-pub use results::lat::{LoadKind, LoadedPoint, LoadedSummary};
+use results::lat::{LoadKind, LoadedPoint, LoadedSummary};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -19,10 +19,12 @@ use topo::{CpuSet, Topology};
 
 use super::{
     arena, emit, fit_size, measure, resolve, sys, usable_cpus, warn_placement, ChaseOpts, Ctx,
-    LatError, LatSummary, Mode, Placement, PlacementStatus, Where, DEFAULT_SIZE_BYTES,
+    LatError, Where, DEFAULT_SIZE_BYTES,
 };
-use crate::stats::Summary;
 use events::Event;
+use results::lat::{LatSummary, Mode};
+use results::placement::{Placement, PlacementStatus};
+use results::stats::Summary;
 
 /// Default waits after each line, ns, from light load to full load (the
 /// idle point, load threads paused, comes first).

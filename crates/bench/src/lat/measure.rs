@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use kernels::chase::Ring;
 
-use crate::disturb::{Disturbance, Tally, ThreadClock};
-use crate::stats::Summary;
+use crate::disturb::{Tally, ThreadClock};
 use events::StopFlag;
+use results::disturbance::Disturbance;
+use results::stats::Summary;
 
 /// How long to measure each point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,7 +86,7 @@ pub struct ChaseSamples {
     /// ones shorter.
     pub min_loads_per_sample: Option<u64>,
     /// Counts of the chase thread over the timed samples (`--counters`).
-    pub counters: Option<counters::Counters>,
+    pub counters: Option<results::counters::Counters>,
     /// ns per load of every whole chunk of every kept sample.
     pub chunks: Vec<f64>,
     pub loads_per_chunk: u64,

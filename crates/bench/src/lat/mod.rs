@@ -21,19 +21,19 @@ use kernels::chase::{ChaseError, Ring};
 use serde::{Deserialize, Serialize};
 use topo::{CpuSet, NodeSet, SysRoot, Topology};
 
-use crate::stats::Summary;
 use events::{Event, Observer, StopFlag};
+use results::stats::Summary;
 
-pub use c2c::{c2c, C2cResult, C2cSpec};
-pub use loaded::{loaded, LoadKind, LoadedPoint, LoadedReport, LoadedSpec};
+pub use c2c::{c2c, C2cSpec};
+pub use loaded::{loaded, LoadedReport, LoadedSpec};
 pub use measure::Timing;
-pub use place::PageKind;
-pub use plateau::Plateau;
-pub use results::lat::{
-    CacheMark, CpuGroup, LatResult, LatSummary, LoadedSummary, Mode, PerCpuSummary, PrefetchCheck,
+use results::lat::{
+    CacheMark, CpuGroup, LatResult, LatSummary, Mode, PerCpuSummary, Plateau, PrefetchCheck,
     SweepSummary,
 };
-pub use sys::{Placement, PlacementStatus};
+use results::pages::PageKind;
+use results::placement::{Placement, PlacementStatus};
+use topo::units::binary_size;
 
 /// Default working set of a point: 1 GiB, far past any last-level cache.
 pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
@@ -650,7 +650,7 @@ pub fn sweep(
             ctx.observer.event(Event::Progress {
                 phase: phase.clone(),
                 done: i as u64 + 1,
-                what: fmt_bytes(size),
+                what: binary_size(size),
             });
         }
         Ok(out)
@@ -684,9 +684,6 @@ fn report_summary(r: &SweepReport) -> LatSummary {
         plateaus: r.plateaus.clone(),
     })
 }
-
-/// Bytes in binary units for labels (`48 KiB`, `1.5 MiB`).
-pub use topo::units::binary_size as fmt_bytes;
 
 /// What to measure in `per_cpu`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -785,7 +782,7 @@ pub fn group_cpus(topo: &Topology, mem_node: Option<u32>, points: Vec<LatResult>
     let values: Vec<f64> = points.iter().map(|p| p.median_ns).collect();
     let mut sds: Vec<f64> = points.iter().map(|p| p.noise_pct / 100.0 * p.median_ns).collect();
     sds.sort_by(|a, b| a.total_cmp(b));
-    let noise = if sds.is_empty() { 0.0 } else { crate::stats::percentile_sorted(&sds, 50.0) };
+    let noise = if sds.is_empty() { 0.0 } else { results::stats::percentile_sorted(&sds, 50.0) };
     let groups: Vec<CpuGroup> = cluster::cluster(&values, noise)
         .into_iter()
         .map(|g| CpuGroup {
@@ -849,9 +846,9 @@ mod tests {
 
     #[test]
     fn bytes_format_in_binary_units() {
-        assert_eq!(fmt_bytes(48 * 1024), "48 KiB");
-        assert_eq!(fmt_bytes(3 << 19), "1.5 MiB");
-        assert_eq!(fmt_bytes(1 << 30), "1 GiB");
+        assert_eq!(binary_size(48 * 1024), "48 KiB");
+        assert_eq!(binary_size(3 << 19), "1.5 MiB");
+        assert_eq!(binary_size(1 << 30), "1 GiB");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! largest working set, or `DRAM` past the last level; when two runs get
 //! the same name, the longer one is the plateau.
 
-pub use results::lat::Plateau;
+use results::lat::Plateau;
 
 /// Relative rise that ends a plateau.
 pub const PLATEAU_TOL: f64 = 0.20;

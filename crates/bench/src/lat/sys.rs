@@ -2,7 +2,9 @@
 //! kind asked for, bound to one node, faulted in from the measuring thread,
 //! with its placement checked by `move_pages` and its page size as obtained.
 
-use place::{Buffer, MemPolicy, NodeSet, PageKind};
+use place::{Buffer, MemPolicy};
+use results::pages::PageKind;
+use topo::NodeSet;
 
 use super::LatError;
 
@@ -109,4 +111,4 @@ impl Mapping {
     }
 }
 
-pub use results::placement::{Placement, PlacementStatus};
+use results::placement::{Placement, PlacementStatus};

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use bench::bw::{self, BwMode, BwPlan, BwResult, Mode, RepPolicy, StoreMode};
-use bench::lat::PlacementStatus;
+use bench::bw::{self, BwMode, BwPlan, RepPolicy, StoreMode};
 use kernels::{Isa, Kernel};
-use place::PageKind;
+use results::bw::{BwResult, Mode};
+use results::pages::PageKind;
+use results::placement::PlacementStatus;
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
@@ -238,12 +239,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop);
     let interrupted = stop.is_stopped();
     if let Some(rec) = rec {
-        let end = match &outcome {
-            Err(e) => Outcome::Failed(e.to_string()),
-            Ok(_) if interrupted => Outcome::Interrupted,
-            Ok(_) => Outcome::Complete,
-        };
-        rec.finish(end)?.tell(g.quiet);
+        rec.finish(Outcome::of(&outcome, interrupted))?.tell(g.quiet);
     }
     let results = outcome?;
     if g.json {
@@ -285,9 +281,9 @@ fn counter_rows(results: &[BwResult]) -> Vec<crate::counters::Row<'_>> {
         .collect()
 }
 
-fn stores_note(stores: bw::Stores) -> String {
+fn stores_note(stores: results::bw::Stores) -> String {
     match stores {
-        bw::Stores::None => String::new(),
+        results::bw::Stores::None => String::new(),
         s => format!(", {} stores", s.name()),
     }
 }
@@ -417,7 +413,7 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
             "Bandwidth, {mode}: GB/s = 1e9 bytes/s (STREAM byte counting), {} kernels{}, arrays of {:.1} MiB each\n",
             first.isa.name(),
             stores_note(
-                rs.iter().find(|r| r.stores != bw::Stores::None).map_or(bw::Stores::None, |r| r.stores),
+                rs.iter().find(|r| r.stores != results::bw::Stores::None).map_or(results::bw::Stores::None, |r| r.stores),
             ),
             first.array_bytes as f64 / (1u64 << 20) as f64
         ));

@@ -13,9 +13,9 @@ use std::time::Duration;
 use anyhow::Context;
 use events::{Event, Observer};
 use exec::{
-    numa_maps::NumaPages, Direction, ExecError, ExecReport, Metric, OutputSink, Plan, PolicyResult,
-    PolicyVerdict, ResolvedCommand, Scope, Stream,
+    Direction, ExecError, ExecReport, Metric, OutputSink, Plan, ResolvedCommand, Scope, Stream,
 };
+use results::exec::{NumaPages, PolicyResult, PolicyVerdict};
 use topo::SysRoot;
 
 use crate::cli::Global;
@@ -233,7 +233,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         timeout,
         fail_fast: args.fail_fast,
         sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
-        floor_pct: exec::EXEC_FLOOR_PCT,
+        floor_pct: results::stats::EXEC_FLOOR_PCT,
         root: SysRoot::live(),
         counters: args.counters,
     };

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use bench::lat::{
-    self, c2c, ChaseOpts, Ctx, LatError, LatResult, LoadKind, PageKind, PlacementStatus,
-    PrefetchCheck, Timing, Where,
-};
+use bench::lat::{self, c2c, ChaseOpts, Ctx, LatError, Timing, Where};
 use results::disturbance::Disturbance;
+use results::lat::{LatResult, LoadKind, PrefetchCheck};
+use results::pages::PageKind;
+use results::placement::PlacementStatus;
 use serde::Serialize;
 use topo::{CpuSet, SysRoot, Topology};
 
@@ -276,12 +276,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let outcome = measure(&args, &topo, &opts, load_cpus, pairs, &ctx);
     let stopped = stop.is_stopped();
     if let Some(rec) = rec {
-        let end = match &outcome {
-            Err(e) => Outcome::Failed(e.to_string()),
-            Ok(_) if stopped => Outcome::Interrupted,
-            Ok(_) => Outcome::Complete,
-        };
-        rec.finish(end)?.tell(g.quiet);
+        rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
     }
     let measured = outcome?;
     match &measured {
@@ -339,7 +334,7 @@ enum Measured {
     Sweep(lat::SweepReport),
     PerCpu(lat::PerCpuReport),
     Loaded(lat::LoadedReport),
-    C2c(Vec<lat::C2cResult>),
+    C2c(Vec<results::lat::C2cResult>),
     /// The point and, unless skipped, the prefetch check.
     Point(Box<LatResult>, Option<PrefetchCheck>),
 }
@@ -517,7 +512,7 @@ fn print_point(
     if let Some(c) = check {
         output::emit(&format!(
             "prefetch check ({} on node {}): {}",
-            lat::fmt_bytes(c.size_bytes),
+            topo::units::binary_size(c.size_bytes),
             node(c.mem_node),
             c.note
         ))?;
@@ -531,7 +526,7 @@ fn point_row(r: &LatResult) -> Vec<String> {
         r.cpu.to_string(),
         node(r.cpu_node),
         node(r.mem_node),
-        lat::fmt_bytes(r.size_bytes),
+        topo::units::binary_size(r.size_bytes),
         r.page_size.clone(),
         r.stride_bytes.to_string(),
         ns_marked(r.median_ns, r.stable),
@@ -576,7 +571,7 @@ fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()
     if let Some(r) = v.first() {
         output::emit(&format!(
             "median ns per dependent load; {} per cell (! = pages not all on the node)",
-            lat::fmt_bytes(r.size_bytes),
+            topo::units::binary_size(r.size_bytes),
         ))?;
         output::emit(&method_line(r))?;
     }
@@ -611,10 +606,10 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
             .caches
             .iter()
             .filter(|c| c.size_bytes > prev && c.size_bytes <= p.size_bytes)
-            .map(|c| format!("L{} = {}", c.level, lat::fmt_bytes(c.size_bytes)))
+            .map(|c| format!("L{} = {}", c.level, topo::units::binary_size(c.size_bytes)))
             .collect();
         t.add_row(vec![
-            lat::fmt_bytes(p.size_bytes),
+            topo::units::binary_size(p.size_bytes),
             p.stride_bytes.to_string(),
             ns_marked(p.median_ns, p.stable),
             ns(p.p90_ns),
@@ -630,10 +625,10 @@ fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Resul
     for p in &r.plateaus {
         pt.add_row(vec![
             p.label.clone(),
-            lat::fmt_bytes(p.from_bytes),
-            lat::fmt_bytes(p.to_bytes),
+            topo::units::binary_size(p.from_bytes),
+            topo::units::binary_size(p.to_bytes),
             ns(p.latency_ns),
-            p.cache_bytes.map_or("-".into(), lat::fmt_bytes),
+            p.cache_bytes.map_or("-".into(), topo::units::binary_size),
         ]);
     }
     output::emit(&pt.to_string())?;
@@ -725,9 +720,9 @@ fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Res
         #[derive(Serialize)]
         struct LoadedDoc<'a> {
             #[serde(flatten)]
-            doc: Doc<'a, lat::LoadedPoint>,
+            doc: Doc<'a, results::lat::LoadedPoint>,
             /// One summary per mix: the knee.
-            curves: &'a [lat::LoadedSummary],
+            curves: &'a [results::lat::LoadedSummary],
         }
         return output::json(&LoadedDoc {
             doc: Doc::new("loaded", &r.points, stopped),
@@ -807,7 +802,7 @@ fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Res
              waits calibrated in ns; GB/s = 1e9 B/s, measured from the lines moved",
             p.cpu,
             node(p.mem_node),
-            lat::fmt_bytes(p.size_bytes),
+            topo::units::binary_size(p.size_bytes),
             p.load_threads,
         ))?;
         output::emit(&format!(
@@ -831,7 +826,7 @@ fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Res
     Ok(())
 }
 
-fn print_c2c(v: &[c2c::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
+fn print_c2c(v: &[results::lat::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
     if g.json {
         return output::json(&Doc::new("c2c", v, stopped));
     }

@@ -5,10 +5,10 @@
 //! docs/place.md.
 
 use anyhow::Context;
-use place::{
-    Allowed, ExpectSource, MemPolicy, NodeSet, PageKind, Pin, PlaceError, PlacementCheck,
-    ProbeReport, ProbeSpec,
-};
+use place::{Allowed, ExpectSource, MemPolicy, Pin, PlaceError, ProbeReport, ProbeSpec};
+use results::pages::PageKind;
+use results::placement::PlacementCheck;
+use topo::NodeSet;
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -26,7 +26,7 @@ pub struct Args {
     pub cpu_node: Option<u32>,
     /// Memory policy (default: bind when --mem-nodes is given, else local).
     #[arg(long, value_name = "POLICY", value_enum)]
-    pub policy: Option<PolicyName>,
+    pub policy: Option<MemPolicyKind>,
     /// Nodes for the policy: `0-3,8`, `all`, `!2` (all but 2), `+0` (first
     /// allowed node).
     #[arg(long, value_name = "NODES")]
@@ -64,7 +64,7 @@ pub struct Args {
 
 /// `--policy`: the memory policies `place` can set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PolicyName {
+pub enum MemPolicyKind {
     /// Only these nodes (MPOL_BIND).
     #[value(alias = "membind")]
     Bind,
@@ -83,17 +83,17 @@ pub enum PolicyName {
     Default,
 }
 
-impl PolicyName {
+impl MemPolicyKind {
     /// The name as typed, which `MemPolicy::from_name` reads.
     fn name(self) -> &'static str {
         match self {
-            PolicyName::Bind => "bind",
-            PolicyName::Preferred => "preferred",
-            PolicyName::PreferredMany => "preferred-many",
-            PolicyName::Interleave => "interleave",
-            PolicyName::Weighted => "weighted",
-            PolicyName::Local => "local",
-            PolicyName::Default => "default",
+            MemPolicyKind::Bind => "bind",
+            MemPolicyKind::Preferred => "preferred",
+            MemPolicyKind::PreferredMany => "preferred-many",
+            MemPolicyKind::Interleave => "interleave",
+            MemPolicyKind::Weighted => "weighted",
+            MemPolicyKind::Local => "local",
+            MemPolicyKind::Default => "default",
         }
     }
 }
@@ -327,7 +327,7 @@ mod tests {
     #[test]
     fn policy_names_are_the_placement_layers() {
         let nodes: NodeSet = "0".parse().unwrap();
-        for p in PolicyName::value_variants() {
+        for p in MemPolicyKind::value_variants() {
             let want = MemPolicy::from_name(p.name(), &nodes).unwrap();
             for n in p.to_possible_value().unwrap().get_name_and_aliases() {
                 assert_eq!(MemPolicy::from_name(n, &nodes).unwrap(), want, "{n}");

@@ -421,9 +421,9 @@ fn measure_once(
 mod tests {
     use super::*;
 
-    /// The temporary file was `.numaprobe.prom.PID.tmp`, created through
-    /// whatever was there: a symbolic link planted under that name sent
-    /// the metrics into its target.
+    /// A symbolic link planted under the temporary file's name must not
+    /// send the metrics into its target: the temporary file is created
+    /// anew, never opened through whatever is there.
     #[test]
     fn textfile_never_writes_through_a_planted_symlink() {
         let d = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@
 
 use anyhow::Context;
 use bench::scan::{self, Chunk, ScanSpec, Verdict};
-use place::PageKind;
+use results::pages::PageKind;
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 

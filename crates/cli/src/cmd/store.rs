@@ -247,12 +247,25 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     }
     output::emit(&head)?;
     let tables = report::summary_tables(&run);
-    if tables.is_empty() {
-        output::emit("No bandwidth or latency results in this run.")?;
+    let placements = report::placements_summary(&run);
+    if tables.is_empty() && placements.is_none() {
+        output::emit("No bandwidth, latency or exec results in this run.")?;
     }
     for t in &tables {
         output::emit("")?;
         print_table(t)?;
+    }
+    let flags = report::summary_flags(&run);
+    if !flags.is_empty() {
+        output::emit("\nMarked figures:")?;
+        for f in &flags {
+            output::emit(&format!("  {f}"))?;
+        }
+    }
+    if let Some((t, best)) = placements {
+        output::emit("")?;
+        print_table(&t)?;
+        output::emit(&best)?;
     }
     Ok(())
 }

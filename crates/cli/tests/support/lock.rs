@@ -14,7 +14,7 @@ pub fn private_lock(tag: &str) -> PathBuf {
         .join(format!("{tag}-{}-{n}.lock", std::process::id()))
 }
 
-/// Issue 12: a measuring command refused by a lock this test process
+/// A measuring command refused by a lock this test process
 /// holds says so in one line naming the holder's PID.
 #[allow(dead_code)]
 pub fn assert_refused_by_our_lock(stderr: &str) {

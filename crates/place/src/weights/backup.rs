@@ -103,8 +103,8 @@ mod tests {
         }
     }
 
-    /// `"auto_file": "../../../../home/victim"` truncated the victim to
-    /// `true`: a restore writes nothing but the weight files.
+    /// A restore writes nothing but the weight files: a backup naming
+    /// `"auto_file": "../../../../home/victim"` must not truncate the victim.
     #[test]
     fn a_restore_naming_a_file_outside_the_weights_is_refused_before_any_write() {
         let d = tempfile::tempdir().unwrap();
@@ -132,7 +132,8 @@ mod tests {
         }
     }
 
-    /// `--restore /dev/zero` grew to 7.8 GB; a FIFO hung it.
+    /// `--restore /dev/zero` would grow without end and a FIFO would hang:
+    /// both are refused, as is a file past the cap.
     #[test]
     fn a_device_a_fifo_or_a_huge_file_is_refused_as_a_backup() {
         let d = tempfile::tempdir().unwrap();

@@ -1,0 +1,317 @@
+//! One statistic per figure, written the same way everywhere (glance box,
+//! summary tables, section tables, brief, chart hover values): bandwidth is
+//! the best repetition (GB/s), latency the median of the clean samples
+//! (ns), each with the spread of its repetitions or samples ((max - min) /
+//! median, %) and rounded to its noise ([`crate::fmt::fig`]). A figure
+//! whose record says `stable: false` is marked `(disturbed)` (samples
+//! discarded because other work kept the thread waiting) or `(noisy)`
+//! (the repetitions never settled), with its cause.
+
+use std::collections::BTreeMap;
+
+use results::bw::BwResult;
+use results::disturbance::Disturbance;
+use results::lat::{self, LatResult, LoadedPoint};
+use results::stats::measured;
+
+use crate::fmt::fig;
+use analysis::data::RunData;
+use analysis::metrics::{best_of_mode, bw_matrix, lat_matrix, local_points, metrics, MetricKey};
+
+/// Why a figure is not to be trusted as it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Flag {
+    /// Samples or repetitions were discarded because the thread waited for
+    /// its CPU; the cause names the CPU and the share of time lost.
+    Disturbed(String),
+    /// The repetitions never reached the spread the stopping rule wants.
+    Noisy(String),
+}
+
+impl Flag {
+    /// `disturbed` or `noisy`: the word written after the figure.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Flag::Disturbed(_) => "disturbed",
+            Flag::Noisy(_) => "noisy",
+        }
+    }
+
+    /// The cause, one sentence without a full stop.
+    pub fn cause(&self) -> &str {
+        match self {
+            Flag::Disturbed(c) | Flag::Noisy(c) => c,
+        }
+    }
+}
+
+/// The flag of a bandwidth result (`stable: false`).
+pub fn bw_flag(p: &BwResult) -> Option<Flag> {
+    if p.stable {
+        return None;
+    }
+    match &p.disturbance {
+        Some(d) if d.disturbed > 0 || d.lost_pct > 0.0 => Some(Flag::Disturbed(d.cause())),
+        _ => Some(Flag::Noisy(format!(
+            "the best repetitions still spread {}% when the time ran out",
+            crate::fmt::num(p.top_spread_pct, "%")
+        ))),
+    }
+}
+
+/// The flag of a latency figure from its `stable` and `disturbance`.
+pub fn lat_flag(stable: bool, d: Option<&Disturbance>) -> Option<Flag> {
+    if stable {
+        return None;
+    }
+    Some(match d {
+        Some(d) => Flag::Disturbed(d.cause()),
+        None => Flag::Disturbed("too few clean samples".into()),
+    })
+}
+
+/// The flag of a chase.
+pub fn chase_flag(p: &LatResult) -> Option<Flag> {
+    lat_flag(p.stable, p.disturbance.as_ref())
+}
+
+/// The flag of a loaded-latency point.
+pub fn loaded_flag(p: &LoadedPoint) -> Option<Flag> {
+    lat_flag(p.stable, p.disturbance.as_ref())
+}
+
+/// `text` with ` (disturbed)` or ` (noisy)` when flagged.
+pub fn marked(text: String, flag: Option<&Flag>) -> String {
+    match flag {
+        Some(f) => format!("{text} ({})", f.word()),
+        None => text,
+    }
+}
+
+/// A headline figure: the metric ([`analysis::metrics`]) and the results
+/// it is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    pub key: MetricKey,
+    pub value: f64,
+    /// Robust CV %, what the figure is rounded to.
+    pub noise_pct: f64,
+    /// The largest spread % among its results, when they have one.
+    pub spread_pct: Option<f64>,
+    /// How many results it is made of.
+    pub results: usize,
+    /// The kernel (bandwidth) or the load (loaded latency).
+    pub detail: Option<String>,
+    /// Its flagged results: what each is and why.
+    pub flags: Vec<(String, Flag)>,
+}
+
+impl Headline {
+    /// The value as every table writes it (`40`, `152.7`), no unit.
+    pub fn value_text(&self) -> String {
+        fig(Some(self.value), Some(self.noise_pct), self.key.unit())
+    }
+
+    /// The spread as the tables' Spread % column writes it, with
+    /// `up to` when the figure is made of several results.
+    pub fn spread_text(&self) -> Option<String> {
+        let s = self.spread_pct?;
+        let up_to = if self.results > 1 { "up to " } else { "" };
+        Some(format!("spread {up_to}{}%", crate::fmt::num(s, "%")))
+    }
+
+    /// `40 GB/s (spread 137.2%, disturbed)`.
+    pub fn text(&self) -> String {
+        let mut notes: Vec<String> = self.spread_text().into_iter().collect();
+        if let Some((_, f)) = self.flags.first() {
+            notes.push(f.word().to_string());
+        }
+        let notes =
+            if notes.is_empty() { String::new() } else { format!(" ({})", notes.join(", ")) };
+        format!("{} {}{notes}", self.value_text(), self.key.unit())
+    }
+}
+
+fn spread_max(it: impl Iterator<Item = f64>) -> Option<f64> {
+    it.filter_map(measured).reduce(f64::max)
+}
+
+fn bw_what(p: &BwResult) -> String {
+    let place = match p.cpu_node {
+        Some(c) => format!("CPU node {c} -> memory {}", p.memory()),
+        // whole-machine modes: every node's threads
+        None => format!("memory {}", p.memory()),
+    };
+    format!("bw {} {}, {} thread(s), {place}", p.mode.name(), p.kernel.name(), p.threads)
+}
+
+fn chase_what(p: &LatResult) -> String {
+    format!(
+        "lat {}, CPU {} -> memory node {}",
+        p.mode.name(),
+        p.cpu,
+        p.mem_node.map_or("?".into(), |n| n.to_string())
+    )
+}
+
+/// The results a bandwidth metric is made of.
+fn bw_parts(d: &RunData, key: MetricKey) -> Vec<&BwResult> {
+    match key {
+        MetricKey::LocalBw => local_points(d).1,
+        MetricKey::GlobalBw => best_of_mode(d, results::bw::Mode::Global).into_iter().collect(),
+        MetricKey::InterleaveBw => {
+            best_of_mode(d, results::bw::Mode::Interleave).into_iter().collect()
+        }
+        MetricKey::CrossBw => {
+            bw_matrix(d).1.into_iter().filter(|((c, m), _)| c != m).map(|(_, p)| p).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The chases a latency metric is made of (as `analysis::metrics` picks
+/// them).
+fn lat_parts(d: &RunData, key: MetricKey) -> Vec<&LatResult> {
+    let cells = lat_matrix(d);
+    match key {
+        MetricKey::LocalLat => {
+            let diag: Vec<&LatResult> =
+                cells.iter().filter(|((c, m), _)| c == m).map(|(_, p)| *p).collect();
+            if !diag.is_empty() {
+                return diag;
+            }
+            d.chase_mode(lat::Mode::Point)
+                .filter(|l| l.median_ns.is_finite() && l.mem_node.is_some())
+                .filter(|l| l.cpu_node == l.mem_node)
+                .collect()
+        }
+        MetricKey::RemoteLat => {
+            cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| *p).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The headline figures of a run, each with its spread and flags.
+pub fn headlines(d: &RunData) -> BTreeMap<MetricKey, Headline> {
+    let mut out = BTreeMap::new();
+    for (key, m) in metrics(d) {
+        let (spread_pct, flags) = match key {
+            MetricKey::LocalBw
+            | MetricKey::GlobalBw
+            | MetricKey::InterleaveBw
+            | MetricKey::CrossBw => {
+                let parts = bw_parts(d, key);
+                (
+                    spread_max(parts.iter().map(|p| p.spread_pct)),
+                    parts.iter().filter_map(|p| Some((bw_what(p), bw_flag(p)?))).collect(),
+                )
+            }
+            MetricKey::LocalLat | MetricKey::RemoteLat => {
+                let parts = lat_parts(d, key);
+                (
+                    spread_max(parts.iter().map(|p| p.spread_pct)),
+                    parts.iter().filter_map(|p| Some((chase_what(p), chase_flag(p)?))).collect(),
+                )
+            }
+            MetricKey::LoadedLatPeak => match analysis::metrics::peak_loaded(d) {
+                Some(p) => (
+                    measured(p.spread_pct),
+                    loaded_flag(p)
+                        .map(|f| (format!("lat loaded, CPU {}", p.cpu), f))
+                        .into_iter()
+                        .collect(),
+                ),
+                None => (None, Vec::new()),
+            },
+        };
+        out.insert(
+            key,
+            Headline {
+                key,
+                value: m.value,
+                noise_pct: m.noise_pct,
+                spread_pct,
+                results: m.results,
+                detail: m.detail,
+                flags,
+            },
+        );
+    }
+    out
+}
+
+/// On a machine with one CPU node, local and global bandwidth put the
+/// same threads on the same memory: the sentence saying why their figures
+/// differ (run-to-run noise, or another thread count), `None` when they
+/// agree at the tables' rounding or one is missing.
+pub fn same_placement_note(
+    d: &RunData,
+    h: &BTreeMap<MetricKey, Headline>,
+    cpu_nodes: usize,
+) -> Option<String> {
+    if cpu_nodes != 1 {
+        return None;
+    }
+    let (l, g) = (h.get(&MetricKey::LocalBw)?, h.get(&MetricKey::GlobalBw)?);
+    if l.value_text() == g.value_text() {
+        return None;
+    }
+    let lt = local_points(d).1.first().map(|p| p.threads)?;
+    let gt = best_of_mode(d, results::bw::Mode::Global)?.threads;
+    let (lv, gv) = (l.value_text(), g.value_text());
+    if lt != gt {
+        return Some(format!(
+            "local ({lv} GB/s) used {lt} thread(s), global ({gv} GB/s) {gt}: on one node they differ only by the thread count"
+        ));
+    }
+    let spreads = [l.spread_text(), g.spread_text()].into_iter().flatten().collect::<Vec<_>>();
+    Some(format!(
+        "on one node, local ({lv} GB/s) and global ({gv} GB/s) run the same {lt} thread(s) on the same memory: the difference is run-to-run noise{}",
+        if spreads.is_empty() {
+            String::new()
+        } else {
+            format!(" (their repetitions: {})", spreads.join(", "))
+        }
+    ))
+}
+
+/// One line per flagged result of `flags`: `what: disturbed: cause.`
+pub fn flag_lines<'a>(flags: impl IntoIterator<Item = (&'a str, &'a Flag)>) -> Vec<String> {
+    flags.into_iter().map(|(what, f)| format!("{what}: {}: {}.", f.word(), f.cause())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::Record;
+    use serde_json::json;
+
+    fn bw(v: serde_json::Value) -> BwResult {
+        match results::upgrade::read("bw", &v).record {
+            Record::Bw(b) => *b,
+            r => panic!("{r:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_say_disturbed_with_the_cause_or_noisy() {
+        let quiet = bw(json!({"mode": "local", "kernel": "triad", "best_gbs": 40.0,
+            "stable": true}));
+        assert_eq!(bw_flag(&quiet), None);
+        let busy = bw(json!({"mode": "local", "kernel": "triad", "best_gbs": 40.0,
+            "stable": false, "disturbance": {"clean": 2, "disturbed": 9, "lost_pct": 48.2,
+            "busiest_cpu": 0, "involuntary_switches": 3, "migrations": 0,
+            "source": "run-delay"}}));
+        let f = bw_flag(&busy).unwrap();
+        assert_eq!(f.word(), "disturbed");
+        assert_eq!(
+            f.cause(),
+            "CPU 0 was busy with other processes for 48% of the time (9 of 11 samples discarded)"
+        );
+        let noisy = bw(json!({"mode": "local", "kernel": "triad", "best_gbs": 40.0,
+            "stable": false, "top_spread_pct": 7.5}));
+        assert_eq!(bw_flag(&noisy).unwrap().word(), "noisy");
+        assert_eq!(marked("40".into(), bw_flag(&noisy).as_ref()), "40 (noisy)");
+    }
+}
