@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the fleet suite (crates/cli/tests/fleet_real.rs, feature
 # `fleet-tests`) runs for real, from Debian's packages, when missing:
-# ansible-core (ansible-playbook), slurmctld, slurmd, slurm-client (sbatch),
-# munge, prometheus (promtool) and prometheus-node-exporter. Needs root to
+# ansible-core (ansible-playbook), openssh-client, binutils (strip),
+# slurmctld, slurmd, slurm-client (sbatch), munge, prometheus (promtool),
+# prometheus-node-exporter and systemd (systemd-analyze). Needs root to
 # install; fails, saying what is missing, otherwise. Installing the
 # packages starts no daemon here (no systemd in CI containers; where there
 # is one, the packages' services are stopped again so the suite's own,
@@ -17,6 +18,12 @@ command -v munged >/dev/null || need+=(munge)
 command -v promtool >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 command -v ip >/dev/null || need+=(iproute2)
+# The Ansible test's unreachable host is an ssh connection refused; the
+# playbook strips the binary it ships with binutils' strip.
+command -v ssh >/dev/null || need+=(openssh-client)
+command -v strip >/dev/null || need+=(binutils)
+# deploy/systemd's units are checked with systemd-analyze verify.
+command -v systemd-analyze >/dev/null || need+=(systemd)
 if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || { echo "fleet-setup: need root to install ${need[*]}" >&2; exit 1; }
     apt-get -o DPkg::Lock::Timeout=600 update -qq
@@ -29,7 +36,7 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
         --no-install-recommends "${need[@]}" >/dev/null
 fi
-for p in ansible-playbook slurmctld slurmd sbatch munged promtool prometheus-node-exporter unshare ip; do
+for p in ansible-playbook ssh strip systemd-analyze slurmctld slurmd sbatch munged promtool prometheus-node-exporter unshare ip; do
     command -v "$p" >/dev/null || { echo "fleet-setup: $p is still missing" >&2; exit 1; }
 done
 echo "fleet-setup: ansible-core, Slurm, munge, promtool and node_exporter are installed"

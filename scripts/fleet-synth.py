@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes exports of N synthetic hosts for the fleet report and its benchmark.
 
-Each host is a copy of a real run's export (by default the baseline run of
-crates/report/tests/fixtures/synthetic-export.json: a default run's 97
-results) under its own host name, machine fingerprint and run UUID, its
-figures moved by up to +-1% of noise (seeded, so the same every time).
+Each host is a copy of a real run's export (`--base`: every result, the
+full configuration and topology; by default the baseline run of
+crates/report/tests/fixtures/synthetic-export.json) under its own host
+name, machine identity, machine fingerprint and run UUID, its figures moved
+by up to +-1% of noise (seeded, so the same every time).
 `--slow HOST=FACTOR` scales one host's bandwidth by FACTOR (0.85: 15% slow)
 and its latency by 1/FACTOR; `--drift HOST=KEY=VALUE` changes one setting
 of its configuration document (e.g. thp=always).
@@ -59,6 +60,8 @@ def main():
         r["label"] = "fleet"
         r["machine"]["fingerprint"] = f"{rng.getrandbits(64):016x}"
         r["machine"]["info"]["hostname"] = host
+        r["machine"]["info"]["machine_id"] = f"{rng.getrandbits(64):016x}"
+        r["machine"]["info"]["machine_id_source"] = "dmi_product_uuid"
         r["machine"]["description"] = host + ": " + r["machine"]["description"].split(": ", 1)[-1]
         f = slow.get(host, 1.0)
         noise = 1.0 + rng.uniform(-0.01, 0.01)
@@ -68,7 +71,9 @@ def main():
             r["config"][k] = v
         doc = {"format": base["format"], "version": base["version"], "exported": base["exported"], "runs": [r]}
         with open(os.path.join(a.out, f"{host}.json"), "w") as out:
-            json.dump(doc, out)
+            # As `numaprobe export` writes it (indented): the size and the
+            # parsing work of a real export.
+            json.dump(doc, out, indent=2)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,13 @@ pub struct RunData {
 
 impl RunData {
     pub fn of(run: &LoadedRun) -> RunData {
+        RunData::of_records(run.records())
+    }
+
+    /// [`RunData::of`] from some of a run's records.
+    pub fn of_records<'a>(records: impl Iterator<Item = &'a Record>) -> RunData {
         let mut d = RunData::default();
-        for r in run.records() {
+        for r in records {
             match r {
                 Record::Bw(b) => d.bw.push(b.as_ref().clone()),
                 Record::Lat(l) => match l.as_ref() {

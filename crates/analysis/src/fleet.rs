@@ -10,7 +10,7 @@
 //! always part of a group's key; `--group-by label|config` only splits
 //! groups further.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use results::context::{scalar_text, Count, Machine, Scalar};
 use results::stats::{mad, median};
@@ -19,7 +19,13 @@ use serde_json::Value;
 use store::LoadedRun;
 
 use crate::data::RunData;
-use crate::metrics::{metrics, MetricKey};
+use crate::metrics::{feeds_headline, metrics, MetricKey};
+
+mod roster;
+pub use roster::{
+    fmt_age, host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, PassedOver, RunRef,
+    UnmeasuredInput, DEFAULT_MAX_AGE_S,
+};
 
 /// What hosts are compared with: their model, and optionally the same
 /// label or the same configuration.
@@ -51,7 +57,9 @@ const NOT_SETTINGS: [&str; 3] = ["budget", "fingerprint", "cmdline"];
 
 /// Machine facts that make the model (or the host), not settings; `dimms`
 /// is compared through the configuration's `dimm_population`.
-const IDENTITY: [&str; 13] = [
+const IDENTITY: [&str; 15] = [
+    "machine_id",
+    "machine_id_source",
     "installed_gib",
     "dimms",
     "fingerprint",
@@ -76,9 +84,24 @@ pub struct Fleet {
     pub method: String,
     /// Only runs with this label were considered.
     pub label: Option<String>,
+    /// Runs older than this are stale, never healthy.
+    pub max_age_s: u64,
+    /// The time ages are measured from (RFC 3339 UTC).
+    pub now: String,
+    /// Hosts in the groups.
     pub hosts: usize,
+    /// Hosts in the groups neither stale nor flagged.
+    pub healthy: usize,
+    /// Hosts in the groups whose run is older than `max_age_s`.
+    pub stale: usize,
     pub groups: Vec<Group>,
-    /// Hosts left out, with why (no complete run).
+    /// Duplicate host names, renamed machines.
+    pub warnings: Vec<String>,
+    /// Hosts whose latest run is incomplete or failed, with why.
+    pub incomplete: Vec<Incomplete>,
+    /// Hosts the orchestrator could not measure, with its error.
+    pub unmeasured: Vec<NotMeasured>,
+    /// Hosts left out, with why (no run with the `--label`).
     pub skipped: Vec<Skipped>,
 }
 
@@ -93,8 +116,7 @@ pub struct Group {
     pub subgroup: Option<String>,
     /// Fewer than [`MIN_PEERS`] hosts: nobody is flagged.
     pub peers_missing: bool,
-    /// Why nothing was flagged, when peers are missing.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why nothing was flagged, when peers are missing (else null).
     pub note: Option<String>,
     /// The peer median and MAD of each metric measured by any host.
     pub medians: Vec<PeerStat>,
@@ -108,6 +130,8 @@ pub struct Group {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeerStat {
     pub metric: &'static str,
+    /// The metric as people call it (`Local bandwidth`).
+    pub name: &'static str,
     pub unit: &'static str,
     pub higher_is_better: bool,
     pub median: f64,
@@ -130,11 +154,27 @@ pub struct DriftSetting {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Host {
     pub host: String,
-    /// The run's id in this database.
+    /// The machine's identity (a hash; absent in runs recorded before it).
+    pub machine_id: Option<String>,
+    /// Where the identity came from: `dmi_product_uuid`, `machine_id`,
+    /// `hostname` or `NUMAPROBE_MACHINE_ID`.
+    pub machine_id_source: Option<String>,
+    /// Other host names this machine's runs recorded (renamed).
+    pub also_named: Vec<String>,
+    /// Another machine of the fleet has the same host name.
+    pub duplicate_hostname: bool,
+    /// The id in this database of the run compared: the host's latest run
+    /// holding the fleet's figures.
     pub run: i64,
     pub run_uuid: String,
     pub label: Option<String>,
     pub started: String,
+    /// Seconds from `started` to the fleet's `now`.
+    pub age_s: Option<f64>,
+    /// Older than the fleet's maximum age: never healthy.
+    pub stale: bool,
+    /// Neither stale nor flagged.
+    pub healthy: bool,
     /// Any flag raised.
     pub outlier: bool,
     pub flags: Vec<Flag>,
@@ -142,6 +182,9 @@ pub struct Host {
     pub drift: Vec<String>,
     /// This host's value of each metric and its deviation from the median.
     pub metrics: BTreeMap<&'static str, HostMetric>,
+    /// The host's runs newer than `run` that hold none of the fleet's
+    /// figures (an `exec` run), newest first, each with why: not compared.
+    pub passed_over: Vec<PassedOver>,
 }
 
 /// A metric on which a host is worse than its peers.
@@ -176,21 +219,37 @@ pub struct Skipped {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRun {
     pub host: String,
+    /// What the machine is known by ([`host_key`]).
+    pub key: String,
+    pub machine_id: Option<String>,
+    pub machine_id_source: Option<String>,
     pub model: String,
     pub id: i64,
     pub uuid: String,
     pub label: Option<String>,
     pub started: String,
     pub complete: bool,
+    /// `complete`, `incomplete`, `failed`, `running`.
+    pub status: String,
+    pub message: Option<String>,
     pub config_hash: String,
     pub metrics: BTreeMap<MetricKey, f64>,
+    /// It holds results of `exec` (a program's policies): without the
+    /// fleet's figures it is another kind of run than a measurement.
+    pub exec: bool,
     pub settings: BTreeMap<String, String>,
 }
 
 impl HostRun {
     pub fn of(run: &LoadedRun) -> HostRun {
+        let (key, machine_id, machine_id_source) = host_key(run);
         HostRun {
             host: host_of(run),
+            key,
+            machine_id,
+            machine_id_source,
+            status: run.summary.status.as_str().to_string(),
+            message: run.summary.message.clone(),
             model: model_of(run),
             id: run.summary.id.0,
             uuid: run.summary.uuid.clone(),
@@ -198,7 +257,14 @@ impl HostRun {
             started: run.summary.started.clone(),
             complete: run.summary.complete,
             config_hash: run.summary.config_hash.clone(),
-            metrics: metrics(&RunData::of(run)).into_iter().map(|(k, m)| (k, m.value)).collect(),
+            // Only the records a headline metric reads: the rest (latency
+            // sweeps above all) is most of a run and the fleet reads
+            // thousands of runs.
+            metrics: metrics(&RunData::of_records(run.records().filter(|r| feeds_headline(r))))
+                .into_iter()
+                .map(|(k, m)| (k, m.value))
+                .collect(),
+            exec: run.records().any(|r| matches!(r, results::Record::Exec(_))),
             settings: settings_of(run),
         }
     }
@@ -306,7 +372,8 @@ pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
 /// The method sentence of a threshold.
 pub fn method_text(threshold_pct: f64) -> String {
     format!(
-        "Each host's latest complete run is compared with the median of its peers (same model). \
+        "Each host's latest complete run holding the fleet's figures is compared with the median \
+         of its peers (same model). \
          A host is flagged on a metric when it is more than {threshold_pct}% worse than the peer \
          median (bandwidth below it, latency above it) and its robust z-score \
          |value - median| / (1.4826 x MAD) exceeds {ROBUST_Z}, so the spread of normal hosts flags \
@@ -317,8 +384,9 @@ pub fn method_text(threshold_pct: f64) -> String {
 }
 
 /// Builds the fleet from runs (any order, any hosts): per host the latest
-/// complete run (only those labelled `label` when given; with
-/// `GroupBy::Label`, the latest of each label).
+/// run (only those labelled `label` when given; with `GroupBy::Label`, the
+/// latest of each label), compared when complete; ages from now, the
+/// default maximum age.
 pub fn build(
     runs: &[LoadedRun],
     group_by: GroupBy,
@@ -336,48 +404,30 @@ pub fn build_from(
     threshold_pct: f64,
     label: Option<&str>,
 ) -> Fleet {
-    // The latest complete run of each (host, subgroup).
-    let mut latest: BTreeMap<(String, String), &HostRun> = BTreeMap::new();
-    let mut seen_hosts: BTreeMap<String, bool> = BTreeMap::new();
-    for r in runs {
-        let ok = r.complete && label.is_none_or(|l| r.label.as_deref() == Some(l));
-        let e = seen_hosts.entry(r.host.clone()).or_insert(false);
-        *e |= ok;
-        if !ok {
-            continue;
-        }
-        let sub = match group_by {
-            GroupBy::Model | GroupBy::Config => String::new(),
-            GroupBy::Label => r.label.clone().unwrap_or_default(),
-        };
-        let slot = latest.entry((r.host.clone(), sub)).or_insert(r);
-        let key = |r: &HostRun| (store::util::time_order_key(&r.started), r.id);
-        if key(r) > key(slot) {
-            *slot = r;
-        }
-    }
-    let skipped = seen_hosts
-        .iter()
-        .filter(|(_, ok)| !**ok)
-        .map(|(h, _)| Skipped {
-            host: h.clone(),
-            reason: match label {
-                Some(l) => format!("no complete run labelled {l:?}"),
-                None => "no complete run".into(),
-            },
-        })
-        .collect();
-    let mut groups: BTreeMap<(String, String), Vec<&HostRun>> = BTreeMap::new();
-    for ((_, sub), r) in &latest {
+    build_fresh(runs, group_by, threshold_pct, label, &Freshness::now())
+}
+
+/// [`build_from`] with a maximum age, a time to measure ages from and the
+/// hosts the orchestrator could not measure.
+pub fn build_fresh(
+    runs: &[HostRun],
+    group_by: GroupBy,
+    threshold_pct: f64,
+    label: Option<&str>,
+    fresh: &Freshness<'_>,
+) -> Fleet {
+    let r = roster::roster(runs, group_by == GroupBy::Label, label, fresh);
+    let mut groups: BTreeMap<(String, String), Vec<&roster::Member>> = BTreeMap::new();
+    for m in &r.members {
         let sub = match group_by {
             GroupBy::Model => String::new(),
-            GroupBy::Label => sub.clone(),
-            GroupBy::Config => r.config_hash.clone(),
+            GroupBy::Label => m.sub.clone(),
+            GroupBy::Config => m.run.config_hash.clone(),
         };
-        groups.entry((r.model.clone(), sub)).or_default().push(r);
+        groups.entry((m.run.model.clone(), sub)).or_default().push(m);
     }
-    let hosts = latest.keys().map(|(h, _)| h).collect::<std::collections::BTreeSet<_>>().len();
-    let groups = groups
+    let hosts = r.members.iter().map(|m| m.run.key.as_str()).collect::<BTreeSet<_>>().len();
+    let groups: Vec<Group> = groups
         .into_iter()
         .map(|((model, sub), members)| {
             let subgroup = match group_by {
@@ -387,19 +437,35 @@ pub fn build_from(
             group(model, subgroup, &members, threshold_pct)
         })
         .collect();
+    let all = || groups.iter().flat_map(|g| &g.hosts);
+    let healthy = all().filter(|h| h.healthy).count();
+    let stale = all().filter(|h| h.stale).count();
+    let secs = fresh.now_ms.div_euclid(1000);
     Fleet {
         group_by,
         threshold_pct,
         method: method_text(threshold_pct),
         label: label.map(str::to_string),
+        max_age_s: fresh.max_age_s,
+        now: store::util::format_utc(secs, fresh.now_ms.rem_euclid(1000) as u32),
         hosts,
+        healthy,
+        stale,
         groups,
-        skipped,
+        warnings: r.warnings,
+        incomplete: r.incomplete,
+        unmeasured: r.unmeasured,
+        skipped: r.skipped,
     }
 }
 
-fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshold: f64) -> Group {
-    let values: Vec<&BTreeMap<MetricKey, f64>> = members.iter().map(|r| &r.metrics).collect();
+fn group(
+    model: String,
+    subgroup: Option<String>,
+    members: &[&roster::Member],
+    threshold: f64,
+) -> Group {
+    let values: Vec<&BTreeMap<MetricKey, f64>> = members.iter().map(|m| &m.run.metrics).collect();
     let mut medians = Vec::new();
     let mut stats: BTreeMap<MetricKey, (f64, f64, usize)> = BTreeMap::new();
     for key in MetricKey::ALL {
@@ -409,6 +475,7 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
         stats.insert(key, (med, d, xs.len()));
         medians.push(PeerStat {
             metric: key.id(),
+            name: key.name(),
             unit: key.unit(),
             higher_is_better: key.higher_is_better(),
             median: med,
@@ -417,7 +484,8 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
         });
     }
     // Settings and their majorities.
-    let settings: Vec<&BTreeMap<String, String>> = members.iter().map(|r| &r.settings).collect();
+    let settings: Vec<&BTreeMap<String, String>> =
+        members.iter().map(|m| &m.run.settings).collect();
     let mut names: std::collections::BTreeSet<&String> = Default::default();
     for s in &settings {
         names.extend(s.keys());
@@ -450,8 +518,8 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
         .iter()
         .zip(&values)
         .zip(&settings)
-        .map(|((r, vals), set)| {
-            let (vals, set) = (*vals, *set);
+        .map(|((m, vals), set)| {
+            let (vals, set, r) = (*vals, *set, m.run);
             let mut flags = Vec::new();
             let mut ms = BTreeMap::new();
             for (key, v) in vals {
@@ -480,19 +548,27 @@ fn group(model: String, subgroup: Option<String>, members: &[&HostRun], threshol
                 .map(|(name, _)| name.clone())
                 .collect();
             Host {
-                host: r.host.clone(),
+                host: m.name.clone(),
+                machine_id: r.machine_id.clone(),
+                machine_id_source: r.machine_id_source.clone(),
+                also_named: m.also_named.clone(),
+                duplicate_hostname: m.duplicate_hostname,
                 run: r.id,
                 run_uuid: r.uuid.clone(),
                 label: r.label.clone(),
                 started: r.started.clone(),
+                age_s: m.age_s,
+                stale: m.stale,
+                healthy: !m.stale && flags.is_empty(),
                 outlier: !flags.is_empty(),
                 flags,
                 drift,
                 metrics: ms,
+                passed_over: m.passed_over.clone(),
             }
         })
         .collect();
-    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    hosts.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.machine_id.cmp(&b.machine_id)));
     let note = peers_missing.then(|| {
         format!(
             "peers missing: {} host(s) of this model; at least {MIN_PEERS} are needed to tell an odd one out, so nothing is flagged",
@@ -672,18 +748,25 @@ mod tests {
         v.push(old);
         let mut broken = host(10, "n4", 1.0, 1.0);
         broken.summary.complete = false;
+        broken.summary.status = store::RunStatus::Incomplete;
         broken.summary.started = "2030-01-01T00:00:00Z".into();
         v.push(broken);
         let mut lone = host(11, "n6", 1.0, 1.0);
         lone.summary.complete = false;
+        lone.summary.status = store::RunStatus::Incomplete;
         v.push(lone);
         let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
-        let n4 = f.groups[0].hosts.iter().find(|h| h.host == "n4").unwrap();
-        assert_eq!(n4.run, 4, "the latest complete run");
-        assert_eq!(
-            f.skipped,
-            vec![Skipped { host: "n6".into(), reason: "no complete run".into() }]
-        );
+        // n4's latest run is incomplete: listed with why, never replaced
+        // by its older complete run.
+        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n4"), "{:?}", f.groups[0].hosts);
+        let inc: Vec<(&str, i64, Option<i64>)> = f
+            .incomplete
+            .iter()
+            .map(|i| (i.host.as_str(), i.latest.run, i.last_complete.as_ref().map(|r| r.run)))
+            .collect();
+        assert_eq!(inc, [("n4", 10, Some(4)), ("n6", 11, None)]);
+        assert_eq!(f.incomplete[0].reason, "incomplete");
+        assert!(f.skipped.is_empty());
         // --group-by config splits the drifted host off.
         let mut v = fleet_of_five();
         v[2].summary.config_hash = "c2".into();
@@ -725,5 +808,188 @@ mod tests {
                 ("n5", vec!["cmdline_options.numa_balancing"]),
             ]
         );
+    }
+
+    const NOW: &str = "2026-11-09T11:00:00Z";
+
+    fn fresh(unmeasured: &[UnmeasuredInput]) -> Freshness<'_> {
+        Freshness {
+            max_age_s: DEFAULT_MAX_AGE_S,
+            now_ms: store::util::parse_rfc3339(NOW).unwrap(),
+            unmeasured,
+        }
+    }
+
+    fn build_at(v: &[LoadedRun], unmeasured: &[UnmeasuredInput]) -> Fleet {
+        let runs: Vec<HostRun> = v.iter().map(HostRun::of).collect();
+        build_fresh(&runs, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, &fresh(unmeasured))
+    }
+
+    fn with_id(mut r: LoadedRun, id: &str) -> LoadedRun {
+        r.machine_info.machine_id = Some(id.into());
+        r.machine_info.machine_id_source = Some("dmi_product_uuid".into());
+        r
+    }
+
+    /// Cloned images share a host name: two machines, both shown, both
+    /// marked, with a warning. One machine renamed is one host.
+    #[test]
+    fn hosts_are_machines_not_host_names() {
+        let mut v = fleet_of_five();
+        v.push(with_id(host(6, "clone", 1.0, 1.0), "aaaa000000000001"));
+        v.push(with_id(host(7, "clone", 0.8, 1.0), "bbbb000000000002"));
+        v.push(with_id(host(8, "old-name", 1.0, 1.0), "cccc000000000003"));
+        v.push(with_id(host(9, "new-name", 1.0, 1.0), "cccc000000000003"));
+        let f = build_at(&v, &[]);
+        assert_eq!(f.hosts, 8, "5 + 2 clones + 1 renamed");
+        let g = &f.groups[0];
+        let clones: Vec<&Host> = g.hosts.iter().filter(|h| h.host == "clone").collect();
+        assert_eq!(clones.len(), 2);
+        assert!(clones.iter().all(|h| h.duplicate_hostname));
+        assert_eq!(clones.iter().filter(|h| h.outlier).count(), 1, "the slow clone alone");
+        assert!(f.warnings.iter().any(|w| w.contains("host name clone is used by 2 machines")));
+        let renamed: Vec<&Host> = g
+            .hosts
+            .iter()
+            .filter(|h| h.machine_id.as_deref() == Some("cccc000000000003"))
+            .collect();
+        assert_eq!(renamed.len(), 1);
+        assert_eq!((renamed[0].host.as_str(), renamed[0].run), ("new-name", 9));
+        assert_eq!(renamed[0].also_named, ["old-name"]);
+    }
+
+    /// Runs older than the maximum age are stale and never healthy; every
+    /// host has its run's time and age.
+    #[test]
+    fn stale_runs_are_never_healthy() {
+        let mut v = fleet_of_five();
+        for r in &mut v {
+            r.summary.started = "2026-11-09T09:00:00Z".into();
+        }
+        v[1].summary.started = "2026-10-01T11:00:00Z".into();
+        let f = build_at(&v, &[]);
+        assert_eq!(f.now, "2026-11-09T11:00:00.000Z");
+        assert_eq!((f.hosts, f.healthy, f.stale), (5, 3, 1), "n4 is an outlier, n2 stale");
+        let n2 = f.groups[0].hosts.iter().find(|h| h.host == "n2").unwrap();
+        assert!(n2.stale && !n2.healthy && !n2.outlier);
+        assert_eq!(n2.age_s, Some(39.0 * 86_400.0));
+        let n1 = &f.groups[0].hosts[0];
+        assert_eq!((n1.age_s, n1.stale, n1.healthy), (Some(7200.0), false, true));
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["max_age_s"], 691_200);
+        assert_eq!(json["groups"][0]["note"], Value::Null, "note is there, null");
+    }
+
+    /// A host the orchestrator could not measure is listed with its error;
+    /// its older run is not shown as if it were this round's.
+    #[test]
+    fn hosts_not_measured_are_listed_not_compared() {
+        let v = fleet_of_five();
+        let u = parse_unmeasured(
+            "# from the gather step\nn5\ttimed out after 8 s: waiting for the lock\n\nnever-seen\tunreachable: ssh: connect refused\n",
+        );
+        assert_eq!(u.len(), 2);
+        let f = build_at(&v, &u);
+        assert_eq!(f.hosts, 4);
+        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n5"));
+        let listed: Vec<(&str, &str, Option<i64>)> = f
+            .unmeasured
+            .iter()
+            .map(|n| (n.host.as_str(), n.error.as_str(), n.last_run.as_ref().map(|r| r.run)))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("n5", "timed out after 8 s: waiting for the lock", Some(5)),
+                ("never-seen", "unreachable: ssh: connect refused", None),
+            ]
+        );
+        assert_eq!(parse_unmeasured("lonely")[0].error, "not measured");
+    }
+
+    /// The fixture's run as host `name` holding its `exec` results only.
+    fn exec_only(id: i64, name: &str, started: &str) -> LoadedRun {
+        let mut r = host(id, name, 1.0, 1.0);
+        r.results.retain(|x| matches!(x.record, results::Record::Exec(_)));
+        assert!(!r.results.is_empty(), "the fixture's run has exec results");
+        r.summary.started = started.into();
+        r
+    }
+
+    /// A run without the fleet's figures (an `exec` run, complete or
+    /// failed, or a run that saved nothing) newer than a host's last
+    /// measurement does not hide it: the measurement is compared and the
+    /// newer run named. A measurement that fails after it still does.
+    #[test]
+    fn runs_without_figures_do_not_hide_the_last_measurement() {
+        let mut v = fleet_of_five();
+        v.push(exec_only(20, "n4", "2026-11-03T00:00:00Z"));
+        let mut failed = exec_only(21, "n2", "2026-11-03T00:00:00Z");
+        failed.summary.complete = false;
+        failed.summary.status = store::RunStatus::Failed;
+        v.push(failed);
+        let mut empty = host(22, "n5", 1.0, 1.0);
+        empty.results.clear();
+        empty.summary.started = "2026-11-03T00:00:00Z".into();
+        v.push(empty);
+        v.push(exec_only(23, "n6", "2026-11-03T00:00:00Z"));
+        let f = build_at(&v, &[]);
+        let g = &f.groups[0];
+        type Used<'a> = (&'a str, i64, bool, Vec<(i64, &'a str)>);
+        let used: Vec<Used> = g
+            .hosts
+            .iter()
+            .map(|h| {
+                let over = h.passed_over.iter().map(|p| (p.run.run, p.why.as_str())).collect();
+                (h.host.as_str(), h.run, h.outlier, over)
+            })
+            .collect();
+        assert_eq!(
+            used,
+            [
+                ("n1", 1, false, vec![]),
+                ("n2", 2, false, vec![(21, "an exec run (failed): none of the fleet's figures")]),
+                ("n3", 3, false, vec![]),
+                ("n4", 4, true, vec![(20, "an exec run: none of the fleet's figures")]),
+                ("n5", 5, false, vec![(22, "none of the fleet's figures")]),
+            ]
+        );
+        assert!(f.incomplete.is_empty(), "{:?}", f.incomplete);
+        assert_eq!(
+            f.skipped,
+            [Skipped {
+                host: "n6".into(),
+                reason: "no run holds the fleet's figures (its latest: an exec run: none of the fleet's figures)"
+                    .into()
+            }]
+        );
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["groups"][0]["hosts"][3]["passed_over"][0]["run"], 20);
+        assert_eq!(json["groups"][0]["medians"][0]["name"], "Local bandwidth");
+        // n4's measurement fails after the exec run: that is its state.
+        let mut broken = host(24, "n4", 1.0, 1.0);
+        broken.results.clear();
+        broken.summary.complete = false;
+        broken.summary.status = store::RunStatus::Failed;
+        broken.summary.message = Some("bw: cannot allocate 8 GiB on node 0".into());
+        broken.summary.started = "2026-11-04T00:00:00Z".into();
+        v.push(broken);
+        let f = build_at(&v, &[]);
+        assert!(f.groups[0].hosts.iter().all(|h| h.host != "n4"));
+        let inc = &f.incomplete[0];
+        assert_eq!(
+            (inc.host.as_str(), inc.latest.run, inc.reason.as_str()),
+            ("n4", 24, "bw: cannot allocate 8 GiB on node 0")
+        );
+        assert_eq!(inc.last_complete.as_ref().map(|r| r.run), Some(4));
+    }
+
+    #[test]
+    fn ages_read_as_people_write_them() {
+        assert_eq!(fmt_age(Some(40.0)), "40 s");
+        assert_eq!(fmt_age(Some(720.0)), "12 min");
+        assert_eq!(fmt_age(Some(5.25 * 3600.0)), "5.2 h");
+        assert_eq!(fmt_age(Some(3.1 * 86_400.0)), "3.1 d");
+        assert_eq!(fmt_age(None), "unknown age");
     }
 }

@@ -24,8 +24,9 @@ use std::collections::BTreeMap;
 
 use kernels::Kernel;
 use results::bw::{self, BwResult};
-use results::lat::{self, LatResult, LoadedPoint};
+use results::lat::{self, Lat, LatResult, LoadedPoint};
 use results::stats::measured;
+use results::Record;
 use serde::Serialize;
 
 use crate::data::{pick_kernel, RunData};
@@ -107,6 +108,24 @@ pub struct Metric {
     pub results: usize,
     /// The kernel for bandwidth metrics, the load for loaded latency.
     pub detail: Option<String>,
+}
+
+/// Whether a record can feed a headline metric: [`metrics`] reads
+/// bandwidth results, the pointer chases of the matrix and point modes and
+/// the loaded-latency steps only. A caller that needs only the headline
+/// figures (the fleet, over thousands of runs) leaves the rest unread:
+/// latency sweeps, per-CPU and core-to-core latency, audit findings, most
+/// of a run's records.
+pub fn feeds_headline(r: &Record) -> bool {
+    match r {
+        Record::Bw(_) => true,
+        Record::Lat(l) => match l.as_ref() {
+            Lat::Chase(c) => matches!(c.mode, lat::Mode::Matrix | lat::Mode::Point),
+            Lat::Loaded(_) => true,
+            Lat::C2c(_) => false,
+        },
+        _ => false,
+    }
 }
 
 /// The headline metrics of a run (absent when not measured).
@@ -285,6 +304,32 @@ mod tests {
     use super::*;
     use crate::data::tests::{data, rec};
     use serde_json::json;
+
+    /// The records `feeds_headline` leaves out change no headline metric
+    /// of the fixture's runs (a default run: every kind and mode), so the
+    /// fleet's shortcut cannot drift from the metrics.
+    #[test]
+    fn the_records_left_out_feed_no_headline_metric() {
+        let doc = store::ExportDoc::from_json(
+            include_str!("../../report/tests/fixtures/synthetic-export.json"),
+            "fixture",
+        )
+        .unwrap();
+        for r in &doc.runs {
+            let all = RunData::of_records(r.results.iter().map(|x| &x.record));
+            let kept = RunData::of_records(
+                r.results.iter().map(|x| &x.record).filter(|x| feeds_headline(x)),
+            );
+            assert_eq!(metrics(&all), metrics(&kept), "run {}", r.uuid);
+        }
+        // The first run is a default run: every headline metric, most of
+        // its records left out.
+        let r = &doc.runs[0];
+        let all = RunData::of_records(r.results.iter().map(|x| &x.record));
+        assert_eq!(metrics(&all).len(), MetricKey::ALL.len());
+        let left_out = r.results.iter().filter(|x| !feeds_headline(&x.record)).count();
+        assert!(left_out > r.results.len() / 2, "{left_out} of {}", r.results.len());
+    }
 
     #[test]
     fn local_bandwidth_is_the_mean_of_per_node_triad_best() {

@@ -3,8 +3,10 @@
 //!
 //! The machine fingerprint must not change when a BIOS or OS setting does
 //! (SNC on/off changes the node count, SMT off the CPU count, `numa=off`
-//! both), so it is built only from what such settings leave alone: host
-//! name, CPU model, packages, physical cores and installed memory. Installed
+//! both), so it is built only from what such settings leave alone: the
+//! machine's identity ([`machine_identity`]: its DMI UUID, else its
+//! machine-id, else its host name), CPU model, packages, physical cores and
+//! installed memory. Installed
 //! memory is the sum of the DIMMs in SMBIOS when readable, else `MemTotal`
 //! rounded up coarsely ([`installed_gib`]), so boot-time huge pages, a
 //! `crashkernel=` reservation or a slightly smaller `mem=` leave it alone.
@@ -52,6 +54,80 @@ fn hostname(root: &SysRoot) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// The environment variable that names the machine's identity instead of
+/// the one read from the machine, on the live machine only: hosts
+/// simulated on one machine (the fleet tests) share its DMI UUID and
+/// machine-id, and a container image's `/etc/machine-id` is the same in
+/// every pod made from it.
+pub const MACHINE_ID_ENV: &str = "NUMAPROBE_MACHINE_ID";
+
+/// What tells one machine from another, whatever it is called: the DMI
+/// (SMBIOS) product UUID when readable (as root) and real, else
+/// `/etc/machine-id`, else the host name. `id` is a keyed FNV-1a 64 hash of
+/// the value (16 hex digits), never the value itself: systemd asks that the
+/// machine-id not be exposed, and a hash is enough to tell machines apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineIdentity {
+    pub id: String,
+    /// `NUMAPROBE_MACHINE_ID`, `dmi_product_uuid`, `machine_id` or
+    /// `hostname`.
+    pub source: &'static str,
+}
+
+/// Product UUIDs firmware writes when it has none of its own: every
+/// machine with that board would be one machine.
+const PLACEHOLDER_UUIDS: [&str; 3] = [
+    "00000000-0000-0000-0000-000000000000",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "03000200-0400-0500-0006-000700080009",
+];
+
+/// A DMI product UUID when it is one (8-4-4-4-12 hex digits) and not a
+/// placeholder, lower-cased.
+fn real_uuid(text: &str) -> Option<String> {
+    let u = text.trim().to_ascii_lowercase();
+    let groups: Vec<&str> = u.split('-').collect();
+    let shape = groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()));
+    (shape && !PLACEHOLDER_UUIDS.contains(&u.as_str())).then_some(u)
+}
+
+/// A machine-id: 32 hex digits, not all zero.
+fn real_machine_id(text: &str) -> Option<String> {
+    let t = text.trim().to_ascii_lowercase();
+    (t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()) && t.bytes().any(|b| b != b'0'))
+        .then_some(t)
+}
+
+fn keyed(source: &'static str, value: &str) -> MachineIdentity {
+    let text = format!("numaprobe machine identity\0{source}\0{value}");
+    MachineIdentity { id: format!("{:016x}", topo::hash::fnv1a64(text.as_bytes())), source }
+}
+
+/// The machine's identity (see [`MachineIdentity`]); `None` only when not
+/// even a host name is known.
+pub fn machine_identity(root: &SysRoot, hostname: Option<&str>) -> Option<MachineIdentity> {
+    if root.is_live() {
+        if let Some(v) = std::env::var(MACHINE_ID_ENV).ok().map(|v| v.trim().to_string()) {
+            if !v.is_empty() {
+                return Some(keyed(MACHINE_ID_ENV, &v));
+            }
+        }
+    }
+    // Unreadable (not root) or absent: the next source.
+    let read = |rel: &str| root.read_optional(rel).ok().flatten();
+    if let Some(u) = read("sys/class/dmi/id/product_uuid").as_deref().and_then(real_uuid) {
+        return Some(keyed("dmi_product_uuid", &u));
+    }
+    if let Some(m) = read("etc/machine-id").as_deref().and_then(real_machine_id) {
+        return Some(keyed("machine_id", &m));
+    }
+    hostname.map(|h| keyed("hostname", h))
+}
+
 fn mem_gib(topo: &Topology) -> f64 {
     mem_total_bytes(topo) as f64 / (1u64 << 30) as f64
 }
@@ -90,10 +166,23 @@ pub fn installed_gib(topo: &Topology, memory: &Read<MemoryPopulation>) -> u64 {
     coarse_gib(mem_total_bytes(topo))
 }
 
-fn identity(hostname: Option<&str>, topo: &Topology, memory: &Read<MemoryPopulation>) -> String {
+/// The machine fingerprint: the machine's identity and its model. A machine
+/// known only by its host name hashes that name (as fingerprints always
+/// did), so two machines with one host name differ whenever a DMI UUID or
+/// machine-id tells them apart, and a renamed machine keeps its fingerprint.
+fn identity(
+    hostname: Option<&str>,
+    id: Option<&MachineIdentity>,
+    topo: &Topology,
+    memory: &Read<MemoryPopulation>,
+) -> String {
+    let who = match id {
+        Some(i) if i.source != "hostname" => format!("{}:{}", i.source, i.id),
+        _ => hostname.unwrap_or("").to_string(),
+    };
     let text = format!(
         "{}|{}|{}|{}|{}",
-        hostname.unwrap_or(""),
+        who,
         topo.cpu_model.as_deref().unwrap_or(""),
         topo.packages.len(),
         topo.core_count(),
@@ -106,13 +195,16 @@ fn identity(hostname: Option<&str>, topo: &Topology, memory: &Read<MemoryPopulat
 /// the key the store groups a machine's runs by, whatever its settings.
 /// Reads SMBIOS itself (readable as root) so it agrees with [`machine`].
 pub fn machine_fingerprint(root: &SysRoot, topo: &Topology) -> String {
-    identity(hostname(root).as_deref(), topo, &crate::smbios::read(root))
+    let hostname = hostname(root);
+    let id = machine_identity(root, hostname.as_deref());
+    identity(hostname.as_deref(), id.as_ref(), topo, &crate::smbios::read(root))
 }
 
 /// The machine's identity document (`fingerprint`, `description` and the
 /// facts behind them).
 pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>) -> Machine {
     let hostname = hostname(root);
+    let id = machine_identity(root, hostname.as_deref());
     let mem_gib = mem_gib(topo);
     let cores = topo.core_count();
     let dimms = match memory {
@@ -168,7 +260,9 @@ pub fn machine(root: &SysRoot, topo: &Topology, memory: &Read<MemoryPopulation>)
     );
     let or_absent = |v: Option<&String>| v.map_or(Reading::Absent, |v| Reading::Value(v.clone()));
     Machine {
-        fingerprint: Some(identity(hostname.as_deref(), topo, memory)),
+        fingerprint: Some(identity(hostname.as_deref(), id.as_ref(), topo, memory)),
+        machine_id: id.as_ref().map(|i| i.id.clone()),
+        machine_id_source: id.as_ref().map(|i| i.source.to_string()),
         installed_gib: Some(installed_gib(topo, memory)),
         description: Some(description),
         hostname: Some(or_absent(hostname.as_ref())),
@@ -252,6 +346,29 @@ fn memory_settings(memory: &Read<MemoryPopulation>) -> (Reading<Scalar>, Reading
     (speed, population)
 }
 
+/// How much of the machine the run was allowed, in counts only
+/// (`1 of 64 CPUs, 2 of 2 memory nodes`; `none` when nothing is withheld):
+/// the cgroup's path and CPU numbers name the node and the job (Slurm's
+/// `/slurm_NODE/uid_U/job_J`), so every node of one job would differ from
+/// every other. The topology's `cgroup` section keeps them.
+fn cgroup_restriction(topo: &Topology) -> String {
+    let cg = &topo.cgroup;
+    if !cg.restricts {
+        return "none".into();
+    }
+    let online = &topo.online_cpus;
+    let cpus = online
+        .iter()
+        .filter(|c| cg.cpus.as_ref().is_none_or(|s| s.contains(*c)))
+        .filter(|c| cg.affinity.as_ref().is_none_or(|s| s.contains(*c)))
+        .count();
+    let mem_nodes: Vec<u32> =
+        topo.nodes.iter().filter(|n| n.mem_total_bytes > 0).map(|n| n.id).collect();
+    let mems =
+        mem_nodes.iter().filter(|n| cg.mems.as_ref().is_none_or(|s| s.contains(**n))).count();
+    format!("{cpus} of {} CPUs, {mems} of {} memory nodes", online.len(), mem_nodes.len())
+}
+
 /// The settings that change what memory does.
 fn config_settings(topo: &Topology, settings: &Settings) -> Configuration {
     let uniform = |r: &Read<crate::settings::PerCpu>| match r {
@@ -267,24 +384,7 @@ fn config_settings(topo: &Topology, settings: &Settings) -> Configuration {
     let text = |v: serde_json::Result<serde_json::Value>| {
         v.ok().and_then(|v| v.as_str().map(str::to_string)).map_or(Reading::Absent, Reading::Value)
     };
-    let cg = &topo.cgroup;
-    let cgroup_restriction = if cg.restricts {
-        let part = |name: &str, v: Option<String>| v.map(|v| format!("{name} {v}"));
-        let parts: Vec<String> = [
-            part("cpus", cg.cpus.as_ref().map(|c| c.to_list())),
-            part("mems", cg.mems.as_ref().map(|n| n.to_list())),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        format!(
-            "{}{}",
-            parts.join(", "),
-            cg.path.as_deref().map(|p| format!(" ({p})")).unwrap_or_default()
-        )
-    } else {
-        "none".to_string()
-    };
+    let cgroup_restriction = cgroup_restriction(topo);
     let f = &settings.firmware;
     let mut c = Configuration {
         numa_mode: Some(text(serde_json::to_value(topo.numa_mode.kind))),
@@ -348,6 +448,94 @@ mod tests {
         other.cpu_model = Some("Another CPU".into());
         let c = machine(&root, &other, &mem);
         assert_ne!(a.fingerprint, c.fingerprint);
+    }
+
+    /// A root holding only the given files (relative path, contents).
+    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, SysRoot) {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let root = SysRoot::new(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    const UUID: (&str, &str) =
+        ("sys/class/dmi/id/product_uuid", "4C4C4544-0042-3510-8052-B4C04F4A4E32\n");
+    const MID: (&str, &str) = ("etc/machine-id", "0f6a5c2e9b1d4e7f8a3b2c1d0e9f8a7b\n");
+
+    #[test]
+    fn identity_is_the_dmi_uuid_else_the_machine_id_else_the_host_name() {
+        let (_d, both) = root_with(&[UUID, MID]);
+        let a = machine_identity(&both, Some("clone")).unwrap();
+        assert_eq!(a.source, "dmi_product_uuid");
+        assert_eq!(a.id.len(), 16);
+        assert!(!a.id.contains("4c4c4544"), "a hash, never the value");
+        // The same UUID in lower case is the same machine.
+        let (_d, lower) = root_with(&[(UUID.0, "4c4c4544-0042-3510-8052-b4c04f4a4e32")]);
+        assert_eq!(machine_identity(&lower, None).unwrap(), a);
+        // A placeholder UUID (or not a UUID) does not count: the machine-id does.
+        for junk in ["03000200-0400-0500-0006-000700080009", "Not Settable", ""] {
+            let (_d, r) = root_with(&[(UUID.0, junk), MID]);
+            assert_eq!(machine_identity(&r, Some("clone")).unwrap().source, "machine_id", "{junk}");
+        }
+        let (_d, mid) = root_with(&[MID]);
+        let m = machine_identity(&mid, Some("clone")).unwrap();
+        assert_eq!(m.source, "machine_id");
+        assert_ne!(m.id, a.id);
+        let (_d, none) = root_with(&[("etc/machine-id", "00000000000000000000000000000000")]);
+        let h = machine_identity(&none, Some("clone")).unwrap();
+        assert_eq!(h.source, "hostname");
+        assert_eq!(machine_identity(&none, Some("other")).unwrap().source, "hostname");
+        assert_ne!(machine_identity(&none, Some("other")).unwrap().id, h.id);
+        assert_eq!(machine_identity(&none, None), None);
+    }
+
+    /// Cloned images share a host name: their fingerprints still differ
+    /// when their DMI UUIDs do, and a renamed machine keeps its own.
+    #[test]
+    fn the_fingerprint_follows_the_identity_not_the_host_name() {
+        let topo = Topology::discover(&SysRoot::live()).unwrap();
+        let fp = |root: &SysRoot, host: &str| {
+            let id = machine_identity(root, Some(host));
+            identity(Some(host), id.as_ref(), &topo, &Read::Absent)
+        };
+        let (_d, one) = root_with(&[UUID]);
+        let (_d, two) = root_with(&[(UUID.0, "4c4c4544-0042-3510-8052-b4c04f4a4e33")]);
+        assert_ne!(fp(&one, "clone"), fp(&two, "clone"));
+        assert_eq!(fp(&one, "old-name"), fp(&one, "new-name"));
+        // Known by its host name only: the name is the identity.
+        let (_d, bare) = root_with(&[]);
+        assert_ne!(fp(&bare, "a"), fp(&bare, "b"));
+    }
+
+    #[test]
+    fn the_cgroup_restriction_names_no_node_or_job() {
+        let root = SysRoot::live();
+        let mut topo = Topology::discover(&root).unwrap();
+        let first = topo.online_cpus.iter().next().unwrap();
+        topo.cgroup.restricts = true;
+        topo.cgroup.path = Some("/slurm_node17/uid_0/job_4242/step_0".into());
+        topo.cgroup.cpus = Some(std::iter::once(first).collect());
+        topo.cgroup.affinity = None;
+        topo.cgroup.mems = None;
+        let text = cgroup_restriction(&topo);
+        let nodes = topo.nodes.iter().filter(|n| n.mem_total_bytes > 0).count();
+        assert_eq!(
+            text,
+            format!("1 of {} CPUs, {nodes} of {nodes} memory nodes", topo.online_cpus.len())
+        );
+        // Another node of the same job, another CPU number: equal.
+        let mut other = topo.clone();
+        other.cgroup.path = Some("/slurm_node18/uid_0/job_4242/step_0".into());
+        other.cgroup.cpus = Some(std::iter::once(first + 1).collect());
+        other.online_cpus = topo.online_cpus.iter().chain([first + 1]).collect();
+        topo.online_cpus = other.online_cpus.clone();
+        assert_eq!(cgroup_restriction(&topo), cgroup_restriction(&other));
+        topo.cgroup.restricts = false;
+        assert_eq!(cgroup_restriction(&topo), "none");
     }
 
     #[test]

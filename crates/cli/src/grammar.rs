@@ -155,6 +155,8 @@ pub mod bounds {
     pub const MAX_WEIGHT: (u64, u64) = (1, 255);
     /// `lat --seed`: any 64-bit number.
     pub const SEED: (u64, u64) = (0, u64::MAX);
+    /// `fleet --max-age`: seconds (ten years at most).
+    pub const MAX_AGE_S: (f64, f64) = (1.0, 3650.0 * 86_400.0);
 }
 
 fn secs(s: &str, (lo, hi): (f64, f64), unit: TimeUnit) -> Result<Duration, String> {
@@ -249,6 +251,28 @@ pub fn max_weight(s: &str) -> Result<u32, String> {
 pub fn seed(s: &str) -> Result<u64, String> {
     count(s, bounds::SEED.0, bounds::SEED.1)
 }
+/// `fleet --max-age`: a number and its unit, `s`, `m`, `h` or `d` (`7d`,
+/// `36h`, `90m`; the unit is required: an age in seconds is rarely meant).
+pub fn max_age(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (lo, hi) = bounds::MAX_AGE_S;
+    let range =
+        || format!("expected a number and a unit s, m, h or d, from 1s to {}d", hi / 86_400.0);
+    let (num, per) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        Some((i, 'd')) => (&t[..i], 86_400.0),
+        _ => return Err(format!("'{t}' has no unit; {}", range())),
+    };
+    let v = plain_number(num).ok_or_else(|| format!("'{t}' is not a duration; {}", range()))?;
+    let secs = v * per;
+    if !(lo..=hi).contains(&secs) {
+        return Err(format!("'{t}' is out of range; {}", range()));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 /// A percentage from 0 to 100 (`bw --target-spread`).
 pub fn percent(s: &str) -> Result<f64, String> {
     figure(s, 0.0, 100.0, (false, false), "a percentage")
@@ -494,6 +518,12 @@ mod tests {
         f(&["compare", "1", "2"], "--margin", PCT_OPEN_OK, PCT_OPEN_BAD),
         f(&["compare", "1", "2"], "--confidence", &["0.5", "0.999"], &["0.49", "1"]),
         f(&["fleet"], "--threshold", PCT_OPEN_OK, PCT_OPEN_BAD),
+        f(
+            &["fleet"],
+            "--max-age",
+            &["1s", "7d", "36h", "90m", "0.5d", "3650d"],
+            &["0.5s", "3651d", "7", "7w", "d"],
+        ),
     ];
 
     /// What every numeric flag is also fed, and must refuse.

@@ -1,9 +1,14 @@
 //! The fleet integrations against the real programs (feature `fleet-tests`,
 //! run by `.ci/run` after `scripts/fleet-setup.sh` installed them):
-//! Ansible (deploy/ansible on four "hosts" of this machine, one of which
-//! fails), Slurm (deploy/slurm on a one-host cluster from
-//! scripts/slurm-cluster.sh) and Prometheus (`promtool check metrics`, and
-//! node_exporter's textfile collector scraped on a loopback port). Every
+//! Ansible (deploy/ansible on "hosts" of this machine, each with its own
+//! folder and machine identity: four measured, one failing, one
+//! unreachable over ssh, one timing out on the measuring lock; serial and
+//! `--limit` rounds), Slurm (deploy/slurm on a one-host cluster from
+//! scripts/slurm-cluster.sh, used twice) and Prometheus (`promtool check
+//! metrics`, `promtool check rules` and `test rules` on deploy/prometheus
+//! and on numaprobe's real output, node_exporter's textfile collector
+//! scraped on a loopback port) and systemd (`systemd-analyze verify` of
+//! deploy/systemd). Every
 //! `numaprobe run` here is the smallest there is (`--quick --only
 //! bw-local`, a few seconds). Servers listen on loopback only and are
 //! stopped by the test and by a time limit of their own.
@@ -44,125 +49,327 @@ fn json_of(c: &mut Command) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The host names of the runs in a database (from each run's machine).
-fn hosts_in(db: &Path) -> Vec<String> {
-    let list = json_of(np(db).args(["list", "--json"]));
-    let mut hosts: Vec<String> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let id = r["id"].as_i64().unwrap().to_string();
-            let run = json_of(np(db).args(["show", "--json", &id]));
-            run["machine_info"]["hostname"].as_str().unwrap_or("").to_string()
-        })
-        .collect();
-    hosts.sort();
-    hosts
+/// Holds an exclusive flock on a file until dropped (a measurement under
+/// way, as `numaprobe run` sees it): the open file is the lock.
+struct HeldLock {
+    _file: std::fs::File,
 }
 
-#[test]
-fn ansible_measures_every_host_and_a_failing_one_does_not_stop_the_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let mut inv = String::from("[fleet]\n");
-    for h in ["np-a", "np-b", "np-c"] {
-        inv.push_str(&format!(
-            "{h} numaprobe_remote_dir={} numaprobe_hostname={h} numaprobe_extra_args='[\"--only\", \"bw-local\"]'\n",
-            d.join(h).display()
-        ));
+impl HeldLock {
+    fn on(path: &Path) -> HeldLock {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+        HeldLock { _file: f }
     }
-    // This host's run is refused (an unknown step): exit status 2.
-    inv.push_str(&format!(
-        "np-bad numaprobe_remote_dir={} numaprobe_hostname=np-bad numaprobe_extra_args='[\"--only\", \"no-such-step\"]'\n",
-        d.join("np-bad").display()
-    ));
-    inv.push_str(
-        "[fleet:vars]\nansible_connection=local\nansible_python_interpreter=/usr/bin/python3\n",
-    );
-    std::fs::write(d.join("inventory.ini"), inv).unwrap();
-    let ctl = d.join("controller");
+}
+
+/// One inventory line: a "host" of this machine with its own folder, its
+/// own machine identity and the smallest run there is.
+fn host_line(d: &Path, name: &str, extra: &str) -> String {
+    format!(
+        "{name} numaprobe_remote_dir={dir} numaprobe_extra_args='[\"--only\", \"bw-local\"]' \
+         numaprobe_environment='{{\"NUMAPROBE_MACHINE_ID\": \"{name}\"}}' {extra}\n",
+        dir = d.join(name).display()
+    )
+}
+
+const INVENTORY_VARS: &str = "[fleet:vars]\nansible_connection=local\n\
+    ansible_python_interpreter=/usr/bin/python3\nnumaprobe_poll=1\n";
+
+/// Runs the playbook on `inventory` (the controller in `d/controller`):
+/// its exit status and output.
+fn playbook(d: &Path, inventory: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let inv = d.join("inventory.ini");
+    std::fs::write(&inv, inventory).unwrap();
     let out = Command::new("timeout")
         .arg("600")
         .arg("ansible-playbook")
         .arg("-i")
-        .arg(d.join("inventory.ini"))
+        .arg(&inv)
         .arg(repo().join("deploy/ansible/numaprobe.yml"))
         .arg("-e")
         .arg(format!("numaprobe_binary={}", bin().display()))
         .args(["-e", "numaprobe_budget=quick"])
         .arg("-e")
-        .arg(format!("numaprobe_controller_dir={}", ctl.display()))
-        .arg("-e")
-        .arg(format!("numaprobe_lock={}", d.join("measure.lock").display()))
+        .arg(format!("numaprobe_controller_dir={}", d.join("controller").display()))
+        .args(extra)
         .env("ANSIBLE_LOCAL_TEMP", d.join("ansible-tmp"))
         .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    // Ansible says 2: a host failed. The failing host is named with why.
-    assert_eq!(out.status.code(), Some(2), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("numaprobe run failed on np-bad (exit status 2)"), "{text}");
-    let recap = text.split("PLAY RECAP").nth(1).unwrap_or_default();
-    for h in ["np-a", "np-b", "np-c", "localhost"] {
-        let line =
-            recap.lines().find(|l| l.starts_with(h)).unwrap_or_else(|| panic!("{h}: {recap}"));
-        assert!(line.contains("failed=0"), "{line}");
-    }
-    assert!(recap.lines().any(|l| l.starts_with("np-bad") && l.contains("failed=1")), "{recap}");
-    // The controller's database holds the three hosts' runs, one each.
-    let db = ctl.join("fleet.db");
-    assert_eq!(hosts_in(&db), ["np-a", "np-b", "np-c"]);
-    let fleet: Value =
-        serde_json::from_str(&std::fs::read_to_string(ctl.join("fleet.json")).unwrap()).unwrap();
-    assert_eq!(fleet["hosts"], 3, "{fleet}");
-    assert_eq!(fleet["groups"][0]["hosts"].as_array().unwrap().len(), 3);
-    let html = std::fs::read_to_string(ctl.join("fleet.html")).unwrap();
-    assert!(html.contains("Fleet report: 3 host(s)") && html.contains("np-b"));
-    assert!(ctl.join("fleet.md").is_file());
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), text)
 }
 
+/// The PLAY RECAP line of a host.
+fn recap<'a>(text: &'a str, host: &str) -> &'a str {
+    let recap = text.split("PLAY RECAP").nth(1).unwrap_or_default();
+    recap
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(host))
+        .unwrap_or_else(|| panic!("{host} not in the recap:\n{text}"))
+}
+
+fn fleet_json(ctl: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(ctl.join("fleet.json")).unwrap()).unwrap()
+}
+
+/// (host, run uuid) of every host compared in a fleet.
+fn compared(fleet: &Value) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = fleet["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["hosts"].as_array().unwrap())
+        .map(|h| (h["host"].as_str().unwrap().into(), h["run_uuid"].as_str().unwrap().into()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// (host, error) of every host the fleet lists as not measured.
+fn unmeasured(fleet: &Value) -> Vec<(String, String)> {
+    fleet["unmeasured"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["host"].as_str().unwrap().into(), u["error"].as_str().unwrap().into()))
+        .collect()
+}
+
+/// Issue 27: four hosts measured (two of them clones with one host name),
+/// one whose run fails, one unreachable, one that times out waiting for
+/// the measuring lock with an older run in its database. The measured
+/// hosts are in the report, the others are listed with why and fail the
+/// play (exit 2); the old run is never sent as new; what was copied to the
+/// hosts is a stripped binary.
 #[test]
-fn slurm_job_measures_restricted_and_is_gathered() {
+fn ansible_round_survives_failed_unreachable_and_timed_out_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // np-slow measured once before: its database holds an older run.
+    let slow_db = d.join("np-slow/results.db");
+    std::fs::create_dir_all(slow_db.parent().unwrap()).unwrap();
+    run_ok(
+        np(&slow_db)
+            .env("NUMAPROBE_HOSTNAME", "np-slow")
+            .env("NUMAPROBE_MACHINE_ID", "np-slow")
+            .env("NUMAPROBE_LOCK", d.join("seed.lock"))
+            .args(["--quiet", "run", "--quick", "--only", "bw-local", "--label", "fleet"]),
+    );
+    let old = json_of(np(&slow_db).args(["--json", "show", "latest"]));
+    let old_uuid = old["uuid"].as_str().unwrap().to_string();
+    // ... and now a measurement is under way there for longer than its
+    // timeout.
+    let slow_lock = d.join("slow.lock");
+    let _held = HeldLock::on(&slow_lock);
+    let mut inv = String::from("[fleet]\n");
+    for h in ["np-a", "np-b"] {
+        inv.push_str(&host_line(d, h, ""));
+    }
+    for h in ["clone-1", "clone-2"] {
+        inv.push_str(&host_line(d, h, "numaprobe_hostname=clone"));
+    }
+    inv.push_str(&host_line(d, "np-bad", "numaprobe_extra_args='[\"--only\", \"no-such-step\"]'"));
+    // Nothing listens on port 9 of the loopback: ssh is refused.
+    inv.push_str(&host_line(
+        d,
+        "np-gone",
+        "ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=9 \
+         ansible_ssh_common_args='-o ConnectTimeout=5'",
+    ));
+    inv.push_str(&host_line(
+        d,
+        "np-slow",
+        &format!("numaprobe_lock={} numaprobe_timeout=5", slow_lock.display()),
+    ));
+    inv.push_str(INVENTORY_VARS);
+    inv.push_str(&format!("numaprobe_lock={}\n", d.join("measure.lock").display()));
+    let (code, text) = playbook(d, &inv, &[]);
+    // Exit 2: hosts were not measured, each named with why.
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("Validating arguments against arg spec 'main'"), "{text}");
+    for h in ["np-a", "np-b", "clone-1", "clone-2"] {
+        assert!(recap(&text, h).contains("failed=0"), "{}", recap(&text, h));
+    }
+    for h in ["np-bad", "np-gone", "np-slow"] {
+        assert!(recap(&text, h).contains("failed=1"), "{}", recap(&text, h));
+        assert!(recap(&text, h).contains("unreachable=0"), "{}", recap(&text, h));
+    }
+    assert!(text.contains("numaprobe: np-bad: numaprobe run exit status 2: error:"), "{text}");
+    assert!(text.contains("numaprobe: np-gone: unreachable:"), "{text}");
+    assert!(
+        text.contains("numaprobe: np-slow: timed out after 5 s")
+            && text.contains("waiting for the measuring lock"),
+        "{text}"
+    );
+    let ctl = d.join("controller");
+    let fleet = fleet_json(&ctl);
+    // Four machines, the two clones both there and marked.
+    let hosts: Vec<String> = compared(&fleet).into_iter().map(|(h, _)| h).collect();
+    assert_eq!(hosts, ["clone", "clone", "np-a", "np-b"], "{fleet}");
+    assert_eq!(fleet["hosts"], 4);
+    assert!(fleet["warnings"].to_string().contains("host name clone is used by 2 machines"));
+    for h in fleet["groups"][0]["hosts"].as_array().unwrap() {
+        assert_eq!(h["stale"], false, "{h}");
+        assert!(h["age_s"].as_f64().unwrap() < 3600.0, "{h}");
+        assert_eq!(h["machine_id_source"], "NUMAPROBE_MACHINE_ID", "{h}");
+    }
+    let un = unmeasured(&fleet);
+    let names: Vec<&str> = un.iter().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(names, ["np-bad", "np-gone", "np-slow"], "{fleet}");
+    assert!(un[2].1.contains("gave up waiting for the measuring lock"), "{un:?}");
+    // np-slow's older run was never sent: not in the controller's database.
+    assert!(fleet["unmeasured"][2]["last_run"].is_null(), "{fleet}");
+    let list = json_of(np(&ctl.join("fleet.db")).args(["list", "--json"]));
+    let uuids: Vec<&str> =
+        list.as_array().unwrap().iter().map(|r| r["uuid"].as_str().unwrap()).collect();
+    assert_eq!(uuids.len(), 4, "{list}");
+    assert!(!uuids.contains(&old_uuid.as_str()), "the old run was re-sent: {list}");
+    let html = std::fs::read_to_string(ctl.join("fleet.html")).unwrap();
+    assert!(html.contains("Fleet report: 4 host(s)") && html.contains("Not measured: 3 host(s)"));
+    assert!(ctl.join("fleet.md").is_file() && ctl.join("fleet.txt").is_file());
+    // The binary on the hosts is the one given without its debug
+    // information, its symbol table kept (backtraces name functions).
+    let shipped = std::fs::read(d.join("np-a/numaprobe")).unwrap();
+    let given = std::fs::metadata(bin()).unwrap().len();
+    assert!((shipped.len() as u64) < given, "{} vs {given} bytes", shipped.len());
+    let sections = elf_sections(&shipped);
+    assert!(sections.iter().any(|s| s == ".text"), "{sections:?}");
+    assert!(
+        !sections.iter().any(|s| [".debug_info", ".debug_line"].contains(&s.as_str())),
+        "the shipped binary has debug information: {sections:?}"
+    );
+    assert!(sections.iter().any(|s| s == ".symtab"), "{sections:?}");
+    assert!(elf_sections(&std::fs::read(bin()).unwrap()).iter().any(|s| s == ".debug_info"));
+    assert!(text.contains("MB, without debug information)"), "{text}");
+}
+
+/// The section names of a 64-bit little-endian ELF file.
+fn elf_sections(elf: &[u8]) -> Vec<String> {
+    assert_eq!(&elf[..6], b"\x7fELF\x02\x01", "a 64-bit little-endian ELF file");
+    let u16_at = |o: usize| u16::from_le_bytes(elf[o..o + 2].try_into().unwrap()) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap()) as usize;
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+    let header = |i: usize| shoff + i * shentsize;
+    let names = u64_at(header(shstrndx) + 0x18);
+    (0..shnum)
+        .map(|i| {
+            let start = names + u32_at(header(i));
+            let end = start + elf[start..].iter().position(|b| *b == 0).unwrap();
+            String::from_utf8_lossy(&elf[start..end]).into_owned()
+        })
+        .collect()
+}
+
+/// Issue 27: with `-e numaprobe_serial=1` a failing first host does not
+/// stop the others, and the report is written; `--limit` measures one
+/// host and still writes the report (over every host in the database).
+#[test]
+fn ansible_serial_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut inv = String::from("[fleet]\n");
+    inv.push_str(&host_line(d, "np-bad", "numaprobe_extra_args='[\"--only\", \"no-such-step\"]'"));
+    inv.push_str(&host_line(d, "np-a", ""));
+    inv.push_str(&host_line(d, "np-b", ""));
+    inv.push_str(INVENTORY_VARS);
+    inv.push_str(&format!("numaprobe_lock={}\n", d.join("measure.lock").display()));
+    let (code, text) = playbook(d, &inv, &["-e", "numaprobe_serial=1"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(recap(&text, "np-bad").contains("failed=1"), "{text}");
+    for h in ["np-a", "np-b"] {
+        assert!(recap(&text, h).contains("failed=0"), "{}", recap(&text, h));
+    }
+    let ctl = d.join("controller");
+    let first = fleet_json(&ctl);
+    let hosts: Vec<String> = compared(&first).into_iter().map(|(h, _)| h).collect();
+    assert_eq!(hosts, ["np-a", "np-b"], "{first}");
+    assert_eq!(unmeasured(&first)[0].0, "np-bad");
+    // --limit np-a: np-a measured again; the report covers np-b too, from
+    // the database, with its age.
+    let (code, text) = playbook(d, &inv, &["--limit", "np-a"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!text.contains("no hosts matched"), "{text}");
+    let second = fleet_json(&ctl);
+    let (before, after) = (compared(&first), compared(&second));
+    assert_eq!(after.len(), 2, "{second}");
+    assert_ne!(after[0].1, before[0].1, "np-a measured again");
+    assert_eq!(after[1], before[1], "np-b as it was");
+    assert!(unmeasured(&second).is_empty(), "{second}");
+}
+
+/// Runs `script` in a one-host Slurm cluster kept in `cluster`: its output.
+fn in_cluster(cluster: &Path, shared: &Path, script: &str, env: &[(&str, &str)]) -> String {
+    let mut c = Command::new(repo().join("scripts/slurm-cluster.sh"));
+    c.arg(cluster)
+        .args(["--", "bash", "-c", script])
+        .current_dir(repo())
+        .env("NUMAPROBE_SLURM_TIMEOUT", "400")
+        .env("NUMAPROBE_SHARED", shared)
+        .env("NUMAPROBE_BIN", bin())
+        .env("NUMAPROBE_BUDGET", "quick")
+        .env("NUMAPROBE_ARGS", "--only bw-local")
+        .env("NUMAPROBE_LOCK", shared.join("measure.lock"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_ok(&mut c)
+}
+
+/// Issue 27: the documented command, from the documented folder, measures
+/// the whole node (--exclusive) and gathers in a dependent job; the cluster
+/// folder can be used again; a restricted job records its restriction
+/// without the node's name; a node whose run fails makes the round exit 1,
+/// named, and is listed in the report.
+#[test]
+fn slurm_round_as_documented_restricted_and_failed() {
     let cpus = std::thread::available_parallelism().unwrap().get();
     assert!(cpus >= 2, "this test needs 2 CPUs or more to show a restricted job (found {cpus})");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let shared = d.join("shared");
     std::fs::create_dir(&shared).unwrap();
-    let script = format!(
-        "cd {shared} && sbatch --wait --cpus-per-task=1 {sbatch} && NUMAPROBE_BIN={bin} {gather} {shared}",
-        shared = shared.display(),
-        sbatch = repo().join("deploy/slurm/numaprobe.sbatch").display(),
-        bin = bin().display(),
-        gather = repo().join("deploy/slurm/gather.sh").display(),
-    );
-    let text = run_ok(
-        Command::new(repo().join("scripts/slurm-cluster.sh"))
-            .arg(d.join("cluster"))
-            .args(["--", "bash", "-c", &script])
-            .env("NUMAPROBE_SLURM_TIMEOUT", "400")
-            .env("NUMAPROBE_SHARED", &shared)
-            .env("NUMAPROBE_BIN", bin())
-            .env("NUMAPROBE_BUDGET", "quick")
-            .env("NUMAPROBE_ARGS", "--only bw-local")
-            .env("NUMAPROBE_LABEL", "slurm")
-            .env("NUMAPROBE_LOCK", d.join("measure.lock")),
-    );
-    assert!(text.contains("Submitted batch job"), "{text}");
+    let cluster = d.join("cluster");
+    // docs/fleet.md, from the repository's folder.
+    let text = in_cluster(&cluster, &shared, "deploy/slurm/submit.sh --wait --nodes=1", &[]);
+    assert!(text.contains("submit: gather job"), "{text}");
     let db = shared.join("fleet.db");
-    let list = json_of(np(&db).args(["list", "--json"]));
-    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
-    let run = json_of(np(&db).args(["show", "--json", "slurm"]));
-    assert_eq!(run["status"], "complete");
-    // The job ran on the one CPU Slurm gave it, and the run says so: in
-    // Slurm's cpuset cgroup when the cluster could write one (task/cgroup),
-    // else through the CPU affinity Slurm set (task/affinity).
-    let restriction = run["config"]["cgroup_restriction"].as_str().unwrap_or("");
-    assert!(
-        !restriction.is_empty() && restriction != "none",
-        "the run's settings say it was restricted: {restriction:?}"
+    let run = json_of(np(&db).args(["--json", "show", "latest"]));
+    assert_eq!(run["status"], "complete", "{text}");
+    assert_eq!(run["config"]["cgroup_restriction"], "none", "--exclusive: the whole node");
+    assert_eq!(run["topology"]["cgroup"]["restricts"], false);
+    let fleet = fleet_json(&shared);
+    assert_eq!((fleet["hosts"].as_u64(), fleet["healthy"].as_u64()), (Some(1), Some(1)), "{fleet}");
+    for f in ["fleet.html", "fleet.md", "fleet.txt"] {
+        assert!(shared.join(f).is_file(), "{f}");
+    }
+    // The same cluster folder again: a job given one CPU, then a per-node
+    // round whose run fails.
+    let node = String::from_utf8(Command::new("hostname").arg("-s").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let script = format!(
+        "deploy/slurm/submit.sh --wait --oversubscribe --cpus-per-task=1; echo restricted-rc=$?; \
+         NUMAPROBE_ARGS='--only no-such-step' deploy/slurm/submit.sh --wait --per-node {node}; \
+         echo failed-rc=$?; cat \"$NUMAPROBE_SHARED\"/logs/numaprobe-gather-*.out"
     );
+    let text = in_cluster(&cluster, &shared, &script, &[]);
+    assert!(text.contains("restricted-rc=0"), "{text}");
+    assert!(text.contains("failed-rc=1"), "a failed node is a failed round: {text}");
+    assert!(
+        text.contains(&format!("gather: {node}: job ")) && text.contains("run exit status 2"),
+        "the failed node is named: {text}"
+    );
+    let runs = json_of(np(&db).args(["list", "--json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    let run = json_of(np(&db).args(["--json", "show", "latest"]));
     let cg = &run["topology"]["cgroup"];
     assert_eq!(cg["restricts"], true, "{cg}");
     assert_eq!(
@@ -170,10 +377,23 @@ fn slurm_job_measures_restricted_and_is_gathered() {
         Some(false),
         "one CPU: {cg}"
     );
+    // In counts only: the same on every node of a job.
+    assert_eq!(
+        run["config"]["cgroup_restriction"],
+        format!("1 of {cpus} CPUs, 1 of 1 memory nodes"),
+        "{}",
+        run["config"]
+    );
     if text.contains("(task/cgroup") {
         assert!(cg["path"].as_str().unwrap_or("").contains("slurm"), "{cg}");
     }
-    assert!(shared.join("fleet.html").is_file());
+    let fleet = fleet_json(&shared);
+    let un = unmeasured(&fleet);
+    assert_eq!(un.len(), 1, "{fleet}");
+    assert_eq!(un[0].0, node);
+    assert!(un[0].1.contains("run exit status 2"), "{un:?}");
+    // Its earlier runs are not shown as this round's.
+    assert_eq!(fleet["hosts"], 0, "{fleet}");
 }
 
 /// A free loopback port (bound, then released for the server).
@@ -278,10 +498,169 @@ fn prometheus_reads_the_metrics() {
     assert!(http_get(port, "/metrics").is_none(), "node_exporter still answers on {port}");
     assert!(body.contains("numaprobe_bandwidth_bytes_per_second{"), "{body}");
     assert!(body.contains("numaprobe_run_info{"), "{body}");
-    assert!(body.contains("label=\"prom\""), "{body}");
+    // The run is named on run_info alone: a new run continues the series.
+    for l in body.lines().filter(|l| l.starts_with("numaprobe_")) {
+        let per_run = l.contains("run_uuid=") || l.contains("label=\"prom\"");
+        assert_eq!(per_run, l.starts_with("numaprobe_run_info{"), "{l}");
+    }
     // The collector read our file without error.
     assert!(
         body.lines().any(|l| l.starts_with("node_textfile_scrape_error") && l.ends_with(" 0")),
         "{body}"
     );
+}
+
+/// deploy/prometheus's rules pass `promtool check rules` and their own
+/// `promtool test rules` (a slow host, a slow-latency host, a model too
+/// small to compare, a noisy model, a stale and an incomplete run).
+#[test]
+fn prometheus_rules_check_and_pass_their_tests() {
+    let dir = repo().join("deploy/prometheus");
+    let out = run_ok(
+        Command::new("promtool").args(["check", "rules"]).arg(dir.join("numaprobe.rules.yml")),
+    );
+    assert!(out.contains("SUCCESS: 16 rules found"), "{out}");
+    let out = run_ok(
+        Command::new("promtool")
+            .args(["test", "rules", "numaprobe.rules.test.yml"])
+            .current_dir(&dir),
+    );
+    assert!(out.contains("SUCCESS"), "{out}");
+}
+
+/// An OpenMetrics exposition as promtool's input series (each sample held
+/// for ten minutes).
+fn input_series(exposition: &str) -> String {
+    let mut y = String::from("    input_series:\n");
+    for l in exposition.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let (series, value) = l.rsplit_once(' ').unwrap();
+        y.push_str(&format!(
+            "      - series: '{}'\n        values: '{}x10'\n",
+            series.replace('\'', "''"),
+            value
+        ));
+    }
+    y
+}
+
+/// The rules on what numaprobe really writes: five hosts made from one real
+/// run of this machine (imported as five machines), one of them at 80 % of
+/// the others' bandwidth, exported as OpenMetrics; promtool finds that
+/// host, and only it, below its peers.
+#[test]
+fn prometheus_rules_find_the_slow_host_in_real_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("r.db");
+    run_ok(
+        np(&db)
+            .env("NUMAPROBE_LOCK", d.join("measure.lock"))
+            .args(["--quiet", "run", "--quick", "--only", "bw-local", "--label", "prom"]),
+    );
+    let export = d.join("run.json");
+    run_ok(np(&db).args(["export", "latest", "-o"]).arg(&export));
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let fleet_db = d.join("fleet.db");
+    for (i, scale) in [1.0, 1.01, 0.99, 1.005, 0.8].iter().enumerate() {
+        let mut doc = base.clone();
+        let run = &mut doc["runs"][0];
+        run["uuid"] = format!("27272727-0000-4000-8000-{i:012}").into();
+        run["machine"]["info"]["hostname"] = format!("h{i}").into();
+        run["machine"]["info"]["machine_id"] = format!("{i:016x}").into();
+        run["machine"]["fingerprint"] = format!("{:016x}", 0x2727_0000 + i).into();
+        for r in run["results"].as_array_mut().unwrap() {
+            for (k, v) in r["payload"].as_object_mut().unwrap() {
+                if k.ends_with("_gbs") {
+                    if let Some(x) = v.as_f64() {
+                        *v = (x * scale).into();
+                    }
+                }
+            }
+        }
+        let p = d.join(format!("h{i}.json"));
+        std::fs::write(&p, doc.to_string()).unwrap();
+        run_ok(np(&fleet_db).args(["--quiet", "import"]).arg(&p));
+    }
+    let ids: Vec<String> = (1..=5).map(|i| i.to_string()).collect();
+    let prom = run_ok(np(&fleet_db).args(["export", "--format", "openmetrics"]).args(&ids));
+    let prom = prom.split("\n# EOF").next().unwrap();
+    assert_eq!(prom.matches("numaprobe_run_info{").count(), 5, "{prom}");
+    let model = base["runs"][0]["machine"]["info"]["cpu_model"].as_str().unwrap_or("");
+    assert!(prom.contains(&format!("model=\"{}", model.replace('"', "\\\""))), "{prom}");
+    let info =
+        prom.lines().find(|l| l.starts_with("numaprobe_run_info{") && l.contains("host=\"h4\""));
+    let model_label = info
+        .and_then(|l| l.split("model=\"").nth(1))
+        .and_then(|r| r.split("\",").next())
+        .unwrap()
+        .to_string();
+    let test = format!(
+        "rule_files:\n  - {rules}\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n{series}    \
+         alert_rule_test:\n      - eval_time: 5m\n        alertname: NumaprobeBandwidthBelowPeers\n        \
+         exp_alerts:\n          - exp_labels:\n              severity: warning\n              host: h4\n              \
+         metric: local\n              model: '{model}'\n            exp_annotations:\n              \
+         summary: \"h4: local bandwidth 80% of its peers' median\"\n              description: \"h4 ({model_dq}) is \
+         more than 5% below the median of the hosts of its model, beyond their normal spread (numaprobe fleet's \
+         method).\"\n",
+        rules = repo().join("deploy/prometheus/numaprobe.rules.yml").display(),
+        series = input_series(prom),
+        model = model_label.replace('\'', "''"),
+        model_dq = model_label.replace('"', "\\\""),
+    );
+    let file = d.join("real.test.yml");
+    std::fs::write(&file, &test).unwrap();
+    let out = Command::new("promtool").args(["test", "rules"]).arg(&file).output().unwrap();
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("SUCCESS"), "{text}\n{test}");
+}
+
+/// deploy/systemd as systemd reads it: `systemd-analyze verify` accepts the
+/// service and the timer without a remark (the service's binary pointed at
+/// this build, since /usr/bin/numaprobe exists only once a package put it
+/// there), and rejects a timer with a broken schedule, so the check can
+/// fail. The service runs `numaprobe run --wait --textfile` (the lock
+/// waited for, the metrics for node_exporter).
+#[test]
+fn systemd_units_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let unit =
+        |name: &str| std::fs::read_to_string(repo().join("deploy/systemd").join(name)).unwrap();
+    let service = unit("numaprobe.service");
+    let exec = service.lines().find(|l| l.starts_with("ExecStart=")).expect("ExecStart");
+    for arg in ["/usr/bin/numaprobe run ", "--wait", "--textfile ${NUMAPROBE_TEXTFILE_DIR}"] {
+        assert!(exec.contains(arg), "{exec}");
+    }
+    std::fs::write(
+        d.join("numaprobe.service"),
+        service.replace("/usr/bin/numaprobe", bin().to_str().unwrap()),
+    )
+    .unwrap();
+    let timer = unit("numaprobe.timer");
+    std::fs::write(d.join("numaprobe.timer"), &timer).unwrap();
+    let verify = |files: &[&str]| {
+        let out = Command::new("systemd-analyze")
+            .args(["verify", "--man=no"])
+            .args(files.iter().map(|f| d.join(f)))
+            .output()
+            .expect("systemd-analyze (scripts/fleet-setup.sh installs it)");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), said)
+    };
+    let (ok, said) = verify(&["numaprobe.service", "numaprobe.timer"]);
+    assert!(ok && said.trim().is_empty(), "systemd-analyze verify: {said}");
+    // The same check on a broken schedule fails.
+    std::fs::write(
+        d.join("broken.timer"),
+        timer.replace("OnCalendar=Sun *-*-* 03:00:00", "OnCalendar=Sun *-*-* 25:00:00"),
+    )
+    .unwrap();
+    std::fs::copy(d.join("numaprobe.service"), d.join("broken.service")).unwrap();
+    let (ok, said) = verify(&["broken.timer"]);
+    assert!(!ok && said.contains("calendar"), "a broken timer passed: {said}");
 }

@@ -301,7 +301,9 @@ fn run_writes_the_textfile_for_node_exporter() {
     assert_eq!(names, ["numaprobe.prom"]);
     let text = std::fs::read_to_string(tf.join("numaprobe.prom")).unwrap();
     assert!(
-        text.contains("numaprobe_bandwidth_bytes_per_second{mode=\"local\",kernel=\"triad\""),
+        text.contains(
+            "numaprobe_bandwidth_bytes_per_second{mode=\"local\",stream_kernel=\"triad\""
+        ),
         "{text}"
     );
     assert!(text.contains("label=\"tf\""), "{text}");

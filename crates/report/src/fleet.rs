@@ -1,8 +1,8 @@
 //! The fleet ([`analysis::fleet::Fleet`]) as a report: per group the peer
-//! medians, each host's deviation (flags marked), a per-host chart and the
-//! drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
+//! medians, each host's deviation (flags marked), a per-host chart of every
+//! headline metric and the drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
-use analysis::fleet::{Fleet, Group, GroupBy, Host, PeerStat};
+use analysis::fleet::{fmt_age, Fleet, Group, GroupBy, Host, PeerStat};
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
@@ -26,7 +26,8 @@ fn fmt_dev(d: Option<f64>) -> String {
 }
 
 /// The fleet report: per group the peer medians, each host's deviation
-/// (flags marked), a per-host chart and the drifted settings.
+/// (flags marked), a per-host chart of each headline metric and the
+/// drifted settings.
 pub fn document(fleet: &Fleet) -> Document {
     let mut d = Document::new(format!(
         "Fleet report: {} host(s), {} group(s)",
@@ -34,9 +35,17 @@ pub fn document(fleet: &Fleet) -> Document {
         fleet.groups.len()
     ));
     d.p(format!(
-        "{} outlier host(s), {} host(s) with configuration drift. Threshold {}% (grouped by {}{}).",
+        "{} healthy, {} outlier host(s), {} host(s) with configuration drift, {} stale \
+         (run older than {}), {} with an incomplete or failed latest run, {} not measured. \
+         Ages as of {}. Threshold {}% (grouped by {}{}).",
+        fleet.healthy,
         fleet.outliers(),
         fleet.drifted(),
+        fleet.stale,
+        fmt_age(Some(fleet.max_age_s as f64)),
+        fleet.incomplete.len(),
+        fleet.unmeasured.len(),
+        fleet.now,
         fleet.threshold_pct,
         match fleet.group_by {
             GroupBy::Model => "model",
@@ -45,7 +54,67 @@ pub fn document(fleet: &Fleet) -> Document {
         },
         fleet.label.as_deref().map(|l| format!(", runs labelled {l:?}")).unwrap_or_default()
     ));
+    let passed: usize =
+        fleet.groups.iter().flat_map(|g| &g.hosts).filter(|h| !h.passed_over.is_empty()).count();
+    if passed > 0 {
+        d.p(format!(
+            "{passed} host(s) compared on their latest run holding the fleet's figures, with newer \
+             runs that hold none (an exec run) passed over: the Run column names them."
+        ));
+    }
     d.p(fleet.method.clone());
+    for w in &fleet.warnings {
+        d.callout(format!("warning: {w}"));
+    }
+    if !fleet.unmeasured.is_empty() {
+        d.h(2, format!("Not measured: {} host(s)", fleet.unmeasured.len()));
+        d.list(
+            fleet
+                .unmeasured
+                .iter()
+                .map(|u| {
+                    let last = match &u.last_run {
+                        Some(r) => format!(
+                            "; its last run here: {} ({}, {} ago), not compared",
+                            r.run,
+                            r.started,
+                            fmt_age(r.age_s)
+                        ),
+                        None => String::new(),
+                    };
+                    format!("{}: {}{last}", u.host, u.error)
+                })
+                .collect(),
+        );
+    }
+    if !fleet.incomplete.is_empty() {
+        d.h(2, format!("Latest run incomplete or failed: {} host(s)", fleet.incomplete.len()));
+        d.list(
+            fleet
+                .incomplete
+                .iter()
+                .map(|i| {
+                    let last = match &i.last_complete {
+                        Some(r) => format!(
+                            "; its last complete run: {} ({} ago), not compared",
+                            r.run,
+                            fmt_age(r.age_s)
+                        ),
+                        None => "; no complete run".into(),
+                    };
+                    format!(
+                        "{}: run {} {} ({}, {} ago): {}{last}",
+                        i.host,
+                        i.latest.run,
+                        i.latest.status,
+                        i.latest.started,
+                        fmt_age(i.latest.age_s),
+                        i.reason
+                    )
+                })
+                .collect(),
+        );
+    }
     if !fleet.skipped.is_empty() {
         d.list(
             fleet.skipped.iter().map(|s| format!("{}: left out ({})", s.host, s.reason)).collect(),
@@ -71,7 +140,7 @@ pub fn document(fleet: &Fleet) -> Document {
                     .map(|f| {
                         format!(
                             "{} {:+.1}% ({} {} vs median {})",
-                            f.metric,
+                            metric_name(g, f.metric),
                             f.deviation_pct,
                             fmt_value(f.value),
                             f.unit,
@@ -89,7 +158,7 @@ pub fn document(fleet: &Fleet) -> Document {
             Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"]).caption("Peer medians");
         for m in &g.medians {
             med.push(vec![
-                format!("{} ({})", m.metric, m.unit),
+                format!("{} ({})", m.name, m.unit),
                 fmt_value(m.median),
                 fmt_value(m.mad),
                 m.hosts.to_string(),
@@ -97,15 +166,22 @@ pub fn document(fleet: &Fleet) -> Document {
         }
         d.table(med);
         let keys: Vec<&PeerStat> = g.medians.iter().collect();
-        let mut header = vec!["Host".to_string(), "Run".to_string()];
-        header.extend(keys.iter().map(|m| format!("{} ({})", m.metric, m.unit)));
+        let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
+        header.extend(keys.iter().map(|m| format!("{} ({})", m.name, m.unit)));
         header.push("Drift".into());
-        let mut t = Table::new(header)
-            .caption("Hosts: value (deviation from the peer median); ! = flagged");
+        let mut t = Table::new(header).caption(
+            "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age; Run: the latest holding the fleet's figures",
+        );
         for h in &g.hosts {
             let mut row = vec![
-                if h.outlier { format!("{} !", h.host) } else { h.host.clone() },
-                h.run.to_string(),
+                if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
+                run_cell(h),
+                format!(
+                    "{} ({} ago){}",
+                    h.started,
+                    fmt_age(h.age_s),
+                    if h.stale { " stale" } else { "" }
+                ),
             ];
             for m in &keys {
                 row.push(match h.metrics.get(m.metric) {
@@ -121,7 +197,7 @@ pub fn document(fleet: &Fleet) -> Document {
             t.push(row);
         }
         d.table(t);
-        if let Some(c) = chart(g) {
+        for c in charts(g) {
             d.chart(c);
         }
         if !g.drift_settings.is_empty() {
@@ -153,10 +229,44 @@ pub fn document(fleet: &Fleet) -> Document {
     d
 }
 
-/// Per host, the first headline metric measured (local bandwidth when
-/// there), as % of the peer median; the worst [`CHART_HOSTS`] hosts.
-fn chart(g: &Group) -> Option<Chart> {
-    let m = g.medians.first()?;
+/// A host's name in the reports: with the start of its machine id when
+/// another machine has the same name, with its former names when renamed.
+fn host_name(h: &Host) -> String {
+    let mut s = h.host.clone();
+    if h.duplicate_hostname {
+        if let Some(id) = &h.machine_id {
+            s.push_str(&format!(" [id {}]", &id[..id.len().min(8)]));
+        }
+    }
+    if !h.also_named.is_empty() {
+        s.push_str(&format!(" (was {})", h.also_named.join(", ")));
+    }
+    s
+}
+
+/// A metric's name for people, from the group's medians (its id when the
+/// group has no median of it).
+fn metric_name<'a>(g: &'a Group, id: &'a str) -> &'a str {
+    g.medians.iter().find(|m| m.metric == id).map_or(id, |m| m.name)
+}
+
+/// The run compared, and the newer runs passed over with why.
+fn run_cell(h: &Host) -> String {
+    if h.passed_over.is_empty() {
+        return h.run.to_string();
+    }
+    let over: Vec<String> =
+        h.passed_over.iter().map(|p| format!("newer {}: {}", p.run.run, p.why)).collect();
+    format!("{} ({}; passed over)", h.run, over.join("; "))
+}
+
+/// Per headline metric measured by two hosts or more, each host's value as
+/// % of the peer median; the worst [`CHART_HOSTS`] hosts.
+fn charts(g: &Group) -> Vec<Chart> {
+    g.medians.iter().filter_map(|m| chart(g, m)).collect()
+}
+
+fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
     let mut hosts: Vec<(&Host, f64)> = g
         .hosts
         .iter()
@@ -173,23 +283,26 @@ fn chart(g: &Group) -> Option<Chart> {
     });
     let total = hosts.len();
     hosts.truncate(CHART_HOSTS);
+    let better = if m.higher_is_better { "higher is better" } else { "lower is better" };
+    let what = format!("{} ({}, {better}) per host, % of the peer median", m.name, m.unit);
     let title = if total > CHART_HOSTS {
-        format!(
-            "{}: {} per host, % of the peer median (the {CHART_HOSTS} worst of {total})",
-            g.model, m.metric
-        )
+        format!("{}: {what} (the {CHART_HOSTS} worst of {total})", g.model)
     } else {
-        format!("{}: {} per host, % of the peer median", g.model, m.metric)
+        format!("{}: {what}", g.model)
     };
     Some(Chart::Bars(BarChart {
         title,
-        x_label: format!("% of the peer median {} ({})", fmt_value(m.median), m.unit),
-        series: vec![m.metric.to_string()],
+        x_label: format!("% of the peer median, {} {}", fmt_value(m.median), m.unit),
+        series: vec![m.name.to_string()],
         groups: hosts
             .iter()
             .map(|(h, p)| BarGroup {
-                name: h.host.clone(),
-                note: if h.outlier { "flagged".into() } else { String::new() },
+                name: host_name(h),
+                note: if h.flags.iter().any(|f| f.metric == m.metric) {
+                    "flagged".into()
+                } else {
+                    String::new()
+                },
                 values: vec![Some(*p)],
                 labels: vec![format!("{p:.1}%")],
             })
@@ -209,10 +322,17 @@ mod tests {
         let dev = (bw - 100.0) / 100.0 * 100.0;
         Host {
             host: name.into(),
+            machine_id: Some(format!("{name:0>16}")),
+            machine_id_source: Some("dmi_product_uuid".into()),
+            also_named: vec![],
+            duplicate_hostname: false,
             run: 1,
             run_uuid: String::new(),
             label: None,
             started: "2026-11-02T11:00:00Z".into(),
+            age_s: Some(7200.0),
+            stale: false,
+            healthy: !flagged,
             outlier: flagged,
             flags: if flagged {
                 vec![Flag {
@@ -226,10 +346,11 @@ mod tests {
                 vec![]
             },
             drift: if name == "n3" { vec!["thp".into()] } else { vec![] },
-            metrics: BTreeMap::from([(
-                "local_bw_gbs",
-                HostMetric { value: bw, deviation_pct: Some(dev) },
-            )]),
+            metrics: BTreeMap::from([
+                ("local_bw_gbs", HostMetric { value: bw, deviation_pct: Some(dev) }),
+                ("local_lat_ns", HostMetric { value: 100.0, deviation_pct: Some(0.0) }),
+            ]),
+            passed_over: vec![],
         }
     }
 
@@ -239,20 +360,36 @@ mod tests {
             threshold_pct: 5.0,
             method: analysis::fleet::method_text(5.0),
             label: None,
+            max_age_s: analysis::fleet::DEFAULT_MAX_AGE_S,
+            now: "2026-11-02T13:00:00.000Z".into(),
             hosts: hosts.len(),
+            healthy: hosts.iter().filter(|h| h.healthy).count(),
+            stale: hosts.iter().filter(|h| h.stale).count(),
             groups: vec![Group {
                 model: "2x Xeon".into(),
                 subgroup: None,
                 peers_missing: note.is_some(),
                 note: note.map(str::to_string),
-                medians: vec![PeerStat {
-                    metric: "local_bw_gbs",
-                    unit: "GB/s",
-                    higher_is_better: true,
-                    median: 100.0,
-                    mad: 1.0,
-                    hosts: 1,
-                }],
+                medians: vec![
+                    PeerStat {
+                        metric: "local_bw_gbs",
+                        name: "Local bandwidth",
+                        unit: "GB/s",
+                        higher_is_better: true,
+                        median: 100.0,
+                        mad: 1.0,
+                        hosts: 1,
+                    },
+                    PeerStat {
+                        metric: "local_lat_ns",
+                        name: "Local latency",
+                        unit: "ns",
+                        higher_is_better: false,
+                        median: 100.0,
+                        mad: 1.0,
+                        hosts: 1,
+                    },
+                ],
                 drift_settings: vec![analysis::fleet::DriftSetting {
                     setting: "thp".into(),
                     majority: Some("madvise".into()),
@@ -260,28 +397,128 @@ mod tests {
                 }],
                 hosts,
             }],
+            warnings: vec![],
+            incomplete: vec![],
+            unmeasured: vec![],
             skipped: vec![],
         }
     }
 
+    /// Every host's run time and age; stale runs marked; duplicate names
+    /// told apart by machine id, renamed machines by their former names;
+    /// hosts not measured and incomplete latest runs listed with why.
     #[test]
-    fn the_report_has_a_per_host_chart_and_names_the_method() {
-        let hosts = vec![
+    fn ages_identities_and_hosts_left_out_are_shown() {
+        let mut stale = host("n2", 100.0, false);
+        stale.started = "2026-09-24T13:00:00Z".into();
+        stale.age_s = Some(39.0 * 86_400.0);
+        stale.stale = true;
+        stale.healthy = false;
+        let (mut c1, mut c2) = (host("clone", 100.0, false), host("clone", 80.0, true));
+        c1.machine_id = Some("aaaa000000000001".into());
+        c2.machine_id = Some("bbbb000000000002".into());
+        c1.duplicate_hostname = true;
+        c2.duplicate_hostname = true;
+        let mut renamed = host("new-name", 100.0, false);
+        renamed.also_named = vec!["old-name".into()];
+        let mut f = fleet(vec![host("n1", 100.0, false), stale, c1, c2, renamed], None);
+        f.warnings = vec!["host name clone is used by 2 machines".into()];
+        let run = |run: i64, status: &str, age: f64| analysis::fleet::RunRef {
+            run,
+            run_uuid: format!("u{run}"),
+            label: None,
+            started: "2026-11-02T12:00:00Z".into(),
+            age_s: Some(age),
+            status: status.into(),
+        };
+        f.incomplete = vec![analysis::fleet::Incomplete {
+            host: "n6".into(),
+            machine_id: None,
+            latest: run(10, "incomplete", 3600.0),
+            reason: "interrupted (SIGTERM)".into(),
+            last_complete: Some(run(4, "complete", 86_400.0)),
+        }];
+        f.unmeasured = vec![analysis::fleet::NotMeasured {
+            host: "n7".into(),
+            error: "timed out after 3600 s".into(),
+            last_run: None,
+        }];
+        let text = String::from_utf8(crate::Text.render(&document(&f))).unwrap();
+        assert!(text.contains("2026-09-24T13:00:00Z (39.0 d ago) stale"), "{text}");
+        assert!(text.contains("2026-11-02T11:00:00Z (2.0 h ago)"), "{text}");
+        assert!(text.contains("1 stale (run older than 8.0 d)"), "{text}");
+        let md = String::from_utf8(crate::Markdown.render(&document(&f))).unwrap();
+        assert!(md.contains("| clone [id aaaa0000] |"), "{md}");
+        assert!(md.contains("| clone [id bbbb0000] ! |"), "the slow clone flagged: {md}");
+        assert!(md.contains("new-name (was old-name)"), "{md}");
+        assert!(md.contains("warning: host name clone is used by 2 machines"), "{md}");
+        assert!(
+            md.contains("Not measured: 1 host(s)") && md.contains("n7: timed out after 3600 s")
+        );
+        assert!(
+            md.contains("n6: run 10 incomplete (2026-11-02T12:00:00Z, 60 min ago): interrupted (SIGTERM); its last complete run: 4 (24.0 h ago), not compared"),
+            "{md}"
+        );
+    }
+
+    /// Every headline metric a group measured has its per-host chart,
+    /// named as people name it (never its JSON id), flags marked on the
+    /// metric flagged.
+    #[test]
+    fn every_headline_metric_is_charted_by_its_name() {
+        let mut hosts = vec![
             host("n1", 100.0, false),
             host("n2", 101.0, false),
             host("n3", 99.0, false),
             host("n4", 85.0, true),
             host("n5", 100.5, false),
         ];
+        hosts[1].metrics.get_mut("local_lat_ns").unwrap().value = 130.0;
         let d = document(&fleet(hosts, None));
-        assert_eq!(d.chart_count(), 1);
+        assert_eq!(d.chart_count(), 2, "local bandwidth and local latency");
         let html = String::from_utf8(crate::Html.render(&d)).unwrap();
-        assert!(html.contains("<svg class=\"chart"), "chart drawn");
-        assert!(html.contains("n4"));
+        assert_eq!(html.matches("<svg class=\"chart").count(), 2, "both drawn");
+        for title in [
+            "2x Xeon: Local bandwidth (GB/s, higher is better) per host, % of the peer median",
+            "2x Xeon: Local latency (ns, lower is better) per host, % of the peer median",
+        ] {
+            assert!(html.contains(title), "{title}: {html}");
+        }
+        assert!(!html.contains("local_bw_gbs") && !html.contains("local_lat_ns"), "{html}");
         let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
         assert!(md.contains("more than 5% worse than the peer median"), "{md}");
         assert!(md.contains("| thp | madvise | n3 |"), "{md}");
-        assert!(md.contains("1 outlier(s): n4: local_bw_gbs -15.0%"), "{md}");
+        assert!(md.contains("1 outlier(s): n4: Local bandwidth -15.0%"), "{md}");
+        assert!(md.contains("| Local bandwidth (GB/s) | 100 | 1.0 | 1 |"), "{md}");
+        assert!(md.contains("| Local latency (ns) |"), "{md}");
+    }
+
+    /// A host compared on an older run than its latest says which run and
+    /// why the newer one was passed over.
+    #[test]
+    fn the_run_compared_and_the_runs_passed_over_are_named() {
+        let mut h = host("n1", 100.0, false);
+        h.run = 4;
+        h.passed_over = vec![analysis::fleet::PassedOver {
+            run: analysis::fleet::RunRef {
+                run: 9,
+                run_uuid: "u9".into(),
+                label: None,
+                started: "2026-11-02T12:00:00Z".into(),
+                age_s: Some(3600.0),
+                status: "complete".into(),
+            },
+            why: "an exec run: none of the fleet's figures".into(),
+        }];
+        let d = document(&fleet(vec![h, host("n2", 100.0, false)], None));
+        let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
+        assert!(
+            md.contains(
+                "| n1 | 4 (newer 9: an exec run: none of the fleet's figures; passed over) |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("1 host(s) compared on their latest run holding the fleet's figures"));
     }
 
     #[test]

@@ -2,13 +2,16 @@
 //! node_exporter's textfile collector and `promtool check metrics` read
 //! it): `numaprobe export --format openmetrics RUN` and `run --textfile
 //! DIR`. Names follow Prometheus conventions (`numaprobe_` prefix, base
-//! units: bytes per second, seconds); every series carries the labels
-//! `host`, `run_uuid`, `label` and `config` (the configuration
-//! fingerprint). Families (documented in docs/fleet.md):
+//! units: bytes per second, seconds). A series is known by its host and
+//! what it measures: every series carries `host`, and only
+//! `numaprobe_run_info` names the run (`run_uuid`, `label`, `config`), so a
+//! new run of a host continues the same series instead of starting new ones.
+//! One run per host: given several runs of a host, its latest. Families
+//! (documented in docs/fleet.md):
 //!
 //! * `numaprobe_bandwidth_bytes_per_second`: each bandwidth result's best
-//!   figure, labels `mode`, `kernel`, `cpu_node`, `mem_node`, `pages`,
-//!   `threads`;
+//!   figure, labels `mode`, `stream_kernel`, `cpu_node`, `mem_node`,
+//!   `pages`, `threads`;
 //! * `numaprobe_latency_seconds`: each latency result's median, labels
 //!   `mode`, `cpu_node`, `mem_node`, `pages`, `size_bytes`, `cpu`, `delay`,
 //!   `cpu_a`, `cpu_b` where they apply;
@@ -128,14 +131,23 @@ pub fn unix_seconds(t: &str) -> Option<f64> {
     Some((days * 86_400 + h * 3600 + mi * 60) as f64 + s)
 }
 
-/// The labels every series of `run` carries.
+/// The labels every series of `run` carries: its host.
 fn run_labels(run: &LoadedRun) -> Vec<(String, String)> {
-    vec![
-        ("host".into(), analysis::fleet::host_of(run)),
-        ("run_uuid".into(), run.summary.uuid.clone()),
-        ("label".into(), run.summary.label.clone().unwrap_or_default()),
-        ("config".into(), run.summary.config_hash.clone()),
-    ]
+    vec![("host".into(), analysis::fleet::host_of(run))]
+}
+
+/// The latest run of each host among `runs` (in their order otherwise):
+/// without the run in the labels, two runs of a host would be one series.
+fn latest_per_host(runs: &[LoadedRun]) -> Vec<&LoadedRun> {
+    let order = |r: &LoadedRun| (store::util::time_order_key(&r.summary.started), r.summary.id);
+    let mut best: BTreeMap<String, &LoadedRun> = BTreeMap::new();
+    for r in runs {
+        let slot = best.entry(analysis::fleet::host_of(r)).or_insert(r);
+        if order(r) > order(slot) {
+            *slot = r;
+        }
+    }
+    runs.iter().filter(|r| best.values().any(|b| std::ptr::eq(*b, *r))).collect()
 }
 
 fn with(base: &[(String, String)], extra: &[(&str, Option<String>)]) -> Vec<(String, String)> {
@@ -177,7 +189,7 @@ pub fn render(runs: &[LoadedRun]) -> String {
         "",
         "The run's machine and settings as labels (value 1).",
     );
-    for run in runs {
+    for run in latest_per_host(runs) {
         let base = run_labels(run);
         for r in run.records() {
             let n = |v: Option<u32>| v.map(|n| n.to_string());
@@ -190,7 +202,7 @@ pub fn render(runs: &[LoadedRun]) -> String {
                             &base,
                             &[
                                 ("mode", Some(b.mode.name().into())),
-                                ("kernel", Some(b.kernel.name().into())),
+                                ("stream_kernel", Some(b.kernel.name().into())),
                                 ("cpu_node", n(b.cpu_node)),
                                 ("mem_node", Some(mem)),
                                 ("pages", pages),
@@ -285,7 +297,12 @@ pub fn render(runs: &[LoadedRun]) -> String {
             with(
                 &base,
                 &[
+                    ("run_uuid", Some(run.summary.uuid.clone())),
+                    ("label", Some(run.summary.label.clone().unwrap_or_default())),
+                    ("config", Some(run.summary.config_hash.clone())),
+                    ("model", Some(analysis::fleet::model_of(run))),
                     ("machine", Some(run.summary.machine_fingerprint.clone())),
+                    ("machine_id", mi.machine_id.clone()),
                     ("cpu_model", mi.cpu_model().map(str::to_string)),
                     ("packages", packages),
                     ("cores", mi.cores.map(|n| n.to_string())),
@@ -386,26 +403,50 @@ mod tests {
         assert!(t.contains("# TYPE numaprobe_bandwidth_bytes_per_second gauge\n# UNIT numaprobe_bandwidth_bytes_per_second bytes_per_second\n"));
         // triad on node 0: 101.3 GB/s in bytes per second.
         assert!(
-            t.lines().any(|l| l.starts_with("numaprobe_bandwidth_bytes_per_second{mode=\"local\",kernel=\"triad\",cpu_node=\"0\",mem_node=\"0\"")
+            t.lines().any(|l| l.starts_with("numaprobe_bandwidth_bytes_per_second{mode=\"local\",stream_kernel=\"triad\",cpu_node=\"0\",mem_node=\"0\"")
                 && l.ends_with(" 101300000000.0")),
             "{t}"
         );
         assert!(t.contains("numaprobe_headline_latency_seconds{metric=\"remote\""));
         assert!(t.contains("label=\"say \\\"hi\\\"\\\\n\""), "escaped label");
         let names = label_names(&t);
-        for l in ["host", "run_uuid", "label", "config"] {
-            for (f, set) in &names {
-                assert!(set.contains(l), "{f} lacks {l}");
-            }
+        // A series is its host and what it measures; the run is named on
+        // run_info alone, so a new run continues the same series.
+        for (f, set) in &names {
+            assert!(set.contains("host"), "{f} lacks host");
+            let per_run = ["run_uuid", "label", "config"].iter().all(|l| set.contains(*l));
+            assert_eq!(per_run, f == "numaprobe_run_info", "{f}: {set:?}");
         }
-        assert!(names["numaprobe_run_info"].contains("numa_mode"));
-        assert!(names["numaprobe_run_info"].contains("kernel"));
+        assert!(!names["numaprobe_bandwidth_bytes_per_second"].contains("kernel"));
+        let info = &names["numaprobe_run_info"];
+        for l in ["numa_mode", "kernel", "model", "machine"] {
+            assert!(info.contains(l), "run_info lacks {l}");
+        }
         // No family has two samples with one label set.
         let mut seen = BTreeSet::new();
         for l in t.lines().filter(|l| !l.starts_with('#')) {
             let (series, _) = l.rsplit_once(' ').unwrap();
             assert!(seen.insert(series.to_string()), "duplicate {series}");
         }
+    }
+
+    /// Two runs of one host: its latest alone (they would be one series);
+    /// each of two hosts keeps its own.
+    #[test]
+    fn one_run_per_host_the_latest() {
+        let old = run();
+        let mut new = run();
+        new.summary.id = RunId(2);
+        new.summary.uuid = "new-run".into();
+        new.summary.started = "2099-01-01T00:00:00Z".into();
+        let t = render(&[new.clone(), old.clone()]);
+        assert_eq!(t.matches("numaprobe_run_info{").count(), 1, "{t}");
+        assert!(t.contains("run_uuid=\"new-run\""));
+        let mut other = old.clone();
+        other.machine_info.hostname = Some(Reading::Value("other-host".into()));
+        let t = render(&[old, other, new]);
+        assert_eq!(t.matches("numaprobe_run_info{").count(), 2);
+        assert!(t.contains("host=\"other-host\"") && t.contains("run_uuid=\"new-run\""));
     }
 
     #[test]

@@ -222,9 +222,17 @@ document! {
     /// `audit::fingerprint::machine`). The store groups runs by
     /// `fingerprint`; a document without one is grouped by its hash.
     pub struct Machine {
-        /// Host name, CPU model, packages, physical cores and installed
-        /// memory, hashed: unchanged by BIOS and OS settings.
+        /// The machine's identity (else its host name), CPU model,
+        /// packages, physical cores and installed memory, hashed: unchanged
+        /// by BIOS and OS settings.
         fingerprint: String,
+        /// What tells this machine from another whatever it is called: a
+        /// keyed hash of the DMI product UUID, else of `/etc/machine-id`,
+        /// else of the host name (16 hex digits).
+        machine_id: String,
+        /// Where `machine_id` came from: `dmi_product_uuid`, `machine_id`,
+        /// `hostname` or `NUMAPROBE_MACHINE_ID`.
+        machine_id_source: String,
         /// One line, e.g. `db1: 2x Xeon Gold 6430, 64 cores, 512 GiB`.
         description: String,
         /// Installed memory in the fingerprint (SMBIOS, else `MemTotal`

@@ -3,10 +3,10 @@
 //! outliers and configuration drift flagged. The analysis is
 //! `analysis::fleet`; docs/fleet.md documents it and the `--json` contract.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
-use analysis::fleet::GroupBy;
+use analysis::fleet::{GroupBy, HostRun};
 use report::Renderer;
 use store::{RunSummary, Store};
 
@@ -29,7 +29,8 @@ pub enum FleetFormat {
     Text,
     /// Markdown.
     Md,
-    /// One self-contained HTML page with a per-host chart.
+    /// One self-contained HTML page with a per-host chart of each headline
+    /// metric.
     Html,
 }
 
@@ -50,61 +51,123 @@ pub struct Args {
     /// Only runs with this label (each host's latest such run).
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
+    /// Runs older than this are stale, never counted healthy: a number and
+    /// a unit, s, m, h or d.
+    #[arg(long, value_name = "DURATION", default_value = "8d",
+          value_parser = crate::grammar::max_age)]
+    pub max_age: std::time::Duration,
+    /// Hosts the orchestrator could not measure, one `HOST<TAB>ERROR` a
+    /// line (what deploy/ansible and deploy/slurm write): listed with their
+    /// error, their older runs not compared.
+    #[arg(long, value_name = "FILE")]
+    pub unmeasured: Option<PathBuf>,
     /// Output format (default: from the -o file's extension, else text).
     #[arg(long, value_enum)]
     pub format: Option<FleetFormat>,
-    /// Write to FILE instead of stdout.
+    /// Write to FILE instead of stdout; repeat it for several formats from
+    /// one analysis (each by its extension: .html, .md, .json, else text).
     #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub output: Vec<PathBuf>,
 }
 
-/// The runs the fleet needs: per machine (and label with `--group-by
-/// label`) the latest complete run, plus the latest run of machines with
-/// no complete one (to say they were left out). Loading only these keeps
-/// a long history cheap.
-fn wanted(summaries: &[RunSummary], by_label: bool, label: Option<&str>) -> Vec<store::RunId> {
-    let mut best: BTreeMap<(String, String), &RunSummary> = BTreeMap::new();
-    let mut any: BTreeMap<String, &RunSummary> = BTreeMap::new();
+/// The runs the fleet needs, read from the database one at a time and
+/// reduced to what the fleet keeps: per machine and name it went by (the
+/// description holds the host name), and per label with `--group-by
+/// label`, its runs newest first down to the latest complete run holding
+/// the fleet's figures (newer runs without them, an `exec` run, are passed
+/// over and named; a newer incomplete measurement is the host's state);
+/// per machine its latest run of all (to list a host left out by
+/// `--label`). Loading only these keeps a long history cheap: usually one
+/// run per host.
+fn load_needed(
+    summaries: &[RunSummary],
+    by_label: bool,
+    label: Option<&str>,
+    mut load: impl FnMut(store::RunId) -> anyhow::Result<HostRun>,
+) -> anyhow::Result<Vec<HostRun>> {
+    type Slot<'a> = (&'a str, &'a str, String);
+    let mut any: BTreeMap<Slot, &RunSummary> = BTreeMap::new();
+    let mut slots: BTreeMap<Slot, Vec<&RunSummary>> = BTreeMap::new();
+    let order = |r: &RunSummary| (store::util::time_order_key(&r.started), r.id);
     for s in summaries {
-        any.insert(s.machine_fingerprint.clone(), s);
-        let labelled = label.is_none_or(|l| s.label.as_deref() == Some(l));
-        if !s.complete || !labelled {
+        let who = (s.machine_fingerprint.as_str(), s.machine.as_str());
+        let latest = any.entry((who.0, who.1, String::new())).or_insert(s);
+        if order(s) > order(latest) {
+            *latest = s;
+        }
+        if label.is_some_and(|l| s.label.as_deref() != Some(l)) {
             continue;
         }
         let sub = if by_label { s.label.clone().unwrap_or_default() } else { String::new() };
-        let slot = best.entry((s.machine_fingerprint.clone(), sub)).or_insert(s);
-        let key = |r: &RunSummary| (store::util::time_order_key(&r.started), r.id);
-        if key(s) > key(slot) {
-            *slot = s;
+        slots.entry((who.0, who.1, sub)).or_default().push(s);
+    }
+    let mut loaded: BTreeSet<store::RunId> = BTreeSet::new();
+    let mut runs = Vec::new();
+    for rs in slots.values_mut() {
+        rs.sort_by_key(|r| std::cmp::Reverse(order(r)));
+        for s in rs.iter() {
+            if !loaded.insert(s.id) {
+                continue;
+            }
+            let run = load(s.id)?;
+            let measured = run.complete && !run.metrics.is_empty();
+            runs.push(run);
+            if measured {
+                break;
+            }
         }
     }
-    let mut ids: Vec<store::RunId> = best.values().map(|s| s.id).collect();
-    for (fp, s) in any {
-        if !best.keys().any(|(f, _)| *f == fp) {
-            ids.push(s.id);
+    for s in any.values() {
+        if loaded.insert(s.id) {
+            runs.push(load(s.id)?);
         }
     }
-    ids.sort();
-    ids
+    Ok(runs)
+}
+
+/// The format of one output: `--json`, else `--format`, else the file's
+/// extension.
+fn format_of(a: &Args, g: &Global, path: Option<&Path>) -> Option<FleetFormat> {
+    if g.json {
+        return None;
+    }
+    if let Some(f) = a.format {
+        return Some(f);
+    }
+    let Some(p) = path else { return Some(FleetFormat::Text) };
+    if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        return None;
+    }
+    Some(match report::Format::from_path(p) {
+        Some(report::Format::Html) => FleetFormat::Html,
+        Some(report::Format::Markdown) => FleetFormat::Md,
+        None => FleetFormat::Text,
+    })
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
-    let format = match (a.format, &a.output) {
-        (Some(f), _) => f,
-        (None, Some(p)) => match report::Format::from_path(p) {
-            Some(report::Format::Html) => FleetFormat::Html,
-            Some(report::Format::Markdown) => FleetFormat::Md,
-            None => FleetFormat::Text,
-        },
-        (None, None) => FleetFormat::Text,
-    };
     if g.json && a.format.is_some() {
         usage!("--json and --format are exclusive: --json prints the fleet as JSON");
     }
+    let unmeasured = match &a.unmeasured {
+        Some(p) => match std::fs::read(p) {
+            Ok(bytes) => analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)),
+            Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
+        },
+        None => Vec::new(),
+    };
     let path = crate::cmd::store::db_path(g)?;
-    let db = Store::open_existing(&path)?;
-    let summaries = db.list_runs()?;
-    if summaries.is_empty() {
+    // Every host of an orchestrated round may have failed: the report then
+    // lists them, from no database at all.
+    let db = match Store::open_existing(&path) {
+        Err(_) if !unmeasured.is_empty() && !path.exists() => None,
+        other => Some(other?),
+    };
+    let summaries = match &db {
+        Some(db) => db.list_runs()?,
+        None => Vec::new(),
+    };
+    if summaries.is_empty() && unmeasured.is_empty() {
         anyhow::bail!(
             "{}: no runs yet: import the hosts' exports first (`numaprobe import FILE...`)",
             path.display()
@@ -115,30 +178,47 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         GroupByArg::Label => GroupBy::Label,
         GroupByArg::Config => GroupBy::Config,
     };
-    let ids = wanted(&summaries, group_by == GroupBy::Label, a.label.as_deref());
     // One run in memory at a time: each is reduced to its metrics and
     // settings as it is read.
-    let mut runs = Vec::with_capacity(ids.len());
-    for id in &ids {
-        runs.push(analysis::fleet::HostRun::of(&db.load_run(*id)?));
-    }
-    let fleet = analysis::fleet::build_from(&runs, group_by, a.threshold, a.label.as_deref());
+    let runs = match &db {
+        Some(db) => {
+            load_needed(&summaries, group_by == GroupBy::Label, a.label.as_deref(), |id| {
+                Ok(HostRun::of(&db.load_run(id)?))
+            })?
+        }
+        None => Vec::new(),
+    };
+    let mut fresh = analysis::fleet::Freshness::now();
+    fresh.max_age_s = a.max_age.as_secs();
+    fresh.unmeasured = &unmeasured;
+    let fleet =
+        analysis::fleet::build_fresh(&runs, group_by, a.threshold, a.label.as_deref(), &fresh);
     if let Some(l) = &a.label {
-        if fleet.groups.is_empty() {
-            usage!("no complete run is labelled {l:?} (see `numaprobe list`)");
+        if !summaries.iter().any(|s| s.label.as_deref() == Some(l.as_str())) {
+            usage!("no run is labelled {l:?} (see `numaprobe list`)");
         }
     }
-    if g.json {
-        let doc = crate::output::Versioned::new(crate::output::schema::FLEET, &fleet);
-        let mut text = serde_json::to_string_pretty(&doc)?;
-        text.push('\n');
-        return crate::cmd::store::write_out(a.output.as_deref(), text.as_bytes(), g, "the fleet");
-    }
-    let doc = report::fleet::document(&fleet);
-    let bytes = match format {
-        FleetFormat::Text => report::Text.render(&doc),
-        FleetFormat::Md => report::Markdown.render(&doc),
-        FleetFormat::Html => report::Html.render(&doc),
+    let outputs: Vec<Option<&Path>> = if a.output.is_empty() {
+        vec![None]
+    } else {
+        a.output.iter().map(|p| Some(p.as_path())).collect()
     };
-    crate::cmd::store::write_out(a.output.as_deref(), &bytes, g, "the fleet report")
+    let mut doc = None;
+    for out in outputs {
+        let Some(format) = format_of(&a, g, out) else {
+            let versioned = crate::output::Versioned::new(crate::output::schema::FLEET, &fleet);
+            let mut text = serde_json::to_string_pretty(&versioned)?;
+            text.push('\n');
+            crate::cmd::store::write_out(out, text.as_bytes(), g, "the fleet")?;
+            continue;
+        };
+        let doc = doc.get_or_insert_with(|| report::fleet::document(&fleet));
+        let bytes = match format {
+            FleetFormat::Text => report::Text.render(doc),
+            FleetFormat::Md => report::Markdown.render(doc),
+            FleetFormat::Html => report::Html.render(doc),
+        };
+        crate::cmd::store::write_out(out, &bytes, g, "the fleet report")?;
+    }
+    Ok(())
 }

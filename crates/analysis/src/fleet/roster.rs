@@ -1,0 +1,350 @@
+//! Who is in a fleet and how fresh their runs are, before any comparison:
+//! hosts known by their machine identity (DMI product UUID, else
+//! `/etc/machine-id`, else the host name; the machine document's
+//! `machine_id`), so two machines with one host name stay two and a renamed
+//! machine stays one; each host's latest run that holds the fleet's
+//! figures (latest with the label, or of each label) and its age, newer
+//! runs without them (an `exec` run) passed over and named; runs older
+//! than the maximum age are stale; a host whose latest measuring run is
+//! incomplete or failed is listed with why, never replaced by an older run; hosts the orchestrator could not measure
+//! (Ansible, Slurm) are listed with their error, never shown by an older
+//! run as if measured.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use store::LoadedRun;
+
+use super::HostRun;
+
+/// The default `fleet --max-age`: eight days. The weekly timer of
+/// deploy/systemd (randomized by up to an hour) keeps a host fresh; a host
+/// that missed a round is stale.
+pub const DEFAULT_MAX_AGE_S: u64 = 8 * 86_400;
+
+/// A host the orchestrator could not measure, with its error (`fleet
+/// --unmeasured FILE`: one `HOST<TAB>ERROR` per line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnmeasuredInput {
+    pub host: String,
+    pub error: String,
+}
+
+/// Reads the `--unmeasured` list: one host per line, its name then
+/// whitespace then the error; `#` comments and blank lines are ignored; a
+/// line with a name alone says "not measured".
+pub fn parse_unmeasured(text: &str) -> Vec<UnmeasuredInput> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (host, error) = match l.split_once(char::is_whitespace) {
+                Some((h, e)) => (h, e.trim()),
+                None => (l, ""),
+            };
+            UnmeasuredInput {
+                host: host.to_string(),
+                error: if error.is_empty() { "not measured".into() } else { error.to_string() },
+            }
+        })
+        .collect()
+}
+
+/// What a fleet is built for besides the comparison itself.
+#[derive(Debug, Clone)]
+pub struct Freshness<'a> {
+    /// Runs older than this many seconds are stale.
+    pub max_age_s: u64,
+    /// The time ages are measured from (Unix ms).
+    pub now_ms: i64,
+    /// Hosts the orchestrator could not measure this time.
+    pub unmeasured: &'a [UnmeasuredInput],
+}
+
+impl Freshness<'_> {
+    /// The default maximum age, from now, nobody unmeasured.
+    pub fn now() -> Freshness<'static> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        Freshness { max_age_s: DEFAULT_MAX_AGE_S, now_ms: now, unmeasured: &[] }
+    }
+}
+
+/// A run named in a listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRef {
+    pub run: i64,
+    pub run_uuid: String,
+    pub label: Option<String>,
+    pub started: String,
+    /// Seconds from `started` to the fleet's `now` (null when the time
+    /// cannot be read).
+    pub age_s: Option<f64>,
+    pub status: String,
+}
+
+/// A run newer than the one its host is compared on, passed over because it
+/// holds none of the fleet's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassedOver {
+    #[serde(flatten)]
+    pub run: RunRef,
+    /// Why it is not compared.
+    pub why: String,
+}
+
+/// A host whose latest measuring run (of the label, with `--label`) is not
+/// complete.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Incomplete {
+    pub host: String,
+    pub machine_id: Option<String>,
+    #[serde(flatten)]
+    pub latest: RunRef,
+    /// The run's message (`interrupted (SIGTERM)`, the error), else its
+    /// status.
+    pub reason: String,
+    /// Its latest complete run, if any: not compared, since the host's
+    /// latest state is the incomplete one.
+    pub last_complete: Option<RunRef>,
+}
+
+/// A host the orchestrator could not measure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotMeasured {
+    pub host: String,
+    pub error: String,
+    /// Its latest run in this database, if any: not compared, since it is
+    /// not this round's.
+    pub last_run: Option<RunRef>,
+}
+
+/// A host of the comparison with what the roster knows of it.
+#[derive(Debug, Clone)]
+pub struct Member<'a> {
+    pub run: &'a HostRun,
+    /// `--group-by label`: the label; else empty.
+    pub sub: String,
+    /// The host name of its latest run.
+    pub name: String,
+    /// Other host names the same machine's runs recorded (renamed).
+    pub also_named: Vec<String>,
+    /// Another machine has the same host name.
+    pub duplicate_hostname: bool,
+    pub age_s: Option<f64>,
+    /// Older than the maximum age (or of unknown time): never healthy.
+    pub stale: bool,
+    /// Newer runs without the fleet's figures, newest first.
+    pub passed_over: Vec<PassedOver>,
+}
+
+/// The hosts of a fleet sorted into those compared and those listed.
+#[derive(Debug, Clone, Default)]
+pub struct Roster<'a> {
+    pub members: Vec<Member<'a>>,
+    pub incomplete: Vec<Incomplete>,
+    pub unmeasured: Vec<NotMeasured>,
+    pub skipped: Vec<super::Skipped>,
+    pub warnings: Vec<String>,
+}
+
+/// The key a run's machine is known by: its identity when the run recorded
+/// one, else its host name (runs older than the identity), else its
+/// fingerprint.
+pub fn host_key(run: &LoadedRun) -> (String, Option<String>, Option<String>) {
+    let info = &run.machine_info;
+    match info.machine_id.as_deref().filter(|s| !s.is_empty()) {
+        Some(id) => (format!("id:{id}"), Some(id.to_string()), info.machine_id_source.clone()),
+        None => (format!("host:{}", super::host_of(run)), None, None),
+    }
+}
+fn age_s(started: &str, now_ms: i64) -> Option<f64> {
+    store::util::parse_rfc3339(started).map(|t| (now_ms - t) as f64 / 1000.0)
+}
+
+fn order(r: &HostRun) -> ((bool, i64), i64) {
+    (store::util::time_order_key(&r.started), r.id)
+}
+
+/// Whether a run holds at least one of the fleet's figures.
+fn has_figures(r: &HostRun) -> bool {
+    !r.metrics.is_empty()
+}
+
+/// Whether a run stands for its host's measured state: it holds the
+/// fleet's figures, or it is a measurement that did not end well (an
+/// incomplete or failed run that is not an `exec` run, whatever it saved).
+/// A complete run without figures (an `exec` run, core-to-core latency
+/// only) or an `exec` run that failed says nothing of them.
+fn measures(r: &HostRun) -> bool {
+    has_figures(r) || (!r.complete && !r.exec)
+}
+
+/// Why a run is passed over (it does not [`measures`]).
+fn why_passed_over(r: &HostRun) -> String {
+    match (r.exec, r.complete) {
+        (true, true) => "an exec run: none of the fleet's figures".into(),
+        (true, false) => format!("an exec run ({}): none of the fleet's figures", r.status),
+        (false, _) => "none of the fleet's figures".into(),
+    }
+}
+
+fn run_ref(r: &HostRun, now_ms: i64) -> RunRef {
+    RunRef {
+        run: r.id,
+        run_uuid: r.uuid.clone(),
+        label: r.label.clone(),
+        started: r.started.clone(),
+        age_s: age_s(&r.started, now_ms),
+        status: r.status.clone(),
+    }
+}
+
+/// Sorts `runs` (any hosts, any order) into the fleet's roster: per
+/// machine (and label with `by_label`) its latest run, compared when
+/// complete, listed as incomplete otherwise; machines named in
+/// `f.unmeasured` listed as not measured instead.
+pub fn roster<'a>(
+    runs: &'a [HostRun],
+    by_label: bool,
+    label: Option<&str>,
+    f: &Freshness<'_>,
+) -> Roster<'a> {
+    let mut out = Roster::default();
+    // Every machine's runs, and the names each went by.
+    let mut machines: BTreeMap<&str, Vec<&HostRun>> = BTreeMap::new();
+    for r in runs {
+        machines.entry(r.key.as_str()).or_default().push(r);
+    }
+    let latest_of = |rs: &[&'a HostRun]| rs.iter().copied().max_by_key(|r| order(r));
+    let measuring =
+        |rs: &[&'a HostRun]| rs.iter().copied().filter(|r| measures(r)).collect::<Vec<_>>();
+    let name_of: BTreeMap<&str, &str> =
+        machines.iter().filter_map(|(k, rs)| Some((*k, latest_of(rs)?.host.as_str()))).collect();
+    let unmeasured: BTreeMap<&str, &str> =
+        f.unmeasured.iter().map(|u| (u.host.as_str(), u.error.as_str())).collect();
+    let mut listed_unmeasured: BTreeSet<&str> = BTreeSet::new();
+    let mut shown: Vec<(&str, &str)> = Vec::new(); // (key, name) of every host listed
+    for (key, rs) in &machines {
+        let name = name_of[key];
+        if let Some(err) = unmeasured.get(name) {
+            listed_unmeasured.insert(name);
+            out.unmeasured.push(NotMeasured {
+                host: name.to_string(),
+                error: err.to_string(),
+                last_run: latest_of(&measuring(rs))
+                    .or_else(|| latest_of(rs))
+                    .map(|r| run_ref(r, f.now_ms)),
+            });
+            shown.push((key, name));
+            continue;
+        }
+        let labelled: Vec<&HostRun> = rs
+            .iter()
+            .copied()
+            .filter(|r| label.is_none_or(|l| r.label.as_deref() == Some(l)))
+            .collect();
+        if labelled.is_empty() {
+            out.skipped.push(super::Skipped {
+                host: name.to_string(),
+                reason: format!("no run labelled {:?}", label.unwrap_or_default()),
+            });
+            continue;
+        }
+        let mut subs: BTreeMap<String, Vec<&HostRun>> = BTreeMap::new();
+        for r in labelled {
+            let sub = if by_label { r.label.clone().unwrap_or_default() } else { String::new() };
+            subs.entry(sub).or_default().push(r);
+        }
+        let mut names: BTreeSet<&str> = rs.iter().map(|r| r.host.as_str()).collect();
+        names.remove(name);
+        shown.push((key, name));
+        for (sub, rs) in subs {
+            let Some(latest) = latest_of(&measuring(&rs)) else {
+                let why = latest_of(&rs).map(why_passed_over).unwrap_or_default();
+                out.skipped.push(super::Skipped {
+                    host: name.to_string(),
+                    reason: format!("no run holds the fleet's figures (its latest: {why})"),
+                });
+                continue;
+            };
+            let mut newer: Vec<&HostRun> =
+                rs.iter().copied().filter(|r| order(r) > order(latest)).collect();
+            newer.sort_by_key(|r| std::cmp::Reverse(order(r)));
+            if latest.complete {
+                let age = age_s(&latest.started, f.now_ms);
+                out.members.push(Member {
+                    run: latest,
+                    sub,
+                    name: name.to_string(),
+                    also_named: names.iter().map(|s| s.to_string()).collect(),
+                    duplicate_hostname: false,
+                    age_s: age,
+                    stale: age.is_none_or(|a| a > f.max_age_s as f64),
+                    passed_over: newer
+                        .iter()
+                        .map(|r| PassedOver { run: run_ref(r, f.now_ms), why: why_passed_over(r) })
+                        .collect(),
+                });
+            } else {
+                let complete: Vec<&HostRun> =
+                    rs.iter().copied().filter(|r| r.complete && has_figures(r)).collect();
+                out.incomplete.push(Incomplete {
+                    host: name.to_string(),
+                    machine_id: latest.machine_id.clone(),
+                    latest: run_ref(latest, f.now_ms),
+                    reason: latest.message.clone().unwrap_or_else(|| latest.status.clone()),
+                    last_complete: latest_of(&complete).map(|r| run_ref(r, f.now_ms)),
+                });
+            }
+        }
+        if !names.is_empty() {
+            out.warnings.push(format!(
+                "{name} was also named {}: one machine (same identity), shown by its latest name",
+                names.iter().copied().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    for u in f.unmeasured {
+        if listed_unmeasured.insert(u.host.as_str()) {
+            out.unmeasured.push(NotMeasured {
+                host: u.host.clone(),
+                error: u.error.clone(),
+                last_run: None,
+            });
+        }
+    }
+    // One host name, several machines: all shown, each marked.
+    let mut by_name: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (key, name) in &shown {
+        by_name.entry(name).or_default().insert(key);
+    }
+    let dup: BTreeSet<&str> =
+        by_name.iter().filter(|(_, ks)| ks.len() > 1).map(|(n, _)| *n).collect();
+    for (name, keys) in by_name.iter().filter(|(n, _)| dup.contains(*n)) {
+        let ids: Vec<&str> = keys.iter().map(|k| k.trim_start_matches("id:")).collect();
+        out.warnings.push(format!(
+            "host name {name} is used by {} machines (machine ids {}): each is listed on its own",
+            keys.len(),
+            ids.join(", ")
+        ));
+    }
+    for m in &mut out.members {
+        m.duplicate_hostname = dup.contains(m.name.as_str());
+    }
+    out
+}
+
+/// An age as people read it: `40 s`, `12 min`, `5.2 h`, `3.1 d`.
+pub fn fmt_age(age_s: Option<f64>) -> String {
+    match age_s {
+        None => "unknown age".into(),
+        Some(a) if a < 0.0 => "in the future".into(),
+        Some(a) if a < 120.0 => format!("{a:.0} s"),
+        Some(a) if a < 7200.0 => format!("{:.0} min", a / 60.0),
+        Some(a) if a < 2.0 * 86_400.0 => format!("{:.1} h", a / 3600.0),
+        Some(a) => format!("{:.1} d", a / 86_400.0),
+    }
+}
