@@ -10,7 +10,7 @@ use std::io::Read;
 
 use analysis::study::{Floors, GroupInput, Study};
 use results::context::Reading;
-use results::runstats::{widest_ratio_pct, GroupVerdict, Policy};
+use results::runstats::{widest_ratio_pct, Criteria, GroupVerdict};
 use serde_json::Value;
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
@@ -50,7 +50,7 @@ fn assert_never_different(s: &Study, what: &str) {
 fn identical_settings_are_never_better_or_worse_on_real_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = real_store(dir.path());
-    let p = Policy::default();
+    let p = Criteria::default();
     // The groups as a user takes them: the labelled blocks, 2-way and 3-way.
     for groups in [
         vec!["label:A", "label:B"],
@@ -92,7 +92,7 @@ fn a_floor_measured_on_other_runs_keeps_identical_groups_undecided() {
     let (a, b, c) = (load("label:A"), load("label:B"), load("label:C"));
     assert_eq!((a.len(), b.len(), c.len()), (3, 3, 6));
     let floors = Floors::from_runs(&c);
-    let p = Policy::default();
+    let p = Criteria::default();
     let groups = vec![
         GroupInput { reference: "label:A".into(), runs: a.clone() },
         GroupInput { reference: "label:B".into(), runs: b.clone() },
@@ -119,7 +119,7 @@ fn a_floor_measured_on_other_runs_keeps_identical_groups_undecided() {
                 assert_eq!(g.floor_runs_needed, Some(38 - 6), "{what}: {g:?}");
                 // The old rule: one run per side was better/worse beyond the
                 // widest ratio seen between two of C's runs.
-                let seen = widest_ratio_pct(&floors.by_metric[m.metric]).unwrap();
+                let seen = widest_ratio_pct(&floors.by_metric[&m.metric]).unwrap();
                 let change = (g.change_pct.unwrap() / 100.0).ln_1p().abs();
                 if change > (seen / 100.0).ln_1p() && change >= (1.0 + p.margin_pct / 100.0).ln() {
                     old_rule_fooled.push(format!(
@@ -162,12 +162,12 @@ fn without_a_floor_the_rank_interval_alone_is_fooled_by_drift() {
         GroupInput { reference: "label:A".into(), runs: load("label:A") },
         GroupInput { reference: "label:C".into(), runs: load("label:C") },
     ];
-    let bare = Study::build(&groups, 0, &Policy::default(), &Floors::default());
+    let bare = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     let fooled =
         bare.metrics.iter().filter(|m| m.groups[1].verdict == Some(GroupVerdict::Worse)).count();
     assert!(fooled >= 1, "the drift this data was kept for is gone: {:?}", bare.metrics);
     let all: Vec<LoadedRun> = (1..=12).map(|i| db.load_run(store::RunId(i)).unwrap()).collect();
-    let floored = Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(&all));
+    let floored = Study::build(&groups, 0, &Criteria::default(), &Floors::from_runs(&all));
     assert_never_different(&floored, "A vs C with the floor");
 }
 
@@ -234,7 +234,7 @@ fn study_of(a: &[(f64, f64)], b: &[(f64, f64)]) -> Study {
         GroupInput { reference: "label:new".into(), runs: mk("bbbb", b) },
     ];
     let all: Vec<LoadedRun> = groups.iter().flat_map(|g| g.runs.clone()).collect();
-    Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(&all))
+    Study::build(&groups, 0, &Criteria::default(), &Floors::from_runs(&all))
 }
 
 fn verdict(s: &Study, metric: &str) -> GroupVerdict {
@@ -302,7 +302,7 @@ fn one_run_per_side_finds_a_known_effect_once_the_floor_has_enough_runs() {
             GroupInput { reference: "58".into(), runs: vec![base] },
             GroupInput { reference: "59".into(), runs: vec![new] },
         ];
-        let s = Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(&pool));
+        let s = Study::build(&groups, 0, &Criteria::default(), &Floors::from_runs(&pool));
         let what = format!("{stored} stored runs, effect {effect}");
         assert_eq!(verdict(&s, "local_bw_gbs"), want, "{what}: {:?}", s.metrics[0]);
         let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
@@ -322,7 +322,7 @@ fn the_study_serialises_to_the_documented_contract() {
     let dir = tempfile::tempdir().unwrap();
     let db = real_store(dir.path());
     let s =
-        Study::from_store(&db, &refs(&["label:A", "label:B"]), None, &Policy::default()).unwrap();
+        Study::from_store(&db, &refs(&["label:A", "label:B"]), None, &Criteria::default()).unwrap();
     let v = serde_json::to_value(&s).unwrap();
     assert_eq!(v["baseline"], 0);
     assert_eq!(v["groups"][0]["ref"], "label:A");
@@ -359,6 +359,9 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
             {"cpus": "16-31", "median_ns": 141.0, "min_ns": 138.0, "max_ns": 145.0, "os_nodes": "0"}
         ]
     });
+    // The template's own per-CPU results (2 CPUs, one group) give way to
+    // the 32-CPU summary.
+    hidden.results.retain(|r| r.stored_json()["mode"] != "per-cpu");
     hidden.results.push(store::StoredRecord {
         seq: 9999,
         recorded: "2026-11-23T00:00:00.000Z".into(),
@@ -371,7 +374,19 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
         GroupInput { reference: "label:numa on".into(), runs: vec![shown] },
         GroupInput { reference: "label:numa=off".into(), runs: vec![hidden] },
     ];
-    let s = Study::build(&groups, 0, &Policy::default(), &Floors::default());
+    // The development VM has one package and no firmware NUMA: a split
+    // there is no evidence of hidden NUMA, and nothing is said.
+    let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
+    assert!(s.groups[1].hidden_numa.is_none(), "{:?}", s.groups[1].hidden_numa);
+    assert!(s.recommendations.iter().all(|r| r.profile != "general"));
+    // On a machine of two packages it is.
+    let mut groups = groups;
+    for g in &mut groups {
+        for r in &mut g.runs {
+            r.machine_info.packages = Some(results::context::Count::Number(2));
+        }
+    }
+    let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     assert!(s.groups[0].hidden_numa.is_none());
     let h = s.groups[1].hidden_numa.as_deref().expect("hidden NUMA evidence");
     assert!(h.contains("splits into 2 groups") && h.contains("hides NUMA"), "{h}");
