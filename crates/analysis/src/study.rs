@@ -319,15 +319,16 @@ pub struct Floors {
 
 impl Floors {
     /// Collects the series from `runs` (any set: they are grouped by
-    /// machine and by the hash of their settings, declared ones included,
-    /// here, in start-time order).
+    /// machine and by every setting, declared ones and `exec`'s placement
+    /// included, here, in start-time order).
     pub fn from_runs(runs: &[LoadedRun]) -> Floors {
         let mut by_cfg: BTreeMap<(String, String), Vec<&LoadedRun>> = BTreeMap::new();
         for r in runs.iter().filter(|r| r.summary.status == RunStatus::Complete) {
-            by_cfg
-                .entry((r.summary.machine_fingerprint.clone(), r.config.settings_hash()))
-                .or_default()
-                .push(r);
+            // Every setting the study compares (detected, declared, and the
+            // placement `exec` ran the program under), not only the hash
+            // stored with the run.
+            let settings = serde_json::to_string(&settings_of(r)).unwrap_or_default();
+            by_cfg.entry((r.summary.machine_fingerprint.clone(), settings)).or_default().push(r);
         }
         let mut by_metric: BTreeMap<String, Vec<Vec<f64>>> = BTreeMap::new();
         for v in by_cfg.values_mut() {
@@ -790,25 +791,30 @@ fn profiles(s: &Study) -> Vec<Profile> {
     };
     let mut v = vec![
         // A database's buffer pool spans the nodes: its threads also reach
-        // remote memory and need the machine's bandwidth; among the
+        // remote memory and need the machine's unbound bandwidth; among the
         // configurations that keep both, the lowest latency a thread sees.
         p(
             "database",
             true,
-            vec!["remote_lat_ns", "global_bw_gbs"],
+            vec!["remote_lat_ns", "interleave_bw_gbs"],
             vec![THREAD_LAT, "loaded_lat_at_peak_ns"],
         ),
         // A latency-sensitive service binds its threads locally.
         p("latency", true, vec![], vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"]),
-        // HPC binds processes per domain: keep the machine's bandwidth,
-        // then the most local bandwidth and the lowest local latency.
-        p("hpc", false, vec!["global_bw_gbs"], vec!["local_bw_gbs", "local_lat_ns"]),
-        // Guests span nodes: keep the bandwidth, then the smallest remote
-        // penalty and the best interleaved bandwidth.
-        p("virtualization", false, vec!["global_bw_gbs"], vec![REMOTE_PENALTY, "interleave_bw_gbs"]),
+        // HPC binds processes per domain: keep the machine's unbound
+        // bandwidth (interleaved), then the most bandwidth with every
+        // node's threads on their own memory (global) and the lowest local
+        // latency.
+        p("hpc", false, vec!["interleave_bw_gbs"], vec!["global_bw_gbs", "local_lat_ns"]),
+        // Guests span nodes: keep the unbound bandwidth, then the smallest
+        // remote penalty.
+        p("virtualization", false, vec!["interleave_bw_gbs"], vec![REMOTE_PENALTY]),
+        // Multi-GPU training moves data across the sockets: the most
+        // predictable machine-wide bandwidth, then the smallest remote
+        // penalty.
         Profile {
             missing_note: Some("device-local bandwidth (GPU/accelerator to its node's memory) is not measured by `numaprobe run`: measure it with the device's own copy benchmark pinned per node"),
-            ..p("ai-training", false, vec![], vec!["global_bw_gbs"])
+            ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", REMOTE_PENALTY])
         },
     ];
     if s.metrics.iter().any(|m| {
@@ -877,6 +883,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             cand.retain(|i| !excluded.contains(i));
         }
         let mut decided_by = None;
+        let mut last_lost = None;
         let mut group = None;
         // Guards: drop every candidate another candidate decidedly beats.
         for id in &prof.guards {
@@ -898,8 +905,9 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                         ));
                     }
                 }
-                if !lost.is_empty() {
-                    decided_by = Some(m.metric.clone());
+                if let Some(&l) = lost.first() {
+                    decided_by.get_or_insert_with(|| m.metric.clone());
+                    last_lost = Some(l);
                 }
                 cand = top;
             }
@@ -998,9 +1006,10 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             format!("{}.", capitalise(&parts.join("; ")))
         };
         // A winner on a gain metric, or the one candidate the guards left.
-        let pick = group
-            .map(|(w, _)| w)
-            .or_else(|| (cand.len() == 1 && decided_by.is_some()).then(|| cand[0]));
+        if group.is_none() && cand.len() == 1 && decided_by.is_some() {
+            group = Some((cand[0], last_lost.unwrap_or(cand[0])));
+        }
+        let pick = group.map(|(w, _)| w);
         match pick {
             Some(g) => {
                 let against = match group {

@@ -24,6 +24,9 @@ pub fn section(study: &Study, doc: &mut Document) {
     for w in &study.warnings {
         doc.callout(format!("Warning: {w}."));
     }
+    for n in &study.notes {
+        doc.callout(format!("Note: {n}."));
+    }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
             doc.callout(format!("Hidden NUMA in {}: {h}.", g.label));
@@ -102,7 +105,7 @@ pub fn metrics_table(study: &Study) -> Table {
         for (i, c) in m.groups.iter().enumerate() {
             let mut s = match c.median {
                 None => "-".to_string(),
-                Some(v) => format!("{} (n={})", num(v, m.unit), c.n),
+                Some(v) => format!("{} (n={})", num(v, &m.unit), c.n),
             };
             if let (Some(ch), Some(v)) = (c.change_pct, c.verdict) {
                 s.push_str(&format!(" {} {}", signed_pct(ch), v.as_str()));
@@ -130,11 +133,14 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 continue;
             }
             let (Some(ch), Some(v)) = (c.change_pct, c.verdict) else {
-                out.push(format!(
-                    "{}: {} not measured in both groups.",
-                    m.name,
-                    group_name(study, i)
-                ));
+                let why = [&c.not_applicable, &m.groups[study.baseline].not_applicable]
+                    .into_iter()
+                    .flatten()
+                    .next()
+                    .map_or("not measured in both groups".to_string(), |w| {
+                        format!("not comparable ({w})")
+                    });
+                out.push(format!("{}: {} {why}.", m.name, group_name(study, i)));
                 continue;
             };
             let n_base = m.groups[study.baseline].n;
@@ -177,8 +183,19 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                     ),
                 },
             }
+            if let (Some(f), Some(src), false) =
+                (c.noise_floor_pct, &c.noise_floor_source, c.basis == Some(Basis::NoiseFloor))
+            {
+                s.push_str(&format!("; noise floor {f:.1}% from {src}"));
+            } else if let Some(src) = &c.noise_floor_source {
+                s.push_str(&format!(" (floor from {src})"));
+            }
             s.push(')');
-            if let Some(n) = c.runs_needed {
+            if let Some(f) = c.more_runs_held_by_floor_pct {
+                s.push_str(&format!(
+                    "; more runs per group would not decide: the {f:.1}% noise floor for groups that size is larger than the change, so alternate the settings' runs over time (A, B, A, B)"
+                ));
+            } else if let Some(n) = c.runs_needed {
                 s.push_str(&format!("; about {n} runs per group would decide"));
             } else if v == GroupVerdict::Undecided && c.basis == Some(Basis::NoiseFloor) {
                 s.push_str("; alternate the settings' runs over time (A, B, A, B) so that the machine's drift falls on both");

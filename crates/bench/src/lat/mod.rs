@@ -797,7 +797,13 @@ pub fn group_cpus(topo: &Topology, mem_node: Option<u32>, points: Vec<LatResult>
         })
         .collect();
     let os_cpu_nodes = topo.cpu_nodes().count();
-    let hidden_numa = os_cpu_nodes <= 1 && groups.len() >= 2;
+    // Hidden NUMA only on evidence: NUMA below the OS (more than one
+    // package or firmware proximity domain) and at least two groups of at
+    // least 2 CPUs each (one noisy CPU is not a socket).
+    let below_os = topo.packages.len() > 1
+        || topo.firmware_numa.as_ref().and_then(|f| f.local_domains()).is_some_and(|n| n > 1);
+    let hidden_numa =
+        os_cpu_nodes <= 1 && below_os && groups.iter().filter(|g| g.cpus.len() >= 2).count() >= 2;
     let note = if hidden_numa {
         Some(format!(
             "the OS shows {} node(s) with CPUs, but the CPUs fall into {} latency groups ({}): NUMA is probably \

@@ -104,6 +104,9 @@ pub(crate) fn print(study: &Study) -> anyhow::Result<()> {
         print_table(&report::study::settings_table(study))?;
     }
     output::emit(&report::study::settings_same_line(study))?;
+    for n in &study.notes {
+        output::emit(&format!("Note: {n}."))?;
+    }
     output::emit("")?;
     print_table(&report::study::groups_table(study))?;
     output::emit("")?;
