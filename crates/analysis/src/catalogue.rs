@@ -102,7 +102,7 @@ pub fn remote_penalty_def() -> MetricDef {
 pub fn thread_lat_def() -> MetricDef {
     MetricDef::new(
         THREAD_LAT,
-        "Latency a thread sees (locally bound where the OS shows nodes, mean over CPUs where it shows one)",
+        "Latency a thread sees (bound locally; CPU mean under one OS node)",
         "ns",
         false,
     )
@@ -384,5 +384,103 @@ pub fn def_of(id: &str) -> MetricDef {
         REMOTE_PENALTY => remote_penalty_def(),
         THREAD_LAT => thread_lat_def(),
         other => MetricDef::new(other, other, "", true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::tests::rec;
+    use serde_json::json;
+
+    fn run_of(records: Vec<results::Record>, nodes: u64) -> LoadedRun {
+        let mut run: LoadedRun = serde_json::from_value(json!({
+            "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
+            "finished": null, "status": "complete", "complete": true, "message": null,
+            "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
+            "command_line": "numaprobe run", "result_count": 0, "imported": false,
+            "machine_info": {}, "config": {"nodes": nodes}, "topology": {}, "results": []
+        }))
+        .unwrap();
+        run.results = records
+            .into_iter()
+            .enumerate()
+            .map(|(i, record)| store::StoredRecord {
+                seq: i as u32 + 1,
+                recorded: "2026-01-01T00:00:00Z".into(),
+                record,
+                as_stored: None,
+            })
+            .collect();
+        run
+    }
+
+    fn per_cpu(cpu: u32, ns: f64) -> results::Record {
+        rec(
+            "lat",
+            json!({"mode": "per-cpu", "cpu": cpu, "cpu_node": 0, "mem_node": 0, "median_ns": ns, "noise_pct": 0.5}),
+        )
+    }
+
+    fn value(c: &[MetricValue], id: &str) -> Option<f64> {
+        c.iter().find(|m| m.def.id == id).map(|m| m.value)
+    }
+
+    #[test]
+    fn per_cpu_results_without_a_summary_are_regrouped() {
+        let mut r: Vec<results::Record> =
+            (0..8).map(|c| per_cpu(c, 67.0 + c as f64 * 0.1)).collect();
+        r.extend((8..16).map(|c| per_cpu(c, 100.0 + c as f64 * 0.1)));
+        let c = catalogue(&run_of(r, 1));
+        assert_eq!(value(&c, "per_cpu_groups_to_node0"), Some(2.0));
+        let split = value(&c, "per_cpu_split_to_node0").unwrap();
+        assert!((split - 100.8 / 67.4).abs() < 0.01, "{split}");
+        let mean = value(&c, "per_cpu_mean_ns_to_node0").unwrap();
+        assert!((mean - 84.25).abs() < 0.01, "{mean}");
+        // One OS node: the thread latency is the mean over CPUs.
+        assert_eq!(value(&c, THREAD_LAT), Some(mean));
+        // Uniform latencies are one group.
+        let u: Vec<results::Record> = (0..8).map(|c| per_cpu(c, 87.0 + c as f64 * 0.05)).collect();
+        assert_eq!(value(&catalogue(&run_of(u, 1)), "per_cpu_groups_to_node0"), Some(1.0));
+    }
+
+    #[test]
+    fn remote_figures_are_never_drawn_under_one_os_node() {
+        let cell = |c: u32, m: u32, ns: f64| {
+            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+        };
+        let recs =
+            || vec![cell(0, 0, 80.0), cell(0, 1, 140.0), cell(1, 0, 150.0), cell(1, 1, 90.0)];
+        let two = catalogue(&run_of(recs(), 2));
+        assert_eq!(value(&two, "remote_lat_ns"), Some(145.0));
+        assert_eq!(value(&two, REMOTE_PENALTY), Some(145.0 / 85.0));
+        assert_eq!(value(&two, THREAD_LAT), Some(85.0));
+        let one = catalogue(&run_of(recs(), 1));
+        assert_eq!(value(&one, "remote_lat_ns"), None);
+        assert_eq!(value(&one, REMOTE_PENALTY), None);
+    }
+
+    #[test]
+    fn every_exec_policy_gives_its_program_metric_and_wall_time() {
+        let e = |p: &str, m: f64, hib: Option<bool>| {
+            let mut v = json!({"policy": p, "placement": "", "runs": [], "ok_runs": 3,
+                               "median_metric": m, "median_wall_s": 2.0, "verdict": "baseline"});
+            if let Some(h) = hib {
+                v["metric_higher_is_better"] = json!(h);
+            }
+            rec("exec", v)
+        };
+        let one = catalogue(&run_of(vec![e("default", 5.0, Some(false))], 1));
+        let m = one.iter().find(|m| m.def.id == EXEC_METRIC).unwrap();
+        assert_eq!((m.value, m.def.higher_is_better), (5.0, false));
+        assert_eq!(value(&one, EXEC_WALL), Some(2.0));
+        let two = catalogue(&run_of(vec![e("local:0", 9.0, None), e("remote:0/1", 6.0, None)], 2));
+        assert_eq!(value(&two, "exec_metric[local:0]"), Some(9.0));
+        assert_eq!(value(&two, "exec_metric[remote:0/1]"), Some(6.0));
+        // Runs stored before the direction was recorded: higher is better.
+        assert!(
+            two.iter().find(|m| m.def.id == "exec_metric[local:0]").unwrap().def.higher_is_better
+        );
+        assert_eq!(value(&two, EXEC_METRIC), None);
     }
 }

@@ -518,10 +518,11 @@ impl Study {
         }
         // Group names that say which group they are: a label two groups
         // share is followed by the run (one-run groups) or the reference.
-        for i in 0..infos.len() {
-            let twin = (0..infos.len()).any(|j| j != i && infos[j].label == infos[i].label);
+        let twins: Vec<bool> = (0..infos.len())
+            .map(|i| (0..infos.len()).any(|j| j != i && infos[j].label == infos[i].label))
+            .collect();
+        for (g, twin) in infos.iter_mut().zip(twins) {
             if twin {
-                let g = &mut infos[i];
                 g.label = match g.runs.as_slice() {
                     [one] => format!("{} (run {one})", g.label),
                     _ => format!("{} ({})", g.label, g.reference),
@@ -884,11 +885,12 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
         }
         let mut decided_by = None;
         let mut last_lost = None;
+        let mut compared = false;
         let mut group = None;
         // Guards: drop every candidate another candidate decidedly beats.
         for id in &prof.guards {
             for m in rows_for(s, id) {
-                let lname = m.name.to_lowercase();
+                let lname = lower_first(&m.name);
                 let top = top_tier(m, &cand);
                 let lost: Vec<usize> = cand.iter().copied().filter(|c| !top.contains(c)).collect();
                 for &l in &lost {
@@ -920,13 +922,14 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 continue;
             }
             for m in rows {
-                let lname = m.name.to_lowercase();
+                let lname = lower_first(&m.name);
                 if cand.len() < 2 {
                     break;
                 }
                 if cand.iter().filter(|&&c| m.groups[c].n > 0).count() < 2 {
                     continue;
                 }
+                compared = true;
                 if let Some(w) = best_of(m, &cand) {
                     // The closest rival: the smallest change against the winner.
                     let rival = cand
@@ -995,7 +998,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             if def.needs_nodes && s.groups.iter().all(|g| g.one_node) {
                 continue;
             }
-            parts.push(format!("{} was not measured", def.name.to_lowercase()));
+            parts.push(format!("{} was not measured", lower_first(&def.name)));
             if let Some(step) = def.step {
                 next.push(format!("the `{step}` step (`numaprobe run --only {step}`)"));
             }
@@ -1034,7 +1037,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                     }
                 }
             }
-            None if cand.len() > 1 && group.is_none() && !parts.is_empty() => {
+            None if cand.len() > 1 && compared => {
                 text.push_str(&format!(" No pick between {}.", names(s, &cand)));
             }
             None => {}
@@ -1081,6 +1084,16 @@ fn differing(s: &Study, a: usize, g: usize) -> Vec<String> {
             format!("{} ({} -> {})", d.setting, clip(&d.values[a], 30), clip(&d.values[g], 30))
         })
         .collect()
+}
+
+/// `s` with its first letter in lower case (names inside sentences keep
+/// their acronyms: `OS`, `CPU`).
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
 }
 
 fn capitalise(s: &str) -> String {

@@ -69,6 +69,14 @@ fn identical_settings_are_never_better_or_worse_on_real_runs() {
             let s =
                 Study::from_store(&db, &refs(&[&a.to_string(), &b.to_string()]), None, &p).unwrap();
             assert_never_different(&s, &format!("run {a} vs run {b}"));
+            assert!(s.recommendations.iter().all(|r| r.group.is_none()), "{:?}", s.recommendations);
+            // Nothing recorded differs: the study says so and asks for --set.
+            assert!(s.notes.iter().any(|n| n.contains("--set")), "{:?}", s.notes);
+            // Two single runs of one label are named apart.
+            if s.groups[0].label.starts_with("A") && s.groups[1].label.starts_with("A") {
+                assert_eq!(s.groups[0].label, format!("A (run {a})"));
+                assert_eq!(s.groups[1].label, format!("A (run {b})"));
+            }
         }
     }
 }
@@ -416,4 +424,38 @@ fn floor_series_follow_the_instant_not_the_start_text() {
     let s = &series[0];
     assert_eq!(s.len(), 2);
     assert!(s[0] > 1.9 * s[1], "the +02:00 run (twice the bandwidth) must come first: {s:?}");
+}
+
+/// "Runs needed" never suggests a group size whose noise floor would still
+/// hold the change undecided: here the floor for groups of 3 (blocks of 3
+/// consecutive runs of identical settings drifting by 60%) is far larger
+/// than the +23% change seen with 2 runs per side.
+#[test]
+fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let mk = |id: i64, cfg: &str, bw: f64| synthetic(&t, id, cfg, bw, 1.0);
+    let groups = vec![
+        GroupInput {
+            reference: "label:base".into(),
+            runs: vec![mk(301, "aaaa", 1.0), mk(302, "aaaa", 1.01)],
+        },
+        GroupInput {
+            reference: "label:new".into(),
+            runs: vec![mk(303, "bbbb", 1.23), mk(304, "bbbb", 1.24)],
+        },
+    ];
+    let drift: Vec<f64> = [100.0, 101.0, 99.0, 160.0, 161.0, 159.0, 100.0, 99.5, 100.5].to_vec();
+    let floors = Floors { by_metric: [("local_bw_gbs".to_string(), vec![drift])].into() };
+    let s = Study::build(&groups, 0, &Criteria::default(), &floors);
+    let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
+    let c = &m.groups[1];
+    assert_eq!(c.verdict, Some(GroupVerdict::Undecided), "{c:?}");
+    assert_eq!(c.runs_needed, None, "{c:?}");
+    assert!(c.more_runs_held_by_floor_pct.is_some_and(|f| f > 23.0), "{c:?}");
+    // Without that drift on record, 3 runs per group is the suggestion.
+    let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
+    let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
+    assert_eq!(m.groups[1].runs_needed, Some(3), "{:?}", m.groups[1]);
 }

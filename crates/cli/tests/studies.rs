@@ -77,7 +77,7 @@ fn import(dir: &Path, name: &str, settings: &[Setting], seed: u64) -> PathBuf {
                 "message": null,
                 "machine": {"fingerprint": format!("5717d1e5{seed:08x}"), "description": name,
                             "info": {"hostname": name, "packages": s.packages}},
-                "config_hash": format!("c0{seed:04x}{si:010}"),
+                "config_hash": format!("c{si:02}{seed:04x}5717d1e5"),
                 "config": s.config,
                 "topology": {},
                 "results": results,

@@ -183,12 +183,8 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                     ),
                 },
             }
-            if let (Some(f), Some(src), false) =
-                (c.noise_floor_pct, &c.noise_floor_source, c.basis == Some(Basis::NoiseFloor))
-            {
-                s.push_str(&format!("; noise floor {f:.1}% from {src}"));
-            } else if let Some(src) = &c.noise_floor_source {
-                s.push_str(&format!(" (floor from {src})"));
+            if let (Some(f), false) = (c.noise_floor_pct, c.basis == Some(Basis::NoiseFloor)) {
+                s.push_str(&format!("; noise floor {f:.1}%"));
             }
             s.push(')');
             if let Some(f) = c.more_runs_held_by_floor_pct {
@@ -206,6 +202,20 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
             }
             s.push('.');
             out.push(s);
+        }
+        // Where the floors of this metric came from, once.
+        let sources: Vec<&String> = m
+            .groups
+            .iter()
+            .filter_map(|c| c.noise_floor_source.as_ref())
+            .fold(Vec::new(), |mut v, x| {
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+                v
+            });
+        for src in sources {
+            out.push(format!("{}: the noise floor is the {src}.", m.name));
         }
     }
     out

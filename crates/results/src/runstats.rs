@@ -846,6 +846,18 @@ mod tests {
     }
 
     #[test]
+    fn the_change_is_that_of_the_printed_medians() {
+        // Two runs per side: the printed figure is the mean of the two
+        // (200 and 200); the change of their logs' medians (geometric
+        // means, 173.2 and 199.7) would say +15.3%.
+        let j = judge(&[100.0, 300.0], &[190.0, 210.0], true, &p(), None).unwrap();
+        assert!(j.change_pct.abs() < 1e-9, "{j:?}");
+        assert!((j.median_base - 200.0).abs() < 1e-9 && (j.median - 200.0).abs() < 1e-9);
+        let j = judge(&[100.0, 300.0, 200.0], &[220.0, 180.0, 260.0], true, &p(), None).unwrap();
+        assert!((j.change_pct - 10.0).abs() < 1e-9, "{j:?}");
+    }
+
+    #[test]
     fn missing_values_give_no_judgement() {
         assert!(judge(&[], &[1.0], true, &p(), None).is_none());
         assert!(judge(&[f64::NAN, 0.0], &[1.0], true, &p(), None).is_none());
