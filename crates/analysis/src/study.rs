@@ -958,9 +958,11 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                     break;
                 }
                 let top = top_tier(m, &cand);
-                let undecided: Vec<(usize, usize, Option<u32>)> = top
+                let measured: Vec<usize> =
+                    top.iter().copied().filter(|&c| m.groups[c].n > 0).collect();
+                let undecided: Vec<(usize, usize, Option<u32>)> = measured
                     .iter()
-                    .flat_map(|&a| top.iter().map(move |&b| (a, b)))
+                    .flat_map(|&a| measured.iter().map(move |&b| (a, b)))
                     .filter(|(a, b)| a < b)
                     .filter_map(|(a, b)| {
                         let p = m.pairs[a][b].as_ref()?;
@@ -970,11 +972,11 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 if undecided.is_empty() {
                     parts.push(format!(
                         "{} tie on {lname} (within ±{}% of each other)",
-                        names(s, &top),
+                        names(s, &measured),
                         s.margin_pct
                     ));
                 } else {
-                    parts.push(format!("{lname} is undecided between {}", names(s, &top)));
+                    parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
                     let need = undecided.iter().filter_map(|u| u.2).max();
                     next.push(match need {
                         Some(n) => format!("{n} runs per group for {lname}"),
@@ -1002,6 +1004,12 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             if let Some(step) = def.step {
                 next.push(format!("the `{step}` step (`numaprobe run --only {step}`)"));
             }
+        }
+        if parts.is_empty() && next.is_empty() {
+            parts.push(
+                "nothing to compare: no metric this profile needs was measured in two groups"
+                    .into(),
+            );
         }
         let mut text = if parts.is_empty() {
             String::new()
