@@ -627,3 +627,49 @@ fn an_exec_metric_recorded_lower_is_better_is_judged_that_way() {
     assert_eq!(m["groups"][1]["verdict"], "better");
     assert_pick(&v, "program", "remote bind", "exec_metric");
 }
+
+// ---------------------------------------------------------------------------
+// Real `exec` runs on this machine: the program's metric and its recorded
+// direction reach `compare`.
+
+#[test]
+fn compare_of_two_real_exec_runs_shows_the_program_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("exec.db");
+    let exec = |label: &str, value: &str, dir_flag: &str| {
+        let mut c = np(&db);
+        c.env("NUMAPROBE_LOCK", dir.path().join("measure.lock")).args([
+            "exec",
+            "--policies",
+            "default",
+            "--repeat",
+            "3",
+            "--metric",
+            "score=([0-9.]+)",
+            dir_flag,
+            "--label",
+            label,
+            "--set",
+            &format!("bios.smt={label}"),
+            "--",
+            "sh",
+            "-c",
+            &format!("echo score={value}"),
+        ]);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    exec("off", "100", "--metric-lower-is-better");
+    exec("on", "130", "--metric-lower-is-better");
+    let out = np(&db).args(["--json", "compare", "1", "2"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = metric(&v, "exec_metric");
+    assert_eq!(m["higher_is_better"], false, "the recorded direction: {m}");
+    assert_eq!(m["groups"][0]["median"], 100.0);
+    assert_eq!(m["groups"][1]["median"], 130.0);
+    assert!((m["groups"][1]["change_pct"].as_f64().unwrap() - 30.0).abs() < 1e-9);
+    metric(&v, "exec_wall_s");
+    let d = v["settings_diff"].as_array().unwrap();
+    assert!(d.iter().any(|d| d["setting"] == "declared.bios.smt"), "{d:?}");
+}
