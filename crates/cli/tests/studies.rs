@@ -37,6 +37,9 @@ impl Noise {
     }
 }
 
+/// The records of one run, drawn with the run's own noise.
+type Records = Box<dyn Fn(&mut Noise) -> Vec<(&'static str, Value)>>;
+
 /// One configuration of a study: its label, settings and records (one
 /// function per run so that each run gets its own noise).
 struct Setting {
@@ -44,7 +47,7 @@ struct Setting {
     config: Value,
     /// `packages` of the machine document.
     packages: u64,
-    records: Box<dyn Fn(&mut Noise) -> Vec<(&'static str, Value)>>,
+    records: Records,
 }
 
 /// Writes the export of `settings` (three runs each, taken in alternation
@@ -386,13 +389,13 @@ fn study5_numa_off_hides_the_split_under_every_baseline_order() {
     let dir = tempfile::tempdir().unwrap();
     let db = import(dir.path(), "two-socket-96", &study5(), 5);
     // Every group as the baseline, the others forwards and backwards.
-    for b in 0..4 {
+    for base in STUDY5 {
         for reverse in [false, true] {
-            let mut order: Vec<&str> = (0..4).filter(|&i| i != b).map(|i| STUDY5[i]).collect();
+            let mut order: Vec<&str> = STUDY5.iter().copied().filter(|&g| g != base).collect();
             if reverse {
                 order.reverse();
             }
-            order.insert(0, STUDY5[b]);
+            order.insert(0, base);
             let v = compare_json(&db, &order, None);
             let what = format!("order {order:?}");
             let hidden = group_index(&v, "BIOS NUMA on + numa=off");
