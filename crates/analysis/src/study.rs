@@ -1016,7 +1016,16 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
         } else {
             format!("{}.", capitalise(&parts.join("; ")))
         };
-        // A winner on a gain metric, or the one candidate the guards left.
+        // A winner on a gain metric, or the one candidate the guards (or
+        // the ruling out of a hidden split) left.
+        if group.is_none() && cand.len() == 1 && !excluded.is_empty() && decided_by.is_none() {
+            decided_by = s
+                .metrics
+                .iter()
+                .find(|m| m.metric.starts_with("per_cpu_split"))
+                .map(|m| m.metric.clone());
+            last_lost = excluded.first().copied();
+        }
         if group.is_none() && cand.len() == 1 && decided_by.is_some() {
             group = Some((cand[0], last_lost.unwrap_or(cand[0])));
         }
