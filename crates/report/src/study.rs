@@ -183,8 +183,14 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                     ),
                 },
             }
-            if let (Some(f), false) = (c.noise_floor_pct, c.basis == Some(Basis::NoiseFloor)) {
-                s.push_str(&format!("; noise floor {f:.1}%"));
+            match (c.noise_floor_pct, c.basis) {
+                (Some(f), Some(b)) if b != Basis::NoiseFloor => {
+                    s.push_str(&format!("; noise floor {f:.1}%"));
+                }
+                (None, Some(Basis::Interval)) => s.push_str(
+                    "; no noise floor: no configuration of this machine has two blocks of repeated runs of identical settings",
+                ),
+                _ => {}
             }
             s.push(')');
             if let Some(f) = c.more_runs_held_by_floor_pct {
