@@ -461,6 +461,62 @@ mod tests {
     }
 
     #[test]
+    fn remote_latency_is_split_by_distance_tier_when_there_are_several() {
+        use topo::synthetic::Machine;
+        let t = Machine::new(topo::Vendor::Amd, "EPYC")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 8 << 30)
+            .node(2, "4-5", 8 << 30)
+            .node(3, "6-7", 8 << 30)
+            .distances(&[
+                &[10, 12, 32, 32],
+                &[12, 10, 32, 32],
+                &[32, 32, 10, 12],
+                &[32, 32, 12, 10],
+            ])
+            .build();
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            for m in 0..4u32 {
+                let ns = match t.distance(c, m) {
+                    Some(10) => 80.0,
+                    Some(12) => 95.0,
+                    _ => 140.0,
+                };
+                recs.push(rec(
+                    "lat",
+                    json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}),
+                ));
+            }
+        }
+        let mut run = run_of(recs, 4);
+        run.topology = results::context::RunTopology::of(&t);
+        let c = catalogue(&run);
+        assert_eq!(value(&c, "remote_lat_ns_d12"), Some(95.0));
+        assert_eq!(value(&c, "remote_lat_ns_d32"), Some(140.0));
+        // One remote distance (2 sockets, 10/32): the tier is the remote
+        // latency itself, not listed twice.
+        let two = Machine::new(topo::Vendor::Amd, "EPYC")
+            .package(0, "0-1")
+            .package(1, "2-3")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 8 << 30)
+            .distances(&[&[10, 32], &[32, 10]])
+            .build();
+        let cell = |c: u32, m: u32, ns: f64| {
+            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+        };
+        let mut run = run_of(
+            vec![cell(0, 0, 80.0), cell(0, 1, 140.0), cell(1, 0, 140.0), cell(1, 1, 80.0)],
+            2,
+        );
+        run.topology = results::context::RunTopology::of(&two);
+        assert!(catalogue(&run).iter().all(|m| !m.def.id.starts_with("remote_lat_ns_d")));
+    }
+
+    #[test]
     fn every_exec_policy_gives_its_program_metric_and_wall_time() {
         let e = |p: &str, m: f64, hib: Option<bool>| {
             let mut v = json!({"policy": p, "placement": "", "runs": [], "ok_runs": 3,
