@@ -6,6 +6,7 @@
 //! (`store::LoadedRun`); the `report` crate draws their results as
 //! documents, `numaprobe compare` and `numaprobe fleet` print them.
 
+pub mod catalogue;
 pub mod data;
 pub mod fleet;
 pub mod metrics;

@@ -8,17 +8,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use results::context::Reading;
 use results::runstats::{
-    guard_floor, interval_rank, judge, range_floor, Basis, GroupVerdict, NoiseFloor, Policy,
-    MAX_RUNS_SUGGESTED,
+    guard_floor, interval_rank, judge, range_floor, Basis, Criteria, GroupVerdict, Judgement,
+    NoiseFloor, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 use serde_json::Value;
 use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
+use crate::catalogue::{self, MetricDef};
 use crate::data::RunData;
-use crate::metrics::{metrics, MetricKey};
 use crate::text::{clip, signed_pct};
 
 /// The most groups a study compares side by side.
@@ -75,6 +74,9 @@ pub struct StudyGroup {
     pub not_complete: Vec<String>,
     /// The per-CPU latency evidence when the group's settings hide NUMA.
     pub hidden_numa: Option<String>,
+    /// Every run of the group saw one OS node: remote figures are
+    /// impossible for it, never asked for.
+    pub one_node: bool,
 }
 
 /// A setting that differs between groups.
@@ -93,53 +95,87 @@ pub struct GroupMetric {
     pub median: Option<f64>,
     /// One value per run that measured it (the dots of the chart).
     pub values: Vec<f64>,
-    /// Against the baseline group's median; `None` for the baseline.
+    /// Against the baseline group's median (the same figure as `median`);
+    /// `None` for the baseline.
     pub change_pct: Option<f64>,
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
     pub verdict: Option<GroupVerdict>,
-    /// For `undecided`: runs per group that would likely decide.
+    /// For `undecided`: runs per group that would likely decide, never a
+    /// count that the noise floor for groups that size would still hold
+    /// undecided.
     pub runs_needed: Option<u32>,
     pub basis: Option<Basis>,
-    /// The noise floor this comparison was held to (percent), if measured.
+    /// The noise floor this comparison was held to (percent), if measured,
+    /// and where it came from.
     pub noise_floor_pct: Option<f64>,
+    pub noise_floor_source: Option<String>,
     /// Too few runs for an interval and for a floor that could decide: the
     /// runs of one configuration of identical settings still missing on
     /// this machine for such a floor (`runs_needed` per group is the other
     /// way to decide).
     pub floor_runs_needed: Option<usize>,
+    /// More runs per group would not decide: the noise floor for groups of
+    /// the size that would give an interval (percent) is larger than the
+    /// change. Alternate the settings' runs instead.
+    pub more_runs_held_by_floor_pct: Option<f64>,
+    /// Why this group cannot have the metric (`one OS node: no remote
+    /// memory`); `None` where it can.
+    pub not_applicable: Option<String>,
+}
+
+/// One group judged against another on one metric (the pairwise verdicts
+/// behind `best_group` and the recommendations).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pair {
+    pub verdict: GroupVerdict,
+    pub change_pct: f64,
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    pub runs_needed: Option<u32>,
 }
 
 /// One metric across the groups.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StudyMetric {
-    /// Stable id (`local_bw_gbs`, ... , `remote_penalty_ratio`).
-    pub metric: &'static str,
-    pub name: &'static str,
-    pub unit: &'static str,
+    /// Stable id from the catalogue (`local_bw_gbs`, `thread_lat_ns`,
+    /// `per_cpu_split_to_node0`, `exec_metric`, ...).
+    pub metric: String,
+    pub name: String,
+    pub unit: String,
     pub higher_is_better: bool,
     /// One per group, in the order of [`Study::groups`].
     pub groups: Vec<GroupMetric>,
-    /// The group with the best median when the verdicts support it: a
-    /// group judged `better` than the baseline (the best of them), or the
-    /// baseline when every other group is `worse`.
+    /// The group judged better than every other group that has the metric
+    /// (pairwise, with the same intervals, margin and floors as the
+    /// verdicts); `None` when no group is (a tie inside the margin, or
+    /// undecided).
     pub best_group: Option<usize>,
     /// The noise floor for groups the size of the baseline group (each
     /// group's own is in [`GroupMetric::noise_floor_pct`]); `None` where
     /// none can be used (see [`Floors::for_sizes`]).
     pub noise_floor_pct: Option<f64>,
     pub noise_floor_source: Option<String>,
+    /// `pairs[a][b]`: group `b` judged against group `a`.
+    #[serde(skip)]
+    pub pairs: Vec<Vec<Option<Pair>>>,
 }
 
 /// What a workload profile should pick, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recommendation {
     /// The audit's profile name (`database`, `latency`, `hpc`,
-    /// `virtualization`, `ai-training`) or `general`.
+    /// `virtualization`, `ai-training`), `program` (the program's own
+    /// metric under `exec`) or `general`.
     pub profile: String,
     pub text: String,
     /// The group to pick, when the data decide.
     pub group: Option<usize>,
+    /// The metric that decided the pick.
+    pub decided_by: Option<String>,
+    /// Groups ruled out for this profile whatever their figures (a
+    /// configuration that hides a per-CPU latency split from the OS).
+    pub excluded: Vec<usize>,
 }
 
 /// A settings study: groups of runs against a baseline group.
@@ -162,69 +198,9 @@ pub struct Study {
     pub across_machines: bool,
     /// Mixed groups, other machines, incomplete runs.
     pub warnings: Vec<String>,
-}
-
-/// The metrics a study judges: the headline metrics and the remote penalty.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum StudyKey {
-    Headline(MetricKey),
-    /// Remote latency / local latency (lower is better).
-    RemotePenalty,
-}
-
-impl StudyKey {
-    pub fn all() -> Vec<StudyKey> {
-        let mut v: Vec<StudyKey> = MetricKey::ALL.iter().map(|k| StudyKey::Headline(*k)).collect();
-        v.push(StudyKey::RemotePenalty);
-        v
-    }
-    pub fn id(self) -> &'static str {
-        match self {
-            StudyKey::Headline(k) => k.id(),
-            StudyKey::RemotePenalty => "remote_penalty_ratio",
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            StudyKey::Headline(k) => k.name(),
-            StudyKey::RemotePenalty => "Remote penalty",
-        }
-    }
-    pub fn unit(self) -> &'static str {
-        match self {
-            StudyKey::Headline(k) => k.unit(),
-            StudyKey::RemotePenalty => "x",
-        }
-    }
-    pub fn higher_is_better(self) -> bool {
-        match self {
-            StudyKey::Headline(k) => k.higher_is_better(),
-            StudyKey::RemotePenalty => false,
-        }
-    }
-    /// The `run` step that measures it (for "measure next").
-    fn step(self) -> &'static str {
-        match self {
-            StudyKey::Headline(MetricKey::LocalBw) => "bw-local",
-            StudyKey::Headline(MetricKey::GlobalBw) => "bw-global",
-            StudyKey::Headline(MetricKey::InterleaveBw) => "bw-interleave",
-            StudyKey::Headline(MetricKey::CrossBw) => "bw-matrix",
-            StudyKey::Headline(MetricKey::LocalLat | MetricKey::RemoteLat) => "lat-matrix",
-            StudyKey::Headline(MetricKey::LoadedLatPeak) => "lat-loaded",
-            StudyKey::RemotePenalty => "lat-matrix",
-        }
-    }
-    /// The value of this metric in one run.
-    pub fn value_of(self, m: &BTreeMap<MetricKey, crate::metrics::Metric>) -> Option<f64> {
-        match self {
-            StudyKey::Headline(k) => m.get(&k).map(|x| x.value),
-            StudyKey::RemotePenalty => {
-                let r = m.get(&MetricKey::RemoteLat)?.value;
-                let l = m.get(&MetricKey::LocalLat)?.value;
-                (l > 0.0).then(|| r / l)
-            }
-        }
-    }
+    /// What the reader must know to trust the study (nothing recorded
+    /// differs between the groups: declare it with `--set`).
+    pub notes: Vec<String>,
 }
 
 /// Flattens a configuration document into `setting -> value text`.
@@ -254,70 +230,121 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
 fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     flatten("", &run.config.to_json(), &mut m);
+    // What `exec` placed the program under is part of what was measured.
+    let policies: Vec<&str> = run
+        .records()
+        .filter_map(|r| match r {
+            results::Record::Exec(e) => Some(e.policy.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !policies.is_empty() {
+        m.insert("exec.policies".into(), policies.join(", "));
+    }
     m
 }
 
-/// The per-CPU evidence that a group's settings hide NUMA.
-fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
-    for r in runs {
-        let d = RunData::of(r);
-        if let Some(s) = d.per_cpu_summaries.iter().find(|s| s.hidden_numa && s.groups.len() > 1) {
-            let text = |s: &Option<Reading<String>>| s.as_ref().and_then(Reading::value).cloned();
-            let mode = text(&r.config.numa_mode_label)
-                .or_else(|| text(&r.config.numa_mode))
-                .unwrap_or_else(|| "one node".into());
-            return Some(format!(
-                "the OS shows {} node(s) ({mode}) but per-CPU latency to memory node {} splits into {} groups ({}) in run {}: this setting hides NUMA (numa=off, NPS0 or firmware interleave) without removing it",
-                r.config.nodes.unwrap_or(1),
-                s.mem_node.map_or("?".into(), |n| n.to_string()),
-                s.groups.len(),
-                s.groups_text(),
-                r.summary.id
-            ));
-        }
+/// The evidence, independent of the OS's nodes, that a machine has NUMA
+/// below them: more than one package, or more than one firmware proximity
+/// domain with CPUs and memory (ACPI SRAT). `None` without such evidence.
+fn numa_below_the_os(run: &LoadedRun) -> Option<String> {
+    let packages = run.machine_info.packages.as_ref().map(|c| c.get()).unwrap_or(0);
+    if packages > 1 {
+        return Some(format!("{packages} packages"));
     }
-    None
+    let fw = run
+        .topology
+        .get()
+        .and_then(|t| t.firmware_numa.as_ref())
+        .and_then(|f| f.local_domains())
+        .or_else(|| {
+            // `2 proximity domains (...)` as the configuration records it.
+            let srat = run.config.acpi_srat.as_deref()?;
+            srat.split_whitespace().next()?.parse::<usize>().ok()
+        });
+    match fw {
+        Some(n) if n > 1 => Some(format!("{n} firmware proximity domains")),
+        _ => None,
+    }
 }
 
-/// Repeated runs of identical settings (same machine and configuration
-/// fingerprint, complete) per metric, from which the noise floor of each
-/// comparison is predicted ([`Floors::for_sizes`]).
+/// The per-CPU evidence that a group's settings hide NUMA: the OS shows
+/// one node, the machine has NUMA below it ([`numa_below_the_os`]), and
+/// in every run of the group that measured per-CPU latency it splits into
+/// at least two groups of at least 2 CPUs. Anything less says nothing.
+fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
+    let mut seen = Vec::new();
+    for r in runs {
+        let d = RunData::of(r);
+        let per_cpu = catalogue::per_cpu_groups(&d);
+        if per_cpu.is_empty() {
+            continue;
+        }
+        if catalogue::os_nodes(r, &d) > 1 {
+            return None;
+        }
+        let why = numa_below_the_os(r)?;
+        let split = per_cpu.iter().find(|p| p.groups.iter().filter(|g| g.0 >= 2).count() >= 2)?;
+        seen.push((r.summary.id, why, split.clone()));
+    }
+    let (_, why, p) = seen.first()?;
+    let ids: Vec<String> = seen.iter().map(|s| s.0.to_string()).collect();
+    let groups: Vec<String> =
+        p.groups.iter().map(|(n, ns)| format!("{n} CPUs at {ns:.1} ns")).collect();
+    Some(format!(
+        "the OS shows one node but per-CPU latency to memory node {} splits into {} groups ({}) in run{} {} of a machine with {why}: this setting hides NUMA (numa=off, NPS0 or firmware interleave) without removing it",
+        p.mem_node.map_or("?".into(), |n| n.to_string()),
+        p.groups.len(),
+        groups.join(", "),
+        if ids.len() == 1 { "" } else { "s" },
+        ids.join(", "),
+    ))
+}
+
+/// The floor for a pair of group sizes ([`Floors::for_sizes`]).
+type FloorFor = Result<Option<NoiseFloor>, (usize, usize)>;
+
+/// The values of every catalogue metric in a run.
+type RunValues = BTreeMap<String, f64>;
+
+/// Repeated runs of identical settings (same machine, same detected and
+/// declared settings, complete) per metric, from which the noise floor of
+/// each comparison is predicted ([`Floors::for_sizes`]).
 #[derive(Debug, Clone, Default)]
 pub struct Floors {
-    /// Per metric: one series of values per configuration, in start-time
-    /// order.
-    pub by_metric: BTreeMap<&'static str, Vec<Vec<f64>>>,
+    /// Per metric id: one series of values per configuration, in
+    /// start-time order.
+    pub by_metric: BTreeMap<String, Vec<Vec<f64>>>,
 }
 
 impl Floors {
-    /// Collects the series from `runs` (any set: they are grouped by machine
-    /// and configuration here, in start-time order).
+    /// Collects the series from `runs` (any set: they are grouped by
+    /// machine and by every setting, declared ones and `exec`'s placement
+    /// included, here, in start-time order).
     pub fn from_runs(runs: &[LoadedRun]) -> Floors {
         let mut by_cfg: BTreeMap<(String, String), Vec<&LoadedRun>> = BTreeMap::new();
         for r in runs.iter().filter(|r| r.summary.status == RunStatus::Complete) {
-            by_cfg
-                .entry((r.summary.machine_fingerprint.clone(), r.summary.config_hash.clone()))
-                .or_default()
-                .push(r);
+            // Every setting the study compares (detected, declared, and the
+            // placement `exec` ran the program under), not only the hash
+            // stored with the run.
+            let settings = serde_json::to_string(&settings_of(r)).unwrap_or_default();
+            by_cfg.entry((r.summary.machine_fingerprint.clone(), settings)).or_default().push(r);
         }
+        let mut by_metric: BTreeMap<String, Vec<Vec<f64>>> = BTreeMap::new();
         for v in by_cfg.values_mut() {
             // By the instant each start names (offsets differ between
             // machines and imports), not by its text.
             v.sort_by_cached_key(|r| {
                 (store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
             });
-        }
-        let vals: Vec<Vec<BTreeMap<MetricKey, crate::metrics::Metric>>> =
-            by_cfg.values().map(|v| v.iter().map(|r| metrics(&RunData::of(r))).collect()).collect();
-        let mut by_metric = BTreeMap::new();
-        for key in StudyKey::all() {
-            let series: Vec<Vec<f64>> = vals
-                .iter()
-                .map(|ms| ms.iter().filter_map(|m| key.value_of(m)).collect::<Vec<f64>>())
-                .filter(|s| !s.is_empty())
-                .collect();
-            if !series.is_empty() {
-                by_metric.insert(key.id(), series);
+            let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for r in v.iter() {
+                for mv in catalogue::catalogue(r) {
+                    series.entry(mv.def.id).or_default().push(mv.value);
+                }
+            }
+            for (id, s) in series {
+                by_metric.entry(id).or_default().push(s);
             }
         }
         Floors { by_metric }
@@ -335,7 +362,7 @@ impl Floors {
         metric: &str,
         m: usize,
         n: usize,
-        policy: &Policy,
+        policy: &Criteria,
     ) -> Result<Option<NoiseFloor>, (usize, usize)> {
         let empty = Vec::new();
         let series = self.by_metric.get(metric).unwrap_or(&empty);
@@ -370,7 +397,7 @@ impl Study {
     pub fn build(
         groups: &[GroupInput],
         baseline: usize,
-        policy: &Policy,
+        policy: &Criteria,
         floors: &Floors,
     ) -> Study {
         assert!(baseline < groups.len(), "baseline index out of range");
@@ -445,6 +472,8 @@ impl Study {
                 machines,
                 not_complete,
                 hidden_numa: hidden_numa_of(&g.runs),
+                one_node: !g.runs.is_empty()
+                    && g.runs.iter().all(|r| catalogue::os_nodes(r, &RunData::of(r)) <= 1),
             });
         }
         let all_machines: BTreeSet<&String> = infos.iter().flat_map(|g| &g.machines).collect();
@@ -487,72 +516,140 @@ impl Study {
                 settings_diff.push(SettingDiff { setting: k.clone(), values });
             }
         }
-        // Metrics.
-        let per_group: Vec<Vec<BTreeMap<MetricKey, crate::metrics::Metric>>> = groups
-            .iter()
-            .map(|g| g.runs.iter().map(|r| metrics(&RunData::of(r))).collect())
+        // Group names that say which group they are: a label two groups
+        // share is followed by the run (one-run groups) or the reference.
+        let twins: Vec<bool> = (0..infos.len())
+            .map(|i| (0..infos.len()).any(|j| j != i && infos[j].label == infos[i].label))
             .collect();
+        for (g, twin) in infos.iter_mut().zip(twins) {
+            if twin {
+                g.label = match g.runs.as_slice() {
+                    [one] => format!("{} (run {one})", g.label),
+                    _ => format!("{} ({})", g.label, g.reference),
+                };
+            }
+        }
+        let mut notes = Vec::new();
+        if settings_diff.is_empty() {
+            notes.push("no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string());
+        }
+        // Metrics: every catalogue metric any run holds, in catalogue order.
+        let per_group: Vec<Vec<RunValues>> = groups
+            .iter()
+            .map(|g| {
+                g.runs
+                    .iter()
+                    .map(|r| {
+                        catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value)).collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let one_node: Vec<bool> = infos.iter().map(|g| g.one_node).collect();
+        let mut defs: Vec<MetricDef> = Vec::new();
+        for r in groups.iter().flat_map(|g| &g.runs) {
+            for m in catalogue::catalogue(r) {
+                if !defs.iter().any(|d| d.id == m.def.id) {
+                    defs.push(m.def);
+                }
+            }
+        }
+        defs.sort_by_key(|d| catalogue::rank(&d.id));
         let mut rows = Vec::new();
-        for key in StudyKey::all() {
+        for def in defs {
             let values: Vec<Vec<f64>> = per_group
                 .iter()
-                .map(|ms| ms.iter().filter_map(|m| key.value_of(m)).collect())
+                .map(|rs| rs.iter().filter_map(|m| m.get(&def.id).copied()).collect())
                 .collect();
-            if values.iter().all(|v| v.is_empty()) {
-                continue;
-            }
-            let cells: Vec<GroupMetric> = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let med = results::stats::median(v);
-                    let mut c = GroupMetric {
-                        n: v.len(),
-                        median: med,
-                        values: v.clone(),
-                        change_pct: None,
-                        ci_low_pct: None,
-                        ci_high_pct: None,
-                        verdict: None,
-                        runs_needed: None,
-                        basis: None,
-                        noise_floor_pct: None,
-                        floor_runs_needed: None,
-                    };
-                    let floor = floors.for_sizes(key.id(), values[baseline].len(), v.len(), policy);
-                    if i != baseline {
-                        let f = floor.as_ref().ok().and_then(Option::as_ref);
-                        if let Some(j) =
-                            judge(&values[baseline], v, key.higher_is_better(), policy, f)
-                        {
-                            c.noise_floor_pct = f.map(|f| f.pct);
-                            if let Err((have, need)) = floor {
-                                c.floor_runs_needed = Some(need.saturating_sub(have));
+            let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor)> {
+                let floor = floors.for_sizes(&def.id, values[a].len(), values[b].len(), policy);
+                let f = floor.as_ref().ok().and_then(Option::as_ref);
+                let j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
+                Some((j, floor))
+            };
+            let mut cells = Vec::new();
+            for (i, v) in values.iter().enumerate() {
+                let mut c = GroupMetric {
+                    n: v.len(),
+                    median: results::stats::median(v),
+                    values: v.clone(),
+                    change_pct: None,
+                    ci_low_pct: None,
+                    ci_high_pct: None,
+                    verdict: None,
+                    runs_needed: None,
+                    basis: None,
+                    noise_floor_pct: None,
+                    noise_floor_source: None,
+                    floor_runs_needed: None,
+                    more_runs_held_by_floor_pct: None,
+                    not_applicable: (def.needs_nodes && one_node[i])
+                        .then(|| "one OS node: no remote memory to measure".to_string()),
+                };
+                if i != baseline {
+                    if let Some((j, floor)) = judge_pair(baseline, i) {
+                        if let Ok(Some(f)) = &floor {
+                            c.noise_floor_pct = Some(f.pct);
+                            c.noise_floor_source = Some(f.source.clone());
+                        }
+                        if let Err((have, need)) = floor {
+                            c.floor_runs_needed = Some(need.saturating_sub(have));
+                        }
+                        c.change_pct = Some(j.change_pct);
+                        c.ci_low_pct = j.ci_low_pct;
+                        c.ci_high_pct = j.ci_high_pct;
+                        c.verdict = Some(j.verdict);
+                        c.basis = Some(j.basis);
+                        c.runs_needed = j.runs_needed;
+                        if let Some(n) = j.runs_needed {
+                            // The floor for groups of n runs: a change inside
+                            // it stays undecided however many runs are taken.
+                            let n = n as usize;
+                            if let Ok(Some(f)) = floors.for_sizes(&def.id, n, n, policy) {
+                                let change = (1.0 + j.change_pct / 100.0).ln().abs();
+                                if change <= (1.0 + f.pct / 100.0).ln() {
+                                    c.runs_needed = None;
+                                    c.more_runs_held_by_floor_pct = Some(f.pct);
+                                }
                             }
-                            c.change_pct = Some(j.change_pct);
-                            c.ci_low_pct = j.ci_low_pct;
-                            c.ci_high_pct = j.ci_high_pct;
-                            c.verdict = Some(j.verdict);
-                            c.runs_needed = j.runs_needed;
-                            c.basis = Some(j.basis);
                         }
                     }
-                    c
+                }
+                cells.push(c);
+            }
+            let k = values.len();
+            let pairs: Vec<Vec<Option<Pair>>> = (0..k)
+                .map(|a| {
+                    (0..k)
+                        .map(|b| {
+                            let (j, _) = judge_pair(a, b).filter(|_| a != b)?;
+                            Some(Pair {
+                                verdict: j.verdict,
+                                change_pct: j.change_pct,
+                                ci_low_pct: j.ci_low_pct,
+                                ci_high_pct: j.ci_high_pct,
+                                runs_needed: j.runs_needed,
+                            })
+                        })
+                        .collect()
                 })
                 .collect();
-            let best_group = best_group(&cells, baseline, key.higher_is_better());
             let nb = values[baseline].len();
-            let base_floor = floors.for_sizes(key.id(), nb, nb, policy).ok().flatten();
-            rows.push(StudyMetric {
-                metric: key.id(),
-                name: key.name(),
-                unit: key.unit(),
-                higher_is_better: key.higher_is_better(),
+            let base_floor = floors.for_sizes(&def.id, nb, nb, policy).ok().flatten();
+            let mut row = StudyMetric {
+                metric: def.id.clone(),
+                name: def.name.clone(),
+                unit: def.unit.clone(),
+                higher_is_better: def.higher_is_better,
                 groups: cells,
-                best_group,
+                best_group: None,
                 noise_floor_pct: base_floor.as_ref().map(|f| f.pct),
                 noise_floor_source: base_floor.map(|f| f.source),
-            });
+                pairs,
+            };
+            let all: Vec<usize> = (0..k).collect();
+            row.best_group = best_of(&row, &all);
+            rows.push(row);
         }
         let mut study = Study {
             groups: infos,
@@ -565,6 +662,7 @@ impl Study {
             margin_pct: policy.margin_pct,
             across_machines,
             warnings,
+            notes,
         };
         study.recommendations = recommend(&study);
         study
@@ -578,7 +676,7 @@ impl Study {
         db: &Store,
         refs: &[String],
         baseline: Option<&str>,
-        policy: &Policy,
+        policy: &Criteria,
     ) -> Result<Study, StudyError> {
         let mut refs: Vec<String> = refs.to_vec();
         let mut base = 0;
@@ -633,160 +731,349 @@ impl Study {
             .iter()
             .map(|r| GroupInput { reference: r.summary.id.to_string(), runs: vec![r.clone()] })
             .collect();
-        Study::build(&groups, 0, &Policy::default(), &Floors::from_runs(runs))
+        Study::build(&groups, 0, &Criteria::default(), &Floors::from_runs(runs))
     }
 }
 
-/// The best group when the verdicts support it (see [`StudyMetric::best_group`]).
-fn best_group(cells: &[GroupMetric], baseline: usize, higher: bool) -> Option<usize> {
-    let better: Vec<usize> =
-        (0..cells.len()).filter(|&i| cells[i].verdict == Some(GroupVerdict::Better)).collect();
-    if !better.is_empty() {
-        return better.into_iter().max_by(|&a, &b| {
-            let (x, y) = (cells[a].median.unwrap_or(0.0), cells[b].median.unwrap_or(0.0));
-            if higher {
-                x.total_cmp(&y)
-            } else {
-                y.total_cmp(&x)
-            }
-        });
+/// The group among `among` judged better than every other one of them
+/// that has the metric (pairwise, with the study's intervals, margin and
+/// floors); `None` when none is, or fewer than two have it.
+fn best_of(m: &StudyMetric, among: &[usize]) -> Option<usize> {
+    let have: Vec<usize> = among.iter().copied().filter(|&i| m.groups[i].n > 0).collect();
+    if have.len() < 2 {
+        return None;
     }
-    let others: Vec<&GroupMetric> =
-        cells.iter().enumerate().filter(|(i, _)| *i != baseline).map(|(_, c)| c).collect();
-    if !others.is_empty() && others.iter().all(|c| c.verdict == Some(GroupVerdict::Worse)) {
-        return Some(baseline);
-    }
-    None
+    have.iter().copied().find(|&g| {
+        have.iter().all(|&h| {
+            h == g || m.pairs[h][g].as_ref().is_some_and(|p| p.verdict == GroupVerdict::Better)
+        })
+    })
 }
 
-/// The profiles and the metrics that matter to each.
-fn profiles() -> Vec<(&'static str, Vec<StudyKey>, Option<&'static str>)> {
-    use MetricKey::*;
-    let h = StudyKey::Headline;
-    vec![
-        ("database", vec![h(LocalLat), h(RemoteLat), h(LoadedLatPeak)], None),
-        ("latency", vec![h(LocalLat), h(RemoteLat), h(LoadedLatPeak)], None),
-        ("hpc", vec![h(LocalBw), h(GlobalBw)], None),
-        ("virtualization", vec![h(InterleaveBw), StudyKey::RemotePenalty], None),
-        (
-            "ai-training",
-            vec![h(GlobalBw)],
-            Some("device-local bandwidth (GPU/accelerator to its node's memory) is not measured by `numaprobe run`: measure it with the device's own copy benchmark pinned per node"),
+/// Those of `among` that no other of them beats on the metric (the top
+/// tier: ties and undecided pairs stay together).
+fn top_tier(m: &StudyMetric, among: &[usize]) -> Vec<usize> {
+    among
+        .iter()
+        .copied()
+        .filter(|&g| {
+            m.groups[g].n == 0
+                || !among.iter().any(|&h| {
+                    h != g
+                        && m.groups[h].n > 0
+                        && m.pairs[g][h].as_ref().is_some_and(|p| p.verdict == GroupVerdict::Better)
+                })
+        })
+        .collect()
+}
+
+/// A workload profile: the groups it can never pick, the metrics no pick
+/// may lose on (guards: a group decidedly worse than another on one is
+/// ruled out), and the metrics that pick among the rest, in order.
+struct Profile {
+    name: &'static str,
+    /// Rule out configurations that hide a per-CPU latency split.
+    no_hidden_split: bool,
+    guards: Vec<&'static str>,
+    gains: Vec<&'static str>,
+    missing_note: Option<&'static str>,
+}
+
+/// The profiles and the metrics that matter to each (docs/store.md,
+/// "Recommendations").
+fn profiles(s: &Study) -> Vec<Profile> {
+    use catalogue::{REMOTE_PENALTY, THREAD_LAT};
+    let p = |name, no_hidden_split, guards: Vec<&'static str>, gains: Vec<&'static str>| Profile {
+        name,
+        no_hidden_split,
+        guards,
+        gains,
+        missing_note: None,
+    };
+    let mut v = vec![
+        // A database's buffer pool spans the nodes: its threads also reach
+        // remote memory and need the machine's unbound bandwidth; among the
+        // configurations that keep both, the lowest latency a thread sees.
+        p(
+            "database",
+            true,
+            vec!["remote_lat_ns", "interleave_bw_gbs"],
+            vec![THREAD_LAT, "loaded_lat_at_peak_ns"],
         ),
-    ]
+        // A latency-sensitive service binds its threads locally.
+        p("latency", true, vec![], vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"]),
+        // HPC binds processes per domain: keep the machine's unbound
+        // bandwidth (interleaved), then the most bandwidth with every
+        // node's threads on their own memory (global) and the lowest local
+        // latency.
+        p("hpc", false, vec!["interleave_bw_gbs"], vec!["global_bw_gbs", "local_lat_ns"]),
+        // Guests span nodes: keep the unbound bandwidth, then the smallest
+        // remote penalty.
+        p("virtualization", false, vec!["interleave_bw_gbs"], vec![REMOTE_PENALTY]),
+        // Multi-GPU training moves data across the sockets: the most
+        // predictable machine-wide bandwidth, then the smallest remote
+        // penalty.
+        Profile {
+            missing_note: Some("device-local bandwidth (GPU/accelerator to its node's memory) is not measured by `numaprobe run`: measure it with the device's own copy benchmark pinned per node"),
+            ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", REMOTE_PENALTY])
+        },
+    ];
+    if s.metrics.iter().any(|m| {
+        m.metric.starts_with(catalogue::EXEC_METRIC) || m.metric.starts_with(catalogue::EXEC_WALL)
+    }) {
+        v.push(p("program", false, vec![], vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL]));
+    }
+    v
+}
+
+/// The study's metrics a profile's metric id stands for (`exec_metric`
+/// stands for every policy's).
+fn rows_for<'a>(s: &'a Study, id: &str) -> Vec<&'a StudyMetric> {
+    s.metrics
+        .iter()
+        .filter(|m| {
+            m.metric == id
+                || ((id == catalogue::EXEC_METRIC || id == catalogue::EXEC_WALL)
+                    && m.metric.starts_with(&format!("{id}[")))
+        })
+        .collect()
+}
+
+/// `+4.3% (90% interval +2.0% to +6.5%)` for a pair.
+fn pair_text(p: &Pair, conf: f64) -> String {
+    match (p.ci_low_pct, p.ci_high_pct) {
+        (Some(lo), Some(hi)) => {
+            format!(
+                "{} ({conf}% interval {} to {})",
+                signed_pct(p.change_pct),
+                signed_pct(lo),
+                signed_pct(hi)
+            )
+        }
+        _ => format!("{} (beyond this machine's noise floor)", signed_pct(p.change_pct)),
+    }
+}
+
+fn names(s: &Study, v: &[usize]) -> String {
+    let n: Vec<&str> = v.iter().map(|&i| s.groups[i].label.as_str()).collect();
+    match n.as_slice() {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 fn recommend(s: &Study) -> Vec<Recommendation> {
     let conf = (s.confidence * 100.0).round();
     let mut out = Vec::new();
-    for (profile, keys, missing_note) in profiles() {
-        let mut parts = Vec::new();
-        let mut winners: BTreeMap<usize, usize> = BTreeMap::new();
+    for prof in profiles(s) {
+        let mut parts: Vec<String> = Vec::new();
         let mut next: Vec<String> = Vec::new();
-        for key in keys {
-            let Some(m) = s.metrics.iter().find(|m| m.metric == key.id()) else {
-                parts.push(format!("{} was not measured", key.name().to_lowercase()));
-                next.push(format!(
-                    "the `{}` step (`numaprobe run --only {}`{})",
-                    key.step(),
-                    key.step(),
-                    if matches!(
-                        key,
-                        StudyKey::Headline(MetricKey::RemoteLat | MetricKey::CrossBw)
-                            | StudyKey::RemotePenalty
-                    ) {
-                        "; needs two or more NUMA nodes"
-                    } else {
-                        ""
-                    }
-                ));
-                continue;
-            };
-            let lname = m.name.to_lowercase();
-            match m.best_group {
-                Some(b) if b != s.baseline => {
-                    let c = &m.groups[b];
-                    *winners.entry(b).or_default() += 1;
+        let mut excluded = Vec::new();
+        let mut cand: Vec<usize> = (0..s.groups.len()).collect();
+        if prof.no_hidden_split {
+            for (i, g) in s.groups.iter().enumerate() {
+                if g.hidden_numa.is_some() {
+                    excluded.push(i);
                     parts.push(format!(
-                        "{} wins on {lname}: {} against {}{}",
-                        s.groups[b].label,
-                        signed_pct(c.change_pct.unwrap_or(0.0)),
-                        s.groups[s.baseline].label,
-                        match (c.ci_low_pct, c.ci_high_pct) {
-                            (Some(lo), Some(hi)) => format!(
-                                " ({conf}% interval {} to {})",
-                                signed_pct(lo),
-                                signed_pct(hi)
-                            ),
-                            _ => " (beyond this machine's noise floor; one run per side)".into(),
-                        }
+                        "{} is ruled out: the OS shows one node while per-CPU latency splits (see below), so it hides the split and threads land on the slow CPUs unseen",
+                        g.label
                     ));
                 }
-                Some(b) => {
-                    *winners.entry(b).or_default() += 1;
-                    parts.push(format!(
-                        "{} (the baseline) wins on {lname}: every other group is worse",
-                        s.groups[b].label
-                    ));
-                }
-                None => {
-                    let others: Vec<&GroupMetric> = m
-                        .groups
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| *i != s.baseline)
-                        .map(|(_, c)| c)
-                        .collect();
-                    if others.iter().all(|c| c.verdict == Some(GroupVerdict::Same)) {
+            }
+            cand.retain(|i| !excluded.contains(i));
+        }
+        let mut decided_by = None;
+        let mut last_lost = None;
+        let mut compared = false;
+        let mut group = None;
+        // Guards: drop every candidate another candidate decidedly beats.
+        for id in &prof.guards {
+            for m in rows_for(s, id) {
+                let lname = lower_first(&m.name);
+                let top = top_tier(m, &cand);
+                let lost: Vec<usize> = cand.iter().copied().filter(|c| !top.contains(c)).collect();
+                for &l in &lost {
+                    let beaten = top.iter().copied().find_map(|t| {
+                        let p = m.pairs[l][t].as_ref()?;
+                        (p.verdict == GroupVerdict::Better).then_some((t, p))
+                    });
+                    if let Some((t, p)) = beaten {
                         parts.push(format!(
-                            "{lname} is the same in every group (within ±{}%)",
-                            s.margin_pct
+                            "{} loses on {lname}: {} is {} against it",
+                            s.groups[l].label,
+                            s.groups[t].label,
+                            pair_text(p, conf)
                         ));
-                    } else {
-                        let need = others.iter().filter_map(|c| c.runs_needed).max();
-                        parts.push(format!("{lname} is undecided"));
-                        next.push(match need {
-                            Some(n) => format!("{n} runs per group for {lname}"),
-                            None => format!(
-                                "{lname}: more than {MAX_RUNS_SUGGESTED} runs per group, or a quieter machine, or runs of the settings alternated over time"
-                            ),
-                        });
                     }
                 }
+                if let Some(&l) = lost.first() {
+                    decided_by.get_or_insert_with(|| m.metric.clone());
+                    last_lost = Some(l);
+                }
+                cand = top;
             }
         }
-        let group = match winners.keys().collect::<Vec<_>>().as_slice() {
-            [one] => Some(**one),
-            _ => None,
-        };
-        let mut text = format!("{}.", capitalise(&parts.join("; ")));
-        match group {
-            Some(g) if g != s.baseline => {
-                let diffs = differing(s, g);
-                text.push_str(&format!(" Pick {}.", s.groups[g].label));
-                if diffs.is_empty() {
-                    text.push_str(" No recorded setting differs from the baseline: the change comes from something not recorded, or the machine changed between the runs.");
-                } else {
-                    text.push_str(&format!(
-                        " What differs from the baseline: {}.",
-                        diffs.join(", ")
+        // Gains: the first metric with a clear winner among the candidates
+        // picks it; a tie narrows the candidates to the top tier.
+        for id in &prof.gains {
+            let rows = rows_for(s, id);
+            if rows.is_empty() {
+                continue;
+            }
+            for m in rows {
+                let lname = lower_first(&m.name);
+                if cand.len() < 2 {
+                    break;
+                }
+                if cand.iter().filter(|&&c| m.groups[c].n > 0).count() < 2 {
+                    continue;
+                }
+                compared = true;
+                if let Some(w) = best_of(m, &cand) {
+                    // The closest rival: the smallest change against the winner.
+                    let rival = cand
+                        .iter()
+                        .copied()
+                        .filter(|&c| c != w && m.groups[c].n > 0)
+                        .min_by(|&a, &b| {
+                            let ca =
+                                m.pairs[a][w].as_ref().map_or(f64::MAX, |p| p.change_pct.abs());
+                            let cb =
+                                m.pairs[b][w].as_ref().map_or(f64::MAX, |p| p.change_pct.abs());
+                            ca.total_cmp(&cb)
+                        })
+                        .unwrap_or(w);
+                    if let Some(p) = m.pairs[rival][w].as_ref() {
+                        parts.push(format!(
+                            "{} wins on {lname}: {} against {}, the closest of the others",
+                            s.groups[w].label,
+                            pair_text(p, conf),
+                            s.groups[rival].label
+                        ));
+                    }
+                    decided_by = Some(m.metric.clone());
+                    group = Some((w, rival));
+                    cand = vec![w];
+                    break;
+                }
+                let top = top_tier(m, &cand);
+                let measured: Vec<usize> =
+                    top.iter().copied().filter(|&c| m.groups[c].n > 0).collect();
+                let undecided: Vec<(usize, usize, Option<u32>)> = measured
+                    .iter()
+                    .flat_map(|&a| measured.iter().map(move |&b| (a, b)))
+                    .filter(|(a, b)| a < b)
+                    .filter_map(|(a, b)| {
+                        let p = m.pairs[a][b].as_ref()?;
+                        (p.verdict == GroupVerdict::Undecided).then_some((a, b, p.runs_needed))
+                    })
+                    .collect();
+                if undecided.is_empty() {
+                    parts.push(format!(
+                        "{} tie on {lname} (within ±{}% of each other)",
+                        names(s, &measured),
+                        s.margin_pct
                     ));
+                } else {
+                    parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
+                    let need = undecided.iter().filter_map(|u| u.2).max();
+                    next.push(match need {
+                        Some(n) => format!("{n} runs per group for {lname}"),
+                        None => format!(
+                            "{lname}: more than {MAX_RUNS_SUGGESTED} runs per group, or a quieter machine, or runs of the settings alternated over time"
+                        ),
+                    });
+                }
+                cand = top;
+            }
+            if group.is_some() {
+                break;
+            }
+        }
+        // What was not measured (never what a configuration makes impossible).
+        for id in prof.guards.iter().chain(&prof.gains) {
+            if !rows_for(s, id).is_empty() || id.starts_with("exec_") {
+                continue;
+            }
+            let def = catalogue::def_of(id);
+            if def.needs_nodes && s.groups.iter().all(|g| g.one_node) {
+                continue;
+            }
+            parts.push(format!("{} was not measured", lower_first(&def.name)));
+            if let Some(step) = def.step {
+                next.push(format!("the `{step}` step (`numaprobe run --only {step}`)"));
+            }
+        }
+        if parts.is_empty() && next.is_empty() {
+            parts.push(
+                "nothing to compare: no metric this profile needs was measured in two groups"
+                    .into(),
+            );
+        }
+        let mut text = if parts.is_empty() {
+            String::new()
+        } else {
+            format!("{}.", capitalise(&parts.join("; ")))
+        };
+        // A winner on a gain metric, or the one candidate the guards (or
+        // the ruling out of a hidden split) left.
+        if group.is_none() && cand.len() == 1 && !excluded.is_empty() && decided_by.is_none() {
+            decided_by = s
+                .metrics
+                .iter()
+                .find(|m| m.metric.starts_with("per_cpu_split"))
+                .map(|m| m.metric.clone());
+            last_lost = excluded.first().copied();
+        }
+        if group.is_none() && cand.len() == 1 && decided_by.is_some() {
+            group = Some((cand[0], last_lost.unwrap_or(cand[0])));
+        }
+        let pick = group.map(|(w, _)| w);
+        match pick {
+            Some(g) => {
+                let against = match group {
+                    Some((_, rival)) if g == s.baseline => rival,
+                    _ => s.baseline,
+                };
+                text.push_str(&format!(
+                    " {} {}.",
+                    if g == s.baseline { "Keep" } else { "Pick" },
+                    s.groups[g].label
+                ));
+                let diffs = differing(s, against, g);
+                if g != against {
+                    if diffs.is_empty() {
+                        text.push_str(&format!(" No recorded or declared setting differs from {}: the change comes from something not recorded (declare it with `--set`), or the machine changed between the runs.", s.groups[against].label));
+                    } else {
+                        text.push_str(&format!(
+                            " What differs from {}: {}.",
+                            s.groups[against].label,
+                            diffs.join(", ")
+                        ));
+                    }
                 }
             }
-            Some(g) => text.push_str(&format!(" Keep {}.", s.groups[g].label)),
-            None if winners.len() > 1 => text
-                .push_str(" Different groups win different metrics: weigh them for your workload."),
+            None if cand.len() > 1 && compared => {
+                text.push_str(&format!(" No pick between {}.", names(s, &cand)));
+            }
             None => {}
         }
-        if let Some(n) = missing_note {
+        if let Some(n) = prof.missing_note {
             text.push_str(&format!(" Not decided by these runs: {n}."));
         }
         if !next.is_empty() {
             text.push_str(&format!(" Measure next: {}.", next.join("; ")));
         }
-        out.push(Recommendation { profile: profile.into(), text, group });
+        out.push(Recommendation {
+            profile: prof.name.into(),
+            text: text.trim().to_string(),
+            group: pick,
+            decided_by,
+            excluded,
+        });
     }
-    for (i, g) in s.groups.iter().enumerate() {
+    for g in &s.groups {
         if let Some(h) = &g.hidden_numa {
             out.push(Recommendation {
                 profile: "general".into(),
@@ -795,29 +1082,35 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                     g.label
                 ),
                 group: None,
+                decided_by: None,
+                excluded: Vec::new(),
             });
-            let _ = i;
         }
     }
     out
 }
 
-/// `setting (baseline value -> group value)` for the settings where group
-/// `g` differs from the baseline.
-fn differing(s: &Study, g: usize) -> Vec<String> {
+/// `setting (value in a -> value in g)` for the settings (detected and
+/// declared) where group `g` differs from group `a`.
+fn differing(s: &Study, a: usize, g: usize) -> Vec<String> {
     s.settings_diff
         .iter()
-        .filter(|d| d.values[g] != d.values[s.baseline])
+        .filter(|d| d.values[g] != d.values[a])
         .take(6)
         .map(|d| {
-            format!(
-                "{} ({} -> {})",
-                d.setting,
-                clip(&d.values[s.baseline], 30),
-                clip(&d.values[g], 30)
-            )
+            format!("{} ({} -> {})", d.setting, clip(&d.values[a], 30), clip(&d.values[g], 30))
         })
         .collect()
+}
+
+/// `s` with its first letter in lower case (names inside sentences keep
+/// their acronyms: `OS`, `CPU`).
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
 }
 
 fn capitalise(s: &str) -> String {

@@ -221,6 +221,7 @@ fn new_result(policy: &PlacementPolicy, placement: Option<&ChildPlacement>) -> P
         stats: PolicyStats::default(),
         verdict: PolicyVerdict::NoData,
         counters: None,
+        metric_higher_is_better: None,
     }
 }
 
@@ -430,6 +431,8 @@ pub fn run_matrix(
     let mut last_stdout_tail: Option<Vec<String>> = None;
     for (policy, placement) in &plan.policies {
         let mut result = new_result(policy, placement.as_ref());
+        result.metric_higher_is_better =
+            opts.metric.as_ref().map(|m| m.direction.higher_is_better());
         for i in 0..per_policy as u32 {
             if stop.is_stopped() {
                 report.stopped = Some("interrupted (Ctrl-C)".into());

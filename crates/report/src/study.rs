@@ -87,7 +87,7 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
                 let label = &study.groups[i].label;
                 let Some(v) = c.median else { return format!("{label} -") };
                 let mut s =
-                    format!("{label} {}", group_fig(v, m.unit, noise.get(&(i, m.metric)).copied()));
+                    format!("{label} {}", group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied()));
                 if let (Some(ch), Some(vd)) = (c.change_pct, c.verdict) {
                     s.push_str(&format!(" ({}, {})", signed_pct(ch), vd.as_str()));
                 }
@@ -129,6 +129,9 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     doc.p(settings_same_line(study));
     for w in &study.warnings {
         doc.callout(format!("Warning: {w}."));
+    }
+    for n in &study.notes {
+        doc.callout(format!("Note: {n}."));
     }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
@@ -200,7 +203,7 @@ pub fn settings_same_line(study: &Study) -> String {
 /// The noise (robust CV %) of each group's figure of each metric: the
 /// largest of its runs' ([`crate::figures::headlines`]), keyed by group
 /// index and metric id; the runs are looked up among `runs`.
-pub type GroupNoise = BTreeMap<(usize, &'static str), f64>;
+pub type GroupNoise = BTreeMap<(usize, String), f64>;
 
 /// [`GroupNoise`] of `study` from its loaded runs.
 pub fn group_noise(study: &Study, runs: &[&LoadedRun]) -> GroupNoise {
@@ -209,7 +212,7 @@ pub fn group_noise(study: &Study, runs: &[&LoadedRun]) -> GroupNoise {
         for id in &g.runs {
             let Some(r) = runs.iter().find(|r| r.summary.id == *id) else { continue };
             for (k, h) in crate::figures::headlines(&RunData::of(r)) {
-                let e = out.entry((i, k.id())).or_insert(0.0);
+                let e = out.entry((i, k.id().to_string())).or_insert(0.0);
                 *e = e.max(h.noise_pct);
             }
         }
@@ -242,7 +245,7 @@ pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
                 None => "-".to_string(),
                 Some(v) => format!(
                     "{} (n={})",
-                    group_fig(v, m.unit, noise.get(&(i, m.metric)).copied()),
+                    group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied()),
                     c.n
                 ),
             };
@@ -272,11 +275,14 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 continue;
             }
             let (Some(ch), Some(v)) = (c.change_pct, c.verdict) else {
-                out.push(format!(
-                    "{}: {} not measured in both groups.",
-                    m.name,
-                    group_name(study, i)
-                ));
+                let why = [&c.not_applicable, &m.groups[study.baseline].not_applicable]
+                    .into_iter()
+                    .flatten()
+                    .next()
+                    .map_or("not measured in both groups".to_string(), |w| {
+                        format!("not comparable ({w})")
+                    });
+                out.push(format!("{}: {} {why}.", m.name, group_name(study, i)));
                 continue;
             };
             let n_base = m.groups[study.baseline].n;
@@ -319,8 +325,21 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                     ),
                 },
             }
+            match (c.noise_floor_pct, c.basis) {
+                (Some(f), Some(b)) if b != Basis::NoiseFloor => {
+                    s.push_str(&format!("; noise floor {f:.1}%"));
+                }
+                (None, Some(Basis::Interval)) => s.push_str(
+                    "; no noise floor: no configuration of this machine has two blocks of repeated runs of identical settings",
+                ),
+                _ => {}
+            }
             s.push(')');
-            if let Some(n) = c.runs_needed {
+            if let Some(f) = c.more_runs_held_by_floor_pct {
+                s.push_str(&format!(
+                    "; more runs per group would not decide: the {f:.1}% noise floor for groups that size is larger than the change, so alternate the settings' runs over time (A, B, A, B)"
+                ));
+            } else if let Some(n) = c.runs_needed {
                 s.push_str(&format!("; about {n} runs per group would decide"));
             } else if v == GroupVerdict::Undecided && c.basis == Some(Basis::NoiseFloor) {
                 s.push_str("; alternate the settings' runs over time (A, B, A, B) so that the machine's drift falls on both");
@@ -331,6 +350,20 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
             }
             s.push('.');
             out.push(s);
+        }
+        // Where the floors of this metric came from, once.
+        let sources: Vec<&String> = m
+            .groups
+            .iter()
+            .filter_map(|c| c.noise_floor_source.as_ref())
+            .fold(Vec::new(), |mut v, x| {
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+                v
+            });
+        for src in sources {
+            out.push(format!("{}: the noise floor is the {src}.", m.name));
         }
     }
     out

@@ -197,6 +197,11 @@ pub struct PolicyResult {
     /// Median counts over the successful runs (`--counters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<Counters>,
+    /// The program metric's direction (`--metric-higher-is-better`, the
+    /// default, or `--metric-lower-is-better`); absent without `--metric`
+    /// and in runs stored before it was recorded (read as higher).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_higher_is_better: Option<bool>,
 }
 
 impl PolicyResult {

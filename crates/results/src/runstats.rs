@@ -4,7 +4,8 @@
 //! Method (documented for users in `docs/store.md`):
 //!
 //! * Each run gives one value per metric. A group's figure is the median of
-//!   its runs; the change is `median(group) / median(baseline) - 1`.
+//!   its runs (the mean of the two middle runs for an even count); the
+//!   change is `median(group) / median(baseline) - 1` of those same figures.
 //! * The confidence interval is the distribution-free interval for a shift
 //!   of the log values (Moses 1965; Hollander & Wolfe, *Nonparametric
 //!   Statistical Methods*, §4.3), the one that goes with the Mann–Whitney
@@ -103,9 +104,9 @@ pub enum Basis {
     TooFewRuns,
 }
 
-/// Parameters of a judgement.
+/// The criteria a verdict is held to: confidence and equivalence margin.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Policy {
+pub struct Criteria {
     /// Two-sided confidence of the interval, e.g. 0.90.
     pub confidence: f64,
     /// Changes smaller than this (percent) do not matter: the equivalence
@@ -113,9 +114,9 @@ pub struct Policy {
     pub margin_pct: f64,
 }
 
-impl Default for Policy {
+impl Default for Criteria {
     fn default() -> Self {
-        Policy { confidence: DEFAULT_CONFIDENCE, margin_pct: DEFAULT_MARGIN_PCT }
+        Criteria { confidence: DEFAULT_CONFIDENCE, margin_pct: DEFAULT_MARGIN_PCT }
     }
 }
 
@@ -242,7 +243,7 @@ fn runs_to_decide(
     change: f64,
     spread: f64,
     margin: f64,
-    policy: &Policy,
+    policy: &Criteria,
     have: usize,
 ) -> Option<u32> {
     let floor = min_runs_for_interval(policy.confidence).max(have as u32 + 1);
@@ -265,7 +266,7 @@ pub fn judge(
     base: &[f64],
     new: &[f64],
     higher_is_better: bool,
-    policy: &Policy,
+    policy: &Criteria,
     floor: Option<&NoiseFloor>,
 ) -> Option<Judgement> {
     let ok = |v: &&f64| v.is_finite() && **v > 0.0;
@@ -274,8 +275,11 @@ pub fn judge(
     if b.is_empty() || x.is_empty() {
         return None;
     }
-    let median = |v: &[f64]| crate::stats::median(v).unwrap_or(f64::NAN);
-    let (mb, mx) = (median(&b), median(&x));
+    // The change is that of the medians each group prints (of the values,
+    // not of their logs: with an even count they differ).
+    let median = |v: &[f64]| crate::stats::median(v).unwrap_or(f64::NAN).ln();
+    let raw = |v: &[f64]| v.iter().map(|l| l.exp()).collect::<Vec<f64>>();
+    let (mb, mx) = (median(&raw(&b)), median(&raw(&x)));
     let change = mx - mb;
     let margin = (1.0 + policy.margin_pct / 100.0).ln();
     let good = |d: f64| if higher_is_better { d > 0.0 } else { d < 0.0 };
@@ -572,8 +576,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn p() -> Policy {
-        Policy::default()
+    fn p() -> Criteria {
+        Criteria::default()
     }
 
     #[test]
@@ -709,7 +713,7 @@ mod tests {
             assert_eq!((j.verdict, j.basis), (GroupVerdict::Undecided, Basis::TooFewRuns), "{f:?}");
         }
         // At 95% the floor must come from more runs than at 90%.
-        let strict = Policy { confidence: 0.95, ..p() };
+        let strict = Criteria { confidence: 0.95, ..p() };
         let j = judge(&[46.3], &[70.5], true, &strict, Some(&floor)).unwrap();
         assert_eq!(j.basis, Basis::TooFewRuns);
     }
@@ -839,6 +843,18 @@ mod tests {
         // A change beyond the floor still counts.
         let c = [20.0, 21.0, 20.5];
         assert_eq!(judge(&a, &c, true, &p(), Some(&floor)).unwrap().verdict, GroupVerdict::Better);
+    }
+
+    #[test]
+    fn the_change_is_that_of_the_printed_medians() {
+        // Two runs per side: the printed figure is the mean of the two
+        // (200 and 200); the change of their logs' medians (geometric
+        // means, 173.2 and 199.7) would say +15.3%.
+        let j = judge(&[100.0, 300.0], &[190.0, 210.0], true, &p(), None).unwrap();
+        assert!(j.change_pct.abs() < 1e-9, "{j:?}");
+        assert!((j.median_base - 200.0).abs() < 1e-9 && (j.median - 200.0).abs() < 1e-9);
+        let j = judge(&[100.0, 300.0, 200.0], &[220.0, 180.0, 260.0], true, &p(), None).unwrap();
+        assert!((j.change_pct - 10.0).abs() < 1e-9, "{j:?}");
     }
 
     #[test]

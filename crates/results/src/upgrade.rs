@@ -478,6 +478,7 @@ fn policy(v: &Value) -> Option<PolicyResult> {
             .and_then(|s| today(&Value::String(s)))
             .unwrap_or(PolicyVerdict::NoData),
         counters: counters(v),
+        metric_higher_is_better: flag(v, "metric_higher_is_better"),
     })
 }
 

@@ -794,7 +794,13 @@ pub fn group_cpus(topo: &Topology, mem_node: Option<u32>, points: Vec<LatResult>
         })
         .collect();
     let os_cpu_nodes = topo.cpu_nodes().count();
-    let hidden_numa = os_cpu_nodes <= 1 && groups.len() >= 2;
+    // Hidden NUMA only on evidence: NUMA below the OS (more than one
+    // package or firmware proximity domain) and at least two groups of at
+    // least 2 CPUs each (one noisy CPU is not a socket).
+    let below_os = topo.packages.len() > 1
+        || topo.firmware_numa.as_ref().and_then(|f| f.local_domains()).is_some_and(|n| n > 1);
+    let hidden_numa =
+        os_cpu_nodes <= 1 && below_os && groups.iter().filter(|g| g.cpus.len() >= 2).count() >= 2;
     let note = if hidden_numa {
         Some(format!(
             "the OS shows {} node(s) with CPUs, but the CPUs fall into {} latency groups ({}): NUMA is probably \
@@ -842,6 +848,43 @@ mod tests {
         assert!(matches!(e, LatError::Panicked(_)), "{e:?}");
         assert!(!e.is_usage());
         assert!(e.to_string().contains("please report"), "{e}");
+    }
+
+    /// A per-CPU point as the store reads it.
+    fn point_of(cpu: u32, ns: f64) -> LatResult {
+        let v = serde_json::json!({"mode": "per-cpu", "cpu": cpu, "cpu_node": 0, "mem_node": 0,
+                                   "median_ns": ns, "noise_pct": 0.5});
+        match results::upgrade::read("lat", &v).record {
+            results::Record::Lat(l) => match *l {
+                results::lat::Lat::Chase(c) => c,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hidden_numa_needs_numa_below_the_os_and_groups_of_two_cpus() {
+        use topo::synthetic::Machine;
+        use topo::Vendor;
+        let one_pkg =
+            Machine::new(Vendor::Amd, "EPYC").package(0, "0-3").node(0, "0-3", 8 << 30).build();
+        let two_pkg = Machine::new(Vendor::Amd, "EPYC")
+            .package(0, "0-1")
+            .package(1, "2-3")
+            .node(0, "0-3", 8 << 30)
+            .build();
+        let split =
+            || vec![point_of(0, 67.0), point_of(1, 67.2), point_of(2, 100.0), point_of(3, 100.3)];
+        // Two packages behind one OS node, two groups of 2 CPUs: hidden.
+        assert!(group_cpus(&two_pkg, Some(0), split()).hidden_numa);
+        // One package and no firmware NUMA: the same split is no evidence.
+        assert!(!group_cpus(&one_pkg, Some(0), split()).hidden_numa);
+        // Two single-CPU groups (one noisy CPU of two): no evidence either.
+        let two = vec![point_of(0, 317.0), point_of(2, 357.0)];
+        let r = group_cpus(&two_pkg, Some(0), two);
+        assert_eq!(r.groups.len(), 2);
+        assert!(!r.hidden_numa);
     }
 
     #[test]

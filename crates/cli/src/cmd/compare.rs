@@ -4,7 +4,7 @@
 //! Documented in docs/store.md; the study itself is `analysis::study::Study`.
 
 use analysis::study::{Study, StudyError};
-use results::runstats::Policy;
+use results::runstats::Criteria;
 use store::{RunRef, Store};
 
 use super::store::{open_existing, print_table};
@@ -49,7 +49,7 @@ pub fn study_report(
     }
     let mut refs = vec![run.to_string()];
     refs.extend(compare.iter().cloned());
-    let study = study_of(db, &refs, None, &Policy::default())?;
+    let study = study_of(db, &refs, None, &Criteria::default())?;
     let mut runs = Vec::new();
     for g in &study.groups {
         for id in &g.runs {
@@ -67,7 +67,7 @@ pub(crate) fn study_of(
     db: &Store,
     refs: &[String],
     baseline: Option<&str>,
-    policy: &Policy,
+    policy: &Criteria,
 ) -> anyhow::Result<Study> {
     match Study::from_store(db, refs, baseline, policy) {
         Ok(s) => Ok(s),
@@ -81,7 +81,7 @@ pub(crate) fn study_of(
 
 pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     let db = open_existing(g)?;
-    let policy = Policy { confidence: a.confidence, margin_pct: a.margin };
+    let policy = Criteria { confidence: a.confidence, margin_pct: a.margin };
     let study = study_of(&db, &a.groups, a.baseline.as_deref(), &policy)?;
     if !g.quiet {
         for w in &study.warnings {
@@ -104,6 +104,9 @@ pub(crate) fn print(study: &Study) -> anyhow::Result<()> {
         print_table(&report::study::settings_table(study))?;
     }
     output::emit(&report::study::settings_same_line(study))?;
+    for n in &study.notes {
+        output::emit(&format!("Note: {n}."))?;
+    }
     output::emit("")?;
     print_table(&report::study::groups_table(study))?;
     output::emit("")?;

@@ -46,11 +46,13 @@ pub struct Args {
     /// searched in stdout, then stderr (last match wins).
     #[arg(long, short = 'm', value_name = "REGEX")]
     pub metric: Option<String>,
-    /// A larger metric is better (the default with --metric).
-    #[arg(long, conflicts_with = "lower_is_better")]
+    /// A larger metric is better (the default with --metric), recorded
+    /// with the run so that `compare` judges the metric the same way.
+    #[arg(long, visible_alias = "metric-higher-is-better", conflicts_with = "lower_is_better")]
     pub higher_is_better: bool,
-    /// A smaller metric is better (e.g. a run time the program prints).
-    #[arg(long)]
+    /// A smaller metric is better (e.g. a run time the program prints),
+    /// recorded with the run for `compare`.
+    #[arg(long, visible_alias = "metric-lower-is-better")]
     pub lower_is_better: bool,
     /// Kill the command's process group after this many seconds
     /// (SIGTERM, then SIGKILL 1 s later).

@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use audit::runtime::{self, Knob, Snapshot};
 use clap::Parser;
-use results::runstats::Policy;
+use results::runstats::Criteria;
 use serde_json::{json, Value};
 use topo::SysRoot;
 
@@ -402,7 +402,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
 
     let db = crate::cmd::store::open_existing(g)?;
     let refs: Vec<String> = labels.iter().map(|l| format!("label:{l}")).collect();
-    let study = crate::cmd::compare::study_of(&db, &refs, None, &Policy::default())?;
+    let study = crate::cmd::compare::study_of(&db, &refs, None, &Criteria::default())?;
     if !g.quiet {
         for w in &study.warnings {
             eprintln!("numaprobe: warning: {w}");

@@ -1,0 +1,542 @@
+//! The metric catalogue: every figure a run holds that a settings study
+//! (`compare`, `report --compare`) or a fleet can put side by side, each
+//! with a stable id, a unit, a direction and how it is drawn from the
+//! run's typed records. Documented for users in docs/store.md.
+//!
+//! * the headline metrics ([`crate::metrics`]): local, global, interleaved
+//!   and cross-node bandwidth, local and remote latency, loaded latency;
+//! * remote latency per SLIT distance tier, where a machine has more than
+//!   one remote distance (`remote_lat_ns_d32`);
+//! * the remote penalty (remote / local latency);
+//! * the latency a thread sees (`thread_lat_ns`): the local latency where
+//!   the OS shows several nodes (a thread bound to its node gets it), the
+//!   mean over CPUs of the per-CPU latency where it shows one (no thread
+//!   can be bound to the fast half);
+//! * per-CPU latency to each memory node: mean over CPUs, the fastest and
+//!   slowest group's median, the split (slowest / fastest) and the number
+//!   of groups, regrouped from the per-CPU results when the run holds no
+//!   `lat-summary`;
+//! * every `exec` policy's program metric and wall time.
+//!
+//! A metric that a configuration makes impossible (remote figures with one
+//! OS node) is never drawn for it.
+
+use std::collections::BTreeMap;
+
+use results::lat::{self, LatResult};
+use serde::Serialize;
+use store::LoadedRun;
+
+use crate::data::RunData;
+use crate::metrics::{lat_matrix, metrics, MetricKey};
+
+/// One metric of the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MetricDef {
+    /// Stable id (`local_bw_gbs`, `per_cpu_split_to_node0`, `exec_metric`).
+    pub id: String,
+    pub name: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+    /// Impossible with one OS node (remote figures): never asked for there.
+    pub needs_nodes: bool,
+    /// The `run` step that measures it, when one does.
+    #[serde(skip)]
+    pub step: Option<&'static str>,
+}
+
+impl MetricDef {
+    fn new(id: impl Into<String>, name: impl Into<String>, unit: &str, higher: bool) -> MetricDef {
+        MetricDef {
+            id: id.into(),
+            name: name.into(),
+            unit: unit.into(),
+            higher_is_better: higher,
+            needs_nodes: false,
+            step: None,
+        }
+    }
+
+    fn remote(mut self) -> MetricDef {
+        self.needs_nodes = true;
+        self
+    }
+
+    fn step(mut self, s: &'static str) -> MetricDef {
+        self.step = Some(s);
+        self
+    }
+}
+
+/// The id of the remote penalty.
+pub const REMOTE_PENALTY: &str = "remote_penalty_ratio";
+/// The id of the latency a thread sees.
+pub const THREAD_LAT: &str = "thread_lat_ns";
+/// The id prefix of a program's own metric (`exec --metric`).
+pub const EXEC_METRIC: &str = "exec_metric";
+/// The id prefix of a program's wall time under `exec`.
+pub const EXEC_WALL: &str = "exec_wall_s";
+
+/// The catalogue entry of a headline metric.
+pub fn headline_def(k: MetricKey) -> MetricDef {
+    let d = MetricDef::new(k.id(), k.name(), k.unit(), k.higher_is_better());
+    match k {
+        MetricKey::LocalBw => d.step("bw-local"),
+        MetricKey::GlobalBw => d.step("bw-global"),
+        MetricKey::InterleaveBw => d.step("bw-interleave"),
+        MetricKey::CrossBw => d.step("bw-matrix").remote(),
+        MetricKey::LocalLat => d.step("lat-matrix"),
+        MetricKey::RemoteLat => d.step("lat-matrix").remote(),
+        MetricKey::LoadedLatPeak => d.step("lat-loaded"),
+    }
+}
+
+/// The remote penalty's entry.
+pub fn remote_penalty_def() -> MetricDef {
+    MetricDef::new(REMOTE_PENALTY, "Remote penalty (remote / local latency)", "x", false)
+        .step("lat-matrix")
+        .remote()
+}
+
+/// The thread latency's entry.
+pub fn thread_lat_def() -> MetricDef {
+    MetricDef::new(
+        THREAD_LAT,
+        "Latency a thread sees (bound locally; CPU mean under one OS node)",
+        "ns",
+        false,
+    )
+    .step("lat-matrix")
+}
+
+/// One metric's value in one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricValue {
+    pub def: MetricDef,
+    pub value: f64,
+}
+
+/// Nodes the OS showed to the run: the configuration's count, else the
+/// nodes its latency and bandwidth records name.
+pub fn os_nodes(run: &LoadedRun, d: &RunData) -> u64 {
+    if let Some(n) = run.config.nodes {
+        return n;
+    }
+    let mut seen: Vec<u32> = d.chases.iter().filter_map(|c| c.cpu_node.or(c.mem_node)).collect();
+    seen.extend(d.bw.iter().filter_map(|b| b.cpu_node));
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len().max(1) as u64
+}
+
+/// Per-CPU latency to one memory node, grouped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerCpuGroups {
+    pub mem_node: Option<u32>,
+    /// Mean over the CPUs of their median latency, ns.
+    pub mean_ns: f64,
+    /// Each group's CPUs count and median, fastest first.
+    pub groups: Vec<(usize, f64)>,
+    /// True when the groups came from the run's own `lat-summary`.
+    pub from_summary: bool,
+}
+
+/// Relative gap between sorted neighbours that starts a new group when
+/// regrouping per-CPU results (the measuring side's relative floor).
+const REGROUP_REL_GAP: f64 = 0.08;
+/// Gap in robust standard deviations of one CPU's samples that starts a
+/// new group (the measuring side's noise factor).
+const REGROUP_NOISE_GAP: f64 = 6.0;
+
+/// The per-CPU latency of a run, one entry per memory node measured: the
+/// groups of the run's `lat-summary` when it holds one for that node, else
+/// regrouped from the per-CPU results by the same rule `lat --per-cpu`
+/// uses (sorted latencies split where neighbours differ by more than 6
+/// robust standard deviations of one CPU's samples and 8%).
+pub fn per_cpu_groups(d: &RunData) -> Vec<PerCpuGroups> {
+    let mut by_node: BTreeMap<Option<u32>, Vec<&LatResult>> = BTreeMap::new();
+    for c in d.chase_mode(lat::Mode::PerCpu).filter(|c| c.median_ns.is_finite()) {
+        by_node.entry(c.mem_node).or_default().push(c);
+    }
+    let mut out = Vec::new();
+    for (node, pts) in by_node {
+        let mean_ns = pts.iter().map(|p| p.median_ns).sum::<f64>() / pts.len() as f64;
+        let summary =
+            d.per_cpu_summaries.iter().find(|s| s.mem_node == node && !s.groups.is_empty());
+        let (groups, from_summary) = match summary {
+            Some(s) => {
+                let mut g: Vec<(usize, f64)> =
+                    s.groups.iter().map(|g| (g.cpus.len(), g.median_ns)).collect();
+                g.sort_by(|a, b| a.1.total_cmp(&b.1));
+                (g, true)
+            }
+            None => (regroup(&pts), false),
+        };
+        out.push(PerCpuGroups { mem_node: node, mean_ns, groups, from_summary });
+    }
+    // A summary without its per-CPU results (an import that kept only the
+    // summaries): the mean weighted by each group's CPUs.
+    for s in &d.per_cpu_summaries {
+        if s.groups.is_empty() || out.iter().any(|p| p.mem_node == s.mem_node) {
+            continue;
+        }
+        let mut groups: Vec<(usize, f64)> =
+            s.groups.iter().map(|g| (g.cpus.len(), g.median_ns)).collect();
+        groups.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let cpus: usize = groups.iter().map(|g| g.0).sum();
+        let mean_ns = groups.iter().map(|g| g.0 as f64 * g.1).sum::<f64>() / cpus.max(1) as f64;
+        out.push(PerCpuGroups { mem_node: s.mem_node, mean_ns, groups, from_summary: true });
+    }
+    out
+}
+
+/// Groups per-CPU points by gap clustering: `(CPUs, median ns)` per group,
+/// fastest first.
+fn regroup(pts: &[&LatResult]) -> Vec<(usize, f64)> {
+    let mut v: Vec<(f64, f64)> =
+        pts.iter().map(|p| (p.median_ns, p.noise_pct.max(0.0) / 100.0 * p.median_ns)).collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let noise = results::stats::median(&v.iter().map(|x| x.1).collect::<Vec<_>>()).unwrap_or(0.0);
+    let mut cuts: Vec<Vec<f64>> = Vec::new();
+    let mut prev: Option<f64> = None;
+    for (ns, _) in v {
+        let split =
+            prev.is_some_and(|p| ns - p > (REGROUP_NOISE_GAP * noise).max(REGROUP_REL_GAP * p));
+        match cuts.last_mut() {
+            Some(last) if !split => last.push(ns),
+            _ => cuts.push(vec![ns]),
+        }
+        prev = Some(ns);
+    }
+    cuts.into_iter().map(|c| (c.len(), results::stats::median(&c).unwrap_or(f64::NAN))).collect()
+}
+
+fn node_suffix(n: Option<u32>) -> String {
+    n.map_or_else(|| "_to_any_node".into(), |n| format!("_to_node{n}"))
+}
+
+fn node_words(n: Option<u32>) -> String {
+    n.map_or_else(|| "memory".into(), |n| format!("node {n}"))
+}
+
+/// Every catalogue metric the run holds, in catalogue order.
+pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
+    let d = RunData::of(run);
+    let nodes = os_nodes(run, &d);
+    let head = metrics(&d);
+    let mut out = Vec::new();
+    let mut push = |def: MetricDef, value: f64| {
+        if value.is_finite() && !(def.needs_nodes && nodes <= 1) {
+            out.push(MetricValue { def, value });
+        }
+    };
+    for k in MetricKey::ALL {
+        if let Some(m) = head.get(&k) {
+            push(headline_def(k), m.value);
+        }
+    }
+    for (dist, v) in remote_tiers(run, &d) {
+        push(
+            MetricDef::new(
+                format!("remote_lat_ns_d{dist}"),
+                format!("Remote latency at distance {dist}"),
+                "ns",
+                false,
+            )
+            .step("lat-matrix")
+            .remote(),
+            v,
+        );
+    }
+    if let (Some(r), Some(l)) = (head.get(&MetricKey::RemoteLat), head.get(&MetricKey::LocalLat)) {
+        if l.value > 0.0 {
+            push(remote_penalty_def(), r.value / l.value);
+        }
+    }
+    let per_cpu = per_cpu_groups(&d);
+    let thread = if nodes <= 1 {
+        per_cpu.first().map(|p| p.mean_ns).or(head.get(&MetricKey::LocalLat).map(|m| m.value))
+    } else {
+        head.get(&MetricKey::LocalLat).map(|m| m.value)
+    };
+    if let Some(t) = thread {
+        push(thread_lat_def(), t);
+    }
+    for p in &per_cpu {
+        let (sfx, to) = (node_suffix(p.mem_node), node_words(p.mem_node));
+        let step = Some("lat-per-cpu");
+        let def = |id: &str, name: String, unit: &str| MetricDef {
+            step,
+            ..MetricDef::new(format!("{id}{sfx}"), name, unit, false)
+        };
+        push(
+            def("per_cpu_mean_ns", format!("Per-CPU latency to {to}, mean over CPUs"), "ns"),
+            p.mean_ns,
+        );
+        if let (Some(fast), Some(slow)) = (p.groups.first(), p.groups.last()) {
+            push(
+                def("per_cpu_fast_ns", format!("Per-CPU latency to {to}, fastest group"), "ns"),
+                fast.1,
+            );
+            push(
+                def("per_cpu_slow_ns", format!("Per-CPU latency to {to}, slowest group"), "ns"),
+                slow.1,
+            );
+            if fast.1 > 0.0 {
+                push(
+                    def(
+                        "per_cpu_split",
+                        format!("Per-CPU latency to {to}, split (slowest / fastest group)"),
+                        "x",
+                    ),
+                    slow.1 / fast.1,
+                );
+            }
+            push(
+                def(
+                    "per_cpu_groups",
+                    format!("Per-CPU latency to {to}, latency groups of CPUs"),
+                    "groups",
+                ),
+                p.groups.len() as f64,
+            );
+        }
+    }
+    let single = d.exec.len() == 1;
+    for e in &d.exec {
+        let tag = if single { String::new() } else { format!("[{}]", e.policy) };
+        let words = if single { String::new() } else { format!(" under {}", e.policy) };
+        if let Some(m) = e.stats.median_metric {
+            push(
+                MetricDef::new(
+                    format!("{EXEC_METRIC}{tag}"),
+                    format!("Program metric{words}"),
+                    "program units",
+                    e.metric_higher_is_better.unwrap_or(true),
+                ),
+                m,
+            );
+        }
+        if let Some(w) = e.stats.median_wall_s {
+            push(
+                MetricDef::new(
+                    format!("{EXEC_WALL}{tag}"),
+                    format!("Program wall time{words}"),
+                    "s",
+                    false,
+                ),
+                w,
+            );
+        }
+    }
+    out
+}
+
+/// Mean remote latency per SLIT distance, when the run's topology gives
+/// the distances and there is more than one remote distance (with one, the
+/// tier is the remote latency itself).
+fn remote_tiers(run: &LoadedRun, d: &RunData) -> Vec<(u32, f64)> {
+    let Some(t) = run.topology.get() else { return Vec::new() };
+    let mut tiers: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for ((c, m), p) in lat_matrix(d) {
+        if c == m {
+            continue;
+        }
+        if let Some(dist) = t.distance(c, m) {
+            tiers.entry(dist).or_default().push(p.median_ns);
+        }
+    }
+    if tiers.len() < 2 {
+        return Vec::new();
+    }
+    tiers.into_iter().map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64)).collect()
+}
+
+/// Where a metric id sorts in tables: the catalogue's order by kind.
+pub fn rank(id: &str) -> usize {
+    if let Some(i) = MetricKey::ALL.iter().position(|k| k.id() == id) {
+        return i;
+    }
+    if id.starts_with("remote_lat_ns_d") {
+        10
+    } else if id == REMOTE_PENALTY {
+        20
+    } else if id == THREAD_LAT {
+        21
+    } else if id.starts_with("per_cpu_") {
+        30
+    } else if id.starts_with(EXEC_METRIC) {
+        40
+    } else if id.starts_with(EXEC_WALL) {
+        41
+    } else {
+        50
+    }
+}
+
+/// The catalogue entry of a fixed id (headline, penalty, thread latency);
+/// other ids get a plain entry named by the id.
+pub fn def_of(id: &str) -> MetricDef {
+    if let Some(k) = MetricKey::ALL.iter().find(|k| k.id() == id) {
+        return headline_def(*k);
+    }
+    match id {
+        REMOTE_PENALTY => remote_penalty_def(),
+        THREAD_LAT => thread_lat_def(),
+        other => MetricDef::new(other, other, "", true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::tests::rec;
+    use serde_json::json;
+
+    fn run_of(records: Vec<results::Record>, nodes: u64) -> LoadedRun {
+        let mut run: LoadedRun = serde_json::from_value(json!({
+            "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
+            "finished": null, "status": "complete", "complete": true, "message": null,
+            "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
+            "command_line": "numaprobe run", "result_count": 0, "imported": false,
+            "machine_info": {}, "config": {"nodes": nodes}, "topology": {}, "results": []
+        }))
+        .unwrap();
+        run.results = records
+            .into_iter()
+            .enumerate()
+            .map(|(i, record)| store::StoredRecord {
+                seq: i as u32 + 1,
+                recorded: "2026-01-01T00:00:00Z".into(),
+                record,
+                as_stored: None,
+            })
+            .collect();
+        run
+    }
+
+    fn per_cpu(cpu: u32, ns: f64) -> results::Record {
+        rec(
+            "lat",
+            json!({"mode": "per-cpu", "cpu": cpu, "cpu_node": 0, "mem_node": 0, "median_ns": ns, "noise_pct": 0.5}),
+        )
+    }
+
+    fn value(c: &[MetricValue], id: &str) -> Option<f64> {
+        c.iter().find(|m| m.def.id == id).map(|m| m.value)
+    }
+
+    #[test]
+    fn per_cpu_results_without_a_summary_are_regrouped() {
+        let mut r: Vec<results::Record> =
+            (0..8).map(|c| per_cpu(c, 67.0 + c as f64 * 0.1)).collect();
+        r.extend((8..16).map(|c| per_cpu(c, 100.0 + c as f64 * 0.1)));
+        let c = catalogue(&run_of(r, 1));
+        assert_eq!(value(&c, "per_cpu_groups_to_node0"), Some(2.0));
+        let split = value(&c, "per_cpu_split_to_node0").unwrap();
+        assert!((split - 100.8 / 67.4).abs() < 0.01, "{split}");
+        let mean = value(&c, "per_cpu_mean_ns_to_node0").unwrap();
+        assert!((mean - 84.25).abs() < 0.01, "{mean}");
+        // One OS node: the thread latency is the mean over CPUs.
+        assert_eq!(value(&c, THREAD_LAT), Some(mean));
+        // Uniform latencies are one group.
+        let u: Vec<results::Record> = (0..8).map(|c| per_cpu(c, 87.0 + c as f64 * 0.05)).collect();
+        assert_eq!(value(&catalogue(&run_of(u, 1)), "per_cpu_groups_to_node0"), Some(1.0));
+    }
+
+    #[test]
+    fn remote_figures_are_never_drawn_under_one_os_node() {
+        let cell = |c: u32, m: u32, ns: f64| {
+            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+        };
+        let recs =
+            || vec![cell(0, 0, 80.0), cell(0, 1, 140.0), cell(1, 0, 150.0), cell(1, 1, 90.0)];
+        let two = catalogue(&run_of(recs(), 2));
+        assert_eq!(value(&two, "remote_lat_ns"), Some(145.0));
+        assert_eq!(value(&two, REMOTE_PENALTY), Some(145.0 / 85.0));
+        assert_eq!(value(&two, THREAD_LAT), Some(85.0));
+        let one = catalogue(&run_of(recs(), 1));
+        assert_eq!(value(&one, "remote_lat_ns"), None);
+        assert_eq!(value(&one, REMOTE_PENALTY), None);
+    }
+
+    #[test]
+    fn remote_latency_is_split_by_distance_tier_when_there_are_several() {
+        use topo::synthetic::Machine;
+        let t = Machine::new(topo::Vendor::Amd, "EPYC")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 8 << 30)
+            .node(2, "4-5", 8 << 30)
+            .node(3, "6-7", 8 << 30)
+            .distances(&[
+                &[10, 12, 32, 32],
+                &[12, 10, 32, 32],
+                &[32, 32, 10, 12],
+                &[32, 32, 12, 10],
+            ])
+            .build();
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            for m in 0..4u32 {
+                let ns = match t.distance(c, m) {
+                    Some(10) => 80.0,
+                    Some(12) => 95.0,
+                    _ => 140.0,
+                };
+                recs.push(rec(
+                    "lat",
+                    json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}),
+                ));
+            }
+        }
+        let mut run = run_of(recs, 4);
+        run.topology = results::context::RunTopology::of(&t);
+        let c = catalogue(&run);
+        assert_eq!(value(&c, "remote_lat_ns_d12"), Some(95.0));
+        assert_eq!(value(&c, "remote_lat_ns_d32"), Some(140.0));
+        // One remote distance (2 sockets, 10/32): the tier is the remote
+        // latency itself, not listed twice.
+        let two = Machine::new(topo::Vendor::Amd, "EPYC")
+            .package(0, "0-1")
+            .package(1, "2-3")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 8 << 30)
+            .distances(&[&[10, 32], &[32, 10]])
+            .build();
+        let cell = |c: u32, m: u32, ns: f64| {
+            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+        };
+        let mut run = run_of(
+            vec![cell(0, 0, 80.0), cell(0, 1, 140.0), cell(1, 0, 140.0), cell(1, 1, 80.0)],
+            2,
+        );
+        run.topology = results::context::RunTopology::of(&two);
+        assert!(catalogue(&run).iter().all(|m| !m.def.id.starts_with("remote_lat_ns_d")));
+    }
+
+    #[test]
+    fn every_exec_policy_gives_its_program_metric_and_wall_time() {
+        let e = |p: &str, m: f64, hib: Option<bool>| {
+            let mut v = json!({"policy": p, "placement": "", "runs": [], "ok_runs": 3,
+                               "median_metric": m, "median_wall_s": 2.0, "verdict": "baseline"});
+            if let Some(h) = hib {
+                v["metric_higher_is_better"] = json!(h);
+            }
+            rec("exec", v)
+        };
+        let one = catalogue(&run_of(vec![e("default", 5.0, Some(false))], 1));
+        let m = one.iter().find(|m| m.def.id == EXEC_METRIC).unwrap();
+        assert_eq!((m.value, m.def.higher_is_better), (5.0, false));
+        assert_eq!(value(&one, EXEC_WALL), Some(2.0));
+        let two = catalogue(&run_of(vec![e("local:0", 9.0, None), e("remote:0/1", 6.0, None)], 2));
+        assert_eq!(value(&two, "exec_metric[local:0]"), Some(9.0));
+        assert_eq!(value(&two, "exec_metric[remote:0/1]"), Some(6.0));
+        // Runs stored before the direction was recorded: higher is better.
+        assert!(
+            two.iter().find(|m| m.def.id == "exec_metric[local:0]").unwrap().def.higher_is_better
+        );
+        assert_eq!(value(&two, EXEC_METRIC), None);
+    }
+}
