@@ -86,8 +86,10 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
             .map(|(i, c)| {
                 let label = &study.groups[i].label;
                 let Some(v) = c.median else { return format!("{label} -") };
-                let mut s =
-                    format!("{label} {}", group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied()));
+                let mut s = format!(
+                    "{label} {}",
+                    group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied())
+                );
                 if let (Some(ch), Some(vd)) = (c.change_pct, c.verdict) {
                     s.push_str(&format!(" ({}, {})", signed_pct(ch), vd.as_str()));
                 }
