@@ -37,8 +37,27 @@ pub struct RunData {
 }
 
 impl RunData {
+    /// A run's data. Each per-CPU summary's `hidden_numa` is judged again
+    /// by [`crate::hidden::hides_numa`] (the stored flag may come from an
+    /// older rule), and a stored hidden-NUMA note the evidence does not
+    /// support is dropped.
     pub fn of(run: &LoadedRun) -> RunData {
-        RunData::of_records(run.records())
+        let mut d = RunData::of_records(run.records());
+        let judged: Vec<bool> = d
+            .per_cpu_summaries
+            .iter()
+            .map(|s| {
+                let sizes: Vec<usize> = s.groups.iter().map(|g| g.cpus.len()).collect();
+                crate::hidden::hides_numa(run, &d, &sizes).is_some()
+            })
+            .collect();
+        for (s, hidden) in d.per_cpu_summaries.iter_mut().zip(judged) {
+            if s.hidden_numa && !hidden {
+                s.note = None;
+            }
+            s.hidden_numa = hidden;
+        }
+        d
     }
 
     /// [`RunData::of`] from some of a run's records.

@@ -244,34 +244,9 @@ fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
     m
 }
 
-/// The evidence, independent of the OS's nodes, that a machine has NUMA
-/// below them: more than one package, or more than one firmware proximity
-/// domain with CPUs and memory (ACPI SRAT). `None` without such evidence.
-fn numa_below_the_os(run: &LoadedRun) -> Option<String> {
-    let packages = run.machine_info.packages.as_ref().map(|c| c.get()).unwrap_or(0);
-    if packages > 1 {
-        return Some(format!("{packages} packages"));
-    }
-    let fw = run
-        .topology
-        .get()
-        .and_then(|t| t.firmware_numa.as_ref())
-        .and_then(|f| f.local_domains())
-        .or_else(|| {
-            // `2 proximity domains (...)` as the configuration records it.
-            let srat = run.config.acpi_srat.as_deref()?;
-            srat.split_whitespace().next()?.parse::<usize>().ok()
-        });
-    match fw {
-        Some(n) if n > 1 => Some(format!("{n} firmware proximity domains")),
-        _ => None,
-    }
-}
-
-/// The per-CPU evidence that a group's settings hide NUMA: the OS shows
-/// one node, the machine has NUMA below it ([`numa_below_the_os`]), and
-/// in every run of the group that measured per-CPU latency it splits into
-/// at least two groups of at least 2 CPUs. Anything less says nothing.
+/// The per-CPU evidence that a group's settings hide NUMA: in every run of
+/// the group that measured per-CPU latency, the rule every reader applies
+/// ([`crate::hidden::hides_numa`]) holds. Anything less says nothing.
 fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
     let mut seen = Vec::new();
     for r in runs {
@@ -280,11 +255,10 @@ fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
         if per_cpu.is_empty() {
             continue;
         }
-        if catalogue::os_nodes(r, &d) > 1 {
-            return None;
-        }
-        let why = numa_below_the_os(r)?;
-        let split = per_cpu.iter().find(|p| p.groups.iter().filter(|g| g.0 >= 2).count() >= 2)?;
+        let (why, split) = per_cpu.iter().find_map(|p| {
+            let sizes: Vec<usize> = p.groups.iter().map(|g| g.0).collect();
+            Some((crate::hidden::hides_numa(r, &d, &sizes)?, p))
+        })?;
         seen.push((r.summary.id, why, split.clone()));
     }
     let (_, why, p) = seen.first()?;
@@ -818,10 +792,17 @@ fn profiles(s: &Study) -> Vec<Profile> {
             ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", REMOTE_PENALTY])
         },
     ];
-    if s.metrics.iter().any(|m| {
+    let program = |m: &StudyMetric| {
         m.metric.starts_with(catalogue::EXEC_METRIC) || m.metric.starts_with(catalogue::EXEC_WALL)
-    }) {
-        v.push(p("program", false, vec![], vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL]));
+    };
+    if s.metrics.iter().any(program) {
+        let prog = p("program", false, vec![], vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL]);
+        // Runs of `exec` only: the program's own figures are the study;
+        // the machine profiles would only list what `run` measures.
+        if s.metrics.iter().all(program) {
+            return vec![prog];
+        }
+        v.push(prog);
     }
     v
 }
@@ -997,7 +978,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 continue;
             }
             let def = catalogue::def_of(id);
-            if def.needs_nodes && s.groups.iter().all(|g| g.one_node) {
+            if (def.needs_nodes || def.step_needs_nodes) && s.groups.iter().all(|g| g.one_node) {
                 continue;
             }
             parts.push(format!("{} was not measured", lower_first(&def.name)));

@@ -541,6 +541,87 @@ fn study3_milan_settings_are_judged_by_the_program_score() {
     let text = compare_text(&db, &four);
     eprintln!("{text}");
     assert!(text.contains("Program metric"), "{text}");
+    // Runs of `exec` only: the program profile alone speaks; no machine
+    // profile lists what `run` measures as not measured.
+    let v = compare_json(&db, &four, None);
+    let profiles: Vec<&Value> =
+        v["recommendations"].as_array().unwrap().iter().map(|r| &r["profile"]).collect();
+    assert_eq!(profiles, [&json!("program")], "{}", v["recommendations"]);
+    for gone in ["was not measured", "the `lat-matrix` step", "database:", "latency:"] {
+        assert!(!text.contains(gone), "{gone:?} in:\n{text}");
+    }
+}
+
+/// A study on one OS node (as `study --vary thp_enabled=madvise,always
+/// -- --quick` runs on a one-node machine): local and global bandwidth and
+/// the one latency cell, no interleaved, cross-node or remote figure,
+/// because `run` plans no step for them on one node. Global bandwidth has
+/// a 12% spread over 20 repetitions, as on a busy machine.
+fn one_node_study(dir: &Path) -> PathBuf {
+    let one_node = |label: &'static str, thp: &str, gbs: f64, ns: f64| Setting {
+        label,
+        packages: 1,
+        config: json!({"nodes": 1, "kernel": "6.1.0", "thp_enabled": thp}),
+        records: Box::new(move |rng| {
+            vec![
+                bw("local", rng.jitter(gbs, 0.01)),
+                (
+                    "bw",
+                    json!({"mode": "global", "kernel": "triad", "best_gbs": rng.jitter(gbs * 1.1, 0.01),
+                           "median_gbs": gbs, "spread_pct": 12.0, "reps": 20}),
+                ),
+                lat_cell(0, 0, rng.jitter(ns, 0.005)),
+            ]
+        }),
+    };
+    import(
+        dir,
+        "one-node",
+        &[one_node("madvise", "madvise", 151.3, 120.0), one_node("always", "always", 153.7, 118.0)],
+        11,
+    )
+}
+
+/// The recommendations of a one-node study never ask for a step that
+/// needs two or more nodes.
+#[test]
+fn a_one_node_study_asks_for_no_two_node_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = one_node_study(dir.path());
+    let v = compare_json(&db, &["madvise", "always"], None);
+    assert!(
+        v["groups"].as_array().unwrap().iter().all(|g| g["one_node"] == true),
+        "{}",
+        v["groups"]
+    );
+    for r in v["recommendations"].as_array().unwrap() {
+        let t = r["text"].as_str().unwrap();
+        for step in ["bw-interleave", "bw-matrix", "interleaved bandwidth", "remote"] {
+            assert!(!t.contains(step), "{}: asks for {step:?}: {t}", r["profile"]);
+        }
+    }
+    let text = compare_text(&db, &["madvise", "always"]);
+    assert!(!text.contains("bw-interleave"), "{text}");
+}
+
+/// One statistic per figure: `compare` prints each group's median as the
+/// runs' own tables write it (12% spread: 2 or 3 digits), `--json` keeps
+/// the unrounded value.
+#[test]
+fn compare_rounds_a_group_as_its_runs_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = one_node_study(dir.path());
+    let v = compare_json(&db, &["madvise", "always"], None);
+    let text = compare_text(&db, &["madvise", "always"]);
+    let row = text.lines().find(|l| l.starts_with("Global bandwidth (GB/s)")).unwrap();
+    let cells: Vec<&str> = row.split(" (n=3)").collect();
+    for (i, g) in ["madvise", "always"].iter().enumerate() {
+        let m = metric(&v, "global_bw_gbs")["groups"][i]["median"].as_f64().unwrap();
+        assert!(m.fract() != 0.0, "{g}: {m}");
+        let shown = cells[i].split_whitespace().last().unwrap();
+        let x: f64 = shown.parse().unwrap();
+        assert!(!shown.contains('.') && (x / m - 1.0).abs() < 0.03, "{g}: {m} shown as {row}");
+    }
 }
 
 #[test]

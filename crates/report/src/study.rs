@@ -277,14 +277,16 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 continue;
             }
             let (Some(ch), Some(v)) = (c.change_pct, c.verdict) else {
-                let why = [&c.not_applicable, &m.groups[study.baseline].not_applicable]
+                let na = [&c.not_applicable, &m.groups[study.baseline].not_applicable]
                     .into_iter()
                     .flatten()
-                    .next()
-                    .map_or("not measured in both groups".to_string(), |w| {
-                        format!("not comparable ({w})")
-                    });
-                out.push(format!("{}: {} {why}.", m.name, group_name(study, i)));
+                    .next();
+                out.push(match na {
+                    Some(w) => {
+                        format!("{}: {} not comparable ({w}).", m.name, group_name(study, i))
+                    }
+                    None => format!("{}: {}.", m.name, not_measured(study, m, i)),
+                });
                 continue;
             };
             let n_base = m.groups[study.baseline].n;
@@ -369,6 +371,21 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
         }
     }
     out
+}
+
+/// `not measured in GROUP` for a metric group `i` and the baseline cannot
+/// be compared on: the group(s) of the two without it named.
+fn not_measured(study: &Study, m: &analysis::study::StudyMetric, i: usize) -> String {
+    let lacking: Vec<String> = [i, study.baseline]
+        .into_iter()
+        .filter(|&g| m.groups[g].n == 0)
+        .map(|g| group_name(study, g))
+        .collect();
+    match lacking.as_slice() {
+        [] => format!("{} cannot be compared with the baseline", group_name(study, i)),
+        [one] => format!("not measured in {one}"),
+        _ => format!("measured in neither {}", lacking.join(" nor ")),
+    }
 }
 
 /// Per headline metric, the runs of each group as dots with the median

@@ -5,7 +5,7 @@
 
 use analysis::metrics::MetricKey;
 use analysis::study::Study;
-use report::{render_report, Format};
+use report::{render_report, study, Format};
 use store::{ExportDoc, LoadedRun, RunRef, Store};
 
 const FIXTURE: &str = include_str!("fixtures/synthetic-export.json");
@@ -148,30 +148,49 @@ fn result(seq: u32, kind: &str, payload: serde_json::Value) -> store::StoredReco
     }
 }
 
-/// The EPYC run with only per-CPU latency: 8 CPUs in one OS node, two
-/// latency groups (CPUs 0-3 near, 4-7 far), as `lat per-cpu` stores them.
-fn hidden_numa_run() -> LoadedRun {
-    let mut run = runs()[2].clone();
+/// `run` with only per-CPU latency to node 0 from one OS node: one point
+/// per `(cpu, ns)` and the `lat-summary` stored with `hidden_numa: true`,
+/// `note` and `groups`, as `lat per-cpu` stores them.
+fn per_cpu_run(
+    mut run: LoadedRun,
+    points: &[(u32, f64)],
+    note: &str,
+    groups: serde_json::Value,
+) -> LoadedRun {
     run.results.clear();
-    for c in 0..8u32 {
-        let ns = if c < 4 { 92.0 + f64::from(c) * 0.3 } else { 131.0 + f64::from(c) * 0.2 };
+    for (i, &(c, ns)) in points.iter().enumerate() {
         run.results.push(result(
-            c + 1,
+            i as u32 + 1,
             "lat",
             serde_json::json!({"mode": "per-cpu", "cpu": c, "cpu_node": 0, "mem_node": 0,
                                "size_bytes": 1u64 << 30, "median_ns": ns, "spread_pct": 1.0}),
         ));
     }
     run.results.push(result(
-        9,
+        points.len() as u32 + 1,
         "lat-summary",
         serde_json::json!({"mode": "per-cpu", "mem_node": 0, "hidden_numa": true,
-            "note": "the OS shows 1 node(s) with CPUs, but the CPUs fall into 2 latency groups (92 ns / 132 ns)",
-            "groups": [
-                {"cpus": "0-3", "median_ns": 92.45, "min_ns": 92.0, "max_ns": 92.9, "os_nodes": "0"},
-                {"cpus": "4-7", "median_ns": 132.1, "min_ns": 131.8, "max_ns": 132.4, "os_nodes": "0"}]}),
+                           "note": note, "groups": groups}),
     ));
     run
+}
+
+/// The 2-package baseline run with only per-CPU latency: 8 CPUs in one OS
+/// node, two latency groups (CPUs 0-3 near, 4-7 far).
+fn hidden_numa_run() -> LoadedRun {
+    let run = runs()[0].clone();
+    assert_eq!(run.machine_info.packages.as_ref().map(|p| p.get()), Some(2));
+    let points: Vec<(u32, f64)> = (0..8u32)
+        .map(|c| (c, if c < 4 { 92.0 + f64::from(c) * 0.3 } else { 131.0 + f64::from(c) * 0.2 }))
+        .collect();
+    per_cpu_run(
+        run,
+        &points,
+        "the OS shows 1 node(s) with CPUs, but the CPUs fall into 2 latency groups (92 ns / 132 ns)",
+        serde_json::json!([
+            {"cpus": "0-3", "median_ns": 92.45, "min_ns": 92.0, "max_ns": 92.9, "os_nodes": "0"},
+            {"cpus": "4-7", "median_ns": 132.1, "min_ns": 131.8, "max_ns": 132.4, "os_nodes": "0"}]),
+    )
 }
 
 #[test]
@@ -191,14 +210,65 @@ fn hidden_numa_is_stated_from_the_lat_summary() {
     assert!(html.contains("group 1 (CPUs 0-3, 92.5 ns)"), "series of group 1 missing");
     assert!(html.contains("group 2 (CPUs 4-7, 132.1 ns)"), "series of group 2 missing");
 
-    // without hidden NUMA there is no callout
-    let mut plain = run.clone();
-    let mut summary = plain.results.pop().unwrap().stored_json();
+    // the stored flag is judged again: a summary stored without it on this
+    // 2-package machine still states it
+    let mut unflagged = run.clone();
+    let mut summary = unflagged.results.pop().unwrap().stored_json();
     summary["hidden_numa"] = serde_json::json!(false);
-    plain.results.push(result(9, "lat-summary", summary));
-    let md = String::from_utf8(render_report(Format::Markdown, &plain, &[])).unwrap();
-    assert!(!md.contains("Hidden NUMA"));
+    unflagged.results.push(result(9, "lat-summary", summary));
+    let md = String::from_utf8(render_report(Format::Markdown, &unflagged, &[])).unwrap();
+    assert_eq!(md.matches(note).count(), 3, "{md}");
+
+    // the same split on a one-package machine without firmware domains:
+    // no evidence of NUMA below the OS, so no callout although stored
+    let mut one_package = run.clone();
+    one_package.machine_info = runs()[2].machine_info.clone();
+    let md = String::from_utf8(render_report(Format::Markdown, &one_package, &[])).unwrap();
+    assert!(!md.contains("Hidden NUMA"), "{md}");
     assert!(md.contains("| 2 | 4-7 | 4 |"));
+}
+
+/// Says nothing of hidden NUMA: no callout, no advice, no stored note.
+fn assert_no_hidden_numa(text: &str) {
+    for s in ["Hidden NUMA", "hides NUMA", "hidden by numa=off", "Check the BIOS NUMA"] {
+        assert!(!text.contains(s), "{s:?} in:\n{text}");
+    }
+}
+
+/// A false positive stored by an older version on a one-package VM: its
+/// two CPUs split into two single-CPU "groups" (317 vs 357 ns) and the
+/// summary was stored with `hidden_numa: true` and the hidden-NUMA note.
+/// Readers judge by the evidence rule (`analysis::hidden`): the report,
+/// the brief and the text summary say nothing of hidden NUMA (the
+/// report's appendix still lists the record as it was stored).
+#[test]
+fn a_stored_hidden_numa_false_positive_says_nothing() {
+    let vm = runs()[2].clone();
+    assert_eq!(vm.machine_info.packages.as_ref().map(|p| p.get()), Some(1));
+    let run = per_cpu_run(
+        vm,
+        &[(0, 317.2), (1, 357.4)],
+        "the OS shows 1 node(s) with CPUs, but the CPUs fall into 2 latency groups (317 ns / 357 ns): NUMA is probably hidden by numa=off or firmware interleaving",
+        serde_json::json!([
+            {"cpus": "0", "median_ns": 317.2, "min_ns": 317.2, "max_ns": 317.2, "os_nodes": "0"},
+            {"cpus": "1", "median_ns": 357.4, "min_ns": 357.4, "max_ns": 357.4, "os_nodes": "0"}]),
+    );
+    for f in [Format::Markdown, Format::Html] {
+        let out = String::from_utf8(render_report(f, &run, &[])).unwrap();
+        // the appendix lists every stored record as stored, flag included
+        let (body, appendix) = out.split_once("Appendix: raw figures").unwrap();
+        assert_no_hidden_numa(body);
+        assert!(appendix.contains("hidden by numa=off"), "{appendix}");
+        // the groups themselves are still shown
+        assert!(body.contains("357.4"), "{body}");
+    }
+    assert_no_hidden_numa(&report::brief(&run, &[]));
+    assert_no_hidden_numa(&report::summary_text(&run));
+    // and a study of it agrees
+    let mut twin = run.clone();
+    twin.summary.id = store::RunId(99);
+    let s = Study::of_runs(&[run, twin]);
+    assert!(s.groups.iter().all(|g| g.hidden_numa.is_none()));
 }
 
 #[test]
@@ -327,4 +397,16 @@ fn a_single_node_matrix_draws_no_heatmap() {
     let html = String::from_utf8(render_report(Format::Html, &run, &[])).unwrap();
     assert_eq!(html.matches("<svg class=\"chart").count(), 0);
     assert_eq!(html.matches("no heatmap is drawn").count(), 2);
+}
+
+/// A metric one group lacks is named with that group: the synthetic
+/// baseline ran `exec`, the other two did not.
+#[test]
+fn a_metric_not_measured_names_the_group_that_lacks_it() {
+    let s = Study::of_runs(&runs());
+    let lines = study::verdict_lines(&s);
+    let want = "Program metric under default: not measured in THP always, performance governor.";
+    assert!(lines.iter().any(|l| l == want), "{lines:#?}");
+    assert!(lines.iter().any(|l| l == "Program metric under default: not measured in epyc NPS2."));
+    assert!(!lines.iter().any(|l| l.contains("in both groups")), "{lines:#?}");
 }

@@ -78,7 +78,8 @@ fn comparison_text(runs: &[LoadedRun]) -> String {
         study::groups_table(&s).to_text(),
         study::settings_table(&s).to_text(),
         study::settings_same_line(&s),
-        study::metrics_table(&s).to_text(),
+        study::metrics_table_with(&s, &study::group_noise(&s, &runs.iter().collect::<Vec<_>>()))
+            .to_text(),
         study::verdict_lines(&s).join("\n"),
         s.recommendations
             .iter()

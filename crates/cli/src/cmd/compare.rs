@@ -5,7 +5,7 @@
 
 use analysis::study::{Study, StudyError};
 use results::runstats::Criteria;
-use store::{RunRef, Store};
+use store::{LoadedRun, RunRef, Store};
 
 use super::store::{open_existing, print_table};
 use crate::cli::Global;
@@ -50,17 +50,23 @@ pub fn study_report(
     let mut refs = vec![run.to_string()];
     refs.extend(compare.iter().cloned());
     let study = study_of(db, &refs, None, &Criteria::default())?;
+    let mut runs = runs_of(db, &study)?;
+    let first = runs.remove(0);
+    if brief {
+        return Ok(Some(report::brief_with(&first, &runs, Some(&study)).into_bytes()));
+    }
+    Ok(Some(report::render_study_report(format, &first, &runs, &study)))
+}
+
+/// Every run of the study's groups, in group order.
+fn runs_of(db: &Store, study: &Study) -> anyhow::Result<Vec<LoadedRun>> {
     let mut runs = Vec::new();
     for g in &study.groups {
         for id in &g.runs {
             runs.push(db.load_run(*id)?);
         }
     }
-    let first = runs.remove(0);
-    if brief {
-        return Ok(Some(report::brief_with(&first, &runs, Some(&study)).into_bytes()));
-    }
-    Ok(Some(report::render_study_report(format, &first, &runs, &study)))
+    Ok(runs)
 }
 
 pub(crate) fn study_of(
@@ -91,11 +97,15 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
-    print(&study)
+    print(&db, &study)
 }
 
-/// The study as tables and lines (what `compare` prints without `--json`).
-pub(crate) fn print(study: &Study) -> anyhow::Result<()> {
+/// The study as tables and lines (what `compare` prints without `--json`):
+/// each group's median rounded as its runs' tables round the same figure
+/// (`--json` keeps the values unrounded).
+pub(crate) fn print(db: &Store, study: &Study) -> anyhow::Result<()> {
+    let runs = runs_of(db, study)?;
+    let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
     // The settings that differ come first: they are what the study is about.
     if study.settings_diff.is_empty() {
         output::emit("Settings that differ: none recorded.")?;
@@ -110,7 +120,7 @@ pub(crate) fn print(study: &Study) -> anyhow::Result<()> {
     output::emit("")?;
     print_table(&report::study::groups_table(study))?;
     output::emit("")?;
-    print_table(&report::study::metrics_table(study))?;
+    print_table(&report::study::metrics_table_with(study, &noise))?;
     output::emit(&format!(
         "\nVerdicts ({}% intervals on the change of medians between runs; margin ±{}%):",
         (study.confidence * 100.0).round(),

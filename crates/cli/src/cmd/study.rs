@@ -441,7 +441,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         a.rounds,
         restorer.snap.shown
     ))?;
-    crate::cmd::compare::print(&study)
+    crate::cmd::compare::print(&db, &study)
 }
 
 /// `--dry-run`: the plan, after every check the study makes, with nothing
