@@ -133,6 +133,9 @@ pub struct Pair {
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
     pub runs_needed: Option<u32>,
+    /// More runs would not decide: the noise floor (%) for groups of
+    /// `runs_needed` runs is larger than the change.
+    pub more_runs_held_by_floor_pct: Option<f64>,
 }
 
 /// One metric across the groups.
@@ -535,6 +538,14 @@ impl Study {
                 .iter()
                 .map(|rs| rs.iter().filter_map(|m| m.get(&def.id).copied()).collect())
                 .collect();
+            // The floor for groups of `runs_needed` runs: a change inside it
+            // stays undecided however many runs are taken.
+            let held_by_floor = |j: &Judgement| -> Option<f64> {
+                let n = j.runs_needed? as usize;
+                let f = floors.for_sizes(&def.id, n, n, policy).ok().flatten()?;
+                let change = (1.0 + j.change_pct / 100.0).ln().abs();
+                (change <= (1.0 + f.pct / 100.0).ln()).then_some(f.pct)
+            };
             let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor)> {
                 let floor = floors.for_sizes(&def.id, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
@@ -575,17 +586,9 @@ impl Study {
                         c.verdict = Some(j.verdict);
                         c.basis = Some(j.basis);
                         c.runs_needed = j.runs_needed;
-                        if let Some(n) = j.runs_needed {
-                            // The floor for groups of n runs: a change inside
-                            // it stays undecided however many runs are taken.
-                            let n = n as usize;
-                            if let Ok(Some(f)) = floors.for_sizes(&def.id, n, n, policy) {
-                                let change = (1.0 + j.change_pct / 100.0).ln().abs();
-                                if change <= (1.0 + f.pct / 100.0).ln() {
-                                    c.runs_needed = None;
-                                    c.more_runs_held_by_floor_pct = Some(f.pct);
-                                }
-                            }
+                        if let Some(pct) = held_by_floor(&j) {
+                            c.runs_needed = None;
+                            c.more_runs_held_by_floor_pct = Some(pct);
                         }
                     }
                 }
@@ -597,12 +600,14 @@ impl Study {
                     (0..k)
                         .map(|b| {
                             let (j, _) = judge_pair(a, b).filter(|_| a != b)?;
+                            let held = held_by_floor(&j);
                             Some(Pair {
                                 verdict: j.verdict,
                                 change_pct: j.change_pct,
                                 ci_low_pct: j.ci_low_pct,
                                 ci_high_pct: j.ci_high_pct,
-                                runs_needed: j.runs_needed,
+                                runs_needed: j.runs_needed.filter(|_| held.is_none()),
+                                more_runs_held_by_floor_pct: held,
                             })
                         })
                         .collect()
@@ -941,13 +946,18 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 let top = top_tier(m, &cand);
                 let measured: Vec<usize> =
                     top.iter().copied().filter(|&c| m.groups[c].n > 0).collect();
-                let undecided: Vec<(usize, usize, Option<u32>)> = measured
+                let undecided: Vec<(usize, usize, Option<u32>, Option<f64>)> = measured
                     .iter()
                     .flat_map(|&a| measured.iter().map(move |&b| (a, b)))
                     .filter(|(a, b)| a < b)
                     .filter_map(|(a, b)| {
                         let p = m.pairs[a][b].as_ref()?;
-                        (p.verdict == GroupVerdict::Undecided).then_some((a, b, p.runs_needed))
+                        (p.verdict == GroupVerdict::Undecided).then_some((
+                            a,
+                            b,
+                            p.runs_needed,
+                            p.more_runs_held_by_floor_pct,
+                        ))
                     })
                     .collect();
                 if undecided.is_empty() {
@@ -959,9 +969,13 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 } else {
                     parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
                     let need = undecided.iter().filter_map(|u| u.2).max();
-                    next.push(match need {
-                        Some(n) => format!("{n} runs per group for {lname}"),
-                        None => format!(
+                    let held = undecided.iter().filter_map(|u| u.3).reduce(f64::max);
+                    next.push(match (need, held) {
+                        (_, Some(pct)) => format!(
+                            "{lname}: more runs per group would not decide (the {pct:.1}% noise floor for groups that size is larger than the change): runs of the settings alternated over time, or a quieter machine"
+                        ),
+                        (Some(n), None) => format!("{n} runs per group for {lname}"),
+                        (None, None) => format!(
                             "{lname}: more than {MAX_RUNS_SUGGESTED} runs per group, or a quieter machine, or runs of the settings alternated over time"
                         ),
                     });

@@ -447,13 +447,28 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
         },
     ];
     let drift: Vec<f64> = [100.0, 101.0, 99.0, 160.0, 161.0, 159.0, 100.0, 99.5, 100.5].to_vec();
-    let floors = Floors { by_metric: [("local_bw_gbs".to_string(), vec![drift])].into() };
+    let floors = Floors {
+        by_metric: [
+            ("local_bw_gbs".to_string(), vec![drift.clone()]),
+            ("global_bw_gbs".to_string(), vec![drift]),
+        ]
+        .into(),
+    };
     let s = Study::build(&groups, 0, &Criteria::default(), &floors);
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
     let c = &m.groups[1];
     assert_eq!(c.verdict, Some(GroupVerdict::Undecided), "{c:?}");
     assert_eq!(c.runs_needed, None, "{c:?}");
     assert!(c.more_runs_held_by_floor_pct.is_some_and(|f| f > 23.0), "{c:?}");
+    // The recommendations say the same as the verdict: no run count that
+    // the floor would leave undecided.
+    let hpc = s.recommendations.iter().find(|r| r.profile == "hpc").unwrap();
+    assert!(
+        hpc.text.contains("global bandwidth: more runs per group would not decide"),
+        "{}",
+        hpc.text
+    );
+    assert!(!hpc.text.contains("runs per group for global bandwidth"), "{}", hpc.text);
     // Without that drift on record, 3 runs per group is the suggestion.
     let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
