@@ -20,6 +20,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/ansible.rs"]
+mod ansible;
+use ansible::{compared, fleet_json, host_line, recap, unmeasured, INVENTORY_VARS};
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
@@ -64,80 +68,12 @@ impl HeldLock {
     }
 }
 
-/// One inventory line: a "host" of this machine with its own folder, its
-/// own machine identity and the smallest run there is.
-fn host_line(d: &Path, name: &str, extra: &str) -> String {
-    format!(
-        "{name} numaprobe_remote_dir={dir} numaprobe_extra_args='[\"--only\", \"bw-local\"]' \
-         numaprobe_environment='{{\"NUMAPROBE_MACHINE_ID\": \"{name}\"}}' {extra}\n",
-        dir = d.join(name).display()
-    )
-}
-
-const INVENTORY_VARS: &str = "[fleet:vars]\nansible_connection=local\n\
-    ansible_python_interpreter=/usr/bin/python3\nnumaprobe_poll=1\n";
-
-/// Runs the playbook on `inventory` (the controller in `d/controller`):
-/// its exit status and output.
+/// Runs the playbook on `inventory` (the controller in `d/controller`)
+/// with this build's binary: its exit status and output.
 fn playbook(d: &Path, inventory: &str, extra: &[&str]) -> (Option<i32>, String) {
-    let inv = d.join("inventory.ini");
-    std::fs::write(&inv, inventory).unwrap();
-    let out = Command::new("timeout")
-        .arg("600")
-        .arg("ansible-playbook")
-        .arg("-i")
-        .arg(&inv)
-        .arg(repo().join("deploy/ansible/numaprobe.yml"))
-        .arg("-e")
-        .arg(format!("numaprobe_binary={}", bin().display()))
-        .args(["-e", "numaprobe_budget=quick"])
-        .arg("-e")
-        .arg(format!("numaprobe_controller_dir={}", d.join("controller").display()))
-        .args(extra)
-        .env("ANSIBLE_LOCAL_TEMP", d.join("ansible-tmp"))
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
-        .output()
-        .unwrap();
-    let text =
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    (out.status.code(), text)
-}
-
-/// The PLAY RECAP line of a host.
-fn recap<'a>(text: &'a str, host: &str) -> &'a str {
-    let recap = text.split("PLAY RECAP").nth(1).unwrap_or_default();
-    recap
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(host))
-        .unwrap_or_else(|| panic!("{host} not in the recap:\n{text}"))
-}
-
-fn fleet_json(ctl: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(ctl.join("fleet.json")).unwrap()).unwrap()
-}
-
-/// (host, run uuid) of every host compared in a fleet.
-fn compared(fleet: &Value) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = fleet["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|g| g["hosts"].as_array().unwrap())
-        .map(|h| (h["host"].as_str().unwrap().into(), h["run_uuid"].as_str().unwrap().into()))
-        .collect();
-    v.sort();
-    v
-}
-
-/// (host, error) of every host the fleet lists as not measured.
-fn unmeasured(fleet: &Value) -> Vec<(String, String)> {
-    fleet["unmeasured"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| (u["host"].as_str().unwrap().into(), u["error"].as_str().unwrap().into()))
-        .collect()
+    let mut args = vec!["-e".to_string(), format!("numaprobe_binary={}", bin().display())];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    ansible::playbook(&repo(), d, inventory, &args)
 }
 
 /// Issue 27: four hosts measured (two of them clones with one host name),

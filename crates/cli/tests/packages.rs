@@ -13,6 +13,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "support/ansible.rs"]
+mod ansible;
+
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn repo() -> PathBuf {
@@ -313,12 +316,7 @@ fn environment(unit: &str) -> Vec<(String, String)> {
 fn deb_installs_works_and_removes_everything() {
     let deb = artifact(&format!("numaprobe_{VERSION}-1_amd64.deb"));
     let d = deb.to_str().unwrap();
-    assert_eq!(run_ok(cmd("id", &["-u"])).trim(), "0", "dpkg -i needs root");
-    assert!(
-        !matches!(dpkg_status().as_str(), "installed" | "config-files" | "half-installed"),
-        "numaprobe is already installed here: dpkg -r numaprobe first"
-    );
-    assert!(!Path::new("/usr/bin/numaprobe").exists(), "/usr/bin/numaprobe exists already");
+    assert_can_install();
 
     // Control: name, version, arch, no dependency, no maintainer scripts
     // (so nothing enables the timer).
@@ -335,7 +333,7 @@ fn deb_installs_works_and_removes_everything() {
         assert!(!control.contains(format!("./{script}").as_str()), "{script}: {control:?}");
     }
 
-    let (files, dirs) = deb_contents(&deb);
+    let (files, _) = deb_contents(&deb);
     let mut expected: BTreeSet<String> = [
         "/usr/bin/numaprobe",
         "/usr/share/bash-completion/completions/numaprobe",
@@ -423,7 +421,24 @@ fn deb_installs_works_and_removes_everything() {
     assert!(prom.contains("numaprobe_run_info{") && prom.contains("label=\"periodic\""), "{prom}");
     assert!(prom.contains("numaprobe_latency_seconds"), "{prom}");
 
-    // Removal leaves none of the package's files, nor its own folders.
+    remove_and_check_nothing_left(&deb);
+}
+
+/// Fails unless this test can install the package: root, and numaprobe not
+/// installed (by dpkg or otherwise).
+fn assert_can_install() {
+    assert_eq!(run_ok(cmd("id", &["-u"])).trim(), "0", "dpkg -i needs root");
+    assert!(
+        !matches!(dpkg_status().as_str(), "installed" | "config-files" | "half-installed"),
+        "numaprobe is already installed here: dpkg -r numaprobe first"
+    );
+    assert!(!Path::new("/usr/bin/numaprobe").exists(), "/usr/bin/numaprobe exists already");
+}
+
+/// `dpkg -r numaprobe`, then none of the .deb's files is left, nor its own
+/// folders, and dpkg no longer counts it installed.
+fn remove_and_check_nothing_left(deb: &Path) {
+    let (files, dirs) = deb_contents(deb);
     run_ok(cmd("dpkg", &["-r", "numaprobe"]));
     // Forgotten entirely (no conffiles to keep), or known as not installed.
     assert!(matches!(dpkg_status().as_str(), "" | "not-installed"), "{}", dpkg_status());
@@ -535,4 +550,126 @@ fn rpm_has_the_layout_and_metadata_and_its_payload_runs() {
         std::fs::read(tmp.path().join("usr/lib/systemd/system/numaprobe.timer")).unwrap(),
         std::fs::read(repo().join("deploy/systemd/numaprobe.timer")).unwrap()
     );
+}
+
+/// The Ansible role's package mode (docs/fleet.md, "Ansible"): the real
+/// ansible-playbook (scripts/fleet-setup.sh installs it) runs
+/// deploy/ansible/numaprobe.yml on this machine as one host (connection
+/// local) with `numaprobe_install=package` and the release's .deb, the
+/// binary variable pointing at nothing (so only the package can be what
+/// runs). The .deb is copied to the host and installed at its version
+/// (`dpkg -V` clean), `/usr/bin/numaprobe` is the package's binary, the
+/// round ends as in binary mode (the run fetched, imported, the fleet
+/// report of one healthy host written), a second round installs nothing
+/// and copies nothing (both tasks `ok`, not `changed`) but measures again,
+/// and `dpkg -r` leaves nothing.
+#[test]
+fn deb_via_the_ansible_role_installs_once_and_measures() {
+    let deb = artifact(&format!("numaprobe_{VERSION}-1_amd64.deb"));
+    let have = Command::new("ansible-playbook").arg("--version").output();
+    assert!(
+        have.as_ref().is_ok_and(|o| o.status.success()),
+        "ansible-playbook is missing or broken ({:?}): scripts/fleet-setup.sh installs \
+         ansible-core (.ci/run runs it before this suite)",
+        have.map(|o| o.status)
+    );
+    assert_can_install();
+    let _installed = Installed;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut inv = String::from("[fleet]\n");
+    inv.push_str(&ansible::host_line(d, "np-pkg", ""));
+    inv.push_str(ansible::INVENTORY_VARS);
+    inv.push_str(&format!("numaprobe_lock={}\n", d.join("measure.lock").display()));
+    let args = [
+        "numaprobe_install=package".to_string(),
+        format!("numaprobe_package={}", deb.display()),
+        format!("numaprobe_binary={}", d.join("no-binary-here").display()),
+        // The controller is this machine: it runs the package's binary too.
+        "numaprobe_controller_binary=/usr/bin/numaprobe".to_string(),
+    ]
+    .into_iter()
+    .flat_map(|a| ["-e".to_string(), a])
+    .collect::<Vec<_>>();
+    let round = || {
+        let (code, text) = ansible::playbook(&repo(), d, &inv, &args);
+        assert_eq!(code, Some(0), "{text}");
+        assert!(text.contains("Validating arguments against arg spec 'main'"), "{text}");
+        let recap = ansible::recap(&text, "np-pkg");
+        assert!(recap.contains("failed=0") && recap.contains("unreachable=0"), "{recap}");
+        text
+    };
+    let result = |text: &str, task: &str| {
+        let r = ansible::task_results(text, task, "np-pkg");
+        assert_eq!(r.len(), 1, "{task}: {r:?}");
+        r[0].clone()
+    };
+    let (copy, install) =
+        ("Copy the numaprobe package", "Install numaprobe from the package (.deb, apt)");
+
+    let first = round();
+    assert!(first.contains(&format!("installing the package {}", deb.display())), "{first}");
+    assert_eq!(result(&first, copy), "changed");
+    assert_eq!(result(&first, install), "changed");
+    assert_eq!(result(&first, "Copy the numaprobe binary"), "skipping");
+    assert_eq!(result(&first, "Install numaprobe from the package (.rpm, dnf)"), "skipping");
+
+    // Installed at the package's version, its files as packaged.
+    let deb_version = run_ok(cmd("dpkg-deb", &["-f", deb.to_str().unwrap(), "Version"]));
+    assert_eq!(dpkg_status(), "installed");
+    let installed = run_ok(cmd("dpkg-query", &["-W", "-f", "${Version}", "numaprobe"]));
+    assert_eq!(installed.trim(), deb_version.trim());
+    assert_eq!(
+        run_ok(cmd("dpkg", &["-V", "numaprobe"])),
+        "",
+        "installed files differ from the .deb"
+    );
+    // /usr/bin/numaprobe says what the .deb's own binary says.
+    let unpacked = d.join("unpacked");
+    run_ok(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&unpacked));
+    let packaged = run_ok(Command::new(unpacked.join("usr/bin/numaprobe")).arg("--version"));
+    assert!(packaged.starts_with(&format!("numaprobe {VERSION} (")), "{packaged}");
+    assert_eq!(run_ok(cmd("/usr/bin/numaprobe", &["--version"])), packaged);
+    // The host holds the package and its database, no copied binary.
+    let host = d.join("np-pkg");
+    assert_eq!(
+        std::fs::read(host.join(deb.file_name().unwrap())).unwrap(),
+        std::fs::read(&deb).unwrap()
+    );
+    assert!(!host.join("numaprobe").exists(), "a binary was copied in package mode");
+
+    // What binary mode produces: this round's run fetched, imported and
+    // reported, the host healthy.
+    let np = |db: &Path, args: &[&str]| -> serde_json::Value {
+        let out = run_ok(Command::new("/usr/bin/numaprobe").arg("--db").arg(db).args(args));
+        serde_json::from_str(&out).unwrap()
+    };
+    let run = np(&host.join("results.db"), &["--json", "show", "latest"]);
+    assert_eq!(run["status"], "complete", "{run}");
+    let uuid = run["uuid"].as_str().unwrap().to_string();
+    let ctl = d.join("controller");
+    let export: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ctl.join("exports/np-pkg.json")).unwrap())
+            .unwrap();
+    assert_eq!(export["runs"][0]["uuid"], uuid.as_str());
+    let fleet = ansible::fleet_json(&ctl);
+    assert_eq!(ansible::compared(&fleet), [("np-pkg".to_string(), uuid.clone())], "{fleet}");
+    assert_eq!((fleet["hosts"].as_u64(), fleet["healthy"].as_u64()), (Some(1), Some(1)), "{fleet}");
+    assert!(ansible::unmeasured(&fleet).is_empty(), "{fleet}");
+    let html = std::fs::read_to_string(ctl.join("fleet.html")).unwrap();
+    assert!(html.contains("Fleet report: 1 host(s)"), "fleet.html");
+    assert!(ctl.join("fleet.md").is_file() && ctl.join("fleet.txt").is_file());
+
+    // Again: nothing to copy or install, a new run measured and reported.
+    let second = round();
+    assert_eq!(result(&second, copy), "ok", "the package was copied again");
+    assert_eq!(result(&second, install), "ok", "the package was installed again");
+    let fleet = ansible::fleet_json(&ctl);
+    let again = ansible::compared(&fleet);
+    assert_eq!(again.len(), 1, "{fleet}");
+    assert_ne!(again[0].1, uuid, "not measured again: {fleet}");
+    let runs = np(&ctl.join("fleet.db"), &["list", "--json"]);
+    assert_eq!(runs.as_array().map(Vec::len), Some(2), "{runs}");
+
+    remove_and_check_nothing_left(&deb);
 }
