@@ -661,15 +661,37 @@ fn mode_of(v: &serde_json::Value) -> Result<Mode, serde_json::Error> {
 
 // Dispatch on `mode` rather than trying each shape: serde's untagged
 // buffering cannot read the integer keys of `placement.check.per_node`.
+impl TryFrom<&serde_json::Value> for Lat {
+    type Error = serde_json::Error;
+
+    fn try_from(v: &serde_json::Value) -> Result<Self, Self::Error> {
+        Ok(match mode_of(v)? {
+            Mode::Loaded => Lat::Loaded(LoadedPoint::deserialize(v)?),
+            Mode::C2c => Lat::C2c(C2cResult::deserialize(v)?),
+            _ => Lat::Chase(LatResult::deserialize(v)?),
+        })
+    }
+}
+
 impl TryFrom<serde_json::Value> for Lat {
     type Error = serde_json::Error;
 
     fn try_from(v: serde_json::Value) -> Result<Self, Self::Error> {
-        Ok(match mode_of(&v)? {
-            Mode::Loaded => Lat::Loaded(serde_json::from_value(v)?),
-            Mode::C2c => Lat::C2c(serde_json::from_value(v)?),
-            _ => Lat::Chase(serde_json::from_value(v)?),
-        })
+        Lat::try_from(&v)
+    }
+}
+
+impl TryFrom<&serde_json::Value> for LatSummary {
+    type Error = serde_json::Error;
+
+    fn try_from(v: &serde_json::Value) -> Result<Self, Self::Error> {
+        match mode_of(v)? {
+            Mode::Sweep => Ok(LatSummary::Sweep(SweepSummary::deserialize(v)?)),
+            Mode::PerCpu => Ok(LatSummary::PerCpu(PerCpuSummary::deserialize(v)?)),
+            Mode::Loaded => Ok(LatSummary::Loaded(LoadedSummary::deserialize(v)?)),
+            Mode::PrefetchCheck => Ok(LatSummary::PrefetchCheck(PrefetchCheck::deserialize(v)?)),
+            m => Err(serde::de::Error::custom(format!("no lat-summary of mode {}", m.name()))),
+        }
     }
 }
 
@@ -677,13 +699,7 @@ impl TryFrom<serde_json::Value> for LatSummary {
     type Error = serde_json::Error;
 
     fn try_from(v: serde_json::Value) -> Result<Self, Self::Error> {
-        match mode_of(&v)? {
-            Mode::Sweep => Ok(LatSummary::Sweep(serde_json::from_value(v)?)),
-            Mode::PerCpu => Ok(LatSummary::PerCpu(serde_json::from_value(v)?)),
-            Mode::Loaded => Ok(LatSummary::Loaded(serde_json::from_value(v)?)),
-            Mode::PrefetchCheck => Ok(LatSummary::PrefetchCheck(serde_json::from_value(v)?)),
-            m => Err(serde::de::Error::custom(format!("no lat-summary of mode {}", m.name()))),
-        }
+        LatSummary::try_from(&v)
     }
 }
 

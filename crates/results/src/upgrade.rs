@@ -74,9 +74,9 @@ fn record_of(kind: &str, v: &Value) -> Option<Record> {
     })
 }
 
-/// Today's shape, read as it is.
+/// Today's shape, read as it is (from the borrowed value: no copy).
 fn today<T: DeserializeOwned>(v: &Value) -> Option<T> {
-    serde_json::from_value(v.clone()).ok()
+    T::deserialize(v).ok()
 }
 
 /// A number field (a JSON number, or a string holding one), finite.
@@ -256,7 +256,7 @@ fn bw_result(v: &Value) -> Option<BwResult> {
 }
 
 fn lat(v: &Value) -> Option<Lat> {
-    if let Some(r) = today(v) {
+    if let Ok(r) = Lat::try_from(v) {
         return Some(r);
     }
     // a chase Ctrl-C cut short or whose answers failed validation is no
@@ -346,7 +346,7 @@ fn lat(v: &Value) -> Option<Lat> {
 }
 
 fn lat_summary(v: &Value) -> Option<LatSummary> {
-    if let Some(r) = today(v) {
+    if let Ok(r) = LatSummary::try_from(v) {
         return Some(r);
     }
     let list = |k: &str| v.get(k).and_then(Value::as_array).cloned().unwrap_or_default();

@@ -650,11 +650,24 @@ pub(crate) fn insert_result(
             |r| r.get(0),
         )?,
     };
-    let keys = KeyColumns::of(&r.record);
-    let payload = match &r.as_stored {
-        Some(text) => text.clone(),
-        None => r.record.to_json().to_string(),
-    };
+    match &r.as_stored {
+        Some(text) => insert_row(conn, run, seq, recorded, &r.record, text)?,
+        None => insert_row(conn, run, seq, recorded, &r.record, &r.record.to_json().to_string())?,
+    }
+    Ok(seq)
+}
+
+/// Inserts one result row: `record`'s key columns and `payload`, the text
+/// stored for it.
+pub(crate) fn insert_row(
+    conn: &Connection,
+    run: i64,
+    seq: u32,
+    recorded: &str,
+    record: &Record,
+    payload: &str,
+) -> rusqlite::Result<()> {
+    let keys = KeyColumns::of(record);
     // Cached: an import inserts thousands of results through one statement.
     conn.prepare_cached(
         "INSERT INTO results (run_id, seq, recorded, kind, mode, kernel, cpu_node, mem_node,
@@ -665,7 +678,7 @@ pub(crate) fn insert_result(
         run,
         seq,
         recorded,
-        r.record.kind(),
+        record.kind(),
         keys.mode,
         keys.kernel,
         keys.cpu_node,
@@ -674,7 +687,7 @@ pub(crate) fn insert_result(
         keys.unit,
         payload
     ])?;
-    Ok(seq)
+    Ok(())
 }
 
 /// Columns copied out of a record so that SQL can filter on them.

@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::db::{insert_result, json_text, upsert_machine_with, Store};
+use crate::db::{insert_result, insert_row, json_text, upsert_machine_with, Store};
 use crate::error::{Result, StoreError};
 use crate::types::{RunId, RunStatus, StoredRecord};
 use crate::util::{now_rfc3339, parse_rfc3339};
@@ -30,9 +30,11 @@ pub struct ExportDoc {
     pub runs: Vec<ExportedRun>,
 }
 
-/// One run in an export document.
+/// One run in an export document. `R` is how a result is read: whole, as
+/// a [`StoredRecord`]; an import reads it as [`ResultHead`] (the check
+/// pass, payload only validated) and [`ResultRow`] (the payload as JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportedRun {
+pub struct ExportedRun<R = StoredRecord> {
     /// Stable identity of the run across databases.
     pub uuid: String,
     /// The run's id in the database it was exported from (informative).
@@ -49,7 +51,7 @@ pub struct ExportedRun {
     pub config_hash: String,
     pub config: Configuration,
     pub topology: RunTopology,
-    pub results: Vec<StoredRecord>,
+    pub results: Vec<R>,
 }
 
 /// The machine of an exported run.
@@ -116,8 +118,139 @@ impl ExportDoc {
     }
 }
 
+/// What the checks of a run read of each result.
+pub(crate) trait ResultFields {
+    fn seq(&self) -> u32;
+    fn recorded(&self) -> &str;
+}
+
+impl ResultFields for StoredRecord {
+    fn seq(&self) -> u32 {
+        self.seq
+    }
+    fn recorded(&self) -> &str {
+        &self.recorded
+    }
+}
+
+/// A result as an import reads it: the fields of [`StoredRecord`]'s JSON,
+/// the payload as `P`.
+#[derive(Deserialize)]
+pub(crate) struct ResultJson<P> {
+    seq: u32,
+    recorded: String,
+    kind: String,
+    payload: P,
+}
+
+impl<P> ResultFields for ResultJson<P> {
+    fn seq(&self) -> u32 {
+        self.seq
+    }
+    fn recorded(&self) -> &str {
+        &self.recorded
+    }
+}
+
+/// A result as the check pass of an import reads it: the payload parsed
+/// (so bad JSON in it fails as it would on import) but not kept or read
+/// into a record.
+pub(crate) type ResultHead = ResultJson<AnyJson>;
+
+/// A result as an import stores it: the payload as JSON, read into its
+/// record once (for the key columns and to know whether the record
+/// writes it as stored).
+pub(crate) type ResultRow = ResultJson<Value>;
+
+/// A result an import can store.
+pub(crate) trait ImportRow: ResultFields {
+    fn insert(&self, tx: &rusqlite::Transaction<'_>, run: i64) -> rusqlite::Result<()>;
+}
+
+impl ImportRow for StoredRecord {
+    fn insert(&self, tx: &rusqlite::Transaction<'_>, run: i64) -> rusqlite::Result<()> {
+        insert_result(tx, run, Some(self.seq), &self.recorded, self).map(drop)
+    }
+}
+
+impl ImportRow for ResultRow {
+    /// Stores what [`StoredRecord`] would: the payload's text as the
+    /// record writes it, which is the payload itself when the record reads
+    /// it unchanged (`as_stored` is then `None`), so it is not written twice.
+    fn insert(&self, tx: &rusqlite::Transaction<'_>, run: i64) -> rusqlite::Result<()> {
+        let up = results::upgrade::read(&self.kind, &self.payload);
+        let text = up.as_stored.unwrap_or_else(|| self.payload.to_string());
+        insert_row(tx, run, self.seq, &self.recorded, &up.record, &text)
+    }
+}
+
+/// Any JSON value, parsed as [`Value`] parses it (the same errors: bad
+/// UTF-8, numbers out of range) and dropped as it is read.
+pub(crate) struct AnyJson;
+
+impl<'de> Deserialize<'de> for AnyJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(AnyJsonVisitor)
+    }
+}
+
+struct AnyJsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for AnyJsonVisitor {
+    type Value = AnyJson;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+    fn visit_none<E>(self) -> std::result::Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<AnyJson, D::Error> {
+        AnyJson::deserialize(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<AnyJson, A::Error> {
+        while seq.next_element::<AnyJson>()?.is_some() {}
+        Ok(AnyJson)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<AnyJson, A::Error> {
+        while map.next_key::<AnyJson>()?.is_some() {
+            map.next_value::<AnyJson>()?;
+        }
+        Ok(AnyJson)
+    }
+}
+
 /// A run's UUID is a UUID, and [`check_run`]; the error names the run.
-pub(crate) fn check_exported_run(r: &ExportedRun) -> std::result::Result<(), String> {
+pub(crate) fn check_exported_run<R: ResultFields>(
+    r: &ExportedRun<R>,
+) -> std::result::Result<(), String> {
     if uuid::Uuid::parse_str(&r.uuid).is_err() {
         return Err(format!("run uuid {:?} is not a UUID", r.uuid));
     }
@@ -127,7 +260,7 @@ pub(crate) fn check_exported_run(r: &ExportedRun) -> std::result::Result<(), Str
 /// What the database needs of a run before anything is written: RFC 3339
 /// times (a start time that is not one would sort wrongly as `latest`)
 /// and distinct result sequence numbers.
-fn check_run(r: &ExportedRun) -> std::result::Result<(), String> {
+fn check_run<R: ResultFields>(r: &ExportedRun<R>) -> std::result::Result<(), String> {
     let time = |field: &str, v: &str| match parse_rfc3339(v) {
         Some(_) => Ok(()),
         None => {
@@ -140,10 +273,10 @@ fn check_run(r: &ExportedRun) -> std::result::Result<(), String> {
     }
     let mut seen = std::collections::HashSet::with_capacity(r.results.len());
     for x in &r.results {
-        if !seen.insert(x.seq) {
-            return Err(format!("result seq {} appears more than once", x.seq));
+        if !seen.insert(x.seq()) {
+            return Err(format!("result seq {} appears more than once", x.seq()));
         }
-        time(&format!("result {}: \"recorded\"", x.seq), &x.recorded)?;
+        time(&format!("result {}: \"recorded\"", x.seq()), x.recorded())?;
     }
     Ok(())
 }
@@ -201,9 +334,9 @@ impl Store {
 
 /// Adds one run (checked) of an export in the transaction `tx`, or notes
 /// it as skipped when its UUID is already present.
-pub(crate) fn import_run(
+pub(crate) fn import_run<R: ImportRow>(
     tx: &rusqlite::Transaction<'_>,
-    run: &ExportedRun,
+    run: &ExportedRun<R>,
     outcome: &mut ImportOutcome,
 ) -> rusqlite::Result<()> {
     let uuid = run.uuid.to_ascii_lowercase();
@@ -246,7 +379,7 @@ pub(crate) fn import_run(
     )?;
     let id = tx.last_insert_rowid();
     for r in &run.results {
-        insert_result(tx, id, Some(r.seq), &r.recorded, r)?;
+        r.insert(tx, id)?;
     }
     outcome.imported.push(ImportedRun { uuid, id: RunId(id), label: run.label.clone() });
     Ok(())

@@ -1,10 +1,13 @@
-//! Importing an export as a stream: memory holds one run at a time, never
-//! the file, so a 300 MB export or a gigabyte of garbage is read in
-//! bounded memory.
+//! Importing an export in bounded memory: a file of at most
+//! [`WHOLE_FILE_CAP`] bytes is read whole (parsing from memory is faster
+//! than through a reader), a larger one as a stream that holds one run at
+//! a time, never the file, so a 300 MB export or a gigabyte of garbage is
+//! read in bounded memory.
 //!
 //! A file is read twice: once to check every run (nothing is written, and
-//! the database is not even opened), then, when all passed, again to
-//! import the runs in one transaction. Standard input is copied to an
+//! the database is not even opened; result payloads are checked to be
+//! JSON, not read into records), then, when all passed, again to import
+//! the runs in one transaction. Standard input is copied to an
 //! unlinked temporary file during the first pass. Limits, each a one-line
 //! `corrupt` error naming the byte where it was passed: a string of more
 //! than [`STRING_CAP`] bytes, nesting deeper than [`MAX_DEPTH`], more than
@@ -23,6 +26,7 @@ use serde_json::Value;
 use crate::db::Store;
 use crate::error::{Result, StoreError};
 use crate::export::{check_exported_run, import_run, ExportedRun, ImportOutcome};
+use crate::export::{ResultFields, ResultHead, ResultRow};
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
 
 /// The longest string (a label, a line of output) an export may hold.
@@ -81,24 +85,56 @@ impl<R: Read> Guard<R> {
         )
     }
 
+    /// Lexes `bytes`, jumping from one byte that matters to the next (a
+    /// quote or backslash inside a string, a quote or bracket outside), so
+    /// the bytes between are not looked at one by one.
     fn scan(&mut self, bytes: &[u8]) -> io::Result<()> {
-        for &b in bytes {
-            self.pos += 1;
+        let mut i = 0;
+        let (mut next_open, mut next_close) = (None::<usize>, None::<usize>);
+        while i < bytes.len() {
             if self.in_string {
-                self.string_len += 1;
+                // The bytes up to and including the next one that matters.
+                let step = if self.escaped {
+                    1
+                } else {
+                    memchr::memchr2(b'"', b'\\', &bytes[i..]).map_or(bytes.len() - i, |k| k + 1)
+                };
+                if self.string_len + step as u64 > STRING_CAP {
+                    self.pos += STRING_CAP + 1 - self.string_len;
+                    return Err(self.limit(format!("a string longer than {STRING_CAP} bytes")));
+                }
+                self.string_len += step as u64;
+                self.pos += step as u64;
+                i += step;
+                let last = bytes[i - 1];
                 if self.escaped {
                     self.escaped = false;
-                } else if b == b'\\' {
+                } else if last == b'\\' {
                     self.escaped = true;
-                } else if b == b'"' {
+                } else if last == b'"' {
                     self.in_string = false;
-                }
-                if self.string_len > STRING_CAP {
-                    return Err(self.limit(format!("a string longer than {STRING_CAP} bytes")));
                 }
                 continue;
             }
-            match b {
+            // Outside strings only quotes and brackets matter: jump to the
+            // next one (each search's answer is kept until it is passed).
+            if next_open.is_none_or(|k| k < i) {
+                next_open = Some(
+                    memchr::memchr3(b'"', b'[', b'{', &bytes[i..]).map_or(bytes.len(), |k| i + k),
+                );
+            }
+            if next_close.is_none_or(|k| k < i) {
+                next_close =
+                    Some(memchr::memchr2(b']', b'}', &bytes[i..]).map_or(bytes.len(), |k| i + k));
+            }
+            let at = next_open.min(next_close).unwrap_or(bytes.len());
+            if at == bytes.len() {
+                self.pos += (bytes.len() - i) as u64;
+                break;
+            }
+            self.pos += (at + 1 - i) as u64;
+            i = at + 1;
+            match bytes[at] {
                 b'"' => {
                     self.in_string = true;
                     self.string_len = 0;
@@ -199,15 +235,20 @@ fn check_header(h: &Header, origin: &str, complete: bool) -> Result<()> {
     Ok(())
 }
 
-struct DocVisitor<'a, F> {
+struct DocVisitor<'a, F, R> {
     origin: &'a str,
     slot: &'a Slot,
     run_start: Rc<Cell<u64>>,
     pos: Rc<Cell<u64>>,
     on_run: &'a mut F,
+    result: std::marker::PhantomData<R>,
 }
 
-impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for DocVisitor<'_, F> {
+impl<'de, R, F> Visitor<'de> for DocVisitor<'_, F, R>
+where
+    R: ResultFields + de::DeserializeOwned,
+    F: FnMut(ExportedRun<R>) -> Result<()>,
+{
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -236,6 +277,7 @@ impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for DocVisitor<'_, F
                         run_start: self.run_start.clone(),
                         pos: self.pos.clone(),
                         on_run: &mut *self.on_run,
+                        result: std::marker::PhantomData,
                     })?;
                 }
                 _ => {
@@ -248,15 +290,20 @@ impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for DocVisitor<'_, F
     }
 }
 
-struct RunsSeed<'a, F> {
+struct RunsSeed<'a, F, R> {
     origin: &'a str,
     slot: &'a Slot,
     run_start: Rc<Cell<u64>>,
     pos: Rc<Cell<u64>>,
     on_run: &'a mut F,
+    result: std::marker::PhantomData<R>,
 }
 
-impl<'de, F: FnMut(ExportedRun) -> Result<()>> DeserializeSeed<'de> for RunsSeed<'_, F> {
+impl<'de, R, F> DeserializeSeed<'de> for RunsSeed<'_, F, R>
+where
+    R: ResultFields + de::DeserializeOwned,
+    F: FnMut(ExportedRun<R>) -> Result<()>,
+{
     type Value = ();
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
@@ -264,7 +311,11 @@ impl<'de, F: FnMut(ExportedRun) -> Result<()>> DeserializeSeed<'de> for RunsSeed
     }
 }
 
-impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for RunsSeed<'_, F> {
+impl<'de, R, F> Visitor<'de> for RunsSeed<'_, F, R>
+where
+    R: ResultFields + de::DeserializeOwned,
+    F: FnMut(ExportedRun<R>) -> Result<()>,
+{
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -273,7 +324,7 @@ impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for RunsSeed<'_, F> 
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
         self.run_start.set(self.pos.get());
-        while let Some(run) = seq.next_element::<ExportedRun>()? {
+        while let Some(run) = seq.next_element::<ExportedRun<R>>()? {
             let checked = check_exported_run(&run)
                 .map_err(|d| bad(self.origin, d))
                 .and_then(|()| (self.on_run)(run));
@@ -288,20 +339,85 @@ impl<'de, F: FnMut(ExportedRun) -> Result<()>> Visitor<'de> for RunsSeed<'_, F> 
 }
 
 /// Reads an export from `reader`, checking the document and each run as
-/// it comes and handing each checked run to `on_run`; `origin` names the
-/// input in errors.
-fn stream_runs<R: Read>(
-    reader: R,
+/// it comes and handing each checked run, its results read as `R`, to
+/// `on_run`; `origin` names the input in errors.
+fn stream_runs<I: Read, R: ResultFields + de::DeserializeOwned>(
+    reader: I,
     origin: &str,
-    mut on_run: impl FnMut(ExportedRun) -> Result<()>,
+    on_run: impl FnMut(ExportedRun<R>) -> Result<()>,
 ) -> Result<()> {
     let run_start = Rc::new(Cell::new(0));
     let pos = Rc::new(Cell::new(0));
     let guarded =
         BufReader::with_capacity(64 << 10, Guard::new(reader, run_start.clone(), pos.clone()));
+    let json = serde_json::Deserializer::from_reader(guarded);
+    parse_runs(json, origin, run_start, pos, on_run)
+}
+
+/// [`stream_runs`] over an export held in memory (at most
+/// [`WHOLE_FILE_CAP`] bytes, so no string or run can pass its limit): the
+/// nesting is checked over all of it first, then it is parsed in place,
+/// which is faster than through a reader.
+fn slice_runs<R: ResultFields + de::DeserializeOwned>(
+    bytes: &[u8],
+    origin: &str,
+    on_run: impl FnMut(ExportedRun<R>) -> Result<()>,
+) -> Result<()> {
+    let run_start = Rc::new(Cell::new(0));
+    let pos = Rc::new(Cell::new(0));
+    let mut guard = Guard::new(io::empty(), run_start.clone(), pos.clone());
+    if let Err(e) = guard.scan(bytes) {
+        return Err(bad(origin, e.to_string()));
+    }
+    let json = serde_json::Deserializer::from_slice(bytes);
+    parse_runs(json, origin, run_start, pos, on_run)
+}
+
+/// The largest export file read whole into memory rather than streamed.
+pub const WHOLE_FILE_CAP: u64 = 8 << 20;
+
+/// Reads the export in `file` from its start: whole when it holds at most
+/// [`WHOLE_FILE_CAP`] bytes, else as a stream.
+fn file_runs<R: ResultFields + de::DeserializeOwned>(
+    file: &mut File,
+    origin: &str,
+    on_run: impl FnMut(ExportedRun<R>) -> Result<()>,
+) -> Result<()> {
+    let unreadable = |source| StoreError::ExportUnreadable { origin: origin.to_string(), source };
+    let len = file.metadata().map_err(unreadable)?.len();
+    if len <= WHOLE_FILE_CAP {
+        let mut bytes = Vec::with_capacity(len as usize);
+        (&mut *file).take(WHOLE_FILE_CAP + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+        if bytes.len() as u64 <= WHOLE_FILE_CAP {
+            return slice_runs(&bytes, origin, on_run);
+        }
+        // It grew past the cap while being read: streamed after all.
+        file.rewind().map_err(unreadable)?;
+    }
+    stream_runs(file, origin, on_run)
+}
+
+/// The export document in `json`, each run handed to `on_run`.
+fn parse_runs<'de, J, R>(
+    mut json: serde_json::Deserializer<J>,
+    origin: &str,
+    run_start: Rc<Cell<u64>>,
+    pos: Rc<Cell<u64>>,
+    mut on_run: impl FnMut(ExportedRun<R>) -> Result<()>,
+) -> Result<()>
+where
+    J: serde_json::de::Read<'de>,
+    R: ResultFields + de::DeserializeOwned,
+{
     let slot: Slot = RefCell::new(None);
-    let mut json = serde_json::Deserializer::from_reader(guarded);
-    let visitor = DocVisitor { origin, slot: &slot, run_start, pos, on_run: &mut on_run };
+    let visitor = DocVisitor {
+        origin,
+        slot: &slot,
+        run_start,
+        pos,
+        on_run: &mut on_run,
+        result: std::marker::PhantomData,
+    };
     let parsed = de::Deserializer::deserialize_map(&mut json, visitor).and_then(|()| json.end());
     if let Some(e) = slot.into_inner() {
         return Err(e);
@@ -351,7 +467,7 @@ impl CheckedExport {
         let unreadable = |source| StoreError::ExportUnreadable { origin: origin.clone(), source };
         let mut file = topo::fs::open_regular(path).map_err(unreadable)?;
         let mut runs = 0;
-        stream_runs(&mut file, &origin, |_| {
+        file_runs(&mut file, &origin, |_: ExportedRun<ResultHead>| {
             runs += 1;
             Ok(())
         })?;
@@ -366,7 +482,7 @@ impl CheckedExport {
         let spool = topo::outfile::anonymous_temp(&std::env::temp_dir()).map_err(unreadable)?;
         let mut runs = 0;
         let mut tee = Tee { inner: io::stdin().lock(), copy: io::BufWriter::new(spool) };
-        stream_runs(&mut tee, &origin, |_| {
+        stream_runs(&mut tee, &origin, |_: ExportedRun<ResultHead>| {
             runs += 1;
             Ok(())
         })?;
@@ -396,7 +512,7 @@ impl Store {
             .map_err(|source| StoreError::ExportUnreadable { origin: origin.clone(), source })?;
         let mut outcome = ImportOutcome::default();
         let tx = self.conn_mut().transaction().map_err(err)?;
-        stream_runs(&mut export.file, &origin, |run| {
+        file_runs(&mut export.file, &origin, |run: ExportedRun<ResultRow>| {
             import_run(&tx, &run, &mut outcome).map_err(|e| StoreError::sqlite(&path, e))
         })?;
         tx.commit().map_err(err)?;
@@ -410,7 +526,7 @@ mod tests {
 
     fn check(text: &str) -> Result<usize> {
         let mut n = 0;
-        stream_runs(text.as_bytes(), "t.json", |_| {
+        stream_runs(text.as_bytes(), "t.json", |_: ExportedRun<ResultHead>| {
             n += 1;
             Ok(())
         })?;
@@ -458,6 +574,32 @@ mod tests {
         assert_eq!(check(quoted).unwrap(), 0);
     }
 
+    /// The lexer's state after `text` read in pieces of `piece` bytes.
+    fn lex(text: &[u8], piece: usize) -> (u64, u32, bool, bool, u64) {
+        let mut g = Guard::new(io::empty(), Rc::default(), Rc::default());
+        for chunk in text.chunks(piece) {
+            g.scan(chunk).unwrap();
+        }
+        (g.pos, g.depth, g.in_string, g.escaped, g.string_len)
+    }
+
+    #[test]
+    fn the_lexer_jumps_to_the_same_state_however_the_bytes_come() {
+        let text = br#"{"a\\": ["x\"]}", [1, {"b": "\\\""}], "tail\"#;
+        // One byte at a time nothing can be jumped over: the reference.
+        let whole = lex(text, 1);
+        assert_eq!(whole, (text.len() as u64, 2, true, true, 5));
+        for piece in 2..=text.len() {
+            assert_eq!(lex(text, piece), whole, "pieces of {piece} bytes");
+        }
+        // A string cut at the cap is reported at the byte that passes it.
+        let mut g = Guard::new(io::empty(), Rc::default(), Rc::default());
+        g.scan(b"[\"").unwrap();
+        let long = vec![b'x'; STRING_CAP as usize + 5];
+        let e = g.scan(&long).unwrap_err();
+        assert!(e.to_string().ends_with(&format!("at byte {}", STRING_CAP + 3)), "{e}");
+    }
+
     #[test]
     fn a_run_is_checked_before_it_is_handed_on() {
         let run = |uuid: &str, started: &str| {
@@ -477,7 +619,7 @@ mod tests {
         assert_eq!(check(&doc(vec![good.clone(), good.clone()])).unwrap(), 2);
         let bad_time = run("3f2b8c1e-4d5a-4e6f-9a7b-1c2d3e4f5a6c", "not a date");
         let mut seen = 0;
-        let e = stream_runs(doc(vec![good, bad_time]).as_bytes(), "t.json", |_| {
+        let e = stream_runs(doc(vec![good, bad_time]).as_bytes(), "t.json", |_: ExportedRun| {
             seen += 1;
             Ok(())
         })
