@@ -406,25 +406,7 @@ mod tests {
     use serde_json::json;
 
     fn run_of(records: Vec<results::Record>, nodes: u64) -> LoadedRun {
-        let mut run: LoadedRun = serde_json::from_value(json!({
-            "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
-            "finished": null, "status": "complete", "complete": true, "message": null,
-            "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
-            "command_line": "numaprobe run", "result_count": 0, "imported": false,
-            "machine_info": {}, "config": {"nodes": nodes}, "topology": {}, "results": []
-        }))
-        .unwrap();
-        run.results = records
-            .into_iter()
-            .enumerate()
-            .map(|(i, record)| store::StoredRecord {
-                seq: i as u32 + 1,
-                recorded: "2026-01-01T00:00:00Z".into(),
-                record,
-                as_stored: None,
-            })
-            .collect();
-        run
+        crate::data::tests::run_of(records, Some(nodes))
     }
 
     fn per_cpu(cpu: u32, ns: f64) -> results::Record {

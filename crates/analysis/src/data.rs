@@ -127,14 +127,19 @@ pub(crate) mod tests {
         results::upgrade::read(kind, &v).record
     }
 
-    /// The data of a run holding these records.
-    pub fn data(records: Vec<Record>) -> RunData {
+    /// A complete run of one machine holding these records; `nodes` is its
+    /// configuration's OS node count (absent: not recorded).
+    pub fn run_of(records: Vec<Record>, nodes: Option<u64>) -> LoadedRun {
+        let config = match nodes {
+            Some(n) => json!({ "nodes": n }),
+            None => json!({}),
+        };
         let mut run: LoadedRun = serde_json::from_value(json!({
             "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
             "finished": null, "status": "complete", "complete": true, "message": null,
             "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
             "command_line": "numaprobe run", "result_count": 0, "imported": false,
-            "machine_info": {}, "config": {}, "topology": {}, "results": []
+            "machine_info": {}, "config": config, "topology": {}, "results": []
         }))
         .unwrap();
         run.results = records
@@ -147,7 +152,12 @@ pub(crate) mod tests {
                 as_stored: None,
             })
             .collect();
-        RunData::of(&run)
+        run
+    }
+
+    /// The data of a run holding these records.
+    pub fn data(records: Vec<Record>) -> RunData {
+        RunData::of(&run_of(records, None))
     }
 
     #[test]

@@ -28,6 +28,15 @@ fn real_store(dir: &std::path::Path) -> Store {
     db
 }
 
+/// The runs of a group reference (`label:A`) in `db`.
+fn group_runs(db: &Store, reference: &str) -> Vec<LoadedRun> {
+    db.resolve_group(&reference.parse::<RunRef>().unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|id| db.load_run(id).unwrap())
+        .collect()
+}
+
 fn refs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -90,13 +99,7 @@ fn a_floor_measured_on_other_runs_keeps_identical_groups_undecided() {
     // changed, so nothing may come out better or worse.
     let dir = tempfile::tempdir().unwrap();
     let db = real_store(dir.path());
-    let load = |r: &str| -> Vec<LoadedRun> {
-        db.resolve_group(&r.parse::<RunRef>().unwrap())
-            .unwrap()
-            .into_iter()
-            .map(|id| db.load_run(id).unwrap())
-            .collect()
-    };
+    let load = |r: &str| group_runs(&db, r);
     let (a, b, c) = (load("label:A"), load("label:B"), load("label:C"));
     assert_eq!((a.len(), b.len(), c.len()), (3, 3, 6));
     let floors = Floors::from_runs(&c);
@@ -159,13 +162,7 @@ fn without_a_floor_the_rank_interval_alone_is_fooled_by_drift() {
     // later block C worse than A although nothing changed.
     let dir = tempfile::tempdir().unwrap();
     let db = real_store(dir.path());
-    let load = |r: &str| -> Vec<LoadedRun> {
-        db.resolve_group(&r.parse::<RunRef>().unwrap())
-            .unwrap()
-            .into_iter()
-            .map(|id| db.load_run(id).unwrap())
-            .collect()
-    };
+    let load = |r: &str| group_runs(&db, r);
     let groups = vec![
         GroupInput { reference: "label:A".into(), runs: load("label:A") },
         GroupInput { reference: "label:C".into(), runs: load("label:C") },

@@ -68,17 +68,9 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         doc.table(t);
     }
 
-    let mut t = Table::with_header(&[
-        "Mode",
-        "Memory node(s)",
-        "Kernel",
-        "Threads",
-        "Best GB/s",
-        "Median GB/s",
-        "Spread %",
-        "Pages on target",
-        "ISA",
-    ]);
+    let mut header = BW_HEADER;
+    header[0] = "Mode";
+    let mut t = Table::with_header(&header);
     for mode in [bw::Mode::Global, bw::Mode::Interleave, bw::Mode::Weighted] {
         for p in d.bw_mode(mode) {
             t.push(bw_row(p, mode.name().to_string()));

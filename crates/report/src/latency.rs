@@ -43,29 +43,13 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
     let point: Vec<&LatResult> = d.chase_mode(lat::Mode::Point).collect();
     if !point.is_empty() {
         doc.h(3, "Single measurements");
-        let mut t = Table::with_header(&[
-            "CPU",
-            "CPU node",
-            "Memory node",
-            "Size",
-            "Page size",
-            "Median ns",
-            "p90 ns",
-            "p99 ns",
-            "Spread %",
-        ]);
+        let mut header = vec!["CPU"];
+        header.extend(CHASE_COLUMNS);
+        let mut t = Table::with_header(&header);
         for p in point {
-            t.push(vec![
-                p.cpu.to_string(),
-                p.cpu_node.map_or("-".into(), |c| c.to_string()),
-                p.mem_node.map_or("-".into(), |c| c.to_string()),
-                size_text(p),
-                page_size_text(&p.page_size),
-                marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref()),
-                fig(measured(p.p90_ns), p.noise(), "ns"),
-                fig(measured(p.p99_ns), p.noise(), "ns"),
-                opt(measured(p.spread_pct), "%"),
-            ]);
+            let mut row = vec![p.cpu.to_string()];
+            row.extend(chase_cells(p, "-"));
+            t.push(row);
         }
         doc.table(t);
     }
@@ -98,29 +82,30 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 }
 
 fn lat_matrix_table(d: &RunData) -> Table {
-    let mut t = Table::with_header(&[
-        "CPU node",
-        "Memory node",
-        "Size",
-        "Page size",
-        "Median ns",
-        "p90 ns",
-        "p99 ns",
-        "Spread %",
-    ]);
+    let mut t = Table::with_header(&CHASE_COLUMNS);
     for p in d.chase_mode(lat::Mode::Matrix) {
-        t.push(vec![
-            p.cpu_node.map_or("?".into(), |n| n.to_string()),
-            p.mem_node.map_or("?".into(), |n| n.to_string()),
-            size_text(p),
-            page_size_text(&p.page_size),
-            marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref()),
-            fig(measured(p.p90_ns), p.noise(), "ns"),
-            fig(measured(p.p99_ns), p.noise(), "ns"),
-            opt(measured(p.spread_pct), "%"),
-        ]);
+        t.push(chase_cells(p, "?"));
     }
     t
+}
+
+/// The columns of a pointer-chase result, in [`chase_cells`]'s order.
+const CHASE_COLUMNS: [&str; 8] =
+    ["CPU node", "Memory node", "Size", "Page size", "Median ns", "p90 ns", "p99 ns", "Spread %"];
+
+/// One pointer-chase result's cells under [`CHASE_COLUMNS`]; `unknown`
+/// stands for a node the record does not name.
+fn chase_cells(p: &LatResult, unknown: &str) -> Vec<String> {
+    vec![
+        p.cpu_node.map_or(unknown.into(), |n| n.to_string()),
+        p.mem_node.map_or(unknown.into(), |n| n.to_string()),
+        size_text(p),
+        page_size_text(&p.page_size),
+        marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref()),
+        fig(measured(p.p90_ns), p.noise(), "ns"),
+        fig(measured(p.p99_ns), p.noise(), "ns"),
+        opt(measured(p.spread_pct), "%"),
+    ]
 }
 
 /// Core-to-core latency: heatmap (3 to 64 CPUs) and a table per relation.
