@@ -16,9 +16,10 @@ pub mod proc;
 pub mod touch;
 pub mod tree;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use place::{ChildPlacement, PlaceError};
 use serde::Serialize;
@@ -26,7 +27,7 @@ use topo::SysRoot;
 
 pub use child::{OutputSink, ResolvedCommand, Stream};
 use events::{Event, Observer, StopFlag};
-pub use metric::{Direction, Metric, MetricMiss};
+pub use metric::{Direction, Metric, MetricMiss, MetricSet};
 pub use policy::{PlacementPolicy, PolicyItem, Scope};
 use results::stats::{self, Summary, Verdict};
 
@@ -117,7 +118,9 @@ impl Plan {
 pub struct Options {
     pub repeat: u32,
     pub warmup: u32,
-    pub metric: Option<Metric>,
+    /// The `--metric`s (none: compared on wall time) and where they are
+    /// searched.
+    pub metrics: MetricSet,
     pub timeout: Option<Duration>,
     pub fail_fast: bool,
     pub sink: Option<Arc<dyn OutputSink>>,
@@ -130,7 +133,9 @@ pub struct Options {
     pub counters: bool,
 }
 
-use results::exec::{PolicyResult, PolicyStats, PolicyVerdict, RunRecord};
+use results::exec::{
+    MetricReading, NamedMetric, PolicyResult, PolicyStats, PolicyVerdict, RunRecord,
+};
 use results::stats::MIN_RUNS_FOR_VERDICT;
 
 /// The whole experiment.
@@ -139,11 +144,21 @@ pub struct ExecReport {
     pub command: Vec<String>,
     pub repeat: u32,
     pub warmup: u32,
-    /// The `--metric` pattern, when given.
+    /// The unnamed `--metric` pattern, when given.
     pub metric: Option<String>,
-    /// "metric" or "wall_s": what `change_pct` and `verdict` compare.
+    /// "metric" (the unnamed metric), "metric:NAME" (the first named
+    /// metric, when no unnamed one is given) or "wall_s": what each
+    /// policy's `change_pct` and `verdict` compare.
     pub compared_on: String,
     pub direction: Direction,
+    /// `--metric-file`: where the metrics were searched instead of the
+    /// command's output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric_file: Option<String>,
+    /// Every named metric (`--metric NAME=REGEX`) judged on its own, in
+    /// the order given (per policy: `policies[].metrics[NAME]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub named_metrics: Vec<NamedJudgement>,
     /// The policy others are compared with: `default` when measured, else
     /// the first policy.
     pub baseline: Option<String>,
@@ -161,18 +176,83 @@ pub struct ExecReport {
     pub failed_runs: usize,
 }
 
+/// One named metric across the policies: its pattern, direction and the
+/// best policy by it.
+#[derive(Debug, Clone, Serialize)]
+pub struct NamedJudgement {
+    pub name: String,
+    pub pattern: String,
+    pub direction: Direction,
+    pub best_policy: Option<String>,
+    pub best_reason: String,
+    pub tied_with_best: Vec<String>,
+}
+
+/// The quantity a verdict compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity<'a> {
+    /// The unnamed metric.
+    Metric,
+    /// A named metric.
+    Named(&'a str),
+    /// Wall time.
+    Wall,
+}
+
+impl Quantity<'_> {
+    /// What `compared_on` says (`metric`, `metric:NAME`, `wall_s`).
+    pub fn id(&self) -> String {
+        match self {
+            Quantity::Metric => "metric".into(),
+            Quantity::Named(n) => format!("metric:{n}"),
+            Quantity::Wall => "wall_s".into(),
+        }
+    }
+
+    /// The summary of this quantity's successful runs under policy `p`.
+    pub fn summary(&self, p: &PolicyResult) -> Option<Summary> {
+        match self {
+            Quantity::Metric => p.stats.metric_summary,
+            Quantity::Named(n) => p.metrics.get(*n).and_then(|m| m.summary),
+            Quantity::Wall => p.stats.wall_summary,
+        }
+    }
+}
+
+impl ExecReport {
+    /// What each policy's `verdict` compares.
+    pub fn compared(&self) -> Quantity<'_> {
+        match self.compared_on.as_str() {
+            "metric" => Quantity::Metric,
+            "wall_s" => Quantity::Wall,
+            other => Quantity::Named(other.strip_prefix("metric:").unwrap_or(other)),
+        }
+    }
+}
+
 fn record(
     rep: u32,
     o: &child::RunOutcome,
-    metric: Option<&Metric>,
+    metrics: &MetricSet,
+    file: Option<&Result<String, MetricMiss>>,
     numastat_delta: Vec<results::exec::NodeDelta>,
 ) -> RunRecord {
     let ok = o.exit.success() && !o.timed_out && !o.interrupted;
-    let (value, metric_error) = match metric.map(|m| m.extract(&o.stdout.text, &o.stderr.text)) {
-        None => (None, None),
-        Some(Ok(v)) => (Some(v), None),
-        Some(Err(miss)) => (None, Some(miss.to_string())),
-    };
+    let found = metrics.extract(&o.stdout.text, &o.stderr.text, file);
+    let (mut value, mut metric_error) = (None, None);
+    let mut named = BTreeMap::new();
+    for (m, r) in metrics.all().iter().zip(found) {
+        let (v, e) = match r {
+            Ok(v) => (Some(v), None),
+            Err(miss) => (None, Some(miss.to_string())),
+        };
+        match m.name() {
+            None => (value, metric_error) = (v, e),
+            Some(n) => {
+                named.insert(n.to_string(), MetricReading { value: v, error: e });
+            }
+        }
+    }
     RunRecord {
         rep,
         wall_s: o.wall.as_secs_f64(),
@@ -186,6 +266,7 @@ fn record(
         ok,
         metric: value,
         metric_error,
+        metrics: named,
         numa_pages: (o.numa_samples > 0 && !o.numa.is_empty())
             .then(|| numa_maps::numa_pages(&o.numa, o.numa_samples, o.numa_processes)),
         numastat_delta,
@@ -193,6 +274,21 @@ fn record(
         counters: o.counters.clone(),
         containment: Some(o.containment.describe()),
     }
+}
+
+/// What a run's metrics say went wrong, one line (`None`: every metric
+/// has its value).
+fn metric_errors(r: &RunRecord) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(e) = &r.metric_error {
+        parts.push(e.clone());
+    }
+    for (n, m) in &r.metrics {
+        if let Some(e) = &m.error {
+            parts.push(format!("{n}: {e}"));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// One line saying how a run failed, for warnings.
@@ -222,10 +318,14 @@ fn new_result(policy: &PlacementPolicy, placement: Option<&ChildPlacement>) -> P
         verdict: PolicyVerdict::NoData,
         counters: None,
         metric_higher_is_better: None,
+        metrics: BTreeMap::new(),
     }
 }
 
-fn summarise(r: &mut PolicyResult, on_metric: bool) {
+/// Fills the statistics of `r`'s successful runs: wall time, the unnamed
+/// metric (when `on_metric`), every named metric already listed in
+/// `r.metrics`, and the noise of the quantity `compared`.
+fn summarise(r: &mut PolicyResult, on_metric: bool, compared: Quantity) {
     r.ok_runs = r.runs.iter().filter(|x| x.ok).count();
     r.stats.wall_summary = Summary::of(&r.values(false));
     r.stats.median_wall_s = r.stats.wall_summary.map(|s| s.median);
@@ -233,8 +333,16 @@ fn summarise(r: &mut PolicyResult, on_metric: bool) {
         r.stats.metric_summary = Summary::of(&r.values(true));
         r.stats.median_metric = r.stats.metric_summary.map(|s| s.median);
     }
-    let compared = if on_metric { r.stats.metric_summary } else { r.stats.wall_summary };
-    r.stats.noise_pct = compared.map(|s| s.robust_cv_pct());
+    let names: Vec<String> = r.metrics.keys().cloned().collect();
+    for n in names {
+        let summary = Summary::of(&r.metric_values(Some(&n)));
+        if let Some(m) = r.metrics.get_mut(&n) {
+            m.summary = summary;
+            m.median = summary.map(|s| s.median);
+            m.noise_pct = summary.map(|s| s.robust_cv_pct());
+        }
+    }
+    r.stats.noise_pct = compared.summary(r).map(|s| s.robust_cv_pct());
     let counted: Vec<&results::counters::Counters> =
         r.runs.iter().filter(|x| x.ok).filter_map(|x| x.counters.as_ref()).collect();
     r.counters = results::counters::Counters::median(&counted);
@@ -256,25 +364,26 @@ fn verdict_of(
     }
 }
 
-/// Why policies got no verdict, and how many runs would give one; `None`
-/// when every policy with data was judged.
-pub fn undecided_reason(report: &ExecReport) -> Option<String> {
-    let on_metric = report.compared_on == "metric";
-    let n = |p: &PolicyResult| {
-        if on_metric { p.stats.metric_summary } else { p.stats.wall_summary }.map_or(0, |s| s.n)
-    };
-    let short: Vec<String> = report
-        .policies
-        .iter()
-        .filter(|p| {
-            p.verdict == PolicyVerdict::Undecided
-                || (p.verdict == PolicyVerdict::Baseline && n(p) < MIN_RUNS_FOR_VERDICT)
-        })
-        .map(|p| format!("'{}' has {}", p.policy, n(p)))
-        .collect();
-    if !report.policies.iter().any(|p| p.verdict == PolicyVerdict::Undecided) {
+/// Why policies got no verdict on `q`, and how many runs would give one;
+/// `None` when every policy with data was judged.
+fn undecided_text(
+    policies: &[PolicyResult],
+    verdicts: &[PolicyVerdict],
+    q: Quantity,
+) -> Option<String> {
+    if !verdicts.contains(&PolicyVerdict::Undecided) {
         return None;
     }
+    let n = |p: &PolicyResult| q.summary(p).map_or(0, |s| s.n);
+    let short: Vec<String> = policies
+        .iter()
+        .zip(verdicts)
+        .filter(|(p, v)| {
+            **v == PolicyVerdict::Undecided
+                || (**v == PolicyVerdict::Baseline && n(p) < MIN_RUNS_FOR_VERDICT)
+        })
+        .map(|(p, _)| format!("'{}' has {}", p.policy, n(p)))
+        .collect();
     Some(format!(
         "no better/worse verdict from fewer than {MIN_RUNS_FOR_VERDICT} successful runs per policy ({}); \
          run with --repeat {MIN_RUNS_FOR_VERDICT} or more",
@@ -282,43 +391,64 @@ pub fn undecided_reason(report: &ExecReport) -> Option<String> {
     ))
 }
 
-/// Fills `change_pct`, `verdict` and the best policy of `report`.
-pub fn judge(report: &mut ExecReport) {
-    let on_metric = report.compared_on == "metric";
-    let hib = report.direction.higher_is_better();
-    let summary =
-        |r: &PolicyResult| if on_metric { r.stats.metric_summary } else { r.stats.wall_summary };
-    let base_idx = report.policies.iter().position(|p| p.policy == "default").unwrap_or(0);
-    report.baseline = report.policies.get(base_idx).map(|p| p.policy.clone());
-    report.best_policy = None;
-    report.tied_with_best.clear();
-    let Some(base) = report.policies.get(base_idx).and_then(summary) else {
-        for p in &mut report.policies {
-            p.verdict = PolicyVerdict::NoData;
-            p.stats.change_pct = None;
-        }
-        report.best_reason = match &report.baseline {
-            Some(b) if on_metric => {
+/// Why policies got no verdict, and how many runs would give one; `None`
+/// when every policy with data was judged.
+pub fn undecided_reason(report: &ExecReport) -> Option<String> {
+    let verdicts: Vec<PolicyVerdict> = report.policies.iter().map(|p| p.verdict).collect();
+    undecided_text(&report.policies, &verdicts, report.compared())
+}
+
+/// The verdicts of one quantity across the policies.
+struct Decision {
+    baseline: Option<String>,
+    changes: Vec<Option<f64>>,
+    verdicts: Vec<PolicyVerdict>,
+    best: Option<String>,
+    tied: Vec<String>,
+    reason: String,
+}
+
+/// Judges quantity `q` of every policy against the baseline (`default`
+/// when measured, else the first policy) and names the best one.
+fn decide(policies: &[PolicyResult], q: Quantity, hib: bool, floor_pct: f64) -> Decision {
+    let base_idx = policies.iter().position(|p| p.policy == "default").unwrap_or(0);
+    let baseline = policies.get(base_idx).map(|p| p.policy.clone());
+    let mut d = Decision {
+        baseline: baseline.clone(),
+        changes: vec![None; policies.len()],
+        verdicts: vec![PolicyVerdict::NoData; policies.len()],
+        best: None,
+        tied: Vec::new(),
+        reason: String::new(),
+    };
+    let Some(base) = policies.get(base_idx).and_then(|p| q.summary(p)) else {
+        d.reason = match (&baseline, q) {
+            (Some(b), Quantity::Metric) => {
                 format!("no best policy: the baseline '{b}' has no successful run with a metric")
             }
-            Some(b) => format!("no best policy: the baseline '{b}' has no successful run"),
-            None => "no policy was measured".into(),
+            (Some(b), Quantity::Named(n)) => format!(
+                "no best policy: the baseline '{b}' has no successful run with metric '{n}'"
+            ),
+            (Some(b), Quantity::Wall) => {
+                format!("no best policy: the baseline '{b}' has no successful run")
+            }
+            (None, _) => "no policy was measured".into(),
         };
-        return;
+        return d;
     };
-    for (i, p) in report.policies.iter_mut().enumerate() {
-        let s = summary(p);
-        p.stats.change_pct = s.map(|s| stats::change_pct(base.median, s.median));
-        p.verdict = if i == base_idx {
+    for (i, p) in policies.iter().enumerate() {
+        let s = q.summary(p);
+        d.changes[i] = s.map(|s| stats::change_pct(base.median, s.median));
+        d.verdicts[i] = if i == base_idx {
             PolicyVerdict::Baseline
         } else {
-            s.map_or(PolicyVerdict::NoData, |s| verdict_of(&base, &s, hib, report.floor_pct))
+            s.map_or(PolicyVerdict::NoData, |s| verdict_of(&base, &s, hib, floor_pct))
         };
     }
-    let better: Vec<&PolicyResult> =
-        report.policies.iter().filter(|p| p.verdict == PolicyVerdict::Better).collect();
-    let key = |p: &PolicyResult| summary(p).map_or(f64::NAN, |s| s.median);
-    let best = better.iter().copied().max_by(|a, b| {
+    let better: Vec<usize> =
+        (0..policies.len()).filter(|&i| d.verdicts[i] == PolicyVerdict::Better).collect();
+    let key = |i: usize| q.summary(&policies[i]).map_or(f64::NAN, |s| s.median);
+    let best = better.iter().copied().max_by(|&a, &b| {
         let (x, y) = (key(a), key(b));
         if hib {
             x.total_cmp(&y)
@@ -326,31 +456,32 @@ pub fn judge(report: &mut ExecReport) {
             y.total_cmp(&x)
         }
     });
-    let baseline = report.baseline.clone().unwrap_or_default();
-    let undecided = undecided_reason(report);
+    let baseline = baseline.unwrap_or_default();
+    let undecided = undecided_text(policies, &d.verdicts, q);
     match best {
         None => {
-            report.best_reason = match undecided {
+            d.reason = match undecided {
                 Some(why) => why,
                 None => format!("no policy is better than '{baseline}' beyond noise"),
             };
         }
         Some(b) => {
-            let bs = summary(b).expect("a better policy has a summary");
+            let bs = q.summary(&policies[b]).expect("a better policy has a summary");
             let tied: Vec<String> = better
                 .iter()
-                .filter(|o| o.policy != b.policy)
-                .filter(|o| {
-                    summary(o).is_some_and(|os| {
-                        verdict_of(&bs, &os, hib, report.floor_pct) == PolicyVerdict::WithinNoise
+                .copied()
+                .filter(|&o| o != b)
+                .filter(|&o| {
+                    q.summary(&policies[o]).is_some_and(|os| {
+                        verdict_of(&bs, &os, hib, floor_pct) == PolicyVerdict::WithinNoise
                     })
                 })
-                .map(|o| o.policy.clone())
+                .map(|o| policies[o].policy.clone())
                 .collect();
-            report.best_reason = format!(
+            d.reason = format!(
                 "'{}' is {:+.1}% against '{baseline}', beyond noise{}{}",
-                b.policy,
-                b.stats.change_pct.unwrap_or(0.0),
+                policies[b].policy,
+                d.changes[b].unwrap_or(0.0),
                 if tied.is_empty() {
                     String::new()
                 } else {
@@ -358,9 +489,40 @@ pub fn judge(report: &mut ExecReport) {
                 },
                 undecided.map(|u| format!("; {u}")).unwrap_or_default(),
             );
-            report.best_policy = Some(b.policy.clone());
-            report.tied_with_best = tied;
+            d.best = Some(policies[b].policy.clone());
+            d.tied = tied;
         }
+    }
+    d
+}
+
+/// Fills `change_pct`, `verdict` and the best policy of `report` (on the
+/// quantity it is compared on), and each named metric's own.
+pub fn judge(report: &mut ExecReport) {
+    let q = report.compared();
+    let d = decide(&report.policies, q, report.direction.higher_is_better(), report.floor_pct);
+    for (i, p) in report.policies.iter_mut().enumerate() {
+        p.stats.change_pct = d.changes[i];
+        p.verdict = d.verdicts[i];
+    }
+    report.baseline = d.baseline;
+    report.best_policy = d.best;
+    report.tied_with_best = d.tied;
+    report.best_reason = d.reason;
+    for j in 0..report.named_metrics.len() {
+        let name = report.named_metrics[j].name.clone();
+        let hib = report.named_metrics[j].direction.higher_is_better();
+        let d = decide(&report.policies, Quantity::Named(&name), hib, report.floor_pct);
+        for (i, p) in report.policies.iter_mut().enumerate() {
+            if let Some(m) = p.metrics.get_mut(&name) {
+                m.change_pct = d.changes[i];
+                m.verdict = d.verdicts[i];
+            }
+        }
+        let n = &mut report.named_metrics[j];
+        n.best_policy = d.best;
+        n.tied_with_best = d.tied;
+        n.best_reason = d.reason;
     }
 }
 
@@ -381,29 +543,55 @@ pub fn short_runs_warning(report: &ExecReport) -> Option<String> {
     ))
 }
 
-/// Runs every policy `repeat` times (after `warmup` unrecorded runs), one
-/// policy after another, reporting progress, warnings for failed runs and
-/// one `Event::Record(Record::Exec(..))` per finished policy. Stops early,
-/// keeping what was measured, on `stop` or (with `fail_fast`) at the first
-/// failed run.
+/// The order of the runs: round by round, every policy once per round
+/// (`warmup` unrecorded rounds, then `repeat` measured ones), so that
+/// slow drift of the machine falls on every policy alike. Each item is
+/// `(policy index, round, warmup)`.
+pub fn schedule(policies: usize, warmup: u32, repeat: u32) -> Vec<(usize, u32, bool)> {
+    (0..warmup + repeat)
+        .flat_map(|round| (0..policies).map(move |p| (p, round, round < warmup)))
+        .collect()
+}
+
+/// Runs every policy `repeat` times (after `warmup` unrecorded runs),
+/// alternated: the first run of every policy, then the second of every
+/// policy, and so on ([`schedule`]). Reports progress, warnings for failed
+/// runs and one `Event::Record(Record::Exec(..))` per policy once the
+/// matrix ends. Stops early, keeping what was measured, on `stop` or (with
+/// `fail_fast`) at the first failed run.
 pub fn run_matrix(
     plan: &Plan,
     opts: &Options,
     obs: &dyn Observer,
     stop: &StopFlag,
 ) -> Result<ExecReport, ExecError> {
-    let on_metric = opts.metric.is_some();
-    let direction = match &opts.metric {
-        Some(m) => m.direction,
-        None => Direction::LowerIsBetter,
+    let metrics = &opts.metrics;
+    let on_metric = metrics.unnamed().is_some();
+    let first_named = metrics.named_metrics().next();
+    let (compared, direction) = match (metrics.unnamed(), first_named) {
+        (Some(m), _) => (Quantity::Metric, m.direction),
+        (None, Some(m)) => (Quantity::Named(m.name().unwrap_or("")), m.direction),
+        (None, None) => (Quantity::Wall, Direction::LowerIsBetter),
     };
     let mut report = ExecReport {
         command: plan.command.display(),
         repeat: opts.repeat,
         warmup: opts.warmup,
-        metric: opts.metric.as_ref().map(|m| m.pattern().to_string()),
-        compared_on: if on_metric { "metric" } else { "wall_s" }.into(),
+        metric: metrics.unnamed().map(|m| m.pattern().to_string()),
+        compared_on: compared.id(),
         direction,
+        metric_file: metrics.file.as_ref().map(|f| f.display().to_string()),
+        named_metrics: metrics
+            .named_metrics()
+            .map(|m| NamedJudgement {
+                name: m.name().unwrap_or("").to_string(),
+                pattern: m.pattern().to_string(),
+                direction: m.direction,
+                best_policy: None,
+                best_reason: String::new(),
+                tied_with_best: Vec::new(),
+            })
+            .collect(),
         baseline: None,
         floor_pct: opts.floor_pct,
         policies: Vec::new(),
@@ -427,89 +615,128 @@ pub fn run_matrix(
         counters: opts.counters,
         root: &opts.root,
     };
+    let mut results: Vec<PolicyResult> = plan
+        .policies
+        .iter()
+        .map(|(policy, placement)| {
+            let mut r = new_result(policy, placement.as_ref());
+            r.metric_higher_is_better = metrics.unnamed().map(|m| m.direction.higher_is_better());
+            for m in metrics.named_metrics() {
+                r.metrics.insert(
+                    m.name().unwrap_or("").to_string(),
+                    NamedMetric {
+                        higher_is_better: m.direction.higher_is_better(),
+                        median: None,
+                        summary: None,
+                        noise_pct: None,
+                        change_pct: None,
+                        verdict: PolicyVerdict::NoData,
+                    },
+                );
+            }
+            r
+        })
+        .collect();
+    let mut started = vec![false; results.len()];
     let mut done = 0u64;
     let mut last_stdout_tail: Option<Vec<String>> = None;
-    for (policy, placement) in &plan.policies {
-        let mut result = new_result(policy, placement.as_ref());
-        result.metric_higher_is_better =
-            opts.metric.as_ref().map(|m| m.direction.higher_is_better());
-        for i in 0..per_policy as u32 {
-            if stop.is_stopped() {
-                report.stopped = Some("interrupted (Ctrl-C)".into());
-                break;
-            }
-            let warm = i < opts.warmup;
-            let what = if warm {
-                format!("{policy} warmup {}/{}", i + 1, opts.warmup)
-            } else {
-                format!("{policy} run {}/{}", i + 1 - opts.warmup, opts.repeat)
-            };
-            obs.event(Event::Progress { phase: phase.clone(), done, what: what.clone() });
-            let before = numastat::snapshot(&opts.root);
-            let outcome = child::run_once(&plan.command, placement.as_ref(), &run_opts)?;
-            let after = numastat::snapshot(&opts.root);
-            done += 1;
-            last_stdout_tail = Some(outcome.stdout.tail_lines(8));
-            let rec = record(
-                i.saturating_sub(opts.warmup) + 1,
-                &outcome,
-                opts.metric.as_ref(),
-                numastat::delta(&before, &after),
-            );
-            if outcome.leftovers_killed > 0 {
-                obs.event(Event::Warning(format!(
-                    "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
-                    outcome.leftovers_killed
-                )));
-            }
-            if outcome.output_abandoned {
-                obs.event(Event::Warning(format!(
-                    "{what}: an output pipe stayed open after the command exited (a process outside its group holds it); output after that was not read"
-                )));
-            }
-            if rec.interrupted {
-                report.stopped = Some("interrupted (Ctrl-C)".into());
-                if !warm {
-                    result.runs.push(rec);
-                }
-                break;
-            }
-            if !rec.ok {
-                let mut msg = format!("{what}: {}", failure_text(&rec));
-                let tail = rec.stderr_tail.clone().unwrap_or_default();
-                if !tail.is_empty() {
-                    msg.push_str("; stderr ends with:");
-                    for l in &tail {
-                        msg.push_str("\n    ");
-                        msg.push_str(l);
-                    }
-                }
-                obs.event(Event::Warning(msg));
-            } else if let Some(err) = &rec.metric_error {
-                obs.event(Event::Warning(format!("{what}: metric {err}")));
-            }
-            let failed = !rec.ok;
-            if !warm {
-                report.failed_runs += failed as usize;
-                result.runs.push(rec);
-            }
-            if failed && opts.fail_fast {
-                report.stopped = Some(format!("--fail-fast: {what} failed"));
-                break;
-            }
+    for (pi, round, warm) in schedule(plan.policies.len(), opts.warmup, opts.repeat) {
+        let (policy, placement) = &plan.policies[pi];
+        if stop.is_stopped() {
+            report.stopped = Some("interrupted (Ctrl-C)".into());
+            break;
         }
-        summarise(&mut result, on_metric);
-        obs.event(Event::Record(result.clone().into()));
-        report.policies.push(result);
-        if report.stopped.is_some() {
+        started[pi] = true;
+        let what = if warm {
+            format!("{policy} warmup {}/{}", round + 1, opts.warmup)
+        } else {
+            format!("{policy} run {}/{}", round + 1 - opts.warmup, opts.repeat)
+        };
+        obs.event(Event::Progress { phase: phase.clone(), done, what: what.clone() });
+        let stamp = metrics.file.as_deref().and_then(metric::FileStamp::take);
+        let before = numastat::snapshot(&opts.root);
+        let start = SystemTime::now();
+        let outcome = child::run_once(&plan.command, placement.as_ref(), &run_opts)?;
+        let after = numastat::snapshot(&opts.root);
+        let file = metrics
+            .file
+            .as_deref()
+            .map(|path| metric::read_metric_file(path, stamp.as_ref(), start));
+        done += 1;
+        last_stdout_tail = Some(outcome.stdout.tail_lines(8));
+        let rec = record(
+            round.saturating_sub(opts.warmup) + 1,
+            &outcome,
+            metrics,
+            file.as_ref(),
+            numastat::delta(&before, &after),
+        );
+        if outcome.leftovers_killed > 0 {
+            obs.event(Event::Warning(format!(
+                "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
+                outcome.leftovers_killed
+            )));
+        }
+        if outcome.output_abandoned {
+            obs.event(Event::Warning(format!(
+                "{what}: an output pipe stayed open after the command exited (a process outside its group holds it); output after that was not read"
+            )));
+        }
+        if rec.interrupted {
+            report.stopped = Some("interrupted (Ctrl-C)".into());
+            if !warm {
+                results[pi].runs.push(rec);
+            }
+            break;
+        }
+        if !rec.ok {
+            let mut msg = format!("{what}: {}", failure_text(&rec));
+            let tail = rec.stderr_tail.clone().unwrap_or_default();
+            if !tail.is_empty() {
+                msg.push_str("; stderr ends with:");
+                for l in &tail {
+                    msg.push_str("\n    ");
+                    msg.push_str(l);
+                }
+            }
+            obs.event(Event::Warning(msg));
+        } else if let Some(err) = metric_errors(&rec) {
+            obs.event(Event::Warning(format!("{what}: metric {err}")));
+        }
+        let failed = !rec.ok;
+        if !warm {
+            report.failed_runs += failed as usize;
+            results[pi].runs.push(rec);
+        }
+        if failed && opts.fail_fast {
+            report.stopped = Some(format!("--fail-fast: {what} failed"));
             break;
         }
     }
+    for (mut result, _) in results.into_iter().zip(&started).filter(|(_, s)| **s) {
+        summarise(&mut result, on_metric, compared);
+        obs.event(Event::Record(result.clone().into()));
+        report.policies.push(result);
+    }
     obs.event(Event::PhaseEnd { phase });
-    if let Some(m) = &opts.metric {
-        let runs = || report.policies.iter().flat_map(|p| &p.runs);
-        if runs().any(|r| r.ok) && runs().all(|r| r.metric.is_none()) {
-            let mut msg = format!("--metric '{}' matched no run's output", m.pattern());
+    let runs = || report.policies.iter().flat_map(|p| &p.runs).filter(|r| r.ok);
+    for m in metrics.all() {
+        let value = |r: &RunRecord| match m.name() {
+            None => r.metric,
+            Some(n) => r.metrics.get(n).and_then(|x| x.value),
+        };
+        if runs().next().is_none() || runs().any(|r| value(r).is_some()) {
+            continue;
+        }
+        let shown = match m.name() {
+            None => format!("--metric '{}'", m.pattern()),
+            Some(n) => format!("--metric {n}='{}'", m.pattern()),
+        };
+        let mut msg = match &metrics.file {
+            Some(f) => format!("{shown} found no number in the metric file {}", f.display()),
+            None => format!("{shown} matched no run's output"),
+        };
+        if metrics.file.is_none() {
             if let Some(tail) = &last_stdout_tail {
                 msg.push_str("; the last run's stdout ends with:");
                 for l in tail {
@@ -517,8 +744,8 @@ pub fn run_matrix(
                     msg.push_str(l);
                 }
             }
-            obs.event(Event::Warning(msg));
         }
+        obs.event(Event::Warning(msg));
     }
     judge(&mut report);
     if let Some(why) = undecided_reason(&report) {
@@ -553,6 +780,7 @@ mod tests {
             stderr_tail: None,
             counters: None,
             containment: None,
+            metrics: BTreeMap::new(),
         }
     }
 
@@ -563,7 +791,7 @@ mod tests {
             .enumerate()
             .map(|(i, &m)| run(i as u32 + 1, 1.0, Some(m), true))
             .collect();
-        summarise(&mut p, true);
+        summarise(&mut p, true, Quantity::Metric);
         p
     }
 
@@ -575,6 +803,8 @@ mod tests {
             metric: Some("(x)".into()),
             compared_on: "metric".into(),
             direction,
+            metric_file: None,
+            named_metrics: Vec::new(),
             baseline: None,
             floor_pct: results::stats::EXEC_FLOOR_PCT,
             policies,
@@ -660,7 +890,7 @@ mod tests {
 
         let mut failed = policy("default", &[]);
         failed.runs = vec![run(1, 1.0, None, false)];
-        summarise(&mut failed, true);
+        summarise(&mut failed, true, Quantity::Metric);
         let r = report(vec![failed, policy("local:0", &[1.0])], Direction::HigherIsBetter);
         assert_eq!(r.best_policy, None);
         assert!(r.best_reason.contains("no successful run"), "{}", r.best_reason);
@@ -675,7 +905,7 @@ mod tests {
             run(2, 9.0, Some(500.0), false),
             run(3, 2.0, None, true),
         ];
-        summarise(&mut p, true);
+        summarise(&mut p, true, Quantity::Metric);
         assert_eq!(p.ok_runs, 2);
         assert_eq!(p.stats.median_metric, Some(50.0));
         assert_eq!(p.stats.metric_summary.unwrap().n, 1);
@@ -745,5 +975,95 @@ mod tests {
         assert!(w.starts_with("1 of 5 measured runs"), "{w}");
         r.policies[1].runs[2].wall_s = SHORT_RUN_S;
         assert_eq!(short_runs_warning(&r), None, "exactly 5 ms is not under 5 ms");
+    }
+
+    #[test]
+    fn repeats_alternate_across_policies_round_by_round() {
+        // 3 policies, 1 warmup, 2 measured: A B C (warm), A B C, A B C; never A A B B
+        let order: Vec<(usize, u32, bool)> = schedule(3, 1, 2);
+        assert_eq!(
+            order,
+            [
+                (0, 0, true),
+                (1, 0, true),
+                (2, 0, true),
+                (0, 1, false),
+                (1, 1, false),
+                (2, 1, false),
+                (0, 2, false),
+                (1, 2, false),
+                (2, 2, false),
+            ]
+        );
+        let policies: Vec<usize> = schedule(2, 0, 3).iter().map(|x| x.0).collect();
+        assert_eq!(policies, [0, 1, 0, 1, 0, 1]);
+    }
+
+    /// A policy whose runs carry named metrics `int` and `fp`.
+    fn named(name: &str, int: &[f64], fp: &[f64], fp_higher: bool) -> PolicyResult {
+        let mut p = new_result(&name.parse().unwrap(), None);
+        for (n, hib) in [("int", true), ("fp", fp_higher)] {
+            p.metrics.insert(
+                n.into(),
+                NamedMetric {
+                    higher_is_better: hib,
+                    median: None,
+                    summary: None,
+                    noise_pct: None,
+                    change_pct: None,
+                    verdict: PolicyVerdict::NoData,
+                },
+            );
+        }
+        p.runs = int
+            .iter()
+            .zip(fp)
+            .enumerate()
+            .map(|(i, (&a, &b))| {
+                let mut r = run(i as u32 + 1, 1.0, None, true);
+                let v = |x: f64| MetricReading { value: Some(x), error: None };
+                r.metrics.insert("int".into(), v(a));
+                r.metrics.insert("fp".into(), v(b));
+                r
+            })
+            .collect();
+        summarise(&mut p, false, Quantity::Named("int"));
+        p
+    }
+
+    #[test]
+    fn each_named_metric_is_judged_with_its_own_direction() {
+        let judgement = |n: &str, hib: bool| NamedJudgement {
+            name: n.into(),
+            pattern: "(x)".into(),
+            direction: if hib { Direction::HigherIsBetter } else { Direction::LowerIsBetter },
+            best_policy: None,
+            best_reason: String::new(),
+            tied_with_best: Vec::new(),
+        };
+        let mut r = report(Vec::new(), Direction::HigherIsBetter);
+        r.compared_on = "metric:int".into();
+        r.metric = None;
+        r.named_metrics = vec![judgement("int", true), judgement("fp", false)];
+        // int: +30% under local:0; fp (lower is better): 20% lower there
+        r.policies = vec![
+            named("default", &[30.0, 30.3, 29.7], &[10.0, 10.1, 9.9], false),
+            named("local:0", &[39.0, 39.4, 38.6], &[8.0, 8.1, 7.9], false),
+        ];
+        judge(&mut r);
+        assert_eq!(r.compared(), Quantity::Named("int"));
+        assert_eq!(r.policies[1].verdict, PolicyVerdict::Better, "compared on int");
+        assert!((r.policies[1].stats.change_pct.unwrap() - 30.0).abs() < 0.01);
+        let fp = &r.policies[1].metrics["fp"];
+        assert_eq!(fp.verdict, PolicyVerdict::Better, "lower fp is better for fp");
+        assert!((fp.change_pct.unwrap() + 20.0).abs() < 0.01);
+        assert_eq!(r.named_metrics[0].best_policy.as_deref(), Some("local:0"));
+        assert_eq!(r.named_metrics[1].best_policy.as_deref(), Some("local:0"));
+        // the same fp values, higher is better: worse, and no best by fp
+        r.named_metrics[1] = judgement("fp", true);
+        judge(&mut r);
+        assert_eq!(r.policies[1].metrics["fp"].verdict, PolicyVerdict::Worse);
+        assert_eq!(r.named_metrics[1].best_policy, None);
+        assert!(r.named_metrics[1].best_reason.contains("no policy is better"));
     }
 }

@@ -5,6 +5,8 @@
 //! probe reports too). The `exec` crate produces them; the store files one
 //! [`PolicyResult`] per policy under kind `exec`, and reports judge them.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use topo::{CpuSet, NodeSet};
 
@@ -124,6 +126,35 @@ pub struct RunRecord {
     /// ...: no cgroup: WHY`. Absent in runs stored before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub containment: Option<String>,
+    /// The named metrics (`--metric NAME=REGEX`) of this run, by name:
+    /// each one's value, or why it has none. Absent without named metrics
+    /// (and in runs stored before they existed).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, MetricReading>,
+}
+
+/// One named metric of one run: the number found, or why there is none
+/// (`no match`, `not a number: '...'`, `metric file ...: not written by
+/// this run`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricReading {
+    pub value: Option<f64>,
+    pub error: Option<String>,
+}
+
+/// A named metric's statistics under one policy, and its direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedMetric {
+    /// `--metric-lower-is-better NAME` stores false; the default is true.
+    pub higher_is_better: bool,
+    /// Median of the successful runs' values.
+    pub median: Option<f64>,
+    pub summary: Option<Summary>,
+    /// Robust coefficient of variation of the values, percent.
+    pub noise_pct: Option<f64>,
+    /// Against the baseline policy's median, percent.
+    pub change_pct: Option<f64>,
+    pub verdict: PolicyVerdict,
 }
 
 /// How a policy compares with the baseline.
@@ -202,6 +233,10 @@ pub struct PolicyResult {
     /// and in runs stored before it was recorded (read as higher).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric_higher_is_better: Option<bool>,
+    /// The named metrics (`--metric NAME=REGEX`), by name: statistics of
+    /// the successful runs, direction and verdict. Absent without them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, NamedMetric>,
 }
 
 impl PolicyResult {
@@ -224,6 +259,36 @@ impl PolicyResult {
                 self.values(on_metric).into_iter().filter(|x| x.is_finite()).collect();
             Summary::of(&v)
         })
+    }
+
+    /// The values of one program metric from the successful runs, in run
+    /// order: the unnamed metric (`name` `None`) or a named one.
+    pub fn metric_values(&self, name: Option<&str>) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| r.ok)
+            .filter_map(|r| match name {
+                None => r.metric,
+                Some(n) => r.metrics.get(n).and_then(|m| m.value),
+            })
+            .filter(|v| v.is_finite())
+            .collect()
+    }
+
+    /// Whether a larger value of the program metric is better: the
+    /// direction stored with the policy (`metric_higher_is_better`, or a
+    /// named metric's own); for the unnamed metric of runs stored before
+    /// the direction was, the command line that ran it
+    /// (`--lower-is-better` / `--metric-lower-is-better`), else higher.
+    pub fn metric_higher_is_better(&self, name: Option<&str>, command_line: &str) -> bool {
+        match name {
+            Some(n) => self.metrics.get(n).map_or(true, |m| m.higher_is_better),
+            None => self.metric_higher_is_better.unwrap_or_else(|| {
+                let own = command_line.split(" -- ").next().unwrap_or("");
+                !own.split_whitespace()
+                    .any(|w| w == "--lower-is-better" || w == "--metric-lower-is-better")
+            }),
+        }
     }
 
     /// `N0 98% N1 2%`: the share of anonymous pages per node of the last

@@ -454,6 +454,7 @@ fn policy(v: &Value) -> Option<PolicyResult> {
                 stderr_tail: None,
                 counters: counters(r),
                 containment: text(r, "containment"),
+                metrics: r.get("metrics").and_then(today).unwrap_or_default(),
             }
         })
         .collect();
@@ -479,6 +480,7 @@ fn policy(v: &Value) -> Option<PolicyResult> {
             .unwrap_or(PolicyVerdict::NoData),
         counters: counters(v),
         metric_higher_is_better: flag(v, "metric_higher_is_better"),
+        metrics: v.get("metrics").and_then(today).unwrap_or_default(),
     })
 }
 
