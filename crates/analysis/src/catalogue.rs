@@ -126,6 +126,18 @@ pub fn thread_lat_def() -> MetricDef {
 pub struct MetricValue {
     pub def: MetricDef,
     pub value: f64,
+    /// The samples `value` sums up, when the run holds several whole
+    /// measurements of it (each successful repeat of an `exec` policy,
+    /// alternated across policies); empty: `value` is the only sample.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+}
+
+impl MetricValue {
+    /// A value that is its own only sample.
+    pub fn new(def: MetricDef, value: f64) -> MetricValue {
+        MetricValue { def, value, samples: Vec::new() }
+    }
 }
 
 /// Nodes the OS showed to the run: the configuration's count, else the
@@ -239,7 +251,7 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
     let mut out = Vec::new();
     let mut push = |def: MetricDef, value: f64| {
         if value.is_finite() && !(def.needs_nodes && nodes <= 1) {
-            out.push(MetricValue { def, value });
+            out.push(MetricValue::new(def, value));
         }
     };
     for k in MetricKey::ALL {
@@ -314,32 +326,74 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
             );
         }
     }
-    let single = d.exec.len() == 1;
+    out.extend(exec_values(run, &d));
+    out
+}
+
+/// The id of the unnamed program metric under `policy`:
+/// `exec_metric[POLICY]`, whatever other policies the run measured (a run
+/// of `--policies default` pairs with the default policy of
+/// `--policies all`).
+pub fn exec_metric_id(name: Option<&str>, policy: &str) -> String {
+    match name {
+        None => format!("{EXEC_METRIC}[{policy}]"),
+        Some(n) => format!("{EXEC_METRIC}:{n}[{policy}]"),
+    }
+}
+
+/// The name of a named program metric's id (`exec_metric:int[default]`
+/// gives `int`); `None` for any other id.
+pub fn exec_metric_name(id: &str) -> Option<&str> {
+    id.strip_prefix(EXEC_METRIC)?.strip_prefix(':')?.split('[').next()
+}
+
+/// Every `exec` policy's program metrics (the unnamed one and each named
+/// one, `exec --metric NAME=REGEX`) and wall time, with each successful
+/// repeat as a sample.
+fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
+    let mut out = Vec::new();
+    let mut push = |def: MetricDef, value: Option<f64>, samples: Vec<f64>| {
+        if let Some(value) = value.filter(|v| v.is_finite()) {
+            out.push(MetricValue { def, value, samples });
+        }
+    };
+    let cmdline = run.summary.command_line.as_str();
     for e in &d.exec {
-        let tag = if single { String::new() } else { format!("[{}]", e.policy) };
-        let words = if single { String::new() } else { format!(" under {}", e.policy) };
-        if let Some(m) = e.stats.median_metric {
+        let policy = &e.policy;
+        push(
+            MetricDef::new(
+                exec_metric_id(None, policy),
+                format!("Program metric under {policy}"),
+                "program units",
+                e.metric_higher_is_better(None, cmdline),
+            ),
+            e.stats.median_metric,
+            e.metric_values(None),
+        );
+        for (name, m) in &e.metrics {
+            let samples = e.metric_values(Some(name));
             push(
                 MetricDef::new(
-                    format!("{EXEC_METRIC}{tag}"),
-                    format!("Program metric{words}"),
+                    exec_metric_id(Some(name), policy),
+                    format!("Program metric {name} under {policy}"),
                     "program units",
-                    e.metric_higher_is_better.unwrap_or(true),
+                    m.higher_is_better,
                 ),
-                m,
+                m.median.or_else(|| results::stats::median(&samples)),
+                samples,
             );
         }
-        if let Some(w) = e.stats.median_wall_s {
-            push(
-                MetricDef::new(
-                    format!("{EXEC_WALL}{tag}"),
-                    format!("Program wall time{words}"),
-                    "s",
-                    false,
-                ),
-                w,
-            );
-        }
+        let walls: Vec<f64> = e.values(false).into_iter().filter(|v| v.is_finite()).collect();
+        push(
+            MetricDef::new(
+                format!("{EXEC_WALL}[{policy}]"),
+                format!("Program wall time under {policy}"),
+                "s",
+                false,
+            ),
+            e.stats.median_wall_s,
+            walls,
+        );
     }
     out
 }
@@ -395,8 +449,28 @@ pub fn def_of(id: &str) -> MetricDef {
     match id {
         REMOTE_PENALTY => remote_penalty_def(),
         THREAD_LAT => thread_lat_def(),
-        other => MetricDef::new(other, other, "", true),
+        other => exec_def(other).unwrap_or_else(|| MetricDef::new(other, other, "", true)),
     }
+}
+
+/// The entry of an `exec` id (`exec_metric[P]`, `exec_metric:NAME[P]`,
+/// `exec_wall_s[P]`) without the run: a program metric's direction is the
+/// run's, so this one says higher (the default).
+fn exec_def(id: &str) -> Option<MetricDef> {
+    let (head, policy) = id.strip_suffix(']')?.split_once('[')?;
+    if head == EXEC_WALL {
+        return Some(MetricDef::new(id, format!("Program wall time under {policy}"), "s", false));
+    }
+    let name = match head.strip_prefix(EXEC_METRIC)? {
+        "" => String::new(),
+        named => format!(" {}", named.strip_prefix(':')?),
+    };
+    Some(MetricDef::new(
+        id,
+        format!("Program metric{name} under {policy}"),
+        "program units",
+        true,
+    ))
 }
 
 #[cfg(test)]
@@ -521,9 +595,14 @@ mod tests {
             rec("exec", v)
         };
         let one = catalogue(&run_of(vec![e("default", 5.0, Some(false))], 1));
-        let m = one.iter().find(|m| m.def.id == EXEC_METRIC).unwrap();
+        // One policy or several: the same id, so `--policies default` and
+        // `--policies all` pair on the default policy.
+        let m = one.iter().find(|m| m.def.id == "exec_metric[default]").unwrap();
         assert_eq!((m.value, m.def.higher_is_better), (5.0, false));
-        assert_eq!(value(&one, EXEC_WALL), Some(2.0));
+        assert_eq!(m.def.name, "Program metric under default");
+        assert_eq!(value(&one, "exec_wall_s[default]"), Some(2.0));
+        assert_eq!(value(&one, EXEC_METRIC), None);
+        assert_eq!(value(&one, EXEC_WALL), None);
         let two = catalogue(&run_of(vec![e("local:0", 9.0, None), e("remote:0/1", 6.0, None)], 2));
         assert_eq!(value(&two, "exec_metric[local:0]"), Some(9.0));
         assert_eq!(value(&two, "exec_metric[remote:0/1]"), Some(6.0));
@@ -532,5 +611,45 @@ mod tests {
             two.iter().find(|m| m.def.id == "exec_metric[local:0]").unwrap().def.higher_is_better
         );
         assert_eq!(value(&two, EXEC_METRIC), None);
+    }
+
+    #[test]
+    fn named_exec_metrics_carry_their_direction_and_every_repeat_as_a_sample() {
+        let run = |rep: u32, int: f64, fp: Option<f64>, ok: bool| {
+            json!({"rep": rep, "wall_s": rep as f64, "user_s": 0.0, "sys_s": 0.0,
+                   "max_rss_kib": 0, "exit_code": 0, "signal": null, "timed_out": false,
+                   "interrupted": false, "ok": ok, "metric": null, "metric_error": null,
+                   "numa_pages": null, "numastat_delta": [], "stderr_tail": null,
+                   "metrics": {"int": {"value": int, "error": null},
+                               "fp": {"value": fp, "error": if fp.is_none() { json!("no match") } else { json!(null) }}}})
+        };
+        let stat = |hib: bool, median: f64| {
+            json!({"higher_is_better": hib, "median": median, "summary": null,
+                   "noise_pct": null, "change_pct": null, "verdict": "no-data"})
+        };
+        let e = rec(
+            "exec",
+            json!({"policy": "default", "placement": "", "ok_runs": 3,
+                   "runs": [run(1, 40.0, Some(9.0), true), run(2, 41.0, None, true),
+                            run(3, 39.0, Some(9.2), true), run(4, 99.0, Some(1.0), false)],
+                   "median_metric": null, "median_wall_s": 1.2, "verdict": "baseline",
+                   "metrics": {"int": stat(true, 40.0), "fp": stat(false, 9.1)}}),
+        );
+        let c = catalogue(&run_of(vec![e], 1));
+        let get = |id: &str| c.iter().find(|m| m.def.id == id).unwrap_or_else(|| panic!("{id}"));
+        let int = get("exec_metric:int[default]");
+        assert_eq!((int.value, int.def.higher_is_better), (40.0, true));
+        assert_eq!(int.def.name, "Program metric int under default");
+        assert_eq!(int.samples, [40.0, 41.0, 39.0], "successful runs only");
+        let fp = get("exec_metric:fp[default]");
+        assert_eq!((fp.value, fp.def.higher_is_better), (9.1, false));
+        assert_eq!(fp.samples, [9.0, 9.2], "a run without the metric is no sample");
+        assert_eq!(get("exec_wall_s[default]").samples, [1.0, 2.0, 3.0]);
+        // no unnamed metric: no `exec_metric[default]`
+        assert!(c.iter().all(|m| m.def.id != "exec_metric[default]"));
+        assert_eq!(exec_metric_name("exec_metric:int[default]"), Some("int"));
+        assert_eq!(exec_metric_name("exec_metric[default]"), None);
+        assert_eq!(def_of("exec_metric:fp[local:0]").name, "Program metric fp under local:0");
+        assert!(!def_of("exec_wall_s[default]").higher_is_better);
     }
 }

@@ -281,8 +281,14 @@ fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
 /// The floor for a pair of group sizes ([`Floors::for_sizes`]).
 type FloorFor = Result<Option<NoiseFloor>, (usize, usize)>;
 
-/// The values of every catalogue metric in a run.
-type RunValues = BTreeMap<String, f64>;
+/// The values of every catalogue metric in a run, each with its samples
+/// (empty: the value is the only one).
+type RunValues = BTreeMap<String, (f64, Vec<f64>)>;
+
+/// A group with fewer runs than this that measured a metric is judged on
+/// the samples inside its runs (each repeat of `exec`) instead of one
+/// value per run.
+const POOL_SAMPLES_BELOW_RUNS: usize = 3;
 
 /// Repeated runs of identical settings (same machine, same detected and
 /// declared settings, complete) per metric, from which the noise floor of
@@ -517,7 +523,10 @@ impl Study {
                 g.runs
                     .iter()
                     .map(|r| {
-                        catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value)).collect()
+                        catalogue::catalogue(r)
+                            .into_iter()
+                            .map(|m| (m.def.id, (m.value, m.samples)))
+                            .collect()
                     })
                     .collect()
             })
@@ -533,10 +542,39 @@ impl Study {
         }
         defs.sort_by_key(|d| catalogue::rank(&d.id));
         let mut rows = Vec::new();
+        // Groups judged on the samples inside one run (one `exec` call): the
+        // group and that run's index in it.
+        let mut from_one_run: BTreeMap<usize, usize> = BTreeMap::new();
         for def in defs {
+            // One value per run with 3 or more runs; with fewer, the pooled
+            // samples of the runs (each repeat of `exec` is a whole run of
+            // the program, alternated across policies).
             let values: Vec<Vec<f64>> = per_group
                 .iter()
-                .map(|rs| rs.iter().filter_map(|m| m.get(&def.id).copied()).collect())
+                .enumerate()
+                .map(|(gi, rs)| {
+                    let have: Vec<&(f64, Vec<f64>)> =
+                        rs.iter().filter_map(|m| m.get(&def.id)).collect();
+                    if have.len() >= POOL_SAMPLES_BELOW_RUNS
+                        || have.iter().all(|(_, samples)| samples.len() < 2)
+                    {
+                        return have.iter().map(|(v, _)| *v).collect();
+                    }
+                    if let (1, Some(ri)) =
+                        (have.len(), rs.iter().position(|m| m.contains_key(&def.id)))
+                    {
+                        from_one_run.insert(gi, ri);
+                    }
+                    have.iter()
+                        .flat_map(|(v, samples)| {
+                            if samples.is_empty() {
+                                vec![*v]
+                            } else {
+                                samples.clone()
+                            }
+                        })
+                        .collect()
+                })
                 .collect();
             // The floor for groups of `runs_needed` runs: a change inside it
             // stays undecided however many runs are taken.
@@ -629,6 +667,16 @@ impl Study {
             let all: Vec<usize> = (0..k).collect();
             row.best_group = best_of(&row, &all);
             rows.push(row);
+        }
+        if !from_one_run.is_empty() {
+            let names: Vec<String> = from_one_run
+                .iter()
+                .map(|(&g, &ri)| format!("{} (run {})", infos[g].label, infos[g].runs[ri]))
+                .collect();
+            notes.push(format!(
+                "the program metrics of {} are the repeats inside one `exec` call: each repeat is a whole run of the program (a new process, placement, allocation and first touch), alternated across policies, so they sample run-to-run variation within one boot; they do not sample what changes between boots or calls (memory layout after a reboot, firmware training, the machine's state that day). Repeat the call, after a reboot where that matters, for 3 or more runs per group: the runs are then judged one value each",
+                names.join(", ")
+            ));
         }
         let mut study = Study {
             groups: infos,
@@ -801,26 +849,61 @@ fn profiles(s: &Study) -> Vec<Profile> {
         m.metric.starts_with(catalogue::EXEC_METRIC) || m.metric.starts_with(catalogue::EXEC_WALL)
     };
     if s.metrics.iter().any(program) {
-        let prog = p("program", false, vec![], vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL]);
+        // The program's unnamed metric, then its wall time; then one
+        // profile per named metric (`exec --metric NAME=REGEX`), each
+        // judged alone in its own direction (a program's int and fp rates
+        // can move apart).
+        let mut progs =
+            vec![p("program", false, vec![], vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL])];
+        let mut named: Vec<&str> = Vec::new();
+        for m in &s.metrics {
+            if let Some(n) = catalogue::exec_metric_name(&m.metric) {
+                if !named.contains(&n) {
+                    named.push(n);
+                }
+            }
+        }
+        for n in named {
+            let id = interned(format!("{}:{n}", catalogue::EXEC_METRIC));
+            progs.push(p(interned(format!("program {n}")), false, vec![], vec![id]));
+        }
         // Runs of `exec` only: the program's own figures are the study;
         // the machine profiles would only list what `run` measures.
         if s.metrics.iter().all(program) {
-            return vec![prog];
+            return progs;
         }
-        v.push(prog);
+        v.extend(progs);
     }
     v
 }
 
-/// The study's metrics a profile's metric id stands for (`exec_metric`
-/// stands for every policy's).
+/// `name` as a `&'static str` for a [`Profile`] built from the study's
+/// own metric names: each distinct text is kept once for the life of the
+/// process (a few bytes per named program metric ever compared).
+fn interned(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<BTreeSet<&'static str>> =
+        std::sync::Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(name.as_str()) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(n);
+    n
+}
+
+/// The study's metrics a profile's metric id stands for: an `exec` id
+/// without its policy (`exec_metric`, `exec_metric:NAME`, `exec_wall_s`)
+/// stands for that metric under every policy (`exec_metric:NAME[POLICY]`).
 fn rows_for<'a>(s: &'a Study, id: &str) -> Vec<&'a StudyMetric> {
+    let exec = id == catalogue::EXEC_WALL
+        || id.strip_prefix(catalogue::EXEC_METRIC).is_some_and(|r| r.is_empty() || r.starts_with(':'));
     s.metrics
         .iter()
         .filter(|m| {
             m.metric == id
-                || ((id == catalogue::EXEC_METRIC || id == catalogue::EXEC_WALL)
-                    && m.metric.starts_with(&format!("{id}[")))
+                || (exec
+                    && m.metric.strip_prefix(id).is_some_and(|r| r.starts_with('[')))
         })
         .collect()
 }

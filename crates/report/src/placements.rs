@@ -48,6 +48,11 @@ pub struct ExecView {
     pub command: Option<String>,
     /// True when compared on the `--metric` figure, false on wall time.
     pub on_metric: bool,
+    /// The named metric compared on (`exec --metric NAME=REGEX` without an
+    /// unnamed metric: the first one, as `exec` judges); `None` for the
+    /// unnamed metric or wall time.
+    pub metric_name: Option<String>,
+    /// The compared quantity's direction, as stored with the policies.
     pub higher_is_better: bool,
     pub baseline: Option<String>,
     pub policies: Vec<PolicyView>,
@@ -61,10 +66,36 @@ impl ExecView {
         }
         let cmdline = &run.summary.command_line;
         let command = cmdline.split_once(" -- ").map(|(_, c)| c.trim().to_string());
-        let on_metric = exec.iter().any(|p| p.stats.median_metric.is_some());
-        let higher_is_better = on_metric && !cmdline.contains("--lower-is-better");
+        let unnamed = exec.iter().any(|p| p.stats.median_metric.is_some());
+        // No unnamed metric: the first named one, as `exec` compares them.
+        let metric_name = if unnamed {
+            None
+        } else {
+            exec.iter().find_map(|p| p.metrics.keys().next().cloned())
+        };
+        let on_metric = unnamed || metric_name.is_some();
+        let name = metric_name.as_deref();
+        // The direction stored with the policy (per metric), never a guess
+        // from the command line (which older runs only fall back to).
+        let higher_is_better = on_metric
+            && exec
+                .iter()
+                .find(|p| match name {
+                    None => p.metric_higher_is_better.is_some(),
+                    Some(n) => p.metrics.contains_key(n),
+                })
+                .unwrap_or(&exec[0])
+                .metric_higher_is_better(name, cmdline);
+        let summary = |p: &PolicyResult| match name {
+            None => p.summary(on_metric),
+            Some(n) => p
+                .metrics
+                .get(n)
+                .and_then(|m| m.summary)
+                .or_else(|| results::stats::Summary::of(&p.metric_values(Some(n)))),
+        };
         let base_idx = exec.iter().position(|p| p.policy == "default").unwrap_or(0);
-        let base = exec[base_idx].summary(on_metric);
+        let base = summary(&exec[base_idx]);
         let policies = exec
             .iter()
             .enumerate()
@@ -72,7 +103,7 @@ impl ExecView {
                 let codes: std::collections::BTreeSet<String> =
                     p.runs.iter().filter_map(|r| r.exit_code.map(|c| c.to_string())).collect();
                 let stored_verdict = (p.verdict != PolicyVerdict::NoData).then_some(p.verdict);
-                let own = p.summary(on_metric);
+                let own = summary(p);
                 let change = p.stats.change_pct.and_then(measured);
                 let (change_pct, verdict) = match (change, stored_verdict) {
                     (Some(c), Some(v)) => (Some(c), v.as_str().to_string()),
@@ -107,7 +138,11 @@ impl ExecView {
                     placement: Some(p.placement.clone()).filter(|p| !p.is_empty()),
                     runs: p.runs.len(),
                     ok_runs: Some(p.ok_runs as i64),
-                    median_metric: p.stats.median_metric.and_then(measured),
+                    median_metric: match name {
+                        None => p.stats.median_metric,
+                        Some(n) => p.metrics.get(n).and_then(|m| m.median),
+                    }
+                    .and_then(measured),
                     median_wall_s: p
                         .stats
                         .median_wall_s
@@ -129,6 +164,7 @@ impl ExecView {
         Some(ExecView {
             command,
             on_metric,
+            metric_name,
             higher_is_better,
             baseline: policies.get(base_idx).map(|p| p.policy.clone()),
             policies,
@@ -143,12 +179,13 @@ impl ExecView {
         }
     }
 
-    /// What is compared: "the metric" or "wall time".
-    fn quantity(&self) -> &'static str {
-        if self.on_metric {
-            "median metric"
-        } else {
-            "median wall time"
+    /// What is compared: "median metric", "median metric NAME" or
+    /// "median wall time".
+    fn quantity(&self) -> String {
+        match (&self.metric_name, self.on_metric) {
+            (Some(n), _) => format!("median metric {n}"),
+            (None, true) => "median metric".into(),
+            (None, false) => "median wall time".into(),
         }
     }
 
@@ -203,11 +240,15 @@ impl ExecView {
         let base = self.baseline.as_deref().unwrap_or("baseline");
         let change_h = format!("Change vs {base} %");
         let counted = self.counted();
+        let metric_h = match &self.metric_name {
+            Some(n) => format!("Median {n}"),
+            None => "Median metric".into(),
+        };
         let mut header: Vec<String> = [
             "Policy",
             "Placement",
             "OK runs",
-            "Median metric",
+            metric_h.as_str(),
             "Median wall s",
             "Noise %",
             change_h.as_str(),
@@ -252,7 +293,11 @@ impl ExecView {
         doc.p(format!(
             "{}Compared on the {} ({}), each placement against '{}'; a change counts only beyond three combined robust standard deviations and at least {}%.",
             self.command.as_ref().map(|c| format!("Command: {c}. ")).unwrap_or_default(),
-            if self.on_metric { "--metric figure" } else { "wall time" },
+            match (&self.metric_name, self.on_metric) {
+                (Some(n), _) => format!("--metric {n} figure"),
+                (None, true) => "--metric figure".into(),
+                (None, false) => "wall time".into(),
+            },
             if self.higher_is_better { "higher is better" } else { "lower is better" },
             self.baseline.as_deref().unwrap_or("?"),
             plain(results::stats::EXEC_FLOOR_PCT)
@@ -305,5 +350,93 @@ impl ExecView {
         } else {
             doc.p("Only one placement has a figure to compare: no chart.");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// An exec run: `default` at 10 s and `local:0` at 8 s of a metric
+    /// (three runs each), the unnamed one or named `t`, with the
+    /// direction as stored (`None`: not stored) and the command line.
+    fn exec_run(named: bool, stored: Option<bool>, cmdline: &str) -> LoadedRun {
+        let policy = |name: &str, v: [f64; 3]| {
+            let runs: Vec<serde_json::Value> = v
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let mut r = json!({"rep": i + 1, "wall_s": 1.0, "exit_code": 0, "ok": true});
+                    if named {
+                        r["metrics"] = json!({"t": {"value": x, "error": null}});
+                    } else {
+                        r["metric"] = json!(x);
+                    }
+                    r
+                })
+                .collect();
+            let mut p = json!({"policy": name, "placement": "", "runs": runs, "ok_runs": 3,
+                               "median_wall_s": 1.0, "verdict": "no-data"});
+            if named {
+                p["metrics"] = json!({"t": {"higher_is_better": stored.unwrap_or(true),
+                    "median": v[1], "summary": null, "noise_pct": null, "change_pct": null,
+                    "verdict": "no-data"}});
+            } else {
+                p["median_metric"] = json!(v[1]);
+                if let Some(h) = stored {
+                    p["metric_higher_is_better"] = json!(h);
+                }
+            }
+            results::upgrade::read("exec", &p).record
+        };
+        let mut run: LoadedRun = serde_json::from_value(json!({
+            "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
+            "finished": null, "status": "complete", "complete": true, "message": null,
+            "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
+            "command_line": cmdline, "result_count": 0, "imported": false,
+            "machine_info": {}, "config": {}, "topology": {}, "results": []
+        }))
+        .unwrap();
+        for (i, record) in
+            [policy("default", [10.0, 10.1, 9.9]), policy("local:0", [8.0, 8.1, 7.9])]
+                .into_iter()
+                .enumerate()
+        {
+            run.results.push(store::StoredRecord {
+                seq: i as u32 + 1,
+                recorded: "2026-01-01T00:00:00Z".into(),
+                record,
+                as_stored: None,
+            });
+        }
+        run
+    }
+
+    fn verdict(run: &LoadedRun) -> (String, bool) {
+        let d = analysis::data::RunData::of(run);
+        let v = ExecView::of(run, &d.exec).unwrap();
+        (v.policies[1].verdict.clone(), v.higher_is_better)
+    }
+
+    #[test]
+    fn the_stored_direction_decides_never_a_guess_from_the_command_line() {
+        // lower is better, stored; the command line does not say it (a
+        // named metric's flag, or a later spelling)
+        let run = exec_run(false, Some(false), "numaprobe exec -m t=([0-9.]+) -- ./b");
+        assert_eq!(verdict(&run), ("better".into(), false));
+        // stored higher; `--lower-is-better` is only the program's own argument
+        let run = exec_run(false, Some(true), "numaprobe exec -m ([0-9.]+) -- ./b --lower-is-better");
+        assert_eq!(verdict(&run), ("worse".into(), true));
+        // a named metric's own stored direction
+        let run = exec_run(true, Some(false), "numaprobe exec --metric-lower-is-better t -- ./b");
+        assert_eq!(verdict(&run), ("better".into(), false));
+        let d = analysis::data::RunData::of(&run);
+        assert_eq!(ExecView::of(&run, &d.exec).unwrap().metric_name.as_deref(), Some("t"));
+        // runs stored before the direction was: the command line that ran them
+        let run = exec_run(false, None, "numaprobe exec --lower-is-better -m ([0-9.]+) -- ./b");
+        assert_eq!(verdict(&run), ("better".into(), false));
+        let run = exec_run(false, None, "numaprobe exec -m ([0-9.]+) -- ./b");
+        assert_eq!(verdict(&run), ("worse".into(), true));
     }
 }

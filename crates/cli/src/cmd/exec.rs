@@ -7,13 +7,15 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use events::{Event, Observer};
 use exec::{
-    Direction, ExecError, ExecReport, Metric, OutputSink, Plan, ResolvedCommand, Scope, Stream,
+    Direction, ExecError, ExecReport, MetricSet, OutputSink, Plan, Quantity, ResolvedCommand,
+    Scope, Stream,
 };
 use results::exec::{NumaPages, PolicyResult, PolicyVerdict};
 use topo::SysRoot;
@@ -28,8 +30,12 @@ use crate::usage;
 #[command(
     after_help = "Policies: default, local:N (CPUs and memory on node N), remote:A/B (CPUs on A, \
 memory on B), interleave or interleave:LIST, weighted or weighted:LIST (weighted interleave, \
-Linux 6.9+), cpus-only:N, all (see docs/exec.md).\n\nExample:\n  numaprobe exec --policies all \
---repeat 3 --metric '\\(([0-9.]+) MiB/sec\\)' -- sysbench memory run --time=2"
+Linux 6.9+), cpus-only:N, all (see docs/exec.md).\n\nRepeats alternate across policies (run 1 of \
+every policy, then run 2...); each is a whole run of the program.\n\nExamples:\n  numaprobe exec \
+--policies all --repeat 3 --metric '\\(([0-9.]+) MiB/sec\\)' -- sysbench memory run --time=2\n  \
+numaprobe exec --policies default --repeat 5 --label 'SMT on' --metric 'int=int: ([0-9.]+)' \
+--metric 'fp=fp: ([0-9.]+)' -- ./bench\n  numaprobe exec -p default --metric-file result.json \
+--metric 'time=\"seconds\": ([0-9.]+)' --metric-lower-is-better time -- ./bench --out result.json"
 )]
 pub struct Args {
     /// Placements, comma-separated (may be repeated).
@@ -43,17 +49,34 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = crate::grammar::warmup)]
     pub warmup: u32,
     /// Regular expression whose first capture group is the figure of merit,
-    /// searched in stdout, then stderr (last match wins).
-    #[arg(long, short = 'm', value_name = "REGEX")]
-    pub metric: Option<String>,
-    /// A larger metric is better (the default with --metric), recorded
+    /// searched in stdout, then stderr (last match wins). NAME=REGEX names
+    /// a metric; repeat the flag for several (e.g. --metric 'int=int: ([0-9.]+)'
+    /// --metric 'fp=fp: ([0-9.]+)'); a bare REGEX is the unnamed metric.
+    #[arg(long, short = 'm', value_name = "[NAME=]REGEX")]
+    pub metric: Vec<String>,
+    /// Search every --metric in this file, read after each run (the program
+    /// writes it: a result CSV, a JSON report), instead of the output. A
+    /// file the run did not write gives no score.
+    #[arg(long, value_name = "PATH")]
+    pub metric_file: Option<PathBuf>,
+    /// The unnamed metric: a larger value is better (the default), recorded
     /// with the run so that `compare` judges the metric the same way.
-    #[arg(long, visible_alias = "metric-higher-is-better", conflicts_with = "lower_is_better")]
+    #[arg(long, conflicts_with = "lower_is_better")]
     pub higher_is_better: bool,
-    /// A smaller metric is better (e.g. a run time the program prints),
-    /// recorded with the run for `compare`.
-    #[arg(long, visible_alias = "metric-lower-is-better")]
+    /// The unnamed metric: a smaller value is better (e.g. a run time the
+    /// program prints), recorded with the run for `compare`.
+    #[arg(long)]
     pub lower_is_better: bool,
+    /// A smaller value of metric NAME is better (repeatable); without NAME,
+    /// the unnamed metric's (as --lower-is-better).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "",
+          action = clap::ArgAction::Append)]
+    pub metric_lower_is_better: Vec<String>,
+    /// A larger value of metric NAME is better (the default; repeatable);
+    /// without NAME, the unnamed metric's (as --higher-is-better).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "",
+          action = clap::ArgAction::Append)]
+    pub metric_higher_is_better: Vec<String>,
     /// Kill the command's process group after this many seconds
     /// (SIGTERM, then SIGKILL 1 s later).
     #[arg(long, value_name = "SECONDS", value_parser = crate::grammar::timeout)]
@@ -183,20 +206,16 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     for list in &args.policies {
         items.extend(exec::policy::parse_list(list).map_err(to_usage)?);
     }
-    let metric = match &args.metric {
-        Some(p) => {
-            let dir = if args.lower_is_better {
-                Direction::LowerIsBetter
-            } else {
-                Direction::HigherIsBetter
-            };
-            Some(Metric::new(p, dir).map_err(to_usage)?)
-        }
-        None if args.lower_is_better || args.higher_is_better => {
-            usage!("--higher-is-better/--lower-is-better need --metric (wall time is always lower-is-better)")
-        }
-        None => None,
-    };
+    let mut lower = args.metric_lower_is_better.clone();
+    let mut higher = args.metric_higher_is_better.clone();
+    if args.lower_is_better {
+        lower.push(String::new());
+    }
+    if args.higher_is_better {
+        higher.push(String::new());
+    }
+    let metrics = MetricSet::parse(&args.metric, &lower, &higher, args.metric_file.clone())
+        .map_err(to_usage)?;
     let timeout = args.timeout;
     let command = ResolvedCommand::resolve(&args.command, std::env::var_os("PATH").as_deref())
         .map_err(to_usage)?;
@@ -231,7 +250,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let opts = exec::Options {
         repeat: args.repeat,
         warmup: args.warmup,
-        metric,
+        metrics,
         timeout,
         fail_fast: args.fail_fast,
         sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
@@ -319,11 +338,14 @@ fn last_pages(p: &PolicyResult) -> Option<&NumaPages> {
 
 /// The comparison table and the verdict line.
 pub fn render(r: &ExecReport) -> String {
-    let on_metric = r.compared_on == "metric";
+    let on_metric = r.metric.is_some();
     let baseline = r.baseline.clone().unwrap_or_else(|| "-".into());
     let mut header = vec!["policy".to_string(), "placement".into(), "ok".into()];
     if on_metric {
         header.push("metric (median)".into());
+    }
+    for n in &r.named_metrics {
+        header.push(format!("{} (median)", n.name));
     }
     header.extend([
         "wall s (median)".to_string(),
@@ -340,6 +362,9 @@ pub fn render(r: &ExecReport) -> String {
         if on_metric {
             row.push(p.stats.median_metric.map_or("-".into(), fmt_num));
         }
+        for n in &r.named_metrics {
+            row.push(p.metrics.get(&n.name).and_then(|m| m.median).map_or("-".into(), fmt_num));
+        }
         let rss = p.runs.iter().map(|x| x.max_rss_kib).max().unwrap_or(0);
         row.extend([
             p.stats.median_wall_s.map_or("-".into(), |w| format!("{w:.3}")),
@@ -355,16 +380,24 @@ pub fn render(r: &ExecReport) -> String {
         ]);
         t.add_row(row);
     }
-    let what = match &r.metric {
-        Some(m) => format!(
-            "metric /{m}/, {}",
-            if r.direction == Direction::HigherIsBetter {
-                "higher is better"
-            } else {
-                "lower is better"
-            }
-        ),
-        None => "wall time, lower is better".into(),
+    let way = |d: Direction| {
+        if d == Direction::HigherIsBetter {
+            "higher is better"
+        } else {
+            "lower is better"
+        }
+    };
+    let what = match (r.compared(), &r.metric) {
+        (Quantity::Metric, Some(m)) => format!("metric /{m}/, {}", way(r.direction)),
+        (Quantity::Named(n), _) => {
+            let pattern = r.named_metrics.iter().find(|x| x.name == n).map(|x| x.pattern.as_str());
+            format!("metric {n} /{}/, {}", pattern.unwrap_or(""), way(r.direction))
+        }
+        _ => "wall time, lower is better".into(),
+    };
+    let what = match &r.metric_file {
+        Some(f) => format!("{what} (metrics read from {f})"),
+        None => what,
     };
     let mut out = format!(
         "numaprobe exec: {}\n{} measured run(s) per policy{}; compared on {what}\n{t}\n",
@@ -375,6 +408,19 @@ pub fn render(r: &ExecReport) -> String {
     match &r.best_policy {
         Some(b) => out.push_str(&format!("best: {b} ({})\n", r.best_reason)),
         None => out.push_str(&format!("best: none ({})\n", r.best_reason)),
+    }
+    for n in &r.named_metrics {
+        if r.compared() == Quantity::Named(&n.name) {
+            continue;
+        }
+        let best = n.best_policy.as_deref().unwrap_or("none");
+        out.push_str(&format!(
+            "best by {} /{}/ ({}): {best} ({})\n",
+            n.name,
+            n.pattern,
+            way(n.direction),
+            n.best_reason
+        ));
     }
     if let Some(s) = &r.stopped {
         out.push_str(&format!("stopped early: {s}\n"));
