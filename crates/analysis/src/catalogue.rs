@@ -347,6 +347,15 @@ pub fn exec_metric_name(id: &str) -> Option<&str> {
     id.strip_prefix(EXEC_METRIC)?.strip_prefix(':')?.split('[').next()
 }
 
+/// The policy-free id of an `exec` id (`exec_metric:int[default]` gives
+/// `exec_metric:int`); the id itself for any other.
+pub fn exec_without_policy(id: &str) -> &str {
+    match id.find('[') {
+        Some(i) if id.starts_with("exec_") => &id[..i],
+        _ => id,
+    }
+}
+
 /// Every `exec` policy's program metrics (the unnamed one and each named
 /// one, `exec --metric NAME=REGEX`) and wall time, with each successful
 /// repeat as a sample.
@@ -395,7 +404,36 @@ fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
             walls,
         );
     }
+    // A run of one policy also gives its figures without the policy, so
+    // that runs of one policy each (a runner over placements, one `exec`
+    // per policy and label) compare across policies.
+    if let [only] = d.exec.as_slice() {
+        let tail = format!("[{}]", only.policy);
+        let under = format!(" under {}", only.policy);
+        let alias: Vec<MetricValue> = out
+            .iter()
+            .map(|m| MetricValue {
+                def: MetricDef {
+                    id: m.def.id.trim_end_matches(tail.as_str()).to_string(),
+                    name: format!(
+                        "{} under the run's one policy",
+                        m.def.name.trim_end_matches(under.as_str())
+                    ),
+                    ..m.def.clone()
+                },
+                ..m.clone()
+            })
+            .collect();
+        out.extend(alias);
+    }
     out
+}
+
+/// True for the id of an `exec` figure without its policy (`exec_metric`,
+/// `exec_metric:NAME`, `exec_wall_s`: what a run of one policy also
+/// gives).
+pub fn exec_policy_free(id: &str) -> bool {
+    (id == EXEC_WALL || id == EXEC_METRIC || exec_metric_name(id).is_some()) && !id.contains('[')
 }
 
 /// Mean remote latency per SLIT distance, when the run's topology gives
@@ -601,8 +639,12 @@ mod tests {
         assert_eq!((m.value, m.def.higher_is_better), (5.0, false));
         assert_eq!(m.def.name, "Program metric under default");
         assert_eq!(value(&one, "exec_wall_s[default]"), Some(2.0));
-        assert_eq!(value(&one, EXEC_METRIC), None);
-        assert_eq!(value(&one, EXEC_WALL), None);
+        // ... and, a run of one policy, the same figures without it, so
+        // that runs of one policy each compare across policies
+        let alias = one.iter().find(|m| m.def.id == EXEC_METRIC).unwrap();
+        assert_eq!((alias.value, alias.def.higher_is_better), (5.0, false));
+        assert_eq!(alias.def.name, "Program metric under the run's one policy");
+        assert_eq!(value(&one, EXEC_WALL), Some(2.0));
         let two = catalogue(&run_of(vec![e("local:0", 9.0, None), e("remote:0/1", 6.0, None)], 2));
         assert_eq!(value(&two, "exec_metric[local:0]"), Some(9.0));
         assert_eq!(value(&two, "exec_metric[remote:0/1]"), Some(6.0));

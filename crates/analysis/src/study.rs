@@ -546,6 +546,23 @@ impl Study {
         // group and that run's index in it.
         let mut from_one_run: BTreeMap<usize, usize> = BTreeMap::new();
         for def in defs {
+            // A program figure without its policy (runs of one policy
+            // each) says nothing more where every run that has it measured
+            // the same one policy: the row `exec_metric[POLICY]` is the same.
+            if catalogue::exec_policy_free(&def.id) {
+                let under: BTreeSet<&String> = per_group
+                    .iter()
+                    .flatten()
+                    .filter(|m| m.contains_key(&def.id))
+                    .flat_map(|m| m.keys())
+                    .filter(|k| {
+                        k.len() > def.id.len() && catalogue::exec_without_policy(k) == def.id
+                    })
+                    .collect();
+                if under.len() == 1 {
+                    continue;
+                }
+            }
             // One value per run with 3 or more runs; with fewer, the pooled
             // samples of the runs (each repeat of `exec` is a whole run of
             // the program, alternated across policies).

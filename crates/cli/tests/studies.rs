@@ -509,7 +509,7 @@ fn study3_milan_settings_are_judged_by_the_program_score() {
     let four = ["SMT off, boost off", "SMT on, boost off", "SMT off, boost on", "SMT on, boost on"];
     let v = compare_json(&db, &four, None);
     // The program's metric is a study metric: one row, higher is better.
-    let m = metric(&v, "exec_metric");
+    let m = metric(&v, "exec_metric[default]");
     assert_eq!(m["higher_is_better"], true);
     for (i, want) in [(1, 10.0), (2, 15.0), (3, 30.0)] {
         let c = &m["groups"][i];
@@ -517,8 +517,8 @@ fn study3_milan_settings_are_judged_by_the_program_score() {
         assert!((c["change_pct"].as_f64().unwrap() - want).abs() < 3.0, "{c}");
     }
     assert_eq!(m["best_group"], json!(3));
-    assert!(metric(&v, "exec_wall_s")["higher_is_better"] == false);
-    assert_pick(&v, "program", "SMT on, boost on", "exec_metric");
+    assert!(metric(&v, "exec_wall_s[default]")["higher_is_better"] == false);
+    assert_pick(&v, "program", "SMT on, boost on", "exec_metric[default]");
     let t = rec(&v, "program")["text"].as_str().unwrap();
     assert!(
         t.contains("declared.bios.smt (off -> on)")
@@ -528,15 +528,15 @@ fn study3_milan_settings_are_judged_by_the_program_score() {
     // NPS1 against NPS4: about 1%, inside the margin: never better or
     // worse (same, or undecided with three runs of 1% noise), no pick.
     let v = compare_json(&db, &["SMT on, boost on", "NPS4"], None);
-    let verdict = &metric(&v, "exec_metric")["groups"][1]["verdict"];
+    let verdict = &metric(&v, "exec_metric[default]")["groups"][1]["verdict"];
     assert!(verdict == "same" || verdict == "undecided", "{verdict}");
     assert!(rec(&v, "program")["group"].is_null(), "{}", rec(&v, "program")["text"]);
     // Memory interleaving disabled: about -30%, worse; keep it enabled.
     let v = compare_json(&db, &["SMT on, boost on", "interleave off"], None);
-    let c = &metric(&v, "exec_metric")["groups"][1];
+    let c = &metric(&v, "exec_metric[default]")["groups"][1];
     assert_eq!(c["verdict"], "worse", "{c}");
     assert!((c["change_pct"].as_f64().unwrap() + 30.0).abs() < 3.0, "{c}");
-    assert_pick(&v, "program", "SMT on, boost on", "exec_metric");
+    assert_pick(&v, "program", "SMT on, boost on", "exec_metric[default]");
     assert!(rec(&v, "program")["text"].as_str().unwrap().contains("declared.bios.mem_interleave"));
     let text = compare_text(&db, &four);
     eprintln!("{text}");
@@ -748,12 +748,12 @@ fn compare_of_two_real_exec_runs_shows_the_program_metric() {
     let out = np(&db).args(["--json", "compare", "1", "2"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let m = metric(&v, "exec_metric");
+    let m = metric(&v, "exec_metric[default]");
     assert_eq!(m["higher_is_better"], false, "the recorded direction: {m}");
     assert_eq!(m["groups"][0]["median"], 100.0);
     assert_eq!(m["groups"][1]["median"], 130.0);
     assert!((m["groups"][1]["change_pct"].as_f64().unwrap() - 30.0).abs() < 1e-9);
-    metric(&v, "exec_wall_s");
+    metric(&v, "exec_wall_s[default]");
     let d = v["settings_diff"].as_array().unwrap();
     assert!(d.iter().any(|d| d["setting"] == "declared.bios.smt"), "{d:?}");
 }

@@ -66,9 +66,15 @@ pub const MAX_NAME_LEN: usize = 40;
 
 /// `NAME` of a `NAME=REGEX` value: an ASCII letter, then letters, digits,
 /// `_` or `-` (at most [`MAX_NAME_LEN`]), then `=`. `None`: the whole
-/// value is the unnamed metric's pattern.
+/// value is the unnamed metric's pattern. A value whose REGEX would begin
+/// with its capture group (`rate=(\d+)`) stays the unnamed pattern it
+/// always was (a `key=value` line): as a name it would take any number
+/// in the output.
 pub fn split_name(value: &str) -> Option<(&str, &str)> {
     let (name, pattern) = value.split_once('=')?;
+    if pattern.starts_with('(') && !pattern.starts_with("(?") {
+        return None;
+    }
     let mut chars = name.chars();
     let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
@@ -434,7 +440,10 @@ mod tests {
     #[test]
     fn names_directions_and_the_unnamed_metric_are_parsed() {
         assert_eq!(split_name("int=SPECint.*?([0-9.]+)"), Some(("int", "SPECint.*?([0-9.]+)")));
-        assert_eq!(split_name("fp_rate-2=(x)"), Some(("fp_rate-2", "(x)")));
+        assert_eq!(split_name("fp_rate-2=x(y)"), Some(("fp_rate-2", "x(y)")));
+        assert_eq!(split_name("t=(?i)time: (y)"), Some(("t", "(?i)time: (y)")));
+        // `key=(value)`: the unnamed pattern it always was
+        assert_eq!(split_name(r"rate=(\d+)"), None);
         // not a name: the whole value is the unnamed metric's pattern
         assert_eq!(split_name(r"Triad:\s+([0-9.]+)"), None);
         assert_eq!(split_name(r"(?:rate)=(\d+)"), None);
@@ -465,21 +474,21 @@ mod tests {
 
     #[test]
     fn bad_metric_sets_are_refused_naming_the_culprit() {
-        let e = set(&["int=(a)", "int=(b)"], &[], &[]).unwrap_err();
+        let e = set(&["int=i(a)", "int=i(b)"], &[], &[]).unwrap_err();
         assert!(e.contains("the metric name 'int' is given twice"), "{e}");
         let e = set(&["(a)", "(b)"], &[], &[]).unwrap_err();
         assert!(e.contains("two unnamed metrics ('(a)' and '(b)')"), "{e}");
-        let e = set(&["int=([0-9"], &[], &[]).unwrap_err();
-        assert!(e.contains("int: invalid regular expression '([0-9'"), "{e}");
+        let e = set(&["int=i([0-9"], &[], &[]).unwrap_err();
+        assert!(e.contains("int: invalid regular expression 'i([0-9'"), "{e}");
         let e = set(&["fp=fp: \\d+"], &[], &[]).unwrap_err();
         assert!(e.contains("fp: 'fp: \\d+' has no capture group"), "{e}");
-        let e = set(&["int=(a)"], &["fpp"], &[]).unwrap_err();
+        let e = set(&["int=i(a)"], &["fpp"], &[]).unwrap_err();
         assert!(e.contains("direction is given for 'fpp'") && e.contains("named: int"), "{e}");
-        let e = set(&["int=(a)"], &[""], &[]).unwrap_err();
+        let e = set(&["int=i(a)"], &[""], &[]).unwrap_err();
         assert!(e.contains("need --metric"), "{e}");
         let e = set(&[], &[], &["int"]).unwrap_err();
         assert!(e.contains("no metric is named"), "{e}");
-        let e = set(&["int=(a)"], &["int"], &["int"]).unwrap_err();
+        let e = set(&["int=i(a)"], &["int"], &["int"]).unwrap_err();
         assert!(e.contains("'int' is said to be both"), "{e}");
         let e = MetricSet::parse(&[], &[], &[], Some("r.csv".into())).unwrap_err().to_string();
         assert!(e.contains("--metric-file needs --metric"), "{e}");
