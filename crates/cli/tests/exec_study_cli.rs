@@ -1,0 +1,318 @@
+//! `exec` as a study instrument, end to end with the real binary: the
+//! README's recipe (one `exec --repeat 5` call per setting) decides a 30%
+//! change; a program's two scores (`--metric NAME=REGEX` twice) are judged
+//! each on its own from one call per setting; `--policies all` and
+//! `--policies default` pair on the default policy; `--metric-file` never
+//! gives a stale score; repeats alternate across policies; bad metric
+//! flags are usage errors of one line.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `numaprobe ARGS` on a private database and lock, in the test's folder.
+    fn np(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("numaprobe").unwrap();
+        c.env("NUMAPROBE_DB", self.path("results.db"))
+            .env("NUMAPROBE_LOCK", self.path("measure.lock"))
+            .current_dir(self.dir.path())
+            .args(args);
+        c
+    }
+
+    /// Runs `numaprobe ARGS`, which must succeed; its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.np(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "numaprobe {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let text = self.ok(&[&["--json"], args].concat());
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    }
+
+    /// An executable shell script in the test's folder.
+    fn script(&self, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let p = self.path(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.display().to_string()
+    }
+
+    /// A benchmark printing `NAME: VALUE` for each `NAME=BASE` argument
+    /// after the first (a counter file), each within ±1% of its base:
+    /// deterministic jitter from the call count (-1%, +1%, -0.5%, ...).
+    fn bench(&self) -> String {
+        self.script(
+            "bench.sh",
+            r#"counter=$1; shift
+n=$(cat "$counter" 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > "$counter"
+j=$(( (n * 7) % 5 - 2 ))
+for kv in "$@"; do
+  name=${kv%%=*}; base=${kv#*=}
+  r=$(( base * (1000 + 5 * j) ))
+  printf '%s: %d.%03d\n' "$name" $((r / 1000)) $((r % 1000))
+done
+"#,
+        )
+    }
+}
+
+fn metric<'a>(v: &'a Value, id: &str) -> &'a Value {
+    v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == id)
+        .unwrap_or_else(|| panic!("no metric {id} in {}", v["metrics"]))
+}
+
+fn recommendation<'a>(v: &'a Value, profile: &str) -> &'a Value {
+    v["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["profile"] == profile)
+        .unwrap_or_else(|| panic!("no {profile} recommendation in {}", v["recommendations"]))
+}
+
+#[test]
+fn the_readme_recipe_decides_a_30_percent_change_from_one_exec_call_per_setting() {
+    let env = Env::new();
+    let bench = env.bench();
+    for (label, rate) in [("on", "40"), ("off", "30")] {
+        let counter = format!("counter-{label}");
+        let smt = format!("bios.smt={label}");
+        let rate = format!("rate={rate}");
+        env.ok(&[
+            "exec",
+            "--policies",
+            "default",
+            "--repeat",
+            "5",
+            "--label",
+            label,
+            "--set",
+            &smt,
+            "--metric",
+            "rate: ([0-9.]+)",
+            "--",
+            &bench,
+            &counter,
+            &rate,
+        ]);
+    }
+    let v = env.json(&["compare", "label:on", "label:off"]);
+    let m = metric(&v, "exec_metric[default]");
+    let (on, off) = (&m["groups"][0], &m["groups"][1]);
+    assert_eq!((on["n"].as_u64(), off["n"].as_u64()), (Some(5), Some(5)), "{m}");
+    assert_eq!(on["values"].as_array().unwrap().len(), 5, "each repeat is a sample: {on}");
+    assert_eq!(off["verdict"], "worse", "{off}");
+    let change = off["change_pct"].as_f64().unwrap();
+    assert!((change + 25.0).abs() < 1.0, "40 -> 30 is -25%: {change}");
+    // and the other way round: +33%, better
+    let v = env.json(&["compare", "label:off", "label:on"]);
+    assert_eq!(metric(&v, "exec_metric[default]")["groups"][1]["verdict"], "better");
+    let r = recommendation(&v, "program");
+    assert_eq!(r["group"], 1, "{}", r["text"]);
+    assert_eq!(r["decided_by"], "exec_metric[default]");
+    // The study says what these samples are and what they are not.
+    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    assert!(
+        notes.iter().any(|n| n.contains("repeats inside one `exec` call")
+            && n.contains("do not sample what changes between boots")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_two_metric_exec_study_judges_each_metric_from_one_call_per_setting() {
+    let env = Env::new();
+    let bench = env.bench();
+    // int +30%, fp unchanged (each within ±1%)
+    for (label, int) in [("before", "30"), ("after", "39")] {
+        let counter = format!("counter-{label}");
+        let set = format!("bios.boost={label}");
+        let int = format!("int={int}");
+        env.ok(&[
+            "exec",
+            "-p",
+            "default",
+            "-r",
+            "5",
+            "--label",
+            label,
+            "--set",
+            &set,
+            "--metric",
+            "int=int: ([0-9.]+)",
+            "--metric",
+            "fp=fp: ([0-9.]+)",
+            "--",
+            &bench,
+            &counter,
+            &int,
+            "fp=20",
+        ]);
+    }
+    let v = env.json(&["compare", "label:before", "label:after"]);
+    let int = metric(&v, "exec_metric:int[default]");
+    assert_eq!(int["name"], "Program metric int under default");
+    assert_eq!(int["groups"][1]["verdict"], "better", "{int}");
+    let change = int["groups"][1]["change_pct"].as_f64().unwrap();
+    assert!((change - 30.0).abs() < 1.5, "int +30%: {change}");
+    let fp = metric(&v, "exec_metric:fp[default]");
+    assert_eq!(fp["groups"][1]["verdict"], "same", "{fp}");
+    // One recommendation per named metric, each judged alone.
+    let r = recommendation(&v, "program int");
+    assert_eq!((r["group"].as_u64(), r["decided_by"].as_str()), (Some(1), Some("exec_metric:int[default]")), "{}", r["text"]);
+    let r = recommendation(&v, "program fp");
+    assert!(r["group"].is_null(), "fp is unchanged: {}", r["text"]);
+    // Each run stored both values.
+    let runs = env.json(&["show", "latest"]);
+    let text = runs.to_string();
+    assert!(text.contains("\"int\"") && text.contains("\"fp\""), "{text}");
+}
+
+#[test]
+fn policies_all_and_policies_default_pair_on_the_default_policy() {
+    let env = Env::new();
+    for (label, policies) in [("all", "all"), ("default", "default")] {
+        let set = format!("bios.x={label}");
+        env.ok(&[
+            "exec", "-p", policies, "-r", "3", "--label", label, "--set", &set, "--metric",
+            "v=([0-9]+)", "--", "sh", "-c", "echo v=7",
+        ]);
+    }
+    let v = env.json(&["compare", "label:all", "label:default"]);
+    let m = metric(&v, "exec_metric[default]");
+    assert_eq!(m["name"], "Program metric under default");
+    let n: Vec<u64> = (0..2).map(|g| m["groups"][g]["n"].as_u64().unwrap()).collect();
+    assert_eq!(n, [3, 3], "both groups measured the default policy: {m}");
+    assert_eq!(m["groups"][1]["verdict"], "same", "{m}");
+    let wall = metric(&v, "exec_wall_s[default]");
+    assert!(wall["groups"][0]["n"].as_u64() > Some(0) && wall["groups"][1]["n"].as_u64() > Some(0));
+    // no figure of `default` stored under another id in one group only
+    let ids: Vec<&str> =
+        v["metrics"].as_array().unwrap().iter().filter_map(|m| m["metric"].as_str()).collect();
+    assert!(!ids.contains(&"exec_metric"), "{ids:?}");
+}
+
+#[test]
+fn a_metric_file_is_read_after_each_run_and_never_gives_a_stale_score() {
+    let env = Env::new();
+    // Writes its score only on the first call; later calls leave the file.
+    let writer = env.script(
+        "writer.sh",
+        r#"n=$(cat calls 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > calls
+echo 'score on stdout: 1'
+if [ "$n" = 1 ]; then printf '{"score": 41.5, "time": 2.25}\n' > result.json; fi
+"#,
+    );
+    let v = env.json(&[
+        "exec",
+        "--no-save",
+        "-p",
+        "default",
+        "-r",
+        "3",
+        "--metric-file",
+        "result.json",
+        "--metric",
+        r#"score="score": ([0-9.]+)"#,
+        "--metric",
+        r#"time="time": ([0-9.]+)"#,
+        "--metric-lower-is-better",
+        "time",
+        "--",
+        &writer,
+    ]);
+    assert_eq!(v["metric_file"], "result.json");
+    assert_eq!(v["compared_on"], "metric:score");
+    let p = &v["policies"][0];
+    assert_eq!(p["metrics"]["time"]["higher_is_better"], false);
+    let runs = p["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["metrics"]["score"]["value"], 41.5, "read from the file: {}", runs[0]);
+    assert_eq!(runs[0]["metrics"]["time"]["value"], 2.25);
+    for r in &runs[1..] {
+        for name in ["score", "time"] {
+            let m = &r["metrics"][name];
+            assert!(m["value"].is_null(), "the previous run's score is never taken: {r}");
+            let e = m["error"].as_str().unwrap();
+            assert!(e.contains("metric file result.json: not written by this run"), "{e}");
+        }
+    }
+    // a link where the file should be is refused, not followed
+    std::fs::write(env.path("elsewhere.json"), r#"{"score": 99}"#).unwrap();
+    std::os::unix::fs::symlink(env.path("elsewhere.json"), env.path("link.json")).unwrap();
+    let v = env.json(&[
+        "exec", "--no-save", "-p", "default", "-r", "1", "--metric-file", "link.json",
+        "--metric", r#""score": ([0-9.]+)"#, "--", "true",
+    ]);
+    let r = &v["policies"][0]["runs"][0];
+    assert!(r["metric"].is_null(), "{r}");
+    assert!(r["metric_error"].as_str().unwrap().contains("a symbolic link; refusing to follow it"), "{r}");
+}
+
+#[test]
+fn repeats_alternate_across_policies() {
+    let env = Env::new();
+    // Each run appends the memory policy it runs under (numa_maps of the shell).
+    let log = env.path("order.log");
+    let script = env.script(
+        "policy.sh",
+        &format!("head -n 1 /proc/$$/numa_maps | cut -d' ' -f2 >> '{}'\n", log.display()),
+    );
+    env.ok(&["exec", "--no-save", "-p", "default,local:0", "-r", "3", "--warmup", "1", "--", &script]);
+    let order = std::fs::read_to_string(&log).unwrap();
+    let order: Vec<&str> = order.lines().collect();
+    assert_eq!(
+        order,
+        ["default", "bind:0", "default", "bind:0", "default", "bind:0", "default", "bind:0"],
+        "warmup round, then rounds 1..3, each policy once per round"
+    );
+}
+
+#[test]
+fn bad_metric_flags_are_usage_errors_of_one_line() {
+    let env = Env::new();
+    let cases: [(&[&str], &str); 6] = [
+        (&["--metric", "int=a(x)", "--metric", "int=b(x)"], "the metric name 'int' is given twice"),
+        (&["--metric", "(a)", "--metric", "(b)"], "two unnamed metrics"),
+        (&["--metric", "int=int: ([0-9"], "int: invalid regular expression 'int: ([0-9'"),
+        (&["--metric", r"fp=fp: \d+"], "has no capture group"),
+        (&["--metric", "int=i(x)", "--metric-lower-is-better", "fp"], "a direction is given for 'fp'"),
+        (&["--metric-file", "r.csv"], "--metric-file needs --metric"),
+    ];
+    for (args, want) in cases {
+        let out = env.np(&[&["exec", "--no-save"], args, &["--", "true"]].concat()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
