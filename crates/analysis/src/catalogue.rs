@@ -503,12 +503,7 @@ fn exec_def(id: &str) -> Option<MetricDef> {
         "" => String::new(),
         named => format!(" {}", named.strip_prefix(':')?),
     };
-    Some(MetricDef::new(
-        id,
-        format!("Program metric{name} under {policy}"),
-        "program units",
-        true,
-    ))
+    Some(MetricDef::new(id, format!("Program metric{name} under {policy}"), "program units", true))
 }
 
 #[cfg(test)]

@@ -583,13 +583,15 @@ impl Study {
                         from_one_run.insert(gi, ri);
                     }
                     have.iter()
-                        .flat_map(|(v, samples)| {
-                            if samples.is_empty() {
-                                vec![*v]
-                            } else {
-                                samples.clone()
-                            }
-                        })
+                        .flat_map(
+                            |(v, samples)| {
+                                if samples.is_empty() {
+                                    vec![*v]
+                                } else {
+                                    samples.clone()
+                                }
+                            },
+                        )
                         .collect()
                 })
                 .collect();
@@ -898,8 +900,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
 /// own metric names: each distinct text is kept once for the life of the
 /// process (a few bytes per named program metric ever compared).
 fn interned(name: String) -> &'static str {
-    static NAMES: std::sync::Mutex<BTreeSet<&'static str>> =
-        std::sync::Mutex::new(BTreeSet::new());
+    static NAMES: std::sync::Mutex<BTreeSet<&'static str>> = std::sync::Mutex::new(BTreeSet::new());
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(n) = names.get(name.as_str()) {
         return n;
@@ -914,13 +915,14 @@ fn interned(name: String) -> &'static str {
 /// stands for that metric under every policy (`exec_metric:NAME[POLICY]`).
 fn rows_for<'a>(s: &'a Study, id: &str) -> Vec<&'a StudyMetric> {
     let exec = id == catalogue::EXEC_WALL
-        || id.strip_prefix(catalogue::EXEC_METRIC).is_some_and(|r| r.is_empty() || r.starts_with(':'));
+        || id
+            .strip_prefix(catalogue::EXEC_METRIC)
+            .is_some_and(|r| r.is_empty() || r.starts_with(':'));
     s.metrics
         .iter()
         .filter(|m| {
             m.metric == id
-                || (exec
-                    && m.metric.strip_prefix(id).is_some_and(|r| r.starts_with('[')))
+                || (exec && m.metric.strip_prefix(id).is_some_and(|r| r.starts_with('[')))
         })
         .collect()
 }

@@ -140,7 +140,8 @@ fn the_readme_recipe_decides_a_30_percent_change_from_one_exec_call_per_setting(
     assert_eq!(r["group"], 1, "{}", r["text"]);
     assert_eq!(r["decided_by"], "exec_metric[default]");
     // The study says what these samples are and what they are not.
-    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    let notes: Vec<&str> =
+        v["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
     assert!(
         notes.iter().any(|n| n.contains("repeats inside one `exec` call")
             && n.contains("do not sample what changes between boots")),
@@ -188,7 +189,12 @@ fn a_two_metric_exec_study_judges_each_metric_from_one_call_per_setting() {
     assert_eq!(fp["groups"][1]["verdict"], "same", "{fp}");
     // One recommendation per named metric, each judged alone.
     let r = recommendation(&v, "program int");
-    assert_eq!((r["group"].as_u64(), r["decided_by"].as_str()), (Some(1), Some("exec_metric:int[default]")), "{}", r["text"]);
+    assert_eq!(
+        (r["group"].as_u64(), r["decided_by"].as_str()),
+        (Some(1), Some("exec_metric:int[default]")),
+        "{}",
+        r["text"]
+    );
     let r = recommendation(&v, "program fp");
     assert!(r["group"].is_null(), "fp is unchanged: {}", r["text"]);
     // Each run stored both values.
@@ -203,8 +209,21 @@ fn policies_all_and_policies_default_pair_on_the_default_policy() {
     for (label, policies) in [("all", "all"), ("default", "default")] {
         let set = format!("bios.x={label}");
         env.ok(&[
-            "exec", "-p", policies, "-r", "3", "--label", label, "--set", &set, "--metric",
-            "v=([0-9]+)", "--", "sh", "-c", "echo v=7",
+            "exec",
+            "-p",
+            policies,
+            "-r",
+            "3",
+            "--label",
+            label,
+            "--set",
+            &set,
+            "--metric",
+            "v=([0-9]+)",
+            "--",
+            "sh",
+            "-c",
+            "echo v=7",
         ]);
     }
     let v = env.json(&["compare", "label:all", "label:default"]);
@@ -269,12 +288,25 @@ if [ "$n" = 1 ]; then printf '{"score": 41.5, "time": 2.25}\n' > result.json; fi
     std::fs::write(env.path("elsewhere.json"), r#"{"score": 99}"#).unwrap();
     std::os::unix::fs::symlink(env.path("elsewhere.json"), env.path("link.json")).unwrap();
     let v = env.json(&[
-        "exec", "--no-save", "-p", "default", "-r", "1", "--metric-file", "link.json",
-        "--metric", r#""score": ([0-9.]+)"#, "--", "true",
+        "exec",
+        "--no-save",
+        "-p",
+        "default",
+        "-r",
+        "1",
+        "--metric-file",
+        "link.json",
+        "--metric",
+        r#""score": ([0-9.]+)"#,
+        "--",
+        "true",
     ]);
     let r = &v["policies"][0]["runs"][0];
     assert!(r["metric"].is_null(), "{r}");
-    assert!(r["metric_error"].as_str().unwrap().contains("a symbolic link; refusing to follow it"), "{r}");
+    assert!(
+        r["metric_error"].as_str().unwrap().contains("a symbolic link; refusing to follow it"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -286,7 +318,18 @@ fn repeats_alternate_across_policies() {
         "policy.sh",
         &format!("head -n 1 /proc/$$/numa_maps | cut -d' ' -f2 >> '{}'\n", log.display()),
     );
-    env.ok(&["exec", "--no-save", "-p", "default,local:0", "-r", "3", "--warmup", "1", "--", &script]);
+    env.ok(&[
+        "exec",
+        "--no-save",
+        "-p",
+        "default,local:0",
+        "-r",
+        "3",
+        "--warmup",
+        "1",
+        "--",
+        &script,
+    ]);
     let order = std::fs::read_to_string(&log).unwrap();
     let order: Vec<&str> = order.lines().collect();
     assert_eq!(
@@ -304,11 +347,15 @@ fn bad_metric_flags_are_usage_errors_of_one_line() {
         (&["--metric", "(a)", "--metric", "(b)"], "two unnamed metrics"),
         (&["--metric", "int=int: ([0-9"], "int: invalid regular expression 'int: ([0-9'"),
         (&["--metric", r"fp=fp: \d+"], "has no capture group"),
-        (&["--metric", "int=i(x)", "--metric-lower-is-better", "fp"], "a direction is given for 'fp'"),
+        (
+            &["--metric", "int=i(x)", "--metric-lower-is-better", "fp"],
+            "a direction is given for 'fp'",
+        ),
         (&["--metric-file", "r.csv"], "--metric-file needs --metric"),
     ];
     for (args, want) in cases {
-        let out = env.np(&[&["exec", "--no-save"], args, &["--", "true"]].concat()).output().unwrap();
+        let out =
+            env.np(&[&["exec", "--no-save"], args, &["--", "true"]].concat()).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");

@@ -638,9 +638,9 @@ pub fn run_matrix(
         })
         .collect();
     let mut started = vec![false; results.len()];
-    let mut done = 0u64;
     let mut last_stdout_tail: Option<Vec<String>> = None;
-    for (pi, round, warm) in schedule(plan.policies.len(), opts.warmup, opts.repeat) {
+    let order = schedule(plan.policies.len(), opts.warmup, opts.repeat);
+    for (done, (pi, round, warm)) in order.into_iter().enumerate() {
         let (policy, placement) = &plan.policies[pi];
         if stop.is_stopped() {
             report.stopped = Some("interrupted (Ctrl-C)".into());
@@ -652,7 +652,7 @@ pub fn run_matrix(
         } else {
             format!("{policy} run {}/{}", round + 1 - opts.warmup, opts.repeat)
         };
-        obs.event(Event::Progress { phase: phase.clone(), done, what: what.clone() });
+        obs.event(Event::Progress { phase: phase.clone(), done: done as u64, what: what.clone() });
         let stamp = metrics.file.as_deref().and_then(metric::FileStamp::take);
         let before = numastat::snapshot(&opts.root);
         let start = SystemTime::now();
@@ -662,7 +662,6 @@ pub fn run_matrix(
             .file
             .as_deref()
             .map(|path| metric::read_metric_file(path, stamp.as_ref(), start));
-        done += 1;
         last_stdout_tail = Some(outcome.stdout.tail_lines(8));
         let rec = record(
             round.saturating_sub(opts.warmup) + 1,

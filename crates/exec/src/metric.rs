@@ -466,9 +466,8 @@ mod tests {
         // the empty name is the unnamed metric's direction
         let s = set(&["t: ([0-9.]+)"], &[""], &[]).unwrap();
         assert_eq!(s.unnamed().unwrap().direction, Direction::LowerIsBetter);
-        let extracted = set(&["a=a=(\\d+)", "(\\d+)$"], &[], &[])
-            .unwrap()
-            .extract("a=1\nb=2", "", None);
+        let extracted =
+            set(&["a=a=(\\d+)", "(\\d+)$"], &[], &[]).unwrap().extract("a=1\nb=2", "", None);
         assert_eq!(extracted, [Ok(2.0), Ok(1.0)]);
     }
 
@@ -536,10 +535,12 @@ mod tests {
         let old = SystemTime::now() - Duration::from_secs(3600);
         std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
         let e = read_metric_file(&path, None, started_now()).unwrap_err().to_string();
-        assert!(e.contains("last modified 3600.") && e.contains("s before this run started"), "{e}");
+        assert!(
+            e.contains("last modified 3600.") && e.contains("s before this run started"),
+            "{e}"
+        );
         // every metric carries the file's miss
-        let s = MetricSet::parse(&["int=int,(\\d+)".into(), "(x)".into()], &[], &[], None)
-            .unwrap();
+        let s = MetricSet::parse(&["int=int,(\\d+)".into(), "(x)".into()], &[], &[], None).unwrap();
         let miss = Err(MetricMiss::File("metric file r: missing".into()));
         let got = s.extract("int,5", "", Some(&miss));
         let want = MetricMiss::File("metric file r: missing".into());
@@ -569,6 +570,9 @@ mod tests {
         let e = read_metric_file(&big, None, started_now()).unwrap_err().to_string();
         assert!(e.contains(&format!("larger than {METRIC_FILE_CAP} bytes")), "{e}");
         f.set_len(METRIC_FILE_CAP).unwrap();
-        assert_eq!(read_metric_file(&big, None, started_now()).unwrap().len() as u64, METRIC_FILE_CAP);
+        assert_eq!(
+            read_metric_file(&big, None, started_now()).unwrap().len() as u64,
+            METRIC_FILE_CAP
+        );
     }
 }

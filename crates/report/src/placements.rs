@@ -68,11 +68,8 @@ impl ExecView {
         let command = cmdline.split_once(" -- ").map(|(_, c)| c.trim().to_string());
         let unnamed = exec.iter().any(|p| p.stats.median_metric.is_some());
         // No unnamed metric: the first named one, as `exec` compares them.
-        let metric_name = if unnamed {
-            None
-        } else {
-            exec.iter().find_map(|p| p.metrics.keys().next().cloned())
-        };
+        let metric_name =
+            if unnamed { None } else { exec.iter().find_map(|p| p.metrics.keys().next().cloned()) };
         let on_metric = unnamed || metric_name.is_some();
         let name = metric_name.as_deref();
         // The direction stored with the policy (per metric), never a guess
@@ -426,7 +423,8 @@ mod tests {
         let run = exec_run(false, Some(false), "numaprobe exec -m t=([0-9.]+) -- ./b");
         assert_eq!(verdict(&run), ("better".into(), false));
         // stored higher; `--lower-is-better` is only the program's own argument
-        let run = exec_run(false, Some(true), "numaprobe exec -m ([0-9.]+) -- ./b --lower-is-better");
+        let run =
+            exec_run(false, Some(true), "numaprobe exec -m ([0-9.]+) -- ./b --lower-is-better");
         assert_eq!(verdict(&run), ("worse".into(), true));
         // a named metric's own stored direction
         let run = exec_run(true, Some(false), "numaprobe exec --metric-lower-is-better t -- ./b");
