@@ -868,12 +868,11 @@ fn profiles(s: &Study) -> Vec<Profile> {
         m.metric.starts_with(catalogue::EXEC_METRIC) || m.metric.starts_with(catalogue::EXEC_WALL)
     };
     if s.metrics.iter().any(program) {
-        // The program's unnamed metric, then its wall time; then one
-        // profile per named metric (`exec --metric NAME=REGEX`), each
-        // judged alone in its own direction (a program's int and fp rates
-        // can move apart).
-        let mut progs =
-            vec![p("program", false, vec![], vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL])];
+        // The program's unnamed metric, then its wall time (wall time
+        // alone when the runs have no metric); then one profile per named
+        // metric (`exec --metric NAME=REGEX`), each judged alone in its own
+        // direction (a program's int and fp rates can move apart). Runs
+        // with named metrics only are judged by them, not by wall time.
         let mut named: Vec<&str> = Vec::new();
         for m in &s.metrics {
             if let Some(n) = catalogue::exec_metric_name(&m.metric) {
@@ -881,6 +880,15 @@ fn profiles(s: &Study) -> Vec<Profile> {
                     named.push(n);
                 }
             }
+        }
+        let mut progs = Vec::new();
+        if named.is_empty() || !rows_for(s, catalogue::EXEC_METRIC).is_empty() {
+            progs.push(p(
+                "program",
+                false,
+                vec![],
+                vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL],
+            ));
         }
         for n in named {
             let id = interned(format!("{}:{n}", catalogue::EXEC_METRIC));

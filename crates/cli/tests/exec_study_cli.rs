@@ -197,6 +197,14 @@ fn a_two_metric_exec_study_judges_each_metric_from_one_call_per_setting() {
     );
     let r = recommendation(&v, "program fp");
     assert!(r["group"].is_null(), "fp is unchanged: {}", r["text"]);
+    // Named metrics only: judged by them, never picked by wall time.
+    let profiles: Vec<&str> = v["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["profile"].as_str())
+        .collect();
+    assert_eq!(profiles, ["program fp", "program int"], "{}", v["recommendations"]);
     // Each run stored both values.
     let runs = env.json(&["show", "latest"]);
     let text = runs.to_string();
