@@ -1225,3 +1225,80 @@ fn capitalise(s: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod exec_sample_tests {
+    use super::*;
+    use crate::data::tests::{rec, run_of};
+    use serde_json::json;
+
+    /// A run of `exec --policies default --repeat N` whose repeats scored
+    /// `scores`, labelled `label`, with its own id and configuration.
+    fn exec_run(id: i64, label: &str, scores: &[f64]) -> LoadedRun {
+        let runs: Vec<Value> = scores
+            .iter()
+            .enumerate()
+            .map(|(i, s)| json!({"rep": i + 1, "wall_s": 1.0, "exit_code": 0, "ok": true, "metric": s}))
+            .collect();
+        let median = results::stats::median(scores).unwrap();
+        let mut r = run_of(
+            vec![rec(
+                "exec",
+                json!({"policy": "default", "placement": "", "runs": runs,
+                       "ok_runs": scores.len(), "median_metric": median, "median_wall_s": 1.0,
+                       "verdict": "baseline", "metric_higher_is_better": true}),
+            )],
+            Some(1),
+        );
+        r.summary.id = store::RunId(id);
+        r.summary.label = Some(label.into());
+        r.config =
+            serde_json::from_value(json!({"nodes": 1, "declared": {"bios.smt": label}})).unwrap();
+        r
+    }
+
+    fn group(reference: &str, runs: Vec<LoadedRun>) -> GroupInput {
+        GroupInput { reference: reference.into(), runs }
+    }
+
+    const ID: &str = "exec_metric[default]";
+
+    #[test]
+    fn groups_of_one_exec_call_are_judged_on_its_repeats_and_say_so() {
+        let on = exec_run(1, "on", &[40.0, 40.4, 39.6, 40.2, 39.8]);
+        let off = exec_run(2, "off", &[30.0, 30.3, 29.7, 30.15, 29.85]);
+        let s = Study::build(
+            &[group("label:on", vec![on]), group("label:off", vec![off])],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let m = s.metrics.iter().find(|m| m.metric == ID).unwrap();
+        assert_eq!((m.groups[0].n, m.groups[1].n), (5, 5), "each repeat a sample");
+        assert_eq!(m.groups[1].verdict, Some(GroupVerdict::Worse));
+        let note = s.notes.iter().find(|n| n.contains("repeats inside one `exec` call"));
+        let note = note.expect("a note says the samples are one call's repeats");
+        assert!(note.contains("on (run 1), off (run 2)"), "{note}");
+    }
+
+    #[test]
+    fn groups_of_three_runs_are_judged_one_value_per_run() {
+        let runs = |first: i64, label: &str, base: f64| -> Vec<LoadedRun> {
+            (0..3)
+                .map(|i| {
+                    let b = base + i as f64 * 0.1;
+                    exec_run(first + i, label, &[b, b + 5.0, b - 5.0, b + 1.0, b - 1.0])
+                })
+                .collect()
+        };
+        let s = Study::build(
+            &[group("label:on", runs(1, "on", 40.0)), group("label:off", runs(4, "off", 30.0))],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let m = s.metrics.iter().find(|m| m.metric == ID).unwrap();
+        assert_eq!(m.groups[0].values, [40.0, 40.1, 40.2], "the runs' medians, not 15 repeats");
+        assert!(s.notes.iter().all(|n| !n.contains("repeats inside one")), "{:?}", s.notes);
+    }
+}

@@ -333,4 +333,46 @@ mod tests {
         let b = NodeCounters { numa_hit: 25, other_node: 0, ..Default::default() };
         assert_eq!(b.since(&a), NodeCounters { numa_hit: 15, ..Default::default() });
     }
+
+    #[test]
+    fn runs_stored_before_named_metrics_read_and_write_back_the_same() {
+        // a policy as `exec` stored it before named metrics existed
+        let old = serde_json::json!({
+            "policy": "default", "placement": "unchanged", "cpus": null, "mem_policy": null,
+            "mem_nodes": null,
+            "runs": [{"rep": 1, "wall_s": 1.5, "user_s": 1.0, "sys_s": 0.1, "max_rss_kib": 100,
+                      "exit_code": 0, "signal": null, "timed_out": false, "interrupted": false,
+                      "ok": true, "metric": 40.0, "metric_error": null, "numa_pages": null,
+                      "numastat_delta": [], "stderr_tail": null}],
+            "ok_runs": 1, "median_metric": 40.0, "median_wall_s": 1.5, "metric_summary": null,
+            "wall_summary": null, "noise_pct": null, "change_pct": null, "verdict": "baseline",
+            "metric_higher_is_better": false});
+        let up = crate::upgrade::read("exec", &old);
+        assert_eq!(up.as_stored, None, "read and written back unchanged");
+        let crate::Record::Exec(p) = up.record else { panic!("not an exec record") };
+        assert!(p.metrics.is_empty() && p.runs[0].metrics.is_empty());
+        assert_eq!(p.metric_values(None), [40.0]);
+        assert!(!p.metric_higher_is_better(None, "numaprobe exec -- ./b"), "stored: lower");
+        // a named metric round-trips; the unnamed fields stay as they were
+        let mut p = *p;
+        p.runs[0].metrics.insert("int".into(), MetricReading { value: Some(7.0), error: None });
+        p.metrics.insert(
+            "int".into(),
+            NamedMetric {
+                higher_is_better: true,
+                median: Some(7.0),
+                summary: None,
+                noise_pct: None,
+                change_pct: None,
+                verdict: PolicyVerdict::Baseline,
+            },
+        );
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(v["runs"][0]["metrics"]["int"]["value"], 7.0);
+        assert_eq!(v["median_metric"], 40.0);
+        let back: PolicyResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(back.metric_values(Some("int")), [7.0]);
+        assert_eq!(back.metric_values(Some("fp")), Vec::<f64>::new());
+    }
 }
