@@ -146,8 +146,8 @@ pub struct ExecReport {
     pub warmup: u32,
     /// The unnamed `--metric` pattern, when given.
     pub metric: Option<String>,
-    /// "metric" (the unnamed metric), "metric:NAME" (the first named
-    /// metric, when no unnamed one is given) or "wall_s": what each
+    /// "metric" (the unnamed metric), "metric:NAME" (the named metric
+    /// first by name, when no unnamed one is given) or "wall_s": what each
     /// policy's `change_pct` and `verdict` compare.
     pub compared_on: String,
     pub direction: Direction,
@@ -155,8 +155,8 @@ pub struct ExecReport {
     /// command's output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_file: Option<String>,
-    /// Every named metric (`--metric NAME=REGEX`) judged on its own, in
-    /// the order given (per policy: `policies[].metrics[NAME]`).
+    /// Every named metric (`--metric NAME=REGEX`) judged on its own, by
+    /// name (per policy: `policies[].metrics[NAME]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub named_metrics: Vec<NamedJudgement>,
     /// The policy others are compared with: `default` when measured, else

@@ -139,8 +139,7 @@ impl Metric {
 /// command's stdout then stderr, or the file it writes (`--metric-file`).
 #[derive(Debug, Clone, Default)]
 pub struct MetricSet {
-    /// The unnamed metric first (when given), then the named ones in the
-    /// order given.
+    /// The unnamed metric first (when given), then the named ones by name.
     metrics: Vec<Metric>,
     /// `--metric-file PATH`: every metric is searched in this file's
     /// content after each run instead of in the command's output.
@@ -212,7 +211,10 @@ impl MetricSet {
         if file.is_some() && parsed.is_empty() {
             return bad("--metric-file needs --metric (the patterns searched in the file)".into());
         }
-        parsed.sort_by_key(|(n, _)| n.is_some());
+        // The unnamed metric first, then the named ones by name (the
+        // order the records keep them in: the first one is what a run
+        // without an unnamed metric is compared on, here and in reports).
+        parsed.sort_by_key(|(n, _)| (n.is_some(), *n));
         let mut metrics = Vec::new();
         for (name, pattern) in parsed {
             let key = name.unwrap_or("").to_string();
@@ -243,7 +245,7 @@ impl MetricSet {
         self.metrics.first().filter(|m| m.name.is_none())
     }
 
-    /// The named metrics, in the order given.
+    /// The named metrics, by name.
     pub fn named_metrics(&self) -> impl Iterator<Item = &Metric> {
         self.metrics.iter().filter(|m| m.name.is_some())
     }
@@ -451,7 +453,7 @@ mod tests {
         assert_eq!(split_name("2x=(x)"), None);
         assert_eq!(split_name("=(x)"), None);
 
-        let s = set(&["fp=fp: ([0-9.]+)", r"rate: ([0-9.]+)", "int=int: ([0-9.]+)"], &["fp"], &[])
+        let s = set(&["int=int: ([0-9.]+)", r"rate: ([0-9.]+)", "fp=fp: ([0-9.]+)"], &["fp"], &[])
             .unwrap();
         let u = s.unnamed().unwrap();
         assert_eq!((u.name(), u.pattern()), (None, "rate: ([0-9.]+)"));
@@ -462,7 +464,7 @@ mod tests {
             named,
             [(Some("fp"), Direction::LowerIsBetter), (Some("int"), Direction::HigherIsBetter)]
         );
-        assert_eq!(s.all()[0].name(), None, "the unnamed metric first");
+        assert_eq!(s.all()[0].name(), None, "the unnamed metric first, then by name");
         // the empty name is the unnamed metric's direction
         let s = set(&["t: ([0-9.]+)"], &[""], &[]).unwrap();
         assert_eq!(s.unnamed().unwrap().direction, Direction::LowerIsBetter);

@@ -49,7 +49,7 @@ pub struct ExecView {
     /// True when compared on the `--metric` figure, false on wall time.
     pub on_metric: bool,
     /// The named metric compared on (`exec --metric NAME=REGEX` without an
-    /// unnamed metric: the first one, as `exec` judges); `None` for the
+    /// unnamed metric: the first by name, as `exec` judges); `None` for the
     /// unnamed metric or wall time.
     pub metric_name: Option<String>,
     /// The compared quantity's direction, as stored with the policies.
@@ -67,7 +67,8 @@ impl ExecView {
         let cmdline = &run.summary.command_line;
         let command = cmdline.split_once(" -- ").map(|(_, c)| c.trim().to_string());
         let unnamed = exec.iter().any(|p| p.stats.median_metric.is_some());
-        // No unnamed metric: the first named one, as `exec` compares them.
+        // No unnamed metric: the named one first by name, as `exec`
+        // compares them.
         let metric_name =
             if unnamed { None } else { exec.iter().find_map(|p| p.metrics.keys().next().cloned()) };
         let on_metric = unnamed || metric_name.is_some();
