@@ -10,6 +10,7 @@ pub mod catalogue;
 pub mod data;
 pub mod fleet;
 pub mod hidden;
+pub mod layout;
 pub mod metrics;
 pub mod study;
 pub mod text;

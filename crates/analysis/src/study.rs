@@ -18,6 +18,7 @@ use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
 use crate::catalogue::{self, MetricDef};
 use crate::data::RunData;
+use crate::layout::Layout;
 use crate::text::{clip, signed_pct};
 
 /// The most groups a study compares side by side.
@@ -204,6 +205,9 @@ pub struct Study {
     /// What the reader must know to trust the study (nothing recorded
     /// differs between the groups: declare it with `--set`).
     pub notes: Vec<String>,
+    /// Where each group's nodes sit (its first run's).
+    #[serde(skip)]
+    pub layouts: Vec<Layout>,
 }
 
 /// Flattens a configuration document into `setting -> value text`.
@@ -285,7 +289,7 @@ type FloorFor = Result<Option<NoiseFloor>, (usize, usize)>;
 type RunValues = BTreeMap<String, f64>;
 
 /// Repeated runs of identical settings (same machine, same detected and
-/// declared settings, complete) per metric, from which the noise floor of
+/// declared settings, same label, complete) per metric, from which the noise floor of
 /// each comparison is predicted ([`Floors::for_sizes`]).
 #[derive(Debug, Clone, Default)]
 pub struct Floors {
@@ -299,13 +303,17 @@ impl Floors {
     /// machine and by every setting, declared ones and `exec`'s placement
     /// included, here, in start-time order).
     pub fn from_runs(runs: &[LoadedRun]) -> Floors {
-        let mut by_cfg: BTreeMap<(String, String), Vec<&LoadedRun>> = BTreeMap::new();
+        let mut by_cfg: BTreeMap<(String, String, Option<String>), Vec<&LoadedRun>> =
+            BTreeMap::new();
         for r in runs.iter().filter(|r| r.summary.status == RunStatus::Complete) {
             // Every setting the study compares (detected, declared, and the
             // placement `exec` ran the program under), not only the hash
-            // stored with the run.
+            // stored with the run; and the label: a label is the user's
+            // statement that something differs, so runs of two labels are
+            // never repeats of one configuration, whatever the OS saw.
             let settings = serde_json::to_string(&settings_of(r)).unwrap_or_default();
-            by_cfg.entry((r.summary.machine_fingerprint.clone(), settings)).or_default().push(r);
+            let key = (r.summary.machine_fingerprint.clone(), settings, r.summary.label.clone());
+            by_cfg.entry(key).or_default().push(r);
         }
         let mut by_metric: BTreeMap<String, Vec<Vec<f64>>> = BTreeMap::new();
         for v in by_cfg.values_mut() {
@@ -382,6 +390,17 @@ impl Study {
         // Groups.
         let mut infos = Vec::new();
         let mut settings: Vec<BTreeMap<String, String>> = Vec::new();
+        // Where each group's nodes sit (its first run's): what makes a
+        // metric impossible for it, and whether its per-node figures are
+        // the same metric as another group's.
+        let layouts: Vec<Layout> = groups
+            .iter()
+            .map(|g| {
+                g.runs.first().map_or_else(Layout::default, |r| {
+                    Layout::of(r, catalogue::os_nodes(r, &RunData::of(r)))
+                })
+            })
+            .collect();
         for g in groups {
             let labels: BTreeSet<Option<&str>> =
                 g.runs.iter().map(|r| r.summary.label.as_deref()).collect();
@@ -522,7 +541,7 @@ impl Study {
                     .collect()
             })
             .collect();
-        let one_node: Vec<bool> = infos.iter().map(|g| g.one_node).collect();
+        let g_has_runs: Vec<bool> = groups.iter().map(|g| !g.runs.is_empty()).collect();
         let mut defs: Vec<MetricDef> = Vec::new();
         for r in groups.iter().flat_map(|g| &g.runs) {
             for m in catalogue::catalogue(r) {
@@ -547,6 +566,11 @@ impl Study {
                 (change <= (1.0 + f.pct / 100.0).ln()).then_some(f.pct)
             };
             let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor)> {
+                // A per-node bandwidth figure of nodes of another size is
+                // not the same metric: no verdict (see the notes).
+                if def.sized_by_node() && layouts[a].structure() != layouts[b].structure() {
+                    return None;
+                }
                 let floor = floors.for_sizes(&def.id, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
                 let j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
@@ -568,8 +592,7 @@ impl Study {
                     noise_floor_source: None,
                     floor_runs_needed: None,
                     more_runs_held_by_floor_pct: None,
-                    not_applicable: (def.needs_nodes && one_node[i])
-                        .then(|| "one OS node: no remote memory to measure".to_string()),
+                    not_applicable: if g_has_runs[i] { def.impossible(&layouts[i]) } else { None },
                 };
                 if i != baseline {
                     if let Some((j, floor)) = judge_pair(baseline, i) {
@@ -630,6 +653,30 @@ impl Study {
             row.best_group = best_of(&row, &all);
             rows.push(row);
         }
+        // Per-node bandwidth between nodes of different sizes: shown, never
+        // judged, and the reader is told which figure to read instead.
+        for row in &rows {
+            if !catalogue::def_of(&row.metric).sized_by_node() {
+                continue;
+            }
+            let have: Vec<usize> = (0..groups.len()).filter(|&i| row.groups[i].n > 0).collect();
+            let kinds: BTreeSet<_> = have.iter().map(|&i| layouts[i].structure()).collect();
+            if kinds.len() < 2 {
+                continue;
+            }
+            let each: Vec<String> = have
+                .iter()
+                .map(|&i| format!("{}: {}", infos[i].label, layouts[i].structure().text()))
+                .collect();
+            notes.push(format!(
+                "{} is not judged between groups whose nodes differ ({}): a node's figure grows and shrinks with the NUMA mode's node size; read the per-package and whole-machine figures ({}, {}, {}) instead",
+                row.name,
+                each.join("; "),
+                catalogue::LOCAL_BW_PKG,
+                catalogue::CROSS_PKG_BW,
+                "global_bw_gbs"
+            ));
+        }
         let mut study = Study {
             groups: infos,
             baseline,
@@ -642,6 +689,7 @@ impl Study {
             across_machines,
             warnings,
             notes,
+            layouts,
         };
         study.recommendations = recommend(&study);
         study
@@ -761,7 +809,7 @@ struct Profile {
 /// The profiles and the metrics that matter to each (docs/store.md,
 /// "Recommendations").
 fn profiles(s: &Study) -> Vec<Profile> {
-    use catalogue::{REMOTE_PENALTY, THREAD_LAT};
+    use catalogue::{CROSS_PKG_BW, LOCAL_BW_PKG, REMOTE_PENALTY, SPREAD_LAT, THREAD_LAT};
     let p = |name, no_hidden_split, guards: Vec<&'static str>, gains: Vec<&'static str>| Profile {
         name,
         no_hidden_split,
@@ -769,32 +817,55 @@ fn profiles(s: &Study) -> Vec<Profile> {
         gains,
         missing_note: None,
     };
+    // Each profile starts from its premise: how the workload places its
+    // threads and its memory. Its metrics are the figures that placement
+    // sees, by hardware relation and scope, so that they mean the same
+    // under every NUMA mode (docs/store.md, "Recommendations").
     let mut v = vec![
-        // A database's buffer pool spans the nodes: its threads also reach
-        // remote memory and need the machine's unbound bandwidth; among the
-        // configurations that keep both, the lowest latency a thread sees.
+        // Premise: a database's buffer pool spans the nodes (interleaved
+        // or touched by threads everywhere) and its threads run on every
+        // node. Each access lands on a node in proportion to its memory:
+        // it sees the spread latency; its scans need the unbound
+        // (interleaved) bandwidth, and half of its pages on a two-socket
+        // machine sit on the other package, read over the socket link
+        // (cross-package bandwidth). Seed 1: "SNC off for OLTP databases
+        // (predictable global bandwidth)".
         p(
             "database",
             true,
-            vec!["remote_lat_ns", "interleave_bw_gbs"],
-            vec![THREAD_LAT, "loaded_lat_at_peak_ns"],
+            vec!["interleave_bw_gbs", CROSS_PKG_BW],
+            vec![SPREAD_LAT, THREAD_LAT, "loaded_lat_at_peak_ns"],
         ),
-        // A latency-sensitive service binds its threads locally.
+        // Premise: a latency-sensitive service binds its threads and its
+        // memory to one node: it sees the local latency, and under load
+        // the loaded latency. Seed 5: "best served by NUMA on with local
+        // binding".
         p("latency", true, vec![], vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"]),
-        // HPC binds processes per domain: keep the machine's unbound
-        // bandwidth (interleaved), then the most bandwidth with every
-        // node's threads on their own memory (global) and the lowest local
-        // latency.
-        p("hpc", false, vec!["interleave_bw_gbs"], vec!["global_bw_gbs", "local_lat_ns"]),
-        // Guests span nodes: keep the unbound bandwidth, then the smallest
-        // remote penalty.
-        p("virtualization", false, vec!["interleave_bw_gbs"], vec![REMOTE_PENALTY]),
-        // Multi-GPU training moves data across the sockets: the most
-        // predictable machine-wide bandwidth, then the smallest remote
-        // penalty.
+        // Premise: MPI ranks or OpenMP teams bound per domain, each on its
+        // own node's memory: the package's bandwidth bound per domain and
+        // the local latency. Guard: what is not bound (a team spanning
+        // the socket, shared arrays, the OS's own placement) sees the
+        // unbound bandwidth, and seed 1 says "without binding, SNC's gain
+        // disappears": a mode that decidedly loses it is not a pick.
+        p("hpc", false, vec!["interleave_bw_gbs"], vec![LOCAL_BW_PKG, "local_lat_ns"]),
+        // Premise: guests larger than a node span the nodes (their vNUMA
+        // rarely matches the host's SNC/NPS domains): the unbound and the
+        // cross-package bandwidth must hold, then the spread latency and
+        // the remote penalty. Seed 1: SNC off for virtualization.
+        p(
+            "virtualization",
+            false,
+            vec!["interleave_bw_gbs", CROSS_PKG_BW],
+            vec![SPREAD_LAT, REMOTE_PENALTY],
+        ),
+        // Premise: multi-GPU training's data loaders and pinned buffers sit
+        // on every package and its host-side traffic crosses the sockets:
+        // the machine's unbound bandwidth, then the cross-package
+        // bandwidth, then the remote penalty. Seed 1: SNC off for
+        // multi-GPU training.
         Profile {
             missing_note: Some("device-local bandwidth (GPU/accelerator to its node's memory) is not measured by `numaprobe run`: measure it with the device's own copy benchmark pinned per node"),
-            ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", REMOTE_PENALTY])
+            ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", CROSS_PKG_BW, REMOTE_PENALTY])
         },
     ];
     let program = |m: &StudyMetric| {
@@ -992,7 +1063,9 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 continue;
             }
             let def = catalogue::def_of(id);
-            if (def.needs_nodes || def.step_needs_nodes) && s.groups.iter().all(|g| g.one_node) {
+            let impossible =
+                !s.layouts.is_empty() && s.layouts.iter().all(|l| def.impossible(l).is_some());
+            if impossible || (def.step_needs_nodes && s.groups.iter().all(|g| g.one_node)) {
                 continue;
             }
             parts.push(format!("{} was not measured", lower_first(&def.name)));
