@@ -847,7 +847,12 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // the socket, shared arrays, the OS's own placement) sees the
         // unbound bandwidth, and seed 1 says "without binding, SNC's gain
         // disappears": a mode that decidedly loses it is not a pick.
-        p("hpc", false, vec!["interleave_bw_gbs"], vec![LOCAL_BW_PKG, "local_lat_ns"]),
+        // Then the cross-package bandwidth (ranks bound on different
+        // packages exchange their halos through it) before the local
+        // latency: seed 1 picks SNC2 over SNC4, whose bound bandwidth
+        // ties and whose local latency is lower, for what it loses across
+        // the sockets.
+        p("hpc", false, vec!["interleave_bw_gbs"], vec![LOCAL_BW_PKG, CROSS_PKG_BW, "local_lat_ns"]),
         // Premise: guests larger than a node span the nodes (their vNUMA
         // rarely matches the host's SNC/NPS domains): the unbound and the
         // cross-package bandwidth must hold, then the spread latency and
@@ -944,31 +949,65 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
         let mut last_lost = None;
         let mut compared = false;
         let mut group = None;
-        // Guards: drop every candidate another candidate decidedly beats.
+        // Guards: drop every candidate another candidate decidedly beats,
+        // unless it gains more on the profile's first gain metric than it
+        // loses on the guard against every candidate that beats it (a
+        // guard keeps a profile from trading away more than it gets: SNC2
+        // gives up 3% of unbound bandwidth for 5-7% bound, seed 1).
+        let first_gain: Vec<&StudyMetric> =
+            prof.gains.first().map(|id| rows_for(s, id)).unwrap_or_default();
+        let size = |c: f64| (1.0 + c / 100.0).ln().abs();
         for id in &prof.guards {
             for m in rows_for(s, id) {
                 let lname = lower_first(&m.name);
                 let top = top_tier(m, &cand);
-                let lost: Vec<usize> = cand.iter().copied().filter(|c| !top.contains(c)).collect();
-                for &l in &lost {
-                    let beaten = top.iter().copied().find_map(|t| {
-                        let p = m.pairs[l][t].as_ref()?;
-                        (p.verdict == GroupVerdict::Better).then_some((t, p))
-                    });
-                    if let Some((t, p)) = beaten {
-                        parts.push(format!(
-                            "{} loses on {lname}: {} is {} against it",
-                            s.groups[l].label,
-                            s.groups[t].label,
-                            pair_text(p, conf)
-                        ));
+                let mut dropped = Vec::new();
+                for l in cand.iter().copied().filter(|c| !top.contains(c)) {
+                    let beats: Vec<(usize, &Pair)> = cand
+                        .iter()
+                        .copied()
+                        .filter_map(|t| {
+                            let p = m.pairs[l][t].as_ref()?;
+                            (p.verdict == GroupVerdict::Better).then_some((t, p))
+                        })
+                        .collect();
+                    let trade = |t: usize, p: &Pair| {
+                        first_gain.iter().find_map(|g| {
+                            let q = g.pairs[t][l].as_ref()?;
+                            (q.verdict == GroupVerdict::Better
+                                && size(q.change_pct) > size(p.change_pct))
+                            .then(|| (lower_first(&g.name), q))
+                        })
+                    };
+                    let kept: Option<Vec<_>> = beats.iter().map(|(t, p)| trade(*t, p)).collect();
+                    match (kept, beats.first()) {
+                        (Some(k), Some((t, p))) if !k.is_empty() => {
+                            let (gname, q) = &k[0];
+                            parts.push(format!(
+                                "{} loses on {lname} ({} is {} against it) but gains more on {gname} ({})",
+                                s.groups[l].label,
+                                s.groups[*t].label,
+                                pair_text(p, conf),
+                                pair_text(q, conf)
+                            ));
+                        }
+                        (_, Some((t, p))) => {
+                            parts.push(format!(
+                                "{} loses on {lname}: {} is {} against it",
+                                s.groups[l].label,
+                                s.groups[*t].label,
+                                pair_text(p, conf)
+                            ));
+                            dropped.push(l);
+                        }
+                        _ => {}
                     }
                 }
-                if let Some(&l) = lost.first() {
+                if let Some(&l) = dropped.first() {
                     decided_by.get_or_insert_with(|| m.metric.clone());
                     last_lost = Some(l);
                 }
-                cand = top;
+                cand.retain(|c| !dropped.contains(c));
             }
         }
         // Gains: the first metric with a clear winner among the candidates
@@ -1161,9 +1200,16 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
 /// `setting (value in a -> value in g)` for the settings (detected and
 /// declared) where group `g` differs from group `a`.
 fn differing(s: &Study, a: usize, g: usize) -> Vec<String> {
-    s.settings_diff
-        .iter()
-        .filter(|d| d.values[g] != d.values[a])
+    // What the user declared and the NUMA mode's name say most: first.
+    let rank = |d: &&SettingDiff| match d.setting.as_str() {
+        k if k.starts_with("declared.") => 0,
+        "numa_mode_label" => 1,
+        _ => 2,
+    };
+    let mut v: Vec<&SettingDiff> =
+        s.settings_diff.iter().filter(|d| d.values[g] != d.values[a]).collect();
+    v.sort_by_key(rank);
+    v.into_iter()
         .take(6)
         .map(|d| {
             format!("{} ({} -> {})", d.setting, clip(&d.values[a], 30), clip(&d.values[g], 30))
