@@ -169,66 +169,38 @@ pub fn thread_lat_def() -> MetricDef {
 /// headline ones).
 pub fn relation_def(id: &str) -> Option<MetricDef> {
     let d = match id {
-        SPREAD_LAT => MetricDef::new(
-            id,
-            "Latency to memory spread over every node (what a node-spanning workload's thread sees)",
-            "ns",
-            false,
-        )
-        .rel(Relation::Spread, Scope::Machine)
-        .step("lat-matrix"),
-        LOCAL_BW_PKG => MetricDef::new(
-            id,
-            "Local bandwidth per package (its CPUs bound per domain)",
-            "GB/s",
-            true,
-        )
-        .rel(Relation::BoundPerDomain, Scope::Package)
-        .step("bw-global"),
-        CROSS_PKG_BW => MetricDef::new(
-            id,
-            "Cross-package bandwidth (a package's CPUs to another package's memory)",
-            "GB/s",
-            true,
-        )
-        .rel(Relation::OtherPackage, Scope::Package)
-        .step("bw-matrix")
-        .step_needs_nodes(),
-        NEIGHBOUR_BW => MetricDef::new(
-            id,
-            "Neighbour bandwidth (a node to another node of its package)",
-            "GB/s",
-            true,
-        )
-        .rel(Relation::SamePackage, Scope::Node)
-        .step("bw-matrix")
-        .step_needs_nodes(),
-        NEIGHBOUR_LAT => MetricDef::new(
-            id,
-            "Neighbour latency (another node of the same package)",
-            "ns",
-            false,
-        )
-        .rel(Relation::SamePackage, Scope::Node)
-        .step("lat-matrix")
-        .step_needs_nodes(),
-        TIER_BW => MetricDef::new(id, "Memory-only tier bandwidth (per CPU node)", "GB/s", true)
+        SPREAD_LAT => MetricDef::new(id, "Spread-memory latency", "ns", false)
+            .rel(Relation::Spread, Scope::Machine)
+            .step("lat-matrix"),
+        LOCAL_BW_PKG => MetricDef::new(id, "Local bandwidth per package", "GB/s", true)
+            .rel(Relation::BoundPerDomain, Scope::Package)
+            .step("bw-global"),
+        CROSS_PKG_BW => MetricDef::new(id, "Cross-package bandwidth", "GB/s", true)
+            .rel(Relation::OtherPackage, Scope::Package)
+            .step("bw-matrix")
+            .step_needs_nodes(),
+        NEIGHBOUR_BW => MetricDef::new(id, "Neighbour-node bandwidth", "GB/s", true)
+            .rel(Relation::SamePackage, Scope::Node)
+            .step("bw-matrix")
+            .step_needs_nodes(),
+        NEIGHBOUR_LAT => MetricDef::new(id, "Neighbour-node latency", "ns", false)
+            .rel(Relation::SamePackage, Scope::Node)
+            .step("lat-matrix")
+            .step_needs_nodes(),
+        TIER_BW => MetricDef::new(id, "Memory-tier bandwidth", "GB/s", true)
             .rel(Relation::MemoryTier, Scope::Node)
             .step("bw-matrix")
             .step_needs_nodes(),
-        TIER_LAT => MetricDef::new(id, "Memory-only tier latency", "ns", false)
+        TIER_LAT => MetricDef::new(id, "Memory-tier latency", "ns", false)
             .rel(Relation::MemoryTier, Scope::Node)
             .step("lat-matrix")
             .step_needs_nodes(),
-        OTHER_NODE_LAT => MetricDef::new(
-            id,
-            "Remote latency (other node, package unknown)",
-            "ns",
-            false,
-        )
-        .rel(Relation::OtherNode, Scope::Node)
-        .step("lat-matrix")
-        .step_needs_nodes(),
+        OTHER_NODE_LAT => {
+            MetricDef::new(id, "Remote latency (other node, package unknown)", "ns", false)
+                .rel(Relation::OtherNode, Scope::Node)
+                .step("lat-matrix")
+                .step_needs_nodes()
+        }
         _ => return None,
     };
     Some(d)

@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use results::runstats::{
-    guard_floor, interval_rank, judge, range_floor, Basis, Criteria, GroupVerdict, Judgement,
-    NoiseFloor, MAX_RUNS_SUGGESTED,
+    guard_floor, interval_rank, judge, paired, range_floor, Basis, Criteria, GroupVerdict,
+    Judgement, NoiseFloor, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -123,6 +123,9 @@ pub struct GroupMetric {
     /// Why this group cannot have the metric (`one OS node: no remote
     /// memory`); `None` where it can.
     pub not_applicable: Option<String>,
+    /// The pairs of alternated runs that decided (basis `paired`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_pairs: Option<usize>,
 }
 
 /// One group judged against another on one metric (the pairwise verdicts
@@ -527,7 +530,13 @@ impl Study {
         }
         let mut notes = Vec::new();
         if settings_diff.is_empty() {
-            notes.push("no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string());
+            let labels: BTreeSet<Option<&str>> =
+                groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.label.as_deref()).collect();
+            notes.push(if labels.len() > 1 {
+                "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: such pairs are judged pair by pair) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string()
+            } else {
+                "no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string()
+            });
         }
         // Metrics: every catalogue metric any run holds, in catalogue order.
         let per_group: Vec<Vec<RunValues>> = groups
@@ -542,6 +551,20 @@ impl Study {
             })
             .collect();
         let g_has_runs: Vec<bool> = groups.iter().map(|g| !g.runs.is_empty()).collect();
+        // Each run's start and values, for the pairs of alternated groups.
+        let timeline: Vec<Vec<(i64, RunValues)>> = groups
+            .iter()
+            .map(|g| {
+                g.runs
+                    .iter()
+                    .map(|r| {
+                        let t = store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
+                        let v = catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value));
+                        (t, v.collect())
+                    })
+                    .collect()
+            })
+            .collect();
         let mut defs: Vec<MetricDef> = Vec::new();
         for r in groups.iter().flat_map(|g| &g.runs) {
             for m in catalogue::catalogue(r) {
@@ -565,7 +588,10 @@ impl Study {
                 let change = (1.0 + j.change_pct / 100.0).ln().abs();
                 (change <= (1.0 + f.pct / 100.0).ln()).then_some(f.pct)
             };
-            let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor)> {
+            let series = |g: usize| -> Vec<(i64, f64)> {
+                timeline[g].iter().filter_map(|(t, v)| Some((*t, *v.get(&def.id)?))).collect()
+            };
+            let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor, Option<usize>)> {
                 // A per-node bandwidth figure of nodes of another size is
                 // not the same metric: no verdict (see the notes).
                 if def.sized_by_node() && layouts[a].structure() != layouts[b].structure() {
@@ -573,8 +599,21 @@ impl Study {
                 }
                 let floor = floors.for_sizes(&def.id, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
-                let j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
-                Some((j, floor))
+                let mut j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
+                // Runs alternated over time: a gap that repeats in every pair
+                // decides where the groups' medians alone could not (the
+                // drift falls on both sides of each pair).
+                let mut pairs = None;
+                if j.verdict == GroupVerdict::Undecided {
+                    let pj = paired(&series(a), &series(b), def.higher_is_better, policy);
+                    if let Some((pj, v)) = pj.and_then(|p| Some((p, p.verdict?))) {
+                        j.verdict = v;
+                        j.basis = Basis::Paired;
+                        j.runs_needed = None;
+                        pairs = Some(pj.pairs);
+                    }
+                }
+                Some((j, floor, pairs))
             };
             let mut cells = Vec::new();
             for (i, v) in values.iter().enumerate() {
@@ -592,10 +631,12 @@ impl Study {
                     noise_floor_source: None,
                     floor_runs_needed: None,
                     more_runs_held_by_floor_pct: None,
+                    paired_pairs: None,
                     not_applicable: if g_has_runs[i] { def.impossible(&layouts[i]) } else { None },
                 };
                 if i != baseline {
-                    if let Some((j, floor)) = judge_pair(baseline, i) {
+                    if let Some((j, floor, pairs)) = judge_pair(baseline, i) {
+                        c.paired_pairs = pairs;
                         if let Ok(Some(f)) = &floor {
                             c.noise_floor_pct = Some(f.pct);
                             c.noise_floor_source = Some(f.source.clone());
@@ -622,7 +663,7 @@ impl Study {
                 .map(|a| {
                     (0..k)
                         .map(|b| {
-                            let (j, _) = judge_pair(a, b).filter(|_| a != b)?;
+                            let (j, _, _) = judge_pair(a, b).filter(|_| a != b)?;
                             let held = held_by_floor(&j);
                             Some(Pair {
                                 verdict: j.verdict,

@@ -500,7 +500,7 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     let hpc = s.recommendations.iter().find(|r| r.profile == "hpc").unwrap();
     assert!(
         hpc.text
-            .contains("package (its CPUs bound per domain): more runs per group would not decide"),
+            .contains("local bandwidth per package: more runs per group would not decide"),
         "{}",
         hpc.text
     );
@@ -509,4 +509,46 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
     assert_eq!(m.groups[1].runs_needed, Some(3), "{:?}", m.groups[1]);
+}
+
+/// Settings alternated over time (A B A B ...) on a machine that drifts
+/// by more than the change: the groups' medians are held undecided by the
+/// floor, but every pair of neighbouring runs moves the same way, which
+/// the drift cannot do: decided pair by pair. The same runs taken in
+/// blocks (A A A B B B) stay undecided.
+#[test]
+fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let drift = [1.0, 1.3, 0.9, 1.25, 1.05, 0.95];
+    let floors = Floors {
+        by_metric: [(
+            "local_bw_gbs".to_string(),
+            vec![vec![100.0, 101.0, 99.0, 160.0, 161.0, 159.0, 100.0, 99.5, 100.5]],
+        )]
+        .into(),
+    };
+    let judged = |alternate: bool| {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (i, d) in drift.iter().enumerate() {
+            let i = i as i64;
+            let (ia, ib) = if alternate { (10 + 2 * i, 11 + 2 * i) } else { (10 + i, 30 + i) };
+            a.push(synthetic(&t, ia, "aaaa", *d, 1.0));
+            b.push(synthetic(&t, ib, "bbbb", *d * 1.06, 1.0));
+        }
+        let groups = vec![
+            GroupInput { reference: "label:base".into(), runs: a },
+            GroupInput { reference: "label:new".into(), runs: b },
+        ];
+        let s = Study::build(&groups, 0, &Criteria::default(), &floors);
+        s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap().groups[1].clone()
+    };
+    let alt = judged(true);
+    assert_eq!(alt.verdict, Some(GroupVerdict::Better), "{alt:?}");
+    assert_eq!(alt.basis, Some(results::runstats::Basis::Paired), "{alt:?}");
+    assert_eq!(alt.paired_pairs, Some(6), "{alt:?}");
+    let blocks = judged(false);
+    assert_eq!(blocks.verdict, Some(GroupVerdict::Undecided), "{blocks:?}");
+    assert_eq!(blocks.paired_pairs, None, "{blocks:?}");
 }
