@@ -499,8 +499,7 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     // the floor would leave undecided.
     let hpc = s.recommendations.iter().find(|r| r.profile == "hpc").unwrap();
     assert!(
-        hpc.text
-            .contains("local bandwidth per package: more runs per group would not decide"),
+        hpc.text.contains("local bandwidth per package: more runs per group would not decide"),
         "{}",
         hpc.text
     );
