@@ -8,6 +8,7 @@
 
 pub mod catalogue;
 pub mod data;
+pub mod declared;
 pub mod fleet;
 pub mod hidden;
 pub mod layout;

@@ -449,6 +449,12 @@ impl Study {
                     }
                 ));
             }
+            for r in &g.runs {
+                let packages = r.machine_info.packages.as_ref().map(|c| c.get());
+                for c in crate::declared::contradictions(&r.config, packages) {
+                    warnings.push(format!("group {}: run {}: {c}", g.reference, r.summary.id));
+                }
+            }
             let not_complete: Vec<String> = g
                 .runs
                 .iter()

@@ -1025,7 +1025,8 @@ mod tests {
         let p = Criteria::default();
         // A B A B ... with a drift of 30% over the series and a steady 5%
         // gap inside each pair: five pairs decide at 90% (p = 1/16).
-        let series = |n: usize, gap: f64| -> (Vec<(i64, f64)>, Vec<(i64, f64)>) {
+        type Timed = Vec<(i64, f64)>;
+        let series = |n: usize, gap: f64| -> (Timed, Timed) {
             let drift = |i: usize| 100.0 * (1.0 + 0.3 * i as f64 / n as f64);
             let a = (0..n).map(|i| (2 * i as i64, drift(i))).collect();
             let b = (0..n).map(|i| (2 * i as i64 + 1, drift(i) * gap)).collect();
