@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use results::runstats::{
     guard_floor, interval_rank, judge, paired, range_floor, Basis, Criteria, GroupVerdict,
-    Judgement, NoiseFloor, MAX_RUNS_SUGGESTED,
+    Judgement, NoiseFloor, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -299,6 +299,61 @@ pub struct Floors {
     /// Per metric id: one series of values per configuration, in
     /// start-time order.
     pub by_metric: BTreeMap<String, Vec<Vec<f64>>>,
+    /// Series of one configuration that split into two levels far apart
+    /// beyond their own spread: not repeats, left out of `by_metric`.
+    pub level_shifts: Vec<LevelShift>,
+}
+
+/// Runs of identical recorded settings and label whose values of a metric
+/// sit at two levels, the gap between them more than [`SHIFT_FACTOR`]
+/// times the spread inside either level and beyond the margin: something
+/// the runs do not record changed between them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelShift {
+    pub metric: String,
+    pub label: Option<String>,
+    /// The runs of the lower level and of the upper one, with each level's
+    /// median.
+    pub low: (Vec<RunId>, f64),
+    pub high: (Vec<RunId>, f64),
+}
+
+/// How many times the spread inside each level the gap between two levels
+/// must be for a series not to count as repeats.
+const SHIFT_FACTOR: f64 = 4.0;
+
+/// The two levels of a series of `(run, value)`, when it has them
+/// ([`LevelShift`]): split at the widest gap between sorted values, each
+/// level of at least 2 runs.
+fn level_shift(metric: &str, label: &Option<String>, s: &[(RunId, f64)]) -> Option<LevelShift> {
+    let mut v: Vec<(RunId, f64)> =
+        s.iter().copied().filter(|x| x.1.is_finite() && x.1 > 0.0).collect();
+    if v.len() < 4 {
+        return None;
+    }
+    v.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let logs: Vec<f64> = v.iter().map(|x| x.1.ln()).collect();
+    let (k, gap) =
+        (1..logs.len()).map(|i| (i, logs[i] - logs[i - 1])).max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if k < 2 || logs.len() - k < 2 {
+        return None;
+    }
+    let spread = (logs[k - 1] - logs[0]).max(logs[logs.len() - 1] - logs[k]);
+    if gap <= SHIFT_FACTOR * spread || gap <= (1.0 + DEFAULT_MARGIN_PCT / 100.0).ln() {
+        return None;
+    }
+    let level = |x: &[(RunId, f64)]| {
+        let mut ids: Vec<RunId> = x.iter().map(|r| r.0).collect();
+        ids.sort();
+        let vals: Vec<f64> = x.iter().map(|r| r.1).collect();
+        (ids, results::stats::median(&vals).unwrap_or(f64::NAN))
+    };
+    Some(LevelShift {
+        metric: metric.to_string(),
+        label: label.clone(),
+        low: level(&v[..k]),
+        high: level(&v[k..]),
+    })
 }
 
 impl Floors {
@@ -319,23 +374,30 @@ impl Floors {
             by_cfg.entry(key).or_default().push(r);
         }
         let mut by_metric: BTreeMap<String, Vec<Vec<f64>>> = BTreeMap::new();
-        for v in by_cfg.values_mut() {
+        let mut level_shifts = Vec::new();
+        for ((_, _, label), v) in by_cfg.iter_mut() {
             // By the instant each start names (offsets differ between
             // machines and imports), not by its text.
             v.sort_by_cached_key(|r| {
                 (store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
             });
-            let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut series: BTreeMap<String, Vec<(RunId, f64)>> = BTreeMap::new();
             for r in v.iter() {
                 for mv in catalogue::catalogue(r) {
-                    series.entry(mv.def.id).or_default().push(mv.value);
+                    series.entry(mv.def.id).or_default().push((r.summary.id, mv.value));
                 }
             }
             for (id, s) in series {
-                by_metric.entry(id).or_default().push(s);
+                // Two levels far apart are not the spread of repeats: left
+                // out, so that an unrecorded change never widens the floor.
+                if let Some(shift) = level_shift(&id, label, &s) {
+                    level_shifts.push(shift);
+                    continue;
+                }
+                by_metric.entry(id).or_default().push(s.into_iter().map(|x| x.1).collect());
             }
         }
-        Floors { by_metric }
+        Floors { by_metric, level_shifts }
     }
 
     /// The floor a comparison of groups of `m` and `n` runs is held to.
@@ -480,6 +542,40 @@ impl Study {
                 one_node: !g.runs.is_empty()
                     && g.runs.iter().all(|r| catalogue::os_nodes(r, &RunData::of(r)) <= 1),
             });
+        }
+        // Runs of one configuration at two levels, where the study holds
+        // any of them: named once per split, with the metrics it shows on.
+        let ours: BTreeSet<RunId> =
+            groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.id).collect();
+        let mut shifts: BTreeMap<(Vec<RunId>, Vec<RunId>), Vec<&LevelShift>> = BTreeMap::new();
+        for sh in &floors.level_shifts {
+            if sh.low.0.iter().chain(&sh.high.0).any(|id| ours.contains(id)) {
+                shifts.entry((sh.low.0.clone(), sh.high.0.clone())).or_default().push(sh);
+            }
+        }
+        for ((low, high), v) in &shifts {
+            let ids = |v: &[RunId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+            let metrics: Vec<String> = v
+                .iter()
+                .take(3)
+                .map(|s| {
+                    format!(
+                        "{} {:.4} vs {:.4}",
+                        catalogue::def_of(&s.metric).name,
+                        s.low.1,
+                        s.high.1
+                    )
+                })
+                .collect();
+            let label =
+                v[0].label.as_deref().map_or("no label".to_string(), |l| format!("label {l}"));
+            warnings.push(format!(
+                "runs {} and runs {} ({label}, the same recorded and declared settings) sit at two levels far beyond their own spread ({}{}): they are not repeats, something unrecorded changed between them; they are left out of the noise floor. Declare what changed with `--set KEY=VALUE`, or label the runs apart",
+                ids(low),
+                ids(high),
+                metrics.join("; "),
+                if v.len() > 3 { format!("; {} more metrics", v.len() - 3) } else { String::new() },
+            ));
         }
         let all_machines: BTreeSet<&String> = infos.iter().flat_map(|g| &g.machines).collect();
         let across_machines = all_machines.len() > 1;

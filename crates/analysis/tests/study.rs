@@ -488,6 +488,7 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
             ("global_bw_gbs".to_string(), vec![drift]),
         ]
         .into(),
+        level_shifts: Vec::new(),
     };
     let s = Study::build(&groups, 0, &Criteria::default(), &floors);
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
@@ -527,6 +528,7 @@ fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
             vec![vec![100.0, 101.0, 99.0, 160.0, 161.0, 159.0, 100.0, 99.5, 100.5]],
         )]
         .into(),
+        level_shifts: Vec::new(),
     };
     let judged = |alternate: bool| {
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -550,4 +552,46 @@ fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
     let blocks = judged(false);
     assert_eq!(blocks.verdict, Some(GroupVerdict::Undecided), "{blocks:?}");
     assert_eq!(blocks.paired_pairs, None, "{blocks:?}");
+}
+
+/// Six runs of one label and identical recorded settings at two levels
+/// (1.0x and 1.5x bandwidth, 1% apart inside each): not repeats. They are
+/// left out of the noise floor and the study names both sets of runs.
+#[test]
+fn two_levels_of_one_configuration_are_not_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let scales = [1.0, 1.01, 0.99, 1.5, 1.51, 1.49];
+    let base: Vec<LoadedRun> = scales
+        .iter()
+        .enumerate()
+        .map(|(i, f)| synthetic(&t, 10 + i as i64, "aaaa", *f, 1.0))
+        .collect();
+    let new: Vec<LoadedRun> =
+        (0..3).map(|i| synthetic(&t, 20 + i as i64, "bbbb", 1.2, 1.0)).collect();
+    let all: Vec<LoadedRun> = base.iter().chain(&new).cloned().collect();
+    let floors = Floors::from_runs(&all);
+    let shift =
+        floors.level_shifts.iter().find(|s| s.metric == "local_bw_gbs").expect("a level shift");
+    let ids = |v: &[i64]| v.iter().map(|i| store::RunId(*i)).collect::<Vec<_>>();
+    assert_eq!(shift.low.0, ids(&[10, 11, 12]));
+    assert_eq!(shift.high.0, ids(&[13, 14, 15]));
+    // The split series is not in the floor; the other configuration's is.
+    assert_eq!(floors.by_metric["local_bw_gbs"].len(), 1);
+    let groups = vec![
+        GroupInput { reference: "label:base".into(), runs: base },
+        GroupInput { reference: "label:new".into(), runs: new },
+    ];
+    let s = Study::build(&groups, 0, &Criteria::default(), &floors);
+    let w = s.warnings.join("\n");
+    assert!(w.contains("runs 10, 11, 12 and runs 13, 14, 15"), "{w}");
+    assert!(w.contains("not repeats") && w.contains("--set"), "{w}");
+    // One steady level is a series of repeats.
+    let steady: Vec<LoadedRun> = scales[..3]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| synthetic(&t, 30 + i as i64, "aaaa", *f, 1.0))
+        .collect();
+    assert!(Floors::from_runs(&steady).level_shifts.is_empty());
 }
