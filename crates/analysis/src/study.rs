@@ -151,6 +151,10 @@ pub struct StudyMetric {
     pub name: String,
     pub unit: String,
     pub higher_is_better: bool,
+    /// The hardware relation and the scope the metric is defined by
+    /// (`catalogue::MetricDef`).
+    pub relation: crate::layout::Relation,
+    pub scope: crate::layout::Scope,
     /// One per group, in the order of [`Study::groups`].
     pub groups: Vec<GroupMetric>,
     /// The group judged better than every other group that has the metric
@@ -786,6 +790,8 @@ impl Study {
                 name: def.name.clone(),
                 unit: def.unit.clone(),
                 higher_is_better: def.higher_is_better,
+                relation: def.relation,
+                scope: def.scope,
                 groups: cells,
                 best_group: None,
                 noise_floor_pct: base_floor.as_ref().map(|f| f.pct),
