@@ -66,11 +66,19 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     emit(&safe)
 }
 
+/// Writes `value` as pretty JSON with the keys of every object, at every
+/// level, in alphabetical order: the order the documents of `run`, `study`
+/// and `topo --from-run` have always had, which their readers see.
+pub fn json_sorted<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+    // A `serde_json::Value` keeps its objects' keys sorted.
+    json(&serde_json::to_value(value)?)
+}
+
 /// The `schema_version` of each `--json` document whose type does not
-/// carry its own. The others carry theirs: `topo` ([`topo::SCHEMA_VERSION`]),
+/// carry its own; the command writes it through [`Versioned`]. The others carry theirs: `topo` ([`topo::SCHEMA_VERSION`]),
 /// `audit` ([`audit::SCHEMA_VERSION`]), `place`
-/// ([`place::probe::PROBE_SCHEMA_VERSION`]), `bw`, `lat`, `scan` and
-/// `advise interleave` ([`results::SCHEMA_VERSION`]). A version goes up when
+/// ([`place::probe::PROBE_SCHEMA_VERSION`]). `bw`, `lat`, `scan` and
+/// `advise interleave` are versioned by [`results::SCHEMA_VERSION`]. A version goes up when
 /// a field of its document changes meaning or goes away; an added field
 /// keeps it. docs/cli.md lists them all.
 pub mod schema {

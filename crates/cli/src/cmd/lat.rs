@@ -206,22 +206,35 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
     Ok(size)
 }
 
-/// The `--json` document.
+/// The `--json` document of the chase modes, c2c and loaded latency
+/// (versioned by [`results::SCHEMA_VERSION`]).
 #[derive(Serialize)]
 struct Doc<'a, T: Serialize> {
-    /// [`results::SCHEMA_VERSION`].
-    schema_version: u32,
     mode: &'a str,
     results: &'a [T],
-    /// True when Ctrl-C stopped the measurement early (the first version
-    /// called it `stopped`).
+    /// True when Ctrl-C stopped the measurement early.
     interrupted: bool,
+    /// A point's stride-64 comparison (absent when skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prefetch_check: Option<&'a PrefetchCheck>,
+    /// Loaded latency: one summary per mix, the knee.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curves: Option<&'a [results::lat::LoadedSummary]>,
 }
 
 impl<'a, T: Serialize> Doc<'a, T> {
     fn new(mode: &'a str, results: &'a [T], interrupted: bool) -> Self {
-        Doc { schema_version: results::SCHEMA_VERSION, mode, results, interrupted }
+        Doc { mode, results, interrupted, prefetch_check: None, curves: None }
     }
+}
+
+/// The `--json` document of the sweep and per-CPU modes: the report's own
+/// fields (`mode` among them), then whether Ctrl-C stopped it.
+#[derive(Serialize)]
+struct ReportDoc<'a, R: Serialize> {
+    #[serde(flatten)]
+    report: &'a R,
+    interrupted: bool,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -320,65 +333,23 @@ fn text(m: &Measured, style: output::TableStyle) -> String {
 }
 
 /// What was measured, as the `--json` document.
-fn print_json(m: &Measured, stopped: bool) -> anyhow::Result<()> {
+fn print_json(m: &Measured, interrupted: bool) -> anyhow::Result<()> {
+    fn versioned<T: Serialize>(doc: &T) -> anyhow::Result<()> {
+        output::json(&output::Versioned::new(results::SCHEMA_VERSION, doc))
+    }
     match m {
-        Measured::Point(r, check) => {
-            #[derive(Serialize)]
-            struct PointDoc<'a> {
-                #[serde(flatten)]
-                doc: Doc<'a, LatResult>,
-                /// The stride-64 comparison (absent when skipped).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                prefetch_check: Option<&'a PrefetchCheck>,
-            }
-            output::json(&PointDoc {
-                doc: Doc::new("point", std::slice::from_ref(r), stopped),
-                prefetch_check: check.as_ref(),
-            })
-        }
-        Measured::Matrix(v) => output::json(&Doc::new("matrix", v, stopped)),
-        Measured::Sweep(r) => {
-            #[derive(Serialize)]
-            struct SweepDoc<'a> {
-                schema_version: u32,
-                #[serde(flatten)]
-                report: &'a lat::SweepReport,
-                interrupted: bool,
-            }
-            output::json(&SweepDoc {
-                schema_version: results::SCHEMA_VERSION,
-                report: r,
-                interrupted: stopped,
-            })
-        }
-        Measured::PerCpu(r) => {
-            #[derive(Serialize)]
-            struct PerCpuDoc<'a> {
-                schema_version: u32,
-                #[serde(flatten)]
-                report: &'a lat::PerCpuReport,
-                interrupted: bool,
-            }
-            output::json(&PerCpuDoc {
-                schema_version: results::SCHEMA_VERSION,
-                report: r,
-                interrupted: stopped,
-            })
-        }
-        Measured::Loaded(r) => {
-            #[derive(Serialize)]
-            struct LoadedDoc<'a> {
-                #[serde(flatten)]
-                doc: Doc<'a, results::lat::LoadedPoint>,
-                /// One summary per mix: the knee.
-                curves: &'a [results::lat::LoadedSummary],
-            }
-            output::json(&LoadedDoc {
-                doc: Doc::new("loaded", &r.points, stopped),
-                curves: &r.curves,
-            })
-        }
-        Measured::C2c(v) => output::json(&Doc::new("c2c", v, stopped)),
+        Measured::Point(r, check) => versioned(&Doc {
+            prefetch_check: check.as_ref(),
+            ..Doc::new("point", std::slice::from_ref(r.as_ref()), interrupted)
+        }),
+        Measured::Matrix(v) => versioned(&Doc::new("matrix", v, interrupted)),
+        Measured::Sweep(report) => versioned(&ReportDoc { report, interrupted }),
+        Measured::PerCpu(report) => versioned(&ReportDoc { report, interrupted }),
+        Measured::Loaded(r) => versioned(&Doc {
+            curves: Some(&r.curves),
+            ..Doc::new("loaded", &r.points, interrupted)
+        }),
+        Measured::C2c(v) => versioned(&Doc::new("c2c", v, interrupted)),
     }
 }
 

@@ -22,7 +22,7 @@ use anyhow::Context;
 use audit::runtime::{self, Knob, Snapshot};
 use clap::Parser;
 use results::runstats::Criteria;
-use serde_json::{json, Value};
+use serde::Serialize;
 use topo::SysRoot;
 
 use crate::cli::Global;
@@ -243,8 +243,49 @@ struct Done {
     value: usize,
     label: String,
     ended: Ended,
-    /// The run's `--json` document (with `--json`).
-    json: Option<Value>,
+    /// The run's id and status, from its `--json` document (with `--json`).
+    outcome: Option<crate::cmd::run::RunOutcome>,
+}
+
+/// `study --json` (keys sorted, [`output::json_sorted`]).
+#[derive(Serialize)]
+struct StudyDoc<'a> {
+    key: &'a str,
+    values: &'a [String],
+    baseline: &'a str,
+    rounds: u32,
+    order: Vec<&'a str>,
+    /// The value the setting was put back to.
+    restored: &'a str,
+    labels: &'a [String],
+    runs: Vec<RunDoc<'a>>,
+    comparison: &'a analysis::study::Study,
+}
+
+/// One run of the study, in the order measured.
+#[derive(Serialize)]
+struct RunDoc<'a> {
+    value: &'a str,
+    label: &'a str,
+    /// The run's id and status (`null` when it wrote no document).
+    run: Option<store::RunId>,
+    status: Option<store::RunStatus>,
+}
+
+/// `study --dry-run --json` (keys sorted, [`output::json_sorted`]).
+#[derive(Serialize)]
+struct PlanDoc<'a> {
+    dry_run: bool,
+    key: &'a str,
+    /// The value in force now.
+    current: &'a str,
+    values: &'a [String],
+    baseline: &'a str,
+    rounds: u32,
+    order: Vec<&'a str>,
+    labels: &'a [String],
+    run_options: &'a [String],
+    restore_commands: &'a [String],
 }
 
 /// The label of the runs of `value`.
@@ -352,12 +393,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         } else {
             Ended::Failed(status.code())
         };
-        let json = g
+        let outcome = g
             .json
             .then(|| std::fs::read(&out).ok())
             .flatten()
             .and_then(|b| serde_json::from_slice(&b).ok());
-        done.push(Done { value: vi, label: labels[vi].clone(), ended, json });
+        done.push(Done { value: vi, label: labels[vi].clone(), ended, outcome });
         match ended {
             Ended::Complete => {}
             Ended::Interrupted => break,
@@ -409,29 +450,27 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
     }
     if g.json {
-        let runs: Vec<Value> = done
+        let runs = done
             .iter()
-            .map(|d| {
-                json!({
-                    "value": values[d.value],
-                    "label": d.label,
-                    "run": d.json.as_ref().and_then(|j| j.get("id")).cloned(),
-                    "status": d.json.as_ref().and_then(|j| j.get("status")).cloned(),
-                })
+            .map(|d| RunDoc {
+                value: &values[d.value],
+                label: &d.label,
+                run: d.outcome.as_ref().map(|o| o.id),
+                status: d.outcome.as_ref().map(|o| o.status),
             })
             .collect();
-        return output::json(&json!({
-            "schema_version": output::schema::STUDY,
-            "key": knob.key(),
-            "values": values,
-            "baseline": values[0],
-            "rounds": a.rounds,
-            "order": plan.iter().map(|&i| &values[i]).collect::<Vec<_>>(),
-            "restored": restorer.snap.shown,
-            "labels": labels,
-            "runs": runs,
-            "comparison": study,
-        }));
+        let doc = StudyDoc {
+            key: knob.key(),
+            values: &values,
+            baseline: &values[0],
+            rounds: a.rounds,
+            order: plan.iter().map(|&i| values[i].as_str()).collect(),
+            restored: &restorer.snap.shown,
+            labels: &labels,
+            runs,
+            comparison: &study,
+        };
+        return output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
     output::emit(&format!(
         "\nStudy of {}: {} against {} ({} run(s) each, alternated; {} restored)\n",
@@ -459,19 +498,19 @@ fn dry_run(
     let restore = runtime::restore_commands(root, &snap);
     let order: Vec<&str> = plan.iter().map(|&i| values[i].as_str()).collect();
     if g.json {
-        return output::json(&json!({
-            "schema_version": output::schema::STUDY,
-            "dry_run": true,
-            "key": knob.key(),
-            "current": snap.shown,
-            "values": values,
-            "baseline": values[0],
-            "rounds": a.rounds,
-            "order": order,
-            "labels": labels,
-            "run_options": a.run,
-            "restore_commands": restore,
-        }));
+        let doc = PlanDoc {
+            dry_run: true,
+            key: knob.key(),
+            current: &snap.shown,
+            values,
+            baseline: &values[0],
+            rounds: a.rounds,
+            order,
+            labels,
+            run_options: &a.run,
+            restore_commands: &restore,
+        };
+        return output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
     let runs: Vec<String> = plan
         .iter()

@@ -31,13 +31,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         None => None,
     };
     if g.json {
-        return match measured {
+        return match &measured {
             None => output::json(&t),
-            Some(m) => {
-                let mut v = serde_json::to_value(&t)?;
-                v["from_run"] = serde_json::to_value(&m)?;
-                output::json(&v)
-            }
+            Some(from_run) => output::json_sorted(&WithRun { topology: &t, from_run }),
         };
     }
     for w in &t.warnings {
@@ -48,6 +44,15 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         s.push_str(&m.text());
     }
     output::emit(&s)
+}
+
+/// `topo --from-run --json`: the topology (its own `schema_version`) and
+/// the run's figures beside it, keys sorted ([`output::json_sorted`]).
+#[derive(serde::Serialize)]
+struct WithRun<'a> {
+    #[serde(flatten)]
+    topology: &'a Topology,
+    from_run: &'a FromRun,
 }
 
 /// A saved run's measured figures beside this machine's declared HMAT.
