@@ -88,9 +88,8 @@ pub mod schema {
     pub const EXEC: u32 = 1;
     /// `compare`.
     pub const COMPARE: u32 = 1;
-    /// `fleet` (2: hosts are machine identities; a host whose latest run
-    /// is incomplete is listed in `incomplete`, no longer compared by an
-    /// older run; `skipped` only for `--label`).
+    /// `fleet`: hosts are machine identities, a host whose latest run is
+    /// incomplete is listed in `incomplete`, `skipped` only for `--label`.
     pub const FLEET: u32 = 2;
     /// `list` (each run of the array).
     pub const LIST: u32 = 1;

@@ -194,7 +194,7 @@ mod tests {
         new.machine = machine;
         new.topology = RunTopology::of(topology);
         let id = db.begin_run(&new).unwrap();
-        // A hand-made payload, as the first version stored them.
+        // A hand-made payload, read by the upgrader as a stored one is.
         let bw = format!(
             r#"{{"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
                 "best_gbs": {gbs:?}, "validated": true}}"#
