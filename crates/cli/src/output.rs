@@ -1,9 +1,10 @@
 //! Writing to stdout: JSON documents and tables. A closed pipe surfaces as
 //! an `io::Error` of kind `BrokenPipe`, which `main` treats as success.
 //!
-//! Tables are drawn with light box-drawing lines on a terminal and as plain
-//! aligned text when stdout is not one (a pipe, a file); `--table` chooses
-//! explicitly: `box`, `plain`, `markdown` or `tsv`.
+//! Tables are drawn by `report::console` in the process's style: light
+//! box-drawing lines on a terminal and plain aligned text when stdout is
+//! not one (a pipe, a file); `--table` chooses explicitly: `box`, `plain`,
+//! `markdown` or `tsv`.
 
 use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
@@ -75,12 +76,13 @@ pub fn json_sorted<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
 }
 
 /// The `schema_version` of each `--json` document whose type does not
-/// carry its own; the command writes it through [`Versioned`]. The others carry theirs: `topo` ([`topo::SCHEMA_VERSION`]),
-/// `audit` ([`audit::SCHEMA_VERSION`]), `place`
+/// carry its own; the command writes it through [`Versioned`]. The others
+/// carry theirs: `topo` ([`topo::SCHEMA_VERSION`]), `audit`
+/// ([`audit::SCHEMA_VERSION`]), `place`
 /// ([`place::probe::PROBE_SCHEMA_VERSION`]). `bw`, `lat`, `scan` and
-/// `advise interleave` are versioned by [`results::SCHEMA_VERSION`]. A version goes up when
-/// a field of its document changes meaning or goes away; an added field
-/// keeps it. docs/cli.md lists them all.
+/// `advise interleave` are versioned by [`results::SCHEMA_VERSION`]. A
+/// version goes up when a field of its document changes meaning or goes
+/// away; an added field keeps it. docs/cli.md lists them all.
 pub mod schema {
     /// `run` (each run's object) and `run --dry-run`.
     pub const RUN: u32 = 1;

@@ -345,6 +345,42 @@ pub struct RunOutcome {
     pub status: RunStatus,
 }
 
+/// What `run` prints after each run: the headline tables, where the run
+/// and its reports went, the settings audit's count.
+fn print_summary(
+    doc: &RunDoc,
+    loaded: &store::LoadedRun,
+    elapsed: Duration,
+    estimate: Duration,
+) -> anyhow::Result<()> {
+    output::emit(&report::summary_text(loaded))?;
+    let tiers = report::hmat::summary_text(loaded);
+    if !tiers.is_empty() {
+        output::emit(&tiers)?;
+    }
+    output::emit(&format!(
+        "Run {} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
+        doc.run,
+        doc.status.as_str(),
+        doc.results,
+        fmt_secs(elapsed),
+        fmt_secs(estimate),
+        doc.db.display(),
+        doc.report_html.display(),
+        doc.report_md.display(),
+    ))?;
+    if let Some(t) = &doc.textfile {
+        output::emit(&format!("Metrics: {}", t.display()))?;
+    }
+    if doc.audit.warn + doc.audit.critical > 0 {
+        output::emit(&format!(
+            "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
+            doc.audit.critical, doc.audit.warn
+        ))?;
+    }
+    Ok(())
+}
+
 /// What one measured run leaves for the caller.
 struct Done {
     id: RunId,
@@ -443,37 +479,14 @@ fn measure_once(
         results: saved,
         audit: findings.counts.clone(),
         metrics,
-        report_html: html.clone(),
-        report_md: md.clone(),
-        textfile: textfile.clone(),
-        db: db_path.clone(),
+        report_html: html,
+        report_md: md,
+        textfile,
+        db: db_path,
         hmat: report::hmat::pairs_of_run(&loaded),
     };
     if !g.json {
-        output::emit(&report::summary_text(&loaded))?;
-        let tiers = report::hmat::summary_text(&loaded);
-        if !tiers.is_empty() {
-            output::emit(&tiers)?;
-        }
-        output::emit(&format!(
-            "Run {run} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
-            status.as_str(),
-            saved,
-            fmt_secs(elapsed),
-            fmt_secs(plan.estimate()),
-            db_path.display(),
-            html.display(),
-            md.display(),
-        ))?;
-        if let Some(t) = &textfile {
-            output::emit(&format!("Metrics: {}", t.display()))?;
-        }
-        if findings.counts.warn + findings.counts.critical > 0 {
-            output::emit(&format!(
-                "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
-                findings.counts.critical, findings.counts.warn
-            ))?;
-        }
+        print_summary(&doc, &loaded, elapsed, plan.estimate())?;
     }
     if interrupted && !g.quiet {
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");

@@ -249,7 +249,19 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let mut child = Child { a: &a, g, knob, private: &private.0, stop: &stop };
     let told = Told { g, plan: &plan };
     let outcome = vary::execute(&root, &plan, &mut child, &told, &stop)?;
-    let (values, labels) = (&plan.values, &plan.labels);
+    conclude(&a, g, &plan, &outcome, &stop)
+}
+
+/// After the study: what was kept when it stopped early, else the
+/// comparison of its runs.
+fn conclude(
+    a: &Args,
+    g: &Global,
+    plan: &vary::Plan,
+    outcome: &vary::Outcome<Option<crate::cmd::run::RunOutcome>>,
+    stop: &events::StopFlag,
+) -> anyhow::Result<()> {
+    let (knob, values, labels) = (plan.knob, &plan.values, &plan.labels);
 
     let kept: Vec<String> =
         labels.iter().map(|l| format!("{} run(s) labelled {l:?}", saved_runs(g, l))).collect();
@@ -257,7 +269,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         "numaprobe compare {}",
         labels.iter().map(|l| format!("'label:{l}'")).collect::<Vec<_>>().join(" ")
     );
-    if let Some(f) = outcome.failure {
+    if let Some(f) = &outcome.failure {
         anyhow::bail!(
             "study stopped: {f}; kept {}; compare them with: {compare_cmd}",
             kept.join(", ")
