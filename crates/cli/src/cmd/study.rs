@@ -278,7 +278,7 @@ fn conclude(
     if stop.is_stopped() {
         eprintln!(
             "numaprobe: study interrupted after {} of {} runs; kept {}; compare them with: {compare_cmd}",
-            outcome.runs.iter().filter(|d| d.ended == vary::Ended::Complete).count(),
+            outcome.runs.iter().filter(|d| d.ended == Ended::Complete).count(),
             plan.order.len(),
             kept.join(", ")
         );
