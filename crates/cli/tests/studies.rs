@@ -94,6 +94,11 @@ fn import(dir: &Path, name: &str, settings: &[Setting], seed: u64) -> PathBuf {
                      "exported": "2026-11-20T12:00:00.000Z", "runs": runs});
     let file = dir.join(format!("{name}.json"));
     std::fs::write(&file, doc.to_string()).unwrap();
+    // To rerun a study by hand (or with another numaprobe): keep its export.
+    if let Some(keep) = std::env::var_os("NUMAPROBE_KEEP_STUDY_EXPORTS") {
+        let _ =
+            std::fs::write(Path::new(&keep).join(format!("{name}-{seed}.json")), doc.to_string());
+    }
     let db = dir.join(format!("{name}.db"));
     np(&db).arg("import").arg(&file).assert().success();
     db
