@@ -289,15 +289,30 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 continue;
             }
             let (Some(ch), Some(v)) = (c.change_pct, c.verdict) else {
-                let na = [&c.not_applicable, &m.groups[study.baseline].not_applicable]
-                    .into_iter()
-                    .flatten()
-                    .next();
-                out.push(match na {
-                    Some(w) => {
+                let base = group_name(study, study.baseline);
+                let na = match (&c.not_applicable, &m.groups[study.baseline].not_applicable) {
+                    (Some(w), _) => Some(w.clone()),
+                    (None, Some(w)) => Some(format!("the baseline {base} cannot have it: {w}")),
+                    _ => None,
+                };
+                let layouts = (study.layouts.get(i), study.layouts.get(study.baseline));
+                let sized = analysis::catalogue::def_of(&m.metric).sized_by_node();
+                out.push(match (na, layouts) {
+                    (Some(w), _) => {
                         format!("{}: {} not comparable ({w}).", m.name, group_name(study, i))
                     }
-                    None => format!("{}: {}.", m.name, not_measured(study, m, i)),
+                    (None, (Some(a), Some(b)))
+                        if sized && c.n > 0 && a.structure() != b.structure() =>
+                    {
+                        format!(
+                            "{}: {} not judged against {base}: its nodes ({}) are not the baseline's ({}), and a per-node figure follows the node's size (see the per-package figures).",
+                            m.name,
+                            group_name(study, i),
+                            a.structure().text(),
+                            b.structure().text()
+                        )
+                    }
+                    (None, _) => format!("{}: {}.", m.name, not_measured(study, m, i)),
                 });
                 continue;
             };
