@@ -292,7 +292,10 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 let base = group_name(study, study.baseline);
                 let na = match (&c.not_applicable, &m.groups[study.baseline].not_applicable) {
                     (Some(w), _) => Some(w.clone()),
-                    (None, Some(w)) => Some(format!("the baseline {base} cannot have it: {w}")),
+                    (None, Some(w)) => Some(format!(
+                        "the baseline {} cannot have it: {w}",
+                        study.groups[study.baseline].label
+                    )),
                     _ => None,
                 };
                 let layouts = (study.layouts.get(i), study.layouts.get(study.baseline));
