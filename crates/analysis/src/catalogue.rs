@@ -28,6 +28,7 @@ use serde::Serialize;
 use store::LoadedRun;
 
 use crate::data::RunData;
+use crate::layout::{Layout, Relation, Scope};
 use crate::metrics::{lat_matrix, metrics, MetricKey};
 
 /// One metric of the catalogue.
@@ -38,8 +39,12 @@ pub struct MetricDef {
     pub name: String,
     pub unit: String,
     pub higher_is_better: bool,
-    /// Impossible with one OS node (remote figures): never asked for there.
-    pub needs_nodes: bool,
+    /// The hardware relation of threads to memory the figure measures
+    /// ([`Relation`]): never an OS node id or a SLIT value, which change
+    /// with the NUMA mode.
+    pub relation: Relation,
+    /// Over what the figure is taken ([`Scope`]).
+    pub scope: Scope,
     /// The `run` step that measures it, when one does.
     #[serde(skip)]
     pub step: Option<&'static str>,
@@ -56,14 +61,16 @@ impl MetricDef {
             name: name.into(),
             unit: unit.into(),
             higher_is_better: higher,
-            needs_nodes: false,
+            relation: Relation::Program,
+            scope: Scope::Program,
             step: None,
             step_needs_nodes: false,
         }
     }
 
-    fn remote(mut self) -> MetricDef {
-        self.needs_nodes = true;
+    fn rel(mut self, relation: Relation, scope: Scope) -> MetricDef {
+        self.relation = relation;
+        self.scope = scope;
         self
     }
 
@@ -76,12 +83,39 @@ impl MetricDef {
         self.step_needs_nodes = true;
         self
     }
+
+    /// A bandwidth figure of one node's CPUs (a node's local figure, a
+    /// matrix cell): its size is the NUMA mode's (half the cores and a
+    /// quarter of the channels under SNC2), so two runs' figures are the
+    /// same metric only when their nodes are alike ([`Structure`]).
+    pub fn sized_by_node(&self) -> bool {
+        self.scope == Scope::Node && self.unit == "GB/s"
+    }
+
+    /// Why a configuration of this layout cannot have the metric.
+    pub fn impossible(&self, layout: &Layout) -> Option<String> {
+        layout.impossible(self.relation)
+    }
 }
 
-/// The id of the remote penalty.
+/// The remote penalty's id.
 pub const REMOTE_PENALTY: &str = "remote_penalty_ratio";
 /// The id of the latency a thread sees.
 pub const THREAD_LAT: &str = "thread_lat_ns";
+/// The id of the latency a thread sees to memory spread over every node.
+pub const SPREAD_LAT: &str = "spread_lat_ns";
+/// Local bandwidth per package.
+pub const LOCAL_BW_PKG: &str = "local_bw_pkg_gbs";
+/// Cross-package bandwidth, per package.
+pub const CROSS_PKG_BW: &str = "cross_pkg_bw_gbs";
+/// Bandwidth and latency to the other nodes of the same package.
+pub const NEIGHBOUR_BW: &str = "neighbour_bw_gbs";
+pub const NEIGHBOUR_LAT: &str = "neighbour_lat_ns";
+/// Bandwidth and latency to memory-only nodes.
+pub const TIER_BW: &str = "tier_bw_gbs";
+pub const TIER_LAT: &str = "tier_lat_ns";
+/// Latency to another node where the run says nothing of its package.
+pub const OTHER_NODE_LAT: &str = "other_node_lat_ns";
 /// The id prefix of a program's own metric (`exec --metric`).
 pub const EXEC_METRIC: &str = "exec_metric";
 /// The id prefix of a program's wall time under `exec`.
@@ -91,23 +125,32 @@ pub const EXEC_WALL: &str = "exec_wall_s";
 pub fn headline_def(k: MetricKey) -> MetricDef {
     let d = MetricDef::new(k.id(), k.name(), k.unit(), k.higher_is_better());
     match k {
-        MetricKey::LocalBw => d.step("bw-local"),
-        MetricKey::GlobalBw => d.step("bw-global"),
+        MetricKey::LocalBw => d.rel(Relation::SameNode, Scope::Node).step("bw-local"),
+        MetricKey::GlobalBw => d.rel(Relation::BoundPerDomain, Scope::Machine).step("bw-global"),
         // Measured under one OS node too (firmware interleave below
         // it), but `run` plans the step only with two memory nodes.
-        MetricKey::InterleaveBw => d.step("bw-interleave").step_needs_nodes(),
-        MetricKey::CrossBw => d.step("bw-matrix").remote(),
-        MetricKey::LocalLat => d.step("lat-matrix"),
-        MetricKey::RemoteLat => d.step("lat-matrix").remote(),
-        MetricKey::LoadedLatPeak => d.step("lat-loaded"),
+        MetricKey::InterleaveBw => {
+            d.rel(Relation::Interleaved, Scope::Machine).step("bw-interleave").step_needs_nodes()
+        }
+        MetricKey::CrossBw => MetricDef {
+            name: "Cross-node bandwidth (other node, package unknown)".into(),
+            ..d.rel(Relation::OtherNode, Scope::Node).step("bw-matrix").step_needs_nodes()
+        },
+        MetricKey::LocalLat => d.rel(Relation::SameNode, Scope::Node).step("lat-matrix"),
+        MetricKey::RemoteLat => MetricDef {
+            name: "Remote latency (other package)".into(),
+            ..d.rel(Relation::OtherPackage, Scope::Node).step("lat-matrix").step_needs_nodes()
+        },
+        MetricKey::LoadedLatPeak => d.rel(Relation::SameNode, Scope::Machine).step("lat-loaded"),
     }
 }
 
 /// The remote penalty's entry.
 pub fn remote_penalty_def() -> MetricDef {
-    MetricDef::new(REMOTE_PENALTY, "Remote penalty (remote / local latency)", "x", false)
+    MetricDef::new(REMOTE_PENALTY, "Remote penalty (other-package / local latency)", "x", false)
+        .rel(Relation::OtherPackage, Scope::Node)
         .step("lat-matrix")
-        .remote()
+        .step_needs_nodes()
 }
 
 /// The thread latency's entry.
@@ -118,7 +161,49 @@ pub fn thread_lat_def() -> MetricDef {
         "ns",
         false,
     )
+    .rel(Relation::SameNode, Scope::Cpu)
     .step("lat-matrix")
+}
+
+/// The entries of the metrics named by relation (other than the
+/// headline ones).
+pub fn relation_def(id: &str) -> Option<MetricDef> {
+    let d = match id {
+        SPREAD_LAT => MetricDef::new(id, "Spread-memory latency", "ns", false)
+            .rel(Relation::Spread, Scope::Machine)
+            .step("lat-matrix"),
+        LOCAL_BW_PKG => MetricDef::new(id, "Local bandwidth per package", "GB/s", true)
+            .rel(Relation::BoundPerDomain, Scope::Package)
+            .step("bw-global"),
+        CROSS_PKG_BW => MetricDef::new(id, "Cross-package bandwidth", "GB/s", true)
+            .rel(Relation::OtherPackage, Scope::Package)
+            .step("bw-matrix")
+            .step_needs_nodes(),
+        NEIGHBOUR_BW => MetricDef::new(id, "Neighbour-node bandwidth", "GB/s", true)
+            .rel(Relation::SamePackage, Scope::Node)
+            .step("bw-matrix")
+            .step_needs_nodes(),
+        NEIGHBOUR_LAT => MetricDef::new(id, "Neighbour-node latency", "ns", false)
+            .rel(Relation::SamePackage, Scope::Node)
+            .step("lat-matrix")
+            .step_needs_nodes(),
+        TIER_BW => MetricDef::new(id, "Memory-tier bandwidth", "GB/s", true)
+            .rel(Relation::MemoryTier, Scope::Node)
+            .step("bw-matrix")
+            .step_needs_nodes(),
+        TIER_LAT => MetricDef::new(id, "Memory-tier latency", "ns", false)
+            .rel(Relation::MemoryTier, Scope::Node)
+            .step("lat-matrix")
+            .step_needs_nodes(),
+        OTHER_NODE_LAT => {
+            MetricDef::new(id, "Remote latency (other node, package unknown)", "ns", false)
+                .rel(Relation::OtherNode, Scope::Node)
+                .step("lat-matrix")
+                .step_needs_nodes()
+        }
+        _ => return None,
+    };
+    Some(d)
 }
 
 /// One metric's value in one run.
@@ -243,48 +328,217 @@ fn node_words(n: Option<u32>) -> String {
     n.map_or_else(|| "memory".into(), |n| format!("node {n}"))
 }
 
+/// Where a run's latency cells come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellSource {
+    /// The `lat` matrix.
+    Matrix,
+    /// `lat` points that name both nodes.
+    Points,
+    /// Per-CPU results (`lat --per-cpu`): each CPU node's cell is the mean
+    /// over its CPUs measured, what a thread on that node sees.
+    PerCpu,
+}
+
+/// Figures by `(cpu_node, mem_node)`.
+pub type Cells = BTreeMap<(u32, u32), f64>;
+
+/// The run's latency cells `(cpu_node, mem_node) -> ns`: the matrix,
+/// else the points that name both nodes, else derived from the per-CPU
+/// results (the CPUs of each node to the memory node measured).
+pub fn lat_cells(d: &RunData) -> Option<(CellSource, Cells)> {
+    let m: BTreeMap<(u32, u32), f64> =
+        lat_matrix(d).into_iter().map(|(k, p)| (k, p.median_ns)).collect();
+    if !m.is_empty() {
+        return Some((CellSource::Matrix, m));
+    }
+    let mut pts: BTreeMap<(u32, u32), Vec<f64>> = BTreeMap::new();
+    for p in d.chase_mode(lat::Mode::Point).filter(|l| l.median_ns.is_finite()) {
+        if let (Some(c), Some(m)) = (p.cpu_node, p.mem_node) {
+            pts.entry((c, m)).or_default().push(p.median_ns);
+        }
+    }
+    let mut source = CellSource::Points;
+    if pts.is_empty() {
+        source = CellSource::PerCpu;
+        for p in d.chase_mode(lat::Mode::PerCpu).filter(|l| l.median_ns.is_finite()) {
+            if let (Some(c), Some(m)) = (p.cpu_node, p.mem_node) {
+                pts.entry((c, m)).or_default().push(p.median_ns);
+            }
+        }
+    }
+    if pts.is_empty() {
+        return None;
+    }
+    let cells = pts.into_iter().map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64));
+    Some((source, cells.collect()))
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Cells grouped by their relation under `layout`.
+fn by_relation(cells: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> BTreeMap<Relation, Vec<f64>> {
+    let mut out: BTreeMap<Relation, Vec<f64>> = BTreeMap::new();
+    for (&(c, m), &v) in cells {
+        out.entry(layout.relation(c, m)).or_default().push(v);
+    }
+    out
+}
+
+/// Per package, its CPUs each on their own node's memory: the
+/// whole-machine figure bound per domain (`bw` global) shared by the
+/// packages, else the sum of each package's nodes' local figures (every
+/// node of the package measured), the mean over packages.
+fn local_bw_per_package(d: &RunData, layout: &Layout) -> Option<f64> {
+    if let Some(g) = crate::metrics::best_of_mode(d, results::bw::Mode::Global) {
+        if layout.packages > 0 {
+            return Some(g.best_gbs / layout.packages as f64);
+        }
+    }
+    let (_, pts) = crate::metrics::local_points(d);
+    let per_node: BTreeMap<u32, f64> =
+        pts.iter().filter_map(|p| Some((p.cpu_node?, p.best_gbs))).collect();
+    let mut sums = Vec::new();
+    for pkg in 0..layout.packages as u32 {
+        let nodes = layout.cpu_nodes_of(pkg)?;
+        let vals: Option<Vec<f64>> = nodes.iter().map(|n| per_node.get(n).copied()).collect();
+        sums.push(vals?.iter().sum::<f64>());
+    }
+    mean(&sums)
+}
+
+/// One package's CPUs to another package's memory: for each ordered pair
+/// of packages, the sum over the first package's CPU nodes of each node's
+/// mean cell into the second package's nodes (every CPU node of the
+/// package measured); the mean over pairs. Under SNC2 a cell is a 20-core
+/// node reading one node; the package's figure is what its nodes move
+/// together, as the seeds' cross-socket figure is.
+fn cross_bw_per_package(cells: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> Option<f64> {
+    let mut pairs = Vec::new();
+    for p in 0..layout.packages as u32 {
+        for q in 0..layout.packages as u32 {
+            if p == q {
+                continue;
+            }
+            let (Some(from), Some(to)) = (layout.cpu_nodes_of(p), layout.cpu_nodes_of(q)) else {
+                continue;
+            };
+            let mut sum = 0.0;
+            let mut all = true;
+            for &c in &from {
+                let row: Vec<f64> =
+                    to.iter().filter_map(|m| cells.get(&(c, *m)).copied()).collect();
+                match mean(&row) {
+                    Some(v) => sum += v,
+                    None => all = false,
+                }
+            }
+            if all && !from.is_empty() {
+                pairs.push(sum);
+            }
+        }
+    }
+    mean(&pairs)
+}
+
 /// Every catalogue metric the run holds, in catalogue order.
 pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
     let d = RunData::of(run);
     let nodes = os_nodes(run, &d);
+    let layout = Layout::of(run, nodes);
     let head = metrics(&d);
     let mut out = Vec::new();
     let mut push = |def: MetricDef, value: f64| {
-        if value.is_finite() && !(def.needs_nodes && nodes <= 1) {
+        if value.is_finite() && def.impossible(&layout).is_none() {
             out.push(MetricValue::new(def, value));
         }
     };
-    for k in MetricKey::ALL {
-        if let Some(m) = head.get(&k) {
-            push(headline_def(k), m.value);
-        }
-    }
-    for (dist, v) in remote_tiers(run, &d) {
-        push(
-            MetricDef::new(
-                format!("remote_lat_ns_d{dist}"),
-                format!("Remote latency at distance {dist}"),
-                "ns",
-                false,
-            )
-            .step("lat-matrix")
-            .remote(),
-            v,
-        );
-    }
-    if let (Some(r), Some(l)) = (head.get(&MetricKey::RemoteLat), head.get(&MetricKey::LocalLat)) {
-        if l.value > 0.0 {
-            push(remote_penalty_def(), r.value / l.value);
-        }
-    }
+    let lat = lat_cells(&d);
+    let lat_rel = lat.as_ref().map(|(_, c)| by_relation(c, &layout)).unwrap_or_default();
+    let lat_of = |r: Relation| lat_rel.get(&r).and_then(|v| mean(v));
+    let (_, bw_cells) = crate::metrics::bw_matrix(&d);
+    let bw_cells: BTreeMap<(u32, u32), f64> =
+        bw_cells.into_iter().map(|(k, p)| (k, p.best_gbs)).collect();
+    let bw_rel = by_relation(&bw_cells, &layout);
+    let bw_of = |r: Relation| bw_rel.get(&r).and_then(|v| mean(v));
     let per_cpu = per_cpu_groups(&d);
-    let thread = if nodes <= 1 {
-        per_cpu.first().map(|p| p.mean_ns).or(head.get(&MetricKey::LocalLat).map(|m| m.value))
-    } else {
-        head.get(&MetricKey::LocalLat).map(|m| m.value)
-    };
+    for k in MetricKey::ALL {
+        let v = match k {
+            // Drawn by relation below.
+            MetricKey::CrossBw => continue,
+            MetricKey::LocalLat => lat_of(Relation::SameNode),
+            MetricKey::RemoteLat => lat_of(Relation::OtherPackage),
+            _ => head.get(&k).map(|m| m.value),
+        };
+        if let Some(v) = v {
+            push(headline_def(k), v);
+        }
+        if k == MetricKey::GlobalBw {
+            if let Some(v) = local_bw_per_package(&d, &layout) {
+                push(relation_def(LOCAL_BW_PKG).expect("known id"), v);
+            }
+        }
+        if k == MetricKey::InterleaveBw {
+            if let Some(v) = cross_bw_per_package(&bw_cells, &layout) {
+                push(relation_def(CROSS_PKG_BW).expect("known id"), v);
+            }
+            if let Some(v) = bw_of(Relation::SamePackage) {
+                push(relation_def(NEIGHBOUR_BW).expect("known id"), v);
+            }
+            if let Some(v) = bw_of(Relation::MemoryTier) {
+                push(relation_def(TIER_BW).expect("known id"), v);
+            }
+            if let Some(v) = bw_of(Relation::OtherNode) {
+                push(headline_def(MetricKey::CrossBw), v);
+            }
+        }
+        if k == MetricKey::LocalLat {
+            for (id, r) in [
+                (NEIGHBOUR_LAT, Relation::SamePackage),
+                (TIER_LAT, Relation::MemoryTier),
+                (OTHER_NODE_LAT, Relation::OtherNode),
+            ] {
+                if let Some(v) = lat_of(r) {
+                    push(relation_def(id).expect("known id"), v);
+                }
+            }
+        }
+    }
+    let local = lat_of(Relation::SameNode);
+    if let (Some(r), Some(l)) = (lat_of(Relation::OtherPackage), local) {
+        if l > 0.0 {
+            push(remote_penalty_def(), r / l);
+        }
+    }
+    // A thread under one OS node may run on any CPU: the mean over CPUs.
+    let thread = if nodes <= 1 { per_cpu.first().map(|p| p.mean_ns).or(local) } else { local };
     if let Some(t) = thread {
         push(thread_lat_def(), t);
+    }
+    // Memory spread over every node: each CPU node's mean cell over the
+    // memory nodes with CPUs (memory-only tiers hold what is put there,
+    // not a spread buffer pool), the mean over CPU nodes. Under one OS
+    // node, the latency a thread sees; with only local cells, nothing
+    // (it would pass the local latency for the spread one).
+    let spread = if nodes <= 1 {
+        thread
+    } else {
+        lat.as_ref().and_then(|(_, cells)| {
+            let mut rows: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+            for (&(c, m), &v) in cells {
+                if !layout.memory_only.contains(&m) {
+                    rows.entry(c).or_default().push(v);
+                }
+            }
+            let spans = cells.keys().any(|(c, m)| c != m && !layout.memory_only.contains(m));
+            let means: Vec<f64> = rows.values().filter_map(|v| mean(v)).collect();
+            mean(&means).filter(|_| spans)
+        })
+    };
+    if let Some(v) = spread {
+        push(relation_def(SPREAD_LAT).expect("known id"), v);
     }
     for p in &per_cpu {
         let (sfx, to) = (node_suffix(p.mem_node), node_words(p.mem_node));
@@ -292,6 +546,7 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
         let def = |id: &str, name: String, unit: &str| MetricDef {
             step,
             ..MetricDef::new(format!("{id}{sfx}"), name, unit, false)
+                .rel(Relation::SameNode, Scope::Cpu)
         };
         push(
             def("per_cpu_mean_ns", format!("Per-CPU latency to {to}, mean over CPUs"), "ns"),
@@ -436,34 +691,32 @@ pub fn exec_policy_free(id: &str) -> bool {
     (id == EXEC_WALL || id == EXEC_METRIC || exec_metric_name(id).is_some()) && !id.contains('[')
 }
 
-/// Mean remote latency per SLIT distance, when the run's topology gives
-/// the distances and there is more than one remote distance (with one, the
-/// tier is the remote latency itself).
-fn remote_tiers(run: &LoadedRun, d: &RunData) -> Vec<(u32, f64)> {
-    let Some(t) = run.topology.get() else { return Vec::new() };
-    let mut tiers: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for ((c, m), p) in lat_matrix(d) {
-        if c == m {
-            continue;
-        }
-        if let Some(dist) = t.distance(c, m) {
-            tiers.entry(dist).or_default().push(p.median_ns);
-        }
-    }
-    if tiers.len() < 2 {
-        return Vec::new();
-    }
-    tiers.into_iter().map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64)).collect()
-}
+/// The memory metrics in table order: bandwidth then latency, each from
+/// the nearest memory to the farthest, then the whole machine's.
+const ORDER: [&str; 15] = [
+    "local_bw_gbs",
+    LOCAL_BW_PKG,
+    "global_bw_gbs",
+    "interleave_bw_gbs",
+    NEIGHBOUR_BW,
+    CROSS_PKG_BW,
+    TIER_BW,
+    "cross_node_bw_gbs",
+    "local_lat_ns",
+    NEIGHBOUR_LAT,
+    "remote_lat_ns",
+    TIER_LAT,
+    OTHER_NODE_LAT,
+    SPREAD_LAT,
+    "loaded_lat_at_peak_ns",
+];
 
 /// Where a metric id sorts in tables: the catalogue's order by kind.
 pub fn rank(id: &str) -> usize {
-    if let Some(i) = MetricKey::ALL.iter().position(|k| k.id() == id) {
+    if let Some(i) = ORDER.iter().position(|k| *k == id) {
         return i;
     }
-    if id.starts_with("remote_lat_ns_d") {
-        10
-    } else if id == REMOTE_PENALTY {
+    if id == REMOTE_PENALTY {
         20
     } else if id == THREAD_LAT {
         21
@@ -487,7 +740,9 @@ pub fn def_of(id: &str) -> MetricDef {
     match id {
         REMOTE_PENALTY => remote_penalty_def(),
         THREAD_LAT => thread_lat_def(),
-        other => exec_def(other).unwrap_or_else(|| MetricDef::new(other, other, "", true)),
+        other => exec_def(other)
+            .or_else(|| relation_def(other))
+            .unwrap_or_else(|| MetricDef::new(other, other, "", true)),
     }
 }
 
@@ -545,76 +800,141 @@ mod tests {
         assert_eq!(value(&catalogue(&run_of(u, 1)), "per_cpu_groups_to_node0"), Some(1.0));
     }
 
-    #[test]
-    fn remote_figures_are_never_drawn_under_one_os_node() {
-        let cell = |c: u32, m: u32, ns: f64| {
-            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
-        };
-        let recs =
-            || vec![cell(0, 0, 80.0), cell(0, 1, 140.0), cell(1, 0, 150.0), cell(1, 1, 90.0)];
-        let two = catalogue(&run_of(recs(), 2));
-        assert_eq!(value(&two, "remote_lat_ns"), Some(145.0));
-        assert_eq!(value(&two, REMOTE_PENALTY), Some(145.0 / 85.0));
-        assert_eq!(value(&two, THREAD_LAT), Some(85.0));
-        let one = catalogue(&run_of(recs(), 1));
-        assert_eq!(value(&one, "remote_lat_ns"), None);
-        assert_eq!(value(&one, REMOTE_PENALTY), None);
+    fn lat_cell(c: u32, m: u32, ns: f64) -> results::Record {
+        rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+    }
+
+    fn bw_cell(c: u32, m: u32, gbs: f64) -> results::Record {
+        rec(
+            "bw",
+            json!({"mode": "matrix", "kernel": "triad", "cpu_node": c, "mem_node": m, "best_gbs": gbs}),
+        )
+    }
+
+    fn with_packages(mut run: LoadedRun, packages: u32) -> LoadedRun {
+        run.machine_info = serde_json::from_value(json!({ "packages": packages })).unwrap();
+        run
     }
 
     #[test]
-    fn remote_latency_is_split_by_distance_tier_when_there_are_several() {
+    fn remote_figures_are_never_drawn_under_one_os_node() {
+        let recs = || {
+            vec![
+                lat_cell(0, 0, 80.0),
+                lat_cell(0, 1, 140.0),
+                lat_cell(1, 0, 150.0),
+                lat_cell(1, 1, 90.0),
+            ]
+        };
+        // Two packages of one node each (no topology stored): every other
+        // node is the other package.
+        let c = catalogue(&with_packages(run_of(recs(), 2), 2));
+        assert_eq!(value(&c, "remote_lat_ns"), Some(145.0));
+        assert_eq!(value(&c, REMOTE_PENALTY), Some(145.0 / 85.0));
+        assert_eq!(value(&c, THREAD_LAT), Some(85.0));
+        assert_eq!(value(&c, SPREAD_LAT), Some(115.0));
+        assert_eq!(value(&c, OTHER_NODE_LAT), None);
+        // Nothing says which package the other node is on: not called
+        // remote (it may be the SNC neighbour), no penalty.
+        let unknown = catalogue(&run_of(recs(), 2));
+        assert_eq!(value(&unknown, "remote_lat_ns"), None);
+        assert_eq!(value(&unknown, REMOTE_PENALTY), None);
+        assert_eq!(value(&unknown, OTHER_NODE_LAT), Some(145.0));
+        let one = catalogue(&run_of(recs(), 1));
+        assert_eq!(value(&one, "remote_lat_ns"), None);
+        assert_eq!(value(&one, OTHER_NODE_LAT), None);
+        assert_eq!(value(&one, REMOTE_PENALTY), None);
+    }
+
+    /// Two packages of two nodes (SNC2-like) and a CXL node: each cell is
+    /// named by its relation, never by SLIT value, so the same hardware
+    /// under other distances gives the same metrics; per-package figures
+    /// sum the package's nodes.
+    #[test]
+    fn cells_are_named_by_hardware_relation_not_by_distance() {
         use topo::synthetic::Machine;
-        let t = Machine::new(topo::Vendor::Amd, "EPYC")
-            .package(0, "0-3")
-            .package(1, "4-7")
-            .node(0, "0-1", 8 << 30)
-            .node(1, "2-3", 8 << 30)
-            .node(2, "4-5", 8 << 30)
-            .node(3, "6-7", 8 << 30)
-            .distances(&[
-                &[10, 12, 32, 32],
-                &[12, 10, 32, 32],
-                &[32, 32, 10, 12],
-                &[32, 32, 12, 10],
-            ])
-            .build();
+        let machine = |near: u32, far: u32| {
+            Machine::new(topo::Vendor::Intel, "Xeon")
+                .package(0, "0-3")
+                .package(1, "4-7")
+                .node(0, "0-1", 8 << 30)
+                .node(1, "2-3", 8 << 30)
+                .node(2, "4-5", 8 << 30)
+                .node(3, "6-7", 8 << 30)
+                .node(4, "", 16 << 30)
+                .distances(&[
+                    &[10, near, far, far, 40],
+                    &[near, 10, far, far, 40],
+                    &[far, far, 10, near, 40],
+                    &[far, far, near, 10, 40],
+                    &[40, 40, 40, 40, 10],
+                ])
+                .build()
+        };
+        let pkg = |n: u32| n / 2;
         let mut recs = Vec::new();
         for c in 0..4u32 {
-            for m in 0..4u32 {
-                let ns = match t.distance(c, m) {
-                    Some(10) => 80.0,
-                    Some(12) => 95.0,
-                    _ => 140.0,
+            for m in 0..5u32 {
+                let (ns, gbs) = match m {
+                    4 => (250.0, 20.0),
+                    _ if m == c => (80.0, 100.0),
+                    _ if pkg(m) == pkg(c) => (95.0, 70.0),
+                    _ => (140.0, 30.0),
                 };
-                recs.push(rec(
-                    "lat",
-                    json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}),
-                ));
+                recs.push(lat_cell(c, m, ns));
+                recs.push(bw_cell(c, m, gbs));
             }
         }
-        let mut run = run_of(recs, 4);
-        run.topology = results::context::RunTopology::of(&t);
-        let c = catalogue(&run);
-        assert_eq!(value(&c, "remote_lat_ns_d12"), Some(95.0));
-        assert_eq!(value(&c, "remote_lat_ns_d32"), Some(140.0));
-        // One remote distance (2 sockets, 10/32): the tier is the remote
-        // latency itself, not listed twice.
-        let two = Machine::new(topo::Vendor::Amd, "EPYC")
-            .package(0, "0-1")
-            .package(1, "2-3")
-            .node(0, "0-1", 8 << 30)
-            .node(1, "2-3", 8 << 30)
-            .distances(&[&[10, 32], &[32, 10]])
-            .build();
-        let cell = |c: u32, m: u32, ns: f64| {
-            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+        for (near, far) in [(11, 20), (12, 32)] {
+            let mut run = run_of(recs.clone(), 5);
+            run.topology = results::context::RunTopology::of(&machine(near, far));
+            let c = catalogue(&run);
+            let what = format!("SLIT {near}/{far}");
+            assert_eq!(value(&c, "local_lat_ns"), Some(80.0), "{what}");
+            assert_eq!(value(&c, NEIGHBOUR_LAT), Some(95.0), "{what}");
+            assert_eq!(value(&c, "remote_lat_ns"), Some(140.0), "{what}");
+            assert_eq!(value(&c, TIER_LAT), Some(250.0), "{what}");
+            assert_eq!(value(&c, REMOTE_PENALTY), Some(140.0 / 80.0), "{what}");
+            // Spread over the DRAM nodes: 1 local, 1 neighbour, 2 remote.
+            assert_eq!(value(&c, SPREAD_LAT), Some((80.0 + 95.0 + 2.0 * 140.0) / 4.0), "{what}");
+            assert_eq!(value(&c, NEIGHBOUR_BW), Some(70.0), "{what}");
+            assert_eq!(value(&c, TIER_BW), Some(20.0), "{what}");
+            // A package's two nodes each read the other package's nodes at
+            // 30 GB/s: 60 GB/s per package.
+            assert_eq!(value(&c, CROSS_PKG_BW), Some(60.0), "{what}");
+            // Per package, bound per domain, from the nodes' local cells.
+            assert_eq!(value(&c, LOCAL_BW_PKG), Some(200.0), "{what}");
+            assert_eq!(value(&c, "cross_node_bw_gbs"), None, "{what}");
+            assert_eq!(value(&c, OTHER_NODE_LAT), None, "{what}");
+            let def = |id: &str| c.iter().find(|m| m.def.id == id).unwrap().def.clone();
+            assert!(def("local_bw_gbs").sized_by_node());
+            assert!(!def(LOCAL_BW_PKG).sized_by_node());
+            assert_eq!(def("remote_lat_ns").relation, Relation::OtherPackage);
+        }
+    }
+
+    /// The seed-003 way: per-CPU latency to one node only. The CPUs on the
+    /// memory node give the local latency, the other package's the remote
+    /// one, each CPU node's mean a cell.
+    #[test]
+    fn per_cpu_results_alone_give_latency_by_relation() {
+        let pc = |cpu: u32, node: u32, ns: f64| {
+            rec(
+                "lat",
+                json!({"mode": "per-cpu", "cpu": cpu, "cpu_node": node, "mem_node": 0, "median_ns": ns, "noise_pct": 0.5}),
+            )
         };
-        let mut run = run_of(
-            vec![cell(0, 0, 80.0), cell(0, 1, 140.0), cell(1, 0, 140.0), cell(1, 1, 80.0)],
-            2,
-        );
-        run.topology = results::context::RunTopology::of(&two);
-        assert!(catalogue(&run).iter().all(|m| !m.def.id.starts_with("remote_lat_ns_d")));
+        let mut r: Vec<results::Record> = (0..4).map(|c| pc(c, 0, 67.0 + c as f64)).collect();
+        r.extend((4..8).map(|c| pc(c, 1, 100.0)));
+        let c = catalogue(&with_packages(run_of(r.clone(), 2), 2));
+        assert_eq!(value(&c, "local_lat_ns"), Some(68.5));
+        assert_eq!(value(&c, THREAD_LAT), Some(68.5));
+        assert_eq!(value(&c, "remote_lat_ns"), Some(100.0));
+        assert_eq!(value(&c, SPREAD_LAT), Some((68.5 + 100.0) / 2.0));
+        // A matrix, when there is one, is the source instead.
+        r.push(lat_cell(0, 0, 70.0));
+        let c = catalogue(&with_packages(run_of(r, 2), 2));
+        assert_eq!(value(&c, "local_lat_ns"), Some(70.0));
     }
 
     #[test]

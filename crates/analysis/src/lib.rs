@@ -8,8 +8,10 @@
 
 pub mod catalogue;
 pub mod data;
+pub mod declared;
 pub mod fleet;
 pub mod hidden;
+pub mod layout;
 pub mod metrics;
 pub mod study;
 pub mod text;

@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use results::runstats::{
-    guard_floor, interval_rank, judge, range_floor, Basis, Criteria, GroupVerdict, Judgement,
-    NoiseFloor, MAX_RUNS_SUGGESTED,
+    guard_floor, interval_rank, judge, paired, range_floor, Basis, Criteria, GroupVerdict,
+    Judgement, NoiseFloor, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -18,6 +18,7 @@ use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
 use crate::catalogue::{self, MetricDef};
 use crate::data::RunData;
+use crate::layout::Layout;
 use crate::text::{clip, signed_pct};
 
 /// The most groups a study compares side by side.
@@ -122,6 +123,9 @@ pub struct GroupMetric {
     /// Why this group cannot have the metric (`one OS node: no remote
     /// memory`); `None` where it can.
     pub not_applicable: Option<String>,
+    /// The pairs of alternated runs that decided (basis `paired`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_pairs: Option<usize>,
 }
 
 /// One group judged against another on one metric (the pairwise verdicts
@@ -147,6 +151,10 @@ pub struct StudyMetric {
     pub name: String,
     pub unit: String,
     pub higher_is_better: bool,
+    /// The hardware relation and the scope the metric is defined by
+    /// (`catalogue::MetricDef`).
+    pub relation: crate::layout::Relation,
+    pub scope: crate::layout::Scope,
     /// One per group, in the order of [`Study::groups`].
     pub groups: Vec<GroupMetric>,
     /// The group judged better than every other group that has the metric
@@ -204,6 +212,9 @@ pub struct Study {
     /// What the reader must know to trust the study (nothing recorded
     /// differs between the groups: declare it with `--set`).
     pub notes: Vec<String>,
+    /// Where each group's nodes sit (its first run's).
+    #[serde(skip)]
+    pub layouts: Vec<Layout>,
 }
 
 /// Flattens a configuration document into `setting -> value text`.
@@ -291,13 +302,68 @@ type RunValues = BTreeMap<String, (f64, Vec<f64>)>;
 const POOL_SAMPLES_BELOW_RUNS: usize = 3;
 
 /// Repeated runs of identical settings (same machine, same detected and
-/// declared settings, complete) per metric, from which the noise floor of
+/// declared settings, same label, complete) per metric, from which the noise floor of
 /// each comparison is predicted ([`Floors::for_sizes`]).
 #[derive(Debug, Clone, Default)]
 pub struct Floors {
     /// Per metric id: one series of values per configuration, in
     /// start-time order.
     pub by_metric: BTreeMap<String, Vec<Vec<f64>>>,
+    /// Series of one configuration that split into two levels far apart
+    /// beyond their own spread: not repeats, left out of `by_metric`.
+    pub level_shifts: Vec<LevelShift>,
+}
+
+/// Runs of identical recorded settings and label whose values of a metric
+/// sit at two levels, the gap between them more than [`SHIFT_FACTOR`]
+/// times the spread inside either level and beyond the margin: something
+/// the runs do not record changed between them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelShift {
+    pub metric: String,
+    pub label: Option<String>,
+    /// The runs of the lower level and of the upper one, with each level's
+    /// median.
+    pub low: (Vec<RunId>, f64),
+    pub high: (Vec<RunId>, f64),
+}
+
+/// How many times the spread inside each level the gap between two levels
+/// must be for a series not to count as repeats.
+const SHIFT_FACTOR: f64 = 4.0;
+
+/// The two levels of a series of `(run, value)`, when it has them
+/// ([`LevelShift`]): split at the widest gap between sorted values, each
+/// level of at least 2 runs.
+fn level_shift(metric: &str, label: &Option<String>, s: &[(RunId, f64)]) -> Option<LevelShift> {
+    let mut v: Vec<(RunId, f64)> =
+        s.iter().copied().filter(|x| x.1.is_finite() && x.1 > 0.0).collect();
+    if v.len() < 4 {
+        return None;
+    }
+    v.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let logs: Vec<f64> = v.iter().map(|x| x.1.ln()).collect();
+    let (k, gap) =
+        (1..logs.len()).map(|i| (i, logs[i] - logs[i - 1])).max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if k < 2 || logs.len() - k < 2 {
+        return None;
+    }
+    let spread = (logs[k - 1] - logs[0]).max(logs[logs.len() - 1] - logs[k]);
+    if gap <= SHIFT_FACTOR * spread || gap <= (1.0 + DEFAULT_MARGIN_PCT / 100.0).ln() {
+        return None;
+    }
+    let level = |x: &[(RunId, f64)]| {
+        let mut ids: Vec<RunId> = x.iter().map(|r| r.0).collect();
+        ids.sort();
+        let vals: Vec<f64> = x.iter().map(|r| r.1).collect();
+        (ids, results::stats::median(&vals).unwrap_or(f64::NAN))
+    };
+    Some(LevelShift {
+        metric: metric.to_string(),
+        label: label.clone(),
+        low: level(&v[..k]),
+        high: level(&v[k..]),
+    })
 }
 
 impl Floors {
@@ -305,32 +371,43 @@ impl Floors {
     /// machine and by every setting, declared ones and `exec`'s placement
     /// included, here, in start-time order).
     pub fn from_runs(runs: &[LoadedRun]) -> Floors {
-        let mut by_cfg: BTreeMap<(String, String), Vec<&LoadedRun>> = BTreeMap::new();
+        let mut by_cfg: BTreeMap<(String, String, Option<String>), Vec<&LoadedRun>> =
+            BTreeMap::new();
         for r in runs.iter().filter(|r| r.summary.status == RunStatus::Complete) {
             // Every setting the study compares (detected, declared, and the
             // placement `exec` ran the program under), not only the hash
-            // stored with the run.
+            // stored with the run; and the label: a label is the user's
+            // statement that something differs, so runs of two labels are
+            // never repeats of one configuration, whatever the OS saw.
             let settings = serde_json::to_string(&settings_of(r)).unwrap_or_default();
-            by_cfg.entry((r.summary.machine_fingerprint.clone(), settings)).or_default().push(r);
+            let key = (r.summary.machine_fingerprint.clone(), settings, r.summary.label.clone());
+            by_cfg.entry(key).or_default().push(r);
         }
         let mut by_metric: BTreeMap<String, Vec<Vec<f64>>> = BTreeMap::new();
-        for v in by_cfg.values_mut() {
+        let mut level_shifts = Vec::new();
+        for ((_, _, label), v) in by_cfg.iter_mut() {
             // By the instant each start names (offsets differ between
             // machines and imports), not by its text.
             v.sort_by_cached_key(|r| {
                 (store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
             });
-            let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut series: BTreeMap<String, Vec<(RunId, f64)>> = BTreeMap::new();
             for r in v.iter() {
                 for mv in catalogue::catalogue(r) {
-                    series.entry(mv.def.id).or_default().push(mv.value);
+                    series.entry(mv.def.id).or_default().push((r.summary.id, mv.value));
                 }
             }
             for (id, s) in series {
-                by_metric.entry(id).or_default().push(s);
+                // Two levels far apart are not the spread of repeats: left
+                // out, so that an unrecorded change never widens the floor.
+                if let Some(shift) = level_shift(&id, label, &s) {
+                    level_shifts.push(shift);
+                    continue;
+                }
+                by_metric.entry(id).or_default().push(s.into_iter().map(|x| x.1).collect());
             }
         }
-        Floors { by_metric }
+        Floors { by_metric, level_shifts }
     }
 
     /// The floor a comparison of groups of `m` and `n` runs is held to.
@@ -388,6 +465,17 @@ impl Study {
         // Groups.
         let mut infos = Vec::new();
         let mut settings: Vec<BTreeMap<String, String>> = Vec::new();
+        // Where each group's nodes sit (its first run's): what makes a
+        // metric impossible for it, and whether its per-node figures are
+        // the same metric as another group's.
+        let layouts: Vec<Layout> = groups
+            .iter()
+            .map(|g| {
+                g.runs.first().map_or_else(Layout::default, |r| {
+                    Layout::of(r, catalogue::os_nodes(r, &RunData::of(r)))
+                })
+            })
+            .collect();
         for g in groups {
             let labels: BTreeSet<Option<&str>> =
                 g.runs.iter().map(|r| r.summary.label.as_deref()).collect();
@@ -433,6 +521,12 @@ impl Study {
                     }
                 ));
             }
+            for r in &g.runs {
+                let packages = r.machine_info.packages.as_ref().map(|c| c.get());
+                for c in crate::declared::contradictions(&r.config, packages) {
+                    warnings.push(format!("group {}: run {}: {c}", g.reference, r.summary.id));
+                }
+            }
             let not_complete: Vec<String> = g
                 .runs
                 .iter()
@@ -458,6 +552,40 @@ impl Study {
                 one_node: !g.runs.is_empty()
                     && g.runs.iter().all(|r| catalogue::os_nodes(r, &RunData::of(r)) <= 1),
             });
+        }
+        // Runs of one configuration at two levels, where the study holds
+        // any of them: named once per split, with the metrics it shows on.
+        let ours: BTreeSet<RunId> =
+            groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.id).collect();
+        let mut shifts: BTreeMap<(Vec<RunId>, Vec<RunId>), Vec<&LevelShift>> = BTreeMap::new();
+        for sh in &floors.level_shifts {
+            if sh.low.0.iter().chain(&sh.high.0).any(|id| ours.contains(id)) {
+                shifts.entry((sh.low.0.clone(), sh.high.0.clone())).or_default().push(sh);
+            }
+        }
+        for ((low, high), v) in &shifts {
+            let ids = |v: &[RunId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+            let metrics: Vec<String> = v
+                .iter()
+                .take(3)
+                .map(|s| {
+                    format!(
+                        "{} {:.4} vs {:.4}",
+                        catalogue::def_of(&s.metric).name,
+                        s.low.1,
+                        s.high.1
+                    )
+                })
+                .collect();
+            let label =
+                v[0].label.as_deref().map_or("no label".to_string(), |l| format!("label {l}"));
+            warnings.push(format!(
+                "runs {} and runs {} ({label}, the same recorded and declared settings) sit at two levels far beyond their own spread ({}{}): they are not repeats, something unrecorded changed between them; they are left out of the noise floor. Declare what changed with `--set KEY=VALUE`, or label the runs apart",
+                ids(low),
+                ids(high),
+                metrics.join("; "),
+                if v.len() > 3 { format!("; {} more metrics", v.len() - 3) } else { String::new() },
+            ));
         }
         let all_machines: BTreeSet<&String> = infos.iter().flat_map(|g| &g.machines).collect();
         let across_machines = all_machines.len() > 1;
@@ -514,7 +642,13 @@ impl Study {
         }
         let mut notes = Vec::new();
         if settings_diff.is_empty() {
-            notes.push("no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string());
+            let labels: BTreeSet<Option<&str>> =
+                groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.label.as_deref()).collect();
+            notes.push(if labels.len() > 1 {
+                "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: such pairs are judged pair by pair) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string()
+            } else {
+                "no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string()
+            });
         }
         // Metrics: every catalogue metric any run holds, in catalogue order.
         let per_group: Vec<Vec<RunValues>> = groups
@@ -531,7 +665,21 @@ impl Study {
                     .collect()
             })
             .collect();
-        let one_node: Vec<bool> = infos.iter().map(|g| g.one_node).collect();
+        let g_has_runs: Vec<bool> = groups.iter().map(|g| !g.runs.is_empty()).collect();
+        // Each run's start and values, for the pairs of alternated groups.
+        let timeline: Vec<Vec<(i64, BTreeMap<String, f64>)>> = groups
+            .iter()
+            .map(|g| {
+                g.runs
+                    .iter()
+                    .map(|r| {
+                        let t = store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
+                        let v = catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value));
+                        (t, v.collect())
+                    })
+                    .collect()
+            })
+            .collect();
         let mut defs: Vec<MetricDef> = Vec::new();
         for r in groups.iter().flat_map(|g| &g.runs) {
             for m in catalogue::catalogue(r) {
@@ -603,11 +751,32 @@ impl Study {
                 let change = (1.0 + j.change_pct / 100.0).ln().abs();
                 (change <= (1.0 + f.pct / 100.0).ln()).then_some(f.pct)
             };
-            let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor)> {
+            let series = |g: usize| -> Vec<(i64, f64)> {
+                timeline[g].iter().filter_map(|(t, v)| Some((*t, *v.get(&def.id)?))).collect()
+            };
+            let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor, Option<usize>)> {
+                // A per-node bandwidth figure of nodes of another size is
+                // not the same metric: no verdict (see the notes).
+                if def.sized_by_node() && layouts[a].structure() != layouts[b].structure() {
+                    return None;
+                }
                 let floor = floors.for_sizes(&def.id, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
-                let j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
-                Some((j, floor))
+                let mut j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
+                // Runs alternated over time: a gap that repeats in every pair
+                // decides where the groups' medians alone could not (the
+                // drift falls on both sides of each pair).
+                let mut pairs = None;
+                if j.verdict == GroupVerdict::Undecided {
+                    let pj = paired(&series(a), &series(b), def.higher_is_better, policy);
+                    if let Some((pj, v)) = pj.and_then(|p| Some((p, p.verdict?))) {
+                        j.verdict = v;
+                        j.basis = Basis::Paired;
+                        j.runs_needed = None;
+                        pairs = Some(pj.pairs);
+                    }
+                }
+                Some((j, floor, pairs))
             };
             let mut cells = Vec::new();
             for (i, v) in values.iter().enumerate() {
@@ -625,11 +794,12 @@ impl Study {
                     noise_floor_source: None,
                     floor_runs_needed: None,
                     more_runs_held_by_floor_pct: None,
-                    not_applicable: (def.needs_nodes && one_node[i])
-                        .then(|| "one OS node: no remote memory to measure".to_string()),
+                    paired_pairs: None,
+                    not_applicable: if g_has_runs[i] { def.impossible(&layouts[i]) } else { None },
                 };
                 if i != baseline {
-                    if let Some((j, floor)) = judge_pair(baseline, i) {
+                    if let Some((j, floor, pairs)) = judge_pair(baseline, i) {
+                        c.paired_pairs = pairs;
                         if let Ok(Some(f)) = &floor {
                             c.noise_floor_pct = Some(f.pct);
                             c.noise_floor_source = Some(f.source.clone());
@@ -656,7 +826,7 @@ impl Study {
                 .map(|a| {
                     (0..k)
                         .map(|b| {
-                            let (j, _) = judge_pair(a, b).filter(|_| a != b)?;
+                            let (j, _, _) = judge_pair(a, b).filter(|_| a != b)?;
                             let held = held_by_floor(&j);
                             Some(Pair {
                                 verdict: j.verdict,
@@ -677,6 +847,8 @@ impl Study {
                 name: def.name.clone(),
                 unit: def.unit.clone(),
                 higher_is_better: def.higher_is_better,
+                relation: def.relation,
+                scope: def.scope,
                 groups: cells,
                 best_group: None,
                 noise_floor_pct: base_floor.as_ref().map(|f| f.pct),
@@ -697,6 +869,30 @@ impl Study {
                 names.join(", ")
             ));
         }
+        // Per-node bandwidth between nodes of different sizes: shown, never
+        // judged, and the reader is told which figure to read instead.
+        for row in &rows {
+            if !catalogue::def_of(&row.metric).sized_by_node() {
+                continue;
+            }
+            let have: Vec<usize> = (0..groups.len()).filter(|&i| row.groups[i].n > 0).collect();
+            let kinds: BTreeSet<_> = have.iter().map(|&i| layouts[i].structure()).collect();
+            if kinds.len() < 2 {
+                continue;
+            }
+            let each: Vec<String> = have
+                .iter()
+                .map(|&i| format!("{}: {}", infos[i].label, layouts[i].structure().text()))
+                .collect();
+            notes.push(format!(
+                "{} is not judged between groups whose nodes differ ({}): a node's figure grows and shrinks with the NUMA mode's node size; read the per-package and whole-machine figures ({}, {}, {}) instead",
+                row.name,
+                each.join("; "),
+                catalogue::LOCAL_BW_PKG,
+                catalogue::CROSS_PKG_BW,
+                "global_bw_gbs"
+            ));
+        }
         let mut study = Study {
             groups: infos,
             baseline,
@@ -709,6 +905,7 @@ impl Study {
             across_machines,
             warnings,
             notes,
+            layouts,
         };
         study.recommendations = recommend(&study);
         study
@@ -828,7 +1025,7 @@ struct Profile {
 /// The profiles and the metrics that matter to each (docs/store.md,
 /// "Recommendations").
 fn profiles(s: &Study) -> Vec<Profile> {
-    use catalogue::{REMOTE_PENALTY, THREAD_LAT};
+    use catalogue::{CROSS_PKG_BW, LOCAL_BW_PKG, REMOTE_PENALTY, SPREAD_LAT, THREAD_LAT};
     let p = |name, no_hidden_split, guards: Vec<&'static str>, gains: Vec<&'static str>| Profile {
         name,
         no_hidden_split,
@@ -836,32 +1033,60 @@ fn profiles(s: &Study) -> Vec<Profile> {
         gains,
         missing_note: None,
     };
+    // Each profile starts from its premise: how the workload places its
+    // threads and its memory. Its metrics are the figures that placement
+    // sees, by hardware relation and scope, so that they mean the same
+    // under every NUMA mode (docs/store.md, "Recommendations").
     let mut v = vec![
-        // A database's buffer pool spans the nodes: its threads also reach
-        // remote memory and need the machine's unbound bandwidth; among the
-        // configurations that keep both, the lowest latency a thread sees.
+        // Premise: a database's buffer pool spans the nodes (interleaved
+        // or touched by threads everywhere) and its threads run on every
+        // node. Each access lands on a node in proportion to its memory:
+        // it sees the spread latency; its scans need the unbound
+        // (interleaved) bandwidth, and half of its pages on a two-socket
+        // machine sit on the other package, read over the socket link
+        // (cross-package bandwidth). Seed 1: "SNC off for OLTP databases
+        // (predictable global bandwidth)".
         p(
             "database",
             true,
-            vec!["remote_lat_ns", "interleave_bw_gbs"],
-            vec![THREAD_LAT, "loaded_lat_at_peak_ns"],
+            vec!["interleave_bw_gbs", CROSS_PKG_BW],
+            vec![SPREAD_LAT, THREAD_LAT, "loaded_lat_at_peak_ns"],
         ),
-        // A latency-sensitive service binds its threads locally.
+        // Premise: a latency-sensitive service binds its threads and its
+        // memory to one node: it sees the local latency, and under load
+        // the loaded latency. Seed 5: "best served by NUMA on with local
+        // binding".
         p("latency", true, vec![], vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"]),
-        // HPC binds processes per domain: keep the machine's unbound
-        // bandwidth (interleaved), then the most bandwidth with every
-        // node's threads on their own memory (global) and the lowest local
-        // latency.
-        p("hpc", false, vec!["interleave_bw_gbs"], vec!["global_bw_gbs", "local_lat_ns"]),
-        // Guests span nodes: keep the unbound bandwidth, then the smallest
-        // remote penalty.
-        p("virtualization", false, vec!["interleave_bw_gbs"], vec![REMOTE_PENALTY]),
-        // Multi-GPU training moves data across the sockets: the most
-        // predictable machine-wide bandwidth, then the smallest remote
-        // penalty.
+        // Premise: MPI ranks or OpenMP teams bound per domain, each on its
+        // own node's memory: the package's bandwidth bound per domain and
+        // the local latency. Guard: what is not bound (a team spanning
+        // the socket, shared arrays, the OS's own placement) sees the
+        // unbound bandwidth, and seed 1 says "without binding, SNC's gain
+        // disappears": a mode that decidedly loses it is not a pick.
+        // Then the cross-package bandwidth (ranks bound on different
+        // packages exchange their halos through it) before the local
+        // latency: seed 1 picks SNC2 over SNC4, whose bound bandwidth
+        // ties and whose local latency is lower, for what it loses across
+        // the sockets.
+        p("hpc", false, vec!["interleave_bw_gbs"], vec![LOCAL_BW_PKG, CROSS_PKG_BW, "local_lat_ns"]),
+        // Premise: guests larger than a node span the nodes (their vNUMA
+        // rarely matches the host's SNC/NPS domains): the unbound and the
+        // cross-package bandwidth must hold, then the spread latency and
+        // the remote penalty. Seed 1: SNC off for virtualization.
+        p(
+            "virtualization",
+            false,
+            vec!["interleave_bw_gbs", CROSS_PKG_BW],
+            vec![SPREAD_LAT, REMOTE_PENALTY],
+        ),
+        // Premise: multi-GPU training's data loaders and pinned buffers sit
+        // on every package and its host-side traffic crosses the sockets:
+        // the machine's unbound bandwidth, then the cross-package
+        // bandwidth, then the remote penalty. Seed 1: SNC off for
+        // multi-GPU training.
         Profile {
             missing_note: Some("device-local bandwidth (GPU/accelerator to its node's memory) is not measured by `numaprobe run`: measure it with the device's own copy benchmark pinned per node"),
-            ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", REMOTE_PENALTY])
+            ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", CROSS_PKG_BW, REMOTE_PENALTY])
         },
     ];
     let program = |m: &StudyMetric| {
@@ -983,31 +1208,65 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
         let mut last_lost = None;
         let mut compared = false;
         let mut group = None;
-        // Guards: drop every candidate another candidate decidedly beats.
+        // Guards: drop every candidate another candidate decidedly beats,
+        // unless it gains more on the profile's first gain metric than it
+        // loses on the guard against every candidate that beats it (a
+        // guard keeps a profile from trading away more than it gets: SNC2
+        // gives up 3% of unbound bandwidth for 5-7% bound, seed 1).
+        let first_gain: Vec<&StudyMetric> =
+            prof.gains.first().map(|id| rows_for(s, id)).unwrap_or_default();
+        let size = |c: f64| (1.0 + c / 100.0).ln().abs();
         for id in &prof.guards {
             for m in rows_for(s, id) {
                 let lname = lower_first(&m.name);
                 let top = top_tier(m, &cand);
-                let lost: Vec<usize> = cand.iter().copied().filter(|c| !top.contains(c)).collect();
-                for &l in &lost {
-                    let beaten = top.iter().copied().find_map(|t| {
-                        let p = m.pairs[l][t].as_ref()?;
-                        (p.verdict == GroupVerdict::Better).then_some((t, p))
-                    });
-                    if let Some((t, p)) = beaten {
-                        parts.push(format!(
-                            "{} loses on {lname}: {} is {} against it",
-                            s.groups[l].label,
-                            s.groups[t].label,
-                            pair_text(p, conf)
-                        ));
+                let mut dropped = Vec::new();
+                for l in cand.iter().copied().filter(|c| !top.contains(c)) {
+                    let beats: Vec<(usize, &Pair)> = cand
+                        .iter()
+                        .copied()
+                        .filter_map(|t| {
+                            let p = m.pairs[l][t].as_ref()?;
+                            (p.verdict == GroupVerdict::Better).then_some((t, p))
+                        })
+                        .collect();
+                    let trade = |t: usize, p: &Pair| {
+                        first_gain.iter().find_map(|g| {
+                            let q = g.pairs[t][l].as_ref()?;
+                            (q.verdict == GroupVerdict::Better
+                                && size(q.change_pct) > size(p.change_pct))
+                            .then(|| (lower_first(&g.name), q))
+                        })
+                    };
+                    let kept: Option<Vec<_>> = beats.iter().map(|(t, p)| trade(*t, p)).collect();
+                    match (kept, beats.first()) {
+                        (Some(k), Some((t, p))) if !k.is_empty() => {
+                            let (gname, q) = &k[0];
+                            parts.push(format!(
+                                "{} loses on {lname} ({} is {} against it) but gains more on {gname} ({})",
+                                s.groups[l].label,
+                                s.groups[*t].label,
+                                pair_text(p, conf),
+                                pair_text(q, conf)
+                            ));
+                        }
+                        (_, Some((t, p))) => {
+                            parts.push(format!(
+                                "{} loses on {lname}: {} is {} against it",
+                                s.groups[l].label,
+                                s.groups[*t].label,
+                                pair_text(p, conf)
+                            ));
+                            dropped.push(l);
+                        }
+                        _ => {}
                     }
                 }
-                if let Some(&l) = lost.first() {
+                if let Some(&l) = dropped.first() {
                     decided_by.get_or_insert_with(|| m.metric.clone());
                     last_lost = Some(l);
                 }
-                cand = top;
+                cand.retain(|c| !dropped.contains(c));
             }
         }
         // Gains: the first metric with a clear winner among the candidates
@@ -1102,7 +1361,9 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 continue;
             }
             let def = catalogue::def_of(id);
-            if (def.needs_nodes || def.step_needs_nodes) && s.groups.iter().all(|g| g.one_node) {
+            let impossible =
+                !s.layouts.is_empty() && s.layouts.iter().all(|l| def.impossible(l).is_some());
+            if impossible || (def.step_needs_nodes && s.groups.iter().all(|g| g.one_node)) {
                 continue;
             }
             parts.push(format!("{} was not measured", lower_first(&def.name)));
@@ -1198,9 +1459,16 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
 /// `setting (value in a -> value in g)` for the settings (detected and
 /// declared) where group `g` differs from group `a`.
 fn differing(s: &Study, a: usize, g: usize) -> Vec<String> {
-    s.settings_diff
-        .iter()
-        .filter(|d| d.values[g] != d.values[a])
+    // What the user declared and the NUMA mode's name say most: first.
+    let rank = |d: &&SettingDiff| match d.setting.as_str() {
+        k if k.starts_with("declared.") => 0,
+        "numa_mode_label" => 1,
+        _ => 2,
+    };
+    let mut v: Vec<&SettingDiff> =
+        s.settings_diff.iter().filter(|d| d.values[g] != d.values[a]).collect();
+    v.sort_by_key(rank);
+    v.into_iter()
         .take(6)
         .map(|d| {
             format!("{} ({} -> {})", d.setting, clip(&d.values[a], 30), clip(&d.values[g], 30))

@@ -37,8 +37,21 @@ fn group_runs(db: &Store, reference: &str) -> Vec<LoadedRun> {
         .collect()
 }
 
-fn refs(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
+/// The runs of a group reference with their label taken off: the blocks
+/// A, B and C are repeats of one setting, and a label says a setting
+/// differs (runs of two labels are never pooled into one noise floor), so
+/// the tests that treat them as repeats say so by unlabelling them.
+fn repeats(db: &Store, reference: &str) -> GroupInput {
+    let mut runs = group_runs(db, reference);
+    for r in &mut runs {
+        r.summary.label = None;
+    }
+    GroupInput { reference: reference.to_string(), runs }
+}
+
+/// The 12 runs, unlabelled: one configuration's repeats.
+fn all_repeats(db: &Store) -> Vec<LoadedRun> {
+    ["label:A", "label:B", "label:C"].iter().flat_map(|r| repeats(db, r).runs).collect()
 }
 
 fn assert_never_different(s: &Study, what: &str) {
@@ -61,33 +74,56 @@ fn identical_settings_are_never_better_or_worse_on_real_runs() {
     let db = real_store(dir.path());
     let p = Criteria::default();
     // The groups as a user takes them: the labelled blocks, 2-way and 3-way.
+    let floors = Floors::from_runs(&all_repeats(&db));
     for groups in [
         vec!["label:A", "label:B"],
         vec!["label:A", "label:C"],
         vec!["label:B", "label:C"],
         vec!["label:C", "label:A", "label:B"],
     ] {
-        let s = Study::from_store(&db, &refs(&groups), None, &p).unwrap();
+        let inputs: Vec<GroupInput> = groups.iter().map(|g| repeats(&db, g)).collect();
+        let s = Study::build(&inputs, 0, &p, &floors);
         assert_never_different(&s, &groups.join(" vs "));
         assert!(s.settings_diff.is_empty(), "same configuration: {:?}", s.settings_diff);
         assert!(s.recommendations.iter().all(|r| r.group.is_none()), "{:?}", s.recommendations);
     }
     // One run per side, every pair of the 12: the 1-run noise floor.
-    for a in 1..=12 {
+    let all = all_repeats(&db);
+    let one = |i: usize| GroupInput {
+        reference: all[i].summary.id.to_string(),
+        runs: vec![all[i].clone()],
+    };
+    for a in 1..=12usize {
         for b in (a + 1)..=12 {
-            let s =
-                Study::from_store(&db, &refs(&[&a.to_string(), &b.to_string()]), None, &p).unwrap();
+            let s = Study::build(&[one(a - 1), one(b - 1)], 0, &p, &floors);
             assert_never_different(&s, &format!("run {a} vs run {b}"));
             assert!(s.recommendations.iter().all(|r| r.group.is_none()), "{:?}", s.recommendations);
             // Nothing recorded differs: the study says so and asks for --set.
             assert!(s.notes.iter().any(|n| n.contains("--set")), "{:?}", s.notes);
-            // Two single runs of one label are named apart.
-            if s.groups[0].label.starts_with("A") && s.groups[1].label.starts_with("A") {
-                assert_eq!(s.groups[0].label, format!("A (run {a})"));
-                assert_eq!(s.groups[1].label, format!("A (run {b})"));
-            }
         }
     }
+    // Two single runs of one label are named apart.
+    let s = Study::from_store(&db, &["1".to_string(), "2".to_string()], None, &p).unwrap();
+    assert_eq!(
+        (s.groups[0].label.as_str(), s.groups[1].label.as_str()),
+        ("A (run 1)", "A (run 2)")
+    );
+}
+
+/// A label is a setting: runs of two labels are never pooled into one
+/// noise floor, even where everything the OS shows is the same.
+#[test]
+fn labels_are_never_pooled_into_one_noise_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let labelled: Vec<LoadedRun> =
+        (1..=12).map(|i| db.load_run(store::RunId(i)).unwrap()).collect();
+    let f = Floors::from_runs(&labelled);
+    let lens: Vec<usize> = f.by_metric["local_bw_gbs"].iter().map(Vec::len).collect();
+    assert_eq!(lens, vec![3, 3, 6], "one series per label");
+    let u = Floors::from_runs(&all_repeats(&db));
+    let lens: Vec<usize> = u.by_metric["local_bw_gbs"].iter().map(Vec::len).collect();
+    assert_eq!(lens, vec![12], "unlabelled repeats are one series");
 }
 
 #[test]
@@ -171,8 +207,8 @@ fn without_a_floor_the_rank_interval_alone_is_fooled_by_drift() {
     let fooled =
         bare.metrics.iter().filter(|m| m.groups[1].verdict == Some(GroupVerdict::Worse)).count();
     assert!(fooled >= 1, "the drift this data was kept for is gone: {:?}", bare.metrics);
-    let all: Vec<LoadedRun> = (1..=12).map(|i| db.load_run(store::RunId(i)).unwrap()).collect();
-    let floored = Study::build(&groups, 0, &Criteria::default(), &Floors::from_runs(&all));
+    let floored =
+        Study::build(&groups, 0, &Criteria::default(), &Floors::from_runs(&all_repeats(&db)));
     assert_never_different(&floored, "A vs C with the floor");
 }
 
@@ -327,7 +363,8 @@ fn the_study_serialises_to_the_documented_contract() {
     let dir = tempfile::tempdir().unwrap();
     let db = real_store(dir.path());
     let s =
-        Study::from_store(&db, &refs(&["label:A", "label:B"]), None, &Criteria::default()).unwrap();
+        Study::from_store(&db, &["label:A".into(), "label:B".into()], None, &Criteria::default())
+            .unwrap();
     let v = serde_json::to_value(&s).unwrap();
     assert_eq!(v["baseline"], 0);
     assert_eq!(v["groups"][0]["ref"], "label:A");
@@ -447,9 +484,11 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     let floors = Floors {
         by_metric: [
             ("local_bw_gbs".to_string(), vec![drift.clone()]),
+            ("local_bw_pkg_gbs".to_string(), vec![drift.clone()]),
             ("global_bw_gbs".to_string(), vec![drift]),
         ]
         .into(),
+        level_shifts: Vec::new(),
     };
     let s = Study::build(&groups, 0, &Criteria::default(), &floors);
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
@@ -461,13 +500,98 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     // the floor would leave undecided.
     let hpc = s.recommendations.iter().find(|r| r.profile == "hpc").unwrap();
     assert!(
-        hpc.text.contains("global bandwidth: more runs per group would not decide"),
+        hpc.text.contains("local bandwidth per package: more runs per group would not decide"),
         "{}",
         hpc.text
     );
-    assert!(!hpc.text.contains("runs per group for global bandwidth"), "{}", hpc.text);
+    assert!(!hpc.text.contains("runs per group for local bandwidth per package"), "{}", hpc.text);
     // Without that drift on record, 3 runs per group is the suggestion.
     let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
     assert_eq!(m.groups[1].runs_needed, Some(3), "{:?}", m.groups[1]);
+}
+
+/// Settings alternated over time (A B A B ...) on a machine that drifts
+/// by more than the change: the groups' medians are held undecided by the
+/// floor, but every pair of neighbouring runs moves the same way, which
+/// the drift cannot do: decided pair by pair. The same runs taken in
+/// blocks (A A A B B B) stay undecided.
+#[test]
+fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let drift = [1.0, 1.3, 0.9, 1.25, 1.05, 0.95];
+    let floors = Floors {
+        by_metric: [(
+            "local_bw_gbs".to_string(),
+            vec![vec![100.0, 101.0, 99.0, 160.0, 161.0, 159.0, 100.0, 99.5, 100.5]],
+        )]
+        .into(),
+        level_shifts: Vec::new(),
+    };
+    let judged = |alternate: bool| {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (i, d) in drift.iter().enumerate() {
+            let i = i as i64;
+            let (ia, ib) = if alternate { (10 + 2 * i, 11 + 2 * i) } else { (10 + i, 30 + i) };
+            a.push(synthetic(&t, ia, "aaaa", *d, 1.0));
+            b.push(synthetic(&t, ib, "bbbb", *d * 1.06, 1.0));
+        }
+        let groups = vec![
+            GroupInput { reference: "label:base".into(), runs: a },
+            GroupInput { reference: "label:new".into(), runs: b },
+        ];
+        let s = Study::build(&groups, 0, &Criteria::default(), &floors);
+        s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap().groups[1].clone()
+    };
+    let alt = judged(true);
+    assert_eq!(alt.verdict, Some(GroupVerdict::Better), "{alt:?}");
+    assert_eq!(alt.basis, Some(results::runstats::Basis::Paired), "{alt:?}");
+    assert_eq!(alt.paired_pairs, Some(6), "{alt:?}");
+    let blocks = judged(false);
+    assert_eq!(blocks.verdict, Some(GroupVerdict::Undecided), "{blocks:?}");
+    assert_eq!(blocks.paired_pairs, None, "{blocks:?}");
+}
+
+/// Six runs of one label and identical recorded settings at two levels
+/// (1.0x and 1.5x bandwidth, 1% apart inside each): not repeats. They are
+/// left out of the noise floor and the study names both sets of runs.
+#[test]
+fn two_levels_of_one_configuration_are_not_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_store(dir.path());
+    let t = db.load_run(store::RunId(1)).unwrap();
+    let scales = [1.0, 1.01, 0.99, 1.5, 1.51, 1.49];
+    let base: Vec<LoadedRun> = scales
+        .iter()
+        .enumerate()
+        .map(|(i, f)| synthetic(&t, 10 + i as i64, "aaaa", *f, 1.0))
+        .collect();
+    let new: Vec<LoadedRun> =
+        (0..3).map(|i| synthetic(&t, 20 + i as i64, "bbbb", 1.2, 1.0)).collect();
+    let all: Vec<LoadedRun> = base.iter().chain(&new).cloned().collect();
+    let floors = Floors::from_runs(&all);
+    let shift =
+        floors.level_shifts.iter().find(|s| s.metric == "local_bw_gbs").expect("a level shift");
+    let ids = |v: &[i64]| v.iter().map(|i| store::RunId(*i)).collect::<Vec<_>>();
+    assert_eq!(shift.low.0, ids(&[10, 11, 12]));
+    assert_eq!(shift.high.0, ids(&[13, 14, 15]));
+    // The split series is not in the floor; the other configuration's is.
+    assert_eq!(floors.by_metric["local_bw_gbs"].len(), 1);
+    let groups = vec![
+        GroupInput { reference: "label:base".into(), runs: base },
+        GroupInput { reference: "label:new".into(), runs: new },
+    ];
+    let s = Study::build(&groups, 0, &Criteria::default(), &floors);
+    let w = s.warnings.join("\n");
+    assert!(w.contains("runs 10, 11, 12 and runs 13, 14, 15"), "{w}");
+    assert!(w.contains("not repeats") && w.contains("--set"), "{w}");
+    // One steady level is a series of repeats.
+    let steady: Vec<LoadedRun> = scales[..3]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| synthetic(&t, 30 + i as i64, "aaaa", *f, 1.0))
+        .collect();
+    assert!(Floors::from_runs(&steady).level_shifts.is_empty());
 }

@@ -57,7 +57,9 @@ impl PrefetchEvidence {
     /// measured and where it comes from.
     pub fn describe(&self) -> String {
         let c = &self.check;
-        let effect = if c.significant && c.shortened_pct > 0.0 {
+        let effect = if !c.stable {
+            "undecided: the check was disturbed".to_string()
+        } else if c.significant && c.shortened_pct > 0.0 {
             format!("prefetchers shorten neighbour loads by {:.0}%", c.shortened_pct)
         } else if c.significant {
             format!("stride 64 B slower by {:.0}%", -c.shortened_pct)

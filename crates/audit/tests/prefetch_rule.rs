@@ -106,3 +106,31 @@ fn the_last_check_of_the_run_is_the_one_used() {
     assert_eq!((c.line_ns, c.stride_ns), (100.0, 160.0));
     assert!(!ev.is_empty(), "a check alone is evidence");
 }
+
+/// A check stored as disturbed (`stable: false`, not significant) is
+/// undecided in every profile, never "no spatial-prefetch effect" with a
+/// BIOS fix: 106.5 vs 146.9 ns measured while other work took the CPU.
+#[test]
+fn a_disturbed_stored_check_is_undecided_never_no_effect() {
+    let stored = read(
+        "lat-summary",
+        json!({"mode": "prefetch-check", "cpu": 3, "mem_node": 0, "size_bytes": 1u64 << 30,
+               "page_size": "4k", "line_ns": 106.5, "stride_ns": 146.9, "stride_bytes": 256,
+               "noise_ns": 1.2, "shortened_pct": 27.5, "significant": false,
+               "note": "undecided: disturbed", "stable": false}),
+    );
+    for p in Profile::ALL {
+        let ev = evidence(std::slice::from_ref(&stored));
+        assert!(ev
+            .prefetch
+            .as_ref()
+            .unwrap()
+            .describe()
+            .contains("undecided: the check was disturbed"));
+        let f = finding(ev, p);
+        assert_eq!(f.severity, Severity::Unknown, "{p}: {f:#?}");
+        assert!(f.found.contains("undecided") && f.found.contains("disturbed"), "{p}: {f:#?}");
+        assert!(!f.found.contains("no spatial-prefetch effect"), "{p}: {f:#?}");
+        assert!(!f.fix.contains("enable the hardware prefetchers"), "{p}: {f:#?}");
+    }
+}

@@ -60,5 +60,11 @@ pub fn new_run(
 ) -> NewRun {
     let mut new = crate::record::new_run(root, topo, label);
     declared.apply(&mut new.config);
+    // Shown even under --quiet: the run is about to be filed under a
+    // setting it was not measured with, and every study of it would say so.
+    let packages = topo.map(|t| t.packages.len() as u64);
+    for c in analysis::declared::contradictions(&new.config, packages) {
+        crate::output::warn(false, &format!("{c}; check the --set values (compare will warn too)"));
+    }
     new
 }

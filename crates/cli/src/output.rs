@@ -1,29 +1,17 @@
 //! Writing to stdout: JSON documents and tables. A closed pipe surfaces as
 //! an `io::Error` of kind `BrokenPipe`, which `main` treats as success.
 //!
-//! Tables are drawn with light box-drawing lines on a terminal and as plain
-//! aligned text when stdout is not one (a pipe, a file); `--table` chooses
-//! explicitly: `box`, `plain`, `markdown` or `tsv`.
+//! Tables are drawn by `report::console` in the process's style: light
+//! box-drawing lines on a terminal and plain aligned text when stdout is
+//! not one (a pipe, a file); `--table` chooses explicitly: `box`, `plain`,
+//! `markdown` or `tsv`.
 
-use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
 
-use comfy_table::{presets, ContentArrangement};
 use serde::Serialize;
 
-/// How tables are written (`--table`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TableStyle {
-    /// Light box-drawing lines (the default on a terminal).
-    Box,
-    /// Aligned columns, no lines (the default when stdout is not a terminal).
-    Plain,
-    /// A Markdown (GitHub) table.
-    Markdown,
-    /// Tab-separated values, header first, no alignment.
-    Tsv,
-}
+pub use report::console::{Table, TableStyle};
 
 static STYLE: OnceLock<TableStyle> = OnceLock::new();
 
@@ -40,7 +28,8 @@ pub fn set_table_style(asked: Option<TableStyle>) {
     let _ = STYLE.set(style);
 }
 
-fn style() -> TableStyle {
+/// The process's table style (plain until [`set_table_style`]).
+pub fn table_style() -> TableStyle {
     *STYLE.get().unwrap_or(&TableStyle::Plain)
 }
 
@@ -78,13 +67,22 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     emit(&safe)
 }
 
+/// Writes `value` as pretty JSON with the keys of every object, at every
+/// level, in alphabetical order: the order the documents of `run`, `study`
+/// and `topo --from-run` have always had, which their readers see.
+pub fn json_sorted<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+    // A `serde_json::Value` keeps its objects' keys sorted.
+    json(&serde_json::to_value(value)?)
+}
+
 /// The `schema_version` of each `--json` document whose type does not
-/// carry its own. The others carry theirs: `topo` ([`topo::SCHEMA_VERSION`]),
-/// `audit` ([`audit::SCHEMA_VERSION`]), `place`
-/// ([`place::probe::PROBE_SCHEMA_VERSION`]), `bw`, `lat`, `scan` and
-/// `advise interleave` ([`results::SCHEMA_VERSION`]). A version goes up when
-/// a field of its document changes meaning or goes away; an added field
-/// keeps it. docs/cli.md lists them all.
+/// carry its own; the command writes it through [`Versioned`]. The others
+/// carry theirs: `topo` ([`topo::SCHEMA_VERSION`]), `audit`
+/// ([`audit::SCHEMA_VERSION`]), `place`
+/// ([`place::probe::PROBE_SCHEMA_VERSION`]). `bw`, `lat`, `scan` and
+/// `advise interleave` are versioned by [`results::SCHEMA_VERSION`]. A
+/// version goes up when a field of its document changes meaning or goes
+/// away; an added field keeps it. docs/cli.md lists them all.
 pub mod schema {
     /// `run` (each run's object) and `run --dry-run`.
     pub const RUN: u32 = 1;
@@ -92,9 +90,8 @@ pub mod schema {
     pub const EXEC: u32 = 1;
     /// `compare`.
     pub const COMPARE: u32 = 1;
-    /// `fleet` (2: hosts are machine identities; a host whose latest run
-    /// is incomplete is listed in `incomplete`, no longer compared by an
-    /// older run; `skipped` only for `--label`).
+    /// `fleet`: hosts are machine identities, a host whose latest run is
+    /// incomplete is listed in `incomplete`, `skipped` only for `--label`.
     pub const FLEET: u32 = 2;
     /// `list` (each run of the array).
     pub const LIST: u32 = 1;
@@ -132,97 +129,10 @@ impl<'a, T: Serialize> Versioned<'a, T> {
     }
 }
 
-/// A table in the house style; derefs to the `comfy_table::Table` it
-/// builds (add rows, align columns), and displays in the process's
-/// [`TableStyle`].
-pub struct Table {
-    inner: comfy_table::Table,
-    style: TableStyle,
-}
-
-impl std::ops::Deref for Table {
-    type Target = comfy_table::Table;
-    fn deref(&self) -> &Self::Target {
-        &self.inner
-    }
-}
-
-impl std::ops::DerefMut for Table {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.inner
-    }
-}
-
-/// The table's cells, header first, as text.
-fn cells(t: &comfy_table::Table) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    if let Some(h) = t.header() {
-        rows.push(h.cell_iter().map(|c| c.content()).collect());
-    }
-    rows.extend(t.row_iter().map(|r| r.cell_iter().map(|c| c.content()).collect()));
-    rows
-}
-
-impl fmt::Display for Table {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.style {
-            TableStyle::Box => write!(f, "{}", self.inner),
-            TableStyle::Plain => {
-                // Lines without the padding comfy-table leaves at both ends.
-                let text = self.inner.to_string();
-                let lines: Vec<&str> =
-                    text.lines().map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end()).collect();
-                f.write_str(&lines.join("\n"))
-            }
-            TableStyle::Markdown => {
-                let rows = cells(&self.inner);
-                let cell = |s: &str| s.replace('|', "\\|").replace('\n', "<br>");
-                for (i, row) in rows.iter().enumerate() {
-                    let line: Vec<String> = row.iter().map(|c| cell(c)).collect();
-                    if i > 0 {
-                        f.write_str("\n")?;
-                    }
-                    let line = format!("| {} |", line.join(" | "));
-                    f.write_str(&report::safe::markdown(&line))?;
-                    if i == 0 {
-                        let rule = vec!["---"; row.len()].join(" | ");
-                        write!(f, "\n| {rule} |")?;
-                    }
-                }
-                Ok(())
-            }
-            TableStyle::Tsv => {
-                let rows = cells(&self.inner);
-                let cell = |s: &str| s.replace(['\t', '\n'], " ");
-                let lines: Vec<String> = rows
-                    .iter()
-                    .map(|r| r.iter().map(|c| cell(c)).collect::<Vec<_>>().join("\t"))
-                    .collect();
-                f.write_str(&lines.join("\n"))
-            }
-        }
-    }
-}
-
-/// A new table with this header, in the process's style. On a terminal
-/// it is wrapped to the terminal's width; a console that reports no usable
-/// width (a serial line reports 0) would squeeze every column to one
-/// character, so there it is not wrapped.
+/// A new table with this header, in the process's style
+/// ([`Table::new`]).
 pub fn table(header: Vec<String>) -> Table {
-    let style = style();
-    let mut t = comfy_table::Table::new();
-    let preset = match style {
-        TableStyle::Box => presets::UTF8_FULL_CONDENSED,
-        _ => presets::NOTHING,
-    };
-    t.load_preset(preset).set_header(header);
-    let arrangement = if style == TableStyle::Box && t.width().is_some_and(|w| w >= 60) {
-        ContentArrangement::Dynamic
-    } else {
-        ContentArrangement::Disabled
-    };
-    t.set_content_arrangement(arrangement);
-    Table { inner: t, style }
+    Table::new(header, table_style())
 }
 
 /// Writes a warning to stderr unless `quiet`.
@@ -247,28 +157,5 @@ mod tests {
         assert_eq!(text, r#"{"schema_version":3,"b":1,"a":"x"}"#);
         let list = serde_json::to_string(&Versioned::each(1, &[Doc { b: 2, a: "y" }])).unwrap();
         assert_eq!(list, r#"[{"schema_version":1,"b":2,"a":"y"}]"#);
-    }
-
-    fn sample(style: TableStyle) -> String {
-        let mut t = Table { inner: comfy_table::Table::new(), style };
-        let preset =
-            if style == TableStyle::Box { presets::UTF8_FULL_CONDENSED } else { presets::NOTHING };
-        t.load_preset(preset).set_header(vec!["node", "CPUs"]);
-        t.add_row(vec!["0", "0-3 | 8"]);
-        t.add_row(vec!["1", "4-7"]);
-        t.to_string()
-    }
-
-    #[test]
-    fn each_style_draws_its_own_way() {
-        assert!(sample(TableStyle::Box).contains('┆'));
-        let plain = sample(TableStyle::Plain);
-        assert!(!plain.chars().any(|c| ('\u{2500}'..='\u{257f}').contains(&c)), "{plain}");
-        assert_eq!(plain.lines().next().unwrap(), "node  CPUs");
-        assert_eq!(
-            sample(TableStyle::Markdown),
-            "| node | CPUs |\n| --- | --- |\n| 0 | 0-3 \\| 8 |\n| 1 | 4-7 |"
-        );
-        assert_eq!(sample(TableStyle::Tsv), "node\tCPUs\n0\t0-3 | 8\n1\t4-7");
     }
 }

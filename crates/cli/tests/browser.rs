@@ -419,7 +419,7 @@ fn snc2_cxl_machine_report_is_readable_in_chromium() {
         "Core-to-core latency (median ns, one way)",
         "Placements against default (median metric)",
         "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",
-        "Remote penalty (remote / local latency) per group (x, lower is better): one dot per run, median marked",
+        "Remote penalty (other-package / local latency) per group (x, lower is better): one dot per run, median marked",
     ] {
         assert!(titles.contains(&want), "chart {want:?} missing; charts: {titles:?}");
     }

@@ -205,3 +205,29 @@ fn bad_declarations_are_one_line_usage_errors_and_save_nothing() {
     assert!(exec.contains("--no-save"), "{exec}");
     assert!(!Path::new(&e.path("results.db")).exists(), "nothing may be saved");
 }
+
+/// A declared setting the run's own readings contradict is a warning on
+/// the run and in every comparison that uses it. SMT is read from this
+/// machine and the opposite declared, so the test holds on any machine.
+#[test]
+fn a_declared_setting_the_machine_contradicts_is_a_warning_everywhere() {
+    let e = Env::new();
+    let control = std::fs::read_to_string("/sys/devices/system/cpu/smt/control")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "notsupported".into());
+    let wrong = if control == "on" { "bios.smt=off" } else { "bios.smt=on" };
+    let out =
+        e.cmd(&[BW_TINY, &["--set", wrong, "--label", "wrong", "-q"]].concat()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("declared {wrong}, but the kernel reports smt=")),
+        "no warning for {wrong} under smt/control={control}: {err}"
+    );
+    // The run that declares nothing, or what the machine shows, warns not.
+    let out = e.cmd(&[BW_TINY, &["--label", "plain", "-q"]].concat()).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("declared"), "{out:?}");
+    let v = e.json(&["compare", "label:wrong", "label:plain"]);
+    let w = v["warnings"].to_string();
+    assert!(w.contains(&format!("group label:wrong: run 1: declared {wrong}")), "{w}");
+}

@@ -9,13 +9,14 @@
 //! reads the run's typed records (`results::Record`, as the store read
 //! them) and matches on their enums; the CSV and OpenMetrics exporters go
 //! through the same records. [`brief`] writes the short Markdown of
-//! `report --brief`.
+//! `report --brief`; [`console`] the text commands print on a terminal.
 
 mod appendix;
 mod bandwidth;
 mod brief;
 mod build;
 pub mod chart;
+pub mod console;
 pub mod counters;
 pub mod csv;
 mod doc;

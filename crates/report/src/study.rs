@@ -10,6 +10,7 @@ use crate::doc::{Align, Document, Table};
 use std::collections::BTreeMap;
 
 use analysis::data::RunData;
+use analysis::metrics::MetricKey;
 use store::LoadedRun;
 
 use crate::fmt::fig;
@@ -214,8 +215,19 @@ pub fn group_noise(study: &Study, runs: &[&LoadedRun]) -> GroupNoise {
         for id in &g.runs {
             let Some(r) = runs.iter().find(|r| r.summary.id == *id) else { continue };
             for (k, h) in crate::figures::headlines(&RunData::of(r)) {
-                let e = out.entry((i, k.id().to_string())).or_insert(0.0);
-                *e = e.max(h.noise_pct);
+                // The catalogue's figures drawn from this headline's
+                // results carry its noise.
+                let drawn: &[&str] = match k {
+                    MetricKey::GlobalBw => &[analysis::catalogue::LOCAL_BW_PKG],
+                    MetricKey::CrossBw => {
+                        &[analysis::catalogue::CROSS_PKG_BW, analysis::catalogue::NEIGHBOUR_BW]
+                    }
+                    _ => &[],
+                };
+                for id in std::iter::once(k.id()).chain(drawn.iter().copied()) {
+                    let e = out.entry((i, id.to_string())).or_insert(0.0);
+                    *e = e.max(h.noise_pct);
+                }
             }
         }
     }
@@ -277,15 +289,33 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 continue;
             }
             let (Some(ch), Some(v)) = (c.change_pct, c.verdict) else {
-                let na = [&c.not_applicable, &m.groups[study.baseline].not_applicable]
-                    .into_iter()
-                    .flatten()
-                    .next();
-                out.push(match na {
-                    Some(w) => {
+                let base = group_name(study, study.baseline);
+                let na = match (&c.not_applicable, &m.groups[study.baseline].not_applicable) {
+                    (Some(w), _) => Some(w.clone()),
+                    (None, Some(w)) => Some(format!(
+                        "the baseline {} cannot have it: {w}",
+                        study.groups[study.baseline].label
+                    )),
+                    _ => None,
+                };
+                let layouts = (study.layouts.get(i), study.layouts.get(study.baseline));
+                let sized = analysis::catalogue::def_of(&m.metric).sized_by_node();
+                out.push(match (na, layouts) {
+                    (Some(w), _) => {
                         format!("{}: {} not comparable ({w}).", m.name, group_name(study, i))
                     }
-                    None => format!("{}: {}.", m.name, not_measured(study, m, i)),
+                    (None, (Some(a), Some(b)))
+                        if sized && c.n > 0 && a.structure() != b.structure() =>
+                    {
+                        format!(
+                            "{}: {} not judged against {base}: its nodes ({}) are not the baseline's ({}), and a per-node figure follows the node's size (see the per-package figures).",
+                            m.name,
+                            group_name(study, i),
+                            a.structure().text(),
+                            b.structure().text()
+                        )
+                    }
+                    (None, _) => format!("{}: {}.", m.name, not_measured(study, m, i)),
                 });
                 continue;
             };
@@ -312,6 +342,12 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                         s.push_str(&format!(
                             "; within the {:.1}% by which groups of identical settings can differ on this machine ({conf}% prediction bound)",
                             c.noise_floor_pct.unwrap_or(0.0)
+                        ));
+                    }
+                    if let (Some(Basis::Paired), Some(n)) = (basis, c.paired_pairs) {
+                        s.push_str(&format!(
+                            "; decided pair by pair: the runs were alternated and all {n} pairs of neighbouring runs moved the same way (sign test p = {:.3}), so the machine's drift cannot explain it",
+                            2.0 * 0.5f64.powi(n as i32)
                         ));
                     }
                 }

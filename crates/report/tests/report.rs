@@ -64,10 +64,11 @@ fn html_report_has_every_chart() {
     let charts = html.matches("<svg class=\"chart").count();
     // bw matrix and its remote/local view, scaling, lat matrix and its
     // remote/local view, sweep, per-CPU, loaded, c2c, exec, and one per
-    // compared metric of the catalogue (18: seven headline metrics, the
-    // remote penalty, the latency a thread sees, five per-CPU figures and
-    // four exec policies' program metric)
-    assert_eq!(charts, 28);
+    // compared metric of the catalogue (21: six headline metrics, the
+    // local bandwidth per package, the cross-package bandwidth, the
+    // spread-memory latency, the remote penalty, the latency a thread
+    // sees, five per-CPU figures and four exec policies' program metric)
+    assert_eq!(charts, 31);
     for title in [
         "Bandwidth matrix (triad, best GB/s)",
         "Bandwidth relative to the CPU node&#39;s local memory (remote / local)",
@@ -80,7 +81,7 @@ fn html_report_has_every_chart() {
         "Core-to-core latency (median ns, one way)",
         "Placements against default (median metric)",
         "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",
-        "Remote penalty (remote / local latency) per group (x, lower is better): one dot per run, median marked",
+        "Remote penalty (other-package / local latency) per group (x, lower is better): one dot per run, median marked",
     ] {
         assert!(html.contains(&format!(">{title}</title>")), "missing chart {title}");
     }

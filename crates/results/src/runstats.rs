@@ -102,6 +102,10 @@ pub enum Basis {
     NoiseFloor,
     /// Too few runs and no noise floor known.
     TooFewRuns,
+    /// The groups' runs were alternated over time and every pair of
+    /// neighbouring runs moved the same way ([`paired`]): the machine's
+    /// drift falls on both sides of each pair.
+    Paired,
 }
 
 /// The criteria a verdict is held to: confidence and equivalence margin.
@@ -571,6 +575,84 @@ pub fn guard_floor(series: &[Vec<f64>], k: usize, confidence: f64) -> Option<Noi
     })
 }
 
+/// Two groups judged pair by pair, where their runs were alternated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedJudgement {
+    /// Pairs of neighbouring runs (one of each group, adjacent in time).
+    pub pairs: usize,
+    /// The median change within a pair, percent.
+    pub change_pct: f64,
+    /// Two-sided sign-test probability that every pair moves the same way
+    /// when nothing changed (`2 * 0.5^pairs`).
+    pub p_value: f64,
+    /// `better`/`worse` when every pair moved the same way, the sign test
+    /// holds at the confidence asked and the median change is beyond the
+    /// margin; else `None` (nothing to add to the groups' verdict).
+    pub verdict: Option<GroupVerdict>,
+}
+
+/// The pairs of `base` and `new` runs taken one after the other: each
+/// value with its run's start (any monotonic instant). Runs are merged by
+/// start and neighbours of different groups paired in turn, each run at
+/// most once. The groups count as alternated when every run of the
+/// smaller one (at least 2) found its pair. Within a pair the machine's
+/// slow drift (load, thermals, a neighbour VM) is nearly the same, so a
+/// gap that repeats in every pair is the setting's, not the drift's, even
+/// where groups of identical settings drift apart by more: the sign test
+/// needs no model of the noise, only that without a change each pair is as
+/// likely to move up as down. `None` when the runs were not alternated.
+pub fn paired(
+    base: &[(i64, f64)],
+    new: &[(i64, f64)],
+    higher_is_better: bool,
+    policy: &Criteria,
+) -> Option<PairedJudgement> {
+    let ok = |v: &f64| v.is_finite() && *v > 0.0;
+    let mut all: Vec<(i64, bool, f64)> = base
+        .iter()
+        .filter(|x| ok(&x.1))
+        .map(|&(t, v)| (t, false, v))
+        .chain(new.iter().filter(|x| ok(&x.1)).map(|&(t, v)| (t, true, v)))
+        .collect();
+    let smaller = all.iter().filter(|x| x.1).count().min(all.iter().filter(|x| !x.1).count());
+    if smaller < 2 {
+        return None;
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut d = Vec::new();
+    let mut i = 0;
+    while i + 1 < all.len() {
+        let (x, y) = (all[i], all[i + 1]);
+        if x.1 != y.1 {
+            let (b, n) = if x.1 { (y.2, x.2) } else { (x.2, y.2) };
+            d.push((n / b).ln());
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    if d.len() < smaller {
+        return None;
+    }
+    let pairs = d.len();
+    let median = crate::stats::median(&d).unwrap_or(0.0);
+    let p_value = (2.0 * 0.5f64.powi(pairs as i32)).min(1.0);
+    let margin = (1.0 + policy.margin_pct / 100.0).ln();
+    let same_way = d.iter().all(|x| *x > 0.0) || d.iter().all(|x| *x < 0.0);
+    let verdict = (same_way
+        && p_value <= 1.0 - policy.confidence + 1e-12
+        && median.abs() >= margin)
+        .then(|| {
+            let good = if higher_is_better { median > 0.0 } else { median < 0.0 };
+            if good {
+                GroupVerdict::Better
+            } else {
+                GroupVerdict::Worse
+            }
+        });
+    Some(PairedJudgement { pairs, change_pct: pct(median), p_value, verdict })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -918,6 +1000,7 @@ mod tests {
                     Basis::Interval => prop_assert!(j.ci_low_pct.unwrap() > 0.0),
                     Basis::NoiseFloor => prop_assert!(j.change_pct > floor),
                     Basis::TooFewRuns => prop_assert!(false, "better without evidence"),
+                    Basis::Paired => prop_assert!(false, "judge never pairs"),
                 }
             }
             if j.verdict == GroupVerdict::Same {
@@ -935,5 +1018,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn alternated_runs_are_judged_pair_by_pair() {
+        let p = Criteria::default();
+        // A B A B ... with a drift of 30% over the series and a steady 5%
+        // gap inside each pair: five pairs decide at 90% (p = 1/16).
+        type Timed = Vec<(i64, f64)>;
+        let series = |n: usize, gap: f64| -> (Timed, Timed) {
+            let drift = |i: usize| 100.0 * (1.0 + 0.3 * i as f64 / n as f64);
+            let a = (0..n).map(|i| (2 * i as i64, drift(i))).collect();
+            let b = (0..n).map(|i| (2 * i as i64 + 1, drift(i) * gap)).collect();
+            (a, b)
+        };
+        let (a, b) = series(5, 0.95);
+        let j = paired(&a, &b, true, &p).unwrap();
+        assert_eq!((j.pairs, j.verdict), (5, Some(GroupVerdict::Worse)));
+        assert!((j.change_pct + 5.0).abs() < 1e-9 && (j.p_value - 0.0625).abs() < 1e-12);
+        assert_eq!(paired(&a, &b, false, &p).unwrap().verdict, Some(GroupVerdict::Better));
+        // Four pairs cannot reach 90% (p = 1/8), whatever the gap.
+        let (a, b) = series(4, 0.5);
+        assert_eq!(paired(&a, &b, true, &p).unwrap().verdict, None);
+        // One pair moving the other way: no verdict from the pairs.
+        let (a, mut b) = series(6, 0.95);
+        b[3].1 = a[3].1 * 1.01;
+        assert_eq!(paired(&a, &b, true, &p).unwrap().verdict, None);
+        // Inside the margin: nothing to add.
+        let (a, b) = series(6, 0.99);
+        assert_eq!(paired(&a, &b, true, &p).unwrap().verdict, None);
+        // Blocks A A A B B B are not alternated: no pairs to speak of.
+        let a: Vec<(i64, f64)> = (0..3).map(|i| (i, 100.0)).collect();
+        let b: Vec<(i64, f64)> = (3..6).map(|i| (i, 90.0)).collect();
+        assert_eq!(paired(&a, &b, true, &p), None);
+        // A B B A (study --vary) pairs A-B and B-A.
+        let a = vec![(0, 100.0), (3, 101.0)];
+        let b = vec![(1, 90.0), (2, 91.0)];
+        assert_eq!(paired(&a, &b, true, &p).unwrap().pairs, 2);
     }
 }

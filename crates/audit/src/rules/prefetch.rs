@@ -38,6 +38,11 @@ pub(super) fn prefetchers(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     };
     let c = &ev.check;
     let evidence = Some(ev.describe());
+    // A check stored as disturbed decided nothing: read it as stored,
+    // never as "no effect" (its two figures may differ by 30% and more).
+    if !c.stable {
+        return undecided(rule, p, ev);
+    }
     if !c.significant {
         if c.noise_ns > 0.05 * c.stride_ns {
             return undecided(rule, p, ev);
@@ -103,11 +108,19 @@ pub(super) fn prefetchers(rule: &Rule, i: &Inputs) -> Vec<Finding> {
 
 fn undecided(rule: &Rule, p: Profile, ev: &PrefetchEvidence) -> Vec<Finding> {
     let c = &ev.check;
-    rule.finding(Severity::Unknown)
-        .found(format!(
+    let found = if c.stable {
+        format!(
             "the prefetch check could not tell: noise {:.1} ns is more than 5% of {:.1} ns",
             c.noise_ns, c.stride_ns
-        ))
+        )
+    } else {
+        format!(
+            "the prefetch check is undecided: it was disturbed while it ran (other work took its CPU), so its {:.1} vs {:.1} ns say nothing about the prefetchers",
+            c.line_ns, c.stride_ns
+        )
+    };
+    rule.finding(Severity::Unknown)
+        .found(found)
         .expected(expected(p))
         .why("The machine was too busy while the check ran for its difference to mean anything; numaprobe does not guess.")
         .fix("numaprobe lat on a quiet machine, then audit again", Needs::Runtime)

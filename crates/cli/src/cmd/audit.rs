@@ -194,8 +194,12 @@ mod tests {
         new.machine = machine;
         new.topology = RunTopology::of(topology);
         let id = db.begin_run(&new).unwrap();
-        let bw = serde_json::json!({"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
-                        "best_gbs": gbs, "validated": true});
+        // A hand-made payload, read by the upgrader as a stored one is.
+        let bw = format!(
+            r#"{{"mode": "local", "kernel": "triad", "cpu_node": 0, "mem_node": 0,
+                "best_gbs": {gbs:?}, "validated": true}}"#
+        );
+        let bw: serde_json::Value = serde_json::from_str(&bw).unwrap();
         db.add_result(id, &results::upgrade::read("bw", &bw).record).unwrap();
         db.finish_run(id, RunStatus::Complete, None).unwrap();
         id

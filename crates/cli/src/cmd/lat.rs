@@ -6,7 +6,6 @@ use std::time::Duration;
 use anyhow::Context;
 
 use bench::lat::{self, c2c, ChaseOpts, Ctx, LatError, Timing, Where};
-use results::disturbance::Disturbance;
 use results::lat::{LatResult, LoadKind, PrefetchCheck};
 use results::pages::PageKind;
 use results::placement::PlacementStatus;
@@ -207,22 +206,35 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
     Ok(size)
 }
 
-/// The `--json` document.
+/// The `--json` document of the chase modes, c2c and loaded latency
+/// (versioned by [`results::SCHEMA_VERSION`]).
 #[derive(Serialize)]
 struct Doc<'a, T: Serialize> {
-    /// [`results::SCHEMA_VERSION`].
-    schema_version: u32,
     mode: &'a str,
     results: &'a [T],
-    /// True when Ctrl-C stopped the measurement early (the first version
-    /// called it `stopped`).
+    /// True when Ctrl-C stopped the measurement early.
     interrupted: bool,
+    /// A point's stride-64 comparison (absent when skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prefetch_check: Option<&'a PrefetchCheck>,
+    /// Loaded latency: one summary per mix, the knee.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curves: Option<&'a [results::lat::LoadedSummary]>,
 }
 
 impl<'a, T: Serialize> Doc<'a, T> {
     fn new(mode: &'a str, results: &'a [T], interrupted: bool) -> Self {
-        Doc { schema_version: results::SCHEMA_VERSION, mode, results, interrupted }
+        Doc { mode, results, interrupted, prefetch_check: None, curves: None }
     }
+}
+
+/// The `--json` document of the sweep and per-CPU modes: the report's own
+/// fields (`mode` among them), then whether Ctrl-C stopped it.
+#[derive(Serialize)]
+struct ReportDoc<'a, R: Serialize> {
+    #[serde(flatten)]
+    report: &'a R,
+    interrupted: bool,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -279,18 +291,66 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
     }
     let measured = outcome?;
-    match &measured {
-        Measured::Matrix(v) => print_matrix(v, g, stopped),
-        Measured::Sweep(r) => print_sweep(r, g, stopped),
-        Measured::PerCpu(r) => print_per_cpu(r, g, stopped),
-        Measured::Loaded(v) => print_loaded(v, g, stopped),
-        Measured::C2c(v) => print_c2c(v, g, stopped),
-        Measured::Point(r, check) => print_point(r, check.as_ref(), g, stopped),
-    }?;
-    if args.counters && !g.json {
+    if g.json {
+        return print_json(&measured, stopped);
+    }
+    output::emit(&text(&measured, output::table_style()))?;
+    if let Measured::Loaded(r) = &measured {
+        let misplaced = |p: &results::lat::LoadedPoint| {
+            p.load_placement.as_ref().is_some_and(|l| l.status == PlacementStatus::Mismatch)
+        };
+        if r.points.first().is_some_and(misplaced) {
+            output::warn(g.quiet, "the load threads' buffers are not all on the node");
+        }
+    }
+    if stopped {
+        output::warn(
+            g.quiet,
+            &format!("stopped by {}: showing what was measured", crate::signal::cause()),
+        );
+    }
+    if args.counters {
         print_counters(&measured, g)?;
     }
     Ok(())
+}
+
+/// What was measured, as text ([`report::console::lat`]).
+fn text(m: &Measured, style: output::TableStyle) -> String {
+    use report::console::lat;
+    match m {
+        Measured::Point(r, check) => lat::point(r, check.as_ref(), style),
+        Measured::Matrix(v) => lat::matrix(v, style),
+        Measured::Sweep(r) => {
+            lat::sweep(r.cpu, r.mem_node, &r.results, &r.caches, &r.plateaus, style)
+        }
+        Measured::PerCpu(r) => {
+            lat::per_cpu(r.mem_node, &r.results, &r.groups, r.noise_ns, r.note.as_deref(), style)
+        }
+        Measured::Loaded(r) => lat::loaded(&r.points, &r.curves, style),
+        Measured::C2c(v) => lat::c2c(v, style),
+    }
+}
+
+/// What was measured, as the `--json` document.
+fn print_json(m: &Measured, interrupted: bool) -> anyhow::Result<()> {
+    fn versioned<T: Serialize>(doc: &T) -> anyhow::Result<()> {
+        output::json(&output::Versioned::new(results::SCHEMA_VERSION, doc))
+    }
+    match m {
+        Measured::Point(r, check) => versioned(&Doc {
+            prefetch_check: check.as_ref(),
+            ..Doc::new("point", std::slice::from_ref(r.as_ref()), interrupted)
+        }),
+        Measured::Matrix(v) => versioned(&Doc::new("matrix", v, interrupted)),
+        Measured::Sweep(report) => versioned(&ReportDoc { report, interrupted }),
+        Measured::PerCpu(report) => versioned(&ReportDoc { report, interrupted }),
+        Measured::Loaded(r) => versioned(&Doc {
+            curves: Some(&r.curves),
+            ..Doc::new("loaded", &r.points, interrupted)
+        }),
+        Measured::C2c(v) => versioned(&Doc::new("c2c", v, interrupted)),
+    }
 }
 
 /// The counters of the chase points (`--counters`); loaded latency and
@@ -317,7 +377,7 @@ fn print_counters(m: &Measured, g: &Global) -> anyhow::Result<()> {
                 label: format!(
                     "cpu {} -> node {}, {} KiB",
                     r.cpu,
-                    node(r.mem_node),
+                    report::console::lat::node(r.mem_node),
                     r.size_bytes / 1024
                 ),
                 counters: r.counters.as_ref()?,
@@ -394,466 +454,6 @@ fn measure(
         }
     };
     Ok(Measured::Point(Box::new(point), check))
-}
-
-fn ns(v: f64) -> String {
-    if v < 10.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.1}")
-    }
-}
-
-/// A figure in ns, marked ` (disturbed)` when it is not stable.
-fn ns_marked(v: f64, stable: bool) -> String {
-    if stable {
-        ns(v)
-    } else {
-        format!("{} (disturbed)", ns(v))
-    }
-}
-
-/// The line under a table when samples were discarded: how many, and why
-/// (the figure stands on the clean ones).
-fn discarded_line<'a>(ds: impl IntoIterator<Item = Option<&'a Disturbance>>) -> Option<String> {
-    let ds: Vec<&Disturbance> = ds.into_iter().flatten().collect();
-    let discarded: usize = ds.iter().map(|d| d.disturbed).sum();
-    if discarded == 0 {
-        return None;
-    }
-    let all: usize = ds.iter().map(|d| d.clean + d.disturbed).sum();
-    let worst = ds.iter().max_by(|a, b| a.lost_pct.total_cmp(&b.lost_pct))?;
-    Some(format!(
-        "disturbance: {discarded} of {all} samples discarded (the measuring thread waited to run \
-         beyond {}% of a sample); up to {:.0}% of the time lost; (disturbed) = too few clean \
-         samples or more than {:.0}% of the time lost",
-        results::disturbance::SAMPLE_TOLERANCE_PCT,
-        worst.lost_pct,
-        results::disturbance::LOST_LIMIT_PCT
-    ))
-}
-
-fn node(n: Option<u32>) -> String {
-    n.map_or("-".into(), |n| n.to_string())
-}
-
-fn placement(r: &LatResult) -> String {
-    match r.placement.status {
-        PlacementStatus::Verified => "verified".into(),
-        PlacementStatus::Unverified => "unverified".into(),
-        PlacementStatus::Mismatch => {
-            format!("MISMATCH ({:.0}% on node)", r.placement.pct_on_node().unwrap_or(0.0))
-        }
-    }
-}
-
-fn stopped_note(g: &Global, stopped: bool) {
-    if stopped {
-        output::warn(
-            g.quiet,
-            &format!("stopped by {}: showing what was measured", crate::signal::cause()),
-        );
-    }
-}
-
-/// The method line under every chase table.
-fn method_line(r: &LatResult) -> String {
-    format!(
-        "method: {}",
-        results::lat::method_caption(r.stride_bytes as u64, Some(r.tlb_group_bytes), &r.page_size)
-    )
-}
-
-fn print_point(
-    r: &LatResult,
-    check: Option<&PrefetchCheck>,
-    g: &Global,
-    stopped: bool,
-) -> anyhow::Result<()> {
-    if g.json {
-        #[derive(Serialize)]
-        struct PointDoc<'a> {
-            #[serde(flatten)]
-            doc: Doc<'a, LatResult>,
-            /// The stride-64 comparison (absent when skipped).
-            #[serde(skip_serializing_if = "Option::is_none")]
-            prefetch_check: Option<&'a PrefetchCheck>,
-        }
-        return output::json(&PointDoc {
-            doc: Doc::new("point", std::slice::from_ref(r), stopped),
-            prefetch_check: check,
-        });
-    }
-    let mut t = output::table(
-        [
-            "CPU",
-            "CPU node",
-            "mem node",
-            "size",
-            "pages",
-            "stride B",
-            "median ns",
-            "p90 ns",
-            "p99 ns",
-            "min ns",
-            "max ns",
-            "spread %",
-            "placement",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    t.add_row(point_row(r));
-    output::emit(&t.to_string())?;
-    output::emit(&method_line(r))?;
-    if let Some(l) = discarded_line([r.disturbance.as_ref()]) {
-        output::emit(&l)?;
-    }
-    if let Some(c) = check {
-        output::emit(&format!(
-            "prefetch check ({} on node {}): {}",
-            topo::units::binary_size(c.size_bytes),
-            node(c.mem_node),
-            c.note
-        ))?;
-    }
-    stopped_note(g, stopped);
-    Ok(())
-}
-
-fn point_row(r: &LatResult) -> Vec<String> {
-    vec![
-        r.cpu.to_string(),
-        node(r.cpu_node),
-        node(r.mem_node),
-        topo::units::binary_size(r.size_bytes),
-        r.page_size.clone(),
-        r.stride_bytes.to_string(),
-        ns_marked(r.median_ns, r.stable),
-        ns(r.p90_ns),
-        ns(r.p99_ns),
-        ns(r.min_ns),
-        ns(r.max_ns),
-        format!("{:.1}", r.spread_pct),
-        placement(r),
-    ]
-}
-
-fn print_matrix(v: &[LatResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
-    if g.json {
-        return output::json(&Doc::new("matrix", v, stopped));
-    }
-    let mut mems: Vec<Option<u32>> = v.iter().map(|r| r.mem_node).collect();
-    mems.dedup();
-    mems.sort();
-    mems.dedup();
-    let mut cpus: Vec<Option<u32>> = v.iter().map(|r| r.cpu_node).collect();
-    cpus.sort();
-    cpus.dedup();
-    let mut header = vec!["CPU node \\ mem node (ns)".to_string()];
-    header.extend(mems.iter().map(|m| node(*m)));
-    let mut t = output::table(header);
-    for c in &cpus {
-        let mut row = vec![node(*c)];
-        for m in &mems {
-            row.push(v.iter().find(|r| r.cpu_node == *c && r.mem_node == *m).map_or(
-                "-".into(),
-                |r| {
-                    let flag =
-                        if r.placement.status == PlacementStatus::Mismatch { " !" } else { "" };
-                    format!("{}{flag}", ns_marked(r.median_ns, r.stable))
-                },
-            ));
-        }
-        t.add_row(row);
-    }
-    output::emit(&t.to_string())?;
-    if let Some(r) = v.first() {
-        output::emit(&format!(
-            "median ns per dependent load; {} per cell (! = pages not all on the node)",
-            topo::units::binary_size(r.size_bytes),
-        ))?;
-        output::emit(&method_line(r))?;
-    }
-    if let Some(l) = discarded_line(v.iter().map(|r| r.disturbance.as_ref())) {
-        output::emit(&l)?;
-    }
-    stopped_note(g, stopped);
-    Ok(())
-}
-
-fn print_sweep(r: &lat::SweepReport, g: &Global, stopped: bool) -> anyhow::Result<()> {
-    if g.json {
-        #[derive(Serialize)]
-        struct SweepDoc<'a> {
-            schema_version: u32,
-            #[serde(flatten)]
-            report: &'a lat::SweepReport,
-            interrupted: bool,
-        }
-        return output::json(&SweepDoc {
-            schema_version: results::SCHEMA_VERSION,
-            report: r,
-            interrupted: stopped,
-        });
-    }
-    let mut t = output::table(
-        ["size", "stride B", "median ns", "p90 ns", "spread %", "cache"].map(String::from).to_vec(),
-    );
-    let mut prev = 0u64;
-    for p in &r.results {
-        let marks: Vec<String> = r
-            .caches
-            .iter()
-            .filter(|c| c.size_bytes > prev && c.size_bytes <= p.size_bytes)
-            .map(|c| format!("L{} = {}", c.level, topo::units::binary_size(c.size_bytes)))
-            .collect();
-        t.add_row(vec![
-            topo::units::binary_size(p.size_bytes),
-            p.stride_bytes.to_string(),
-            ns_marked(p.median_ns, p.stable),
-            ns(p.p90_ns),
-            format!("{:.1}", p.spread_pct),
-            if marks.is_empty() { String::new() } else { format!("past {}", marks.join(", ")) },
-        ]);
-        prev = p.size_bytes;
-    }
-    output::emit(&t.to_string())?;
-    let mut pt = output::table(
-        ["plateau", "from", "to", "latency ns", "cache size (topology)"].map(String::from).to_vec(),
-    );
-    for p in &r.plateaus {
-        pt.add_row(vec![
-            p.label.clone(),
-            topo::units::binary_size(p.from_bytes),
-            topo::units::binary_size(p.to_bytes),
-            ns(p.latency_ns),
-            p.cache_bytes.map_or("-".into(), topo::units::binary_size),
-        ]);
-    }
-    output::emit(&pt.to_string())?;
-    if let (Some(first), Some(last)) = (r.results.first(), r.results.last()) {
-        output::emit(&format!("CPU {}, memory node {}", r.cpu, node(r.mem_node)))?;
-        let strides = if first.stride_bytes == last.stride_bytes {
-            String::new()
-        } else {
-            format!(
-                " (stride {} B while the ring fits in the last-level cache: every cache set used)",
-                first.stride_bytes
-            )
-        };
-        output::emit(&format!("{}{strides}", method_line(last)))?;
-    }
-    if let Some(l) = discarded_line(r.results.iter().map(|p| p.disturbance.as_ref())) {
-        output::emit(&l)?;
-    }
-    stopped_note(g, stopped);
-    Ok(())
-}
-
-fn print_per_cpu(r: &lat::PerCpuReport, g: &Global, stopped: bool) -> anyhow::Result<()> {
-    if g.json {
-        #[derive(Serialize)]
-        struct PerCpuDoc<'a> {
-            schema_version: u32,
-            #[serde(flatten)]
-            report: &'a lat::PerCpuReport,
-            interrupted: bool,
-        }
-        return output::json(&PerCpuDoc {
-            schema_version: results::SCHEMA_VERSION,
-            report: r,
-            interrupted: stopped,
-        });
-    }
-    let mut t = output::table(
-        ["CPU", "CPU node", "median ns", "p90 ns", "spread %", "placement"]
-            .map(String::from)
-            .to_vec(),
-    );
-    for p in &r.results {
-        t.add_row(vec![
-            p.cpu.to_string(),
-            node(p.cpu_node),
-            ns_marked(p.median_ns, p.stable),
-            ns(p.p90_ns),
-            format!("{:.1}", p.spread_pct),
-            placement(p),
-        ]);
-    }
-    output::emit(&t.to_string())?;
-    let mut gt = output::table(
-        ["group", "CPUs", "OS nodes", "median ns", "min ns", "max ns"].map(String::from).to_vec(),
-    );
-    for (i, grp) in r.groups.iter().enumerate() {
-        gt.add_row(vec![
-            (i + 1).to_string(),
-            grp.cpus.to_string(),
-            grp.os_nodes.to_string(),
-            ns(grp.median_ns),
-            ns(grp.min_ns),
-            ns(grp.max_ns),
-        ]);
-    }
-    output::emit(&gt.to_string())?;
-    output::emit(&format!(
-        "memory node {}; {} latency group(s), noise {} ns",
-        node(r.mem_node),
-        r.groups.len(),
-        ns(r.noise_ns)
-    ))?;
-    if let Some(p) = r.results.first() {
-        output::emit(&method_line(p))?;
-    }
-    if let Some(l) = discarded_line(r.results.iter().map(|p| p.disturbance.as_ref())) {
-        output::emit(&l)?;
-    }
-    if let Some(n) = &r.note {
-        output::emit(&format!("note: {n}"))?;
-    }
-    stopped_note(g, stopped);
-    Ok(())
-}
-
-fn print_loaded(r: &lat::LoadedReport, g: &Global, stopped: bool) -> anyhow::Result<()> {
-    if g.json {
-        #[derive(Serialize)]
-        struct LoadedDoc<'a> {
-            #[serde(flatten)]
-            doc: Doc<'a, results::lat::LoadedPoint>,
-            /// One summary per mix: the knee.
-            curves: &'a [results::lat::LoadedSummary],
-        }
-        return output::json(&LoadedDoc {
-            doc: Doc::new("loaded", &r.points, stopped),
-            curves: &r.curves,
-        });
-    }
-    let mut t = output::table(
-        [
-            "mix",
-            "delay ns",
-            "load GB/s",
-            "read GB/s",
-            "write GB/s",
-            "median ns",
-            "p90 ns",
-            "p99 ns",
-            "spread %",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    let gbs = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
-    for p in &r.points {
-        t.add_row(vec![
-            p.load_kind.name().to_string(),
-            match (p.idle, p.delay_ns) {
-                (true, _) => "idle".into(),
-                (false, Some(d)) => format!("{d:.0}"),
-                (false, None) => format!("{} it", p.delay),
-            },
-            format!("{:.2}", p.load_gbs),
-            gbs(p.read_gbs),
-            gbs(p.write_gbs),
-            ns_marked(p.latency_ns, p.stable),
-            ns(p.p90_ns),
-            ns(p.p99_ns),
-            format!("{:.1}", p.spread_pct),
-        ]);
-    }
-    output::emit(&t.to_string())?;
-    if !r.curves.is_empty() {
-        let mut k = output::table(
-            [
-                "mix",
-                "idle ns",
-                &format!("knee GB/s (+{:.0}%)", results::lat::KNEE_PCT),
-                "usable GB/s (latency < 2x idle)",
-                "peak GB/s",
-                "latency at peak ns",
-            ]
-            .map(String::from)
-            .to_vec(),
-        );
-        for c in &r.curves {
-            let kn = &c.knee;
-            k.add_row(vec![
-                c.load_kind.name().to_string(),
-                ns(kn.idle_ns),
-                kn.knee_gbs.map_or("not reached".into(), |v| format!("{v:.2}")),
-                if kn.doubled {
-                    format!("{:.2}", kn.usable_gbs)
-                } else {
-                    format!("{:.2} (never doubled)", kn.usable_gbs)
-                },
-                format!("{:.2}", kn.peak_gbs),
-                ns(kn.peak_ns),
-            ]);
-        }
-        output::emit(&k.to_string())?;
-        for c in &r.curves {
-            output::emit(&format!("{}: {}", c.load_kind.name(), c.knee.verdict()))?;
-        }
-    }
-    if let Some(p) = r.points.first() {
-        output::emit(&format!(
-            "chase on CPU {} to node {} ({}), {} load thread(s) on the same node; \
-             waits calibrated in ns; GB/s = 1e9 B/s, measured from the lines moved",
-            p.cpu,
-            node(p.mem_node),
-            topo::units::binary_size(p.size_bytes),
-            p.load_threads,
-        ))?;
-        output::emit(&format!(
-            "method: {}",
-            results::lat::method_caption(
-                p.stride_bytes.unwrap_or(lat::DEFAULT_STRIDE_BYTES) as u64,
-                p.tlb_group_bytes,
-                &p.page_size
-            )
-        ))?;
-        if let Some(lp) = &p.load_placement {
-            if lp.status == PlacementStatus::Mismatch {
-                output::warn(g.quiet, "the load threads' buffers are not all on the node");
-            }
-        }
-    }
-    if let Some(l) = discarded_line(r.points.iter().map(|p| p.disturbance.as_ref())) {
-        output::emit(&l)?;
-    }
-    stopped_note(g, stopped);
-    Ok(())
-}
-
-fn print_c2c(v: &[results::lat::C2cResult], g: &Global, stopped: bool) -> anyhow::Result<()> {
-    if g.json {
-        return output::json(&Doc::new("c2c", v, stopped));
-    }
-    let mut t = output::table(
-        ["CPU a", "CPU b", "relation", "one-way ns", "p90 ns", "spread %"]
-            .map(String::from)
-            .to_vec(),
-    );
-    for p in v {
-        t.add_row(vec![
-            p.cpu_a.to_string(),
-            p.cpu_b.to_string(),
-            p.relation.map_or("unknown", |r| r.name()).to_string(),
-            ns_marked(p.median_ns, p.stable),
-            ns(p.p90_ns),
-            format!("{:.1}", p.spread_pct),
-        ]);
-    }
-    output::emit(&t.to_string())?;
-    output::emit(
-        "one-way latency = half the round trip of a cache line bounced between the two CPUs",
-    )?;
-    if let Some(l) = discarded_line(v.iter().map(|p| p.disturbance.as_ref())) {
-        output::emit(&l)?;
-    }
-    stopped_note(g, stopped);
-    Ok(())
 }
 
 #[cfg(test)]

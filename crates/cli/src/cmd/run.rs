@@ -2,14 +2,15 @@
 //! settings, measures bandwidth and latency under a time budget, saves every
 //! result as it is measured, and writes a report.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
 use results::Record;
-use serde_json::{json, Value};
-use store::{RunId, Store};
+use serde::{Deserialize, Serialize};
+use store::{RunId, RunStatus, Store};
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -207,17 +208,20 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let plan_out = plan_text(&topo, &plan);
     if a.dry_run {
         if g.json {
-            let steps: Vec<Value> = plan
-                .steps
-                .iter()
-                .map(|s| json!({"step": s.step.name(), "measures": s.what, "estimate_s": s.estimate.as_secs_f64()}))
-                .collect();
-            return output::json(&json!({
-                "schema_version": output::schema::RUN,
-                "budget": budget,
-                "steps": steps,
-                "estimate_s": plan.estimate().as_secs_f64(),
-            }));
+            let doc = PlanDoc {
+                budget,
+                steps: plan
+                    .steps
+                    .iter()
+                    .map(|s| PlanStep {
+                        step: s.step.name(),
+                        measures: &s.what,
+                        estimate_s: s.estimate.as_secs_f64(),
+                    })
+                    .collect(),
+                estimate_s: plan.estimate().as_secs_f64(),
+            };
+            return output::json_sorted(&output::Versioned::new(output::schema::RUN, &doc));
         }
         return output::emit(&plan_out);
     }
@@ -245,7 +249,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             );
         }
         let done = measure_once(&a, g, &root, &topo, &plan, &declared, &stop)?;
-        if done.status != store::RunStatus::Complete {
+        if done.status != RunStatus::Complete {
             not_complete.push(format!(
                 "run {} ended {}{}",
                 done.id,
@@ -253,16 +257,16 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 done.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
             ));
         }
-        summaries.push(done.json);
+        summaries.push(done.doc);
         if stop.is_stopped() {
             break;
         }
     }
     if g.json {
         if a.repeat == 1 {
-            output::json(&summaries[0])?;
+            output::json_sorted(&output::Versioned::new(output::schema::RUN, &summaries[0]))?;
         } else {
-            output::json(&summaries)?;
+            output::json_sorted(&output::Versioned::each(output::schema::RUN, &summaries))?;
         }
     }
     if stop.is_stopped() {
@@ -276,13 +280,114 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `run --dry-run --json`: the plan (keys sorted, [`output::json_sorted`]).
+#[derive(Serialize)]
+struct PlanDoc<'a> {
+    budget: Budget,
+    steps: Vec<PlanStep<'a>>,
+    estimate_s: f64,
+}
+
+/// One step of the plan.
+#[derive(Serialize)]
+struct PlanStep<'a> {
+    step: String,
+    measures: &'a str,
+    estimate_s: f64,
+}
+
+/// One run's `--json` document (keys sorted, [`output::json_sorted`]):
+/// what it measured, where it went, its headline metrics.
+#[derive(Serialize)]
+struct RunDoc {
+    /// The run's id (`id` says the same).
+    run: RunId,
+    id: RunId,
+    uuid: String,
+    label: Option<String>,
+    declared: audit::declared::Declared,
+    status: RunStatus,
+    complete: bool,
+    message: Option<String>,
+    budget: Budget,
+    machine: String,
+    machine_fingerprint: Option<String>,
+    config_hash: String,
+    config_fingerprint: Option<String>,
+    elapsed_s: f64,
+    estimate_s: f64,
+    /// Results saved.
+    results: usize,
+    audit: audit::Counts,
+    /// Headline metrics by their stable ids.
+    metrics: BTreeMap<&'static str, MetricDoc>,
+    report_html: PathBuf,
+    report_md: PathBuf,
+    textfile: Option<PathBuf>,
+    db: PathBuf,
+    hmat: Option<Vec<report::hmat::HmatPair>>,
+}
+
+/// A headline metric with its unit and direction.
+#[derive(Serialize)]
+struct MetricDoc {
+    #[serde(flatten)]
+    metric: analysis::metrics::Metric,
+    unit: &'static str,
+    higher_is_better: bool,
+}
+
+/// What `study` reads back from the `--json` document of each run it
+/// started ([`RunDoc`]).
+#[derive(Debug, Deserialize)]
+pub struct RunOutcome {
+    pub id: RunId,
+    pub status: RunStatus,
+}
+
+/// What `run` prints after each run: the headline tables, where the run
+/// and its reports went, the settings audit's count.
+fn print_summary(
+    doc: &RunDoc,
+    loaded: &store::LoadedRun,
+    elapsed: Duration,
+    estimate: Duration,
+) -> anyhow::Result<()> {
+    output::emit(&report::summary_text(loaded))?;
+    let tiers = report::hmat::summary_text(loaded);
+    if !tiers.is_empty() {
+        output::emit(&tiers)?;
+    }
+    output::emit(&format!(
+        "Run {} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
+        doc.run,
+        doc.status.as_str(),
+        doc.results,
+        fmt_secs(elapsed),
+        fmt_secs(estimate),
+        doc.db.display(),
+        doc.report_html.display(),
+        doc.report_md.display(),
+    ))?;
+    if let Some(t) = &doc.textfile {
+        output::emit(&format!("Metrics: {}", t.display()))?;
+    }
+    if doc.audit.warn + doc.audit.critical > 0 {
+        output::emit(&format!(
+            "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
+            doc.audit.critical, doc.audit.warn
+        ))?;
+    }
+    Ok(())
+}
+
 /// What one measured run leaves for the caller.
 struct Done {
     id: RunId,
-    status: store::RunStatus,
+    status: RunStatus,
     message: Option<String>,
     /// The run's `--json` document.
-    json: Value,
+    doc: RunDoc,
 }
 
 /// One complete run: record, audit, measure, report, print the summary.
@@ -349,72 +454,44 @@ fn measure_once(
         None => None,
     };
 
-    let metrics: serde_json::Map<String, Value> =
-        analysis::metrics::metrics(&analysis::data::RunData::of(&loaded))
-            .into_iter()
-            .map(|(k, m)| {
-                let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
-                v["unit"] = json!(k.unit());
-                v["higher_is_better"] = json!(k.higher_is_better());
-                (k.id().to_string(), v)
-            })
-            .collect();
-    let doc = json!({
-        "schema_version": output::schema::RUN,
-        "run": run,
-        "id": run,
-        "uuid": loaded.summary.uuid,
-        "label": a.label,
-        "declared": declared,
-        "status": status,
-        "complete": status == store::RunStatus::Complete,
-        "message": message,
-        "budget": budget,
-        "machine": loaded.summary.machine,
-        "machine_fingerprint": machine_fingerprint,
-        "config_hash": loaded.summary.config_hash,
-        "config_fingerprint": config_fingerprint,
-        "elapsed_s": elapsed.as_secs_f64(),
-        "estimate_s": plan.estimate().as_secs_f64(),
-        "results": saved,
-        "audit": findings.counts,
-        "metrics": metrics,
-        "report_html": html,
-        "report_md": md,
-        "textfile": textfile,
-        "db": db_path,
-        "hmat": report::hmat::pairs_of_run(&loaded),
-    });
+    let metrics = analysis::metrics::metrics(&analysis::data::RunData::of(&loaded))
+        .into_iter()
+        .map(|(k, metric)| {
+            (k.id(), MetricDoc { metric, unit: k.unit(), higher_is_better: k.higher_is_better() })
+        })
+        .collect();
+    let doc = RunDoc {
+        run,
+        id: run,
+        uuid: loaded.summary.uuid.clone(),
+        label: a.label.clone(),
+        declared: declared.clone(),
+        status,
+        complete: status == RunStatus::Complete,
+        message: message.clone(),
+        budget,
+        machine: loaded.summary.machine.clone(),
+        machine_fingerprint,
+        config_hash: loaded.summary.config_hash.clone(),
+        config_fingerprint,
+        elapsed_s: elapsed.as_secs_f64(),
+        estimate_s: plan.estimate().as_secs_f64(),
+        results: saved,
+        audit: findings.counts.clone(),
+        metrics,
+        report_html: html,
+        report_md: md,
+        textfile,
+        db: db_path,
+        hmat: report::hmat::pairs_of_run(&loaded),
+    };
     if !g.json {
-        output::emit(&report::summary_text(&loaded))?;
-        let tiers = report::hmat::summary_text(&loaded);
-        if !tiers.is_empty() {
-            output::emit(&tiers)?;
-        }
-        output::emit(&format!(
-            "Run {run} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
-            status.as_str(),
-            saved,
-            fmt_secs(elapsed),
-            fmt_secs(plan.estimate()),
-            db_path.display(),
-            html.display(),
-            md.display(),
-        ))?;
-        if let Some(t) = &textfile {
-            output::emit(&format!("Metrics: {}", t.display()))?;
-        }
-        if findings.counts.warn + findings.counts.critical > 0 {
-            output::emit(&format!(
-                "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
-                findings.counts.critical, findings.counts.warn
-            ))?;
-        }
+        print_summary(&doc, &loaded, elapsed, plan.estimate())?;
     }
     if interrupted && !g.quiet {
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
     }
-    Ok(Done { id: run, status, message, json: doc })
+    Ok(Done { id: run, status, message, doc })
 }
 
 #[cfg(test)]

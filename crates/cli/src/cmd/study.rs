@@ -7,10 +7,13 @@
 //! failure; the commands that restore it by hand are printed before
 //! anything is changed), and the comparison `compare` makes at the end.
 //!
-//! Each run is a child `numaprobe run` (its own process group, so a Ctrl-C
+//! The study itself (the plan, the setting applied and restored, the loop)
+//! is `vary::execute`; this command checks what the user wrote, measures
+//! each run as a child `numaprobe run` (its own process group, so a Ctrl-C
 //! reaches the study, which passes it on once and restores after the child
-//! has saved what it measured). The study holds the machine's measuring
-//! lock for its whole length; its children take a private one.
+//! has saved what it measured), prints the progress and the comparison.
+//! The study holds the machine's measuring lock for its whole length; its
+//! children take a private one.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
@@ -19,11 +22,12 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
-use audit::runtime::{self, Knob, Snapshot};
+use audit::runtime::{self, Knob};
 use clap::Parser;
 use results::runstats::Criteria;
-use serde_json::{json, Value};
+use serde::Serialize;
 use topo::SysRoot;
+use vary::Ended;
 
 use crate::cli::Global;
 use crate::{output, record, signal, usage};
@@ -67,20 +71,6 @@ pub struct Args {
 struct RunLine {
     #[command(flatten)]
     args: crate::cmd::run::Args,
-}
-
-/// The order of the runs: value indices, round after round, every other
-/// round reversed (A B B A A B for two values and three rounds).
-pub fn order(values: usize, rounds: u32) -> Vec<usize> {
-    (0..rounds)
-        .flat_map(|r| {
-            let mut v: Vec<usize> = (0..values).collect();
-            if r % 2 == 1 {
-                v.reverse();
-            }
-            v
-        })
-        .collect()
 }
 
 /// `KEY=A,B,...` into the knob and its values as written.
@@ -159,61 +149,6 @@ impl Drop for PrivateDir {
     }
 }
 
-/// Puts the setting back when dropped, whatever ended the study (a panic
-/// included); [`Restorer::restore`] does it first and says how it went.
-struct Restorer<'a> {
-    root: &'a SysRoot,
-    snap: Snapshot,
-    done: bool,
-}
-
-impl Restorer<'_> {
-    /// Restores and reads back; an error names the files left and the
-    /// commands that restore them by hand.
-    fn restore(&mut self) -> anyhow::Result<()> {
-        self.done = true;
-        let left = runtime::restore(self.root, &self.snap);
-        let key = self.snap.knob.key();
-        if !left.is_empty() {
-            let files: Vec<String> =
-                left.iter().map(|f| format!("{} ({}: {})", f.path, f.value, f.error)).collect();
-            anyhow::bail!(
-                "{key} could not be put back to {}: {}; restore by hand: {}",
-                self.snap.shown,
-                files.join(", "),
-                runtime::restore_commands(self.root, &self.snap).join("; ")
-            );
-        }
-        let now = runtime::current(self.root, self.snap.knob)?;
-        if now != self.snap.shown {
-            anyhow::bail!(
-                "{key} reads {now} after being put back to {}; restore by hand: {}",
-                self.snap.shown,
-                runtime::restore_commands(self.root, &self.snap).join("; ")
-            );
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Restorer<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            if let Err(e) = self.restore() {
-                eprintln!("numaprobe: error: {}", crate::cli::error_line(&e));
-            }
-        }
-    }
-}
-
-/// How one child run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
-    Complete,
-    Interrupted,
-    Failed(Option<i32>),
-}
-
 /// Waits for `child`, passing each stopping signal the study receives on
 /// to it (the first asks it to stop after the current measurement and
 /// save; a second makes it quit at once).
@@ -238,18 +173,45 @@ fn wait(child: &mut std::process::Child) -> std::io::Result<ExitStatus> {
     }
 }
 
-/// One measured run of the study.
-struct Done {
-    value: usize,
-    label: String,
-    ended: Ended,
-    /// The run's `--json` document (with `--json`).
-    json: Option<Value>,
+/// `study --json` (keys sorted, [`output::json_sorted`]).
+#[derive(Serialize)]
+struct StudyDoc<'a> {
+    key: &'a str,
+    values: &'a [String],
+    baseline: &'a str,
+    rounds: u32,
+    order: Vec<&'a str>,
+    /// The value the setting was put back to.
+    restored: &'a str,
+    labels: &'a [String],
+    runs: Vec<RunDoc<'a>>,
+    comparison: &'a analysis::study::Study,
 }
 
-/// The label of the runs of `value`.
-fn label_of(prefix: &str, knob: Knob, value: &str) -> String {
-    format!("{prefix}: {}={value}", knob.key())
+/// One run of the study, in the order measured.
+#[derive(Serialize)]
+struct RunDoc<'a> {
+    value: &'a str,
+    label: &'a str,
+    /// The run's id and status (`null` when it wrote no document).
+    run: Option<store::RunId>,
+    status: Option<store::RunStatus>,
+}
+
+/// `study --dry-run --json` (keys sorted, [`output::json_sorted`]).
+#[derive(Serialize)]
+struct PlanDoc<'a> {
+    dry_run: bool,
+    key: &'a str,
+    /// The value in force now.
+    current: &'a str,
+    values: &'a [String],
+    baseline: &'a str,
+    rounds: u32,
+    order: Vec<&'a str>,
+    labels: &'a [String],
+    run_options: &'a [String],
+    restore_commands: &'a [String],
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
@@ -264,119 +226,42 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         );
     }
     let root = SysRoot::live();
-    let values = match runtime::check(&root, knob, &written) {
-        Ok(v) => v,
-        Err(e) if e.is_usage() => usage!("--vary: {e}"),
-        Err(e) => return Err(e.into()),
-    };
-    for (i, v) in values.iter().enumerate() {
-        if values[..i].contains(v) {
-            usage!("--vary {}: the value {v} is given twice", a.vary);
-        }
-    }
-    if let Some(p) = &a.label {
-        if p.trim().is_empty() {
-            usage!("study --label: empty");
-        }
-    }
     let prefix = a.label.clone().unwrap_or_else(|| {
         let now = store::util::now_rfc3339();
         format!("study {}Z", now.split('.').next().unwrap_or(&now))
     });
-    let labels: Vec<String> = values.iter().map(|v| label_of(&prefix, knob, v)).collect();
-    let plan = order(values.len(), a.rounds);
+    let plan = match vary::Plan::new(&root, knob, &written, a.rounds, &prefix) {
+        Ok(p) => p,
+        Err(e @ vary::PlanError::Twice(_)) => usage!("--vary {}: {e}", a.vary),
+        Err(e) if e.is_usage() => usage!("--vary: {e}"),
+        Err(e) => return Err(e.into()),
+    };
+    if prefix.trim().is_empty() {
+        usage!("study --label: empty");
+    }
     if a.dry_run {
-        return dry_run(&a, g, &root, knob, &values, &labels, &plan);
+        return dry_run(&a, g, &root, &plan);
     }
 
     let stop = signal::patient_stop_flag();
     let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
     let private = PrivateDir::new()?;
-    let snap = runtime::snapshot(&root, knob)?;
-    if !g.quiet {
-        let seq: Vec<&str> = plan.iter().map(|&i| values[i].as_str()).collect();
-        eprintln!(
-            "numaprobe: study of {} (now {}): {}; {} round(s), {} runs in the order {}",
-            knob.key(),
-            snap.shown,
-            values.join(", "),
-            a.rounds,
-            plan.len(),
-            seq.join(" ")
-        );
-    }
-    // Said before any change, and whatever --quiet says: the way back if
-    // this process is killed before it restores.
-    eprintln!(
-        "numaprobe: {} is put back to {} at the end (also on Ctrl-C or failure); if numaprobe is killed first, restore it with: {}",
-        knob.key(),
-        snap.shown,
-        runtime::restore_commands(&root, &snap).join("; ")
-    );
-    let mut restorer = Restorer { root: &root, snap, done: false };
+    let mut child = Child { a: &a, g, knob, private: &private.0, stop: &stop };
+    let told = Told { g, plan: &plan };
+    let outcome = vary::execute(&root, &plan, &mut child, &told, &stop)?;
+    conclude(&a, g, &plan, &outcome, &stop)
+}
 
-    let mut done: Vec<Done> = Vec::new();
-    let mut failure: Option<String> = None;
-    for (n, &vi) in plan.iter().enumerate() {
-        if stop.is_stopped() {
-            break;
-        }
-        let value = &values[vi];
-        if let Err(e) = runtime::apply(&root, knob, value) {
-            failure = Some(format!("setting {}={value}: {e}", knob.key()));
-            break;
-        }
-        if !g.quiet {
-            eprintln!(
-                "numaprobe: run {} of {}: {}={value} (label {:?})",
-                n + 1,
-                plan.len(),
-                knob.key(),
-                labels[vi]
-            );
-        }
-        let out = private.0.join(format!("run-{n}.json"));
-        let status = spawn_run(&a, g, knob, value, &labels[vi], &private.0, &out)
-            .and_then(|mut c| wait(&mut c).map_err(Into::into));
-        let status = match status {
-            Ok(s) => s,
-            Err(e) => {
-                failure = Some(format!("starting run {}: {}", n + 1, crate::cli::error_line(&e)));
-                break;
-            }
-        };
-        let ended = if status.success() {
-            Ended::Complete
-        } else if stop.is_stopped() || matches!(status.code(), Some(129 | 130 | 143)) {
-            Ended::Interrupted
-        } else {
-            Ended::Failed(status.code())
-        };
-        let json = g
-            .json
-            .then(|| std::fs::read(&out).ok())
-            .flatten()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        done.push(Done { value: vi, label: labels[vi].clone(), ended, json });
-        match ended {
-            Ended::Complete => {}
-            Ended::Interrupted => break,
-            Ended::Failed(code) => {
-                failure = Some(format!(
-                    "run {} of {} ({}={value}) ended with exit status {}",
-                    n + 1,
-                    plan.len(),
-                    knob.key(),
-                    code.map_or("none (killed by a signal)".into(), |c| c.to_string())
-                ));
-                break;
-            }
-        }
-    }
-    restorer.restore()?;
-    if !g.quiet {
-        eprintln!("numaprobe: {} is {} again", knob.key(), restorer.snap.shown);
-    }
+/// After the study: what was kept when it stopped early, else the
+/// comparison of its runs.
+fn conclude(
+    a: &Args,
+    g: &Global,
+    plan: &vary::Plan,
+    outcome: &vary::Outcome<Option<crate::cmd::run::RunOutcome>>,
+    stop: &events::StopFlag,
+) -> anyhow::Result<()> {
+    let (knob, values, labels) = (plan.knob, &plan.values, &plan.labels);
 
     let kept: Vec<String> =
         labels.iter().map(|l| format!("{} run(s) labelled {l:?}", saved_runs(g, l))).collect();
@@ -384,7 +269,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         "numaprobe compare {}",
         labels.iter().map(|l| format!("'label:{l}'")).collect::<Vec<_>>().join(" ")
     );
-    if let Some(f) = failure {
+    if let Some(f) = &outcome.failure {
         anyhow::bail!(
             "study stopped: {f}; kept {}; compare them with: {compare_cmd}",
             kept.join(", ")
@@ -393,8 +278,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if stop.is_stopped() {
         eprintln!(
             "numaprobe: study interrupted after {} of {} runs; kept {}; compare them with: {compare_cmd}",
-            done.iter().filter(|d| d.ended == Ended::Complete).count(),
-            plan.len(),
+            outcome.runs.iter().filter(|d| d.ended == Ended::Complete).count(),
+            plan.order.len(),
             kept.join(", ")
         );
         return Err(signal::Interrupted.into());
@@ -409,29 +294,28 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
     }
     if g.json {
-        let runs: Vec<Value> = done
+        let runs = outcome
+            .runs
             .iter()
-            .map(|d| {
-                json!({
-                    "value": values[d.value],
-                    "label": d.label,
-                    "run": d.json.as_ref().and_then(|j| j.get("id")).cloned(),
-                    "status": d.json.as_ref().and_then(|j| j.get("status")).cloned(),
-                })
+            .map(|d| RunDoc {
+                value: &values[d.value],
+                label: &d.label,
+                run: d.output.as_ref().map(|o| o.id),
+                status: d.output.as_ref().map(|o| o.status),
             })
             .collect();
-        return output::json(&json!({
-            "schema_version": output::schema::STUDY,
-            "key": knob.key(),
-            "values": values,
-            "baseline": values[0],
-            "rounds": a.rounds,
-            "order": plan.iter().map(|&i| &values[i]).collect::<Vec<_>>(),
-            "restored": restorer.snap.shown,
-            "labels": labels,
-            "runs": runs,
-            "comparison": study,
-        }));
+        let doc = StudyDoc {
+            key: knob.key(),
+            values,
+            baseline: &values[0],
+            rounds: a.rounds,
+            order: plan.sequence(),
+            restored: &outcome.restored,
+            labels,
+            runs,
+            comparison: &study,
+        };
+        return output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
     output::emit(&format!(
         "\nStudy of {}: {} against {} ({} run(s) each, alternated; {} restored)\n",
@@ -439,41 +323,112 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         values[1..].join(", "),
         values[0],
         a.rounds,
-        restorer.snap.shown
+        outcome.restored
     ))?;
     crate::cmd::compare::print(&db, &study)
 }
 
+/// Each run of the study: a child `numaprobe run`.
+struct Child<'a> {
+    a: &'a Args,
+    g: &'a Global,
+    knob: Knob,
+    /// The children's measuring lock and `--json` documents.
+    private: &'a Path,
+    stop: &'a events::StopFlag,
+}
+
+impl vary::Runner for Child<'_> {
+    /// The run's id and status from its `--json` document (with `--json`).
+    type Output = Option<crate::cmd::run::RunOutcome>;
+
+    fn run(&mut self, n: usize, value: &str, label: &str) -> Result<(Ended, Self::Output), String> {
+        let out = self.private.join(format!("run-{n}.json"));
+        let status = spawn_run(self.a, self.g, self.knob, value, label, self.private, &out)
+            .and_then(|mut c| wait(&mut c).map_err(Into::into))
+            .map_err(|e| crate::cli::error_line(&e))?;
+        let ended = if status.success() {
+            Ended::Complete
+        } else if self.stop.is_stopped() || matches!(status.code(), Some(129 | 130 | 143)) {
+            Ended::Interrupted
+        } else {
+            Ended::Failed(status.code())
+        };
+        let outcome = self
+            .g
+            .json
+            .then(|| std::fs::read(&out).ok())
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        Ok((ended, outcome))
+    }
+}
+
+/// The study's progress on stderr.
+struct Told<'a> {
+    g: &'a Global,
+    plan: &'a vary::Plan,
+}
+
+impl vary::Observer for Told<'_> {
+    fn event(&self, e: vary::Event<'_>) {
+        let key = self.plan.knob.key();
+        let quiet = self.g.quiet;
+        match e {
+            vary::Event::Started { now, restore_commands } => {
+                if !quiet {
+                    eprintln!(
+                        "numaprobe: study of {key} (now {now}): {}; {} round(s), {} runs in the order {}",
+                        self.plan.values.join(", "),
+                        self.plan.rounds,
+                        self.plan.order.len(),
+                        self.plan.sequence().join(" ")
+                    );
+                }
+                // Said before any change, and whatever --quiet says: the
+                // way back if this process is killed before it restores.
+                eprintln!(
+                    "numaprobe: {key} is put back to {now} at the end (also on Ctrl-C or failure); if numaprobe is killed first, restore it with: {}",
+                    restore_commands.join("; ")
+                );
+            }
+            vary::Event::Run { n, total, value, label } if !quiet => {
+                eprintln!("numaprobe: run {} of {total}: {key}={value} (label {label:?})", n + 1);
+            }
+            vary::Event::Restored { now } if !quiet => {
+                eprintln!("numaprobe: {key} is {now} again");
+            }
+            vary::Event::RestoreFailed(message) => {
+                eprintln!("numaprobe: error: {message}");
+            }
+            _ => {}
+        }
+    }
+}
+
 /// `--dry-run`: the plan, after every check the study makes, with nothing
 /// changed or measured.
-fn dry_run(
-    a: &Args,
-    g: &Global,
-    root: &SysRoot,
-    knob: Knob,
-    values: &[String],
-    labels: &[String],
-    plan: &[usize],
-) -> anyhow::Result<()> {
+fn dry_run(a: &Args, g: &Global, root: &SysRoot, plan: &vary::Plan) -> anyhow::Result<()> {
+    let (knob, values, labels) = (plan.knob, &plan.values, &plan.labels);
     let snap = runtime::snapshot(root, knob)?;
     let restore = runtime::restore_commands(root, &snap);
-    let order: Vec<&str> = plan.iter().map(|&i| values[i].as_str()).collect();
     if g.json {
-        return output::json(&json!({
-            "schema_version": output::schema::STUDY,
-            "dry_run": true,
-            "key": knob.key(),
-            "current": snap.shown,
-            "values": values,
-            "baseline": values[0],
-            "rounds": a.rounds,
-            "order": order,
-            "labels": labels,
-            "run_options": a.run,
-            "restore_commands": restore,
-        }));
+        let doc = PlanDoc {
+            dry_run: true,
+            key: knob.key(),
+            current: &snap.shown,
+            values,
+            baseline: &values[0],
+            rounds: a.rounds,
+            order: plan.sequence(),
+            labels,
+            run_options: &a.run,
+            restore_commands: &restore,
+        };
+        return output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
     let runs: Vec<String> = plan
+        .order
         .iter()
         .enumerate()
         .map(|(n, &i)| {
@@ -541,21 +496,6 @@ fn spawn_run(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn runs_alternate_so_that_drift_falls_on_every_value() {
-        assert_eq!(order(2, 3), [0, 1, 1, 0, 0, 1]);
-        assert_eq!(order(3, 2), [0, 1, 2, 2, 1, 0]);
-        assert_eq!(order(2, 1), [0, 1]);
-        // With an even number of rounds, every value's mean position is
-        // the same: a linear drift adds the same to each.
-        let o = order(3, 4);
-        let mean = |v: usize| {
-            let pos: Vec<usize> = (0..o.len()).filter(|&i| o[i] == v).collect();
-            pos.iter().sum::<usize>() as f64 / pos.len() as f64
-        };
-        assert_eq!((mean(0), mean(1), mean(2)), (5.5, 5.5, 5.5));
-    }
 
     #[test]
     fn vary_is_parsed_and_bad_forms_are_refused() {

@@ -1,0 +1,407 @@
+//! The text of `numaprobe lat`: one table per experiment (a point, the
+//! node matrix, the size sweep, per-CPU latency and its groups, loaded
+//! latency and its knees, core-to-core), then the lines that say how it
+//! was measured and what was discarded.
+
+use results::disturbance::{self, Disturbance};
+use results::lat::{
+    method_caption, C2cResult, CacheMark, CpuGroup, LatResult, LoadedPoint, LoadedSummary, Plateau,
+    PrefetchCheck, KNEE_PCT,
+};
+use results::placement::PlacementStatus;
+use topo::units::binary_size;
+
+use super::{Lines, Table, TableStyle};
+
+/// A latency in ns: two decimals below 10, one above.
+pub fn ns(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// A figure in ns, marked ` (disturbed)` when it is not stable.
+fn ns_marked(v: f64, stable: bool) -> String {
+    if stable {
+        ns(v)
+    } else {
+        format!("{} (disturbed)", ns(v))
+    }
+}
+
+/// A node, or `-` for none.
+pub fn node(n: Option<u32>) -> String {
+    n.map_or("-".into(), |n| n.to_string())
+}
+
+/// The line under a table when samples were discarded: how many, and why
+/// (the figure stands on the clean ones).
+fn discarded_line<'a>(ds: impl IntoIterator<Item = Option<&'a Disturbance>>) -> Option<String> {
+    let ds: Vec<&Disturbance> = ds.into_iter().flatten().collect();
+    let discarded: usize = ds.iter().map(|d| d.disturbed).sum();
+    if discarded == 0 {
+        return None;
+    }
+    let all: usize = ds.iter().map(|d| d.clean + d.disturbed).sum();
+    let worst = ds.iter().max_by(|a, b| a.lost_pct.total_cmp(&b.lost_pct))?;
+    Some(format!(
+        "disturbance: {discarded} of {all} samples discarded (the measuring thread waited to run \
+         beyond {}% of a sample); up to {:.0}% of the time lost; (disturbed) = too few clean \
+         samples or more than {:.0}% of the time lost",
+        disturbance::SAMPLE_TOLERANCE_PCT,
+        worst.lost_pct,
+        disturbance::LOST_LIMIT_PCT
+    ))
+}
+
+fn placement(r: &LatResult) -> String {
+    match r.placement.status {
+        PlacementStatus::Verified => "verified".into(),
+        PlacementStatus::Unverified => "unverified".into(),
+        PlacementStatus::Mismatch => {
+            format!("MISMATCH ({:.0}% on node)", r.placement.pct_on_node().unwrap_or(0.0))
+        }
+    }
+}
+
+/// The method line under every chase table.
+fn method_line(r: &LatResult) -> String {
+    format!(
+        "method: {}",
+        method_caption(r.stride_bytes as u64, Some(r.tlb_group_bytes), &r.page_size)
+    )
+}
+
+/// One point, with the prefetch check when it was made.
+pub fn point(r: &LatResult, check: Option<&PrefetchCheck>, style: TableStyle) -> String {
+    let mut t = Table::with_header(
+        &[
+            "CPU",
+            "CPU node",
+            "mem node",
+            "size",
+            "pages",
+            "stride B",
+            "median ns",
+            "p90 ns",
+            "p99 ns",
+            "min ns",
+            "max ns",
+            "spread %",
+            "placement",
+        ],
+        style,
+    );
+    t.add_row(vec![
+        r.cpu.to_string(),
+        node(r.cpu_node),
+        node(r.mem_node),
+        binary_size(r.size_bytes),
+        r.page_size.clone(),
+        r.stride_bytes.to_string(),
+        ns_marked(r.median_ns, r.stable),
+        ns(r.p90_ns),
+        ns(r.p99_ns),
+        ns(r.min_ns),
+        ns(r.max_ns),
+        format!("{:.1}", r.spread_pct),
+        placement(r),
+    ]);
+    let mut out = Lines::new();
+    out.push(t);
+    out.push(method_line(r));
+    if let Some(l) = discarded_line([r.disturbance.as_ref()]) {
+        out.push(l);
+    }
+    if let Some(c) = check {
+        out.push(format_args!(
+            "prefetch check ({} on node {}): {}",
+            binary_size(c.size_bytes),
+            node(c.mem_node),
+            c.note
+        ));
+    }
+    out.into_string()
+}
+
+/// The node matrix: CPU nodes down, memory nodes across.
+pub fn matrix(v: &[LatResult], style: TableStyle) -> String {
+    let mut mems: Vec<Option<u32>> = v.iter().map(|r| r.mem_node).collect();
+    mems.sort();
+    mems.dedup();
+    let mut cpus: Vec<Option<u32>> = v.iter().map(|r| r.cpu_node).collect();
+    cpus.sort();
+    cpus.dedup();
+    let mut header = vec!["CPU node \\ mem node (ns)".to_string()];
+    header.extend(mems.iter().map(|m| node(*m)));
+    let mut t = Table::new(header, style);
+    for c in &cpus {
+        let mut row = vec![node(*c)];
+        for m in &mems {
+            row.push(v.iter().find(|r| r.cpu_node == *c && r.mem_node == *m).map_or(
+                "-".into(),
+                |r| {
+                    let flag =
+                        if r.placement.status == PlacementStatus::Mismatch { " !" } else { "" };
+                    format!("{}{flag}", ns_marked(r.median_ns, r.stable))
+                },
+            ));
+        }
+        t.add_row(row);
+    }
+    let mut out = Lines::new();
+    out.push(t);
+    if let Some(r) = v.first() {
+        out.push(format_args!(
+            "median ns per dependent load; {} per cell (! = pages not all on the node)",
+            binary_size(r.size_bytes),
+        ));
+        out.push(method_line(r));
+    }
+    if let Some(l) = discarded_line(v.iter().map(|r| r.disturbance.as_ref())) {
+        out.push(l);
+    }
+    out.into_string()
+}
+
+/// The size sweep on `cpu` to `mem_node`: each size with the caches it
+/// has passed, then the plateaus found.
+pub fn sweep(
+    cpu: u32,
+    mem_node: Option<u32>,
+    results: &[LatResult],
+    caches: &[CacheMark],
+    plateaus: &[Plateau],
+    style: TableStyle,
+) -> String {
+    let mut t = Table::with_header(
+        &["size", "stride B", "median ns", "p90 ns", "spread %", "cache"],
+        style,
+    );
+    let mut prev = 0u64;
+    for p in results {
+        let marks: Vec<String> = caches
+            .iter()
+            .filter(|c| c.size_bytes > prev && c.size_bytes <= p.size_bytes)
+            .map(|c| format!("L{} = {}", c.level, binary_size(c.size_bytes)))
+            .collect();
+        t.add_row(vec![
+            binary_size(p.size_bytes),
+            p.stride_bytes.to_string(),
+            ns_marked(p.median_ns, p.stable),
+            ns(p.p90_ns),
+            format!("{:.1}", p.spread_pct),
+            if marks.is_empty() { String::new() } else { format!("past {}", marks.join(", ")) },
+        ]);
+        prev = p.size_bytes;
+    }
+    let mut pt = Table::with_header(
+        &["plateau", "from", "to", "latency ns", "cache size (topology)"],
+        style,
+    );
+    for p in plateaus {
+        pt.add_row(vec![
+            p.label.clone(),
+            binary_size(p.from_bytes),
+            binary_size(p.to_bytes),
+            ns(p.latency_ns),
+            p.cache_bytes.map_or("-".into(), binary_size),
+        ]);
+    }
+    let mut out = Lines::new();
+    out.push(t);
+    out.push(pt);
+    if let (Some(first), Some(last)) = (results.first(), results.last()) {
+        out.push(format_args!("CPU {cpu}, memory node {}", node(mem_node)));
+        let strides = if first.stride_bytes == last.stride_bytes {
+            String::new()
+        } else {
+            format!(
+                " (stride {} B while the ring fits in the last-level cache: every cache set used)",
+                first.stride_bytes
+            )
+        };
+        out.push(format_args!("{}{strides}", method_line(last)));
+    }
+    if let Some(l) = discarded_line(results.iter().map(|p| p.disturbance.as_ref())) {
+        out.push(l);
+    }
+    out.into_string()
+}
+
+/// Per-CPU latency to `mem_node`, then the CPUs grouped by it (`noise_ns`:
+/// the noise the grouping allowed), then the note on hidden NUMA.
+pub fn per_cpu(
+    mem_node: Option<u32>,
+    results: &[LatResult],
+    groups: &[CpuGroup],
+    noise_ns: f64,
+    note: Option<&str>,
+    style: TableStyle,
+) -> String {
+    let mut t = Table::with_header(
+        &["CPU", "CPU node", "median ns", "p90 ns", "spread %", "placement"],
+        style,
+    );
+    for p in results {
+        t.add_row(vec![
+            p.cpu.to_string(),
+            node(p.cpu_node),
+            ns_marked(p.median_ns, p.stable),
+            ns(p.p90_ns),
+            format!("{:.1}", p.spread_pct),
+            placement(p),
+        ]);
+    }
+    let mut gt =
+        Table::with_header(&["group", "CPUs", "OS nodes", "median ns", "min ns", "max ns"], style);
+    for (i, grp) in groups.iter().enumerate() {
+        gt.add_row(vec![
+            (i + 1).to_string(),
+            grp.cpus.to_string(),
+            grp.os_nodes.to_string(),
+            ns(grp.median_ns),
+            ns(grp.min_ns),
+            ns(grp.max_ns),
+        ]);
+    }
+    let mut out = Lines::new();
+    out.push(t);
+    out.push(gt);
+    out.push(format_args!(
+        "memory node {}; {} latency group(s), noise {} ns",
+        node(mem_node),
+        groups.len(),
+        ns(noise_ns)
+    ));
+    if let Some(p) = results.first() {
+        out.push(method_line(p));
+    }
+    if let Some(l) = discarded_line(results.iter().map(|p| p.disturbance.as_ref())) {
+        out.push(l);
+    }
+    if let Some(n) = note {
+        out.push(format_args!("note: {n}"));
+    }
+    out.into_string()
+}
+
+/// Loaded latency: every point of every mix, then each mix's knee and
+/// its verdict.
+pub fn loaded(points: &[LoadedPoint], curves: &[LoadedSummary], style: TableStyle) -> String {
+    let mut t = Table::with_header(
+        &[
+            "mix",
+            "delay ns",
+            "load GB/s",
+            "read GB/s",
+            "write GB/s",
+            "median ns",
+            "p90 ns",
+            "p99 ns",
+            "spread %",
+        ],
+        style,
+    );
+    let gbs = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+    for p in points {
+        t.add_row(vec![
+            p.load_kind.name().to_string(),
+            match (p.idle, p.delay_ns) {
+                (true, _) => "idle".into(),
+                (false, Some(d)) => format!("{d:.0}"),
+                (false, None) => format!("{} it", p.delay),
+            },
+            format!("{:.2}", p.load_gbs),
+            gbs(p.read_gbs),
+            gbs(p.write_gbs),
+            ns_marked(p.latency_ns, p.stable),
+            ns(p.p90_ns),
+            ns(p.p99_ns),
+            format!("{:.1}", p.spread_pct),
+        ]);
+    }
+    let mut out = Lines::new();
+    out.push(t);
+    if !curves.is_empty() {
+        let knee = format!("knee GB/s (+{KNEE_PCT:.0}%)");
+        let mut k = Table::with_header(
+            &[
+                "mix",
+                "idle ns",
+                &knee,
+                "usable GB/s (latency < 2x idle)",
+                "peak GB/s",
+                "latency at peak ns",
+            ],
+            style,
+        );
+        for c in curves {
+            let kn = &c.knee;
+            k.add_row(vec![
+                c.load_kind.name().to_string(),
+                ns(kn.idle_ns),
+                kn.knee_gbs.map_or("not reached".into(), |v| format!("{v:.2}")),
+                if kn.doubled {
+                    format!("{:.2}", kn.usable_gbs)
+                } else {
+                    format!("{:.2} (never doubled)", kn.usable_gbs)
+                },
+                format!("{:.2}", kn.peak_gbs),
+                ns(kn.peak_ns),
+            ]);
+        }
+        out.push(k);
+        for c in curves {
+            out.push(format_args!("{}: {}", c.load_kind.name(), c.knee.verdict()));
+        }
+    }
+    if let Some(p) = points.first() {
+        out.push(format_args!(
+            "chase on CPU {} to node {} ({}), {} load thread(s) on the same node; \
+             waits calibrated in ns; GB/s = 1e9 B/s, measured from the lines moved",
+            p.cpu,
+            node(p.mem_node),
+            binary_size(p.size_bytes),
+            p.load_threads,
+        ));
+        // Every point measured by this version carries its stride.
+        if let Some(stride) = p.stride_bytes {
+            out.push(format_args!(
+                "method: {}",
+                method_caption(stride as u64, p.tlb_group_bytes, &p.page_size)
+            ));
+        }
+    }
+    if let Some(l) = discarded_line(points.iter().map(|p| p.disturbance.as_ref())) {
+        out.push(l);
+    }
+    out.into_string()
+}
+
+/// Core-to-core latency, one pair a row.
+pub fn c2c(v: &[C2cResult], style: TableStyle) -> String {
+    let mut t = Table::with_header(
+        &["CPU a", "CPU b", "relation", "one-way ns", "p90 ns", "spread %"],
+        style,
+    );
+    for p in v {
+        t.add_row(vec![
+            p.cpu_a.to_string(),
+            p.cpu_b.to_string(),
+            p.relation.map_or("unknown", |r| r.name()).to_string(),
+            ns_marked(p.median_ns, p.stable),
+            ns(p.p90_ns),
+            format!("{:.1}", p.spread_pct),
+        ]);
+    }
+    let mut out = Lines::new();
+    out.push(t);
+    out.push("one-way latency = half the round trip of a cache line bounced between the two CPUs");
+    if let Some(l) = discarded_line(v.iter().map(|p| p.disturbance.as_ref())) {
+        out.push(l);
+    }
+    out.into_string()
+}
