@@ -353,10 +353,12 @@ fn report_writes_markdown_and_html() {
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
     // the baseline run's 10 charts (with the remote/local views of both
-    // matrices) and one per compared metric of the catalogue (18: seven
-    // headline metrics, the remote penalty, the latency a thread sees,
-    // five per-CPU figures, four exec policies' program metric)
-    assert_eq!(text.matches("<svg class=\"chart").count(), 28);
+    // matrices) and one per compared metric of the catalogue (21: six
+    // headline metrics, the local bandwidth per package, the cross-package
+    // bandwidth, the spread-memory latency, the remote penalty, the
+    // latency a thread sees, five per-CPU figures, four exec policies'
+    // program metric)
+    assert_eq!(text.matches("<svg class=\"chart").count(), 31);
     np(&db)
         .args(["report", "3", "--format", "html"])
         .assert()
