@@ -53,16 +53,15 @@ FILES=(
     crates/place/src/policy.rs
     crates/place/src/buffer.rs
 )
-# The CI set: where a figure is computed (bytes per repetition, GB/s, ns
-# per load, one-way latency, load and scan bandwidth) and where the
-# bandwidth arrays are bound.
+# The CI set: where the three bugs of issue 40 lived (docs/testing.md):
+# the chase's per-load division, the bytes a bandwidth repetition counts,
+# and the binding of the bandwidth arrays; about 5 minutes with the first
+# build on the 2-core machine.
 CI_FILES=(
     crates/bench/src/bw/measure.rs
     crates/bench/src/lat/measure.rs
-    crates/bench/src/lat/c2c.rs
-    crates/kernels/src/stream.rs
 )
-CI_RE='(replace | in )(bytes_per_rep|gbs|rep_seconds|ns_per_load|timed|one_way_ns|Kernel::bytes_per_element|Kernel::reads|Kernel::writes|place_buffers)( |$)'
+CI_RE='(replace | in )(ns_per_load|bytes_per_rep)( |$)|replace place_buffers -> '
 
 args=(--in-place --baseline skip --no-shuffle --cargo-test-arg=--lib
       --timeout 120 --build-timeout 600 --output target/mutants)

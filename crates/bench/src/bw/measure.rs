@@ -804,7 +804,8 @@ mod tests {
                 CaseMemory::Interleave(node0()),
                 [MemPolicy::Interleave(node0()), MemPolicy::Interleave(node0())],
             ),
-            // thread 1 on a node without memory: local allocation
+            // thread 1 on a node whose memory is not the case's (or that
+            // has none): local allocation, never a bind to its node
             (CaseMemory::LocalPerThread, [MemPolicy::Bind(node0()), MemPolicy::Local]),
         ];
         if place::policy_support(&root).weighted_interleave {
@@ -815,7 +816,7 @@ mod tests {
         }
         for (memory, want) in memories {
             let mut c = case(2, 512); // a page per thread
-            c.cpu_nodes_of = vec![Some(0), None];
+            c.cpu_nodes_of = vec![Some(0), Some(1)];
             c.memory = memory.clone();
             c.arrays = [true, false, true, false];
             let bufs = alloc_placed(&c, PageKind::Base).unwrap();

@@ -544,23 +544,31 @@ mod tests {
         let t =
             Timing { samples: 3, sample_time: Duration::from_millis(1), max_warmup_loads: 1 << 16 };
         let s = measure_ring(&mut ring, &t, &StopFlag::new()).unwrap();
-        assert_eq!(s.ns_per_load.len(), 3);
+        // a busy machine may leave fewer than 3 clean samples: they stop
+        // at 3 x their planned time; the figure is made of the clean ones
+        // (of all, when none was clean)
+        let d = &s.disturbance;
+        assert!(d.clean <= 3 && d.clean + d.disturbed >= 3, "{d:?}");
+        assert_eq!(s.ns_per_load.len(), if d.clean > 0 { d.clean } else { d.disturbed });
         assert!(s.ns_per_load.iter().all(|&x| x > 0.0 && x.is_finite()));
         assert!(s.loads_per_sample >= 100_000);
-        // every sample is cut into whole chunks that make the histogram
+        // every kept sample is cut into whole chunks that make the histogram
         assert!(s.loads_per_chunk >= 256 && s.loads_per_chunk <= s.loads_per_sample);
         let whole = (s.loads_per_sample / s.loads_per_chunk) as usize;
         match s.min_loads_per_sample {
-            None => assert_eq!(s.chunks.len(), 3 * whole),
+            None => assert_eq!(s.chunks.len(), d.clean * whole),
             // a busy machine shortened some samples
-            Some(short) => assert!(s.chunks.len() >= 3 * (short / s.loads_per_chunk) as usize),
+            Some(short) => {
+                assert!(s.chunks.len() >= d.clean * (short / s.loads_per_chunk) as usize)
+            }
         }
-        // the figure is made of the clean samples (of all, when none was clean)
-        let d = &s.disturbance;
-        assert_eq!(s.ns_per_load.len(), if d.clean > 0 { d.clean } else { d.disturbed });
-        let h = s.histogram().unwrap();
-        assert_eq!(h.count as usize, s.chunks.len());
-        assert_eq!(h.loads_per_value, s.loads_per_chunk);
+        match s.histogram() {
+            Some(h) => {
+                assert_eq!(h.count as usize, s.chunks.len());
+                assert_eq!(h.loads_per_value, s.loads_per_chunk);
+            }
+            None => assert_eq!(d.clean, 0, "kept samples make a histogram"),
+        }
     }
 
     #[test]
