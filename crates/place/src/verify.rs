@@ -345,6 +345,26 @@ mod tests {
     }
 
     #[test]
+    fn a_policy_the_kernel_refuses_is_an_error_never_a_silent_miss() {
+        let b = Buffer::alloc(4 * sys::page_size(), PageKind::NoThp).unwrap();
+        let e = b.bind(&MemPolicy::Bind(set("1000"))).unwrap_err();
+        assert!(e.to_string().contains("mbind"), "{e}");
+        assert_eq!(crate::policy::policy_at(b.as_ptr()).unwrap(), MemPolicy::Default);
+        // an address nothing is mapped at has no policy to read
+        assert!(crate::policy::policy_at(8 as *const u8).is_err());
+    }
+
+    #[test]
+    fn a_spread_of_zero_weights_expects_no_share() {
+        let w: BTreeMap<u32, f64> = [(0, 0.0)].into_iter().collect();
+        let c = check_spread(&nodes(&[(0, 4)], 0), &w, 0.99, 0.05);
+        let s = c.spread.unwrap();
+        assert_eq!(s.expected_share[&0], 0.0);
+        assert_eq!(s.max_deviation, 1.0);
+        assert!(!c.ok);
+    }
+
+    #[test]
     fn shares_are_counted_on_the_sampled_pages() {
         let p = nodes(&[(0, 3), (2, 1)], 4);
         assert_eq!(p.present(), 4);

@@ -742,6 +742,23 @@ mod tests {
     }
 
     #[test]
+    fn a_peak_is_shared_by_the_nodes_and_an_unknown_one_gives_no_fraction() {
+        let scalar = kernels::select(Some(Isa::Scalar)).unwrap();
+        let mut c = case(2, 512);
+        // interleaved over two nodes: twice one node's peak
+        c.memory = CaseMemory::Interleave(NodeSet::from_iter([0, 1]));
+        c.mem_nodes = NodeSet::from_iter([0, 1]);
+        let plan = BwPlan { peak_gbs: Some(0.5), ..BwPlan::default() };
+        let r = result(&plan, &c, Kernel::Read, scalar, Stores::Regular, &[0.5], None, false);
+        assert_eq!((r.peak_gbs, r.mem_node), (Some(1.0), None));
+        assert_eq!(r.peak_fraction, Some(r.best_gbs));
+        // a peak of 0 is no peak to compare with
+        let plan = BwPlan { peak_gbs: Some(0.0), ..BwPlan::default() };
+        let r = result(&plan, &c, Kernel::Read, scalar, Stores::Regular, &[0.5], None, false);
+        assert_eq!((r.peak_gbs, r.peak_fraction), (Some(0.0), None));
+    }
+
+    #[test]
     fn every_store_method_is_recorded_as_used() {
         let scalar = kernels::select(Some(Isa::Scalar)).unwrap();
         let plan = BwPlan::default();

@@ -330,12 +330,12 @@ pub fn measure_with(
         }
     }
     let counters = env.samples_end();
-    let ns_per_load = if clean.is_empty() { disturbed } else { clean };
-    if ns_per_load.is_empty() {
+    let figures = if clean.is_empty() { disturbed } else { clean };
+    if figures.is_empty() {
         return None;
     }
     Some(ChaseSamples {
-        ns_per_load,
+        ns_per_load: figures,
         loads_per_sample: loads,
         min_loads_per_sample: (shortest < loads).then_some(shortest),
         chunks,
