@@ -178,6 +178,30 @@ pub fn verdict(chunks: &[Chunk]) -> Verdict {
     v
 }
 
+/// GB/s (1e9 B/s) of one read of a chunk: `elems` 8-byte elements read
+/// by each of `threads` threads in `secs` seconds, every byte counted once.
+pub fn read_gbs(elems: usize, threads: usize, secs: f64) -> f64 {
+    (elems * 8 * threads.max(1)) as f64 / secs / 1e9
+}
+
+/// How a chunk is cut between the reading threads: each thread's part is
+/// whole pages (at least one), so the chunk is what they add up to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkLayout {
+    /// Bytes of the chunk: the parts together.
+    pub chunk_bytes: u64,
+    /// 8-byte elements of each thread's part.
+    pub elems: usize,
+}
+
+impl ChunkLayout {
+    pub fn of(chunk_bytes: u64, threads: usize, page: u64) -> ChunkLayout {
+        let threads = threads.max(1) as u64;
+        let per_thread = (chunk_bytes / threads / page).max(1) * page;
+        ChunkLayout { chunk_bytes: per_thread * threads, elems: (per_thread / 8) as usize }
+    }
+}
+
 /// One chunk's buffer and where its threads' parts start.
 struct Held {
     buf: Buffer,
@@ -218,8 +242,8 @@ fn read_once(
     if (total - want).abs() > want * 1e-9 {
         return Err(ScanError::Validation(index, total, want));
     }
-    let bytes = (elems * 8 * spec.cpus.len().max(1)) as f64;
-    Ok((bytes / secs / 1e9, got.into_iter().map(|(_, _, c)| c).collect()))
+    let gbs = read_gbs(elems, spec.cpus.len(), secs);
+    Ok((gbs, got.into_iter().map(|(_, _, c)| c).collect()))
 }
 
 /// One clean read of a chunk, tried up to [`ATTEMPTS_PER_REP`] times
@@ -267,12 +291,8 @@ fn first_pass(
     obs: &dyn Observer,
     stop: &StopFlag,
 ) -> Result<(Vec<Chunk>, Vec<Held>), ScanError> {
-    let threads = spec.cpus.len().max(1);
-    let page = place::base_page_size() as u64;
-    // Per-thread parts of whole pages.
-    let per_thread = (spec.chunk_bytes / threads as u64 / page).max(1) * page;
-    let chunk_bytes = per_thread * threads as u64;
-    let elems = (per_thread / 8) as usize;
+    let ChunkLayout { chunk_bytes, elems } =
+        ChunkLayout::of(spec.chunk_bytes, spec.cpus.len(), place::base_page_size() as u64);
     obs.event(Event::PhaseStart { phase: PHASE.into(), total: spec.chunks as u64 });
     let mut held: Vec<Held> = Vec::with_capacity(spec.chunks);
     let mut out = Vec::with_capacity(spec.chunks);
@@ -468,6 +488,40 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_is_cut_into_whole_pages_per_thread() {
+        let mib4 = 4 << 20;
+        assert_eq!(
+            ChunkLayout::of(mib4, 1, 4096),
+            ChunkLayout { chunk_bytes: mib4, elems: 524_288 }
+        );
+        assert_eq!(
+            ChunkLayout::of(mib4, 2, 4096),
+            ChunkLayout { chunk_bytes: mib4, elems: 262_144 }
+        );
+        // 4 MiB / 3 is 341.33 pages: 341 pages each, 1023 in all
+        assert_eq!(
+            ChunkLayout::of(mib4, 3, 4096),
+            ChunkLayout { chunk_bytes: 3 * 341 * 4096, elems: 341 * 512 }
+        );
+        // less than a page per thread: one page each
+        assert_eq!(
+            ChunkLayout::of(5000, 3, 4096),
+            ChunkLayout { chunk_bytes: 3 * 4096, elems: 512 }
+        );
+        assert_eq!(ChunkLayout::of(mib4, 0, 4096), ChunkLayout::of(mib4, 1, 4096));
+    }
+
+    #[test]
+    fn read_bandwidth_counts_every_threads_bytes_once() {
+        // 125 M elements (1 GB) per thread in half a second: 2 GB/s each
+        assert_eq!(read_gbs(125_000_000, 1, 0.5), 2.0);
+        assert_eq!(read_gbs(125_000_000, 2, 0.5), 4.0);
+        assert_eq!(read_gbs(125_000_000, 3, 0.5), 6.0);
+        assert_eq!(read_gbs(125_000_000, 3, 0.25), 12.0);
+        assert_eq!(read_gbs(341 * 512, 3, 0.5), 3.0 * 341.0 * 4096.0 / 0.5 / 1e9);
+    }
+
+    #[test]
     fn a_disturbed_chunk_is_listed_unstable() {
         let mut c = [chunk(0, 100.0, 1.0), chunk(1, 100.0, 1.0)];
         c[1].stable = false;
@@ -508,6 +562,33 @@ mod tests {
         let v = verdict(&chunks);
         assert!(v.slow.is_empty(), "the same memory re-measured is as fast: {r:?}");
         assert_eq!(v.cleared.len() + v.unconfirmed.len(), 1, "{v:?}");
+    }
+
+    /// On one node every page lands on node 0 whatever the policy, so
+    /// where the pages are proves nothing: the policy of every chunk is
+    /// read back from the kernel (`get_mempolicy(MPOL_F_ADDR)`).
+    #[test]
+    fn every_chunk_is_bound_to_the_node_it_scans() {
+        let spec = ScanSpec {
+            mem_node: 0,
+            cpus: vec![place::current_cpu().unwrap_or(0)],
+            chunks: 2,
+            chunk_bytes: 1 << 20,
+            reps: 1,
+            pages: PageKind::Base,
+            physical: false,
+        };
+        let ops = kernels::select(None).unwrap();
+        let (chunks, held) = first_pass(&spec, ops, &events::Silent, &StopFlag::new()).unwrap();
+        assert_eq!(held.len(), 2);
+        let node0 = place::MemPolicy::Bind(topo::NodeSet::from_iter([0]));
+        for (c, h) in chunks.iter().zip(&held) {
+            assert_eq!(c.on_node, 1.0, "{c:?}");
+            let last = h.buf.as_ptr().wrapping_add(h.buf.len() - 1);
+            for p in [h.buf.as_ptr(), last] {
+                assert_eq!(place::policy_at(p).unwrap(), node0, "chunk {}", c.index);
+            }
+        }
     }
 
     #[test]

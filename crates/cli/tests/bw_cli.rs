@@ -118,6 +118,42 @@ fn tiny_json_run_has_the_documented_structure() {
     assert_eq!(results[2]["stores"], "none");
 }
 
+/// Two threads: the bytes counted are both threads' (each moves its half
+/// of every array), and the figures are those bytes over the repetitions'
+/// times: the median figure is the bytes over the median time (for an
+/// odd count of repetitions; for an even one, the mean of the two middle
+/// figures, which is at least that).
+#[test]
+fn two_threads_count_both_threads_bytes() {
+    let out = bw()
+        .args(["--json", "--quiet", "--size", "2M", "--budget", "0.05", "--min-reps", "3"])
+        .args(["--kernel", "copy,read,rw3:1", "--threads", "2", "--pages", "4k"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let n = (2u64 << 20) / 8; // elements per array, both threads
+    for (r, per_element) in doc["results"].as_array().unwrap().iter().zip([16, 8, 32]) {
+        assert_eq!(r["threads"], 2, "{r}");
+        assert_eq!(r["array_bytes"], 2 << 20, "{r}");
+        let bytes = r["bytes_per_rep"].as_u64().unwrap();
+        assert_eq!(bytes, per_element * n, "{r}");
+        let median = r["median_gbs"].as_f64().unwrap();
+        let at_median_time = bytes as f64 / r["median_rep_s"].as_f64().unwrap() / 1e9;
+        if r["reps"].as_u64().unwrap() % 2 == 1 {
+            assert!(
+                (median / at_median_time - 1.0).abs() < 1e-9,
+                "{median} vs {at_median_time}: {r}"
+            );
+        } else {
+            assert!(median >= at_median_time * (1.0 - 1e-9), "{median} vs {at_median_time}: {r}");
+        }
+        assert_eq!(r["placement"]["status"], "verified", "{r}");
+    }
+}
+
 #[test]
 fn forced_scalar_isa_is_recorded() {
     let out = bw()

@@ -113,6 +113,41 @@ fn a_point_gives_the_documented_json() {
     assert!(c["note"].as_str().unwrap().contains("64 B"), "{c}");
 }
 
+/// The figure is ns per load: each sample's time over its loads, and
+/// each chunk of a sample (the histogram) its time over its loads. A
+/// sample is its chunks (and a partial one, under 0.3% of its loads), so
+/// every sample's figure lies within the chunks' range: a figure computed
+/// over the wrong number of loads (halved, doubled) falls out of it. The
+/// chunks are counted exactly: whole chunks of every kept sample.
+#[test]
+fn a_points_figures_are_its_chunks_ns_per_load() {
+    let out = lat()
+        .args(["--size", "16M", "--samples", "5", "--sample-ms", "4", "--no-prefetch-check"])
+        .args(["--json", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["results"][0];
+    let h = &r["histogram"];
+    let buckets = h["buckets"].as_array().unwrap();
+    let lo = buckets.iter().map(|b| b["lo_ns"].as_f64().unwrap()).fold(f64::MAX, f64::min);
+    let hi = buckets.iter().map(|b| b["hi_ns"].as_f64().unwrap()).fold(0.0, f64::max);
+    let (min, max) = (r["min_ns"].as_f64().unwrap(), r["max_ns"].as_f64().unwrap());
+    // 1% either side: the partial chunk of each sample is not in the histogram
+    assert!(
+        min >= lo * 0.99 && max <= hi * 1.01,
+        "samples {min}..{max} ns, chunks {lo}..{hi} ns: {r}"
+    );
+    let loads = r["loads_per_sample"].as_u64().unwrap();
+    let per_chunk = h["loads_per_value"].as_u64().unwrap();
+    assert!(loads >= 100_000 && per_chunk >= 256 && per_chunk <= loads, "{r}");
+    let samples = r["samples"].as_u64().unwrap();
+    if r["min_loads_per_sample"].is_null() && r["disturbance"]["clean"].as_u64() == Some(samples) {
+        assert_eq!(h["count"].as_u64().unwrap(), samples * (loads / per_chunk), "{r}");
+    }
+}
+
 #[test]
 fn the_prefetch_check_is_skipped_when_asked_or_pointless() {
     let v = json_of(&["--size", "256K", "--no-prefetch-check"]);

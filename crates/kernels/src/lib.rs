@@ -10,6 +10,7 @@
 
 pub mod arch;
 pub mod chase;
+pub mod counting;
 pub mod load;
 pub mod stream;
 

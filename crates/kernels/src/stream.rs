@@ -319,6 +319,51 @@ mod tests {
         assert_eq!(Kernel::Rw2to1.reads(), 2 * Kernel::Rw2to1.writes());
     }
 
+    /// STREAM's count per element is what the loops really touch: every
+    /// kernel run through a counting variant, for odd lengths, both store
+    /// methods, and on every variant this CPU has.
+    #[test]
+    fn the_bytes_counted_are_the_elements_the_loops_touch() {
+        for isa in crate::arch::Isa::available() {
+            for n in [1usize, 7, 513, 1001] {
+                for k in Kernel::ALL {
+                    for stores in [Stores::Regular, Stores::NonTemporal] {
+                        let ops = crate::counting::Counting::new(select(Some(isa)).unwrap());
+                        let [mut a, mut b, mut c, mut d] = arrays(n);
+                        let mut arr = Arrays { a: &mut a, b: &mut b, c: &mut c, d: &mut d };
+                        arr.run(&ops, k, stores);
+                        let what = format!("{k} {} n={n} on {isa}", stores.name());
+                        assert_eq!(ops.reads(), k.reads() * n as u64, "{what}");
+                        assert_eq!(ops.writes(), k.writes() * n as u64, "{what}");
+                        assert_eq!(ops.bytes(), k.bytes_per_element() * n as u64, "{what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_kernel_reads_and_writes_what_its_table_says() {
+        // (kernel, reads, writes, arrays [a, b, c, d] touched, stores)
+        let table = [
+            (Kernel::Copy, 1, 1, [true, false, true, false]),
+            (Kernel::Scale, 1, 1, [false, true, true, false]),
+            (Kernel::Add, 2, 1, [true, true, true, false]),
+            (Kernel::Triad, 2, 1, [true, true, true, false]),
+            (Kernel::Read, 1, 0, [true, false, false, false]),
+            (Kernel::Write, 0, 1, [true, false, false, false]),
+            (Kernel::Rw3to1, 3, 1, [true, true, true, true]),
+            (Kernel::Rw2to1, 2, 1, [true, true, false, true]),
+            (Kernel::Rw1to1, 1, 1, [true, false, false, true]),
+        ];
+        assert_eq!(table.len(), Kernel::ALL.len());
+        for (k, r, w, uses) in table {
+            assert_eq!((k.reads(), k.writes(), k.uses()), (r, w, uses), "{k}");
+            assert_eq!(k.bytes_per_element(), 8 * (r + w), "{k}");
+            assert_eq!(k.stores(), w > 0, "{k}");
+        }
+    }
+
     #[test]
     fn names_round_trip() {
         for k in Kernel::ALL {

@@ -187,7 +187,7 @@ pub fn check_spread(
 mod tests {
     use super::*;
     use crate::buffer::Buffer;
-    use crate::policy::MemPolicy;
+    use crate::policy::{Existing, MemPolicy};
     use results::pages::PageKind;
 
     fn nodes(per: &[(u32, u64)], not_present: u64) -> PageNodes {
@@ -277,6 +277,112 @@ mod tests {
             assert!(c.ok, "{policy}: {c:?}");
             assert_eq!(c.sampled_pages, 256);
         }
+    }
+
+    /// Every policy a measurement sets is the one the kernel reports for
+    /// every page of the buffer (`get_mempolicy(MPOL_F_ADDR)`), first and
+    /// last byte alike: on a one-node machine this, not where the pages
+    /// land, tells a bound buffer from an unbound one.
+    #[test]
+    fn every_policy_is_read_back_over_the_whole_buffer() {
+        let root = topo::SysRoot::live();
+        let support = crate::policy::policy_support(&root);
+        let mut policies = vec![
+            MemPolicy::Bind(set("0")),
+            MemPolicy::Interleave(set("0")),
+            MemPolicy::Preferred(0),
+            MemPolicy::Local,
+        ];
+        if support.weighted_interleave {
+            policies.push(MemPolicy::WeightedInterleave(set("0")));
+        }
+        if support.preferred_many {
+            policies.push(MemPolicy::PreferredMany(set("0")));
+        }
+        let page = sys::page_size();
+        for policy in policies {
+            // 3 pages and a bit: the mapping is 4 pages
+            let b = Buffer::alloc(3 * page + 100, PageKind::NoThp).unwrap();
+            assert_eq!(crate::policy::policy_at(b.as_ptr()).unwrap(), MemPolicy::Default);
+            b.bind(&policy).unwrap();
+            for off in [0, page, 3 * page + 99, 4 * page - 1] {
+                let at = b.as_ptr().wrapping_add(off);
+                assert_eq!(crate::policy::policy_at(at).unwrap(), policy, "{policy} at +{off}");
+            }
+            // and back to no policy of its own
+            b.bind(&MemPolicy::Default).unwrap();
+            assert_eq!(crate::policy::policy_at(b.as_ptr()).unwrap(), MemPolicy::Default);
+        }
+    }
+
+    #[test]
+    fn a_range_policy_covers_its_pages_and_no_other() {
+        let page = sys::page_size();
+        let b = Buffer::alloc(4 * page, PageKind::NoThp).unwrap();
+        let mid = b.as_ptr().wrapping_add(page) as *mut u8;
+        // SAFETY: pages 1 and 2 of our own buffer.
+        unsafe {
+            crate::policy::bind_range(mid, 2 * page, &MemPolicy::Bind(set("0")), Existing::Leave)
+        }
+        .unwrap();
+        let at = |k: usize| crate::policy::policy_at(b.as_ptr().wrapping_add(k * page)).unwrap();
+        assert_eq!(
+            [at(0), at(1), at(2), at(3)],
+            [
+                MemPolicy::Default,
+                MemPolicy::Bind(set("0")),
+                MemPolicy::Bind(set("0")),
+                MemPolicy::Default
+            ]
+        );
+        // a start inside a page is refused before the system call
+        // SAFETY: inside our own buffer (refused anyway).
+        let e = unsafe {
+            crate::policy::bind_range(mid.wrapping_add(8), page, &MemPolicy::Local, Existing::Move)
+        }
+        .unwrap_err();
+        assert!(matches!(e, PlaceError::InvalidArgument(_)), "{e}");
+    }
+
+    #[test]
+    fn a_policy_the_kernel_refuses_is_an_error_never_a_silent_miss() {
+        let b = Buffer::alloc(4 * sys::page_size(), PageKind::NoThp).unwrap();
+        let e = b.bind(&MemPolicy::Bind(set("1000"))).unwrap_err();
+        assert!(e.to_string().contains("mbind"), "{e}");
+        assert_eq!(crate::policy::policy_at(b.as_ptr()).unwrap(), MemPolicy::Default);
+        // an address nothing is mapped at has no policy to read
+        assert!(crate::policy::policy_at(8 as *const u8).is_err());
+    }
+
+    #[test]
+    fn a_spread_of_zero_weights_expects_no_share() {
+        let w: BTreeMap<u32, f64> = [(0, 0.0)].into_iter().collect();
+        let c = check_spread(&nodes(&[(0, 4)], 0), &w, 0.99, 0.05);
+        let s = c.spread.unwrap();
+        assert_eq!(s.expected_share[&0], 0.0);
+        assert_eq!(s.max_deviation, 1.0);
+        assert!(!c.ok);
+    }
+
+    #[test]
+    fn shares_are_counted_on_the_sampled_pages() {
+        let p = nodes(&[(0, 3), (2, 1)], 4);
+        assert_eq!(p.present(), 4);
+        assert_eq!(p.fraction_on(&set("0")), 0.375);
+        assert_eq!(p.fraction_on(&set("0,2")), 0.5);
+        assert_eq!(p.fraction_on(&set("1")), 0.0);
+        assert_eq!(p.fractions(), [(0, 0.375), (2, 0.125)].into_iter().collect());
+        assert_eq!(PageNodes::default().fraction_on(&set("0")), 0.0);
+        // the threshold is a floor: reaching it is enough
+        let c = check(&nodes(&[(0, 3), (1, 1)], 0), &set("0"), 0.75);
+        assert!(c.ok && c.fraction == 0.75);
+        assert!(!check(&nodes(&[(0, 3), (1, 1)], 0), &set("0"), 0.76).ok);
+        // a spread exactly at its tolerance passes
+        let w: BTreeMap<u32, f64> = [(0, 1.0), (1, 1.0)].into_iter().collect();
+        let c = check_spread(&nodes(&[(0, 3), (1, 1)], 0), &w, 0.99, 0.25);
+        assert!(c.ok, "{c:?}");
+        assert_eq!(c.spread.as_ref().unwrap().max_deviation, 0.25);
+        assert!(!check_spread(&nodes(&[(0, 3), (1, 1)], 0), &w, 0.99, 0.24).ok);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use kernels::{Arrays, Expected, Kernel, Ops, Stores};
 use place::{Buffer, MemPolicy, PageNodes};
+use results::pages::PageKind;
 use results::placement::{Placement, PlacementCheck};
 use topo::{NodeSet, Topology};
 
@@ -119,6 +120,82 @@ fn place_buffers(case: &Case, bufs: &[Option<Buffer>; 4]) -> Result<(), BwError>
     Ok(())
 }
 
+/// The case's arrays, allocated and placed (untouched: the team's first
+/// touch puts the pages where the policy says).
+fn alloc_placed(case: &Case, pages: PageKind) -> Result<[Option<Buffer>; 4], BwError> {
+    let mut bufs: [Option<Buffer>; 4] = [None, None, None, None];
+    for (i, used) in case.arrays.iter().enumerate() {
+        if *used {
+            bufs[i] = Some(Buffer::alloc(case.sizing.array_bytes as usize, pages)?);
+        }
+    }
+    place_buffers(case, &bufs)?;
+    Ok(bufs)
+}
+
+/// Bytes one repetition of `kernel` moves over the case: STREAM's count
+/// per element ([`Kernel::bytes_per_element`]) times every thread's
+/// chunk.
+pub(super) fn bytes_per_rep(kernel: Kernel, case: &Case) -> u64 {
+    kernel.bytes_per_element() * (case.sizing.chunk_elems * case.cpus.len()) as u64
+}
+
+/// GB/s (10^9 bytes per second) of `bytes` moved in `secs` seconds.
+pub(super) fn gbs(bytes: u64, secs: f64) -> f64 {
+    bytes as f64 / secs / 1e9
+}
+
+/// A repetition of the team, in seconds: from the first thread's start to
+/// the last one's end (ns on the case's clock), never under 1 ns.
+fn rep_seconds(starts: &[u64], ends: &[u64]) -> f64 {
+    let start = starts.iter().copied().min().unwrap_or(0);
+    let end = ends.iter().copied().max().unwrap_or(0);
+    (end.saturating_sub(start) as f64 / 1e9).max(1e-9)
+}
+
+/// One kernel's repetitions as the leader keeps them: the clean ones'
+/// times make the figure; those the disturbance rule dropped
+/// ([`crate::disturb`]) are set aside, and used only when none was clean.
+#[derive(Debug, Default)]
+struct Reps {
+    kept: Vec<f64>,
+    dropped: Vec<f64>,
+    tally: Tally,
+}
+
+impl Reps {
+    /// Adds a repetition of `secs` with each thread's check; true when kept.
+    fn add(&mut self, secs: f64, checks: &[SampleCheck]) -> bool {
+        let clean = self.tally.add(checks);
+        if clean {
+            self.kept.push(secs);
+        } else {
+            self.dropped.push(secs);
+        }
+        clean
+    }
+
+    /// GB/s of the kept repetitions, `bytes` each.
+    fn gbs(&self, bytes: u64) -> Vec<f64> {
+        self.kept.iter().map(|&t| gbs(bytes, t)).collect()
+    }
+
+    /// Repetitions so far, dropped ones included.
+    fn all(&self) -> usize {
+        self.tally.samples()
+    }
+
+    /// The times the figure is made of: the kept ones, or every one when
+    /// none was clean (the figure is then marked unstable).
+    fn figure_times(&mut self) -> Vec<f64> {
+        if self.kept.is_empty() {
+            std::mem::take(&mut self.dropped)
+        } else {
+            std::mem::take(&mut self.kept)
+        }
+    }
+}
+
 /// Asks the kernel where each chunk's pages are and judges the placement.
 fn verify(case: &Case, bases: &Bases) -> Result<PlacementCheck, BwError> {
     let chunk_bytes = case.sizing.chunk_elems * 8;
@@ -199,14 +276,7 @@ pub(super) fn run_case(
 ) -> Result<Vec<BwResult>, BwError> {
     let threads = case.cpus.len();
     let chunk = case.sizing.chunk_elems;
-    let array_bytes = case.sizing.array_bytes as usize;
-    let mut bufs: [Option<Buffer>; 4] = [None, None, None, None];
-    for (i, used) in case.arrays.iter().enumerate() {
-        if *used {
-            bufs[i] = Some(Buffer::alloc(array_bytes, plan.pages)?);
-        }
-    }
-    place_buffers(case, &bufs)?;
+    let mut bufs = alloc_placed(case, plan.pages)?;
     let mut ptrs = [std::ptr::null_mut(); 4];
     for (i, b) in bufs.iter_mut().enumerate() {
         if let Some(b) = b {
@@ -231,7 +301,6 @@ pub(super) fn run_case(
         checks: Mutex::new(vec![SampleCheck::default(); threads]),
     };
     let done_at_start = *done;
-    let n_total = (chunk * threads) as u64;
 
     team::run(&case.cpus, |w| {
         let i = w.index();
@@ -291,9 +360,9 @@ pub(super) fn run_case(
                     shared.fail(validation(kernel, ops, w.cpu(), e));
                 }
             }
-            // the leader's: clean repetitions' times, the disturbed ones'
-            let (mut times, mut disturbed): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-            let mut tally = Tally::new();
+            // the leader's: the repetitions, kept and dropped
+            let mut reps = Reps::default();
+            let bytes = bytes_per_rep(kernel, case);
             if let Some(e) = &mut events {
                 e.reset();
                 e.enable();
@@ -329,23 +398,16 @@ pub(super) fn run_case(
                 w.sync();
                 if w.is_leader() {
                     // A repetition lasts from the first start to the last end.
-                    let start = shared.starts.iter().map(|s| s.0.load(Ordering::Relaxed)).min();
-                    let end = shared.ends.iter().map(|s| s.0.load(Ordering::Relaxed)).max();
-                    let secs = (end.unwrap_or(0).saturating_sub(start.unwrap_or(0))) as f64 / 1e9;
+                    let load = |v: &[Padded<AtomicU64>]| -> Vec<u64> {
+                        v.iter().map(|s| s.0.load(Ordering::Relaxed)).collect()
+                    };
+                    let secs = rep_seconds(&load(&shared.starts), &load(&shared.ends));
                     let checks = shared.checks.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    if tally.add(&checks) {
-                        times.push(secs.max(1e-9));
-                    } else {
-                        disturbed.push(secs.max(1e-9));
-                    }
-                    let gbs: Vec<f64> = times
-                        .iter()
-                        .map(|t| (kernel.bytes_per_element() * n_total) as f64 / t / 1e9)
-                        .collect();
-                    let all = tally.samples();
+                    reps.add(secs, &checks);
                     let next = if shared.failed() {
                         ABORT
-                    } else if stop.is_stopped() || enough(&plan.reps, &gbs, all, started.elapsed())
+                    } else if stop.is_stopped()
+                        || enough(&plan.reps, &reps.gbs(bytes), reps.all(), started.elapsed())
                     {
                         STOP
                     } else {
@@ -364,11 +426,9 @@ pub(super) fn run_case(
             }
             w.sync();
             if w.is_leader() {
-                if times.is_empty() {
-                    // no clean repetition: the figure comes from all of
-                    // them, marked unstable
-                    times = std::mem::take(&mut disturbed);
-                }
+                // no clean repetition: the figure comes from all of them,
+                // marked unstable
+                let times = reps.figure_times();
                 let next = if shared.failed() || times.is_empty() {
                     ABORT
                 } else {
@@ -383,7 +443,7 @@ pub(super) fn run_case(
                         stop.is_stopped(),
                     );
                     r.counters = team_counts(&shared);
-                    let d = tally.finish();
+                    let d = reps.tally.finish();
                     let calm = d.stable(plan.reps.min_reps.max(plan.reps.top_k));
                     r.stable &= calm;
                     r.disturbance = Some(d);
@@ -466,6 +526,12 @@ fn validation(kernel: Kernel, ops: &dyn Ops, cpu: u32, e: kernels::ValidationErr
     }
 }
 
+/// The average rate over the repetitions of `times`: every byte over all
+/// the time (likwid-bench's definition), GB/s.
+fn gbs_over(bytes: u64, times: &[f64]) -> f64 {
+    bytes as f64 * times.len() as f64 / times.iter().sum::<f64>() / 1e9
+}
+
 #[allow(clippy::too_many_arguments)]
 fn result(
     plan: &BwPlan,
@@ -477,9 +543,8 @@ fn result(
     placement: Option<PlacementCheck>,
     interrupted: bool,
 ) -> BwResult {
-    let n_total = (case.sizing.chunk_elems * case.cpus.len()) as u64;
-    let bytes = kernel.bytes_per_element() * n_total;
-    let gbs: Vec<f64> = times.iter().map(|t| bytes as f64 / t / 1e9).collect();
+    let bytes = bytes_per_rep(kernel, case);
+    let gbs: Vec<f64> = times.iter().map(|&t| gbs(bytes, t)).collect();
     let s = Summary::of(&gbs).expect("at least one finite figure");
     let t = Summary::of(times).expect("at least one time");
     let k = plan.reps.top_k.max(1).min(gbs.len());
@@ -515,7 +580,7 @@ fn result(
         best_gbs: s.max,
         median_gbs: s.median,
         min_gbs: s.min,
-        mean_gbs: bytes as f64 * times.len() as f64 / times.iter().sum::<f64>() / 1e9,
+        mean_gbs: gbs_over(bytes, times),
         max_gbs: s.max,
         spread_pct: s.spread_pct,
         top_spread_pct: top,
@@ -552,6 +617,244 @@ mod tests {
             top_k: 3,
             target_spread_pct: 1.0,
             budget: Duration::from_secs(2),
+        }
+    }
+
+    use crate::disturb::SampleCheck;
+    use kernels::counting::Counting;
+    use kernels::Isa;
+    use results::bw::Mode;
+    use topo::NodeSet;
+
+    use super::super::plan::Sizing;
+
+    fn node0() -> NodeSet {
+        NodeSet::from_iter([0])
+    }
+
+    /// A case of `threads` threads of `chunk` elements each, bound to node 0.
+    fn case(threads: usize, chunk: usize) -> Case {
+        Case {
+            mode: Mode::Local,
+            cpus: (0..threads as u32).collect(),
+            cpu_nodes_of: vec![Some(0); threads],
+            cpu_node: Some(0),
+            memory: CaseMemory::Bind(0),
+            mem_nodes: node0(),
+            sizing: Sizing {
+                array_bytes: (chunk * threads * 8) as u64,
+                chunk_elems: chunk,
+                llc_bytes: None,
+                rule_ok: false,
+            },
+            arrays: [true; 4],
+        }
+    }
+
+    /// The bytes counted per repetition are the bytes the team's loops
+    /// touch: every kernel and store method, 1, 2 and 3 threads, odd
+    /// chunks, each thread's loops run through a counting variant.
+    #[test]
+    fn bytes_per_repetition_are_what_every_thread_moves() {
+        let scalar = kernels::select(Some(Isa::Scalar)).unwrap();
+        for threads in 1..=3 {
+            for chunk in [1, 7, 513, 1001] {
+                let c = case(threads, chunk);
+                for k in Kernel::ALL {
+                    for stores in [Stores::Regular, Stores::NonTemporal] {
+                        let ops = Counting::new(scalar);
+                        for _ in 0..threads {
+                            let mut v: [Vec<f64>; 4] = std::array::from_fn(|_| vec![1.0; chunk]);
+                            let [a, b, cc, d] = &mut v;
+                            Arrays { a, b, c: cc, d }.run(&ops, k, stores);
+                        }
+                        assert_eq!(
+                            bytes_per_rep(k, &c),
+                            ops.bytes(),
+                            "{k} {} {threads} thread(s) x {chunk}",
+                            stores.name()
+                        );
+                    }
+                }
+            }
+        }
+        // and by hand: triad is 24 B per element, 3 x 1001 elements
+        assert_eq!(bytes_per_rep(Kernel::Triad, &case(3, 1001)), 24 * 3003);
+        assert_eq!(bytes_per_rep(Kernel::Read, &case(2, 513)), 8 * 1026);
+    }
+
+    #[test]
+    fn gigabytes_per_second_are_bytes_over_seconds_over_1e9() {
+        assert_eq!(gbs(3_000_000_000, 0.5), 6.0);
+        assert_eq!(gbs(48_048, 0.25), 48_048.0 * 4.0 / 1e9);
+        // the average rate: all the bytes over all the time
+        assert_eq!(gbs_over(1_000_000_000, &[0.25, 0.5, 0.25]), 3.0);
+    }
+
+    #[test]
+    fn a_repetition_runs_from_the_first_start_to_the_last_end() {
+        // ns on the case's clock: thread 1 started first, thread 2 ended last
+        assert_eq!(rep_seconds(&[2_000, 1_000, 3_000], &[501_000, 400_000, 751_000]), 0.00075);
+        assert_eq!(rep_seconds(&[5], &[250_000_005]), 0.25);
+        // a clock that did not move is never a zero time
+        assert_eq!(rep_seconds(&[7, 7], &[7, 7]), 1e-9);
+        assert_eq!(rep_seconds(&[], &[]), 1e-9);
+    }
+
+    /// The figures of a result from known times, exactly: 3 threads of
+    /// 1001 elements (odd), copy (16 B per element), repetitions of 0.5,
+    /// 0.25 and 1 s.
+    #[test]
+    fn a_result_is_the_exact_arithmetic_of_its_bytes_and_times() {
+        let scalar = kernels::select(Some(Isa::Scalar)).unwrap();
+        let plan = BwPlan { peak_gbs: Some(0.0001), ..BwPlan::default() };
+        let c = case(3, 1001);
+        let times = [0.5, 0.25, 1.0];
+        let r = result(&plan, &c, Kernel::Copy, scalar, Stores::Regular, &times, None, false);
+        let bytes = 16 * 3 * 1001;
+        assert_eq!(r.bytes_per_rep, bytes);
+        let b = bytes as f64;
+        assert_eq!(r.best_gbs, b * 4.0 / 1e9);
+        assert_eq!(r.max_gbs, b * 4.0 / 1e9);
+        assert_eq!(r.median_gbs, b * 2.0 / 1e9);
+        assert_eq!(r.min_gbs, b / 1e9);
+        assert_eq!(r.mean_gbs, b * 3.0 / 1.75 / 1e9);
+        assert_eq!((r.reps, r.median_rep_s), (3, 0.5));
+        assert_eq!((r.threads, r.arrays, r.array_bytes), (3, 2, 3 * 1001 * 8));
+        assert_eq!(r.peak_gbs, Some(0.0001));
+        assert_eq!(r.peak_fraction, Some(b * 4.0 / 1e9 / 0.0001));
+        assert_eq!(r.mem_node, Some(0));
+        // no placement check: flagged, never a pass
+        assert_eq!(r.placement.status, results::placement::PlacementStatus::Mismatch);
+        // the same times over one thread's chunk are a third of the figure
+        let one = result(
+            &plan,
+            &case(1, 1001),
+            Kernel::Copy,
+            scalar,
+            Stores::Regular,
+            &times,
+            None,
+            false,
+        );
+        assert_eq!(one.bytes_per_rep * 3, r.bytes_per_rep);
+        assert!((one.best_gbs * 3.0 - r.best_gbs).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_peak_is_shared_by_the_nodes_and_an_unknown_one_gives_no_fraction() {
+        let scalar = kernels::select(Some(Isa::Scalar)).unwrap();
+        let mut c = case(2, 512);
+        // interleaved over two nodes: twice one node's peak
+        c.memory = CaseMemory::Interleave(NodeSet::from_iter([0, 1]));
+        c.mem_nodes = NodeSet::from_iter([0, 1]);
+        let plan = BwPlan { peak_gbs: Some(0.5), ..BwPlan::default() };
+        let r = result(&plan, &c, Kernel::Read, scalar, Stores::Regular, &[0.5], None, false);
+        assert_eq!((r.peak_gbs, r.mem_node), (Some(1.0), None));
+        assert_eq!(r.peak_fraction, Some(r.best_gbs));
+        // a peak of 0 is no peak to compare with
+        let plan = BwPlan { peak_gbs: Some(0.0), ..BwPlan::default() };
+        let r = result(&plan, &c, Kernel::Read, scalar, Stores::Regular, &[0.5], None, false);
+        assert_eq!((r.peak_gbs, r.peak_fraction), (Some(0.0), None));
+    }
+
+    #[test]
+    fn every_store_method_is_recorded_as_used() {
+        let scalar = kernels::select(Some(Isa::Scalar)).unwrap();
+        let plan = BwPlan::default();
+        for k in Kernel::ALL {
+            for (stores, want) in [
+                (Stores::Regular, results::bw::Stores::Regular),
+                (Stores::NonTemporal, results::bw::Stores::Nt),
+            ] {
+                let r = result(&plan, &case(2, 513), k, scalar, stores, &[1.0], None, false);
+                let want = if k == Kernel::Read { results::bw::Stores::None } else { want };
+                assert_eq!(r.stores, want, "{k}");
+                assert_eq!(r.bytes_per_rep, k.bytes_per_element() * 1026, "{k}");
+                assert_eq!(r.arrays, k.uses().iter().filter(|&&u| u).count(), "{k}");
+            }
+        }
+    }
+
+    fn rep_check(waited_ns: u64) -> SampleCheck {
+        SampleCheck {
+            cpu: Some(0),
+            wall_ns: 1_000_000,
+            waited_ns: Some(waited_ns),
+            ..Default::default()
+        }
+    }
+
+    /// A repetition during which any thread waited more than 1% of the
+    /// time is dropped; the figure is the kept ones', or every one's
+    /// when none was kept.
+    #[test]
+    fn disturbed_repetitions_are_dropped_from_the_figure() {
+        let mut reps = Reps::default();
+        assert!(reps.add(0.5, &[rep_check(0), rep_check(10_000)]), "1% exactly is kept");
+        assert!(!reps.add(0.25, &[rep_check(0), rep_check(10_001)]), "over 1% on one thread");
+        assert!(reps.add(1.0, &[rep_check(5_000), rep_check(0)]));
+        assert_eq!(reps.all(), 3);
+        assert_eq!(reps.gbs(1_000_000_000), [2.0, 1.0]);
+        let d = reps.tally.finish();
+        assert_eq!((d.clean, d.disturbed), (2, 1));
+        assert_eq!(reps.figure_times(), [0.5, 1.0]);
+        // none kept: the dropped ones make the figure
+        let mut reps = Reps::default();
+        reps.add(0.5, &[rep_check(500_000)]);
+        reps.add(0.25, &[rep_check(500_000)]);
+        assert!(reps.gbs(8).is_empty());
+        assert_eq!(reps.figure_times(), [0.5, 0.25]);
+        assert!(!reps.tally.finish().stable(1));
+    }
+
+    /// Every array carries the memory policy its case claims, read back
+    /// from the kernel (`get_mempolicy(MPOL_F_ADDR)`) chunk by chunk: on
+    /// one node the pages land on node 0 whatever the policy, so where
+    /// they are cannot tell a bound array from an unbound one.
+    #[test]
+    fn every_array_carries_the_policy_its_case_claims() {
+        let root = topo::SysRoot::live();
+        let mut memories = vec![
+            (CaseMemory::Bind(0), [MemPolicy::Bind(node0()), MemPolicy::Bind(node0())]),
+            (
+                CaseMemory::Interleave(node0()),
+                [MemPolicy::Interleave(node0()), MemPolicy::Interleave(node0())],
+            ),
+            // thread 1 on a node whose memory is not the case's (or that
+            // has none): local allocation, never a bind to its node
+            (CaseMemory::LocalPerThread, [MemPolicy::Bind(node0()), MemPolicy::Local]),
+        ];
+        if place::policy_support(&root).weighted_interleave {
+            memories.push((
+                CaseMemory::Weighted(node0(), [(0, 1.0)].into_iter().collect()),
+                [MemPolicy::WeightedInterleave(node0()), MemPolicy::WeightedInterleave(node0())],
+            ));
+        }
+        for (memory, want) in memories {
+            let mut c = case(2, 512); // a page per thread
+            c.cpu_nodes_of = vec![Some(0), Some(1)];
+            c.memory = memory.clone();
+            c.arrays = [true, false, true, false];
+            let bufs = alloc_placed(&c, PageKind::Base).unwrap();
+            assert!(bufs[1].is_none() && bufs[3].is_none(), "only the arrays used");
+            for b in bufs.iter().flatten() {
+                for (i, want) in want.iter().enumerate() {
+                    let at = b.as_ptr().wrapping_add(i * 4096);
+                    assert_eq!(&place::policy_at(at).unwrap(), want, "{memory:?} chunk {i}");
+                }
+            }
+            // first touch, then where the pages are: all on node 0
+            let mut bufs = bufs;
+            let ptrs: [*mut f64; 4] = std::array::from_fn(|i| {
+                bufs[i].as_mut().map_or(std::ptr::null_mut(), |b| {
+                    b.touch();
+                    b.as_mut_ptr() as *mut f64
+                })
+            });
+            let p = verify(&c, &Bases(ptrs)).unwrap();
+            assert!(p.ok && p.fraction == 1.0, "{memory:?}: {p:?}");
+            assert_eq!(p.sampled_pages, 4, "2 arrays x 2 chunks of one page");
         }
     }
 

@@ -107,6 +107,26 @@ fn generate(map: &mut sys::Mapping, ctl: &Control, g: &Gen) {
     std::hint::black_box(acc);
 }
 
+/// The bandwidth the load threads reached at one point: GB/s (1e9 B/s)
+/// from the lines they moved while the chase ran, in `secs` seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadRates {
+    pub load_gbs: f64,
+    pub read_gbs: f64,
+    pub write_gbs: f64,
+}
+
+impl LoadRates {
+    pub fn of(mix: LoadKind, lines: u64, secs: f64) -> LoadRates {
+        let (rb, wb) = mix.bytes_of(lines);
+        LoadRates {
+            load_gbs: (rb + wb) / secs / 1e9,
+            read_gbs: rb / secs / 1e9,
+            write_gbs: wb / secs / 1e9,
+        }
+    }
+}
+
 /// The worst of the load buffers' placements (lowest share on the node).
 fn worst_placement(v: &[Placement]) -> Option<Placement> {
     let frac = |p: &Placement| p.check.as_ref().map_or(2.0, |c| c.fraction);
@@ -285,7 +305,7 @@ pub fn loaded(
                     let dt = t0.elapsed().as_secs_f64();
                     let moved = lines() - l0;
                     let Some(sum) = Summary::of(&sm.ns_per_load) else { break 'mixes };
-                    let (rb, wb) = mix.bytes_of(moved);
+                    let rates = LoadRates::of(mix, moved, dt);
                     let p = LoadedPoint {
                         mode: Mode::Loaded,
                         delay: if d.is_some() { iters } else { 0 },
@@ -296,9 +316,9 @@ pub fn loaded(
                         p90_ns: sum.p90,
                         p99_ns: sum.p99,
                         spread_pct: sum.spread_pct,
-                        load_gbs: (rb + wb) / dt / 1e9,
-                        read_gbs: Some(rb / dt / 1e9),
-                        write_gbs: Some(wb / dt / 1e9),
+                        load_gbs: rates.load_gbs,
+                        read_gbs: Some(rates.read_gbs),
+                        write_gbs: Some(rates.write_gbs),
                         load_threads: load_cpus.len(),
                         load_kind: mix,
                         cpu: r.cpu,
@@ -407,6 +427,25 @@ mod tests {
         assert_eq!(w.status, PlacementStatus::Mismatch);
         assert_eq!(w.check.unwrap().fraction, 0.7);
         assert_eq!(worst_placement(&[]), None);
+    }
+
+    #[test]
+    fn load_bandwidth_comes_from_the_lines_moved_and_the_time() {
+        // 3 M lines of 64 B in half a second; (read, write) GB/s
+        for (mix, r, w) in [
+            (LoadKind::Read, 0.384, 0.0),    // every line read: 192 MB
+            (LoadKind::Rw, 0.384, 0.384),    // every line read and written back
+            (LoadKind::R2W1, 0.384, 0.192),  // both read, one of two written back
+            (LoadKind::R3W1, 0.384, 0.128),  // all read, one of three written back
+            (LoadKind::NtWrite, 0.0, 0.384), // written only
+        ] {
+            let got = LoadRates::of(mix, 3_000_000, 0.5);
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-12;
+            assert!(
+                close(got.read_gbs, r) && close(got.write_gbs, w) && close(got.load_gbs, r + w),
+                "{mix:?}: {got:?}"
+            );
+        }
     }
 
     #[test]

@@ -887,6 +887,31 @@ mod tests {
         assert!(!r.hidden_numa);
     }
 
+    /// The chase's buffer (and the loaded latency's load buffers, made
+    /// the same way) carries `MPOL_BIND` to the node it claims: on one
+    /// node the pages land on node 0 whatever the policy, so the policy
+    /// itself is read back (`get_mempolicy(MPOL_F_ADDR)`), at both ends.
+    #[test]
+    fn the_chase_buffer_is_bound_to_its_memory_node() {
+        let node0 = place::MemPolicy::Bind(NodeSet::from_iter([0]));
+        for pages in [PageKind::NoThp, PageKind::Thp] {
+            let opts = ChaseOpts { pages, ..ChaseOpts::default() };
+            let mut a = arena(4 << 20, &opts, Some(0)).unwrap();
+            let len = a.map.len();
+            let p = a.map.as_mut_ptr();
+            for at in [p as *const u8, p.wrapping_add(len - 1)] {
+                assert_eq!(place::policy_at(at).unwrap(), node0, "{pages:?}");
+            }
+            assert_eq!(a.placement.status, PlacementStatus::Verified, "{pages:?}");
+            let c = a.placement.check.as_ref().unwrap();
+            assert_eq!((c.fraction, c.expected.clone()), (1.0, NodeSet::from_iter([0])));
+        }
+        // no node (a machine without NUMA information): no policy, unverified
+        let mut a = arena(1 << 20, &ChaseOpts::default(), None).unwrap();
+        assert_eq!(place::policy_at(a.map.as_mut_ptr()).unwrap(), place::MemPolicy::Default);
+        assert_eq!(a.placement.status, PlacementStatus::Unverified);
+    }
+
     #[test]
     fn bytes_format_in_binary_units() {
         assert_eq!(binary_size(48 * 1024), "48 KiB");

@@ -21,6 +21,62 @@ fn input(len: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// The variants the tests below compare with the reference on this CPU,
+/// and those they cannot run here, each with why.
+fn coverage() -> (Vec<Isa>, Vec<(Isa, &'static str)>) {
+    let mut ran = Vec::new();
+    let mut not_run = Vec::new();
+    for isa in Isa::ALL.into_iter().filter(|&i| i != Isa::Scalar) {
+        if super::ops_for(isa).is_some() {
+            ran.push(isa);
+        } else if cfg!(target_arch = "x86_64") && isa == Isa::Neon {
+            not_run.push((isa, "an aarch64 variant"));
+        } else if cfg!(target_arch = "aarch64") && isa != Isa::Neon {
+            not_run.push((isa, "an x86-64 variant"));
+        } else {
+            not_run.push((isa, "not supported by this CPU"));
+        }
+    }
+    (ran, not_run)
+}
+
+/// The coverage in one line, e.g. `kernel variants checked against the
+/// scalar reference: sse2, avx2; not run on this CPU: avx512 (not
+/// supported by this CPU), neon (an aarch64 variant)`.
+fn coverage_line() -> String {
+    let (ran, not_run) = coverage();
+    let names = |v: &[Isa]| v.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ");
+    let missing: Vec<String> = not_run.iter().map(|(i, why)| format!("{i} ({why})")).collect();
+    format!(
+        "kernel variants checked against the scalar reference: {}; not run on this CPU: {}",
+        if ran.is_empty() { "none".to_string() } else { names(&ran) },
+        if missing.is_empty() { "none".to_string() } else { missing.join(", ") }
+    )
+}
+
+/// A variant this CPU lacks is never dropped silently: the tests print
+/// which ran and which did not (`cargo test -p kernels coverage --
+/// --nocapture`; `.ci/run` shows it), and `NUMAPROBE_REQUIRE_ISAS=avx2,avx512`
+/// makes a missing one a failure on a machine known to have it.
+#[test]
+fn variant_coverage_is_reported() {
+    let line = coverage_line();
+    println!("{line}");
+    let (ran, not_run) = coverage();
+    assert_eq!(ran.len() + not_run.len(), Isa::ALL.len() - 1, "{line}");
+    #[cfg(target_arch = "x86_64")]
+    assert!(ran.contains(&Isa::Sse2), "SSE2 is the x86-64 baseline: {line}");
+    if let Ok(want) = std::env::var("NUMAPROBE_REQUIRE_ISAS") {
+        for name in want.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let isa = Isa::parse(name).unwrap_or_else(|| panic!("unknown ISA '{name}'"));
+            assert!(
+                isa == Isa::Scalar || ran.contains(&isa),
+                "NUMAPROBE_REQUIRE_ISAS asks for {isa}, which this CPU cannot run: {line}"
+            );
+        }
+    }
+}
+
 /// The variants under test: everything this CPU has but the reference.
 fn variants() -> Vec<&'static dyn Ops> {
     Isa::available()

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Mutation check of the measurement arithmetic (docs/testing.md, "The
+# mutation check"): cargo-mutants changes the code every figure comes
+# from, one mutant at a time, and the tests of its crate must fail on each.
+#
+#   scripts/mutants.sh            the CI set: the functions the figures go
+#                                 through (bytes, GB/s, ns per load, the
+#                                 binding of buffers), bounded in time
+#   scripts/mutants.sh --full     every function of the measurement modules:
+#                                 bench's bw/lat/scan measure code, the
+#                                 kernels' byte accounting, place's
+#                                 bind/verify (hours on 2 cores)
+#   scripts/mutants.sh --list     the CI set's mutants, without running them
+#   (more arguments go to cargo mutants, e.g. --full --re one_way_ns)
+#
+# Installs cargo-mutants at a pinned version when missing (`cargo install
+# --locked`, as scripts/release.sh installs its tools). Mutates the
+# checkout in place, one file at a time, and reuses target/ (run it after
+# `cargo test`); the files are put back after each mutant, and from a copy
+# when the run is stopped. A mutant that survives fails the run; the
+# results are in target/mutants/mutants.out/ (caught.txt, missed.txt,
+# unviable.txt, timeout.txt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CARGO_MUTANTS_VERSION=27.1.0
+# The CI set may take this long in all (seconds) before the run fails.
+LIMIT_S=${NUMAPROBE_MUTANTS_LIMIT_S:-420}
+
+say() { echo "mutants: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+full=0
+list=0
+extra=()
+for a in "$@"; do
+    case "$a" in
+        --full) full=1 ;;
+        --list) list=1 ;;
+        *) extra+=("$a") ;;
+    esac
+done
+
+# The measurement modules (the full check).
+FILES=(
+    crates/bench/src/bw/measure.rs
+    crates/bench/src/lat/measure.rs
+    crates/bench/src/lat/c2c.rs
+    crates/bench/src/lat/loaded.rs
+    crates/bench/src/scan.rs
+    crates/kernels/src/stream.rs
+    crates/place/src/verify.rs
+    crates/place/src/policy.rs
+    crates/place/src/buffer.rs
+)
+# The CI set: where the three bugs of issue 40 lived (docs/testing.md):
+# the chase's per-load division, the bytes a bandwidth repetition counts,
+# and the binding of the bandwidth arrays; about 5 minutes with the first
+# build on the 2-core machine.
+CI_FILES=(
+    crates/bench/src/bw/measure.rs
+    crates/bench/src/lat/measure.rs
+)
+CI_RE='(replace | in )(ns_per_load|bytes_per_rep)( |$)|replace place_buffers -> '
+
+args=(--in-place --baseline skip --no-shuffle --cargo-test-arg=--lib
+      --timeout 120 --build-timeout 600 --output target/mutants)
+if [ "$full" = 1 ]; then
+    for f in "${FILES[@]}"; do args+=(--file "$f"); done
+    # Not worth a mutant: logging, Display, the CLI's enums' names.
+    args+=(--exclude-re 'fmt|describe|explain_einval|name$')
+else
+    for f in "${CI_FILES[@]}"; do args+=(--file "$f"); done
+    args+=(--re "$CI_RE")
+fi
+
+if ! cargo mutants --version 2>/dev/null | grep -qw "$CARGO_MUTANTS_VERSION"; then
+    say "installing cargo-mutants $CARGO_MUTANTS_VERSION from crates.io (cargo install --locked)"
+    cargo install --locked --quiet cargo-mutants --version "$CARGO_MUTANTS_VERSION" >&2 ||
+        die "cargo install cargo-mutants $CARGO_MUTANTS_VERSION failed"
+    cargo mutants --version 2>/dev/null | grep -qw "$CARGO_MUTANTS_VERSION" ||
+        die "cargo mutants is not version $CARGO_MUTANTS_VERSION after installing it"
+fi
+
+if [ "$list" = 1 ]; then
+    exec cargo mutants --list "${args[@]}" "${extra[@]}"
+fi
+
+# In place: keep a copy of every file a mutant may touch, put back on any
+# exit (cargo-mutants restores each file itself; this covers a kill).
+backup=$(mktemp -d)
+for f in "${FILES[@]}"; do mkdir -p "$backup/$(dirname "$f")"; cp -p "$f" "$backup/$f"; done
+restore() {
+    for f in "${FILES[@]}"; do cmp -s "$backup/$f" "$f" || cp -p "$backup/$f" "$f"; done
+    rm -rf "$backup"
+}
+trap restore EXIT
+
+start=$(date +%s)
+set +e
+if [ "$full" = 1 ]; then
+    cargo mutants "${args[@]}" "${extra[@]}"
+else
+    timeout --kill-after=30 "$LIMIT_S" cargo mutants "${args[@]}" "${extra[@]}"
+fi
+rc=$?
+set -e
+out=target/mutants/mutants.out
+count() { if [ -s "$out/$1.txt" ]; then grep -c . "$out/$1.txt"; else echo 0; fi; }
+say "$(count caught) caught, $(count missed) missed, $(count unviable) unviable, $(count timeout) timed out, in $(( $(date +%s) - start )) s"
+case "$rc" in
+    0) ;;
+    # a mutant that made its tests hang: the tests did not pass with it
+    3) say "these mutants made the tests hang (counted as caught):"; cat "$out/timeout.txt" >&2 ;;
+    124|137) die "stopped after ${LIMIT_S} s (NUMAPROBE_MUTANTS_LIMIT_S): the CI set must stay bounded; narrow it or raise the limit in docs/testing.md" ;;
+    2) say "missed mutants (a test must catch each, or docs/testing.md says why it cannot matter):"
+       cat "$out/missed.txt" >&2
+       exit 1 ;;
+    *) die "cargo mutants failed (exit $rc)" ;;
+esac
