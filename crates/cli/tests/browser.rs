@@ -26,10 +26,12 @@ use assert_cmd::Command;
 /// matrix and its remote/local view, bandwidth vs threads, latency matrix
 /// and its remote/local view, latency vs working set, per-CPU latency,
 /// loaded latency, core-to-core, program under placements (exec bars),
-/// and one chart per compared metric of the catalogue (18: dots per run,
-/// median marked: seven headline metrics, the remote penalty, the latency a
-/// thread sees, five per-CPU figures, four exec policies' program metric).
-const EXPECTED_CHARTS: usize = 28;
+/// and one chart per compared metric of the catalogue (21: dots per run,
+/// median marked: six headline metrics, the local bandwidth per package,
+/// the cross-package bandwidth, the spread-memory latency, the remote
+/// penalty, the latency a thread sees, five per-CPU figures, four exec
+/// policies' program metric).
+const EXPECTED_CHARTS: usize = 31;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")
