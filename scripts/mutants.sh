@@ -3,14 +3,17 @@
 # mutation check"): cargo-mutants changes the code every figure comes
 # from, one mutant at a time, and the tests of its crate must fail on each.
 #
-#   scripts/mutants.sh            the CI set: the functions the figures go
-#                                 through (bytes, GB/s, ns per load, the
-#                                 binding of buffers), bounded in time
+#   scripts/mutants.sh            the CI set: where the three bugs of issue
+#                                 40 lived (12 mutants, a few minutes,
+#                                 bounded by NUMAPROBE_MUTANTS_LIMIT_S)
 #   scripts/mutants.sh --full     every function of the measurement modules:
 #                                 bench's bw/lat/scan measure code, the
 #                                 kernels' byte accounting, place's
 #                                 bind/verify (hours on 2 cores)
-#   scripts/mutants.sh --list     the CI set's mutants, without running them
+#   scripts/mutants.sh --figures  every function a figure goes through (the
+#                                 264 mutants of docs/testing.md: about
+#                                 1.5 hours)
+#   scripts/mutants.sh --list     the chosen set's mutants, without running
 #   (more arguments go to cargo mutants, e.g. --full --re one_way_ns)
 #
 # Installs cargo-mutants at a pinned version when missing (`cargo install
@@ -31,11 +34,13 @@ say() { echo "mutants: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 full=0
+figures=0
 list=0
 extra=()
 for a in "$@"; do
     case "$a" in
         --full) full=1 ;;
+        --figures) figures=1 ;;
         --list) list=1 ;;
         *) extra+=("$a") ;;
     esac
@@ -55,13 +60,16 @@ FILES=(
 )
 # The CI set: where the three bugs of issue 40 lived (docs/testing.md):
 # the chase's per-load division, the bytes a bandwidth repetition counts,
-# and the binding of the bandwidth arrays; about 5 minutes with the first
-# build on the 2-core machine.
+# and the binding of the bandwidth arrays; 2.5-4.5 minutes on the shared
+# 2-core machine.
 CI_FILES=(
     crates/bench/src/bw/measure.rs
     crates/bench/src/lat/measure.rs
 )
 CI_RE='(replace | in )(ns_per_load|bytes_per_rep)( |$)|replace place_buffers -> '
+
+# Every function a figure goes through (docs/testing.md, "What was run").
+FIG_RE='(replace | in )(bytes_per_rep|gbs|gbs_over|rep_seconds|Reps::add|Reps::gbs|Reps::all|Reps::figure_times|result|settled|enough|place_buffers|alloc_placed|measure_with|timed|ns_per_load|SamplePlan::of|shorter|one_way_ns|LoadRates::of|read_gbs|ChunkLayout::of|Kernel::reads|Kernel::writes|Kernel::bytes_per_element|Kernel::uses|Kernel::stores|check|check_spread|check_interleave|PageNodes::fraction_on|PageNodes::fractions|PageNodes::present|PageNodes::record|bind_range|Buffer::bind|Buffer::touch|policy_at|MemPolicy::mode|MemPolicy::from_kernel)( |$)'
 
 args=(--in-place --baseline skip --no-shuffle --cargo-test-arg=--lib
       --timeout 120 --build-timeout 600 --output target/mutants)
@@ -69,6 +77,9 @@ if [ "$full" = 1 ]; then
     for f in "${FILES[@]}"; do args+=(--file "$f"); done
     # Not worth a mutant: logging, Display, the CLI's enums' names.
     args+=(--exclude-re 'fmt|describe|explain_einval|name$')
+elif [ "$figures" = 1 ]; then
+    for f in "${FILES[@]}"; do args+=(--file "$f"); done
+    args+=(--re "$FIG_RE")
 else
     for f in "${CI_FILES[@]}"; do args+=(--file "$f"); done
     args+=(--re "$CI_RE")
@@ -98,7 +109,7 @@ trap restore EXIT
 
 start=$(date +%s)
 set +e
-if [ "$full" = 1 ]; then
+if [ "$full" = 1 ] || [ "$figures" = 1 ]; then
     cargo mutants "${args[@]}" "${extra[@]}"
 else
     timeout --kill-after=30 "$LIMIT_S" cargo mutants "${args[@]}" "${extra[@]}"
@@ -113,8 +124,14 @@ case "$rc" in
     # a mutant that made its tests hang: the tests did not pass with it
     3) say "these mutants made the tests hang (counted as caught):"; cat "$out/timeout.txt" >&2 ;;
     124|137) die "stopped after ${LIMIT_S} s (NUMAPROBE_MUTANTS_LIMIT_S): the CI set must stay bounded; narrow it or raise the limit in docs/testing.md" ;;
-    2) say "missed mutants (a test must catch each, or docs/testing.md says why it cannot matter):"
-       cat "$out/missed.txt" >&2
-       exit 1 ;;
+    2) # the survivors docs/testing.md explains (line numbers left out)
+       known='^crates/place/src/verify.rs: replace / with \* in check_interleave$|^crates/bench/src/lat/measure.rs: replace > with >= in measure_with$'
+       new=$(sed -E 's/:[0-9]+:[0-9]+:/:/' "$out/missed.txt" | grep -Ev "$known" || true)
+       if [ -n "$new" ]; then
+           say "missed mutants (a test must catch each, or docs/testing.md says why it cannot matter):"
+           echo "$new" >&2
+           exit 1
+       fi
+       say "the only mutants missed are those docs/testing.md explains" ;;
     *) die "cargo mutants failed (exit $rc)" ;;
 esac

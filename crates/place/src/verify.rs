@@ -355,6 +355,23 @@ mod tests {
     }
 
     #[test]
+    fn every_status_move_pages_gives_is_counted_where_it_belongs() {
+        let mut p = PageNodes::default();
+        for s in
+            [0, 0, 3, -libc::ENOENT, -libc::EFAULT, -libc::EACCES, -libc::EACCES, -libc::ENOMEM]
+        {
+            p.record(s);
+        }
+        assert_eq!(p.per_node, [(0, 2), (3, 1)].into_iter().collect());
+        assert_eq!((p.not_present, p.faulted), (1, 1));
+        assert_eq!(
+            p.other_errors,
+            [(libc::EACCES, 2), (libc::ENOMEM, 1)].into_iter().collect(),
+            "by errno"
+        );
+    }
+
+    #[test]
     fn a_spread_of_zero_weights_expects_no_share() {
         let w: BTreeMap<u32, f64> = [(0, 0.0)].into_iter().collect();
         let c = check_spread(&nodes(&[(0, 4)], 0), &w, 0.99, 0.05);

@@ -442,8 +442,15 @@ mod tests {
     #[test]
     fn a_slower_ring_gives_longer_chunks_and_fewer_loads() {
         // 250 ns per load: 20 ms is 80 000 loads (100 000), chunks of 100
-        // loads raised to 256; at 2 ns, 10 M loads in chunks of 12 500
-        for (ns, loads, chunk) in [(250, 100_000, 256), (2, 10_000_000, 12_500)] {
+        // loads raised to 256; at 2 ns, 10 M loads in chunks of 12 500.
+        // Walked: a small ring (4096 elements) is lapped twice to warm up,
+        // then the probe (at 250 ns 1024 then 4096 twice; at 2 ns up to
+        // 1 M loads, twice) and 3 samples
+        let probe_2ns: u64 = [1024, 4096, 16_384, 65_536, 262_144, 2 * 1_048_576].iter().sum();
+        for (ns, loads, chunk, walked) in [
+            (250, 100_000, 256, 2 * 4096 + 1024 + 2 * 4096 + 3 * 100_000),
+            (2, 10_000_000, 12_500, 2 * 4096 + probe_2ns + 3 * 10_000_000),
+        ] {
             let time = Cell::new(0);
             let mut ring = FakeRing { elems: 4096, ns_per_load: ns, time: &time, walked: 0 };
             let mut env = FakeEnv::new(&time, 25, vec![]);
@@ -451,6 +458,7 @@ mod tests {
             let s = measure_with(&mut ring, &mut env, &t, &StopFlag::new()).unwrap();
             assert_eq!(s.ns_per_load, vec![ns as f64; 3], "{ns} ns");
             assert_eq!((s.loads_per_sample, s.loads_per_chunk), (loads, chunk), "{ns} ns");
+            assert_eq!(ring.walked, walked, "{ns} ns");
         }
     }
 
