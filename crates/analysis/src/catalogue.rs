@@ -3,11 +3,14 @@
 //! with a stable id, a unit, a direction and how it is drawn from the
 //! run's typed records. Documented for users in docs/store.md.
 //!
-//! * the headline metrics ([`crate::metrics`]): local, global, interleaved
-//!   and cross-node bandwidth, local and remote latency, loaded latency;
-//! * remote latency per SLIT distance tier, where a machine has more than
-//!   one remote distance (`remote_lat_ns_d32`);
-//! * the remote penalty (remote / local latency);
+//! * metrics by hardware relation and scope ([`crate::layout`]), never by
+//!   OS node id or SLIT value (both change with SNC, NPS, COD and
+//!   `numa=off`): local bandwidth per node and per package, global and
+//!   interleaved bandwidth, neighbour-node, cross-package and memory-tier
+//!   bandwidth, local, neighbour-node, other-package and memory-tier
+//!   latency, the spread-memory latency, loaded latency; latency cells from
+//!   the matrix, else points, else the per-CPU results;
+//! * the remote penalty (other-package / local latency);
 //! * the latency a thread sees (`thread_lat_ns`): the local latency where
 //!   the OS shows several nodes (a thread bound to its node gets it), the
 //!   mean over CPUs of the per-CPU latency where it shows one (no thread
@@ -19,7 +22,7 @@
 //! * every `exec` policy's program metric and wall time.
 //!
 //! A metric that a configuration makes impossible (remote figures with one
-//! OS node) is never drawn for it.
+//! OS node or one package) is never drawn for it.
 
 use std::collections::BTreeMap;
 
