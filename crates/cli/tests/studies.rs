@@ -321,6 +321,24 @@ fn socket_topology(
     serde_json::to_value(m.build()).unwrap()
 }
 
+/// The SLIT as a run's configuration records it (`acpi_slit`, from the
+/// firmware's table: the rows joined, `10 11 20 20 / 11 10 20 20 / ...`
+/// up to 8 localities), from the topology's distances.
+fn slit_text(topology: &Value) -> String {
+    let rows: Vec<String> = topology["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            let d: Vec<String> =
+                n["distances"].as_array().unwrap().iter().map(|x| x.to_string()).collect();
+            d.join(" ")
+        })
+        .collect();
+    assert!(rows.len() <= 8, "above 8 localities the table is summarised");
+    rows.join(" / ")
+}
+
 fn xeon_setting(x: &'static Xeon, neighbour: f64) -> Setting {
     let per_socket = x.snc;
     let nodes = (2 * per_socket).max(1);
@@ -344,13 +362,13 @@ fn xeon_setting(x: &'static Xeon, neighbour: f64) -> Setting {
             "node-per-package",
             "NUMA per socket".to_string(),
             "2 proximity domains (2 with CPUs, 2 with memory)".to_string(),
-            "10 20 / 20 10".to_string(),
+            slit_text(&topology),
         ),
         k => (
             "nodes-per-package",
             format!("SNC{k}"),
             format!("{nodes} proximity domains ({nodes} with CPUs, {nodes} with memory)"),
-            format!("{nodes}x{nodes}: 10, 11, 20"),
+            slit_text(&topology),
         ),
     };
     let declared = match per_socket {
@@ -577,16 +595,17 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
 // margin), neighbour cells at SLIT 11 and 12 take 1.08x and 1.15x it.
 
 fn milan_nps(label: &'static str, nps: u32, local_ns: f64) -> Setting {
-    let slit = |a: u32, b: u32| if a / 2 == b / 2 { 11 } else { 12 };
+    let near = |a: u32, b: u32| if a / 2 == b / 2 { 11 } else { 12 };
     let topology = socket_topology(
         topo::Vendor::Amd,
         "AMD EPYC 7763 64-Core Processor",
         1,
         64,
         nps,
-        &slit,
+        &near,
         32,
     );
+    let slit = slit_text(&topology);
     Setting {
         label,
         packages: 1,
@@ -595,6 +614,7 @@ fn milan_nps(label: &'static str, nps: u32, local_ns: f64) -> Setting {
                        "numa_mode_label": format!("NPS{nps}"), "nodes": nps, "nodes_with_cpus": nps,
                        "online_cpus": 64, "kernel": "6.1.0",
                        "acpi_srat": format!("{nps} proximity domains ({nps} with CPUs, {nps} with memory)"),
+                       "acpi_slit": slit,
                        "declared": {"bios.nps": nps.to_string()}}),
         records: Box::new(move |rng| {
             let mut v = vec![
