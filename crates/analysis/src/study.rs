@@ -332,20 +332,25 @@ pub struct LevelShift {
 /// must be for a series not to count as repeats.
 const SHIFT_FACTOR: f64 = 4.0;
 
+/// The fewest runs of each level: two runs that happen to agree are not a
+/// level (and leaving a bimodal configuration out of the floor would make
+/// the floor less cautious on the evidence of four runs).
+const MIN_LEVEL: usize = 3;
+
 /// The two levels of a series of `(run, value)`, when it has them
 /// ([`LevelShift`]): split at the widest gap between sorted values, each
-/// level of at least 2 runs.
+/// level of at least [`MIN_LEVEL`] runs.
 fn level_shift(metric: &str, label: &Option<String>, s: &[(RunId, f64)]) -> Option<LevelShift> {
     let mut v: Vec<(RunId, f64)> =
         s.iter().copied().filter(|x| x.1.is_finite() && x.1 > 0.0).collect();
-    if v.len() < 4 {
+    if v.len() < 2 * MIN_LEVEL {
         return None;
     }
     v.sort_by(|a, b| a.1.total_cmp(&b.1));
     let logs: Vec<f64> = v.iter().map(|x| x.1.ln()).collect();
     let (k, gap) =
         (1..logs.len()).map(|i| (i, logs[i] - logs[i - 1])).max_by(|a, b| a.1.total_cmp(&b.1))?;
-    if k < 2 || logs.len() - k < 2 {
+    if k < MIN_LEVEL || logs.len() - k < MIN_LEVEL {
         return None;
     }
     let spread = (logs[k - 1] - logs[0]).max(logs[logs.len() - 1] - logs[k]);
