@@ -404,7 +404,7 @@ fn local_bw_per_package(d: &RunData, layout: &Layout) -> Option<f64> {
     let per_node: BTreeMap<u32, f64> =
         pts.iter().filter_map(|p| Some((p.cpu_node?, p.best_gbs))).collect();
     let mut sums = Vec::new();
-    for pkg in 0..layout.packages as u32 {
+    for pkg in layout.package_ids() {
         let nodes = layout.cpu_nodes_of(pkg)?;
         let vals: Option<Vec<f64>> = nodes.iter().map(|n| per_node.get(n).copied()).collect();
         sums.push(vals?.iter().sum::<f64>());
@@ -420,8 +420,9 @@ fn local_bw_per_package(d: &RunData, layout: &Layout) -> Option<f64> {
 /// together, as the seeds' cross-socket figure is.
 fn cross_bw_per_package(cells: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> Option<f64> {
     let mut pairs = Vec::new();
-    for p in 0..layout.packages as u32 {
-        for q in 0..layout.packages as u32 {
+    let ids = layout.package_ids();
+    for &p in &ids {
+        for &q in &ids {
             if p == q {
                 continue;
             }
@@ -914,6 +915,31 @@ mod tests {
             assert!(!def(LOCAL_BW_PKG).sized_by_node());
             assert_eq!(def("remote_lat_ns").relation, Relation::OtherPackage);
         }
+    }
+
+    /// Package ids need not count from 0 without gaps: the cross-package
+    /// figure pairs the packages that exist.
+    #[test]
+    fn sparse_package_ids_still_pair() {
+        use topo::synthetic::Machine;
+        let t = Machine::new(topo::Vendor::Intel, "Xeon")
+            .package(0, "0-1")
+            .package(2, "2-3")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 8 << 30)
+            .distances(&[&[10, 20], &[20, 10]])
+            .build();
+        let recs = vec![
+            bw_cell(0, 0, 100.0),
+            bw_cell(0, 1, 40.0),
+            bw_cell(1, 0, 40.0),
+            bw_cell(1, 1, 100.0),
+        ];
+        let mut run = run_of(recs, 2);
+        run.topology = results::context::RunTopology::of(&t);
+        let c = catalogue(&run);
+        assert_eq!(value(&c, CROSS_PKG_BW), Some(40.0));
+        assert_eq!(value(&c, LOCAL_BW_PKG), Some(100.0));
     }
 
     /// The seed-003 way: per-CPU latency to one node only. The CPUs on the

@@ -214,6 +214,16 @@ impl Layout {
         }
     }
 
+    /// The ids of the packages that hold CPU nodes (ids may be sparse:
+    /// `physical_package_id` need not count from 0 without gaps).
+    pub fn package_ids(&self) -> Vec<u32> {
+        if self.from_topology {
+            let ids: BTreeSet<u32> = self.node_package.values().copied().collect();
+            return ids.into_iter().collect();
+        }
+        (0..self.packages as u32).collect()
+    }
+
     /// The CPU nodes of package `pkg`, where the layout says which they
     /// are.
     pub fn cpu_nodes_of(&self, pkg: u32) -> Option<Vec<u32>> {
