@@ -151,6 +151,21 @@ impl MeasureLock {
     }
 }
 
+/// The PID holding a lock on the file at `path` now, from `/proc/locks`,
+/// without taking or waiting for it: `None` when the file is missing, is
+/// not a regular file, or nobody holds it (or `/proc/locks` cannot be
+/// read). For readers that only need to know whether a holder is alive
+/// (a study's lock beside its journal).
+pub fn held_by(path: &Path) -> Option<u32> {
+    let file = open_raw(path, libc::O_RDONLY).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let text = topo::SysRoot::live().read_optional("proc/locks").ok().flatten()?;
+    pid_in_proc_locks(&text, meta.dev(), meta.ino())
+}
+
 /// Mode of a lock file this process creates: everyone may open it to
 /// `flock` it (read access is enough), only its creator may write it.
 const CREATE_MODE: libc::mode_t = 0o644;
@@ -316,6 +331,19 @@ mod tests {
         assert_eq!(again.path(), path);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.trim(), std::process::id().to_string());
+    }
+
+    #[test]
+    fn held_by_names_the_holder_without_taking_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.lock");
+        assert_eq!(held_by(&path), None, "no file");
+        let held = MeasureLock::acquire_at(&path).unwrap();
+        assert_eq!(held_by(&path), Some(std::process::id()));
+        // Asking took nothing: the holder still holds it alone.
+        assert!(matches!(MeasureLock::acquire_at(&path), Err(LockError::Busy { .. })));
+        drop(held);
+        assert_eq!(held_by(&path), None, "released");
     }
 
     #[test]

@@ -233,7 +233,7 @@ fn z_two_sided(confidence: f64) -> f64 {
 }
 
 /// Smallest equal group size for which the interval exists at `confidence`.
-fn min_runs_for_interval(confidence: f64) -> u32 {
+pub fn min_runs_for_interval(confidence: f64) -> u32 {
     (1..=MAX_RUNS_SUGGESTED as usize)
         .find(|&k| interval_rank(k, k, confidence).is_some())
         .unwrap_or(MAX_RUNS_SUGGESTED as usize) as u32

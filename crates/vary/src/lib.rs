@@ -5,10 +5,16 @@
 //! its value, and the setting put back as it was at the end, on failure
 //! and on a stop request. How a run is measured is the caller's
 //! ([`Runner`]; `numaprobe study` starts a `numaprobe run`); what happens
-//! is told to an [`Observer`] as it happens. Nothing here prints.
+//! is told to an [`Observer`] as it happens. Before the first change the
+//! values found are written to the study journal ([`journal`]), cleared
+//! once they are back; a study killed in between leaves it for
+//! `numaprobe study --restore`. Nothing here prints.
+
+pub mod journal;
 
 use audit::runtime::{self, Knob, RuntimeError, Snapshot};
 use events::StopFlag;
+use journal::{Entry, StateDir};
 use topo::SysRoot;
 
 /// The order of the runs: value indices, round after round, every other
@@ -123,6 +129,9 @@ pub enum Event<'a> {
     /// Putting the setting back failed after an unexpected end (a
     /// panic); the message says how to restore it by hand.
     RestoreFailed(&'a str),
+    /// The setting is back but the journal could not be removed (the
+    /// next command will say a study is unfinished).
+    JournalLeft(&'a str),
 }
 
 /// Receives a study's [`Event`]s.
@@ -159,6 +168,9 @@ pub enum StudyError {
     /// Reading the setting before any change.
     #[error(transparent)]
     Snapshot(RuntimeError),
+    /// Writing the journal before any change: nothing was changed.
+    #[error("{0}; nothing was changed")]
+    Journal(journal::JournalError),
     #[error("{key} could not be put back to {shown}: {files}; restore by hand: {commands}")]
     NotRestored { key: &'static str, shown: String, files: String, commands: String },
     #[error("{key} reads {now} after being put back to {shown}; restore by hand: {commands}")]
@@ -171,6 +183,7 @@ pub enum StudyError {
 /// included); [`Restorer::restore`] does it first and says how it went.
 struct Restorer<'a> {
     root: &'a SysRoot,
+    state: &'a StateDir,
     snap: Snapshot,
     observer: &'a dyn Observer,
     done: bool,
@@ -203,6 +216,9 @@ impl Restorer<'_> {
                 commands: commands(),
             });
         }
+        if let Err(e) = self.state.clear() {
+            self.observer.event(Event::JournalLeft(&e.to_string()));
+        }
         Ok(())
     }
 }
@@ -220,10 +236,13 @@ impl Drop for Restorer<'_> {
 /// Measures `plan`: for each run in order, gives the setting its value and
 /// has `runner` measure it; stops at the first failure, at an interrupted
 /// run or when `stop` is set between runs; then puts the setting back and
-/// reads it back. The runs measured are in the outcome whatever ended the
-/// study; an error means the setting could not be read first or put back.
+/// reads it back. The values found are journaled in `state` before the
+/// first change and the journal cleared once they read back. The runs
+/// measured are in the outcome whatever ended the study; an error means
+/// the setting could not be read or journaled first, or put back.
 pub fn execute<R: Runner>(
     root: &SysRoot,
+    state: &StateDir,
     plan: &Plan,
     runner: &mut R,
     observer: &dyn Observer,
@@ -232,8 +251,9 @@ pub fn execute<R: Runner>(
     let knob = plan.knob;
     let snap = runtime::snapshot(root, knob).map_err(StudyError::Snapshot)?;
     let commands = runtime::restore_commands(root, &snap);
+    state.write(&Entry::of(&snap)).map_err(StudyError::Journal)?;
     observer.event(Event::Started { now: &snap.shown, restore_commands: &commands });
-    let mut restorer = Restorer { root, snap, observer, done: false };
+    let mut restorer = Restorer { root, state, snap, observer, done: false };
 
     let mut runs = Vec::new();
     let mut failure = None;
@@ -293,6 +313,11 @@ mod tests {
         (dir, root)
     }
 
+    /// The state folder of a tree made by [`tree`].
+    fn state(dir: &tempfile::TempDir) -> StateDir {
+        StateDir::ensure(&dir.path().join("state")).unwrap()
+    }
+
     fn plan(root: &SysRoot, rounds: u32) -> Plan {
         let written = ["madvise".to_string(), "always".to_string()];
         Plan::new(root, Knob::ThpEnabled, &written, rounds, "s").unwrap()
@@ -303,6 +328,9 @@ mod tests {
         root: &'a SysRoot,
         seen: Vec<String>,
         ends: Vec<Ended>,
+        /// The journal as each run found it.
+        journals: Vec<Option<Entry>>,
+        state: Option<&'a StateDir>,
     }
 
     impl Runner for Fake<'_> {
@@ -312,6 +340,7 @@ mod tests {
             assert_eq!(now, value);
             assert_eq!(label, format!("s: thp_enabled={value}"));
             self.seen.push(now);
+            self.journals.push(self.state.and_then(|s| s.read().unwrap()));
             Ok((self.ends.get(n).copied().unwrap_or(Ended::Complete), n))
         }
     }
@@ -326,6 +355,7 @@ mod tests {
                 Event::Run { n, total, value, .. } => format!("run {n}/{total} {value}"),
                 Event::Restored { now } => format!("restored {now}"),
                 Event::RestoreFailed(m) => format!("failed {m}"),
+                Event::JournalLeft(m) => format!("journal left {m}"),
             });
         }
     }
@@ -350,9 +380,15 @@ mod tests {
         let (_dir, root) = tree();
         let plan = plan(&root, 2);
         assert_eq!(plan.sequence(), ["madvise", "always", "always", "madvise"]);
-        let mut fake = Fake { root: &root, seen: Vec::new(), ends: Vec::new() };
+        let mut fake = Fake {
+            root: &root,
+            seen: Vec::new(),
+            ends: Vec::new(),
+            journals: Vec::new(),
+            state: None,
+        };
         let told = Told::default();
-        let out = execute(&root, &plan, &mut fake, &told, &StopFlag::new()).unwrap();
+        let out = execute(&root, &state(&_dir), &plan, &mut fake, &told, &StopFlag::new()).unwrap();
         assert_eq!(fake.seen, ["madvise", "always", "always", "madvise"]);
         assert_eq!(out.failure, None);
         assert_eq!(out.restored, "madvise");
@@ -377,8 +413,11 @@ mod tests {
         let (_dir, root) = tree();
         let plan = plan(&root, 2);
         let ends = vec![Ended::Complete, Ended::Failed(Some(1))];
-        let mut fake = Fake { root: &root, seen: Vec::new(), ends };
-        let out = execute(&root, &plan, &mut fake, &Told::default(), &StopFlag::new()).unwrap();
+        let mut fake =
+            Fake { root: &root, seen: Vec::new(), ends, journals: Vec::new(), state: None };
+        let out =
+            execute(&root, &state(&_dir), &plan, &mut fake, &Told::default(), &StopFlag::new())
+                .unwrap();
         assert_eq!(out.runs.len(), 2);
         assert_eq!(
             out.failure.as_deref(),
@@ -391,15 +430,72 @@ mod tests {
     fn an_interrupted_run_or_a_stop_request_ends_the_study_without_a_failure() {
         let (_dir, root) = tree();
         let plan = plan(&root, 2);
-        let mut fake = Fake { root: &root, seen: Vec::new(), ends: vec![Ended::Interrupted] };
-        let out = execute(&root, &plan, &mut fake, &Told::default(), &StopFlag::new()).unwrap();
+        let mut fake = Fake {
+            root: &root,
+            seen: Vec::new(),
+            ends: vec![Ended::Interrupted],
+            journals: Vec::new(),
+            state: None,
+        };
+        let out =
+            execute(&root, &state(&_dir), &plan, &mut fake, &Told::default(), &StopFlag::new())
+                .unwrap();
         assert_eq!((out.runs.len(), out.failure), (1, None));
 
         let stop = StopFlag::new();
         stop.stop();
-        let mut fake = Fake { root: &root, seen: Vec::new(), ends: Vec::new() };
-        let out = execute(&root, &plan, &mut fake, &Told::default(), &stop).unwrap();
+        let mut fake = Fake {
+            root: &root,
+            seen: Vec::new(),
+            ends: Vec::new(),
+            journals: Vec::new(),
+            state: None,
+        };
+        let out = execute(&root, &state(&_dir), &plan, &mut fake, &Told::default(), &stop).unwrap();
         assert!(out.runs.is_empty());
+        assert_eq!(runtime::current(&root, Knob::ThpEnabled).unwrap(), "madvise");
+    }
+
+    /// A `kill -9` between two runs must leave the originals on disk:
+    /// the journal is there during every run, and gone once restored.
+    #[test]
+    fn the_originals_are_journaled_before_the_first_change_and_cleared_after() {
+        let (dir, root) = tree();
+        let st = state(&dir);
+        let plan = plan(&root, 1);
+        let mut fake = Fake {
+            root: &root,
+            seen: Vec::new(),
+            ends: Vec::new(),
+            journals: Vec::new(),
+            state: Some(&st),
+        };
+        execute(&root, &st, &plan, &mut fake, &Told::default(), &StopFlag::new()).unwrap();
+        assert_eq!(fake.journals.len(), 2);
+        for j in &fake.journals {
+            let j = j.as_ref().expect("journal present while a run measures");
+            assert_eq!((j.key.as_str(), j.shown.as_str()), ("thp_enabled", "madvise"));
+            assert_eq!(j.files[0].rel, THP);
+            assert_eq!(j.files[0].value, "madvise");
+            assert_eq!(j.pid, std::process::id());
+        }
+        assert_eq!(st.read().unwrap(), None, "cleared after the restore");
+
+        // A journal that cannot be written: nothing is changed.
+        let (dir, root) = tree();
+        let st = state(&dir);
+        std::fs::create_dir(st.journal().with_extension("journal.new")).unwrap();
+        std::fs::write(st.journal().with_extension("journal.new").join("x"), "").unwrap();
+        let mut fake = Fake {
+            root: &root,
+            seen: Vec::new(),
+            ends: Vec::new(),
+            journals: Vec::new(),
+            state: None,
+        };
+        let e = execute(&root, &st, &plan, &mut fake, &Told::default(), &StopFlag::new());
+        assert!(matches!(e, Err(StudyError::Journal(_))), "{e:?}");
+        assert!(fake.seen.is_empty());
         assert_eq!(runtime::current(&root, Knob::ThpEnabled).unwrap(), "madvise");
     }
 

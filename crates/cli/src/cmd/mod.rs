@@ -24,6 +24,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
     crate::output::set_table_style(g.table);
     crate::record::set_lock_path(g.lock.clone());
+    if !matches!(cli.command, Command::Study(_) | Command::Completions(_) | Command::Man(_)) {
+        study::warn_unfinished();
+    }
     let result = match cli.command {
         Command::Topo(a) => topo::run(a, g),
         Command::Place(a) => place::run(a, g),

@@ -11,9 +11,14 @@
 //! is `vary::execute`; this command checks what the user wrote, measures
 //! each run as a child `numaprobe run` (its own process group, so a Ctrl-C
 //! reaches the study, which passes it on once and restores after the child
-//! has saved what it measured), prints the progress and the comparison.
-//! The study holds the machine's measuring lock for its whole length; its
-//! children take a private one.
+//! has saved what it measured; killed by the kernel should the study die,
+//! `PR_SET_PDEATHSIG`), prints the progress and the comparison.
+//! The study holds the machine-wide study lock (one study per machine,
+//! whatever `--lock` says) and the machine's measuring lock for its whole
+//! length; its children take a private one. The values found are
+//! journaled before the first change (`vary::journal`): a study killed
+//! with `kill -9` leaves the journal, every numaprobe command then says
+//! so, and `numaprobe study --restore` puts them back.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
@@ -27,6 +32,7 @@ use clap::Parser;
 use results::runstats::Criteria;
 use serde::Serialize;
 use topo::SysRoot;
+use vary::journal::{self, StateDir};
 use vary::Ended;
 
 use crate::cli::Global;
@@ -43,8 +49,12 @@ thp_enabled=madvise,always --rounds 3 -- --quick")]
 pub struct Args {
     /// The setting and the values to compare, the first the baseline:
     /// KEY=A,B[,C...] (2 to 8 values), e.g. thp_enabled=madvise,always.
-    #[arg(long, value_name = "KEY=A,B[,C]")]
-    pub vary: String,
+    #[arg(long, value_name = "KEY=A,B[,C]", required_unless_present = "restore")]
+    pub vary: Option<String>,
+    /// Put back what a study that was killed left changed (from its
+    /// journal, /var/lib/numaprobe/study.journal), and clear the journal.
+    #[arg(long, conflicts_with_all = ["vary", "dry_run", "label"])]
+    pub restore: bool,
     /// Runs of each value: rounds of every value, the order reversed each
     /// round (A B, B A, A B...).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = crate::grammar::study_rounds)]
@@ -185,7 +195,10 @@ struct StudyDoc<'a> {
     restored: &'a str,
     labels: &'a [String],
     runs: Vec<RunDoc<'a>>,
-    comparison: &'a analysis::study::Study,
+    /// The comparison of the runs (`null` when the study stopped early).
+    comparison: Option<&'a analysis::study::Study>,
+    /// Why the study stopped before its end (`null`: it did not).
+    stopped: Option<&'a str>,
 }
 
 /// One run of the study, in the order measured.
@@ -212,11 +225,19 @@ struct PlanDoc<'a> {
     labels: &'a [String],
     run_options: &'a [String],
     restore_commands: &'a [String],
+    /// The whole study's estimated seconds of measuring (`null`: unknown).
+    estimate_s: Option<f64>,
+    /// False when the rounds are too few for any verdict but undecided.
+    decidable: bool,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+    if a.restore {
+        return restore(a, g);
+    }
+    let vary_text = a.vary.clone().unwrap_or_default();
     // Everything the user wrote is checked before anything is changed.
-    let (knob, written) = parse_vary(&a.vary)?;
+    let (knob, written) = parse_vary(&vary_text)?;
     check_run_options(&a, knob)?;
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -232,7 +253,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     });
     let plan = match vary::Plan::new(&root, knob, &written, a.rounds, &prefix) {
         Ok(p) => p,
-        Err(e @ vary::PlanError::Twice(_)) => usage!("--vary {}: {e}", a.vary),
+        Err(e @ vary::PlanError::Twice(_)) => usage!("--vary {vary_text}: {e}"),
         Err(e) if e.is_usage() => usage!("--vary: {e}"),
         Err(e) => return Err(e.into()),
     };
@@ -243,17 +264,141 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         return dry_run(&a, g, &root, &plan);
     }
 
+    let state = StateDir::ensure(&journal::default_path())?;
+    let _study_lock = take_study_lock(&state)?;
+    if let Some(left) = state.read()? {
+        anyhow::bail!(
+            "a study killed earlier left {} changed (it was {} before; study PID {}): put it back first with `numaprobe study --restore`",
+            left.key,
+            left.shown,
+            left.pid
+        );
+    }
     let stop = signal::patient_stop_flag();
     let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
     let private = PrivateDir::new()?;
     let mut child = Child { a: &a, g, knob, private: &private.0, stop: &stop };
     let told = Told { g, plan: &plan };
-    let outcome = vary::execute(&root, &plan, &mut child, &told, &stop)?;
+    let outcome = vary::execute(&root, &state, &plan, &mut child, &told, &stop)?;
     conclude(&a, g, &plan, &outcome, &stop)
 }
 
-/// After the study: what was kept when it stopped early, else the
-/// comparison of its runs.
+/// The machine-wide study lock beside the journal: one study at a time on
+/// this machine, whichever measuring lock each was given.
+fn take_study_lock(state: &StateDir) -> anyhow::Result<lock::MeasureLock> {
+    let path = state.lock();
+    lock::MeasureLock::acquire_at(&path).map_err(|e| match e {
+        lock::LockError::Busy { pid, .. } => anyhow::anyhow!(
+            "another study is running on this machine ({}; study lock {}): one study at a time, whatever --lock says",
+            pid.map_or("holder PID unknown".into(), |p| format!("PID {p}")),
+            path.display()
+        ),
+        e => anyhow::Error::new(e),
+    })
+}
+
+/// `study --restore --json` (keys sorted, [`output::json_sorted`]).
+#[derive(Serialize)]
+struct RestoreDoc<'a> {
+    /// Whether a journal was found (false: nothing to restore).
+    journal: bool,
+    key: Option<&'a str>,
+    /// The value put back.
+    restored: Option<&'a str>,
+    /// The value in force before the restore.
+    was: Option<String>,
+    study_pid: Option<u32>,
+}
+
+/// `study --restore`: the journaled values put back, read back, and the
+/// journal cleared; nothing journaled is a no-op (exit 0).
+fn restore(_a: Args, g: &Global) -> anyhow::Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        usage!("study --restore writes system settings: run it as root (e.g. sudo numaprobe study --restore)");
+    }
+    let path = journal::default_path();
+    let Some(state) = StateDir::existing(&path)? else {
+        return restore_said(g, None, None);
+    };
+    let _study_lock = take_study_lock(&state)?;
+    let Some(entry) = state.read()? else {
+        return restore_said(g, None, None);
+    };
+    let root = SysRoot::live();
+    let snap = journal::snapshot_of(&root, &entry)
+        .map_err(|e| anyhow::anyhow!("study journal {}: {e}", state.journal().display()))?;
+    let was = runtime::current(&root, snap.knob).ok();
+    let left = runtime::restore(&root, &snap);
+    let commands = runtime::restore_commands(&root, &snap).join("; ");
+    if !left.is_empty() {
+        let files: Vec<String> =
+            left.iter().map(|f| format!("{} ({}: {})", f.path, f.value, f.error)).collect();
+        anyhow::bail!(
+            "{} could not be put back to {}: {}; the journal is kept; restore by hand: {commands}",
+            entry.key,
+            entry.shown,
+            files.join(", ")
+        );
+    }
+    let now = runtime::current(&root, snap.knob)?;
+    if now != entry.shown {
+        anyhow::bail!(
+            "{} reads {now} after being put back to {}; the journal is kept; restore by hand: {commands}",
+            entry.key,
+            entry.shown
+        );
+    }
+    state.clear()?;
+    restore_said(g, Some(&entry), was)
+}
+
+fn restore_said(
+    g: &Global,
+    entry: Option<&journal::Entry>,
+    was: Option<String>,
+) -> anyhow::Result<()> {
+    if g.json {
+        let doc = RestoreDoc {
+            journal: entry.is_some(),
+            key: entry.map(|e| e.key.as_str()),
+            restored: entry.map(|e| e.shown.as_str()),
+            was,
+            study_pid: entry.map(|e| e.pid),
+        };
+        return output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
+    }
+    match entry {
+        None => output::emit("No unfinished study: nothing to restore."),
+        Some(e) => output::emit(&format!(
+            "{} put back to {} (it was {}; left by study PID {}); journal cleared.",
+            e.key,
+            e.shown,
+            was.as_deref().unwrap_or("unreadable"),
+            e.pid
+        )),
+    }
+}
+
+/// Said on stderr by every command (but `study`, which refuses to start
+/// or restores): a study was killed before it put its setting back.
+pub fn warn_unfinished() {
+    let Ok(Some(state)) = StateDir::existing(&journal::default_path()) else { return };
+    let Ok(Some(entry)) = state.read() else { return };
+    if lock::held_by(&state.lock()).is_some() {
+        return; // the study is running: its journal is not left over
+    }
+    eprintln!(
+        "numaprobe: warning: a study (PID {}) was killed before it put {} back to {}; restore it with: sudo numaprobe study --restore",
+        entry.pid,
+        report::safe::one_line(&entry.key),
+        report::safe::one_line(&entry.shown)
+    );
+}
+
+/// After the study: what was kept and why it stopped when it stopped
+/// early (with `--json`, the document too, its comparison `null`), else
+/// the comparison of its runs.
 fn conclude(
     a: &Args,
     g: &Global,
@@ -262,27 +407,63 @@ fn conclude(
     stop: &events::StopFlag,
 ) -> anyhow::Result<()> {
     let (knob, values, labels) = (plan.knob, &plan.values, &plan.labels);
-
-    let kept: Vec<String> =
-        labels.iter().map(|l| format!("{} run(s) labelled {l:?}", saved_runs(g, l))).collect();
-    let compare_cmd = format!(
-        "numaprobe compare {}",
-        labels.iter().map(|l| format!("'label:{l}'")).collect::<Vec<_>>().join(" ")
-    );
-    if let Some(f) = &outcome.failure {
-        anyhow::bail!(
-            "study stopped: {f}; kept {}; compare them with: {compare_cmd}",
-            kept.join(", ")
-        );
-    }
-    if stop.is_stopped() {
-        eprintln!(
-            "numaprobe: study interrupted after {} of {} runs; kept {}; compare them with: {compare_cmd}",
-            outcome.runs.iter().filter(|d| d.ended == Ended::Complete).count(),
+    let complete = outcome.runs.iter().filter(|d| d.ended == Ended::Complete).count();
+    let why = match (&outcome.failure, stop.is_stopped()) {
+        (Some(f), _) => Some(format!("study stopped: {f}")),
+        (None, true) => Some(format!("study interrupted ({})", signal::cause())),
+        (None, false) if complete < plan.order.len() => Some(format!(
+            "study stopped: run {} of {} did not complete",
+            outcome.runs.len(),
+            plan.order.len()
+        )),
+        (None, false) => None,
+    };
+    let runs = || {
+        outcome
+            .runs
+            .iter()
+            .map(|d| RunDoc {
+                value: &values[d.value],
+                label: &d.label,
+                run: d.output.as_ref().map(|o| o.id),
+                status: d.output.as_ref().map(|o| o.status),
+            })
+            .collect::<Vec<_>>()
+    };
+    if let Some(why) = why {
+        let saved: Vec<(String, usize)> =
+            labels.iter().map(|l| (l.clone(), saved_runs(g, l))).collect();
+        let kept: Vec<String> =
+            saved.iter().map(|(l, n)| format!("{n} run(s) labelled {l:?}")).collect();
+        let with_runs: Vec<&str> =
+            saved.iter().filter(|(_, n)| *n > 0).map(|(l, _)| l.as_str()).collect();
+        let next = next_step(g, &with_runs);
+        let line = format!(
+            "{why} after {complete} of {} runs; {} restored; kept {}; {next}",
             plan.order.len(),
+            outcome.restored,
             kept.join(", ")
         );
-        return Err(signal::Interrupted.into());
+        if g.json {
+            let doc = StudyDoc {
+                key: knob.key(),
+                values,
+                baseline: &values[0],
+                rounds: a.rounds,
+                order: plan.sequence(),
+                restored: &outcome.restored,
+                labels,
+                runs: runs(),
+                comparison: None,
+                stopped: Some(&why),
+            };
+            output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc))?;
+        }
+        if stop.is_stopped() && outcome.failure.is_none() {
+            eprintln!("numaprobe: {line}");
+            return Err(signal::Interrupted.into());
+        }
+        anyhow::bail!("{line}");
     }
 
     let db = crate::cmd::store::open_existing(g)?;
@@ -294,16 +475,6 @@ fn conclude(
         }
     }
     if g.json {
-        let runs = outcome
-            .runs
-            .iter()
-            .map(|d| RunDoc {
-                value: &values[d.value],
-                label: &d.label,
-                run: d.output.as_ref().map(|o| o.id),
-                status: d.output.as_ref().map(|o| o.status),
-            })
-            .collect();
         let doc = StudyDoc {
             key: knob.key(),
             values,
@@ -312,8 +483,9 @@ fn conclude(
             order: plan.sequence(),
             restored: &outcome.restored,
             labels,
-            runs,
-            comparison: &study,
+            runs: runs(),
+            comparison: Some(&study),
+            stopped: None,
         };
         return output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
@@ -326,6 +498,25 @@ fn conclude(
         outcome.restored
     ))?;
     crate::cmd::compare::print(&db, &study)
+}
+
+/// What to do with the runs an unfinished study kept: a command that
+/// works with them (never a comparison naming a label without runs).
+fn next_step(g: &Global, with_runs: &[&str]) -> String {
+    let db = g.db.as_ref().map(|p| format!("--db '{}' ", p.display())).unwrap_or_default();
+    match with_runs {
+        [] => "no run was saved, nothing to compare".to_string(),
+        [one] => {
+            format!("only {one:?} has runs, nothing to compare; see them with: numaprobe {db}list")
+        }
+        many => format!(
+            "compare them with: numaprobe {db}compare {}",
+            many.iter()
+                .map(|l| format!("'label:{}'", l.replace('\'', "'\\''")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
 }
 
 /// Each run of the study: a child `numaprobe run`.
@@ -347,9 +538,11 @@ impl vary::Runner for Child<'_> {
         let status = spawn_run(self.a, self.g, self.knob, value, label, self.private, &out)
             .and_then(|mut c| wait(&mut c).map_err(Into::into))
             .map_err(|e| crate::cli::error_line(&e))?;
+        // Interrupted only when the study was asked to stop: a run that
+        // ends with 130 on its own is a failure, said as one.
         let ended = if status.success() {
             Ended::Complete
-        } else if self.stop.is_stopped() || matches!(status.code(), Some(129 | 130 | 143)) {
+        } else if self.stop.is_stopped() {
             Ended::Interrupted
         } else {
             Ended::Failed(status.code())
@@ -388,7 +581,7 @@ impl vary::Observer for Told<'_> {
                 // Said before any change, and whatever --quiet says: the
                 // way back if this process is killed before it restores.
                 eprintln!(
-                    "numaprobe: {key} is put back to {now} at the end (also on Ctrl-C or failure); if numaprobe is killed first, restore it with: {}",
+                    "numaprobe: {key} is put back to {now} at the end (also on Ctrl-C or failure); if numaprobe is killed first, restore it with `numaprobe study --restore` (or by hand: {})",
                     restore_commands.join("; ")
                 );
             }
@@ -401,17 +594,38 @@ impl vary::Observer for Told<'_> {
             vary::Event::RestoreFailed(message) => {
                 eprintln!("numaprobe: error: {message}");
             }
+            vary::Event::JournalLeft(message) => {
+                eprintln!(
+                    "numaprobe: warning: {key} is back, but the study journal is left: {message}"
+                );
+            }
             _ => {}
         }
     }
 }
 
 /// `--dry-run`: the plan, after every check the study makes, with nothing
-/// changed or measured.
+/// changed or measured: the time it would take (each run's own estimate,
+/// from `numaprobe run --dry-run`, times the runs) and a warning when the
+/// rounds are too few for any verdict.
 fn dry_run(a: &Args, g: &Global, root: &SysRoot, plan: &vary::Plan) -> anyhow::Result<()> {
     let (knob, values, labels) = (plan.knob, &plan.values, &plan.labels);
     let snap = runtime::snapshot(root, knob)?;
     let restore = runtime::restore_commands(root, &snap);
+    let per_run = run_estimate(a, g);
+    let estimate = per_run.map(|s| s * plan.order.len() as f64);
+    let need = results::runstats::min_runs_for_interval(Criteria::default().confidence);
+    let undecidable = (a.rounds < need).then(|| {
+        format!(
+            "--rounds {} gives {} run(s) per value: a comparison needs {need} per value for an interval at {:.0}% confidence, so every verdict would be undecided (use --rounds {need} or more)",
+            a.rounds,
+            a.rounds,
+            Criteria::default().confidence * 100.0
+        )
+    });
+    if let Some(w) = &undecidable {
+        output::warn(g.quiet, w);
+    }
     if g.json {
         let doc = PlanDoc {
             dry_run: true,
@@ -424,6 +638,8 @@ fn dry_run(a: &Args, g: &Global, root: &SysRoot, plan: &vary::Plan) -> anyhow::R
             labels,
             run_options: &a.run,
             restore_commands: &restore,
+            estimate_s: estimate,
+            decidable: undecidable.is_none(),
         };
         return output::json_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
@@ -435,10 +651,20 @@ fn dry_run(a: &Args, g: &Global, root: &SysRoot, plan: &vary::Plan) -> anyhow::R
             format!("  {:>3}. {}={}  (label {:?})", n + 1, knob.key(), values[i], labels[i])
         })
         .collect();
+    let time = match (per_run, estimate) {
+        (Some(one), Some(all)) => format!(
+            "Estimated time: about {} ({} runs of about {} each, measuring only; the machine's load changes it)",
+            human_time(all),
+            plan.order.len(),
+            human_time(one)
+        ),
+        _ => "Estimated time: unknown (`numaprobe run --dry-run` with these options gave none)".into(),
+    };
     output::emit(&format!(
         "Study of {} (now {}): {} against {}, {} round(s); nothing changed (--dry-run)
          Runs, each `numaprobe run {}`:
 {}
+{time}
 Restored at the end with: {}",
         knob.key(),
         snap.shown,
@@ -449,6 +675,31 @@ Restored at the end with: {}",
         runs.join("\n"),
         restore.join("; ")
     ))
+}
+
+/// One run's estimated seconds: `numaprobe --json run OPTIONS --dry-run`'s
+/// `estimate_s` (`None` when it gives none).
+fn run_estimate(a: &Args, g: &Global) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?;
+    let mut cmd = Command::new(exe);
+    if let Some(db) = &g.db {
+        cmd.arg("--db").arg(db);
+    }
+    cmd.args(["--json", "--quiet", "run"]).args(&a.run).arg("--dry-run");
+    let out = cmd.stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    doc.get("estimate_s")?.as_f64().filter(|s| s.is_finite() && *s >= 0.0)
+}
+
+/// Seconds as people read them: `40 s`, `12 min`, `1.5 h`.
+fn human_time(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 /// How many runs labelled `label` the database holds (0 when there is no
@@ -490,6 +741,24 @@ fn spawn_run(
     }
     cmd.env("NUMAPROBE_LOCK", private.join("measure.lock"));
     cmd.process_group(0);
+    // The child must not outlive the study (a `kill -9` of the study
+    // would leave it measuring under a setting nobody restores): the
+    // kernel kills it when the study's thread ends. If the study died
+    // before prctl took effect, the child's parent is already another.
+    let study = std::process::id();
+    // SAFETY: the closure runs in the child between fork and exec and
+    // calls only async-signal-safe functions (prctl, getppid).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != study {
+                return Err(std::io::Error::other("the study ended before its run started"));
+            }
+            Ok(())
+        });
+    }
     Ok(cmd.spawn()?)
 }
 
