@@ -10,13 +10,30 @@
 //! characters; the value is non-empty. One key given twice with different
 //! values is an error; given twice alike, once. A file holds one
 //! `KEY=VALUE` per line; blank lines and lines starting with `#` are
-//! ignored. Any key is accepted: docs/store.md recommends names for the
-//! common BIOS switches.
+//! ignored, and a UTF-8 byte order mark at the start of a file is dropped
+//! (a key never holds one). Any key is accepted: docs/store.md recommends
+//! names for the common BIOS switches. One run declares at most
+//! [`MAX_KEYS`] settings of at most [`MAX_BYTES`] bytes in all, each key
+//! at most [`MAX_KEY_BYTES`] and each value at most [`MAX_VALUE_BYTES`]:
+//! a declaration is a handful of BIOS switches, and every reader of the
+//! run (compare, report, fleet) holds them all.
 
 use std::collections::BTreeMap;
 
 use results::context::Configuration;
 use serde::{Deserialize, Serialize};
+
+/// The most settings one run declares.
+pub const MAX_KEYS: usize = 1024;
+/// The most bytes of keys and values one run declares, all together.
+pub const MAX_BYTES: usize = 256 << 10;
+/// The longest key.
+pub const MAX_KEY_BYTES: usize = 128;
+/// The longest value.
+pub const MAX_VALUE_BYTES: usize = 1024;
+
+/// The UTF-8 byte order mark some editors put at the start of a file.
+const BOM: char = '\u{feff}';
 
 /// A bad declaration: each names what the user wrote.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -27,10 +44,31 @@ pub enum DeclareError {
     EmptyKey(String),
     #[error("{0:?}: the value after '=' is empty")]
     EmptyValue(String),
-    #[error("{0:?}: a key may hold no spaces or control characters")]
+    #[error("{0:?}: a key may hold no spaces, control or invisible characters")]
     BadKey(String),
     #[error("{key} is declared twice with different values ({first:?} and {second:?})")]
     Conflict { key: String, first: String, second: String },
+    #[error("{what} (declared settings are a handful of switches)")]
+    TooMuch { what: String },
+}
+
+impl DeclareError {
+    /// The error without what the user wrote: for a file, whose content
+    /// must never be echoed (`--set-file /etc/shadow` through sudo).
+    pub fn without_text(&self) -> String {
+        match self {
+            DeclareError::NoEquals(_) => "expected KEY=VALUE (e.g. bios.numa=on)".into(),
+            DeclareError::EmptyKey(_) => "the key before '=' is empty".into(),
+            DeclareError::EmptyValue(_) => "the value after '=' is empty".into(),
+            DeclareError::BadKey(_) => {
+                "a key may hold no spaces, control or invisible characters".into()
+            }
+            DeclareError::Conflict { .. } => {
+                "this key is declared twice with different values".into()
+            }
+            DeclareError::TooMuch { what } => what.clone(),
+        }
+    }
 }
 
 /// Parses one `KEY=VALUE`.
@@ -42,13 +80,30 @@ pub fn parse_assignment(s: &str) -> Result<(String, String), DeclareError> {
     if k.is_empty() {
         return Err(DeclareError::EmptyKey(s.to_string()));
     }
-    if k.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if k.chars().any(|c| c.is_whitespace() || c.is_control() || invisible(c)) {
         return Err(DeclareError::BadKey(s.to_string()));
     }
     if v.is_empty() {
         return Err(DeclareError::EmptyValue(s.to_string()));
     }
+    if k.len() > MAX_KEY_BYTES {
+        return Err(DeclareError::TooMuch {
+            what: format!("a key of {} bytes, above {MAX_KEY_BYTES}", k.len()),
+        });
+    }
+    if v.len() > MAX_VALUE_BYTES {
+        return Err(DeclareError::TooMuch {
+            what: format!("a value of {} bytes, above {MAX_VALUE_BYTES}", v.len()),
+        });
+    }
     Ok((k.to_lowercase(), v.to_string()))
+}
+
+/// Characters that show as nothing (a byte order mark, zero-width
+/// spaces and joiners, directional marks): two keys that look alike must
+/// be one key.
+fn invisible(c: char) -> bool {
+    matches!(c, BOM | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{00ad}')
 }
 
 /// Declared settings, by key.
@@ -59,6 +114,16 @@ pub struct Declared(BTreeMap<String, String>);
 impl Declared {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Settings declared.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Bytes of keys and values, all together.
+    pub fn bytes(&self) -> usize {
+        self.0.iter().map(|(k, v)| k.len() + v.len()).sum()
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
@@ -78,6 +143,17 @@ impl Declared {
             }
             Some(_) => Ok(()),
             None => {
+                if self.0.len() >= MAX_KEYS {
+                    return Err(DeclareError::TooMuch {
+                        what: format!("more than {MAX_KEYS} settings declared in all"),
+                    });
+                }
+                let bytes: usize = self.bytes() + key.len() + value.len();
+                if bytes > MAX_BYTES {
+                    return Err(DeclareError::TooMuch {
+                        what: format!("more than {MAX_BYTES} bytes of settings declared in all"),
+                    });
+                }
                 self.0.insert(key, value);
                 Ok(())
             }
@@ -87,6 +163,7 @@ impl Declared {
     /// Adds the lines of a settings file; an error carries its 1-based
     /// line number.
     pub fn add_text(&mut self, text: &str) -> Result<(), (usize, DeclareError)> {
+        let text = text.strip_prefix(BOM).unwrap_or(text);
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
             if l.is_empty() || l.starts_with('#') {
@@ -128,6 +205,52 @@ mod tests {
         assert_eq!(e(" =on"), "\" =on\": the key before '=' is empty");
         assert_eq!(e("bios.numa="), "\"bios.numa=\": the value after '=' is empty");
         assert!(e("bios numa=on").contains("no spaces"));
+    }
+
+    /// Guards issue 37 cause 5: a BOM became part of the first key
+    /// (`\u{feff}bios.a`), a second `declared.bios.a` that never pools.
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_never_part_of_a_key() {
+        let mut d = Declared::default();
+        d.add_text("\u{feff}bios.a=1\nbios.b=2\n").unwrap();
+        assert_eq!(d.iter().collect::<Vec<_>>(), [("bios.a", "1"), ("bios.b", "2")]);
+        let e = parse_assignment("bios\u{feff}.a=1").unwrap_err();
+        assert!(matches!(e, DeclareError::BadKey(_)), "{e}");
+        assert!(parse_assignment("\u{200b}bios.a=1").is_err());
+    }
+
+    /// Guards issue 37 cause 5: ten files of 70k keys were accepted.
+    #[test]
+    fn the_declared_settings_are_capped_in_count_and_bytes() {
+        let mut d = Declared::default();
+        let text: String = (0..MAX_KEYS).map(|i| format!("k{i}=v\n")).collect();
+        d.add_text(&text).unwrap();
+        let (line, e) = d.add_text("one.more=v\n").unwrap_err();
+        assert_eq!(line, 1);
+        assert!(e.to_string().contains(&format!("more than {MAX_KEYS} settings")), "{e}");
+        // The same key again is not a new one.
+        d.add_text("k1=v\n").unwrap();
+
+        let mut d = Declared::default();
+        let big = "x".repeat(MAX_VALUE_BYTES);
+        let n = MAX_BYTES / (MAX_VALUE_BYTES + 8) + 1;
+        let e = (0..n).find_map(|i| d.insert(format!("key{i:04}"), big.clone()).err()).unwrap();
+        assert!(e.to_string().contains(&format!("more than {MAX_BYTES} bytes")), "{e}");
+        assert!(d.bytes() <= MAX_BYTES);
+
+        let long = format!("{}=1", "k".repeat(MAX_KEY_BYTES + 1));
+        assert!(matches!(parse_assignment(&long), Err(DeclareError::TooMuch { .. })));
+        let long = format!("k={}", "v".repeat(MAX_VALUE_BYTES + 1));
+        assert!(matches!(parse_assignment(&long), Err(DeclareError::TooMuch { .. })));
+    }
+
+    #[test]
+    fn errors_without_text_echo_nothing_the_user_wrote() {
+        for bad in ["root:*:20228:0:99999:7:::", "=secret", "secret=", "sec ret=1"] {
+            let e = parse_assignment(bad).unwrap_err();
+            assert!(!e.without_text().contains("secret"), "{e:?}");
+            assert!(!e.without_text().contains("root"), "{e:?}");
+        }
     }
 
     #[test]

@@ -209,6 +209,44 @@ macro_rules! usage {
     };
 }
 
+/// A value the grammar refused, on one line whatever it holds: `error:
+/// invalid value 'V' for 'FLAG': WHY`, every control character of the
+/// value and the reason written as an escape (`\n`, `\x1b`), so a
+/// newline in a value can neither cut the message short nor forge a line.
+pub fn value_error_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let text = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let why = std::error::Error::source(e).map(|s| s.to_string());
+    match (text(ContextKind::InvalidValue), text(ContextKind::InvalidArg), why) {
+        (Some(value), Some(arg), Some(why)) => format!(
+            "error: invalid value '{}' for '{}': {}",
+            escape_controls(&value),
+            escape_controls(&arg),
+            escape_controls(&why)
+        ),
+        _ => e.render().to_string().lines().next().unwrap_or_default().to_string(),
+    }
+}
+
+/// `s` with every control character written as an escape (`\n`, `\t`,
+/// `\r`, `\x1b`).
+pub fn escape_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,9 +27,12 @@ pub struct DeclareArgs {
 }
 
 impl DeclareArgs {
-    /// The settings declared by `--set` and `--set-file` together. A file
-    /// that cannot be read, a bad line, or a key given twice with
-    /// different values is a usage error naming it.
+    /// The settings declared by `--set` and `--set-file` together (at most
+    /// `audit::declared::MAX_KEYS` and `MAX_BYTES` in all). A file that
+    /// cannot be read, a bad line, or a key given twice with different
+    /// values is a usage error naming it; an error about a file names its
+    /// line but never echoes its content (it may be any file the user can
+    /// read, `/etc/shadow` under sudo).
     pub fn resolve(&self) -> anyhow::Result<Declared> {
         let mut d = Declared::default();
         for (k, v) in &self.set {
@@ -43,7 +46,7 @@ impl DeclareArgs {
                 Err(e) => crate::usage!("--set-file {}: cannot read it: {e}", f.display()),
             };
             if let Err((line, e)) = d.add_text(&text) {
-                crate::usage!("--set-file {}:{line}: {e}", f.display());
+                crate::usage!("--set-file {}:{line}: {}", f.display(), e.without_text());
             }
         }
         Ok(d)

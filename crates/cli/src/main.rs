@@ -24,7 +24,9 @@ fn main() -> ExitCode {
             // line (the flag, the value, the accepted range), and so are
             // two flags that conflict, without clap's usage and tip.
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::ArgumentConflict) {
+            if e.kind() == ErrorKind::ValueValidation {
+                eprintln!("{}", cli::value_error_line(&e));
+            } else if e.kind() == ErrorKind::ArgumentConflict {
                 let text = e.render().to_string();
                 eprintln!("{}", text.lines().next().unwrap_or_default());
             } else {

@@ -206,6 +206,37 @@ fn bad_declarations_are_one_line_usage_errors_and_save_nothing() {
     assert!(!Path::new(&e.path("results.db")).exists(), "nothing may be saved");
 }
 
+/// Guards issue 37 cause 5: a byte order mark became part of the first
+/// key (two `declared.bios.a` that never pool), ten files of 70k keys were
+/// accepted, a newline in a `--set` key cut the error short, and
+/// `--set-file /etc/shadow` echoed the file's first line.
+#[test]
+fn a_bom_is_dropped_declarations_are_capped_and_errors_escape_and_never_echo_a_file() {
+    let e = Env::new();
+    std::fs::write(e.path("bom.txt"), "\u{feff}bios.a=1\n").unwrap();
+    let exec = ["exec", "-q", "-r", "1", "-p", "default"];
+    e.ok(&[&exec[..], &["--set-file", "bom.txt", "--set", "bios.a=1", "--", "true"]].concat());
+    let shown = e.json(&["show", "latest"]);
+    assert_eq!(shown["config"]["declared"], serde_json::json!({"bios.a": "1"}));
+
+    // The cap holds across files and --set together.
+    let half: String = (0..600).map(|i| format!("k{i}=v\n")).collect();
+    let other: String = (600..1200).map(|i| format!("k{i}=v\n")).collect();
+    std::fs::write(e.path("a.txt"), half).unwrap();
+    std::fs::write(e.path("b.txt"), other).unwrap();
+    let many = e.usage(&[BW_TINY, &["--set-file", "a.txt", "--set-file", "b.txt"]].concat());
+    assert!(many.contains("b.txt:425") && many.contains("more than 1024 settings"), "{many}");
+
+    let newline = e.usage(&[BW_TINY, &["--set", "bios.a\nforged line=1"]].concat());
+    assert!(newline.contains("bios.a\\nforged line=1"), "{newline}");
+    assert!(newline.contains("no spaces"), "the reason is kept: {newline}");
+
+    std::fs::write(e.path("shadow"), "root:$6$SECRETHASH:20228:0:99999:7:::\n").unwrap();
+    let shadow = e.usage(&[BW_TINY, &["--set-file", "shadow"]].concat());
+    assert!(shadow.contains("shadow:1: expected KEY=VALUE"), "{shadow}");
+    assert!(!shadow.contains("SECRETHASH") && !shadow.contains("root:"), "{shadow}");
+}
+
 /// A declared setting the run's own readings contradict is a warning on
 /// the run and in every comparison that uses it. SMT is read from this
 /// machine and the opposite declared, so the test holds on any machine.
