@@ -301,10 +301,10 @@ fn one_id(s: &str, what: &str, plural: &str) -> Result<u32, String> {
     let t = s.trim();
     // Digits only: Rust would read `+0` as 0, which numactl's syntax means
     // as "the first allowed".
-    if t.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(n) = t.parse::<u32>() {
-            return Ok(n);
-        }
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse::<u32>().map_err(|_| {
+            format!("no such {what}: '{t}' is beyond every {what} number (at most {})", u32::MAX)
+        });
     }
     // A minus sign before digits is a negative number, not numactl's range.
     if t.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
@@ -343,6 +343,18 @@ pub fn set(s: &str) -> Result<SetSpec, String> {
 mod tests {
     use super::*;
     use clap::ValueEnum;
+
+    /// Guards issue 37 cause 7: `--cpu-node 4294967296` said "is a set".
+    #[test]
+    fn a_number_beyond_u32_is_no_such_node_not_a_set() {
+        for big in ["4294967296", "99999999999999999999999"] {
+            let e = node(big).unwrap_err();
+            assert!(e.starts_with("no such node"), "{e}");
+            assert!(!e.contains("set"), "{e}");
+            assert!(cpu(big).unwrap_err().starts_with("no such CPU"));
+        }
+        assert_eq!(node("4294967295").unwrap(), u32::MAX);
+    }
 
     #[test]
     fn single_ids_refuse_lists_clearly() {

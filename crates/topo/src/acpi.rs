@@ -221,6 +221,9 @@ impl Slit {
     /// count, the distinct distances and a hash of the matrix.
     pub fn describe(&self) -> String {
         let n = self.distances.len();
+        if n == 0 {
+            return "0 localities: the SLIT gives no distances".into();
+        }
         if n <= SLIT_TEXT_MAX {
             return self
                 .distances
@@ -500,14 +503,28 @@ fn read_table<T>(
             }
         },
         Ok(None) => {
-            Table::Unknown(format!("{}: listed but not readable", root.path(&rel).display()))
+            let path = root.path(&rel).display().to_string();
+            let assumed = format!("the firmware's {name} unknown");
+            warnings.push(Warning::file(&path, "listed but not readable", assumed));
+            Table::Unknown(format!("{path}: listed but not readable"))
         }
         Err(e) => {
             let root_only = matches!(&e, crate::TopoError::Io { source, .. }
                 if source.kind() == std::io::ErrorKind::PermissionDenied);
             if root_only {
+                // Normal without root: said in the table's status, no warning.
                 Table::Unknown(format!("{e} (the ACPI tables are readable by root only)"))
             } else {
+                // Refused (a FIFO, a device, a folder, a dangling link, a
+                // file past the size cap): as much a warning as a table
+                // that does not parse.
+                let path = root.path(&rel).display().to_string();
+                let why = match &e {
+                    crate::TopoError::Io { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                let assumed = format!("the firmware's {name} unknown");
+                warnings.push(Warning::file(&path, format!("refused: {why}"), assumed));
                 Table::Unknown(e.to_string())
             }
         }
@@ -696,6 +713,48 @@ mod tests {
         t[36..44].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(parse_slit(&t).unwrap_err().to_string().contains("localities need"));
         assert!(parse_slit(&t[..40]).is_err());
+    }
+
+    /// Guards issue 37 cause 8: a SLIT of 0 localities printed an empty
+    /// distances line.
+    #[test]
+    fn a_slit_of_no_localities_says_so() {
+        let s = parse_slit(&slit(&[])).unwrap();
+        assert!(s.distances.is_empty());
+        assert_eq!(s.describe(), "0 localities: the SLIT gives no distances");
+    }
+
+    /// Guards issue 37 cause 8: a FIFO, a device, a folder, a file over
+    /// the size cap or a dangling link as a table put nothing in the
+    /// warnings, while a malformed table did.
+    #[test]
+    fn a_refused_table_is_a_warning_like_a_malformed_one() {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let cases: [(&str, fn(&std::path::Path)); 5] = [
+            ("fifo", |p| {
+                let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+                // SAFETY: a valid path string.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            }),
+            ("device", |p| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+            ("folder", |p| std::fs::create_dir(p).unwrap()),
+            ("huge", |p| {
+                let f = std::fs::File::create(p).unwrap();
+                f.set_len(crate::fs::SYS_FILE_CAP + 1).unwrap();
+            }),
+            ("dangling", |p| std::os::unix::fs::symlink("/nonexistent/SLIT", p).unwrap()),
+        ];
+        for (what, make) in cases {
+            let (d, root) = tree(&[("SRAT", srat(3, &[apic(0, 0, true)]))]);
+            make(&d.path().join(TABLES_DIR).join("SLIT"));
+            let (f, w) = read(&root);
+            assert!(matches!(&f.slit, Table::Unknown(_)), "{what}: {:?}", f.slit);
+            assert_eq!(w.len(), 1, "{what}: {w:?}");
+            assert!(w[0].contains("tables/SLIT"), "{what}: {}", w[0]);
+            assert!(w[0].contains("the firmware's SLIT unknown"), "{what}: {}", w[0]);
+            assert!(f.srat.found().is_some(), "{what}: the SRAT is still read");
+        }
     }
 
     fn tree(files: &[(&str, Vec<u8>)]) -> (tempfile::TempDir, SysRoot) {

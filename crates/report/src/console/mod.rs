@@ -107,7 +107,9 @@ impl fmt::Display for Table {
             }
             TableStyle::Markdown => {
                 let rows = cells(&self.inner);
-                let cell = |s: &str| s.replace('|', "\\|").replace('\n', "<br>");
+                // One line per row: a line break or tab in a label is a space
+                // (docs/report.md), never markup.
+                let cell = |s: &str| s.replace('|', "\\|").replace(['\n', '\r', '\t'], " ");
                 for (i, row) in rows.iter().enumerate() {
                     let line: Vec<String> = row.iter().map(|c| cell(c)).collect();
                     if i > 0 {
@@ -183,6 +185,16 @@ mod tests {
             "| node | CPUs |\n| --- | --- |\n| 0 | 0-3 \\| 8 |\n| 1 | 4-7 |"
         );
         assert_eq!(sample(TableStyle::Tsv), "node\tCPUs\n0\t0-3 | 8\n1\t4-7");
+    }
+
+    /// Guards issue 37 cause 7: a label `line1\nline2` showed as
+    /// `line1&lt;br>line2` in `list --table markdown`.
+    #[test]
+    fn a_line_break_in_a_markdown_cell_is_a_space() {
+        let mut t = Table::with_header(&["label"], TableStyle::Markdown);
+        t.set_content_arrangement(ContentArrangement::Disabled);
+        t.add_row(vec!["line1\nline2\tend"]);
+        assert_eq!(t.to_string(), "| label |\n| --- |\n| line1 line2 end |");
     }
 
     #[test]
