@@ -23,14 +23,7 @@ use std::collections::BTreeMap;
 use results::context::Configuration;
 use serde::{Deserialize, Serialize};
 
-/// The most settings one run declares.
-pub const MAX_KEYS: usize = 1024;
-/// The most bytes of keys and values one run declares, all together.
-pub const MAX_BYTES: usize = 256 << 10;
-/// The longest key.
-pub const MAX_KEY_BYTES: usize = 128;
-/// The longest value.
-pub const MAX_VALUE_BYTES: usize = 1024;
+pub use results::context::declared_limits::{MAX_BYTES, MAX_KEYS, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 
 /// The UTF-8 byte order mark some editors put at the start of a file.
 const BOM: char = '\u{feff}';

@@ -415,6 +415,20 @@ document! {
     }
 }
 
+/// The bounds of a run's declared settings (`Configuration::declared`):
+/// what `--set`/`--set-file` accept (`audit::declared`) and what an import
+/// accepts (`store`), one definition for both.
+pub mod declared_limits {
+    /// The most settings one run declares.
+    pub const MAX_KEYS: usize = 1024;
+    /// The most bytes of keys and values one run declares, all together.
+    pub const MAX_BYTES: usize = 256 << 10;
+    /// The longest key.
+    pub const MAX_KEY_BYTES: usize = 128;
+    /// The longest value.
+    pub const MAX_VALUE_BYTES: usize = 1024;
+}
+
 impl Configuration {
     /// The hash of the settings: of the document without `fingerprint`
     /// and `budget`, keys sorted (the text the store has always hashed).

@@ -68,6 +68,11 @@ pub struct ImportOutcome {
     pub imported: Vec<ImportedRun>,
     /// Runs already in the database (same UUID): left as they were.
     pub skipped: Vec<ImportedRun>,
+    /// Imported runs whose `config_hash` did not match their
+    /// configuration (edited by hand): stored under the hash recomputed
+    /// from the configuration, each named here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A run named in an [`ImportOutcome`].
@@ -268,6 +273,33 @@ fn check_run<R: ResultFields>(r: &ExportedRun<R>) -> std::result::Result<(), Str
         }
     };
     time("\"started\"", &r.started)?;
+    if let Some(d) = &r.config.declared {
+        use results::context::declared_limits as lim;
+        if d.len() > lim::MAX_KEYS {
+            return Err(format!(
+                "declares {} settings, more than {} (\"config\".\"declared\")",
+                d.len(),
+                lim::MAX_KEYS
+            ));
+        }
+        let bytes: usize = d.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if bytes > lim::MAX_BYTES {
+            return Err(format!(
+                "declares {bytes} bytes of settings, more than {}",
+                lim::MAX_BYTES
+            ));
+        }
+        if let Some((k, _)) =
+            d.iter().find(|(k, v)| k.len() > lim::MAX_KEY_BYTES || v.len() > lim::MAX_VALUE_BYTES)
+        {
+            return Err(format!(
+                "declares a setting longer than {} bytes (key) or {} bytes (value): {:?}",
+                lim::MAX_KEY_BYTES,
+                lim::MAX_VALUE_BYTES,
+                k.chars().take(40).collect::<String>()
+            ));
+        }
+    }
     if let Some(f) = &r.finished {
         time("\"finished\"", f)?;
     }
@@ -356,6 +388,20 @@ pub(crate) fn import_run<R: ImportRow>(
         RunStatus::Running => RunStatus::Incomplete,
         s => s,
     };
+    // The configuration decides which runs pool: its hash is recomputed
+    // from the document stored, never taken on trust. A configuration
+    // sealed by numaprobe carries its fingerprint (the settings hash); one
+    // without (hand-made documents) keeps the hash it came with.
+    let mut config = run.config.clone();
+    let mut stale = None;
+    if config.fingerprint.is_some() {
+        let fresh = config.settings_hash();
+        if fresh != run.config_hash || config.fingerprint.as_deref() != Some(fresh.as_str()) {
+            stale = Some((run.config_hash.clone(), fresh.clone()));
+        }
+        config.fingerprint = Some(fresh);
+    }
+    let config_hash = config.fingerprint.clone().unwrap_or_else(|| run.config_hash.clone());
     tx.execute(
         "INSERT INTO runs (uuid, label, command_line, tool_version, started, finished,
              status, message, machine_id, config_hash, config_json, topology_json,
@@ -371,13 +417,19 @@ pub(crate) fn import_run<R: ImportRow>(
             status.as_str(),
             run.message,
             machine_id,
-            run.config_hash,
-            json_text(&run.config),
+            config_hash,
+            json_text(&config),
             json_text(&run.topology),
             now_rfc3339(),
         ],
     )?;
     let id = tx.last_insert_rowid();
+    if let Some((old, fresh)) = stale {
+        outcome.warnings.push(format!(
+            "run {id} (uuid {uuid}{}): its config_hash {old} does not match its configuration (edited?); stored under {fresh}, the hash of the configuration as it is",
+            run.label.as_deref().map(|l| format!(", label {l:?}")).unwrap_or_default()
+        ));
+    }
     for r in &run.results {
         r.insert(tx, id)?;
     }

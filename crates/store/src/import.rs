@@ -11,7 +11,13 @@
 //! unlinked temporary file during the first pass. Limits, each a one-line
 //! `corrupt` error naming the byte where it was passed: a string of more
 //! than [`STRING_CAP`] bytes, nesting deeper than [`MAX_DEPTH`], more than
-//! [`RUN_CAP`] bytes in one run (or one other field).
+//! [`RUN_CAP`] bytes in one run (or one other field), an array or object
+//! inside a run of more than [`ITEM_CAP`] items (a topology of a million
+//! CPUs, a million declared keys: small in bytes, gigabytes once built,
+//! and rebuilt by every reader). The shape is checked by the lexer, before
+//! serde builds anything; the typed checks of each run
+//! (`check_exported_run`) then bound what a run declares. A run over a
+//! limit refuses the whole file: nothing of it is imported.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -36,6 +42,12 @@ pub const MAX_DEPTH: u32 = 64;
 /// The most bytes one run may take in an export (a default run takes a
 /// few hundred KiB): bounds the memory of one run.
 pub const RUN_CAP: u64 = 128 << 20;
+/// The most items of one array or object inside a run (the export's own
+/// list of runs is not bounded): a machine of 16,384 CPUs has fewer
+/// CPUs, caches or per-CPU figures than this.
+pub const ITEM_CAP: u32 = 1 << 16;
+/// The depth of a run's own object: the document, its `runs`, a run.
+const RUN_DEPTH: u32 = 3;
 
 /// A limit of this module passed, carried through serde_json as an I/O
 /// error.
@@ -60,6 +72,9 @@ struct Guard<R> {
     in_string: bool,
     escaped: bool,
     string_len: u64,
+    /// Items seen so far (commas) in the open array or object of each
+    /// depth.
+    items: [u32; MAX_DEPTH as usize + 1],
     run_start: Rc<Cell<u64>>,
     pos_out: Rc<Cell<u64>>,
 }
@@ -73,6 +88,7 @@ impl<R: Read> Guard<R> {
             in_string: false,
             escaped: false,
             string_len: 0,
+            items: [0; MAX_DEPTH as usize + 1],
             run_start,
             pos_out,
         }
@@ -91,6 +107,7 @@ impl<R: Read> Guard<R> {
     fn scan(&mut self, bytes: &[u8]) -> io::Result<()> {
         let mut i = 0;
         let (mut next_open, mut next_close) = (None::<usize>, None::<usize>);
+        let mut next_comma = None::<usize>;
         while i < bytes.len() {
             if self.in_string {
                 // The bytes up to and including the next one that matters.
@@ -127,7 +144,10 @@ impl<R: Read> Guard<R> {
                 next_close =
                     Some(memchr::memchr2(b']', b'}', &bytes[i..]).map_or(bytes.len(), |k| i + k));
             }
-            let at = next_open.min(next_close).unwrap_or(bytes.len());
+            if next_comma.is_none_or(|k| k < i) {
+                next_comma = Some(memchr::memchr(b',', &bytes[i..]).map_or(bytes.len(), |k| i + k));
+            }
+            let at = next_open.min(next_close).min(next_comma).unwrap_or(bytes.len());
             if at == bytes.len() {
                 self.pos += (bytes.len() - i) as u64;
                 break;
@@ -143,6 +163,17 @@ impl<R: Read> Guard<R> {
                     self.depth += 1;
                     if self.depth > MAX_DEPTH {
                         return Err(self.limit(format!("nesting deeper than {MAX_DEPTH} levels")));
+                    }
+                    self.items[self.depth as usize] = 0;
+                }
+                b',' => {
+                    let n = &mut self.items[self.depth as usize];
+                    *n += 1;
+                    // n commas: n + 1 items.
+                    if self.depth >= RUN_DEPTH && *n >= ITEM_CAP {
+                        return Err(self.limit(format!(
+                            "an array or object of more than {ITEM_CAP} items in a run"
+                        )));
                     }
                 }
                 b']' | b'}' => self.depth = self.depth.saturating_sub(1),
@@ -626,5 +657,81 @@ mod tests {
         .unwrap_err();
         assert_eq!(seen, 1, "the bad run is never handed on");
         assert!(detail(e).contains("\"not a date\""));
+    }
+    /// A run as an export holds it, with `config` and `topology` given.
+    fn run_with(uuid: &str, config: Value, topology: Value) -> Value {
+        serde_json::json!({
+            "uuid": uuid, "label": "l", "command_line": "c", "tool_version": "0.1.0",
+            "started": "2026-11-02T11:40:00.000Z", "finished": null, "status": "complete",
+            "message": null, "machine": {"fingerprint": "f", "description": "d", "info": {}},
+            "config_hash": "h", "config": config, "topology": topology, "results": []
+        })
+    }
+
+    fn export_of(runs: Vec<Value>) -> String {
+        serde_json::json!({"format": "numaprobe-export", "version": 1, "exported": "x",
+                           "runs": runs})
+        .to_string()
+    }
+
+    const UUID: &str = "3f2b8c1e-4d5a-4e6f-9a7b-1c2d3e4f5a6b";
+
+    /// Guards issue 37 cause 4: a topology of 10^6 CPUs (16 MB) took 2 GB
+    /// to import and 1.4 GB in every reader after. Refused by its shape,
+    /// in a one-line error, before anything is built, both read whole and
+    /// streamed.
+    #[test]
+    fn a_collection_of_more_than_item_cap_items_is_refused_by_its_shape() {
+        let cpus: Vec<Value> = (0..=ITEM_CAP).map(|i| serde_json::json!({"id": i})).collect();
+        let text = export_of(vec![run_with(
+            UUID,
+            serde_json::json!({}),
+            serde_json::json!({"cpus": cpus}),
+        )]);
+        let e = detail(check(&text).unwrap_err());
+        assert!(
+            e.starts_with(&format!("an array or object of more than {ITEM_CAP} items in a run")),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1);
+        let e = slice_runs(text.as_bytes(), "t.json", |_: ExportedRun<ResultHead>| Ok(()));
+        assert!(detail(e.unwrap_err()).contains("more than 65536 items"));
+        // Exactly at the cap is fine.
+        let cpus: Vec<Value> = (0..ITEM_CAP).map(|i| serde_json::json!(i)).collect();
+        let ok = export_of(vec![run_with(
+            UUID,
+            serde_json::json!({}),
+            serde_json::json!({"cpus": cpus}),
+        )]);
+        assert_eq!(check(&ok).unwrap(), 1);
+        // The export's own list of runs is not bounded by it.
+        let mut g = Guard::new(io::empty(), Rc::default(), Rc::default());
+        let many = format!("{{\"runs\": [{}]}}", vec!["1"; ITEM_CAP as usize + 2].join(","));
+        g.scan(many.as_bytes()).unwrap();
+    }
+
+    /// Guards issue 37 cause 4: 10^6 declared keys cost 500 MB in every
+    /// reader; a run declares at most what `--set` accepts.
+    #[test]
+    fn a_run_declaring_more_than_set_accepts_is_refused() {
+        use results::context::declared_limits::MAX_KEYS;
+        let declared: serde_json::Map<String, Value> =
+            (0..=MAX_KEYS).map(|i| (format!("k{i}"), Value::from("v"))).collect();
+        let text = export_of(vec![run_with(
+            UUID,
+            serde_json::json!({"declared": declared}),
+            serde_json::json!({}),
+        )]);
+        let e = detail(check(&text).unwrap_err());
+        assert!(
+            e.contains(&format!("declares {} settings, more than {MAX_KEYS}", MAX_KEYS + 1)),
+            "{e}"
+        );
+        assert!(e.contains(UUID), "names the run: {e}");
+        let long = serde_json::json!({"declared": {"k": "v".repeat(2000)}});
+        let e = detail(
+            check(&export_of(vec![run_with(UUID, long, serde_json::json!({}))])).unwrap_err(),
+        );
+        assert!(e.contains("longer than"), "{e}");
     }
 }

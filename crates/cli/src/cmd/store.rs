@@ -411,6 +411,10 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
                         );
                     }
                 };
+                for w in &outcome.warnings {
+                    let w = report::safe::one_line(w);
+                    bar.suspend(|| eprintln!("numaprobe: warning: {name}: {w}"));
+                }
                 reports.push(ImportReport {
                     file: name,
                     outcome: Some(outcome),
