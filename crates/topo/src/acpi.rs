@@ -731,7 +731,8 @@ mod tests {
     fn a_refused_table_is_a_warning_like_a_malformed_one() {
         use std::ffi::CString;
         use std::os::unix::ffi::OsStrExt;
-        let cases: [(&str, fn(&std::path::Path)); 5] = [
+        type Make = fn(&std::path::Path);
+        let cases: [(&str, Make); 5] = [
             ("fifo", |p| {
                 let c = CString::new(p.as_os_str().as_bytes()).unwrap();
                 // SAFETY: a valid path string.
