@@ -115,10 +115,16 @@ fn euid() -> u32 {
 }
 
 impl StateDir {
-    /// The folder at `path`, made (mode 0700, its parent must exist) when
+    /// The folder at `path`, made (mode 0700; its parents as usual) when
     /// missing; refused when it is a symbolic link or not a folder, owned
     /// by another user, or writable by others.
     pub fn ensure(path: &Path) -> Result<StateDir, JournalError> {
+        // Its parent (`/var/lib`) as the system makes folders: missing in
+        // a bare initramfs.
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|source| JournalError::Io { path: parent.to_path_buf(), source })?;
+        }
         match std::fs::DirBuilder::new().mode(0o700).create(path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}

@@ -410,7 +410,7 @@ fn conclude(
     let complete = outcome.runs.iter().filter(|d| d.ended == Ended::Complete).count();
     let why = match (&outcome.failure, stop.is_stopped()) {
         (Some(f), _) => Some(format!("study stopped: {f}")),
-        (None, true) => Some(format!("study interrupted ({})", signal::cause())),
+        (None, true) => Some("study interrupted".to_string()),
         (None, false) if complete < plan.order.len() => Some(format!(
             "study stopped: run {} of {} did not complete",
             outcome.runs.len(),
@@ -438,8 +438,13 @@ fn conclude(
         let with_runs: Vec<&str> =
             saved.iter().filter(|(_, n)| *n > 0).map(|(l, _)| l.as_str()).collect();
         let next = next_step(g, &with_runs);
+        let by = if stop.is_stopped() && outcome.failure.is_none() {
+            format!(" ({})", signal::cause())
+        } else {
+            String::new()
+        };
         let line = format!(
-            "{why} after {complete} of {} runs; {} restored; kept {}; {next}",
+            "{why} after {complete} of {} runs{by}; {} restored; kept {}; {next}",
             plan.order.len(),
             outcome.restored,
             kept.join(", ")
@@ -765,6 +770,21 @@ fn spawn_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Guards issue 37 cause 3: with no run of a value kept, the suggested
+    /// `compare` named an empty label and itself exited 2.
+    #[test]
+    fn the_next_step_names_only_labels_with_runs() {
+        let g = crate::cli::Cli::try_parse_from(["numaprobe", "list"]).unwrap().global;
+        assert_eq!(next_step(&g, &[]), "no run was saved, nothing to compare");
+        let one = next_step(&g, &["s: thp_enabled=never"]);
+        assert!(one.contains("numaprobe list") && !one.contains("compare '"), "{one}");
+        let two = next_step(&g, &["s: a=1", "it's: a=2"]);
+        assert_eq!(
+            two,
+            "compare them with: numaprobe compare 'label:s: a=1' 'label:it'\\''s: a=2'"
+        );
+    }
 
     #[test]
     fn vary_is_parsed_and_bad_forms_are_refused() {
