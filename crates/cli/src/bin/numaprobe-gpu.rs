@@ -1,0 +1,5 @@
+//! The GPU helper `numaprobe gpu` runs: see [`gpu::helper`].
+
+fn main() {
+    std::process::exit(gpu::helper::main());
+}
