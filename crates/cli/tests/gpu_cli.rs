@@ -6,32 +6,24 @@
 //! pageable (unpinned) buffer, a wrong unit or a lost direction changes
 //! them. Then every way the driver can be missing or fail.
 
+#[path = "support/gpu.rs"]
+mod gpu_support;
 #[path = "support/lock.rs"]
 mod lock_support;
 
-use std::path::PathBuf;
+use gpu_support::{double, helper};
+
+use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
-
-/// The double, built beside the test binary as a dev-dependency.
-fn double() -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    let so = deps.join("libcuda_double.so");
-    assert!(
-        so.is_file(),
-        "{} is missing: cargo builds it as the cuda-double dev-dependency",
-        so.display()
-    );
-    so
-}
 
 fn np(config: &str) -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
     c.env("NUMAPROBE_LOCK", lock_support::private_lock("gpu"))
         .env("NUMAPROBE_CUDA_LIBRARY", double())
         .env("CUDA_DOUBLE", config)
-        .env_remove("NUMAPROBE_GPU_HELPER");
+        .env("NUMAPROBE_GPU_HELPER", helper());
     c
 }
 
@@ -165,11 +157,51 @@ fn no_device_too_old_a_driver_and_failing_calls_say_which() {
         np("").env("NUMAPROBE_GPU_HELPER", "/nonexistent/numaprobe-gpu").args(["gpu", "--quiet"]),
         1,
     );
-    assert!(err.contains("GPU helper /nonexistent/numaprobe-gpu is missing"), "{err}");
+    assert!(
+        err.contains("GPU helper /nonexistent/numaprobe-gpu (NUMAPROBE_GPU_HELPER) is missing"),
+        "{err}"
+    );
     let err = fails(np("devices=2").args(["gpu", "--gpus", "2"]), 2);
     assert!(err.contains("the driver shows 2 GPU(s), numbered 0-1"), "{err}");
     let err = fails(np("").args(["gpu", "--directions", "up"]), 2);
     assert!(err.contains("'up' is not a direction"), "{err}");
+}
+
+/// Links (or copies) `from` to `to`.
+fn place_file(from: &Path, to: &Path) {
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).unwrap();
+    }
+}
+
+#[test]
+fn without_the_variable_the_helper_is_the_one_beside_numaprobe() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("numaprobe");
+    place_file(&assert_cmd::cargo::cargo_bin("numaprobe"), &bin);
+    let run = || {
+        let mut c = Command::new(&bin);
+        c.env("NUMAPROBE_LOCK", lock_support::private_lock("gpu"))
+            .env("NUMAPROBE_CUDA_LIBRARY", double())
+            .env("CUDA_DOUBLE", "devices=1")
+            .env_remove("NUMAPROBE_GPU_HELPER")
+            .args(["gpu", "--probe", "--json"]);
+        c
+    };
+    let err = fails(&mut run(), 1);
+    let beside = dir.path().join("numaprobe-gpu");
+    let packaged = dir.path().join("../libexec/numaprobe/numaprobe-gpu");
+    assert!(
+        err.contains(&format!(
+            "GPU helper is missing: looked for {} and {}",
+            beside.display(),
+            packaged.display()
+        )),
+        "{err}"
+    );
+    place_file(helper(), &beside);
+    let v = json(&mut run());
+    assert_eq!(v["probe"]["devices"].as_array().unwrap().len(), 1, "{v}");
 }
 
 #[test]

@@ -14,16 +14,35 @@ pub const HELPER_NAME: &str = "numaprobe-gpu";
 /// The longest line the helper may write (a point's JSON is far smaller).
 const MAX_LINE: u64 = 1 << 20;
 
-/// The helper to run: `NUMAPROBE_GPU_HELPER` when set, else
-/// `numaprobe-gpu` in the running binary's folder.
+/// Where the helper is looked for, relative to the running binary's
+/// folder: beside it (the release archive, a build tree), then the
+/// packages' place (`/usr/bin/numaprobe` -> `/usr/libexec/numaprobe/`).
+pub const HELPER_PLACES: [&str; 2] = [HELPER_NAME, "../libexec/numaprobe/numaprobe-gpu"];
+
+/// The helper to run: `NUMAPROBE_GPU_HELPER` when set, else the first of
+/// [`HELPER_PLACES`] that exists. Missing: an error naming every place.
 pub fn helper_path() -> Result<PathBuf, GpuError> {
     if let Some(p) = std::env::var_os("NUMAPROBE_GPU_HELPER") {
-        return Ok(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            return Err(GpuError::Helper(format!(
+                "the GPU helper {} (NUMAPROBE_GPU_HELPER) is missing",
+                p.display()
+            )));
+        }
+        return Ok(p);
     }
     let exe = std::env::current_exe()
         .map_err(|e| GpuError::Helper(format!("cannot find the running binary: {e}")))?;
     let dir = exe.parent().unwrap_or(Path::new("/"));
-    Ok(dir.join(HELPER_NAME))
+    let places: Vec<PathBuf> = HELPER_PLACES.iter().map(|p| dir.join(p)).collect();
+    places.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+        let list: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+        GpuError::Helper(format!(
+            "the GPU helper is missing: looked for {} (the release archive and packages ship it; or set NUMAPROBE_GPU_HELPER)",
+            list.join(" and ")
+        ))
+    })
 }
 
 /// What a helper run gave, kept even when it stopped early.
@@ -44,12 +63,6 @@ pub fn run(
     mut each: impl FnMut(&Message),
 ) -> Result<Session, GpuError> {
     let path = helper_path()?;
-    if !path.is_file() {
-        return Err(GpuError::Helper(format!(
-            "the GPU helper {} is missing: it ships beside numaprobe in the release archive and packages (or set NUMAPROBE_GPU_HELPER)",
-            path.display()
-        )));
-    }
     let mut child = Command::new(&path)
         .arg(arg)
         .stdin(Stdio::piped())

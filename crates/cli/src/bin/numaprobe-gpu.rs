@@ -1,5 +1,0 @@
-//! The GPU helper `numaprobe gpu` runs: see [`gpu::helper`].
-
-fn main() {
-    std::process::exit(gpu::helper::main());
-}
