@@ -167,6 +167,28 @@ fn no_device_too_old_a_driver_and_failing_calls_say_which() {
     assert!(err.contains("'up' is not a direction"), "{err}");
 }
 
+#[test]
+fn a_helper_that_cannot_start_or_speaks_garbage_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    };
+    // What the dynamic loader does on a system with too old a glibc.
+    let old = script("old-glibc", "echo \"version 'GLIBC_2.34' not found\" >&2; exit 127");
+    let err = fails(np("").env("NUMAPROBE_GPU_HELPER", &old).args(["gpu", "--quiet"]), 1);
+    assert!(
+        err.contains("could not start (status 127") && err.contains("glibc 2.34 or newer"),
+        "{err}"
+    );
+    let garbage = script("garbage", "echo 'not json'");
+    let err = fails(np("").env("NUMAPROBE_GPU_HELPER", &garbage).args(["gpu", "--quiet"]), 1);
+    assert!(err.contains("wrote a line numaprobe cannot read"), "{err}");
+}
+
 /// Links (or copies) `from` to `to`.
 fn place_file(from: &Path, to: &Path) {
     if std::fs::hard_link(from, to).is_err() {

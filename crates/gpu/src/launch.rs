@@ -11,6 +11,10 @@ use crate::GpuError;
 /// The helper's file name, looked for beside the running binary.
 pub const HELPER_NAME: &str = "numaprobe-gpu";
 
+/// The oldest glibc the released helper runs on (scripts/release.sh
+/// checks that it needs no newer symbol).
+pub const MIN_GLIBC: &str = "2.34";
+
 /// The longest line the helper may write (a point's JSON is far smaller).
 const MAX_LINE: u64 = 1 << 20;
 
@@ -112,6 +116,12 @@ pub fn run(
         child.wait().map_err(|e| GpuError::Helper(format!("waiting for the GPU helper: {e}")))?;
     if !done && s.stopped.is_none() {
         s.stopped = Some(match status.code() {
+            // The dynamic loader's status: a library or symbol version is
+            // missing (its message is on stderr above this one).
+            Some(127) => format!(
+                "the GPU helper {} could not start (status 127, the loader's message is above): it needs glibc {MIN_GLIBC} or newer (EL9, Debian 12, Ubuntu 22.04)",
+                path.display()
+            ),
             Some(c) => format!("the GPU helper exited with status {c} before finishing"),
             None => "the GPU helper was killed by a signal before finishing".to_string(),
         });
