@@ -189,6 +189,58 @@ fn a_helper_that_cannot_start_or_speaks_garbage_is_named() {
     assert!(err.contains("wrote a line numaprobe cannot read"), "{err}");
 }
 
+#[test]
+fn a_labelled_run_is_saved_and_reported_as_a_node_by_gpu_heat_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let with_db = |c: &mut Command| {
+        c.arg("--db").arg(&db);
+    };
+    let mut c = np("devices=2;rate=0:0:24;rate=0:1:12");
+    with_db(&mut c);
+    json(c.args([
+        "gpu",
+        "--sizes",
+        "64K,16M",
+        "--reps",
+        "3",
+        "--label",
+        "gpu double",
+        "--json",
+        "--quiet",
+    ]));
+    let mut c = np("");
+    with_db(&mut c);
+    let shown = json(c.args(["show", "latest", "--json"]));
+    let text = shown.to_string();
+    assert!(text.contains("gpu double"), "{text}");
+    let mut c = np("");
+    with_db(&mut c);
+    let out = c.args(["report", "latest"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("## GPU copy bandwidth by host node"), "{md}");
+    let b = (16 << 20) as f64;
+    for (gpu, gbs) in [(0, 24.0), (1, 12.0)] {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {gpu} |")))
+            .unwrap_or_else(|| panic!("no row for GPU {gpu}: {md}"));
+        assert!(row.contains(&format!("| {:.1} |", modelled(b, gbs))), "{row}");
+        assert!(row.contains("numactl --cpunodebind=0 --membind=0 "), "{row}");
+    }
+    // Three heat maps (h2d, d2h, bidir) in the HTML report.
+    let mut c = np("");
+    with_db(&mut c);
+    let html = dir.path().join("r.html");
+    let out = c.args(["report", "latest", "--format", "html", "-o"]).arg(&html).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&html).unwrap();
+    for dir in ["h2d (host to device)", "d2h (device to host)", "bidir (both directions at once)"] {
+        assert!(html.contains(&format!("GPU copies {dir}, 16 MiB copies, median GB/s")), "{dir}");
+    }
+}
+
 /// Links (or copies) `from` to `to`.
 fn place_file(from: &Path, to: &Path) {
     if std::fs::hard_link(from, to).is_err() {

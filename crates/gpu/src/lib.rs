@@ -5,13 +5,12 @@
 //! runtime itself: it runs the dynamically linked helper `numaprobe-gpu`
 //! ([`helper`], shipped beside it), which opens `libcuda.so.1` ([`driver`])
 //! and answers in the line protocol of [`protocol`]. [`launch`] finds and
-//! runs the helper; [`matrix`] turns its points into the node x GPU matrix
-//! and the data-loader recommendation.
+//! runs the helper; `analysis::gpu` turns its points into the node x GPU
+//! matrix and the data-loader recommendation.
 
 pub mod driver;
 pub mod helper;
 pub mod launch;
-pub mod matrix;
 pub mod protocol;
 
 /// Why a GPU measurement could not be made, in one line each.

@@ -10,41 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Bumped when a field changes meaning or goes away.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// A copy direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Host to device.
-    H2d,
-    /// Device to host.
-    D2h,
-    /// Both at once, on two streams; the figure counts both directions' bytes.
-    Bidir,
-}
-
-impl Direction {
-    pub const ALL: [Direction; 3] = [Direction::H2d, Direction::D2h, Direction::Bidir];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::H2d => "h2d",
-            Direction::D2h => "d2h",
-            Direction::Bidir => "bidir",
-        }
-    }
-
-    pub fn words(self) -> &'static str {
-        match self {
-            Direction::H2d => "host to device",
-            Direction::D2h => "device to host",
-            Direction::Bidir => "both directions at once",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Direction> {
-        Direction::ALL.into_iter().find(|d| d.name() == s)
-    }
-}
+pub use results::gpu::Direction;
 
 /// One host NUMA node the plan copies from, with the CPUs the helper's
 /// thread runs on while it copies (empty for a memory-only node: the thread

@@ -4,12 +4,14 @@
 
 use std::io::IsTerminal;
 
-use gpu::matrix::{self, Cell, Feed};
+use analysis::gpu::{self as matrix, Cell, Feed};
 use gpu::protocol::{self, Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION};
+use results::gpu::GpuCopy;
 use serde::Serialize;
 use topo::{NodeSet, SysRoot, Topology};
 
 use crate::cli::Global;
+use crate::record::{Outcome, Recording};
 use crate::{grammar, output, record, usage};
 
 #[derive(Debug, clap::Args)]
@@ -35,9 +37,8 @@ pub struct Args {
     /// Only describe the driver and its devices; measure nothing.
     #[arg(long)]
     pub probe: bool,
-    /// Wait for another measuring numaprobe to finish instead of refusing.
-    #[arg(long)]
-    pub wait: bool,
+    #[command(flatten)]
+    pub save: record::SaveArgs,
 }
 
 fn direction(s: &str) -> Result<Direction, String> {
@@ -54,7 +55,8 @@ struct Doc<'a> {
     probe: Option<&'a Probe>,
     /// GPU ordinal -> the node sysfs puts its PCI device on (absent: unknown).
     gpu_nodes: &'a [GpuNode],
-    points: &'a [Point],
+    /// Every point measured, as stored.
+    points: &'a [GpuCopy],
     /// The largest size of each direction: the matrix.
     matrix: Vec<Cell>,
     feeds: Vec<FeedDoc>,
@@ -122,7 +124,11 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if a.probe {
         return finish(g, &t, Some(&probe), &gpu_nodes, &[], &[], None);
     }
-    let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
+    let _lock = record::take_lock(a.save.wait, g.quiet, &stop)?;
+    let rec = match a.save.saving() {
+        true => Some(Recording::open(g, &record::new_run(&root, Some(&t), a.save.label.clone()))?),
+        false => None,
+    };
     let plan = Plan {
         protocol: PROTOCOL_VERSION,
         gpus: gpus.clone(),
@@ -153,6 +159,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let s = gpu::launch::run("measure", Some(&plan), |m| match m {
         Message::Point(p) => {
             done += 1;
+            if let Some(rec) = &rec {
+                rec.save(&stored(p, &probe).into());
+            }
             if verbose {
                 eprintln!(
                     "gpu: {done}/{total} node {} -> GPU {} {} {}: {:.1} GB/s",
@@ -166,18 +175,37 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
         Message::Warning { text } => output::warn(g.quiet, &format!("gpu: {text}")),
         _ => {}
-    })?;
+    });
+    let s = match s {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(rec) = rec {
+                rec.finish(Outcome::Failed(e.to_string()))?;
+            }
+            return Err(e.into());
+        }
+    };
     let stopped = if stop.is_stopped() {
         Some("interrupted (Ctrl-C)".to_string())
     } else {
         s.stopped.clone()
     };
+    if let Some(rec) = rec {
+        let outcome = match (&stopped, stop.is_stopped()) {
+            (_, true) => Outcome::Interrupted,
+            (Some(why), _) if !s.points.is_empty() => Outcome::Incomplete(why.clone()),
+            (Some(why), _) => Outcome::Failed(why.clone()),
+            (None, _) => Outcome::Complete,
+        };
+        rec.finish(outcome)?.tell(g.quiet);
+    }
+    let copies: Vec<GpuCopy> = s.points.iter().map(|p| stored(p, &probe)).collect();
     finish(
         g,
         &t,
         s.probe.as_ref().or(Some(&probe)),
         &gpu_nodes,
-        &s.points,
+        &copies,
         &s.warnings,
         stopped.as_deref(),
     )?;
@@ -190,12 +218,31 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     }
 }
 
+/// The stored form of a measured point.
+fn stored(p: &Point, probe: &Probe) -> GpuCopy {
+    let dev = probe.devices.iter().find(|d| d.ordinal == p.gpu);
+    let mut c = GpuCopy {
+        gpu: p.gpu,
+        device: dev.map(|d| d.name.clone()).unwrap_or_default(),
+        pci_address: dev.map(|d| d.pci_address.clone()).unwrap_or_default(),
+        mem_node: p.node,
+        direction: p.direction,
+        size_bytes: p.size_bytes,
+        gbs: p.gbs.clone(),
+        median_gbs: f64::NAN,
+        timer: p.timer.clone(),
+        on_node: p.on_node,
+    };
+    c.median_gbs = Cell::of(&c).map_or(f64::NAN, |cell| cell.median_gbs);
+    c
+}
+
 fn finish(
     g: &Global,
     t: &Topology,
     probe: Option<&Probe>,
     gpu_nodes: &[GpuNode],
-    points: &[Point],
+    points: &[GpuCopy],
     warnings: &[String],
     stopped: Option<&str>,
 ) -> anyhow::Result<()> {
@@ -230,7 +277,7 @@ fn text(
     gpu_nodes: &[GpuNode],
     cells: &[Cell],
     feeds: &[FeedDoc],
-    points: &[Point],
+    points: &[GpuCopy],
 ) -> String {
     let mut out = String::new();
     if let Some(p) = probe {

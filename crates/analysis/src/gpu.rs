@@ -1,4 +1,4 @@
-//! The node x GPU matrix from measured points, and the data-loader
+//! `numaprobe gpu`'s figures: the node x GPU matrix from its copy points, and the data-loader
 //! recommendation it supports: for each GPU, the node whose pinned memory
 //! feeds it fastest and what the other nodes cost.
 //!
@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Direction, Point};
+use results::gpu::{Direction, GpuCopy};
 
 /// One cell: a node x GPU pair in one direction at one size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,7 +26,7 @@ pub struct Cell {
 }
 
 impl Cell {
-    pub fn from_point(p: &Point) -> Option<Cell> {
+    pub fn of(p: &GpuCopy) -> Option<Cell> {
         let mut v: Vec<f64> = p.gbs.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
         if v.is_empty() {
             return None;
@@ -35,7 +35,7 @@ impl Cell {
         let mid = v.len() / 2;
         let median = if v.len() % 2 == 1 { v[mid] } else { (v[mid - 1] + v[mid]) / 2.0 };
         Some(Cell {
-            node: p.node,
+            node: p.mem_node,
             gpu: p.gpu,
             direction: p.direction,
             size_bytes: p.size_bytes,
@@ -50,7 +50,7 @@ impl Cell {
 /// The cells of the largest size measured in each direction: the figure
 /// the matrix shows (small copies measure the per-copy overhead, not the
 /// link).
-pub fn headline(points: &[Point]) -> Vec<Cell> {
+pub fn headline(points: &[GpuCopy]) -> Vec<Cell> {
     let mut out = Vec::new();
     for dir in Direction::ALL {
         let Some(size) = points.iter().filter(|p| p.direction == dir).map(|p| p.size_bytes).max()
@@ -61,7 +61,7 @@ pub fn headline(points: &[Point]) -> Vec<Cell> {
             points
                 .iter()
                 .filter(|p| p.direction == dir && p.size_bytes == size)
-                .filter_map(Cell::from_point),
+                .filter_map(Cell::of),
         );
     }
     out.sort_by_key(|c| (c.direction, c.node, c.gpu));
@@ -110,7 +110,7 @@ impl Feed {
 
 /// For each GPU: the host-to-device feed (what a data loader does) at the
 /// largest size measured.
-pub fn feeds(points: &[Point]) -> Vec<Feed> {
+pub fn feeds(points: &[GpuCopy]) -> Vec<Feed> {
     let cells: Vec<Cell> =
         headline(points).into_iter().filter(|c| c.direction == Direction::H2d).collect();
     let mut gpus: Vec<u32> = cells.iter().map(|c| c.gpu).collect();
@@ -150,13 +150,16 @@ pub fn feeds(points: &[Point]) -> Vec<Feed> {
 mod tests {
     use super::*;
 
-    fn p(node: u32, gpu: u32, size: u64, gbs: &[f64]) -> Point {
-        Point {
+    fn p(node: u32, gpu: u32, size: u64, gbs: &[f64]) -> GpuCopy {
+        GpuCopy {
             gpu,
-            node,
+            device: "d".into(),
+            pci_address: "0000:01:00.0".into(),
+            mem_node: node,
             direction: Direction::H2d,
             size_bytes: size,
             gbs: gbs.to_vec(),
+            median_gbs: f64::NAN,
             timer: "device events".into(),
             on_node: 1.0,
         }
@@ -164,9 +167,9 @@ mod tests {
 
     #[test]
     fn cell_takes_the_median_and_range() {
-        let c = Cell::from_point(&p(0, 0, 1, &[3.0, 1.0, 2.0, 10.0])).unwrap();
+        let c = Cell::of(&p(0, 0, 1, &[3.0, 1.0, 2.0, 10.0])).unwrap();
         assert_eq!((c.median_gbs, c.min_gbs, c.max_gbs, c.copies), (2.5, 1.0, 10.0, 4));
-        assert!(Cell::from_point(&p(0, 0, 1, &[f64::NAN, 0.0])).is_none());
+        assert!(Cell::of(&p(0, 0, 1, &[f64::NAN, 0.0])).is_none());
     }
 
     #[test]
