@@ -241,6 +241,57 @@ fn a_labelled_run_is_saved_and_reported_as_a_node_by_gpu_heat_map() {
     }
 }
 
+#[test]
+fn compare_judges_each_gpus_feed_and_ai_training_leads_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // Alternated, three runs each: GPU 0 fed at 24 GB/s, then at 12.
+    for (label, rate) in
+        [("fast", 24), ("slow", 12), ("slow", 12), ("fast", 24), ("fast", 24), ("slow", 12)]
+    {
+        let mut c = np(&format!("devices=1;rate=0:0:{rate}"));
+        c.arg("--db").arg(&db);
+        json(c.args([
+            "gpu",
+            "--sizes",
+            "16M",
+            "--reps",
+            "2",
+            "--directions",
+            "h2d",
+            "--label",
+            label,
+            "--json",
+            "--quiet",
+        ]));
+    }
+    let mut c = np("");
+    c.arg("--db").arg(&db);
+    let v = json(c.args(["compare", "label:fast", "label:slow", "--json"]));
+    let m = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "gpu_h2d_gbs_gpu0")
+        .unwrap_or_else(|| panic!("no gpu_h2d_gbs_gpu0: {v}"));
+    assert_eq!(
+        (m["relation"].as_str(), m["scope"].as_str()),
+        (Some("host-device"), Some("device")),
+        "{m}"
+    );
+    let b = (16 << 20) as f64;
+    assert!(close(m["groups"][0]["median"].as_f64().unwrap(), modelled(b, 24.0)), "{m}");
+    assert_eq!(m["groups"][1]["verdict"], "worse", "{m}");
+    let ai = v["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["profile"] == "ai-training")
+        .unwrap_or_else(|| panic!("{v}"));
+    let text = ai["text"].as_str().unwrap();
+    assert!(text.contains("host-to-GPU 0 bandwidth") && text.contains("Keep fast"), "{text}");
+}
+
 /// Links (or copies) `from` to `to`.
 fn place_file(from: &Path, to: &Path) {
     if std::fs::hard_link(from, to).is_err() {
