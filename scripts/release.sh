@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds a numaprobe release of the current commit into target/dist/:
-#   numaprobe-VERSION-x86_64-linux.tar.gz  the static stripped binary, man
+#   numaprobe-VERSION-x86_64-linux.tar.gz  the static stripped binary, the
+#                                          GPU helper numaprobe-gpu beside
+#                                          it (dynamically linked), man
 #                                          pages, bash/zsh/fish completions,
 #                                          README, licences, deploy/ (Ansible,
 #                                          Slurm, systemd...) and SHA256SUMS
@@ -50,7 +52,7 @@ t0=$(date +%s.%N)
 say() { echo "release: $*" >&2; }
 die() { echo "release: error: $*" >&2; exit 1; }
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-for cmd in git cargo tar gzip sha256sum readelf file python3; do
+for cmd in git cargo tar gzip sha256sum readelf objdump file python3; do
     command -v "$cmd" >/dev/null || die "'$cmd' is missing"
 done
 
@@ -85,6 +87,35 @@ fi
 readelf -S "$bin" | grep -q '\.symtab' || die "$bin has no symbol table: backtraces would show no function names"
 "$bin" --version | grep -q "^numaprobe $version (${commit:0:12} " ||
     die "$bin --version says '$("$bin" --version)', not $version and commit ${commit:0:12}"
+
+# --- the GPU helper: dynamically linked ------------------------------------------
+# `numaprobe gpu` runs numaprobe-gpu, which opens the driver library
+# (libcuda.so.1) with dlopen: a static glibc program cannot do that
+# reliably, so the helper alone is linked against the system's glibc
+# (docs/architecture.md, "GPU helper"). Its own small crate: only the
+# placement layer and the protocol are built a second time.
+say "building the GPU helper (dynamically linked; target/gpu-helper-release)"
+remap=$(printf '%s\n' "$flags" | sed 's/-C target-feature=+crt-static *//')
+env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLAGS="$remap" \
+    cargo build --release --locked --target "$TARGET" -p gpu --bin numaprobe-gpu \
+    --target-dir "$root/target/gpu-helper-release" >&2 || die "GPU helper build failed"
+helper="$root/target/gpu-helper-release/$TARGET/release/numaprobe-gpu"
+[ -x "$helper" ] || die "the build produced no $helper"
+file -b "$helper" | grep -q 'dynamically linked' || die "$helper is not dynamically linked: $(file -b "$helper")"
+# Only glibc's own libraries, and no symbol newer than glibc 2.34 (EL9;
+# Debian 12 has 2.36), so the packages' "glibc >= 2.34" holds.
+needed=$(readelf -d "$helper" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+for lib in $needed; do
+    case "$lib" in
+    libc.so.6 | libm.so.6 | libgcc_s.so.1 | ld-linux-x86-64.so.2) ;;
+    *) die "$helper needs $lib: only glibc's libraries may be needed (got: $needed)" ;;
+    esac
+done
+newest=$(objdump -T "$helper" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)
+[ "$(printf '%s\n2.34\n' "$newest" | sort -V | tail -1)" = 2.34 ] ||
+    die "$helper needs glibc $newest, newer than the 2.34 the packages promise"
+"$helper" --version | grep -q "^numaprobe-gpu $version " ||
+    die "$helper --version says '$("$helper" --version)', not $version"
 
 # --- generated files: man pages, completions ----------------------------------
 gen="$root/target/release-files"
@@ -133,6 +164,7 @@ stage="$out/$name"
 rm -rf "$stage" "$out/$name.tar.gz"
 mkdir -p "$stage"
 install -m 755 "$bin" "$stage/numaprobe"
+install -m 755 "$helper" "$stage/numaprobe-gpu"
 cp -r "$gen/man" "$gen/completions" "$stage/"
 copy_tracked README.md LICENSE-MIT LICENSE-APACHE deploy "$stage"
 normalise "$stage"
@@ -153,6 +185,7 @@ if [ "$archive_only" = 0 ]; then
     rm -rf "$pkg"
     mkdir -p "$pkg/man"
     install -m 755 "$bin" "$pkg/numaprobe"
+    install -m 755 "$helper" "$pkg/numaprobe-gpu"
     for page in "$gen"/man/*.1; do
         gzip -9 -n -c "$page" >"$pkg/man/$(basename "$page").gz"
     done

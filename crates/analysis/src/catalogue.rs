@@ -19,7 +19,9 @@
 //!   slowest group's median, the split (slowest / fastest) and the number
 //!   of groups, regrouped from the per-CPU results when the run holds no
 //!   `lat-summary`;
-//! * every `exec` policy's program metric and wall time.
+//! * every `exec` policy's program metric and wall time;
+//! * per GPU (`numaprobe gpu`), the host-to-device bandwidth from its
+//!   fastest node and the slowest node's shortfall.
 //!
 //! A metric that a configuration makes impossible (remote figures with one
 //! OS node or one package) is never drawn for it.
@@ -585,9 +587,42 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
             );
         }
     }
+    // `numaprobe gpu`: per GPU, what its fastest node feeds it (host to
+    // device, the largest copy) and the shortfall of its slowest node.
+    for f in crate::gpu::feeds(&d.gpu) {
+        let g = f.gpu;
+        let def = |id: &str, name: String, unit: &str, higher: bool| {
+            MetricDef::new(format!("{id}_gpu{g}"), name, unit, higher)
+                .rel(Relation::HostDevice, Scope::Device)
+        };
+        push(
+            def(
+                GPU_H2D_BW,
+                format!("Host-to-GPU {g} bandwidth from its fastest node"),
+                "GB/s",
+                true,
+            ),
+            f.top_gbs,
+        );
+        if let Some(worst) = f.others.iter().map(|o| o.penalty_pct).max_by(f64::total_cmp) {
+            push(
+                def(
+                    GPU_H2D_PENALTY,
+                    format!("Host-to-GPU {g}: slowest node's shortfall against the fastest"),
+                    "%",
+                    false,
+                ),
+                worst,
+            );
+        }
+    }
     out.extend(exec_values(run, &d));
     out
 }
+
+/// Id prefixes of `numaprobe gpu`'s metrics (`gpu_h2d_gbs_gpu0`).
+pub const GPU_H2D_BW: &str = "gpu_h2d_gbs";
+pub const GPU_H2D_PENALTY: &str = "gpu_h2d_penalty_pct";
 
 /// The id of the unnamed program metric under `policy`:
 /// `exec_metric[POLICY]`, whatever other policies the run measured (a run

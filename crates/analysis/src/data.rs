@@ -25,6 +25,8 @@ pub struct RunData {
     pub c2c: Vec<C2cResult>,
     /// The settings audit's findings, most severe first.
     pub findings: Vec<Finding>,
+    /// `numaprobe gpu`'s copy points.
+    pub gpu: Vec<results::gpu::GpuCopy>,
     /// `exec`'s policies, in the order measured.
     pub exec: Vec<PolicyResult>,
     pub per_cpu_summaries: Vec<PerCpuSummary>,
@@ -72,6 +74,7 @@ impl RunData {
                     Lat::C2c(c) => d.c2c.push(c.clone()),
                 },
                 Record::Finding(f) => d.findings.push(f.as_ref().clone()),
+                Record::Gpu(g) => d.gpu.push(g.as_ref().clone()),
                 Record::Exec(e) => d.exec.push(e.as_ref().clone()),
                 Record::LatSummary(s) => match s.as_ref() {
                     LatSummary::PerCpu(s) => d.per_cpu_summaries.push(s.clone()),

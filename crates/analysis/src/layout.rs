@@ -36,6 +36,9 @@ pub enum Relation {
     /// Memory spread over every node as a node-spanning workload's is:
     /// each memory node in proportion.
     Spread,
+    /// Pinned host memory to a device (a GPU) and back, over PCIe or the
+    /// socket link (`numaprobe gpu`).
+    HostDevice,
     /// Not a memory figure (a program's own score, its wall time).
     Program,
 }
@@ -51,6 +54,7 @@ impl Relation {
             Relation::BoundPerDomain => "bound per domain",
             Relation::Interleaved => "interleaved",
             Relation::Spread => "spread over every node",
+            Relation::HostDevice => "host memory to a device",
             Relation::Program => "program",
         }
     }
@@ -69,6 +73,8 @@ pub enum Scope {
     Package,
     /// The whole machine.
     Machine,
+    /// One device (a GPU).
+    Device,
     /// A program run.
     Program,
 }
@@ -80,6 +86,7 @@ impl Scope {
             Scope::Node => "per node",
             Scope::Package => "per package",
             Scope::Machine => "whole machine",
+            Scope::Device => "per device",
             Scope::Program => "per program run",
         }
     }

@@ -2,7 +2,8 @@
 //! results say ([`data::RunData`], the headline [`metrics`]), settings
 //! studies of groups of runs with their statistics and recommendations
 //! ([`study`]), and the fleet model of many hosts' runs, its outliers and
-//! configuration drift ([`fleet`]). Pure functions over typed runs
+//! configuration drift ([`fleet`]), and `numaprobe gpu`'s node x GPU
+//! matrix with its data-loader recommendation ([`gpu`]). Pure functions over typed runs
 //! (`store::LoadedRun`); the `report` crate draws their results as
 //! documents, `numaprobe compare` and `numaprobe fleet` print them.
 
@@ -10,6 +11,7 @@ pub mod catalogue;
 pub mod data;
 pub mod declared;
 pub mod fleet;
+pub mod gpu;
 pub mod hidden;
 pub mod layout;
 pub mod metrics;

@@ -1022,9 +1022,28 @@ struct Profile {
     name: &'static str,
     /// Rule out configurations that hide a per-CPU latency split.
     no_hidden_split: bool,
-    guards: Vec<&'static str>,
-    gains: Vec<&'static str>,
+    guards: Vec<String>,
+    gains: Vec<String>,
     missing_note: Option<&'static str>,
+}
+
+/// The AI-training profile: each GPU's host-to-device bandwidth from its
+/// fastest node (`numaprobe gpu`) leads where the study holds it; without
+/// it, a note says how to measure it.
+fn ai_training(s: &Study, mut prof: Profile) -> Profile {
+    let gpu: Vec<String> = s
+        .metrics
+        .iter()
+        .filter(|m| m.metric.starts_with(catalogue::GPU_H2D_BW))
+        .map(|m| m.metric.clone())
+        .collect();
+    if gpu.is_empty() {
+        prof.missing_note = Some(
+            "host-to-GPU bandwidth from each node was not measured: `numaprobe gpu --label ...` in each configuration",
+        );
+    }
+    prof.gains.splice(0..0, gpu);
+    prof
 }
 
 /// The profiles and the metrics that matter to each (docs/store.md,
@@ -1034,8 +1053,8 @@ fn profiles(s: &Study) -> Vec<Profile> {
     let p = |name, no_hidden_split, guards: Vec<&'static str>, gains: Vec<&'static str>| Profile {
         name,
         no_hidden_split,
-        guards,
-        gains,
+        guards: guards.into_iter().map(String::from).collect(),
+        gains: gains.into_iter().map(String::from).collect(),
         missing_note: None,
     };
     // Each profile starts from its premise: how the workload places its
@@ -1073,7 +1092,12 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // latency: seed 1 picks SNC2 over SNC4, whose bound bandwidth
         // ties and whose local latency is lower, for what it loses across
         // the sockets.
-        p("hpc", false, vec!["interleave_bw_gbs"], vec![LOCAL_BW_PKG, CROSS_PKG_BW, "local_lat_ns"]),
+        p(
+            "hpc",
+            false,
+            vec!["interleave_bw_gbs"],
+            vec![LOCAL_BW_PKG, CROSS_PKG_BW, "local_lat_ns"],
+        ),
         // Premise: guests larger than a node span the nodes (their vNUMA
         // rarely matches the host's SNC/NPS domains): the unbound and the
         // cross-package bandwidth must hold, then the spread latency and
@@ -1086,13 +1110,19 @@ fn profiles(s: &Study) -> Vec<Profile> {
         ),
         // Premise: multi-GPU training's data loaders and pinned buffers sit
         // on every package and its host-side traffic crosses the sockets:
-        // the machine's unbound bandwidth, then the cross-package
-        // bandwidth, then the remote penalty. Seed 1: SNC off for
-        // multi-GPU training.
-        Profile {
-            missing_note: Some("device-local bandwidth (GPU/accelerator to its node's memory) is not measured by `numaprobe run`: measure it with the device's own copy benchmark pinned per node"),
-            ..p("ai-training", false, vec![], vec!["interleave_bw_gbs", CROSS_PKG_BW, REMOTE_PENALTY])
-        },
+        // what each GPU is fed from pinned host memory (`numaprobe gpu`,
+        // when the runs hold it), then the machine's unbound bandwidth,
+        // the cross-package bandwidth and the remote penalty. Seed 1: SNC
+        // off for multi-GPU training.
+        ai_training(
+            s,
+            p(
+                "ai-training",
+                false,
+                vec![],
+                vec!["interleave_bw_gbs", CROSS_PKG_BW, REMOTE_PENALTY],
+            ),
+        ),
     ];
     let program = |m: &StudyMetric| {
         m.metric.starts_with(catalogue::EXEC_METRIC) || m.metric.starts_with(catalogue::EXEC_WALL)

@@ -39,6 +39,55 @@ pub struct Evidence {
     /// stride), with the run it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<PrefetchEvidence>,
+    /// The latest `numaprobe gpu` matrix: for each GPU, the node that
+    /// feeds it fastest from pinned memory, with the run it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_feeds: Vec<GpuFeedEvidence>,
+}
+
+/// One GPU's measured feed (host to device, `numaprobe gpu`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuFeedEvidence {
+    /// The device's PCI address, to match `topo`'s devices.
+    pub pci_address: String,
+    pub gpu: u32,
+    /// The fastest node beyond the spread of the copies (`None`: no node
+    /// measurably faster).
+    pub best_node: Option<u32>,
+    /// The node with the highest median and its GB/s.
+    pub top_node: u32,
+    pub top_gbs: f64,
+    /// The largest shortfall of another node, percent of the top's figure.
+    pub worst_penalty_pct: Option<f64>,
+    /// The run holding the matrix.
+    pub source: Option<String>,
+}
+
+/// The GPU feeds of a run's `gpu` records (empty without them).
+pub fn gpu_feeds<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<GpuFeedEvidence> {
+    let copies: Vec<results::gpu::GpuCopy> = records
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::Gpu(g) => Some(g.as_ref().clone()),
+            _ => None,
+        })
+        .collect();
+    analysis::gpu::feeds(&copies)
+        .into_iter()
+        .map(|f| GpuFeedEvidence {
+            pci_address: copies
+                .iter()
+                .find(|c| c.gpu == f.gpu)
+                .map(|c| c.pci_address.clone())
+                .unwrap_or_default(),
+            gpu: f.gpu,
+            best_node: f.best_node,
+            top_node: f.top_node,
+            top_gbs: f.top_gbs,
+            worst_penalty_pct: f.others.iter().map(|o| o.penalty_pct).max_by(f64::total_cmp),
+            source: None,
+        })
+        .collect()
 }
 
 /// A saved prefetch check and where it comes from.
@@ -115,7 +164,13 @@ pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String
         Source::Run(id) => Some(db.load_run(id)?),
         Source::LatestOfMachine(me) => latest_with_figures(db, me)?,
     };
-    let Some(l) = loaded else { return Ok((Evidence::default(), None)) };
+    let gpu = match source {
+        Source::Run(_) => Vec::new(),
+        Source::LatestOfMachine(me) => latest_gpu_feeds(db, me)?,
+    };
+    let Some(l) = loaded else {
+        return Ok((Evidence { gpu_feeds: gpu, ..Evidence::default() }, None));
+    };
     let mut ev = Evidence::from_records(l.records());
     let src = source_of(&l);
     if let Some(p) = &mut ev.prefetch {
@@ -125,12 +180,36 @@ pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String
         // evidence comes from the latest run of this machine that did.
         ev.prefetch = latest_prefetch_check(db, me, l.summary.id)?;
     }
+    // The GPU matrix of the run asked for, else the machine's latest one
+    // (a `gpu` run holds no bandwidth or latency and the other way round).
+    let mut own = gpu_feeds(l.records());
+    for f in &mut own {
+        f.source = Some(src.clone());
+    }
+    let gpu_feeds = if own.is_empty() { gpu } else { own };
     if ev.is_empty() {
         let note = format!("{src} has no bandwidth or latency results to cite");
-        return Ok((Evidence::default(), Some(note)));
+        return Ok((Evidence { gpu_feeds, ..Evidence::default() }, Some(note)));
     }
     ev.source = Some(src);
+    ev.gpu_feeds = gpu_feeds;
     Ok((ev, None))
+}
+
+/// The GPU feeds of the latest run of machine `me` that measured GPUs.
+fn latest_gpu_feeds(db: &Store, me: &str) -> Result<Vec<GpuFeedEvidence>, StoreError> {
+    for s in newest_first(db, me)? {
+        let l = db.load_run(s.id)?;
+        let mut feeds = gpu_feeds(l.records());
+        if !feeds.is_empty() {
+            let src = source_of(&l);
+            for f in &mut feeds {
+                f.source = Some(src.clone());
+            }
+            return Ok(feeds);
+        }
+    }
+    Ok(Vec::new())
 }
 
 /// The machine's runs, newest first (by the instant their start time
@@ -421,5 +500,43 @@ mod tests {
         let (ev, note) = from_store(&db, Source::Run(exec)).unwrap();
         assert!(ev.is_empty());
         assert!(note.unwrap().contains(&format!("run {exec} (")));
+    }
+
+    #[test]
+    fn the_latest_gpu_matrix_is_cited_beside_a_later_run_of_other_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, _, measured) = store_with_runs(dir.path());
+        // An earlier `gpu` run: GPU 0 fed from node 0 at 24 and node 1 at 12.
+        let mut new = store::NewRun::new("numaprobe gpu", "0");
+        new.machine = serde_json::from_value(json!({"fingerprint": "m1"})).unwrap();
+        new.started = Some("2026-01-01T12:00:00Z".into());
+        let gpu = db.begin_run(&new).unwrap();
+        for (node, gbs) in [(0, [24.0, 24.2]), (1, [12.0, 12.1])] {
+            let c = results::gpu::GpuCopy {
+                gpu: 0,
+                device: "d".into(),
+                pci_address: "0000:3b:00.0".into(),
+                mem_node: node,
+                direction: results::gpu::Direction::H2d,
+                size_bytes: 1 << 30,
+                gbs: gbs.to_vec(),
+                median_gbs: (gbs[0] + gbs[1]) / 2.0,
+                timer: "device events".into(),
+                on_node: 1.0,
+            };
+            db.add_result(gpu, &c.into()).unwrap();
+        }
+        db.finish_run(gpu, store::RunStatus::Complete, None).unwrap();
+        let (ev, note) = from_store(&db, Source::LatestOfMachine("m1")).unwrap();
+        assert_eq!(note, None);
+        // The bandwidth figures come from the latest run that has them ...
+        assert!(ev.source.as_deref().unwrap().starts_with(&format!("run {measured} (")));
+        // ... the GPU matrix from the gpu run.
+        assert_eq!(ev.gpu_feeds.len(), 1, "{ev:?}");
+        let f = &ev.gpu_feeds[0];
+        assert_eq!((f.pci_address.as_str(), f.best_node, f.top_node), ("0000:3b:00.0", Some(0), 0));
+        assert!((f.top_gbs - 24.1).abs() < 1e-9, "{f:?}");
+        assert!((f.worst_penalty_pct.unwrap() - (1.0 - 12.05 / 24.1) * 100.0).abs() < 1e-9);
+        assert!(f.source.as_deref().unwrap().starts_with(&format!("run {gpu} (")));
     }
 }

@@ -687,6 +687,64 @@ fn gpu_affinity_rule() {
 }
 
 #[test]
+fn gpu_affinity_cites_the_measured_feed_and_flags_a_node_sysfs_gets_wrong() {
+    use audit::evidence::GpuFeedEvidence;
+    let mut t = two_node();
+    t.devices =
+        vec![gpu("0000:3b:00.0", Some(0), Some("0-3")), gpu("0000:af:00.0", Some(1), Some("4-7"))];
+    let feed = |addr: &str, gpu: u32, best: Option<u32>, top: u32| GpuFeedEvidence {
+        pci_address: addr.into(),
+        gpu,
+        best_node: best,
+        top_node: top,
+        top_gbs: 24.5,
+        worst_penalty_pct: Some(51.0),
+        source: Some("run 7 (2026-11-27, gpu)".into()),
+    };
+    // GPU 0 agrees with sysfs; GPU 1 is fed fastest from node 0, not its
+    // sysfs node 1.
+    let ev = Evidence {
+        gpu_feeds: vec![feed("0000:3b:00.0", 0, Some(0), 0), feed("0000:af:00.0", 1, Some(0), 0)],
+        ..Evidence::default()
+    };
+    let r = report(&t, &tuned(), nomem(), ev, Profile::AiTraining);
+    fires(&r, "devices.gpu_affinity", Severity::Warn);
+    let f = r.finding("devices.gpu_affinity").unwrap();
+    assert!(
+        f.found
+            .contains("0000:af:00.0: sysfs says node 1, pinned memory on node 0 feeds it fastest"),
+        "{}",
+        f.found
+    );
+    assert!(!f.found.contains("0000:3b:00.0: sysfs says"), "{}", f.found);
+    assert!(
+        f.found.contains("measured: 0000:3b:00.0 fed fastest from node 0 (24.5 GB/s host to device; other nodes up to 51% less, run 7"),
+        "{}",
+        f.found
+    );
+    assert!(
+        f.fix.contains("loaders for 0000:af:00.0: numactl --cpunodebind=0 --membind=0"),
+        "{}",
+        f.fix
+    );
+    // Agreeing measurements are cited in the Info finding.
+    let ev =
+        Evidence { gpu_feeds: vec![feed("0000:af:00.0", 1, Some(1), 1)], ..Evidence::default() };
+    let r = report(&t, &tuned(), nomem(), ev, Profile::AiTraining);
+    assert_eq!(sev(&r, "devices.gpu_affinity"), Some(Severity::Info));
+    assert!(r.finding("devices.gpu_affinity").unwrap().found.contains("fed fastest from node 1"));
+    // Undecided: said so, never a mismatch.
+    let ev = Evidence { gpu_feeds: vec![feed("0000:af:00.0", 1, None, 0)], ..Evidence::default() };
+    let r = report(&t, &tuned(), nomem(), ev, Profile::AiTraining);
+    assert_eq!(sev(&r, "devices.gpu_affinity"), Some(Severity::Info));
+    assert!(r
+        .finding("devices.gpu_affinity")
+        .unwrap()
+        .found
+        .contains("no node feeds 0000:af:00.0 faster"));
+}
+
+#[test]
 fn report_counts_and_json_fields() {
     let r = report(&two_node(), &untuned(), nomem(), Evidence::default(), Profile::Database);
     let c = &r.counts;

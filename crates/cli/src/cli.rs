@@ -65,6 +65,8 @@ pub enum Command {
     Advise(cmd::advise::Args),
     /// Read bandwidth of one node chunk by chunk, slow ranges flagged.
     Scan(cmd::scan::Args),
+    /// Host<->GPU copy bandwidth from every NUMA node to every GPU.
+    Gpu(cmd::gpu::Args),
     /// List saved runs.
     List(cmd::store::ListArgs),
     /// Show one saved run.

@@ -103,6 +103,8 @@ pub mod schema {
     pub const RESTORE: u32 = 1;
     /// `study` and `study --dry-run`.
     pub const STUDY: u32 = 1;
+    /// `gpu` and `gpu --probe`.
+    pub const GPU: u32 = 1;
 }
 
 /// A `--json` document with `schema_version` first and then every field of

@@ -6,6 +6,8 @@
 //! guest-tests --test guest -- --nocapture`. See docs/testing.md (how to add
 //! a machine or a command) and guest/harness.rs (how a boot works).
 
+#[path = "support/gpu.rs"]
+mod gpu_support;
 #[path = "guest/harness.rs"]
 mod harness;
 #[path = "support/tiered.rs"]
@@ -1034,6 +1036,7 @@ fn harness_initramfs_is_a_cpio_archive_the_cpio_tool_reads() {
             "sys",
             "tmp",
             "root",
+            "lib64",
             "dev/console",
             "bin/busybox",
             "bin/sh",
@@ -1041,4 +1044,62 @@ fn harness_initramfs_is_a_cpio_archive_the_cpio_tool_reads() {
             "init"
         ]
     );
+}
+
+/// The shared libraries the dynamically linked GPU helper and the driver
+/// double need, from this machine (the guest runs the same glibc).
+fn glibc_files() -> Vec<(String, std::path::PathBuf)> {
+    let dir = std::path::Path::new("/lib/x86_64-linux-gnu");
+    ["ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6", "libgcc_s.so.1"]
+        .iter()
+        .map(|f| {
+            let p = dir.join(f);
+            assert!(p.exists(), "{} is missing (glibc, libgcc-s1)", p.display());
+            (format!("lib64/{f}"), p)
+        })
+        .collect()
+}
+
+/// `numaprobe gpu` on two real NUMA nodes, through the shipped pair
+/// (static numaprobe, dynamic helper beside it) and the driver double,
+/// whose copy rate depends on the node the kernel reports for the pinned
+/// buffer: node 0 feeds GPU 0 at 24 GB/s, node 1 at 12. The matrix must
+/// show each node's rate, so each buffer was on the node its row names.
+#[test]
+fn guest_gpu_matrix_rows_are_the_nodes_the_pinned_buffers_are_on() {
+    let mut m = Machine::new("gpu-two-nodes")
+        .sockets(2, 1)
+        .node(0, 512, &[(0, 0)])
+        .node(1, 512, &[(1, 0)])
+        .distances(&[&[10, 21], &[21, 10]])
+        .file("bin/numaprobe-gpu", gpu_support::helper())
+        .file("lib64/libcuda_double.so", &gpu_support::double());
+    for (guest, host) in glibc_files() {
+        m = m.file(&guest, &host);
+    }
+    let boot = m
+        .run(
+            "gpu",
+            "LD_LIBRARY_PATH=/lib64 NUMAPROBE_CUDA_LIBRARY=/lib64/libcuda_double.so \
+             CUDA_DOUBLE=\"devices=1;rate=0:0:24;rate=1:0:12\" \
+             numaprobe gpu --sizes 1M --reps 2 --directions h2d --json --quiet",
+        )
+        .boot();
+    let out = boot.get("gpu");
+    out.expect_rc(0);
+    let v = out.json();
+    let modelled = |gbs: f64| 1048576.0 / (5e-6 + 1048576.0 / (gbs * 1e9)) / 1e9;
+    let cells = v["matrix"].as_array().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(cells.len(), 2, "{v}");
+    for (node, gbs) in [(0, 24.0), (1, 12.0)] {
+        let c =
+            cells.iter().find(|c| c["node"] == node).unwrap_or_else(|| panic!("node {node}: {v}"));
+        let got = c["median_gbs"].as_f64().unwrap();
+        assert!((got / modelled(gbs) - 1.0).abs() < 1e-3, "node {node}: {got} GB/s: {v}");
+    }
+    for p in v["points"].as_array().unwrap() {
+        assert_eq!(p["on_node"], 1.0, "{p}");
+    }
+    assert_eq!(v["feeds"][0]["best_node"], 0, "{v}");
+    assert_eq!(v["feeds"][0]["command"], "numactl --cpunodebind=0 --membind=0 <data loader>");
 }

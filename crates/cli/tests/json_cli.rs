@@ -11,6 +11,8 @@
 //! prints the export file format, versioned by its own `version` field
 //! (docs/store.md), which `import` reads back.
 
+#[path = "support/gpu.rs"]
+mod gpu_support;
 #[path = "support/tiered.rs"]
 mod tiered;
 
@@ -42,6 +44,10 @@ impl Env {
         let mut c = Command::cargo_bin("numaprobe").unwrap();
         c.env_remove("NUMAPROBE_DB")
             .env("NUMAPROBE_LOCK", self.path("measure.lock"))
+            // `gpu` against the driver library's double (gpu_cli.rs).
+            .env("NUMAPROBE_CUDA_LIBRARY", gpu_support::double())
+            .env("NUMAPROBE_GPU_HELPER", gpu_support::helper())
+            .env("CUDA_DOUBLE", "devices=2")
             .arg("--db")
             .arg(self.path("results.db"));
         c
@@ -203,6 +209,13 @@ fn cases(env: &Env) -> BTreeMap<&'static str, Vec<Vec<String>>> {
                 "--pages",
                 "nothp",
             ])],
+        ),
+        (
+            "gpu",
+            vec![
+                s(&["gpu", "--probe"]),
+                s(&["gpu", "--sizes", "64K", "--reps", "1", "--directions", "h2d"]),
+            ],
         ),
         ("list", vec![s(&["list"])]),
         ("show", vec![s(&["show", "latest"]), s(&["show", "tiered"])]),

@@ -122,6 +122,46 @@ fn check_binary(bin: &Path) {
     }
 }
 
+/// Checks the shipped GPU helper: dynamically linked (it opens the driver
+/// library with dlopen), its version, and that `numaprobe` (from the same
+/// unpacked tree) finds it and measures through it against the driver
+/// library's double (crates/cuda-double, built as a dev-dependency).
+fn check_gpu_helper(helper: &Path, numaprobe: &Path) {
+    let h = helper.to_str().unwrap();
+    let file = run_ok(cmd("file", &["-b", h]));
+    assert!(file.contains("dynamically linked"), "{file}");
+    assert!(
+        run_ok(cmd(h, &["--version"])).starts_with(&format!("numaprobe-gpu {VERSION} ")),
+        "{h} --version"
+    );
+    let double = std::env::current_exe().unwrap().parent().unwrap().join("libcuda_double.so");
+    assert!(double.is_file(), "{} (the cuda-double dev-dependency) is missing", double.display());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        Command::new(numaprobe)
+            .args([
+                "gpu",
+                "--sizes",
+                "1M",
+                "--reps",
+                "1",
+                "--directions",
+                "h2d",
+                "--json",
+                "--quiet",
+            ])
+            .env_remove("NUMAPROBE_GPU_HELPER")
+            .env("NUMAPROBE_CUDA_LIBRARY", &double)
+            .env("CUDA_DOUBLE", "devices=1;rate=0:0:20")
+            .env("NUMAPROBE_LOCK", tmp.path().join("lock")),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let gbs = v["matrix"][0]["median_gbs"].as_f64().unwrap();
+    // 1 MiB at 20 GB/s with the double's 5 us per copy.
+    let want = 1048576.0 / (5e-6 + 1048576.0 / 20e9) / 1e9;
+    assert!((gbs / want - 1.0).abs() < 1e-3, "{gbs} GB/s, want {want}: {v}");
+}
+
 /// Every regular file below `dir`, relative, sorted.
 fn files_below(dir: &Path) -> BTreeSet<String> {
     let out = run_ok(Command::new("find").arg(dir).args(["-type", "f", "-printf", "%P\n"]));
@@ -170,7 +210,7 @@ fn archive_holds_the_release_with_fixed_metadata_and_valid_checksums() {
         assert_eq!(h.mtime().unwrap(), mtime, "{path}: time is not the commit's");
         let mode = h.mode().unwrap() & 0o7777;
         assert!(mode == 0o755 || mode == 0o644, "{path}: mode {mode:o}");
-        if path.ends_with("/numaprobe") {
+        if path.ends_with("/numaprobe") || path.ends_with("/numaprobe-gpu") {
             assert_eq!(mode, 0o755, "{path}");
         }
         names.push(path);
@@ -189,7 +229,7 @@ fn archive_holds_the_release_with_fixed_metadata_and_valid_checksums() {
     let files = files_below(&top);
     let bin = top.join("numaprobe");
     let mut expected: BTreeSet<String> =
-        ["numaprobe", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "SHA256SUMS"]
+        ["numaprobe", "numaprobe-gpu", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "SHA256SUMS"]
             .into_iter()
             .chain(["completions/numaprobe.bash", "completions/_numaprobe"])
             .chain(["completions/numaprobe.fish"])
@@ -199,6 +239,7 @@ fn archive_holds_the_release_with_fixed_metadata_and_valid_checksums() {
     let pages: BTreeSet<String> =
         files.iter().filter_map(|f| f.strip_prefix("man/")).map(str::to_string).collect();
     check_man_pages(&pages, &bin, "");
+    check_gpu_helper(&top.join("numaprobe-gpu"), &bin);
     expected.extend(pages.iter().map(|p| format!("man/{p}")));
     assert_eq!(files, expected);
     for deployed in tracked("deploy") {
@@ -324,7 +365,9 @@ fn deb_installs_works_and_removes_everything() {
     assert_eq!(field("Package"), "numaprobe");
     assert_eq!(field("Version"), format!("{VERSION}-1"));
     assert_eq!(field("Architecture"), "amd64");
-    assert_eq!(field("Depends"), "");
+    // numaprobe is static; its GPU helper needs glibc (scripts/release.sh
+    // checks that no symbol is newer than 2.34).
+    assert_eq!(field("Depends"), "libc6 (>= 2.34)");
     let control =
         run_ok(Command::new("sh").arg("-c").arg(format!("dpkg-deb --ctrl-tarfile {d} | tar -t")));
     let control: BTreeSet<&str> = control.lines().filter(|l| !l.ends_with('/')).collect();
@@ -336,6 +379,7 @@ fn deb_installs_works_and_removes_everything() {
     let (files, _) = deb_contents(&deb);
     let mut expected: BTreeSet<String> = [
         "/usr/bin/numaprobe",
+        "/usr/libexec/numaprobe/numaprobe-gpu",
         "/usr/share/bash-completion/completions/numaprobe",
         "/usr/share/zsh/vendor-completions/_numaprobe",
         "/usr/share/fish/vendor_completions.d/numaprobe.fish",
@@ -362,6 +406,7 @@ fn deb_installs_works_and_removes_everything() {
     assert_eq!(dpkg_status(), "installed");
     let bin = Path::new("/usr/bin/numaprobe");
     check_binary(bin);
+    check_gpu_helper(Path::new("/usr/libexec/numaprobe/numaprobe-gpu"), bin);
     check_man_pages(&pages, bin, ".gz");
     assert!(run_ok(cmd("numaprobe", &["topo", "--quiet"])).contains("NUMA"), "topo from PATH");
     for page in ["numaprobe", "numaprobe-run", "numaprobe-advise-interleave"] {
@@ -487,7 +532,8 @@ fn rpm_has_the_layout_and_metadata_and_its_payload_runs() {
     // Its digests verify.
     let k = run_ok(cmd("rpm", &["-K", "--nosignature", r]));
     assert!(k.trim_end().ends_with("digests OK"), "{k}");
-    // No dependency but rpm's own features (a static binary, no scripts).
+    // No dependency but rpm's own features (a static binary that installs
+    // on EL8 too; the GPU helper's glibc 2.34 is not required: docs/gpu.md).
     let requires = run_ok(cmd("rpm", &["-qpR", r]));
     assert!(requires.lines().all(|l| l.starts_with("rpmlib(")), "requires:\n{requires}");
     assert!(run_ok(cmd("rpm", &["-qp", "--scripts", r])).trim().is_empty());
@@ -512,6 +558,7 @@ fn rpm_has_the_layout_and_metadata_and_its_payload_runs() {
         .collect();
     let mut expected: BTreeSet<String> = [
         "/usr/bin/numaprobe",
+        "/usr/libexec/numaprobe/numaprobe-gpu",
         "/usr/share/bash-completion/completions/numaprobe",
         "/usr/share/zsh/site-functions/_numaprobe",
         "/usr/share/fish/vendor_completions.d/numaprobe.fish",
@@ -531,7 +578,8 @@ fn rpm_has_the_layout_and_metadata_and_its_payload_runs() {
         &["-qp", "--qf", "[%{FILEMODES:perms} %{FILEUSERNAME}:%{FILEGROUPNAME} %{FILENAMES}\n]", r],
     ));
     for line in modes.lines() {
-        let want = if line.ends_with("/usr/bin/numaprobe") { "-rwxr-xr-x" } else { "-rw-r--r--" };
+        let exe = line.ends_with("/usr/bin/numaprobe") || line.ends_with("/numaprobe-gpu");
+        let want = if exe { "-rwxr-xr-x" } else { "-rw-r--r--" };
         assert!(line.starts_with(&format!("{want} root:root ")), "{line}");
     }
 
@@ -545,6 +593,7 @@ fn rpm_has_the_layout_and_metadata_and_its_payload_runs() {
     );
     let bin = tmp.path().join("usr/bin/numaprobe");
     check_binary(&bin);
+    check_gpu_helper(&tmp.path().join("usr/libexec/numaprobe/numaprobe-gpu"), &bin);
     check_man_pages(&pages, &bin, ".gz");
     assert_eq!(
         std::fs::read(tmp.path().join("usr/lib/systemd/system/numaprobe.timer")).unwrap(),

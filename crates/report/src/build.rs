@@ -180,6 +180,7 @@ fn run_sections(
     crate::bandwidth::section(doc, d, run);
     crate::latency::section(doc, d, run);
     crate::hmat::section(doc, run);
+    crate::gpu::section(doc, d, run);
     if let Some(e) = &exec {
         e.render(doc);
     }

@@ -128,6 +128,12 @@ fn columns(r: &Record) -> Vec<(&'static str, String)> {
             ("policy", e.policy.clone()),
         ],
         Record::Finding(f) => vec![("id", f.id.clone()), ("severity", text(f.severity.label()))],
+        Record::Gpu(g) => vec![
+            ("gpu", g.gpu.to_string()),
+            ("direction", text(g.direction.name())),
+            ("mem_node", g.mem_node.to_string()),
+            ("size_bytes", g.size_bytes.to_string()),
+        ],
         Record::Unknown(_) => vec![],
     }
 }

@@ -25,6 +25,7 @@ pub mod figures;
 pub mod fleet;
 pub mod fmt;
 pub mod glance;
+pub mod gpu;
 pub mod hmat;
 pub mod latency;
 pub mod openmetrics;

@@ -27,6 +27,7 @@ pub mod context;
 pub mod counters;
 pub mod disturbance;
 pub mod exec;
+pub mod gpu;
 pub mod hist;
 pub mod lat;
 pub mod pages;
@@ -56,6 +57,8 @@ pub enum Record {
     Exec(Box<exec::PolicyResult>),
     /// A finding of the settings audit.
     Finding(Box<audit::Finding>),
+    /// A host<->GPU copy point of `numaprobe gpu`.
+    Gpu(Box<gpu::GpuCopy>),
     /// A result of a kind this version does not know (written by a newer
     /// numaprobe), or a stored payload that is no result of its kind: kept
     /// as stored, so that export and import pass it on unchanged.
@@ -81,6 +84,7 @@ impl Record {
             Record::LatSummary(_) => "lat-summary",
             Record::Exec(_) => "exec",
             Record::Finding(_) => "audit",
+            Record::Gpu(_) => "gpu",
             Record::Unknown(u) => &u.kind,
         }
     }
@@ -144,6 +148,7 @@ impl Record {
             Record::LatSummary(r) => json(r),
             Record::Exec(r) => json(r),
             Record::Finding(r) => json(r),
+            Record::Gpu(r) => json(r),
             Record::Unknown(u) => serde_json::from_str(&u.json).unwrap_or(Value::Null),
         }
     }
@@ -158,6 +163,12 @@ impl From<exec::PolicyResult> for Record {
 impl From<audit::Finding> for Record {
     fn from(r: audit::Finding) -> Self {
         Record::Finding(Box::new(r))
+    }
+}
+
+impl From<gpu::GpuCopy> for Record {
+    fn from(r: gpu::GpuCopy) -> Self {
+        Record::Gpu(Box::new(r))
     }
 }
 

@@ -70,6 +70,7 @@ fn record_of(kind: &str, v: &Value) -> Option<Record> {
         "lat-summary" => Record::LatSummary(Box::new(lat_summary(v)?)),
         "exec" => Record::Exec(Box::new(policy(v)?)),
         "audit" => Record::Finding(Box::new(finding(v)?)),
+        "gpu" => Record::Gpu(Box::new(today(v)?)),
         _ => return None,
     })
 }

@@ -762,6 +762,13 @@ impl KeyColumns {
                 }
             },
             Record::Exec(e) => KeyColumns { value: e.stats.median_metric, ..none },
+            Record::Gpu(g) => KeyColumns {
+                mode: Some("copy"),
+                mem_node: Some(g.mem_node),
+                value: finite(g.median_gbs),
+                unit: Some("GB/s"),
+                ..none
+            },
             Record::Finding(_) | Record::Unknown(_) => none,
         }
     }

@@ -131,6 +131,8 @@ pub(super) fn gpu_affinity(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     let mut lines = Vec::new();
     let mut outside = Vec::new();
     let mut pins = Vec::new();
+    // Measured feeds (`numaprobe gpu`) that disagree with sysfs's node.
+    let mut disagree = Vec::new();
     for g in &gpus {
         let near = g
             .local_cpus
@@ -161,6 +163,46 @@ pub(super) fn gpu_affinity(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             }
             _ => lines.push(format!("{what} {} (node {node}): nearest CPUs unknown", g.address)),
         }
+        if let Some(f) = i.evidence.gpu_feeds.iter().find(|f| f.pci_address == g.address) {
+            let from = f.source.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
+            let worst = f
+                .worst_penalty_pct
+                .map(|p| format!("; other nodes up to {p:.0}% less"))
+                .unwrap_or_default();
+            match f.best_node {
+                Some(b) => {
+                    lines.push(format!(
+                        "measured: {} fed fastest from node {b} ({:.1} GB/s host to device{worst}{from})",
+                        g.address, f.top_gbs
+                    ));
+                    if device_node(t, g).is_some_and(|n| n != b) {
+                        disagree.push((g.address.clone(), node.clone(), b));
+                    }
+                }
+                None => lines.push(format!(
+                    "measured: no node feeds {} faster beyond the spread of the copies ({:.1} GB/s at best{from})",
+                    g.address, f.top_gbs
+                )),
+            }
+        }
+    }
+    if !disagree.is_empty() {
+        let found: Vec<String> = disagree
+            .iter()
+            .map(|(a, n, b)| {
+                format!("{a}: sysfs says node {n}, pinned memory on node {b} feeds it fastest")
+            })
+            .collect();
+        let fix: Vec<String> = disagree
+            .iter()
+            .map(|(a, _, b)| format!("loaders for {a}: numactl --cpunodebind={b} --membind={b}"))
+            .collect();
+        return rule.finding(Severity::Warn)
+            .found(format!("{}; {}", found.join("; "), lines.join("; ")))
+            .expected("each GPU fed fastest from the node sysfs puts it on")
+            .why("Data loaders placed by the GPU's sysfs node (as Slurm --gpu-bind=closest and most launchers do) keep their pinned memory where the measurement says copies are slower: the firmware's PCIe proximity (_PXM) or the slot wiring is not what sysfs reports.")
+            .fix(format!("{}; check the BIOS's PCIe/NUMA settings", fix.join("; ")), Needs::Runtime)
+            .done();
     }
     let fix = pins.join("; ");
     if !outside.is_empty() {

@@ -6,6 +6,7 @@ pub mod bw;
 pub mod compare;
 pub mod exec;
 pub mod fleet;
+pub mod gpu;
 pub mod lat;
 pub mod place;
 pub mod run;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => run::run(a, g),
         Command::Advise(a) => advise::run(a, g),
         Command::Scan(a) => scan::run(a, g),
+        Command::Gpu(a) => gpu::run(a, g),
         Command::List(a) => store::list(a, g),
         Command::Show(a) => store::show(a, g),
         Command::Export(a) => store::export(a, g),

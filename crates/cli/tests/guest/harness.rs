@@ -68,6 +68,8 @@ pub struct Machine {
     /// QEMU `-cpu` model instead of the accelerator's default (`host`
     /// under KVM, `max` under TCG), e.g. `EPYC`.
     cpu_model: Option<String>,
+    /// More files for the initramfs: (path in the guest, file here).
+    files: Vec<(String, PathBuf)>,
 }
 
 impl Machine {
@@ -87,7 +89,19 @@ impl Machine {
             cmdline: Vec::new(),
             commands: Vec::new(),
             cpu_model: None,
+            files: Vec::new(),
         }
+    }
+
+    /// Puts the file `host` at `guest` (relative, e.g. `lib64/libc.so.6`;
+    /// its folder must be `bin` or `lib64`) in the initramfs, executable.
+    pub fn file(mut self, guest: &str, host: &Path) -> Machine {
+        assert!(
+            guest.starts_with("bin/") || guest.starts_with("lib64/"),
+            "{guest}: extra files go in bin/ or lib64/"
+        );
+        self.files.push((guest.to_string(), host.to_path_buf()));
+        self
     }
 
     /// `sockets` packages of `cores` cores each, one thread per core.
@@ -246,7 +260,7 @@ run() {
         let init = self.init_script();
         fs::write(dir.join("init.sh"), &init).expect("writing init.sh");
         let initrd = dir.join("initramfs.cpio");
-        let cpio = initramfs(&init, &a.busybox, &a.numaprobe)
+        let cpio = initramfs_with(&init, &a.busybox, &a.numaprobe, &self.files)
             .unwrap_or_else(|e| panic!("building the initramfs: {e}"));
         fs::write(&initrd, cpio).unwrap_or_else(|e| panic!("writing {}: {e}", initrd.display()));
 
@@ -484,17 +498,31 @@ impl Cpio {
 /// The initramfs: directories, `/dev/console`, busybox (+ `/bin/sh`),
 /// numaprobe and `/init`.
 pub fn initramfs(init: &str, busybox: &Path, numaprobe: &Path) -> std::io::Result<Vec<u8>> {
+    initramfs_with(init, busybox, numaprobe, &[])
+}
+
+/// [`initramfs`] with more files (path in the guest, file here), each
+/// executable, in `bin/` or `lib64/`.
+pub fn initramfs_with(
+    init: &str,
+    busybox: &Path,
+    numaprobe: &Path,
+    files: &[(String, PathBuf)],
+) -> std::io::Result<Vec<u8>> {
     let read = |p: &Path| {
         fs::read(p).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))
     };
     let mut c = Cpio { buf: Vec::new(), ino: 0 };
-    for d in ["bin", "dev", "proc", "sys", "tmp", "root"] {
+    for d in ["bin", "dev", "proc", "sys", "tmp", "root", "lib64"] {
         c.entry(d, 0o040_755, (0, 0), &[]);
     }
     c.entry("dev/console", 0o020_600, (5, 1), &[]);
     c.entry("bin/busybox", 0o100_755, (0, 0), &read(busybox)?);
     c.entry("bin/sh", 0o120_777, (0, 0), b"busybox");
     c.entry("bin/numaprobe", 0o100_755, (0, 0), &read(numaprobe)?);
+    for (guest, host) in files {
+        c.entry(guest, 0o100_755, (0, 0), &read(host)?);
+    }
     c.entry("init", 0o100_755, (0, 0), init.as_bytes());
     c.entry("TRAILER!!!", 0, (0, 0), &[]);
     Ok(c.buf)

@@ -1,0 +1,367 @@
+//! `numaprobe gpu`: host<->device copy bandwidth from pinned memory on every
+//! NUMA node to every GPU, and where a data loader should keep its pinned
+//! memory. The measuring runs in the `numaprobe-gpu` helper ([`gpu`]).
+
+use std::io::IsTerminal;
+
+use analysis::gpu::{self as matrix, Cell, Feed};
+use gpu::protocol::{self, Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION};
+use results::gpu::GpuCopy;
+use serde::Serialize;
+use topo::{NodeSet, SysRoot, Topology};
+
+use crate::cli::Global;
+use crate::record::{Outcome, Recording};
+use crate::{grammar, output, record, usage};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  numaprobe gpu\n  \
+    numaprobe gpu --gpus 0,1 --sizes 64M,1G --directions h2d\n\n\
+    Needs the NVIDIA driver (libcuda.so.1) and the numaprobe-gpu helper beside numaprobe.")]
+pub struct Args {
+    /// GPUs to measure, by driver ordinal (default: all).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub gpus: Vec<u32>,
+    /// Host nodes to copy from (default: every node with memory you may use).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = grammar::node)]
+    pub nodes: Vec<u32>,
+    /// Copy sizes (default: 64K,256K,1M,4M,16M,64M,256M,1G).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = grammar::size)]
+    pub sizes: Vec<u64>,
+    /// Directions: h2d, d2h, bidir (default: all three).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = direction)]
+    pub directions: Vec<Direction>,
+    /// Timed copies per point, after one warm-up copy.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = grammar::reps)]
+    pub reps: usize,
+    /// Only describe the driver and its devices; measure nothing.
+    #[arg(long)]
+    pub probe: bool,
+    #[command(flatten)]
+    pub save: record::SaveArgs,
+}
+
+fn direction(s: &str) -> Result<Direction, String> {
+    Direction::parse(s.trim()).ok_or_else(|| format!("'{s}' is not a direction: h2d, d2h or bidir"))
+}
+
+/// The largest copy accepted: 16 GiB (the helper pins twice that per node).
+const MAX_SIZE: u64 = 16 << 30;
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema_version: u32,
+    unit: &'static str,
+    probe: Option<&'a Probe>,
+    /// GPU ordinal -> the node sysfs puts its PCI device on (absent: unknown).
+    gpu_nodes: &'a [GpuNode],
+    /// Every point measured, as stored.
+    points: &'a [GpuCopy],
+    /// The largest size of each direction: the matrix.
+    matrix: Vec<Cell>,
+    feeds: Vec<FeedDoc>,
+    warnings: &'a [String],
+    /// Why the measurement stopped early (absent when it finished).
+    stopped: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct GpuNode {
+    gpu: u32,
+    pci_address: String,
+    node: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct FeedDoc {
+    #[serde(flatten)]
+    feed: Feed,
+    command: Option<String>,
+}
+
+pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+    if let Some(&s) = a.sizes.iter().find(|&&s| s == 0 || s > MAX_SIZE) {
+        usage!("--sizes: {s} bytes is outside 1 B..16 GiB");
+    }
+    let root = SysRoot::live();
+    let t = Topology::discover(&root)?;
+    let allowed = place::Allowed::current(&root)?;
+    let mem_nodes = allowed.memory_nodes(&t);
+    let nodes: Vec<u32> =
+        if a.nodes.is_empty() { mem_nodes.iter().collect() } else { a.nodes.clone() };
+    for &n in &nodes {
+        let set: NodeSet = [n].into_iter().collect();
+        if let Err(e) = allowed.check_mem_nodes(&set, &t) {
+            usage!("--nodes {n}: {e}");
+        }
+    }
+    let stop = crate::signal::stop_flag();
+    let probed = gpu::launch::run("probe", None, |_| {})?;
+    let Some(probe) = probed.probe else {
+        anyhow::bail!(
+            "{}",
+            probed.stopped.unwrap_or_else(|| "the GPU helper described no device".into())
+        );
+    };
+    let count = probe.devices.len() as u32;
+    let gpus: Vec<u32> = if a.gpus.is_empty() { (0..count).collect() } else { a.gpus.clone() };
+    if let Some(bad) = gpus.iter().find(|&&x| x >= count) {
+        usage!(
+            "--gpus {bad}: the driver shows {count} GPU(s), numbered 0-{}",
+            count.saturating_sub(1)
+        );
+    }
+    let gpu_nodes: Vec<GpuNode> = probe
+        .devices
+        .iter()
+        .filter(|d| gpus.contains(&d.ordinal))
+        .map(|d| GpuNode {
+            gpu: d.ordinal,
+            pci_address: d.pci_address.clone(),
+            node: t.devices.iter().find(|p| p.address == d.pci_address).and_then(|p| p.numa_node),
+        })
+        .collect();
+    if a.probe {
+        return finish(g, &t, Some(&probe), &gpu_nodes, &[], &[], None);
+    }
+    let _lock = record::take_lock(a.save.wait, g.quiet, &stop)?;
+    let rec = match a.save.saving() {
+        true => Some(Recording::open(g, &record::new_run(&root, Some(&t), a.save.label.clone()))?),
+        false => None,
+    };
+    let plan = Plan {
+        protocol: PROTOCOL_VERSION,
+        gpus: gpus.clone(),
+        nodes: nodes
+            .iter()
+            .map(|&n| PlanNode {
+                node: n,
+                cpus: allowed.check_cpu_node(n, &t).map(|c| c.to_list()).unwrap_or_default(),
+            })
+            .collect(),
+        directions: if a.directions.is_empty() {
+            Direction::ALL.to_vec()
+        } else {
+            a.directions.clone()
+        },
+        sizes: {
+            let mut s =
+                if a.sizes.is_empty() { protocol::default_sizes() } else { a.sizes.clone() };
+            s.sort_unstable();
+            s.dedup();
+            s
+        },
+        reps: a.reps as u32,
+    };
+    let total = plan.nodes.len() * plan.gpus.len() * plan.directions.len() * plan.sizes.len();
+    let verbose = !g.quiet && std::io::stderr().is_terminal();
+    let mut done = 0usize;
+    let s = gpu::launch::run("measure", Some(&plan), |m| match m {
+        Message::Point(p) => {
+            done += 1;
+            if let Some(rec) = &rec {
+                rec.save(&stored(p, &probe).into());
+            }
+            if verbose {
+                eprintln!(
+                    "gpu: {done}/{total} node {} -> GPU {} {} {}: {:.1} GB/s",
+                    p.node,
+                    p.gpu,
+                    p.direction.name(),
+                    topo::units::binary_size(p.size_bytes),
+                    p.gbs.iter().copied().fold(0.0, f64::max)
+                );
+            }
+        }
+        Message::Warning { text } => output::warn(g.quiet, &format!("gpu: {text}")),
+        _ => {}
+    });
+    let s = match s {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(rec) = rec {
+                rec.finish(Outcome::Failed(e.to_string()))?;
+            }
+            return Err(e.into());
+        }
+    };
+    let stopped = if stop.is_stopped() {
+        Some("interrupted (Ctrl-C)".to_string())
+    } else {
+        s.stopped.clone()
+    };
+    if let Some(rec) = rec {
+        let outcome = match (&stopped, stop.is_stopped()) {
+            (_, true) => Outcome::Interrupted,
+            (Some(why), _) if !s.points.is_empty() => Outcome::Incomplete(why.clone()),
+            (Some(why), _) => Outcome::Failed(why.clone()),
+            (None, _) => Outcome::Complete,
+        };
+        rec.finish(outcome)?.tell(g.quiet);
+    }
+    let copies: Vec<GpuCopy> = s.points.iter().map(|p| stored(p, &probe)).collect();
+    finish(
+        g,
+        &t,
+        s.probe.as_ref().or(Some(&probe)),
+        &gpu_nodes,
+        &copies,
+        &s.warnings,
+        stopped.as_deref(),
+    )?;
+    match stopped {
+        Some(why) if s.points.is_empty() => anyhow::bail!("gpu: {why}"),
+        Some(why) => {
+            anyhow::bail!("gpu: stopped after {} of {total} points: {why}", s.points.len())
+        }
+        None => Ok(()),
+    }
+}
+
+/// The stored form of a measured point.
+fn stored(p: &Point, probe: &Probe) -> GpuCopy {
+    let dev = probe.devices.iter().find(|d| d.ordinal == p.gpu);
+    let mut c = GpuCopy {
+        gpu: p.gpu,
+        device: dev.map(|d| d.name.clone()).unwrap_or_default(),
+        pci_address: dev.map(|d| d.pci_address.clone()).unwrap_or_default(),
+        mem_node: p.node,
+        direction: p.direction,
+        size_bytes: p.size_bytes,
+        gbs: p.gbs.clone(),
+        median_gbs: f64::NAN,
+        timer: p.timer.clone(),
+        on_node: p.on_node,
+    };
+    c.median_gbs = Cell::of(&c).map_or(f64::NAN, |cell| cell.median_gbs);
+    c
+}
+
+fn finish(
+    g: &Global,
+    t: &Topology,
+    probe: Option<&Probe>,
+    gpu_nodes: &[GpuNode],
+    points: &[GpuCopy],
+    warnings: &[String],
+    stopped: Option<&str>,
+) -> anyhow::Result<()> {
+    let memory_only =
+        |n: u32| t.nodes.iter().find(|x| x.id == n).is_some_and(|x| x.cpus.is_empty());
+    let feeds: Vec<FeedDoc> = matrix::feeds(points)
+        .into_iter()
+        .map(|f| {
+            let command = f.best_node.and_then(|n| f.command(memory_only(n)));
+            FeedDoc { feed: f, command }
+        })
+        .collect();
+    let cells = matrix::headline(points);
+    if g.json {
+        return output::json(&Doc {
+            schema_version: crate::output::schema::GPU,
+            unit: "GB/s (10^9 bytes/s)",
+            probe,
+            gpu_nodes,
+            points,
+            matrix: cells,
+            feeds,
+            warnings,
+            stopped,
+        });
+    }
+    output::emit(&text(probe, gpu_nodes, &cells, &feeds, points))
+}
+
+fn text(
+    probe: Option<&Probe>,
+    gpu_nodes: &[GpuNode],
+    cells: &[Cell],
+    feeds: &[FeedDoc],
+    points: &[GpuCopy],
+) -> String {
+    let mut out = String::new();
+    if let Some(p) = probe {
+        out.push_str(&format!(
+            "Driver: {} API {}.{} ({})\n",
+            p.runtime,
+            p.driver_version / 1000,
+            p.driver_version % 1000 / 10,
+            p.library
+        ));
+    }
+    for gn in gpu_nodes {
+        let name = probe
+            .and_then(|p| p.devices.iter().find(|d| d.ordinal == gn.gpu))
+            .map(|d| d.name.as_str())
+            .unwrap_or("?");
+        let node = gn.node.map(|n| format!("node {n}")).unwrap_or_else(|| "node unknown".into());
+        out.push_str(&format!(
+            "GPU {}: {name}, PCI {} ({node} per sysfs)\n",
+            gn.gpu, gn.pci_address
+        ));
+    }
+    let gpus: Vec<u32> = gpu_nodes.iter().map(|x| x.gpu).collect();
+    for dir in Direction::ALL {
+        let row: Vec<&Cell> = cells.iter().filter(|c| c.direction == dir).collect();
+        let Some(first) = row.first() else { continue };
+        let reps = first.copies;
+        out.push_str(&format!(
+            "\n{} ({}), GB/s (10^9 bytes/s), {} copies, median of {reps} timed by device events:\n",
+            dir.name(),
+            dir.words(),
+            topo::units::binary_size(first.size_bytes)
+        ));
+        let mut header = vec!["host node".to_string()];
+        header.extend(gpus.iter().map(|x| format!("GPU {x}")));
+        let mut table = output::table(header);
+        let mut nodes: Vec<u32> = row.iter().map(|c| c.node).collect();
+        nodes.dedup();
+        for n in nodes {
+            let mut r = vec![format!("node {n}")];
+            for &gp in &gpus {
+                r.push(
+                    row.iter()
+                        .find(|c| c.node == n && c.gpu == gp)
+                        .map(|c| format!("{:.1}", c.median_gbs))
+                        .unwrap_or_else(|| "-".into()),
+                );
+            }
+            table.add_row(r);
+        }
+        out.push_str(&format!("{table}\n"));
+    }
+    if !feeds.is_empty() {
+        out.push_str("\nWhere a data loader feeding each GPU should keep its pinned memory (host to device):\n");
+    }
+    for f in feeds {
+        let fd = &f.feed;
+        match (&f.command, fd.others.is_empty()) {
+            (Some(cmd), true) => out.push_str(&format!(
+                "  GPU {}: node {} is the only node measured ({:.1} GB/s): {cmd}\n",
+                fd.gpu, fd.top_node, fd.top_gbs
+            )),
+            (Some(cmd), false) => {
+                let others: Vec<String> = fd
+                    .others
+                    .iter()
+                    .map(|o| format!("node {} {:.1} GB/s ({:.0}% less)", o.node, o.median_gbs, o.penalty_pct))
+                    .collect();
+                out.push_str(&format!(
+                    "  GPU {}: node {} ({:.1} GB/s) beats every other beyond the spread of the copies: {}; {cmd}\n",
+                    fd.gpu,
+                    fd.top_node,
+                    fd.top_gbs,
+                    others.join(", ")
+                ));
+            }
+            (None, _) => out.push_str(&format!(
+                "  GPU {}: undecided: no node feeds it faster beyond the spread of the copies (highest median: node {}, {:.1} GB/s)\n",
+                fd.gpu, fd.top_node, fd.top_gbs
+            )),
+        }
+    }
+    if points.is_empty() && probe.is_some() {
+        out.push_str("\nNothing measured (--probe).\n");
+    }
+    out
+}

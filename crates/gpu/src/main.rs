@@ -1,0 +1,5 @@
+//! `numaprobe-gpu`, the helper `numaprobe gpu` runs: see [`gpu::helper`].
+
+fn main() {
+    std::process::exit(gpu::helper::main());
+}
