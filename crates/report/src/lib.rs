@@ -27,6 +27,7 @@ pub mod fmt;
 pub mod glance;
 pub mod hmat;
 pub mod latency;
+mod method;
 pub mod openmetrics;
 mod per_cpu;
 pub mod placements;

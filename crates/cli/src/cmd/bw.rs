@@ -306,7 +306,7 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
     if results.is_empty() {
         return "no bandwidth measured\n".into();
     }
-    let has_peak = results.iter().any(|r| r.peak_fraction.is_some());
+    let has_peak = results.iter().any(|r| r.peak_check().is_some());
     let modes: Vec<Mode> = {
         let mut seen = Vec::new();
         for r in results {
@@ -347,7 +347,14 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                                 } else {
                                     " !"
                                 };
-                                format!("{}{flag}", gbs(r.best_gbs))
+                                // A local cell against its node's channels.
+                                let peak = match r.peak_check() {
+                                    Some(c) if r.cpu_node == r.mem_node => {
+                                        format!(" ({})", peak_text(&c))
+                                    }
+                                    _ => String::new(),
+                                };
+                                format!("{}{flag}{peak}", gbs(r.best_gbs))
                             })
                             .unwrap_or_else(|| "-".into());
                         line.push(cell);
@@ -363,7 +370,11 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                     stores_note(rk[0].stores)
                 ));
                 out.push_str(&t.to_string());
-                out.push_str("\n(! = fewer than 99% of pages on the intended node)\n\n");
+                out.push_str("\n(! = fewer than 99% of pages on the intended node");
+                if rk.iter().any(|r| r.peak_check().is_some() && r.cpu_node == r.mem_node) {
+                    out.push_str("; (N%) = share of the node's theoretical peak");
+                }
+                out.push_str(")\n\n");
             }
             continue;
         }
@@ -404,7 +415,7 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                 format!("{:.1}", r.placement_fraction() * 100.0),
             ];
             if has_peak {
-                row.push(r.peak_fraction.map(|f| format!("{:.1}", f * 100.0)).unwrap_or_default());
+                row.push(r.peak_check().map(|c| peak_text(&c)).unwrap_or_default());
             }
             t.add_row(row);
         }
@@ -421,6 +432,15 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         out.push_str("\n\n");
     }
     out
+}
+
+/// `87.3`, or `287.0 (impossible: ...)` naming which of figure and peak
+/// is wrong (the column is headed "of peak %").
+fn peak_text(c: &results::bw::PeakCheck) -> String {
+    match c.over {
+        None => format!("{:.1}", c.fraction * 100.0),
+        Some(s) => format!("{:.1} ({})", c.fraction * 100.0, s.why()),
+    }
 }
 
 /// ` (disturbed)` when other work made the figure unstable, ` (noisy)`
@@ -477,6 +497,27 @@ mod tests {
         assert!(render(&[result(0.9, false)], &topo).contains("0.9 (noisy)"));
         let quiet = render(&[result(0.9, true)], &topo);
         assert!(quiet.contains("0.9") && !quiet.contains("(noisy)"), "{quiet}");
+    }
+
+    #[test]
+    fn a_figure_above_its_peak_is_called_impossible_with_its_suspect() {
+        let topo = machine();
+        // The stored run's 35.8 GB/s against a 12.5 GB/s peak: 286.4%.
+        let mut r = result(0.9, true);
+        r.peak_gbs = Some(12.5);
+        let out = render(&[r.clone()], &topo);
+        assert!(out.contains("of peak %"), "{out}");
+        assert!(out.contains("286.4 (impossible: above the peak; the peak is suspect"), "{out}");
+        // under the peak: the share alone
+        r.peak_gbs = Some(71.6);
+        let out = render(&[r.clone()], &topo);
+        assert!(out.contains("50.0") && !out.contains("impossible"), "{out}");
+        // a local matrix cell shows its share of the node's peak
+        r.mode = Mode::Matrix;
+        r.cpu_node = Some(0);
+        r.mem_node = Some(0);
+        let out = render(&[r], &topo);
+        assert!(out.contains("35.80 (50.0)"), "{out}");
     }
 
     #[test]
