@@ -161,6 +161,9 @@ pub struct MachineFacts {
     /// choices as `bw --stores`): regular stores give the figure a gcc
     /// STREAM build gives.
     pub stores: StoreMode,
+    /// The declared link between nodes, GB/s (`--set link.gbs=...`):
+    /// see [`BwPlan::link_gbs`].
+    pub link_gbs: Option<f64>,
 }
 
 /// A planned step with what it measures and how long it should take.
@@ -223,6 +226,7 @@ impl SuitePlan {
             reps,
             peak_gbs: facts.peak_gbs_per_node,
             stores: facts.stores,
+            link_gbs: facts.link_gbs,
             ..BwPlan::default()
         };
         // Time per result: the repetition budget, plus allocating and

@@ -215,7 +215,7 @@ fn bad_step_names_and_profiles_are_usage_errors() {
 
 /// `--peak-gbs` of `run` and `bw`: 0, negative, NaN and infinite
 /// peaks are usage errors naming the flag, refused before anything is
-/// created; so is an unknown store method.
+/// created; so are an unknown store method and a bad `--set link.gbs`.
 #[test]
 fn bad_peaks_and_store_methods_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -229,6 +229,14 @@ fn bad_peaks_and_store_methods_are_usage_errors() {
         }
         let out = np(dir.path()).args([cmd, "--stores", "sideways"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{cmd} --stores sideways");
+        // the declared link is checked as a peak is
+        for bad in ["0", "-1", "nan", "fast"] {
+            let set = format!("link.gbs={bad}");
+            let out = np(dir.path()).args([cmd, "--set", &set]).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd} --set {set}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("--set link.gbs"), "{cmd} --set {set}: {err}");
+        }
     }
     assert!(!dir.path().join("results.db").exists(), "nothing is created for a usage error");
 }

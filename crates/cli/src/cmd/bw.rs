@@ -180,7 +180,21 @@ pub fn plan_from_args(
             budget: a.budget,
         },
         peak_gbs: a.peak_gbs,
+        link_gbs: None,
     })
+}
+
+/// The link between nodes declared with `--set link.gbs=GB/S` (UPI, xGMI,
+/// QPI: numaprobe cannot read it), checked as `--peak-gbs` is: remote
+/// bandwidth figures are held against it.
+pub(crate) fn link_gbs(declared: &audit::declared::Declared) -> anyhow::Result<Option<f64>> {
+    match declared.get("link.gbs") {
+        None => Ok(None),
+        Some(v) => match grammar::peak_gbs(v) {
+            Ok(g) => Ok(Some(g)),
+            Err(e) => usage!("--set link.gbs={v}: {e}"),
+        },
+    }
 }
 
 /// Progress bars, plus warnings printed directly when stderr is not a
@@ -220,6 +234,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let topo = Topology::discover(&root)?;
     let allowed = place::Allowed::current(&root)?;
     let mut plan = plan_from_args(&args, &allowed, &topo)?;
+    plan.link_gbs = link_gbs(&declared)?;
     // The theoretical peak from the DIMMs when the user gave none (SMBIOS
     // needs root; without it the fraction is simply not shown).
     if plan.peak_gbs.is_none() {
@@ -347,12 +362,11 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                                 } else {
                                     " !"
                                 };
-                                // A local cell against its node's channels.
+                                // Against the memory node's channels, and
+                                // a remote cell against the declared link.
                                 let peak = match r.peak_check() {
-                                    Some(c) if r.cpu_node == r.mem_node => {
-                                        format!(" ({})", peak_text(&c))
-                                    }
-                                    _ => String::new(),
+                                    Some(c) => format!(" ({})", peak_text(&c)),
+                                    None => String::new(),
                                 };
                                 format!("{}{flag}{peak}", gbs(r.best_gbs))
                             })
@@ -371,8 +385,11 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                 ));
                 out.push_str(&t.to_string());
                 out.push_str("\n(! = fewer than 99% of pages on the intended node");
-                if rk.iter().any(|r| r.peak_check().is_some() && r.cpu_node == r.mem_node) {
-                    out.push_str("; (N%) = share of the node's theoretical peak");
+                if rk.iter().any(|r| r.peak_check().is_some()) {
+                    out.push_str(
+                        "; (N) = % of the theoretical peak: the memory node's channels, for a \
+                         remote cell the declared link (--set link.gbs) when smaller",
+                    );
                 }
                 out.push_str(")\n\n");
             }

@@ -211,6 +211,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             .peak_gbs
             .or_else(|| audit::smbios::peak_gbs_per_dram_node(&root, &topo)),
         stores: a.stores,
+        link_gbs: crate::cmd::bw::link_gbs(&declared)?,
     };
     let mut plan = SuitePlan::for_topology(&topo, budget, &facts);
     if let Err(e) = plan.select(&a.only, &a.skip) {
