@@ -175,6 +175,11 @@ pub struct BwResult {
     /// absent otherwise and in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::counters::Counters>,
+    /// Energy (RAPL package and DRAM zones) and mean core frequency over
+    /// the timed repetitions, or why each is unavailable (absent in older
+    /// records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::Power>,
     /// Repetitions kept and discarded because a thread of the team waited
     /// to run, and the time lost (absent in records from before the
     /// check). The figures come from the kept repetitions only.

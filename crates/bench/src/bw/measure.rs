@@ -49,6 +49,9 @@ struct Shared {
     counts: Mutex<Vec<Option<results::counters::Counters>>>,
     /// Memory-controller counters (`--counters`), or why there are none.
     uncore: Mutex<Option<Result<counters::uncore::Uncore, String>>>,
+    /// Energy (RAPL) and frequency of the team's CPUs over each kernel's
+    /// timed repetitions, read by the leader.
+    power: counters::power::Meter,
     /// Each worker's scheduling over the repetition just timed.
     checks: Mutex<Vec<SampleCheck>>,
 }
@@ -299,6 +302,7 @@ pub(super) fn run_case(
                 .then(|| counters::uncore::Uncore::open(&topo::SysRoot::live())),
         ),
         checks: Mutex::new(vec![SampleCheck::default(); threads]),
+        power: counters::power::Meter::open(&topo::SysRoot::live(), &case.cpus),
     };
     let done_at_start = *done;
 
@@ -373,6 +377,7 @@ pub(super) fn run_case(
                     u.enable();
                 }
             }
+            let power_start = w.is_leader().then(|| shared.power.start());
             let started = Instant::now();
             loop {
                 // read before the barrier: a wait between it and the
@@ -416,6 +421,7 @@ pub(super) fn run_case(
                     shared.control.0.store(next, Ordering::SeqCst);
                 }
             }
+            let power = power_start.map(|s| shared.power.finish(&s));
             if let Some(e) = &mut events {
                 e.disable();
                 shared.counts.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(e.read());
@@ -443,6 +449,7 @@ pub(super) fn run_case(
                         stop.is_stopped(),
                     );
                     r.counters = team_counts(&shared);
+                    r.power = power;
                     let d = reps.tally.finish();
                     let calm = d.stable(plan.reps.min_reps.max(plan.reps.top_k));
                     r.stable &= calm;
@@ -602,6 +609,7 @@ fn result(
         validated: true,
         interrupted,
         counters: None,
+        power: None,
         disturbance: None,
     }
 }

@@ -266,6 +266,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         });
     }
     output::emit(&render(&results, &topo))?;
+    output::emit(&render_power(&results))?;
     let rows = counter_rows(&results);
     if !rows.is_empty() {
         output::emit(&crate::counters::render(&rows))?;
@@ -448,6 +449,40 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         out.push_str(&t.to_string());
         out.push_str("\n\n");
     }
+    out
+}
+
+/// Energy and frequency of each result over its timed repetitions, with
+/// GB/s per watt where the package power is known; one line when every
+/// result says the same (a machine without RAPL).
+pub fn render_power(results: &[BwResult]) -> String {
+    let lines: Vec<(String, String)> = results
+        .iter()
+        .filter_map(|r| {
+            let p = r.power.as_ref()?;
+            let mut t = p.text();
+            if let Some(w) = p.mean_watts().filter(|w| *w > 0.0) {
+                t.push_str(&format!(
+                    "; {:.3} GB/s per W (best GB/s / mean package+DRAM W)",
+                    r.best_gbs / w
+                ));
+            }
+            Some((format!("{} {} {} -> {}", r.mode, r.kernel, r.cpus, nodes_of(r)), t))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Power and frequency over the timed repetitions:\n");
+    let first = &lines[0].1;
+    if lines.len() > 1 && lines.iter().all(|(_, t)| t == first) {
+        out.push_str(&format!("  every result: {first}\n"));
+    } else {
+        for (what, t) in &lines {
+            out.push_str(&format!("  {what}: {t}\n"));
+        }
+    }
+    out.push('\n');
     out
 }
 
