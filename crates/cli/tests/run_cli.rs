@@ -280,6 +280,10 @@ fn run_takes_the_store_method_and_the_peak_and_the_report_shows_both() {
     // the head's peak is the one the figures were judged against (one
     // node here: the machine's peak is the node's)
     assert!(md.contains("theoretical peak 0.5 GB/s"), "{md}");
+    // power and frequency: figures where RAPL and the MSRs or cpufreq
+    // answer, else the reasons (this VM: none of them)
+    assert!(md.contains("### Power and frequency"), "{md}");
+    assert!(md.contains("| GB/s per W |") || md.contains("Unavailable: "), "{md}");
 }
 
 #[test]

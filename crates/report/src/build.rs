@@ -178,6 +178,7 @@ fn run_sections(
         summary(doc, d, exec.as_ref(), 2);
     }
     crate::bandwidth::section(doc, d, run);
+    crate::power::section(doc, d);
     crate::latency::section(doc, d, run);
     crate::hmat::section(doc, run);
     if let Some(e) = &exec {

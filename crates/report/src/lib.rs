@@ -31,6 +31,7 @@ mod method;
 pub mod openmetrics;
 mod per_cpu;
 pub mod placements;
+mod power;
 mod recommendations;
 mod render;
 pub mod safe;
