@@ -184,6 +184,7 @@ fn run_sections(
     if let Some(e) = &exec {
         e.render(doc);
     }
+    crate::validation::section(doc, d, &run.summary.command_line);
     crate::recommendations::section(doc, run, d, exec.as_ref());
     crate::appendix::section(doc, run);
 }

@@ -40,6 +40,7 @@ mod summary;
 pub mod svg;
 mod sweep;
 mod tiers;
+mod validation;
 
 use std::str::FromStr;
 
