@@ -301,7 +301,7 @@ fn position_of(d: &Dimm) -> Option<Position> {
 /// 12-, 16- and 24-slot boards of the slot-numbering vendors (6 or 8 or 12
 /// channels with two slots each), one otherwise.
 fn dimms_per_channel(slots: u32) -> u32 {
-    if slots >= 12 && slots % 2 == 0 {
+    if slots >= 12 && slots.is_multiple_of(2) {
         2
     } else {
         1

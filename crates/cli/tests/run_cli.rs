@@ -225,7 +225,10 @@ fn bad_peaks_and_store_methods_are_usage_errors() {
             let out = np(dir.path()).args([cmd, &flag]).output().unwrap();
             assert_eq!(out.status.code(), Some(2), "{cmd} --peak-gbs {bad}");
             let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("--peak-gbs"), "{cmd} --peak-gbs {bad}: {err}");
+            assert!(
+                err.contains("invalid value") && err.contains("--peak-gbs"),
+                "{cmd} {bad}: {err}"
+            );
         }
         let out = np(dir.path()).args([cmd, "--stores", "sideways"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{cmd} --stores sideways");
@@ -239,6 +242,13 @@ fn bad_peaks_and_store_methods_are_usage_errors() {
         }
     }
     assert!(!dir.path().join("results.db").exists(), "nothing is created for a usage error");
+    // good values are taken (the plan only)
+    let out = np(dir.path())
+        .args(["run", "--quick", "--dry-run", "--stores", "regular", "--peak-gbs", "76.8"])
+        .args(["--set", "link.gbs=41.6"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// `run --stores regular --peak-gbs P` measures with regular stores, stores
