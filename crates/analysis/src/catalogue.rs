@@ -121,6 +121,8 @@ pub const TIER_BW: &str = "tier_bw_gbs";
 pub const TIER_LAT: &str = "tier_lat_ns";
 /// Latency to another node where the run says nothing of its package.
 pub const OTHER_NODE_LAT: &str = "other_node_lat_ns";
+/// Local bandwidth per watt of package and DRAM power (RAPL), GB/s per W.
+pub const LOCAL_BW_PER_W: &str = "local_bw_per_watt";
 /// The id prefix of a program's own metric (`exec --metric`).
 pub const EXEC_METRIC: &str = "exec_metric";
 /// The id prefix of a program's wall time under `exec`.
@@ -200,6 +202,14 @@ pub fn relation_def(id: &str) -> Option<MetricDef> {
             .rel(Relation::MemoryTier, Scope::Node)
             .step("lat-matrix")
             .step_needs_nodes(),
+        LOCAL_BW_PER_W => MetricDef::new(
+            id,
+            "Local bandwidth per watt (package + DRAM, RAPL)",
+            "GB/s per W",
+            true,
+        )
+        .rel(Relation::SameNode, Scope::Node)
+        .step("bw-local"),
         OTHER_NODE_LAT => {
             MetricDef::new(id, "Remote latency (other node, package unknown)", "ns", false)
                 .rel(Relation::OtherNode, Scope::Node)
@@ -587,6 +597,9 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
             );
         }
     }
+    if let Some(v) = local_bw_per_watt(&d) {
+        push(relation_def(LOCAL_BW_PER_W).expect("known id"), v);
+    }
     // `numaprobe gpu`: per GPU, what its fastest node feeds it (host to
     // device, the largest copy) and the shortfall of its slowest node.
     for f in crate::gpu::feeds(&d.gpu) {
@@ -623,6 +636,22 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
 /// Id prefixes of `numaprobe gpu`'s metrics (`gpu_h2d_gbs_gpu0`).
 pub const GPU_H2D_BW: &str = "gpu_h2d_gbs";
 pub const GPU_H2D_PENALTY: &str = "gpu_h2d_penalty_pct";
+
+/// The local bandwidth figures (the headline's points) over the mean
+/// package + DRAM power each was measured at, GB/s per W, the mean over
+/// nodes; `None` unless every point has its power (a figure of some
+/// nodes only would pass for the machine's).
+fn local_bw_per_watt(d: &RunData) -> Option<f64> {
+    let (_, pts) = crate::metrics::local_points(d);
+    let per_w: Vec<f64> = pts
+        .iter()
+        .map(|p| {
+            let w = p.power.as_ref()?.mean_watts().filter(|w| *w > 0.0)?;
+            Some(p.best_gbs / w)
+        })
+        .collect::<Option<_>>()?;
+    mean(&per_w)
+}
 
 /// The id of the unnamed program metric under `policy`:
 /// `exec_metric[POLICY]`, whatever other policies the run measured (a run
@@ -819,6 +848,30 @@ mod tests {
 
     fn value(c: &[MetricValue], id: &str) -> Option<f64> {
         c.iter().find(|m| m.def.id == id).map(|m| m.value)
+    }
+
+    #[test]
+    fn local_bandwidth_per_watt_needs_every_node_s_power() {
+        let local = |node: u32, gbs: f64, pkg_j: Option<f64>| {
+            let mut v = json!({"mode": "local", "kernel": "triad", "cpu_node": node,
+                "mem_node": node, "best_gbs": gbs});
+            if let Some(j) = pkg_j {
+                v["power"] = json!({"seconds": 2.0, "zones": [
+                    {"zone": "intel-rapl:0", "name": "package-0", "joules": j, "watts": j / 2.0},
+                    {"zone": "intel-rapl:0:0", "name": "dram", "joules": 20.0, "watts": 10.0}]});
+            }
+            rec("bw", v)
+        };
+        // 100 GB/s at (180 + 20) J / 2 s = 100 W; 90 GB/s at 50 W
+        let c =
+            catalogue(&run_of(vec![local(0, 100.0, Some(180.0)), local(1, 90.0, Some(80.0))], 2));
+        assert_eq!(value(&c, LOCAL_BW_PER_W), Some((1.0 + 1.8) / 2.0));
+        let def = def_of(LOCAL_BW_PER_W);
+        assert!(def.higher_is_better);
+        assert_eq!(def.unit, "GB/s per W");
+        // one node without power: no machine figure
+        let c = catalogue(&run_of(vec![local(0, 100.0, Some(180.0)), local(1, 90.0, None)], 2));
+        assert_eq!(value(&c, LOCAL_BW_PER_W), None);
     }
 
     #[test]

@@ -259,6 +259,121 @@ pub fn infer_slot(locator: Option<&str>, bank: Option<&str>) -> (Option<u32>, Op
     (socket, channel)
 }
 
+/// A slot locator that numbers positions rather than naming a channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Position {
+    /// Huawei/Inspur `DIMM000`: the digits are CPU, channel, slot (0-based).
+    Huawei { socket: u32, channel: u32 },
+    /// Dell `A1`, `B12`: the letter is the processor (A = the first), the
+    /// number the slot; the first slots of a processor are one per channel
+    /// (`A1..A6` white tabs on a 6-channel board), so the slot number runs
+    /// through the channels and then starts again.
+    Dell { socket: u32, slot: u32 },
+    /// HPE `PROC 1 DIMM 1`: the slot within the processor; a channel's
+    /// slots sit side by side (slots 1-2 one channel, 3-4 the next).
+    Hpe { slot: u32 },
+    /// Lenovo `DIMM 1`..`DIMM 24`: numbered over the whole board, the first
+    /// processor's slots first, a channel's slots side by side.
+    Lenovo { slot: u32 },
+}
+
+fn position_of(d: &Dimm) -> Option<Position> {
+    let loc = d.locator.as_deref()?.trim().to_ascii_uppercase();
+    let tokens: Vec<&str> =
+        loc.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| !t.is_empty()).collect();
+    let num = |t: &str| t.parse::<u32>().ok().filter(|_| t.bytes().all(|b| b.is_ascii_digit()));
+    match tokens.as_slice() {
+        [t] if t.len() == 7 && t.starts_with("DIMM") && num(&t[4..]).is_some() => {
+            let b = t.as_bytes();
+            Some(Position::Huawei { socket: (b[4] - b'0') as u32, channel: (b[5] - b'0') as u32 })
+        }
+        [t] if (2..=3).contains(&t.len()) && (b'A'..=b'H').contains(&t.as_bytes()[0]) => {
+            let slot = num(&t[1..]).filter(|n| *n >= 1)?;
+            Some(Position::Dell { socket: (t.as_bytes()[0] - b'A') as u32, slot })
+        }
+        ["PROC", _, "DIMM", n] => Some(Position::Hpe { slot: num(n).filter(|n| *n >= 1)? }),
+        ["DIMM", n] => Some(Position::Lenovo { slot: num(n).filter(|n| *n >= 1)? }),
+        _ => None,
+    }
+}
+
+/// DIMMs per channel assumed for `slots` slots per processor: two on the
+/// 12-, 16- and 24-slot boards of the slot-numbering vendors (6 or 8 or 12
+/// channels with two slots each), one otherwise.
+fn dimms_per_channel(slots: u32) -> u32 {
+    if slots >= 12 && slots.is_multiple_of(2) {
+        2
+    } else {
+        1
+    }
+}
+
+/// Gives socket and channel to the slots whose locator numbers positions
+/// (see [`Position`]), when every such slot follows one scheme; returns
+/// the notes that say what was assumed. Slots already placed are left.
+fn position_slots(dimms: &mut [Dimm], processor_sockets: u32) -> Vec<String> {
+    let open: Vec<usize> = (0..dimms.len()).filter(|&i| dimms[i].channel.is_none()).collect();
+    let pos: Vec<Option<Position>> = open.iter().map(|&i| position_of(&dimms[i])).collect();
+    if open.is_empty() || pos.iter().any(Option::is_none) {
+        return Vec::new();
+    }
+    let pos: Vec<Position> = pos.into_iter().flatten().collect();
+    let same = |a: &Position, b: &Position| std::mem::discriminant(a) == std::mem::discriminant(b);
+    if !pos.iter().all(|p| same(p, &pos[0])) {
+        return Vec::new();
+    }
+    // The socket of each slot first, then the slots each socket has.
+    let lenovo_slots = (open.len() as u32 / processor_sockets.max(1)).max(1);
+    let socket_of: Vec<Option<u32>> = open
+        .iter()
+        .zip(&pos)
+        .map(|(&i, p)| match *p {
+            Position::Huawei { socket, .. } | Position::Dell { socket, .. } => Some(socket),
+            // `PROC n` gave it (made 0-based by the caller).
+            Position::Hpe { .. } => dimms[i].socket,
+            Position::Lenovo { slot } => Some((slot - 1) / lenovo_slots),
+        })
+        .collect();
+    let mut slots_of: BTreeMap<Option<u32>, u32> = BTreeMap::new();
+    for s in &socket_of {
+        *slots_of.entry(*s).or_default() += 1;
+    }
+    let mut assumed = BTreeSet::new();
+    for (k, &i) in open.iter().enumerate() {
+        let socket = socket_of[k];
+        let slots = slots_of[&socket];
+        let dpc = dimms_per_channel(slots);
+        let channel = match pos[k] {
+            Position::Huawei { channel, .. } => channel,
+            Position::Dell { slot, .. } => {
+                assumed.insert((slots, dpc));
+                (slot - 1) % (slots / dpc).max(1)
+            }
+            Position::Hpe { slot } => {
+                assumed.insert((slots, dpc));
+                (slot - 1) / dpc
+            }
+            Position::Lenovo { slot } => {
+                assumed.insert((slots, dpc));
+                ((slot - 1) % lenovo_slots) / dpc
+            }
+        };
+        dimms[i].socket = socket;
+        dimms[i].channel = Some(channel.to_string());
+    }
+    assumed
+        .into_iter()
+        .map(|(slots, dpc)| {
+            format!(
+                "channels inferred from slot positions ({slots} slots per processor taken as {} \
+                 channel(s) of {dpc} slot(s), the vendor's usual layout); give --peak-gbs if \
+                 this board differs",
+                slots / dpc
+            )
+        })
+        .collect()
+}
+
 /// Memory behind one socket.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SocketMemory {
@@ -313,9 +428,13 @@ impl MemoryPopulation {
                 d.socket = d.socket.map(|s| s - 1);
             }
         }
+        // Slot-numbered schemes (Dell `A1`, HPE `PROC 1 DIMM 1`, Lenovo
+        // `DIMM 1`, Huawei `DIMM000`) need every slot before a channel can
+        // be given to one.
+        notes.extend(position_slots(&mut dimms, processor_sockets));
         // A one-socket machine needs no socket in the locator.
         if processor_sockets <= 1 && seen.is_empty() {
-            for d in &mut dimms {
+            for d in dimms.iter_mut().filter(|d| d.socket.is_none()) {
                 d.socket = Some(0);
             }
         }
@@ -646,14 +765,14 @@ mod tests {
     fn unknown_locator_scheme_is_said_not_guessed() {
         let mut t = processor(1, "CPU1");
         t.extend(processor(2, "CPU2"));
-        t.extend(dimm(0x10, "A1", "Not Specified", 16384, 3200, 3200, 0x1A));
-        t.extend(dimm(0x11, "B1", "Not Specified", 16384, 3200, 3200, 0x1A));
+        t.extend(dimm(0x10, "Memory Slot 7", "Not Specified", 16384, 3200, 3200, 0x1A));
+        t.extend(dimm(0x11, "Memory Slot 8", "Not Specified", 16384, 3200, 3200, 0x1A));
         t.extend(end());
         let m = MemoryPopulation::from_table(&t, None).unwrap();
         assert!(!m.locator_scheme_known);
         assert!(m.sockets.is_empty());
         assert!(m.peak_gbs_per_socket().is_empty());
-        assert!(m.notes[0].contains("'A1'"), "{:?}", m.notes);
+        assert!(m.notes[0].contains("'Memory Slot 7'"), "{:?}", m.notes);
     }
 
     #[test]
@@ -763,5 +882,154 @@ mod tests {
         assert_eq!(infer_slot(Some("DIMM 3"), Some("P0 CHANNEL A")), (Some(0), Some("A".into())));
         assert_eq!(infer_slot(Some("ChannelB-DIMM0"), Some("BANK 2")), (None, Some("B".into())));
         assert_eq!(infer_slot(Some("A1"), None), (None, None));
+    }
+
+    /// A table of `sockets` processors and the given slots (locator,
+    /// populated), every module 32 GiB DDR4 at 2933 MT/s, the bank locator
+    /// `Not Specified` as the slot-numbering vendors write it.
+    fn vendor_table(sockets: u16, slots: &[(String, bool)]) -> MemoryPopulation {
+        let mut t = Vec::new();
+        for p in 0..sockets {
+            t.extend(processor(1 + p, &format!("CPU{}", p + 1)));
+        }
+        for (h, (loc, pop)) in slots.iter().enumerate() {
+            let size = if *pop { 32768 } else { 0 };
+            t.extend(dimm(0x100 + h as u16, loc, "Not Specified", size, 3200, 2933, 0x1A));
+        }
+        t.extend(end());
+        MemoryPopulation::from_table(&t, None).unwrap()
+    }
+
+    fn slot_of(m: &MemoryPopulation, loc: &str) -> (Option<u32>, Option<String>) {
+        let d = m.dimms.iter().find(|d| d.locator.as_deref() == Some(loc)).unwrap();
+        (d.socket, d.channel.clone())
+    }
+
+    fn peak(m: &MemoryPopulation, socket: u32) -> f64 {
+        m.peak_gbs_per_socket()[&socket]
+    }
+
+    /// 2933 MT/s x 8 bytes per populated channel, GB/s.
+    const PER_CHANNEL: f64 = 2933.0 * 8.0 / 1000.0;
+
+    #[test]
+    fn dell_letters_are_processors_and_the_first_slots_one_per_channel() {
+        // R740-like: A1..A12 on the first processor, B1..B12 on the second,
+        // 6 channels of 2 slots; A1..A6 are the channels' first slots.
+        let slots = |pop: &dyn Fn(u32) -> bool| {
+            let mut v = Vec::new();
+            for l in ["A", "B"] {
+                for n in 1..=12 {
+                    v.push((format!("{l}{n}"), pop(n)));
+                }
+            }
+            v
+        };
+        let m = vendor_table(2, &slots(&|n| n <= 6));
+        assert!(m.locator_scheme_known, "{:?}", m.notes);
+        assert_eq!(slot_of(&m, "A1"), (Some(0), Some("0".into())));
+        assert_eq!(slot_of(&m, "B6"), (Some(1), Some("5".into())));
+        // A7 is the second slot of A1's channel
+        assert_eq!(slot_of(&m, "A7"), (Some(0), Some("0".into())));
+        assert!((peak(&m, 0) - 6.0 * PER_CHANNEL).abs() < 1e-9);
+        assert!((peak(&m, 1) - 6.0 * PER_CHANNEL).abs() < 1e-9);
+        // Every slot filled: still 6 channels per processor.
+        let full = vendor_table(2, &slots(&|_| true));
+        assert!((peak(&full, 0) - 6.0 * PER_CHANNEL).abs() < 1e-9);
+        // Two modules in one channel count once.
+        let two = vendor_table(2, &slots(&|n| n == 1 || n == 7));
+        assert!((peak(&two, 0) - PER_CHANNEL).abs() < 1e-9);
+        // The assumption is said.
+        assert!(
+            m.notes.iter().any(|n| n.contains("12 slots per processor taken as 6")),
+            "{:?}",
+            m.notes
+        );
+    }
+
+    #[test]
+    fn hpe_proc_dimm_pairs_share_a_channel() {
+        let mut v = Vec::new();
+        for p in 1..=2 {
+            for n in 1..=12 {
+                v.push((format!("PROC {p} DIMM {n}"), n % 2 == 1));
+            }
+        }
+        let m = vendor_table(2, &v);
+        assert!(m.locator_scheme_known, "{:?}", m.notes);
+        assert_eq!(slot_of(&m, "PROC 1 DIMM 1"), (Some(0), Some("0".into())));
+        assert_eq!(slot_of(&m, "PROC 1 DIMM 2"), (Some(0), Some("0".into())));
+        assert_eq!(slot_of(&m, "PROC 2 DIMM 12"), (Some(1), Some("5".into())));
+        assert!((peak(&m, 1) - 6.0 * PER_CHANNEL).abs() < 1e-9);
+        // Slots 1 and 2 filled: one channel.
+        let v2: Vec<_> = v
+            .iter()
+            .map(|(l, _)| (l.clone(), l.ends_with("DIMM 1") || l.ends_with("DIMM 2")))
+            .collect();
+        assert!((peak(&vendor_table(2, &v2), 0) - PER_CHANNEL).abs() < 1e-9);
+    }
+
+    #[test]
+    fn lenovo_board_numbering_splits_over_the_processors() {
+        let v: Vec<_> = (1..=24).map(|n| (format!("DIMM {n}"), true)).collect();
+        let m = vendor_table(2, &v);
+        assert!(m.locator_scheme_known, "{:?}", m.notes);
+        assert_eq!(slot_of(&m, "DIMM 1"), (Some(0), Some("0".into())));
+        assert_eq!(slot_of(&m, "DIMM 12"), (Some(0), Some("5".into())));
+        assert_eq!(slot_of(&m, "DIMM 13"), (Some(1), Some("0".into())));
+        assert_eq!(m.sockets.len(), 2);
+        assert!((peak(&m, 1) - 6.0 * PER_CHANNEL).abs() < 1e-9);
+        // One processor, 8 slots: one slot per channel.
+        let one: Vec<_> = (1..=8).map(|n| (format!("DIMM {n}"), n <= 4)).collect();
+        let m = vendor_table(1, &one);
+        assert!(m.locator_scheme_known, "{:?}", m.notes);
+        assert!((peak(&m, 0) - 4.0 * PER_CHANNEL).abs() < 1e-9);
+    }
+
+    #[test]
+    fn supermicro_inspur_and_huawei_name_their_channels() {
+        let v: Vec<_> = ["P1-DIMMA1", "P1-DIMMB1", "P1-DIMMB2", "P2-DIMMA1"]
+            .iter()
+            .map(|l| (l.to_string(), true))
+            .collect();
+        let m = vendor_table(2, &v);
+        assert!(m.locator_scheme_known, "{:?}", m.notes);
+        assert_eq!(slot_of(&m, "P1-DIMMB2"), (Some(0), Some("B".into())));
+        assert_eq!(slot_of(&m, "P2-DIMMA1"), (Some(1), Some("A".into())));
+        assert!((peak(&m, 0) - 2.0 * PER_CHANNEL).abs() < 1e-9);
+
+        let v: Vec<_> = ["CPU0_DIMMA0", "CPU0_DIMMB0", "CPU1_DIMMA0", "CPU1_DIMMA1"]
+            .iter()
+            .map(|l| (l.to_string(), true))
+            .collect();
+        let m = vendor_table(2, &v);
+        assert!(m.locator_scheme_known, "{:?}", m.notes);
+        assert_eq!(slot_of(&m, "CPU1_DIMMA1"), (Some(1), Some("A".into())));
+        assert!((peak(&m, 0) - 2.0 * PER_CHANNEL).abs() < 1e-9);
+        assert!((peak(&m, 1) - PER_CHANNEL).abs() < 1e-9);
+
+        // Huawei DIMM<cpu><channel><slot>
+        let v: Vec<_> = ["DIMM000", "DIMM001", "DIMM010", "DIMM020", "DIMM100"]
+            .iter()
+            .map(|l| (l.to_string(), true))
+            .collect();
+        let m = vendor_table(2, &v);
+        assert!(m.locator_scheme_known, "{:?}", m.notes);
+        assert_eq!(slot_of(&m, "DIMM020"), (Some(0), Some("2".into())));
+        assert_eq!(slot_of(&m, "DIMM100"), (Some(1), Some("0".into())));
+        assert!((peak(&m, 0) - 3.0 * PER_CHANNEL).abs() < 1e-9);
+        assert!((peak(&m, 1) - PER_CHANNEL).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_unknown_or_mixed_scheme_gives_no_peak() {
+        let v: Vec<_> = ["Slot 7", "Slot 8"].iter().map(|l| (l.to_string(), true)).collect();
+        let m = vendor_table(2, &v);
+        assert!(!m.locator_scheme_known);
+        assert!(m.peak_gbs_per_socket().is_empty());
+        // Dell and Lenovo names on one board: not guessed.
+        let v: Vec<_> = ["A1", "DIMM 2"].iter().map(|l| (l.to_string(), true)).collect();
+        let m = vendor_table(2, &v);
+        assert!(!m.locator_scheme_known, "{:?}", m.dimms);
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use kernels::Kernel;
 use topo::Topology;
 
-use crate::bw::{BwError, BwMode, BwPlan, RepPolicy};
+use crate::bw::{BwError, BwMode, BwPlan, RepPolicy, StoreMode};
 use crate::lat::{C2cSpec, ChaseOpts, Ctx, LatError, LoadedSpec, PerCpuSpec, Timing, Where};
 use events::{Event, Observer, StopFlag};
 use results::lat::LoadKind;
@@ -154,8 +154,16 @@ pub struct MachineFacts {
     /// planned.
     pub weighted_interleave: bool,
     /// Theoretical peak of one DRAM node, GB/s (from SMBIOS), given to
-    /// every bandwidth step so its results carry their fraction of it.
+    /// every bandwidth step so its results carry their fraction of it
+    /// (`run --peak-gbs` when the user gives it).
     pub peak_gbs_per_node: Option<f64>,
+    /// The store method of every bandwidth step (`run --stores`, the same
+    /// choices as `bw --stores`): regular stores give the figure a gcc
+    /// STREAM build gives.
+    pub stores: StoreMode,
+    /// The declared link between nodes, GB/s (`--set link.gbs=...`):
+    /// see [`BwPlan::link_gbs`].
+    pub link_gbs: Option<f64>,
 }
 
 /// A planned step with what it measures and how long it should take.
@@ -217,6 +225,8 @@ impl SuitePlan {
             kernels,
             reps,
             peak_gbs: facts.peak_gbs_per_node,
+            stores: facts.stores,
+            link_gbs: facts.link_gbs,
             ..BwPlan::default()
         };
         // Time per result: the repetition budget, plus allocating and
@@ -581,7 +591,7 @@ mod tests {
     }
 
     fn facts(weighted_interleave: bool) -> MachineFacts {
-        MachineFacts { weighted_interleave, peak_gbs_per_node: None }
+        MachineFacts { weighted_interleave, ..MachineFacts::default() }
     }
 
     fn one_node() -> Topology {
@@ -794,11 +804,35 @@ mod tests {
                 })
                 .collect()
         };
-        let with =
-            peaks(&MachineFacts { weighted_interleave: true, peak_gbs_per_node: Some(70.4) });
+        let with = peaks(&MachineFacts {
+            weighted_interleave: true,
+            peak_gbs_per_node: Some(70.4),
+            ..MachineFacts::default()
+        });
         assert!(with.len() >= 8, "{with:?}");
         assert!(with.iter().all(|p| *p == Some(70.4)), "{with:?}");
         assert!(peaks(&facts(true)).iter().all(Option::is_none));
+    }
+
+    /// `run --stores regular` reaches every bandwidth step; the default
+    /// leaves each on `auto` (non-temporal where the ISA has them).
+    #[test]
+    fn the_store_method_reaches_every_bandwidth_step() {
+        let stores = |f: &MachineFacts| -> Vec<StoreMode> {
+            let p = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Default, f);
+            p.steps
+                .iter()
+                .filter_map(|s| match &s.step {
+                    Step::Bw { plan, .. } => Some(plan.stores),
+                    _ => None,
+                })
+                .collect()
+        };
+        let regular =
+            stores(&MachineFacts { stores: StoreMode::Regular, ..MachineFacts::default() });
+        assert!(regular.len() >= 8, "{regular:?}");
+        assert!(regular.iter().all(|s| *s == StoreMode::Regular), "{regular:?}");
+        assert!(stores(&facts(true)).iter().all(|s| *s == StoreMode::Auto));
     }
 
     /// Records every event.

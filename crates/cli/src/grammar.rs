@@ -478,6 +478,7 @@ mod tests {
         f(&["bw"], "--max-reps", &["1", "1000000"], &["0", "1000001"]),
         f(&["bw"], "--target-spread", &["0", "100"], &["100.1"]),
         f(&["bw"], "--peak-gbs", &["0.1", "1000000"], &["0", "1000001"]),
+        f(&["run"], "--peak-gbs", &["0.1", "1000000"], &["0", "1000001"]),
         f(&["lat"], "--size", SIZE_OK, SIZE_BAD),
         f(&["lat"], "--cpu", NODE_OK, NODE_BAD),
         f(&["lat"], "--cpu-node", NODE_OK, NODE_BAD),

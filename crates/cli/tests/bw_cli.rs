@@ -291,3 +291,41 @@ fn a_panic_in_a_measuring_thread_is_a_bug_report_with_exit_1() {
     );
     assert!(out.stdout.is_empty(), "no figure printed: {}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// Every result records energy and frequency over its timed repetitions,
+/// or says why each is unavailable (no RAPL zone, no permission, a VM): on
+/// this development VM, the reasons. The readers themselves are tested on
+/// fake trees (advance, wrap, unreadable, hostile files) in
+/// `counters::power`.
+#[test]
+fn every_result_records_power_and_frequency_or_why_not() {
+    let out = bw()
+        .args(["--json", "--quiet", "--size", "1M", "--budget", "0.05", "--min-reps", "2"])
+        .args(["--kernel", "copy,read", "--threads", "1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let p = &r["power"];
+        assert!(p["seconds"].as_f64().unwrap() > 0.0, "{p}");
+        let zones = p["zones"].as_array().unwrap();
+        match p["energy_unavailable"].as_str() {
+            Some(why) => assert!(zones.is_empty() && !why.is_empty(), "{p}"),
+            None => assert!(
+                zones.iter().all(|z| z["joules"].as_f64().unwrap() >= 0.0) && !zones.is_empty(),
+                "{p}"
+            ),
+        }
+        match p["mean_mhz"].as_f64() {
+            Some(mhz) => {
+                assert!(mhz > 0.0 && p["frequency_source"].is_string(), "{p}")
+            }
+            None => assert!(!p["frequency_unavailable"].as_str().unwrap().is_empty(), "{p}"),
+        }
+    }
+}

@@ -213,6 +213,89 @@ fn bad_step_names_and_profiles_are_usage_errors() {
     assert!(!dir.path().join("results.db").exists(), "nothing is created for a usage error");
 }
 
+/// `--peak-gbs` of `run` and `bw`: 0, negative, NaN and infinite
+/// peaks are usage errors naming the flag, refused before anything is
+/// created; so are an unknown store method and a bad `--set link.gbs`.
+#[test]
+fn bad_peaks_and_store_methods_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in ["run", "bw"] {
+        for bad in ["0", "-5", "NaN", "inf", "1e9", "fast"] {
+            let flag = format!("--peak-gbs={bad}");
+            let out = np(dir.path()).args([cmd, &flag]).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd} --peak-gbs {bad}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("invalid value") && err.contains("--peak-gbs"),
+                "{cmd} {bad}: {err}"
+            );
+        }
+        let out = np(dir.path()).args([cmd, "--stores", "sideways"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd} --stores sideways");
+        // the declared link is checked as a peak is
+        for bad in ["0", "-1", "nan", "fast"] {
+            let set = format!("link.gbs={bad}");
+            let out = np(dir.path()).args([cmd, "--set", &set]).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd} --set {set}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("--set link.gbs"), "{cmd} --set {set}: {err}");
+        }
+    }
+    assert!(!dir.path().join("results.db").exists(), "nothing is created for a usage error");
+    // good values are taken (the plan only)
+    let out = np(dir.path())
+        .args(["run", "--quick", "--dry-run", "--stores", "regular", "--peak-gbs", "76.8"])
+        .args(["--set", "link.gbs=41.6"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `run --stores regular --peak-gbs P` measures with regular stores, stores
+/// the peak with every bandwidth result, and the report names the method
+/// beside each figure and its share of the peak; a peak far below what
+/// any memory delivers (0.5 GB/s) makes every figure impossible, and the
+/// report says so.
+#[test]
+fn run_takes_the_store_method_and_the_peak_and_the_report_shows_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = json_of(
+        np(dir.path())
+            .args(["--json", "--quiet", "run", "--quick", "--only", "bw-local"])
+            .args(["--stores", "regular", "--peak-gbs", "0.5", "--label", "regular"])
+            .arg("--report-dir")
+            .arg(dir.path().join("reports")),
+    );
+    assert_eq!(v["status"], "complete", "{v}");
+    let id = v["id"].as_i64().unwrap().to_string();
+    let shown = json_of(np(dir.path()).args(["--json", "show", &id]));
+    let bw: Vec<&Value> = shown["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "bw")
+        .map(|r| &r["payload"])
+        .collect();
+    assert!(!bw.is_empty(), "{shown}");
+    for r in &bw {
+        assert_eq!(r["stores"], "regular", "{r}");
+        assert_eq!(r["peak_gbs"], 0.5, "{r}");
+    }
+    let md = std::fs::read_to_string(v["report_md"].as_str().unwrap()).unwrap();
+    assert!(md.contains("| ISA, stores | % of peak |"), "{md}");
+    assert!(md.contains(", regular stores |"), "{md}");
+    assert!(md.contains("triad (regular stores)"), "{md}");
+    assert!(md.contains("the STREAM-equivalent figures"), "{md}");
+    assert!(md.contains("which is impossible"), "{md}");
+    // the head's peak is the one the figures were judged against (one
+    // node here: the machine's peak is the node's)
+    assert!(md.contains("theoretical peak 0.5 GB/s"), "{md}");
+    // power and frequency: figures where RAPL and the MSRs or cpufreq
+    // answer, else the reasons (this VM: none of them)
+    assert!(md.contains("### Power and frequency"), "{md}");
+    assert!(md.contains("| GB/s per W |") || md.contains("Unavailable: "), "{md}");
+}
+
 #[test]
 fn dry_run_prints_the_plan_and_measures_nothing() {
     let dir = tempfile::tempdir().unwrap();

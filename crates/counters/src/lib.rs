@@ -14,6 +14,7 @@
 //! unavailable with the kernel's reason; nothing is estimated.
 
 pub mod access;
+pub mod power;
 pub mod set;
 pub mod uncore;
 

@@ -26,8 +26,8 @@ fn pages(p: &BwResult) -> String {
     }
 }
 
-fn bw_row(p: &BwResult, first: String) -> Vec<String> {
-    vec![
+fn bw_row(p: &BwResult, first: String, with_peak: bool) -> Vec<String> {
+    let mut row = vec![
         first,
         p.memory(),
         p.kernel.name().into(),
@@ -36,21 +36,33 @@ fn bw_row(p: &BwResult, first: String) -> Vec<String> {
         fig(measured(p.median_gbs), p.noise(), "GB/s"),
         opt(measured(p.spread_pct), "%"),
         pages(p),
-        p.isa.name().into(),
-    ]
+        crate::method::isa_stores(p),
+    ];
+    if with_peak {
+        row.push(crate::method::peak_cell(p));
+    }
+    row
 }
 
-const BW_HEADER: [&str; 9] = [
-    "CPU node",
-    "Memory node(s)",
-    "Kernel",
-    "Threads",
-    "Best GB/s",
-    "Median GB/s",
-    "Spread %",
-    "Pages on target",
-    "ISA",
-];
+/// The bandwidth tables' header, with `first` as the first column and a
+/// "% of peak" column when any figure of the run has a peak.
+fn bw_header(first: &'static str, with_peak: bool) -> Vec<&'static str> {
+    let mut h = vec![
+        first,
+        "Memory node(s)",
+        "Kernel",
+        "Threads",
+        "Best GB/s",
+        "Median GB/s",
+        "Spread %",
+        "Pages on target",
+        "ISA, stores",
+    ];
+    if with_peak {
+        h.push("% of peak");
+    }
+    h
+}
 
 pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     if d.bw.is_empty() {
@@ -59,21 +71,20 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     doc.h(2, "Bandwidth");
     doc.p("GB/s = 10^9 bytes per second, counted as STREAM counts them. The figure of a result is its best (fastest) repetition, everywhere in this report: other work can only slow a repetition down, so the fastest is the closest to what the memory can do; the median is shown beside it. Spread is (max - min) / median of the repetitions. Figures keep the digits their noise (robust CV of the repetitions) supports.");
 
-    let mut t = Table::with_header(&BW_HEADER);
+    let with_peak = crate::method::any_peak(d);
+    let mut t = Table::with_header(&bw_header("CPU node", with_peak));
     for p in d.bw_mode(bw::Mode::Local) {
-        t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
+        t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string()), with_peak));
     }
     if !t.is_empty() {
         doc.h(3, "Local bandwidth per node");
         doc.table(t);
     }
 
-    let mut header = BW_HEADER;
-    header[0] = "Mode";
-    let mut t = Table::with_header(&header);
+    let mut t = Table::with_header(&bw_header("Mode", with_peak));
     for mode in [bw::Mode::Global, bw::Mode::Interleave, bw::Mode::Weighted] {
         for p in d.bw_mode(mode) {
-            t.push(bw_row(p, mode.name().to_string()));
+            t.push(bw_row(p, mode.name().to_string(), with_peak));
         }
     }
     if !t.is_empty() {
@@ -92,9 +103,9 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             cells.iter().map(|(k, p)| (*k, measured(p.best_gbs))).collect(),
             "Bandwidth relative to the CPU node's local memory",
         );
-        let mut t = Table::with_header(&BW_HEADER);
+        let mut t = Table::with_header(&bw_header("CPU node", with_peak));
         for p in d.bw_mode(bw::Mode::Matrix) {
-            t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
+            t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string()), with_peak));
         }
         doc.table(t);
     }
@@ -104,15 +115,16 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     if !scaling.is_empty() {
         doc.h(3, "Bandwidth against threads");
         doc.chart(Chart::Xy(scaling_chart(&scaling, crate::glance::node_peak_gbs(run))));
-        let mut t = Table::with_header(&BW_HEADER);
+        let mut t = Table::with_header(&bw_header("CPU node", with_peak));
         for p in &scaling {
-            t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string())));
+            t.push(bw_row(p, p.cpu_node.map_or("?".into(), |n| n.to_string()), with_peak));
         }
         doc.table(t);
         for line in saturation_notes(&scaling) {
             doc.p(line);
         }
     }
+    crate::method::section(doc, d);
     crate::counters::bandwidth(doc, d);
 }
 

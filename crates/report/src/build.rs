@@ -178,12 +178,14 @@ fn run_sections(
         summary(doc, d, exec.as_ref(), 2);
     }
     crate::bandwidth::section(doc, d, run);
+    crate::power::section(doc, d);
     crate::latency::section(doc, d, run);
     crate::hmat::section(doc, run);
     crate::gpu::section(doc, d, run);
     if let Some(e) = &exec {
         e.render(doc);
     }
+    crate::validation::section(doc, d, &run.summary.command_line);
     crate::recommendations::section(doc, run, d, exec.as_ref());
     crate::appendix::section(doc, run);
 }

@@ -55,8 +55,22 @@ pub struct GlanceFinding {
 /// (10^9 B/s): the sum over sockets of populated channels x MT/s x 8 bytes,
 /// from the SMBIOS memory records stored with the run. `None` when the
 /// records were absent (most VMs) or any socket's peak is unknown.
+/// The peak recorded with the run's local bandwidth results (`--peak-gbs`
+/// or SMBIOS when measured) wins: it is the one their "% of peak" used.
 pub fn machine_peak_gbs(run: &LoadedRun) -> Option<f64> {
-    peak_of(&run.machine_info)
+    let nodes = cpu_nodes(run.topology.get()).max(1);
+    recorded_node_peak(run).map(|p| p * nodes as f64).or_else(|| peak_of(&run.machine_info))
+}
+
+/// One node's peak as recorded with a local bandwidth result (one CPU
+/// node on one memory node), GB/s.
+fn recorded_node_peak(run: &LoadedRun) -> Option<f64> {
+    run.results.iter().find_map(|r| match &r.record {
+        results::Record::Bw(b) if b.mode == results::bw::Mode::Local && b.mem_node.is_some() => {
+            b.peak_gbs.filter(|p| p.is_finite() && *p > 0.0)
+        }
+        _ => None,
+    })
 }
 
 fn peak_of(machine: &Machine) -> Option<f64> {
@@ -71,7 +85,7 @@ fn peak_of(machine: &Machine) -> Option<f64> {
 /// in SNC or NPS modes each node owns a part of its socket's channels.
 pub fn node_peak_gbs(run: &LoadedRun) -> Option<f64> {
     let nodes = cpu_nodes(run.topology.get()).max(1);
-    machine_peak_gbs(run).map(|p| p / nodes as f64)
+    recorded_node_peak(run).or_else(|| peak_of(&run.machine_info).map(|p| p / nodes as f64))
 }
 
 fn cpu_nodes(topo: Option<&Topology>) -> usize {

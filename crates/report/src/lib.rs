@@ -28,9 +28,11 @@ pub mod glance;
 pub mod gpu;
 pub mod hmat;
 pub mod latency;
+mod method;
 pub mod openmetrics;
 mod per_cpu;
 pub mod placements;
+mod power;
 mod recommendations;
 mod render;
 pub mod safe;
@@ -39,6 +41,7 @@ mod summary;
 pub mod svg;
 mod sweep;
 mod tiers;
+mod validation;
 
 use std::str::FromStr;
 

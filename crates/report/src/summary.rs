@@ -88,7 +88,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     for p in &local {
         t.push(vec![
             format!("local, node {}", p.cpu_node.map_or("?".into(), |n| n.to_string())),
-            p.kernel.name().into(),
+            crate::method::kernel_stores(p),
             p.threads.to_string(),
             marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref()),
             opt(measured(p.spread_pct), "%"),
@@ -113,7 +113,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
         if let Some(p) = best_of_mode(d, mode) {
             t.push(vec![
                 name.into(),
-                p.kernel.name().into(),
+                crate::method::kernel_stores(p),
                 p.threads.to_string(),
                 marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref()),
                 opt(measured(p.spread_pct), "%"),

@@ -121,7 +121,10 @@ fn the_glance_box_and_the_tables_write_the_same_figure_and_spread() {
     );
     assert!(md.contains("local 237 ns (spread 8.0%)"), "{md}");
     // summary and section tables: the same value, rounding and spread
-    assert!(md.contains("| local, node 0 | triad | 2 | 40 (disturbed) | 97.4 |"), "{md}");
+    assert!(
+        md.contains("| local, node 0 | triad (regular stores) | 2 | 40 (disturbed) | 97.4 |"),
+        "{md}"
+    );
     assert!(md.contains("| local, node 0 | 237 |"), "{md}");
     assert!(md.contains("| 0 | 0 | triad | 2 | 40 (disturbed) |"), "{md}");
     // the cause of the mark, once per flagged result

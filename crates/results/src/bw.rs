@@ -175,6 +175,11 @@ pub struct BwResult {
     /// absent otherwise and in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::counters::Counters>,
+    /// Energy (RAPL package and DRAM zones) and mean core frequency over
+    /// the timed repetitions, or why each is unavailable (absent in older
+    /// records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::Power>,
     /// Repetitions kept and discarded because a thread of the team waited
     /// to run, and the time lost (absent in records from before the
     /// check). The figures come from the kept repetitions only.
@@ -218,6 +223,72 @@ impl BwResult {
     /// Share of sampled pages on the intended nodes (0 when unchecked).
     pub fn placement_fraction(&self) -> f64 {
         self.placement.fraction().unwrap_or(0.0)
+    }
+
+    /// The figure against its theoretical peak: `None` without a peak
+    /// (or a peak of 0). A best figure above the peak is impossible, and
+    /// says which side to doubt: arrays smaller than 4x the LLC or pages
+    /// not verified on the memory asked for can let caches or other nodes
+    /// serve part of the traffic (the figure is suspect); DRAM-sized arrays
+    /// on verified pages point at the peak (too few channels or too low a
+    /// speed given, or the DIMM table misread).
+    pub fn peak_check(&self) -> Option<PeakCheck> {
+        let peak = self.peak_gbs.filter(|p| p.is_finite() && *p > 0.0)?;
+        let fraction = self.best_gbs / peak;
+        let over = (fraction > 1.0).then(|| {
+            if !self.size_rule_ok || self.placement.status != PlacementStatus::Verified {
+                Suspect::Figure
+            } else {
+                Suspect::Peak
+            }
+        });
+        Some(PeakCheck { peak_gbs: peak, fraction, over })
+    }
+}
+
+/// A bandwidth figure set against its theoretical peak
+/// ([`BwResult::peak_check`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeakCheck {
+    pub peak_gbs: f64,
+    /// best / peak.
+    pub fraction: f64,
+    /// Set when the figure is above the peak: which of the two is wrong.
+    pub over: Option<Suspect>,
+}
+
+/// Which side of an impossible figure-above-peak is to be doubted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suspect {
+    /// The figure: its arrays fit in a cache, or its pages were not
+    /// verified where asked, so more than DRAM may have served it.
+    Figure,
+    /// The peak: the figure is DRAM-sized on verified pages.
+    Peak,
+}
+
+impl PeakCheck {
+    /// `87.3%`, or `287.0% (impossible: ...)` naming the suspect.
+    pub fn text(&self) -> String {
+        let pct = format!("{:.1}%", self.fraction * 100.0);
+        match self.over {
+            None => pct,
+            Some(s) => format!("{pct} ({})", s.why()),
+        }
+    }
+}
+
+impl Suspect {
+    /// The short reason shown beside an impossible figure.
+    pub fn why(self) -> &'static str {
+        match self {
+            Suspect::Figure => {
+                "impossible: above the peak; the figure is suspect (arrays under 4x LLC or pages not verified: caches or other nodes served part)"
+            }
+            Suspect::Peak => {
+                "impossible: above the peak; the peak is suspect (DRAM-sized arrays on verified pages: check --peak-gbs or the DIMM table)"
+            }
+        }
     }
 }
 
@@ -293,6 +364,45 @@ mod tests {
         let mut today = v.clone();
         upgrade_v1(&mut today);
         assert_eq!(today, v);
+    }
+
+    fn with_peak(best: f64, peak: Option<f64>, size_rule_ok: bool, verified: bool) -> BwResult {
+        let v = serde_json::json!({"mode": "local", "kernel": "triad", "cpu_node": 0,
+            "mem_node": 0, "threads": 8, "best_gbs": best, "min_gbs": best, "max_gbs": best,
+            "spread_pct": 1.0, "reps": 10, "peak_gbs": peak, "size_rule_ok": size_rule_ok});
+        match crate::upgrade::read("bw", &v).record {
+            crate::Record::Bw(mut b) => {
+                b.placement.status =
+                    if verified { PlacementStatus::Verified } else { PlacementStatus::Unverified };
+                *b
+            }
+            r => panic!("not a bw record: {r:?}"),
+        }
+    }
+
+    #[test]
+    fn a_figure_above_its_peak_is_impossible_and_names_the_suspect() {
+        // 70% of the peak: no flag
+        let c = with_peak(70.0, Some(100.0), true, true).peak_check().unwrap();
+        assert_eq!((c.fraction, c.over), (0.7, None));
+        assert_eq!(c.text(), "70.0%");
+        // exactly the peak is possible
+        assert_eq!(with_peak(100.0, Some(100.0), true, true).peak_check().unwrap().over, None);
+        // 287% with DRAM-sized arrays on verified pages: the peak is wrong
+        let c = with_peak(287.0, Some(100.0), true, true).peak_check().unwrap();
+        assert_eq!(c.over, Some(Suspect::Peak));
+        assert!(c.text().starts_with("287.0% (impossible"), "{}", c.text());
+        assert!(c.text().contains("the peak is suspect"), "{}", c.text());
+        // arrays that fit a cache, or pages not checked: the figure is
+        for (size_ok, verified) in [(false, true), (true, false)] {
+            let c = with_peak(287.0, Some(100.0), size_ok, verified).peak_check().unwrap();
+            assert_eq!(c.over, Some(Suspect::Figure), "{size_ok} {verified}");
+            assert!(c.text().contains("the figure is suspect"));
+        }
+        // no peak, or a zero / non-finite one: nothing to compare with
+        for p in [None, Some(0.0), Some(f64::NAN), Some(-5.0)] {
+            assert_eq!(with_peak(50.0, p, true, true).peak_check(), None, "{p:?}");
+        }
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod hist;
 pub mod lat;
 pub mod pages;
 pub mod placement;
+pub mod power;
 pub mod runstats;
 pub mod stats;
 pub mod upgrade;

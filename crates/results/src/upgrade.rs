@@ -252,6 +252,7 @@ fn bw_result(v: &Value) -> Option<BwResult> {
         validated: flag(v, "validated").unwrap_or(true),
         interrupted: interrupted(v),
         counters: counters(v),
+        power: v.get("power").and_then(today),
         disturbance: v.get("disturbance").and_then(today),
     })
 }

@@ -49,6 +49,9 @@ struct Shared {
     counts: Mutex<Vec<Option<results::counters::Counters>>>,
     /// Memory-controller counters (`--counters`), or why there are none.
     uncore: Mutex<Option<Result<counters::uncore::Uncore, String>>>,
+    /// Energy (RAPL) and frequency of the team's CPUs over each kernel's
+    /// timed repetitions, read by the leader.
+    power: counters::power::Meter,
     /// Each worker's scheduling over the repetition just timed.
     checks: Mutex<Vec<SampleCheck>>,
 }
@@ -299,6 +302,7 @@ pub(super) fn run_case(
                 .then(|| counters::uncore::Uncore::open(&topo::SysRoot::live())),
         ),
         checks: Mutex::new(vec![SampleCheck::default(); threads]),
+        power: counters::power::Meter::open(&topo::SysRoot::live(), &case.cpus),
     };
     let done_at_start = *done;
 
@@ -373,6 +377,7 @@ pub(super) fn run_case(
                     u.enable();
                 }
             }
+            let power_start = w.is_leader().then(|| shared.power.start());
             let started = Instant::now();
             loop {
                 // read before the barrier: a wait between it and the
@@ -416,6 +421,7 @@ pub(super) fn run_case(
                     shared.control.0.store(next, Ordering::SeqCst);
                 }
             }
+            let power = power_start.map(|s| shared.power.finish(&s));
             if let Some(e) = &mut events {
                 e.disable();
                 shared.counts.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(e.read());
@@ -443,6 +449,7 @@ pub(super) fn run_case(
                         stop.is_stopped(),
                     );
                     r.counters = team_counts(&shared);
+                    r.power = power;
                     let d = reps.tally.finish();
                     let calm = d.stable(plan.reps.min_reps.max(plan.reps.top_k));
                     r.stable &= calm;
@@ -561,7 +568,7 @@ fn result(
         ok: false,
         spread: None,
     });
-    let peak_gbs = plan.peak_gbs.map(|p| p * case.mem_nodes.len().max(1) as f64);
+    let peak_gbs = case_peak_gbs(plan, case);
     BwResult {
         mode: case.mode,
         kernel,
@@ -602,7 +609,22 @@ fn result(
         validated: true,
         interrupted,
         counters: None,
+        power: None,
         disturbance: None,
+    }
+}
+
+/// The theoretical peak a case is held against, GB/s: the memory's
+/// channels (one node's peak times the nodes holding the arrays), and for
+/// a remote case (the CPUs' one node is not the memory's one node) also
+/// the declared link, whichever is smaller.
+fn case_peak_gbs(plan: &BwPlan, case: &Case) -> Option<f64> {
+    let channels = plan.peak_gbs.map(|p| p * case.mem_nodes.len().max(1) as f64);
+    let mem = (case.mem_nodes.len() == 1).then(|| case.mem_nodes.iter().next()).flatten();
+    let remote = matches!((case.cpu_node, mem), (Some(c), Some(m)) if c != m);
+    match plan.link_gbs.filter(|l| remote && l.is_finite() && *l > 0.0) {
+        Some(link) => Some(channels.map_or(link, |c| c.min(link))),
+        None => channels,
     }
 }
 
@@ -756,6 +778,31 @@ mod tests {
         let plan = BwPlan { peak_gbs: Some(0.0), ..BwPlan::default() };
         let r = result(&plan, &c, Kernel::Read, scalar, Stores::Regular, &[0.5], None, false);
         assert_eq!((r.peak_gbs, r.peak_fraction), (Some(0.0), None));
+    }
+
+    #[test]
+    fn a_remote_case_is_held_against_the_declared_link() {
+        let scalar = kernels::select(Some(Isa::Scalar)).unwrap();
+        let mut remote = case(2, 512);
+        remote.memory = CaseMemory::Bind(1);
+        remote.mem_nodes = NodeSet::from_iter([1]);
+        let peak = |plan: &BwPlan, c: &Case| {
+            result(plan, c, Kernel::Read, scalar, Stores::Regular, &[0.5], None, false).peak_gbs
+        };
+        // no link declared: the memory node's channels
+        let plan = BwPlan { peak_gbs: Some(100.0), ..BwPlan::default() };
+        assert_eq!(peak(&plan, &remote), Some(100.0));
+        // a slower link bounds it; a faster one does not
+        let plan = BwPlan { peak_gbs: Some(100.0), link_gbs: Some(41.6), ..BwPlan::default() };
+        assert_eq!(peak(&plan, &remote), Some(41.6));
+        let fast = BwPlan { peak_gbs: Some(100.0), link_gbs: Some(400.0), ..BwPlan::default() };
+        assert_eq!(peak(&fast, &remote), Some(100.0));
+        // the link alone when the channels are unknown
+        let only = BwPlan { link_gbs: Some(41.6), ..BwPlan::default() };
+        assert_eq!(peak(&only, &remote), Some(41.6));
+        // a local case never crosses the link
+        assert_eq!(peak(&plan, &case(2, 512)), Some(100.0));
+        assert_eq!(peak(&only, &case(2, 512)), None);
     }
 
     #[test]

@@ -115,6 +115,11 @@ pub struct BwPlan {
     /// Theoretical peak of one memory node, GB/s (from SMBIOS or the user);
     /// cases over k nodes compare against k times it.
     pub peak_gbs: Option<f64>,
+    /// Theoretical bandwidth of the link between two nodes (UPI, xGMI,
+    /// QPI), GB/s, when the user declared it (`--set link.gbs=...`): a
+    /// remote case (CPUs on one node, memory on another) is held against
+    /// the smaller of it and the memory node's peak.
+    pub link_gbs: Option<f64>,
 }
 
 impl Default for BwPlan {
@@ -129,6 +134,7 @@ impl Default for BwPlan {
             pages: PageKind::Thp,
             reps: RepPolicy::default(),
             peak_gbs: None,
+            link_gbs: None,
         }
     }
 }

@@ -180,7 +180,21 @@ pub fn plan_from_args(
             budget: a.budget,
         },
         peak_gbs: a.peak_gbs,
+        link_gbs: None,
     })
+}
+
+/// The link between nodes declared with `--set link.gbs=GB/S` (UPI, xGMI,
+/// QPI: numaprobe cannot read it), checked as `--peak-gbs` is: remote
+/// bandwidth figures are held against it.
+pub(crate) fn link_gbs(declared: &audit::declared::Declared) -> anyhow::Result<Option<f64>> {
+    match declared.get("link.gbs") {
+        None => Ok(None),
+        Some(v) => match grammar::peak_gbs(v) {
+            Ok(g) => Ok(Some(g)),
+            Err(e) => usage!("--set link.gbs={v}: {e}"),
+        },
+    }
 }
 
 /// Progress bars, plus warnings printed directly when stderr is not a
@@ -220,6 +234,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let topo = Topology::discover(&root)?;
     let allowed = place::Allowed::current(&root)?;
     let mut plan = plan_from_args(&args, &allowed, &topo)?;
+    plan.link_gbs = link_gbs(&declared)?;
     // The theoretical peak from the DIMMs when the user gave none (SMBIOS
     // needs root; without it the fraction is simply not shown).
     if plan.peak_gbs.is_none() {
@@ -251,6 +266,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         });
     }
     output::emit(&render(&results, &topo))?;
+    output::emit(&render_power(&results))?;
     let rows = counter_rows(&results);
     if !rows.is_empty() {
         output::emit(&crate::counters::render(&rows))?;
@@ -306,7 +322,7 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
     if results.is_empty() {
         return "no bandwidth measured\n".into();
     }
-    let has_peak = results.iter().any(|r| r.peak_fraction.is_some());
+    let has_peak = results.iter().any(|r| r.peak_check().is_some());
     let modes: Vec<Mode> = {
         let mut seen = Vec::new();
         for r in results {
@@ -347,7 +363,13 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                                 } else {
                                     " !"
                                 };
-                                format!("{}{flag}", gbs(r.best_gbs))
+                                // Against the memory node's channels, and
+                                // a remote cell against the declared link.
+                                let peak = match r.peak_check() {
+                                    Some(c) => format!(" ({})", peak_text(&c)),
+                                    None => String::new(),
+                                };
+                                format!("{}{flag}{peak}", gbs(r.best_gbs))
                             })
                             .unwrap_or_else(|| "-".into());
                         line.push(cell);
@@ -363,7 +385,14 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                     stores_note(rk[0].stores)
                 ));
                 out.push_str(&t.to_string());
-                out.push_str("\n(! = fewer than 99% of pages on the intended node)\n\n");
+                out.push_str("\n(! = fewer than 99% of pages on the intended node");
+                if rk.iter().any(|r| r.peak_check().is_some()) {
+                    out.push_str(
+                        "; (N) = % of the theoretical peak: the memory node's channels, for a \
+                         remote cell the declared link (--set link.gbs) when smaller",
+                    );
+                }
+                out.push_str(")\n\n");
             }
             continue;
         }
@@ -404,7 +433,7 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
                 format!("{:.1}", r.placement_fraction() * 100.0),
             ];
             if has_peak {
-                row.push(r.peak_fraction.map(|f| format!("{:.1}", f * 100.0)).unwrap_or_default());
+                row.push(r.peak_check().map(|c| peak_text(&c)).unwrap_or_default());
             }
             t.add_row(row);
         }
@@ -421,6 +450,49 @@ pub fn render(results: &[BwResult], _topo: &Topology) -> String {
         out.push_str("\n\n");
     }
     out
+}
+
+/// Energy and frequency of each result over its timed repetitions, with
+/// GB/s per watt where the package power is known; one line when every
+/// result says the same (a machine without RAPL).
+pub fn render_power(results: &[BwResult]) -> String {
+    let lines: Vec<(String, String)> = results
+        .iter()
+        .filter_map(|r| {
+            let p = r.power.as_ref()?;
+            let mut t = p.text();
+            if let Some(w) = p.mean_watts().filter(|w| *w > 0.0) {
+                t.push_str(&format!(
+                    "; {:.3} GB/s per W (best GB/s / mean package+DRAM W)",
+                    r.best_gbs / w
+                ));
+            }
+            Some((format!("{} {} {} -> {}", r.mode, r.kernel, r.cpus, nodes_of(r)), t))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Power and frequency over the timed repetitions:\n");
+    let first = &lines[0].1;
+    if lines.len() > 1 && lines.iter().all(|(_, t)| t == first) {
+        out.push_str(&format!("  every result: {first}\n"));
+    } else {
+        for (what, t) in &lines {
+            out.push_str(&format!("  {what}: {t}\n"));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// `87.3`, or `287.0 (impossible: ...)` naming which of figure and peak
+/// is wrong (the column is headed "of peak %").
+fn peak_text(c: &results::bw::PeakCheck) -> String {
+    match c.over {
+        None => format!("{:.1}", c.fraction * 100.0),
+        Some(s) => format!("{:.1} ({})", c.fraction * 100.0, s.why()),
+    }
 }
 
 /// ` (disturbed)` when other work made the figure unstable, ` (noisy)`
@@ -477,6 +549,27 @@ mod tests {
         assert!(render(&[result(0.9, false)], &topo).contains("0.9 (noisy)"));
         let quiet = render(&[result(0.9, true)], &topo);
         assert!(quiet.contains("0.9") && !quiet.contains("(noisy)"), "{quiet}");
+    }
+
+    #[test]
+    fn a_figure_above_its_peak_is_called_impossible_with_its_suspect() {
+        let topo = machine();
+        // The stored run's 35.8 GB/s against a 12.5 GB/s peak: 286.4%.
+        let mut r = result(0.9, true);
+        r.peak_gbs = Some(12.5);
+        let out = render(&[r.clone()], &topo);
+        assert!(out.contains("of peak %"), "{out}");
+        assert!(out.contains("286.4 (impossible: above the peak; the peak is suspect"), "{out}");
+        // under the peak: the share alone
+        r.peak_gbs = Some(71.6);
+        let out = render(&[r.clone()], &topo);
+        assert!(out.contains("50.0") && !out.contains("impossible"), "{out}");
+        // a local matrix cell shows its share of the node's peak
+        r.mode = Mode::Matrix;
+        r.cpu_node = Some(0);
+        r.mem_node = Some(0);
+        let out = render(&[r], &topo);
+        assert!(out.contains("35.80 (50.0)"), "{out}");
     }
 
     #[test]

@@ -57,6 +57,17 @@ pub struct Args {
     /// own run, so `compare label:TEXT` sees the run-to-run spread.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::grammar::run_repeat)]
     pub repeat: u32,
+    /// Stores of the bandwidth kernels: nt (non-temporal), regular, or
+    /// auto (nt when available), as `bw --stores`. `regular` gives the
+    /// figure a gcc-built STREAM gives.
+    #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
+    pub stores: bench::bw::StoreMode,
+    /// Theoretical peak of one memory node in GB/s (channels x MT/s x 8
+    /// bytes), recorded with every bandwidth result and shown as "% of
+    /// peak" (default: from the SMBIOS DIMM table when readable, which
+    /// needs root).
+    #[arg(long, value_name = "GB/S", value_parser = crate::grammar::peak_gbs)]
+    pub peak_gbs: Option<f64>,
     #[command(flatten)]
     pub declare: crate::declare::DeclareArgs,
 }
@@ -196,7 +207,11 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let budget = budget(&a);
     let facts = MachineFacts {
         weighted_interleave: place::policy_support(&root).weighted_interleave,
-        peak_gbs_per_node: audit::smbios::peak_gbs_per_dram_node(&root, &topo),
+        peak_gbs_per_node: a
+            .peak_gbs
+            .or_else(|| audit::smbios::peak_gbs_per_dram_node(&root, &topo)),
+        stores: a.stores,
+        link_gbs: crate::cmd::bw::link_gbs(&declared)?,
     };
     let mut plan = SuitePlan::for_topology(&topo, budget, &facts);
     if let Err(e) = plan.select(&a.only, &a.skip) {

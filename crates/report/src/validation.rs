@@ -1,0 +1,165 @@
+//! Sections of seed 002's validation template that the placements section
+//! does not give: the `numactl` command equivalent to each `exec` policy
+//! (so a reader can reproduce one placement without numaprobe), and the
+//! numastat counters per policy (in `--json` only before).
+
+use results::exec::PolicyResult;
+
+use crate::doc::{Document, Table};
+use analysis::data::RunData;
+
+/// The program as the run's command line gave it (after ` -- `), or
+/// `PROGRAM`.
+fn program(command_line: &str) -> String {
+    command_line
+        .split_once(" -- ")
+        .map(|(_, p)| crate::safe::one_line(p.trim()).into_owned())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "PROGRAM".into())
+}
+
+/// The `numactl` command line that places a program as `p` did:
+/// `--physcpubind` for its CPUs, then its memory policy (`--membind`,
+/// `--interleave`, `--weighted-interleave` (numactl 2.0.19+),
+/// `--preferred`, `--localalloc`); a policy that changed nothing is the
+/// program alone.
+pub(crate) fn numactl(p: &PolicyResult, program: &str) -> String {
+    let mut args = Vec::new();
+    if let Some(c) = &p.cpus {
+        args.push(format!("--physcpubind={c}"));
+    }
+    let nodes = p.mem_nodes.as_ref().map(|n| n.to_string());
+    match (p.mem_policy.as_deref(), nodes) {
+        (Some("bind"), Some(n)) => args.push(format!("--membind={n}")),
+        (Some("interleave"), Some(n)) => args.push(format!("--interleave={n}")),
+        (Some("weighted-interleave"), Some(n)) => args.push(format!("--weighted-interleave={n}")),
+        (Some("preferred"), Some(n)) => args.push(format!("--preferred={n}")),
+        (Some("local"), _) => args.push("--localalloc".into()),
+        (Some(other), n) => args.push(format!(
+            "(memory policy {other}{})",
+            n.map_or(String::new(), |n| format!(" on {n}"))
+        )),
+        (None, _) => {}
+    }
+    if args.is_empty() {
+        return program.to_string();
+    }
+    format!("numactl {} -- {program}", args.join(" "))
+}
+
+pub(crate) fn section(doc: &mut Document, d: &RunData, command_line: &str) {
+    if d.exec.is_empty() {
+        return;
+    }
+    let prog = program(command_line);
+    // Runs stored before the placement was recorded as CPUs and a memory
+    // policy give no command: left out rather than shown as the program
+    // alone.
+    let recorded = |p: &PolicyResult| p.cpus.is_some() || p.mem_policy.is_some();
+    if d.exec.iter().any(recorded) {
+        doc.h(3, "numactl equivalents");
+        doc.p("Each policy as a numactl command line, to reproduce one placement without numaprobe (numaprobe verified where the pages went; numactl does not).");
+        let mut t = Table::with_header(&["Policy", "Placement", "numactl"]);
+        for p in &d.exec {
+            let cmd = if recorded(p) || p.policy == "default" {
+                format!("`{}`", numactl(p, &prog))
+            } else {
+                "- (not recorded)".into()
+            };
+            t.push(vec![p.policy.clone(), p.placement.clone(), cmd]);
+        }
+        doc.table(t);
+    }
+
+    let mut t = Table::with_header(&[
+        "Policy",
+        "Node",
+        "numa_hit",
+        "numa_miss",
+        "numa_foreign",
+        "interleave_hit",
+        "local_node",
+        "other_node",
+    ]);
+    for p in &d.exec {
+        // the last successful run with a reading
+        let Some(run) = p.runs.iter().rev().find(|r| r.ok && !r.numastat_delta.is_empty()) else {
+            continue;
+        };
+        for n in &run.numastat_delta {
+            let s = &n.stat;
+            t.push(vec![
+                format!("{} (run {})", p.policy, run.rep),
+                n.node.to_string(),
+                s.numa_hit.to_string(),
+                s.numa_miss.to_string(),
+                s.numa_foreign.to_string(),
+                s.interleave_hit.to_string(),
+                s.local_node.to_string(),
+                s.other_node.to_string(),
+            ]);
+        }
+    }
+    if !t.is_empty() {
+        doc.h(3, "numastat per policy");
+        doc.p("The change of each node's /sys/devices/system/node/nodeN/numastat counters (pages) over one run of the program, per policy: what `numastat` shows before and after, machine-wide (other processes' allocations count too).");
+        doc.table(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(v: serde_json::Value) -> PolicyResult {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn base(
+        policy_name: &str,
+        cpus: Option<&str>,
+        mem: Option<&str>,
+        nodes: Option<&str>,
+    ) -> serde_json::Value {
+        serde_json::json!({"policy": policy_name, "placement": "p", "cpus": cpus,
+            "mem_policy": mem, "mem_nodes": nodes, "runs": [], "ok_runs": 0,
+            "verdict": "no-data"})
+    }
+
+    #[test]
+    fn each_policy_has_its_numactl_command() {
+        let p = |v| numactl(&policy(v), "./stream");
+        assert_eq!(
+            p(base("bind-1", Some("0-3"), Some("bind"), Some("1"))),
+            "numactl --physcpubind=0-3 --membind=1 -- ./stream"
+        );
+        assert_eq!(
+            p(base("interleave", None, Some("interleave"), Some("0-1"))),
+            "numactl --interleave=0-1 -- ./stream"
+        );
+        assert_eq!(
+            p(base("weighted", None, Some("weighted-interleave"), Some("0-1"))),
+            "numactl --weighted-interleave=0-1 -- ./stream"
+        );
+        assert_eq!(p(base("default", None, None, None)), "./stream");
+        assert_eq!(program("numaprobe exec --policies all -- ./stream -n 4"), "./stream -n 4");
+        assert_eq!(program("numaprobe exec"), "PROGRAM");
+    }
+
+    #[test]
+    fn numastat_per_policy_is_tabled() {
+        let mut v = base("bind-0", Some("0-1"), Some("bind"), Some("0"));
+        v["runs"] = serde_json::json!([{"rep": 2, "wall_s": 1.0, "user_s": 0.0, "sys_s": 0.0,
+            "max_rss_kib": 0, "exit_code": 0, "signal": null, "timed_out": false,
+            "interrupted": false, "ok": true, "metric": null, "numa_pages": null,
+            "numastat_delta": [{"node": 0, "numa_hit": 1000, "numa_miss": 3,
+            "numa_foreign": 0, "interleave_hit": 0, "local_node": 990, "other_node": 13}]}]);
+        let d = RunData { exec: vec![policy(v)], ..RunData::default() };
+        let mut doc = Document::default();
+        section(&mut doc, &d, "numaprobe exec -- ./a.out");
+        use crate::render::Renderer;
+        let t = String::from_utf8(crate::render::Markdown.render(&doc)).unwrap();
+        assert!(t.contains("`numactl --physcpubind=0-1 --membind=0 -- ./a.out`"), "{t}");
+        assert!(t.contains("| bind-0 (run 2) | 0 | 1000 | 3 | 0 | 0 | 990 | 13 |"), "{t}");
+    }
+}
