@@ -34,6 +34,7 @@ mod recommendations;
 mod render;
 pub mod safe;
 pub mod study;
+pub mod study_text;
 mod summary;
 pub mod svg;
 mod sweep;
