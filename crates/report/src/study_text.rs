@@ -171,7 +171,7 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
 
 /// One line of a recommendation: the pick and the metric that decided it,
 /// or the sentence that says why there is none.
-fn recommendation_line(study: &Study, r: &Recommendation) -> String {
+pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
     let mut s = match r.group {
         Some(g) => {
             let label = &study.groups[g].label;
@@ -209,6 +209,41 @@ fn recommendation_line(study: &Study, r: &Recommendation) -> String {
         s.push_str(&format!("; rules out {}", names.join(", ")));
     }
     s
+}
+
+/// The recommendations as lines: the profiles that say the same thing
+/// (the same pick, or the same reason for none), the line, and each
+/// profile's reasoning (`profile: text`, the profile left out when one
+/// profile says it, a reasoning said by several profiles once).
+pub fn merged_recommendations(study: &Study) -> Vec<(Vec<String>, String, Vec<String>)> {
+    let mut lines: Vec<(Vec<String>, String, Vec<(Vec<String>, String)>)> = Vec::new();
+    for r in &study.recommendations {
+        let line = recommendation_line(study, r);
+        let i = match lines.iter().position(|(_, l, _)| *l == line) {
+            Some(i) => i,
+            None => {
+                lines.push((Vec::new(), line, Vec::new()));
+                lines.len() - 1
+            }
+        };
+        let (profiles, _, texts) = &mut lines[i];
+        profiles.push(r.profile.clone());
+        match texts.iter_mut().find(|(_, t)| *t == r.text) {
+            Some((ps, _)) => ps.push(r.profile.clone()),
+            None => texts.push((vec![r.profile.clone()], r.text.clone())),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(profiles, line, texts)| {
+            let one = texts.len() == 1;
+            let reasons = texts
+                .into_iter()
+                .map(|(ps, t)| if one { t } else { format!("{}: {t}", ps.join(", ")) })
+                .collect();
+            (profiles, line, reasons)
+        })
+        .collect()
 }
 
 fn table(header: Vec<String>, layout: &Layout) -> Table {
@@ -473,27 +508,12 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
     if !study.recommendations.is_empty() {
         out.push(String::new());
         out.push("Recommendations:".into());
-        let mut lines: Vec<(Vec<&str>, String, Vec<&str>)> = Vec::new();
-        for r in &study.recommendations {
-            let line = recommendation_line(study, r);
-            match lines.iter_mut().find(|(_, l, _)| *l == line) {
-                Some((profiles, _, texts)) => {
-                    profiles.push(&r.profile);
-                    texts.push(&r.text);
-                }
-                None => lines.push((vec![&r.profile], line, vec![&r.text])),
-            }
-        }
-        for (profiles, line, texts) in lines {
+        for (profiles, line, reasons) in merged_recommendations(study) {
             let first = format!("  {}: ", profiles.join(", "));
             out.push(wrap(&line, w, &first, "      "));
             if layout.verbose {
-                let mut seen: Vec<&str> = Vec::new();
-                for t in texts {
-                    if !seen.contains(&t) {
-                        seen.push(t);
-                        out.push(wrap(t, w, "      ", "      "));
-                    }
+                for t in reasons {
+                    out.push(wrap(&t, w, "      ", "        "));
                 }
             }
         }
