@@ -40,6 +40,7 @@ pub fn build_report_with(
         None => {
             let d = RunData::of(run);
             let mut doc = Document::new(format!("numaprobe report: {}", run.display_name()));
+            doc.tiles(crate::glance::tiles(run, &d));
             doc.p(run_line(run));
             doc.glance(crate::glance::glance(run, &d));
             run_sections(&mut doc, run, &d, &[], true);

@@ -229,6 +229,8 @@ details.fold > summary { cursor: pointer; font-weight: 600; padding: 6px 0; colo
 details.why { margin: 0.25em 0; }
 details.why > summary { cursor: pointer; }
 details.why p { margin: 0.3em 0 0.3em 1.4em; color: #333; }
+details.long { margin: 0.5em 0 1em; }
+details.long > summary { cursor: pointer; color: #2b4a6f; }
 div.multiples { display: grid; grid-template-columns: repeat(auto-fill, minmax(400px, 1fr)); gap: 6px 16px; }
 div.multiples figure.chart-figure { margin: 0.4em 0; }
 div.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr)); gap: 10px; margin: 0.8em 0 1.2em; }
@@ -245,7 +247,8 @@ div.tile-note { font-size: 0.8em; color: #555; }
   figure.chart-figure, div.tile, section.glance, tr, details.why { break-inside: avoid; }
   div.multiples { grid-template-columns: repeat(3, 1fr); }
   div.answer { grid-template-columns: 1fr; }
-  svg.chart { max-height: 8.5cm; width: auto; }
+  svg.chart { max-height: 7.5cm; width: auto; max-width: 100%; }
+  main > figure.chart-figure { display: inline-block; width: 49%; vertical-align: top; margin: 0.2em 0; }
   div.table-wrap { overflow: visible; }
   details.fold { border: none; padding: 0; margin: 0.3em 0; }
   details.fold > summary { font-weight: 400; font-style: italic; color: #555; }
@@ -254,7 +257,10 @@ div.tile-note { font-size: 0.8em; color: #555; }
 }
 "#;
 
-/// A table in HTML.
+/// Tables longer than this many rows are folded in HTML (unless they hold
+/// sentences).
+const LONG_TABLE: usize = 12;
+
 /// Text for HTML: escaped, then the inline Markdown the report's own
 /// sentences use turned into markup (`` `code` `` into `<code>`,
 /// `**bold**` into `<strong>`), so no backtick or asterisk pair shows.
@@ -351,6 +357,14 @@ impl Renderer for Html {
                     let l = (*l).clamp(1, 6);
                     let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(&one_line(t)));
                 }
+                // How a figure was measured is folded: the figures first.
+                Block::Para(t) if t.starts_with("Method") => {
+                    let _ = writeln!(
+                        out,
+                        "<details class=\"why\"><summary>Method</summary><p>{}</p></details>",
+                        inline(t)
+                    );
+                }
                 Block::Para(t) => {
                     let _ = writeln!(out, "<p>{}</p>", inline(t));
                 }
@@ -363,6 +377,20 @@ impl Renderer for Html {
                         let _ = write!(out, "<li>{}</li>", inline(i));
                     }
                     out.push_str("</ul>\n");
+                }
+                // A long table of figures (a sweep's sizes, raw results)
+                // is folded under a line that says what it holds; tables of
+                // sentences (the audit) stay open.
+                Block::Table(t) if t.rows.len() > LONG_TABLE && !prose(t) => {
+                    let what = t.caption.clone().unwrap_or_else(|| t.header.join(", "));
+                    let _ = write!(
+                        out,
+                        "<details class=\"long\"><summary>{} ({} rows)</summary>",
+                        svg::esc(&crate::safe::one_line(&what)),
+                        t.rows.len()
+                    );
+                    out.push_str(&html_table(t));
+                    out.push_str("</details>\n");
                 }
                 Block::Table(t) => out.push_str(&html_table(t)),
                 Block::Code(c) => {
