@@ -19,6 +19,9 @@ pub struct Table {
     pub header: Vec<String>,
     pub align: Vec<Align>,
     pub rows: Vec<Vec<String>>,
+    /// Shown whatever its length (the answer's table): an HTML report
+    /// folds other long tables of figures.
+    pub never_fold: bool,
 }
 
 impl Table {
@@ -27,7 +30,7 @@ impl Table {
     pub fn new(header: Vec<String>) -> Table {
         let align =
             (0..header.len()).map(|i| if i == 0 { Align::Left } else { Align::Right }).collect();
-        Table { caption: None, header, align, rows: Vec::new() }
+        Table { caption: None, header, align, rows: Vec::new(), never_fold: false }
     }
 
     /// Builds from string slices.

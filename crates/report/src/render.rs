@@ -190,9 +190,9 @@ th, td { border: 1px solid #d6d9de; padding: 4px 9px; vertical-align: top; }
 th { background: #eef1f5; text-align: left; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 table.prose { width: 100%; }
-table.prose td { overflow-wrap: break-word; }
+table.prose td { overflow-wrap: anywhere; }
 table.prose td.r { overflow-wrap: normal; white-space: nowrap; }
-td.id { overflow-wrap: normal; word-break: keep-all; hyphens: none; }
+td.id, table.prose td.id { overflow-wrap: normal; word-break: keep-all; hyphens: none; }
 code { font-size: 0.92em; background: #f0f2f5; padding: 0 3px; border-radius: 3px; }
 tbody tr:nth-child(even) { background: #fafbfc; }
 p.callout { background: #fff4d6; border-left: 5px solid #e0a800; padding: 10px 14px; font-weight: 600; }
@@ -212,7 +212,7 @@ li.sev-critical span.sev { background: #b3261e; }
 li.sev-warning span.sev { background: #b86e00; }
 li.sev-info span.sev { background: #3b6ea5; }
 li.more { color: #555; font-style: italic; }
-td.verdict { font-weight: 700; text-align: center; }
+td.verdict { font-weight: 700; text-align: center; white-space: nowrap; }
 div.answer { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 0 20px; align-items: start; }
 div.answer div.table-wrap { margin-top: 0; }
 div.answer table { font-size: 0.84em; }
@@ -381,7 +381,7 @@ impl Renderer for Html {
                 // A long table of figures (a sweep's sizes, raw results)
                 // is folded under a line that says what it holds; tables of
                 // sentences (the audit) stay open.
-                Block::Table(t) if t.rows.len() > LONG_TABLE && !prose(t) => {
+                Block::Table(t) if t.rows.len() > LONG_TABLE && !prose(t) && !t.never_fold => {
                     let what = t.caption.clone().unwrap_or_else(|| t.header.join(", "));
                     let _ = write!(
                         out,

@@ -196,6 +196,7 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
         header.push(format!("Verdict{sfx}"));
     }
     let mut t = Table::new(header);
+    t.never_fold = true;
     let mut rows = Vec::new();
     for (k, m) in study.metrics.iter().enumerate() {
         if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {

@@ -58,7 +58,7 @@ pub fn verdict_colour(v: &str) -> &'static str {
 
 fn forest(f: &crate::chart::Forest, id: usize) -> String {
     let w = 600.0;
-    let (left, right) = (230.0, 78.0);
+    let (left, right) = (230.0, 92.0);
     let row_h = 21.0;
     let mut out = String::new();
     let items = [
@@ -148,11 +148,11 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
         );
         let _ = write!(
             out,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text><text x="{:.1}" y="{:.1}" font-size="12" font-weight="600" fill="{col}">{}</text></g>"##,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text><text x="{:.1}" y="{:.1}" font-size="11" font-weight="600" fill="{col}">{}</text></g>"##,
             left - 8.0,
             y + 4.0,
             esc(&fit_middle(&r.label, left - 16.0, 12.0)),
-            w - right + 10.0,
+            w - right + 8.0,
             y + 4.0,
             esc(&r.verdict)
         );
