@@ -19,6 +19,24 @@ pub fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// `arg` as a POSIX shell reads it back as one word: as it is when every
+/// character is one the shell never interprets (letters, digits and
+/// `_ @ % + = : , . / -`), else in single quotes, a quote inside written
+/// `'\''`. The empty word is `''`.
+pub fn shell_quote(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        return arg.to_string();
+    }
+    format!("'{}'", arg.replace('\'', "'\\''"))
+}
+
+/// A command line that pastes back into a POSIX shell as `args`: each
+/// word [`shell_quote`]d, joined by spaces.
+pub fn shell_join<S: AsRef<str>>(args: &[S]) -> String {
+    args.iter().map(|a| shell_quote(a.as_ref())).collect::<Vec<_>>().join(" ")
+}
+
 /// `text` folded at spaces into lines of at most `width` characters: the
 /// first line starts with `first`, the others with `rest` (a hanging
 /// indent). A word longer than a line is cut at the width (a path, a
@@ -69,6 +87,42 @@ mod tests {
         assert_eq!(signed_pct(0.01), "0.0%");
         assert_eq!(clip("abcdef", 4), "abc…");
         assert_eq!(clip("abc", 4), "abc");
+    }
+
+    /// The joined words, given to `sh -c` with a printer in front, come
+    /// back as the same words: what is printed pastes back.
+    #[test]
+    fn shell_words_paste_back_through_sh() {
+        assert_eq!(shell_quote("echo"), "echo");
+        assert_eq!(shell_quote("echo X: 42"), "'echo X: 42'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        let words = [
+            "sh",
+            "-c",
+            "echo X: 42",
+            "",
+            "it's",
+            "$HOME",
+            "a\"b",
+            "*",
+            "back\\slash",
+            "tab\there",
+            "new\nline",
+            "--metric=v=(\\d+)",
+            "é",
+            ";",
+            "`id`",
+        ];
+        let line = format!("printf '%s\\0' {}", shell_join(&words));
+        let out = std::process::Command::new("sh").arg("-c").arg(&line).output().unwrap();
+        assert!(out.status.success(), "{line}");
+        let back: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect();
+        assert_eq!(back, words, "{line}");
     }
 
     #[test]
