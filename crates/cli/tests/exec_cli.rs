@@ -939,3 +939,26 @@ fn the_printed_and_stored_command_pastes_back_through_sh() {
         assert_eq!(String::from_utf8_lossy(&back.stdout), "X: 42\n", "{line}");
     }
 }
+
+/// `--policies all` (the default) on this one-node machine says what it
+/// ran and what it left out, and why.
+#[test]
+fn policies_all_says_what_it_skipped_and_why() {
+    let env = Env::new();
+    let out = env.exec(&["-r", "1", "--", "true"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "numaprobe: --policies all on this machine is default,local:0; left out: ",
+            )
+        })
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains("remote:A/B and cpus-only:A: no other memory node"), "{line}");
+    assert!(line.contains("interleave and weighted: nothing to interleave over"), "{line}");
+    // named policies: nothing to say
+    let out = env.exec(&["-p", "default", "-r", "1", "--", "true"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("left out"));
+}
