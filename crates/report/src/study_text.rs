@@ -216,7 +216,9 @@ pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
 /// profile's reasoning (`profile: text`, the profile left out when one
 /// profile says it, a reasoning said by several profiles once).
 pub fn merged_recommendations(study: &Study) -> Vec<(Vec<String>, String, Vec<String>)> {
-    let mut lines: Vec<(Vec<String>, String, Vec<(Vec<String>, String)>)> = Vec::new();
+    // (profiles, line, [(profiles, reasoning)])
+    type Said = (Vec<String>, String);
+    let mut lines: Vec<(Vec<String>, String, Vec<Said>)> = Vec::new();
     for r in &study.recommendations {
         let line = recommendation_line(study, r);
         let i = match lines.iter().position(|(_, l, _)| *l == line) {
@@ -376,7 +378,9 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
     let mut any_best = false;
     // Rows first, the verdict cells' note numbers kept apart: a note that
     // explains every verdict is said once above the others, unnumbered.
-    let mut rows: Vec<(Vec<String>, Vec<(String, BTreeSet<usize>)>)> = Vec::new();
+    // (cells, [(verdict, its notes)] per compared group)
+    type Verdict = (String, BTreeSet<usize>);
+    let mut rows: Vec<(Vec<String>, Vec<Verdict>)> = Vec::new();
     for (k, m) in study.metrics.iter().enumerate() {
         if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
             continue;
