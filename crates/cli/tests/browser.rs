@@ -30,8 +30,9 @@ use assert_cmd::Command;
 /// median marked: six headline metrics, the local bandwidth per package,
 /// the cross-package bandwidth, the spread-memory latency, the remote
 /// penalty, the latency a thread sees, five per-CPU figures, four exec
-/// policies' program metric).
-const EXPECTED_CHARTS: usize = 31;
+/// policies' program metric), and the answer's forest plot of every
+/// change.
+const EXPECTED_CHARTS: usize = 32;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")

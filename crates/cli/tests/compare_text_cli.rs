@@ -194,3 +194,22 @@ fn per_cpu_rows_that_cannot_differ_are_left_out_with_a_count() {
         v["metrics"].as_array().unwrap().iter().map(|m| m["metric"].as_str().unwrap()).collect();
     assert!(ids.contains(&"per_cpu_split_to_node0"), "{ids:?}");
 }
+
+/// Three groups: one table per compared group (a table of every group's
+/// columns cannot fit), each within the width.
+#[test]
+fn three_groups_get_one_table_per_compared_group_within_the_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_of(dir.path(), &[(0, None), (1, None), (2, None)]);
+    let groups = ["label:SNC2 baseline", "label:THP always", "label:NUMA balancing on"];
+    let text = compare_groups(&db, &groups, &[], None);
+    for l in text.lines() {
+        assert!(l.chars().count() <= 100, "{l:?} in\n{text}");
+    }
+    for want in ["THP always against SNC2 baseline:", "NUMA balancing on against SNC2 baseline:"] {
+        assert_eq!(text.matches(want).count(), 1, "{want:?} in\n{text}");
+    }
+    // every metric row twice, once per compared group
+    let rows = text.lines().filter(|l| l.starts_with("Local latency ")).count();
+    assert_eq!(rows, 2, "{text}");
+}

@@ -444,18 +444,57 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             .map(|n| numbered.iter().position(|x| x == n).unwrap() + 1)
             .collect()
     };
+    let ng = study.groups.len();
+    let mut full: Vec<Vec<String>> = Vec::new();
     for (mut row, verdicts) in rows {
-        let per_group = 3;
         for (j, (v, ns)) in verdicts.iter().enumerate() {
             let cell = format!("{v} {}", marks(&renumber(ns))).trim_end().to_string();
             // after the groups' columns, three per compared group
-            let at = 1 + study.groups.len() + j * per_group + 2;
-            row.insert(at, cell);
+            row.insert(1 + ng + j * 3 + 2, cell);
         }
-        t.add_row(row);
+        full.push(row);
     }
-    t.right(&(1..=study.groups.len() + 2 * others.len()).collect::<Vec<_>>());
-    out.push(fitted(&t, layout));
+    if two {
+        for row in full {
+            t.add_row(row);
+        }
+        t.right(&(1..=ng + 2).collect::<Vec<_>>());
+        out.push(fitted(&t, layout));
+    } else {
+        // One table per compared group (a table with every group's columns
+        // does not fit a terminal): the metric, the baseline, the group,
+        // then its change, floor and verdict.
+        for (j, &g) in others.iter().enumerate() {
+            out.push(format!(
+                "{} against {}:",
+                study.groups[g].label, study.groups[study.baseline].label
+            ));
+            let header = vec![
+                "Metric".to_string(),
+                study.groups[study.baseline].label.clone(),
+                study.groups[g].label.clone(),
+                format!("Change [{conf}% interval]"),
+                "Floor".into(),
+                "Verdict".into(),
+            ];
+            let mut tj = table(header, layout);
+            for row in &full {
+                let at = 1 + ng + j * 3;
+                tj.add_row(vec![
+                    row[0].clone(),
+                    row[1 + study.baseline].clone(),
+                    row[1 + g].clone(),
+                    row[at].clone(),
+                    row[at + 1].clone(),
+                    row[at + 2].clone(),
+                ]);
+            }
+            tj.right(&[1, 2, 3, 4]);
+            out.push(fitted(&tj, layout));
+            out.push(String::new());
+        }
+        out.pop();
+    }
     if any_best {
         out.push("* the best group: better than every other group that has the metric.".into());
     }
