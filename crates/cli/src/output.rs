@@ -33,6 +33,23 @@ pub fn table_style() -> TableStyle {
     *STYLE.get().unwrap_or(&TableStyle::Plain)
 }
 
+/// The width text is laid out to: `COLUMNS` when set to a number, else
+/// the terminal's when stdout is one, else 100 (a pipe, a file).
+pub fn text_width() -> usize {
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()) {
+        if c > 0 {
+            return c;
+        }
+    }
+    if std::io::stdout().is_terminal() {
+        let probe = comfy_table::Table::new();
+        if let Some(w) = probe.width().filter(|w| *w >= 20) {
+            return usize::from(w);
+        }
+    }
+    100
+}
+
 /// Writes `text` to stdout.
 /// Control characters (from imported labels, hostnames) are written
 /// visibly (`\x1b`), never sent to the terminal.

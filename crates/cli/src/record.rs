@@ -124,8 +124,9 @@ fn take_lock_as(
 /// A new run described with this machine's fingerprints (the same for
 /// every command, so all of a machine's runs group together).
 pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -> NewRun {
-    let mut new =
-        NewRun::new(std::env::args().collect::<Vec<_>>().join(" "), env!("CARGO_PKG_VERSION"));
+    // Quoted as a shell reads it back: the stored command pastes back.
+    let args: Vec<String> = std::env::args().collect();
+    let mut new = NewRun::new(analysis::text::shell_join(&args), env!("CARGO_PKG_VERSION"));
     new.label = label;
     if let Some(t) = topo {
         let settings = audit::Settings::read(root);

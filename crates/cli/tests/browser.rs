@@ -30,8 +30,9 @@ use assert_cmd::Command;
 /// median marked: six headline metrics, the local bandwidth per package,
 /// the cross-package bandwidth, the spread-memory latency, the remote
 /// penalty, the latency a thread sees, five per-CPU figures, four exec
-/// policies' program metric).
-const EXPECTED_CHARTS: usize = 31;
+/// policies' program metric), and the answer's forest plot of every
+/// change.
+const EXPECTED_CHARTS: usize = 32;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")
@@ -130,10 +131,27 @@ const CHECK_SCRIPT: &str = r#"<script>
     return Math.min(a.right, b.right) - Math.max(a.left, b.left) > tol &&
            Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > tol;
   }
+  // The first screen as the page opens (folds closed): the comparison's
+  // answer table and forest plot, the run report's tiles, the page width.
+  var box = function (el) {
+    if (!el) return null;
+    var b = el.getBoundingClientRect();
+    return {top: b.top, bottom: b.bottom, left: b.left, right: b.right, width: b.width};
+  };
+  var first = {answer_table: box(document.querySelector('div.answer table')),
+               forest: box(document.querySelector('svg.chart.forest')),
+               tiles: box(document.querySelector('div.tiles')),
+               tile_count: document.querySelectorAll('div.tile').length,
+               main: box(document.querySelector('main')),
+               closed_folds: document.querySelectorAll('details.fold:not([open])').length};
+  // Then every fold opened, as a reader opens them: the charts inside are
+  // checked as they are drawn.
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
   var charts = [];
   document.querySelectorAll('svg.chart').forEach(function (svg) {
     var r = svg.getBoundingClientRect();
-    var kind = svg.classList.contains('xy') ? 'xy' : svg.classList.contains('heatmap') ? 'heatmap' : 'bars';
+    var kind = svg.classList.contains('xy') ? 'xy' : svg.classList.contains('heatmap') ? 'heatmap'
+      : svg.classList.contains('forest') ? 'forest' : 'bars';
     var t = svg.querySelector('title');
     var labels = Array.prototype.map.call(svg.querySelectorAll('.axis-label'), function (x) { return x.textContent.trim(); })
       .filter(function (x) { return x.length > 0; });
@@ -186,17 +204,8 @@ const CHECK_SCRIPT: &str = r#"<script>
     if (t && (needs || t.classList.contains('prose')) && w.scrollWidth > w.clientWidth + 1)
       overflowing.push(Array.prototype.map.call(t.querySelectorAll('th'), function (h) { return h.textContent; }).join(','));
   });
-  var study = null;
-  document.querySelectorAll('section.glance').forEach(function (g) {
-    var h = g.querySelector('h2');
-    if (study === null && h && h.textContent === 'The study at a glance') {
-      var b = g.getBoundingClientRect();
-      study = {top: b.top, bottom: b.bottom, heading_bottom: h.getBoundingClientRect().bottom,
-               dd: g.querySelectorAll('dd').length};
-    }
-  });
   pre.textContent = JSON.stringify({height: document.documentElement.scrollHeight, charts: charts,
-    viewport: window.innerHeight, overflowing: overflowing, study: study});
+    viewport: window.innerHeight, overflowing: overflowing, first: first});
   document.body.appendChild(pre);
 })();
 </script>"#;
@@ -233,8 +242,11 @@ struct PageCheck {
     viewport: f64,
     /// Header rows of sentence tables wider than their box.
     overflowing: Vec<String>,
-    /// The study's glance box: top, bottom, its heading's bottom, rows.
-    study: Option<(f64, f64, f64, u64)>,
+    /// The first screen before any fold is opened: the boxes (`top`,
+    /// `bottom`, `left`, `right`, `width`, px) of the answer's table
+    /// (`answer_table`), the forest plot (`forest`), the tiles (`tiles`)
+    /// and `main`; `tile_count`; `closed_folds`.
+    first: serde_json::Value,
 }
 
 fn unescape(s: &str) -> String {
@@ -288,16 +300,12 @@ fn page_check(dir: &Path, name: &str, html: &Path, size: &str) -> (PageCheck, St
             clipped: strs(&c["clipped"]),
         })
         .collect();
-    let study = v["study"].as_object().map(|b| {
-        let f = |k: &str| b[k].as_f64().unwrap();
-        (f("top"), f("bottom"), f("heading_bottom"), b["dd"].as_u64().unwrap())
-    });
     let page = PageCheck {
         charts,
         height: v["height"].as_u64().unwrap(),
         viewport: v["viewport"].as_f64().unwrap(),
         overflowing: strs(&v["overflowing"]),
-        study,
+        first: v["first"].clone(),
     };
     (page, dom)
 }
@@ -307,7 +315,7 @@ fn page_check(dir: &Path, name: &str, html: &Path, size: &str) -> (PageCheck, St
 /// no marker label over a data point.
 fn assert_readable(name: &str, charts: &[ChartCheck]) {
     for c in charts {
-        let want = if c.kind == "bars" { 1 } else { 2 };
+        let want = if c.kind == "bars" || c.kind == "forest" { 1 } else { 2 };
         assert!(
             c.labels.len() >= want,
             "{name}: chart {:?} lacks axis labels: {:?}",
@@ -345,18 +353,20 @@ fn assert_readable(name: &str, charts: &[ChartCheck]) {
 /// A screenshot of the whole page (`height` px tall), kept under
 /// `target/tmp/browser-screenshots/NAME.png`; checks it was painted.
 fn screenshot(dir: &Path, name: &str, html: &Path, height: u64) -> PathBuf {
+    screenshot_at(dir, name, html, 1100, height)
+}
+
+/// [`screenshot`] in a window `width` px wide.
+fn screenshot_at(dir: &Path, name: &str, html: &Path, width: u32, height: u64) -> PathBuf {
     let height = height.clamp(800, 30000);
     let shot = dir.join(format!("{name}.png"));
     run_chromium(
         &dir.join(format!("profile-{name}-shot")),
-        &[
-            "--window-size=1100,".to_string() + &height.to_string(),
-            format!("--screenshot={}", shot.display()),
-        ],
+        &[format!("--window-size={width},{height}"), format!("--screenshot={}", shot.display())],
         &format!("file://{}", html.display()),
     );
     let bytes = std::fs::read(&shot).expect("chromium wrote no screenshot");
-    assert_eq!(png_size(&bytes), (1100, height as u32));
+    assert_eq!(png_size(&bytes), (width, height as u32));
     // A blank page compresses to a few kB per 1000 px; a report with
     // charts and tables to several times that.
     assert!(
@@ -545,9 +555,10 @@ fn with_long_findings(dir: &Path) -> PathBuf {
 }
 
 /// The comparison report's first screen (a 1100 x 900 window): the title
-/// names the groups and the study's glance box starts there, its heading
-/// and first rows visible; no table of sentences (the audit's) needs a
-/// horizontal scrollbar; no ideal-scaling line is cut by its chart's frame.
+/// names the groups and the answer starts there (its heading and table
+/// visible, the settings that differ and the recommendations in it); no
+/// table of sentences (the audit's) needs a horizontal scrollbar; no
+/// ideal-scaling line is cut by its chart's frame.
 /// Screenshots: `compare-first-screen.png` (the window) and
 /// `compare-full.png` (the page).
 #[test]
@@ -563,22 +574,97 @@ fn comparison_report_opens_with_the_study_in_chromium() {
         ),
         "the title does not name the groups"
     );
-    let (top, bottom, heading, rows) = page.study.expect("no study glance box on the page");
-    assert!(
-        heading < page.viewport && top + 150.0 < page.viewport,
-        "the study glance box starts below the first screen: top {top} px, window {} px",
-        page.viewport
-    );
-    assert!(rows >= 4 && bottom > top, "the study glance box has {rows} rows");
-    // the glance box holds the settings that differ and a verdict per metric
-    let bx = &dom[dom.find("The study at a glance").unwrap()..];
-    let bx = &bx[..bx.find("</section>").unwrap()];
-    for want in ["Settings that differ", "Local bandwidth (GB/s)", "Recommendation ("] {
-        assert!(bx.contains(want), "{want:?} missing from the study glance box");
+    let table = &page.first["answer_table"];
+    let top = table["top"].as_f64().expect("no answer table on the page");
+    assert!(top + 150.0 < page.viewport, "the answer's table starts at {top} px");
+    // laid out, not folded away (a closed fold gives an empty box)
+    assert!(table["width"].as_f64().unwrap() > 300.0, "the answer's table is hidden: {table}");
+    let bx = &dom[dom.find("<h2>The answer</h2>").expect("no answer")..];
+    let bx = &bx[..bx.find("<h2>Comparison</h2>").unwrap()];
+    for want in [
+        "Settings that differ",
+        "Local bandwidth (GB/s)",
+        "Recommendations",
+        "<details class=\"why\"",
+    ] {
+        assert!(bx.contains(want), "{want:?} missing from the answer");
     }
-    assert!(!bx.contains('`') && !bx.contains("**"), "Markdown marks in the glance box");
+    assert!(!bx.contains('`') && !bx.contains("**"), "Markdown marks in the answer");
     assert!(page.overflowing.is_empty(), "tables needing a scrollbar: {:?}", page.overflowing);
     assert_readable("compare", &page.charts);
     screenshot(dir.path(), "compare-first-screen", &html, 900);
     screenshot(dir.path(), "compare-full", &html, page.height);
+}
+
+/// Two groups (run 1 against run 2) in a 1280 x 900 window: the answer's
+/// table and its forest plot are both on the first screen, side by side
+/// (the forest plot whole, each at least 400 px wide), the verdicts
+/// coloured; every fold (the comparison's detail) starts closed.
+/// Screenshot: `compare-answer-1280.png` (the window).
+#[test]
+fn comparison_first_screen_shows_the_table_and_the_forest_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &snc2_fixture());
+    let html = report(dir.path(), &db, "answer", &["1", "--compare", "2"]);
+    let (page, dom) = page_check(dir.path(), "answer", &html, "1280,900");
+    let f = &page.first;
+    let (table, forest) = (&f["answer_table"], &f["forest"]);
+    let n = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {f}"));
+    assert!(n(table, "top") + 200.0 < page.viewport, "table below the first screen: {f}");
+    assert!(
+        n(forest, "top") >= 0.0 && n(forest, "bottom") <= page.viewport,
+        "forest plot not whole on the first screen: {f}"
+    );
+    assert!(n(table, "width") >= 400.0 && n(forest, "width") >= 400.0, "squeezed: {f}");
+    assert!(n(forest, "left") >= n(table, "right"), "not side by side: {f}");
+    assert!(f["closed_folds"].as_u64().unwrap() >= 3, "the detail is not folded: {f}");
+    assert!(dom.contains("<td class=\"verdict v-"), "verdicts not coloured");
+    assert!(dom.contains("class=\"margin-band\""), "no margin band");
+    let forest_check =
+        page.charts.iter().find(|c| c.kind == "forest").expect("forest plot checked");
+    assert_readable("answer", std::slice::from_ref(forest_check));
+    assert_readable("answer", &page.charts);
+    screenshot_at(dir.path(), "compare-answer-1280", &html, 1280, 900);
+}
+
+/// A run's report in a 1280 x 900 window opens with its headline tiles
+/// (at least five: bandwidth local and global, idle and loaded latency,
+/// remote penalty, share of the peak), the page uses the window's width,
+/// and the glance box lists no informational finding (those are in the
+/// audit). Screenshot: `run-tiles-1280.png` (the window).
+#[test]
+fn run_report_opens_with_headline_tiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &with_long_findings(dir.path()));
+    let html = report(dir.path(), &db, "tiles", &["1"]);
+    let (page, dom) = page_check(dir.path(), "tiles", &html, "1280,900");
+    let f = &page.first;
+    let tiles = &f["tiles"];
+    let top = tiles["top"].as_f64().unwrap_or_else(|| panic!("no tiles: {f}"));
+    assert!(top < 150.0 && tiles["bottom"].as_f64().unwrap() < 400.0, "tiles not at the top: {f}");
+    assert!(f["tile_count"].as_u64().unwrap() >= 6, "{f}");
+    assert!(
+        f["main"]["width"].as_f64().unwrap() >= 1200.0,
+        "the page does not use the window: {f}"
+    );
+    for want in [
+        "Local bandwidth",
+        "Global bandwidth",
+        "Idle latency",
+        "Loaded latency",
+        "Remote penalty",
+        "Of the peak",
+    ] {
+        assert!(dom.contains(&format!("<div class=\"tile-name\">{want}</div>")), "no {want} tile");
+    }
+    let glance = &dom[dom.find("<section class=\"glance\">").unwrap()..];
+    let glance = &glance[..glance.find("</section>").unwrap()];
+    assert!(
+        !glance.contains("sev-info") && !glance.contains("sev-unknown"),
+        "information above the fold"
+    );
+    assert_readable("tiles", &page.charts);
+    screenshot_at(dir.path(), "run-tiles-1280", &html, 1280, 900);
 }

@@ -916,3 +916,49 @@ fn on_read_only_cgroup_mounts_the_run_record_says_it_had_no_cgroup() {
     assert!(how.starts_with("process group only") && how.contains("no cgroup"), "{how}");
     assert!(how.contains("Read-only file system"), "{how}");
 }
+
+/// The command `exec` prints and stores is shell-quoted: pasted into
+/// `sh -c` it runs the same program with the same words (`echo X: 42` is
+/// one word of `sh -c`, not three).
+#[test]
+fn the_printed_and_stored_command_pastes_back_through_sh() {
+    let env = Env::new();
+    let out =
+        env.exec(&["-p", "default", "-r", "1", "--", "sh", "-c", "echo X: 42"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let printed = text
+        .lines()
+        .find_map(|l| l.strip_prefix("numaprobe exec: "))
+        .unwrap_or_else(|| panic!("no command line in:\n{text}"));
+    assert_eq!(printed, "sh -c 'echo X: 42'");
+    let stored = env.latest_run()["command_line"].as_str().unwrap().to_string();
+    assert!(stored.ends_with(" -- sh -c 'echo X: 42'"), "{stored}");
+    for line in [printed.to_string(), stored.split_once(" -- ").unwrap().1.to_string()] {
+        let back = std::process::Command::new("sh").arg("-c").arg(&line).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&back.stdout), "X: 42\n", "{line}");
+    }
+}
+
+/// `--policies all` (the default) on this one-node machine says what it
+/// ran and what it left out, and why.
+#[test]
+fn policies_all_says_what_it_skipped_and_why() {
+    let env = Env::new();
+    let out = env.exec(&["-r", "1", "--", "true"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "numaprobe: --policies all on this machine is default,local:0; left out: ",
+            )
+        })
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains("remote:A/B and cpus-only:A: no other memory node"), "{line}");
+    assert!(line.contains("interleave and weighted: nothing to interleave over"), "{line}");
+    // named policies: nothing to say
+    let out = env.exec(&["-p", "default", "-r", "1", "--", "true"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("left out"));
+}

@@ -166,6 +166,25 @@ fn completions_and_man_pages_are_printed() {
     // A command's subcommand, as the pages name each other.
     let man = stdout(&["man", "advise-interleave"]);
     assert!(man.contains(".TH numaprobe-advise-interleave") && man.contains("from\\-run"), "{man}");
+    // Every page has the sections a manual page is expected to have; the
+    // help's examples stay one per line.
+    for page in [
+        "", "topo", "run", "bw", "lat", "audit", "exec", "compare", "report", "list", "show",
+        "advise",
+    ] {
+        let args: Vec<&str> = if page.is_empty() { vec!["man"] } else { vec!["man", page] };
+        let man = stdout(&args);
+        for section in
+            [".SH EXAMPLES\n.nf\n", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES"]
+        {
+            assert!(man.contains(section), "man {page}: no {section:?}");
+        }
+        assert!(!man.contains(".SH EXTRA"), "man {page}");
+        assert!(
+            man.contains("NUMAPROBE_DB") && man.contains("numaprobe\\-measure.lock"),
+            "man {page}"
+        );
+    }
     usage_error(&["man", "nope"], &["no such command"]);
     usage_error(&["man", "advise-nope"], &["no such command"]);
     usage_error(&["completions", "tcsh"], &["'tcsh'"]);

@@ -322,6 +322,47 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// What `all` leaves out on this machine and why, one sentence each
+    /// (nothing on a machine where it runs every family): `remote:` and
+    /// `cpus-only:` with one usable memory node, `interleave` with fewer
+    /// than two, `weighted` without the kernel's weighted interleave, and
+    /// `local:N` of a node this process may not use (its cpuset).
+    pub fn skipped_by_all(&self) -> Vec<String> {
+        let cpu_nodes = self.usable_cpu_nodes();
+        let mem_nodes = self.usable_mem_nodes();
+        let list = |v: &[u32]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+        let mut out = Vec::new();
+        let barred: Vec<u32> = self
+            .topology
+            .nodes
+            .iter()
+            .filter(|n| !n.cpus.is_empty() && n.mem_total_bytes > 0)
+            .map(|n| n.id)
+            .filter(|id| !(cpu_nodes.contains(id) && mem_nodes.contains(id)))
+            .collect();
+        if !barred.is_empty() {
+            out.push(format!(
+                "local:N for node(s) {}: this process may not use their CPUs or memory (its cpuset)",
+                list(&barred)
+            ));
+        }
+        if mem_nodes.len() < 2 {
+            let why = format!(
+                "this process may use one memory node ({})",
+                if mem_nodes.is_empty() { "none".to_string() } else { list(&mem_nodes) }
+            );
+            out.push(format!(
+                "remote:A/B and cpus-only:A: no other memory node to place on; {why}"
+            ));
+            out.push(format!("interleave and weighted: nothing to interleave over; {why}"));
+        } else if !self.weighted_interleave() {
+            out.push("weighted: this kernel has no weighted interleave (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9+)".into());
+        }
+        out
+    }
+}
+
 /// What a placement does, for tables and JSON: "cpus 0-3, bind 1";
 /// "unchanged" for `default`.
 pub fn describe(placement: Option<&ChildPlacement>) -> String {
@@ -361,6 +402,29 @@ mod tests {
         let topology = m.build();
         let allowed = Allowed { cpus, mems: topology.node_ids() };
         Scope::new(topology, allowed, root(weighted))
+    }
+
+    /// `all` says what it leaves out, and only what it leaves out.
+    #[test]
+    fn all_names_what_it_skipped_and_why() {
+        let one = scope(&[(0, "0-3", true)], true);
+        assert_eq!(names(&one.all_policies()), ["default", "local:0"]);
+        let why = one.skipped_by_all().join("; ");
+        assert!(why.contains("remote:A/B and cpus-only:A: no other memory node"), "{why}");
+        assert!(why.contains("interleave and weighted: nothing to interleave over"), "{why}");
+        assert!(why.contains("one memory node (0)"), "{why}");
+        let no_weighted = scope(&[(0, "0-3", true), (1, "4-7", true)], false);
+        assert_eq!(
+            no_weighted.skipped_by_all(),
+            ["weighted: this kernel has no weighted interleave (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9+)"]
+        );
+        let everything = scope(&[(0, "0-3", true), (1, "4-7", true)], true);
+        assert!(everything.skipped_by_all().is_empty());
+        // a node this process may not use (its cpuset) is named
+        let mut barred = scope(&[(0, "0-3", true), (1, "4-7", true)], true);
+        barred.allowed.mems = [0u32].into_iter().collect();
+        let why = barred.skipped_by_all().join("; ");
+        assert!(why.contains("local:N for node(s) 1: this process may not use"), "{why}");
     }
 
     fn names(ps: &[PlacementPolicy]) -> Vec<String> {

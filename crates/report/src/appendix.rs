@@ -36,11 +36,18 @@ pub(crate) fn section(doc: &mut Document, run: &LoadedRun) {
         }
         groups.entry(key).or_default().push(raw);
     }
-    for key in order {
-        let title = if key.1.is_empty() { key.0.clone() } else { format!("{} {}", key.0, key.1) };
-        doc.h(3, title);
-        doc.table(generic_table(&groups[&key], &["mode"]));
-    }
+    // Raw tables are for looking things up: folded, the page stays short.
+    doc.fold(
+        format!("The {} stored results, one table per kind and mode", run.results.len()),
+        |doc| {
+            for key in &order {
+                let title =
+                    if key.1.is_empty() { key.0.clone() } else { format!("{} {}", key.0, key.1) };
+                doc.h(3, title);
+                doc.table(generic_table(&groups[key], &["mode"]));
+            }
+        },
+    );
     let raw = run.topology.get().and_then(|t| t.cmdline.raw.clone());
     if let Some(raw) = raw.filter(|r| r.chars().count() > crate::environment::CMDLINE_MAX) {
         doc.h(3, "Kernel command line");

@@ -40,6 +40,7 @@ pub fn build_report_with(
         None => {
             let d = RunData::of(run);
             let mut doc = Document::new(format!("numaprobe report: {}", run.display_name()));
+            doc.tiles(crate::glance::tiles(run, &d));
             doc.p(run_line(run));
             doc.glance(crate::glance::glance(run, &d));
             run_sections(&mut doc, run, &d, &[], true);
@@ -78,41 +79,49 @@ pub fn comparison_report(run: &LoadedRun, compare: &[LoadedRun], study: &Study) 
     let all: Vec<&LoadedRun> = std::iter::once(run).chain(compare).collect();
     let runs: usize = study.groups.iter().map(|g| g.runs.len()).sum();
     doc.p(format!(
-        "A settings study of {} groups ({runs} run{}) against {}: the study first (settings that differ, each metric per group with its verdict, recommendations), then each group's figures, then the detail of run {} of the baseline group.",
+        "A settings study of {} groups ({runs} run{}) against {}: the answer first, then the comparison, each group's figures and the detail of run {} of the baseline group (folded).",
         study.groups.len(),
         if runs == 1 { "" } else { "s" },
         names[study.baseline],
         run.summary.id
     ));
     let noise = crate::study::group_noise(study, &all);
-    doc.glance(crate::study::study_glance(study, &noise));
+    crate::study::answer(study, &mut doc, &noise);
     crate::study::section_with(study, &mut doc, &noise);
 
     for (i, g) in study.groups.iter().enumerate() {
-        doc.h(2, format!("Group {}: {}", i + 1, names[i]));
-        let Some(r) = g.runs.first().and_then(|id| all.iter().find(|r| r.summary.id == *id)) else {
-            doc.p("None of this group's runs could be loaded.");
-            continue;
-        };
-        let d = RunData::of(r);
-        doc.p(format!(
-            "Selected by {}; run{} {}. The figures below are those of run {}; the study above uses the median of the group's runs.",
-            g.reference,
-            if g.runs.len() == 1 { "" } else { "s" },
-            g.runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "),
-            r.summary.id
-        ));
-        doc.p(run_line(r));
-        let mut gl = crate::glance::glance(r, &d);
-        gl.title = format!("{} at a glance", names[i]);
-        doc.glance(gl);
-        summary(&mut doc, &d, None, 3);
+        doc.fold(format!("Group {}: {}, its glance box and summary tables", i + 1, names[i]), |doc| {
+            doc.h(2, format!("Group {}: {}", i + 1, names[i]));
+            let Some(r) = g.runs.first().and_then(|id| all.iter().find(|r| r.summary.id == *id))
+            else {
+                doc.p("None of this group's runs could be loaded.");
+                return;
+            };
+            let d = RunData::of(r);
+            doc.p(format!(
+                "Selected by {}; run{} {}. The figures below are those of run {}; the study above uses the median of the group's runs.",
+                g.reference,
+                if g.runs.len() == 1 { "" } else { "s" },
+                g.runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "),
+                r.summary.id
+            ));
+            doc.p(run_line(r));
+            let mut gl = crate::glance::glance(r, &d);
+            gl.title = format!("{} at a glance", names[i]);
+            doc.glance(gl);
+            summary(doc, &d, None, 3);
+        });
     }
 
-    doc.h(2, format!("Details of run {} ({})", run.summary.id, names[study.baseline]));
-    doc.p("Every measurement of the baseline group's first run; the other runs' are in their own reports (numaprobe report RUN).");
-    let d = RunData::of(run);
-    run_sections(&mut doc, run, &d, compare, false);
+    doc.fold(
+        format!("Details of run {} ({}): every measurement", run.summary.id, names[study.baseline]),
+        |doc| {
+            doc.h(2, format!("Details of run {} ({})", run.summary.id, names[study.baseline]));
+            doc.p("Every measurement of the baseline group's first run; the other runs' are in their own reports (numaprobe report RUN).");
+            let d = RunData::of(run);
+            run_sections(doc, run, &d, compare, false);
+        },
+    );
     doc
 }
 

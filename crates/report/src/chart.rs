@@ -10,6 +10,7 @@ pub enum Chart {
     Heatmap(Heatmap),
     Xy(XyChart),
     Bars(BarChart),
+    Forest(Forest),
 }
 
 impl Chart {
@@ -18,8 +19,37 @@ impl Chart {
             Chart::Heatmap(h) => &h.title,
             Chart::Xy(x) => &x.title,
             Chart::Bars(b) => &b.title,
+            Chart::Forest(f) => &f.title,
         }
     }
+}
+
+/// A forest plot: one row per metric (and compared group), its change
+/// against the baseline as a dot with its interval as a line, over two
+/// bands: the equivalence margin (the whole height) and the row's noise
+/// floor (how far groups of identical settings differ on this machine).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Forest {
+    pub title: String,
+    /// Label of the change axis, e.g. `change against baseline (%)`.
+    pub x_label: String,
+    /// The equivalence margin, percent (drawn as a band around 0).
+    pub margin_pct: f64,
+    pub rows: Vec<ForestRow>,
+}
+
+/// One row of a [`Forest`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ForestRow {
+    pub label: String,
+    pub change_pct: f64,
+    /// The interval on the change, percent; `None` with too few runs.
+    pub interval: Option<(f64, f64)>,
+    /// The noise floor, percent (drawn as a band around 0 on this row).
+    pub floor_pct: Option<f64>,
+    /// `better`, `worse`, `same` or `undecided` (written at the right and
+    /// colouring the dot).
+    pub verdict: String,
 }
 
 /// A matrix drawn as coloured cells with their values written in.
@@ -62,6 +92,9 @@ pub struct Axis {
     pub from_zero: bool,
     /// Ticks only at whole numbers (thread counts, CPU ids).
     pub integer: bool,
+    /// Names of the whole numbers 1, 2, ... (the groups of a study): a
+    /// tick at `k` is written `names[k - 1]`.
+    pub names: Vec<String>,
 }
 
 impl Axis {
@@ -72,6 +105,7 @@ impl Axis {
             bytes: false,
             from_zero: true,
             integer: false,
+            names: Vec::new(),
         }
     }
 
@@ -110,6 +144,7 @@ impl Axis {
             bytes: true,
             from_zero: false,
             integer: false,
+            names: Vec::new(),
         }
     }
 }

@@ -19,6 +19,9 @@ pub struct Table {
     pub header: Vec<String>,
     pub align: Vec<Align>,
     pub rows: Vec<Vec<String>>,
+    /// Shown whatever its length (the answer's table): an HTML report
+    /// folds other long tables of figures.
+    pub never_fold: bool,
 }
 
 impl Table {
@@ -27,7 +30,7 @@ impl Table {
     pub fn new(header: Vec<String>) -> Table {
         let align =
             (0..header.len()).map(|i| if i == 0 { Align::Left } else { Align::Right }).collect();
-        Table { caption: None, header, align, rows: Vec::new() }
+        Table { caption: None, header, align, rows: Vec::new(), never_fold: false }
     }
 
     /// Builds from string slices.
@@ -140,6 +143,32 @@ pub enum Block {
     Chart(Chart),
     /// The at-a-glance box at the top of a run's report.
     Glance(crate::glance::Glance),
+    /// A line the reader sees and its reasoning folded under it (HTML
+    /// `<details>`; Markdown and text write both).
+    Details(String, Vec<String>),
+    /// The blocks up to the matching [`Block::EndFold`] folded under this
+    /// summary (HTML `<details>`, closed, so not printed either; Markdown
+    /// and text write them as they are).
+    Fold(String),
+    EndFold,
+    /// The blocks up to the matching [`Block::Close`] in a box of this
+    /// class (HTML `<div class>`: the answer's table and forest plot side
+    /// by side); other formats write the blocks as they are.
+    Open(String),
+    Close,
+    /// Charts drawn side by side, each smaller (small multiples).
+    Multiples(Vec<Chart>),
+    /// Headline figures as tiles: `(name, value with unit, note)`.
+    Tiles(Vec<Tile>),
+}
+
+/// A headline tile: what it is, the figure with its unit, and a note
+/// (what it was measured on, its spread, a flag).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tile {
+    pub name: String,
+    pub value: String,
+    pub note: String,
 }
 
 /// A report: a title and its blocks.
@@ -192,9 +221,47 @@ impl Document {
         self.blocks.push(Block::Chart(c));
     }
 
+    /// Charts side by side (small multiples); none: nothing added.
+    pub fn multiples(&mut self, c: Vec<Chart>) {
+        if !c.is_empty() {
+            self.blocks.push(Block::Multiples(c));
+        }
+    }
+
+    pub fn details(&mut self, summary: impl Into<String>, body: Vec<String>) {
+        self.blocks.push(Block::Details(summary.into(), body));
+    }
+
+    /// Folds the blocks `f` adds under `summary`.
+    pub fn fold(&mut self, summary: impl Into<String>, f: impl FnOnce(&mut Document)) {
+        self.blocks.push(Block::Fold(summary.into()));
+        f(self);
+        self.blocks.push(Block::EndFold);
+    }
+
+    /// The blocks `f` adds in a box of `class` (HTML only).
+    pub fn boxed(&mut self, class: &str, f: impl FnOnce(&mut Document)) {
+        self.blocks.push(Block::Open(class.into()));
+        f(self);
+        self.blocks.push(Block::Close);
+    }
+
+    pub fn tiles(&mut self, t: Vec<Tile>) {
+        if !t.is_empty() {
+            self.blocks.push(Block::Tiles(t));
+        }
+    }
+
     /// Number of charts (what the HTML draws as `<svg class="chart">`).
     pub fn chart_count(&self) -> usize {
-        self.blocks.iter().filter(|b| matches!(b, Block::Chart(_))).count()
+        self.blocks
+            .iter()
+            .map(|b| match b {
+                Block::Chart(_) => 1,
+                Block::Multiples(c) => c.len(),
+                _ => 0,
+            })
+            .sum()
     }
 }
 

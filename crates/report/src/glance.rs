@@ -204,6 +204,76 @@ fn of_peak(v: f64, peak: Option<f64>, what: &str) -> String {
     }
 }
 
+/// The headline tiles of a run's report, before anything else: local and
+/// global bandwidth, idle and loaded latency, the remote penalty and the
+/// share of the theoretical peak where the memory records give one. Each
+/// figure is the one the tables write (rounded to its noise, flagged
+/// `(disturbed)` or `(noisy)` as they flag it); a figure the run does not
+/// hold gets no tile.
+pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
+    let topo = run.topology.get();
+    let h = crate::figures::headlines(d);
+    let mut out = Vec::new();
+    let flag = |x: &crate::figures::Headline| {
+        x.flags.first().map(|(_, f)| format!(" ({})", f.word())).unwrap_or_default()
+    };
+    let spread = |x: &crate::figures::Headline| x.spread_text().unwrap_or_default();
+    let mut tile = |name: &str, x: &crate::figures::Headline, note: String| {
+        out.push(crate::doc::Tile {
+            name: name.into(),
+            value: format!("{} {}{}", x.value_text(), x.key.unit(), flag(x)),
+            note,
+        });
+    };
+    let nodes = cpu_nodes(topo);
+    let peak = machine_peak_gbs(run);
+    if let Some(x) = h.get(&MetricKey::LocalBw) {
+        let mut note = format!("per node, {}", x.detail.clone().unwrap_or_else(|| "best".into()));
+        if nodes > 1 {
+            if let Some(p) = node_peak_gbs(run).filter(|p| *p > 0.0) {
+                note.push_str(&format!(
+                    "; {:.0}% of a node's share of the peak",
+                    x.value / p * 100.0
+                ));
+            }
+        }
+        tile("Local bandwidth", x, note);
+    }
+    if let Some(x) = h.get(&MetricKey::GlobalBw) {
+        tile("Global bandwidth", x, format!("every node at once; {}", spread(x)));
+    }
+    if let Some(x) = h.get(&MetricKey::LocalLat) {
+        tile("Idle latency", x, format!("local, median; {}", spread(x)));
+    }
+    if let Some(x) = h.get(&MetricKey::LoadedLatPeak) {
+        let load = x.detail.clone().unwrap_or_else(|| "at the highest load".into());
+        tile("Loaded latency", x, load);
+    }
+    if let (Some(r), Some(l)) =
+        (h.get(&MetricKey::RemoteLat), h.get(&MetricKey::LocalLat).filter(|l| l.value > 0.0))
+    {
+        out.push(crate::doc::Tile {
+            name: "Remote penalty".into(),
+            value: format!("{:.1}x", r.value / l.value),
+            note: format!("remote {} {} / local {} {}", r.value_text(), "ns", l.value_text(), "ns"),
+        });
+    }
+    let best =
+        h.get(&MetricKey::GlobalBw).or(if nodes <= 1 { h.get(&MetricKey::LocalBw) } else { None });
+    if let (Some(p), Some(x)) = (peak, best) {
+        out.push(crate::doc::Tile {
+            name: "Of the peak".into(),
+            value: format!("{:.0}%", x.value / p * 100.0),
+            note: format!(
+                "{} of the theoretical {} GB/s (SMBIOS)",
+                if x.key == MetricKey::GlobalBw { "global" } else { "local" },
+                crate::fmt::num(p, "GB/s")
+            ),
+        });
+    }
+    out
+}
+
 /// The at-a-glance box of `run`.
 pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     let mi = &run.machine_info;
@@ -303,7 +373,15 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
             )),
         );
     }
-    let bad: Vec<_> = d.findings.iter().filter(|f| f.severity != Severity::Ok).collect();
+    // Critical and warning findings only: information (and what could
+    // not be read) is in the settings audit, not above the fold.
+    let bad: Vec<_> = d
+        .findings
+        .iter()
+        .filter(|f| f.severity != Severity::Ok && f.severity.rank() <= 1)
+        .collect();
+    let quiet =
+        d.findings.iter().filter(|f| f.severity != Severity::Ok && f.severity.rank() > 1).count();
     g.more_findings = bad.len().saturating_sub(TOP_FINDINGS);
     g.findings = bad
         .iter()
@@ -324,8 +402,18 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         .collect();
     if d.findings.is_empty() {
         g.rows.push(("Audit".into(), "not run (numaprobe audit adds findings with fixes)".into()));
-    } else if bad.is_empty() {
+    } else if bad.is_empty() && quiet == 0 {
         g.rows.push(("Audit".into(), format!("all {} settings as recommended", d.findings.len())));
+    } else if bad.is_empty() {
+        g.rows.push((
+            "Audit".into(),
+            format!("no setting to fix; {quiet} informational finding(s) in the settings audit"),
+        ));
+    } else if quiet > 0 {
+        g.rows.push((
+            "Audit".into(),
+            format!("{quiet} informational finding(s) more in the settings audit"),
+        ));
     }
     g
 }

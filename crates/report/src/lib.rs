@@ -37,6 +37,7 @@ mod recommendations;
 mod render;
 pub mod safe;
 pub mod study;
+pub mod study_text;
 mod summary;
 pub mod svg;
 mod sweep;
@@ -47,7 +48,7 @@ use std::str::FromStr;
 
 pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with};
-pub use doc::{Align, Block, Document, Table};
+pub use doc::{Align, Block, Document, Table, Tile};
 pub use render::{Html, Markdown, Renderer, Text};
 pub use summary::{placements_summary, summary_flags, summary_tables, summary_text};
 

@@ -145,6 +145,30 @@ impl Renderer for Markdown {
                     out.pop();
                 }
                 Block::Glance(g) => out.push_str(&md_glance(g)),
+                Block::Details(summary, body) => {
+                    let _ = writeln!(out, "- {}", one_line(summary));
+                    for b in body {
+                        let _ = writeln!(out, "  - {}", one_line(b));
+                    }
+                }
+                Block::Fold(summary) => {
+                    let _ = writeln!(out, "*{}*", one_line(summary));
+                }
+                Block::EndFold | Block::Multiples(_) | Block::Open(_) | Block::Close => {
+                    out.pop();
+                }
+                Block::Tiles(tiles) => {
+                    out.push_str("| | | |\n|---|---:|---|\n");
+                    for t in tiles {
+                        let _ = writeln!(
+                            out,
+                            "| **{}** | {} | {} |",
+                            md_cell(&t.name),
+                            md_cell(&t.value),
+                            md_cell(&t.note)
+                        );
+                    }
+                }
             }
         }
         // Labels, hostnames and command lines are the user's (or an
@@ -155,7 +179,7 @@ impl Renderer for Markdown {
 
 const CSS: &str = r#"
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #1d1d1f; background: #f6f7f9; margin: 0; }
-main { max-width: 1000px; margin: 0 auto; padding: 24px 32px 64px; background: #ffffff; }
+main { max-width: 1680px; margin: 0 auto; padding: 24px 40px 64px; background: #ffffff; }
 h1 { font-size: 1.7em; margin: 0.2em 0 0.4em; }
 h2 { font-size: 1.35em; border-bottom: 2px solid #e3e6ea; padding-bottom: 4px; margin-top: 1.8em; }
 h3 { font-size: 1.1em; margin-top: 1.4em; }
@@ -168,6 +192,7 @@ td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 table.prose { width: 100%; }
 table.prose td { overflow-wrap: anywhere; }
 table.prose td.r { overflow-wrap: normal; white-space: nowrap; }
+td.id, table.prose td.id { overflow-wrap: normal; word-break: keep-all; hyphens: none; }
 code { font-size: 0.92em; background: #f0f2f5; padding: 0 3px; border-radius: 3px; }
 tbody tr:nth-child(even) { background: #fafbfc; }
 p.callout { background: #fff4d6; border-left: 5px solid #e0a800; padding: 10px 14px; font-weight: 600; }
@@ -187,9 +212,55 @@ li.sev-critical span.sev { background: #b3261e; }
 li.sev-warning span.sev { background: #b86e00; }
 li.sev-info span.sev { background: #3b6ea5; }
 li.more { color: #555; font-style: italic; }
+td.verdict { font-weight: 700; text-align: center; white-space: nowrap; }
+div.answer { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 0 20px; align-items: start; }
+div.answer div.table-wrap { margin-top: 0; }
+div.answer table { font-size: 0.84em; }
+div.answer th, div.answer td { padding: 3px 6px; }
+div.answer figure.chart-figure { margin-top: 0; }
+div.answer svg.chart { box-sizing: border-box; }
+@media (max-width: 1100px) { div.answer { grid-template-columns: 1fr; } }
+td.v-better { background: #dcf2e3; color: #1b7f3b; }
+td.v-worse { background: #fbe0de; color: #b3261e; }
+td.v-same { background: #eceff3; color: #4a5563; }
+td.v-undecided { background: #fdf0d5; color: #8a5200; }
+details.fold { border: 1px solid #dfe3e8; border-radius: 6px; padding: 2px 14px; margin: 1em 0; }
+details.fold > summary { cursor: pointer; font-weight: 600; padding: 6px 0; color: #2b4a6f; }
+details.why { margin: 0.25em 0; }
+details.why > summary { cursor: pointer; }
+details.why p { margin: 0.3em 0 0.3em 1.4em; color: #333; }
+details.long { margin: 0.5em 0 1em; }
+details.long > summary { cursor: pointer; color: #2b4a6f; }
+div.multiples { display: grid; grid-template-columns: repeat(auto-fill, minmax(400px, 1fr)); gap: 6px 16px; }
+div.multiples figure.chart-figure { margin: 0.4em 0; }
+div.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr)); gap: 10px; margin: 0.8em 0 1.2em; }
+div.tile { border: 1px solid #cfd6de; border-top: 4px solid #4e79a7; border-radius: 6px; padding: 8px 12px; background: #f7f9fc; }
+div.tile-name { font-size: 0.85em; color: #333; font-weight: 600; }
+div.tile-value { font-size: 1.7em; font-weight: 700; font-variant-numeric: tabular-nums; margin: 2px 0; }
+div.tile-note { font-size: 0.8em; color: #555; }
+@page { size: A4; margin: 12mm; }
+@media print {
+  body { background: #ffffff; font-size: 9.5pt; }
+  main { max-width: none; padding: 0; }
+  h2 { margin-top: 1em; break-after: avoid; }
+  h3 { break-after: avoid; }
+  figure.chart-figure, div.tile, section.glance, tr, details.why { break-inside: avoid; }
+  div.multiples { grid-template-columns: repeat(3, 1fr); }
+  div.answer { grid-template-columns: 1fr; }
+  svg.chart { max-height: 7.5cm; width: auto; max-width: 100%; }
+  main > figure.chart-figure { display: inline-block; width: 49%; vertical-align: top; margin: 0.2em 0; }
+  div.table-wrap { overflow: visible; }
+  details.fold { border: none; padding: 0; margin: 0.3em 0; }
+  details.fold > summary { font-weight: 400; font-style: italic; color: #555; }
+  details.fold > summary::after { content: " (folded: open it on screen to print it)"; }
+  details.fold[open] > summary::after { content: ""; }
+}
 "#;
 
-/// A table in HTML.
+/// Tables longer than this many rows are folded in HTML (unless they hold
+/// sentences).
+const LONG_TABLE: usize = 12;
+
 /// Text for HTML: escaped, then the inline Markdown the report's own
 /// sentences use turned into markup (`` `code` `` into `<code>`,
 /// `**bold**` into `<strong>`), so no backtick or asterisk pair shows.
@@ -247,6 +318,18 @@ pub fn html_table(t: &Table) -> String {
         out.push_str("<tr>");
         for i in 0..t.header.len() {
             let c = r.get(i).map(String::as_str).unwrap_or("");
+            // A verdict alone in its cell is coloured (the study's table).
+            if matches!(c, "better" | "worse" | "same" | "undecided") {
+                let _ = write!(out, "<td class=\"verdict v-{c}\">{c}</td>");
+                continue;
+            }
+            // An identifier (one token: a setting, a path, a device) is
+            // never broken inside a word.
+            if !c.is_empty() && !c.contains(char::is_whitespace) && c.chars().count() <= 48 {
+                let cl = if t.align.get(i) == Some(&Align::Right) { "r id" } else { "id" };
+                let _ = write!(out, "<td class=\"{cl}\">{}</td>", inline(c));
+                continue;
+            }
             let _ = write!(out, "<td{}>{}</td>", cls(i), inline(c));
         }
         out.push_str("</tr>");
@@ -274,6 +357,14 @@ impl Renderer for Html {
                     let l = (*l).clamp(1, 6);
                     let _ = writeln!(out, "<h{l}>{}</h{l}>", svg::esc(&one_line(t)));
                 }
+                // How a figure was measured is folded: the figures first.
+                Block::Para(t) if t.starts_with("Method") => {
+                    let _ = writeln!(
+                        out,
+                        "<details class=\"why\"><summary>Method</summary><p>{}</p></details>",
+                        inline(t)
+                    );
+                }
                 Block::Para(t) => {
                     let _ = writeln!(out, "<p>{}</p>", inline(t));
                 }
@@ -286,6 +377,20 @@ impl Renderer for Html {
                         let _ = write!(out, "<li>{}</li>", inline(i));
                     }
                     out.push_str("</ul>\n");
+                }
+                // A long table of figures (a sweep's sizes, raw results)
+                // is folded under a line that says what it holds; tables of
+                // sentences (the audit) stay open.
+                Block::Table(t) if t.rows.len() > LONG_TABLE && !prose(t) && !t.never_fold => {
+                    let what = t.caption.clone().unwrap_or_else(|| t.header.join(", "));
+                    let _ = write!(
+                        out,
+                        "<details class=\"long\"><summary>{} ({} rows)</summary>",
+                        svg::esc(&crate::safe::one_line(&what)),
+                        t.rows.len()
+                    );
+                    out.push_str(&html_table(t));
+                    out.push_str("</details>\n");
                 }
                 Block::Table(t) => out.push_str(&html_table(t)),
                 Block::Code(c) => {
@@ -300,6 +405,54 @@ impl Renderer for Html {
                     charts += 1;
                 }
                 Block::Glance(g) => out.push_str(&html_glance(g)),
+                Block::Details(summary, body) => {
+                    let _ = write!(
+                        out,
+                        "<details class=\"why\"><summary>{}</summary>",
+                        inline(summary)
+                    );
+                    for b in body {
+                        let _ = write!(out, "<p>{}</p>", inline(b));
+                    }
+                    out.push_str("</details>\n");
+                }
+                Block::Fold(summary) => {
+                    let _ = writeln!(
+                        out,
+                        "<details class=\"fold\"><summary>{}</summary>",
+                        inline(summary)
+                    );
+                }
+                Block::EndFold => out.push_str("</details>\n"),
+                Block::Open(class) => {
+                    let _ = writeln!(out, "<div class=\"{}\">", svg::esc(class));
+                }
+                Block::Close => out.push_str("</div>\n"),
+                Block::Multiples(cs) => {
+                    out.push_str("<div class=\"multiples\">");
+                    for c in cs {
+                        let _ = write!(
+                            out,
+                            "<figure class=\"chart-figure\">{}</figure>",
+                            svg::render(c, charts)
+                        );
+                        charts += 1;
+                    }
+                    out.push_str("</div>\n");
+                }
+                Block::Tiles(tiles) => {
+                    out.push_str("<div class=\"tiles\">");
+                    for t in tiles {
+                        let _ = write!(
+                            out,
+                            "<div class=\"tile\"><div class=\"tile-name\">{}</div><div class=\"tile-value\">{}</div><div class=\"tile-note\">{}</div></div>",
+                            svg::esc(&t.name),
+                            svg::esc(&t.value),
+                            inline(&t.note)
+                        );
+                    }
+                    out.push_str("</div>\n");
+                }
             }
         }
         out.push_str("</main>\n</body>\n</html>\n");
@@ -351,6 +504,24 @@ impl Renderer for Text {
                     }
                     for f in &g.findings {
                         let _ = writeln!(out, "  [{}] {}", f.severity.to_uppercase(), f.text);
+                    }
+                }
+                Block::Details(summary, body) => {
+                    let _ = writeln!(out, "* {summary}");
+                    for b in body {
+                        let _ = writeln!(out, "    {b}");
+                    }
+                }
+                Block::Fold(summary) => {
+                    let _ = writeln!(out, "{summary}");
+                }
+                Block::EndFold | Block::Multiples(_) | Block::Open(_) | Block::Close => {
+                    out.pop();
+                }
+                Block::Tiles(tiles) => {
+                    let w = tiles.iter().map(|t| t.name.chars().count()).max().unwrap_or(0);
+                    for t in tiles {
+                        let _ = writeln!(out, "  {:<w$}  {}  {}", t.name, t.value, t.note);
                     }
                 }
             }

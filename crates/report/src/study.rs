@@ -120,6 +120,159 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
     g
 }
 
+/// The comparison report's first screen, the answer: the settings that
+/// differ in one line, one table (a column per group with its median and
+/// n, then per compared group the change, its interval and the verdict,
+/// coloured), the forest plot of every change with its interval over the
+/// margin and noise-floor bands, and one line per profile's
+/// recommendation (profiles that say the same thing merged) with its
+/// reasoning folded under it. The metrics that cannot differ here are
+/// left out and counted, as `compare` does.
+pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
+    let conf = (study.confidence * 100.0).round();
+    let base = &study.groups[study.baseline].label;
+    doc.h(2, "The answer");
+    let diff = if study.settings_diff.is_empty() {
+        "none recorded".to_string()
+    } else {
+        study
+            .settings_diff
+            .iter()
+            .take(GLANCE_SETTINGS)
+            .map(|d| {
+                format!(
+                    "{} ({})",
+                    d.setting,
+                    d.values.iter().map(|v| clip(v, 30)).collect::<Vec<_>>().join(" | ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+            + &if study.settings_diff.len() > GLANCE_SETTINGS {
+                format!(" and {} more", study.settings_diff.len() - GLANCE_SETTINGS)
+            } else {
+                String::new()
+            }
+    };
+    doc.p(format!(
+        "**Settings that differ:** {diff}. Each group's figure is the median of its runs; the change is against {base} with its {conf}% interval; margin ±{}%.",
+        study.margin_pct
+    ));
+    for w in &study.warnings {
+        doc.callout(format!("Warning: {w}."));
+    }
+    let skipped = crate::study_text::left_out(study);
+    let others: Vec<usize> = (0..study.groups.len()).filter(|&i| i != study.baseline).collect();
+    let two = others.len() == 1;
+    // One n per group when every tabled metric has the same: in the header.
+    let tabled: Vec<&analysis::study::StudyMetric> = study
+        .metrics
+        .iter()
+        .enumerate()
+        .filter(|(k, m)| {
+            m.groups.iter().any(|c| c.median.is_some()) && !skipped.iter().any(|(s, _)| s == k)
+        })
+        .map(|(_, m)| m)
+        .collect();
+    let one_n: Vec<Option<usize>> = (0..study.groups.len())
+        .map(|i| {
+            let ns: Vec<usize> = tabled
+                .iter()
+                .filter(|m| m.groups[i].median.is_some())
+                .map(|m| m.groups[i].n)
+                .collect();
+            ns.first().copied().filter(|n| ns.iter().all(|x| x == n))
+        })
+        .collect();
+    let mut header = vec!["Metric".to_string()];
+    header.extend((0..study.groups.len()).map(|i| match one_n[i] {
+        Some(n) => format!("{} (n={n})", group_name(study, i)),
+        None => group_name(study, i),
+    }));
+    for &i in &others {
+        let sfx = if two { String::new() } else { format!(" ({})", study.groups[i].label) };
+        header.push(format!("Change{sfx}"));
+        header.push(format!("{conf}% interval{sfx}"));
+        header.push(format!("Verdict{sfx}"));
+    }
+    let mut t = Table::new(header);
+    t.never_fold = true;
+    let mut rows = Vec::new();
+    for (k, m) in study.metrics.iter().enumerate() {
+        if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
+            continue;
+        }
+        let mut row = vec![format!("{} ({})", m.name, m.unit)];
+        for (i, c) in m.groups.iter().enumerate() {
+            row.push(match c.median {
+                None => "-".into(),
+                Some(v) => {
+                    let f = group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied());
+                    if one_n[i].is_some() {
+                        f
+                    } else {
+                        format!("{f} (n={})", c.n)
+                    }
+                }
+            });
+        }
+        for &i in &others {
+            let c = &m.groups[i];
+            match (c.change_pct, c.verdict) {
+                (Some(ch), Some(v)) => {
+                    row.push(signed_pct(ch));
+                    row.push(match (c.ci_low_pct, c.ci_high_pct) {
+                        (Some(lo), Some(hi)) => format!("{} to {}", signed_pct(lo), signed_pct(hi)),
+                        _ => "too few runs".into(),
+                    });
+                    row.push(v.as_str().to_string());
+                    let label = if two {
+                        format!("{} ({})", m.name, m.unit)
+                    } else {
+                        format!("{}, {}", m.name, study.groups[i].label)
+                    };
+                    rows.push(crate::chart::ForestRow {
+                        label,
+                        change_pct: ch,
+                        interval: c.ci_low_pct.zip(c.ci_high_pct),
+                        floor_pct: c.noise_floor_pct,
+                        verdict: v.as_str().to_string(),
+                    });
+                }
+                _ => row.extend(["-".to_string(), "-".to_string(), "not compared".to_string()]),
+            }
+        }
+        t.push(row);
+    }
+    // The table and the forest plot side by side on a wide window.
+    doc.boxed("answer", |doc| {
+        doc.table(t);
+        if !rows.is_empty() {
+            doc.chart(crate::chart::Chart::Forest(crate::chart::Forest {
+                title: format!("Change against {base}, {conf}% interval"),
+                x_label: format!("change against {base} (%)"),
+                margin_pct: study.margin_pct,
+                rows,
+            }));
+        }
+    });
+    if !skipped.is_empty() {
+        doc.p(format!(
+            "Left out here ({}; the comparison below lists them): the per-CPU rows that cannot differ (every group's CPUs form one latency group) and the metrics measured in one group only.",
+            skipped.len()
+        ));
+    }
+    // Recommendations: one line per profile, identical ones merged, the
+    // reasoning folded.
+    let lines = crate::study_text::merged_recommendations(study);
+    if !lines.is_empty() {
+        doc.h(3, "Recommendations");
+        for (profiles, line, reasons) in lines {
+            doc.details(format!("**{}**: {line}", profiles.join(", ")), reasons);
+        }
+    }
+}
+
 /// [`section`] with each group's median rounded to its noise.
 pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     doc.h(2, "Comparison");
@@ -151,10 +304,8 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise) {
         study.margin_pct
     ));
     doc.table(metrics_table_with(study, noise));
-    for c in charts(study) {
-        doc.chart(c);
-    }
-    doc.list(verdict_lines(study));
+    doc.multiples(charts(study));
+    doc.fold("How each verdict was reached", |doc| doc.list(verdict_lines(study)));
     doc.h(3, "Analysis and recommendations");
     doc.list(study.recommendations.iter().map(|r| format!("{}: {}", r.profile, r.text)).collect());
 }
@@ -460,8 +611,13 @@ pub fn charts(study: &Study) -> Vec<Chart> {
                 m.unit,
                 if m.higher_is_better { "higher is better" } else { "lower is better" }
             ),
-            x: Axis { from_zero: false, ..Axis::integer("group") },
-            y: Axis::linear(format!("{} ({})", m.name.to_lowercase(), m.unit)),
+            x: Axis {
+                from_zero: false,
+                names: (0..study.groups.len()).map(|i| study.groups[i].label.clone()).collect(),
+                ..Axis::integer("group")
+            },
+            // Zoomed on the data: 150.1 and 149.9 must not look the same.
+            y: Axis { from_zero: false, ..Axis::linear(format!("{} ({})", m.name, m.unit)) },
             series: vec![Series::points("runs", runs), Series::points("median", medians)],
             markers,
             lines: Vec::new(),

@@ -41,7 +41,129 @@ pub fn render(chart: &Chart, id: usize) -> String {
         Chart::Heatmap(h) => heatmap(h, id),
         Chart::Xy(x) => xy(x, id),
         Chart::Bars(b) => bars(b, id),
+        Chart::Forest(f) => forest(f, id),
     }
+}
+
+/// The colour of a verdict: better green, worse red, same grey, undecided
+/// amber (the table's verdict cells use the same).
+pub fn verdict_colour(v: &str) -> &'static str {
+    match v {
+        "better" => "#1b7f3b",
+        "worse" => "#b3261e",
+        "same" => "#5f6b7a",
+        _ => "#a86400",
+    }
+}
+
+fn forest(f: &crate::chart::Forest, id: usize) -> String {
+    let w = 600.0;
+    let (left, right) = (230.0, 92.0);
+    let row_h = 21.0;
+    let mut out = String::new();
+    let items = [
+        LegendItem { name: "margin", colour: "#4e79a7", swatch: Swatch::Band },
+        LegendItem { name: "noise floor", colour: "#e8a33d", swatch: Swatch::Band },
+        LegendItem { name: "change, interval", colour: "#333333", swatch: Swatch::ErrorBar },
+    ];
+    let mut legend_svg = String::new();
+    let top = legend(&mut legend_svg, &items, 20.0, w - 20.0, 34.0) + 8.0;
+    let plot_bottom = top + row_h * f.rows.len().max(1) as f64;
+    let h = plot_bottom + 46.0;
+    open(&mut out, w, h, id, &f.title, "forest");
+    out.push_str(&legend_svg);
+    let mut ext = f.margin_pct.abs().max(1.0);
+    for r in &f.rows {
+        ext = ext.max(r.change_pct.abs()).max(r.floor_pct.unwrap_or(0.0));
+        if let Some((lo, hi)) = r.interval {
+            ext = ext.max(lo.abs()).max(hi.abs());
+        }
+    }
+    let ticks = nice_ticks(-ext * 1.08, ext * 1.08, 6);
+    let (d0, d1) = (ticks[0].min(-ext), ticks[ticks.len() - 1].max(ext));
+    let xm = Map { scale: Scale::Linear, d0, d1, p0: left, p1: w - right };
+    let px = |v: f64| xm.to_px(v.clamp(d0, d1));
+    // the margin band, the whole height
+    let (m0, m1) = (px(-f.margin_pct), px(f.margin_pct));
+    let _ = write!(
+        out,
+        r##"<rect class="margin-band" x="{m0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="#4e79a7" fill-opacity="0.14"><title>equivalence margin ±{}%</title></rect>"##,
+        m1 - m0,
+        plot_bottom - top,
+        f.margin_pct
+    );
+    out.push_str(r##"<g class="axis" font-size="11" fill="#333">"##);
+    for t in &ticks {
+        let x = xm.to_px(*t);
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{plot_bottom:.1}" stroke="#e3e3e3"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+            plot_bottom + 16.0,
+            crate::fmt::plain(*t)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text></g>"#,
+        (left + w - right) / 2.0,
+        h - 10.0,
+        esc(&f.x_label)
+    );
+    for (i, r) in f.rows.iter().enumerate() {
+        let y = top + row_h * i as f64 + row_h / 2.0;
+        if let Some(fl) = r.floor_pct.filter(|v| *v > 0.0) {
+            let (a, b) = (px(-fl), px(fl));
+            let _ = write!(
+                out,
+                r##"<rect class="floor-band" x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e8a33d" fill-opacity="0.35"><title>noise floor ±{fl:.1}%</title></rect>"##,
+                y - 8.0,
+                (b - a).max(1.0),
+                16.0
+            );
+        }
+        let col = verdict_colour(&r.verdict);
+        let title = match r.interval {
+            Some((lo, hi)) => format!(
+                "{}: {:+.1}% [{:+.1}%, {:+.1}%], {}",
+                r.label, r.change_pct, lo, hi, r.verdict
+            ),
+            None => format!("{}: {:+.1}% (no interval), {}", r.label, r.change_pct, r.verdict),
+        };
+        let _ = write!(out, r#"<g class="forest-row"><title>{}</title>"#, esc(&title));
+        if let Some((lo, hi)) = r.interval {
+            let (a, b) = (px(lo), px(hi));
+            let _ = write!(
+                out,
+                r##"<path stroke="#333" stroke-width="1.6" fill="none" d="M{a:.1} {y:.1}H{b:.1}M{a:.1} {:.1}V{:.1}M{b:.1} {:.1}V{:.1}"/>"##,
+                y - 5.0,
+                y + 5.0,
+                y - 5.0,
+                y + 5.0
+            );
+        }
+        let _ = write!(
+            out,
+            r##"<circle cx="{:.1}" cy="{y:.1}" r="5" fill="{col}" stroke="#ffffff" stroke-width="1"/>"##,
+            px(r.change_pct)
+        );
+        let _ = write!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text><text x="{:.1}" y="{:.1}" font-size="11" font-weight="600" fill="{col}">{}</text></g>"##,
+            left - 8.0,
+            y + 4.0,
+            esc(&fit_middle(&r.label, left - 16.0, 12.0)),
+            w - right + 8.0,
+            y + 4.0,
+            esc(&r.verdict)
+        );
+    }
+    let x0 = xm.to_px(0.0);
+    let _ = write!(
+        out,
+        r##"<line class="zero" x1="{x0:.1}" x2="{x0:.1}" y1="{top:.1}" y2="{plot_bottom:.1}" stroke="#222"/>"##
+    );
+    out.push_str("</svg>");
+    out
 }
 
 fn open(out: &mut String, w: f64, h: f64, id: usize, title: &str, kind: &str) {
@@ -76,6 +198,11 @@ pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
 }
 
 fn tick_text(v: f64, axis: &Axis) -> String {
+    if !axis.names.is_empty() && v.fract() == 0.0 && v >= 1.0 {
+        if let Some(n) = axis.names.get(v as usize - 1) {
+            return fit(n, 130.0, 11.0);
+        }
+    }
     if axis.bytes {
         return bytes(v.round().max(0.0) as u64);
     }
@@ -214,6 +341,22 @@ pub fn fit(s: &str, px: f64, font: f64) -> String {
     let n = ((px / (font * 0.62)).floor() as usize).saturating_sub(1);
     let mut t: String = s.chars().take(n).collect();
     t.push('…');
+    t
+}
+
+/// `s` shortened in the middle to fit `px` at `font` px: its start and its
+/// end (the unit, the node) both stay.
+pub fn fit_middle(s: &str, px: f64, font: f64) -> String {
+    if text_width(s, font) <= px {
+        return s.to_string();
+    }
+    let n = ((px / (font * 0.62)).floor() as usize).saturating_sub(1);
+    let chars: Vec<char> = s.chars().collect();
+    let head = n / 2;
+    let tail = n - head;
+    let mut t: String = chars[..head.min(chars.len())].iter().collect();
+    t.push('…');
+    t.extend(&chars[chars.len().saturating_sub(tail)..]);
     t
 }
 
@@ -816,6 +959,51 @@ fn bars(b: &BarChart, id: usize) -> String {
 mod tests {
     use super::*;
     use crate::chart::{Marker, Series};
+
+    /// The forest plot draws the margin once, a floor band per row that
+    /// has one, an interval per row that has one, and each dot on the
+    /// change's side of zero.
+    #[test]
+    fn forest_plot_draws_bands_intervals_and_dots() {
+        use crate::chart::{Forest, ForestRow};
+        let f = Forest {
+            title: "Change against A".into(),
+            x_label: "change against A (%)".into(),
+            margin_pct: 3.0,
+            rows: vec![
+                ForestRow {
+                    label: "Local latency (ns)".into(),
+                    change_pct: -4.7,
+                    interval: Some((-5.0, -3.9)),
+                    floor_pct: Some(0.9),
+                    verdict: "better".into(),
+                },
+                ForestRow {
+                    label: "Local bandwidth (GB/s)".into(),
+                    change_pct: 10.0,
+                    interval: None,
+                    floor_pct: None,
+                    verdict: "undecided".into(),
+                },
+            ],
+        };
+        let s = render(&Chart::Forest(f), 0);
+        assert_eq!(s.matches("class=\"margin-band\"").count(), 1);
+        assert_eq!(s.matches("class=\"floor-band\"").count(), 1);
+        assert_eq!(s.matches("<path stroke=\"#333\"").count(), 1, "one interval");
+        assert_eq!(s.matches("<circle").count(), 2);
+        let cx = |i: usize| -> f64 {
+            let c = s.split("<circle cx=\"").nth(i + 1).unwrap();
+            c[..c.find('"').unwrap()].parse().unwrap()
+        };
+        let zero: f64 = {
+            let z = s.split("class=\"zero\" x1=\"").nth(1).unwrap();
+            z[..z.find('"').unwrap()].parse().unwrap()
+        };
+        assert!(cx(0) < zero && cx(1) > zero, "{} {} {zero}", cx(0), cx(1));
+        assert!(s.contains(">better</text>") && s.contains("fill=\"#1b7f3b\""));
+        assert!(s.starts_with("<svg class=\"chart forest\""));
+    }
 
     #[test]
     fn ticks_are_nice_and_cover_the_range() {

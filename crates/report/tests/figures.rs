@@ -204,21 +204,28 @@ fn a_comparison_report_opens_with_the_study() {
         let out = String::from_utf8(render_report(format, &runs[0], &runs[1..2])).unwrap();
         let title = "numaprobe comparison: baseline (baseline) vs THP always, performance governor";
         assert!(out.contains(title), "{out}");
-        let glance = out.find("The study at a glance").expect("the study's glance box");
+        let answer = out.find("The answer").expect("the study's answer first");
         let comparison = out.find("Comparison<").or_else(|| out.find("## Comparison")).unwrap();
         let group1 = out.find("Group 1: baseline (baseline)").unwrap();
         let environment = out.find("Environment").unwrap();
-        assert!(glance < comparison && comparison < group1 && group1 < environment);
-        // settings that differ, verdicts and recommendations in the box
-        let bx = &out[glance..comparison];
+        assert!(answer < comparison && comparison < group1 && group1 < environment);
+        // settings that differ, verdicts and recommendations in the answer
+        let bx = &out[answer..comparison];
         for want in [
             "Settings that differ",
-            "governor: powersave",
-            "(+0.4%, undecided)",
-            "Recommendation (hpc)",
+            "governor (powersave | performance)",
+            "+0.4%",
+            "undecided",
+            "hpc",
+            "Recommendations",
         ] {
-            assert!(bx.contains(want), "{want:?} not in the study glance: {bx}");
+            assert!(bx.contains(want), "{want:?} not in the answer: {bx}");
         }
+        // one table, change and verdict in their own columns
+        assert!(
+            bx.contains("| Change | 90% interval | Verdict |") || bx.contains("<th>Verdict</th>"),
+            "{bx}"
+        );
     }
 }
 
@@ -243,5 +250,11 @@ fn the_audit_table_wraps_to_the_page() {
     let at = html.find(">Settings audit</h3>").unwrap();
     assert!(html[at..]
         .starts_with(">Settings audit</h3>\n<div class=\"table-wrap\"><table class=\"prose\">"));
+    // sentences wrap anywhere (a long path inside one too); an identifier
+    // or a single word (one token: a setting, `nothing`) is never broken
     assert!(html.contains("table.prose td { overflow-wrap: anywhere; }"));
+    assert!(html.contains(
+        "td.id, table.prose td.id { overflow-wrap: normal; word-break: keep-all; hyphens: none; }"
+    ));
+    assert!(html[at..].contains("<td class=\"id\">"), "no identifier cell in the audit");
 }

@@ -67,8 +67,10 @@ fn html_report_has_every_chart() {
     // compared metric of the catalogue (21: six headline metrics, the
     // local bandwidth per package, the cross-package bandwidth, the
     // spread-memory latency, the remote penalty, the latency a thread
-    // sees, five per-CPU figures and four exec policies' program metric)
-    assert_eq!(charts, 31);
+    // sees, five per-CPU figures and four exec policies' program metric),
+    // and the answer's forest plot of every change
+    assert_eq!(charts, 32);
+    assert_eq!(html.matches("<svg class=\"chart forest\"").count(), 1);
     for title in [
         "Bandwidth matrix (triad, best GB/s)",
         "Bandwidth relative to the CPU node&#39;s local memory (remote / local)",

@@ -7,7 +7,7 @@ use analysis::study::{Study, StudyError};
 use results::runstats::Criteria;
 use store::{LoadedRun, RunRef, Store};
 
-use super::store::{open_existing, print_table};
+use super::store::open_existing;
 use crate::cli::Global;
 use crate::output;
 use crate::usage;
@@ -30,6 +30,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "P", default_value_t = results::runstats::DEFAULT_CONFIDENCE,
           value_parser = crate::grammar::confidence)]
     pub confidence: f64,
+    /// List the settings every group shares and each profile's reasoning
+    /// (the text otherwise counts the one and gives the other a line).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 /// The report (or `--brief`) for `report RUN --compare ...` when a
@@ -97,45 +101,24 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
-    print(&db, &study)
+    print_with(&db, &study, a.verbose)
 }
 
-/// The study as tables and lines (what `compare` prints without `--json`):
-/// each group's median rounded as its runs' tables round the same figure
-/// (`--json` keeps the values unrounded).
+/// The study as `compare` prints it without `--json`
+/// ([`report::study_text::compare_text`]): each group's median rounded as
+/// its runs' tables round the same figure (`--json` keeps the values
+/// unrounded), every line within the terminal's width.
 pub(crate) fn print(db: &Store, study: &Study) -> anyhow::Result<()> {
+    print_with(db, study, false)
+}
+
+pub(crate) fn print_with(db: &Store, study: &Study, verbose: bool) -> anyhow::Result<()> {
     let runs = runs_of(db, study)?;
     let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
-    // The settings that differ come first: they are what the study is about.
-    if study.settings_diff.is_empty() {
-        output::emit("Settings that differ: none recorded.")?;
-    } else {
-        output::emit("Settings that differ:")?;
-        print_table(&report::study::settings_table(study))?;
-    }
-    output::emit(&report::study::settings_same_line(study))?;
-    for n in &study.notes {
-        output::emit(&format!("Note: {n}."))?;
-    }
-    output::emit("")?;
-    print_table(&report::study::groups_table(study))?;
-    output::emit("")?;
-    print_table(&report::study::metrics_table_with(study, &noise))?;
-    output::emit(&format!(
-        "\nVerdicts ({}% intervals on the change of medians between runs; margin ±{}%):",
-        (study.confidence * 100.0).round(),
-        study.margin_pct
-    ))?;
-    let lines: Vec<String> =
-        report::study::verdict_lines(study).iter().map(|l| format!("  {l}")).collect();
-    output::emit(&lines.join("\n"))?;
-    output::emit("\nAnalysis and recommendations:")?;
-    let recs: Vec<String> =
-        study.recommendations.iter().map(|r| format!("  {}: {}", r.profile, r.text)).collect();
-    output::emit(&recs.join("\n"))?;
-    if !study.warnings.is_empty() {
-        let w: Vec<String> = study.warnings.iter().map(|w| format!("  {w}")).collect();
-        output::emit(&format!("\nWarnings:\n{}", w.join("\n")))?;
-    }
-    Ok(())
+    let layout = report::study_text::Layout {
+        width: output::text_width(),
+        verbose,
+        style: output::table_style(),
+    };
+    output::emit(&report::study_text::compare_text(study, &noise, &layout))
 }

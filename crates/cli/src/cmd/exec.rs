@@ -221,6 +221,18 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         .map_err(to_usage)?;
     let scope = Scope::read(&SysRoot::live()).context("reading this machine's NUMA nodes")?;
     let policies = scope.expand(&items).map_err(to_usage)?;
+    // `all` is what this machine can take: say what it left out, and why.
+    if items.iter().any(|i| matches!(i, exec::policy::PolicyItem::All)) && !g.quiet {
+        let skipped = scope.skipped_by_all();
+        if !skipped.is_empty() {
+            let ran: Vec<String> = scope.all_policies().iter().map(|p| p.to_string()).collect();
+            eprintln!(
+                "numaprobe: --policies all on this machine is {}; left out: {}.",
+                ran.join(","),
+                report::safe::visible(&skipped.join("; "))
+            );
+        }
+    }
     let plan = Plan::new(command, &policies, &scope).map_err(to_usage)?;
 
     let stop = crate::signal::stop_flag();
@@ -401,7 +413,7 @@ pub fn render(r: &ExecReport) -> String {
     };
     let mut out = format!(
         "numaprobe exec: {}\n{} measured run(s) per policy{}; compared on {what}\n{t}\n",
-        r.command.join(" "),
+        analysis::text::shell_join(&r.command),
         r.repeat,
         if r.warmup > 0 { format!(" after {} warmup(s)", r.warmup) } else { String::new() },
     );

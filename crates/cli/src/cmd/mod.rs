@@ -62,6 +62,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Man(a) => {
             let mut out = Vec::new();
             crate::cli::man(a.command.as_deref(), &mut out)?;
+            // On a terminal the page is read, not saved: formatted by
+            // man(1) through its pager when man is there.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout())
+                && crate::cli::page_with_man(&out)
+            {
+                return crate::signal::check_interrupted(Ok(()));
+            }
             crate::output::emit(&String::from_utf8_lossy(&out))
         }
     };

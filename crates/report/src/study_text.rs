@@ -1,0 +1,596 @@
+//! What `compare` prints: the study ([`analysis::study::Study`]) as one
+//! table (a column per group, the change with its interval, the noise
+//! floor and the verdict), each explanation once as a numbered note under
+//! it, one recommendation line per profile (profiles that say the same
+//! thing merged), the shared settings counted, and every line within the
+//! width it is given. The metrics that cannot differ here are left out and
+//! counted ([`left_out`]).
+
+use std::collections::BTreeSet;
+
+use analysis::study::{Recommendation, Study, StudyMetric};
+use analysis::text::{clip, signed_pct, wrap};
+use comfy_table::ContentArrangement;
+use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
+
+use crate::console::{Table, TableStyle};
+use crate::study::{group_name, GroupNoise};
+
+/// How `compare` lays its text out.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// Columns every line fits in (the terminal's, else 100).
+    pub width: usize,
+    /// List the settings every group shares and each profile's reasoning.
+    pub verbose: bool,
+    pub style: TableStyle,
+}
+
+/// Why a metric is left out of the table.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LeftOut {
+    /// Every group's CPUs form one latency group for this node: the
+    /// fastest and slowest groups are the mean, the split is 1.
+    OneCpuGroup,
+    /// Measured in one group only: nothing to compare it with.
+    OneGroupOnly(usize),
+}
+
+/// The metrics of `study` that cannot differ between its groups on this
+/// machine, with why; the others are tabled.
+pub fn left_out(study: &Study) -> Vec<(usize, LeftOut)> {
+    let mut out = Vec::new();
+    // Per node suffix: does every run of every group see one latency
+    // group of CPUs?
+    let one_group = |sfx: &str| {
+        study.metrics.iter().find(|m| m.metric == format!("per_cpu_groups{sfx}")).is_some_and(|m| {
+            m.groups.iter().all(|g| g.values.iter().all(|v| *v == 1.0))
+                && m.groups.iter().any(|g| !g.values.is_empty())
+        })
+    };
+    for (k, m) in study.metrics.iter().enumerate() {
+        let measured: Vec<usize> =
+            (0..m.groups.len()).filter(|&i| m.groups[i].median.is_some()).collect();
+        if measured.is_empty() {
+            continue;
+        }
+        let dup = ["per_cpu_fast_ns", "per_cpu_slow_ns", "per_cpu_split", "per_cpu_groups"]
+            .iter()
+            .find_map(|p| m.metric.strip_prefix(p))
+            .is_some_and(one_group);
+        if dup {
+            out.push((k, LeftOut::OneCpuGroup));
+        } else if measured.len() == 1 && study.groups.len() > 1 {
+            out.push((k, LeftOut::OneGroupOnly(measured[0])));
+        }
+    }
+    out
+}
+
+/// Numbered notes, each text once.
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Notes {
+    /// The number of `text`, added when new.
+    fn add(&mut self, text: String) -> usize {
+        match self.0.iter().position(|t| *t == text) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(text);
+                self.0.len()
+            }
+        }
+    }
+}
+
+/// `[1,3]` for notes 1 and 3; empty for none.
+fn marks(ns: &BTreeSet<usize>) -> String {
+    if ns.is_empty() {
+        return String::new();
+    }
+    format!("[{}]", ns.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","))
+}
+
+/// What explains group `i`'s verdict on `m`, beyond the figures the table
+/// shows (change, interval, floor, verdict): each piece a note.
+fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
+    let c = &m.groups[i];
+    let conf = (study.confidence * 100.0).round();
+    let mut out = Vec::new();
+    let Some(v) = c.verdict else {
+        let base = &study.groups[study.baseline].label;
+        let na = match (&c.not_applicable, &m.groups[study.baseline].not_applicable) {
+            (Some(w), _) => Some(format!("not comparable: {w}")),
+            (None, Some(w)) => {
+                Some(format!("not comparable: the baseline {base} cannot have it: {w}"))
+            }
+            _ => None,
+        };
+        let layouts = (study.layouts.get(i), study.layouts.get(study.baseline));
+        let sized = analysis::catalogue::def_of(&m.metric).sized_by_node();
+        out.push(match (na, layouts) {
+            (Some(w), _) => w,
+            (None, (Some(a), Some(b))) if sized && c.n > 0 && a.structure() != b.structure() => {
+                format!(
+                    "not judged: the nodes of {} ({}) are not the baseline's ({}), and a per-node figure follows the node's size (see the per-package figures)",
+                    study.groups[i].label,
+                    a.structure().text(),
+                    b.structure().text()
+                )
+            }
+            (None, _) => "not measured in both groups".to_string(),
+        });
+        return out;
+    };
+    match (c.ci_low_pct, c.ci_high_pct, c.basis) {
+        (Some(_), Some(_), Some(Basis::NoiseFloor)) => out.push(format!(
+            "within the noise floor: groups of identical settings differ by that much on this machine ({conf}% prediction bound)"
+        )),
+        (Some(_), Some(_), Some(Basis::Paired)) => {
+            if let Some(n) = c.paired_pairs {
+                out.push(format!(
+                    "decided pair by pair: the runs were alternated and all {n} pairs of neighbouring runs moved the same way (sign test p = {:.3}), so the machine's drift cannot explain it",
+                    2.0 * 0.5f64.powi(n as i32)
+                ));
+            }
+        }
+        (Some(_), Some(_), _) => {}
+        (_, _, Some(Basis::NoiseFloor)) => out.push(
+            "too few runs for an interval: judged against a distribution-free noise floor".into(),
+        ),
+        _ => out.push(match c.floor_runs_needed {
+            Some(more) if more > 0 => format!(
+                "too few runs for an interval, and a noise floor needs {more} more run{} of identical settings",
+                if more == 1 { "" } else { "s" }
+            ),
+            _ => "too few runs for an interval and no noise floor measured on this machine".into(),
+        }),
+    }
+    if c.noise_floor_pct.is_none() && c.basis == Some(Basis::Interval) {
+        out.push("no noise floor: no configuration of this machine has two blocks of repeated runs of identical settings".into());
+    }
+    if let Some(f) = c.more_runs_held_by_floor_pct {
+        out.push(format!(
+            "more runs per group would not decide: the {f:.1}% noise floor for groups that size is larger than the change, so alternate the settings' runs over time (A, B, A, B)"
+        ));
+    } else if let Some(n) = c.runs_needed {
+        out.push(format!("about {n} runs per group would decide"));
+    } else if v == GroupVerdict::Undecided && c.basis == Some(Basis::NoiseFloor) {
+        out.push("alternate the settings' runs over time (A, B, A, B) so that the machine's drift falls on both".into());
+    } else if v == GroupVerdict::Undecided {
+        out.push(format!(
+            "more than {MAX_RUNS_SUGGESTED} runs per group would be needed: this machine's run-to-run noise is large for a change this size"
+        ));
+    }
+    if let Some(src) = &c.noise_floor_source {
+        out.push(format!("the noise floor is the {src}"));
+    }
+    out
+}
+
+/// One line of a recommendation: the pick and the metric that decided it,
+/// or the sentence that says why there is none.
+pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
+    let mut s = match r.group {
+        Some(g) => {
+            let label = &study.groups[g].label;
+            let decided = r
+                .decided_by
+                .as_ref()
+                .and_then(|id| study.metrics.iter().find(|m| &m.metric == id))
+                .map(|m| {
+                    let c = &m.groups[g];
+                    match (c.change_pct, g == study.baseline) {
+                        (Some(ch), false) => {
+                            format!(" ({} {})", lower_first(&m.name), signed_pct(ch))
+                        }
+                        _ => format!(" (on {})", lower_first(&m.name)),
+                    }
+                })
+                .unwrap_or_default();
+            format!("pick {label}{decided}")
+        }
+        None => {
+            let sentences: Vec<&str> = r.text.split(". ").collect();
+            let pick = sentences
+                .iter()
+                .find(|s| s.starts_with("No pick") || s.starts_with("Nothing"))
+                .unwrap_or(&sentences[0]);
+            let mut p = pick.trim_end_matches('.').to_string();
+            if let Some(first) = p.get(..1) {
+                p = first.to_lowercase() + &p[1..];
+            }
+            p
+        }
+    };
+    if !r.excluded.is_empty() {
+        let names: Vec<&str> = r.excluded.iter().map(|&g| study.groups[g].label.as_str()).collect();
+        s.push_str(&format!("; rules out {}", names.join(", ")));
+    }
+    s
+}
+
+/// The recommendations as lines: the profiles that say the same thing
+/// (the same pick, or the same reason for none), the line, and each
+/// profile's reasoning (`profile: text`, the profile left out when one
+/// profile says it, a reasoning said by several profiles once).
+pub fn merged_recommendations(study: &Study) -> Vec<(Vec<String>, String, Vec<String>)> {
+    // (profiles, line, [(profiles, reasoning)])
+    type Said = (Vec<String>, String);
+    let mut lines: Vec<(Vec<String>, String, Vec<Said>)> = Vec::new();
+    for r in &study.recommendations {
+        let line = recommendation_line(study, r);
+        let i = match lines.iter().position(|(_, l, _)| *l == line) {
+            Some(i) => i,
+            None => {
+                lines.push((Vec::new(), line, Vec::new()));
+                lines.len() - 1
+            }
+        };
+        let (profiles, _, texts) = &mut lines[i];
+        profiles.push(r.profile.clone());
+        match texts.iter_mut().find(|(_, t)| *t == r.text) {
+            Some((ps, _)) => ps.push(r.profile.clone()),
+            None => texts.push((vec![r.profile.clone()], r.text.clone())),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(profiles, line, texts)| {
+            let one = texts.len() == 1;
+            let reasons = texts
+                .into_iter()
+                .map(|(ps, t)| if one { t } else { format!("{}: {t}", ps.join(", ")) })
+                .collect();
+            (profiles, line, reasons)
+        })
+        .collect()
+}
+
+fn table(header: Vec<String>, layout: &Layout) -> Table {
+    let mut t = Table::new(header, layout.style);
+    if matches!(layout.style, TableStyle::Box | TableStyle::Plain) {
+        t.set_content_arrangement(ContentArrangement::Dynamic);
+        t.set_width(layout.width.min(u16::MAX as usize) as u16);
+    }
+    t
+}
+
+/// The table's text, its lines cut to the width where the table could not
+/// be narrowed enough (a very narrow terminal).
+fn fitted(t: &Table, layout: &Layout) -> String {
+    let text = t.to_string();
+    if !matches!(layout.style, TableStyle::Box | TableStyle::Plain) {
+        return text;
+    }
+    text.lines().map(|l| clip(l, layout.width)).collect::<Vec<_>>().join("\n")
+}
+
+/// `compare`'s text (see the module's doc).
+pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> String {
+    let w = layout.width.max(40);
+    let mut out: Vec<String> = Vec::new();
+    let conf = (study.confidence * 100.0).round();
+    let base = group_name(study, study.baseline);
+    out.push(wrap(
+        &format!(
+            "{} groups against {base}: each group's median of its runs (n runs), the change against the baseline with its {conf}% interval, the noise floor (how far groups of identical settings differ on this machine) and the verdict; margin ±{}%.",
+            study.groups.len(),
+            study.margin_pct
+        ),
+        w,
+        "",
+        "",
+    ));
+    for (i, g) in study.groups.iter().enumerate() {
+        let configs: Vec<String> = g.configs.iter().map(|c| c.chars().take(12).collect()).collect();
+        out.push(wrap(
+            &format!(
+                "{}: {}; run{} {}; config {}",
+                group_name(study, i),
+                g.reference,
+                if g.runs.len() == 1 { "" } else { "s" },
+                g.runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "),
+                configs.join(", ")
+            ),
+            w,
+            &format!("  {}. ", i + 1),
+            "     ",
+        ));
+    }
+    if study.across_machines {
+        out.push(wrap(
+            "The groups ran on different machines: the differences include the hardware.",
+            w,
+            "",
+            "",
+        ));
+    }
+    out.push(String::new());
+
+    // Settings: those that differ as a table, the shared ones counted.
+    if study.settings_diff.is_empty() {
+        out.push("Settings that differ: none recorded.".into());
+    } else {
+        out.push("Settings that differ:".into());
+        let mut header = vec!["Setting".to_string()];
+        header.extend((0..study.groups.len()).map(|i| study.groups[i].label.clone()));
+        let mut t = table(header, layout);
+        for d in &study.settings_diff {
+            let mut row = vec![d.setting.clone()];
+            row.extend(d.values.iter().map(|v| clip(v, 60)));
+            t.add_row(row);
+        }
+        out.push(fitted(&t, layout));
+    }
+    let same = study.settings_same.len();
+    if same == 0 {
+        out.push("No setting is the same in every group.".into());
+    } else if layout.verbose {
+        out.push(wrap(
+            &format!("Same in every group ({same}): {}.", study.settings_same.join(", ")),
+            w,
+            "",
+            "  ",
+        ));
+    } else {
+        out.push(wrap(
+            &format!(
+                "{same} setting{} the same in every group (--verbose lists them).",
+                if same == 1 { " is" } else { "s are" }
+            ),
+            w,
+            "",
+            "",
+        ));
+    }
+    for n in &study.notes {
+        out.push(wrap(&format!("Note: {n}."), w, "", "  "));
+    }
+    for g in &study.groups {
+        if let Some(h) = &g.hidden_numa {
+            out.push(wrap(&format!("Hidden NUMA in {}: {h}.", g.label), w, "", "  "));
+        }
+    }
+    out.push(String::new());
+
+    // The metrics.
+    let skipped = left_out(study);
+    let others: Vec<usize> = (0..study.groups.len()).filter(|&i| i != study.baseline).collect();
+    let two = others.len() == 1;
+    let mut header = vec!["Metric".to_string()];
+    header.extend((0..study.groups.len()).map(|i| study.groups[i].label.clone()));
+    for &i in &others {
+        let label = &study.groups[i].label;
+        if two {
+            header.push(format!("Change [{conf}% interval]"));
+            header.push("Floor".into());
+            header.push("Verdict".into());
+        } else {
+            header.push(format!("{label}: change [{conf}%]"));
+            header.push(format!("{label}: floor"));
+            header.push(format!("{label}: verdict"));
+        }
+    }
+    let mut t = table(header, layout);
+    let mut notes = Notes::default();
+    let mut any_best = false;
+    // Rows first, the verdict cells' note numbers kept apart: a note that
+    // explains every verdict is said once above the others, unnumbered.
+    // (cells, [(verdict, its notes)] per compared group)
+    type Verdict = (String, BTreeSet<usize>);
+    let mut rows: Vec<(Vec<String>, Vec<Verdict>)> = Vec::new();
+    for (k, m) in study.metrics.iter().enumerate() {
+        if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
+            continue;
+        }
+        let mut row = vec![format!("{} ({})", m.name, m.unit)];
+        for (i, c) in m.groups.iter().enumerate() {
+            row.push(match c.median {
+                None => "-".to_string(),
+                Some(v) => {
+                    let noise_pct = noise.get(&(i, m.metric.clone())).copied();
+                    let f = crate::fmt::fig(Some(v), noise_pct, &m.unit);
+                    let best = if m.best_group == Some(i) && !two {
+                        any_best = true;
+                        "*"
+                    } else {
+                        ""
+                    };
+                    format!("{f}{best} (n={})", c.n)
+                }
+            });
+        }
+        let mut verdicts = Vec::new();
+        for &i in &others {
+            let c = &m.groups[i];
+            let ns: BTreeSet<usize> =
+                explanations(study, m, i).into_iter().map(|e| notes.add(e)).collect();
+            match (c.change_pct, c.verdict) {
+                (Some(ch), Some(v)) => {
+                    let mut s = signed_pct(ch);
+                    if let (Some(lo), Some(hi)) = (c.ci_low_pct, c.ci_high_pct) {
+                        s.push_str(&format!(" [{}, {}]", signed_pct(lo), signed_pct(hi)));
+                    }
+                    row.push(s);
+                    row.push(c.noise_floor_pct.map_or("-".into(), |f| format!("{f:.1}%")));
+                    verdicts.push((v.as_str().to_string(), ns));
+                }
+                _ => {
+                    row.push("-".into());
+                    row.push("-".into());
+                    verdicts.push(("-".to_string(), ns));
+                }
+            }
+        }
+        rows.push((row, verdicts));
+    }
+    let cells = rows.iter().flat_map(|(_, v)| v.iter().map(|(_, ns)| ns));
+    let common: BTreeSet<usize> = cells
+        .clone()
+        .fold(None::<BTreeSet<usize>>, |acc, ns| {
+            Some(match acc {
+                None => ns.clone(),
+                Some(a) => a.intersection(ns).copied().collect(),
+            })
+        })
+        .unwrap_or_default();
+    // Notes renumbered: the common ones out, the others in order.
+    let numbered: Vec<usize> = (1..=notes.0.len()).filter(|n| !common.contains(n)).collect();
+    let renumber = |ns: &BTreeSet<usize>| -> BTreeSet<usize> {
+        ns.iter()
+            .filter(|n| !common.contains(n))
+            .map(|n| numbered.iter().position(|x| x == n).unwrap() + 1)
+            .collect()
+    };
+    let ng = study.groups.len();
+    let mut full: Vec<Vec<String>> = Vec::new();
+    for (mut row, verdicts) in rows {
+        for (j, (v, ns)) in verdicts.iter().enumerate() {
+            let cell = format!("{v} {}", marks(&renumber(ns))).trim_end().to_string();
+            // after the groups' columns, three per compared group
+            row.insert(1 + ng + j * 3 + 2, cell);
+        }
+        full.push(row);
+    }
+    if two {
+        for row in full {
+            t.add_row(row);
+        }
+        t.right(&(1..=ng + 2).collect::<Vec<_>>());
+        out.push(fitted(&t, layout));
+    } else {
+        // One table per compared group (a table with every group's columns
+        // does not fit a terminal): the metric, the baseline, the group,
+        // then its change, floor and verdict.
+        for (j, &g) in others.iter().enumerate() {
+            out.push(format!(
+                "{} against {}:",
+                study.groups[g].label, study.groups[study.baseline].label
+            ));
+            let header = vec![
+                "Metric".to_string(),
+                study.groups[study.baseline].label.clone(),
+                study.groups[g].label.clone(),
+                format!("Change [{conf}% interval]"),
+                "Floor".into(),
+                "Verdict".into(),
+            ];
+            let mut tj = table(header, layout);
+            for row in &full {
+                let at = 1 + ng + j * 3;
+                tj.add_row(vec![
+                    row[0].clone(),
+                    row[1 + study.baseline].clone(),
+                    row[1 + g].clone(),
+                    row[at].clone(),
+                    row[at + 1].clone(),
+                    row[at + 2].clone(),
+                ]);
+            }
+            tj.right(&[1, 2, 3, 4]);
+            out.push(fitted(&tj, layout));
+            out.push(String::new());
+        }
+        out.pop();
+    }
+    if any_best {
+        out.push("* the best group: better than every other group that has the metric.".into());
+    }
+    let dup = skipped.iter().filter(|(_, r)| *r == LeftOut::OneCpuGroup).count();
+    if dup > 0 {
+        out.push(wrap(
+            &format!(
+                "{dup} per-CPU metric{} left out: every group's CPUs form one latency group, so its fastest and slowest groups are its mean and the split is 1.",
+                if dup == 1 { "" } else { "s" }
+            ),
+            w,
+            "",
+            "  ",
+        ));
+    }
+    for g in 0..study.groups.len() {
+        let only: Vec<String> = skipped
+            .iter()
+            .filter(|(_, r)| *r == LeftOut::OneGroupOnly(g))
+            .map(|(k, _)| study.metrics[*k].name.clone())
+            .collect();
+        if !only.is_empty() {
+            out.push(wrap(
+                &format!(
+                    "{} metric{} measured in {} only, so not compared: {}.",
+                    only.len(),
+                    if only.len() == 1 { "" } else { "s" },
+                    study.groups[g].label,
+                    only.join("; ")
+                ),
+                w,
+                "",
+                "  ",
+            ));
+        }
+    }
+    if !notes.0.is_empty() {
+        out.push(String::new());
+        out.push("Notes:".into());
+        for n in &common {
+            let text = &notes.0[n - 1];
+            out.push(wrap(&format!("Every verdict: {text}."), w, "  ", "    "));
+        }
+        let width = numbered.len().to_string().len();
+        for (k, n) in numbered.iter().enumerate() {
+            let mark = format!("[{}]", k + 1);
+            let first = format!("  {mark:<w$} ", w = width + 2);
+            let rest = " ".repeat(first.chars().count());
+            out.push(wrap(&capitalised(&notes.0[n - 1]), w, &first, &rest));
+        }
+    }
+
+    // Recommendations: one line per profile, identical ones merged.
+    if !study.recommendations.is_empty() {
+        out.push(String::new());
+        out.push("Recommendations:".into());
+        for (profiles, line, reasons) in merged_recommendations(study) {
+            let first = format!("  {}: ", profiles.join(", "));
+            out.push(wrap(&line, w, &first, "      "));
+            if layout.verbose {
+                for t in reasons {
+                    out.push(wrap(&t, w, "      ", "        "));
+                }
+            }
+        }
+        if !layout.verbose {
+            out.push(wrap("The reasoning of each profile: --verbose.", w, "", ""));
+        }
+    }
+    if !study.warnings.is_empty() {
+        out.push(String::new());
+        out.push("Warnings:".into());
+        for x in &study.warnings {
+            out.push(wrap(x, w, "  ", "    "));
+        }
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => format!("{}{}.", f.to_uppercase(), c.as_str()),
+        None => String::new(),
+    }
+}
+
+/// `Local latency` -> `local latency`; a word in capitals (`CPU`) stays.
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match (c.next(), c.next()) {
+        (Some(a), Some(b)) if b.is_lowercase() => {
+            format!("{}{b}{}", a.to_lowercase(), c.as_str())
+        }
+        _ => s.to_string(),
+    }
+}
