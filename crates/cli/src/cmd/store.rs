@@ -321,10 +321,52 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         ExportFormat::Openmetrics => {
             let runs: Vec<LoadedRun> =
                 ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
+            if !g.quiet {
+                for w in openmetrics_warnings(&db, &runs)? {
+                    eprintln!("numaprobe: warning: {w}");
+                }
+            }
             report::openmetrics::render(&runs).into_bytes()
         }
     };
     write_out(a.output.as_deref(), &bytes, g, "the export")
+}
+
+/// A run without a bandwidth or latency figure exports as its
+/// `numaprobe_run_info` alone: say so, and name the latest run of the same
+/// machine that has figures.
+fn openmetrics_warnings(db: &Store, runs: &[LoadedRun]) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for run in runs.iter().filter(|r| !report::openmetrics::has_figures(r)) {
+        let all = db.list_runs_for_machine(&run.summary.machine_fingerprint)?;
+        let mut same: Vec<&store::RunSummary> =
+            all.iter().filter(|s| s.id != run.summary.id && s.result_count > 0).collect();
+        same.sort_by_key(|s| std::cmp::Reverse((store::util::time_order_key(&s.started), s.id)));
+        let mut with = None;
+        for s in same {
+            if report::openmetrics::has_figures(&db.load_run(s.id)?) {
+                with = Some(s.id);
+                break;
+            }
+        }
+        let what = if run.summary.result_count == 0 {
+            "saved no result"
+        } else {
+            "holds no bandwidth or latency figure (an exec run?)"
+        };
+        out.push(format!(
+            "run {} ({}) {what}: the export has only its numaprobe_run_info; {}",
+            run.summary.id,
+            run.summary.machine,
+            match with {
+                Some(id) => format!(
+                    "the latest run of this machine with figures is {id} (`numaprobe export --format openmetrics {id}`)"
+                ),
+                None => "no run of this machine here has any".into(),
+            }
+        ));
+    }
+    Ok(out)
 }
 
 /// What `import` did with one file: imported (`outcome`) or skipped with
