@@ -769,6 +769,7 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
     ];
     for (n, (host, id, started, ns_per_spin)) in runs.iter().enumerate() {
         let mut doc = base.clone();
+        doc["runs"] = Value::Array(vec![doc["runs"][0].clone()]);
         let run = &mut doc["runs"][0];
         run["uuid"] = format!("38383838-0000-4000-8000-{n:012}").into();
         run["started"] = (*started).into();
@@ -821,20 +822,57 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
         .filter(|l| l.starts_with("numaprobe_headline_bandwidth_bytes_per_second{"))
         .count();
     assert!(bw_headlines >= 2, "{clones}");
+    // Per family (a range function drops the name): the distinct series
+    // over both runs, as many as one run writes.
+    let mut per_family = String::new();
+    let mut total = 0;
+    for family in [
+        "numaprobe_bandwidth_bytes_per_second",
+        "numaprobe_latency_seconds",
+        "numaprobe_loaded_latency_delay_iterations",
+        "numaprobe_headline_bandwidth_bytes_per_second",
+        "numaprobe_headline_latency_seconds",
+        "numaprobe_run_timestamp_seconds",
+    ] {
+        let n = first.lines().filter(|l| l.starts_with(&format!("{family}{{"))).count();
+        assert!(n > 0, "{family}: {first}");
+        total += n;
+        per_family.push_str(&format!(
+            "      - expr: count(count_over_time({family}{{host=\"solo\"}}[30m]))\n        \
+             eval_time: 29m\n        exp_samples:\n          - labels: '{{}}'\n            value: {n}\n"
+        ));
+    }
+    assert_eq!(total, series, "every family but run_info is checked");
+    // Per family (a range function drops the name): the distinct series
+    // over both runs, as many as one run writes.
+    let mut per_family = String::new();
+    let mut total = 0;
+    for family in [
+        "numaprobe_bandwidth_bytes_per_second",
+        "numaprobe_latency_seconds",
+        "numaprobe_loaded_latency_delay_iterations",
+        "numaprobe_headline_bandwidth_bytes_per_second",
+        "numaprobe_headline_latency_seconds",
+        "numaprobe_run_timestamp_seconds",
+    ] {
+        let n = first.lines().filter(|l| l.starts_with(&format!("{family}{{"))).count();
+        assert!(n > 0, "{family}: {first}");
+        total += n;
+        per_family.push_str(&format!(
+            "      - expr: count(count_over_time({family}{{host=\"solo\"}}[30m]))\n        \
+             eval_time: 29m\n        exp_samples:\n          - labels: '{{}}'\n            value: {n}\n"
+        ));
+    }
+    assert_eq!(total, series, "every family but run_info is checked");
     let test = format!(
         "rule_files:\n  - {rules}\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n{input}    \
-         promql_expr_test:\n      \
-         - expr: count(count_over_time({{host=\"solo\",__name__!=\"numaprobe_run_info\"}}[30m]))\n        \
-           eval_time: 19m\n        exp_samples:\n          - labels: '{{}}'\n            value: {series}\n      \
-         - expr: count(count_over_time(numaprobe_loaded_latency_delay_iterations{{host=\"solo\"}}[30m]))\n        \
-           eval_time: 19m\n        exp_samples:\n          - labels: '{{}}'\n            value: {spins}\n      \
+         promql_expr_test:\n{per_family}      \
          - expr: count(numaprobe_run_info{{host=\"clone\"}})\n        \
-           eval_time: 5m\n        exp_samples:\n          - labels: '{{}}'\n            value: 2\n      \
+           eval_time: 25m\n        exp_samples:\n          - labels: '{{}}'\n            value: 2\n      \
          - expr: count(numaprobe:headline_bandwidth_bytes_per_second:model{{host=\"clone\"}})\n        \
-           eval_time: 5m\n        exp_samples:\n          - labels: '{{}}'\n            value: {bw_headlines}\n",
+           eval_time: 25m\n        exp_samples:\n          - labels: '{{}}'\n            value: {bw_headlines}\n",
         rules = repo().join("deploy/prometheus/numaprobe.rules.yml").display(),
         input = input_series_in_turn(&[&first, &second, &clones]),
-        spins = first.lines().filter(|l| l.starts_with("numaprobe_loaded_latency_delay_iterations{")).count(),
     );
     let file = d.join("series.test.yml");
     std::fs::write(&file, &test).unwrap();
