@@ -809,7 +809,6 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
         text
     };
     let (first, second, clones) = (export(&["1"]), export(&["2"]), export(&["3", "4"]));
-    assert_eq!(clones.matches("numaprobe_run_info{").count(), 2, "{clones}");
     let per_run = |t: &str| {
         t.lines()
             .filter(|l| l.starts_with("numaprobe_") && !l.starts_with("numaprobe_run_info{"))
@@ -825,7 +824,7 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
     // Per family (a range function drops the name): the distinct series
     // over both runs, as many as one run writes.
     let mut per_family = String::new();
-    let mut total = 0;
+    let (mut total, mut counts) = (0, Vec::new());
     for family in [
         "numaprobe_bandwidth_bytes_per_second",
         "numaprobe_latency_seconds",
@@ -835,7 +834,7 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
         "numaprobe_run_timestamp_seconds",
     ] {
         let n = first.lines().filter(|l| l.starts_with(&format!("{family}{{"))).count();
-        assert!(n > 0, "{family}: {first}");
+        counts.push((family, n));
         total += n;
         per_family.push_str(&format!(
             "      - expr: count(count_over_time({family}{{host=\"solo\"}}[30m]))\n        \
@@ -846,7 +845,7 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
     // Per family (a range function drops the name): the distinct series
     // over both runs, as many as one run writes.
     let mut per_family = String::new();
-    let mut total = 0;
+    let (mut total, mut counts) = (0, Vec::new());
     for family in [
         "numaprobe_bandwidth_bytes_per_second",
         "numaprobe_latency_seconds",
@@ -856,7 +855,7 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
         "numaprobe_run_timestamp_seconds",
     ] {
         let n = first.lines().filter(|l| l.starts_with(&format!("{family}{{"))).count();
-        assert!(n > 0, "{family}: {first}");
+        counts.push((family, n));
         total += n;
         per_family.push_str(&format!(
             "      - expr: count(count_over_time({family}{{host=\"solo\"}}[30m]))\n        \
@@ -880,6 +879,10 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
     let said =
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && said.contains("SUCCESS"), "{said}\n{test}");
+    assert_eq!(clones.matches("numaprobe_run_info{").count(), 2, "{clones}");
+    for (family, n) in counts {
+        assert!(n > 0, "{family}: {first}");
+    }
 }
 
 /// deploy/systemd as systemd reads it: `systemd-analyze verify` accepts the
