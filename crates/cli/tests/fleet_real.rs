@@ -413,7 +413,12 @@ fn slurm_round_as_documented_restricted_and_failed() {
     assert_eq!(run["config"]["cgroup_restriction"], "none", "--exclusive: the whole node");
     assert_eq!(run["topology"]["cgroup"]["restricts"], false);
     let fleet = fleet_json(&shared);
-    assert_eq!((fleet["hosts"].as_u64(), fleet["healthy"].as_u64()), (Some(1), Some(1)), "{fleet}");
+    // One node: measured and fresh, but without peers, so not judged.
+    assert_eq!(
+        (fleet["hosts"].as_u64(), fleet["healthy"].as_u64(), fleet["no_peers"].as_u64()),
+        (Some(1), Some(0), Some(1)),
+        "{fleet}"
+    );
     for f in ["fleet.html", "fleet.md", "fleet.txt"] {
         assert!(shared.join(f).is_file(), "{f}");
     }
@@ -700,7 +705,7 @@ fn prometheus_rules_find_the_slow_host_in_real_output() {
     let test = format!(
         "rule_files:\n  - {rules}\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n{series}    \
          alert_rule_test:\n      - eval_time: 5m\n        alertname: NumaprobeBandwidthBelowPeers\n        \
-         exp_alerts:\n          - exp_labels:\n              severity: warning\n              host: h4\n              \
+         exp_alerts:\n          - exp_labels:\n              severity: warning\n              host: h4\n              machine_id: '0000000000000004'\n              \
          metric: local\n              model: '{model}'\n            exp_annotations:\n              \
          summary: \"h4: local bandwidth 80% of its peers' median\"\n              description: \"h4 ({model_dq}) is \
          more than 5% below the median of the hosts of its model, beyond their normal spread (numaprobe fleet's \
