@@ -3,7 +3,8 @@
 # `fleet-tests`) runs for real, from Debian's packages, when missing:
 # ansible-core (ansible-playbook), openssh-client, binutils (strip),
 # slurmctld, slurmd, slurm-client (sbatch), munge, prometheus (promtool),
-# prometheus-node-exporter and systemd (systemd-analyze). Needs root to
+# prometheus-node-exporter and systemd (systemd-analyze), and DuckDB's
+# Python package (PyPI, in /opt/numaprobe-fleet-py). Needs root to
 # install; fails, saying what is missing, otherwise. Installing the
 # packages starts no daemon here (no systemd in CI containers; where there
 # is one, the packages' services are stopped again so the suite's own,
@@ -36,7 +37,16 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
         --no-install-recommends "${need[@]}" >/dev/null
 fi
+# DuckDB (its Python package, from PyPI, in a virtual environment of its
+# own) reads `export --format parquet` in the fleet suite.
+py=${NUMAPROBE_DUCKDB_PYTHON:-/opt/numaprobe-fleet-py/bin/python3}
+if ! "$py" -c 'import duckdb' 2>/dev/null; then
+    [ "$(id -u)" = 0 ] || [ -n "${NUMAPROBE_DUCKDB_PYTHON:-}" ] || { echo "fleet-setup: need root to install DuckDB in /opt/numaprobe-fleet-py" >&2; exit 1; }
+    python3 -m venv "$(dirname "$(dirname "$py")")"
+    "$py" -m pip install -q --disable-pip-version-check duckdb==1.5.6
+fi
+"$py" -c 'import duckdb' || { echo "fleet-setup: DuckDB's Python package is still missing ($py)" >&2; exit 1; }
 for p in ansible-playbook ssh strip systemd-analyze slurmctld slurmd sbatch munged promtool prometheus-node-exporter unshare ip; do
     command -v "$p" >/dev/null || { echo "fleet-setup: $p is still missing" >&2; exit 1; }
 done
-echo "fleet-setup: ansible-core, Slurm, munge, promtool and node_exporter are installed"
+echo "fleet-setup: ansible-core, Slurm, munge, promtool, node_exporter and DuckDB are installed"

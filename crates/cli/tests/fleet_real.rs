@@ -890,6 +890,172 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
     }
 }
 
+/// Five hosts made from the synthetic fixture's run, imported into
+/// `d/fleet.db` (runs 1 to 5): `h0` to `h4`, each its own machine, `h4` at
+/// 80 % of the others' bandwidth.
+fn five_hosts(d: &Path) -> PathBuf {
+    let fixture = repo().join("crates/report/tests/fixtures/synthetic-export.json");
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let db = d.join("fleet.db");
+    for (i, scale) in [1.0, 1.01, 0.99, 1.005, 0.8].iter().enumerate() {
+        let mut doc = base.clone();
+        doc["runs"] = Value::Array(vec![doc["runs"][0].clone()]);
+        let run = &mut doc["runs"][0];
+        run["uuid"] = format!("38383838-0000-4000-8000-{i:012}").into();
+        run["machine"]["info"]["hostname"] = format!("h{i}").into();
+        run["machine"]["info"]["machine_id"] = format!("{i:016x}").into();
+        run["machine"]["fingerprint"] = format!("{:016x}", 0x3838_0000 + i).into();
+        for r in run["results"].as_array_mut().unwrap() {
+            for (k, v) in r["payload"].as_object_mut().unwrap() {
+                if k.ends_with("_gbs") {
+                    if let Some(x) = v.as_f64() {
+                        *v = (x * scale).into();
+                    }
+                }
+            }
+        }
+        let f = d.join(format!("h{i}.json"));
+        std::fs::write(&f, doc.to_string()).unwrap();
+        run_ok(np(&db).args(["--quiet", "import"]).arg(&f));
+    }
+    db
+}
+
+/// The columns of the Parquet figures table, as docs/fleet.md lists them.
+const FIGURE_COLUMNS: [&str; 16] = [
+    "machine_id",
+    "host",
+    "run_uuid",
+    "started",
+    "label",
+    "config_hash",
+    "kind",
+    "metric_id",
+    "relation",
+    "scope",
+    "cpu_node",
+    "mem_node",
+    "value",
+    "unit",
+    "higher_is_better",
+    "stable",
+];
+
+/// `export --format parquet` of the fleet's runs: the figures file and the
+/// runs file beside it, read by an independent reader
+/// (scripts/parquet-footer.py: the Thrift footer parsed with Python's
+/// standard library): the magic, the documented columns, the row counts
+/// `--json` reports, each run's figures adding up; without -o it is
+/// refused (exit 2). DuckDB reads the same files in the fleet suite
+/// (fleet_real, `duckdb_reads_the_parquet_export`).
+#[test]
+fn parquet_export_has_the_documented_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = five_hosts(dir.path());
+    let out = dir.path().join("fleet.parquet");
+    let said = json_of(
+        np(&db)
+            .args(["--json", "export", "--format", "parquet", "1", "2", "3", "4", "5", "-o"])
+            .arg(&out),
+    );
+    let footer = |p: &Path| -> Value {
+        json_of(Command::new("python3").arg(repo().join("scripts/parquet-footer.py")).arg(p))
+    };
+    let figures = footer(&out);
+    let columns: Vec<&str> =
+        figures["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(columns, FIGURE_COLUMNS);
+    let rows = figures["num_rows"].as_u64().unwrap();
+    assert_eq!(Some(rows), said["figures"]["rows"].as_u64(), "{said}");
+    let groups: u64 =
+        figures["row_groups"].as_array().unwrap().iter().map(|g| g.as_u64().unwrap()).sum();
+    assert_eq!(groups, rows);
+    assert!(figures["created_by"].as_str().unwrap().starts_with("numaprobe "), "{figures}");
+    let runs = footer(&dir.path().join("fleet.runs.parquet"));
+    assert_eq!(runs["num_rows"], 5, "{runs}");
+    assert_eq!(said["runs"]["rows"], 5);
+    assert_eq!(runs["columns"][0], "run_uuid");
+    // Each run: its catalogue metrics and its results (the fixture's run
+    // holds 66 bandwidth and latency results, and more metrics).
+    assert!(rows > 5 * 66, "{rows}");
+    let o = np(&db).args(["export", "--format", "parquet", "1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("-o FILE.parquet"));
+}
+
+/// The Python with DuckDB that scripts/fleet-setup.sh installs.
+fn duckdb_python() -> PathBuf {
+    std::env::var_os("NUMAPROBE_DUCKDB_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/numaprobe-fleet-py/bin/python3"))
+}
+
+/// Issue 38: DuckDB (its Python package) reads `export --format parquet`
+/// of a fleet: row counts, a value against `fleet --json`'s, the join of
+/// the figures and the runs, and docs/fleet.md's slow-host query finds the
+/// slow host, and only it. Five hosts from the synthetic fixture's run,
+/// `h4` at 80 % of the others' bandwidth.
+#[test]
+fn duckdb_reads_the_parquet_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = five_hosts(d);
+    let out = d.join("fleet.parquet");
+    let said = json_of(
+        np(&db)
+            .args(["--json", "export", "--format", "parquet", "1", "2", "3", "4", "5", "-o"])
+            .arg(&out),
+    );
+    let fleet = json_of(np(&db).args(["--json", "fleet"]));
+    let h4 =
+        fleet["groups"][0]["hosts"].as_array().unwrap().iter().find(|h| h["host"] == "h4").unwrap();
+    let local = h4["metrics"]["local_bw_gbs"]["value"].as_f64().unwrap();
+    let docs = std::fs::read_to_string(repo().join("docs/fleet.md")).unwrap();
+    let query = docs
+        .split("```sql\n")
+        .nth(1)
+        .and_then(|q| q.split("```").next())
+        .expect("docs/fleet.md has the slow-host query")
+        .replace("'fleet.parquet'", &format!("'{}'", out.display()))
+        .replace("'fleet.runs.parquet'", &format!("'{}'", d.join("fleet.runs.parquet").display()));
+    let script = format!(
+        r#"import duckdb, json
+c = duckdb.connect()
+f, r = {f:?}, {r:?}
+out = {{
+  "rows": c.execute(f"select count(*) from '{{f}}'").fetchone()[0],
+  "runs": c.execute(f"select count(*) from '{{r}}'").fetchone()[0],
+  "metrics": c.execute(f"select count(*) from '{{f}}' where kind = 'metric'").fetchone()[0],
+  "h4_local": c.execute(f"select value from '{{f}}' where host = 'h4' and metric_id = 'local_bw_gbs'").fetchone()[0],
+  "joined": c.execute(f"select count(*) from '{{f}}' f join '{{r}}' r using (run_uuid)").fetchone()[0],
+  "unstable_or_null": c.execute(f"select count(*) from '{{f}}' where kind = 'result' and stable is null").fetchone()[0],
+  "slow": [list(map(str, row)) for row in c.execute({query:?}).fetchall()],
+}}
+print(json.dumps(out))
+"#,
+        f = out.display().to_string(),
+        r = d.join("fleet.runs.parquet").display().to_string(),
+    );
+    let got = {
+        let o = Command::new(duckdb_python())
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .expect("the Python of scripts/fleet-setup.sh, with DuckDB");
+        assert!(o.status.success(), "{}\n{script}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    assert_eq!(got["rows"], said["figures"]["rows"], "{got}");
+    assert_eq!(got["runs"], 5);
+    assert_eq!(got["joined"], got["rows"], "every figure has its run");
+    assert_eq!(got["unstable_or_null"], 0, "every result says whether it was stable");
+    assert!(got["metrics"].as_u64().unwrap() >= 5 * 7, "{got}");
+    assert!((got["h4_local"].as_f64().unwrap() - local).abs() < 1e-9, "{got} vs {local}");
+    let slow = got["slow"].as_array().unwrap();
+    assert_eq!(slow.len(), 1, "{got}");
+    assert_eq!(slow[0][0], "h4", "{got}");
+}
+
 /// deploy/systemd as systemd reads it: `systemd-analyze verify` accepts the
 /// service and the timer without a remark (the service's binary pointed at
 /// this build, since /usr/bin/numaprobe exists only once a package put it

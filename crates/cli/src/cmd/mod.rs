@@ -7,6 +7,8 @@ pub mod compare;
 pub mod exec;
 pub mod fleet;
 pub mod lat;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod place;
 pub mod run;
 pub mod scan;

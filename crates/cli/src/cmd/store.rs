@@ -35,6 +35,10 @@ pub enum ExportFormat {
     /// OpenMetrics / Prometheus text: every result, the headline metrics,
     /// the run's timestamp and an info metric (docs/fleet.md).
     Openmetrics,
+    /// Parquet tables for DuckDB, Spark, Trino, BigQuery: FILE (one row per
+    /// figure) and FILE's `NAME.runs.parquet` (one row per run); needs -o
+    /// FILE (docs/fleet.md).
+    Parquet,
 }
 
 #[derive(Debug, clap::Args)]
@@ -298,6 +302,10 @@ pub(crate) fn write_out(
 }
 
 pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
+    if a.format == ExportFormat::Parquet && a.output.as_deref().is_none_or(|p| p == Path::new("-"))
+    {
+        usage!("--format parquet writes two files: give the figures' file with -o FILE.parquet (the runs go beside it, FILE.runs.parquet)");
+    }
     let db = open_existing(g)?;
     let mut ids = Vec::new();
     for r in &a.runs {
@@ -327,6 +335,30 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
                 }
             }
             report::openmetrics::render(&runs).into_bytes()
+        }
+        #[cfg(not(feature = "parquet"))]
+        ExportFormat::Parquet => {
+            usage!("this numaprobe was built without Parquet: build it with `--features parquet` (the release builds have it; docs/fleet.md)")
+        }
+        #[cfg(feature = "parquet")]
+        ExportFormat::Parquet => {
+            let path = a.output.as_deref().unwrap_or(Path::new("-"));
+            let (figures, runs) = crate::cmd::parquet::export(&db, &ids, path)?;
+            let runs_path = crate::cmd::parquet::runs_path(path);
+            if g.json {
+                let v = serde_json::json!({
+                    "figures": {"path": path, "rows": figures},
+                    "runs": {"path": runs_path, "rows": runs},
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if !g.quiet {
+                eprintln!(
+                    "numaprobe: wrote {figures} figure(s) to {} and {runs} run(s) to {}",
+                    path.display(),
+                    runs_path.display()
+                );
+            }
+            return Ok(());
         }
     };
     write_out(a.output.as_deref(), &bytes, g, "the export")
