@@ -290,7 +290,7 @@ fn ansible_per_group_binaries_new_content_clones_and_own_names() {
     assert_eq!(clone["machine_id"].as_str(), Some(clone2.as_str()), "{clone}");
     let tsv = std::fs::read_to_string(ctl.join("unmeasured.tsv")).unwrap();
     assert!(
-        tsv.contains(&format!("clone\tnumaprobe run exit status 2"))
+        tsv.contains("clone\tnumaprobe run exit status 2")
             && tsv.contains(&format!("\t{clone1}\n")),
         "{tsv}"
     );

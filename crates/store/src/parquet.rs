@@ -341,7 +341,7 @@ mod tests {
 
     fn key(n: usize) -> RunKey {
         RunKey {
-            machine_id: (n % 2 == 0).then(|| format!("{n:016x}")),
+            machine_id: n.is_multiple_of(2).then(|| format!("{n:016x}")),
             host: format!("host-{n}"),
             run_uuid: format!("uuid-{n}"),
             started_ms: Some(1_793_617_200_000 + n as i64),
@@ -389,7 +389,7 @@ mod tests {
             assert_eq!(f[1].1, &Field::Str(format!("host-{n}")));
             assert_eq!(
                 f[0].1,
-                &if n % 2 == 0 { Field::Str(format!("{n:016x}")) } else { Field::Null }
+                &if n.is_multiple_of(2) { Field::Str(format!("{n:016x}")) } else { Field::Null }
             );
             assert_eq!(f[12].1, &Field::Double(n as f64 + i as f64 / 10.0));
             assert_eq!(f[3].1, &Field::TimestampMillis(1_793_617_200_000 + n as i64));
