@@ -17,7 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=
-if [ "${1:-}" = "--base" ]; then base=$(realpath "$2"); shift 2; fi
+base_given=
+if [ "${1:-}" = "--base" ]; then base=$(realpath "$2"); base_given=$base; shift 2; fi
 n=${1:-1000}
 bin=${NUMAPROBE_BIN:-target/release/numaprobe}
 if [ ! -x "$bin" ]; then
@@ -72,8 +73,8 @@ cpu() { python3 -c "import sys; print(f'{float(sys.argv[1]) + float(sys.argv[2])
 outliers=$(python3 -c "import json,sys; f=json.load(open(sys.argv[1])); print(','.join(h['host'] for g in f['groups'] for h in g['hosts'] if h['outlier']) or '-')" "$work/fleet.out")
 drifted=$(python3 -c "import json,sys; f=json.load(open(sys.argv[1])); print(','.join(h['host']+':'+'/'.join(h['drift']) for g in f['groups'] for h in g['hosts'] if h['drift']) or '-')" "$work/fleet.out")
 hosts=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['hosts'])" "$work/fleet.out")
-printf 'bench-fleet: %d hosts from a real export (%d results, %.0f KiB each; %.1f MiB in all), %s in the fleet\n' \
-    "$n" "$results" "$(python3 -c "print($bytes / $n / 1024)")" "$(python3 -c "print($bytes / 1048576)")" "$hosts"
+printf 'bench-fleet: %d hosts from %s (%d results, %.0f KiB each; %.1f MiB in all), %s in the fleet\n' \
+    "$n" "${base_given:-a real export of this machine}" "$results" "$(python3 -c "print($bytes / $n / 1024)")" "$(python3 -c "print($bytes / 1048576)")" "$hosts"
 printf '  load average before: %s, after: %s (2 CPUs)\n' "$load_before" "$load_after"
 printf '  step                 wall      CPU (user+sys)  peak RSS\n'
 printf '  import               %7.2f s  %7s s       %5s MiB\n' "$(s import)" "$(cpu import)" "$(mib import)"
