@@ -5,7 +5,8 @@
 # (scripts/fleet-synth.py: default 1000, one host at 85% bandwidth, one with
 # THP drifted), then times `import` of all of them into a fresh database and
 # the fleet analysis over it (`fleet --json`, and the gather steps' one pass
-# writing HTML, Markdown, JSON and text), with each step's peak memory and
+# writing HTML, Markdown, JSON and text) and `export --format parquet` of
+# every run, with each step's peak memory and
 # the machine's load average. Never asserts: it prints figures.
 #
 #   scripts/bench-fleet.sh [--base EXPORT.json] [N]
@@ -16,7 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=
-if [ "${1:-}" = "--base" ]; then base=$(realpath "$2"); shift 2; fi
+base_given=
+if [ "${1:-}" = "--base" ]; then base=$(realpath "$2"); base_given=$base; shift 2; fi
 n=${1:-1000}
 bin=${NUMAPROBE_BIN:-target/release/numaprobe}
 if [ ! -x "$bin" ]; then
@@ -59,6 +61,10 @@ measure import bash -c 'xargs -d "\n" -n 1000 "$0" --db "$1" --quiet import <"$2
 measure fleet "$bin" --db "$work/fleet.db" --json fleet
 measure gather "$bin" --db "$work/fleet.db" --quiet fleet -o "$work/fleet.html" -o "$work/fleet.md" \
     -o "$work/fleet.json" -o "$work/fleet.txt"
+# Every run of the round as Parquet (scripts/fleet-synth.py labels them
+# `fleet`).
+measure parquet "$bin" --db "$work/fleet.db" --quiet export --format parquet label:fleet \
+    -o "$work/fleet.parquet"
 load_after=$(load)
 s() { cat "$work/$1.s"; }
 mib() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 1024:.0f}')" "$(cut -d' ' -f1 "$work/$1.mem")"; }
@@ -67,14 +73,16 @@ cpu() { python3 -c "import sys; print(f'{float(sys.argv[1]) + float(sys.argv[2])
 outliers=$(python3 -c "import json,sys; f=json.load(open(sys.argv[1])); print(','.join(h['host'] for g in f['groups'] for h in g['hosts'] if h['outlier']) or '-')" "$work/fleet.out")
 drifted=$(python3 -c "import json,sys; f=json.load(open(sys.argv[1])); print(','.join(h['host']+':'+'/'.join(h['drift']) for g in f['groups'] for h in g['hosts'] if h['drift']) or '-')" "$work/fleet.out")
 hosts=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['hosts'])" "$work/fleet.out")
-printf 'bench-fleet: %d hosts from a real export (%d results, %.0f KiB each; %.1f MiB in all), %s in the fleet\n' \
-    "$n" "$results" "$(python3 -c "print($bytes / $n / 1024)")" "$(python3 -c "print($bytes / 1048576)")" "$hosts"
+printf 'bench-fleet: %d hosts from %s (%d results, %.0f KiB each; %.1f MiB in all), %s in the fleet\n' \
+    "$n" "${base_given:-a real export of this machine}" "$results" "$(python3 -c "print($bytes / $n / 1024)")" "$(python3 -c "print($bytes / 1048576)")" "$hosts"
 printf '  load average before: %s, after: %s (2 CPUs)\n' "$load_before" "$load_after"
 printf '  step                 wall      CPU (user+sys)  peak RSS\n'
 printf '  import               %7.2f s  %7s s       %5s MiB\n' "$(s import)" "$(cpu import)" "$(mib import)"
 printf '  fleet --json         %7.2f s  %7s s       %5s MiB\n' "$(s fleet)" "$(cpu fleet)" "$(mib fleet)"
 printf '  fleet, 4 formats     %7.2f s  %7s s       %5s MiB (%d KiB of HTML)\n' "$(s gather)" "$(cpu gather)" "$(mib gather)" \
     "$(( $(stat -c %s "$work/fleet.html") / 1024 ))"
+printf '  export --format parquet %5.2f s  %7s s       %5s MiB (%d KiB + %d KiB)\n' "$(s parquet)" "$(cpu parquet)" "$(mib parquet)" \
+    "$(( $(stat -c %s "$work/fleet.parquet") / 1024 ))" "$(( $(stat -c %s "$work/fleet.runs.parquet") / 1024 ))"
 printf '  import + fleet --json: %.2f s wall, %.2f s CPU\n' "$(python3 -c "print($(s import) + $(s fleet))")" \
     "$(python3 -c "print($(cpu import) + $(cpu fleet))")"
 printf '  outliers: %s; drift: %s\n' "$outliers" "$drifted"

@@ -10,6 +10,8 @@
 #       one single-node job per node of NODELIST (node[01-16]), each
 #       measuring its node when that node comes free
 #
+# Job arrays (--array) are refused (exit 2): every node is measured once per
+# round, by one job over the nodes or by one job per node.
 # --wait: wait for the gather job and exit with its status (0: every node
 # measured with a complete run; 1: a node failed, timed out or never ran,
 # named on stderr and in the report). Without it, prints the job ids.
@@ -29,6 +31,25 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
 done
+# Job arrays are refused: each array task is its own job (its own job id,
+# status folder and default label) that Slurm may start on a node another
+# task is measuring, and a round already covers every node once (one job
+# over N nodes, or --per-node).
+for a in "$@"; do
+    case "$a" in
+        --array|--array=*|-a|-a?*)
+            echo "submit: job arrays are not supported ($a): a round measures every node once;" \
+                "ask for the nodes with --nodes=N (one job) or --per-node NODELIST (one job per node)" >&2
+            exit 2 ;;
+    esac
+done
+# The shared folder holds this round's files only (exports/, status/,
+# logs/, fleet.db, the report): never the binary's own folder.
+if [ -n "${NUMAPROBE_BIN:-}" ] && [ -e "$NUMAPROBE_BIN" ] &&
+    [ "$(realpath -m "$(dirname "$NUMAPROBE_BIN")")" = "$(realpath -m "$NUMAPROBE_SHARED")" ]; then
+    echo "submit: NUMAPROBE_SHARED ($NUMAPROBE_SHARED) is the folder of NUMAPROBE_BIN: give the round a folder of its own" >&2
+    exit 2
+fi
 mkdir -p "$NUMAPROBE_SHARED/logs"
 log="$NUMAPROBE_SHARED/logs/%x-%j.out"
 jobs=()

@@ -23,8 +23,8 @@ use crate::metrics::{feeds_headline, metrics, MetricKey};
 
 mod roster;
 pub use roster::{
-    fmt_age, host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, PassedOver, RunRef,
-    UnmeasuredInput, DEFAULT_MAX_AGE_S,
+    fmt_age, fmt_when, host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, PassedOver,
+    RunRef, UnmeasuredInput, DEFAULT_MAX_AGE_S,
 };
 
 /// What hosts are compared with: their model, and optionally the same
@@ -90,10 +90,16 @@ pub struct Fleet {
     pub now: String,
     /// Hosts in the groups.
     pub hosts: usize,
-    /// Hosts in the groups neither stale nor flagged.
+    /// Hosts in the groups fresh, compared with peers and not flagged.
     pub healthy: usize,
     /// Hosts in the groups whose run is older than `max_age_s`.
     pub stale: usize,
+    /// Hosts in the groups whose run started after `now` (a clock ahead):
+    /// suspect, never healthy.
+    pub future: usize,
+    /// Hosts in groups with fewer than 3 hosts: not judged (no peers),
+    /// never healthy.
+    pub no_peers: usize,
     pub groups: Vec<Group>,
     /// Duplicate host names, renamed machines.
     pub warnings: Vec<String>,
@@ -173,7 +179,11 @@ pub struct Host {
     pub age_s: Option<f64>,
     /// Older than the fleet's maximum age: never healthy.
     pub stale: bool,
-    /// Neither stale nor flagged.
+    /// Started after the fleet's `now` (a clock ahead): suspect, never
+    /// healthy.
+    pub future: bool,
+    /// Fresh, compared with peers (a group of 3 hosts or more) and not
+    /// flagged.
     pub healthy: bool,
     /// Any flag raised.
     pub outlier: bool,
@@ -440,6 +450,8 @@ pub fn build_fresh(
     let all = || groups.iter().flat_map(|g| &g.hosts);
     let healthy = all().filter(|h| h.healthy).count();
     let stale = all().filter(|h| h.stale).count();
+    let future = all().filter(|h| h.future).count();
+    let no_peers = groups.iter().filter(|g| g.peers_missing).map(|g| g.hosts.len()).sum();
     let secs = fresh.now_ms.div_euclid(1000);
     Fleet {
         group_by,
@@ -451,6 +463,8 @@ pub fn build_fresh(
         hosts,
         healthy,
         stale,
+        future,
+        no_peers,
         groups,
         warnings: r.warnings,
         incomplete: r.incomplete,
@@ -559,7 +573,8 @@ fn group(
                 started: r.started.clone(),
                 age_s: m.age_s,
                 stale: m.stale,
-                healthy: !m.stale && flags.is_empty(),
+                future: m.future,
+                healthy: !m.stale && !m.future && !peers_missing && flags.is_empty(),
                 outlier: !flags.is_empty(),
                 flags,
                 drift,
@@ -740,6 +755,44 @@ mod tests {
         }
     }
 
+    /// A host with no peers (alone in its model, or one of two) is not
+    /// judged: never healthy, counted as without peers.
+    #[test]
+    fn a_lone_host_is_without_peers_never_healthy() {
+        let f = build_at(&[host(1, "alone", 1.0, 1.0)], &[]);
+        assert_eq!((f.hosts, f.healthy, f.no_peers), (1, 0, 1), "{f:?}");
+        assert!(!f.groups[0].hosts[0].healthy);
+        let f = build_at(&fleet_of_five(), &[]);
+        assert_eq!((f.healthy, f.no_peers), (4, 0), "n4 is the outlier");
+    }
+
+    /// A run that started after the report's time (a clock ahead) is
+    /// suspect: marked, warned about, never healthy, whatever --max-age.
+    #[test]
+    fn a_run_from_the_future_is_never_healthy() {
+        let mut v = fleet_of_five();
+        for r in &mut v {
+            r.summary.started = "2026-11-09T09:00:00Z".into();
+        }
+        v[0].summary.started = "2026-11-09T13:00:00Z".into();
+        let mut fr = fresh(&[]);
+        fr.max_age_s = 1;
+        let runs: Vec<HostRun> = v.iter().map(HostRun::of).collect();
+        let f = build_fresh(&runs, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, &fr);
+        let n1 = f.groups[0].hosts.iter().find(|h| h.host == "n1").unwrap();
+        assert_eq!((n1.future, n1.healthy, n1.age_s), (true, false, Some(-7200.0)), "{n1:?}");
+        assert_eq!((f.future, f.healthy), (1, 0), "the others are stale at --max-age 1s");
+        let f = build_at(&v, &[]);
+        assert_eq!((f.future, f.healthy), (1, 3), "n1 from the future, n4 an outlier");
+        assert!(
+            f.warnings.iter().any(|w| w.contains("n1: run 1 started 2.0 h after")),
+            "{:?}",
+            f.warnings
+        );
+        assert_eq!(fmt_when(Some(-7200.0)), "2.0 h in the future");
+        assert_eq!(fmt_when(Some(7200.0)), "2.0 h ago");
+    }
+
     #[test]
     fn latest_complete_run_per_host_and_labels() {
         let mut v = fleet_of_five();
@@ -887,7 +940,8 @@ mod tests {
         let v = fleet_of_five();
         let u = parse_unmeasured(
             "# from the gather step\nn5\ttimed out after 8 s: waiting for the lock\n\nnever-seen\tunreachable: ssh: connect refused\n",
-        );
+        )
+        .unwrap();
         assert_eq!(u.len(), 2);
         let f = build_at(&v, &u);
         assert_eq!(f.hosts, 4);
@@ -904,7 +958,49 @@ mod tests {
                 ("never-seen", "unreachable: ssh: connect refused", None),
             ]
         );
-        assert_eq!(parse_unmeasured("lonely")[0].error, "not measured");
+        assert_eq!(parse_unmeasured("lonely\t").unwrap()[0].error, "not measured");
+    }
+
+    /// Every line is HOST<TAB>ERROR[<TAB>MACHINE_ID]: a line without a tab
+    /// is an error naming its line, not a host named by its first word.
+    #[test]
+    fn unmeasured_lines_need_a_tab() {
+        let e = parse_unmeasured("# c\nn5 timed out after 8 s\n").unwrap_err();
+        assert!(e.starts_with("line 2: expected HOST<TAB>ERROR") && e.contains("no tab"), "{e}");
+        assert!(parse_unmeasured("\tno host\n").unwrap_err().contains("no host name"));
+        assert!(parse_unmeasured("a\tb\tc\td\n").unwrap_err().contains("more than 3"));
+        let u = parse_unmeasured("clone\trun exit status 2\taaaa000000000001\r\n").unwrap();
+        assert_eq!(u[0].machine_id.as_deref(), Some("aaaa000000000001"));
+        assert_eq!(u[0].error, "run exit status 2");
+    }
+
+    /// Two machines named `clone`, one of them not measured: the entry
+    /// with its machine id takes out that machine alone, the other clone
+    /// stays compared (and its group keeps its peers). Without an id, a
+    /// name two machines share takes out neither, with a warning.
+    #[test]
+    fn an_unmeasured_clone_leaves_the_other_clone_compared() {
+        let mut v = fleet_of_five();
+        v.push(with_id(host(6, "clone", 1.0, 1.0), "aaaa000000000001"));
+        v.push(with_id(host(7, "clone", 1.0, 1.0), "bbbb000000000002"));
+        let u = parse_unmeasured("clone\trun exit status 2\taaaa000000000001\n").unwrap();
+        let f = build_at(&v, &u);
+        let clones: Vec<&Host> = f.groups[0].hosts.iter().filter(|h| h.host == "clone").collect();
+        assert_eq!(clones.len(), 1, "{f:?}");
+        assert_eq!(clones[0].machine_id.as_deref(), Some("bbbb000000000002"));
+        assert_eq!(f.unmeasured.len(), 1);
+        assert_eq!(f.unmeasured[0].machine_id.as_deref(), Some("aaaa000000000001"));
+        assert_eq!(f.unmeasured[0].last_run.as_ref().map(|r| r.run), Some(6));
+        // The failing clone never measured before: the other one stays.
+        let f = build_at(&v[..5].iter().cloned().chain([v[6].clone()]).collect::<Vec<_>>(), &u);
+        assert_eq!(f.hosts, 6, "{f:?}");
+        assert!(f.unmeasured[0].last_run.is_none());
+        // No machine id: which clone failed is not known.
+        let u = parse_unmeasured("clone\tunreachable\n").unwrap();
+        let f = build_at(&v, &u);
+        assert_eq!(f.hosts, 7);
+        assert!(f.warnings.iter().any(|w| w.contains("2 machines here are named clone")));
+        assert_eq!(f.unmeasured.len(), 1);
     }
 
     /// The fixture's run as host `name` holding its `exec` results only.

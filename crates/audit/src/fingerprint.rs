@@ -39,7 +39,9 @@ fn reading<T: Clone>(r: &Read<T>) -> Reading<T> {
 /// own names.
 pub const HOSTNAME_ENV: &str = "NUMAPROBE_HOSTNAME";
 
-fn hostname(root: &SysRoot) -> Option<String> {
+/// The host name a run records: `NUMAPROBE_HOSTNAME` on the live machine,
+/// else the kernel's.
+pub fn hostname(root: &SysRoot) -> Option<String> {
     if root.is_live() {
         if let Some(h) = std::env::var(HOSTNAME_ENV).ok().map(|h| h.trim().to_string()) {
             if !h.is_empty() {

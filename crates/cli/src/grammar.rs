@@ -263,6 +263,9 @@ pub fn max_age(s: &str) -> Result<Duration, String> {
         Some((i, 'm')) => (&t[..i], 60.0),
         Some((i, 'h')) => (&t[..i], 3600.0),
         Some((i, 'd')) => (&t[..i], 86_400.0),
+        Some((_, c)) if c.is_ascii_alphabetic() => {
+            return Err(format!("'{t}' has an unknown unit '{c}'; {}", range()))
+        }
         _ => return Err(format!("'{t}' has no unit; {}", range())),
     };
     let v = plain_number(num).ok_or_else(|| format!("'{t}' is not a duration; {}", range()))?;

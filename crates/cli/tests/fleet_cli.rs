@@ -456,6 +456,71 @@ fn an_exec_run_does_not_hide_the_last_measurement() {
     }
 }
 
+/// Issue 35: the OpenMetrics export of a run without figures (an exec
+/// run) warns that only its run_info is written and names the latest run
+/// of the same machine that has figures.
+#[test]
+fn openmetrics_of_a_run_without_figures_points_to_one_with_them() {
+    let (dir, db) = fleet();
+    let f = exec_export(dir.path(), 30, "slow-3", "2026-11-03T00:00:00.000Z", "complete");
+    np(&db).arg("import").arg(&f).assert().success();
+    let list: Value =
+        serde_json::from_slice(&np(&db).args(["list", "--json"]).output().unwrap().stdout).unwrap();
+    let id_of = |uuid_end: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["uuid"].as_str().unwrap().ends_with(uuid_end))
+            .map(|r| r["id"].as_i64().unwrap())
+            .unwrap()
+    };
+    let (exec, measured) = (id_of("000000000030"), id_of("000000000003"));
+    let out =
+        np(&db).args(["export", "--format", "openmetrics"]).arg(exec.to_string()).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("warning: run {exec} ("))
+            && err.contains("holds no bandwidth or latency figure"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("the latest run of this machine with figures is {measured} (`numaprobe export --format openmetrics {measured}`)")),
+        "{err}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| !l.starts_with('#')).count(),
+        2,
+        "run_info and its time: {text}"
+    );
+    // A run with figures: no warning.
+    let out = np(&db)
+        .args(["export", "--format", "openmetrics"])
+        .arg(measured.to_string())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+}
+
+/// Issue 38 (minor): an `--unmeasured` line without its tab and a
+/// `--max-age` with an unknown unit are refused (exit 2), each named.
+#[test]
+fn unmeasured_lines_need_their_tab_and_units_are_named() {
+    let (dir, db) = fleet();
+    let tsv = dir.path().join("un.tsv");
+    std::fs::write(&tsv, "# hosts\nnode-1 timed out after 600 s\n").unwrap();
+    np(&db)
+        .args(["fleet", "--unmeasured"])
+        .arg(&tsv)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 2: expected HOST<TAB>ERROR"));
+    np(&db).args(["fleet", "--max-age", "2w"]).assert().code(2).stderr(
+        predicate::str::contains("unknown unit 'w'").and(predicate::str::contains("no unit").not()),
+    );
+}
+
 /// JSON text with `// comments` (outside strings) removed.
 fn strip_comments(text: &str) -> String {
     let mut out = String::new();

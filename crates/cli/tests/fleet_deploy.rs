@@ -29,6 +29,13 @@ fn exported() -> (BTreeSet<String>, BTreeSet<String>) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let fixture = repo().join("crates/report/tests/fixtures/synthetic-export.json");
+    // As runs record them now: with the machine's identity.
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    for run in doc["runs"].as_array_mut().unwrap() {
+        run["machine"]["info"]["machine_id"] = "3f9c0a1e5b7d2c44".into();
+    }
+    let fixture = dir.path().join("export.json");
+    std::fs::write(&fixture, doc.to_string()).unwrap();
     np(&db).arg("import").arg(&fixture).assert().success();
     let out = np(&db).args(["export", "--format", "openmetrics", "latest"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -184,6 +184,138 @@ fn ansible_round_survives_failed_unreachable_and_timed_out_hosts() {
     assert!(text.contains("MB, without debug information)"), "{text}");
 }
 
+/// A copy of `src` at `dst` with a section of its own, `.note.NAME`, so
+/// that two binaries (and their stripped copies) are told apart by their
+/// sections; binutils' objcopy, beside the strip the role runs.
+fn marked_copy(src: &Path, dst: &Path, name: &str) {
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    let note = dst.with_extension("note");
+    std::fs::write(&note, name).unwrap();
+    run_ok(
+        Command::new("objcopy")
+            .arg("--add-section")
+            .arg(format!(".note.{name}={}", note.display()))
+            .arg(src)
+            .arg(dst),
+    );
+}
+
+/// The `.note.np38*` sections of a shipped binary.
+fn marks(path: &Path) -> Vec<String> {
+    elf_sections(&std::fs::read(path).unwrap())
+        .into_iter()
+        .filter(|s| s.starts_with(".note.np38"))
+        .collect()
+}
+
+/// What `numaprobe fleet --this-host` says with `env`: (host, machine id).
+fn this_host(env: &[(&str, &str)]) -> (String, String) {
+    let mut c = Command::new(bin());
+    c.args(["--json", "fleet", "--this-host"]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let v = json_of(&mut c);
+    (v["host"].as_str().unwrap().to_string(), v["machine_id"].as_str().unwrap().to_string())
+}
+
+/// Issue 38, defects A to D, with the real ansible-playbook:
+/// A: two groups with their own `numaprobe_binary` each get their own;
+/// B: a binary given again with new content but an older time stamp (a
+/// release tarball) is stripped and shipped anew, not the cached copy;
+/// C: of two clones (one host name), the one whose run fails is listed
+/// alone, with its machine id, and the other stays compared, so the group
+/// keeps its peers; D: a host recorded under its own name
+/// (`numaprobe_hostname=''`) whose run fails is listed under that name and
+/// its earlier run is no longer compared.
+#[test]
+fn ansible_per_group_binaries_new_content_clones_and_own_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (bin_a, bin_b) = (d.join("bin-a/numaprobe"), d.join("bin-b/numaprobe"));
+    marked_copy(&bin(), &bin_a, "np38a");
+    marked_copy(&bin(), &bin_b, "np38b");
+    let fails = "numaprobe_extra_args='[\"--only\", \"no-such-step\"]'";
+    let inventory = |own_fails: bool| {
+        let mut inv = String::from("[ga]\n");
+        inv.push_str(&host_line(d, "np-a", ""));
+        inv.push_str(&host_line(d, "clone-1", &format!("numaprobe_hostname=clone {fails}")));
+        inv.push_str("[gb]\n");
+        inv.push_str(&host_line(d, "np-b", ""));
+        inv.push_str(&host_line(d, "clone-2", "numaprobe_hostname=clone"));
+        let own = if own_fails { fails } else { "" };
+        inv.push_str(&host_line(d, "np-own", &format!("numaprobe_hostname='' {own}")));
+        inv.push_str(&format!("[ga:vars]\nnumaprobe_binary={}\n", bin_a.display()));
+        inv.push_str(&format!("[gb:vars]\nnumaprobe_binary={}\n", bin_b.display()));
+        inv.push_str("[fleet:children]\nga\ngb\n");
+        inv.push_str(INVENTORY_VARS);
+        inv.push_str(&format!("numaprobe_lock={}\n", d.join("measure.lock").display()));
+        inv.push_str(&format!("numaprobe_controller_binary={}\n", bin().display()));
+        inv
+    };
+    // No `-e numaprobe_binary`: extra variables would override the groups'.
+    let (code, text) = ansible::playbook(&repo(), d, &inventory(false), &[]);
+    assert_eq!(code, Some(2), "clone-1 fails: {text}");
+    // A: each host got its group's binary.
+    assert_eq!(marks(&d.join("np-a/numaprobe")), [".note.np38a"], "{text}");
+    for h in ["np-b", "clone-2", "np-own"] {
+        assert_eq!(marks(&d.join(h).join("numaprobe")), [".note.np38b"], "{h}: {text}");
+    }
+    let ctl = d.join("controller");
+    let fleet = fleet_json(&ctl);
+    let kernel_name =
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    // C: clone-2 compared, clone-1 listed with its own machine id.
+    let mut expected = vec!["clone".to_string(), kernel_name.clone(), "np-a".into(), "np-b".into()];
+    expected.sort();
+    let hosts: Vec<String> = compared(&fleet).into_iter().map(|(h, _)| h).collect();
+    assert_eq!(hosts, expected, "{fleet}");
+    assert_eq!(fleet["groups"][0]["peers_missing"], false, "{fleet}");
+    let (_, clone1) =
+        this_host(&[("NUMAPROBE_HOSTNAME", "clone"), ("NUMAPROBE_MACHINE_ID", "clone-1")]);
+    let (_, clone2) =
+        this_host(&[("NUMAPROBE_HOSTNAME", "clone"), ("NUMAPROBE_MACHINE_ID", "clone-2")]);
+    let un = &fleet["unmeasured"];
+    assert_eq!(un.as_array().map(Vec::len), Some(1), "{fleet}");
+    assert_eq!(
+        (un[0]["host"].as_str(), un[0]["machine_id"].as_str()),
+        (Some("clone"), Some(clone1.as_str()))
+    );
+    let clone = fleet["groups"][0]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["host"] == "clone")
+        .unwrap();
+    assert_eq!(clone["machine_id"].as_str(), Some(clone2.as_str()), "{clone}");
+    let tsv = std::fs::read_to_string(ctl.join("unmeasured.tsv")).unwrap();
+    assert!(
+        tsv.contains("clone\tnumaprobe run exit status 2")
+            && tsv.contains(&format!("\t{clone1}\n")),
+        "{tsv}"
+    );
+    // B: the same path, new content, an older time stamp than the cached
+    // stripped copy.
+    let cached: Vec<PathBuf> =
+        std::fs::read_dir(ctl.join("bin")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(cached.len(), 2, "one stripped copy per binary: {cached:?}");
+    marked_copy(&bin(), &bin_b, "np38c");
+    run_ok(Command::new("touch").args(["-d", "2000-01-01"]).arg(&bin_b));
+    // D: np-own, recorded under this machine's name, now fails.
+    let (code, text) =
+        ansible::playbook(&repo(), d, &inventory(true), &["--limit".into(), "np-b,np-own".into()]);
+    assert_eq!(code, Some(2), "np-own fails: {text}");
+    assert_eq!(marks(&d.join("np-b/numaprobe")), [".note.np38c"], "the new content: {text}");
+    let fleet = fleet_json(&ctl);
+    let un = unmeasured(&fleet);
+    assert_eq!(un.len(), 1, "{fleet}");
+    assert_eq!(un[0].0, kernel_name, "under the name its runs have: {fleet}");
+    assert!(un[0].1.contains("numaprobe run exit status 2"), "{un:?}");
+    assert!(fleet["unmeasured"][0]["last_run"].is_object(), "its earlier run named: {fleet}");
+    let hosts: Vec<String> = compared(&fleet).into_iter().map(|(h, _)| h).collect();
+    assert_eq!(hosts, ["clone", "np-a", "np-b"], "its earlier run is not compared: {fleet}");
+}
+
 /// The section names of a 64-bit little-endian ELF file.
 fn elf_sections(elf: &[u8]) -> Vec<String> {
     assert_eq!(&elf[..6], b"\x7fELF\x02\x01", "a 64-bit little-endian ELF file");
@@ -281,7 +413,12 @@ fn slurm_round_as_documented_restricted_and_failed() {
     assert_eq!(run["config"]["cgroup_restriction"], "none", "--exclusive: the whole node");
     assert_eq!(run["topology"]["cgroup"]["restricts"], false);
     let fleet = fleet_json(&shared);
-    assert_eq!((fleet["hosts"].as_u64(), fleet["healthy"].as_u64()), (Some(1), Some(1)), "{fleet}");
+    // One node: measured and fresh, but without peers, so not judged.
+    assert_eq!(
+        (fleet["hosts"].as_u64(), fleet["healthy"].as_u64(), fleet["no_peers"].as_u64()),
+        (Some(1), Some(0), Some(1)),
+        "{fleet}"
+    );
     for f in ["fleet.html", "fleet.md", "fleet.txt"] {
         assert!(shared.join(f).is_file(), "{f}");
     }
@@ -330,6 +467,41 @@ fn slurm_round_as_documented_restricted_and_failed() {
     assert!(un[0].1.contains("run exit status 2"), "{un:?}");
     // Its earlier runs are not shown as this round's.
     assert_eq!(fleet["hosts"], 0, "{fleet}");
+}
+
+/// Issue 38 (E): Slurm job arrays are refused with a clear error, by
+/// `submit.sh` before anything is submitted (exit 2) and by the job script
+/// when submitted as an array by hand with the real sbatch (each task
+/// exits 2, nothing measured); a shared folder that is the binary's own
+/// folder is refused too.
+#[test]
+fn slurm_job_arrays_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shared = d.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let script = "deploy/slurm/submit.sh --wait --array=0-1; echo array-rc=$?; \
+        deploy/slurm/submit.sh --wait -a 0-1 --nodes=1; echo short-rc=$?; \
+        sbatch --wait --array=0-1 --output=\"$NUMAPROBE_SHARED/arr-%A_%a.out\" \
+          deploy/slurm/numaprobe.sbatch; echo sbatch-rc=$?; cat \"$NUMAPROBE_SHARED\"/arr-*.out; \
+        NUMAPROBE_SHARED=$(dirname \"$NUMAPROBE_BIN\") deploy/slurm/submit.sh --nodes=1; \
+        echo own-folder-rc=$?";
+    let text = in_cluster(&d.join("cluster"), &shared, script, &[]);
+    assert!(text.contains("array-rc=2") && text.contains("short-rc=2"), "{text}");
+    assert!(text.contains("submit: job arrays are not supported (--array=0-1)"), "{text}");
+    assert!(!text.contains("submit: measuring job"), "nothing submitted: {text}");
+    assert!(text.contains("sbatch-rc=2"), "{text}");
+    assert_eq!(
+        text.matches("numaprobe.sbatch: job arrays are not supported (task ").count(),
+        2,
+        "each task refuses: {text}"
+    );
+    assert!(
+        text.contains("own-folder-rc=2") && text.contains("is the folder of NUMAPROBE_BIN"),
+        "{text}"
+    );
+    let exports = std::fs::read_dir(shared.join("exports")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(exports, 0, "nothing measured");
 }
 
 /// A free loopback port (bound, then released for the server).
@@ -533,7 +705,7 @@ fn prometheus_rules_find_the_slow_host_in_real_output() {
     let test = format!(
         "rule_files:\n  - {rules}\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n{series}    \
          alert_rule_test:\n      - eval_time: 5m\n        alertname: NumaprobeBandwidthBelowPeers\n        \
-         exp_alerts:\n          - exp_labels:\n              severity: warning\n              host: h4\n              \
+         exp_alerts:\n          - exp_labels:\n              severity: warning\n              host: h4\n              machine_id: '0000000000000004'\n              \
          metric: local\n              model: '{model}'\n            exp_annotations:\n              \
          summary: \"h4: local bandwidth 80% of its peers' median\"\n              description: \"h4 ({model_dq}) is \
          more than 5% below the median of the hosts of its model, beyond their normal spread (numaprobe fleet's \
@@ -549,6 +721,343 @@ fn prometheus_rules_find_the_slow_host_in_real_output() {
     let text =
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && text.contains("SUCCESS"), "{text}\n{test}");
+}
+
+/// Promtool's input series of expositions written one after another: each
+/// sample of the `i`th exposition held for ten minutes from minute 10 × i,
+/// missing (`_`) where that exposition has no such series.
+fn input_series_in_turn(expositions: &[&str]) -> String {
+    let mut values: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (i, e) in expositions.iter().enumerate() {
+        for l in e.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            let v = values
+                .entry(series.to_string())
+                .or_insert_with(|| vec!["_".into(); 10 * expositions.len()]);
+            for x in &mut v[10 * i..10 * (i + 1)] {
+                *x = value.to_string();
+            }
+        }
+    }
+    let mut y = String::from("    input_series:\n");
+    for (series, v) in values {
+        y.push_str(&format!(
+            "      - series: '{}'\n        values: '{}'\n",
+            series.replace('\'', "''"),
+            v.join(" ")
+        ));
+    }
+    y
+}
+
+/// Issue 38 (F, G) with the real promtool: two runs of one machine whose
+/// load calibration differs (the spins per wait) write the same series
+/// (Prometheus counts as many distinct series over both runs as in one:
+/// the load is labelled by its nominal level, the calibrated spins are a
+/// value), and two machines with one host name exported together are two
+/// `run_info` series that the rules join without a many-to-many error.
+/// The runs are the synthetic fixture's, their loaded-latency points
+/// rewritten as runs record them now (an idle point, then waits asked in
+/// ns): no loaded-latency measurement runs here.
+#[test]
+fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fixture = repo().join("crates/report/tests/fixtures/synthetic-export.json");
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let db = d.join("fleet.db");
+    let runs = [
+        ("solo", "5010000000000001", "2026-11-02T11:00:00.000Z", 0.97),
+        ("solo", "5010000000000001", "2026-11-09T11:00:00.000Z", 1.03),
+        ("clone", "c100000000000001", "2026-11-09T11:00:00.000Z", 1.0),
+        ("clone", "c100000000000002", "2026-11-09T11:00:00.000Z", 1.0),
+    ];
+    for (n, (host, id, started, ns_per_spin)) in runs.iter().enumerate() {
+        let mut doc = base.clone();
+        doc["runs"] = Value::Array(vec![doc["runs"][0].clone()]);
+        let run = &mut doc["runs"][0];
+        run["uuid"] = format!("38383838-0000-4000-8000-{n:012}").into();
+        run["started"] = (*started).into();
+        run["machine"]["fingerprint"] = format!("f{id}").into();
+        run["machine"]["info"]["hostname"] = (*host).into();
+        run["machine"]["info"]["machine_id"] = (*id).into();
+        let mut i = 0u32;
+        for r in run["results"].as_array_mut().unwrap() {
+            let p = &mut r["payload"];
+            if p["mode"] != "loaded" {
+                continue;
+            }
+            p["idle"] = (i == 0).into();
+            if i > 0 {
+                let ns = 2000.0 / i as f64;
+                p["delay_ns"] = ns.into();
+                p["delay"] = ((ns / ns_per_spin).round() as u64).into();
+            } else {
+                p["delay"] = 0.into();
+            }
+            i += 1;
+        }
+        assert!(i > 2, "the fixture has a loaded-latency curve");
+        let f = d.join(format!("run{n}.json"));
+        std::fs::write(&f, doc.to_string()).unwrap();
+        run_ok(np(&db).args(["--quiet", "import"]).arg(&f));
+    }
+    let export = |ids: &[&str]| -> String {
+        let text = run_ok(np(&db).args(["--quiet", "export", "--format", "openmetrics"]).args(ids));
+        let f = d.join("check.prom");
+        std::fs::write(&f, &text).unwrap();
+        run_ok(
+            Command::new("promtool")
+                .args(["check", "metrics"])
+                .stdin(std::fs::File::open(&f).unwrap()),
+        );
+        text
+    };
+    let (first, second, clones) = (export(&["1"]), export(&["2"]), export(&["3", "4"]));
+    let per_run = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with("numaprobe_") && !l.starts_with("numaprobe_run_info{"))
+            .count()
+    };
+    let series = per_run(&first);
+    assert_eq!(series, per_run(&second));
+    let bw_headlines = clones
+        .lines()
+        .filter(|l| l.starts_with("numaprobe_headline_bandwidth_bytes_per_second{"))
+        .count();
+    assert!(bw_headlines >= 2, "{clones}");
+    // Per family (a range function drops the name): the distinct series
+    // over both runs, as many as one run writes.
+    let mut per_family = String::new();
+    let (mut total, mut counts) = (0, Vec::new());
+    for family in [
+        "numaprobe_bandwidth_bytes_per_second",
+        "numaprobe_latency_seconds",
+        "numaprobe_loaded_latency_delay_iterations",
+        "numaprobe_headline_bandwidth_bytes_per_second",
+        "numaprobe_headline_latency_seconds",
+        "numaprobe_run_timestamp_seconds",
+    ] {
+        let n = first.lines().filter(|l| l.starts_with(&format!("{family}{{"))).count();
+        counts.push((family, n));
+        total += n;
+        per_family.push_str(&format!(
+            "      - expr: count(count_over_time({family}{{host=\"solo\"}}[30m]))\n        \
+             eval_time: 29m\n        exp_samples:\n          - labels: '{{}}'\n            value: {n}\n"
+        ));
+    }
+    assert_eq!(total, series, "every family but run_info is checked");
+    // Per family (a range function drops the name): the distinct series
+    // over both runs, as many as one run writes.
+    let mut per_family = String::new();
+    let (mut total, mut counts) = (0, Vec::new());
+    for family in [
+        "numaprobe_bandwidth_bytes_per_second",
+        "numaprobe_latency_seconds",
+        "numaprobe_loaded_latency_delay_iterations",
+        "numaprobe_headline_bandwidth_bytes_per_second",
+        "numaprobe_headline_latency_seconds",
+        "numaprobe_run_timestamp_seconds",
+    ] {
+        let n = first.lines().filter(|l| l.starts_with(&format!("{family}{{"))).count();
+        counts.push((family, n));
+        total += n;
+        per_family.push_str(&format!(
+            "      - expr: count(count_over_time({family}{{host=\"solo\"}}[30m]))\n        \
+             eval_time: 29m\n        exp_samples:\n          - labels: '{{}}'\n            value: {n}\n"
+        ));
+    }
+    assert_eq!(total, series, "every family but run_info is checked");
+    let test = format!(
+        "rule_files:\n  - {rules}\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n{input}    \
+         promql_expr_test:\n{per_family}      \
+         - expr: count(numaprobe_run_info{{host=\"clone\"}})\n        \
+           eval_time: 25m\n        exp_samples:\n          - labels: '{{}}'\n            value: 2\n      \
+         - expr: count(numaprobe:headline_bandwidth_bytes_per_second:model{{host=\"clone\"}})\n        \
+           eval_time: 25m\n        exp_samples:\n          - labels: '{{}}'\n            value: {bw_headlines}\n",
+        rules = repo().join("deploy/prometheus/numaprobe.rules.yml").display(),
+        input = input_series_in_turn(&[&first, &second, &clones]),
+    );
+    let file = d.join("series.test.yml");
+    std::fs::write(&file, &test).unwrap();
+    let out = Command::new("promtool").args(["test", "rules"]).arg(&file).output().unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains("SUCCESS"), "{said}\n{test}");
+    assert_eq!(clones.matches("numaprobe_run_info{").count(), 2, "{clones}");
+    for (family, n) in counts {
+        assert!(n > 0, "{family}: {first}");
+    }
+}
+
+/// Five hosts made from the synthetic fixture's run, imported into
+/// `d/fleet.db` (runs 1 to 5): `h0` to `h4`, each its own machine, `h4` at
+/// 80 % of the others' bandwidth.
+fn five_hosts(d: &Path) -> PathBuf {
+    let fixture = repo().join("crates/report/tests/fixtures/synthetic-export.json");
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let db = d.join("fleet.db");
+    for (i, scale) in [1.0, 1.01, 0.99, 1.005, 0.8].iter().enumerate() {
+        let mut doc = base.clone();
+        doc["runs"] = Value::Array(vec![doc["runs"][0].clone()]);
+        let run = &mut doc["runs"][0];
+        run["uuid"] = format!("38383838-0000-4000-8000-{i:012}").into();
+        run["machine"]["info"]["hostname"] = format!("h{i}").into();
+        run["machine"]["info"]["machine_id"] = format!("{i:016x}").into();
+        run["machine"]["fingerprint"] = format!("{:016x}", 0x3838_0000 + i).into();
+        for r in run["results"].as_array_mut().unwrap() {
+            for (k, v) in r["payload"].as_object_mut().unwrap() {
+                if k.ends_with("_gbs") {
+                    if let Some(x) = v.as_f64() {
+                        *v = (x * scale).into();
+                    }
+                }
+            }
+        }
+        let f = d.join(format!("h{i}.json"));
+        std::fs::write(&f, doc.to_string()).unwrap();
+        run_ok(np(&db).args(["--quiet", "import"]).arg(&f));
+    }
+    db
+}
+
+/// The columns of the Parquet figures table, as docs/fleet.md lists them.
+const FIGURE_COLUMNS: [&str; 16] = [
+    "machine_id",
+    "host",
+    "run_uuid",
+    "started",
+    "label",
+    "config_hash",
+    "kind",
+    "metric_id",
+    "relation",
+    "scope",
+    "cpu_node",
+    "mem_node",
+    "value",
+    "unit",
+    "higher_is_better",
+    "stable",
+];
+
+/// `export --format parquet` of the fleet's runs: the figures file and the
+/// runs file beside it, read by an independent reader
+/// (scripts/parquet-footer.py: the Thrift footer parsed with Python's
+/// standard library): the magic, the documented columns, the row counts
+/// `--json` reports, each run's figures adding up; without -o it is
+/// refused (exit 2). DuckDB reads the same files with feature
+/// `duckdb-tests` (`duckdb_reads_the_parquet_export`).
+#[test]
+fn parquet_export_has_the_documented_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = five_hosts(dir.path());
+    let out = dir.path().join("fleet.parquet");
+    let said = json_of(
+        np(&db)
+            .args(["--json", "export", "--format", "parquet", "1", "2", "3", "4", "5", "-o"])
+            .arg(&out),
+    );
+    let footer = |p: &Path| -> Value {
+        json_of(Command::new("python3").arg(repo().join("scripts/parquet-footer.py")).arg(p))
+    };
+    let figures = footer(&out);
+    let columns: Vec<&str> =
+        figures["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(columns, FIGURE_COLUMNS);
+    let rows = figures["num_rows"].as_u64().unwrap();
+    assert_eq!(Some(rows), said["figures"]["rows"].as_u64(), "{said}");
+    let groups: u64 =
+        figures["row_groups"].as_array().unwrap().iter().map(|g| g.as_u64().unwrap()).sum();
+    assert_eq!(groups, rows);
+    assert!(figures["created_by"].as_str().unwrap().starts_with("numaprobe "), "{figures}");
+    let runs = footer(&dir.path().join("fleet.runs.parquet"));
+    assert_eq!(runs["num_rows"], 5, "{runs}");
+    assert_eq!(said["runs"]["rows"], 5);
+    assert_eq!(runs["columns"][0], "run_uuid");
+    // Each run: its catalogue metrics and its results (the fixture's run
+    // holds 66 bandwidth and latency results, and more metrics).
+    assert!(rows > 5 * 66, "{rows}");
+    let o = np(&db).args(["export", "--format", "parquet", "1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("-o FILE.parquet"));
+}
+
+/// The Python with DuckDB that scripts/duckdb-setup.sh installs.
+#[cfg(feature = "duckdb-tests")]
+fn duckdb_python() -> PathBuf {
+    std::env::var_os("NUMAPROBE_DUCKDB_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/numaprobe-fleet-py/bin/python3"))
+}
+
+/// Issue 38: DuckDB (its Python package) reads `export --format parquet`
+/// of a fleet: row counts, a value against `fleet --json`'s, the join of
+/// the figures and the runs, and docs/fleet.md's slow-host query finds the
+/// slow host, and only it. Five hosts from the synthetic fixture's run,
+/// `h4` at 80 % of the others' bandwidth. DuckDB's Python package comes
+/// from PyPI, which CI may not reach (it uses Debian's archive and
+/// crates.io only): feature `duckdb-tests`, after scripts/duckdb-setup.sh.
+#[cfg(feature = "duckdb-tests")]
+#[test]
+fn duckdb_reads_the_parquet_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = five_hosts(d);
+    let out = d.join("fleet.parquet");
+    let said = json_of(
+        np(&db)
+            .args(["--json", "export", "--format", "parquet", "1", "2", "3", "4", "5", "-o"])
+            .arg(&out),
+    );
+    let fleet = json_of(np(&db).args(["--json", "fleet"]));
+    let h4 =
+        fleet["groups"][0]["hosts"].as_array().unwrap().iter().find(|h| h["host"] == "h4").unwrap();
+    let local = h4["metrics"]["local_bw_gbs"]["value"].as_f64().unwrap();
+    let docs = std::fs::read_to_string(repo().join("docs/fleet.md")).unwrap();
+    let query = docs
+        .split("```sql\n")
+        .nth(1)
+        .and_then(|q| q.split("```").next())
+        .expect("docs/fleet.md has the slow-host query")
+        .replace("'fleet.parquet'", &format!("'{}'", out.display()))
+        .replace("'fleet.runs.parquet'", &format!("'{}'", d.join("fleet.runs.parquet").display()));
+    let script = format!(
+        r#"import duckdb, json
+c = duckdb.connect()
+f, r = {f:?}, {r:?}
+out = {{
+  "rows": c.execute(f"select count(*) from '{{f}}'").fetchone()[0],
+  "runs": c.execute(f"select count(*) from '{{r}}'").fetchone()[0],
+  "metrics": c.execute(f"select count(*) from '{{f}}' where kind = 'metric'").fetchone()[0],
+  "h4_local": c.execute(f"select value from '{{f}}' where host = 'h4' and metric_id = 'local_bw_gbs'").fetchone()[0],
+  "joined": c.execute(f"select count(*) from '{{f}}' f join '{{r}}' r using (run_uuid)").fetchone()[0],
+  "unstable_or_null": c.execute(f"select count(*) from '{{f}}' where kind = 'result' and stable is null").fetchone()[0],
+  "slow": [list(map(str, row)) for row in c.execute({query:?}).fetchall()],
+}}
+print(json.dumps(out))
+"#,
+        f = out.display().to_string(),
+        r = d.join("fleet.runs.parquet").display().to_string(),
+    );
+    let got = {
+        let o = Command::new(duckdb_python())
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .expect("the Python of scripts/fleet-setup.sh, with DuckDB");
+        assert!(o.status.success(), "{}\n{script}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    assert_eq!(got["rows"], said["figures"]["rows"], "{got}");
+    assert_eq!(got["runs"], 5);
+    assert_eq!(got["joined"], got["rows"], "every figure has its run");
+    assert_eq!(got["unstable_or_null"], 0, "every result says whether it was stable");
+    assert!(got["metrics"].as_u64().unwrap() >= 5 * 7, "{got}");
+    assert!((got["h4_local"].as_f64().unwrap() - local).abs() < 1e-9, "{got} vs {local}");
+    let slow = got["slow"].as_array().unwrap();
+    assert_eq!(slow.len(), 1, "{got}");
+    assert_eq!(slow[0][0], "h4", "{got}");
 }
 
 /// deploy/systemd as systemd reads it: `systemd-analyze verify` accepts the

@@ -688,7 +688,7 @@ fn deb_via_the_ansible_role_installs_once_and_measures() {
     assert!(!host.join("numaprobe").exists(), "a binary was copied in package mode");
 
     // What binary mode produces: this round's run fetched, imported and
-    // reported, the host healthy.
+    // reported.
     let np = |db: &Path, args: &[&str]| -> serde_json::Value {
         let out = run_ok(Command::new("/usr/bin/numaprobe").arg("--db").arg(db).args(args));
         serde_json::from_str(&out).unwrap()
@@ -703,7 +703,12 @@ fn deb_via_the_ansible_role_installs_once_and_measures() {
     assert_eq!(export["runs"][0]["uuid"], uuid.as_str());
     let fleet = ansible::fleet_json(&ctl);
     assert_eq!(ansible::compared(&fleet), [("np-pkg".to_string(), uuid.clone())], "{fleet}");
-    assert_eq!((fleet["hosts"].as_u64(), fleet["healthy"].as_u64()), (Some(1), Some(1)), "{fleet}");
+    // One host: measured and fresh, but without peers, so not judged.
+    assert_eq!(
+        (fleet["hosts"].as_u64(), fleet["healthy"].as_u64(), fleet["no_peers"].as_u64()),
+        (Some(1), Some(0), Some(1)),
+        "{fleet}"
+    );
     assert!(ansible::unmeasured(&fleet).is_empty(), "{fleet}");
     let html = std::fs::read_to_string(ctl.join("fleet.html")).unwrap();
     assert!(html.contains("Fleet report: 1 host(s)"), "fleet.html");

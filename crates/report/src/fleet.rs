@@ -2,7 +2,7 @@
 //! medians, each host's deviation (flags marked), a per-host chart of every
 //! headline metric and the drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
-use analysis::fleet::{fmt_age, Fleet, Group, GroupBy, Host, PeerStat};
+use analysis::fleet::{fmt_age, fmt_when, Fleet, Group, GroupBy, Host, PeerStat};
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
@@ -36,13 +36,23 @@ pub fn document(fleet: &Fleet) -> Document {
     ));
     d.p(format!(
         "{} healthy, {} outlier host(s), {} host(s) with configuration drift, {} stale \
-         (run older than {}), {} with an incomplete or failed latest run, {} not measured. \
+         (run older than {}){}{}, {} with an incomplete or failed latest run, {} not measured. \
          Ages as of {}. Threshold {}% (grouped by {}{}).",
         fleet.healthy,
         fleet.outliers(),
         fleet.drifted(),
         fleet.stale,
         fmt_age(Some(fleet.max_age_s as f64)),
+        if fleet.future > 0 {
+            format!(", {} from the future (a clock ahead: suspect)", fleet.future)
+        } else {
+            String::new()
+        },
+        if fleet.no_peers > 0 {
+            format!(", {} without peers (not judged)", fleet.no_peers)
+        } else {
+            String::new()
+        },
         fleet.incomplete.len(),
         fleet.unmeasured.len(),
         fleet.now,
@@ -75,14 +85,18 @@ pub fn document(fleet: &Fleet) -> Document {
                 .map(|u| {
                     let last = match &u.last_run {
                         Some(r) => format!(
-                            "; its last run here: {} ({}, {} ago), not compared",
+                            "; its last run here: {} ({}, {}), not compared",
                             r.run,
                             r.started,
-                            fmt_age(r.age_s)
+                            fmt_when(r.age_s)
                         ),
                         None => String::new(),
                     };
-                    format!("{}: {}{last}", u.host, u.error)
+                    let id = match &u.machine_id {
+                        Some(id) => format!(" [id {}]", &id[..id.len().min(8)]),
+                        None => String::new(),
+                    };
+                    format!("{}{id}: {}{last}", u.host, u.error)
                 })
                 .collect(),
         );
@@ -96,19 +110,19 @@ pub fn document(fleet: &Fleet) -> Document {
                 .map(|i| {
                     let last = match &i.last_complete {
                         Some(r) => format!(
-                            "; its last complete run: {} ({} ago), not compared",
+                            "; its last complete run: {} ({}), not compared",
                             r.run,
-                            fmt_age(r.age_s)
+                            fmt_when(r.age_s)
                         ),
                         None => "; no complete run".into(),
                     };
                     format!(
-                        "{}: run {} {} ({}, {} ago): {}{last}",
+                        "{}: run {} {} ({}, {}): {}{last}",
                         i.host,
                         i.latest.run,
                         i.latest.status,
                         i.latest.started,
-                        fmt_age(i.latest.age_s),
+                        fmt_when(i.latest.age_s),
                         i.reason
                     )
                 })
@@ -177,10 +191,11 @@ pub fn document(fleet: &Fleet) -> Document {
                 if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
                 run_cell(h),
                 format!(
-                    "{} ({} ago){}",
+                    "{} ({}){}{}",
                     h.started,
-                    fmt_age(h.age_s),
-                    if h.stale { " stale" } else { "" }
+                    fmt_when(h.age_s),
+                    if h.stale { " stale" } else { "" },
+                    if h.future { " suspect (clock ahead)" } else { "" }
                 ),
             ];
             for m in &keys {
@@ -332,6 +347,7 @@ mod tests {
             started: "2026-11-02T11:00:00Z".into(),
             age_s: Some(7200.0),
             stale: false,
+            future: false,
             healthy: !flagged,
             outlier: flagged,
             flags: if flagged {
@@ -365,6 +381,8 @@ mod tests {
             hosts: hosts.len(),
             healthy: hosts.iter().filter(|h| h.healthy).count(),
             stale: hosts.iter().filter(|h| h.stale).count(),
+            future: hosts.iter().filter(|h| h.future).count(),
+            no_peers: if note.is_some() { hosts.len() } else { 0 },
             groups: vec![Group {
                 model: "2x Xeon".into(),
                 subgroup: None,
@@ -440,6 +458,7 @@ mod tests {
         }];
         f.unmeasured = vec![analysis::fleet::NotMeasured {
             host: "n7".into(),
+            machine_id: None,
             error: "timed out after 3600 s".into(),
             last_run: None,
         }];
@@ -455,6 +474,18 @@ mod tests {
         assert!(
             md.contains("Not measured: 1 host(s)") && md.contains("n7: timed out after 3600 s")
         );
+        // A run from the future: its time, how far ahead, suspect; never
+        // "(in the future ago)".
+        f.unmeasured[0].machine_id = Some("cccc000000000003".into());
+        let mut ahead = host("n8", 100.0, false);
+        (ahead.age_s, ahead.future, ahead.healthy) = (Some(-7200.0), true, false);
+        f.groups[0].hosts.push(ahead);
+        f.future = 1;
+        let text = String::from_utf8(crate::Text.render(&document(&f))).unwrap();
+        assert!(text.contains("(2.0 h in the future) suspect (clock ahead)"), "{text}");
+        assert!(text.contains("1 from the future (a clock ahead: suspect)"), "{text}");
+        assert!(!text.contains("future ago"), "{text}");
+        assert!(text.contains("n7 [id cccc0000]: timed out"), "{text}");
         assert!(
             md.contains("n6: run 10 incomplete (2026-11-02T12:00:00Z, 60 min ago): interrupted (SIGTERM); its last complete run: 4 (24.0 h ago), not compared"),
             "{md}"
@@ -524,9 +555,12 @@ mod tests {
     #[test]
     fn a_group_without_peers_says_so() {
         let note = "peers missing: 1 host(s) of this model; at least 3 are needed";
-        let d = document(&fleet(vec![host("a", 100.0, false)], Some(note)));
+        let mut alone = host("a", 100.0, false);
+        alone.healthy = false;
+        let d = document(&fleet(vec![alone], Some(note)));
         let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
         assert!(md.contains("peers missing: 1 host(s) of this model"), "{md}");
+        assert!(md.contains("0 healthy") && md.contains("1 without peers (not judged)"), "{md}");
         assert_eq!(d.chart_count(), 0, "one host: no chart");
     }
 }

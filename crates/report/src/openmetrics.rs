@@ -2,19 +2,28 @@
 //! node_exporter's textfile collector and `promtool check metrics` read
 //! it): `numaprobe export --format openmetrics RUN` and `run --textfile
 //! DIR`. Names follow Prometheus conventions (`numaprobe_` prefix, base
-//! units: bytes per second, seconds). A series is known by its host and
-//! what it measures: every series carries `host`, and only
-//! `numaprobe_run_info` names the run (`run_uuid`, `label`, `config`), so a
-//! new run of a host continues the same series instead of starting new ones.
-//! One run per host: given several runs of a host, its latest. Families
-//! (documented in docs/fleet.md):
+//! units: bytes per second, seconds). A series is known by its host (name
+//! and machine identity) and what it measures: every series carries `host`
+//! and `machine_id` (when the run recorded one), no label holds a value
+//! that changes from run to run (a calibrated figure is a sample, never a
+//! label), and only `numaprobe_run_info` names the run (`run_uuid`,
+//! `label`, `config`), so a new run of a host continues the same series
+//! instead of starting new ones. One run per machine: given several runs
+//! of a machine, its latest; two machines with one host name (clones) are
+//! both written, told apart by `machine_id`. Families (documented in
+//! docs/fleet.md):
 //!
 //! * `numaprobe_bandwidth_bytes_per_second`: each bandwidth result's best
 //!   figure, labels `mode`, `stream_kernel`, `cpu_node`, `mem_node`,
 //!   `pages`, `threads`;
 //! * `numaprobe_latency_seconds`: each latency result's median, labels
-//!   `mode`, `cpu_node`, `mem_node`, `pages`, `size_bytes`, `cpu`, `delay`,
-//!   `cpu_a`, `cpu_b` where they apply;
+//!   `mode`, `cpu_node`, `mem_node`, `pages`, `size_bytes`, `cpu`,
+//!   `load_kind` and `load` (a loaded-latency point: `idle`, or the wait
+//!   after each line asked of the load threads, in ns: the nominal level,
+//!   the same in every run), `cpu_a`, `cpu_b` where they apply;
+//! * `numaprobe_loaded_latency_delay_iterations`: the calibrated spin
+//!   count each load thread waited at that point (it differs from run to
+//!   run, so it is a value), the labels of its latency series;
 //! * `numaprobe_headline_bandwidth_bytes_per_second` and
 //!   `numaprobe_headline_latency_seconds`: the report's headline metrics,
 //!   label `metric`;
@@ -131,18 +140,25 @@ pub fn unix_seconds(t: &str) -> Option<f64> {
     Some((days * 86_400 + h * 3600 + mi * 60) as f64 + s)
 }
 
-/// The labels every series of `run` carries: its host.
+/// The labels every series of `run` carries: its host name and, when the
+/// run recorded it, its machine identity (two clones share a name).
 fn run_labels(run: &LoadedRun) -> Vec<(String, String)> {
-    vec![("host".into(), analysis::fleet::host_of(run))]
+    let mut l = vec![("host".into(), analysis::fleet::host_of(run))];
+    if let Some(id) = run.machine_info.machine_id.as_deref().filter(|s| !s.is_empty()) {
+        l.push(("machine_id".into(), id.to_string()));
+    }
+    l
 }
 
-/// The latest run of each host among `runs` (in their order otherwise):
-/// without the run in the labels, two runs of a host would be one series.
+/// The latest run of each machine among `runs` (in their order otherwise):
+/// without the run in the labels, two runs of a machine would be one
+/// series. Machines are known as the fleet knows them (identity, else host
+/// name), so two clones with one host name keep a run each.
 fn latest_per_host(runs: &[LoadedRun]) -> Vec<&LoadedRun> {
     let order = |r: &LoadedRun| (store::util::time_order_key(&r.summary.started), r.summary.id);
     let mut best: BTreeMap<String, &LoadedRun> = BTreeMap::new();
     for r in runs {
-        let slot = best.entry(analysis::fleet::host_of(r)).or_insert(r);
+        let slot = best.entry(analysis::fleet::host_key(r).0).or_insert(r);
         if order(r) > order(slot) {
             *slot = r;
         }
@@ -157,6 +173,13 @@ fn with(base: &[(String, String)], extra: &[(&str, Option<String>)]) -> Vec<(Str
     l
 }
 
+/// Whether a run holds a figure this exposition writes as a series of its
+/// own (a bandwidth or latency result): an `exec` run, or a run that saved
+/// nothing, is only its `numaprobe_run_info`.
+pub fn has_figures(run: &LoadedRun) -> bool {
+    run.records().any(|r| matches!(r, Record::Bw(_) | Record::Lat(_)))
+}
+
 /// The OpenMetrics text of `runs`, ending with `# EOF`.
 pub fn render(runs: &[LoadedRun]) -> String {
     let mut bw = Family::new(
@@ -168,6 +191,11 @@ pub fn render(runs: &[LoadedRun]) -> String {
         "numaprobe_latency_seconds",
         "seconds",
         "Median load-to-use latency of a numaprobe latency result.",
+    );
+    let mut spin = Family::new(
+        "numaprobe_loaded_latency_delay_iterations",
+        "",
+        "Calibrated spin iterations each load thread waited after each line at a loaded-latency point.",
     );
     let mut head_bw = Family::new(
         "numaprobe_headline_bandwidth_bytes_per_second",
@@ -191,6 +219,9 @@ pub fn render(runs: &[LoadedRun]) -> String {
     );
     for run in latest_per_host(runs) {
         let base = run_labels(run);
+        // Loaded points of results recorded before the nominal wait: their
+        // place in their curve.
+        let mut steps: BTreeMap<String, usize> = BTreeMap::new();
         for r in run.records() {
             let n = |v: Option<u32>| v.map(|n| n.to_string());
             match r {
@@ -223,25 +254,46 @@ pub fn render(runs: &[LoadedRun]) -> String {
                                 ("pages", Some(c.page_size.clone())),
                                 ("size_bytes", Some(c.size_bytes.to_string())),
                                 ("cpu", Some(c.cpu.to_string())),
-                                ("delay", None),
+                                ("load_kind", None),
+                                ("load", None),
                                 ("cpu_a", None),
                                 ("cpu_b", None),
                             ],
                         ),
-                        Lat::Loaded(p) => (
-                            measured(p.median_ns).unwrap_or(p.latency_ns),
-                            [
+                        Lat::Loaded(p) => {
+                            let curve = format!(
+                                "{}/{}/{:?}/{}/{}/{}",
+                                p.mode.name(),
+                                p.cpu,
+                                p.mem_node,
+                                p.load_kind.name(),
+                                p.page_size,
+                                p.size_bytes
+                            );
+                            let step = steps.entry(curve).or_default();
+                            let load = match (p.idle, p.delay_ns) {
+                                (true, _) => "idle".to_string(),
+                                (false, Some(ns)) => format!("{ns:.0}"),
+                                (false, None) => format!("step{step}"),
+                            };
+                            *step += 1;
+                            let labels = [
                                 ("mode", Some(p.mode.name().into())),
                                 ("cpu_node", None),
                                 ("mem_node", n(p.mem_node)),
                                 ("pages", Some(p.page_size.clone())),
                                 ("size_bytes", Some(p.size_bytes.to_string())),
                                 ("cpu", Some(p.cpu.to_string())),
-                                ("delay", Some(p.delay.to_string())),
+                                ("load_kind", Some(p.load_kind.name().into())),
+                                ("load", Some(load)),
                                 ("cpu_a", None),
                                 ("cpu_b", None),
-                            ],
-                        ),
+                            ];
+                            if !p.idle {
+                                spin.push(with(&base, &labels), p.delay as f64);
+                            }
+                            (measured(p.median_ns).unwrap_or(p.latency_ns), labels)
+                        }
                         Lat::C2c(c) => (
                             c.median_ns,
                             [
@@ -251,7 +303,8 @@ pub fn render(runs: &[LoadedRun]) -> String {
                                 ("pages", None),
                                 ("size_bytes", None),
                                 ("cpu", None),
-                                ("delay", None),
+                                ("load_kind", None),
+                                ("load", None),
                                 ("cpu_a", Some(c.cpu_a.to_string())),
                                 ("cpu_b", Some(c.cpu_b.to_string())),
                             ],
@@ -302,7 +355,6 @@ pub fn render(runs: &[LoadedRun]) -> String {
                     ("config", Some(run.summary.config_hash.clone())),
                     ("model", Some(analysis::fleet::model_of(run))),
                     ("machine", Some(run.summary.machine_fingerprint.clone())),
-                    ("machine_id", mi.machine_id.clone()),
                     ("cpu_model", mi.cpu_model().map(str::to_string)),
                     ("packages", packages),
                     ("cores", mi.cores.map(|n| n.to_string())),
@@ -327,7 +379,7 @@ pub fn render(runs: &[LoadedRun]) -> String {
         );
     }
     let mut out = String::new();
-    for f in [&bw, &lat, &head_bw, &head_lat, &ts, &info] {
+    for f in [&bw, &lat, &spin, &head_bw, &head_lat, &ts, &info] {
         if f.samples.is_empty() {
             continue;
         }
@@ -447,6 +499,80 @@ mod tests {
         let t = render(&[old, other, new]);
         assert_eq!(t.matches("numaprobe_run_info{").count(), 2);
         assert!(t.contains("host=\"other-host\"") && t.contains("run_uuid=\"new-run\""));
+    }
+
+    /// Two machines with one host name (clones) are two machines: each
+    /// its run_info and its series, told apart by machine_id.
+    #[test]
+    fn clones_keep_a_run_each() {
+        let mut a = run();
+        a.machine_info.hostname = Some(Reading::Value("clone".into()));
+        a.machine_info.machine_id = Some("aaaa000000000001".into());
+        let mut b = a.clone();
+        b.summary.id = RunId(2);
+        b.summary.uuid = "other-clone".into();
+        b.machine_info.machine_id = Some("bbbb000000000002".into());
+        let t = render(&[a, b]);
+        assert_eq!(t.matches("numaprobe_run_info{").count(), 2, "{t}");
+        for id in ["aaaa000000000001", "bbbb000000000002"] {
+            assert!(t.contains(&format!("host=\"clone\",machine_id=\"{id}\"}} 1.0")), "{t}");
+        }
+        let mut seen = BTreeSet::new();
+        for l in t.lines().filter(|l| !l.starts_with('#')) {
+            let (series, _) = l.rsplit_once(' ').unwrap();
+            assert!(seen.insert(series.to_string()), "duplicate {series}");
+        }
+    }
+
+    /// A loaded-latency point is labelled by its nominal load (`idle`, the
+    /// wait asked in ns), never by the calibrated spin count, which is a
+    /// sample of its own: two runs whose calibration differs write the
+    /// same series.
+    #[test]
+    fn loaded_latency_series_do_not_change_with_the_calibration() {
+        let series = |t: &str| -> BTreeSet<String> {
+            t.lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| l.rsplit_once(' ').unwrap().0.to_string())
+                .collect()
+        };
+        // The fixture's points predate the nominal wait: each is its step.
+        let old = render(&[run()]);
+        assert!(old.contains("load=\"step1\""), "{old}");
+        // As runs record them now: the idle point, then waits asked in ns,
+        // converted to spins with the cost of one spin, calibrated per run.
+        let calibrated = |ns_per_spin: f64| {
+            let mut r = run();
+            let mut i = 0;
+            for x in &mut r.results {
+                if let Record::Lat(l) = &mut x.record {
+                    if let Lat::Loaded(p) = l.as_mut() {
+                        p.idle = i == 0;
+                        p.delay_ns = (i > 0).then(|| 2000.0 / i as f64);
+                        p.delay = p.delay_ns.map_or(0, |ns| (ns / ns_per_spin).round() as u64);
+                        i += 1;
+                    }
+                }
+            }
+            assert!(i > 2, "the fixture has loaded points");
+            r
+        };
+        let (t1, t2) = (render(&[calibrated(0.99)]), render(&[calibrated(1.01)]));
+        assert_eq!(series(&t1), series(&t2));
+        let spins: Vec<u64> =
+            [2000.0, 1000.0].iter().map(|ns| (ns / 1.01_f64).round() as u64).collect();
+        assert!(t1.contains("load=\"idle\"") && t1.contains("load=\"2000\""), "{t1}");
+        assert!(!t1.contains("delay=\""), "{t1}");
+        let spin = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| l.starts_with("numaprobe_loaded_latency_delay_iterations{"))
+                .map(|l| l.rsplit_once(' ').unwrap().1.to_string())
+                .collect()
+        };
+        assert_ne!(spin(&t1), spin(&t2), "the calibrated delay is carried as a value");
+        for n in spins {
+            assert!(spin(&t2).contains(&format!("{n}.0")), "{n}: {t2}");
+        }
     }
 
     #[test]

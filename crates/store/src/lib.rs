@@ -25,6 +25,8 @@ mod error;
 mod export;
 mod import;
 mod open;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod runref;
 pub mod schema;
 mod types;

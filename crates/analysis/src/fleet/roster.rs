@@ -23,31 +23,56 @@ use super::HostRun;
 pub const DEFAULT_MAX_AGE_S: u64 = 8 * 86_400;
 
 /// A host the orchestrator could not measure, with its error (`fleet
-/// --unmeasured FILE`: one `HOST<TAB>ERROR` per line).
+/// --unmeasured FILE`: one `HOST<TAB>ERROR[<TAB>MACHINE_ID]` per line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnmeasuredInput {
     pub host: String,
     pub error: String,
+    /// The machine's identity (the `machine_id` runs record, as `numaprobe
+    /// fleet --this-host` prints it on the host) when the orchestrator
+    /// could ask the host: it tells two machines with one host name apart.
+    pub machine_id: Option<String>,
 }
 
-/// Reads the `--unmeasured` list: one host per line, its name then
-/// whitespace then the error; `#` comments and blank lines are ignored; a
-/// line with a name alone says "not measured".
-pub fn parse_unmeasured(text: &str) -> Vec<UnmeasuredInput> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (host, error) = match l.split_once(char::is_whitespace) {
-                Some((h, e)) => (h, e.trim()),
-                None => (l, ""),
-            };
-            UnmeasuredInput {
-                host: host.to_string(),
-                error: if error.is_empty() { "not measured".into() } else { error.to_string() },
+/// Reads the `--unmeasured` list: one host per line, `HOST<TAB>ERROR`,
+/// optionally a third field `<TAB>MACHINE_ID`; `#` comments and blank lines
+/// are ignored; an empty error says "not measured". A line without a tab,
+/// with an empty host name or with more than three fields is an error
+/// naming its line (a list typed with spaces would otherwise read its
+/// error's first word as the host).
+pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim_end_matches('\r');
+        if l.trim().is_empty() || l.trim_start().starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = l.split('\t').collect();
+        let bad = |why: &str| format!("line {}: {why}: {:?}", i + 1, l);
+        if fields.len() < 2 {
+            return Err(bad("expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab)"));
+        }
+        if fields.len() > 3 {
+            return Err(bad("expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (more than 3 fields)"));
+        }
+        let host = fields[0].trim();
+        if host.is_empty() {
+            return Err(bad("no host name before the tab"));
+        }
+        let error = fields[1].trim();
+        let machine_id = fields.get(2).map(|m| m.trim()).filter(|m| !m.is_empty());
+        if let Some(m) = machine_id {
+            if m.contains(char::is_whitespace) {
+                return Err(bad("the machine id has a space"));
             }
-        })
-        .collect()
+        }
+        out.push(UnmeasuredInput {
+            host: host.to_string(),
+            error: if error.is_empty() { "not measured".into() } else { error.to_string() },
+            machine_id: machine_id.map(str::to_string),
+        });
+    }
+    Ok(out)
 }
 
 /// What a fleet is built for besides the comparison itself.
@@ -115,6 +140,8 @@ pub struct Incomplete {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NotMeasured {
     pub host: String,
+    /// The machine's identity, when the orchestrator gave it.
+    pub machine_id: Option<String>,
     pub error: String,
     /// Its latest run in this database, if any: not compared, since it is
     /// not this round's.
@@ -136,6 +163,9 @@ pub struct Member<'a> {
     pub age_s: Option<f64>,
     /// Older than the maximum age (or of unknown time): never healthy.
     pub stale: bool,
+    /// Started after the fleet's `now` (a clock ahead): its age is not
+    /// known, so it is suspect and never healthy.
+    pub future: bool,
     /// Newer runs without the fleet's figures, newest first.
     pub passed_over: Vec<PassedOver>,
 }
@@ -223,17 +253,51 @@ pub fn roster<'a>(
         |rs: &[&'a HostRun]| rs.iter().copied().filter(|r| measures(r)).collect::<Vec<_>>();
     let name_of: BTreeMap<&str, &str> =
         machines.iter().filter_map(|(k, rs)| Some((*k, latest_of(rs)?.host.as_str()))).collect();
-    let unmeasured: BTreeMap<&str, &str> =
-        f.unmeasured.iter().map(|u| (u.host.as_str(), u.error.as_str())).collect();
-    let mut listed_unmeasured: BTreeSet<&str> = BTreeSet::new();
+    // Which machine each unmeasured entry names: by its identity when the
+    // orchestrator gave it, else by name when one machine alone has it; a
+    // name several machines share names none of them (which one failed is
+    // not known: their runs stay compared, with a warning).
+    let mut machines_named: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (k, n) in &name_of {
+        machines_named.entry(n).or_default().push(k);
+    }
+    let mut entry_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, u) in f.unmeasured.iter().enumerate() {
+        match u.machine_id.as_deref() {
+            Some(id) => {
+                let key = machines.keys().find(|k| k.strip_prefix("id:") == Some(id));
+                if let Some(k) = key {
+                    entry_of.entry(k).or_insert(i);
+                }
+            }
+            None => match machines_named.get(u.host.as_str()).map(Vec::as_slice) {
+                Some([k]) => {
+                    entry_of.entry(k).or_insert(i);
+                }
+                Some(ks) if ks.len() > 1 => out.warnings.push(format!(
+                    "{} was not measured ({}), but {} machines here are named {}: which one is \
+                     not known (the orchestrator gave no machine id), so the runs of each are \
+                     still compared",
+                    u.host,
+                    u.error,
+                    ks.len(),
+                    u.host
+                )),
+                _ => {}
+            },
+        }
+    }
+    let mut listed_unmeasured: BTreeSet<usize> = BTreeSet::new();
     let mut shown: Vec<(&str, &str)> = Vec::new(); // (key, name) of every host listed
     for (key, rs) in &machines {
         let name = name_of[key];
-        if let Some(err) = unmeasured.get(name) {
-            listed_unmeasured.insert(name);
+        if let Some(&i) = entry_of.get(key) {
+            listed_unmeasured.insert(i);
+            let u = &f.unmeasured[i];
             out.unmeasured.push(NotMeasured {
                 host: name.to_string(),
-                error: err.to_string(),
+                machine_id: rs.iter().find_map(|r| r.machine_id.clone()),
+                error: u.error.clone(),
                 last_run: latest_of(&measuring(rs))
                     .or_else(|| latest_of(rs))
                     .map(|r| run_ref(r, f.now_ms)),
@@ -275,6 +339,16 @@ pub fn roster<'a>(
             newer.sort_by_key(|r| std::cmp::Reverse(order(r)));
             if latest.complete {
                 let age = age_s(&latest.started, f.now_ms);
+                let future = age.is_some_and(|a| a < 0.0);
+                if future {
+                    out.warnings.push(format!(
+                        "{name}: run {} started {} after this report's time ({}): a clock is \
+                         wrong; its age is not known, so it is not counted healthy",
+                        latest.id,
+                        fmt_age(age.map(f64::abs)),
+                        latest.started
+                    ));
+                }
                 out.members.push(Member {
                     run: latest,
                     sub,
@@ -283,6 +357,7 @@ pub fn roster<'a>(
                     duplicate_hostname: false,
                     age_s: age,
                     stale: age.is_none_or(|a| a > f.max_age_s as f64),
+                    future,
                     passed_over: newer
                         .iter()
                         .map(|r| PassedOver { run: run_ref(r, f.now_ms), why: why_passed_over(r) })
@@ -307,10 +382,11 @@ pub fn roster<'a>(
             ));
         }
     }
-    for u in f.unmeasured {
-        if listed_unmeasured.insert(u.host.as_str()) {
+    for (i, u) in f.unmeasured.iter().enumerate() {
+        if listed_unmeasured.insert(i) {
             out.unmeasured.push(NotMeasured {
                 host: u.host.clone(),
+                machine_id: u.machine_id.clone(),
                 error: u.error.clone(),
                 last_run: None,
             });
@@ -337,11 +413,21 @@ pub fn roster<'a>(
     out
 }
 
-/// An age as people read it: `40 s`, `12 min`, `5.2 h`, `3.1 d`.
+/// When a run was taken, from its age: `12 min ago`, `5.2 h in the
+/// future` (a clock ahead), `unknown age`.
+pub fn fmt_when(age_s: Option<f64>) -> String {
+    match age_s {
+        Some(a) if a >= 0.0 => format!("{} ago", fmt_age(Some(a))),
+        _ => fmt_age(age_s),
+    }
+}
+
+/// An age as people read it: `40 s`, `12 min`, `5.2 h`, `3.1 d` (a
+/// negative one: `5.2 h in the future`).
 pub fn fmt_age(age_s: Option<f64>) -> String {
     match age_s {
         None => "unknown age".into(),
-        Some(a) if a < 0.0 => "in the future".into(),
+        Some(a) if a < 0.0 => format!("{} in the future", fmt_age(Some(-a))),
         Some(a) if a < 120.0 => format!("{a:.0} s"),
         Some(a) if a < 7200.0 => format!("{:.0} min", a / 60.0),
         Some(a) if a < 2.0 * 86_400.0 => format!("{:.1} h", a / 3600.0),

@@ -61,6 +61,13 @@ pub struct Args {
     /// error, their older runs not compared.
     #[arg(long, value_name = "FILE")]
     pub unmeasured: Option<PathBuf>,
+    /// Print this host's name and machine identity as a run here records
+    /// them (`NUMAPROBE_HOSTNAME`, `NUMAPROBE_MACHINE_ID` included), one
+    /// `HOST<TAB>MACHINE_ID` line (with --json an object), and do nothing
+    /// else: what an orchestrator writes in `--unmeasured` for a host whose
+    /// run failed, so a clone is never mistaken for another machine.
+    #[arg(long, exclusive = true)]
+    pub this_host: bool,
     /// Output format (default: from the -o file's extension, else text).
     #[arg(long, value_enum)]
     pub format: Option<FleetFormat>,
@@ -149,9 +156,17 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if g.json && a.format.is_some() {
         usage!("--json and --format are exclusive: --json prints the fleet as JSON");
     }
+    if a.this_host {
+        return this_host(g);
+    }
     let unmeasured = match &a.unmeasured {
         Some(p) => match std::fs::read(p) {
-            Ok(bytes) => analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)),
+            Ok(bytes) => {
+                match analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)) {
+                    Ok(u) => u,
+                    Err(e) => usage!("--unmeasured {}: {e}", p.display()),
+                }
+            }
             Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
         },
         None => Vec::new(),
@@ -219,6 +234,29 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             FleetFormat::Html => report::Html.render(doc),
         };
         crate::cmd::store::write_out(out, &bytes, g, "the fleet report")?;
+    }
+    Ok(())
+}
+
+/// `fleet --this-host`: the name and machine identity a run on this host
+/// records.
+fn this_host(g: &Global) -> anyhow::Result<()> {
+    let root = topo::SysRoot::live();
+    let host = audit::fingerprint::hostname(&root);
+    let id = audit::fingerprint::machine_identity(&root, host.as_deref());
+    if g.json {
+        let v = serde_json::json!({
+            "host": host,
+            "machine_id": id.as_ref().map(|i| i.id.clone()),
+            "machine_id_source": id.as_ref().map(|i| i.source),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "{}\t{}",
+            host.as_deref().unwrap_or(""),
+            id.as_ref().map(|i| i.id.as_str()).unwrap_or("")
+        );
     }
     Ok(())
 }

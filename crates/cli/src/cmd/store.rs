@@ -35,6 +35,10 @@ pub enum ExportFormat {
     /// OpenMetrics / Prometheus text: every result, the headline metrics,
     /// the run's timestamp and an info metric (docs/fleet.md).
     Openmetrics,
+    /// Parquet tables for DuckDB, Spark, Trino, BigQuery: FILE (one row per
+    /// figure) and FILE's `NAME.runs.parquet` (one row per run); needs -o
+    /// FILE (docs/fleet.md).
+    Parquet,
 }
 
 #[derive(Debug, clap::Args)]
@@ -298,6 +302,10 @@ pub(crate) fn write_out(
 }
 
 pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
+    if a.format == ExportFormat::Parquet && a.output.as_deref().is_none_or(|p| p == Path::new("-"))
+    {
+        usage!("--format parquet writes two files: give the figures' file with -o FILE.parquet (the runs go beside it, FILE.runs.parquet)");
+    }
     let db = open_existing(g)?;
     let mut ids = Vec::new();
     for r in &a.runs {
@@ -321,10 +329,76 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         ExportFormat::Openmetrics => {
             let runs: Vec<LoadedRun> =
                 ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
+            if !g.quiet {
+                for w in openmetrics_warnings(&db, &runs)? {
+                    eprintln!("numaprobe: warning: {w}");
+                }
+            }
             report::openmetrics::render(&runs).into_bytes()
+        }
+        #[cfg(not(feature = "parquet"))]
+        ExportFormat::Parquet => {
+            usage!("this numaprobe was built without Parquet: build it with `--features parquet` (the release builds have it; docs/fleet.md)")
+        }
+        #[cfg(feature = "parquet")]
+        ExportFormat::Parquet => {
+            let path = a.output.as_deref().unwrap_or(Path::new("-"));
+            let (figures, runs) = crate::cmd::parquet::export(&db, &ids, path)?;
+            let runs_path = crate::cmd::parquet::runs_path(path);
+            if g.json {
+                let v = serde_json::json!({
+                    "figures": {"path": path, "rows": figures},
+                    "runs": {"path": runs_path, "rows": runs},
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if !g.quiet {
+                eprintln!(
+                    "numaprobe: wrote {figures} figure(s) to {} and {runs} run(s) to {}",
+                    path.display(),
+                    runs_path.display()
+                );
+            }
+            return Ok(());
         }
     };
     write_out(a.output.as_deref(), &bytes, g, "the export")
+}
+
+/// A run without a bandwidth or latency figure exports as its
+/// `numaprobe_run_info` alone: say so, and name the latest run of the same
+/// machine that has figures.
+fn openmetrics_warnings(db: &Store, runs: &[LoadedRun]) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for run in runs.iter().filter(|r| !report::openmetrics::has_figures(r)) {
+        let all = db.list_runs_for_machine(&run.summary.machine_fingerprint)?;
+        let mut same: Vec<&store::RunSummary> =
+            all.iter().filter(|s| s.id != run.summary.id && s.result_count > 0).collect();
+        same.sort_by_key(|s| std::cmp::Reverse((store::util::time_order_key(&s.started), s.id)));
+        let mut with = None;
+        for s in same {
+            if report::openmetrics::has_figures(&db.load_run(s.id)?) {
+                with = Some(s.id);
+                break;
+            }
+        }
+        let what = if run.summary.result_count == 0 {
+            "saved no result"
+        } else {
+            "holds no bandwidth or latency figure (an exec run?)"
+        };
+        out.push(format!(
+            "run {} ({}) {what}: the export has only its numaprobe_run_info; {}",
+            run.summary.id,
+            run.summary.machine,
+            match with {
+                Some(id) => format!(
+                    "the latest run of this machine with figures is {id} (`numaprobe export --format openmetrics {id}`)"
+                ),
+                None => "no run of this machine here has any".into(),
+            }
+        ));
+    }
+    Ok(out)
 }
 
 /// What `import` did with one file: imported (`outcome`) or skipped with
