@@ -234,7 +234,10 @@ fn no_markdown_marks_leak_into_html() {
     let runs = fixture_runs();
     let html = html(&runs[0], &runs[1..2]);
     // the study's recommendations quote commands in backticks
-    assert!(html.contains("<code>numaprobe gpu --label ...</code>"), "backticks not turned into code");
+    assert!(
+        html.contains("<code>numaprobe gpu --label ...</code>"),
+        "backticks not turned into code"
+    );
     let mut text = html.clone();
     // outside code blocks (command lines are shown as typed)
     while let (Some(a), Some(b)) = (text.find("<pre>"), text.find("</pre>")) {
