@@ -324,6 +324,11 @@ fn one_id(s: &str, what: &str, plural: &str) -> Result<u32, String> {
     Err(format!("expected one {what} number (e.g. 0)"))
 }
 
+/// A GPU's driver ordinal (`gpu --gpus 0,1`): 0 to 4095.
+pub fn gpu(s: &str) -> Result<u32, String> {
+    count(s, 0, 4095).map(|n| n as u32)
+}
+
 /// A single NUMA node id (`--mem-node 1`).
 pub fn node(s: &str) -> Result<u32, String> {
     one_id(s, "node", "nodes")
@@ -531,6 +536,10 @@ mod tests {
         f(&["scan", "--mem-node", "0"], "--cpu-node", NODE_OK, NODE_BAD),
         f(&["scan", "--mem-node", "0"], "--threads", THREADS_OK, THREADS_BAD),
         f(&["scan", "--mem-node", "0"], "--reps", &["1", "1000"], &["0", "1001"]),
+        f(&["gpu"], "--gpus", &["0", "4095", "0,1"], &["4096", "1.5", "-1"]),
+        f(&["gpu"], "--nodes", NODE_OK, NODE_BAD),
+        f(&["gpu"], "--sizes", SIZE_OK, SIZE_BAD),
+        f(&["gpu"], "--reps", &["1", "1000"], &["0", "1001"]),
         f(&["compare", "1", "2"], "--margin", PCT_OPEN_OK, PCT_OPEN_BAD),
         f(&["compare", "1", "2"], "--confidence", &["0.5", "0.999"], &["0.49", "1"]),
         f(&["fleet"], "--threshold", PCT_OPEN_OK, PCT_OPEN_BAD),

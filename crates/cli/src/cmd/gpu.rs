@@ -20,7 +20,7 @@ use crate::{grammar, output, record, usage};
     Needs the NVIDIA driver (libcuda.so.1) and the numaprobe-gpu helper beside numaprobe.")]
 pub struct Args {
     /// GPUs to measure, by driver ordinal (default: all).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = grammar::gpu)]
     pub gpus: Vec<u32>,
     /// Host nodes to copy from (default: every node with memory you may use).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = grammar::node)]
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = direction)]
     pub directions: Vec<Direction>,
     /// Timed copies per point, after one warm-up copy.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = grammar::reps)]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = grammar::scan_reps)]
     pub reps: usize,
     /// Only describe the driver and its devices; measure nothing.
     #[arg(long)]
