@@ -838,7 +838,13 @@ fn study_alternates_restores_and_compares() {
     let out = boot.get("interrupted").expect_rc(0);
     assert!(out.stdout.contains("rc=130"), "interrupted study exits 130\n{out}");
     assert!(out.stderr.contains("study interrupted after"), "{out}");
-    assert!(out.stderr.contains("compare them with: numaprobe compare 'label:s2: "), "{out}");
+    // A command that works as printed: the study's database (NUMAPROBE_DB
+    // in the guest) named with --db.
+    assert!(
+        out.stderr
+            .contains("compare them with: numaprobe --db '/tmp/results.db' compare 'label:s2: "),
+        "{out}"
+    );
     assert_eq!(boot.get("thp-end").expect_rc(0).stdout.trim(), before, "THP restored\n{out}");
     let kept = runs_labelled(&boot.json("list-end"), "s2: ");
     assert!(kept.len() >= 2 && kept.len() < 4, "runs so far kept: {kept:?}\n{out}");
