@@ -32,8 +32,7 @@ impl Cell {
             return None;
         }
         v.sort_by(f64::total_cmp);
-        let mid = v.len() / 2;
-        let median = if v.len() % 2 == 1 { v[mid] } else { (v[mid - 1] + v[mid]) / 2.0 };
+        let median = results::stats::median(&v)?;
         Some(Cell {
             node: p.mem_node,
             gpu: p.gpu,
