@@ -52,18 +52,162 @@ impl Cell {
 pub fn headline(points: &[GpuCopy]) -> Vec<Cell> {
     let mut out = Vec::new();
     for dir in Direction::ALL {
-        let Some(size) = points.iter().filter(|p| p.direction == dir).map(|p| p.size_bytes).max()
+        let Some(size) = alone(points).filter(|p| p.direction == dir).map(|p| p.size_bytes).max()
         else {
             continue;
         };
         out.extend(
-            points
-                .iter()
+            alone(points)
                 .filter(|p| p.direction == dir && p.size_bytes == size)
                 .filter_map(Cell::of),
         );
     }
     out.sort_by_key(|c| (c.direction, c.node, c.gpu));
+    out
+}
+
+/// The points of GPUs copying alone (the matrix), not those of the
+/// all-GPUs-at-once step.
+pub fn alone(points: &[GpuCopy]) -> impl Iterator<Item = &GpuCopy> {
+    points.iter().filter(|p| p.together.is_empty())
+}
+
+/// One GPU in the all-GPUs-at-once step, against itself alone at the same
+/// size from the same node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    pub gpu: u32,
+    /// While every GPU of the step copied (GB/s = 10^9 bytes/s).
+    pub together: Cell,
+    /// Alone, at the same size (absent if that size was not measured alone).
+    pub alone: Option<Cell>,
+    /// How much slower than alone, in % of alone's median.
+    pub drop_pct: Option<f64>,
+    /// True when every copy alone beat every copy together.
+    pub separated: bool,
+}
+
+/// What sharing did to the GPUs fed from one node in one direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sharing {
+    /// Every GPU was slower together than alone beyond the spread of the
+    /// copies, by more than 10%: something on the way is shared.
+    Bottleneck,
+    /// No GPU's median lost more than 10%.
+    NoBottleneck,
+    /// Anything between (some fell, or a loss within the spread), or a GPU
+    /// was not measured alone at this size: no call.
+    Undecided,
+}
+
+/// The all-GPUs-at-once step for one node and direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Together {
+    pub node: u32,
+    pub direction: Direction,
+    pub size_bytes: u64,
+    pub gpus: Vec<u32>,
+    pub members: Vec<Member>,
+    /// The GPUs' medians together, added up: what the node delivered to
+    /// all of them at once (the copies start within microseconds of each
+    /// other).
+    pub aggregate_gbs: f64,
+    /// The same GPUs' medians alone, added up (absent if one is missing).
+    pub alone_sum_gbs: Option<f64>,
+    pub sharing: Sharing,
+}
+
+impl Together {
+    /// The step in one line: the sum together against alone, and the call.
+    pub fn verdict(&self) -> String {
+        let sum = match self.alone_sum_gbs {
+            Some(a) => format!(
+                "together {:.1} GB/s in all, against {a:.1} alone added up",
+                self.aggregate_gbs
+            ),
+            None => format!("together {:.1} GB/s in all", self.aggregate_gbs),
+        };
+        let call = match self.sharing {
+            Sharing::Bottleneck => format!(
+                "shared bottleneck: every GPU lost more than {SHARING_FLOOR_PCT:.0}% beyond the spread of its copies (a PCIe switch or the socket's link that the GPUs share)"
+            ),
+            Sharing::NoBottleneck => {
+                format!("no shared bottleneck: no GPU lost more than {SHARING_FLOOR_PCT:.0}%")
+            }
+            Sharing::Undecided => "undecided: the GPUs did not all fall beyond the spread of their copies, or one was not measured alone at this size".into(),
+        };
+        format!("{sum}: {call}")
+    }
+}
+
+/// The loss, in %, below which a GPU together counts as unchanged.
+pub const SHARING_FLOOR_PCT: f64 = 10.0;
+
+/// The all-GPUs-at-once steps found in `points`, per node and direction.
+pub fn together(points: &[GpuCopy]) -> Vec<Together> {
+    let mut keys: Vec<(u32, Direction, u64)> = points
+        .iter()
+        .filter(|p| !p.together.is_empty())
+        .map(|p| (p.mem_node, p.direction, p.size_bytes))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    for (node, direction, size) in keys {
+        let step: Vec<&GpuCopy> = points
+            .iter()
+            .filter(|p| {
+                !p.together.is_empty()
+                    && p.mem_node == node
+                    && p.direction == direction
+                    && p.size_bytes == size
+            })
+            .collect();
+        let gpus = step[0].together.clone();
+        let mut members = Vec::new();
+        for p in &step {
+            let Some(t) = Cell::of(p) else { continue };
+            let a = alone(points)
+                .find(|q| {
+                    q.gpu == p.gpu
+                        && q.mem_node == node
+                        && q.direction == direction
+                        && q.size_bytes == size
+                })
+                .and_then(Cell::of);
+            let drop_pct = a.as_ref().map(|a| (1.0 - t.median_gbs / a.median_gbs) * 100.0);
+            let separated = a.as_ref().is_some_and(|a| a.min_gbs > t.max_gbs);
+            members.push(Member { gpu: p.gpu, together: t, alone: a, drop_pct, separated });
+        }
+        members.sort_by_key(|m| m.gpu);
+        let aggregate_gbs = members.iter().map(|m| m.together.median_gbs).sum();
+        let alone_sum_gbs =
+            members.iter().map(|m| m.alone.as_ref().map(|a| a.median_gbs)).sum::<Option<f64>>();
+        let fell = |m: &Member| m.separated && m.drop_pct.is_some_and(|d| d > SHARING_FLOOR_PCT);
+        // Unchanged: the median lost no more than the floor (a wider
+        // spread alone is no evidence of sharing).
+        let kept = |m: &Member| m.drop_pct.is_some_and(|d| d <= SHARING_FLOOR_PCT);
+        let sharing = if members.is_empty() || members.iter().any(|m| m.alone.is_none()) {
+            Sharing::Undecided
+        } else if members.iter().all(fell) {
+            Sharing::Bottleneck
+        } else if members.iter().all(kept) {
+            Sharing::NoBottleneck
+        } else {
+            Sharing::Undecided
+        };
+        out.push(Together {
+            node,
+            direction,
+            size_bytes: size,
+            gpus,
+            members,
+            aggregate_gbs,
+            alone_sum_gbs,
+            sharing,
+        });
+    }
     out
 }
 
@@ -149,6 +293,56 @@ pub fn feeds(points: &[GpuCopy]) -> Vec<Feed> {
 mod tests {
     use super::*;
 
+    fn t(node: u32, gpu: u32, size: u64, gbs: &[f64], gpus: &[u32]) -> GpuCopy {
+        GpuCopy { together: gpus.to_vec(), ..p(node, gpu, size, gbs) }
+    }
+
+    #[test]
+    fn together_points_stay_out_of_the_matrix_and_feeds() {
+        let pts = vec![p(0, 0, 1 << 30, &[20.0, 21.0]), t(0, 0, 1 << 30, &[5.0, 6.0], &[0, 1])];
+        let h = headline(&pts);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].median_gbs, 20.5);
+        assert_eq!(feeds(&pts)[0].top_gbs, 20.5);
+    }
+
+    #[test]
+    fn every_gpu_slower_together_beyond_its_spread_is_a_shared_bottleneck() {
+        let m = 256 << 20;
+        let pts = vec![
+            p(0, 0, m, &[20.0, 20.5, 21.0]),
+            p(0, 1, m, &[19.0, 20.0, 20.2]),
+            t(0, 0, m, &[10.0, 10.4, 10.1], &[0, 1]),
+            t(0, 1, m, &[9.8, 10.2, 10.0], &[0, 1]),
+        ];
+        let got = together(&pts);
+        assert_eq!(got.len(), 1);
+        let s = &got[0];
+        assert_eq!(s.sharing, Sharing::Bottleneck);
+        assert_eq!(s.gpus, vec![0, 1]);
+        assert!((s.aggregate_gbs - 20.1).abs() < 1e-9, "{}", s.aggregate_gbs);
+        assert!((s.alone_sum_gbs.unwrap() - 40.5).abs() < 1e-9);
+        let d0 = s.members[0].drop_pct.unwrap();
+        assert!((d0 - (1.0 - 10.1 / 20.5) * 100.0).abs() < 1e-9, "{d0}");
+    }
+
+    #[test]
+    fn overlapping_ranges_or_a_small_loss_are_no_bottleneck_and_a_mix_is_undecided() {
+        let m = 256 << 20;
+        let alone = [p(0, 0, m, &[20.0, 20.5, 21.0]), p(0, 1, m, &[20.0, 20.5, 21.0])];
+        let mut pts = alone.to_vec();
+        pts.push(t(0, 0, m, &[19.5, 20.4, 20.1], &[0, 1]));
+        pts.push(t(0, 1, m, &[19.0, 19.2, 19.1], &[0, 1])); // separated, but 6.8% < floor
+        assert_eq!(together(&pts)[0].sharing, Sharing::NoBottleneck);
+        let mut mixed = alone.to_vec();
+        mixed.push(t(0, 0, m, &[10.0, 10.1, 10.2], &[0, 1]));
+        mixed.push(t(0, 1, m, &[20.2, 20.4, 20.3], &[0, 1]));
+        assert_eq!(together(&mixed)[0].sharing, Sharing::Undecided);
+        let missing =
+            vec![alone[0].clone(), t(0, 0, m, &[5.0], &[0, 1]), t(0, 1, m, &[5.0], &[0, 1])];
+        assert_eq!(together(&missing)[0].sharing, Sharing::Undecided, "GPU 1 not measured alone");
+    }
+
     fn p(node: u32, gpu: u32, size: u64, gbs: &[f64]) -> GpuCopy {
         GpuCopy {
             gpu,
@@ -161,6 +355,7 @@ mod tests {
             median_gbs: f64::NAN,
             timer: "device events".into(),
             on_node: 1.0,
+            together: vec![],
         }
     }
 

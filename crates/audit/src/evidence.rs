@@ -523,6 +523,7 @@ mod tests {
                 median_gbs: (gbs[0] + gbs[1]) / 2.0,
                 timer: "device events".into(),
                 on_node: 1.0,
+                together: vec![],
             };
             db.add_result(gpu, &c.into()).unwrap();
         }

@@ -47,9 +47,11 @@ fn close(got: f64, want: f64) -> bool {
 fn the_matrix_shows_each_gpus_modelled_rate_from_pinned_memory() {
     let v = json(
         np("devices=2;rate=0:0:24;rate=0:1:h2d:12;rate=0:1:d2h:6")
-            .args(["gpu", "--sizes", "64K,16M", "--reps", "3", "--json", "--quiet"]),
+            .args(["gpu", "--sizes", "64K,16M", "--reps", "3", "--json", "--quiet"])
+            .arg("--no-together"),
     );
     assert_eq!(v["unit"], "GB/s (10^9 bytes/s)");
+    assert!(v.get("together").is_none(), "--no-together: {v}");
     assert_eq!(v["probe"]["devices"].as_array().unwrap().len(), 2);
     let points = v["points"].as_array().unwrap();
     // 1 node x 2 GPUs x 3 directions x 2 sizes.
@@ -220,6 +222,13 @@ fn a_labelled_run_is_saved_and_reported_as_a_node_by_gpu_heat_map() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(md.contains("## GPU copy bandwidth by host node"), "{md}");
+    // The all-GPUs-at-once step, run by default with two GPUs, has its own
+    // table and call (no shared link in this double: nothing falls).
+    assert!(
+        md.contains("### All GPUs at once (0,1) from node 0, h2d (host to device), 16 MiB copies"),
+        "{md}"
+    );
+    assert!(md.contains("no shared bottleneck: no GPU lost more than 10%"), "{md}");
     let b = (16 << 20) as f64;
     for (gpu, gbs) in [(0, 24.0), (1, 12.0)] {
         let row = md
@@ -358,4 +367,73 @@ fn a_failure_mid_way_keeps_the_points_measured_before_it() {
     assert_eq!(points.len(), 2);
     assert!(points.iter().all(|p| p["direction"] == "h2d"), "{v}");
     assert!(v["stopped"].as_str().unwrap().contains("cuMemcpyDtoHAsync"), "{v}");
+}
+
+/// The all-GPUs-at-once step against the double's shared link: alone each
+/// GPU gets its own rate, together the node's link is split between them,
+/// and the step says so; without a shared link nothing falls.
+#[test]
+fn all_gpus_at_once_finds_a_shared_link_and_only_a_shared_one() {
+    let args =
+        ["gpu", "--sizes", "16M", "--reps", "3", "--directions", "h2d,bidir", "--json", "--quiet"];
+    let b = (16 << 20) as f64;
+    let v = json(np("devices=3;default=20;shared=0:24").args(args));
+    let points = v["points"].as_array().unwrap();
+    // 3 GPUs x 2 directions alone, then the same together.
+    assert_eq!(points.len(), 12, "{v}");
+    let together: Vec<&Value> = points.iter().filter(|p| p.get("together").is_some()).collect();
+    assert_eq!(together.len(), 6, "{v}");
+    for p in &together {
+        assert_eq!(p["together"], serde_json::json!([0, 1, 2]), "{p}");
+    }
+    // The matrix and the feeds are the GPUs alone: 20 GB/s (the link's 24
+    // is not reached by one GPU).
+    for c in v["matrix"].as_array().unwrap().iter().filter(|c| c["direction"] == "h2d") {
+        assert!(close(c["median_gbs"].as_f64().unwrap(), modelled(b, 20.0)), "{c}");
+    }
+    let steps = v["together"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{v}");
+    for st in steps {
+        let per_dir = if st["direction"] == "bidir" { 2.0 } else { 1.0 };
+        assert_eq!(st["sharing"], "bottleneck", "{st}");
+        for m in st["members"].as_array().unwrap() {
+            // 24 GB/s shared by 3 GPUs: 8 each (per direction).
+            let got = m["together"]["median_gbs"].as_f64().unwrap();
+            assert!(close(got, per_dir * modelled(b, 8.0)), "{m}");
+            assert_eq!(m["separated"], true, "{m}");
+        }
+        let agg = st["aggregate_gbs"].as_f64().unwrap();
+        assert!(close(agg, 3.0 * per_dir * modelled(b, 8.0)), "{st}");
+    }
+    // No shared link: together as alone.
+    let v = json(np("devices=2;default=20").args(args));
+    for st in v["together"].as_array().unwrap() {
+        assert_eq!(st["sharing"], "no_bottleneck", "{st}");
+    }
+    // The text says it in one line per step, with units.
+    let out = np("devices=2;default=20;shared=0:20")
+        .args(["gpu", "--sizes", "16M", "--reps", "3", "--directions", "h2d"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("All GPUs at once (0,1) from node 0, h2d (host to device), GB/s (10^9 bytes/s), 16 MiB copies"),
+        "{text}"
+    );
+    assert!(
+        text.contains("together 19.9 GB/s in all, against 39.8 alone added up: shared bottleneck"),
+        "{text}"
+    );
+}
+
+#[test]
+fn one_gpu_or_no_together_skips_the_step() {
+    let args = ["gpu", "--sizes", "1M", "--reps", "2", "--directions", "h2d", "--json", "--quiet"];
+    let v = json(np("devices=1;shared=0:1").args(args));
+    assert_eq!(v["points"].as_array().unwrap().len(), 1, "{v}");
+    assert!(v.get("together").is_none(), "{v}");
+    let v = json(np("devices=2;shared=0:1").args(args).arg("--no-together"));
+    assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
+    assert!(v.get("together").is_none(), "{v}");
 }

@@ -22,6 +22,14 @@
 //!   (default 999, CUDA_ERROR_UNKNOWN)
 //! - `nodevice`: `cuInit` returns CUDA_ERROR_NO_DEVICE (100)
 //! - `busid=GPU:ADDRESS` the PCI address of a device (default `0000:GPU+0x10:00.0`)
+//! - `shared=NODE:GBS`, repeatable: a link all GPUs share when they copy
+//!   from NODE's memory at the same time (a PCIe switch, the socket's
+//!   link): copies enqueued on K devices before the host next waits each
+//!   run at no more than GBS / K (per direction: PCIe is full duplex)
+//!
+//! Copies and event records are timed when the host next waits or reads an
+//! event (not when enqueued), so that copies enqueued together on several
+//! devices are known to overlap.
 //!
 //! Not a CUDA implementation: only what the helper uses, single process.
 
@@ -55,6 +63,7 @@ struct Config {
     fail: HashMap<String, CuResult>,
     nodevice: bool,
     busid: HashMap<i32, String>,
+    shared: HashMap<u32, f64>,
 }
 
 impl Config {
@@ -95,6 +104,13 @@ impl Config {
                     let (name, code) = v.split_once(':').unwrap_or((v, "999"));
                     c.fail.insert(name.to_string(), code.parse().unwrap_or(UNKNOWN));
                 }
+                "shared" => {
+                    if let Some((n, g)) = v.split_once(':') {
+                        if let (Ok(n), Ok(g)) = (n.parse(), g.parse()) {
+                            c.shared.insert(n, g);
+                        }
+                    }
+                }
                 "busid" => {
                     if let Some((g, a)) = v.split_once(':') {
                         if let Ok(g) = g.parse() {
@@ -134,9 +150,71 @@ struct State {
     /// enqueued on any stream starts no earlier (the host cannot enqueue
     /// before it returned from a synchronisation).
     host_now: f64,
+    /// Work enqueued since the host last waited, in enqueue order:
+    /// (stream, what), timed by `settle`.
+    pending: Vec<(usize, Op)>,
+}
+
+/// Enqueued work that advances a stream's clock.
+enum Op {
+    Copy {
+        node: u32,
+        h2d: bool,
+        pinned: bool,
+        bytes: usize,
+    },
+    Record(usize),
+    /// The stream waits for an event recorded before (on any stream).
+    Wait(usize),
 }
 
 impl State {
+    /// Times the pending work: copies from one node enqueued on several
+    /// devices overlap and share that node's `shared` link.
+    fn settle(&mut self) {
+        let ops = std::mem::take(&mut self.pending);
+        let mut devices: HashMap<u32, Vec<i32>> = HashMap::new();
+        for (st, op) in &ops {
+            if let (Op::Copy { node, .. }, Some(&(dev, _))) = (op, self.streams.get(st)) {
+                let d = devices.entry(*node).or_default();
+                if !d.contains(&dev) {
+                    d.push(dev);
+                }
+            }
+        }
+        for (st, op) in ops {
+            match op {
+                Op::Copy { node, h2d, pinned, bytes } => {
+                    let Some(&(dev, _)) = self.streams.get(&st) else { continue };
+                    let mut gbs = self.cfg.rate(node, dev, h2d);
+                    if !pinned {
+                        gbs *= self.cfg.pageable;
+                    }
+                    if let Some(&cap) = self.cfg.shared.get(&node) {
+                        let k = devices.get(&node).map_or(1, Vec::len).max(1);
+                        gbs = gbs.min(cap / k as f64);
+                    }
+                    let secs = self.cfg.overhead_s + bytes as f64 / (gbs * 1e9);
+                    if let Some(clock) = self.clock(st) {
+                        *clock += secs;
+                    }
+                }
+                Op::Record(ev) => {
+                    let t = self.clock(st).map(|c| *c);
+                    if let (Some(t), Some(e)) = (t, self.events.get_mut(&ev)) {
+                        *e = Some(t);
+                    }
+                }
+                Op::Wait(ev) => {
+                    let t = self.events.get(&ev).copied().flatten();
+                    if let (Some(t), Some(clock)) = (t, self.clock(st)) {
+                        *clock = clock.max(t);
+                    }
+                }
+            }
+        }
+    }
+
     /// The clock of stream `st`, brought up to the host's time: the start
     /// of whatever is enqueued next.
     fn clock(&mut self, st: usize) -> Option<&mut f64> {
@@ -398,13 +476,20 @@ pub extern "C" fn cuStreamDestroy_v2(st: *mut c_void) -> CuResult {
 
 #[no_mangle]
 pub extern "C" fn cuStreamSynchronize(st: *mut c_void) -> CuResult {
-    with("cuStreamSynchronize", |s| match s.streams.get(&(st as usize)) {
+    with("cuStreamSynchronize", |s| {
+        s.settle();
+        stream_sync(s, st)
+    })
+}
+
+fn stream_sync(s: &mut State, st: *mut c_void) -> CuResult {
+    match s.streams.get(&(st as usize)) {
         Some(&(_, t)) => {
             s.host_now = s.host_now.max(t);
             SUCCESS
         }
         None => INVALID_HANDLE,
-    })
+    }
 }
 
 #[no_mangle]
@@ -431,40 +516,44 @@ pub extern "C" fn cuEventDestroy_v2(ev: *mut c_void) -> CuResult {
 #[no_mangle]
 pub extern "C" fn cuEventRecord(ev: *mut c_void, st: *mut c_void) -> CuResult {
     with("cuEventRecord", |s| {
-        let Some(t) = s.clock(st as usize).map(|c| *c) else { return INVALID_HANDLE };
-        match s.events.get_mut(&(ev as usize)) {
-            Some(e) => {
-                *e = Some(t);
-                SUCCESS
-            }
-            None => INVALID_HANDLE,
+        if !s.streams.contains_key(&(st as usize)) || !s.events.contains_key(&(ev as usize)) {
+            return INVALID_HANDLE;
         }
+        s.pending.push((st as usize, Op::Record(ev as usize)));
+        SUCCESS
     })
 }
 
 #[no_mangle]
 pub extern "C" fn cuStreamWaitEvent(st: *mut c_void, ev: *mut c_void, _flags: c_uint) -> CuResult {
     with("cuStreamWaitEvent", |s| {
-        let Some(&Some(t)) = s.events.get(&(ev as usize)) else { return INVALID_HANDLE };
-        match s.clock(st as usize) {
-            Some(clock) => {
-                *clock = clock.max(t);
-                SUCCESS
-            }
-            None => INVALID_HANDLE,
+        let ev = ev as usize;
+        let recorded = matches!(s.events.get(&ev), Some(Some(_)))
+            || s.pending.iter().any(|(_, op)| matches!(op, Op::Record(e) if *e == ev));
+        if !recorded || !s.streams.contains_key(&(st as usize)) {
+            return INVALID_HANDLE;
         }
+        s.pending.push((st as usize, Op::Wait(ev)));
+        SUCCESS
     })
 }
 
 #[no_mangle]
 pub extern "C" fn cuEventSynchronize(ev: *mut c_void) -> CuResult {
-    with("cuEventSynchronize", |s| match s.events.get(&(ev as usize)) {
+    with("cuEventSynchronize", |s| {
+        s.settle();
+        event_sync(s, ev)
+    })
+}
+
+fn event_sync(s: &mut State, ev: *mut c_void) -> CuResult {
+    match s.events.get(&(ev as usize)) {
         Some(&Some(t)) => {
             s.host_now = s.host_now.max(t);
             SUCCESS
         }
         _ => INVALID_HANDLE,
-    })
+    }
 }
 
 #[no_mangle]
@@ -474,6 +563,7 @@ pub unsafe extern "C" fn cuEventElapsedTime(
     end: *mut c_void,
 ) -> CuResult {
     with("cuEventElapsedTime", |s| {
+        s.settle();
         match (s.events.get(&(start as usize)), s.events.get(&(end as usize))) {
             (Some(Some(a)), Some(Some(b))) => {
                 *ms = ((b - a) * 1e3) as f32;
@@ -513,14 +603,7 @@ unsafe fn copy(
         }
         let h = host as usize;
         let pinned = s.pinned.iter().any(|(&a, &l)| h >= a && h + bytes <= a + l);
-        let mut gbs = s.cfg.rate(node_of(host), sdev, h2d);
-        if !pinned {
-            gbs *= s.cfg.pageable;
-        }
-        let secs = s.cfg.overhead_s + bytes as f64 / (gbs * 1e9);
-        if let Some(clock) = s.clock(st as usize) {
-            *clock += secs;
-        }
+        s.pending.push((st as usize, Op::Copy { node: node_of(host), h2d, pinned, bytes }));
         SUCCESS
     })
 }
@@ -581,5 +664,33 @@ mod tests {
         assert_eq!(c.rate(1, 0, true), 12.5);
         assert_eq!(c.rate(1, 0, false), 8.0);
         assert_eq!(c.fail.get("cuMemAlloc_v2"), Some(&2));
+    }
+
+    #[test]
+    fn copies_enqueued_on_two_devices_together_share_the_nodes_link() {
+        let mut s = State {
+            init: true,
+            cfg: Config::parse("devices=2; default=10; shared=0:10; overhead_us=0"),
+            ..State::default()
+        };
+        s.streams.insert(1, (0, 0.0));
+        s.streams.insert(2, (1, 0.0));
+        let copy = Op::Copy { node: 0, h2d: true, pinned: true, bytes: 1_000_000_000 };
+        s.pending.push((1, copy));
+        s.settle();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(s.streams[&1].1, 0.1), "alone: 10 GB/s");
+        for st in [1, 2] {
+            s.pending
+                .push((st, Op::Copy { node: 0, h2d: true, pinned: true, bytes: 1_000_000_000 }));
+        }
+        s.settle();
+        assert!(close(s.streams[&1].1, 0.3), "with another GPU: 5 GB/s each");
+        assert!(close(s.streams[&2].1, 0.2));
+        s.pending.push((2, Op::Copy { node: 1, h2d: true, pinned: true, bytes: 1_000_000_000 }));
+        s.pending.push((1, Op::Copy { node: 0, h2d: true, pinned: true, bytes: 1_000_000_000 }));
+        s.settle();
+        assert!(close(s.streams[&2].1, 0.3), "another node's link is not shared");
+        assert!(close(s.streams[&1].1, 0.4), "nor by a GPU copying alone from node 0");
     }
 }

@@ -29,6 +29,13 @@ pub struct Stream(Ptr);
 #[derive(Debug, Clone, Copy)]
 pub struct Event(Ptr);
 
+/// A device's primary context.
+#[derive(Debug, Clone, Copy)]
+pub struct Context(Ptr);
+
+/// `CU_MEMHOSTREGISTER_PORTABLE`.
+const PORTABLE: c_uint = 0x01;
+
 /// Resolved entry points. Raw function pointers, valid while `_lib` lives.
 pub struct Driver {
     pub library: String,
@@ -201,15 +208,25 @@ impl Driver {
         Ok(out)
     }
 
-    /// Makes the device's primary context current on this thread.
-    pub fn use_device(&self, ordinal: u32) -> Result<(), GpuError> {
+    /// Makes the device's primary context current on this thread (one
+    /// retain, undone by [`release_device`](Self::release_device)), and
+    /// returns it for [`set_current`](Self::set_current).
+    pub fn use_device(&self, ordinal: u32) -> Result<Context, GpuError> {
         let mut ctx: Ptr = std::ptr::null_mut();
         // SAFETY: writes one pointer.
         self.check("cuDevicePrimaryCtxRetain", unsafe {
             (self.primary_ctx_retain)(&mut ctx, ordinal as c_int)
         })?;
-        // SAFETY: a context the driver just gave us.
-        self.check("cuCtxSetCurrent", unsafe { (self.ctx_set_current)(ctx) })
+        let ctx = Context(ctx);
+        self.set_current(ctx)?;
+        Ok(ctx)
+    }
+
+    /// Makes a context retained by [`use_device`](Self::use_device) current
+    /// again (switching between GPUs without another retain).
+    pub fn set_current(&self, ctx: Context) -> Result<(), GpuError> {
+        // SAFETY: a context the driver gave us, still retained.
+        self.check("cuCtxSetCurrent", unsafe { (self.ctx_set_current)(ctx.0) })
     }
 
     pub fn release_device(&self, ordinal: u32) {
@@ -229,13 +246,15 @@ impl Driver {
         unsafe { (self.mem_free)(p) };
     }
 
-    /// Pins `bytes` of host memory at `p` (`cuMemHostRegister`, flags 0).
+    /// Pins `bytes` of host memory at `p` (`cuMemHostRegister`, flag
+    /// `CU_MEMHOSTREGISTER_PORTABLE`: pinned for every context, so that all
+    /// GPUs may copy from it at once).
     ///
     /// # Safety
     /// `p..p+bytes` must be a mapping that stays valid until
     /// [`unregister`](Self::unregister).
     pub unsafe fn register(&self, p: *mut u8, bytes: usize) -> Result<(), GpuError> {
-        self.check("cuMemHostRegister", (self.host_register)(p as Ptr, bytes, 0))
+        self.check("cuMemHostRegister", (self.host_register)(p as Ptr, bytes, PORTABLE))
     }
 
     /// # Safety

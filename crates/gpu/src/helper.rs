@@ -13,8 +13,10 @@ use place::{Buffer, MemPolicy};
 use results::pages::PageKind;
 use topo::{CpuSet, NodeSet};
 
-use crate::driver::{Driver, Event, Stream};
-use crate::protocol::{Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION};
+use crate::driver::{Context, Driver, Event, Stream};
+use crate::protocol::{
+    together_size, Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION,
+};
 use crate::GpuError;
 
 /// The largest plan read from stdin.
@@ -114,6 +116,10 @@ fn measure(plan: &Plan) -> Result<(), GpuError> {
         }
         for &gpu in &plan.gpus {
             copy_node_gpu(&d, plan, &host, node.node, gpu, on_node)?;
+        }
+        if plan.together && plan.gpus.len() > 1 {
+            drop(host);
+            copy_together(&d, plan, node.node)?;
         }
     }
     Ok(())
@@ -259,6 +265,187 @@ fn copy_node_gpu(
                 gbs,
                 timer: "device events".into(),
                 on_node,
+                together: vec![],
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// One GPU's share of the all-at-once step, released on drop.
+struct Member<'a> {
+    d: &'a Driver,
+    gpu: u32,
+    ctx: Context,
+    /// This GPU's own range of the host buffer (two halves for bidir).
+    host: *mut u8,
+    dev: u64,
+    streams: Vec<Stream>,
+    events: Vec<Event>,
+}
+
+impl Drop for Member<'_> {
+    fn drop(&mut self) {
+        if self.d.set_current(self.ctx).is_ok() {
+            for &s in &self.streams {
+                let _ = self.d.synchronize(s);
+            }
+            for &e in &self.events {
+                self.d.destroy_event(e);
+            }
+            for &s in &self.streams {
+                self.d.destroy_stream(s);
+            }
+            if self.dev != 0 {
+                self.d.free(self.dev);
+            }
+        }
+        self.d.release_device(self.gpu);
+    }
+}
+
+/// The pinned buffer of the all-at-once step, unregistered on drop
+/// (before the buffer itself is unmapped: fields drop in order).
+struct Pinned<'a> {
+    d: &'a Driver,
+    ptr: *mut u8,
+    _buf: Buffer,
+}
+
+impl Drop for Pinned<'_> {
+    fn drop(&mut self) {
+        // SAFETY: registered in copy_together, the buffer still mapped.
+        unsafe { self.d.unregister(self.ptr) };
+    }
+}
+
+/// All of the plan's GPUs copying from `node` at the same time: each GPU
+/// gets its own range of one buffer placed on the node, every GPU's copy
+/// is enqueued before any is waited for, and each is timed by its own
+/// device's events. Shared bottlenecks (a PCIe switch, the socket's link)
+/// show as each GPU's figure falling below what it reached alone.
+///
+/// The copies start within the few microseconds the enqueueing takes; at
+/// the sizes used (up to 256 MiB, milliseconds per copy) that skew is
+/// under 1% of a copy.
+fn copy_together(d: &Driver, plan: &Plan, node: u32) -> Result<(), GpuError> {
+    let largest = *plan.sizes.iter().max().expect("checked non-empty");
+    let size = together_size(largest) as usize;
+    let per_gpu = 2 * size;
+    let host = host_buffer(node, per_gpu * plan.gpus.len())?;
+    let on_node = on_node_share(&host, node)?;
+    if on_node < 0.99 {
+        emit(&Message::Warning {
+            text: format!(
+                "node {node}: only {:.0}% of the all-GPUs-at-once buffer's pages are on the node (memory short?); that step is left out",
+                on_node * 100.0
+            ),
+        });
+        return Ok(());
+    }
+    let base = host.as_ptr() as *mut u8;
+    // Every GPU's context is retained before the buffer is pinned, and the
+    // pin is undone (Pinned, declared after, drops first) while they are.
+    let mut members = Vec::with_capacity(plan.gpus.len());
+    for (i, &gpu) in plan.gpus.iter().enumerate() {
+        let ctx = d.use_device(gpu)?;
+        let mut m = Member {
+            d,
+            gpu,
+            ctx,
+            // SAFETY: within the buffer: i * per_gpu + per_gpu <= its length.
+            host: unsafe { base.add(i * per_gpu) },
+            dev: 0,
+            streams: vec![],
+            events: vec![],
+        };
+        m.dev = d.alloc(per_gpu)?;
+        for _ in 0..2 {
+            m.streams.push(d.stream()?);
+        }
+        for _ in 0..3 {
+            m.events.push(d.event()?);
+        }
+        members.push(m);
+    }
+    // SAFETY: the buffer lives in `pinned`, which unregisters it first.
+    unsafe { d.register(base, host.len())? };
+    let _pinned = Pinned { d, ptr: base, _buf: host };
+    let result = measure_together(d, plan, node, size, on_node, &members);
+    // No copy may still run on the buffer when it is unpinned and unmapped.
+    for m in &members {
+        if d.set_current(m.ctx).is_ok() {
+            for &s in &m.streams {
+                let _ = d.synchronize(s);
+            }
+        }
+    }
+    result
+}
+
+fn measure_together(
+    d: &Driver,
+    plan: &Plan,
+    node: u32,
+    size: usize,
+    on_node: f64,
+    members: &[Member],
+) -> Result<(), GpuError> {
+    for &dir in &plan.directions {
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); members.len()];
+        for rep in 0..=plan.reps {
+            for m in members {
+                d.set_current(m.ctx)?;
+                let (s0, s1) = (m.streams[0], m.streams[1]);
+                d.record(m.events[0], s0)?;
+                // SAFETY: each range is within its member's buffers, which
+                // live until the streams are synchronised (Member::drop).
+                unsafe {
+                    match dir {
+                        Direction::H2d => d.htod(m.dev, m.host, size, s0)?,
+                        Direction::D2h => d.dtoh(m.host, m.dev, size, s0)?,
+                        Direction::Bidir => {
+                            d.wait_event(s1, m.events[0])?;
+                            d.htod(m.dev, m.host, size, s0)?;
+                            d.dtoh(m.host.add(size), m.dev + size as u64, size, s1)?;
+                        }
+                    }
+                }
+                d.record(m.events[1], s0)?;
+                if dir == Direction::Bidir {
+                    d.record(m.events[2], s1)?;
+                }
+            }
+            for (i, m) in members.iter().enumerate() {
+                d.set_current(m.ctx)?;
+                let mut secs = d.elapsed_s(m.events[0], m.events[1])?;
+                let mut bytes = size as f64;
+                if dir == Direction::Bidir {
+                    secs = secs.max(d.elapsed_s(m.events[0], m.events[2])?);
+                    bytes *= 2.0;
+                }
+                if secs <= 0.0 {
+                    return Err(GpuError::Timing(format!(
+                        "GPU {}: a {size}-byte copy timed at {secs} s by the device's events",
+                        m.gpu
+                    )));
+                }
+                if rep > 0 {
+                    // rep 0 is the warm-up, not kept
+                    rates[i].push(bytes / secs / 1e9);
+                }
+            }
+        }
+        for (m, gbs) in members.iter().zip(rates) {
+            emit(&Message::Point(Point {
+                gpu: m.gpu,
+                node,
+                direction: dir,
+                size_bytes: size as u64,
+                gbs,
+                timer: "device events".into(),
+                on_node,
+                together: plan.gpus.clone(),
             }));
         }
     }

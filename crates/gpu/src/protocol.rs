@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a field changes meaning or goes away.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 pub use results::gpu::Direction;
 
@@ -34,6 +34,17 @@ pub struct Plan {
     pub sizes: Vec<u64>,
     /// Timed copies per point (after one untimed warm-up copy).
     pub reps: u32,
+    /// After each node's pairs, copy from it to all `gpus` at once (only
+    /// with two GPUs or more), at [`together_size`] of the largest size.
+    #[serde(default)]
+    pub together: bool,
+}
+
+/// The copy size of the all-GPUs-at-once step: the plan's largest, at most
+/// 256 MiB (each GPU gets its own pinned range, twice that for bidir, so
+/// 8 GPUs need 4 GiB on the node).
+pub fn together_size(largest: u64) -> u64 {
+    largest.min(256 << 20)
 }
 
 /// One device as the driver describes it.
@@ -73,6 +84,10 @@ pub struct Point {
     /// Share of the host buffer's sampled pages found on `node`
     /// (`move_pages`) before the copies.
     pub on_node: f64,
+    /// The GPUs that copied at the same time (all-GPUs-at-once step);
+    /// empty when this GPU copied alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub together: Vec<u32>,
 }
 
 /// One line of the helper's stdout.
@@ -120,6 +135,7 @@ mod tests {
             gbs: vec![20.5, 21.0],
             timer: "device events".into(),
             on_node: 1.0,
+            together: vec![],
         });
         let line = serde_json::to_string(&m).unwrap();
         assert!(!line.contains('\n'));

@@ -3,7 +3,7 @@
 //! loader feeding each GPU should keep its pinned memory.
 
 use analysis::data::RunData;
-use analysis::gpu::{feeds, headline, Cell};
+use analysis::gpu::{feeds, headline, together, Cell};
 use results::gpu::Direction;
 
 use crate::chart::{Chart, Heatmap};
@@ -98,4 +98,35 @@ pub fn section(doc: &mut Document, d: &RunData, run: &store::LoadedRun) {
         "A node is named fastest only when every one of its copies beat every copy from each \
          other node.",
     ));
+    for st in together(&d.gpu) {
+        let gpus: Vec<String> = st.gpus.iter().map(u32::to_string).collect();
+        doc.h(
+            3,
+            format!(
+                "All GPUs at once ({}) from node {}, {} ({}), {} copies",
+                gpus.join(","),
+                st.node,
+                st.direction.name(),
+                st.direction.words(),
+                topo::units::binary_size(st.size_bytes)
+            ),
+        );
+        let mut t = Table::with_header(&[
+            "GPU",
+            "alone GB/s",
+            "together GB/s",
+            "change %",
+            "beyond spread",
+        ]);
+        for m in &st.members {
+            t.push(vec![
+                m.gpu.to_string(),
+                m.alone.as_ref().map_or("-".into(), |a| format!("{:.1}", a.median_gbs)),
+                format!("{:.1}", m.together.median_gbs),
+                m.drop_pct.map_or("-".into(), |x| format!("{:+.0}", -x)),
+                if m.separated { "yes".into() } else { "no".into() },
+            ]);
+        }
+        doc.table(t.caption(st.verdict()));
+    }
 }

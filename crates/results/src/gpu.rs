@@ -60,4 +60,10 @@ pub struct GpuCopy {
     pub timer: String,
     /// Share of the buffer's sampled pages found on `mem_node`.
     pub on_node: f64,
+    /// Empty for a GPU copying alone (the node x GPU matrix). Otherwise the
+    /// GPUs that copied at the same time from `mem_node`, this one among
+    /// them (the all-GPUs-at-once step, which finds shared bottlenecks:
+    /// a PCIe switch, the socket's link).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub together: Vec<u32>,
 }

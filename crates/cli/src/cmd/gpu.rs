@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 
-use analysis::gpu::{self as matrix, Cell, Feed};
+use analysis::gpu::{self as matrix, Cell, Feed, Together};
 use gpu::protocol::{self, Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION};
 use results::gpu::GpuCopy;
 use serde::Serialize;
@@ -37,6 +37,11 @@ pub struct Args {
     /// Only describe the driver and its devices; measure nothing.
     #[arg(long)]
     pub probe: bool,
+    /// Skip the all-GPUs-at-once step (run by default with two GPUs or
+    /// more: every GPU copies from each node at the same time, which shows
+    /// a shared PCIe switch or socket link).
+    #[arg(long)]
+    pub no_together: bool,
     #[command(flatten)]
     pub save: record::SaveArgs,
 }
@@ -60,6 +65,9 @@ struct Doc<'a> {
     /// The largest size of each direction: the matrix.
     matrix: Vec<Cell>,
     feeds: Vec<FeedDoc>,
+    /// The all-GPUs-at-once step, per node and direction (absent with one GPU).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    together: Vec<Together>,
     warnings: &'a [String],
     /// Why the measurement stopped early (absent when it finished).
     stopped: Option<&'a str>,
@@ -152,8 +160,14 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             s
         },
         reps: a.reps as u32,
+        together: !a.no_together && gpus.len() > 1,
     };
-    let total = plan.nodes.len() * plan.gpus.len() * plan.directions.len() * plan.sizes.len();
+    let together_points = match plan.together {
+        true => plan.nodes.len() * plan.gpus.len() * plan.directions.len(),
+        false => 0,
+    };
+    let total = plan.nodes.len() * plan.gpus.len() * plan.directions.len() * plan.sizes.len()
+        + together_points;
     let verbose = !g.quiet && std::io::stderr().is_terminal();
     let mut done = 0usize;
     let s = gpu::launch::run("measure", Some(&plan), |m| match m {
@@ -163,8 +177,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 rec.save(&stored(p, &probe).into());
             }
             if verbose {
+                let with = match p.together.len() {
+                    0 => String::new(),
+                    n => format!(" (all {n} GPUs at once)"),
+                };
                 eprintln!(
-                    "gpu: {done}/{total} node {} -> GPU {} {} {}: {:.1} GB/s",
+                    "gpu: {done}/{total} node {} -> GPU {}{with} {} {}: {:.1} GB/s",
                     p.node,
                     p.gpu,
                     p.direction.name(),
@@ -232,6 +250,7 @@ fn stored(p: &Point, probe: &Probe) -> GpuCopy {
         median_gbs: f64::NAN,
         timer: p.timer.clone(),
         on_node: p.on_node,
+        together: p.together.clone(),
     };
     c.median_gbs = Cell::of(&c).map_or(f64::NAN, |cell| cell.median_gbs);
     c
@@ -256,6 +275,7 @@ fn finish(
         })
         .collect();
     let cells = matrix::headline(points);
+    let together = matrix::together(points);
     if g.json {
         return output::json(&Doc {
             schema_version: crate::output::schema::GPU,
@@ -265,11 +285,12 @@ fn finish(
             points,
             matrix: cells,
             feeds,
+            together,
             warnings,
             stopped,
         });
     }
-    output::emit(&text(probe, gpu_nodes, &cells, &feeds, points))
+    output::emit(&text(probe, gpu_nodes, &cells, &feeds, &together, points))
 }
 
 fn text(
@@ -277,6 +298,7 @@ fn text(
     gpu_nodes: &[GpuNode],
     cells: &[Cell],
     feeds: &[FeedDoc],
+    together: &[Together],
     points: &[GpuCopy],
 ) -> String {
     let mut out = String::new();
@@ -360,8 +382,41 @@ fn text(
             )),
         }
     }
+    out.push_str(&together_text(together));
     if points.is_empty() && probe.is_some() {
         out.push_str("\nNothing measured (--probe).\n");
+    }
+    out
+}
+
+/// The all-GPUs-at-once step: each GPU together against alone, the sum,
+/// and what that says about a shared link.
+fn together_text(steps: &[Together]) -> String {
+    let mut out = String::new();
+    for st in steps {
+        let gpus: Vec<String> = st.gpus.iter().map(u32::to_string).collect();
+        out.push_str(&format!(
+            "\nAll GPUs at once ({}) from node {}, {} ({}), GB/s (10^9 bytes/s), {} copies, medians:\n",
+            gpus.join(","),
+            st.node,
+            st.direction.name(),
+            st.direction.words(),
+            topo::units::binary_size(st.size_bytes)
+        ));
+        let mut table = output::table(
+            ["GPU", "alone", "together", "change %", "beyond spread"].map(String::from).to_vec(),
+        );
+        for m in &st.members {
+            table.add_row(vec![
+                format!("GPU {}", m.gpu),
+                m.alone.as_ref().map_or("-".into(), |a| format!("{:.1}", a.median_gbs)),
+                format!("{:.1}", m.together.median_gbs),
+                m.drop_pct.map_or("-".into(), |d| format!("{:+.0}", -d)),
+                if m.separated { "yes".into() } else { "no".into() },
+            ]);
+        }
+        out.push_str(&format!("{table}\n"));
+        out.push_str(&format!("  {}\n", st.verdict()));
     }
     out
 }
