@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use results::gpu::{Direction, GpuCopy};
+use results::lat::LatResult;
 
 /// One cell: a node x GPU pair in one direction at one size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,6 +210,69 @@ pub fn together(points: &[GpuCopy]) -> Vec<Together> {
         });
     }
     out
+}
+
+/// A CPU's memory latency idle and while GPUs copy from the same node
+/// (DMA contention).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contention {
+    pub node: u32,
+    /// The chasing CPU (the GPUs' feeding thread runs on the node's others).
+    pub cpu: u32,
+    pub direction: Direction,
+    pub gpus: Vec<u32>,
+    /// The chase's working set.
+    pub chase_bytes: u64,
+    /// Median, min and max of the chase's samples, ns per load.
+    pub idle_ns: [f64; 3],
+    pub during_ns: [f64; 3],
+    /// Median during against idle, in % (positive: slower).
+    pub change_pct: f64,
+    /// True when every sample during the copies was slower than every
+    /// sample idle (or every one faster): the change is beyond the spread.
+    pub beyond_spread: bool,
+    /// Each GPU's median GB/s (10^9 bytes/s) while the CPU chased.
+    pub gpu_gbs: Vec<(u32, f64)>,
+}
+
+impl Contention {
+    /// `idle` and `during`: one chase each, same CPU, node and method;
+    /// `copies`: what each GPU moved meanwhile.
+    pub fn of(
+        direction: Direction,
+        idle: &LatResult,
+        during: &LatResult,
+        copies: &[GpuCopy],
+    ) -> Contention {
+        let three = |r: &LatResult| [r.median_ns, r.min_ns, r.max_ns];
+        let beyond_spread = during.min_ns > idle.max_ns || during.max_ns < idle.min_ns;
+        let mut gpus: Vec<u32> = copies.iter().map(|c| c.gpu).collect();
+        gpus.sort_unstable();
+        Contention {
+            node: idle.mem_node.unwrap_or(0),
+            cpu: idle.cpu,
+            direction,
+            gpus,
+            chase_bytes: idle.size_bytes,
+            idle_ns: three(idle),
+            during_ns: three(during),
+            change_pct: (during.median_ns / idle.median_ns - 1.0) * 100.0,
+            beyond_spread,
+            gpu_gbs: copies
+                .iter()
+                .filter_map(|c| Cell::of(c).map(|cell| (c.gpu, cell.median_gbs)))
+                .collect(),
+        }
+    }
+
+    /// The finding in words.
+    pub fn verdict(&self) -> String {
+        match (self.beyond_spread, self.change_pct >= 0.0) {
+            (true, true) => format!("{:.0}% slower while the GPUs copy, beyond the spread of the samples", self.change_pct),
+            (true, false) => format!("{:.0}% faster while the GPUs copy, beyond the spread of the samples (check the machine's load)", -self.change_pct),
+            (false, _) => "no change beyond the spread of the samples".into(),
+        }
+    }
 }
 
 /// Another node's figure against the best node's.

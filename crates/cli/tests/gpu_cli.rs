@@ -437,3 +437,53 @@ fn one_gpu_or_no_together_skips_the_step() {
     assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
     assert!(v.get("together").is_none(), "{v}");
 }
+
+/// `--contention`: the same chase (one CPU of the node, the node's memory)
+/// idle and while every GPU copies from the node; the GPUs' rates
+/// meanwhile are the double's, and the call follows the samples' ranges.
+/// (The double really copies, so the chase does meet real traffic; its
+/// size is not asserted: that is timing.)
+#[test]
+fn contention_chases_idle_and_while_every_gpu_copies() {
+    let v = json(np("devices=2;default=20").args([
+        "gpu",
+        "--sizes",
+        "16M",
+        "--reps",
+        "2",
+        "--directions",
+        "h2d",
+        "--no-together",
+        "--contention",
+        "--json",
+        "--quiet",
+    ]));
+    let rows = v["contention"].as_array().unwrap_or_else(|| panic!("no contention: {v}"));
+    assert_eq!(rows.len(), 1, "one node, one direction: {v}");
+    let c = &rows[0];
+    assert_eq!(c["node"], 0);
+    assert_eq!(c["direction"], "h2d");
+    assert_eq!(c["gpus"], serde_json::json!([0, 1]));
+    let first_cpu = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist").unwrap();
+    let first_cpu: u64 = first_cpu.trim().split([',', '-']).next().unwrap().parse().unwrap();
+    assert_eq!(c["cpu"], first_cpu, "the chase runs on the node's first CPU: {c}");
+    let b = (16 << 20) as f64;
+    let rates = c["gpu_gbs"].as_array().unwrap();
+    assert_eq!(rates.len(), 2, "{c}");
+    for r in rates {
+        assert!(close(r[1].as_f64().unwrap(), modelled(b, 20.0)), "{r}");
+    }
+    let three = |k: &str| -> Vec<f64> {
+        c[k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    let (idle, during) = (three("idle_ns"), three("during_ns"));
+    for t in [&idle, &during] {
+        assert!(t[1] > 1.0 && t[1] <= t[0] && t[0] <= t[2], "median within min..max: {c}");
+    }
+    let beyond = during[1] > idle[2] || during[2] < idle[1];
+    assert_eq!(c["beyond_spread"], beyond, "{c}");
+    let change = (during[0] / idle[0] - 1.0) * 100.0;
+    assert!((c["change_pct"].as_f64().unwrap() - change).abs() < 1e-9, "{c}");
+    // The matrix was measured first, alone, as without --contention.
+    assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
+}

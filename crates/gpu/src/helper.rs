@@ -5,9 +5,16 @@
 //! [`crate::protocol`]: a plan on stdin, one message per line on stdout.
 //!
 //! `numaprobe-gpu probe` only describes the driver and its devices.
+//! `numaprobe-gpu stream` reads a plan as its first line of stdin, then
+//! keeps all the plan's GPUs copying from its first node, in its first
+//! direction, until stdin closes (DMA contention: numaprobe measures the
+//! CPU's memory meanwhile), and reports what the GPUs moved.
 //! Exit status: 0 done, 1 stopped (a `failed` message says why), 2 usage.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use place::{Buffer, MemPolicy};
 use results::pages::PageKind;
@@ -15,7 +22,8 @@ use topo::{CpuSet, NodeSet};
 
 use crate::driver::{Context, Driver, Event, Stream};
 use crate::protocol::{
-    together_size, Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION,
+    together_size, Direction, Message, Plan, PlanNode, Point, Probe, MAX_STREAM_SECS,
+    PROTOCOL_VERSION,
 };
 use crate::GpuError;
 
@@ -37,12 +45,13 @@ pub fn main() -> i32 {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["probe"] => probe().map(|(_, p)| emit(&Message::Probe(p))),
         ["measure"] => read_plan().and_then(|plan| measure(&plan)),
+        ["stream"] => read_plan_line().and_then(|plan| stream(&plan)),
         ["--version"] => {
             println!("numaprobe-gpu {} (protocol {PROTOCOL_VERSION})", env!("CARGO_PKG_VERSION"));
             return 0;
         }
         _ => {
-            eprintln!("usage: numaprobe-gpu probe | numaprobe-gpu measure < PLAN.json (run by `numaprobe gpu`)");
+            eprintln!("usage: numaprobe-gpu probe | numaprobe-gpu measure|stream < PLAN.json (run by `numaprobe gpu`)");
             return 2;
         }
     };
@@ -64,7 +73,23 @@ fn read_plan() -> Result<Plan, GpuError> {
         .take(MAX_PLAN_BYTES)
         .read_to_string(&mut text)
         .map_err(|e| GpuError::Plan(format!("cannot read the plan on stdin: {e}")))?;
-    let plan: Plan = serde_json::from_str(&text)
+    check_plan(&text)
+}
+
+/// The plan as the first line of stdin; the rest of stdin stays open (its
+/// end is the signal to stop).
+fn read_plan_line() -> Result<Plan, GpuError> {
+    let mut text = String::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_PLAN_BYTES)
+        .read_line(&mut text)
+        .map_err(|e| GpuError::Plan(format!("cannot read the plan on stdin: {e}")))?;
+    check_plan(&text)
+}
+
+fn check_plan(text: &str) -> Result<Plan, GpuError> {
+    let plan: Plan = serde_json::from_str(text)
         .map_err(|e| GpuError::Plan(format!("the plan is not valid: {e}")))?;
     if plan.protocol != PROTOCOL_VERSION {
         return Err(GpuError::Plan(format!(
@@ -329,6 +354,74 @@ impl Drop for Pinned<'_> {
 /// the sizes used (up to 256 MiB, milliseconds per copy) that skew is
 /// under 1% of a copy.
 fn copy_together(d: &Driver, plan: &Plan, node: u32) -> Result<(), GpuError> {
+    with_members(d, plan, node, "all-GPUs-at-once", |members, size, on_node| {
+        measure_together(d, plan, node, size, on_node, members)
+    })
+}
+
+/// `stream` mode: the plan's GPUs copy from its first node in its first
+/// direction, round after round, until stdin closes (or
+/// [`MAX_STREAM_SECS`]); `Streaming` is said after the first round, and
+/// each GPU's rates over the rounds after it are reported as a point.
+fn stream(plan: &Plan) -> Result<(), GpuError> {
+    let (d, p) = probe()?;
+    let count = p.devices.len() as u32;
+    emit(&Message::Probe(p));
+    if let Some(g) = plan.gpus.iter().find(|&&g| g >= count) {
+        return Err(GpuError::Plan(format!("GPU {g} does not exist: the driver shows {count}")));
+    }
+    let (Some(node), Some(&dir)) = (plan.nodes.first(), plan.directions.first()) else {
+        return Err(GpuError::Plan("a stream needs a node and a direction".into()));
+    };
+    pin_to(node)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    std::thread::spawn(move || {
+        // Anything after the plan line, or its end, means stop.
+        let mut rest = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut rest);
+        flag.store(true, Ordering::SeqCst);
+    });
+    with_members(&d, plan, node.node, "stream", |members, size, on_node| {
+        let deadline = Instant::now() + Duration::from_secs(MAX_STREAM_SECS);
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); members.len()];
+        let mut round = 0u64;
+        while !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
+            let got = one_round(&d, dir, size, members)?;
+            if round == 0 {
+                emit(&Message::Streaming);
+            } else {
+                for (r, g) in rates.iter_mut().zip(got) {
+                    r.push(g);
+                }
+            }
+            round += 1;
+        }
+        for (m, gbs) in members.iter().zip(rates) {
+            emit(&Message::Point(Point {
+                gpu: m.gpu,
+                node: node.node,
+                direction: dir,
+                size_bytes: size as u64,
+                gbs,
+                timer: "device events".into(),
+                on_node,
+                together: plan.gpus.clone(),
+            }));
+        }
+        Ok(())
+    })
+}
+
+/// Sets up every plan GPU's share of one pinned buffer on `node`, runs
+/// `body`, and undoes it all (copies finished first).
+fn with_members(
+    d: &Driver,
+    plan: &Plan,
+    node: u32,
+    step: &str,
+    body: impl FnOnce(&[Member], usize, f64) -> Result<(), GpuError>,
+) -> Result<(), GpuError> {
     let largest = *plan.sizes.iter().max().expect("checked non-empty");
     let size = together_size(largest) as usize;
     let per_gpu = 2 * size;
@@ -337,7 +430,7 @@ fn copy_together(d: &Driver, plan: &Plan, node: u32) -> Result<(), GpuError> {
     if on_node < 0.99 {
         emit(&Message::Warning {
             text: format!(
-                "node {node}: only {:.0}% of the all-GPUs-at-once buffer's pages are on the node (memory short?); that step is left out",
+                "node {node}: only {:.0}% of the {step} buffer's pages are on the node (memory short?); that step is left out",
                 on_node * 100.0
             ),
         });
@@ -371,7 +464,7 @@ fn copy_together(d: &Driver, plan: &Plan, node: u32) -> Result<(), GpuError> {
     // SAFETY: the buffer lives in `pinned`, which unregisters it first.
     unsafe { d.register(base, host.len())? };
     let _pinned = Pinned { d, ptr: base, _buf: host };
-    let result = measure_together(d, plan, node, size, on_node, &members);
+    let result = body(&members, size, on_node);
     // No copy may still run on the buffer when it is unpinned and unmapped.
     for m in &members {
         if d.set_current(m.ctx).is_ok() {
@@ -394,45 +487,11 @@ fn measure_together(
     for &dir in &plan.directions {
         let mut rates: Vec<Vec<f64>> = vec![Vec::new(); members.len()];
         for rep in 0..=plan.reps {
-            for m in members {
-                d.set_current(m.ctx)?;
-                let (s0, s1) = (m.streams[0], m.streams[1]);
-                d.record(m.events[0], s0)?;
-                // SAFETY: each range is within its member's buffers, which
-                // live until the streams are synchronised (Member::drop).
-                unsafe {
-                    match dir {
-                        Direction::H2d => d.htod(m.dev, m.host, size, s0)?,
-                        Direction::D2h => d.dtoh(m.host, m.dev, size, s0)?,
-                        Direction::Bidir => {
-                            d.wait_event(s1, m.events[0])?;
-                            d.htod(m.dev, m.host, size, s0)?;
-                            d.dtoh(m.host.add(size), m.dev + size as u64, size, s1)?;
-                        }
-                    }
-                }
-                d.record(m.events[1], s0)?;
-                if dir == Direction::Bidir {
-                    d.record(m.events[2], s1)?;
-                }
-            }
-            for (i, m) in members.iter().enumerate() {
-                d.set_current(m.ctx)?;
-                let mut secs = d.elapsed_s(m.events[0], m.events[1])?;
-                let mut bytes = size as f64;
-                if dir == Direction::Bidir {
-                    secs = secs.max(d.elapsed_s(m.events[0], m.events[2])?);
-                    bytes *= 2.0;
-                }
-                if secs <= 0.0 {
-                    return Err(GpuError::Timing(format!(
-                        "GPU {}: a {size}-byte copy timed at {secs} s by the device's events",
-                        m.gpu
-                    )));
-                }
-                if rep > 0 {
-                    // rep 0 is the warm-up, not kept
-                    rates[i].push(bytes / secs / 1e9);
+            let got = one_round(d, dir, size, members)?;
+            if rep > 0 {
+                // rep 0 is the warm-up, not kept
+                for (r, g) in rates.iter_mut().zip(got) {
+                    r.push(g);
                 }
             }
         }
@@ -450,4 +509,54 @@ fn measure_together(
         }
     }
     Ok(())
+}
+
+/// One copy of `size` on every member at once, each GPU's GB/s (10^9
+/// bytes/s) by its own events.
+fn one_round(
+    d: &Driver,
+    dir: Direction,
+    size: usize,
+    members: &[Member],
+) -> Result<Vec<f64>, GpuError> {
+    for m in members {
+        d.set_current(m.ctx)?;
+        let (s0, s1) = (m.streams[0], m.streams[1]);
+        d.record(m.events[0], s0)?;
+        // SAFETY: each range is within its member's buffers, which live
+        // until the streams are synchronised (with_members).
+        unsafe {
+            match dir {
+                Direction::H2d => d.htod(m.dev, m.host, size, s0)?,
+                Direction::D2h => d.dtoh(m.host, m.dev, size, s0)?,
+                Direction::Bidir => {
+                    d.wait_event(s1, m.events[0])?;
+                    d.htod(m.dev, m.host, size, s0)?;
+                    d.dtoh(m.host.add(size), m.dev + size as u64, size, s1)?;
+                }
+            }
+        }
+        d.record(m.events[1], s0)?;
+        if dir == Direction::Bidir {
+            d.record(m.events[2], s1)?;
+        }
+    }
+    let mut out = Vec::with_capacity(members.len());
+    for m in members {
+        d.set_current(m.ctx)?;
+        let mut secs = d.elapsed_s(m.events[0], m.events[1])?;
+        let mut bytes = size as f64;
+        if dir == Direction::Bidir {
+            secs = secs.max(d.elapsed_s(m.events[0], m.events[2])?);
+            bytes *= 2.0;
+        }
+        if secs <= 0.0 {
+            return Err(GpuError::Timing(format!(
+                "GPU {}: a {size}-byte copy timed at {secs} s by the device's events",
+                m.gpu
+            )));
+        }
+        out.push(bytes / secs / 1e9);
+    }
+    Ok(out)
 }

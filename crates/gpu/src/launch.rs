@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 
 use crate::protocol::{Message, Plan, Point, Probe};
 use crate::GpuError;
@@ -66,6 +66,40 @@ pub fn run(
     plan: Option<&Plan>,
     mut each: impl FnMut(&Message),
 ) -> Result<Session, GpuError> {
+    let input = plan.map(|p| serde_json::to_vec(p).expect("a plan serialises"));
+    drive(arg, input, false, |m, _| each(m))
+}
+
+/// Runs `numaprobe-gpu stream` with `plan`: once the helper says the GPUs
+/// are copying, runs `during` (the CPU measurement), then closes the
+/// helper's stdin, which stops the copies, and collects what they moved.
+/// `during` does not run when the helper stops before streaming.
+pub fn stream<T>(
+    plan: &Plan,
+    during: impl FnOnce() -> T,
+) -> Result<(Session, Option<T>), GpuError> {
+    let mut line = serde_json::to_vec(plan).expect("a plan serialises");
+    line.push(b'\n');
+    let mut during = Some(during);
+    let mut got = None;
+    let s = drive("stream", Some(line), true, |m, stdin| {
+        if matches!(m, Message::Streaming) {
+            if let Some(f) = during.take() {
+                got = Some(f());
+            }
+            // Closing stdin is the signal to stop.
+            stdin.take();
+        }
+    })?;
+    Ok((s, got))
+}
+
+fn drive(
+    arg: &str,
+    input: Option<Vec<u8>>,
+    keep_open: bool,
+    mut each: impl FnMut(&Message, &mut Option<ChildStdin>),
+) -> Result<Session, GpuError> {
     let path = helper_path()?;
     let mut child = Command::new(&path)
         .arg(arg)
@@ -76,13 +110,14 @@ pub fn run(
         .map_err(|e| {
             GpuError::Helper(format!("cannot run the GPU helper {}: {e}", path.display()))
         })?;
-    let mut stdin = child.stdin.take().expect("piped");
-    if let Some(plan) = plan {
-        let text = serde_json::to_vec(plan).expect("a plan serialises");
+    let mut stdin = child.stdin.take();
+    if let (Some(text), Some(pipe)) = (input, stdin.as_mut()) {
         // A helper that died at once shows in its exit status below.
-        let _ = stdin.write_all(&text);
+        let _ = pipe.write_all(&text).and_then(|_| pipe.flush());
     }
-    drop(stdin);
+    if !keep_open {
+        stdin.take();
+    }
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
     let mut s = Session::default();
     let mut done = false;
@@ -103,15 +138,19 @@ pub fn run(
                 break;
             }
         };
-        each(&msg);
+        each(&msg, &mut stdin);
         match msg {
             Message::Probe(p) => s.probe = Some(p),
             Message::Point(p) => s.points.push(p),
             Message::Warning { text } => s.warnings.push(text),
             Message::Failed { text } => s.stopped = Some(text),
+            Message::Streaming => {}
             Message::Done => done = true,
         }
     }
+    // A helper still waiting for the word to stop gets it (its stdout
+    // closed early: it ends at its next write).
+    drop(stdin);
     let status =
         child.wait().map_err(|e| GpuError::Helper(format!("waiting for the GPU helper: {e}")))?;
     if !done && s.stopped.is_none() {

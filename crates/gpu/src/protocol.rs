@@ -104,9 +104,17 @@ pub enum Message {
     Failed {
         text: String,
     },
+    /// `stream` mode: the GPUs are copying now, and go on until numaprobe
+    /// closes the helper's stdin.
+    Streaming,
     /// All planned points were measured.
     Done,
 }
+
+/// The longest a `stream` runs when numaprobe never says stop (it closes
+/// the helper's stdin; a numaprobe that hangs must not leave the GPUs
+/// copying for ever).
+pub const MAX_STREAM_SECS: u64 = 600;
 
 /// The default copy sizes: 64 KiB to 1 GiB in steps of 4.
 pub fn default_sizes() -> Vec<u64> {

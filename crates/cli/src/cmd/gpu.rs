@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 
-use analysis::gpu::{self as matrix, Cell, Feed, Together};
+use analysis::gpu::{self as matrix, Cell, Contention, Feed, Together};
 use gpu::protocol::{self, Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION};
 use results::gpu::GpuCopy;
 use serde::Serialize;
@@ -42,6 +42,11 @@ pub struct Args {
     /// a shared PCIe switch or socket link).
     #[arg(long)]
     pub no_together: bool,
+    /// Also measure a CPU's memory latency on each node while all the GPUs
+    /// copy from that node, against the same chase idle (DMA contention;
+    /// a few seconds per node and direction).
+    #[arg(long)]
+    pub contention: bool,
     #[command(flatten)]
     pub save: record::SaveArgs,
 }
@@ -68,6 +73,9 @@ struct Doc<'a> {
     /// The all-GPUs-at-once step, per node and direction (absent with one GPU).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     together: Vec<Together>,
+    /// `--contention`: latency idle and while the GPUs copy.
+    #[serde(skip_serializing_if = "<[Contention]>::is_empty")]
+    contention: &'a [Contention],
     warnings: &'a [String],
     /// Why the measurement stopped early (absent when it finished).
     stopped: Option<&'a str>,
@@ -130,7 +138,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         })
         .collect();
     if a.probe {
-        return finish(g, &t, Some(&probe), &gpu_nodes, &[], &[], None);
+        let none = Measured { points: &[], contention: &[], warnings: &[], stopped: None };
+        return finish(g, &t, Some(&probe), &gpu_nodes, &none);
     }
     let _lock = record::take_lock(a.save.wait, g.quiet, &stop)?;
     let rec = match a.save.saving() {
@@ -218,14 +227,24 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         rec.finish(outcome)?.tell(g.quiet);
     }
     let copies: Vec<GpuCopy> = s.points.iter().map(|p| stored(p, &probe)).collect();
+    let mut contention = Vec::new();
+    let mut stopped = stopped;
+    if a.contention && stopped.is_none() {
+        if let Err(e) = measure_contention(&t, &allowed, &plan, &probe, g, &stop, &mut contention) {
+            stopped = Some(format!("contention: {e}"));
+        }
+    }
     finish(
         g,
         &t,
         s.probe.as_ref().or(Some(&probe)),
         &gpu_nodes,
-        &copies,
-        &s.warnings,
-        stopped.as_deref(),
+        &Measured {
+            points: &copies,
+            contention: &contention,
+            warnings: &s.warnings,
+            stopped: stopped.as_deref(),
+        },
     )?;
     match stopped {
         Some(why) if s.points.is_empty() => anyhow::bail!("gpu: {why}"),
@@ -256,15 +275,24 @@ fn stored(p: &Point, probe: &Probe) -> GpuCopy {
     c
 }
 
+/// What a run measured, for [`finish`].
+#[derive(Clone, Copy)]
+struct Measured<'a> {
+    points: &'a [GpuCopy],
+    contention: &'a [Contention],
+    warnings: &'a [String],
+    /// Why it stopped early.
+    stopped: Option<&'a str>,
+}
+
 fn finish(
     g: &Global,
     t: &Topology,
     probe: Option<&Probe>,
     gpu_nodes: &[GpuNode],
-    points: &[GpuCopy],
-    warnings: &[String],
-    stopped: Option<&str>,
+    m: &Measured<'_>,
 ) -> anyhow::Result<()> {
+    let Measured { points, contention, warnings, stopped } = *m;
     let memory_only =
         |n: u32| t.nodes.iter().find(|x| x.id == n).is_some_and(|x| x.cpus.is_empty());
     let feeds: Vec<FeedDoc> = matrix::feeds(points)
@@ -286,11 +314,14 @@ fn finish(
             matrix: cells,
             feeds,
             together,
+            contention,
             warnings,
             stopped,
         });
     }
-    output::emit(&text(probe, gpu_nodes, &cells, &feeds, &together, points))
+    let mut out = text(probe, gpu_nodes, &cells, &feeds, &together, points);
+    out.push_str(&contention_text(contention));
+    output::emit(&out)
 }
 
 fn text(
@@ -417,6 +448,107 @@ fn together_text(steps: &[Together]) -> String {
         }
         out.push_str(&format!("{table}\n"));
         out.push_str(&format!("  {}\n", st.verdict()));
+    }
+    out
+}
+
+/// `--contention`: for each node with CPUs and each direction, one chase
+/// on the node's first CPU idle, then the same chase while every planned
+/// GPU copies from the node (the helper's thread on the node's other
+/// CPUs).
+fn measure_contention(
+    t: &Topology,
+    allowed: &place::Allowed,
+    plan: &Plan,
+    probe: &Probe,
+    g: &Global,
+    stop: &events::StopFlag,
+    out: &mut Vec<Contention>,
+) -> anyhow::Result<()> {
+    use bench::lat::{self, ChaseOpts, Ctx, Where};
+    let observer = events::Silent;
+    let ctx = Ctx { observer: &observer, stop, timing: lat::timing_for(None, 1) };
+    let opts = ChaseOpts::default();
+    for node in &plan.nodes {
+        let Ok(cpus) = allowed.check_cpu_node(node.node, t) else {
+            output::warn(
+                g.quiet,
+                &format!("gpu: contention: node {} has no CPU you may use: left out", node.node),
+            );
+            continue;
+        };
+        let list: Vec<u32> = cpus.iter().collect();
+        let chase_cpu = list[0];
+        let feeder: Vec<u32> = if list.len() > 1 { list[1..].to_vec() } else { list.clone() };
+        let at = Where { cpu: Some(chase_cpu), cpu_node: None, mem_node: Some(node.node) };
+        for &dir in &plan.directions {
+            if stop.is_stopped() {
+                return Ok(());
+            }
+            if !g.quiet && std::io::stderr().is_terminal() {
+                eprintln!(
+                    "gpu: contention: node {} CPU {chase_cpu}, {}: chase idle, then while the GPUs copy",
+                    node.node,
+                    dir.name()
+                );
+            }
+            let idle = lat::point(t, &at, &opts, &ctx)?;
+            let stream_plan = Plan {
+                nodes: vec![PlanNode {
+                    node: node.node,
+                    cpus: feeder.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+                }],
+                directions: vec![dir],
+                ..plan.clone()
+            };
+            let (s, during) =
+                gpu::launch::stream(&stream_plan, || lat::point(t, &at, &opts, &ctx))?;
+            for w in &s.warnings {
+                output::warn(g.quiet, &format!("gpu: {w}"));
+            }
+            if let Some(why) = s.stopped {
+                anyhow::bail!("the GPUs stopped copying: {why}");
+            }
+            let Some(during) = during else {
+                anyhow::bail!("the GPU helper never said it was copying");
+            };
+            let during = during?;
+            let copies: Vec<GpuCopy> = s.points.iter().map(|p| stored(p, probe)).collect();
+            out.push(Contention::of(dir, &idle, &during, &copies));
+        }
+    }
+    Ok(())
+}
+
+fn contention_text(rows: &[Contention]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nCPU memory latency while the GPUs copy (DMA contention), ns per load, median (min-max) of the chase's samples, {} working set:\n",
+        topo::units::binary_size(rows[0].chase_bytes)
+    );
+    let mut table = output::table(
+        ["node", "CPU", "GPUs copying", "idle ns", "during ns", "change %", "GPU GB/s meanwhile"]
+            .map(String::from)
+            .to_vec(),
+    );
+    for c in rows {
+        let gpus: Vec<String> = c.gpus.iter().map(u32::to_string).collect();
+        let rates: Vec<String> = c.gpu_gbs.iter().map(|(g, r)| format!("GPU {g} {r:.1}")).collect();
+        table.add_row(vec![
+            c.node.to_string(),
+            c.cpu.to_string(),
+            format!("{} {}", gpus.join(","), c.direction.name()),
+            format!("{:.1} ({:.1}-{:.1})", c.idle_ns[0], c.idle_ns[1], c.idle_ns[2]),
+            format!("{:.1} ({:.1}-{:.1})", c.during_ns[0], c.during_ns[1], c.during_ns[2]),
+            format!("{:+.1}", c.change_pct),
+            rates.join(", "),
+        ]);
+    }
+    out.push_str(&format!("{table}\n"));
+    for c in rows {
+        out.push_str(&format!("  node {} {}: {}\n", c.node, c.direction.name(), c.verdict()));
     }
     out
 }
