@@ -389,9 +389,66 @@ impl Store {
         }
     }
 
+    /// Refuses a stored run whose shape an import would refuse (more than
+    /// [`ITEM_CAP`] results, more than [`RUN_CAP`] bytes in all), from
+    /// counts and lengths SQLite gives without building anything.
+    ///
+    /// [`ITEM_CAP`]: crate::import::ITEM_CAP
+    /// [`RUN_CAP`]: crate::RUN_CAP
+    fn check_run_size(&self, summary: &RunSummary) -> Result<()> {
+        let run = summary.id;
+        let (columns, results, payloads): (i64, i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT length(CAST(m.info_json AS BLOB)) + length(CAST(r.config_json AS BLOB))
+                        + length(CAST(r.topology_json AS BLOB)),
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id),
+                    (SELECT COALESCE(SUM(length(CAST(x.payload_json AS BLOB))), 0)
+                     FROM results x WHERE x.run_id = r.id)
+                 FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
+                [run.0],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.err(e))?;
+        let detail = if results > i64::from(crate::import::ITEM_CAP) {
+            format!("it holds {results} results")
+        } else if (columns.max(0) as u64).saturating_add(payloads.max(0) as u64) > crate::RUN_CAP {
+            format!("it holds {} bytes of JSON", columns.saturating_add(payloads))
+        } else {
+            return Ok(());
+        };
+        Err(self.too_large(summary, detail))
+    }
+
+    fn too_large(&self, summary: &RunSummary, detail: String) -> StoreError {
+        StoreError::RunTooLarge {
+            path: self.path.clone(),
+            run: summary.id,
+            label: summary.label.clone(),
+            detail,
+        }
+    }
+
+    /// [`Store::parse_json`] after the shape check of an import
+    /// (`import::check_stored`): a giant stored column is refused, never
+    /// built.
+    fn parse_bounded<T: DeserializeOwned>(
+        &self,
+        summary: &RunSummary,
+        text: &str,
+        what: &str,
+    ) -> Result<T> {
+        crate::import::check_stored(text)
+            .map_err(|why| self.too_large(summary, format!("its {what} has {why}")))?;
+        self.parse_json(text, &format!("{what} of run {}", summary.id))
+    }
+
     /// A run with its results, machine, configuration and topology.
+    /// A run over the limits an import keeps is refused
+    /// ([`StoreError::RunTooLarge`]), whoever wrote it.
     pub fn load_run(&self, run: RunId) -> Result<LoadedRun> {
         let summary = self.run_summary(run)?;
+        self.check_run_size(&summary)?;
         let (machine_info, config, topology): (String, String, String) = self
             .conn
             .query_row(
@@ -423,7 +480,7 @@ impl Store {
         let mut results = Vec::with_capacity(raw.len());
         for (seq, recorded, kind, payload) in raw {
             let payload: Value =
-                self.parse_json(&payload, &format!("result {seq} of run {run}"))?;
+                self.parse_bounded(&summary, &payload, &format!("result {seq}"))?;
             let up = results::upgrade::read(&kind, &payload);
             results.push(StoredRecord {
                 seq,
@@ -433,9 +490,9 @@ impl Store {
             });
         }
         Ok(LoadedRun {
-            machine_info: self.parse_json(&machine_info, &format!("machine of run {run}"))?,
-            config: self.parse_json(&config, &format!("configuration of run {run}"))?,
-            topology: self.parse_json(&topology, &format!("topology of run {run}"))?,
+            machine_info: self.parse_bounded(&summary, &machine_info, "machine")?,
+            config: self.parse_bounded(&summary, &config, "configuration")?,
+            topology: self.parse_bounded(&summary, &topology, "topology")?,
             summary,
             results,
         })

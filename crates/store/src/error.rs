@@ -90,6 +90,16 @@ pub enum StoreError {
         "cannot find the data directory: neither XDG_DATA_HOME nor HOME is set (use --db PATH)"
     )]
     NoDataDir,
+    /// A stored run over the shape limits imports keep (written by an
+    /// older numaprobe or by hand): refused rather than rebuilt in memory.
+    #[error(
+        "{}: run {run}{} is too large to read: {detail}; numaprobe reads no run it would not import (at most {} items in any list or object, {} MiB in all); the database's other runs read as usual",
+        path.display(),
+        label.as_deref().map(|l| format!(" ({l:?})")).unwrap_or_default(),
+        crate::import::ITEM_CAP,
+        crate::import::RUN_CAP >> 20
+    )]
+    RunTooLarge { path: PathBuf, run: crate::RunId, label: Option<String>, detail: String },
     /// A run reference that matches no run.
     #[error("no run matches {0:?} (see `numaprobe list`)")]
     NoSuchRun(String),

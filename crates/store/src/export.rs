@@ -366,6 +366,30 @@ impl Store {
 
 /// Adds one run (checked) of an export in the transaction `tx`, or notes
 /// it as skipped when its UUID is already present.
+/// The id of a stored run filed under `hash` whose configuration's
+/// settings are not those hashing to `settings` (`None`: none, or no run
+/// under `hash`). Runs under one hash are checked up to a few: the rule
+/// keeps them alike, so one that differs shows at once.
+fn claimed_by_other_settings(
+    tx: &rusqlite::Transaction<'_>,
+    hash: &str,
+    settings: &str,
+) -> rusqlite::Result<Option<i64>> {
+    let mut stmt =
+        tx.prepare("SELECT id, config_json FROM runs WHERE config_hash = ?1 ORDER BY id LIMIT 8")?;
+    let rows = stmt.query_map([hash], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (id, text) = row?;
+        let same = crate::import::check_stored(&text).is_ok()
+            && serde_json::from_str::<Configuration>(&text)
+                .is_ok_and(|c| c.settings_hash() == settings);
+        if !same {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
 pub(crate) fn import_run<R: ImportRow>(
     tx: &rusqlite::Transaction<'_>,
     run: &ExportedRun<R>,
@@ -391,7 +415,9 @@ pub(crate) fn import_run<R: ImportRow>(
     // The configuration decides which runs pool: its hash is recomputed
     // from the document stored, never taken on trust. A configuration
     // sealed by numaprobe carries its fingerprint (the settings hash); one
-    // without (hand-made documents) keeps the hash it came with.
+    // without (hand-made documents) keeps the hash it came with unless
+    // the database already files other settings under that hash
+    // ([`claimed_by_other_settings`]): then it is filed under its own.
     let mut config = run.config.clone();
     let mut stale = None;
     if config.fingerprint.is_some() {
@@ -401,7 +427,15 @@ pub(crate) fn import_run<R: ImportRow>(
         }
         config.fingerprint = Some(fresh);
     }
-    let config_hash = config.fingerprint.clone().unwrap_or_else(|| run.config_hash.clone());
+    let mut config_hash = config.fingerprint.clone().unwrap_or_else(|| run.config_hash.clone());
+    let mut clash = None;
+    if config.fingerprint.is_none() {
+        let fresh = config.settings_hash();
+        if let Some(other) = claimed_by_other_settings(tx, &run.config_hash, &fresh)? {
+            clash = Some((run.config_hash.clone(), fresh.clone(), other));
+            config_hash = fresh;
+        }
+    }
     tx.execute(
         "INSERT INTO runs (uuid, label, command_line, tool_version, started, finished,
              status, message, machine_id, config_hash, config_json, topology_json,
@@ -427,6 +461,12 @@ pub(crate) fn import_run<R: ImportRow>(
     if let Some((old, fresh)) = stale {
         outcome.warnings.push(format!(
             "run {id} (uuid {uuid}{}): its config_hash {old} does not match its configuration (edited?); stored under {fresh}, the hash of the configuration as it is",
+            run.label.as_deref().map(|l| format!(", label {l:?}")).unwrap_or_default()
+        ));
+    }
+    if let Some((old, fresh, other)) = clash {
+        outcome.warnings.push(format!(
+            "run {id} (uuid {uuid}{}): its config_hash {old} already names other settings in this database (run {other}); stored under {fresh}, the hash of its own configuration, so the two are not pooled",
             run.label.as_deref().map(|l| format!(", label {l:?}")).unwrap_or_default()
         ));
     }

@@ -77,6 +77,8 @@ struct Guard<R> {
     items: [u32; MAX_DEPTH as usize + 1],
     run_start: Rc<Cell<u64>>,
     pos_out: Rc<Cell<u64>>,
+    /// The shallowest depth whose arrays and objects [`ITEM_CAP`] bounds.
+    item_depth: u32,
 }
 
 impl<R: Read> Guard<R> {
@@ -91,6 +93,7 @@ impl<R: Read> Guard<R> {
             items: [0; MAX_DEPTH as usize + 1],
             run_start,
             pos_out,
+            item_depth: RUN_DEPTH,
         }
     }
 
@@ -170,7 +173,7 @@ impl<R: Read> Guard<R> {
                     let n = &mut self.items[self.depth as usize];
                     *n += 1;
                     // n commas: n + 1 items.
-                    if self.depth >= RUN_DEPTH && *n >= ITEM_CAP {
+                    if self.depth >= self.item_depth && *n >= ITEM_CAP {
                         return Err(self.limit(format!(
                             "an array or object of more than {ITEM_CAP} items in a run"
                         )));
@@ -194,6 +197,20 @@ impl<R: Read> Read for Guard<R> {
         self.scan(&buf[..n])?;
         Ok(n)
     }
+}
+
+/// Checks one stored JSON text (a run's column or result) against the
+/// limits an import keeps for a run: no array or object of more than
+/// [`ITEM_CAP`] items at any depth, no string over [`STRING_CAP`], no
+/// nesting over [`MAX_DEPTH`], at most [`RUN_CAP`] bytes. Lexes the text
+/// only: nothing is built. The error says which limit and where.
+pub(crate) fn check_stored(text: &str) -> std::result::Result<(), String> {
+    let mut g = Guard::new(io::empty(), Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+    g.item_depth = 1;
+    g.scan(text.as_bytes()).map_err(|e| {
+        let detail = e.to_string();
+        detail.replace(" in a run at byte", " at byte")
+    })
 }
 
 /// Copies what is read into `copy` (standard input into its spool file).

@@ -137,3 +137,67 @@ fn a_file_with_our_application_id_and_foreign_tables_is_refused_untouched() {
         assert_eq!(std::fs::read(&path).unwrap(), before, "version {version}: untouched");
     }
 }
+
+/// Guards issue 37 cause 4 on the read side: a run written by an older
+/// numaprobe or by hand with 70,000 CPUs in its topology, 70,000 declared
+/// keys or 65,537 results was rebuilt whole by every reader (1.37 GB at
+/// 10^6 CPUs). It is now refused by the import's limits, naming the run,
+/// while the database's other runs read as usual.
+#[test]
+fn a_stored_run_over_the_import_limits_is_refused_by_name_and_the_others_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut db = Store::open(&path).unwrap();
+    let mut ids = Vec::new();
+    for label in ["fine", "cpus", "declared", "results"] {
+        let id = db.begin_run(&run(label, "2026-11-05T08:00:00Z")).unwrap();
+        db.finish_run(id, store::RunStatus::Complete, None).unwrap();
+        ids.push(id);
+    }
+    drop(db);
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let cpus: Vec<String> =
+            (0..70_000).map(|i| format!(r#"{{"id": {i}, "node": 0}}"#)).collect();
+        c.execute(
+            "UPDATE runs SET topology_json = ?2 WHERE id = ?1",
+            rusqlite::params![ids[1].0, format!(r#"{{"cpus": [{}]}}"#, cpus.join(","))],
+        )
+        .unwrap();
+        let keys: Vec<String> = (0..70_000).map(|i| format!(r#""bios.k{i}": "v""#)).collect();
+        c.execute(
+            "UPDATE runs SET config_json = ?2 WHERE id = ?1",
+            rusqlite::params![ids[2].0, format!(r#"{{"declared": {{{}}}}}"#, keys.join(","))],
+        )
+        .unwrap();
+        c.execute_batch("BEGIN").unwrap();
+        let mut ins = c
+            .prepare(
+                "INSERT INTO results (run_id, seq, recorded, kind, payload_json)
+                 VALUES (?1, ?2, '2026-11-05T08:00:01Z', 'future-kind', '{}')",
+            )
+            .unwrap();
+        for seq in 1..=65_537 {
+            ins.execute(rusqlite::params![ids[3].0, seq]).unwrap();
+        }
+        drop(ins);
+        c.execute_batch("COMMIT").unwrap();
+    }
+    let db = Store::open_existing(&path).unwrap();
+    assert!(db.load_run(ids[0]).is_ok(), "the ordinary run reads as before");
+    for (id, label, why) in [
+        (ids[1], "cpus", "its topology has an array or object of more than 65536 items"),
+        (ids[2], "declared", "its configuration has an array or object of more than 65536 items"),
+        (ids[3], "results", "it holds 65537 results"),
+    ] {
+        let e = db.load_run(id).err().unwrap_or_else(|| panic!("{label}: read whole"));
+        assert!(matches!(e, StoreError::RunTooLarge { .. }), "{label}: {e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains(&format!("run {id} (\"{label}\") is too large to read")), "{msg}");
+        assert!(msg.contains(why), "{msg}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+        let e = db.export_runs(&[id]).err().unwrap_or_else(|| panic!("{label}: exported"));
+        assert!(matches!(e, StoreError::RunTooLarge { .. }), "export: {e:?}");
+    }
+    assert_eq!(db.list_runs().unwrap().len(), 4, "listed, with the count of its results");
+}

@@ -420,3 +420,54 @@ fn bad_export_documents_are_named() {
             .to_string();
     assert!(e.contains("export version 7"), "{e}");
 }
+
+/// Issue 37 cause 6, for configurations without numaprobe's seal: a
+/// hand-made export keeps its `config_hash` (the report goldens' are
+/// hand-made), but a hash that already names other settings in the
+/// database is not taken: the run is filed under its own settings' hash,
+/// with a warning naming it, so runs of different settings never pool.
+#[test]
+fn a_hand_made_config_hash_that_names_other_settings_is_not_taken() {
+    let run = |uuid: &str, label: &str, thp: &str| {
+        json!({"uuid": uuid, "label": label, "command_line": "x", "tool_version": "0.1.0",
+            "started": "2026-11-20T10:00:00Z", "finished": null, "status": "complete",
+            "message": null, "machine": {"fingerprint": "m", "description": "d", "info": {}},
+            "config_hash": "c0ffee0000000001", "config": {"thp_enabled": thp}, "topology": {},
+            "results": []})
+    };
+    let doc = |runs: Vec<Value>| {
+        let d = json!({"format": EXPORT_FORMAT, "version": 1,
+            "exported": "2026-11-20T10:00:00Z", "runs": runs});
+        ExportDoc::from_json(&d.to_string(), "hand.json").unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Store::open(db_path(dir.path())).unwrap();
+    let first = db
+        .import(&doc(vec![
+            run("0d6f2a9e-1c4b-4f7e-9a3d-5b8c7e6f1a01", "a", "always"),
+            run("0d6f2a9e-1c4b-4f7e-9a3d-5b8c7e6f1a02", "a again", "always"),
+        ]))
+        .unwrap();
+    assert!(first.warnings.is_empty(), "{:?}", first.warnings);
+    let hash = |db: &Store, id: RunId| db.run_summary(id).unwrap().config_hash;
+    assert_eq!(hash(&db, first.imported[0].id), "c0ffee0000000001", "a hand-made hash is kept");
+    assert_eq!(hash(&db, first.imported[1].id), "c0ffee0000000001", "same settings: pooled");
+
+    let second =
+        db.import(&doc(vec![run("0d6f2a9e-1c4b-4f7e-9a3d-5b8c7e6f1a03", "b", "never")])).unwrap();
+    let id = second.imported[0].id;
+    let stored = hash(&db, id);
+    assert_ne!(stored, "c0ffee0000000001", "other settings are not pooled under that hash");
+    let own = db.load_run(id).unwrap().config.settings_hash();
+    assert_eq!(stored, own, "filed under its own settings' hash");
+    assert_eq!(second.warnings.len(), 1, "{:?}", second.warnings);
+    let w = &second.warnings[0];
+    assert!(
+        w.starts_with(&format!(
+            "run {id} (uuid 0d6f2a9e-1c4b-4f7e-9a3d-5b8c7e6f1a03, label \"b\")"
+        )),
+        "{w}"
+    );
+    assert!(w.contains("already names other settings in this database (run 1)"), "{w}");
+    assert!(w.contains(&format!("stored under {own}")), "{w}");
+}

@@ -303,6 +303,110 @@ pub fn snapshot_of(root: &SysRoot, entry: &Entry) -> Result<Snapshot, String> {
     })
 }
 
+/// Why the machine-wide study lock was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyLockError {
+    #[error(
+        "another study is running on this machine ({}; study lock {}): one study at a time, whatever --lock says",
+        pid.map_or("holder PID unknown".into(), |p| format!("PID {p}")),
+        path.display()
+    )]
+    Busy { path: PathBuf, pid: Option<u32> },
+    #[error(transparent)]
+    Lock(lock::LockError),
+    /// A study killed earlier left its journal: it must be restored first.
+    #[error(
+        "a study killed earlier left {} changed (it was {} before; study PID {}): put it back first with `numaprobe study --restore`",
+        .0.key, .0.shown, .0.pid
+    )]
+    LeftOver(Box<Entry>),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+impl StateDir {
+    /// The machine-wide study lock beside the journal: one study at a time
+    /// on this machine, whichever measuring lock each was given.
+    pub fn take_study_lock(&self) -> Result<lock::MeasureLock, StudyLockError> {
+        let path = self.lock();
+        lock::MeasureLock::acquire_at(&path).map_err(|e| match e {
+            lock::LockError::Busy { pid, .. } => StudyLockError::Busy { path, pid },
+            e => StudyLockError::Lock(e),
+        })
+    }
+
+    /// Before a study: the study lock taken, and no journal left by a
+    /// study killed earlier (its values would be taken for the originals).
+    pub fn begin_study(&self) -> Result<lock::MeasureLock, StudyLockError> {
+        let held = self.take_study_lock()?;
+        match self.read()? {
+            Some(left) => Err(StudyLockError::LeftOver(Box::new(left))),
+            None => Ok(held),
+        }
+    }
+}
+
+/// The journal a study left when it was killed, if any (in the default
+/// state folder; nothing while that study still holds its lock).
+pub fn left_over() -> Option<Entry> {
+    let state = StateDir::existing(&default_path()).ok().flatten()?;
+    let entry = state.read().ok().flatten()?;
+    // A running study's journal is not left over.
+    lock::held_by(&state.lock()).is_none().then_some(entry)
+}
+
+/// Why `study --restore` could not put the journaled values back; the
+/// journal is kept.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("study journal {}: {why}", path.display())]
+    Unusable { path: PathBuf, why: String },
+    #[error("{key} could not be put back to {shown}: {files}; the journal is kept; restore by hand: {commands}")]
+    NotRestored { key: String, shown: String, files: String, commands: String },
+    #[error("{key} reads {now} after being put back to {shown}; the journal is kept; restore by hand: {commands}")]
+    ReadsOther { key: String, now: String, shown: String, commands: String },
+    #[error(transparent)]
+    ReadBack(#[from] runtime::RuntimeError),
+}
+
+/// What `study --restore` put back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    pub entry: Entry,
+    /// The value in force before (`None`: unreadable).
+    pub was: Option<String>,
+}
+
+/// Puts back the values journaled in `state` (checked against this
+/// machine, [`snapshot_of`]), reads them back and clears the journal;
+/// `None` when nothing is journaled. The caller holds the study lock.
+pub fn restore(root: &SysRoot, state: &StateDir) -> Result<Option<Restored>, RestoreError> {
+    let Some(entry) = state.read()? else { return Ok(None) };
+    let snap = snapshot_of(root, &entry)
+        .map_err(|why| RestoreError::Unusable { path: state.journal(), why })?;
+    let was = runtime::current(root, snap.knob).ok();
+    let left = runtime::restore(root, &snap);
+    let commands = runtime::restore_commands(root, &snap).join("; ");
+    if !left.is_empty() {
+        let files: Vec<String> =
+            left.iter().map(|f| format!("{} ({}: {})", f.path, f.value, f.error)).collect();
+        return Err(RestoreError::NotRestored {
+            key: entry.key,
+            shown: entry.shown,
+            files: files.join(", "),
+            commands,
+        });
+    }
+    let now = runtime::current(root, snap.knob)?;
+    if now != entry.shown {
+        return Err(RestoreError::ReadsOther { key: entry.key, now, shown: entry.shown, commands });
+    }
+    state.clear()?;
+    Ok(Some(Restored { entry, was }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,5 +494,32 @@ mod tests {
         let mut evil = entry();
         evil.files[0].value = "always\nnever".into();
         assert!(snapshot_of(&root, &evil).is_err());
+    }
+
+    /// `study --restore`: the journaled value back, read back, journal
+    /// cleared; a second study refused while the journal is there.
+    #[test]
+    fn a_left_journal_is_restored_and_blocks_the_next_study_until_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(THP);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "[always] madvise never\n").unwrap();
+        let root = SysRoot::new(dir.path()).unwrap();
+        let s = StateDir::ensure(&dir.path().join("state")).unwrap();
+        assert_eq!(restore(&root, &s).unwrap(), None, "nothing journaled: nothing done");
+        s.write(&entry()).unwrap();
+        let e = s.begin_study().unwrap_err();
+        assert!(
+            e.to_string().contains("left thp_enabled changed (it was madvise before; study PID 7)"),
+            "{e}"
+        );
+        let done = restore(&root, &s).unwrap().unwrap();
+        assert_eq!((done.entry, done.was.as_deref()), (entry(), Some("always")));
+        assert_eq!(runtime::current(&root, Knob::ThpEnabled).unwrap(), "madvise");
+        assert_eq!(s.read().unwrap(), None);
+        let held = s.begin_study().unwrap();
+        let busy = s.take_study_lock().unwrap_err();
+        assert!(busy.to_string().contains("another study is running on this machine"), "{busy}");
+        drop(held);
     }
 }

@@ -10,7 +10,10 @@
 //! once they are back; a study killed in between leaves it for
 //! `numaprobe study --restore`. Nothing here prints.
 
+pub mod child;
+pub mod doc;
 pub mod journal;
+pub mod text;
 
 use audit::runtime::{self, Knob, RuntimeError, Snapshot};
 use events::StopFlag;
@@ -31,6 +34,36 @@ pub fn order(values: usize, rounds: u32) -> Vec<usize> {
         .collect()
 }
 
+/// The most values one study compares (`compare`'s most groups).
+pub const MAX_VALUES: usize = 8;
+
+/// `--vary KEY=A,B,...` refused; the message is the whole usage error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct VaryError(String);
+
+/// `KEY=A,B,...` into the knob and its values as written (2 to
+/// [`MAX_VALUES`], none empty).
+pub fn parse_vary(s: &str) -> Result<(Knob, Vec<String>), VaryError> {
+    let Some((key, list)) = s.split_once('=') else {
+        return Err(VaryError(format!(
+            "--vary {s:?}: expected KEY=A,B (e.g. thp_enabled=madvise,always)"
+        )));
+    };
+    let knob = Knob::parse(key).map_err(|e| VaryError(format!("--vary: {e}")))?;
+    let values: Vec<String> = list.split(',').map(|v| v.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(VaryError(format!("--vary {s:?}: an empty value")));
+    }
+    if !(2..=MAX_VALUES).contains(&values.len()) {
+        return Err(VaryError(format!(
+            "--vary {s:?}: give 2 to {MAX_VALUES} values to compare (got {})",
+            values.len()
+        )));
+    }
+    Ok((knob, values))
+}
+
 /// The label of the runs of `value`: `PREFIX: KEY=VALUE`.
 pub fn label_of(prefix: &str, knob: Knob, value: &str) -> String {
     format!("{prefix}: {}={value}", knob.key())
@@ -44,6 +77,9 @@ pub enum PlanError {
     Runtime(#[from] RuntimeError),
     #[error("the value {0} is given twice")]
     Twice(String),
+    /// The label prefix is blank.
+    #[error("study --label: empty")]
+    EmptyLabel,
 }
 
 impl PlanError {
@@ -51,9 +87,25 @@ impl PlanError {
     pub fn is_usage(&self) -> bool {
         match self {
             PlanError::Runtime(e) => e.is_usage(),
-            PlanError::Twice(_) => true,
+            PlanError::Twice(_) | PlanError::EmptyLabel => true,
         }
     }
+
+    /// The usage error as the command line says it, `vary` being what
+    /// was given to `--vary`.
+    pub fn usage_line(&self, vary: &str) -> String {
+        match self {
+            PlanError::Twice(_) => format!("--vary {vary}: {self}"),
+            PlanError::EmptyLabel => self.to_string(),
+            PlanError::Runtime(_) => format!("--vary: {self}"),
+        }
+    }
+}
+
+/// The label prefix when none is given: `study` and the start time
+/// (`now`, RFC 3339, cut to whole seconds).
+pub fn default_prefix(now: &str) -> String {
+    format!("study {}Z", now.split('.').next().unwrap_or(now))
 }
 
 /// What a study measures, in which order, under which labels.
@@ -85,6 +137,9 @@ impl Plan {
             if values[..i].contains(v) {
                 return Err(PlanError::Twice(v.clone()));
             }
+        }
+        if prefix.trim().is_empty() {
+            return Err(PlanError::EmptyLabel);
         }
         let labels = values.iter().map(|v| label_of(prefix, knob, v)).collect();
         let order = order(values.len(), rounds);
@@ -132,6 +187,12 @@ pub enum Event<'a> {
     /// The setting is back but the journal could not be removed (the
     /// next command will say a study is unfinished).
     JournalLeft(&'a str),
+    /// No cgroup could be made for the runs (why): a process a run leaves
+    /// behind out of its process group is not found. Said once.
+    Uncontained(&'a str),
+    /// Run `n` (from 0) left `processes` processes in its cgroup; they
+    /// were killed.
+    LeftBehind { n: usize, processes: u32 },
 }
 
 /// Receives a study's [`Event`]s.
@@ -160,6 +221,67 @@ pub struct Outcome<T> {
     pub failure: Option<String>,
     /// The value the setting was put back to.
     pub restored: String,
+}
+
+impl<T> Outcome<T> {
+    /// The runs that completed.
+    pub fn complete(&self) -> usize {
+        self.runs.iter().filter(|d| d.ended == Ended::Complete).count()
+    }
+
+    /// Why the study ended before its plan did (`None`: it did not);
+    /// `stopped` when the user asked it to stop.
+    pub fn stop_reason(&self, plan: &Plan, stopped: bool) -> Option<String> {
+        match (&self.failure, stopped) {
+            (Some(f), _) => Some(format!("study stopped: {f}")),
+            (None, true) => Some("study interrupted".to_string()),
+            (None, false) if self.complete() < plan.order.len() => Some(format!(
+                "study stopped: run {} of {} did not complete",
+                self.runs.len(),
+                plan.order.len()
+            )),
+            (None, false) => None,
+        }
+    }
+}
+
+/// What `study --dry-run` shows: the study checked, nothing changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DryRun {
+    /// The value in force now.
+    pub current: String,
+    pub restore_commands: Vec<String>,
+    /// One run's estimated seconds, and the whole study's.
+    pub per_run_s: Option<f64>,
+    pub estimate_s: Option<f64>,
+    /// Why the rounds are too few for any verdict but undecided.
+    pub undecidable: Option<String>,
+}
+
+impl DryRun {
+    /// Reads the value in force and the commands that restore it; one
+    /// run's estimate (`per_run_s`) times the runs.
+    pub fn of(root: &SysRoot, plan: &Plan, per_run_s: Option<f64>) -> Result<DryRun, RuntimeError> {
+        let snap = runtime::snapshot(root, plan.knob)?;
+        let restore_commands = runtime::restore_commands(root, &snap);
+        let confidence = results::runstats::Criteria::default().confidence;
+        let need = results::runstats::min_runs_for_interval(confidence);
+        let undecidable = (plan.rounds < need).then(|| {
+            format!(
+                "--rounds {} gives {} run(s) per value: a comparison needs {need} per value for an interval at {:.0}% confidence, so every verdict would be undecided (use --rounds {need} or more)",
+                plan.rounds,
+                plan.rounds,
+                confidence * 100.0
+            )
+        });
+        Ok(DryRun {
+            current: snap.shown,
+            restore_commands,
+            per_run_s,
+            estimate_s: per_run_s.map(|s| s * plan.order.len() as f64),
+            undecidable,
+        })
+    }
 }
 
 /// Why a study could not begin, or could not put the setting back.
@@ -356,6 +478,7 @@ mod tests {
                 Event::Restored { now } => format!("restored {now}"),
                 Event::RestoreFailed(m) => format!("failed {m}"),
                 Event::JournalLeft(m) => format!("journal left {m}"),
+                e => format!("{e:?}"),
             });
         }
     }
@@ -500,11 +623,41 @@ mod tests {
     }
 
     #[test]
+    fn vary_is_parsed_and_bad_forms_are_refused() {
+        let (k, v) = parse_vary("thp_enabled=madvise, always").unwrap();
+        assert_eq!((k, v), (Knob::ThpEnabled, vec!["madvise".to_string(), "always".into()]));
+        for (bad, why) in [
+            ("thp_enabled", "expected KEY=A,B"),
+            ("thp=always,never", "not a setting"),
+            ("thp_enabled=always", "2 to 8 values"),
+            ("thp_enabled=always,,never", "an empty value"),
+            ("boost=on,off,on,off,on,off,on,off,on", "2 to 8 values"),
+        ] {
+            let e = parse_vary(bad).unwrap_err();
+            assert!(e.to_string().contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_blank_label_is_refused_as_the_command_line_says_it() {
+        let (_dir, root) = tree();
+        let written = ["madvise".to_string(), "always".to_string()];
+        let e = Plan::new(&root, Knob::ThpEnabled, &written, 1, "  ").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(e.usage_line("thp_enabled=madvise,always"), "study --label: empty");
+        assert_eq!(default_prefix("2026-11-27T18:00:00.123+00:00"), "study 2026-11-27T18:00:00Z");
+    }
+
+    #[test]
     fn a_value_given_twice_is_refused() {
         let (_dir, root) = tree();
         let written = ["always".to_string(), "always".to_string()];
         let e = Plan::new(&root, Knob::ThpEnabled, &written, 1, "s").unwrap_err();
         assert!(e.is_usage());
         assert_eq!(e.to_string(), "the value always is given twice");
+        assert_eq!(
+            e.usage_line("thp_enabled=always,always"),
+            "--vary thp_enabled=always,always: the value always is given twice"
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
 use results::Record;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use store::{RunId, RunStatus, Store};
 use topo::{SysRoot, Topology};
 
@@ -350,14 +350,6 @@ struct MetricDoc {
     metric: analysis::metrics::Metric,
     unit: &'static str,
     higher_is_better: bool,
-}
-
-/// What `study` reads back from the `--json` document of each run it
-/// started ([`RunDoc`]).
-#[derive(Debug, Deserialize)]
-pub struct RunOutcome {
-    pub id: RunId,
-    pub status: RunStatus,
 }
 
 /// What `run` prints after each run: the headline tables, where the run

@@ -1,0 +1,134 @@
+//! The documents `numaprobe --json study` prints, typed: the study
+//! ([`StudyDoc`]), its dry run ([`PlanDoc`]) and `--restore`
+//! ([`RestoreDoc`]). The caller adds the schema version and sorts keys.
+
+use serde::Serialize;
+
+use crate::child::RunOutput;
+use crate::journal::Entry;
+use crate::{DryRun, Outcome, Plan};
+
+/// `study --json`; `C` is the comparison of the runs.
+#[derive(Debug, Serialize)]
+pub struct StudyDoc<'a, C> {
+    key: &'a str,
+    values: &'a [String],
+    baseline: &'a str,
+    rounds: u32,
+    order: Vec<&'a str>,
+    /// The value the setting was put back to.
+    restored: &'a str,
+    labels: &'a [String],
+    runs: Vec<RunDoc<'a>>,
+    /// The comparison of the runs (`null` when the study stopped early).
+    comparison: Option<&'a C>,
+    /// Why the study stopped before its end (`null`: it did not).
+    stopped: Option<&'a str>,
+}
+
+/// One run of the study, in the order measured.
+#[derive(Debug, Serialize)]
+struct RunDoc<'a> {
+    value: &'a str,
+    label: &'a str,
+    /// The run's id and status (`null` when it wrote no document).
+    run: Option<store::RunId>,
+    status: Option<store::RunStatus>,
+}
+
+impl<'a, C> StudyDoc<'a, C> {
+    pub fn new(
+        plan: &'a Plan,
+        outcome: &'a Outcome<Option<RunOutput>>,
+        comparison: Option<&'a C>,
+        stopped: Option<&'a str>,
+    ) -> StudyDoc<'a, C> {
+        StudyDoc {
+            key: plan.knob.key(),
+            values: &plan.values,
+            baseline: &plan.values[0],
+            rounds: plan.rounds,
+            order: plan.sequence(),
+            restored: &outcome.restored,
+            labels: &plan.labels,
+            runs: outcome
+                .runs
+                .iter()
+                .map(|d| RunDoc {
+                    value: &plan.values[d.value],
+                    label: &d.label,
+                    run: d.output.map(|o| o.id),
+                    status: d.output.map(|o| o.status),
+                })
+                .collect(),
+            comparison,
+            stopped,
+        }
+    }
+}
+
+/// `study --dry-run --json`.
+#[derive(Debug, Serialize)]
+pub struct PlanDoc<'a> {
+    dry_run: bool,
+    key: &'a str,
+    /// The value in force now.
+    current: &'a str,
+    values: &'a [String],
+    baseline: &'a str,
+    rounds: u32,
+    order: Vec<&'a str>,
+    labels: &'a [String],
+    run_options: &'a [String],
+    restore_commands: &'a [String],
+    /// The whole study's estimated seconds of measuring (`null`: unknown).
+    estimate_s: Option<f64>,
+    /// False when the rounds are too few for any verdict but undecided.
+    decidable: bool,
+}
+
+impl<'a> PlanDoc<'a> {
+    pub fn new(plan: &'a Plan, dry: &'a DryRun, run_options: &'a [String]) -> PlanDoc<'a> {
+        PlanDoc {
+            dry_run: true,
+            key: plan.knob.key(),
+            current: &dry.current,
+            values: &plan.values,
+            baseline: &plan.values[0],
+            rounds: plan.rounds,
+            order: plan.sequence(),
+            labels: &plan.labels,
+            run_options,
+            restore_commands: &dry.restore_commands,
+            estimate_s: dry.estimate_s,
+            decidable: dry.undecidable.is_none(),
+        }
+    }
+}
+
+/// `study --restore --json`.
+#[derive(Debug, Serialize)]
+pub struct RestoreDoc<'a> {
+    /// Whether a journal was found (false: nothing to restore).
+    journal: bool,
+    key: Option<&'a str>,
+    /// The value put back.
+    restored: Option<&'a str>,
+    /// The value in force before the restore.
+    was: Option<&'a str>,
+    study_pid: Option<u32>,
+}
+
+impl<'a> RestoreDoc<'a> {
+    /// `entry`: the journal put back (`None`: there was none); `was`: the
+    /// value in force before.
+    pub fn new(entry: Option<&'a Entry>, was: Option<&'a str>) -> RestoreDoc<'a> {
+        RestoreDoc {
+            journal: entry.is_some(),
+            key: entry.map(|e| e.key.as_str()),
+            restored: entry.map(|e| e.shown.as_str()),
+            was,
+            study_pid: entry.map(|e| e.pid),
+        }
+    }
+}
