@@ -146,6 +146,14 @@ impl Discovery<'_> {
         };
         t.numa_mode = infer_mode(&t);
         t.memory_kinds = crate::memkind::memory_kinds(&t);
+        if let Some((nodes, system)) = t.nodes_short_of_system() {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            self.warn(format!(
+                "the NUMA nodes hold {:.1} GiB of the system's {:.1} GiB (/proc/meminfo MemTotal): memory the kernel counts but no node shows yet, as when a virtual machine's memory is plugged in as it is used (virtio-mem, a balloon); per-node sizes and free memory, and the working sets fitted to them, are what the nodes hold now",
+                gib(nodes),
+                gib(system)
+            ));
+        }
         t.warnings = self.warnings;
         Ok(t)
     }

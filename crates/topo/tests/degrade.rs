@@ -199,3 +199,40 @@ fn schema_1_string_warnings_still_read() {
     assert_eq!(w[0], Warning::general("node 0: no meminfo"));
     assert_eq!(w[1].to_string(), "/x: p; assumed a");
 }
+
+/// A Firecracker guest with virtio-mem showed one node of 4.3 GiB in a
+/// 126 GiB system (the node grew as memory was used): the summary and a
+/// warning say so, instead of calling it a 4.3 GiB machine. Nodes that
+/// hold the system's memory say nothing.
+#[test]
+fn nodes_holding_far_less_than_the_system_are_said_to() {
+    let d = tree();
+    // The tree's nodes: 4 x 8 GiB + 64 GiB = 96 GiB.
+    write(
+        d.path(),
+        "proc/meminfo",
+        b"MemTotal:       104857600 kB\nMemFree:        100000000 kB\n",
+    );
+    let t = discover(d.path());
+    assert!(
+        t.nodes_short_of_system().is_none(),
+        "100 GiB against 96: {:?}",
+        t.nodes_short_of_system()
+    );
+    assert!(t.summary_line().contains(", 96.0 GiB"), "{}", t.summary_line());
+    assert!(!t.warnings.iter().any(|w| w.problem.contains("NUMA nodes hold")), "{:#?}", t.warnings);
+    write(
+        d.path(),
+        "proc/meminfo",
+        b"MemTotal:       1048576000 kB\nMemFree:        1000000000 kB\n",
+    );
+    let t = discover(d.path());
+    assert_eq!(t.nodes_short_of_system(), Some((96 << 30, 1000 << 30)));
+    assert!(t.summary_line().contains(", 96.0 GiB in nodes of 1000.0 GiB"), "{}", t.summary_line());
+    let w = t
+        .warnings
+        .iter()
+        .find(|w| w.problem.contains("NUMA nodes hold"))
+        .unwrap_or_else(|| panic!("{:#?}", t.warnings));
+    assert!(w.problem.contains("96.0 GiB of the system's 1000.0 GiB"), "{w:?}");
+}
