@@ -238,6 +238,15 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `fleet --this-host --json`: what the fleet playbooks read (no
+/// `schema_version`: its three keys are the contract, docs/fleet.md).
+#[derive(serde::Serialize)]
+struct ThisHost<'a> {
+    host: Option<&'a str>,
+    machine_id: Option<&'a str>,
+    machine_id_source: Option<&'static str>,
+}
+
 /// `fleet --this-host`: the name and machine identity a run on this host
 /// records.
 fn this_host(g: &Global) -> anyhow::Result<()> {
@@ -245,12 +254,12 @@ fn this_host(g: &Global) -> anyhow::Result<()> {
     let host = audit::fingerprint::hostname(&root);
     let id = audit::fingerprint::machine_identity(&root, host.as_deref());
     if g.json {
-        let v = serde_json::json!({
-            "host": host,
-            "machine_id": id.as_ref().map(|i| i.id.clone()),
-            "machine_id_source": id.as_ref().map(|i| i.source),
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        let doc = ThisHost {
+            host: host.as_deref(),
+            machine_id: id.as_ref().map(|i| i.id.as_str()),
+            machine_id_source: id.as_ref().map(|i| i.source),
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         println!(
             "{}\t{}",
