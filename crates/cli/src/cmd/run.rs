@@ -5,12 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Context;
 use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
 use report::console::run as run_text;
 use results::Record;
 use serde::Deserialize;
-use store::{RunId, RunStatus, Store};
+use store::{RunId, RunStatus};
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -150,28 +149,6 @@ fn budget(a: &Args) -> Budget {
     } else {
         Budget::Default
     }
-}
-
-/// The name of a run's report files: `run-ID-UUID8` (the id, then the first
-/// 8 hex digits of the run's UUID), so that two databases sharing a report
-/// folder (ids count from 1 in each) never overwrite each other's reports.
-fn report_stem(run: RunId, uuid: &str) -> String {
-    format!("run-{run}-{}", &uuid[..uuid.len().min(8)])
-}
-
-fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let loaded = db.load_run(run)?;
-    let stem = report_stem(run, &loaded.summary.uuid);
-    // Replaced atomically: a link planted under a report's name is
-    // replaced, never written through.
-    let write = |ext: &str, format: report::Format| {
-        let name = format!("{stem}.{ext}");
-        let bytes = report::render_report(format, &loaded, &[]);
-        topo::outfile::replace_atomically(dir, &name, &bytes, 0o644)
-            .with_context(|| format!("{}: cannot write", dir.join(&name).display()))
-    };
-    Ok((write("html", report::Format::Html)?, write("md", report::Format::Markdown)?))
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
@@ -345,8 +322,8 @@ fn measure_once(
     // The audit findings were saved through the recording too.
     let (db, status, message, saved) = (done.db, done.status, done.message, done.saved);
 
-    let (html, md) = write_reports(&db, run, &report_dir(a, &db_path))?;
     let loaded = db.load_run(run)?;
+    let (html, md) = report::write_run_reports(&loaded, &report_dir(a, &db_path))?;
     let textfile = match &a.textfile {
         Some(d) => {
             Some(write_textfile(d, &report::openmetrics::render(std::slice::from_ref(&loaded)))?)
