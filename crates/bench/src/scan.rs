@@ -33,6 +33,18 @@ pub const MIN_MARGIN_PCT: f64 = 2.0;
 /// Rounds of the re-measurement of a flagged chunk: each reads the
 /// reference chunk and the flagged one once, in alternating order.
 pub const RECHECK_ROUNDS: usize = 5;
+/// The default chunk: 1 GiB.
+pub const DEFAULT_CHUNK: u64 = 1 << 30;
+
+/// The default total's cap: 8 GiB.
+pub const DEFAULT_MAX_TOTAL: u64 = 8 << 30;
+
+/// What a scan fills without `--size`: half of what the node can spare,
+/// at most [`DEFAULT_MAX_TOTAL`].
+pub fn default_total(spare: u64) -> u64 {
+    (spare / 2).min(DEFAULT_MAX_TOTAL)
+}
+
 /// Attempts per wanted repetition while disturbed ones are replaced.
 const ATTEMPTS_PER_REP: usize = 3;
 
@@ -428,6 +440,13 @@ fn recheck(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_total_is_half_of_what_the_node_can_spare_at_most_8_gib() {
+        assert_eq!(default_total(19 << 30), 8 << 30);
+        assert_eq!(default_total(4 << 30), 2 << 30);
+        assert_eq!(default_total(0), 0);
+    }
 
     fn chunk(index: usize, gbs: f64, spread: f64) -> Chunk {
         Chunk {

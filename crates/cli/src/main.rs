@@ -3,7 +3,6 @@
 
 mod cli;
 mod cmd;
-mod counters;
 mod declare;
 mod grammar;
 mod output;

@@ -100,6 +100,37 @@ pub fn render_report(format: Format, run: &LoadedRun, compare: &[LoadedRun]) -> 
     format.renderer().render(&build_report(run, compare))
 }
 
+/// A report file that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("{}: cannot create", .0.display())]
+    Create(std::path::PathBuf, #[source] std::io::Error),
+    #[error("{}: cannot write", .0.display())]
+    Write(std::path::PathBuf, #[source] std::io::Error),
+}
+
+/// Writes `run`'s HTML and Markdown reports into `dir` (created when
+/// missing) as `run-ID-UUID8.html` and `.md`: the id, then the first 8 hex
+/// digits of the run's UUID, so that two databases sharing a report folder
+/// (ids count from 1 in each) never overwrite each other's reports. Each
+/// file is replaced atomically: a link planted under its name is replaced,
+/// never written through. Returns the two paths.
+pub fn write_run_reports(
+    run: &LoadedRun,
+    dir: &std::path::Path,
+) -> Result<(std::path::PathBuf, std::path::PathBuf), WriteError> {
+    std::fs::create_dir_all(dir).map_err(|e| WriteError::Create(dir.to_path_buf(), e))?;
+    let uuid = &run.summary.uuid;
+    let stem = format!("run-{}-{}", run.summary.id, &uuid[..uuid.len().min(8)]);
+    let write = |ext: &str, format: Format| {
+        let name = format!("{stem}.{ext}");
+        let bytes = render_report(format, run, &[]);
+        topo::outfile::replace_atomically(dir, &name, &bytes, 0o644)
+            .map_err(|e| WriteError::Write(dir.join(&name), e))
+    };
+    Ok((write("html", Format::Html)?, write("md", Format::Markdown)?))
+}
+
 /// The report of `run` with a settings study of groups of runs (`others`:
 /// the other runs of the study, listed with their commands).
 pub fn render_study_report(
@@ -109,4 +140,33 @@ pub fn render_study_report(
     study: &Study,
 ) -> Vec<u8> {
     format.renderer().render(&build_report_with(run, others, Some(study)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reports are named by the run's id and UUID prefix, and a link
+    /// planted under a report's name is replaced, never written through.
+    #[test]
+    fn run_reports_are_named_by_id_and_uuid_and_never_follow_a_link() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1");
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("results.db");
+        std::fs::copy(data.join("results.db"), &db).unwrap();
+        let store = store::Store::open_existing(&db).unwrap();
+        let run = store.load_run(store::RunId(1)).unwrap();
+        let out = dir.path().join("reports");
+        std::fs::create_dir(&out).unwrap();
+        let stem = format!("run-1-{}", &run.summary.uuid[..8]);
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, out.join(format!("{stem}.md"))).unwrap();
+        let (html, md) = write_run_reports(&run, &out).unwrap();
+        assert_eq!(html, out.join(format!("{stem}.html")));
+        assert_eq!(md, out.join(format!("{stem}.md")));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(std::fs::read_to_string(&md).unwrap().starts_with('#'));
+        assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+    }
 }

@@ -41,7 +41,7 @@ use results::lat::Lat;
 use results::stats::measured;
 use results::Record;
 use serde_json::Value;
-use store::LoadedRun;
+use store::{LoadedRun, Store, StoreError};
 
 use analysis::data::RunData;
 use analysis::metrics::{metrics, MetricKey};
@@ -411,6 +411,43 @@ pub fn label_names(text: &str) -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     out
+}
+
+/// A run without a bandwidth or latency figure exports as its
+/// `numaprobe_run_info` alone: say so, and name the latest run of the same
+/// machine that has figures.
+pub fn without_figures(db: &Store, runs: &[LoadedRun]) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    for run in runs.iter().filter(|r| !has_figures(r)) {
+        let all = db.list_runs_for_machine(&run.summary.machine_fingerprint)?;
+        let mut same: Vec<&store::RunSummary> =
+            all.iter().filter(|s| s.id != run.summary.id && s.result_count > 0).collect();
+        same.sort_by_key(|s| std::cmp::Reverse((store::util::time_order_key(&s.started), s.id)));
+        let mut with = None;
+        for s in same {
+            if has_figures(&db.load_run(s.id)?) {
+                with = Some(s.id);
+                break;
+            }
+        }
+        let what = if run.summary.result_count == 0 {
+            "saved no result"
+        } else {
+            "holds no bandwidth or latency figure (an exec run?)"
+        };
+        out.push(format!(
+            "run {} ({}) {what}: the export has only its numaprobe_run_info; {}",
+            run.summary.id,
+            run.summary.machine,
+            match with {
+                Some(id) => format!(
+                    "the latest run of this machine with figures is {id} (`numaprobe export --format openmetrics {id}`)"
+                ),
+                None => "no run of this machine here has any".into(),
+            }
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ mod open;
 pub mod parquet;
 mod runref;
 pub mod schema;
+pub mod select;
 mod types;
 pub mod util;
 

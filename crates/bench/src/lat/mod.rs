@@ -10,6 +10,7 @@
 
 pub mod c2c;
 pub mod cluster;
+pub mod experiment;
 pub mod loaded;
 pub mod measure;
 pub mod plateau;

@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bench::weights::{CellFigure, Sizing, Verify};
+use bench::weights::{CellFigure, Sizing};
 use kernels::Kernel;
 use place::weights::{
-    self, Advice, ApplyError, CannotWrite, Commands, KernelWeights, Matrix, MatrixAdvice,
-    MatrixError, OtherView, RestoreError, WriteFailure,
+    self, ApplyError, CannotWrite, Matrix, MatrixError, RestoreError, WriteFailure,
 };
+use report::console::advise;
 use serde::Serialize;
 use topo::{NodeSet, SysRoot, Topology};
 
@@ -101,33 +101,6 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     }
 }
 
-#[derive(Debug, Serialize)]
-struct Applied {
-    backup: String,
-    restore_command: String,
-}
-
-#[derive(Debug, Serialize)]
-struct Doc {
-    schema_version: u32,
-    unit: &'static str,
-    /// `measured now` or `run N`.
-    source: String,
-    kernel: String,
-    cpu_node: u32,
-    /// The whole matrix used, GB/s (CPU node -> memory node -> GB/s).
-    matrix_gbs: Matrix,
-    advice: Advice,
-    others: Vec<OtherView>,
-    kernel_weights: Option<KernelWeights>,
-    /// The kernel has weighted interleave (Linux 6.9+).
-    kernel_supported: bool,
-    notes: Vec<String>,
-    commands: Commands,
-    applied: Option<Applied>,
-    verify: Option<Verify>,
-}
-
 fn sys_root(a: &InterleaveArgs) -> anyhow::Result<SysRoot> {
     Ok(match &a.sysfs_root {
         Some(d) => SysRoot::new(d)?,
@@ -192,7 +165,7 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
     let live = SysRoot::live();
     let wroot = if a.sysfs_root.is_some() { &root } else { &live };
     let kernel_weights = weights::read_kernel_weights(wroot).ok().flatten();
-    let notes = notes(&m, kernel_weights.as_ref(), matrix.len());
+    let notes = advise::notes(&m, kernel_weights.as_ref(), matrix.len());
     let commands = weights::commands(&m.advice.weights);
     let applied = if a.apply { Some(apply(wroot, &m.advice.weights, &a, g)?) } else { None };
     let verify = if a.verify {
@@ -206,8 +179,7 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
     } else {
         None
     };
-    let doc = Doc {
-        schema_version: results::SCHEMA_VERSION,
+    let doc = advise::Doc {
         unit: "GB/s = 1e9 bytes/s",
         source,
         kernel: kernel.name().to_string(),
@@ -223,52 +195,9 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
         verify,
     };
     if g.json {
-        return output::json(&doc);
+        return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
     }
-    output::emit(&render(&doc))
-}
-
-/// What the reader of the advice should know: a kernel without weighted
-/// interleave (`kernel` is `None`) or in auto mode, nodes left out, one
-/// memory node only, weights that are global across `cpu_nodes` CPU nodes.
-fn notes(m: &MatrixAdvice, kernel: Option<&KernelWeights>, cpu_nodes: usize) -> Vec<String> {
-    let mut notes = Vec::new();
-    if kernel.is_none() {
-        notes.push(
-            "this kernel has no weighted interleave (/sys/kernel/mm/mempolicy/weighted_interleave): \
-             it needs Linux 6.9 or later; the weights below are for when it has"
-                .to_string(),
-        );
-    }
-    if kernel.is_some_and(|k| k.auto == Some(true)) {
-        notes.push(
-            "the kernel is in auto mode: its weights come from firmware (HMAT/CDAT) bandwidth, \
-             not from measurement; writing a weight switches it to manual mode"
-                .to_string(),
-        );
-    }
-    if !m.advice.excluded.is_empty() {
-        notes.push(format!(
-            "node(s) {:?} left out: even the smallest weight (1) gives them more pages than their \
-             bandwidth serves, so including them lowers the aggregate",
-            m.advice.excluded
-        ));
-    }
-    if m.advice.weights.len() < 2 {
-        notes.push(
-            "one memory node: there is nothing to interleave; weights matter on machines with \
-             several memory nodes (CXL, HBM, several sockets)"
-                .to_string(),
-        );
-    }
-    if cpu_nodes > 1 {
-        notes.push(format!(
-            "weights are global in the kernel: optimised for CPU node {}'s view \
-             (--cpu-node picks another); what the other CPU nodes lose is listed",
-            m.cpu_node
-        ));
-    }
-    notes
+    output::emit(&advise::render(&doc, output::table_style()))
 }
 
 /// The bandwidth matrix of a saved run: its `bw` results with a CPU node
@@ -330,7 +259,7 @@ fn apply(
     w: &BTreeMap<u32, u32>,
     a: &InterleaveArgs,
     g: &Global,
-) -> anyhow::Result<Applied> {
+) -> anyhow::Result<advise::Applied> {
     let path = backup_path(a, g)?;
     match weights::apply_with_backup(root, w, &path) {
         Ok(_) => {}
@@ -356,12 +285,11 @@ fn apply(
         path.display(),
         a.sysfs_root.as_ref().map(|r| format!(" --sysfs-root {}", r.display())).unwrap_or_default()
     );
-    Ok(Applied { backup: path.display().to_string(), restore_command })
+    Ok(advise::Applied { backup: path.display().to_string(), restore_command })
 }
 
 #[derive(Serialize)]
 struct RestoreDoc {
-    schema_version: u32,
     backup: String,
     restored: BTreeMap<u32, u32>,
     auto: Option<bool>,
@@ -376,14 +304,13 @@ fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
         Err(e) => return Err(anyhow::Error::new(e).context("--restore")),
     };
     let doc = RestoreDoc {
-        schema_version: output::schema::RESTORE,
         backup: file.display().to_string(),
         restored: b.previous.weights.clone(),
         auto: b.previous.auto,
         failed: failed.clone(),
     };
     if g.json {
-        output::json(&doc)?;
+        output::json(&output::Versioned::new(output::schema::RESTORE, &doc))?;
     } else {
         let list: Vec<String> =
             b.previous.weights.iter().map(|(n, w)| format!("node{n}={w}")).collect();
@@ -399,95 +326,4 @@ fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
         anyhow::bail!("--restore: {} file(s) could not be written (values above)", failed.len());
     }
     Ok(())
-}
-
-fn render(d: &Doc) -> String {
-    let mut s = String::new();
-    s.push_str(&format!(
-        "Weighted interleave for CPU node {} ({} bandwidth, {}; GB/s = 1e9 B/s)\n\n",
-        d.cpu_node, d.kernel, d.source
-    ));
-    let mut t = output::table(
-        ["memory node", "GB/s", "advised weight", "share of pages", "kernel weight now"]
-            .map(String::from)
-            .to_vec(),
-    );
-    let total: u32 = d.advice.weights.values().sum();
-    for (n, b) in &d.advice.bandwidth_gbs {
-        let w = d.advice.weights.get(n);
-        let kw = d
-            .kernel_weights
-            .as_ref()
-            .and_then(|k| k.weights.get(n))
-            .map_or("-".to_string(), u32::to_string);
-        t.add_row(vec![
-            n.to_string(),
-            format!("{b:.2}"),
-            w.map_or("left out".into(), u32::to_string),
-            w.map_or("-".into(), |w| format!("{:.1}%", f64::from(*w) * 100.0 / f64::from(total))),
-            kw,
-        ]);
-    }
-    s.push_str(&format!("{t}\n"));
-    let ratio: Vec<String> = d.advice.weights.values().map(u32::to_string).collect();
-    s.push_str(&format!(
-        "\nWeights {} (nodes {}): {:.1}% of the ideal aggregate ({:.1} of {:.1} GB/s in the \
-         model), largest ratio error {:.1}%\n",
-        ratio.join(":"),
-        d.advice.weights.keys().map(u32::to_string).collect::<Vec<_>>().join(","),
-        d.advice.efficiency * 100.0,
-        d.advice.expected_gbs,
-        d.advice.bandwidth_gbs.values().sum::<f64>(),
-        d.advice.ratio_error_pct
-    ));
-    if let Some(k) = &d.kernel_weights {
-        if let Some(auto) = k.auto {
-            s.push_str(&format!("Kernel auto mode: {auto}\n"));
-        }
-    }
-    if !d.others.is_empty() {
-        s.push_str("\nOther CPU nodes with these weights:\n");
-        let mut t = output::table(
-            ["CPU node", "their best weights", "their best GB/s", "with these GB/s", "loss"]
-                .map(String::from)
-                .to_vec(),
-        );
-        for o in &d.others {
-            t.add_row(vec![
-                o.cpu_node.to_string(),
-                o.own_weights.values().map(u32::to_string).collect::<Vec<_>>().join(":"),
-                format!("{:.1}", o.own_expected_gbs),
-                format!("{:.1}", o.with_advice_gbs),
-                format!("{:.1}%", o.loss_pct),
-            ]);
-        }
-        s.push_str(&format!("{t}\n"));
-    }
-    for n in &d.notes {
-        s.push_str(&format!("\nNote: {n}\n"));
-    }
-    s.push_str("\nOne program:\n  ");
-    s.push_str(&d.commands.numactl);
-    s.push_str("\nThe whole system (root):\n");
-    for c in &d.commands.sysfs {
-        s.push_str(&format!("  {c}\n"));
-    }
-    if let Some(ap) = &d.applied {
-        s.push_str(&format!(
-            "\nApplied. Old values saved in {}\nRestore with:\n  {}\n",
-            ap.backup, ap.restore_command
-        ));
-    }
-    if let Some(v) = &d.verify {
-        s.push_str("\nVerify (whole machine, triad):\n");
-        for f in &v.figures {
-            let nz = f.noise_pct.map(|n| format!(" (noise {n:.1}%)")).unwrap_or_default();
-            s.push_str(&format!("  {:<11} {:.2} GB/s{nz}\n", f.policy, f.best_gbs));
-        }
-        if let Some(l) = v.gain_vs_local_pct {
-            s.push_str(&format!("  against local-only: {l:+.1}%\n"));
-        }
-        s.push_str(&format!("  {}\n", v.verdict));
-    }
-    s
 }

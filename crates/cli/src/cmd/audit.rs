@@ -73,7 +73,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if g.json {
         output::json(&report)?;
     } else {
-        output::emit(&render(&report, args.all))?;
+        output::emit(&report::console::audit::render(&report, args.all, output::table_style()))?;
     }
     if let Some(fail_on) = args.fail_on {
         let (min, level) = match fail_on {
@@ -86,58 +86,6 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The table and details (what `numaprobe audit` prints).
-pub fn render(r: &Report, all: bool) -> String {
-    let c = &r.counts;
-    let mut out = format!(
-        "Audit for profile {} (root {}): {} critical, {} warn, {} unknown, {} info, {} ok\n",
-        r.profile, r.root, c.critical, c.warn, c.unknown, c.info, c.ok
-    );
-    match &r.evidence.source {
-        Some(src) => out.push_str(&format!("Evidence from {src}\n")),
-        None => out.push_str("No saved measurements of this machine: findings use settings only (run `numaprobe run` for evidence)\n"),
-    }
-    let mut t = output::table(vec!["severity".into(), "id".into(), "check".into(), "found".into()]);
-    for f in &r.findings {
-        let found = if f.found.chars().count() > 90 {
-            format!("{}...", f.found.chars().take(87).collect::<String>())
-        } else {
-            f.found.clone()
-        };
-        t.add_row(vec![f.severity.label().to_uppercase(), f.id.clone(), f.title.clone(), found]);
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    let details: Vec<_> = r.findings.iter().filter(|f| all || f.severity != Severity::Ok).collect();
-    if !details.is_empty() {
-        out.push_str("\nDetails\n");
-    }
-    for f in details {
-        out.push_str(&format!("\n[{}] {}: {}\n", f.severity.label(), f.id, f.title));
-        out.push_str(&format!("  found:    {}\n", f.found));
-        out.push_str(&format!("  expected: {}\n", f.expected));
-        out.push_str(&format!("  why:      {}\n", f.why));
-        if !f.fix.is_empty() {
-            let needs = serde_json::to_value(f.needs)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
-            out.push_str(&format!("  fix:      {}\n", f.fix));
-            out.push_str(&format!("  needs:    {needs}\n"));
-        }
-        if let Some(e) = &f.evidence {
-            out.push_str(&format!("  evidence: {e}\n"));
-        }
-    }
-    if !r.warnings.is_empty() {
-        out.push_str("\nWarnings (topology discovery)\n");
-        for w in &r.warnings {
-            out.push_str(&format!("  - {w}\n"));
-        }
-    }
-    out
 }
 
 /// Evidence from the run `run` names, or from the latest run of this

@@ -3,12 +3,11 @@
 //! outliers and configuration drift flagged. The analysis is
 //! `analysis::fleet`; docs/fleet.md documents it and the `--json` contract.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use analysis::fleet::{GroupBy, HostRun};
 use report::Renderer;
-use store::{RunSummary, Store};
+use store::Store;
 
 use crate::cli::Global;
 use crate::usage;
@@ -77,61 +76,6 @@ pub struct Args {
     pub output: Vec<PathBuf>,
 }
 
-/// The runs the fleet needs, read from the database one at a time and
-/// reduced to what the fleet keeps: per machine and name it went by (the
-/// description holds the host name), and per label with `--group-by
-/// label`, its runs newest first down to the latest complete run holding
-/// the fleet's figures (newer runs without them, an `exec` run, are passed
-/// over and named; a newer incomplete measurement is the host's state);
-/// per machine its latest run of all (to list a host left out by
-/// `--label`). Loading only these keeps a long history cheap: usually one
-/// run per host.
-fn load_needed(
-    summaries: &[RunSummary],
-    by_label: bool,
-    label: Option<&str>,
-    mut load: impl FnMut(store::RunId) -> anyhow::Result<HostRun>,
-) -> anyhow::Result<Vec<HostRun>> {
-    type Slot<'a> = (&'a str, &'a str, String);
-    let mut any: BTreeMap<Slot, &RunSummary> = BTreeMap::new();
-    let mut slots: BTreeMap<Slot, Vec<&RunSummary>> = BTreeMap::new();
-    let order = |r: &RunSummary| (store::util::time_order_key(&r.started), r.id);
-    for s in summaries {
-        let who = (s.machine_fingerprint.as_str(), s.machine.as_str());
-        let latest = any.entry((who.0, who.1, String::new())).or_insert(s);
-        if order(s) > order(latest) {
-            *latest = s;
-        }
-        if label.is_some_and(|l| s.label.as_deref() != Some(l)) {
-            continue;
-        }
-        let sub = if by_label { s.label.clone().unwrap_or_default() } else { String::new() };
-        slots.entry((who.0, who.1, sub)).or_default().push(s);
-    }
-    let mut loaded: BTreeSet<store::RunId> = BTreeSet::new();
-    let mut runs = Vec::new();
-    for rs in slots.values_mut() {
-        rs.sort_by_key(|r| std::cmp::Reverse(order(r)));
-        for s in rs.iter() {
-            if !loaded.insert(s.id) {
-                continue;
-            }
-            let run = load(s.id)?;
-            let measured = run.complete && !run.metrics.is_empty();
-            runs.push(run);
-            if measured {
-                break;
-            }
-        }
-    }
-    for s in any.values() {
-        if loaded.insert(s.id) {
-            runs.push(load(s.id)?);
-        }
-    }
-    Ok(runs)
-}
-
 /// The format of one output: `--json`, else `--format`, else the file's
 /// extension.
 fn format_of(a: &Args, g: &Global, path: Option<&Path>) -> Option<FleetFormat> {
@@ -197,9 +141,16 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     // settings as it is read.
     let runs = match &db {
         Some(db) => {
-            load_needed(&summaries, group_by == GroupBy::Label, a.label.as_deref(), |id| {
-                Ok(HostRun::of(&db.load_run(id)?))
-            })?
+            let by_label = group_by == GroupBy::Label;
+            let load = |id| anyhow::Ok(HostRun::of(&db.load_run(id)?));
+            let measured = |r: &HostRun| r.complete && !r.metrics.is_empty();
+            store::select::latest_per_host(
+                &summaries,
+                by_label,
+                a.label.as_deref(),
+                load,
+                measured,
+            )?
         }
         None => Vec::new(),
     };
@@ -238,6 +189,15 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `fleet --this-host --json`: what the fleet playbooks read (no
+/// `schema_version`: its three keys are the contract, docs/fleet.md).
+#[derive(serde::Serialize)]
+struct ThisHost<'a> {
+    host: Option<&'a str>,
+    machine_id: Option<&'a str>,
+    machine_id_source: Option<&'static str>,
+}
+
 /// `fleet --this-host`: the name and machine identity a run on this host
 /// records.
 fn this_host(g: &Global) -> anyhow::Result<()> {
@@ -245,12 +205,12 @@ fn this_host(g: &Global) -> anyhow::Result<()> {
     let host = audit::fingerprint::hostname(&root);
     let id = audit::fingerprint::machine_identity(&root, host.as_deref());
     if g.json {
-        let v = serde_json::json!({
-            "host": host,
-            "machine_id": id.as_ref().map(|i| i.id.clone()),
-            "machine_id_source": id.as_ref().map(|i| i.source),
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        let doc = ThisHost {
+            host: host.as_deref(),
+            machine_id: id.as_ref().map(|i| i.id.as_str()),
+            machine_id_source: id.as_ref().map(|i| i.source),
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         println!(
             "{}\t{}",

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use bench::lat::{self, c2c, ChaseOpts, Ctx, LatError, Timing, Where};
-use results::lat::{LatResult, LoadKind, PrefetchCheck};
+use bench::lat::experiment::{Experiment, Measured};
+use bench::lat::{self, c2c, ChaseOpts, Ctx, Where};
+use results::lat::{LoadKind, PrefetchCheck};
 use results::pages::PageKind;
 use results::placement::PlacementStatus;
 use serde::Serialize;
@@ -244,11 +245,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let topo = Topology::discover(&root)?;
     let stop = crate::signal::stop_flag();
     let bars = Bars::new(g.quiet);
-    let mut timing = if args.matrix || args.per_cpu || args.sweep || args.loaded || args.c2c {
-        Timing::quick()
-    } else {
-        Timing::default()
+    let load_cpus = match &args.load_cpus {
+        Some(spec) => Some(
+            place::Allowed::current(&root)?
+                .resolve_cpus(&spec.to_string(), &topo)
+                .context("--load-cpus")?,
+        ),
+        None => None,
     };
+    let pairs = args.pairs.as_deref().map(parse_pairs).transpose().map_err(anyhow::Error::msg)?;
+    let exp = experiment(&args, load_cpus, pairs);
+    let mut timing = exp.default_timing();
     if let Some(n) = args.samples {
         timing.samples = n;
     }
@@ -264,15 +271,6 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     // an explicit --stride is used everywhere, the sweep's cache sizes too
     let opts = args.stride.map_or(opts, |s| opts.with_stride(s));
-    let load_cpus = match &args.load_cpus {
-        Some(spec) => Some(
-            place::Allowed::current(&root)?
-                .resolve_cpus(&spec.to_string(), &topo)
-                .context("--load-cpus")?,
-        ),
-        None => None,
-    };
-    let pairs = args.pairs.as_deref().map(parse_pairs).transpose().map_err(anyhow::Error::msg)?;
 
     bench::counting::request(args.counters);
     let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
@@ -285,7 +283,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     let saving = Saving { rec: rec.as_ref(), next: &bars };
     let ctx = Ctx { observer: &saving, stop: &stop, timing };
-    let outcome = measure(&args, &topo, &opts, load_cpus, pairs, &ctx);
+    let outcome = lat::experiment::run(&topo, &exp, &opts, &ctx);
     let stopped = stop.is_stopped();
     if let Some(rec) = rec {
         rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
@@ -294,7 +292,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return print_json(&measured, stopped);
     }
-    output::emit(&text(&measured, output::table_style()))?;
+    output::emit(&report::console::lat::measured(&measured, output::table_style()))?;
     if let Measured::Loaded(r) = &measured {
         let misplaced = |p: &results::lat::LoadedPoint| {
             p.load_placement.as_ref().is_some_and(|l| l.status == PlacementStatus::Mismatch)
@@ -313,23 +311,6 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         print_counters(&measured, g)?;
     }
     Ok(())
-}
-
-/// What was measured, as text ([`report::console::lat`]).
-fn text(m: &Measured, style: output::TableStyle) -> String {
-    use report::console::lat;
-    match m {
-        Measured::Point(r, check) => lat::point(r, check.as_ref(), style),
-        Measured::Matrix(v) => lat::matrix(v, style),
-        Measured::Sweep(r) => {
-            lat::sweep(r.cpu, r.mem_node, &r.results, &r.caches, &r.plateaus, style)
-        }
-        Measured::PerCpu(r) => {
-            lat::per_cpu(r.mem_node, &r.results, &r.groups, r.noise_ns, r.note.as_deref(), style)
-        }
-        Measured::Loaded(r) => lat::loaded(&r.points, &r.curves, style),
-        Measured::C2c(v) => lat::c2c(v, style),
-    }
 }
 
 /// What was measured, as the `--json` document.
@@ -356,71 +337,32 @@ fn print_json(m: &Measured, interrupted: bool) -> anyhow::Result<()> {
 /// The counters of the chase points (`--counters`); loaded latency and
 /// core-to-core results carry none, and say so.
 fn print_counters(m: &Measured, g: &Global) -> anyhow::Result<()> {
-    let points: Vec<&LatResult> = match m {
-        Measured::Matrix(v) => v.iter().collect(),
-        Measured::Point(r, _) => vec![r.as_ref()],
-        Measured::Sweep(r) => r.results.iter().collect(),
-        Measured::PerCpu(r) => r.results.iter().collect(),
-        Measured::Loaded(_) | Measured::C2c(_) => {
-            output::warn(
-                g.quiet,
-                "--counters: recorded for chase points (point, matrix, sweep, per-cpu); \
-                 loaded latency and core-to-core results carry none",
-            );
-            return Ok(());
-        }
+    let Some(points) = m.chase_points() else {
+        output::warn(
+            g.quiet,
+            "--counters: recorded for chase points (point, matrix, sweep, per-cpu); \
+             loaded latency and core-to-core results carry none",
+        );
+        return Ok(());
     };
-    let rows: Vec<crate::counters::Row> = points
-        .iter()
-        .filter_map(|r| {
-            Some(crate::counters::Row {
-                label: format!(
-                    "cpu {} -> node {}, {} KiB",
-                    r.cpu,
-                    report::console::lat::node(r.mem_node),
-                    r.size_bytes / 1024
-                ),
-                counters: r.counters.as_ref()?,
-                counted_bytes: None,
-            })
-        })
-        .collect();
-    output::emit(&crate::counters::render(&rows))
+    output::emit(&report::console::lat::counters(&points, output::table_style()))
 }
 
-/// What one `lat` invocation measured.
-enum Measured {
-    Matrix(Vec<LatResult>),
-    Sweep(lat::SweepReport),
-    PerCpu(lat::PerCpuReport),
-    Loaded(lat::LoadedReport),
-    C2c(Vec<results::lat::C2cResult>),
-    /// The point and, unless skipped, the prefetch check.
-    Point(Box<LatResult>, Option<PrefetchCheck>),
-}
-
-/// Runs the experiment the flags chose.
-fn measure(
+/// The experiment the flags chose.
+fn experiment(
     args: &Args,
-    topo: &Topology,
-    opts: &ChaseOpts,
     load_cpus: Option<CpuSet>,
     pairs: Option<Vec<(u32, u32)>>,
-    ctx: &Ctx<'_>,
-) -> Result<Measured, LatError> {
+) -> Experiment {
     let at = Where { cpu: args.cpu, cpu_node: args.cpu_node, mem_node: args.mem_node };
     if args.matrix {
-        return lat::matrix(topo, opts, ctx).map(Measured::Matrix);
-    }
-    if args.sweep {
-        return lat::sweep(topo, &at, opts, ctx).map(Measured::Sweep);
-    }
-    if args.per_cpu {
-        let spec = lat::PerCpuSpec { mem_node: args.mem_node, max_cpus: args.max_cpus };
-        return lat::per_cpu(topo, &spec, opts, ctx).map(Measured::PerCpu);
-    }
-    if args.loaded {
-        let spec = lat::LoadedSpec {
+        Experiment::Matrix
+    } else if args.sweep {
+        Experiment::Sweep(at)
+    } else if args.per_cpu {
+        Experiment::PerCpu(lat::PerCpuSpec { mem_node: args.mem_node, max_cpus: args.max_cpus })
+    } else if args.loaded {
+        Experiment::Loaded(lat::LoadedSpec {
             at,
             load_cpus,
             mixes: mixes(args),
@@ -429,31 +371,16 @@ fn measure(
                 .clone()
                 .unwrap_or_else(|| lat::loaded::DEFAULT_DELAYS_NS.to_vec()),
             load_bytes_per_thread: None,
-        };
-        return lat::loaded(topo, &spec, opts, ctx).map(Measured::Loaded);
-    }
-    if args.c2c {
-        let spec = c2c::C2cSpec {
+        })
+    } else if args.c2c {
+        Experiment::C2c(c2c::C2cSpec {
             pairs: pairs.unwrap_or_default(),
             pairs_per_relation: args.pairs_per_relation,
             round_trips: 0,
-        };
-        return lat::c2c(topo, &spec, ctx).map(Measured::C2c);
-    }
-    let point = lat::point(topo, &at, opts, ctx)?;
-    // The prefetch check: short, after the point, skipped when the point
-    // itself chases at 64 B or the user said so.
-    let check = if args.no_prefetch_check || opts.stride_bytes == lat::CACHE_STRIDE_BYTES {
-        None
+        })
     } else {
-        let quick = Ctx { timing: Timing::quick(), ..*ctx };
-        match lat::prefetch_check(topo, &at, opts, &quick) {
-            Ok(c) => Some(c),
-            Err(LatError::Stopped) => None,
-            Err(e) => return Err(e),
-        }
-    };
-    Ok(Measured::Point(Box::new(point), check))
+        Experiment::Point { at, prefetch_check: !args.no_prefetch_check }
+    }
 }
 
 #[cfg(test)]

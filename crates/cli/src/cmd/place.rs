@@ -5,9 +5,8 @@
 //! docs/place.md.
 
 use anyhow::Context;
-use place::{Allowed, ExpectSource, MemPolicy, Pin, PlaceError, ProbeReport, ProbeSpec};
+use place::{Allowed, MemPolicy, Pin, PlaceError, ProbeSpec};
 use results::pages::PageKind;
-use results::placement::PlacementCheck;
 use topo::NodeSet;
 use topo::{SysRoot, Topology};
 
@@ -191,10 +190,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if g.json {
         output::json(&report)?;
     } else {
-        print_text(&report)?;
+        output::emit(&report::console::place::render(&report, output::table_style())?)?;
     }
     if !report.ok {
-        anyhow::bail!("placement check failed: {}", failure_line(&report.placement));
+        anyhow::bail!(
+            "placement check failed: {}",
+            report::console::place::failure_line(&report.placement)
+        );
     }
     Ok(())
 }
@@ -203,118 +205,6 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
 /// chain; `main` classifies it).
 fn lift_flag(flag: &str, e: PlaceError) -> anyhow::Error {
     anyhow::Error::new(e).context(flag.to_string())
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
-fn failure_line(c: &PlacementCheck) -> String {
-    let per: Vec<String> =
-        c.per_node.iter().map(|(n, f)| format!("node {n} {}", pct(*f))).collect();
-    let mut s = format!(
-        "{} of {} sampled pages on nodes {} (need {}); found: {}",
-        pct(c.fraction),
-        c.sampled_pages,
-        c.expected,
-        pct(c.threshold),
-        if per.is_empty() { "no present pages".to_string() } else { per.join(", ") }
-    );
-    if let Some(sp) = &c.spread {
-        if !sp.ok {
-            s.push_str(&format!(
-                "; spread off by {} (tolerance {})",
-                pct(sp.max_deviation),
-                pct(sp.tolerance)
-            ));
-        }
-    }
-    s
-}
-
-fn print_text(r: &ProbeReport) -> anyhow::Result<()> {
-    let pages = &r.sampled;
-    let mut out = String::new();
-    let policy = match &r.fallback {
-        Some(_) => format!("{} (asked {}, not supported here)", r.policy, r.policy_requested),
-        None => r.policy.to_string(),
-    };
-    out.push_str(&format!(
-        "policy    {policy} via {}; read back: {}\n",
-        match r.applied_with {
-            place::Via::Range => "mbind",
-            place::Via::Thread => "set_mempolicy",
-        },
-        r.policy_read_back
-    ));
-    out.push_str(&format!(
-        "cpu       pinned to {}, ran on CPU {} (node {})\n",
-        r.cpu.pinned_to, r.cpu.ran_on_cpu, r.cpu.ran_on_node
-    ));
-    out.push_str(&format!(
-        "buffer    {} bytes ({:.1} MiB), pages asked {}, obtained {} ({} bytes{})\n",
-        r.size_bytes,
-        r.size_bytes as f64 / (1u64 << 20) as f64,
-        r.pages.requested.name(),
-        r.pages.obtained,
-        r.pages.page_size_bytes,
-        r.pages.thp_bytes.map(|b| format!(", {b} bytes in THP")).unwrap_or_default()
-    ));
-    out.push_str(&format!(
-        "sampled   {} of {} pages; not present {}, unreadable {}\n",
-        pages.sampled_pages, pages.total_pages, pages.not_present, pages.faulted
-    ));
-    let mut t = output::table(vec![
-        "node".into(),
-        "pages".into(),
-        "share".into(),
-        "expected".into(),
-        "numa_hit Δ".into(),
-        "numa_miss Δ".into(),
-        "interleave_hit Δ".into(),
-    ]);
-    let mut ids: Vec<u32> = r.numastat_delta.keys().copied().collect();
-    ids.extend(r.page_counts.keys());
-    ids.sort_unstable();
-    ids.dedup();
-    for id in ids {
-        let d = r.numastat_delta.get(&id).copied().unwrap_or_default();
-        let exp = match r.placement.spread.as_ref().and_then(|s| s.expected_share.get(&id)) {
-            Some(s) => pct(*s),
-            None if r.placement.expected.contains(id) => "yes".into(),
-            None => "".into(),
-        };
-        t.add_row(vec![
-            id.to_string(),
-            r.page_counts.get(&id).copied().unwrap_or(0).to_string(),
-            pct(r.placement.per_node.get(&id).copied().unwrap_or(0.0)),
-            exp,
-            d.numa_hit.to_string(),
-            d.numa_miss.to_string(),
-            d.interleave_hit.to_string(),
-        ]);
-    }
-    out.push_str(&format!("{t}\n"));
-    out.push_str(&format!(
-        "numa_balancing {}\n",
-        match r.numa_balancing {
-            None => "unknown".to_string(),
-            Some(b) => serde_json::to_value(b)?.as_str().unwrap_or("?").to_string(),
-        }
-    ));
-    out.push_str(&format!(
-        "check     {} of pages on nodes {} (need {}) from {}: {}",
-        pct(r.placement.fraction),
-        r.placement.expected,
-        pct(r.placement.threshold),
-        match r.expect_source {
-            ExpectSource::Policy => "policy",
-            ExpectSource::LocalCpu => "local-cpu",
-            ExpectSource::Given => "--expect",
-        },
-        if r.ok { "OK" } else { "FAILED" }
-    ));
-    output::emit(&out)
 }
 
 #[cfg(test)]

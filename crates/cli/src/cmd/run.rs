@@ -2,15 +2,13 @@
 //! settings, measures bandwidth and latency under a time budget, saves every
 //! result as it is measured, and writes a report.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::Context;
 use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
+use report::console::run as run_text;
 use results::Record;
-use serde::Serialize;
-use store::{RunId, RunStatus, Store};
+use store::{RunId, RunStatus};
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -152,50 +150,6 @@ fn budget(a: &Args) -> Budget {
     }
 }
 
-fn fmt_secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{:.1} min", s / 60.0)
-    }
-}
-
-fn plan_text(topo: &Topology, plan: &SuitePlan) -> String {
-    let mut t = output::table(vec!["step".into(), "measures".into(), "estimate".into()]);
-    for s in &plan.steps {
-        t.add_row(vec![s.step.name(), s.what.clone(), fmt_secs(s.estimate)]);
-    }
-    format!(
-        "Plan ({} budget) for {}\n{t}\nEstimated time: about {} (measuring only; the machine's load changes it)\n",
-        plan.budget.name(),
-        topo.summary_line(),
-        fmt_secs(plan.estimate())
-    )
-}
-
-/// The name of a run's report files: `run-ID-UUID8` (the id, then the first
-/// 8 hex digits of the run's UUID), so that two databases sharing a report
-/// folder (ids count from 1 in each) never overwrite each other's reports.
-fn report_stem(run: RunId, uuid: &str) -> String {
-    format!("run-{run}-{}", &uuid[..uuid.len().min(8)])
-}
-
-fn write_reports(db: &Store, run: RunId, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let loaded = db.load_run(run)?;
-    let stem = report_stem(run, &loaded.summary.uuid);
-    // Replaced atomically: a link planted under a report's name is
-    // replaced, never written through.
-    let write = |ext: &str, format: report::Format| {
-        let name = format!("{stem}.{ext}");
-        let bytes = report::render_report(format, &loaded, &[]);
-        topo::outfile::replace_atomically(dir, &name, &bytes, 0o644)
-            .with_context(|| format!("{}: cannot write", dir.join(&name).display()))
-    };
-    Ok((write("html", report::Format::Html)?, write("md", report::Format::Markdown)?))
-}
-
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let declared = a.declare.resolve()?;
     let root = SysRoot::live();
@@ -220,15 +174,15 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
 
     // The plan goes where the user reads: stdout for people, stderr when
     // stdout carries JSON.
-    let plan_out = plan_text(&topo, &plan);
+    let plan_out = run_text::plan(&topo, &plan, output::table_style());
     if a.dry_run {
         if g.json {
-            let doc = PlanDoc {
+            let doc = run_text::PlanDoc {
                 budget,
                 steps: plan
                     .steps
                     .iter()
-                    .map(|s| PlanStep {
+                    .map(|s| run_text::PlanStep {
                         step: s.step.name(),
                         measures: &s.what,
                         estimate_s: s.estimate.as_secs_f64(),
@@ -295,106 +249,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `run --dry-run --json`: the plan (keys sorted, [`output::json_sorted`]).
-#[derive(Serialize)]
-struct PlanDoc<'a> {
-    budget: Budget,
-    steps: Vec<PlanStep<'a>>,
-    estimate_s: f64,
-}
-
-/// One step of the plan.
-#[derive(Serialize)]
-struct PlanStep<'a> {
-    step: String,
-    measures: &'a str,
-    estimate_s: f64,
-}
-
-/// One run's `--json` document (keys sorted, [`output::json_sorted`]):
-/// what it measured, where it went, its headline metrics.
-#[derive(Serialize)]
-struct RunDoc {
-    /// The run's id (`id` says the same).
-    run: RunId,
-    id: RunId,
-    uuid: String,
-    label: Option<String>,
-    declared: audit::declared::Declared,
-    status: RunStatus,
-    complete: bool,
-    message: Option<String>,
-    budget: Budget,
-    machine: String,
-    machine_fingerprint: Option<String>,
-    config_hash: String,
-    config_fingerprint: Option<String>,
-    elapsed_s: f64,
-    estimate_s: f64,
-    /// Results saved.
-    results: usize,
-    audit: audit::Counts,
-    /// Headline metrics by their stable ids.
-    metrics: BTreeMap<&'static str, MetricDoc>,
-    report_html: PathBuf,
-    report_md: PathBuf,
-    textfile: Option<PathBuf>,
-    db: PathBuf,
-    hmat: Option<Vec<report::hmat::HmatPair>>,
-}
-
-/// A headline metric with its unit and direction.
-#[derive(Serialize)]
-struct MetricDoc {
-    #[serde(flatten)]
-    metric: analysis::metrics::Metric,
-    unit: &'static str,
-    higher_is_better: bool,
-}
-
-/// What `run` prints after each run: the headline tables, where the run
-/// and its reports went, the settings audit's count.
-fn print_summary(
-    doc: &RunDoc,
-    loaded: &store::LoadedRun,
-    elapsed: Duration,
-    estimate: Duration,
-) -> anyhow::Result<()> {
-    output::emit(&report::summary_text(loaded))?;
-    let tiers = report::hmat::summary_text(loaded);
-    if !tiers.is_empty() {
-        output::emit(&tiers)?;
-    }
-    output::emit(&format!(
-        "Run {} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
-        doc.run,
-        doc.status.as_str(),
-        doc.results,
-        fmt_secs(elapsed),
-        fmt_secs(estimate),
-        doc.db.display(),
-        doc.report_html.display(),
-        doc.report_md.display(),
-    ))?;
-    if let Some(t) = &doc.textfile {
-        output::emit(&format!("Metrics: {}", t.display()))?;
-    }
-    if doc.audit.warn + doc.audit.critical > 0 {
-        output::emit(&format!(
-            "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
-            doc.audit.critical, doc.audit.warn
-        ))?;
-    }
-    Ok(())
-}
-
 /// What one measured run leaves for the caller.
 struct Done {
     id: RunId,
     status: RunStatus,
     message: Option<String>,
     /// The run's `--json` document.
-    doc: RunDoc,
+    doc: run_text::RunDoc,
 }
 
 /// One complete run: record, audit, measure, report, print the summary.
@@ -452,8 +313,8 @@ fn measure_once(
     // The audit findings were saved through the recording too.
     let (db, status, message, saved) = (done.db, done.status, done.message, done.saved);
 
-    let (html, md) = write_reports(&db, run, &report_dir(a, &db_path))?;
     let loaded = db.load_run(run)?;
+    let (html, md) = report::write_run_reports(&loaded, &report_dir(a, &db_path))?;
     let textfile = match &a.textfile {
         Some(d) => {
             Some(write_textfile(d, &report::openmetrics::render(std::slice::from_ref(&loaded)))?)
@@ -464,10 +325,17 @@ fn measure_once(
     let metrics = analysis::metrics::metrics(&analysis::data::RunData::of(&loaded))
         .into_iter()
         .map(|(k, metric)| {
-            (k.id(), MetricDoc { metric, unit: k.unit(), higher_is_better: k.higher_is_better() })
+            (
+                k.id(),
+                run_text::MetricDoc {
+                    metric,
+                    unit: k.unit(),
+                    higher_is_better: k.higher_is_better(),
+                },
+            )
         })
         .collect();
-    let doc = RunDoc {
+    let doc = run_text::RunDoc {
         run,
         id: run,
         uuid: loaded.summary.uuid.clone(),
@@ -493,7 +361,7 @@ fn measure_once(
         hmat: report::hmat::pairs_of_run(&loaded),
     };
     if !g.json {
-        print_summary(&doc, &loaded, elapsed, plan.estimate())?;
+        output::emit(&run_text::summary(&doc, &loaded, elapsed, plan.estimate()))?;
     }
     if interrupted && !g.quiet {
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");

@@ -6,9 +6,9 @@
 //! [`bench::scan`].
 
 use anyhow::Context;
-use bench::scan::{self, Chunk, ScanSpec, Verdict};
+use bench::scan::{self, ScanSpec};
+use report::console::scan as scan_text;
 use results::pages::PageKind;
-use serde::Serialize;
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -67,41 +67,6 @@ pub(crate) fn total(s: &str) -> Result<Total, String> {
     }
 }
 
-/// The default chunk: 1 GiB.
-pub const DEFAULT_CHUNK: u64 = 1 << 30;
-
-/// The default total's cap: 8 GiB.
-pub const DEFAULT_MAX_TOTAL: u64 = 8 << 30;
-
-/// What a scan fills without `--size`: half of what the node can spare,
-/// at most [`DEFAULT_MAX_TOTAL`].
-pub fn default_total(spare: u64) -> u64 {
-    (spare / 2).min(DEFAULT_MAX_TOTAL)
-}
-
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema_version: u32,
-    unit: &'static str,
-    mem_node: u32,
-    cpus: String,
-    chunk_bytes: u64,
-    chunks_planned: usize,
-    /// Bytes filled (chunks planned x chunk bytes).
-    total_bytes: u64,
-    /// What the node could spare when the scan started.
-    spare_bytes: u64,
-    /// How the total was chosen: `default` (half of what the node can
-    /// spare, at most 8 GiB), `size` (`--size BYTES`), `all`.
-    total_from: &'static str,
-    /// Ctrl-C stopped the scan: `chunks` holds what was measured.
-    interrupted: bool,
-    /// Whether physical ranges were readable (root).
-    physical: bool,
-    chunks: &'a [Chunk],
-    verdict: Verdict,
-}
-
 /// The nearest node with CPUs to `node` (itself when it has CPUs).
 fn nearest_cpu_node(t: &Topology, node: u32) -> Option<u32> {
     let with_cpus: Vec<u32> = t.cpu_nodes().map(|n| n.id).collect();
@@ -154,12 +119,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
         Some(Total::Bytes(s)) => (s, "size"),
         Some(Total::All) => (spare, "all"),
-        None => (default_total(spare), "default"),
+        None => (scan::default_total(spare), "default"),
     };
     let page_per_thread = page * cpus.len() as u64;
     let asked = match a.chunk {
         Some(c) => c,
-        None if DEFAULT_CHUNK <= total / 4 => DEFAULT_CHUNK,
+        None if scan::DEFAULT_CHUNK <= total / 4 => scan::DEFAULT_CHUNK,
         None => {
             let c = (total / 8 / page_per_thread * page_per_thread).max(page_per_thread);
             output::warn(
@@ -167,7 +132,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 &format!(
                     "chunks of {} instead of the default {}: the total to scan is {}",
                     human(c),
-                    human(DEFAULT_CHUNK),
+                    human(scan::DEFAULT_CHUNK),
                     human(total)
                 ),
             );
@@ -179,7 +144,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             "default" => format!(
                 "the default total of {} (half of what the node can spare, at most {}; {})",
                 human(total),
-                human(DEFAULT_MAX_TOTAL),
+                human(scan::DEFAULT_MAX_TOTAL),
                 can_spare()
             ),
             "all" => can_spare(),
@@ -230,8 +195,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let interrupted = stop.is_stopped();
     let verdict = scan::verdict(&got);
     let cpu_set: topo::CpuSet = cpus.iter().copied().collect();
-    let doc = Doc {
-        schema_version: results::SCHEMA_VERSION,
+    let doc = scan_text::Doc {
         unit: "GB/s = 1e9 bytes/s",
         mem_node: a.mem_node,
         cpus: cpu_set.to_list(),
@@ -246,9 +210,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         verdict,
     };
     if g.json {
-        return output::json(&doc);
+        return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
     }
-    output::emit(&render(&doc))?;
+    output::emit(&scan_text::render(&doc, output::table_style()))?;
     if interrupted {
         output::warn(
             g.quiet,
@@ -266,128 +230,9 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn phys_text(c: &Chunk) -> String {
-    match &c.phys {
-        None => "-".into(),
-        Some(r) if r.is_empty() => "none present".into(),
-        Some(r) => {
-            let first = r.first().expect("not empty");
-            let last = r.last().expect("not empty");
-            format!("{:#x}-{:#x} ({} range(s))", first.start, last.end - 1, r.len())
-        }
-    }
-}
-
-/// The flag column: `SLOW` (stayed slow against the reference chunk),
-/// `cleared` (slow on the first pass only), `unconfirmed` (its
-/// re-measurement stopped or disturbed), and `(disturbed)` for an
-/// unstable figure.
-fn flag(d: &Doc, c: &Chunk) -> String {
-    let v = &d.verdict;
-    let mut f = Vec::new();
-    if v.slow.contains(&c.index) {
-        f.push("SLOW".to_string());
-    } else if v.cleared.contains(&c.index) {
-        f.push("cleared".to_string());
-    } else if v.unconfirmed.contains(&c.index) {
-        f.push("unconfirmed".to_string());
-    }
-    if let Some(r) = &c.recheck {
-        f.push(format!("{:.1}% of chunk {}", r.ratio * 100.0, r.reference));
-    }
-    if !c.stable {
-        f.push("(disturbed)".into());
-    }
-    f.join(" ")
-}
-
-fn list(v: &[usize]) -> String {
-    if v.is_empty() {
-        "none".to_string()
-    } else {
-        v.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-    }
-}
-
-fn render(d: &Doc) -> String {
-    let human = topo::units::binary_size;
-    let mut s = format!(
-        "Read bandwidth of node {} by chunk of {}, CPUs {} (GB/s = 1e9 B/s)\n{} in {} chunk(s) of \
-         the {} the node could spare ({})\n\n",
-        d.mem_node,
-        human(d.chunk_bytes),
-        d.cpus,
-        human(d.total_bytes),
-        d.chunks_planned,
-        human(d.spare_bytes),
-        match d.total_from {
-            "default" => format!(
-                "default: half of it, at most {}; --size all scans everything",
-                human(DEFAULT_MAX_TOTAL)
-            ),
-            "all" => "--size all".to_string(),
-            _ => "--size".to_string(),
-        }
-    );
-    let mut t = output::table(
-        ["chunk", "GB/s", "spread", "on node", "physical addresses", "flag"]
-            .map(String::from)
-            .to_vec(),
-    );
-    for c in d.chunks {
-        t.add_row(vec![
-            c.index.to_string(),
-            format!("{:.2}", c.best_gbs),
-            format!("{:.1}%", c.spread_pct),
-            format!("{:.0}%", c.on_node * 100.0),
-            phys_text(c),
-            flag(d, c),
-        ]);
-    }
-    s.push_str(&format!("{t}\n"));
-    let v = &d.verdict;
-    s.push_str(&format!(
-        "\n{} of {} planned chunk(s) measured; median {:.2} GB/s; below the median by more than \
-         {:.1}% (the chunks' median spread, at least {:.0}%), then re-measured {} times \
-         alternating with the chunk nearest the median: slow (slower in every round): {}; \
-         cleared (as fast when re-measured): {}\n",
-        d.chunks.len(),
-        d.chunks_planned,
-        v.median_gbs,
-        v.margin_pct,
-        scan::MIN_MARGIN_PCT,
-        scan::RECHECK_ROUNDS,
-        list(&v.slow),
-        list(&v.cleared),
-    ));
-    if !v.unconfirmed.is_empty() {
-        s.push_str(&format!(
-            "Below the median but not decided (re-measurement stopped or disturbed): {}\n",
-            list(&v.unconfirmed)
-        ));
-    }
-    if !v.unstable.is_empty() {
-        s.push_str(&format!(
-            "Disturbed (the reading threads waited to run; figures marked): {}\n",
-            list(&v.unstable)
-        ));
-    }
-    if !d.physical {
-        s.push_str("Physical addresses need root (/proc/self/pagemap hides frame numbers).\n");
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_default_total_is_half_of_what_the_node_can_spare_at_most_8_gib() {
-        assert_eq!(default_total(19 << 30), 8 << 30);
-        assert_eq!(default_total(4 << 30), 2 << 30);
-        assert_eq!(default_total(0), 0);
-    }
 
     #[test]
     fn size_takes_all_or_a_size() {

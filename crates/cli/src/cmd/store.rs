@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use comfy_table::CellAlignment;
-use serde::Serialize;
+use report::console::store::Import;
 use store::{LoadedRun, RunRef, Store, StoreError};
 
 use crate::cli::Global;
@@ -150,27 +149,6 @@ pub(crate) fn load_for(g: &Global, flag: &str, text: &str) -> anyhow::Result<Loa
 }
 
 /// A report table drawn in the house style.
-pub(crate) fn print_table(t: &report::Table) -> anyhow::Result<()> {
-    let mut out = String::new();
-    if let Some(c) = &t.caption {
-        out.push_str(c);
-        out.push('\n');
-    }
-    let mut ct = output::table(t.header.clone());
-    for r in &t.rows {
-        ct.add_row(r.clone());
-    }
-    for (i, a) in t.align.iter().enumerate() {
-        if *a == report::Align::Right {
-            if let Some(col) = ct.column_mut(i) {
-                col.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-    }
-    out.push_str(&ct.to_string());
-    output::emit(&out)
-}
-
 pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
     let path = db_path(g)?;
     let runs = match Store::open_existing(&path) {
@@ -184,31 +162,7 @@ pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::each(output::schema::LIST, &runs));
     }
-    if runs.is_empty() {
-        return output::emit(&format!("No runs in {}.", path.display()));
-    }
-    let mut t = output::table(
-        ["Id", "Started", "Label", "Machine", "Status", "Results"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-    );
-    for r in &runs {
-        t.add_row(vec![
-            r.id.to_string(),
-            r.started.clone(),
-            r.label.clone().unwrap_or_default(),
-            r.machine.clone(),
-            r.status.to_string(),
-            r.result_count.to_string(),
-        ]);
-    }
-    for i in [0, 5] {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    output::emit(&t.to_string())
+    output::emit(&report::console::store::runs(&runs, &path, output::table_style()))
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
@@ -217,61 +171,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::new(output::schema::SHOW, &run));
     }
-    let s = &run.summary;
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for r in &run.results {
-        let k = r.record.kind().to_string();
-        match counts.iter_mut().find(|c| c.0 == k) {
-            Some(c) => c.1 += 1,
-            None => counts.push((k, 1)),
-        }
-    }
-    let mut head = format!(
-        "Run {} {}\n",
-        s.id,
-        s.label.as_deref().map(|l| format!("({l})")).unwrap_or_default()
-    );
-    let mut line = |k: &str, v: &str| head.push_str(&format!("  {k:<13}{v}\n"));
-    line("UUID", &s.uuid);
-    let status = match &s.message {
-        Some(m) => format!("{} ({m})", s.status),
-        None => s.status.to_string(),
-    };
-    line("Status", &status);
-    line("Machine", &format!("{} [{}]", s.machine, s.machine_fingerprint));
-    line("Config", &s.config_hash);
-    line("Started", &s.started);
-    line("Finished", s.finished.as_deref().unwrap_or("-"));
-    line("Command", &s.command_line);
-    line("numaprobe", &s.tool_version);
-    let kinds = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
-    line("Results", &if kinds.is_empty() { "none".to_string() } else { kinds });
-    if s.imported {
-        line("Imported", "yes");
-    }
-    output::emit(&head)?;
-    let tables = report::summary_tables(&run);
-    let placements = report::placements_summary(&run);
-    if tables.is_empty() && placements.is_none() {
-        output::emit("No bandwidth, latency or exec results in this run.")?;
-    }
-    for t in &tables {
-        output::emit("")?;
-        print_table(t)?;
-    }
-    let flags = report::summary_flags(&run);
-    if !flags.is_empty() {
-        output::emit("\nMarked figures:")?;
-        for f in &flags {
-            output::emit(&format!("  {f}"))?;
-        }
-    }
-    if let Some((t, best)) = placements {
-        output::emit("")?;
-        print_table(&t)?;
-        output::emit(&best)?;
-    }
-    Ok(())
+    output::emit(&report::console::store::show(&run, output::table_style()))
 }
 
 pub(crate) fn write_out(
@@ -330,7 +230,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
             let runs: Vec<LoadedRun> =
                 ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
             if !g.quiet {
-                for w in openmetrics_warnings(&db, &runs)? {
+                for w in report::openmetrics::without_figures(&db, &runs)? {
                     eprintln!("numaprobe: warning: {w}");
                 }
             }
@@ -346,11 +246,11 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
             let (figures, runs) = crate::cmd::parquet::export(&db, &ids, path)?;
             let runs_path = crate::cmd::parquet::runs_path(path);
             if g.json {
-                let v = serde_json::json!({
-                    "figures": {"path": path, "rows": figures},
-                    "runs": {"path": runs_path, "rows": runs},
-                });
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                let doc = ParquetFiles {
+                    figures: ParquetFile { path, rows: figures },
+                    runs: ParquetFile { path: &runs_path, rows: runs },
+                };
+                println!("{}", serde_json::to_string_pretty(&doc)?);
             } else if !g.quiet {
                 eprintln!(
                     "numaprobe: wrote {figures} figure(s) to {} and {runs} run(s) to {}",
@@ -364,54 +264,19 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
     write_out(a.output.as_deref(), &bytes, g, "the export")
 }
 
-/// A run without a bandwidth or latency figure exports as its
-/// `numaprobe_run_info` alone: say so, and name the latest run of the same
-/// machine that has figures.
-fn openmetrics_warnings(db: &Store, runs: &[LoadedRun]) -> anyhow::Result<Vec<String>> {
-    let mut out = Vec::new();
-    for run in runs.iter().filter(|r| !report::openmetrics::has_figures(r)) {
-        let all = db.list_runs_for_machine(&run.summary.machine_fingerprint)?;
-        let mut same: Vec<&store::RunSummary> =
-            all.iter().filter(|s| s.id != run.summary.id && s.result_count > 0).collect();
-        same.sort_by_key(|s| std::cmp::Reverse((store::util::time_order_key(&s.started), s.id)));
-        let mut with = None;
-        for s in same {
-            if report::openmetrics::has_figures(&db.load_run(s.id)?) {
-                with = Some(s.id);
-                break;
-            }
-        }
-        let what = if run.summary.result_count == 0 {
-            "saved no result"
-        } else {
-            "holds no bandwidth or latency figure (an exec run?)"
-        };
-        out.push(format!(
-            "run {} ({}) {what}: the export has only its numaprobe_run_info; {}",
-            run.summary.id,
-            run.summary.machine,
-            match with {
-                Some(id) => format!(
-                    "the latest run of this machine with figures is {id} (`numaprobe export --format openmetrics {id}`)"
-                ),
-                None => "no run of this machine here has any".into(),
-            }
-        ));
-    }
-    Ok(out)
+/// `export --format parquet --json`: the two files written and their rows.
+#[cfg(feature = "parquet")]
+#[derive(serde::Serialize)]
+struct ParquetFiles<'a> {
+    figures: ParquetFile<'a>,
+    runs: ParquetFile<'a>,
 }
 
-/// What `import` did with one file: imported (`outcome`) or skipped with
-/// a named error (`error`: `unreadable`, `corrupt` or `newer_version`).
-#[derive(Serialize)]
-struct ImportReport {
-    file: String,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    outcome: Option<store::ImportOutcome>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
+#[cfg(feature = "parquet")]
+#[derive(serde::Serialize)]
+struct ParquetFile<'a> {
+    path: &'a Path,
+    rows: u64,
 }
 
 /// Checks one export file (or stdin for `-`) as a stream, every run,
@@ -489,7 +354,7 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
                     let w = report::safe::one_line(w);
                     bar.suspend(|| eprintln!("numaprobe: warning: {name}: {w}"));
                 }
-                reports.push(ImportReport {
+                reports.push(Import {
                     file: name,
                     outcome: Some(outcome),
                     error: None,
@@ -500,7 +365,7 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
                 failed += 1;
                 let shown = report::safe::one_line(&message);
                 bar.suspend(|| eprintln!("numaprobe: skipped ({kind}): {shown}"));
-                reports.push(ImportReport {
+                reports.push(Import {
                     file: name,
                     outcome: None,
                     error: Some(kind),
@@ -521,56 +386,14 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What `import` did, file by file (a total past 20 files), or as JSON.
-fn print_imports(
-    reports: &[ImportReport],
-    failed: usize,
-    path: &Path,
-    g: &Global,
-) -> anyhow::Result<()> {
+/// What `import` did, file by file, or as JSON.
+fn print_imports(reports: &[Import], failed: usize, path: &Path, g: &Global) -> anyhow::Result<()> {
     if g.json {
-        output::json(&output::Versioned::each(output::schema::IMPORT, reports))?;
-    } else {
-        let mut text = String::new();
-        let ids = |v: &[store::ImportedRun]| {
-            v.iter().map(|i| i.id.to_string()).collect::<Vec<_>>().join(", ")
-        };
-        let (mut imported, mut skipped) = (0usize, 0usize);
-        for r in reports {
-            let Some(o) = &r.outcome else { continue };
-            imported += o.imported.len();
-            skipped += o.skipped.len();
-            if reports.len() > 20 {
-                continue;
-            }
-            text.push_str(&format!(
-                "{}: imported {} run(s){}, skipped {} already in {}{}\n",
-                r.file,
-                o.imported.len(),
-                if o.imported.is_empty() {
-                    String::new()
-                } else {
-                    format!(" as {}", ids(&o.imported))
-                },
-                o.skipped.len(),
-                path.display(),
-                if o.skipped.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (runs {})", ids(&o.skipped))
-                },
-            ));
-        }
-        if reports.len() > 20 {
-            text.push_str(&format!(
-                "{} file(s): imported {imported} run(s), skipped {skipped} already in {}\n",
-                reports.len() - failed,
-                path.display()
-            ));
-        }
-        if !text.is_empty() {
-            output::emit(text.trim_end())?;
-        }
+        return output::json(&output::Versioned::each(output::schema::IMPORT, reports));
+    }
+    let text = report::console::store::imports(reports, failed, path);
+    if !text.is_empty() {
+        output::emit(&text)?;
     }
     Ok(())
 }

@@ -11,7 +11,44 @@ use results::lat::{
 use results::placement::PlacementStatus;
 use topo::units::binary_size;
 
+use bench::lat::experiment::Measured;
+
+use super::counters::{render as counters_table, Row};
 use super::{Lines, Table, TableStyle};
+
+/// What one `lat` invocation measured, as text.
+pub fn measured(m: &Measured, style: TableStyle) -> String {
+    match m {
+        Measured::Point(r, check) => point(r, check.as_ref(), style),
+        Measured::Matrix(v) => matrix(v, style),
+        Measured::Sweep(r) => sweep(r.cpu, r.mem_node, &r.results, &r.caches, &r.plateaus, style),
+        Measured::PerCpu(r) => {
+            per_cpu(r.mem_node, &r.results, &r.groups, r.noise_ns, r.note.as_deref(), style)
+        }
+        Measured::Loaded(r) => loaded(&r.points, &r.curves, style),
+        Measured::C2c(v) => c2c(v, style),
+    }
+}
+
+/// The counters table of chase points (`--counters`).
+pub fn counters(points: &[&LatResult], style: TableStyle) -> String {
+    let rows: Vec<Row> = points
+        .iter()
+        .filter_map(|r| {
+            Some(Row {
+                label: format!(
+                    "cpu {} -> node {}, {} KiB",
+                    r.cpu,
+                    node(r.mem_node),
+                    r.size_bytes / 1024
+                ),
+                counters: r.counters.as_ref()?,
+                counted_bytes: None,
+            })
+        })
+        .collect();
+    counters_table(&rows, style)
+}
 
 /// A latency in ns: two decimals below 10, one above.
 pub fn ns(v: f64) -> String {

@@ -7,7 +7,16 @@
 //! aligned text elsewhere (a pipe, a file); Markdown and tab-separated
 //! values on request.
 
+pub mod advise;
+pub mod audit;
+pub mod bw;
+pub mod counters;
+pub mod exec;
 pub mod lat;
+pub mod place;
+pub mod run;
+pub mod scan;
+pub mod store;
 pub mod topo;
 
 use std::fmt;

@@ -4,6 +4,8 @@
 
 use results::counters::{count_text as count, event, Counters};
 
+use super::{Table, TableStyle};
+
 /// One row: what was measured, its counts, and for bandwidth the bytes the
 /// kernel counted (STREAM's rule) to set beside the memory controllers'.
 pub struct Row<'a> {
@@ -31,7 +33,7 @@ fn derived(v: Option<f64>, scaled: bool, digits: usize, inputs_ok: bool) -> Stri
 }
 
 /// The table and its notes; empty when no row has counts.
-pub fn render(rows: &[Row<'_>]) -> String {
+pub fn render(rows: &[Row<'_>], style: TableStyle) -> String {
     if rows.is_empty() {
         return String::new();
     }
@@ -47,7 +49,7 @@ pub fn render(rows: &[Row<'_>]) -> String {
         header.push("DRAM GB (uncore)".into());
         header.push("DRAM / counted".into());
     }
-    let mut t = crate::output::table(header);
+    let mut t = Table::new(header, style);
     let mut scaled = false;
     let mut user_only = false;
     for r in rows {
@@ -134,7 +136,10 @@ mod tests {
         events.push(Reading::counted(event::PAGE_FAULTS, 12_345, 10, 10, false));
         events.push(Reading::counted(event::CPU_MIGRATIONS, 3, 10, 5, false));
         let c = Counters::new("command and its children", events);
-        let out = render(&[Row { label: "default".into(), counters: &c, counted_bytes: None }]);
+        let out = render(
+            &[Row { label: "default".into(), counters: &c, counted_bytes: None }],
+            TableStyle::Plain,
+        );
         assert!(out.starts_with("counters (command and its children):"), "{out}");
         assert!(out.contains("12.3 k") && out.contains("6*"), "{out}");
         assert!(out.contains("unavailable"), "{out}");
@@ -147,7 +152,7 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("scaled for multiplexing"), "{out}");
-        assert_eq!(render(&[]), "");
+        assert_eq!(render(&[], TableStyle::Plain), "");
     }
 
     #[test]

@@ -1,0 +1,132 @@
+//! The text of `numaprobe exec`: the policy comparison table, the verdict
+//! lines and the counters table (`--counters`).
+
+use exec::{Direction, ExecReport, Quantity};
+use results::exec::{NumaPages, PolicyResult, PolicyVerdict};
+
+use super::counters::{self, Row};
+use super::{Table, TableStyle};
+
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{v:.4e}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn last_pages(p: &PolicyResult) -> Option<&NumaPages> {
+    p.runs.iter().rev().find_map(|r| r.numa_pages.as_ref().filter(|n| n.anon_kib() > 0))
+}
+
+/// The comparison table and the verdict line.
+pub fn render(r: &ExecReport, style: TableStyle) -> String {
+    let on_metric = r.metric.is_some();
+    let baseline = r.baseline.clone().unwrap_or_else(|| "-".into());
+    let mut header = vec!["policy".to_string(), "placement".into(), "ok".into()];
+    if on_metric {
+        header.push("metric (median)".into());
+    }
+    for n in &r.named_metrics {
+        header.push(format!("{} (median)", n.name));
+    }
+    header.extend([
+        "wall s (median)".to_string(),
+        "noise %".into(),
+        "peak RSS MiB".into(),
+        format!("vs {baseline}"),
+        "verdict".into(),
+        "anon pages".into(),
+    ]);
+    let mut t = Table::new(header, style);
+    for p in &r.policies {
+        let mut row =
+            vec![p.policy.clone(), p.placement.clone(), format!("{}/{}", p.ok_runs, p.runs.len())];
+        if on_metric {
+            row.push(p.stats.median_metric.map_or("-".into(), fmt_num));
+        }
+        for n in &r.named_metrics {
+            row.push(p.metrics.get(&n.name).and_then(|m| m.median).map_or("-".into(), fmt_num));
+        }
+        let rss = p.runs.iter().map(|x| x.max_rss_kib).max().unwrap_or(0);
+        row.extend([
+            p.stats.median_wall_s.map_or("-".into(), |w| format!("{w:.3}")),
+            p.stats.noise_pct.map_or("-".into(), |n| format!("{n:.1}")),
+            format!("{:.1}", rss as f64 / 1024.0),
+            match (p.verdict, p.stats.change_pct) {
+                (PolicyVerdict::Baseline, _) => "-".into(),
+                (_, Some(c)) => format!("{c:+.1}%"),
+                (_, None) => "-".into(),
+            },
+            p.verdict.as_str().into(),
+            last_pages(p).map_or("-".into(), |n| n.anon_summary()),
+        ]);
+        t.add_row(row);
+    }
+    let way = |d: Direction| {
+        if d == Direction::HigherIsBetter {
+            "higher is better"
+        } else {
+            "lower is better"
+        }
+    };
+    let what = match (r.compared(), &r.metric) {
+        (Quantity::Metric, Some(m)) => format!("metric /{m}/, {}", way(r.direction)),
+        (Quantity::Named(n), _) => {
+            let pattern = r.named_metrics.iter().find(|x| x.name == n).map(|x| x.pattern.as_str());
+            format!("metric {n} /{}/, {}", pattern.unwrap_or(""), way(r.direction))
+        }
+        _ => "wall time, lower is better".into(),
+    };
+    let what = match &r.metric_file {
+        Some(f) => format!("{what} (metrics read from {f})"),
+        None => what,
+    };
+    let mut out = format!(
+        "numaprobe exec: {}\n{} measured run(s) per policy{}; compared on {what}\n{t}\n",
+        analysis::text::shell_join(&r.command),
+        r.repeat,
+        if r.warmup > 0 { format!(" after {} warmup(s)", r.warmup) } else { String::new() },
+    );
+    match &r.best_policy {
+        Some(b) => out.push_str(&format!("best: {b} ({})\n", r.best_reason)),
+        None => out.push_str(&format!("best: none ({})\n", r.best_reason)),
+    }
+    for n in &r.named_metrics {
+        if r.compared() == Quantity::Named(&n.name) {
+            continue;
+        }
+        let best = n.best_policy.as_deref().unwrap_or("none");
+        out.push_str(&format!(
+            "best by {} /{}/ ({}): {best} ({})\n",
+            n.name,
+            n.pattern,
+            way(n.direction),
+            n.best_reason
+        ));
+    }
+    if let Some(s) = &r.stopped {
+        out.push_str(&format!("stopped early: {s}\n"));
+    }
+    let rows: Vec<Row> = r
+        .policies
+        .iter()
+        .filter_map(|p| {
+            Some(Row {
+                label: p.policy.clone(),
+                counters: p.counters.as_ref()?,
+                counted_bytes: None,
+            })
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push_str("\nmedian of the successful runs; ");
+        out.push_str(&counters::render(&rows, style));
+    }
+    out
+}

@@ -1,0 +1,127 @@
+//! What `numaprobe run` prints: the plan before measuring (and its
+//! `--dry-run --json` document), each run's `--json` document and the
+//! summary after it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bench::suite::{Budget, SuitePlan};
+use serde::Serialize;
+use store::{LoadedRun, RunId, RunStatus};
+use topo::Topology;
+
+use super::{Lines, Table, TableStyle};
+
+/// A duration as seconds, or minutes past 90 s.
+pub fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{:.1} min", s / 60.0)
+    }
+}
+
+/// The plan: its steps with what each measures and its estimate.
+pub fn plan(topo: &Topology, plan: &SuitePlan, style: TableStyle) -> String {
+    let mut t = Table::with_header(&["step", "measures", "estimate"], style);
+    for s in &plan.steps {
+        t.add_row(vec![s.step.name(), s.what.clone(), fmt_secs(s.estimate)]);
+    }
+    format!(
+        "Plan ({} budget) for {}\n{t}\nEstimated time: about {} (measuring only; the machine's load changes it)\n",
+        plan.budget.name(),
+        topo.summary_line(),
+        fmt_secs(plan.estimate())
+    )
+}
+
+/// `run --dry-run --json`: the plan (numaprobe writes it with its keys sorted).
+#[derive(Serialize)]
+pub struct PlanDoc<'a> {
+    pub budget: Budget,
+    pub steps: Vec<PlanStep<'a>>,
+    pub estimate_s: f64,
+}
+
+/// One step of the plan.
+#[derive(Serialize)]
+pub struct PlanStep<'a> {
+    pub step: String,
+    pub measures: &'a str,
+    pub estimate_s: f64,
+}
+
+/// One run's `--json` document (numaprobe writes it with its keys sorted):
+/// what it measured, where it went, its headline metrics.
+#[derive(Serialize)]
+pub struct RunDoc {
+    /// The run's id (`id` says the same).
+    pub run: RunId,
+    pub id: RunId,
+    pub uuid: String,
+    pub label: Option<String>,
+    pub declared: audit::declared::Declared,
+    pub status: RunStatus,
+    pub complete: bool,
+    pub message: Option<String>,
+    pub budget: Budget,
+    pub machine: String,
+    pub machine_fingerprint: Option<String>,
+    pub config_hash: String,
+    pub config_fingerprint: Option<String>,
+    pub elapsed_s: f64,
+    pub estimate_s: f64,
+    /// Results saved.
+    pub results: usize,
+    pub audit: audit::Counts,
+    /// Headline metrics by their stable ids.
+    pub metrics: BTreeMap<&'static str, MetricDoc>,
+    pub report_html: PathBuf,
+    pub report_md: PathBuf,
+    pub textfile: Option<PathBuf>,
+    pub db: PathBuf,
+    pub hmat: Option<Vec<crate::hmat::HmatPair>>,
+}
+
+/// A headline metric with its unit and direction.
+#[derive(Serialize)]
+pub struct MetricDoc {
+    #[serde(flatten)]
+    pub metric: analysis::metrics::Metric,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+}
+
+/// What `run` prints after each run: the headline tables, where the run
+/// and its reports went, the settings audit's count.
+pub fn summary(doc: &RunDoc, loaded: &LoadedRun, elapsed: Duration, estimate: Duration) -> String {
+    let mut out = Lines::new();
+    out.push(crate::summary_text(loaded));
+    let tiers = crate::hmat::summary_text(loaded);
+    if !tiers.is_empty() {
+        out.push(tiers);
+    }
+    out.push(format!(
+        "Run {} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
+        doc.run,
+        doc.status.as_str(),
+        doc.results,
+        fmt_secs(elapsed),
+        fmt_secs(estimate),
+        doc.db.display(),
+        doc.report_html.display(),
+        doc.report_md.display(),
+    ));
+    if let Some(t) = &doc.textfile {
+        out.push(format!("Metrics: {}", t.display()));
+    }
+    if doc.audit.warn + doc.audit.critical > 0 {
+        out.push(format!(
+            "Settings audit: {} critical, {} warning(s); see the report or `numaprobe audit`.",
+            doc.audit.critical, doc.audit.warn
+        ));
+    }
+    out.into_string()
+}
