@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-pub use report::console::{Table, TableStyle};
+pub use report::console::TableStyle;
 
 static STYLE: OnceLock<TableStyle> = OnceLock::new();
 
@@ -146,12 +146,6 @@ impl<'a, T: Serialize> Versioned<'a, T> {
     pub fn each(schema_version: u32, docs: &'a [T]) -> Vec<Self> {
         docs.iter().map(|doc| Versioned { schema_version, doc }).collect()
     }
-}
-
-/// A new table with this header, in the process's style
-/// ([`Table::new`]).
-pub fn table(header: Vec<String>) -> Table {
-    Table::new(header, table_style())
 }
 
 /// Writes a warning to stderr unless `quiet`.

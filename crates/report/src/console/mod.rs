@@ -12,6 +12,7 @@ pub mod audit;
 pub mod bw;
 pub mod counters;
 pub mod exec;
+pub mod gpu;
 pub mod lat;
 pub mod place;
 pub mod run;
