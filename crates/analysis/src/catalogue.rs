@@ -29,8 +29,8 @@
 use std::collections::BTreeMap;
 
 use results::lat::{self, LatResult};
+use results::run::LoadedRun;
 use serde::Serialize;
-use store::LoadedRun;
 
 use crate::data::RunData;
 use crate::layout::{Layout, Relation, Scope};

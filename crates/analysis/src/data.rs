@@ -10,8 +10,8 @@ use results::lat::{
     self, C2cResult, Lat, LatResult, LatSummary, LoadedPoint, LoadedSummary, PerCpuSummary,
     PrefetchCheck, SweepSummary,
 };
+use results::run::LoadedRun;
 use results::{Record, Unknown};
-use store::LoadedRun;
 
 /// Everything a run holds, one list per kind of record.
 #[derive(Debug, Clone, Default)]
@@ -121,6 +121,10 @@ pub fn pick_kernel<'a>(points: impl IntoIterator<Item = &'a BwResult>) -> Option
 }
 
 #[cfg(test)]
+#[path = "../tests/support/export.rs"]
+pub(crate) mod export;
+
+#[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use serde_json::{json, Value};
@@ -148,7 +152,7 @@ pub(crate) mod tests {
         run.results = records
             .into_iter()
             .enumerate()
-            .map(|(i, record)| store::StoredRecord {
+            .map(|(i, record)| results::run::StoredRecord {
                 seq: i as u32 + 1,
                 recorded: "2026-01-01T00:00:00Z".into(),
                 record,

@@ -8,13 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::{
     guard_floor, interval_rank, judge, paired, range_floor, Basis, Criteria, GroupVerdict,
     Judgement, NoiseFloor, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 use serde_json::Value;
-use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
 use crate::catalogue::{self, MetricDef};
 use crate::data::RunData;
@@ -27,8 +27,9 @@ pub const MAX_GROUPS: usize = 8;
 /// Config fields that are not settings (see `audit::fingerprint`).
 const NOT_SETTINGS: [&str; 2] = ["fingerprint", "budget"];
 
-/// Why a study cannot be built: each is the user's mistake (exit 2) except
-/// [`StudyError::Store`].
+/// Why a study cannot be built from the groups given: each is the user's
+/// mistake (exit 2). Reading the runs is the caller's: the store's errors
+/// never reach analysis.
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
     #[error("compare needs 2 to {MAX_GROUPS} groups of runs (got {0})")]
@@ -37,16 +38,15 @@ pub enum StudyError {
     NoRuns(String),
     #[error("run {run} is in two groups ({a} and {b}); each run may be in one group only")]
     Overlap { run: RunId, a: String, b: String },
-    #[error("{0}")]
-    BadRef(StoreError),
-    #[error(transparent)]
-    Store(StoreError),
 }
 
-impl StudyError {
-    /// True when the input was wrong (exit 2), not the database.
-    pub fn is_usage(&self) -> bool {
-        !matches!(self, StudyError::Store(_))
+/// `n` groups can be compared (2 to [`MAX_GROUPS`]): checked before the
+/// caller reads any run.
+pub fn check_group_count(n: usize) -> Result<(), StudyError> {
+    if (2..=MAX_GROUPS).contains(&n) {
+        Ok(())
+    } else {
+        Err(StudyError::GroupCount(n))
     }
 }
 
@@ -394,7 +394,7 @@ impl Floors {
             // By the instant each start names (offsets differ between
             // machines and imports), not by its text.
             v.sort_by_cached_key(|r| {
-                (store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
+                (results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
             });
             let mut series: BTreeMap<String, Vec<(RunId, f64)>> = BTreeMap::new();
             for r in v.iter() {
@@ -678,7 +678,8 @@ impl Study {
                 g.runs
                     .iter()
                     .map(|r| {
-                        let t = store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
+                        let t =
+                            results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
                         let v = catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value));
                         (t, v.collect())
                     })
@@ -916,60 +917,40 @@ impl Study {
         study
     }
 
-    /// The study of the groups `refs` select in `db` (`baseline`: one of
-    /// `refs`, or another reference, which then becomes the first group;
-    /// default the first). Noise floors come from every run of the
-    /// machines involved.
-    pub fn from_store(
-        db: &Store,
-        refs: &[String],
-        baseline: Option<&str>,
+    /// The study of `groups` as the caller loaded them (`base`: the index
+    /// of the baseline group), its noise floors from `pool`: every
+    /// complete run of the machines involved (`compare` reads them from
+    /// the store). A group without runs, or a run in two groups, is the
+    /// user's mistake.
+    pub fn of_groups(
+        groups: &[GroupInput],
+        base: usize,
         policy: &Criteria,
+        pool: &[LoadedRun],
     ) -> Result<Study, StudyError> {
-        let mut refs: Vec<String> = refs.to_vec();
-        let mut base = 0;
-        if let Some(b) = baseline {
-            match refs.iter().position(|r| r == b) {
-                Some(i) => base = i,
-                None => refs.insert(0, b.to_string()),
+        check_group_count(groups.len())?;
+        let mut seen: BTreeMap<RunId, &str> = BTreeMap::new();
+        for g in groups {
+            if g.runs.is_empty() {
+                return Err(StudyError::NoRuns(g.reference.clone()));
             }
-        }
-        if !(2..=MAX_GROUPS).contains(&refs.len()) {
-            return Err(StudyError::GroupCount(refs.len()));
-        }
-        let mut groups = Vec::new();
-        let mut seen: BTreeMap<RunId, String> = BTreeMap::new();
-        for r in &refs {
-            let parsed: RunRef = r.parse().map_err(StudyError::BadRef)?;
-            let ids = match db.resolve_group(&parsed) {
-                Ok(ids) => ids,
-                Err(StoreError::NoSuchRun(_)) => return Err(StudyError::NoRuns(r.clone())),
-                Err(e @ StoreError::AmbiguousRun { .. }) => return Err(StudyError::BadRef(e)),
-                Err(e) => return Err(StudyError::Store(e)),
-            };
-            let mut runs = Vec::new();
-            for id in ids {
-                if let Some(prev) = seen.insert(id, r.clone()) {
-                    return Err(StudyError::Overlap { run: id, a: prev, b: r.clone() });
-                }
-                runs.push(db.load_run(id).map_err(StudyError::Store)?);
-            }
-            groups.push(GroupInput { reference: r.clone(), runs });
-        }
-        let machines: BTreeSet<String> = groups
-            .iter()
-            .flat_map(|g| &g.runs)
-            .map(|r| r.summary.machine_fingerprint.clone())
-            .collect();
-        let mut pool = Vec::new();
-        for fp in &machines {
-            for s in db.list_runs_for_machine(fp).map_err(StudyError::Store)? {
-                if s.status == RunStatus::Complete {
-                    pool.push(db.load_run(s.id).map_err(StudyError::Store)?);
+            for r in &g.runs {
+                if let Some(prev) = seen.insert(r.summary.id, &g.reference) {
+                    return Err(StudyError::Overlap {
+                        run: r.summary.id,
+                        a: prev.to_string(),
+                        b: g.reference.clone(),
+                    });
                 }
             }
         }
-        Ok(Study::build(&groups, base, policy, &Floors::from_runs(&pool)))
+        Ok(Study::build(groups, base, policy, &Floors::from_runs(pool)))
+    }
+
+    /// The machines (fingerprints) of the groups' runs: those whose
+    /// complete runs make the noise floors' pool.
+    pub fn machines_of(groups: &[GroupInput]) -> BTreeSet<String> {
+        groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.machine_fingerprint.clone()).collect()
     }
 
     /// Each run as its own group, the first the baseline; noise floors from
@@ -1553,7 +1534,7 @@ mod exec_sample_tests {
             )],
             Some(1),
         );
-        r.summary.id = store::RunId(id);
+        r.summary.id = RunId(id);
         r.summary.label = Some(label.into());
         r.config =
             serde_json::from_value(json!({"nodes": 1, "declared": {"bios.smt": label}})).unwrap();
@@ -1603,5 +1584,32 @@ mod exec_sample_tests {
         let m = s.metrics.iter().find(|m| m.metric == ID).unwrap();
         assert_eq!(m.groups[0].values, [40.0, 40.1, 40.2], "the runs' medians, not 15 repeats");
         assert!(s.notes.iter().all(|n| !n.contains("repeats inside one")), "{:?}", s.notes);
+    }
+
+    /// The checks `compare` relied on the store for are analysis': too
+    /// few groups, a group without runs and a run in two groups are
+    /// refused, whoever loaded the runs.
+    #[test]
+    fn groups_that_overlap_or_hold_no_run_are_refused() {
+        let (a, b) = (exec_run(1, "a", &[1.0]), exec_run(2, "b", &[1.0]));
+        let p = Criteria::default();
+        let one = [group("1", vec![a.clone()])];
+        assert!(matches!(Study::of_groups(&one, 0, &p, &[]), Err(StudyError::GroupCount(1))));
+        let empty = [group("1", vec![a.clone()]), group("label:x", vec![])];
+        match Study::of_groups(&empty, 0, &p, &[]) {
+            Err(StudyError::NoRuns(r)) => assert_eq!(r, "label:x"),
+            other => panic!("{other:?}"),
+        }
+        let twice = [group("label:a", vec![a.clone()]), group("1", vec![a.clone()])];
+        match Study::of_groups(&twice, 0, &p, &[]) {
+            Err(e @ StudyError::Overlap { .. }) => assert_eq!(
+                e.to_string(),
+                "run 1 is in two groups (label:a and 1); each run may be in one group only"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let s = Study::of_groups(&[group("1", vec![a]), group("2", vec![b])], 1, &p, &[]).unwrap();
+        assert_eq!(s.baseline, 1);
+        assert!(check_group_count(9).is_err() && check_group_count(8).is_ok());
     }
 }
