@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use results::lat::{self, LatResult};
 use results::run::LoadedRun;
+use results::stats::mean;
 use serde::Serialize;
 
 use crate::data::RunData;
@@ -387,10 +388,6 @@ pub fn lat_cells(d: &RunData) -> Option<(CellSource, Cells)> {
     }
     let cells = pts.into_iter().map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64));
     Some((source, cells.collect()))
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// Cells grouped by their relation under `layout`.

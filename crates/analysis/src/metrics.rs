@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use kernels::Kernel;
 use results::bw::{self, BwResult};
 use results::lat::{self, Lat, LatResult, LoadedPoint};
-use results::stats::measured;
+use results::stats::{mean, measured};
 use results::Record;
 use serde::Serialize;
 
@@ -150,10 +150,6 @@ pub fn metrics(d: &RunData) -> BTreeMap<MetricKey, Metric> {
 
 fn noise_of(it: impl Iterator<Item = Option<f64>>) -> f64 {
     it.flatten().fold(0.0, f64::max)
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// Per CPU node, the best point of the headline kernel with memory on the
