@@ -10,6 +10,7 @@
 //! `report` crate draws their results as documents, `numaprobe compare`
 //! and `numaprobe fleet` print them.
 
+pub mod advice;
 pub mod catalogue;
 pub mod data;
 pub mod declared;
@@ -19,5 +20,6 @@ pub mod gpu;
 pub mod hidden;
 pub mod layout;
 pub mod metrics;
+pub mod placements;
 pub mod study;
 pub mod text;
