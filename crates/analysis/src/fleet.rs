@@ -12,11 +12,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use results::context::{scalar_text, Count, Machine, Scalar};
+use results::context::{Count, Machine, Scalar};
 use results::run::LoadedRun;
 use results::stats::{mad, median};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::data::RunData;
 use crate::metrics::{feeds_headline, metrics, MetricKey};
@@ -336,47 +335,15 @@ pub fn model_of(run: &LoadedRun) -> String {
     s
 }
 
-/// Flattens a JSON object into `a.b.c` → scalar text (arrays as JSON).
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&name, x, out);
-            }
-        }
-        Value::Null => {
-            out.insert(prefix.to_string(), "-".into());
-        }
-        Value::Array(_) => {
-            out.insert(prefix.to_string(), v.to_string());
-        }
-        other => {
-            out.insert(prefix.to_string(), scalar_text(other).unwrap_or_default());
-        }
-    }
-}
-
 /// The settings a run was measured under, by name: the configuration
 /// document and the machine facts that are not the model (BIOS version,
 /// DIMM population and speed, ...), flattened to dotted names.
 pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Value::Object(m) = run.config.to_json() {
-        for (k, v) in &m {
-            if !NOT_SETTINGS.contains(&k.as_str()) {
-                flatten(k, v, &mut out);
-            }
-        }
-    }
-    if let Ok(Value::Object(m)) = serde_json::to_value(&run.machine_info) {
-        for (k, v) in &m {
-            if !IDENTITY.contains(&k.as_str()) {
-                flatten(k, v, &mut out);
-            }
-        }
-    }
-    out
+    let top = |name: &str| name.split('.').next().unwrap_or_default().to_string();
+    let config = run.config.settings().filter(|s| !NOT_SETTINGS.contains(&top(&s.name).as_str()));
+    let machine =
+        run.machine_info.settings().filter(|s| !IDENTITY.contains(&top(&s.name).as_str()));
+    config.chain(machine).map(|s| (s.name, s.value.compared_text())).collect()
 }
 
 /// The method sentence of a threshold.
@@ -610,6 +577,7 @@ mod tests {
     use super::*;
     use results::context::Reading;
     use results::run::{RunId, RunSummary};
+    use serde_json::Value;
 
     const FIXTURE: &str = include_str!("../../report/tests/fixtures/synthetic-export.json");
 

@@ -23,3 +23,4 @@ pub mod metrics;
 pub mod placements;
 pub mod study;
 pub mod text;
+pub mod trust;

@@ -14,7 +14,6 @@ use results::runstats::{
     Judgement, NoiseFloor, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::catalogue::{self, MetricDef};
 use crate::data::RunData;
@@ -217,33 +216,13 @@ pub struct Study {
     pub layouts: Vec<Layout>,
 }
 
-/// Flattens a configuration document into `setting -> value text`.
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if prefix.is_empty() && NOT_SETTINGS.contains(&k.as_str()) {
-                    continue;
-                }
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, x, out);
-            }
-        }
-        Value::Null => {
-            out.insert(prefix.to_string(), "-".into());
-        }
-        Value::String(s) => {
-            out.insert(prefix.to_string(), s.clone());
-        }
-        other => {
-            out.insert(prefix.to_string(), other.to_string());
-        }
-    }
-}
-
 fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::new();
-    flatten("", &run.config.to_json(), &mut m);
+    let mut m: BTreeMap<String, String> = run
+        .config
+        .settings()
+        .filter(|s| !NOT_SETTINGS.contains(&s.name.split('.').next().unwrap_or_default()))
+        .map(|s| (s.name, s.value.compared_text()))
+        .collect();
     // What `exec` placed the program under is part of what was measured.
     let policies: Vec<&str> = run
         .records()
@@ -953,6 +932,13 @@ impl Study {
         groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.machine_fingerprint.clone()).collect()
     }
 
+    /// The runs of identical settings this machine needs before one run
+    /// per side can be judged at the study's confidence (the range floor
+    /// of [`results::runstats::runs_for_range_floor`]).
+    pub fn runs_for_one_run_floor(&self) -> usize {
+        results::runstats::runs_for_range_floor(2, self.confidence)
+    }
+
     /// Each run as its own group, the first the baseline; noise floors from
     /// these runs only (repeated identical settings among them).
     pub fn of_runs(runs: &[LoadedRun]) -> Study {
@@ -1514,7 +1500,7 @@ fn capitalise(s: &str) -> String {
 mod exec_sample_tests {
     use super::*;
     use crate::data::tests::{rec, run_of};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     /// A run of `exec --policies default --repeat N` whose repeats scored
     /// `scores`, labelled `label`, with its own id and configuration.
