@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use results::profile::Profile as WorkloadProfile;
 use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::{
     guard_floor, interval_rank, judge, paired, range_floor, Basis, Criteria, GroupVerdict,
@@ -982,11 +983,30 @@ fn top_tier(m: &StudyMetric, among: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// Whom a recommendation is for: a workload profile of the audit's list
+/// ([`results::profile::Profile`]), or a program measured under `exec`
+/// (its unnamed metric and wall time, or one named metric).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ForWhom {
+    Workload(WorkloadProfile),
+    Program(Option<String>),
+}
+
+impl std::fmt::Display for ForWhom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ForWhom::Workload(p) => f.write_str(p.name()),
+            ForWhom::Program(None) => f.write_str("program"),
+            ForWhom::Program(Some(n)) => write!(f, "program {n}"),
+        }
+    }
+}
+
 /// A workload profile: the groups it can never pick, the metrics no pick
 /// may lose on (guards: a group decidedly worse than another on one is
 /// ruled out), and the metrics that pick among the rest, in order.
 struct Profile {
-    name: &'static str,
+    who: ForWhom,
     /// Rule out configurations that hide a per-CPU latency split.
     no_hidden_split: bool,
     guards: Vec<String>,
@@ -1017,8 +1037,8 @@ fn ai_training(s: &Study, mut prof: Profile) -> Profile {
 /// "Recommendations").
 fn profiles(s: &Study) -> Vec<Profile> {
     use catalogue::{CROSS_PKG_BW, LOCAL_BW_PKG, REMOTE_PENALTY, SPREAD_LAT, THREAD_LAT};
-    let p = |name, no_hidden_split, guards: Vec<&'static str>, gains: Vec<&'static str>| Profile {
-        name,
+    let p = |who, no_hidden_split, guards: Vec<&str>, gains: Vec<&str>| Profile {
+        who,
         no_hidden_split,
         guards: guards.into_iter().map(String::from).collect(),
         gains: gains.into_iter().map(String::from).collect(),
@@ -1038,7 +1058,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // (cross-package bandwidth). Seed 1: "SNC off for OLTP databases
         // (predictable global bandwidth)".
         p(
-            "database",
+            ForWhom::Workload(WorkloadProfile::Database),
             true,
             vec!["interleave_bw_gbs", CROSS_PKG_BW],
             vec![SPREAD_LAT, THREAD_LAT, "loaded_lat_at_peak_ns"],
@@ -1047,7 +1067,12 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // memory to one node: it sees the local latency, and under load
         // the loaded latency. Seed 5: "best served by NUMA on with local
         // binding".
-        p("latency", true, vec![], vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"]),
+        p(
+            ForWhom::Workload(WorkloadProfile::Latency),
+            true,
+            vec![],
+            vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"],
+        ),
         // Premise: MPI ranks or OpenMP teams bound per domain, each on its
         // own node's memory: the package's bandwidth bound per domain and
         // the local latency. Guard: what is not bound (a team spanning
@@ -1060,7 +1085,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // ties and whose local latency is lower, for what it loses across
         // the sockets.
         p(
-            "hpc",
+            ForWhom::Workload(WorkloadProfile::Hpc),
             false,
             vec!["interleave_bw_gbs"],
             vec![LOCAL_BW_PKG, CROSS_PKG_BW, "local_lat_ns"],
@@ -1070,7 +1095,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // cross-package bandwidth must hold, then the spread latency and
         // the remote penalty. Seed 1: SNC off for virtualization.
         p(
-            "virtualization",
+            ForWhom::Workload(WorkloadProfile::Virtualization),
             false,
             vec!["interleave_bw_gbs", CROSS_PKG_BW],
             vec![SPREAD_LAT, REMOTE_PENALTY],
@@ -1084,7 +1109,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         ai_training(
             s,
             p(
-                "ai-training",
+                ForWhom::Workload(WorkloadProfile::AiTraining),
                 false,
                 vec![],
                 vec!["interleave_bw_gbs", CROSS_PKG_BW, REMOTE_PENALTY],
@@ -1111,15 +1136,15 @@ fn profiles(s: &Study) -> Vec<Profile> {
         let mut progs = Vec::new();
         if named.is_empty() || !rows_for(s, catalogue::EXEC_METRIC).is_empty() {
             progs.push(p(
-                "program",
+                ForWhom::Program(None),
                 false,
                 vec![],
                 vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL],
             ));
         }
         for n in named {
-            let id = interned(format!("{}:{n}", catalogue::EXEC_METRIC));
-            progs.push(p(interned(format!("program {n}")), false, vec![], vec![id]));
+            let id = format!("{}:{n}", catalogue::EXEC_METRIC);
+            progs.push(p(ForWhom::Program(Some(n.to_string())), false, vec![], vec![&id]));
         }
         // Runs of `exec` only: the program's own figures are the study;
         // the machine profiles would only list what `run` measures.
@@ -1129,20 +1154,6 @@ fn profiles(s: &Study) -> Vec<Profile> {
         v.extend(progs);
     }
     v
-}
-
-/// `name` as a `&'static str` for a [`Profile`] built from the study's
-/// own metric names: each distinct text is kept once for the life of the
-/// process (a few bytes per named program metric ever compared).
-fn interned(name: String) -> &'static str {
-    static NAMES: std::sync::Mutex<BTreeSet<&'static str>> = std::sync::Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = names.get(name.as_str()) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.into_boxed_str());
-    names.insert(n);
-    n
 }
 
 /// The study's metrics a profile's metric id stands for: an `exec` id
@@ -1434,7 +1445,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             text.push_str(&format!(" Measure next: {}.", next.join("; ")));
         }
         out.push(Recommendation {
-            profile: prof.name.into(),
+            profile: prof.who.to_string(),
             text: text.trim().to_string(),
             group: pick,
             decided_by,
@@ -1444,7 +1455,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
     for g in &s.groups {
         if let Some(h) = &g.hidden_numa {
             out.push(Recommendation {
-                profile: "general".into(),
+                profile: WorkloadProfile::General.to_string(),
                 text: format!(
                     "{} hides NUMA: {h}. Placement still matters under it but the OS cannot manage it; prefer a setting that shows the nodes.",
                     g.label

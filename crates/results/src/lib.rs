@@ -17,6 +17,8 @@
 //! * [`stats`]: summaries, percentiles, change and verdict;
 //! * [`context`]: the machine, settings and topology a run was measured
 //!   under;
+//! * [`profile`]: the workload profiles the audit judges by and studies
+//!   recommend for;
 //! * [`run`]: a stored run read back ([`run::LoadedRun`]), its summary
 //!   and its records in order;
 //! * [`time`]: RFC 3339 timestamps;
@@ -39,6 +41,7 @@ pub mod lat;
 pub mod pages;
 pub mod placement;
 pub mod power;
+pub mod profile;
 pub mod run;
 pub mod runstats;
 pub mod stats;
