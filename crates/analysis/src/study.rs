@@ -1609,4 +1609,21 @@ mod exec_sample_tests {
         assert_eq!(s.baseline, 1);
         assert!(check_group_count(9).is_err() && check_group_count(8).is_ok());
     }
+
+    #[test]
+    fn recommendations_name_their_profile_as_the_audit_does() {
+        assert_eq!(ForWhom::Workload(WorkloadProfile::AiTraining).to_string(), "ai-training");
+        assert_eq!(ForWhom::Program(None).to_string(), "program");
+        assert_eq!(ForWhom::Program(Some("t".into())).to_string(), "program t");
+        let on = exec_run(1, "on", &[40.0, 40.4, 39.6, 40.2, 39.8]);
+        let off = exec_run(2, "off", &[30.0, 30.3, 29.7, 30.15, 29.85]);
+        let s = Study::build(
+            &[group("label:on", vec![on]), group("label:off", vec![off])],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let names: Vec<&str> = s.recommendations.iter().map(|r| r.profile.as_str()).collect();
+        assert_eq!(names, ["program"], "{:?}", s.recommendations);
+    }
 }
