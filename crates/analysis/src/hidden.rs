@@ -27,11 +27,9 @@ fn below(run: &LoadedRun) -> Option<NumaBelow> {
         .and_then(|t| t.firmware_numa.as_ref())
         .and_then(|f| f.local_domains())
         .map(|n| n as u64)
-        .or_else(|| {
-            // `2 proximity domains (...)` as the configuration records it.
-            let srat = run.config.acpi_srat.as_deref()?;
-            srat.split_whitespace().next()?.parse::<u64>().ok()
-        });
+        // Else the domains the configuration records (all of them: the
+        // record of older runs says no more).
+        .or_else(|| run.config.firmware_numa().map(|f| f.domains));
     hidden::numa_below_the_os(packages, fw)
 }
 

@@ -509,6 +509,50 @@ impl<'de> Deserialize<'de> for RunTopology {
     }
 }
 
+/// The firmware's NUMA description as a run's configuration records it
+/// (`acpi_srat`, written from [`topo::acpi::FirmwareNuma`]): how many
+/// proximity domains the ACPI SRAT describes, and how many of them hold
+/// CPUs and memory where the record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FirmwareNuma {
+    pub domains: u64,
+    pub with_cpus: Option<u64>,
+    pub with_memory: Option<u64>,
+}
+
+impl FirmwareNuma {
+    /// Reads `2 proximity domains (2 with CPUs, 2 with memory)`, and
+    /// `none` or `no SRAT...` (the firmware describes no domain); `None`
+    /// for anything else.
+    pub fn parse(text: &str) -> Option<FirmwareNuma> {
+        let s = text.trim();
+        if s.eq_ignore_ascii_case("none") || s.starts_with("no SRAT") {
+            return Some(FirmwareNuma { domains: 0, with_cpus: Some(0), with_memory: Some(0) });
+        }
+        let domains = s.split_whitespace().next()?.parse().ok()?;
+        let count = |what: &str| -> Option<u64> {
+            let before = s.split(what).next().filter(|b| b.len() < s.len())?;
+            before
+                .rsplit(|c: char| c == '(' || c == ',' || c == ' ')
+                .find(|w| !w.is_empty())?
+                .parse()
+                .ok()
+        };
+        Some(FirmwareNuma {
+            domains,
+            with_cpus: count(" with CPUs"),
+            with_memory: count(" with memory"),
+        })
+    }
+}
+
+impl Configuration {
+    /// The firmware's NUMA domains as recorded (`acpi_srat`), when read.
+    pub fn firmware_numa(&self) -> Option<FirmwareNuma> {
+        self.acpi_srat.as_deref().and_then(FirmwareNuma::parse)
+    }
+}
+
 /// Where a setting's value comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SettingSource {
@@ -751,5 +795,33 @@ mod tests {
         assert_eq!(get("future").value.compared_text(), "[1,2]");
         assert_eq!(get("future").value.shown_text().as_deref(), Some("1,2"));
         assert_eq!(get("nested.deep.x").value.compared_text(), "y");
+    }
+
+    #[test]
+    fn the_recorded_srat_reads_back_as_numbers() {
+        let f = |t: &str| FirmwareNuma::parse(t);
+        assert_eq!(
+            f("2 proximity domains (2 with CPUs, 1 with memory)"),
+            Some(FirmwareNuma { domains: 2, with_cpus: Some(2), with_memory: Some(1) })
+        );
+        assert_eq!(
+            f("1 proximity domain (1 with CPUs, 1 with memory)").map(|x| x.domains),
+            Some(1)
+        );
+        assert_eq!(
+            f("4 proximity domains"),
+            Some(FirmwareNuma { domains: 4, with_cpus: None, with_memory: None })
+        );
+        assert_eq!(f("none").map(|x| x.domains), Some(0));
+        assert_eq!(
+            f("no SRAT: the firmware describes no NUMA domains").map(|x| x.domains),
+            Some(0)
+        );
+        assert_eq!(f("unknown (unreadable)"), None);
+        let c: Configuration = serde_json::from_value(
+            serde_json::json!({"acpi_srat": "3 proximity domains (2 with CPUs, 3 with memory)"}),
+        )
+        .unwrap();
+        assert_eq!(c.firmware_numa().and_then(|x| x.with_cpus), Some(2));
     }
 }
