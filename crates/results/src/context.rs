@@ -532,11 +532,7 @@ impl FirmwareNuma {
         let domains = s.split_whitespace().next()?.parse().ok()?;
         let count = |what: &str| -> Option<u64> {
             let before = s.split(what).next().filter(|b| b.len() < s.len())?;
-            before
-                .rsplit(|c: char| c == '(' || c == ',' || c == ' ')
-                .find(|w| !w.is_empty())?
-                .parse()
-                .ok()
+            before.rsplit(['(', ',', ' ']).find(|w| !w.is_empty())?.parse().ok()
         };
         Some(FirmwareNuma {
             domains,
