@@ -29,8 +29,9 @@
 use std::collections::BTreeMap;
 
 use results::lat::{self, LatResult};
+use results::run::LoadedRun;
+use results::stats::mean;
 use serde::Serialize;
-use store::LoadedRun;
 
 use crate::data::RunData;
 use crate::layout::{Layout, Relation, Scope};
@@ -240,18 +241,7 @@ impl MetricValue {
     }
 }
 
-/// Nodes the OS showed to the run: the configuration's count, else the
-/// nodes its latency and bandwidth records name.
-pub fn os_nodes(run: &LoadedRun, d: &RunData) -> u64 {
-    if let Some(n) = run.config.nodes {
-        return n;
-    }
-    let mut seen: Vec<u32> = d.chases.iter().filter_map(|c| c.cpu_node.or(c.mem_node)).collect();
-    seen.extend(d.bw.iter().filter_map(|b| b.cpu_node));
-    seen.sort_unstable();
-    seen.dedup();
-    seen.len().max(1) as u64
-}
+pub use crate::data::os_nodes;
 
 /// Per-CPU latency to one memory node, grouped.
 #[derive(Debug, Clone, PartialEq)]
@@ -387,10 +377,6 @@ pub fn lat_cells(d: &RunData) -> Option<(CellSource, Cells)> {
     }
     let cells = pts.into_iter().map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64));
     Some((source, cells.collect()))
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// Cells grouped by their relation under `layout`.

@@ -6,12 +6,13 @@ use kernels::Kernel;
 use results::audit::Finding;
 use results::bw::{self, BwResult};
 use results::exec::PolicyResult;
+use results::hidden::{self, NumaBelow};
 use results::lat::{
     self, C2cResult, Lat, LatResult, LatSummary, LoadedPoint, LoadedSummary, PerCpuSummary,
     PrefetchCheck, SweepSummary,
 };
+use results::run::LoadedRun;
 use results::{Record, Unknown};
-use store::LoadedRun;
 
 /// Everything a run holds, one list per kind of record.
 #[derive(Debug, Clone, Default)]
@@ -40,7 +41,7 @@ pub struct RunData {
 
 impl RunData {
     /// A run's data. Each per-CPU summary's `hidden_numa` is judged again
-    /// by [`crate::hidden::hides_numa`] (the stored flag may come from an
+    /// by [`hides_numa`] (the stored flag may come from an
     /// older rule), and a stored hidden-NUMA note the evidence does not
     /// support is dropped.
     pub fn of(run: &LoadedRun) -> RunData {
@@ -50,7 +51,7 @@ impl RunData {
             .iter()
             .map(|s| {
                 let sizes: Vec<usize> = s.groups.iter().map(|g| g.cpus.len()).collect();
-                crate::hidden::hides_numa(run, &d, &sizes).is_some()
+                hides_numa(run, &d, &sizes).is_some()
             })
             .collect();
         for (s, hidden) in d.per_cpu_summaries.iter_mut().zip(judged) {
@@ -120,6 +121,55 @@ pub fn pick_kernel<'a>(points: impl IntoIterator<Item = &'a BwResult>) -> Option
     counts.into_iter().find(|c| c.1 == max).map(|c| c.0)
 }
 
+/// Nodes the OS showed to the run: the configuration's count, else the
+/// nodes its latency and bandwidth records name.
+pub fn os_nodes(run: &LoadedRun, d: &RunData) -> u64 {
+    if let Some(n) = run.config.nodes {
+        return n;
+    }
+    let mut seen: Vec<u32> = d.chases.iter().filter_map(|c| c.cpu_node.or(c.mem_node)).collect();
+    seen.extend(d.bw.iter().filter_map(|b| b.cpu_node));
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len().max(1) as u64
+}
+
+/// The evidence, independent of the OS's nodes, that a machine has NUMA
+/// below them ([`results::hidden::numa_below_the_os`]): more than one
+/// package, or more than one firmware proximity domain with CPUs and
+/// memory (ACPI SRAT; from the stored topology, else the number of
+/// domains the configuration records). `None` without such evidence.
+pub fn numa_below_the_os(run: &LoadedRun) -> Option<String> {
+    below(run).map(|b| b.to_string())
+}
+
+fn below(run: &LoadedRun) -> Option<NumaBelow> {
+    let packages = run.machine_info.packages.as_ref().map(|c| c.get()).unwrap_or(0);
+    let fw = run
+        .topology
+        .get()
+        .and_then(|t| t.firmware_numa.as_ref())
+        .and_then(|f| f.local_domains())
+        .map(|n| n as u64)
+        // Else the domains the configuration records (all of them: the
+        // record of older runs says no more).
+        .or_else(|| run.config.firmware_numa().map(|f| f.domains));
+    hidden::numa_below_the_os(packages, fw)
+}
+
+/// The machine's evidence ([`numa_below_the_os`]) when per-CPU latency
+/// groups of `group_cpus` CPUs each show that `run`'s settings hide NUMA
+/// ([`results::hidden::hides_numa`], the rule `lat --per-cpu` measures
+/// by). `None` says nothing is hidden.
+pub fn hides_numa(run: &LoadedRun, d: &RunData, group_cpus: &[usize]) -> Option<String> {
+    let os_nodes = usize::try_from(os_nodes(run, d)).unwrap_or(usize::MAX);
+    hidden::hides_numa(os_nodes, below(run), group_cpus.iter().copied()).map(|b| b.to_string())
+}
+
+#[cfg(test)]
+#[path = "../tests/support/export.rs"]
+pub(crate) mod export;
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -148,7 +198,7 @@ pub(crate) mod tests {
         run.results = records
             .into_iter()
             .enumerate()
-            .map(|(i, record)| store::StoredRecord {
+            .map(|(i, record)| results::run::StoredRecord {
                 seq: i as u32 + 1,
                 recorded: "2026-01-01T00:00:00Z".into(),
                 record,

@@ -17,16 +17,6 @@ fn switch(v: &str) -> Option<bool> {
     }
 }
 
-/// The first number in a firmware sentence (`2 proximity domains (...)`),
-/// `Some(0)` for `none`.
-fn srat_domains(srat: &str) -> Option<u64> {
-    let s = srat.trim();
-    if s.eq_ignore_ascii_case("none") || s.starts_with("no SRAT") {
-        return Some(0);
-    }
-    s.split_whitespace().next()?.parse().ok()
-}
-
 /// Nodes per package a declared SNC/NPS/COD value stands for (`off` is 1,
 /// `nps0` interleaves the sockets: not checked).
 fn domains_per_package(v: &str) -> Option<u64> {
@@ -46,7 +36,7 @@ pub fn contradictions(config: &Configuration, packages: Option<u64>) -> Vec<Stri
     let Some(declared) = config.declared.as_ref() else { return Vec::new() };
     let mut out = Vec::new();
     let smt = config.smt.as_ref().and_then(|r| r.value()).map(|s| s.to_ascii_lowercase());
-    let srat = config.acpi_srat.as_deref().and_then(srat_domains);
+    let srat = config.firmware_numa().map(|f| f.domains);
     let nodes = config.nodes_with_cpus.or(config.nodes);
     for (key, value) in declared {
         match key.as_str() {

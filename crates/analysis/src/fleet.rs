@@ -12,11 +12,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use results::context::{scalar_text, Count, Machine, Scalar};
+use results::context::{Count, Machine, Scalar};
+use results::run::LoadedRun;
 use results::stats::{mad, median};
 use serde::Serialize;
-use serde_json::Value;
-use store::LoadedRun;
 
 use crate::data::RunData;
 use crate::metrics::{feeds_headline, metrics, MetricKey};
@@ -336,47 +335,15 @@ pub fn model_of(run: &LoadedRun) -> String {
     s
 }
 
-/// Flattens a JSON object into `a.b.c` → scalar text (arrays as JSON).
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&name, x, out);
-            }
-        }
-        Value::Null => {
-            out.insert(prefix.to_string(), "-".into());
-        }
-        Value::Array(_) => {
-            out.insert(prefix.to_string(), v.to_string());
-        }
-        other => {
-            out.insert(prefix.to_string(), scalar_text(other).unwrap_or_default());
-        }
-    }
-}
-
 /// The settings a run was measured under, by name: the configuration
 /// document and the machine facts that are not the model (BIOS version,
 /// DIMM population and speed, ...), flattened to dotted names.
 pub fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Value::Object(m) = run.config.to_json() {
-        for (k, v) in &m {
-            if !NOT_SETTINGS.contains(&k.as_str()) {
-                flatten(k, v, &mut out);
-            }
-        }
-    }
-    if let Ok(Value::Object(m)) = serde_json::to_value(&run.machine_info) {
-        for (k, v) in &m {
-            if !IDENTITY.contains(&k.as_str()) {
-                flatten(k, v, &mut out);
-            }
-        }
-    }
-    out
+    let top = |name: &str| name.split('.').next().unwrap_or_default().to_string();
+    let config = run.config.settings().filter(|s| !NOT_SETTINGS.contains(&top(&s.name).as_str()));
+    let machine =
+        run.machine_info.settings().filter(|s| !IDENTITY.contains(&top(&s.name).as_str()));
+    config.chain(machine).map(|s| (s.name, s.value.compared_text())).collect()
 }
 
 /// The method sentence of a threshold.
@@ -459,7 +426,7 @@ pub fn build_fresh(
         method: method_text(threshold_pct),
         label: label.map(str::to_string),
         max_age_s: fresh.max_age_s,
-        now: store::util::format_utc(secs, fresh.now_ms.rem_euclid(1000) as u32),
+        now: results::time::format_utc(secs, fresh.now_ms.rem_euclid(1000) as u32),
         hosts,
         healthy,
         stale,
@@ -609,16 +576,16 @@ impl Fleet {
 mod tests {
     use super::*;
     use results::context::Reading;
-    use store::{ExportDoc, ExportedRun, RunId, RunSummary};
+    use results::run::{RunId, RunSummary};
+    use serde_json::Value;
 
     const FIXTURE: &str = include_str!("../../report/tests/fixtures/synthetic-export.json");
 
     /// The fixture's baseline run as host `host` (run id `id`), its
     /// bandwidth figures scaled by `bw`, its latency by `lat`.
     fn host(id: i64, name: &str, bw: f64, lat: f64) -> LoadedRun {
-        let doc = ExportDoc::from_json(FIXTURE, "fixture").unwrap();
-        let r: ExportedRun = doc.runs[0].clone();
-        let mut info = r.machine.info.clone();
+        let r = crate::data::export::runs_of_export(FIXTURE).remove(0);
+        let mut info = r.machine_info.clone();
         info.hostname = Some(Reading::Value(name.into()));
         let mut results = r.results.clone();
         for x in &mut results {
@@ -644,10 +611,10 @@ mod tests {
             summary: RunSummary {
                 id: RunId(id),
                 uuid: format!("00000000-0000-4000-8000-{id:012}"),
-                label: r.label.clone(),
+                label: r.summary.label.clone(),
                 started: format!("2026-11-02T11:00:{:02}Z", id % 60),
                 finished: None,
-                status: store::RunStatus::Complete,
+                status: results::run::RunStatus::Complete,
                 complete: true,
                 message: None,
                 machine: name.into(),
@@ -801,12 +768,12 @@ mod tests {
         v.push(old);
         let mut broken = host(10, "n4", 1.0, 1.0);
         broken.summary.complete = false;
-        broken.summary.status = store::RunStatus::Incomplete;
+        broken.summary.status = results::run::RunStatus::Incomplete;
         broken.summary.started = "2030-01-01T00:00:00Z".into();
         v.push(broken);
         let mut lone = host(11, "n6", 1.0, 1.0);
         lone.summary.complete = false;
-        lone.summary.status = store::RunStatus::Incomplete;
+        lone.summary.status = results::run::RunStatus::Incomplete;
         v.push(lone);
         let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
         // n4's latest run is incomplete: listed with why, never replaced
@@ -868,7 +835,7 @@ mod tests {
     fn fresh(unmeasured: &[UnmeasuredInput]) -> Freshness<'_> {
         Freshness {
             max_age_s: DEFAULT_MAX_AGE_S,
-            now_ms: store::util::parse_rfc3339(NOW).unwrap(),
+            now_ms: results::time::parse_rfc3339(NOW).unwrap(),
             unmeasured,
         }
     }
@@ -1022,7 +989,7 @@ mod tests {
         v.push(exec_only(20, "n4", "2026-11-03T00:00:00Z"));
         let mut failed = exec_only(21, "n2", "2026-11-03T00:00:00Z");
         failed.summary.complete = false;
-        failed.summary.status = store::RunStatus::Failed;
+        failed.summary.status = results::run::RunStatus::Failed;
         v.push(failed);
         let mut empty = host(22, "n5", 1.0, 1.0);
         empty.results.clear();
@@ -1066,7 +1033,7 @@ mod tests {
         let mut broken = host(24, "n4", 1.0, 1.0);
         broken.results.clear();
         broken.summary.complete = false;
-        broken.summary.status = store::RunStatus::Failed;
+        broken.summary.status = results::run::RunStatus::Failed;
         broken.summary.message = Some("bw: cannot allocate 8 GiB on node 0".into());
         broken.summary.started = "2026-11-04T00:00:00Z".into();
         v.push(broken);

@@ -10,8 +10,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use results::run::LoadedRun;
 use serde::Serialize;
-use store::LoadedRun;
 
 /// The hardware relation between the CPUs and the memory of a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

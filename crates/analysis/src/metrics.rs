@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use kernels::Kernel;
 use results::bw::{self, BwResult};
 use results::lat::{self, Lat, LatResult, LoadedPoint};
-use results::stats::measured;
+use results::stats::{mean, measured};
 use results::Record;
 use serde::Serialize;
 
@@ -150,10 +150,6 @@ pub fn metrics(d: &RunData) -> BTreeMap<MetricKey, Metric> {
 
 fn noise_of(it: impl Iterator<Item = Option<f64>>) -> f64 {
     it.flatten().fold(0.0, f64::max)
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// Per CPU node, the best point of the headline kernel with memory on the
@@ -310,21 +306,19 @@ mod tests {
     /// fleet's shortcut cannot drift from the metrics.
     #[test]
     fn the_records_left_out_feed_no_headline_metric() {
-        let doc = store::ExportDoc::from_json(
-            include_str!("../../report/tests/fixtures/synthetic-export.json"),
-            "fixture",
-        )
-        .unwrap();
-        for r in &doc.runs {
+        let runs = crate::data::export::runs_of_export(include_str!(
+            "../../report/tests/fixtures/synthetic-export.json"
+        ));
+        for r in &runs {
             let all = RunData::of_records(r.results.iter().map(|x| &x.record));
             let kept = RunData::of_records(
                 r.results.iter().map(|x| &x.record).filter(|x| feeds_headline(x)),
             );
-            assert_eq!(metrics(&all), metrics(&kept), "run {}", r.uuid);
+            assert_eq!(metrics(&all), metrics(&kept), "run {}", r.summary.uuid);
         }
         // The first run is a default run: every headline metric, most of
         // its records left out.
-        let r = &doc.runs[0];
+        let r = &runs[0];
         let all = RunData::of_records(r.results.iter().map(|x| &x.record));
         assert_eq!(metrics(&all).len(), MetricKey::ALL.len());
         let left_out = r.results.iter().filter(|x| !feeds_headline(&x.record)).count();

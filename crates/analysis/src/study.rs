@@ -8,13 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use results::profile::Profile as WorkloadProfile;
+use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::{
     guard_floor, interval_rank, judge, paired, range_floor, Basis, Criteria, GroupVerdict,
     Judgement, NoiseFloor, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
-use serde_json::Value;
-use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
 use crate::catalogue::{self, MetricDef};
 use crate::data::RunData;
@@ -27,8 +27,9 @@ pub const MAX_GROUPS: usize = 8;
 /// Config fields that are not settings (see `audit::fingerprint`).
 const NOT_SETTINGS: [&str; 2] = ["fingerprint", "budget"];
 
-/// Why a study cannot be built: each is the user's mistake (exit 2) except
-/// [`StudyError::Store`].
+/// Why a study cannot be built from the groups given: each is the user's
+/// mistake (exit 2). Reading the runs is the caller's: the store's errors
+/// never reach analysis.
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
     #[error("compare needs 2 to {MAX_GROUPS} groups of runs (got {0})")]
@@ -37,16 +38,15 @@ pub enum StudyError {
     NoRuns(String),
     #[error("run {run} is in two groups ({a} and {b}); each run may be in one group only")]
     Overlap { run: RunId, a: String, b: String },
-    #[error("{0}")]
-    BadRef(StoreError),
-    #[error(transparent)]
-    Store(StoreError),
 }
 
-impl StudyError {
-    /// True when the input was wrong (exit 2), not the database.
-    pub fn is_usage(&self) -> bool {
-        !matches!(self, StudyError::Store(_))
+/// `n` groups can be compared (2 to [`MAX_GROUPS`]): checked before the
+/// caller reads any run.
+pub fn check_group_count(n: usize) -> Result<(), StudyError> {
+    if (2..=MAX_GROUPS).contains(&n) {
+        Ok(())
+    } else {
+        Err(StudyError::GroupCount(n))
     }
 }
 
@@ -217,33 +217,13 @@ pub struct Study {
     pub layouts: Vec<Layout>,
 }
 
-/// Flattens a configuration document into `setting -> value text`.
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if prefix.is_empty() && NOT_SETTINGS.contains(&k.as_str()) {
-                    continue;
-                }
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, x, out);
-            }
-        }
-        Value::Null => {
-            out.insert(prefix.to_string(), "-".into());
-        }
-        Value::String(s) => {
-            out.insert(prefix.to_string(), s.clone());
-        }
-        other => {
-            out.insert(prefix.to_string(), other.to_string());
-        }
-    }
-}
-
 fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::new();
-    flatten("", &run.config.to_json(), &mut m);
+    let mut m: BTreeMap<String, String> = run
+        .config
+        .settings()
+        .filter(|s| !NOT_SETTINGS.contains(&s.name.split('.').next().unwrap_or_default()))
+        .map(|s| (s.name, s.value.compared_text()))
+        .collect();
     // What `exec` placed the program under is part of what was measured.
     let policies: Vec<&str> = run
         .records()
@@ -394,7 +374,7 @@ impl Floors {
             // By the instant each start names (offsets differ between
             // machines and imports), not by its text.
             v.sort_by_cached_key(|r| {
-                (store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
+                (results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
             });
             let mut series: BTreeMap<String, Vec<(RunId, f64)>> = BTreeMap::new();
             for r in v.iter() {
@@ -678,7 +658,8 @@ impl Study {
                 g.runs
                     .iter()
                     .map(|r| {
-                        let t = store::util::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
+                        let t =
+                            results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
                         let v = catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value));
                         (t, v.collect())
                     })
@@ -916,60 +897,47 @@ impl Study {
         study
     }
 
-    /// The study of the groups `refs` select in `db` (`baseline`: one of
-    /// `refs`, or another reference, which then becomes the first group;
-    /// default the first). Noise floors come from every run of the
-    /// machines involved.
-    pub fn from_store(
-        db: &Store,
-        refs: &[String],
-        baseline: Option<&str>,
+    /// The study of `groups` as the caller loaded them (`base`: the index
+    /// of the baseline group), its noise floors from `pool`: every
+    /// complete run of the machines involved (`compare` reads them from
+    /// the store). A group without runs, or a run in two groups, is the
+    /// user's mistake.
+    pub fn of_groups(
+        groups: &[GroupInput],
+        base: usize,
         policy: &Criteria,
+        pool: &[LoadedRun],
     ) -> Result<Study, StudyError> {
-        let mut refs: Vec<String> = refs.to_vec();
-        let mut base = 0;
-        if let Some(b) = baseline {
-            match refs.iter().position(|r| r == b) {
-                Some(i) => base = i,
-                None => refs.insert(0, b.to_string()),
+        check_group_count(groups.len())?;
+        let mut seen: BTreeMap<RunId, &str> = BTreeMap::new();
+        for g in groups {
+            if g.runs.is_empty() {
+                return Err(StudyError::NoRuns(g.reference.clone()));
             }
-        }
-        if !(2..=MAX_GROUPS).contains(&refs.len()) {
-            return Err(StudyError::GroupCount(refs.len()));
-        }
-        let mut groups = Vec::new();
-        let mut seen: BTreeMap<RunId, String> = BTreeMap::new();
-        for r in &refs {
-            let parsed: RunRef = r.parse().map_err(StudyError::BadRef)?;
-            let ids = match db.resolve_group(&parsed) {
-                Ok(ids) => ids,
-                Err(StoreError::NoSuchRun(_)) => return Err(StudyError::NoRuns(r.clone())),
-                Err(e @ StoreError::AmbiguousRun { .. }) => return Err(StudyError::BadRef(e)),
-                Err(e) => return Err(StudyError::Store(e)),
-            };
-            let mut runs = Vec::new();
-            for id in ids {
-                if let Some(prev) = seen.insert(id, r.clone()) {
-                    return Err(StudyError::Overlap { run: id, a: prev, b: r.clone() });
-                }
-                runs.push(db.load_run(id).map_err(StudyError::Store)?);
-            }
-            groups.push(GroupInput { reference: r.clone(), runs });
-        }
-        let machines: BTreeSet<String> = groups
-            .iter()
-            .flat_map(|g| &g.runs)
-            .map(|r| r.summary.machine_fingerprint.clone())
-            .collect();
-        let mut pool = Vec::new();
-        for fp in &machines {
-            for s in db.list_runs_for_machine(fp).map_err(StudyError::Store)? {
-                if s.status == RunStatus::Complete {
-                    pool.push(db.load_run(s.id).map_err(StudyError::Store)?);
+            for r in &g.runs {
+                if let Some(prev) = seen.insert(r.summary.id, &g.reference) {
+                    return Err(StudyError::Overlap {
+                        run: r.summary.id,
+                        a: prev.to_string(),
+                        b: g.reference.clone(),
+                    });
                 }
             }
         }
-        Ok(Study::build(&groups, base, policy, &Floors::from_runs(&pool)))
+        Ok(Study::build(groups, base, policy, &Floors::from_runs(pool)))
+    }
+
+    /// The machines (fingerprints) of the groups' runs: those whose
+    /// complete runs make the noise floors' pool.
+    pub fn machines_of(groups: &[GroupInput]) -> BTreeSet<String> {
+        groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.machine_fingerprint.clone()).collect()
+    }
+
+    /// The runs of identical settings this machine needs before one run
+    /// per side can be judged at the study's confidence (the range floor
+    /// of [`results::runstats::runs_for_range_floor`]).
+    pub fn runs_for_one_run_floor(&self) -> usize {
+        results::runstats::runs_for_range_floor(2, self.confidence)
     }
 
     /// Each run as its own group, the first the baseline; noise floors from
@@ -1015,11 +983,30 @@ fn top_tier(m: &StudyMetric, among: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// Whom a recommendation is for: a workload profile of the audit's list
+/// ([`results::profile::Profile`]), or a program measured under `exec`
+/// (its unnamed metric and wall time, or one named metric).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ForWhom {
+    Workload(WorkloadProfile),
+    Program(Option<String>),
+}
+
+impl std::fmt::Display for ForWhom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ForWhom::Workload(p) => f.write_str(p.name()),
+            ForWhom::Program(None) => f.write_str("program"),
+            ForWhom::Program(Some(n)) => write!(f, "program {n}"),
+        }
+    }
+}
+
 /// A workload profile: the groups it can never pick, the metrics no pick
 /// may lose on (guards: a group decidedly worse than another on one is
 /// ruled out), and the metrics that pick among the rest, in order.
 struct Profile {
-    name: &'static str,
+    who: ForWhom,
     /// Rule out configurations that hide a per-CPU latency split.
     no_hidden_split: bool,
     guards: Vec<String>,
@@ -1050,8 +1037,8 @@ fn ai_training(s: &Study, mut prof: Profile) -> Profile {
 /// "Recommendations").
 fn profiles(s: &Study) -> Vec<Profile> {
     use catalogue::{CROSS_PKG_BW, LOCAL_BW_PKG, REMOTE_PENALTY, SPREAD_LAT, THREAD_LAT};
-    let p = |name, no_hidden_split, guards: Vec<&'static str>, gains: Vec<&'static str>| Profile {
-        name,
+    let p = |who, no_hidden_split, guards: Vec<&str>, gains: Vec<&str>| Profile {
+        who,
         no_hidden_split,
         guards: guards.into_iter().map(String::from).collect(),
         gains: gains.into_iter().map(String::from).collect(),
@@ -1071,7 +1058,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // (cross-package bandwidth). Seed 1: "SNC off for OLTP databases
         // (predictable global bandwidth)".
         p(
-            "database",
+            ForWhom::Workload(WorkloadProfile::Database),
             true,
             vec!["interleave_bw_gbs", CROSS_PKG_BW],
             vec![SPREAD_LAT, THREAD_LAT, "loaded_lat_at_peak_ns"],
@@ -1080,7 +1067,12 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // memory to one node: it sees the local latency, and under load
         // the loaded latency. Seed 5: "best served by NUMA on with local
         // binding".
-        p("latency", true, vec![], vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"]),
+        p(
+            ForWhom::Workload(WorkloadProfile::Latency),
+            true,
+            vec![],
+            vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"],
+        ),
         // Premise: MPI ranks or OpenMP teams bound per domain, each on its
         // own node's memory: the package's bandwidth bound per domain and
         // the local latency. Guard: what is not bound (a team spanning
@@ -1093,7 +1085,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // ties and whose local latency is lower, for what it loses across
         // the sockets.
         p(
-            "hpc",
+            ForWhom::Workload(WorkloadProfile::Hpc),
             false,
             vec!["interleave_bw_gbs"],
             vec![LOCAL_BW_PKG, CROSS_PKG_BW, "local_lat_ns"],
@@ -1103,7 +1095,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // cross-package bandwidth must hold, then the spread latency and
         // the remote penalty. Seed 1: SNC off for virtualization.
         p(
-            "virtualization",
+            ForWhom::Workload(WorkloadProfile::Virtualization),
             false,
             vec!["interleave_bw_gbs", CROSS_PKG_BW],
             vec![SPREAD_LAT, REMOTE_PENALTY],
@@ -1117,7 +1109,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         ai_training(
             s,
             p(
-                "ai-training",
+                ForWhom::Workload(WorkloadProfile::AiTraining),
                 false,
                 vec![],
                 vec!["interleave_bw_gbs", CROSS_PKG_BW, REMOTE_PENALTY],
@@ -1144,15 +1136,15 @@ fn profiles(s: &Study) -> Vec<Profile> {
         let mut progs = Vec::new();
         if named.is_empty() || !rows_for(s, catalogue::EXEC_METRIC).is_empty() {
             progs.push(p(
-                "program",
+                ForWhom::Program(None),
                 false,
                 vec![],
                 vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL],
             ));
         }
         for n in named {
-            let id = interned(format!("{}:{n}", catalogue::EXEC_METRIC));
-            progs.push(p(interned(format!("program {n}")), false, vec![], vec![id]));
+            let id = format!("{}:{n}", catalogue::EXEC_METRIC);
+            progs.push(p(ForWhom::Program(Some(n.to_string())), false, vec![], vec![&id]));
         }
         // Runs of `exec` only: the program's own figures are the study;
         // the machine profiles would only list what `run` measures.
@@ -1162,20 +1154,6 @@ fn profiles(s: &Study) -> Vec<Profile> {
         v.extend(progs);
     }
     v
-}
-
-/// `name` as a `&'static str` for a [`Profile`] built from the study's
-/// own metric names: each distinct text is kept once for the life of the
-/// process (a few bytes per named program metric ever compared).
-fn interned(name: String) -> &'static str {
-    static NAMES: std::sync::Mutex<BTreeSet<&'static str>> = std::sync::Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = names.get(name.as_str()) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.into_boxed_str());
-    names.insert(n);
-    n
 }
 
 /// The study's metrics a profile's metric id stands for: an `exec` id
@@ -1467,7 +1445,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             text.push_str(&format!(" Measure next: {}.", next.join("; ")));
         }
         out.push(Recommendation {
-            profile: prof.name.into(),
+            profile: prof.who.to_string(),
             text: text.trim().to_string(),
             group: pick,
             decided_by,
@@ -1477,7 +1455,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
     for g in &s.groups {
         if let Some(h) = &g.hidden_numa {
             out.push(Recommendation {
-                profile: "general".into(),
+                profile: WorkloadProfile::General.to_string(),
                 text: format!(
                     "{} hides NUMA: {h}. Placement still matters under it but the OS cannot manage it; prefer a setting that shows the nodes.",
                     g.label
@@ -1533,7 +1511,7 @@ fn capitalise(s: &str) -> String {
 mod exec_sample_tests {
     use super::*;
     use crate::data::tests::{rec, run_of};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     /// A run of `exec --policies default --repeat N` whose repeats scored
     /// `scores`, labelled `label`, with its own id and configuration.
@@ -1553,7 +1531,7 @@ mod exec_sample_tests {
             )],
             Some(1),
         );
-        r.summary.id = store::RunId(id);
+        r.summary.id = RunId(id);
         r.summary.label = Some(label.into());
         r.config =
             serde_json::from_value(json!({"nodes": 1, "declared": {"bios.smt": label}})).unwrap();
@@ -1603,5 +1581,49 @@ mod exec_sample_tests {
         let m = s.metrics.iter().find(|m| m.metric == ID).unwrap();
         assert_eq!(m.groups[0].values, [40.0, 40.1, 40.2], "the runs' medians, not 15 repeats");
         assert!(s.notes.iter().all(|n| !n.contains("repeats inside one")), "{:?}", s.notes);
+    }
+
+    /// The checks `compare` relied on the store for are analysis': too
+    /// few groups, a group without runs and a run in two groups are
+    /// refused, whoever loaded the runs.
+    #[test]
+    fn groups_that_overlap_or_hold_no_run_are_refused() {
+        let (a, b) = (exec_run(1, "a", &[1.0]), exec_run(2, "b", &[1.0]));
+        let p = Criteria::default();
+        let one = [group("1", vec![a.clone()])];
+        assert!(matches!(Study::of_groups(&one, 0, &p, &[]), Err(StudyError::GroupCount(1))));
+        let empty = [group("1", vec![a.clone()]), group("label:x", vec![])];
+        match Study::of_groups(&empty, 0, &p, &[]) {
+            Err(StudyError::NoRuns(r)) => assert_eq!(r, "label:x"),
+            other => panic!("{other:?}"),
+        }
+        let twice = [group("label:a", vec![a.clone()]), group("1", vec![a.clone()])];
+        match Study::of_groups(&twice, 0, &p, &[]) {
+            Err(e @ StudyError::Overlap { .. }) => assert_eq!(
+                e.to_string(),
+                "run 1 is in two groups (label:a and 1); each run may be in one group only"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let s = Study::of_groups(&[group("1", vec![a]), group("2", vec![b])], 1, &p, &[]).unwrap();
+        assert_eq!(s.baseline, 1);
+        assert!(check_group_count(9).is_err() && check_group_count(8).is_ok());
+    }
+
+    #[test]
+    fn recommendations_name_their_profile_as_the_audit_does() {
+        assert_eq!(ForWhom::Workload(WorkloadProfile::AiTraining).to_string(), "ai-training");
+        assert_eq!(ForWhom::Program(None).to_string(), "program");
+        assert_eq!(ForWhom::Program(Some("t".into())).to_string(), "program t");
+        let on = exec_run(1, "on", &[40.0, 40.4, 39.6, 40.2, 39.8]);
+        let off = exec_run(2, "off", &[30.0, 30.3, 29.7, 30.15, 29.85]);
+        let s = Study::build(
+            &[group("label:on", vec![on]), group("label:off", vec![off])],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let names: Vec<&str> = s.recommendations.iter().map(|r| r.profile.as_str()).collect();
+        assert_eq!(names, ["program"], "{:?}", s.recommendations);
     }
 }

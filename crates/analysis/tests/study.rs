@@ -10,11 +10,30 @@ use std::io::Read;
 
 use analysis::study::{Floors, GroupInput, Study};
 use results::context::Reading;
+use results::run::{LoadedRun, RunId, RunStatus, StoredRecord};
 use results::runstats::{widest_ratio_pct, Criteria, GroupVerdict};
 use serde_json::Value;
-use store::{ExportDoc, LoadedRun, RunRef, Store};
 
-fn real_store(dir: &std::path::Path) -> Store {
+#[path = "support/export.rs"]
+mod export;
+
+/// The 12 runs as the store gives them back after importing the export
+/// into an empty database (ids 1 to 12); analysis never reads a store.
+struct Db(Vec<LoadedRun>);
+
+impl Db {
+    fn load_run(&self, id: RunId) -> Option<LoadedRun> {
+        self.0.iter().find(|r| r.summary.id == id).cloned()
+    }
+
+    /// Every complete run of the runs' machine: the noise floors' pool
+    /// `compare` reads.
+    fn pool(&self) -> Vec<LoadedRun> {
+        self.0.iter().filter(|r| r.summary.status == RunStatus::Complete).cloned().collect()
+    }
+}
+
+fn real_store() -> Db {
     let gz = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/repeat/identical-12-runs.json.gz"),
@@ -22,26 +41,27 @@ fn real_store(dir: &std::path::Path) -> Store {
     .unwrap();
     let mut text = String::new();
     flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut text).unwrap();
-    let doc = ExportDoc::from_json(&text, "identical-12-runs.json").unwrap();
-    let mut db = Store::open(dir.join("r.db")).unwrap();
-    assert_eq!(db.import(&doc).unwrap().imported.len(), 12);
+    let db = Db(export::runs_of_export(&text));
+    assert_eq!(db.0.len(), 12);
     db
 }
 
-/// The runs of a group reference (`label:A`) in `db`.
-fn group_runs(db: &Store, reference: &str) -> Vec<LoadedRun> {
-    db.resolve_group(&reference.parse::<RunRef>().unwrap())
-        .unwrap()
-        .into_iter()
-        .map(|id| db.load_run(id).unwrap())
-        .collect()
+/// The runs of a group reference (`label:A`), in time order as the store
+/// resolves it.
+fn group_runs(db: &Db, reference: &str) -> Vec<LoadedRun> {
+    let label = reference.strip_prefix("label:").expect("a label: reference");
+    let mut runs: Vec<LoadedRun> =
+        db.0.iter().filter(|r| r.summary.label.as_deref() == Some(label)).cloned().collect();
+    runs.sort_by_key(|r| (results::time::time_order_key(&r.summary.started), r.summary.id));
+    assert!(!runs.is_empty(), "{reference} selects no run");
+    runs
 }
 
 /// The runs of a group reference with their label taken off: the blocks
 /// A, B and C are repeats of one setting, and a label says a setting
 /// differs (runs of two labels are never pooled into one noise floor), so
 /// the tests that treat them as repeats say so by unlabelling them.
-fn repeats(db: &Store, reference: &str) -> GroupInput {
+fn repeats(db: &Db, reference: &str) -> GroupInput {
     let mut runs = group_runs(db, reference);
     for r in &mut runs {
         r.summary.label = None;
@@ -50,7 +70,7 @@ fn repeats(db: &Store, reference: &str) -> GroupInput {
 }
 
 /// The 12 runs, unlabelled: one configuration's repeats.
-fn all_repeats(db: &Store) -> Vec<LoadedRun> {
+fn all_repeats(db: &Db) -> Vec<LoadedRun> {
     ["label:A", "label:B", "label:C"].iter().flat_map(|r| repeats(db, r).runs).collect()
 }
 
@@ -70,8 +90,7 @@ fn assert_never_different(s: &Study, what: &str) {
 
 #[test]
 fn identical_settings_are_never_better_or_worse_on_real_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
+    let db = real_store();
     let p = Criteria::default();
     // The groups as a user takes them: the labelled blocks, 2-way and 3-way.
     let floors = Floors::from_runs(&all_repeats(&db));
@@ -103,7 +122,11 @@ fn identical_settings_are_never_better_or_worse_on_real_runs() {
         }
     }
     // Two single runs of one label are named apart.
-    let s = Study::from_store(&db, &["1".to_string(), "2".to_string()], None, &p).unwrap();
+    let single = |i: i64| GroupInput {
+        reference: i.to_string(),
+        runs: vec![db.load_run(RunId(i)).unwrap()],
+    };
+    let s = Study::of_groups(&[single(1), single(2)], 0, &p, &db.pool()).unwrap();
     assert_eq!(
         (s.groups[0].label.as_str(), s.groups[1].label.as_str()),
         ("A (run 1)", "A (run 2)")
@@ -114,10 +137,8 @@ fn identical_settings_are_never_better_or_worse_on_real_runs() {
 /// noise floor, even where everything the OS shows is the same.
 #[test]
 fn labels_are_never_pooled_into_one_noise_floor() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let labelled: Vec<LoadedRun> =
-        (1..=12).map(|i| db.load_run(store::RunId(i)).unwrap()).collect();
+    let db = real_store();
+    let labelled: Vec<LoadedRun> = (1..=12).map(|i| db.load_run(RunId(i)).unwrap()).collect();
     let f = Floors::from_runs(&labelled);
     let lens: Vec<usize> = f.by_metric["local_bw_gbs"].iter().map(Vec::len).collect();
     assert_eq!(lens, vec![3, 3, 6], "one series per label");
@@ -133,8 +154,7 @@ fn a_floor_measured_on_other_runs_keeps_identical_groups_undecided() {
     // runs of A and B, which the floor never saw: the group A against the
     // group B, and every run of A and B against every other one. Nothing
     // changed, so nothing may come out better or worse.
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
+    let db = real_store();
     let load = |r: &str| group_runs(&db, r);
     let (a, b, c) = (load("label:A"), load("label:B"), load("label:C"));
     assert_eq!((a.len(), b.len(), c.len()), (3, 3, 6));
@@ -196,8 +216,7 @@ fn without_a_floor_the_rank_interval_alone_is_fooled_by_drift() {
     // What the noise floor is for: blocks of back-to-back runs drift
     // together on this machine, and the rank interval alone calls the
     // later block C worse than A although nothing changed.
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
+    let db = real_store();
     let load = |r: &str| group_runs(&db, r);
     let groups = vec![
         GroupInput { reference: "label:A".into(), runs: load("label:A") },
@@ -216,7 +235,7 @@ fn without_a_floor_the_rank_interval_alone_is_fooled_by_drift() {
 /// latency by `lat`, under configuration `config`.
 fn synthetic(run: &LoadedRun, id: i64, config: &str, bw: f64, lat: f64) -> LoadedRun {
     let mut r = run.clone();
-    r.summary.id = store::RunId(id);
+    r.summary.id = RunId(id);
     r.summary.uuid = format!("synthetic-{id}");
     r.summary.config_hash = config.to_string();
     r.summary.started = format!("2026-11-23T00:{:02}:00.000Z", id);
@@ -258,9 +277,8 @@ fn scale(v: &mut Value, bw: f64, lat: f64) {
 }
 
 fn study_of(a: &[(f64, f64)], b: &[(f64, f64)]) -> Study {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let t = db.load_run(store::RunId(1)).unwrap();
+    let db = real_store();
+    let t = db.load_run(RunId(1)).unwrap();
     let mut id = 100;
     let mut mk = |cfg: &str, f: &[(f64, f64)]| -> Vec<LoadedRun> {
         f.iter()
@@ -324,9 +342,8 @@ fn one_run_per_side_finds_a_known_effect_once_the_floor_has_enough_runs() {
     // with 38 stored runs of the baseline's settings, one run at +20% or +5%
     // against one baseline run is found; with 37, it is undecided and says
     // that 1 more run is needed.
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let t = db.load_run(store::RunId(1)).unwrap();
+    let db = real_store();
+    let t = db.load_run(RunId(1)).unwrap();
     let noise = |i: i64| 1.0 + 0.01 * ((i as f64) * 2.4).sin();
     for (stored, effect, want) in [
         (38, 1.20, GroupVerdict::Better),
@@ -360,11 +377,15 @@ fn one_run_per_side_finds_a_known_effect_once_the_floor_has_enough_runs() {
 
 #[test]
 fn the_study_serialises_to_the_documented_contract() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let s =
-        Study::from_store(&db, &["label:A".into(), "label:B".into()], None, &Criteria::default())
-            .unwrap();
+    let db = real_store();
+    let group = |r: &str| GroupInput { reference: r.to_string(), runs: group_runs(&db, r) };
+    let s = Study::of_groups(
+        &[group("label:A"), group("label:B")],
+        0,
+        &Criteria::default(),
+        &db.pool(),
+    )
+    .unwrap();
     let v = serde_json::to_value(&s).unwrap();
     assert_eq!(v["baseline"], 0);
     assert_eq!(v["groups"][0]["ref"], "label:A");
@@ -388,9 +409,8 @@ fn the_study_serialises_to_the_documented_contract() {
 
 #[test]
 fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let t = db.load_run(store::RunId(1)).unwrap();
+    let db = real_store();
+    let t = db.load_run(RunId(1)).unwrap();
     let mut hidden = synthetic(&t, 201, "bbbb", 1.0, 1.0);
     hidden.summary.label = None;
     hidden.config.cmdline_options = Some([("numa".into(), "off".into())].into());
@@ -404,7 +424,7 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     // The template's own per-CPU results (2 CPUs, one group) give way to
     // the 32-CPU summary.
     hidden.results.retain(|r| r.stored_json()["mode"] != "per-cpu");
-    hidden.results.push(store::StoredRecord {
+    hidden.results.push(StoredRecord {
         seq: 9999,
         recorded: "2026-11-23T00:00:00.000Z".into(),
         record: results::upgrade::read("lat-summary", &summary).record,
@@ -445,9 +465,8 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
 /// 00:10Z the same day).
 #[test]
 fn floor_series_follow_the_instant_not_the_start_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let t = db.load_run(store::RunId(1)).unwrap();
+    let db = real_store();
+    let t = db.load_run(RunId(1)).unwrap();
     let mut early = synthetic(&t, 201, "aaaa", 2.0, 1.0);
     early.summary.started = "2026-11-23T01:30:00.000+02:00".into();
     let mut late = synthetic(&t, 202, "aaaa", 1.0, 1.0);
@@ -466,9 +485,8 @@ fn floor_series_follow_the_instant_not_the_start_text() {
 /// than the +23% change seen with 2 runs per side.
 #[test]
 fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let t = db.load_run(store::RunId(1)).unwrap();
+    let db = real_store();
+    let t = db.load_run(RunId(1)).unwrap();
     let mk = |id: i64, cfg: &str, bw: f64| synthetic(&t, id, cfg, bw, 1.0);
     let groups = vec![
         GroupInput {
@@ -518,9 +536,8 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
 /// blocks (A A A B B B) stay undecided.
 #[test]
 fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let t = db.load_run(store::RunId(1)).unwrap();
+    let db = real_store();
+    let t = db.load_run(RunId(1)).unwrap();
     let drift = [1.0, 1.3, 0.9, 1.25, 1.05, 0.95];
     let floors = Floors {
         by_metric: [(
@@ -559,9 +576,8 @@ fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
 /// left out of the noise floor and the study names both sets of runs.
 #[test]
 fn two_levels_of_one_configuration_are_not_repeats() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = real_store(dir.path());
-    let t = db.load_run(store::RunId(1)).unwrap();
+    let db = real_store();
+    let t = db.load_run(RunId(1)).unwrap();
     let scales = [1.0, 1.01, 0.99, 1.5, 1.51, 1.49];
     let base: Vec<LoadedRun> = scales
         .iter()
@@ -574,7 +590,7 @@ fn two_levels_of_one_configuration_are_not_repeats() {
     let floors = Floors::from_runs(&all);
     let shift =
         floors.level_shifts.iter().find(|s| s.metric == "local_bw_gbs").expect("a level shift");
-    let ids = |v: &[i64]| v.iter().map(|i| store::RunId(*i)).collect::<Vec<_>>();
+    let ids = |v: &[i64]| v.iter().map(|i| RunId(*i)).collect::<Vec<_>>();
     assert_eq!(shift.low.0, ids(&[10, 11, 12]));
     assert_eq!(shift.high.0, ids(&[13, 14, 15]));
     // The split series is not in the floor; the other configuration's is.

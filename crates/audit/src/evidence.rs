@@ -1,13 +1,12 @@
-//! Measurements the audit cites: figures computed from saved `bw` and `lat`
-//! results (remote/local ratios, local bandwidth per node, interleave,
-//! latency groups found under `numa=off`, the prefetch check of `lat`), and
-//! which saved run they come from ([`from_store`]).
+//! Measurements the audit cites: the figures `analysis::evidence` draws
+//! from saved `bw` and `lat` results (remote/local ratios, local bandwidth
+//! per node, interleave, latency groups found under `numa=off`, the
+//! prefetch check of `lat`), the GPU feeds of `analysis::gpu`, and which
+//! saved run they come from ([`from_store`]).
 
 use std::collections::BTreeMap;
 
-use results::bw::{self, BwResult};
-use results::lat::{self, Lat, LatSummary, PrefetchCheck};
-use results::stats::measured;
+use results::lat::PrefetchCheck;
 use results::Record;
 use serde::{Deserialize, Serialize};
 use store::{LoadedRun, RunId, Store, StoreError};
@@ -128,19 +127,7 @@ impl PrefetchEvidence {
     }
 }
 
-/// The last prefetch check among a run's records, if any.
-pub fn prefetch_check<'a>(records: impl IntoIterator<Item = &'a Record>) -> Option<PrefetchCheck> {
-    records
-        .into_iter()
-        .filter_map(|r| match r {
-            Record::LatSummary(s) => match s.as_ref() {
-                LatSummary::PrefetchCheck(c) => Some(c.clone()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .last()
-}
+pub use analysis::evidence::{count_groups, prefetch_check};
 
 /// Which saved run the audit cites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,20 +244,6 @@ fn latest_prefetch_check(
     Ok(None)
 }
 
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
-/// Groups sorted values whose neighbours differ by more than `gap` (relative).
-pub fn count_groups(values: &[f64], gap: f64) -> u32 {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
-    if v.is_empty() {
-        return 0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    1 + v.windows(2).filter(|w| w[1] > w[0] * (1.0 + gap)).count() as u32
-}
-
 impl Evidence {
     /// True when no figure is known.
     pub fn is_empty(&self) -> bool {
@@ -283,92 +256,30 @@ impl Evidence {
             && self.prefetch.is_none()
     }
 
-    /// Computes the figures from a run's records. Latency ratios use the
-    /// `matrix` and `point` chases; latency groups the `per-cpu` chases;
-    /// bandwidth the best figure (else the median) per (CPU node, memory
-    /// node) pair over all kernels, and `interleave` results for the
-    /// interleave figure. Results Ctrl-C cut short or whose answers failed
-    /// validation are no evidence; figures not measured are skipped.
+    /// The figures of a run's records ([`analysis::evidence::figures`]),
+    /// without a source yet.
     pub fn from_records<'a>(records: impl IntoIterator<Item = &'a Record> + Clone) -> Evidence {
-        let mut local_lat: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-        let mut remote_lat: Vec<(u32, f64)> = Vec::new();
-        let mut per_cpu_lat: Vec<f64> = Vec::new();
-        let mut bw_pair: BTreeMap<(u32, u32), f64> = BTreeMap::new();
-        let mut interleave: Option<f64> = None;
-        for r in records.clone() {
-            match r {
-                Record::Lat(l) => {
-                    // idle node-to-node latency only: not sweeps (cache
-                    // sizes), loaded latency or core-to-core
-                    let Lat::Chase(l) = l.as_ref() else { continue };
-                    let Some(ns) = measured(l.median_ns) else { continue };
-                    match l.mode {
-                        lat::Mode::PerCpu => per_cpu_lat.push(ns),
-                        lat::Mode::Matrix | lat::Mode::Point => match (l.cpu_node, l.mem_node) {
-                            (Some(c), Some(m)) if c == m => {
-                                local_lat.entry(c).or_default().push(ns)
-                            }
-                            (Some(c), Some(_)) => remote_lat.push((c, ns)),
-                            _ => {}
-                        },
-                        _ => {}
-                    }
-                }
-                Record::Bw(b) if !b.interrupted && b.validated => {
-                    let b: &BwResult = b;
-                    let Some(gbs) = measured(b.best_gbs).or(measured(b.median_gbs)) else {
-                        continue;
-                    };
-                    if b.mode == bw::Mode::Interleave {
-                        interleave = Some(interleave.map_or(gbs, |i: f64| i.max(gbs)));
-                        continue;
-                    }
-                    if let (Some(c), Some(m)) = (b.cpu_node, b.mem_node) {
-                        let e = bw_pair.entry((c, m)).or_insert(0.0);
-                        *e = e.max(gbs);
-                    }
-                }
-                _ => {}
-            }
+        let f = analysis::evidence::figures(records);
+        Evidence {
+            source: None,
+            remote_local_latency_ratio: f.remote_local_latency_ratio,
+            worst_remote_local_latency_ratio: f.worst_remote_local_latency_ratio,
+            remote_local_bandwidth_ratio: f.remote_local_bandwidth_ratio,
+            local_best_gbs_per_node: f.local_best_gbs_per_node,
+            fraction_of_peak: None,
+            interleave_gbs: f.interleave_gbs,
+            interleave_local_ratio: f.interleave_local_ratio,
+            latency_groups: f.latency_groups,
+            prefetch: f.prefetch.map(|check| PrefetchEvidence { source: None, check }),
+            gpu_feeds: Vec::new(),
         }
-        let mut ev = Evidence::default();
-        let locals: Vec<f64> = local_lat.values().flatten().copied().collect();
-        let remotes: Vec<f64> = remote_lat.iter().map(|(_, ns)| *ns).collect();
-        if let (Some(l), Some(r)) = (mean(&locals), mean(&remotes)) {
-            ev.remote_local_latency_ratio = Some(r / l);
-            ev.worst_remote_local_latency_ratio = remote_lat
-                .iter()
-                .filter_map(|(c, ns)| Some(ns / mean(local_lat.get(c)?)?))
-                .max_by(|a, b| a.total_cmp(b));
-        }
-        let local_bw: Vec<f64> =
-            bw_pair.iter().filter(|((c, m), _)| c == m).map(|(_, g)| *g).collect();
-        let remote_bw: Vec<f64> =
-            bw_pair.iter().filter(|((c, m), _)| c != m).map(|(_, g)| *g).collect();
-        if let (Some(l), Some(r)) = (mean(&local_bw), mean(&remote_bw)) {
-            ev.remote_local_bandwidth_ratio = Some(r / l);
-        }
-        ev.local_best_gbs_per_node =
-            bw_pair.iter().filter(|((c, m), _)| c == m).map(|((c, _), g)| (*c, *g)).collect();
-        ev.interleave_gbs = interleave;
-        let best_local = local_bw
-            .iter()
-            .copied()
-            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
-        if let (Some(i), Some(l)) = (interleave, best_local) {
-            ev.interleave_local_ratio = Some(i / l);
-        }
-        if !per_cpu_lat.is_empty() {
-            ev.latency_groups = Some(count_groups(&per_cpu_lat, 0.15));
-        }
-        ev.prefetch = prefetch_check(records).map(|check| PrefetchEvidence { source: None, check });
-        ev
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::lat::LatSummary;
     use serde_json::{json, Value};
 
     /// Records read from stored JSON (`kind` beside the payload's fields).

@@ -211,7 +211,7 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
         "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided unless {} runs of identical settings give a floor (docs/store.md).",
         (s.confidence * 100.0).round(),
         s.margin_pct,
-        results::runstats::runs_for_range_floor(2, s.confidence)
+        s.runs_for_one_run_floor()
     );
     for w in s.warnings.iter().take(2) {
         let _ = writeln!(out, "\nWarning: {}.", md(w));

@@ -10,7 +10,7 @@
 use store::{LoadedRun, RunStatus};
 
 use crate::doc::Document;
-use crate::placements::ExecView;
+use crate::placements::{ExecText, ExecView};
 use crate::summary::tables_of;
 use analysis::data::RunData;
 use analysis::study::Study;

@@ -13,8 +13,6 @@ use topo::Topology;
 use crate::doc::{Align, Document, Table};
 use topo::units::binary_size as bytes;
 
-use results::context::scalar_text;
-
 pub(crate) fn section(doc: &mut Document, run: &LoadedRun) {
     let topo = run.topology.get();
     let mi = &run.machine_info;
@@ -124,30 +122,13 @@ fn cmdline_text(raw: &str) -> String {
 }
 
 /// The settings of a configuration document as `a.b.c = value` pairs (its
-/// scalar leaves, nested objects flattened, `null` left out), without its
-/// fingerprint.
+/// scalar leaves, nested objects flattened, values not read left out),
+/// without its fingerprint.
 pub(crate) fn settings_found(cfg: &Configuration) -> Vec<(String, String)> {
-    let mut flat = Vec::new();
-    flatten("", &cfg.to_json(), &mut flat);
-    flat.retain(|(k, _)| k != "fingerprint");
-    flat
-}
-
-/// `a.b.c = value` pairs of the scalar leaves of a JSON document.
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, x, out);
-            }
-        }
-        Value::Null => {}
-        other => match scalar_text(other) {
-            Some(s) => out.push((prefix.to_string(), s)),
-            None => out.push((prefix.to_string(), other.to_string())),
-        },
-    }
+    cfg.settings()
+        .filter(|s| s.name != "fingerprint")
+        .filter_map(|s| Some((s.name, s.value.shown_text()?)))
+        .collect()
 }
 
 /// The name serde writes for a topology enum (`cpu+memory`,

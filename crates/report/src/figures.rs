@@ -17,8 +17,10 @@ use results::stats::measured;
 use crate::fmt::fig;
 use analysis::data::RunData;
 use analysis::metrics::{best_of_mode, bw_matrix, lat_matrix, local_points, metrics, MetricKey};
+use analysis::trust::{self, Distrust};
 
-/// Why a figure is not to be trusted as it stands.
+/// Why a figure is not to be trusted as it stands, in words
+/// ([`analysis::trust`] decides it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Flag {
     /// Samples or repetitions were discarded because the thread waited for
@@ -45,39 +47,37 @@ impl Flag {
     }
 }
 
-/// The flag of a bandwidth result (`stable: false`).
+impl From<Distrust> for Flag {
+    fn from(d: Distrust) -> Flag {
+        match d {
+            Distrust::Disturbed(cause) => Flag::Disturbed(cause),
+            Distrust::Noisy { top_spread_pct } => Flag::Noisy(format!(
+                "the best repetitions still spread {}% when the time ran out",
+                crate::fmt::num(top_spread_pct, "%")
+            )),
+        }
+    }
+}
+
+/// The flag of a bandwidth result (`stable: false`), as
+/// [`analysis::trust::of_bw`] decides it.
 pub fn bw_flag(p: &BwResult) -> Option<Flag> {
-    if p.stable {
-        return None;
-    }
-    match &p.disturbance {
-        Some(d) if d.disturbed > 0 || d.lost_pct > 0.0 => Some(Flag::Disturbed(d.cause())),
-        _ => Some(Flag::Noisy(format!(
-            "the best repetitions still spread {}% when the time ran out",
-            crate::fmt::num(p.top_spread_pct, "%")
-        ))),
-    }
+    trust::of_bw(p).map(Flag::from)
 }
 
 /// The flag of a latency figure from its `stable` and `disturbance`.
 pub fn lat_flag(stable: bool, d: Option<&Disturbance>) -> Option<Flag> {
-    if stable {
-        return None;
-    }
-    Some(match d {
-        Some(d) => Flag::Disturbed(d.cause()),
-        None => Flag::Disturbed("too few clean samples".into()),
-    })
+    trust::of_lat(stable, d).map(Flag::from)
 }
 
 /// The flag of a chase.
 pub fn chase_flag(p: &LatResult) -> Option<Flag> {
-    lat_flag(p.stable, p.disturbance.as_ref())
+    trust::of_chase(p).map(Flag::from)
 }
 
 /// The flag of a loaded-latency point.
 pub fn loaded_flag(p: &LoadedPoint) -> Option<Flag> {
-    lat_flag(p.stable, p.disturbance.as_ref())
+    trust::of_loaded(p).map(Flag::from)
 }
 
 /// `text` with ` (disturbed)` or ` (noisy)` when flagged.

@@ -10,7 +10,8 @@ use store::{LoadedRun, RunStatus};
 
 use crate::doc::{Align, Document, Table};
 use crate::fmt::num;
-use crate::placements::ExecView;
+use crate::placements::{ExecText, ExecView};
+use analysis::advice::{self, Penalty};
 use analysis::data::RunData;
 use analysis::metrics::{metrics, MetricKey};
 
@@ -27,12 +28,10 @@ pub(crate) fn section(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Op
     }
     if let (Some(l), Some(r)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
         let ratio = r.value / l.value;
-        let advice = if ratio >= 1.5 {
-            "keep latency-sensitive processes and their memory on one node (numactl --cpunodebind=N --membind=N, or numaprobe exec to compare placements)"
-        } else if ratio >= 1.2 {
-            "binding processes to nodes helps latency-bound work"
-        } else {
-            "the penalty is small; interleaving costs little latency here"
+        let advice = match Penalty::of(ratio) {
+            Penalty::Large => "keep latency-sensitive processes and their memory on one node (numactl --cpunodebind=N --membind=N, or numaprobe exec to compare placements)",
+            Penalty::Moderate => "binding processes to nodes helps latency-bound work",
+            Penalty::Small => "the penalty is small; interleaving costs little latency here",
         };
         notes.push(format!(
             "Remote memory is {ratio:.2}x as slow as local ({} ns against {} ns): {advice}.",
@@ -56,22 +55,13 @@ pub(crate) fn section(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Op
             num(g.value, "GB/s")
         ));
     }
-    let flagged = (d.bw.iter().map(|b| &b.placement))
-        .chain(d.chases.iter().map(|l| &l.placement))
-        .chain(d.loaded.iter().map(|l| &l.placement))
-        .filter(|p| p.flagged())
-        .count();
+    let flagged = advice::misplaced_results(d);
     if flagged > 0 {
         notes.push(format!(
             "{flagged} result(s) had pages away from the node asked for (placement flagged): their figures mix nodes. Check free memory per node and numa_balancing."
         ));
     }
-    let noisy = (d.bw.iter().map(|b| b.spread_pct))
-        .chain(d.chases.iter().map(|l| l.spread_pct))
-        .chain(d.loaded.iter().map(|l| l.spread_pct))
-        .chain(d.c2c.iter().map(|l| l.spread_pct))
-        .filter(|s| *s > NOISY_SPREAD_PCT)
-        .count();
+    let noisy = advice::noisy_results(d);
     if noisy > 0 {
         notes.push(format!(
             "{noisy} result(s) varied by more than {NOISY_SPREAD_PCT:.0}% between repetitions: the machine was busy or its frequency moved; repeat on a quiet machine before drawing conclusions from small differences."

@@ -45,6 +45,7 @@ pub fn summary_text(run: &LoadedRun) -> String {
 /// when the run holds no exec results.
 pub fn placements_summary(run: &LoadedRun) -> Option<(Table, String)> {
     let d = RunData::of(run);
+    use crate::placements::ExecText;
     let e = crate::placements::ExecView::of(run, &d.exec)?;
     let what = if e.on_metric { "the --metric figure" } else { "wall time" };
     let t = e.table().caption(format!(

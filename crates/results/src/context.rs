@@ -509,6 +509,182 @@ impl<'de> Deserialize<'de> for RunTopology {
     }
 }
 
+/// The firmware's NUMA description as a run's configuration records it
+/// (`acpi_srat`, written from [`topo::acpi::FirmwareNuma`]): how many
+/// proximity domains the ACPI SRAT describes, and how many of them hold
+/// CPUs and memory where the record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FirmwareNuma {
+    pub domains: u64,
+    pub with_cpus: Option<u64>,
+    pub with_memory: Option<u64>,
+}
+
+impl FirmwareNuma {
+    /// Reads `2 proximity domains (2 with CPUs, 2 with memory)`, and
+    /// `none` or `no SRAT...` (the firmware describes no domain); `None`
+    /// for anything else.
+    pub fn parse(text: &str) -> Option<FirmwareNuma> {
+        let s = text.trim();
+        if s.eq_ignore_ascii_case("none") || s.starts_with("no SRAT") {
+            return Some(FirmwareNuma { domains: 0, with_cpus: Some(0), with_memory: Some(0) });
+        }
+        let domains = s.split_whitespace().next()?.parse().ok()?;
+        let count = |what: &str| -> Option<u64> {
+            let before = s.split(what).next().filter(|b| b.len() < s.len())?;
+            before.rsplit(['(', ',', ' ']).find(|w| !w.is_empty())?.parse().ok()
+        };
+        Some(FirmwareNuma {
+            domains,
+            with_cpus: count(" with CPUs"),
+            with_memory: count(" with memory"),
+        })
+    }
+}
+
+impl Configuration {
+    /// The firmware's NUMA domains as recorded (`acpi_srat`), when read.
+    pub fn firmware_numa(&self) -> Option<FirmwareNuma> {
+        self.acpi_srat.as_deref().and_then(FirmwareNuma::parse)
+    }
+}
+
+/// Where a setting's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SettingSource {
+    /// Read from the running system (sysfs, procfs, the kernel).
+    Detected,
+    /// The firmware's own tables and identity (ACPI SRAT/SLIT, BIOS,
+    /// microcode).
+    Firmware,
+    /// What the user declared (`--set bios.numa=on`).
+    Declared,
+}
+
+/// The value of one setting, as the document holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingValue {
+    /// Not read (`null`).
+    NotRead,
+    Bool(bool),
+    Number(serde_json::Number),
+    Text(String),
+    /// A list (kept as the JSON it is stored as).
+    List(Vec<Value>),
+}
+
+impl SettingValue {
+    fn of(v: &Value) -> SettingValue {
+        match v {
+            Value::Null => SettingValue::NotRead,
+            Value::Bool(b) => SettingValue::Bool(*b),
+            Value::Number(n) => SettingValue::Number(n.clone()),
+            Value::String(s) => SettingValue::Text(s.clone()),
+            Value::Array(a) => SettingValue::List(a.clone()),
+            // Objects are flattened into their leaves before this.
+            Value::Object(_) => SettingValue::List(vec![v.clone()]),
+        }
+    }
+
+    /// The text settings are compared by (studies, the fleet's drift): `-`
+    /// for a value not read, a list as its JSON.
+    pub fn compared_text(&self) -> String {
+        match self {
+            SettingValue::NotRead => "-".into(),
+            SettingValue::Bool(b) => b.to_string(),
+            SettingValue::Number(n) => n.to_string(),
+            SettingValue::Text(s) => s.clone(),
+            SettingValue::List(a) => Value::Array(a.clone()).to_string(),
+        }
+    }
+
+    /// The text a report lists: `None` for a value not read, a list of
+    /// plain values joined by `,`.
+    pub fn shown_text(&self) -> Option<String> {
+        match self {
+            SettingValue::NotRead => None,
+            SettingValue::List(a) => {
+                let v = Value::Array(a.clone());
+                Some(scalar_text(&v).unwrap_or_else(|| v.to_string()))
+            }
+            other => Some(other.compared_text()),
+        }
+    }
+}
+
+/// One setting of a run: its dotted name (`cmdline_options.numa`,
+/// `declared.bios.numa`), its value and where the value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub name: String,
+    pub value: SettingValue,
+    pub source: SettingSource,
+}
+
+/// The firmware facts of a configuration document: its top-level fields
+/// whose values come from the firmware.
+const FIRMWARE_SETTINGS: [&str; 6] =
+    ["acpi_srat", "acpi_slit", "bios_vendor", "bios_version", "bios_date", "microcode"];
+
+/// The leaves of a JSON document as settings, nested objects flattened to
+/// dotted names, in the document's order.
+fn leaves(name: &str, v: &Value, source: SettingSource, out: &mut Vec<Setting>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let key = if name.is_empty() { k.clone() } else { format!("{name}.{k}") };
+                leaves(&key, x, source, out);
+            }
+        }
+        leaf => out.push(Setting { name: name.to_string(), value: SettingValue::of(leaf), source }),
+    }
+}
+
+fn settings_of(doc: Value, source_of: impl Fn(&str) -> SettingSource) -> Vec<Setting> {
+    let mut out = Vec::new();
+    if let Value::Object(m) = doc {
+        for (k, v) in &m {
+            leaves(k, v, source_of(k), &mut out);
+        }
+    }
+    out
+}
+
+impl Configuration {
+    /// Every setting of the document, typed, with its source: the one
+    /// reading of the configuration that studies, the fleet and reports
+    /// list and compare (each leaves out what is not a setting to it,
+    /// such as `fingerprint`).
+    pub fn settings(&self) -> impl Iterator<Item = Setting> {
+        settings_of(self.to_json(), |k| {
+            if k == "declared" {
+                SettingSource::Declared
+            } else if FIRMWARE_SETTINGS.contains(&k) {
+                SettingSource::Firmware
+            } else {
+                SettingSource::Detected
+            }
+        })
+        .into_iter()
+    }
+}
+
+impl Machine {
+    /// The machine document's facts as settings (the fleet compares those
+    /// that are not the model: BIOS version, DIMM population, ...).
+    pub fn settings(&self) -> impl Iterator<Item = Setting> {
+        let doc = serde_json::to_value(self).unwrap_or(Value::Null);
+        settings_of(doc, |k| {
+            if k.starts_with("bios") || k == "microcode" {
+                SettingSource::Firmware
+            } else {
+                SettingSource::Detected
+            }
+        })
+        .into_iter()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -593,5 +769,55 @@ mod tests {
         assert!(rt.get().is_none());
         let (rt, back): (RunTopology, _) = round_trip(&json!({}));
         assert_eq!((rt.get(), back), (None, json!({})));
+    }
+
+    #[test]
+    fn settings_are_the_leaves_with_their_source() {
+        let c: Configuration = serde_json::from_value(serde_json::json!({
+            "nodes": 2, "boost": true, "thp_enabled": null, "acpi_srat": "none",
+            "cmdline_options": {"numa": "off"}, "declared": {"bios.numa": "on"},
+            "future": [1, 2], "nested": {"deep": {"x": "y"}}
+        }))
+        .unwrap();
+        let s: Vec<Setting> = c.settings().collect();
+        let get = |n: &str| s.iter().find(|x| x.name == n).unwrap_or_else(|| panic!("{n}: {s:?}"));
+        assert_eq!(get("nodes").value.compared_text(), "2");
+        assert_eq!(get("boost").value, SettingValue::Bool(true));
+        assert_eq!(get("thp_enabled").value.compared_text(), "-");
+        assert_eq!(get("thp_enabled").value.shown_text(), None);
+        assert_eq!(get("acpi_srat").source, SettingSource::Firmware);
+        assert_eq!(get("cmdline_options.numa").source, SettingSource::Detected);
+        assert_eq!(get("declared.bios.numa").source, SettingSource::Declared);
+        assert_eq!(get("future").value.compared_text(), "[1,2]");
+        assert_eq!(get("future").value.shown_text().as_deref(), Some("1,2"));
+        assert_eq!(get("nested.deep.x").value.compared_text(), "y");
+    }
+
+    #[test]
+    fn the_recorded_srat_reads_back_as_numbers() {
+        let f = |t: &str| FirmwareNuma::parse(t);
+        assert_eq!(
+            f("2 proximity domains (2 with CPUs, 1 with memory)"),
+            Some(FirmwareNuma { domains: 2, with_cpus: Some(2), with_memory: Some(1) })
+        );
+        assert_eq!(
+            f("1 proximity domain (1 with CPUs, 1 with memory)").map(|x| x.domains),
+            Some(1)
+        );
+        assert_eq!(
+            f("4 proximity domains"),
+            Some(FirmwareNuma { domains: 4, with_cpus: None, with_memory: None })
+        );
+        assert_eq!(f("none").map(|x| x.domains), Some(0));
+        assert_eq!(
+            f("no SRAT: the firmware describes no NUMA domains").map(|x| x.domains),
+            Some(0)
+        );
+        assert_eq!(f("unknown (unreadable)"), None);
+        let c: Configuration = serde_json::from_value(
+            serde_json::json!({"acpi_srat": "3 proximity domains (2 with CPUs, 3 with memory)"}),
+        )
+        .unwrap();
+        assert_eq!(c.firmware_numa().and_then(|x| x.with_cpus), Some(2));
     }
 }

@@ -9,12 +9,19 @@
 //!   that makes it unstable;
 //! * [`exec`]: a program under one placement policy
 //!   ([`exec::PolicyResult`]) and its repetitions;
+//! * [`hidden`]: the hidden-NUMA rule (bench measures by it, analysis
+//!   judges stored runs by it);
 //! * [`lat`]: latency records by mode and their summaries;
 //! * [`pages`]: the page kind asked for a buffer (and `--pages`);
 //! * [`placement`]: the one placement shape every result carries;
 //! * [`stats`]: summaries, percentiles, change and verdict;
 //! * [`context`]: the machine, settings and topology a run was measured
 //!   under;
+//! * [`profile`]: the workload profiles the audit judges by and studies
+//!   recommend for;
+//! * [`run`]: a stored run read back ([`run::LoadedRun`]), its summary
+//!   and its records in order;
+//! * [`time`]: RFC 3339 timestamps;
 //! * [`upgrade`]: stored results of any age read into today's records.
 //!
 //! A [`Record`] is what an experiment reports as soon as it has a result
@@ -28,13 +35,17 @@ pub mod counters;
 pub mod disturbance;
 pub mod exec;
 pub mod gpu;
+pub mod hidden;
 pub mod hist;
 pub mod lat;
 pub mod pages;
 pub mod placement;
 pub mod power;
+pub mod profile;
+pub mod run;
 pub mod runstats;
 pub mod stats;
+pub mod time;
 pub mod upgrade;
 
 use serde::Serialize;

@@ -59,6 +59,12 @@ impl Summary {
     }
 }
 
+/// The arithmetic mean of a sample; `None` for an empty one. The one mean
+/// the figures that average (ratios, per-node means) are taken with.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
 /// The median of a sample (the mean of the two middle values of an even
 /// count); `None` for an empty sample. The one median every figure of
 /// numaprobe is taken with.
@@ -222,6 +228,12 @@ pub fn compare_samples(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mean_of_a_sample_and_of_none() {
+        assert_eq!(mean(&[1.0, 2.0, 6.0]), Some(3.0));
+        assert_eq!(mean(&[]), None);
+    }
 
     #[test]
     fn median_quantile_and_mad() {

@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use results::run::LoadedRun;
 use serde::Serialize;
-use store::LoadedRun;
 
 use super::HostRun;
 
@@ -191,11 +191,11 @@ pub fn host_key(run: &LoadedRun) -> (String, Option<String>, Option<String>) {
     }
 }
 fn age_s(started: &str, now_ms: i64) -> Option<f64> {
-    store::util::parse_rfc3339(started).map(|t| (now_ms - t) as f64 / 1000.0)
+    results::time::parse_rfc3339(started).map(|t| (now_ms - t) as f64 / 1000.0)
 }
 
 fn order(r: &HostRun) -> ((bool, i64), i64) {
-    (store::util::time_order_key(&r.started), r.id)
+    (results::time::time_order_key(&r.started), r.id)
 }
 
 /// Whether a run holds at least one of the fleet's figures.

@@ -795,13 +795,15 @@ pub fn group_cpus(topo: &Topology, mem_node: Option<u32>, points: Vec<LatResult>
         })
         .collect();
     let os_cpu_nodes = topo.cpu_nodes().count();
-    // Hidden NUMA only on evidence: NUMA below the OS (more than one
-    // package or firmware proximity domain) and at least two groups of at
-    // least 2 CPUs each (one noisy CPU is not a socket).
-    let below_os = topo.packages.len() > 1
-        || topo.firmware_numa.as_ref().and_then(|f| f.local_domains()).is_some_and(|n| n > 1);
+    // Hidden NUMA only on evidence, by the rule every reader applies again
+    // to the stored run (`results::hidden`).
+    let below_os = results::hidden::numa_below_the_os(
+        topo.packages.len() as u64,
+        topo.firmware_numa.as_ref().and_then(|f| f.local_domains()).map(|n| n as u64),
+    );
     let hidden_numa =
-        os_cpu_nodes <= 1 && below_os && groups.iter().filter(|g| g.cpus.len() >= 2).count() >= 2;
+        results::hidden::hides_numa(os_cpu_nodes, below_os, groups.iter().map(|g| g.cpus.len()))
+            .is_some();
     let note = if hidden_numa {
         Some(format!(
             "the OS shows {} node(s) with CPUs, but the CPUs fall into {} latency groups ({}): NUMA is probably \

@@ -3,9 +3,11 @@
 //! from the run-to-run spread, and recommendations per workload profile.
 //! Documented in docs/store.md; the study itself is `analysis::study::Study`.
 
-use analysis::study::{Study, StudyError};
+use std::collections::BTreeMap;
+
+use analysis::study::{check_group_count, GroupInput, Study, StudyError};
 use results::runstats::Criteria;
-use store::{LoadedRun, RunRef, Store};
+use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
 use super::store::open_existing;
 use crate::cli::Global;
@@ -53,8 +55,7 @@ pub fn study_report(
     }
     let mut refs = vec![run.to_string()];
     refs.extend(compare.iter().cloned());
-    let study = study_of(db, &refs, None, &Criteria::default())?;
-    let mut runs = runs_of(db, &study)?;
+    let (study, mut runs) = load_study(db, &refs, None, &Criteria::default())?;
     let first = runs.remove(0);
     if brief {
         return Ok(Some(report::brief_with(&first, &runs, Some(&study)).into_bytes()));
@@ -62,7 +63,8 @@ pub fn study_report(
     Ok(Some(report::render_study_report(format, &first, &runs, &study)))
 }
 
-/// Every run of the study's groups, in group order.
+/// Every run of the study's groups, in group order, read again from the
+/// store (for a caller that kept the study only).
 fn runs_of(db: &Store, study: &Study) -> anyhow::Result<Vec<LoadedRun>> {
     let mut runs = Vec::new();
     for g in &study.groups {
@@ -73,26 +75,94 @@ fn runs_of(db: &Store, study: &Study) -> anyhow::Result<Vec<LoadedRun>> {
     Ok(runs)
 }
 
+/// The study of the groups `refs` select in `db` (`baseline`: one of
+/// `refs`, or another reference, which then becomes the first group;
+/// default the first).
 pub(crate) fn study_of(
     db: &Store,
     refs: &[String],
     baseline: Option<&str>,
     policy: &Criteria,
 ) -> anyhow::Result<Study> {
-    match Study::from_store(db, refs, baseline, policy) {
-        Ok(s) => Ok(s),
-        Err(e @ StudyError::GroupCount(_)) => {
-            usage!("{e}; compare needs at least two different runs or groups")
+    Ok(load_study(db, refs, baseline, policy)?.0)
+}
+
+/// The study of the groups `refs` select, with every run of its groups in
+/// group order. Each run is read from the store once; the noise floors'
+/// pool (every complete run of the machines involved) reuses the groups'
+/// runs. The study itself is analysis': it never reads the store.
+fn load_study(
+    db: &Store,
+    refs: &[String],
+    baseline: Option<&str>,
+    policy: &Criteria,
+) -> anyhow::Result<(Study, Vec<LoadedRun>)> {
+    let mut refs: Vec<String> = refs.to_vec();
+    let mut base = 0;
+    if let Some(b) = baseline {
+        match refs.iter().position(|r| r == b) {
+            Some(i) => base = i,
+            None => refs.insert(0, b.to_string()),
         }
-        Err(e) if e.is_usage() => usage!("{e}"),
-        Err(e) => Err(e.into()),
     }
+    check_group_count(refs.len()).map_err(study_error)?;
+    let mut groups = Vec::new();
+    let mut loaded: BTreeMap<RunId, LoadedRun> = BTreeMap::new();
+    for r in &refs {
+        let parsed: RunRef = match r.parse() {
+            Ok(p) => p,
+            Err(e) => usage!("{e}"),
+        };
+        let ids = match db.resolve_group(&parsed) {
+            Ok(ids) => ids,
+            Err(StoreError::NoSuchRun(_)) => {
+                return Err(study_error(StudyError::NoRuns(r.clone())))
+            }
+            Err(e @ StoreError::AmbiguousRun { .. }) => usage!("{e}"),
+            Err(e) => return Err(e.into()),
+        };
+        let mut runs = Vec::new();
+        for id in ids {
+            let run = match loaded.get(&id) {
+                Some(run) => run.clone(),
+                None => db.load_run(id)?,
+            };
+            loaded.insert(id, run.clone());
+            runs.push(run);
+        }
+        groups.push(GroupInput { reference: r.clone(), runs });
+    }
+    let mut pool = Vec::new();
+    for fp in &Study::machines_of(&groups) {
+        for s in db.list_runs_for_machine(fp)? {
+            if s.status == RunStatus::Complete {
+                pool.push(match loaded.get(&s.id) {
+                    Some(run) => run.clone(),
+                    None => db.load_run(s.id)?,
+                });
+            }
+        }
+    }
+    let study = Study::of_groups(&groups, base, policy, &pool).map_err(study_error)?;
+    let runs = groups.into_iter().flat_map(|g| g.runs).collect();
+    Ok((study, runs))
+}
+
+/// A study the user's groups cannot make: exit 2.
+fn study_error(e: StudyError) -> anyhow::Error {
+    let text = match e {
+        StudyError::GroupCount(_) => {
+            format!("{e}; compare needs at least two different runs or groups")
+        }
+        e => e.to_string(),
+    };
+    anyhow::Error::new(crate::cli::UsageError(text))
 }
 
 pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     let db = open_existing(g)?;
     let policy = Criteria { confidence: a.confidence, margin_pct: a.margin };
-    let study = study_of(&db, &a.groups, a.baseline.as_deref(), &policy)?;
+    let (study, runs) = load_study(&db, &a.groups, a.baseline.as_deref(), &policy)?;
     if !g.quiet {
         for w in &study.warnings {
             eprintln!("numaprobe: warning: {}", report::safe::visible(w));
@@ -101,7 +171,7 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
-    print_with(&db, &study, a.verbose)
+    print_runs(&study, &runs, a.verbose)
 }
 
 /// The study as `compare` prints it without `--json`
@@ -109,11 +179,10 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
 /// its runs' tables round the same figure (`--json` keeps the values
 /// unrounded), every line within the terminal's width.
 pub(crate) fn print(db: &Store, study: &Study) -> anyhow::Result<()> {
-    print_with(db, study, false)
+    print_runs(study, &runs_of(db, study)?, false)
 }
 
-pub(crate) fn print_with(db: &Store, study: &Study, verbose: bool) -> anyhow::Result<()> {
-    let runs = runs_of(db, study)?;
+fn print_runs(study: &Study, runs: &[LoadedRun], verbose: bool) -> anyhow::Result<()> {
     let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
     let layout = report::study_text::Layout {
         width: output::text_width(),
