@@ -223,29 +223,43 @@ pub struct Contention {
     pub gpus: Vec<u32>,
     /// The chase's working set.
     pub chase_bytes: u64,
-    /// Median, min and max of the chase's samples, ns per load.
+    /// Idle: the mean of the two idle chases' medians (one just before,
+    /// one just after the copies), and the lowest and highest sample of
+    /// either; ns per load.
     pub idle_ns: [f64; 3],
+    /// During the copies: median, min and max of the chase's samples.
     pub during_ns: [f64; 3],
+    /// The idle chases' medians, before and after (ns): how far the
+    /// machine drifted on its own meanwhile.
+    pub idle_before_after_ns: [f64; 2],
     /// Median during against idle, in % (positive: slower).
     pub change_pct: f64,
     /// True when every sample during the copies was slower than every
-    /// sample idle (or every one faster): the change is beyond the spread.
+    /// sample of both idle chases (or every one faster): the change is
+    /// beyond both the spread and the drift around it.
     pub beyond_spread: bool,
     /// Each GPU's median GB/s (10^9 bytes/s) while the CPU chased.
     pub gpu_gbs: Vec<(u32, f64)>,
 }
 
 impl Contention {
-    /// `idle` and `during`: one chase each, same CPU, node and method;
-    /// `copies`: what each GPU moved meanwhile.
+    /// `before`, `during` and `after`: one chase each, same CPU, node and
+    /// method, the copies running only during the second; `copies`: what
+    /// each GPU moved meanwhile. Idle on both sides of the copies, so that
+    /// a machine drifting on its own (a shared host) is not taken for the
+    /// copies' effect.
     pub fn of(
         direction: Direction,
-        idle: &LatResult,
+        before: &LatResult,
         during: &LatResult,
+        after: &LatResult,
         copies: &[GpuCopy],
     ) -> Contention {
-        let three = |r: &LatResult| [r.median_ns, r.min_ns, r.max_ns];
-        let beyond_spread = during.min_ns > idle.max_ns || during.max_ns < idle.min_ns;
+        let idle_min = before.min_ns.min(after.min_ns);
+        let idle_max = before.max_ns.max(after.max_ns);
+        let idle_mid = (before.median_ns + after.median_ns) / 2.0;
+        let beyond_spread = during.min_ns > idle_max || during.max_ns < idle_min;
+        let idle = before;
         let mut gpus: Vec<u32> = copies.iter().map(|c| c.gpu).collect();
         gpus.sort_unstable();
         Contention {
@@ -254,9 +268,10 @@ impl Contention {
             direction,
             gpus,
             chase_bytes: idle.size_bytes,
-            idle_ns: three(idle),
-            during_ns: three(during),
-            change_pct: (during.median_ns / idle.median_ns - 1.0) * 100.0,
+            idle_ns: [idle_mid, idle_min, idle_max],
+            during_ns: [during.median_ns, during.min_ns, during.max_ns],
+            idle_before_after_ns: [before.median_ns, after.median_ns],
+            change_pct: (during.median_ns / idle_mid - 1.0) * 100.0,
             beyond_spread,
             gpu_gbs: copies
                 .iter()
@@ -268,9 +283,9 @@ impl Contention {
     /// The finding in words.
     pub fn verdict(&self) -> String {
         match (self.beyond_spread, self.change_pct >= 0.0) {
-            (true, true) => format!("{:.0}% slower while the GPUs copy, beyond the spread of the samples", self.change_pct),
-            (true, false) => format!("{:.0}% faster while the GPUs copy, beyond the spread of the samples (check the machine's load)", -self.change_pct),
-            (false, _) => "no change beyond the spread of the samples".into(),
+            (true, true) => format!("{:.0}% slower while the GPUs copy, beyond the spread of the idle chases before and after", self.change_pct),
+            (true, false) => format!("{:.0}% faster while the GPUs copy, beyond the spread of the idle chases before and after (check the machine's load)", -self.change_pct),
+            (false, _) => "no change beyond the spread of the idle chases before and after".into(),
         }
     }
 }

@@ -480,6 +480,12 @@ fn contention_chases_idle_and_while_every_gpu_copies() {
     for t in [&idle, &during] {
         assert!(t[1] > 1.0 && t[1] <= t[0] && t[0] <= t[2], "median within min..max: {c}");
     }
+    // Idle is the chases before and after the copies: the mean of their
+    // medians, within the lowest and highest of their samples.
+    let ba: Vec<f64> =
+        c["idle_before_after_ns"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert!((idle[0] - (ba[0] + ba[1]) / 2.0).abs() < 1e-9, "{c}");
+    assert!(ba.iter().all(|&m| idle[1] <= m && m <= idle[2]), "{c}");
     let beyond = during[1] > idle[2] || during[2] < idle[1];
     assert_eq!(c["beyond_spread"], beyond, "{c}");
     let change = (during[0] / idle[0] - 1.0) * 100.0;

@@ -286,9 +286,9 @@ fn finish(
 }
 
 /// `--contention`: for each node with CPUs and each direction, one chase
-/// on the node's first CPU idle, then the same chase while every planned
-/// GPU copies from the node (the helper's thread on the node's other
-/// CPUs).
+/// on the node's first CPU idle, the same chase while every planned GPU
+/// copies from the node (the helper's thread on the node's other CPUs),
+/// and idle again.
 fn measure_contention(
     t: &Topology,
     allowed: &place::Allowed,
@@ -320,7 +320,7 @@ fn measure_contention(
             }
             if !g.quiet && std::io::stderr().is_terminal() {
                 eprintln!(
-                    "gpu: contention: node {} CPU {chase_cpu}, {}: chase idle, then while the GPUs copy",
+                    "gpu: contention: node {} CPU {chase_cpu}, {}: chase idle, while the GPUs copy, idle again",
                     node.node,
                     dir.name()
                 );
@@ -346,8 +346,9 @@ fn measure_contention(
                 anyhow::bail!("the GPU helper never said it was copying");
             };
             let during = during?;
+            let after = lat::point(t, &at, &opts, &ctx)?;
             let copies: Vec<GpuCopy> = s.points.iter().map(|p| stored(p, probe)).collect();
-            out.push(Contention::of(dir, &idle, &during, &copies));
+            out.push(Contention::of(dir, &idle, &during, &after, &copies));
         }
     }
     Ok(())

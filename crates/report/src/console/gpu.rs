@@ -187,7 +187,7 @@ fn contention_text(rows: &[Contention], style: TableStyle) -> String {
         return String::new();
     }
     let mut out = format!(
-        "\nCPU memory latency while the GPUs copy (DMA contention), ns per load, median (min-max) of the chase's samples, {} working set:\n",
+        "\nCPU memory latency while the GPUs copy (DMA contention), ns per load, median (min-max) of the chase's samples (idle: the chases before and after the copies), {} working set:\n",
         topo::units::binary_size(rows[0].chase_bytes)
     );
     let mut table = Table::with_header(
