@@ -7,8 +7,8 @@ use lock_support::assert_refused_by_our_lock;
 use lock_support::private_lock;
 
 use assert_cmd::Command;
-use predicates::str::contains;
 use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
 use serde_json::Value;
 
 fn lat() -> Command {

@@ -88,16 +88,16 @@ pub(crate) fn section(doc: &mut Document, d: &RunData) {
             }
         }
         // the working set and stride the CPUs chased, when the points say
-        let method = per_cpu
-            .iter()
-            .find(|p| p.size_bytes > 0 && p.stride_bytes > 0)
-            .map_or(String::new(), |p| {
+        let method = per_cpu.iter().find(|p| p.size_bytes > 0 && p.stride_bytes > 0).map_or(
+            String::new(),
+            |p| {
                 format!(
                     "; {} working set, stride {} B",
                     topo::units::binary_size(p.size_bytes),
                     p.stride_bytes
                 )
-            });
+            },
+        );
         doc.table(t.caption(format!("CPUs grouped by their latency to the memory node (groups separated by more than the measured noise{method})")));
         for s in &summaries {
             match (s.note.as_deref().filter(|n| !n.is_empty()), s.hidden_numa) {

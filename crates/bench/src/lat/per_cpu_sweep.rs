@@ -334,6 +334,75 @@ pub const LONG_SWEEP: Duration = Duration::from_secs(3600);
 mod tests {
     use super::*;
 
+    /// A chase point of a per-CPU sweep as the store reads it.
+    fn pt(cpu: u32, size: u64, stride: usize, ns: f64) -> LatResult {
+        let v = serde_json::json!({"mode": "per-cpu-sweep", "cpu": cpu, "cpu_node": 0,
+            "mem_node": 0, "size_bytes": size, "stride_bytes": stride, "median_ns": ns,
+            "min_ns": ns, "noise_pct": 0.5});
+        match results::upgrade::read("lat", &v).record {
+            results::Record::Lat(l) => match *l {
+                results::lat::Lat::Chase(c) => c,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn machine() -> Topology {
+        use topo::synthetic::Machine;
+        Machine::new(topo::Vendor::Amd, "EPYC").package(0, "0-3").node(0, "0-3", 8 << 30).build()
+    }
+
+    fn plan_of(sizes: &[u64], llc: u64) -> PerCpuSweepPlan {
+        PerCpuSweepPlan {
+            mem_node: Some(0),
+            cpus: vec![0, 2],
+            sizes: sizes.to_vec(),
+            llc_bytes: llc,
+            estimate_s: 1.0,
+        }
+    }
+
+    /// The DRAM column is the largest size past the LLC at the DRAM stride
+    /// that was measured; a cached size is never called DRAM.
+    #[test]
+    fn dram_is_the_largest_measured_size_past_the_llc_at_the_dram_stride() {
+        let mb = 1u64 << 20;
+        let sizes = [mb / 2, mb, 2 * mb, 4 * mb];
+        let grid = |upto: u64| {
+            let mut v = Vec::new();
+            for cpu in [0, 2] {
+                for &s in sizes.iter().filter(|&&s| s <= upto) {
+                    let stride = if s <= mb { 64 } else { 256 };
+                    // CPU 2 is 40 ns slower at DRAM sizes
+                    let ns = if s <= mb { 5.0 } else { 100.0 + 20.0 * cpu as f64 };
+                    v.push(pt(cpu, s, stride, ns));
+                }
+            }
+            v
+        };
+        let r = summarize(&machine(), &plan_of(&sizes, mb), vec![], grid(4 * mb), 256);
+        assert_eq!(r.dram_size_bytes, Some(4 * mb));
+        assert_eq!(r.dram_groups.len(), 2, "{:?}", r.dram_groups);
+        assert_eq!(r.plateaus.len(), 2);
+        // stopped before 4 MiB: the DRAM column is 2 MiB, still past the LLC
+        let r = summarize(&machine(), &plan_of(&sizes, mb), vec![], grid(2 * mb), 256);
+        assert_eq!(r.dram_size_bytes, Some(2 * mb));
+        // stopped inside the cache: nothing is DRAM, and the note says so
+        let r = summarize(&machine(), &plan_of(&sizes, mb), vec![], grid(mb), 256);
+        assert_eq!(r.dram_size_bytes, None);
+        assert!(r.dram_groups.is_empty());
+        assert!(r.note.unwrap().contains("no DRAM column"));
+        // an unknown LLC calls nothing DRAM either
+        let r = summarize(&machine(), &plan_of(&sizes, 0), vec![], grid(4 * mb), 256);
+        assert_eq!(r.dram_size_bytes, None);
+        // groups at every size measured from both CPUs: one in the cache,
+        // two at DRAM sizes
+        let r = summarize(&machine(), &plan_of(&sizes, mb), vec![], grid(4 * mb), 256);
+        let counts: Vec<usize> = r.groups_by_size.iter().map(|g| g.groups.len()).collect();
+        assert_eq!(counts, vec![1, 1, 2, 2]);
+    }
+
     #[test]
     fn durations_read_in_the_unit_that_fits() {
         assert_eq!(duration_text(12.2), "13 s");
