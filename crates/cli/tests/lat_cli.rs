@@ -509,6 +509,28 @@ fn a_per_cpu_sweep_is_saved_and_shown() {
     // 16K: 4, 6, 8, 12, 16 KiB from one CPU
     assert_eq!(results.len(), 5, "{v}");
     assert!(results.iter().all(|r| r["kind"] == "lat" && r["payload"]["mode"] == "per-cpu-sweep"));
+    // the report draws them as a heat map (CPUs x sizes) and a table per
+    // size with its stride
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["report", "pcs", "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        html.contains(">Latency from each CPU against working-set size (median ns)</title>"),
+        "no heat map"
+    );
+    assert!(
+        html.contains("<th class=\"r\">Stride B</th>") || html.contains(">Stride B<"),
+        "no stride"
+    );
+    for size in ["4 KiB", "16 KiB"] {
+        assert!(html.contains(&format!(">{size}<")), "no {size}");
+    }
 }
 
 /// Every chase table names its working-set size and stride.
