@@ -541,3 +541,60 @@ fn per_cpu_text_names_its_working_set_and_stride() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("256 KiB working set at stride 256 B"), "{text}");
 }
+
+/// Ctrl-C during a per-CPU sweep keeps what was measured: the JSON says
+/// `interrupted` and holds the points so far, the saved run is incomplete
+/// with the same points.
+#[test]
+fn ctrl_c_keeps_what_a_per_cpu_sweep_measured() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let show = || {
+        let out = Command::cargo_bin("numaprobe")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["show", "latest", "--json"])
+            .output()
+            .unwrap();
+        out.status.success().then(|| serde_json::from_slice::<Value>(&out.stdout).unwrap())
+    };
+    // 29 sizes from each CPU at 5 x 20 ms: several seconds at least
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numaprobe"))
+        .env("NUMAPROBE_LOCK", private_lock("lat-cut"))
+        .arg("--db")
+        .arg(&db)
+        .args(["lat", "--per-cpu", "--sweep", "--size", "64M", "--samples", "5"])
+        .args(["--sample-ms", "20", "--label", "cut", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(120), "nothing saved in 2 minutes");
+        let n = show().map_or(0, |v| {
+            v["results"].as_array().map_or(0, |r| r.iter().filter(|r| r["kind"] == "lat").count())
+        });
+        if n >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child's PID; no memory is involved.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("the JSON of what was measured");
+    assert_eq!(v["interrupted"], true);
+    let measured = v["results"].as_array().unwrap().len();
+    let planned = v["cpus"].as_array().unwrap().len() * v["sizes"].as_array().unwrap().len();
+    assert!(measured >= 2 && measured < planned, "{measured} of {planned}");
+    let saved = show().unwrap();
+    assert_eq!(saved["status"], "incomplete", "{saved}");
+    let kept = saved["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "lat").count();
+    assert_eq!(kept, measured);
+}
