@@ -173,6 +173,10 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
         .run("bw-interleave", &format!("numaprobe bw --interleave {BW_QUICK}"))
         .run("lat-matrix", &format!("numaprobe lat --matrix {LAT_QUICK}"))
         .run("lat-per-cpu", &format!("numaprobe lat --per-cpu --mem-node 0 {LAT_QUICK}"))
+        .run(
+            "lat-per-cpu-sweep",
+            &format!("numaprobe lat --per-cpu --sweep --mem-node 2 --max-cpus 4 {LAT_QUICK}"),
+        )
         // exec's hidden --touch helper writes 32 MiB under the inherited policy.
         .run(
             "exec",
@@ -317,6 +321,24 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
         .collect();
     grouped.sort_unstable();
     assert_eq!(grouped, [0, 1, 2, 3], "groups cover each CPU once\n{out}");
+
+    // lat --per-cpu --sweep: every CPU (one per node) sweeps the same sizes
+    // in node 2's memory, pages verified there.
+    let out = boot.get("lat-per-cpu-sweep").expect_rc(0);
+    let v = out.json();
+    assert_eq!(v["mode"], "per-cpu-sweep", "{out}");
+    assert_eq!(v["mem_node"], 2, "{out}");
+    let sizes = v["sizes"].as_array().unwrap_or_else(|| panic!("no sizes\n{out}")).len();
+    let rs = results(out);
+    assert_eq!(rs.len(), 4 * sizes, "CPUs x sizes\n{out}");
+    for cpu in 0..4u64 {
+        assert_eq!(rs.iter().filter(|r| r["cpu"] == cpu).count(), sizes, "CPU {cpu}\n{out}");
+    }
+    for r in &rs {
+        assert_eq!(r["cpu_node"], r["cpu"], "node N holds CPU N\n{out}");
+        assert_eq!(r["mem_node"], 2, "{out}");
+        assert_check(out, &r["placement"]["check"], &[(2, 1.0)], 0.0);
+    }
 
     check_exec(boot.get("exec"));
 }

@@ -7,6 +7,7 @@ use lock_support::assert_refused_by_our_lock;
 use lock_support::private_lock;
 
 use assert_cmd::Command;
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -360,4 +361,240 @@ fn a_panic_in_the_measuring_thread_is_a_bug_report_with_exit_1() {
         err.contains("this is a bug in numaprobe") && err.contains("please report it"),
         "{err}"
     );
+}
+
+/// The last-level cache of CPU 0 as sysfs gives it, bytes (the largest
+/// data or unified cache).
+fn llc_bytes() -> u64 {
+    let mut best = 0;
+    for i in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+        let Ok(kind) = std::fs::read_to_string(format!("{dir}/type")) else { continue };
+        if kind.trim() == "Instruction" {
+            continue;
+        }
+        let size = std::fs::read_to_string(format!("{dir}/size")).unwrap_or_default();
+        let size = size.trim();
+        let n: u64 = size.trim_end_matches(['K', 'M']).parse().unwrap_or(0);
+        let n = match size.chars().last() {
+            Some('K') => n << 10,
+            Some('M') => n << 20,
+            _ => n,
+        };
+        best = best.max(n);
+    }
+    best
+}
+
+/// `--per-cpu --sweep`: one sweep per CPU (CPUs x sizes), each size at the
+/// same stride on every CPU, the cache stride up to the LLC and 256 B past
+/// it, and the DRAM column and its groups only from a size past the LLC.
+#[test]
+fn a_per_cpu_sweep_is_a_cpu_by_size_grid_with_dram_at_stride_256() {
+    let llc = llc_bytes();
+    assert!(llc > 0, "this test needs the LLC size in sysfs");
+    let max = (2 * llc).next_power_of_two();
+    let v = json_of(&["--per-cpu", "--sweep", "--size", &max.to_string()]);
+    assert_eq!(v["mode"], "per-cpu-sweep");
+    assert_eq!(v["interrupted"], false);
+    let sizes: Vec<u64> =
+        v["sizes"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+    assert_eq!(sizes.first(), Some(&4096));
+    assert_eq!(sizes.last(), Some(&max));
+    let cpus = usable_cpus().min(8);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), cpus * sizes.len(), "CPUs x sizes");
+    let mut seen: Vec<u64> = results.iter().map(|r| r["cpu"].as_u64().unwrap()).collect();
+    seen.dedup();
+    assert_eq!(seen.len(), cpus, "{seen:?}");
+    for r in results {
+        assert_eq!(r["mode"], "per-cpu-sweep");
+        let size = r["size_bytes"].as_u64().unwrap();
+        let want = if size > llc { 256 } else { 64 };
+        assert_eq!(r["stride_bytes"], want, "size {size}, LLC {llc}");
+        assert!(r["median_ns"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(v["dram_size_bytes"], max);
+    assert_eq!(v["dram_stride_bytes"], 256);
+    assert_eq!(v["plateaus"].as_array().unwrap().len(), cpus);
+    let grouped: u64 = v["dram_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["cpus"].as_str().unwrap().split(',').map(str::to_owned).collect::<Vec<_>>())
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<u64>().unwrap() - a.parse::<u64>().unwrap() + 1,
+            None => 1,
+        })
+        .sum();
+    assert_eq!(grouped as usize, cpus, "every CPU in one DRAM group");
+}
+
+/// A sweep that stays inside the LLC calls nothing DRAM.
+#[test]
+fn a_per_cpu_sweep_inside_the_cache_has_no_dram_column() {
+    let v = json_of(&["--per-cpu", "--sweep", "--size", "64K", "--max-cpus", "1"]);
+    assert!(v["dram_size_bytes"].is_null(), "{}", v["dram_size_bytes"]);
+    assert_eq!(v["dram_groups"].as_array().unwrap().len(), 0);
+    assert!(v["note"].as_str().unwrap().contains("no DRAM column"), "{}", v["note"]);
+    let out = lat()
+        .args(["--per-cpu", "--sweep", "--size", "64K", "--max-cpus", "1", "--quiet"])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("(DRAM)") && !text.contains("DRAM group"), "{text}");
+    assert!(text.contains("stride B") && text.contains("64 KiB"), "{text}");
+}
+
+/// `--max-cpus N` bounds the CPUs of a per-CPU sweep.
+#[test]
+fn max_cpus_bounds_a_per_cpu_sweep() {
+    let v = json_of(&["--per-cpu", "--sweep", "--size", "16K", "--max-cpus", "1"]);
+    assert_eq!(v["cpus"].as_array().unwrap().len(), 1);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), v["sizes"].as_array().unwrap().len());
+    assert!(results.iter().all(|r| r["cpu"] == v["cpus"][0]));
+}
+
+/// The plan comes first on stderr, and one over an hour is refused (exit
+/// 2, with the estimate) unless --yes.
+#[test]
+fn a_per_cpu_sweep_states_its_plan_and_refuses_hours() {
+    let out = lat()
+        .args(["--per-cpu", "--sweep", "--size", "16K", "--max-cpus", "1"])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("per-CPU sweep: 1 CPU(s) x 5 sizes"), "{err}");
+    // 29 sizes x 1000 samples x 1 s each: hours
+    lat()
+        .args(["--per-cpu", "--sweep", "--size", "64M", "--max-cpus", "1"])
+        .args(["--samples", "1000", "--sample-ms", "1000"])
+        .assert()
+        .code(2)
+        .stderr(contains("over an hour").and(contains(" h")));
+    lat().args(["--sweep", "--yes"]).assert().code(2).stderr(contains("--yes applies"));
+    lat().args(["--sweep", "--max-cpus", "2"]).assert().code(2).stderr(contains("--max-cpus"));
+}
+
+/// `--per-cpu --sweep --label X` saves ordinary lat results of mode
+/// per-cpu-sweep that `show` finds.
+#[test]
+fn a_per_cpu_sweep_is_saved_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    lat()
+        .arg("--db")
+        .arg(&db)
+        .args(["--per-cpu", "--sweep", "--size", "16K", "--max-cpus", "1"])
+        .args(["--label", "pcs", "--quiet"])
+        .args(QUICK)
+        .assert()
+        .success();
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["show", "pcs", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "complete");
+    let results = v["results"].as_array().unwrap();
+    // 16K: 4, 6, 8, 12, 16 KiB from one CPU
+    assert_eq!(results.len(), 5, "{v}");
+    assert!(results.iter().all(|r| r["kind"] == "lat" && r["payload"]["mode"] == "per-cpu-sweep"));
+    // the report draws them as a heat map (CPUs x sizes) and a table per
+    // size with its stride
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["report", "pcs", "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        html.contains(">Latency from each CPU against working-set size (median ns)</title>"),
+        "no heat map"
+    );
+    assert!(
+        html.contains("<th class=\"r\">Stride B</th>") || html.contains(">Stride B<"),
+        "no stride"
+    );
+    for size in ["4 KiB", "16 KiB"] {
+        assert!(html.contains(&format!(">{size}<")), "no {size}");
+    }
+}
+
+/// Every chase table names its working-set size and stride.
+#[test]
+fn per_cpu_text_names_its_working_set_and_stride() {
+    let out = lat().args(["--per-cpu", "--size", "256K", "--quiet"]).args(QUICK).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("256 KiB working set at stride 256 B"), "{text}");
+}
+
+/// Ctrl-C during a per-CPU sweep keeps what was measured: the JSON says
+/// `interrupted` and holds the points so far, the saved run is incomplete
+/// with the same points.
+#[test]
+fn ctrl_c_keeps_what_a_per_cpu_sweep_measured() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let show = || {
+        let out = Command::cargo_bin("numaprobe")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["show", "latest", "--json"])
+            .output()
+            .unwrap();
+        out.status.success().then(|| serde_json::from_slice::<Value>(&out.stdout).unwrap())
+    };
+    // 29 sizes from each CPU at 5 x 20 ms: several seconds at least
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numaprobe"))
+        .env("NUMAPROBE_LOCK", private_lock("lat-cut"))
+        .arg("--db")
+        .arg(&db)
+        .args(["lat", "--per-cpu", "--sweep", "--size", "64M", "--samples", "5"])
+        .args(["--sample-ms", "20", "--label", "cut", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(120), "nothing saved in 2 minutes");
+        let n = show().map_or(0, |v| {
+            v["results"].as_array().map_or(0, |r| r.iter().filter(|r| r["kind"] == "lat").count())
+        });
+        if n >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child's PID; no memory is involved.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("the JSON of what was measured");
+    assert_eq!(v["interrupted"], true);
+    let measured = v["results"].as_array().unwrap().len();
+    let planned = v["cpus"].as_array().unwrap().len() * v["sizes"].as_array().unwrap().len();
+    assert!(measured >= 2 && measured < planned, "{measured} of {planned}");
+    let saved = show().unwrap();
+    assert_eq!(saved["status"], "incomplete", "{saved}");
+    let kept = saved["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "lat").count();
+    assert_eq!(kept, measured);
 }

@@ -34,6 +34,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     crate::sweep::section(doc, d, run);
     crate::sweep::plateau_section(doc, d);
     crate::per_cpu::section(doc, d);
+    crate::per_cpu::sweep_section(doc, d);
     loaded_section(doc, d);
     c2c_section(doc, d);
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use results::lat::{self, LatResult, PerCpuSummary};
 use results::stats::measured;
 
-use crate::chart::{Axis, Chart, Series, XyChart};
+use crate::chart::{Axis, Chart, Heatmap, Series, XyChart};
 use crate::doc::{Document, Table};
 use crate::fmt::opt;
 use analysis::data::RunData;
@@ -87,7 +87,18 @@ pub(crate) fn section(doc: &mut Document, d: &RunData) {
                 ]);
             }
         }
-        doc.table(t.caption("CPUs grouped by their latency to the memory node (groups separated by more than the measured noise)"));
+        // the working set and stride the CPUs chased, when the points say
+        let method = per_cpu.iter().find(|p| p.size_bytes > 0 && p.stride_bytes > 0).map_or(
+            String::new(),
+            |p| {
+                format!(
+                    "; {} working set, stride {} B",
+                    topo::units::binary_size(p.size_bytes),
+                    p.stride_bytes
+                )
+            },
+        );
+        doc.table(t.caption(format!("CPUs grouped by their latency to the memory node (groups separated by more than the measured noise{method})")));
         for s in &summaries {
             match (s.note.as_deref().filter(|n| !n.is_empty()), s.hidden_numa) {
                 (Some(n), false) => doc.p(format!("Note: {n}.")),
@@ -132,4 +143,46 @@ pub(crate) fn hidden_numa_text(s: &PerCpuSummary) -> String {
         s.mem_node.map_or("?".into(), |n| n.to_string()),
         s.groups_text()
     )
+}
+
+/// The per-CPU sweep (`lat --per-cpu --sweep`, mode `per-cpu-sweep`): a
+/// heat map of CPUs by working-set size, then per size the spread over
+/// the CPUs, with the stride each size was chased at.
+pub(crate) fn sweep_section(doc: &mut Document, d: &RunData) {
+    let pts: Vec<&LatResult> =
+        d.chase_mode(lat::Mode::PerCpuSweep).filter(|p| p.median_ns.is_finite()).collect();
+    if pts.is_empty() {
+        return;
+    }
+    doc.h(3, "Latency from each CPU against working-set size");
+    let sizes: BTreeSet<u64> = pts.iter().map(|p| p.size_bytes).collect();
+    let cpus: BTreeSet<u32> = pts.iter().map(|p| p.cpu).collect();
+    let at = |cpu: u32, size: u64| {
+        pts.iter().find(|p| p.cpu == cpu && p.size_bytes == size).map(|p| p.median_ns)
+    };
+    doc.chart(Chart::Heatmap(Heatmap {
+        title: "Latency from each CPU against working-set size (median ns)".into(),
+        x_label: "working set".into(),
+        y_label: "CPU".into(),
+        unit: "ns".into(),
+        cols: sizes.iter().map(|s| topo::units::binary_size(*s)).collect(),
+        rows: cpus.iter().map(|c| c.to_string()).collect(),
+        values: cpus.iter().map(|&c| sizes.iter().map(|&s| at(c, s)).collect()).collect(),
+    }));
+    let mut t = Table::with_header(&["Size", "Stride B", "CPUs", "Min ns", "Median ns", "Max ns"]);
+    for &s in &sizes {
+        let here: Vec<&&LatResult> = pts.iter().filter(|p| p.size_bytes == s).collect();
+        let v: Vec<f64> = here.iter().map(|p| p.median_ns).collect();
+        let strides: BTreeSet<usize> = here.iter().map(|p| p.stride_bytes).collect();
+        let mut row = vec![
+            topo::units::binary_size(s),
+            strides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","),
+            v.len().to_string(),
+        ];
+        row.extend(crate::latency::min_median_max(&v));
+        t.push(row);
+    }
+    doc.table(t.caption(
+        "Each size's median latency over the CPUs measured (lowest, median, highest), with the stride it was chased at (by default one line, 64 B, while the ring fits the last-level cache, the DRAM stride past it)",
+    ));
 }

@@ -73,6 +73,9 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             }
         }
         doc.chart(Chart::Xy(chart));
+        if let Some(t) = strides_text(&sweep) {
+            doc.p(t);
+        }
         let mut sizes: Vec<u64> = sweep.iter().map(|p| p.size_bytes).collect();
         sizes.sort_unstable();
         sizes.dedup();
@@ -179,5 +182,64 @@ pub(crate) fn plateau_section(doc: &mut Document, d: &RunData) {
             "No plateau was found for {}: the sweep's sizes did not settle between the neighbouring levels (a small cache, or too few sizes).",
             missing.join(", ")
         ));
+    }
+}
+
+/// The strides a sweep's points were chased at, in words: `Chased at
+/// stride 64 B up to 32 MiB, 256 B from 48 MiB.`; `None` when no point
+/// records its stride.
+fn strides_text(sweep: &[&LatResult]) -> Option<String> {
+    let mut pts: Vec<(u64, usize)> = sweep
+        .iter()
+        .filter(|p| p.stride_bytes > 0)
+        .map(|p| (p.size_bytes, p.stride_bytes))
+        .collect();
+    pts.sort_unstable();
+    pts.dedup();
+    let (first, last) = (*pts.first()?, *pts.last()?);
+    if pts.iter().all(|p| p.1 == first.1) {
+        return Some(format!("Chased at stride {} B at every size.", first.1));
+    }
+    // the last size at the first stride and the first at the last one
+    let upto = pts.iter().filter(|p| p.1 == first.1).map(|p| p.0).max()?;
+    let from = pts.iter().filter(|p| p.1 == last.1).map(|p| p.0).min()?;
+    Some(format!(
+        "Chased at stride {} B up to {} (every cache set used), {} B from {} (no help from spatial prefetchers).",
+        first.1,
+        bytes(upto),
+        last.1,
+        bytes(from)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(size: u64, stride: usize) -> LatResult {
+        let v = serde_json::json!({"mode": "sweep", "cpu": 0, "cpu_node": 0, "mem_node": 0,
+            "size_bytes": size, "stride_bytes": stride, "median_ns": 5.0});
+        match results::upgrade::read("lat", &v).record {
+            results::Record::Lat(l) => match *l {
+                results::lat::Lat::Chase(c) => c,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_sweeps_strides_are_named_with_where_they_change() {
+        let mb = 1u64 << 20;
+        let v = [pt(mb, 64), pt(32 * mb, 64), pt(48 * mb, 256), pt(64 * mb, 256)];
+        let refs: Vec<&LatResult> = v.iter().collect();
+        let t = strides_text(&refs).unwrap();
+        assert!(t.starts_with("Chased at stride 64 B up to 32 MiB"), "{t}");
+        assert!(t.contains("256 B from 48 MiB"), "{t}");
+        let one = [pt(mb, 256), pt(2 * mb, 256)];
+        let refs: Vec<&LatResult> = one.iter().collect();
+        assert_eq!(strides_text(&refs).unwrap(), "Chased at stride 256 B at every size.");
+        let none = [pt(mb, 0)];
+        assert_eq!(strides_text(&none.iter().collect::<Vec<_>>()), None);
     }
 }

@@ -19,6 +19,9 @@ pub enum Mode {
     Matrix,
     Sweep,
     PerCpu,
+    /// One CPU's point of a per-CPU sweep (`lat --per-cpu --sweep`): the
+    /// working-set sweep repeated from each of several CPUs.
+    PerCpuSweep,
     Loaded,
     C2c,
     /// Stride 64 B against the default stride: what the spatial
@@ -33,6 +36,7 @@ impl Mode {
             Mode::Matrix => "matrix",
             Mode::Sweep => "sweep",
             Mode::PerCpu => "per-cpu",
+            Mode::PerCpuSweep => "per-cpu-sweep",
             Mode::Loaded => "loaded",
             Mode::C2c => "c2c",
             Mode::PrefetchCheck => "prefetch-check",

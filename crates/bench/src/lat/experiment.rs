@@ -5,9 +5,9 @@ use results::lat::{C2cResult, LatResult, PrefetchCheck};
 use topo::Topology;
 
 use super::{
-    c2c, loaded, matrix, per_cpu, point, prefetch_check, sweep, C2cSpec, ChaseOpts, Ctx, LatError,
-    LoadedReport, LoadedSpec, PerCpuReport, PerCpuSpec, SweepReport, Timing, Where,
-    CACHE_STRIDE_BYTES,
+    c2c, loaded, matrix, per_cpu, per_cpu_sweep, point, prefetch_check, sweep, C2cSpec, ChaseOpts,
+    Ctx, LatError, LoadedReport, LoadedSpec, PerCpuReport, PerCpuSpec, PerCpuSweepReport,
+    PerCpuSweepSpec, SweepReport, Timing, Where, CACHE_STRIDE_BYTES,
 };
 
 /// The experiment to run.
@@ -22,6 +22,8 @@ pub enum Experiment {
     Matrix,
     Sweep(Where),
     PerCpu(PerCpuSpec),
+    /// The sweep from each of several CPUs (`--per-cpu --sweep`).
+    PerCpuSweep(PerCpuSweepSpec),
     Loaded(LoadedSpec),
     C2c(C2cSpec),
 }
@@ -43,6 +45,7 @@ pub enum Measured {
     Matrix(Vec<LatResult>),
     Sweep(SweepReport),
     PerCpu(PerCpuReport),
+    PerCpuSweep(PerCpuSweepReport),
     Loaded(LoadedReport),
     C2c(Vec<C2cResult>),
     /// The point and, unless skipped, the prefetch check.
@@ -58,6 +61,7 @@ impl Measured {
             Measured::Point(r, _) => Some(vec![r.as_ref()]),
             Measured::Sweep(r) => Some(r.results.iter().collect()),
             Measured::PerCpu(r) => Some(r.results.iter().collect()),
+            Measured::PerCpuSweep(r) => Some(r.results.iter().collect()),
             Measured::Loaded(_) | Measured::C2c(_) => None,
         }
     }
@@ -74,6 +78,9 @@ pub fn run(
         Experiment::Matrix => matrix(topo, opts, ctx).map(Measured::Matrix),
         Experiment::Sweep(at) => sweep(topo, at, opts, ctx).map(Measured::Sweep),
         Experiment::PerCpu(spec) => per_cpu(topo, spec, opts, ctx).map(Measured::PerCpu),
+        Experiment::PerCpuSweep(spec) => {
+            per_cpu_sweep(topo, spec, opts, ctx).map(Measured::PerCpuSweep)
+        }
         Experiment::Loaded(spec) => loaded(topo, spec, opts, ctx).map(Measured::Loaded),
         Experiment::C2c(spec) => c2c(topo, spec, ctx).map(Measured::C2c),
         Experiment::Point { at, prefetch_check: check } => {

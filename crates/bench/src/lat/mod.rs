@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod experiment;
 pub mod loaded;
 pub mod measure;
+pub mod per_cpu_sweep;
 pub mod plateau;
 pub mod sys;
 
@@ -28,6 +29,7 @@ use results::stats::Summary;
 pub use c2c::{c2c, C2cSpec};
 pub use loaded::{loaded, LoadedReport, LoadedSpec};
 pub use measure::Timing;
+pub use per_cpu_sweep::{per_cpu_sweep, PerCpuSweepReport, PerCpuSweepSpec};
 use results::lat::{
     CacheMark, CpuGroup, LatResult, LatSummary, Mode, PerCpuSummary, Plateau, PrefetchCheck,
     SweepSummary,

@@ -44,15 +44,17 @@ fn mix(s: &str) -> Result<Vec<LoadKind>, String> {
 /// Without a mode flag, measures one point: --size (default 1 GiB, capped by
 /// what the node can spare) from --cpu / --cpu-node to --mem-node.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("mode").args(["matrix", "sweep", "per_cpu", "loaded", "c2c"])))]
+#[command(group(clap::ArgGroup::new("mode").args(["matrix", "per_cpu", "loaded", "c2c"])))]
 pub struct Args {
     /// Idle latency from every CPU node to every memory node.
     #[arg(long)]
     pub matrix: bool,
-    /// Latency against working-set size, 4 KiB to past the last-level cache.
-    #[arg(long)]
+    /// Latency against working-set size, 4 KiB to past the last-level cache
+    /// (with --per-cpu: from each of --max-cpus CPUs).
+    #[arg(long, conflicts_with_all = ["matrix", "loaded", "c2c"])]
     pub sweep: bool,
-    /// Latency from every CPU (or --max-cpus of them) to --mem-node, grouped.
+    /// Latency from every CPU (or --max-cpus of them) to --mem-node, grouped;
+    /// with --sweep, the working-set sweep from each CPU.
     #[arg(long)]
     pub per_cpu: bool,
     /// Latency against bandwidth while the other CPUs load memory: one
@@ -105,9 +107,13 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = grammar::seed)]
     pub seed: u64,
 
-    /// --per-cpu: measure at most this many CPUs, spread evenly.
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = grammar::threads)]
-    pub max_cpus: usize,
+    /// --per-cpu: measure at most this many CPUs, spread evenly (default
+    /// 64; 8 with --sweep).
+    #[arg(long, value_name = "N", value_parser = grammar::threads)]
+    pub max_cpus: Option<usize>,
+    /// --per-cpu --sweep: run even when the estimate is over an hour.
+    #[arg(long)]
+    pub yes: bool,
     /// --loaded: traffic mixes of the load threads, comma-separated: read,
     /// 3:1, 2:1, 1:1 (read:write), nt-write, or all (the default).
     #[arg(long, value_name = "MIXES", value_delimiter = ',', value_parser = mix)]
@@ -156,6 +162,9 @@ fn parse_pairs(s: &str) -> Result<Vec<(u32, u32)>, String> {
         .collect()
 }
 
+/// CPUs the plain `--per-cpu` measures at most by default.
+const DEFAULT_PER_CPU_MAX: usize = 64;
+
 /// The stride of DRAM points: `--stride`, else the default.
 fn stride(a: &Args) -> usize {
     a.stride.unwrap_or(lat::DEFAULT_STRIDE_BYTES)
@@ -196,6 +205,12 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
         }
         v => v,
     };
+    if a.max_cpus.is_some() && !a.per_cpu {
+        usage!("--max-cpus applies to --per-cpu only");
+    }
+    if a.yes && !(a.per_cpu && a.sweep) {
+        usage!("--yes applies to --per-cpu --sweep only");
+    }
     if a.pages == PageKind::Base {
         usage!("--pages default: lat needs a known page size; use 4k (THP refused), thp, 2m or 1g");
     }
@@ -272,6 +287,18 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     // an explicit --stride is used everywhere, the sweep's cache sizes too
     let opts = args.stride.map_or(opts, |s| opts.with_stride(s));
 
+    if let Experiment::PerCpuSweep(spec) = &exp {
+        // the plan first: how many points and how long, refused past an
+        // hour unless --yes
+        let plan = lat::per_cpu_sweep::plan(&topo, spec, &opts, &timing)?;
+        let text = lat::per_cpu_sweep::plan_text(&plan);
+        if plan.estimate_s > lat::per_cpu_sweep::LONG_SWEEP.as_secs_f64() && !args.yes {
+            usage!("{text}: over an hour; lower --max-cpus or --size, or give --yes");
+        }
+        if !g.quiet {
+            eprintln!("{text}");
+        }
+    }
     bench::counting::request(args.counters);
     let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
     let rec = match args.save.saving() || !declared.is_empty() {
@@ -326,6 +353,7 @@ fn print_json(m: &Measured, interrupted: bool) -> anyhow::Result<()> {
         Measured::Matrix(v) => versioned(&Doc::new("matrix", v, interrupted)),
         Measured::Sweep(report) => versioned(&ReportDoc { report, interrupted }),
         Measured::PerCpu(report) => versioned(&ReportDoc { report, interrupted }),
+        Measured::PerCpuSweep(report) => versioned(&ReportDoc { report, interrupted }),
         Measured::Loaded(r) => versioned(&Doc {
             curves: Some(&r.curves),
             ..Doc::new("loaded", &r.points, interrupted)
@@ -357,10 +385,18 @@ fn experiment(
     let at = Where { cpu: args.cpu, cpu_node: args.cpu_node, mem_node: args.mem_node };
     if args.matrix {
         Experiment::Matrix
+    } else if args.per_cpu && args.sweep {
+        Experiment::PerCpuSweep(lat::PerCpuSweepSpec {
+            mem_node: args.mem_node,
+            max_cpus: args.max_cpus.unwrap_or(lat::per_cpu_sweep::DEFAULT_MAX_CPUS),
+        })
     } else if args.sweep {
         Experiment::Sweep(at)
     } else if args.per_cpu {
-        Experiment::PerCpu(lat::PerCpuSpec { mem_node: args.mem_node, max_cpus: args.max_cpus })
+        Experiment::PerCpu(lat::PerCpuSpec {
+            mem_node: args.mem_node,
+            max_cpus: args.max_cpus.unwrap_or(DEFAULT_PER_CPU_MAX),
+        })
     } else if args.loaded {
         Experiment::Loaded(lat::LoadedSpec {
             at,

@@ -12,6 +12,7 @@ use results::placement::PlacementStatus;
 use topo::units::binary_size;
 
 use bench::lat::experiment::Measured;
+use bench::lat::PerCpuSweepReport;
 
 use super::counters::{render as counters_table, Row};
 use super::{Lines, Table, TableStyle};
@@ -25,6 +26,7 @@ pub fn measured(m: &Measured, style: TableStyle) -> String {
         Measured::PerCpu(r) => {
             per_cpu(r.mem_node, &r.results, &r.groups, r.noise_ns, r.note.as_deref(), style)
         }
+        Measured::PerCpuSweep(r) => per_cpu_sweep(r, style),
         Measured::Loaded(r) => loaded(&r.points, &r.curves, style),
         Measured::C2c(v) => c2c(v, style),
     }
@@ -308,8 +310,13 @@ pub fn per_cpu(
     out.push(t);
     out.push(gt);
     out.push(format_args!(
-        "memory node {}; {} latency group(s), noise {} ns",
+        "memory node {}{}; {} latency group(s), noise {} ns",
         node(mem_node),
+        results.first().map_or(String::new(), |p| format!(
+            ", {} working set at stride {} B per CPU",
+            binary_size(p.size_bytes),
+            p.stride_bytes
+        )),
         groups.len(),
         ns(noise_ns)
     ));
@@ -320,6 +327,121 @@ pub fn per_cpu(
         out.push(l);
     }
     if let Some(n) = note {
+        out.push(format_args!("note: {n}"));
+    }
+    out.into_string()
+}
+
+/// The per-CPU sweep: sizes down, CPUs across (median ns per load), with
+/// the stride of each size and the latency groups found there; then each
+/// CPU's plateaus, then the groups at the DRAM size.
+pub fn per_cpu_sweep(r: &PerCpuSweepReport, style: TableStyle) -> String {
+    let mut cpus: Vec<u32> = Vec::new();
+    for p in &r.results {
+        if !cpus.contains(&p.cpu) {
+            cpus.push(p.cpu);
+        }
+    }
+    let mut header = vec!["size".to_string(), "stride B".to_string()];
+    header.extend(cpus.iter().map(|c| format!("CPU {c} ns")));
+    header.push("groups".into());
+    let mut t = Table::new(header, style);
+    let llc = r.caches.last().map_or(0, |c| c.size_bytes);
+    for &size in &r.sizes {
+        let at: Vec<&LatResult> = r.results.iter().filter(|p| p.size_bytes == size).collect();
+        let Some(first) = at.first() else { continue };
+        let mut label = binary_size(size);
+        if Some(size) == r.dram_size_bytes {
+            label.push_str(" (DRAM)");
+        } else if llc > 0 && size > llc {
+            label.push_str(" (past LLC)");
+        }
+        let mut row = vec![label, first.stride_bytes.to_string()];
+        for c in &cpus {
+            row.push(
+                at.iter()
+                    .find(|p| p.cpu == *c)
+                    .map_or("-".into(), |p| ns_marked(p.median_ns, p.stable)),
+            );
+        }
+        row.push(
+            r.groups_by_size
+                .iter()
+                .find(|g| g.size_bytes == size)
+                .map_or("-".into(), |g| g.groups.len().to_string()),
+        );
+        t.add_row(row);
+    }
+    let mut labels: Vec<String> = Vec::new();
+    for cp in &r.plateaus {
+        for p in &cp.plateaus {
+            if !labels.contains(&p.label) {
+                labels.push(p.label.clone());
+            }
+        }
+    }
+    let mut ph = vec!["CPU".to_string(), "CPU node".to_string()];
+    ph.extend(labels.iter().map(|l| format!("{l} ns")));
+    let mut pt = Table::new(ph, style);
+    for cp in &r.plateaus {
+        let mut row = vec![cp.cpu.to_string(), node(cp.cpu_node)];
+        for l in &labels {
+            row.push(
+                cp.plateaus.iter().find(|p| &p.label == l).map_or("-".into(), |p| ns(p.latency_ns)),
+            );
+        }
+        pt.add_row(row);
+    }
+    let mut out = Lines::new();
+    out.push(t);
+    out.push(pt);
+    let marks: Vec<String> =
+        r.caches.iter().map(|c| format!("L{} = {}", c.level, binary_size(c.size_bytes))).collect();
+    out.push(format_args!(
+        "memory node {}; median ns per dependent load; plateaus from each point's fastest sample; \
+         caches of CPU {}: {}",
+        node(r.mem_node),
+        r.cpus.first().map_or("-".into(), |c| c.to_string()),
+        if marks.is_empty() { "unknown".to_string() } else { marks.join(", ") }
+    ));
+    if let Some(size) = r.dram_size_bytes {
+        let mut gt = Table::with_header(
+            &["DRAM group", "CPUs", "OS nodes", "median ns", "min ns", "max ns"],
+            style,
+        );
+        for (i, grp) in r.dram_groups.iter().enumerate() {
+            gt.add_row(vec![
+                (i + 1).to_string(),
+                grp.cpus.to_string(),
+                grp.os_nodes.to_string(),
+                ns(grp.median_ns),
+                ns(grp.min_ns),
+                ns(grp.max_ns),
+            ]);
+        }
+        out.push(gt);
+        out.push(format_args!(
+            "DRAM: {} at stride {} B (past the last-level cache); {} latency group(s), noise {} ns",
+            binary_size(size),
+            r.dram_stride_bytes,
+            r.dram_groups.len(),
+            ns(r.dram_noise_ns)
+        ));
+    }
+    if let Some(last) = r.results.iter().max_by_key(|p| p.size_bytes) {
+        let cached = r.results.iter().find(|p| p.stride_bytes != last.stride_bytes);
+        let strides = cached.map_or(String::new(), |c| {
+            format!(
+                " (stride {} B while the ring fits in the last-level cache: every cache set used)",
+                c.stride_bytes
+            )
+        });
+        out.push(format_args!("{}{strides}", method_line(last)));
+    }
+    if let Some(l) = discarded_line(r.results.iter().map(|p| p.disturbance.as_ref())) {
+        out.push(l);
+    }
+    if let Some(n) = &r.note {
         out.push(format_args!("note: {n}"));
     }
     out.into_string()
