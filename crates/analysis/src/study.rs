@@ -175,10 +175,10 @@ pub struct StudyMetric {
 /// What a workload profile should pick, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recommendation {
-    /// The audit's profile name (`database`, `latency`, `hpc`,
-    /// `virtualization`, `ai-training`), `program` (the program's own
-    /// metric under `exec`) or `general`.
-    pub profile: String,
+    /// The audit's workload profile (`database`, `latency`, `hpc`,
+    /// `virtualization`, `ai-training`, `general`), or `program` (the
+    /// program's own metric under `exec`); written as that name.
+    pub profile: ForWhom,
     pub text: String,
     /// The group to pick, when the data decide.
     pub group: Option<usize>,
@@ -991,9 +991,15 @@ fn top_tier(m: &StudyMetric, among: &[usize]) -> Vec<usize> {
 /// ([`results::profile::Profile`]), or a program measured under `exec`
 /// (its unnamed metric and wall time, or one named metric).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum ForWhom {
+pub enum ForWhom {
     Workload(WorkloadProfile),
     Program(Option<String>),
+}
+
+impl Serialize for ForWhom {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 impl std::fmt::Display for ForWhom {
@@ -1449,7 +1455,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             text.push_str(&format!(" Measure next: {}.", next.join("; ")));
         }
         out.push(Recommendation {
-            profile: prof.who.to_string(),
+            profile: prof.who,
             text: text.trim().to_string(),
             group: pick,
             decided_by,
@@ -1459,7 +1465,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
     for g in &s.groups {
         if let Some(h) = &g.hidden_numa {
             out.push(Recommendation {
-                profile: WorkloadProfile::General.to_string(),
+                profile: ForWhom::Workload(WorkloadProfile::General),
                 text: format!(
                     "{} hides NUMA: {h}. Placement still matters under it but the OS cannot manage it; prefer a setting that shows the nodes.",
                     g.label
@@ -1627,7 +1633,7 @@ mod exec_sample_tests {
             &Criteria::default(),
             &Floors::default(),
         );
-        let names: Vec<&str> = s.recommendations.iter().map(|r| r.profile.as_str()).collect();
-        assert_eq!(names, ["program"], "{:?}", s.recommendations);
+        let names: Vec<&ForWhom> = s.recommendations.iter().map(|r| &r.profile).collect();
+        assert_eq!(names, [&ForWhom::Program(None)], "{:?}", s.recommendations);
     }
 }
