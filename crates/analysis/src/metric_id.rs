@@ -160,7 +160,7 @@ impl MetricId {
         let id = Self::known(s).unwrap_or_else(|| MetricId::Other(s.to_string()));
         // Only a spelling that writes back the same is taken apart
         // (`per_cpu_split_to_node01` is no node's id).
-        if id.to_string() == s {
+        if id.is_spelled(s) {
             id
         } else {
             MetricId::Other(s.to_string())
@@ -201,6 +201,19 @@ impl MetricId {
             named => Some(named.strip_prefix(':')?.to_string()),
         };
         Some(MetricId::ExecMetric { name, policy })
+    }
+
+    /// True when the id's text is `s` (without writing the text out).
+    pub fn is_spelled(&self, s: &str) -> bool {
+        struct Rest<'a>(Option<&'a str>);
+        impl fmt::Write for Rest<'_> {
+            fn write_str(&mut self, part: &str) -> fmt::Result {
+                self.0 = self.0.and_then(|r| r.strip_prefix(part));
+                Ok(())
+            }
+        }
+        let mut rest = Rest(Some(s));
+        fmt::Write::write_fmt(&mut rest, format_args!("{self}")).is_ok() && rest.0 == Some("")
     }
 
     /// The headline metric this id is, if it is one.
@@ -291,13 +304,13 @@ impl From<Fixed> for MetricId {
 /// Compares with a text id, as tests and callers holding stored ids do.
 impl PartialEq<str> for MetricId {
     fn eq(&self, other: &str) -> bool {
-        self.to_string() == other
+        self.is_spelled(other)
     }
 }
 
 impl PartialEq<&str> for MetricId {
     fn eq(&self, other: &&str) -> bool {
-        self.to_string() == *other
+        self.is_spelled(other)
     }
 }
 
@@ -375,5 +388,9 @@ mod tests {
             MetricId::Other("per_cpu_split_to_node01".into())
         );
         assert!(!MetricId::parse("other").is_exec());
+        assert!(int.is_spelled("exec_metric:int[local:0]"));
+        assert!(!int.is_spelled("exec_metric:int[local:0"));
+        assert!(!int.is_spelled("exec_metric:int[local:0]x"));
+        assert!(int != "exec_metric");
     }
 }
