@@ -35,13 +35,14 @@ use serde::Serialize;
 
 use crate::data::RunData;
 use crate::layout::{Layout, Relation, Scope};
+pub use crate::metric_id::{Fixed, GpuStat, MetricId, PerCpuStat, EXEC_METRIC, EXEC_WALL};
 use crate::metrics::{lat_matrix, metrics, MetricKey};
 
 /// One metric of the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MetricDef {
     /// Stable id (`local_bw_gbs`, `per_cpu_split_to_node0`, `exec_metric`).
-    pub id: String,
+    pub id: MetricId,
     pub name: String,
     pub unit: String,
     pub higher_is_better: bool,
@@ -61,7 +62,12 @@ pub struct MetricDef {
 }
 
 impl MetricDef {
-    fn new(id: impl Into<String>, name: impl Into<String>, unit: &str, higher: bool) -> MetricDef {
+    fn new(
+        id: impl Into<MetricId>,
+        name: impl Into<String>,
+        unit: &str,
+        higher: bool,
+    ) -> MetricDef {
         MetricDef {
             id: id.into(),
             name: name.into(),
@@ -105,33 +111,29 @@ impl MetricDef {
 }
 
 /// The remote penalty's id.
-pub const REMOTE_PENALTY: &str = "remote_penalty_ratio";
+pub const REMOTE_PENALTY: &str = Fixed::RemotePenalty.as_str();
 /// The id of the latency a thread sees.
-pub const THREAD_LAT: &str = "thread_lat_ns";
+pub const THREAD_LAT: &str = Fixed::ThreadLat.as_str();
 /// The id of the latency a thread sees to memory spread over every node.
-pub const SPREAD_LAT: &str = "spread_lat_ns";
+pub const SPREAD_LAT: &str = Fixed::SpreadLat.as_str();
 /// Local bandwidth per package.
-pub const LOCAL_BW_PKG: &str = "local_bw_pkg_gbs";
+pub const LOCAL_BW_PKG: &str = Fixed::LocalBwPkg.as_str();
 /// Cross-package bandwidth, per package.
-pub const CROSS_PKG_BW: &str = "cross_pkg_bw_gbs";
+pub const CROSS_PKG_BW: &str = Fixed::CrossPkgBw.as_str();
 /// Bandwidth and latency to the other nodes of the same package.
-pub const NEIGHBOUR_BW: &str = "neighbour_bw_gbs";
-pub const NEIGHBOUR_LAT: &str = "neighbour_lat_ns";
+pub const NEIGHBOUR_BW: &str = Fixed::NeighbourBw.as_str();
+pub const NEIGHBOUR_LAT: &str = Fixed::NeighbourLat.as_str();
 /// Bandwidth and latency to memory-only nodes.
-pub const TIER_BW: &str = "tier_bw_gbs";
-pub const TIER_LAT: &str = "tier_lat_ns";
+pub const TIER_BW: &str = Fixed::TierBw.as_str();
+pub const TIER_LAT: &str = Fixed::TierLat.as_str();
 /// Latency to another node where the run says nothing of its package.
-pub const OTHER_NODE_LAT: &str = "other_node_lat_ns";
+pub const OTHER_NODE_LAT: &str = Fixed::OtherNodeLat.as_str();
 /// Local bandwidth per watt of package and DRAM power (RAPL), GB/s per W.
-pub const LOCAL_BW_PER_W: &str = "local_bw_per_watt";
-/// The id prefix of a program's own metric (`exec --metric`).
-pub const EXEC_METRIC: &str = "exec_metric";
-/// The id prefix of a program's wall time under `exec`.
-pub const EXEC_WALL: &str = "exec_wall_s";
+pub const LOCAL_BW_PER_W: &str = Fixed::LocalBwPerW.as_str();
 
 /// The catalogue entry of a headline metric.
 pub fn headline_def(k: MetricKey) -> MetricDef {
-    let d = MetricDef::new(k.id(), k.name(), k.unit(), k.higher_is_better());
+    let d = MetricDef::new(k, k.name(), k.unit(), k.higher_is_better());
     match k {
         MetricKey::LocalBw => d.rel(Relation::SameNode, Scope::Node).step("bw-local"),
         MetricKey::GlobalBw => d.rel(Relation::BoundPerDomain, Scope::Machine).step("bw-global"),
@@ -155,16 +157,21 @@ pub fn headline_def(k: MetricKey) -> MetricDef {
 
 /// The remote penalty's entry.
 pub fn remote_penalty_def() -> MetricDef {
-    MetricDef::new(REMOTE_PENALTY, "Remote penalty (other-package / local latency)", "x", false)
-        .rel(Relation::OtherPackage, Scope::Node)
-        .step("lat-matrix")
-        .step_needs_nodes()
+    MetricDef::new(
+        Fixed::RemotePenalty,
+        "Remote penalty (other-package / local latency)",
+        "x",
+        false,
+    )
+    .rel(Relation::OtherPackage, Scope::Node)
+    .step("lat-matrix")
+    .step_needs_nodes()
 }
 
 /// The thread latency's entry.
 pub fn thread_lat_def() -> MetricDef {
     MetricDef::new(
-        THREAD_LAT,
+        Fixed::ThreadLat,
         "Latency a thread sees (bound locally; CPU mean under one OS node)",
         "ns",
         false,
@@ -175,35 +182,35 @@ pub fn thread_lat_def() -> MetricDef {
 
 /// The entries of the metrics named by relation (other than the
 /// headline ones).
-pub fn relation_def(id: &str) -> Option<MetricDef> {
+pub fn relation_def(id: Fixed) -> Option<MetricDef> {
     let d = match id {
-        SPREAD_LAT => MetricDef::new(id, "Spread-memory latency", "ns", false)
+        Fixed::SpreadLat => MetricDef::new(id, "Spread-memory latency", "ns", false)
             .rel(Relation::Spread, Scope::Machine)
             .step("lat-matrix"),
-        LOCAL_BW_PKG => MetricDef::new(id, "Local bandwidth per package", "GB/s", true)
+        Fixed::LocalBwPkg => MetricDef::new(id, "Local bandwidth per package", "GB/s", true)
             .rel(Relation::BoundPerDomain, Scope::Package)
             .step("bw-global"),
-        CROSS_PKG_BW => MetricDef::new(id, "Cross-package bandwidth", "GB/s", true)
+        Fixed::CrossPkgBw => MetricDef::new(id, "Cross-package bandwidth", "GB/s", true)
             .rel(Relation::OtherPackage, Scope::Package)
             .step("bw-matrix")
             .step_needs_nodes(),
-        NEIGHBOUR_BW => MetricDef::new(id, "Neighbour-node bandwidth", "GB/s", true)
+        Fixed::NeighbourBw => MetricDef::new(id, "Neighbour-node bandwidth", "GB/s", true)
             .rel(Relation::SamePackage, Scope::Node)
             .step("bw-matrix")
             .step_needs_nodes(),
-        NEIGHBOUR_LAT => MetricDef::new(id, "Neighbour-node latency", "ns", false)
+        Fixed::NeighbourLat => MetricDef::new(id, "Neighbour-node latency", "ns", false)
             .rel(Relation::SamePackage, Scope::Node)
             .step("lat-matrix")
             .step_needs_nodes(),
-        TIER_BW => MetricDef::new(id, "Memory-tier bandwidth", "GB/s", true)
+        Fixed::TierBw => MetricDef::new(id, "Memory-tier bandwidth", "GB/s", true)
             .rel(Relation::MemoryTier, Scope::Node)
             .step("bw-matrix")
             .step_needs_nodes(),
-        TIER_LAT => MetricDef::new(id, "Memory-tier latency", "ns", false)
+        Fixed::TierLat => MetricDef::new(id, "Memory-tier latency", "ns", false)
             .rel(Relation::MemoryTier, Scope::Node)
             .step("lat-matrix")
             .step_needs_nodes(),
-        LOCAL_BW_PER_W => MetricDef::new(
+        Fixed::LocalBwPerW => MetricDef::new(
             id,
             "Local bandwidth per watt (package + DRAM, RAPL)",
             "GB/s per W",
@@ -211,13 +218,13 @@ pub fn relation_def(id: &str) -> Option<MetricDef> {
         )
         .rel(Relation::SameNode, Scope::Node)
         .step("bw-local"),
-        OTHER_NODE_LAT => {
+        Fixed::OtherNodeLat => {
             MetricDef::new(id, "Remote latency (other node, package unknown)", "ns", false)
                 .rel(Relation::OtherNode, Scope::Node)
                 .step("lat-matrix")
                 .step_needs_nodes()
         }
-        _ => return None,
+        Fixed::RemotePenalty | Fixed::ThreadLat => return None,
     };
     Some(d)
 }
@@ -323,10 +330,6 @@ fn regroup(pts: &[&LatResult]) -> Vec<(usize, f64)> {
         prev = Some(ns);
     }
     cuts.into_iter().map(|c| (c.len(), results::stats::median(&c).unwrap_or(f64::NAN))).collect()
-}
-
-fn node_suffix(n: Option<u32>) -> String {
-    n.map_or_else(|| "_to_any_node".into(), |n| format!("_to_node{n}"))
 }
 
 fn node_words(n: Option<u32>) -> String {
@@ -479,18 +482,18 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
         }
         if k == MetricKey::GlobalBw {
             if let Some(v) = local_bw_per_package(&d, &layout) {
-                push(relation_def(LOCAL_BW_PKG).expect("known id"), v);
+                push(relation_def(Fixed::LocalBwPkg).expect("known id"), v);
             }
         }
         if k == MetricKey::InterleaveBw {
             if let Some(v) = cross_bw_per_package(&bw_cells, &layout) {
-                push(relation_def(CROSS_PKG_BW).expect("known id"), v);
+                push(relation_def(Fixed::CrossPkgBw).expect("known id"), v);
             }
             if let Some(v) = bw_of(Relation::SamePackage) {
-                push(relation_def(NEIGHBOUR_BW).expect("known id"), v);
+                push(relation_def(Fixed::NeighbourBw).expect("known id"), v);
             }
             if let Some(v) = bw_of(Relation::MemoryTier) {
-                push(relation_def(TIER_BW).expect("known id"), v);
+                push(relation_def(Fixed::TierBw).expect("known id"), v);
             }
             if let Some(v) = bw_of(Relation::OtherNode) {
                 push(headline_def(MetricKey::CrossBw), v);
@@ -498,9 +501,9 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
         }
         if k == MetricKey::LocalLat {
             for (id, r) in [
-                (NEIGHBOUR_LAT, Relation::SamePackage),
-                (TIER_LAT, Relation::MemoryTier),
-                (OTHER_NODE_LAT, Relation::OtherNode),
+                (Fixed::NeighbourLat, Relation::SamePackage),
+                (Fixed::TierLat, Relation::MemoryTier),
+                (Fixed::OtherNodeLat, Relation::OtherNode),
             ] {
                 if let Some(v) = lat_of(r) {
                     push(relation_def(id).expect("known id"), v);
@@ -540,33 +543,33 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
         })
     };
     if let Some(v) = spread {
-        push(relation_def(SPREAD_LAT).expect("known id"), v);
+        push(relation_def(Fixed::SpreadLat).expect("known id"), v);
     }
     for p in &per_cpu {
-        let (sfx, to) = (node_suffix(p.mem_node), node_words(p.mem_node));
+        let to = node_words(p.mem_node);
         let step = Some("lat-per-cpu");
-        let def = |id: &str, name: String, unit: &str| MetricDef {
+        let def = |stat: PerCpuStat, name: String, unit: &str| MetricDef {
             step,
-            ..MetricDef::new(format!("{id}{sfx}"), name, unit, false)
+            ..MetricDef::new(MetricId::PerCpu { stat, node: p.mem_node }, name, unit, false)
                 .rel(Relation::SameNode, Scope::Cpu)
         };
         push(
-            def("per_cpu_mean_ns", format!("Per-CPU latency to {to}, mean over CPUs"), "ns"),
+            def(PerCpuStat::Mean, format!("Per-CPU latency to {to}, mean over CPUs"), "ns"),
             p.mean_ns,
         );
         if let (Some(fast), Some(slow)) = (p.groups.first(), p.groups.last()) {
             push(
-                def("per_cpu_fast_ns", format!("Per-CPU latency to {to}, fastest group"), "ns"),
+                def(PerCpuStat::Fast, format!("Per-CPU latency to {to}, fastest group"), "ns"),
                 fast.1,
             );
             push(
-                def("per_cpu_slow_ns", format!("Per-CPU latency to {to}, slowest group"), "ns"),
+                def(PerCpuStat::Slow, format!("Per-CPU latency to {to}, slowest group"), "ns"),
                 slow.1,
             );
             if fast.1 > 0.0 {
                 push(
                     def(
-                        "per_cpu_split",
+                        PerCpuStat::Split,
                         format!("Per-CPU latency to {to}, split (slowest / fastest group)"),
                         "x",
                     ),
@@ -575,7 +578,7 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
             }
             push(
                 def(
-                    "per_cpu_groups",
+                    PerCpuStat::Groups,
                     format!("Per-CPU latency to {to}, latency groups of CPUs"),
                     "groups",
                 ),
@@ -584,19 +587,19 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
         }
     }
     if let Some(v) = local_bw_per_watt(&d) {
-        push(relation_def(LOCAL_BW_PER_W).expect("known id"), v);
+        push(relation_def(Fixed::LocalBwPerW).expect("known id"), v);
     }
     // `numaprobe gpu`: per GPU, what its fastest node feeds it (host to
     // device, the largest copy) and the shortfall of its slowest node.
     for f in crate::gpu::feeds(&d.gpu) {
         let g = f.gpu;
-        let def = |id: &str, name: String, unit: &str, higher: bool| {
-            MetricDef::new(format!("{id}_gpu{g}"), name, unit, higher)
+        let def = |stat: GpuStat, name: String, unit: &str, higher: bool| {
+            MetricDef::new(MetricId::Gpu { stat, gpu: g }, name, unit, higher)
                 .rel(Relation::HostDevice, Scope::Device)
         };
         push(
             def(
-                GPU_H2D_BW,
+                GpuStat::H2dBw,
                 format!("Host-to-GPU {g} bandwidth from its fastest node"),
                 "GB/s",
                 true,
@@ -606,7 +609,7 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
         if let Some(worst) = f.others.iter().map(|o| o.penalty_pct).max_by(f64::total_cmp) {
             push(
                 def(
-                    GPU_H2D_PENALTY,
+                    GpuStat::H2dPenalty,
                     format!("Host-to-GPU {g}: slowest node's shortfall against the fastest"),
                     "%",
                     false,
@@ -620,8 +623,8 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
 }
 
 /// Id prefixes of `numaprobe gpu`'s metrics (`gpu_h2d_gbs_gpu0`).
-pub const GPU_H2D_BW: &str = "gpu_h2d_gbs";
-pub const GPU_H2D_PENALTY: &str = "gpu_h2d_penalty_pct";
+pub const GPU_H2D_BW: &str = GpuStat::H2dBw.prefix();
+pub const GPU_H2D_PENALTY: &str = GpuStat::H2dPenalty.prefix();
 
 /// The local bandwidth figures (the headline's points) over the mean
 /// package + DRAM power each was measured at, GB/s per W, the mean over
@@ -643,26 +646,14 @@ fn local_bw_per_watt(d: &RunData) -> Option<f64> {
 /// `exec_metric[POLICY]`, whatever other policies the run measured (a run
 /// of `--policies default` pairs with the default policy of
 /// `--policies all`).
-pub fn exec_metric_id(name: Option<&str>, policy: &str) -> String {
-    match name {
-        None => format!("{EXEC_METRIC}[{policy}]"),
-        Some(n) => format!("{EXEC_METRIC}:{n}[{policy}]"),
-    }
+pub fn exec_metric_id(name: Option<&str>, policy: &str) -> MetricId {
+    MetricId::ExecMetric { name: name.map(str::to_string), policy: Some(policy.to_string()) }
 }
 
 /// The name of a named program metric's id (`exec_metric:int[default]`
 /// gives `int`); `None` for any other id.
-pub fn exec_metric_name(id: &str) -> Option<&str> {
-    id.strip_prefix(EXEC_METRIC)?.strip_prefix(':')?.split('[').next()
-}
-
-/// The policy-free id of an `exec` id (`exec_metric:int[default]` gives
-/// `exec_metric:int`); the id itself for any other.
-pub fn exec_without_policy(id: &str) -> &str {
-    match id.find('[') {
-        Some(i) if id.starts_with("exec_") => &id[..i],
-        _ => id,
-    }
+pub fn exec_metric_name(id: &str) -> Option<String> {
+    MetricId::parse(id).exec_metric_name().map(str::to_string)
 }
 
 /// Every `exec` policy's program metrics (the unnamed one and each named
@@ -704,7 +695,7 @@ fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
         let walls: Vec<f64> = e.values(false).into_iter().filter(|v| v.is_finite()).collect();
         push(
             MetricDef::new(
-                format!("{EXEC_WALL}[{policy}]"),
+                MetricId::ExecWall { policy: Some(policy.clone()) },
                 format!("Program wall time under {policy}"),
                 "s",
                 false,
@@ -717,13 +708,12 @@ fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
     // that runs of one policy each (a runner over placements, one `exec`
     // per policy and label) compare across policies.
     if let [only] = d.exec.as_slice() {
-        let tail = format!("[{}]", only.policy);
         let under = format!(" under {}", only.policy);
         let alias: Vec<MetricValue> = out
             .iter()
             .map(|m| MetricValue {
                 def: MetricDef {
-                    id: m.def.id.trim_end_matches(tail.as_str()).to_string(),
+                    id: m.def.id.without_policy(),
                     name: format!(
                         "{} under the run's one policy",
                         m.def.name.trim_end_matches(under.as_str())
@@ -741,78 +731,82 @@ fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
 /// True for the id of an `exec` figure without its policy (`exec_metric`,
 /// `exec_metric:NAME`, `exec_wall_s`: what a run of one policy also
 /// gives).
-pub fn exec_policy_free(id: &str) -> bool {
-    (id == EXEC_WALL || id == EXEC_METRIC || exec_metric_name(id).is_some()) && !id.contains('[')
+pub fn exec_policy_free(id: &MetricId) -> bool {
+    id.is_exec() && id.policy().is_none()
 }
 
 /// The memory metrics in table order: bandwidth then latency, each from
 /// the nearest memory to the farthest, then the whole machine's.
-const ORDER: [&str; 15] = [
-    "local_bw_gbs",
-    LOCAL_BW_PKG,
-    "global_bw_gbs",
-    "interleave_bw_gbs",
-    NEIGHBOUR_BW,
-    CROSS_PKG_BW,
-    TIER_BW,
-    "cross_node_bw_gbs",
-    "local_lat_ns",
-    NEIGHBOUR_LAT,
-    "remote_lat_ns",
-    TIER_LAT,
-    OTHER_NODE_LAT,
-    SPREAD_LAT,
-    "loaded_lat_at_peak_ns",
+const ORDER: [MetricId; 15] = [
+    MetricId::Headline(MetricKey::LocalBw),
+    MetricId::Fixed(Fixed::LocalBwPkg),
+    MetricId::Headline(MetricKey::GlobalBw),
+    MetricId::Headline(MetricKey::InterleaveBw),
+    MetricId::Fixed(Fixed::NeighbourBw),
+    MetricId::Fixed(Fixed::CrossPkgBw),
+    MetricId::Fixed(Fixed::TierBw),
+    MetricId::Headline(MetricKey::CrossBw),
+    MetricId::Headline(MetricKey::LocalLat),
+    MetricId::Fixed(Fixed::NeighbourLat),
+    MetricId::Headline(MetricKey::RemoteLat),
+    MetricId::Fixed(Fixed::TierLat),
+    MetricId::Fixed(Fixed::OtherNodeLat),
+    MetricId::Fixed(Fixed::SpreadLat),
+    MetricId::Headline(MetricKey::LoadedLatPeak),
 ];
 
-/// Where a metric id sorts in tables: the catalogue's order by kind.
-pub fn rank(id: &str) -> usize {
-    if let Some(i) = ORDER.iter().position(|k| *k == id) {
+/// Where a metric sorts in tables: the catalogue's order by kind.
+pub fn rank(id: &MetricId) -> usize {
+    if let Some(i) = ORDER.iter().position(|k| k == id) {
         return i;
     }
-    if id == REMOTE_PENALTY {
-        20
-    } else if id == THREAD_LAT {
-        21
-    } else if id.starts_with("per_cpu_") {
-        30
-    } else if id.starts_with(EXEC_METRIC) {
-        40
-    } else if id.starts_with(EXEC_WALL) {
-        41
-    } else {
-        50
-    }
-}
-
-/// The catalogue entry of a fixed id (headline, penalty, thread latency);
-/// other ids get a plain entry named by the id.
-pub fn def_of(id: &str) -> MetricDef {
-    if let Some(k) = MetricKey::ALL.iter().find(|k| k.id() == id) {
-        return headline_def(*k);
-    }
     match id {
-        REMOTE_PENALTY => remote_penalty_def(),
-        THREAD_LAT => thread_lat_def(),
-        other => exec_def(other)
-            .or_else(|| relation_def(other))
-            .unwrap_or_else(|| MetricDef::new(other, other, "", true)),
+        MetricId::Fixed(Fixed::RemotePenalty) => 20,
+        MetricId::Fixed(Fixed::ThreadLat) => 21,
+        MetricId::PerCpu { .. } => 30,
+        MetricId::ExecMetric { .. } => 40,
+        MetricId::ExecWall { .. } => 41,
+        // An id of another version sorts by its kind's prefix.
+        MetricId::Other(s) if s.starts_with("per_cpu_") => 30,
+        MetricId::Other(s) if s.starts_with(EXEC_METRIC) => 40,
+        MetricId::Other(s) if s.starts_with(EXEC_WALL) => 41,
+        _ => 50,
     }
 }
 
-/// The entry of an `exec` id (`exec_metric[P]`, `exec_metric:NAME[P]`,
-/// `exec_wall_s[P]`) without the run: a program metric's direction is the
-/// run's, so this one says higher (the default).
-fn exec_def(id: &str) -> Option<MetricDef> {
-    let (head, policy) = id.strip_suffix(']')?.split_once('[')?;
-    if head == EXEC_WALL {
-        return Some(MetricDef::new(id, format!("Program wall time under {policy}"), "s", false));
-    }
-    let name = match head.strip_prefix(EXEC_METRIC)? {
-        "" => String::new(),
-        named => format!(" {}", named.strip_prefix(':')?),
+/// The catalogue entry of a text id ([`def_of_id`]).
+pub fn def_of(id: &str) -> MetricDef {
+    def_of_id(&MetricId::parse(id))
+}
+
+/// The catalogue entry of an id without the run: an `exec` program
+/// metric's direction is the run's, so its entry says higher (the
+/// default); ids the catalogue does not draw, and `exec` figures without
+/// their policy, get a plain entry named by the id.
+pub fn def_of_id(id: &MetricId) -> MetricDef {
+    let plain = || {
+        let s = id.to_string();
+        MetricDef::new(id.clone(), s, "", true)
     };
-    Some(MetricDef::new(id, format!("Program metric{name} under {policy}"), "program units", true))
+    match id {
+        MetricId::Headline(k) => headline_def(*k),
+        MetricId::Fixed(Fixed::RemotePenalty) => remote_penalty_def(),
+        MetricId::Fixed(Fixed::ThreadLat) => thread_lat_def(),
+        MetricId::Fixed(f) => relation_def(*f).unwrap_or_else(plain),
+        MetricId::ExecWall { policy: Some(policy) } => {
+            MetricDef::new(id.clone(), format!("Program wall time under {policy}"), "s", false)
+        }
+        MetricId::ExecMetric { name, policy: Some(policy) } => {
+            let name = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+            MetricDef::new(
+                id.clone(),
+                format!("Program metric{name} under {policy}"),
+                "program units",
+                true,
+            )
+        }
+        _ => plain(),
+    }
 }
 
 #[cfg(test)]
@@ -1107,7 +1101,7 @@ mod tests {
         assert_eq!(get("exec_wall_s[default]").samples, [1.0, 2.0, 3.0]);
         // no unnamed metric: no `exec_metric[default]`
         assert!(c.iter().all(|m| m.def.id != "exec_metric[default]"));
-        assert_eq!(exec_metric_name("exec_metric:int[default]"), Some("int"));
+        assert_eq!(exec_metric_name("exec_metric:int[default]").as_deref(), Some("int"));
         assert_eq!(exec_metric_name("exec_metric[default]"), None);
         assert_eq!(def_of("exec_metric:fp[local:0]").name, "Program metric fp under local:0");
         assert!(!def_of("exec_wall_s[default]").higher_is_better);

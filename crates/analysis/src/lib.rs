@@ -19,6 +19,7 @@ pub mod fleet;
 pub mod gpu;
 pub mod hidden;
 pub mod layout;
+pub mod metric_id;
 pub mod metrics;
 pub mod placements;
 pub mod study;

@@ -16,7 +16,7 @@ use results::runstats::{
 };
 use serde::Serialize;
 
-use crate::catalogue::{self, MetricDef};
+use crate::catalogue::{self, MetricDef, MetricId};
 use crate::data::RunData;
 use crate::layout::Layout;
 use crate::text::{clip, signed_pct};
@@ -175,10 +175,10 @@ pub struct StudyMetric {
 /// What a workload profile should pick, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recommendation {
-    /// The audit's profile name (`database`, `latency`, `hpc`,
-    /// `virtualization`, `ai-training`), `program` (the program's own
-    /// metric under `exec`) or `general`.
-    pub profile: String,
+    /// The audit's workload profile (`database`, `latency`, `hpc`,
+    /// `virtualization`, `ai-training`, `general`), or `program` (the
+    /// program's own metric under `exec`); written as that name.
+    pub profile: ForWhom,
     pub text: String,
     /// The group to pick, when the data decide.
     pub group: Option<usize>,
@@ -379,7 +379,7 @@ impl Floors {
             let mut series: BTreeMap<String, Vec<(RunId, f64)>> = BTreeMap::new();
             for r in v.iter() {
                 for mv in catalogue::catalogue(r) {
-                    series.entry(mv.def.id).or_default().push((r.summary.id, mv.value));
+                    series.entry(mv.def.id.to_string()).or_default().push((r.summary.id, mv.value));
                 }
             }
             for (id, s) in series {
@@ -644,7 +644,7 @@ impl Study {
                     .map(|r| {
                         catalogue::catalogue(r)
                             .into_iter()
-                            .map(|m| (m.def.id, (m.value, m.samples)))
+                            .map(|m| (m.def.id.to_string(), (m.value, m.samples)))
                             .collect()
                     })
                     .collect()
@@ -660,7 +660,9 @@ impl Study {
                     .map(|r| {
                         let t =
                             results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
-                        let v = catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value));
+                        let v = catalogue::catalogue(r)
+                            .into_iter()
+                            .map(|m| (m.def.id.to_string(), m.value));
                         (t, v.collect())
                     })
                     .collect()
@@ -680,6 +682,7 @@ impl Study {
         // group and that run's index in it.
         let mut from_one_run: BTreeMap<usize, usize> = BTreeMap::new();
         for def in defs {
+            let key = def.id.to_string();
             // A program figure without its policy (runs of one policy
             // each) says nothing more where every run that has it measured
             // the same one policy: the row `exec_metric[POLICY]` is the same.
@@ -687,10 +690,11 @@ impl Study {
                 let under: BTreeSet<&String> = per_group
                     .iter()
                     .flatten()
-                    .filter(|m| m.contains_key(&def.id))
+                    .filter(|m| m.contains_key(&key))
                     .flat_map(|m| m.keys())
                     .filter(|k| {
-                        k.len() > def.id.len() && catalogue::exec_without_policy(k) == def.id
+                        let k = MetricId::parse(k);
+                        k.policy().is_some() && k.without_policy() == def.id
                     })
                     .collect();
                 if under.len() == 1 {
@@ -705,14 +709,14 @@ impl Study {
                 .enumerate()
                 .map(|(gi, rs)| {
                     let have: Vec<&(f64, Vec<f64>)> =
-                        rs.iter().filter_map(|m| m.get(&def.id)).collect();
+                        rs.iter().filter_map(|m| m.get(&key)).collect();
                     if have.len() >= POOL_SAMPLES_BELOW_RUNS
                         || have.iter().all(|(_, samples)| samples.len() < 2)
                     {
                         return have.iter().map(|(v, _)| *v).collect();
                     }
                     if let (1, Some(ri)) =
-                        (have.len(), rs.iter().position(|m| m.contains_key(&def.id)))
+                        (have.len(), rs.iter().position(|m| m.contains_key(&key)))
                     {
                         from_one_run.insert(gi, ri);
                     }
@@ -733,12 +737,12 @@ impl Study {
             // stays undecided however many runs are taken.
             let held_by_floor = |j: &Judgement| -> Option<f64> {
                 let n = j.runs_needed? as usize;
-                let f = floors.for_sizes(&def.id, n, n, policy).ok().flatten()?;
+                let f = floors.for_sizes(&key, n, n, policy).ok().flatten()?;
                 let change = (1.0 + j.change_pct / 100.0).ln().abs();
                 (change <= (1.0 + f.pct / 100.0).ln()).then_some(f.pct)
             };
             let series = |g: usize| -> Vec<(i64, f64)> {
-                timeline[g].iter().filter_map(|(t, v)| Some((*t, *v.get(&def.id)?))).collect()
+                timeline[g].iter().filter_map(|(t, v)| Some((*t, *v.get(&key)?))).collect()
             };
             let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor, Option<usize>)> {
                 // A per-node bandwidth figure of nodes of another size is
@@ -746,7 +750,7 @@ impl Study {
                 if def.sized_by_node() && layouts[a].structure() != layouts[b].structure() {
                     return None;
                 }
-                let floor = floors.for_sizes(&def.id, values[a].len(), values[b].len(), policy);
+                let floor = floors.for_sizes(&key, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
                 let mut j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
                 // Runs alternated over time: a gap that repeats in every pair
@@ -827,9 +831,9 @@ impl Study {
                 })
                 .collect();
             let nb = values[baseline].len();
-            let base_floor = floors.for_sizes(&def.id, nb, nb, policy).ok().flatten();
+            let base_floor = floors.for_sizes(&key, nb, nb, policy).ok().flatten();
             let mut row = StudyMetric {
-                metric: def.id.clone(),
+                metric: key.clone(),
                 name: def.name.clone(),
                 unit: def.unit.clone(),
                 higher_is_better: def.higher_is_better,
@@ -987,9 +991,15 @@ fn top_tier(m: &StudyMetric, among: &[usize]) -> Vec<usize> {
 /// ([`results::profile::Profile`]), or a program measured under `exec`
 /// (its unnamed metric and wall time, or one named metric).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum ForWhom {
+pub enum ForWhom {
     Workload(WorkloadProfile),
     Program(Option<String>),
+}
+
+impl Serialize for ForWhom {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 impl std::fmt::Display for ForWhom {
@@ -1125,7 +1135,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // metric (`exec --metric NAME=REGEX`), each judged alone in its own
         // direction (a program's int and fp rates can move apart). Runs
         // with named metrics only are judged by them, not by wall time.
-        let mut named: Vec<&str> = Vec::new();
+        let mut named: Vec<String> = Vec::new();
         for m in &s.metrics {
             if let Some(n) = catalogue::exec_metric_name(&m.metric) {
                 if !named.contains(&n) {
@@ -1144,7 +1154,7 @@ fn profiles(s: &Study) -> Vec<Profile> {
         }
         for n in named {
             let id = format!("{}:{n}", catalogue::EXEC_METRIC);
-            progs.push(p(ForWhom::Program(Some(n.to_string())), false, vec![], vec![&id]));
+            progs.push(p(ForWhom::Program(Some(n)), false, vec![], vec![&id]));
         }
         // Runs of `exec` only: the program's own figures are the study;
         // the machine profiles would only list what `run` measures.
@@ -1445,7 +1455,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             text.push_str(&format!(" Measure next: {}.", next.join("; ")));
         }
         out.push(Recommendation {
-            profile: prof.who.to_string(),
+            profile: prof.who,
             text: text.trim().to_string(),
             group: pick,
             decided_by,
@@ -1455,7 +1465,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
     for g in &s.groups {
         if let Some(h) = &g.hidden_numa {
             out.push(Recommendation {
-                profile: WorkloadProfile::General.to_string(),
+                profile: ForWhom::Workload(WorkloadProfile::General),
                 text: format!(
                     "{} hides NUMA: {h}. Placement still matters under it but the OS cannot manage it; prefer a setting that shows the nodes.",
                     g.label
@@ -1623,7 +1633,7 @@ mod exec_sample_tests {
             &Criteria::default(),
             &Floors::default(),
         );
-        let names: Vec<&str> = s.recommendations.iter().map(|r| r.profile.as_str()).collect();
-        assert_eq!(names, ["program"], "{:?}", s.recommendations);
+        let names: Vec<&ForWhom> = s.recommendations.iter().map(|r| &r.profile).collect();
+        assert_eq!(names, [&ForWhom::Program(None)], "{:?}", s.recommendations);
     }
 }

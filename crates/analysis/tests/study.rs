@@ -8,8 +8,9 @@
 
 use std::io::Read;
 
-use analysis::study::{Floors, GroupInput, Study};
+use analysis::study::{Floors, ForWhom, GroupInput, Study};
 use results::context::Reading;
+use results::profile::Profile;
 use results::run::{LoadedRun, RunId, RunStatus, StoredRecord};
 use results::runstats::{widest_ratio_pct, Criteria, GroupVerdict};
 use serde_json::Value;
@@ -312,7 +313,8 @@ fn synthetic_groups_with_known_effects() {
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();
     assert_eq!(m.best_group, Some(1));
     assert!((m.groups[1].change_pct.unwrap() - 20.0).abs() < 0.5);
-    let hpc = s.recommendations.iter().find(|r| r.profile == "hpc").unwrap();
+    let hpc =
+        s.recommendations.iter().find(|r| r.profile == ForWhom::Workload(Profile::Hpc)).unwrap();
     assert_eq!(hpc.group, Some(1), "{}", hpc.text);
     assert!(hpc.text.contains("thp_enabled (madvise -> always)"), "{}", hpc.text);
     // +5% with 1% noise: better; latency 5% lower: better (lower is better).
@@ -440,7 +442,7 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     // there is no evidence of hidden NUMA, and nothing is said.
     let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     assert!(s.groups[1].hidden_numa.is_none(), "{:?}", s.groups[1].hidden_numa);
-    assert!(s.recommendations.iter().all(|r| r.profile != "general"));
+    assert!(s.recommendations.iter().all(|r| r.profile != ForWhom::Workload(Profile::General)));
     // On a machine of two packages it is.
     let mut groups = groups;
     for g in &mut groups {
@@ -452,7 +454,11 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     assert!(s.groups[0].hidden_numa.is_none());
     let h = s.groups[1].hidden_numa.as_deref().expect("hidden NUMA evidence");
     assert!(h.contains("splits into 2 groups") && h.contains("hides NUMA"), "{h}");
-    let r = s.recommendations.iter().find(|r| r.profile == "general").expect("named");
+    let r = s
+        .recommendations
+        .iter()
+        .find(|r| r.profile == ForWhom::Workload(Profile::General))
+        .expect("named");
     assert!(r.text.starts_with("numa=off hides NUMA"), "{}", r.text);
     // The settings diff shows the command-line option that did it.
     let d = s.settings_diff.iter().find(|d| d.setting == "cmdline_options.numa").unwrap();
@@ -516,7 +522,8 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     assert!(c.more_runs_held_by_floor_pct.is_some_and(|f| f > 23.0), "{c:?}");
     // The recommendations say the same as the verdict: no run count that
     // the floor would leave undecided.
-    let hpc = s.recommendations.iter().find(|r| r.profile == "hpc").unwrap();
+    let hpc =
+        s.recommendations.iter().find(|r| r.profile == ForWhom::Workload(Profile::Hpc)).unwrap();
     assert!(
         hpc.text.contains("local bandwidth per package: more runs per group would not decide"),
         "{}",

@@ -11,14 +11,14 @@
 //! guessed, and a machine where none of them can be read keeps the
 //! configuration fingerprint it had before they were recorded.
 
-use results::context::Configuration;
+use results::context::{AcpiSrat, Configuration, FirmwareNuma};
 use topo::acpi::Table;
 use topo::Topology;
 
 use crate::read::Read;
 use crate::settings::{IdleState, Settings};
 
-/// Writes the fields that were read into `doc` (`acpi_srat`, `acpi_slit`,
+/// Writes the fields that were read into `doc` (`acpi_srat` as its counts, `acpi_slit`,
 /// `cpuidle`, `pstate`, `epb`, `edac_memory`); the others stay unset.
 pub fn fill(doc: &mut Configuration, topo: &Topology, settings: &Settings) {
     let table = |t: &Table<String>| match t {
@@ -27,7 +27,11 @@ pub fn fill(doc: &mut Configuration, topo: &Topology, settings: &Settings) {
         Table::Unknown(_) => None,
     };
     if let Some(f) = &topo.firmware_numa {
-        doc.acpi_srat = table(&as_text(&f.srat, |s| s.config_text()));
+        doc.acpi_srat = match &f.srat {
+            Table::Found(s) => Some(AcpiSrat::Domains(FirmwareNuma::of(s))),
+            Table::NotInFirmware => Some(AcpiSrat::NotInFirmware),
+            Table::Unknown(_) => None,
+        };
         doc.acpi_slit = table(&as_text(&f.slit, |s| s.describe()));
     }
     if let Read::Value(states) = &settings.cpuidle.states {
@@ -165,5 +169,31 @@ mod tests {
             "{f:?}"
         );
         assert_eq!(f["acpi_srat"], "none");
+    }
+
+    /// A firmware SRAT is stored as its counts, not as a sentence.
+    #[test]
+    fn the_srat_is_stored_as_its_counts() {
+        use topo::synthetic::acpi as t;
+        let (d, _) = tree(&[]);
+        let srat = t::srat(
+            3,
+            &[
+                t::apic(0, 0, true),
+                t::apic(1, 1, true),
+                t::memory(0, 0, 1 << 30, 1),
+                t::memory(1, 4 << 30, 1 << 30, 1),
+                t::memory(2, 8 << 30, 1 << 30, 1),
+            ],
+        );
+        let dir = d.path().join("sys/firmware/acpi/tables");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SRAT"), srat).unwrap();
+        let f = fields(&SysRoot::new(d.path()).unwrap());
+        assert_eq!(
+            f["acpi_srat"],
+            serde_json::json!({"domains": 3, "with_cpus": 2, "with_memory": 3}),
+            "{f:?}"
+        );
     }
 }

@@ -341,6 +341,38 @@ fn compare_refuses_bad_groups_with_one_line() {
     );
 }
 
+/// Group references are read once, with the arguments: a form that can be
+/// no group is refused on one line (exit 2) that names the argument and
+/// the forms a group takes, and `--baseline` is matched to a group by
+/// what it selects, not by its spelling.
+#[test]
+fn compare_reads_group_references_once_and_refuses_bad_ones() {
+    let (_dir, db) = imported();
+    for (args, arg) in [
+        (vec!["compare", "config:ab", "1"], "<GROUP>"),
+        (vec!["compare", "1", "label:"], "<GROUP>"),
+        (vec!["compare", "1", "2", "--baseline", "latest~x"], "--baseline"),
+    ] {
+        let out = np(&db).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(arg), "{args:?}: {err}");
+        assert!(err.contains("`label:TEXT`, `config:HASH`"), "{args:?}: {err}");
+    }
+    // Refused before the store is opened: the same line without one.
+    let none = db.with_file_name("none.db");
+    let out = np(&none).args(["compare", "config:ab", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`label:TEXT`"));
+    assert!(!none.exists());
+    // `002` is run 2: the baseline is that group, not a third one.
+    let v = stdout_json(np(&db).args(["compare", "1", "2", "--baseline", "002", "--json"]));
+    assert_eq!(v["baseline"], 1, "{v}");
+    assert_eq!(v["groups"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(v["groups"][1]["ref"], "2", "{v}");
+}
+
 #[test]
 fn report_writes_markdown_and_html() {
     let (dir, db) = imported();

@@ -142,7 +142,7 @@ pub enum Block {
     Code(String),
     Chart(Chart),
     /// The at-a-glance box at the top of a run's report.
-    Glance(crate::glance::Glance),
+    Glance(Glance),
     /// A line the reader sees and its reasoning folded under it (HTML
     /// `<details>`; Markdown and text write both).
     Details(String, Vec<String>),
@@ -169,6 +169,41 @@ pub struct Tile {
     pub name: String,
     pub value: String,
     pub note: String,
+}
+
+/// The at-a-glance box of a run's report (drawn by `glance`):
+/// labelled facts, then the worst findings.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Glance {
+    /// The box's heading; empty: `At a glance`.
+    pub title: String,
+    /// `(label, value)`, in order.
+    pub rows: Vec<(String, String)>,
+    /// The worst findings, worst first.
+    pub findings: Vec<GlanceFinding>,
+    /// Findings not listed (beyond the box's few, `glance::TOP_FINDINGS`).
+    pub more_findings: usize,
+}
+
+impl Glance {
+    /// The heading to write.
+    pub fn heading(&self) -> &str {
+        if self.title.is_empty() {
+            "At a glance"
+        } else {
+            &self.title
+        }
+    }
+}
+
+/// A finding as the box shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlanceFinding {
+    /// As the audit wrote it (`warn`, `critical`, ...).
+    pub severity: String,
+    /// The colour class: `critical`, `warning`, `info` or `unknown`.
+    pub level: &'static str,
+    pub text: String,
 }
 
 /// A report: a title and its blocks.
@@ -213,7 +248,7 @@ impl Document {
         self.blocks.push(Block::Code(text.into()));
     }
 
-    pub fn glance(&mut self, g: crate::glance::Glance) {
+    pub fn glance(&mut self, g: Glance) {
         self.blocks.push(Block::Glance(g));
     }
 

@@ -17,39 +17,7 @@ use results::stats::measured;
 /// How many audit findings the box lists.
 pub const TOP_FINDINGS: usize = 3;
 
-/// The box: labelled facts, then the worst findings.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Glance {
-    /// The box's heading; empty: `At a glance`.
-    pub title: String,
-    /// `(label, value)`, in order.
-    pub rows: Vec<(String, String)>,
-    /// The worst findings, worst first.
-    pub findings: Vec<GlanceFinding>,
-    /// Findings not listed (beyond [`TOP_FINDINGS`]).
-    pub more_findings: usize,
-}
-
-impl Glance {
-    /// The heading to write.
-    pub fn heading(&self) -> &str {
-        if self.title.is_empty() {
-            "At a glance"
-        } else {
-            &self.title
-        }
-    }
-}
-
-/// A finding as the box shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GlanceFinding {
-    /// As the audit wrote it (`warn`, `critical`, ...).
-    pub severity: String,
-    /// The colour class: `critical`, `warning`, `info` or `unknown`.
-    pub level: &'static str,
-    pub text: String,
-}
+pub use crate::doc::{Glance, GlanceFinding};
 
 /// The theoretical peak bandwidth of the whole machine's memory, GB/s
 /// (10^9 B/s): the sum over sockets of populated channels x MT/s x 8 bytes,

@@ -229,10 +229,10 @@ pub fn merged_recommendations(study: &Study) -> Vec<(Vec<String>, String, Vec<St
             }
         };
         let (profiles, _, texts) = &mut lines[i];
-        profiles.push(r.profile.clone());
+        profiles.push(r.profile.to_string());
         match texts.iter_mut().find(|(_, t)| *t == r.text) {
-            Some((ps, _)) => ps.push(r.profile.clone()),
-            None => texts.push((vec![r.profile.clone()], r.text.clone())),
+            Some((ps, _)) => ps.push(r.profile.to_string()),
+            None => texts.push((vec![r.profile.to_string()], r.text.clone())),
         }
     }
     lines

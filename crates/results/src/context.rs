@@ -397,9 +397,9 @@ document! {
         dimm_population: Reading<String>,
         /// The firmware and power state (`audit::firmware_state`), each
         /// written only where it was read: the firmware's ACPI SRAT
-        /// (`2 proximity domains (2 with CPUs, 2 with memory)`, `none`)
+        /// ([`AcpiSrat`]: its domains, `none`, or an older run's sentence)
         /// and SLIT (`10 21 / 21 10`, `none`).
-        acpi_srat: String,
+        acpi_srat: AcpiSrat,
         acpi_slit: String,
         /// The cpuidle driver and states, `intel_idle: POLL, C1, C6 (off)`.
         cpuidle: String,
@@ -436,7 +436,7 @@ impl Configuration {
         let mut doc = self.clone();
         doc.fingerprint = None;
         doc.budget = None;
-        let text = serde_json::to_value(&doc).map(|v| v.to_string()).unwrap_or_default();
+        let text = doc.settings_json().to_string();
         format!("{:016x}", topo::hash::fnv1a64(text.as_bytes()))
     }
 
@@ -510,21 +510,33 @@ impl<'de> Deserialize<'de> for RunTopology {
 }
 
 /// The firmware's NUMA description as a run's configuration records it
-/// (`acpi_srat`, written from [`topo::acpi::FirmwareNuma`]): how many
-/// proximity domains the ACPI SRAT describes, and how many of them hold
-/// CPUs and memory where the record says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// (`acpi_srat`, drawn from [`topo::acpi::Srat`]): how many proximity
+/// domains the ACPI SRAT describes, and how many of them hold CPUs and
+/// memory (unknown where an older run's sentence did not say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FirmwareNuma {
     pub domains: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with_cpus: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with_memory: Option<u64>,
 }
 
 impl FirmwareNuma {
-    /// Reads `2 proximity domains (2 with CPUs, 2 with memory)`, and
-    /// `none` or `no SRAT...` (the firmware describes no domain); `None`
-    /// for anything else.
-    pub fn parse(text: &str) -> Option<FirmwareNuma> {
+    /// The counts of a parsed SRAT.
+    pub fn of(srat: &topo::acpi::Srat) -> FirmwareNuma {
+        FirmwareNuma {
+            domains: srat.domains.len() as u64,
+            with_cpus: Some(srat.cpu_domains() as u64),
+            with_memory: Some(srat.memory_domains() as u64),
+        }
+    }
+
+    /// Reads an older run's sentence, `2 proximity domains (2 with CPUs,
+    /// 2 with memory)`, and `none` or `no SRAT...` (the firmware describes
+    /// no domain); `None` for anything else.
+    fn parse(text: &str) -> Option<FirmwareNuma> {
         let s = text.trim();
         if s.eq_ignore_ascii_case("none") || s.starts_with("no SRAT") {
             return Some(FirmwareNuma { domains: 0, with_cpus: Some(0), with_memory: Some(0) });
@@ -540,12 +552,101 @@ impl FirmwareNuma {
             with_memory: count(" with memory"),
         })
     }
+
+    /// `2 proximity domains (2 with CPUs, 2 with memory)`: the text
+    /// settings are listed, compared and hashed by, the same as older runs
+    /// stored.
+    pub fn text(&self) -> String {
+        let n = self.domains;
+        let s = if n == 1 { "" } else { "s" };
+        match (self.with_cpus, self.with_memory) {
+            (Some(c), Some(m)) => {
+                format!("{n} proximity domain{s} ({c} with CPUs, {m} with memory)")
+            }
+            (Some(c), None) => format!("{n} proximity domain{s} ({c} with CPUs)"),
+            (None, Some(m)) => format!("{n} proximity domain{s} ({m} with memory)"),
+            (None, None) => format!("{n} proximity domain{s}"),
+        }
+    }
+}
+
+/// The firmware's ACPI SRAT as a run's configuration stores it: `"none"`
+/// where the firmware has none, its counts as an object
+/// (`{"domains": 2, "with_cpus": 2, "with_memory": 2}`), or, in runs
+/// stored before the counts were, the sentence they were written as (kept
+/// as stored, so that an older document writes back unchanged; read once,
+/// by [`AcpiSrat::numa`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AcpiSrat {
+    NotInFirmware,
+    Domains(FirmwareNuma),
+    Sentence(String),
+}
+
+impl AcpiSrat {
+    /// The firmware's domains; `None` for a sentence that says none.
+    pub fn numa(&self) -> Option<FirmwareNuma> {
+        match self {
+            AcpiSrat::NotInFirmware => {
+                Some(FirmwareNuma { domains: 0, with_cpus: Some(0), with_memory: Some(0) })
+            }
+            AcpiSrat::Domains(f) => Some(*f),
+            AcpiSrat::Sentence(s) => FirmwareNuma::parse(s),
+        }
+    }
+
+    /// The text the setting is listed, compared and hashed by: what runs
+    /// stored before the counts were hold, so that a run of either kind
+    /// on one configuration is the same configuration.
+    pub fn text(&self) -> String {
+        match self {
+            AcpiSrat::NotInFirmware => "none".into(),
+            AcpiSrat::Domains(f) => f.text(),
+            AcpiSrat::Sentence(s) => s.clone(),
+        }
+    }
+}
+
+impl Serialize for AcpiSrat {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AcpiSrat::NotInFirmware => s.serialize_str("none"),
+            AcpiSrat::Domains(f) => f.serialize(s),
+            AcpiSrat::Sentence(t) => s.serialize_str(t),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AcpiSrat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<AcpiSrat, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stored {
+            Text(String),
+            Domains(FirmwareNuma),
+        }
+        Ok(match Stored::deserialize(d)? {
+            Stored::Text(t) if t == "none" => AcpiSrat::NotInFirmware,
+            Stored::Text(t) => AcpiSrat::Sentence(t),
+            Stored::Domains(f) => AcpiSrat::Domains(f),
+        })
+    }
 }
 
 impl Configuration {
     /// The firmware's NUMA domains as recorded (`acpi_srat`), when read.
     pub fn firmware_numa(&self) -> Option<FirmwareNuma> {
-        self.acpi_srat.as_deref().and_then(FirmwareNuma::parse)
+        self.acpi_srat.as_ref().and_then(AcpiSrat::numa)
+    }
+
+    /// The document as settings are listed, compared and hashed: as
+    /// stored, with the SRAT as its text ([`AcpiSrat::text`]).
+    fn settings_json(&self) -> Value {
+        let mut v = self.to_json();
+        if let (Some(srat), Value::Object(m)) = (&self.acpi_srat, &mut v) {
+            m.insert("acpi_srat".into(), Value::String(srat.text()));
+        }
+        v
     }
 }
 
@@ -656,7 +757,7 @@ impl Configuration {
     /// list and compare (each leaves out what is not a setting to it,
     /// such as `fingerprint`).
     pub fn settings(&self) -> impl Iterator<Item = Setting> {
-        settings_of(self.to_json(), |k| {
+        settings_of(self.settings_json(), |k| {
             if k == "declared" {
                 SettingSource::Declared
             } else if FIRMWARE_SETTINGS.contains(&k) {
@@ -819,5 +920,47 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.firmware_numa().and_then(|x| x.with_cpus), Some(2));
+    }
+
+    /// Runs since the SRAT was stored as counts hold an object; older
+    /// runs hold the sentence. Both read as the same domains, an older
+    /// document writes back as stored, and both list and hash as the same
+    /// setting, so that runs of one configuration before and after stay
+    /// one configuration.
+    #[test]
+    fn the_srat_is_stored_as_counts_and_older_sentences_still_read() {
+        let sentence =
+            json!({"nodes": 2, "acpi_srat": "2 proximity domains (2 with CPUs, 1 with memory)"});
+        let counts =
+            json!({"nodes": 2, "acpi_srat": {"domains": 2, "with_cpus": 2, "with_memory": 1}});
+        let (old, old_back) = round_trip::<Configuration>(&sentence);
+        let (new, new_back) = round_trip::<Configuration>(&counts);
+        assert_eq!(old_back, sentence);
+        assert_eq!(new_back, counts);
+        let want = FirmwareNuma { domains: 2, with_cpus: Some(2), with_memory: Some(1) };
+        assert_eq!(new.acpi_srat, Some(AcpiSrat::Domains(want)));
+        assert!(new.extra.is_empty(), "{:?}", new.extra);
+        assert_eq!(old.firmware_numa(), Some(want));
+        assert_eq!(new.firmware_numa(), Some(want));
+        assert_eq!(old.settings_hash(), new.settings_hash());
+        let srat = |c: &Configuration| c.settings().find(|s| s.name == "acpi_srat").unwrap();
+        assert_eq!(srat(&old), srat(&new));
+        assert_eq!(
+            srat(&new).value,
+            SettingValue::Text("2 proximity domains (2 with CPUs, 1 with memory)".into())
+        );
+        assert_eq!(srat(&new).source, SettingSource::Firmware);
+        // No SRAT: `none`, as before.
+        let none = json!({"acpi_srat": "none"});
+        let (c, back) = round_trip::<Configuration>(&none);
+        assert_eq!((c.acpi_srat.clone(), back), (Some(AcpiSrat::NotInFirmware), none));
+        assert_eq!(c.firmware_numa().map(|f| f.domains), Some(0));
+        // One domain is said in the singular, as the sentences were.
+        let one = FirmwareNuma { domains: 1, with_cpus: Some(1), with_memory: Some(1) };
+        assert_eq!(one.text(), "1 proximity domain (1 with CPUs, 1 with memory)");
+        // An object of another shape is kept as stored, not typed.
+        let odd = json!({"acpi_srat": {"domains": 2, "tables": 1}});
+        let (c, back) = round_trip::<Configuration>(&odd);
+        assert_eq!((c.acpi_srat.is_none(), back), (true, odd));
     }
 }

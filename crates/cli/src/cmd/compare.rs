@@ -4,6 +4,7 @@
 //! Documented in docs/store.md; the study itself is `analysis::study::Study`.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use analysis::study::{check_group_count, GroupInput, Study, StudyError};
 use results::runstats::Criteria;
@@ -19,11 +20,11 @@ pub struct CompareArgs {
     /// Groups of runs, 2 to 8: `label:TEXT` (every run with that label),
     /// `config:HASH` (every run of one configuration), or one run (an id,
     /// `latest`, `latest~N`, a UUID or a label naming one run).
-    #[arg(required = true, value_name = "GROUP")]
-    pub groups: Vec<String>,
+    #[arg(required = true, value_name = "GROUP", value_parser = GroupRef::parse)]
+    pub groups: Vec<GroupRef>,
     /// The group the others are compared against (default: the first).
-    #[arg(long, value_name = "GROUP")]
-    pub baseline: Option<String>,
+    #[arg(long, value_name = "GROUP", value_parser = GroupRef::parse)]
+    pub baseline: Option<GroupRef>,
     /// Equivalence margin in percent: smaller changes do not matter.
     #[arg(long, value_name = "PCT", default_value_t = results::runstats::DEFAULT_MARGIN_PCT,
           value_parser = crate::grammar::open_percent)]
@@ -38,6 +39,44 @@ pub struct CompareArgs {
     pub verbose: bool,
 }
 
+/// A group of a study as the user wrote it (the text the study shows)
+/// and what it selects, parsed once, when the arguments are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupRef {
+    text: String,
+    run_ref: RunRef,
+}
+
+impl GroupRef {
+    /// Reads `label:TEXT`, `config:HASH` or one run's reference; a form
+    /// that cannot be one says which forms are.
+    pub fn parse(text: &str) -> Result<GroupRef, String> {
+        match text.parse::<RunRef>() {
+            Ok(run_ref) => Ok(GroupRef { text: text.to_string(), run_ref }),
+            Err(_) => Err(format!(
+                "not a group: expected `label:TEXT`, `config:HASH` (4 or more letters and \
+                 digits), a run id, `latest`, `latest~N`, a run UUID or a label, got {text:?}"
+            )),
+        }
+    }
+
+    /// Every run with label `label`.
+    pub fn label(label: &str) -> GroupRef {
+        GroupRef { text: format!("label:{label}"), run_ref: RunRef::LabelGroup(label.to_string()) }
+    }
+
+    /// True for the forms that select several runs (`label:`, `config:`).
+    pub fn is_group(&self) -> bool {
+        self.run_ref.is_group()
+    }
+}
+
+impl fmt::Display for GroupRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// The report (or `--brief`) for `report RUN --compare ...` when a
 /// reference selects a group (`label:`, `config:`); `None` when every
 /// reference names one run (the report then compares those runs, each its
@@ -49,12 +88,17 @@ pub fn study_report(
     format: report::Format,
     brief: bool,
 ) -> anyhow::Result<Option<Vec<u8>>> {
-    let is_group = |t: &str| t.parse::<RunRef>().is_ok_and(|r| r.is_group());
-    if !(is_group(run) || compare.iter().any(|c| is_group(c))) || compare.is_empty() {
+    let refs: Vec<Result<GroupRef, String>> = std::iter::once(run)
+        .chain(compare.iter().map(String::as_str))
+        .map(GroupRef::parse)
+        .collect();
+    if !refs.iter().flatten().any(GroupRef::is_group) || compare.is_empty() {
         return Ok(None);
     }
-    let mut refs = vec![run.to_string()];
-    refs.extend(compare.iter().cloned());
+    let refs = match refs.into_iter().collect::<Result<Vec<_>, _>>() {
+        Ok(refs) => refs,
+        Err(e) => usage!("{e}"),
+    };
     let (study, mut runs) = load_study(db, &refs, None, &Criteria::default())?;
     let first = runs.remove(0);
     if brief {
@@ -63,60 +107,34 @@ pub fn study_report(
     Ok(Some(report::render_study_report(format, &first, &runs, &study)))
 }
 
-/// Every run of the study's groups, in group order, read again from the
-/// store (for a caller that kept the study only).
-fn runs_of(db: &Store, study: &Study) -> anyhow::Result<Vec<LoadedRun>> {
-    let mut runs = Vec::new();
-    for g in &study.groups {
-        for id in &g.runs {
-            runs.push(db.load_run(*id)?);
-        }
-    }
-    Ok(runs)
-}
-
-/// The study of the groups `refs` select in `db` (`baseline`: one of
-/// `refs`, or another reference, which then becomes the first group;
-/// default the first).
-pub(crate) fn study_of(
-    db: &Store,
-    refs: &[String],
-    baseline: Option<&str>,
-    policy: &Criteria,
-) -> anyhow::Result<Study> {
-    Ok(load_study(db, refs, baseline, policy)?.0)
-}
-
 /// The study of the groups `refs` select, with every run of its groups in
-/// group order. Each run is read from the store once; the noise floors'
-/// pool (every complete run of the machines involved) reuses the groups'
-/// runs. The study itself is analysis': it never reads the store.
-fn load_study(
+/// group order (`baseline`: one of `refs`, or another reference, which
+/// then becomes the first group; default the first). Each run is read
+/// from the store once; the noise floors' pool (every complete run of the
+/// machines involved) reuses the groups' runs. The study itself is
+/// analysis': it never reads the store.
+pub(crate) fn load_study(
     db: &Store,
-    refs: &[String],
-    baseline: Option<&str>,
+    refs: &[GroupRef],
+    baseline: Option<&GroupRef>,
     policy: &Criteria,
 ) -> anyhow::Result<(Study, Vec<LoadedRun>)> {
-    let mut refs: Vec<String> = refs.to_vec();
+    let mut refs: Vec<GroupRef> = refs.to_vec();
     let mut base = 0;
     if let Some(b) = baseline {
-        match refs.iter().position(|r| r == b) {
+        match refs.iter().position(|r| r.run_ref == b.run_ref) {
             Some(i) => base = i,
-            None => refs.insert(0, b.to_string()),
+            None => refs.insert(0, b.clone()),
         }
     }
     check_group_count(refs.len()).map_err(study_error)?;
     let mut groups = Vec::new();
     let mut loaded: BTreeMap<RunId, LoadedRun> = BTreeMap::new();
     for r in &refs {
-        let parsed: RunRef = match r.parse() {
-            Ok(p) => p,
-            Err(e) => usage!("{e}"),
-        };
-        let ids = match db.resolve_group(&parsed) {
+        let ids = match db.resolve_group(&r.run_ref) {
             Ok(ids) => ids,
             Err(StoreError::NoSuchRun(_)) => {
-                return Err(study_error(StudyError::NoRuns(r.clone())))
+                return Err(study_error(StudyError::NoRuns(r.text.clone())))
             }
             Err(e @ StoreError::AmbiguousRun { .. }) => usage!("{e}"),
             Err(e) => return Err(e.into()),
@@ -130,7 +148,7 @@ fn load_study(
             loaded.insert(id, run.clone());
             runs.push(run);
         }
-        groups.push(GroupInput { reference: r.clone(), runs });
+        groups.push(GroupInput { reference: r.text.clone(), runs });
     }
     let mut pool = Vec::new();
     for fp in &Study::machines_of(&groups) {
@@ -162,7 +180,7 @@ fn study_error(e: StudyError) -> anyhow::Error {
 pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     let db = open_existing(g)?;
     let policy = Criteria { confidence: a.confidence, margin_pct: a.margin };
-    let (study, runs) = load_study(&db, &a.groups, a.baseline.as_deref(), &policy)?;
+    let (study, runs) = load_study(&db, &a.groups, a.baseline.as_ref(), &policy)?;
     if !g.quiet {
         for w in &study.warnings {
             eprintln!("numaprobe: warning: {}", report::safe::visible(w));
@@ -178,11 +196,7 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
 /// ([`report::study_text::compare_text`]): each group's median rounded as
 /// its runs' tables round the same figure (`--json` keeps the values
 /// unrounded), every line within the terminal's width.
-pub(crate) fn print(db: &Store, study: &Study) -> anyhow::Result<()> {
-    print_runs(study, &runs_of(db, study)?, false)
-}
-
-fn print_runs(study: &Study, runs: &[LoadedRun], verbose: bool) -> anyhow::Result<()> {
+pub(crate) fn print_runs(study: &Study, runs: &[LoadedRun], verbose: bool) -> anyhow::Result<()> {
     let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
     let layout = report::study_text::Layout {
         width: output::text_width(),

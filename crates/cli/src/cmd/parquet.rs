@@ -51,7 +51,7 @@ pub fn figures_of(run: &LoadedRun) -> Vec<FigureRow> {
             kind: "metric",
             relation: text_of(&m.def.relation),
             scope: text_of(&m.def.scope),
-            metric_id: m.def.id,
+            metric_id: m.def.id.to_string(),
             cpu_node: None,
             mem_node: None,
             value: m.value,

@@ -13,6 +13,7 @@ use vary::journal::{self, StateDir};
 use vary::Plan;
 
 use crate::cli::Global;
+use crate::cmd::compare::{load_study, print_runs, GroupRef};
 use crate::{output, record, signal, usage};
 
 #[derive(Debug, clap::Args)]
@@ -164,8 +165,8 @@ fn measure(
         anyhow::bail!("{line}");
     }
     let db = crate::cmd::store::open_existing(g)?;
-    let refs: Vec<String> = plan.labels.iter().map(|l| format!("label:{l}")).collect();
-    let study = crate::cmd::compare::study_of(&db, &refs, None, &Criteria::default())?;
+    let refs: Vec<GroupRef> = plan.labels.iter().map(|l| GroupRef::label(l)).collect();
+    let (study, runs) = load_study(&db, &refs, None, &Criteria::default())?;
     for w in study.warnings.iter().filter(|_| !g.quiet) {
         eprintln!("numaprobe: warning: {w}");
     }
@@ -173,7 +174,7 @@ fn measure(
         return json(&vary::doc::StudyDoc::new(plan, &outcome, Some(&study), None));
     }
     output::emit(&vary::text::finished(plan, &outcome))?;
-    crate::cmd::compare::print(&db, &study)
+    print_runs(&study, &runs, false)
 }
 
 /// A study document, versioned, keys sorted ([`output::json_sorted`]).

@@ -1,0 +1,396 @@
+//! A catalogue metric's identity ([`MetricId`]): which figure it is and,
+//! for the figures drawn once per node, GPU or `exec` policy, which one.
+//! Written and read as the stable text ids users see in JSON, the store's
+//! Parquet export and reports (`local_bw_gbs`, `per_cpu_split_to_node0`,
+//! `gpu_h2d_gbs_gpu1`, `exec_metric:int[local:0]`); [`MetricId::parse`]
+//! of any text and [`std::fmt::Display`] give the same text back.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::metrics::MetricKey;
+
+/// The metrics named by hardware relation, or derived from others, beside
+/// the headline ones ([`MetricKey`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fixed {
+    /// Other-package / local latency.
+    RemotePenalty,
+    /// The latency a thread sees.
+    ThreadLat,
+    /// The latency a thread sees to memory spread over every node.
+    SpreadLat,
+    /// Local bandwidth per package.
+    LocalBwPkg,
+    /// Cross-package bandwidth, per package.
+    CrossPkgBw,
+    /// Bandwidth and latency to the other nodes of the same package.
+    NeighbourBw,
+    NeighbourLat,
+    /// Bandwidth and latency to memory-only nodes.
+    TierBw,
+    TierLat,
+    /// Latency to another node where the run says nothing of its package.
+    OtherNodeLat,
+    /// Local bandwidth per watt of package and DRAM power (RAPL).
+    LocalBwPerW,
+}
+
+impl Fixed {
+    pub const ALL: [Fixed; 11] = [
+        Fixed::RemotePenalty,
+        Fixed::ThreadLat,
+        Fixed::SpreadLat,
+        Fixed::LocalBwPkg,
+        Fixed::CrossPkgBw,
+        Fixed::NeighbourBw,
+        Fixed::NeighbourLat,
+        Fixed::TierBw,
+        Fixed::TierLat,
+        Fixed::OtherNodeLat,
+        Fixed::LocalBwPerW,
+    ];
+
+    /// The stable text id.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Fixed::RemotePenalty => "remote_penalty_ratio",
+            Fixed::ThreadLat => "thread_lat_ns",
+            Fixed::SpreadLat => "spread_lat_ns",
+            Fixed::LocalBwPkg => "local_bw_pkg_gbs",
+            Fixed::CrossPkgBw => "cross_pkg_bw_gbs",
+            Fixed::NeighbourBw => "neighbour_bw_gbs",
+            Fixed::NeighbourLat => "neighbour_lat_ns",
+            Fixed::TierBw => "tier_bw_gbs",
+            Fixed::TierLat => "tier_lat_ns",
+            Fixed::OtherNodeLat => "other_node_lat_ns",
+            Fixed::LocalBwPerW => "local_bw_per_watt",
+        }
+    }
+}
+
+/// The figures of per-CPU latency to one memory node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PerCpuStat {
+    /// Mean over CPUs.
+    Mean,
+    /// The fastest group's median.
+    Fast,
+    /// The slowest group's median.
+    Slow,
+    /// Slowest / fastest group.
+    Split,
+    /// How many latency groups.
+    Groups,
+}
+
+impl PerCpuStat {
+    pub const ALL: [PerCpuStat; 5] = [
+        PerCpuStat::Mean,
+        PerCpuStat::Fast,
+        PerCpuStat::Slow,
+        PerCpuStat::Split,
+        PerCpuStat::Groups,
+    ];
+
+    /// The id's text before the node (`per_cpu_split`).
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            PerCpuStat::Mean => "per_cpu_mean_ns",
+            PerCpuStat::Fast => "per_cpu_fast_ns",
+            PerCpuStat::Slow => "per_cpu_slow_ns",
+            PerCpuStat::Split => "per_cpu_split",
+            PerCpuStat::Groups => "per_cpu_groups",
+        }
+    }
+}
+
+/// The figures of `numaprobe gpu`, per GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GpuStat {
+    /// Host-to-device bandwidth from the GPU's fastest node.
+    H2dBw,
+    /// The slowest node's shortfall against the fastest, %.
+    H2dPenalty,
+}
+
+impl GpuStat {
+    pub const ALL: [GpuStat; 2] = [GpuStat::H2dBw, GpuStat::H2dPenalty];
+
+    /// The id's text before the GPU (`gpu_h2d_gbs`).
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            GpuStat::H2dBw => "gpu_h2d_gbs",
+            GpuStat::H2dPenalty => "gpu_h2d_penalty_pct",
+        }
+    }
+}
+
+/// The text of the unnamed program metric of `exec`.
+pub const EXEC_METRIC: &str = "exec_metric";
+/// The text of a program's wall time under `exec`.
+pub const EXEC_WALL: &str = "exec_wall_s";
+
+/// Which catalogue metric a figure is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum MetricId {
+    /// A headline metric.
+    Headline(MetricKey),
+    /// A metric named by relation or derived from others.
+    Fixed(Fixed),
+    /// Per-CPU latency to one memory node (`None`: the run named none).
+    PerCpu { stat: PerCpuStat, node: Option<u32> },
+    /// One GPU's host-to-device figure.
+    Gpu { stat: GpuStat, gpu: u32 },
+    /// A program's metric under `exec` (`name`: `exec --metric NAME=..`),
+    /// under one placement policy or (`None`) the run's one policy.
+    ExecMetric { name: Option<String>, policy: Option<String> },
+    /// A program's wall time under `exec`, as for [`MetricId::ExecMetric`].
+    ExecWall { policy: Option<String> },
+    /// An id this catalogue does not draw (a stored document of another
+    /// version): kept as written.
+    Other(String),
+}
+
+impl MetricId {
+    /// The id of a text id; [`MetricId::Other`] when the catalogue does
+    /// not know it. Its text is always `s` again.
+    pub fn parse(s: &str) -> MetricId {
+        let id = Self::known(s).unwrap_or_else(|| MetricId::Other(s.to_string()));
+        // Only a spelling that writes back the same is taken apart
+        // (`per_cpu_split_to_node01` is no node's id).
+        if id.is_spelled(s) {
+            id
+        } else {
+            MetricId::Other(s.to_string())
+        }
+    }
+
+    fn known(s: &str) -> Option<MetricId> {
+        if let Some(k) = MetricKey::ALL.into_iter().find(|k| k.id() == s) {
+            return Some(MetricId::Headline(k));
+        }
+        if let Some(f) = Fixed::ALL.into_iter().find(|f| f.as_str() == s) {
+            return Some(MetricId::Fixed(f));
+        }
+        for stat in PerCpuStat::ALL {
+            if let Some(rest) = s.strip_prefix(stat.prefix()) {
+                let node = match rest {
+                    "_to_any_node" => None,
+                    _ => Some(rest.strip_prefix("_to_node")?.parse().ok()?),
+                };
+                return Some(MetricId::PerCpu { stat, node });
+            }
+        }
+        for stat in GpuStat::ALL {
+            if let Some(rest) = s.strip_prefix(stat.prefix()) {
+                let gpu = rest.strip_prefix("_gpu")?.parse().ok()?;
+                return Some(MetricId::Gpu { stat, gpu });
+            }
+        }
+        let (head, policy) = match s.strip_suffix(']').and_then(|h| h.split_once('[')) {
+            Some((head, p)) => (head, Some(p.to_string())),
+            None => (s, None),
+        };
+        if head == EXEC_WALL {
+            return Some(MetricId::ExecWall { policy });
+        }
+        let name = match head.strip_prefix(EXEC_METRIC)? {
+            "" => None,
+            named => Some(named.strip_prefix(':')?.to_string()),
+        };
+        Some(MetricId::ExecMetric { name, policy })
+    }
+
+    /// True when the id's text is `s` (without writing the text out).
+    pub fn is_spelled(&self, s: &str) -> bool {
+        struct Rest<'a>(Option<&'a str>);
+        impl fmt::Write for Rest<'_> {
+            fn write_str(&mut self, part: &str) -> fmt::Result {
+                self.0 = self.0.and_then(|r| r.strip_prefix(part));
+                Ok(())
+            }
+        }
+        let mut rest = Rest(Some(s));
+        fmt::Write::write_fmt(&mut rest, format_args!("{self}")).is_ok() && rest.0 == Some("")
+    }
+
+    /// The headline metric this id is, if it is one.
+    pub fn headline(&self) -> Option<MetricKey> {
+        match self {
+            MetricId::Headline(k) => Some(*k),
+            _ => None,
+        }
+    }
+
+    /// True for an `exec` figure (program metric or wall time).
+    pub fn is_exec(&self) -> bool {
+        matches!(self, MetricId::ExecMetric { .. } | MetricId::ExecWall { .. })
+    }
+
+    /// The `exec` policy the figure was measured under.
+    pub fn policy(&self) -> Option<&str> {
+        match self {
+            MetricId::ExecMetric { policy, .. } | MetricId::ExecWall { policy } => {
+                policy.as_deref()
+            }
+            _ => None,
+        }
+    }
+
+    /// The same `exec` figure without its policy (what a run of one
+    /// policy also gives); any other id unchanged.
+    pub fn without_policy(&self) -> MetricId {
+        match self {
+            MetricId::ExecMetric { name, .. } => {
+                MetricId::ExecMetric { name: name.clone(), policy: None }
+            }
+            MetricId::ExecWall { .. } => MetricId::ExecWall { policy: None },
+            other => other.clone(),
+        }
+    }
+
+    /// A named program metric's name (`exec_metric:int[default]` gives
+    /// `int`).
+    pub fn exec_metric_name(&self) -> Option<&str> {
+        match self {
+            MetricId::ExecMetric { name, .. } => name.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for MetricId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let policy = |f: &mut fmt::Formatter<'_>, p: &Option<String>| match p {
+            Some(p) => write!(f, "[{p}]"),
+            None => Ok(()),
+        };
+        match self {
+            MetricId::Headline(k) => f.write_str(k.id()),
+            MetricId::Fixed(x) => f.write_str(x.as_str()),
+            MetricId::PerCpu { stat, node: Some(n) } => write!(f, "{}_to_node{n}", stat.prefix()),
+            MetricId::PerCpu { stat, node: None } => write!(f, "{}_to_any_node", stat.prefix()),
+            MetricId::Gpu { stat, gpu } => write!(f, "{}_gpu{gpu}", stat.prefix()),
+            MetricId::ExecMetric { name, policy: p } => {
+                f.write_str(EXEC_METRIC)?;
+                if let Some(n) = name {
+                    write!(f, ":{n}")?;
+                }
+                policy(f, p)
+            }
+            MetricId::ExecWall { policy: p } => {
+                f.write_str(EXEC_WALL)?;
+                policy(f, p)
+            }
+            MetricId::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<MetricKey> for MetricId {
+    fn from(k: MetricKey) -> MetricId {
+        MetricId::Headline(k)
+    }
+}
+
+impl From<Fixed> for MetricId {
+    fn from(f: Fixed) -> MetricId {
+        MetricId::Fixed(f)
+    }
+}
+
+/// Compares with a text id, as tests and callers holding stored ids do.
+impl PartialEq<str> for MetricId {
+    fn eq(&self, other: &str) -> bool {
+        self.is_spelled(other)
+    }
+}
+
+impl PartialEq<&str> for MetricId {
+    fn eq(&self, other: &&str) -> bool {
+        self.is_spelled(other)
+    }
+}
+
+impl Serialize for MetricId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for MetricId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MetricId, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(MetricId::parse(&s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_id_is_written_back_as_it_was_read() {
+        for s in [
+            "local_bw_gbs",
+            "loaded_lat_at_peak_ns",
+            "remote_penalty_ratio",
+            "local_bw_per_watt",
+            "per_cpu_split_to_node0",
+            "per_cpu_mean_ns_to_any_node",
+            "gpu_h2d_penalty_pct_gpu3",
+            "exec_metric",
+            "exec_metric[remote:0/1]",
+            "exec_metric:int[default]",
+            "exec_metric:fp",
+            "exec_wall_s[local:0]",
+            "exec_wall_s",
+            // not the catalogue's
+            "per_cpu_split_to_node01",
+            "per_cpu_split_to_nodex",
+            "gpu_h2d_gbs_gpu",
+            "exec_metricx",
+            "something_else",
+            "",
+        ] {
+            let id = MetricId::parse(s);
+            assert_eq!(id.to_string(), s);
+            assert_eq!(serde_json::to_string(&id).unwrap(), format!("\"{s}\""));
+            let back: MetricId = serde_json::from_str(&format!("\"{s}\"")).unwrap();
+            assert_eq!(back, id);
+        }
+    }
+
+    #[test]
+    fn ids_are_taken_apart() {
+        assert_eq!(MetricId::parse("local_lat_ns"), MetricId::Headline(MetricKey::LocalLat));
+        assert_eq!(MetricId::parse("tier_bw_gbs"), MetricId::Fixed(Fixed::TierBw));
+        assert_eq!(
+            MetricId::parse("per_cpu_groups_to_node2"),
+            MetricId::PerCpu { stat: PerCpuStat::Groups, node: Some(2) }
+        );
+        assert_eq!(
+            MetricId::parse("gpu_h2d_gbs_gpu1"),
+            MetricId::Gpu { stat: GpuStat::H2dBw, gpu: 1 }
+        );
+        let int = MetricId::parse("exec_metric:int[local:0]");
+        assert_eq!(
+            int,
+            MetricId::ExecMetric { name: Some("int".into()), policy: Some("local:0".into()) }
+        );
+        assert_eq!((int.exec_metric_name(), int.policy()), (Some("int"), Some("local:0")));
+        assert_eq!(int.without_policy().to_string(), "exec_metric:int");
+        assert_eq!(MetricId::parse("exec_wall_s[x]").without_policy().to_string(), "exec_wall_s");
+        assert_eq!(
+            MetricId::parse("per_cpu_split_to_node01"),
+            MetricId::Other("per_cpu_split_to_node01".into())
+        );
+        assert!(!MetricId::parse("other").is_exec());
+        assert!(int.is_spelled("exec_metric:int[local:0]"));
+        assert!(!int.is_spelled("exec_metric:int[local:0"));
+        assert!(!int.is_spelled("exec_metric:int[local:0]x"));
+        assert!(int != "exec_metric");
+    }
+}
