@@ -243,8 +243,8 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         #[cfg(feature = "parquet")]
         ExportFormat::Parquet => {
             let path = a.output.as_deref().unwrap_or(Path::new("-"));
-            let (figures, runs) = crate::cmd::parquet::export(&db, &ids, path)?;
-            let runs_path = crate::cmd::parquet::runs_path(path);
+            let (figures, runs) = report::parquet::export(&db, &ids, path)?;
+            let runs_path = report::parquet::runs_path(path);
             if g.json {
                 let doc = ParquetFiles {
                     figures: ParquetFile { path, rows: figures },
