@@ -29,6 +29,7 @@ pub mod glance;
 pub mod gpu;
 pub mod hmat;
 pub mod latency;
+pub mod man;
 mod method;
 pub mod openmetrics;
 #[cfg(feature = "parquet")]
