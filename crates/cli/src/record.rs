@@ -7,10 +7,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use events::{Event, Observer, StopFlag};
-use lock::{LockError, MeasureLock};
+use lock::{MeasureLock, TakeError};
 use results::Record;
 use store::{NewRun, RunId, RunStatus, Store};
 use topo::{SysRoot, Topology};
@@ -55,69 +54,23 @@ pub fn lock_path() -> PathBuf {
     LOCK_PATH.get().cloned().unwrap_or_else(MeasureLock::default_path)
 }
 
-/// How long a command run from a terminal waits for another measurement
-/// before it gives up (without `--wait`).
-pub const INTERACTIVE_WAIT: Duration = Duration::from_secs(10 * 60);
+pub use lock::INTERACTIVE_WAIT;
 
 /// Takes the machine-wide measuring lock (`--lock`, `NUMAPROBE_LOCK` or the
-/// default path). Busy: with `wait`, one line saying whom we wait for
-/// (again only if the holder changes) until it is free or Ctrl-C; from a
-/// terminal (stdin and stderr both), the same wait bounded by
-/// [`INTERACTIVE_WAIT`] (a first run on a shared machine waits its turn);
-/// otherwise (scripts, CI, cron) an error naming the holder at once.
+/// default path) as [`lock::take`] does: waiting with `wait`, from a
+/// terminal (stdin and stderr both) up to [`INTERACTIVE_WAIT`], else not
+/// at all. Stopped while waiting: exits as stopped by that signal.
 pub fn take_lock(wait: bool, quiet: bool, stop: &StopFlag) -> anyhow::Result<MeasureLock> {
     use std::io::IsTerminal;
     let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
-    take_lock_as(wait, interactive, quiet, stop, INTERACTIVE_WAIT)
-}
-
-fn take_lock_as(
-    wait: bool,
-    interactive: bool,
-    quiet: bool,
-    stop: &StopFlag,
-    bound: Duration,
-) -> anyhow::Result<MeasureLock> {
-    let path = lock_path();
-    let deadline = (!wait).then(|| std::time::Instant::now() + bound);
-    let mut timed_out = false;
-    let r = if wait || interactive {
-        let mut told: Option<Option<u32>> = None;
-        MeasureLock::acquire_wait(&path, Duration::from_millis(500), |pid| {
-            if told != Some(pid) && (!quiet || !wait) {
-                let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
-                match deadline {
-                    Some(_) => eprintln!(
-                        "numaprobe: another numaprobe measurement{who} is running; waiting up to {} min for it to finish (Ctrl-C to stop; --wait waits without a limit)...",
-                        bound.as_secs().div_ceil(60)
-                    ),
-                    None => eprintln!("numaprobe: waiting for the measuring numaprobe{who} to finish..."),
-                }
-            }
-            told = Some(pid);
-            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-                timed_out = true;
-                return false;
-            }
-            !stop.is_stopped()
-        })
-    } else {
-        MeasureLock::acquire_at(&path)
-    };
-    r.map_err(|e| match e {
-        LockError::Busy { .. } => anyhow::anyhow!(
-            "{e}; wait for it to finish or use --wait (from a terminal numaprobe waits up to {} min by itself)",
-            bound.as_secs().div_ceil(60)
-        ),
-        e @ LockError::GaveUp { .. } if timed_out => anyhow::anyhow!(
-            "{e} after {} min; try again later, or use --wait to wait without a limit",
-            bound.as_secs().div_ceil(60)
-        ),
-        // Ctrl-C (or SIGTERM) while waiting: stopped by a signal, 128 + its number.
-        e @ LockError::GaveUp { .. } if stop.is_stopped() => {
-            anyhow::Error::new(e).context(crate::signal::StoppedWaiting)
+    let stopped = || stop.is_stopped();
+    lock::take(&lock_path(), wait, interactive, quiet, &stopped, INTERACTIVE_WAIT).map_err(|e| {
+        match e {
+            // Ctrl-C (or SIGTERM) while waiting: stopped by a signal, 128 + its number.
+            TakeError::Stopped(e) => anyhow::Error::new(e).context(crate::signal::StoppedWaiting),
+            TakeError::Other(e) => anyhow::Error::new(e),
+            e => anyhow::anyhow!("{e}"),
         }
-        e => anyhow::Error::new(e),
     })
 }
 
@@ -283,39 +236,5 @@ impl Observer for Saving<'_> {
             r.record(&event);
         }
         self.next.event(event);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 35: the README's first command stopped at once on a shared
-    /// machine. From a terminal a busy lock is waited for, within a bound;
-    /// a script still fails at once.
-    #[test]
-    fn from_a_terminal_a_busy_lock_is_waited_for_within_a_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.lock");
-        set_lock_path(Some(path.clone()));
-        assert_eq!(lock_path(), path);
-        let held = MeasureLock::acquire_at(&path).unwrap();
-        let stop = StopFlag::new();
-
-        let e = take_lock_as(false, false, true, &stop, Duration::from_secs(3600)).unwrap_err();
-        assert!(e.to_string().contains("another numaprobe measurement is running"), "{e}");
-        assert!(e.to_string().contains("use --wait"), "{e}");
-
-        let e = take_lock_as(false, true, true, &stop, Duration::from_millis(600)).unwrap_err();
-        assert!(e.to_string().contains("gave up waiting"), "{e}");
-        assert!(e.to_string().contains("--wait to wait without a limit"), "{e}");
-
-        let release = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            drop(held);
-        });
-        let got = take_lock_as(false, true, true, &stop, Duration::from_secs(3600));
-        release.join().unwrap();
-        assert_eq!(got.unwrap().path(), path);
     }
 }
