@@ -4,14 +4,14 @@
 //! the moment it is reported ([`Recording::record`], through [`Saving`]),
 //! and the run closed with how it ended ([`Recording::finish`]).
 //! `run`, `exec`, and `bw`/`lat` with `--label`/`--save` all go through it.
+//! Taking the lock is [`lock::take`]'s and saving [`store::recording`]'s;
+//! this module gives them the command line's settings.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::PathBuf;
 
-use events::{Event, Observer, StopFlag};
+use events::StopFlag;
 use lock::{MeasureLock, TakeError};
-use results::Record;
-use store::{NewRun, RunId, RunStatus, Store};
+use store::NewRun;
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -74,6 +74,29 @@ pub fn take_lock(wait: bool, quiet: bool, stop: &StopFlag) -> anyhow::Result<Mea
     })
 }
 
+/// A run being saved by this command line: in `--db`'s database, warnings
+/// as `output::warn` shows them, stopped as `signal::cause` says.
+pub type Recording = store::recording::Recording<Global>;
+/// The observer saving every result into a [`Recording`].
+pub type Saving<'a> = store::recording::Saving<'a, Global>;
+pub use store::recording::Outcome;
+
+impl store::recording::Destination for Global {
+    type Error = anyhow::Error;
+    fn db_path(&self) -> anyhow::Result<PathBuf> {
+        crate::cmd::store::db_path(self)
+    }
+    fn quiet(&self) -> bool {
+        self.quiet
+    }
+    fn warn(quiet: bool, msg: &str) {
+        output::warn(quiet, msg)
+    }
+    fn interrupted_by() -> &'static str {
+        crate::signal::cause()
+    }
+}
+
 /// A new run described with this machine's fingerprints (the same for
 /// every command, so all of a machine's runs group together).
 pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -> NewRun {
@@ -89,152 +112,4 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
         new.topology = results::context::RunTopology::of(t);
     }
     new
-}
-
-/// How a recorded run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// Everything planned was measured.
-    Complete,
-    /// Stopped by Ctrl-C, SIGTERM or SIGHUP; keeps what was measured.
-    Interrupted,
-    /// Part of the plan failed (the message says what).
-    Incomplete(String),
-    /// Stopped by an error.
-    Failed(String),
-}
-
-impl Outcome {
-    /// How a measurement that returned `result` ended: failed on an
-    /// error, interrupted when `stopped`, complete otherwise.
-    pub fn of<T, E: std::fmt::Display>(result: &Result<T, E>, stopped: bool) -> Self {
-        match result {
-            Err(e) => Outcome::Failed(e.to_string()),
-            Ok(_) if stopped => Outcome::Interrupted,
-            Ok(_) => Outcome::Complete,
-        }
-    }
-}
-
-/// An open run in the store, saving results as they are reported.
-pub struct Recording {
-    db: Mutex<Store>,
-    run: RunId,
-    path: PathBuf,
-    quiet: bool,
-    saved: Mutex<(usize, Vec<String>)>,
-}
-
-/// What [`Recording::finish`] leaves: the store, the run and its counts.
-pub struct Finished {
-    pub db: Store,
-    pub run: RunId,
-    pub path: PathBuf,
-    pub status: RunStatus,
-    pub message: Option<String>,
-    /// Results saved through [`Recording::record`]/[`Recording::save`].
-    pub saved: usize,
-}
-
-impl Finished {
-    /// One line on stderr (unless quiet): where the run was saved.
-    pub fn tell(&self, quiet: bool) {
-        if !quiet {
-            eprintln!(
-                "numaprobe: saved as run {} ({}) in {}",
-                self.run,
-                self.status,
-                self.path.display()
-            );
-        }
-    }
-}
-
-impl Recording {
-    /// Opens (creating if need be) the results database and begins `new`.
-    pub fn open(g: &Global, new: &NewRun) -> anyhow::Result<Recording> {
-        let path = crate::cmd::store::db_path(g)?;
-        // StoreError names the file already.
-        let mut db = Store::open(&path)?;
-        let run = db.begin_run(new)?;
-        Ok(Recording {
-            db: Mutex::new(db),
-            run,
-            path,
-            quiet: g.quiet,
-            saved: Mutex::new((0, Vec::new())),
-        })
-    }
-
-    pub fn run(&self) -> RunId {
-        self.run
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Saves one result now; a failure is warned about and remembered (the
-    /// run then ends incomplete).
-    pub fn save(&self, record: &Record) {
-        let res = self.db.lock().unwrap_or_else(|p| p.into_inner()).add_result(self.run, record);
-        let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
-        match res {
-            Ok(_) => saved.0 += 1,
-            Err(e) => {
-                let msg = format!("could not save a {} result: {e}", record.kind());
-                output::warn(self.quiet, &msg);
-                saved.1.push(msg);
-            }
-        }
-    }
-
-    /// The one place a measurement event becomes a stored result.
-    pub fn record(&self, event: &Event) {
-        if let Event::Record(r) = event {
-            self.save(r);
-        }
-    }
-
-    /// Closes the run with its status: complete, incomplete (interrupted,
-    /// part failed, or a result could not be saved) or failed.
-    pub fn finish(self, outcome: Outcome) -> anyhow::Result<Finished> {
-        let (saved, errors) = self.saved.into_inner().unwrap_or_else(|p| p.into_inner());
-        let mut db = self.db.into_inner().unwrap_or_else(|p| p.into_inner());
-        let lost = (!errors.is_empty()).then(|| errors.join("; "));
-        let join = |a: String, b: Option<String>| match b {
-            Some(b) => format!("{a}; {b}"),
-            None => a,
-        };
-        let (status, message) = match outcome {
-            Outcome::Complete => match lost {
-                None => (RunStatus::Complete, None),
-                Some(l) => (RunStatus::Incomplete, Some(l)),
-            },
-            Outcome::Interrupted => {
-                let by = format!("interrupted ({})", crate::signal::cause());
-                (RunStatus::Incomplete, Some(join(by, lost)))
-            }
-            Outcome::Incomplete(m) => (RunStatus::Incomplete, Some(join(m, lost))),
-            Outcome::Failed(m) => (RunStatus::Failed, Some(join(m, lost))),
-        };
-        db.finish_run(self.run, status, message.as_deref())?;
-        Ok(Finished { db, run: self.run, path: self.path, status, message, saved })
-    }
-}
-
-/// An observer that saves every result into the recording (when there is
-/// one) before passing the event on.
-pub struct Saving<'a> {
-    pub rec: Option<&'a Recording>,
-    pub next: &'a dyn Observer,
-}
-
-impl Observer for Saving<'_> {
-    fn event(&self, event: Event) {
-        if let Some(r) = self.rec {
-            r.record(&event);
-        }
-        self.next.event(event);
-    }
 }

@@ -27,6 +27,7 @@ mod import;
 mod open;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod recording;
 mod runref;
 pub mod schema;
 pub mod select;
