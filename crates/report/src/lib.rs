@@ -47,6 +47,7 @@ pub mod svg;
 mod sweep;
 mod tiers;
 mod validation;
+pub mod versioned;
 
 use std::str::FromStr;
 
