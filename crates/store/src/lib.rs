@@ -20,6 +20,7 @@
 //!
 //! See `docs/store.md` for the schema and the export format.
 
+pub mod batch;
 mod db;
 mod error;
 mod export;
