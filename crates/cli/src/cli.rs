@@ -234,28 +234,12 @@ pub fn value_error_line(e: &clap::Error) -> String {
     match (text(ContextKind::InvalidValue), text(ContextKind::InvalidArg), why) {
         (Some(value), Some(arg), Some(why)) => format!(
             "error: invalid value '{}' for '{}': {}",
-            escape_controls(&value),
-            escape_controls(&arg),
-            escape_controls(&why)
+            report::safe::escape_controls(&value),
+            report::safe::escape_controls(&arg),
+            report::safe::escape_controls(&why)
         ),
         _ => e.render().to_string().lines().next().unwrap_or_default().to_string(),
     }
-}
-
-/// `s` with every control character written as an escape (`\n`, `\t`,
-/// `\r`, `\x1b`).
-pub fn escape_controls(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -67,22 +67,7 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 
 /// Writes `value` as pretty JSON to stdout.
 pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
-    // serde_json escapes C0 controls; DEL and C1 (which can only be inside
-    // strings here) get a JSON escape too, so no control reaches a terminal.
-    let hidden = |c: char| c.is_control() && c as u32 >= 0x7f;
-    if !text.contains(hidden) {
-        return emit(&text);
-    }
-    let mut safe = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if hidden(c) {
-            safe.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            safe.push(c);
-        }
-    }
-    emit(&safe)
+    emit(&report::safe::json_controls(&serde_json::to_string_pretty(value)?))
 }
 
 /// Writes `value` as pretty JSON with the keys of every object, at every
