@@ -45,6 +45,137 @@ pub fn default_total(spare: u64) -> u64 {
     (spare / 2).min(DEFAULT_MAX_TOTAL)
 }
 
+/// `--size`: bytes, or everything the node can spare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Total {
+    Bytes(u64),
+    All,
+}
+
+/// The nearest node with CPUs to `node` (itself when it has CPUs): the
+/// node whose CPUs read a scan of `node` by default.
+pub fn nearest_cpu_node(t: &topo::Topology, node: u32) -> Option<u32> {
+    let with_cpus: Vec<u32> = t.cpu_nodes().map(|n| n.id).collect();
+    if with_cpus.contains(&node) {
+        return Some(node);
+    }
+    with_cpus.into_iter().min_by_key(|&c| (t.distance(c, node).unwrap_or(u32::MAX), c))
+}
+
+/// How much of a node a scan fills, in how many chunks ([`sizing`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sizing {
+    /// What was asked: `size`, `all` or `default`.
+    pub total_from: &'static str,
+    pub chunk_bytes: u64,
+    pub chunks: usize,
+    /// What the node can spare.
+    pub spare_bytes: u64,
+    /// Said when the default chunk was made smaller to fit the total.
+    pub smaller_chunk: Option<String>,
+    /// Said when the total is not a whole number of chunks.
+    pub left_over: Option<String>,
+}
+
+/// A size or chunk the node cannot take, or a chunk too small for the
+/// team: the user's mistake, nothing allocated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct SizingError(pub String);
+
+/// The chunks to scan on `mem` (node `mem.node`) for `threads` readers
+/// with `page`-byte pages: `size` (default: [`default_total`]) in chunks
+/// of `chunk` (default: [`DEFAULT_CHUNK`], an eighth of the total when
+/// that is more than a quarter of it), each a whole number of pages.
+pub fn sizing(
+    mem: &place::NodeMemory,
+    size: Option<Total>,
+    chunk: Option<u64>,
+    threads: usize,
+    page: u64,
+) -> Result<Sizing, SizingError> {
+    let refuse = |m: String| Err(SizingError(m));
+    let spare = mem.spare_bytes;
+    let human = topo::units::binary_size;
+    let can_spare = || {
+        format!(
+            "node {} can spare {} ({} available, {} kept free)",
+            mem.node,
+            human(spare),
+            human(mem.available_bytes),
+            human(mem.reserve_bytes)
+        )
+    };
+    let (total, total_from) = match size {
+        Some(Total::Bytes(s)) if s > spare => {
+            return refuse(format!("--size {}: {}; nothing was allocated", human(s), can_spare()))
+        }
+        Some(Total::Bytes(s)) => (s, "size"),
+        Some(Total::All) => (spare, "all"),
+        None => (default_total(spare), "default"),
+    };
+    let page_per_thread = page * threads as u64;
+    let mut smaller_chunk = None;
+    let asked = match chunk {
+        Some(c) => c,
+        None if DEFAULT_CHUNK <= total / 4 => DEFAULT_CHUNK,
+        None => {
+            let c = (total / 8 / page_per_thread * page_per_thread).max(page_per_thread);
+            smaller_chunk = Some(format!(
+                "chunks of {} instead of the default {}: the total to scan is {}",
+                human(c),
+                human(DEFAULT_CHUNK),
+                human(total)
+            ));
+            c
+        }
+    };
+    if asked > total {
+        let what = match total_from {
+            "default" => format!(
+                "the default total of {} (half of what the node can spare, at most {}; {})",
+                human(total),
+                human(DEFAULT_MAX_TOTAL),
+                can_spare()
+            ),
+            "all" => can_spare(),
+            _ => format!("--size {}", human(total)),
+        };
+        return refuse(format!(
+            "--chunk {} is larger than {what}: give a smaller --chunk or a larger --size; \
+             nothing was allocated",
+            human(asked)
+        ));
+    }
+    let chunk = asked / page * page;
+    if chunk < page * threads as u64 {
+        return refuse(format!(
+            "--chunk {}: each of the {} reading thread(s) needs at least one page of {}",
+            human(asked),
+            threads,
+            human(page)
+        ));
+    }
+    let chunks = (total / chunk) as usize;
+    let left_over = (total % chunk != 0).then(|| {
+        format!(
+            "scanning {} chunk(s) of {} = {}: the {} left over is not a whole chunk",
+            chunks,
+            human(chunk),
+            human(chunk * chunks as u64),
+            human(total - chunk * chunks as u64)
+        )
+    });
+    Ok(Sizing {
+        total_from,
+        chunk_bytes: chunk,
+        chunks,
+        spare_bytes: spare,
+        smaller_chunk,
+        left_over,
+    })
+}
+
 /// Attempts per wanted repetition while disturbed ones are replaced.
 const ATTEMPTS_PER_REP: usize = 3;
 
@@ -440,6 +571,40 @@ fn recheck(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn node_memory(spare_gib: u64) -> place::NodeMemory {
+        place::NodeMemory {
+            node: 1,
+            total_bytes: 64 << 30,
+            free_bytes: spare_gib << 30,
+            reclaimable_bytes: 0,
+            available_bytes: spare_gib << 30,
+            reserve_bytes: 0,
+            spare_bytes: spare_gib << 30,
+        }
+    }
+
+    /// The default total is half the spare memory; a default chunk that
+    /// is more than a quarter of it becomes an eighth (and says so); a
+    /// size past the spare memory or a chunk past the total is refused.
+    #[test]
+    fn sizing_fits_the_chunks_to_what_the_node_can_spare() {
+        let s = sizing(&node_memory(4), None, None, 2, 4096).unwrap();
+        assert_eq!((s.total_from, s.chunk_bytes, s.chunks), ("default", 256 << 20, 8));
+        assert!(s.smaller_chunk.unwrap().starts_with("chunks of 256 MiB instead of the default"));
+        assert_eq!(s.left_over, None);
+        let s = sizing(&node_memory(64), Some(Total::Bytes(3 << 29)), None, 2, 4096).unwrap();
+        assert_eq!((s.chunk_bytes, s.chunks), (192 << 20, 8));
+        assert!(s.smaller_chunk.is_some());
+        let s =
+            sizing(&node_memory(64), Some(Total::Bytes(3 << 29)), Some(1 << 30), 2, 4096).unwrap();
+        assert_eq!(s.chunks, 1);
+        assert!(s.left_over.unwrap().contains("512 MiB left over"));
+        let e = sizing(&node_memory(4), Some(Total::Bytes(5 << 30)), None, 2, 4096).unwrap_err();
+        assert!(e.0.starts_with("--size 5 GiB: node 1 can spare 4 GiB"), "{e}");
+        let e = sizing(&node_memory(4), Some(Total::All), Some(8 << 30), 2, 4096).unwrap_err();
+        assert!(e.0.contains("is larger than node 1 can spare"), "{e}");
+    }
 
     #[test]
     fn the_default_total_is_half_of_what_the_node_can_spare_at_most_8_gib() {

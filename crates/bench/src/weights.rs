@@ -69,6 +69,29 @@ pub struct CellFigure {
     pub best_gbs: Option<f64>,
 }
 
+impl CellFigure {
+    /// The figures of a saved run's records: its `bw` results with a CPU
+    /// node and one memory node (the matrix, or local runs).
+    pub fn of_records<'a>(records: impl IntoIterator<Item = &'a results::Record>) -> Vec<Self> {
+        records
+            .into_iter()
+            .filter_map(|r| match r {
+                results::Record::Bw(b) => Some(b.as_ref()),
+                _ => None,
+            })
+            .filter(|b| matches!(b.mode, Mode::Matrix | Mode::Local))
+            .filter_map(|b| {
+                Some(CellFigure {
+                    kernel: b.kernel,
+                    cpu_node: b.cpu_node?,
+                    mem_node: b.mem_node?,
+                    best_gbs: results::stats::measured(b.best_gbs),
+                })
+            })
+            .collect()
+    }
+}
+
 /// The matrix of saved figures: of the kernel present in most of them
 /// (triad whenever present), the best figure of each cell. `None` when
 /// there is no figure.

@@ -4,15 +4,14 @@
 //! the moment it is reported ([`Recording::record`], through [`Saving`]),
 //! and the run closed with how it ended ([`Recording::finish`]).
 //! `run`, `exec`, and `bw`/`lat` with `--label`/`--save` all go through it.
+//! Taking the lock is [`lock::take`]'s and saving [`store::recording`]'s;
+//! this module gives them the command line's settings.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::path::PathBuf;
 
-use events::{Event, Observer, StopFlag};
-use lock::{LockError, MeasureLock};
-use results::Record;
-use store::{NewRun, RunId, RunStatus, Store};
+use events::StopFlag;
+use lock::{MeasureLock, TakeError};
+use store::NewRun;
 use topo::{SysRoot, Topology};
 
 use crate::cli::Global;
@@ -55,70 +54,47 @@ pub fn lock_path() -> PathBuf {
     LOCK_PATH.get().cloned().unwrap_or_else(MeasureLock::default_path)
 }
 
-/// How long a command run from a terminal waits for another measurement
-/// before it gives up (without `--wait`).
-pub const INTERACTIVE_WAIT: Duration = Duration::from_secs(10 * 60);
+pub use lock::INTERACTIVE_WAIT;
 
 /// Takes the machine-wide measuring lock (`--lock`, `NUMAPROBE_LOCK` or the
-/// default path). Busy: with `wait`, one line saying whom we wait for
-/// (again only if the holder changes) until it is free or Ctrl-C; from a
-/// terminal (stdin and stderr both), the same wait bounded by
-/// [`INTERACTIVE_WAIT`] (a first run on a shared machine waits its turn);
-/// otherwise (scripts, CI, cron) an error naming the holder at once.
+/// default path) as [`lock::take`] does: waiting with `wait`, from a
+/// terminal (stdin and stderr both) up to [`INTERACTIVE_WAIT`], else not
+/// at all. Stopped while waiting: exits as stopped by that signal.
 pub fn take_lock(wait: bool, quiet: bool, stop: &StopFlag) -> anyhow::Result<MeasureLock> {
     use std::io::IsTerminal;
     let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
-    take_lock_as(wait, interactive, quiet, stop, INTERACTIVE_WAIT)
+    let stopped = || stop.is_stopped();
+    lock::take(&lock_path(), wait, interactive, quiet, &stopped, INTERACTIVE_WAIT).map_err(|e| {
+        match e {
+            // Ctrl-C (or SIGTERM) while waiting: stopped by a signal, 128 + its number.
+            TakeError::Stopped(e) => anyhow::Error::new(e).context(crate::signal::StoppedWaiting),
+            TakeError::Other(e) => anyhow::Error::new(e),
+            e => anyhow::anyhow!("{e}"),
+        }
+    })
 }
 
-fn take_lock_as(
-    wait: bool,
-    interactive: bool,
-    quiet: bool,
-    stop: &StopFlag,
-    bound: Duration,
-) -> anyhow::Result<MeasureLock> {
-    let path = lock_path();
-    let deadline = (!wait).then(|| std::time::Instant::now() + bound);
-    let mut timed_out = false;
-    let r = if wait || interactive {
-        let mut told: Option<Option<u32>> = None;
-        MeasureLock::acquire_wait(&path, Duration::from_millis(500), |pid| {
-            if told != Some(pid) && (!quiet || !wait) {
-                let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
-                match deadline {
-                    Some(_) => eprintln!(
-                        "numaprobe: another numaprobe measurement{who} is running; waiting up to {} min for it to finish (Ctrl-C to stop; --wait waits without a limit)...",
-                        bound.as_secs().div_ceil(60)
-                    ),
-                    None => eprintln!("numaprobe: waiting for the measuring numaprobe{who} to finish..."),
-                }
-            }
-            told = Some(pid);
-            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-                timed_out = true;
-                return false;
-            }
-            !stop.is_stopped()
-        })
-    } else {
-        MeasureLock::acquire_at(&path)
-    };
-    r.map_err(|e| match e {
-        LockError::Busy { .. } => anyhow::anyhow!(
-            "{e}; wait for it to finish or use --wait (from a terminal numaprobe waits up to {} min by itself)",
-            bound.as_secs().div_ceil(60)
-        ),
-        e @ LockError::GaveUp { .. } if timed_out => anyhow::anyhow!(
-            "{e} after {} min; try again later, or use --wait to wait without a limit",
-            bound.as_secs().div_ceil(60)
-        ),
-        // Ctrl-C (or SIGTERM) while waiting: stopped by a signal, 128 + its number.
-        e @ LockError::GaveUp { .. } if stop.is_stopped() => {
-            anyhow::Error::new(e).context(crate::signal::StoppedWaiting)
-        }
-        e => anyhow::Error::new(e),
-    })
+/// A run being saved by this command line: in `--db`'s database, warnings
+/// as `output::warn` shows them, stopped as `signal::cause` says.
+pub type Recording = store::recording::Recording<Global>;
+/// The observer saving every result into a [`Recording`].
+pub type Saving<'a> = store::recording::Saving<'a, Global>;
+pub use store::recording::Outcome;
+
+impl store::recording::Destination for Global {
+    type Error = anyhow::Error;
+    fn db_path(&self) -> anyhow::Result<PathBuf> {
+        crate::cmd::store::db_path(self)
+    }
+    fn quiet(&self) -> bool {
+        self.quiet
+    }
+    fn warn(quiet: bool, msg: &str) {
+        output::warn(quiet, msg)
+    }
+    fn interrupted_by() -> &'static str {
+        crate::signal::cause()
+    }
 }
 
 /// A new run described with this machine's fingerprints (the same for
@@ -136,186 +112,4 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
         new.topology = results::context::RunTopology::of(t);
     }
     new
-}
-
-/// How a recorded run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// Everything planned was measured.
-    Complete,
-    /// Stopped by Ctrl-C, SIGTERM or SIGHUP; keeps what was measured.
-    Interrupted,
-    /// Part of the plan failed (the message says what).
-    Incomplete(String),
-    /// Stopped by an error.
-    Failed(String),
-}
-
-impl Outcome {
-    /// How a measurement that returned `result` ended: failed on an
-    /// error, interrupted when `stopped`, complete otherwise.
-    pub fn of<T, E: std::fmt::Display>(result: &Result<T, E>, stopped: bool) -> Self {
-        match result {
-            Err(e) => Outcome::Failed(e.to_string()),
-            Ok(_) if stopped => Outcome::Interrupted,
-            Ok(_) => Outcome::Complete,
-        }
-    }
-}
-
-/// An open run in the store, saving results as they are reported.
-pub struct Recording {
-    db: Mutex<Store>,
-    run: RunId,
-    path: PathBuf,
-    quiet: bool,
-    saved: Mutex<(usize, Vec<String>)>,
-}
-
-/// What [`Recording::finish`] leaves: the store, the run and its counts.
-pub struct Finished {
-    pub db: Store,
-    pub run: RunId,
-    pub path: PathBuf,
-    pub status: RunStatus,
-    pub message: Option<String>,
-    /// Results saved through [`Recording::record`]/[`Recording::save`].
-    pub saved: usize,
-}
-
-impl Finished {
-    /// One line on stderr (unless quiet): where the run was saved.
-    pub fn tell(&self, quiet: bool) {
-        if !quiet {
-            eprintln!(
-                "numaprobe: saved as run {} ({}) in {}",
-                self.run,
-                self.status,
-                self.path.display()
-            );
-        }
-    }
-}
-
-impl Recording {
-    /// Opens (creating if need be) the results database and begins `new`.
-    pub fn open(g: &Global, new: &NewRun) -> anyhow::Result<Recording> {
-        let path = crate::cmd::store::db_path(g)?;
-        // StoreError names the file already.
-        let mut db = Store::open(&path)?;
-        let run = db.begin_run(new)?;
-        Ok(Recording {
-            db: Mutex::new(db),
-            run,
-            path,
-            quiet: g.quiet,
-            saved: Mutex::new((0, Vec::new())),
-        })
-    }
-
-    pub fn run(&self) -> RunId {
-        self.run
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Saves one result now; a failure is warned about and remembered (the
-    /// run then ends incomplete).
-    pub fn save(&self, record: &Record) {
-        let res = self.db.lock().unwrap_or_else(|p| p.into_inner()).add_result(self.run, record);
-        let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
-        match res {
-            Ok(_) => saved.0 += 1,
-            Err(e) => {
-                let msg = format!("could not save a {} result: {e}", record.kind());
-                output::warn(self.quiet, &msg);
-                saved.1.push(msg);
-            }
-        }
-    }
-
-    /// The one place a measurement event becomes a stored result.
-    pub fn record(&self, event: &Event) {
-        if let Event::Record(r) = event {
-            self.save(r);
-        }
-    }
-
-    /// Closes the run with its status: complete, incomplete (interrupted,
-    /// part failed, or a result could not be saved) or failed.
-    pub fn finish(self, outcome: Outcome) -> anyhow::Result<Finished> {
-        let (saved, errors) = self.saved.into_inner().unwrap_or_else(|p| p.into_inner());
-        let mut db = self.db.into_inner().unwrap_or_else(|p| p.into_inner());
-        let lost = (!errors.is_empty()).then(|| errors.join("; "));
-        let join = |a: String, b: Option<String>| match b {
-            Some(b) => format!("{a}; {b}"),
-            None => a,
-        };
-        let (status, message) = match outcome {
-            Outcome::Complete => match lost {
-                None => (RunStatus::Complete, None),
-                Some(l) => (RunStatus::Incomplete, Some(l)),
-            },
-            Outcome::Interrupted => {
-                let by = format!("interrupted ({})", crate::signal::cause());
-                (RunStatus::Incomplete, Some(join(by, lost)))
-            }
-            Outcome::Incomplete(m) => (RunStatus::Incomplete, Some(join(m, lost))),
-            Outcome::Failed(m) => (RunStatus::Failed, Some(join(m, lost))),
-        };
-        db.finish_run(self.run, status, message.as_deref())?;
-        Ok(Finished { db, run: self.run, path: self.path, status, message, saved })
-    }
-}
-
-/// An observer that saves every result into the recording (when there is
-/// one) before passing the event on.
-pub struct Saving<'a> {
-    pub rec: Option<&'a Recording>,
-    pub next: &'a dyn Observer,
-}
-
-impl Observer for Saving<'_> {
-    fn event(&self, event: Event) {
-        if let Some(r) = self.rec {
-            r.record(&event);
-        }
-        self.next.event(event);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 35: the README's first command stopped at once on a shared
-    /// machine. From a terminal a busy lock is waited for, within a bound;
-    /// a script still fails at once.
-    #[test]
-    fn from_a_terminal_a_busy_lock_is_waited_for_within_a_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.lock");
-        set_lock_path(Some(path.clone()));
-        assert_eq!(lock_path(), path);
-        let held = MeasureLock::acquire_at(&path).unwrap();
-        let stop = StopFlag::new();
-
-        let e = take_lock_as(false, false, true, &stop, Duration::from_secs(3600)).unwrap_err();
-        assert!(e.to_string().contains("another numaprobe measurement is running"), "{e}");
-        assert!(e.to_string().contains("use --wait"), "{e}");
-
-        let e = take_lock_as(false, true, true, &stop, Duration::from_millis(600)).unwrap_err();
-        assert!(e.to_string().contains("gave up waiting"), "{e}");
-        assert!(e.to_string().contains("--wait to wait without a limit"), "{e}");
-
-        let release = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            drop(held);
-        });
-        let got = take_lock_as(false, true, true, &stop, Duration::from_secs(3600));
-        release.join().unwrap();
-        assert_eq!(got.unwrap().path(), path);
-    }
 }

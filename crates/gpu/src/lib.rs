@@ -11,6 +11,7 @@
 pub mod driver;
 pub mod helper;
 pub mod launch;
+pub mod plan;
 pub mod protocol;
 
 /// Why a GPU measurement could not be made, in one line each.

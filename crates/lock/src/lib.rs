@@ -21,6 +21,9 @@
 //! (`O_CREAT|O_EXCL`, mode 0644) receives the holder's PID; an existing
 //! file, whoever owns it, is opened read-only and locked as it is, never
 //! truncated or written. The holder is found in `/proc/locks`.
+//!
+//! [`take`] is how a measuring command takes it: waiting, or not, and
+//! saying so.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -30,6 +33,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+pub mod take;
+pub use take::{take, TakeError, INTERACTIVE_WAIT};
 
 /// Why the lock was not taken.
 #[derive(Debug, thiserror::Error)]

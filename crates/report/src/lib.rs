@@ -8,7 +8,8 @@
 //! (Markdown, HTML, Text), so every format shares one layout. Every part
 //! reads the run's typed records (`results::Record`, as the store read
 //! them) and matches on their enums; the CSV and OpenMetrics exporters go
-//! through the same records. [`brief`] writes the short Markdown of
+//! through the same records, and so does the Parquet exporter (feature
+//! `parquet`). [`brief`] writes the short Markdown of
 //! `report --brief`; [`console`] the text commands print on a terminal.
 
 mod appendix;
@@ -28,8 +29,11 @@ pub mod glance;
 pub mod gpu;
 pub mod hmat;
 pub mod latency;
+pub mod man;
 mod method;
 pub mod openmetrics;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod per_cpu;
 pub mod placements;
 mod power;
@@ -43,6 +47,7 @@ pub mod svg;
 mod sweep;
 mod tiers;
 mod validation;
+pub mod versioned;
 
 use std::str::FromStr;
 

@@ -450,6 +450,24 @@ pub fn without_figures(db: &Store, runs: &[LoadedRun]) -> Result<Vec<String>, St
     Ok(out)
 }
 
+/// `dir/numaprobe.prom` could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: cannot write", .0.display())]
+pub struct TextfileError(pub std::path::PathBuf, #[source] pub std::io::Error);
+
+/// Writes `text` to `dir/numaprobe.prom` atomically, as node_exporter's
+/// textfile collector requires: a new file under a random name in the same
+/// folder (`O_EXCL|O_NOFOLLOW`; its name does not end in `.prom`, so the
+/// collector never reads it half written), synced, then renamed over the
+/// old file. A symbolic link planted at either name is never followed.
+pub fn write_textfile(
+    dir: &std::path::Path,
+    text: &str,
+) -> Result<std::path::PathBuf, TextfileError> {
+    topo::outfile::replace_atomically(dir, "numaprobe.prom", text.as_bytes(), 0o644)
+        .map_err(|e| TextfileError(dir.join("numaprobe.prom"), e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -618,5 +636,22 @@ mod tests {
         assert_eq!(unix_seconds("2026-11-02T11:00:02.500Z"), Some(1_793_617_202.5));
         assert_eq!(unix_seconds("2000-02-29T00:00:00Z"), Some(951_782_400.0));
         assert_eq!(unix_seconds("yesterday"), None);
+    }
+
+    /// A symbolic link planted under the temporary file's name must not
+    /// send the metrics into its target: the temporary file is created
+    /// anew, never opened through whatever is there.
+    #[test]
+    fn textfile_never_writes_through_a_planted_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        let planted = d.path().join(format!(".numaprobe.prom.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("numaprobe.prom")).unwrap();
+        let t = write_textfile(d.path(), "numaprobe_up 1\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "numaprobe_up 1\n");
+        assert!(!std::fs::symlink_metadata(&t).unwrap().file_type().is_symlink());
     }
 }

@@ -146,9 +146,51 @@ pub fn csv_cell(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// `s` with every control character written as an escape (`\n`, `\t`,
+/// `\r`, `\x1b`).
+pub fn escape_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON `text` with DEL and C1 controls (which serde_json leaves as they
+/// are, and can only be inside strings) written as `\u` escapes too, so
+/// no control reaches a terminal: serde_json escapes C0 controls itself.
+pub fn json_controls(text: &str) -> Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && c as u32 >= 0x7f;
+    if !text.contains(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if hidden(c) {
+            safe.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            safe.push(c);
+        }
+    }
+    Cow::Owned(safe)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn controls_are_escaped_in_flag_values_and_json() {
+        assert_eq!(escape_controls("a\n\tb\u{1b}[2J"), "a\\n\\tb\\x1b[2J");
+        assert_eq!(json_controls("\"a\u{7f}b\u{85}\""), "\"a\\u007fb\\u0085\"");
+        assert!(matches!(json_controls("{\"a\": 1}"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn control_characters_are_shown_not_sent() {

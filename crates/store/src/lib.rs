@@ -20,6 +20,7 @@
 //!
 //! See `docs/store.md` for the schema and the export format.
 
+pub mod batch;
 mod db;
 mod error;
 mod export;
@@ -27,6 +28,7 @@ mod import;
 mod open;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod recording;
 mod runref;
 pub mod schema;
 pub mod select;

@@ -13,11 +13,8 @@ use std::time::Duration;
 
 use bench::weights::{CellFigure, Sizing};
 use kernels::Kernel;
-use place::weights::{
-    self, ApplyError, CannotWrite, Matrix, MatrixError, RestoreError, WriteFailure,
-};
+use place::weights::{self, ApplyError, CannotWrite, Matrix, MatrixError, RestoreError};
 use report::console::advise;
-use serde::Serialize;
 use topo::{NodeSet, SysRoot, Topology};
 
 use crate::cli::Global;
@@ -205,22 +202,7 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
 /// [`bench::weights::saved_matrix`] picks them.
 fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, Kernel, Matrix)> {
     let run = super::store::load_for(g, "--from-run", r)?;
-    let figures: Vec<CellFigure> = run
-        .records()
-        .filter_map(|r| match r {
-            results::Record::Bw(b) => Some(b.as_ref()),
-            _ => None,
-        })
-        .filter(|b| matches!(b.mode, results::bw::Mode::Matrix | results::bw::Mode::Local))
-        .filter_map(|b| {
-            Some(CellFigure {
-                kernel: b.kernel,
-                cpu_node: b.cpu_node?,
-                mem_node: b.mem_node?,
-                best_gbs: results::stats::measured(b.best_gbs),
-            })
-        })
-        .collect();
+    let figures = CellFigure::of_records(run.records());
     let Some((kernel, m)) = bench::weights::saved_matrix(&figures) else {
         anyhow::bail!(
             "--from-run {r}: run {} has no bandwidth per CPU node and memory node \
@@ -244,16 +226,6 @@ fn backup_path(a: &InterleaveArgs, g: &Global) -> anyhow::Result<PathBuf> {
     Ok(dir.join(format!("weights-backup-{secs}.json")))
 }
 
-/// Says loudly which files could not be restored and what to write by hand.
-fn loud_failures(failed: &[WriteFailure]) -> String {
-    let mut s =
-        String::from("COULD NOT RESTORE every weight: write these values by hand (as root):\n");
-    for f in failed {
-        s.push_str(&format!("  echo {} > {}    # failed: {}\n", f.value, f.path, f.error));
-    }
-    s
-}
-
 fn apply(
     root: &SysRoot,
     w: &BTreeMap<u32, u32>,
@@ -274,7 +246,7 @@ fn apply(
             anyhow::bail!("--apply failed: {why}; the old weights were put back")
         }
         Err(ApplyError::Write { why, unrestored }) => {
-            eprint!("{}", loud_failures(&unrestored));
+            eprint!("{}", advise::loud_failures(&unrestored));
             anyhow::bail!(
                 "--apply failed: {why}; and some old weights could not be put back (above)"
             )
@@ -288,14 +260,6 @@ fn apply(
     Ok(advise::Applied { backup: path.display().to_string(), restore_command })
 }
 
-#[derive(Serialize)]
-struct RestoreDoc {
-    backup: String,
-    restored: BTreeMap<u32, u32>,
-    auto: Option<bool>,
-    failed: Vec<WriteFailure>,
-}
-
 fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
     let (b, failed) = match weights::restore_file(root, file) {
         Ok(done) => done,
@@ -303,7 +267,7 @@ fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
         Err(RestoreError::CannotWrite(why)) => return Err(refusal("--restore", &why)),
         Err(e) => return Err(anyhow::Error::new(e).context("--restore")),
     };
-    let doc = RestoreDoc {
+    let doc = advise::RestoreDoc {
         backup: file.display().to_string(),
         restored: b.previous.weights.clone(),
         auto: b.previous.auto,
@@ -312,17 +276,10 @@ fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
     if g.json {
         output::json(&output::Versioned::new(output::schema::RESTORE, &doc))?;
     } else {
-        let list: Vec<String> =
-            b.previous.weights.iter().map(|(n, w)| format!("node{n}={w}")).collect();
-        let auto = b.previous.auto.map(|x| format!(", auto={x}")).unwrap_or_default();
-        output::emit(&format!(
-            "restored weights {}{auto} from {}\n",
-            list.join(" "),
-            file.display()
-        ))?;
+        output::emit(&advise::restored(&doc))?;
     }
     if !failed.is_empty() {
-        eprint!("{}", loud_failures(&failed));
+        eprint!("{}", advise::loud_failures(&failed));
         anyhow::bail!("--restore: {} file(s) could not be written (values above)", failed.len());
     }
     Ok(())

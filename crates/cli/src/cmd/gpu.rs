@@ -5,7 +5,8 @@
 use std::io::IsTerminal;
 
 use analysis::gpu::{self as matrix, Cell, Contention};
-use gpu::protocol::{self, Direction, Message, Plan, PlanNode, Point, Probe, PROTOCOL_VERSION};
+use gpu::plan::Request;
+use gpu::protocol::{Direction, Message, Plan, PlanNode, Point, Probe};
 use report::console::gpu::{self as gpu_text, Doc, FeedDoc, GpuNode};
 use results::gpu::GpuCopy;
 use topo::{NodeSet, SysRoot, Topology};
@@ -109,37 +110,16 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         true => Some(Recording::open(g, &record::new_run(&root, Some(&t), a.save.label.clone()))?),
         false => None,
     };
-    let plan = Plan {
-        protocol: PROTOCOL_VERSION,
+    let request = Request {
         gpus: gpus.clone(),
-        nodes: nodes
-            .iter()
-            .map(|&n| PlanNode {
-                node: n,
-                cpus: allowed.check_cpu_node(n, &t).map(|c| c.to_list()).unwrap_or_default(),
-            })
-            .collect(),
-        directions: if a.directions.is_empty() {
-            Direction::ALL.to_vec()
-        } else {
-            a.directions.clone()
-        },
-        sizes: {
-            let mut s =
-                if a.sizes.is_empty() { protocol::default_sizes() } else { a.sizes.clone() };
-            s.sort_unstable();
-            s.dedup();
-            s
-        },
+        nodes,
+        directions: a.directions.clone(),
+        sizes: a.sizes.clone(),
         reps: a.reps as u32,
-        together: !a.no_together && gpus.len() > 1,
+        no_together: a.no_together,
     };
-    let together_points = match plan.together {
-        true => plan.nodes.len() * plan.gpus.len() * plan.directions.len(),
-        false => 0,
-    };
-    let total = plan.nodes.len() * plan.gpus.len() * plan.directions.len() * plan.sizes.len()
-        + together_points;
+    let plan = Plan::of(&request, &allowed, &t);
+    let total = plan.points();
     let verbose = !g.quiet && std::io::stderr().is_terminal();
     let mut done = 0usize;
     let s = gpu::launch::run("measure", Some(&plan), |m| match m {

@@ -8,8 +8,6 @@ pub mod exec;
 pub mod fleet;
 pub mod gpu;
 pub mod lat;
-#[cfg(feature = "parquet")]
-pub mod parquet;
 pub mod place;
 pub mod run;
 pub mod scan;

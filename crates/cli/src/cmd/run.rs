@@ -70,11 +70,7 @@ pub struct Args {
     pub declare: crate::declare::DeclareArgs,
 }
 
-/// Writes `text` to `dir/numaprobe.prom` atomically, as node_exporter's
-/// textfile collector requires: a new file under a random name in the same
-/// folder (`O_EXCL|O_NOFOLLOW`; its name does not end in `.prom`, so the
-/// collector never reads it half written), synced, then renamed over the
-/// old file. A symbolic link planted at either name is never followed.
+/// Writes `text` to `dir/numaprobe.prom` ([`report::openmetrics::write_textfile`]).
 pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
     if !dir.is_dir() {
         crate::usage!(
@@ -82,10 +78,7 @@ pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
             dir.display()
         );
     }
-    topo::outfile::replace_atomically(dir, "numaprobe.prom", text.as_bytes(), 0o644).map_err(|e| {
-        anyhow::Error::new(e)
-            .context(format!("{}: cannot write", dir.join("numaprobe.prom").display()))
-    })
+    Ok(report::openmetrics::write_textfile(dir, text)?)
 }
 
 /// The reports' folder: `--report-dir`, else `reports/` beside the database.
@@ -177,19 +170,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let plan_out = run_text::plan(&topo, &plan, output::table_style());
     if a.dry_run {
         if g.json {
-            let doc = run_text::PlanDoc {
-                budget,
-                steps: plan
-                    .steps
-                    .iter()
-                    .map(|s| run_text::PlanStep {
-                        step: s.step.name(),
-                        measures: &s.what,
-                        estimate_s: s.estimate.as_secs_f64(),
-                    })
-                    .collect(),
-                estimate_s: plan.estimate().as_secs_f64(),
-            };
+            let doc = run_text::PlanDoc::of(budget, &plan);
             return output::json_sorted(&output::Versioned::new(output::schema::RUN, &doc));
         }
         return output::emit(&plan_out);
@@ -322,19 +303,6 @@ fn measure_once(
         None => None,
     };
 
-    let metrics = analysis::metrics::metrics(&analysis::data::RunData::of(&loaded))
-        .into_iter()
-        .map(|(k, metric)| {
-            (
-                k.id(),
-                run_text::MetricDoc {
-                    metric,
-                    unit: k.unit(),
-                    higher_is_better: k.higher_is_better(),
-                },
-            )
-        })
-        .collect();
     let doc = run_text::RunDoc {
         run,
         id: run,
@@ -353,7 +321,7 @@ fn measure_once(
         estimate_s: plan.estimate().as_secs_f64(),
         results: saved,
         audit: findings.counts.clone(),
-        metrics,
+        metrics: run_text::metric_docs(&loaded),
         report_html: html,
         report_md: md,
         textfile,
@@ -367,26 +335,4 @@ fn measure_once(
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
     }
     Ok(Done { id: run, status, message, doc })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A symbolic link planted under the temporary file's name must not
-    /// send the metrics into its target: the temporary file is created
-    /// anew, never opened through whatever is there.
-    #[test]
-    fn textfile_never_writes_through_a_planted_symlink() {
-        let d = tempfile::tempdir().unwrap();
-        let victim = d.path().join("victim");
-        std::fs::write(&victim, "precious\n").unwrap();
-        let planted = d.path().join(format!(".numaprobe.prom.{}.tmp", std::process::id()));
-        std::os::unix::fs::symlink(&victim, &planted).unwrap();
-        std::os::unix::fs::symlink(&victim, d.path().join("numaprobe.prom")).unwrap();
-        let t = write_textfile(d.path(), "numaprobe_up 1\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
-        assert_eq!(std::fs::read_to_string(&t).unwrap(), "numaprobe_up 1\n");
-        assert!(!std::fs::symlink_metadata(&t).unwrap().file_type().is_symlink());
-    }
 }

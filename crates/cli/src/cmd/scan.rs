@@ -51,12 +51,7 @@ pub struct Args {
     pub wait: bool,
 }
 
-/// `--size`: bytes, or everything the node can spare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Total {
-    Bytes(u64),
-    All,
-}
+pub use bench::scan::Total;
 
 /// Parses `--size`: `all`, or a size in the common grammar.
 pub(crate) fn total(s: &str) -> Result<Total, String> {
@@ -67,15 +62,6 @@ pub(crate) fn total(s: &str) -> Result<Total, String> {
     }
 }
 
-/// The nearest node with CPUs to `node` (itself when it has CPUs).
-fn nearest_cpu_node(t: &Topology, node: u32) -> Option<u32> {
-    let with_cpus: Vec<u32> = t.cpu_nodes().map(|n| n.id).collect();
-    if with_cpus.contains(&node) {
-        return Some(node);
-    }
-    with_cpus.into_iter().min_by_key(|&c| (t.distance(c, node).unwrap_or(u32::MAX), c))
-}
-
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let root = SysRoot::live();
     let t = Topology::discover(&root)?;
@@ -84,7 +70,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if let Err(e) = allowed.check_mem_nodes(&node, &t) {
         usage!("--mem-node {}: {e}", a.mem_node);
     }
-    let cpu_node = match a.cpu_node.or_else(|| nearest_cpu_node(&t, a.mem_node)) {
+    let cpu_node = match a.cpu_node.or_else(|| scan::nearest_cpu_node(&t, a.mem_node)) {
         Some(n) => n,
         None => usage!("no node with CPUs to read node {} from", a.mem_node),
     };
@@ -101,82 +87,17 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     }
     let mem = place::node_memory(&root, a.mem_node)
         .with_context(|| format!("reading node {}'s free memory", a.mem_node))?;
-    let spare = mem.spare_bytes;
     let page = place::base_page_size() as u64;
-    let human = topo::units::binary_size;
-    let can_spare = || {
-        format!(
-            "node {} can spare {} ({} available, {} kept free)",
-            a.mem_node,
-            human(spare),
-            human(mem.available_bytes),
-            human(mem.reserve_bytes)
-        )
+    let sized = match scan::sizing(&mem, a.size, a.chunk, cpus.len(), page) {
+        Ok(s) => s,
+        Err(e) => usage!("{e}"),
     };
-    let (total, total_from) = match a.size {
-        Some(Total::Bytes(s)) if s > spare => {
-            usage!("--size {}: {}; nothing was allocated", human(s), can_spare())
-        }
-        Some(Total::Bytes(s)) => (s, "size"),
-        Some(Total::All) => (spare, "all"),
-        None => (scan::default_total(spare), "default"),
-    };
-    let page_per_thread = page * cpus.len() as u64;
-    let asked = match a.chunk {
-        Some(c) => c,
-        None if scan::DEFAULT_CHUNK <= total / 4 => scan::DEFAULT_CHUNK,
-        None => {
-            let c = (total / 8 / page_per_thread * page_per_thread).max(page_per_thread);
-            output::warn(
-                g.quiet,
-                &format!(
-                    "chunks of {} instead of the default {}: the total to scan is {}",
-                    human(c),
-                    human(scan::DEFAULT_CHUNK),
-                    human(total)
-                ),
-            );
-            c
-        }
-    };
-    if asked > total {
-        let what = match total_from {
-            "default" => format!(
-                "the default total of {} (half of what the node can spare, at most {}; {})",
-                human(total),
-                human(scan::DEFAULT_MAX_TOTAL),
-                can_spare()
-            ),
-            "all" => can_spare(),
-            _ => format!("--size {}", human(total)),
-        };
-        usage!(
-            "--chunk {} is larger than {what}: give a smaller --chunk or a larger --size; \
-             nothing was allocated",
-            human(asked)
-        );
+    let (chunk, chunks, spare) = (sized.chunk_bytes, sized.chunks, sized.spare_bytes);
+    if let Some(w) = &sized.smaller_chunk {
+        output::warn(g.quiet, w);
     }
-    let chunk = asked / page * page;
-    if chunk < page * cpus.len() as u64 {
-        usage!(
-            "--chunk {}: each of the {} reading thread(s) needs at least one page of {}",
-            human(asked),
-            cpus.len(),
-            human(page)
-        );
-    }
-    let chunks = (total / chunk) as usize;
-    if total % chunk != 0 && !g.quiet && !g.json {
-        output::warn(
-            g.quiet,
-            &format!(
-                "scanning {} chunk(s) of {} = {}: the {} left over is not a whole chunk",
-                chunks,
-                human(chunk),
-                human(chunk * chunks as u64),
-                human(total - chunk * chunks as u64)
-            ),
-        );
+    if let Some(w) = sized.left_over.as_deref().filter(|_| !g.quiet && !g.json) {
+        output::warn(g.quiet, w);
     }
     let physical = is_root();
     let spec = ScanSpec {
@@ -203,7 +124,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         chunks_planned: chunks,
         total_bytes: chunk * chunks as u64,
         spare_bytes: spare,
-        total_from,
+        total_from: sized.total_from,
         interrupted,
         physical: got.iter().any(|c| c.phys.is_some()),
         chunks: &got,

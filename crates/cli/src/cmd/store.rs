@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use report::console::store::Import;
+use store::batch::{Import, Step, Stopped};
 use store::{LoadedRun, RunRef, Store, StoreError};
 
 use crate::cli::Global;
@@ -243,8 +243,8 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         #[cfg(feature = "parquet")]
         ExportFormat::Parquet => {
             let path = a.output.as_deref().unwrap_or(Path::new("-"));
-            let (figures, runs) = crate::cmd::parquet::export(&db, &ids, path)?;
-            let runs_path = crate::cmd::parquet::runs_path(path);
+            let (figures, runs) = report::parquet::export(&db, &ids, path)?;
+            let runs_path = report::parquet::runs_path(path);
             if g.json {
                 let doc = ParquetFiles {
                     figures: ParquetFile { path, rows: figures },
@@ -279,37 +279,12 @@ struct ParquetFile<'a> {
     rows: u64,
 }
 
-/// Checks one export file (or stdin for `-`) as a stream, every run,
-/// without opening the database; the error's name says why a file is
-/// skipped.
-fn check_export(f: &Path) -> Result<store::CheckedExport, (String, &'static str, String)> {
-    let checked = if f == Path::new("-") {
-        store::CheckedExport::from_stdin()
-    } else {
-        store::CheckedExport::from_file(f)
-    };
-    checked.map_err(|e| {
-        let name = if f == Path::new("-") { "stdin".to_string() } else { f.display().to_string() };
-        let kind = match &e {
-            StoreError::ExportUnreadable { .. } => "unreadable",
-            StoreError::ExportTooNew { .. } => "newer_version",
-            _ => "corrupt",
-        };
-        (name, kind, e.to_string())
-    })
-}
-
-/// Imports each file in its own transaction, one after the other (memory
-/// holds one run at a time). A file that cannot be read, is not a valid
-/// export or comes from a newer numaprobe is skipped with a named error and
-/// the others are imported; the command then exits 1. Re-importing is
-/// idempotent (runs are known by UUID).
+/// Imports each file in its own transaction ([`store::batch`]); a file
+/// skipped with a named error makes the command exit 1 once the others
+/// are imported. Re-importing is idempotent (runs are known by UUID).
 pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let path = db_path(g)?;
-    // Opened at the first good file: a command that imports nothing leaves
-    // no database behind.
-    let mut db: Option<Store> = None;
     let bar = if !g.quiet && a.files.len() > 1 && std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(a.files.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -322,60 +297,37 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let mut reports = Vec::new();
-    let mut failed = 0usize;
-    for (i, f) in a.files.iter().enumerate() {
-        match check_export(f) {
-            Ok(mut checked) => {
-                let name = checked.origin().to_string();
-                let store = match &mut db {
-                    Some(s) => s,
-                    None => db.insert(Store::open(&path)?),
-                };
-                let outcome = match store.import_checked(&mut checked) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        // Each file is one transaction: say what is in
-                        // the database and what is not, then stop.
-                        bar.finish_and_clear();
-                        print_imports(&reports, failed, &path, g)?;
-                        let done = reports.iter().filter(|r| r.outcome.is_some()).count();
-                        anyhow::bail!(
-                            "{name}: not imported: {e}; nothing from it was committed; {done} file(s) before it imported{}{}",
-                            if done > 0 { " (above)" } else { "" },
-                            match a.files.len() - i - 1 {
-                                0 => String::new(),
-                                n => format!(", {n} after it not tried"),
-                            }
-                        );
-                    }
-                };
-                for w in &outcome.warnings {
-                    let w = report::safe::one_line(w);
-                    bar.suspend(|| eprintln!("numaprobe: warning: {name}: {w}"));
-                }
-                reports.push(Import {
-                    file: name,
-                    outcome: Some(outcome),
-                    error: None,
-                    message: None,
-                });
+    let (reports, failed, stopped) =
+        store::batch::import_files(&path, &a.files, &mut |step| match step {
+            Step::Warning { file, text } => {
+                let w = report::safe::one_line(text);
+                bar.suspend(|| eprintln!("numaprobe: warning: {file}: {w}"));
             }
-            Err((name, kind, message)) => {
-                failed += 1;
-                let shown = report::safe::one_line(&message);
+            Step::Skipped { kind, message } => {
+                let shown = report::safe::one_line(message);
                 bar.suspend(|| eprintln!("numaprobe: skipped ({kind}): {shown}"));
-                reports.push(Import {
-                    file: name,
-                    outcome: None,
-                    error: Some(kind),
-                    message: Some(message),
-                });
             }
-        }
-        bar.inc(1);
-    }
+            Step::Done => bar.inc(1),
+        });
     bar.finish_and_clear();
+    match stopped {
+        Some(Stopped::Open(e)) => return Err(e.into()),
+        // Each file is one transaction: say what is in the database and
+        // what is not, then stop.
+        Some(Stopped::Import { file, error, left }) => {
+            print_imports(&reports, failed, &path, g)?;
+            let done = reports.iter().filter(|r| r.outcome.is_some()).count();
+            anyhow::bail!(
+                "{file}: not imported: {error}; nothing from it was committed; {done} file(s) before it imported{}{}",
+                if done > 0 { " (above)" } else { "" },
+                match left {
+                    0 => String::new(),
+                    n => format!(", {n} after it not tried"),
+                }
+            );
+        }
+        None => {}
+    }
     print_imports(&reports, failed, &path, g)?;
     if failed > 0 {
         anyhow::bail!(

@@ -2,8 +2,12 @@
 //! the kernel's, what the other CPU nodes lose, the notes, the commands
 //! that set the weights, and what `--apply` and `--verify` did.
 
+use std::collections::BTreeMap;
+
 use bench::weights::Verify;
-use place::weights::{Advice, Commands, KernelWeights, Matrix, MatrixAdvice, OtherView};
+use place::weights::{
+    Advice, Commands, KernelWeights, Matrix, MatrixAdvice, OtherView, WriteFailure,
+};
 use serde::Serialize;
 
 use super::{Table, TableStyle};
@@ -170,6 +174,33 @@ pub fn render(d: &Doc, style: TableStyle) -> String {
             s.push_str(&format!("  against local-only: {l:+.1}%\n"));
         }
         s.push_str(&format!("  {}\n", v.verdict));
+    }
+    s
+}
+
+/// `advise interleave --restore`'s document: the weights put back from
+/// `backup`, and those that could not be.
+#[derive(Serialize)]
+pub struct RestoreDoc {
+    pub backup: String,
+    pub restored: BTreeMap<u32, u32>,
+    pub auto: Option<bool>,
+    pub failed: Vec<WriteFailure>,
+}
+
+/// What `--restore` says it did.
+pub fn restored(d: &RestoreDoc) -> String {
+    let list: Vec<String> = d.restored.iter().map(|(n, w)| format!("node{n}={w}")).collect();
+    let auto = d.auto.map(|x| format!(", auto={x}")).unwrap_or_default();
+    format!("restored weights {}{auto} from {}\n", list.join(" "), d.backup)
+}
+
+/// Says loudly which files could not be restored and what to write by hand.
+pub fn loud_failures(failed: &[WriteFailure]) -> String {
+    let mut s =
+        String::from("COULD NOT RESTORE every weight: write these values by hand (as root):\n");
+    for f in failed {
+        s.push_str(&format!("  echo {} > {}    # failed: {}\n", f.value, f.path, f.error));
     }
     s
 }

@@ -1,7 +1,9 @@
 //! What the commands print on a terminal: tables in the style `--table`
 //! chooses ([`TableStyle`]), and the text of the commands that show a
 //! measurement or the machine as they find it ([`topo`], [`lat`]). Every
-//! function returns the text; the command line writes it.
+//! function returns the text; the command line writes it. The exception
+//! is [`progress`], an events observer that draws a measurement's
+//! progress bars on stderr as its events come.
 //!
 //! Tables are drawn with light box-drawing lines on a terminal and as plain
 //! aligned text elsewhere (a pipe, a file); Markdown and tab-separated
@@ -15,6 +17,7 @@ pub mod exec;
 pub mod gpu;
 pub mod lat;
 pub mod place;
+pub mod progress;
 pub mod run;
 pub mod scan;
 pub mod store;

@@ -45,6 +45,18 @@ pub struct PlanDoc<'a> {
     pub estimate_s: f64,
 }
 
+impl<'a> PlanDoc<'a> {
+    /// The document of `plan`, made for `budget`.
+    pub fn of(budget: Budget, plan: &'a SuitePlan) -> Self {
+        let steps = plan.steps.iter().map(|s| PlanStep {
+            step: s.step.name(),
+            measures: &s.what,
+            estimate_s: s.estimate.as_secs_f64(),
+        });
+        PlanDoc { budget, steps: steps.collect(), estimate_s: plan.estimate().as_secs_f64() }
+    }
+}
+
 /// One step of the plan.
 #[derive(Serialize)]
 pub struct PlanStep<'a> {
@@ -92,6 +104,17 @@ pub struct MetricDoc {
     pub metric: analysis::metrics::Metric,
     pub unit: &'static str,
     pub higher_is_better: bool,
+}
+
+/// The headline metrics of `run` by their stable ids ([`RunDoc::metrics`]).
+pub fn metric_docs(run: &LoadedRun) -> BTreeMap<&'static str, MetricDoc> {
+    analysis::metrics::metrics(&analysis::data::RunData::of(run))
+        .into_iter()
+        .map(|(k, metric)| {
+            let doc = MetricDoc { metric, unit: k.unit(), higher_is_better: k.higher_is_better() };
+            (k.id(), doc)
+        })
+        .collect()
 }
 
 /// What `run` prints after each run: the headline tables, where the run

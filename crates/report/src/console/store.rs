@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-use store::{ImportOutcome, ImportedRun, LoadedRun, RunSummary};
+use store::{ImportedRun, LoadedRun, RunSummary};
 
 use super::{Lines, Table, TableStyle};
 
@@ -111,18 +110,7 @@ pub fn show(run: &LoadedRun, style: TableStyle) -> String {
     out.into_string()
 }
 
-/// What `import` did with one file: imported (`outcome`) or skipped with
-/// a named error (`error`: `unreadable`, `corrupt` or `newer_version`).
-#[derive(Serialize)]
-pub struct Import {
-    pub file: String,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<ImportOutcome>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
+pub use store::batch::Import;
 
 /// What `import` did, file by file (a total past 20 files) into the
 /// database at `path`; `failed` files were skipped. Empty when no file

@@ -1,17 +1,29 @@
 //! `export --format parquet`: runs as two tidy Parquet tables (the figures,
 //! one row per figure, and the runs), read one run at a time from the
 //! database. The rows are drawn here from the typed records and the
-//! metric catalogue; `store::parquet` writes them. Schema and a DuckDB
-//! query in docs/fleet.md.
+//! metric catalogue, beside the CSV and OpenMetrics exporters;
+//! `store::parquet` writes them. Schema and a DuckDB query in
+//! docs/fleet.md.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use results::lat::Lat;
 use results::stats::measured;
 use results::Record;
-use store::parquet::{FigureRow, RunKey, RunRow};
-use store::{LoadedRun, RunId, Store};
+use store::parquet::{FigureRow, ParquetError, RunKey, RunRow};
+use store::{LoadedRun, RunId, Store, StoreError};
+
+/// Why an export stopped: a file could not be written, or a run could not
+/// be read. Each names the file it was writing.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{}: cannot write", .0.display())]
+    Open(PathBuf, #[source] std::io::Error),
+    #[error("{}: cannot write Parquet", .0.display())]
+    Write(PathBuf, #[source] ParquetError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// Where the runs table goes beside the figures file `path`:
 /// `NAME.parquet` -> `NAME.runs.parquet`.
@@ -131,11 +143,11 @@ pub fn figures_of(run: &LoadedRun) -> Vec<FigureRow> {
 
 /// Writes `ids`' figures to `path` and their runs beside it
 /// ([`runs_path`]): (figure rows, run rows).
-pub fn export(db: &Store, ids: &[RunId], path: &Path) -> anyhow::Result<(u64, u64)> {
-    let file = topo::outfile::open_output(path)
-        .with_context(|| format!("{}: cannot write", path.display()))?;
+pub fn export(db: &Store, ids: &[RunId], path: &Path) -> Result<(u64, u64), ExportError> {
+    let file =
+        topo::outfile::open_output(path).map_err(|e| ExportError::Open(path.to_path_buf(), e))?;
     let mut runs: Vec<RunRow> = Vec::with_capacity(ids.len());
-    let mut failed: Option<anyhow::Error> = None;
+    let mut failed: Option<StoreError> = None;
     let iter = ids.iter().map_while(|id| match db.load_run(*id) {
         Ok(run) => {
             let key = key_of(&run);
@@ -152,19 +164,18 @@ pub fn export(db: &Store, ids: &[RunId], path: &Path) -> anyhow::Result<(u64, u6
             Some(Ok((key, figures)))
         }
         Err(e) => {
-            failed = Some(e.into());
+            failed = Some(e);
             None
         }
     });
     let figures = store::parquet::write_figures(std::io::BufWriter::new(file), iter)
-        .with_context(|| format!("{}: cannot write Parquet", path.display()))?;
+        .map_err(|e| ExportError::Write(path.to_path_buf(), e))?;
     if let Some(e) = failed {
-        return Err(e);
+        return Err(e.into());
     }
     let rp = runs_path(path);
-    let file = topo::outfile::open_output(&rp)
-        .with_context(|| format!("{}: cannot write", rp.display()))?;
+    let file = topo::outfile::open_output(&rp).map_err(|e| ExportError::Open(rp.clone(), e))?;
     let n = store::parquet::write_runs(std::io::BufWriter::new(file), &runs)
-        .with_context(|| format!("{}: cannot write Parquet", rp.display()))?;
+        .map_err(|e| ExportError::Write(rp.clone(), e))?;
     Ok((figures, n))
 }

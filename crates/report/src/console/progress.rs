@@ -1,0 +1,94 @@
+//! Draws measurement events on stderr: one progress bar per phase on a
+//! terminal, nothing when stderr is not a terminal or `quiet` is asked.
+//! Warnings go to stderr unless quiet.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use events::{Event, Observer};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The observer that draws the bars.
+pub struct Bars {
+    quiet: bool,
+    draw: bool,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl Bars {
+    /// Bars on stderr when it is a terminal and not `quiet`.
+    pub fn new(quiet: bool) -> Self {
+        Bars { quiet, draw: !quiet && std::io::stderr().is_terminal(), bars: Mutex::default() }
+    }
+
+    fn bar(&self, total: u64) -> ProgressBar {
+        if !self.draw {
+            return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        }
+        let bar = ProgressBar::new(total);
+        let style = if total > 0 {
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} ETA {eta} {msg}")
+        } else {
+            ProgressStyle::with_template("{prefix:>12} {spinner} {elapsed} {msg}")
+        };
+        if let Ok(style) = style {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar
+    }
+}
+
+impl Observer for Bars {
+    fn event(&self, event: Event) {
+        let mut bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            Event::PhaseStart { phase, total } => {
+                let bar = self.bar(total);
+                bar.set_prefix(phase.clone());
+                bars.insert(phase, bar);
+            }
+            Event::Progress { phase, done, what } => {
+                if let Some(bar) = bars.get(&phase) {
+                    bar.set_position(done);
+                    bar.set_message(what);
+                }
+            }
+            Event::PhaseEnd { phase } => {
+                if let Some(bar) = bars.remove(&phase) {
+                    bar.finish_and_clear();
+                }
+            }
+            Event::StepStart { phase, name, .. } => {
+                if let Some(bar) = bars.get(&phase) {
+                    bar.set_message(name);
+                }
+            }
+            Event::StepEnd { phase, index, name, error } => {
+                if let Some(bar) = bars.get(&phase) {
+                    bar.set_position(index as u64 + 1);
+                    bar.set_message(name.clone());
+                }
+                if let Some(e) = error {
+                    self.warn(&bars, &format!("step failed, going on: {name}: {e}"));
+                }
+            }
+            Event::Warning(msg) => self.warn(&bars, &msg),
+            Event::Record(_) => {}
+        }
+    }
+}
+
+impl Bars {
+    fn warn(&self, bars: &HashMap<String, ProgressBar>, msg: &str) {
+        if !self.quiet {
+            let line = format!("numaprobe: warning: {}", crate::safe::visible(msg));
+            // Through a visible bar so the line is not drawn over; a hidden
+            // bar would drop it.
+            match bars.values().next().filter(|_| self.draw) {
+                Some(bar) => bar.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+    }
+}
