@@ -254,7 +254,7 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
     {
         out.push(crate::doc::Tile {
             name: "Remote penalty".into(),
-            value: format!("{:.1}x", r.value / l.value),
+            value: format!("{}x", crate::fmt::num(r.value / l.value, "x")),
             note: format!("remote {} {} / local {} {}", r.value_text(), "ns", l.value_text(), "ns"),
         });
     }

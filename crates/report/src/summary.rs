@@ -151,7 +151,11 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
                 // the ratio alone hides the size: 1.5x of 80 ns is not 1.5x of 150 ns
                 t.push(vec![
                     "remote vs local (ratio, difference)".into(),
-                    format!("{:.2}x, {:+.1} ns", r.value / l.value, r.value - l.value),
+                    format!(
+                        "{}x, {:+.1} ns",
+                        crate::fmt::num(r.value / l.value, "x"),
+                        r.value - l.value
+                    ),
                 ]);
             }
         }
