@@ -181,7 +181,7 @@ fn a_figure_reads_the_same_in_every_output() {
     );
     // The remote penalty: remote over local latency, one ratio.
     let ratio = stored("remote_lat_ns") / stored("local_lat_ns");
-    let row = "remote vs local (ratio, difference)";
+    let row = "remote (mean of node pairs) vs local (ratio, difference)";
     agree(
         "remote penalty",
         ratio,

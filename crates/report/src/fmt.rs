@@ -10,12 +10,11 @@
 //! `bw`) writes it through [`fig`] with the figure's noise.
 
 /// A value in `unit`: GB/s, ns, % and s with one decimal (the precision
-/// the measurements support), ratios (`x`) with two, anything else with up
-/// to three.
+/// the measurements support), anything else (ratios, `x`, included) with
+/// up to three.
 pub fn num(v: f64, unit: &str) -> String {
     match unit {
         "GB/s" | "ns" | "%" => format!("{v:.1}"),
-        "x" => format!("{v:.2}"),
         "s" => format!("{v:.3}"),
         _ => plain(v),
     }
@@ -110,7 +109,7 @@ mod tests {
         assert_eq!(num(2.0, "threads"), "2");
         assert_eq!(plain(0.1250), "0.125");
         assert_eq!(opt(None, "ns"), "-");
-        assert_eq!(num(1.746, "x"), "1.75");
+        assert_eq!(num(1.7464, "x"), "1.746");
     }
 
     #[test]

@@ -255,7 +255,11 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
         out.push(crate::doc::Tile {
             name: "Remote penalty".into(),
             value: format!("{}x", crate::fmt::num(r.value / l.value, "x")),
-            note: format!("remote {} {} / local {} {}", r.value_text(), "ns", l.value_text(), "ns"),
+            note: format!(
+                "remote (mean of node pairs) {} ns / local {} ns",
+                r.value_text(),
+                l.value_text()
+            ),
         });
     }
     let best =

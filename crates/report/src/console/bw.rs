@@ -304,7 +304,7 @@ mod tests {
         r.cpu_node = Some(0);
         r.mem_node = Some(0);
         let out = render(&[r], STYLE);
-        assert!(out.contains("35.80 (50.0)"), "{out}");
+        assert!(out.contains("35.8 (50.0)"), "{out}");
     }
 
     #[test]
