@@ -184,13 +184,16 @@ mod tests {
     #[test]
     fn what_the_noise_allows_or_other_work_is_no_contradiction() {
         // 8% above, but the two bests wobble 6% + 4%.
-        let d = data(vec![bw_at("local", "0-1", 2, 50.0, 6.0), bw_at("scaling", "0-1", 2, 54.0, 4.0)]);
+        let d =
+            data(vec![bw_at("local", "0-1", 2, 50.0, 6.0), bw_at("scaling", "0-1", 2, 54.0, 4.0)]);
         assert!(contradictions(&d).is_empty());
         // The same 8% with settled bests is one.
-        let d = data(vec![bw_at("local", "0-1", 2, 50.0, 1.0), bw_at("scaling", "0-1", 2, 54.0, 1.0)]);
+        let d =
+            data(vec![bw_at("local", "0-1", 2, 50.0, 1.0), bw_at("scaling", "0-1", 2, 54.0, 1.0)]);
         assert_eq!(contradictions(&d).len(), 1);
         // CPUs 2-3 were not part of the local run.
-        let d = data(vec![bw_at("local", "0-1", 2, 50.0, 1.0), bw_at("scaling", "2-3", 2, 90.0, 1.0)]);
+        let d =
+            data(vec![bw_at("local", "0-1", 2, 50.0, 1.0), bw_at("scaling", "2-3", 2, 90.0, 1.0)]);
         assert!(contradictions(&d).is_empty());
         // Regular stores against nt stores: different work.
         let mut other = bw_at("scaling", "0-1", 2, 90.0, 1.0);

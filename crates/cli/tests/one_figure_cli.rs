@@ -216,7 +216,8 @@ fn bw_writes_its_best_as_the_run_table_does() {
         "plain",
     ]));
     let show = out(np(&db).args(["show", "latest"]));
-    let json: Value = serde_json::from_str(&out(np(&db).args(["--json", "show", "latest"]))).unwrap();
+    let json: Value =
+        serde_json::from_str(&out(np(&db).args(["--json", "show", "latest"]))).unwrap();
     let best = json["results"]
         .as_array()
         .unwrap()

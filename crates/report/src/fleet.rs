@@ -19,8 +19,7 @@ fn fmt_value(v: f64, noise_pct: Option<f64>, unit: &str) -> String {
 /// The median noise of `metric` over the group's hosts: what a peer
 /// median is rounded to.
 fn group_noise(g: &Group, metric: &str) -> Option<f64> {
-    let xs: Vec<f64> =
-        g.hosts.iter().filter_map(|h| h.metrics.get(metric)?.noise_pct).collect();
+    let xs: Vec<f64> = g.hosts.iter().filter_map(|h| h.metrics.get(metric)?.noise_pct).collect();
     results::stats::median(&xs)
 }
 
@@ -322,7 +321,11 @@ fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
     };
     Some(Chart::Bars(BarChart {
         title,
-        x_label: format!("% of the peer median, {} {}", fmt_value(m.median, group_noise(g, m.metric), m.unit), m.unit),
+        x_label: format!(
+            "% of the peer median, {} {}",
+            fmt_value(m.median, group_noise(g, m.metric), m.unit),
+            m.unit
+        ),
         series: vec![m.name.to_string()],
         groups: hosts
             .iter()
@@ -378,8 +381,14 @@ mod tests {
             },
             drift: if name == "n3" { vec!["thp".into()] } else { vec![] },
             metrics: BTreeMap::from([
-                ("local_bw_gbs", HostMetric { value: bw, deviation_pct: Some(dev), noise_pct: Some(1.0) }),
-                ("local_lat_ns", HostMetric { value: 100.0, deviation_pct: Some(0.0), noise_pct: None }),
+                (
+                    "local_bw_gbs",
+                    HostMetric { value: bw, deviation_pct: Some(dev), noise_pct: Some(1.0) },
+                ),
+                (
+                    "local_lat_ns",
+                    HostMetric { value: 100.0, deviation_pct: Some(0.0), noise_pct: None },
+                ),
             ]),
             passed_over: vec![],
         }

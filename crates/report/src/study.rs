@@ -192,7 +192,11 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     for &i in &others {
         let sfx = if two { String::new() } else { format!(" ({})", study.groups[i].label) };
         header.push(format!("Change{sfx}"));
-        header.push(format!("{conf}% interval{sfx}"));
+        // With three or more groups the intervals are the forest plot's
+        // alone: the table would not fit beside it.
+        if two {
+            header.push(format!("{conf}% interval{sfx}"));
+        }
         header.push(format!("Verdict{sfx}"));
     }
     let mut t = Table::new(header);
@@ -221,10 +225,14 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
             match (c.change_pct, c.verdict) {
                 (Some(ch), Some(v)) => {
                     row.push(signed_pct(ch));
-                    row.push(match (c.ci_low_pct, c.ci_high_pct) {
-                        (Some(lo), Some(hi)) => format!("{} to {}", signed_pct(lo), signed_pct(hi)),
-                        _ => "too few runs".into(),
-                    });
+                    if two {
+                        row.push(match (c.ci_low_pct, c.ci_high_pct) {
+                            (Some(lo), Some(hi)) => {
+                                format!("{} to {}", signed_pct(lo), signed_pct(hi))
+                            }
+                            _ => "too few runs".into(),
+                        });
+                    }
                     row.push(v.as_str().to_string());
                     let label = if two {
                         format!("{} ({})", m.name, m.unit)
@@ -239,13 +247,20 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
                         verdict: v.as_str().to_string(),
                     });
                 }
-                _ => row.extend(["-".to_string(), "-".to_string(), "not compared".to_string()]),
+                _ => {
+                    row.push("-".into());
+                    if two {
+                        row.push("-".into());
+                    }
+                    row.push("not compared".into());
+                }
             }
         }
         t.push(row);
     }
     // The table and the forest plot side by side on a wide window.
-    doc.boxed("answer", |doc| {
+    // With three or more groups the table takes the larger share.
+    doc.boxed(if two { "answer" } else { "answer many" }, |doc| {
         doc.table(t);
         if !rows.is_empty() {
             doc.chart(crate::chart::Chart::Forest(crate::chart::Forest {
@@ -276,12 +291,7 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
 /// [`section`] with each group's median rounded to its noise, and the
 /// groups' curves overlaid ([`curves`]) from `runs` (the study's loaded
 /// runs; none: no curves).
-pub fn section_with(
-    study: &Study,
-    doc: &mut Document,
-    noise: &GroupNoise,
-    runs: &[&LoadedRun],
-) {
+pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs: &[&LoadedRun]) {
     doc.h(2, "Comparison");
     doc.h(3, "Settings that differ");
     if study.settings_diff.is_empty() {
@@ -719,10 +729,17 @@ pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
             continue;
         };
         let Some(mix) = mix_of(&d) else { continue };
-        let pts: Vec<(f64, f64)> = d
+        // One chase: the first (CPU, memory node), in the order measured.
+        let first = d
             .loaded
             .iter()
             .filter(|p| p.load_kind.name() == mix)
+            .map(|p| (p.cpu, p.mem_node))
+            .min();
+        let pts: Vec<(f64, f64)> = d
+            .loaded
+            .iter()
+            .filter(|p| p.load_kind.name() == mix && Some((p.cpu, p.mem_node)) == first)
             .filter_map(|p| Some((results::stats::measured(p.load_gbs)?, p.latency()?)))
             .collect();
         if !pts.is_empty() {
@@ -734,7 +751,7 @@ pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
         let mixes: Vec<String> = mixes.into_iter().collect();
         out.push(Chart::Xy(XyChart {
             title: format!(
-                "Loaded latency against bandwidth, every group ({} traffic)",
+                "Loaded latency against bandwidth, every group ({} traffic, the first CPU on its memory)",
                 mixes.join("/")
             ),
             x: Axis::linear("bandwidth of the load (GB/s)"),
@@ -750,15 +767,15 @@ pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
     for i in 0..n {
         let has = |d: &RunData| d.bw_mode(results::bw::Mode::Scaling).next().is_some();
         let Some((_, d)) = first_run_with(study, runs, i, has) else { continue };
-        let pts: Vec<&results::bw::BwResult> = d
-            .bw_mode(results::bw::Mode::Scaling)
-            .filter(|p| p.best_gbs.is_finite())
-            .collect();
+        let pts: Vec<&results::bw::BwResult> =
+            d.bw_mode(results::bw::Mode::Scaling).filter(|p| p.best_gbs.is_finite()).collect();
         let Some(k) = analysis::data::pick_kernel(pts.iter().copied()) else { continue };
-        let node = pts.iter().filter(|p| p.kernel == k).map(|p| p.cpu_node).min().flatten();
+        // The first CPU node on its first memory node (a CXL node swept
+        // too is another curve).
+        let first = pts.iter().filter(|p| p.kernel == k).map(|p| (p.cpu_node, p.mem_node)).min();
         let mut xy: Vec<(f64, f64)> = pts
             .iter()
-            .filter(|p| p.kernel == k && p.cpu_node == node)
+            .filter(|p| p.kernel == k && Some((p.cpu_node, p.mem_node)) == first)
             .map(|p| (p.threads as f64, p.best_gbs))
             .collect();
         xy.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -771,7 +788,7 @@ pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
         let kernels: Vec<&str> = kernels.into_iter().collect();
         out.push(Chart::Xy(XyChart {
             title: format!(
-                "Bandwidth against threads, every group ({}, best GB/s of the first node)",
+                "Bandwidth against threads, every group ({}, best GB/s of the first node on its memory)",
                 kernels.join("/")
             ),
             x: Axis::integer("threads"),

@@ -86,8 +86,8 @@ fn html_report_has_every_chart() {
         "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",
         "Remote penalty (other-package / local latency) per group (x, lower is better): one dot per run, median marked",
         "Latency against the working set, every group (median ns of each size)",
-        "Loaded latency against bandwidth, every group (read traffic)",
-        "Bandwidth against threads, every group (triad, best GB/s of the first node)",
+        "Loaded latency against bandwidth, every group (read traffic, the first CPU on its memory)",
+        "Bandwidth against threads, every group (triad, best GB/s of the first node on its memory)",
     ] {
         assert!(html.contains(&format!(">{title}</title>")), "missing chart {title}");
     }
@@ -475,11 +475,8 @@ fn the_comparison_overlays_every_groups_curves_one_colour_per_group() {
         let report::chart::Chart::Xy(x) = c else { panic!("{c:?}") };
         let series: Vec<&str> = x.series.iter().map(|s| s.name.as_str()).collect();
         // every group that measured the curve, once, in the groups' order
-        let expected: Vec<&str> = names
-            .iter()
-            .map(String::as_str)
-            .filter(|n| series.contains(n))
-            .collect();
+        let expected: Vec<&str> =
+            names.iter().map(String::as_str).filter(|n| series.contains(n)).collect();
         assert_eq!(series, expected, "{}", x.title);
         assert!(series.len() >= 2, "{}: {series:?}", x.title);
         let colours: Vec<Option<usize>> = x.series.iter().map(|s| s.color).collect();
@@ -488,13 +485,19 @@ fn the_comparison_overlays_every_groups_curves_one_colour_per_group() {
             assert_eq!(*c, Some(g), "{}: {} is coloured as its group", x.title, sr.name);
         }
         assert!(x.series.iter().all(|s| s.line && !s.points.is_empty()));
+        if !x.title.starts_with("Loaded") {
+            // one curve each: every working set or thread count once
+            for sr in &x.series {
+                assert!(sr.points.windows(2).all(|w| w[0].0 < w[1].0), "{}: {sr:?}", x.title);
+            }
+        }
     }
     // The baseline's scaling curve is its first run's triad points of node 0.
     let report::chart::Chart::Xy(sc) = &charts[2] else { unreachable!() };
     let d = analysis::data::RunData::of(&runs[0]);
     let mut own: Vec<(f64, f64)> = d
         .bw_mode(results::bw::Mode::Scaling)
-        .filter(|p| p.kernel.name() == "triad" && p.cpu_node == Some(0))
+        .filter(|p| p.kernel.name() == "triad" && p.cpu_node == Some(0) && p.mem_node == Some(0))
         .map(|p| (p.threads as f64, p.best_gbs))
         .collect();
     own.sort_by(|a, b| a.0.total_cmp(&b.0));

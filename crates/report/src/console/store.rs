@@ -34,8 +34,7 @@ pub fn runs(runs: &[RunSummary], path: &Path, style: TableStyle) -> String {
     if runs.is_empty() {
         return format!("No runs in {}.", path.display());
     }
-    let mut t =
-        Table::with_header(
+    let mut t = Table::with_header(
         &["Id", "Started", "Label", "Machine (system memory)", "Status", "Results"],
         style,
     );
