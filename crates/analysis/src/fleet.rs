@@ -213,6 +213,10 @@ pub struct Flag {
 pub struct HostMetric {
     pub value: f64,
     pub deviation_pct: Option<f64>,
+    /// The figure's noise (robust CV %, [`crate::metrics::Metric`]): what
+    /// every output rounds it to, so `fleet` writes the figure as the
+    /// run's own tables do.
+    pub noise_pct: Option<f64>,
 }
 
 /// A host left out.
@@ -243,6 +247,8 @@ pub struct HostRun {
     pub message: Option<String>,
     pub config_hash: String,
     pub metrics: BTreeMap<MetricKey, f64>,
+    /// Each metric's noise (robust CV %), what its figure is rounded to.
+    pub noise: BTreeMap<MetricKey, f64>,
     /// It holds results of `exec` (a program's policies): without the
     /// fleet's figures it is another kind of run than a measurement.
     pub exec: bool,
@@ -252,6 +258,10 @@ pub struct HostRun {
 impl HostRun {
     pub fn of(run: &LoadedRun) -> HostRun {
         let (key, machine_id, machine_id_source) = host_key(run);
+        // Only the records a headline metric reads: the rest (latency
+        // sweeps above all) is most of a run and the fleet reads
+        // thousands of runs.
+        let figures = metrics(&RunData::of_records(run.records().filter(|r| feeds_headline(r))));
         HostRun {
             host: host_of(run),
             key,
@@ -266,13 +276,8 @@ impl HostRun {
             started: run.summary.started.clone(),
             complete: run.summary.complete,
             config_hash: run.summary.config_hash.clone(),
-            // Only the records a headline metric reads: the rest (latency
-            // sweeps above all) is most of a run and the fleet reads
-            // thousands of runs.
-            metrics: metrics(&RunData::of_records(run.records().filter(|r| feeds_headline(r))))
-                .into_iter()
-                .map(|(k, m)| (k, m.value))
-                .collect(),
+            metrics: figures.iter().map(|(k, m)| (*k, m.value)).collect(),
+            noise: figures.iter().map(|(k, m)| (*k, m.noise_pct)).collect(),
             exec: run.records().any(|r| matches!(r, results::Record::Exec(_))),
             settings: settings_of(run),
         }
@@ -506,7 +511,8 @@ fn group(
             for (key, v) in vals {
                 let Some(&(med, d, n)) = stats.get(key) else { continue };
                 let dev = (med != 0.0).then(|| (v - med) / med * 100.0);
-                ms.insert(key.id(), HostMetric { value: *v, deviation_pct: dev });
+                let noise_pct = r.noise.get(key).copied();
+                ms.insert(key.id(), HostMetric { value: *v, deviation_pct: dev, noise_pct });
                 let Some(dev) = dev else { continue };
                 let worse = if key.higher_is_better() { -dev } else { dev };
                 let z_ok = d == 0.0 || (v - med).abs() / (1.4826 * d) > ROBUST_Z;

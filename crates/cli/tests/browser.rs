@@ -30,9 +30,10 @@ use assert_cmd::Command;
 /// median marked: six headline metrics, the local bandwidth per package,
 /// the cross-package bandwidth, the spread-memory latency, the remote
 /// penalty, the latency a thread sees, five per-CPU figures, four exec
-/// policies' program metric), and the answer's forest plot of every
-/// change.
-const EXPECTED_CHARTS: usize = 32;
+/// policies' program metric), the answer's forest plot of every
+/// change, and the groups' sweep, loaded-latency and scaling curves
+/// overlaid.
+const EXPECTED_CHARTS: usize = 35;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")
@@ -626,6 +627,77 @@ fn comparison_first_screen_shows_the_table_and_the_forest_plot() {
     assert_readable("answer", std::slice::from_ref(forest_check));
     assert_readable("answer", &page.charts);
     screenshot_at(dir.path(), "compare-answer-1280", &html, 1280, 900);
+}
+
+/// The SVG of the chart titled `title` in `dom`.
+fn chart_svg<'a>(dom: &'a str, title: &str) -> &'a str {
+    let at = dom.find(&format!(">{title}</title>")).unwrap_or_else(|| panic!("no chart {title:?}"));
+    let start = dom[..at].rfind("<svg").unwrap();
+    let end = at + dom[at..].find("</svg>").unwrap();
+    &dom[start..end]
+}
+
+/// Three groups (runs 1, 2 and 3 of the SNC2 fixture) in a 1280 x 900
+/// window: the forest plot, one row per metric and compared group, still
+/// whole on the first screen beside the table; below, the groups' sweep,
+/// loaded-latency and scaling curves overlaid, one line and one legend
+/// entry per group, each group in its own colour, the same in every chart.
+/// Screenshots: `compare3-answer-1280.png` (the window) and
+/// `compare3-curves.png` (the page).
+#[test]
+fn three_groups_keep_the_forest_plot_on_the_first_screen_and_overlay_their_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &snc2_fixture());
+    let html = report(dir.path(), &db, "three", &["1", "--compare", "2", "3"]);
+    let (page, dom) = page_check(dir.path(), "three", &html, "1280,900");
+    let f = &page.first;
+    let (table, forest) = (&f["answer_table"], &f["forest"]);
+    let n = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {f}"));
+    assert!(n(table, "top") + 200.0 < page.viewport, "table below the first screen: {f}");
+    assert!(
+        n(forest, "top") >= 0.0 && n(forest, "bottom") <= page.viewport,
+        "forest plot not whole on the first screen: {f}"
+    );
+    let groups = ["SNC2 baseline", "THP always", "NUMA balancing on"];
+    let mut colours: Vec<Vec<String>> = Vec::new();
+    for title in [
+        "Latency against the working set, every group (median ns of each size)",
+        "Loaded latency against bandwidth, every group (read traffic, the first CPU on its memory)",
+        "Bandwidth against threads, every group (triad, best GB/s of the first node on its memory)",
+    ] {
+        let svg = chart_svg(&dom, title);
+        let lines: Vec<&str> = svg.split("<polyline fill=\"none\" stroke=\"").skip(1).collect();
+        assert_eq!(lines.len(), groups.len(), "{title}: one line per group");
+        let cols: Vec<String> =
+            lines.iter().map(|l| l[..l.find('"').unwrap()].to_string()).collect();
+        let mut distinct = cols.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), groups.len(), "{title}: one colour per group: {cols:?}");
+        for g in groups {
+            assert!(svg.contains(&format!("<title>{g}")), "{title}: no legend entry for {g}");
+        }
+        colours.push(cols);
+    }
+    assert!(colours.windows(2).all(|w| w[0] == w[1]), "a group changes colour: {colours:?}");
+    // One curve per group: the SNC2 runs also chased and swept their CXL
+    // node, which must not join the first node's line.
+    let scaling = chart_svg(
+        &dom,
+        "Bandwidth against threads, every group (triad, best GB/s of the first node on its memory)",
+    );
+    for line in scaling.split("stroke-width=\"2\" points=\"").skip(1) {
+        let pts = &line[..line.find('"').unwrap()];
+        let xs: Vec<f64> =
+            pts.split_whitespace().map(|p| p.split(',').next().unwrap().parse().unwrap()).collect();
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "a scaling line goes back: {pts}");
+    }
+    let curves = page.charts.iter().filter(|c| c.title.contains("every group")).count();
+    assert_eq!(curves, 3, "the curves were laid out");
+    assert_readable("three", &page.charts);
+    screenshot_at(dir.path(), "compare3-answer-1280", &html, 1280, 900);
+    screenshot(dir.path(), "compare3-curves", &html, page.height);
 }
 
 /// A run's report in a 1280 x 900 window opens with its headline tiles

@@ -393,8 +393,9 @@ fn report_writes_markdown_and_html() {
     // headline metrics, the local bandwidth per package, the cross-package
     // bandwidth, the spread-memory latency, the remote penalty, the
     // latency a thread sees, five per-CPU figures, four exec policies'
-    // program metric), and the answer's forest plot of every change
-    assert_eq!(text.matches("<svg class=\"chart").count(), 32);
+    // program metric), the answer's forest plot of every change, and the
+    // groups' sweep, loaded-latency and scaling curves overlaid
+    assert_eq!(text.matches("<svg class=\"chart").count(), 35);
     np(&db)
         .args(["report", "3", "--format", "html"])
         .assert()

@@ -123,6 +123,9 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         for line in saturation_notes(&scaling) {
             doc.p(line);
         }
+        for line in crate::figures::contradiction_lines(d) {
+            doc.callout(line);
+        }
     }
     crate::method::section(doc, d);
     crate::counters::bandwidth(doc, d);

@@ -87,7 +87,7 @@ pub fn comparison_report(run: &LoadedRun, compare: &[LoadedRun], study: &Study) 
     ));
     let noise = crate::study::group_noise(study, &all);
     crate::study::answer(study, &mut doc, &noise);
-    crate::study::section_with(study, &mut doc, &noise);
+    crate::study::section_with(study, &mut doc, &noise, &all);
 
     for (i, g) in study.groups.iter().enumerate() {
         doc.fold(format!("Group {}: {}, its glance box and summary tables", i + 1, names[i]), |doc| {
@@ -151,7 +151,7 @@ fn summary(doc: &mut Document, d: &RunData, exec: Option<&ExecView>, level: u8) 
     }
     let flags = crate::summary::flag_notes(d);
     if !flags.is_empty() {
-        doc.p("Marked figures: (disturbed) when samples were discarded because other work kept the measuring thread from its CPU, (noisy) when the repetitions never settled; such a figure can be off by more than its spread. Measure again on a quiet machine before relying on it.");
+        doc.p("Marked figures: (disturbed) when samples were discarded because other work kept the measuring thread from its CPU, (noisy) when the repetitions never settled; such a figure can be off by more than its spread; contradicts when two figures of the run cannot both be right. Measure again on a quiet machine before relying on it.");
         doc.list(flags);
     }
 }

@@ -276,6 +276,32 @@ pub fn same_placement_note(
     ))
 }
 
+/// One line per contradiction between figures of the run
+/// ([`analysis::trust::contradictions`]): a thread-scaling point above
+/// what local bandwidth reached on the same CPUs, beyond the noise.
+pub fn contradiction_lines(d: &RunData) -> Vec<String> {
+    trust::contradictions(d)
+        .iter()
+        .map(|c| {
+            let (s, l) = (c.scaling, c.local);
+            let gbs = |p: &BwResult| fig(measured(p.best_gbs), p.noise(), "GB/s");
+            format!(
+                "bw scaling {}, {} thread(s) on CPUs {}: contradicts local: {} GB/s is {}% above the {} GB/s local {} reached with {} thread(s) on CPUs {}, beyond the {}% their best repetitions' noise allows; one of the two was held back (other work, or repetitions that only looked settled): measure again on a quiet machine.",
+                s.kernel.name(),
+                s.threads,
+                s.cpus.to_list(),
+                gbs(s),
+                crate::fmt::num(c.excess_pct, "%"),
+                gbs(l),
+                l.kernel.name(),
+                l.threads,
+                l.cpus.to_list(),
+                crate::fmt::num(c.allowed_pct, "%"),
+            )
+        })
+        .collect()
+}
+
 /// One line per flagged result of `flags`: `what: disturbed: cause.`
 pub fn flag_lines<'a>(flags: impl IntoIterator<Item = (&'a str, &'a Flag)>) -> Vec<String> {
     flags.into_iter().map(|(what, f)| format!("{what}: {}: {}.", f.word(), f.cause())).collect()

@@ -10,12 +10,22 @@ use crate::doc::{Document, Table};
 /// The most hosts drawn in a group's chart (the worst ones).
 pub const CHART_HOSTS: usize = 40;
 
-fn fmt_value(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
+/// A host's figure as its run's own tables write it ([`crate::fmt::fig`],
+/// rounded to its noise).
+fn fmt_value(v: f64, noise_pct: Option<f64>, unit: &str) -> String {
+    crate::fmt::fig(Some(v), noise_pct, unit)
+}
+
+/// The median noise of `metric` over the group's hosts: what a peer
+/// median is rounded to.
+fn group_noise(g: &Group, metric: &str) -> Option<f64> {
+    let xs: Vec<f64> = g.hosts.iter().filter_map(|h| h.metrics.get(metric)?.noise_pct).collect();
+    results::stats::median(&xs)
+}
+
+/// `metric`'s noise on host `h`.
+fn host_noise(h: &Host, metric: &str) -> Option<f64> {
+    h.metrics.get(metric).and_then(|m| m.noise_pct)
 }
 
 fn fmt_dev(d: Option<f64>) -> String {
@@ -156,9 +166,9 @@ pub fn document(fleet: &Fleet) -> Document {
                             "{} {:+.1}% ({} {} vs median {})",
                             metric_name(g, f.metric),
                             f.deviation_pct,
-                            fmt_value(f.value),
+                            fmt_value(f.value, host_noise(h, f.metric), f.unit),
                             f.unit,
-                            fmt_value(f.median)
+                            fmt_value(f.median, group_noise(g, f.metric), f.unit)
                         )
                     })
                     .collect();
@@ -173,8 +183,8 @@ pub fn document(fleet: &Fleet) -> Document {
         for m in &g.medians {
             med.push(vec![
                 format!("{} ({})", m.name, m.unit),
-                fmt_value(m.median),
-                fmt_value(m.mad),
+                fmt_value(m.median, group_noise(g, m.metric), m.unit),
+                crate::fmt::num(m.mad, m.unit),
                 m.hosts.to_string(),
             ]);
         }
@@ -203,7 +213,11 @@ pub fn document(fleet: &Fleet) -> Document {
                     Some(v) => {
                         let bang =
                             if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" };
-                        format!("{} ({}){bang}", fmt_value(v.value), fmt_dev(v.deviation_pct))
+                        format!(
+                            "{} ({}){bang}",
+                            fmt_value(v.value, v.noise_pct, m.unit),
+                            fmt_dev(v.deviation_pct)
+                        )
                     }
                     None => "-".into(),
                 });
@@ -307,7 +321,11 @@ fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
     };
     Some(Chart::Bars(BarChart {
         title,
-        x_label: format!("% of the peer median, {} {}", fmt_value(m.median), m.unit),
+        x_label: format!(
+            "% of the peer median, {} {}",
+            fmt_value(m.median, group_noise(g, m.metric), m.unit),
+            m.unit
+        ),
         series: vec![m.name.to_string()],
         groups: hosts
             .iter()
@@ -363,8 +381,14 @@ mod tests {
             },
             drift: if name == "n3" { vec!["thp".into()] } else { vec![] },
             metrics: BTreeMap::from([
-                ("local_bw_gbs", HostMetric { value: bw, deviation_pct: Some(dev) }),
-                ("local_lat_ns", HostMetric { value: 100.0, deviation_pct: Some(0.0) }),
+                (
+                    "local_bw_gbs",
+                    HostMetric { value: bw, deviation_pct: Some(dev), noise_pct: Some(1.0) },
+                ),
+                (
+                    "local_lat_ns",
+                    HostMetric { value: 100.0, deviation_pct: Some(0.0), noise_pct: None },
+                ),
             ]),
             passed_over: vec![],
         }

@@ -1,8 +1,17 @@
 //! Number formatting shared by every output: fixed decimals per unit,
 //! figures rounded to their noise.
+//!
+//! The one rule for a measured figure ([`fig`]): it keeps the decimals its
+//! noise supports, at most the unit's ([`num`]) and never fewer than
+//! none, so a figure is never rounded into its integer digits (65.9 at 15%
+//! noise is `66`, never `70`) and never differs from the stored value by
+//! more than half a unit of its last digit. Every output that writes a
+//! run's figure (the run table, `show`, the brief, the reports, `fleet`,
+//! `bw`) writes it through [`fig`] with the figure's noise.
 
 /// A value in `unit`: GB/s, ns, % and s with one decimal (the precision
-/// the measurements support), anything else with up to three.
+/// the measurements support), anything else (ratios, `x`, included) with
+/// up to three.
 pub fn num(v: f64, unit: &str) -> String {
     match unit {
         "GB/s" | "ns" | "%" => format!("{v:.1}"),
@@ -23,19 +32,21 @@ pub fn plain(v: f64) -> String {
 
 /// `v` rounded to what its noise supports: the uncertainty (`noise_pct`
 /// of `v`, one robust standard deviation) keeps one significant digit and
-/// `v` is cut at that digit (`152.7` at 2% -> `153`, at 0.3% -> `152.7`,
-/// `12345` at 1% -> `12300`). Without noise (0 or unknown) four significant
-/// digits.
+/// `v` is cut at that digit (`152.7` at 2% -> `153`, at 0.3% -> `152.7`),
+/// but never above the units digit (`12345` at 1% -> `12345`, `65.9` at
+/// 15% -> `66`): a figure written `70` would read as 70 to anyone. Without
+/// noise (0 or unknown) four significant digits.
 pub fn noisy(v: f64, noise_pct: f64) -> String {
     if !v.is_finite() {
         return v.to_string();
     }
     let u = (v * noise_pct / 100.0).abs();
     if u.is_nan() || u <= 0.0 || !u.is_finite() {
-        return sig(v, 4);
+        // four significant digits, but never into the integer digits
+        return if v.abs() >= 1e4 { format!("{v:.0}") } else { sig(v, 4) };
     }
     let e = u.log10().floor() as i32;
-    let e = e.max(-3);
+    let e = e.clamp(-3, 0);
     let step = 10f64.powi(e);
     let r = (v / step).round() * step;
     if e >= 0 {
@@ -98,13 +109,15 @@ mod tests {
         assert_eq!(num(2.0, "threads"), "2");
         assert_eq!(plain(0.1250), "0.125");
         assert_eq!(opt(None, "ns"), "-");
+        assert_eq!(num(1.7464, "x"), "1.746");
     }
 
     #[test]
     fn figures_keep_the_digits_their_noise_supports() {
         assert_eq!(noisy(152.7, 2.0), "153");
         assert_eq!(noisy(152.74, 0.3), "152.7");
-        assert_eq!(noisy(12345.0, 1.0), "12300");
+        assert_eq!(noisy(12345.0, 1.0), "12345");
+        assert_eq!(noisy(65.9, 15.0), "66");
         assert_eq!(noisy(1.1234, 1.0), "1.12");
         assert_eq!(noisy(10.9, 11.0), "11");
         assert_eq!(noisy(0.123456789, 0.0), "0.1235");

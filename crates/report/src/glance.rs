@@ -217,13 +217,30 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
         let load = x.detail.clone().unwrap_or_else(|| "at the highest load".into());
         tile("Loaded latency", x, load);
     }
+    // "Remote penalty" is the comparison's statistic (other package over
+    // local latency) wherever the run has it; without another package the
+    // tile names its own (the mean of the remote node pairs).
+    let penalty = analysis::catalogue::catalogue(run)
+        .into_iter()
+        .find(|m| m.def == analysis::catalogue::remote_penalty_def());
     if let (Some(r), Some(l)) =
         (h.get(&MetricKey::RemoteLat), h.get(&MetricKey::LocalLat).filter(|l| l.value > 0.0))
     {
-        out.push(crate::doc::Tile {
-            name: "Remote penalty".into(),
-            value: format!("{:.1}x", r.value / l.value),
-            note: format!("remote {} {} / local {} {}", r.value_text(), "ns", l.value_text(), "ns"),
+        out.push(match penalty {
+            Some(p) => crate::doc::Tile {
+                name: "Remote penalty".into(),
+                value: format!("{}x", crate::fmt::num(p.value, "x")),
+                note: "other-package / local latency, as comparisons write it".into(),
+            },
+            None => crate::doc::Tile {
+                name: "Remote / local latency".into(),
+                value: format!("{}x", crate::fmt::num(r.value / l.value, "x")),
+                note: format!(
+                    "remote (mean of node pairs) {} ns / local {} ns",
+                    r.value_text(),
+                    l.value_text()
+                ),
+            },
         });
     }
     let best =

@@ -215,11 +215,12 @@ li.more { color: #555; font-style: italic; }
 td.verdict { font-weight: 700; text-align: center; white-space: nowrap; }
 div.answer { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 0 20px; align-items: start; }
 div.answer div.table-wrap { margin-top: 0; }
+div.answer.many { grid-template-columns: minmax(0, 1.7fr) minmax(400px, 1fr); }
 div.answer table { font-size: 0.84em; }
 div.answer th, div.answer td { padding: 3px 6px; }
 div.answer figure.chart-figure { margin-top: 0; }
 div.answer svg.chart { box-sizing: border-box; }
-@media (max-width: 1100px) { div.answer { grid-template-columns: 1fr; } }
+@media (max-width: 1100px) { div.answer, div.answer.many { grid-template-columns: 1fr; } }
 td.v-better { background: #dcf2e3; color: #1b7f3b; }
 td.v-worse { background: #fbe0de; color: #b3261e; }
 td.v-same { background: #eceff3; color: #4a5563; }
@@ -246,7 +247,7 @@ div.tile-note { font-size: 0.8em; color: #555; }
   h3 { break-after: avoid; }
   figure.chart-figure, div.tile, section.glance, tr, details.why { break-inside: avoid; }
   div.multiples { grid-template-columns: repeat(3, 1fr); }
-  div.answer { grid-template-columns: 1fr; }
+  div.answer, div.answer.many { grid-template-columns: 1fr; }
   svg.chart { max-height: 7.5cm; width: auto; max-width: 100%; }
   main > figure.chart-figure { display: inline-block; width: 49%; vertical-align: top; margin: 0.2em 0; }
   div.table-wrap { overflow: visible; }

@@ -20,7 +20,7 @@ use crate::glance::Glance;
 /// metrics with verdicts, one chart per metric (dots per run, median
 /// marked, best group named), and the analysis and recommendations.
 pub fn section(study: &Study, doc: &mut Document) {
-    section_with(study, doc, &GroupNoise::new());
+    section_with(study, doc, &GroupNoise::new(), &[]);
 }
 
 /// How many settings that differ and recommendations the study's glance
@@ -192,7 +192,11 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     for &i in &others {
         let sfx = if two { String::new() } else { format!(" ({})", study.groups[i].label) };
         header.push(format!("Change{sfx}"));
-        header.push(format!("{conf}% interval{sfx}"));
+        // With three or more groups the intervals are the forest plot's
+        // alone: the table would not fit beside it.
+        if two {
+            header.push(format!("{conf}% interval{sfx}"));
+        }
         header.push(format!("Verdict{sfx}"));
     }
     let mut t = Table::new(header);
@@ -221,10 +225,14 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
             match (c.change_pct, c.verdict) {
                 (Some(ch), Some(v)) => {
                     row.push(signed_pct(ch));
-                    row.push(match (c.ci_low_pct, c.ci_high_pct) {
-                        (Some(lo), Some(hi)) => format!("{} to {}", signed_pct(lo), signed_pct(hi)),
-                        _ => "too few runs".into(),
-                    });
+                    if two {
+                        row.push(match (c.ci_low_pct, c.ci_high_pct) {
+                            (Some(lo), Some(hi)) => {
+                                format!("{} to {}", signed_pct(lo), signed_pct(hi))
+                            }
+                            _ => "too few runs".into(),
+                        });
+                    }
                     row.push(v.as_str().to_string());
                     let label = if two {
                         format!("{} ({})", m.name, m.unit)
@@ -239,13 +247,20 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
                         verdict: v.as_str().to_string(),
                     });
                 }
-                _ => row.extend(["-".to_string(), "-".to_string(), "not compared".to_string()]),
+                _ => {
+                    row.push("-".into());
+                    if two {
+                        row.push("-".into());
+                    }
+                    row.push("not compared".into());
+                }
             }
         }
         t.push(row);
     }
     // The table and the forest plot side by side on a wide window.
-    doc.boxed("answer", |doc| {
+    // With three or more groups the table takes the larger share.
+    doc.boxed(if two { "answer" } else { "answer many" }, |doc| {
         doc.table(t);
         if !rows.is_empty() {
             doc.chart(crate::chart::Chart::Forest(crate::chart::Forest {
@@ -273,8 +288,10 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     }
 }
 
-/// [`section`] with each group's median rounded to its noise.
-pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise) {
+/// [`section`] with each group's median rounded to its noise, and the
+/// groups' curves overlaid ([`curves`]) from `runs` (the study's loaded
+/// runs; none: no curves).
+pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs: &[&LoadedRun]) {
     doc.h(2, "Comparison");
     doc.h(3, "Settings that differ");
     if study.settings_diff.is_empty() {
@@ -305,6 +322,14 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     ));
     doc.table(metrics_table_with(study, noise));
     doc.multiples(charts(study));
+    let curves = curves(study, runs);
+    if !curves.is_empty() {
+        doc.h(3, "Curves of every group");
+        doc.p("The latency sweep, the loaded latency and the thread scaling of each group overlaid, one colour per group (the same in every chart): each group's curve is that of its first run holding it, the run its detail below shows.");
+        for c in curves {
+            doc.chart(c);
+        }
+    }
     doc.fold("How each verdict was reached", |doc| doc.list(verdict_lines(study)));
     doc.h(3, "Analysis and recommendations");
     doc.list(study.recommendations.iter().map(|r| format!("{}: {}", r.profile, r.text)).collect());
@@ -622,6 +647,154 @@ pub fn charts(study: &Study) -> Vec<Chart> {
             markers,
             lines: Vec::new(),
             band_label: String::new(),
+        }));
+    }
+    out
+}
+
+/// The first run of group `i` (in the study's order) that `has` accepts.
+fn first_run_with<'a>(
+    study: &Study,
+    runs: &[&'a LoadedRun],
+    i: usize,
+    has: impl Fn(&RunData) -> bool,
+) -> Option<(&'a LoadedRun, RunData)> {
+    study.groups[i].runs.iter().find_map(|id| {
+        let r = runs.iter().find(|r| r.summary.id == *id)?;
+        let d = RunData::of(r);
+        has(&d).then_some((*r, d))
+    })
+}
+
+/// The sweep, loaded-latency and scaling curves of every group overlaid,
+/// one colour per group (the group's index, so a group has the same colour
+/// in every chart): each group's curve is that of its first run holding
+/// it. A chart only where two or more groups have the curve.
+pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
+    use results::lat::Mode as LatMode;
+    let n = study.groups.len();
+    let name = |i: usize| group_name(study, i);
+    let series_of = |i: usize, pts: Vec<(f64, f64)>| {
+        let mut s = Series::line(name(i), pts);
+        s.color = Some(i);
+        s
+    };
+    let mut out = Vec::new();
+
+    // Latency against the working set: the first (CPU, memory node) swept.
+    let mut sweep = Vec::new();
+    for i in 0..n {
+        let Some((_, d)) =
+            first_run_with(study, runs, i, |d| d.chase_mode(LatMode::Sweep).next().is_some())
+        else {
+            continue;
+        };
+        let first = d.chase_mode(LatMode::Sweep).map(|p| (p.cpu, p.mem_node)).min();
+        let mut pts: Vec<(f64, f64)> = d
+            .chase_mode(LatMode::Sweep)
+            .filter(|p| Some((p.cpu, p.mem_node)) == first)
+            .filter(|p| p.size_bytes > 0 && p.median_ns.is_finite() && p.median_ns > 0.0)
+            .map(|p| (p.size_bytes as f64, p.median_ns))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if !pts.is_empty() {
+            sweep.push(series_of(i, pts));
+        }
+    }
+    if sweep.len() >= 2 {
+        let ys = sweep.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect::<Vec<_>>();
+        out.push(Chart::Xy(XyChart {
+            title: "Latency against the working set, every group (median ns of each size)".into(),
+            x: Axis::log2_bytes("working set"),
+            y: crate::chart::Axis::linear_or_log("latency (ns)", ys, 1.0),
+            series: sweep,
+            ..XyChart::default()
+        }));
+    }
+
+    // Loaded latency against the load's bandwidth: one traffic mix, read
+    // when every group measured it.
+    let mix_of = |d: &RunData| {
+        let mixes: Vec<String> = d.loaded.iter().map(|p| p.load_kind.name().to_string()).collect();
+        if mixes.iter().any(|m| m == "read") {
+            Some("read".to_string())
+        } else {
+            mixes.into_iter().min()
+        }
+    };
+    let mut loaded = Vec::new();
+    let mut mixes = std::collections::BTreeSet::new();
+    for i in 0..n {
+        let Some((_, d)) = first_run_with(study, runs, i, |d| !d.loaded.is_empty()) else {
+            continue;
+        };
+        let Some(mix) = mix_of(&d) else { continue };
+        // One chase: the first (CPU, memory node), in the order measured.
+        let first = d
+            .loaded
+            .iter()
+            .filter(|p| p.load_kind.name() == mix)
+            .map(|p| (p.cpu, p.mem_node))
+            .min();
+        let pts: Vec<(f64, f64)> = d
+            .loaded
+            .iter()
+            .filter(|p| p.load_kind.name() == mix && Some((p.cpu, p.mem_node)) == first)
+            .filter_map(|p| Some((results::stats::measured(p.load_gbs)?, p.latency()?)))
+            .collect();
+        if !pts.is_empty() {
+            mixes.insert(mix);
+            loaded.push(series_of(i, pts));
+        }
+    }
+    if loaded.len() >= 2 {
+        let mixes: Vec<String> = mixes.into_iter().collect();
+        out.push(Chart::Xy(XyChart {
+            title: format!(
+                "Loaded latency against bandwidth, every group ({} traffic, the first CPU on its memory)",
+                mixes.join("/")
+            ),
+            x: Axis::linear("bandwidth of the load (GB/s)"),
+            y: Axis { from_zero: false, ..Axis::linear("latency (ns)") },
+            series: loaded,
+            ..XyChart::default()
+        }));
+    }
+
+    // Bandwidth against threads: the headline kernel on the first node.
+    let mut scaling = Vec::new();
+    let mut kernels = std::collections::BTreeSet::new();
+    for i in 0..n {
+        let has = |d: &RunData| d.bw_mode(results::bw::Mode::Scaling).next().is_some();
+        let Some((_, d)) = first_run_with(study, runs, i, has) else { continue };
+        let pts: Vec<&results::bw::BwResult> =
+            d.bw_mode(results::bw::Mode::Scaling).filter(|p| p.best_gbs.is_finite()).collect();
+        let Some(k) = analysis::data::pick_kernel(pts.iter().copied()) else { continue };
+        // The first CPU node on its first memory node (a CXL node swept
+        // too is another curve).
+        let first = pts.iter().filter(|p| p.kernel == k).map(|p| (p.cpu_node, p.mem_node)).min();
+        let mut xy: Vec<(f64, f64)> = pts
+            .iter()
+            .filter(|p| p.kernel == k && Some((p.cpu_node, p.mem_node)) == first)
+            .map(|p| (p.threads as f64, p.best_gbs))
+            .collect();
+        xy.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if !xy.is_empty() {
+            kernels.insert(k.name());
+            scaling.push(series_of(i, xy));
+        }
+    }
+    if scaling.len() >= 2 {
+        let kernels: Vec<&str> = kernels.into_iter().collect();
+        out.push(Chart::Xy(XyChart {
+            title: format!(
+                "Bandwidth against threads, every group ({}, best GB/s of the first node on its memory)",
+                kernels.join("/")
+            ),
+            x: Axis::integer("threads"),
+            y: Axis::linear("bandwidth (GB/s)"),
+            series: scaling,
+            ..XyChart::default()
         }));
     }
     out

@@ -75,7 +75,9 @@ pub(crate) fn flag_notes(d: &RunData) -> Vec<String> {
             }
         }
     }
-    flag_lines(seen.iter().map(|(w, f)| (w.as_str(), f)))
+    let mut out = flag_lines(seen.iter().map(|(w, f)| (w.as_str(), f)));
+    out.extend(crate::figures::contradiction_lines(d));
+    out
 }
 
 pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
@@ -150,8 +152,12 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
             if l.value > 0.0 {
                 // the ratio alone hides the size: 1.5x of 80 ns is not 1.5x of 150 ns
                 t.push(vec![
-                    "remote vs local (ratio, difference)".into(),
-                    format!("{:.2}x, {:+.1} ns", r.value / l.value, r.value - l.value),
+                    "remote (mean of node pairs) vs local (ratio, difference)".into(),
+                    format!(
+                        "{}x, {:+.1} ns",
+                        crate::fmt::num(r.value / l.value, "x"),
+                        r.value - l.value
+                    ),
                 ]);
             }
         }

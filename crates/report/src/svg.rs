@@ -59,7 +59,16 @@ pub fn verdict_colour(v: &str) -> &'static str {
 fn forest(f: &crate::chart::Forest, id: usize) -> String {
     let w = 600.0;
     let (left, right) = (230.0, 92.0);
-    let row_h = 21.0;
+    // Rows get closer (down to 12.5 px, smaller type) past 24 rows, so the
+    // plot of three or more groups (a row per metric and compared group)
+    // still fits a first screen beside the table.
+    let rows = f.rows.len().max(1) as f64;
+    let row_h = if rows > 24.0 { (21.0 * 24.0 / rows).max(12.5) } else { 21.0 };
+    let compact = row_h < 16.0;
+    let (label_font, verdict_font, dot_r) =
+        if compact { (10.0, 10.0, 4.0) } else { (12.0, 11.0, 5.0) };
+    let cap = (row_h / 2.0 - 1.0).min(5.0);
+    let band_h = (row_h - 5.0).min(16.0);
     let mut out = String::new();
     let items = [
         LegendItem { name: "margin", colour: "#4e79a7", swatch: Swatch::Band },
@@ -116,9 +125,9 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
             let _ = write!(
                 out,
                 r##"<rect class="floor-band" x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e8a33d" fill-opacity="0.35"><title>noise floor ±{fl:.1}%</title></rect>"##,
-                y - 8.0,
+                y - band_h / 2.0,
                 (b - a).max(1.0),
-                16.0
+                band_h
             );
         }
         let col = verdict_colour(&r.verdict);
@@ -135,25 +144,25 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
             let _ = write!(
                 out,
                 r##"<path stroke="#333" stroke-width="1.6" fill="none" d="M{a:.1} {y:.1}H{b:.1}M{a:.1} {:.1}V{:.1}M{b:.1} {:.1}V{:.1}"/>"##,
-                y - 5.0,
-                y + 5.0,
-                y - 5.0,
-                y + 5.0
+                y - cap,
+                y + cap,
+                y - cap,
+                y + cap
             );
         }
         let _ = write!(
             out,
-            r##"<circle cx="{:.1}" cy="{y:.1}" r="5" fill="{col}" stroke="#ffffff" stroke-width="1"/>"##,
+            r##"<circle cx="{:.1}" cy="{y:.1}" r="{dot_r}" fill="{col}" stroke="#ffffff" stroke-width="1"/>"##,
             px(r.change_pct)
         );
         let _ = write!(
             out,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text><text x="{:.1}" y="{:.1}" font-size="11" font-weight="600" fill="{col}">{}</text></g>"##,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="{label_font}">{}</text><text x="{:.1}" y="{:.1}" font-size="{verdict_font}" font-weight="600" fill="{col}">{}</text></g>"##,
             left - 8.0,
-            y + 4.0,
-            esc(&fit_middle(&r.label, left - 16.0, 12.0)),
+            y + label_font / 3.0,
+            esc(&fit_middle(&r.label, left - 16.0, label_font)),
             w - right + 8.0,
-            y + 4.0,
+            y + verdict_font / 3.0,
             esc(&r.verdict)
         );
     }

@@ -115,32 +115,32 @@ fn the_glance_box_and_the_tables_write_the_same_figure_and_spread() {
     // glance: value, the table's spread, the mark
     assert!(
         md.contains(
-            "local 40 GB/s (spread 97.4%, disturbed) per node; global 70 GB/s (spread 12.0%)"
+            "local 41 GB/s (spread 97.4%, disturbed) per node; global 70 GB/s (spread 12.0%)"
         ),
         "{md}"
     );
     assert!(md.contains("local 237 ns (spread 8.0%)"), "{md}");
     // summary and section tables: the same value, rounding and spread
     assert!(
-        md.contains("| local, node 0 | triad (regular stores) | 2 | 40 (disturbed) | 97.4 |"),
+        md.contains("| local, node 0 | triad (regular stores) | 2 | 41 (disturbed) | 97.4 |"),
         "{md}"
     );
     assert!(md.contains("| local, node 0 | 237 |"), "{md}");
-    assert!(md.contains("| 0 | 0 | triad | 2 | 40 (disturbed) |"), "{md}");
+    assert!(md.contains("| 0 | 0 | triad | 2 | 41 (disturbed) |"), "{md}");
     // the cause of the mark, once per flagged result
     assert!(md.contains(
         "bw local triad, 2 thread(s), CPU node 0 -> memory 0: disturbed: CPU 0 was busy with other processes for 48% of the time (9 of 11 samples discarded)."
     ));
     // the plain-text summary (`show`, `run`) carries the cause too
     let text = report::summary_text(&run);
-    assert!(text.contains("40 (disturbed)") && text.contains("was busy with other processes"));
+    assert!(text.contains("41 (disturbed)") && text.contains("was busy with other processes"));
 }
 
 #[test]
 fn local_beside_global_on_one_node_says_why_they_differ() {
     let md = md(&busy_run(), &[]);
     assert!(md.contains(
-        "| **Why they differ** | on one node, local (40 GB/s) and global (70 GB/s) run the same 2 thread(s) on the same memory: the difference is run-to-run noise"
+        "| **Why they differ** | on one node, local (41 GB/s) and global (70 GB/s) run the same 2 thread(s) on the same memory: the difference is run-to-run noise"
     ), "{md}");
 }
 
@@ -158,7 +158,7 @@ fn the_scaling_chart_hover_writes_the_tables_figure() {
 fn the_brief_writes_the_figures_as_the_report_does() {
     let b = report::brief(&busy_run(), &[]);
     assert!(b.contains("| Global bandwidth | 70 GB/s | 12.0% | 1 result(s), triad |"), "{b}");
-    assert!(b.contains("| Local bandwidth | 40 GB/s (disturbed) | 97.4% |"), "{b}");
+    assert!(b.contains("| Local bandwidth | 41 GB/s (disturbed) | 97.4% |"), "{b}");
     assert!(b.contains("was busy with other processes for 48%"), "{b}");
 }
 

@@ -68,8 +68,9 @@ fn html_report_has_every_chart() {
     // local bandwidth per package, the cross-package bandwidth, the
     // spread-memory latency, the remote penalty, the latency a thread
     // sees, five per-CPU figures and four exec policies' program metric),
-    // and the answer's forest plot of every change
-    assert_eq!(charts, 32);
+    // and the answer's forest plot of every change, and the groups'
+    // sweep, loaded-latency and scaling curves overlaid
+    assert_eq!(charts, 35);
     assert_eq!(html.matches("<svg class=\"chart forest\"").count(), 1);
     for title in [
         "Bandwidth matrix (triad, best GB/s)",
@@ -84,6 +85,9 @@ fn html_report_has_every_chart() {
         "Placements against default (median metric)",
         "Local bandwidth per group (GB/s, higher is better): one dot per run, median marked",
         "Remote penalty (other-package / local latency) per group (x, lower is better): one dot per run, median marked",
+        "Latency against the working set, every group (median ns of each size)",
+        "Loaded latency against bandwidth, every group (read traffic, the first CPU on its memory)",
+        "Bandwidth against threads, every group (triad, best GB/s of the first node on its memory)",
     ] {
         assert!(html.contains(&format!(">{title}</title>")), "missing chart {title}");
     }
@@ -412,4 +416,122 @@ fn a_metric_not_measured_names_the_group_that_lacks_it() {
     assert!(lines.iter().any(|l| l == want), "{lines:#?}");
     assert!(lines.iter().any(|l| l == "Program metric under default: not measured in epyc NPS2."));
     assert!(!lines.iter().any(|l| l.contains("in both groups")), "{lines:#?}");
+}
+
+/// The baseline run with only a local triad on CPUs 0-1 at `local` GB/s
+/// and a 2-thread scaling point on the same CPUs at `scaling` GB/s.
+fn scaling_vs_local_run(local: f64, scaling: f64) -> LoadedRun {
+    let mut run = runs()[0].clone();
+    run.results.clear();
+    for (seq, (mode, best)) in [("local", local), ("scaling", scaling)].into_iter().enumerate() {
+        run.results.push(result(
+            seq as u32 + 1,
+            "bw",
+            serde_json::json!({"mode": mode, "kernel": "triad", "stores": "nt", "threads": 2,
+                "cpus": "0-1", "cpu_node": 0, "mem_node": 0, "best_gbs": best,
+                "median_gbs": best * 0.98, "min_gbs": best * 0.95, "max_gbs": best,
+                "spread_pct": 5.0, "top_spread_pct": 1.5, "reps": 20, "stable": true}),
+        ));
+    }
+    run
+}
+
+/// The run: 2-thread scaling at 103 GB/s where local triad on the
+/// same CPUs reached 53.6. The run's text (what `run` and `show` print)
+/// and its report both say the two contradict each other; the same pair
+/// within the noise says nothing.
+#[test]
+fn scaling_above_local_on_the_same_cpus_is_flagged_in_text_and_report() {
+    let run = scaling_vs_local_run(53.6, 103.0);
+    let text = report::summary_text(&run);
+    let line = "bw scaling triad, 2 thread(s) on CPUs 0-1: contradicts local: 103 GB/s is 92.2% above the 53.6 GB/s local triad reached with 2 thread(s) on CPUs 0-1, beyond the 5.0% their best repetitions' noise allows";
+    assert!(text.contains(line), "{text}");
+    let md = String::from_utf8(render_report(Format::Markdown, &run, &[])).unwrap();
+    // In the summary's marked figures and beside the scaling chart.
+    assert_eq!(md.matches(line).count(), 2, "{md}");
+    let html = String::from_utf8(render_report(Format::Html, &run, &[])).unwrap();
+    assert!(html.contains("contradicts local"), "the HTML report flags it too");
+
+    let quiet = scaling_vs_local_run(53.6, 54.5);
+    assert!(!report::summary_text(&quiet).contains("contradicts"));
+    let md = String::from_utf8(render_report(Format::Markdown, &quiet, &[])).unwrap();
+    assert!(!md.contains("contradicts"));
+}
+
+/// The comparison overlays each group's sweep, loaded-latency and scaling
+/// curve: one series per group, named as the group, one colour per group
+/// (the same in every chart), each the curve of the group's first run.
+#[test]
+fn the_comparison_overlays_every_groups_curves_one_colour_per_group() {
+    let runs = runs();
+    let s = Study::of_runs(&runs);
+    let refs: Vec<&LoadedRun> = runs.iter().collect();
+    let charts = study::curves(&s, &refs);
+    let names: Vec<String> = (0..s.groups.len()).map(|i| study::group_name(&s, i)).collect();
+    assert!(names.len() >= 2, "{names:?}");
+    let titles: Vec<&str> = charts.iter().map(|c| c.title()).collect();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    for c in &charts {
+        let report::chart::Chart::Xy(x) = c else { panic!("{c:?}") };
+        let series: Vec<&str> = x.series.iter().map(|s| s.name.as_str()).collect();
+        // every group that measured the curve, once, in the groups' order
+        let expected: Vec<&str> =
+            names.iter().map(String::as_str).filter(|n| series.contains(n)).collect();
+        assert_eq!(series, expected, "{}", x.title);
+        assert!(series.len() >= 2, "{}: {series:?}", x.title);
+        let colours: Vec<Option<usize>> = x.series.iter().map(|s| s.color).collect();
+        for (sr, c) in x.series.iter().zip(&colours) {
+            let g = names.iter().position(|n| *n == sr.name).unwrap();
+            assert_eq!(*c, Some(g), "{}: {} is coloured as its group", x.title, sr.name);
+        }
+        assert!(x.series.iter().all(|s| s.line && !s.points.is_empty()));
+        if !x.title.starts_with("Loaded") {
+            // one curve each: every working set or thread count once
+            for sr in &x.series {
+                assert!(sr.points.windows(2).all(|w| w[0].0 < w[1].0), "{}: {sr:?}", x.title);
+            }
+        }
+    }
+    // The baseline's scaling curve is its first run's triad points of node 0.
+    let report::chart::Chart::Xy(sc) = &charts[2] else { unreachable!() };
+    let d = analysis::data::RunData::of(&runs[0]);
+    let mut own: Vec<(f64, f64)> = d
+        .bw_mode(results::bw::Mode::Scaling)
+        .filter(|p| p.kernel.name() == "triad" && p.cpu_node == Some(0) && p.mem_node == Some(0))
+        .map(|p| (p.threads as f64, p.best_gbs))
+        .collect();
+    own.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(sc.series[s.baseline].points, own);
+    // A study whose runs were not loaded draws none.
+    assert!(study::curves(&s, &[]).is_empty());
+}
+
+/// `topo` names node memory and system memory, and says why they differ
+/// when the nodes hold less than the system (a VM's memory plugged in as
+/// it is used): the baseline's Xeon topology with `/proc/meminfo` at 1000
+/// GiB beside its nodes' 256 GiB.
+#[test]
+fn topo_names_node_and_system_memory_and_explains_a_shortfall() {
+    use report::console::TableStyle;
+    let mut t = runs()[0].topology.get().expect("the fixture records its topology").clone();
+    let nodes: u64 = t.nodes.iter().map(|n| n.mem_total_bytes).sum();
+    let mem = |total: u64| topo::model::SystemMemory {
+        total_bytes: total,
+        free_bytes: None,
+        available_bytes: Some(total / 2),
+        default_hugepage_bytes: None,
+        hugepages: vec![],
+    };
+    t.system_memory = Some(mem(nodes));
+    let text = report::console::topo::render(&t, TableStyle::Plain);
+    assert!(text.contains("256.0 GiB node memory;"), "{text}");
+    assert!(text.contains("system memory (/proc/meminfo) 256.0 GiB total"), "{text}");
+    assert!(text.contains("node memory") && !text.contains("of the system's"), "{text}");
+    t.system_memory = Some(mem(1000 << 30));
+    let text = report::console::topo::render(&t, TableStyle::Plain);
+    assert!(text.contains("256.0 GiB node memory of 1000.0 GiB system memory"), "{text}");
+    assert!(
+        text.contains("node memory 256.0 GiB of the system's 1000.0 GiB: memory the kernel counts but no NUMA node shows yet"),
+        "{text}"
+    );
 }

@@ -572,7 +572,10 @@ impl Topology {
     }
 
     /// A one-line description, e.g. `2 packages, 40 cores, 80 CPUs, 4 NUMA
-    /// nodes (SNC2, 2 per package), 384.0 GiB; Intel(R) Xeon(R) Gold 6230`.
+    /// nodes (SNC2, 2 per package), 384.0 GiB node memory; Intel(R) Xeon(R)
+    /// Gold 6230`: the memory the nodes hold, and the system's
+    /// (`/proc/meminfo`) beside it when the nodes hold less
+    /// ([`Self::nodes_short_of_system`]).
     pub fn summary_line(&self) -> String {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         let mut s = format!(
@@ -608,11 +611,13 @@ impl Topology {
             let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
             match self.nodes_short_of_system() {
                 Some((nodes, system)) => s.push_str(&format!(
-                    ", {:.1} GiB in nodes of {:.1} GiB",
+                    ", {:.1} GiB node memory of {:.1} GiB system memory",
                     gib(nodes),
                     gib(system)
                 )),
-                None => s.push_str(&format!(", {:.1} GiB", gib(self.mem_total_bytes()))),
+                None => {
+                    s.push_str(&format!(", {:.1} GiB node memory", gib(self.mem_total_bytes())))
+                }
             }
         }
         if let Some(m) = &self.cpu_model {

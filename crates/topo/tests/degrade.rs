@@ -228,7 +228,11 @@ fn nodes_holding_far_less_than_the_system_are_said_to() {
     );
     let t = discover(d.path());
     assert_eq!(t.nodes_short_of_system(), Some((96 << 30, 1000 << 30)));
-    assert!(t.summary_line().contains(", 96.0 GiB in nodes of 1000.0 GiB"), "{}", t.summary_line());
+    assert!(
+        t.summary_line().contains(", 96.0 GiB node memory of 1000.0 GiB system memory"),
+        "{}",
+        t.summary_line()
+    );
     let w = t
         .warnings
         .iter()

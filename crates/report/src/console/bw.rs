@@ -45,8 +45,10 @@ fn stores_note(stores: results::bw::Stores) -> String {
     }
 }
 
-fn gbs(v: f64) -> String {
-    format!("{v:.2}")
+/// A figure of `r` in GB/s, rounded as every output rounds it
+/// ([`crate::fmt::fig`], to the result's noise).
+fn gbs(r: &BwResult, v: f64) -> String {
+    crate::fmt::fig(results::stats::measured(v), r.noise(), "GB/s")
 }
 
 fn nodes_of(r: &BwResult) -> String {
@@ -110,7 +112,7 @@ pub fn render(results: &[BwResult], style: TableStyle) -> String {
                                     Some(c) => format!(" ({})", peak_text(&c)),
                                     None => String::new(),
                                 };
-                                format!("{}{flag}{peak}", gbs(r.best_gbs))
+                                format!("{}{flag}{peak}", gbs(r, r.best_gbs))
                             })
                             .unwrap_or_else(|| "-".into());
                         line.push(cell);
@@ -165,10 +167,10 @@ pub fn render(results: &[BwResult], style: TableStyle) -> String {
                 r.cpus.to_string(),
                 r.cpu_node.map(|n| n.to_string()).unwrap_or_else(|| "all".into()),
                 format!("{} {}", r.policy.name(), nodes_of(r)),
-                gbs(r.best_gbs),
-                gbs(r.median_gbs),
-                gbs(r.min_gbs),
-                gbs(r.max_gbs),
+                gbs(r, r.best_gbs),
+                gbs(r, r.median_gbs),
+                gbs(r, r.min_gbs),
+                gbs(r, r.max_gbs),
                 format!("{:.1}{}", r.spread_pct, noise_mark(r)),
                 r.reps.to_string(),
                 format!("{:.1}", r.placement_fraction() * 100.0),
@@ -302,7 +304,7 @@ mod tests {
         r.cpu_node = Some(0);
         r.mem_node = Some(0);
         let out = render(&[r], STYLE);
-        assert!(out.contains("35.80 (50.0)"), "{out}");
+        assert!(out.contains("35.8 (50.0)"), "{out}");
     }
 
     #[test]

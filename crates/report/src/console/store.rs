@@ -33,8 +33,10 @@ pub fn runs(runs: &[RunSummary], path: &Path, style: TableStyle) -> String {
     if runs.is_empty() {
         return format!("No runs in {}.", path.display());
     }
-    let mut t =
-        Table::with_header(&["Id", "Started", "Label", "Machine", "Status", "Results"], style);
+    let mut t = Table::with_header(
+        &["Id", "Started", "Label", "Machine (system memory)", "Status", "Results"],
+        style,
+    );
     for r in runs {
         t.add_row(vec![
             r.id.to_string(),

@@ -138,7 +138,7 @@ fn header(s: &mut String, t: &Topology) {
         t.smt_threads_per_core()
     );
     if let Some(sm) = &t.system_memory {
-        let mut line = format!("  memory {} total", gib(sm.total_bytes));
+        let mut line = format!("  system memory (/proc/meminfo) {} total", gib(sm.total_bytes));
         if let Some(a) = sm.available_bytes.or(sm.free_bytes) {
             let what = if sm.available_bytes.is_some() { "available" } else { "free" };
             let _ = write!(line, ", {} {what}", gib(a));
@@ -152,6 +152,14 @@ fn header(s: &mut String, t: &Topology) {
             let _ = write!(line, "; huge page pools (total/free) {}", pools.join(", "));
         }
         let _ = writeln!(s, "{line}");
+        if let Some((nodes, system)) = t.nodes_short_of_system() {
+            let _ = writeln!(
+                s,
+                "  node memory {} of the system's {}: memory the kernel counts but no NUMA node shows yet (a virtual machine's memory plugged in as it is used: virtio-mem, a balloon); the node table and the working sets use what the nodes hold now",
+                gib(nodes),
+                gib(system)
+            );
+        }
     }
 }
 
@@ -276,7 +284,7 @@ fn nodes(s: &mut String, t: &Topology, style: TableStyle) {
         let _ = writeln!(s, "\nNUMA nodes: none reported (no sys/devices/system/node)");
     } else {
         let mut tb = Table::with_header(
-            &["node", "kind", "CPUs", "memory", "free", "huge pages (total/free)", "tier"],
+            &["node", "kind", "CPUs", "node memory", "free", "huge pages (total/free)", "tier"],
             style,
         );
         for n in &t.nodes {
