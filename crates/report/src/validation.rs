@@ -107,6 +107,47 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, command_line: &str) {
     }
 }
 
+/// The appendix's program output: for each `exec` policy, the end of its
+/// last run's stdout and stderr as stored (`exec --keep-output`), with how
+/// much the streams wrote in all; nothing for runs stored without output.
+pub(crate) fn output_appendix(doc: &mut Document, d: &RunData) {
+    let kept: Vec<(&PolicyResult, u32, &results::exec::KeptOutput)> = d
+        .exec
+        .iter()
+        .filter_map(|p| {
+            let r = p.runs.iter().rev().find(|r| r.output.is_some())?;
+            Some((p, r.rep, r.output.as_ref()?))
+        })
+        .collect();
+    if kept.is_empty() {
+        return;
+    }
+    doc.h(3, "Program output");
+    doc.p("The end of each policy's last run's output, as stored (`exec --keep-output`, KiB per stream); a stream that wrote more says how much was left out.");
+    for (p, rep, o) in kept {
+        for (name, tail, total) in
+            [("stdout", &o.stdout_tail, o.stdout_bytes), ("stderr", &o.stderr_tail, o.stderr_bytes)]
+        {
+            if total == 0 && tail.is_empty() {
+                continue;
+            }
+            let shown = tail.len() as u64;
+            let cut = if total > shown {
+                format!(
+                    ", the last {} of {} ({} left out)",
+                    topo::units::binary_size(shown),
+                    topo::units::binary_size(total),
+                    topo::units::binary_size(total - shown)
+                )
+            } else {
+                format!(", all {}", topo::units::binary_size(total))
+            };
+            doc.p(format!("{} (run {rep}), {name}{cut}:", p.policy));
+            doc.code(tail.clone());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +185,50 @@ mod tests {
         assert_eq!(p(base("default", None, None, None)), "./stream");
         assert_eq!(program("numaprobe exec --policies all -- ./stream -n 4"), "./stream -n 4");
         assert_eq!(program("numaprobe exec"), "PROGRAM");
+    }
+
+    /// The kept output of each policy's last run is shown with how much
+    /// was left out; a run stored without output adds nothing.
+    #[test]
+    fn kept_output_is_shown_with_what_was_left_out() {
+        let mut v = base("bind-0", Some("0-1"), Some("bind"), Some("0"));
+        let run = |rep: u32, out: serde_json::Value| {
+            serde_json::json!({"rep": rep, "wall_s": 1.0, "user_s": 0.0, "sys_s": 0.0,
+                "max_rss_kib": 0, "exit_code": 0, "signal": null, "timed_out": false,
+                "interrupted": false, "ok": true, "metric": null, "numa_pages": null,
+                "numastat_delta": [], "output": out})
+        };
+        v["runs"] = serde_json::json!([
+            run(
+                1,
+                serde_json::json!({"stdout_tail": "first run\n", "stdout_bytes": 10,
+                "stderr_tail": "", "stderr_bytes": 0})
+            ),
+            run(
+                2,
+                serde_json::json!({"stdout_tail": "Triad: 12.5 GB/s\n", "stdout_bytes": 5u64 << 20,
+                "stderr_tail": "warning: x\n", "stderr_bytes": 11})
+            )
+        ]);
+        let d = RunData { exec: vec![policy(v)], ..RunData::default() };
+        let mut doc = Document::default();
+        output_appendix(&mut doc, &d);
+        use crate::render::Renderer;
+        let t = String::from_utf8(crate::render::Markdown.render(&doc)).unwrap();
+        assert!(
+            t.contains("bind-0 (run 2), stdout, the last 17 B of 5 MiB (5 MiB left out):"),
+            "{t}"
+        );
+        assert!(t.contains("```text\nTriad: 12.5 GB/s\n```"), "{t}");
+        assert!(t.contains("bind-0 (run 2), stderr, all 11 B:"), "{t}");
+        assert!(!t.contains("first run"), "{t}");
+        let none = RunData {
+            exec: vec![policy(base("bind-0", None, Some("bind"), Some("0")))],
+            ..RunData::default()
+        };
+        let mut doc = Document::default();
+        output_appendix(&mut doc, &none);
+        assert!(doc.blocks.is_empty());
     }
 
     #[test]

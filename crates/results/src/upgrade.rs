@@ -457,6 +457,7 @@ fn policy(v: &Value) -> Option<PolicyResult> {
                 counters: counters(r),
                 containment: text(r, "containment"),
                 metrics: r.get("metrics").and_then(today).unwrap_or_default(),
+                output: r.get("output").and_then(today),
             }
         })
         .collect();
