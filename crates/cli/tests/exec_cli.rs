@@ -321,6 +321,28 @@ fn keep_output_stores_a_bounded_tail_and_the_report_shows_it() {
     assert!(v["policies"][0]["runs"][0].get("output").is_none(), "{v}");
 }
 
+/// Each run records its energy and frequency (`power`), as `bw`'s results
+/// do: joules per zone where RAPL or amd_energy is readable, else the
+/// reason; on this project's VM there is no RAPL zone, and it says so.
+#[test]
+fn each_run_records_power_or_why_not() {
+    let env = Env::new();
+    let (v, out) = env.json(&["-p", "default", "-r", "2", "--", "sh", "-c", "sleep 0.05"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for run in v["policies"][0]["runs"].as_array().unwrap() {
+        let p = &run["power"];
+        assert!(p["seconds"].as_f64().unwrap() >= 0.05, "{p}");
+        let zones = p["zones"].as_array().map_or(0, |z| z.len());
+        let why = p["energy_unavailable"].as_str();
+        assert!((zones > 0) != why.is_some(), "zones or a reason, not both: {p}");
+        if std::path::Path::new("/sys/class/powercap/intel-rapl:0").exists() {
+            assert!(zones > 0, "{p}");
+        } else {
+            assert!(why.unwrap().contains("RAPL") || why.unwrap().contains("amd_energy"), "{p}");
+        }
+    }
+}
+
 /// `--keep-output` past 1024 KiB, negative or not a number exits 2.
 #[test]
 fn keep_output_is_bounded() {

@@ -170,9 +170,10 @@ fn amd_energy(root: &SysRoot) -> Option<Result<Vec<Zone>, String>> {
                     continue;
                 }
             };
-            let Some(socket) = label.strip_prefix("Esocket").filter(|s| {
-                !s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit())
-            }) else {
+            let Some(socket) = label
+                .strip_prefix("Esocket")
+                .filter(|s| !s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit()))
+            else {
                 continue;
             };
             let file = format!("{dir}/energy{n}_input");

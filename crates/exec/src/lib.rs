@@ -300,6 +300,7 @@ fn record(
             stderr_tail: output_tail(&o.stderr.text, keep_output_bytes),
             stderr_bytes: o.stderr.total_bytes,
         }),
+        power: None,
     }
 }
 
@@ -664,6 +665,17 @@ pub fn run_matrix(
             r
         })
         .collect();
+    // energy and frequency of each run, over every online CPU (a policy
+    // may use any of them)
+    let online: Vec<u32> = opts
+        .root
+        .read_optional("sys/devices/system/cpu/online")
+        .ok()
+        .flatten()
+        .and_then(|s| s.trim().parse::<topo::CpuSet>().ok())
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    let meter = counters::power::Meter::open(&opts.root, &online);
     let mut started = vec![false; results.len()];
     let mut last_stdout_tail: Option<Vec<String>> = None;
     let order = schedule(plan.policies.len(), opts.warmup, opts.repeat);
@@ -683,7 +695,9 @@ pub fn run_matrix(
         let stamp = metrics.file.as_deref().and_then(metric::FileStamp::take);
         let before = numastat::snapshot(&opts.root);
         let start = SystemTime::now();
+        let power_start = meter.start();
         let outcome = child::run_once(&plan.command, placement.as_ref(), &run_opts)?;
+        let power = meter.finish(&power_start);
         let after = numastat::snapshot(&opts.root);
         let file = metrics
             .file
@@ -698,6 +712,7 @@ pub fn run_matrix(
             numastat::delta(&before, &after),
             opts.keep_output_bytes,
         );
+        let rec = RunRecord { power: Some(power), ..rec };
         if outcome.leftovers_killed > 0 {
             obs.event(Event::Warning(format!(
                 "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
@@ -823,6 +838,7 @@ mod tests {
             containment: None,
             metrics: BTreeMap::new(),
             output: None,
+            power: None,
         }
     }
 

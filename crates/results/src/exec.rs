@@ -135,6 +135,11 @@ pub struct RunRecord {
     /// stream); absent when nothing was kept (0) and in older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<KeptOutput>,
+    /// Energy, mean power and mean core frequency over the run (RAPL or
+    /// amd_energy, APERF/MPERF or cpufreq), or why each is unavailable;
+    /// absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::Power>,
 }
 
 /// The last bytes of one run's stdout and stderr, and how much each

@@ -458,6 +458,7 @@ fn policy(v: &Value) -> Option<PolicyResult> {
                 containment: text(r, "containment"),
                 metrics: r.get("metrics").and_then(today).unwrap_or_default(),
                 output: r.get("output").and_then(today),
+                power: r.get("power").and_then(today),
             }
         })
         .collect();
