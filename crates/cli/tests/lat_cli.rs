@@ -270,6 +270,14 @@ fn loaded_latency_gives_a_curve_per_mix_from_idle_to_full_load() {
             && p["p99_ns"].as_f64() >= p["p90_ns"].as_f64()));
         assert!(c[2]["load_threads"].as_u64().unwrap() >= 1);
         assert!(c[2]["load_placement"]["status"].is_string(), "{}", c[2]);
+        // each point records power over its samples, or why not (no RAPL
+        // zone on this project's VM)
+        for p in c {
+            let pw = &p["power"];
+            assert!(pw["seconds"].as_f64().unwrap() > 0.0, "{p}");
+            let zones = pw["zones"].as_array().map_or(0, |z| z.len());
+            assert!((zones > 0) != pw["energy_unavailable"].is_string(), "{pw}");
+        }
     }
     // read-only traffic writes nothing, non-temporal writes read nothing
     assert_eq!(pts[2]["write_gbs"].as_f64(), Some(0.0));

@@ -309,6 +309,11 @@ pub struct LoadedPoint {
     pub stable: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disturbance: Option<Disturbance>,
+    /// Energy, mean power and mean core frequency of the chasing and load
+    /// CPUs over the point's timed samples, or why each is unavailable
+    /// (absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::Power>,
 }
 
 /// Latency over idle above which a loaded curve has passed its knee, %.

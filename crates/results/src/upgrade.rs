@@ -300,6 +300,7 @@ fn lat(v: &Value) -> Option<Lat> {
                 tlb_group_bytes: uint(v, "tlb_group_bytes"),
                 stable: flag(v, "stable").unwrap_or(true),
                 disturbance: v.get("disturbance").and_then(today),
+                power: v.get("power").and_then(today),
             })
         }
         Mode::C2c => Lat::C2c(C2cResult {
