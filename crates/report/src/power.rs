@@ -43,7 +43,7 @@ fn row(r: &BwResult, p: &Power) -> Vec<String> {
 fn others(d: &RunData, reasons: &mut Vec<String>) -> Option<Table> {
     let mut rows: Vec<(String, &Power)> = Vec::new();
     for l in &d.loaded {
-        if let Some(p) = &l.power {
+        if let Some(p) = l.power.as_deref() {
             let load = match l.delay_ns {
                 _ if l.idle => "idle".to_string(),
                 Some(ns) => format!("{ns:.0} ns wait, {:.1} GB/s", l.load_gbs),

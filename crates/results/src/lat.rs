@@ -313,7 +313,7 @@ pub struct LoadedPoint {
     /// CPUs over the point's timed samples, or why each is unavailable
     /// (absent in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub power: Option<crate::power::Power>,
+    pub power: Option<Box<crate::power::Power>>,
 }
 
 /// Latency over idle above which a loaded curve has passed its knee, %.

@@ -338,7 +338,7 @@ pub fn loaded(
                         tlb_group_bytes: Some((opts.group_elems() * opts.stride_bytes) as u64),
                         stable: sm.stable(),
                         disturbance: Some(sm.disturbance.clone()),
-                        power: Some(power),
+                        power: Some(Box::new(power)),
                     };
                     unstable.note(p.stable, p.disturbance.as_ref());
                     emit(ctx.observer, p.clone());
