@@ -9,7 +9,7 @@ use results::exec::PolicyResult;
 use results::hidden::{self, NumaBelow};
 use results::lat::{
     self, C2cResult, Lat, LatResult, LatSummary, LoadedPoint, LoadedSummary, PerCpuSummary,
-    PrefetchCheck, SweepSummary,
+    PerCpuSweepSummary, PrefetchCheck, SweepSummary,
 };
 use results::run::LoadedRun;
 use results::{Record, Unknown};
@@ -32,6 +32,8 @@ pub struct RunData {
     pub exec: Vec<PolicyResult>,
     pub per_cpu_summaries: Vec<PerCpuSummary>,
     pub sweep_summaries: Vec<SweepSummary>,
+    /// `lat --per-cpu --sweep`: each CPU's plateaus, CPU groups per size.
+    pub per_cpu_sweep_summaries: Vec<PerCpuSweepSummary>,
     /// Each loaded curve's knee.
     pub loaded_summaries: Vec<LoadedSummary>,
     pub prefetch_checks: Vec<PrefetchCheck>,
@@ -80,6 +82,7 @@ impl RunData {
                 Record::LatSummary(s) => match s.as_ref() {
                     LatSummary::PerCpu(s) => d.per_cpu_summaries.push(s.clone()),
                     LatSummary::Sweep(s) => d.sweep_summaries.push(s.clone()),
+                    LatSummary::PerCpuSweep(s) => d.per_cpu_sweep_summaries.push(s.clone()),
                     LatSummary::Loaded(s) => d.loaded_summaries.push(s.clone()),
                     LatSummary::PrefetchCheck(s) => d.prefetch_checks.push(s.clone()),
                 },

@@ -395,6 +395,12 @@ fn config_settings(topo: &Topology, settings: &Settings) -> Configuration {
         nodes_with_cpus: Some(topo.cpu_nodes().count() as u64),
         online_cpus: Some(topo.online_cpus.len() as u64),
         kernel: Some(reading(&settings.kernel)),
+        // written only where read, so configurations of roots without
+        // os-release (older captures) keep their fingerprint
+        os: match reading(&settings.os) {
+            Reading::Absent => None,
+            r => Some(r),
+        },
         cmdline_options: Some(topo.cmdline.options.iter().cloned().collect()),
         thp_enabled: Some(reading(&settings.thp_enabled)),
         thp_defrag: Some(reading(&settings.thp_defrag)),
@@ -652,5 +658,23 @@ mod tests {
         s2.firmware.bios_version = Read::Value("2.1.0".into());
         assert_ne!(config(&topo, &s2).fingerprint, a.fingerprint);
         assert_eq!(config(&topo, &s2).bios_version, Some(Reading::Value("2.1.0".into())));
+    }
+
+    /// The OS distribution is read under the root into the configuration
+    /// (and its fingerprint); a root without os-release writes nothing, so
+    /// older captures keep their fingerprint.
+    #[test]
+    fn the_os_distribution_is_part_of_the_configuration() {
+        let topo = Topology::discover(&SysRoot::live()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::new(dir.path()).unwrap();
+        let none = config(&topo, &Settings::read(&root));
+        assert_eq!(none.os, None);
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::write(dir.path().join("etc/os-release"), "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\n")
+            .unwrap();
+        let with = config(&topo, &Settings::read(&root));
+        assert_eq!(with.os, Some(Reading::Value("Ubuntu 24.04.1 LTS".into())));
+        assert_ne!(with.fingerprint, none.fingerprint);
     }
 }

@@ -16,6 +16,10 @@ pub struct Settings {
     pub kernel: Read<String>,
     /// The kernel command line, all of it.
     pub cmdline: Read<String>,
+    /// The OS distribution (`os-release` `PRETTY_NAME`; absent in older
+    /// records).
+    #[serde(default = "absent")]
+    pub os: Read<String>,
     /// `transparent_hugepage/enabled`: the bracketed value.
     pub thp_enabled: Read<String>,
     /// `transparent_hugepage/defrag`: the bracketed value.
@@ -371,8 +375,14 @@ impl Settings {
         } else {
             Read::Absent
         };
+        let os = match topo::read::os_release(root) {
+            Ok(Some(k)) => Read::Value(k),
+            Ok(None) => Read::Absent,
+            Err(e) => Read::Unreadable(e.to_string()),
+        };
         Settings {
             kernel,
+            os,
             thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", bracketed),
             thp_defrag: read_with(root, "sys/kernel/mm/transparent_hugepage/defrag", bracketed),
             numa_balancing: read_u64(root, "proc/sys/kernel/numa_balancing"),

@@ -280,6 +280,81 @@ fn show_of_an_exec_run_prints_its_policy_table() {
     assert!(text.contains("No placement is better than 'default'"), "{text}");
 }
 
+/// `--keep-output N` stores the last N KiB of each stream with each run,
+/// however much the program prints (8 MiB here: the stored run stays
+/// small), the totals say how much was written, and the report's appendix
+/// shows the tail; 4 KiB is kept by default, 0 keeps none.
+#[test]
+fn keep_output_stores_a_bounded_tail_and_the_report_shows_it() {
+    let env = Env::new();
+    let prog = "head -c 8388608 /dev/zero | tr '\\0' x; echo; echo LAST-LINE; echo err-end >&2";
+    let (v, out) =
+        env.json(&["-p", "default", "-r", "1", "--keep-output", "2", "--", "sh", "-c", prog]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let o = &v["policies"][0]["runs"][0]["output"];
+    let tail = o["stdout_tail"].as_str().unwrap();
+    assert_eq!(tail.len(), 2048, "the last 2 KiB");
+    assert!(tail.ends_with("x\nLAST-LINE\n"), "{tail}");
+    assert_eq!(o["stdout_bytes"], 8 * 1024 * 1024 + 1 + 10);
+    assert_eq!(o["stderr_tail"], "err-end\n");
+    let db = std::fs::metadata(env.path("results.db")).unwrap().len();
+    assert!(db < 1 << 20, "the database holds {db} bytes: the output was stored whole");
+    let report = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_DB", env.path("results.db"))
+        .args(["report", "latest", "--format", "md"])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let md = String::from_utf8_lossy(&report.stdout);
+    let appendix = md.split_once("Appendix: raw figures").unwrap().1;
+    assert!(appendix.contains("### Program output"), "{appendix}");
+    assert!(
+        appendix.contains("default (run 1), stdout, the last 2 KiB of 8 MiB (8 MiB left out)"),
+        "{appendix}"
+    );
+    assert!(appendix.contains("LAST-LINE"), "{appendix}");
+    // the default keeps 4 KiB; 0 keeps none
+    let (v, _) = env.json(&["-p", "default", "-r", "1", "--", "sh", "-c", prog]);
+    assert_eq!(v["policies"][0]["runs"][0]["output"]["stdout_tail"].as_str().unwrap().len(), 4096);
+    let (v, _) = env.json(&["-p", "default", "-r", "1", "--keep-output", "0", "--", "true"]);
+    assert!(v["policies"][0]["runs"][0].get("output").is_none(), "{v}");
+}
+
+/// Each run records its energy and frequency (`power`), as `bw`'s results
+/// do: joules per zone where RAPL or amd_energy is readable, else the
+/// reason; on this project's VM there is no RAPL zone, and it says so.
+#[test]
+fn each_run_records_power_or_why_not() {
+    let env = Env::new();
+    let (v, out) = env.json(&["-p", "default", "-r", "2", "--", "sh", "-c", "sleep 0.05"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for run in v["policies"][0]["runs"].as_array().unwrap() {
+        let p = &run["power"];
+        assert!(p["seconds"].as_f64().unwrap() >= 0.05, "{p}");
+        let zones = p["zones"].as_array().map_or(0, |z| z.len());
+        let why = p["energy_unavailable"].as_str();
+        assert!((zones > 0) != why.is_some(), "zones or a reason, not both: {p}");
+        if std::path::Path::new("/sys/class/powercap/intel-rapl:0").exists() {
+            assert!(zones > 0, "{p}");
+        } else {
+            assert!(why.unwrap().contains("RAPL") || why.unwrap().contains("amd_energy"), "{p}");
+        }
+    }
+}
+
+/// `--keep-output` past 1024 KiB, negative or not a number exits 2.
+#[test]
+fn keep_output_is_bounded() {
+    let env = Env::new();
+    for bad in ["1025", "-1", "lots", "1.5"] {
+        env.exec(&["--keep-output", bad, "--", "true"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--keep-output"));
+    }
+}
+
 #[test]
 fn stderr_tail_keeps_the_last_twenty_lines() {
     let env = Env::new();

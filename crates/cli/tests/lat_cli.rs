@@ -270,6 +270,14 @@ fn loaded_latency_gives_a_curve_per_mix_from_idle_to_full_load() {
             && p["p99_ns"].as_f64() >= p["p90_ns"].as_f64()));
         assert!(c[2]["load_threads"].as_u64().unwrap() >= 1);
         assert!(c[2]["load_placement"]["status"].is_string(), "{}", c[2]);
+        // each point records power over its samples, or why not (no RAPL
+        // zone on this project's VM)
+        for p in c {
+            let pw = &p["power"];
+            assert!(pw["seconds"].as_f64().unwrap() > 0.0, "{p}");
+            let zones = pw["zones"].as_array().map_or(0, |z| z.len());
+            assert!((zones > 0) != pw["energy_unavailable"].is_string(), "{pw}");
+        }
     }
     // read-only traffic writes nothing, non-temporal writes read nothing
     assert_eq!(pts[2]["write_gbs"].as_f64(), Some(0.0));
@@ -458,6 +466,58 @@ fn max_cpus_bounds_a_per_cpu_sweep() {
     assert!(results.iter().all(|r| r["cpu"] == v["cpus"][0]));
 }
 
+/// `--sizes` chases exactly the sizes listed (sorted), from each CPU, and
+/// states them in the plan; the plan's estimate counts only those.
+#[test]
+fn sizes_choose_the_points_of_a_per_cpu_sweep() {
+    let v = json_of(&["--per-cpu", "--sweep", "--sizes", "64K,8K,2M", "--max-cpus", "1"]);
+    let sizes: Vec<u64> =
+        v["sizes"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+    assert_eq!(sizes, vec![8 << 10, 64 << 10, 2 << 20]);
+    let measured: Vec<u64> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["size_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(measured, sizes);
+    let out = lat()
+        .args(["--per-cpu", "--sweep", "--sizes", "8K,64K", "--max-cpus", "1"])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 CPU(s) x 2 sizes (8 KiB to 64 KiB) = 2 points"), "{err}");
+    // the estimate counts the listed sizes only: 4 of 1000 one-second
+    // samples is over the hour, refused with the plan
+    lat()
+        .args(["--per-cpu", "--sweep", "--sizes", "8K,16K,32K,64K", "--max-cpus", "1"])
+        .args(["--samples", "1000", "--sample-ms", "1000"])
+        .assert()
+        .code(2)
+        .stderr(contains("1 CPU(s) x 4 sizes (8 KiB to 64 KiB)").and(contains("over an hour")));
+}
+
+/// Bad `--sizes` exit 2 before anything is measured: empty, an empty
+/// entry, a repeat (written two ways), not a size, too small, with
+/// --size, or without --per-cpu --sweep.
+#[test]
+fn bad_sizes_are_refused() {
+    let bad = |args: &[&str], says: &str| {
+        lat().args(args).args(QUICK).assert().code(2).stderr(contains(says));
+    };
+    let pcs = ["--per-cpu", "--sweep", "--max-cpus", "1", "--sizes"];
+    bad(&[&pcs[..], &[""]].concat(), "--sizes");
+    bad(&[&pcs[..], &["8K,,64K"]].concat(), "--sizes");
+    bad(&[&pcs[..], &["1M,1024K"]].concat(), "1 MiB given twice");
+    bad(&[&pcs[..], &["8K,lots"]].concat(), "lots");
+    bad(&[&pcs[..], &["1K"]].concat(), "below the minimum");
+    bad(&[&pcs[..], &["8K", "--size", "1M"]].concat(), "--size");
+    bad(&["--sweep", "--sizes", "8K,64K"], "--sizes applies to --per-cpu --sweep only");
+    bad(&["--per-cpu", "--sizes", "8K,64K"], "--sizes applies to --per-cpu --sweep only");
+}
+
 /// The plan comes first on stderr, and one over an hour is refused (exit
 /// 2, with the estimate) unless --yes.
 #[test]
@@ -506,9 +566,13 @@ fn a_per_cpu_sweep_is_saved_and_shown() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "complete");
     let results = v["results"].as_array().unwrap();
-    // 16K: 4, 6, 8, 12, 16 KiB from one CPU
-    assert_eq!(results.len(), 5, "{v}");
-    assert!(results.iter().all(|r| r["kind"] == "lat" && r["payload"]["mode"] == "per-cpu-sweep"));
+    // 16K: 4, 6, 8, 12, 16 KiB from one CPU, then the summary (the CPU's
+    // plateaus, the groups at each size)
+    assert_eq!(results.len(), 6, "{v}");
+    assert!(results.iter().all(|r| r["payload"]["mode"] == "per-cpu-sweep"));
+    assert!(results[..5].iter().all(|r| r["kind"] == "lat"));
+    assert_eq!(results[5]["kind"], "lat-summary");
+    assert_eq!(results[5]["payload"]["plateaus"][0]["cpu"], v["results"][0]["payload"]["cpu"]);
     // the report draws them as a heat map (CPUs x sizes) and a table per
     // size with its stride
     let out = Command::cargo_bin("numaprobe")
@@ -531,6 +595,10 @@ fn a_per_cpu_sweep_is_saved_and_shown() {
     for size in ["4 KiB", "16 KiB"] {
         assert!(html.contains(&format!(">{size}<")), "no {size}");
     }
+    // and the stored summary's tables: the CPU's plateaus, groups per size
+    assert!(html.contains("The plateaus of each CPU"), "no plateau table");
+    // one CPU: no groups, and 16 KiB is inside the cache: the note says so
+    assert!(html.contains("no DRAM column"), "no note");
 }
 
 /// Every chase table names its working-set size and stride.

@@ -3,7 +3,8 @@
 //!
 //! Energy: every zone `sys/class/powercap/intel-rapl:N[:M]` (package,
 //! DRAM, core, psys; the kernel's `intel_rapl` driver names AMD's zones the
-//! same way since Linux 5.11; `amd_energy` is hwmon, not read here), its
+//! same way since Linux 5.11; without any such zone, the socket counters
+//! of the `amd_energy` hwmon driver as `package-S` zones), its
 //! `energy_uj` counter read at the start and the end, a counter that went
 //! down having wrapped at `max_energy_range_uj` (undone). Frequency: the
 //! APERF/MPERF MSRs through `dev/cpu/N/msr` when they can be read (the
@@ -34,6 +35,8 @@ struct Zone {
     /// Where `energy_uj` wraps (0 when unknown: a counter that goes down
     /// is then unreadable, not guessed).
     max_uj: u64,
+    /// The counter, microjoules, under the root.
+    file: String,
 }
 
 /// Where the frequency comes from.
@@ -85,6 +88,10 @@ fn zones(root: &SysRoot) -> Result<Vec<Zone>, String> {
     let names = root.list_dir(POWERCAP).map_err(|e| why(&e))?;
     let ids: Vec<&String> = names.iter().filter(|n| n.starts_with("intel-rapl:")).collect();
     if ids.is_empty() {
+        // AMD without the RAPL powercap zones: the amd_energy hwmon driver
+        if let Some(z) = amd_energy(root) {
+            return z;
+        }
         return Err(if is_vm(root) {
             "no RAPL zone: a virtual machine (the hypervisor passes no RAPL counters)".into()
         } else {
@@ -113,7 +120,7 @@ fn zones(root: &SysRoot) -> Result<Vec<Zone>, String> {
             root.read_u64(&format!("{dir}/energy_uj"))
                 .map_err(|e| why(&e))?
                 .ok_or_else(|| format!("{dir}/energy_uj: absent"))?;
-            Ok(Zone { id: id.clone(), name, max_uj })
+            Ok(Zone { id: id.clone(), name, max_uj, file: format!("{dir}/energy_uj") })
         })();
         match probe {
             Ok(z) => out.push(z),
@@ -126,6 +133,75 @@ fn zones(root: &SysRoot) -> Result<Vec<Zone>, String> {
         return Err(first_error.unwrap_or_else(|| "no readable RAPL zone".into()));
     }
     Ok(out)
+}
+
+const HWMON: &str = "sys/class/hwmon";
+
+/// The socket counters of the `amd_energy` hwmon driver (AMD family 17h/19h
+/// before RAPL came to powercap, or where only it is loaded): in each
+/// `hwmonN` named `amd_energy`, every `energyK_input` (microjoules) whose
+/// `energyK_label` is `EsocketS`, as zone `package-S` (the per-core
+/// counters are left out). The driver accumulates the 32-bit hardware
+/// counter into 64 bits, so no wrap point is known: a counter that goes
+/// down is unreadable, not guessed. `None` when no such driver is there.
+fn amd_energy(root: &SysRoot) -> Option<Result<Vec<Zone>, String>> {
+    let hwmons = root.list_dir(HWMON).ok()?;
+    let mut found = false;
+    let mut out = Vec::new();
+    let mut first_error = None;
+    for h in hwmons.iter().filter(|h| h.starts_with("hwmon") && h.len() <= 16) {
+        let dir = format!("{HWMON}/{h}");
+        let named = root.read_optional(&format!("{dir}/name")).ok().flatten();
+        if named.as_deref().map(str::trim) != Some("amd_energy") {
+            continue;
+        }
+        found = true;
+        let Ok(files) = root.list_dir(&dir) else { continue };
+        for f in files.iter().filter(|f| f.starts_with("energy") && f.ends_with("_label")) {
+            let n = &f["energy".len()..f.len() - "_label".len()];
+            if n.is_empty() || n.len() > 6 || !n.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let label = match root.read_optional(&format!("{dir}/{f}")) {
+                Ok(Some(l)) => l.trim().to_string(),
+                Ok(None) => continue,
+                Err(e) => {
+                    first_error.get_or_insert(why(&e));
+                    continue;
+                }
+            };
+            let Some(socket) = label
+                .strip_prefix("Esocket")
+                .filter(|s| !s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let file = format!("{dir}/energy{n}_input");
+            match root.read_u64(&file) {
+                Ok(Some(_)) => out.push(Zone {
+                    id: format!("amd_energy:{h}:energy{n}"),
+                    name: format!("package-{socket}"),
+                    max_uj: 0,
+                    file,
+                }),
+                Ok(None) => {
+                    first_error.get_or_insert(format!("{file}: absent"));
+                }
+                Err(e) => {
+                    first_error.get_or_insert(why(&e));
+                }
+            }
+        }
+    }
+    if !found {
+        return None;
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Some(if out.is_empty() {
+        Err(first_error.unwrap_or_else(|| "amd_energy: no readable socket counter".into()))
+    } else {
+        Ok(out)
+    })
 }
 
 /// Opens `dev/cpu/N/msr` without blocking: a character device (or a
@@ -227,7 +303,7 @@ impl Meter {
     }
 
     fn energy_uj(&self, z: &Zone) -> Option<u64> {
-        self.root.read_u64(&format!("{POWERCAP}/{}/energy_uj", z.id)).ok().flatten()
+        self.root.read_u64(&z.file).ok().flatten()
     }
 
     fn freq_now(&self) -> Vec<Option<(u64, u64)>> {
@@ -402,6 +478,55 @@ mod tests {
         let p = m.finish_over(&s, 1.0);
         assert!(p.zones.is_empty(), "{p:?}");
         assert!(p.energy_unavailable.unwrap().contains("went down"));
+    }
+
+    /// amd_energy's socket counters (no RAPL powercap zone): advance,
+    /// never wrap (a counter that goes down is not guessed), core counters
+    /// and hostile labels left out, an unreadable counter says why.
+    #[test]
+    fn amd_energy_sockets_are_package_zones() {
+        let d = tempfile::tempdir().unwrap();
+        let h = "sys/class/hwmon/hwmon3";
+        put(d.path(), "sys/class/hwmon/hwmon0/name", "k10temp\n");
+        put(d.path(), &format!("{h}/name"), "amd_energy\n");
+        put(d.path(), &format!("{h}/energy1_label"), "Ecore000\n");
+        put(d.path(), &format!("{h}/energy1_input"), "5\n");
+        put(d.path(), &format!("{h}/energy129_label"), "Esocket0\n");
+        put(d.path(), &format!("{h}/energy129_input"), "1000000\n");
+        put(d.path(), &format!("{h}/energy130_label"), "Esocket1\n");
+        put(d.path(), &format!("{h}/energy130_input"), "2000000\n");
+        put(d.path(), &format!("{h}/energy131_label"), &"Esocket9".repeat(10_000));
+        put(d.path(), &format!("{h}/energy131_input"), "1\n");
+        let root = SysRoot::new(d.path()).unwrap();
+        let m = Meter::open(&root, &[]);
+        let s = m.start();
+        put(d.path(), &format!("{h}/energy129_input"), "61000000\n");
+        put(d.path(), &format!("{h}/energy130_input"), "32000000\n");
+        let p = m.finish_over(&s, 2.0);
+        assert_eq!(p.energy_unavailable, None, "{p:?}");
+        let z: Vec<(&str, f64)> = p.zones.iter().map(|z| (z.name.as_str(), z.joules)).collect();
+        assert_eq!(z, vec![("package-0", 60.0), ("package-1", 30.0)]);
+        assert_eq!(p.package_joules(), Some(90.0));
+        assert_eq!(p.zones[0].watts, 30.0);
+        assert!(p.zones[0].zone.starts_with("amd_energy:hwmon3:"));
+        // a socket counter that goes down: no wrap point, not guessed
+        let s = m.start();
+        put(d.path(), &format!("{h}/energy129_input"), "7\n");
+        put(d.path(), &format!("{h}/energy130_input"), "garbage\n");
+        let p = m.finish_over(&s, 1.0);
+        assert!(p.zones.is_empty(), "{p:?}");
+        assert!(p.energy_unavailable.is_some());
+        // garbage counters at the start: unavailable, saying which file
+        put(d.path(), &format!("{h}/energy129_input"), "garbage\n");
+        put(d.path(), &format!("{h}/energy130_input"), "x".repeat(1 << 20).as_str());
+        let p = Meter::open(&root, &[]).finish_over(&Meter::open(&root, &[]).start(), 1.0);
+        assert!(p.zones.is_empty());
+        assert!(p.energy_unavailable.unwrap().contains("hwmon3/energy"), "says the file");
+        // RAPL zones win when both are there
+        rapl(d.path(), 1, 1);
+        let m = Meter::open(&root, &[]);
+        let p = m.finish_over(&m.start(), 1.0);
+        assert!(p.zones.iter().all(|z| z.zone.starts_with("intel-rapl")), "{p:?}");
     }
 
     #[test]

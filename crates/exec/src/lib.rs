@@ -131,6 +131,26 @@ pub struct Options {
     pub root: SysRoot,
     /// Count events of each run (`--counters`).
     pub counters: bool,
+    /// Bytes of the end of each stream stored with each run
+    /// (`--keep-output`, at most [`MAX_KEEP_OUTPUT_BYTES`]); 0 keeps none.
+    pub keep_output_bytes: usize,
+}
+
+/// `--keep-output`'s default: 4 KiB of each stream per run.
+pub const DEFAULT_KEEP_OUTPUT_BYTES: usize = 4 << 10;
+/// `--keep-output`'s bound: 1 MiB per stream, what a run's capture holds
+/// of the end of its output.
+pub const MAX_KEEP_OUTPUT_BYTES: usize = 1 << 20;
+
+/// The last `max` bytes of `text` (cut forward to a character boundary),
+/// control characters other than newline and tab dropped, so a stored
+/// tail never carries escape sequences into a terminal or a report.
+pub fn output_tail(text: &str, max: usize) -> String {
+    let mut start = text.len().saturating_sub(max.min(MAX_KEEP_OUTPUT_BYTES));
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].chars().filter(|c| !c.is_control() || matches!(c, '\n' | '\t')).collect()
 }
 
 use results::exec::{
@@ -236,6 +256,7 @@ fn record(
     metrics: &MetricSet,
     file: Option<&Result<String, MetricMiss>>,
     numastat_delta: Vec<results::exec::NodeDelta>,
+    keep_output_bytes: usize,
 ) -> RunRecord {
     let ok = o.exit.success() && !o.timed_out && !o.interrupted;
     let found = metrics.extract(&o.stdout.text, &o.stderr.text, file);
@@ -273,6 +294,13 @@ fn record(
         stderr_tail: (!ok).then(|| o.stderr.tail_lines(STDERR_TAIL_LINES)),
         counters: o.counters.clone(),
         containment: Some(o.containment.describe()),
+        output: (keep_output_bytes > 0).then(|| results::exec::KeptOutput {
+            stdout_tail: output_tail(&o.stdout.text, keep_output_bytes),
+            stdout_bytes: o.stdout.total_bytes,
+            stderr_tail: output_tail(&o.stderr.text, keep_output_bytes),
+            stderr_bytes: o.stderr.total_bytes,
+        }),
+        power: None,
     }
 }
 
@@ -637,6 +665,17 @@ pub fn run_matrix(
             r
         })
         .collect();
+    // energy and frequency of each run, over every online CPU (a policy
+    // may use any of them)
+    let online: Vec<u32> = opts
+        .root
+        .read_optional("sys/devices/system/cpu/online")
+        .ok()
+        .flatten()
+        .and_then(|s| s.trim().parse::<topo::CpuSet>().ok())
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    let meter = counters::power::Meter::open(&opts.root, &online);
     let mut started = vec![false; results.len()];
     let mut last_stdout_tail: Option<Vec<String>> = None;
     let order = schedule(plan.policies.len(), opts.warmup, opts.repeat);
@@ -656,7 +695,9 @@ pub fn run_matrix(
         let stamp = metrics.file.as_deref().and_then(metric::FileStamp::take);
         let before = numastat::snapshot(&opts.root);
         let start = SystemTime::now();
+        let power_start = meter.start();
         let outcome = child::run_once(&plan.command, placement.as_ref(), &run_opts)?;
+        let power = meter.finish(&power_start);
         let after = numastat::snapshot(&opts.root);
         let file = metrics
             .file
@@ -669,7 +710,9 @@ pub fn run_matrix(
             metrics,
             file.as_ref(),
             numastat::delta(&before, &after),
+            opts.keep_output_bytes,
         );
+        let rec = RunRecord { power: Some(power), ..rec };
         if outcome.leftovers_killed > 0 {
             obs.event(Event::Warning(format!(
                 "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
@@ -760,6 +803,20 @@ pub fn run_matrix(
 mod tests {
     use super::*;
 
+    /// The kept tail is the last bytes, cut to a character, without
+    /// control characters, never more than the bound.
+    #[test]
+    fn output_tail_is_the_bounded_end_without_control_characters() {
+        assert_eq!(output_tail("abcdef", 3), "def");
+        assert_eq!(output_tail("ab", 10), "ab");
+        assert_eq!(output_tail("x\u{1b}[31mred\r\nok\tz", 100), "x[31mred\nok\tz");
+        // 'é' is two bytes: a cut inside it moves forward
+        assert_eq!(output_tail("aé", 1), "");
+        assert_eq!(output_tail("aéb", 3), "éb");
+        let big = "y".repeat(3 * MAX_KEEP_OUTPUT_BYTES);
+        assert_eq!(output_tail(&big, usize::MAX).len(), MAX_KEEP_OUTPUT_BYTES);
+    }
+
     fn run(rep: u32, wall: f64, metric: Option<f64>, ok: bool) -> RunRecord {
         RunRecord {
             rep,
@@ -780,6 +837,8 @@ mod tests {
             counters: None,
             containment: None,
             metrics: BTreeMap::new(),
+            output: None,
+            power: None,
         }
     }
 

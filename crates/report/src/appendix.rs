@@ -48,6 +48,7 @@ pub(crate) fn section(doc: &mut Document, run: &LoadedRun) {
             }
         },
     );
+    crate::validation::output_appendix(doc, &analysis::data::RunData::of(run));
     let raw = run.topology.get().and_then(|t| t.cmdline.raw.clone());
     if let Some(raw) = raw.filter(|r| r.chars().count() > crate::environment::CMDLINE_MAX) {
         doc.h(3, "Kernel command line");

@@ -195,6 +195,7 @@ fn run_sections(
         e.render(doc);
     }
     crate::validation::section(doc, d, &run.summary.command_line);
+    crate::validation::placement_table(doc, d, run.topology.get());
     crate::recommendations::section(doc, run, d, exec.as_ref());
     crate::appendix::section(doc, run);
 }

@@ -105,6 +105,9 @@ fn columns(r: &Record) -> Vec<(&'static str, String)> {
             LatSummary::PerCpu(x) => {
                 vec![("mode", text(x.mode.name())), ("mem_node", node(x.mem_node))]
             }
+            LatSummary::PerCpuSweep(x) => {
+                vec![("mode", text(x.mode.name())), ("mem_node", node(x.mem_node))]
+            }
             LatSummary::Sweep(x) => vec![
                 ("mode", text(x.mode.name())),
                 ("cpu", x.cpu.to_string()),

@@ -43,6 +43,7 @@ pub(crate) fn section(doc: &mut Document, run: &LoadedRun) {
         topo.and_then(|t| numa_mode_text(&t.numa_mode)).or_else(|| setting(&cfg.numa_mode)),
     );
     row("Caches", topo.and_then(caches_text));
+    row("OS distribution", setting(&cfg.os));
     row("Kernel", topo.and_then(|t| t.kernel.clone()).or_else(|| setting(&cfg.kernel)));
     row(
         "Kernel command line",

@@ -185,4 +185,85 @@ pub(crate) fn sweep_section(doc: &mut Document, d: &RunData) {
     doc.table(t.caption(
         "Each size's median latency over the CPUs measured (lowest, median, highest), with the stride it was chased at (by default one line, 64 B, while the ring fits the last-level cache, the DRAM stride past it)",
     ));
+    for s in &d.per_cpu_sweep_summaries {
+        sweep_summary(doc, s);
+    }
+}
+
+/// A stored per-CPU sweep summary: each CPU's plateaus (one column per
+/// level, in the order the curves reach them), then the CPUs grouped at
+/// each size, the DRAM size marked.
+fn sweep_summary(doc: &mut Document, s: &lat::PerCpuSweepSummary) {
+    let mem = s.mem_node.map_or("-".into(), |n| n.to_string());
+    let mut labels: Vec<(u64, String)> = Vec::new();
+    for p in s.plateaus.iter().flat_map(|c| &c.plateaus) {
+        match labels.iter_mut().find(|(_, l)| *l == p.label) {
+            Some(e) => e.0 = e.0.min(p.from_bytes),
+            None => labels.push((p.from_bytes, p.label.clone())),
+        }
+    }
+    labels.sort();
+    if !labels.is_empty() {
+        let mut head = vec!["CPU".to_string(), "OS node".into()];
+        head.extend(labels.iter().map(|(_, l)| format!("{l} ns (sizes)")));
+        let mut t = Table::new(head);
+        for c in &s.plateaus {
+            let mut row = vec![c.cpu.to_string(), c.cpu_node.map_or("-".into(), |n| n.to_string())];
+            for (_, l) in &labels {
+                row.push(c.plateaus.iter().find(|p| p.label == *l).map_or("-".into(), |p| {
+                    format!(
+                        "{} ({}-{})",
+                        opt(measured(p.latency_ns), "ns"),
+                        topo::units::binary_size(p.from_bytes),
+                        topo::units::binary_size(p.to_bytes)
+                    )
+                }));
+            }
+            t.push(row);
+        }
+        doc.table(t.caption(format!(
+            "The plateaus of each CPU's curve to memory node {mem}: the median of each point's fastest sample over the sizes the plateau spans; '-' where that CPU's curve has no such plateau"
+        )));
+    }
+    if !s.groups_by_size.is_empty() {
+        let mut t = Table::with_header(&[
+            "Size",
+            "Stride B",
+            "Group",
+            "CPUs",
+            "Count",
+            "OS node(s)",
+            "Min ns",
+            "Median ns",
+            "Max ns",
+            "Noise ns",
+        ]);
+        for g in &s.groups_by_size {
+            let dram = s.dram_size_bytes == Some(g.size_bytes);
+            for (i, c) in g.groups.iter().enumerate() {
+                t.push(vec![
+                    format!(
+                        "{}{}",
+                        topo::units::binary_size(g.size_bytes),
+                        if dram { " (DRAM)" } else { "" }
+                    ),
+                    g.stride_bytes.to_string(),
+                    format!("{} of {}", i + 1, g.groups.len()),
+                    c.cpus.to_string(),
+                    c.cpus.len().to_string(),
+                    if c.os_nodes.is_empty() { "-".into() } else { c.os_nodes.to_string() },
+                    opt(measured(c.min_ns), "ns"),
+                    opt(measured(c.median_ns), "ns"),
+                    opt(measured(c.max_ns), "ns"),
+                    opt(measured(g.noise_ns), "ns"),
+                ]);
+            }
+        }
+        doc.table(t.caption(format!(
+            "The CPUs grouped by their latency to memory node {mem} at each size (groups separated by more than the noise); one group at a size means every CPU measured the same there"
+        )));
+    }
+    if let Some(n) = s.note.as_deref().filter(|n| !n.is_empty()) {
+        doc.p(format!("Note: {n}."));
+    }
 }

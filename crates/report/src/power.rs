@@ -37,10 +37,64 @@ fn row(r: &BwResult, p: &Power) -> Vec<String> {
     ]
 }
 
+/// The power of the loaded-latency points and of the `exec` runs: what
+/// ran, package and DRAM W, mean MHz; reasons it is unavailable added to
+/// `reasons`.
+fn others(d: &RunData, reasons: &mut Vec<String>) -> Option<Table> {
+    let mut rows: Vec<(String, &Power)> = Vec::new();
+    for l in &d.loaded {
+        if let Some(p) = l.power.as_deref() {
+            let load = match l.delay_ns {
+                _ if l.idle => "idle".to_string(),
+                Some(ns) => format!("{ns:.0} ns wait, {:.1} GB/s", l.load_gbs),
+                None => format!("{:.1} GB/s", l.load_gbs),
+            };
+            rows.push((format!("lat loaded {} ({load})", l.load_kind.name()), p));
+        }
+    }
+    for e in &d.exec {
+        for r in &e.runs {
+            if let Some(p) = &r.power {
+                rows.push((format!("exec {} (run {})", e.policy, r.rep), p));
+            }
+        }
+    }
+    for (_, p) in &rows {
+        for why in [&p.energy_unavailable, &p.frequency_unavailable].into_iter().flatten() {
+            if !reasons.contains(why) {
+                reasons.push(why.clone());
+            }
+        }
+    }
+    if !rows.iter().any(|(_, p)| !p.zones.is_empty() || p.mean_mhz.is_some()) {
+        return None;
+    }
+    let mut t =
+        Table::with_header(&["Measurement", "Seconds", "Package W", "DRAM W", "Mean MHz (source)"]);
+    for (what, p) in rows {
+        t.push(vec![
+            what,
+            format!("{:.2}", p.seconds),
+            watts(p, |n| n.starts_with("package")),
+            watts(p, |n| n == "dram"),
+            p.mean_mhz.map_or("-".into(), |m| {
+                format!("{m:.0} ({})", p.frequency_source.as_deref().unwrap_or("?"))
+            }),
+        ]);
+    }
+    Some(t.caption(
+        "Loaded-latency points (over each point's samples) and program runs (over each run)",
+    ))
+}
+
 pub(crate) fn section(doc: &mut Document, d: &RunData) {
     let measured: Vec<(&BwResult, &Power)> =
         d.bw.iter().filter_map(|r| Some((r, r.power.as_ref()?))).collect();
-    if measured.is_empty() {
+    let mut other_reasons = Vec::new();
+    let other = others(d, &mut other_reasons);
+    let other_recorded = d.loaded.iter().any(|l| l.power.is_some())
+        || d.exec.iter().flat_map(|e| &e.runs).any(|r| r.power.is_some());
+    if measured.is_empty() && !other_recorded {
         return;
     }
     doc.h(3, "Power and frequency");
@@ -70,6 +124,14 @@ pub(crate) fn section(doc: &mut Document, d: &RunData) {
             t.push(row(r, p));
         }
         doc.table(t);
+    }
+    if let Some(t) = other {
+        doc.table(t);
+    }
+    for why in other_reasons {
+        if !reasons.contains(&why) {
+            reasons.push(why);
+        }
     }
     for why in reasons {
         doc.p(format!("Unavailable: {why}."));
@@ -115,5 +177,51 @@ mod tests {
         assert!(t.contains("Unavailable: no /dev/cpu/N/msr."), "{t}");
         // no power recorded: no section
         assert!(!text(vec![]).contains("Power and frequency"));
+    }
+
+    /// exec runs and loaded-latency points with power get their rows; a
+    /// VM's reasons are said once with the bandwidth ones.
+    #[test]
+    fn exec_runs_and_loaded_points_have_their_power() {
+        use crate::render::Renderer;
+        let pw = serde_json::json!({"seconds": 2.0, "mean_mhz": 3100.0,
+            "frequency_source": "aperf/mperf", "zones": [
+            {"zone": "amd_energy:hwmon3:energy129", "name": "package-0", "joules": 240.0, "watts": 120.0}]});
+        let exec: results::exec::PolicyResult = serde_json::from_value(serde_json::json!({
+            "policy": "bind-1", "placement": "p", "cpus": null, "mem_policy": "bind",
+            "mem_nodes": "1", "ok_runs": 1, "verdict": "no-data", "runs": [{"rep": 1,
+            "wall_s": 2.0, "user_s": 0.0, "sys_s": 0.0, "max_rss_kib": 0, "exit_code": 0,
+            "signal": null, "timed_out": false, "interrupted": false, "ok": true,
+            "metric": null, "numa_pages": null, "numastat_delta": [], "power": pw}]}))
+        .unwrap();
+        let loaded = match results::upgrade::read(
+            "lat",
+            &serde_json::json!({"mode": "loaded",
+            "idle": false, "delay_ns": 500.0, "load_gbs": 41.5, "load_kind": "read",
+            "median_ns": 150.0, "power": {"seconds": 0.5, "zones": [],
+            "energy_unavailable": "no RAPL zone: a virtual machine",
+            "frequency_unavailable": "no /dev/cpu/N/msr"}}),
+        )
+        .record
+        {
+            results::Record::Lat(l) => match *l {
+                results::lat::Lat::Loaded(p) => p,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        let d = RunData { exec: vec![exec], loaded: vec![loaded], ..RunData::default() };
+        let mut doc = Document::default();
+        section(&mut doc, &d);
+        let t = String::from_utf8(crate::render::Markdown.render(&doc)).unwrap();
+        assert!(
+            t.contains("| exec bind-1 (run 1) | 2.00 | 120.0 | - | 3100 (aperf/mperf) |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| lat loaded read (500 ns wait, 41.5 GB/s) | 0.50 | - | - | - |"),
+            "{t}"
+        );
+        assert_eq!(t.matches("Unavailable: no RAPL zone: a virtual machine.").count(), 1, "{t}");
     }
 }

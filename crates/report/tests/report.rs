@@ -299,6 +299,98 @@ fn sweep_plateaus_are_listed_against_the_caches() {
     assert!(md.contains("No plateau was found for L2 (1 MiB), L3 (32 MiB)"), "{md}");
 }
 
+/// The OS distribution recorded with the run's configuration is the
+/// Environment's row; a run recorded without one has no such row.
+#[test]
+fn the_environment_names_the_os_distribution() {
+    let mut run = runs()[0].clone();
+    let md = String::from_utf8(render_report(Format::Markdown, &run, &[])).unwrap();
+    assert!(!md.contains("OS distribution"), "{md}");
+    run.config.os = Some(results::context::Reading::Value("Debian GNU/Linux 12 (bookworm)".into()));
+    let md = String::from_utf8(render_report(Format::Markdown, &run, &[])).unwrap();
+    let env = md.split_once("## Environment").unwrap().1;
+    assert!(env.contains("| OS distribution | Debian GNU/Linux 12 (bookworm) |"), "{env}");
+    assert!(env.find("OS distribution").unwrap() < env.find("| Kernel |").unwrap());
+}
+
+/// A saved `lat --per-cpu --sweep`: CPUs 0 and 4 at 4 sizes, and the
+/// `lat-summary` it stores (plateaus per CPU, groups per size).
+fn per_cpu_sweep_run(with_summary: bool) -> LoadedRun {
+    let mut run = runs()[0].clone();
+    run.results.clear();
+    let sizes = [16u64 << 10, 32 << 10, 64 << 20, 128 << 20];
+    let mut seq = 0;
+    for cpu in [0u32, 4] {
+        for &size in &sizes {
+            seq += 1;
+            let ns = if size < 1 << 20 {
+                1.2
+            } else if cpu == 0 {
+                95.0
+            } else {
+                140.0
+            };
+            run.results.push(result(
+                seq,
+                "lat",
+                serde_json::json!({"mode": "per-cpu-sweep", "cpu": cpu, "cpu_node": cpu / 4,
+                    "mem_node": 0, "size_bytes": size, "stride_bytes": if size < 1 << 20 { 64 } else { 256 },
+                    "median_ns": ns, "min_ns": ns, "spread_pct": 1.0}),
+            ));
+        }
+    }
+    if with_summary {
+        let plateaus = |cpu: u32, dram: f64| {
+            serde_json::json!({"cpu": cpu, "cpu_node": cpu / 4, "plateaus": [
+                {"label": "L1", "from_bytes": 16384, "to_bytes": 32768, "latency_ns": 1.2, "cache_bytes": 32768, "points": 2},
+                {"label": "DRAM", "from_bytes": 67108864, "to_bytes": 134217728, "latency_ns": dram, "cache_bytes": null, "points": 2}]})
+        };
+        let group = |cpus: &str, node: &str, ns: f64| serde_json::json!({"cpus": cpus, "median_ns": ns, "min_ns": ns, "max_ns": ns, "os_nodes": node});
+        run.results.push(result(
+            seq + 1,
+            "lat-summary",
+            serde_json::json!({"mode": "per-cpu-sweep", "mem_node": 0,
+                "caches": [{"level": 1, "size_bytes": 32768}],
+                "plateaus": [plateaus(0, 95.0), plateaus(4, 140.0)],
+                "groups_by_size": [
+                    {"size_bytes": 32768, "stride_bytes": 64, "noise_ns": 0.2,
+                     "groups": [group("0,4", "0-1", 1.2)]},
+                    {"size_bytes": 134217728, "stride_bytes": 256, "noise_ns": 1.4,
+                     "groups": [group("0", "0", 95.0), group("4", "1", 140.0)]}],
+                "dram_size_bytes": 134217728, "note": null}),
+        ));
+    }
+    run
+}
+
+/// The saved per-CPU sweep's summary gives each CPU's plateaus and the CPU
+/// groups at each size, the DRAM size marked; points saved without a
+/// summary (an older version) still draw the heat map, without them.
+#[test]
+fn a_per_cpu_sweep_lists_each_cpus_plateaus_and_the_groups_per_size() {
+    let md =
+        String::from_utf8(render_report(Format::Markdown, &per_cpu_sweep_run(true), &[])).unwrap();
+    assert!(md.contains("| CPU | OS node | L1 ns (sizes) | DRAM ns (sizes) |"), "{md}");
+    assert!(md.contains("| 0 | 0 | 1.2 (16 KiB-32 KiB) | 95.0 (64 MiB-128 MiB) |"), "{md}");
+    assert!(md.contains("| 4 | 1 | 1.2 (16 KiB-32 KiB) | 140.0 (64 MiB-128 MiB) |"), "{md}");
+    assert!(
+        md.contains("| 32 KiB | 64 | 1 of 1 | 0,4 | 2 | 0-1 | 1.2 | 1.2 | 1.2 | 0.2 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 128 MiB (DRAM) | 256 | 1 of 2 | 0 | 1 | 0 | 95.0 | 95.0 | 95.0 | 1.4 |"),
+        "{md}"
+    );
+    assert!(md.contains("| 128 MiB (DRAM) | 256 | 2 of 2 | 4 | 1 | 1 | 140.0 |"), "{md}");
+    let html =
+        String::from_utf8(render_report(Format::Html, &per_cpu_sweep_run(true), &[])).unwrap();
+    assert!(html.contains("The plateaus of each CPU"), "plateau table missing from HTML");
+    let old =
+        String::from_utf8(render_report(Format::Markdown, &per_cpu_sweep_run(false), &[])).unwrap();
+    assert!(old.contains("Latency from each CPU against working-set size"), "{old}");
+    assert!(!old.contains("The plateaus of each CPU") && !old.contains("(DRAM)"), "{old}");
+}
+
 /// A run made by `numaprobe exec`: exec results only, with the summaries
 /// `exec` stores (verdicts not yet judged when saved).
 fn exec_run() -> LoadedRun {

@@ -363,6 +363,8 @@ document! {
         nodes_with_cpus: u64,
         online_cpus: u64,
         kernel: Reading<String>,
+        /// The OS distribution (`os-release`), where one was read.
+        os: Reading<String>,
         /// The whole kernel command line, and its NUMA options.
         cmdline: Reading<String>,
         cmdline_options: BTreeMap<String, String>,

@@ -131,6 +131,25 @@ pub struct RunRecord {
     /// (and in runs stored before they existed).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, MetricReading>,
+    /// The end of the command's output (`exec --keep-output N` KiB per
+    /// stream); absent when nothing was kept (0) and in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<KeptOutput>,
+    /// Energy, mean power and mean core frequency over the run (RAPL or
+    /// amd_energy, APERF/MPERF or cpufreq), or why each is unavailable;
+    /// absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::Power>,
+}
+
+/// The last bytes of one run's stdout and stderr, and how much each
+/// stream wrote in all (so a reader sees how much was left out).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptOutput {
+    pub stdout_tail: String,
+    pub stdout_bytes: u64,
+    pub stderr_tail: String,
+    pub stderr_bytes: u64,
 }
 
 /// One named metric of one run: the number found, or why there is none

@@ -309,6 +309,11 @@ pub struct LoadedPoint {
     pub stable: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disturbance: Option<Disturbance>,
+    /// Energy, mean power and mean core frequency of the chasing and load
+    /// CPUs over the point's timed samples, or why each is unavailable
+    /// (absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<Box<crate::power::Power>>,
 }
 
 /// Latency over idle above which a loaded curve has passed its knee, %.
@@ -636,6 +641,45 @@ pub struct PerCpuSummary {
     pub note: Option<String>,
 }
 
+/// The plateaus one CPU's curve reached in a per-CPU sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuPlateaus {
+    pub cpu: u32,
+    pub cpu_node: Option<u32>,
+    pub plateaus: Vec<Plateau>,
+}
+
+/// The CPUs of a per-CPU sweep grouped by their latency at one size (the
+/// grouping of the plain `--per-cpu`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeGroups {
+    pub size_bytes: u64,
+    pub stride_bytes: usize,
+    pub groups: Vec<CpuGroup>,
+    /// Noise the grouping allowed: median robust standard deviation, ns.
+    pub noise_ns: f64,
+}
+
+/// The summary of a per-CPU sweep (kind `lat-summary`, mode
+/// `per-cpu-sweep`): each CPU's plateaus and the CPU groups at each size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerCpuSweepSummary {
+    pub mode: Mode,
+    pub mem_node: Option<u32>,
+    /// Data caches of the first CPU measured.
+    #[serde(default)]
+    pub caches: Vec<CacheMark>,
+    #[serde(default)]
+    pub plateaus: Vec<CpuPlateaus>,
+    #[serde(default)]
+    pub groups_by_size: Vec<SizeGroups>,
+    /// The size the DRAM groups come from (largest past the LLC), if any.
+    #[serde(default)]
+    pub dram_size_bytes: Option<u64>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
 /// A result of kind `lat`: its shape follows its mode (`loaded`, `c2c`,
 /// else one chase).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -654,6 +698,7 @@ pub enum Lat {
 pub enum LatSummary {
     Sweep(SweepSummary),
     PerCpu(PerCpuSummary),
+    PerCpuSweep(PerCpuSweepSummary),
     Loaded(LoadedSummary),
     PrefetchCheck(PrefetchCheck),
 }
@@ -692,6 +737,7 @@ impl TryFrom<&serde_json::Value> for LatSummary {
         match mode_of(v)? {
             Mode::Sweep => Ok(LatSummary::Sweep(SweepSummary::deserialize(v)?)),
             Mode::PerCpu => Ok(LatSummary::PerCpu(PerCpuSummary::deserialize(v)?)),
+            Mode::PerCpuSweep => Ok(LatSummary::PerCpuSweep(PerCpuSweepSummary::deserialize(v)?)),
             Mode::Loaded => Ok(LatSummary::Loaded(LoadedSummary::deserialize(v)?)),
             Mode::PrefetchCheck => Ok(LatSummary::PrefetchCheck(PrefetchCheck::deserialize(v)?)),
             m => Err(serde::de::Error::custom(format!("no lat-summary of mode {}", m.name()))),

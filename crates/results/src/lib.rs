@@ -117,6 +117,7 @@ impl Record {
             Record::LatSummary(s) => match s.as_ref() {
                 lat::LatSummary::PerCpu(x) => x.mode.name(),
                 lat::LatSummary::Sweep(x) => x.mode.name(),
+                lat::LatSummary::PerCpuSweep(x) => x.mode.name(),
                 lat::LatSummary::Loaded(x) => x.mode.name(),
                 lat::LatSummary::PrefetchCheck(x) => x.mode.name(),
             },

@@ -300,6 +300,7 @@ fn lat(v: &Value) -> Option<Lat> {
                 tlb_group_bytes: uint(v, "tlb_group_bytes"),
                 stable: flag(v, "stable").unwrap_or(true),
                 disturbance: v.get("disturbance").and_then(today),
+                power: v.get("power").and_then(today),
             })
         }
         Mode::C2c => Lat::C2c(C2cResult {
@@ -457,6 +458,8 @@ fn policy(v: &Value) -> Option<PolicyResult> {
                 counters: counters(r),
                 containment: text(r, "containment"),
                 metrics: r.get("metrics").and_then(today).unwrap_or_default(),
+                output: r.get("output").and_then(today),
+                power: r.get("power").and_then(today),
             }
         })
         .collect();

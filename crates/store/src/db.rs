@@ -811,6 +811,9 @@ impl KeyColumns {
                 LatSummary::Sweep(p) => {
                     KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
                 }
+                LatSummary::PerCpuSweep(p) => {
+                    KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
+                }
                 LatSummary::Loaded(p) => {
                     KeyColumns { mode: Some(p.mode.name()), mem_node: p.mem_node, ..none }
                 }

@@ -41,6 +41,54 @@ pub fn kernel_release(root: &SysRoot) -> Result<Option<String>, TopoError> {
     }
 }
 
+/// The OS distribution as `os-release(5)` names it: `PRETTY_NAME`, else
+/// `NAME VERSION_ID` (or `NAME` alone), from `etc/os-release`, else
+/// `usr/lib/os-release`, under the root (so a capture or a test's fake
+/// root gives its own); `None` when neither file is there or names
+/// nothing. Values may be quoted; shell escapes (`\"`) are undone; control
+/// characters are dropped and the name is cut at 200 characters.
+pub fn os_release(root: &SysRoot) -> Result<Option<String>, TopoError> {
+    for rel in ["etc/os-release", "usr/lib/os-release"] {
+        if let Some(text) = root.read_optional(rel)? {
+            return Ok(parse_os_release(&text));
+        }
+    }
+    Ok(None)
+}
+
+/// The name [`os_release`] gives from the file's text.
+pub fn parse_os_release(text: &str) -> Option<String> {
+    let mut fields: BTreeMap<&str, String> = BTreeMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else { continue };
+        let v = v.trim();
+        let v = match v.as_bytes() {
+            [q @ (b'"' | b'\''), .., e] if q == e && v.len() >= 2 => &v[1..v.len() - 1],
+            _ => v,
+        };
+        let mut out = String::new();
+        let mut chars = v.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.extend(chars.next()),
+                c if c.is_control() => {}
+                c => out.push(c),
+            }
+        }
+        fields.insert(k.trim(), out.trim().to_string());
+    }
+    let get = |k: &str| fields.get(k).filter(|v| !v.is_empty()).cloned();
+    let name = get("PRETTY_NAME").or_else(|| {
+        let n = get("NAME")?;
+        Some(get("VERSION_ID").map_or(n.clone(), |v| format!("{n} {v}")))
+    })?;
+    Some(name.chars().take(200).collect())
+}
+
 /// Bits of the first affinity mask asked for: enough for any kernel's
 /// `nr_cpu_ids` we are likely to meet; doubled while the kernel says the
 /// mask is too small (EINVAL).
@@ -115,6 +163,38 @@ mod tests {
         let e = node_meminfo(&root, 1).unwrap_err().to_string();
         assert!(e.contains("node1/meminfo") && e.contains("line 1"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn os_release_names_the_distribution() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::new(dir.path()).unwrap();
+        assert_eq!(os_release(&root).unwrap(), None);
+        std::fs::create_dir_all(dir.path().join("usr/lib")).unwrap();
+        std::fs::write(
+            dir.path().join("usr/lib/os-release"),
+            "NAME=\"Rocky Linux\"\nVERSION_ID=\"9.3\"\n",
+        )
+        .unwrap();
+        assert_eq!(os_release(&root).unwrap().as_deref(), Some("Rocky Linux 9.3"));
+        // etc/os-release wins; PRETTY_NAME wins; quotes and escapes undone
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::write(
+            dir.path().join("etc/os-release"),
+            "# comment\nNAME=Debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n",
+        )
+        .unwrap();
+        assert_eq!(os_release(&root).unwrap().as_deref(), Some("Debian GNU/Linux 12 (bookworm)"));
+        assert_eq!(
+            parse_os_release("PRETTY_NAME='A \\\"b\\\" \x1bc'").as_deref(),
+            Some("A \"b\" c")
+        );
+        assert_eq!(parse_os_release("NAME=Arch\n").as_deref(), Some("Arch"));
+        assert_eq!(parse_os_release("garbage\n\0\0"), None);
+        assert_eq!(
+            parse_os_release(&format!("PRETTY_NAME={}", "x".repeat(5000))).unwrap().len(),
+            200
+        );
     }
 
     #[test]

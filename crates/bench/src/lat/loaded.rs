@@ -215,6 +215,11 @@ pub fn loaded(
     let ready = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
     let load_placements: Mutex<Vec<Placement>> = Mutex::new(Vec::new());
+    let meter = {
+        let mut cpus = load_cpus.clone();
+        cpus.insert(0, r.cpu);
+        counters::power::Meter::open(&topo::SysRoot::live(), &cpus)
+    };
     let result = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (k, &cpu) in load_cpus.iter().enumerate() {
@@ -299,9 +304,11 @@ pub fn loaded(
                     }
                     let l0 = lines();
                     let t0 = Instant::now();
+                    let power_start = meter.start();
                     let Some(sm) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else {
                         break 'mixes;
                     };
+                    let power = meter.finish(&power_start);
                     let dt = t0.elapsed().as_secs_f64();
                     let moved = lines() - l0;
                     let Some(sum) = Summary::of(&sm.ns_per_load) else { break 'mixes };
@@ -331,6 +338,7 @@ pub fn loaded(
                         tlb_group_bytes: Some((opts.group_elems() * opts.stride_bytes) as u64),
                         stable: sm.stable(),
                         disturbance: Some(sm.disturbance.clone()),
+                        power: Some(Box::new(power)),
                     };
                     unstable.note(p.stable, p.disturbance.as_ref());
                     emit(ctx.observer, p.clone());

@@ -16,12 +16,12 @@ use topo::units::binary_size;
 use topo::Topology;
 
 use events::Event;
-use results::lat::{CacheMark, CpuGroup, LatResult, Mode, Plateau};
+use results::lat::{CacheMark, CpuGroup, LatResult, LatSummary, Mode, PerCpuSweepSummary};
 
 use super::{
     arena, cpu_node_of, default_sweep_max, emit, fit_size, group_cpus, lat_result, measure, on_cpu,
     plateau, resolve, spread_sample, usable_cpus, warn_placement, warn_unstable, ChaseOpts, Ctx,
-    LatError, Resolved, Timing, Where,
+    LatError, Resolved, Timing, Where, MIN_SIZE_BYTES,
 };
 
 /// CPUs a per-CPU sweep measures by default (`--max-cpus`): a few, spread
@@ -29,31 +29,17 @@ use super::{
 pub const DEFAULT_MAX_CPUS: usize = 8;
 
 /// What to measure in [`per_cpu_sweep`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PerCpuSweepSpec {
     pub mem_node: Option<u32>,
     /// At most this many CPUs, spread evenly over the usable ones.
     pub max_cpus: usize,
+    /// The sizes to chase (`--sizes`), bytes, instead of the 4 KiB to
+    /// largest-size series: sorted here, the largest bounds the buffer.
+    pub sizes: Option<Vec<u64>>,
 }
 
-/// The plateaus one CPU's curve reached.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CpuPlateaus {
-    pub cpu: u32,
-    pub cpu_node: Option<u32>,
-    pub plateaus: Vec<Plateau>,
-}
-
-/// The CPUs grouped by their latency at one size (the grouping of the plain
-/// `--per-cpu`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SizeGroups {
-    pub size_bytes: u64,
-    pub stride_bytes: usize,
-    pub groups: Vec<CpuGroup>,
-    /// Noise the grouping allowed: median robust standard deviation, ns.
-    pub noise_ns: f64,
-}
+pub use results::lat::{CpuPlateaus, SizeGroups};
 
 /// The plan of a per-CPU sweep, known before anything is allocated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,10 +111,16 @@ pub fn plan(
     let usable: Vec<u32> = usable_cpus(topo).iter().collect();
     let cpus = spread_sample(&usable, spec.max_cpus.max(1));
     let llc = topo.caches_of(first.cpu).last().map_or(0, |c| c.size_bytes);
-    let max = opts.size_bytes.unwrap_or_else(|| default_sweep_max((llc > 0).then_some(llc)));
-    let max = fit_size(topo, first.mem_node, max, opts.size_bytes.is_some(), opts.pages)?;
-    let min = (4096u64).max(2 * opts.cache_stride_bytes.max(opts.stride_bytes) as u64);
-    let sizes = plateau::sweep_sizes(min, max);
+    let sizes = match &spec.sizes {
+        Some(list) => listed_sizes(topo, first.mem_node, list, opts, llc)?,
+        None => {
+            let max =
+                opts.size_bytes.unwrap_or_else(|| default_sweep_max((llc > 0).then_some(llc)));
+            let max = fit_size(topo, first.mem_node, max, opts.size_bytes.is_some(), opts.pages)?;
+            let min = (4096u64).max(2 * opts.cache_stride_bytes.max(opts.stride_bytes) as u64);
+            plateau::sweep_sizes(min, max)
+        }
+    };
     let per_cpu: f64 = sizes
         .iter()
         .map(|&s| {
@@ -143,6 +135,39 @@ pub fn plan(
         sizes,
         llc_bytes: llc,
     })
+}
+
+/// The sizes of `--sizes`, ascending: none missing, none repeated, each
+/// holding two elements of the stride it is chased at, the largest within
+/// what the node can spare (the buffer is allocated once at that size).
+fn listed_sizes(
+    topo: &Topology,
+    node: Option<u32>,
+    list: &[u64],
+    opts: &ChaseOpts,
+    llc: u64,
+) -> Result<Vec<u64>, LatError> {
+    let bad = |m: String| Err(LatError::BadRequest(format!("--sizes: {m}")));
+    let mut v = list.to_vec();
+    v.sort_unstable();
+    if v.is_empty() {
+        return bad("no size given".into());
+    }
+    if let Some(w) = v.windows(2).find(|w| w[0] == w[1]) {
+        return bad(format!("{} given twice", binary_size(w[0])));
+    }
+    for &s in &v {
+        let stride = if s <= llc { opts.cache_stride_bytes } else { opts.stride_bytes } as u64;
+        let min = MIN_SIZE_BYTES.max(2 * stride);
+        if s < min {
+            return bad(format!(
+                "{s} bytes is below the minimum of {min} bytes (two elements of stride {stride})"
+            ));
+        }
+    }
+    let largest = *v.last().unwrap_or(&0);
+    fit_size(topo, node, largest, true, opts.pages)?;
+    Ok(v)
 }
 
 /// The plan in words, for the line printed before measuring.
@@ -230,7 +255,25 @@ pub fn per_cpu_sweep(
         return Err(LatError::Stopped);
     }
     warn_unstable(ctx.observer, "lat per-cpu sweep", &points);
-    Ok(summarize(topo, &plan, caches, points, opts.stride_bytes))
+    let report = summarize(topo, &plan, caches, points, opts.stride_bytes);
+    emit(ctx.observer, LatSummary::PerCpuSweep(report.summary()));
+    Ok(report)
+}
+
+impl PerCpuSweepReport {
+    /// What is stored of the sweep besides its points (kind `lat-summary`):
+    /// each CPU's plateaus and the CPU groups at each size.
+    pub fn summary(&self) -> PerCpuSweepSummary {
+        PerCpuSweepSummary {
+            mode: Mode::PerCpuSweep,
+            mem_node: self.mem_node,
+            caches: self.caches.clone(),
+            plateaus: self.plateaus.clone(),
+            groups_by_size: self.groups_by_size.clone(),
+            dram_size_bytes: self.dram_size_bytes,
+            note: self.note.clone(),
+        }
+    }
 }
 
 /// The report of measured `points`: plateaus per CPU, groups per size, and
@@ -302,7 +345,7 @@ pub fn summarize(
             } else {
                 format!(
                     "no size measured past the last-level cache ({}): no DRAM column; give \
-                     --size above it",
+                     --size (or a --sizes entry) above it",
                     binary_size(plan.llc_bytes)
                 )
             }),
@@ -401,6 +444,32 @@ mod tests {
         let r = summarize(&machine(), &plan_of(&sizes, mb), vec![], grid(4 * mb), 256);
         let counts: Vec<usize> = r.groups_by_size.iter().map(|g| g.groups.len()).collect();
         assert_eq!(counts, vec![1, 1, 2, 2]);
+    }
+
+    /// `--sizes` is sorted, and refused when empty, repeated or too small
+    /// for its stride (a cache size at the cache stride, past the LLC at
+    /// the DRAM stride).
+    #[test]
+    fn listed_sizes_are_sorted_and_checked() {
+        let t = machine();
+        let o = ChaseOpts { cache_stride_bytes: 64, stride_bytes: 4096, ..ChaseOpts::default() };
+        let llc = 32 << 10;
+        let k = 1u64 << 10;
+        assert_eq!(
+            listed_sizes(&t, None, &[64 << 20, 32 * k, 1 << 20], &o, llc).unwrap(),
+            vec![32 * k, 1 << 20, 64 << 20]
+        );
+        let err = |l: &[u64]| listed_sizes(&t, None, l, &o, llc).unwrap_err().to_string();
+        assert!(err(&[]).contains("no size"));
+        assert!(err(&[32 * k, 4 * k, 32 * k]).contains("32 KiB given twice"));
+        // 4 KiB at the cache stride is fine, past the LLC 4 KiB elements need 8 KiB
+        assert!(listed_sizes(&t, None, &[4 * k], &o, llc).is_ok());
+        assert!(err(&[2 * k]).contains("below the minimum of 4096"));
+        let big = ChaseOpts { stride_bytes: 64 * k as usize, ..o };
+        assert!(listed_sizes(&t, None, &[96 * k], &big, llc)
+            .unwrap_err()
+            .to_string()
+            .contains("two elements"));
     }
 
     #[test]

@@ -84,6 +84,12 @@ pub struct Args {
     /// they arrive (output is always captured).
     #[arg(long)]
     pub show_output: bool,
+    /// KiB of the end of each run's stdout and of its stderr stored with
+    /// the run and shown in the report's appendix (0 to 1024; 0 keeps
+    /// none). Output past that is counted, never stored whole.
+    #[arg(long, value_name = "KIB", default_value_t = exec::DEFAULT_KEEP_OUTPUT_BYTES >> 10,
+          value_parser = keep_output_kib)]
+    pub keep_output: usize,
     /// Do not save the results into the results database.
     #[arg(long, conflicts_with = "label")]
     pub no_save: bool,
@@ -186,6 +192,17 @@ fn to_usage(e: ExecError) -> anyhow::Error {
     anyhow::Error::new(e)
 }
 
+/// `--keep-output KIB`: a whole number of KiB, 0 to
+/// [`exec::MAX_KEEP_OUTPUT_BYTES`] / 1024.
+fn keep_output_kib(s: &str) -> Result<usize, String> {
+    let max = exec::MAX_KEEP_OUTPUT_BYTES >> 10;
+    match s.trim().parse::<usize>() {
+        Ok(v) if v <= max => Ok(v),
+        Ok(v) => Err(format!("{v} KiB is over the bound of {max} KiB per stream")),
+        Err(_) => Err(format!("'{s}' is not a whole number of KiB (0 to {max})")),
+    }
+}
+
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if let Some(size) = args.touch {
         return touch(size, args.touch_hold_ms);
@@ -265,6 +282,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         floor_pct: results::stats::EXEC_FLOOR_PCT,
         root: SysRoot::live(),
         counters: args.counters,
+        keep_output_bytes: args.keep_output << 10,
     };
     let mut outcome =
         exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);

@@ -107,6 +107,11 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = grammar::seed)]
     pub seed: u64,
 
+    /// --per-cpu --sweep: the sizes to chase, comma-separated (e.g.
+    /// 32K,1M,64M), instead of the series up to --size.
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = grammar::size,
+          conflicts_with = "size")]
+    pub sizes: Option<Vec<u64>>,
     /// --per-cpu: measure at most this many CPUs, spread evenly (default
     /// 64; 8 with --sweep).
     #[arg(long, value_name = "N", value_parser = grammar::threads)]
@@ -208,6 +213,16 @@ fn validate(a: &Args) -> anyhow::Result<Option<u64>> {
     if a.max_cpus.is_some() && !a.per_cpu {
         usage!("--max-cpus applies to --per-cpu only");
     }
+    if a.sizes.is_some() && !(a.per_cpu && a.sweep) {
+        usage!("--sizes applies to --per-cpu --sweep only");
+    }
+    if let Some(list) = &a.sizes {
+        for (i, s) in list.iter().enumerate() {
+            if list[..i].contains(s) {
+                usage!("--sizes: {} given twice", topo::units::binary_size(*s));
+            }
+        }
+    }
     if a.yes && !(a.per_cpu && a.sweep) {
         usage!("--yes applies to --per-cpu --sweep only");
     }
@@ -293,7 +308,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         let plan = lat::per_cpu_sweep::plan(&topo, spec, &opts, &timing)?;
         let text = lat::per_cpu_sweep::plan_text(&plan);
         if plan.estimate_s > lat::per_cpu_sweep::LONG_SWEEP.as_secs_f64() && !args.yes {
-            usage!("{text}: over an hour; lower --max-cpus or --size, or give --yes");
+            usage!("{text}: over an hour; lower --max-cpus, --size or --sizes, or give --yes");
         }
         if !g.quiet {
             eprintln!("{text}");
@@ -389,6 +404,7 @@ fn experiment(
         Experiment::PerCpuSweep(lat::PerCpuSweepSpec {
             mem_node: args.mem_node,
             max_cpus: args.max_cpus.unwrap_or(lat::per_cpu_sweep::DEFAULT_MAX_CPUS),
+            sizes: args.sizes.clone(),
         })
     } else if args.sweep {
         Experiment::Sweep(at)
