@@ -120,6 +120,7 @@ mod tests {
         f(&["lat"], "--sample-ms", &["1", "10000", "2.5"], &["0", "0.5", "10001", "99999999999"]),
         f(&["lat"], "--seed", &["0", "18446744073709551615"], &["18446744073709551616"]),
         f(&["lat"], "--max-cpus", THREADS_OK, THREADS_BAD),
+        f(&["lat"], "--sizes", SIZE_OK, SIZE_BAD),
         f(&["lat"], "--delays", &["0", "10000000", "0,50,20000"], &["10000001", "0,1e308"]),
         f(&["lat"], "--pairs-per-relation", &["1", "1024"], &["0", "1025"]),
         f(&["place"], "--cpu", NODE_OK, NODE_BAD),
@@ -133,6 +134,10 @@ mod tests {
             ..f(&["exec"], "--repeat", &["1", "10000"], &["0", "10001"])
         },
         Flag { tail: &["--", "true"], ..f(&["exec"], "--warmup", &["0", "10000"], &["10001"]) },
+        Flag {
+            tail: &["--", "true"],
+            ..f(&["exec"], "--keep-output", &["0", "1024"], &["1025", "-1", "1.5"])
+        },
         Flag {
             tail: &["--", "true"],
             ..f(&["exec"], "--timeout", &["0.001", "604800"], &["0", "604801", "1e20"])
@@ -239,6 +244,7 @@ mod tests {
             clap::value_parser!(f64).into(),
             ValueParser::new(budget),
             ValueParser::new(crate::cmd::scan::total),
+            ValueParser::new(crate::cmd::exec::keep_output_kib),
         ]
         .map(|p: ValueParser| p.type_id());
         fn walk(c: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {

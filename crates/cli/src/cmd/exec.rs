@@ -194,7 +194,7 @@ fn to_usage(e: ExecError) -> anyhow::Error {
 
 /// `--keep-output KIB`: a whole number of KiB, 0 to
 /// [`exec::MAX_KEEP_OUTPUT_BYTES`] / 1024.
-fn keep_output_kib(s: &str) -> Result<usize, String> {
+pub(crate) fn keep_output_kib(s: &str) -> Result<usize, String> {
     let max = exec::MAX_KEEP_OUTPUT_BYTES >> 10;
     match s.trim().parse::<usize>() {
         Ok(v) if v <= max => Ok(v),
