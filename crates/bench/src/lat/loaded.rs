@@ -33,6 +33,9 @@ pub const DEFAULT_DELAYS_NS: [u64; 10] =
 
 /// The `wait` value that pauses the load threads.
 const PAUSED: u64 = u64::MAX;
+/// How many times a loaded point is chased while a load thread moves no
+/// line in its window, before it is kept and marked unstable.
+const STARVED_TRIES: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedSpec {
@@ -302,15 +305,41 @@ pub fn loaded(
                             std::thread::sleep(Duration::from_millis(1));
                         }
                     }
-                    let l0 = lines();
-                    let t0 = Instant::now();
-                    let power_start = meter.start();
-                    let Some(sm) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else {
-                        break 'mixes;
+                    // A loaded point whose window saw a load thread move no
+                    // line (descheduled on a busy machine) measured less
+                    // load than it says: chase again, a bounded number of
+                    // times, and mark it unstable if it stays so.
+                    let mut tries = 0;
+                    let (sm, power, dt, moved, starved) = loop {
+                        tries += 1;
+                        let per0: Vec<u64> =
+                            gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).collect();
+                        let l0 = lines();
+                        let t0 = Instant::now();
+                        let power_start = meter.start();
+                        let Some(sm) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop)
+                        else {
+                            break 'mixes;
+                        };
+                        let power = meter.finish(&power_start);
+                        let dt = t0.elapsed().as_secs_f64();
+                        let moved = lines() - l0;
+                        let starved = d.is_some()
+                            && gens
+                                .iter()
+                                .zip(&per0)
+                                .any(|(g, b)| g.lines.load(Ordering::Relaxed) == *b);
+                        if !starved || tries >= STARVED_TRIES || ctx.stop.is_stopped() {
+                            break (sm, power, dt, moved, starved);
+                        }
                     };
-                    let power = meter.finish(&power_start);
-                    let dt = t0.elapsed().as_secs_f64();
-                    let moved = lines() - l0;
+                    if starved {
+                        ctx.observer.event(Event::Warning(format!(
+                            "a load thread moved no line while latency was chased, {tries} times \
+                             (is the machine busy?): this point understates the load and is \
+                             marked unstable"
+                        )));
+                    }
                     let Some(sum) = Summary::of(&sm.ns_per_load) else { break 'mixes };
                     let rates = LoadRates::of(mix, moved, dt);
                     let p = LoadedPoint {
@@ -336,7 +365,7 @@ pub fn loaded(
                         load_placement: load_placement.clone(),
                         stride_bytes: Some(opts.stride_bytes),
                         tlb_group_bytes: Some((opts.group_elems() * opts.stride_bytes) as u64),
-                        stable: sm.stable(),
+                        stable: sm.stable() && !starved,
                         disturbance: Some(sm.disturbance.clone()),
                         power: Some(Box::new(power)),
                     };
