@@ -94,7 +94,8 @@ impl Dimms {
     fn arg(&self) -> String {
         let esc = |v: &str| v.replace(',', ",,");
         let mut a = format!("type=17,loc_pfx={}", esc(self.loc_pfx));
-        for (k, v) in [("bank", self.bank), ("manufacturer", self.manufacturer), ("part", self.part)]
+        for (k, v) in
+            [("bank", self.bank), ("manufacturer", self.manufacturer), ("part", self.part)]
         {
             if let Some(v) = v {
                 let _ = write!(a, ",{k}={}", esc(v));
