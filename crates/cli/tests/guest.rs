@@ -1132,3 +1132,103 @@ fn guest_gpu_matrix_rows_are_the_nodes_the_pinned_buffers_are_on() {
     assert_eq!(v["feeds"][0]["best_node"], 0, "{v}");
     assert_eq!(v["feeds"][0]["command"], "numactl --cpunodebind=0 --membind=0 <data loader>");
 }
+
+// --- SMBIOS DIMM locators from the firmware's real table ---
+
+/// One socket, two cores, one node per core (256 MiB each), with the
+/// firmware's Memory Device records set through QEMU's `-smbios type=17`.
+fn dimm_machine(name: &str, dimms: &harness::Dimms) -> Machine {
+    Machine::new(name)
+        .sockets(1, 2)
+        .node(0, 256, &[(0, 0)])
+        .node(1, 256, &[(0, 1)])
+        .distances(&[&[10, 12], &[12, 10]])
+        .dimms(dimms)
+        .run("audit", "numaprobe audit --json")
+        .run("bw", &format!("numaprobe bw {BW_QUICK}"))
+}
+
+/// `memory.value` of `audit --json`: the guest read its table (init runs as root).
+fn memory_of(boot: &Boot) -> Value {
+    let v = boot.json("audit");
+    assert_eq!(v["memory"]["status"], "value", "the guest's DMI table: {}", v["memory"]);
+    v["memory"]["value"].clone()
+}
+
+/// The AMD EPYC boards' convention (bank `P0 CHANNEL A`, locator `DIMM 0`)
+/// in the guest's real `/sys/firmware/dmi/tables/DMI`: numaprobe places the
+/// one module QEMU describes (512 MiB, all the guest's RAM) on socket 0,
+/// channel A, at the configured 4800 MT/s, so the socket's peak is
+/// 1 channel x 4800 MT/s x 8 B = 38.4 GB/s, shared by its two nodes: `bw`
+/// states 19.2 GB/s per node. QEMU's HPE-like `PROC 1 DIMM 0` is the other
+/// half: HPE counts slots from 1, QEMU from 0, so slot 0 is no HPE slot and
+/// numaprobe says the scheme is unknown instead of guessing a channel.
+#[test]
+fn smbios_dimm_locators_give_channels_and_peak_from_the_guest_table() {
+    let amd = harness::Dimms {
+        loc_pfx: "DIMM",
+        bank: Some("P0 CHANNEL A"),
+        manufacturer: Some("Samsung"),
+        part: Some("M321R4GA3BB6-CQKET"),
+        speed_mts: Some(4800),
+    };
+    let boot = dimm_machine("smbios-amd", &amd).boot();
+    let m = memory_of(&boot);
+    assert_eq!(m["processor_sockets"], 1, "{m}");
+    assert_eq!(m["locator_scheme_known"], true, "{m}");
+    let dimms = m["dimms"].as_array().unwrap_or_else(|| panic!("no dimms: {m}"));
+    assert_eq!(dimms.len(), 1, "QEMU: one type 17 record per 16 GiB of RAM: {m}");
+    let d = &dimms[0];
+    assert_eq!(d["locator"], "DIMM 0", "{d}");
+    assert_eq!(d["bank_locator"], "P0 CHANNEL A", "{d}");
+    assert_eq!(d["size_bytes"], 512 * MIB, "{d}");
+    assert_eq!(d["speed_mts"], 4800, "{d}");
+    assert_eq!(d["configured_speed_mts"], 4800, "{d}");
+    assert_eq!(d["manufacturer"], "Samsung", "{d}");
+    assert_eq!(d["part_number"], "M321R4GA3BB6-CQKET", "{d}");
+    assert_eq!(d["memory_type"], Value::Null, "QEMU writes type RAM (0x07), not a DDR: {d}");
+    assert_eq!(d["socket"], 0, "{d}");
+    assert_eq!(d["channel"], "A", "{d}");
+    let sockets = m["sockets"].as_array().unwrap_or_else(|| panic!("no sockets: {m}"));
+    assert_eq!(sockets.len(), 1, "{m}");
+    let s = &sockets[0];
+    assert_eq!(s["socket"], 0, "{s}");
+    assert_eq!(s["slots"], 1, "{s}");
+    assert_eq!(s["populated_slots"], 1, "{s}");
+    assert_eq!(s["total_bytes"], 512 * MIB, "{s}");
+    assert_eq!(s["channels"], serde_json::json!(["A"]), "{s}");
+    assert_eq!(s["populated_channels"], serde_json::json!(["A"]), "{s}");
+    assert_eq!(s["configured_speed_mts"], 4800, "{s}");
+    let peak = s["peak_gbs"].as_f64().unwrap_or_else(|| panic!("no peak: {s}"));
+    assert!((peak - 38.4).abs() < 1e-9, "1 x 4800 MT/s x 8 B = 38.4 GB/s, got {peak}: {s}");
+    // bw sets each node's figure against its share of the socket's peak.
+    let out = boot.get("bw");
+    out.expect_rc(0);
+    let rs = results(out);
+    assert!(!rs.is_empty(), "{out}");
+    for r in &rs {
+        let p = r["peak_gbs"].as_f64().unwrap_or_else(|| panic!("no peak_gbs: {r}\n{out}"));
+        assert!((p - 19.2).abs() < 1e-9, "38.4 GB/s over 2 nodes, got {p}: {r}");
+    }
+
+    let hpe = harness::Dimms {
+        loc_pfx: "PROC 1 DIMM",
+        bank: None,
+        manufacturer: Some("HPE"),
+        part: Some("P43328-B21"),
+        speed_mts: Some(4800),
+    };
+    let boot = dimm_machine("smbios-hpe", &hpe).boot();
+    let m = memory_of(&boot);
+    let d = &m["dimms"][0];
+    assert_eq!(d["locator"], "PROC 1 DIMM 0", "QEMU numbers from 0: {m}");
+    assert_eq!(d["configured_speed_mts"], 4800, "{d}");
+    assert_eq!(d["channel"], Value::Null, "slot 0 is no HPE slot: {d}");
+    assert_eq!(m["locator_scheme_known"], false, "{m}");
+    assert_eq!(m["sockets"], serde_json::json!([]), "{m}");
+    let notes = m["notes"].to_string();
+    assert!(notes.contains("'PROC 1 DIMM 0'") && notes.contains("does not know"), "{notes}");
+    for r in results(boot.get("bw").expect_rc(0)) {
+        assert_eq!(r["peak_gbs"], Value::Null, "no peak without channels: {r}");
+    }
+}

@@ -70,6 +70,42 @@ pub struct Machine {
     cpu_model: Option<String>,
     /// More files for the initramfs: (path in the guest, file here).
     files: Vec<(String, PathBuf)>,
+    /// `-smbios` values (`type=17,...`), in order.
+    smbios: Vec<String>,
+}
+
+/// The Memory Device (SMBIOS type 17) fields QEMU lets a guest's firmware
+/// table carry (`-smbios type=17,...`). QEMU writes one type 17 record per
+/// 16 GiB of guest RAM (one for the small guests here), each with locator
+/// `"<loc_pfx> <n>"`, `n` counted from 0, the same bank, manufacturer,
+/// part number and speed (as both rated and configured speed), and memory
+/// type "RAM" (0x07); one type 4 record per socket.
+#[derive(Debug, Clone, Default)]
+pub struct Dimms {
+    pub loc_pfx: &'static str,
+    pub bank: Option<&'static str>,
+    pub manufacturer: Option<&'static str>,
+    pub part: Option<&'static str>,
+    pub speed_mts: Option<u32>,
+}
+
+impl Dimms {
+    /// The `-smbios` value (a `,` inside a value is written `,,`).
+    fn arg(&self) -> String {
+        let esc = |v: &str| v.replace(',', ",,");
+        let mut a = format!("type=17,loc_pfx={}", esc(self.loc_pfx));
+        for (k, v) in
+            [("bank", self.bank), ("manufacturer", self.manufacturer), ("part", self.part)]
+        {
+            if let Some(v) = v {
+                let _ = write!(a, ",{k}={}", esc(v));
+            }
+        }
+        if let Some(s) = self.speed_mts {
+            let _ = write!(a, ",speed={s}");
+        }
+        a
+    }
 }
 
 impl Machine {
@@ -90,6 +126,7 @@ impl Machine {
             commands: Vec::new(),
             cpu_model: None,
             files: Vec::new(),
+            smbios: Vec::new(),
         }
     }
 
@@ -141,6 +178,13 @@ impl Machine {
     /// family and cache leaves are what the guest kernel reads.
     pub fn cpu_model(mut self, model: &str) -> Machine {
         self.cpu_model = Some(model.to_string());
+        self
+    }
+
+    /// The firmware's SMBIOS Memory Device records (see [`Dimms`]); without
+    /// it they are QEMU's defaults (locator `DIMM 0`, no bank, speed unknown).
+    pub fn dimms(mut self, d: &Dimms) -> Machine {
+        self.smbios.push(d.arg());
         self
     }
 
@@ -211,6 +255,10 @@ impl Machine {
         }
         for e in &self.hmat {
             push("-numa".into());
+            push(e.clone());
+        }
+        for e in &self.smbios {
+            push("-smbios".into());
             push(e.clone());
         }
         a
