@@ -19,7 +19,9 @@
 //!   slowest group's median, the split (slowest / fastest) and the number
 //!   of groups, regrouped from the per-CPU results when the run holds no
 //!   `lat-summary`;
-//! * every `exec` policy's program metric and wall time;
+//! * every `exec` policy's program metric and wall time; where every
+//!   successful run of the policy has RAPL power, each higher-is-better
+//!   program metric per watt and the energy per run;
 //! * per GPU (`numaprobe gpu`), the host-to-device bandwidth from its
 //!   fastest node and the slowest node's shortfall.
 //!
@@ -35,7 +37,9 @@ use serde::Serialize;
 
 use crate::data::RunData;
 use crate::layout::{Layout, Relation, Scope};
-pub use crate::metric_id::{Fixed, GpuStat, MetricId, PerCpuStat, EXEC_METRIC, EXEC_WALL};
+pub use crate::metric_id::{
+    Fixed, GpuStat, MetricId, PerCpuStat, EXEC_ENERGY, EXEC_METRIC, EXEC_PER_WATT, EXEC_WALL,
+};
 use crate::metrics::{lat_matrix, metrics, MetricKey};
 
 /// One metric of the catalogue.
@@ -703,6 +707,57 @@ fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
             e.stats.median_wall_s,
             walls,
         );
+        if let Some(watts) = run_watts(e) {
+            let per_watt = |values: Vec<Option<f64>>| -> Vec<f64> {
+                values
+                    .iter()
+                    .zip(&watts)
+                    .filter_map(|(v, (w, _))| Some(v.filter(|v| v.is_finite())? / w))
+                    .collect()
+            };
+            let ok = || e.runs.iter().filter(|r| r.ok);
+            let mut metrics: Vec<(Option<&str>, Vec<Option<f64>>)> = Vec::new();
+            if e.metric_higher_is_better(None, cmdline) {
+                metrics.push((None, ok().map(|r| r.metric).collect()));
+            }
+            for (n, _) in e.metrics.iter().filter(|(_, m)| m.higher_is_better) {
+                let n = n.as_str();
+                metrics.push((
+                    Some(n),
+                    ok().map(|r| r.metrics.get(n).and_then(|m| m.value)).collect(),
+                ));
+            }
+            for (name, values) in metrics {
+                let samples = per_watt(values);
+                let shown = name.map(|n| format!(" {n}")).unwrap_or_default();
+                push(
+                    MetricDef::new(
+                        MetricId::ExecPerWatt {
+                            name: name.map(str::to_string),
+                            policy: Some(policy.clone()),
+                        },
+                        format!(
+                            "Program metric{shown} per watt (package + DRAM, RAPL) under {policy}"
+                        ),
+                        "program units per W",
+                        true,
+                    ),
+                    results::stats::median(&samples),
+                    samples,
+                );
+            }
+            let joules: Vec<f64> = watts.iter().map(|(_, j)| *j).collect();
+            push(
+                MetricDef::new(
+                    MetricId::ExecEnergy { policy: Some(policy.clone()) },
+                    format!("Program energy per run (package + DRAM, RAPL) under {policy}"),
+                    "J",
+                    false,
+                ),
+                results::stats::median(&joules),
+                joules,
+            );
+        }
     }
     // A run of one policy also gives its figures without the policy, so
     // that runs of one policy each (a runner over placements, one `exec`
@@ -726,6 +781,23 @@ fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
         out.extend(alias);
     }
     out
+}
+
+/// Each successful run's mean package + DRAM power (W) and energy (J), in
+/// run order; `None` unless every successful run has them (a figure from
+/// some runs only would pass for the policy's) or there is no such run.
+fn run_watts(e: &results::exec::PolicyResult) -> Option<Vec<(f64, f64)>> {
+    let v: Vec<(f64, f64)> = e
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| {
+            let p = r.power.as_ref()?;
+            let w = p.mean_watts().filter(|w| w.is_finite() && *w > 0.0)?;
+            Some((w, w * p.seconds))
+        })
+        .collect::<Option<_>>()?;
+    (!v.is_empty()).then_some(v)
 }
 
 /// True for the id of an `exec` figure without its policy (`exec_metric`,
@@ -766,8 +838,11 @@ pub fn rank(id: &MetricId) -> usize {
         MetricId::PerCpu { .. } => 30,
         MetricId::ExecMetric { .. } => 40,
         MetricId::ExecWall { .. } => 41,
+        MetricId::ExecPerWatt { .. } => 42,
+        MetricId::ExecEnergy { .. } => 43,
         // An id of another version sorts by its kind's prefix.
         MetricId::Other(s) if s.starts_with("per_cpu_") => 30,
+        MetricId::Other(s) if s.starts_with(EXEC_PER_WATT) => 42,
         MetricId::Other(s) if s.starts_with(EXEC_METRIC) => 40,
         MetricId::Other(s) if s.starts_with(EXEC_WALL) => 41,
         _ => 50,
@@ -796,6 +871,21 @@ pub fn def_of_id(id: &MetricId) -> MetricDef {
         MetricId::ExecWall { policy: Some(policy) } => {
             MetricDef::new(id.clone(), format!("Program wall time under {policy}"), "s", false)
         }
+        MetricId::ExecPerWatt { name, policy: Some(policy) } => {
+            let name = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+            MetricDef::new(
+                id.clone(),
+                format!("Program metric{name} per watt (package + DRAM, RAPL) under {policy}"),
+                "program units per W",
+                true,
+            )
+        }
+        MetricId::ExecEnergy { policy: Some(policy) } => MetricDef::new(
+            id.clone(),
+            format!("Program energy per run (package + DRAM, RAPL) under {policy}"),
+            "J",
+            false,
+        ),
         MetricId::ExecMetric { name, policy: Some(policy) } => {
             let name = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
             MetricDef::new(
@@ -1032,6 +1122,99 @@ mod tests {
         r.push(lat_cell(0, 0, 70.0));
         let c = catalogue(&with_packages(run_of(r, 2), 2));
         assert_eq!(value(&c, "local_lat_ns"), Some(70.0));
+    }
+
+    /// An `exec` policy whose successful runs had these metric values
+    /// (`int` named too, at twice the value) and package + DRAM energy
+    /// over 2 s (`None`: no power recorded); one failed run without power.
+    fn exec_with_power(
+        policy: &str,
+        hib: bool,
+        runs: &[(f64, Option<(f64, f64)>)],
+    ) -> results::Record {
+        let mut rs: Vec<serde_json::Value> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, (m, joules))| {
+                let mut r = json!({"rep": i + 1, "wall_s": 2.0, "user_s": 1.0, "sys_s": 0.0,
+                    "max_rss_kib": 1, "exit_code": 0, "signal": null, "timed_out": false,
+                    "interrupted": false, "ok": true, "metric": m, "metric_error": null,
+                    "numa_pages": null, "numastat_delta": [], "stderr_tail": null,
+                    "metrics": {"int": {"value": m * 2.0}}});
+                if let Some((pkg, dram)) = joules {
+                    r["power"] = json!({"seconds": 2.0, "zones": [
+                        {"zone": "intel-rapl:0", "name": "package-0", "joules": pkg, "watts": pkg / 2.0},
+                        {"zone": "intel-rapl:0:0", "name": "dram", "joules": dram, "watts": dram / 2.0}]});
+                }
+                r
+            })
+            .collect();
+        let mut failed = rs[0].clone();
+        failed["ok"] = json!(false);
+        failed.as_object_mut().unwrap().remove("power");
+        rs.push(failed);
+        rec(
+            "exec",
+            json!({"policy": policy, "placement": "", "runs": rs, "ok_runs": runs.len(),
+                   "median_metric": 1.0, "median_wall_s": 2.0, "verdict": "baseline",
+                   "metric_higher_is_better": hib,
+                   "metrics": {"int": {"higher_is_better": true, "median": 1.0, "summary": null,
+                                       "verdict": "baseline"}}}),
+        )
+    }
+
+    #[test]
+    fn exec_score_per_watt_needs_every_successful_run_s_power() {
+        // 100 J package + 20 J DRAM over 2 s: 60 W; 140 + 20 over 2 s: 80 W
+        let runs = [(120.0, Some((100.0, 20.0))), (240.0, Some((140.0, 20.0)))];
+        let c = catalogue(&run_of(
+            vec![
+                exec_with_power("local:0", true, &runs),
+                exec_with_power("remote:0/1", true, &runs[..1]),
+            ],
+            2,
+        ));
+        let get = |id: &str| c.iter().find(|m| m.def.id == id).unwrap_or_else(|| panic!("{id}"));
+        let pw = get("exec_metric_per_watt[local:0]");
+        assert_eq!(pw.samples, [2.0, 3.0]);
+        assert_eq!((pw.value, pw.def.higher_is_better), (2.5, true));
+        assert_eq!(pw.def.unit, "program units per W");
+        assert_eq!(get("exec_metric_per_watt:int[local:0]").samples, [4.0, 6.0]);
+        assert_eq!(get("exec_metric_per_watt[remote:0/1]").value, 2.0);
+        let j = get("exec_energy_j[local:0]");
+        assert_eq!(
+            (j.value, j.samples.as_slice(), j.def.higher_is_better),
+            (140.0, &[120.0, 160.0][..], false)
+        );
+        assert_eq!(def_of("exec_energy_j[x]").unit, "J");
+        assert!(def_of("exec_metric_per_watt[x]").higher_is_better);
+        // One successful run without power: no figure (never 0) for that
+        // policy, the other policy's stay.
+        let c = catalogue(&run_of(
+            vec![
+                exec_with_power("local:0", true, &[(120.0, Some((100.0, 20.0))), (240.0, None)]),
+                exec_with_power("remote:0/1", true, &runs),
+            ],
+            2,
+        ));
+        let ids: Vec<String> = c.iter().map(|m| m.def.id.to_string()).collect();
+        assert!(
+            !ids.iter().any(|i| i.ends_with("[local:0]")
+                && (i.starts_with(EXEC_PER_WATT) || i.starts_with(EXEC_ENERGY))),
+            "{ids:?}"
+        );
+        assert_eq!(value(&c, "exec_energy_j[remote:0/1]"), Some(140.0));
+        assert_eq!(value(&c, "exec_metric[local:0]"), Some(1.0));
+        // A lower-is-better metric has no per-watt figure (dividing would
+        // reward drawing more power), only the energy per run; a named
+        // higher-is-better metric keeps its own.
+        let c = catalogue(&run_of(vec![exec_with_power("default", false, &runs)], 1));
+        assert_eq!(value(&c, "exec_metric_per_watt[default]"), None);
+        assert_eq!(value(&c, "exec_metric_per_watt:int[default]"), Some(5.0));
+        assert_eq!(value(&c, "exec_energy_j[default]"), Some(140.0));
+        // a run of one policy: the same figures without the policy
+        assert_eq!(value(&c, "exec_energy_j"), Some(140.0));
+        assert_eq!(value(&c, "exec_metric_per_watt:int"), Some(5.0));
     }
 
     #[test]

@@ -131,6 +131,11 @@ impl GpuStat {
 pub const EXEC_METRIC: &str = "exec_metric";
 /// The text of a program's wall time under `exec`.
 pub const EXEC_WALL: &str = "exec_wall_s";
+/// The text of a program metric per watt of package + DRAM power under
+/// `exec` (`exec_metric_per_watt:NAME[POLICY]`).
+pub const EXEC_PER_WATT: &str = "exec_metric_per_watt";
+/// The text of a program's package + DRAM energy per run under `exec`.
+pub const EXEC_ENERGY: &str = "exec_energy_j";
 
 /// Which catalogue metric a figure is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -148,6 +153,11 @@ pub enum MetricId {
     ExecMetric { name: Option<String>, policy: Option<String> },
     /// A program's wall time under `exec`, as for [`MetricId::ExecMetric`].
     ExecWall { policy: Option<String> },
+    /// A higher-is-better program metric over the package + DRAM power
+    /// (RAPL) of the run it came from, as for [`MetricId::ExecMetric`].
+    ExecPerWatt { name: Option<String>, policy: Option<String> },
+    /// A program's package + DRAM energy per run (RAPL), joules.
+    ExecEnergy { policy: Option<String> },
     /// An id this catalogue does not draw (a stored document of another
     /// version): kept as written.
     Other(String),
@@ -196,6 +206,17 @@ impl MetricId {
         if head == EXEC_WALL {
             return Some(MetricId::ExecWall { policy });
         }
+        if head == EXEC_ENERGY {
+            return Some(MetricId::ExecEnergy { policy });
+        }
+        // Before `exec_metric`, which it starts with.
+        if let Some(rest) = head.strip_prefix(EXEC_PER_WATT) {
+            let name = match rest {
+                "" => None,
+                named => Some(named.strip_prefix(':')?.to_string()),
+            };
+            return Some(MetricId::ExecPerWatt { name, policy });
+        }
         let name = match head.strip_prefix(EXEC_METRIC)? {
             "" => None,
             named => Some(named.strip_prefix(':')?.to_string()),
@@ -224,17 +245,25 @@ impl MetricId {
         }
     }
 
-    /// True for an `exec` figure (program metric or wall time).
+    /// True for an `exec` figure (program metric, wall time, per watt,
+    /// energy).
     pub fn is_exec(&self) -> bool {
-        matches!(self, MetricId::ExecMetric { .. } | MetricId::ExecWall { .. })
+        matches!(
+            self,
+            MetricId::ExecMetric { .. }
+                | MetricId::ExecWall { .. }
+                | MetricId::ExecPerWatt { .. }
+                | MetricId::ExecEnergy { .. }
+        )
     }
 
     /// The `exec` policy the figure was measured under.
     pub fn policy(&self) -> Option<&str> {
         match self {
-            MetricId::ExecMetric { policy, .. } | MetricId::ExecWall { policy } => {
-                policy.as_deref()
-            }
+            MetricId::ExecMetric { policy, .. }
+            | MetricId::ExecWall { policy }
+            | MetricId::ExecPerWatt { policy, .. }
+            | MetricId::ExecEnergy { policy } => policy.as_deref(),
             _ => None,
         }
     }
@@ -247,6 +276,10 @@ impl MetricId {
                 MetricId::ExecMetric { name: name.clone(), policy: None }
             }
             MetricId::ExecWall { .. } => MetricId::ExecWall { policy: None },
+            MetricId::ExecPerWatt { name, .. } => {
+                MetricId::ExecPerWatt { name: name.clone(), policy: None }
+            }
+            MetricId::ExecEnergy { .. } => MetricId::ExecEnergy { policy: None },
             other => other.clone(),
         }
     }
@@ -282,6 +315,17 @@ impl fmt::Display for MetricId {
             }
             MetricId::ExecWall { policy: p } => {
                 f.write_str(EXEC_WALL)?;
+                policy(f, p)
+            }
+            MetricId::ExecPerWatt { name, policy: p } => {
+                f.write_str(EXEC_PER_WATT)?;
+                if let Some(n) = name {
+                    write!(f, ":{n}")?;
+                }
+                policy(f, p)
+            }
+            MetricId::ExecEnergy { policy: p } => {
+                f.write_str(EXEC_ENERGY)?;
                 policy(f, p)
             }
             MetricId::Other(s) => f.write_str(s),
@@ -347,7 +391,14 @@ mod tests {
             "exec_metric:fp",
             "exec_wall_s[local:0]",
             "exec_wall_s",
+            "exec_metric_per_watt[local:0]",
+            "exec_metric_per_watt:int[default]",
+            "exec_metric_per_watt",
+            "exec_energy_j[remote:0/1]",
+            "exec_energy_j",
             // not the catalogue's
+            "exec_metric_per_wattx",
+            "exec_energy_jx",
             "per_cpu_split_to_node01",
             "per_cpu_split_to_nodex",
             "gpu_h2d_gbs_gpu",
@@ -388,6 +439,21 @@ mod tests {
             MetricId::Other("per_cpu_split_to_node01".into())
         );
         assert!(!MetricId::parse("other").is_exec());
+        let pw = MetricId::parse("exec_metric_per_watt:int[local:0]");
+        assert_eq!(
+            pw,
+            MetricId::ExecPerWatt { name: Some("int".into()), policy: Some("local:0".into()) }
+        );
+        assert!(pw.is_exec() && pw.exec_metric_name().is_none());
+        assert_eq!(pw.without_policy().to_string(), "exec_metric_per_watt:int");
+        assert_eq!(
+            MetricId::parse("exec_energy_j[default]"),
+            MetricId::ExecEnergy { policy: Some("default".into()) }
+        );
+        assert_eq!(
+            MetricId::parse("exec_metric_per_wattx"),
+            MetricId::Other("exec_metric_per_wattx".into())
+        );
         assert!(int.is_spelled("exec_metric:int[local:0]"));
         assert!(!int.is_spelled("exec_metric:int[local:0"));
         assert!(!int.is_spelled("exec_metric:int[local:0]x"));

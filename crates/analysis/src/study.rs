@@ -1126,9 +1126,8 @@ fn profiles(s: &Study) -> Vec<Profile> {
             ),
         ),
     ];
-    let program = |m: &StudyMetric| {
-        m.metric.starts_with(catalogue::EXEC_METRIC) || m.metric.starts_with(catalogue::EXEC_WALL)
-    };
+    // Any `exec` figure (metric, wall time, per watt, energy).
+    let program = |m: &StudyMetric| MetricId::parse(&m.metric).is_exec();
     if s.metrics.iter().any(program) {
         // The program's unnamed metric, then its wall time (wall time
         // alone when the runs have no metric); then one profile per named

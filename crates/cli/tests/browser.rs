@@ -740,3 +740,161 @@ fn run_report_opens_with_headline_tiles() {
     assert_readable("tiles", &page.charts);
     screenshot_at(dir.path(), "run-tiles-1280", &html, 1280, 900);
 }
+
+/// The SNC2 fixture's first run with what issue 34 added to a run: RAPL
+/// power on its local bandwidth results and its `exec` repeats, a per-CPU
+/// sweep (`lat --per-cpu --sweep`: four CPUs, one per SNC node, four
+/// sizes, with its plateaus and CPU groups), `exec` placements bound to
+/// one node or interleaved, and the program's kept output. Written as an
+/// export document (no machine here has RAPL or four nodes).
+fn with_issue_34_sections(dir: &Path) -> PathBuf {
+    use serde_json::json;
+    let text = std::fs::read_to_string(snc2_fixture()).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let runs = doc["runs"].as_array_mut().unwrap();
+    runs.truncate(1);
+    let run = &mut runs[0];
+    let power = |pkg_w: f64, dram_w: f64| {
+        json!({"seconds": 2.0, "zones": [
+            {"zone": "intel-rapl:0", "name": "package-0", "joules": pkg_w * 2.0, "watts": pkg_w},
+            {"zone": "intel-rapl:0:0", "name": "dram", "joules": dram_w * 2.0, "watts": dram_w}],
+            "mean_mhz": 2890.0, "frequency_source": "aperf/mperf"})
+    };
+    let results = run["results"].as_array_mut().unwrap();
+    for r in results.iter_mut() {
+        let kind = r["kind"].as_str().unwrap_or_default().to_string();
+        let p = &mut r["payload"];
+        if kind == "bw" && p["mode"] == "local" {
+            p["power"] = power(180.0, 24.0);
+        }
+        if kind == "exec" {
+            let (cpus, how, mem) = match p["policy"].as_str().unwrap() {
+                "local:0" => (Some("0-15"), "bind", "0"),
+                "remote:0/2" => (Some("0-15"), "bind", "2"),
+                "interleave" => (None, "interleave", "0-3"),
+                _ => continue,
+            };
+            p["cpus"] = json!(cpus);
+            p["mem_policy"] = json!(how);
+            p["mem_nodes"] = json!(mem);
+            let policy = p["policy"].as_str().unwrap().to_string();
+            let reps = p["runs"].as_array_mut().unwrap();
+            for rep in reps.iter_mut() {
+                rep["ok"] = json!(true);
+                rep["power"] = power(190.0, 26.0);
+            }
+            reps.last_mut().unwrap()["output"] = json!({
+                "stdout_tail": format!("STREAM-like bench under {policy}\nFunction  Best Rate MB/s\nTriad:    {}\n", reps.len() * 1000),
+                "stdout_bytes": 48213, "stderr_tail": "warning: 2 threads idle\n", "stderr_bytes": 24});
+        }
+    }
+    let mut seq = results.iter().map(|r| r["seq"].as_u64().unwrap()).max().unwrap();
+    let mut push = |kind: &str, payload: serde_json::Value| {
+        seq += 1;
+        results.push(json!({"seq": seq, "recorded": "2026-11-05T08:30:00.000Z", "kind": kind,
+                            "payload": payload}));
+    };
+    let sizes: [(u64, f64); 4] =
+        [(32 << 10, 1.2), (1 << 20, 4.4), (32 << 20, 21.0), (1 << 30, 95.0)];
+    for (i, cpu) in [0u32, 16, 32, 48].into_iter().enumerate() {
+        for (size, ns) in sizes {
+            // the other package's CPUs reach node 0's DRAM later
+            let ns = if size == 1 << 30 && i >= 2 { ns + 60.0 } else { ns + 0.1 * i as f64 };
+            push(
+                "lat",
+                json!({"mode": "per-cpu-sweep", "size_bytes": size, "stride_bytes": 64,
+                "cpu": cpu, "cpu_node": i, "mem_node": 0, "median_ns": ns, "p50_ns": ns,
+                "p90_ns": ns * 1.01, "p99_ns": ns * 1.02, "min_ns": ns * 0.99, "max_ns": ns * 1.02,
+                "spread_pct": 1.0, "noise_pct": 0.5, "samples": 9, "page_size": "4k"}),
+            );
+        }
+    }
+    let plateau = |label: &str, from: u64, to: u64, ns: f64| {
+        json!({"label": label, "from_bytes": from, "to_bytes": to, "latency_ns": ns,
+               "cache_bytes": null, "points": 1})
+    };
+    let cpu_plateaus: Vec<serde_json::Value> = [0u32, 16, 32, 48]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let dram = if i >= 2 { 155.0 } else { 95.0 };
+            json!({"cpu": c, "cpu_node": i, "plateaus": [
+                plateau("L1", 32 << 10, 32 << 10, 1.2),
+                plateau("L2", 1 << 20, 1 << 20, 4.4),
+                plateau("DRAM", 1 << 30, 1 << 30, dram)]})
+        })
+        .collect();
+    push(
+        "lat-summary",
+        json!({"mode": "per-cpu-sweep", "mem_node": 0,
+        "caches": [{"level": 1, "size_bytes": 49152}, {"level": 2, "size_bytes": 2097152}],
+        "plateaus": cpu_plateaus,
+        "groups_by_size": [
+            {"size_bytes": 32 << 10, "stride_bytes": 64, "noise_ns": 0.1, "groups": [
+                {"cpus": "0,16,32,48", "median_ns": 1.3, "min_ns": 1.2, "max_ns": 1.5, "os_nodes": "0-3"}]},
+            {"size_bytes": 1u64 << 30, "stride_bytes": 64, "noise_ns": 1.0, "groups": [
+                {"cpus": "0,16", "median_ns": 95.0, "min_ns": 95.0, "max_ns": 95.1, "os_nodes": "0-1"},
+                {"cpus": "32,48", "median_ns": 155.0, "min_ns": 154.9, "max_ns": 155.1, "os_nodes": "2-3"}]}],
+        "dram_size_bytes": 1u64 << 30}),
+    );
+    let p = dir.join("issue-34.json");
+    std::fs::write(&p, doc.to_string()).unwrap();
+    p
+}
+
+/// A copy of the report `html` that starts at the heading `title` (every
+/// fold opened), screenshot in a 1100 x `height` window: one section
+/// readable at full size. The report's own styles apply.
+fn section_shot(dir: &Path, name: &str, html: &str, title: &str, height: u64) -> PathBuf {
+    let at = html
+        .find(&format!(">{title}</h"))
+        .unwrap_or_else(|| panic!("no section {title:?} in the report"));
+    let start = html[..at].rfind("<h").unwrap();
+    let body = html.find("<body").unwrap();
+    let body = body + html[body..].find('>').unwrap() + 1;
+    let page = format!("{}{}", &html[..body], &html[start..]).replace("<details", "<details open");
+    let file = dir.join(format!("{name}-section.html"));
+    std::fs::write(&file, page).unwrap();
+    screenshot(dir, name, &file, height)
+}
+
+/// Issue 34's report sections in Chromium: the per-CPU sweep's heat map
+/// and tables, the power and frequency table, the validation report's
+/// "Placements side by side" and the program output appendix are drawn,
+/// charts readable. Screenshots: `issue34-report.png` (the whole page)
+/// and one per section (`issue34-per-cpu-sweep.png`, `issue34-power.png`,
+/// `issue34-placements.png`, `issue34-program-output.png`).
+#[test]
+fn issue_34_sections_render_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &with_issue_34_sections(dir.path()));
+    let html = report(dir.path(), &db, "issue34", &["1"]);
+    let (charts, height, dom) = layout(dir.path(), "issue34", &html);
+    let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
+    assert!(
+        titles.contains(&"Latency from each CPU against working-set size (median ns)"),
+        "{titles:?}"
+    );
+    assert_readable("issue34", &charts);
+    for want in [
+        ">Latency from each CPU against working-set size</h",
+        ">Power and frequency",
+        ">Placements side by side</h",
+        ">Program output</h",
+        "STREAM-like bench under remote:0/2",
+        "32,48",
+    ] {
+        assert!(dom.contains(want), "{want:?} missing from the report");
+    }
+    screenshot(dir.path(), "issue34-report", &html, height);
+    let text = std::fs::read_to_string(&html).unwrap();
+    for (name, title) in [
+        ("issue34-per-cpu-sweep", "Latency from each CPU against working-set size"),
+        ("issue34-power", "Power and frequency"),
+        ("issue34-placements", "Placements side by side"),
+        ("issue34-program-output", "Program output"),
+    ] {
+        section_shot(dir.path(), name, &text, title, 1200);
+    }
+}

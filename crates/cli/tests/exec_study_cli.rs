@@ -371,3 +371,93 @@ fn bad_metric_flags_are_usage_errors_of_one_line() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// Score per watt: two settings' `exec` runs, their repeats given RAPL
+/// power afterwards (this VM has no RAPL zone: the export document is
+/// edited, as a machine with one would have stored it, and imported),
+/// are judged per watt as well as on the metric. The faster setting (40
+/// at 20 W) is worse per watt than the slower one (30 at 10 W).
+#[test]
+fn compare_judges_the_score_per_watt_of_runs_with_power() {
+    let env = Env::new();
+    let bench = env.bench();
+    for (label, rate) in [("fast", "40"), ("frugal", "30")] {
+        let counter = format!("counter-{label}");
+        let rate = format!("rate={rate}");
+        env.ok(&[
+            "exec",
+            "--policies",
+            "default",
+            "--repeat",
+            "5",
+            "--label",
+            label,
+            "--metric",
+            "rate: ([0-9.]+)",
+            "--",
+            &bench,
+            &counter,
+            &rate,
+        ]);
+    }
+    env.ok(&["export", "label:fast", "label:frugal", "-o", "runs.json"]);
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.path("runs.json")).unwrap()).unwrap();
+    let mut edited = 0;
+    for run in doc["runs"].as_array_mut().unwrap() {
+        let watts = if run["label"] == "fast" { 20.0 } else { 10.0 };
+        for r in run["results"].as_array_mut().unwrap() {
+            if r["kind"] != "exec" {
+                continue;
+            }
+            for (i, rep) in r["payload"]["runs"].as_array_mut().unwrap().iter_mut().enumerate() {
+                // 1 s at WATTS, +0.1% per repeat: package 90%, DRAM 10%
+                let j = watts * (1.0 + 0.001 * i as f64);
+                rep["power"] = serde_json::json!({"seconds": 1.0, "zones": [
+                    {"zone": "intel-rapl:0", "name": "package-0", "joules": j * 0.9, "watts": j * 0.9},
+                    {"zone": "intel-rapl:0:0", "name": "dram", "joules": j * 0.1, "watts": j * 0.1}]});
+                edited += 1;
+            }
+        }
+    }
+    assert_eq!(edited, 10, "5 repeats per run");
+    std::fs::write(env.path("power.json"), doc.to_string()).unwrap();
+    let with_power = Env::new();
+    with_power.ok(&["import", env.path("power.json").to_str().unwrap()]);
+    let v = with_power.json(&["compare", "label:fast", "label:frugal"]);
+    assert_eq!(metric(&v, "exec_metric[default]")["groups"][1]["verdict"], "worse");
+    let pw = metric(&v, "exec_metric_per_watt[default]");
+    assert_eq!(pw["higher_is_better"], true, "{pw}");
+    let (fast, frugal) = (&pw["groups"][0], &pw["groups"][1]);
+    assert_eq!((fast["n"].as_u64(), frugal["n"].as_u64()), (Some(5), Some(5)), "{pw}");
+    assert_eq!(frugal["verdict"], "better", "{pw}");
+    // 40/20 = 2 per W against 30/10 = 3 per W: +50%
+    let change = frugal["change_pct"].as_f64().unwrap();
+    assert!((change - 50.0).abs() < 2.0, "{pw}");
+    let j = metric(&v, "exec_energy_j[default]");
+    assert_eq!(
+        (j["higher_is_better"].as_bool(), j["groups"][1]["verdict"].as_str()),
+        (Some(false), Some("better")),
+        "{j}"
+    );
+    // One repeat of each run without power (as where RAPL became
+    // unreadable mid-run): neither figure, never a 0.
+    for run in doc["runs"].as_array_mut().unwrap() {
+        for r in run["results"].as_array_mut().unwrap() {
+            if r["kind"] == "exec" {
+                r["payload"]["runs"][2].as_object_mut().unwrap().remove("power");
+            }
+        }
+    }
+    std::fs::write(env.path("partial.json"), doc.to_string()).unwrap();
+    let partial = Env::new();
+    partial.ok(&["import", env.path("partial.json").to_str().unwrap()]);
+    let v = partial.json(&["compare", "label:fast", "label:frugal"]);
+    let ids: Vec<&str> =
+        v["metrics"].as_array().unwrap().iter().filter_map(|m| m["metric"].as_str()).collect();
+    assert!(ids.contains(&"exec_metric[default]"), "{ids:?}");
+    assert!(
+        !ids.iter().any(|i| i.starts_with("exec_metric_per_watt") || i.starts_with("exec_energy")),
+        "{ids:?}"
+    );
+}
