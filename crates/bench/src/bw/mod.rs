@@ -19,6 +19,7 @@ pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
     StoreMode,
 };
+pub(crate) use measure::SPREAD_TOLERANCE;
 
 use std::collections::BTreeMap;
 
