@@ -443,8 +443,8 @@ pub fn interleave_nodes(topo: &Topology) -> Result<NodeSet, String> {
 /// One point chased from the first usable CPU through memory interleaved
 /// page by page over [`interleave_nodes`] (`MPOL_INTERLEAVE` before the
 /// first touch, as `bw interleave`): the latency a program gets under
-/// `numactl --interleave`. The working set (default 1 GiB) is split evenly
-/// and each node must spare its share; the placement is checked with
+/// `numactl --interleave`. The working set (default 1 GiB) is split evenly,
+/// each node's share capped to what it can spare (as a default size is); the placement is checked with
 /// `move_pages` as `bw` checks its interleaved arrays (every node's share
 /// within 5 points of an even split), per-node counts kept.
 pub fn interleaved_point(
@@ -466,7 +466,7 @@ pub fn interleaved_point(
     let share = opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES).div_ceil(n).max(MIN_SIZE_BYTES);
     let mut fitted = u64::MAX;
     for node in nodes.iter() {
-        let f = fit_size(topo, Some(node), share, opts.size_bytes.is_some(), opts.pages)?;
+        let f = fit_size(topo, Some(node), share, false, opts.pages)?;
         fitted = fitted.min(f);
     }
     let size = fitted * n;
