@@ -439,10 +439,17 @@ mod tests {
         placement_table(&mut doc, &with, Some(&topo));
         let t = String::from_utf8(crate::render::Markdown.render(&doc)).unwrap();
         assert!(
-            t.contains("| memory interleaved over the nodes | 30.2 (triad, nt stores) | 117.4 | - |"),
+            t.contains(
+                "| memory interleaved over the nodes | 30.2 (triad, nt stores) | 117.4 | - |"
+            ),
             "{t}"
         );
-        assert!(t.contains("| CPU node 0, memory node 0 (local) | 20.5 (triad, nt stores) | 90.0 | - |"), "{t}");
+        assert!(
+            t.contains(
+                "| CPU node 0, memory node 0 (local) | 20.5 (triad, nt stores) | 90.0 | - |"
+            ),
+            "{t}"
+        );
     }
 
     #[test]

@@ -15,11 +15,11 @@
 mod measure;
 mod plan;
 
+pub(crate) use measure::SPREAD_TOLERANCE;
 pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
     StoreMode,
 };
-pub(crate) use measure::SPREAD_TOLERANCE;
 
 use std::collections::BTreeMap;
 

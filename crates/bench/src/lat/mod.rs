@@ -426,11 +426,7 @@ pub fn point(
 /// both memory and CPUs (a memory-only node, CXL or HBM, is left out);
 /// with fewer than two, why there is nothing to interleave over.
 pub fn interleave_nodes(topo: &Topology) -> Result<NodeSet, String> {
-    let nodes: NodeSet = topo
-        .memory_nodes()
-        .filter(|n| !n.cpus.is_empty())
-        .map(|n| n.id)
-        .collect();
+    let nodes: NodeSet = topo.memory_nodes().filter(|n| !n.cpus.is_empty()).map(|n| n.id).collect();
     match nodes.len() {
         0 => Err("no node has both memory and CPUs: nothing to interleave over".into()),
         1 => Err(format!(
@@ -481,8 +477,7 @@ pub fn interleaved_point(
             Ring::build(map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
         let s = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop).ok_or(LatError::Stopped)?;
         let res = lat_result(Mode::Point, size, &r, &s, opts, &page, &placement);
-        res.map(|res| LatResult { interleave: Some(nodes.clone()), ..res })
-            .ok_or(LatError::Stopped)
+        res.map(|res| LatResult { interleave: Some(nodes.clone()), ..res }).ok_or(LatError::Stopped)
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     let res = res?;
@@ -1007,7 +1002,8 @@ mod tests {
         assert_eq!(c.sampled_pages, (4 << 20) / place::base_page_size() as u64);
 
         use topo::synthetic::Machine;
-        let one = Machine::new(topo::Vendor::Amd, "EPYC").package(0, "0-1").node(0, "0-1", 16 << 30);
+        let one =
+            Machine::new(topo::Vendor::Amd, "EPYC").package(0, "0-1").node(0, "0-1", 16 << 30);
         let (stop, log) = (StopFlag::new(), events::Silent);
         let ctx = Ctx { observer: &log, stop: &stop, timing: Timing::quick() };
         let e = interleaved_point(&one.build(), &ChaseOpts::default(), &ctx).unwrap_err();
