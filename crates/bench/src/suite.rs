@@ -48,6 +48,9 @@ pub enum Step {
     Bw { name: StepName, plan: BwPlan },
     /// Idle latency from every CPU node to every memory node.
     LatMatrix { opts: ChaseOpts, timing: Timing },
+    /// Idle latency from the first CPU to memory interleaved over the
+    /// nodes with memory and CPUs (2+ of them).
+    LatInterleave { opts: ChaseOpts, timing: Timing },
     /// Latency against working-set size on the first CPU.
     LatSweep { at: Where, opts: ChaseOpts, timing: Timing },
     /// Latency from every CPU (or a sample) to one node, grouped.
@@ -66,6 +69,7 @@ impl Step {
         match self {
             Step::Bw { name, .. } => *name,
             Step::LatMatrix { .. } => StepName::LatMatrix,
+            Step::LatInterleave { .. } => StepName::LatInterleave,
             Step::LatSweep { .. } => StepName::LatSweep,
             Step::LatPerCpu { .. } => StepName::LatPerCpu,
             Step::LatPrefetch { .. } => StepName::LatPrefetch,
@@ -93,6 +97,7 @@ pub enum StepName {
     BwWeighted,
     BwScaling,
     LatMatrix,
+    LatInterleave,
     LatSweep,
     LatPrefetch,
     LatPerCpu,
@@ -101,7 +106,7 @@ pub enum StepName {
 }
 
 impl StepName {
-    pub const ALL: [StepName; 12] = [
+    pub const ALL: [StepName; 13] = [
         StepName::BwLocal,
         StepName::BwMatrix,
         StepName::BwGlobal,
@@ -109,6 +114,7 @@ impl StepName {
         StepName::BwWeighted,
         StepName::BwScaling,
         StepName::LatMatrix,
+        StepName::LatInterleave,
         StepName::LatSweep,
         StepName::LatPrefetch,
         StepName::LatPerCpu,
@@ -126,6 +132,7 @@ impl StepName {
             StepName::BwWeighted => "bw-weighted",
             StepName::BwScaling => "bw-scaling",
             StepName::LatMatrix => "lat-matrix",
+            StepName::LatInterleave => "lat-interleave",
             StepName::LatSweep => "lat-sweep",
             StepName::LatPrefetch => "lat-prefetch",
             StepName::LatPerCpu => "lat-per-cpu",
@@ -180,6 +187,8 @@ pub struct PlannedStep {
 pub struct SuitePlan {
     pub budget: Budget,
     pub steps: Vec<PlannedStep>,
+    /// Steps this machine cannot run, each with why (the plan prints them).
+    pub skipped: Vec<(StepName, String)>,
 }
 
 impl SuitePlan {
@@ -195,6 +204,7 @@ impl SuitePlan {
             let id = s.step.id();
             (only.is_empty() || only.contains(&id)) && !skip.contains(&id)
         });
+        self.skipped.retain(|(id, _)| (only.is_empty() || only.contains(id)) && !skip.contains(id));
         if self.steps.is_empty() {
             return Err(NoStepLeft);
         }
@@ -353,6 +363,15 @@ impl SuitePlan {
             ),
             cells as f64 * (ring_secs + sample_secs),
         );
+        let mut skipped = Vec::new();
+        match crate::lat::interleave_nodes(topo) {
+            Ok(nodes) => push(
+                Step::LatInterleave { opts, timing },
+                format!("first CPU, {} MiB interleaved over nodes {nodes}", lat_size >> 20),
+                ring_secs + sample_secs,
+            ),
+            Err(why) => skipped.push((StepName::LatInterleave, why)),
+        }
         let sweep_timing = Timing::quick();
         push(
             Step::LatSweep {
@@ -438,7 +457,7 @@ impl SuitePlan {
                 4.0 * pairs as f64 * 0.3,
             );
         }
-        SuitePlan { budget, steps }
+        SuitePlan { budget, steps, skipped }
     }
 }
 
@@ -524,6 +543,9 @@ pub fn run_step(
         }
         Step::LatMatrix { opts, timing } => {
             crate::lat::matrix(topo, opts, &ctx(*timing))?;
+        }
+        Step::LatInterleave { opts, timing } => {
+            crate::lat::interleaved_point(topo, opts, &ctx(*timing))?;
         }
         Step::LatSweep { at, opts, timing } => {
             crate::lat::sweep(topo, at, opts, &ctx(*timing))?;
@@ -679,6 +701,18 @@ mod tests {
                 "lat c2c"
             ]
         );
+        // the interleaved latency is left out with its reason, which the
+        // plan prints; `--skip lat-interleave` drops the reason too
+        assert_eq!(
+            p.skipped,
+            [(
+                StepName::LatInterleave,
+                "only node 0 has both memory and CPUs: interleaving needs two or more".to_string()
+            )]
+        );
+        let mut q = p.clone();
+        q.select(&[], &[StepName::LatInterleave]).unwrap();
+        assert!(q.skipped.is_empty());
     }
 
     /// Every latency step chases at the DRAM stride, and the
@@ -691,6 +725,7 @@ mod tests {
             for s in &p.steps {
                 match &s.step {
                     Step::LatMatrix { opts, .. }
+                    | Step::LatInterleave { opts, .. }
                     | Step::LatSweep { opts, .. }
                     | Step::LatPerCpu { opts, .. }
                     | Step::LatPrefetch { opts, .. }
@@ -728,6 +763,13 @@ mod tests {
         // The matrix covers 4 CPU nodes x 5 memory nodes, the CXL node too.
         let matrix = p.steps.iter().find(|s| s.step.name() == "bw matrix").unwrap();
         assert!(matrix.what.contains("4 CPU node(s) x 5 memory node(s)"), "{}", matrix.what);
+        // latency under interleave once, over the 4 nodes with CPUs (not
+        // the CPU-less CXL node), right after the matrix
+        let i = n.iter().position(|s| s == "lat interleave").expect("planned");
+        assert_eq!(n[i - 1], "lat matrix");
+        assert_eq!(n.iter().filter(|s| *s == "lat interleave").count(), 1);
+        assert!(p.steps[i].what.contains("interleaved over nodes 0-3"), "{}", p.steps[i].what);
+        assert!(p.skipped.is_empty(), "{:?}", p.skipped);
     }
 
     #[test]
@@ -862,6 +904,7 @@ mod tests {
                 planned(Step::Bw { name: StepName::BwLocal, plan: bad_bw }),
                 planned(bad_lat),
             ],
+            skipped: Vec::new(),
         }
     }
 

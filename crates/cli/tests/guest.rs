@@ -1232,3 +1232,35 @@ fn smbios_dimm_locators_give_channels_and_peak_from_the_guest_table() {
         assert_eq!(r["peak_gbs"], Value::Null, "no peak without channels: {r}");
     }
 }
+
+// --- run's latency under interleave: the chase's pages over every node ---
+
+/// `run --only lat-interleave` on the SNC2-like machine (4 nodes with
+/// memory and CPUs): one chase point, marked as interleaved over nodes
+/// 0-3 with no memory node, whose pages (`move_pages`) lie on each of the
+/// four nodes about a quarter each, the check verified.
+#[test]
+fn run_chases_memory_interleaved_over_every_node() {
+    let boot = snc2("lat-interleave")
+        .run("run", "numaprobe run --quick --only lat-interleave -q >/dev/null")
+        .run("show", "numaprobe show latest --json")
+        .boot();
+    boot.get("run").expect_rc(0);
+    let show = boot.json("show");
+    let chases: Vec<&Value> = show["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results[]: {show:#}"))
+        .iter()
+        .filter(|r| r["kind"] == "lat")
+        .map(|r| &r["payload"])
+        .collect();
+    assert_eq!(chases.len(), 1, "one interleaved point: {show:#}");
+    let p = chases[0];
+    assert_eq!(p["mode"], "point", "{p:#}");
+    assert_eq!(p["interleave"], "0-3", "{p:#}");
+    assert!(p.get("mem_node").is_none_or(Value::is_null), "{p:#}");
+    assert!(p["median_ns"].as_f64().is_some_and(|ns| ns > 0.0), "{p:#}");
+    assert_eq!(p["placement"]["status"], "verified", "{p:#}");
+    let quarter = [(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)];
+    assert_check(&format!("{p:#}"), &p["placement"]["check"], &quarter, 0.05);
+}

@@ -99,7 +99,10 @@ const CHASE_COLUMNS: [&str; 8] =
 fn chase_cells(p: &LatResult, unknown: &str) -> Vec<String> {
     vec![
         p.cpu_node.map_or(unknown.into(), |n| n.to_string()),
-        p.mem_node.map_or(unknown.into(), |n| n.to_string()),
+        match (&p.interleave, p.mem_node) {
+            (Some(nodes), _) => format!("interleaved {nodes}"),
+            (None, m) => m.map_or(unknown.into(), |n| n.to_string()),
+        },
         size_text(p),
         page_size_text(&p.page_size),
         marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref()),
@@ -417,4 +420,27 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
         }
     }
     doc.table(t);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `run`'s interleaved point names its nodes where a point names its
+    /// memory node, never "-".
+    #[test]
+    fn an_interleaved_point_names_its_nodes_as_its_memory() {
+        let v = serde_json::json!({"mode": "point", "cpu": 0, "cpu_node": 0,
+            "median_ns": 120.0, "interleave": "0-3"});
+        let p = match results::upgrade::read("lat", &v).record {
+            results::Record::Lat(l) => match *l {
+                lat::Lat::Chase(c) => c,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(chase_cells(&p, "-")[..2], ["0".to_string(), "interleaved 0-3".to_string()]);
+        let bound = LatResult { interleave: None, mem_node: Some(1), ..p };
+        assert_eq!(chase_cells(&bound, "-")[1], "1");
+    }
 }

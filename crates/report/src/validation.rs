@@ -145,7 +145,7 @@ fn exec_place(p: &PolicyResult, topo: Option<&topo::Topology>) -> Option<Place> 
 /// One table of each placement's bandwidth, latency and the program's
 /// metric side by side (seed 002's per-scenario table): bandwidth from
 /// `bw` (local, matrix, interleave; triad when measured), latency from the
-/// chase points and matrix, the program from `exec` policies whose CPUs
+/// chase points and matrix (the interleaved point on its own row), the program from `exec` policies whose CPUs
 /// lie on one node and whose memory is bound to one node or interleaved.
 /// Left out unless two of the three were measured.
 pub(crate) fn placement_table(doc: &mut Document, d: &RunData, topo: Option<&topo::Topology>) {
@@ -179,9 +179,12 @@ pub(crate) fn placement_table(doc: &mut Document, d: &RunData, topo: Option<&top
         matches!(l.mode, results::lat::Mode::Point | results::lat::Mode::Matrix)
             && l.median_ns.is_finite()
     }) {
-        if let (Some(c), Some(m)) = (l.cpu_node, l.mem_node) {
-            rows.entry(Place::Nodes(c, m)).or_default().lat.push(l.median_ns);
-        }
+        let place = match (l.cpu_node, l.mem_node, &l.interleave) {
+            (_, _, Some(_)) => Place::Interleave,
+            (Some(c), Some(m), None) => Place::Nodes(c, m),
+            _ => continue,
+        };
+        rows.entry(place).or_default().lat.push(l.median_ns);
     }
     for p in &d.exec {
         let Some(place) = exec_place(p, topo) else { continue };
@@ -209,7 +212,10 @@ pub(crate) fn placement_table(doc: &mut Document, d: &RunData, topo: Option<&top
     for (place, r) in &rows {
         let lat = if r.lat.is_empty() {
             match place {
-                Place::Interleave => "- (lat measures one node's memory)".into(),
+                Place::Interleave => {
+                    "- (no interleaved chase stored: `run` measures one on 2+ nodes with memory and CPUs)"
+                        .into()
+                }
                 _ => "-".into(),
             }
         } else {
@@ -407,12 +413,43 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("| CPU node 0, memory node 1 (remote) | 12.0 (triad, nt stores) | 140.0 | 8.25 (bind-1) |"), "{t}");
-        assert!(t.contains("| memory interleaved over the nodes | 30.2 (triad, nt stores) | - (lat measures one node's memory) | 11.5 (interleave) |"), "{t}");
+        assert!(t.contains("| memory interleaved over the nodes | 30.2 (triad, nt stores) | - (no interleaved chase stored: `run` measures one on 2+ nodes with memory and CPUs) | 11.5 (interleave) |"), "{t}");
         // bandwidth alone: no table
         let only = RunData { bw: d.bw.clone(), ..RunData::default() };
         let mut doc = Document::default();
         placement_table(&mut doc, &only, Some(&topo));
         assert!(doc.blocks.is_empty());
+
+        // a stored interleaved chase (`run`'s lat interleave, as the store
+        // reads it back) fills the interleaved row's latency, exactly, and
+        // no node pair's
+        let v = serde_json::json!({"mode": "point", "cpu": 0, "cpu_node": 0,
+            "median_ns": 117.4, "interleave": "0-1"});
+        let point = match results::upgrade::read("lat", &v).record {
+            results::Record::Lat(l) => match *l {
+                results::lat::Lat::Chase(c) => c,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(point.interleave, Some(topo::NodeSet::from_iter([0, 1])));
+        let mut with = RunData { chases: vec![lat(0, 0, 90.0), point], ..d };
+        with.exec.clear();
+        let mut doc = Document::default();
+        placement_table(&mut doc, &with, Some(&topo));
+        let t = String::from_utf8(crate::render::Markdown.render(&doc)).unwrap();
+        assert!(
+            t.contains(
+                "| memory interleaved over the nodes | 30.2 (triad, nt stores) | 117.4 | - |"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "| CPU node 0, memory node 0 (local) | 20.5 (triad, nt stores) | 90.0 | - |"
+            ),
+            "{t}"
+        );
     }
 
     #[test]

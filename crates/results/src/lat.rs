@@ -90,6 +90,11 @@ pub struct LatResult {
     /// later ones shorter (`loads_per_sample` is the planned length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_loads_per_sample: Option<u64>,
+    /// The nodes the chased memory was interleaved over (`MPOL_INTERLEAVE`
+    /// before first touch: `run`'s interleaved latency; `mem_node` is then
+    /// absent). Absent for memory on one node and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<NodeSet>,
 }
 
 impl LatResult {

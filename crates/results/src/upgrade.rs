@@ -344,6 +344,7 @@ fn lat(v: &Value) -> Option<Lat> {
             stable: flag(v, "stable").unwrap_or(true),
             disturbance: v.get("disturbance").and_then(today),
             min_loads_per_sample: uint(v, "min_loads_per_sample"),
+            interleave: v.get("interleave").and_then(today),
         }),
     })
 }

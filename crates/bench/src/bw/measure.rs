@@ -27,7 +27,8 @@ const ABORT: u8 = 2;
 /// Pages sampled per array for the placement check.
 const SAMPLES_PER_ARRAY: usize = 4096;
 /// Largest deviation of a node's share from its interleave share.
-const SPREAD_TOLERANCE: f64 = 0.05;
+/// (The interleaved latency chase judges its pages by it too.)
+pub(crate) const SPREAD_TOLERANCE: f64 = 0.05;
 
 /// Base pointers of the four arrays (null when not allocated).
 struct Bases([*mut f64; 4]);

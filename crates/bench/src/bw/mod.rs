@@ -15,6 +15,7 @@
 mod measure;
 mod plan;
 
+pub(crate) use measure::SPREAD_TOLERANCE;
 pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
     StoreMode,

@@ -197,6 +197,7 @@ fn lat_result(
         stable: s.stable(),
         disturbance: Some(s.disturbance.clone()),
         min_loads_per_sample: s.min_loads_per_sample,
+        interleave: None,
     })
 }
 
@@ -417,6 +418,70 @@ pub fn point(
     ctx.observer.event(Event::PhaseEnd { phase });
     let res = res?;
     warn_unstable(ctx.observer, "lat point", std::slice::from_ref(&res));
+    emit(ctx.observer, res.clone());
+    Ok(res)
+}
+
+/// The nodes an interleaved chase spreads its memory over: those with
+/// both memory and CPUs (a memory-only node, CXL or HBM, is left out);
+/// with fewer than two, why there is nothing to interleave over.
+pub fn interleave_nodes(topo: &Topology) -> Result<NodeSet, String> {
+    let nodes: NodeSet = topo.memory_nodes().filter(|n| !n.cpus.is_empty()).map(|n| n.id).collect();
+    match nodes.len() {
+        0 => Err("no node has both memory and CPUs: nothing to interleave over".into()),
+        1 => Err(format!(
+            "only node {nodes} has both memory and CPUs: interleaving needs two or more"
+        )),
+        _ => Ok(nodes),
+    }
+}
+
+/// One point chased from the first usable CPU through memory interleaved
+/// page by page over [`interleave_nodes`] (`MPOL_INTERLEAVE` before the
+/// first touch, as `bw interleave`): the latency a program gets under
+/// `numactl --interleave`. The working set (default 1 GiB) is split evenly,
+/// each node's share capped to what it can spare (as a default size is); the placement is checked with
+/// `move_pages` as `bw` checks its interleaved arrays (every node's share
+/// within 5 points of an even split), per-node counts kept.
+pub fn interleaved_point(
+    topo: &Topology,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+) -> Result<LatResult, LatError> {
+    let nodes = interleave_nodes(topo).map_err(LatError::BadRequest)?;
+    if let Ok(mems) = place::mems_allowed() {
+        let denied = nodes.difference(&mems);
+        if !denied.is_empty() {
+            return Err(LatError::BadRequest(format!(
+                "node(s) {denied} are not allowed for this process's memory (allowed nodes: {mems})"
+            )));
+        }
+    }
+    let r = Resolved { mem_node: None, ..resolve(topo, &Where::default())? };
+    let n = nodes.len() as u64;
+    let share = opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES).div_ceil(n).max(MIN_SIZE_BYTES);
+    let mut fitted = u64::MAX;
+    for node in nodes.iter() {
+        let f = fit_size(topo, Some(node), share, false, opts.pages)?;
+        fitted = fitted.min(f);
+    }
+    let size = fitted * n;
+    let phase = "lat interleave".to_string();
+    ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: 1 });
+    let res = on_cpu(r.cpu, || {
+        let mut map = sys::Mapping::interleaved(size as usize, opts.pages, &nodes)?;
+        let placement = map.check_interleave(&nodes, 4096);
+        warn_placement(ctx.observer, &placement);
+        let (page, _) = map.obtained();
+        let mut ring =
+            Ring::build(map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
+        let s = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop).ok_or(LatError::Stopped)?;
+        let res = lat_result(Mode::Point, size, &r, &s, opts, &page, &placement);
+        res.map(|res| LatResult { interleave: Some(nodes.clone()), ..res }).ok_or(LatError::Stopped)
+    });
+    ctx.observer.event(Event::PhaseEnd { phase });
+    let res = res?;
+    warn_unstable(ctx.observer, "lat interleave", std::slice::from_ref(&res));
     emit(ctx.observer, res.clone());
     Ok(res)
 }
@@ -915,6 +980,38 @@ mod tests {
         let mut a = arena(1 << 20, &ChaseOpts::default(), None).unwrap();
         assert_eq!(place::policy_at(a.map.as_mut_ptr()).unwrap(), place::MemPolicy::Default);
         assert_eq!(a.placement.status, PlacementStatus::Unverified);
+    }
+
+    /// The interleaved chase's buffer carries `MPOL_INTERLEAVE` over the
+    /// nodes asked (read back at both ends) and its pages are judged as
+    /// an interleave, with per-node counts; on this one-node machine the
+    /// chase itself is refused with its reason before allocating.
+    #[test]
+    fn the_interleaved_chase_interleaves_and_needs_two_nodes() {
+        let nodes = NodeSet::from_iter([0]);
+        let mut m = sys::Mapping::interleaved(4 << 20, PageKind::NoThp, &nodes).unwrap();
+        let len = m.len();
+        let p = m.as_mut_ptr();
+        for at in [p as *const u8, p.wrapping_add(len - 1)] {
+            assert_eq!(place::policy_at(at).unwrap(), place::MemPolicy::Interleave(nodes.clone()));
+        }
+        let pl = m.check_interleave(&nodes, 4096);
+        assert_eq!(pl.status, PlacementStatus::Verified);
+        let c = pl.check.unwrap();
+        assert_eq!(c.per_node.keys().copied().collect::<Vec<_>>(), [0]);
+        assert_eq!(c.sampled_pages, (4 << 20) / place::base_page_size() as u64);
+
+        use topo::synthetic::Machine;
+        let one =
+            Machine::new(topo::Vendor::Amd, "EPYC").package(0, "0-1").node(0, "0-1", 16 << 30);
+        let (stop, log) = (StopFlag::new(), events::Silent);
+        let ctx = Ctx { observer: &log, stop: &stop, timing: Timing::quick() };
+        let e = interleaved_point(&one.build(), &ChaseOpts::default(), &ctx).unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "only node 0 has both memory and CPUs: interleaving needs two or more"
+        );
     }
 
     #[test]

@@ -43,9 +43,24 @@ impl Mapping {
     /// Maps `len` bytes, binds them to `node` (`None`: local allocation)
     /// and writes every page from the calling thread so it is placed now.
     pub fn new(len: usize, kind: PageKind, node: Option<u32>) -> Result<Mapping, LatError> {
+        let policy = node.map(|n| MemPolicy::Bind(NodeSet::from_iter([n])));
+        Mapping::with_policy(len, kind, policy.as_ref())
+    }
+
+    /// Maps `len` bytes interleaved over `nodes` (`MPOL_INTERLEAVE`, the
+    /// policy `bw interleave` gives its arrays) before the first touch.
+    pub fn interleaved(len: usize, kind: PageKind, nodes: &NodeSet) -> Result<Mapping, LatError> {
+        Mapping::with_policy(len, kind, Some(&MemPolicy::Interleave(nodes.clone())))
+    }
+
+    fn with_policy(
+        len: usize,
+        kind: PageKind,
+        policy: Option<&MemPolicy>,
+    ) -> Result<Mapping, LatError> {
         let mut buf = Buffer::alloc(len, kind)?;
-        if let Some(n) = node {
-            buf.bind(&MemPolicy::Bind(NodeSet::from_iter([n])))?;
+        if let Some(p) = policy {
+            buf.bind(p)?;
         }
         buf.touch();
         Ok(Mapping { buf, kind })
@@ -97,6 +112,31 @@ impl Mapping {
         match self.buf.page_nodes(max_pages) {
             Ok(pages) => {
                 let c = place::check(&pages, &want, place::DEFAULT_THRESHOLD);
+                Placement {
+                    status: if c.ok {
+                        PlacementStatus::Verified
+                    } else {
+                        PlacementStatus::Mismatch
+                    },
+                    check: Some(c),
+                }
+            }
+            Err(_) => Placement::unverified(),
+        }
+    }
+
+    /// Asks the kernel where up to `max_pages` pages are (`move_pages`)
+    /// and judges them as `bw` judges its interleaved arrays: on `nodes`,
+    /// each node's share within the spread tolerance of an even split.
+    pub fn check_interleave(&self, nodes: &NodeSet, max_pages: usize) -> Placement {
+        match self.buf.page_nodes(max_pages) {
+            Ok(pages) => {
+                let c = place::check_interleave(
+                    &pages,
+                    nodes,
+                    place::DEFAULT_THRESHOLD,
+                    crate::bw::SPREAD_TOLERANCE,
+                );
                 Placement {
                     status: if c.ok {
                         PlacementStatus::Verified

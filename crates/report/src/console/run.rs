@@ -29,8 +29,13 @@ pub fn plan(topo: &Topology, plan: &SuitePlan, style: TableStyle) -> String {
     for s in &plan.steps {
         t.add_row(vec![s.step.name(), s.what.clone(), fmt_secs(s.estimate)]);
     }
+    let skipped: String = plan
+        .skipped
+        .iter()
+        .map(|(id, why)| format!("Skipped: {} ({why})\n", id.as_str()))
+        .collect();
     format!(
-        "Plan ({} budget) for {}\n{t}\nEstimated time: about {} (measuring only; the machine's load changes it)\n",
+        "Plan ({} budget) for {}\n{t}\n{skipped}Estimated time: about {} (measuring only; the machine's load changes it)\n",
         plan.budget.name(),
         topo.summary_line(),
         fmt_secs(plan.estimate())
@@ -42,6 +47,9 @@ pub fn plan(topo: &Topology, plan: &SuitePlan, style: TableStyle) -> String {
 pub struct PlanDoc<'a> {
     pub budget: Budget,
     pub steps: Vec<PlanStep<'a>>,
+    /// Steps this machine cannot run: `{"step", "reason"}`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<PlanSkip<'a>>,
     pub estimate_s: f64,
 }
 
@@ -53,8 +61,22 @@ impl<'a> PlanDoc<'a> {
             measures: &s.what,
             estimate_s: s.estimate.as_secs_f64(),
         });
-        PlanDoc { budget, steps: steps.collect(), estimate_s: plan.estimate().as_secs_f64() }
+        let skipped =
+            plan.skipped.iter().map(|(id, why)| PlanSkip { step: id.as_str(), reason: why });
+        PlanDoc {
+            budget,
+            steps: steps.collect(),
+            skipped: skipped.collect(),
+            estimate_s: plan.estimate().as_secs_f64(),
+        }
     }
+}
+
+/// A step the plan leaves out on this machine, with why.
+#[derive(Serialize)]
+pub struct PlanSkip<'a> {
+    pub step: &'static str,
+    pub reason: &'a str,
 }
 
 /// One step of the plan.
