@@ -135,7 +135,10 @@ fn core_to_core_latency_with_a_busy_partner_cpu_is_marked() {
     let (a, b) = (cpus[1], cpus[0]);
     let _busy = Busy::on(b);
     let pair = format!("{a}:{b}");
-    let (v, err) = run(&["lat", "--c2c", "--pairs", &pair, "--samples", "5"]);
+    // 200 samples of 20,000 round trips: tens of ms, longer than a
+    // scheduler slice, so the busy thread takes the responder's CPU while
+    // it is measured (5 samples, about 1.5 ms, could fit in one slice)
+    let (v, err) = run(&["lat", "--c2c", "--pairs", &pair, "--samples", "200"]);
     // the responder on the busy CPU stalls the round trips; the warning
     // names whichever of the pair lost the most time
     let r = &v["results"][0];
