@@ -296,39 +296,30 @@ impl MetricId {
 
 impl fmt::Display for MetricId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let policy = |f: &mut fmt::Formatter<'_>, p: &Option<String>| match p {
+        // the exec ids: a base, an optional `:NAME`, an optional `[POLICY]`
+        let (base, name, policy) = match self {
+            MetricId::Headline(k) => return f.write_str(k.id()),
+            MetricId::Fixed(x) => return f.write_str(x.as_str()),
+            MetricId::PerCpu { stat, node: Some(n) } => {
+                return write!(f, "{}_to_node{n}", stat.prefix())
+            }
+            MetricId::PerCpu { stat, node: None } => {
+                return write!(f, "{}_to_any_node", stat.prefix())
+            }
+            MetricId::Gpu { stat, gpu } => return write!(f, "{}_gpu{gpu}", stat.prefix()),
+            MetricId::Other(s) => return f.write_str(s),
+            MetricId::ExecMetric { name, policy } => (EXEC_METRIC, name, policy),
+            MetricId::ExecPerWatt { name, policy } => (EXEC_PER_WATT, name, policy),
+            MetricId::ExecWall { policy } => (EXEC_WALL, &None, policy),
+            MetricId::ExecEnergy { policy } => (EXEC_ENERGY, &None, policy),
+        };
+        f.write_str(base)?;
+        if let Some(n) = name {
+            write!(f, ":{n}")?;
+        }
+        match policy {
             Some(p) => write!(f, "[{p}]"),
             None => Ok(()),
-        };
-        match self {
-            MetricId::Headline(k) => f.write_str(k.id()),
-            MetricId::Fixed(x) => f.write_str(x.as_str()),
-            MetricId::PerCpu { stat, node: Some(n) } => write!(f, "{}_to_node{n}", stat.prefix()),
-            MetricId::PerCpu { stat, node: None } => write!(f, "{}_to_any_node", stat.prefix()),
-            MetricId::Gpu { stat, gpu } => write!(f, "{}_gpu{gpu}", stat.prefix()),
-            MetricId::ExecMetric { name, policy: p } => {
-                f.write_str(EXEC_METRIC)?;
-                if let Some(n) = name {
-                    write!(f, ":{n}")?;
-                }
-                policy(f, p)
-            }
-            MetricId::ExecWall { policy: p } => {
-                f.write_str(EXEC_WALL)?;
-                policy(f, p)
-            }
-            MetricId::ExecPerWatt { name, policy: p } => {
-                f.write_str(EXEC_PER_WATT)?;
-                if let Some(n) = name {
-                    write!(f, ":{n}")?;
-                }
-                policy(f, p)
-            }
-            MetricId::ExecEnergy { policy: p } => {
-                f.write_str(EXEC_ENERGY)?;
-                policy(f, p)
-            }
-            MetricId::Other(s) => f.write_str(s),
         }
     }
 }

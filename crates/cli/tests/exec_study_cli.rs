@@ -60,6 +60,17 @@ impl Env {
         p.display().to_string()
     }
 
+    /// One `exec` call of 5 repeats of [`Env::bench`] printing `rate:`
+    /// around `rate`, labelled `label`, with `extra` options before `--`.
+    fn five_repeats(&self, bench: &str, label: &str, rate: &str, extra: &[&str]) {
+        let counter = format!("counter-{label}");
+        let rate = format!("rate={rate}");
+        let mut args = vec!["exec", "--policies", "default", "--repeat", "5", "--label", label];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--metric", "rate: ([0-9.]+)", "--", bench, &counter, &rate]);
+        self.ok(&args);
+    }
+
     /// A benchmark printing `NAME: VALUE` for each `NAME=BASE` argument
     /// after the first (a counter file), each within ±1% of its base:
     /// deterministic jitter from the call count (-1%, +1%, -0.5%, ...).
@@ -104,26 +115,8 @@ fn the_readme_recipe_decides_a_30_percent_change_from_one_exec_call_per_setting(
     let env = Env::new();
     let bench = env.bench();
     for (label, rate) in [("on", "40"), ("off", "30")] {
-        let counter = format!("counter-{label}");
         let smt = format!("bios.smt={label}");
-        let rate = format!("rate={rate}");
-        env.ok(&[
-            "exec",
-            "--policies",
-            "default",
-            "--repeat",
-            "5",
-            "--label",
-            label,
-            "--set",
-            &smt,
-            "--metric",
-            "rate: ([0-9.]+)",
-            "--",
-            &bench,
-            &counter,
-            &rate,
-        ]);
+        env.five_repeats(&bench, label, rate, &["--set", &smt]);
     }
     let v = env.json(&["compare", "label:on", "label:off"]);
     let m = metric(&v, "exec_metric[default]");
@@ -382,23 +375,7 @@ fn compare_judges_the_score_per_watt_of_runs_with_power() {
     let env = Env::new();
     let bench = env.bench();
     for (label, rate) in [("fast", "40"), ("frugal", "30")] {
-        let counter = format!("counter-{label}");
-        let rate = format!("rate={rate}");
-        env.ok(&[
-            "exec",
-            "--policies",
-            "default",
-            "--repeat",
-            "5",
-            "--label",
-            label,
-            "--metric",
-            "rate: ([0-9.]+)",
-            "--",
-            &bench,
-            &counter,
-            &rate,
-        ]);
+        env.five_repeats(&bench, label, rate, &[]);
     }
     env.ok(&["export", "label:fast", "label:frugal", "-o", "runs.json"]);
     let mut doc: Value =

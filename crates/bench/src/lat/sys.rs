@@ -110,17 +110,7 @@ impl Mapping {
     pub fn check_placement(&self, node: u32, max_pages: usize) -> Placement {
         let want = NodeSet::from_iter([node]);
         match self.buf.page_nodes(max_pages) {
-            Ok(pages) => {
-                let c = place::check(&pages, &want, place::DEFAULT_THRESHOLD);
-                Placement {
-                    status: if c.ok {
-                        PlacementStatus::Verified
-                    } else {
-                        PlacementStatus::Mismatch
-                    },
-                    check: Some(c),
-                }
-            }
+            Ok(pages) => Placement::of_check(place::check(&pages, &want, place::DEFAULT_THRESHOLD)),
             Err(_) => Placement::unverified(),
         }
     }
@@ -130,25 +120,15 @@ impl Mapping {
     /// each node's share within the spread tolerance of an even split.
     pub fn check_interleave(&self, nodes: &NodeSet, max_pages: usize) -> Placement {
         match self.buf.page_nodes(max_pages) {
-            Ok(pages) => {
-                let c = place::check_interleave(
-                    &pages,
-                    nodes,
-                    place::DEFAULT_THRESHOLD,
-                    crate::bw::SPREAD_TOLERANCE,
-                );
-                Placement {
-                    status: if c.ok {
-                        PlacementStatus::Verified
-                    } else {
-                        PlacementStatus::Mismatch
-                    },
-                    check: Some(c),
-                }
-            }
+            Ok(pages) => Placement::of_check(place::check_interleave(
+                &pages,
+                nodes,
+                place::DEFAULT_THRESHOLD,
+                crate::bw::SPREAD_TOLERANCE,
+            )),
             Err(_) => Placement::unverified(),
         }
     }
 }
 
-use results::placement::{Placement, PlacementStatus};
+use results::placement::Placement;
