@@ -797,12 +797,15 @@ fn with_issue_34_sections(dir: &Path) -> PathBuf {
     let sizes: [(u64, f64); 4] =
         [(32 << 10, 1.2), (1 << 20, 4.4), (32 << 20, 21.0), (1 << 30, 95.0)];
     for (i, cpu) in [0u32, 16, 32, 48].into_iter().enumerate() {
+        // as the sweep chases: one line (64 B) inside the caches, 256 B
+        // at the DRAM size so the prefetcher cannot pass for DRAM
+        let stride = |size: u64| if size == 1 << 30 { 256 } else { 64 };
         for (size, ns) in sizes {
             // the other package's CPUs reach node 0's DRAM later
             let ns = if size == 1 << 30 && i >= 2 { ns + 60.0 } else { ns + 0.1 * i as f64 };
             push(
                 "lat",
-                json!({"mode": "per-cpu-sweep", "size_bytes": size, "stride_bytes": 64,
+                json!({"mode": "per-cpu-sweep", "size_bytes": size, "stride_bytes": stride(size),
                 "cpu": cpu, "cpu_node": i, "mem_node": 0, "median_ns": ns, "p50_ns": ns,
                 "p90_ns": ns * 1.01, "p99_ns": ns * 1.02, "min_ns": ns * 0.99, "max_ns": ns * 1.02,
                 "spread_pct": 1.0, "noise_pct": 0.5, "samples": 9, "page_size": "4k"}),
@@ -832,7 +835,11 @@ fn with_issue_34_sections(dir: &Path) -> PathBuf {
         "groups_by_size": [
             {"size_bytes": 32 << 10, "stride_bytes": 64, "noise_ns": 0.1, "groups": [
                 {"cpus": "0,16,32,48", "median_ns": 1.3, "min_ns": 1.2, "max_ns": 1.5, "os_nodes": "0-3"}]},
-            {"size_bytes": 1u64 << 30, "stride_bytes": 64, "noise_ns": 1.0, "groups": [
+            {"size_bytes": 1 << 20, "stride_bytes": 64, "noise_ns": 0.1, "groups": [
+                {"cpus": "0,16,32,48", "median_ns": 4.5, "min_ns": 4.4, "max_ns": 4.7, "os_nodes": "0-3"}]},
+            {"size_bytes": 32 << 20, "stride_bytes": 64, "noise_ns": 0.2, "groups": [
+                {"cpus": "0,16,32,48", "median_ns": 21.1, "min_ns": 21.0, "max_ns": 21.3, "os_nodes": "0-3"}]},
+            {"size_bytes": 1u64 << 30, "stride_bytes": 256, "noise_ns": 1.0, "groups": [
                 {"cpus": "0,16", "median_ns": 95.0, "min_ns": 95.0, "max_ns": 95.1, "os_nodes": "0-1"},
                 {"cpus": "32,48", "median_ns": 155.0, "min_ns": 154.9, "max_ns": 155.1, "os_nodes": "2-3"}]}],
         "dram_size_bytes": 1u64 << 30}),
