@@ -124,7 +124,11 @@ fn a_run_of_this_machine_gives_no_warning() {
     import(&db, dir.path(), "mine", &me, "5a1e8f3c-7b2d-4c9e-8f10-2d3b4c5d6e7f");
     let out = topo_from_run(&db, "mine", true);
     assert!(out.status.success());
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Warnings about this machine's state (memory the nodes do not show
+    // yet) may come; none about the run.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.lines().all(|l| l.starts_with("numaprobe: warning:")), "{err}");
+    assert!(!err.contains("another machine"), "{err}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["from_run"]["same_machine"], true);
     assert_eq!(v["from_run"]["run_id"], 2);
