@@ -9,21 +9,64 @@
 //! ([`contradictions`]). One of the two was held back (by other work, or
 //! a repetition the stopping rule took as settled), so both are flagged.
 
+use std::cmp::Ordering;
+
 use results::bw::{BwResult, Mode};
 use results::disturbance::Disturbance;
-use results::lat::{LatResult, LoadedPoint};
+use results::lat::{self, LatResult, LoadedPoint};
 
 use crate::data::RunData;
 
-/// Why a figure is not to be trusted as it stands.
+/// Why a figure is not to be trusted as it stands. The words follow the
+/// cause: samples discarded or a busy CPU (disturbed), repetitions that
+/// never settled (noisy), samples that spread with nothing lost
+/// (unsettled), a load that stalled (stalled).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Distrust {
-    /// Samples or repetitions were discarded because the thread waited for
-    /// its CPU; the cause names the CPU and the share of time lost.
+    /// Samples or repetitions were discarded, or the thread waited for its
+    /// CPU; the cause names the CPU and the share of time lost.
     Disturbed(String),
     /// The best repetitions still spread this much (%) when the time ran
     /// out.
     Noisy { top_spread_pct: f64 },
+    /// Nothing was discarded and the CPU was not busy, yet the figure was
+    /// marked: its samples spread this much (%).
+    Unsettled { spread_pct: f64 },
+    /// A loaded point with nothing lost by its chase: a load thread moved
+    /// no line while latency was chased, so the point understates its load.
+    Stalled,
+}
+
+impl Distrust {
+    /// The word written beside the figure: `disturbed` (samples discarded
+    /// or a busy CPU) or `noisy` (repetitions or samples that never
+    /// settled with nothing lost, a load that stalled).
+    pub fn word(&self) -> &'static str {
+        match self {
+            Distrust::Disturbed(_) => "disturbed",
+            _ => "noisy",
+        }
+    }
+
+    /// The cause in words, one sentence without a full stop.
+    pub fn cause(&self) -> String {
+        let pct = |v: f64| {
+            let s = format!("{v:.1}");
+            s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+        };
+        match self {
+            Distrust::Disturbed(c) => c.clone(),
+            Distrust::Noisy { top_spread_pct } => format!(
+                "the best repetitions still spread {}% when the time ran out",
+                pct(*top_spread_pct)
+            ),
+            Distrust::Unsettled { spread_pct } => format!(
+                "its samples spread {}% with none discarded and its CPU not busy",
+                pct(*spread_pct)
+            ),
+            Distrust::Stalled => "a load thread moved no line while latency was chased, so the point understates its load".into(),
+        }
+    }
 }
 
 /// The distrust of a bandwidth result (`stable: false`): disturbed when
@@ -33,31 +76,136 @@ pub fn of_bw(p: &BwResult) -> Option<Distrust> {
         return None;
     }
     match &p.disturbance {
-        Some(d) if d.disturbed > 0 || d.lost_pct > 0.0 => Some(Distrust::Disturbed(d.cause())),
+        Some(d) if d.lost_anything() => Some(Distrust::Disturbed(d.cause())),
         _ => Some(Distrust::Noisy { top_spread_pct: p.top_spread_pct }),
     }
 }
 
-/// The distrust of a latency figure from its `stable` and `disturbance`:
-/// a latency figure that is not stable had too few clean samples.
-pub fn of_lat(stable: bool, d: Option<&Disturbance>) -> Option<Distrust> {
+/// The distrust of a latency figure from its `stable`, `disturbance` and
+/// spread: disturbed when it lost samples or time to other work (or kept
+/// too few samples), else unsettled at its spread.
+pub fn of_lat(stable: bool, d: Option<&Disturbance>, spread_pct: f64) -> Option<Distrust> {
     if stable {
         return None;
     }
     Some(match d {
-        Some(d) => Distrust::Disturbed(d.cause()),
+        Some(d) if d.lost_anything() => Distrust::Disturbed(d.cause()),
+        Some(_) => Distrust::Unsettled { spread_pct },
         None => Distrust::Disturbed("too few clean samples".into()),
     })
 }
 
 /// The distrust of a chase.
 pub fn of_chase(p: &LatResult) -> Option<Distrust> {
-    of_lat(p.stable, p.disturbance.as_ref())
+    of_lat(p.stable, p.disturbance.as_ref(), p.spread_pct)
 }
 
-/// The distrust of a loaded-latency point.
+/// The distrust of a loaded-latency point: a loaded point whose chase lost
+/// nothing was marked because its load stalled.
 pub fn of_loaded(p: &LoadedPoint) -> Option<Distrust> {
-    of_lat(p.stable, p.disturbance.as_ref())
+    match of_lat(p.stable, p.disturbance.as_ref(), p.spread_pct)? {
+        Distrust::Unsettled { .. } if !p.idle => Some(Distrust::Stalled),
+        other => Some(other),
+    }
+}
+
+/// Which of two measurements of one quantity to trust more: clean before
+/// marked, then the tighter spread (of the samples, else of the
+/// repetitions), then the one measured first (`Less`: `a` first).
+fn trust_order(a_stable: bool, a_spread: f64, b_stable: bool, b_spread: f64) -> Ordering {
+    let spread = |s: f64| if s.is_finite() && s >= 0.0 { s } else { f64::INFINITY };
+    b_stable.cmp(&a_stable).then(spread(a_spread).total_cmp(&spread(b_spread)))
+}
+
+/// Whether two chases measure the same quantity: the same CPU, memory
+/// node, working-set size, stride and page kind. The mode (matrix, point,
+/// per-CPU, sweep) is only how the run reached it; the stride keeps a
+/// prefetch-assisted figure (the cache stride) apart from a DRAM one.
+pub fn same_chase(a: &LatResult, b: &LatResult) -> bool {
+    a.cpu == b.cpu
+        && a.mem_node == b.mem_node
+        && a.interleave == b.interleave
+        && a.size_bytes == b.size_bytes
+        && a.stride_bytes == b.stride_bytes
+        && a.page_size == b.page_size
+}
+
+/// A figure taken for a quantity, and the other measurements of the same
+/// quantity in the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taken<'a, T> {
+    /// The measurement the figure takes.
+    pub chosen: &'a T,
+    /// The measurement the figure is defined by (the matrix cell, the
+    /// local result), when another was taken in its place.
+    pub instead_of: Option<&'a T>,
+    /// Every other measurement of the same quantity, in the order measured.
+    pub others: Vec<&'a T>,
+}
+
+/// The measurements of `p`'s quantity in the run (matrix, point, per-CPU
+/// and sweep chases: [`same_chase`]), `p` first.
+pub fn chase_candidates<'a>(d: &'a RunData, p: &'a LatResult) -> Vec<&'a LatResult> {
+    let mut v = vec![p];
+    v.extend(d.chases.iter().filter(|c| {
+        !std::ptr::eq(*c, p)
+            && c.mode != lat::Mode::C2c
+            && c.median_ns.is_finite()
+            && c.median_ns > 0.0
+            && same_chase(c, p)
+    }));
+    v
+}
+
+/// The most trustworthy measurement of `p`'s quantity ([`chase_candidates`]
+/// in [`trust_order`]): `p` itself unless another is clean where it is
+/// not, or as clean with a tighter spread.
+pub fn trusted_chase<'a>(d: &'a RunData, p: &'a LatResult) -> Taken<'a, LatResult> {
+    let all = chase_candidates(d, p);
+    let best = all
+        .iter()
+        .copied()
+        .min_by(|a, b| trust_order(a.stable, a.spread_pct, b.stable, b.spread_pct))
+        .unwrap_or(p);
+    let others = all.iter().copied().filter(|c| !std::ptr::eq(*c, best)).collect();
+    Taken { chosen: best, instead_of: (!std::ptr::eq(best, p)).then_some(p), others }
+}
+
+/// Whether two bandwidth results measure the same quantity: the same
+/// kernel, stores, instruction set, threads on the same CPUs, memory node
+/// and array size, whatever mode reached it (local, matrix diagonal,
+/// scaling).
+pub fn same_bw(a: &BwResult, b: &BwResult) -> bool {
+    a.kernel == b.kernel
+        && a.stores == b.stores
+        && a.isa == b.isa
+        && a.threads == b.threads
+        && a.cpus == b.cpus
+        && a.mem_node == b.mem_node
+        && a.mem_nodes == b.mem_nodes
+        && a.array_bytes == b.array_bytes
+        && a.pages == b.pages
+}
+
+/// The most trustworthy measurement of `p`'s bandwidth quantity among the
+/// run's local, matrix and scaling results ([`same_bw`], in
+/// [`trust_order`] on the spread of the repetitions).
+pub fn trusted_bw<'a>(d: &'a RunData, p: &'a BwResult) -> Taken<'a, BwResult> {
+    let mut all = vec![p];
+    all.extend(d.bw.iter().filter(|b| {
+        !std::ptr::eq(*b, p)
+            && matches!(b.mode, Mode::Local | Mode::Matrix | Mode::Scaling)
+            && b.best_gbs.is_finite()
+            && b.best_gbs > 0.0
+            && same_bw(b, p)
+    }));
+    let best = all
+        .iter()
+        .copied()
+        .min_by(|a, b| trust_order(a.stable, a.spread_pct, b.stable, b.spread_pct))
+        .unwrap_or(p);
+    let others = all.iter().copied().filter(|c| !std::ptr::eq(*c, best)).collect();
+    Taken { chosen: best, instead_of: (!std::ptr::eq(best, p)).then_some(p), others }
 }
 
 /// The least excess, %, called a contradiction whatever the noise: two
@@ -116,6 +264,168 @@ pub fn contradictions(d: &RunData) -> Vec<Contradiction<'_>> {
         let allowed_pct = (best_noise_pct(s) + best_noise_pct(l)).max(CONTRADICTION_MIN_PCT);
         if excess_pct > allowed_pct {
             out.push(Contradiction { scaling: s, local: l, excess_pct, allowed_pct });
+        }
+    }
+    out
+}
+
+/// The noise of a latency figure, %: three robust CVs of its samples
+/// (most of a normal sample's range), 0 when none was recorded.
+pub fn lat_noise_pct(noise_pct: f64) -> f64 {
+    if noise_pct.is_finite() && noise_pct > 0.0 {
+        3.0 * noise_pct
+    } else {
+        0.0
+    }
+}
+
+/// Latency figures of one run that contradict each other beyond their
+/// noise.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LatContradiction<'a> {
+    /// A loaded point's latency below the idle latency of the same chase
+    /// (the run's trusted measurement of that CPU, memory and size, else
+    /// the curve's own idle point): a load never makes memory faster, so
+    /// one of the two was held back.
+    LoadedBelowIdle {
+        loaded: &'a LoadedPoint,
+        idle_ns: f64,
+        /// What the idle figure is: `the matrix`, `the sweep`, ... or
+        /// `the curve's idle point`.
+        idle_from: &'static str,
+        below_pct: f64,
+        allowed_pct: f64,
+    },
+    /// A figure outside every other measurement of its quantity (two at
+    /// least), beyond their noise.
+    Outside {
+        figure: &'a LatResult,
+        /// The other measurements' lowest and highest medians, ns.
+        others: (f64, f64),
+        count: usize,
+        off_pct: f64,
+        allowed_pct: f64,
+    },
+}
+
+/// What a chase's mode is called where a figure is said to come from it.
+pub fn chase_source(p: &LatResult) -> &'static str {
+    match p.mode {
+        lat::Mode::Matrix => "the matrix",
+        lat::Mode::Point => "the latency point",
+        lat::Mode::PerCpu => "the per-CPU latency",
+        lat::Mode::Sweep => "the sweep",
+        _ => "the chase",
+    }
+}
+
+/// Latency figures that contradict each other: loaded points below the
+/// idle latency of their chase, and figures of the matrix or a point
+/// (what the headlines and their tables show) outside every other
+/// measurement of the same quantity. Each beyond the two figures' noise
+/// ([`lat_noise_pct`] added, at least [`CONTRADICTION_MIN_PCT`]).
+pub fn lat_contradictions(d: &RunData) -> Vec<LatContradiction<'_>> {
+    let mut out = Vec::new();
+    // The highest load of each curve (CPU, memory, mix): what its
+    // "at peak" figure shows.
+    let mut peaks: Vec<&LoadedPoint> = Vec::new();
+    for p in d.loaded.iter().filter(|p| !p.idle && p.latency().is_some() && p.load_gbs > 0.0) {
+        match peaks
+            .iter_mut()
+            .find(|q| q.cpu == p.cpu && q.mem_node == p.mem_node && q.load_kind == p.load_kind)
+        {
+            Some(q) if q.load_gbs >= p.load_gbs => {}
+            Some(q) => *q = p,
+            None => peaks.push(p),
+        }
+    }
+    for p in peaks {
+        let Some(ns) = p.latency() else { continue };
+        let chase = d.chases.iter().find(|c| {
+            c.cpu == p.cpu
+                && c.mem_node == p.mem_node
+                && c.size_bytes == p.size_bytes
+                && Some(c.stride_bytes) == p.stride_bytes
+                && c.page_size == p.page_size
+                && c.interleave.is_none()
+                && c.median_ns.is_finite()
+        });
+        let idle = match chase {
+            Some(c) => {
+                let t = trusted_chase(d, c).chosen;
+                Some((t.median_ns, chase_source(t), t.noise_pct))
+            }
+            None => d
+                .loaded
+                .iter()
+                .find(|q| {
+                    q.idle
+                        && q.cpu == p.cpu
+                        && q.mem_node == p.mem_node
+                        && q.load_kind == p.load_kind
+                })
+                .and_then(|q| Some((q.latency()?, "the curve's idle point", q.spread_pct / 3.0))),
+        };
+        let Some((idle_ns, idle_from, idle_noise)) = idle else { continue };
+        if !(idle_ns > 0.0) {
+            continue;
+        }
+        let below_pct = (1.0 - ns / idle_ns) * 100.0;
+        let own = p.noise().unwrap_or(0.0);
+        let allowed_pct =
+            (lat_noise_pct(own) + lat_noise_pct(idle_noise)).max(CONTRADICTION_MIN_PCT);
+        if below_pct > allowed_pct {
+            out.push(LatContradiction::LoadedBelowIdle {
+                loaded: p,
+                idle_ns,
+                idle_from,
+                below_pct,
+                allowed_pct,
+            });
+        }
+    }
+    // Figures outside the others of their quantity.
+    let mut seen: Vec<*const LatResult> = Vec::new();
+    for c in d.chases.iter().filter(|c| matches!(c.mode, lat::Mode::Matrix | lat::Mode::Point)) {
+        let taken = trusted_chase(d, c);
+        for x in [Some(c), (!std::ptr::eq(taken.chosen, c)).then_some(taken.chosen)]
+            .into_iter()
+            .flatten()
+        {
+            if seen.contains(&(x as *const LatResult)) || !x.median_ns.is_finite() {
+                continue;
+            }
+            seen.push(x);
+            let rest: Vec<&LatResult> =
+                chase_candidates(d, c).into_iter().filter(|o| !std::ptr::eq(*o, x)).collect();
+            if rest.len() < 2 {
+                continue;
+            }
+            let lo = rest.iter().map(|o| o.median_ns).fold(f64::INFINITY, f64::min);
+            let hi = rest.iter().map(|o| o.median_ns).fold(f64::NEG_INFINITY, f64::max);
+            let (off_pct, near) = if x.median_ns > hi {
+                ((x.median_ns / hi - 1.0) * 100.0, hi)
+            } else if x.median_ns < lo {
+                ((1.0 - x.median_ns / lo) * 100.0, lo)
+            } else {
+                continue;
+            };
+            let near_noise = rest
+                .iter()
+                .filter(|o| o.median_ns == near)
+                .map(|o| o.noise_pct)
+                .fold(0.0, f64::max);
+            let allowed_pct =
+                (lat_noise_pct(x.noise_pct) + lat_noise_pct(near_noise)).max(CONTRADICTION_MIN_PCT);
+            if off_pct > allowed_pct {
+                out.push(LatContradiction::Outside {
+                    figure: x,
+                    others: (lo, hi),
+                    count: rest.len(),
+                    off_pct,
+                    allowed_pct,
+                });
+            }
         }
     }
     out

@@ -105,16 +105,20 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
                 .spread_pct
                 .map(|s| format!("{}{}%", if x.results > 1 { "up to " } else { "" }, num(s, "%")))
                 .unwrap_or_else(|| "-".into());
-            let from = match &x.detail {
+            let mut from = match &x.detail {
                 Some(det) => format!("{} result(s), {det}", x.results),
                 None => format!("{} result(s)", x.results),
             };
+            if let Some(t) = &x.taken {
+                from.push_str(&format!(", {}", t.short()));
+            }
             let _ = writeln!(out, "| {} | {value} | {spread} | {} |", k.name(), md(&from));
         }
-        if let (Some(l), Some(r)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
-            if l.value > 0.0 {
-                let _ = writeln!(out, "\nRemote/local latency: {:.2}x.", r.value / l.value);
-            }
+        if let Some(r) = crate::glance::remote_ratio(run, &m) {
+            let _ = writeln!(out, "\n{}: {} ({}).", r.name, r.value, md(&r.note));
+        }
+        for t in crate::figures::taken_lines(&m) {
+            let _ = writeln!(out, "\nTaken: {}", md(&t));
         }
         let flags = crate::summary::flag_notes(&d);
         if !flags.is_empty() {

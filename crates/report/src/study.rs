@@ -370,12 +370,28 @@ pub fn settings_table(study: &Study) -> Table {
     t
 }
 
-/// The one line listing the settings every group shares.
+/// The one line listing the settings every group shares, each shortened
+/// ([`same_setting_text`]).
 pub fn settings_same_line(study: &Study) -> String {
     if study.settings_same.is_empty() {
         "No setting is the same in every group.".into()
     } else {
-        format!("Same in every group: {}.", study.settings_same.join(", "))
+        let each: Vec<String> = study.settings_same.iter().map(|s| same_setting_text(s)).collect();
+        format!("Same in every group: {}.", each.join(", "))
+    }
+}
+
+/// A shared setting (`name=value`) as the "same in every group" line
+/// writes it: the kernel command line cut to its memory options, any
+/// other value to 60 characters; the full values are in each run's
+/// environment.
+pub fn same_setting_text(s: &str) -> String {
+    match s.split_once('=') {
+        Some(("cmdline", v)) if v.chars().count() > 60 => {
+            format!("cmdline={}", crate::environment::cmdline_memory_options(v))
+        }
+        Some((k, v)) => format!("{k}={}", clip(v, 60)),
+        None => clip(s, 60),
     }
 }
 

@@ -329,7 +329,15 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         out.push("No setting is the same in every group.".into());
     } else if layout.verbose {
         out.push(wrap(
-            &format!("Same in every group ({same}): {}.", study.settings_same.join(", ")),
+            &format!(
+                "Same in every group ({same}): {}.",
+                study
+                    .settings_same
+                    .iter()
+                    .map(|s| crate::study::same_setting_text(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             w,
             "",
             "  ",

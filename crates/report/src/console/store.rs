@@ -97,6 +97,13 @@ pub fn show(run: &LoadedRun, style: TableStyle) -> String {
         out.push("");
         out.push(table(t, style));
     }
+    let taken = crate::summary_taken(run);
+    if !taken.is_empty() {
+        out.push("\nFigures taken from another measurement of the same quantity:");
+        for f in &taken {
+            out.push(format_args!("  {f}"));
+        }
+    }
     let flags = crate::summary_flags(run);
     if !flags.is_empty() {
         out.push("\nMarked figures:");
