@@ -9,8 +9,6 @@
 //! ([`contradictions`]). One of the two was held back (by other work, or
 //! a repetition the stopping rule took as settled), so both are flagged.
 
-use std::cmp::Ordering;
-
 use results::bw::{BwResult, Mode};
 use results::disturbance::Disturbance;
 use results::lat::{self, LatResult, LoadedPoint};
@@ -109,12 +107,34 @@ pub fn of_loaded(p: &LoadedPoint) -> Option<Distrust> {
     }
 }
 
-/// Which of two measurements of one quantity to trust more: clean before
-/// marked, then the tighter spread (of the samples, else of the
-/// repetitions), then the one measured first (`Less`: `a` first).
-fn trust_order(a_stable: bool, a_spread: f64, b_stable: bool, b_spread: f64) -> Ordering {
+/// How much tighter another measurement's spread must be to be taken in
+/// place of the one that defines a figure (both clean, or both marked):
+/// at most half of it, and this many percentage points less. Spreads of
+/// 1.0% and 1.1% are the same spread; 3% against 63.7% is not.
+pub const TIGHTER_MIN_POINTS: f64 = 5.0;
+
+/// Whether measurement `c` (clean or not, its spread %) is to be trusted
+/// more than `b`: clean where `b` is marked, or as clean with a spread at
+/// most half of `b`'s and [`TIGHTER_MIN_POINTS`] less.
+fn more_trusted(c_stable: bool, c_spread: f64, b_stable: bool, b_spread: f64) -> bool {
     let spread = |s: f64| if s.is_finite() && s >= 0.0 { s } else { f64::INFINITY };
-    b_stable.cmp(&a_stable).then(spread(a_spread).total_cmp(&spread(b_spread)))
+    let (c_spread, b_spread) = (spread(c_spread), spread(b_spread));
+    if c_stable != b_stable {
+        return c_stable;
+    }
+    c_spread <= b_spread / 2.0 && b_spread - c_spread >= TIGHTER_MIN_POINTS
+}
+
+/// The most trustworthy of `all` (the defining measurement first): each
+/// other one taken in its place when [`more_trusted`] than the one held.
+fn pick<'a, T>(all: &[&'a T], stable: impl Fn(&T) -> bool, spread: impl Fn(&T) -> f64) -> &'a T {
+    let mut best = all[0];
+    for c in &all[1..] {
+        if more_trusted(stable(c), spread(c), stable(best), spread(best)) {
+            best = c;
+        }
+    }
+    best
 }
 
 /// Whether two chases measure the same quantity: the same CPU, memory
@@ -157,16 +177,12 @@ pub fn chase_candidates<'a>(d: &'a RunData, p: &'a LatResult) -> Vec<&'a LatResu
     v
 }
 
-/// The most trustworthy measurement of `p`'s quantity ([`chase_candidates`]
-/// in [`trust_order`]): `p` itself unless another is clean where it is
-/// not, or as clean with a tighter spread.
+/// The most trustworthy measurement of `p`'s quantity ([`chase_candidates`],
+/// [`more_trusted`]): `p` itself unless another is clean where it is not,
+/// or as clean with a much tighter spread.
 pub fn trusted_chase<'a>(d: &'a RunData, p: &'a LatResult) -> Taken<'a, LatResult> {
     let all = chase_candidates(d, p);
-    let best = all
-        .iter()
-        .copied()
-        .min_by(|a, b| trust_order(a.stable, a.spread_pct, b.stable, b.spread_pct))
-        .unwrap_or(p);
+    let best = pick(&all, |c| c.stable, |c| c.spread_pct);
     let others = all.iter().copied().filter(|c| !std::ptr::eq(*c, best)).collect();
     Taken { chosen: best, instead_of: (!std::ptr::eq(best, p)).then_some(p), others }
 }
@@ -188,8 +204,8 @@ pub fn same_bw(a: &BwResult, b: &BwResult) -> bool {
 }
 
 /// The most trustworthy measurement of `p`'s bandwidth quantity among the
-/// run's local, matrix and scaling results ([`same_bw`], in
-/// [`trust_order`] on the spread of the repetitions).
+/// run's local, matrix and scaling results ([`same_bw`], [`more_trusted`]
+/// on the spread of the repetitions).
 pub fn trusted_bw<'a>(d: &'a RunData, p: &'a BwResult) -> Taken<'a, BwResult> {
     let mut all = vec![p];
     all.extend(d.bw.iter().filter(|b| {
@@ -199,11 +215,7 @@ pub fn trusted_bw<'a>(d: &'a RunData, p: &'a BwResult) -> Taken<'a, BwResult> {
             && b.best_gbs > 0.0
             && same_bw(b, p)
     }));
-    let best = all
-        .iter()
-        .copied()
-        .min_by(|a, b| trust_order(a.stable, a.spread_pct, b.stable, b.spread_pct))
-        .unwrap_or(p);
+    let best = pick(&all, |c| c.stable, |c| c.spread_pct);
     let others = all.iter().copied().filter(|c| !std::ptr::eq(*c, best)).collect();
     Taken { chosen: best, instead_of: (!std::ptr::eq(best, p)).then_some(p), others }
 }

@@ -117,8 +117,16 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
         if let Some(r) = crate::glance::remote_ratio(run, &m) {
             let _ = writeln!(out, "\n{}: {} ({}).", r.name, r.value, md(&r.note));
         }
-        for t in crate::figures::taken_lines(&m) {
-            let _ = writeln!(out, "\nTaken: {}", md(&t));
+        let taken = crate::figures::taken_lines(&m);
+        if !taken.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nFigures taken from another measurement; {}:\n",
+                crate::figures::TAKEN_RULE
+            );
+            for t in taken {
+                let _ = writeln!(out, "- {}", md(&t));
+            }
         }
         let flags = crate::summary::flag_notes(&d);
         if !flags.is_empty() {
@@ -209,7 +217,24 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     out.push('\n');
     let runs: Vec<&LoadedRun> = std::iter::once(run).chain(compare).collect();
     let noise = crate::study::group_noise(s, &runs);
-    out.push_str(&md_table(&crate::study::metrics_table_with(s, &noise)));
+    // The rows `compare` shows: not the per-CPU rows that cannot differ,
+    // a figure measured in one group only, or one statistic twice.
+    let skipped = crate::study_text::left_out(s);
+    out.push_str(&md_table(&crate::study::metrics_table_without(s, &noise, &skipped)));
+    if let Some(line) = crate::study_text::same_as_line(s, &skipped) {
+        let _ = writeln!(out, "\n{}", md(&line));
+    }
+    let left =
+        skipped.iter().filter(|(_, r)| !matches!(r, crate::study_text::LeftOut::SameAs(_))).count();
+    if left > 0 {
+        let _ = writeln!(
+            out,
+            "\n{left} metric(s) left out as `compare` leaves them out: per-CPU rows that cannot differ, or measured in one group only."
+        );
+    }
+    if let Some(line) = crate::study::marked_inputs_line(s) {
+        let _ = writeln!(out, "\n{}", md(&line));
+    }
     let _ = writeln!(
         out,
         "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided unless {} runs of identical settings give a floor (docs/store.md).",

@@ -151,7 +151,10 @@ fn summary(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&ExecV
     }
     let taken = crate::figures::taken_lines(&crate::figures::headlines(d));
     if !taken.is_empty() {
-        doc.p("Figures taken from another measurement of the same quantity (the same CPU, memory, size and method): the headlines take the most trustworthy one, clean before marked, then the tighter spread.");
+        doc.p(format!(
+            "Figures taken from another measurement of the same quantity: {}.",
+            crate::figures::TAKEN_RULE
+        ));
         doc.list(taken);
     }
     let flags = crate::summary::flag_notes(d);

@@ -389,7 +389,14 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     }
     let taken = crate::figures::taken_lines(&h);
     if !taken.is_empty() {
-        row("Figures taken", Some(taken.join(" ")));
+        row(
+            "Figures taken",
+            Some(format!(
+                "{} ({}).",
+                taken.join(" ").trim_end_matches('.'),
+                crate::figures::TAKEN_RULE
+            )),
+        );
     }
     let contradictions = crate::figures::contradiction_lines(d);
     if !contradictions.is_empty() {

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use analysis::study::{Recommendation, Study, StudyMetric};
-use analysis::text::{clip, signed_pct, wrap};
+use analysis::text::{clip, clip_words, signed_pct, wrap};
 use comfy_table::ContentArrangement;
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
@@ -34,6 +34,11 @@ pub enum LeftOut {
     OneCpuGroup,
     /// Measured in one group only: nothing to compare it with.
     OneGroupOnly(usize),
+    /// The same statistic as the metric of this index on these runs (every
+    /// run of every group has the same figure for both): on one package,
+    /// a per-package figure is the whole machine's; on one node, the
+    /// latency a thread sees is the local latency. Shown once.
+    SameAs(usize),
 }
 
 /// The metrics of `study` that cannot differ between its groups on this
@@ -62,9 +67,57 @@ pub fn left_out(study: &Study) -> Vec<(usize, LeftOut)> {
             out.push((k, LeftOut::OneCpuGroup));
         } else if measured.len() == 1 && study.groups.len() > 1 {
             out.push((k, LeftOut::OneGroupOnly(measured[0])));
+        } else if let Some(j) = same_as(study, k) {
+            if !out.iter().any(|(x, _)| *x == j) {
+                out.push((k, LeftOut::SameAs(j)));
+            }
         }
     }
     out
+}
+
+/// An earlier metric of `study` of the same unit whose figure equals
+/// metric `k`'s in every run of every group: one statistic under two names
+/// on these runs (a value equal to the last bit in every run is no
+/// coincidence).
+fn same_as(study: &Study, k: usize) -> Option<usize> {
+    let m = &study.metrics[k];
+    (0..k).find(|&j| {
+        let o = &study.metrics[j];
+        o.unit == m.unit
+            && o.groups.len() == m.groups.len()
+            && m.groups.iter().any(|g| !g.values.is_empty())
+            && o.groups.iter().zip(&m.groups).all(|(a, b)| a.values == b.values)
+    })
+}
+
+/// The sentence for the metrics left out as [`LeftOut::SameAs`]: `Local
+/// bandwidth per package = Global bandwidth here (one package: per package
+/// = the whole machine)`; `None` when there are none.
+pub fn same_as_line(study: &Study, skipped: &[(usize, LeftOut)]) -> Option<String> {
+    let one_package = !study.layouts.is_empty() && study.layouts.iter().all(|l| l.packages <= 1);
+    let pairs: Vec<String> = skipped
+        .iter()
+        .filter_map(|(k, r)| match r {
+            LeftOut::SameAs(j) => {
+                Some(format!("{} = {}", study.metrics[*k].name, study.metrics[*j].name))
+            }
+            _ => None,
+        })
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let one_node = study.groups.iter().all(|g| g.one_node);
+    let mut reasons = Vec::new();
+    if one_package {
+        reasons.push("one package: per package = the whole machine");
+    }
+    if one_node {
+        reasons.push("one node: the latency a thread sees is the local latency");
+    }
+    let why = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join("; ")) };
+    Some(format!("Shown once, the same figure in every run here{why}: {}.", pairs.join("; ")))
 }
 
 /// Numbered notes, each text once.
@@ -165,6 +218,9 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
     }
     if let Some(src) = &c.noise_floor_source {
         out.push(format!("the noise floor is the {src}"));
+    }
+    if let Some(t) = crate::study::verdict_mark_text(study, &m.metric, i) {
+        out.push(t);
     }
     out
 }
@@ -307,6 +363,9 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             "",
         ));
     }
+    if let Some(line) = crate::study::marked_inputs_line(study) {
+        out.push(wrap(&line, w, "", "  "));
+    }
     out.push(String::new());
 
     // Settings: those that differ as a table, the shared ones counted.
@@ -319,7 +378,7 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         let mut t = table(header, layout);
         for d in &study.settings_diff {
             let mut row = vec![d.setting.clone()];
-            row.extend(d.values.iter().map(|v| clip(v, 60)));
+            row.extend(d.values.iter().map(|v| clip_words(v, 60)));
             t.add_row(row);
         }
         out.push(fitted(&t, layout));
@@ -393,13 +452,15 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
             continue;
         }
-        let mut row = vec![format!("{} ({})", m.name, m.unit)];
+        let marked = (0..study.groups.len())
+            .any(|i| crate::study::marked_runs(study, &m.metric, i).next().is_some());
+        let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+        let figs = crate::study::row_figs(study, m, noise);
         for (i, c) in m.groups.iter().enumerate() {
             row.push(match c.median {
                 None => "-".to_string(),
-                Some(v) => {
-                    let noise_pct = noise.get(&(i, m.metric.clone())).copied();
-                    let f = crate::fmt::fig(Some(v), noise_pct, &m.unit);
+                Some(_) => {
+                    let f = figs[i].clone();
                     let best = if m.best_group == Some(i) && !two {
                         any_best = true;
                         "*"
@@ -517,6 +578,9 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             "",
             "  ",
         ));
+    }
+    if let Some(line) = same_as_line(study, &skipped) {
+        out.push(wrap(&line, w, "", "  "));
     }
     for g in 0..study.groups.len() {
         let only: Vec<String> = skipped

@@ -32,7 +32,10 @@ pub fn summary_text(run: &LoadedRun) -> String {
     let mut out = tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n");
     let taken = summary_taken(run);
     if !taken.is_empty() {
-        out.push_str("\nFigures taken from another measurement of the same quantity:\n");
+        out.push_str(&format!(
+            "\nFigures taken from another measurement of the same quantity; {}:\n",
+            crate::figures::TAKEN_RULE
+        ));
         for f in taken {
             out.push_str(&format!("  {f}\n"));
         }

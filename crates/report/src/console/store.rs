@@ -99,7 +99,10 @@ pub fn show(run: &LoadedRun, style: TableStyle) -> String {
     }
     let taken = crate::summary_taken(run);
     if !taken.is_empty() {
-        out.push("\nFigures taken from another measurement of the same quantity:");
+        out.push(format_args!(
+            "\nFigures taken from another measurement of the same quantity; {}:",
+            crate::figures::TAKEN_RULE
+        ));
         for f in &taken {
             out.push(format_args!("  {f}"));
         }
