@@ -643,6 +643,13 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             out.push(wrap(x, w, "  ", "    "));
         }
     }
+    // In Markdown, the lines around the tables are Markdown too: a label's
+    // markup and links neutralised as in the tables (which did theirs).
+    if matches!(layout.style, TableStyle::Markdown) {
+        for part in out.iter_mut().filter(|p| !p.starts_with("| ")) {
+            *part = crate::safe::markdown(part);
+        }
+    }
     let mut text = out.join("\n");
     text.push('\n');
     text

@@ -29,6 +29,6 @@ pub use model::*;
 pub use parse::{parse_numastat, ParseError};
 
 /// How the warning starts that the NUMA nodes hold less memory than the
-/// system counts (`Topology::nodes_short_of_system`): `topo` shows that
-/// fact in its text, so it leaves the warning off stderr.
+/// system counts (`Topology::nodes_short_of_system`): `topo`'s text says
+/// that fact beside the sizes, so it does not list the warning again.
 pub const NODES_SHORT_OF_SYSTEM: &str = "the NUMA nodes hold";
