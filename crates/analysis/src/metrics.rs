@@ -366,13 +366,15 @@ mod tests {
             );
             assert_eq!(metrics(&all), metrics(&kept), "run {}", r.summary.uuid);
         }
-        // The first run is a default run: every headline metric, most of
-        // its records left out.
+        // The first run is a default run: every headline metric, and a
+        // third of its records (findings, core-to-core pairs, the sweep's
+        // cache-stride points, summaries) left out; the per-CPU and DRAM
+        // sweep chases are read, as a headline may take one of them.
         let r = &runs[0];
         let all = RunData::of_records(r.results.iter().map(|x| &x.record));
         assert_eq!(metrics(&all).len(), MetricKey::ALL.len());
         let left_out = r.results.iter().filter(|x| !feeds_headline(&x.record)).count();
-        assert!(left_out > r.results.len() / 2, "{left_out} of {}", r.results.len());
+        assert!(left_out * 3 >= r.results.len(), "{left_out} of {}", r.results.len());
     }
 
     #[test]

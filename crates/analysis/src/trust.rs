@@ -472,8 +472,141 @@ mod tests {
         assert_eq!(of_bw(&d.bw[0]), None);
         assert!(matches!(of_bw(&d.bw[1]), Some(Distrust::Disturbed(c)) if c.contains("48%")));
         assert_eq!(of_bw(&d.bw[2]), Some(Distrust::Noisy { top_spread_pct: 7.5 }));
-        assert_eq!(of_lat(true, None), None);
-        assert_eq!(of_lat(false, None), Some(Distrust::Disturbed("too few clean samples".into())));
+        assert_eq!(of_lat(true, None, 5.0), None);
+        assert_eq!(
+            of_lat(false, None, 5.0),
+            Some(Distrust::Disturbed("too few clean samples".into()))
+        );
+    }
+
+    /// A chase of CPU 0 to node 0, 512 MiB at stride `stride`.
+    fn chase(mode: &str, ns: f64, spread: f64, stable: bool, stride: usize) -> Record {
+        let disturbance = if stable {
+            json!({"clean": 11, "disturbed": 0, "lost_pct": 0.0, "involuntary_switches": 0,
+                   "migrations": 0, "source": "run-delay"})
+        } else {
+            json!({"clean": 5, "disturbed": 7, "lost_pct": 66.0, "busiest_cpu": 0,
+                   "involuntary_switches": 9, "migrations": 0, "source": "run-delay"})
+        };
+        rec(
+            "lat",
+            json!({"mode": mode, "cpu": 0, "cpu_node": 0, "mem_node": 0, "median_ns": ns,
+                   "size_bytes": 536870912u64, "stride_bytes": stride, "page_size": "4k",
+                   "spread_pct": spread, "noise_pct": 1.0, "stable": stable,
+                   "disturbance": disturbance}),
+        )
+    }
+
+    /// The run: the matrix cell at 294 ns, disturbed, 63.7%
+    /// spread; the per-CPU chase and the sweep's 512 MiB point of the same
+    /// CPU, memory and stride clean at 137 and 144 ns; the sweep's
+    /// cache-stride point (prefetch-assisted) at 100 ns. The headline takes
+    /// the clean per-CPU chase, never the prefetch-assisted one, and says
+    /// what it took it in place of; the matrix cell, outside both other
+    /// measurements, contradicts them.
+    #[test]
+    fn the_headline_takes_the_most_trustworthy_measurement_of_its_quantity() {
+        let d = data(vec![
+            chase("matrix", 294.0, 63.7, false, 256),
+            chase("sweep", 100.0, 1.0, true, 64),
+            chase("per-cpu", 137.0, 3.0, true, 256),
+            chase("sweep", 144.0, 2.0, true, 256),
+        ]);
+        let m = crate::metrics::metrics(&d);
+        assert_eq!(m[&crate::metrics::MetricKey::LocalLat].value, 137.0);
+        let t = trusted_chase(&d, &d.chases[0]);
+        assert_eq!(t.chosen.median_ns, 137.0);
+        assert_eq!(t.instead_of.map(|p| p.median_ns), Some(294.0));
+        assert_eq!(t.others.len(), 2, "the matrix and the 512 MiB sweep point, not the 64 B one");
+        let c = lat_contradictions(&d);
+        assert!(
+            c.iter()
+                .any(|c| matches!(c, LatContradiction::Outside { figure, others, count: 2, .. }
+                if figure.median_ns == 294.0 && *others == (137.0, 144.0))),
+            "{c:?}"
+        );
+    }
+
+    /// Among measurements equally clean, only a much tighter spread (at
+    /// most half, 5 points less) takes the figure: 1.0% against 1.1% is
+    /// the same spread.
+    #[test]
+    fn only_a_much_tighter_spread_takes_the_place_of_the_defining_measurement() {
+        let same = data(vec![
+            chase("matrix", 90.0, 1.1, true, 256),
+            chase("per-cpu", 91.0, 1.0, true, 256),
+        ]);
+        assert_eq!(trusted_chase(&same, &same.chases[0]).chosen.median_ns, 90.0);
+        let wide = data(vec![
+            chase("matrix", 90.0, 30.0, true, 256),
+            chase("per-cpu", 91.0, 4.0, true, 256),
+        ]);
+        assert_eq!(trusted_chase(&wide, &wide.chases[0]).chosen.median_ns, 91.0);
+        // a clean one wins over a marked one whatever the spreads
+        let marked = data(vec![
+            chase("matrix", 90.0, 1.0, false, 256),
+            chase("per-cpu", 91.0, 9.0, true, 256),
+        ]);
+        assert_eq!(trusted_chase(&marked, &marked.chases[0]).chosen.median_ns, 91.0);
+    }
+
+    /// A load never makes memory faster: the loaded curve's peak below the
+    /// idle latency of its chase, beyond the noise, is a contradiction.
+    #[test]
+    fn loaded_latency_below_idle_is_a_contradiction() {
+        let loaded = |ns: f64, gbs: f64, idle: bool| {
+            rec(
+                "lat",
+                json!({"mode": "loaded", "cpu": 0, "mem_node": 0, "idle": idle, "delay": 0,
+                       "latency_ns": ns, "median_ns": ns, "load_gbs": gbs, "spread_pct": 2.0,
+                       "size_bytes": 536870912u64, "stride_bytes": 256, "page_size": "4k",
+                       "load_kind": "read", "stable": true}),
+            )
+        };
+        let d = data(vec![
+            chase("matrix", 294.0, 2.0, true, 256),
+            loaded(140.0, 0.0, true),
+            loaded(137.0, 9.5, false),
+        ]);
+        let c = lat_contradictions(&d);
+        assert!(
+            c.iter().any(|c| matches!(c, LatContradiction::LoadedBelowIdle { idle_ns, idle_from: "the matrix", .. } if *idle_ns == 294.0)),
+            "{c:?}"
+        );
+        // Above idle: none.
+        let d = data(vec![chase("matrix", 130.0, 2.0, true, 256), loaded(137.0, 9.5, false)]);
+        assert!(lat_contradictions(&d).is_empty());
+    }
+
+    /// The words follow the cause: a chase marked with nothing discarded
+    /// and no time lost is unsettled (noisy), a loaded point so marked
+    /// stalled; one that lost samples is disturbed.
+    #[test]
+    fn a_flag_says_what_caused_it() {
+        let quiet = json!({"clean": 20, "disturbed": 0, "lost_pct": 0.3, "busiest_cpu": 0,
+                           "involuntary_switches": 2, "migrations": 0, "source": "run-delay"});
+        let d = data(vec![
+            rec(
+                "lat",
+                json!({"mode": "matrix", "cpu": 0, "mem_node": 0, "median_ns": 294.0,
+                               "spread_pct": 64.0, "stable": false, "disturbance": quiet}),
+            ),
+            rec(
+                "lat",
+                json!({"mode": "loaded", "cpu": 0, "mem_node": 0, "idle": false,
+                               "delay": 10, "latency_ns": 150.0, "load_gbs": 5.0,
+                               "stable": false, "disturbance": quiet}),
+            ),
+        ]);
+        let c = of_chase(&d.chases[0]).unwrap();
+        assert_eq!(c, Distrust::Unsettled { spread_pct: 64.0 });
+        assert_eq!(c.word(), "noisy");
+        assert!(
+            c.cause().contains("spread 64%") && !c.cause().contains("was busy"),
+            "{}",
+            c.cause()
+        );
+        assert_eq!(of_loaded(&d.loaded[0]), Some(Distrust::Stalled));
     }
 
     fn bw_at(mode: &str, cpus: &str, threads: usize, best: f64, top: f64) -> Record {
