@@ -248,6 +248,8 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
 pub struct RemoteRatio {
     pub name: &'static str,
     pub ratio: f64,
+    /// What over what: `other-package / local`.
+    pub of: &'static str,
     /// `1.597x`.
     pub value: String,
     /// What it is made of, in words.
@@ -268,12 +270,14 @@ pub fn remote_ratio(
         Some(p) => RemoteRatio {
             name: "Remote penalty",
             ratio: p.value,
+            of: "other-package / local",
             value: format!("{}x", crate::fmt::num(p.value, "x")),
             note: "other-package / local latency, as comparisons write it".into(),
         },
         None => RemoteRatio {
             name: "Remote / local latency",
             ratio: r.value / l.value,
+            of: "mean of node pairs / local",
             value: format!("{}x", crate::fmt::num(r.value / l.value, "x")),
             note: format!(
                 "remote (mean of node pairs) {} ns / local {} ns",
@@ -325,7 +329,11 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     if let Some(x) = h.get(&MetricKey::LocalLat) {
         let mut s = format!("local {}", x.text());
         if let Some(t) = &x.taken {
-            s.push_str(&format!(" ({})", t.short()));
+            // inside the figure's own parentheses when it has them
+            match s.strip_suffix(')') {
+                Some(head) => s = format!("{head}; {})", t.short()),
+                None => s.push_str(&format!(" ({})", t.short())),
+            }
         }
         l.push(s);
     }

@@ -555,9 +555,10 @@ pub fn row_figs(
         })
         .min()
         .unwrap_or(max_dec);
+    // as `fmt::noisy` rounds, so a row's figure is the runs' tables' one
     let round = |v: f64, d: usize| {
-        let p = 10f64.powi(d as i32);
-        (v * p).round() / p
+        let step = 10f64.powi(-(d as i32));
+        (v / step).round() * step
     };
     let base = medians.get(study.baseline).copied().flatten();
     while d < max_dec {
@@ -578,7 +579,10 @@ pub fn row_figs(
         }
         d += 1;
     }
-    medians.iter().map(|v| v.map_or_else(|| "-".into(), |v| format!("{v:.d$}"))).collect()
+    medians
+        .iter()
+        .map(|v| v.map_or_else(|| "-".into(), |v| format!("{:.d$}", round(v, d))))
+        .collect()
 }
 
 /// Metrics as rows, groups as columns: the median (n runs) and, for the

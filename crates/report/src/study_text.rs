@@ -67,28 +67,39 @@ pub fn left_out(study: &Study) -> Vec<(usize, LeftOut)> {
             out.push((k, LeftOut::OneCpuGroup));
         } else if measured.len() == 1 && study.groups.len() > 1 {
             out.push((k, LeftOut::OneGroupOnly(measured[0])));
-        } else if let Some(j) = same_as(study, k) {
-            if !out.iter().any(|(x, _)| *x == j) {
+        }
+    }
+    // One statistic under two names: the headline figure kept (global
+    // bandwidth, not the same figure per package), else the first.
+    for k in 0..study.metrics.len() {
+        for j in 0..k {
+            let gone = |x: usize, out: &Vec<(usize, LeftOut)>| out.iter().any(|(y, _)| *y == x);
+            if gone(j, &out) || gone(k, &out) || !same_statistic(study, j, k) {
+                continue;
+            }
+            let headline = |x: usize| {
+                analysis::metrics::MetricKey::ALL.iter().any(|h| h.id() == study.metrics[x].metric)
+            };
+            if headline(k) && !headline(j) {
+                out.push((j, LeftOut::SameAs(k)));
+            } else {
                 out.push((k, LeftOut::SameAs(j)));
             }
         }
     }
+    out.sort_by_key(|(k, _)| *k);
     out
 }
 
-/// An earlier metric of `study` of the same unit whose figure equals
-/// metric `k`'s in every run of every group: one statistic under two names
-/// on these runs (a value equal to the last bit in every run is no
-/// coincidence).
-fn same_as(study: &Study, k: usize) -> Option<usize> {
-    let m = &study.metrics[k];
-    (0..k).find(|&j| {
-        let o = &study.metrics[j];
-        o.unit == m.unit
-            && o.groups.len() == m.groups.len()
-            && m.groups.iter().any(|g| !g.values.is_empty())
-            && o.groups.iter().zip(&m.groups).all(|(a, b)| a.values == b.values)
-    })
+/// Whether metrics `j` and `k` of `study` are one statistic on these runs:
+/// the same unit and the same figure in every run of every group (a value
+/// equal to the last bit in every run is no coincidence).
+fn same_statistic(study: &Study, j: usize, k: usize) -> bool {
+    let (m, o) = (&study.metrics[k], &study.metrics[j]);
+    o.unit == m.unit
+        && o.groups.len() == m.groups.len()
+        && m.groups.iter().any(|g| !g.values.is_empty())
+        && o.groups.iter().zip(&m.groups).all(|(a, b)| a.values == b.values)
 }
 
 /// The sentence for the metrics left out as [`LeftOut::SameAs`]: `Local

@@ -198,7 +198,7 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
         {
             // the ratio alone hides the size: 1.5x of 80 ns is not 1.5x of 150 ns
             push(
-                vec![format!("{} ({}), and remote - local", ratio.name, ratio.note), {
+                vec![format!("{} ({}), difference", ratio.name.to_lowercase(), ratio.of), {
                     let diff = r.value - l.value;
                     let noise = Some(l.noise_pct.max(r.noise_pct));
                     let sign = if diff >= 0.0 { "+" } else { "" };
