@@ -188,15 +188,16 @@ pub fn trusted_chase<'a>(d: &'a RunData, p: &'a LatResult) -> Taken<'a, LatResul
 }
 
 /// Whether two bandwidth results measure the same quantity: the same
-/// kernel, stores, instruction set, threads on the same CPUs, memory node
-/// and array size, whatever mode reached it (local, matrix diagonal,
-/// scaling).
+/// kernel, stores, instruction set, threads on the same CPUs (and CPU node:
+/// a hand-made record may name no CPUs), memory node and array size,
+/// whatever mode reached it (local, matrix diagonal, scaling).
 pub fn same_bw(a: &BwResult, b: &BwResult) -> bool {
     a.kernel == b.kernel
         && a.stores == b.stores
         && a.isa == b.isa
         && a.threads == b.threads
         && a.cpus == b.cpus
+        && a.cpu_node == b.cpu_node
         && a.mem_node == b.mem_node
         && a.mem_nodes == b.mem_nodes
         && a.array_bytes == b.array_bytes
@@ -548,6 +549,28 @@ mod tests {
             chase("per-cpu", 91.0, 9.0, true, 256),
         ]);
         assert_eq!(trusted_chase(&marked, &marked.chases[0]).chosen.median_ns, 91.0);
+    }
+
+    /// A matrix cell of another CPU node is another quantity, even where the
+    /// records name no CPUs (hand-made or imported payloads): the local
+    /// figure of node 0 never takes node 1's cell into node 0.
+    #[test]
+    fn another_cpu_node_is_another_bandwidth_quantity() {
+        let b = |mode: &str, c: u32, m: u32, best: f64, spread: f64| {
+            rec(
+                "bw",
+                json!({"mode": mode, "kernel": "triad", "cpu_node": c, "mem_node": m,
+                       "threads": 16, "best_gbs": best, "spread_pct": spread}),
+            )
+        };
+        let d = data(vec![
+            b("local", 0, 0, 65.9, 80.0),
+            b("matrix", 1, 0, 57.9, 1.4),
+            b("matrix", 0, 0, 101.3, 1.4),
+        ]);
+        let t = trusted_bw(&d, &d.bw[0]);
+        assert_eq!(t.chosen.best_gbs, 101.3, "the same node's diagonal, much tighter");
+        assert_eq!(t.others.len(), 1);
     }
 
     /// A load never makes memory faster: the loaded curve's peak below the

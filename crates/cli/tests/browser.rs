@@ -950,6 +950,36 @@ fn assert_whole_words(name: &str, lines: &[String], words_of: &[&str]) {
     }
 }
 
+/// The forest plot's axis ticks (numbers) as the first screen holds them.
+fn forest_ticks(first: &serde_json::Value) -> Vec<f64> {
+    first["forest_ticks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str().unwrap().parse().ok())
+        .collect()
+}
+
+/// The forest plot's row-label lines and the words they may be made of:
+/// the `labels` given and the answer table's first-column cells.
+fn forest_label_words(
+    first: &serde_json::Value,
+    dom: &str,
+    labels: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let lines: Vec<String> = first["forest_labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let mut words: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+    for m in dom.split("<td>").skip(1) {
+        words.push(unescape(&m[..m.find("</td>").unwrap_or(0)]));
+    }
+    (lines, words)
+}
+
 /// `../shared/STUDIES.md`'s study 1 (NUMA on with SNC off, SNC2, SNC4,
 /// NUMA off; each mode's node structure as the machine reports it, each
 /// node's figures from its cores, channels and link) compared in a
@@ -997,30 +1027,14 @@ fn snc_study_answers_first_and_fits_1280_px() {
     // %, NUMA off's local latency past it at the edge, its value written.
     let forest = &f["forest"];
     assert!(n(forest, "top") >= n(table, "bottom"), "the forest plot comes after the table: {f}");
-    let ticks: Vec<f64> = f["forest_ticks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.as_str().unwrap().parse().ok())
-        .collect();
+    let ticks = forest_ticks(f);
     let top_tick = ticks.iter().fold(0.0f64, |a, t| a.max(t.abs()));
     assert!(top_tick < 150.0, "the axis runs to {top_tick}%: {ticks:?}");
     assert!(f["forest_clipped"].as_u64().unwrap() >= 1, "no change drawn at the edge: {f}");
     let forest_svg = chart_svg(&dom, "Change against NUMA on, SNC off, 90% interval");
     assert!(forest_svg.contains("+19"), "the clipped change's value is not written");
-    let lines: Vec<String> = f["forest_labels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
+    let (lines, words) = forest_label_words(f, &dom, &labels);
     assert!(!lines.is_empty(), "no forest labels: {f}");
-    // The words the labels are made of: the groups' and the metrics'
-    // (the answer table's first column).
-    let mut words: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
-    for m in dom.split("<td>").skip(1) {
-        words.push(unescape(&m[..m.find("</td>").unwrap_or(0)]));
-    }
     let word_refs: Vec<&str> = words.iter().map(String::as_str).collect();
     assert_whole_words("snc", &lines, &word_refs);
     assert_readable("snc", &page.charts);
@@ -1088,12 +1102,7 @@ fn exec_study_answers_first_and_clips_a_wide_interval() {
     assert!(n(recs, "top") < n(table, "top"), "the recommendations come first: {f}");
     assert!(n(table, "top") + 150.0 < page.viewport, "table below the first screen: {f}");
     assert!(f["answer_clipped"].as_f64().unwrap() <= 1.0, "the answer's table is clipped: {f}");
-    let ticks: Vec<f64> = f["forest_ticks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.as_str().unwrap().parse().ok())
-        .collect();
+    let ticks = forest_ticks(f);
     let top_tick = ticks.iter().fold(0.0f64, |a, t| a.max(t.abs()));
     // Each row's change and interval, from its hover title (`label:
     // -23.2% [-43.0%, -3.1%], worse`): the axis follows the changes (at
@@ -1118,16 +1127,8 @@ fn exec_study_answers_first_and_clips_a_wide_interval() {
     if max_end > top_tick {
         assert!(f["forest_clipped"].as_u64().unwrap() >= 1, "a wide interval is not clipped: {f}");
     }
-    let lines: Vec<String> = f["forest_labels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
-    let mut words: Vec<String> = groups.iter().map(|g| g.0.to_string()).collect();
-    for m in dom.split("<td>").skip(1) {
-        words.push(unescape(&m[..m.find("</td>").unwrap_or(0)]));
-    }
+    let group_labels: Vec<&str> = groups.iter().map(|g| g.0).collect();
+    let (lines, words) = forest_label_words(f, &dom, &group_labels);
     let word_refs: Vec<&str> = words.iter().map(String::as_str).collect();
     assert_whole_words("exec-study", &lines, &word_refs);
     assert_readable("exec-study", &page.charts);

@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+#[path = "support/tree.rs"]
+mod tree;
+
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/synthetic-export.json")
 }
@@ -153,20 +156,11 @@ fn slips_get_a_suggestion_and_every_error_one_prefix() {
 /// on stderr.
 #[test]
 fn topo_says_the_memory_shortfall_once() {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let dest = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy(&e.path(), &dest);
-            } else {
-                std::fs::copy(e.path(), dest).unwrap();
-            }
-        }
-    }
     let d = tempfile::tempdir().unwrap();
-    copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../topo/tests/data/snc2-cxl"), d.path());
+    tree::copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../topo/tests/data/snc2-cxl"),
+        d.path(),
+    );
     std::fs::write(
         d.path().join("proc/meminfo"),
         "MemTotal:       10485760000 kB\nMemFree:        10000000000 kB\n",

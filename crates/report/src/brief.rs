@@ -193,6 +193,10 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     };
     let _ =
         writeln!(out, "\n**Comparison** against {}:", md(&crate::study::group_name(s, s.baseline)));
+    // said first: the 60 lines may end before the table's notes
+    if let Some(line) = crate::study::marked_inputs_line(s) {
+        let _ = writeln!(out, "\n{}", md(&line));
+    }
     if s.across_machines {
         out.push_str(
             "\nThese runs come from different machines: differences include the hardware.\n",
@@ -232,9 +236,7 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
             "\n{left} metric(s) left out as `compare` leaves them out: per-CPU rows that cannot differ, or measured in one group only."
         );
     }
-    if let Some(line) = crate::study::marked_inputs_line(s) {
-        let _ = writeln!(out, "\n{}", md(&line));
-    }
+
     let _ = writeln!(
         out,
         "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided unless {} runs of identical settings give a floor (docs/store.md).",

@@ -114,6 +114,8 @@ pub struct Headline {
 pub struct Taken {
     /// How many measurements of its quantities the run holds in all.
     pub measurements: usize,
+    /// How many parts (nodes, node pairs) the figure is made of.
+    pub parts: usize,
     /// Its parts taken from another measurement than the one that defines
     /// them: `(what, taken, instead of)`, each in words.
     pub replaced: Vec<(String, String, String)>,
@@ -130,7 +132,14 @@ impl Taken {
             Some((_, taken, _)) => taken.split(" (").next().unwrap_or(taken).to_string(),
             None => self.source.clone(),
         };
-        format!("from {from}, the most trustworthy of {} measurements", self.measurements)
+        if self.parts > 1 {
+            format!(
+                "from {from}, each of its {} parts the most trustworthy of its measurements, {} in all",
+                self.parts, self.measurements
+            )
+        } else {
+            format!("from {from}, the most trustworthy of {} measurements", self.measurements)
+        }
     }
 
     /// What was taken in place of what: `node 0: the sweep (89.2 ns;
@@ -274,6 +283,7 @@ fn taken_of<T>(
         .collect();
     Some(Taken {
         measurements,
+        parts: parts.len(),
         replaced,
         source: parts.first().map(|(_, t)| source(t.chosen)).unwrap_or_default(),
     })

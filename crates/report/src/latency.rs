@@ -401,6 +401,14 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
     for v in verdicts {
         doc.p(v);
     }
+    // A load never makes memory faster: said beside the curve too.
+    let below: Vec<String> = crate::figures::lat_contradiction_lines(d)
+        .into_iter()
+        .filter(|l| l.starts_with("lat loaded"))
+        .collect();
+    if !below.is_empty() {
+        doc.list(below);
+    }
     let mut t = Table::with_header(&[
         "Mix",
         "Delay",

@@ -428,9 +428,9 @@ pub fn marked_inputs_line(study: &Study) -> Option<String> {
     let each: Vec<String> =
         runs.iter().map(|(g, r)| format!("run {r} ({})", study.groups[*g].label)).collect();
     Some(format!(
-        "Disturbed inputs: {} run{} hold figures marked {} behind {} metric{}: {}. The rows and verdicts that rest on them say so (!); measure those runs again on a quiet machine before trusting them.",
+        "Disturbed inputs: {} run{} figures marked {} behind {} metric{}: {}. The rows and verdicts that rest on them say so (!); measure those runs again on a quiet machine before trusting them.",
         runs.len(),
-        if runs.len() == 1 { "" } else { "s" },
+        if runs.len() == 1 { " holds" } else { "s hold" },
         states.into_iter().collect::<Vec<_>>().join(" or "),
         metrics.len(),
         if metrics.len() == 1 { "" } else { "s" },
@@ -541,18 +541,28 @@ pub fn row_figs(
     m: &analysis::study::StudyMetric,
     noise: &GroupNoise,
 ) -> Vec<String> {
-    let dec = |s: &str| s.split('.').nth(1).map_or(0, str::len);
     let medians: Vec<Option<f64>> = m.groups.iter().map(|c| c.median).collect();
-    let max_dec = medians.iter().flatten().map(|v| dec(&crate::fmt::num(*v, &m.unit))).max();
+    let noises: Vec<Option<f64>> =
+        (0..m.groups.len()).map(|i| noise.get(&(i, m.metric.clone())).copied()).collect();
+    row_digits(&medians, &noises, &m.unit, study.baseline)
+}
+
+/// [`row_figs`] of bare figures: each group's median (`None`: not
+/// measured), its noise, the unit and the baseline's index.
+pub fn row_digits(
+    medians: &[Option<f64>],
+    noises: &[Option<f64>],
+    unit: &str,
+    baseline: usize,
+) -> Vec<String> {
+    let dec = |s: &str| s.split('.').nth(1).map_or(0, str::len);
+    let max_dec = medians.iter().flatten().map(|v| dec(&crate::fmt::num(*v, unit))).max();
     let Some(max_dec) = max_dec else { return vec!["-".into(); medians.len()] };
     // the coarsest precision the groups' own rounding gives
     let mut d = medians
         .iter()
-        .enumerate()
-        .filter_map(|(i, v)| {
-            let n = noise.get(&(i, m.metric.clone())).copied();
-            Some(dec(&fig(Some((*v)?), n, &m.unit)))
-        })
+        .zip(noises)
+        .filter_map(|(v, n)| Some(dec(&fig(Some((*v)?), *n, unit))))
         .min()
         .unwrap_or(max_dec);
     // as `fmt::noisy` rounds, so a row's figure is the runs' tables' one
@@ -560,7 +570,7 @@ pub fn row_figs(
         let step = 10f64.powi(-(d as i32));
         (v / step).round() * step
     };
-    let base = medians.get(study.baseline).copied().flatten();
+    let base = medians.get(baseline).copied().flatten();
     while d < max_dec {
         let Some(b) = base.filter(|b| *b != 0.0) else { break };
         let rb = round(b, d);
@@ -993,4 +1003,46 @@ pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
 
 fn short(hash: &str) -> String {
     hash.chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One precision per row: the coarsest the groups' noise gives (136
+    /// beside 133.6 becomes 136 beside 134), one more decimal where the
+    /// written figures would not show the change beside them (9.6 and
+    /// 9.19 at 12% noise are `10` and `9`, a -10% step beside -4.3%).
+    #[test]
+    fn a_row_has_one_precision_that_shows_its_change() {
+        assert_eq!(
+            row_digits(&[Some(136.2), Some(133.6)], &[Some(2.0), Some(0.3)], "ns", 0),
+            ["136", "134"]
+        );
+        assert_eq!(
+            row_digits(&[Some(9.6), Some(9.19)], &[Some(12.0), Some(12.0)], "ns", 0),
+            ["9.6", "9.2"]
+        );
+        // a change within rounding (0.02%) needs no more digits than the unit's
+        assert_eq!(
+            row_digits(&[Some(100.71), Some(100.69)], &[Some(3.0), Some(3.0)], "GB/s", 0),
+            ["100.7", "100.7"]
+        );
+        assert_eq!(row_digits(&[None, Some(5.0)], &[None, None], "GB/s", 0), ["-", "5.0"]);
+    }
+
+    /// The kernel command line in the "same in every group" line is cut to
+    /// its memory options; other long values after a whole word.
+    #[test]
+    fn a_long_shared_setting_is_shortened() {
+        let cmdline = format!(
+            "cmdline=BOOT_IMAGE=/vmlinuz root=UUID=1234 {} transparent_hugepage=madvise quiet",
+            "rd.lvm.lv=rhel/root ".repeat(10)
+        );
+        let t = same_setting_text(&cmdline);
+        assert_eq!(t, "cmdline=transparent_hugepage=madvise (+13 other words)");
+        assert_eq!(same_setting_text("thp_enabled=madvise"), "thp_enabled=madvise");
+        let long = format!("acpi_srat={}", "two proximity domains ".repeat(5));
+        assert!(same_setting_text(&long).ends_with(" …") && same_setting_text(&long).len() < 80);
+    }
 }

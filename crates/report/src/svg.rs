@@ -1110,6 +1110,35 @@ mod tests {
     use super::*;
     use crate::chart::{Marker, Series};
 
+    /// Around a reference, one bar far past the others (a host at 300% of
+    /// its peers) is drawn to the axis's edge, its value written, and the
+    /// axis fits the others; the axis never reaches 300.
+    #[test]
+    fn one_far_bar_does_not_set_the_axis() {
+        use crate::chart::{BarChart, BarGroup};
+        let group = |name: &str, v: f64| BarGroup {
+            name: name.into(),
+            note: String::new(),
+            values: vec![Some(v)],
+            labels: vec![format!("{v:.1}%")],
+        };
+        let b = BarChart {
+            title: "hosts".into(),
+            x_label: "% of the peer median".into(),
+            series: vec!["local bandwidth".into()],
+            groups: vec![group("a", 96.0), group("b", 104.0), group("c", 99.0), group("d", 300.0)],
+            reference: Some(100.0),
+        };
+        let svg = bars(&b, 0);
+        let ticks: Vec<f64> = svg
+            .split("text-anchor=\"middle\">")
+            .skip(1)
+            .filter_map(|t| t[..t.find('<').unwrap()].parse().ok())
+            .collect();
+        assert!(!ticks.is_empty() && ticks.iter().all(|t| *t < 150.0), "{ticks:?}");
+        assert!(svg.contains(">300.0%</text>"), "the far bar's value is written");
+    }
+
     /// The forest plot draws the margin once, a floor band per row that
     /// has one, an interval per row that has one, and each dot on the
     /// change's side of zero.
