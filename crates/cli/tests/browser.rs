@@ -654,27 +654,27 @@ fn chart_svg<'a>(dom: &'a str, title: &str) -> &'a str {
 }
 
 /// Three groups (runs 1, 2 and 3 of the SNC2 fixture) in a 1280 x 900
-/// window: the forest plot, one row per metric and compared group, still
-/// whole on the first screen beside the table; below, the groups' sweep,
-/// loaded-latency and scaling curves overlaid, one line and one legend
-/// entry per group, each group in its own colour, the same in every chart.
+/// window: the answer first (recommendations, then the table on the first
+/// screen), the forest plot, one row per metric and compared group, under
+/// the table; below, the groups' sweep, loaded-latency and scaling curves
+/// overlaid, one line and one legend entry per group, each group in its
+/// own colour, the same in every chart.
 /// Screenshots: `compare3-answer-1280.png` (the window) and
 /// `compare3-curves.png` (the page).
 #[test]
-fn three_groups_keep_the_forest_plot_on_the_first_screen_and_overlay_their_curves() {
+fn three_groups_answer_first_and_overlay_their_curves() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     import(&db, &snc2_fixture());
     let html = report(dir.path(), &db, "three", &["1", "--compare", "2", "3"]);
     let (page, dom) = page_check(dir.path(), "three", &html, "1280,900");
     let f = &page.first;
-    let (table, forest) = (&f["answer_table"], &f["forest"]);
+    let (recs, table, forest) = (&f["recommendations"], &f["answer_table"], &f["forest"]);
     let n = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {f}"));
+    assert!(n(recs, "top") < n(table, "top"), "the recommendations come first: {f}");
     assert!(n(table, "top") + 200.0 < page.viewport, "table below the first screen: {f}");
-    assert!(
-        n(forest, "top") >= 0.0 && n(forest, "bottom") <= page.viewport,
-        "forest plot not whole on the first screen: {f}"
-    );
+    assert!(f["answer_clipped"].as_f64().unwrap() <= 1.0, "the answer's table is clipped: {f}");
+    assert!(n(forest, "top") >= n(table, "bottom"), "the forest plot comes after the table: {f}");
     let groups = ["SNC2 baseline", "THP always", "NUMA balancing on"];
     let mut colours: Vec<Vec<String>> = Vec::new();
     for title in [
@@ -1123,7 +1123,8 @@ fn exec_study_answers_first_and_clips_a_wide_interval() {
         }
     }
     assert!(max_change > 5.0, "no change read from the plot");
-    assert!(top_tick <= 2.7 * max_change, "an interval sets the axis to {top_tick}%: {ticks:?}");
+    // (twice the changes, then up to the next nice tick)
+    assert!(top_tick <= 3.5 * max_change, "an interval sets the axis to {top_tick}%: {ticks:?}");
     if max_end > top_tick {
         assert!(f["forest_clipped"].as_u64().unwrap() >= 1, "a wide interval is not clipped: {f}");
     }
