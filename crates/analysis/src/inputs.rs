@@ -78,7 +78,7 @@ pub fn marks_of(id: &MetricId, d: &RunData) -> Vec<Mark> {
         let cells = metrics::lat_matrix(d);
         let mut v: Vec<&LatResult> = cells
             .iter()
-            .filter(|((c, m), _)| diag.map_or(true, |want| (c == m) == want))
+            .filter(|((c, m), _)| !matches!(diag, Some(want) if (c == m) != want))
             .map(|(_, p)| *p)
             .collect();
         if cells.is_empty() {

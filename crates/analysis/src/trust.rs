@@ -380,7 +380,7 @@ pub fn lat_contradictions(d: &RunData) -> Vec<LatContradiction<'_>> {
                 .and_then(|q| Some((q.latency()?, "the curve's idle point", q.spread_pct / 3.0))),
         };
         let Some((idle_ns, idle_from, idle_noise)) = idle else { continue };
-        if !(idle_ns > 0.0) {
+        if idle_ns.is_nan() || idle_ns <= 0.0 {
             continue;
         }
         let below_pct = (1.0 - ns / idle_ns) * 100.0;

@@ -308,11 +308,11 @@ fn prose(t: &Table) -> bool {
 fn verdict_of_cell(c: &str) -> Option<&'static str> {
     let c = c.strip_suffix(" (disturbed inputs)").unwrap_or(c);
     let words: Vec<&str> = c.split_whitespace().collect();
-    let v = match words.last()? {
-        &"better" => "better",
-        &"worse" => "worse",
-        &"same" => "same",
-        &"undecided" => "undecided",
+    let v = match *words.last()? {
+        "better" => "better",
+        "worse" => "worse",
+        "same" => "same",
+        "undecided" => "undecided",
         _ => return None,
     };
     let change = |w: &str| {

@@ -407,7 +407,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         // The oldest run is the baseline: `report latest --compare
         // latest~1` reads forward, from the older run to the newer.
         let mut all = std::iter::once(run).chain(others).collect::<Vec<_>>();
-        all.sort_by(|a, b| started_order(a, b));
+        all.sort_by(started_order);
         run = all.remove(0);
         others = all;
     }
