@@ -191,7 +191,8 @@ th { background: #eef1f5; text-align: left; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 table.prose { width: 100%; }
 table.prose td { overflow-wrap: anywhere; }
-table.prose td.r { overflow-wrap: normal; white-space: nowrap; }
+table.prose td.r { overflow-wrap: normal; }
+table.prose td.r.id { white-space: nowrap; }
 td.id, table.prose td.id { overflow-wrap: normal; word-break: keep-all; hyphens: none; }
 code { font-size: 0.92em; background: #f0f2f5; padding: 0 3px; border-radius: 3px; }
 tbody tr:nth-child(even) { background: #fafbfc; }
