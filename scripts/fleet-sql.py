@@ -128,11 +128,19 @@ def stop_children():
                 alive.append(pid)
             except ProcessLookupError:
                 pass
-        if not alive or sig == signal.SIGKILL:
-            return
+        if not alive:
+            break
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") and not zombie(p) for p in alive):
             time.sleep(0.1)
+    # Reaped, so that their time and memory count as this process's
+    # children's (GNU time, getrusage).
+    for pid, pp in parent.items():
+        if pp == me:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
 def zombie(pid):

@@ -16,17 +16,16 @@ mod fleet_sql;
 
 use std::time::Duration;
 
-use fleet_sql::{assert_same, fleet_json, now_arg, run_ok, sql};
+use fleet_sql::{assert_same, fleet_json, now_arg, sql};
 
-/// The release build under test, checked to be this commit's.
+/// A release build is there (support::fleet_sql::bin checks its commit).
 fn release() {
-    let bin = std::env::var_os("NUMAPROBE_BIN").expect(
+    assert!(
+        std::env::var_os("NUMAPROBE_BIN").is_some(),
         "NUMAPROBE_BIN must name a release build of this commit (e.g. \
-         target/static/x86_64-unknown-linux-gnu/release/numaprobe, which scripts/guest-setup.sh builds)",
+         target/static/x86_64-unknown-linux-gnu/release/numaprobe, which scripts/guest-setup.sh builds)"
     );
-    let version = |b: &std::ffi::OsStr| run_ok(std::process::Command::new(b).arg("--version"));
-    let debug = version(std::ffi::OsStr::new(env!("CARGO_BIN_EXE_numaprobe")));
-    assert_eq!(version(&bin), debug, "NUMAPROBE_BIN is not this commit's numaprobe");
+    fleet_sql::bin();
 }
 
 fn at(hosts: usize) {

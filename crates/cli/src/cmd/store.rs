@@ -260,7 +260,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
                     figures: ParquetFile { path, rows: w.figures },
                     runs: ParquetFile { path: &runs_path, rows: w.runs },
                     settings: ParquetFile { path: &settings_path, rows: w.settings },
-                    schema_version: store::parquet::SCHEMA_VERSION,
+                    parquet_schema_version: store::parquet::SCHEMA_VERSION,
                 };
                 println!("{}", serde_json::to_string_pretty(&doc)?);
             } else if !g.quiet {
@@ -282,14 +282,15 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
 }
 
 /// `export --format parquet --json`: the three files written, their rows
-/// and the tables' schema version.
+/// and the tables' Parquet schema version (not a version of this
+/// document, which has none: its keys are the contract).
 #[cfg(feature = "parquet")]
 #[derive(serde::Serialize)]
 struct ParquetFiles<'a> {
     figures: ParquetFile<'a>,
     runs: ParquetFile<'a>,
     settings: ParquetFile<'a>,
-    schema_version: i32,
+    parquet_schema_version: i32,
 }
 
 #[cfg(feature = "parquet")]

@@ -18,12 +18,26 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The numaprobe under test: `NUMAPROBE_BIN` (a release build, for the
-/// large fleets), else this build's.
+/// The numaprobe under test: `NUMAPROBE_BIN` (a release build of this
+/// commit, for the large fleets: checked to say the same `--version` as
+/// this build), else this build's.
 pub fn bin() -> PathBuf {
-    std::env::var_os("NUMAPROBE_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_numaprobe")))
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let debug = PathBuf::from(env!("CARGO_BIN_EXE_numaprobe"));
+        let Some(b) = std::env::var_os("NUMAPROBE_BIN").map(PathBuf::from) else {
+            return debug;
+        };
+        let version = |p: &Path| run_ok(Command::new(p).arg("--version"));
+        assert_eq!(
+            version(&b),
+            version(&debug),
+            "NUMAPROBE_BIN={} is not this commit's numaprobe",
+            b.display()
+        );
+        b
+    })
+    .clone()
 }
 
 /// The Python with DuckDB and pyspark (scripts/duckdb-setup.sh,
