@@ -73,7 +73,11 @@ fn duckdb_gives_fleets_verdicts_on_1000_hosts() {
 fn duckdb_gives_fleets_verdicts_under_every_flag() {
     let dir = tempfile::tempdir().unwrap();
     let f = fleet_sql::make(dir.path(), 300, 50);
-    let c = check(&f, &["--threshold", "10", "--max-age", "2d"], &["--threshold", "10", "--max-age", "172800"]);
+    let c = check(
+        &f,
+        &["--threshold", "10", "--max-age", "2d"],
+        &["--threshold", "10", "--max-age", "172800"],
+    );
     assert!(c.stale > c.hosts / 2, "most runs are older than 2 days: {c:?}");
     check(&f, &["--label", "acceptance"], &["--label", "acceptance"]);
     let c = check(&f, &["--group-by", "label"], &["--group-by", "label"]);
@@ -95,7 +99,11 @@ fn rewrite(f: &Fleet, to: &Path, figures: &str, runs: &str, settings: &str, kv: 
     let stem = base.trim_end_matches(".parquet");
     let out = to.display().to_string();
     let ostem = out.trim_end_matches(".parquet");
-    let opts = if kv.is_empty() { "FORMAT parquet".into() } else { format!("FORMAT parquet, KV_METADATA {kv}") };
+    let opts = if kv.is_empty() {
+        "FORMAT parquet".into()
+    } else {
+        format!("FORMAT parquet, KV_METADATA {kv}")
+    };
     duckdb(&format!(
         r#"import duckdb
 c = duckdb.connect()
@@ -197,15 +205,22 @@ fn duckdb_judges_metric_ids_of_another_version() {
         .collect();
     assert_eq!(on_new.len(), 1, "{on_new:?}");
     assert_eq!(on_new[0]["run_uuid"], slow_uuid);
-    assert_eq!((on_new[0]["value"].as_f64(), on_new[0]["median"].as_f64()), (Some(30.0), Some(50.0)));
+    assert_eq!(
+        (on_new[0]["value"].as_f64(), on_new[0]["median"].as_f64()),
+        (Some(30.0), Some(50.0))
+    );
     assert_eq!(on_new[0]["deviation_pct"].as_f64(), Some(-40.0));
     assert!(after["peer_stats"]
         .as_array()
         .unwrap()
         .iter()
         .any(|p| p["metric_id"] == "cxl_tier_bw_gbs" && p["median"] == 50.0));
-    let old: Vec<&Value> =
-        after["outliers"].as_array().unwrap().iter().filter(|o| o["metric_id"] != "cxl_tier_bw_gbs").collect();
+    let old: Vec<&Value> = after["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["metric_id"] != "cxl_tier_bw_gbs")
+        .collect();
     assert_eq!(old, before["outliers"].as_array().unwrap().iter().collect::<Vec<_>>());
     assert_eq!(after["drift"], before["drift"]);
 }
@@ -256,7 +271,10 @@ print(json.dumps(out))
     assert_eq!(got["stable_null"], 0, "every result says whether it was stable");
     let mut figures: std::collections::BTreeMap<(String, String), f64> = Default::default();
     for x in got["fleet"].as_array().unwrap() {
-        figures.insert((x[0].as_str().unwrap().into(), x[1].as_str().unwrap().into()), x[2].as_f64().unwrap());
+        figures.insert(
+            (x[0].as_str().unwrap().into(), x[1].as_str().unwrap().into()),
+            x[2].as_f64().unwrap(),
+        );
     }
     let mut checked = 0;
     let mut slow_fleet = Vec::new();
@@ -283,7 +301,8 @@ print(json.dumps(out))
         }
     }
     assert!(checked > 1000, "{checked}");
-    let mut slow: Vec<String> = got["slow"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().into()).collect();
+    let mut slow: Vec<String> =
+        got["slow"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().into()).collect();
     slow.sort();
     slow_fleet.sort();
     assert!(!slow.is_empty());

@@ -36,7 +36,8 @@ fn at(hosts: usize) {
     let j = fleet_json(&f, &["--unmeasured", &u]);
     let mut args = vec!["--unmeasured".to_string(), u];
     args.extend(now_arg(&j));
-    let q = sql("duckdb", &f.parquet, &args, Duration::from_secs(900)).unwrap_or_else(|e| panic!("{e}"));
+    let q = sql("duckdb", &f.parquet, &args, Duration::from_secs(900))
+        .unwrap_or_else(|e| panic!("{e}"));
     eprintln!("fleet-sql: duckdb at {hosts} hosts: {}", q["seconds"]);
     let c = assert_same(&j, &q);
     eprintln!("fleet-sql: duckdb = fleet at {hosts} hosts: {c:?}");

@@ -102,20 +102,22 @@ pub fn figures_of(run: &LoadedRun, host: &HostRun) -> Vec<FigureRow> {
             })
         })
         .collect();
-    out.extend(analysis::catalogue::catalogue(run).into_iter().filter(|m| m.value.is_finite()).map(
-        |m| FigureRow {
-            kind: "metric",
-            relation: text_of(&m.def.relation),
-            scope: text_of(&m.def.scope),
-            metric_id: m.def.id.to_string(),
-            cpu_node: None,
-            mem_node: None,
-            value: m.value,
-            unit: m.def.unit,
-            higher_is_better: Some(m.def.higher_is_better),
-            stable: None,
-        },
-    ));
+    out.extend(
+        analysis::catalogue::catalogue(run).into_iter().filter(|m| m.value.is_finite()).map(|m| {
+            FigureRow {
+                kind: "metric",
+                relation: text_of(&m.def.relation),
+                scope: text_of(&m.def.scope),
+                metric_id: m.def.id.to_string(),
+                cpu_node: None,
+                mem_node: None,
+                value: m.value,
+                unit: m.def.unit,
+                higher_is_better: Some(m.def.higher_is_better),
+                stable: None,
+            }
+        }),
+    );
     let node = |n: Option<u32>| n.and_then(|n| i32::try_from(n).ok());
     for r in run.records() {
         let row = match r {

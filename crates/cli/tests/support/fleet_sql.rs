@@ -113,7 +113,9 @@ pub fn make(d: &Path, hosts: usize, per_file: usize) -> Fleet {
     std::fs::remove_dir_all(&exports).unwrap();
     let parquet = d.join("fleet.parquet");
     timed("export --format parquet --all", || {
-        run_ok(np(&db).args(["--quiet", "export", "--format", "parquet", "--all", "-o"]).arg(&parquet))
+        run_ok(
+            np(&db).args(["--quiet", "export", "--format", "parquet", "--all", "-o"]).arg(&parquet),
+        )
     });
     Fleet { dir: d.to_path_buf(), db, unmeasured, parquet }
 }
@@ -138,7 +140,12 @@ pub fn unix_ms(t: &str) -> i64 {
 /// verdicts, or what it said on failure. It stops itself at `limit` (and
 /// Spark with it); past a minute more, its whole process group (the
 /// script, Spark's launcher and JVM) is killed.
-pub fn sql(engine: &str, parquet: &Path, args: &[String], limit: Duration) -> Result<Value, String> {
+pub fn sql(
+    engine: &str,
+    parquet: &Path,
+    args: &[String],
+    limit: Duration,
+) -> Result<Value, String> {
     use std::os::unix::process::CommandExt;
     let child = Command::new(python())
         .arg(repo().join("scripts/fleet-sql.py"))
@@ -257,8 +264,10 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
     let grouped = j["group_by"] != "model";
     let mut want: BTreeMap<HostKey, Verdict> = BTreeMap::new();
     let mut want_stats: BTreeMap<(String, String, String), (f64, f64, u64)> = BTreeMap::new();
-    let mut want_drift: BTreeMap<(String, String, String), (Option<String>, BTreeMap<String, u64>)> =
-        BTreeMap::new();
+    let mut want_drift: BTreeMap<
+        (String, String, String),
+        (Option<String>, BTreeMap<String, u64>),
+    > = BTreeMap::new();
     for g in j["groups"].as_array().unwrap() {
         let model = s(&g["model"]);
         let sub = if grouped { s(&g["subgroup"]) } else { String::new() };
@@ -281,12 +290,19 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
             );
         }
         for h in g["hosts"].as_array().unwrap() {
-            let key = (model.clone(), sub.clone(), machine(&h["machine_id"], &h["host"]), s(&h["run_uuid"]));
+            let key = (
+                model.clone(),
+                sub.clone(),
+                machine(&h["machine_id"], &h["host"]),
+                s(&h["run_uuid"]),
+            );
             let flags = h["flags"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|x| (s(&x["metric"]), (f(&x["value"]), f(&x["median"]), f(&x["deviation_pct"]))))
+                .map(|x| {
+                    (s(&x["metric"]), (f(&x["value"]), f(&x["median"]), f(&x["deviation_pct"])))
+                })
                 .collect();
             let v = Verdict {
                 host: s(&h["host"]),
@@ -299,7 +315,12 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
                 duplicate_hostname: h["duplicate_hostname"].as_bool().unwrap(),
                 flags,
                 drift: h["drift"].as_array().unwrap().iter().map(s).collect(),
-                passed_over: h["passed_over"].as_array().unwrap().iter().map(|p| s(&p["run_uuid"])).collect(),
+                passed_over: h["passed_over"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| s(&p["run_uuid"]))
+                    .collect(),
                 also_named: h["also_named"].as_array().unwrap().iter().map(s).collect(),
             };
             assert!(want.insert(key.clone(), v).is_none(), "{key:?} twice in fleet --json");
@@ -308,14 +329,19 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
     // The SQL's, keyed the same way.
     let mut got: BTreeMap<HostKey, Verdict> = BTreeMap::new();
     let key_of = |x: &Value| -> HostKey {
-        (s(&x["model"]), s(&x["subgroup"]), machine(&x["machine_id"], &x["host"]), s(&x["run_uuid"]))
+        (
+            s(&x["model"]),
+            s(&x["subgroup"]),
+            machine(&x["machine_id"], &x["host"]),
+            s(&x["run_uuid"]),
+        )
     };
     let mut flags: BTreeMap<HostKey, BTreeMap<String, (f64, f64, f64)>> = BTreeMap::new();
     for o in q["outliers"].as_array().unwrap() {
-        flags.entry(key_of(o)).or_default().insert(
-            s(&o["metric_id"]),
-            (f(&o["value"]), f(&o["median"]), f(&o["deviation_pct"])),
-        );
+        flags
+            .entry(key_of(o))
+            .or_default()
+            .insert(s(&o["metric_id"]), (f(&o["value"]), f(&o["median"]), f(&o["deviation_pct"])));
     }
     let mut drift: BTreeMap<HostKey, BTreeSet<String>> = BTreeMap::new();
     for d in q["drift"].as_array().unwrap() {
@@ -372,7 +398,10 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
             (f(&p["median"]), f(&p["mad"]), p["hosts"].as_u64().unwrap()),
         );
     }
-    assert_eq!(got_stats, want_stats, "peer medians and MADs: the SQL (left), fleet --json (right)");
+    assert_eq!(
+        got_stats, want_stats,
+        "peer medians and MADs: the SQL (left), fleet --json (right)"
+    );
     c.peer_stats = want_stats.len();
     let mut got_drift: BTreeMap<(String, String, String), (Option<String>, BTreeMap<String, u64>)> =
         BTreeMap::new();
@@ -412,7 +441,10 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
         v.sort();
         v
     };
-    let inc_got = listed(&q["incomplete"], &["host", "machine_id", "run_uuid", "reason", "last_complete_uuid"]);
+    let inc_got = listed(
+        &q["incomplete"],
+        &["host", "machine_id", "run_uuid", "reason", "last_complete_uuid"],
+    );
     assert_eq!(inc_got, inc_want, "incomplete hosts: the SQL (left), fleet --json (right)");
     c.incomplete = inc_want.len();
     let un_want: Vec<Vec<String>> = {
@@ -420,7 +452,14 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
             .as_array()
             .unwrap()
             .iter()
-            .map(|x| vec![s(&x["host"]), s(&x["machine_id"]), s(&x["error"]), s(&x["last_run"]["run_uuid"])])
+            .map(|x| {
+                vec![
+                    s(&x["host"]),
+                    s(&x["machine_id"]),
+                    s(&x["error"]),
+                    s(&x["last_run"]["run_uuid"]),
+                ]
+            })
             .collect();
         v.sort();
         v
