@@ -91,7 +91,7 @@ fn parquet_export_holds_what_fleet_judges_on_1000_hosts() {
                 .as_object()
                 .unwrap()
                 .iter()
-                .map(|(k, m)| (k.clone(), m["value"].as_f64().unwrap()))
+                .map(|(k, m)| (k.clone(), fleet_sql::num(&m["value"]).unwrap()))
                 .collect();
             assert_eq!(fleet_figures.get(uuid).cloned().unwrap_or_default(), want, "{uuid}");
             let Field::Long(n) = r["settings"] else { panic!("{r:?}") };

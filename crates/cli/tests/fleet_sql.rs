@@ -13,7 +13,7 @@ mod fleet_sql;
 use std::path::Path;
 use std::time::Duration;
 
-use fleet_sql::{assert_same, fleet_json, now_arg, python, run_ok, sql, Fleet};
+use fleet_sql::{assert_same, exact, fleet_json, now_arg, num, python, run_ok, sql, Fleet};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(600);
@@ -206,15 +206,15 @@ fn duckdb_judges_metric_ids_of_another_version() {
     assert_eq!(on_new.len(), 1, "{on_new:?}");
     assert_eq!(on_new[0]["run_uuid"], slow_uuid);
     assert_eq!(
-        (on_new[0]["value"].as_f64(), on_new[0]["median"].as_f64()),
+        (num(&on_new[0]["value"]), num(&on_new[0]["median"])),
         (Some(30.0), Some(50.0))
     );
-    assert_eq!(on_new[0]["deviation_pct"].as_f64(), Some(-40.0));
+    assert_eq!(num(&on_new[0]["deviation_pct"]), Some(-40.0));
     assert!(after["peer_stats"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|p| p["metric_id"] == "cxl_tier_bw_gbs" && p["median"] == 50.0));
+        .any(|p| p["metric_id"] == "cxl_tier_bw_gbs" && num(&p["median"]) == Some(50.0)));
     let old: Vec<&Value> = after["outliers"]
         .as_array()
         .unwrap()
@@ -246,7 +246,7 @@ fn duckdb_reads_the_parquet_export() {
         .expect("docs/fleet.md has the slow-host query")
         .replace("'fleet.parquet'", &format!("'{base}'"))
         .replace("'fleet.runs.parquet'", &format!("'{stem}.runs.parquet'"));
-    let got: Value = serde_json::from_str(&duckdb(&format!(
+    let got: Value = exact(&duckdb(&format!(
         r#"import duckdb, json
 c = duckdb.connect()
 f, r, s = {base:?}, {runs:?}, {settings:?}
@@ -273,7 +273,7 @@ print(json.dumps(out))
     for x in got["fleet"].as_array().unwrap() {
         figures.insert(
             (x[0].as_str().unwrap().into(), x[1].as_str().unwrap().into()),
-            x[2].as_f64().unwrap(),
+            num(&x[2]).unwrap(),
         );
     }
     let mut checked = 0;
@@ -286,13 +286,13 @@ print(json.dumps(out))
                 figures.iter().filter(|((u, _), _)| u == uuid).map(|((_, m), v)| (m, v)).collect();
             assert_eq!(mine.len(), ms.len(), "{uuid}: {mine:?} vs {ms:?}");
             for (m, v) in mine {
-                assert_eq!(Some(*v), ms[m]["value"].as_f64(), "{uuid} {m}");
+                assert_eq!(Some(*v), num(&ms[m]["value"]), "{uuid} {m}");
                 checked += 1;
             }
             // The docs' query: threshold alone, on local bandwidth, of
             // groups of 3 hosts or more.
             if !g["peers_missing"].as_bool().unwrap() {
-                if let Some(d) = ms.get("local_bw_gbs").and_then(|m| m["deviation_pct"].as_f64()) {
+                if let Some(d) = ms.get("local_bw_gbs").and_then(|m| num(&m["deviation_pct"])) {
                     if d < -5.0 {
                         slow_fleet.push(h["host"].as_str().unwrap().to_string());
                     }
