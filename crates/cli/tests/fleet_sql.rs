@@ -205,10 +205,7 @@ fn duckdb_judges_metric_ids_of_another_version() {
         .collect();
     assert_eq!(on_new.len(), 1, "{on_new:?}");
     assert_eq!(on_new[0]["run_uuid"], slow_uuid);
-    assert_eq!(
-        (num(&on_new[0]["value"]), num(&on_new[0]["median"])),
-        (Some(30.0), Some(50.0))
-    );
+    assert_eq!((num(&on_new[0]["value"]), num(&on_new[0]["median"])), (Some(30.0), Some(50.0)));
     assert_eq!(num(&on_new[0]["deviation_pct"]), Some(-40.0));
     assert!(after["peer_stats"]
         .as_array()

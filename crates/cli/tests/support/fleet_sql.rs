@@ -18,9 +18,11 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The numaprobe under test: `NUMAPROBE_BIN` (a release build of this
-/// commit, for the large fleets: checked to say the same `--version` as
-/// this build), else this build's.
+/// The numaprobe under test: `NUMAPROBE_BIN` (a release build, for the
+/// large fleets), else this build's. `NUMAPROBE_BIN` must be built from
+/// this build's code: its `--version` names this build's commit, or one
+/// whose sources (`crates/*/src`, build scripts, manifests, Cargo.lock)
+/// git finds identical to this checkout's.
 pub fn bin() -> PathBuf {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
@@ -29,12 +31,24 @@ pub fn bin() -> PathBuf {
             return debug;
         };
         let version = |p: &Path| run_ok(Command::new(p).arg("--version"));
-        assert_eq!(
-            version(&b),
-            version(&debug),
-            "NUMAPROBE_BIN={} is not this commit's numaprobe",
-            b.display()
-        );
+        let (theirs, ours) = (version(&b), version(&debug));
+        if theirs != ours {
+            let commit = theirs.split(['(', ' ']).find(|w| w.len() == 12).unwrap_or_default();
+            let same = Command::new("git")
+                .args(["diff", "--quiet", commit, "--"])
+                .args(["crates/*/src", "crates/*/build.rs", "crates/*/Cargo.toml"])
+                .args(["Cargo.toml", "Cargo.lock"])
+                .current_dir(repo())
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(
+                !commit.is_empty() && same,
+                "NUMAPROBE_BIN={} ({}) is not built from this checkout's code ({})",
+                b.display(),
+                theirs.trim(),
+                ours.trim()
+            );
+        }
         b
     })
     .clone()
@@ -70,6 +84,52 @@ pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     v
 }
 
+const GNU_TIME: &str = "/usr/bin/time";
+
+/// `c` run under GNU time when it is installed (wall time, CPU time of
+/// the command and its children, peak RSS, printed as `what`'s figures
+/// by [`said_time`]); as it is otherwise. `out` is where time writes.
+fn under_time(c: &Command, out: &Path) -> Command {
+    let mut t = if Path::new(GNU_TIME).is_file() {
+        let mut t = Command::new(GNU_TIME);
+        t.args(["-f", "%e %U %S %M", "-o"]).arg(out).arg(c.get_program());
+        t
+    } else {
+        Command::new(c.get_program())
+    };
+    t.args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => t.env(k, v),
+            None => t.env_remove(k),
+        };
+    }
+    t
+}
+
+/// Prints what GNU time wrote to `out` for `what` (nothing without it).
+fn said_time(what: &str, out: &Path) {
+    let Ok(text) = std::fs::read_to_string(out) else { return };
+    let v: Vec<f64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    if let [wall, user, sys, rss] = v[..] {
+        eprintln!(
+            "fleet-sql: {what}: {wall:.2} s wall, {:.2} s CPU (user + system), {:.0} MiB peak RSS (load {})",
+            user + sys,
+            rss / 1024.0,
+            std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split(' ').take(3).collect::<Vec<_>>().join(" ")
+        );
+    }
+    let _ = std::fs::remove_file(out);
+}
+
+/// [`run_ok`] of `c`, measured ([`under_time`]) and its figures printed.
+pub fn measured_ok(what: &str, c: &mut Command) -> String {
+    let out = std::env::temp_dir().join(format!("fleet-sql-time-{}", std::process::id()));
+    let text = timed(what, || run_ok(&mut under_time(c, &out)));
+    said_time(what, &out);
+    text
+}
+
 /// A synthetic fleet in a database.
 pub struct Fleet {
     pub dir: PathBuf,
@@ -87,17 +147,16 @@ pub struct Fleet {
 pub fn make(d: &Path, hosts: usize, per_file: usize) -> Fleet {
     let exports = d.join("exports");
     let unmeasured = d.join("unmeasured.tsv");
-    timed(&format!("{hosts} hosts written"), || {
-        run_ok(
-            Command::new("python3")
-                .arg(repo().join("scripts/fleet-synth.py"))
-                .args(["--varied", "--compact", "--hosts", &hosts.to_string()])
-                .args(["--per-file", &per_file.to_string(), "--out"])
-                .arg(&exports)
-                .arg("--unmeasured-out")
-                .arg(&unmeasured),
-        )
-    });
+    measured_ok(
+        &format!("{hosts} hosts written"),
+        Command::new("python3")
+            .arg(repo().join("scripts/fleet-synth.py"))
+            .args(["--varied", "--compact", "--hosts", &hosts.to_string()])
+            .args(["--per-file", &per_file.to_string(), "--out"])
+            .arg(&exports)
+            .arg("--unmeasured-out")
+            .arg(&unmeasured),
+    );
     let db = d.join("fleet.db");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&exports)
         .unwrap()
@@ -105,24 +164,24 @@ pub fn make(d: &Path, hosts: usize, per_file: usize) -> Fleet {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    timed("import", || {
-        for chunk in files.chunks(500) {
-            run_ok(np(&db).args(["--quiet", "import"]).args(chunk));
-        }
-    });
+    for (i, chunk) in files.chunks(500).enumerate() {
+        measured_ok(
+            &format!("import ({} files from {})", chunk.len(), i * 500),
+            np(&db).args(["--quiet", "import"]).args(chunk),
+        );
+    }
     std::fs::remove_dir_all(&exports).unwrap();
     let parquet = d.join("fleet.parquet");
-    timed("export --format parquet --all", || {
-        run_ok(
-            np(&db).args(["--quiet", "export", "--format", "parquet", "--all", "-o"]).arg(&parquet),
-        )
-    });
+    measured_ok(
+        "export --format parquet --all",
+        np(&db).args(["--quiet", "export", "--format", "parquet", "--all", "-o"]).arg(&parquet),
+    );
     Fleet { dir: d.to_path_buf(), db, unmeasured, parquet }
 }
 
 /// `fleet --json` with `args`, its numbers exact ([`exact`]).
 pub fn fleet_json(f: &Fleet, args: &[&str]) -> Value {
-    let text = timed("fleet --json", || run_ok(np(&f.db).args(["--json", "fleet"]).args(args)));
+    let text = measured_ok("fleet --json", np(&f.db).args(["--json", "fleet"]).args(args));
     exact(&text)
 }
 
@@ -190,12 +249,15 @@ pub fn sql(
     limit: Duration,
 ) -> Result<Value, String> {
     use std::os::unix::process::CommandExt;
-    let child = Command::new(python())
+    let timing = std::env::temp_dir().join(format!("fleet-sql-time-{}-sql", std::process::id()));
+    let mut script = Command::new(python());
+    script
         .arg(repo().join("scripts/fleet-sql.py"))
         .args(["--engine", engine, "--timeout"])
         .arg(limit.as_secs().to_string())
         .args(args)
-        .arg(parquet)
+        .arg(parquet);
+    let child = under_time(&script, &timing)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -227,6 +289,7 @@ pub fn sql(
         "fleet-sql: {engine} verdicts: {:.1} s (scripts/fleet-sql.py, engine start included)",
         start.elapsed().as_secs_f64()
     );
+    said_time(&format!("{engine} verdicts"), &timing);
     if out.status.success() {
         Ok(exact(&String::from_utf8(out.stdout).unwrap()))
     } else {
