@@ -518,58 +518,29 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
         e.1.insert(s(&d["value"]), d["hosts"].as_u64().unwrap());
     }
     assert_eq!(got_drift, want_drift, "drifting settings: the SQL (left), fleet --json (right)");
-    // The hosts listed, not compared.
+    // The hosts listed, not compared: each entry's fields (`a/b`: field b
+    // of object a), sorted.
     let listed = |v: &Value, fields: &[&str]| -> Vec<Vec<String>> {
         let mut out: Vec<Vec<String>> = v
             .as_array()
             .unwrap()
             .iter()
-            .map(|x| fields.iter().map(|f| s(&x[*f])).collect())
+            .map(|x| fields.iter().map(|f| s(f.split('/').fold(x, |v, k| &v[k]))).collect())
             .collect();
         out.sort();
         out
     };
-    let inc_want: Vec<Vec<String>> = {
-        let mut v: Vec<Vec<String>> = j["incomplete"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| {
-                vec![
-                    s(&x["host"]),
-                    s(&x["machine_id"]),
-                    s(&x["run_uuid"]),
-                    s(&x["reason"]),
-                    s(&x["last_complete"]["run_uuid"]),
-                ]
-            })
-            .collect();
-        v.sort();
-        v
-    };
+    let inc_want = listed(
+        &j["incomplete"],
+        &["host", "machine_id", "run_uuid", "reason", "last_complete/run_uuid"],
+    );
     let inc_got = listed(
         &q["incomplete"],
         &["host", "machine_id", "run_uuid", "reason", "last_complete_uuid"],
     );
     assert_eq!(inc_got, inc_want, "incomplete hosts: the SQL (left), fleet --json (right)");
     c.incomplete = inc_want.len();
-    let un_want: Vec<Vec<String>> = {
-        let mut v: Vec<Vec<String>> = j["unmeasured"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| {
-                vec![
-                    s(&x["host"]),
-                    s(&x["machine_id"]),
-                    s(&x["error"]),
-                    s(&x["last_run"]["run_uuid"]),
-                ]
-            })
-            .collect();
-        v.sort();
-        v
-    };
+    let un_want = listed(&j["unmeasured"], &["host", "machine_id", "error", "last_run/run_uuid"]);
     let un_got = listed(&q["unmeasured"], &["host", "machine_id", "error", "last_run_uuid"]);
     assert_eq!(un_got, un_want, "hosts not measured: the SQL (left), fleet --json (right)");
     c.unmeasured = un_want.len();
