@@ -260,8 +260,7 @@ print(json.dumps(out))
 "#,
         runs = format!("{stem}.runs.parquet"),
         settings = format!("{stem}.settings.parquet"),
-    )))
-    .unwrap();
+    )));
     assert_eq!(got["unjoined_figures"], 0, "every figure has its run");
     assert_eq!(got["unjoined_settings"], 0, "every setting has its run");
     assert_eq!(got["bad_counts"], 0, "each run's figures and settings are its rows");

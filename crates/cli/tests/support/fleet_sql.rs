@@ -358,6 +358,10 @@ pub struct Compared {
     pub passed_over: usize,
 }
 
+/// Drifting settings by (model, subgroup, setting): the majority value
+/// (none on a tie) and each drifting value's host count.
+type DriftSettings = BTreeMap<(String, String, String), (Option<String>, BTreeMap<String, u64>)>;
+
 /// Asserts that the SQL's verdicts (`q`, scripts/fleet-sql.py's JSON) are
 /// `fleet --json`'s (`j`) for every host: the hosts compared and their
 /// runs, each host's outliers (metric, value, median, deviation, to the
@@ -370,10 +374,7 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
     let grouped = j["group_by"] != "model";
     let mut want: BTreeMap<HostKey, Verdict> = BTreeMap::new();
     let mut want_stats: BTreeMap<(String, String, String), (f64, f64, u64)> = BTreeMap::new();
-    let mut want_drift: BTreeMap<
-        (String, String, String),
-        (Option<String>, BTreeMap<String, u64>),
-    > = BTreeMap::new();
+    let mut want_drift = DriftSettings::new();
     for g in j["groups"].as_array().unwrap() {
         let model = s(&g["model"]);
         let sub = if grouped { s(&g["subgroup"]) } else { String::new() };
@@ -509,8 +510,7 @@ pub fn assert_same(j: &Value, q: &Value) -> Compared {
         "peer medians and MADs: the SQL (left), fleet --json (right)"
     );
     c.peer_stats = want_stats.len();
-    let mut got_drift: BTreeMap<(String, String, String), (Option<String>, BTreeMap<String, u64>)> =
-        BTreeMap::new();
+    let mut got_drift = DriftSettings::new();
     for d in q["drift_settings"].as_array().unwrap() {
         let e = got_drift
             .entry((s(&d["model"]), s(&d["subgroup"]), s(&d["setting"])))
