@@ -10,8 +10,7 @@
 //! runs the 10,000 hosts with DuckDB (what `.ci/run` runs); the 100,000
 //! hosts take ten times the CPU of 10,000 and several GiB of disk
 //! (docs/fleet.md, "Scale"), more than CI's budget allows: they are
-//! `#[ignore]`d and run
-//! by hand with `-- --ignored`; with `--features
+//! `#[ignore]`d and run by hand with `-- --ignored`; with `--features
 //! fleet-scale-tests,spark-tests` (after scripts/spark-setup.sh) Spark
 //! judges the same fleet too.
 
