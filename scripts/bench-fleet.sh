@@ -81,8 +81,9 @@ printf '  import               %7.2f s  %7s s       %5s MiB\n' "$(s import)" "$(
 printf '  fleet --json         %7.2f s  %7s s       %5s MiB\n' "$(s fleet)" "$(cpu fleet)" "$(mib fleet)"
 printf '  fleet, 4 formats     %7.2f s  %7s s       %5s MiB (%d KiB of HTML)\n' "$(s gather)" "$(cpu gather)" "$(mib gather)" \
     "$(( $(stat -c %s "$work/fleet.html") / 1024 ))"
-printf '  export --format parquet %5.2f s  %7s s       %5s MiB (%d KiB + %d KiB)\n' "$(s parquet)" "$(cpu parquet)" "$(mib parquet)" \
-    "$(( $(stat -c %s "$work/fleet.parquet") / 1024 ))" "$(( $(stat -c %s "$work/fleet.runs.parquet") / 1024 ))"
+printf '  export --format parquet %5.2f s  %7s s       %5s MiB (%d KiB + %d KiB + %d KiB)\n' "$(s parquet)" "$(cpu parquet)" "$(mib parquet)" \
+    "$(( $(stat -c %s "$work/fleet.parquet") / 1024 ))" "$(( $(stat -c %s "$work/fleet.runs.parquet") / 1024 ))" \
+    "$(( $(stat -c %s "$work/fleet.settings.parquet") / 1024 ))"
 printf '  import + fleet --json: %.2f s wall, %.2f s CPU\n' "$(python3 -c "print($(s import) + $(s fleet))")" \
     "$(python3 -c "print($(cpu import) + $(cpu fleet))")"
 printf '  outliers: %s; drift: %s\n' "$outliers" "$drifted"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reads a Parquet file's footer with the standard library alone: the
 magic at both ends, then the Thrift compact-encoded FileMetaData (the
-Parquet format's parquet.thrift): its column names, its row count and each
-row group's row count. Prints them as JSON. An independent check of
+Parquet format's parquet.thrift): its column names, its row count, each
+row group's row count and the key-value metadata. Prints them as JSON. An independent check of
 `numaprobe export --format parquet` (it shares no code with the writer).
 
     scripts/parquet-footer.py FILE.parquet
@@ -93,7 +93,8 @@ def main(path):
     (n,) = struct.unpack_from("<I", data, len(data) - 8)
     meta = Compact(data[len(data) - 8 - n:len(data) - 8]).struct()
     # FileMetaData: 2 schema (SchemaElement: 4 name, 5 num_children),
-    # 3 num_rows, 4 row_groups (RowGroup: 3 num_rows), 6 created_by.
+    # 3 num_rows, 4 row_groups (RowGroup: 3 num_rows), 5 key_value_metadata
+    # (KeyValue: 1 key, 2 value), 6 created_by.
     schema = meta[2]
     columns = [e[4].decode() for e in schema[1:]]
     print(json.dumps({
@@ -101,6 +102,7 @@ def main(path):
         "columns": columns,
         "num_rows": meta[3],
         "row_groups": [g[3] for g in meta[4]],
+        "key_value": {kv[1].decode(): kv.get(2, b"").decode() for kv in meta.get(5, [])},
         "created_by": meta.get(6, b"").decode(),
     }))
 

@@ -75,8 +75,11 @@ say "numaprobe $version, commit ${commit:0:12}, SOURCE_DATE_EPOCH=$epoch"
 # date from git itself).
 say "building the static binary (target/static; a no-op when up to date)"
 flags=$(scripts/static-rustflags) || die "scripts/static-rustflags failed"
+# `--features parquet` is a default feature already (the guest suite's
+# build has it too, so this stays a no-op): named so that a release never
+# ships without `export --format parquet`.
 env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLAGS="$flags" \
-    cargo build --release --locked --target "$TARGET" -p numaprobe \
+    cargo build --release --locked --target "$TARGET" -p numaprobe --features parquet \
     --target-dir "$root/target/static" >&2 || die "static build failed"
 bin="$root/target/static/$TARGET/release/numaprobe"
 [ -x "$bin" ] || die "the build produced no $bin"

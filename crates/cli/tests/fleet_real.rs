@@ -847,27 +847,6 @@ fn prometheus_series_stay_the_same_across_runs_and_clones_stay_apart() {
         ));
     }
     assert_eq!(total, series, "every family but run_info is checked");
-    // Per family (a range function drops the name): the distinct series
-    // over both runs, as many as one run writes.
-    let mut per_family = String::new();
-    let (mut total, mut counts) = (0, Vec::new());
-    for family in [
-        "numaprobe_bandwidth_bytes_per_second",
-        "numaprobe_latency_seconds",
-        "numaprobe_loaded_latency_delay_iterations",
-        "numaprobe_headline_bandwidth_bytes_per_second",
-        "numaprobe_headline_latency_seconds",
-        "numaprobe_run_timestamp_seconds",
-    ] {
-        let n = first.lines().filter(|l| l.starts_with(&format!("{family}{{"))).count();
-        counts.push((family, n));
-        total += n;
-        per_family.push_str(&format!(
-            "      - expr: count(count_over_time({family}{{host=\"solo\"}}[30m]))\n        \
-             eval_time: 29m\n        exp_samples:\n          - labels: '{{}}'\n            value: {n}\n"
-        ));
-    }
-    assert_eq!(total, series, "every family but run_info is checked");
     let test = format!(
         "rule_files:\n  - {rules}\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n{input}    \
          promql_expr_test:\n{per_family}      \
@@ -921,8 +900,8 @@ fn five_hosts(d: &Path) -> PathBuf {
     db
 }
 
-/// The columns of the Parquet figures table, as docs/fleet.md lists them.
-const FIGURE_COLUMNS: [&str; 16] = [
+/// The columns of the Parquet tables, as docs/fleet.md lists them.
+const FIGURE_COLUMNS: [&str; 17] = [
     "machine_id",
     "host",
     "run_uuid",
@@ -939,15 +918,36 @@ const FIGURE_COLUMNS: [&str; 16] = [
     "unit",
     "higher_is_better",
     "stable",
+    "schema_version",
 ];
+const RUN_COLUMNS: [&str; 17] = [
+    "run_uuid",
+    "machine_id",
+    "host",
+    "model",
+    "started",
+    "finished",
+    "status",
+    "label",
+    "config_hash",
+    "machine_fingerprint",
+    "tool_version",
+    "figures",
+    "run_id",
+    "exec",
+    "message",
+    "settings",
+    "schema_version",
+];
+const SETTING_COLUMNS: [&str; 4] = ["run_uuid", "setting", "value", "schema_version"];
 
 /// `export --format parquet` of the fleet's runs: the figures file and the
-/// runs file beside it, read by an independent reader
+/// runs and settings files beside it, read by an independent reader
 /// (scripts/parquet-footer.py: the Thrift footer parsed with Python's
 /// standard library): the magic, the documented columns, the row counts
-/// `--json` reports, each run's figures adding up; without -o it is
-/// refused (exit 2). DuckDB reads the same files with feature
-/// `duckdb-tests` (`duckdb_reads_the_parquet_export`).
+/// `--json` reports, each run's figures adding up, the schema version in
+/// each file's key-value metadata; without -o it is refused (exit 2).
+/// DuckDB reads the same files in the DuckDB suite (`fleet_sql`).
 #[test]
 fn parquet_export_has_the_documented_tables() {
     let dir = tempfile::tempdir().unwrap();
@@ -958,13 +958,15 @@ fn parquet_export_has_the_documented_tables() {
             .args(["--json", "export", "--format", "parquet", "1", "2", "3", "4", "5", "-o"])
             .arg(&out),
     );
+    assert_eq!(said["parquet_schema_version"], 2, "{said}");
     let footer = |p: &Path| -> Value {
         json_of(Command::new("python3").arg(repo().join("scripts/parquet-footer.py")).arg(p))
     };
+    let columns = |v: &Value| -> Vec<String> {
+        v["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect()
+    };
     let figures = footer(&out);
-    let columns: Vec<&str> =
-        figures["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
-    assert_eq!(columns, FIGURE_COLUMNS);
+    assert_eq!(columns(&figures), FIGURE_COLUMNS);
     let rows = figures["num_rows"].as_u64().unwrap();
     assert_eq!(Some(rows), said["figures"]["rows"].as_u64(), "{said}");
     let groups: u64 =
@@ -974,90 +976,21 @@ fn parquet_export_has_the_documented_tables() {
     let runs = footer(&dir.path().join("fleet.runs.parquet"));
     assert_eq!(runs["num_rows"], 5, "{runs}");
     assert_eq!(said["runs"]["rows"], 5);
-    assert_eq!(runs["columns"][0], "run_uuid");
-    // Each run: its catalogue metrics and its results (the fixture's run
-    // holds 66 bandwidth and latency results, and more metrics).
-    assert!(rows > 5 * 66, "{rows}");
+    assert_eq!(columns(&runs), RUN_COLUMNS);
+    let settings = footer(&dir.path().join("fleet.settings.parquet"));
+    assert_eq!(columns(&settings), SETTING_COLUMNS);
+    assert_eq!(settings["num_rows"], said["settings"]["rows"], "{said}");
+    // The fixture's 9 configuration settings per run.
+    assert_eq!(said["settings"]["rows"], 5 * 9, "{said}");
+    for f in [&figures, &runs, &settings] {
+        assert_eq!(f["key_value"]["numaprobe.schema_version"], "2", "{f}");
+    }
+    // Each run: the fleet's 7 figures, its catalogue metrics and its
+    // results (the fixture's run holds 66 bandwidth and latency results).
+    assert!(rows > 5 * (7 + 66), "{rows}");
     let o = np(&db).args(["export", "--format", "parquet", "1"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("-o FILE.parquet"));
-}
-
-/// The Python with DuckDB that scripts/duckdb-setup.sh installs.
-#[cfg(feature = "duckdb-tests")]
-fn duckdb_python() -> PathBuf {
-    std::env::var_os("NUMAPROBE_DUCKDB_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/numaprobe-fleet-py/bin/python3"))
-}
-
-/// Issue 38: DuckDB (its Python package) reads `export --format parquet`
-/// of a fleet: row counts, a value against `fleet --json`'s, the join of
-/// the figures and the runs, and docs/fleet.md's slow-host query finds the
-/// slow host, and only it. Five hosts from the synthetic fixture's run,
-/// `h4` at 80 % of the others' bandwidth. DuckDB's Python package comes
-/// from PyPI, which CI may not reach (it uses Debian's archive and
-/// crates.io only): feature `duckdb-tests`, after scripts/duckdb-setup.sh.
-#[cfg(feature = "duckdb-tests")]
-#[test]
-fn duckdb_reads_the_parquet_export() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let db = five_hosts(d);
-    let out = d.join("fleet.parquet");
-    let said = json_of(
-        np(&db)
-            .args(["--json", "export", "--format", "parquet", "1", "2", "3", "4", "5", "-o"])
-            .arg(&out),
-    );
-    let fleet = json_of(np(&db).args(["--json", "fleet"]));
-    let h4 =
-        fleet["groups"][0]["hosts"].as_array().unwrap().iter().find(|h| h["host"] == "h4").unwrap();
-    let local = h4["metrics"]["local_bw_gbs"]["value"].as_f64().unwrap();
-    let docs = std::fs::read_to_string(repo().join("docs/fleet.md")).unwrap();
-    let query = docs
-        .split("```sql\n")
-        .nth(1)
-        .and_then(|q| q.split("```").next())
-        .expect("docs/fleet.md has the slow-host query")
-        .replace("'fleet.parquet'", &format!("'{}'", out.display()))
-        .replace("'fleet.runs.parquet'", &format!("'{}'", d.join("fleet.runs.parquet").display()));
-    let script = format!(
-        r#"import duckdb, json
-c = duckdb.connect()
-f, r = {f:?}, {r:?}
-out = {{
-  "rows": c.execute(f"select count(*) from '{{f}}'").fetchone()[0],
-  "runs": c.execute(f"select count(*) from '{{r}}'").fetchone()[0],
-  "metrics": c.execute(f"select count(*) from '{{f}}' where kind = 'metric'").fetchone()[0],
-  "h4_local": c.execute(f"select value from '{{f}}' where host = 'h4' and metric_id = 'local_bw_gbs'").fetchone()[0],
-  "joined": c.execute(f"select count(*) from '{{f}}' f join '{{r}}' r using (run_uuid)").fetchone()[0],
-  "unstable_or_null": c.execute(f"select count(*) from '{{f}}' where kind = 'result' and stable is null").fetchone()[0],
-  "slow": [list(map(str, row)) for row in c.execute({query:?}).fetchall()],
-}}
-print(json.dumps(out))
-"#,
-        f = out.display().to_string(),
-        r = d.join("fleet.runs.parquet").display().to_string(),
-    );
-    let got = {
-        let o = Command::new(duckdb_python())
-            .arg("-c")
-            .arg(&script)
-            .output()
-            .expect("the Python of scripts/fleet-setup.sh, with DuckDB");
-        assert!(o.status.success(), "{}\n{script}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice::<Value>(&o.stdout).unwrap()
-    };
-    assert_eq!(got["rows"], said["figures"]["rows"], "{got}");
-    assert_eq!(got["runs"], 5);
-    assert_eq!(got["joined"], got["rows"], "every figure has its run");
-    assert_eq!(got["unstable_or_null"], 0, "every result says whether it was stable");
-    assert!(got["metrics"].as_u64().unwrap() >= 5 * 7, "{got}");
-    assert!((got["h4_local"].as_f64().unwrap() - local).abs() < 1e-9, "{got} vs {local}");
-    let slow = got["slow"].as_array().unwrap();
-    assert_eq!(slow.len(), 1, "{got}");
-    assert_eq!(slow[0][0], "h4", "{got}");
 }
 
 /// deploy/systemd as systemd reads it: `systemd-analyze verify` accepts the

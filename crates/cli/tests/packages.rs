@@ -120,6 +120,32 @@ fn check_binary(bin: &Path) {
     for f in ["numaprobe::main", "numaprobe::cmd::run", "topo::"] {
         assert!(symbols.contains(f), "{b}: no symbol naming {f}");
     }
+    check_parquet(bin);
+}
+
+/// The shipped binary exports Parquet (a default feature): the fixture's
+/// runs imported, `export --format parquet --all` writes the three tables
+/// of schema version 2, each a Parquet file.
+fn check_parquet(bin: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let fixture = repo().join("crates/report/tests/fixtures/synthetic-export.json");
+    run_ok(Command::new(bin).arg("--db").arg(&db).args(["--quiet", "import"]).arg(fixture));
+    let out = dir.path().join("fleet.parquet");
+    let said = run_ok(
+        Command::new(bin)
+            .arg("--db")
+            .arg(&db)
+            .args(["--json", "export", "--format", "parquet", "--all", "-o"])
+            .arg(&out),
+    );
+    let said: serde_json::Value = serde_json::from_str(&said).unwrap();
+    assert_eq!(said["parquet_schema_version"], 2, "{said}");
+    assert_eq!(said["runs"]["rows"], 3, "{said}");
+    for f in ["fleet.parquet", "fleet.runs.parquet", "fleet.settings.parquet"] {
+        let bytes = std::fs::read(dir.path().join(f)).unwrap();
+        assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "{}: {f}", bin.display());
+    }
 }
 
 /// Checks the shipped GPU helper: dynamically linked (it opens the driver

@@ -1,16 +1,20 @@
-//! `export --format parquet`: runs as two tidy Parquet tables (the figures,
-//! one row per figure, and the runs), read one run at a time from the
-//! database. The rows are drawn here from the typed records and the
-//! metric catalogue, beside the CSV and OpenMetrics exporters;
-//! `store::parquet` writes them. Schema and a DuckDB query in
-//! docs/fleet.md.
+//! `export --format parquet`: runs as three tidy Parquet tables (the
+//! figures, one row per figure; the runs; the settings each run was
+//! measured under), read one run at a time from the database. The rows are
+//! drawn here from the typed records, the fleet's reduction of a run
+//! (`analysis::fleet::HostRun`: the figures and settings `fleet` compares)
+//! and the metric catalogue, beside the CSV and OpenMetrics exporters;
+//! `store::parquet` writes them. Schema in docs/fleet.md; the fleet's
+//! verdicts over these tables, as SQL, in deploy/sql.
 
 use std::path::{Path, PathBuf};
 
+use analysis::fleet::HostRun;
+use analysis::metrics::MetricKey;
 use results::lat::Lat;
 use results::stats::measured;
 use results::Record;
-use store::parquet::{FigureRow, ParquetError, RunKey, RunRow};
+use store::parquet::{FigureRow, FiguresTable, ParquetError, RunKey, RunRow, SettingsTable};
 use store::{LoadedRun, RunId, Store, StoreError};
 
 /// Why an export stopped: a file could not be written, or a run could not
@@ -25,16 +29,36 @@ pub enum ExportError {
     Store(#[from] StoreError),
 }
 
-/// Where the runs table goes beside the figures file `path`:
-/// `NAME.parquet` -> `NAME.runs.parquet`.
-pub fn runs_path(path: &Path) -> PathBuf {
+/// The path of a table beside the figures file `path`: `NAME.parquet` ->
+/// `NAME.TABLE.parquet`.
+fn beside(path: &Path, table: &str) -> PathBuf {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let ext = path.extension().map(|e| e.to_string_lossy().into_owned());
     let name = match ext {
-        Some(e) => format!("{stem}.runs.{e}"),
-        None => format!("{stem}.runs.parquet"),
+        Some(e) => format!("{stem}.{table}.{e}"),
+        None => format!("{stem}.{table}.parquet"),
     };
     path.with_file_name(name)
+}
+
+/// Where the runs table goes beside the figures file `path`:
+/// `NAME.parquet` -> `NAME.runs.parquet`.
+pub fn runs_path(path: &Path) -> PathBuf {
+    beside(path, "runs")
+}
+
+/// Where the settings table goes beside the figures file `path`:
+/// `NAME.parquet` -> `NAME.settings.parquet`.
+pub fn settings_path(path: &Path) -> PathBuf {
+    beside(path, "settings")
+}
+
+/// The rows each table got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    pub figures: u64,
+    pub runs: u64,
+    pub settings: u64,
 }
 
 fn key_of(run: &LoadedRun) -> RunKey {
@@ -52,26 +76,48 @@ fn text_of<T: serde::Serialize>(v: &T) -> Option<String> {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string))
 }
 
-/// Every figure of a run: each catalogue metric (what `compare` and
-/// `fleet` compare, with its relation and scope), then each bandwidth and
-/// latency result (its nodes and whether it was stable).
-pub fn figures_of(run: &LoadedRun) -> Vec<FigureRow> {
-    let mut out: Vec<FigureRow> = analysis::catalogue::catalogue(run)
+/// Every figure of a run: the figures `fleet` compares (`kind = 'fleet'`,
+/// `host`'s: the run reduced as the fleet reduces it), each catalogue
+/// metric (what `compare` compares, with its relation and scope), then
+/// each bandwidth and latency result (its nodes and whether it was
+/// stable). A catalogue metric may share its id with a fleet figure
+/// (`local_lat_ns`) and differ from it: the catalogue draws it by
+/// hardware relation, the fleet from the run's headline figures.
+pub fn figures_of(run: &LoadedRun, host: &HostRun) -> Vec<FigureRow> {
+    let mut out: Vec<FigureRow> = MetricKey::ALL
         .into_iter()
-        .filter(|m| m.value.is_finite())
-        .map(|m| FigureRow {
-            kind: "metric",
-            relation: text_of(&m.def.relation),
-            scope: text_of(&m.def.scope),
-            metric_id: m.def.id.to_string(),
-            cpu_node: None,
-            mem_node: None,
-            value: m.value,
-            unit: m.def.unit,
-            higher_is_better: Some(m.def.higher_is_better),
-            stable: None,
+        .filter_map(|k| {
+            let value = *host.metrics.get(&k)?;
+            Some(FigureRow {
+                kind: "fleet",
+                metric_id: k.id().to_string(),
+                relation: None,
+                scope: None,
+                cpu_node: None,
+                mem_node: None,
+                value,
+                unit: k.unit().to_string(),
+                higher_is_better: Some(k.higher_is_better()),
+                stable: None,
+            })
         })
         .collect();
+    out.extend(
+        analysis::catalogue::catalogue(run).into_iter().filter(|m| m.value.is_finite()).map(|m| {
+            FigureRow {
+                kind: "metric",
+                relation: text_of(&m.def.relation),
+                scope: text_of(&m.def.scope),
+                metric_id: m.def.id.to_string(),
+                cpu_node: None,
+                mem_node: None,
+                value: m.value,
+                unit: m.def.unit,
+                higher_is_better: Some(m.def.higher_is_better),
+                stable: None,
+            }
+        }),
+    );
     let node = |n: Option<u32>| n.and_then(|n| i32::try_from(n).ok());
     for r in run.records() {
         let row = match r {
@@ -141,41 +187,48 @@ pub fn figures_of(run: &LoadedRun) -> Vec<FigureRow> {
     out
 }
 
-/// Writes `ids`' figures to `path` and their runs beside it
-/// ([`runs_path`]): (figure rows, run rows).
-pub fn export(db: &Store, ids: &[RunId], path: &Path) -> Result<(u64, u64), ExportError> {
-    let file =
-        topo::outfile::open_output(path).map_err(|e| ExportError::Open(path.to_path_buf(), e))?;
-    let mut runs: Vec<RunRow> = Vec::with_capacity(ids.len());
-    let mut failed: Option<StoreError> = None;
-    let iter = ids.iter().map_while(|id| match db.load_run(*id) {
-        Ok(run) => {
-            let key = key_of(&run);
-            let figures = figures_of(&run);
-            runs.push(RunRow {
-                key: key.clone(),
-                model: analysis::fleet::model_of(&run),
-                finished_ms: run.summary.finished.as_deref().and_then(store::util::parse_rfc3339),
-                status: run.summary.status.to_string(),
-                machine_fingerprint: run.summary.machine_fingerprint.clone(),
-                tool_version: run.summary.tool_version.clone(),
-                figures: figures.len() as i64,
-            });
-            Some(Ok((key, figures)))
-        }
-        Err(e) => {
-            failed = Some(e);
-            None
-        }
-    });
-    let figures = store::parquet::write_figures(std::io::BufWriter::new(file), iter)
-        .map_err(|e| ExportError::Write(path.to_path_buf(), e))?;
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
+/// Writes `ids`' figures to `path`, their runs and settings beside it
+/// ([`runs_path`], [`settings_path`]), reading one run at a time.
+pub fn export(db: &Store, ids: &[RunId], path: &Path) -> Result<Written, ExportError> {
+    let open = |p: &Path| {
+        topo::outfile::open_output(p)
+            .map(std::io::BufWriter::new)
+            .map_err(|e| ExportError::Open(p.to_path_buf(), e))
+    };
+    let sp = settings_path(path);
     let rp = runs_path(path);
-    let file = topo::outfile::open_output(&rp).map_err(|e| ExportError::Open(rp.clone(), e))?;
-    let n = store::parquet::write_runs(std::io::BufWriter::new(file), &runs)
-        .map_err(|e| ExportError::Write(rp.clone(), e))?;
-    Ok((figures, n))
+    let werr = |p: &Path| {
+        let p = p.to_path_buf();
+        move |e| ExportError::Write(p, e)
+    };
+    let mut figures = FiguresTable::new(open(path)?).map_err(werr(path))?;
+    let mut settings = SettingsTable::new(open(&sp)?).map_err(werr(&sp))?;
+    let mut runs: Vec<RunRow> = Vec::with_capacity(ids.len());
+    for id in ids {
+        let run = db.load_run(*id)?;
+        let host = HostRun::of(&run);
+        let key = key_of(&run);
+        let rows = figures_of(&run, &host);
+        figures.push(&key, &rows).map_err(werr(path))?;
+        settings
+            .push(&key.run_uuid, host.settings.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map_err(werr(&sp))?;
+        runs.push(RunRow {
+            model: host.model,
+            finished_ms: run.summary.finished.as_deref().and_then(store::util::parse_rfc3339),
+            status: run.summary.status.to_string(),
+            machine_fingerprint: run.summary.machine_fingerprint.clone(),
+            tool_version: run.summary.tool_version.clone(),
+            figures: rows.len() as i64,
+            run_id: run.summary.id.0,
+            exec: host.exec,
+            message: run.summary.message.clone(),
+            settings: host.settings.len() as i64,
+            key,
+        });
+    }
+    let figures = figures.finish().map_err(werr(path))?;
+    let settings = settings.finish().map_err(werr(&sp))?;
+    let n = store::parquet::write_runs(open(&rp)?, &runs).map_err(werr(&rp))?;
+    Ok(Written { figures, runs: n, settings })
 }

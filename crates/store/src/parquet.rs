@@ -1,22 +1,37 @@
 //! Runs as tidy Parquet tables for the engines operators already run at
 //! scale (DuckDB, Spark, Trino, BigQuery): `numaprobe export --format
-//! parquet`. Two files: the figures, one row per figure (the catalogue's
-//! metrics and each bandwidth and latency result), and the runs, one row
-//! per run. Written with the `parquet` crate's low-level column writer (no
-//! Arrow), uncompressed, in row groups of at most [`ROW_GROUP_ROWS`] rows so
-//! that memory stays bounded whatever the number of runs. The schema is
-//! documented in docs/fleet.md.
+//! parquet`. Three files: the figures, one row per figure (what `fleet`
+//! compares, the catalogue's metrics and each bandwidth and latency
+//! result); the runs, one row per run; the settings each run was measured
+//! under, one row per setting. Written with the `parquet` crate's
+//! low-level column writer (no Arrow), uncompressed, in row groups of at
+//! most [`ROW_GROUP_ROWS`] rows so that memory stays bounded whatever the
+//! number of runs. Every table carries its [`SCHEMA_VERSION`] twice: as
+//! its last column (what SQL engines read) and in the file's key-value
+//! metadata under [`VERSION_KEY`] (readable without knowing the columns).
+//! The schema is documented in docs/fleet.md; deploy/sql reads it.
 
 use std::io::Write;
 use std::sync::Arc;
 
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 /// Rows buffered before a row group is written.
 pub const ROW_GROUP_ROWS: usize = 65_536;
+
+/// The version of the three tables' schema. Version 1 had no version
+/// column, no settings table and, in the figures and runs tables, neither
+/// the fleet's own figures nor the run ids, `exec` flags and messages that
+/// deploy/sql needs to give `fleet`'s verdicts; deploy/sql refuses any
+/// version but this one, by name.
+pub const SCHEMA_VERSION: i32 = 2;
+
+/// The key of [`SCHEMA_VERSION`] in each file's key-value metadata.
+pub const VERSION_KEY: &str = "numaprobe.schema_version";
 
 /// The figures table: one row per figure.
 pub const FIGURES_SCHEMA: &str = "message numaprobe_figure {
@@ -36,7 +51,9 @@ pub const FIGURES_SCHEMA: &str = "message numaprobe_figure {
   REQUIRED BYTE_ARRAY unit (UTF8);
   OPTIONAL BOOLEAN higher_is_better;
   OPTIONAL BOOLEAN stable;
+  REQUIRED INT32 schema_version;
 }";
+const FIGURES_COLS: &str = "ssslssssssiidsbbi";
 
 /// The runs table: one row per run.
 pub const RUNS_SCHEMA: &str = "message numaprobe_run {
@@ -52,7 +69,22 @@ pub const RUNS_SCHEMA: &str = "message numaprobe_run {
   REQUIRED BYTE_ARRAY machine_fingerprint (UTF8);
   REQUIRED BYTE_ARRAY tool_version (UTF8);
   REQUIRED INT64 figures;
+  REQUIRED INT64 run_id;
+  REQUIRED BOOLEAN exec;
+  OPTIONAL BYTE_ARRAY message (UTF8);
+  REQUIRED INT64 settings;
+  REQUIRED INT32 schema_version;
 }";
+const RUNS_COLS: &str = "ssssllsssssllbsli";
+
+/// The settings table: one row per setting of a run.
+pub const SETTINGS_SCHEMA: &str = "message numaprobe_setting {
+  REQUIRED BYTE_ARRAY run_uuid (UTF8);
+  REQUIRED BYTE_ARRAY setting (UTF8);
+  REQUIRED BYTE_ARRAY value (UTF8);
+  REQUIRED INT32 schema_version;
+}";
+const SETTINGS_COLS: &str = "sssi";
 
 /// What identifies a run on each of its figure rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,8 +101,8 @@ pub struct RunKey {
 /// One figure of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FigureRow {
-    /// `metric` (a catalogue metric) or `result` (one bandwidth or latency
-    /// result).
+    /// `fleet` (a figure `numaprobe fleet` compares), `metric` (a
+    /// catalogue metric) or `result` (one bandwidth or latency result).
     pub kind: &'static str,
     pub metric_id: String,
     pub relation: Option<String>,
@@ -92,7 +124,17 @@ pub struct RunRow {
     pub status: String,
     pub machine_fingerprint: String,
     pub tool_version: String,
+    /// Its rows in the figures table.
     pub figures: i64,
+    /// Its id in the database it was exported from: what orders two runs
+    /// of a machine that started at the same time, as in `fleet`.
+    pub run_id: i64,
+    /// It holds results of `exec` (a program under placements).
+    pub exec: bool,
+    /// How it ended when not complete (`interrupted (SIGTERM)`, an error).
+    pub message: Option<String>,
+    /// Its rows in the settings table.
+    pub settings: i64,
 }
 
 /// An error writing Parquet (the path is named by the caller).
@@ -116,6 +158,18 @@ enum Col {
 }
 
 impl Col {
+    /// A column of kind `k`: `s` string, `i` int32, `l` int64, `d` double,
+    /// `b` boolean.
+    fn of(k: char) -> Col {
+        match k {
+            's' => Col::Str(vec![]),
+            'i' => Col::I32(vec![]),
+            'l' => Col::I64(vec![]),
+            'd' => Col::F64(vec![]),
+            _ => Col::Bool(vec![]),
+        }
+    }
+
     fn clear(&mut self) {
         match self {
             Col::Str(v) => v.clear(),
@@ -134,31 +188,85 @@ fn levels<T: Clone>(v: &[Option<T>]) -> (Vec<T>, Vec<i16>) {
     (values, defs)
 }
 
-/// A Parquet file written row group by row group.
+/// A Parquet file written row group by row group, a row at a time: each
+/// value pushed to the next column, [`Table::row_done`] ends the row with
+/// the schema version.
 struct Table<W: Write + Send> {
     writer: SerializedFileWriter<W>,
     cols: Vec<Col>,
+    /// The column the next value goes to.
+    at: usize,
     rows: usize,
     total: u64,
 }
 
 impl<W: Write + Send> Table<W> {
-    fn new(out: W, schema: &str, cols: Vec<Col>) -> Result<Self, ParquetError> {
+    fn new(out: W, schema: &str, kinds: &str) -> Result<Self, ParquetError> {
         let schema = Arc::new(parse_message_type(schema)?);
+        let cols: Vec<Col> = kinds.chars().map(Col::of).collect();
+        if cols.len() != schema.get_fields().len() {
+            return Err(ParquetError("schema and columns differ".into()));
+        }
         let props = Arc::new(
             WriterProperties::builder()
                 .set_created_by(format!("numaprobe {}", env!("CARGO_PKG_VERSION")))
+                .set_key_value_metadata(Some(vec![KeyValue::new(
+                    VERSION_KEY.to_string(),
+                    SCHEMA_VERSION.to_string(),
+                )]))
                 .build(),
         );
-        Ok(Table {
-            writer: SerializedFileWriter::new(out, schema, props)?,
-            cols,
-            rows: 0,
-            total: 0,
-        })
+        let writer = SerializedFileWriter::new(out, schema, props)?;
+        Ok(Table { writer, cols, at: 0, rows: 0, total: 0 })
     }
 
+    fn next(&mut self) -> &mut Col {
+        let i = self.at;
+        self.at += 1;
+        &mut self.cols[i]
+    }
+
+    fn str(&mut self, v: Option<&str>) {
+        if let Col::Str(x) = self.next() {
+            x.push(v.map(str::to_string));
+        }
+    }
+
+    fn i32(&mut self, v: Option<i32>) {
+        if let Col::I32(x) = self.next() {
+            x.push(v);
+        }
+    }
+
+    fn i64(&mut self, v: Option<i64>) {
+        if let Col::I64(x) = self.next() {
+            x.push(v);
+        }
+    }
+
+    fn f64(&mut self, v: f64) {
+        if let Col::F64(x) = self.next() {
+            x.push(v);
+        }
+    }
+
+    fn bool(&mut self, v: Option<bool>) {
+        if let Col::Bool(x) = self.next() {
+            x.push(v);
+        }
+    }
+
+    /// Ends a row with the schema version, its last column.
     fn row_done(&mut self) -> Result<(), ParquetError> {
+        self.i32(Some(SCHEMA_VERSION));
+        if self.at != self.cols.len() {
+            return Err(ParquetError(format!(
+                "a row of {} values for {} columns",
+                self.at,
+                self.cols.len()
+            )));
+        }
+        self.at = 0;
         self.rows += 1;
         if self.rows >= ROW_GROUP_ROWS {
             self.flush()?;
@@ -217,21 +325,74 @@ impl<W: Write + Send> Table<W> {
     }
 }
 
-fn push_str(c: &mut Col, v: Option<&str>) {
-    if let Col::Str(x) = c {
-        x.push(v.map(str::to_string));
+/// The figures table, written one run after another.
+pub struct FiguresTable<W: Write + Send>(Table<W>);
+
+impl<W: Write + Send> FiguresTable<W> {
+    pub fn new(out: W) -> Result<Self, ParquetError> {
+        Ok(FiguresTable(Table::new(out, FIGURES_SCHEMA, FIGURES_COLS)?))
+    }
+
+    /// Adds one run's figures.
+    pub fn push(&mut self, k: &RunKey, rows: &[FigureRow]) -> Result<(), ParquetError> {
+        let t = &mut self.0;
+        for r in rows {
+            t.str(k.machine_id.as_deref());
+            t.str(Some(&k.host));
+            t.str(Some(&k.run_uuid));
+            t.i64(k.started_ms);
+            t.str(k.label.as_deref());
+            t.str(Some(&k.config_hash));
+            t.str(Some(r.kind));
+            t.str(Some(&r.metric_id));
+            t.str(r.relation.as_deref());
+            t.str(r.scope.as_deref());
+            t.i32(r.cpu_node);
+            t.i32(r.mem_node);
+            t.f64(r.value);
+            t.str(Some(&r.unit));
+            t.bool(r.higher_is_better);
+            t.bool(r.stable);
+            t.row_done()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered and the footer: the rows written.
+    pub fn finish(self) -> Result<u64, ParquetError> {
+        self.0.finish()
     }
 }
 
-fn push_key(cols: &mut [Col], k: &RunKey) {
-    push_str(&mut cols[0], k.machine_id.as_deref());
-    push_str(&mut cols[1], Some(&k.host));
-    push_str(&mut cols[2], Some(&k.run_uuid));
-    if let Col::I64(x) = &mut cols[3] {
-        x.push(k.started_ms);
+/// The settings table, written one run after another.
+pub struct SettingsTable<W: Write + Send>(Table<W>);
+
+impl<W: Write + Send> SettingsTable<W> {
+    pub fn new(out: W) -> Result<Self, ParquetError> {
+        Ok(SettingsTable(Table::new(out, SETTINGS_SCHEMA, SETTINGS_COLS)?))
     }
-    push_str(&mut cols[4], k.label.as_deref());
-    push_str(&mut cols[5], Some(&k.config_hash));
+
+    /// Adds one run's settings (dotted name, value as `fleet` compares
+    /// it).
+    pub fn push<'a>(
+        &mut self,
+        run_uuid: &str,
+        settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<(), ParquetError> {
+        let t = &mut self.0;
+        for (name, value) in settings {
+            t.str(Some(run_uuid));
+            t.str(Some(name));
+            t.str(Some(value));
+            t.row_done()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered and the footer: the rows written.
+    pub fn finish(self) -> Result<u64, ParquetError> {
+        self.0.finish()
+    }
 }
 
 /// Writes the figures table to `out`, the runs' figures one run after
@@ -241,92 +402,35 @@ pub fn write_figures<W: Write + Send>(
     out: W,
     runs: impl IntoIterator<Item = Result<(RunKey, Vec<FigureRow>), ParquetError>>,
 ) -> Result<u64, ParquetError> {
-    let cols = vec![
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::I64(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::I32(vec![]),
-        Col::I32(vec![]),
-        Col::F64(vec![]),
-        Col::Str(vec![]),
-        Col::Bool(vec![]),
-        Col::Bool(vec![]),
-    ];
-    let mut t = Table::new(out, FIGURES_SCHEMA, cols)?;
+    let mut t = FiguresTable::new(out)?;
     for run in runs {
         let (key, rows) = run?;
-        for r in rows {
-            push_key(&mut t.cols, &key);
-            push_str(&mut t.cols[6], Some(r.kind));
-            push_str(&mut t.cols[7], Some(&r.metric_id));
-            push_str(&mut t.cols[8], r.relation.as_deref());
-            push_str(&mut t.cols[9], r.scope.as_deref());
-            if let Col::I32(x) = &mut t.cols[10] {
-                x.push(r.cpu_node);
-            }
-            if let Col::I32(x) = &mut t.cols[11] {
-                x.push(r.mem_node);
-            }
-            if let Col::F64(x) = &mut t.cols[12] {
-                x.push(r.value);
-            }
-            push_str(&mut t.cols[13], Some(&r.unit));
-            if let Col::Bool(x) = &mut t.cols[14] {
-                x.push(r.higher_is_better);
-            }
-            if let Col::Bool(x) = &mut t.cols[15] {
-                x.push(r.stable);
-            }
-            t.row_done()?;
-        }
+        t.push(&key, &rows)?;
     }
     t.finish()
 }
 
 /// Writes the runs table to `out`: the number of rows written.
 pub fn write_runs<W: Write + Send>(out: W, runs: &[RunRow]) -> Result<u64, ParquetError> {
-    let cols = vec![
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::I64(vec![]),
-        Col::I64(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::Str(vec![]),
-        Col::I64(vec![]),
-    ];
-    let mut t = Table::new(out, RUNS_SCHEMA, cols)?;
+    let mut t = Table::new(out, RUNS_SCHEMA, RUNS_COLS)?;
     for r in runs {
         let k = &r.key;
-        push_str(&mut t.cols[0], Some(&k.run_uuid));
-        push_str(&mut t.cols[1], k.machine_id.as_deref());
-        push_str(&mut t.cols[2], Some(&k.host));
-        push_str(&mut t.cols[3], Some(&r.model));
-        if let Col::I64(x) = &mut t.cols[4] {
-            x.push(k.started_ms);
-        }
-        if let Col::I64(x) = &mut t.cols[5] {
-            x.push(r.finished_ms);
-        }
-        push_str(&mut t.cols[6], Some(&r.status));
-        push_str(&mut t.cols[7], k.label.as_deref());
-        push_str(&mut t.cols[8], Some(&k.config_hash));
-        push_str(&mut t.cols[9], Some(&r.machine_fingerprint));
-        push_str(&mut t.cols[10], Some(&r.tool_version));
-        if let Col::I64(x) = &mut t.cols[11] {
-            x.push(Some(r.figures));
-        }
+        t.str(Some(&k.run_uuid));
+        t.str(k.machine_id.as_deref());
+        t.str(Some(&k.host));
+        t.str(Some(&r.model));
+        t.i64(k.started_ms);
+        t.i64(r.finished_ms);
+        t.str(Some(&r.status));
+        t.str(k.label.as_deref());
+        t.str(Some(&k.config_hash));
+        t.str(Some(&r.machine_fingerprint));
+        t.str(Some(&r.tool_version));
+        t.i64(Some(r.figures));
+        t.i64(Some(r.run_id));
+        t.bool(Some(r.exec));
+        t.str(r.message.as_deref());
+        t.i64(Some(r.settings));
         t.row_done()?;
     }
     t.finish()
@@ -417,12 +521,81 @@ mod tests {
                 machine_fingerprint: format!("fp{n}"),
                 tool_version: "0.1.0".into(),
                 figures: 10 + n as i64,
+                run_id: 7 - n as i64,
+                exec: n == 1,
+                message: (n == 2).then(|| "interrupted (SIGTERM)".into()),
+                settings: 3 * n as i64,
             })
             .collect();
         assert_eq!(write_runs(std::fs::File::create(&path).unwrap(), &rows).unwrap(), 3);
         let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
-        let got: Vec<i64> =
-            reader.get_row_iter(None).unwrap().map(|r| r.unwrap().get_long(11).unwrap()).collect();
-        assert_eq!(got, [10, 11, 12]);
+        let got: Vec<(i64, i64, bool, Field, i64, i32)> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                let f: Vec<(&String, &Field)> = r.get_column_iter().collect();
+                assert_eq!(f[14].0, "message");
+                let msg = f[14].1.clone();
+                (
+                    r.get_long(11).unwrap(),
+                    r.get_long(12).unwrap(),
+                    r.get_bool(13).unwrap(),
+                    msg,
+                    r.get_long(15).unwrap(),
+                    r.get_int(16).unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (10, 7, false, Field::Null, 0, SCHEMA_VERSION),
+                (11, 6, true, Field::Null, 3, SCHEMA_VERSION),
+                (12, 5, false, Field::Str("interrupted (SIGTERM)".into()), 6, SCHEMA_VERSION),
+            ]
+        );
+    }
+
+    /// The settings table: one row per setting, in the order given, each
+    /// with its run and the schema version; every file names the version
+    /// in its key-value metadata too.
+    #[test]
+    fn settings_read_back_and_every_file_names_its_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.parquet");
+        let mut t = SettingsTable::new(std::fs::File::create(&path).unwrap()).unwrap();
+        t.push("u1", [("thp", "madvise"), ("cmdline_options.numa_balancing", "0")]).unwrap();
+        t.push("u2", [("thp", "always")]).unwrap();
+        assert_eq!(t.finish().unwrap(), 3);
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let got: Vec<(String, String, String, i32)> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                let s = |i| r.get_string(i).unwrap().clone();
+                (s(0), s(1), s(2), r.get_int(3).unwrap())
+            })
+            .collect();
+        let v = SCHEMA_VERSION;
+        assert_eq!(
+            got,
+            [
+                ("u1".into(), "thp".into(), "madvise".into(), v),
+                ("u1".into(), "cmdline_options.numa_balancing".into(), "0".into(), v),
+                ("u2".into(), "thp".into(), "always".into(), v),
+            ]
+        );
+        let figures = dir.path().join("f.parquet");
+        write_figures(std::fs::File::create(&figures).unwrap(), [Ok((key(1), vec![figure(1, 0)]))])
+            .unwrap();
+        for p in [path, figures] {
+            let reader = SerializedFileReader::new(std::fs::File::open(&p).unwrap()).unwrap();
+            let kv = reader.metadata().file_metadata().key_value_metadata().cloned();
+            let kv: Vec<(String, Option<String>)> =
+                kv.unwrap_or_default().into_iter().map(|k| (k.key, k.value)).collect();
+            assert_eq!(kv, [(VERSION_KEY.to_string(), Some("2".to_string()))], "{}", p.display());
+        }
     }
 }

@@ -35,8 +35,9 @@ pub enum ExportFormat {
     /// the run's timestamp and an info metric (docs/fleet.md).
     Openmetrics,
     /// Parquet tables for DuckDB, Spark, Trino, BigQuery: FILE (one row per
-    /// figure) and FILE's `NAME.runs.parquet` (one row per run); needs -o
-    /// FILE (docs/fleet.md).
+    /// figure), `NAME.runs.parquet` (one row per run) and
+    /// `NAME.settings.parquet` (one row per setting) beside it; needs -o
+    /// FILE (docs/fleet.md; the fleet's verdicts over them in deploy/sql).
     Parquet,
 }
 
@@ -44,8 +45,12 @@ pub enum ExportFormat {
 pub struct ExportArgs {
     /// Runs to export (ids, `latest`, UUIDs or labels), or every run of a
     /// group: `label:TEXT`, `config:HASH` (as in `compare`).
-    #[arg(required = true, value_name = "RUN")]
+    #[arg(required_unless_present = "all", value_name = "RUN")]
     pub runs: Vec<String>,
+    /// Every run in the database, in the order they were stored (what
+    /// `fleet` reads, for deploy/sql), instead of RUN...
+    #[arg(long, conflicts_with = "runs")]
+    pub all: bool,
     #[arg(long, value_enum, default_value = "json")]
     pub format: ExportFormat,
     /// Write to FILE instead of stdout.
@@ -212,10 +217,14 @@ pub(crate) fn write_out(
 pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
     if a.format == ExportFormat::Parquet && a.output.as_deref().is_none_or(|p| p == Path::new("-"))
     {
-        usage!("--format parquet writes two files: give the figures' file with -o FILE.parquet (the runs go beside it, FILE.runs.parquet)");
+        usage!("--format parquet writes three files: give the figures' file with -o FILE.parquet (the runs and settings go beside it, FILE.runs.parquet and FILE.settings.parquet)");
     }
     let db = open_existing(g)?;
     let mut ids = Vec::new();
+    if a.all {
+        ids = db.list_runs()?.iter().map(|s| s.id).collect();
+        ids.sort();
+    }
     for r in &a.runs {
         for id in resolve_group(&db, r)? {
             if !ids.contains(&id) {
@@ -246,24 +255,32 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         }
         #[cfg(not(feature = "parquet"))]
         ExportFormat::Parquet => {
-            usage!("this numaprobe was built without Parquet: build it with `--features parquet` (the release builds have it; docs/fleet.md)")
+            usage!("this numaprobe was built without its default feature `parquet` (cargo's --no-default-features): build it with the default features, as the release archive, .deb and .rpm are (docs/fleet.md)")
         }
         #[cfg(feature = "parquet")]
         ExportFormat::Parquet => {
             let path = a.output.as_deref().unwrap_or(Path::new("-"));
-            let (figures, runs) = report::parquet::export(&db, &ids, path)?;
+            let w = report::parquet::export(&db, &ids, path)?;
             let runs_path = report::parquet::runs_path(path);
+            let settings_path = report::parquet::settings_path(path);
             if g.json {
                 let doc = ParquetFiles {
-                    figures: ParquetFile { path, rows: figures },
-                    runs: ParquetFile { path: &runs_path, rows: runs },
+                    figures: ParquetFile { path, rows: w.figures },
+                    runs: ParquetFile { path: &runs_path, rows: w.runs },
+                    settings: ParquetFile { path: &settings_path, rows: w.settings },
+                    parquet_schema_version: store::parquet::SCHEMA_VERSION,
                 };
                 println!("{}", serde_json::to_string_pretty(&doc)?);
             } else if !g.quiet {
                 eprintln!(
-                    "numaprobe: wrote {figures} figure(s) to {} and {runs} run(s) to {}",
+                    "numaprobe: wrote {} figure(s) to {}, {} run(s) to {} and {} setting(s) to {} (Parquet schema version {})",
+                    w.figures,
                     path.display(),
-                    runs_path.display()
+                    w.runs,
+                    runs_path.display(),
+                    w.settings,
+                    settings_path.display(),
+                    store::parquet::SCHEMA_VERSION
                 );
             }
             return Ok(());
@@ -272,12 +289,16 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
     write_out(a.output.as_deref(), &bytes, g, "the export")
 }
 
-/// `export --format parquet --json`: the two files written and their rows.
+/// `export --format parquet --json`: the three files written, their rows
+/// and the tables' Parquet schema version (not a version of this
+/// document, which has none: its keys are the contract).
 #[cfg(feature = "parquet")]
 #[derive(serde::Serialize)]
 struct ParquetFiles<'a> {
     figures: ParquetFile<'a>,
     runs: ParquetFile<'a>,
+    settings: ParquetFile<'a>,
+    parquet_schema_version: i32,
 }
 
 #[cfg(feature = "parquet")]
