@@ -56,8 +56,8 @@ pub fn placements_summary(run: &LoadedRun) -> Option<(Table, String)> {
 }
 
 /// A chase's median as every table writes it, marked when disturbed.
-fn chase_fig(p: &LatResult) -> String {
-    marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref())
+fn chase_fig(p: &LatResult, d: &RunData) -> String {
+    marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p, d).as_ref())
 }
 
 /// One line per flagged result behind the summary's figures (what it is,
@@ -131,7 +131,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     let lm = lat_matrix(d);
     for ((c, mnode), p) in &lm {
         if c == mnode {
-            t.push(vec![format!("local, node {c}"), chase_fig(p)]);
+            t.push(vec![format!("local, node {c}"), chase_fig(p, d)]);
         }
     }
     if let Some(l) = m.get(&MetricKey::LocalLat) {
@@ -146,7 +146,10 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
             .filter(|((c, mn), _)| c != mn)
             .max_by(|a, b| a.1.median_ns.total_cmp(&b.1.median_ns));
         if let Some(((c, mn), p)) = worst {
-            t.push(vec![format!("remote, worst (CPU node {c} -> memory node {mn})"), chase_fig(p)]);
+            t.push(vec![
+                format!("remote, worst (CPU node {c} -> memory node {mn})"),
+                chase_fig(p, d),
+            ]);
         }
         if let Some(l) = m.get(&MetricKey::LocalLat) {
             if l.value > 0.0 {
@@ -165,7 +168,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     if let Some(p) = peak_loaded(d) {
         t.push(vec![
             format!("loaded, at peak load {} GB/s", opt(measured(p.load_gbs), "GB/s")),
-            marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p).as_ref()),
+            marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p, d).as_ref()),
         ]);
     }
     out.push(t);
@@ -203,7 +206,7 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
         for c in &cpu {
             let mut row = vec![c.to_string()];
             row.extend(
-                mem.iter().map(|mn| lm.get(&(*c, *mn)).map_or("-".into(), |p| chase_fig(p))),
+                mem.iter().map(|mn| lm.get(&(*c, *mn)).map_or("-".into(), |p| chase_fig(p, d))),
             );
             t.push(row);
         }
