@@ -211,12 +211,14 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
             row.push(match c.median {
                 None => "-".into(),
                 Some(v) => {
-                    let f = group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied());
-                    if one_n[i].is_some() {
-                        f
-                    } else {
-                        format!("{f} (n={})", c.n)
+                    let mut f = group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied());
+                    if one_n[i].is_none() {
+                        f = format!("{f} (n={})", c.n);
                     }
+                    if study.impossible_in(i, &m.metric) {
+                        f.push_str(" (impossible)");
+                    }
+                    f
                 }
             });
         }
@@ -305,6 +307,10 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     }
     for n in &study.notes {
         doc.callout(format!("Note: {n}."));
+    }
+    for i in &study.impossible {
+        let g = &study.groups[i.group].label;
+        doc.callout(format!("Impossible in {g} (run {}): {}.", i.run, i.text));
     }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
@@ -434,9 +440,10 @@ pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
             let mut s = match c.median {
                 None => "-".to_string(),
                 Some(v) => format!(
-                    "{} (n={})",
+                    "{} (n={}){}",
                     group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied()),
-                    c.n
+                    c.n,
+                    if study.impossible_in(i, &m.metric) { " (impossible)" } else { "" }
                 ),
             };
             if let (Some(ch), Some(v)) = (c.change_pct, c.verdict) {
