@@ -82,7 +82,9 @@ pub struct Declared {
     /// distances are not above 10) and uses its defaults (10 local, 20
     /// remote).
     pub kernel_defaults: bool,
-    /// HMAT read latency, ns, per (initiator node, target node).
+    /// HMAT read latency, ns, per (initiator node, target node) (not
+    /// written: the topology's `hmat` holds it).
+    #[serde(skip)]
     pub hmat_ns: BTreeMap<(u32, u32), u64>,
 }
 

@@ -153,6 +153,12 @@ impl LlcFloor {
         LlcFloor { ns: TYPICAL_LLC_FLOOR_NS, label: None, cache_bytes: None, measured: false }
     }
 
+    /// The typical floor, with the last-level cache's size the topology
+    /// reports (for the cause a figure is given).
+    pub fn typical_of(llc_bytes: Option<u64>) -> LlcFloor {
+        LlcFloor { cache_bytes: llc_bytes, ..LlcFloor::typical() }
+    }
+
     /// `the L3's own latency (sweep plateau)` or `the fastest last-level
     /// cache's latency (typical figure, no sweep measured)`.
     pub fn what(&self) -> String {
@@ -213,8 +219,12 @@ fn lat_cause(size_bytes: u64, stride_bytes: usize, floor: &LlcFloor) -> String {
             "a prefetcher passing for DRAM: a {stride_bytes} B stride lets the adjacent-line prefetcher serve loads (chase of {})",
             mib(size_bytes)
         ),
-        None => format!(
+        None if floor.measured => format!(
             "a cache or prefetcher passing for DRAM (chase of {}, {stride_bytes} B stride), or the cache's plateau misread",
+            mib(size_bytes)
+        ),
+        None => format!(
+            "a cache or prefetcher passing for DRAM (chase of {}, {stride_bytes} B stride): a DRAM figure needs a chase well past the last-level cache",
             mib(size_bytes)
         ),
     }

@@ -337,10 +337,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
     }
     let measured = outcome?;
+    let llc = topo.llc_bytes_for(&topo.online_cpus);
     if g.json {
-        return print_json(&measured, stopped);
+        return print_json(&measured, llc, stopped);
     }
-    output::emit(&report::console::lat::measured(&measured, output::table_style()))?;
+    output::emit(&report::console::lat::measured(&measured, llc, output::table_style()))?;
     if let Measured::Loaded(r) = &measured {
         let misplaced = |p: &results::lat::LoadedPoint| {
             p.load_placement.as_ref().is_some_and(|l| l.status == PlacementStatus::Mismatch)
@@ -362,11 +363,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
 }
 
 /// What was measured, as the `--json` document.
-fn print_json(m: &Measured, interrupted: bool) -> anyhow::Result<()> {
+fn print_json(m: &Measured, llc_bytes: Option<u64>, interrupted: bool) -> anyhow::Result<()> {
     fn versioned<T: Serialize>(doc: &T) -> anyhow::Result<()> {
         output::json(&output::Versioned::new(results::SCHEMA_VERSION, doc))
     }
-    let impossible = report::console::lat::impossible(m);
+    let impossible = report::console::lat::impossible(m, llc_bytes);
     match m {
         Measured::Point(r, check) => versioned(&Doc {
             prefetch_check: check.as_ref(),

@@ -19,10 +19,11 @@ use super::counters::{render as counters_table, Row};
 use super::{Lines, Table, TableStyle};
 
 /// What one `lat` invocation measured, as text, with a line for each
-/// impossible figure ([`impossible`]).
-pub fn measured(m: &Measured, style: TableStyle) -> String {
+/// impossible figure ([`impossible`]; `llc_bytes`: the last-level cache
+/// the topology reports).
+pub fn measured(m: &Measured, llc_bytes: Option<u64>, style: TableStyle) -> String {
     let mut s = tables(m, style);
-    for i in impossible(m) {
+    for i in impossible(m, llc_bytes) {
         s.push_str(&format!("impossible: {}\n", i.text()));
     }
     s
@@ -32,8 +33,8 @@ pub fn measured(m: &Measured, style: TableStyle) -> String {
 /// latency: held against the typical floor
 /// ([`analysis::impossible::LlcFloor::typical`]), as `lat` measures no
 /// sweep beside them (a sweep measures caches on purpose).
-pub fn impossible(m: &Measured) -> Vec<Impossible> {
-    let floor = LlcFloor::typical();
+pub fn impossible(m: &Measured, llc_bytes: Option<u64>) -> Vec<Impossible> {
+    let floor = LlcFloor::typical_of(llc_bytes);
     match m {
         Measured::Loaded(r) => {
             r.points.iter().filter_map(|p| analysis::impossible::loaded(p, &floor)).collect()
