@@ -11,96 +11,17 @@
 //! another machine's topology, runs of two machines) and its document.
 //! The export read back by Debian's hwloc is `hwloc_real.rs`.
 
+#[path = "support/distances.rs"]
+mod support;
 #[path = "support/tiered.rs"]
 mod tiered;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn np(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("numaprobe").unwrap();
-    c.env_remove("NUMAPROBE_DB").arg("--db").arg(db);
-    c
-}
-
-fn tree(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../topo/tests/data").join(name)
-}
-
-/// The hardware model's latency from CPU node `c` to memory node `m`, ns:
-/// nodes 0-1 and 2-3 share a package; node 4 is CXL behind package 0.
-fn model_ns(c: u32, m: u32) -> f64 {
-    match (c, m) {
-        _ if c == m => 90.0,
-        (_, 4) if c < 2 => 270.0,
-        (_, 4) => 360.0,
-        _ if c / 2 == m / 2 => 99.0,
-        _ => 189.0,
-    }
-}
-
-/// Bandwidth, GB/s: 100 local, 90 in the package, 40 across, 30 to CXL.
-fn model_gbs(c: u32, m: u32) -> f64 {
-    match (c, m) {
-        _ if c == m => 100.0,
-        (_, 4) => 30.0,
-        _ if c / 2 == m / 2 => 90.0,
-        _ => 40.0,
-    }
-}
-
-fn figures(lat: impl Fn(u32, u32) -> f64) -> tiered::Figures {
-    let pairs: Vec<(u32, u32)> = (0..4).flat_map(|c| (0..5).map(move |m| (c, m))).collect();
-    tiered::Figures {
-        bw_gbs: pairs.iter().map(|&(c, m)| ((c, m), model_gbs(c, m))).collect(),
-        lat_ns: pairs.iter().map(|&(c, m)| ((c, m), lat(c, m))).collect(),
-    }
-}
-
-/// The measurement reverses node 0's order: node 2 (declared 21) at 95
-/// ns, node 1 (declared 11) at 112 ns, 18% farther.
-fn reversed(c: u32, m: u32) -> f64 {
-    match (c, m) {
-        (0, 1) => 112.0,
-        (0, 2) => 95.0,
-        _ => model_ns(c, m),
-    }
-}
-
-/// `topo --json` of a test tree, its SLIT taken out when `slit` is false.
-fn topology(name: &str, slit: bool) -> String {
-    let out = Command::cargo_bin("numaprobe")
-        .unwrap()
-        .args(["topo", "--json", "--root"])
-        .arg(tree(name))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    if !slit {
-        for n in v["nodes"].as_array_mut().unwrap() {
-            n["distances"] = Value::Array(vec![]);
-        }
-        v["distance_tiers"] = Value::Array(vec![]);
-    }
-    v.to_string()
-}
-
-/// Imports a run labelled `label` of host `host` (its own machine
-/// fingerprint and UUID from `n`) with `f`'s figures on `topo`.
-fn import(db: &Path, n: u32, label: &str, host: &str, f: &tiered::Figures, topo: &str) {
-    let (head, tail) = tiered::export_parts(label, f);
-    let head = head
-        .replace("feedc0de00000017", &format!("{:016x}", 0xfeed_0000 + n))
-        .replace("0d6f2a9e-1c4b-4f7e-9a3d-5b8c7e6f1a20", &format!("0d6f2a9e-1c4b-4f7e-9a3d-{n:012}"))
-        .replace("\"hostname\":\"tiered\"", &format!("\"hostname\":\"{host}\""));
-    let file = db.with_file_name(format!("{label}-{n}.json"));
-    std::fs::write(&file, format!("{head}{topo}{tail}")).unwrap();
-    np(db).arg("import").arg(&file).assert().success();
-}
+use support::{figures, import, model_ns, np, reversed, topology, tree};
 
 fn audit_json(db: &Path, run: &str) -> Value {
     let out = np(db)
@@ -189,7 +110,9 @@ fn a_run_without_a_slit_gets_no_finding_and_the_reason_is_said() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("Declared distances not compared with measured ones: run 1's topology has no SLIT"),
+        text.contains(
+            "Declared distances not compared with measured ones: run 1's topology has no SLIT"
+        ),
         "{text}"
     );
     let md = report(&db, "noslit");
@@ -279,8 +202,7 @@ fn export(db: &Path, args: &[&str]) -> std::process::Output {
 
 fn one_line_error(out: &std::process::Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
-    let lines: Vec<&str> =
-        err.lines().filter(|l| !l.starts_with("numaprobe: warning:")).collect();
+    let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("numaprobe: warning:")).collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(out.stdout.is_empty());
     lines[0].to_string()
@@ -305,11 +227,22 @@ fn the_export_holds_every_pair_in_hwlocs_units_on_the_runs_own_topology() {
     assert!(xml.contains("value=\"360\" initiator_cpuset=\"0x00000030\""), "{xml}");
     // the SLIT as hwloc's own NUMALatency matrix
     assert!(xml.contains("name=\"NUMALatency\""), "{xml}");
-    assert!(xml.contains("<u64values length=\"10\">10 11 21 21 30 11 10 21 21 30 </u64values>"), "{xml}");
-    assert!(xml.contains("<info name=\"numaprobeMeasured\" value=\"Bandwidth Latency: measured by numaprobe"), "{xml}");
+    assert!(
+        xml.contains("<u64values length=\"30\">10 11 21 21 30 11 10 21 21 30 </u64values>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(
+            "<info name=\"numaprobeMeasured\" value=\"Bandwidth Latency: measured by numaprobe"
+        ),
+        "{xml}"
+    );
     assert!(xml.contains("<info name=\"numaprobeLatency\" value=\"pointer chase, median"), "{xml}");
     // node 4 (CPU-less) is the Machine's memory child, not a package's
-    assert!(xml.contains("<object type=\"NUMANode\" os_index=\"4\" cpuset=\"0x000000ff\""), "{xml}");
+    assert!(
+        xml.contains("<object type=\"NUMANode\" os_index=\"4\" cpuset=\"0x000000ff\""),
+        "{xml}"
+    );
 }
 
 #[test]
@@ -347,7 +280,10 @@ fn the_export_refuses_what_it_cannot_write_with_one_line() {
     let out = export(&db, &["x", "--topology", other.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let e = one_line_error(&out);
-    assert!(e.contains(&format!("{} describes another machine than run 2", other.display())), "{e}");
+    assert!(
+        e.contains(&format!("{} describes another machine than run 2", other.display())),
+        "{e}"
+    );
     assert!(e.contains("4 CPU(s) (0-3) against the run's 8 (0-7)"), "{e}");
     assert!(e.contains("NUMA nodes 0-1 against the run's 0-4"), "{e}");
 

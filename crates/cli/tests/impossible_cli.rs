@@ -64,7 +64,10 @@ fn lat_flags_a_latency_below_the_last_level_cache_in_text_and_json() {
     let text = ok(&np(&dir.path().join("r.db")).args(args).output().unwrap());
     assert!(text.contains(" (impossible)"), "the median is marked: {text}");
     assert!(text.contains("impossible: lat point, CPU "), "{text}");
-    assert!(text.contains("likely cause: a cache passing for DRAM: the chase's 16 KiB fits in"), "{text}");
+    assert!(
+        text.contains("likely cause: a cache passing for DRAM: the chase's 16 KiB fits in"),
+        "{text}"
+    );
     let out = np(&dir.path().join("r.db")).arg("--json").args(args).output().unwrap();
     let v: Value = serde_json::from_str(&ok(&out)).unwrap();
     let i = &v["impossible"][0];
@@ -162,10 +165,7 @@ fn the_report_compare_and_fleet_flag_impossible_figures_of_saved_runs() {
         md.contains("5.00x the theoretical peak of 10.0 GB/s; likely cause: a wrong peak"),
         "{md}"
     );
-    assert!(
-        md.contains("75% of the L3's own latency (the run's sweep plateau) (20.0 ns)"),
-        "{md}"
-    );
+    assert!(md.contains("75% of the L3's own latency (the run's sweep plateau) (20.0 ns)"), "{md}");
     let ok_md = ok(&np(&db).args(["report", "1"]).output().unwrap());
     assert!(!ok_md.contains("impossible"), "{ok_md}");
 

@@ -249,19 +249,30 @@ pub fn section(doc: &mut Document, run: &LoadedRun, d: &RunData) {
         ));
     }
     let lines = v.lines();
-    let (bad, good): (Vec<String>, Vec<String>) =
-        lines.into_iter().partition(|l| l.starts_with("contradiction:") || l.starts_with("ratio:"));
-    for g in good {
-        doc.p(capital(&g));
+    let order: Vec<String> =
+        lines.iter().filter(|l| l.starts_with("contradiction:")).map(|l| capital(l)).collect();
+    let ratio: Vec<String> =
+        lines.iter().filter(|l| l.starts_with("ratio:")).map(|l| capital(l)).collect();
+    for g in lines.iter().filter(|l| !l.starts_with("contradiction:") && !l.starts_with("ratio:")) {
+        doc.p(capital(g));
     }
-    if !bad.is_empty() {
+    if !order.is_empty() {
         doc.callout(format!(
-            "{} declared claim(s) contradict the measurement: software that reads the distances \
-             (the kernel, hwloc, MPI and OpenMP runtimes) is misled; `numaprobe export --format \
-             hwloc` gives them the measured figures.",
-            bad.len()
+            "{} declared order(s) contradict the measurement: software that reads the distances \
+             to pick the nearest node (the kernel, hwloc, MPI and OpenMP runtimes) picks a \
+             farther one; `numaprobe export --format hwloc` gives them the measured figures.",
+            order.len()
         ));
-        doc.list(bad.iter().map(|l| capital(l)).collect());
+        doc.list(order);
+    }
+    if !ratio.is_empty() {
+        doc.p(format!(
+            "{} declared ratio(s) differ from the measured ones beyond the tolerance: the order \
+             stands, the magnitudes do not (what weighs distances, such as the kernel's reclaim \
+             distance and hwloc's grouping of nodes by distance, is misled).",
+            ratio.len()
+        ));
+        doc.list(ratio);
     }
 }
 

@@ -370,13 +370,11 @@ pub fn export_own(runs: &[LoadedRun]) -> Result<String, HwlocError> {
             ids.len()
         );
         for (tag, list) in [("indexes", &ids), ("u64values", &vals)] {
+            // ten values to an element, `length` their text's bytes, each
+            // value followed by a space, as hwloc writes them
             for chunk in list.chunks(10) {
-                let _ = writeln!(
-                    s,
-                    "    <{tag} length=\"{}\">{} </{tag}>",
-                    chunk.len(),
-                    chunk.join(" ")
-                );
+                let text: String = chunk.iter().map(|v| format!("{v} ")).collect();
+                let _ = writeln!(s, "    <{tag} length=\"{}\">{text}</{tag}>", text.len());
             }
         }
         s.push_str("  </distances2>\n");
