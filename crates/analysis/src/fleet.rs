@@ -199,13 +199,11 @@ pub struct Host {
     /// figures (an `exec` run), newest first, each with why: not compared.
     pub passed_over: Vec<PassedOver>,
     /// Whether the declared distances order the nodes otherwise than the
-    /// run measured (absent when not compared: one node, no matrix, no
+    /// run measured (null when not compared: one node, no matrix, no
     /// SLIT).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub declared_order_disagrees: Option<bool>,
     /// The host's headline figures that are impossible
     /// ([`crate::impossible`]), by metric id, each with why.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub impossible: BTreeMap<&'static str, String>,
 }
 
