@@ -250,6 +250,36 @@ fn node_name(from: u32, n: u32) -> String {
     }
 }
 
+/// An order contradiction from node `from`: `near` declared nearer than
+/// `far` (`says` who, `why` by what figures), measured farther beyond the
+/// two figures' noise; `None` when the measurement does not reverse them.
+fn reversed(
+    kind: Kind,
+    from: u32,
+    (near, cn): (u32, Cell),
+    (far, cf): (u32, Cell),
+    says: &str,
+    why: &str,
+) -> Option<Contradiction> {
+    let allowed = noise(cn, cf);
+    let over = cn.ns / cf.ns - 1.0;
+    (over > allowed).then(|| Contradiction {
+        kind,
+        from,
+        a: near,
+        b: far,
+        measured_pct: over * 100.0,
+        allowed_pct: allowed * 100.0,
+        text: format!(
+            "{says} {} is nearer to node {from} than {} ({why}); measured, {} is nearer by {:.0}%",
+            node_name(from, near),
+            node_name(from, far),
+            node_name(from, far),
+            over * 100.0
+        ),
+    })
+}
+
 /// Compares `decl` with the measured cells.
 pub fn check(decl: &Declared, cells: &BTreeMap<(u32, u32), Cell>) -> Check {
     if cells.is_empty() {
@@ -326,26 +356,11 @@ pub fn check(decl: &Declared, cells: &BTreeMap<(u32, u32), Cell>) -> Check {
                     }
                     continue;
                 }
-                let (near, far, cn, cf, dn, df) =
-                    if dj < dk { (j, k, cj, ck, dj, dk) } else { (k, j, ck, cj, dk, dj) };
-                let over = cn.ns / cf.ns - 1.0;
-                if over > allowed {
-                    order.push(Contradiction {
-                        kind: Kind::Order,
-                        from: i,
-                        a: near,
-                        b: far,
-                        measured_pct: over * 100.0,
-                        allowed_pct: allowed * 100.0,
-                        text: format!(
-                            "{who} says {} is nearer to node {i} than {} (distance {dn} vs {df}); measured, {} is nearer by {:.0}%",
-                            node_name(i, near),
-                            node_name(i, far),
-                            node_name(i, far),
-                            over * 100.0
-                        ),
-                    });
-                }
+                let (near, far) = if dj < dk { ((j, cj), (k, ck)) } else { ((k, ck), (j, cj)) };
+                let (dn, df) = (dj.min(dk), dj.max(dk));
+                let says = format!("{who} says");
+                let why = format!("distance {dn} vs {df}");
+                order.extend(reversed(Kind::Order, i, near, far, &says, &why));
             }
         }
         // HMAT: the targets this node is a declared best initiator of.
@@ -360,27 +375,10 @@ pub fn check(decl: &Declared, cells: &BTreeMap<(u32, u32), Cell>) -> Check {
                     continue;
                 }
                 pairs += 1;
-                let (near, far, cn, cf, ln, lf) =
-                    if lj < lk { (j, k, cj, ck, lj, lk) } else { (k, j, ck, cj, lk, lj) };
-                let allowed = noise(cn, cf);
-                let over = cn.ns / cf.ns - 1.0;
-                if over > allowed {
-                    order.push(Contradiction {
-                        kind: Kind::HmatOrder,
-                        from: i,
-                        a: near,
-                        b: far,
-                        measured_pct: over * 100.0,
-                        allowed_pct: allowed * 100.0,
-                        text: format!(
-                            "the firmware's HMAT says {} is nearer to node {i} than {} ({ln} vs {lf} ns); measured, {} is nearer by {:.0}%",
-                            node_name(i, near),
-                            node_name(i, far),
-                            node_name(i, far),
-                            over * 100.0
-                        ),
-                    });
-                }
+                let (near, far) = if lj < lk { ((j, cj), (k, ck)) } else { ((k, ck), (j, cj)) };
+                let why = format!("{} vs {} ns", lj.min(lk), lj.max(lk));
+                let says = "the firmware's HMAT says";
+                order.extend(reversed(Kind::HmatOrder, i, near, far, says, &why));
             }
         }
         // Ratios against the local figure.

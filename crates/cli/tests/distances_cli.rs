@@ -23,14 +23,20 @@ use serde_json::Value;
 
 use support::{figures, import, model_ns, np, reversed, topology, tree};
 
-fn audit_json(db: &Path, run: &str) -> Value {
-    let out = np(db)
-        .args(["audit", "--json", "--run", run, "--root"])
-        .arg(tree("snc2-cxl"))
-        .output()
-        .unwrap();
+/// `audit --run RUN` on the snc2-cxl tree: its stdout (`--json` when
+/// `json`).
+fn audit(db: &Path, run: &str, json: bool) -> String {
+    let mut c = np(db);
+    if json {
+        c.arg("--json");
+    }
+    let out = c.args(["audit", "--run", run, "--root"]).arg(tree("snc2-cxl")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn audit_json(db: &Path, run: &str) -> Value {
+    serde_json::from_str(&audit(db, run, true)).unwrap()
 }
 
 fn finding<'a>(audit: &'a Value, id: &str) -> Option<&'a Value> {
@@ -79,12 +85,7 @@ fn a_measurement_that_reverses_the_declared_order_is_a_warning_with_evidence() {
     assert!(ev.contains("from node 0: declared 0 1 2 3 4, measured 0 2 1 3 4"), "{ev}");
     assert_eq!(f["needs"], "bios");
     // the audit's text says it too
-    let out = np(&db)
-        .args(["audit", "--run", "reversed", "--root"])
-        .arg(tree("snc2-cxl"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = audit(&db, "reversed", false);
     assert!(text.contains(&format!("[warn] {ID}: Declared distances vs measured")), "{text}");
     assert!(text.contains(want), "{text}");
 
@@ -103,12 +104,7 @@ fn a_run_without_a_slit_gets_no_finding_and_the_reason_is_said() {
     let d = &v["evidence"]["distances"];
     assert_eq!(d["status"], "not-checked", "{d}");
     assert!(d["reason"].as_str().unwrap().starts_with("run 1's topology has no SLIT"), "{d}");
-    let out = np(&db)
-        .args(["audit", "--run", "noslit", "--root"])
-        .arg(tree("snc2-cxl"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = audit(&db, "noslit", false);
     assert!(
         text.contains(
             "Declared distances not compared with measured ones: run 1's topology has no SLIT"

@@ -10,6 +10,8 @@
 mod gpu_support;
 #[path = "guest/harness.rs"]
 mod harness;
+#[path = "support/hwloc.rs"]
+mod hwloc_support;
 #[path = "support/tiered.rs"]
 mod tiered;
 
@@ -394,20 +396,7 @@ const REVERSED_SLIT: [&[u32]; 4] =
 /// of 2 groups, each group a node with one core.
 const GUEST_TWIN: &str = "pack:2 group:2 [numa] core:1 pu:1";
 
-/// Runs an hwloc program on the host; its stdout (the test fails with
-/// its output, or saying how to install hwloc, unless it exits 0).
-fn hwloc(program: &str, args: &[&str]) -> String {
-    let out = std::process::Command::new(program).args(args).output().unwrap_or_else(|e| {
-        panic!("{program}: {e}: run scripts/hwloc-setup.sh (Debian's hwloc package)")
-    });
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
+use hwloc_support::run as hwloc;
 
 /// The guest's figures as its JSON export holds them, in hwloc's units:
 /// (CPU node, memory node) -> (MiB/s of the triad matrix's median, ns of
@@ -435,26 +424,15 @@ fn guest_figures(export: &Value) -> BTreeMap<(u64, u64), (u64, u64)> {
     out
 }
 
-/// `lstopo --memattrs -p`'s (initiator CPU, target node) -> value of
-/// attribute `name`: the guest's node N holds CPU N, so the initiator
-/// cpuset is 1 << N.
+/// `lstopo --memattrs -p`'s values of attribute `name` by (CPU node,
+/// NUMA node): the guest's node N holds CPU N, so its initiator cpuset is
+/// 1 << N.
 fn lstopo_values(listing: &str, name: &str) -> BTreeMap<(u64, u64), u64> {
-    let mut out = BTreeMap::new();
-    let mut on = false;
-    for line in listing.lines() {
-        if line.starts_with("Memory attribute ") {
-            on = line.contains(&format!("name `{name}'"));
-            continue;
-        }
-        let w: Vec<&str> = line.split_whitespace().collect();
-        if !on || w.len() < 7 {
-            continue;
-        }
-        let target: u64 = w[1].trim_start_matches("P#").parse().unwrap();
-        let mask = u64::from_str_radix(w[6].trim_start_matches("0x"), 16).unwrap();
-        out.insert((u64::from(mask.trailing_zeros()), target), w[3].parse().unwrap());
-    }
-    out
+    let node = |set: &str| u32::from_str_radix(set.trim_start_matches("0x"), 16).unwrap();
+    hwloc_support::memattr(listing, name, |s| node(s).trailing_zeros())
+        .into_iter()
+        .map(|((c, m), v)| ((u64::from(c), u64::from(m)), v))
+        .collect()
 }
 
 /// The 2-socket guest with its declared order reversed: `bw --matrix`
@@ -512,16 +490,7 @@ fn declared_distances_and_the_hwloc_export_of_the_two_socket_guest() {
         );
         assert!(n2.contains(&line), "{line}\n{n2}");
     }
-    let best = hwloc(
-        "hwloc-info",
-        &["--input", x, "--best-memattr", "Latency", "--local-memory-flags", "FLAG_ALL", "pu:0"],
-    );
-    let os: u64 = best
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("os index = "))
-        .unwrap_or_else(|| panic!("no best target: {best}"))
-        .parse()
-        .unwrap();
+    let os = u64::from(hwloc_support::best(x, "Latency", "pu:0"));
     let lowest = (0..4).map(|m| want_lat[&(0, m)]).min().unwrap();
     assert_eq!(want_lat[&(0, os)], lowest, "best target {os}: {best}");
 

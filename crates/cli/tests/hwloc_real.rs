@@ -11,6 +11,8 @@
 //! `support/distances.rs`; the guest suite exports a real run of the
 //! 2-socket guest.
 
+#[path = "support/hwloc.rs"]
+mod hwloc_support;
 #[path = "support/distances.rs"]
 mod support;
 #[path = "support/tiered.rs"]
@@ -30,18 +32,7 @@ fn require() {
     }
 }
 
-/// Runs an hwloc program; its stdout, the test failing with its output
-/// unless it exits 0.
-fn hwloc(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program).args(args).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{program} {args:?} failed: {}{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
+use hwloc_support::run as hwloc;
 
 /// GB/s as hwloc's MiB/s, computed here apart from the exporter.
 fn mib(gbs: f64) -> u64 {
@@ -59,27 +50,10 @@ fn node_of_cpuset(set: &str) -> u32 {
     }
 }
 
-/// `lstopo --memattrs -p`'s values of attribute `name`: (initiator CPU
-/// node, target NUMA node P#) -> value.
+/// `lstopo --memattrs -p`'s values of attribute `name` by (CPU node,
+/// NUMA node).
 fn memattr(listing: &str, name: &str) -> BTreeMap<(u32, u32), u64> {
-    let mut out = BTreeMap::new();
-    let mut on = false;
-    for line in listing.lines() {
-        if line.starts_with("Memory attribute ") {
-            on = line.contains(&format!("name `{name}'"));
-            continue;
-        }
-        if !on {
-            continue;
-        }
-        // `  NUMANode P#4 = 28610 from cpuset 0x00000003 (Group0 P#-1)`
-        let w: Vec<&str> = line.split_whitespace().collect();
-        assert!(w.len() >= 6 && w[0] == "NUMANode" && w[4] == "from", "{line}");
-        let target = w[1].trim_start_matches("P#").parse().unwrap();
-        let value = w[3].parse().unwrap();
-        out.insert((node_of_cpuset(w[6]), target), value);
-    }
-    out
+    hwloc_support::memattr(listing, name, node_of_cpuset)
 }
 
 /// Every pair's expected values from the model.
@@ -112,26 +86,8 @@ fn node1_best_ns(c: u32, m: u32) -> f64 {
     }
 }
 
-/// The `os index` hwloc-info prints for the best target of `attr` from
-/// `pu`, among every node.
 fn best(xml: &Path, attr: &str, pu: &str) -> u32 {
-    let text = hwloc(
-        "hwloc-info",
-        &[
-            "--input",
-            xml.to_str().unwrap(),
-            "--best-memattr",
-            attr,
-            "--local-memory-flags",
-            "FLAG_ALL",
-            pu,
-        ],
-    );
-    let os = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("os index = "))
-        .unwrap_or_else(|| panic!("no best target of {attr} from {pu}: {text}"));
-    os.parse().unwrap()
+    hwloc_support::best(xml.to_str().unwrap(), attr, pu)
 }
 
 fn write_export(db: &Path, args: &[&str], to: &Path) {

@@ -55,7 +55,8 @@ pub fn placements_summary(run: &LoadedRun) -> Option<(Table, String)> {
     Some((t.auto_align(), e.best_sentence()))
 }
 
-/// A chase's median as every table writes it, marked when disturbed.
+/// A chase's median as every table writes it, marked when impossible
+/// or disturbed.
 fn chase_fig(p: &LatResult, d: &RunData) -> String {
     marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p, d).as_ref())
 }
