@@ -440,10 +440,11 @@ fn lstopo_values(listing: &str, name: &str) -> BTreeMap<(u64, u64), u64> {
 /// the guest from its own discovery is read on the host by Debian's
 /// lstopo and hwloc-info (every initiator/target pair, the best target),
 /// and the guest's runs, exported and imported here, go onto lstopo's
-/// twin of the guest. Its memory is all one host node, so no declared
-/// order can be contradicted: the comparison says the memory is flat,
-/// the audit warns of nothing, and the report and `topo --from-run` say
-/// so (the contradiction itself is tested on hand-made runs,
+/// twin of the guest. Its memory is all one host node, so what its
+/// matrix shows is the host's load, not a distance: the comparison of the
+/// reversed SLIT with it is checked to run on the guest's own run (its
+/// declared orders, the report's section, `topo --from-run`'s matrices),
+/// never for a verdict (the verdicts are tested on hand-made runs,
 /// distances_cli.rs).
 #[test]
 fn declared_distances_and_the_hwloc_export_of_the_two_socket_guest() {
@@ -492,7 +493,7 @@ fn declared_distances_and_the_hwloc_export_of_the_two_socket_guest() {
     }
     let os = u64::from(hwloc_support::best(x, "Latency", "pu:0"));
     let lowest = (0..4).map(|m| want_lat[&(0, m)]).min().unwrap();
-    assert_eq!(want_lat[&(0, os)], lowest, "best target {os}: {best}");
+    assert_eq!(want_lat[&(0, os)], lowest, "best target {os}: {want_lat:?}");
 
     // The guest's runs on lstopo's twin of the guest, here.
     let db = dir.path().join("host.db");
@@ -527,23 +528,39 @@ fn declared_distances_and_the_hwloc_export_of_the_two_socket_guest() {
         hwloc("lstopo-no-graphics", &["--input", onto.to_str().unwrap(), "--memattrs", "-p"]);
     assert_eq!(lstopo_values(&listing, "Latency"), want_lat, "{listing}");
 
-    // Declared against measured: flat memory, no order contradicted.
+    // Declared against measured. The guest's memory is all one host node,
+    // and its cells, measured seconds apart under TCG on a shared host,
+    // differ by the host's load alone (docs/topo.md): no verdict is
+    // asserted, only that the run's own declared distances were compared
+    // (or, with every row's cells unsettled, that it says why not).
     let audit = boot.json("audit");
     let d = &audit["evidence"]["distances"];
-    assert_eq!(d["status"], "checked", "{d:#}");
-    assert_eq!(d["flat"], true, "the guest's memory is one host node: {d:#}");
-    assert_eq!(d["order"], serde_json::json!([]), "{d:#}");
-    let f = audit["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "numa.declared_distances")
-        .unwrap_or_else(|| panic!("no finding: {audit:#}"));
-    assert!(f["severity"] == "ok" || f["severity"] == "info", "{f:#}");
-    assert!(f["evidence"].as_str().unwrap().contains("from node 0: declared 0 2 1 3"), "{f:#}");
+    match d["status"].as_str() {
+        Some("checked") => {
+            let declared: Vec<&Value> =
+                d["rows"].as_array().unwrap().iter().map(|r| &r["declared_order"]).collect();
+            let want = [[0, 2, 1, 3], [1, 3, 0, 2], [2, 0, 1, 3], [3, 1, 0, 2]]
+                .map(|o| serde_json::json!(o));
+            assert_eq!(declared, want.iter().collect::<Vec<_>>(), "{d:#}");
+            let f = audit["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["id"] == "numa.declared_distances")
+                .unwrap_or_else(|| panic!("no finding: {audit:#}"));
+            assert!(
+                f["evidence"].as_str().unwrap().contains("from node 0: declared 0 2 1 3"),
+                "{f:#}"
+            );
+        }
+        Some("not-checked") => {
+            let why = d["reason"].as_str().unwrap();
+            assert!(why.starts_with("undecided: "), "{d:#}");
+        }
+        _ => panic!("no comparison: {audit:#}"),
+    }
     let md = &boot.get("report").expect_rc(0).stdout;
     assert!(md.contains("## Declared distances against measured"), "{md}");
-    assert!(md.contains("The measured memory is flat"), "{md}");
     let text = &boot.get("topo-from-run").expect_rc(0).stdout;
     let rows: Vec<String> =
         text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();

@@ -35,6 +35,9 @@ pub struct MeasuredCell {
     pub median_ns: f64,
     /// Robust CV of its samples, percent.
     pub noise_pct: f64,
+    /// False when its samples were more than
+    /// [`analysis::distances::UNSETTLED_RATIO`] apart (left out).
+    pub settled: bool,
 }
 
 impl View {
@@ -49,6 +52,7 @@ impl View {
                     mem_node: *m,
                     median_ns: x.ns,
                     noise_pct: x.noise_pct,
+                    settled: x.settled,
                 })
                 .collect(),
             check: distances::of_run(run, d),
@@ -58,7 +62,10 @@ impl View {
     fn cells(&self) -> BTreeMap<(u32, u32), Cell> {
         self.measured
             .iter()
-            .map(|c| ((c.cpu_node, c.mem_node), Cell { ns: c.median_ns, noise_pct: c.noise_pct }))
+            .map(|c| {
+                let cell = Cell { ns: c.median_ns, noise_pct: c.noise_pct, settled: c.settled };
+                ((c.cpu_node, c.mem_node), cell)
+            })
             .collect()
     }
 
@@ -88,12 +95,14 @@ impl View {
         let ns = rows
             .iter()
             .map(|r| {
-                (
-                    *r,
-                    cols.iter()
-                        .map(|c| cells.get(&(*r, *c)).map(|x| format!("{:.0}", x.ns)))
-                        .collect(),
-                )
+                let row = cols
+                    .iter()
+                    .map(|c| {
+                        let x = cells.get(&(*r, *c))?;
+                        Some(format!("{:.0}{}", x.ns, if x.settled { "" } else { "?" }))
+                    })
+                    .collect();
+                (*r, row)
             })
             .collect();
         blocks.push(block("measured (ns, median):", &cols, ns, 5));
@@ -118,8 +127,18 @@ impl View {
         match &self.check {
             None => Vec::new(),
             Some(Check::NotChecked { reason }) => vec![format!("not compared: {reason}")],
-            Some(Check::Checked { pairs, ratios, order, ratio, flat, .. }) => {
+            Some(Check::Checked { pairs, ratios, order, ratio, flat, unsettled, .. }) => {
                 let mut out = Vec::new();
+                if !unsettled.is_empty() {
+                    let which: Vec<String> =
+                        unsettled.iter().map(|[c, m]| format!("{c}->{m}")).collect();
+                    out.push(format!(
+                        "left out (? above): {} cell(s) whose samples are more than {}x apart ({}): the machine, or a virtual machine's host, was busy while they ran; what they would decide is undecided",
+                        unsettled.len(),
+                        analysis::distances::UNSETTLED_RATIO,
+                        which.join(", ")
+                    ));
+                }
                 if *flat {
                     out.push(
                         "the measured memory is flat: every node within the noise of local \
@@ -232,9 +251,12 @@ pub fn section(doc: &mut Document, run: &LoadedRun, d: &RunData) {
             let mut row = vec![r.to_string()];
             for (j, c) in decl.nodes.iter().enumerate() {
                 let declared = i.and_then(|i| decl.rows.get(i)?.get(j)).map(|x| x.to_string());
-                let measured = cells.get(&(r, *c)).map(|x| match local {
-                    Some(l) => format!("{:.1} ({:.0} ns)", x.ns / l * 10.0, x.ns),
-                    None => format!("{:.0} ns", x.ns),
+                let measured = cells.get(&(r, *c)).map(|x| {
+                    let mark = if x.settled { "" } else { "?" };
+                    match local {
+                        Some(l) => format!("{:.1} ({:.0} ns){mark}", x.ns / l * 10.0, x.ns),
+                        None => format!("{:.0} ns{mark}", x.ns),
+                    }
                 });
                 row.push(format!(
                     "{} / {}",

@@ -181,7 +181,8 @@ pub(super) fn remote_penalty(rule: &Rule, i: &Inputs) -> Vec<Finding> {
 /// why under its evidence line.
 pub(super) fn declared_distances(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     use analysis::distances::Check;
-    let Some(Check::Checked { pairs, ratios, order, ratio, flat, rows }) = &i.evidence.distances
+    let Some(Check::Checked { pairs, ratios, order, ratio, flat, rows, unsettled }) =
+        &i.evidence.distances
     else {
         return Vec::new();
     };
@@ -199,7 +200,14 @@ pub(super) fn declared_distances(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             )
         })
         .collect();
-    let orders = format!("{src}nearest first {}", measured.join("; "));
+    let left_out = match unsettled.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} cell(s) left out, their samples more than {}x apart (a busy machine or host)",
+            analysis::distances::UNSETTLED_RATIO
+        ),
+    };
+    let orders = format!("{src}nearest first {}{left_out}", measured.join("; "));
     let all = |v: &[analysis::distances::Contradiction]| {
         v.iter().map(|c| c.text.clone()).collect::<Vec<_>>().join("; ")
     };
