@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod gpu;
 pub mod hidden;
 pub mod impossible;
+pub mod inputs;
 pub mod layout;
 pub mod metric_id;
 pub mod metrics;

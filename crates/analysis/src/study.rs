@@ -219,6 +219,10 @@ pub struct Study {
     /// ([`crate::impossible`]): each group median they enter is flagged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub impossible: Vec<StudyImpossible>,
+    /// The runs whose figure of a metric rests on results that were marked
+    /// disturbed or noisy ([`crate::inputs::marked_inputs`]): a verdict on
+    /// them compares figures other work may have held back.
+    pub marked_inputs: Vec<crate::inputs::MarkedInput>,
 }
 
 /// An impossible headline figure of one run of a study.
@@ -920,7 +924,12 @@ impl Study {
             notes,
             layouts,
             impossible: impossible_of(groups),
+            marked_inputs: Vec::new(),
         };
+        study.marked_inputs = crate::inputs::marked_inputs(
+            groups.iter().map(|g| g.runs.as_slice()),
+            &study.metrics.iter().map(|m| m.metric.clone()).collect::<Vec<_>>(),
+        );
         study.recommendations = recommend(&study);
         study
     }
