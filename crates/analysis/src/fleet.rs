@@ -108,6 +108,10 @@ pub struct Fleet {
     pub unmeasured: Vec<NotMeasured>,
     /// Hosts left out, with why (no run with the `--label`).
     pub skipped: Vec<Skipped>,
+    /// Hosts in the groups whose declared distances (SLIT, HMAT) order
+    /// the nodes otherwise than their run measured
+    /// ([`crate::distances`]).
+    pub declared_order_disagree: usize,
 }
 
 /// One group of peers.
@@ -194,6 +198,13 @@ pub struct Host {
     /// The host's runs newer than `run` that hold none of the fleet's
     /// figures (an `exec` run), newest first, each with why: not compared.
     pub passed_over: Vec<PassedOver>,
+    /// Whether the declared distances order the nodes otherwise than the
+    /// run measured (null when not compared: one node, no matrix, no
+    /// SLIT).
+    pub declared_order_disagrees: Option<bool>,
+    /// The host's headline figures that are impossible
+    /// ([`crate::impossible`]), by metric id, each with why.
+    pub impossible: BTreeMap<&'static str, String>,
 }
 
 /// A metric on which a host is worse than its peers.
@@ -253,6 +264,11 @@ pub struct HostRun {
     /// fleet's figures it is another kind of run than a measurement.
     pub exec: bool,
     pub settings: BTreeMap<String, String>,
+    /// Declared and measured distance orders disagree (`None`: not
+    /// compared).
+    pub declared_order_disagrees: Option<bool>,
+    /// Impossible headline figures, by metric, with why.
+    pub impossible: BTreeMap<MetricKey, String>,
 }
 
 impl HostRun {
@@ -261,7 +277,14 @@ impl HostRun {
         // Only the records a headline metric reads: the rest (latency
         // sweeps above all) is most of a run and the fleet reads
         // thousands of runs.
-        let figures = metrics(&RunData::of_records(run.records().filter(|r| feeds_headline(r))));
+        let d = RunData::of_records(run.records().filter(|r| feeds_headline(r) || sweep(r)));
+        let figures = metrics(&d);
+        let declared_order_disagrees = match crate::distances::of_run(run, &d) {
+            Some(c @ crate::distances::Check::Checked { .. }) => Some(c.order_disagrees()),
+            _ => None,
+        };
+        let impossible =
+            crate::impossible::headlines(&d).into_iter().map(|(k, i)| (k, i.text())).collect();
         HostRun {
             host: host_of(run),
             key,
@@ -280,8 +303,17 @@ impl HostRun {
             noise: figures.iter().map(|(k, m)| (*k, m.noise_pct)).collect(),
             exec: run.records().any(|r| matches!(r, results::Record::Exec(_))),
             settings: settings_of(run),
+            declared_order_disagrees,
+            impossible,
         }
     }
+}
+
+/// A latency sweep's summary: the last-level cache plateau an impossible
+/// latency is judged against.
+fn sweep(r: &results::Record) -> bool {
+    use results::lat::LatSummary;
+    matches!(r, results::Record::LatSummary(s) if matches!(s.as_ref(), LatSummary::Sweep(_) | LatSummary::PerCpuSweep(_)))
 }
 
 /// The name a run's host goes by: the recorded host name, else the
@@ -424,6 +456,8 @@ pub fn build_fresh(
     let stale = all().filter(|h| h.stale).count();
     let future = all().filter(|h| h.future).count();
     let no_peers = groups.iter().filter(|g| g.peers_missing).map(|g| g.hosts.len()).sum();
+    let declared_order_disagree =
+        all().filter(|h| h.declared_order_disagrees == Some(true)).count();
     let secs = fresh.now_ms.div_euclid(1000);
     Fleet {
         group_by,
@@ -442,6 +476,7 @@ pub fn build_fresh(
         incomplete: r.incomplete,
         unmeasured: r.unmeasured,
         skipped: r.skipped,
+        declared_order_disagree,
     }
 }
 
@@ -553,6 +588,8 @@ fn group(
                 drift,
                 metrics: ms,
                 passed_over: m.passed_over.clone(),
+                declared_order_disagrees: r.declared_order_disagrees,
+                impossible: r.impossible.iter().map(|(k, t)| (k.id(), t.clone())).collect(),
             }
         })
         .collect();

@@ -345,6 +345,42 @@ fn loaded_peak(d: &RunData) -> Option<Metric> {
     })
 }
 
+/// The bandwidth results a bandwidth metric is made of (empty for a
+/// latency metric): what its figure is drawn from, so that a flag on any
+/// of them reaches the headline.
+pub fn bw_parts(d: &RunData, key: MetricKey) -> Vec<&BwResult> {
+    match key {
+        MetricKey::LocalBw => local_points(d).1,
+        MetricKey::GlobalBw => best_of_mode(d, bw::Mode::Global).into_iter().collect(),
+        MetricKey::InterleaveBw => best_of_mode(d, bw::Mode::Interleave).into_iter().collect(),
+        MetricKey::CrossBw => {
+            bw_matrix(d).1.into_iter().filter(|((c, m), _)| c != m).map(|(_, p)| p).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The chases a latency metric is made of, as [`metrics`] picks them
+/// (empty for a bandwidth metric and for the loaded latency, which is
+/// [`peak_loaded`]).
+pub fn lat_parts(d: &RunData, key: MetricKey) -> Vec<&LatResult> {
+    let cells = lat_matrix(d);
+    match key {
+        MetricKey::LocalLat => {
+            let diag: Vec<&LatResult> =
+                cells.iter().filter(|((c, m), _)| c == m).map(|(_, p)| *p).collect();
+            if !diag.is_empty() {
+                return diag;
+            }
+            local_lat_points(d)
+        }
+        MetricKey::RemoteLat => {
+            cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| *p).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

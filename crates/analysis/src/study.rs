@@ -215,10 +215,33 @@ pub struct Study {
     /// Where each group's nodes sit (its first run's).
     #[serde(skip)]
     pub layouts: Vec<Layout>,
+    /// The headline figures of the groups' runs that are impossible
+    /// ([`crate::impossible`]): each group median they enter is flagged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub impossible: Vec<StudyImpossible>,
     /// The runs whose figure of a metric rests on results that were marked
     /// disturbed or noisy ([`crate::inputs::marked_inputs`]): a verdict on
     /// them compares figures other work may have held back.
     pub marked_inputs: Vec<crate::inputs::MarkedInput>,
+}
+
+/// An impossible headline figure of one run of a study.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StudyImpossible {
+    /// The group (index into [`Study::groups`]) and the run.
+    pub group: usize,
+    pub run: RunId,
+    /// The metric's stable id (`local_bw_gbs`).
+    pub metric: String,
+    /// The figure, the limit it breaks and the likely cause.
+    pub text: String,
+}
+
+impl Study {
+    /// Whether group `group`'s `metric` holds an impossible figure.
+    pub fn impossible_in(&self, group: usize, metric: &str) -> bool {
+        self.impossible.iter().any(|i| i.group == group && i.metric == metric)
+    }
 }
 
 fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
@@ -900,6 +923,7 @@ impl Study {
             warnings,
             notes,
             layouts,
+            impossible: impossible_of(groups),
             marked_inputs: Vec::new(),
         };
         study.marked_inputs = crate::inputs::marked_inputs(
@@ -962,6 +986,24 @@ impl Study {
             .collect();
         Study::build(&groups, 0, &Criteria::default(), &Floors::from_runs(runs))
     }
+}
+
+/// The impossible headline figures of every group's runs.
+fn impossible_of(groups: &[GroupInput]) -> Vec<StudyImpossible> {
+    let mut out = Vec::new();
+    for (group, g) in groups.iter().enumerate() {
+        for r in &g.runs {
+            for (k, i) in crate::impossible::headlines(&RunData::of(r)) {
+                out.push(StudyImpossible {
+                    group,
+                    run: r.summary.id,
+                    metric: k.id().to_string(),
+                    text: i.text(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The group among `among` judged better than every other one of them

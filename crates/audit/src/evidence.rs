@@ -42,6 +42,11 @@ pub struct Evidence {
     /// feeds it fastest from pinned memory, with the run it came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpu_feeds: Vec<GpuFeedEvidence>,
+    /// The run's declared distances (SLIT, HMAT) against its latency
+    /// matrix ([`analysis::distances`]), or why they were not compared;
+    /// absent for a machine of one node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distances: Option<analysis::distances::Check>,
 }
 
 /// One GPU's measured feed (host to device, `numaprobe gpu`).
@@ -160,6 +165,7 @@ pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String
     };
     let mut ev = Evidence::from_records(l.records());
     let src = source_of(&l);
+    let distances = analysis::distances::of_run(&l, &analysis::data::RunData::of(&l));
     if let Some(p) = &mut ev.prefetch {
         p.source = Some(src.clone());
     } else if let Source::LatestOfMachine(me) = source {
@@ -180,6 +186,7 @@ pub fn from_store(db: &Store, source: Source) -> Result<(Evidence, Option<String
     }
     ev.source = Some(src);
     ev.gpu_feeds = gpu_feeds;
+    ev.distances = distances;
     Ok((ev, None))
 }
 
@@ -272,6 +279,7 @@ impl Evidence {
             latency_groups: f.latency_groups,
             prefetch: f.prefetch.map(|check| PrefetchEvidence { source: None, check }),
             gpu_feeds: Vec::new(),
+            distances: None,
         }
     }
 }

@@ -546,7 +546,8 @@ fn strip_comments(text: &str) -> String {
 }
 
 /// Fields the contract shows with a value that may be null.
-const NULLABLE: [&str; 9] = [
+const NULLABLE: [&str; 10] = [
+    "declared_order_disagrees",
     "label",
     "note",
     "machine_id",

@@ -197,6 +197,7 @@ fn run_sections(
     crate::bandwidth::section(doc, d, run);
     crate::power::section(doc, d);
     crate::latency::section(doc, d, run);
+    crate::distances::section(doc, run, d);
     crate::hmat::section(doc, run);
     crate::gpu::section(doc, d, run);
     if let Some(e) = &exec {

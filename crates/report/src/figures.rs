@@ -5,7 +5,9 @@
 //! median, %) and rounded to its noise ([`crate::fmt::fig`]). A figure
 //! whose record says `stable: false` is marked `(disturbed)` (samples
 //! discarded because other work kept the thread waiting) or `(noisy)`
-//! (the repetitions never settled), with its cause.
+//! (the repetitions never settled), with its cause; one that cannot be
+//! true of the memory it names ([`analysis::impossible`]: above the peak,
+//! below the last-level cache's latency) is marked `(impossible)` first.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +18,8 @@ use results::stats::measured;
 
 use crate::fmt::fig;
 use analysis::data::RunData;
-use analysis::metrics::{best_of_mode, bw_matrix, lat_matrix, local_points, metrics, MetricKey};
+use analysis::impossible::{self, bw_what, chase_what, Impossible};
+use analysis::metrics::{best_of_mode, bw_parts, lat_parts, local_points, metrics, MetricKey};
 use analysis::trust::{self, Distrust};
 
 /// Why a figure is not to be trusted as it stands, in words
@@ -28,6 +31,9 @@ pub enum Flag {
     Disturbed(String),
     /// The repetitions never reached the spread the stopping rule wants.
     Noisy(String),
+    /// Above the theoretical peak, or below the last-level cache's
+    /// latency: the figure and the limit it breaks, and the likely cause.
+    Impossible(String),
 }
 
 impl Flag {
@@ -36,13 +42,14 @@ impl Flag {
         match self {
             Flag::Disturbed(_) => "disturbed",
             Flag::Noisy(_) => "noisy",
+            Flag::Impossible(_) => Impossible::WORD,
         }
     }
 
     /// The cause, one sentence without a full stop.
     pub fn cause(&self) -> &str {
         match self {
-            Flag::Disturbed(c) | Flag::Noisy(c) => c,
+            Flag::Disturbed(c) | Flag::Noisy(c) | Flag::Impossible(c) => c,
         }
     }
 }
@@ -56,10 +63,19 @@ impl From<Distrust> for Flag {
     }
 }
 
-/// The flag of a bandwidth result (`stable: false`), as
-/// [`analysis::trust::of_bw`] decides it.
+impl From<Impossible> for Flag {
+    /// `6.7 GB/s is 6.70x the theoretical peak of 1.0 GB/s; likely cause:
+    /// ...` (the line names the figure before it).
+    fn from(i: Impossible) -> Flag {
+        Flag::Impossible(format!("{} is {}", i.figure_text(), i.reason()))
+    }
+}
+
+/// The flag of a bandwidth result: impossible above its peak
+/// ([`analysis::impossible::bw`]), else as [`analysis::trust::of_bw`]
+/// decides (`stable: false`).
 pub fn bw_flag(p: &BwResult) -> Option<Flag> {
-    trust::of_bw(p).map(Flag::from)
+    impossible::bw(p).map(Flag::from).or_else(|| trust::of_bw(p).map(Flag::from))
 }
 
 /// The flag of a latency figure from its `stable`, `disturbance` and
@@ -68,14 +84,20 @@ pub fn lat_flag(stable: bool, d: Option<&Disturbance>, spread_pct: f64) -> Optio
     trust::of_lat(stable, d, spread_pct).map(Flag::from)
 }
 
-/// The flag of a chase.
-pub fn chase_flag(p: &LatResult) -> Option<Flag> {
-    trust::of_chase(p).map(Flag::from)
+/// The flag of a chase of run `d`: impossible below the last-level
+/// cache's latency the run measured ([`analysis::impossible::chase`]),
+/// else disturbed.
+pub fn chase_flag(p: &LatResult, d: &RunData) -> Option<Flag> {
+    impossible::chase(p, &impossible::llc_floor(d))
+        .map(Flag::from)
+        .or_else(|| trust::of_chase(p).map(Flag::from))
 }
 
-/// The flag of a loaded-latency point.
-pub fn loaded_flag(p: &LoadedPoint) -> Option<Flag> {
-    trust::of_loaded(p).map(Flag::from)
+/// The flag of a loaded-latency point of run `d`.
+pub fn loaded_flag(p: &LoadedPoint, d: &RunData) -> Option<Flag> {
+    impossible::loaded(p, &impossible::llc_floor(d))
+        .map(Flag::from)
+        .or_else(|| trust::of_loaded(p).map(Flag::from))
 }
 
 /// `text` with ` (disturbed)` or ` (noisy)` when flagged.
@@ -184,63 +206,10 @@ fn spread_max(it: impl Iterator<Item = f64>) -> Option<f64> {
     it.filter_map(measured).reduce(f64::max)
 }
 
-fn bw_what(p: &BwResult) -> String {
-    let place = match p.cpu_node {
-        Some(c) => format!("CPU node {c} -> memory {}", p.memory()),
-        // whole-machine modes: every node's threads
-        None => format!("memory {}", p.memory()),
-    };
-    format!("bw {} {}, {} thread(s), {place}", p.mode.name(), p.kernel.name(), p.threads)
-}
-
-fn chase_what(p: &LatResult) -> String {
-    format!(
-        "lat {}, CPU {} -> memory node {}",
-        p.mode.name(),
-        p.cpu,
-        p.mem_node.map_or("?".into(), |n| n.to_string())
-    )
-}
-
-/// The results a bandwidth metric is made of.
-fn bw_parts(d: &RunData, key: MetricKey) -> Vec<&BwResult> {
-    match key {
-        MetricKey::LocalBw => local_points(d).1,
-        MetricKey::GlobalBw => best_of_mode(d, results::bw::Mode::Global).into_iter().collect(),
-        MetricKey::InterleaveBw => {
-            best_of_mode(d, results::bw::Mode::Interleave).into_iter().collect()
-        }
-        MetricKey::CrossBw => {
-            bw_matrix(d).1.into_iter().filter(|((c, m), _)| c != m).map(|(_, p)| p).collect()
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// The chases a latency metric is made of (as `analysis::metrics` picks
-/// them).
-fn lat_parts(d: &RunData, key: MetricKey) -> Vec<&LatResult> {
-    let cells = lat_matrix(d);
-    match key {
-        MetricKey::LocalLat => {
-            let diag: Vec<&LatResult> =
-                cells.iter().filter(|((c, m), _)| c == m).map(|(_, p)| *p).collect();
-            if !diag.is_empty() {
-                return diag;
-            }
-            analysis::metrics::local_lat_points(d)
-        }
-        MetricKey::RemoteLat => {
-            cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| *p).collect()
-        }
-        _ => Vec::new(),
-    }
-}
-
 /// A chase in words for "which it took": `the sweep (120 ns; disturbed,
 /// spread 43.5%)`.
-fn chase_taken_words(p: &LatResult) -> String {
-    let state = chase_flag(p).map_or("clean", |f| f.word());
+fn chase_taken_words(p: &LatResult, d: &RunData) -> String {
+    let state = chase_flag(p, d).map_or("clean", |f| f.word());
     format!(
         "{} ({} ns; {state}, spread {}%)",
         trust::chase_source(p),
@@ -309,7 +278,7 @@ fn lat_taken(d: &RunData, key: MetricKey) -> Option<Taken> {
             .map(|t| (format!("CPU {}", t.chosen.cpu), t))
             .collect();
     }
-    taken_of(&parts, chase_taken_words, |p| trust::chase_source(p).to_string())
+    taken_of(&parts, |p| chase_taken_words(p, d), |p| trust::chase_source(p).to_string())
 }
 
 fn bw_taken(d: &RunData) -> Option<Taken> {
@@ -342,13 +311,13 @@ pub fn headlines(d: &RunData) -> BTreeMap<MetricKey, Headline> {
                 let parts = lat_parts(d, key);
                 (
                     spread_max(parts.iter().map(|p| p.spread_pct)),
-                    parts.iter().filter_map(|p| Some((chase_what(p), chase_flag(p)?))).collect(),
+                    parts.iter().filter_map(|p| Some((chase_what(p), chase_flag(p, d)?))).collect(),
                 )
             }
             MetricKey::LoadedLatPeak => match analysis::metrics::peak_loaded(d) {
                 Some(p) => (
                     measured(p.spread_pct),
-                    loaded_flag(p)
+                    loaded_flag(p, d)
                         .map(|f| (format!("lat loaded, CPU {}", p.cpu), f))
                         .into_iter()
                         .collect(),
@@ -356,6 +325,9 @@ pub fn headlines(d: &RunData) -> BTreeMap<MetricKey, Headline> {
                 None => (None, Vec::new()),
             },
         };
+        // An impossible figure's flag comes first: the one a headline shows.
+        let mut flags = flags;
+        flags.sort_by_key(|(_, f): &(String, Flag)| !matches!(f, Flag::Impossible(_)));
         let taken = match key {
             MetricKey::LocalBw => bw_taken(d),
             MetricKey::LocalLat | MetricKey::RemoteLat => lat_taken(d, key),

@@ -83,6 +83,34 @@ pub fn document(fleet: &Fleet) -> Document {
         ));
     }
     d.p(fleet.method.clone());
+    let disagree: Vec<&str> = fleet
+        .groups
+        .iter()
+        .flat_map(|g| &g.hosts)
+        .filter(|h| h.declared_order_disagrees == Some(true))
+        .map(|h| h.host.as_str())
+        .collect();
+    if fleet.declared_order_disagree > 0 {
+        d.callout(format!(
+            "{} host(s) whose declared distances (SLIT, HMAT) order the nodes otherwise than \
+             measured: {} (`numaprobe audit --run RUN` on each names the pairs)",
+            fleet.declared_order_disagree,
+            disagree.join(", ")
+        ));
+    }
+    let impossible: Vec<String> = fleet
+        .groups
+        .iter()
+        .flat_map(|g| &g.hosts)
+        .flat_map(|h| h.impossible.values().map(move |t| format!("{}: {t}", h.host)))
+        .collect();
+    if !impossible.is_empty() {
+        d.callout(format!(
+            "{} impossible figure(s), marked (impossible) below: not to be compared as they stand",
+            impossible.len()
+        ));
+        d.list(impossible);
+    }
     for w in &fleet.warnings {
         d.callout(format!("warning: {w}"));
     }
@@ -211,8 +239,12 @@ pub fn document(fleet: &Fleet) -> Document {
             for m in &keys {
                 row.push(match h.metrics.get(m.metric) {
                     Some(v) => {
-                        let bang =
-                            if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" };
+                        let mut bang =
+                            if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" }
+                                .to_string();
+                        if h.impossible.contains_key(m.metric) {
+                            bang.push_str(" (impossible)");
+                        }
                         format!(
                             "{} ({}){bang}",
                             fmt_value(v.value, v.noise_pct, m.unit),
@@ -391,6 +423,8 @@ mod tests {
                 ),
             ]),
             passed_over: vec![],
+            declared_order_disagrees: None,
+            impossible: Default::default(),
         }
     }
 
@@ -443,6 +477,7 @@ mod tests {
             incomplete: vec![],
             unmeasured: vec![],
             skipped: vec![],
+            declared_order_disagree: 0,
         }
     }
 

@@ -166,7 +166,8 @@ fn bios_text(config: &Configuration, mi: &Machine) -> Option<String> {
 fn of_peak(v: f64, peak: Option<f64>, what: &str) -> String {
     match peak {
         Some(p) if p > 0.0 => {
-            format!(" = {:.0}% of {what} {} GB/s", v / p * 100.0, crate::fmt::num(p, "GB/s"))
+            let flag = if v > p { " (impossible: above the peak)" } else { "" };
+            format!(" = {:.0}% of {what} {} GB/s{flag}", v / p * 100.0, crate::fmt::num(p, "GB/s"))
         }
         _ => String::new(),
     }
@@ -227,14 +228,32 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
     let best =
         h.get(&MetricKey::GlobalBw).or(if nodes <= 1 { h.get(&MetricKey::LocalBw) } else { None });
     if let (Some(p), Some(x)) = (peak, best) {
+        let which = if x.key == MetricKey::GlobalBw { "global" } else { "local" };
+        let source = if recorded_node_peak(run).is_some() {
+            "the peak its figures were held against: --peak-gbs or SMBIOS"
+        } else {
+            "SMBIOS"
+        };
+        let over = analysis::impossible::against_peak(&format!("{which} bandwidth"), x.value, p);
         out.push(crate::doc::Tile {
             name: "Of the peak".into(),
-            value: format!("{:.0}%", x.value / p * 100.0),
-            note: format!(
-                "{} of the theoretical {} GB/s (SMBIOS)",
-                if x.key == MetricKey::GlobalBw { "global" } else { "local" },
-                crate::fmt::num(p, "GB/s")
+            value: format!(
+                "{:.0}%{}",
+                x.value / p * 100.0,
+                if over.is_some() { " (impossible)" } else { "" }
             ),
+            note: match over {
+                Some(i) => format!(
+                    "{which} of the theoretical {} GB/s ({source}): above the peak, which is \
+                     impossible; likely cause: {}",
+                    crate::fmt::num(p, "GB/s"),
+                    i.cause
+                ),
+                None => format!(
+                    "{which} of the theoretical {} GB/s ({source})",
+                    crate::fmt::num(p, "GB/s")
+                ),
+            },
         });
     }
     out
@@ -380,6 +399,9 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     }
     let words: Vec<&str> = h.values().flat_map(|x| x.flags.iter().map(|(_, f)| f.word())).collect();
     let mut why = Vec::new();
+    if words.contains(&analysis::impossible::Impossible::WORD) {
+        why.push("(impossible): above the theoretical peak or below the last-level cache's own latency, a wrong peak or a cache passing for DRAM");
+    }
     if words.contains(&"disturbed") {
         why.push("(disturbed): other work kept the measuring thread from its CPU");
     }
@@ -390,8 +412,13 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         row(
             "Caution",
             Some(format!(
-                "figures marked {}; measure again on a quiet machine (causes under Summary)",
-                why.join("; ")
+                "figures marked {}; {}(causes under Summary)",
+                why.join("; "),
+                if words.iter().any(|w| *w == "disturbed" || *w == "noisy") {
+                    "measure again on a quiet machine "
+                } else {
+                    ""
+                }
             )),
         );
     }

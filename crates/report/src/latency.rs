@@ -49,7 +49,7 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
         let mut t = Table::with_header(&header);
         for p in point {
             let mut row = vec![p.cpu.to_string()];
-            row.extend(chase_cells(p, "-"));
+            row.extend(chase_cells(p, "-", d));
             t.push(row);
         }
         doc.table(t);
@@ -94,7 +94,7 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
 fn lat_matrix_table(d: &RunData) -> Table {
     let mut t = Table::with_header(&CHASE_COLUMNS);
     for p in d.chase_mode(lat::Mode::Matrix) {
-        t.push(chase_cells(p, "?"));
+        t.push(chase_cells(p, "?", d));
     }
     t
 }
@@ -105,7 +105,7 @@ const CHASE_COLUMNS: [&str; 8] =
 
 /// One pointer-chase result's cells under [`CHASE_COLUMNS`]; `unknown`
 /// stands for a node the record does not name.
-fn chase_cells(p: &LatResult, unknown: &str) -> Vec<String> {
+fn chase_cells(p: &LatResult, unknown: &str, d: &RunData) -> Vec<String> {
     vec![
         p.cpu_node.map_or(unknown.into(), |n| n.to_string()),
         match (&p.interleave, p.mem_node) {
@@ -114,7 +114,7 @@ fn chase_cells(p: &LatResult, unknown: &str) -> Vec<String> {
         },
         size_text(p),
         page_size_text(&p.page_size),
-        marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref()),
+        marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p, d).as_ref()),
         fig(measured(p.p90_ns), p.noise(), "ns"),
         fig(measured(p.p99_ns), p.noise(), "ns"),
         opt(measured(p.spread_pct), "%"),
@@ -428,7 +428,7 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
                     (false, None) => plain(p.delay as f64),
                 },
                 opt(measured(p.load_gbs), "GB/s"),
-                marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p).as_ref()),
+                marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p, d).as_ref()),
                 fig(measured(p.p99_ns), p.noise(), "ns"),
                 // the chase's CPU node is not recorded with a loaded point
                 "-".into(),
@@ -456,8 +456,11 @@ mod tests {
             },
             other => panic!("{other:?}"),
         };
-        assert_eq!(chase_cells(&p, "-")[..2], ["0".to_string(), "interleaved 0-3".to_string()]);
+        assert_eq!(
+            chase_cells(&p, "-", &RunData::default())[..2],
+            ["0".to_string(), "interleaved 0-3".to_string()]
+        );
         let bound = LatResult { interleave: None, mem_node: Some(1), ..p };
-        assert_eq!(chase_cells(&bound, "-")[1], "1");
+        assert_eq!(chase_cells(&bound, "-", &RunData::default())[1], "1");
     }
 }

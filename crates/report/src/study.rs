@@ -91,6 +91,9 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
                     return format!("{label} -");
                 }
                 let mut s = format!("{label} {}", figs[i]);
+                if study.impossible_in(i, &m.metric) {
+                    s.push_str(" (impossible)");
+                }
                 if let (Some(ch), Some(vd)) = (c.change_pct, c.verdict) {
                     s.push_str(&format!(" ({}, {})", signed_pct(ch), vd.as_str()));
                 }
@@ -227,10 +230,17 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
             (0..study.groups.len()).any(|i| marked_runs(study, &m.metric, i).next().is_some());
         let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
         let figs = row_figs(study, m, noise);
-        let fig_n = |i: usize| match (&m.groups[i].median, one_n[i]) {
-            (None, _) => "-".to_string(),
-            (Some(_), Some(_)) => figs[i].clone(),
-            (Some(_), None) => format!("{} (n={})", figs[i], m.groups[i].n),
+        let fig_n = |i: usize| {
+            let f = match (&m.groups[i].median, one_n[i]) {
+                (None, _) => return "-".to_string(),
+                (Some(_), Some(_)) => figs[i].clone(),
+                (Some(_), None) => format!("{} (n={})", figs[i], m.groups[i].n),
+            };
+            if study.impossible_in(i, &m.metric) {
+                format!("{f} (impossible)")
+            } else {
+                f
+            }
         };
         let verdict_of = |i: usize, v: &str| {
             if verdict_on_marked(study, &m.metric, i) {
@@ -337,6 +347,10 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     }
     for n in &study.notes {
         doc.callout(format!("Note: {n}."));
+    }
+    for i in &study.impossible {
+        let g = &study.groups[i.group].label;
+        doc.callout(format!("Impossible in {g} (run {}): {}.", i.run, i.text));
     }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
@@ -615,7 +629,12 @@ pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
         for (i, c) in m.groups.iter().enumerate() {
             let mut s = match c.median {
                 None => "-".to_string(),
-                Some(_) => format!("{} (n={})", figs[i], c.n),
+                Some(_) => format!(
+                    "{} (n={}){}",
+                    figs[i],
+                    c.n,
+                    if study.impossible_in(i, &m.metric) { " (impossible)" } else { "" }
+                ),
             };
             if let (Some(ch), Some(v)) = (c.change_pct, c.verdict) {
                 s.push_str(&format!(" {} {}", signed_pct(ch), v.as_str()));

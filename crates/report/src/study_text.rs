@@ -426,6 +426,14 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
     for n in &study.notes {
         out.push(wrap(&format!("Note: {n}."), w, "", "  "));
     }
+    for i in &study.impossible {
+        out.push(wrap(
+            &format!("Impossible in {} (run {}): {}.", study.groups[i.group].label, i.run, i.text),
+            w,
+            "",
+            "  ",
+        ));
+    }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
             out.push(wrap(&format!("Hidden NUMA in {}: {h}.", g.label), w, "", "  "));
@@ -478,7 +486,8 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
                     } else {
                         ""
                     };
-                    format!("{f}{best} (n={})", c.n)
+                    let flag = if study.impossible_in(i, &m.metric) { " (impossible)" } else { "" };
+                    format!("{f}{best} (n={}){flag}", c.n)
                 }
             });
         }

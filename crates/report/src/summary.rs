@@ -71,9 +71,10 @@ pub fn placements_summary(run: &LoadedRun) -> Option<(Table, String)> {
     Some((t.auto_align(), e.best_sentence()))
 }
 
-/// A chase's median as every table writes it, marked when disturbed.
-fn chase_fig(p: &LatResult) -> String {
-    marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p).as_ref())
+/// A chase's median as every table writes it, marked when impossible
+/// or disturbed.
+fn chase_fig(p: &LatResult, d: &RunData) -> String {
+    marked(fig(measured(p.median_ns), p.noise(), "ns"), chase_flag(p, d).as_ref())
 }
 
 /// One line per flagged result behind the summary's figures (what it is,
@@ -173,7 +174,7 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
     };
     for (k @ (c, mnode), p) in &lm {
         if c == mnode {
-            push(vec![format!("local, node {c}"), chase_fig(p)], from(k));
+            push(vec![format!("local, node {c}"), chase_fig(p, d)], from(k));
         }
     }
     if let Some(l) = m.get(&MetricKey::LocalLat) {
@@ -189,7 +190,7 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
             .max_by(|a, b| a.1.median_ns.total_cmp(&b.1.median_ns));
         if let Some((k @ (c, mn), p)) = worst {
             push(
-                vec![format!("remote, worst (CPU node {c} -> memory node {mn})"), chase_fig(p)],
+                vec![format!("remote, worst (CPU node {c} -> memory node {mn})"), chase_fig(p, d)],
                 from(k),
             );
         }
@@ -212,7 +213,7 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
         push(
             vec![
                 format!("loaded, at peak load {} GB/s", opt(measured(p.load_gbs), "GB/s")),
-                marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p).as_ref()),
+                marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p, d).as_ref()),
             ],
             "loaded latency".into(),
         );
@@ -252,7 +253,7 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
         for c in &cpu {
             let mut row = vec![c.to_string()];
             row.extend(
-                mem.iter().map(|mn| lm.get(&(*c, *mn)).map_or("-".into(), |p| chase_fig(p))),
+                mem.iter().map(|mn| lm.get(&(*c, *mn)).map_or("-".into(), |p| chase_fig(p, d))),
             );
             t.push(row);
         }

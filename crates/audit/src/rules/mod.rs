@@ -97,6 +97,11 @@ pub const RULES: &[Rule] = &[
     Rule { id: "numa.mode", title: "NUMA visibility", check: numa::numa_mode },
     Rule { id: "numa.sub_numa", title: "Nodes per package (SNC/NPS)", check: numa::sub_numa },
     Rule { id: "numa.remote_penalty", title: "Remote access penalty", check: numa::remote_penalty },
+    Rule {
+        id: "numa.declared_distances",
+        title: "Declared distances vs measured",
+        check: numa::declared_distances,
+    },
     Rule { id: "placement.profile", title: "Placement for this profile", check: numa::placement },
     Rule {
         id: "kernel.numa_balancing",

@@ -1,5 +1,6 @@
 //! The NUMA rules: is the topology visible, nodes per package (SNC/NPS),
-//! the measured remote penalty, and placement advice for the profile.
+//! the measured remote penalty, the declared distances against the
+//! measured ones, and placement advice for the profile.
 
 use super::*;
 
@@ -170,6 +171,90 @@ pub(super) fn remote_penalty(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         .why("Every access that lands on another node pays the measured penalty, so unbound processes run measurably slower.")
         .fix("numactl --cpunodebind=N --membind=N <command> (or the service's own NUMA binding)", Needs::Runtime)
         .evidence(ev)
+        .done()
+}
+
+/// The run's declared distances (SLIT, HMAT) against its latency matrix
+/// ([`analysis::distances`]): an order the measurement reverses is a
+/// warning, ratios off beyond the tolerance information, agreement ok.
+/// Nothing compared (no matrix, no SLIT) gives no finding: the audit says
+/// why under its evidence line.
+pub(super) fn declared_distances(rule: &Rule, i: &Inputs) -> Vec<Finding> {
+    use analysis::distances::Check;
+    let Some(Check::Checked { pairs, ratios, order, ratio, flat, rows, unsettled }) =
+        &i.evidence.distances
+    else {
+        return Vec::new();
+    };
+    let src = i.evidence.source.as_deref().map(|s| format!("{s}: ")).unwrap_or_default();
+    let measured: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let order: Vec<String> = r.measured_order.iter().map(|n| n.to_string()).collect();
+            let decl: Vec<String> = r.declared_order.iter().map(|n| n.to_string()).collect();
+            format!(
+                "from node {}: declared {}, measured {}",
+                r.from,
+                decl.join(" "),
+                order.join(" ")
+            )
+        })
+        .collect();
+    let left_out = match unsettled.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} cell(s) left out, their samples more than {}x apart (a busy machine or host)",
+            analysis::distances::UNSETTLED_RATIO
+        ),
+    };
+    let orders = format!("{src}nearest first {}{left_out}", measured.join("; "));
+    let all = |v: &[analysis::distances::Contradiction]| {
+        v.iter().map(|c| c.text.clone()).collect::<Vec<_>>().join("; ")
+    };
+    let first_and_more = |v: &[analysis::distances::Contradiction]| {
+        let more = match v.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        format!("{}{more}", v[0].text)
+    };
+    let fix = "on a virtual machine, give the guest the host's distances (QEMU -numa dist, libvirt <distances>); on bare metal, update the firmware or report the table to the vendor. Meanwhile give hwloc-based runtimes the measured figures: numaprobe export --format hwloc RUN -o topo.xml, then HWLOC_XMLFILE=topo.xml";
+    let expected = "each node's memory ordered nearest first as measured, and remote/local distance ratios matching remote/local latency within the SLIT's rounding and the noise";
+    if !order.is_empty() {
+        return rule
+            .finding(Severity::Warn)
+            .found(first_and_more(order))
+            .expected(expected)
+            .why("The kernel (NUMA balancing, memory tiering and reclaim), the scheduler's NUMA domains, hwloc and the MPI and OpenMP runtimes read these distances to keep threads and pages on the nearest node: a wrong order sends them to a farther one.")
+            .fix(fix, Needs::Bios)
+            .evidence(Some(format!("{orders}; {}", all(order))))
+            .done();
+    }
+    if !ratio.is_empty() {
+        let flat_note = if *flat {
+            "; the measured memory is flat (every node within the noise of local: a virtual machine whose memory is one host node?), so no declared order can be confirmed"
+        } else {
+            ""
+        };
+        return rule
+            .finding(Severity::Info)
+            .found(first_and_more(ratio))
+            .expected(expected)
+            .why("The order is right, but the magnitudes are not what was measured: what weighs distances (the kernel's reclaim distance, hwloc's grouping of nodes by distance) is misled.")
+            .fix(fix, Needs::Bios)
+            .evidence(Some(format!("{orders}{flat_note}; {}", all(ratio))))
+            .done();
+    }
+    let found = if *flat {
+        format!("the measured memory is flat: every node within the noise of local, so the declared order ({pairs} pair(s)) can be neither confirmed nor contradicted")
+    } else {
+        format!("the declared distances order every node's memory as measured ({pairs} pair(s)) and their {ratios} remote/local ratio(s) match within the tolerance")
+    };
+    rule.finding(Severity::Ok)
+        .found(found)
+        .expected(expected)
+        .why("Software that reads the distances picks the node that really is nearest.")
+        .evidence(Some(orders))
         .done()
 }
 

@@ -222,6 +222,9 @@ struct Doc<'a> {
     /// True when Ctrl-C stopped the run early.
     interrupted: bool,
     results: &'a [BwResult],
+    /// The figures above their theoretical peak, with the likely cause
+    /// (`analysis::impossible`; empty when none).
+    impossible: Vec<analysis::impossible::Impossible>,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -254,7 +257,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let results = outcome?;
     if g.json {
-        let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results };
+        let impossible = results.iter().filter_map(analysis::impossible::bw).collect();
+        let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results, impossible };
         return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
     }
     output::emit(&report::console::bw::text(&results, output::table_style()))?;

@@ -251,11 +251,15 @@ struct Doc<'a, T: Serialize> {
     /// Loaded latency: one summary per mix, the knee.
     #[serde(skip_serializing_if = "Option::is_none")]
     curves: Option<&'a [results::lat::LoadedSummary]>,
+    /// The DRAM figures below the last-level cache's latency, with the
+    /// likely cause (`report::console::lat::impossible`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    impossible: Vec<analysis::impossible::Impossible>,
 }
 
 impl<'a, T: Serialize> Doc<'a, T> {
     fn new(mode: &'a str, results: &'a [T], interrupted: bool) -> Self {
-        Doc { mode, results, interrupted, prefetch_check: None, curves: None }
+        Doc { mode, results, interrupted, prefetch_check: None, curves: None, impossible: vec![] }
     }
 }
 
@@ -266,6 +270,8 @@ struct ReportDoc<'a, R: Serialize> {
     #[serde(flatten)]
     report: &'a R,
     interrupted: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    impossible: Vec<analysis::impossible::Impossible>,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
@@ -331,10 +337,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
     }
     let measured = outcome?;
+    let llc = topo.llc_bytes_for(&topo.online_cpus);
     if g.json {
-        return print_json(&measured, stopped);
+        return print_json(&measured, llc, stopped);
     }
-    output::emit(&report::console::lat::measured(&measured, output::table_style()))?;
+    output::emit(&report::console::lat::measured(&measured, llc, output::table_style()))?;
     if let Measured::Loaded(r) = &measured {
         let misplaced = |p: &results::lat::LoadedPoint| {
             p.load_placement.as_ref().is_some_and(|l| l.status == PlacementStatus::Mismatch)
@@ -356,21 +363,24 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
 }
 
 /// What was measured, as the `--json` document.
-fn print_json(m: &Measured, interrupted: bool) -> anyhow::Result<()> {
+fn print_json(m: &Measured, llc_bytes: Option<u64>, interrupted: bool) -> anyhow::Result<()> {
     fn versioned<T: Serialize>(doc: &T) -> anyhow::Result<()> {
         output::json(&output::Versioned::new(results::SCHEMA_VERSION, doc))
     }
+    let impossible = report::console::lat::impossible(m, llc_bytes);
     match m {
         Measured::Point(r, check) => versioned(&Doc {
             prefetch_check: check.as_ref(),
+            impossible,
             ..Doc::new("point", std::slice::from_ref(r.as_ref()), interrupted)
         }),
-        Measured::Matrix(v) => versioned(&Doc::new("matrix", v, interrupted)),
-        Measured::Sweep(report) => versioned(&ReportDoc { report, interrupted }),
-        Measured::PerCpu(report) => versioned(&ReportDoc { report, interrupted }),
-        Measured::PerCpuSweep(report) => versioned(&ReportDoc { report, interrupted }),
+        Measured::Matrix(v) => versioned(&Doc { impossible, ..Doc::new("matrix", v, interrupted) }),
+        Measured::Sweep(report) => versioned(&ReportDoc { report, interrupted, impossible }),
+        Measured::PerCpu(report) => versioned(&ReportDoc { report, interrupted, impossible }),
+        Measured::PerCpuSweep(report) => versioned(&ReportDoc { report, interrupted, impossible }),
         Measured::Loaded(r) => versioned(&Doc {
             curves: Some(&r.curves),
+            impossible,
             ..Doc::new("loaded", &r.points, interrupted)
         }),
         Measured::C2c(v) => versioned(&Doc::new("c2c", v, interrupted)),

@@ -39,6 +39,10 @@ pub enum ExportFormat {
     /// `NAME.settings.parquet` (one row per setting) beside it; needs -o
     /// FILE (docs/fleet.md; the fleet's verdicts over them in deploy/sql).
     Parquet,
+    /// hwloc XML with the measured Bandwidth and Latency memory
+    /// attributes of one machine's runs, on the run's own topology or on
+    /// --topology FILE (docs/topo.md).
+    Hwloc,
 }
 
 #[derive(Debug, clap::Args)]
@@ -56,6 +60,11 @@ pub struct ExportArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// With --format hwloc: write the measured attributes onto this
+    /// topology, the one hwloc discovered (`lstopo --of xml > FILE`),
+    /// instead of one built from the run's stored topology.
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -219,6 +228,9 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
     {
         usage!("--format parquet writes three files: give the figures' file with -o FILE.parquet (the runs and settings go beside it, FILE.runs.parquet and FILE.settings.parquet)");
     }
+    if a.topology.is_some() && a.format != ExportFormat::Hwloc {
+        usage!("--topology goes with --format hwloc");
+    }
     let db = open_existing(g)?;
     let mut ids = Vec::new();
     if a.all {
@@ -233,6 +245,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         }
     }
     let bytes = match a.format {
+        ExportFormat::Hwloc => hwloc(&db, &ids, a.topology.as_deref())?,
         ExportFormat::Json => {
             let mut s = db.export_runs(&ids)?.to_json();
             s.push('\n');
@@ -287,6 +300,25 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         }
     };
     write_out(a.output.as_deref(), &bytes, g, "the export")
+}
+
+/// `export --format hwloc`: the runs' measured memory attributes as hwloc
+/// XML (one machine's runs, merged: a `bw --matrix` and a `lat --matrix`
+/// run make one export), on `topology` (`lstopo --of xml`) or on the first
+/// run's own topology.
+fn hwloc(db: &Store, ids: &[store::RunId], topology: Option<&Path>) -> anyhow::Result<Vec<u8>> {
+    let runs: Vec<LoadedRun> = ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
+    let xml = match topology {
+        None => report::hwloc::export_own(&runs)?,
+        Some(p) => {
+            let text = std::fs::read(p)
+                .with_context(|| format!("--topology {}: cannot read", p.display()))?;
+            let text = String::from_utf8(text)
+                .map_err(|_| anyhow::anyhow!("{}: not hwloc XML: not UTF-8 text", p.display()))?;
+            report::hwloc::export_onto(&runs, &text, &p.display().to_string())?
+        }
+    };
+    Ok(xml.into_bytes())
 }
 
 /// `export --format parquet --json`: the three files written, their rows

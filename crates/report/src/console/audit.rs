@@ -18,6 +18,9 @@ pub fn render(r: &Report, all: bool, style: TableStyle) -> String {
         Some(src) => out.push_str(&format!("Evidence from {src}\n")),
         None => out.push_str("No saved measurements of this machine: findings use settings only (run `numaprobe run` for evidence)\n"),
     }
+    if let Some(why) = r.evidence.distances.as_ref().and_then(|d| d.not_checked()) {
+        out.push_str(&format!("Declared distances not compared with measured ones: {why}\n"));
+    }
     let mut t =
         Table::new(vec!["severity".into(), "id".into(), "check".into(), "found".into()], style);
     for f in &r.findings {

@@ -16,6 +16,14 @@ use super::{Lines, Table, TableStyle};
 pub fn text(results: &[BwResult], style: TableStyle) -> String {
     let mut out = Lines::new();
     out.push(render(results, style));
+    let impossible: Vec<String> = results
+        .iter()
+        .filter_map(analysis::impossible::bw)
+        .map(|i| format!("impossible: {}\n", i.text()))
+        .collect();
+    if !impossible.is_empty() {
+        out.push(impossible.concat());
+    }
     out.push(render_power(results));
     let rows = counter_rows(results);
     if !rows.is_empty() {

@@ -3,6 +3,7 @@
 //! latency and its knees, core-to-core), then the lines that say how it
 //! was measured and what was discarded.
 
+use analysis::impossible::{Impossible, LlcFloor};
 use results::disturbance::{self, Disturbance};
 use results::lat::{
     method_caption, C2cResult, CacheMark, CpuGroup, LatResult, LoadedPoint, LoadedSummary, Plateau,
@@ -17,8 +18,47 @@ use bench::lat::PerCpuSweepReport;
 use super::counters::{render as counters_table, Row};
 use super::{Lines, Table, TableStyle};
 
-/// What one `lat` invocation measured, as text.
-pub fn measured(m: &Measured, style: TableStyle) -> String {
+/// What one `lat` invocation measured, as text, with a line for each
+/// impossible figure ([`impossible`]; `llc_bytes`: the last-level cache
+/// the topology reports).
+pub fn measured(m: &Measured, llc_bytes: Option<u64>, style: TableStyle) -> String {
+    let mut s = tables(m, style);
+    for i in impossible(m, llc_bytes) {
+        s.push_str(&format!("impossible: {}\n", i.text()));
+    }
+    s
+}
+
+/// The DRAM figures of one `lat` invocation below the last-level cache's
+/// latency: held against the typical floor
+/// ([`analysis::impossible::LlcFloor::typical`]), as `lat` measures no
+/// sweep beside them (a sweep measures caches on purpose).
+pub fn impossible(m: &Measured, llc_bytes: Option<u64>) -> Vec<Impossible> {
+    let floor = LlcFloor::typical_of(llc_bytes);
+    match m {
+        Measured::Loaded(r) => {
+            r.points.iter().filter_map(|p| analysis::impossible::loaded(p, &floor)).collect()
+        }
+        m => m
+            .chase_points()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|p| analysis::impossible::chase(p, &floor))
+            .collect(),
+    }
+}
+
+/// A chase's median in ns, marked ` (impossible)` below the last-level
+/// cache's latency, else ` (disturbed)` when it is not stable.
+fn chase_marked(r: &LatResult) -> String {
+    if analysis::impossible::chase(r, &LlcFloor::typical()).is_some() {
+        format!("{} ({})", ns(r.median_ns), Impossible::WORD)
+    } else {
+        ns_marked(r.median_ns, r.stable)
+    }
+}
+
+fn tables(m: &Measured, style: TableStyle) -> String {
     match m {
         Measured::Point(r, check) => point(r, check.as_ref(), style),
         Measured::Matrix(v) => matrix(v, style),
@@ -140,7 +180,7 @@ pub fn point(r: &LatResult, check: Option<&PrefetchCheck>, style: TableStyle) ->
         binary_size(r.size_bytes),
         r.page_size.clone(),
         r.stride_bytes.to_string(),
-        ns_marked(r.median_ns, r.stable),
+        chase_marked(r),
         ns(r.p90_ns),
         ns(r.p99_ns),
         ns(r.min_ns),
@@ -184,7 +224,7 @@ pub fn matrix(v: &[LatResult], style: TableStyle) -> String {
                 |r| {
                     let flag =
                         if r.placement.status == PlacementStatus::Mismatch { " !" } else { "" };
-                    format!("{}{flag}", ns_marked(r.median_ns, r.stable))
+                    format!("{}{flag}", chase_marked(r))
                 },
             ));
         }

@@ -163,6 +163,9 @@ pub struct RunDoc {
     pub textfile: Option<PathBuf>,
     pub db: PathBuf,
     pub hmat: Option<Vec<crate::hmat::HmatPair>>,
+    /// Every impossible figure of the run, with the likely cause
+    /// ([`analysis::impossible::of_run`]).
+    pub impossible: Vec<analysis::impossible::Impossible>,
 }
 
 /// A headline metric with its unit and direction.
@@ -172,14 +175,25 @@ pub struct MetricDoc {
     pub metric: analysis::metrics::Metric,
     pub unit: &'static str,
     pub higher_is_better: bool,
+    /// The impossible figure the metric is made of, when one is: a
+    /// headline never stands without its flag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impossible: Option<analysis::impossible::Impossible>,
 }
 
 /// The headline metrics of `run` by their stable ids ([`RunDoc::metrics`]).
 pub fn metric_docs(run: &LoadedRun) -> BTreeMap<&'static str, MetricDoc> {
-    analysis::metrics::metrics(&analysis::data::RunData::of(run))
+    let d = analysis::data::RunData::of(run);
+    let mut flagged = analysis::impossible::headlines(&d);
+    analysis::metrics::metrics(&d)
         .into_iter()
         .map(|(k, metric)| {
-            let doc = MetricDoc { metric, unit: k.unit(), higher_is_better: k.higher_is_better() };
+            let doc = MetricDoc {
+                metric,
+                unit: k.unit(),
+                higher_is_better: k.higher_is_better(),
+                impossible: flagged.remove(&k),
+            };
             (k.id(), doc)
         })
         .collect()

@@ -30,6 +30,8 @@ pub struct FromRun {
     pub margin_pct: f64,
     /// Each declared pair with the run's figures, as `run --json` has them.
     pub hmat: Vec<HmatPair>,
+    /// The run's declared distances against its latency matrix.
+    pub distances: crate::distances::View,
 }
 
 impl FromRun {
@@ -45,11 +47,16 @@ impl FromRun {
             machine_fingerprint,
             margin_pct: crate::hmat::MARGIN_PCT,
             hmat: crate::hmat::compare(t, &crate::hmat::Measured::of_run(run)),
+            distances: crate::distances::View::of(run, &analysis::data::RunData::of(run)),
         }
     }
 
     /// The declared-vs-measured section of `topo --from-run`.
     pub fn text(&self) -> String {
+        format!("{}{}", self.hmat_text(), self.distances.text())
+    }
+
+    fn hmat_text(&self) -> String {
         let label = self.label.as_deref().map(|l| format!(", {l}")).unwrap_or_default();
         let src = format!("run {} ({}{label})", self.run_id, self.started);
         if self.hmat.is_empty() {

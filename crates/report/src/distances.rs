@@ -1,0 +1,307 @@
+//! Declared distances against measured latency, as the report and `topo
+//! --from-run` show them: the SLIT and the latency matrix side by side in
+//! `numactl --hardware`'s layout (and the latency rescaled to distances,
+//! local = 10), then what [`analysis::distances`] found: each
+//! contradiction in words, a flat measured memory named as such, or why
+//! nothing was compared.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use analysis::data::RunData;
+use analysis::distances::{self, Cell, Check, Declared};
+use serde::Serialize;
+use store::LoadedRun;
+
+use crate::doc::{Document, Table};
+
+/// What a run declares and measured, for `--json` readers.
+#[derive(Debug, Clone, Serialize)]
+pub struct View {
+    /// The run's declared distances, when it has them.
+    pub declared: Option<Declared>,
+    /// The latency matrix: one entry per CPU node -> memory node.
+    pub measured: Vec<MeasuredCell>,
+    /// The comparison (absent on a machine of one node).
+    pub check: Option<Check>,
+}
+
+/// One measured cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasuredCell {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    /// Median of the pointer chase, ns.
+    pub median_ns: f64,
+    /// Robust CV of its samples, percent.
+    pub noise_pct: f64,
+    /// False when its samples were more than
+    /// [`analysis::distances::UNSETTLED_RATIO`] apart (left out).
+    pub settled: bool,
+}
+
+impl View {
+    pub fn of(run: &LoadedRun, d: &RunData) -> View {
+        let cells = distances::measured_cells(d);
+        View {
+            declared: Declared::of_run(run).ok(),
+            measured: cells
+                .iter()
+                .map(|((c, m), x)| MeasuredCell {
+                    cpu_node: *c,
+                    mem_node: *m,
+                    median_ns: x.ns,
+                    noise_pct: x.noise_pct,
+                    settled: x.settled,
+                })
+                .collect(),
+            check: distances::of_run(run, d),
+        }
+    }
+
+    fn cells(&self) -> BTreeMap<(u32, u32), Cell> {
+        self.measured
+            .iter()
+            .map(|c| {
+                let cell = Cell { ns: c.median_ns, noise_pct: c.noise_pct, settled: c.settled };
+                ((c.cpu_node, c.mem_node), cell)
+            })
+            .collect()
+    }
+
+    /// The three matrices side by side in `numactl --hardware`'s layout:
+    /// declared distances, measured ns, measured as distances (each row's
+    /// local figure = 10). Empty without a measured matrix.
+    pub fn matrices_text(&self) -> String {
+        let cells = self.cells();
+        if cells.is_empty() {
+            return String::new();
+        }
+        let cols: Vec<u32> = match &self.declared {
+            Some(d) => d.nodes.clone(),
+            None => cells.keys().map(|(_, m)| *m).collect::<BTreeSet<_>>().into_iter().collect(),
+        };
+        let rows: BTreeSet<u32> = cells.keys().map(|(c, _)| *c).collect();
+        let mut blocks: Vec<Vec<String>> = Vec::new();
+        if let Some(d) = &self.declared {
+            let body = d
+                .nodes
+                .iter()
+                .zip(&d.rows)
+                .map(|(n, r)| (*n, r.iter().map(|x| Some(x.to_string())).collect()))
+                .collect();
+            blocks.push(block("declared (SLIT):", &cols, body, 3));
+        }
+        let ns = rows
+            .iter()
+            .map(|r| {
+                let row = cols
+                    .iter()
+                    .map(|c| {
+                        let x = cells.get(&(*r, *c))?;
+                        Some(format!("{:.0}{}", x.ns, if x.settled { "" } else { "?" }))
+                    })
+                    .collect();
+                (*r, row)
+            })
+            .collect();
+        blocks.push(block("measured (ns, median):", &cols, ns, 5));
+        let scaled = rows
+            .iter()
+            .map(|r| {
+                let local = cells.get(&(*r, *r)).map(|x| x.ns).filter(|l| *l > 0.0);
+                let row = cols
+                    .iter()
+                    .map(|c| Some(format!("{:.1}", cells.get(&(*r, *c))?.ns / local? * 10.0)))
+                    .collect();
+                (*r, row)
+            })
+            .collect();
+        blocks.push(block("measured as distances (local = 10):", &cols, scaled, 5));
+        side_by_side(&blocks)
+    }
+
+    /// The comparison in lines: contradictions, the flat note, or why
+    /// nothing was compared.
+    pub fn lines(&self) -> Vec<String> {
+        match &self.check {
+            None => Vec::new(),
+            Some(Check::NotChecked { reason }) => vec![format!("not compared: {reason}")],
+            Some(Check::Checked { pairs, ratios, order, ratio, flat, unsettled, .. }) => {
+                let mut out = Vec::new();
+                if !unsettled.is_empty() {
+                    let which: Vec<String> =
+                        unsettled.iter().map(|[c, m]| format!("{c}->{m}")).collect();
+                    out.push(format!(
+                        "left out (? above): {} cell(s) whose samples are more than {}x apart ({}): the machine, or a virtual machine's host, was busy while they ran; what they would decide is undecided",
+                        unsettled.len(),
+                        analysis::distances::UNSETTLED_RATIO,
+                        which.join(", ")
+                    ));
+                }
+                if *flat {
+                    out.push(
+                        "the measured memory is flat: every node within the noise of local \
+                         latency (a virtual machine whose memory is all one host node, or \
+                         interleaving), so the declared order can be neither confirmed nor \
+                         contradicted; the ratios can"
+                            .to_string(),
+                    );
+                }
+                if order.is_empty() && !*flat {
+                    out.push(format!(
+                        "orders agree: the declared distances order every node's memory as measured ({pairs} pair(s))"
+                    ));
+                }
+                out.extend(order.iter().map(|c| format!("contradiction: {}", c.text)));
+                if ratio.is_empty() {
+                    out.push(format!(
+                        "ratios agree: {ratios} remote/local ratio(s) within the SLIT's rounding and the noise"
+                    ));
+                }
+                out.extend(ratio.iter().map(|c| format!("ratio: {}", c.text)));
+                out
+            }
+        }
+    }
+
+    /// The section of `topo --from-run`: the matrices, then the lines.
+    pub fn text(&self) -> String {
+        let m = self.matrices_text();
+        let lines = self.lines();
+        if m.is_empty() && lines.is_empty() {
+            return String::new();
+        }
+        let mut s = String::from(
+            "\nDeclared distances against measured latency (pointer chase, median; tolerance: \
+             docs/topo.md)\n",
+        );
+        s.push_str(&m);
+        for l in lines {
+            let _ = writeln!(s, "  {l}");
+        }
+        s
+    }
+}
+
+/// One matrix as `numactl --hardware` draws it: a title, `node` and the
+/// column ids, then `  N:` and the row.
+fn block(
+    title: &str,
+    cols: &[u32],
+    rows: Vec<(u32, Vec<Option<String>>)>,
+    w: usize,
+) -> Vec<String> {
+    let mut out = vec![title.to_string()];
+    let mut head = String::from("node ");
+    for c in cols {
+        let _ = write!(head, " {c:>w$}");
+    }
+    out.push(head);
+    for (r, vals) in rows {
+        let mut line = format!("{r:>3}: ");
+        for v in vals {
+            let _ = write!(line, " {:>w$}", v.unwrap_or_else(|| "-".into()));
+        }
+        out.push(line);
+    }
+    out
+}
+
+fn side_by_side(blocks: &[Vec<String>]) -> String {
+    let widths: Vec<usize> =
+        blocks.iter().map(|b| b.iter().map(|l| l.chars().count()).max().unwrap_or(0)).collect();
+    let height = blocks.iter().map(Vec::len).max().unwrap_or(0);
+    let mut s = String::new();
+    for i in 0..height {
+        let mut line = String::from("  ");
+        for (b, w) in blocks.iter().zip(&widths) {
+            let cell = b.get(i).map(String::as_str).unwrap_or("");
+            let _ = write!(line, "{cell:<w$}    ");
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+    s
+}
+
+/// Adds "Declared distances against measured" to a report: nothing on a
+/// machine of one node.
+pub fn section(doc: &mut Document, run: &LoadedRun, d: &RunData) {
+    let v = View::of(run, d);
+    let Some(check) = &v.check else { return };
+    doc.h(2, "Declared distances against measured");
+    doc.p("The firmware's distances (SLIT, as the kernel shows them; HMAT read latencies where \
+         present) against this run's latency matrix (pointer chase, median, CPU node -> memory \
+         node). Each node's targets are compared nearest first, and each remote/local distance \
+         ratio with the remote/local latency, within the SLIT's rounding (whole numbers: ±0.5 on \
+         each) and two robust standard deviations of the two figures' noise (docs/topo.md).");
+    if let Check::NotChecked { reason } = check {
+        doc.p(format!("Not compared: {reason}."));
+        return;
+    }
+    let cells = v.cells();
+    if let Some(decl) = &v.declared {
+        let mut head = vec!["CPU node \\ memory node".to_string()];
+        head.extend(decl.nodes.iter().map(|n| n.to_string()));
+        let mut t = Table::new(head);
+        let rows: BTreeSet<u32> = cells.keys().map(|(c, _)| *c).collect();
+        for r in rows {
+            let i = decl.nodes.iter().position(|n| *n == r);
+            let local = cells.get(&(r, r)).map(|x| x.ns).filter(|l| *l > 0.0);
+            let mut row = vec![r.to_string()];
+            for (j, c) in decl.nodes.iter().enumerate() {
+                let declared = i.and_then(|i| decl.rows.get(i)?.get(j)).map(|x| x.to_string());
+                let measured = cells.get(&(r, *c)).map(|x| {
+                    let mark = if x.settled { "" } else { "?" };
+                    match local {
+                        Some(l) => format!("{:.1} ({:.0} ns){mark}", x.ns / l * 10.0, x.ns),
+                        None => format!("{:.0} ns{mark}", x.ns),
+                    }
+                });
+                row.push(format!(
+                    "{} / {}",
+                    declared.unwrap_or_else(|| "-".into()),
+                    measured.unwrap_or_else(|| "-".into())
+                ));
+            }
+            t.push(row);
+        }
+        doc.table(t.caption(
+            "Each cell: declared distance / measured latency as a distance (local = 10) and in ns.",
+        ));
+    }
+    let lines = v.lines();
+    let order: Vec<String> =
+        lines.iter().filter(|l| l.starts_with("contradiction:")).map(|l| capital(l)).collect();
+    let ratio: Vec<String> =
+        lines.iter().filter(|l| l.starts_with("ratio:")).map(|l| capital(l)).collect();
+    for g in lines.iter().filter(|l| !l.starts_with("contradiction:") && !l.starts_with("ratio:")) {
+        doc.p(capital(g));
+    }
+    if !order.is_empty() {
+        doc.callout(format!(
+            "{} declared order(s) contradict the measurement: software that reads the distances \
+             to pick the nearest node (the kernel, hwloc, MPI and OpenMP runtimes) picks a \
+             farther one; `numaprobe export --format hwloc` gives them the measured figures.",
+            order.len()
+        ));
+        doc.list(order);
+    }
+    if !ratio.is_empty() {
+        doc.p(format!(
+            "{} declared ratio(s) differ from the measured ones beyond the tolerance: the order \
+             stands, the magnitudes do not (what weighs distances, such as the kernel's reclaim \
+             distance and hwloc's grouping of nodes by distance, is misled).",
+            ratio.len()
+        ));
+        doc.list(ratio);
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect::<String>() + ".",
+        None => String::new(),
+    }
+}
