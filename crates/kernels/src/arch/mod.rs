@@ -25,11 +25,12 @@ pub enum Isa {
     Avx2,
     Avx512,
     Neon,
+    Sve,
 }
 
 impl Isa {
     /// Every variant numaprobe knows, in increasing preference.
-    pub const ALL: [Isa; 5] = [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512, Isa::Neon];
+    pub const ALL: [Isa; 6] = [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::Sve];
 
     /// Lower-case name used on the command line and in results.
     pub fn name(self) -> &'static str {
@@ -39,6 +40,7 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
             Isa::Neon => "neon",
+            Isa::Sve => "sve",
         }
     }
 
@@ -55,6 +57,12 @@ impl Isa {
     /// The preferred variant on this CPU.
     pub fn best() -> Isa {
         *Isa::available().last().unwrap_or(&Isa::Scalar)
+    }
+
+    /// Whether the variant is one of aarch64's (NEON, SVE); the others but
+    /// the scalar reference are x86-64's.
+    pub fn is_aarch64(self) -> bool {
+        matches!(self, Isa::Neon | Isa::Sve)
     }
 }
 
@@ -107,6 +115,8 @@ pub fn ops_for(isa: Isa) -> Option<&'static dyn Ops> {
         Isa::Avx512 => x86_64::Avx512::new().map(|v| leak(v) as &dyn Ops),
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => aarch64::Neon::new().map(|v| leak(v) as &dyn Ops),
+        #[cfg(target_arch = "aarch64")]
+        Isa::Sve => aarch64::Sve::new().map(|v| leak(v) as &dyn Ops),
         #[allow(unreachable_patterns)]
         _ => None,
     }
@@ -129,8 +139,8 @@ pub fn select(forced: Option<Isa>) -> Result<&'static dyn Ops, KernelError> {
 }
 
 /// Elements before `p` reaches a 64-byte boundary, at most `n` (used by the
-/// x86-64 SIMD loops; other architectures run the scalar reference).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+/// x86-64 and NEON loops; SVE's predicated loops need no head).
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(crate) fn head_len(p: *const f64, n: usize) -> usize {
     let mis = (p as usize) % 64;
     let head = if mis == 0 { 0 } else { (64 - mis) / 8 };
