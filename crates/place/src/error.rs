@@ -69,6 +69,14 @@ impl PlaceError {
         PlaceError::Syscall { syscall, what: what.into(), source: io::Error::last_os_error() }
     }
 
+    /// True when the kernel has no NUMA system calls at all (`ENOSYS` from
+    /// `mbind`, `set_mempolicy` or `move_pages`): a kernel built without
+    /// `CONFIG_NUMA`, or an emulator that does not pass them through
+    /// (qemu-user).
+    pub fn no_numa_api(&self) -> bool {
+        self.raw_os_error() == Some(libc::ENOSYS)
+    }
+
     /// The raw errno of a failed syscall, when this is one.
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
