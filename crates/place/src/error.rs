@@ -123,6 +123,22 @@ pub type Result<T, E = PlaceError> = std::result::Result<T, E>;
 mod tests {
     use super::*;
 
+    /// Only ENOSYS from a system call means no NUMA API at all: a refusal
+    /// (EPERM, EINVAL) or another error is not.
+    #[test]
+    fn no_numa_api_is_enosys_only() {
+        let sys = |errno| PlaceError::Syscall {
+            syscall: "mbind",
+            what: "x".into(),
+            source: io::Error::from_raw_os_error(errno),
+        };
+        assert!(sys(libc::ENOSYS).no_numa_api());
+        for errno in [libc::EPERM, libc::EINVAL, libc::EFAULT] {
+            assert!(!sys(errno).no_numa_api(), "{errno}");
+        }
+        assert!(!PlaceError::InvalidArgument("x".into()).no_numa_api());
+    }
+
     #[test]
     fn what_the_user_asked_is_a_usage_error_and_failures_are_not() {
         let set = |s: &str| -> NodeSet { s.parse().unwrap() };
