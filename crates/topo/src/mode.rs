@@ -394,6 +394,14 @@ fn vendor_label(t: &Topology, n: u32, eff: &[(u32, CpuSet)]) -> VendorLabel {
             format!(": one node per die ({dies} dies per package)"),
             Confidence::Certain,
         ),
+        Vendor::Arm => said(
+            None,
+            format!(
+                ": the firmware divides each package's memory into {n} nodes (an Arm server's \
+                 NUMA mode, as Ampere Altra's firmware offers)"
+            ),
+            Confidence::Certain,
+        ),
         _ => said(None, String::new(), Confidence::Certain),
     }
 }
