@@ -122,6 +122,67 @@ pub fn ops_for(isa: Isa) -> Option<&'static dyn Ops> {
     }
 }
 
+/// The [`Ops`] impl of a variant type `$ty` whose loops are the functions
+/// of a module `inner` where the macro is used (`copy`, `scale`, `add`,
+/// `triad`, `add3`, `sum`, `fill`, each taking raw pointers and a length),
+/// every one with non-temporal stores. The safety contract of those
+/// functions: the CPU has the variant's instruction set (a value of `$ty`
+/// exists only after run-time detection), every pointer is valid for the
+/// length, the destination overlaps no source.
+macro_rules! ops_from_inner {
+    ($ty:ty, $isa:expr) => {
+        impl $crate::arch::Ops for $ty {
+            fn isa(&self) -> $crate::arch::Isa {
+                $isa
+            }
+            fn has_nt(&self) -> bool {
+                true
+            }
+            fn copy(&self, dst: &mut [f64], src: &[f64], nt: bool) {
+                assert_eq!(dst.len(), src.len());
+                // SAFETY: `self` exists only after run-time detection of
+                // the instruction set; both slices hold `dst.len()`
+                // elements and a `&mut` cannot overlap a `&`.
+                unsafe { inner::copy(dst.as_mut_ptr(), src.as_ptr(), dst.len(), nt) }
+            }
+            fn scale(&self, dst: &mut [f64], src: &[f64], s: f64, nt: bool) {
+                assert_eq!(dst.len(), src.len());
+                // SAFETY: as in `copy`.
+                unsafe { inner::scale(dst.as_mut_ptr(), src.as_ptr(), s, dst.len(), nt) }
+            }
+            fn add(&self, dst: &mut [f64], a: &[f64], b: &[f64], nt: bool) {
+                assert!(dst.len() == a.len() && a.len() == b.len());
+                // SAFETY: as in `copy`.
+                unsafe { inner::add(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), dst.len(), nt) }
+            }
+            fn triad(&self, dst: &mut [f64], a: &[f64], b: &[f64], s: f64, nt: bool) {
+                assert!(dst.len() == a.len() && a.len() == b.len());
+                // SAFETY: as in `copy`.
+                unsafe { inner::triad(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), s, dst.len(), nt) }
+            }
+            fn add3(&self, dst: &mut [f64], a: &[f64], b: &[f64], c: &[f64], nt: bool) {
+                assert!(dst.len() == a.len() && a.len() == b.len() && b.len() == c.len());
+                // SAFETY: as in `copy`.
+                unsafe {
+                    inner::add3(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), c.as_ptr(), dst.len(), nt)
+                }
+            }
+            fn sum(&self, src: &[f64]) -> f64 {
+                // SAFETY: detected instruction set; `src` holds `src.len()`
+                // elements.
+                unsafe { inner::sum(src.as_ptr(), src.len()) }
+            }
+            fn fill(&self, dst: &mut [f64], v: f64, nt: bool) {
+                // SAFETY: detected instruction set; `dst` holds `dst.len()`
+                // elements.
+                unsafe { inner::fill(dst.as_mut_ptr(), v, dst.len(), nt) }
+            }
+        }
+    };
+}
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused_imports))]
+pub(crate) use ops_from_inner;
+
 /// Zero-sized values live forever for free.
 fn leak<T: 'static>(v: T) -> &'static T {
     debug_assert_eq!(std::mem::size_of::<T>(), 0);
