@@ -264,7 +264,7 @@ fn reserve_fix(t: &Topology) -> String {
         .and_then(|m| m.hugepages.iter().map(|h| h.page_size_bytes).max())
         .filter(|&b| b > default)
         .unwrap_or(1 << 30);
-    let kernel_size = if largest >= 1 << 30 && largest % (1 << 30) == 0 {
+    let kernel_size = if largest >= 1 << 30 && largest.is_multiple_of(1 << 30) {
         format!("{}G", largest >> 30)
     } else {
         format!("{}M", largest >> 20)
