@@ -87,6 +87,8 @@ aarch64-unknown-linux-gnu)
     [ -x /usr/bin/rustc ] && command -v aarch64-linux-gnu-gcc >/dev/null ||
         { echo "release: the aarch64 toolchain is missing: run scripts/aarch64-setup.sh" >&2; exit 1; }
     aarch64_features=(--features parquet)
+    # cargo-deb takes the package's architecture (arm64) from the target.
+    deb_target=(--target "$TARGET")
     ;;
 # <<< aarch64 <<<
 *) echo "release: --target $TARGET: only x86_64-unknown-linux-gnu and aarch64-unknown-linux-gnu" >&2; exit 2 ;;
@@ -259,7 +261,7 @@ if [ "$archive_only" = 0 ]; then
     export SOURCE_DATE_EPOCH=$epoch
     deb="numaprobe_${version}-1_${deb_arch}.deb"
     rm -f "$out/$deb"
-    cargo deb --locked -p numaprobe --no-build --no-strip --quiet --target "$TARGET" \
+    cargo deb --locked -p numaprobe --no-build --no-strip --quiet ${deb_target[@]+"${deb_target[@]}"} \
         --output "$out/$deb" >&2 || die "cargo deb failed"
     rpm="numaprobe-${version}-1.${rpm_arch}.rpm"
     rm -f "$out/$rpm"
