@@ -19,6 +19,12 @@
 # (pinned versions, `cargo install --locked`) when missing.
 #
 # Options:
+#   --target TRIPLE  x86_64-unknown-linux-gnu (default) or
+#                    aarch64-unknown-linux-gnu: numaprobe-VERSION-aarch64-linux.tar.gz,
+#                    numaprobe_VERSION-1_arm64.deb, numaprobe-VERSION-1.aarch64.rpm
+#                    and SHA256SUMS-aarch64, built with Debian's cross
+#                    toolchain (scripts/aarch64-setup.sh, scripts/aarch64-cargo;
+#                    the aarch64 programs run under qemu-aarch64-static here)
 #   --archive-only   only the archive (no packaging tools needed)
 #   --out DIR        write the results there (default: target/dist)
 #   --allow-dirty    build from a tree with uncommitted changes (the result
@@ -38,6 +44,7 @@ allow_dirty=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --archive-only) archive_only=1 ;;
+    --target) [ $# -ge 2 ] || { echo "release: --target needs a triple" >&2; exit 2; }; TARGET=$2; shift ;;
     --allow-dirty) allow_dirty=1 ;;
     --out) [ $# -ge 2 ] || { echo "release: --out needs a folder" >&2; exit 2; }; out=$2; shift ;;
     -h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -47,6 +54,44 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+
+# What differs per target: the names, the folders the builds go to, how
+# cargo is run, and how this machine runs the target's programs ($run).
+arch_name=x86_64
+deb_arch=amd64
+rpm_arch=x86_64
+sums=SHA256SUMS
+static_dir="$root/target/static"
+helper_dir="$root/target/gpu-helper-release"
+loader=ld-linux-x86-64.so.2
+run=()
+case "$TARGET" in
+x86_64-unknown-linux-gnu) ;;
+# >>> aarch64 >>>
+aarch64-unknown-linux-gnu)
+    # scripts/aarch64-cargo's toolchain, target folders and flags (the
+    # static build is the one the Arm guest suite boots), with Parquet as
+    # on x86-64; its programs run here under qemu-aarch64-static.
+    arch_name=aarch64
+    deb_arch=arm64
+    rpm_arch=aarch64
+    sums=SHA256SUMS-aarch64
+    static_dir="$root/target/aarch64"
+    helper_dir="$root/target/aarch64-dynamic"
+    loader=ld-linux-aarch64.so.1
+    run=(qemu-aarch64-static)
+    command -v qemu-aarch64-static >/dev/null || { echo "release: qemu-aarch64-static is missing: run scripts/aarch64-setup.sh" >&2; exit 1; }
+    export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+    export QEMU_LD_PREFIX=${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}
+    [ -x /usr/bin/rustc ] && command -v aarch64-linux-gnu-gcc >/dev/null ||
+        { echo "release: the aarch64 toolchain is missing: run scripts/aarch64-setup.sh" >&2; exit 1; }
+    # cargo-deb takes the package's architecture (arm64) from the target.
+    deb_target=(--target "$TARGET")
+    ;;
+# <<< aarch64 <<<
+*) echo "release: --target $TARGET: only x86_64-unknown-linux-gnu and aarch64-unknown-linux-gnu" >&2; exit 2 ;;
+esac
 
 t0=$(date +%s.%N)
 say() { echo "release: $*" >&2; }
@@ -66,7 +111,7 @@ version=$(cargo pkgid --locked -p numaprobe | sed 's/.*[#@]//')
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || die "cannot read numaprobe's version (got '$version')"
 # Every time in the archive and packages is the commit's.
 epoch=$(git show -s --format=%ct HEAD)
-name="numaprobe-$version-x86_64-linux"
+name="numaprobe-$version-$arch_name-linux"
 say "numaprobe $version, commit ${commit:0:12}, SOURCE_DATE_EPOCH=$epoch"
 
 # --- the static binary (the guest suite's build) -------------------------------
@@ -80,16 +125,16 @@ flags=$(scripts/static-rustflags) || die "scripts/static-rustflags failed"
 # ships without `export --format parquet`.
 env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLAGS="$flags" \
     cargo build --release --locked --target "$TARGET" -p numaprobe --features parquet \
-    --target-dir "$root/target/static" >&2 || die "static build failed"
-bin="$root/target/static/$TARGET/release/numaprobe"
+    --target-dir "$static_dir" >&2 || die "static build failed"
+bin="$static_dir/$TARGET/release/numaprobe"
 [ -x "$bin" ] || die "the build produced no $bin"
 file -b "$bin" | grep -Eq 'statically linked|static-pie linked' || die "$bin is not static: $(file -b "$bin")"
 if readelf -S "$bin" | grep -q '\.debug_'; then
     die "$bin has debug sections: the release profile must strip them (Cargo.toml [profile.release] strip)"
 fi
 readelf -S "$bin" | grep -q '\.symtab' || die "$bin has no symbol table: backtraces would show no function names"
-"$bin" --version | grep -q "^numaprobe $version (${commit:0:12} " ||
-    die "$bin --version says '$("$bin" --version)', not $version and commit ${commit:0:12}"
+"${run[@]}" "$bin" --version | grep -q "^numaprobe $version (${commit:0:12} " ||
+    die "$bin --version says '$("${run[@]}" "$bin" --version)', not $version and commit ${commit:0:12}"
 
 # --- the GPU helper: dynamically linked ------------------------------------------
 # `numaprobe gpu` runs numaprobe-gpu, which opens the driver library
@@ -101,8 +146,8 @@ say "building the GPU helper (dynamically linked; target/gpu-helper-release)"
 remap=$(printf '%s\n' "$flags" | sed 's/-C target-feature=+crt-static *//')
 env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLAGS="$remap" \
     cargo build --release --locked --target "$TARGET" -p gpu --bin numaprobe-gpu \
-    --target-dir "$root/target/gpu-helper-release" >&2 || die "GPU helper build failed"
-helper="$root/target/gpu-helper-release/$TARGET/release/numaprobe-gpu"
+    --target-dir "$helper_dir" >&2 || die "GPU helper build failed"
+helper="$helper_dir/$TARGET/release/numaprobe-gpu"
 [ -x "$helper" ] || die "the build produced no $helper"
 file -b "$helper" | grep -q 'dynamically linked' || die "$helper is not dynamically linked: $(file -b "$helper")"
 # Only glibc's own libraries, and no symbol newer than glibc 2.34 (EL9;
@@ -110,21 +155,21 @@ file -b "$helper" | grep -q 'dynamically linked' || die "$helper is not dynamica
 needed=$(readelf -d "$helper" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
 for lib in $needed; do
     case "$lib" in
-    libc.so.6 | libm.so.6 | libgcc_s.so.1 | ld-linux-x86-64.so.2) ;;
+    libc.so.6 | libm.so.6 | libgcc_s.so.1 | "$loader") ;;
     *) die "$helper needs $lib: only glibc's libraries may be needed (got: $needed)" ;;
     esac
 done
 newest=$(objdump -T "$helper" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)
 [ "$(printf '%s\n2.34\n' "$newest" | sort -V | tail -1)" = 2.34 ] ||
     die "$helper needs glibc $newest, newer than the 2.34 the packages promise"
-"$helper" --version | grep -q "^numaprobe-gpu $version " ||
-    die "$helper --version says '$("$helper" --version)', not $version"
+"${run[@]}" "$helper" --version | grep -q "^numaprobe-gpu $version " ||
+    die "$helper --version says '$("${run[@]}" "$helper" --version)', not $version"
 
 # --- generated files: man pages, completions ----------------------------------
 gen="$root/target/release-files"
 rm -rf "$gen"
 mkdir -p "$gen/man" "$gen/completions"
-"$bin" man >"$gen/man/numaprobe.1"
+"${run[@]}" "$bin" man >"$gen/man/numaprobe.1"
 # A page for every page the pages refer to (numaprobe-bw(1), and below
 # numaprobe-advise(1) numaprobe-advise-interleave(1)), so none is missing.
 refs() { { grep -o 'numaprobe\\-[a-z0-9\\-]*(1)' "$1" || true; } | sed 's/\\-/-/g; s/^numaprobe-//; s/(1)$//' | sort -u; }
@@ -134,14 +179,14 @@ while [ -n "$todo" ]; do
     next=""
     for c in $todo; do
         [ -e "$gen/man/numaprobe-$c.1" ] && continue
-        "$bin" man "$c" >"$gen/man/numaprobe-$c.1" || die "numaprobe man $c failed"
+        "${run[@]}" "$bin" man "$c" >"$gen/man/numaprobe-$c.1" || die "numaprobe man $c failed"
         next="$next $(refs "$gen/man/numaprobe-$c.1")"
     done
     todo=$(echo $next)
 done
-"$bin" completions bash >"$gen/completions/numaprobe.bash"
-"$bin" completions zsh >"$gen/completions/_numaprobe"
-"$bin" completions fish >"$gen/completions/numaprobe.fish"
+"${run[@]}" "$bin" completions bash >"$gen/completions/numaprobe.bash"
+"${run[@]}" "$bin" completions zsh >"$gen/completions/_numaprobe"
+"${run[@]}" "$bin" completions fish >"$gen/completions/numaprobe.fish"
 
 # Copies tracked files (as git lists them, with git's executable bit) into
 # the folder given last.
@@ -216,14 +261,14 @@ if [ "$archive_only" = 0 ]; then
 
     # Both tools date their files by SOURCE_DATE_EPOCH.
     export SOURCE_DATE_EPOCH=$epoch
-    deb="numaprobe_${version}-1_amd64.deb"
+    deb="numaprobe_${version}-1_${deb_arch}.deb"
     rm -f "$out/$deb"
-    cargo deb --locked -p numaprobe --no-build --no-strip --quiet --output "$out/$deb" >&2 ||
-        die "cargo deb failed"
-    rpm="numaprobe-${version}-1.x86_64.rpm"
+    cargo deb --locked -p numaprobe --no-build --no-strip --quiet ${deb_target[@]+"${deb_target[@]}"} \
+        --output "$out/$deb" >&2 || die "cargo deb failed"
+    rpm="numaprobe-${version}-1.${rpm_arch}.rpm"
     rm -f "$out/$rpm"
     # xz: what EL8's own packages use; every rpm since EL6 reads it.
-    cargo generate-rpm -p crates/cli --target "$TARGET" --target-dir "$root/target/static" \
+    cargo generate-rpm -p crates/cli --target "$TARGET" --target-dir "$static_dir" \
         --payload-compress xz --output "$out/$rpm" >&2 || die "cargo generate-rpm failed"
     # cargo-generate-rpm cannot flag %license; this sets the flag.
     python3 scripts/package-rpm-license.py "$out/$rpm" \
@@ -234,7 +279,7 @@ if [ "$archive_only" = 0 ]; then
     artifacts+=("$deb" "$rpm")
 fi
 
-(cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)
-say "$out/SHA256SUMS:"
-sed 's/^/  /' "$out/SHA256SUMS" >&2
+(cd "$out" && sha256sum "${artifacts[@]}" >"$sums")
+say "$out/$sums:"
+sed 's/^/  /' "$out/$sums" >&2
 say "done in $(elapsed "$t0") s"

@@ -24,6 +24,11 @@ pub struct Settings {
     pub thp_enabled: Read<String>,
     /// `transparent_hugepage/defrag`: the bracketed value.
     pub thp_defrag: Read<String>,
+    /// `transparent_hugepage/hpage_pmd_size`: the size of one transparent
+    /// huge page, bytes (2 MiB with 4 KiB base pages, 32 MiB with 16 KiB,
+    /// 512 MiB with arm64's 64 KiB); absent in older records.
+    #[serde(default = "absent")]
+    pub thp_pmd_size_bytes: Read<u64>,
     pub numa_balancing: Read<u64>,
     pub zone_reclaim_mode: Read<u64>,
     pub swappiness: Read<u64>,
@@ -385,6 +390,7 @@ impl Settings {
             os,
             thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", bracketed),
             thp_defrag: read_with(root, "sys/kernel/mm/transparent_hugepage/defrag", bracketed),
+            thp_pmd_size_bytes: read_u64(root, "sys/kernel/mm/transparent_hugepage/hpage_pmd_size"),
             numa_balancing: read_u64(root, "proc/sys/kernel/numa_balancing"),
             zone_reclaim_mode: read_u64(root, "proc/sys/vm/zone_reclaim_mode"),
             swappiness: read_u64(root, "proc/sys/vm/swappiness"),

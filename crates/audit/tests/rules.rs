@@ -931,3 +931,181 @@ fn dimm_errors_rule_on_hand_made_edac_trees() {
     assert_eq!(sev(&r, "memory.dimm_errors"), Some(Severity::Unknown));
     assert!(r.finding("memory.dimm_errors").unwrap().found.contains("dimm_ce_count"));
 }
+
+// ------------------------------------------------------------ Arm servers
+
+/// The 2-socket machine as a HiSilicon Kunpeng: aarch64, one node per die
+/// (two per package), the x86 switches absent.
+fn kunpeng() -> (Topology, Settings) {
+    let mut t = two_node();
+    t.arch = Some("aarch64".into());
+    t.cpu_vendor = Vendor::Hisilicon;
+    t.cpu_model = Some("HiSilicon Kunpeng 920 (TaiShan v110)".into());
+    t.numa_mode.kind = NumaModeKind::NodesPerPackage;
+    t.numa_mode.nodes_per_package = Some(2);
+    t.numa_mode.label = Some("per-die".into());
+    let mut s = untuned();
+    s.boost.intel_no_turbo = Read::Absent;
+    s.boost.cpufreq_boost = Read::Absent;
+    s.boost.amd_pstate_status = Read::Absent;
+    s.boost.intel_pstate_status = Read::Absent;
+    s.boost.policy_boost = Read::Absent;
+    // Arm's cpufreq driver (ACPI CPPC) and no energy preference file.
+    let all = [("cppc_cpufreq".to_string(), set("0-7"))].into_iter().collect();
+    s.cpufreq.driver = Read::Value(audit::settings::PerCpu { by_value: all });
+    s.cpufreq.energy_performance_preference = Read::Absent;
+    s.cpufreq.energy_perf_bias = Read::Absent;
+    s.cpuidle.driver = Read::Value("psci_idle".into());
+    (t, s)
+}
+
+/// No finding on an Arm machine names an x86 setting, driver or kernel
+/// option as something to set, whatever the profile (the boost finding
+/// names the x86 switches only to say they do not exist there); the same
+/// settings on an x86 machine do (so the words are really there to leave
+/// out).
+#[test]
+fn arm_findings_name_no_x86_setting() {
+    let x86_words = [
+        "SNC",
+        "NPS",
+        "Sub-NUMA",
+        "intel_pstate",
+        "intel_idle",
+        "processor.max_cstate",
+        "intel_iommu",
+        "iommu=pt",
+        "VT-d",
+        "AMD-Vi",
+        "skx_edac",
+        "amd64_edac",
+        "Turbo Boost",
+    ];
+    let (arm, s) = kunpeng();
+    let mut x86 = arm.clone();
+    x86.arch = Some("x86_64".into());
+    x86.cpu_vendor = Vendor::Intel;
+    x86.numa_mode.label = Some("SNC2".into());
+    let mut s = s;
+    s.iommu.group_types = Read::Value([("DMA".to_string(), 4)].into_iter().collect());
+    s.iommu.units = Read::Value(vec!["smmu3.0x0000000140000000".into()]);
+    let mut seen_on_x86: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for p in Profile::ALL {
+        let r = report(&arm, &s, nomem(), Evidence::default(), p);
+        for f in &r.findings {
+            // The boost finding says that the x86 switches do not exist
+            // here, by name; nothing else names them.
+            let found = if f.id == "cpu.boost" {
+                assert!(f.found.contains("are x86's"), "{f:#?}");
+                ""
+            } else {
+                f.found.as_str()
+            };
+            let text = format!("{} {found} {} {} {} {}", f.title, f.expected, f.why, f.fix, f.id);
+            for w in x86_words {
+                assert!(!text.contains(w), "{p:?}: '{w}' on an Arm machine: {f:#?}");
+            }
+        }
+        let r = report(&x86, &s, nomem(), Evidence::default(), p);
+        for f in &r.findings {
+            let text = format!("{} {} {} {}", f.found, f.expected, f.why, f.fix);
+            seen_on_x86.extend(x86_words.iter().copied().filter(|w| text.contains(*w)));
+        }
+    }
+    for w in ["SNC", "NPS", "intel_iommu", "skx_edac"] {
+        assert!(seen_on_x86.contains(w), "'{w}' never appears on x86 either: {seen_on_x86:?}");
+    }
+}
+
+/// The x86 boost switch missing on Arm is no unknown setting: ok, n/a;
+/// on an x86 machine the same absence stays unknown.
+#[test]
+fn arm_without_a_boost_switch_is_not_flagged() {
+    let (arm, s) = kunpeng();
+    let r = report(&arm, &s, nomem(), Evidence::default(), Profile::Hpc);
+    let f = r.finding("cpu.boost").unwrap();
+    assert_eq!(f.severity, Severity::Ok, "{f:#?}");
+    assert!(f.expected.starts_with("n/a"), "{f:#?}");
+    let mut x86 = arm.clone();
+    x86.arch = Some("x86_64".into());
+    x86.cpu_vendor = Vendor::Intel;
+    let r = report(&x86, &s, nomem(), Evidence::default(), Profile::Hpc);
+    assert_eq!(sev(&r, "cpu.boost"), Some(Severity::Unknown));
+}
+
+/// Kunpeng's per-die nodes are explained as dies (hardware), with a
+/// binding fix, and a database is still warned.
+#[test]
+fn arm_per_die_nodes_are_explained_as_dies() {
+    let (arm, s) = kunpeng();
+    let r = report(&arm, &s, nomem(), Evidence::default(), Profile::Database);
+    let f = r.finding("numa.sub_numa").unwrap();
+    assert_eq!(f.severity, Severity::Warn, "{f:#?}");
+    assert_eq!(f.title, "Nodes per package");
+    assert!(f.found.contains("die") && f.found.contains("hardware"), "{f:#?}");
+    assert!(f.fix.contains("numactl --cpunodebind"), "{f:#?}");
+    // HPC keeps them, and one node per package gets no advice to split.
+    let r = report(&arm, &s, nomem(), Evidence::default(), Profile::Hpc);
+    assert_eq!(sev(&r, "numa.sub_numa"), Some(Severity::Ok));
+    let mut one = arm.clone();
+    one.numa_mode.kind = NumaModeKind::NodePerPackage;
+    one.numa_mode.nodes_per_package = Some(1);
+    one.numa_mode.label = None;
+    let r = report(&one, &s, nomem(), Evidence::default(), Profile::Hpc);
+    assert_eq!(sev(&r, "numa.sub_numa"), None);
+}
+
+/// With 64 KiB base pages a transparent huge page is 512 MiB: madvise is
+/// accepted for the profiles that want always on 2 MiB machines, and the
+/// finding names the size; with 2 MiB huge pages madvise still fires.
+#[test]
+fn thp_of_512_mib_accepts_madvise() {
+    let t = two_node();
+    let mut s = tuned();
+    s.thp_enabled = Read::Value("madvise".into());
+    for p in [Profile::Hpc, Profile::AiTraining, Profile::Virtualization] {
+        s.thp_pmd_size_bytes = Read::Value(512 << 20);
+        let r = report(&t, &s, nomem(), Evidence::default(), p);
+        let f = r.finding("kernel.thp_enabled").unwrap();
+        assert_eq!(f.severity, Severity::Ok, "{p:?}: {f:#?}");
+        assert!(f.found.contains("512 MiB"), "{f:#?}");
+        s.thp_pmd_size_bytes = Read::Value(2 << 20);
+        let r = report(&t, &s, nomem(), Evidence::default(), p);
+        fires(&r, "kernel.thp_enabled", Severity::Info);
+    }
+    // A database still wants madvise or never, whatever the size.
+    s.thp_enabled = Read::Value("always".into());
+    s.thp_pmd_size_bytes = Read::Value(512 << 20);
+    let r = report(&t, &s, nomem(), Evidence::default(), Profile::Database);
+    fires(&r, "kernel.thp_enabled", Severity::Warn);
+}
+
+/// On a 64 KiB-page kernel (default huge page 512 MiB, pools 2 MiB,
+/// 512 MiB and 16 GiB) the reservation fix names that machine's sizes;
+/// on the 2 MiB machine it names 2048kB and 1G.
+#[test]
+fn hugepage_fix_uses_the_machines_own_sizes() {
+    let mut s = tuned();
+    s.hugepages = Read::Value(Vec::new());
+    let t = two_node();
+    let r = report(&t, &s, nomem(), Evidence::default(), Profile::Database);
+    let f = r.finding("kernel.hugepages").unwrap();
+    assert!(f.fix.contains("hugepages-2048kB") && f.fix.contains("hugepagesz=1G"), "{f:#?}");
+    let mut k64 = two_node();
+    let mem = k64.system_memory.get_or_insert(SystemMemory {
+        total_bytes: 64 * GIB,
+        free_bytes: None,
+        available_bytes: None,
+        default_hugepage_bytes: None,
+        hugepages: Vec::new(),
+    });
+    mem.default_hugepage_bytes = Some(512 << 20);
+    mem.hugepages = [2 << 20, 512 << 20, 16 * GIB]
+        .into_iter()
+        .map(|b| HugePages { page_size_bytes: b, total: 0, free: 0 })
+        .collect();
+    let r = report(&k64, &s, nomem(), Evidence::default(), Profile::Database);
+    let f = r.finding("kernel.hugepages").unwrap();
+    assert!(f.fix.contains("hugepages-524288kB") && f.fix.contains("hugepagesz=16G"), "{f:#?}");
+    assert!(!f.fix.contains("2048kB"), "{f:#?}");
+}

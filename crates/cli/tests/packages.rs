@@ -525,10 +525,14 @@ fn remove_and_check_nothing_left(deb: &Path) {
 /// packaging/deb/lintian-overrides say why each is accepted).
 #[test]
 fn deb_is_lintian_clean() {
-    let deb = artifact(&format!("numaprobe_{VERSION}-1_amd64.deb"));
+    assert_lintian_clean(&artifact(&format!("numaprobe_{VERSION}-1_amd64.deb")));
+}
+
+/// lintian, pedantic, finds nothing in `deb`.
+fn assert_lintian_clean(deb: &Path) {
     let out = Command::new("lintian")
         .args(["--fail-on", "error,warning,info,pedantic", "--display-info", "--pedantic"])
-        .arg(&deb)
+        .arg(deb)
         .output()
         .expect("lintian (scripts/package-setup.sh installs it)");
     let said = String::from_utf8_lossy(&out.stdout);
@@ -752,4 +756,180 @@ fn deb_via_the_ansible_role_installs_once_and_measures() {
     assert_eq!(runs.as_array().map(Vec::len), Some(2), "{runs}");
 
     remove_and_check_nothing_left(&deb);
+}
+
+/// The aarch64 archive, .deb and .rpm (`scripts/release.sh --target
+/// aarch64-unknown-linux-gnu` after the x86-64 release), their payload run
+/// under qemu-user. Feature `packages-aarch64-tests` (docs/aarch64.md):
+/// they need the aarch64 toolchain and both releases built.
+#[cfg(feature = "packages-aarch64-tests")]
+mod aarch64 {
+    use super::*;
+
+    const AARCH64: &str = "aarch64-unknown-linux-gnu";
+
+    /// A short `bw` (there is no `bw --quick`: the smallest figures the
+    /// guest suites use), whose arithmetic is validated and whose pages are
+    /// checked; speed under emulation means nothing.
+    const BW_SHORT: &[&str] = &[
+        "bw",
+        "--json",
+        "--kernel",
+        "triad",
+        "--size",
+        "1M",
+        "--pages",
+        "nothp",
+        "--min-reps",
+        "2",
+        "--max-reps",
+        "2",
+        "--budget",
+        "0.1",
+    ];
+
+    /// Runs the aarch64 program `bin` under `qemu-aarch64-static` emulating
+    /// CPU model `cpu` (`max`: SVE; `cortex-a72`: NEON only), with the aarch64
+    /// glibc for a dynamic program; fails unless it exits 0; returns stdout.
+    fn qemu_ok(cpu: &str, bin: &Path, args: &[&str]) -> String {
+        let lock = tempfile::tempdir().unwrap();
+        run_ok(
+            Command::new("qemu-aarch64-static")
+                .args(["-cpu", cpu])
+                .arg(bin)
+                .args(args)
+                .env("QEMU_LD_PREFIX", "/usr/aarch64-linux-gnu")
+                .env("NUMAPROBE_LOCK", lock.path().join("lock")),
+        )
+    }
+
+    /// The aarch64 payload: `numaprobe` a static aarch64 program whose
+    /// version, `topo` and a short `bw` work under qemu-user; `bw` picks SVE
+    /// on a CPU with it and falls back to NEON on one without, and each result
+    /// records the variant it used; the GPU helper a dynamic aarch64 program
+    /// that prints its version.
+    fn check_aarch64_payload(bin: &Path, helper: &Path) {
+        let file = run_ok(cmd("file", &["-b", bin.to_str().unwrap()]));
+        assert!(file.contains("ARM aarch64"), "{file}");
+        assert!(file.contains("statically linked") || file.contains("static-pie linked"), "{file}");
+        assert_eq!(qemu_ok("max", bin, &["--version"]).trim(), expected_version_line());
+        let topo: serde_json::Value =
+            serde_json::from_str(&qemu_ok("max", bin, &["topo", "--json", "--quiet"])).unwrap();
+        assert!(topo["nodes"].as_array().is_some_and(|n| !n.is_empty()), "{topo}");
+        for (cpu, isa) in [("max", "sve"), ("cortex-a72", "neon")] {
+            let out = qemu_ok(cpu, bin, BW_SHORT);
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let results = v["results"].as_array().unwrap_or_else(|| panic!("no results: {out}"));
+            assert!(!results.is_empty(), "{out}");
+            for r in results {
+                assert_eq!(r["isa"], isa, "-cpu {cpu}: {r}");
+                assert_eq!(r["validated"], true, "-cpu {cpu}: {r}");
+            }
+        }
+        let file = run_ok(cmd("file", &["-b", helper.to_str().unwrap()]));
+        assert!(file.contains("ARM aarch64") && file.contains("dynamically linked"), "{file}");
+        let version = qemu_ok("max", helper, &["--version"]);
+        assert!(version.starts_with(&format!("numaprobe-gpu {VERSION} ")), "{version}");
+    }
+
+    /// The man pages of a tree (`man/*.1`, or the packages' `*.1.gz`
+    /// unpacked), by name.
+    fn pages_in(dir: &Path) -> BTreeSet<String> {
+        files_below(dir).into_iter().filter(|f| f.ends_with(".1") || f.ends_with(".1.gz")).collect()
+    }
+
+    #[test]
+    fn aarch64_archive_holds_the_release_and_runs_under_qemu() {
+        let name = format!("numaprobe-{VERSION}-aarch64-linux");
+        let tarball = artifact(&format!("{name}.tar.gz"));
+        run_ok(Command::new("sha256sum").args(["-c", "SHA256SUMS-aarch64"]).current_dir(dist()));
+        let tmp = tempfile::tempdir().unwrap();
+        run_ok(Command::new("tar").arg("-xzf").arg(&tarball).arg("-C").arg(tmp.path()));
+        let top = tmp.path().join(&name);
+        let files = files_below(&top);
+        // The same files as the x86-64 archive, man pages included (written
+        // by the aarch64 binary itself, under qemu: the same text).
+        let x86 = artifact(&format!("{}.tar.gz", archive_name()));
+        run_ok(Command::new("tar").arg("-xzf").arg(&x86).arg("-C").arg(tmp.path()));
+        let x86_top = tmp.path().join(archive_name());
+        assert_eq!(
+            files,
+            files_below(&x86_top),
+            "aarch64 and x86-64 archives hold different files"
+        );
+        for page in pages_in(&top.join("man")) {
+            assert_eq!(
+                std::fs::read(top.join("man").join(&page)).unwrap(),
+                std::fs::read(x86_top.join("man").join(&page)).unwrap(),
+                "man/{page} differs between the aarch64 and x86-64 archives"
+            );
+        }
+        run_ok(Command::new("sha256sum").args(["-c", "--strict", "SHA256SUMS"]).current_dir(&top));
+        check_aarch64_payload(&top.join("numaprobe"), &top.join("numaprobe-gpu"));
+    }
+
+    #[test]
+    fn aarch64_deb_has_the_layout_and_its_payload_runs() {
+        let deb = artifact(&format!("numaprobe_{VERSION}-1_arm64.deb"));
+        let d = deb.to_str().unwrap();
+        let field = |f: &str| run_ok(cmd("dpkg-deb", &["-f", d, f])).trim().to_string();
+        assert_eq!(field("Package"), "numaprobe");
+        assert_eq!(field("Version"), format!("{VERSION}-1"));
+        assert_eq!(field("Architecture"), "arm64");
+        assert_eq!(field("Depends"), "libc6 (>= 2.34)");
+        let (files, _) = deb_contents(&deb);
+        let (amd64, _) = deb_contents(&artifact(&format!("numaprobe_{VERSION}-1_amd64.deb")));
+        assert_eq!(files, amd64, "arm64 and amd64 packages hold different files");
+        let tmp = tempfile::tempdir().unwrap();
+        run_ok(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(tmp.path()));
+        check_aarch64_payload(
+            &tmp.path().join("usr/bin/numaprobe"),
+            &tmp.path().join("usr/libexec/numaprobe/numaprobe-gpu"),
+        );
+        assert_lintian_clean(&deb);
+    }
+
+    #[test]
+    fn aarch64_rpm_has_the_layout_and_its_payload_runs() {
+        let rpm = artifact(&format!("numaprobe-{VERSION}-1.aarch64.rpm"));
+        let r = rpm.to_str().unwrap();
+        let arch = run_ok(cmd("rpm", &["-qp", "--qf", "%{ARCH}", r]));
+        assert_eq!(arch, "aarch64");
+        let k = run_ok(cmd("rpm", &["-K", "--nosignature", r]));
+        assert!(k.trim_end().ends_with("digests OK"), "{k}");
+        let requires = run_ok(cmd("rpm", &["-qpR", r]));
+        assert!(requires.lines().all(|l| l.starts_with("rpmlib(")), "requires:\n{requires}");
+        let list = |p: &str| -> BTreeSet<String> {
+            run_ok(cmd("rpm", &["-qpl", p])).lines().map(str::to_string).collect()
+        };
+        let x86 = artifact(&format!("numaprobe-{VERSION}-1.x86_64.rpm"));
+        assert_eq!(list(r), list(x86.to_str().unwrap()), "aarch64 and x86_64 rpms differ");
+        let tmp = tempfile::tempdir().unwrap();
+        run_ok(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("rpm2cpio '{r}' | cpio -idm --quiet"))
+                .current_dir(tmp.path()),
+        );
+        check_aarch64_payload(
+            &tmp.path().join("usr/bin/numaprobe"),
+            &tmp.path().join("usr/libexec/numaprobe/numaprobe-gpu"),
+        );
+    }
+
+    /// The aarch64 release is built with the cross toolchain the README
+    /// names, for the target the archive's name says.
+    #[test]
+    fn aarch64_binary_is_built_for_aarch64_with_every_release_feature() {
+        let bin = repo().join("target/aarch64").join(AARCH64).join("release/numaprobe");
+        assert!(
+            bin.is_file(),
+            "{} is missing: run scripts/release.sh --target {AARCH64}",
+            bin.display()
+        );
+        let help = qemu_ok("max", &bin, &["export", "--help"]);
+        assert!(help.contains("parquet"), "the aarch64 binary lacks the Parquet export:\n{help}");
+        let isa = qemu_ok("max", &bin, &["bw", "--help"]);
+        assert!(isa.contains("neon") && isa.contains("sve"), "bw --isa values:\n{isa}");
+    }
 }

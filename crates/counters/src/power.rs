@@ -92,7 +92,9 @@ fn zones(root: &SysRoot) -> Result<Vec<Zone>, String> {
         if let Some(z) = amd_energy(root) {
             return z;
         }
-        return Err(if is_vm(root) {
+        return Err(if cfg!(target_arch = "aarch64") {
+            "no RAPL zone: RAPL is x86's, and numaprobe reads no Arm power meter".into()
+        } else if is_vm(root) {
             "no RAPL zone: a virtual machine (the hypervisor passes no RAPL counters)".into()
         } else {
             format!(
@@ -251,6 +253,9 @@ fn freq(root: &SysRoot, cpus: &[u32]) -> Freq {
                     .map(|k| k as f64 / 1000.0)
             };
             return Freq::Msr(cpus.iter().map(|&c| (c, base(c))).collect());
+        }
+        Err(_) if cfg!(target_arch = "aarch64") => {
+            "no /dev/cpu/N/msr (model-specific registers are x86's)".to_string()
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             "no /dev/cpu/N/msr (the msr module is not loaded)".to_string()

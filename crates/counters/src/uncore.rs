@@ -218,9 +218,15 @@ pub fn discover(root: &SysRoot) -> Result<Vec<ImcPmu>, String> {
     }
     if found.is_empty() {
         let amd_df = names.iter().any(|n| n == "amd_df");
-        let mut why =
+        let mut why = if cfg!(target_arch = "aarch64") {
+            "no memory-controller PMU numaprobe reads on Arm (it reads Intel's uncore_imc_* and \
+             AMD's amd_umc_*; Arm servers' own, such as HiSilicon's hisi_sccl*_ddrc*, are not \
+             read)"
+                .to_string()
+        } else {
             "no memory-controller PMU the kernel exposes (Intel uncore_imc_*, AMD amd_umc_*)"
-                .to_string();
+                .to_string()
+        };
         if amd_df {
             why.push_str("; amd_df is present but its DRAM events are not named by the kernel");
         }

@@ -35,7 +35,8 @@ pub fn touch(root: &SysRoot, bytes: usize, hold: Duration) -> TouchReport {
     // every byte written (the first write of each page faults it in under
     // the inherited policy), then one byte per page read back
     buf.fill(0x5a);
-    let checksum = buf.chunks(4096).fold(0u64, |a, c| a.wrapping_add(c[0] as u64));
+    let page = place::base_page_size();
+    let checksum = buf.chunks(page).fold(0u64, |a, c| a.wrapping_add(c[0] as u64));
     let seconds = t0.elapsed().as_secs_f64();
     let own_pages = proc::numa_maps(root, std::process::id() as i32)
         .map(|t| numa_maps::parse(&t))

@@ -18,7 +18,8 @@ pub enum Op {
     /// Load one word and store it back changed (in, then back dirty).
     Modify,
     /// Store the whole line with non-temporal stores (no read for
-    /// ownership); ordinary stores where the architecture has none here.
+    /// ownership; `MOVNTI` on x86-64, `STNP` on aarch64); ordinary stores
+    /// on other architectures.
     NtWrite,
 }
 
@@ -124,11 +125,34 @@ unsafe fn nt_line(p: *mut u64, v: u64) {
     }
 }
 
+/// Writes the 8 words at `p` with two `STNP` of NEON q-register pairs
+/// (Arm's store pair with a non-temporal hint).
+///
+/// # Safety
+/// `p` must point to 8 writable, 8-byte aligned words.
+#[cfg(target_arch = "aarch64")]
+unsafe fn nt_line(p: *mut u64, v: u64) {
+    use std::arch::aarch64::vdupq_n_u64;
+    // SAFETY: NEON is part of the aarch64 baseline.
+    let q = unsafe { vdupq_n_u64(v) };
+    // SAFETY: the caller guarantees 64 writable bytes at p: two pairs of
+    // 16-byte registers at p and p + 32 bytes.
+    unsafe {
+        std::arch::asm!(
+            "stnp {q:q}, {q:q}, [{p}]",
+            "stnp {q:q}, {q:q}, [{p}, #32]",
+            p = in(reg) p,
+            q = in(vreg) q,
+            options(nostack, preserves_flags)
+        )
+    };
+}
+
 /// Ordinary stores where no non-temporal store is wired up.
 ///
 /// # Safety
 /// `p` must point to 8 writable, 8-byte aligned words.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 unsafe fn nt_line(p: *mut u64, v: u64) {
     for w in 0..LINE_WORDS {
         // SAFETY: as the caller guarantees.
@@ -143,12 +167,15 @@ fn fence() {
     unsafe {
         std::arch::x86_64::_mm_sfence()
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    crate::arch::aarch64::store_fence();
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
-/// Whether [`Op::NtWrite`] uses real non-temporal stores on this target.
-pub const HAS_NT_STORES: bool = cfg!(target_arch = "x86_64");
+/// Whether [`Op::NtWrite`] uses real non-temporal stores on this target
+/// (`MOVNTI` on x86-64, `STNP` on aarch64).
+pub const HAS_NT_STORES: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 #[cfg(test)]
 mod tests {

@@ -11,8 +11,32 @@ use crate::policy::{bind_range, Existing, MemPolicy};
 use crate::sys;
 use crate::verify::{page_nodes, PageNodes};
 
-const MIB2: usize = 2 << 20;
 const MAP_HUGE_SHIFT: i32 = 26;
+
+/// The size of one transparent huge page: the kernel's PMD size
+/// (`/sys/kernel/mm/transparent_hugepage/hpage_pmd_size`), 2 MiB with
+/// 4 KiB base pages, 32 MiB with arm64's 16 KiB and 512 MiB with its
+/// 64 KiB. Without the file (a kernel without THP) the size is what the
+/// base page implies on x86-64 and arm64, [`pmd_size`]. Read once.
+pub fn thp_size() -> usize {
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        SysRoot::live()
+            .read_u64("sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+            .ok()
+            .flatten()
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|b| b.is_power_of_two())
+            .unwrap_or_else(|| pmd_size(sys::page_size()))
+    })
+}
+
+/// What one page-table page maps on x86-64 and arm64: `page / 8` entries
+/// of 8 bytes, each mapping a page (4 KiB -> 2 MiB, 16 KiB -> 32 MiB,
+/// 64 KiB -> 512 MiB).
+pub fn pmd_size(page: usize) -> usize {
+    page / 8 * page
+}
 
 use results::pages::PageKind;
 
@@ -41,9 +65,9 @@ unsafe impl Pod for f32 {}
 // SAFETY: as above.
 unsafe impl Pod for f64 {}
 
-/// An anonymous private mapping, page-aligned (2 MiB-aligned for THP,
-/// hugetlb-page-aligned for hugetlb), never touched by `alloc`. Unmapped on
-/// drop.
+/// An anonymous private mapping, page-aligned (aligned to the transparent
+/// huge page size, [`thp_size`], when at least that long; hugetlb-page-aligned
+/// for hugetlb), never touched by `alloc`. Unmapped on drop.
 #[derive(Debug)]
 pub struct Buffer {
     ptr: *mut u8,
@@ -91,9 +115,10 @@ impl Buffer {
             return Ok(Buffer { ptr: p as *mut u8, len, map_len, kind });
         }
         let map_len = len.div_ceil(page) * page;
-        // Map a little more and trim, so that the buffer starts on a 2 MiB
-        // boundary and THP can back all of it.
-        let align = if map_len >= MIB2 { MIB2 } else { page };
+        // Map a little more and trim, so that the buffer starts on a huge
+        // page boundary and THP can back all of it.
+        let thp = thp_size();
+        let align = if map_len >= thp { thp } else { page };
         let over = map_len + align - page;
         // SAFETY: anonymous mapping, no address hint; result checked.
         let p = unsafe { libc::mmap(std::ptr::null_mut(), over, prot, base_flags, -1, 0) };
@@ -206,9 +231,9 @@ impl Buffer {
         Ok(page_report_from_smaps(&smaps, self.ptr as usize, self.map_len, self.kind))
     }
 
-    /// The page size obtained, in bytes: the hugetlb size, 2 MiB when
-    /// smaps shows the whole buffer in transparent huge pages, else the base
-    /// page size. See [`page_report`](Self::page_report) for the detail.
+    /// The page size obtained, in bytes: the hugetlb size, the transparent
+    /// huge page size ([`thp_size`]) when smaps shows the whole buffer in
+    /// transparent huge pages, else the base page size. See [`page_report`](Self::page_report) for the detail.
     pub fn obtained_page_size(&self) -> Result<u64> {
         Ok(self.page_report()?.page_size_bytes)
     }
@@ -226,8 +251,9 @@ impl Drop for Buffer {
 pub struct PageReport {
     /// What was asked (`base`, `thp`, `nothp`, `2m`, `1g`).
     pub requested: PageKind,
-    /// What backs most of the buffer: the hugetlb page size, 2097152 when
-    /// at least half of the buffer is in transparent huge pages, else the
+    /// What backs most of the buffer: the hugetlb page size, the
+    /// transparent huge page size (2097152 with 4 KiB base pages) when at
+    /// least half of the buffer is in transparent huge pages, else the
     /// base page size.
     pub page_size_bytes: u64,
     /// `hugetlb`, `thp` (measured), `thp-requested` (asked, but smaps shows
@@ -244,8 +270,27 @@ pub struct PageReport {
 }
 
 /// Builds a [`PageReport`] from the text of `/proc/self/smaps` for the
-/// range `start..start+len`.
+/// range `start..start+len`, with this machine's page sizes.
 pub fn page_report_from_smaps(smaps: &str, start: usize, len: usize, kind: PageKind) -> PageReport {
+    let sizes = PageSizes { base: sys::page_size() as u64, thp: thp_size() as u64 };
+    page_report_with(smaps, start, len, kind, sizes)
+}
+
+/// A machine's base and transparent huge page sizes, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageSizes {
+    pub base: u64,
+    pub thp: u64,
+}
+
+/// [`page_report_from_smaps`] for a machine with the page sizes `sizes`.
+pub fn page_report_with(
+    smaps: &str,
+    start: usize,
+    len: usize,
+    kind: PageKind,
+    sizes: PageSizes,
+) -> PageReport {
     let end = start + len;
     let mut thp: Option<u64> = None;
     let mut kps: Option<u64> = None;
@@ -274,11 +319,11 @@ pub fn page_report_from_smaps(smaps: &str, start: usize, len: usize, kind: PageK
             kps = kb(line).or(kps);
         }
     }
-    let base = sys::page_size() as u64;
+    let base = sizes.base;
     let (size, obtained) = if let Some(h) = kind.hugetlb_bytes() {
         (kps.unwrap_or(h as u64), "hugetlb")
     } else if thp.unwrap_or(0) * 2 >= len as u64 && thp.unwrap_or(0) > 0 {
-        (MIB2 as u64, "thp")
+        (sizes.thp, "thp")
     } else if kind == PageKind::Thp {
         (base, "thp-requested")
     } else {
@@ -297,6 +342,8 @@ pub fn page_report_from_smaps(smaps: &str, start: usize, len: usize, kind: PageK
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MIB2: usize = 2 << 20;
 
     #[test]
     fn buffers_are_aligned_zeroed_and_writable() {
@@ -345,6 +392,40 @@ AnonHugePages:      2048 kB
     }
 
     #[test]
+    fn the_huge_page_follows_the_base_page() {
+        assert_eq!(pmd_size(4 << 10), 2 << 20);
+        assert_eq!(pmd_size(16 << 10), 32 << 20);
+        assert_eq!(pmd_size(64 << 10), 512 << 20);
+        assert!(thp_size().is_power_of_two() && thp_size() > sys::page_size());
+    }
+
+    /// A 64 KiB-page arm64 kernel: its smaps count 64 kB kernel pages and
+    /// 512 MiB transparent huge pages, and the report says so (not 2 MiB,
+    /// not 4 KiB).
+    #[test]
+    fn a_64k_page_kernels_smaps_give_its_own_page_sizes() {
+        let sizes = PageSizes { base: 64 << 10, thp: pmd_size(64 << 10) as u64 };
+        let smaps = "\
+ffff80000000-ffffc0000000 rw-p 00000000 00:00 0 
+Size:            1048576 kB
+KernelPageSize:       64 kB
+AnonHugePages:    524288 kB
+";
+        let start = 0xffff8000_0000;
+        let r = page_report_with(smaps, start, 1 << 30, PageKind::Thp, sizes);
+        assert_eq!((r.obtained.as_str(), r.page_size_bytes), ("thp", 512 << 20));
+        assert_eq!(r.kernel_page_size_bytes, Some(64 << 10));
+        // what smaps measured, whatever was asked
+        let r = page_report_with(smaps, start, 1 << 30, PageKind::NoThp, sizes);
+        assert_eq!((r.obtained.as_str(), r.page_size_bytes), ("thp", 512 << 20));
+        let none = smaps.replace("524288 kB", "0 kB");
+        let r = page_report_with(&none, start, 1 << 30, PageKind::NoThp, sizes);
+        assert_eq!((r.obtained.as_str(), r.page_size_bytes), ("base", 64 << 10));
+        let r = page_report_with(&none, start, 1 << 30, PageKind::Thp, sizes);
+        assert_eq!((r.obtained.as_str(), r.page_size_bytes), ("thp-requested", 64 << 10));
+    }
+
+    #[test]
     fn thp_report_is_consistent_with_what_smaps_measured() {
         let mut b = Buffer::alloc(4 * MIB2, PageKind::Thp).unwrap();
         b.touch();
@@ -352,7 +433,7 @@ AnonHugePages:      2048 kB
         let thp = r.thp_bytes.expect("smaps has AnonHugePages");
         // Whatever the kernel gave, the verdict follows the measurement.
         if thp * 2 >= b.len() as u64 {
-            assert_eq!((r.obtained.as_str(), r.page_size_bytes), ("thp", MIB2 as u64));
+            assert_eq!((r.obtained.as_str(), r.page_size_bytes), ("thp", thp_size() as u64));
         } else {
             assert_eq!(r.obtained, "thp-requested");
         }

@@ -69,6 +69,14 @@ impl PlaceError {
         PlaceError::Syscall { syscall, what: what.into(), source: io::Error::last_os_error() }
     }
 
+    /// True when the kernel has no NUMA system calls at all (`ENOSYS` from
+    /// `mbind`, `set_mempolicy` or `move_pages`): a kernel built without
+    /// `CONFIG_NUMA`, or an emulator that does not pass them through
+    /// (qemu-user).
+    pub fn no_numa_api(&self) -> bool {
+        self.raw_os_error() == Some(libc::ENOSYS)
+    }
+
     /// The raw errno of a failed syscall, when this is one.
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
@@ -114,6 +122,22 @@ pub type Result<T, E = PlaceError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only ENOSYS from a system call means no NUMA API at all: a refusal
+    /// (EPERM, EINVAL) or another error is not.
+    #[test]
+    fn no_numa_api_is_enosys_only() {
+        let sys = |errno| PlaceError::Syscall {
+            syscall: "mbind",
+            what: "x".into(),
+            source: io::Error::from_raw_os_error(errno),
+        };
+        assert!(sys(libc::ENOSYS).no_numa_api());
+        for errno in [libc::EPERM, libc::EINVAL, libc::EFAULT] {
+            assert!(!sys(errno).no_numa_api(), "{errno}");
+        }
+        assert!(!PlaceError::InvalidArgument("x".into()).no_numa_api());
+    }
 
     #[test]
     fn what_the_user_asked_is_a_usage_error_and_failures_are_not() {

@@ -38,7 +38,7 @@ pub use affinity::{
     set_current_thread_affinity, ChildPlacement, PreparedPlacement,
 };
 pub use allowed::Allowed;
-pub use buffer::{Buffer, PageReport, Pod};
+pub use buffer::{Buffer, PageReport, PageSizes, Pod};
 pub use error::{PlaceError, Result};
 pub use memory::{
     ensure_hugepages, ensure_node_can_spare, ensure_nodes_can_spare, node_free_hugepages,
@@ -55,7 +55,15 @@ pub use probe::{probe, ExpectSource, Pin, ProbeReport, ProbeSpec, Via};
 pub use spec::{parse_size, resolve_set, SetSpec, SIZE_GRAMMAR};
 pub use verify::{check, check_interleave, check_spread, page_nodes, PageNodes, DEFAULT_THRESHOLD};
 
-/// The base page size of this machine in bytes.
+/// The base page size of this machine in bytes (`sysconf(_SC_PAGESIZE)`:
+/// 4096 on x86-64, 4, 16 or 64 KiB on arm64).
 pub fn base_page_size() -> usize {
     sys::page_size()
+}
+
+/// The size of one transparent huge page on this machine in bytes (see
+/// [`buffer::thp_size`]: 2 MiB with 4 KiB base pages, 32 MiB with 16 KiB,
+/// 512 MiB with 64 KiB).
+pub fn thp_page_size() -> usize {
+    buffer::thp_size()
 }

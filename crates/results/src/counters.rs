@@ -99,6 +99,27 @@ pub struct Reading {
     /// `not permitted: perf_event_paranoid is 3`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
+    /// The PMU's own name for what the kernel counts for this generic
+    /// event, where it differs by architecture (on Arm: `INST_RETIRED`
+    /// for `instructions`, see [`arm_pmu_event`]); absent on x86-64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmu_event: Option<String>,
+}
+
+/// The Arm PMUv3 event the arm64 kernel counts for a generic hardware
+/// event (`armv8_pmuv3_perf_map` in Linux's `drivers/perf/arm_pmuv3.c`,
+/// `arch/arm64/kernel/perf_event.c` before 6.4): `cache-references` and
+/// `cache-misses` are the level-1 data cache's, not a last-level cache's.
+/// `None` for the `node-*` events, which the Arm PMU driver does not map
+/// (they are unavailable there), and for software events.
+pub fn arm_pmu_event(event: &str) -> Option<&'static str> {
+    Some(match event {
+        event::CYCLES => "CPU_CYCLES",
+        event::INSTRUCTIONS => "INST_RETIRED",
+        event::CACHE_REFERENCES => "L1D_CACHE",
+        event::CACHE_MISSES => "L1D_CACHE_REFILL",
+        _ => return None,
+    })
 }
 
 impl Reading {
@@ -123,6 +144,7 @@ impl Reading {
             unavailable: scaled.is_none().then(|| {
                 "never on the PMU while enabled (multiplexed out: too many events)".to_string()
             }),
+            pmu_event: None,
         }
     }
 
@@ -137,7 +159,23 @@ impl Reading {
             scaled: false,
             user_only: false,
             unavailable: Some(reason.into()),
+            pmu_event: None,
         }
+    }
+
+    fn with_pmu(mut self, pmu_event: Option<String>) -> Reading {
+        self.pmu_event = pmu_event;
+        self
+    }
+
+    /// The reading with the PMU's name for its event on a machine of
+    /// architecture `arch` (`std::env::consts::ARCH`'s names): the Arm
+    /// PMUv3 name on `aarch64`, nothing elsewhere.
+    pub fn named_for(mut self, arch: &str) -> Reading {
+        if arch == "aarch64" {
+            self.pmu_event = arm_pmu_event(&self.event).map(str::to_string);
+        }
+        self
     }
 
     /// Share of the enabled time the event was on the PMU, percent (what
@@ -148,11 +186,15 @@ impl Reading {
     }
 
     /// The value for a table: `1234567`, `1234567 (scaled, 50% on PMU)`,
-    /// or `unavailable (reason)`.
+    /// `1234567 (INST_RETIRED)` where the PMU names the event itself, or
+    /// `unavailable (reason)`.
     pub fn text(&self) -> String {
         match (self.value, &self.unavailable) {
             (Some(v), _) => {
                 let mut s = format!("{v:.0}");
+                if let Some(p) = &self.pmu_event {
+                    s.push_str(&format!(" ({p})"));
+                }
                 if let Some(p) = self.running_pct() {
                     s.push_str(&format!(" (scaled, {p:.0}% on PMU)"));
                 }
@@ -285,14 +327,16 @@ impl Counters {
             .iter()
             .map(|name| {
                 let rs: Vec<&Reading> = parts.iter().filter_map(|p| p.get(name)).collect();
+                let pmu = rs.iter().find_map(|r| r.pmu_event.clone());
                 if let Some(bad) = rs.iter().find(|r| r.value.is_none()) {
                     return Reading::unavailable(
                         name,
                         bad.unavailable.clone().unwrap_or_else(|| "unavailable".into()),
-                    );
+                    )
+                    .with_pmu(pmu);
                 }
                 if rs.len() < parts.len() {
-                    return Reading::unavailable(name, "not read on every thread");
+                    return Reading::unavailable(name, "not read on every thread").with_pmu(pmu);
                 }
                 let add = |f: fn(&Reading) -> Option<u64>| rs.iter().map(|r| f(r)).sum();
                 Reading {
@@ -304,6 +348,7 @@ impl Counters {
                     scaled: rs.iter().any(|r| r.scaled),
                     user_only: rs.iter().any(|r| r.user_only),
                     unavailable: None,
+                    pmu_event: pmu,
                 }
             })
             .collect();
@@ -328,7 +373,8 @@ impl Counters {
                     return Reading::unavailable(
                         &r0.event,
                         r0.unavailable.clone().unwrap_or_else(|| "unavailable".into()),
-                    );
+                    )
+                    .with_pmu(r0.pmu_event.clone());
                 }
                 let med = |v: Vec<f64>| crate::stats::median(&v);
                 let medu = |f: fn(&Reading) -> Option<u64>| {
@@ -344,6 +390,7 @@ impl Counters {
                     scaled: rs.iter().any(|r| r.scaled),
                     user_only: rs.iter().any(|r| r.user_only),
                     unavailable: None,
+                    pmu_event: r0.pmu_event.clone(),
                 }
             })
             .collect();
@@ -407,6 +454,37 @@ mod tests {
         let r = Reading::counted(event::CYCLES, 1_000, 4_000, 1_000, false);
         assert_eq!(r.text(), "4000 (scaled, 25% on PMU)");
         assert_eq!(r.running_pct(), Some(25.0));
+    }
+
+    /// On aarch64 each generic hardware event carries the Arm PMU's name
+    /// for what the kernel counts (the L1 data cache for the cache events);
+    /// the node events and software events have none, and x86-64's
+    /// readings are left as they are.
+    #[test]
+    fn arm_readings_carry_the_arm_pmus_event_names() {
+        let named =
+            |e: &str, arch: &str| Reading::counted(e, 10, 1, 1, false).named_for(arch).pmu_event;
+        let want = [
+            (event::CYCLES, Some("CPU_CYCLES")),
+            (event::INSTRUCTIONS, Some("INST_RETIRED")),
+            (event::CACHE_REFERENCES, Some("L1D_CACHE")),
+            (event::CACHE_MISSES, Some("L1D_CACHE_REFILL")),
+            (event::NODE_LOADS, None),
+            (event::NODE_LOAD_MISSES, None),
+            (event::PAGE_FAULTS, None),
+        ];
+        for (e, pmu) in want {
+            assert_eq!(named(e, "aarch64").as_deref(), pmu, "{e}");
+            assert_eq!(named(e, "x86_64"), None, "{e}");
+        }
+        let r = Reading::counted(event::INSTRUCTIONS, 1234, 5, 5, false).named_for("aarch64");
+        assert_eq!(r.text(), "1234 (INST_RETIRED)");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["pmu_event"], "INST_RETIRED");
+        let x86 = serde_json::to_value(Reading::counted(event::CYCLES, 1, 1, 1, false)).unwrap();
+        assert!(x86.get("pmu_event").is_none(), "{x86}");
+        let r = Reading::unavailable(event::CYCLES, "no PMU").named_for("aarch64");
+        assert_eq!(r.text(), "unavailable (no PMU)");
     }
 
     #[test]

@@ -394,6 +394,14 @@ fn vendor_label(t: &Topology, n: u32, eff: &[(u32, CpuSet)]) -> VendorLabel {
             format!(": one node per die ({dies} dies per package)"),
             Confidence::Certain,
         ),
+        Vendor::Arm => said(
+            None,
+            format!(
+                ": the firmware divides each package's memory into {n} nodes (an Arm server's \
+                 NUMA mode, as Ampere Altra's firmware offers)"
+            ),
+            Confidence::Certain,
+        ),
         _ => said(None, String::new(), Confidence::Certain),
     }
 }
@@ -781,6 +789,26 @@ mod tests {
             .node(1, "4-7", GIB)
             .build();
         assert_eq!(t.numa_mode.label.as_deref(), Some("per-die"));
+    }
+
+    /// An Arm package of one die holding two nodes: the firmware's NUMA
+    /// mode, in words that name no x86 setting.
+    #[test]
+    fn arm_nodes_per_package_are_the_firmwares_mode() {
+        let t = Machine::new(Vendor::Arm, "Arm Neoverse-N1")
+            .package(0, "0-7")
+            .node(0, "0-3", GIB)
+            .node(1, "4-7", GIB)
+            .build();
+        let m = &t.numa_mode;
+        assert_eq!(
+            (m.kind, m.nodes_per_package, m.label.as_deref()),
+            (NumaModeKind::NodesPerPackage, Some(2), None)
+        );
+        assert!(m.reason.contains("firmware divides each package's memory into 2 nodes"), "{m:?}");
+        for w in ["SNC", "NPS", "Sub-NUMA", "Cluster-on-Die"] {
+            assert!(!m.reason.contains(w), "{w}: {m:?}");
+        }
     }
 
     #[test]

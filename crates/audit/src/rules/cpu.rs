@@ -111,6 +111,13 @@ pub(super) fn boost(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             .why("Turbo raises clock speed when thermal headroom allows; with it off every core stays at base clock.")
             .fix("echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo, or echo 1 > /sys/devices/system/cpu/cpufreq/boost; BIOS: Turbo Boost / Core Performance Boost = Enabled", Needs::Runtime)
             .done(),
+        // No switch on Arm is no setting to read: the x86 drivers' switches
+        // do not exist there (docs/audit.md, "Arm servers").
+        Read::Absent if arm(i.topology) => rule.finding(Severity::Ok)
+            .found("no boost switch: intel_pstate/no_turbo and the AMD/ACPI cpufreq/boost are x86's, and this Arm machine's cpufreq driver offers none")
+            .expected("n/a (an Arm cpufreq driver shows cpufreq/boost only where the firmware gives a boost range)")
+            .why("Without a boost range the clock is what the firmware sets; there is nothing for the OS to switch.")
+            .done(),
         other => rule.not_read("the turbo/boost switch", &other, expected),
     }
 }
@@ -161,7 +168,11 @@ pub(super) fn cstates(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             .found(format!("{found}; deep: {}", list(&deep)))
             .expected(expected)
             .why("A request that arrives at an idle core waits for the state's exit latency, tens to hundreds of microseconds for deep states.")
-            .fix(format!("cpupower idle-set -D {DEEP_CSTATE_US} (runtime), or intel_idle.max_cstate=1 processor.max_cstate=1 on the kernel line, or BIOS: Package C-state limit = C0/C1"), Needs::Runtime)
+            .fix(if arm(i.topology) {
+                format!("cpupower idle-set -D {DEEP_CSTATE_US} (runtime), or cpuidle.off=1 on the kernel line")
+            } else {
+                format!("cpupower idle-set -D {DEEP_CSTATE_US} (runtime), or intel_idle.max_cstate=1 processor.max_cstate=1 on the kernel line, or BIOS: Package C-state limit = C0/C1")
+            }, Needs::Runtime)
             .done();
     }
     if poll && i.profile != Profile::Latency {
@@ -298,22 +309,36 @@ pub(super) fn iommu(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     };
     let found = format!("{mode_s}{cmd}");
     let fast_io = matches!(i.profile, Profile::Latency | Profile::AiTraining | Profile::Hpc);
+    let on_arm = arm(i.topology);
+    let (pt, pt_fix, on_fix) = if on_arm {
+        (
+            "pass-through (iommu.passthrough=1)",
+            "add iommu.passthrough=1 to the kernel command line and reboot",
+            "firmware: SMMU enabled; kernel line iommu.passthrough=1 for host devices; reboot",
+        )
+    } else {
+        (
+            "pass-through (iommu=pt)",
+            "add iommu=pt (and intel_iommu=on on Intel) to the kernel command line and reboot",
+            "BIOS: VT-d / AMD-Vi (IOMMU) = Enabled; kernel line intel_iommu=on iommu=pt; reboot",
+        )
+    };
     match (mode, i.profile) {
         (IommuMode::Translated, _) if fast_io => rule.finding(Severity::Warn)
             .found(found)
-            .expected("pass-through (iommu=pt)")
+            .expected(pt)
             .why("Translated DMA costs an IOTLB lookup and map/unmap per buffer, which limits high packet rates and GPU/RDMA transfers.")
-            .fix("add iommu=pt (and intel_iommu=on on Intel) to the kernel command line and reboot", Needs::Reboot)
+            .fix(pt_fix, Needs::Reboot)
             .done(),
         (IommuMode::Off, Profile::Virtualization) => rule.finding(Severity::Warn)
             .found(found)
-            .expected("IOMMU on (iommu=pt for host devices)")
+            .expected(if on_arm { "IOMMU (SMMU) on, pass-through for host devices" } else { "IOMMU on (iommu=pt for host devices)" })
             .why("Device passthrough to guests (VFIO, SR-IOV) needs an active IOMMU.")
-            .fix("BIOS: VT-d / AMD-Vi (IOMMU) = Enabled; kernel line intel_iommu=on iommu=pt; reboot", Needs::Bios)
+            .fix(on_fix, Needs::Bios)
             .done(),
         (IommuMode::Unknown, _) if fast_io => rule.finding(Severity::Unknown)
             .found(found)
-            .expected("pass-through (iommu=pt)")
+            .expected(pt)
             .why("numaprobe could not read the IOMMU groups' domain type, so it does not guess.")
             .done(),
         _ => rule.finding(Severity::Ok)

@@ -92,21 +92,29 @@ pub(super) fn zone_reclaim(rule: &Rule, i: &Inputs) -> Vec<Finding> {
 pub(super) fn thp_enabled(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     let mut out = Vec::new();
     let p = i.profile;
+    // A transparent huge page above 2 MiB (16 KiB or 64 KiB base pages):
+    // `madvise` is as good as `always` for the profiles that want huge
+    // pages (docs/audit.md, "Arm servers").
+    let big = i.settings.thp_pmd_size_bytes.value().copied().filter(|&b| b > 2 << 20);
     let (expected, ok): (&str, &[&str]) = match p {
+        Profile::Hpc | Profile::AiTraining | Profile::Virtualization if big.is_some() => {
+            ("always or madvise", &["always", "madvise"])
+        }
         Profile::Hpc | Profile::AiTraining | Profile::Virtualization => ("always", &["always"]),
         Profile::Database | Profile::Latency => ("madvise or never", &["madvise", "never"]),
         Profile::General => ("madvise or always", &["madvise", "always"]),
     };
     match &i.settings.thp_enabled {
         Read::Value(v) => {
-            let found = format!("transparent_hugepage/enabled = {v}");
+            let size = big.map(|b| format!(" (huge pages of {} MiB)", b >> 20)).unwrap_or_default();
+            let found = format!("transparent_hugepage/enabled = {v}{size}");
             if ok.contains(&v.as_str()) {
+                let why = match big {
+                    Some(_) if matches!(p, Profile::Hpc | Profile::AiTraining | Profile::Virtualization) => "With huge pages this large, each fault zeroes and compaction must find that much contiguous memory, and the larger base pages already reach further in the TLB: madvise (huge pages where the program asks) serves as well as always.",
+                    _ => "Huge pages are used where this workload benefits from them.",
+                };
                 out.extend(
-                    rule.finding(Severity::Ok)
-                        .found(found)
-                        .expected(expected)
-                        .why("Huge pages are used where this workload benefits from them.")
-                        .done(),
+                    rule.finding(Severity::Ok).found(found).expected(expected).why(why).done(),
                 );
             } else {
                 let (sev, why) = match p {
@@ -220,7 +228,7 @@ pub(super) fn hugepages(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 .found("no huge pages reserved")
                 .expected(expected)
                 .why("Reserved huge pages on the right node back a buffer pool or guest memory with no TLB pressure and no fragmentation risk at start-up.")
-                .fix("echo N > /sys/devices/system/node/nodeX/hugepages/hugepages-2048kB/nr_hugepages for each node X (or hugepagesz=1G hugepages=N on the kernel line)", Needs::Runtime)
+                .fix(reserve_fix(i.topology), Needs::Runtime)
                 .done()
         } else {
             rule.finding(Severity::Ok)
@@ -244,6 +252,27 @@ pub(super) fn hugepages(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         .expected(expected)
         .why("Each node holds its share of huge pages.")
         .done()
+}
+
+/// How to reserve huge pages here: the machine's default size per node
+/// (`Hugepagesize`: 2 MiB on x86-64 and 4 KiB-page arm64, 512 MiB on a
+/// 64 KiB-page kernel), and its largest pool size on the kernel line.
+fn reserve_fix(t: &Topology) -> String {
+    let mem = t.system_memory.as_ref();
+    let default = mem.and_then(|m| m.default_hugepage_bytes).unwrap_or(2 << 20);
+    let largest = mem
+        .and_then(|m| m.hugepages.iter().map(|h| h.page_size_bytes).max())
+        .filter(|&b| b > default)
+        .unwrap_or(1 << 30);
+    let kernel_size = if largest >= 1 << 30 && largest.is_multiple_of(1 << 30) {
+        format!("{}G", largest >> 30)
+    } else {
+        format!("{}M", largest >> 20)
+    };
+    format!(
+        "echo N > /sys/devices/system/node/nodeX/hugepages/hugepages-{}kB/nr_hugepages for each node X (or hugepagesz={kernel_size} hugepages=N on the kernel line)",
+        default >> 10
+    )
 }
 
 pub(super) fn swappiness(rule: &Rule, i: &Inputs) -> Vec<Finding> {

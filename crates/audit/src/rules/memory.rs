@@ -308,7 +308,11 @@ pub(super) fn dimm_errors(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 .found("no EDAC memory controller (/sys/devices/system/edac/mc): no EDAC driver loaded, or a virtual machine")
                 .expected(expected)
                 .why("Without EDAC the kernel reports no DIMM errors, and numaprobe does not guess.")
-                .fix("load the platform's EDAC driver (e.g. modprobe skx_edac, i10nm_edac or amd64_edac)", Needs::Runtime)
+                .fix(if arm(i.topology) {
+                    "load the platform's EDAC driver (Arm servers mostly report memory errors firmware-first: modprobe ghes_edac)"
+                } else {
+                    "load the platform's EDAC driver (e.g. modprobe skx_edac, i10nm_edac or amd64_edac)"
+                }, Needs::Runtime)
                 .done()
         }
         other => return rule.not_read("EDAC error counts", other, expected),

@@ -2,7 +2,7 @@
 //! evidence, and says what is set, what the profile expects, why, and how
 //! to change it.
 
-use topo::{DeviceClass, NumaModeKind, Topology};
+use topo::{DeviceClass, NumaModeKind, Topology, Vendor};
 
 use crate::evidence::Evidence;
 use crate::profile::Profile;
@@ -95,7 +95,7 @@ impl Rule {
 /// its rule's entry here, never from the rule's code.
 pub const RULES: &[Rule] = &[
     Rule { id: "numa.mode", title: "NUMA visibility", check: numa::numa_mode },
-    Rule { id: "numa.sub_numa", title: "Nodes per package (SNC/NPS)", check: numa::sub_numa },
+    Rule { id: "numa.sub_numa", title: "Nodes per package", check: numa::sub_numa },
     Rule { id: "numa.remote_penalty", title: "Remote access penalty", check: numa::remote_penalty },
     Rule {
         id: "numa.declared_distances",
@@ -188,6 +188,13 @@ impl F {
     fn done(self) -> Vec<Finding> {
         vec![self.f]
     }
+}
+
+/// An Arm machine: the x86 settings (SNC, NPS, `intel_pstate`, the AMD
+/// boost switch, `intel_idle`, VT-d) do not exist there (docs/audit.md,
+/// "Arm servers").
+fn arm(t: &Topology) -> bool {
+    t.arch.as_deref() == Some("aarch64") || matches!(t.cpu_vendor, Vendor::Arm | Vendor::Hisilicon)
 }
 
 fn multi_node(t: &Topology) -> bool {

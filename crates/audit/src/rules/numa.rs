@@ -1,6 +1,7 @@
-//! The NUMA rules: is the topology visible, nodes per package (SNC/NPS),
-//! the measured remote penalty, the declared distances against the
-//! measured ones, and placement advice for the profile.
+//! The NUMA rules: is the topology visible, nodes per package (SNC/NPS on
+//! x86, dies or the firmware's NUMA mode on Arm), the measured remote
+//! penalty, the declared distances against the measured ones, and
+//! placement advice for the profile.
 
 use super::*;
 
@@ -25,7 +26,11 @@ pub(super) fn numa_mode(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     };
     match m.kind {
         NumaModeKind::DisabledByFirmware => {
-            let bios = "BIOS: Memory > Node Interleaving = Disabled (or NUMA = Enabled; AMD: NPS1 or higher), then reboot";
+            let bios = if arm(t) {
+                "firmware: turn its NUMA option on (memory interleaving across sockets off; the option's name is the vendor's), then reboot"
+            } else {
+                "BIOS: Memory > Node Interleaving = Disabled (or NUMA = Enabled; AMD: NPS1 or higher), then reboot"
+            };
             // Without the kernel command line numa=off is not ruled out.
             let (found, fix) = if i.settings.cmdline.is_value() {
                 (
@@ -102,6 +107,8 @@ pub(super) fn sub_numa(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     let per = m.nodes_per_package.unwrap_or(1);
     let label = m.label_text().unwrap_or_else(|| format!("{per} nodes per package"));
     match m.kind {
+        NumaModeKind::NodesPerPackage if arm(t) => arm_sub_numa(rule, i, &label),
+        NumaModeKind::NodePerPackage | NumaModeKind::SingleNode if arm(t) => Vec::new(),
         NumaModeKind::NodesPerPackage => {
             let found = format!("{label}: {} nodes on {} packages", t.cpu_nodes().count(), t.packages.len());
             let bios = "BIOS: Sub-NUMA Clustering = Disabled (Intel) or NUMA nodes per socket = NPS1 (AMD)";
@@ -147,6 +154,58 @@ pub(super) fn sub_numa(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         }
         _ => Vec::new(),
     }
+}
+
+/// Several nodes per package on an Arm machine: per die on HiSilicon
+/// Kunpeng (hardware: nothing merges them but interleaving), else the
+/// firmware's memory layout; never SNC or NPS.
+fn arm_sub_numa(rule: &Rule, i: &Inputs, label: &str) -> Vec<Finding> {
+    let t = i.topology;
+    let found =
+        format!("{label}: {} nodes on {} packages", t.cpu_nodes().count(), t.packages.len());
+    let per_die = t.numa_mode.label.as_deref() == Some("per-die");
+    let (what, firmware) = if per_die {
+        (
+            "each node is one die of the package, with its own memory controllers: a hardware boundary, not a setting",
+            "no firmware option splits a die or joins dies but memory interleaving, which hides the nodes",
+        )
+    } else {
+        (
+            "the firmware divides each package's memory into nodes (an Arm server's NUMA mode, e.g. Ampere Altra's)",
+            "the firmware's NUMA mode gives one node per package (the option's name is the vendor's)",
+        )
+    };
+    let bind =
+        "numactl --cpunodebind=N --membind=N <command> keeps NUMA-unaware software inside one node";
+    let (sev, expected, why, fix, needs) = match i.profile {
+        Profile::Database => (
+            Severity::Warn,
+            "each instance inside one node, or one node per package",
+            "A buffer pool and its threads that span the package's nodes pay remote accesses within it.",
+            format!("{bind}; {firmware}"),
+            Needs::Runtime,
+        ),
+        Profile::Hpc | Profile::Latency => (
+            Severity::Ok,
+            "one process (rank) per node",
+            "Smaller nodes give each process nearer memory controllers when the code keeps its data local.",
+            String::new(),
+            Needs::Nothing,
+        ),
+        _ => (
+            Severity::Info,
+            "several nodes per package only for NUMA-aware software",
+            "Software that is not NUMA-aware sees more remote accesses when a package holds several nodes.",
+            format!("{bind}; {firmware}"),
+            Needs::Runtime,
+        ),
+    };
+    rule.finding(sev)
+        .found(format!("{found} ({what})"))
+        .expected(expected)
+        .why(why)
+        .fix(fix, needs)
+        .done()
 }
 
 pub(super) fn remote_penalty(rule: &Rule, i: &Inputs) -> Vec<Finding> {

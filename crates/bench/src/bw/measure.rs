@@ -125,16 +125,28 @@ fn place_buffers(case: &Case, bufs: &[Option<Buffer>; 4]) -> Result<(), BwError>
 }
 
 /// The case's arrays, allocated and placed (untouched: the team's first
-/// touch puts the pages where the policy says).
-fn alloc_placed(case: &Case, pages: PageKind) -> Result<[Option<Buffer>; 4], BwError> {
+/// touch puts the pages where the policy says), and whether they were left
+/// unbound: a kernel without NUMA system calls ([`place::PlaceError::no_numa_api`])
+/// on a machine with one memory node, where the pages can only land on
+/// that node; anywhere else that is an error.
+fn alloc_placed(
+    topo: &Topology,
+    case: &Case,
+    pages: PageKind,
+) -> Result<([Option<Buffer>; 4], bool), BwError> {
     let mut bufs: [Option<Buffer>; 4] = [None, None, None, None];
     for (i, used) in case.arrays.iter().enumerate() {
         if *used {
             bufs[i] = Some(Buffer::alloc(case.sizing.array_bytes as usize, pages)?);
         }
     }
-    place_buffers(case, &bufs)?;
-    Ok(bufs)
+    match place_buffers(case, &bufs) {
+        Ok(()) => Ok((bufs, false)),
+        Err(BwError::Place(e)) if e.no_numa_api() && topo.memory_nodes().count() == 1 => {
+            Ok((bufs, true))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Bytes one repetition of `kernel` moves over the case: STREAM's count
@@ -270,7 +282,7 @@ fn enough(r: &RepPolicy, gbs: &[f64], reps: usize, elapsed: Duration) -> bool {
 /// Measures every kernel of the plan on one case; reports each result as
 /// soon as it is validated.
 pub(super) fn run_case(
-    _topo: &Topology,
+    topo: &Topology,
     plan: &BwPlan,
     case: &Case,
     ops: &'static dyn Ops,
@@ -280,7 +292,15 @@ pub(super) fn run_case(
 ) -> Result<Vec<BwResult>, BwError> {
     let threads = case.cpus.len();
     let chunk = case.sizing.chunk_elems;
-    let mut bufs = alloc_placed(case, plan.pages)?;
+    let (mut bufs, unbound) = alloc_placed(topo, case, plan.pages)?;
+    if unbound {
+        obs.event(Event::Warning(format!(
+            "{}: the kernel has no NUMA system calls (mbind: ENOSYS; a kernel without \
+             CONFIG_NUMA, or an emulator such as qemu-user): on this one-memory-node machine \
+             the arrays are measured unbound and their placement is unverified",
+            describe(case)
+        )));
+    }
     let mut ptrs = [std::ptr::null_mut(); 4];
     for (i, b) in bufs.iter_mut().enumerate() {
         if let Some(b) = b {
@@ -333,7 +353,7 @@ pub(super) fn run_case(
         let mut expected = Expected::new();
         w.sync();
         let mut placement = None;
-        if w.is_leader() {
+        if w.is_leader() && !unbound {
             match verify(case, &bases) {
                 Ok(p) => {
                     if !p.ok {
@@ -449,6 +469,9 @@ pub(super) fn run_case(
                         placement.clone(),
                         stop.is_stopped(),
                     );
+                    if unbound {
+                        r.placement = Placement::unverified();
+                    }
                     r.counters = team_counts(&shared);
                     r.power = power;
                     let d = reps.tally.finish();
@@ -884,7 +907,9 @@ mod tests {
             c.cpu_nodes_of = vec![Some(0), Some(1)];
             c.memory = memory.clone();
             c.arrays = [true, false, true, false];
-            let bufs = alloc_placed(&c, PageKind::Base).unwrap();
+            let t = Topology::discover(&root).unwrap();
+            let (bufs, unbound) = alloc_placed(&t, &c, PageKind::Base).unwrap();
+            assert!(!unbound, "this kernel has NUMA system calls");
             assert!(bufs[1].is_none() && bufs[3].is_none(), "only the arrays used");
             for b in bufs.iter().flatten() {
                 for (i, want) in want.iter().enumerate() {

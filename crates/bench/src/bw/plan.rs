@@ -18,6 +18,8 @@ use super::BwError;
 const FALLBACK_LLC_BYTES: u64 = 64 << 20;
 /// STREAM's rule: each array at least this many times the LLC.
 pub const LLC_FACTOR: u64 = 4;
+/// The smallest base page (x86-64's, and arm64's 4 KiB granule); the
+/// machine's own comes from `place::base_page_size`.
 const PAGE: u64 = 4096;
 const MIB2: u64 = 2 << 20;
 
@@ -338,12 +340,18 @@ fn default_mem_node(topo: &Topology, allowed: &Allowed, cpu_node: u32) -> Result
         .ok_or_else(|| usage("no NUMA node has memory this process may use"))
 }
 
+/// The unit each thread's chunk is a multiple of, so that no page is
+/// shared by two threads' chunks: this machine's base page (4 KiB on
+/// x86-64, up to 64 KiB on arm64), its transparent huge page for `thp`
+/// chunks of at least four of them, the hugetlb page.
 fn granule(pages: PageKind, per_thread_bytes: u64) -> u64 {
+    let base = (place::base_page_size() as u64).max(PAGE);
+    let thp = place::thp_page_size() as u64;
     match pages {
-        PageKind::Thp if per_thread_bytes >= 4 * MIB2 => MIB2,
+        PageKind::Thp if per_thread_bytes >= 4 * thp => thp,
         PageKind::Huge2M => MIB2,
         PageKind::Huge1G => 1 << 30,
-        _ => PAGE,
+        _ => base,
     }
 }
 

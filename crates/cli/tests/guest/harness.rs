@@ -17,6 +17,14 @@
 //! as `/bin/busybox`); the static numaprobe is (re)built here, once per test
 //! process, into `target/static`. Each boot leaves its files (init script,
 //! initramfs, serial log) in `target/guest/run/<machine>/` for debugging.
+//!
+//! An Arm machine ([`Machine::arch`] with [`Arch::Aarch64`]) is QEMU's
+//! `virt` board under `qemu-system-aarch64` (TCG, `-cpu max`), its NUMA
+//! description in the device tree QEMU writes, with the artifacts of
+//! `scripts/guest-arm-setup.sh` (`target/guest-arm/`: Debian's arm64
+//! kernel, busybox-static:arm64) and the static aarch64 numaprobe built by
+//! `scripts/aarch64-cargo` into `target/aarch64`; its files go to
+//! `target/guest-arm/run/<machine>/`.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -29,6 +37,43 @@ use std::time::{Duration, Instant};
 /// Kernel command line every boot gets; machines add theirs after it.
 /// `lpj=` skips the delay-loop calibration (slow under emulation).
 const BASE_CMDLINE: &str = "console=ttyS0 panic=-1 quiet lpj=7000000 rdinit=/init";
+
+/// The guest's architecture: what QEMU emulates and which kernel, busybox
+/// and numaprobe boot in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// `qemu-system-x86_64 -machine q35`, KVM when it works.
+    X86_64,
+    /// `qemu-system-aarch64 -machine virt`, always TCG (`-cpu max`: SVE,
+    /// an emulated PMUv3), the serial console on the PL011 (`ttyAMA0`).
+    /// Only the Arm suite (guest_arm.rs) builds one.
+    #[allow(dead_code)]
+    Aarch64,
+}
+
+impl Arch {
+    fn qemu(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "qemu-system-x86_64",
+            Arch::Aarch64 => "qemu-system-aarch64",
+        }
+    }
+
+    /// The folder under `target/` holding the kernel and the boots.
+    fn dir(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "guest",
+            Arch::Aarch64 => "guest-arm",
+        }
+    }
+
+    fn cmdline(self) -> String {
+        match self {
+            Arch::X86_64 => BASE_CMDLINE.to_string(),
+            Arch::Aarch64 => BASE_CMDLINE.replace("console=ttyS0", "console=ttyAMA0"),
+        }
+    }
+}
 
 /// One node of an emulated machine.
 #[derive(Debug, Clone)]
@@ -72,6 +117,10 @@ pub struct Machine {
     files: Vec<(String, PathBuf)>,
     /// `-smbios` values (`type=17,...`), in order.
     smbios: Vec<String>,
+    arch: Arch,
+    /// The kernel file under the architecture's folder (`vmlinux` on
+    /// x86-64, `vmlinuz` on Arm).
+    kernel: Option<String>,
 }
 
 /// The Memory Device (SMBIOS type 17) fields QEMU lets a guest's firmware
@@ -127,7 +176,26 @@ impl Machine {
             cpu_model: None,
             files: Vec::new(),
             smbios: Vec::new(),
+            arch: Arch::X86_64,
+            kernel: None,
         }
+    }
+
+    /// The architecture to emulate (default x86-64). Arm machines have no
+    /// HMAT and no SMBIOS here (QEMU's `virt` board gives them only with
+    /// firmware, and these guests boot the kernel directly).
+    #[allow(dead_code)] // the x86-64 suites never call it
+    pub fn arch(mut self, arch: Arch) -> Machine {
+        self.arch = arch;
+        self
+    }
+
+    /// Boots `file` of the architecture's folder (`target/guest-arm/vmlinuz-16k`)
+    /// instead of the default kernel.
+    #[allow(dead_code)] // the x86-64 suites never call it
+    pub fn kernel(mut self, file: &str) -> Machine {
+        self.kernel = Some(file.to_string());
+        self
     }
 
     /// Puts the file `host` at `guest` (relative, e.g. `lib64/libc.so.6`;
@@ -216,8 +284,17 @@ impl Machine {
         let mut a: Vec<String> = Vec::new();
         let mut push = |s: String| a.push(s);
         let hmat = !self.hmat.is_empty();
+        assert!(
+            self.arch == Arch::X86_64 || (!hmat && self.smbios.is_empty()),
+            "machine {}: HMAT and SMBIOS are x86-64 only here",
+            self.name
+        );
         push("-machine".into());
-        push(if hmat { "q35,hmat=on".into() } else { "q35".into() });
+        push(match (self.arch, hmat) {
+            (Arch::Aarch64, _) => "virt".into(),
+            (Arch::X86_64, true) => "q35,hmat=on".into(),
+            (Arch::X86_64, false) => "q35".into(),
+        });
         push("-smp".into());
         push(format!(
             "{},sockets={},cores={},threads=1",
@@ -301,8 +378,8 @@ run() {
     /// Panics (failing the test) with the log's tail when the guest does
     /// not reach `@@DONE@@` in time.
     pub fn boot(self) -> Boot {
-        let a = artifacts();
-        let dir = a.root.join("target/guest/run").join(&self.name);
+        let a = artifacts(self.arch);
+        let dir = a.root.join("target").join(self.arch.dir()).join("run").join(&self.name);
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
         let init = self.init_script();
@@ -312,11 +389,20 @@ run() {
             .unwrap_or_else(|e| panic!("building the initramfs: {e}"));
         fs::write(&initrd, cpio).unwrap_or_else(|e| panic!("writing {}: {e}", initrd.display()));
 
-        let cmdline = std::iter::once(BASE_CMDLINE.to_string())
+        let cmdline = std::iter::once(self.arch.cmdline())
             .chain(self.cmdline.iter().cloned())
             .collect::<Vec<_>>()
             .join(" ");
-        let mut args = accel().args();
+        let vmlinux = match &self.kernel {
+            Some(f) => a.root.join("target").join(self.arch.dir()).join(f),
+            None => a.vmlinux.clone(),
+        };
+        assert!(vmlinux.is_file(), "{} is missing: {}", vmlinux.display(), a.hint);
+        let accel = match self.arch {
+            Arch::X86_64 => accel(),
+            Arch::Aarch64 => Accel::Tcg,
+        };
+        let mut args = accel.args();
         if let (Some(model), Some(i)) = (&self.cpu_model, args.iter().position(|a| a == "-cpu")) {
             args[i + 1] = model.clone();
         }
@@ -330,7 +416,7 @@ run() {
                 "-serial",
                 &format!("file:{}", dir.join("serial.log").display()),
                 "-kernel",
-                &a.vmlinux.display().to_string(),
+                &vmlinux.display().to_string(),
                 "-initrd",
                 &initrd.display().to_string(),
                 "-append",
@@ -342,7 +428,7 @@ run() {
 
         let _slot = Slot::take();
         let start = Instant::now();
-        let outcome = run_qemu(&args, &dir, timeout());
+        let outcome = run_qemu(self.arch.qemu(), &args, &dir, timeout());
         let wall = start.elapsed();
         let log = fs::read(dir.join("serial.log"))
             .map(|b| String::from_utf8_lossy(&b).replace('\r', ""))
@@ -353,7 +439,7 @@ run() {
             self.name,
             self.commands.len(),
             wall.as_secs_f64(),
-            accel().name(),
+            accel.name(),
             boot.kernel
         );
         let missing = self.commands.iter().find(|(n, _)| !boot.outputs.contains_key(n));
@@ -583,12 +669,61 @@ struct Artifacts {
     vmlinux: PathBuf,
     busybox: PathBuf,
     numaprobe: PathBuf,
+    /// What to run when one is missing.
+    hint: &'static str,
 }
 
 const SETUP_HINT: &str = "run scripts/guest-setup.sh first";
+const ARM_SETUP_HINT: &str = "run scripts/aarch64-setup.sh and scripts/guest-arm-setup.sh first";
+
+/// The artifacts of `arch` (found or built once per test process).
+fn artifacts(arch: Arch) -> &'static Artifacts {
+    match arch {
+        Arch::X86_64 => artifacts_x86(),
+        Arch::Aarch64 => artifacts_arm(),
+    }
+}
+
+/// The Arm guest's kernel and busybox (scripts/guest-arm-setup.sh), and
+/// the static aarch64 numaprobe, built here (a no-op when up to date) or
+/// taken from `NUMAPROBE_GUEST_ARM_BIN`.
+fn artifacts_arm() -> &'static Artifacts {
+    static A: OnceLock<Artifacts> = OnceLock::new();
+    A.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = root.canonicalize().unwrap_or(root);
+        let dir = root.join("target/guest-arm");
+        let vmlinux = dir.join("vmlinuz");
+        let busybox = dir.join("busybox");
+        for f in [&vmlinux, &busybox] {
+            assert!(f.is_file(), "{} is missing: {ARM_SETUP_HINT}", f.display());
+        }
+        let numaprobe = match std::env::var_os("NUMAPROBE_GUEST_ARM_BIN") {
+            Some(p) => root.join(p),
+            None => {
+                let t = Instant::now();
+                let status = Command::new(root.join("scripts/aarch64-cargo"))
+                    .current_dir(&root)
+                    .args(["build", "--release", "--locked", "-p", "numaprobe"])
+                    .args(["--features", "parquet"])
+                    .stdout(Stdio::null())
+                    .status()
+                    .expect("running scripts/aarch64-cargo");
+                assert!(status.success(), "aarch64 build of numaprobe failed ({status})");
+                eprintln!(
+                    "guest: static aarch64 numaprobe ready in {:.1} s",
+                    t.elapsed().as_secs_f64()
+                );
+                root.join("target/aarch64/aarch64-unknown-linux-gnu/release/numaprobe")
+            }
+        };
+        assert!(numaprobe.is_file(), "{} is missing", numaprobe.display());
+        Artifacts { root, vmlinux, busybox, numaprobe, hint: ARM_SETUP_HINT }
+    })
+}
 
 /// Finds the kernel and busybox, builds the static numaprobe (once).
-fn artifacts() -> &'static Artifacts {
+fn artifacts_x86() -> &'static Artifacts {
     static A: OnceLock<Artifacts> = OnceLock::new();
     A.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -605,7 +740,7 @@ fn artifacts() -> &'static Artifacts {
             None => build_static(&root),
         };
         assert!(numaprobe.is_file(), "{} is missing", numaprobe.display());
-        Artifacts { root, vmlinux, busybox, numaprobe }
+        Artifacts { root, vmlinux, busybox, numaprobe, hint: SETUP_HINT }
     })
 }
 
@@ -684,7 +819,7 @@ fn kvm_boots() -> bool {
     if !usable {
         return false;
     }
-    let a = artifacts();
+    let a = artifacts(Arch::X86_64);
     let dir = a.root.join("target/guest/run/kvm-probe");
     let _ = fs::remove_dir_all(&dir);
     if fs::create_dir_all(&dir).is_err() {
@@ -717,7 +852,7 @@ fn kvm_boots() -> bool {
         ]
         .map(String::from),
     );
-    run_qemu(&args, &dir, Duration::from_secs(30));
+    run_qemu(Arch::X86_64.qemu(), &args, &dir, Duration::from_secs(30));
     let _ = fs::remove_file(dir.join("initramfs.cpio"));
     fs::read_to_string(dir.join("serial.log"))
         .is_ok_and(|l| l.lines().any(|l| l.trim() == "@@DONE@@"))
@@ -728,12 +863,13 @@ fn timeout() -> Duration {
     Duration::from_secs(s.unwrap_or(300))
 }
 
-/// Runs QEMU until it exits or `limit` passes (then kills it). Returns a
-/// one-line description of how it ended, with QEMU's own stderr.
-fn run_qemu(args: &[String], dir: &Path, limit: Duration) -> String {
+/// Runs QEMU (`qemu`, the system emulator's name) until it exits or
+/// `limit` passes (then kills it). Returns a one-line description of how
+/// it ended, with QEMU's own stderr.
+fn run_qemu(qemu: &str, args: &[String], dir: &Path, limit: Duration) -> String {
     let stderr_path = dir.join("qemu.stderr");
     let stderr = fs::File::create(&stderr_path).expect("creating qemu.stderr");
-    let mut child = match Command::new("qemu-system-x86_64")
+    let mut child = match Command::new(qemu)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -741,7 +877,7 @@ fn run_qemu(args: &[String], dir: &Path, limit: Duration) -> String {
         .spawn()
     {
         Ok(c) => c,
-        Err(e) => panic!("cannot start qemu-system-x86_64 ({e}): {SETUP_HINT}"),
+        Err(e) => panic!("cannot start {qemu} ({e}): run the guest setup script first"),
     };
     let start = Instant::now();
     let how = loop {

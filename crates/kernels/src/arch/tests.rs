@@ -29,9 +29,9 @@ fn coverage() -> (Vec<Isa>, Vec<(Isa, &'static str)>) {
     for isa in Isa::ALL.into_iter().filter(|&i| i != Isa::Scalar) {
         if super::ops_for(isa).is_some() {
             ran.push(isa);
-        } else if cfg!(target_arch = "x86_64") && isa == Isa::Neon {
+        } else if cfg!(target_arch = "x86_64") && isa.is_aarch64() {
             not_run.push((isa, "an aarch64 variant"));
-        } else if cfg!(target_arch = "aarch64") && isa != Isa::Neon {
+        } else if cfg!(target_arch = "aarch64") && !isa.is_aarch64() {
             not_run.push((isa, "an x86-64 variant"));
         } else {
             not_run.push((isa, "not supported by this CPU"));
@@ -40,12 +40,24 @@ fn coverage() -> (Vec<Isa>, Vec<(Isa, &'static str)>) {
     (ran, not_run)
 }
 
+/// A variant's name as the coverage line gives it: SVE with the vector
+/// length it ran at (the CPU's, or qemu's `sve-default-vector-length`).
+fn ran_name(isa: Isa) -> String {
+    #[cfg(target_arch = "aarch64")]
+    if isa == Isa::Sve {
+        if let Some(sve) = super::aarch64::Sve::new() {
+            return format!("sve ({}-bit vectors)", sve.lanes() * 64);
+        }
+    }
+    isa.name().to_string()
+}
+
 /// The coverage in one line, e.g. `kernel variants checked against the
 /// scalar reference: sse2, avx2; not run on this CPU: avx512 (not
 /// supported by this CPU), neon (an aarch64 variant)`.
 fn coverage_line() -> String {
     let (ran, not_run) = coverage();
-    let names = |v: &[Isa]| v.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ");
+    let names = |v: &[Isa]| v.iter().map(|&i| ran_name(i)).collect::<Vec<_>>().join(", ");
     let missing: Vec<String> = not_run.iter().map(|(i, why)| format!("{i} ({why})")).collect();
     format!(
         "kernel variants checked against the scalar reference: {}; not run on this CPU: {}",

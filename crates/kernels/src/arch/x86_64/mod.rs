@@ -190,53 +190,7 @@ macro_rules! simd_variant {
             }
         }
 
-        impl $crate::arch::Ops for $name {
-            fn isa(&self) -> $crate::arch::Isa {
-                $isa
-            }
-            fn has_nt(&self) -> bool {
-                true
-            }
-            fn copy(&self, dst: &mut [f64], src: &[f64], nt: bool) {
-                assert_eq!(dst.len(), src.len());
-                // SAFETY: `self` exists only after run-time detection of the
-                // feature; both slices hold `dst.len()` elements and a `&mut`
-                // cannot overlap a `&`.
-                unsafe { inner::copy(dst.as_mut_ptr(), src.as_ptr(), dst.len(), nt) }
-            }
-            fn scale(&self, dst: &mut [f64], src: &[f64], s: f64, nt: bool) {
-                assert_eq!(dst.len(), src.len());
-                // SAFETY: as in `copy`.
-                unsafe { inner::scale(dst.as_mut_ptr(), src.as_ptr(), s, dst.len(), nt) }
-            }
-            fn add(&self, dst: &mut [f64], a: &[f64], b: &[f64], nt: bool) {
-                assert!(dst.len() == a.len() && a.len() == b.len());
-                // SAFETY: as in `copy`.
-                unsafe { inner::add(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), dst.len(), nt) }
-            }
-            fn triad(&self, dst: &mut [f64], a: &[f64], b: &[f64], s: f64, nt: bool) {
-                assert!(dst.len() == a.len() && a.len() == b.len());
-                // SAFETY: as in `copy`.
-                unsafe {
-                    inner::triad(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), s, dst.len(), nt)
-                }
-            }
-            fn add3(&self, dst: &mut [f64], a: &[f64], b: &[f64], c: &[f64], nt: bool) {
-                assert!(dst.len() == a.len() && a.len() == b.len() && b.len() == c.len());
-                // SAFETY: as in `copy`.
-                unsafe {
-                    inner::add3(dst.as_mut_ptr(), a.as_ptr(), b.as_ptr(), c.as_ptr(), dst.len(), nt)
-                }
-            }
-            fn sum(&self, src: &[f64]) -> f64 {
-                // SAFETY: detected feature; `src` holds `src.len()` elements.
-                unsafe { inner::sum(src.as_ptr(), src.len()) }
-            }
-            fn fill(&self, dst: &mut [f64], v: f64, nt: bool) {
-                // SAFETY: detected feature; `dst` holds `dst.len()` elements.
-                unsafe { inner::fill(dst.as_mut_ptr(), v, dst.len(), nt) }
-            }
-        }
+        $crate::arch::ops_from_inner!($name, $isa);
     };
 }
 pub(crate) use simd_variant;
