@@ -124,7 +124,7 @@ impl Store {
             }
             Err(e) => return Err(err(e)),
         };
-        let version = check_identity(&conn, path)?;
+        let version = check_identity_at_once(&conn, path)?;
         if version == 0 {
             // An SQLite file with nothing in it yet: no runs.
             return Err(StoreError::Empty { path: path.to_path_buf() });
@@ -150,7 +150,7 @@ impl Store {
         )
         .map_err(err)?;
         open::prepare_writer(&mut conn, path)?;
-        let version = check_identity(&conn, path)?;
+        let version = check_identity_at_once(&conn, path)?;
         quick_check(&conn, path)?;
         // WAL first (a no-op once set): readers then never block writers.
         let mode: String =
@@ -536,6 +536,20 @@ fn default_path_from(xdg: Option<PathBuf>, home: Option<PathBuf>) -> Result<Path
             .join(".local/share"),
     };
     Ok(base.join("numaprobe").join("results.db"))
+}
+
+/// [`check_identity`] in one read transaction: its reads (the
+/// application id, the schema version, the tables) see one state of the
+/// file. Read one statement at a time, another writer creating the
+/// database between them gives an application id of 0 beside numaprobe's
+/// tables: "another program's database".
+fn check_identity_at_once(conn: &Connection, path: &Path) -> Result<i64> {
+    let err = |e| StoreError::sqlite(path, e);
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)
+        .map_err(err)?;
+    let version = check_identity(&tx, path)?;
+    tx.finish().map_err(err)?;
+    Ok(version)
 }
 
 /// Checks that `conn` is a numaprobe database this build can read (or an
