@@ -12,9 +12,13 @@ use kernels::Kernel;
 use topo::Topology;
 
 use crate::bw::{BwError, BwMode, BwPlan, RepPolicy, StoreMode};
-use crate::lat::{C2cSpec, ChaseOpts, Ctx, LatError, LoadedSpec, PerCpuSpec, Timing, Where};
+use crate::bw::PackageTarget;
+use crate::lat::{
+    C2cSpec, ChaseOpts, Ctx, LatError, LoadedSpec, PackageChase, PerCpuSpec, Timing, Where,
+};
 use events::{Event, Observer, StopFlag};
 use results::lat::LoadKind;
+use results::scope::{StepNote, StepStatus};
 
 /// How much time `run` may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -51,6 +55,9 @@ pub enum Step {
     /// Idle latency from the first CPU to memory interleaved over the
     /// nodes with memory and CPUs (2+ of them).
     LatInterleave { opts: ChaseOpts, timing: Timing },
+    /// Latency from a CPU of each package to memory interleaved over its
+    /// own package's DRAM nodes and over each other package's.
+    LatPackage { chases: Vec<PackageChase>, opts: ChaseOpts, timing: Timing },
     /// Latency against working-set size on the first CPU.
     LatSweep { at: Where, opts: ChaseOpts, timing: Timing },
     /// Latency from every CPU (or a sample) to one node, grouped.
@@ -70,6 +77,7 @@ impl Step {
             Step::Bw { name, .. } => *name,
             Step::LatMatrix { .. } => StepName::LatMatrix,
             Step::LatInterleave { .. } => StepName::LatInterleave,
+            Step::LatPackage { .. } => StepName::LatPackage,
             Step::LatSweep { .. } => StepName::LatSweep,
             Step::LatPerCpu { .. } => StepName::LatPerCpu,
             Step::LatPrefetch { .. } => StepName::LatPrefetch,
@@ -95,9 +103,12 @@ pub enum StepName {
     BwGlobal,
     BwInterleave,
     BwWeighted,
+    BwPackage,
+    BwCrossPackage,
     BwScaling,
     LatMatrix,
     LatInterleave,
+    LatPackage,
     LatSweep,
     LatPrefetch,
     LatPerCpu,
@@ -106,15 +117,18 @@ pub enum StepName {
 }
 
 impl StepName {
-    pub const ALL: [StepName; 13] = [
+    pub const ALL: [StepName; 16] = [
         StepName::BwLocal,
         StepName::BwMatrix,
         StepName::BwGlobal,
         StepName::BwInterleave,
         StepName::BwWeighted,
+        StepName::BwPackage,
+        StepName::BwCrossPackage,
         StepName::BwScaling,
         StepName::LatMatrix,
         StepName::LatInterleave,
+        StepName::LatPackage,
         StepName::LatSweep,
         StepName::LatPrefetch,
         StepName::LatPerCpu,
@@ -130,15 +144,28 @@ impl StepName {
             StepName::BwGlobal => "bw-global",
             StepName::BwInterleave => "bw-interleave",
             StepName::BwWeighted => "bw-weighted",
+            StepName::BwPackage => "bw-package",
+            StepName::BwCrossPackage => "bw-cross-package",
             StepName::BwScaling => "bw-scaling",
             StepName::LatMatrix => "lat-matrix",
             StepName::LatInterleave => "lat-interleave",
+            StepName::LatPackage => "lat-package",
             StepName::LatSweep => "lat-sweep",
             StepName::LatPrefetch => "lat-prefetch",
             StepName::LatPerCpu => "lat-per-cpu",
             StepName::LatLoaded => "lat-loaded",
             StepName::LatC2c => "lat-c2c",
         }
+    }
+
+    /// The steps that measure at package scope: a package's CPUs all at
+    /// once ([`crate::scope`]).
+    pub const SCOPE: [StepName; 3] =
+        [StepName::BwPackage, StepName::BwCrossPackage, StepName::LatPackage];
+
+    /// Whether the step measures at package scope.
+    pub fn is_scope(self) -> bool {
+        StepName::SCOPE.contains(&self)
     }
 
     /// Every name, comma-separated, for messages.
@@ -189,6 +216,10 @@ pub struct SuitePlan {
     pub steps: Vec<PlannedStep>,
     /// Steps this machine cannot run, each with why (the plan prints them).
     pub skipped: Vec<(StepName, String)>,
+    /// Package-scope steps `run --only/--skip` left out, with why (not
+    /// printed; [`execute`] stores them, so that a study knows why the
+    /// run has no package figures).
+    pub left_out: Vec<(StepName, String)>,
 }
 
 impl SuitePlan {
@@ -200,11 +231,28 @@ impl SuitePlan {
     /// `skip` names (`run --only/--skip`); refuses to leave none. A name
     /// this machine's plan lacks (`bw-matrix` on one node) selects nothing.
     pub fn select(&mut self, only: &[StepName], skip: &[StepName]) -> Result<(), NoStepLeft> {
-        self.steps.retain(|s| {
+        let why = |id: &StepName| -> Option<&'static str> {
+            if skip.contains(id) {
+                Some("left out by --skip")
+            } else if !only.is_empty() && !only.contains(id) {
+                Some("left out by --only")
+            } else {
+                None
+            }
+        };
+        for s in &self.steps {
             let id = s.step.id();
-            (only.is_empty() || only.contains(&id)) && !skip.contains(&id)
-        });
-        self.skipped.retain(|(id, _)| (only.is_empty() || only.contains(id)) && !skip.contains(id));
+            if let (true, Some(w)) = (id.is_scope(), why(&id)) {
+                if !self.left_out.iter().any(|(n, _)| *n == id) {
+                    self.left_out.push((id, w.to_string()));
+                }
+            }
+        }
+        let (kept, gone): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.skipped).into_iter().partition(|(id, _)| why(id).is_none());
+        self.skipped = kept;
+        self.left_out.extend(gone.into_iter().filter(|(id, _)| id.is_scope()));
+        self.steps.retain(|s| why(&s.step.id()).is_none());
         if self.steps.is_empty() {
             return Err(NoStepLeft);
         }
@@ -239,10 +287,17 @@ impl SuitePlan {
             link_gbs: facts.link_gbs,
             ..BwPlan::default()
         };
+        let bw_package = |package: u32, targets: &[PackageTarget]| BwPlan {
+            modes: targets.iter().map(|&memory| BwMode::Package { package, memory }).collect(),
+            ..bw(BwMode::Global, vec![Kernel::Triad])
+        };
         // Time per result: the repetition budget, plus allocating and
         // first-touching the arrays (a few hundred MiB at a few GB/s).
         let per_result = rep_budget + 0.6;
         let mut steps = Vec::new();
+        let mut skipped = Vec::new();
+        let packages = crate::scope::packages(topo);
+        let no_scope = crate::scope::why_none(topo);
         let mut push = |step: Step, what: String, secs: f64| {
             steps.push(PlannedStep { step, what, estimate: Duration::from_secs_f64(secs) });
         };
@@ -307,6 +362,92 @@ impl SuitePlan {
                 );
             }
         }
+        // Package scope: each package's CPUs all at once, triad (as the
+        // matrix), on its own memory bound per node and interleaved, then
+        // on each other package's memory.
+        match &no_scope {
+            Some(why) => {
+                skipped.push((StepName::BwPackage, why.clone()));
+                skipped.push((StepName::BwCrossPackage, why.clone()));
+            }
+            None => {
+                for p in &packages {
+                    if let Err(why) = crate::scope::own_dram(p) {
+                        skipped.push((StepName::BwPackage, why));
+                        continue;
+                    }
+                    let mut modes = Vec::new();
+                    let mut how = Vec::new();
+                    if p.numa_off {
+                        modes.push(PackageTarget::BindPerNode);
+                        how.push(format!(
+                            "on the memory the OS gives (NUMA off: node(s) {} hold every                              package's CPUs)",
+                            p.dram
+                        ));
+                    } else {
+                        if p.cpu_only_nodes.is_empty() {
+                            modes.push(PackageTarget::BindPerNode);
+                            how.push(format!("bound per node on nodes {} at once", p.dram));
+                        } else {
+                            skipped.push((
+                                StepName::BwPackage,
+                                format!(
+                                    "package {}: bound per node left out, its node(s) {} hold                                      no memory",
+                                    p.id, p.cpu_only_nodes
+                                ),
+                            ));
+                        }
+                        modes.push(PackageTarget::Interleave);
+                        how.push(format!("interleaved over nodes {}", p.dram));
+                    }
+                    let n = modes.len();
+                    push(
+                        Step::Bw {
+                            name: StepName::BwPackage,
+                            plan: bw_package(p.id, &modes),
+                        },
+                        format!(
+                            "package {}'s CPUs {} at once, triad, its own memory {}",
+                            p.id,
+                            p.cpus,
+                            how.join(", then ")
+                        ),
+                        per_result * n as f64,
+                    );
+                }
+                for p in &packages {
+                    let mut to = Vec::new();
+                    for q in packages.iter().filter(|q| q.id != p.id) {
+                        match crate::scope::other_dram(p, q) {
+                            Ok(nodes) => to.push((q.id, nodes)),
+                            Err(why) => skipped.push((StepName::BwCrossPackage, why)),
+                        }
+                    }
+                    if to.is_empty() {
+                        continue;
+                    }
+                    let modes: Vec<PackageTarget> =
+                        to.iter().map(|(q, _)| PackageTarget::Other(*q)).collect();
+                    let whose: Vec<String> = to
+                        .iter()
+                        .map(|(q, nodes)| format!("package {q}'s nodes {nodes}"))
+                        .collect();
+                    push(
+                        Step::Bw {
+                            name: StepName::BwCrossPackage,
+                            plan: bw_package(p.id, &modes),
+                        },
+                        format!(
+                            "package {}'s CPUs {} at once, triad, memory interleaved over {}",
+                            p.id,
+                            p.cpus,
+                            whose.join(", then ")
+                        ),
+                        per_result * modes.len() as f64,
+                    );
+                }
+            }
+        }
         if let Some(first) = cpu_nodes.first() {
             // bw's scaling steps: every count up to 16, then about 8 more
             let counts = first.cpus.len().min(16) + usize::from(first.cpus.len() > 16) * 9;
@@ -363,7 +504,6 @@ impl SuitePlan {
             ),
             cells as f64 * (ring_secs + sample_secs),
         );
-        let mut skipped = Vec::new();
         match crate::lat::interleave_nodes(topo) {
             Ok(nodes) => push(
                 Step::LatInterleave { opts, timing },
@@ -371,6 +511,49 @@ impl SuitePlan {
                 ring_secs + sample_secs,
             ),
             Err(why) => skipped.push((StepName::LatInterleave, why)),
+        }
+        match &no_scope {
+            Some(why) => skipped.push((StepName::LatPackage, why.clone())),
+            None => {
+                let mut chases = Vec::new();
+                for p in &packages {
+                    match crate::scope::own_dram(p) {
+                        Ok(_) => chases.push(PackageChase { package: p.id, other: None }),
+                        Err(why) => skipped.push((StepName::LatPackage, why)),
+                    }
+                    for q in packages.iter().filter(|q| q.id != p.id) {
+                        match crate::scope::other_dram(p, q) {
+                            Ok(_) => chases.push(PackageChase { package: p.id, other: Some(q.id) }),
+                            Err(why) => {
+                                if !skipped.iter().any(|(n, w)| {
+                                    *n == StepName::LatPackage && *w == why
+                                }) {
+                                    skipped.push((StepName::LatPackage, why))
+                                }
+                            }
+                        }
+                    }
+                }
+                if !chases.is_empty() {
+                    let n = chases.len();
+                    let ids: Vec<String> = packages.iter().map(|p| p.id.to_string()).collect();
+                    let what = if chases.iter().any(|c| c.other.is_some()) {
+                        "memory interleaved over its own package's nodes and over the other \
+                         package's"
+                    } else {
+                        "the memory the OS gives (NUMA off)"
+                    };
+                    push(
+                        Step::LatPackage { chases, opts, timing },
+                        format!(
+                            "a CPU of each package ({}) to {what}, {} MiB working set",
+                            ids.join(", "),
+                            lat_size >> 20
+                        ),
+                        n as f64 * (ring_secs + sample_secs),
+                    );
+                }
+            }
         }
         let sweep_timing = Timing::quick();
         push(
@@ -457,7 +640,7 @@ impl SuitePlan {
                 4.0 * pairs as f64 * 0.3,
             );
         }
-        SuitePlan { budget, steps, skipped }
+        SuitePlan { budget, steps, skipped, left_out: Vec::new() }
     }
 }
 
@@ -547,6 +730,14 @@ pub fn run_step(
         Step::LatInterleave { opts, timing } => {
             crate::lat::interleaved_point(topo, opts, &ctx(*timing))?;
         }
+        Step::LatPackage { chases, opts, timing } => {
+            for c in chases {
+                if stop.is_stopped() {
+                    break;
+                }
+                crate::lat::package_point(topo, c, opts, &ctx(*timing))?;
+            }
+        }
         Step::LatSweep { at, opts, timing } => {
             crate::lat::sweep(topo, at, opts, &ctx(*timing))?;
         }
@@ -579,9 +770,29 @@ pub fn execute(
 ) -> SuiteOutcome {
     let total = plan.steps.len();
     let mut out = SuiteOutcome::default();
+    // On two or more packages, every package-scope step that measures
+    // nothing is stored with why ([`results::scope::StepNote`]).
+    let notes = crate::scope::why_none(topo).is_none();
+    let note = |id: StepName, status: StepStatus, reason: String| {
+        if notes && id.is_scope() {
+            let n = StepNote { step: id.as_str().to_string(), status, reason };
+            obs.event(Event::Record(n.into()));
+        }
+    };
     obs.event(Event::PhaseStart { phase: PHASE.into(), total: total as u64 });
+    for (id, why) in plan.skipped.iter().chain(&plan.left_out) {
+        note(*id, StepStatus::Skipped, why.clone());
+    }
+    let mut noted: Vec<StepName> = Vec::new();
     for (index, s) in plan.steps.iter().enumerate() {
         if stop.is_stopped() {
+            for later in &plan.steps[index..] {
+                let id = later.step.id();
+                if !noted.contains(&id) {
+                    noted.push(id);
+                    note(id, StepStatus::Skipped, "the run was stopped before this step".into());
+                }
+            }
             break;
         }
         let name = s.step.name();
@@ -590,6 +801,7 @@ pub fn execute(
             Ok(()) => None,
             Err(e) => {
                 let text = chain(&e);
+                note(s.step.id(), StepStatus::Failed, text.clone());
                 out.failed.push(StepFailure { step: name.clone(), error: e });
                 Some(text)
             }
@@ -905,6 +1117,7 @@ mod tests {
                 planned(bad_lat),
             ],
             skipped: Vec::new(),
+            left_out: Vec::new(),
         }
     }
 

@@ -612,6 +612,7 @@ fn result(
         counters: None,
         power: None,
         disturbance: None,
+        scope: case.scope.clone(),
     }
 }
 
@@ -671,6 +672,7 @@ mod tests {
                 rule_ok: false,
             },
             arrays: [true; 4],
+            scope: None,
         }
     }
 
