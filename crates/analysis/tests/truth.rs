@@ -20,7 +20,7 @@ use proptest::test_runner::{Config, TestRng, TestRunner};
 use results::run::LoadedRun;
 use results::runstats::Criteria;
 use simmodel::runs;
-use simmodel::truth::{truths, Truth};
+use simmodel::truth::{truths, Bands, Truth};
 use simmodel::view::View;
 
 /// The groups of a modelled study, one per setting in the study's order,
@@ -51,8 +51,10 @@ fn judge(s: &runs::Study) -> Study {
 fn truth_of(s: &runs::Study) -> (Vec<Truth>, Vec<Truth>) {
     let views: Vec<View> = s.settings.iter().map(|x| View::new(&s.machine, *x)).collect();
     let margin = Criteria::default().margin_pct / 100.0;
-    let noise = s.noise.scatter();
-    (truths(&views, margin, 3.0 * noise), truths(&views, margin, 2.0 * noise))
+    (
+        truths(&views, margin, Bands::of(&s.noise, 3.0)),
+        truths(&views, margin, Bands::of(&s.noise, 2.0)),
+    )
 }
 
 #[derive(Default, Clone, Copy)]

@@ -25,6 +25,7 @@ use results::lat::{
 use results::pages::PageKind;
 use results::placement::{Placement, PlacementCheck, SpreadCheck};
 use results::run::{LoadedRun, RunId, RunStatus, RunSummary, StoredRecord};
+use results::scope::{MemoryOf, Scope, ScopePolicy, StepNote, StepStatus};
 use results::Record;
 use serde_json::{json, Value};
 use topo::{CpuSet, NodeSet};
@@ -120,12 +121,10 @@ impl Noise {
         (0.25 * self.run_sd * self.run_sd + self.lat_sd * self.lat_sd).sqrt()
     }
 
-    /// The study's noise in one figure (relative): the larger scatter of
-    /// a figure from run to run, plus what the machine's state moves per
-    /// run (the drift, a random-walk step, half the warm-up). What
-    /// "ahead by more than twice the noise" is measured against.
-    pub fn scatter(&self) -> f64 {
-        self.bw_total().max(self.lat_total()) + self.drift.abs() + self.walk_sd + self.warmup / 2.0
+    /// What the machine's state moves per run (relative): the drift, a
+    /// random-walk step and half the warm-up.
+    pub fn state_per_run(&self) -> f64 {
+        self.drift.abs() + self.walk_sd + self.warmup / 2.0
     }
 }
 
@@ -141,6 +140,8 @@ pub struct Study {
     pub noise: Noise,
     /// The kernel has weighted interleave (Linux 6.9+): `bw-weighted`.
     pub weighted_interleave: bool,
+    /// `run --only STEPS`: the steps kept (every step when `None`).
+    pub only: Option<Vec<&'static str>>,
     pub seed: u64,
 }
 
@@ -156,6 +157,7 @@ impl Study {
             budget: Budget::Quick,
             noise: Noise::quiet(),
             weighted_interleave: false,
+            only: None,
             seed,
         }
     }
@@ -198,9 +200,11 @@ impl Study {
                     flagged: disturbed.is_some_and(|o| o.flagged),
                     budget: self.budget,
                     records: Vec::new(),
+                    tags: Vec::new(),
+                    current: "",
                 };
                 w.all_steps(self.weighted_interleave);
-                let records = std::mem::take(&mut w.records);
+                let records = w.kept(self.only.as_deref());
                 self.stored_run(t, &views[si], &self.labels[si], records)
             })
             .collect()
@@ -292,7 +296,14 @@ struct Writer<'a> {
     flagged: bool,
     budget: Budget,
     records: Vec<Record>,
+    /// The step of each record written so far (filled by [`Writer::begin`]).
+    tags: Vec<&'static str>,
+    /// The step being written.
+    current: &'static str,
 }
+
+/// The package-scope steps, whose absence a run stores with why.
+const SCOPE_STEPS: [&str; 3] = ["bw-package", "bw-cross-package", "lat-package"];
 
 /// Bandwidth of each STREAM kernel against triad's (copy and scale move
 /// two arrays' worth of counted bytes per three touched with
@@ -338,6 +349,57 @@ fn verified(expected: &NodeSet, spread: bool) -> Placement {
 impl Writer<'_> {
     fn machine(&self) -> &Machine {
         self.view.machine()
+    }
+
+    /// Starts step `name` (`run --only`'s names): the records written
+    /// since the last call were the last step's.
+    fn begin(&mut self, name: &'static str) {
+        let last = self.current;
+        self.tags.resize(self.records.len(), last);
+        self.current = name;
+    }
+
+    /// The records `run --only` keeps, with the notes of the
+    /// package-scope steps it left out (after those the machine cannot
+    /// run), as `run` stores them.
+    fn kept(&mut self, only: Option<&[&'static str]>) -> Vec<Record> {
+        self.begin("");
+        let records = std::mem::take(&mut self.records);
+        let tags = std::mem::take(&mut self.tags);
+        let Some(only) = only else { return records };
+        let mut notes: Vec<Record> = Vec::new();
+        let mut kept = Vec::new();
+        let mut left_out: Vec<&str> = Vec::new();
+        for (tag, r) in tags.into_iter().zip(records) {
+            let scope = SCOPE_STEPS.contains(&tag);
+            match (&r, only.contains(&tag)) {
+                (Record::Step(_), _) => notes.push(r),
+                (_, true) => kept.push(r),
+                (_, false) if scope && self.machine().packages > 1 => {
+                    if !left_out.contains(&tag) {
+                        left_out.push(tag);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // The notes of steps `--only` keeps first, then the steps it left
+        // out, then the notes of those (`SuitePlan::select`'s order).
+        let named = |r: &Record, inside: bool| match r {
+            Record::Step(s) => only.contains(&s.step.as_str()) == inside,
+            _ => false,
+        };
+        let mut out: Vec<Record> = notes.iter().filter(|r| named(r, true)).cloned().collect();
+        out.extend(left_out.into_iter().map(|step| {
+            Record::Step(Box::new(StepNote {
+                step: step.into(),
+                status: StepStatus::Skipped,
+                reason: "left out by --only".into(),
+            }))
+        }));
+        out.extend(notes.into_iter().filter(|r| named(r, false)));
+        out.extend(kept);
+        out
     }
 
     /// A bandwidth figure as this run measures it.
@@ -442,6 +504,7 @@ impl Writer<'_> {
             counters: None,
             power: None,
             disturbance,
+            scope: None,
         })));
     }
 
@@ -477,6 +540,7 @@ impl Writer<'_> {
             disturbance,
             min_loads_per_sample: None,
             interleave: None,
+            scope: None,
         }))));
     }
 
@@ -490,6 +554,9 @@ impl Writer<'_> {
     /// Every step of the plan, in its order.
     fn all_steps(&mut self, weighted_interleave: bool) {
         let v = self.view;
+        self.begin("notes");
+        self.skipped_scope_steps();
+        self.begin("bw-local");
         let kernels = self.budget.kernels();
         let node_ids: Vec<u32> = v.nodes.iter().map(|n| n.id).collect();
         let multi = v.nodes.len() > 1;
@@ -512,6 +579,7 @@ impl Writer<'_> {
         }
         // bw-matrix: every CPU node on every memory node, one cell at a
         // time while the rest of the machine idles.
+        self.begin("bw-matrix");
         if multi {
             for c in &v.nodes {
                 for m in &v.nodes {
@@ -535,6 +603,7 @@ impl Writer<'_> {
         let global: Vec<Team> =
             v.nodes.iter().flat_map(|n| v.teams(&n.cpus, &v.memory_of(n.id))).collect();
         let global_gbs = v.hw.together(&global);
+        self.begin("bw-global");
         for &k in kernels {
             self.bw(
                 BwMode::Global,
@@ -549,6 +618,7 @@ impl Writer<'_> {
         }
         // bw-interleave (and bw-weighted): every CPU, pages over every
         // node.
+        self.begin("bw-interleave");
         if multi {
             let il = v.hw.together(&v.teams(&all_cpus, &v.interleaved()));
             for &k in kernels {
@@ -563,6 +633,7 @@ impl Writer<'_> {
                     il,
                 );
             }
+            self.begin("bw-weighted");
             if weighted_interleave {
                 for &k in kernels {
                     self.bw(
@@ -578,7 +649,9 @@ impl Writer<'_> {
                 }
             }
         }
+        self.package_bandwidth();
         // bw-scaling: 1..N threads of the first node on its memory.
+        self.begin("bw-scaling");
         let first = &v.nodes[0];
         let mem0 = v.memory_of(first.id);
         for k in scaling_counts(first.cpus.len()) {
@@ -598,10 +671,223 @@ impl Writer<'_> {
         self.latency_steps();
     }
 
+    /// The packages' CPUs, and whether the OS shows one node for them
+    /// all (NUMA off: no page can be kept on one package).
+    fn package_cpus(&self, p: u32) -> Vec<u32> {
+        let c = self.machine().cores_per_package;
+        (p * c..(p + 1) * c).collect()
+    }
+
+    fn numa_off(&self) -> bool {
+        self.view.nodes.len() == 1
+    }
+
+    /// The OS nodes holding package `p`'s memory (its DRAM nodes).
+    fn dram(&self, p: u32) -> Vec<u32> {
+        let v = self.view;
+        v.nodes.iter().filter(|n| v.package_of_cpu(n.cpus[0]) == p).map(|n| n.id).collect()
+    }
+
+    /// On two or more packages under NUMA off, the package-scope steps
+    /// that cannot run, stored first with why (kind `step`).
+    fn skipped_scope_steps(&mut self) {
+        let m = self.machine();
+        if m.packages < 2 || !self.numa_off() {
+            return;
+        }
+        let reason = |q: u32| {
+            format!(
+                "NUMA off: the OS shows node(s) 0 holding several packages' CPUs, so no page can \
+                 be placed on package {q}'s memory"
+            )
+        };
+        let pairs: Vec<(u32, u32)> = (0..m.packages)
+            .flat_map(|p| (0..m.packages).filter(move |&q| q != p).map(move |q| (p, q)))
+            .collect();
+        let mut notes: Vec<StepNote> = Vec::new();
+        for step in ["bw-cross-package", "lat-package"] {
+            for &(_, q) in &pairs {
+                let n =
+                    StepNote { step: step.into(), status: StepStatus::Skipped, reason: reason(q) };
+                if step == "bw-cross-package" || !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+        self.records.extend(notes.into_iter().map(|n| Record::Step(Box::new(n))));
+    }
+
+    /// The scope of a package figure.
+    fn scope(&self, p: u32, q: u32, policy: ScopePolicy, cpus_run: &[u32], mem: &[u32]) -> Scope {
+        Scope {
+            package: p,
+            memory: if p == q { MemoryOf::OwnPackage } else { MemoryOf::OtherPackage },
+            mem_package: q,
+            policy,
+            cpus: cpus(cpus_run),
+            cpu_nodes: nodes(cpus_run.iter().map(|&c| self.view.node_of(c))),
+            mem_nodes: nodes(mem.iter().copied()),
+        }
+    }
+
+    /// bw-package and bw-cross-package (two or more packages): each
+    /// package's CPUs all at once on its own memory, bound per node and
+    /// interleaved, then on each other package's memory interleaved; the
+    /// rest of the machine idles.
+    fn package_bandwidth(&mut self) {
+        let v = self.view;
+        let m = self.machine().clone();
+        if m.packages < 2 {
+            return;
+        }
+        let one_node = |w: &Self, list: &[u32]| {
+            let ns: std::collections::BTreeSet<u32> =
+                list.iter().map(|&c| w.view.node_of(c)).collect();
+            (ns.len() == 1).then(|| *ns.iter().next().expect("one node"))
+        };
+        self.begin("bw-package");
+        for p in 0..m.packages {
+            let list = self.package_cpus(p);
+            let dram = self.dram(p);
+            let cpu_node = one_node(self, &list);
+            if self.numa_off() {
+                let gbs = v.hw.together(&v.teams(&list, &v.memory_of(0)));
+                let scope = self.scope(p, p, ScopePolicy::OsGiven, &list, &[0]);
+                self.bw(
+                    BwMode::Package,
+                    Kernel::Triad,
+                    &list,
+                    Some(0),
+                    Some(0),
+                    nodes([0]),
+                    ArrayPolicy::Bind,
+                    gbs,
+                );
+                self.set_scope(scope);
+                continue;
+            }
+            let bound: Vec<Team> = dram
+                .iter()
+                .flat_map(|&n| {
+                    let on: Vec<u32> =
+                        list.iter().copied().filter(|&c| v.node_of(c) == n).collect();
+                    v.teams(&on, &v.memory_of(n))
+                })
+                .collect();
+            let gbs = v.hw.together(&bound);
+            let scope = self.scope(p, p, ScopePolicy::BindPerNode, &list, &dram);
+            self.bw(
+                BwMode::Package,
+                Kernel::Triad,
+                &list,
+                cpu_node,
+                None,
+                nodes(dram.clone()),
+                ArrayPolicy::LocalPerThread,
+                gbs,
+            );
+            self.set_scope(scope);
+            let mem = v.hw.even(dram.iter().map(|&n| v.memory_of(n)[0].0));
+            let gbs = v.hw.together(&v.teams(&list, &mem));
+            let scope = self.scope(p, p, ScopePolicy::Interleave, &list, &dram);
+            self.bw(
+                BwMode::Package,
+                Kernel::Triad,
+                &list,
+                cpu_node,
+                None,
+                nodes(dram.clone()),
+                ArrayPolicy::Interleave,
+                gbs,
+            );
+            self.set_scope(scope);
+        }
+        if self.numa_off() {
+            return;
+        }
+        self.begin("bw-cross-package");
+        for p in 0..m.packages {
+            let list = self.package_cpus(p);
+            let cpu_node = one_node(self, &list);
+            for q in (0..m.packages).filter(|&q| q != p) {
+                let dram = self.dram(q);
+                let mem = v.hw.even(dram.iter().map(|&n| v.memory_of(n)[0].0));
+                let gbs = v.hw.together(&v.teams(&list, &mem));
+                let scope = self.scope(p, q, ScopePolicy::Interleave, &list, &dram);
+                self.bw(
+                    BwMode::Package,
+                    Kernel::Triad,
+                    &list,
+                    cpu_node,
+                    None,
+                    nodes(dram.clone()),
+                    ArrayPolicy::Interleave,
+                    gbs,
+                );
+                self.set_scope(scope);
+            }
+        }
+    }
+
+    /// Sets the scope of the record just written.
+    fn set_scope(&mut self, scope: Scope) {
+        match self.records.last_mut() {
+            Some(Record::Bw(b)) => b.scope = Some(scope),
+            Some(Record::Lat(l)) => {
+                if let lat::Lat::Chase(c) = l.as_mut() {
+                    c.scope = Some(scope);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// lat-package (two or more packages): from each package's first CPU
+    /// through memory interleaved over its own package's nodes, then over
+    /// each other package's.
+    fn package_latency(&mut self) {
+        let v = self.view;
+        let m = self.machine().clone();
+        if m.packages < 2 {
+            return;
+        }
+        let size = self.lat_size();
+        self.begin("lat-package");
+        for p in 0..m.packages {
+            let cpu = self.package_cpus(p)[0];
+            let targets: Vec<u32> = if self.numa_off() {
+                vec![p]
+            } else {
+                (0..m.packages).filter(|&q| q != p).collect()
+            };
+            for q in std::iter::once(p).chain(targets.into_iter().filter(|&q| q != p)) {
+                let (dram, mem, policy) = if self.numa_off() {
+                    (vec![0], v.memory_of(0), ScopePolicy::OsGiven)
+                } else {
+                    let dram = self.dram(q);
+                    let mem = v.hw.even(dram.iter().map(|&n| v.memory_of(n)[0].0));
+                    (dram, mem, ScopePolicy::Interleave)
+                };
+                let ns = v.latency(cpu, &mem);
+                self.chase(LatMode::Package, cpu, None, size, ns);
+                let scope = self.scope(p, q, policy, &[cpu], &dram);
+                if let Some(Record::Lat(l)) = self.records.last_mut() {
+                    if let lat::Lat::Chase(c) = l.as_mut() {
+                        let set = nodes(dram.iter().copied());
+                        c.placement = verified(&set, set.len() > 1);
+                        c.interleave = Some(set);
+                        c.scope = Some(scope);
+                    }
+                }
+            }
+        }
+    }
+
     fn latency_steps(&mut self) {
         let v = self.view;
         let size = self.lat_size();
         // lat-matrix: the first CPU of each node to each node's memory.
+        self.begin("lat-matrix");
         for c in &v.nodes {
             for m in &v.nodes {
                 let cpu = c.cpus[0];
@@ -611,6 +897,7 @@ impl Writer<'_> {
         }
         // lat-interleave: the first CPU to memory interleaved over the
         // nodes with CPUs and memory (two or more of them).
+        self.begin("lat-interleave");
         if v.nodes.len() > 1 {
             let ns = v.latency(0, &v.interleaved());
             self.chase(LatMode::Point, 0, None, size, ns);
@@ -622,11 +909,17 @@ impl Writer<'_> {
                 }
             }
         }
+        self.package_latency();
+        self.begin("lat-sweep");
         self.sweep();
+        self.begin("lat-prefetch");
         self.prefetch();
+        self.begin("lat-per-cpu");
         self.per_cpu();
         if self.machine().cpus() > 1 {
+            self.begin("lat-loaded");
             self.loaded();
+            self.begin("lat-c2c");
             self.c2c();
         }
     }

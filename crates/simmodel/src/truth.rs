@@ -15,7 +15,34 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::{Firmware, Setting};
 use crate::physics::Team;
+use crate::runs::Noise;
 use crate::view::View;
+
+/// How near the margin a comparison must lie to come out either way
+/// (log-ratio widths), for bandwidth and latency figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bands {
+    pub bw: f64,
+    pub lat: f64,
+}
+
+impl Bands {
+    /// `k` times a study's noise: each figure's run-to-run spread plus
+    /// what the machine's state moves per run.
+    pub fn of(noise: &Noise, k: f64) -> Bands {
+        let state = noise.state_per_run();
+        Bands { bw: k * (noise.bw_total() + state), lat: k * (noise.lat_total() + state) }
+    }
+
+    /// The width for `f` (a ratio of two latencies spreads as both).
+    fn of_figure(&self, f: Option<Figure>) -> f64 {
+        match f {
+            Some(f) if f.higher_is_better() => self.bw,
+            Some(Figure::RemotePenalty) => self.lat * std::f64::consts::SQRT_2,
+            _ => self.lat,
+        }
+    }
+}
 
 /// A figure a premise names, by what the workload's threads do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -260,7 +287,7 @@ struct Procedure<'a> {
     figs: &'a [Figures],
     premise: &'a Premise,
     margin: f64,
-    band: f64,
+    bands: Bands,
     /// How each near comparison is read in this branch (true: ordered).
     chosen: BTreeMap<Key, bool>,
 }
@@ -278,9 +305,10 @@ impl Procedure<'_> {
         let vb = *self.figs[b].values.get(&f)?;
         let r = (va / vb).ln() * if f.higher_is_better() { 1.0 } else { -1.0 };
         let m = (1.0 + self.margin).ln();
-        Some(if r.abs() >= m + self.band {
+        let band = self.bands.of_figure(Some(f));
+        Some(if r.abs() >= m + band {
             Cmp::Clear(r > 0.0)
-        } else if r.abs() <= (m - self.band).max(0.0) {
+        } else if r.abs() <= (m - band).max(0.0) {
             Cmp::Tie
         } else {
             Cmp::Near(r > 0.0)
@@ -306,7 +334,8 @@ impl Procedure<'_> {
         let Some(split) = self.figs[g].hidden_split else { return Ok(false) };
         // A split beyond 8% (the rule's relative gap) is one; near it,
         // noisy runs may see it either way.
-        let (lo, hi) = ((1.08f64).ln() - self.band, (1.08f64).ln() + self.band);
+        let band = self.bands.of_figure(None);
+        let (lo, hi) = ((1.08f64).ln() - band, (1.08f64).ln() + band);
         let x = split.ln();
         if x >= hi {
             return Ok(true);
@@ -388,9 +417,9 @@ impl Procedure<'_> {
 }
 
 /// The truth of `premise` over the groups' figures, with `margin`
-/// (relative, 0.03 = 3%) and `band` (log-ratio width around the margin
-/// within which a comparison may come out either way).
-pub fn truth(figs: &[Figures], premise: &Premise, margin: f64, band: f64) -> Truth {
+/// (relative, 0.03 = 3%) and `bands` (how near the margin a comparison
+/// may come out either way).
+pub fn truth(figs: &[Figures], premise: &Premise, margin: f64, bands: Bands) -> Truth {
     let mut acceptable = BTreeSet::new();
     let mut pick = None;
     let mut decided_by = None;
@@ -409,7 +438,7 @@ pub fn truth(figs: &[Figures], premise: &Premise, margin: f64, band: f64) -> Tru
             clear = false;
             break;
         }
-        let mut p = Procedure { figs, premise, margin, band, chosen: chosen.clone() };
+        let mut p = Procedure { figs, premise, margin, bands, chosen: chosen.clone() };
         match p.run() {
             Outcome::Branch(key) => {
                 clear = false;
@@ -454,7 +483,7 @@ fn strict_reading(figs: &[Figures], key: Key, margin: f64) -> bool {
 }
 
 /// The truth of every premise over `views` (one per group).
-pub fn truths(views: &[View], margin: f64, band: f64) -> Vec<Truth> {
+pub fn truths(views: &[View], margin: f64, bands: Bands) -> Vec<Truth> {
     let figs: Vec<Figures> = views.iter().map(Figures::of).collect();
-    premises().iter().map(|p| truth(&figs, p, margin, band)).collect()
+    premises().iter().map(|p| truth(&figs, p, margin, bands)).collect()
 }
