@@ -460,7 +460,18 @@ pub fn truth(figs: &[Figures], premise: &Premise, margin: f64, bands: Bands) -> 
                 }
             }
             Outcome::Tie(v) => {
-                acceptable.extend(v.iter().copied());
+                // A member of a tie that lacks a figure another member
+                // has was never weighed against it: not a pick the tie
+                // allows.
+                let figures: Vec<Figure> =
+                    premise.guards.iter().chain(&premise.gains).copied().collect();
+                let weighed = |g: usize| {
+                    figures.iter().all(|f| {
+                        figs[g].values.contains_key(f)
+                            || v.iter().all(|&o| !figs[o].values.contains_key(f))
+                    })
+                };
+                acceptable.extend(v.iter().copied().filter(|&g| weighed(g)));
                 if first {
                     first = false;
                 }
