@@ -142,6 +142,10 @@ pub struct Study {
     pub weighted_interleave: bool,
     /// `run --only STEPS`: the steps kept (every step when `None`).
     pub only: Option<Vec<&'static str>>,
+    /// Whether `run` measures at package scope (`bw-package`,
+    /// `bw-cross-package`, `lat-package`); `false` writes runs as a
+    /// numaprobe before those steps stored them (7262f9f and older).
+    pub scope_steps: bool,
     pub seed: u64,
 }
 
@@ -158,6 +162,7 @@ impl Study {
             noise: Noise::quiet(),
             weighted_interleave: false,
             only: None,
+            scope_steps: true,
             seed,
         }
     }
@@ -202,6 +207,7 @@ impl Study {
                     records: Vec::new(),
                     tags: Vec::new(),
                     current: "",
+                    scope_steps: self.scope_steps,
                 };
                 w.all_steps(self.weighted_interleave);
                 let records = w.kept(self.only.as_deref());
@@ -300,6 +306,8 @@ struct Writer<'a> {
     tags: Vec<&'static str>,
     /// The step being written.
     current: &'static str,
+    /// The package-scope steps are part of `run`.
+    scope_steps: bool,
 }
 
 /// The package-scope steps, whose absence a run stores with why.
@@ -692,7 +700,7 @@ impl Writer<'_> {
     /// that cannot run, stored first with why (kind `step`).
     fn skipped_scope_steps(&mut self) {
         let m = self.machine();
-        if m.packages < 2 || !self.numa_off() {
+        if m.packages < 2 || !self.numa_off() || !self.scope_steps {
             return;
         }
         let reason = |q: u32| {
@@ -737,7 +745,7 @@ impl Writer<'_> {
     fn package_bandwidth(&mut self) {
         let v = self.view;
         let m = self.machine().clone();
-        if m.packages < 2 {
+        if m.packages < 2 || !self.scope_steps {
             return;
         }
         let one_node = |w: &Self, list: &[u32]| {
@@ -848,7 +856,7 @@ impl Writer<'_> {
     fn package_latency(&mut self) {
         let v = self.view;
         let m = self.machine().clone();
-        if m.packages < 2 {
+        if m.packages < 2 || !self.scope_steps {
             return;
         }
         let size = self.lat_size();
