@@ -77,7 +77,9 @@ pub fn packages(topo: &Topology) -> Vec<PackageMemory> {
 /// package ids); `None` when it has two or more packages with CPUs.
 pub fn why_none(topo: &Topology) -> Option<String> {
     if topo.packages_unknown {
-        return Some("the kernel gives no package ids: which CPUs form a package is unknown".into());
+        return Some(
+            "the kernel gives no package ids: which CPUs form a package is unknown".into(),
+        );
     }
     match packages(topo).len() {
         0 => Some("no package with online CPUs".into()),

@@ -11,8 +11,8 @@ use std::time::Duration;
 use kernels::Kernel;
 use topo::Topology;
 
-use crate::bw::{BwError, BwMode, BwPlan, RepPolicy, StoreMode};
 use crate::bw::PackageTarget;
+use crate::bw::{BwError, BwMode, BwPlan, RepPolicy, StoreMode};
 use crate::lat::{
     C2cSpec, ChaseOpts, Ctx, LatError, LoadedSpec, PackageChase, PerCpuSpec, Timing, Where,
 };
@@ -402,10 +402,7 @@ impl SuitePlan {
                     }
                     let n = modes.len();
                     push(
-                        Step::Bw {
-                            name: StepName::BwPackage,
-                            plan: bw_package(p.id, &modes),
-                        },
+                        Step::Bw { name: StepName::BwPackage, plan: bw_package(p.id, &modes) },
                         format!(
                             "package {}'s CPUs {} at once, triad, its own memory {}",
                             p.id,
@@ -433,10 +430,7 @@ impl SuitePlan {
                         .map(|(q, nodes)| format!("package {q}'s nodes {nodes}"))
                         .collect();
                     push(
-                        Step::Bw {
-                            name: StepName::BwCrossPackage,
-                            plan: bw_package(p.id, &modes),
-                        },
+                        Step::Bw { name: StepName::BwCrossPackage, plan: bw_package(p.id, &modes) },
                         format!(
                             "package {}'s CPUs {} at once, triad, memory interleaved over {}",
                             p.id,
@@ -525,9 +519,10 @@ impl SuitePlan {
                         match crate::scope::other_dram(p, q) {
                             Ok(_) => chases.push(PackageChase { package: p.id, other: Some(q.id) }),
                             Err(why) => {
-                                if !skipped.iter().any(|(n, w)| {
-                                    *n == StepName::LatPackage && *w == why
-                                }) {
+                                if !skipped
+                                    .iter()
+                                    .any(|(n, w)| *n == StepName::LatPackage && *w == why)
+                                {
                                     skipped.push((StepName::LatPackage, why))
                                 }
                             }
