@@ -366,6 +366,7 @@ impl Procedure<'_> {
             }
         }
         let has = |figs: &[Figures], f: Figure, g: usize| figs[g].values.contains_key(&f);
+        let mut guarded = false;
         for f in self.premise.guards.clone() {
             let have: Vec<usize> = cand.iter().copied().filter(|&g| has(self.figs, f, g)).collect();
             let mut drop = Vec::new();
@@ -377,6 +378,7 @@ impl Procedure<'_> {
                     }
                 }
             }
+            guarded |= !drop.is_empty();
             cand.retain(|c| !drop.contains(c));
         }
         let mut decided = None;
@@ -410,7 +412,9 @@ impl Procedure<'_> {
             cand.retain(|c| !beaten.contains(c));
         }
         Ok(match cand.as_slice() {
-            [one] if excluded || decided.is_some() || n == 1 => Outcome::Pick(*one, decided),
+            [one] if excluded || guarded || decided.is_some() || n == 1 => {
+                Outcome::Pick(*one, decided)
+            }
             _ => Outcome::Tie(cand),
         })
     }
