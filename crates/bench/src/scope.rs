@@ -77,14 +77,13 @@ pub fn packages(topo: &Topology) -> Vec<PackageMemory> {
 /// package ids); `None` when it has two or more packages with CPUs.
 pub fn why_none(topo: &Topology) -> Option<String> {
     if topo.packages_unknown {
-        return Some("the kernel gives no package ids: which CPUs form a package is unknown".into());
+        return Some(
+            "the kernel gives no package ids: which CPUs form a package is unknown".into(),
+        );
     }
     match packages(topo).len() {
         0 => Some("no package with online CPUs".into()),
-        1 => Some(
-            "one package: `bw global` and `lat interleave` measure its CPUs at package scope"
-                .into(),
-        ),
+        1 => Some("one package".into()),
         _ => None,
     }
 }

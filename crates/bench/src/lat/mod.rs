@@ -476,9 +476,9 @@ pub fn package_point(
     use results::scope::{MemoryOf, Scope, ScopePolicy};
     let all = crate::scope::packages(topo);
     let find = |id: u32| {
-        all.iter().find(|p| p.id == id).ok_or_else(|| {
-            LatError::BadRequest(format!("package {id} has no online CPU"))
-        })
+        all.iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| LatError::BadRequest(format!("package {id} has no online CPU")))
     };
     let pkg = find(chase.package)?;
     let (memory, mem_package, nodes, policy) = match chase.other {
