@@ -105,8 +105,8 @@ pub fn own_dram(p: &PackageMemory) -> Result<NodeSet, String> {
 pub fn other_dram(from: &PackageMemory, to: &PackageMemory) -> Result<NodeSet, String> {
     if from.numa_off || to.numa_off {
         return Err(format!(
-            "NUMA off: the OS shows node(s) {} holding several packages' CPUs, so no page can be \
-             placed on package {}'s memory",
+            "NUMA off: node(s) {} hold several packages' CPUs, so no page can be placed on \
+             package {}'s memory",
             to.cpu_nodes, to.id
         ));
     }

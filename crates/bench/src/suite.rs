@@ -392,7 +392,8 @@ impl SuitePlan {
                     if p.numa_off {
                         modes.push(PackageTarget::BindPerNode);
                         how.push(format!(
-                            "on the memory the OS gives (NUMA off: node(s) {} hold every                              package's CPUs)",
+                            "on the memory the OS gives (NUMA off: node {} holds every \
+                             package's CPUs)",
                             p.dram
                         ));
                     } else {
@@ -403,7 +404,8 @@ impl SuitePlan {
                             skipped.push((
                                 StepName::BwPackage,
                                 format!(
-                                    "package {}: bound per node left out, its node(s) {} hold                                      no memory",
+                                    "package {}: bound per node left out, its node(s) {} hold \
+                                     no memory",
                                     p.id, p.cpu_only_nodes
                                 ),
                             ));
@@ -415,9 +417,10 @@ impl SuitePlan {
                     push(
                         Step::Bw { name: StepName::BwPackage, plan: bw_package(p.id, &modes) },
                         format!(
-                            "package {}'s CPUs {} at once, triad, its own memory {}",
+                            "package {}'s CPUs {} at once, triad, {}{}",
                             p.id,
                             p.cpus,
+                            if p.numa_off { "" } else { "its own memory " },
                             how.join(", then ")
                         ),
                         per_result * n as f64,

@@ -688,7 +688,8 @@ impl Planner<'_> {
                 };
                 if policy == ScopePolicy::BindPerNode && !pkg.cpu_only_nodes.is_empty() {
                     return Err(usage(format!(
-                        "package {id}'s node(s) {} hold no memory: its threads there cannot be                          bound to their own node",
+                        "package {id}'s node(s) {} hold no memory: its threads there cannot be \
+                         bound to their own node",
                         pkg.cpu_only_nodes
                     )));
                 }
