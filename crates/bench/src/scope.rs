@@ -83,10 +83,7 @@ pub fn why_none(topo: &Topology) -> Option<String> {
     }
     match packages(topo).len() {
         0 => Some("no package with online CPUs".into()),
-        1 => Some(
-            "one package: `bw global` and `lat interleave` measure its CPUs at package scope"
-                .into(),
-        ),
+        1 => Some("one package".into()),
         _ => None,
     }
 }
@@ -108,8 +105,8 @@ pub fn own_dram(p: &PackageMemory) -> Result<NodeSet, String> {
 pub fn other_dram(from: &PackageMemory, to: &PackageMemory) -> Result<NodeSet, String> {
     if from.numa_off || to.numa_off {
         return Err(format!(
-            "NUMA off: the OS shows node(s) {} holding several packages' CPUs, so no page can be \
-             placed on package {}'s memory",
+            "NUMA off: node(s) {} hold several packages' CPUs, so no page can be placed on \
+             package {}'s memory",
             to.cpu_nodes, to.id
         ));
     }

@@ -367,8 +367,19 @@ impl SuitePlan {
         // on each other package's memory.
         match &no_scope {
             Some(why) => {
-                skipped.push((StepName::BwPackage, why.clone()));
-                skipped.push((StepName::BwCrossPackage, why.clone()));
+                let one = packages.len() == 1;
+                skipped.push((
+                    StepName::BwPackage,
+                    if one {
+                        format!("{why}: `bw global` measures its CPUs on their own nodes at once")
+                    } else {
+                        why.clone()
+                    },
+                ));
+                skipped.push((
+                    StepName::BwCrossPackage,
+                    if one { format!("{why}: no other package's memory") } else { why.clone() },
+                ));
             }
             None => {
                 for p in &packages {
@@ -381,7 +392,8 @@ impl SuitePlan {
                     if p.numa_off {
                         modes.push(PackageTarget::BindPerNode);
                         how.push(format!(
-                            "on the memory the OS gives (NUMA off: node(s) {} hold every                              package's CPUs)",
+                            "on the memory the OS gives (NUMA off: node {} holds every \
+                             package's CPUs)",
                             p.dram
                         ));
                     } else {
@@ -392,7 +404,8 @@ impl SuitePlan {
                             skipped.push((
                                 StepName::BwPackage,
                                 format!(
-                                    "package {}: bound per node left out, its node(s) {} hold                                      no memory",
+                                    "package {}: bound per node left out, its node(s) {} hold \
+                                     no memory",
                                     p.id, p.cpu_only_nodes
                                 ),
                             ));
@@ -404,9 +417,10 @@ impl SuitePlan {
                     push(
                         Step::Bw { name: StepName::BwPackage, plan: bw_package(p.id, &modes) },
                         format!(
-                            "package {}'s CPUs {} at once, triad, its own memory {}",
+                            "package {}'s CPUs {} at once, triad, {}{}",
                             p.id,
                             p.cpus,
+                            if p.numa_off { "" } else { "its own memory " },
                             how.join(", then ")
                         ),
                         per_result * n as f64,
@@ -507,7 +521,14 @@ impl SuitePlan {
             Err(why) => skipped.push((StepName::LatInterleave, why)),
         }
         match &no_scope {
-            Some(why) => skipped.push((StepName::LatPackage, why.clone())),
+            Some(why) => skipped.push((
+                StepName::LatPackage,
+                if packages.len() == 1 {
+                    format!("{why}: `lat matrix` and `lat interleave` chase its memory")
+                } else {
+                    why.clone()
+                },
+            )),
             None => {
                 let mut chases = Vec::new();
                 for p in &packages {
@@ -843,6 +864,191 @@ mod tests {
         snc2_with_cxl_machine().build()
     }
 
+    /// Two packages of four nodes each (NPS4-like), 2 CPUs per node.
+    fn nps4() -> Topology {
+        let mut m = Machine::new(Vendor::Amd, "AMD EPYC 9654").package(0, "0-7").package(1, "8-15");
+        for n in 0..8u32 {
+            m = m.node(n, &format!("{}-{}", 2 * n, 2 * n + 1), 16 << 30);
+        }
+        m.build()
+    }
+
+    /// Two packages, one OS node holding every CPU (NUMA off).
+    fn numa_off() -> Topology {
+        Machine::new(Vendor::Intel, "Xeon")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-7", 64 << 30)
+            .build()
+    }
+
+    /// The package-scope steps of a plan: `(step, package, targets)` for
+    /// bandwidth and `(package, other)` chases for latency.
+    type Scoped = (Vec<(&'static str, u32, Vec<PackageTarget>)>, Vec<PackageChase>);
+
+    fn scoped(p: &SuitePlan) -> Scoped {
+        let mut bw = Vec::new();
+        let mut lat = Vec::new();
+        for s in &p.steps {
+            match &s.step {
+                Step::Bw { name, plan } if name.is_scope() => {
+                    assert_eq!(plan.kernels, [Kernel::Triad], "{}", s.what);
+                    let mut pkg = None;
+                    let targets = plan
+                        .modes
+                        .iter()
+                        .map(|m| match m {
+                            BwMode::Package { package, memory } => {
+                                assert!(pkg.is_none_or(|p| p == *package), "one package a step");
+                                pkg = Some(*package);
+                                *memory
+                            }
+                            m => panic!("{m:?} in {}", name.as_str()),
+                        })
+                        .collect();
+                    bw.push((name.as_str(), pkg.expect("a mode"), targets));
+                }
+                Step::LatPackage { chases, .. } => lat.extend(chases.iter().copied()),
+                _ => {}
+            }
+        }
+        (bw, lat)
+    }
+
+    fn chase(package: u32, other: Option<u32>) -> PackageChase {
+        PackageChase { package, other }
+    }
+
+    /// SNC2 on two sockets with a CXL node: each package's CPUs at once
+    /// on its own two nodes, bound per node then interleaved; on the other
+    /// package's two nodes; latency from a CPU of each package to both.
+    /// The CXL node is no package's DRAM.
+    #[test]
+    fn two_packages_get_package_scope_steps_over_their_own_dram() {
+        use PackageTarget::*;
+        let p = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Quick, &facts(false));
+        let (bw, lat) = scoped(&p);
+        assert_eq!(
+            bw,
+            [
+                ("bw-package", 0, vec![BindPerNode, Interleave]),
+                ("bw-package", 1, vec![BindPerNode, Interleave]),
+                ("bw-cross-package", 0, vec![Other(1)]),
+                ("bw-cross-package", 1, vec![Other(0)]),
+            ]
+        );
+        assert_eq!(lat, [chase(0, None), chase(0, Some(1)), chase(1, None), chase(1, Some(0))]);
+        assert!(p.skipped.is_empty(), "{:?}", p.skipped);
+        let what: Vec<&str> =
+            p.steps.iter().filter(|s| s.step.id().is_scope()).map(|s| s.what.as_str()).collect();
+        assert_eq!(
+            what[..4],
+            [
+                "package 0's CPUs 0-3 at once, triad, its own memory bound per node on nodes 0-1 \
+                 at once, then interleaved over nodes 0-1",
+                "package 1's CPUs 4-7 at once, triad, its own memory bound per node on nodes 2-3 \
+                 at once, then interleaved over nodes 2-3",
+                "package 0's CPUs 0-3 at once, triad, memory interleaved over package 1's nodes 2-3",
+                "package 1's CPUs 4-7 at once, triad, memory interleaved over package 0's nodes 0-1",
+            ]
+        );
+        assert!(
+            what[4].starts_with("a CPU of each package (0, 1) to memory interleaved"),
+            "{what:?}"
+        );
+        // after the whole-machine steps, before scaling; latency after
+        // the interleaved point
+        let n = names(&p);
+        let at = |x: &str| n.iter().position(|s| s == x).unwrap_or_else(|| panic!("{x}: {n:?}"));
+        assert!(
+            at("bw interleave") < at("bw package") && at("bw cross-package") < at("bw scaling")
+        );
+        assert_eq!(at("lat package"), at("lat interleave") + 1);
+        // estimates: one result per target, as every bandwidth result
+        let est = |name: &str| -> f64 {
+            p.steps.iter().filter(|s| s.step.name() == name).map(|s| s.estimate.as_secs_f64()).sum()
+        };
+        let local_one = est("bw local") / 4.0;
+        assert!((est("bw package") - 4.0 * local_one).abs() < 1e-9, "{}", est("bw package"));
+        assert!((est("bw cross-package") - 2.0 * local_one).abs() < 1e-9);
+    }
+
+    /// NPS4-like: four nodes per package, every one of them its DRAM.
+    #[test]
+    fn nps4_packages_span_their_four_nodes() {
+        let p = SuitePlan::for_topology(&nps4(), Budget::Default, &facts(false));
+        let (bw, lat) = scoped(&p);
+        assert_eq!(bw.len(), 4, "{bw:?}");
+        assert_eq!(lat.len(), 4);
+        let what: Vec<&str> =
+            p.steps.iter().filter(|s| s.step.id().is_scope()).map(|s| s.what.as_str()).collect();
+        assert!(what[0].contains("CPUs 0-7 at once") && what[0].contains("nodes 0-3"), "{what:?}");
+        assert!(what[3].contains("package 0's nodes 0-3"), "{what:?}");
+        assert!(p.skipped.is_empty(), "{:?}", p.skipped);
+    }
+
+    /// NUMA off on two sockets: each package's CPUs on the memory the OS
+    /// gives (said so), and no cross-package step (no page can be placed
+    /// on the other package), with the reason.
+    #[test]
+    fn numa_off_measures_each_package_on_the_memory_the_os_gives() {
+        let p = SuitePlan::for_topology(&numa_off(), Budget::Quick, &facts(false));
+        let (bw, lat) = scoped(&p);
+        assert_eq!(
+            bw,
+            [
+                ("bw-package", 0, vec![PackageTarget::BindPerNode]),
+                ("bw-package", 1, vec![PackageTarget::BindPerNode]),
+            ]
+        );
+        assert_eq!(lat, [chase(0, None), chase(1, None)]);
+        let pkg = p.steps.iter().find(|s| s.step.id() == StepName::BwPackage).unwrap();
+        assert!(pkg.what.contains("CPUs 0-3 at once"), "{}", pkg.what);
+        assert!(pkg.what.contains("the memory the OS gives (NUMA off"), "{}", pkg.what);
+        let lat = p.steps.iter().find(|s| s.step.id() == StepName::LatPackage).unwrap();
+        assert!(lat.what.contains("the memory the OS gives (NUMA off)"), "{}", lat.what);
+        let scope: Vec<&(StepName, String)> =
+            p.skipped.iter().filter(|(n, _)| n.is_scope()).collect();
+        let skipped: Vec<&str> = scope.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            skipped,
+            ["bw-cross-package", "bw-cross-package", "lat-package", "lat-package"],
+            "{:?}",
+            p.skipped
+        );
+        assert!(scope.iter().all(|(_, w)| w.starts_with("NUMA off")), "{:?}", p.skipped);
+    }
+
+    /// A package whose only node has no memory has no DRAM of its own:
+    /// its own-memory steps are skipped with why, and nobody reads its
+    /// memory across the link.
+    #[test]
+    fn a_package_without_memory_is_skipped_with_its_reason() {
+        let t = Machine::new(Vendor::Intel, "Xeon")
+            .package(0, "0-1")
+            .package(1, "2-3")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 0)
+            .build();
+        let p = SuitePlan::for_topology(&t, Budget::Quick, &facts(false));
+        let (bw, lat) = scoped(&p);
+        use PackageTarget::*;
+        assert_eq!(
+            bw,
+            [
+                ("bw-package", 0, vec![BindPerNode, Interleave]),
+                ("bw-cross-package", 1, vec![Other(0)])
+            ]
+        );
+        assert_eq!(lat, [chase(0, None), chase(1, Some(0))]);
+        assert!(
+            p.skipped.iter().any(|(n, w)| *n == StepName::BwPackage
+                && w == "package 1's nodes (1) hold no memory: it has no DRAM of its own"),
+            "{:?}",
+            p.skipped
+        );
+    }
+
     /// `run --only/--skip`.
     #[test]
     fn only_and_skip_select_steps_by_name() {
@@ -908,18 +1114,36 @@ mod tests {
                 "lat c2c"
             ]
         );
-        // the interleaved latency is left out with its reason, which the
-        // plan prints; `--skip lat-interleave` drops the reason too
+        // the interleaved latency and the package-scope steps are left
+        // out with their reasons, which the plan prints; `--skip` drops a
+        // reason too
+        let skipped: Vec<(&str, &str)> =
+            p.skipped.iter().map(|(n, w)| (n.as_str(), w.as_str())).collect();
         assert_eq!(
-            p.skipped,
-            [(
-                StepName::LatInterleave,
-                "only node 0 has both memory and CPUs: interleaving needs two or more".to_string()
-            )]
+            skipped,
+            [
+                (
+                    "bw-package",
+                    "one package: `bw global` measures its CPUs on their own nodes at once"
+                ),
+                ("bw-cross-package", "one package: no other package's memory"),
+                (
+                    "lat-interleave",
+                    "only node 0 has both memory and CPUs: interleaving needs two or more"
+                ),
+                ("lat-package", "one package: `lat matrix` and `lat interleave` chase its memory"),
+            ]
         );
         let mut q = p.clone();
         q.select(&[], &[StepName::LatInterleave]).unwrap();
+        assert_eq!(q.skipped.len(), 3);
+        assert!(q.skipped.iter().all(|(n, _)| n.is_scope()));
+        // a left-out package-scope step keeps its reason for the run's
+        // step note
+        assert_eq!(q.left_out, []);
+        q.select(&[], &StepName::SCOPE).unwrap();
         assert!(q.skipped.is_empty());
+        assert_eq!(q.left_out.len(), 3, "{:?}", q.left_out);
     }
 
     /// Every latency step chases at the DRAM stride, and the
@@ -1151,6 +1375,68 @@ mod tests {
         );
         assert!(matches!(&events[0], Event::PhaseStart { total: 2, .. }));
         assert!(matches!(events.last(), Some(Event::PhaseEnd { .. })));
+    }
+
+    fn notes(events: &[Event]) -> Vec<(String, StepStatus, String)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Record(results::Record::Step(n)) => {
+                    Some((n.step.clone(), n.status, n.reason.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// On two packages, each package-scope step that measures nothing is
+    /// stored with why: skipped by the plan, left out by `--only/--skip`,
+    /// failed (with its error) or not reached after a stop.
+    #[test]
+    fn package_scope_steps_that_measure_nothing_are_stored_with_why() {
+        let planned = |step| PlannedStep { step, what: String::new(), estimate: Duration::ZERO };
+        let bad_bw = BwPlan {
+            modes: vec![BwMode::Package { package: 9, memory: PackageTarget::Interleave }],
+            ..BwPlan::default()
+        };
+        let plan = SuitePlan {
+            budget: Budget::Quick,
+            steps: vec![
+                planned(Step::Bw { name: StepName::BwPackage, plan: bad_bw }),
+                planned(Step::LatPackage {
+                    chases: vec![chase(9, None)],
+                    opts: ChaseOpts::default(),
+                    timing: Timing::quick(),
+                }),
+            ],
+            skipped: vec![
+                (StepName::BwCrossPackage, "NUMA off: no".into()),
+                (StepName::LatInterleave, "one node".into()),
+            ],
+            left_out: vec![(StepName::LatPackage, "left out by --skip".into())],
+        };
+        let log = Log::default();
+        let out = execute(&snc2_with_cxl(), &plan, &log, &StopFlag::new());
+        assert_eq!(out.failed.len(), 2);
+        let n = notes(&log.0.into_inner().unwrap());
+        assert_eq!(n.len(), 4, "{n:?}");
+        assert_eq!(n[0], ("bw-cross-package".into(), StepStatus::Skipped, "NUMA off: no".into()));
+        assert_eq!(n[1], ("lat-package".into(), StepStatus::Skipped, "left out by --skip".into()));
+        assert_eq!((n[2].0.as_str(), n[2].1), ("bw-package", StepStatus::Failed));
+        assert!(n[2].2.contains("package 9 has no online CPU"), "{n:?}");
+        assert_eq!((n[3].0.as_str(), n[3].1), ("lat-package", StepStatus::Failed));
+        // stopped before the first step: each step not reached, once
+        let stop = StopFlag::new();
+        stop.stop();
+        let log = Log::default();
+        execute(&snc2_with_cxl(), &plan, &log, &stop);
+        let n = notes(&log.0.into_inner().unwrap());
+        let reached: Vec<&str> = n[2..].iter().map(|x| x.2.as_str()).collect();
+        assert_eq!(reached, ["the run was stopped before this step"; 2]);
+        // one package: nothing stored, whatever the plan skipped
+        let log = Log::default();
+        execute(&one_node(), &plan, &log, &StopFlag::new());
+        assert!(notes(&log.0.into_inner().unwrap()).is_empty());
     }
 
     #[test]

@@ -688,7 +688,8 @@ impl Planner<'_> {
                 };
                 if policy == ScopePolicy::BindPerNode && !pkg.cpu_only_nodes.is_empty() {
                     return Err(usage(format!(
-                        "package {id}'s node(s) {} hold no memory: its threads there cannot be                          bound to their own node",
+                        "package {id}'s node(s) {} hold no memory: its threads there cannot be \
+                         bound to their own node",
                         pkg.cpu_only_nodes
                     )));
                 }
@@ -840,6 +841,95 @@ mod tests {
         assert!(s.array_bytes > 390 * MIB);
         assert!(!s.rule_ok);
         assert!(w.unwrap().contains("capped"));
+    }
+
+    mod package {
+        use super::super::*;
+        use results::scope::{MemoryOf, ScopePolicy};
+        use topo::synthetic::Machine;
+        use topo::Vendor;
+
+        fn all(t: &Topology) -> Allowed {
+            Allowed { cpus: t.online_cpus.clone(), mems: t.node_ids() }
+        }
+
+        fn cases(t: &Topology, package: u32, memory: PackageTarget) -> Result<Vec<Case>, BwError> {
+            let plan = BwPlan {
+                modes: vec![BwMode::Package { package, memory }],
+                kernels: vec![Kernel::Triad],
+                ..BwPlan::default()
+            };
+            prepare(t, &plan, &all(t), &BTreeMap::new(), false, None).map(|p| p.cases)
+        }
+
+        fn snc2_cxl() -> Topology {
+            Machine::new(Vendor::Intel, "Xeon")
+                .package(0, "0-3")
+                .package(1, "4-7")
+                .node(0, "0-1", 8 << 30)
+                .node(1, "2-3", 8 << 30)
+                .node(2, "4-5", 8 << 30)
+                .node(3, "6-7", 8 << 30)
+                .node(4, "", 64 << 30)
+                .build()
+        }
+
+        /// Every CPU of the package in one team; its own nodes bound per
+        /// thread's node or interleaved, the other package's interleaved;
+        /// the CXL node in none; the scope says which.
+        #[test]
+        fn a_package_case_is_every_cpu_of_it_on_the_memory_asked() {
+            let t = snc2_cxl();
+            let c = cases(&t, 1, PackageTarget::BindPerNode).unwrap();
+            assert_eq!(c.len(), 1);
+            let c = &c[0];
+            assert_eq!(c.mode, Mode::Package);
+            let mut cpus = c.cpus.clone();
+            cpus.sort_unstable();
+            assert_eq!(cpus, [4, 5, 6, 7]);
+            assert_eq!(c.memory, CaseMemory::LocalPerThread);
+            assert_eq!(c.mem_nodes.to_string(), "2-3");
+            assert_eq!(c.cpu_node, None, "the team spans two nodes");
+            let s = c.scope.as_ref().unwrap();
+            assert_eq!((s.package, s.memory, s.mem_package), (1, MemoryOf::OwnPackage, 1));
+            assert_eq!(s.policy, ScopePolicy::BindPerNode);
+            assert_eq!((s.cpus.to_string(), s.cpu_nodes.to_string()), ("4-7".into(), "2-3".into()));
+
+            let c = &cases(&t, 0, PackageTarget::Interleave).unwrap()[0];
+            assert_eq!(c.memory, CaseMemory::Interleave(NodeSet::parse_list("0-1").unwrap()));
+            assert_eq!(c.scope.as_ref().unwrap().policy, ScopePolicy::Interleave);
+
+            let c = &cases(&t, 0, PackageTarget::Other(1)).unwrap()[0];
+            assert_eq!(c.memory, CaseMemory::Interleave(NodeSet::parse_list("2-3").unwrap()));
+            let s = c.scope.as_ref().unwrap();
+            assert_eq!((s.memory, s.mem_package), (MemoryOf::OtherPackage, 1));
+            assert_eq!(s.mem_nodes.to_string(), "2-3");
+
+            let e = cases(&t, 0, PackageTarget::Other(0)).unwrap_err();
+            assert!(e.to_string().contains("its own package"), "{e}");
+            let e = cases(&t, 7, PackageTarget::Interleave).unwrap_err();
+            assert!(e.to_string().contains("package 7 has no online CPU"), "{e}");
+        }
+
+        /// NUMA off: the package's CPUs only, bound to the one node (the
+        /// memory the OS gives); the other package's memory is refused.
+        #[test]
+        fn under_numa_off_a_package_uses_the_memory_the_os_gives() {
+            let t = Machine::new(Vendor::Intel, "Xeon")
+                .package(0, "0-3")
+                .package(1, "4-7")
+                .node(0, "0-7", 64 << 30)
+                .build();
+            let c = &cases(&t, 1, PackageTarget::BindPerNode).unwrap()[0];
+            let mut cpus = c.cpus.clone();
+            cpus.sort_unstable();
+            assert_eq!(cpus, [4, 5, 6, 7]);
+            assert_eq!(c.memory, CaseMemory::Bind(0));
+            assert_eq!(c.cpu_node, Some(0));
+            assert_eq!(c.scope.as_ref().unwrap().policy, ScopePolicy::OsGiven);
+            let e = cases(&t, 0, PackageTarget::Other(1)).unwrap_err();
+            assert!(e.is_usage() && e.to_string().starts_with("NUMA off"), "{e}");
+        }
     }
 
     #[test]
