@@ -705,7 +705,7 @@ impl Writer<'_> {
         }
         let reason = |q: u32| {
             format!(
-                "NUMA off: the OS shows node(s) 0 holding several packages' CPUs, so no page can \
+                "NUMA off: node(s) 0 hold several packages' CPUs, so no page can \
                  be placed on package {q}'s memory"
             )
         };
