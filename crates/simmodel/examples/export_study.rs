@@ -32,8 +32,8 @@ fn main() {
         .iter()
         .enumerate()
         .filter(|(i, a)| {
-            !a.starts_with("--")
-                && !(*i > 0 && ["--runs", "--seed"].contains(&args[i - 1].as_str()))
+            let after_value_flag = *i > 0 && ["--runs", "--seed"].contains(&args[i - 1].as_str());
+            !a.starts_with("--") && !after_value_flag
         })
         .map(|(_, a)| a)
         .collect();

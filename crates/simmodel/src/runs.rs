@@ -345,7 +345,7 @@ fn verified(expected: &NodeSet, spread: bool) -> Placement {
         not_present_pages: 0,
         threshold: 0.99,
         ok: true,
-        spread: spread.then(|| SpreadCheck {
+        spread: spread.then_some(SpreadCheck {
             expected_share: per_node,
             max_deviation: 0.004,
             tolerance: 0.05,
@@ -383,10 +383,8 @@ impl Writer<'_> {
             match (&r, only.contains(&tag)) {
                 (Record::Step(_), _) => notes.push(r),
                 (_, true) => kept.push(r),
-                (_, false) if scope && self.machine().packages > 1 => {
-                    if !left_out.contains(&tag) {
-                        left_out.push(tag);
-                    }
+                (_, false) if scope && self.machine().packages > 1 && !left_out.contains(&tag) => {
+                    left_out.push(tag)
                 }
                 _ => {}
             }

@@ -294,14 +294,14 @@ impl View {
             m.packages,
             m.model,
             m.cpus(),
-            m.mem_per_package_bytes * u64::from(m.packages) >> 30
+            (m.mem_per_package_bytes * u64::from(m.packages)) >> 30
         );
         MachineDoc {
             fingerprint: Some(machine_fingerprint(m)),
             machine_id: Some(format!("{:016x}", topo::hash::fnv1a64(m.hostname.as_bytes()))),
             machine_id_source: Some("dmi_product_uuid".into()),
             description: Some(desc),
-            installed_gib: Some(m.mem_per_package_bytes * u64::from(m.packages) >> 30),
+            installed_gib: Some((m.mem_per_package_bytes * u64::from(m.packages)) >> 30),
             hostname: Some(Reading::Value(m.hostname.clone())),
             cpu_model: Some(Reading::Value(m.model.clone())),
             cpu_vendor: Some(
