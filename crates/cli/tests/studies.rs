@@ -545,7 +545,7 @@ const STUDY5: [&str; 4] =
 fn study5(k: usize, only: Option<Vec<&'static str>>, seed: u64) -> ModelStudy {
     let on = ModelSetting::domains(1);
     let off = ModelSetting::bios_numa_off();
-    let settings = vec![on, on.with_numa_off(), off, off.with_numa_off()];
+    let settings = [on, on.with_numa_off(), off, off.with_numa_off()];
     let mut s =
         ModelStudy::new(simmodel::studies::two_socket_96(), settings[..k].to_vec(), 3, seed);
     s.labels = STUDY5[..k].iter().map(|l| l.to_string()).collect();
