@@ -502,3 +502,57 @@ pub fn truths(views: &[View], margin: f64, bands: Bands) -> Vec<Truth> {
     let figs: Vec<Figures> = views.iter().map(Figures::of).collect();
     premises().iter().map(|p| truth(&figs, p, margin, bands)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The metric ids of a table cell (backticked, no space), GPU figures
+    /// left out (the model has no GPU).
+    fn ids(cell: &str) -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|id| !id.starts_with("gpu_") && !id.contains(' '))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The premises the truth reads are the table of docs/store.md
+    /// ("Recommendations"): each workload profile's ruled-out setting,
+    /// guards and gains, in order.
+    #[test]
+    fn the_premises_are_the_documented_table() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/store.md"))
+                .expect("docs/store.md");
+        let mut rows = BTreeMap::new();
+        let mut table = false;
+        for line in doc.lines() {
+            if line.starts_with("| profile | ruled out | guards | gains") {
+                table = true;
+                continue;
+            }
+            if table && !line.starts_with('|') {
+                break;
+            }
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            if !table || cells.len() < 5 || cells[1].starts_with("---") {
+                continue;
+            }
+            let name = cells[1].trim_matches('`').to_string();
+            rows.insert(name, (cells[2].contains("hidden split"), ids(cells[3]), ids(cells[4])));
+        }
+        assert!(!rows.is_empty(), "no premise table in docs/store.md");
+        for p in premises() {
+            let Some((hidden, guards, gains)) = rows.get(p.profile) else {
+                panic!("docs/store.md has no row for {}", p.profile)
+            };
+            let mine =
+                |v: &[Figure]| v.iter().map(|f| f.metric_id().to_string()).collect::<Vec<_>>();
+            assert_eq!(*hidden, p.no_hidden_split, "{}", p.profile);
+            assert_eq!(*guards, mine(&p.guards), "{} guards", p.profile);
+            assert_eq!(*gains, mine(&p.gains), "{} gains", p.profile);
+        }
+    }
+}
