@@ -746,32 +746,15 @@ impl Writer<'_> {
         if m.packages < 2 || !self.scope_steps {
             return;
         }
-        let one_node = |w: &Self, list: &[u32]| {
-            let ns: std::collections::BTreeSet<u32> =
-                list.iter().map(|&c| w.view.node_of(c)).collect();
-            (ns.len() == 1).then(|| *ns.iter().next().expect("one node"))
-        };
         self.begin("bw-package");
         for p in 0..m.packages {
             let list = self.package_cpus(p);
-            let dram = self.dram(p);
-            let cpu_node = one_node(self, &list);
             if self.numa_off() {
                 let gbs = v.hw.together(&v.teams(&list, &v.memory_of(0)));
-                let scope = self.scope(p, p, ScopePolicy::OsGiven, &list, &[0]);
-                self.bw(
-                    BwMode::Package,
-                    Kernel::Triad,
-                    &list,
-                    Some(0),
-                    Some(0),
-                    nodes([0]),
-                    ArrayPolicy::Bind,
-                    gbs,
-                );
-                self.set_scope(scope);
+                self.package_bw(p, p, ScopePolicy::OsGiven, &list, &[0], gbs);
                 continue;
             }
+            let dram = self.dram(p);
             let bound: Vec<Team> = dram
                 .iter()
                 .flat_map(|&n| {
@@ -781,32 +764,10 @@ impl Writer<'_> {
                 })
                 .collect();
             let gbs = v.hw.together(&bound);
-            let scope = self.scope(p, p, ScopePolicy::BindPerNode, &list, &dram);
-            self.bw(
-                BwMode::Package,
-                Kernel::Triad,
-                &list,
-                cpu_node,
-                None,
-                nodes(dram.clone()),
-                ArrayPolicy::LocalPerThread,
-                gbs,
-            );
-            self.set_scope(scope);
+            self.package_bw(p, p, ScopePolicy::BindPerNode, &list, &dram, gbs);
             let mem = v.hw.even(dram.iter().map(|&n| v.memory_of(n)[0].0));
             let gbs = v.hw.together(&v.teams(&list, &mem));
-            let scope = self.scope(p, p, ScopePolicy::Interleave, &list, &dram);
-            self.bw(
-                BwMode::Package,
-                Kernel::Triad,
-                &list,
-                cpu_node,
-                None,
-                nodes(dram.clone()),
-                ArrayPolicy::Interleave,
-                gbs,
-            );
-            self.set_scope(scope);
+            self.package_bw(p, p, ScopePolicy::Interleave, &list, &dram, gbs);
         }
         if self.numa_off() {
             return;
@@ -814,25 +775,38 @@ impl Writer<'_> {
         self.begin("bw-cross-package");
         for p in 0..m.packages {
             let list = self.package_cpus(p);
-            let cpu_node = one_node(self, &list);
             for q in (0..m.packages).filter(|&q| q != p) {
                 let dram = self.dram(q);
                 let mem = v.hw.even(dram.iter().map(|&n| v.memory_of(n)[0].0));
                 let gbs = v.hw.together(&v.teams(&list, &mem));
-                let scope = self.scope(p, q, ScopePolicy::Interleave, &list, &dram);
-                self.bw(
-                    BwMode::Package,
-                    Kernel::Triad,
-                    &list,
-                    cpu_node,
-                    None,
-                    nodes(dram.clone()),
-                    ArrayPolicy::Interleave,
-                    gbs,
-                );
-                self.set_scope(scope);
+                self.package_bw(p, q, ScopePolicy::Interleave, &list, &dram, gbs);
             }
         }
+    }
+
+    /// One package-scope bandwidth result: package `p`'s CPUs `list` on
+    /// package `q`'s nodes `mem` placed by `policy`.
+    fn package_bw(
+        &mut self,
+        p: u32,
+        q: u32,
+        policy: ScopePolicy,
+        list: &[u32],
+        mem: &[u32],
+        gbs: f64,
+    ) {
+        let os_nodes: std::collections::BTreeSet<u32> =
+            list.iter().map(|&c| self.view.node_of(c)).collect();
+        let cpu_node = (os_nodes.len() == 1).then(|| *os_nodes.iter().next().expect("one"));
+        let (mem_node, array_policy) = match policy {
+            ScopePolicy::OsGiven => (Some(0), ArrayPolicy::Bind),
+            ScopePolicy::BindPerNode => (None, ArrayPolicy::LocalPerThread),
+            ScopePolicy::Interleave => (None, ArrayPolicy::Interleave),
+        };
+        let scope = self.scope(p, q, policy, list, mem);
+        let set = nodes(mem.iter().copied());
+        self.bw(BwMode::Package, Kernel::Triad, list, cpu_node, mem_node, set, array_policy, gbs);
+        self.set_scope(scope);
     }
 
     /// Sets the scope of the record just written.
@@ -1233,7 +1207,9 @@ impl Writer<'_> {
 }
 
 /// The thread counts of `bw-scaling` on a node of `n` CPUs: every count
-/// up to 16; past 16, 1 to 8 then about 8 more steps to `n`.
+/// up to 16; past 16, 1 to 8 then about 8 more steps to `n`. The plan's
+/// rule (`bench::bw::plan::scaling_counts`), restated rather than called:
+/// the model knows what `run` stores, never the measuring code.
 pub fn scaling_counts(n: usize) -> Vec<usize> {
     if n <= 16 {
         return (1..=n).collect();
