@@ -126,6 +126,12 @@ pub struct GroupMetric {
     /// The pairs of alternated runs that decided (basis `paired`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired_pairs: Option<usize>,
+    /// How the group's value was derived when some of its runs did not
+    /// measure the metric at its scope (`derived from cells measured one
+    /// at a time`): it is never judged against a measured group and never
+    /// decides a pick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived: Option<String>,
 }
 
 /// One group judged against another on one metric (the pairwise verdicts
@@ -170,6 +176,10 @@ pub struct StudyMetric {
     /// `pairs[a][b]`: group `b` judged against group `a`.
     #[serde(skip)]
     pub pairs: Vec<Vec<Option<Pair>>>,
+    /// Set when some group's value is derived (see
+    /// [`GroupMetric::derived`]): the row decides no pick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived: Option<String>,
 }
 
 /// What a workload profile should pick, and why.
@@ -651,6 +661,10 @@ impl Study {
             })
             .collect();
         let g_has_runs: Vec<bool> = groups.iter().map(|g| !g.runs.is_empty()).collect();
+        // Per group and run: the metrics derived instead of measured at
+        // their scope, and the figures left out for missing cells.
+        let derivation = crate::scope::Derivation::of(groups);
+        notes.extend(derivation.missing_notes(&infos));
         // Each run's start and values, for the pairs of alternated groups.
         let timeline: Vec<Vec<(i64, BTreeMap<String, f64>)>> = groups
             .iter()
@@ -744,10 +758,16 @@ impl Study {
             let series = |g: usize| -> Vec<(i64, f64)> {
                 timeline[g].iter().filter_map(|(t, v)| Some((*t, *v.get(&key)?))).collect()
             };
+            let derived: Vec<Option<String>> =
+                (0..groups.len()).map(|g| derivation.of_group(g, &key)).collect();
             let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor, Option<usize>)> {
                 // A per-node bandwidth figure of nodes of another size is
                 // not the same metric: no verdict (see the notes).
                 if def.sized_by_node() && layouts[a].structure() != layouts[b].structure() {
+                    return None;
+                }
+                // A derived figure is never judged against a measured one.
+                if derived[a].is_some() != derived[b].is_some() {
                     return None;
                 }
                 let floor = floors.for_sizes(&key, values[a].len(), values[b].len(), policy);
@@ -786,6 +806,7 @@ impl Study {
                     more_runs_held_by_floor_pct: None,
                     paired_pairs: None,
                     not_applicable: if g_has_runs[i] { def.impossible(&layouts[i]) } else { None },
+                    derived: derived[i].clone(),
                 };
                 if i != baseline {
                     if let Some((j, floor, pairs)) = judge_pair(baseline, i) {
@@ -844,11 +865,18 @@ impl Study {
                 noise_floor_pct: base_floor.as_ref().map(|f| f.pct),
                 noise_floor_source: base_floor.map(|f| f.source),
                 pairs,
+                derived: None,
             };
+            if let Some(how) = derivation.row(&key, &derived, &infos) {
+                row.name = format!("{} ({how})", row.name);
+                row.derived = Some(how);
+                notes.extend(derivation.mixed_note(&key, &def.name, &derived, &infos));
+            }
             let all: Vec<usize> = (0..k).collect();
             row.best_group = best_of(&row, &all);
             rows.push(row);
         }
+        notes.extend(derivation.why_notes(&infos));
         if !from_one_run.is_empty() {
             let names: Vec<String> = from_one_run
                 .iter()
@@ -1175,6 +1203,8 @@ fn rows_for<'a>(s: &'a Study, id: &str) -> Vec<&'a StudyMetric> {
             .is_some_and(|r| r.is_empty() || r.starts_with(':'));
     s.metrics
         .iter()
+        // a figure derived from cells never decides a pick
+        .filter(|m| m.derived.is_none())
         .filter(|m| {
             m.metric == id
                 || (exec && m.metric.strip_prefix(id).is_some_and(|r| r.starts_with('[')))
@@ -1383,6 +1413,15 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 continue;
             }
             let def = catalogue::def_of(id);
+            if let Some(how) =
+                s.metrics.iter().find(|m| m.metric == *id).and_then(|m| m.derived.as_ref())
+            {
+                parts.push(format!("{} decides nothing: {how}", lower_first(&def.name)));
+                if let Some(step) = def.step {
+                    next.push(format!("the `{step}` step in every group, to measure it at its scope (`numaprobe run --only {step}`)"));
+                }
+                continue;
+            }
             let impossible =
                 !s.layouts.is_empty() && s.layouts.iter().all(|l| def.impossible(l).is_some());
             if impossible || (def.step_needs_nodes && s.groups.iter().all(|g| g.one_node)) {

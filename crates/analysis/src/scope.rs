@@ -1,0 +1,596 @@
+//! A run's package-scope figures: what `run`'s `bw-package`,
+//! `bw-cross-package` and `lat-package` steps measured (records of mode
+//! `package`, each with its [`results::scope::Scope`]), and, for runs
+//! without them, the figures derived from cells measured one at a time,
+//! each labelled so ([`DERIVED_FROM_CELLS`]).
+//!
+//! A package's bandwidth is what its CPUs move all at once: the cores'
+//! outstanding misses, the channels and the socket link bind together, so
+//! matrix cells, each measured with one node's CPUs while the rest of the
+//! machine idles, do not add up to it. A derived figure is shown, never
+//! judged against a measured one, and never decides a pick.
+//!
+//! A figure that needs every node's cell (or every package's record) is
+//! not computed from a subset: [`Missing`] says which are absent.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use results::bw::{self, BwResult};
+use results::lat::{self, LatResult};
+use results::scope::{MemoryOf, Scope, ScopePolicy};
+use results::stats::mean;
+
+use crate::data::{pick_kernel, RunData};
+use crate::layout::Layout;
+use crate::metric_id::Fixed;
+
+/// The label of a figure summed or averaged from matrix cells (or a
+/// node's local figures), each measured alone.
+pub const DERIVED_FROM_CELLS: &str = "derived from cells measured one at a time";
+/// The label of a per-package figure taken as the whole machine's figure
+/// divided by its packages.
+pub const DERIVED_FROM_MACHINE: &str =
+    "derived from the whole machine's figure shared equally by its packages";
+
+/// A figure of a run and, when it was not measured at its metric's
+/// scope, how it was derived.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figure {
+    pub value: f64,
+    pub derived: Option<&'static str>,
+}
+
+impl Figure {
+    fn measured(value: f64) -> Figure {
+        Figure { value, derived: None }
+    }
+
+    fn derived(value: f64, how: &'static str) -> Figure {
+        Figure { value, derived: Some(how) }
+    }
+}
+
+/// A figure not computed because some of the cells (or records) it needs
+/// are not in the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub metric: Fixed,
+    /// What is missing, in words (`lat matrix cells 0->1, 0->2`).
+    pub what: String,
+}
+
+/// `0->1, 0->2` for a list of cells.
+fn cells_text(cells: &[(u32, u32)]) -> String {
+    cells.iter().map(|(c, m)| format!("{c}->{m}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The run's package-scope bandwidth results of the headline kernel
+/// (triad when measured), each with its scope.
+fn package_bw(d: &RunData) -> Vec<(&Scope, &BwResult)> {
+    let rs: Vec<&BwResult> =
+        d.bw_mode(bw::Mode::Package).filter(|b| b.best_gbs.is_finite()).collect();
+    let Some(kernel) = pick_kernel(rs.iter().copied()) else { return Vec::new() };
+    rs.into_iter()
+        .filter(|b| b.kernel == kernel)
+        .filter_map(|b| Some((b.scope.as_ref()?, b)))
+        .collect()
+}
+
+/// The run's package-scope chases, each with its scope.
+fn package_chases(d: &RunData) -> Vec<(&Scope, &LatResult)> {
+    d.chase_mode(lat::Mode::Package)
+        .filter(|c| c.median_ns.is_finite())
+        .filter_map(|c| Some((c.scope.as_ref()?, c)))
+        .collect()
+}
+
+/// The best figure per key among `items` (several records of one key:
+/// the highest bandwidth, the lowest latency is not wanted here; callers
+/// pass the figure to keep).
+fn by_key<K: Ord>(
+    items: impl Iterator<Item = (K, f64)>,
+    keep: fn(f64, f64) -> f64,
+) -> BTreeMap<K, f64> {
+    let mut out = BTreeMap::new();
+    for (k, v) in items {
+        out.entry(k).and_modify(|x: &mut f64| *x = keep(*x, v)).or_insert(v);
+    }
+    out
+}
+
+/// Whether `found` covers every package of the run: the stored
+/// topology's, else as many as the run's machine document counts (a run
+/// that says nothing of its packages is taken at its word).
+fn every_package(found: &BTreeSet<u32>, layout: &Layout) -> bool {
+    if found.is_empty() {
+        return false;
+    }
+    if layout.from_topology {
+        return layout.package_ids().iter().all(|p| found.contains(p));
+    }
+    layout.packages == 0 || found.len() as u64 >= layout.packages
+}
+
+/// Whether `found` holds every ordered pair of two different packages.
+fn every_pair(found: &BTreeSet<(u32, u32)>, layout: &Layout) -> bool {
+    let from: BTreeSet<u32> = found.iter().map(|p| p.0).collect();
+    if !every_package(&from, layout) {
+        return false;
+    }
+    let ids: Vec<u32> =
+        if layout.from_topology { layout.package_ids() } else { from.into_iter().collect() };
+    let pairs = ids.iter().flat_map(|&p| ids.iter().map(move |&q| (p, q))).filter(|(p, q)| p != q);
+    let need: Vec<(u32, u32)> = pairs.collect();
+    !need.is_empty() && need.iter().all(|p| found.contains(p))
+}
+
+/// Per package, its CPUs on its own memory, each thread's pages on its
+/// own node (every node of the package at once; under NUMA off, on the
+/// memory the OS gives): the mean over packages of `bw-package`'s
+/// figures, every package measured. Without them: one package's
+/// `bw global` (the same measurement), else the whole machine's figure
+/// divided by the packages ([`DERIVED_FROM_MACHINE`]), else the sum of
+/// each package's nodes' local figures ([`DERIVED_FROM_CELLS`], every
+/// node measured).
+pub fn local_bw_per_package(
+    d: &RunData,
+    layout: &Layout,
+    missing: &mut Vec<Missing>,
+) -> Option<Figure> {
+    let own = by_key(
+        package_bw(d)
+            .into_iter()
+            .filter(|(s, _)| s.memory == MemoryOf::OwnPackage)
+            .filter(|(s, _)| matches!(s.policy, ScopePolicy::BindPerNode | ScopePolicy::OsGiven))
+            .map(|(s, b)| (s.package, b.best_gbs)),
+        f64::max,
+    );
+    if every_package(&own.keys().copied().collect(), layout) {
+        return mean(&own.values().copied().collect::<Vec<_>>()).map(Figure::measured);
+    }
+    if let Some(g) = crate::metrics::best_of_mode(d, bw::Mode::Global) {
+        match layout.packages {
+            1 => return Some(Figure::measured(g.best_gbs)),
+            p if p > 1 => {
+                return Some(Figure::derived(g.best_gbs / p as f64, DERIVED_FROM_MACHINE))
+            }
+            _ => {}
+        }
+    }
+    let (_, pts) = crate::metrics::local_points(d);
+    let per_node: BTreeMap<u32, f64> =
+        pts.iter().filter_map(|p| Some((p.cpu_node?, p.best_gbs))).collect();
+    if per_node.is_empty() {
+        return None;
+    }
+    let mut sums = Vec::new();
+    let mut absent = Vec::new();
+    for pkg in layout.package_ids() {
+        let nodes = layout.cpu_nodes_of(pkg)?;
+        let mut sum = 0.0;
+        for n in nodes {
+            match per_node.get(&n) {
+                Some(v) => sum += v,
+                None => absent.push(n.to_string()),
+            }
+        }
+        sums.push(sum);
+    }
+    if !absent.is_empty() {
+        missing.push(Missing {
+            metric: Fixed::LocalBwPkg,
+            what: format!("the local bandwidth of node(s) {}", absent.join(", ")),
+        });
+        return None;
+    }
+    mean(&sums).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+}
+
+/// Per package, its CPUs on its own memory interleaved over its own
+/// nodes (under NUMA off, the memory the OS gives): the mean over
+/// packages of `bw-package`'s interleaved figures, every package
+/// measured. No fallback: nothing in other steps measures it.
+pub fn pkg_interleave_bw(d: &RunData, layout: &Layout) -> Option<f64> {
+    let own = by_key(
+        package_bw(d)
+            .into_iter()
+            .filter(|(s, _)| s.memory == MemoryOf::OwnPackage)
+            .filter(|(s, _)| matches!(s.policy, ScopePolicy::Interleave | ScopePolicy::OsGiven))
+            .map(|(s, b)| (s.package, b.best_gbs)),
+        f64::max,
+    );
+    every_package(&own.keys().copied().collect(), layout)
+        .then(|| mean(&own.values().copied().collect::<Vec<_>>()))
+        .flatten()
+}
+
+/// One package's CPUs, all at once, reading another package's memory
+/// interleaved over its nodes: the mean over ordered pairs of packages of
+/// `bw-cross-package`'s figures, every pair measured. Without them, for
+/// each ordered pair the sum over the first package's CPU nodes of each
+/// node's mean cell into the second package's nodes, the mean over pairs
+/// ([`DERIVED_FROM_CELLS`]; every such cell measured).
+pub fn cross_bw_per_package(
+    d: &RunData,
+    cells: &BTreeMap<(u32, u32), f64>,
+    layout: &Layout,
+    missing: &mut Vec<Missing>,
+) -> Option<Figure> {
+    let other = by_key(
+        package_bw(d)
+            .into_iter()
+            .filter(|(s, _)| s.memory == MemoryOf::OtherPackage)
+            .map(|(s, b)| ((s.package, s.mem_package), b.best_gbs)),
+        f64::max,
+    );
+    if every_pair(&other.keys().copied().collect(), layout) {
+        return mean(&other.values().copied().collect::<Vec<_>>()).map(Figure::measured);
+    }
+    let ids = layout.package_ids();
+    let mut pairs = Vec::new();
+    let mut absent = Vec::new();
+    let mut any = false;
+    for &p in &ids {
+        for &q in ids.iter().filter(|&&q| q != p) {
+            let (Some(from), Some(to)) = (layout.cpu_nodes_of(p), layout.cpu_nodes_of(q)) else {
+                continue;
+            };
+            let mut sum = 0.0;
+            for &c in &from {
+                let row: Vec<f64> = to
+                    .iter()
+                    .filter_map(|&m| match cells.get(&(c, m)) {
+                        Some(v) => {
+                            any = true;
+                            Some(*v)
+                        }
+                        None => {
+                            absent.push((c, m));
+                            None
+                        }
+                    })
+                    .collect();
+                sum += mean(&row).unwrap_or(0.0);
+            }
+            pairs.push(sum);
+        }
+    }
+    if !any {
+        return None;
+    }
+    if !absent.is_empty() {
+        missing.push(Missing {
+            metric: Fixed::CrossPkgBw,
+            what: format!("the bw matrix cells {} (CPU node -> memory node)", cells_text(&absent)),
+        });
+        return None;
+    }
+    mean(&pairs).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+}
+
+/// From a CPU of each package, the latency to memory interleaved over its
+/// own package's nodes (under NUMA off, the memory the OS gives): the
+/// mean over packages of `lat-package`'s chases, every package measured.
+pub fn pkg_lat(d: &RunData, layout: &Layout) -> Option<f64> {
+    let own = by_key(
+        package_chases(d)
+            .into_iter()
+            .filter(|(s, _)| s.memory == MemoryOf::OwnPackage)
+            .map(|(s, c)| (s.package, c.median_ns)),
+        f64::min,
+    );
+    every_package(&own.keys().copied().collect(), layout)
+        .then(|| mean(&own.values().copied().collect::<Vec<_>>()))
+        .flatten()
+}
+
+/// From a CPU of each package, the latency to another package's memory
+/// interleaved over its nodes: the mean over ordered pairs of packages
+/// of `lat-package`'s chases, every pair measured.
+pub fn cross_pkg_lat(d: &RunData, layout: &Layout) -> Option<f64> {
+    let other = by_key(
+        package_chases(d)
+            .into_iter()
+            .filter(|(s, _)| s.memory == MemoryOf::OtherPackage)
+            .map(|(s, c)| ((s.package, s.mem_package), c.median_ns)),
+        f64::min,
+    );
+    every_pair(&other.keys().copied().collect(), layout)
+        .then(|| mean(&other.values().copied().collect::<Vec<_>>()))
+        .flatten()
+}
+
+/// Memory spread over every DRAM node as a node-spanning workload's is,
+/// seen from the CPUs (memory-only tiers hold what is put there, not a
+/// spread buffer pool); for runs whose OS shows two or more nodes:
+///
+/// 1. from `lat-package`'s chases: per package, its chases to its own and
+///    every other package's memory weighted by their nodes, the mean over
+///    packages (every package to every package measured);
+/// 2. else `lat interleave`'s chase over every node with CPUs and memory
+///    (one CPU, measured directly);
+/// 3. else from the cells ([`DERIVED_FROM_CELLS`]): each CPU node's mean
+///    cell over the DRAM nodes, the mean over CPU nodes, every such cell
+///    measured; nothing with only local cells (it would pass the local
+///    latency for the spread one).
+pub fn spread_lat(
+    d: &RunData,
+    cells: Option<&BTreeMap<(u32, u32), f64>>,
+    layout: &Layout,
+    missing: &mut Vec<Missing>,
+) -> Option<Figure> {
+    let chases: BTreeMap<(u32, u32), (f64, usize)> = {
+        let mut m: BTreeMap<(u32, u32), (f64, usize)> = BTreeMap::new();
+        for (s, c) in package_chases(d) {
+            let e = m.entry((s.package, s.mem_package)).or_insert((c.median_ns, s.mem_nodes.len()));
+            e.0 = e.0.min(c.median_ns);
+        }
+        m
+    };
+    let from: BTreeSet<u32> = chases.keys().map(|k| k.0).collect();
+    if every_package(&from, layout) {
+        let ids: Vec<u32> = if layout.from_topology {
+            layout.package_ids()
+        } else {
+            from.iter().copied().collect()
+        };
+        let per: Option<Vec<f64>> = ids
+            .iter()
+            .map(|&p| {
+                let mut sum = 0.0;
+                let mut weight = 0usize;
+                for &q in &ids {
+                    let (ns, w) = chases.get(&(p, q))?;
+                    sum += ns * *w as f64;
+                    weight += w;
+                }
+                (weight > 0).then(|| sum / weight as f64)
+            })
+            .collect();
+        if let Some(v) = per.and_then(|v| mean(&v)) {
+            return Some(Figure::measured(v));
+        }
+    }
+    let interleaved: Vec<f64> = d
+        .chase_mode(lat::Mode::Point)
+        .filter(|c| c.interleave.as_ref().is_some_and(|n| n.len() > 1) && c.median_ns.is_finite())
+        .map(|c| c.median_ns)
+        .collect();
+    if let Some(v) = mean(&interleaved) {
+        return Some(Figure::measured(v));
+    }
+    let cells = cells?;
+    let spans = cells.keys().any(|(c, m)| c != m && !layout.memory_only.contains(m));
+    if !spans {
+        return None;
+    }
+    let mut rows: BTreeSet<u32> = cells.keys().map(|k| k.0).collect();
+    rows.extend(layout.node_package.keys().copied());
+    let dram: BTreeSet<u32> = if layout.dram_nodes.is_empty() {
+        cells
+            .keys()
+            .flat_map(|&(c, m)| [c, m])
+            .filter(|n| !layout.memory_only.contains(n))
+            .collect()
+    } else {
+        layout.dram_nodes.clone()
+    };
+    let mut means = Vec::new();
+    let mut absent = Vec::new();
+    for &c in &rows {
+        let mut row = Vec::new();
+        for &m in &dram {
+            match cells.get(&(c, m)) {
+                Some(v) => row.push(*v),
+                None => absent.push((c, m)),
+            }
+        }
+        means.extend(mean(&row));
+    }
+    if !absent.is_empty() {
+        missing.push(Missing {
+            metric: Fixed::SpreadLat,
+            what: format!("the lat matrix cells {} (CPU node -> memory node)", cells_text(&absent)),
+        });
+        return None;
+    }
+    mean(&means).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+}
+
+/// What a study's runs derived instead of measuring at the metric's
+/// scope, and which figures they left out for missing cells: the labels
+/// and notes `compare` shows ([`crate::study::Study::build`]).
+#[derive(Debug, Clone, Default)]
+pub struct Derivation {
+    /// Per group, per run.
+    runs: Vec<Vec<RunDerivation>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct RunDerivation {
+    /// Metric id -> how it was derived.
+    derived: BTreeMap<String, String>,
+    /// Every metric id the run has.
+    has: BTreeSet<String>,
+    missing: Vec<Missing>,
+    /// Its package-scope steps that measured nothing, and why.
+    steps: Vec<results::scope::StepNote>,
+}
+
+impl Derivation {
+    /// The derivations of every run of `groups`.
+    pub fn of(groups: &[crate::study::GroupInput]) -> Derivation {
+        let runs = groups
+            .iter()
+            .map(|g| {
+                g.runs
+                    .iter()
+                    .map(|r| {
+                        let (values, missing) = crate::catalogue::catalogue_and_missing(r);
+                        RunDerivation {
+                            derived: values
+                                .iter()
+                                .filter_map(|m| Some((m.def.id.to_string(), m.derived.clone()?)))
+                                .collect(),
+                            has: values.iter().map(|m| m.def.id.to_string()).collect(),
+                            missing,
+                            steps: RunData::of(r).step_notes,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Derivation { runs }
+    }
+
+    /// How group `g`'s value of `key` was derived: `None` when every run
+    /// of the group that has it measured it; with some runs measured and
+    /// some derived, which runs were derived (the group is then derived
+    /// too: one figure never mixes the two silently).
+    pub fn of_group(&self, g: usize, key: &str) -> Option<String> {
+        let runs = self.runs.get(g)?;
+        let with: Vec<&RunDerivation> = runs.iter().filter(|r| r.has.contains(key)).collect();
+        let hows: BTreeSet<&str> =
+            with.iter().filter_map(|r| r.derived.get(key).map(String::as_str)).collect();
+        let n = with.iter().filter(|r| r.derived.contains_key(key)).count();
+        if n == 0 {
+            return None;
+        }
+        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
+        Some(if n == with.len() { how } else { format!("{how} in {n} of its {} runs", with.len()) })
+    }
+
+    /// The label of a row whose groups' values are `derived` (one per
+    /// group): the derivation where every group that has the metric
+    /// derived it the same way, else naming the derived groups; `None`
+    /// when none is derived.
+    pub fn row(
+        &self,
+        key: &str,
+        derived: &[Option<String>],
+        infos: &[crate::study::StudyGroup],
+    ) -> Option<String> {
+        let hows: BTreeSet<&str> = derived.iter().flatten().map(String::as_str).collect();
+        if hows.is_empty() {
+            return None;
+        }
+        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
+        let measured = self.measured_groups(key, derived);
+        if measured.is_empty() {
+            return Some(how);
+        }
+        let groups: Vec<&str> = derived
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some())
+            .map(|(g, _)| infos[g].label.as_str())
+            .collect();
+        Some(format!("{how}: {}", groups.join(", ")))
+    }
+
+    /// The groups that have metric `key` and measured it (`derived`
+    /// `None`).
+    fn measured_groups(&self, key: &str, derived: &[Option<String>]) -> Vec<usize> {
+        derived
+            .iter()
+            .enumerate()
+            .filter(|(g, d)| {
+                d.is_none()
+                    && self.runs.get(*g).is_some_and(|rs| rs.iter().any(|r| r.has.contains(key)))
+            })
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// The note of a metric some groups measured and others derived:
+    /// shown side by side, not judged across.
+    pub fn mixed_note(
+        &self,
+        key: &str,
+        name: &str,
+        derived: &[Option<String>],
+        infos: &[crate::study::StudyGroup],
+    ) -> Option<String> {
+        let d: Vec<&str> = derived
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some())
+            .map(|(g, _)| infos[g].label.as_str())
+            .collect();
+        let m: Vec<&str> = self
+            .measured_groups(key, derived)
+            .into_iter()
+            .map(|g| infos[g].label.as_str())
+            .collect();
+        if d.is_empty() || m.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{name}: {} measured at the metric's scope, {} derived: the two are not the same measurement, so no verdict is given between them",
+            m.join(", "),
+            d.join(", ")
+        ))
+    }
+
+    /// Per run that derived some metric: which, and why the run has no
+    /// package-scope results (its stored step notes, or that it holds
+    /// none).
+    pub fn why_notes(&self, infos: &[crate::study::StudyGroup]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (g, runs) in self.runs.iter().enumerate() {
+            for (i, r) in runs.iter().enumerate() {
+                if r.derived.is_empty() {
+                    continue;
+                }
+                let what: Vec<String> = r
+                    .derived
+                    .iter()
+                    .map(|(id, how)| format!("{} ({how})", crate::catalogue::def_of(id).name))
+                    .collect();
+                let why = if r.steps.is_empty() {
+                    "it holds no package-scope results".to_string()
+                } else {
+                    r.steps
+                        .iter()
+                        .map(results::scope::StepNote::text)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                };
+                out.push(format!(
+                    "run {} ({}): {} are derived, never deciding a pick: {why}",
+                    infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()),
+                    infos[g].label,
+                    what.join(", "),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Per run, the figures left out because cells are missing.
+    pub fn missing_notes(&self, infos: &[crate::study::StudyGroup]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (g, runs) in self.runs.iter().enumerate() {
+            for (i, r) in runs.iter().enumerate() {
+                for m in &r.missing {
+                    out.push(format!(
+                        "run {} ({}): {} is not computed from part of what it needs: {} are missing",
+                        infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()),
+                        infos[g].label,
+                        lower_first(&crate::catalogue::def_of(m.metric.as_str()).name),
+                        m.what
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if !s.starts_with("HMAT") => f.to_lowercase().chain(c).collect(),
+        _ => s.to_string(),
+    }
+}
