@@ -532,11 +532,11 @@ impl Derivation {
         ))
     }
 
-    /// Per run that derived some metric: which, and why the run has no
-    /// package-scope results (its stored step notes, or that it holds
-    /// none).
+    /// The runs that derived some metric, grouped by what they derived
+    /// and why they have no package-scope records (their stored step
+    /// notes, or that they hold none): one note per such group of runs.
     pub fn why_notes(&self, infos: &[crate::study::StudyGroup]) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut by: Vec<((Vec<String>, String), Vec<(usize, String)>)> = Vec::new();
         for (g, runs) in self.runs.iter().enumerate() {
             for (i, r) in runs.iter().enumerate() {
                 if r.derived.is_empty() {
@@ -544,11 +544,12 @@ impl Derivation {
                 }
                 let what: Vec<String> = r
                     .derived
-                    .iter()
-                    .map(|(id, how)| format!("{} ({how})", crate::catalogue::def_of(id).name))
+                    .keys()
+                    .map(|id| lower_first(&crate::catalogue::def_of(id).name))
                     .collect();
                 let why = if r.steps.is_empty() {
-                    "it holds no package-scope results".to_string()
+                    "no package-scope records (`run` before it measured them, or an import)"
+                        .to_string()
                 } else {
                     r.steps
                         .iter()
@@ -556,15 +557,32 @@ impl Derivation {
                         .collect::<Vec<_>>()
                         .join("; ")
                 };
-                out.push(format!(
-                    "run {} ({}): {} are derived, never deciding a pick: {why}",
-                    infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()),
-                    infos[g].label,
-                    what.join(", "),
-                ));
+                let run = (g, infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()));
+                match by.iter_mut().find(|(k, _)| k.0 == what && k.1 == why) {
+                    Some((_, v)) => v.push(run),
+                    None => by.push(((what, why), vec![run])),
+                }
             }
         }
-        out
+        by.into_iter()
+            .map(|((what, why), runs)| {
+                // `1, 3, 5 (SNC2), 2 (THP)`: each group's runs, then its label
+                let mut parts: Vec<String> = Vec::new();
+                let mut groups: Vec<usize> = runs.iter().map(|r| r.0).collect();
+                groups.dedup();
+                for g in groups {
+                    let ids: Vec<&str> =
+                        runs.iter().filter(|r| r.0 == g).map(|r| r.1.as_str()).collect();
+                    parts.push(format!("{} ({})", ids.join(", "), infos[g].label));
+                }
+                format!(
+                    "{} derived in run{} {}, never deciding a pick: {why}",
+                    and_list(&what),
+                    if runs.len() == 1 { "" } else { "s" },
+                    parts.join(", "),
+                )
+            })
+            .collect()
     }
 
     /// Per run, the figures left out because cells are missing.
@@ -584,6 +602,15 @@ impl Derivation {
             }
         }
         out
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
