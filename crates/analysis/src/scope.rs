@@ -621,3 +621,340 @@ fn lower_first(s: &str) -> String {
         _ => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{catalogue_and_missing, MetricValue};
+    use crate::data::tests::{rec, run_of};
+    use crate::study::{Floors, GroupInput, Study};
+    use results::run::{LoadedRun, RunId};
+    use results::runstats::{Criteria, GroupVerdict};
+    use serde_json::json;
+    use topo::synthetic::Machine;
+
+    /// Two sockets of `per` nodes of 2 CPUs each (node n on package
+    /// n / per), 8 GiB a node, and a CXL node after them when `cxl`.
+    fn machine(per: u32, cxl: bool) -> topo::Topology {
+        let mut m = Machine::new(topo::Vendor::Intel, "Xeon")
+            .package(0, &format!("0-{}", 2 * per - 1))
+            .package(1, &format!("{}-{}", 2 * per, 4 * per - 1));
+        for n in 0..2 * per {
+            m = m.node(n, &format!("{}-{}", 2 * n, 2 * n + 1), 8 << 30);
+        }
+        if cxl {
+            m = m.node(2 * per, "", 64 << 30);
+        }
+        m.build()
+    }
+
+    fn run(t: &topo::Topology, records: Vec<results::Record>) -> LoadedRun {
+        let mut r = run_of(records, Some(t.nodes.len() as u64));
+        r.topology = results::context::RunTopology::of(t);
+        r.machine_info = serde_json::from_value(json!({ "packages": 2 })).unwrap();
+        r
+    }
+
+    fn bw_cell(c: u32, m: u32, gbs: f64) -> results::Record {
+        rec(
+            "bw",
+            json!({"mode": "matrix", "kernel": "triad", "cpu_node": c, "mem_node": m, "best_gbs": gbs}),
+        )
+    }
+
+    fn bw_local(c: u32, gbs: f64) -> results::Record {
+        rec(
+            "bw",
+            json!({"mode": "local", "kernel": "triad", "cpu_node": c, "mem_node": c, "best_gbs": gbs}),
+        )
+    }
+
+    fn lat_cell(c: u32, m: u32, ns: f64) -> results::Record {
+        rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+    }
+
+    fn scope(p: u32, to: u32, policy: &str, nodes: &str) -> serde_json::Value {
+        let memory = if p == to { "own-package" } else { "other-package" };
+        json!({"package": p, "memory": memory, "mem_package": to, "policy": policy,
+               "cpus": "0", "cpu_nodes": "0", "mem_nodes": nodes})
+    }
+
+    fn bw_pkg(p: u32, to: u32, policy: &str, nodes: &str, gbs: f64) -> results::Record {
+        rec(
+            "bw",
+            json!({"mode": "package", "kernel": "triad", "best_gbs": gbs,
+                   "scope": scope(p, to, policy, nodes)}),
+        )
+    }
+
+    fn lat_pkg(p: u32, to: u32, nodes: &str, ns: f64) -> results::Record {
+        rec(
+            "lat",
+            json!({"mode": "package", "cpu": 0, "median_ns": ns, "interleave": nodes,
+                   "scope": scope(p, to, "interleave", nodes)}),
+        )
+    }
+
+    fn get<'a>(c: &'a [MetricValue], id: &str) -> Option<&'a MetricValue> {
+        c.iter().find(|m| m.def.id == id)
+    }
+
+    /// SNC2 on two sockets: cells of 100 GB/s local and 30 GB/s across
+    /// (which sum to 200 and 60 per package), package records of 150/160
+    /// and 45/47 (what the packages move at once, not the sums): the
+    /// metrics read the records and are not labelled derived.
+    #[test]
+    fn package_figures_are_the_package_records_not_the_sums_of_cells() {
+        let t = machine(2, true);
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            recs.push(bw_local(c, 100.0));
+            for m in 0..5u32 {
+                let gbs = match m {
+                    4 => 20.0,
+                    _ if m == c => 100.0,
+                    _ if m / 2 == c / 2 => 70.0,
+                    _ => 30.0,
+                };
+                recs.push(bw_cell(c, m, gbs));
+            }
+        }
+        let (c, _) = catalogue_and_missing(&run(&t, recs.clone()));
+        let derived = |c: &[MetricValue], id: &str| get(c, id).and_then(|m| m.derived.clone());
+        // without package records: the sums of cells, labelled
+        assert_eq!(get(&c, "local_bw_pkg_gbs").map(|m| m.value), Some(200.0));
+        assert_eq!(derived(&c, "local_bw_pkg_gbs").as_deref(), Some(DERIVED_FROM_CELLS));
+        assert_eq!(get(&c, "cross_pkg_bw_gbs").map(|m| m.value), Some(60.0));
+        assert_eq!(derived(&c, "cross_pkg_bw_gbs").as_deref(), Some(DERIVED_FROM_CELLS));
+        assert!(get(&c, "pkg_interleave_bw_gbs").is_none());
+        recs.extend([
+            bw_pkg(0, 0, "bind-per-node", "0-1", 150.0),
+            bw_pkg(0, 0, "interleave", "0-1", 120.0),
+            bw_pkg(1, 1, "bind-per-node", "2-3", 160.0),
+            bw_pkg(1, 1, "interleave", "2-3", 124.0),
+            bw_pkg(0, 1, "interleave", "2-3", 45.0),
+            bw_pkg(1, 0, "interleave", "0-1", 47.0),
+        ]);
+        let (c, missing) = catalogue_and_missing(&run(&t, recs));
+        assert!(missing.is_empty(), "{missing:?}");
+        assert_eq!(get(&c, "local_bw_pkg_gbs").map(|m| m.value), Some(155.0));
+        assert_eq!(derived(&c, "local_bw_pkg_gbs"), None);
+        assert_eq!(get(&c, "pkg_interleave_bw_gbs").map(|m| m.value), Some(122.0));
+        assert_eq!(get(&c, "cross_pkg_bw_gbs").map(|m| m.value), Some(46.0));
+        assert_eq!(derived(&c, "cross_pkg_bw_gbs"), None);
+        // the node-scope neighbour figure stays the cells'
+        assert_eq!(get(&c, "neighbour_bw_gbs").map(|m| m.value), Some(70.0));
+    }
+
+    /// One package's records are not the machine's: with package 1's
+    /// missing, the figure falls back (labelled), never the mean of one.
+    #[test]
+    fn records_of_some_packages_only_are_not_used() {
+        let t = machine(1, false);
+        let recs = vec![
+            bw_local(0, 100.0),
+            bw_local(1, 90.0),
+            bw_pkg(0, 0, "bind-per-node", "0", 97.0),
+            bw_pkg(0, 1, "interleave", "1", 40.0),
+            lat_pkg(0, 0, "0", 80.0),
+            lat_pkg(0, 1, "1", 130.0),
+        ];
+        let (c, _) = catalogue_and_missing(&run(&t, recs));
+        let m = get(&c, "local_bw_pkg_gbs").unwrap();
+        assert_eq!((m.value, m.derived.as_deref()), (95.0, Some(DERIVED_FROM_CELLS)));
+        assert!(get(&c, "cross_pkg_bw_gbs").is_none());
+        assert!(get(&c, "pkg_lat_ns").is_none());
+        assert!(get(&c, "cross_pkg_lat_ns").is_none());
+        assert!(get(&c, "spread_lat_ns").is_none());
+    }
+
+    /// The spread latency from the package chases: per package its own
+    /// and the other package's latency weighted by their nodes (2 and 2);
+    /// the cells (which would give 120) are not used.
+    #[test]
+    fn the_spread_latency_weighs_the_package_chases_by_their_nodes() {
+        let t = machine(2, false);
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            for m in 0..4u32 {
+                recs.push(lat_cell(c, m, if m / 2 == c / 2 { 100.0 } else { 140.0 }));
+            }
+        }
+        recs.extend([
+            lat_pkg(0, 0, "0-1", 80.0),
+            lat_pkg(0, 1, "2-3", 140.0),
+            lat_pkg(1, 1, "2-3", 84.0),
+            lat_pkg(1, 0, "0-1", 136.0),
+        ]);
+        let (c, _) = catalogue_and_missing(&run(&t, recs));
+        let s = get(&c, "spread_lat_ns").unwrap();
+        assert_eq!((s.value, s.derived.as_deref()), (110.0, None));
+        assert_eq!(get(&c, "pkg_lat_ns").map(|m| m.value), Some(82.0));
+        assert_eq!(get(&c, "cross_pkg_lat_ns").map(|m| m.value), Some(138.0));
+        // `lat interleave`'s point when there are no chases
+        let point = rec(
+            "lat",
+            json!({"mode": "point", "cpu": 0, "cpu_node": 0, "median_ns": 117.0,
+                   "interleave": "0-3"}),
+        );
+        let mut cells: Vec<results::Record> = (0..4u32)
+            .flat_map(|c| (0..4u32).map(move |m| lat_cell(c, m, 100.0 + 10.0 * m as f64)))
+            .collect();
+        cells.push(point);
+        let (c, _) = catalogue_and_missing(&run(&t, cells));
+        let s = get(&c, "spread_lat_ns").unwrap();
+        assert_eq!((s.value, s.derived.as_deref()), (117.0, None));
+    }
+
+    /// SNC4 on two sockets (8 nodes): node 0's row holds 5 of its 8
+    /// cells (its same-package cells missing). No spread latency from the
+    /// 5, and the 3 missing cells are named; the full matrix gives the
+    /// derived figure.
+    #[test]
+    fn a_spread_latency_is_never_computed_from_part_of_a_row() {
+        let t = machine(4, false);
+        let ns = |c: u32, m: u32| match (c == m, c / 4 == m / 4) {
+            (true, _) => 80.0,
+            (false, true) => 95.0,
+            _ => 140.0,
+        };
+        let full: Vec<results::Record> =
+            (0..8u32).flat_map(|c| (0..8u32).map(move |m| lat_cell(c, m, ns(c, m)))).collect();
+        let (c, missing) = catalogue_and_missing(&run(&t, full.clone()));
+        assert!(missing.is_empty());
+        let s = get(&c, "spread_lat_ns").unwrap();
+        assert_eq!(s.derived.as_deref(), Some(DERIVED_FROM_CELLS));
+        assert!((s.value - (80.0 + 3.0 * 95.0 + 4.0 * 140.0) / 8.0).abs() < 1e-9, "{}", s.value);
+        let part: Vec<results::Record> = (0..8u32)
+            .flat_map(|c| (0..8u32).map(move |m| (c, m)))
+            .filter(|&(c, m)| !(c == 0 && (1..4).contains(&m)))
+            .map(|(c, m)| lat_cell(c, m, ns(c, m)))
+            .collect();
+        let (c, missing) = catalogue_and_missing(&run(&t, part));
+        assert!(get(&c, "spread_lat_ns").is_none(), "from 5 of node 0's 8 cells");
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert_eq!(missing[0].metric, Fixed::SpreadLat);
+        assert_eq!(
+            missing[0].what,
+            "the lat matrix cells 0->1, 0->2, 0->3 (CPU node -> memory node)"
+        );
+    }
+
+    /// NUMA off on two sockets: each package on the memory the OS gives
+    /// (`os-given`) is its own-memory figure, bound and interleaved alike;
+    /// nothing across the packages.
+    #[test]
+    fn numa_off_package_figures_are_on_the_memory_the_os_gives() {
+        let t = Machine::new(topo::Vendor::Intel, "Xeon")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-7", 64 << 30)
+            .build();
+        let recs = vec![bw_pkg(0, 0, "os-given", "0", 70.0), bw_pkg(1, 1, "os-given", "0", 72.0)];
+        let (c, _) = catalogue_and_missing(&run(&t, recs));
+        let m = get(&c, "local_bw_pkg_gbs").unwrap();
+        assert_eq!((m.value, m.derived.as_deref()), (71.0, None));
+        assert_eq!(get(&c, "pkg_interleave_bw_gbs").map(|m| m.value), Some(71.0));
+        assert!(get(&c, "cross_pkg_bw_gbs").is_none());
+    }
+
+    fn study_run(id: i64, label: &str, pkg: Option<(f64, f64)>, cells: (f64, f64)) -> LoadedRun {
+        let t = machine(2, false);
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            recs.push(bw_local(c, cells.0));
+            for m in 0..4u32 {
+                let gbs = if m / 2 == c / 2 { cells.0 } else { cells.1 };
+                recs.push(bw_cell(c, m, gbs));
+            }
+        }
+        if let Some((own, cross)) = pkg {
+            recs.extend([
+                bw_pkg(0, 0, "bind-per-node", "0-1", own),
+                bw_pkg(1, 1, "bind-per-node", "2-3", own),
+                bw_pkg(0, 1, "interleave", "2-3", cross),
+                bw_pkg(1, 0, "interleave", "0-1", cross),
+            ]);
+        } else {
+            recs.push(rec(
+                "step",
+                json!({"step": "bw-cross-package", "status": "skipped",
+                                         "reason": "left out by --skip"}),
+            ));
+        }
+        let mut r = run(&t, recs);
+        r.summary.id = RunId(id);
+        r.summary.label = Some(label.into());
+        r.config =
+            serde_json::from_value(json!({"nodes": 4, "declared": {"bios.x": label}})).unwrap();
+        r
+    }
+
+    fn group(label: &str, runs: Vec<LoadedRun>) -> GroupInput {
+        GroupInput { reference: format!("label:{label}"), runs }
+    }
+
+    /// Group A measured its package figures, group B only has cells (the
+    /// cross-package figure derived, 20% above A's measured one): both
+    /// shown, the derived one labelled, no verdict between them, a note
+    /// naming each side and B's runs with why; nothing picked on it.
+    #[test]
+    fn a_study_never_judges_a_derived_figure_against_a_measured_one() {
+        let a: Vec<LoadedRun> =
+            (0..3).map(|i| study_run(1 + i, "A", Some((150.0, 50.0)), (100.0, 30.0))).collect();
+        let b: Vec<LoadedRun> =
+            (0..3).map(|i| study_run(4 + i, "B", None, (100.0, 30.0 + i as f64 * 0.1))).collect();
+        let s = Study::build(
+            &[group("A", a), group("B", b)],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let m = s.metrics.iter().find(|m| m.metric == "cross_pkg_bw_gbs").unwrap();
+        assert_eq!(m.groups[0].derived, None);
+        assert_eq!(m.groups[1].derived.as_deref(), Some(DERIVED_FROM_CELLS));
+        assert_eq!(m.groups[1].verdict, None, "no verdict across measured and derived");
+        assert!(m.pairs[0][1].is_none() && m.pairs[1][0].is_none());
+        assert_eq!(m.derived.as_deref(), Some("derived from cells measured one at a time: B"));
+        assert!(m.name.ends_with("(derived from cells measured one at a time: B)"), "{}", m.name);
+        let v = serde_json::to_value(m).unwrap();
+        assert_eq!(v["groups"][1]["derived"], DERIVED_FROM_CELLS);
+        assert!(
+            s.notes.iter().any(|n| n.starts_with(
+                "Cross-package bandwidth: A measured at the metric's scope, B derived"
+            )),
+            "{:?}",
+            s.notes
+        );
+        let why =
+            s.notes.iter().find(|n| n.contains("derived in runs 4, 5, 6 (B)")).expect("runs named");
+        assert!(why.contains("bw-cross-package skipped: left out by --skip"), "{why}");
+        for r in &s.recommendations {
+            assert_ne!(r.decided_by.as_deref(), Some("cross_pkg_bw_gbs"), "{r:?}");
+            assert_ne!(r.decided_by.as_deref(), Some("local_bw_pkg_gbs"), "{r:?}");
+        }
+    }
+
+    /// Two groups with the same cells, one group's package records 10%
+    /// higher: the measured figures decide (better), where the derived
+    /// ones of the same runs would have called them the same.
+    #[test]
+    fn measured_package_figures_are_judged() {
+        let a: Vec<LoadedRun> = (0..3)
+            .map(|i| study_run(1 + i, "A", Some((150.0 + i as f64 * 0.2, 50.0)), (100.0, 30.0)))
+            .collect();
+        let b: Vec<LoadedRun> = (0..3)
+            .map(|i| study_run(4 + i, "B", Some((165.0 + i as f64 * 0.2, 50.0)), (100.0, 30.0)))
+            .collect();
+        let s = Study::build(
+            &[group("A", a), group("B", b)],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let m = s.metrics.iter().find(|m| m.metric == "local_bw_pkg_gbs").unwrap();
+        assert_eq!(m.derived, None);
+        assert_eq!(m.groups[1].verdict, Some(GroupVerdict::Better));
+        assert!(s.notes.iter().all(|n| !n.contains("derived")), "{:?}", s.notes);
+    }
+}
