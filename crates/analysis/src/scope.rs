@@ -406,6 +406,9 @@ pub struct Derivation {
     runs: Vec<Vec<RunDerivation>>,
 }
 
+/// The metrics a run derived and why it has no package-scope records.
+type WhatWhy = (Vec<String>, String);
+
 #[derive(Debug, Clone, Default)]
 struct RunDerivation {
     /// Metric id -> how it was derived.
@@ -536,7 +539,8 @@ impl Derivation {
     /// and why they have no package-scope records (their stored step
     /// notes, or that they hold none): one note per such group of runs.
     pub fn why_notes(&self, infos: &[crate::study::StudyGroup]) -> Vec<String> {
-        let mut by: Vec<((Vec<String>, String), Vec<(usize, String)>)> = Vec::new();
+        // (what was derived, why) -> (group, run id) of each such run
+        let mut by: Vec<(WhatWhy, Vec<(usize, String)>)> = Vec::new();
         for (g, runs) in self.runs.iter().enumerate() {
             for (i, r) in runs.iter().enumerate() {
                 if r.derived.is_empty() {
