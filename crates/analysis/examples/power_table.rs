@@ -57,12 +57,8 @@ fn exec_run(i: usize, label: &str, score: f64) -> LoadedRun {
         "machine_info": {}, "config": {"nodes": 1}, "topology": {}, "results": []
     }))
     .expect("a run document");
-    run.results = vec![results::run::StoredRecord {
-        seq: 1,
-        recorded: started,
-        record,
-        as_stored: None,
-    }];
+    run.results =
+        vec![results::run::StoredRecord { seq: 1, recorded: started, record, as_stored: None }];
     run
 }
 
@@ -76,7 +72,14 @@ struct Tally {
 }
 
 /// The verdict on S against R for one simulated study.
-fn one_study(rng: &mut Rng, n: usize, noise: f64, change: f64, drift: f64, abba: bool) -> GroupVerdict {
+fn one_study(
+    rng: &mut Rng,
+    n: usize,
+    noise: f64,
+    change: f64,
+    drift: f64,
+    abba: bool,
+) -> GroupVerdict {
     let (mut r, mut s) = (Vec::new(), Vec::new());
     for i in 0..2 * n {
         // A B A B ..., or study --vary's A B B A A B ...
@@ -132,7 +135,17 @@ fn main() {
     );
     println!(
         "{:>6} {:>6} {:>6} {:>3} | {:>7} {:>7} {:>7} {:>7} | {:>8} {:>9} {:>6}",
-        "drift%", "noise%", "change%", "n", "better", "same", "worse", "undec.", "decided%", "undecided%", "wrong%"
+        "drift%",
+        "noise%",
+        "change%",
+        "n",
+        "better",
+        "same",
+        "worse",
+        "undec.",
+        "decided%",
+        "undecided%",
+        "wrong%"
     );
     for &drift in &drifts {
         for noise in [0.5, 1.0, 1.5, 2.0, 3.0] {
@@ -148,7 +161,14 @@ fn main() {
                     let mut rng = Rng(seed | 1);
                     let mut t = Tally::default();
                     for _ in 0..trials {
-                        let v = one_study(&mut rng, n, noise / 100.0, change / 100.0, drift / 100.0, abba);
+                        let v = one_study(
+                            &mut rng,
+                            n,
+                            noise / 100.0,
+                            change / 100.0,
+                            drift / 100.0,
+                            abba,
+                        );
                         match v {
                             GroupVerdict::Better => t.better += 1,
                             GroupVerdict::Same => t.same += 1,

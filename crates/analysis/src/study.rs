@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use results::profile::Profile as WorkloadProfile;
 use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::{
-    guard_floor, interval_rank, judge, judge_bracketed, range_floor, Basis, Criteria,
-    GroupVerdict, Judgement, NoiseFloor, Undecided, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
+    guard_floor, interval_rank, judge, judge_bracketed, range_floor, Basis, Criteria, GroupVerdict,
+    Judgement, NoiseFloor, Undecided, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 

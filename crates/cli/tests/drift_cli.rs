@@ -101,7 +101,10 @@ fn identical_settings_on_a_machine_drifting_four_percent_per_run_are_never_bette
     let s = &m["groups"][1];
     assert_eq!(s["n"], 5, "{m}");
     let verdict = s["verdict"].as_str().unwrap();
-    assert!(verdict == "same" || verdict == "undecided", "identical settings judged {verdict}: {m}");
+    assert!(
+        verdict == "same" || verdict == "undecided",
+        "identical settings judged {verdict}: {m}"
+    );
     assert_eq!(s["basis"], "bracketed", "{m}");
     // The drift cancels in each bracket: no change is left.
     let change = s["change_pct"].as_f64().unwrap();

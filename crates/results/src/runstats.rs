@@ -734,7 +734,13 @@ pub fn bracketed(base: &[(f64, f64)], new: &[(f64, f64)]) -> Result<BracketFit, 
 /// smallest `n` whose interval half-width, about `t(2n - 3) s sqrt(2/n)`
 /// for `n + n` alternated runs, fits between the change and zero (change
 /// beyond the margin) or between the change and the margin (inside it).
-fn bracketed_runs_to_decide(change: f64, spread: f64, margin: f64, policy: &Criteria, have: usize) -> Option<u32> {
+fn bracketed_runs_to_decide(
+    change: f64,
+    spread: f64,
+    margin: f64,
+    policy: &Criteria,
+    have: usize,
+) -> Option<u32> {
     let gap = if change.abs() >= margin { change.abs() } else { margin - change.abs() };
     let first = (have + 1).max(2);
     if spread <= 0.0 {
@@ -744,7 +750,9 @@ fn bracketed_runs_to_decide(change: f64, spread: f64, margin: f64, policy: &Crit
         return None;
     }
     (first..=MAX_RUNS_SUGGESTED as usize)
-        .find(|&n| t_two_sided(2 * n - 3, policy.confidence) * spread * (2.0 / n as f64).sqrt() <= gap)
+        .find(|&n| {
+            t_two_sided(2 * n - 3, policy.confidence) * spread * (2.0 / n as f64).sqrt() <= gap
+        })
         .map(|n| n as u32)
 }
 
@@ -761,7 +769,9 @@ pub fn judge_bracketed(
     policy: &Criteria,
 ) -> Result<Judgement, Undecided> {
     let fit = bracketed(base, new)?;
-    let values = |v: &[(f64, f64)]| v.iter().map(|x| x.1).filter(|x| x.is_finite() && *x > 0.0).collect::<Vec<f64>>();
+    let values = |v: &[(f64, f64)]| {
+        v.iter().map(|x| x.1).filter(|x| x.is_finite() && *x > 0.0).collect::<Vec<f64>>()
+    };
     let (b, x) = (values(base), values(new));
     let t = t_two_sided(fit.df, policy.confidence);
     let (lo, hi) = (fit.change - t * fit.se, fit.change + t * fit.se);
@@ -785,7 +795,9 @@ pub fn judge_bracketed(
         GroupVerdict::Undecided
     };
     let runs_needed = (verdict == GroupVerdict::Undecided)
-        .then(|| bracketed_runs_to_decide(fit.change, fit.spread, margin, policy, b.len().max(x.len())))
+        .then(|| {
+            bracketed_runs_to_decide(fit.change, fit.spread, margin, policy, b.len().max(x.len()))
+        })
         .flatten();
     Ok(Judgement {
         n_base: b.len(),
@@ -1228,9 +1240,13 @@ mod tests {
             for n in [3, 5, 10] {
                 let (mut better, mut worse, trials) = (0, 0, 2000);
                 for _ in 0..trials {
-                    let (a, b) = alternated(n, false, |i| (1.0f64 + d).powi(i as i32), 1.0, || {
-                        (0.015 * rng.normal()).exp()
-                    });
+                    let (a, b) = alternated(
+                        n,
+                        false,
+                        |i| (1.0f64 + d).powi(i as i32),
+                        1.0,
+                        || (0.015 * rng.normal()).exp(),
+                    );
                     match judge_bracketed(&a, &b, true, &p()).unwrap().verdict {
                         GroupVerdict::Better => better += 1,
                         GroupVerdict::Worse => worse += 1,
@@ -1288,7 +1304,9 @@ mod tests {
         let a = vec![(0.0, 100.0), (2.0, 104.0)];
         let b = vec![(1.0, 110.0)];
         assert_eq!(bracketed(&a, &b), Err(Undecided::TooFewBrackets { brackets: 1 }));
-        assert!(Undecided::TooFewBrackets { brackets: 1 }.text().contains("too few runs to bracket"));
+        assert!(Undecided::TooFewBrackets { brackets: 1 }
+            .text()
+            .contains("too few runs to bracket"));
         assert!(Undecided::NotBracketed.text().contains("cannot be bracketed"));
         // A B A B: two brackets, one degree of freedom: an interval.
         let b = vec![(1.0, 110.0), (3.0, 114.0)];
@@ -1322,11 +1340,17 @@ mod tests {
         for which in 0..6 {
             for high in [1.3, 0.7] {
                 let mut i = 0;
-                let (a, b) = alternated(3, false, |k| 1.04f64.powi(k as i32), 1.0, || {
-                    i += 1;
-                    let out = if i - 1 == which { high } else { 1.0 };
-                    out * (0.003 * rng.normal()).exp()
-                });
+                let (a, b) = alternated(
+                    3,
+                    false,
+                    |k| 1.04f64.powi(k as i32),
+                    1.0,
+                    || {
+                        i += 1;
+                        let out = if i - 1 == which { high } else { 1.0 };
+                        out * (0.003 * rng.normal()).exp()
+                    },
+                );
                 let j = judge_bracketed(&a, &b, true, &p()).unwrap();
                 assert_eq!(j.verdict, GroupVerdict::Undecided, "outlier at {which} x{high}: {j:?}");
                 // A real +10% with that outlier: never worse or same.
@@ -1362,9 +1386,13 @@ mod tests {
         let mut rng = Rng(0x5EED_0004);
         for _ in 0..200 {
             let gap = 1.0 + 0.1 * rng.uniform();
-            let (a, b) = alternated(4, false, |i| 1.02f64.powi(i as i32), gap, || {
-                (0.02 * rng.normal()).exp()
-            });
+            let (a, b) = alternated(
+                4,
+                false,
+                |i| 1.02f64.powi(i as i32),
+                gap,
+                || (0.02 * rng.normal()).exp(),
+            );
             let ab = judge_bracketed(&a, &b, true, &p()).unwrap();
             let ba = judge_bracketed(&b, &a, true, &p()).unwrap();
             let mirrored = match ab.verdict {
@@ -1373,7 +1401,9 @@ mod tests {
                 v => v,
             };
             assert_eq!(ba.verdict, mirrored);
-            assert!(((1.0 + ab.change_pct / 100.0) * (1.0 + ba.change_pct / 100.0) - 1.0).abs() < 1e-9);
+            assert!(
+                ((1.0 + ab.change_pct / 100.0) * (1.0 + ba.change_pct / 100.0) - 1.0).abs() < 1e-9
+            );
         }
     }
 }
