@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use results::profile::Profile as WorkloadProfile;
 use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::{
-    guard_floor, interval_rank, judge, paired, range_floor, Basis, Criteria, GroupVerdict,
-    Judgement, NoiseFloor, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
+    guard_floor, interval_rank, judge, judge_bracketed, range_floor, Basis, Criteria, GroupVerdict,
+    Judgement, NoiseFloor, Undecided, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 
@@ -123,9 +123,14 @@ pub struct GroupMetric {
     /// Why this group cannot have the metric (`one OS node: no remote
     /// memory`); `None` where it can.
     pub not_applicable: Option<String>,
-    /// The pairs of alternated runs that decided (basis `paired`).
+    /// The bracketed runs the verdict rests on (basis `bracketed`: runs of
+    /// one group with runs of the other on both sides of them).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub paired_pairs: Option<usize>,
+    pub brackets: Option<usize>,
+    /// Why an `undecided` verdict could not rest on the runs' order (not
+    /// alternated, or too few runs to bracket).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided_because: Option<Undecided>,
     /// How the group's value was derived when some of its runs did not
     /// measure the metric at its scope (`derived from cells measured one
     /// at a time`): it is never judged against a measured group and never
@@ -640,7 +645,7 @@ impl Study {
             let labels: BTreeSet<Option<&str>> =
                 groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.label.as_deref()).collect();
             notes.push(if labels.len() > 1 {
-                "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: such pairs are judged pair by pair) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string()
+                "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: each run is then judged against the runs of the other group on both sides of it, so that the drift cancels) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string()
             } else {
                 "no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string()
             });
@@ -665,19 +670,31 @@ impl Study {
         // their scope, and the figures left out for missing cells.
         let derivation = crate::scope::Derivation::of(groups);
         notes.extend(derivation.missing_notes(&infos));
-        // Each run's start and values, for the pairs of alternated groups.
-        let timeline: Vec<Vec<(i64, BTreeMap<String, f64>)>> = groups
+        // Each run's place in the study's series (its rank by start, then
+        // by id) and its values, for the brackets of alternated groups.
+        let mut order: Vec<(i64, RunId)> = groups
+            .iter()
+            .flat_map(|g| &g.runs)
+            .map(|r| {
+                let t = results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
+                (t, r.summary.id)
+            })
+            .collect();
+        order.sort();
+        let place = |r: &LoadedRun| {
+            let t = results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
+            order.binary_search(&(t, r.summary.id)).unwrap_or(0) as f64
+        };
+        let timeline: Vec<Vec<(f64, BTreeMap<String, f64>)>> = groups
             .iter()
             .map(|g| {
                 g.runs
                     .iter()
                     .map(|r| {
-                        let t =
-                            results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN);
                         let v = catalogue::catalogue(r)
                             .into_iter()
                             .map(|m| (m.def.id.to_string(), m.value));
-                        (t, v.collect())
+                        (place(r), v.collect())
                     })
                     .collect()
             })
@@ -750,17 +767,21 @@ impl Study {
             // The floor for groups of `runs_needed` runs: a change inside it
             // stays undecided however many runs are taken.
             let held_by_floor = |j: &Judgement| -> Option<f64> {
+                // Bracketed verdicts are drift-free: no floor holds them.
+                if j.basis == Basis::Bracketed {
+                    return None;
+                }
                 let n = j.runs_needed? as usize;
                 let f = floors.for_sizes(&key, n, n, policy).ok().flatten()?;
                 let change = (1.0 + j.change_pct / 100.0).ln().abs();
                 (change <= (1.0 + f.pct / 100.0).ln()).then_some(f.pct)
             };
-            let series = |g: usize| -> Vec<(i64, f64)> {
+            let series = |g: usize| -> Vec<(f64, f64)> {
                 timeline[g].iter().filter_map(|(t, v)| Some((*t, *v.get(&key)?))).collect()
             };
             let derived: Vec<Option<String>> =
                 (0..groups.len()).map(|g| derivation.of_group(g, &key)).collect();
-            let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor, Option<usize>)> {
+            let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor)> {
                 // A per-node bandwidth figure of nodes of another size is
                 // not the same metric: no verdict (see the notes).
                 if def.sized_by_node() && layouts[a].structure() != layouts[b].structure() {
@@ -770,23 +791,26 @@ impl Study {
                 if derived[a].is_some() != derived[b].is_some() {
                     return None;
                 }
+                // Groups judged one value per run whose runs alternate: each
+                // run against the other group's runs on both sides of it, so
+                // that the machine's drift cancels (results::runstats::
+                // bracketed). The rank interval below assumes the runs of a
+                // group exchangeable, which a drifting machine breaks.
+                let (sa, sb) = (series(a), series(b));
+                let mut unbracketed = None;
+                if values[a].len() == sa.len() && values[b].len() == sb.len() {
+                    match judge_bracketed(&sa, &sb, def.higher_is_better, policy) {
+                        Ok(j) => return Some((j, Ok(None))),
+                        Err(why) => unbracketed = Some(why),
+                    }
+                }
                 let floor = floors.for_sizes(&key, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
                 let mut j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
-                // Runs alternated over time: a gap that repeats in every pair
-                // decides where the groups' medians alone could not (the
-                // drift falls on both sides of each pair).
-                let mut pairs = None;
                 if j.verdict == GroupVerdict::Undecided {
-                    let pj = paired(&series(a), &series(b), def.higher_is_better, policy);
-                    if let Some((pj, v)) = pj.and_then(|p| Some((p, p.verdict?))) {
-                        j.verdict = v;
-                        j.basis = Basis::Paired;
-                        j.runs_needed = None;
-                        pairs = Some(pj.pairs);
-                    }
+                    j.undecided_because = unbracketed;
                 }
-                Some((j, floor, pairs))
+                Some((j, floor))
             };
             let mut cells = Vec::new();
             for (i, v) in values.iter().enumerate() {
@@ -804,13 +828,15 @@ impl Study {
                     noise_floor_source: None,
                     floor_runs_needed: None,
                     more_runs_held_by_floor_pct: None,
-                    paired_pairs: None,
+                    brackets: None,
+                    undecided_because: None,
                     not_applicable: if g_has_runs[i] { def.impossible(&layouts[i]) } else { None },
                     derived: derived[i].clone(),
                 };
                 if i != baseline {
-                    if let Some((j, floor, pairs)) = judge_pair(baseline, i) {
-                        c.paired_pairs = pairs;
+                    if let Some((j, floor)) = judge_pair(baseline, i) {
+                        c.brackets = j.brackets;
+                        c.undecided_because = j.undecided_because;
                         if let Ok(Some(f)) = &floor {
                             c.noise_floor_pct = Some(f.pct);
                             c.noise_floor_source = Some(f.source.clone());
@@ -837,7 +863,7 @@ impl Study {
                 .map(|a| {
                     (0..k)
                         .map(|b| {
-                            let (j, _, _) = judge_pair(a, b).filter(|_| a != b)?;
+                            let (j, _) = judge_pair(a, b).filter(|_| a != b)?;
                             let held = held_by_floor(&j);
                             Some(Pair {
                                 verdict: j.verdict,

@@ -92,6 +92,15 @@ fn marks(ns: &BTreeSet<usize>) -> String {
     format!("[{}]", ns.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","))
 }
 
+/// How a bracketed verdict was reached, from the number of bracketed runs.
+pub fn bracketed_text(brackets: usize) -> String {
+    format!(
+        "judged by bracketed runs: the runs alternate, and each of the {brackets} runs with runs of the other group on both sides of it was compared with them, so that a drift of the machine cancels (Student-t interval, {} degree{} of freedom)",
+        brackets - 1,
+        if brackets == 2 { "" } else { "s" }
+    )
+}
+
 /// What explains group `i`'s verdict on `m`, beyond the figures the table
 /// shows (change, interval, floor, verdict): each piece a note.
 fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
@@ -127,12 +136,9 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
         (Some(_), Some(_), Some(Basis::NoiseFloor)) => out.push(format!(
             "within the noise floor: groups of identical settings differ by that much on this machine ({conf}% prediction bound)"
         )),
-        (Some(_), Some(_), Some(Basis::Paired)) => {
-            if let Some(n) = c.paired_pairs {
-                out.push(format!(
-                    "decided pair by pair: the runs were alternated and all {n} pairs of neighbouring runs moved the same way (sign test p = {:.3}), so the machine's drift cannot explain it",
-                    2.0 * 0.5f64.powi(n as i32)
-                ));
+        (Some(_), Some(_), Some(Basis::Bracketed)) => {
+            if let Some(n) = c.brackets {
+                out.push(bracketed_text(n));
             }
         }
         (Some(_), Some(_), _) => {}
@@ -146,6 +152,9 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
             ),
             _ => "too few runs for an interval and no noise floor measured on this machine".into(),
         }),
+    }
+    if let Some(why) = c.undecided_because {
+        out.push(why.text());
     }
     if c.noise_floor_pct.is_none() && c.basis == Some(Basis::Interval) {
         out.push("no noise floor: no configuration of this machine has two blocks of repeated runs of identical settings".into());

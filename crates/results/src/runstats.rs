@@ -33,6 +33,17 @@
 //!   bound on the difference of two medians of `k` consecutive runs of
 //!   identical settings, see [`guard_floor`]) can only turn `better`/`worse`
 //!   into `undecided`: runs taken back to back drift together.
+//! * Where the two groups' runs alternate over time (A B A B, or `study`'s
+//!   A B B A), the rank interval's premise (runs exchangeable within a
+//!   group) fails on a drifting machine: every later run is higher. Such
+//!   groups are judged by [`judge_bracketed`] instead: each run with runs
+//!   of the other group on both sides of it against them, interpolated at
+//!   its place, so that a drift linear between those neighbours cancels;
+//!   the bracketed differences, which share runs, are combined by
+//!   generalised least squares and the interval is Student's t with
+//!   `brackets - 1` degrees of freedom. It assumes the log values' noise
+//!   independent and normal between runs, and the drift linear across each
+//!   bracket. Groups that cannot be bracketed say why ([`Undecided`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -102,10 +113,11 @@ pub enum Basis {
     NoiseFloor,
     /// Too few runs and no noise floor known.
     TooFewRuns,
-    /// The groups' runs were alternated over time and every pair of
-    /// neighbouring runs moved the same way ([`paired`]): the machine's
-    /// drift falls on both sides of each pair.
-    Paired,
+    /// The groups' runs alternate over time: each run of one group with
+    /// runs of the other on both sides of it is compared with them
+    /// ([`bracketed`]), so that a drift of the machine cancels; the
+    /// interval is Student's t on the bracketed differences.
+    Bracketed,
 }
 
 /// The criteria a verdict is held to: confidence and equivalence margin.
@@ -155,6 +167,11 @@ pub struct Judgement {
     /// For `undecided`: runs per group that would likely decide (at most
     /// [`MAX_RUNS_SUGGESTED`]; `None` when even that would not).
     pub runs_needed: Option<u32>,
+    /// The bracketed runs the verdict rests on (basis `bracketed`).
+    pub brackets: Option<usize>,
+    /// Why an `undecided` verdict could not use the runs' order: they were
+    /// not alternated, or too few to bracket.
+    pub undecided_because: Option<Undecided>,
 }
 
 /// Number of ways to get each Mann–Whitney count `u` (0..=m*n) from two
@@ -299,6 +316,8 @@ pub fn judge(
         verdict: GroupVerdict::Undecided,
         basis: Basis::TooFewRuns,
         runs_needed: None,
+        brackets: None,
+        undecided_because: None,
     };
     let spread = {
         let (sb, sx) = (log_spread(&b), log_spread(&x));
@@ -575,82 +594,226 @@ pub fn guard_floor(series: &[Vec<f64>], k: usize, confidence: f64) -> Option<Noi
     })
 }
 
-/// Two groups judged pair by pair, where their runs were alternated.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PairedJudgement {
-    /// Pairs of neighbouring runs (one of each group, adjacent in time).
-    pub pairs: usize,
-    /// The median change within a pair, percent.
-    pub change_pct: f64,
-    /// Two-sided sign-test probability that every pair moves the same way
-    /// when nothing changed (`2 * 0.5^pairs`).
-    pub p_value: f64,
-    /// `better`/`worse` when every pair moved the same way, the sign test
-    /// holds at the confidence asked and the median change is beyond the
-    /// margin; else `None` (nothing to add to the groups' verdict).
-    pub verdict: Option<GroupVerdict>,
+/// Why two groups' runs give no bracketed comparison, or why a verdict
+/// without one stays undecided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum Undecided {
+    /// No run of either group lies between two runs of the other (runs
+    /// taken in blocks, or too few): the machine's drift between the
+    /// blocks cannot be told from the setting.
+    NotBracketed,
+    /// The runs alternate, but `brackets` bracketed runs leave no degree of
+    /// freedom for the noise (two are needed: `A B A B`).
+    TooFewBrackets { brackets: usize },
 }
 
-/// The pairs of `base` and `new` runs taken one after the other: each
-/// value with its run's start (any monotonic instant). Runs are merged by
-/// start and neighbours of different groups paired in turn, each run at
-/// most once. The groups count as alternated when every run of the
-/// smaller one (at least 2) found its pair. Within a pair the machine's
-/// slow drift (load, thermals, a neighbour VM) is nearly the same, so a
-/// gap that repeats in every pair is the setting's, not the drift's, even
-/// where groups of identical settings drift apart by more: the sign test
-/// needs no model of the noise, only that without a change each pair is as
-/// likely to move up as down. `None` when the runs were not alternated.
-pub fn paired(
-    base: &[(i64, f64)],
-    new: &[(i64, f64)],
-    higher_is_better: bool,
-    policy: &Criteria,
-) -> Option<PairedJudgement> {
-    let ok = |v: &f64| v.is_finite() && *v > 0.0;
-    let mut all: Vec<(i64, bool, f64)> = base
-        .iter()
-        .filter(|x| ok(&x.1))
-        .map(|&(t, v)| (t, false, v))
-        .chain(new.iter().filter(|x| ok(&x.1)).map(|&(t, v)| (t, true, v)))
-        .collect();
-    let smaller = all.iter().filter(|x| x.1).count().min(all.iter().filter(|x| !x.1).count());
-    if smaller < 2 {
-        return None;
-    }
-    all.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut d = Vec::new();
-    let mut i = 0;
-    while i + 1 < all.len() {
-        let (x, y) = (all[i], all[i + 1]);
-        if x.1 != y.1 {
-            let (b, n) = if x.1 { (y.2, x.2) } else { (x.2, y.2) };
-            d.push((n / b).ln());
-            i += 2;
-        } else {
-            i += 1;
+impl Undecided {
+    /// The reason in words, for every front end.
+    pub fn text(self) -> String {
+        match self {
+            Undecided::NotBracketed => "the runs cannot be bracketed: no run of one group lies between two runs of the other, so the machine's drift between them cannot be told from the setting; alternate the runs (A B A B, or study's A B B A)".into(),
+            Undecided::TooFewBrackets { brackets } => format!(
+                "too few runs to bracket: {brackets} run{} of one group between runs of the other, and a drift-free interval needs 2 (A B A B)",
+                if brackets == 1 { "" } else { "s" }
+            ),
         }
     }
-    if d.len() < smaller {
+}
+
+/// The drift-free comparison of two groups of alternated runs, from their
+/// bracketed runs (see [`bracketed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BracketFit {
+    /// Bracketed runs used (each a run of one group between two of the other).
+    pub brackets: usize,
+    /// Degrees of freedom of the interval (`brackets - 1`).
+    pub df: usize,
+    /// The change of `new` against `base`, log ratio.
+    pub change: f64,
+    /// Its standard error (log units).
+    pub se: f64,
+    /// The run-to-run standard deviation of a log value, estimated from the
+    /// brackets' scatter.
+    pub spread: f64,
+}
+
+/// Compares `new` with `base` run by run where their runs alternate: each
+/// value with its run's place in the series (any increasing number: its
+/// rank by start). A run of one group with runs of the other on both sides
+/// of it is *bracketed*: its log value minus the other group's log values
+/// before and after it, interpolated at its place (`ln B_i - (ln A_before
+/// + ln A_after) / 2` when equally spaced), oriented `new - base`. A drift
+/// of the machine that is linear between the two runs around each bracket
+/// cancels in it exactly, whatever its size. Neighbouring brackets share
+/// runs, so they are combined by generalised least squares with their
+/// covariance (`C Cᵀ` in units of one run's variance, `C` the brackets'
+/// coefficients on the runs); the scatter left after that estimates the
+/// run-to-run noise with `brackets - 1` degrees of freedom, and the
+/// estimate over its standard error is Student's t with those degrees of
+/// freedom when the log values' noise is normal and independent between
+/// runs (exact, not asymptotic). A bracket that the others already
+/// determine (a linear combination of them) adds nothing and is left out.
+pub fn bracketed(base: &[(f64, f64)], new: &[(f64, f64)]) -> Result<BracketFit, Undecided> {
+    let ok = |v: &(f64, f64)| v.0.is_finite() && v.1.is_finite() && v.1 > 0.0;
+    let mut runs: Vec<(f64, bool, f64)> = base
+        .iter()
+        .filter(|v| ok(v))
+        .map(|&(p, v)| (p, false, v.ln()))
+        .chain(new.iter().filter(|v| ok(v)).map(|&(p, v)| (p, true, v.ln())))
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let n = runs.len();
+    // Each bracket's coefficients on the runs.
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    for i in 0..n {
+        let (p, g, _) = runs[i];
+        let before = (0..i).rev().find(|&j| runs[j].1 != g);
+        let after = (i + 1..n).find(|&j| runs[j].1 != g);
+        let (Some(b), Some(a)) = (before, after) else { continue };
+        let (pb, pa) = (runs[b].0, runs[a].0);
+        if pa <= pb {
+            continue;
+        }
+        let wb = (pa - p) / (pa - pb);
+        let sign = if g { 1.0 } else { -1.0 };
+        let mut c = vec![0.0; n];
+        c[i] = sign;
+        c[b] -= sign * wb;
+        c[a] -= sign * (1.0 - wb);
+        rows.push(c);
+    }
+    if rows.is_empty() {
+        return Err(Undecided::NotBracketed);
+    }
+    // Cholesky factor of C Cᵀ, built row by row; a row the kept ones
+    // already span is dropped.
+    let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>();
+    let mut kept: Vec<Vec<f64>> = Vec::new();
+    let mut l: Vec<Vec<f64>> = Vec::new();
+    for c in rows {
+        let v: Vec<f64> = kept.iter().map(|k| dot(k, &c)).collect();
+        let mut y = vec![0.0; v.len()];
+        for i in 0..v.len() {
+            y[i] = (v[i] - dot(&l[i][..i], &y[..i])) / l[i][i];
+        }
+        let cc = dot(&c, &c);
+        let pivot = cc - dot(&y, &y);
+        if pivot <= 1e-9 * cc {
+            continue;
+        }
+        y.push(pivot.sqrt());
+        l.push(y);
+        kept.push(c);
+    }
+    let j = kept.len();
+    if j < 2 {
+        return Err(Undecided::TooFewBrackets { brackets: j });
+    }
+    let logs: Vec<f64> = runs.iter().map(|r| r.2).collect();
+    let d: Vec<f64> = kept.iter().map(|c| dot(c, &logs)).collect();
+    // Forward substitution: L u = d, L w = 1.
+    let solve = |rhs: &[f64]| {
+        let mut x = vec![0.0; j];
+        for i in 0..j {
+            x[i] = (rhs[i] - dot(&l[i][..i], &x[..i])) / l[i][i];
+        }
+        x
+    };
+    let u = solve(&d);
+    let w = solve(&vec![1.0; j]);
+    let (ww, wu) = (dot(&w, &w), dot(&w, &u));
+    let change = wu / ww;
+    let rss: f64 = u.iter().zip(&w).map(|(ui, wi)| (ui - change * wi).powi(2)).sum();
+    let df = j - 1;
+    let spread = (rss / df as f64).sqrt();
+    Ok(BracketFit { brackets: j, df, change, se: spread / ww.sqrt(), spread })
+}
+
+/// Runs per group that would likely decide a bracketed comparison: the
+/// smallest `n` whose interval half-width, about `t(2n - 3) s sqrt(2/n)`
+/// for `n + n` alternated runs, fits between the change and zero (change
+/// beyond the margin) or between the change and the margin (inside it).
+fn bracketed_runs_to_decide(
+    change: f64,
+    spread: f64,
+    margin: f64,
+    policy: &Criteria,
+    have: usize,
+) -> Option<u32> {
+    let gap = if change.abs() >= margin { change.abs() } else { margin - change.abs() };
+    let first = (have + 1).max(2);
+    if spread <= 0.0 {
+        return Some(first as u32);
+    }
+    if gap <= 0.0 {
         return None;
     }
-    let pairs = d.len();
-    let median = crate::stats::median(&d).unwrap_or(0.0);
-    let p_value = (2.0 * 0.5f64.powi(pairs as i32)).min(1.0);
+    (first..=MAX_RUNS_SUGGESTED as usize)
+        .find(|&n| {
+            t_two_sided(2 * n - 3, policy.confidence) * spread * (2.0 / n as f64).sqrt() <= gap
+        })
+        .map(|n| n as u32)
+}
+
+/// Judges `new` against `base` from their bracketed runs ([`bracketed`]):
+/// the change is the drift-free estimate, the interval Student's t at the
+/// confidence asked; `same` when the interval lies inside the margin,
+/// `better`/`worse` when it excludes no change and the estimate is at
+/// least the margin, else `undecided`. The medians are each group's, as
+/// printed. `Err` when the runs give no bracketed interval.
+pub fn judge_bracketed(
+    base: &[(f64, f64)],
+    new: &[(f64, f64)],
+    higher_is_better: bool,
+    policy: &Criteria,
+) -> Result<Judgement, Undecided> {
+    let fit = bracketed(base, new)?;
+    let values = |v: &[(f64, f64)]| {
+        v.iter().map(|x| x.1).filter(|x| x.is_finite() && *x > 0.0).collect::<Vec<f64>>()
+    };
+    let (b, x) = (values(base), values(new));
+    let t = t_two_sided(fit.df, policy.confidence);
+    let (lo, hi) = (fit.change - t * fit.se, fit.change + t * fit.se);
     let margin = (1.0 + policy.margin_pct / 100.0).ln();
-    let same_way = d.iter().all(|x| *x > 0.0) || d.iter().all(|x| *x < 0.0);
-    let verdict = (same_way
-        && p_value <= 1.0 - policy.confidence + 1e-12
-        && median.abs() >= margin)
+    let good = |d: f64| if higher_is_better { d > 0.0 } else { d < 0.0 };
+    let side = if lo > 0.0 {
+        1.0
+    } else if hi < 0.0 {
+        -1.0
+    } else {
+        0.0
+    };
+    let beyond = side != 0.0 && fit.change * side >= margin;
+    let verdict = if lo > -margin && hi < margin {
+        GroupVerdict::Same
+    } else if beyond && good(fit.change) {
+        GroupVerdict::Better
+    } else if beyond {
+        GroupVerdict::Worse
+    } else {
+        GroupVerdict::Undecided
+    };
+    let runs_needed = (verdict == GroupVerdict::Undecided)
         .then(|| {
-            let good = if higher_is_better { median > 0.0 } else { median < 0.0 };
-            if good {
-                GroupVerdict::Better
-            } else {
-                GroupVerdict::Worse
-            }
-        });
-    Some(PairedJudgement { pairs, change_pct: pct(median), p_value, verdict })
+            bracketed_runs_to_decide(fit.change, fit.spread, margin, policy, b.len().max(x.len()))
+        })
+        .flatten();
+    Ok(Judgement {
+        n_base: b.len(),
+        n: x.len(),
+        median_base: crate::stats::median(&b).unwrap_or(f64::NAN),
+        median: crate::stats::median(&x).unwrap_or(f64::NAN),
+        change_pct: pct(fit.change),
+        ci_low_pct: Some(pct(lo)),
+        ci_high_pct: Some(pct(hi)),
+        coverage: Some(policy.confidence),
+        verdict,
+        basis: Basis::Bracketed,
+        runs_needed,
+        brackets: Some(fit.brackets),
+        undecided_because: None,
+    })
 }
 
 #[cfg(test)]
@@ -1000,7 +1163,7 @@ mod tests {
                     Basis::Interval => prop_assert!(j.ci_low_pct.unwrap() > 0.0),
                     Basis::NoiseFloor => prop_assert!(j.change_pct > floor),
                     Basis::TooFewRuns => prop_assert!(false, "better without evidence"),
-                    Basis::Paired => prop_assert!(false, "judge never pairs"),
+                    Basis::Bracketed => prop_assert!(false, "judge never brackets"),
                 }
             }
             if j.verdict == GroupVerdict::Same {
@@ -1019,41 +1182,228 @@ mod tests {
             }
         }
     }
+    /// Two groups of `n` runs each in the order `A B A B ...` (or `A B B A
+    /// A B ...`), run `i` scoring `drift(i) * noise_i`, the runs of B also
+    /// `gap` times that: each value with its place.
+    type Series = Vec<(f64, f64)>;
+    fn alternated(
+        n: usize,
+        abba: bool,
+        drift: impl Fn(usize) -> f64,
+        gap: f64,
+        mut noise: impl FnMut() -> f64,
+    ) -> (Series, Series) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for i in 0..2 * n {
+            let second = if abba { (i % 2 == 1) != ((i / 2) % 2 == 1) } else { i % 2 == 1 };
+            let v = 100.0 * drift(i) * noise();
+            if second {
+                b.push((i as f64, v * gap));
+            } else {
+                a.push((i as f64, v));
+            }
+        }
+        (a, b)
+    }
 
     #[test]
-    fn alternated_runs_are_judged_pair_by_pair() {
-        let p = Criteria::default();
-        // A B A B ... with a drift of 30% over the series and a steady 5%
-        // gap inside each pair: five pairs decide at 90% (p = 1/16).
-        type Timed = Vec<(i64, f64)>;
-        let series = |n: usize, gap: f64| -> (Timed, Timed) {
-            let drift = |i: usize| 100.0 * (1.0 + 0.3 * i as f64 / n as f64);
-            let a = (0..n).map(|i| (2 * i as i64, drift(i))).collect();
-            let b = (0..n).map(|i| (2 * i as i64 + 1, drift(i) * gap)).collect();
-            (a, b)
-        };
-        let (a, b) = series(5, 0.95);
-        let j = paired(&a, &b, true, &p).unwrap();
-        assert_eq!((j.pairs, j.verdict), (5, Some(GroupVerdict::Worse)));
-        assert!((j.change_pct + 5.0).abs() < 1e-9 && (j.p_value - 0.0625).abs() < 1e-12);
-        assert_eq!(paired(&a, &b, false, &p).unwrap().verdict, Some(GroupVerdict::Better));
-        // Four pairs cannot reach 90% (p = 1/8), whatever the gap.
-        let (a, b) = series(4, 0.5);
-        assert_eq!(paired(&a, &b, true, &p).unwrap().verdict, None);
-        // One pair moving the other way: no verdict from the pairs.
-        let (a, mut b) = series(6, 0.95);
-        b[3].1 = a[3].1 * 1.01;
-        assert_eq!(paired(&a, &b, true, &p).unwrap().verdict, None);
-        // Inside the margin: nothing to add.
-        let (a, b) = series(6, 0.99);
-        assert_eq!(paired(&a, &b, true, &p).unwrap().verdict, None);
-        // Blocks A A A B B B are not alternated: no pairs to speak of.
-        let a: Vec<(i64, f64)> = (0..3).map(|i| (i, 100.0)).collect();
-        let b: Vec<(i64, f64)> = (3..6).map(|i| (i, 90.0)).collect();
-        assert_eq!(paired(&a, &b, true, &p), None);
-        // A B B A (study --vary) pairs A-B and B-A.
-        let a = vec![(0, 100.0), (3, 101.0)];
-        let b = vec![(1, 90.0), (2, 91.0)];
-        assert_eq!(paired(&a, &b, true, &p).unwrap().pairs, 2);
+    fn identical_groups_under_any_drift_up_to_ten_percent_per_run_are_never_better_or_worse() {
+        // The drift is applied to every run (not to both runs of a pair):
+        // geometric (x(1 + d) per run) and arithmetic (+d of the first run
+        // per run), up and down, A B A B and A B B A, 2 to 10 runs each.
+        for step in 0..=20 {
+            let d = step as f64 * 0.005;
+            let drifts: [Box<dyn Fn(usize) -> f64>; 4] = [
+                Box::new(move |i| (1.0 + d).powi(i as i32)),
+                Box::new(move |i| 1.0 + d * i as f64),
+                Box::new(move |i| (1.0 + d).powi(-(i as i32))),
+                Box::new(move |i| 1.0 / (1.0 + d * i as f64)),
+            ];
+            for (k, drift) in drifts.iter().enumerate() {
+                for abba in [false, true] {
+                    for n in 2..=10 {
+                        let (a, b) = alternated(n, abba, drift, 1.0, || 1.0);
+                        let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+                        assert!(
+                            matches!(j.verdict, GroupVerdict::Same | GroupVerdict::Undecided),
+                            "drift {d} (kind {k}), abba {abba}, n {n}: {j:?}"
+                        );
+                        assert!(j.change_pct.abs() < 1.0, "{d} {k} {abba} {n}: {j:?}");
+                    }
+                }
+            }
+        }
+        // With 1.5% noise on top, false verdicts stay within the interval's
+        // error rate (at most 5% each way at 90%), whatever the drift.
+        let mut rng = Rng(0x5EED_0001);
+        for d in [0.0, 0.04, 0.10] {
+            for n in [3, 5, 10] {
+                let (mut better, mut worse, trials) = (0, 0, 2000);
+                for _ in 0..trials {
+                    let (a, b) = alternated(
+                        n,
+                        false,
+                        |i| (1.0f64 + d).powi(i as i32),
+                        1.0,
+                        || (0.015 * rng.normal()).exp(),
+                    );
+                    match judge_bracketed(&a, &b, true, &p()).unwrap().verdict {
+                        GroupVerdict::Better => better += 1,
+                        GroupVerdict::Worse => worse += 1,
+                        _ => {}
+                    }
+                }
+                let (b, w) = (better as f64 / trials as f64, worse as f64 / trials as f64);
+                assert!(b <= 0.05 && w <= 0.05, "drift {d}, n {n}: better {b}, worse {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_real_eight_percent_gap_under_a_four_percent_drift_per_run_is_decided() {
+        let drift = |i: usize| 1.04f64.powi(i as i32);
+        // Without noise: exactly +8%, a point interval.
+        let (a, b) = alternated(5, false, drift, 1.08, || 1.0);
+        let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+        assert_eq!((j.verdict, j.basis), (GroupVerdict::Better, Basis::Bracketed));
+        assert!((j.change_pct - 8.0).abs() < 1e-6, "{j:?}");
+        assert_eq!(j.brackets, Some(8));
+        // Lower is better (a time): worse.
+        assert_eq!(judge_bracketed(&a, &b, false, &p()).unwrap().verdict, GroupVerdict::Worse);
+        // With 1.5% noise, 3 and 5 runs per group: decided in at least 95%
+        // of trials, never the wrong way; the interval covers +8% in about
+        // 90% of them (exact t coverage).
+        let mut rng = Rng(0x5EED_0002);
+        for n in [3, 5] {
+            let (mut better, mut wrong, mut covered, trials) = (0, 0, 0, 2000);
+            for _ in 0..trials {
+                let (a, b) = alternated(n, false, drift, 1.08, || (0.015 * rng.normal()).exp());
+                let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+                better += usize::from(j.verdict == GroupVerdict::Better);
+                wrong += usize::from(matches!(j.verdict, GroupVerdict::Worse | GroupVerdict::Same));
+                let (lo, hi) = (j.ci_low_pct.unwrap(), j.ci_high_pct.unwrap());
+                covered += usize::from(lo <= 8.0 && 8.0 <= hi);
+            }
+            let r = |x: usize| x as f64 / trials as f64;
+            assert!(r(better) >= 0.95, "n {n}: decided in {}", r(better));
+            assert_eq!(wrong, 0, "n {n}");
+            assert!((0.87..=0.93).contains(&r(covered)), "n {n}: coverage {}", r(covered));
+        }
+    }
+
+    #[test]
+    fn runs_that_cannot_be_bracketed_say_why() {
+        // Two runs per group in blocks (A A B B), or one each: no run lies
+        // between two of the other group.
+        let a = vec![(0.0, 100.0), (1.0, 110.0)];
+        let b = vec![(2.0, 121.0), (3.0, 133.1)];
+        assert_eq!(judge_bracketed(&a, &b, true, &p()), Err(Undecided::NotBracketed));
+        assert_eq!(bracketed(&a[..1], &b[..1]), Err(Undecided::NotBracketed));
+        assert_eq!(bracketed(&a, &[]), Err(Undecided::NotBracketed));
+        // A B A: one bracket, no degree of freedom left for the noise.
+        let a = vec![(0.0, 100.0), (2.0, 104.0)];
+        let b = vec![(1.0, 110.0)];
+        assert_eq!(bracketed(&a, &b), Err(Undecided::TooFewBrackets { brackets: 1 }));
+        assert!(Undecided::TooFewBrackets { brackets: 1 }
+            .text()
+            .contains("too few runs to bracket"));
+        assert!(Undecided::NotBracketed.text().contains("cannot be bracketed"));
+        // A B A B: two brackets, one degree of freedom: an interval.
+        let b = vec![(1.0, 110.0), (3.0, 114.0)];
+        let f = bracketed(&a, &b).unwrap();
+        assert_eq!((f.brackets, f.df), (2, 1));
+        // Unusable values are left out before bracketing.
+        let b = vec![(1.0, 110.0), (3.0, f64::NAN)];
+        assert_eq!(bracketed(&a, &b), Err(Undecided::TooFewBrackets { brackets: 1 }));
+    }
+
+    #[test]
+    fn zero_spread_gives_a_point_interval() {
+        let (a, b) = alternated(3, false, |_| 1.0, 1.0, || 1.0);
+        let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+        assert_eq!(j.verdict, GroupVerdict::Same, "{j:?}");
+        assert_eq!((j.ci_low_pct, j.ci_high_pct), (Some(0.0), Some(0.0)));
+        // A steady 2% (inside the margin) on a linear drift: same; 4%: better.
+        let (a, b) = alternated(3, true, |i| 1.0 + 0.03 * i as f64, 1.02, || 1.0);
+        let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+        assert_eq!(j.verdict, GroupVerdict::Same, "{j:?}");
+        let (a, b) = alternated(3, true, |i| 1.03f64.powi(i as i32), 1.04, || 1.0);
+        assert_eq!(judge_bracketed(&a, &b, true, &p()).unwrap().verdict, GroupVerdict::Better);
+    }
+
+    #[test]
+    fn one_outlying_run_leaves_the_verdict_undecided_never_wrong() {
+        // 3 + 3 alternated, identical settings, quiet (0.3%), on a 4% drift;
+        // one run lands 30% high (a disturbed run): it widens the interval,
+        // it never makes a verdict.
+        let mut rng = Rng(0x5EED_0003);
+        for which in 0..6 {
+            for high in [1.3, 0.7] {
+                let mut i = 0;
+                let (a, b) = alternated(
+                    3,
+                    false,
+                    |k| 1.04f64.powi(k as i32),
+                    1.0,
+                    || {
+                        i += 1;
+                        let out = if i - 1 == which { high } else { 1.0 };
+                        out * (0.003 * rng.normal()).exp()
+                    },
+                );
+                let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+                assert_eq!(j.verdict, GroupVerdict::Undecided, "outlier at {which} x{high}: {j:?}");
+                // A real +10% with that outlier: never worse or same.
+                let (a, b) = (a, b.iter().map(|&(t, v)| (t, v * 1.1)).collect::<Vec<_>>());
+                let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+                assert!(
+                    matches!(j.verdict, GroupVerdict::Better | GroupVerdict::Undecided),
+                    "outlier at {which} x{high}: {j:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn brackets_interpolate_between_unevenly_spaced_neighbours() {
+        // A B B A (study --vary): each B lies a third and two thirds of the
+        // way from the first A to the second; a linear drift of 10% per run
+        // cancels only when each is weighed by its place.
+        let a = vec![(0.0, 100.0), (3.0, 130.0)];
+        let b = vec![(1.0, 110.0 * 1.05), (2.0, 120.0 * 1.05)];
+        let f = bracketed(&a, &b).unwrap();
+        assert!((f.change - 1.05f64.ln()).abs() < 0.01, "{f:?}");
+        assert_eq!(f.brackets, 2);
+        // The same order with A B B A A B: every run between two of the
+        // other group counts.
+        let (a, b) = alternated(3, true, |i| 1.0 + 0.1 * i as f64, 1.05, || 1.0);
+        let f = bracketed(&a, &b).unwrap();
+        assert_eq!(f.brackets, 4, "{f:?}");
+    }
+
+    #[test]
+    fn bracketed_verdicts_mirror_when_the_groups_swap() {
+        let mut rng = Rng(0x5EED_0004);
+        for _ in 0..200 {
+            let gap = 1.0 + 0.1 * rng.uniform();
+            let (a, b) = alternated(
+                4,
+                false,
+                |i| 1.02f64.powi(i as i32),
+                gap,
+                || (0.02 * rng.normal()).exp(),
+            );
+            let ab = judge_bracketed(&a, &b, true, &p()).unwrap();
+            let ba = judge_bracketed(&b, &a, true, &p()).unwrap();
+            let mirrored = match ab.verdict {
+                GroupVerdict::Better => GroupVerdict::Worse,
+                GroupVerdict::Worse => GroupVerdict::Better,
+                v => v,
+            };
+            assert_eq!(ba.verdict, mirrored);
+            assert!(
+                ((1.0 + ab.change_pct / 100.0) * (1.0 + ba.change_pct / 100.0) - 1.0).abs() < 1e-9
+            );
+        }
     }
 }
