@@ -315,22 +315,31 @@ fn xeon_figure(label: &str, id: &str) -> Option<f64> {
     })
 }
 
-/// The model's truth on the Xeon 8380 is the study's conclusion: SNC2 for
-/// HPC with processes bound per domain, SNC off for OLTP databases,
-/// virtualization and multi-GPU training, never NUMA off.
+/// The model's truth on the Xeon 8380 against the study's conclusion.
+/// Where they agree: SNC off for OLTP databases, virtualization and
+/// multi-GPU training, never NUMA off. Where they do not: bound HPC work.
+/// The study picks SNC2 "(+5-7% local bandwidth, lower local latency)";
+/// on its own figures SNC4 has as much bound bandwidth (585 against 580
+/// GB/s, inside the margin) and a lower local latency (110 against 115 ns),
+/// and what SNC2 keeps over SNC4 is the unbound bandwidth (525 against 510
+/// GB/s), which the premise of a job bound per domain never touches
+/// (docs/store.md, "Recommendations": no guard). So the truth picks SNC4,
+/// with SNC2 within the band (the latencies 4.3% apart, near the margin).
 #[test]
-fn study1_the_models_truth_is_the_published_conclusion() {
+fn study1_the_models_truth_against_the_published_conclusion() {
     for neighbour in [1.1, 1.25, 1.5] {
         let s = xeon_study(neighbour);
         let t = model_truth(&s);
+        let what = format!("sibling at {neighbour}x: {t:?}");
         let label = |p: &str| truth_of(&t, p).pick.map(|i| s.labels[i].as_str());
-        assert_eq!(label("hpc"), Some("NUMA on, SNC2"), "{neighbour}: {t:?}");
         for p in ["database", "virtualization", "ai-training"] {
-            assert_eq!(label(p), Some("NUMA on, SNC off"), "{neighbour}: {p}: {t:?}");
-            assert_eq!(truth_of(&t, p).acceptable.len(), 1, "{neighbour}: {p}: {t:?}");
+            assert_eq!(label(p), Some("NUMA on, SNC off"), "{p}: {what}");
         }
+        assert_eq!(label("hpc"), Some("NUMA on, SNC4"), "{what}");
+        assert_eq!(truth_of(&t, "hpc").decided_by.map(|f| f.metric_id()), Some("thread_lat_ns"));
+        assert!(truth_of(&t, "hpc").acceptable.contains(&1), "SNC2 within the band: {what}");
         for x in &t {
-            assert!(!x.acceptable.contains(&3), "{neighbour}: NUMA off allowed: {x:?}");
+            assert!(!x.acceptable.contains(&3), "NUMA off allowed: {x:?}");
         }
     }
 }
@@ -348,28 +357,14 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
             for p in ["hpc", "database", "virtualization", "ai-training", "latency"] {
                 assert_pick_allowed(&v, &s, &t, p, &what);
             }
-            // OLTP databases, virtualization, multi-GPU training: SNC off,
-            // the one setting the truth allows.
+            // OLTP databases, virtualization, multi-GPU training decide
+            // (SNC off, or where the truth allows it SNC2), and say which
+            // setting differs.
             for p in ["database", "virtualization", "ai-training"] {
                 let r = rec(&v, p);
-                assert_eq!(
-                    r["group"],
-                    json!(group_index(&v, "NUMA on, SNC off")),
-                    "{what}: {p}: {}",
-                    r["text"]
-                );
+                assert!(r["group"].is_u64(), "{what}: {p}: {}", r["text"]);
                 assert!(r["text"].as_str().unwrap().contains("bios.snc"), "{what}: {p}");
             }
-            // HPC bound per domain: SNC2 or, its unbound bandwidth 2.8%
-            // below SNC off's (at the 3% margin), SNC off; never SNC4 or
-            // NUMA off.
-            let hpc = rec(&v, "hpc");
-            assert!(
-                hpc["group"] == json!(group_index(&v, "NUMA on, SNC2"))
-                    || hpc["group"] == json!(group_index(&v, "NUMA on, SNC off")),
-                "{what}: {}",
-                hpc["text"]
-            );
             // Keep NUMA on: no profile picks NUMA off.
             let off = group_index(&v, "NUMA off");
             for r in v["recommendations"].as_array().unwrap() {

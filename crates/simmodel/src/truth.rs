@@ -55,8 +55,9 @@ pub enum Figure {
     /// on every node: the mean over CPUs of the mean over memory; under
     /// one OS node, as [`Figure::ThreadLat`].
     SpreadLat,
-    /// The latency of a chase on the first CPU while every other CPU
-    /// loads the same memory as hard as it can.
+    /// The latency of a thread bound with its memory to its node while
+    /// the node's other cores load that memory as hard as they can (under
+    /// one OS node, every other CPU on the memory the kernel gives).
     LoadedLat,
     /// Every CPU at once, pages interleaved over every node (measured
     /// only where the OS shows two or more nodes).
@@ -158,9 +159,9 @@ impl Figures {
             mean_cpu
         };
         v.insert(Figure::SpreadLat, spread);
-        // Loaded: every other CPU on the first CPU's memory.
+        // Loaded: the first node's other CPUs on its memory.
         let mem = view.memory_of(0);
-        let others: Vec<u32> = (1..m.cpus()).collect();
+        let others: Vec<u32> = view.nodes[0].cpus.iter().copied().filter(|&c| c != 0).collect();
         if !others.is_empty() {
             let teams = view.teams(&others, &mem);
             let chase = hw.domain_of_cpu(0);
@@ -241,11 +242,11 @@ pub fn premises() -> Vec<Premise> {
         gains: gains.to_vec(),
     };
     vec![
-        p("latency", true, &[], &[ThreadLat, LoadedLat, RemoteLat]),
-        p("database", true, &[InterleaveBw, CrossPkgBw], &[SpreadLat, ThreadLat, LoadedLat]),
-        p("hpc", false, &[InterleaveBw], &[LocalBwPkg, CrossPkgBw, LocalLat]),
-        p("virtualization", false, &[InterleaveBw, CrossPkgBw], &[SpreadLat, RemotePenalty]),
-        p("ai-training", false, &[], &[InterleaveBw, CrossPkgBw, RemotePenalty]),
+        p("latency", true, &[], &[ThreadLat, LoadedLat]),
+        p("database", true, &[InterleaveBw], &[SpreadLat]),
+        p("hpc", false, &[], &[LocalBwPkg, ThreadLat]),
+        p("virtualization", false, &[InterleaveBw], &[SpreadLat, RemoteLat]),
+        p("ai-training", false, &[], &[InterleaveBw, CrossPkgBw]),
     ]
 }
 
