@@ -787,7 +787,9 @@ impl Study {
                 let floor = floors.for_sizes(&key, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
                 let mut j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
-                if j.verdict == GroupVerdict::Undecided {
+                // One run on a side can never be bracketed: "too few runs"
+                // says it all there.
+                if j.verdict == GroupVerdict::Undecided && sa.len().min(sb.len()) >= 2 {
                     j.undecided_because = unbracketed;
                 }
                 Some((j, floor))
