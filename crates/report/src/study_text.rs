@@ -181,7 +181,8 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
 /// Why a profile makes no pick, in words.
 pub fn no_pick_text(study: &Study, why: &NoPick) -> String {
     let names = |v: &[usize]| {
-        let n: Vec<&str> = v.iter().filter_map(|&g| study.groups.get(g)).map(|g| g.label.as_str()).collect();
+        let n: Vec<&str> =
+            v.iter().filter_map(|&g| study.groups.get(g)).map(|g| g.label.as_str()).collect();
         match n.as_slice() {
             [] => String::new(),
             [one] => one.to_string(),
