@@ -202,6 +202,26 @@ pub struct Recommendation {
     /// Groups ruled out for this profile whatever their figures (a
     /// configuration that hides a per-CPU latency split from the OS).
     pub excluded: Vec<usize>,
+    /// Why the profile makes no pick (absent where it picks, and for
+    /// `general`, which never picks: it names settings that hide NUMA).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_pick: Option<NoPick>,
+}
+
+/// Why a profile makes no pick: the front ends word it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum NoPick {
+    /// No metric the profile judges was measured in two of its groups.
+    NothingMeasured,
+    /// The groups left tie within the margin on every metric that ranks
+    /// them (`groups`: their indices).
+    Tie { groups: Vec<usize> },
+    /// `metric` (the first that could rank them) left `groups` undecided:
+    /// more runs, or runs alternated over time, would decide.
+    Undecided { metric: String, groups: Vec<usize> },
+    /// Every group was ruled out (each hides a per-CPU latency split).
+    AllRuledOut,
 }
 
 /// A settings study: groups of runs against a baseline group.
@@ -807,7 +827,9 @@ impl Study {
                 let floor = floors.for_sizes(&key, values[a].len(), values[b].len(), policy);
                 let f = floor.as_ref().ok().and_then(Option::as_ref);
                 let mut j = judge(&values[a], &values[b], def.higher_is_better, policy, f)?;
-                if j.verdict == GroupVerdict::Undecided {
+                // One run on a side can never be bracketed: "too few runs"
+                // says it all there.
+                if j.verdict == GroupVerdict::Undecided && sa.len().min(sb.len()) >= 2 {
                     j.undecided_because = unbracketed;
                 }
                 Some((j, floor))
@@ -1098,9 +1120,9 @@ fn ai_training(s: &Study, mut prof: Profile) -> Profile {
 }
 
 /// The profiles and the metrics that matter to each (docs/store.md,
-/// "Recommendations").
+/// "Recommendations": each follows from the profile's premise there).
 fn profiles(s: &Study) -> Vec<Profile> {
-    use catalogue::{CROSS_PKG_BW, LOCAL_BW_PKG, REMOTE_PENALTY, SPREAD_LAT, THREAD_LAT};
+    use catalogue::{CROSS_PKG_BW, LOCAL_BW_PKG, SPREAD_LAT, THREAD_LAT};
     let p = |who, no_hidden_split, guards: Vec<&str>, gains: Vec<&str>| Profile {
         who,
         no_hidden_split,
@@ -1108,75 +1130,60 @@ fn profiles(s: &Study) -> Vec<Profile> {
         gains: gains.into_iter().map(String::from).collect(),
         missing_note: None,
     };
-    // Each profile starts from its premise: how the workload places its
-    // threads and its memory. Its metrics are the figures that placement
-    // sees, by hardware relation and scope, so that they mean the same
-    // under every NUMA mode (docs/store.md, "Recommendations").
+    // Each profile starts from its premise: where the workload's threads
+    // run, where its pages are and how it touches them. Its metrics are
+    // the figures that placement sees, by hardware relation and scope, so
+    // that they mean the same under every NUMA mode.
     let mut v = vec![
-        // Premise: a database's buffer pool spans the nodes (interleaved
-        // or touched by threads everywhere) and its threads run on every
-        // node. Each access lands on a node in proportion to its memory:
-        // it sees the spread latency; its scans need the unbound
-        // (interleaved) bandwidth, and half of its pages on a two-socket
-        // machine sit on the other package, read over the socket link
-        // (cross-package bandwidth). Seed 1: "SNC off for OLTP databases
-        // (predictable global bandwidth)".
+        // Premise: threads run on every node and move between them; the
+        // buffer pool is spread over every node. A lookup lands on a node
+        // in proportion to its memory (spread latency); scans stream the
+        // spread memory from every CPU (interleaved bandwidth, a guard).
+        // A hidden split: the OS places the pool without knowing it.
         p(
             ForWhom::Workload(WorkloadProfile::Database),
             true,
-            vec!["interleave_bw_gbs", CROSS_PKG_BW],
-            vec![SPREAD_LAT, THREAD_LAT, "loaded_lat_at_peak_ns"],
+            vec!["interleave_bw_gbs"],
+            vec![SPREAD_LAT],
         ),
-        // Premise: a latency-sensitive service binds its threads and its
-        // memory to one node: it sees the local latency, and under load
-        // the loaded latency. Seed 5: "best served by NUMA on with local
-        // binding".
+        // Premise: threads and their memory bound to one node, each
+        // request a pointer chase through it while the node's other cores
+        // keep it busy: its own node's latency, then under that load. It
+        // can bind only to nodes the OS shows.
         p(
             ForWhom::Workload(WorkloadProfile::Latency),
             true,
             vec![],
-            vec![THREAD_LAT, "loaded_lat_at_peak_ns", "remote_lat_ns"],
+            vec![THREAD_LAT, "loaded_lat_at_peak_ns"],
         ),
-        // Premise: MPI ranks or OpenMP teams bound per domain, each on its
-        // own node's memory: the package's bandwidth bound per domain and
-        // the local latency. Guard: what is not bound (a team spanning
-        // the socket, shared arrays, the OS's own placement) sees the
-        // unbound bandwidth, and seed 1 says "without binding, SNC's gain
-        // disappears": a mode that decidedly loses it is not a pick.
-        // Then the cross-package bandwidth (ranks bound on different
-        // packages exchange their halos through it) before the local
-        // latency: seed 1 picks SNC2 over SNC4, whose bound bandwidth
-        // ties and whose local latency is lower, for what it loses across
-        // the sockets.
-        p(
-            ForWhom::Workload(WorkloadProfile::Hpc),
-            false,
-            vec!["interleave_bw_gbs"],
-            vec![LOCAL_BW_PKG, CROSS_PKG_BW, "local_lat_ns"],
-        ),
-        // Premise: guests larger than a node span the nodes (their vNUMA
-        // rarely matches the host's SNC/NPS domains): the unbound and the
-        // cross-package bandwidth must hold, then the spread latency and
-        // the remote penalty. Seed 1: SNC off for virtualization.
+        // Premise: ranks or teams bound per domain, every core streaming
+        // its own domain's memory at once: the package's bandwidth bound
+        // per domain, then its own domain's latency for the accesses that
+        // are not streamed. Bound, it touches no memory spread over nodes.
+        p(ForWhom::Workload(WorkloadProfile::Hpc), false, vec![], vec![LOCAL_BW_PKG, THREAD_LAT]),
+        // Premise: guests span the nodes, their memory spread by the host
+        // and their vCPUs moving between packages: the spread latency, then
+        // the other package's latency (a vCPU away from its memory); all
+        // guests stream spread memory from every CPU (interleaved
+        // bandwidth, a guard).
         p(
             ForWhom::Workload(WorkloadProfile::Virtualization),
             false,
-            vec!["interleave_bw_gbs", CROSS_PKG_BW],
-            vec![SPREAD_LAT, REMOTE_PENALTY],
+            vec!["interleave_bw_gbs"],
+            vec![SPREAD_LAT, "remote_lat_ns"],
         ),
-        // Premise: multi-GPU training's data loaders and pinned buffers sit
-        // on every package and its host-side traffic crosses the sockets:
-        // what each GPU is fed from pinned host memory (`numaprobe gpu`,
-        // when the runs hold it), then the machine's unbound bandwidth,
-        // the cross-package bandwidth and the remote penalty. Seed 1: SNC
-        // off for multi-GPU training.
+        // Premise: pinned host buffers on every package feed the GPUs by
+        // host-to-device copies (`numaprobe gpu`, when the runs hold it);
+        // the loaders stream host memory from every CPU (interleaved
+        // bandwidth) and fill the buffers of GPUs on the other package
+        // across the link (cross-package bandwidth).
         ai_training(
             s,
             p(
                 ForWhom::Workload(WorkloadProfile::AiTraining),
                 false,
                 vec![],
-                vec!["interleave_bw_gbs", CROSS_PKG_BW, REMOTE_PENALTY],
+                vec!["interleave_bw_gbs", CROSS_PKG_BW],
             ),
         ),
     ];
@@ -1286,58 +1293,29 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
         let mut last_lost = None;
         let mut compared = false;
         let mut group = None;
+        // The first gain that left the remaining groups undecided.
+        let mut undecided_on: Option<(String, Vec<usize>)> = None;
         // Guards: drop every candidate another candidate decidedly beats,
-        // unless it gains more on the profile's first gain metric than it
-        // loses on the guard against every candidate that beats it (a
-        // guard keeps a profile from trading away more than it gets: SNC2
-        // gives up 3% of unbound bandwidth for 5-7% bound, seed 1).
-        let first_gain: Vec<&StudyMetric> =
-            prof.gains.first().map(|id| rows_for(s, id)).unwrap_or_default();
-        let size = |c: f64| (1.0 + c / 100.0).ln().abs();
+        // whatever it gains elsewhere (figures of different kinds are never
+        // weighed against each other).
         for id in &prof.guards {
             for m in rows_for(s, id) {
                 let lname = lower_first(&m.name);
                 let top = top_tier(m, &cand);
                 let mut dropped = Vec::new();
                 for l in cand.iter().copied().filter(|c| !top.contains(c)) {
-                    let beats: Vec<(usize, &Pair)> = cand
-                        .iter()
-                        .copied()
-                        .filter_map(|t| {
-                            let p = m.pairs[l][t].as_ref()?;
-                            (p.verdict == GroupVerdict::Better).then_some((t, p))
-                        })
-                        .collect();
-                    let trade = |t: usize, p: &Pair| {
-                        first_gain.iter().find_map(|g| {
-                            let q = g.pairs[t][l].as_ref()?;
-                            (q.verdict == GroupVerdict::Better
-                                && size(q.change_pct) > size(p.change_pct))
-                            .then(|| (lower_first(&g.name), q))
-                        })
-                    };
-                    let kept: Option<Vec<_>> = beats.iter().map(|(t, p)| trade(*t, p)).collect();
-                    match (kept, beats.first()) {
-                        (Some(k), Some((t, p))) if !k.is_empty() => {
-                            let (gname, q) = &k[0];
-                            parts.push(format!(
-                                "{} loses on {lname} ({} is {} against it) but gains more on {gname} ({})",
-                                s.groups[l].label,
-                                s.groups[*t].label,
-                                pair_text(p, conf),
-                                pair_text(q, conf)
-                            ));
-                        }
-                        (_, Some((t, p))) => {
-                            parts.push(format!(
-                                "{} loses on {lname}: {} is {} against it",
-                                s.groups[l].label,
-                                s.groups[*t].label,
-                                pair_text(p, conf)
-                            ));
-                            dropped.push(l);
-                        }
-                        _ => {}
+                    let beaten = cand.iter().copied().find_map(|t| {
+                        let p = m.pairs[l][t].as_ref()?;
+                        (p.verdict == GroupVerdict::Better).then_some((t, p))
+                    });
+                    if let Some((t, p)) = beaten {
+                        parts.push(format!(
+                            "{} loses on {lname}: {} is {} against it",
+                            s.groups[l].label,
+                            s.groups[t].label,
+                            pair_text(p, conf)
+                        ));
+                        dropped.push(l);
                     }
                 }
                 if let Some(&l) = dropped.first() {
@@ -1415,6 +1393,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                     ));
                 } else {
                     parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
+                    undecided_on.get_or_insert_with(|| (m.metric.clone(), measured.clone()));
                     let need = undecided.iter().filter_map(|u| u.2).max();
                     let held = undecided.iter().filter_map(|u| u.3).reduce(f64::max);
                     next.push(match (need, held) {
@@ -1483,6 +1462,13 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             group = Some((cand[0], last_lost.unwrap_or(cand[0])));
         }
         let pick = group.map(|(w, _)| w);
+        let no_pick = match (pick, undecided_on) {
+            (Some(_), _) => None,
+            (None, _) if cand.is_empty() => Some(NoPick::AllRuledOut),
+            (None, Some((metric, groups))) => Some(NoPick::Undecided { metric, groups }),
+            (None, None) if compared => Some(NoPick::Tie { groups: cand.clone() }),
+            (None, None) => Some(NoPick::NothingMeasured),
+        };
         match pick {
             Some(g) => {
                 let against = match group {
@@ -1524,6 +1510,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
             group: pick,
             decided_by,
             excluded,
+            no_pick,
         });
     }
     for g in &s.groups {
@@ -1537,6 +1524,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 group: None,
                 decided_by: None,
                 excluded: Vec::new(),
+                no_pick: None,
             });
         }
     }

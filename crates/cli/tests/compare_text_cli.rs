@@ -160,11 +160,9 @@ fn shared_settings_are_counted_and_listed_with_verbose() {
     assert!(long.contains("What differs from SNC2 baseline"), "{long}");
     // one line per profile; the profiles saying the same thing merged
     // (the spread latency of these runs is derived from cells: it decides
-    // nothing, the latency a thread sees does)
-    assert!(
-        short.contains("  database, latency: pick THP always (latency a thread sees"),
-        "{short}"
-    );
+    // nothing, so the database, whose premise ranks by it alone, picks
+    // nothing; the latency a thread sees decides for latency and hpc)
+    assert!(short.contains("  latency, hpc: pick THP always (latency a thread sees"), "{short}");
     assert_eq!(short.matches("pick THP always (latency a thread sees").count(), 1, "{short}");
     assert!(!short.contains("pick THP always (spread-memory latency"), "{short}");
 }

@@ -357,6 +357,17 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
             for p in ["hpc", "database", "virtualization", "ai-training", "latency"] {
                 assert_pick_allowed(&v, &s, &t, p, &what);
             }
+            // HPC bound per domain (docs/store.md's premise) sees the
+            // package's bound bandwidth, then its own domain's latency: the
+            // bound figures of SNC2 and SNC4 (580 and 585 GB/s) tie, SNC4's
+            // local latency is lower (110 against 115 ns). The experts pick
+            // SNC2 for what it keeps of the unbound and cross-socket
+            // bandwidth, which a workload bound per domain does not see.
+            assert_pick_in(&v, "hpc", "NUMA on, SNC4", "thread_lat_ns", &what);
+            let hpc = rec(&v, "hpc")["text"].as_str().unwrap();
+            assert!(hpc.contains("numa_mode_label"), "{what}: hpc names the SNC setting: {hpc}");
+            assert!(hpc.contains("bios.snc"), "{what}: hpc names the declared setting: {hpc}");
+            assert!(!hpc.contains("not measured"), "{what}: {hpc}");
             // OLTP databases, virtualization, multi-GPU training decide
             // (SNC off, or where the truth allows it SNC2), and say which
             // setting differs.
@@ -436,6 +447,20 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
             for r in v["recommendations"].as_array().unwrap() {
                 let t = r["text"].as_str().unwrap();
                 assert!(!t.contains("remote latency was not measured"), "{what}: {t}");
+                // Only figures the study gives within the 3% margin of each
+                // other may be left undecided by 3 runs: SNC off against SNC2
+                // on unbound bandwidth (2.8% apart), SNC2, SNC4 and NUMA off
+                // on bound bandwidth per package (580, 585, 600).
+                let rest = t
+                    .replace(
+                        "nterleaved bandwidth is undecided between NUMA on, SNC off and NUMA on, SNC2",
+                        "",
+                    )
+                    .replace(
+                        "ocal bandwidth per package is undecided between NUMA on, SNC2, NUMA on, SNC4 and NUMA off",
+                        "",
+                    );
+                assert!(!rest.contains("undecided"), "{what}: 1% noise decides the rest: {t}");
             }
             assert!(v["groups"].as_array().unwrap().iter().all(|g| g["hidden_numa"].is_null()));
         }
@@ -506,7 +531,16 @@ fn study3_nps_modes_compare_like_scopes() {
         // work bound per domain pick it (HPC once the package's bandwidth
         // ties).
         assert_pick_in(&v, "latency", "NPS4", "thread_lat_ns", &what);
-        assert_pick_in(&v, "hpc", "NPS4", "local_lat_ns", &what);
+        assert_pick_in(&v, "hpc", "NPS4", "thread_lat_ns", &what);
+        let hpc = rec(&v, "hpc")["text"].as_str().unwrap();
+        assert!(hpc.contains("tie on local bandwidth per package"), "{what}: {hpc}");
+        // A database's spread latency is its node's and its neighbours'
+        // in proportion: the three modes tie on it, and the profile says
+        // so instead of picking.
+        let db = rec(&v, "database");
+        assert!(db["group"].is_null(), "{what}: {}", db["text"]);
+        assert_eq!(db["no_pick"]["reason"], "tie", "{what}: {db}");
+        assert_eq!(db["no_pick"]["groups"].as_array().map(Vec::len), Some(3), "{what}: {db}");
         // One socket: nothing crosses a socket link, nothing is asked of it.
         for id in ["remote_lat_ns", "cross_pkg_bw_gbs", "remote_penalty_ratio"] {
             assert!(

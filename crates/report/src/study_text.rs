@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use analysis::study::{Recommendation, Study, StudyMetric};
+use analysis::study::{NoPick, Recommendation, Study, StudyMetric};
 use analysis::text::{clip, signed_pct, wrap};
 use comfy_table::ContentArrangement;
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
@@ -178,11 +178,43 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
     out
 }
 
+/// Why a profile makes no pick, in words.
+pub fn no_pick_text(study: &Study, why: &NoPick) -> String {
+    let names = |v: &[usize]| {
+        let n: Vec<&str> =
+            v.iter().filter_map(|&g| study.groups.get(g)).map(|g| g.label.as_str()).collect();
+        match n.as_slice() {
+            [] => String::new(),
+            [one] => one.to_string(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        }
+    };
+    match why {
+        NoPick::NothingMeasured => {
+            "nothing to compare: no metric this profile needs was measured in two groups".into()
+        }
+        NoPick::Tie { groups } => format!(
+            "no pick: {} tie within ±{}% on every figure it ranks by",
+            names(groups),
+            study.margin_pct
+        ),
+        NoPick::Undecided { metric, groups } => {
+            let name = study
+                .metrics
+                .iter()
+                .find(|m| &m.metric == metric)
+                .map_or_else(|| metric.clone(), |m| lower_first(&m.name));
+            format!("no pick: {name} is undecided between {}", names(groups))
+        }
+        NoPick::AllRuledOut => "no pick: every group is ruled out".into(),
+    }
+}
+
 /// One line of a recommendation: the pick and the metric that decided it,
 /// or the sentence that says why there is none.
 pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
-    let mut s = match r.group {
-        Some(g) => {
+    let mut s = match (r.group, &r.no_pick) {
+        (Some(g), _) => {
             let label = &study.groups[g].label;
             let decided = r
                 .decided_by
@@ -200,7 +232,9 @@ pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
                 .unwrap_or_default();
             format!("pick {label}{decided}")
         }
-        None => {
+        (None, Some(why)) => no_pick_text(study, why),
+        // `general`: what it names, the text's first sentence.
+        (None, None) => {
             let sentences: Vec<&str> = r.text.split(". ").collect();
             let pick = sentences
                 .iter()

@@ -612,7 +612,7 @@ impl Undecided {
     /// The reason in words, for every front end.
     pub fn text(self) -> String {
         match self {
-            Undecided::NotBracketed => "the runs cannot be bracketed: no run of one group lies between two runs of the other, so the machine's drift between them cannot be told from the setting; alternate the runs (A B A B, or study's A B B A)".into(),
+            Undecided::NotBracketed => "the runs cannot be bracketed: no run of one group lies between two of the other, so a drift of the machine cannot be told from the setting (alternate them: A B A B)".into(),
             Undecided::TooFewBrackets { brackets } => format!(
                 "too few runs to bracket: {brackets} run{} of one group between runs of the other, and a drift-free interval needs 2 (A B A B)",
                 if brackets == 1 { "" } else { "s" }
