@@ -1689,3 +1689,132 @@ mod exec_sample_tests {
         assert_eq!(names, [&ForWhom::Program(None)], "{:?}", s.recommendations);
     }
 }
+
+#[cfg(test)]
+mod profile_tests {
+    use super::*;
+    use crate::data::tests::{rec, run_of};
+    use serde_json::json;
+
+    /// A complete run of a machine of two packages of one node each,
+    /// started `id` minutes into the series: bound (`bw` global) and
+    /// interleaved bandwidth, and a latency matrix whose local cells are
+    /// `local` ns and remote ones `remote` ns.
+    fn run(
+        id: i64,
+        label: &str,
+        global: f64,
+        interleave: f64,
+        local: f64,
+        remote: f64,
+    ) -> LoadedRun {
+        let bw = |mode: &str, gbs: f64| {
+            rec("bw", json!({"mode": mode, "kernel": "triad", "best_gbs": gbs, "median_gbs": gbs}))
+        };
+        let lat = |c: u32, m: u32, ns: f64| {
+            rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+        };
+        let mut r = run_of(
+            vec![
+                bw("global", global),
+                bw("interleave", interleave),
+                lat(0, 0, local),
+                lat(0, 1, remote),
+                lat(1, 0, remote),
+                lat(1, 1, local),
+            ],
+            Some(2),
+        );
+        r.summary.id = RunId(id);
+        r.summary.label = Some(label.into());
+        r.summary.started = format!("2026-01-01T00:{id:02}:00Z");
+        r.machine_info = serde_json::from_value(json!({"packages": 2})).unwrap();
+        r.config =
+            serde_json::from_value(json!({"nodes": 2, "declared": {"bios.x": label}})).unwrap();
+        r
+    }
+
+    /// Groups A and B of three runs each, taken A B A B A B, every figure
+    /// of B `f` times A's (`[global, interleave, local, remote]`), each
+    /// run's figures off by `jitter` (a fraction, alternately up and down).
+    fn study(b: [f64; 4], jitter: f64) -> Study {
+        let a = [400.0, 300.0, 100.0, 200.0];
+        let (mut ga, mut gb) = (Vec::new(), Vec::new());
+        for i in 0..6i64 {
+            let j = 1.0 + jitter * [1.0, -1.0, 0.5, 0.0, -0.5, 1.0][i as usize];
+            let f = |k: usize| a[k] * j * if i % 2 == 1 { b[k] } else { 1.0 };
+            let (label, g) = if i % 2 == 0 { ("A", &mut ga) } else { ("B", &mut gb) };
+            g.push(run(i + 1, label, f(0), f(1), f(2), f(3)));
+        }
+        let groups = vec![
+            GroupInput { reference: "label:A".into(), runs: ga },
+            GroupInput { reference: "label:B".into(), runs: gb },
+        ];
+        Study::build(&groups, 0, &Criteria::default(), &Floors::default())
+    }
+
+    fn rec_of(s: &Study, p: WorkloadProfile) -> &Recommendation {
+        s.recommendations.iter().find(|r| r.profile == ForWhom::Workload(p)).unwrap()
+    }
+
+    #[test]
+    fn a_guard_drops_a_group_whatever_it_gains_elsewhere() {
+        // B's spread latency is 20% lower (the database's gain) but its
+        // interleaved bandwidth 6% lower (the database's guard): dropped.
+        let s = study([1.0, 0.94, 0.8, 0.8], 0.002);
+        let db = rec_of(&s, WorkloadProfile::Database);
+        assert_eq!(db.group, Some(0), "{}", db.text);
+        assert_eq!(db.decided_by.as_deref(), Some("interleave_bw_gbs"), "{}", db.text);
+        assert!(db.text.contains("B loses on interleaved bandwidth"), "{}", db.text);
+        assert!(!db.text.contains("gains more"), "{}", db.text);
+    }
+
+    #[test]
+    fn hpc_bound_per_domain_is_not_held_to_the_interleaved_bandwidth() {
+        // B: +10% bound per domain, -10% interleaved. A workload bound per
+        // domain sees the first only.
+        let s = study([1.1, 0.9, 1.0, 1.0], 0.002);
+        let hpc = rec_of(&s, WorkloadProfile::Hpc);
+        assert_eq!(hpc.group, Some(1), "{}", hpc.text);
+        assert_eq!(hpc.decided_by.as_deref(), Some(catalogue::LOCAL_BW_PKG), "{}", hpc.text);
+        // The database, whose scans stream spread memory, keeps A.
+        assert_eq!(rec_of(&s, WorkloadProfile::Database).group, Some(0));
+    }
+
+    #[test]
+    fn a_profile_that_cannot_pick_says_why() {
+        // Identical settings, quiet: every figure ties.
+        let s = study([1.0; 4], 0.002);
+        for p in [WorkloadProfile::Database, WorkloadProfile::Hpc, WorkloadProfile::Latency] {
+            let r = rec_of(&s, p);
+            assert_eq!(r.group, None, "{p:?}: {}", r.text);
+            assert_eq!(r.no_pick, Some(NoPick::Tie { groups: vec![0, 1] }), "{p:?}: {}", r.text);
+        }
+        // A 5% gap in 8% noise: the first figure that ranks them is
+        // undecided, and the reason names it.
+        let s = study([1.0, 1.0, 0.95, 0.95], 0.08);
+        let r = rec_of(&s, WorkloadProfile::Database);
+        assert_eq!(
+            r.no_pick,
+            Some(NoPick::Undecided { metric: catalogue::SPREAD_LAT.into(), groups: vec![0, 1] }),
+            "{}",
+            r.text
+        );
+        // A pick carries no reason.
+        let s = study([1.0, 1.0, 0.8, 0.8], 0.002);
+        let r = rec_of(&s, WorkloadProfile::Database);
+        assert_eq!((r.group, &r.no_pick), (Some(1), &None), "{}", r.text);
+        // Nothing the profile ranks by in two groups: the runs measured
+        // bandwidth only.
+        let mut s = study([1.0; 4], 0.002);
+        s.metrics.retain(|m| m.metric.ends_with("_gbs"));
+        let r = recommend(&s)
+            .into_iter()
+            .find(|r| r.profile == ForWhom::Workload(WorkloadProfile::Latency))
+            .unwrap();
+        assert_eq!(r.no_pick, Some(NoPick::NothingMeasured), "{}", r.text);
+        // In JSON, a tagged reason.
+        let v = serde_json::to_value(NoPick::Tie { groups: vec![0, 1] }).unwrap();
+        assert_eq!(v, json!({"reason": "tie", "groups": [0, 1]}));
+    }
+}
