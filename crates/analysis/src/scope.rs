@@ -84,19 +84,61 @@ fn package_chases(d: &RunData) -> Vec<(&Scope, &LatResult)> {
         .collect()
 }
 
-/// The best figure per key among `items` (several records of one key:
-/// the highest bandwidth, the lowest latency is not wanted here; callers
-/// pass the figure to keep).
-fn by_key<K: Ord>(
-    items: impl Iterator<Item = (K, f64)>,
+/// The best of `items` per `(package, mem_package)` (`keep`: the higher
+/// bandwidth, the lower latency) among those on `memory` under one of
+/// `policies`.
+fn best_by_pair(
+    items: impl Iterator<Item = (Scope, f64)>,
+    memory: MemoryOf,
+    policies: &[ScopePolicy],
     keep: fn(f64, f64) -> f64,
-) -> BTreeMap<K, f64> {
+) -> BTreeMap<(u32, u32), f64> {
     let mut out = BTreeMap::new();
-    for (k, v) in items {
-        out.entry(k).and_modify(|x: &mut f64| *x = keep(*x, v)).or_insert(v);
+    for (s, v) in items.filter(|(s, _)| s.memory == memory && policies.contains(&s.policy)) {
+        out.entry((s.package, s.mem_package))
+            .and_modify(|x: &mut f64| *x = keep(*x, v))
+            .or_insert(v);
     }
     out
 }
+
+/// The best bandwidth per `(package, mem_package)` ([`best_by_pair`]).
+fn bw_by_pair(
+    d: &RunData,
+    memory: MemoryOf,
+    policies: &[ScopePolicy],
+) -> BTreeMap<(u32, u32), f64> {
+    let items = package_bw(d).into_iter().map(|(s, b)| (s.clone(), b.best_gbs));
+    best_by_pair(items, memory, policies, f64::max)
+}
+
+/// The lowest latency per `(package, mem_package)` ([`best_by_pair`]).
+fn lat_by_pair(
+    d: &RunData,
+    memory: MemoryOf,
+    policies: &[ScopePolicy],
+) -> BTreeMap<(u32, u32), f64> {
+    let items = package_chases(d).into_iter().map(|(s, c)| (s.clone(), c.median_ns));
+    best_by_pair(items, memory, policies, f64::min)
+}
+
+/// The mean of `by` when it holds every package's own figure.
+fn own_mean(by: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> Option<f64> {
+    let found: BTreeSet<u32> = by.keys().map(|k| k.0).collect();
+    every_package(&found, layout).then(|| mean(&by.values().copied().collect::<Vec<_>>())).flatten()
+}
+
+/// The mean of `by` when it holds every ordered pair of packages.
+fn pair_mean(by: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> Option<f64> {
+    every_pair(&by.keys().copied().collect(), layout)
+        .then(|| mean(&by.values().copied().collect::<Vec<_>>()))
+        .flatten()
+}
+
+const OWN_BOUND: [ScopePolicy; 2] = [ScopePolicy::BindPerNode, ScopePolicy::OsGiven];
+const OWN_SPREAD: [ScopePolicy; 2] = [ScopePolicy::Interleave, ScopePolicy::OsGiven];
+const ANY: [ScopePolicy; 3] =
+    [ScopePolicy::BindPerNode, ScopePolicy::Interleave, ScopePolicy::OsGiven];
 
 /// Whether `found` covers every package of the run: the stored
 /// topology's, else as many as the run's machine document counts (a run
@@ -137,16 +179,8 @@ pub fn local_bw_per_package(
     layout: &Layout,
     missing: &mut Vec<Missing>,
 ) -> Option<Figure> {
-    let own = by_key(
-        package_bw(d)
-            .into_iter()
-            .filter(|(s, _)| s.memory == MemoryOf::OwnPackage)
-            .filter(|(s, _)| matches!(s.policy, ScopePolicy::BindPerNode | ScopePolicy::OsGiven))
-            .map(|(s, b)| (s.package, b.best_gbs)),
-        f64::max,
-    );
-    if every_package(&own.keys().copied().collect(), layout) {
-        return mean(&own.values().copied().collect::<Vec<_>>()).map(Figure::measured);
+    if let Some(v) = own_mean(&bw_by_pair(d, MemoryOf::OwnPackage, &OWN_BOUND), layout) {
+        return Some(Figure::measured(v));
     }
     if let Some(g) = crate::metrics::best_of_mode(d, bw::Mode::Global) {
         match layout.packages {
@@ -191,17 +225,7 @@ pub fn local_bw_per_package(
 /// packages of `bw-package`'s interleaved figures, every package
 /// measured. No fallback: nothing in other steps measures it.
 pub fn pkg_interleave_bw(d: &RunData, layout: &Layout) -> Option<f64> {
-    let own = by_key(
-        package_bw(d)
-            .into_iter()
-            .filter(|(s, _)| s.memory == MemoryOf::OwnPackage)
-            .filter(|(s, _)| matches!(s.policy, ScopePolicy::Interleave | ScopePolicy::OsGiven))
-            .map(|(s, b)| (s.package, b.best_gbs)),
-        f64::max,
-    );
-    every_package(&own.keys().copied().collect(), layout)
-        .then(|| mean(&own.values().copied().collect::<Vec<_>>()))
-        .flatten()
+    own_mean(&bw_by_pair(d, MemoryOf::OwnPackage, &OWN_SPREAD), layout)
 }
 
 /// One package's CPUs, all at once, reading another package's memory
@@ -216,15 +240,8 @@ pub fn cross_bw_per_package(
     layout: &Layout,
     missing: &mut Vec<Missing>,
 ) -> Option<Figure> {
-    let other = by_key(
-        package_bw(d)
-            .into_iter()
-            .filter(|(s, _)| s.memory == MemoryOf::OtherPackage)
-            .map(|(s, b)| ((s.package, s.mem_package), b.best_gbs)),
-        f64::max,
-    );
-    if every_pair(&other.keys().copied().collect(), layout) {
-        return mean(&other.values().copied().collect::<Vec<_>>()).map(Figure::measured);
+    if let Some(v) = pair_mean(&bw_by_pair(d, MemoryOf::OtherPackage, &ANY), layout) {
+        return Some(Figure::measured(v));
     }
     let ids = layout.package_ids();
     let mut pairs = Vec::new();
@@ -272,32 +289,14 @@ pub fn cross_bw_per_package(
 /// own package's nodes (under NUMA off, the memory the OS gives): the
 /// mean over packages of `lat-package`'s chases, every package measured.
 pub fn pkg_lat(d: &RunData, layout: &Layout) -> Option<f64> {
-    let own = by_key(
-        package_chases(d)
-            .into_iter()
-            .filter(|(s, _)| s.memory == MemoryOf::OwnPackage)
-            .map(|(s, c)| (s.package, c.median_ns)),
-        f64::min,
-    );
-    every_package(&own.keys().copied().collect(), layout)
-        .then(|| mean(&own.values().copied().collect::<Vec<_>>()))
-        .flatten()
+    own_mean(&lat_by_pair(d, MemoryOf::OwnPackage, &ANY), layout)
 }
 
 /// From a CPU of each package, the latency to another package's memory
 /// interleaved over its nodes: the mean over ordered pairs of packages
 /// of `lat-package`'s chases, every pair measured.
 pub fn cross_pkg_lat(d: &RunData, layout: &Layout) -> Option<f64> {
-    let other = by_key(
-        package_chases(d)
-            .into_iter()
-            .filter(|(s, _)| s.memory == MemoryOf::OtherPackage)
-            .map(|(s, c)| ((s.package, s.mem_package), c.median_ns)),
-        f64::min,
-    );
-    every_pair(&other.keys().copied().collect(), layout)
-        .then(|| mean(&other.values().copied().collect::<Vec<_>>()))
-        .flatten()
+    pair_mean(&lat_by_pair(d, MemoryOf::OtherPackage, &ANY), layout)
 }
 
 /// Memory spread over every DRAM node as a node-spanning workload's is,

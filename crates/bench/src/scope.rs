@@ -116,20 +116,10 @@ pub fn other_dram(from: &PackageMemory, to: &PackageMemory) -> Result<NodeSet, S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use topo::synthetic::Machine;
-    use topo::Vendor;
 
     #[test]
     fn memory_only_nodes_are_no_package_s_dram() {
-        let t = Machine::new(Vendor::Intel, "Xeon")
-            .package(0, "0-3")
-            .package(1, "4-7")
-            .node(0, "0-1", 8 << 30)
-            .node(1, "2-3", 8 << 30)
-            .node(2, "4-5", 8 << 30)
-            .node(3, "6-7", 8 << 30)
-            .node(4, "", 64 << 30)
-            .build();
+        let t = crate::suite::tests::snc2_with_cxl();
         let p = packages(&t);
         let dram: Vec<String> = p.iter().map(|p| p.dram.to_string()).collect();
         assert_eq!(dram, ["0-1", "2-3"]);
@@ -140,11 +130,7 @@ mod tests {
 
     #[test]
     fn one_node_over_two_packages_is_numa_off() {
-        let t = Machine::new(Vendor::Intel, "Xeon")
-            .package(0, "0-3")
-            .package(1, "4-7")
-            .node(0, "0-7", 32 << 30)
-            .build();
+        let t = crate::suite::tests::numa_off();
         let p = packages(&t);
         assert_eq!(p.len(), 2);
         assert!(p.iter().all(|p| p.numa_off && p.dram.to_string() == "0"));

@@ -831,7 +831,7 @@ pub fn execute(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use topo::synthetic::Machine;
     use topo::Vendor;
@@ -860,7 +860,8 @@ mod tests {
             .node(4, "", 64 << 30)
     }
 
-    fn snc2_with_cxl() -> Topology {
+    /// [`snc2_with_cxl_machine`], built (the other modules' tests use it).
+    pub(crate) fn snc2_with_cxl() -> Topology {
         snc2_with_cxl_machine().build()
     }
 
@@ -874,7 +875,7 @@ mod tests {
     }
 
     /// Two packages, one OS node holding every CPU (NUMA off).
-    fn numa_off() -> Topology {
+    pub(crate) fn numa_off() -> Topology {
         Machine::new(Vendor::Intel, "Xeon")
             .package(0, "0-3")
             .package(1, "4-7")

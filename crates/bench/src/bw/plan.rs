@@ -846,8 +846,6 @@ mod tests {
     mod package {
         use super::super::*;
         use results::scope::{MemoryOf, ScopePolicy};
-        use topo::synthetic::Machine;
-        use topo::Vendor;
 
         fn all(t: &Topology) -> Allowed {
             Allowed { cpus: t.online_cpus.clone(), mems: t.node_ids() }
@@ -862,24 +860,12 @@ mod tests {
             prepare(t, &plan, &all(t), &BTreeMap::new(), false, None).map(|p| p.cases)
         }
 
-        fn snc2_cxl() -> Topology {
-            Machine::new(Vendor::Intel, "Xeon")
-                .package(0, "0-3")
-                .package(1, "4-7")
-                .node(0, "0-1", 8 << 30)
-                .node(1, "2-3", 8 << 30)
-                .node(2, "4-5", 8 << 30)
-                .node(3, "6-7", 8 << 30)
-                .node(4, "", 64 << 30)
-                .build()
-        }
-
         /// Every CPU of the package in one team; its own nodes bound per
         /// thread's node or interleaved, the other package's interleaved;
         /// the CXL node in none; the scope says which.
         #[test]
         fn a_package_case_is_every_cpu_of_it_on_the_memory_asked() {
-            let t = snc2_cxl();
+            let t = crate::suite::tests::snc2_with_cxl();
             let c = cases(&t, 1, PackageTarget::BindPerNode).unwrap();
             assert_eq!(c.len(), 1);
             let c = &c[0];
@@ -915,11 +901,7 @@ mod tests {
         /// memory the OS gives); the other package's memory is refused.
         #[test]
         fn under_numa_off_a_package_uses_the_memory_the_os_gives() {
-            let t = Machine::new(Vendor::Intel, "Xeon")
-                .package(0, "0-3")
-                .package(1, "4-7")
-                .node(0, "0-7", 64 << 30)
-                .build();
+            let t = crate::suite::tests::numa_off();
             let c = &cases(&t, 1, PackageTarget::BindPerNode).unwrap()[0];
             let mut cpus = c.cpus.clone();
             cpus.sort_unstable();
