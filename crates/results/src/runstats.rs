@@ -256,10 +256,30 @@ pub fn min_runs_for_interval(confidence: f64) -> u32 {
         .unwrap_or(MAX_RUNS_SUGGESTED as usize) as u32
 }
 
+/// The fewest runs per group, from `first` up to [`MAX_RUNS_SUGGESTED`],
+/// whose interval half-width `half_width(n)` fits between the change and
+/// zero (when the change is beyond the margin) or between the change and
+/// the margin (when it is inside); `None` when none does.
+fn smallest_deciding(
+    change: f64,
+    spread: f64,
+    margin: f64,
+    first: u32,
+    half_width: impl Fn(usize) -> f64,
+) -> Option<u32> {
+    let gap = if change.abs() >= margin { change.abs() } else { margin - change.abs() };
+    if spread <= 0.0 {
+        return Some(first);
+    }
+    if gap <= 0.0 {
+        return None;
+    }
+    (first..=MAX_RUNS_SUGGESTED).find(|&n| half_width(n as usize) <= gap)
+}
+
 /// Runs per group likely to decide, from the pooled spread of the log
-/// values: the interval's half-width (about `z s sqrt(2/n)`) must fit
-/// between the change and zero (when the change is beyond the margin) or
-/// between the change and the margin (when it is inside).
+/// values: the interval's half-width, about `z s sqrt(2/n)`, must fit
+/// ([`smallest_deciding`]).
 fn runs_to_decide(
     change: f64,
     spread: f64,
@@ -267,18 +287,9 @@ fn runs_to_decide(
     policy: &Criteria,
     have: usize,
 ) -> Option<u32> {
-    let floor = min_runs_for_interval(policy.confidence).max(have as u32 + 1);
-    let gap = if change.abs() >= margin { change.abs() } else { margin - change.abs() };
-    if spread <= 0.0 {
-        return Some(floor);
-    }
-    if gap <= 0.0 {
-        return None;
-    }
+    let first = min_runs_for_interval(policy.confidence).max(have as u32 + 1);
     let z = z_two_sided(policy.confidence);
-    let n = (2.0 * (z * spread / gap).powi(2)).ceil();
-    let n = (n as u32).max(floor);
-    (n <= MAX_RUNS_SUGGESTED).then_some(n)
+    smallest_deciding(change, spread, margin, first, |n| z * spread * (2.0 / n as f64).sqrt())
 }
 
 /// Judges `new` against `base` (one value per run, positive, same unit).
@@ -731,9 +742,8 @@ pub fn bracketed(base: &[(f64, f64)], new: &[(f64, f64)]) -> Result<BracketFit, 
 }
 
 /// Runs per group that would likely decide a bracketed comparison: the
-/// smallest `n` whose interval half-width, about `t(2n - 3) s sqrt(2/n)`
-/// for `n + n` alternated runs, fits between the change and zero (change
-/// beyond the margin) or between the change and the margin (inside it).
+/// interval's half-width for `n + n` alternated runs, about `t(2n - 3) s
+/// sqrt(2/n)`, must fit ([`smallest_deciding`]).
 fn bracketed_runs_to_decide(
     change: f64,
     spread: f64,
@@ -741,19 +751,10 @@ fn bracketed_runs_to_decide(
     policy: &Criteria,
     have: usize,
 ) -> Option<u32> {
-    let gap = if change.abs() >= margin { change.abs() } else { margin - change.abs() };
-    let first = (have + 1).max(2);
-    if spread <= 0.0 {
-        return Some(first as u32);
-    }
-    if gap <= 0.0 {
-        return None;
-    }
-    (first..=MAX_RUNS_SUGGESTED as usize)
-        .find(|&n| {
-            t_two_sided(2 * n - 3, policy.confidence) * spread * (2.0 / n as f64).sqrt() <= gap
-        })
-        .map(|n| n as u32)
+    let first = (have as u32 + 1).max(2);
+    smallest_deciding(change, spread, margin, first, |n| {
+        t_two_sided(2 * n - 3, policy.confidence) * spread * (2.0 / n as f64).sqrt()
+    })
 }
 
 /// Judges `new` against `base` from their bracketed runs ([`bracketed`]):
