@@ -465,16 +465,15 @@ pub fn truth(figs: &[Figures], premise: &Premise, margin: f64, bands: Bands) -> 
                 }
             }
             Outcome::Tie(v) => {
-                // A member of a tie that lacks a figure another member
-                // has was never weighed against it: not a pick the tie
-                // allows.
-                let figures: Vec<Figure> =
-                    premise.guards.iter().chain(&premise.gains).copied().collect();
+                // A member of a tie that was never weighed against another
+                // on a gain (no gain figure it and another member both
+                // have) is not a pick the tie allows.
                 let weighed = |g: usize| {
-                    figures.iter().all(|f| {
-                        figs[g].values.contains_key(f)
-                            || v.iter().all(|&o| !figs[o].values.contains_key(f))
-                    })
+                    v.len() == 1
+                        || premise.gains.iter().any(|f| {
+                            figs[g].values.contains_key(f)
+                                && v.iter().any(|&o| o != g && figs[o].values.contains_key(f))
+                        })
                 };
                 acceptable.extend(v.iter().copied().filter(|&g| weighed(g)));
                 if first {
@@ -507,6 +506,77 @@ pub fn truths(views: &[View], margin: f64, bands: Bands) -> Vec<Truth> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn figs(rows: &[&[(Figure, f64)]]) -> Vec<Figures> {
+        rows.iter()
+            .map(|r| Figures {
+                setting: Setting::domains(1),
+                values: r.iter().copied().collect(),
+                hidden_split: None,
+            })
+            .collect()
+    }
+
+    fn premise(guards: &[Figure], gains: &[Figure]) -> Premise {
+        Premise {
+            profile: "test",
+            no_hidden_split: true,
+            guards: guards.into(),
+            gains: gains.into(),
+        }
+    }
+
+    const BANDS: Bands = Bands { bw: 0.01, lat: 0.01 };
+
+    /// Beyond the margin and the band: one pick, clear; inside the margin
+    /// less the band: a tie, no pick, either allowed; near the margin:
+    /// the strict reading picks, both are allowed, not clear.
+    #[test]
+    fn margin_band_and_tie() {
+        use Figure::ThreadLat as T;
+        let p = premise(&[], &[T]);
+        let clear = truth(&figs(&[&[(T, 100.0)], &[(T, 110.0)]]), &p, 0.03, BANDS);
+        assert_eq!((clear.pick, clear.clear), (Some(0), true));
+        assert_eq!(clear.acceptable.iter().copied().collect::<Vec<_>>(), [0]);
+        let tie = truth(&figs(&[&[(T, 100.0)], &[(T, 101.0)]]), &p, 0.03, BANDS);
+        assert_eq!((tie.pick, tie.clear), (None, false));
+        assert_eq!(tie.acceptable.iter().copied().collect::<Vec<_>>(), [0, 1]);
+        let near = truth(&figs(&[&[(T, 100.0)], &[(T, 103.5)]]), &p, 0.03, BANDS);
+        assert_eq!((near.pick, near.clear), (Some(0), false));
+        assert_eq!(near.acceptable.iter().copied().collect::<Vec<_>>(), [0, 1]);
+    }
+
+    /// A guard drops what another group beats on it, whatever it gains
+    /// later; one group left is the pick; a group without the guard's
+    /// figure is neither dropped nor judged by it.
+    #[test]
+    fn guards_drop_and_one_left_is_the_pick() {
+        use Figure::{InterleaveBw as I, SpreadLat as S};
+        let p = premise(&[I], &[S]);
+        let t =
+            truth(&figs(&[&[(I, 100.0), (S, 200.0)], &[(I, 80.0), (S, 100.0)]]), &p, 0.03, BANDS);
+        assert_eq!((t.pick, t.decided_by), (Some(0), None));
+        let t = truth(
+            &figs(&[&[(I, 100.0), (S, 200.0)], &[(I, 80.0), (S, 100.0)], &[(S, 150.0)]]),
+            &p,
+            0.03,
+            BANDS,
+        );
+        assert_eq!((t.pick, t.decided_by), (Some(2), Some(S)));
+    }
+
+    /// A hidden split beyond 8% rules a group out where the premise says
+    /// so, and the one left is the pick.
+    #[test]
+    fn a_hidden_split_is_ruled_out() {
+        use Figure::ThreadLat as T;
+        let mut f = figs(&[&[(T, 100.0)], &[(T, 90.0)]]);
+        f[1].hidden_split = Some(1.5);
+        let t = truth(&f, &premise(&[], &[T]), 0.03, BANDS);
+        assert_eq!(t.pick, Some(0));
+        let keep = Premise { no_hidden_split: false, ..premise(&[], &[T]) };
+        assert_eq!(truth(&f, &keep, 0.03, BANDS).pick, Some(1));
+    }
 
     /// The metric ids of a table cell (backticked, no space), GPU figures
     /// left out (the model has no GPU).
