@@ -1,20 +1,17 @@
-//! A small deterministic generator (SplitMix64) with normal draws, so
-//! that a model and its runs are the same for the same seed everywhere.
+//! Deterministic draws (the chase's SplitMix64, `kernels::chase::Rng`)
+//! with uniform and normal values, so that a model and its runs are the
+//! same for the same seed everywhere.
 
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(kernels::chase::Rng);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+        Rng(kernels::chase::Rng::new(seed ^ 0x9E37_79B9_7F4A_7C15))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in [0, 1).
