@@ -166,20 +166,43 @@ fn every_pair(found: &BTreeSet<(u32, u32)>, layout: &Layout) -> bool {
     !need.is_empty() && need.iter().all(|p| found.contains(p))
 }
 
+/// The label of a per-package figure measured with one package's CPUs
+/// alone on memory the other packages' CPUs also read.
+pub const DERIVED_FROM_PACKAGE_ALONE: &str =
+    "derived from one package measured alone on memory every package shares";
+
 /// Per package, its CPUs on its own memory, each thread's pages on its
-/// own node (every node of the package at once; under NUMA off, on the
-/// memory the OS gives): the mean over packages of `bw-package`'s
-/// figures, every package measured. Without them: one package's
-/// `bw global` (the same measurement), else the whole machine's figure
-/// divided by the packages ([`DERIVED_FROM_MACHINE`]), else the sum of
-/// each package's nodes' local figures ([`DERIVED_FROM_CELLS`], every
+/// own node, every package at once: the mean over packages of
+/// `bw-package`'s figures, every package measured (with NUMA on a
+/// package's own memory serves no other package, so a package measured
+/// alone moves what it moves beside the others). Under one OS node on two
+/// or more packages every package reads the same memory (the firmware's
+/// interleave over every package, or under `numa=off` the first domain's),
+/// so a package alone also takes what the idle packages' channels and
+/// links would give the others: the figure is then `bw global` (every
+/// CPU at once, each thread on the memory the OS gives) divided by the
+/// packages, which is the mean over packages of what each moves while
+/// all stream, and the package records are only a fallback
+/// ([`DERIVED_FROM_PACKAGE_ALONE`]). Without package records: one
+/// package's `bw global` (the same measurement), else the whole machine's
+/// figure divided by the packages ([`DERIVED_FROM_MACHINE`]), else the sum
+/// of each package's nodes' local figures ([`DERIVED_FROM_CELLS`], every
 /// node measured).
 pub fn local_bw_per_package(
     d: &RunData,
     layout: &Layout,
     missing: &mut Vec<Missing>,
 ) -> Option<Figure> {
-    if let Some(v) = own_mean(&bw_by_pair(d, MemoryOf::OwnPackage, &OWN_BOUND), layout) {
+    let own = own_mean(&bw_by_pair(d, MemoryOf::OwnPackage, &OWN_BOUND), layout);
+    if layout.packages > 1 && layout.cpu_nodes == 1 {
+        if let Some(g) = crate::metrics::best_of_mode(d, bw::Mode::Global) {
+            return Some(Figure::measured(g.best_gbs / layout.packages as f64));
+        }
+        if let Some(v) = own {
+            return Some(Figure::derived(v, DERIVED_FROM_PACKAGE_ALONE));
+        }
+    }
+    if let Some(v) = own {
         return Some(Figure::measured(v));
     }
     if let Some(g) = crate::metrics::best_of_mode(d, bw::Mode::Global) {
@@ -844,8 +867,11 @@ mod tests {
     }
 
     /// NUMA off on two sockets: each package on the memory the OS gives
-    /// (`os-given`) is its own-memory figure, bound and interleaved alike;
-    /// nothing across the packages.
+    /// (`os-given`) is its own-memory interleaved figure; nothing across
+    /// the packages. Every package shares that memory, so the bound figure
+    /// per package is the whole machine's (every CPU at once) shared by
+    /// the packages, and a package measured alone (which also takes what
+    /// the idle package would) is only a labelled fallback.
     #[test]
     fn numa_off_package_figures_are_on_the_memory_the_os_gives() {
         let t = Machine::new(topo::Vendor::Intel, "Xeon")
@@ -853,12 +879,19 @@ mod tests {
             .package(1, "4-7")
             .node(0, "0-7", 64 << 30)
             .build();
-        let recs = vec![bw_pkg(0, 0, "os-given", "0", 70.0), bw_pkg(1, 1, "os-given", "0", 72.0)];
+        let alone = vec![bw_pkg(0, 0, "os-given", "0", 70.0), bw_pkg(1, 1, "os-given", "0", 72.0)];
+        let global = rec("bw", json!({"mode": "global", "kernel": "triad", "best_gbs": 100.0}));
+        let mut recs = alone.clone();
+        recs.push(global);
         let (c, _) = catalogue_and_missing(&run(&t, recs));
         let m = get(&c, "local_bw_pkg_gbs").unwrap();
-        assert_eq!((m.value, m.derived.as_deref()), (71.0, None));
+        assert_eq!((m.value, m.derived.as_deref()), (50.0, None));
         assert_eq!(get(&c, "pkg_interleave_bw_gbs").map(|m| m.value), Some(71.0));
         assert!(get(&c, "cross_pkg_bw_gbs").is_none());
+
+        let (c, _) = catalogue_and_missing(&run(&t, alone));
+        let m = get(&c, "local_bw_pkg_gbs").unwrap();
+        assert_eq!((m.value, m.derived.as_deref()), (71.0, Some(DERIVED_FROM_PACKAGE_ALONE)));
     }
 
     fn study_run(id: i64, label: &str, pkg: Option<(f64, f64)>, cells: (f64, f64)) -> LoadedRun {
