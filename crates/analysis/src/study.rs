@@ -1697,9 +1697,11 @@ mod profile_tests {
     use serde_json::json;
 
     /// A complete run of a machine of two packages of one node each,
-    /// started `id` minutes into the series: bound (`bw` global) and
-    /// interleaved bandwidth, and a latency matrix whose local cells are
-    /// `local` ns and remote ones `remote` ns.
+    /// started `id` minutes into the series: bound (`bw` global, and each
+    /// package's `bw-package` record at half of it) and interleaved
+    /// bandwidth, a latency matrix whose local cells are `local` ns and
+    /// remote ones `remote` ns, and each package's chases to its own and
+    /// the other package's memory at the same figures.
     fn run(
         id: i64,
         label: &str,
@@ -1714,14 +1716,39 @@ mod profile_tests {
         let lat = |c: u32, m: u32, ns: f64| {
             rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
         };
+        let scope = |p: u32, to: u32, policy: &str| {
+            let memory = if p == to { "own-package" } else { "other-package" };
+            json!({"package": p, "memory": memory, "mem_package": to, "policy": policy,
+                   "cpus": p.to_string(), "cpu_nodes": p.to_string(), "mem_nodes": to.to_string()})
+        };
+        let bw_pkg = |p: u32, gbs: f64| {
+            rec(
+                "bw",
+                json!({"mode": "package", "kernel": "triad", "best_gbs": gbs, "median_gbs": gbs,
+                       "scope": scope(p, p, "bind-per-node")}),
+            )
+        };
+        let lat_pkg = |p: u32, to: u32, ns: f64| {
+            rec(
+                "lat",
+                json!({"mode": "package", "cpu": p, "median_ns": ns, "interleave": to.to_string(),
+                       "scope": scope(p, to, "interleave")}),
+            )
+        };
         let mut r = run_of(
             vec![
                 bw("global", global),
+                bw_pkg(0, global / 2.0),
+                bw_pkg(1, global / 2.0),
                 bw("interleave", interleave),
                 lat(0, 0, local),
                 lat(0, 1, remote),
                 lat(1, 0, remote),
                 lat(1, 1, local),
+                lat_pkg(0, 0, local),
+                lat_pkg(0, 1, remote),
+                lat_pkg(1, 0, remote),
+                lat_pkg(1, 1, local),
             ],
             Some(2),
         );
