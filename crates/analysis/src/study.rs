@@ -1269,6 +1269,44 @@ fn names(s: &Study, v: &[usize]) -> String {
     }
 }
 
+/// The pairs of `groups` (both measured) that `m` leaves undecided, with
+/// the runs per group that would decide and the noise floor that holds
+/// more runs back.
+fn undecided_pairs(
+    m: &StudyMetric,
+    groups: &[usize],
+) -> Vec<(usize, usize, Option<u32>, Option<f64>)> {
+    groups
+        .iter()
+        .flat_map(|&a| groups.iter().map(move |&b| (a, b)))
+        .filter(|(a, b)| a < b && m.groups[*a].n > 0 && m.groups[*b].n > 0)
+        .filter_map(|(a, b)| {
+            let p = m.pairs[a][b].as_ref()?;
+            (p.verdict == GroupVerdict::Undecided).then_some((
+                a,
+                b,
+                p.runs_needed,
+                p.more_runs_held_by_floor_pct,
+            ))
+        })
+        .collect()
+}
+
+/// What would decide the undecided pairs of a figure named `lname`.
+fn runs_that_decide(lname: &str, undecided: &[(usize, usize, Option<u32>, Option<f64>)]) -> String {
+    let need = undecided.iter().filter_map(|u| u.2).max();
+    let held = undecided.iter().filter_map(|u| u.3).reduce(f64::max);
+    match (need, held) {
+        (_, Some(pct)) => format!(
+            "{lname}: more runs per group would not decide (the {pct:.1}% noise floor for groups that size is larger than the change): runs of the settings alternated over time, or a quieter machine"
+        ),
+        (Some(n), None) => format!("{n} runs per group for {lname}"),
+        (None, None) => format!(
+            "{lname}: more than {MAX_RUNS_SUGGESTED} runs per group, or a quieter machine, or runs of the settings alternated over time"
+        ),
+    }
+}
+
 fn recommend(s: &Study) -> Vec<Recommendation> {
     let conf = (s.confidence * 100.0).round();
     let mut out = Vec::new();
@@ -1323,11 +1361,25 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                     last_lost = Some(l);
                 }
                 cand.retain(|c| !dropped.contains(c));
+                // A guard the runs cannot rank between groups still in the
+                // running leaves the pick open: a later gain would pick a
+                // group the guard may drop.
+                let open = undecided_pairs(m, &cand);
+                if !open.is_empty() {
+                    let measured: Vec<usize> =
+                        cand.iter().copied().filter(|&c| m.groups[c].n > 0).collect();
+                    parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
+                    undecided_on.get_or_insert_with(|| (m.metric.clone(), measured));
+                    next.push(runs_that_decide(&lname, &open));
+                }
             }
         }
         // Gains: the first metric with a clear winner among the candidates
         // picks it; a tie narrows the candidates to the top tier.
         for id in &prof.gains {
+            if undecided_on.is_some() {
+                break;
+            }
             let rows = rows_for(s, id);
             if rows.is_empty() {
                 continue;
@@ -1371,20 +1423,7 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 let top = top_tier(m, &cand);
                 let measured: Vec<usize> =
                     top.iter().copied().filter(|&c| m.groups[c].n > 0).collect();
-                let undecided: Vec<(usize, usize, Option<u32>, Option<f64>)> = measured
-                    .iter()
-                    .flat_map(|&a| measured.iter().map(move |&b| (a, b)))
-                    .filter(|(a, b)| a < b)
-                    .filter_map(|(a, b)| {
-                        let p = m.pairs[a][b].as_ref()?;
-                        (p.verdict == GroupVerdict::Undecided).then_some((
-                            a,
-                            b,
-                            p.runs_needed,
-                            p.more_runs_held_by_floor_pct,
-                        ))
-                    })
-                    .collect();
+                let undecided = undecided_pairs(m, &measured);
                 if undecided.is_empty() {
                     parts.push(format!(
                         "{} tie on {lname} (within ±{}% of each other)",
@@ -1392,23 +1431,17 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                         s.margin_pct
                     ));
                 } else {
+                    // Undecided is not a tie: a later figure would pick
+                    // between groups this one may rank the other way.
                     parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
                     undecided_on.get_or_insert_with(|| (m.metric.clone(), measured.clone()));
-                    let need = undecided.iter().filter_map(|u| u.2).max();
-                    let held = undecided.iter().filter_map(|u| u.3).reduce(f64::max);
-                    next.push(match (need, held) {
-                        (_, Some(pct)) => format!(
-                            "{lname}: more runs per group would not decide (the {pct:.1}% noise floor for groups that size is larger than the change): runs of the settings alternated over time, or a quieter machine"
-                        ),
-                        (Some(n), None) => format!("{n} runs per group for {lname}"),
-                        (None, None) => format!(
-                            "{lname}: more than {MAX_RUNS_SUGGESTED} runs per group, or a quieter machine, or runs of the settings alternated over time"
-                        ),
-                    });
+                    next.push(runs_that_decide(&lname, &undecided));
+                    cand = top;
+                    break;
                 }
                 cand = top;
             }
-            if group.is_some() {
+            if group.is_some() || undecided_on.is_some() {
                 break;
             }
         }
@@ -1817,13 +1850,23 @@ mod profile_tests {
             assert_eq!(r.group, None, "{p:?}: {}", r.text);
             assert_eq!(r.no_pick, Some(NoPick::Tie { groups: vec![0, 1] }), "{p:?}: {}", r.text);
         }
-        // A 5% gap in 8% noise: the first figure that ranks them is
-        // undecided, and the reason names it.
+        // A 5% gap in 8% noise: the first figure that ranks them (the
+        // database's guard, the interleaved bandwidth) is undecided, and
+        // the reason names it; no later figure picks.
         let s = study([1.0, 1.0, 0.95, 0.95], 0.08);
         let r = rec_of(&s, WorkloadProfile::Database);
         assert_eq!(
             r.no_pick,
-            Some(NoPick::Undecided { metric: catalogue::SPREAD_LAT.into(), groups: vec![0, 1] }),
+            Some(NoPick::Undecided { metric: "interleave_bw_gbs".into(), groups: vec![0, 1] }),
+            "{}",
+            r.text
+        );
+        // Hpc has no guard: its first gain, the bound bandwidth per
+        // package, is undecided, and the latency after it picks nothing.
+        let r = rec_of(&s, WorkloadProfile::Hpc);
+        assert_eq!(
+            r.no_pick,
+            Some(NoPick::Undecided { metric: catalogue::LOCAL_BW_PKG.into(), groups: vec![0, 1] }),
             "{}",
             r.text
         );
