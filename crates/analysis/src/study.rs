@@ -1269,6 +1269,25 @@ fn names(s: &Study, v: &[usize]) -> String {
     }
 }
 
+/// An undecided pair of groups `(a, b)`, the runs per group that would
+/// decide it and the noise floor that holds more runs back.
+type Undecided4 = (usize, usize, Option<u32>, Option<f64>);
+
+/// Whether group `c` is ahead of group `w` on `m` (its median, in the
+/// metric's direction).
+fn ahead(m: &StudyMetric, c: usize, w: usize) -> bool {
+    match (m.groups[c].median, m.groups[w].median) {
+        (Some(a), Some(b)) => {
+            if m.higher_is_better {
+                a > b
+            } else {
+                a < b
+            }
+        }
+        _ => false,
+    }
+}
+
 /// The pairs of `groups` (both measured) that `m` leaves undecided, with
 /// the runs per group that would decide and the noise floor that holds
 /// more runs back.
@@ -1293,7 +1312,7 @@ fn undecided_pairs(
 }
 
 /// What would decide the undecided pairs of a figure named `lname`.
-fn runs_that_decide(lname: &str, undecided: &[(usize, usize, Option<u32>, Option<f64>)]) -> String {
+fn runs_that_decide(lname: &str, undecided: &[Undecided4]) -> String {
     let need = undecided.iter().filter_map(|u| u.2).max();
     let held = undecided.iter().filter_map(|u| u.3).reduce(f64::max);
     match (need, held) {
@@ -1361,19 +1380,18 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                     last_lost = Some(l);
                 }
                 cand.retain(|c| !dropped.contains(c));
-                // A guard the runs cannot rank between groups still in the
-                // running leaves the pick open: a later gain would pick a
-                // group the guard may drop.
-                let open = undecided_pairs(m, &cand);
-                if !open.is_empty() {
-                    let measured: Vec<usize> =
-                        cand.iter().copied().filter(|&c| m.groups[c].n > 0).collect();
-                    parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
-                    undecided_on.get_or_insert_with(|| (m.metric.clone(), measured));
-                    next.push(runs_that_decide(&lname, &open));
-                }
             }
         }
+        // Guards the runs could not rank between groups still in the
+        // running: a pick that one of them may lose to on a guard is not
+        // made (the guard may drop it).
+        let open_guards: Vec<(&StudyMetric, Vec<Undecided4>)> = prof
+            .guards
+            .iter()
+            .flat_map(|id| rows_for(s, id))
+            .map(|m| (m, undecided_pairs(m, &cand)))
+            .filter(|(_, u)| !u.is_empty())
+            .collect();
         // Gains: the first metric with a clear winner among the candidates
         // picks it; a tie narrows the candidates to the top tier.
         for id in &prof.gains {
@@ -1445,6 +1463,56 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
                 break;
             }
         }
+        // A winner on a gain metric, or the one candidate the guards (or
+        // the ruling out of a hidden split) left.
+        if group.is_none() && cand.len() == 1 && !excluded.is_empty() && decided_by.is_none() {
+            decided_by = s
+                .metrics
+                .iter()
+                .find(|m| m.metric.starts_with("per_cpu_split"))
+                .map(|m| m.metric.clone());
+            last_lost = excluded.first().copied();
+        }
+        if group.is_none() && cand.len() == 1 && decided_by.is_some() {
+            group = Some((cand[0], last_lost.unwrap_or(cand[0])));
+        }
+        if let Some((w, _)) = group {
+            for (m, open) in &open_guards {
+                let at_risk: Vec<Undecided4> = open
+                    .iter()
+                    .copied()
+                    .filter(|u| {
+                        let c = if u.0 == w {
+                            u.1
+                        } else if u.1 == w {
+                            u.0
+                        } else {
+                            return false;
+                        };
+                        ahead(m, c, w)
+                    })
+                    .collect();
+                if at_risk.is_empty() {
+                    continue;
+                }
+                let lname = lower_first(&m.name);
+                let rivals: Vec<usize> =
+                    at_risk.iter().map(|u| if u.0 == w { u.1 } else { u.0 }).collect();
+                parts.push(format!(
+                    "{} may lose on {lname}, which is undecided between it and {}",
+                    s.groups[w].label,
+                    names(s, &rivals)
+                ));
+                let mut groups = vec![w];
+                groups.extend(rivals);
+                groups.sort_unstable();
+                undecided_on = Some((m.metric.clone(), groups));
+                next.push(runs_that_decide(&lname, &at_risk));
+                group = None;
+                decided_by = None;
+                break;
+            }
+        }
         // What was not measured (never what a configuration makes impossible).
         for id in prof.guards.iter().chain(&prof.gains) {
             if !rows_for(s, id).is_empty() || id.starts_with("exec_") {
@@ -1481,19 +1549,6 @@ fn recommend(s: &Study) -> Vec<Recommendation> {
         } else {
             format!("{}.", capitalise(&parts.join("; ")))
         };
-        // A winner on a gain metric, or the one candidate the guards (or
-        // the ruling out of a hidden split) left.
-        if group.is_none() && cand.len() == 1 && !excluded.is_empty() && decided_by.is_none() {
-            decided_by = s
-                .metrics
-                .iter()
-                .find(|m| m.metric.starts_with("per_cpu_split"))
-                .map(|m| m.metric.clone());
-            last_lost = excluded.first().copied();
-        }
-        if group.is_none() && cand.len() == 1 && decided_by.is_some() {
-            group = Some((cand[0], last_lost.unwrap_or(cand[0])));
-        }
         let pick = group.map(|(w, _)| w);
         let no_pick = match (pick, undecided_on) {
             (Some(_), _) => None,
@@ -1850,14 +1905,13 @@ mod profile_tests {
             assert_eq!(r.group, None, "{p:?}: {}", r.text);
             assert_eq!(r.no_pick, Some(NoPick::Tie { groups: vec![0, 1] }), "{p:?}: {}", r.text);
         }
-        // A 5% gap in 8% noise: the first figure that ranks them (the
-        // database's guard, the interleaved bandwidth) is undecided, and
-        // the reason names it; no later figure picks.
+        // A 5% gap in 8% noise: the first figure that ranks them is
+        // undecided, and the reason names it.
         let s = study([1.0, 1.0, 0.95, 0.95], 0.08);
         let r = rec_of(&s, WorkloadProfile::Database);
         assert_eq!(
             r.no_pick,
-            Some(NoPick::Undecided { metric: "interleave_bw_gbs".into(), groups: vec![0, 1] }),
+            Some(NoPick::Undecided { metric: catalogue::SPREAD_LAT.into(), groups: vec![0, 1] }),
             "{}",
             r.text
         );
