@@ -1885,6 +1885,51 @@ mod profile_tests {
     }
 
     #[test]
+    fn a_pick_that_may_lose_on_an_undecided_guard_is_not_made() {
+        // B's spread latency is 20% lower; its interleaved bandwidth 3.5%
+        // lower in 3% noise: the guard cannot tell whether B loses beyond
+        // the margin, so B (behind on it) is not picked.
+        let s = study([1.0, 0.965, 0.8, 0.8], 0.03);
+        let db = rec_of(&s, WorkloadProfile::Database);
+        let il = s.metrics.iter().find(|m| m.metric == "interleave_bw_gbs").unwrap();
+        assert_eq!(
+            il.pairs[0][1].as_ref().map(|p| p.verdict),
+            Some(GroupVerdict::Undecided),
+            "{}",
+            db.text
+        );
+        assert_eq!(db.group, None, "{}", db.text);
+        assert_eq!(
+            db.no_pick,
+            Some(NoPick::Undecided { metric: "interleave_bw_gbs".into(), groups: vec![0, 1] }),
+            "{}",
+            db.text
+        );
+        assert!(db.text.contains("B may lose on interleaved bandwidth"), "{}", db.text);
+        // B ahead on the same undecided guard cannot be dropped by it: the
+        // spread latency picks B.
+        let s = study([1.0, 1.035, 0.8, 0.8], 0.03);
+        let db = rec_of(&s, WorkloadProfile::Database);
+        assert_eq!(db.group, Some(1), "{}", db.text);
+        assert_eq!(db.decided_by.as_deref(), Some(catalogue::SPREAD_LAT), "{}", db.text);
+    }
+
+    #[test]
+    fn a_gain_left_undecided_is_not_passed_over_to_the_next() {
+        // Hpc: B's bound bandwidth 5% higher in 8% noise (undecided), its
+        // local latency 20% lower (decided): the latency does not pick.
+        let s = study([1.05, 1.0, 0.8, 1.0], 0.08);
+        let hpc = rec_of(&s, WorkloadProfile::Hpc);
+        assert_eq!(hpc.group, None, "{}", hpc.text);
+        assert_eq!(
+            hpc.no_pick,
+            Some(NoPick::Undecided { metric: catalogue::LOCAL_BW_PKG.into(), groups: vec![0, 1] }),
+            "{}",
+            hpc.text
+        );
+    }
+
+    #[test]
     fn hpc_bound_per_domain_is_not_held_to_the_interleaved_bandwidth() {
         // B: +10% bound per domain, -10% interleaved. A workload bound per
         // domain sees the first only.
