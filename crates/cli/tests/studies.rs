@@ -368,13 +368,22 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
             assert!(hpc.contains("numa_mode_label"), "{what}: hpc names the SNC setting: {hpc}");
             assert!(hpc.contains("bios.snc"), "{what}: hpc names the declared setting: {hpc}");
             assert!(!hpc.contains("not measured"), "{what}: {hpc}");
-            // OLTP databases, virtualization, multi-GPU training decide
-            // (SNC off, or where the truth allows it SNC2), and say which
-            // setting differs.
+            // OLTP databases, virtualization, multi-GPU training pick SNC
+            // off, or where the truth allows it SNC2 (above), and say which
+            // setting differs. Where the truth is clear they decide; where a
+            // figure on the way is near the margin (SNC2's interleaved
+            // bandwidth is 2.8% behind), three runs may leave it undecided,
+            // and then the text says how many runs would decide.
             for p in ["database", "virtualization", "ai-training"] {
                 let r = rec(&v, p);
-                assert!(r["group"].is_u64(), "{what}: {p}: {}", r["text"]);
-                assert!(r["text"].as_str().unwrap().contains("bios.snc"), "{what}: {p}");
+                let text = r["text"].as_str().unwrap();
+                if truth_of(&t, p).clear || r["group"].is_u64() {
+                    assert!(r["group"].is_u64(), "{what}: {p}: {text}");
+                    assert!(text.contains("bios.snc"), "{what}: {p}: {text}");
+                } else {
+                    assert_eq!(r["no_pick"]["reason"], "undecided", "{what}: {p}: {text}");
+                    assert!(text.contains("runs per group"), "{what}: {p}: {text}");
+                }
             }
             // Keep NUMA on: no profile picks NUMA off.
             let off = group_index(&v, "NUMA off");
@@ -400,8 +409,11 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
                         "{what}: {id} of {label}: {med} vs the study's {fig}"
                     );
                     let vd = g["verdict"].as_str().unwrap_or("");
-                    if vd == "better" || vd == "worse" {
-                        let b = xeon_figure(baseline, id).unwrap();
+                    // The study gives NUMA off no figure for some columns
+                    // (its per-node latency): no direction to hold to.
+                    if let (true, Some(b)) =
+                        (vd == "better" || vd == "worse", xeon_figure(baseline, id))
+                    {
                         let seed = fig / b - 1.0;
                         let better = (seed > 0.0) == m["higher_is_better"].as_bool().unwrap();
                         assert_eq!(
@@ -450,8 +462,15 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
                 // Only figures the study gives within the 3% margin of each
                 // other may be left undecided by 3 runs: SNC off against SNC2
                 // on unbound bandwidth (2.8% apart), SNC2, SNC4 and NUMA off
-                // on bound bandwidth per package (580, 585, 600).
+                // on bound bandwidth per package (580, 585, 600), SNC off
+                // against SNC2 on spread latency (the mean of local, sibling
+                // and remote: 290 against 295 ns with the sibling at 1.1x,
+                // 300 at 1.25x; 1.7-3.3% apart).
                 let rest = t
+                    .replace(
+                        "pread-memory latency is undecided between NUMA on, SNC off and NUMA on, SNC2",
+                        "",
+                    )
                     .replace(
                         "nterleaved bandwidth is undecided between NUMA on, SNC off and NUMA on, SNC2",
                         "",
@@ -583,13 +602,18 @@ fn study5(k: usize, only: Option<Vec<&'static str>>, seed: u64) -> ModelStudy {
     s
 }
 
-/// The truth of study 5: latency-sensitive work and databases on NUMA on
-/// (the numa=off configuration over a NUMA firmware hides the split).
+/// The truth of study 5: latency-sensitive work and databases on NUMA on,
+/// never the numa=off configuration over a NUMA firmware (it hides the
+/// split). Latency-sensitive work has NUMA on alone; for databases the
+/// firmware's interleave (87 ns for every CPU) is 3.4% behind NUMA on's
+/// spread latency (84.1 ns, the mean of 67.6 and 100.6), near the 3%
+/// margin, so the truth also allows BIOS NUMA off.
 fn assert_study5_truth(s: &ModelStudy) {
     let t = model_truth(s);
-    for p in ["latency", "database"] {
-        assert_eq!(truth_of(&t, p).acceptable.iter().collect::<Vec<_>>(), [&0], "{p}: {t:?}");
-    }
+    assert_eq!(truth_of(&t, "latency").acceptable.iter().collect::<Vec<_>>(), [&0], "{t:?}");
+    let db = truth_of(&t, "database");
+    assert_eq!(db.pick, Some(0), "{t:?}");
+    assert!(!db.acceptable.contains(&1), "{t:?}");
 }
 
 #[test]
