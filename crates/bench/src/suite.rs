@@ -631,6 +631,7 @@ impl SuitePlan {
                     spec: LoadedSpec {
                         at: Where::default(),
                         load_cpus: None,
+                        load_node_only: true,
                         mixes: mixes.clone(),
                         delays_ns: delays.clone(),
                         load_bytes_per_thread: None,
@@ -639,7 +640,7 @@ impl SuitePlan {
                     timing,
                 },
                 format!(
-                    "chase on one CPU, {load_threads}+ load thread(s), mixes {}, idle + {} delay steps each",
+                    "chase on one CPU, up to {load_threads} load thread(s) on its node's other CPUs, mixes {}, idle + {} delay steps each",
                     mixes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
                     delays.len()
                 ),

@@ -1061,8 +1061,9 @@ impl Writer<'_> {
     }
 
     /// lat-loaded: a chase on the first CPU to its node's memory while
-    /// every other CPU loads that memory, from no load through the
-    /// delays to none; one curve per traffic mix.
+    /// the node's other CPUs load that memory (every other CPU when the
+    /// node has none), from no load through the delays to none; one curve
+    /// per traffic mix.
     fn loaded(&mut self) {
         let v = self.view;
         let (mixes, delays): (&[LoadKind], &[f64]) = match self.budget {
@@ -1074,7 +1075,10 @@ impl Writer<'_> {
         };
         let mem = v.memory_of(0);
         let mem_domain = mem[0].0;
-        let others: Vec<u32> = (1..self.machine().cpus()).collect();
+        let mut others: Vec<u32> = v.nodes[0].cpus.iter().copied().filter(|&c| c != 0).collect();
+        if others.is_empty() {
+            others = (1..self.machine().cpus()).collect();
+        }
         let chase_domain = v.hw.domain_of_cpu(0);
         for &mix in mixes {
             let mut curve: Vec<(f64, f64)> = Vec::new();
