@@ -653,8 +653,9 @@ pub struct BracketFit {
 /// value with its run's place in the series (any increasing number: its
 /// rank by start). A run of one group with runs of the other on both sides
 /// of it is *bracketed*: its log value minus the other group's log values
-/// before and after it, interpolated at its place (`ln B_i - (ln A_before
-/// + ln A_after) / 2` when equally spaced), oriented `new - base`. A drift
+/// before and after it, interpolated at its place
+/// (`ln B_i - (ln A_before + ln A_after) / 2` when equally spaced),
+/// oriented `new - base`. A drift
 /// of the machine that is linear between the two runs around each bracket
 /// cancels in it exactly, whatever its size. Neighbouring brackets share
 /// runs, so they are combined by generalised least squares with their
