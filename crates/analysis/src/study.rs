@@ -11,8 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use results::profile::Profile as WorkloadProfile;
 use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::{
-    guard_floor, interval_rank, judge, judge_bracketed, range_floor, Basis, Criteria, GroupVerdict,
-    Judgement, NoiseFloor, Undecided, DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
+    bracketed_study, guard_floor, interval_rank, judge, judge_bracketed, judge_fit, noise_is_even,
+    range_floor, Basis, Criteria, GroupVerdict, Judgement, NoiseFloor, Undecided,
+    DEFAULT_MARGIN_PCT, MAX_RUNS_SUGGESTED,
 };
 use serde::Serialize;
 
@@ -127,6 +128,11 @@ pub struct GroupMetric {
     /// one group with runs of the other on both sides of them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub brackets: Option<usize>,
+    /// The study's groups whose runs gave the run-to-run noise, when it
+    /// was pooled over 3 or more of them (docs/store.md's premise,
+    /// checked); absent when the pair's own brackets gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled_groups: Option<usize>,
     /// Why an `undecided` verdict could not rest on the runs' order (not
     /// alternated, or too few runs to bracket).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -785,6 +791,24 @@ impl Study {
             let series = |g: usize| -> Vec<(f64, f64)> {
                 timeline[g].iter().filter_map(|(t, v)| Some((*t, *v.get(&key)?))).collect()
             };
+            // One run-to-run noise for the study's alternated groups of 3+
+            // runs each, where no group's own scatter is far above the
+            // others' (the premise in docs/store.md, checked by
+            // runstats::noise_is_even); otherwise each pair on its own.
+            let pool_in: Vec<Vec<(f64, f64)>> = (0..values.len())
+                .map(|g| {
+                    let s = series(g);
+                    if values[g].len() == s.len() && s.len() >= 3 {
+                        s
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect();
+            let pooled = noise_is_even(&pool_in)
+                .ok()
+                .and_then(|_| bracketed_study(&pool_in).ok())
+                .filter(|f| f.groups > 2);
             let judge_pair = |a: usize, b: usize| -> Option<(Judgement, FloorFor)> {
                 // A per-node bandwidth figure of nodes of another size is
                 // not the same metric: no verdict (see the notes).
@@ -799,6 +823,10 @@ impl Study {
                 let (sa, sb) = (series(a), series(b));
                 let mut unbracketed = None;
                 if values[a].len() == sa.len() && values[b].len() == sb.len() {
+                    if let Some(fit) = pooled.as_ref().and_then(|f| f.pair(a, b)) {
+                        let j = judge_fit(&fit, &sa, &sb, def.higher_is_better, policy);
+                        return Some((j, Ok(None)));
+                    }
                     match judge_bracketed(&sa, &sb, def.higher_is_better, policy) {
                         Ok(j) => return Some((j, Ok(None))),
                         Err(why) => unbracketed = Some(why),
@@ -831,12 +859,14 @@ impl Study {
                     floor_runs_needed: None,
                     more_runs_held_by_floor_pct: None,
                     brackets: None,
+                    pooled_groups: None,
                     undecided_because: None,
                     not_applicable: if g_has_runs[i] { def.impossible(&layouts[i]) } else { None },
                 };
                 if i != baseline {
                     if let Some((j, floor)) = judge_pair(baseline, i) {
                         c.brackets = j.brackets;
+                        c.pooled_groups = j.pooled_groups;
                         c.undecided_because = j.undecided_because;
                         if let Ok(Some(f)) = &floor {
                             c.noise_floor_pct = Some(f.pct);
