@@ -640,9 +640,11 @@ impl Undecided {
 /// bracketed runs (see [`bracketed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BracketFit {
-    /// Bracketed runs used (each a run of one group between two of the other).
+    /// Bracketed runs used (each a run of one group between two of the
+    /// other; over every pair of groups when the noise is a study's).
     pub brackets: usize,
-    /// Degrees of freedom of the interval (`brackets - 1`).
+    /// Degrees of freedom of the interval (`brackets - 1` for a pair's own
+    /// brackets, `brackets - (groups - 1)` for a study's).
     pub df: usize,
     /// The change of `new` against `base`, log ratio.
     pub change: f64,
