@@ -521,7 +521,8 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                         ));
                     }
                     if let (Some(Basis::Bracketed), Some(n)) = (basis, c.brackets) {
-                        s.push_str(&format!("; {}", crate::study_text::bracketed_text(n)));
+                        let why = crate::study_text::bracketed_text(n, c.pooled_groups);
+                        s.push_str(&format!("; {why}"));
                     }
                 }
                 (_, _, Some(Basis::NoiseFloor)) => s.push_str(&format!(

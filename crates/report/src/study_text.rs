@@ -92,13 +92,23 @@ fn marks(ns: &BTreeSet<usize>) -> String {
     format!("[{}]", ns.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","))
 }
 
-/// How a bracketed verdict was reached, from the number of bracketed runs.
-pub fn bracketed_text(brackets: usize) -> String {
-    format!(
-        "judged by bracketed runs: the runs alternate, and each of the {brackets} runs with runs of the other group on both sides of it was compared with them, so that a drift of the machine cancels (Student-t interval, {} degree{} of freedom)",
-        brackets - 1,
-        if brackets == 2 { "" } else { "s" }
-    )
+/// How a bracketed verdict was reached, from the number of bracketed runs
+/// and, where the noise was pooled over a study, the groups that gave it.
+pub fn bracketed_text(brackets: usize, pooled_groups: Option<usize>) -> String {
+    match pooled_groups {
+        Some(groups) => {
+            let df = brackets.saturating_sub(groups - 1);
+            format!(
+                "judged by bracketed runs of all {groups} groups at once: the runs alternate, and each of the {brackets} runs with runs of another group on both sides of it was compared with them, so that a drift of the machine cancels; the groups' scatter agrees, so one run-to-run noise serves them all (Student-t interval, {df} degree{} of freedom)",
+                if df == 1 { "" } else { "s" }
+            )
+        }
+        None => format!(
+            "judged by bracketed runs: the runs alternate, and each of the {brackets} runs with runs of the other group on both sides of it was compared with them, so that a drift of the machine cancels (Student-t interval, {} degree{} of freedom)",
+            brackets - 1,
+            if brackets == 2 { "" } else { "s" }
+        ),
+    }
 }
 
 /// What explains group `i`'s verdict on `m`, beyond the figures the table
@@ -138,7 +148,7 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
         )),
         (Some(_), Some(_), Some(Basis::Bracketed)) => {
             if let Some(n) = c.brackets {
-                out.push(bracketed_text(n));
+                out.push(bracketed_text(n, c.pooled_groups));
             }
         }
         (Some(_), Some(_), _) => {}

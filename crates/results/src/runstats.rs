@@ -172,6 +172,9 @@ pub struct Judgement {
     /// Why an `undecided` verdict could not use the runs' order: they were
     /// not alternated, or too few to bracket.
     pub undecided_because: Option<Undecided>,
+    /// The groups of the study whose runs gave the noise (basis
+    /// `bracketed`, pooled over 3 or more groups: [`bracketed_study`]).
+    pub pooled_groups: Option<usize>,
 }
 
 /// Number of ways to get each Mann–Whitney count `u` (0..=m*n) from two
@@ -329,6 +332,7 @@ pub fn judge(
         runs_needed: None,
         brackets: None,
         undecided_because: None,
+        pooled_groups: None,
     };
     let spread = {
         let (sb, sx) = (log_spread(&b), log_spread(&x));
@@ -636,9 +640,11 @@ impl Undecided {
 /// bracketed runs (see [`bracketed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BracketFit {
-    /// Bracketed runs used (each a run of one group between two of the other).
+    /// Bracketed runs used (each a run of one group between two of the
+    /// other; over every pair of groups when the noise is a study's).
     pub brackets: usize,
-    /// Degrees of freedom of the interval (`brackets - 1`).
+    /// Degrees of freedom of the interval (`brackets - 1` for a pair's own
+    /// brackets, `brackets - (groups - 1)` for a study's).
     pub df: usize,
     /// The change of `new` against `base`, log ratio.
     pub change: f64,
@@ -647,14 +653,18 @@ pub struct BracketFit {
     /// The run-to-run standard deviation of a log value, estimated from the
     /// brackets' scatter.
     pub spread: f64,
+    /// The groups whose brackets estimated `spread` (2: the pair's own;
+    /// more: pooled over a study, [`bracketed_study`]).
+    pub groups: usize,
 }
 
 /// Compares `new` with `base` run by run where their runs alternate: each
 /// value with its run's place in the series (any increasing number: its
 /// rank by start). A run of one group with runs of the other on both sides
 /// of it is *bracketed*: its log value minus the other group's log values
-/// before and after it, interpolated at its place (`ln B_i - (ln A_before
-/// + ln A_after) / 2` when equally spaced), oriented `new - base`. A drift
+/// before and after it, interpolated at its place
+/// (`ln B_i - (ln A_before + ln A_after) / 2` when equally spaced),
+/// oriented `new - base`. A drift
 /// of the machine that is linear between the two runs around each bracket
 /// cancels in it exactly, whatever its size. Neighbouring brackets share
 /// runs, so they are combined by generalised least squares with their
@@ -666,79 +676,401 @@ pub struct BracketFit {
 /// runs (exact, not asymptotic). A bracket that the others already
 /// determine (a linear combination of them) adds nothing and is left out.
 pub fn bracketed(base: &[(f64, f64)], new: &[(f64, f64)]) -> Result<BracketFit, Undecided> {
-    let ok = |v: &(f64, f64)| v.0.is_finite() && v.1.is_finite() && v.1 > 0.0;
-    let mut runs: Vec<(f64, bool, f64)> = base
-        .iter()
-        .filter(|v| ok(v))
-        .map(|&(p, v)| (p, false, v.ln()))
-        .chain(new.iter().filter(|v| ok(v)).map(|&(p, v)| (p, true, v.ln())))
-        .collect();
-    runs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let n = runs.len();
-    // Each bracket's coefficients on the runs.
-    let mut rows: Vec<Vec<f64>> = Vec::new();
-    for i in 0..n {
-        let (p, g, _) = runs[i];
-        let before = (0..i).rev().find(|&j| runs[j].1 != g);
-        let after = (i + 1..n).find(|&j| runs[j].1 != g);
-        let (Some(b), Some(a)) = (before, after) else { continue };
-        let (pb, pa) = (runs[b].0, runs[a].0);
-        if pa <= pb {
-            continue;
-        }
-        let wb = (pa - p) / (pa - pb);
-        let sign = if g { 1.0 } else { -1.0 };
-        let mut c = vec![0.0; n];
-        c[i] = sign;
-        c[b] -= sign * wb;
-        c[a] -= sign * (1.0 - wb);
-        rows.push(c);
-    }
-    if rows.is_empty() {
-        return Err(Undecided::NotBracketed);
-    }
-    // Cholesky factor of C Cᵀ, built row by row; a row the kept ones
-    // already span is dropped.
-    let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>();
-    let mut kept: Vec<Vec<f64>> = Vec::new();
-    let mut l: Vec<Vec<f64>> = Vec::new();
-    for c in rows {
-        let v: Vec<f64> = kept.iter().map(|k| dot(k, &c)).collect();
+    let fit = bracketed_study(&[base.to_vec(), new.to_vec()])?;
+    fit.pair(0, 1).ok_or(Undecided::NotBracketed)
+}
+
+/// Contrasts on a series of runs, combined by generalised least squares
+/// with their covariance `C Cᵀ` (in units of one run's variance): the
+/// Cholesky factor of `C Cᵀ`, built row by row; a row the kept ones
+/// already span adds nothing and is dropped.
+#[derive(Default)]
+struct Gls {
+    kept: Vec<Vec<f64>>,
+    l: Vec<Vec<f64>>,
+}
+
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| a * b).sum()
+}
+
+impl Gls {
+    /// Adds contrast `c` (its coefficients on the runs); false when the
+    /// kept ones already span it.
+    fn push(&mut self, c: Vec<f64>) -> bool {
+        let v: Vec<f64> = self.kept.iter().map(|k| dot(k, &c)).collect();
         let mut y = vec![0.0; v.len()];
         for i in 0..v.len() {
-            y[i] = (v[i] - dot(&l[i][..i], &y[..i])) / l[i][i];
+            y[i] = (v[i] - dot(&self.l[i][..i], &y[..i])) / self.l[i][i];
         }
         let cc = dot(&c, &c);
         let pivot = cc - dot(&y, &y);
         if pivot <= 1e-9 * cc {
-            continue;
+            return false;
         }
         y.push(pivot.sqrt());
-        l.push(y);
-        kept.push(c);
+        self.l.push(y);
+        self.kept.push(c);
+        true
     }
-    let j = kept.len();
-    if j < 2 {
+
+    /// `L⁻¹ rhs` (forward substitution): whitens one column of values or
+    /// of the design.
+    fn whiten(&self, rhs: &[f64]) -> Vec<f64> {
+        let j = self.kept.len();
+        let mut x = vec![0.0; j];
+        for i in 0..j {
+            x[i] = (rhs[i] - dot(&self.l[i][..i], &x[..i])) / self.l[i][i];
+        }
+        x
+    }
+
+    /// The whitened contrasts of the log values `logs`.
+    fn whitened(&self, logs: &[f64]) -> Vec<f64> {
+        let d: Vec<f64> = self.kept.iter().map(|c| dot(c, logs)).collect();
+        self.whiten(&d)
+    }
+}
+
+/// The runs of several groups in the order taken: (place, group, log
+/// value), the unusable values (not finite, not positive) left out.
+fn series_of(groups: &[Vec<(f64, f64)>]) -> Vec<(f64, usize, f64)> {
+    let ok = |v: &(f64, f64)| v.0.is_finite() && v.1.is_finite() && v.1 > 0.0;
+    let mut runs: Vec<(f64, usize, f64)> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, v)| v.iter().filter(|v| ok(v)).map(move |&(p, x)| (p, g, x.ln())))
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    runs
+}
+
+/// The coefficients of run `i` minus the runs of group `h` just before and
+/// after it, interpolated at its place; `None` when `h` has no run on one
+/// side of it.
+fn bracket(runs: &[(f64, usize, f64)], i: usize, h: usize) -> Option<Vec<f64>> {
+    let n = runs.len();
+    let p = runs[i].0;
+    let b = (0..i).rev().find(|&j| runs[j].1 == h)?;
+    let a = (i + 1..n).find(|&j| runs[j].1 == h)?;
+    let (pb, pa) = (runs[b].0, runs[a].0);
+    if pa <= pb {
+        return None;
+    }
+    let wb = (pa - p) / (pa - pb);
+    let mut c = vec![0.0; n];
+    c[i] = 1.0;
+    c[b] -= wb;
+    c[a] -= 1.0 - wb;
+    Some(c)
+}
+
+/// The bracketed fit of a whole study: one level per group from the
+/// brackets of every pair of its groups at once, and one run-to-run noise
+/// for all of them (see [`bracketed_study`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyFit {
+    /// Bracketed runs used, over all pairs.
+    pub brackets: usize,
+    /// Degrees of freedom of the noise: `brackets` less the levels fitted.
+    pub df: usize,
+    /// The run-to-run standard deviation of a log value.
+    pub spread: f64,
+    /// Groups with a level (a bracket with another group).
+    pub groups: usize,
+    /// Each group's level (log), against the first group of its
+    /// connected set; `None` for a group no bracket reaches.
+    levels: Vec<Option<f64>>,
+    /// Each group's connected set (groups linked by brackets).
+    set: Vec<Option<usize>>,
+    /// Each group's index among the fitted levels (`None` for the first
+    /// group of each set, whose level is 0).
+    param: Vec<Option<usize>>,
+    /// `(Wᵀ W)⁻¹`: the levels' covariance in units of the noise's variance.
+    inv: Vec<Vec<f64>>,
+}
+
+impl StudyFit {
+    /// Group `new` against group `base`: the difference of their levels,
+    /// its standard error from the study's noise. `None` when no chain of
+    /// brackets links the two groups.
+    pub fn pair(&self, base: usize, new: usize) -> Option<BracketFit> {
+        let (sa, sb) = (self.set.get(base)?.as_ref()?, self.set.get(new)?.as_ref()?);
+        if sa != sb || base == new {
+            return None;
+        }
+        let (la, lb) = (self.levels[base]?, self.levels[new]?);
+        let var = |p: Option<usize>, q: Option<usize>| match (p, q) {
+            (Some(p), Some(q)) => self.inv[p][q],
+            _ => 0.0,
+        };
+        let (pa, pb) = (self.param[base], self.param[new]);
+        let v = var(pb, pb) + var(pa, pa) - 2.0 * var(pa, pb);
+        Some(BracketFit {
+            brackets: self.brackets,
+            df: self.df,
+            change: lb - la,
+            se: self.spread * v.max(0.0).sqrt(),
+            spread: self.spread,
+            groups: self.groups,
+        })
+    }
+}
+
+/// Fits the bracketed runs of several groups taken in turn (each value
+/// with its run's place, as for [`bracketed`]) at once: every run of one
+/// group with runs of another on both sides of it gives a bracket whose
+/// expectation is the difference of the two groups' levels; the brackets
+/// of all pairs are combined by generalised least squares with their
+/// covariance `C Cᵀ`, one level per group (the first group of each set of
+/// groups linked by brackets is the reference). The scatter left
+/// estimates one run-to-run noise for the whole study with `brackets −
+/// levels fitted` degrees of freedom. With two groups this is the pair's
+/// fit. The premise (docs/store.md): the noise is the same for every
+/// group; check it with [`noise_is_even`] before judging pairs from one
+/// noise.
+pub fn bracketed_study(groups: &[Vec<(f64, f64)>]) -> Result<StudyFit, Undecided> {
+    let k = groups.len();
+    let runs = series_of(groups);
+    let n = runs.len();
+    let mut gls = Gls::default();
+    let mut design: Vec<(usize, usize)> = Vec::new();
+    let mut any = false;
+    for i in 0..n {
+        for h in (0..k).filter(|&h| h != runs[i].1) {
+            let Some(c) = bracket(&runs, i, h) else { continue };
+            any = true;
+            if gls.push(c) {
+                design.push((runs[i].1, h));
+            }
+        }
+    }
+    if !any {
+        return Err(Undecided::NotBracketed);
+    }
+    // Sets of groups linked by brackets, each with its reference group.
+    let mut set: Vec<Option<usize>> = vec![None; k];
+    for &(g, h) in &design {
+        let (sg, sh) = (set[g].unwrap_or(g), set[h].unwrap_or(h));
+        let (lo, hi) = (sg.min(sh), sg.max(sh));
+        for s in set.iter_mut() {
+            if *s == Some(hi) {
+                *s = Some(lo);
+            }
+        }
+        set[g] = Some(lo);
+        set[h] = Some(lo);
+    }
+    let mut param: Vec<Option<usize>> = vec![None; k];
+    let mut p = 0;
+    for g in 0..k {
+        if set[g].is_some_and(|s| s != g) {
+            param[g] = Some(p);
+            p += 1;
+        }
+    }
+    let j = gls.kept.len();
+    if j < p + 1 {
         return Err(Undecided::TooFewBrackets { brackets: j });
     }
     let logs: Vec<f64> = runs.iter().map(|r| r.2).collect();
-    let d: Vec<f64> = kept.iter().map(|c| dot(c, &logs)).collect();
-    // Forward substitution: L u = d, L w = 1.
-    let solve = |rhs: &[f64]| {
-        let mut x = vec![0.0; j];
-        for i in 0..j {
-            x[i] = (rhs[i] - dot(&l[i][..i], &x[..i])) / l[i][i];
+    let u = gls.whitened(&logs);
+    let w: Vec<Vec<f64>> = (0..k)
+        .filter(|&g| param[g].is_some())
+        .map(|g| {
+            let col: Vec<f64> = design
+                .iter()
+                .map(|&(a, b)| f64::from(u8::from(a == g)) - f64::from(u8::from(b == g)))
+                .collect();
+            gls.whiten(&col)
+        })
+        .collect();
+    // Normal equations (Wᵀ W) beta = Wᵀ u, inverted by Gauss-Jordan
+    // (p is the number of groups less one per set: small).
+    let mut a: Vec<Vec<f64>> = (0..p)
+        .map(|r| {
+            let mut row: Vec<f64> = (0..p).map(|c| dot(&w[r], &w[c])).collect();
+            row.extend((0..p).map(|c| f64::from(u8::from(c == r))));
+            row
+        })
+        .collect();
+    for c in 0..p {
+        let piv = a[c][c];
+        if piv.abs() < 1e-12 {
+            return Err(Undecided::TooFewBrackets { brackets: j });
         }
-        x
-    };
-    let u = solve(&d);
-    let w = solve(&vec![1.0; j]);
-    let (ww, wu) = (dot(&w, &w), dot(&w, &u));
-    let change = wu / ww;
-    let rss: f64 = u.iter().zip(&w).map(|(ui, wi)| (ui - change * wi).powi(2)).sum();
-    let df = j - 1;
-    let spread = (rss / df as f64).sqrt();
-    Ok(BracketFit { brackets: j, df, change, se: spread / ww.sqrt(), spread })
+        for x in a[c].iter_mut() {
+            *x /= piv;
+        }
+        for r in (0..p).filter(|&r| r != c) {
+            let f = a[r][c];
+            if f != 0.0 {
+                let pivot_row = a[c].clone();
+                for (x, y) in a[r].iter_mut().zip(pivot_row) {
+                    *x -= f * y;
+                }
+            }
+        }
+    }
+    let inv: Vec<Vec<f64>> = a.into_iter().map(|r| r[p..].to_vec()).collect();
+    let wu: Vec<f64> = w.iter().map(|c| dot(c, &u)).collect();
+    let beta: Vec<f64> = inv.iter().map(|r| dot(r, &wu)).collect();
+    let rss: f64 =
+        (0..j).map(|i| u[i] - (0..p).map(|q| w[q][i] * beta[q]).sum::<f64>()).map(|e| e * e).sum();
+    let df = j - p;
+    let levels = (0..k)
+        .map(|g| match (set[g], param[g]) {
+            (None, _) => None,
+            (Some(_), None) => Some(0.0),
+            (Some(_), Some(q)) => Some(beta[q]),
+        })
+        .collect();
+    Ok(StudyFit {
+        brackets: j,
+        df,
+        spread: (rss / df as f64).sqrt(),
+        groups: set.iter().filter(|s| s.is_some()).count(),
+        levels,
+        set,
+        param,
+        inv,
+    })
+}
+
+/// Why a study's noise is not pooled over its groups.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum NotPooled {
+    /// Fewer than 3 groups with 3 runs or more: nothing to pool.
+    TooFewGroups,
+    /// Group `group`'s own runs scatter far more than the others': its
+    /// mean square over theirs is `ratio`, beyond the F bound.
+    Uneven { group: usize, ratio: f64 },
+}
+
+/// The premise of pooling checked: each group's own runs give its noise
+/// without any level or linear drift (a run between two of its group's
+/// runs, minus their interpolation; `runs − 2` degrees of freedom), and no
+/// group's mean square may lie above the others' pooled one beyond the F
+/// quantile at `1 − 5% / groups` (Bonferroni over the groups). Groups with
+/// fewer than 3 usable runs have nothing to check and are not counted.
+/// `Ok` with the groups checked (3 or more).
+pub fn noise_is_even(groups: &[Vec<(f64, f64)>]) -> Result<usize, NotPooled> {
+    let own: Vec<(usize, f64, usize)> = groups
+        .iter()
+        .enumerate()
+        .filter_map(|(g, v)| {
+            let runs = series_of(std::slice::from_ref(v));
+            let mut gls = Gls::default();
+            for i in 1..runs.len().saturating_sub(1) {
+                let (pb, p, pa) = (runs[i - 1].0, runs[i].0, runs[i + 1].0);
+                if pa <= pb {
+                    continue;
+                }
+                let wb = (pa - p) / (pa - pb);
+                let mut c = vec![0.0; runs.len()];
+                c[i] = 1.0;
+                c[i - 1] = -wb;
+                c[i + 1] = -(1.0 - wb);
+                gls.push(c);
+            }
+            let logs: Vec<f64> = runs.iter().map(|r| r.2).collect();
+            let df = gls.kept.len();
+            (df > 0).then(|| (g, gls.whitened(&logs).iter().map(|e| e * e).sum(), df))
+        })
+        .collect();
+    if own.len() < 3 {
+        return Err(NotPooled::TooFewGroups);
+    }
+    let (ss, dfs): (f64, usize) = own.iter().fold((0.0, 0), |(s, d), o| (s + o.1, d + o.2));
+    let alpha = 0.05 / own.len() as f64;
+    for &(g, s, d) in &own {
+        let (so, dfo) = (ss - s, dfs - d);
+        let ratio = (s / d as f64) / (so / dfo as f64);
+        // A group whose runs are all equal beside noisy others is not the
+        // concern; a noisy group beside others of no scatter at all is.
+        let p = if so > 0.0 {
+            f_upper(ratio, d, dfo)
+        } else if s > 0.0 {
+            0.0
+        } else {
+            1.0
+        };
+        if p < alpha {
+            return Err(NotPooled::Uneven { group: g, ratio });
+        }
+    }
+    Ok(own.len())
+}
+
+/// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, 9 terms; about 15 digits).
+fn ln_gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + 7.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// The regularised incomplete beta function `I_x(a, b)`, by its continued
+/// fraction (modified Lentz), on the side where it converges fast.
+fn beta_reg(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - beta_reg(b, a, 1.0 - x);
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp() / a;
+    let tiny = 1e-300;
+    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
+    d = 1.0 / if d.abs() < tiny { tiny } else { d };
+    let mut f = d;
+    for m in 1..500 {
+        let m = m as f64;
+        for num in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + num * d;
+            d = 1.0 / if d.abs() < tiny { tiny } else { d };
+            c = 1.0 + num / c;
+            if c.abs() < tiny {
+                c = tiny;
+            }
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    front * f
+}
+
+/// `P(F > x)` for Fisher's F with `d1`, `d2` degrees of freedom.
+fn f_upper(x: f64, d1: usize, d2: usize) -> f64 {
+    if x <= 0.0 {
+        return 1.0;
+    }
+    let (d1, d2) = (d1 as f64, d2 as f64);
+    beta_reg(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * x))
 }
 
 /// Runs per group that would likely decide a bracketed comparison: the
@@ -769,7 +1101,18 @@ pub fn judge_bracketed(
     higher_is_better: bool,
     policy: &Criteria,
 ) -> Result<Judgement, Undecided> {
-    let fit = bracketed(base, new)?;
+    Ok(judge_fit(&bracketed(base, new)?, base, new, higher_is_better, policy))
+}
+
+/// Judges `new` against `base` from a bracketed fit of them (their own,
+/// [`bracketed`], or a study's, [`StudyFit::pair`]): as [`judge_bracketed`].
+pub fn judge_fit(
+    fit: &BracketFit,
+    base: &[(f64, f64)],
+    new: &[(f64, f64)],
+    higher_is_better: bool,
+    policy: &Criteria,
+) -> Judgement {
     let values = |v: &[(f64, f64)]| {
         v.iter().map(|x| x.1).filter(|x| x.is_finite() && *x > 0.0).collect::<Vec<f64>>()
     };
@@ -800,7 +1143,7 @@ pub fn judge_bracketed(
             bracketed_runs_to_decide(fit.change, fit.spread, margin, policy, b.len().max(x.len()))
         })
         .flatten();
-    Ok(Judgement {
+    Judgement {
         n_base: b.len(),
         n: x.len(),
         median_base: crate::stats::median(&b).unwrap_or(f64::NAN),
@@ -814,7 +1157,8 @@ pub fn judge_bracketed(
         runs_needed,
         brackets: Some(fit.brackets),
         undecided_because: None,
-    })
+        pooled_groups: (fit.groups > 2).then_some(fit.groups),
+    }
 }
 
 #[cfg(test)]
@@ -1404,6 +1748,177 @@ mod tests {
             assert_eq!(ba.verdict, mirrored);
             assert!(
                 ((1.0 + ab.change_pct / 100.0) * (1.0 + ba.change_pct / 100.0) - 1.0).abs() < 1e-9
+            );
+        }
+    }
+
+    /// `k` groups of `n` runs each taken in turn (`g0 g1 ... g0 g1 ...`),
+    /// run `i` scoring `100 * drift^i * noise_i`, group `g` also `gap[g]`
+    /// times that: each value with its place.
+    fn in_turn(
+        n: usize,
+        gap: &[f64],
+        drift: f64,
+        mut noise: impl FnMut(usize) -> f64,
+    ) -> Vec<Vec<(f64, f64)>> {
+        let k = gap.len();
+        let mut groups = vec![Vec::new(); k];
+        for i in 0..k * n {
+            let g = i % k;
+            groups[g].push((i as f64, 100.0 * drift.powi(i as i32) * gap[g] * noise(g)));
+        }
+        groups
+    }
+
+    #[test]
+    fn f_tail_matches_the_tables() {
+        // Upper 5% and 1% points of F (Fisher's tables).
+        for (x, d1, d2, p) in [
+            (13.745, 1, 6, 0.01),
+            (7.591, 3, 8, 0.01),
+            (4.103, 2, 10, 0.05),
+            (2.711, 5, 20, 0.05),
+            (161.448, 1, 1, 0.05),
+        ] {
+            let got = f_upper(x, d1, d2);
+            assert!((got - p).abs() < 0.01 * p, "F({d1},{d2}) > {x}: {got}");
+        }
+        // F(1, d) is t(d) squared.
+        for d in [2, 5, 9] {
+            let t = t_two_sided(d, 0.9);
+            assert!((f_upper(t * t, 1, d) - 0.1).abs() < 1e-9, "df {d}");
+        }
+    }
+
+    #[test]
+    fn a_study_of_settings_in_turn_is_the_least_squares_fit_of_levels_and_a_linear_drift() {
+        // 4 groups of 3 runs taken A B C D A B C D ...: every run but the
+        // first and last few is bracketed, and the brackets span every
+        // contrast free of a constant and a linear trend, so the fit is
+        // ordinary least squares of one level per group plus a slope over
+        // the 12 runs: computed here from its normal equations.
+        let mut rng = Rng(0x5EED_0005);
+        let groups = in_turn(3, &[1.0, 1.05, 0.98, 1.0], 1.03, |_| (0.02 * rng.normal()).exp());
+        let fit = bracketed_study(&groups).unwrap();
+        // Design: 4 group indicators and the place; y the log values.
+        let mut xtx = [[0.0f64; 5]; 5];
+        let mut xty = [0.0f64; 5];
+        for (g, runs) in groups.iter().enumerate() {
+            for &(t, v) in runs {
+                let mut x = [0.0; 5];
+                x[g] = 1.0;
+                x[4] = t;
+                for r in 0..5 {
+                    xty[r] += x[r] * v.ln();
+                    for c in 0..5 {
+                        xtx[r][c] += x[r] * x[c];
+                    }
+                }
+            }
+        }
+        // Gauss-Jordan on [XᵀX | I | Xᵀy].
+        let mut m: Vec<Vec<f64>> = (0..5)
+            .map(|r| {
+                let mut row = xtx[r].to_vec();
+                row.extend((0..5).map(|c| f64::from(u8::from(c == r))));
+                row.push(xty[r]);
+                row
+            })
+            .collect();
+        for c in 0..5 {
+            let piv = m[c][c];
+            m[c].iter_mut().for_each(|x| *x /= piv);
+            for r in (0..5).filter(|&r| r != c) {
+                let f = m[r][c];
+                let pr = m[c].clone();
+                m[r].iter_mut().zip(pr).for_each(|(x, y)| *x -= f * y);
+            }
+        }
+        let beta: Vec<f64> = m.iter().map(|r| r[10]).collect();
+        let rss: f64 = groups
+            .iter()
+            .enumerate()
+            .flat_map(|(g, runs)| runs.iter().map(move |&(t, v)| (g, t, v)))
+            .map(|(g, t, v)| (v.ln() - beta[g] - beta[4] * t).powi(2))
+            .sum();
+        let df = 12 - 5;
+        let s2 = rss / df as f64;
+        assert_eq!(fit.df, df, "{fit:?}");
+        assert!((fit.spread - s2.sqrt()).abs() < 1e-9, "{fit:?} vs {}", s2.sqrt());
+        for (a, b) in [(0, 1), (0, 2), (1, 3), (2, 3)] {
+            let pair = fit.pair(a, b).unwrap();
+            let var = m[a][5 + a] + m[b][5 + b] - 2.0 * m[a][5 + b];
+            assert!((pair.change - (beta[b] - beta[a])).abs() < 1e-9, "{a} {b}: {pair:?}");
+            assert!((pair.se - (s2 * var).sqrt()).abs() < 1e-9, "{a} {b}: {pair:?}");
+            assert_eq!(pair.groups, 4);
+        }
+    }
+
+    #[test]
+    fn pooling_is_refused_when_one_groups_runs_scatter_far_more_than_the_others() {
+        // 4 groups of 5 runs under a 3% drift per run: the same 1% noise,
+        // then group 2 at 10%.
+        let mut rng = Rng(0x5EED_0006);
+        let mut noisy = 0.01;
+        let mut groups = |sd: &dyn Fn(usize) -> f64| {
+            in_turn(5, &[1.0, 1.05, 1.0, 0.97], 1.03, |g| (sd(g) * rng.normal()).exp())
+        };
+        let even = groups(&|_| noisy);
+        assert_eq!(noise_is_even(&even), Ok(4));
+        noisy = 0.10;
+        let uneven = groups(&|g| if g == 2 { noisy } else { 0.01 });
+        match noise_is_even(&uneven) {
+            Err(NotPooled::Uneven { group: 2, ratio }) => assert!(ratio > 10.0, "{ratio}"),
+            other => panic!("group 2 is 10 times as noisy: {other:?}"),
+        }
+        // Groups of fewer than 3 runs have no scatter of their own to check.
+        let two: Vec<Vec<(f64, f64)>> = even.iter().map(|g| g[..2].to_vec()).collect();
+        assert_eq!(noise_is_even(&two), Err(NotPooled::TooFewGroups));
+    }
+
+    #[test]
+    fn pooled_verdicts_on_identical_settings_stay_within_five_percent_each_way_under_drift() {
+        // 4 identical settings of 3 runs in turn, 1.5% and 3% noise, drifts
+        // of 0, 4 and 10% per run: each pair judged from the pooled noise
+        // as compare judges it (pooling only where the check allows).
+        for (noise, drift, seed) in
+            [(0.015, 1.0, 1u64), (0.015, 1.04, 2), (0.03, 1.0, 3), (0.03, 1.04, 4), (0.03, 1.10, 5)]
+        {
+            let mut rng = Rng(0x5EED_0100 + seed);
+            // At 1.5% noise the margin holds the rate well under 5%; at 3%
+            // it no longer binds and the interval's own 5% each way is the
+            // rate (exact under the premise): the sample may exceed it by
+            // 3 of its standard errors, no more.
+            let trials = 6000u32;
+            let allowed =
+                if noise < 0.02 { 5.0 } else { 5.0 + 300.0 * (0.05f64 * 0.95 / 6000.0).sqrt() };
+            let (mut better, mut worse, mut pooled) = (0, 0, 0);
+            for _ in 0..trials {
+                let groups = in_turn(3, &[1.0; 4], drift, |_| (noise * rng.normal()).exp());
+                let fit = noise_is_even(&groups).ok().and_then(|_| bracketed_study(&groups).ok());
+                let (base, new) = (&groups[0], &groups[1]);
+                let j = match fit.as_ref().and_then(|f| f.pair(0, 1)) {
+                    Some(f) => {
+                        pooled += 1;
+                        judge_fit(&f, base, new, true, &p())
+                    }
+                    None => judge_bracketed(base, new, true, &p()).unwrap(),
+                };
+                better += u32::from(j.verdict == GroupVerdict::Better);
+                worse += u32::from(j.verdict == GroupVerdict::Worse);
+            }
+            let rate = |x: u32| 100.0 * x as f64 / trials as f64;
+            eprintln!(
+                "noise {noise} drift {drift}: better {}% worse {}% pooled {pooled}",
+                rate(better),
+                rate(worse)
+            );
+            assert!(pooled > trials * 9 / 10, "noise {noise} drift {drift}: pooled {pooled}");
+            assert!(
+                rate(better) <= allowed && rate(worse) <= allowed,
+                "noise {noise} drift {drift}: better {}%, worse {}% (allowed {allowed:.2}%)",
+                rate(better),
+                rate(worse)
             );
         }
     }
