@@ -943,9 +943,13 @@ fn run_quick_on_two_sockets_with_and_without_the_package_steps() {
                 .and_then(|s| s.trim().parse().ok())
                 .unwrap_or_else(|| panic!("no {what}in the guest's stderr\n{out}"))
         };
+        let label = match (plain, name) {
+            (true, _) => "with every step the binary plans",
+            (false, "with") => "with the package steps",
+            _ => "without the package steps",
+        };
         eprintln!(
-            "guest run --quick {name} the package steps: wall {:.1} s, measuring {:.1} s, \
-             estimate {:.0} s, {} results",
+            "guest run --quick {label}: wall {:.1} s, measuring {:.1} s, estimate {:.0} s, {} results",
             at("end ") - at("start "),
             doc["elapsed_s"].as_f64().unwrap_or(f64::NAN),
             doc["estimate_s"].as_f64().unwrap_or(f64::NAN),
