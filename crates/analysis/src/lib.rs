@@ -18,6 +18,7 @@ pub mod evidence;
 pub mod fleet;
 pub mod gpu;
 pub mod hidden;
+pub mod inputs;
 pub mod layout;
 pub mod metric_id;
 pub mod metrics;

@@ -256,6 +256,10 @@ pub struct Study {
     /// Where each group's nodes sit (its first run's).
     #[serde(skip)]
     pub layouts: Vec<Layout>,
+    /// The runs whose figure of a metric rests on results that were marked
+    /// disturbed or noisy ([`crate::inputs::marked_inputs`]): a verdict on
+    /// them compares figures other work may have held back.
+    pub marked_inputs: Vec<crate::inputs::MarkedInput>,
 }
 
 fn settings_of(run: &LoadedRun) -> BTreeMap<String, String> {
@@ -1002,7 +1006,12 @@ impl Study {
             warnings,
             notes,
             layouts,
+            marked_inputs: Vec::new(),
         };
+        study.marked_inputs = crate::inputs::marked_inputs(
+            groups.iter().map(|g| g.runs.as_slice()),
+            &study.metrics.iter().map(|m| m.metric.clone()).collect::<Vec<_>>(),
+        );
         study.recommendations = recommend(&study);
         study
     }

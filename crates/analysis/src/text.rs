@@ -19,6 +19,31 @@ pub fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// `s` cut to at most `n` characters after a whole word (`…` marks the
+/// cut), never inside one; a first word longer than `n` is the one thing
+/// cut ([`clip`]).
+pub fn clip_words(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    for w in s.split_whitespace() {
+        let len = out.chars().count() + usize::from(!out.is_empty()) + w.chars().count();
+        if len + 2 > n {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    if out.is_empty() {
+        return clip(s, n);
+    }
+    out.push_str(" …");
+    out
+}
+
 /// `arg` as a POSIX shell reads it back as one word: as it is when every
 /// character is one the shell never interprets (letters, digits and
 /// `_ @ % + = : , . / -`), else in single quotes, a quote inside written
@@ -79,6 +104,16 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clipped_after_a_whole_word() {
+        assert_eq!(
+            clip_words("2 proximity domains (2 with CPUs, 2 with memory)", 30),
+            "2 proximity domains (2 with …"
+        );
+        assert_eq!(clip_words("short", 30), "short");
+        assert_eq!(clip_words("averyveryverylongword and more", 10), "averyvery…");
+    }
 
     #[test]
     fn signed_percentages_and_clipping() {

@@ -222,9 +222,28 @@ pub struct SuitePlan {
     pub left_out: Vec<(StepName, String)>,
 }
 
+/// How much longer a plan takes on a machine with `load` runnable tasks
+/// on average besides it (the 1-minute load average) over `cpus` CPUs:
+/// a measuring thread gets its CPU about `cpus / (cpus + load)` of the
+/// time, and the samples disturbed meanwhile are measured again, so the
+/// time grows by `1 + load / cpus`, at most 4x (a sample is replaced a
+/// bounded number of times).
+pub fn load_factor(load: f64, cpus: usize) -> f64 {
+    if !(load.is_finite() && load > 0.0) {
+        return 1.0;
+    }
+    (1.0 + load / cpus.max(1) as f64).min(4.0)
+}
+
 impl SuitePlan {
+    /// The time the steps take on an idle machine.
     pub fn estimate(&self) -> Duration {
         self.steps.iter().map(|s| s.estimate).sum()
+    }
+
+    /// [`Self::estimate`] on a machine with `load` ([`load_factor`]).
+    pub fn estimate_at_load(&self, load: f64, cpus: usize) -> Duration {
+        self.estimate().mul_f64(load_factor(load, cpus))
     }
 
     /// Keeps the steps `only` names (every step when empty) except those
@@ -578,7 +597,14 @@ impl SuitePlan {
                 opts: ChaseOpts { size_bytes: None, ..ChaseOpts::default() },
                 timing: sweep_timing,
             },
-            "working set from 4 KiB to past the last-level cache".into(),
+            {
+                let llc = topo.caches.iter().map(|c| c.size_bytes).max();
+                format!(
+                    "working set from 4 KiB up to {} (4x the {} last-level cache), stopping once latency settles past it; at most a quarter of the node's spare memory",
+                    topo::units::binary_size(crate::lat::default_sweep_max(llc)),
+                    llc.map_or("unknown".into(), topo::units::binary_size)
+                )
+            },
             // the largest points dominate: about 8 x LLC of ring in total
             {
                 let llc = topo.caches.iter().map(|c| c.size_bytes).max().unwrap_or(32 << 20) as f64;
@@ -829,6 +855,20 @@ pub fn execute(
     obs.event(Event::PhaseEnd { phase: PHASE.into() });
     out.interrupted = stop.is_stopped();
     out
+}
+
+#[cfg(test)]
+mod load_tests {
+    use super::load_factor;
+
+    #[test]
+    fn a_busy_machine_stretches_the_estimate() {
+        assert_eq!(load_factor(0.0, 2), 1.0);
+        assert_eq!(load_factor(3.0, 2), 2.5);
+        assert_eq!(load_factor(50.0, 2), 4.0, "bounded");
+        assert_eq!(load_factor(f64::NAN, 2), 1.0);
+        assert_eq!(load_factor(2.0, 0), 3.0, "no CPU count: one");
+    }
 }
 
 #[cfg(test)]

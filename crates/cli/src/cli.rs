@@ -242,9 +242,127 @@ pub fn value_error_line(e: &clap::Error) -> String {
     }
 }
 
+/// Every error numaprobe prints starts with this, clap's usage errors
+/// included, so that a script or a reader looks for one prefix.
+pub const ERROR_PREFIX: &str = "numaprobe: error:";
+
+/// A command-line error as numaprobe prints it on stderr: clap's text
+/// with [`ERROR_PREFIX`] in place of its `error:`; a value the grammar
+/// refused and two flags that conflict on one line without clap's usage
+/// and tip; an unknown subcommand with the subcommands it may have meant
+/// ([`similar_subcommands`]) where clap suggested none.
+pub fn usage_error_text(e: &clap::Error, args: &[String]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = match e.kind() {
+        ErrorKind::ValueValidation => value_error_line(e),
+        ErrorKind::ArgumentConflict => {
+            e.render().to_string().lines().next().unwrap_or_default().to_string()
+        }
+        _ => {
+            let mut t = e.render().to_string();
+            if e.kind() == ErrorKind::InvalidSubcommand && !t.contains("tip:") {
+                if let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidSubcommand) {
+                    let near = similar_subcommands(args, bad);
+                    if !near.is_empty() {
+                        let quoted: Vec<String> = near.iter().map(|n| format!("'{n}'")).collect();
+                        let tip = if near.len() == 1 {
+                            format!("\n  tip: a similar subcommand exists: {}\n", quoted[0])
+                        } else {
+                            format!(
+                                "\n  tip: some similar subcommands exist: {}\n",
+                                quoted.join(", ")
+                            )
+                        };
+                        // after the first line, before the usage
+                        let at = t.find('\n').map_or(t.len(), |i| i + 1);
+                        t.insert_str(at, &tip);
+                    }
+                }
+            }
+            t.trim_end().to_string()
+        }
+    };
+    match text.strip_prefix("error:") {
+        Some(rest) => format!("{ERROR_PREFIX}{rest}"),
+        None => text,
+    }
+}
+
+/// The subcommands of the command `args` (the command line without the
+/// program) had reached when `bad` was not one of its subcommands, that
+/// `bad` is a slip of: one or two letters wrong, missing, added or
+/// swapped with their neighbour (optimal string alignment distance, at
+/// most one edit per three letters), or the same letters in another order.
+pub fn similar_subcommands(args: &[String], bad: &str) -> Vec<String> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    for a in args {
+        if a == bad {
+            break;
+        }
+        if let Some(sub) = cmd.find_subcommand(a.as_str()) {
+            cmd = sub.clone();
+        }
+    }
+    let bad_l = bad.to_lowercase();
+    let allowed = (bad_l.chars().count() / 3).max(1);
+    let sorted = |s: &str| {
+        let mut v: Vec<char> = s.chars().collect();
+        v.sort_unstable();
+        v
+    };
+    cmd.get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .filter(|name| {
+            osa_distance(&bad_l, name) <= allowed
+                || (bad_l.len() > 2 && sorted(&bad_l) == sorted(name))
+        })
+        .collect()
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions
+/// and swaps of two neighbouring letters, each one edit.
+fn osa_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slips_of_a_subcommand_find_it() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(similar_subcommands(&args(&["rnu"]), "rnu"), vec!["run"]);
+        assert_eq!(similar_subcommands(&args(&["shwo"]), "shwo"), vec!["show"]);
+        assert!(similar_subcommands(&args(&["xyzzy"]), "xyzzy").is_empty());
+        // nested: `advise interlave`
+        assert_eq!(
+            similar_subcommands(&args(&["advise", "interlave"]), "interlave"),
+            vec!["interleave"]
+        );
+        assert_eq!(osa_distance("comapre", "compare"), 1);
+        assert_eq!(osa_distance("abc", "abc"), 0);
+    }
 
     #[test]
     fn usage_is_classified_through_the_chain() {

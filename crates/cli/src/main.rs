@@ -19,19 +19,15 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => {
             // clap prints help/version on stdout (exit 0) and errors on
-            // stderr (exit 2). A value refused by the grammar is said on one
-            // line (the flag, the value, the accepted range), and so are
-            // two flags that conflict, without clap's usage and tip.
-            use clap::error::ErrorKind;
-            if e.kind() == ErrorKind::ValueValidation {
-                eprintln!("{}", cli::value_error_line(&e));
-            } else if e.kind() == ErrorKind::ArgumentConflict {
-                let text = e.render().to_string();
-                eprintln!("{}", text.lines().next().unwrap_or_default());
-            } else {
+            // stderr (exit 2), the errors with numaprobe's one prefix
+            // (`cli::usage_error_text`).
+            if !e.use_stderr() {
                 let _ = e.print();
+                return ExitCode::SUCCESS;
             }
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            eprintln!("{}", cli::usage_error_text(&e, &args));
+            return ExitCode::from(2);
         }
     };
     // A panic (in a measuring thread or here) is numaprobe's bug, not the

@@ -39,7 +39,8 @@ fn brief_of_a_comparison_names_the_settings_that_differ_and_the_verdicts() {
         "- **NUMA mode:** SNC2: ",
         // figures rounded to their noise, the tables' spread beside them
         "| Global bandwidth | 462 GB/s | 1.8% | 1 result(s), triad |",
-        "| Local latency | 98.1 ns | up to 1.5% | 4 result(s) |",
+        // and which measurement each figure took
+        "| Local latency | 98.1 ns | up to 1.5% | 4 result(s), from the matrix, each of its 4 parts the most trustworthy of its measurements",
         "- **CRITICAL** memory.channels: socket 1: 6 of 8 channels populated",
         // only the settings that differ, one column per run
         "| numa_balancing | 0 | 0 | 1 |",

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
+#[path = "support/snc_study.rs"]
+mod snc_study;
+
 /// Charts the report of run 1 compared with runs 2 and 3 draws: bandwidth
 /// matrix and its remote/local view, bandwidth vs threads, latency matrix
 /// and its remote/local view, latency vs working set, per-CPU latency,
@@ -139,7 +142,20 @@ const CHECK_SCRIPT: &str = r#"<script>
     var b = el.getBoundingClientRect();
     return {top: b.top, bottom: b.bottom, left: b.left, right: b.right, width: b.width};
   };
+  var answerWrap = document.querySelector('div.answer div.table-wrap');
+  var recs = Array.prototype.filter.call(document.querySelectorAll('h3'), function (h) {
+    return h.textContent === 'Recommendations';
+  })[0];
   var first = {answer_table: box(document.querySelector('div.answer table')),
+               answer_clipped: answerWrap ? answerWrap.scrollWidth - answerWrap.clientWidth : null,
+               recommendations: box(recs),
+               forest_labels: Array.prototype.map.call(
+                 document.querySelectorAll('svg.chart.forest text.row-label'),
+                 function (t) { return t.textContent; }),
+               forest_ticks: Array.prototype.map.call(
+                 document.querySelectorAll('svg.chart.forest g.axis text:not(.axis-label)'),
+                 function (t) { return t.textContent; }),
+               forest_clipped: document.querySelectorAll('svg.chart.forest path.clipped').length,
                forest: box(document.querySelector('svg.chart.forest')),
                tiles: box(document.querySelector('div.tiles')),
                tile_count: document.querySelectorAll('div.tile').length,
@@ -638,27 +654,27 @@ fn chart_svg<'a>(dom: &'a str, title: &str) -> &'a str {
 }
 
 /// Three groups (runs 1, 2 and 3 of the SNC2 fixture) in a 1280 x 900
-/// window: the forest plot, one row per metric and compared group, still
-/// whole on the first screen beside the table; below, the groups' sweep,
-/// loaded-latency and scaling curves overlaid, one line and one legend
-/// entry per group, each group in its own colour, the same in every chart.
+/// window: the answer first (recommendations, then the table on the first
+/// screen), the forest plot, one row per metric and compared group, under
+/// the table; below, the groups' sweep, loaded-latency and scaling curves
+/// overlaid, one line and one legend entry per group, each group in its
+/// own colour, the same in every chart.
 /// Screenshots: `compare3-answer-1280.png` (the window) and
 /// `compare3-curves.png` (the page).
 #[test]
-fn three_groups_keep_the_forest_plot_on_the_first_screen_and_overlay_their_curves() {
+fn three_groups_answer_first_and_overlay_their_curves() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     import(&db, &snc2_fixture());
     let html = report(dir.path(), &db, "three", &["1", "--compare", "2", "3"]);
     let (page, dom) = page_check(dir.path(), "three", &html, "1280,900");
     let f = &page.first;
-    let (table, forest) = (&f["answer_table"], &f["forest"]);
+    let (recs, table, forest) = (&f["recommendations"], &f["answer_table"], &f["forest"]);
     let n = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {f}"));
+    assert!(n(recs, "top") < n(table, "top"), "the recommendations come first: {f}");
     assert!(n(table, "top") + 200.0 < page.viewport, "table below the first screen: {f}");
-    assert!(
-        n(forest, "top") >= 0.0 && n(forest, "bottom") <= page.viewport,
-        "forest plot not whole on the first screen: {f}"
-    );
+    assert!(f["answer_clipped"].as_f64().unwrap() <= 1.0, "the answer's table is clipped: {f}");
+    assert!(n(forest, "top") >= n(table, "bottom"), "the forest plot comes after the table: {f}");
     let groups = ["SNC2 baseline", "THP always", "NUMA balancing on"];
     let mut colours: Vec<Vec<String>> = Vec::new();
     for title in [
@@ -904,4 +920,236 @@ fn issue_34_sections_render_in_chromium() {
     ] {
         section_shot(dir.path(), name, &text, title, 1200);
     }
+}
+
+/// Imports `doc` (an export document) into `db`.
+fn import_doc(dir: &Path, db: &Path, name: &str, doc: &serde_json::Value) {
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, doc.to_string()).unwrap();
+    // To look at the study by hand (`numaprobe import`, `compare`): keep it.
+    if let Some(keep) = std::env::var_os("NUMAPROBE_KEEP_STUDY_EXPORTS") {
+        let _ = std::fs::write(Path::new(&keep).join(format!("{name}.json")), doc.to_string());
+    }
+    import(db, &file);
+}
+
+/// Every word of the forest plot's row labels is a whole word of the
+/// labels it was given (`…` alone marks a label shortened after a word):
+/// no label is cut inside a word.
+fn assert_whole_words(name: &str, lines: &[String], words_of: &[&str]) {
+    let bare = |w: &str| w.trim_matches(|c: char| ",;:()".contains(c)).to_string();
+    let known: std::collections::BTreeSet<String> =
+        words_of.iter().flat_map(|l| l.split_whitespace()).map(bare).collect();
+    for line in lines {
+        for w in line.split_whitespace() {
+            assert!(
+                w == "…" || known.contains(&bare(w)),
+                "{name}: {w:?} of {line:?} is cut inside a word"
+            );
+        }
+    }
+}
+
+/// The forest plot's axis ticks (numbers) as the first screen holds them.
+fn forest_ticks(first: &serde_json::Value) -> Vec<f64> {
+    first["forest_ticks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str().unwrap().parse().ok())
+        .collect()
+}
+
+/// The forest plot's row-label lines and the words they may be made of:
+/// the `labels` given and the answer table's first-column cells.
+fn forest_label_words(
+    first: &serde_json::Value,
+    dom: &str,
+    labels: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let lines: Vec<String> = first["forest_labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let mut words: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+    for m in dom.split("<td>").skip(1) {
+        words.push(unescape(&m[..m.find("</td>").unwrap_or(0)]));
+    }
+    (lines, words)
+}
+
+/// `../shared/STUDIES.md`'s study 1 (NUMA on with SNC off, SNC2, SNC4,
+/// NUMA off; each mode's node structure as the machine reports it, each
+/// node's figures from its cores, channels and link) compared in a
+/// 1280 x 900 window. The first screen holds the answer: the
+/// recommendation per workload first, then the table, never clipped on
+/// the right (one column block per compared group); then the forest plot,
+/// whose axis fits the changes of a few % (NUMA off's +192% local latency
+/// drawn at the edge with its value written) and whose labels are whole
+/// words. Screenshots: `snc-study-1280.png` (the window),
+/// `snc-study-full.png` (the page).
+#[test]
+fn snc_study_answers_first_and_fits_1280_px() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import_doc(dir.path(), &db, "study1", &snc_study::export(&snc_study::STUDY1, "xeon-8380", 1));
+    let labels: Vec<&str> = snc_study::STUDY1.iter().map(|m| m.label).collect();
+    let html = report(
+        dir.path(),
+        &db,
+        "snc",
+        &[
+            &format!("label:{}", labels[0]),
+            "--compare",
+            &format!("label:{}", labels[1]),
+            &format!("label:{}", labels[2]),
+            &format!("label:{}", labels[3]),
+        ],
+    );
+    let (page, dom) = page_check(dir.path(), "snc", &html, "1280,900");
+    let f = &page.first;
+    let n = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {f}"));
+    let (recs, table) = (&f["recommendations"], &f["answer_table"]);
+    assert!(n(recs, "top") < n(table, "top"), "the recommendations come first: {f}");
+    assert!(n(recs, "top") < page.viewport / 2.0, "recommendations not on the first screen: {f}");
+    assert!(n(table, "top") + 150.0 < page.viewport, "table below the first screen: {f}");
+    assert!(f["answer_clipped"].as_f64().unwrap() <= 1.0, "the answer's table is clipped: {f}");
+    assert!(n(table, "right") <= n(&f["main"], "right") + 0.5, "table past the page: {f}");
+    for l in &labels {
+        assert!(
+            dom.contains(&format!("{l} against")) || dom.contains(&format!("<th>{l}")),
+            "no column for {l}"
+        );
+    }
+    // The forest plot under the table: its axis fits the changes of a few
+    // %, NUMA off's local latency past it at the edge, its value written.
+    let forest = &f["forest"];
+    assert!(n(forest, "top") >= n(table, "bottom"), "the forest plot comes after the table: {f}");
+    let ticks = forest_ticks(f);
+    let top_tick = ticks.iter().fold(0.0f64, |a, t| a.max(t.abs()));
+    assert!(top_tick < 150.0, "the axis runs to {top_tick}%: {ticks:?}");
+    assert!(f["forest_clipped"].as_u64().unwrap() >= 1, "no change drawn at the edge: {f}");
+    let forest_svg = chart_svg(&dom, "Change against NUMA on, SNC off, 90% interval");
+    assert!(forest_svg.contains("+19"), "the clipped change's value is not written");
+    let (lines, words) = forest_label_words(f, &dom, &labels);
+    assert!(!lines.is_empty(), "no forest labels: {f}");
+    let word_refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    assert_whole_words("snc", &lines, &word_refs);
+    assert_readable("snc", &page.charts);
+    screenshot_at(dir.path(), "snc-study-1280", &html, 1280, 900);
+    screenshot_at(dir.path(), "snc-study-full", &html, 1280, page.height);
+}
+
+/// A settings study of a program's own score (`exec` with `--metric`),
+/// as STUDIES.md's study 3 measures SMT and boost: four groups of one
+/// `exec --repeat 3` call each, run for real on this machine with a
+/// benchmark script whose score is known (SMT on 40, SMT off 36, boost off
+/// 30, and a group whose score wobbles up to ±80% around 38: one wide
+/// interval).
+/// In a 1280 x 900 window the recommendation comes first, the table is
+/// not clipped, the forest plot's axis is not set by the wide interval
+/// (its end drawn at the edge, its value written) and no row label is
+/// cut inside a word. Screenshots: `exec-study-1280.png`,
+/// `exec-study-full.png`.
+#[test]
+fn exec_study_answers_first_and_clips_a_wide_interval() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let bench = dir.path().join("bench.sh");
+    // `rate: BASE x (1 + WOBBLE% x j)`, j = -2..2 from a call counter;
+    // each call takes 0.2 s, so its wall time barely moves.
+    std::fs::write(
+        &bench,
+        "#!/bin/sh\ncounter=$1; base=$2; wobble=$3\nn=$(cat \"$counter\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho \"$n\" > \"$counter\"\nj=$(( (n * 7) % 5 - 2 ))\nsleep 0.2\nawk -v b=\"$base\" -v w=\"$wobble\" -v j=\"$j\" 'BEGIN { printf \"rate: %.3f\\n\", b * (1 + w * j / 100) }'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bench, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let groups = [
+        ("SMT on", "40", "1"),
+        ("SMT off", "36", "1"),
+        ("boost off", "30", "1"),
+        ("noisy neighbour", "38", "40"),
+    ];
+    for (label, base, wobble) in groups {
+        let counter = dir.path().join(format!("counter-{}", label.replace(' ', "-")));
+        Command::cargo_bin("numaprobe")
+            .unwrap()
+            .env("NUMAPROBE_DB", &db)
+            .env("NUMAPROBE_LOCK", dir.path().join("measure.lock"))
+            .current_dir(dir.path())
+            .args(["exec", "--policies", "all", "--repeat", "3", "--label", label])
+            .args(["--metric", "rate: ([0-9.]+)", "--"])
+            .arg(&bench)
+            .arg(&counter)
+            .args([base, wobble])
+            .assert()
+            .success();
+    }
+    let refs: Vec<String> = groups.iter().map(|(l, _, _)| format!("label:{l}")).collect();
+    let html = report(
+        dir.path(),
+        &db,
+        "exec-study",
+        &[&refs[0], "--compare", &refs[1], &refs[2], &refs[3]],
+    );
+    let (page, dom) = page_check(dir.path(), "exec-study", &html, "1280,900");
+    let f = &page.first;
+    let n = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {f}"));
+    let (recs, table) = (&f["recommendations"], &f["answer_table"]);
+    assert!(n(recs, "top") < n(table, "top"), "the recommendations come first: {f}");
+    assert!(n(table, "top") + 150.0 < page.viewport, "table below the first screen: {f}");
+    assert!(f["answer_clipped"].as_f64().unwrap() <= 1.0, "the answer's table is clipped: {f}");
+    let ticks = forest_ticks(f);
+    let top_tick = ticks.iter().fold(0.0f64, |a, t| a.max(t.abs()));
+    // Each row's change and interval, from its hover title (`label:
+    // -23.2% [-43.0%, -3.1%], worse`): the axis follows the changes (at
+    // most twice the largest, rounded to a tick), and an interval wider
+    // than that is clipped at the edge.
+    let forest_svg = chart_svg(&dom, "Change against SMT on, 90% interval");
+    let pct = |t: &str| t.trim().trim_end_matches('%').parse::<f64>().unwrap();
+    let (mut max_change, mut max_end) = (0.0f64, 0.0f64);
+    for row in forest_svg.split("<g class=\"forest-row\"><title>").skip(1) {
+        let title = unescape(&row[..row.find("</title>").unwrap()]);
+        let (_, figs) = title.rsplit_once(": ").unwrap();
+        let change = pct(figs.split(' ').next().unwrap());
+        max_change = max_change.max(change.abs());
+        if let (Some(a), Some(b)) = (figs.find('['), figs.find(']')) {
+            for e in figs[a + 1..b].split(", ") {
+                max_end = max_end.max(pct(e).abs());
+            }
+        }
+    }
+    assert!(max_change > 5.0, "no change read from the plot");
+    // (twice the changes, then up to the next nice tick)
+    assert!(top_tick <= 3.5 * max_change, "an interval sets the axis to {top_tick}%: {ticks:?}");
+    if max_end > top_tick {
+        assert!(f["forest_clipped"].as_u64().unwrap() >= 1, "a wide interval is not clipped: {f}");
+    }
+    let group_labels: Vec<&str> = groups.iter().map(|g| g.0).collect();
+    let (lines, words) = forest_label_words(f, &dom, &group_labels);
+    let word_refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    assert_whole_words("exec-study", &lines, &word_refs);
+    assert_readable("exec-study", &page.charts);
+    screenshot_at(dir.path(), "exec-study-1280", &html, 1280, 900);
+    screenshot_at(dir.path(), "exec-study-full", &html, 1280, page.height);
+}
+
+/// A run's report at 1280 x 900 (the synthetic fixture's first run): the
+/// tiles first, each headline saying which measurement it took where the
+/// run measured its quantity more than once. Screenshot:
+/// `run-report-1280.png`.
+#[test]
+fn run_report_first_screen_at_1280() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    import(&db, &fixture());
+    let html = report(dir.path(), &db, "run-report", &["1"]);
+    let (page, _dom) = page_check(dir.path(), "run-report", &html, "1280,900");
+    let f = &page.first;
+    assert!(f["tiles"]["top"].as_f64().unwrap_or(f64::MAX) < 150.0, "tiles not first: {f}");
+    assert_readable("run-report", &page.charts);
+    screenshot_at(dir.path(), "run-report-1280", &html, 1280, 900);
 }

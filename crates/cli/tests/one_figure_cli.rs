@@ -32,15 +32,27 @@ fn out(c: &mut Command) -> String {
 }
 
 /// The fixture's first run with local triad at 65.9 GB/s (spread 80%) and
-/// local latency at 123.44 ns, imported into a fresh database.
+/// local latency at 123.44 ns, imported into a fresh database. The matrix's
+/// diagonal (the same threads on the same memory) is set alike and the
+/// thread scaling left out: another measurement of the local figure at a
+/// much tighter spread would be taken in its place (docs/report.md, "One
+/// figure to trust"); this test follows one stored figure through every
+/// output.
 fn imported() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
     let mut run = doc["runs"][0].clone();
+    run["results"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| !(r["kind"] == "bw" && r["payload"]["mode"] == "scaling"));
     for r in run["results"].as_array_mut().unwrap() {
         let (kind, p) = (r["kind"].clone(), &mut r["payload"]);
-        if kind == "bw" && p["mode"] == "local" && p["kernel"] == "triad" {
+        // the local triad and the matrix's diagonal: one quantity, measured twice
+        let local =
+            p["mode"] == "local" || (p["mode"] == "matrix" && p["cpu_node"] == p["mem_node"]);
+        if kind == "bw" && local && p["kernel"] == "triad" {
             let f = 65.9 / p["best_gbs"].as_f64().unwrap();
             for k in ["best_gbs", "median_gbs", "min_gbs", "max_gbs"] {
                 p[k] = (p[k].as_f64().unwrap() * f).into();
@@ -154,7 +166,7 @@ fn a_figure_reads_the_same_in_every_output() {
         .collect();
     assert_eq!(triads.len(), 2);
     assert!(triads.iter().all(|v| (v - 65.9).abs() < 1e-9), "{triads:?}");
-    assert!((stored("local_bw_gbs") - 65.9).abs() < 1e-9);
+    assert!((stored("local_bw_gbs") - 65.9).abs() < 1e-9, "{}", stored("local_bw_gbs"));
 
     let bw = "local, mean of nodes";
     agree(
@@ -181,7 +193,9 @@ fn a_figure_reads_the_same_in_every_output() {
     );
     // The remote penalty: remote over local latency, one ratio.
     let ratio = stored("remote_lat_ns") / stored("local_lat_ns");
-    let row = "remote (mean of node pairs) vs local (ratio, difference)";
+    // (two packages: every remote pair is the other package's, so the
+    // other-package ratio is the mean pairs' one)
+    let row = "remote penalty (other-package / local), difference";
     agree(
         "remote penalty",
         ratio,

@@ -39,14 +39,25 @@ fn imported() -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
+/// The default database not there yet (nothing measured): no runs. A
+/// database named with `--db` that is not there is a mistyped path
+/// (`frictions_cli`).
 #[test]
 fn list_without_a_database_is_empty() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("none.db");
-    np(&db).arg("list").assert().success().stdout(predicate::str::contains("No runs in"));
-    let v = stdout_json(np(&db).args(["list", "--json"]));
+    let list = |json: bool| {
+        let mut c = Command::cargo_bin("numaprobe").unwrap();
+        c.env_remove("NUMAPROBE_DB").env("XDG_DATA_HOME", dir.path());
+        if json {
+            c.arg("--json");
+        }
+        c.arg("list");
+        c
+    };
+    list(false).assert().success().stdout(predicate::str::contains("No runs in"));
+    let v = stdout_json(&mut list(true));
     assert_eq!(v, serde_json::json!([]));
-    assert!(!db.exists(), "list does not create the database");
+    assert!(!dir.path().join("numaprobe").exists(), "list does not create the database");
 }
 
 #[test]

@@ -372,17 +372,19 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
             // off, or where the truth allows it SNC2 (above), and say which
             // setting differs. Where the truth is clear they decide; where a
             // figure on the way is near the margin (SNC2's interleaved
-            // bandwidth is 2.8% behind), three runs may leave it undecided,
-            // and then the text says how many runs would decide.
+            // bandwidth is 2.8% behind, its spread latency 1.7-3.3%), three
+            // runs may leave it undecided (the text says how many runs would
+            // decide) or find the two tied.
             for p in ["database", "virtualization", "ai-training"] {
                 let r = rec(&v, p);
                 let text = r["text"].as_str().unwrap();
                 if truth_of(&t, p).clear || r["group"].is_u64() {
                     assert!(r["group"].is_u64(), "{what}: {p}: {text}");
                     assert!(text.contains("bios.snc"), "{what}: {p}: {text}");
-                } else {
-                    assert_eq!(r["no_pick"]["reason"], "undecided", "{what}: {p}: {text}");
+                } else if r["no_pick"]["reason"] == "undecided" {
                     assert!(text.contains("runs per group"), "{what}: {p}: {text}");
+                } else {
+                    assert_eq!(r["no_pick"]["reason"], "tie", "{what}: {p}: {text}");
                 }
             }
             // Keep NUMA on: no profile picks NUMA off.

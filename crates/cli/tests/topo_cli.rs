@@ -9,6 +9,9 @@ use assert_cmd::Command;
 use predicates::str::contains;
 use serde_json::Value;
 
+#[path = "support/tree.rs"]
+mod tree;
+
 fn topo() -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
     c.arg("topo");
@@ -159,20 +162,8 @@ fn hand_made_numa_off_capture_in_json() {
 
 /// Copies the tree `name` into a new folder (to add files to it).
 fn copy_tree(name: &str) -> tempfile::TempDir {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let dest = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy(&e.path(), &dest);
-            } else {
-                std::fs::copy(e.path(), dest).unwrap();
-            }
-        }
-    }
     let d = tempfile::tempdir().unwrap();
-    copy(&data(name), d.path());
+    tree::copy(&data(name), d.path());
     d
 }
 

@@ -105,15 +105,27 @@ pub fn brief_with(run: &LoadedRun, compare: &[LoadedRun], study: Option<&Study>)
                 .spread_pct
                 .map(|s| format!("{}{}%", if x.results > 1 { "up to " } else { "" }, num(s, "%")))
                 .unwrap_or_else(|| "-".into());
-            let from = match &x.detail {
+            let mut from = match &x.detail {
                 Some(det) => format!("{} result(s), {det}", x.results),
                 None => format!("{} result(s)", x.results),
             };
+            if let Some(t) = &x.taken {
+                from.push_str(&format!(", {}", t.short()));
+            }
             let _ = writeln!(out, "| {} | {value} | {spread} | {} |", k.name(), md(&from));
         }
-        if let (Some(l), Some(r)) = (m.get(&MetricKey::LocalLat), m.get(&MetricKey::RemoteLat)) {
-            if l.value > 0.0 {
-                let _ = writeln!(out, "\nRemote/local latency: {:.2}x.", r.value / l.value);
+        if let Some(r) = crate::glance::remote_ratio(run, &m) {
+            let _ = writeln!(out, "\n{}: {} ({}).", r.name, r.value, md(&r.note));
+        }
+        let taken = crate::figures::taken_lines(&m);
+        if !taken.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nFigures taken from another measurement; {}:\n",
+                crate::figures::TAKEN_RULE
+            );
+            for t in taken {
+                let _ = writeln!(out, "- {}", md(&t));
             }
         }
         let flags = crate::summary::flag_notes(&d);
@@ -181,6 +193,10 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     };
     let _ =
         writeln!(out, "\n**Comparison** against {}:", md(&crate::study::group_name(s, s.baseline)));
+    // said first: the 60 lines may end before the table's notes
+    if let Some(line) = crate::study::marked_inputs_line(s) {
+        let _ = writeln!(out, "\n{}", md(&line));
+    }
     if s.across_machines {
         out.push_str(
             "\nThese runs come from different machines: differences include the hardware.\n",
@@ -205,7 +221,22 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     out.push('\n');
     let runs: Vec<&LoadedRun> = std::iter::once(run).chain(compare).collect();
     let noise = crate::study::group_noise(s, &runs);
-    out.push_str(&md_table(&crate::study::metrics_table_with(s, &noise)));
+    // The rows `compare` shows: not the per-CPU rows that cannot differ,
+    // a figure measured in one group only, or one statistic twice.
+    let skipped = crate::study_text::left_out(s);
+    out.push_str(&md_table(&crate::study::metrics_table_without(s, &noise, &skipped)));
+    if let Some(line) = crate::study_text::same_as_line(s, &skipped) {
+        let _ = writeln!(out, "\n{}", md(&line));
+    }
+    let left =
+        skipped.iter().filter(|(_, r)| !matches!(r, crate::study_text::LeftOut::SameAs(_))).count();
+    if left > 0 {
+        let _ = writeln!(
+            out,
+            "\n{left} metric(s) left out as `compare` leaves them out: per-CPU rows that cannot differ, or measured in one group only."
+        );
+    }
+
     let _ = writeln!(
         out,
         "\nVerdicts from the spread between runs: better/worse only when the {}% interval excludes no change, the change exceeds ±{}% and this machine's noise floor; one run per side is undecided unless {} runs of identical settings give a floor (docs/store.md).",

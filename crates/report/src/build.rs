@@ -109,7 +109,7 @@ pub fn comparison_report(run: &LoadedRun, compare: &[LoadedRun], study: &Study) 
             let mut gl = crate::glance::glance(r, &d);
             gl.title = format!("{} at a glance", names[i]);
             doc.glance(gl);
-            summary(doc, &d, None, 3);
+            summary(doc, r, &d, None, 3);
         });
     }
 
@@ -127,8 +127,8 @@ pub fn comparison_report(run: &LoadedRun, compare: &[LoadedRun], study: &Study) 
 
 /// The summary tables, the hidden-NUMA notes and the marked figures
 /// under a heading of `level`.
-fn summary(doc: &mut Document, d: &RunData, exec: Option<&ExecView>, level: u8) {
-    let tables = tables_of(d);
+fn summary(doc: &mut Document, run: &LoadedRun, d: &RunData, exec: Option<&ExecView>, level: u8) {
+    let tables = tables_of(run, d);
     let hidden: Vec<String> = d
         .per_cpu_summaries
         .iter()
@@ -148,6 +148,14 @@ fn summary(doc: &mut Document, d: &RunData, exec: Option<&ExecView>, level: u8) 
     }
     for t in tables {
         doc.table(t);
+    }
+    let taken = crate::figures::taken_lines(&crate::figures::headlines(d));
+    if !taken.is_empty() {
+        doc.p(format!(
+            "Figures taken from another measurement of the same quantity: {}.",
+            crate::figures::TAKEN_RULE
+        ));
+        doc.list(taken);
     }
     let flags = crate::summary::flag_notes(d);
     if !flags.is_empty() {
@@ -184,7 +192,7 @@ fn run_sections(
 
     let exec = ExecView::of(run, &d.exec);
     if with_summary {
-        summary(doc, d, exec.as_ref(), 2);
+        summary(doc, run, d, exec.as_ref(), 2);
     }
     crate::bandwidth::section(doc, d, run);
     crate::power::section(doc, d);

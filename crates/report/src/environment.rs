@@ -111,6 +111,16 @@ fn cmdline_text(raw: &str) -> String {
     if raw.chars().count() <= CMDLINE_MAX {
         return raw.to_string();
     }
+    format!(
+        "{}; the full line is in the appendix)",
+        cmdline_memory_options(raw).trim_end_matches(')')
+    )
+}
+
+/// The options of a kernel command line that matter to memory and the
+/// number of its other words: `numa_balancing=0 hugepages=16 (+31 other
+/// words)`.
+pub(crate) fn cmdline_memory_options(raw: &str) -> String {
     let words: Vec<&str> = raw.split_whitespace().collect();
     let kept: Vec<&str> = words
         .iter()
@@ -119,7 +129,7 @@ fn cmdline_text(raw: &str) -> String {
         .collect();
     let others = words.len() - kept.len();
     let head = if kept.is_empty() { "no memory options".to_string() } else { kept.join(" ") };
-    format!("{head} (+{others} other words; the full line is in the appendix)")
+    format!("{head} (+{others} other words)")
 }
 
 /// The settings of a configuration document as `a.b.c = value` pairs (its

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use results::bw::BwResult;
 use results::disturbance::Disturbance;
-use results::lat::{self, LatResult, LoadedPoint};
+use results::lat::{LatResult, LoadedPoint};
 use results::stats::measured;
 
 use crate::fmt::fig;
@@ -49,12 +49,9 @@ impl Flag {
 
 impl From<Distrust> for Flag {
     fn from(d: Distrust) -> Flag {
-        match d {
-            Distrust::Disturbed(cause) => Flag::Disturbed(cause),
-            Distrust::Noisy { top_spread_pct } => Flag::Noisy(format!(
-                "the best repetitions still spread {}% when the time ran out",
-                crate::fmt::num(top_spread_pct, "%")
-            )),
+        match d.word() {
+            "disturbed" => Flag::Disturbed(d.cause()),
+            _ => Flag::Noisy(d.cause()),
         }
     }
 }
@@ -65,9 +62,10 @@ pub fn bw_flag(p: &BwResult) -> Option<Flag> {
     trust::of_bw(p).map(Flag::from)
 }
 
-/// The flag of a latency figure from its `stable` and `disturbance`.
-pub fn lat_flag(stable: bool, d: Option<&Disturbance>) -> Option<Flag> {
-    trust::of_lat(stable, d).map(Flag::from)
+/// The flag of a latency figure from its `stable`, `disturbance` and
+/// spread.
+pub fn lat_flag(stable: bool, d: Option<&Disturbance>, spread_pct: f64) -> Option<Flag> {
+    trust::of_lat(stable, d, spread_pct).map(Flag::from)
 }
 
 /// The flag of a chase.
@@ -104,6 +102,56 @@ pub struct Headline {
     pub detail: Option<String>,
     /// Its flagged results: what each is and why.
     pub flags: Vec<(String, Flag)>,
+    /// Which measurement it took and why, when the run measured its
+    /// quantity more than once ([`Taken`]).
+    pub taken: Option<Taken>,
+}
+
+/// Which of several measurements of one quantity a headline took, and
+/// why ([`analysis::trust`]: clean before marked, then the tighter
+/// spread, at equal CPU, memory, size and method).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taken {
+    /// How many measurements of its quantities the run holds in all.
+    pub measurements: usize,
+    /// How many parts (nodes, node pairs) the figure is made of.
+    pub parts: usize,
+    /// Its parts taken from another measurement than the one that defines
+    /// them: `(what, taken, instead of)`, each in words.
+    pub replaced: Vec<(String, String, String)>,
+    /// Where the figure comes from when nothing was replaced (`the
+    /// matrix`).
+    pub source: String,
+}
+
+impl Taken {
+    /// One short phrase for a tile or a table cell: `from the sweep, the
+    /// most trustworthy of 4`.
+    pub fn short(&self) -> String {
+        let from = match self.replaced.first() {
+            Some((_, taken, _)) => taken.split(" (").next().unwrap_or(taken).to_string(),
+            None => self.source.clone(),
+        };
+        if self.parts > 1 {
+            format!(
+                "from {from}, each of its {} parts the most trustworthy of its measurements, {} in all",
+                self.parts, self.measurements
+            )
+        } else {
+            format!("from {from}, the most trustworthy of {} measurements", self.measurements)
+        }
+    }
+
+    /// What was taken in place of what: `node 0: the sweep (89.2 ns;
+    /// clean, spread 0.9%) in place of the matrix (294 ns; disturbed,
+    /// spread 63.7%)`; empty when nothing was replaced.
+    pub fn replacements(&self) -> String {
+        self.replaced
+            .iter()
+            .map(|(what, taken, instead)| format!("{what}: {taken} in place of {instead}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 impl Headline {
@@ -180,16 +228,99 @@ fn lat_parts(d: &RunData, key: MetricKey) -> Vec<&LatResult> {
             if !diag.is_empty() {
                 return diag;
             }
-            d.chase_mode(lat::Mode::Point)
-                .filter(|l| l.median_ns.is_finite() && l.mem_node.is_some())
-                .filter(|l| l.cpu_node == l.mem_node)
-                .collect()
+            analysis::metrics::local_lat_points(d)
         }
         MetricKey::RemoteLat => {
             cells.iter().filter(|((c, m), _)| c != m).map(|(_, p)| *p).collect()
         }
         _ => Vec::new(),
     }
+}
+
+/// A chase in words for "which it took": `the sweep (120 ns; disturbed,
+/// spread 43.5%)`.
+fn chase_taken_words(p: &LatResult) -> String {
+    let state = chase_flag(p).map_or("clean", |f| f.word());
+    format!(
+        "{} ({} ns; {state}, spread {}%)",
+        trust::chase_source(p),
+        fig(measured(p.median_ns), p.noise(), "ns"),
+        crate::fmt::num(p.spread_pct, "%")
+    )
+}
+
+/// A bandwidth result in words for "which it took": `the scaling point
+/// (7.8 GB/s; clean, spread 3.2%)`.
+fn bw_taken_words(p: &BwResult) -> String {
+    let state = bw_flag(p).map_or("clean", |f| f.word());
+    let what = match p.mode {
+        results::bw::Mode::Local => "the local result",
+        results::bw::Mode::Matrix => "the matrix",
+        results::bw::Mode::Scaling => "the scaling point",
+        _ => "the result",
+    };
+    format!(
+        "{what} ({} GB/s; {state}, spread {}%)",
+        fig(measured(p.best_gbs), p.noise(), "GB/s"),
+        crate::fmt::num(p.spread_pct, "%")
+    )
+}
+
+/// Which measurements a headline took: `None` when each of its parts was
+/// measured once.
+fn taken_of<T>(
+    parts: &[(String, trust::Taken<'_, T>)],
+    words: impl Fn(&T) -> String,
+    source: impl Fn(&T) -> String,
+) -> Option<Taken> {
+    let measurements: usize = parts.iter().map(|(_, t)| 1 + t.others.len()).sum();
+    if measurements <= parts.len() {
+        return None;
+    }
+    let replaced = parts
+        .iter()
+        .filter_map(|(what, t)| Some((what.clone(), words(t.chosen), words(t.instead_of?))))
+        .collect();
+    Some(Taken {
+        measurements,
+        parts: parts.len(),
+        replaced,
+        source: parts.first().map(|(_, t)| source(t.chosen)).unwrap_or_default(),
+    })
+}
+
+fn lat_taken(d: &RunData, key: MetricKey) -> Option<Taken> {
+    let cells = analysis::metrics::lat_matrix_taken(d);
+    let mut parts: Vec<(String, trust::Taken<'_, LatResult>)> = cells
+        .into_iter()
+        .filter(|((c, m), _)| (c == m) == (key == MetricKey::LocalLat))
+        .map(|((c, m), t)| {
+            let what = if c == m {
+                format!("node {c}")
+            } else {
+                format!("CPU node {c} -> memory node {m}")
+            };
+            (what, t)
+        })
+        .collect();
+    if parts.is_empty() && key == MetricKey::LocalLat {
+        parts = analysis::metrics::local_lat_points_taken(d)
+            .into_iter()
+            .map(|t| (format!("CPU {}", t.chosen.cpu), t))
+            .collect();
+    }
+    taken_of(&parts, chase_taken_words, |p| trust::chase_source(p).to_string())
+}
+
+fn bw_taken(d: &RunData) -> Option<Taken> {
+    let parts: Vec<(String, trust::Taken<'_, BwResult>)> = analysis::metrics::local_taken(d)
+        .1
+        .into_iter()
+        .map(|t| (format!("node {}", t.chosen.cpu_node.map_or("?".into(), |n| n.to_string())), t))
+        .collect();
+    taken_of(&parts, bw_taken_words, |p| {
+        bw_taken_words(p).split(" (").next().unwrap_or_default().to_string()
+    })
 }
 
 /// The headline figures of a run, each with its spread and flags.
@@ -225,6 +356,11 @@ pub fn headlines(d: &RunData) -> BTreeMap<MetricKey, Headline> {
                 None => (None, Vec::new()),
             },
         };
+        let taken = match key {
+            MetricKey::LocalBw => bw_taken(d),
+            MetricKey::LocalLat | MetricKey::RemoteLat => lat_taken(d, key),
+            _ => None,
+        };
         out.insert(
             key,
             Headline {
@@ -235,6 +371,7 @@ pub fn headlines(d: &RunData) -> BTreeMap<MetricKey, Headline> {
                 results: m.results,
                 detail: m.detail,
                 flags,
+                taken,
             },
         );
     }
@@ -276,11 +413,14 @@ pub fn same_placement_note(
     ))
 }
 
-/// One line per contradiction between figures of the run
-/// ([`analysis::trust::contradictions`]): a thread-scaling point above
-/// what local bandwidth reached on the same CPUs, beyond the noise.
+/// One line per contradiction between figures of the run: a
+/// thread-scaling point above what local bandwidth reached on the same
+/// CPUs ([`analysis::trust::contradictions`]), a loaded latency below the
+/// idle latency of its chase, and a latency figure outside every other
+/// measurement of its quantity ([`analysis::trust::lat_contradictions`]),
+/// each beyond the noise.
 pub fn contradiction_lines(d: &RunData) -> Vec<String> {
-    trust::contradictions(d)
+    let mut out: Vec<String> = trust::contradictions(d)
         .iter()
         .map(|c| {
             let (s, l) = (c.scaling, c.local);
@@ -298,6 +438,64 @@ pub fn contradiction_lines(d: &RunData) -> Vec<String> {
                 l.cpus.to_list(),
                 crate::fmt::num(c.allowed_pct, "%"),
             )
+        })
+        .collect();
+    out.extend(lat_contradiction_lines(d));
+    out
+}
+
+/// The latency contradictions' lines ([`contradiction_lines`]).
+pub fn lat_contradiction_lines(d: &RunData) -> Vec<String> {
+    let ns = |v: f64, noise: Option<f64>| fig(measured(v), noise, "ns");
+    trust::lat_contradictions(d)
+        .iter()
+        .map(|c| match c {
+            trust::LatContradiction::LoadedBelowIdle {
+                loaded,
+                idle_ns,
+                idle_from,
+                below_pct,
+                allowed_pct,
+            } => format!(
+                "lat loaded {}, CPU {} -> memory node {}: contradicts the idle latency: {} ns under {} GB/s of load is {}% below the {} ns {} measured idle on the same CPU and memory, beyond the {}% their noise allows; a load never makes memory faster, so one of the two was held back: measure again on a quiet machine.",
+                loaded.load_kind.name(),
+                loaded.cpu,
+                loaded.mem_node.map_or("?".into(), |n| n.to_string()),
+                ns(loaded.latency().unwrap_or(f64::NAN), loaded.noise()),
+                crate::fmt::num(loaded.load_gbs, "GB/s"),
+                crate::fmt::num(*below_pct, "%"),
+                ns(*idle_ns, None),
+                idle_from,
+                crate::fmt::num(*allowed_pct, "%"),
+            ),
+            trust::LatContradiction::Outside { figure, others, count, off_pct, allowed_pct } => {
+                format!(
+                    "{}: contradicts the {count} other measurements of the same CPU, memory and size: {} ns is {}% outside their {}-{} ns, beyond the {}% their noise allows; the headlines take the most trustworthy of them (clean first, then the tighter spread).",
+                    chase_what(figure),
+                    ns(figure.median_ns, figure.noise()),
+                    crate::fmt::num(*off_pct, "%"),
+                    ns(others.0, None),
+                    ns(others.1, None),
+                    crate::fmt::num(*allowed_pct, "%"),
+                )
+            }
+        })
+        .collect()
+}
+
+/// Why a headline takes another measurement of its quantity than the one
+/// defining it, said once with the lines of [`taken_lines`].
+pub const TAKEN_RULE: &str = "each headline takes the most trustworthy measurement of its quantity, at the same CPU, memory, size and method: a clean one before a marked one, then one whose spread is at most half and 5 points less";
+
+/// One line per headline that took another measurement than the one
+/// defining it (`Local latency: node 0: the sweep (...) in place of the
+/// matrix (...).`), in the order of [`MetricKey::ALL`].
+pub fn taken_lines(h: &BTreeMap<MetricKey, Headline>) -> Vec<String> {
+    MetricKey::ALL
+        .iter()
+        .filter_map(|k| {
+            let t = h.get(k)?.taken.as_ref().filter(|t| !t.replaced.is_empty())?;
+            Some(format!("{}: {}.", k.name(), t.replacements()))
         })
         .collect()
 }

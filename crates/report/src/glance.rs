@@ -195,6 +195,9 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
     };
     let nodes = cpu_nodes(topo);
     let peak = machine_peak_gbs(run);
+    let taken = |x: &crate::figures::Headline| {
+        x.taken.as_ref().map(|t| format!("; {}", t.short())).unwrap_or_default()
+    };
     if let Some(x) = h.get(&MetricKey::LocalBw) {
         let mut note = format!("per node, {}", x.detail.clone().unwrap_or_else(|| "best".into()));
         if nodes > 1 {
@@ -205,43 +208,21 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
                 ));
             }
         }
+        note.push_str(&taken(x));
         tile("Local bandwidth", x, note);
     }
     if let Some(x) = h.get(&MetricKey::GlobalBw) {
         tile("Global bandwidth", x, format!("every node at once; {}", spread(x)));
     }
     if let Some(x) = h.get(&MetricKey::LocalLat) {
-        tile("Idle latency", x, format!("local, median; {}", spread(x)));
+        tile("Idle latency", x, format!("local, median; {}{}", spread(x), taken(x)));
     }
     if let Some(x) = h.get(&MetricKey::LoadedLatPeak) {
         let load = x.detail.clone().unwrap_or_else(|| "at the highest load".into());
         tile("Loaded latency", x, load);
     }
-    // "Remote penalty" is the comparison's statistic (other package over
-    // local latency) wherever the run has it; without another package the
-    // tile names its own (the mean of the remote node pairs).
-    let penalty = analysis::catalogue::catalogue(run)
-        .into_iter()
-        .find(|m| m.def == analysis::catalogue::remote_penalty_def());
-    if let (Some(r), Some(l)) =
-        (h.get(&MetricKey::RemoteLat), h.get(&MetricKey::LocalLat).filter(|l| l.value > 0.0))
-    {
-        out.push(match penalty {
-            Some(p) => crate::doc::Tile {
-                name: "Remote penalty".into(),
-                value: format!("{}x", crate::fmt::num(p.value, "x")),
-                note: "other-package / local latency, as comparisons write it".into(),
-            },
-            None => crate::doc::Tile {
-                name: "Remote / local latency".into(),
-                value: format!("{}x", crate::fmt::num(r.value / l.value, "x")),
-                note: format!(
-                    "remote (mean of node pairs) {} ns / local {} ns",
-                    r.value_text(),
-                    l.value_text()
-                ),
-            },
-        });
+    if let Some(r) = remote_ratio(run, &h) {
+        out.push(crate::doc::Tile { name: r.name.into(), value: r.value, note: r.note });
     }
     let best =
         h.get(&MetricKey::GlobalBw).or(if nodes <= 1 { h.get(&MetricKey::LocalBw) } else { None });
@@ -257,6 +238,54 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
         });
     }
     out
+}
+
+/// The run's remote-latency ratio, one statistic under one name in every
+/// output (tile, glance box, brief, summary table): `Remote penalty`,
+/// other-package over local latency as comparisons write it, where the
+/// run has another package; else `Remote / local latency`, the mean of
+/// the remote node pairs over local latency.
+pub struct RemoteRatio {
+    pub name: &'static str,
+    pub ratio: f64,
+    /// What over what: `other-package / local`.
+    pub of: &'static str,
+    /// `1.597x`.
+    pub value: String,
+    /// What it is made of, in words.
+    pub note: String,
+}
+
+/// The [`RemoteRatio`] of `run` (`None` without remote and local latency).
+pub fn remote_ratio(
+    run: &LoadedRun,
+    h: &std::collections::BTreeMap<MetricKey, crate::figures::Headline>,
+) -> Option<RemoteRatio> {
+    let (r, l) =
+        (h.get(&MetricKey::RemoteLat)?, h.get(&MetricKey::LocalLat).filter(|l| l.value > 0.0)?);
+    let penalty = analysis::catalogue::catalogue(run)
+        .into_iter()
+        .find(|m| m.def == analysis::catalogue::remote_penalty_def());
+    Some(match penalty {
+        Some(p) => RemoteRatio {
+            name: "Remote penalty",
+            ratio: p.value,
+            of: "other-package / local",
+            value: format!("{}x", crate::fmt::num(p.value, "x")),
+            note: "other-package / local latency, as comparisons write it".into(),
+        },
+        None => RemoteRatio {
+            name: "Remote / local latency",
+            ratio: r.value / l.value,
+            of: "mean of node pairs / local",
+            value: format!("{}x", crate::fmt::num(r.value / l.value, "x")),
+            note: format!(
+                "remote (mean of node pairs) {} ns / local {} ns",
+                r.value_text(),
+                l.value_text()
+            ),
+        },
+    })
 }
 
 /// The at-a-glance box of `run`.
@@ -298,7 +327,15 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     let h = crate::figures::headlines(d);
     let mut l = Vec::new();
     if let Some(x) = h.get(&MetricKey::LocalLat) {
-        l.push(format!("local {}", x.text()));
+        let mut s = format!("local {}", x.text());
+        if let Some(t) = &x.taken {
+            // inside the figure's own parentheses when it has them
+            match s.strip_suffix(')') {
+                Some(head) => s = format!("{head}; {})", t.short()),
+                None => s.push_str(&format!(" ({})", t.short())),
+            }
+        }
+        l.push(s);
     }
     if let Some(x) = h.get(&MetricKey::RemoteLat) {
         let cells = lat_matrix(d);
@@ -307,9 +344,9 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
             .filter(|((c, mn), _)| c != mn)
             .map(|(_, p)| *p)
             .max_by(|a, b| a.median_ns.total_cmp(&b.median_ns));
-        let mut s = format!("remote {}", x.text());
-        if let Some(lv) = h.get(&MetricKey::LocalLat).filter(|lv| lv.value > 0.0) {
-            s.push_str(&format!(", {:.1}x local", x.value / lv.value));
+        let mut s = format!("remote (mean of node pairs) {}", x.text());
+        if let Some(ratio) = remote_ratio(run, &h) {
+            s.push_str(&format!(", {} {}", ratio.name.to_lowercase(), ratio.value));
             if let Some(w) = worst.filter(|w| w.median_ns > x.value * 1.05) {
                 // as the summary's worst-pair row writes it
                 s.push_str(&format!(
@@ -355,6 +392,27 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
             Some(format!(
                 "figures marked {}; measure again on a quiet machine (causes under Summary)",
                 why.join("; ")
+            )),
+        );
+    }
+    let taken = crate::figures::taken_lines(&h);
+    if !taken.is_empty() {
+        row(
+            "Figures taken",
+            Some(format!(
+                "{} ({}).",
+                taken.join(" ").trim_end_matches('.'),
+                crate::figures::TAKEN_RULE
+            )),
+        );
+    }
+    let contradictions = crate::figures::contradiction_lines(d);
+    if !contradictions.is_empty() {
+        row(
+            "Contradictions",
+            Some(format!(
+                "{} pair(s) of figures of this run cannot both be right (listed under Summary): measure again on a quiet machine",
+                contradictions.len()
             )),
         );
     }

@@ -19,7 +19,7 @@ use topo::units::binary_size as bytes;
 use crate::figures::{chase_flag, loaded_flag, marked};
 use crate::fmt::{fig, num, opt, plain};
 use analysis::data::RunData;
-use analysis::metrics::lat_matrix;
+use analysis::metrics::measured_lat_matrix;
 
 pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     if d.chases.is_empty() && d.loaded.is_empty() && d.c2c.is_empty() {
@@ -80,7 +80,7 @@ fn lat_package_section(doc: &mut Document, d: &RunData) {
 /// The node-to-node matrix: heatmap and table, then remote latency per
 /// distance tier of the run's topology.
 fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
-    let cells = lat_matrix(d);
+    let cells = measured_lat_matrix(d);
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
         matrix_charts(
@@ -91,6 +91,15 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
             "Latency relative to the CPU node's local memory",
         );
         doc.table(lat_matrix_table(d));
+        // Where the run measured a cell's quantity again (the sweep, the
+        // per-CPU latency) and the headlines took that measurement, or
+        // the figures disagree beyond their noise: said here, where the
+        // cell is shown.
+        let taken = crate::figures::taken_lines(&crate::figures::headlines(d));
+        let contradictions = crate::figures::lat_contradiction_lines(d);
+        if !taken.is_empty() || !contradictions.is_empty() {
+            doc.list(taken.into_iter().chain(contradictions).collect());
+        }
         let tier_cells: Vec<(u32, u32, f64)> =
             cells.iter().map(|((c, m), p)| (*c, *m, p.median_ns)).collect();
         if let Some(t) =
@@ -244,7 +253,7 @@ pub fn method_section(doc: &mut Document, d: &RunData) {
 /// The local and the worst remote pair of the latency matrix that carry
 /// a histogram: `(label, result)`.
 fn histogram_pairs(d: &RunData) -> Vec<(String, &LatResult)> {
-    let cells = lat_matrix(d);
+    let cells = measured_lat_matrix(d);
     let with = |p: &&LatResult| p.histogram.as_ref().is_some_and(|h| h.count > 0);
     let mut out = Vec::new();
     if let Some(((c, m), p)) = cells.iter().find(|((c, m), p)| c == m && with(p)) {
@@ -412,6 +421,14 @@ pub fn loaded_section(doc: &mut Document, d: &RunData) {
     doc.table(kt);
     for v in verdicts {
         doc.p(v);
+    }
+    // A load never makes memory faster: said beside the curve too.
+    let below: Vec<String> = crate::figures::lat_contradiction_lines(d)
+        .into_iter()
+        .filter(|l| l.starts_with("lat loaded"))
+        .collect();
+    if !below.is_empty() {
+        doc.list(below);
     }
     let mut t = Table::with_header(&[
         "Mix",

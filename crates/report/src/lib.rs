@@ -55,7 +55,7 @@ pub use brief::{brief, brief_with};
 pub use build::{build_report, build_report_with};
 pub use doc::{Align, Block, Document, Table, Tile};
 pub use render::{Html, Markdown, Renderer, Text};
-pub use summary::{placements_summary, summary_flags, summary_tables, summary_text};
+pub use summary::{placements_summary, summary_flags, summary_tables, summary_taken, summary_text};
 
 use analysis::study::Study;
 use store::LoadedRun;

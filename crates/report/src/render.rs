@@ -191,7 +191,8 @@ th { background: #eef1f5; text-align: left; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 table.prose { width: 100%; }
 table.prose td { overflow-wrap: anywhere; }
-table.prose td.r { overflow-wrap: normal; white-space: nowrap; }
+table.prose td.r { overflow-wrap: normal; }
+table.prose td.r.id { white-space: nowrap; }
 td.id, table.prose td.id { overflow-wrap: normal; word-break: keep-all; hyphens: none; }
 code { font-size: 0.92em; background: #f0f2f5; padding: 0 3px; border-radius: 3px; }
 tbody tr:nth-child(even) { background: #fafbfc; }
@@ -215,7 +216,9 @@ li.more { color: #555; font-style: italic; }
 td.verdict { font-weight: 700; text-align: center; white-space: nowrap; }
 div.answer { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 0 20px; align-items: start; }
 div.answer div.table-wrap { margin-top: 0; }
-div.answer.many { grid-template-columns: minmax(0, 1.7fr) minmax(400px, 1fr); }
+div.answer.many { grid-template-columns: minmax(0, 1fr); }
+div.answer.many svg.chart.forest { max-width: 900px; }
+td.verdict-cell { font-variant-numeric: tabular-nums; text-align: right; }
 div.answer table { font-size: 0.84em; }
 div.answer th, div.answer td { padding: 3px 6px; }
 div.answer figure.chart-figure { margin-top: 0; }
@@ -300,6 +303,29 @@ fn prose(t: &Table) -> bool {
         && t.header.len() <= 8
 }
 
+/// The verdict a study's cell shows: the cell is a verdict (`better`), or
+/// a figure, a change and a verdict (`585 +6.4% better`), either followed
+/// by `(disturbed inputs)`.
+fn verdict_of_cell(c: &str) -> Option<&'static str> {
+    let c = c.strip_suffix(" (disturbed inputs)").unwrap_or(c);
+    let words: Vec<&str> = c.split_whitespace().collect();
+    let v = match *words.last()? {
+        "better" => "better",
+        "worse" => "worse",
+        "same" => "same",
+        "undecided" => "undecided",
+        _ => return None,
+    };
+    let change = |w: &str| {
+        w.strip_suffix('%').is_some_and(|n| n.trim_start_matches(['+', '-']).parse::<f64>().is_ok())
+    };
+    match words.len() {
+        1 => Some(v),
+        n if n >= 3 && change(words[n - 2]) => Some(v),
+        _ => None,
+    }
+}
+
 pub fn html_table(t: &Table) -> String {
     let cls = |i: usize| if t.align.get(i) == Some(&Align::Right) { " class=\"r\"" } else { "" };
     let mut out = String::from(if prose(t) {
@@ -319,9 +345,16 @@ pub fn html_table(t: &Table) -> String {
         out.push_str("<tr>");
         for i in 0..t.header.len() {
             let c = r.get(i).map(String::as_str).unwrap_or("");
-            // A verdict alone in its cell is coloured (the study's table).
-            if matches!(c, "better" | "worse" | "same" | "undecided") {
-                let _ = write!(out, "<td class=\"verdict v-{c}\">{c}</td>");
+            // A verdict alone in its cell is coloured (the study's table),
+            // and so is a compared group's cell that ends with one
+            // (`585 +6.4% better`).
+            if let Some(v) = verdict_of_cell(c) {
+                let cl = if matches!(c, "better" | "worse" | "same" | "undecided") {
+                    "verdict"
+                } else {
+                    "verdict-cell"
+                };
+                let _ = write!(out, "<td class=\"{cl} v-{v}\">{}</td>", svg::esc(c));
                 continue;
             }
             // An identifier (one token: a setting, a path, a device) is

@@ -113,24 +113,61 @@ pub fn markdown(text: &str) -> String {
     out
 }
 
+/// One line outside code blocks: raw HTML and links neutralised outside
+/// code spans; a code span (a run of backticks closed by a run of the same
+/// length on the line) keeps its text as typed, since Markdown shows a
+/// code span's text literally (`<pmu state='on'/>` stays that, never
+/// `&lt;pmu ...`).
 fn inline(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
     let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        let next = chars.peek().copied();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '`' {
+            let run = chars[i..].iter().take_while(|&&x| x == '`').count();
+            if let Some(close) = closing_run(&chars, i + run, run) {
+                out.extend(&chars[i..close + run]);
+                i = close + run;
+            } else {
+                out.extend(&chars[i..i + run]);
+                i += run;
+            }
+            continue;
+        }
+        let next = chars.get(i + 1).copied();
         match (c, next) {
             ('<', Some(n)) if n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?') => {
                 out.push_str("&lt;")
             }
             (']', Some('(')) => {
                 out.push_str("]\\(");
-                chars.next();
+                i += 1;
             }
             (']', Some(':')) => out.push_str("\\]"),
             _ => out.push(c),
         }
+        i += 1;
     }
     out
+}
+
+/// Where a run of exactly `run` backticks starts at or after `from`: the
+/// end of a code span opened by such a run (CommonMark).
+fn closing_run(chars: &[char], from: usize, run: usize) -> Option<usize> {
+    let mut j = from;
+    while j < chars.len() {
+        if chars[j] == '`' {
+            let n = chars[j..].iter().take_while(|&&x| x == '`').count();
+            if n == run {
+                return Some(j);
+            }
+            j += n;
+        } else {
+            j += 1;
+        }
+    }
+    None
 }
 
 /// A CSV cell that a spreadsheet would run as a formula (it starts with
@@ -184,6 +221,20 @@ pub fn json_controls(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A code span shows its text as typed: the entity an escape would
+    /// put there shows as `&lt;` to the reader. Outside spans, and in a
+    /// backtick run that closes nothing, markup is still neutralised.
+    #[test]
+    fn code_spans_hold_the_raw_text() {
+        assert_eq!(
+            markdown("fix: `-cpu host,pmu=on or <pmu state='on'/>` then <b>x</b>\n"),
+            "fix: `-cpu host,pmu=on or <pmu state='on'/>` then &lt;b>x&lt;/b>\n"
+        );
+        assert_eq!(markdown("``a ` <i> b`` <i>\n"), "``a ` <i> b`` &lt;i>\n");
+        assert_eq!(markdown("a ` <script> no close\n"), "a ` &lt;script> no close\n");
+        assert_eq!(markdown("`x`](javascript:y)\n"), "`x`]\\(javascript:y)\n");
+    }
 
     #[test]
     fn controls_are_escaped_in_flag_values_and_json() {

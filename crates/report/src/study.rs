@@ -2,7 +2,7 @@
 //! tables and charts: what `compare` prints and the reports draw.
 
 use analysis::study::Study;
-use analysis::text::{clip, signed_pct};
+use analysis::text::{clip_words, signed_pct};
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
 use crate::chart::{Axis, Chart, Marker, Series, XyChart};
@@ -66,7 +66,7 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
                 format!(
                     "{}: {}",
                     d.setting,
-                    d.values.iter().map(|v| clip(v, 40)).collect::<Vec<_>>().join(" | ")
+                    d.values.iter().map(|v| clip_words(v, 40)).collect::<Vec<_>>().join(" | ")
                 )
             })
             .collect();
@@ -80,17 +80,17 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
         if m.groups.iter().all(|c| c.median.is_none()) {
             continue;
         }
+        let figs = row_figs(study, m, noise);
         let cells: Vec<String> = m
             .groups
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let label = &study.groups[i].label;
-                let Some(v) = c.median else { return format!("{label} -") };
-                let mut s = format!(
-                    "{label} {}",
-                    group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied())
-                );
+                if c.median.is_none() {
+                    return format!("{label} -");
+                }
+                let mut s = format!("{label} {}", figs[i]);
                 if let (Some(ch), Some(vd)) = (c.change_pct, c.verdict) {
                     s.push_str(&format!(" ({}, {})", signed_pct(ch), vd.as_str()));
                 }
@@ -104,6 +104,9 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
     }
     for w in &study.warnings {
         g.rows.push(("Warning".into(), w.clone()));
+    }
+    if let Some(line) = marked_inputs_line(study) {
+        g.rows.push(("Disturbed inputs".into(), line));
     }
     for r in study.recommendations.iter().take(GLANCE_RECOMMENDATIONS) {
         g.rows.push((format!("Recommendation ({})", r.profile), r.text.clone()));
@@ -143,7 +146,7 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
                 format!(
                     "{} ({})",
                     d.setting,
-                    d.values.iter().map(|v| clip(v, 30)).collect::<Vec<_>>().join(" | ")
+                    d.values.iter().map(|v| clip_words(v, 30)).collect::<Vec<_>>().join(" | ")
                 )
             })
             .collect::<Vec<_>>()
@@ -160,6 +163,18 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     ));
     for w in &study.warnings {
         doc.callout(format!("Warning: {w}."));
+    }
+    if let Some(line) = marked_inputs_line(study) {
+        doc.callout(line);
+    }
+    // The answer first: one line per profile's recommendation (profiles
+    // that say the same thing merged), the reasoning folded.
+    let lines = crate::study_text::merged_recommendations(study);
+    if !lines.is_empty() {
+        doc.h(3, "Recommendations");
+        for (profiles, line, reasons) in lines {
+            doc.details(format!("**{}**: {line}", profiles.join(", ")), reasons);
+        }
     }
     let skipped = crate::study_text::left_out(study);
     let others: Vec<usize> = (0..study.groups.len()).filter(|&i| i != study.baseline).collect();
@@ -184,20 +199,22 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
             ns.first().copied().filter(|n| ns.iter().all(|x| x == n))
         })
         .collect();
-    let mut header = vec!["Metric".to_string()];
-    header.extend((0..study.groups.len()).map(|i| match one_n[i] {
+    let name_n = |i: usize| match one_n[i] {
         Some(n) => format!("{} (n={n})", group_name(study, i)),
         None => group_name(study, i),
-    }));
-    for &i in &others {
-        let sfx = if two { String::new() } else { format!(" ({})", study.groups[i].label) };
-        header.push(format!("Change{sfx}"));
-        // With three or more groups the intervals are the forest plot's
-        // alone: the table would not fit beside it.
-        if two {
-            header.push(format!("{conf}% interval{sfx}"));
-        }
-        header.push(format!("Verdict{sfx}"));
+    };
+    // Two groups: a column per group, the change, its interval and the
+    // verdict, beside the forest plot. Three or more: the baseline's
+    // column, then one column block per compared group holding its
+    // figure, change and verdict, so the table fits the window whatever
+    // the number of groups (the intervals are the forest plot's, under it).
+    let mut header = vec!["Metric".to_string()];
+    if two {
+        header.extend((0..study.groups.len()).map(name_n));
+        header.extend(["Change".to_string(), format!("{conf}% interval"), "Verdict".to_string()]);
+    } else {
+        header.push(name_n(study.baseline));
+        header.extend(others.iter().map(|&i| format!("{} against {base}", name_n(i))));
     }
     let mut t = Table::new(header);
     t.never_fold = true;
@@ -206,34 +223,48 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
         if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
             continue;
         }
-        let mut row = vec![format!("{} ({})", m.name, m.unit)];
-        for (i, c) in m.groups.iter().enumerate() {
-            row.push(match c.median {
-                None => "-".into(),
-                Some(v) => {
-                    let f = group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied());
-                    if one_n[i].is_some() {
-                        f
-                    } else {
-                        format!("{f} (n={})", c.n)
-                    }
-                }
-            });
+        let marked =
+            (0..study.groups.len()).any(|i| marked_runs(study, &m.metric, i).next().is_some());
+        let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+        let figs = row_figs(study, m, noise);
+        let fig_n = |i: usize| match (&m.groups[i].median, one_n[i]) {
+            (None, _) => "-".to_string(),
+            (Some(_), Some(_)) => figs[i].clone(),
+            (Some(_), None) => format!("{} (n={})", figs[i], m.groups[i].n),
+        };
+        let verdict_of = |i: usize, v: &str| {
+            if verdict_on_marked(study, &m.metric, i) {
+                format!("{v} (disturbed inputs)")
+            } else {
+                v.to_string()
+            }
+        };
+        if two {
+            row.extend((0..study.groups.len()).map(fig_n));
+        } else {
+            row.push(fig_n(study.baseline));
         }
         for &i in &others {
             let c = &m.groups[i];
             match (c.change_pct, c.verdict) {
                 (Some(ch), Some(v)) => {
-                    row.push(signed_pct(ch));
                     if two {
+                        row.push(signed_pct(ch));
                         row.push(match (c.ci_low_pct, c.ci_high_pct) {
                             (Some(lo), Some(hi)) => {
                                 format!("{} to {}", signed_pct(lo), signed_pct(hi))
                             }
                             _ => "too few runs".into(),
                         });
+                        row.push(verdict_of(i, v.as_str()));
+                    } else {
+                        row.push(format!(
+                            "{} {} {}",
+                            fig_n(i),
+                            signed_pct(ch),
+                            verdict_of(i, v.as_str())
+                        ));
                     }
-                    row.push(v.as_str().to_string());
                     let label = if two {
                         format!("{} ({})", m.name, m.unit)
                     } else {
@@ -248,43 +279,41 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
                     });
                 }
                 _ => {
-                    row.push("-".into());
                     if two {
-                        row.push("-".into());
+                        row.extend(["-".into(), "-".into(), "not compared".into()]);
+                    } else {
+                        row.push(format!("{} not compared", fig_n(i)));
                     }
-                    row.push("not compared".into());
                 }
             }
         }
         t.push(row);
     }
-    // The table and the forest plot side by side on a wide window.
-    // With three or more groups the table takes the larger share.
+    let forest = (!rows.is_empty()).then(|| {
+        crate::chart::Chart::Forest(crate::chart::Forest {
+            title: format!("Change against {base}, {conf}% interval"),
+            x_label: format!("change against {base} (%)"),
+            margin_pct: study.margin_pct,
+            rows,
+        })
+    });
+    // Two groups: the table and the forest plot side by side on a wide
+    // window. More: the table the page's width, the plot under it.
     doc.boxed(if two { "answer" } else { "answer many" }, |doc| {
         doc.table(t);
-        if !rows.is_empty() {
-            doc.chart(crate::chart::Chart::Forest(crate::chart::Forest {
-                title: format!("Change against {base}, {conf}% interval"),
-                x_label: format!("change against {base} (%)"),
-                margin_pct: study.margin_pct,
-                rows,
-            }));
+        if let Some(f) = forest {
+            doc.chart(f);
         }
     });
-    if !skipped.is_empty() {
-        doc.p(format!(
-            "Left out here ({}; the comparison below lists them): the per-CPU rows that cannot differ (every group's CPUs form one latency group) and the metrics measured in one group only.",
-            skipped.len()
-        ));
+    if let Some(line) = crate::study_text::same_as_line(study, &skipped) {
+        doc.p(line);
     }
-    // Recommendations: one line per profile, identical ones merged, the
-    // reasoning folded.
-    let lines = crate::study_text::merged_recommendations(study);
-    if !lines.is_empty() {
-        doc.h(3, "Recommendations");
-        for (profiles, line, reasons) in lines {
-            doc.details(format!("**{}**: {line}", profiles.join(", ")), reasons);
-        }
+    let others_left =
+        skipped.iter().filter(|(_, r)| !matches!(r, crate::study_text::LeftOut::SameAs(_))).count();
+    if others_left > 0 {
+        doc.p(format!(
+            "Left out here ({others_left}; the comparison below lists them): the per-CPU rows that cannot differ (every group's CPUs form one latency group) and the metrics measured in one group only.",
+        ));
     }
 }
 
@@ -302,6 +331,9 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     doc.p(settings_same_line(study));
     for w in &study.warnings {
         doc.callout(format!("Warning: {w}."));
+    }
+    if let Some(line) = marked_inputs_line(study) {
+        doc.callout(line);
     }
     for n in &study.notes {
         doc.callout(format!("Note: {n}."));
@@ -335,6 +367,77 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     doc.list(study.recommendations.iter().map(|r| format!("{}: {}", r.profile, r.text)).collect());
 }
 
+/// The runs of group `group` whose figure of `metric` rests on marked
+/// (disturbed or noisy) results ([`Study::marked_inputs`]).
+pub fn marked_runs<'a>(
+    study: &'a Study,
+    metric: &'a str,
+    group: usize,
+) -> impl Iterator<Item = &'a analysis::inputs::MarkedInput> + 'a {
+    study.marked_inputs.iter().filter(move |m| m.metric == metric && m.group == group)
+}
+
+/// Whether a verdict of group `i` on `metric` rests on marked inputs: its
+/// own runs' or the baseline's.
+pub fn verdict_on_marked(study: &Study, metric: &str, i: usize) -> bool {
+    marked_runs(study, metric, i).next().is_some()
+        || marked_runs(study, metric, study.baseline).next().is_some()
+}
+
+/// The words a verdict on marked inputs carries: `on disturbed inputs:
+/// run 3 (THP always), run 1 (baseline)`; `None` when its inputs are
+/// clean.
+pub fn verdict_mark_text(study: &Study, metric: &str, i: usize) -> Option<String> {
+    let runs: Vec<String> = [i, study.baseline]
+        .into_iter()
+        .flat_map(|g| marked_runs(study, metric, g))
+        .map(|m| {
+            let states: std::collections::BTreeSet<&str> =
+                m.marks.iter().map(|k| k.state).collect();
+            format!(
+                "run {} of {} ({})",
+                m.run,
+                study.groups[m.group].label,
+                states.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "on marked inputs: {}: the figures compared may have been held back by other work; measure those runs again on a quiet machine",
+        runs.join(", ")
+    ))
+}
+
+/// The line a comparison's header carries when any of its inputs were
+/// marked: how many runs, which, and that the verdicts on them say so.
+pub fn marked_inputs_line(study: &Study) -> Option<String> {
+    if study.marked_inputs.is_empty() {
+        return None;
+    }
+    let mut runs: Vec<(usize, results::run::RunId)> =
+        study.marked_inputs.iter().map(|m| (m.group, m.run)).collect();
+    runs.sort();
+    runs.dedup();
+    let states: std::collections::BTreeSet<&str> =
+        study.marked_inputs.iter().flat_map(|m| m.marks.iter().map(|k| k.state)).collect();
+    let metrics: std::collections::BTreeSet<&str> =
+        study.marked_inputs.iter().map(|m| m.metric.as_str()).collect();
+    let each: Vec<String> =
+        runs.iter().map(|(g, r)| format!("run {r} ({})", study.groups[*g].label)).collect();
+    Some(format!(
+        "Disturbed inputs: {} run{} figures marked {} behind {} metric{}: {}. The rows and verdicts that rest on them say so (!); measure those runs again on a quiet machine before trusting them.",
+        runs.len(),
+        if runs.len() == 1 { " holds" } else { "s hold" },
+        states.into_iter().collect::<Vec<_>>().join(" or "),
+        metrics.len(),
+        if metrics.len() == 1 { "" } else { "s" },
+        each.join(", ")
+    ))
+}
+
 /// The name of group `i` for tables: its label, `(baseline)` marked.
 pub fn group_name(study: &Study, i: usize) -> String {
     let g = &study.groups[i];
@@ -364,18 +467,34 @@ pub fn settings_table(study: &Study) -> Table {
     let mut t = Table::new(header);
     for d in &study.settings_diff {
         let mut row = vec![d.setting.clone()];
-        row.extend(d.values.iter().map(|v| clip(v, 60)));
+        row.extend(d.values.iter().map(|v| clip_words(v, 60)));
         t.rows.push(row);
     }
     t
 }
 
-/// The one line listing the settings every group shares.
+/// The one line listing the settings every group shares, each shortened
+/// ([`same_setting_text`]).
 pub fn settings_same_line(study: &Study) -> String {
     if study.settings_same.is_empty() {
         "No setting is the same in every group.".into()
     } else {
-        format!("Same in every group: {}.", study.settings_same.join(", "))
+        let each: Vec<String> = study.settings_same.iter().map(|s| same_setting_text(s)).collect();
+        format!("Same in every group: {}.", each.join(", "))
+    }
+}
+
+/// A shared setting (`name=value`) as the "same in every group" line
+/// writes it: the kernel command line cut to its memory options, any
+/// other value to 60 characters; the full values are in each run's
+/// environment.
+pub fn same_setting_text(s: &str) -> String {
+    match s.split_once('=') {
+        Some(("cmdline", v)) if v.chars().count() > 60 => {
+            format!("cmdline={}", crate::environment::cmdline_memory_options(v))
+        }
+        Some((k, v)) => format!("{k}={}", clip_words(v, 60)),
+        None => clip_words(s, 60),
     }
 }
 
@@ -410,10 +529,70 @@ pub fn group_noise(study: &Study, runs: &[&LoadedRun]) -> GroupNoise {
     out
 }
 
-/// A group's figure as the run's tables write it: rounded to its noise
-/// when known, else one decimal.
-fn group_fig(v: f64, unit: &str, noise: Option<f64>) -> String {
-    fig(Some(v), noise, unit)
+/// The groups' medians of one metric as one row writes them: with one
+/// precision, the coarsest the groups' noise supports
+/// ([`crate::fmt::fig`]), refined one decimal at a time (up to what
+/// [`crate::fmt::num`] gives the unit) until every compared group's
+/// written figures show its change against the baseline: the same sign,
+/// and within a factor of two of it when it is 1% or more (`10` beside
+/// `9` next to -4.3% would read as -10%). `-` for a group without it.
+pub fn row_figs(
+    study: &Study,
+    m: &analysis::study::StudyMetric,
+    noise: &GroupNoise,
+) -> Vec<String> {
+    let medians: Vec<Option<f64>> = m.groups.iter().map(|c| c.median).collect();
+    let noises: Vec<Option<f64>> =
+        (0..m.groups.len()).map(|i| noise.get(&(i, m.metric.clone())).copied()).collect();
+    row_digits(&medians, &noises, &m.unit, study.baseline)
+}
+
+/// [`row_figs`] of bare figures: each group's median (`None`: not
+/// measured), its noise, the unit and the baseline's index.
+pub fn row_digits(
+    medians: &[Option<f64>],
+    noises: &[Option<f64>],
+    unit: &str,
+    baseline: usize,
+) -> Vec<String> {
+    let dec = |s: &str| s.split('.').nth(1).map_or(0, str::len);
+    let max_dec = medians.iter().flatten().map(|v| dec(&crate::fmt::num(*v, unit))).max();
+    let Some(max_dec) = max_dec else { return vec!["-".into(); medians.len()] };
+    // the coarsest precision the groups' own rounding gives
+    let mut d = medians
+        .iter()
+        .zip(noises)
+        .filter_map(|(v, n)| Some(dec(&fig(Some((*v)?), *n, unit))))
+        .min()
+        .unwrap_or(max_dec);
+    // as `fmt::noisy` rounds, so a row's figure is the runs' tables' one
+    let round = |v: f64, d: usize| {
+        let step = 10f64.powi(-(d as i32));
+        (v / step).round() * step
+    };
+    let base = medians.get(baseline).copied().flatten();
+    while d < max_dec {
+        let Some(b) = base.filter(|b| *b != 0.0) else { break };
+        let rb = round(b, d);
+        let off = medians.iter().flatten().any(|v| {
+            let change = v / b - 1.0;
+            if change.abs() < 1e-12 {
+                return false;
+            }
+            let shown = if rb == 0.0 { f64::INFINITY } else { round(*v, d) / rb - 1.0 };
+            shown.signum() != change.signum()
+                || (change.abs() >= 0.01
+                    && (shown.abs() > 2.0 * change.abs() || shown.abs() < change.abs() / 2.0))
+        });
+        if !off {
+            break;
+        }
+        d += 1;
+    }
+    medians
+        .iter()
+        .map(|v| v.map_or_else(|| "-".into(), |v| format!("{:.d$}", round(v, d))))
+        .collect()
 }
 
 /// Metrics as rows, groups as columns: the median (n runs) and, for the
@@ -429,18 +608,20 @@ pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
     header.extend((0..study.groups.len()).map(|i| group_name(study, i)));
     let mut t = Table::new(header);
     for m in &study.metrics {
-        let mut row = vec![format!("{} ({})", m.name, m.unit)];
+        let marked =
+            (0..study.groups.len()).any(|i| marked_runs(study, &m.metric, i).next().is_some());
+        let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+        let figs = row_figs(study, m, noise);
         for (i, c) in m.groups.iter().enumerate() {
             let mut s = match c.median {
                 None => "-".to_string(),
-                Some(v) => format!(
-                    "{} (n={})",
-                    group_fig(v, &m.unit, noise.get(&(i, m.metric.clone())).copied()),
-                    c.n
-                ),
+                Some(_) => format!("{} (n={})", figs[i], c.n),
             };
             if let (Some(ch), Some(v)) = (c.change_pct, c.verdict) {
                 s.push_str(&format!(" {} {}", signed_pct(ch), v.as_str()));
+                if verdict_on_marked(study, &m.metric, i) {
+                    s.push_str(" (disturbed inputs)");
+                }
                 if let (Some(lo), Some(hi)) = (c.ci_low_pct, c.ci_high_pct) {
                     s.push_str(&format!(" [{}, {}]", signed_pct(lo), signed_pct(hi)));
                 }
@@ -452,6 +633,23 @@ pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
         }
         t.rows.push(row);
     }
+    t
+}
+
+/// [`metrics_table_with`] without the rows of `skipped` (as
+/// [`crate::study_text::left_out`] gives them).
+pub fn metrics_table_without(
+    study: &Study,
+    noise: &GroupNoise,
+    skipped: &[(usize, crate::study_text::LeftOut)],
+) -> Table {
+    let mut t = metrics_table_with(study, noise);
+    let mut k = 0;
+    t.rows.retain(|_| {
+        let keep = !skipped.iter().any(|(s, _)| *s == k);
+        k += 1;
+        keep
+    });
     t
 }
 
@@ -552,6 +750,9 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 s.push_str(&format!("; {}", why.text()));
             }
             s.push(')');
+            if let Some(t) = verdict_mark_text(study, &m.metric, i) {
+                s.push_str(&format!("; {t}"));
+            }
             if let Some(f) = c.more_runs_held_by_floor_pct {
                 s.push_str(&format!(
                     "; more runs per group would not decide: the {f:.1}% noise floor for groups that size is larger than the change, so alternate the settings' runs over time (A, B, A, B)"
@@ -803,4 +1004,46 @@ pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
 
 fn short(hash: &str) -> String {
     hash.chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One precision per row: the coarsest the groups' noise gives (136
+    /// beside 133.6 becomes 136 beside 134), one more decimal where the
+    /// written figures would not show the change beside them (9.6 and
+    /// 9.19 at 12% noise are `10` and `9`, a -10% step beside -4.3%).
+    #[test]
+    fn a_row_has_one_precision_that_shows_its_change() {
+        assert_eq!(
+            row_digits(&[Some(136.2), Some(133.6)], &[Some(2.0), Some(0.3)], "ns", 0),
+            ["136", "134"]
+        );
+        assert_eq!(
+            row_digits(&[Some(9.6), Some(9.19)], &[Some(12.0), Some(12.0)], "ns", 0),
+            ["9.6", "9.2"]
+        );
+        // a change within rounding (0.02%) needs no more digits than the unit's
+        assert_eq!(
+            row_digits(&[Some(100.71), Some(100.69)], &[Some(3.0), Some(3.0)], "GB/s", 0),
+            ["100.7", "100.7"]
+        );
+        assert_eq!(row_digits(&[None, Some(5.0)], &[None, None], "GB/s", 0), ["-", "5.0"]);
+    }
+
+    /// The kernel command line in the "same in every group" line is cut to
+    /// its memory options; other long values after a whole word.
+    #[test]
+    fn a_long_shared_setting_is_shortened() {
+        let cmdline = format!(
+            "cmdline=BOOT_IMAGE=/vmlinuz root=UUID=1234 {} transparent_hugepage=madvise quiet",
+            "rd.lvm.lv=rhel/root ".repeat(10)
+        );
+        let t = same_setting_text(&cmdline);
+        assert_eq!(t, "cmdline=transparent_hugepage=madvise (+13 other words)");
+        assert_eq!(same_setting_text("thp_enabled=madvise"), "thp_enabled=madvise");
+        let long = format!("acpi_srat={}", "two proximity domains ".repeat(5));
+        assert!(same_setting_text(&long).ends_with(" …") && same_setting_text(&long).len() < 80);
+    }
 }

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use analysis::study::{NoPick, Recommendation, Study, StudyMetric};
-use analysis::text::{clip, signed_pct, wrap};
+use analysis::text::{clip, clip_words, signed_pct, wrap};
 use comfy_table::ContentArrangement;
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
@@ -34,6 +34,11 @@ pub enum LeftOut {
     OneCpuGroup,
     /// Measured in one group only: nothing to compare it with.
     OneGroupOnly(usize),
+    /// The same statistic as the metric of this index on these runs (every
+    /// run of every group has the same figure for both): on one package,
+    /// a per-package figure is the whole machine's; on one node, the
+    /// latency a thread sees is the local latency. Shown once.
+    SameAs(usize),
 }
 
 /// The metrics of `study` that cannot differ between its groups on this
@@ -64,7 +69,66 @@ pub fn left_out(study: &Study) -> Vec<(usize, LeftOut)> {
             out.push((k, LeftOut::OneGroupOnly(measured[0])));
         }
     }
+    // One statistic under two names: the headline figure kept (global
+    // bandwidth, not the same figure per package), else the first.
+    for k in 0..study.metrics.len() {
+        for j in 0..k {
+            let gone = |x: usize, out: &Vec<(usize, LeftOut)>| out.iter().any(|(y, _)| *y == x);
+            if gone(j, &out) || gone(k, &out) || !same_statistic(study, j, k) {
+                continue;
+            }
+            let headline = |x: usize| {
+                analysis::metrics::MetricKey::ALL.iter().any(|h| h.id() == study.metrics[x].metric)
+            };
+            if headline(k) && !headline(j) {
+                out.push((j, LeftOut::SameAs(k)));
+            } else {
+                out.push((k, LeftOut::SameAs(j)));
+            }
+        }
+    }
+    out.sort_by_key(|(k, _)| *k);
     out
+}
+
+/// Whether metrics `j` and `k` of `study` are one statistic on these runs:
+/// the same unit and the same figure in every run of every group (a value
+/// equal to the last bit in every run is no coincidence).
+fn same_statistic(study: &Study, j: usize, k: usize) -> bool {
+    let (m, o) = (&study.metrics[k], &study.metrics[j]);
+    o.unit == m.unit
+        && o.groups.len() == m.groups.len()
+        && m.groups.iter().any(|g| !g.values.is_empty())
+        && o.groups.iter().zip(&m.groups).all(|(a, b)| a.values == b.values)
+}
+
+/// The sentence for the metrics left out as [`LeftOut::SameAs`]: `Local
+/// bandwidth per package = Global bandwidth here (one package: per package
+/// = the whole machine)`; `None` when there are none.
+pub fn same_as_line(study: &Study, skipped: &[(usize, LeftOut)]) -> Option<String> {
+    let one_package = !study.layouts.is_empty() && study.layouts.iter().all(|l| l.packages <= 1);
+    let pairs: Vec<String> = skipped
+        .iter()
+        .filter_map(|(k, r)| match r {
+            LeftOut::SameAs(j) => {
+                Some(format!("{} = {}", study.metrics[*k].name, study.metrics[*j].name))
+            }
+            _ => None,
+        })
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let one_node = study.groups.iter().all(|g| g.one_node);
+    let mut reasons = Vec::new();
+    if one_package {
+        reasons.push("one package: per package = the whole machine");
+    }
+    if one_node {
+        reasons.push("one node: the latency a thread sees is the local latency");
+    }
+    let why = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join("; ")) };
+    Some(format!("Shown once, the same figure in every run here{why}: {}.", pairs.join("; ")))
 }
 
 /// Numbered notes, each text once.
@@ -184,6 +248,9 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
     }
     if let Some(src) = &c.noise_floor_source {
         out.push(format!("the noise floor is the {src}"));
+    }
+    if let Some(t) = crate::study::verdict_mark_text(study, &m.metric, i) {
+        out.push(t);
     }
     out
 }
@@ -360,6 +427,9 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             "",
         ));
     }
+    if let Some(line) = crate::study::marked_inputs_line(study) {
+        out.push(wrap(&line, w, "", "  "));
+    }
     out.push(String::new());
 
     // Settings: those that differ as a table, the shared ones counted.
@@ -372,7 +442,7 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         let mut t = table(header, layout);
         for d in &study.settings_diff {
             let mut row = vec![d.setting.clone()];
-            row.extend(d.values.iter().map(|v| clip(v, 60)));
+            row.extend(d.values.iter().map(|v| clip_words(v, 60)));
             t.add_row(row);
         }
         out.push(fitted(&t, layout));
@@ -382,7 +452,15 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         out.push("No setting is the same in every group.".into());
     } else if layout.verbose {
         out.push(wrap(
-            &format!("Same in every group ({same}): {}.", study.settings_same.join(", ")),
+            &format!(
+                "Same in every group ({same}): {}.",
+                study
+                    .settings_same
+                    .iter()
+                    .map(|s| crate::study::same_setting_text(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             w,
             "",
             "  ",
@@ -438,13 +516,15 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
             continue;
         }
-        let mut row = vec![format!("{} ({})", m.name, m.unit)];
+        let marked = (0..study.groups.len())
+            .any(|i| crate::study::marked_runs(study, &m.metric, i).next().is_some());
+        let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+        let figs = crate::study::row_figs(study, m, noise);
         for (i, c) in m.groups.iter().enumerate() {
             row.push(match c.median {
                 None => "-".to_string(),
-                Some(v) => {
-                    let noise_pct = noise.get(&(i, m.metric.clone())).copied();
-                    let f = crate::fmt::fig(Some(v), noise_pct, &m.unit);
+                Some(_) => {
+                    let f = figs[i].clone();
                     let best = if m.best_group == Some(i) && !two {
                         any_best = true;
                         "*"
@@ -563,6 +643,9 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             "  ",
         ));
     }
+    if let Some(line) = same_as_line(study, &skipped) {
+        out.push(wrap(&line, w, "", "  "));
+    }
     for g in 0..study.groups.len() {
         let only: Vec<String> = skipped
             .iter()
@@ -622,6 +705,13 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         out.push("Warnings:".into());
         for x in &study.warnings {
             out.push(wrap(x, w, "  ", "    "));
+        }
+    }
+    // In Markdown, the lines around the tables are Markdown too: a label's
+    // markup and links neutralised as in the tables (which did theirs).
+    if matches!(layout.style, TableStyle::Markdown) {
+        for part in out.iter_mut().filter(|p| !p.starts_with("| ")) {
+            *part = crate::safe::markdown(part);
         }
     }
     let mut text = out.join("\n");

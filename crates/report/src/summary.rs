@@ -19,7 +19,7 @@ use results::lat::LatResult;
 
 /// The summary tables of a run (only those with something to show).
 pub fn summary_tables(run: &LoadedRun) -> Vec<Table> {
-    tables_of(&RunData::of(run))
+    tables_of(run, &RunData::of(run))
 }
 
 /// The summary tables as plain text, separated by blank lines; a sentence
@@ -30,6 +30,16 @@ pub fn summary_text(run: &LoadedRun) -> String {
         return "No bandwidth or latency results in this run.\n".to_string();
     }
     let mut out = tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n");
+    let taken = summary_taken(run);
+    if !taken.is_empty() {
+        out.push_str(&format!(
+            "\nFigures taken from another measurement of the same quantity; {}:\n",
+            crate::figures::TAKEN_RULE
+        ));
+        for f in taken {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
     let flags = summary_flags(run);
     if !flags.is_empty() {
         out.push_str("\nMarked figures:\n");
@@ -38,6 +48,12 @@ pub fn summary_text(run: &LoadedRun) -> String {
         }
     }
     out
+}
+
+/// One line per headline that took another measurement of its quantity
+/// than the one defining it, with why ([`crate::figures::taken_lines`]).
+pub fn summary_taken(run: &LoadedRun) -> Vec<String> {
+    crate::figures::taken_lines(&headlines(&RunData::of(run)))
 }
 
 /// The policy table of an `exec` run and the sentence naming the best
@@ -80,7 +96,7 @@ pub(crate) fn flag_notes(d: &RunData) -> Vec<String> {
     out
 }
 
-pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
+pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
     let m = headlines(d);
     let mut out = Vec::new();
 
@@ -126,47 +142,80 @@ pub(crate) fn tables_of(d: &RunData) -> Vec<Table> {
     out.push(t);
 
     // Latency
-    let mut t = Table::with_header(&["Latency", "Median ns"])
-        .caption("Latency (ns, median of the clean samples)");
     let lm = lat_matrix(d);
-    for ((c, mnode), p) in &lm {
+    let taken = analysis::metrics::lat_matrix_taken(d);
+    // Where a cell was measured more than once: which measurement the
+    // figure is, the most trustworthy of them.
+    let several = taken.values().any(|t| !t.others.is_empty());
+    let from = |k: &(u32, u32)| -> String {
+        taken.get(k).map_or_else(String::new, |t| {
+            if t.others.is_empty() {
+                analysis::trust::chase_source(t.chosen).to_string()
+            } else {
+                format!(
+                    "{}, the most trustworthy of {}",
+                    analysis::trust::chase_source(t.chosen),
+                    t.others.len() + 1
+                )
+            }
+        })
+    };
+    let mut header = vec!["Latency", "Median ns"];
+    if several {
+        header.push("Measured by");
+    }
+    let mut t = Table::with_header(&header).caption("Latency (ns, median of the clean samples)");
+    let mut push = |mut row: Vec<String>, by: String| {
+        if several {
+            row.push(by);
+        }
+        t.push(row);
+    };
+    for (k @ (c, mnode), p) in &lm {
         if c == mnode {
-            t.push(vec![format!("local, node {c}"), chase_fig(p)]);
+            push(vec![format!("local, node {c}"), chase_fig(p)], from(k));
         }
     }
     if let Some(l) = m.get(&MetricKey::LocalLat) {
         if lm.is_empty() || l.results > 1 {
-            t.push(vec!["local, mean of nodes".into(), l.value_text()]);
+            push(vec!["local, mean of nodes".into(), l.value_text()], String::new());
         }
     }
     if let Some(r) = m.get(&MetricKey::RemoteLat) {
-        t.push(vec!["remote, mean of node pairs".into(), r.value_text()]);
+        push(vec!["remote, mean of node pairs".into(), r.value_text()], String::new());
         let worst = lm
             .iter()
             .filter(|((c, mn), _)| c != mn)
             .max_by(|a, b| a.1.median_ns.total_cmp(&b.1.median_ns));
-        if let Some(((c, mn), p)) = worst {
-            t.push(vec![format!("remote, worst (CPU node {c} -> memory node {mn})"), chase_fig(p)]);
+        if let Some((k @ (c, mn), p)) = worst {
+            push(
+                vec![format!("remote, worst (CPU node {c} -> memory node {mn})"), chase_fig(p)],
+                from(k),
+            );
         }
-        if let Some(l) = m.get(&MetricKey::LocalLat) {
-            if l.value > 0.0 {
-                // the ratio alone hides the size: 1.5x of 80 ns is not 1.5x of 150 ns
-                t.push(vec![
-                    "remote (mean of node pairs) vs local (ratio, difference)".into(),
-                    format!(
-                        "{}x, {:+.1} ns",
-                        crate::fmt::num(r.value / l.value, "x"),
-                        r.value - l.value
-                    ),
-                ]);
-            }
+        if let (Some(l), Some(ratio)) =
+            (m.get(&MetricKey::LocalLat), crate::glance::remote_ratio(run, &m))
+        {
+            // the ratio alone hides the size: 1.5x of 80 ns is not 1.5x of 150 ns
+            push(
+                vec![format!("{} ({}), difference", ratio.name.to_lowercase(), ratio.of), {
+                    let diff = r.value - l.value;
+                    let noise = Some(l.noise_pct.max(r.noise_pct));
+                    let sign = if diff >= 0.0 { "+" } else { "" };
+                    format!("{}, {sign}{} ns", ratio.value, fig(Some(diff), noise, "ns"))
+                }],
+                String::new(),
+            );
         }
     }
     if let Some(p) = peak_loaded(d) {
-        t.push(vec![
-            format!("loaded, at peak load {} GB/s", opt(measured(p.load_gbs), "GB/s")),
-            marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p).as_ref()),
-        ]);
+        push(
+            vec![
+                format!("loaded, at peak load {} GB/s", opt(measured(p.load_gbs), "GB/s")),
+                marked(fig(p.latency(), p.noise(), "ns"), loaded_flag(p).as_ref()),
+            ],
+            "loaded latency".into(),
+        );
     }
     out.push(t);
 

@@ -56,19 +56,106 @@ pub fn verdict_colour(v: &str) -> &'static str {
     }
 }
 
+/// The change axis of a forest plot: its half-width, percent, and the rows
+/// whose change lies beyond it (drawn at the edge, their value written).
+/// The axis fits the changes that matter: every change, the margin and
+/// the noise floors, except the few largest (a quarter of the rows at
+/// most) when they stand more than three times above all the others (and
+/// four margins wide): they would squeeze the others into a few pixels
+/// (+191% beside changes of 5-15%). An interval never widens it past
+/// twice the changes' extent (one wide interval of too few runs would set
+/// the axis to ±600%): its end is clipped and written.
+pub fn forest_extent(rows: &[crate::chart::ForestRow], margin_pct: f64) -> (f64, Vec<usize>) {
+    let mut by_size: Vec<(f64, usize)> =
+        rows.iter().enumerate().map(|(i, r)| (r.change_pct.abs(), i)).collect();
+    by_size.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let most = (rows.len() / 4).max(1);
+    let gap = (0..by_size.len().saturating_sub(1).min(most)).find(|&i| {
+        by_size[i].0 > 3.0 * by_size[i + 1].0.max(margin_pct) && by_size[i].0 > 4.0 * margin_pct
+    });
+    let mut outliers = Vec::new();
+    if let Some(i) = gap {
+        outliers = by_size.drain(..=i).map(|(_, k)| k).collect();
+    }
+    let mut ext = margin_pct.abs().max(1.0) * 1.5;
+    ext = ext.max(by_size.first().map_or(0.0, |x| x.0));
+    for r in rows {
+        ext = ext.max(r.floor_pct.unwrap_or(0.0));
+    }
+    let changes = ext;
+    for (i, r) in rows.iter().enumerate() {
+        if outliers.contains(&i) {
+            continue;
+        }
+        if let Some((lo, hi)) = r.interval {
+            ext = ext.max(lo.abs().min(2.0 * changes)).max(hi.abs().min(2.0 * changes));
+        }
+    }
+    (ext, outliers)
+}
+
+/// `s` on one line of at most `px` at `font` px, shortened after a whole
+/// word (`…`), never inside one (but a single word longer than the line).
+pub fn short_words(s: &str, px: f64, font: f64) -> String {
+    wrap_words(s, px, font, 1).concat()
+}
+
+/// `s` in lines of at most `px` at `font` px, broken between words; at
+/// most `max_lines`, the last ending in `…` (after a whole word) when the
+/// text goes on. A word longer than a line is the one thing cut.
+pub fn wrap_words(s: &str, px: f64, font: f64, max_lines: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut words = s.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        let cand = if cur.is_empty() { w.to_string() } else { format!("{cur} {w}") };
+        if text_width(&cand, font) <= px {
+            cur = cand;
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if lines.len() == max_lines {
+            break;
+        }
+        cur = if text_width(w, font) <= px { w.to_string() } else { fit(w, px, font) };
+        if words.peek().is_none() {
+            break;
+        }
+    }
+    if !cur.is_empty() && lines.len() < max_lines {
+        lines.push(cur);
+    }
+    let said: usize = lines.iter().map(|l| l.split_whitespace().count()).sum();
+    if said < s.split_whitespace().count() {
+        if let Some(last) = lines.last_mut() {
+            while text_width(&format!("{last} …"), font) > px && last.contains(' ') {
+                let cut = last.rfind(' ').unwrap_or(0);
+                last.truncate(cut);
+            }
+            last.push_str(" …");
+        }
+    }
+    lines
+}
+
 fn forest(f: &crate::chart::Forest, id: usize) -> String {
-    let w = 600.0;
-    let (left, right) = (230.0, 92.0);
-    // Rows get closer (down to 12.5 px, smaller type) past 24 rows, so the
-    // plot of three or more groups (a row per metric and compared group)
-    // still fits a first screen beside the table.
-    let rows = f.rows.len().max(1) as f64;
-    let row_h = if rows > 24.0 { (21.0 * 24.0 / rows).max(12.5) } else { 21.0 };
-    let compact = row_h < 16.0;
-    let (label_font, verdict_font, dot_r) =
-        if compact { (10.0, 10.0, 4.0) } else { (12.0, 11.0, 5.0) };
-    let cap = (row_h / 2.0 - 1.0).min(5.0);
-    let band_h = (row_h - 5.0).min(16.0);
+    // Many rows (three groups or more) get a wider plot: it sits under the
+    // table, not beside it.
+    let wide = f.rows.len() > 16;
+    let w = if wide { 860.0 } else { 600.0 };
+    let (left, right) = if wide { (330.0, 130.0) } else { (230.0, 120.0) };
+    let (label_font, verdict_font, dot_r) = (12.0, 11.0, 5.0);
+    let line_h = label_font + 2.0;
+    let base_h: f64 = 21.0;
+    // Each label wrapped between words, never cut inside one.
+    let labels: Vec<Vec<String>> =
+        f.rows.iter().map(|r| wrap_words(&r.label, left - 16.0, label_font, 3)).collect();
+    let heights: Vec<f64> =
+        labels.iter().map(|l| base_h.max(l.len() as f64 * line_h + 5.0)).collect();
+    let cap = 5.0;
+    let band_h: f64 = 16.0;
     let mut out = String::new();
     let items = [
         LegendItem { name: "margin", colour: "#4e79a7", swatch: Swatch::Band },
@@ -77,17 +164,15 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
     ];
     let mut legend_svg = String::new();
     let top = legend(&mut legend_svg, &items, 20.0, w - 20.0, 34.0) + 8.0;
-    let plot_bottom = top + row_h * f.rows.len().max(1) as f64;
-    let h = plot_bottom + 46.0;
+    let plot_bottom = top + heights.iter().sum::<f64>().max(base_h);
+    let (ext, outliers) = forest_extent(&f.rows, f.margin_pct);
+    let clipped_note = !outliers.is_empty()
+        || f.rows
+            .iter()
+            .any(|r| r.interval.is_some_and(|(lo, hi)| lo < -ext * 1.08 || hi > ext * 1.08));
+    let h = plot_bottom + if clipped_note { 62.0 } else { 46.0 };
     open(&mut out, w, h, id, &f.title, "forest");
     out.push_str(&legend_svg);
-    let mut ext = f.margin_pct.abs().max(1.0);
-    for r in &f.rows {
-        ext = ext.max(r.change_pct.abs()).max(r.floor_pct.unwrap_or(0.0));
-        if let Some((lo, hi)) = r.interval {
-            ext = ext.max(lo.abs()).max(hi.abs());
-        }
-    }
     let ticks = nice_ticks(-ext * 1.08, ext * 1.08, 6);
     let (d0, d1) = (ticks[0].min(-ext), ticks[ticks.len() - 1].max(ext));
     let xm = Map { scale: Scale::Linear, d0, d1, p0: left, p1: w - right };
@@ -96,10 +181,10 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
     let (m0, m1) = (px(-f.margin_pct), px(f.margin_pct));
     let _ = write!(
         out,
-        r##"<rect class="margin-band" x="{m0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="#4e79a7" fill-opacity="0.14"><title>equivalence margin ±{}%</title></rect>"##,
+        r##"<rect class="margin-band" x="{m0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="#4e79a7" fill-opacity="0.14"><title>{}</title></rect>"##,
         m1 - m0,
         plot_bottom - top,
-        f.margin_pct
+        esc(&format!("equivalence margin ±{}%", f.margin_pct))
     );
     out.push_str(r##"<g class="axis" font-size="11" fill="#333">"##);
     for t in &ticks {
@@ -108,26 +193,39 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
             out,
             r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{plot_bottom:.1}" stroke="#e3e3e3"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
             plot_bottom + 16.0,
-            crate::fmt::plain(*t)
+            esc(&crate::fmt::plain(*t))
         );
     }
     let _ = write!(
         out,
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text></g>"#,
         (left + w - right) / 2.0,
-        h - 10.0,
-        esc(&f.x_label)
+        plot_bottom + 34.0,
+        esc(&short_words(&f.x_label, w - 40.0, 13.0))
     );
+    if clipped_note {
+        let _ = write!(
+            out,
+            r##"<text class="clip-note" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#555">{}</text>"##,
+            (left + w - right) / 2.0,
+            plot_bottom + 52.0,
+            esc("a change or interval past the axis is drawn at its edge (▶ ◀), its value written")
+        );
+    }
+    let mut y0 = top;
     for (i, r) in f.rows.iter().enumerate() {
-        let y = top + row_h * i as f64 + row_h / 2.0;
+        let row_h = heights[i];
+        let y = y0 + row_h / 2.0;
+        y0 += row_h;
         if let Some(fl) = r.floor_pct.filter(|v| *v > 0.0) {
             let (a, b) = (px(-fl), px(fl));
             let _ = write!(
                 out,
-                r##"<rect class="floor-band" x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e8a33d" fill-opacity="0.35"><title>noise floor ±{fl:.1}%</title></rect>"##,
-                y - band_h / 2.0,
+                r##"<rect class="floor-band" x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e8a33d" fill-opacity="0.35"><title>{}</title></rect>"##,
+                y - band_h.min(row_h - 5.0) / 2.0,
                 (b - a).max(1.0),
-                band_h
+                band_h.min(row_h - 5.0),
+                esc(&format!("noise floor ±{fl:.1}%"))
             );
         }
         let col = verdict_colour(&r.verdict);
@@ -139,31 +237,79 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
             None => format!("{}: {:+.1}% (no interval), {}", r.label, r.change_pct, r.verdict),
         };
         let _ = write!(out, r#"<g class="forest-row"><title>{}</title>"#, esc(&title));
+        let past = |v: f64| v < d0 || v > d1;
         if let Some((lo, hi)) = r.interval {
             let (a, b) = (px(lo), px(hi));
             let _ = write!(
                 out,
-                r##"<path stroke="#333" stroke-width="1.6" fill="none" d="M{a:.1} {y:.1}H{b:.1}M{a:.1} {:.1}V{:.1}M{b:.1} {:.1}V{:.1}"/>"##,
-                y - cap,
-                y + cap,
-                y - cap,
-                y + cap
+                r##"<path stroke="#333" stroke-width="1.6" fill="none" d="M{a:.1} {y:.1}H{b:.1}{}{}"/>"##,
+                if past(lo) {
+                    String::new()
+                } else {
+                    format!("M{a:.1} {:.1}V{:.1}", y - cap, y + cap)
+                },
+                if past(hi) {
+                    String::new()
+                } else {
+                    format!("M{b:.1} {:.1}V{:.1}", y - cap, y + cap)
+                },
+            );
+            // an end past the axis: an arrow at the edge, its value written
+            for (v, edge) in [(lo, a), (hi, b)] {
+                if past(v) {
+                    let dir = if v > 0.0 { 1.0 } else { -1.0 };
+                    let _ = write!(
+                        out,
+                        r##"<path class="clipped" fill="#333" d="M{:.1} {y:.1}L{:.1} {:.1}L{:.1} {:.1}Z"/>"##,
+                        edge + 5.0 * dir,
+                        edge,
+                        y - 4.0,
+                        edge,
+                        y + 4.0
+                    );
+                }
+            }
+        }
+        let cx = px(r.change_pct);
+        if past(r.change_pct) {
+            let dir = if r.change_pct > 0.0 { 1.0 } else { -1.0 };
+            let _ = write!(
+                out,
+                r##"<path class="clipped" fill="{col}" d="M{:.1} {y:.1}L{:.1} {:.1}L{:.1} {:.1}Z"/><text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="10" fill="{col}">{}</text>"##,
+                cx + 7.0 * dir,
+                cx - 3.0 * dir,
+                y - 6.0,
+                cx - 3.0 * dir,
+                y + 6.0,
+                cx - 8.0 * dir,
+                y - 7.0,
+                if dir > 0.0 { "end" } else { "start" },
+                esc(&format!("{:+.0}%", r.change_pct))
+            );
+        } else {
+            let _ = write!(
+                out,
+                r##"<circle cx="{cx:.1}" cy="{y:.1}" r="{dot_r}" fill="{col}" stroke="#ffffff" stroke-width="1"/>"##,
+            );
+        }
+        // the label's lines, each its own text (wrapped between words)
+        let lines = &labels[i];
+        let first = y - (lines.len() as f64 - 1.0) * line_h / 2.0 + label_font / 3.0;
+        for (k, l) in lines.iter().enumerate() {
+            let _ = write!(
+                out,
+                r#"<text class="row-label" x="{:.1}" y="{:.1}" text-anchor="end" font-size="{label_font}">{}</text>"#,
+                left - 8.0,
+                first + k as f64 * line_h,
+                esc(l)
             );
         }
         let _ = write!(
             out,
-            r##"<circle cx="{:.1}" cy="{y:.1}" r="{dot_r}" fill="{col}" stroke="#ffffff" stroke-width="1"/>"##,
-            px(r.change_pct)
-        );
-        let _ = write!(
-            out,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="{label_font}">{}</text><text x="{:.1}" y="{:.1}" font-size="{verdict_font}" font-weight="600" fill="{col}">{}</text></g>"##,
-            left - 8.0,
-            y + label_font / 3.0,
-            esc(&fit_middle(&r.label, left - 16.0, label_font)),
+            r##"<text x="{:.1}" y="{:.1}" font-size="{verdict_font}" font-weight="600" fill="{col}">{}</text></g>"##,
             w - right + 8.0,
             y + verdict_font / 3.0,
-            esc(&r.verdict)
+            esc(&short_words(&r.verdict, right - 12.0, verdict_font))
         );
     }
     let x0 = xm.to_px(0.0);
@@ -209,7 +355,8 @@ pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
 fn tick_text(v: f64, axis: &Axis) -> String {
     if !axis.names.is_empty() && v.fract() == 0.0 && v >= 1.0 {
         if let Some(n) = axis.names.get(v as usize - 1) {
-            return fit(n, 130.0, 11.0);
+            // shortened after a whole word, never inside one
+            return wrap_words(n, 130.0, 11.0, 1).concat();
         }
     }
     if axis.bytes {
@@ -353,22 +500,6 @@ pub fn fit(s: &str, px: f64, font: f64) -> String {
     t
 }
 
-/// `s` shortened in the middle to fit `px` at `font` px: its start and its
-/// end (the unit, the node) both stay.
-pub fn fit_middle(s: &str, px: f64, font: f64) -> String {
-    if text_width(s, font) <= px {
-        return s.to_string();
-    }
-    let n = ((px / (font * 0.62)).floor() as usize).saturating_sub(1);
-    let chars: Vec<char> = s.chars().collect();
-    let head = n / 2;
-    let tail = n - head;
-    let mut t: String = chars[..head.min(chars.len())].iter().collect();
-    t.push('…');
-    t.extend(&chars[chars.len().saturating_sub(tail)..]);
-    t
-}
-
 /// The colour of series number `i` with colour key `key`.
 pub fn series_colour(key: Option<usize>, i: usize) -> &'static str {
     PALETTE[key.unwrap_or(i) % PALETTE.len()]
@@ -402,7 +533,7 @@ pub fn legend(out: &mut String, items: &[LegendItem], x0: f64, x1: f64, y0: f64)
     let (mut x, mut y) = (x0, y0);
     let mut any = false;
     for it in items {
-        let name = fit(it.name, x1 - x0 - 20.0, 12.0);
+        let name = short_words(it.name, x1 - x0 - 20.0, 12.0);
         let wd = 16.0 + text_width(&name, 12.0) + 16.0;
         if x > x0 && x + wd - 14.0 > x1 {
             x = x0;
@@ -552,7 +683,7 @@ fn xy(c: &XyChart, id: usize) -> String {
             w - right,
             left - 6.0,
             y + 4.0,
-            tick_text(*t, &c.y)
+            esc(&tick_text(*t, &c.y))
         );
     }
     // x tick labels: thinned when they would touch each other
@@ -572,7 +703,7 @@ fn xy(c: &XyChart, id: usize) -> String {
                 body,
                 r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
                 top + plot_h + 18.0,
-                tick_text(*t, &c.x)
+                esc(&tick_text(*t, &c.x))
             );
         }
     }
@@ -589,9 +720,9 @@ fn xy(c: &XyChart, id: usize) -> String {
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text><text class="axis-label" transform="translate(18 {:.1}) rotate(-90)" text-anchor="middle" font-size="13">{}</text></g>"#,
         (left + w - right) / 2.0,
         h - 14.0,
-        esc(&fit(&c.x.label, w - 40.0, 13.0)),
+        esc(&short_words(&c.x.label, w - 40.0, 13.0)),
         top + plot_h / 2.0,
-        esc(&fit(&c.y.label, plot_h + 40.0, 13.0))
+        esc(&short_words(&c.y.label, plot_h + 40.0, 13.0))
     );
 
     // markers (cache sizes): a dashed line in the plot, the label above it
@@ -873,12 +1004,20 @@ fn bars(b: &BarChart, id: usize) -> String {
         .filter(|v| v.is_finite())
         .collect();
     // Around a reference the axis spans the largest deviation both ways
-    // (at least 5 units), so equal values still show a readable axis.
+    // (at least 5 units), so equal values still show a readable axis;
+    // a deviation more than three times the next largest (one host at
+    // 300% of its peers) is left past the axis, its bar drawn to the edge
+    // and its value written, so the others keep their width.
     if let Some(r) = b.reference {
-        let m = vals.iter().map(|v| (v - r).abs()).fold(0.0, f64::max);
+        let mut devs: Vec<f64> = vals.iter().map(|v| (v - r).abs()).collect();
+        devs.sort_by(|a, b| b.total_cmp(a));
+        while devs.len() > 1 && devs[0] > 3.0 * devs[1].max(5.0) {
+            devs.remove(0);
+        }
+        let m = devs.first().copied().unwrap_or(0.0);
         let m = (m * 1.1).max(5.0);
         let lo = if vals.iter().all(|v| *v >= 0.0) { (r - m).max(0.0) } else { r - m };
-        vals.extend([lo, r + m]);
+        vals = vec![lo, r + m];
     }
     let axis = Axis { from_zero: b.reference.is_none(), ..Axis::linear(b.x_label.clone()) };
     let (x0, x1, ticks) = axis_ticks(&axis, &vals, 8);
@@ -891,7 +1030,7 @@ fn bars(b: &BarChart, id: usize) -> String {
             out,
             r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{plot_bottom:.1}" stroke="#e3e3e3"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
             plot_bottom + 16.0,
-            tick_text(*t, &axis)
+            esc(&tick_text(*t, &axis))
         );
     }
     let _ = write!(
@@ -909,10 +1048,10 @@ fn bars(b: &BarChart, id: usize) -> String {
             left - 8.0,
             gy + group_h / 2.0 - 6.0,
             esc(&g.name),
-            esc(&fit(&g.name, left - 16.0, 12.0)),
+            esc(&short_words(&g.name, left - 16.0, 12.0)),
             left - 8.0,
             gy + group_h / 2.0 + 8.0,
-            esc(&fit(&g.note, left - 16.0, 11.0))
+            esc(&short_words(&g.note, left - 16.0, 11.0))
         );
         for (si, v) in g.values.iter().enumerate() {
             let y = gy + bar_h * si as f64;
@@ -920,7 +1059,9 @@ fn bars(b: &BarChart, id: usize) -> String {
             match v {
                 Some(v) => {
                     let col = PALETTE[si % PALETTE.len()];
-                    let x_end = xm.to_px(*v);
+                    // past the axis: drawn to its edge (the label says
+                    // the value)
+                    let x_end = xm.to_px(v.clamp(x0, x1));
                     // Bars grow from the reference (100% of the baseline)
                     // when there is one, so gains and losses point apart.
                     let x_start = b.reference.map_or(left, |r| xm.to_px(r));
@@ -934,7 +1075,7 @@ fn bars(b: &BarChart, id: usize) -> String {
                         esc(label),
                         x_hi + 4.0,
                         y + bar_h - 5.0,
-                        esc(&fit(label, w - x_hi - 8.0, 11.0))
+                        esc(&short_words(label, w - x_hi - 8.0, 11.0))
                     );
                 }
                 None => {
@@ -968,6 +1109,35 @@ fn bars(b: &BarChart, id: usize) -> String {
 mod tests {
     use super::*;
     use crate::chart::{Marker, Series};
+
+    /// Around a reference, one bar far past the others (a host at 300% of
+    /// its peers) is drawn to the axis's edge, its value written, and the
+    /// axis fits the others; the axis never reaches 300.
+    #[test]
+    fn one_far_bar_does_not_set_the_axis() {
+        use crate::chart::{BarChart, BarGroup};
+        let group = |name: &str, v: f64| BarGroup {
+            name: name.into(),
+            note: String::new(),
+            values: vec![Some(v)],
+            labels: vec![format!("{v:.1}%")],
+        };
+        let b = BarChart {
+            title: "hosts".into(),
+            x_label: "% of the peer median".into(),
+            series: vec!["local bandwidth".into()],
+            groups: vec![group("a", 96.0), group("b", 104.0), group("c", 99.0), group("d", 300.0)],
+            reference: Some(100.0),
+        };
+        let svg = bars(&b, 0);
+        let ticks: Vec<f64> = svg
+            .split("text-anchor=\"middle\">")
+            .skip(1)
+            .filter_map(|t| t[..t.find('<').unwrap()].parse().ok())
+            .collect();
+        assert!(!ticks.is_empty() && ticks.iter().all(|t| *t < 150.0), "{ticks:?}");
+        assert!(svg.contains(">300.0%</text>"), "the far bar's value is written");
+    }
 
     /// The forest plot draws the margin once, a floor band per row that
     /// has one, an interval per row that has one, and each dot on the

@@ -627,3 +627,39 @@ fn topo_names_node_and_system_memory_and_explains_a_shortfall() {
         "{text}"
     );
 }
+
+/// One name, one statistic: where the run has another package, the tile,
+/// the glance box, the summary table and the brief all write `Remote
+/// penalty` with the same value (the comparison's other-package / local
+/// latency), never a second ratio beside it (the glance box wrote `1.6x
+/// local`, the mean of every remote pair over local, beside the tile).
+#[test]
+fn the_remote_penalty_is_one_statistic_in_every_output() {
+    let runs = runs();
+    let run = &runs[0];
+    let penalty = analysis::catalogue::catalogue(run)
+        .into_iter()
+        .find(|m| m.def == analysis::catalogue::remote_penalty_def())
+        .expect("two packages: a remote penalty")
+        .value;
+    let want = format!("{}x", report::fmt::num(penalty, "x"));
+    let md = String::from_utf8(render_report(Format::Markdown, run, &[])).unwrap();
+    let glance = &md[..md.find("## Environment").unwrap()];
+    assert!(glance.contains(&format!("remote penalty {want}")), "{glance}");
+    assert!(!glance.contains("x local"), "a second ratio in the glance box: {glance}");
+    let summary = report::summary_text(run);
+    let row = summary
+        .lines()
+        .find(|l| l.starts_with("remote penalty (other-package / local), difference"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(row.contains(&format!("{want}, ")), "{row}");
+    let brief = report::brief(run, &[]);
+    assert!(brief.contains(&format!("Remote penalty: {want}")), "{brief}");
+    let html = String::from_utf8(render_report(Format::Html, run, &[])).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<div class=\"tile-name\">Remote penalty</div><div class=\"tile-value\">{want}</div>"
+        )),
+        "the tile"
+    );
+}

@@ -66,16 +66,19 @@ impl Disturbance {
     }
 
     /// The cause in words, for the one-line warning:
-    /// "CPU 0 was busy with other processes for 48% of the time".
+    /// "CPU 0 was busy with other processes for 48% of the time (9 of 11
+    /// samples discarded)". Each part is said only when it holds: a share
+    /// of time that rounds to 0% is not "busy", and with nothing discarded
+    /// and no time lost the words say so instead of naming a busy CPU.
     pub fn cause(&self) -> String {
         let cpu = self.busiest_cpu.map_or_else(|| "the CPU".to_string(), |c| format!("CPU {c}"));
         let mut parts = Vec::new();
-        if self.lost_pct > 0.0 && self.source == Source::RunDelay {
+        if self.lost_pct >= 0.5 && self.source == Source::RunDelay {
             parts.push(format!(
                 "{cpu} was busy with other processes for {:.0}% of the time",
                 self.lost_pct
             ));
-        } else if self.involuntary_switches > 0 {
+        } else if self.involuntary_switches > 0 && self.disturbed > 0 {
             parts.push(format!(
                 "the measuring thread was switched out {} time(s)",
                 self.involuntary_switches
@@ -84,15 +87,22 @@ impl Disturbance {
         if self.migrations > 0 {
             parts.push(format!("a measuring thread changed CPU in {} sample(s)", self.migrations));
         }
+        let total = self.clean + self.disturbed;
         if parts.is_empty() {
-            parts.push("too few samples were measured".into());
+            return if self.disturbed > 0 {
+                format!("{} of {total} samples discarded", self.disturbed)
+            } else {
+                format!("no sample was discarded and no time lost ({} clean samples)", self.clean)
+            };
         }
-        format!(
-            "{} ({} of {} samples discarded)",
-            parts.join("; "),
-            self.disturbed,
-            self.clean + self.disturbed
-        )
+        format!("{} ({} of {total} samples discarded)", parts.join("; "), self.disturbed)
+    }
+
+    /// Whether the figure lost anything to other work: a sample discarded,
+    /// or a measurable share of its time (at least 0.5%, what `cause`
+    /// writes as 1%) spent waiting for its CPU.
+    pub fn lost_anything(&self) -> bool {
+        self.disturbed > 0 || self.lost_pct >= 0.5
     }
 }
 
@@ -139,6 +149,20 @@ mod tests {
             "the measuring thread was switched out 7 time(s); a measuring thread changed CPU in 1 \
              sample(s) (4 of 5 samples discarded)"
         );
+    }
+
+    /// A figure that lost nothing is not called busy: the issue's
+    /// "busy for 0% of the time (0 of 20 samples discarded)".
+    #[test]
+    fn nothing_lost_is_not_a_busy_cpu() {
+        let quiet = d(20, 0, 0.3);
+        assert!(!quiet.lost_anything());
+        assert_eq!(quiet.cause(), "no sample was discarded and no time lost (20 clean samples)");
+        let switched = Disturbance { involuntary_switches: 4, ..d(20, 0, 0.0) };
+        assert!(!switched.cause().contains("switched out"), "{}", switched.cause());
+        let discarded = d(15, 5, 0.2);
+        assert!(discarded.lost_anything());
+        assert_eq!(discarded.cause(), "5 of 20 samples discarded");
     }
 
     #[test]

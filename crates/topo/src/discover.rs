@@ -149,7 +149,8 @@ impl Discovery<'_> {
         if let Some((nodes, system)) = t.nodes_short_of_system() {
             let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
             self.warn(format!(
-                "the NUMA nodes hold {:.1} GiB of the system's {:.1} GiB (/proc/meminfo MemTotal): memory the kernel counts but no node shows yet, as when a virtual machine's memory is plugged in as it is used (virtio-mem, a balloon); per-node sizes and free memory, and the working sets fitted to them, are what the nodes hold now",
+                "{} {:.1} GiB of the system's {:.1} GiB (/proc/meminfo MemTotal): memory the kernel counts but no node shows yet, as when a virtual machine's memory is plugged in as it is used (virtio-mem, a balloon); per-node sizes and free memory, and the working sets fitted to them, are what the nodes hold now",
+                crate::NODES_SHORT_OF_SYSTEM,
                 gib(nodes),
                 gib(system)
             ));

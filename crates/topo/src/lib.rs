@@ -10,6 +10,7 @@ mod discover;
 pub mod fs;
 pub mod hash;
 pub mod idset;
+pub mod load;
 pub mod memdev;
 pub mod memkind;
 pub mod mode;
@@ -26,3 +27,8 @@ pub use idset::{CpuSet, IdSet, IdSetError, NodeSet};
 pub use mode::{firmware_warnings, infer_mode};
 pub use model::*;
 pub use parse::{parse_numastat, ParseError};
+
+/// How the warning starts that the NUMA nodes hold less memory than the
+/// system counts (`Topology::nodes_short_of_system`): `topo`'s text says
+/// that fact beside the sizes, so it does not list the warning again.
+pub const NODES_SHORT_OF_SYSTEM: &str = "the NUMA nodes hold";

@@ -324,13 +324,7 @@ pub fn fit_size(
         place::ensure_hugepages(&root, &NodeSet::from_iter([node]), page, size)?;
         return Ok(size);
     }
-    let spare = match place::node_memory(&root, node) {
-        Ok(m) => m.spare_bytes,
-        // no per-node meminfo (NUMA compiled out): trust the topology
-        Err(_) => topo.node(node).map_or(u64::MAX, |n| {
-            n.mem_free_bytes.saturating_sub(place::reserve_bytes(n.mem_total_bytes))
-        }),
-    };
+    let spare = node_spare_bytes(topo, node).unwrap_or(u64::MAX);
     let spare = spare / page * page;
     if size <= spare {
         return Ok(size);
@@ -339,6 +333,18 @@ pub fn fit_size(
         place::ensure_node_can_spare(&root, node, size)?;
     }
     Ok(spare)
+}
+
+/// What node `node` can spare now: its free memory less the reserve the
+/// kernel and other processes need (`place::node_memory`), else from the
+/// topology where there is no per-node meminfo (NUMA compiled out).
+fn node_spare_bytes(topo: &Topology, node: u32) -> Option<u64> {
+    match place::node_memory(&SysRoot::live(), node) {
+        Ok(m) => Some(m.spare_bytes),
+        Err(_) => topo
+            .node(node)
+            .map(|n| n.mem_free_bytes.saturating_sub(place::reserve_bytes(n.mem_total_bytes))),
+    }
 }
 
 fn emit(obs: &dyn Observer, record: impl Into<results::Record>) {
@@ -750,6 +756,38 @@ pub fn default_sweep_max(llc: Option<u64>) -> u64 {
     (llc.unwrap_or(32 << 20) * 4).next_power_of_two().max(64 << 20)
 }
 
+/// The share of a node's spare memory a default sweep may take: the run
+/// holds other buffers (bandwidth arrays, the loaded-latency threads'),
+/// and a sized-by-default sweep must leave the node room for them.
+pub const SWEEP_SPARE_DIVISOR: u64 = 4;
+
+/// How many points past the last-level cache must agree before the sweep
+/// stops early ([`settled_past`]).
+pub const SETTLED_POINTS: usize = 3;
+
+/// Whether a default sweep has measured what it is for and can stop
+/// before its largest size: its last [`SETTLED_POINTS`] points are all
+/// past the last-level cache `llc` (chased at the DRAM stride, so no
+/// cache serves them) and their medians agree within three robust CVs of
+/// the noisiest (at least 5%). Sizing from the cache the topology reports
+/// alone would chase four times a virtual machine's host-wide L3 (a
+/// 480 MiB L3 seen by 2 vCPUs: a 2 GiB ring); the sweep stops where the
+/// latency it measures has settled instead. `points`: `(size, median ns,
+/// noise %)` in the order measured.
+pub fn settled_past(points: &[(u64, f64, f64)], llc: u64) -> bool {
+    if points.len() < SETTLED_POINTS {
+        return false;
+    }
+    let last = &points[points.len() - SETTLED_POINTS..];
+    if last.iter().any(|(size, ns, _)| *size <= llc || !(ns.is_finite() && *ns > 0.0)) {
+        return false;
+    }
+    let lo = last.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let hi = last.iter().map(|p| p.1).fold(0.0, f64::max);
+    let noise = last.iter().map(|p| if p.2.is_finite() { p.2 } else { 0.0 }).fold(0.0, f64::max);
+    (hi / lo - 1.0) * 100.0 <= (3.0 * noise).max(5.0)
+}
+
 /// Latency from 4 KiB to `opts.size_bytes` (default [`default_sweep_max`])
 /// in log steps, on one CPU and node.
 pub fn sweep(
@@ -764,9 +802,20 @@ pub fn sweep(
         .iter()
         .map(|c| CacheMark { level: c.level, size_bytes: c.size_bytes })
         .collect();
+    let explicit = opts.size_bytes.is_some();
     let max =
         opts.size_bytes.unwrap_or_else(|| default_sweep_max(caches.last().map(|c| c.size_bytes)));
-    let max = fit_size(topo, r.mem_node, max, opts.size_bytes.is_some(), opts.pages)?;
+    let mut max = fit_size(topo, r.mem_node, max, explicit, opts.pages)?;
+    if !explicit {
+        // A default sweep takes at most a share of what the node can spare.
+        if let Some(spare) = r.mem_node.and_then(|n| node_spare_bytes(topo, n)) {
+            let page = sys::page_bytes(opts.pages) as u64;
+            let share = (spare / SWEEP_SPARE_DIVISOR) / page * page;
+            if share >= MIN_SIZE_BYTES.max(64 << 20) {
+                max = max.min(share);
+            }
+        }
+    }
     let min = (4096u64).max(2 * opts.cache_stride_bytes.max(opts.stride_bytes) as u64);
     let sizes = plateau::sweep_sizes(min, max);
     // one line per element while the ring fits in the LLC (every cache set
@@ -799,6 +848,20 @@ pub fn sweep(
                 done: i as u64 + 1,
                 what: binary_size(size),
             });
+            let seen: Vec<(u64, f64, f64)> =
+                out.iter().map(|p| (p.size_bytes, p.median_ns, p.noise_pct)).collect();
+            if !explicit && settled_past(&seen, llc) {
+                ctx.observer.event(Event::Progress {
+                    phase: phase.clone(),
+                    done: sizes.len() as u64,
+                    what: format!(
+                        "settled past the {} cache at {}",
+                        binary_size(llc),
+                        binary_size(size)
+                    ),
+                });
+                break;
+            }
         }
         Ok(out)
     });
@@ -987,6 +1050,27 @@ pub fn timing_for(budget: Option<Duration>, points: usize) -> Timing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sweep stops once three points past the last-level cache agree:
+    /// a VM's 480 MiB host L3 no longer sends it to 2 GiB when DRAM
+    /// latency settled at 512 MiB.
+    #[test]
+    fn the_sweep_stops_once_latency_settles_past_the_llc() {
+        let llc = 480 << 20;
+        let mib = |m: u64| m << 20;
+        // flat DRAM latency past the LLC: stop at the third such point
+        let flat = [(mib(256), 40.0, 1.0), (mib(512), 130.0, 1.0), (mib(768), 132.0, 1.0)];
+        assert!(!settled_past(&flat[..2], llc), "too few points");
+        assert!(!settled_past(&flat, llc), "256 MiB is inside the LLC");
+        let past = [(mib(512), 130.0, 1.0), (mib(768), 132.0, 1.0), (mib(1024), 131.0, 1.0)];
+        assert!(settled_past(&past, llc));
+        // still rising (a cache the topology does not report): go on
+        let rising = [(mib(512), 100.0, 1.0), (mib(768), 115.0, 1.0), (mib(1024), 130.0, 1.0)];
+        assert!(!settled_past(&rising, llc));
+        // noisy points agree within their noise
+        let noisy = [(mib(512), 120.0, 6.0), (mib(768), 102.0, 6.0), (mib(1024), 110.0, 6.0)];
+        assert!(settled_past(&noisy, llc));
+    }
 
     /// A panic in the measuring thread is numaprobe's bug (exit 1 with a
     /// request for a report), never a usage error (exit 2).

@@ -175,10 +175,15 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
 
     // The plan goes where the user reads: stdout for people, stderr when
     // stdout carries JSON.
-    let plan_out = run_text::plan(&topo, &plan, output::table_style());
+    // The load now: the estimate says what it assumed.
+    let load = run_text::Load {
+        average: topo::load::load_average(&root).ok().flatten(),
+        cpus: topo.cpus.len(),
+    };
+    let plan_out = run_text::plan(&topo, &plan, load, output::table_style());
     if a.dry_run {
         if g.json {
-            let doc = run_text::PlanDoc::of(budget, &plan);
+            let doc = run_text::PlanDoc::of(budget, &plan, load);
             return output::json_sorted(&output::Versioned::new(output::schema::RUN, &doc));
         }
         return output::emit(&plan_out);
@@ -258,6 +263,12 @@ fn measure_once(
     stop: &events::StopFlag,
 ) -> anyhow::Result<Done> {
     let budget = budget(a);
+    // The load before measuring, for the estimate the summary sets beside
+    // the time taken.
+    let load = run_text::Load {
+        average: topo::load::load_average(root).ok().flatten(),
+        cpus: topo.cpus.len(),
+    };
     let profile = a.profile;
     let settings = audit::Settings::read(root);
     let memory = audit::smbios::read(root);
@@ -337,7 +348,7 @@ fn measure_once(
         hmat: report::hmat::pairs_of_run(&loaded),
     };
     if !g.json {
-        output::emit(&run_text::summary(&doc, &loaded, elapsed, plan.estimate()))?;
+        output::emit(&run_text::summary(&doc, &loaded, elapsed, plan.estimate(), load))?;
     }
     if interrupted && !g.quiet {
         eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");

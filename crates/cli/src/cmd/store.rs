@@ -62,7 +62,9 @@ pub struct ImportArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
-    /// Markdown, in the form engineers file.
+    /// Markdown, in the form engineers file (also `markdown`, as `--table`
+    /// spells it).
+    #[value(alias = "markdown")]
     Md,
     /// One self-contained HTML page with SVG charts.
     Html,
@@ -73,7 +75,9 @@ pub struct ReportArgs {
     /// The run to report on (default: the latest).
     #[arg(default_value = "latest", value_name = "RUN")]
     pub run: String,
-    /// Runs to compare with RUN (RUN is the baseline).
+    /// Runs to compare with RUN: the oldest of the runs is the baseline,
+    /// so a change reads forward in time (`report latest --compare
+    /// latest~1`); with groups (`label:TEXT`, `config:HASH`), RUN's group.
     #[arg(long, value_name = "RUN", num_args = 1..)]
     pub compare: Vec<String>,
     /// Output format (default: from the -o file's extension, else md).
@@ -156,6 +160,10 @@ pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
             Some(fp) => db.list_runs_for_machine(fp)?,
             None => db.list_runs()?,
         },
+        // A database named with --db or NUMAPROBE_DB that is not there is
+        // a mistyped path: said, as `show` says it. The default one not
+        // there yet (nothing measured) lists no runs.
+        Err(e @ StoreError::Missing { .. }) if g.db.is_some() => return Err(e.into()),
         Err(StoreError::Missing { .. } | StoreError::Empty { .. }) => Vec::new(),
         Err(e) => return Err(e.into()),
     };
@@ -350,6 +358,17 @@ fn print_imports(reports: &[Import], failed: usize, path: &Path, g: &Global) -> 
     Ok(())
 }
 
+/// The order runs are compared in: by their start (an RFC 3339 instant,
+/// compared as one), then by id.
+fn started_order(a: &LoadedRun, b: &LoadedRun) -> std::cmp::Ordering {
+    let at = |r: &LoadedRun| results::time::parse_rfc3339(&r.summary.started);
+    match (at(a), at(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => std::cmp::Ordering::Equal,
+    }
+    .then(a.summary.id.cmp(&b.summary.id))
+}
+
 pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         usage!("report writes Markdown or HTML; for JSON use `numaprobe show RUN --json` or `numaprobe compare ... --json`");
@@ -374,7 +393,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
     if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format, a.brief)? {
         return write_out(a.output.as_deref(), &bytes, g, "the report");
     }
-    let run = load(&db, &a.run)?;
+    let mut run = load(&db, &a.run)?;
     let mut others = Vec::new();
     for r in &a.compare {
         let o = load(&db, r)?;
@@ -383,6 +402,14 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
         {
             others.push(o);
         }
+    }
+    if !others.is_empty() {
+        // The oldest run is the baseline: `report latest --compare
+        // latest~1` reads forward, from the older run to the newer.
+        let mut all = std::iter::once(run).chain(others).collect::<Vec<_>>();
+        all.sort_by(started_order);
+        run = all.remove(0);
+        others = all;
     }
     let bytes = if a.brief {
         report::brief(&run, &others).into_bytes()

@@ -36,8 +36,14 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             Some(from_run) => output::json_sorted(&WithRun { topology: &t, from_run }),
         };
     }
+    // The memory the nodes show against the system's is said once, beside
+    // the sizes at the top of the text: not on stderr, not in the text's
+    // Warnings section (the other warnings are in both).
+    let shown_in_text = t.nodes_short_of_system().is_some();
     for w in &t.warnings {
-        output::warn(g.quiet, &w.to_string());
+        if !(shown_in_text && w.problem.starts_with(topo::NODES_SHORT_OF_SYSTEM)) {
+            output::warn(g.quiet, &w.to_string());
+        }
     }
     let mut s = report::console::topo::render(&t, output::table_style());
     if let Some(m) = &measured {

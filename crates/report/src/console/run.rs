@@ -23,8 +23,47 @@ pub fn fmt_secs(d: Duration) -> String {
     }
 }
 
+/// The machine's load when the plan was made: the 1-minute load average
+/// (`None`: unreadable) over the online CPUs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    pub average: Option<f64>,
+    pub cpus: usize,
+}
+
+impl Load {
+    /// The plan's estimate at this load ([`bench::suite::load_factor`]).
+    pub fn estimate(&self, idle: Duration) -> Duration {
+        idle.mul_f64(self.average.map_or(1.0, |l| bench::suite::load_factor(l, self.cpus)))
+    }
+}
+
+/// The estimate's line: the time on an idle machine and, where the load
+/// average says the machine is busy (the estimate grows by a tenth or
+/// more), the time at that load; or that an idle machine was assumed, and
+/// why.
+pub fn estimate_line(idle: Duration, load: Load) -> String {
+    match load.average {
+        None => format!(
+            "Estimated time: about {} (measuring only), assuming an idle machine: the load average could not be read",
+            fmt_secs(idle)
+        ),
+        Some(l) if load.estimate(idle).as_secs_f64() >= idle.as_secs_f64() * 1.1 => format!(
+            "Estimated time: about {} on an idle machine; at this machine's load (1-minute load average {l:.1} on {} CPUs) about {} (measuring only)",
+            fmt_secs(idle),
+            load.cpus,
+            fmt_secs(load.estimate(idle))
+        ),
+        Some(l) => format!(
+            "Estimated time: about {} (measuring only; the machine is about idle: 1-minute load average {l:.1} on {} CPUs)",
+            fmt_secs(idle),
+            load.cpus
+        ),
+    }
+}
+
 /// The plan: its steps with what each measures and its estimate.
-pub fn plan(topo: &Topology, plan: &SuitePlan, style: TableStyle) -> String {
+pub fn plan(topo: &Topology, plan: &SuitePlan, load: Load, style: TableStyle) -> String {
     let mut t = Table::with_header(&["step", "measures", "estimate"], style);
     for s in &plan.steps {
         t.add_row(vec![s.step.name(), s.what.clone(), fmt_secs(s.estimate)]);
@@ -35,10 +74,10 @@ pub fn plan(topo: &Topology, plan: &SuitePlan, style: TableStyle) -> String {
         .map(|(id, why)| format!("Skipped: {} ({why})\n", id.as_str()))
         .collect();
     format!(
-        "Plan ({} budget) for {}\n{t}\n{skipped}Estimated time: about {} (measuring only; the machine's load changes it)\n",
+        "Plan ({} budget) for {}\n{t}\n{skipped}{}\n",
         plan.budget.name(),
         topo.summary_line(),
-        fmt_secs(plan.estimate())
+        estimate_line(plan.estimate(), load)
     )
 }
 
@@ -50,12 +89,17 @@ pub struct PlanDoc<'a> {
     /// Steps this machine cannot run: `{"step", "reason"}`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<PlanSkip<'a>>,
+    /// On an idle machine.
     pub estimate_s: f64,
+    /// At the load the machine had when the plan was made.
+    pub estimate_at_load_s: f64,
+    /// The 1-minute load average then (absent where unreadable).
+    pub load_average: Option<f64>,
 }
 
 impl<'a> PlanDoc<'a> {
     /// The document of `plan`, made for `budget`.
-    pub fn of(budget: Budget, plan: &'a SuitePlan) -> Self {
+    pub fn of(budget: Budget, plan: &'a SuitePlan, load: Load) -> Self {
         let steps = plan.steps.iter().map(|s| PlanStep {
             step: s.step.name(),
             measures: &s.what,
@@ -68,6 +112,8 @@ impl<'a> PlanDoc<'a> {
             steps: steps.collect(),
             skipped: skipped.collect(),
             estimate_s: plan.estimate().as_secs_f64(),
+            estimate_at_load_s: load.estimate(plan.estimate()).as_secs_f64(),
+            load_average: load.average,
         }
     }
 }
@@ -141,20 +187,35 @@ pub fn metric_docs(run: &LoadedRun) -> BTreeMap<&'static str, MetricDoc> {
 
 /// What `run` prints after each run: the headline tables, where the run
 /// and its reports went, the settings audit's count.
-pub fn summary(doc: &RunDoc, loaded: &LoadedRun, elapsed: Duration, estimate: Duration) -> String {
+pub fn summary(
+    doc: &RunDoc,
+    loaded: &LoadedRun,
+    elapsed: Duration,
+    estimate: Duration,
+    load: Load,
+) -> String {
     let mut out = Lines::new();
     out.push(crate::summary_text(loaded));
     let tiers = crate::hmat::summary_text(loaded);
     if !tiers.is_empty() {
         out.push(tiers);
     }
+    let at_load = load.estimate(estimate);
+    let estimated = if at_load.as_secs_f64() >= estimate.as_secs_f64() * 1.1 {
+        format!(
+            "estimated {} idle, {} at the load seen before",
+            fmt_secs(estimate),
+            fmt_secs(at_load)
+        )
+    } else {
+        format!("estimated {}", fmt_secs(estimate))
+    };
     out.push(format!(
-        "Run {} {}: {} results in {} (estimated {}); saved in {}\nReport: {}\n        {}",
+        "Run {} {}: {} results in {} ({estimated}); saved in {}\nReport: {}\n        {}",
         doc.run,
         doc.status.as_str(),
         doc.results,
         fmt_secs(elapsed),
-        fmt_secs(estimate),
         doc.db.display(),
         doc.report_html.display(),
         doc.report_md.display(),
@@ -169,4 +230,21 @@ pub fn summary(doc: &RunDoc, loaded: &LoadedRun, elapsed: Duration, estimate: Du
         ));
     }
     out.into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_says_the_load_it_assumed() {
+        let idle = Duration::from_secs(30);
+        let busy = estimate_line(idle, Load { average: Some(3.0), cpus: 2 });
+        assert!(busy.contains("about 30 s on an idle machine"), "{busy}");
+        assert!(busy.contains("load average 3.0 on 2 CPUs) about 75 s"), "{busy}");
+        let quiet = estimate_line(idle, Load { average: Some(0.05), cpus: 2 });
+        assert!(quiet.contains("about idle") && !quiet.contains("75 s"), "{quiet}");
+        let unknown = estimate_line(idle, Load { average: None, cpus: 2 });
+        assert!(unknown.contains("assuming an idle machine"), "{unknown}");
+    }
 }

@@ -97,6 +97,16 @@ pub fn show(run: &LoadedRun, style: TableStyle) -> String {
         out.push("");
         out.push(table(t, style));
     }
+    let taken = crate::summary_taken(run);
+    if !taken.is_empty() {
+        out.push(format_args!(
+            "\nFigures taken from another measurement of the same quantity; {}:",
+            crate::figures::TAKEN_RULE
+        ));
+        for f in &taken {
+            out.push(format_args!("  {f}"));
+        }
+    }
     let flags = crate::summary_flags(run);
     if !flags.is_empty() {
         out.push("\nMarked figures:");

@@ -523,11 +523,18 @@ fn cmdline(s: &mut String, t: &Topology) {
     }
 }
 
-/// What discovery warned about.
+/// What discovery warned about, each once: the memory the nodes hold
+/// against the system's is said beside the sizes at the top, not again.
 fn warnings(s: &mut String, t: &Topology) {
-    if !t.warnings.is_empty() {
+    let shown = t.nodes_short_of_system().is_some();
+    let listed: Vec<_> = t
+        .warnings
+        .iter()
+        .filter(|w| !(shown && w.problem.starts_with(topo::NODES_SHORT_OF_SYSTEM)))
+        .collect();
+    if !listed.is_empty() {
         let _ = writeln!(s, "\nWarnings");
-        for w in &t.warnings {
+        for w in listed {
             let _ = writeln!(s, "  - {w}");
         }
     }
