@@ -1664,7 +1664,8 @@ mod tests {
         let (a, b) = alternated(3, false, |_| 1.0, 1.0, || 1.0);
         let j = judge_bracketed(&a, &b, true, &p()).unwrap();
         assert_eq!(j.verdict, GroupVerdict::Same, "{j:?}");
-        assert_eq!((j.ci_low_pct, j.ci_high_pct), (Some(0.0), Some(0.0)));
+        let (lo, hi) = (j.ci_low_pct.unwrap(), j.ci_high_pct.unwrap());
+        assert!(lo.abs() < 1e-9 && hi.abs() < 1e-9, "{j:?}");
         // A steady 2% (inside the margin) on a linear drift: same; 4%: better.
         let (a, b) = alternated(3, true, |i| 1.0 + 0.03 * i as f64, 1.02, || 1.0);
         let j = judge_bracketed(&a, &b, true, &p()).unwrap();
@@ -1918,5 +1919,36 @@ mod tests {
                 rate(worse)
             );
         }
+    }
+
+    #[test]
+    fn a_long_study_keeps_one_bracket_per_independent_contrast() {
+        // 4 groups of 10 runs in turn: 40 runs, whose brackets span the
+        // 38 contrasts free of a constant and a linear drift; less 3
+        // levels, 35 degrees of freedom. Rounding must not add one.
+        let mut rng = Rng(0x5EED_0007);
+        let groups = in_turn(10, &[1.0; 4], 1.04, |_| (0.03 * rng.normal()).exp());
+        let fit = bracketed_study(&groups).unwrap();
+        assert_eq!((fit.brackets, fit.df), (38, 35), "{fit:?}");
+        // And identical settings stay within 5% each way there too (3%
+        // noise, where the margin does not help; 3 standard errors over
+        // 5% allowed for the sample).
+        let trials = 2000u32;
+        let (mut better, mut worse) = (0u32, 0u32);
+        for _ in 0..trials {
+            let groups = in_turn(10, &[1.0; 4], 1.04, |_| (0.03 * rng.normal()).exp());
+            let f = bracketed_study(&groups).unwrap().pair(0, 1).unwrap();
+            let j = judge_fit(&f, &groups[0], &groups[1], true, &p());
+            better += u32::from(j.verdict == GroupVerdict::Better);
+            worse += u32::from(j.verdict == GroupVerdict::Worse);
+        }
+        let allowed = 5.0 + 300.0 * (0.05f64 * 0.95 / trials as f64).sqrt();
+        let rate = |x: u32| 100.0 * x as f64 / trials as f64;
+        assert!(
+            rate(better) <= allowed && rate(worse) <= allowed,
+            "better {}%, worse {}%",
+            rate(better),
+            rate(worse)
+        );
     }
 }
