@@ -710,7 +710,8 @@ impl Gls {
             }
         }
         let left = dot(&v, &v).sqrt();
-        if !(left > 1e-6 * norm) {
+        // NaN (a non-finite coefficient) is dropped too.
+        if left.is_nan() || left <= 1e-6 * norm {
             return false;
         }
         v.iter_mut().for_each(|x| *x /= left);
