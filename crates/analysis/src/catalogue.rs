@@ -41,6 +41,8 @@ pub use crate::metric_id::{
     Fixed, GpuStat, MetricId, PerCpuStat, EXEC_ENERGY, EXEC_METRIC, EXEC_PER_WATT, EXEC_WALL,
 };
 use crate::metrics::{lat_matrix, metrics, MetricKey};
+use crate::scope;
+pub use crate::scope::{Missing, DERIVED_FROM_CELLS, DERIVED_FROM_MACHINE};
 
 /// One metric of the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -190,14 +192,31 @@ pub fn relation_def(id: Fixed) -> Option<MetricDef> {
     let d = match id {
         Fixed::SpreadLat => MetricDef::new(id, "Spread-memory latency", "ns", false)
             .rel(Relation::Spread, Scope::Machine)
-            .step("lat-matrix"),
+            .step("lat-interleave")
+            .step_needs_nodes(),
         Fixed::LocalBwPkg => MetricDef::new(id, "Local bandwidth per package", "GB/s", true)
             .rel(Relation::BoundPerDomain, Scope::Package)
-            .step("bw-global"),
+            .step("bw-package"),
+        Fixed::PkgInterleaveBw => {
+            MetricDef::new(id, "Package bandwidth, interleaved over its own nodes", "GB/s", true)
+                .rel(Relation::OwnPackage, Scope::Package)
+                .step("bw-package")
+        }
         Fixed::CrossPkgBw => MetricDef::new(id, "Cross-package bandwidth", "GB/s", true)
             .rel(Relation::OtherPackage, Scope::Package)
-            .step("bw-matrix")
+            .step("bw-cross-package")
             .step_needs_nodes(),
+        Fixed::PkgLat => {
+            MetricDef::new(id, "Package latency, interleaved over its own nodes", "ns", false)
+                .rel(Relation::OwnPackage, Scope::Package)
+                .step("lat-package")
+        }
+        Fixed::CrossPkgLat => {
+            MetricDef::new(id, "Cross-package latency, interleaved over its nodes", "ns", false)
+                .rel(Relation::OtherPackage, Scope::Package)
+                .step("lat-package")
+                .step_needs_nodes()
+        }
         Fixed::NeighbourBw => MetricDef::new(id, "Neighbour-node bandwidth", "GB/s", true)
             .rel(Relation::SamePackage, Scope::Node)
             .step("bw-matrix")
@@ -243,12 +262,17 @@ pub struct MetricValue {
     /// alternated across policies); empty: `value` is the only sample.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
+    /// How the value was obtained when it was not measured at the
+    /// metric's scope ([`scope::DERIVED_FROM_CELLS`]): shown, never judged
+    /// against a measured value, never deciding a pick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived: Option<String>,
 }
 
 impl MetricValue {
     /// A value that is its own only sample.
     pub fn new(def: MetricDef, value: f64) -> MetricValue {
-        MetricValue { def, value, samples: Vec::new() }
+        MetricValue { def, value, samples: Vec::new(), derived: None }
     }
 }
 
@@ -395,66 +419,17 @@ fn by_relation(cells: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> BTreeMap<R
     out
 }
 
-/// Per package, its CPUs each on their own node's memory: the
-/// whole-machine figure bound per domain (`bw` global) shared by the
-/// packages, else the sum of each package's nodes' local figures (every
-/// node of the package measured), the mean over packages.
-fn local_bw_per_package(d: &RunData, layout: &Layout) -> Option<f64> {
-    if let Some(g) = crate::metrics::best_of_mode(d, results::bw::Mode::Global) {
-        if layout.packages > 0 {
-            return Some(g.best_gbs / layout.packages as f64);
-        }
-    }
-    let (_, pts) = crate::metrics::local_points(d);
-    let per_node: BTreeMap<u32, f64> =
-        pts.iter().filter_map(|p| Some((p.cpu_node?, p.best_gbs))).collect();
-    let mut sums = Vec::new();
-    for pkg in layout.package_ids() {
-        let nodes = layout.cpu_nodes_of(pkg)?;
-        let vals: Option<Vec<f64>> = nodes.iter().map(|n| per_node.get(n).copied()).collect();
-        sums.push(vals?.iter().sum::<f64>());
-    }
-    mean(&sums)
-}
-
-/// One package's CPUs to another package's memory: for each ordered pair
-/// of packages, the sum over the first package's CPU nodes of each node's
-/// mean cell into the second package's nodes (every CPU node of the
-/// package measured); the mean over pairs. Under SNC2 a cell is a 20-core
-/// node reading one node; the package's figure is what its nodes move
-/// together, as the seeds' cross-socket figure is.
-fn cross_bw_per_package(cells: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> Option<f64> {
-    let mut pairs = Vec::new();
-    let ids = layout.package_ids();
-    for &p in &ids {
-        for &q in &ids {
-            if p == q {
-                continue;
-            }
-            let (Some(from), Some(to)) = (layout.cpu_nodes_of(p), layout.cpu_nodes_of(q)) else {
-                continue;
-            };
-            let mut sum = 0.0;
-            let mut all = true;
-            for &c in &from {
-                let row: Vec<f64> =
-                    to.iter().filter_map(|m| cells.get(&(c, *m)).copied()).collect();
-                match mean(&row) {
-                    Some(v) => sum += v,
-                    None => all = false,
-                }
-            }
-            if all && !from.is_empty() {
-                pairs.push(sum);
-            }
-        }
-    }
-    mean(&pairs)
-}
-
 /// Every catalogue metric the run holds, in catalogue order.
 pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
+    catalogue_and_missing(run).0
+}
+
+/// [`catalogue`], and the figures left out because some of the cells or
+/// records they need are not in the run (each saying which).
+pub fn catalogue_and_missing(run: &LoadedRun) -> (Vec<MetricValue>, Vec<Missing>) {
     let d = RunData::of(run);
+    let mut missing = Vec::new();
+    let mut derived: Vec<(Fixed, &'static str)> = Vec::new();
     let nodes = os_nodes(run, &d);
     let layout = Layout::of(run, nodes);
     let head = metrics(&d);
@@ -485,13 +460,18 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
             push(headline_def(k), v);
         }
         if k == MetricKey::GlobalBw {
-            if let Some(v) = local_bw_per_package(&d, &layout) {
-                push(relation_def(Fixed::LocalBwPkg).expect("known id"), v);
+            if let Some(f) = scope::local_bw_per_package(&d, &layout, &mut missing) {
+                push(relation_def(Fixed::LocalBwPkg).expect("known id"), f.value);
+                derived.extend(f.derived.map(|how| (Fixed::LocalBwPkg, how)));
+            }
+            if let Some(v) = scope::pkg_interleave_bw(&d, &layout) {
+                push(relation_def(Fixed::PkgInterleaveBw).expect("known id"), v);
             }
         }
         if k == MetricKey::InterleaveBw {
-            if let Some(v) = cross_bw_per_package(&bw_cells, &layout) {
-                push(relation_def(Fixed::CrossPkgBw).expect("known id"), v);
+            if let Some(f) = scope::cross_bw_per_package(&d, &bw_cells, &layout, &mut missing) {
+                push(relation_def(Fixed::CrossPkgBw).expect("known id"), f.value);
+                derived.extend(f.derived.map(|how| (Fixed::CrossPkgBw, how)));
             }
             if let Some(v) = bw_of(Relation::SamePackage) {
                 push(relation_def(Fixed::NeighbourBw).expect("known id"), v);
@@ -513,6 +493,12 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
                     push(relation_def(id).expect("known id"), v);
                 }
             }
+            if let Some(v) = scope::pkg_lat(&d, &layout) {
+                push(relation_def(Fixed::PkgLat).expect("known id"), v);
+            }
+            if let Some(v) = scope::cross_pkg_lat(&d, &layout) {
+                push(relation_def(Fixed::CrossPkgLat).expect("known id"), v);
+            }
         }
     }
     let local = lat_of(Relation::SameNode);
@@ -526,28 +512,16 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
     if let Some(t) = thread {
         push(thread_lat_def(), t);
     }
-    // Memory spread over every node: each CPU node's mean cell over the
-    // memory nodes with CPUs (memory-only tiers hold what is put there,
-    // not a spread buffer pool), the mean over CPU nodes. Under one OS
-    // node, the latency a thread sees; with only local cells, nothing
-    // (it would pass the local latency for the spread one).
+    // Memory spread over every node ([`scope::spread_lat`]); under one OS
+    // node, the latency a thread sees.
     let spread = if nodes <= 1 {
-        thread
+        thread.map(|t| scope::Figure { value: t, derived: None })
     } else {
-        lat.as_ref().and_then(|(_, cells)| {
-            let mut rows: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-            for (&(c, m), &v) in cells {
-                if !layout.memory_only.contains(&m) {
-                    rows.entry(c).or_default().push(v);
-                }
-            }
-            let spans = cells.keys().any(|(c, m)| c != m && !layout.memory_only.contains(m));
-            let means: Vec<f64> = rows.values().filter_map(|v| mean(v)).collect();
-            mean(&means).filter(|_| spans)
-        })
+        scope::spread_lat(&d, lat.as_ref().map(|(_, c)| c), &layout, &mut missing)
     };
-    if let Some(v) = spread {
-        push(relation_def(Fixed::SpreadLat).expect("known id"), v);
+    if let Some(f) = spread {
+        push(relation_def(Fixed::SpreadLat).expect("known id"), f.value);
+        derived.extend(f.derived.map(|how| (Fixed::SpreadLat, how)));
     }
     for p in &per_cpu {
         let to = node_words(p.mem_node);
@@ -622,8 +596,15 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
             );
         }
     }
+    for m in &mut out {
+        if let MetricId::Fixed(f) = m.def.id {
+            if let Some((_, how)) = derived.iter().find(|(x, _)| *x == f) {
+                m.derived = Some(how.to_string());
+            }
+        }
+    }
     out.extend(exec_values(run, &d));
-    out
+    (out, missing)
 }
 
 /// Id prefixes of `numaprobe gpu`'s metrics (`gpu_h2d_gbs_gpu0`).
@@ -667,7 +648,7 @@ fn exec_values(run: &LoadedRun, d: &RunData) -> Vec<MetricValue> {
     let mut out = Vec::new();
     let mut push = |def: MetricDef, value: Option<f64>, samples: Vec<f64>| {
         if let Some(value) = value.filter(|v| v.is_finite()) {
-            out.push(MetricValue { def, value, samples });
+            out.push(MetricValue { def, value, samples, derived: None });
         }
     };
     let cmdline = run.summary.command_line.as_str();
@@ -809,9 +790,10 @@ pub fn exec_policy_free(id: &MetricId) -> bool {
 
 /// The memory metrics in table order: bandwidth then latency, each from
 /// the nearest memory to the farthest, then the whole machine's.
-const ORDER: [MetricId; 15] = [
+const ORDER: [MetricId; 18] = [
     MetricId::Headline(MetricKey::LocalBw),
     MetricId::Fixed(Fixed::LocalBwPkg),
+    MetricId::Fixed(Fixed::PkgInterleaveBw),
     MetricId::Headline(MetricKey::GlobalBw),
     MetricId::Headline(MetricKey::InterleaveBw),
     MetricId::Fixed(Fixed::NeighbourBw),
@@ -819,8 +801,10 @@ const ORDER: [MetricId; 15] = [
     MetricId::Fixed(Fixed::TierBw),
     MetricId::Headline(MetricKey::CrossBw),
     MetricId::Headline(MetricKey::LocalLat),
+    MetricId::Fixed(Fixed::PkgLat),
     MetricId::Fixed(Fixed::NeighbourLat),
     MetricId::Headline(MetricKey::RemoteLat),
+    MetricId::Fixed(Fixed::CrossPkgLat),
     MetricId::Fixed(Fixed::TierLat),
     MetricId::Fixed(Fixed::OtherNodeLat),
     MetricId::Fixed(Fixed::SpreadLat),
@@ -1117,7 +1101,13 @@ mod tests {
         assert_eq!(value(&c, "local_lat_ns"), Some(68.5));
         assert_eq!(value(&c, THREAD_LAT), Some(68.5));
         assert_eq!(value(&c, "remote_lat_ns"), Some(100.0));
-        assert_eq!(value(&c, SPREAD_LAT), Some((68.5 + 100.0) / 2.0));
+        // Spread over both nodes needs each CPU node's cell to node 1
+        // too: not computed from half the cells, and said so.
+        assert_eq!(value(&c, SPREAD_LAT), None);
+        let (_, missing) = catalogue_and_missing(&with_packages(run_of(r.clone(), 2), 2));
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert_eq!(missing[0].metric, Fixed::SpreadLat);
+        assert!(missing[0].what.contains("cells 0->1, 1->1"), "{missing:?}");
         // A matrix, when there is one, is the source instead.
         r.push(lat_cell(0, 0, 70.0));
         let c = catalogue(&with_packages(run_of(r, 2), 2));

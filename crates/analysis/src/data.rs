@@ -37,6 +37,8 @@ pub struct RunData {
     /// Each loaded curve's knee.
     pub loaded_summaries: Vec<LoadedSummary>,
     pub prefetch_checks: Vec<PrefetchCheck>,
+    /// Package-scope steps of `run` that measured nothing, and why.
+    pub step_notes: Vec<results::scope::StepNote>,
     /// Results this version cannot read.
     pub other: Vec<Unknown>,
 }
@@ -86,6 +88,7 @@ impl RunData {
                     LatSummary::Loaded(s) => d.loaded_summaries.push(s.clone()),
                     LatSummary::PrefetchCheck(s) => d.prefetch_checks.push(s.clone()),
                 },
+                Record::Step(n) => d.step_notes.push(n.as_ref().clone()),
                 Record::Unknown(u) => d.other.push(u.clone()),
             }
         }

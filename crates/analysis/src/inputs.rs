@@ -13,6 +13,7 @@
 use results::bw::{self, BwResult};
 use results::lat::{self, LatResult};
 use results::run::{LoadedRun, RunId};
+use results::scope::MemoryOf;
 use serde::Serialize;
 
 use crate::data::RunData;
@@ -101,6 +102,19 @@ pub fn marks_of(id: &MetricId, d: &RunData) -> Vec<Mark> {
             .map(|(_, p)| p)
             .collect()
     };
+    // Package-scope results (`run`'s bw-package, bw-cross-package and
+    // lat-package steps) on `memory`: what the package figures read.
+    let pkg_bw = |memory: MemoryOf| -> Vec<&BwResult> {
+        d.bw_mode(bw::Mode::Package)
+            .filter(|b| b.scope.as_ref().is_some_and(|s| s.memory == memory))
+            .collect()
+    };
+    let pkg_lat = |memory: Option<MemoryOf>| -> Vec<Mark> {
+        d.chase_mode(lat::Mode::Package)
+            .filter(|c| c.scope.as_ref().is_some_and(|s| memory.is_none_or(|m| s.memory == m)))
+            .filter_map(chase_mark)
+            .collect()
+    };
     match id {
         MetricId::Headline(k) => match k {
             MetricKey::LocalBw => bw_of(metrics::local_points(d).1),
@@ -121,13 +135,25 @@ pub fn marks_of(id: &MetricId, d: &RunData) -> Vec<Mark> {
                 .collect(),
         },
         MetricId::Fixed(f) => match f {
+            Fixed::LocalBwPkg if !pkg_bw(MemoryOf::OwnPackage).is_empty() => {
+                let mut v = pkg_bw(MemoryOf::OwnPackage);
+                v.extend(metrics::best_of_mode(d, bw::Mode::Global));
+                bw_of(v)
+            }
             Fixed::LocalBwPkg | Fixed::LocalBwPerW => {
                 match metrics::best_of_mode(d, bw::Mode::Global) {
                     Some(g) if *f == Fixed::LocalBwPkg => bw_of(vec![g]),
                     _ => bw_of(metrics::local_points(d).1),
                 }
             }
+            Fixed::PkgInterleaveBw => bw_of(pkg_bw(MemoryOf::OwnPackage)),
+            Fixed::CrossPkgBw if !pkg_bw(MemoryOf::OtherPackage).is_empty() => {
+                bw_of(pkg_bw(MemoryOf::OtherPackage))
+            }
             Fixed::CrossPkgBw | Fixed::NeighbourBw | Fixed::TierBw => bw_of(matrix_bw(false)),
+            Fixed::PkgLat => pkg_lat(Some(MemoryOf::OwnPackage)),
+            Fixed::CrossPkgLat => pkg_lat(Some(MemoryOf::OtherPackage)),
+            Fixed::SpreadLat if !pkg_lat(None).is_empty() => pkg_lat(None),
             Fixed::NeighbourLat | Fixed::TierLat | Fixed::OtherNodeLat => lat_cells(Some(false)),
             Fixed::ThreadLat | Fixed::SpreadLat | Fixed::RemotePenalty => lat_cells(None),
         },

@@ -24,6 +24,9 @@ pub enum Relation {
     SamePackage,
     /// Memory on a node of another package (across the socket link).
     OtherPackage,
+    /// A package's own memory, interleaved over its nodes (the local node
+    /// and its neighbours in proportion).
+    OwnPackage,
     /// Memory on a node without CPUs (CXL, HBM, PMEM as RAM).
     MemoryTier,
     /// Another node, where the run stored nothing that says which package
@@ -49,6 +52,7 @@ impl Relation {
             Relation::SameNode => "same node",
             Relation::SamePackage => "same package, other node",
             Relation::OtherPackage => "other package",
+            Relation::OwnPackage => "own package, interleaved over its nodes",
             Relation::MemoryTier => "memory-only tier",
             Relation::OtherNode => "other node (package unknown)",
             Relation::BoundPerDomain => "bound per domain",
@@ -120,6 +124,8 @@ pub struct Layout {
     pub node_package: BTreeMap<u32, u32>,
     /// Nodes with memory and no CPUs.
     pub memory_only: BTreeSet<u32>,
+    /// Nodes with both CPUs and memory (empty without a stored topology).
+    pub dram_nodes: BTreeSet<u32>,
     /// The package of each CPU the run's topology lists.
     pub cpu_package: BTreeMap<u32, u32>,
     /// Packages of the machine (0: unknown).
@@ -145,7 +151,11 @@ impl Layout {
                 t.cpus.iter().map(|c| (c.id, c.package)).collect();
             let mut node_package = BTreeMap::new();
             let mut memory_only = BTreeSet::new();
+            let mut dram_nodes = BTreeSet::new();
             for n in &t.nodes {
+                if !n.cpus.is_empty() && n.mem_total_bytes > 0 {
+                    dram_nodes.insert(n.id);
+                }
                 let pk: BTreeSet<u32> =
                     n.cpus.iter().filter_map(|c| cpu_package.get(&c).copied()).collect();
                 if n.cpus.is_empty() {
@@ -160,6 +170,7 @@ impl Layout {
             return Layout {
                 node_package,
                 memory_only,
+                dram_nodes,
                 cpu_package,
                 packages,
                 os_nodes: t.nodes.len() as u64,

@@ -25,6 +25,7 @@ pub mod layout;
 pub mod metric_id;
 pub mod metrics;
 pub mod placements;
+pub mod scope;
 pub mod study;
 pub mod text;
 pub mod trust;

@@ -35,10 +35,18 @@ pub enum Fixed {
     OtherNodeLat,
     /// Local bandwidth per watt of package and DRAM power (RAPL).
     LocalBwPerW,
+    /// A package's CPUs on its own memory interleaved over its nodes.
+    PkgInterleaveBw,
+    /// Latency from a CPU of a package to its own package's memory,
+    /// interleaved over its nodes.
+    PkgLat,
+    /// Latency from a CPU of a package to another package's memory,
+    /// interleaved over its nodes.
+    CrossPkgLat,
 }
 
 impl Fixed {
-    pub const ALL: [Fixed; 11] = [
+    pub const ALL: [Fixed; 14] = [
         Fixed::RemotePenalty,
         Fixed::ThreadLat,
         Fixed::SpreadLat,
@@ -50,6 +58,9 @@ impl Fixed {
         Fixed::TierLat,
         Fixed::OtherNodeLat,
         Fixed::LocalBwPerW,
+        Fixed::PkgInterleaveBw,
+        Fixed::PkgLat,
+        Fixed::CrossPkgLat,
     ];
 
     /// The stable text id.
@@ -66,6 +77,9 @@ impl Fixed {
             Fixed::TierLat => "tier_lat_ns",
             Fixed::OtherNodeLat => "other_node_lat_ns",
             Fixed::LocalBwPerW => "local_bw_per_watt",
+            Fixed::PkgInterleaveBw => "pkg_interleave_bw_gbs",
+            Fixed::PkgLat => "pkg_lat_ns",
+            Fixed::CrossPkgLat => "cross_pkg_lat_ns",
         }
     }
 }

@@ -536,16 +536,17 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     assert_eq!(m.groups[1].runs_needed, Some(3), "{:?}", m.groups[1]);
 }
 
-/// Settings alternated over time (A B A B ...) on a machine that drifts
-/// by more than the change: the groups' medians are held undecided by the
-/// floor, but every pair of neighbouring runs moves the same way, which
-/// the drift cannot do: decided pair by pair. The same runs taken in
-/// blocks (A A A B B B) stay undecided.
+/// Settings alternated over time (A B A B ...) on a machine whose every
+/// run is 5% faster than the one before it (the drift applied per run, so
+/// that each B follows an A 5% lower): each run is judged against the runs
+/// of the other group on both sides of it, and the drift cancels. Identical
+/// settings are never better; a 6% gap is. The same runs taken in blocks
+/// (A A A A A A B B B B B B) cannot be bracketed: judged as before, by the
+/// groups' medians held to the noise floor.
 #[test]
-fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
+fn alternated_runs_are_judged_by_their_brackets_where_blocks_cannot_be() {
     let db = real_store();
     let t = db.load_run(RunId(1)).unwrap();
-    let drift = [1.0, 1.3, 0.9, 1.25, 1.05, 0.95];
     let floors = Floors {
         by_metric: [(
             "local_bw_gbs".to_string(),
@@ -554,13 +555,13 @@ fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
         .into(),
         level_shifts: Vec::new(),
     };
-    let judged = |alternate: bool| {
+    let judged = |alternate: bool, gap: f64| {
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        for (i, d) in drift.iter().enumerate() {
-            let i = i as i64;
-            let (ia, ib) = if alternate { (10 + 2 * i, 11 + 2 * i) } else { (10 + i, 30 + i) };
-            a.push(synthetic(&t, ia, "aaaa", *d, 1.0));
-            b.push(synthetic(&t, ib, "bbbb", *d * 1.06, 1.0));
+        for i in 0..6i64 {
+            let (ia, ib) = if alternate { (10 + 2 * i, 11 + 2 * i) } else { (10 + i, 16 + i) };
+            let at = |id: i64| 1.05f64.powi((id - 10) as i32);
+            a.push(synthetic(&t, ia, "aaaa", at(ia), 1.0));
+            b.push(synthetic(&t, ib, "bbbb", at(ib) * gap, 1.0));
         }
         let groups = vec![
             GroupInput { reference: "label:base".into(), runs: a },
@@ -569,13 +570,18 @@ fn alternated_runs_decide_pair_by_pair_where_blocks_cannot() {
         let s = Study::build(&groups, 0, &Criteria::default(), &floors);
         s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap().groups[1].clone()
     };
-    let alt = judged(true);
+    let same = judged(true, 1.0);
+    assert_eq!(same.basis, Some(results::runstats::Basis::Bracketed), "{same:?}");
+    assert_eq!(same.verdict, Some(GroupVerdict::Same), "{same:?}");
+    assert!(same.change_pct.unwrap().abs() < 0.1, "{same:?}");
+    assert_eq!(same.brackets, Some(10), "{same:?}");
+    let alt = judged(true, 1.06);
     assert_eq!(alt.verdict, Some(GroupVerdict::Better), "{alt:?}");
-    assert_eq!(alt.basis, Some(results::runstats::Basis::Paired), "{alt:?}");
-    assert_eq!(alt.paired_pairs, Some(6), "{alt:?}");
-    let blocks = judged(false);
-    assert_eq!(blocks.verdict, Some(GroupVerdict::Undecided), "{blocks:?}");
-    assert_eq!(blocks.paired_pairs, None, "{blocks:?}");
+    assert_eq!(alt.basis, Some(results::runstats::Basis::Bracketed), "{alt:?}");
+    assert!((alt.change_pct.unwrap() - 6.0).abs() < 0.1, "{alt:?}");
+    let blocks = judged(false, 1.0);
+    assert_ne!(blocks.basis, Some(results::runstats::Basis::Bracketed), "{blocks:?}");
+    assert_eq!(blocks.brackets, None, "{blocks:?}");
 }
 
 /// Six runs of one label and identical recorded settings at two levels

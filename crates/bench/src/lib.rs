@@ -10,6 +10,7 @@ pub mod counting;
 pub mod disturb;
 pub mod lat;
 pub mod scan;
+pub mod scope;
 pub mod suite;
 pub mod team;
 pub mod weights;

@@ -11,10 +11,14 @@ use std::time::Duration;
 use kernels::Kernel;
 use topo::Topology;
 
+use crate::bw::PackageTarget;
 use crate::bw::{BwError, BwMode, BwPlan, RepPolicy, StoreMode};
-use crate::lat::{C2cSpec, ChaseOpts, Ctx, LatError, LoadedSpec, PerCpuSpec, Timing, Where};
+use crate::lat::{
+    C2cSpec, ChaseOpts, Ctx, LatError, LoadedSpec, PackageChase, PerCpuSpec, Timing, Where,
+};
 use events::{Event, Observer, StopFlag};
 use results::lat::LoadKind;
+use results::scope::{StepNote, StepStatus};
 
 /// How much time `run` may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -51,6 +55,9 @@ pub enum Step {
     /// Idle latency from the first CPU to memory interleaved over the
     /// nodes with memory and CPUs (2+ of them).
     LatInterleave { opts: ChaseOpts, timing: Timing },
+    /// Latency from a CPU of each package to memory interleaved over its
+    /// own package's DRAM nodes and over each other package's.
+    LatPackage { chases: Vec<PackageChase>, opts: ChaseOpts, timing: Timing },
     /// Latency against working-set size on the first CPU.
     LatSweep { at: Where, opts: ChaseOpts, timing: Timing },
     /// Latency from every CPU (or a sample) to one node, grouped.
@@ -70,6 +77,7 @@ impl Step {
             Step::Bw { name, .. } => *name,
             Step::LatMatrix { .. } => StepName::LatMatrix,
             Step::LatInterleave { .. } => StepName::LatInterleave,
+            Step::LatPackage { .. } => StepName::LatPackage,
             Step::LatSweep { .. } => StepName::LatSweep,
             Step::LatPerCpu { .. } => StepName::LatPerCpu,
             Step::LatPrefetch { .. } => StepName::LatPrefetch,
@@ -95,9 +103,12 @@ pub enum StepName {
     BwGlobal,
     BwInterleave,
     BwWeighted,
+    BwPackage,
+    BwCrossPackage,
     BwScaling,
     LatMatrix,
     LatInterleave,
+    LatPackage,
     LatSweep,
     LatPrefetch,
     LatPerCpu,
@@ -106,15 +117,18 @@ pub enum StepName {
 }
 
 impl StepName {
-    pub const ALL: [StepName; 13] = [
+    pub const ALL: [StepName; 16] = [
         StepName::BwLocal,
         StepName::BwMatrix,
         StepName::BwGlobal,
         StepName::BwInterleave,
         StepName::BwWeighted,
+        StepName::BwPackage,
+        StepName::BwCrossPackage,
         StepName::BwScaling,
         StepName::LatMatrix,
         StepName::LatInterleave,
+        StepName::LatPackage,
         StepName::LatSweep,
         StepName::LatPrefetch,
         StepName::LatPerCpu,
@@ -130,15 +144,28 @@ impl StepName {
             StepName::BwGlobal => "bw-global",
             StepName::BwInterleave => "bw-interleave",
             StepName::BwWeighted => "bw-weighted",
+            StepName::BwPackage => "bw-package",
+            StepName::BwCrossPackage => "bw-cross-package",
             StepName::BwScaling => "bw-scaling",
             StepName::LatMatrix => "lat-matrix",
             StepName::LatInterleave => "lat-interleave",
+            StepName::LatPackage => "lat-package",
             StepName::LatSweep => "lat-sweep",
             StepName::LatPrefetch => "lat-prefetch",
             StepName::LatPerCpu => "lat-per-cpu",
             StepName::LatLoaded => "lat-loaded",
             StepName::LatC2c => "lat-c2c",
         }
+    }
+
+    /// The steps that measure at package scope: a package's CPUs all at
+    /// once ([`crate::scope`]).
+    pub const SCOPE: [StepName; 3] =
+        [StepName::BwPackage, StepName::BwCrossPackage, StepName::LatPackage];
+
+    /// Whether the step measures at package scope.
+    pub fn is_scope(self) -> bool {
+        StepName::SCOPE.contains(&self)
     }
 
     /// Every name, comma-separated, for messages.
@@ -189,6 +216,10 @@ pub struct SuitePlan {
     pub steps: Vec<PlannedStep>,
     /// Steps this machine cannot run, each with why (the plan prints them).
     pub skipped: Vec<(StepName, String)>,
+    /// Package-scope steps `run --only/--skip` left out, with why (not
+    /// printed; [`execute`] stores them, so that a study knows why the
+    /// run has no package figures).
+    pub left_out: Vec<(StepName, String)>,
 }
 
 /// How much longer a plan takes on a machine with `load` runnable tasks
@@ -219,11 +250,28 @@ impl SuitePlan {
     /// `skip` names (`run --only/--skip`); refuses to leave none. A name
     /// this machine's plan lacks (`bw-matrix` on one node) selects nothing.
     pub fn select(&mut self, only: &[StepName], skip: &[StepName]) -> Result<(), NoStepLeft> {
-        self.steps.retain(|s| {
+        let why = |id: &StepName| -> Option<&'static str> {
+            if skip.contains(id) {
+                Some("left out by --skip")
+            } else if !only.is_empty() && !only.contains(id) {
+                Some("left out by --only")
+            } else {
+                None
+            }
+        };
+        for s in &self.steps {
             let id = s.step.id();
-            (only.is_empty() || only.contains(&id)) && !skip.contains(&id)
-        });
-        self.skipped.retain(|(id, _)| (only.is_empty() || only.contains(id)) && !skip.contains(id));
+            if let (true, Some(w)) = (id.is_scope(), why(&id)) {
+                if !self.left_out.iter().any(|(n, _)| *n == id) {
+                    self.left_out.push((id, w.to_string()));
+                }
+            }
+        }
+        let (kept, gone): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.skipped).into_iter().partition(|(id, _)| why(id).is_none());
+        self.skipped = kept;
+        self.left_out.extend(gone.into_iter().filter(|(id, _)| id.is_scope()));
+        self.steps.retain(|s| why(&s.step.id()).is_none());
         if self.steps.is_empty() {
             return Err(NoStepLeft);
         }
@@ -258,10 +306,17 @@ impl SuitePlan {
             link_gbs: facts.link_gbs,
             ..BwPlan::default()
         };
+        let bw_package = |package: u32, targets: &[PackageTarget]| BwPlan {
+            modes: targets.iter().map(|&memory| BwMode::Package { package, memory }).collect(),
+            ..bw(BwMode::Global, vec![Kernel::Triad])
+        };
         // Time per result: the repetition budget, plus allocating and
         // first-touching the arrays (a few hundred MiB at a few GB/s).
         let per_result = rep_budget + 0.6;
         let mut steps = Vec::new();
+        let mut skipped = Vec::new();
+        let packages = crate::scope::packages(topo);
+        let no_scope = crate::scope::why_none(topo);
         let mut push = |step: Step, what: String, secs: f64| {
             steps.push(PlannedStep { step, what, estimate: Duration::from_secs_f64(secs) });
         };
@@ -326,6 +381,100 @@ impl SuitePlan {
                 );
             }
         }
+        // Package scope: each package's CPUs all at once, triad (as the
+        // matrix), on its own memory bound per node and interleaved, then
+        // on each other package's memory.
+        match &no_scope {
+            Some(why) => {
+                let one = packages.len() == 1;
+                skipped.push((
+                    StepName::BwPackage,
+                    if one {
+                        format!("{why}: `bw global` measures its CPUs on their own nodes at once")
+                    } else {
+                        why.clone()
+                    },
+                ));
+                skipped.push((
+                    StepName::BwCrossPackage,
+                    if one { format!("{why}: no other package's memory") } else { why.clone() },
+                ));
+            }
+            None => {
+                for p in &packages {
+                    if let Err(why) = crate::scope::own_dram(p) {
+                        skipped.push((StepName::BwPackage, why));
+                        continue;
+                    }
+                    let mut modes = Vec::new();
+                    let mut how = Vec::new();
+                    if p.numa_off {
+                        modes.push(PackageTarget::BindPerNode);
+                        how.push(format!(
+                            "on the memory the OS gives (NUMA off: node {} holds every \
+                             package's CPUs)",
+                            p.dram
+                        ));
+                    } else {
+                        if p.cpu_only_nodes.is_empty() {
+                            modes.push(PackageTarget::BindPerNode);
+                            how.push(format!("bound per node on nodes {} at once", p.dram));
+                        } else {
+                            skipped.push((
+                                StepName::BwPackage,
+                                format!(
+                                    "package {}: bound per node left out, its node(s) {} hold \
+                                     no memory",
+                                    p.id, p.cpu_only_nodes
+                                ),
+                            ));
+                        }
+                        modes.push(PackageTarget::Interleave);
+                        how.push(format!("interleaved over nodes {}", p.dram));
+                    }
+                    let n = modes.len();
+                    push(
+                        Step::Bw { name: StepName::BwPackage, plan: bw_package(p.id, &modes) },
+                        format!(
+                            "package {}'s CPUs {} at once, triad, {}{}",
+                            p.id,
+                            p.cpus,
+                            if p.numa_off { "" } else { "its own memory " },
+                            how.join(", then ")
+                        ),
+                        per_result * n as f64,
+                    );
+                }
+                for p in &packages {
+                    let mut to = Vec::new();
+                    for q in packages.iter().filter(|q| q.id != p.id) {
+                        match crate::scope::other_dram(p, q) {
+                            Ok(nodes) => to.push((q.id, nodes)),
+                            Err(why) => skipped.push((StepName::BwCrossPackage, why)),
+                        }
+                    }
+                    if to.is_empty() {
+                        continue;
+                    }
+                    let modes: Vec<PackageTarget> =
+                        to.iter().map(|(q, _)| PackageTarget::Other(*q)).collect();
+                    let whose: Vec<String> = to
+                        .iter()
+                        .map(|(q, nodes)| format!("package {q}'s nodes {nodes}"))
+                        .collect();
+                    push(
+                        Step::Bw { name: StepName::BwCrossPackage, plan: bw_package(p.id, &modes) },
+                        format!(
+                            "package {}'s CPUs {} at once, triad, memory interleaved over {}",
+                            p.id,
+                            p.cpus,
+                            whose.join(", then ")
+                        ),
+                        per_result * modes.len() as f64,
+                    );
+                }
+            }
+        }
         if let Some(first) = cpu_nodes.first() {
             // bw's scaling steps: every count up to 16, then about 8 more
             let counts = first.cpus.len().min(16) + usize::from(first.cpus.len() > 16) * 9;
@@ -382,7 +531,6 @@ impl SuitePlan {
             ),
             cells as f64 * (ring_secs + sample_secs),
         );
-        let mut skipped = Vec::new();
         match crate::lat::interleave_nodes(topo) {
             Ok(nodes) => push(
                 Step::LatInterleave { opts, timing },
@@ -390,6 +538,57 @@ impl SuitePlan {
                 ring_secs + sample_secs,
             ),
             Err(why) => skipped.push((StepName::LatInterleave, why)),
+        }
+        match &no_scope {
+            Some(why) => skipped.push((
+                StepName::LatPackage,
+                if packages.len() == 1 {
+                    format!("{why}: `lat matrix` and `lat interleave` chase its memory")
+                } else {
+                    why.clone()
+                },
+            )),
+            None => {
+                let mut chases = Vec::new();
+                for p in &packages {
+                    match crate::scope::own_dram(p) {
+                        Ok(_) => chases.push(PackageChase { package: p.id, other: None }),
+                        Err(why) => skipped.push((StepName::LatPackage, why)),
+                    }
+                    for q in packages.iter().filter(|q| q.id != p.id) {
+                        match crate::scope::other_dram(p, q) {
+                            Ok(_) => chases.push(PackageChase { package: p.id, other: Some(q.id) }),
+                            Err(why) => {
+                                if !skipped
+                                    .iter()
+                                    .any(|(n, w)| *n == StepName::LatPackage && *w == why)
+                                {
+                                    skipped.push((StepName::LatPackage, why))
+                                }
+                            }
+                        }
+                    }
+                }
+                if !chases.is_empty() {
+                    let n = chases.len();
+                    let ids: Vec<String> = packages.iter().map(|p| p.id.to_string()).collect();
+                    let what = if chases.iter().any(|c| c.other.is_some()) {
+                        "memory interleaved over its own package's nodes and over the other \
+                         package's"
+                    } else {
+                        "the memory the OS gives (NUMA off)"
+                    };
+                    push(
+                        Step::LatPackage { chases, opts, timing },
+                        format!(
+                            "a CPU of each package ({}) to {what}, {} MiB working set",
+                            ids.join(", "),
+                            lat_size >> 20
+                        ),
+                        n as f64 * (ring_secs + sample_secs),
+                    );
+                }
+            }
         }
         let sweep_timing = Timing::quick();
         push(
@@ -458,6 +657,7 @@ impl SuitePlan {
                     spec: LoadedSpec {
                         at: Where::default(),
                         load_cpus: None,
+                        load_node_only: true,
                         mixes: mixes.clone(),
                         delays_ns: delays.clone(),
                         load_bytes_per_thread: None,
@@ -466,7 +666,7 @@ impl SuitePlan {
                     timing,
                 },
                 format!(
-                    "chase on one CPU, {load_threads}+ load thread(s), mixes {}, idle + {} delay steps each",
+                    "chase on one CPU, up to {load_threads} load thread(s) on its node's other CPUs, mixes {}, idle + {} delay steps each",
                     mixes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
                     delays.len()
                 ),
@@ -483,7 +683,7 @@ impl SuitePlan {
                 4.0 * pairs as f64 * 0.3,
             );
         }
-        SuitePlan { budget, steps, skipped }
+        SuitePlan { budget, steps, skipped, left_out: Vec::new() }
     }
 }
 
@@ -573,6 +773,14 @@ pub fn run_step(
         Step::LatInterleave { opts, timing } => {
             crate::lat::interleaved_point(topo, opts, &ctx(*timing))?;
         }
+        Step::LatPackage { chases, opts, timing } => {
+            for c in chases {
+                if stop.is_stopped() {
+                    break;
+                }
+                crate::lat::package_point(topo, c, opts, &ctx(*timing))?;
+            }
+        }
         Step::LatSweep { at, opts, timing } => {
             crate::lat::sweep(topo, at, opts, &ctx(*timing))?;
         }
@@ -605,9 +813,29 @@ pub fn execute(
 ) -> SuiteOutcome {
     let total = plan.steps.len();
     let mut out = SuiteOutcome::default();
+    // On two or more packages, every package-scope step that measures
+    // nothing is stored with why ([`results::scope::StepNote`]).
+    let notes = crate::scope::why_none(topo).is_none();
+    let note = |id: StepName, status: StepStatus, reason: String| {
+        if notes && id.is_scope() {
+            let n = StepNote { step: id.as_str().to_string(), status, reason };
+            obs.event(Event::Record(n.into()));
+        }
+    };
     obs.event(Event::PhaseStart { phase: PHASE.into(), total: total as u64 });
+    for (id, why) in plan.skipped.iter().chain(&plan.left_out) {
+        note(*id, StepStatus::Skipped, why.clone());
+    }
+    let mut noted: Vec<StepName> = Vec::new();
     for (index, s) in plan.steps.iter().enumerate() {
         if stop.is_stopped() {
+            for later in &plan.steps[index..] {
+                let id = later.step.id();
+                if !noted.contains(&id) {
+                    noted.push(id);
+                    note(id, StepStatus::Skipped, "the run was stopped before this step".into());
+                }
+            }
             break;
         }
         let name = s.step.name();
@@ -616,6 +844,7 @@ pub fn execute(
             Ok(()) => None,
             Err(e) => {
                 let text = chain(&e);
+                note(s.step.id(), StepStatus::Failed, text.clone());
                 out.failed.push(StepFailure { step: name.clone(), error: e });
                 Some(text)
             }
@@ -643,7 +872,7 @@ mod load_tests {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use topo::synthetic::Machine;
     use topo::Vendor;
@@ -672,8 +901,194 @@ mod tests {
             .node(4, "", 64 << 30)
     }
 
-    fn snc2_with_cxl() -> Topology {
+    /// [`snc2_with_cxl_machine`], built (the other modules' tests use it).
+    pub(crate) fn snc2_with_cxl() -> Topology {
         snc2_with_cxl_machine().build()
+    }
+
+    /// Two packages of four nodes each (NPS4-like), 2 CPUs per node.
+    fn nps4() -> Topology {
+        let mut m = Machine::new(Vendor::Amd, "AMD EPYC 9654").package(0, "0-7").package(1, "8-15");
+        for n in 0..8u32 {
+            m = m.node(n, &format!("{}-{}", 2 * n, 2 * n + 1), 16 << 30);
+        }
+        m.build()
+    }
+
+    /// Two packages, one OS node holding every CPU (NUMA off).
+    pub(crate) fn numa_off() -> Topology {
+        Machine::new(Vendor::Intel, "Xeon")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-7", 64 << 30)
+            .build()
+    }
+
+    /// The package-scope steps of a plan: `(step, package, targets)` for
+    /// bandwidth and `(package, other)` chases for latency.
+    type Scoped = (Vec<(&'static str, u32, Vec<PackageTarget>)>, Vec<PackageChase>);
+
+    fn scoped(p: &SuitePlan) -> Scoped {
+        let mut bw = Vec::new();
+        let mut lat = Vec::new();
+        for s in &p.steps {
+            match &s.step {
+                Step::Bw { name, plan } if name.is_scope() => {
+                    assert_eq!(plan.kernels, [Kernel::Triad], "{}", s.what);
+                    let mut pkg = None;
+                    let targets = plan
+                        .modes
+                        .iter()
+                        .map(|m| match m {
+                            BwMode::Package { package, memory } => {
+                                assert!(pkg.is_none_or(|p| p == *package), "one package a step");
+                                pkg = Some(*package);
+                                *memory
+                            }
+                            m => panic!("{m:?} in {}", name.as_str()),
+                        })
+                        .collect();
+                    bw.push((name.as_str(), pkg.expect("a mode"), targets));
+                }
+                Step::LatPackage { chases, .. } => lat.extend(chases.iter().copied()),
+                _ => {}
+            }
+        }
+        (bw, lat)
+    }
+
+    fn chase(package: u32, other: Option<u32>) -> PackageChase {
+        PackageChase { package, other }
+    }
+
+    /// SNC2 on two sockets with a CXL node: each package's CPUs at once
+    /// on its own two nodes, bound per node then interleaved; on the other
+    /// package's two nodes; latency from a CPU of each package to both.
+    /// The CXL node is no package's DRAM.
+    #[test]
+    fn two_packages_get_package_scope_steps_over_their_own_dram() {
+        use PackageTarget::*;
+        let p = SuitePlan::for_topology(&snc2_with_cxl(), Budget::Quick, &facts(false));
+        let (bw, lat) = scoped(&p);
+        assert_eq!(
+            bw,
+            [
+                ("bw-package", 0, vec![BindPerNode, Interleave]),
+                ("bw-package", 1, vec![BindPerNode, Interleave]),
+                ("bw-cross-package", 0, vec![Other(1)]),
+                ("bw-cross-package", 1, vec![Other(0)]),
+            ]
+        );
+        assert_eq!(lat, [chase(0, None), chase(0, Some(1)), chase(1, None), chase(1, Some(0))]);
+        assert!(p.skipped.is_empty(), "{:?}", p.skipped);
+        let what: Vec<&str> =
+            p.steps.iter().filter(|s| s.step.id().is_scope()).map(|s| s.what.as_str()).collect();
+        assert_eq!(
+            what[..4],
+            [
+                "package 0's CPUs 0-3 at once, triad, its own memory bound per node on nodes 0-1 \
+                 at once, then interleaved over nodes 0-1",
+                "package 1's CPUs 4-7 at once, triad, its own memory bound per node on nodes 2-3 \
+                 at once, then interleaved over nodes 2-3",
+                "package 0's CPUs 0-3 at once, triad, memory interleaved over package 1's nodes 2-3",
+                "package 1's CPUs 4-7 at once, triad, memory interleaved over package 0's nodes 0-1",
+            ]
+        );
+        assert!(
+            what[4].starts_with("a CPU of each package (0, 1) to memory interleaved"),
+            "{what:?}"
+        );
+        // after the whole-machine steps, before scaling; latency after
+        // the interleaved point
+        let n = names(&p);
+        let at = |x: &str| n.iter().position(|s| s == x).unwrap_or_else(|| panic!("{x}: {n:?}"));
+        assert!(
+            at("bw interleave") < at("bw package") && at("bw cross-package") < at("bw scaling")
+        );
+        assert_eq!(at("lat package"), at("lat interleave") + 1);
+        // estimates: one result per target, as every bandwidth result
+        let est = |name: &str| -> f64 {
+            p.steps.iter().filter(|s| s.step.name() == name).map(|s| s.estimate.as_secs_f64()).sum()
+        };
+        let local_one = est("bw local") / 4.0;
+        assert!((est("bw package") - 4.0 * local_one).abs() < 1e-9, "{}", est("bw package"));
+        assert!((est("bw cross-package") - 2.0 * local_one).abs() < 1e-9);
+    }
+
+    /// NPS4-like: four nodes per package, every one of them its DRAM.
+    #[test]
+    fn nps4_packages_span_their_four_nodes() {
+        let p = SuitePlan::for_topology(&nps4(), Budget::Default, &facts(false));
+        let (bw, lat) = scoped(&p);
+        assert_eq!(bw.len(), 4, "{bw:?}");
+        assert_eq!(lat.len(), 4);
+        let what: Vec<&str> =
+            p.steps.iter().filter(|s| s.step.id().is_scope()).map(|s| s.what.as_str()).collect();
+        assert!(what[0].contains("CPUs 0-7 at once") && what[0].contains("nodes 0-3"), "{what:?}");
+        assert!(what[3].contains("package 0's nodes 0-3"), "{what:?}");
+        assert!(p.skipped.is_empty(), "{:?}", p.skipped);
+    }
+
+    /// NUMA off on two sockets: each package's CPUs on the memory the OS
+    /// gives (said so), and no cross-package step (no page can be placed
+    /// on the other package), with the reason.
+    #[test]
+    fn numa_off_measures_each_package_on_the_memory_the_os_gives() {
+        let p = SuitePlan::for_topology(&numa_off(), Budget::Quick, &facts(false));
+        let (bw, lat) = scoped(&p);
+        assert_eq!(
+            bw,
+            [
+                ("bw-package", 0, vec![PackageTarget::BindPerNode]),
+                ("bw-package", 1, vec![PackageTarget::BindPerNode]),
+            ]
+        );
+        assert_eq!(lat, [chase(0, None), chase(1, None)]);
+        let pkg = p.steps.iter().find(|s| s.step.id() == StepName::BwPackage).unwrap();
+        assert!(pkg.what.contains("CPUs 0-3 at once"), "{}", pkg.what);
+        assert!(pkg.what.contains("the memory the OS gives (NUMA off"), "{}", pkg.what);
+        let lat = p.steps.iter().find(|s| s.step.id() == StepName::LatPackage).unwrap();
+        assert!(lat.what.contains("the memory the OS gives (NUMA off)"), "{}", lat.what);
+        let scope: Vec<&(StepName, String)> =
+            p.skipped.iter().filter(|(n, _)| n.is_scope()).collect();
+        let skipped: Vec<&str> = scope.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            skipped,
+            ["bw-cross-package", "bw-cross-package", "lat-package", "lat-package"],
+            "{:?}",
+            p.skipped
+        );
+        assert!(scope.iter().all(|(_, w)| w.starts_with("NUMA off")), "{:?}", p.skipped);
+    }
+
+    /// A package whose only node has no memory has no DRAM of its own:
+    /// its own-memory steps are skipped with why, and nobody reads its
+    /// memory across the link.
+    #[test]
+    fn a_package_without_memory_is_skipped_with_its_reason() {
+        let t = Machine::new(Vendor::Intel, "Xeon")
+            .package(0, "0-1")
+            .package(1, "2-3")
+            .node(0, "0-1", 8 << 30)
+            .node(1, "2-3", 0)
+            .build();
+        let p = SuitePlan::for_topology(&t, Budget::Quick, &facts(false));
+        let (bw, lat) = scoped(&p);
+        use PackageTarget::*;
+        assert_eq!(
+            bw,
+            [
+                ("bw-package", 0, vec![BindPerNode, Interleave]),
+                ("bw-cross-package", 1, vec![Other(0)])
+            ]
+        );
+        assert_eq!(lat, [chase(0, None), chase(1, Some(0))]);
+        assert!(
+            p.skipped.iter().any(|(n, w)| *n == StepName::BwPackage
+                && w == "package 1's nodes (1) hold no memory: it has no DRAM of its own"),
+            "{:?}",
+            p.skipped
+        );
     }
 
     /// `run --only/--skip`.
@@ -741,18 +1156,36 @@ mod tests {
                 "lat c2c"
             ]
         );
-        // the interleaved latency is left out with its reason, which the
-        // plan prints; `--skip lat-interleave` drops the reason too
+        // the interleaved latency and the package-scope steps are left
+        // out with their reasons, which the plan prints; `--skip` drops a
+        // reason too
+        let skipped: Vec<(&str, &str)> =
+            p.skipped.iter().map(|(n, w)| (n.as_str(), w.as_str())).collect();
         assert_eq!(
-            p.skipped,
-            [(
-                StepName::LatInterleave,
-                "only node 0 has both memory and CPUs: interleaving needs two or more".to_string()
-            )]
+            skipped,
+            [
+                (
+                    "bw-package",
+                    "one package: `bw global` measures its CPUs on their own nodes at once"
+                ),
+                ("bw-cross-package", "one package: no other package's memory"),
+                (
+                    "lat-interleave",
+                    "only node 0 has both memory and CPUs: interleaving needs two or more"
+                ),
+                ("lat-package", "one package: `lat matrix` and `lat interleave` chase its memory"),
+            ]
         );
         let mut q = p.clone();
         q.select(&[], &[StepName::LatInterleave]).unwrap();
+        assert_eq!(q.skipped.len(), 3);
+        assert!(q.skipped.iter().all(|(n, _)| n.is_scope()));
+        // a left-out package-scope step keeps its reason for the run's
+        // step note
+        assert_eq!(q.left_out, []);
+        q.select(&[], &StepName::SCOPE).unwrap();
         assert!(q.skipped.is_empty());
+        assert_eq!(q.left_out.len(), 3, "{:?}", q.left_out);
     }
 
     /// Every latency step chases at the DRAM stride, and the
@@ -945,6 +1378,7 @@ mod tests {
                 planned(bad_lat),
             ],
             skipped: Vec::new(),
+            left_out: Vec::new(),
         }
     }
 
@@ -983,6 +1417,68 @@ mod tests {
         );
         assert!(matches!(&events[0], Event::PhaseStart { total: 2, .. }));
         assert!(matches!(events.last(), Some(Event::PhaseEnd { .. })));
+    }
+
+    fn notes(events: &[Event]) -> Vec<(String, StepStatus, String)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Record(results::Record::Step(n)) => {
+                    Some((n.step.clone(), n.status, n.reason.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// On two packages, each package-scope step that measures nothing is
+    /// stored with why: skipped by the plan, left out by `--only/--skip`,
+    /// failed (with its error) or not reached after a stop.
+    #[test]
+    fn package_scope_steps_that_measure_nothing_are_stored_with_why() {
+        let planned = |step| PlannedStep { step, what: String::new(), estimate: Duration::ZERO };
+        let bad_bw = BwPlan {
+            modes: vec![BwMode::Package { package: 9, memory: PackageTarget::Interleave }],
+            ..BwPlan::default()
+        };
+        let plan = SuitePlan {
+            budget: Budget::Quick,
+            steps: vec![
+                planned(Step::Bw { name: StepName::BwPackage, plan: bad_bw }),
+                planned(Step::LatPackage {
+                    chases: vec![chase(9, None)],
+                    opts: ChaseOpts::default(),
+                    timing: Timing::quick(),
+                }),
+            ],
+            skipped: vec![
+                (StepName::BwCrossPackage, "NUMA off: no".into()),
+                (StepName::LatInterleave, "one node".into()),
+            ],
+            left_out: vec![(StepName::LatPackage, "left out by --skip".into())],
+        };
+        let log = Log::default();
+        let out = execute(&snc2_with_cxl(), &plan, &log, &StopFlag::new());
+        assert_eq!(out.failed.len(), 2);
+        let n = notes(&log.0.into_inner().unwrap());
+        assert_eq!(n.len(), 4, "{n:?}");
+        assert_eq!(n[0], ("bw-cross-package".into(), StepStatus::Skipped, "NUMA off: no".into()));
+        assert_eq!(n[1], ("lat-package".into(), StepStatus::Skipped, "left out by --skip".into()));
+        assert_eq!((n[2].0.as_str(), n[2].1), ("bw-package", StepStatus::Failed));
+        assert!(n[2].2.contains("package 9 has no online CPU"), "{n:?}");
+        assert_eq!((n[3].0.as_str(), n[3].1), ("lat-package", StepStatus::Failed));
+        // stopped before the first step: each step not reached, once
+        let stop = StopFlag::new();
+        stop.stop();
+        let log = Log::default();
+        execute(&snc2_with_cxl(), &plan, &log, &stop);
+        let n = notes(&log.0.into_inner().unwrap());
+        let reached: Vec<&str> = n[2..].iter().map(|x| x.2.as_str()).collect();
+        assert_eq!(reached, ["the run was stopped before this step"; 2]);
+        // one package: nothing stored, whatever the plan skipped
+        let log = Log::default();
+        execute(&one_node(), &plan, &log, &StopFlag::new());
+        assert!(notes(&log.0.into_inner().unwrap()).is_empty());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! each on its own from one call per setting; `--policies all` and
 //! `--policies default` pair on the default policy; `--metric-file` never
 //! gives a stale score; repeats alternate across policies; bad metric
-//! flags are usage errors of one line.
+//! flags are usage errors of one line; runs alternated on a drifting
+//! machine are judged by their brackets, so that the drift cancels.
 
 use std::path::PathBuf;
 
@@ -69,6 +70,27 @@ impl Env {
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--metric", "rate: ([0-9.]+)", "--", bench, &counter, &rate]);
         self.ok(&args);
+    }
+
+    /// One `exec` run of one repeat, labelled `label`, of a program that
+    /// prints `score: SCORE`.
+    fn exec_scoring(&self, label: &str, score: f64) {
+        let echo = format!("echo score: {score:.3}");
+        self.ok(&[
+            "exec",
+            "--policies",
+            "default",
+            "--repeat",
+            "1",
+            "--label",
+            label,
+            "--metric",
+            "score: ([0-9.]+)",
+            "--",
+            "sh",
+            "-c",
+            &echo,
+        ]);
     }
 
     /// A benchmark printing `NAME: VALUE` for each `NAME=BASE` argument
@@ -441,4 +463,131 @@ fn compare_judges_the_score_per_watt_of_runs_with_power() {
         !ids.iter().any(|i| i.starts_with("exec_metric_per_watt") || i.starts_with("exec_energy")),
         "{ids:?}"
     );
+}
+
+// A machine that drifts while a study alternates its settings: `exec`
+// runs of identical settings labelled R S R S ..., each scoring 4% above
+// the run before it (a warming machine, a neighbour VM leaving). Every S
+// follows an R, so pairing each run with the next one gives every pair
+// the same sign; a run compared with the runs of the other label on both
+// sides of it (bracketed) sees no change.
+
+/// `runs` exec runs labelled `a`, `b`, `a`, `b`, ... whose scores grow by
+/// `drift` per run (geometric: 4% is x1.04 each run), the runs of `b`
+/// scoring `gap` times what the machine gives at that moment.
+fn alternated(env: &Env, runs: usize, drift: f64, gap: f64) {
+    for i in 0..runs {
+        let level = 100.0 * (1.0 + drift).powi(i as i32);
+        let (label, score) = if i % 2 == 0 { ("R", level) } else { ("S", level * gap) };
+        env.exec_scoring(label, score);
+    }
+}
+
+#[test]
+fn identical_settings_on_a_machine_drifting_four_percent_per_run_are_never_better() {
+    let env = Env::new();
+    alternated(&env, 10, 0.04, 1.0);
+    let v = env.json(&["compare", "label:R", "label:S"]);
+    let m = metric(&v, "exec_metric[default]");
+    let s = &m["groups"][1];
+    assert_eq!(s["n"], 5, "{m}");
+    let verdict = s["verdict"].as_str().unwrap();
+    assert!(
+        verdict == "same" || verdict == "undecided",
+        "identical settings judged {verdict}: {m}"
+    );
+    assert_eq!(s["basis"], "bracketed", "{m}");
+    // The drift cancels in each bracket: no change is left.
+    let change = s["change_pct"].as_f64().unwrap();
+    assert!(change.abs() < 0.5, "the change must be the drift-free one: {m}");
+    // The text says how the verdict was reached.
+    let text = env.ok(&["compare", "label:R", "label:S"]);
+    assert!(text.contains("bracketed"), "{text}");
+    // No pick from the score. The runs' wall time is really measured, on a
+    // machine that other work may slow down between runs: a pick from it
+    // is not this test's business.
+    let r = v["recommendations"].as_array().unwrap().iter().find(|r| r["profile"] == "program");
+    let r = r.expect("a program recommendation");
+    assert!(
+        r["group"].is_null() || r["decided_by"] != "exec_metric[default]",
+        "no pick from the score of identical settings: {r}"
+    );
+}
+
+#[test]
+fn an_eight_percent_gap_under_a_four_percent_drift_per_run_is_decided() {
+    let env = Env::new();
+    alternated(&env, 10, 0.04, 1.08);
+    let v = env.json(&["compare", "label:R", "label:S"]);
+    let s = &metric(&v, "exec_metric[default]")["groups"][1];
+    assert_eq!((s["verdict"].as_str(), s["basis"].as_str()), (Some("better"), Some("bracketed")));
+    let change = s["change_pct"].as_f64().unwrap();
+    assert!((change - 8.0).abs() < 0.5, "+8% once the drift is taken out: {s}");
+    let (lo, hi) = (s["ci_low_pct"].as_f64().unwrap(), s["ci_high_pct"].as_f64().unwrap());
+    assert!(lo > 0.0 && lo <= change && change <= hi, "{s}");
+}
+
+#[test]
+fn two_runs_per_label_in_blocks_cannot_be_bracketed_and_say_so() {
+    // R R S S on a machine drifting 10% per run: no run of one label lies
+    // between two of the other.
+    let env = Env::new();
+    for (i, label) in ["R", "R", "S", "S"].iter().enumerate() {
+        env.exec_scoring(label, 100.0 * 1.1f64.powi(i as i32));
+    }
+    let v = env.json(&["compare", "label:R", "label:S"]);
+    let s = &metric(&v, "exec_metric[default]")["groups"][1];
+    assert_eq!(s["verdict"], "undecided", "{s}");
+    assert_eq!(s["undecided_because"]["reason"], "not-bracketed", "{s}");
+    let text = env.ok(&["compare", "label:R", "label:S"]);
+    assert!(text.contains("cannot be bracketed"), "the text names the missing brackets: {text}");
+}
+
+/// 4 labels R S T U, 3 exec runs each, taken in turn on a machine drifting
+/// 3% per run, each run's score times `noise[i]`; S scores 8% above the
+/// others.
+fn four_in_turn(env: &Env, noise: &[f64; 12]) {
+    for (i, n) in noise.iter().enumerate() {
+        let label = ["R", "S", "T", "U"][i % 4];
+        let gap = if label == "S" { 1.08 } else { 1.0 };
+        env.exec_scoring(label, 100.0 * 1.03f64.powi(i as i32) * gap * n);
+    }
+}
+
+#[test]
+fn a_study_of_four_labels_in_turn_pools_its_noise_and_says_so() {
+    // About 1% scatter, the same for every label: one noise for the study,
+    // 12 runs less 1 level, 1 drift and 3 differences: 7 degrees of
+    // freedom where S against R alone would have 3.
+    let env = Env::new();
+    four_in_turn(
+        &env,
+        &[1.012, 0.991, 1.004, 0.987, 1.009, 1.015, 0.993, 1.001, 0.985, 1.007, 0.998, 1.011],
+    );
+    let labels = ["compare", "label:R", "label:S", "label:T", "label:U"];
+    let v = env.json(&labels);
+    let s = &metric(&v, "exec_metric[default]")["groups"][1];
+    assert_eq!((s["basis"].as_str(), s["pooled_groups"].as_u64()), (Some("bracketed"), Some(4)));
+    assert_eq!(s["verdict"], "better", "{s}");
+    let text = env.ok(&labels);
+    assert!(text.contains("of all 4 groups at once"), "{text}");
+    assert!(text.contains("7 degrees of freedom"), "{text}");
+}
+
+#[test]
+fn a_label_far_noisier_than_the_others_keeps_each_pair_on_its_own_brackets() {
+    // T scatters by about 25%, the others by about 1%: the premise of one
+    // noise fails, and no verdict may rest on the others' quiet.
+    let env = Env::new();
+    four_in_turn(
+        &env,
+        &[1.012, 0.991, 1.30, 0.987, 1.009, 1.015, 0.75, 1.001, 0.985, 1.007, 1.25, 1.011],
+    );
+    let v = env.json(&["compare", "label:R", "label:S", "label:T", "label:U"]);
+    let m = metric(&v, "exec_metric[default]");
+    for g in 1..4 {
+        let c = &m["groups"][g];
+        assert_eq!(c["basis"], "bracketed", "{c}");
+        assert!(c.get("pooled_groups").is_none(), "group {g}: {c}");
+    }
 }

@@ -950,6 +950,200 @@ fn numa_off_over_numa_firmware_and_over_none_differ_in_configuration() {
     assert_eq!(differ, ["acpi_slit", "acpi_srat"], "{a:#}\n{b:#}");
 }
 
+// --- run at package scope: each socket's CPUs at once, placement verified ---
+
+/// The payloads of the records of `kind` (and `mode`, when given) in a
+/// `show --json` document.
+fn payloads<'a>(show: &'a Value, kind: &str, mode: Option<&str>) -> Vec<&'a Value> {
+    show["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results[]: {show:#}"))
+        .iter()
+        .filter(|r| r["kind"] == kind)
+        .map(|r| &r["payload"])
+        .filter(|p| mode.is_none_or(|m| p["mode"] == m))
+        .collect()
+}
+
+/// The package-scope record of `package` on `mem_package`'s memory under
+/// `policy` among `records`.
+fn scoped<'a>(records: &[&'a Value], package: u64, mem_package: u64, policy: &str) -> &'a Value {
+    let found: Vec<&&Value> = records
+        .iter()
+        .filter(|r| {
+            let s = &r["scope"];
+            s["package"] == package && s["mem_package"] == mem_package && s["policy"] == policy
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "package {package} -> {mem_package} {policy}: {records:#?}");
+    found[0]
+}
+
+/// `run --quick` with only the package-scope steps on the SNC2-like
+/// machine (2 sockets x 2 nodes of one CPU): per socket, both of its CPUs
+/// at once, bound per node (each thread's pages on its own node: half on
+/// each) and interleaved over its two nodes; each socket on the other's
+/// two nodes; a chase from a CPU of each socket through its own and the
+/// other socket's memory. Every placement is checked with `move_pages`
+/// and verified; no step is skipped.
+#[test]
+fn run_measures_each_package_at_once_with_verified_placement() {
+    let boot = snc2("package-scope")
+        .run(
+            "run",
+            "numaprobe --json run --quick --only bw-package,bw-cross-package,lat-package -q",
+        )
+        .run("show", "numaprobe show latest --json")
+        .boot();
+    let run = boot.get("run").expect_rc(0);
+    assert_eq!(run.json()["status"], "complete", "{run}");
+    let show = boot.json("show");
+    let bw = payloads(&show, "bw", Some("package"));
+    assert_eq!(bw.len(), 6, "2 packages x (bound, interleaved) + 2 cross: {show:#}");
+    let half = [(0, 0.5), (1, 0.5)];
+    let other_half = [(2, 0.5), (3, 0.5)];
+    for (p, cpus, own, other, own_half, far_half) in [
+        (0u64, "0-1", "0-1", "2-3", &half, &other_half),
+        (1, "2-3", "2-3", "0-1", &other_half, &half),
+    ] {
+        for policy in ["bind-per-node", "interleave"] {
+            let r = scoped(&bw, p, p, policy);
+            let what = format!("package {p} {policy}: {r:#}");
+            assert_eq!(r["kernel"], "triad", "{what}");
+            assert_eq!(r["cpus"], cpus, "{what}");
+            assert_eq!(r["threads"], 2, "{what}");
+            assert_eq!(r["mem_nodes"], own, "{what}");
+            assert_eq!(r["scope"]["memory"], "own-package", "{what}");
+            assert_eq!(r["scope"]["cpu_nodes"], own, "{what}");
+            let want = if policy == "bind-per-node" { "local-per-thread" } else { "interleave" };
+            assert_eq!(r["policy"], want, "{what}");
+            assert_eq!(r["placement"]["status"], "verified", "{what}");
+            assert_check(&what, &r["placement"]["check"], own_half, 0.05);
+        }
+        let r = scoped(&bw, p, 1 - p, "interleave");
+        let what = format!("package {p} -> {}: {r:#}", 1 - p);
+        assert_eq!(
+            (r["cpus"].as_str(), r["mem_nodes"].as_str()),
+            (Some(cpus), Some(other)),
+            "{what}"
+        );
+        assert_eq!(r["scope"]["memory"], "other-package", "{what}");
+        assert_eq!(r["placement"]["status"], "verified", "{what}");
+        assert_check(&what, &r["placement"]["check"], far_half, 0.05);
+    }
+    let lat = payloads(&show, "lat", Some("package"));
+    assert_eq!(lat.len(), 4, "2 packages x (own, other): {show:#}");
+    for (p, cpu, own, other) in [(0u64, 0u64, "0-1", "2-3"), (1, 2, "2-3", "0-1")] {
+        for (to, nodes) in [(p, own), (1 - p, other)] {
+            let r = scoped(&lat, p, to, "interleave");
+            let what = format!("chase {p} -> {to}: {r:#}");
+            assert_eq!(r["cpu"], cpu, "the package's first CPU: {what}");
+            assert_eq!(r["interleave"], nodes, "{what}");
+            assert!(r["median_ns"].as_f64().is_some_and(|ns| ns > 0.0), "{what}");
+            assert_eq!(r["placement"]["status"], "verified", "{what}");
+            let n: Vec<u32> = topo::NodeSet::parse_list(nodes).unwrap().iter().collect();
+            assert_check(&what, &r["placement"]["check"], &[(n[0], 0.5), (n[1], 0.5)], 0.05);
+        }
+    }
+    assert!(payloads(&show, "step", None).is_empty(), "nothing skipped: {show:#}");
+}
+
+/// `numa=off` over a two-socket firmware: each socket's CPUs at once on
+/// the memory the OS gives (its one node, verified there); no page can be
+/// placed on the other socket, so the cross-package figures are skipped,
+/// the reason stored with the run.
+#[test]
+fn run_under_numa_off_measures_each_package_on_the_memory_the_os_gives() {
+    let boot = numa_off_over_numa_firmware("package-scope-numa-off")
+        .run("run", "numaprobe run --quick --only bw-package,bw-cross-package,lat-package -q")
+        .run("show", "numaprobe show latest --json")
+        .boot();
+    boot.get("run").expect_rc(0);
+    let show = boot.json("show");
+    let bw = payloads(&show, "bw", Some("package"));
+    assert_eq!(bw.len(), 2, "one per package: {show:#}");
+    for (p, cpus) in [(0u64, "0-1"), (1, "2-3")] {
+        let r = scoped(&bw, p, p, "os-given");
+        let what = format!("package {p}: {r:#}");
+        assert_eq!((r["cpus"].as_str(), r["mem_node"].as_u64()), (Some(cpus), Some(0)), "{what}");
+        assert_eq!(r["policy"], "bind", "{what}");
+        assert_eq!(r["placement"]["status"], "verified", "{what}");
+        assert_check(&what, &r["placement"]["check"], &[(0, 1.0)], 0.0);
+    }
+    let lat = payloads(&show, "lat", Some("package"));
+    assert_eq!(lat.len(), 2, "{show:#}");
+    for p in [0u64, 1] {
+        let r = scoped(&lat, p, p, "os-given");
+        assert_eq!(r["placement"]["status"], "verified", "{r:#}");
+    }
+    let steps = payloads(&show, "step", None);
+    let names: Vec<&str> = steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bw-cross-package", "bw-cross-package", "lat-package", "lat-package"]);
+    for s in &steps {
+        assert_eq!(s["status"], "skipped", "{s}");
+        assert!(s["reason"].as_str().unwrap().starts_with("NUMA off: node(s) 0 hold"), "{s}");
+    }
+}
+
+/// `run --quick` on an SNC2-like guest with 1.5 GiB per node (the default
+/// 256 MiB cannot hold `--quick`'s 512 MiB latency matrix, nor 1 GiB its
+/// loaded latency's 704 MiB beside the reserve), every step,
+/// timed in the guest (`/proc/uptime` around the command; the run's own
+/// `elapsed_s` and estimate beside it), and once more without the
+/// package-scope steps (what `run --quick` measured before them). The
+/// guest is emulated, so the times say what the steps cost under
+/// emulation, not on hardware. A measurement (minutes under TCG), not a
+/// check: run it by name with `--ignored`. With
+/// `NUMAPROBE_GUEST_TIMED_PLAIN=1` only the plain `run --quick` is timed:
+/// for a binary without the package steps (`NUMAPROBE_GUEST_BIN` set to an
+/// older build), to time what `--quick` cost before them.
+#[test]
+#[ignore = "measures run --quick (minutes under TCG): -- --ignored run_quick_on_two_sockets"]
+fn run_quick_on_two_sockets_with_and_without_the_package_steps() {
+    let timed = |args: &str| {
+        format!(
+            "echo \"start $(cut -d\" \" -f1 /proc/uptime)\" >&2; \
+             numaprobe --json run --quick -q {args}; rc=$?; \
+             echo \"end $(cut -d\" \" -f1 /proc/uptime)\" >&2; exit $rc"
+        )
+    };
+    let mut m = Machine::new("quick-timed").sockets(2, 2);
+    for n in 0..4u32 {
+        m = m.node(n, 1536, &[(n / 2, n % 2)]);
+    }
+    let plain = std::env::var_os("NUMAPROBE_GUEST_TIMED_PLAIN").is_some();
+    let mut m = m.distances(&SNC2_SLIT).run("with", &timed(""));
+    if !plain {
+        m = m.run("without", &timed("--skip bw-package,bw-cross-package,lat-package"));
+    }
+    let boot = m.boot();
+    let names: &[&str] = if plain { &["with"] } else { &["with", "without"] };
+    for &name in names {
+        let out = boot.get(name).expect_rc(0);
+        let doc = out.json();
+        let at = |what: &str| -> f64 {
+            out.stderr
+                .lines()
+                .find_map(|l| l.strip_prefix(what))
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {what}in the guest's stderr\n{out}"))
+        };
+        let label = match (plain, name) {
+            (true, _) => "with every step the binary plans",
+            (false, "with") => "with the package steps",
+            _ => "without the package steps",
+        };
+        eprintln!(
+            "guest run --quick {label}: wall {:.1} s, measuring {:.1} s, estimate {:.0} s, {} results",
+            at("end ") - at("start "),
+            doc["elapsed_s"].as_f64().unwrap_or(f64::NAN),
+            doc["estimate_s"].as_f64().unwrap_or(f64::NAN),
+            doc["results"]
+        );
+        assert_eq!(doc["status"], "complete", "{out}");
+    }
+}
+
 // --- study --vary: a runtime setting alternated and restored, for real ---
 
 const THP_FILE: &str = "/sys/kernel/mm/transparent_hugepage/enabled";

@@ -1,18 +1,28 @@
 //! The published settings studies of `../shared/STUDIES.md` (1, 3, 4 and 5)
-//! as numaprobe studies: each configuration's figures from the study, as
-//! runs in numaprobe's own export format (`numaprobe-export` version 1),
-//! three runs per configuration with deterministic run-to-run noise
-//! (about 1% for bandwidth and program scores, 0.5% for latency), imported
-//! into a temporary store and compared with the real binary. The tests
-//! check that `compare --json` reaches the study's published conclusion
-//! for the right reason: the metric that decides it, and the settings diff
-//! it names. Only the study's own figures are used; where this file maps a
-//! study's column onto a numaprobe metric, the comment says how.
+//! as numaprobe studies, in numaprobe's own export format
+//! (`numaprobe-export` version 1), three runs per configuration with
+//! deterministic run-to-run noise (about 1% for bandwidth and program
+//! scores, 0.5% for latency), imported into a temporary store and compared
+//! with the real binary. The tests check that `compare --json` reaches the
+//! study's published conclusion for the right reason: the metric that
+//! decides it, and the settings diff it names.
+//!
+//! Studies 1, 3 (NPS) and 5, which compare NUMA modes, come from the
+//! machine model of crates/simmodel: the study's machine as hardware
+//! limits, its runs as `run` stores them (cells measured alone, package
+//! figures measured together), and its truth from the profiles' premises;
+//! the study's conclusion is checked against the model's truth, and
+//! `compare` against both. The program-score studies (3's BIOS settings,
+//! 4) use the study's own scores as `exec` records.
 
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use serde_json::{json, Value};
+use simmodel::facts::Setting as ModelSetting;
+use simmodel::runs::{Budget as ModelBudget, Study as ModelStudy};
+use simmodel::truth::{truths, Bands, Truth};
+use simmodel::view::View;
 
 fn np(db: &Path) -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
@@ -185,366 +195,248 @@ fn bw(mode: &str, gbs: f64) -> (&'static str, Value) {
     )
 }
 
-fn bw_local(c: u32, gbs: f64) -> (&'static str, Value) {
-    (
-        "bw",
-        json!({"mode": "local", "kernel": "triad", "cpu_node": c, "mem_node": c,
-                  "best_gbs": gbs, "median_gbs": gbs, "spread_pct": 1.0, "samples": 10}),
-    )
-}
-
-fn bw_cell(c: u32, m: u32, gbs: f64) -> (&'static str, Value) {
-    (
-        "bw",
-        json!({"mode": "matrix", "kernel": "triad", "cpu_node": c, "mem_node": m,
-                  "best_gbs": gbs, "median_gbs": gbs, "spread_pct": 1.0, "samples": 10}),
-    )
-}
-
 // ---------------------------------------------------------------------------
-// Study 1: Xeon Platinum 8380, 2 sockets, BIOS NUMA on/off x SNC, written
-// as a default `run` stores it on each node structure (STUDIES.md, "What a
-// real machine reports in each mode"): 2 x 40 cores (HT off); SNC off: 2
-// nodes of 40 CPUs, SLIT 10 20; SNC2: 4 nodes of 20 CPUs, SLIT 10 11 20 20;
-// SNC4: 8 nodes of 10 CPUs, SLIT 10 11 11 11 20...; BIOS NUMA off: 1 node of
-// 80 CPUs, no SRAT. Each run holds the real topology, the firmware's SRAT
-// and SLIT as the configuration records them, the declared `bios.numa` and
-// `bios.snc`, per-node local bandwidth, and full bandwidth and latency
-// matrices including the same-package cells the study does not give.
-//
-// Mapping: the study's "local GB/s" (STREAM bound per domain, whole
-// machine) is `bw` global; its "global GB/s" (unbound) is `bw` interleave;
-// a node's local cell is its share of the machine's bound figure (a node
-// of a quarter of the channels moves about a quarter); a cross-package
-// matrix cell is one node reading one node of the other package, so the
-// package's "remote GB/s" is the sum of its nodes' cells; latency cells
-// are the study's local and remote figures. The same-package neighbour
-// cells, which the study does not give, are written at `neighbour` times
-// the local latency (and the local bandwidth divided by it): the test runs
-// 1.1, 1.25 and 1.5, and no pick may depend on the value. With NUMA off the
-// one node's latency is the study's "380 (average)".
+// Studies 1, 3 (NPS) and 5 come from the machine model of crates/simmodel:
+// each study's machine as hardware facts (simmodel::studies: packages,
+// cores, channels and DIMM rate, lines in flight per core, socket link,
+// mesh, latencies by relation, read back from the study's own figures),
+// its runs written as `run` stores them on each setting's topology (every
+// step of the plan: cells measured alone, package figures measured
+// together), alternated A B .. B A with 1% (bandwidth) and 0.5% (latency)
+// run-to-run noise. Nothing divides a package's figure among its nodes:
+// a node alone gets what its cores pull, capped by its channels or the
+// link. The model's truth (simmodel::truth: the premises on the model's
+// noise-free figures) is checked against the study's conclusion, and
+// `compare` against the truth.
 
-/// One configuration of the Xeon 8380 study: `snc` nodes per socket.
-struct Xeon {
-    label: &'static str,
-    snc: u32,
-    local_gbs: f64,
-    global_gbs: f64,
-    local_ns: f64,
-    remote_ns: f64,
-    remote_gbs: f64,
-}
-
-const XEON: [Xeon; 4] = [
-    Xeon {
-        label: "NUMA on, SNC off",
-        snc: 1,
-        local_gbs: 550.0,
-        global_gbs: 540.0,
-        local_ns: 130.0,
-        remote_ns: 450.0,
-        remote_gbs: 250.0,
-    },
-    Xeon {
-        label: "NUMA on, SNC2",
-        snc: 2,
-        local_gbs: 580.0,
-        global_gbs: 525.0,
-        local_ns: 115.0,
-        remote_ns: 470.0,
-        remote_gbs: 220.0,
-    },
-    Xeon {
-        label: "NUMA on, SNC4",
-        snc: 4,
-        local_gbs: 585.0,
-        global_gbs: 510.0,
-        local_ns: 110.0,
-        remote_ns: 490.0,
-        remote_gbs: 200.0,
-    },
-    // BIOS NUMA off: the study gives one node's 600 and the 380 average.
-    Xeon {
-        label: "NUMA off",
-        snc: 0,
-        local_gbs: 600.0,
-        global_gbs: 400.0,
-        local_ns: 380.0,
-        remote_ns: 380.0,
-        remote_gbs: 180.0,
-    },
-];
-
-/// The topology `topo` discovers on `packages` sockets of `cpus` CPUs each
-/// under `per_socket` nodes per socket (0: one node for the whole machine,
-/// BIOS NUMA off), with SLIT `near` inside a socket and `far` across.
-fn socket_topology(
-    vendor: topo::Vendor,
-    model: &str,
-    packages: u32,
-    cpus: u32,
-    per_socket: u32,
-    near: &dyn Fn(u32, u32) -> u32,
-    far: u32,
-) -> Value {
-    let mut m = topo::synthetic::Machine::new(vendor, model);
-    for p in 0..packages {
-        m = m.package(p, &format!("{}-{}", p * cpus, (p + 1) * cpus - 1));
+/// Writes the export of a modelled study and imports it into a new store;
+/// returns the store's path.
+fn import_model(dir: &Path, name: &str, s: &ModelStudy) -> PathBuf {
+    let doc = simmodel::runs::export(&s.runs());
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, doc.to_string()).unwrap();
+    if let Some(keep) = std::env::var_os("NUMAPROBE_KEEP_STUDY_EXPORTS") {
+        let _ = std::fs::write(
+            Path::new(&keep).join(format!("{name}-{}.json", s.seed)),
+            doc.to_string(),
+        );
     }
-    let mem = 256u64 << 30;
-    if per_socket == 0 {
-        m = m.node(0, &format!("0-{}", packages * cpus - 1), mem * u64::from(packages));
-    } else {
-        let n = packages * per_socket;
-        let size = cpus / per_socket;
-        for i in 0..n {
-            m = m.node(
-                i,
-                &format!("{}-{}", i * size, (i + 1) * size - 1),
-                mem / u64::from(per_socket),
-            );
-        }
-        let rows: Vec<Vec<u32>> = (0..n)
-            .map(|a| {
-                (0..n)
-                    .map(|b| match (a == b, a / per_socket == b / per_socket) {
-                        (true, _) => 10,
-                        (false, true) => near(a % per_socket, b % per_socket),
-                        (false, false) => far,
-                    })
-                    .collect()
-            })
-            .collect();
-        let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
-        m = m.distances(&refs);
-    }
-    serde_json::to_value(m.build()).unwrap()
+    let db = dir.join(format!("{name}.db"));
+    np(&db).arg("import").arg(&file).assert().success();
+    db
 }
 
-/// The SLIT as a run's configuration records it (`acpi_slit`, from the
-/// firmware's table: the rows joined, `10 11 20 20 / 11 10 20 20 / ...`
-/// up to 8 localities), from the topology's distances.
-fn slit_text(topology: &Value) -> String {
-    let rows: Vec<String> = topology["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| {
-            let d: Vec<String> =
-                n["distances"].as_array().unwrap().iter().map(|x| x.to_string()).collect();
-            d.join(" ")
-        })
-        .collect();
-    assert!(rows.len() <= 8, "above 8 localities the table is summarised");
-    rows.join(" / ")
+/// The model's truth per profile for a study (margin 3%; a comparison
+/// within three times the study's noise of the margin may go either way).
+fn model_truth(s: &ModelStudy) -> Vec<Truth> {
+    let views: Vec<View> = s.settings.iter().map(|x| View::new(&s.machine, *x)).collect();
+    truths(&views, 0.03, Bands::of(&s.noise, 3.0))
 }
 
-fn xeon_setting(x: &'static Xeon, neighbour: f64) -> Setting {
-    let per_socket = x.snc;
-    let nodes = (2 * per_socket).max(1);
-    let topology = socket_topology(
-        topo::Vendor::Intel,
-        "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz",
-        2,
-        40,
-        per_socket,
-        &|_, _| 11,
-        20,
-    );
-    let (mode, mode_label, srat, slit) = match per_socket {
-        0 => (
-            "single-node",
-            "NUMA off (one node)".to_string(),
-            "none".to_string(),
-            "none".to_string(),
-        ),
-        1 => (
-            "node-per-package",
-            "NUMA per socket".to_string(),
-            "2 proximity domains (2 with CPUs, 2 with memory)".to_string(),
-            slit_text(&topology),
-        ),
-        k => (
-            "nodes-per-package",
-            format!("SNC{k}"),
-            format!("{nodes} proximity domains ({nodes} with CPUs, {nodes} with memory)"),
-            slit_text(&topology),
-        ),
-    };
-    let declared = match per_socket {
-        0 => json!({"bios.numa": "off"}),
-        1 => json!({"bios.numa": "on", "bios.snc": "off"}),
-        k => json!({"bios.numa": "on", "bios.snc": k.to_string()}),
-    };
-    Setting {
-        label: x.label,
-        packages: 2,
-        topology,
-        config: json!({"numa_mode": mode, "numa_mode_label": mode_label, "nodes": nodes,
-                       "nodes_with_cpus": nodes, "online_cpus": 80, "kernel": "5.14.0",
-                       "smt": "off", "acpi_srat": srat, "acpi_slit": slit, "declared": declared}),
-        records: Box::new(move |rng| {
-            let mut v = vec![
-                bw("global", rng.jitter(x.local_gbs, 0.01)),
-                bw("interleave", rng.jitter(x.global_gbs, 0.01)),
-            ];
-            let node_local = x.local_gbs / f64::from(nodes);
-            for c in 0..nodes {
-                v.push(bw_local(c, rng.jitter(node_local, 0.01)));
-                for m in 0..nodes {
-                    let same_socket = per_socket == 0 || c / per_socket == m / per_socket;
-                    let (ns, gbs) = match (c == m, same_socket) {
-                        (true, _) => (x.local_ns, node_local),
-                        (false, true) => (x.local_ns * neighbour, node_local / neighbour),
-                        // A node's cell into one node of the other socket:
-                        // the package's figure shared by its nodes.
-                        (false, false) => (x.remote_ns, x.remote_gbs / f64::from(per_socket)),
-                    };
-                    v.push(lat_cell(c, m, rng.jitter(ns, 0.005)));
-                    v.push(bw_cell(c, m, rng.jitter(gbs, 0.01)));
-                }
-            }
-            v
-        }),
+fn truth_of<'a>(t: &'a [Truth], profile: &str) -> &'a Truth {
+    t.iter().find(|t| t.profile == profile).unwrap_or_else(|| panic!("no truth for {profile}"))
+}
+
+/// `compare`'s pick for `profile` is one the model's truth allows.
+fn assert_pick_allowed(v: &Value, s: &ModelStudy, t: &[Truth], profile: &str, what: &str) {
+    let r = rec(v, profile);
+    let allowed: Vec<usize> =
+        truth_of(t, profile).acceptable.iter().map(|&i| group_index(v, &s.labels[i])).collect();
+    if let Some(g) = r["group"].as_u64() {
+        assert!(
+            allowed.contains(&(g as usize)),
+            "{what}: {profile} picks {} where the model's truth allows {:?}: {}",
+            v["groups"][g as usize]["label"],
+            truth_of(t, profile).acceptable.iter().map(|&i| &s.labels[i]).collect::<Vec<_>>(),
+            r["text"]
+        );
     }
 }
 
-fn study1(neighbour: f64) -> Vec<Setting> {
-    XEON.iter().map(|x| xeon_setting(x, neighbour)).collect()
+// Study 1: Xeon Platinum 8380, 2 sockets, BIOS NUMA on/off x SNC, as a
+// default `run` stores each mode (STUDIES.md, "What a real machine
+// reports in each mode"): SNC off 2 nodes of 40 CPUs, SLIT 10 20; SNC2 4
+// nodes of 20 CPUs, SLIT 10 11 21 21; SNC4 8 nodes of 10 CPUs; BIOS NUMA
+// off 1 node of 80 CPUs, no SRAT; declared `bios.numa` and `bios.snc`.
+// The sibling cluster's latency, which the study does not give, is 1.1,
+// 1.25 and 1.5 times SNC off's local latency: no pick may depend on it.
+
+const XEON: [&str; 4] = ["NUMA on, SNC off", "NUMA on, SNC2", "NUMA on, SNC4", "NUMA off"];
+
+fn xeon_study(neighbour: f64) -> ModelStudy {
+    let mut m = simmodel::studies::xeon_8380();
+    for c in m.clusterings.iter_mut().filter(|c| c.domains > 1) {
+        c.neighbour = neighbour;
+        c.far_neighbour = neighbour;
+    }
+    let settings = vec![
+        ModelSetting::domains(1),
+        ModelSetting::domains(2),
+        ModelSetting::domains(4),
+        ModelSetting::bios_numa_off(),
+    ];
+    let mut s = ModelStudy::new(m, settings, 3, 1);
+    s.labels = XEON.iter().map(|l| l.to_string()).collect();
+    s.budget = ModelBudget::Default;
+    s
 }
 
 /// The study's figure for a metric, per socket where the metric is per
-/// package, for the metrics that map onto the study's columns.
-fn xeon_figure(x: &Xeon, id: &str) -> Option<f64> {
+/// package, for the metrics that map onto the study's columns ("local" is
+/// STREAM bound per domain: `global_bw_gbs`; "global" unbound:
+/// `interleave_bw_gbs`; "remote GB/s" one socket reading the other's
+/// memory: `cross_pkg_bw_gbs`). Under NUMA off the one OS node's bound
+/// figure is the firmware's interleave, the study's 400 GB/s (its "600 (one
+/// node)" is above every bound figure it gives with NUMA on, which the
+/// same DIMMs cannot do), and its "380 (average)" is every CPU's latency.
+fn xeon_figure(label: &str, id: &str) -> Option<f64> {
+    let (local, global, local_ns, remote_ns, remote) = match label {
+        "NUMA on, SNC off" => (550.0, 540.0, 130.0, 450.0, 250.0),
+        "NUMA on, SNC2" => (580.0, 525.0, 115.0, 470.0, 220.0),
+        "NUMA on, SNC4" => (585.0, 510.0, 110.0, 490.0, 200.0),
+        _ => {
+            return match id {
+                "global_bw_gbs" => Some(400.0),
+                "local_bw_pkg_gbs" => Some(200.0),
+                "thread_lat_ns" | "spread_lat_ns" => Some(380.0),
+                _ => None,
+            }
+        }
+    };
     Some(match id {
-        "global_bw_gbs" => x.local_gbs,
-        "local_bw_pkg_gbs" => x.local_gbs / 2.0,
-        "interleave_bw_gbs" => x.global_gbs,
-        "cross_pkg_bw_gbs" => x.remote_gbs,
-        "local_lat_ns" | "thread_lat_ns" => x.local_ns,
-        "remote_lat_ns" => x.remote_ns,
-        "remote_penalty_ratio" => x.remote_ns / x.local_ns,
+        "global_bw_gbs" => local,
+        "local_bw_pkg_gbs" => local / 2.0,
+        "interleave_bw_gbs" => global,
+        "cross_pkg_bw_gbs" => remote,
+        "local_lat_ns" | "thread_lat_ns" => local_ns,
+        "remote_lat_ns" => remote_ns,
+        "remote_penalty_ratio" => remote_ns / local_ns,
         _ => return None,
     })
 }
 
+/// The model's truth on the Xeon 8380 against the study's conclusion.
+/// Where they agree: SNC off for OLTP databases, virtualization and
+/// multi-GPU training, never NUMA off. Where they do not: bound HPC work.
+/// The study picks SNC2 "(+5-7% local bandwidth, lower local latency)";
+/// on its own figures SNC4 has as much bound bandwidth (585 against 580
+/// GB/s, inside the margin) and a lower local latency (110 against 115 ns),
+/// and what SNC2 keeps over SNC4 is the unbound bandwidth (525 against 510
+/// GB/s), which the premise of a job bound per domain never touches
+/// (docs/store.md, "Recommendations": no guard). So the truth picks SNC4,
+/// with SNC2 within the band (the latencies 4.3% apart, near the margin).
+#[test]
+fn study1_the_models_truth_against_the_published_conclusion() {
+    for neighbour in [1.1, 1.25, 1.5] {
+        let s = xeon_study(neighbour);
+        let t = model_truth(&s);
+        let what = format!("sibling at {neighbour}x: {t:?}");
+        let label = |p: &str| truth_of(&t, p).pick.map(|i| s.labels[i].as_str());
+        for p in ["database", "virtualization", "ai-training"] {
+            assert_eq!(label(p), Some("NUMA on, SNC off"), "{p}: {what}");
+        }
+        assert_eq!(label("hpc"), Some("NUMA on, SNC4"), "{what}");
+        assert_eq!(truth_of(&t, "hpc").decided_by.map(|f| f.metric_id()), Some("thread_lat_ns"));
+        assert!(truth_of(&t, "hpc").acceptable.contains(&1), "SNC2 within the band: {what}");
+        for x in &t {
+            assert!(!x.acceptable.contains(&3), "NUMA off allowed: {x:?}");
+        }
+    }
+}
+
 #[test]
 fn study1_snc_and_numa_reach_the_published_conclusions() {
-    let all: Vec<&str> = XEON.iter().map(|x| x.label).collect();
     for neighbour in [1.1, 1.25, 1.5] {
+        let s = xeon_study(neighbour);
+        let t = model_truth(&s);
         let dir = tempfile::tempdir().unwrap();
-        let db = import(dir.path(), "xeon-8380", &study1(neighbour), 1);
-        for baseline in &all {
-            let v = compare_json(&db, &all, Some(baseline));
+        let db = import_model(dir.path(), "xeon-8380", &s);
+        for baseline in XEON {
+            let v = compare_json(&db, &XEON, Some(baseline));
             let what = format!("neighbour at {neighbour}x, baseline {baseline}");
-            // HPC with processes bound per domain: SNC2, for the package's
-            // bandwidth bound per domain (+5-7% over SNC off); SNC4 loses on
-            // the unbound bandwidth the guard keeps.
-            assert_pick_in(&v, "hpc", "NUMA on, SNC2", "local_bw_pkg_gbs", &what);
+            for p in ["hpc", "database", "virtualization", "ai-training", "latency"] {
+                assert_pick_allowed(&v, &s, &t, p, &what);
+            }
+            // HPC bound per domain (docs/store.md's premise) sees the
+            // package's bound bandwidth, then its own domain's latency: the
+            // bound figures of SNC2 and SNC4 (580 and 585 GB/s) tie, SNC4's
+            // local latency is lower (110 against 115 ns). The experts pick
+            // SNC2 for what it keeps of the unbound and cross-socket
+            // bandwidth, which a workload bound per domain does not see.
+            assert_pick_in(&v, "hpc", "NUMA on, SNC4", "thread_lat_ns", &what);
             let hpc = rec(&v, "hpc")["text"].as_str().unwrap();
             assert!(hpc.contains("numa_mode_label"), "{what}: hpc names the SNC setting: {hpc}");
             assert!(hpc.contains("bios.snc"), "{what}: hpc names the declared setting: {hpc}");
-            // SNC4 either trades too much unbound bandwidth away or loses
-            // to SNC2 across the sockets once their bound bandwidth ties.
-            assert!(
-                hpc.contains("NUMA on, SNC4 loses on interleaved bandwidth")
-                    || hpc.contains("NUMA on, SNC2 wins on cross-package bandwidth"),
-                "{what}: {hpc}"
-            );
-            assert!(hpc.contains("NUMA off loses on interleaved bandwidth"), "{what}: {hpc}");
             assert!(!hpc.contains("not measured"), "{what}: {hpc}");
-            // OLTP databases, virtualization: node-spanning work keeps the
-            // unbound and the cross-package bandwidth; multi-GPU training
-            // the cross-package bandwidth once the unbound one ties.
+            // OLTP databases, virtualization, multi-GPU training pick SNC
+            // off, or where the truth allows it SNC2 (above), and say which
+            // setting differs. Where the truth is clear they decide; where a
+            // figure on the way is near the margin (SNC2's interleaved
+            // bandwidth is 2.8% behind, its spread latency 1.7-3.3%), three
+            // runs may leave it undecided (the text says how many runs would
+            // decide) or find the two tied.
             for p in ["database", "virtualization", "ai-training"] {
                 let r = rec(&v, p);
-                assert_eq!(
-                    r["group"],
-                    json!(group_index(&v, "NUMA on, SNC off")),
-                    "{what}: {p}: {}",
-                    r["text"]
-                );
-            }
-            let ai = rec(&v, "ai-training");
-            assert!(
-                ai["decided_by"] == "cross_pkg_bw_gbs" || ai["decided_by"] == "interleave_bw_gbs",
-                "{what}: {}",
-                ai["text"]
-            );
-            for p in ["database", "virtualization"] {
-                let t = rec(&v, p)["text"].as_str().unwrap();
-                assert!(
-                    t.contains("NUMA on, SNC2 loses on cross-package bandwidth")
-                        || t.contains("NUMA on, SNC2 loses on interleaved bandwidth:"),
-                    "{what}: {p}: {t}"
-                );
+                let text = r["text"].as_str().unwrap();
+                if truth_of(&t, p).clear || r["group"].is_u64() {
+                    assert!(r["group"].is_u64(), "{what}: {p}: {text}");
+                    assert!(text.contains("bios.snc"), "{what}: {p}: {text}");
+                } else if r["no_pick"]["reason"] == "undecided" {
+                    assert!(text.contains("runs per group"), "{what}: {p}: {text}");
+                } else {
+                    assert_eq!(r["no_pick"]["reason"], "tie", "{what}: {p}: {text}");
+                }
             }
             // Keep NUMA on: no profile picks NUMA off.
             let off = group_index(&v, "NUMA off");
             for r in v["recommendations"].as_array().unwrap() {
                 assert_ne!(r["group"], json!(off), "{what}: {}", r["text"]);
             }
-            let m = metric(&v, "interleave_bw_gbs");
-            // SNC off and SNC2 are 2.8% apart in the study, at the 3% margin:
-            // the best is SNC off or none, never another.
-            let snc_off_i = group_index(&v, "NUMA on, SNC off");
-            assert!(
-                m["best_group"].is_null() || m["best_group"] == json!(snc_off_i),
-                "{what}: {}",
-                m["best_group"]
-            );
-            let off_med = m["groups"][off]["median"].as_f64().unwrap();
-            let snc_off =
-                m["groups"][group_index(&v, "NUMA on, SNC off")]["median"].as_f64().unwrap();
-            assert!((off_med / snc_off - 0.74).abs() < 0.02, "{what}: {off_med} vs {snc_off}");
-            // No metric reports a change the study's per-socket figures do
-            // not show: every metric that maps onto a column of the study
-            // has that column's figure (per socket where it is per package)
-            // and never a verdict against the column's direction.
+            // Every metric that maps onto a column of the study has that
+            // column's figure (per socket where it is per package), and
+            // never a verdict against the column's direction. The
+            // cross-package figure is the study's 250, 220 and 200 GB/s,
+            // not what the nodes reach alone summed.
             let base = group_index(&v, baseline);
             for m in v["metrics"].as_array().unwrap() {
                 let id = m["metric"].as_str().unwrap();
-                for (i, x) in XEON.iter().enumerate() {
-                    let g = &m["groups"][group_index(&v, x.label)];
-                    let Some(med) = g["median"].as_f64() else { continue };
-                    let Some(fig) = xeon_figure(x, id) else { continue };
+                for label in XEON {
+                    let g = &m["groups"][group_index(&v, label)];
+                    let (Some(med), Some(fig)) = (g["median"].as_f64(), xeon_figure(label, id))
+                    else {
+                        continue;
+                    };
                     assert!(
                         (med / fig - 1.0).abs() < 0.03,
-                        "{what}: {id} of {}: {med} vs the study's {fig}",
-                        x.label
+                        "{what}: {id} of {label}: {med} vs the study's {fig}"
                     );
                     let vd = g["verdict"].as_str().unwrap_or("");
-                    if vd == "better" || vd == "worse" {
-                        let b = &XEON[XEON.iter().position(|y| y.label == *baseline).unwrap()];
-                        let seed = fig / xeon_figure(b, id).unwrap() - 1.0;
-                        let higher = m["higher_is_better"].as_bool().unwrap();
-                        let better = (seed > 0.0) == higher;
+                    // The study gives NUMA off no figure for some columns
+                    // (its per-node latency): no direction to hold to.
+                    if let (true, Some(b)) =
+                        (vd == "better" || vd == "worse", xeon_figure(baseline, id))
+                    {
+                        let seed = fig / b - 1.0;
+                        let better = (seed > 0.0) == m["higher_is_better"].as_bool().unwrap();
                         assert_eq!(
                             vd == "better",
                             better,
-                            "{what}: {id} of {} called {vd}, the study moves {:+.1}%",
-                            x.label,
+                            "{what}: {id} of {label} called {vd}, the study moves {:+.1}%",
                             seed * 100.0
                         );
-                        let _ = i;
                     }
                 }
                 // A node's bandwidth is never judged against a node of
                 // another size.
                 if id == "local_bw_gbs" || id == "neighbour_bw_gbs" {
                     for (i, g) in m["groups"].as_array().unwrap().iter().enumerate() {
-                        if i != base && v["groups"][i]["label"] != v["groups"][base]["label"] {
-                            assert!(
-                                g["verdict"].is_null(),
-                                "{what}: {id} judged across node sizes: {g}"
-                            );
-                        }
+                        assert!(
+                            i == base || g["verdict"].is_null(),
+                            "{what}: {id} judged across node sizes: {g}"
+                        );
                     }
                 }
-                assert_ne!(
-                    id, "cross_node_bw_gbs",
-                    "{what}: the topology says which cells cross the sockets"
-                );
+                assert_ne!(id, "cross_node_bw_gbs", "{what}: the topology says which cells cross");
                 assert!(!id.starts_with("remote_lat_ns_d"), "{what}: SLIT tiers are not metrics");
             }
             assert!(
@@ -554,13 +446,13 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
                 "{what}: {}",
                 v["notes"]
             );
-            // Remote figures are impossible with one OS node: never asked for.
+            // Remote figures are impossible with one OS node: never asked
+            // for; one node per package has no neighbour.
             let remote = metric(&v, "remote_lat_ns");
             assert!(remote["groups"][off]["not_applicable"].is_string(), "{what}");
-            let neighbour_lat = metric(&v, "neighbour_lat_ns");
             let snc_off = group_index(&v, "NUMA on, SNC off");
             assert!(
-                neighbour_lat["groups"][snc_off]["not_applicable"]
+                metric(&v, "neighbour_lat_ns")["groups"][snc_off]["not_applicable"]
                     .as_str()
                     .unwrap()
                     .contains("one node per package"),
@@ -569,12 +461,26 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
             for r in v["recommendations"].as_array().unwrap() {
                 let t = r["text"].as_str().unwrap();
                 assert!(!t.contains("remote latency was not measured"), "{what}: {t}");
-                // Only SNC off against SNC2 on unbound bandwidth (2.8% apart,
-                // against a 3% margin) may be left undecided by 3 runs.
-                let rest = t.replace(
-                    "nterleaved bandwidth is undecided between NUMA on, SNC off and NUMA on, SNC2",
-                    "",
-                );
+                // Only figures the study gives within the 3% margin of each
+                // other may be left undecided by 3 runs: SNC off against SNC2
+                // on unbound bandwidth (2.8% apart), SNC2, SNC4 and NUMA off
+                // on bound bandwidth per package (580, 585, 600), SNC off
+                // against SNC2 on spread latency (the mean of local, sibling
+                // and remote: 290 against 295 ns with the sibling at 1.1x,
+                // 300 at 1.25x; 1.7-3.3% apart).
+                let rest = t
+                    .replace(
+                        "pread-memory latency is undecided between NUMA on, SNC off and NUMA on, SNC2",
+                        "",
+                    )
+                    .replace(
+                        "nterleaved bandwidth is undecided between NUMA on, SNC off and NUMA on, SNC2",
+                        "",
+                    )
+                    .replace(
+                        "ocal bandwidth per package is undecided between NUMA on, SNC2, NUMA on, SNC4 and NUMA off",
+                        "",
+                    );
                 assert!(!rest.contains("undecided"), "{what}: 1% noise decides the rest: {t}");
             }
             assert!(v["groups"].as_array().unwrap().iter().all(|g| g["hidden_numa"].is_null()));
@@ -583,72 +489,41 @@ fn study1_snc_and_numa_reach_the_published_conclusions() {
 }
 
 // ---------------------------------------------------------------------------
-// Study 3's NPS settings (EPYC Milan, 1 socket of 64 cores, 8 channels)
-// written as a default `run` stores them: NPS1 / NPS2 / NPS4 are 1 / 2 / 4
-// nodes of 64 / 32 / 16 CPUs, SLIT from node 0 in NPS4 `10 11 12 12`
-// (STUDIES.md). The study says: small differences, NPS4 the lowest local
-// latency, NPS1 the highest per-node bandwidth. The socket's bandwidth is
-// therefore written the same in every mode (160 GB/s bound per domain,
-// 158 GB/s interleaved) and a node's local figure is its share of it; the
-// local latency falls from NPS1 to NPS4 (112, 108, 104 ns: the study gives
-// the order, the test needs one figure each, 3.6% apart, beyond the 3%
-// margin), neighbour cells at SLIT 11 and 12 take 1.08x and 1.15x it.
+// Study 3's NPS settings (EPYC 7763, 1 socket of 64 cores, 8 channels of
+// DDR4-3200) from the model (simmodel::studies::epyc_7763): NPS1 / NPS2 /
+// NPS4 are 1 / 2 / 4 nodes of 64 / 32 / 16 CPUs, SLIT from node 0 in NPS4
+// `10 11 12 12`. The study says: small differences, NPS4 the lowest local
+// latency, NPS1 the highest per-node bandwidth.
 
-fn milan_nps(label: &'static str, nps: u32, local_ns: f64) -> Setting {
-    let near = |a: u32, b: u32| if a / 2 == b / 2 { 11 } else { 12 };
-    let topology = socket_topology(
-        topo::Vendor::Amd,
-        "AMD EPYC 7763 64-Core Processor",
-        1,
-        64,
-        nps,
-        &near,
-        32,
-    );
-    let slit = slit_text(&topology);
-    Setting {
-        label,
-        packages: 1,
-        topology,
-        config: json!({"numa_mode": if nps == 1 { "node-per-package" } else { "nodes-per-package" },
-                       "numa_mode_label": format!("NPS{nps}"), "nodes": nps, "nodes_with_cpus": nps,
-                       "online_cpus": 64, "kernel": "6.1.0",
-                       "acpi_srat": format!("{nps} proximity domains ({nps} with CPUs, {nps} with memory)"),
-                       "acpi_slit": slit,
-                       "declared": {"bios.nps": nps.to_string()}}),
-        records: Box::new(move |rng| {
-            let mut v = vec![
-                bw("global", rng.jitter(160.0, 0.01)),
-                bw("interleave", rng.jitter(158.0, 0.01)),
-            ];
-            let node_local = 160.0 / f64::from(nps);
-            for c in 0..nps {
-                v.push(bw_local(c, rng.jitter(node_local, 0.01)));
-                for m in 0..nps {
-                    let f = match (c == m, c / 2 == m / 2) {
-                        (true, _) => 1.0,
-                        (false, true) => 1.08,
-                        (false, false) => 1.15,
-                    };
-                    v.push(lat_cell(c, m, rng.jitter(local_ns * f, 0.005)));
-                    v.push(bw_cell(c, m, rng.jitter(node_local / f, 0.01)));
-                }
-            }
-            v
-        }),
-    }
+const NPS: [&str; 3] = ["NPS1", "NPS2", "NPS4"];
+
+fn milan_study() -> ModelStudy {
+    let settings =
+        vec![ModelSetting::domains(1), ModelSetting::domains(2), ModelSetting::domains(4)];
+    let mut s = ModelStudy::new(simmodel::studies::epyc_7763(), settings, 3, 3);
+    s.budget = ModelBudget::Default;
+    s
 }
 
 #[test]
 fn study3_nps_modes_compare_like_scopes() {
+    let s = milan_study();
+    assert_eq!(s.labels, NPS);
+    let t = model_truth(&s);
+    // The truth: NPS4 for latency-sensitive and bound HPC work (its local
+    // latency, the socket's bandwidth the same in every mode).
+    for p in ["latency", "hpc"] {
+        assert_eq!(truth_of(&t, p).pick, Some(2), "{p}: {t:?}");
+    }
     let dir = tempfile::tempdir().unwrap();
-    let settings =
-        vec![milan_nps("NPS1", 1, 112.0), milan_nps("NPS2", 2, 108.0), milan_nps("NPS4", 4, 104.0)];
-    let db = import(dir.path(), "milan-64", &settings, 3);
-    for baseline in ["NPS1", "NPS2", "NPS4"] {
-        let v = compare_json(&db, &["NPS1", "NPS2", "NPS4"], Some(baseline));
+    let db = import_model(dir.path(), "milan-64", &s);
+    for baseline in NPS {
+        let v = compare_json(&db, &NPS, Some(baseline));
         let what = format!("baseline {baseline}");
         let base = group_index(&v, baseline);
+        for p in ["hpc", "database", "virtualization", "ai-training", "latency"] {
+            assert_pick_allowed(&v, &s, &t, p, &what);
+        }
         // The socket's bandwidth is the same in every mode: never better or
         // worse, bound or unbound, per package or whole machine.
         for id in ["global_bw_gbs", "local_bw_pkg_gbs", "interleave_bw_gbs"] {
@@ -677,9 +552,16 @@ fn study3_nps_modes_compare_like_scopes() {
         // work bound per domain pick it (HPC once the package's bandwidth
         // ties).
         assert_pick_in(&v, "latency", "NPS4", "thread_lat_ns", &what);
-        assert_pick_in(&v, "hpc", "NPS4", "local_lat_ns", &what);
+        assert_pick_in(&v, "hpc", "NPS4", "thread_lat_ns", &what);
         let hpc = rec(&v, "hpc")["text"].as_str().unwrap();
         assert!(hpc.contains("tie on local bandwidth per package"), "{what}: {hpc}");
+        // A database's spread latency is its node's and its neighbours'
+        // in proportion: the three modes tie on it, and the profile says
+        // so instead of picking.
+        let db = rec(&v, "database");
+        assert!(db["group"].is_null(), "{what}: {}", db["text"]);
+        assert_eq!(db["no_pick"]["reason"], "tie", "{what}: {db}");
+        assert_eq!(db["no_pick"]["groups"].as_array().map(Vec::len), Some(3), "{what}: {db}");
         // One socket: nothing crosses a socket link, nothing is asked of it.
         for id in ["remote_lat_ns", "cross_pkg_bw_gbs", "remote_penalty_ratio"] {
             assert!(
@@ -696,92 +578,53 @@ fn study3_nps_modes_compare_like_scopes() {
         }
     }
 }
-
 // ---------------------------------------------------------------------------
 // Study 5: numa=off hides NUMA, it does not remove it. Two sockets of 48
-// CPUs; per-CPU latency of all 96 CPUs to node 0 (no `lat-summary`: the
-// groups are recomputed from the per-CPU results) and the latency matrix
-// `run` stores. NUMA on: local 67.7 ns, remote ~100 ns; NUMA on +
-// numa=off: the OS shows one node, its "local" latency is CPU 0's (67.5
-// ns) while half the CPUs see ~100 ns; BIOS NUMA off (firmware
-// interleave): every CPU sees the interleaved average (~87 ns), with or
-// without numa=off.
-
-fn per_cpu(cpu: u32, node: u32, ns: f64) -> (&'static str, Value) {
-    (
-        "lat",
-        json!({"mode": "per-cpu", "cpu": cpu, "cpu_node": node, "mem_node": 0,
-                   "median_ns": ns, "noise_pct": 0.5, "samples": 11}),
-    )
-}
-
-fn study5_setting(label: &'static str, bios_numa: bool, numa_off: bool) -> Setting {
-    study5_measured(label, bios_numa, numa_off, true)
-}
-
-/// A study-5 configuration; `matrix`: with the latency matrix `run`
-/// stores, else per-CPU latency only (the seed's lmbench method).
-fn study5_measured(label: &'static str, bios_numa: bool, numa_off: bool, matrix: bool) -> Setting {
-    let os_nodes: u32 = if bios_numa && !numa_off { 2 } else { 1 };
-    let mut config = json!({
-        "numa_mode": if os_nodes == 2 { "node-per-package" } else { "single-node" },
-        "nodes": os_nodes, "kernel": "6.1.0",
-        "acpi_srat": if bios_numa { "2 proximity domains (2 with CPUs, 2 with memory)" }
-                     else { "1 proximity domain (1 with CPUs, 1 with memory)" },
-    });
-    if numa_off {
-        config["cmdline_options"] = json!({"numa": "off"});
-    }
-    Setting {
-        topology: json!({}),
-        label,
-        packages: 2,
-        config,
-        records: Box::new(move |rng| {
-            let mut v = Vec::new();
-            for cpu in 0..96u32 {
-                let socket = cpu / 48;
-                let ns = match (bios_numa, socket) {
-                    (true, 0) => 67.6,
-                    (true, _) => 100.6,
-                    (false, _) => 87.0,
-                };
-                let node = if os_nodes == 2 { socket } else { 0 };
-                v.push(per_cpu(cpu, node, rng.jitter(ns, 0.005)));
-            }
-            if !matrix {
-                return v;
-            }
-            if os_nodes == 2 {
-                v.push(lat_cell(0, 0, rng.jitter(67.7, 0.004)));
-                v.push(lat_cell(1, 1, rng.jitter(67.7, 0.004)));
-                v.push(lat_cell(0, 1, rng.jitter(100.5, 0.004)));
-                v.push(lat_cell(1, 0, rng.jitter(100.5, 0.004)));
-            } else {
-                // CPU 0 to the one node: local when the firmware keeps NUMA.
-                v.push(lat_cell(0, 0, rng.jitter(if bios_numa { 67.5 } else { 87.0 }, 0.004)));
-            }
-            v
-        }),
-    }
-}
-
-fn study5() -> Vec<Setting> {
-    vec![
-        study5_setting("BIOS NUMA on", true, false),
-        study5_setting("BIOS NUMA on + numa=off", true, true),
-        study5_setting("BIOS NUMA off", false, false),
-        study5_setting("BIOS NUMA off + numa=off", false, true),
-    ]
-}
+// cores from the model (simmodel::studies::two_socket_96): local 67.6 ns,
+// the other socket 100.6 ns; NUMA on + numa=off: the OS shows one node
+// whose pages lie on the first socket's memory, so CPU 0's "local"
+// latency is the true local one while the other socket's CPUs see the
+// remote one; BIOS NUMA off (firmware interleave): every CPU sees the
+// interleaved average (about 87 ns), with or without numa=off.
 
 const STUDY5: [&str; 4] =
     ["BIOS NUMA on", "BIOS NUMA on + numa=off", "BIOS NUMA off", "BIOS NUMA off + numa=off"];
 
+/// Study 5's runs, of the first `k` settings; `only`: `run --only` (the
+/// seed measured `lat --per-cpu` alone).
+fn study5(k: usize, only: Option<Vec<&'static str>>, seed: u64) -> ModelStudy {
+    let on = ModelSetting::domains(1);
+    let off = ModelSetting::bios_numa_off();
+    let settings = [on, on.with_numa_off(), off, off.with_numa_off()];
+    let mut s =
+        ModelStudy::new(simmodel::studies::two_socket_96(), settings[..k].to_vec(), 3, seed);
+    s.labels = STUDY5[..k].iter().map(|l| l.to_string()).collect();
+    s.budget = ModelBudget::Default;
+    s.only = only;
+    s
+}
+
+/// The truth of study 5: latency-sensitive work and databases on NUMA on,
+/// never the numa=off configuration over a NUMA firmware (it hides the
+/// split). Latency-sensitive work has NUMA on alone; for databases the
+/// firmware's interleave (87 ns for every CPU) is 3.4% behind NUMA on's
+/// spread latency (84.1 ns, the mean of 67.6 and 100.6), near the 3%
+/// margin, so the truth also allows BIOS NUMA off.
+fn assert_study5_truth(s: &ModelStudy) {
+    let t = model_truth(s);
+    assert_eq!(truth_of(&t, "latency").acceptable.iter().collect::<Vec<_>>(), [&0], "{t:?}");
+    let db = truth_of(&t, "database");
+    assert_eq!(db.pick, Some(0), "{t:?}");
+    assert!(!db.acceptable.contains(&1), "{t:?}");
+}
+
 #[test]
 fn study5_numa_off_hides_the_split_under_every_baseline_order() {
+    let s = study5(4, None, 5);
+    assert_study5_truth(&s);
+    let t = model_truth(&s);
     let dir = tempfile::tempdir().unwrap();
-    let db = import(dir.path(), "two-socket-96", &study5(), 5);
+    let db = import_model(dir.path(), "two-socket-96", &s);
     // Every group as the baseline, the others forwards and backwards.
     for base in STUDY5 {
         for reverse in [false, true] {
@@ -792,18 +635,20 @@ fn study5_numa_off_hides_the_split_under_every_baseline_order() {
             order.insert(0, base);
             let v = compare_json(&db, &order, None);
             let what = format!("order {order:?}");
+            for p in ["hpc", "database", "virtualization", "ai-training", "latency"] {
+                assert_pick_allowed(&v, &s, &t, p, &what);
+            }
             let hidden = group_index(&v, "BIOS NUMA on + numa=off");
             // Latency-sensitive and database work: NUMA on, bound locally,
-            // decided by the latency a thread sees.
-            assert_pick(&v, "latency", "BIOS NUMA on", "thread_lat_ns");
-            // A database's buffer pool spans the nodes: the spread latency.
-            assert_pick(&v, "database", "BIOS NUMA on", "spread_lat_ns");
+            // decided by the latency a thread sees; a database's buffer
+            // pool spans the nodes: the spread latency.
+            assert_pick_in(&v, "latency", "BIOS NUMA on", "thread_lat_ns", &what);
+            assert_pick_in(&v, "database", "BIOS NUMA on", "spread_lat_ns", &what);
             for p in ["latency", "database"] {
                 let r = rec(&v, p);
                 assert_eq!(r["excluded"], json!([hidden]), "{what}: {p}");
                 let t = r["text"].as_str().unwrap();
                 assert!(t.contains("hides the split"), "{what}: {p}: {t}");
-                assert!(!t.contains("undecided"), "{what}: {p}: {t}");
                 assert!(!t.contains("remote latency"), "{what}: {p}: impossible metric asked: {t}");
                 assert!(
                     t.contains("acpi_srat") || t.contains("nodes"),
@@ -816,19 +661,13 @@ fn study5_numa_off_hides_the_split_under_every_baseline_order() {
                 assert_eq!(g["hidden_numa"].is_string(), i == hidden, "{what}: {g}");
             }
             let h = v["groups"][hidden]["hidden_numa"].as_str().unwrap();
-            assert!(h.contains("48 CPUs at") && h.contains("2 packages"), "{what}: {h}");
+            assert!(h.contains("CPUs at") && h.contains("2 packages"), "{what}: {h}");
             let split = metric(&v, "per_cpu_split_to_node0");
             assert_eq!(split["groups"][hidden]["median"].as_f64().map(|x| x > 1.4), Some(true));
-            // The 0.2 ns tie on CPU 0's local latency is never a best.
+            // CPU 0's local latency under numa=off ties NUMA on's: never a
+            // best.
             let local = metric(&v, "local_lat_ns");
             assert_ne!(local["best_group"], json!(hidden), "{what}");
-            let best: Vec<i64> = v["metrics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|m| m["best_group"].as_i64())
-                .collect();
-            assert!(!best.contains(&(hidden as i64)) || split["best_group"] != json!(hidden));
             // Remote latency is impossible with one OS node, never asked for.
             let remote = metric(&v, "remote_lat_ns");
             for (i, g) in remote["groups"].as_array().unwrap().iter().enumerate() {
@@ -1159,11 +998,13 @@ fn compare_of_two_real_exec_runs_shows_the_program_metric() {
 #[test]
 fn study5_two_groups_numa_on_against_numa_off_over_numa_firmware() {
     // The smallest form of the study: NUMA on against numa=off over a
-    // NUMA firmware. CPU 0's latency is a tie (67.7 against 67.5 ns), yet
+    // NUMA firmware. CPU 0's latency is a tie (the same local memory), yet
     // latency-sensitive work must keep NUMA on: the other configuration
     // hides the split.
+    let s = study5(2, None, 6);
+    assert_study5_truth(&s);
     let dir = tempfile::tempdir().unwrap();
-    let db = import(dir.path(), "two-socket-pair", &study5()[..2], 6);
+    let db = import_model(dir.path(), "two-socket-pair", &s);
     for order in [[STUDY5[0], STUDY5[1]], [STUDY5[1], STUDY5[0]]] {
         let v = compare_json(&db, &order, None);
         let on = group_index(&v, "BIOS NUMA on");
@@ -1175,31 +1016,34 @@ fn study5_two_groups_numa_on_against_numa_off_over_numa_firmware() {
     }
 }
 
-/// Study 5 measured the seed's way: `lat --per-cpu --mem-node 0` only, no
-/// matrix (what the seed did with lmbench per CPU). The CPUs on node 0 give
-/// the local latency, the other socket's the remote one: NUMA on is picked
-/// for latency-sensitive work and for databases, whatever the baseline.
+/// Study 5 measured the seed's way: per-CPU latency to node 0 only
+/// (`run --only lat-per-cpu`; the seed did it with lmbench per CPU). The
+/// CPUs on node 0 give the local latency, the other socket's the remote
+/// one: NUMA on is picked for latency-sensitive work whatever the
+/// baseline. A database ranks by the spread latency, which needs every
+/// node's cells: NUMA on's is not measured, so the profile picks nothing
+/// and says what to measure, never a setting the truth rules out.
 #[test]
 fn study5_measured_per_cpu_only_picks_numa_on() {
+    let s = study5(4, Some(vec!["lat-per-cpu"]), 55);
+    assert_study5_truth(&s);
     let dir = tempfile::tempdir().unwrap();
-    let settings = vec![
-        study5_measured("BIOS NUMA on", true, false, false),
-        study5_measured("BIOS NUMA on + numa=off", true, true, false),
-        study5_measured("BIOS NUMA off", false, false, false),
-        study5_measured("BIOS NUMA off + numa=off", false, true, false),
-    ];
-    let db = import(dir.path(), "two-socket-per-cpu", &settings, 55);
+    let db = import_model(dir.path(), "two-socket-per-cpu", &s);
     for base in STUDY5 {
         let v = compare_json(&db, &STUDY5, Some(base));
         let what = format!("baseline {base}");
         assert_pick_in(&v, "latency", "BIOS NUMA on", "thread_lat_ns", &what);
-        assert_pick_in(&v, "database", "BIOS NUMA on", "spread_lat_ns", &what);
+        // per-CPU latency to node 0 alone gives half the cells a spread
+        // needs: no spread latency for NUMA on, no pick
+        let db = rec(&v, "database");
+        assert!(db["group"].is_null(), "{what}: {}", db["text"]);
+        assert!(db["text"].as_str().unwrap().contains("Measure next"), "{what}: {}", db["text"]);
         let on = group_index(&v, "BIOS NUMA on");
         // Local and remote latency derived from the per-CPU results.
         let local = metric(&v, "local_lat_ns")["groups"][on]["median"].as_f64().unwrap();
         let remote = metric(&v, "remote_lat_ns")["groups"][on]["median"].as_f64().unwrap();
         assert!(
-            (local - 67.6).abs() < 0.5 && (remote - 100.6).abs() < 0.5,
+            (local - 67.6).abs() < 0.7 && (remote - 100.6).abs() < 1.0,
             "{what}: {local} {remote}"
         );
         for p in ["latency", "database"] {
@@ -1207,39 +1051,4 @@ fn study5_measured_per_cpu_only_picks_numa_on() {
             assert!(t.contains("hides the split"), "{what}: {p}: {t}");
         }
     }
-}
-
-/// Runs labelled X (score 40) and Y (score 30), taken X Y X Y X Y with no
-/// spread inside either group and nothing recorded or declared that
-/// differs: the labels are the user's statement that something does, so
-/// the noise floor never pools X with Y (which made "-25% undecided,
-/// within the 249.8% by which identical settings can differ").
-#[test]
-fn alternated_labels_with_a_steady_gap_are_decided() {
-    let dir = tempfile::tempdir().unwrap();
-    let same = || json!({"numa_mode": "single-node", "nodes": 1, "kernel": "6.1.0"});
-    let program = |label: &'static str, score: f64| Setting {
-        label,
-        packages: 1,
-        topology: json!({}),
-        config: same(),
-        records: Box::new(move |_| vec![exec_rec("default", score, 10.0, true)]),
-    };
-    let db = import(dir.path(), "xy", &[program("X", 40.0), program("Y", 30.0)], 77);
-    let v = compare_json(&db, &["X", "Y"], None);
-    let m = v["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"].as_str().unwrap().starts_with("exec_metric"))
-        .unwrap_or_else(|| panic!("no program metric: {}", v["metrics"]));
-    let y = &m["groups"][group_index(&v, "Y")];
-    assert_eq!(y["verdict"], "worse", "{y}");
-    assert!((y["change_pct"].as_f64().unwrap() + 25.0).abs() < 1e-9, "{y}");
-    let floor = y["noise_floor_pct"].as_f64().unwrap_or(0.0);
-    assert!(floor < 1.0, "the floor pooled X with Y: {y}");
-    let r = rec(&v, "program");
-    assert_eq!(r["group"], json!(group_index(&v, "X")), "{}", r["text"]);
-    // Nothing recorded differs: the study still says so.
-    assert!(v["notes"].to_string().contains("--set"), "{}", v["notes"]);
 }

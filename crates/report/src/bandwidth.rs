@@ -92,6 +92,8 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
         doc.table(t);
     }
 
+    package_section(doc, d, with_peak);
+
     let (kernel, cells) = bw_matrix(d);
     if !cells.is_empty() {
         let kernel = kernel.map_or("", |k| k.name());
@@ -227,6 +229,31 @@ fn saturation_notes(scaling: &[&BwResult]) -> Vec<String> {
         }
     }
     out
+}
+
+/// `run`'s package-scope figures: each package's CPUs all at once, on its
+/// own memory or another package's, with the scope in words.
+fn package_section(doc: &mut Document, d: &RunData, with_peak: bool) {
+    let mut t = Table::with_header(&bw_header("Scope", with_peak));
+    for p in d.bw_mode(bw::Mode::Package) {
+        let scope = p.scope.as_ref().map_or_else(|| "package".to_string(), |s| s.describe());
+        t.push(bw_row(p, scope, with_peak));
+    }
+    if t.is_empty() && d.step_notes.is_empty() {
+        return;
+    }
+    doc.h(3, "Per package, all of its CPUs at once");
+    if !t.is_empty() {
+        doc.p("Each package's CPUs measured together, as a program spread over the package runs: a package's figure, not the sum of its nodes' cells (each cell is one node's CPUs measured alone, and cells do not add up to a package).");
+        doc.table(t);
+    }
+    if !d.step_notes.is_empty() {
+        let notes: Vec<String> = d.step_notes.iter().map(|n| n.text()).collect();
+        doc.p(format!(
+            "Package-scope steps that measured nothing: {}. A study derives these runs' package figures from cells measured one at a time, labelled so, and decides nothing on them.",
+            notes.join("; ")
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -137,6 +137,7 @@ fn columns(r: &Record) -> Vec<(&'static str, String)> {
             ("mem_node", g.mem_node.to_string()),
             ("size_bytes", g.size_bytes.to_string()),
         ],
+        Record::Step(n) => vec![("step", n.step.clone()), ("status", text(n.status.name()))],
         Record::Unknown(_) => vec![],
     }
 }

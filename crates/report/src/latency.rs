@@ -30,6 +30,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     method_section(doc, d);
     lat_points_section(doc, d);
     lat_matrix_section(doc, d, run);
+    lat_package_section(doc, d);
     histogram_section(doc, d);
     crate::sweep::section(doc, d, run);
     crate::sweep::plateau_section(doc, d);
@@ -54,6 +55,26 @@ fn lat_points_section(doc: &mut Document, d: &RunData) {
         }
         doc.table(t);
     }
+}
+
+/// `run`'s package-scope chases: from a CPU of each package to its own
+/// package's memory and the other package's, each interleaved over the
+/// package's nodes.
+fn lat_package_section(doc: &mut Document, d: &RunData) {
+    let chases: Vec<&LatResult> = d.chase_mode(lat::Mode::Package).collect();
+    if chases.is_empty() {
+        return;
+    }
+    doc.h(3, "Per package, memory interleaved over a package's nodes");
+    let mut header = vec!["Scope"];
+    header.extend(CHASE_COLUMNS);
+    let mut t = Table::with_header(&header);
+    for p in chases {
+        let mut row = vec![p.scope.as_ref().map_or_else(|| "package".into(), |s| s.describe())];
+        row.extend(chase_cells(p, "-"));
+        t.push(row);
+    }
+    doc.table(t);
 }
 
 /// The node-to-node matrix: heatmap and table, then remote latency per

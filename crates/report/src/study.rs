@@ -737,11 +737,9 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                             c.noise_floor_pct.unwrap_or(0.0)
                         ));
                     }
-                    if let (Some(Basis::Paired), Some(n)) = (basis, c.paired_pairs) {
-                        s.push_str(&format!(
-                            "; decided pair by pair: the runs were alternated and all {n} pairs of neighbouring runs moved the same way (sign test p = {:.3}), so the machine's drift cannot explain it",
-                            2.0 * 0.5f64.powi(n as i32)
-                        ));
+                    if let (Some(Basis::Bracketed), Some(n)) = (basis, c.brackets) {
+                        let why = crate::study_text::bracketed_text(n, c.pooled_groups);
+                        s.push_str(&format!("; {why}"));
                     }
                 }
                 (_, _, Some(Basis::NoiseFloor)) => s.push_str(&format!(
@@ -766,6 +764,9 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                     "; no noise floor: no configuration of this machine has two blocks of repeated runs of identical settings",
                 ),
                 _ => {}
+            }
+            if let Some(why) = c.undecided_because {
+                s.push_str(&format!("; {}", why.text()));
             }
             s.push(')');
             if let Some(t) = verdict_mark_text(study, &m.metric, i) {

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use analysis::study::{Recommendation, Study, StudyMetric};
+use analysis::study::{NoPick, Recommendation, Study, StudyMetric};
 use analysis::text::{clip, clip_words, signed_pct, wrap};
 use comfy_table::ContentArrangement;
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
@@ -156,6 +156,25 @@ fn marks(ns: &BTreeSet<usize>) -> String {
     format!("[{}]", ns.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","))
 }
 
+/// How a bracketed verdict was reached, from the number of bracketed runs
+/// and, where the noise was pooled over a study, the groups that gave it.
+pub fn bracketed_text(brackets: usize, pooled_groups: Option<usize>) -> String {
+    match pooled_groups {
+        Some(groups) => {
+            let df = brackets.saturating_sub(groups - 1);
+            format!(
+                "judged by bracketed runs of all {groups} groups at once: the runs alternate, and each of the {brackets} runs with runs of another group on both sides of it was compared with them, so that a drift of the machine cancels; the groups' scatter agrees, so one run-to-run noise serves them all (Student-t interval, {df} degree{} of freedom)",
+                if df == 1 { "" } else { "s" }
+            )
+        }
+        None => format!(
+            "judged by bracketed runs: the runs alternate, and each of the {brackets} runs with runs of the other group on both sides of it was compared with them, so that a drift of the machine cancels (Student-t interval, {} degree{} of freedom)",
+            brackets - 1,
+            if brackets == 2 { "" } else { "s" }
+        ),
+    }
+}
+
 /// What explains group `i`'s verdict on `m`, beyond the figures the table
 /// shows (change, interval, floor, verdict): each piece a note.
 fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
@@ -191,12 +210,9 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
         (Some(_), Some(_), Some(Basis::NoiseFloor)) => out.push(format!(
             "within the noise floor: groups of identical settings differ by that much on this machine ({conf}% prediction bound)"
         )),
-        (Some(_), Some(_), Some(Basis::Paired)) => {
-            if let Some(n) = c.paired_pairs {
-                out.push(format!(
-                    "decided pair by pair: the runs were alternated and all {n} pairs of neighbouring runs moved the same way (sign test p = {:.3}), so the machine's drift cannot explain it",
-                    2.0 * 0.5f64.powi(n as i32)
-                ));
+        (Some(_), Some(_), Some(Basis::Bracketed)) => {
+            if let Some(n) = c.brackets {
+                out.push(bracketed_text(n, c.pooled_groups));
             }
         }
         (Some(_), Some(_), _) => {}
@@ -210,6 +226,9 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
             ),
             _ => "too few runs for an interval and no noise floor measured on this machine".into(),
         }),
+    }
+    if let Some(why) = c.undecided_because {
+        out.push(why.text());
     }
     if c.noise_floor_pct.is_none() && c.basis == Some(Basis::Interval) {
         out.push("no noise floor: no configuration of this machine has two blocks of repeated runs of identical settings".into());
@@ -236,11 +255,43 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
     out
 }
 
+/// Why a profile makes no pick, in words.
+pub fn no_pick_text(study: &Study, why: &NoPick) -> String {
+    let names = |v: &[usize]| {
+        let n: Vec<&str> =
+            v.iter().filter_map(|&g| study.groups.get(g)).map(|g| g.label.as_str()).collect();
+        match n.as_slice() {
+            [] => String::new(),
+            [one] => one.to_string(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        }
+    };
+    match why {
+        NoPick::NothingMeasured => {
+            "nothing to compare: no metric this profile needs was measured in two groups".into()
+        }
+        NoPick::Tie { groups } => format!(
+            "no pick: {} tie within ±{}% on every figure it ranks by",
+            names(groups),
+            study.margin_pct
+        ),
+        NoPick::Undecided { metric, groups } => {
+            let name = study
+                .metrics
+                .iter()
+                .find(|m| &m.metric == metric)
+                .map_or_else(|| metric.clone(), |m| lower_first(&m.name));
+            format!("no pick: {name} is undecided between {}", names(groups))
+        }
+        NoPick::AllRuledOut => "no pick: every group is ruled out".into(),
+    }
+}
+
 /// One line of a recommendation: the pick and the metric that decided it,
 /// or the sentence that says why there is none.
 pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
-    let mut s = match r.group {
-        Some(g) => {
+    let mut s = match (r.group, &r.no_pick) {
+        (Some(g), _) => {
             let label = &study.groups[g].label;
             let decided = r
                 .decided_by
@@ -258,7 +309,9 @@ pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
                 .unwrap_or_default();
             format!("pick {label}{decided}")
         }
-        None => {
+        (None, Some(why)) => no_pick_text(study, why),
+        // `general`: what it names, the text's first sentence.
+        (None, None) => {
             let sentences: Vec<&str> = r.text.split(". ").collect();
             let pick = sentences
                 .iter()

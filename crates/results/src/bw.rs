@@ -28,6 +28,9 @@ pub enum Mode {
     Weighted,
     /// One point of a thread-count sweep.
     Scaling,
+    /// A package's CPUs all at once, on its own or another package's
+    /// memory (`scope` says which).
+    Package,
 }
 
 impl Mode {
@@ -39,6 +42,7 @@ impl Mode {
             Mode::Interleave => "interleave",
             Mode::Weighted => "weighted",
             Mode::Scaling => "scaling",
+            Mode::Package => "package",
         }
     }
 }
@@ -185,6 +189,11 @@ pub struct BwResult {
     /// check). The figures come from the kept repetitions only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disturbance: Option<crate::disturbance::Disturbance>,
+    /// Mode `package`: which package's CPUs, whose memory, which nodes
+    /// and which policy (absent for every other mode and in older
+    /// records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::scope::Scope>,
 }
 
 impl BwResult {

@@ -3,8 +3,10 @@
 //! again (`analysis`: studies, reports, `show`), so that the two can never
 //! disagree. The OS shows one node, the machine has NUMA below it (more
 //! than one package, or more than one firmware proximity domain), and
-//! per-CPU latency splits into at least two groups of at least
-//! [`MIN_GROUP_CPUS`] CPUs (one noisy CPU is not a socket).
+//! per-CPU latency splits: some step between its latency groups (taken
+//! from fastest to slowest) has at least [`MIN_GROUP_CPUS`] CPUs on each
+//! side (one noisy CPU is not a socket; the sampled CPUs of one package
+//! may themselves fall into groups of one, a CPU of each SNC domain).
 
 use std::fmt;
 
@@ -44,16 +46,23 @@ pub fn numa_below_the_os(packages: u64, firmware_domains: Option<u64>) -> Option
 }
 
 /// The evidence `below` when per-CPU latency groups of `group_cpus` CPUs
-/// each show that the settings hide it: the OS showed `os_nodes` node(s)
-/// (at most one) and at least two groups hold [`MIN_GROUP_CPUS`] CPUs or
-/// more. `None` says nothing is hidden.
+/// each (from the fastest group to the slowest) show that the settings
+/// hide it: the OS showed `os_nodes` node(s) (at most one) and the CPUs
+/// faster than some step between groups, and those slower, are
+/// [`MIN_GROUP_CPUS`] or more each. `None` says nothing is hidden.
 pub fn hides_numa(
     os_nodes: usize,
     below: Option<NumaBelow>,
     group_cpus: impl IntoIterator<Item = usize>,
 ) -> Option<NumaBelow> {
-    let groups = group_cpus.into_iter().filter(|&n| n >= MIN_GROUP_CPUS).count();
-    if os_nodes > 1 || groups < 2 {
+    let sizes: Vec<usize> = group_cpus.into_iter().collect();
+    let total: usize = sizes.iter().sum();
+    let mut faster = 0;
+    let split = sizes[..sizes.len().saturating_sub(1)].iter().any(|&n| {
+        faster += n;
+        faster >= MIN_GROUP_CPUS && total - faster >= MIN_GROUP_CPUS
+    });
+    if os_nodes > 1 || !split {
         return None;
     }
     below
@@ -78,8 +87,14 @@ mod tests {
         let two = Some(NumaBelow::Packages(2));
         assert_eq!(hides_numa(1, two, [4, 4]), two);
         assert_eq!(hides_numa(0, two, [2, 2, 1]), two);
-        // One noisy CPU is not a socket.
+        // One noisy CPU is not a socket, fast or slow.
         assert_eq!(hides_numa(1, two, [7, 1]), None);
+        assert_eq!(hides_numa(1, two, [1, 7]), None);
+        assert_eq!(hides_numa(1, two, [8]), None);
+        // The first package's two sampled CPUs (one per SNC domain, 17%
+        // apart) against six on the other packages: split.
+        assert_eq!(hides_numa(1, two, [1, 1, 6]), two);
+        assert_eq!(hides_numa(1, two, [6, 1, 1]), two);
         // The OS shows the nodes: nothing hidden.
         assert_eq!(hides_numa(2, two, [4, 4]), None);
         // No NUMA below the OS: a split is not hidden NUMA.

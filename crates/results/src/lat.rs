@@ -27,6 +27,9 @@ pub enum Mode {
     /// Stride 64 B against the default stride: what the spatial
     /// prefetchers do to a chase.
     PrefetchCheck,
+    /// A chase from one CPU of a package through memory interleaved over
+    /// its own package's nodes or another package's (`scope` says which).
+    Package,
 }
 
 impl Mode {
@@ -40,6 +43,7 @@ impl Mode {
             Mode::Loaded => "loaded",
             Mode::C2c => "c2c",
             Mode::PrefetchCheck => "prefetch-check",
+            Mode::Package => "package",
         }
     }
 }
@@ -95,6 +99,11 @@ pub struct LatResult {
     /// absent). Absent for memory on one node and in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleave: Option<NodeSet>,
+    /// Mode `package`: the package of the chasing CPU, whose memory, which
+    /// nodes and which policy (absent for every other mode and in older
+    /// records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::scope::Scope>,
 }
 
 impl LatResult {

@@ -16,6 +16,9 @@
 //! * [`lat`]: latency records by mode and their summaries;
 //! * [`pages`]: the page kind asked for a buffer (and `--pages`);
 //! * [`placement`]: the one placement shape every result carries;
+//! * [`scope`]: where a package-scope figure was measured (which
+//!   package's CPUs, whose memory, which nodes, which policy) and the note
+//!   `run` stores for a package-scope step that measured nothing;
 //! * [`stats`]: summaries, percentiles, change and verdict;
 //! * [`context`]: the machine, settings and topology a run was measured
 //!   under;
@@ -47,6 +50,7 @@ pub mod power;
 pub mod profile;
 pub mod run;
 pub mod runstats;
+pub mod scope;
 pub mod stats;
 pub mod time;
 pub mod upgrade;
@@ -74,6 +78,8 @@ pub enum Record {
     Finding(Box<audit::Finding>),
     /// A host<->GPU copy point of `numaprobe gpu`.
     Gpu(Box<gpu::GpuCopy>),
+    /// A package-scope step of `run` that measured nothing, and why.
+    Step(Box<scope::StepNote>),
     /// A result of a kind this version does not know (written by a newer
     /// numaprobe), or a stored payload that is no result of its kind: kept
     /// as stored, so that export and import pass it on unchanged.
@@ -91,7 +97,8 @@ pub struct Unknown {
 
 impl Record {
     /// The kind the store files it under: `bw`, `lat`, `lat-summary`,
-    /// `exec`, `audit` (or the stored kind of an unknown result).
+    /// `exec`, `audit`, `gpu`, `step` (or the stored kind of an unknown
+    /// result).
     pub fn kind(&self) -> &str {
         match self {
             Record::Bw(_) => "bw",
@@ -100,6 +107,7 @@ impl Record {
             Record::Exec(_) => "exec",
             Record::Finding(_) => "audit",
             Record::Gpu(_) => "gpu",
+            Record::Step(_) => "step",
             Record::Unknown(u) => &u.kind,
         }
     }
@@ -165,6 +173,7 @@ impl Record {
             Record::Exec(r) => json(r),
             Record::Finding(r) => json(r),
             Record::Gpu(r) => json(r),
+            Record::Step(r) => json(r),
             Record::Unknown(u) => serde_json::from_str(&u.json).unwrap_or(Value::Null),
         }
     }
@@ -185,6 +194,12 @@ impl From<audit::Finding> for Record {
 impl From<gpu::GpuCopy> for Record {
     fn from(r: gpu::GpuCopy) -> Self {
         Record::Gpu(Box::new(r))
+    }
+}
+
+impl From<scope::StepNote> for Record {
+    fn from(r: scope::StepNote) -> Self {
+        Record::Step(Box::new(r))
     }
 }
 

@@ -71,6 +71,7 @@ fn record_of(kind: &str, v: &Value) -> Option<Record> {
         "exec" => Record::Exec(Box::new(policy(v)?)),
         "audit" => Record::Finding(Box::new(finding(v)?)),
         "gpu" => Record::Gpu(Box::new(today(v)?)),
+        "step" => Record::Step(Box::new(today(v)?)),
         _ => return None,
     })
 }
@@ -254,6 +255,7 @@ fn bw_result(v: &Value) -> Option<BwResult> {
         counters: counters(v),
         power: v.get("power").and_then(today),
         disturbance: v.get("disturbance").and_then(today),
+        scope: v.get("scope").and_then(today),
     })
 }
 
@@ -345,6 +347,7 @@ fn lat(v: &Value) -> Option<Lat> {
             disturbance: v.get("disturbance").and_then(today),
             min_loads_per_sample: uint(v, "min_loads_per_sample"),
             interleave: v.get("interleave").and_then(today),
+            scope: v.get("scope").and_then(today),
         }),
     })
 }

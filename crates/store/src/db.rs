@@ -843,7 +843,7 @@ impl KeyColumns {
                 unit: Some("GB/s"),
                 ..none
             },
-            Record::Finding(_) | Record::Unknown(_) => none,
+            Record::Step(_) | Record::Finding(_) | Record::Unknown(_) => none,
         }
     }
 }

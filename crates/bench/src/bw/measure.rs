@@ -635,6 +635,7 @@ fn result(
         counters: None,
         power: None,
         disturbance: None,
+        scope: case.scope.clone(),
     }
 }
 
@@ -694,6 +695,7 @@ mod tests {
                 rule_ok: false,
             },
             arrays: [true; 4],
+            scope: None,
         }
     }
 

@@ -17,8 +17,8 @@ mod plan;
 
 pub(crate) use measure::SPREAD_TOLERANCE;
 pub use plan::{
-    choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, Prepared, RepPolicy, Sizing,
-    StoreMode,
+    choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, PackageTarget, Prepared,
+    RepPolicy, Sizing, StoreMode,
 };
 
 use std::collections::BTreeMap;

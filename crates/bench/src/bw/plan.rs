@@ -42,6 +42,21 @@ pub enum BwMode {
     Weighted { required: bool },
     /// 1..N threads of one CPU node against one memory node.
     Scaling { cpu_node: Option<u32>, mem_node: Option<u32> },
+    /// Every usable CPU of one package at once (`--threads` per node), on
+    /// its own DRAM or another package's ([`crate::scope`]).
+    Package { package: u32, memory: PackageTarget },
+}
+
+/// Whose memory a package-scope case uses, and how it is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackageTarget {
+    /// Its own DRAM nodes, each thread's pages on its own node, every node
+    /// at once (under NUMA off: the memory the OS gives).
+    BindPerNode,
+    /// Its own DRAM nodes, pages interleaved over them.
+    Interleave,
+    /// Package N's DRAM nodes, pages interleaved over them.
+    Other(u32),
 }
 
 /// How the kernels store (with the `clap` feature, `bw --stores`'s value
@@ -197,6 +212,9 @@ pub struct Case {
     pub sizing: Sizing,
     /// Arrays allocated (`[a, b, c, d]`): the union of the kernels' needs.
     pub arrays: [bool; 4],
+    /// A package-scope case's scope (mode `package`), carried into its
+    /// results.
+    pub scope: Option<results::scope::Scope>,
 }
 
 /// A checked plan.
@@ -399,6 +417,7 @@ pub fn prepare(
                 p.interleave(Some(w))?;
             }
             BwMode::Scaling { cpu_node, mem_node } => p.scaling(*cpu_node, *mem_node)?,
+            BwMode::Package { package, memory } => p.package(*package, *memory)?,
         }
     }
     Ok(Prepared { cases: p.cases, warnings: p.warnings })
@@ -509,6 +528,7 @@ impl Planner<'_> {
             mem_nodes,
             sizing,
             arrays: self.arrays,
+            scope: None,
         });
     }
 
@@ -636,6 +656,106 @@ impl Planner<'_> {
         Ok(())
     }
 
+    /// Every usable CPU of package `id` (`--threads` per node) against
+    /// `target`: its own DRAM bound per node or interleaved, or another
+    /// package's interleaved; under NUMA off, its own memory is what the
+    /// OS gives (bound to the one node).
+    fn package(&mut self, id: u32, target: PackageTarget) -> Result<(), BwError> {
+        use results::scope::{MemoryOf, Scope, ScopePolicy};
+        let (topo, allowed) = (self.topo, self.allowed);
+        let all = crate::scope::packages(topo);
+        let find = |id: u32| {
+            all.iter().find(|p| p.id == id).ok_or_else(|| {
+                let ids: Vec<String> = all.iter().map(|p| p.id.to_string()).collect();
+                usage(format!("package {id} has no online CPU (packages: {})", ids.join(", ")))
+            })
+        };
+        let pkg = find(id)?;
+        let mut cpus = Vec::new();
+        for n in pkg.cpu_nodes.iter() {
+            let of_node: Vec<u32> = node_cpus(topo, allowed, n, None)?
+                .into_iter()
+                .filter(|c| pkg.cpus.contains(*c))
+                .collect();
+            let take = self.plan.threads.unwrap_or(of_node.len());
+            if take > of_node.len() {
+                return Err(usage(format!(
+                    "--threads {take}: node {n} of package {id} has only {} usable CPU(s)",
+                    of_node.len()
+                )));
+            }
+            cpus.extend_from_slice(&of_node[..take]);
+        }
+        let (memory, mem_package, nodes, policy) = match target {
+            PackageTarget::BindPerNode | PackageTarget::Interleave => {
+                let dram = crate::scope::own_dram(pkg).map_err(usage)?;
+                let policy = match target {
+                    _ if pkg.numa_off => ScopePolicy::OsGiven,
+                    PackageTarget::BindPerNode => ScopePolicy::BindPerNode,
+                    _ => ScopePolicy::Interleave,
+                };
+                if policy == ScopePolicy::BindPerNode && !pkg.cpu_only_nodes.is_empty() {
+                    return Err(usage(format!(
+                        "package {id}'s node(s) {} hold no memory: its threads there cannot be \
+                         bound to their own node",
+                        pkg.cpu_only_nodes
+                    )));
+                }
+                (MemoryOf::OwnPackage, id, dram, policy)
+            }
+            PackageTarget::Other(q) => {
+                if q == id {
+                    return Err(usage(format!("package {id} is its own package, not another")));
+                }
+                let dram = crate::scope::other_dram(pkg, find(q)?).map_err(usage)?;
+                (MemoryOf::OtherPackage, q, dram, ScopePolicy::Interleave)
+            }
+        };
+        allowed.check_mem_nodes(&nodes, topo)?;
+        let (case_memory, cap) = match policy {
+            ScopePolicy::BindPerNode => {
+                // Each node holds its own threads' share.
+                let of: Vec<Option<u32>> = cpus.iter().map(|&c| self.node_of(c)).collect();
+                let mut cap = u64::MAX;
+                for n in nodes.iter() {
+                    let k = of.iter().filter(|&&o| o == Some(n)).count() as u64;
+                    let sp = self.spare.get(&n).copied().unwrap_or(u64::MAX);
+                    cap = cap.min(sp.saturating_mul(cpus.len() as u64) / k.max(1));
+                }
+                (CaseMemory::LocalPerThread, cap)
+            }
+            ScopePolicy::Interleave => (
+                CaseMemory::Interleave(nodes.clone()),
+                self.cap_of(&nodes).saturating_mul(nodes.len() as u64),
+            ),
+            ScopePolicy::OsGiven => {
+                let cap = self.cap_of(&nodes).saturating_mul(nodes.len() as u64);
+                match nodes.first().filter(|_| nodes.len() == 1) {
+                    Some(n) => (CaseMemory::Bind(n), cap),
+                    None => (CaseMemory::Interleave(nodes.clone()), cap),
+                }
+            }
+        };
+        let sizing = self.sizing(&cpus, cap)?;
+        let cpu_set: CpuSet = cpus.iter().copied().collect();
+        let cpu_nodes: NodeSet = cpus.iter().filter_map(|&c| self.node_of(c)).collect();
+        let cpu_node = cpu_nodes.first().filter(|_| cpu_nodes.len() == 1);
+        let scope = Scope {
+            package: id,
+            memory,
+            mem_package,
+            policy,
+            cpus: cpu_set,
+            cpu_nodes,
+            mem_nodes: nodes.clone(),
+        };
+        self.push(Mode::Package, cpus, cpu_node, case_memory, nodes, sizing);
+        if let Some(c) = self.cases.last_mut() {
+            c.scope = Some(scope);
+        }
+        Ok(())
+    }
+
     /// Thread counts 1..N of one node against one memory node.
     fn scaling(&mut self, cpu_node: Option<u32>, mem_node: Option<u32>) -> Result<(), BwError> {
         let (topo, allowed) = (self.topo, self.allowed);
@@ -729,6 +849,77 @@ mod tests {
         assert!(s.array_bytes > 390 * MIB);
         assert!(!s.rule_ok);
         assert!(w.unwrap().contains("capped"));
+    }
+
+    mod package {
+        use super::super::*;
+        use results::scope::{MemoryOf, ScopePolicy};
+
+        fn all(t: &Topology) -> Allowed {
+            Allowed { cpus: t.online_cpus.clone(), mems: t.node_ids() }
+        }
+
+        fn cases(t: &Topology, package: u32, memory: PackageTarget) -> Result<Vec<Case>, BwError> {
+            let plan = BwPlan {
+                modes: vec![BwMode::Package { package, memory }],
+                kernels: vec![Kernel::Triad],
+                ..BwPlan::default()
+            };
+            prepare(t, &plan, &all(t), &BTreeMap::new(), false, None).map(|p| p.cases)
+        }
+
+        /// Every CPU of the package in one team; its own nodes bound per
+        /// thread's node or interleaved, the other package's interleaved;
+        /// the CXL node in none; the scope says which.
+        #[test]
+        fn a_package_case_is_every_cpu_of_it_on_the_memory_asked() {
+            let t = crate::suite::tests::snc2_with_cxl();
+            let c = cases(&t, 1, PackageTarget::BindPerNode).unwrap();
+            assert_eq!(c.len(), 1);
+            let c = &c[0];
+            assert_eq!(c.mode, Mode::Package);
+            let mut cpus = c.cpus.clone();
+            cpus.sort_unstable();
+            assert_eq!(cpus, [4, 5, 6, 7]);
+            assert_eq!(c.memory, CaseMemory::LocalPerThread);
+            assert_eq!(c.mem_nodes.to_string(), "2-3");
+            assert_eq!(c.cpu_node, None, "the team spans two nodes");
+            let s = c.scope.as_ref().unwrap();
+            assert_eq!((s.package, s.memory, s.mem_package), (1, MemoryOf::OwnPackage, 1));
+            assert_eq!(s.policy, ScopePolicy::BindPerNode);
+            assert_eq!((s.cpus.to_string(), s.cpu_nodes.to_string()), ("4-7".into(), "2-3".into()));
+
+            let c = &cases(&t, 0, PackageTarget::Interleave).unwrap()[0];
+            assert_eq!(c.memory, CaseMemory::Interleave(NodeSet::parse_list("0-1").unwrap()));
+            assert_eq!(c.scope.as_ref().unwrap().policy, ScopePolicy::Interleave);
+
+            let c = &cases(&t, 0, PackageTarget::Other(1)).unwrap()[0];
+            assert_eq!(c.memory, CaseMemory::Interleave(NodeSet::parse_list("2-3").unwrap()));
+            let s = c.scope.as_ref().unwrap();
+            assert_eq!((s.memory, s.mem_package), (MemoryOf::OtherPackage, 1));
+            assert_eq!(s.mem_nodes.to_string(), "2-3");
+
+            let e = cases(&t, 0, PackageTarget::Other(0)).unwrap_err();
+            assert!(e.to_string().contains("its own package"), "{e}");
+            let e = cases(&t, 7, PackageTarget::Interleave).unwrap_err();
+            assert!(e.to_string().contains("package 7 has no online CPU"), "{e}");
+        }
+
+        /// NUMA off: the package's CPUs only, bound to the one node (the
+        /// memory the OS gives); the other package's memory is refused.
+        #[test]
+        fn under_numa_off_a_package_uses_the_memory_the_os_gives() {
+            let t = crate::suite::tests::numa_off();
+            let c = &cases(&t, 1, PackageTarget::BindPerNode).unwrap()[0];
+            let mut cpus = c.cpus.clone();
+            cpus.sort_unstable();
+            assert_eq!(cpus, [4, 5, 6, 7]);
+            assert_eq!(c.memory, CaseMemory::Bind(0));
+            assert_eq!(c.cpu_node, Some(0));
+            assert_eq!(c.scope.as_ref().unwrap().policy, ScopePolicy::OsGiven);
+            let e = cases(&t, 0, PackageTarget::Other(1)).unwrap_err();
+            assert!(e.is_usage() && e.to_string().starts_with("NUMA off"), "{e}");
+        }
     }
 
     #[test]

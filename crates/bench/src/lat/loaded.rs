@@ -40,8 +40,14 @@ const STARVED_TRIES: u32 = 3;
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedSpec {
     pub at: Where,
-    /// CPUs generating load; `None` = every other usable CPU.
+    /// CPUs generating load; `None` = every other usable CPU (of the
+    /// chasing CPU's node with `load_node_only`).
     pub load_cpus: Option<CpuSet>,
+    /// With `load_cpus` `None`: load from the chasing CPU's node's other
+    /// usable CPUs only (a service bound to a node, its other threads
+    /// loading that node's memory), or from every other usable CPU when
+    /// the node has none.
+    pub load_node_only: bool,
     /// Traffic mixes, one curve each, in this order.
     pub mixes: Vec<LoadKind>,
     /// Waits after each line, ns; measured from the longest to none.
@@ -164,7 +170,21 @@ pub fn loaded(
             }
             set.iter().collect()
         }
-        None => usable.iter().filter(|&c| c != r.cpu).collect(),
+        None => {
+            let others: Vec<u32> = usable.iter().filter(|&c| c != r.cpu).collect();
+            let node = r.cpu_node.and_then(|n| topo.node(n));
+            let near: Vec<u32> = match node {
+                Some(n) if spec.load_node_only => {
+                    others.iter().copied().filter(|&c| n.cpus.contains(c)).collect()
+                }
+                _ => Vec::new(),
+            };
+            if near.is_empty() {
+                others
+            } else {
+                near
+            }
+        }
     };
     if load_cpus.is_empty() {
         return Err(LatError::BadRequest(format!(

@@ -198,6 +198,7 @@ fn lat_result(
         disturbance: Some(s.disturbance.clone()),
         min_loads_per_sample: s.min_loads_per_sample,
         interleave: None,
+        scope: None,
     })
 }
 
@@ -455,6 +456,80 @@ pub fn interleaved_point(
     ctx: &Ctx<'_>,
 ) -> Result<LatResult, LatError> {
     let nodes = interleave_nodes(topo).map_err(LatError::BadRequest)?;
+    let r = resolve(topo, &Where::default())?;
+    chase_interleaved(topo, r, &nodes, opts, ctx, Mode::Point, None)
+}
+
+/// A chase of `run`'s package-scope latency step: from the first usable
+/// CPU of `package`, through memory interleaved over its own DRAM nodes
+/// (`other` `None`) or over package `other`'s ([`crate::scope`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackageChase {
+    pub package: u32,
+    pub other: Option<u32>,
+}
+
+/// One [`PackageChase`], chased and placed as [`interleaved_point`] is
+/// (the same sizing, the same `move_pages` spread check), reported as a
+/// chase of mode `package` carrying its scope. Under NUMA off the own
+/// memory is the one node the OS shows (`os-given`).
+pub fn package_point(
+    topo: &Topology,
+    chase: &PackageChase,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+) -> Result<LatResult, LatError> {
+    use results::scope::{MemoryOf, Scope, ScopePolicy};
+    let all = crate::scope::packages(topo);
+    let find = |id: u32| {
+        all.iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| LatError::BadRequest(format!("package {id} has no online CPU")))
+    };
+    let pkg = find(chase.package)?;
+    let (memory, mem_package, nodes, policy) = match chase.other {
+        None => {
+            let dram = crate::scope::own_dram(pkg).map_err(LatError::BadRequest)?;
+            let policy = if pkg.numa_off { ScopePolicy::OsGiven } else { ScopePolicy::Interleave };
+            (MemoryOf::OwnPackage, pkg.id, dram, policy)
+        }
+        Some(q) => {
+            let dram = crate::scope::other_dram(pkg, find(q)?).map_err(LatError::BadRequest)?;
+            (MemoryOf::OtherPackage, q, dram, ScopePolicy::Interleave)
+        }
+    };
+    let cpu = usable_cpus(topo).intersection(&pkg.cpus).first().ok_or_else(|| {
+        LatError::BadRequest(format!(
+            "no CPU of package {} ({}) is allowed for this process",
+            pkg.id, pkg.cpus
+        ))
+    })?;
+    let r = resolve(topo, &Where { cpu: Some(cpu), ..Where::default() })?;
+    let scope = Scope {
+        package: pkg.id,
+        memory,
+        mem_package,
+        policy,
+        cpus: [cpu].into_iter().collect(),
+        cpu_nodes: r.cpu_node.into_iter().collect(),
+        mem_nodes: nodes.clone(),
+    };
+    chase_interleaved(topo, r, &nodes, opts, ctx, Mode::Package, Some(scope))
+}
+
+/// One chase from `r.cpu` through `opts.size_bytes` (default 1 GiB)
+/// interleaved page by page over `nodes`, each node's share capped to
+/// what it can spare; the pages checked as an interleave; reported with
+/// `mode` and `scope`.
+fn chase_interleaved(
+    topo: &Topology,
+    r: Resolved,
+    nodes: &NodeSet,
+    opts: &ChaseOpts,
+    ctx: &Ctx<'_>,
+    mode: Mode,
+    scope: Option<results::scope::Scope>,
+) -> Result<LatResult, LatError> {
     if let Ok(mems) = place::mems_allowed() {
         let denied = nodes.difference(&mems);
         if !denied.is_empty() {
@@ -463,8 +538,8 @@ pub fn interleaved_point(
             )));
         }
     }
-    let r = Resolved { mem_node: None, ..resolve(topo, &Where::default())? };
-    let n = nodes.len() as u64;
+    let r = Resolved { mem_node: None, ..r };
+    let n = nodes.len().max(1) as u64;
     let share = opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES).div_ceil(n).max(MIN_SIZE_BYTES);
     let mut fitted = u64::MAX;
     for node in nodes.iter() {
@@ -472,22 +547,26 @@ pub fn interleaved_point(
         fitted = fitted.min(f);
     }
     let size = fitted * n;
-    let phase = "lat interleave".to_string();
+    let phase = match &scope {
+        Some(s) => format!("lat package {} -> package {}", s.package, s.mem_package),
+        None => "lat interleave".to_string(),
+    };
     ctx.observer.event(Event::PhaseStart { phase: phase.clone(), total: 1 });
     let res = on_cpu(r.cpu, || {
-        let mut map = sys::Mapping::interleaved(size as usize, opts.pages, &nodes)?;
-        let placement = map.check_interleave(&nodes, 4096);
+        let mut map = sys::Mapping::interleaved(size as usize, opts.pages, nodes)?;
+        let placement = map.check_interleave(nodes, 4096);
         warn_placement(ctx.observer, &placement);
         let (page, _) = map.obtained();
         let mut ring =
             Ring::build(map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
         let s = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop).ok_or(LatError::Stopped)?;
-        let res = lat_result(Mode::Point, size, &r, &s, opts, &page, &placement);
-        res.map(|res| LatResult { interleave: Some(nodes.clone()), ..res }).ok_or(LatError::Stopped)
+        let res = lat_result(mode, size, &r, &s, opts, &page, &placement);
+        res.map(|res| LatResult { interleave: Some(nodes.clone()), scope: scope.clone(), ..res })
+            .ok_or(LatError::Stopped)
     });
-    ctx.observer.event(Event::PhaseEnd { phase });
+    ctx.observer.event(Event::PhaseEnd { phase: phase.clone() });
     let res = res?;
-    warn_unstable(ctx.observer, "lat interleave", std::slice::from_ref(&res));
+    warn_unstable(ctx.observer, &phase, std::slice::from_ref(&res));
     emit(ctx.observer, res.clone());
     Ok(res)
 }

@@ -427,6 +427,7 @@ fn experiment(
         Experiment::Loaded(lat::LoadedSpec {
             at,
             load_cpus,
+            load_node_only: false,
             mixes: mixes(args),
             delays_ns: args
                 .delays

@@ -33,6 +33,11 @@ pub struct Args {
     /// Print the plan and its time estimate, measure nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --dry-run: plan for the machine whose sysfs/procfs is under
+    /// DIR (an unpacked capture holding `sys/` and `proc/`, as `topo
+    /// --root`) instead of this one.
+    #[arg(long, value_name = "DIR", requires = "dry_run")]
+    pub root: Option<PathBuf>,
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
     pub wait: bool,
@@ -145,8 +150,11 @@ fn budget(a: &Args) -> Budget {
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     let declared = a.declare.resolve()?;
-    let root = SysRoot::live();
-    let topo = crate::cmd::topo::discover(None)?;
+    let topo = crate::cmd::topo::discover(a.root.as_deref())?;
+    let root = match &a.root {
+        Some(dir) => SysRoot::new(dir)?,
+        None => SysRoot::live(),
+    };
     // The run records the topology, these warnings with it.
     for w in &topo.warnings {
         output::warn(g.quiet, &w.to_string());

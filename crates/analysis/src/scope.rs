@@ -1,0 +1,996 @@
+//! A run's package-scope figures: what `run`'s `bw-package`,
+//! `bw-cross-package` and `lat-package` steps measured (records of mode
+//! `package`, each with its [`results::scope::Scope`]), and, for runs
+//! without them, the figures derived from cells measured one at a time,
+//! each labelled so ([`DERIVED_FROM_CELLS`]).
+//!
+//! A package's bandwidth is what its CPUs move all at once: the cores'
+//! outstanding misses, the channels and the socket link bind together, so
+//! matrix cells, each measured with one node's CPUs while the rest of the
+//! machine idles, do not add up to it. A derived figure is shown, never
+//! judged against a measured one, and never decides a pick.
+//!
+//! A figure that needs every node's cell (or every package's record) is
+//! not computed from a subset: [`Missing`] says which are absent.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use results::bw::{self, BwResult};
+use results::lat::{self, LatResult};
+use results::scope::{MemoryOf, Scope, ScopePolicy};
+use results::stats::mean;
+
+use crate::data::{pick_kernel, RunData};
+use crate::layout::Layout;
+use crate::metric_id::Fixed;
+
+/// The label of a figure summed or averaged from matrix cells (or a
+/// node's local figures), each measured alone.
+pub const DERIVED_FROM_CELLS: &str = "derived from cells measured one at a time";
+/// The label of a per-package figure taken as the whole machine's figure
+/// divided by its packages.
+pub const DERIVED_FROM_MACHINE: &str =
+    "derived from the whole machine's figure shared equally by its packages";
+
+/// A figure of a run and, when it was not measured at its metric's
+/// scope, how it was derived.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figure {
+    pub value: f64,
+    pub derived: Option<&'static str>,
+}
+
+impl Figure {
+    fn measured(value: f64) -> Figure {
+        Figure { value, derived: None }
+    }
+
+    fn derived(value: f64, how: &'static str) -> Figure {
+        Figure { value, derived: Some(how) }
+    }
+}
+
+/// A figure not computed because some of the cells (or records) it needs
+/// are not in the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub metric: Fixed,
+    /// What is missing, in words (`lat matrix cells 0->1, 0->2`).
+    pub what: String,
+}
+
+/// `0->1, 0->2` for a list of cells.
+fn cells_text(cells: &[(u32, u32)]) -> String {
+    cells.iter().map(|(c, m)| format!("{c}->{m}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The run's package-scope bandwidth results of the headline kernel
+/// (triad when measured), each with its scope.
+fn package_bw(d: &RunData) -> Vec<(&Scope, &BwResult)> {
+    let rs: Vec<&BwResult> =
+        d.bw_mode(bw::Mode::Package).filter(|b| b.best_gbs.is_finite()).collect();
+    let Some(kernel) = pick_kernel(rs.iter().copied()) else { return Vec::new() };
+    rs.into_iter()
+        .filter(|b| b.kernel == kernel)
+        .filter_map(|b| Some((b.scope.as_ref()?, b)))
+        .collect()
+}
+
+/// The run's package-scope chases, each with its scope.
+fn package_chases(d: &RunData) -> Vec<(&Scope, &LatResult)> {
+    d.chase_mode(lat::Mode::Package)
+        .filter(|c| c.median_ns.is_finite())
+        .filter_map(|c| Some((c.scope.as_ref()?, c)))
+        .collect()
+}
+
+/// The best of `items` per `(package, mem_package)` (`keep`: the higher
+/// bandwidth, the lower latency) among those on `memory` under one of
+/// `policies`.
+fn best_by_pair(
+    items: impl Iterator<Item = (Scope, f64)>,
+    memory: MemoryOf,
+    policies: &[ScopePolicy],
+    keep: fn(f64, f64) -> f64,
+) -> BTreeMap<(u32, u32), f64> {
+    let mut out = BTreeMap::new();
+    for (s, v) in items.filter(|(s, _)| s.memory == memory && policies.contains(&s.policy)) {
+        out.entry((s.package, s.mem_package))
+            .and_modify(|x: &mut f64| *x = keep(*x, v))
+            .or_insert(v);
+    }
+    out
+}
+
+/// The best bandwidth per `(package, mem_package)` ([`best_by_pair`]).
+fn bw_by_pair(
+    d: &RunData,
+    memory: MemoryOf,
+    policies: &[ScopePolicy],
+) -> BTreeMap<(u32, u32), f64> {
+    let items = package_bw(d).into_iter().map(|(s, b)| (s.clone(), b.best_gbs));
+    best_by_pair(items, memory, policies, f64::max)
+}
+
+/// The lowest latency per `(package, mem_package)` ([`best_by_pair`]).
+fn lat_by_pair(
+    d: &RunData,
+    memory: MemoryOf,
+    policies: &[ScopePolicy],
+) -> BTreeMap<(u32, u32), f64> {
+    let items = package_chases(d).into_iter().map(|(s, c)| (s.clone(), c.median_ns));
+    best_by_pair(items, memory, policies, f64::min)
+}
+
+/// The mean of `by` when it holds every package's own figure.
+fn own_mean(by: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> Option<f64> {
+    let found: BTreeSet<u32> = by.keys().map(|k| k.0).collect();
+    every_package(&found, layout).then(|| mean(&by.values().copied().collect::<Vec<_>>())).flatten()
+}
+
+/// The mean of `by` when it holds every ordered pair of packages.
+fn pair_mean(by: &BTreeMap<(u32, u32), f64>, layout: &Layout) -> Option<f64> {
+    every_pair(&by.keys().copied().collect(), layout)
+        .then(|| mean(&by.values().copied().collect::<Vec<_>>()))
+        .flatten()
+}
+
+const OWN_BOUND: [ScopePolicy; 2] = [ScopePolicy::BindPerNode, ScopePolicy::OsGiven];
+const OWN_SPREAD: [ScopePolicy; 2] = [ScopePolicy::Interleave, ScopePolicy::OsGiven];
+const ANY: [ScopePolicy; 3] =
+    [ScopePolicy::BindPerNode, ScopePolicy::Interleave, ScopePolicy::OsGiven];
+
+/// Whether `found` covers every package of the run: the stored
+/// topology's, else as many as the run's machine document counts (a run
+/// that says nothing of its packages is taken at its word).
+fn every_package(found: &BTreeSet<u32>, layout: &Layout) -> bool {
+    if found.is_empty() {
+        return false;
+    }
+    if layout.from_topology {
+        return layout.package_ids().iter().all(|p| found.contains(p));
+    }
+    layout.packages == 0 || found.len() as u64 >= layout.packages
+}
+
+/// Whether `found` holds every ordered pair of two different packages.
+fn every_pair(found: &BTreeSet<(u32, u32)>, layout: &Layout) -> bool {
+    let from: BTreeSet<u32> = found.iter().map(|p| p.0).collect();
+    if !every_package(&from, layout) {
+        return false;
+    }
+    let ids: Vec<u32> =
+        if layout.from_topology { layout.package_ids() } else { from.into_iter().collect() };
+    let pairs = ids.iter().flat_map(|&p| ids.iter().map(move |&q| (p, q))).filter(|(p, q)| p != q);
+    let need: Vec<(u32, u32)> = pairs.collect();
+    !need.is_empty() && need.iter().all(|p| found.contains(p))
+}
+
+/// The label of a per-package figure measured with one package's CPUs
+/// alone on memory the other packages' CPUs also read.
+pub const DERIVED_FROM_PACKAGE_ALONE: &str =
+    "derived from one package measured alone on memory every package shares";
+
+/// Per package, its CPUs on its own memory, each thread's pages on its
+/// own node, every package at once: the mean over packages of
+/// `bw-package`'s figures, every package measured (with NUMA on a
+/// package's own memory serves no other package, so a package measured
+/// alone moves what it moves beside the others). Under one OS node on two
+/// or more packages every package reads the same memory (the firmware's
+/// interleave over every package, or under `numa=off` the first domain's),
+/// so a package alone also takes what the idle packages' channels and
+/// links would give the others: the figure is then `bw global` (every
+/// CPU at once, each thread on the memory the OS gives) divided by the
+/// packages, which is the mean over packages of what each moves while
+/// all stream, and the package records are only a fallback
+/// ([`DERIVED_FROM_PACKAGE_ALONE`]). Without package records: one
+/// package's `bw global` (the same measurement), else the whole machine's
+/// figure divided by the packages ([`DERIVED_FROM_MACHINE`]), else the sum
+/// of each package's nodes' local figures ([`DERIVED_FROM_CELLS`], every
+/// node measured).
+pub fn local_bw_per_package(
+    d: &RunData,
+    layout: &Layout,
+    missing: &mut Vec<Missing>,
+) -> Option<Figure> {
+    let own = own_mean(&bw_by_pair(d, MemoryOf::OwnPackage, &OWN_BOUND), layout);
+    if layout.packages > 1 && layout.cpu_nodes == 1 {
+        if let Some(g) = crate::metrics::best_of_mode(d, bw::Mode::Global) {
+            return Some(Figure::measured(g.best_gbs / layout.packages as f64));
+        }
+        if let Some(v) = own {
+            return Some(Figure::derived(v, DERIVED_FROM_PACKAGE_ALONE));
+        }
+    }
+    if let Some(v) = own {
+        return Some(Figure::measured(v));
+    }
+    if let Some(g) = crate::metrics::best_of_mode(d, bw::Mode::Global) {
+        match layout.packages {
+            1 => return Some(Figure::measured(g.best_gbs)),
+            p if p > 1 => {
+                return Some(Figure::derived(g.best_gbs / p as f64, DERIVED_FROM_MACHINE))
+            }
+            _ => {}
+        }
+    }
+    let (_, pts) = crate::metrics::local_points(d);
+    let per_node: BTreeMap<u32, f64> =
+        pts.iter().filter_map(|p| Some((p.cpu_node?, p.best_gbs))).collect();
+    if per_node.is_empty() {
+        return None;
+    }
+    let mut sums = Vec::new();
+    let mut absent = Vec::new();
+    for pkg in layout.package_ids() {
+        let nodes = layout.cpu_nodes_of(pkg)?;
+        let mut sum = 0.0;
+        for n in nodes {
+            match per_node.get(&n) {
+                Some(v) => sum += v,
+                None => absent.push(n.to_string()),
+            }
+        }
+        sums.push(sum);
+    }
+    if !absent.is_empty() {
+        missing.push(Missing {
+            metric: Fixed::LocalBwPkg,
+            what: format!("the local bandwidth of node(s) {}", absent.join(", ")),
+        });
+        return None;
+    }
+    mean(&sums).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+}
+
+/// Per package, its CPUs on its own memory interleaved over its own
+/// nodes (under NUMA off, the memory the OS gives): the mean over
+/// packages of `bw-package`'s interleaved figures, every package
+/// measured. No fallback: nothing in other steps measures it.
+pub fn pkg_interleave_bw(d: &RunData, layout: &Layout) -> Option<f64> {
+    own_mean(&bw_by_pair(d, MemoryOf::OwnPackage, &OWN_SPREAD), layout)
+}
+
+/// One package's CPUs, all at once, reading another package's memory
+/// interleaved over its nodes: the mean over ordered pairs of packages of
+/// `bw-cross-package`'s figures, every pair measured. Without them, for
+/// each ordered pair the sum over the first package's CPU nodes of each
+/// node's mean cell into the second package's nodes, the mean over pairs
+/// ([`DERIVED_FROM_CELLS`]; every such cell measured).
+pub fn cross_bw_per_package(
+    d: &RunData,
+    cells: &BTreeMap<(u32, u32), f64>,
+    layout: &Layout,
+    missing: &mut Vec<Missing>,
+) -> Option<Figure> {
+    if let Some(v) = pair_mean(&bw_by_pair(d, MemoryOf::OtherPackage, &ANY), layout) {
+        return Some(Figure::measured(v));
+    }
+    let ids = layout.package_ids();
+    let mut pairs = Vec::new();
+    let mut absent = Vec::new();
+    let mut any = false;
+    for &p in &ids {
+        for &q in ids.iter().filter(|&&q| q != p) {
+            let (Some(from), Some(to)) = (layout.cpu_nodes_of(p), layout.cpu_nodes_of(q)) else {
+                continue;
+            };
+            let mut sum = 0.0;
+            for &c in &from {
+                let row: Vec<f64> = to
+                    .iter()
+                    .filter_map(|&m| match cells.get(&(c, m)) {
+                        Some(v) => {
+                            any = true;
+                            Some(*v)
+                        }
+                        None => {
+                            absent.push((c, m));
+                            None
+                        }
+                    })
+                    .collect();
+                sum += mean(&row).unwrap_or(0.0);
+            }
+            pairs.push(sum);
+        }
+    }
+    if !any {
+        return None;
+    }
+    if !absent.is_empty() {
+        missing.push(Missing {
+            metric: Fixed::CrossPkgBw,
+            what: format!("the bw matrix cells {} (CPU node -> memory node)", cells_text(&absent)),
+        });
+        return None;
+    }
+    mean(&pairs).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+}
+
+/// From a CPU of each package, the latency to memory interleaved over its
+/// own package's nodes (under NUMA off, the memory the OS gives): the
+/// mean over packages of `lat-package`'s chases, every package measured.
+pub fn pkg_lat(d: &RunData, layout: &Layout) -> Option<f64> {
+    own_mean(&lat_by_pair(d, MemoryOf::OwnPackage, &ANY), layout)
+}
+
+/// From a CPU of each package, the latency to another package's memory
+/// interleaved over its nodes: the mean over ordered pairs of packages
+/// of `lat-package`'s chases, every pair measured.
+pub fn cross_pkg_lat(d: &RunData, layout: &Layout) -> Option<f64> {
+    pair_mean(&lat_by_pair(d, MemoryOf::OtherPackage, &ANY), layout)
+}
+
+/// Memory spread over every DRAM node as a node-spanning workload's is,
+/// seen from the CPUs (memory-only tiers hold what is put there, not a
+/// spread buffer pool); for runs whose OS shows two or more nodes:
+///
+/// 1. from `lat-package`'s chases: per package, its chases to its own and
+///    every other package's memory weighted by their nodes, the mean over
+///    packages (every package to every package measured);
+/// 2. else `lat interleave`'s chase over every node with CPUs and memory
+///    (one CPU, measured directly);
+/// 3. else from the cells ([`DERIVED_FROM_CELLS`]): each CPU node's mean
+///    cell over the DRAM nodes, the mean over CPU nodes, every such cell
+///    measured; nothing with only local cells (it would pass the local
+///    latency for the spread one).
+pub fn spread_lat(
+    d: &RunData,
+    cells: Option<&BTreeMap<(u32, u32), f64>>,
+    layout: &Layout,
+    missing: &mut Vec<Missing>,
+) -> Option<Figure> {
+    let chases: BTreeMap<(u32, u32), (f64, usize)> = {
+        let mut m: BTreeMap<(u32, u32), (f64, usize)> = BTreeMap::new();
+        for (s, c) in package_chases(d) {
+            let e = m.entry((s.package, s.mem_package)).or_insert((c.median_ns, s.mem_nodes.len()));
+            e.0 = e.0.min(c.median_ns);
+        }
+        m
+    };
+    let from: BTreeSet<u32> = chases.keys().map(|k| k.0).collect();
+    if every_package(&from, layout) {
+        let ids: Vec<u32> = if layout.from_topology {
+            layout.package_ids()
+        } else {
+            from.iter().copied().collect()
+        };
+        let per: Option<Vec<f64>> = ids
+            .iter()
+            .map(|&p| {
+                let mut sum = 0.0;
+                let mut weight = 0usize;
+                for &q in &ids {
+                    let (ns, w) = chases.get(&(p, q))?;
+                    sum += ns * *w as f64;
+                    weight += w;
+                }
+                (weight > 0).then(|| sum / weight as f64)
+            })
+            .collect();
+        if let Some(v) = per.and_then(|v| mean(&v)) {
+            return Some(Figure::measured(v));
+        }
+    }
+    let interleaved: Vec<f64> = d
+        .chase_mode(lat::Mode::Point)
+        .filter(|c| c.interleave.as_ref().is_some_and(|n| n.len() > 1) && c.median_ns.is_finite())
+        .map(|c| c.median_ns)
+        .collect();
+    if let Some(v) = mean(&interleaved) {
+        return Some(Figure::measured(v));
+    }
+    let cells = cells?;
+    let spans = cells.keys().any(|(c, m)| c != m && !layout.memory_only.contains(m));
+    if !spans {
+        return None;
+    }
+    let mut rows: BTreeSet<u32> = cells.keys().map(|k| k.0).collect();
+    rows.extend(layout.node_package.keys().copied());
+    let dram: BTreeSet<u32> = if layout.dram_nodes.is_empty() {
+        cells
+            .keys()
+            .flat_map(|&(c, m)| [c, m])
+            .filter(|n| !layout.memory_only.contains(n))
+            .collect()
+    } else {
+        layout.dram_nodes.clone()
+    };
+    let mut means = Vec::new();
+    let mut absent = Vec::new();
+    for &c in &rows {
+        let mut row = Vec::new();
+        for &m in &dram {
+            match cells.get(&(c, m)) {
+                Some(v) => row.push(*v),
+                None => absent.push((c, m)),
+            }
+        }
+        means.extend(mean(&row));
+    }
+    if !absent.is_empty() {
+        missing.push(Missing {
+            metric: Fixed::SpreadLat,
+            what: format!("the lat matrix cells {} (CPU node -> memory node)", cells_text(&absent)),
+        });
+        return None;
+    }
+    mean(&means).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+}
+
+/// What a study's runs derived instead of measuring at the metric's
+/// scope, and which figures they left out for missing cells: the labels
+/// and notes `compare` shows ([`crate::study::Study::build`]).
+#[derive(Debug, Clone, Default)]
+pub struct Derivation {
+    /// Per group, per run.
+    runs: Vec<Vec<RunDerivation>>,
+}
+
+/// The metrics a run derived and why it has no package-scope records.
+type WhatWhy = (Vec<String>, String);
+
+#[derive(Debug, Clone, Default)]
+struct RunDerivation {
+    /// Metric id -> how it was derived.
+    derived: BTreeMap<String, String>,
+    /// Every metric id the run has.
+    has: BTreeSet<String>,
+    missing: Vec<Missing>,
+    /// Its package-scope steps that measured nothing, and why.
+    steps: Vec<results::scope::StepNote>,
+}
+
+impl Derivation {
+    /// The derivations of every run of `groups`.
+    pub fn of(groups: &[crate::study::GroupInput]) -> Derivation {
+        let runs = groups
+            .iter()
+            .map(|g| {
+                g.runs
+                    .iter()
+                    .map(|r| {
+                        let (values, missing) = crate::catalogue::catalogue_and_missing(r);
+                        RunDerivation {
+                            derived: values
+                                .iter()
+                                .filter_map(|m| Some((m.def.id.to_string(), m.derived.clone()?)))
+                                .collect(),
+                            has: values.iter().map(|m| m.def.id.to_string()).collect(),
+                            missing,
+                            steps: RunData::of(r).step_notes,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Derivation { runs }
+    }
+
+    /// How group `g`'s value of `key` was derived: `None` when every run
+    /// of the group that has it measured it; with some runs measured and
+    /// some derived, which runs were derived (the group is then derived
+    /// too: one figure never mixes the two silently).
+    pub fn of_group(&self, g: usize, key: &str) -> Option<String> {
+        let runs = self.runs.get(g)?;
+        let with: Vec<&RunDerivation> = runs.iter().filter(|r| r.has.contains(key)).collect();
+        let hows: BTreeSet<&str> =
+            with.iter().filter_map(|r| r.derived.get(key).map(String::as_str)).collect();
+        let n = with.iter().filter(|r| r.derived.contains_key(key)).count();
+        if n == 0 {
+            return None;
+        }
+        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
+        Some(if n == with.len() { how } else { format!("{how} in {n} of its {} runs", with.len()) })
+    }
+
+    /// The label of a row whose groups' values are `derived` (one per
+    /// group): the derivation where every group that has the metric
+    /// derived it the same way, else naming the derived groups; `None`
+    /// when none is derived.
+    pub fn row(
+        &self,
+        key: &str,
+        derived: &[Option<String>],
+        infos: &[crate::study::StudyGroup],
+    ) -> Option<String> {
+        let hows: BTreeSet<&str> = derived.iter().flatten().map(String::as_str).collect();
+        if hows.is_empty() {
+            return None;
+        }
+        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
+        let measured = self.measured_groups(key, derived);
+        if measured.is_empty() {
+            return Some(how);
+        }
+        let groups: Vec<&str> = derived
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some())
+            .map(|(g, _)| infos[g].label.as_str())
+            .collect();
+        Some(format!("{how}: {}", groups.join(", ")))
+    }
+
+    /// The groups that have metric `key` and measured it (`derived`
+    /// `None`).
+    fn measured_groups(&self, key: &str, derived: &[Option<String>]) -> Vec<usize> {
+        derived
+            .iter()
+            .enumerate()
+            .filter(|(g, d)| {
+                d.is_none()
+                    && self.runs.get(*g).is_some_and(|rs| rs.iter().any(|r| r.has.contains(key)))
+            })
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// The note of a metric some groups measured and others derived:
+    /// shown side by side, not judged across.
+    pub fn mixed_note(
+        &self,
+        key: &str,
+        name: &str,
+        derived: &[Option<String>],
+        infos: &[crate::study::StudyGroup],
+    ) -> Option<String> {
+        let d: Vec<&str> = derived
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some())
+            .map(|(g, _)| infos[g].label.as_str())
+            .collect();
+        let m: Vec<&str> = self
+            .measured_groups(key, derived)
+            .into_iter()
+            .map(|g| infos[g].label.as_str())
+            .collect();
+        if d.is_empty() || m.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{name}: {} measured at the metric's scope, {} derived: the two are not the same measurement, so no verdict is given between them",
+            m.join(", "),
+            d.join(", ")
+        ))
+    }
+
+    /// The runs that derived some metric, grouped by what they derived
+    /// and why they have no package-scope records (their stored step
+    /// notes, or that they hold none): one note per such group of runs.
+    pub fn why_notes(&self, infos: &[crate::study::StudyGroup]) -> Vec<String> {
+        // (what was derived, why) -> (group, run id) of each such run
+        let mut by: Vec<(WhatWhy, Vec<(usize, String)>)> = Vec::new();
+        for (g, runs) in self.runs.iter().enumerate() {
+            for (i, r) in runs.iter().enumerate() {
+                if r.derived.is_empty() {
+                    continue;
+                }
+                let what: Vec<String> = r
+                    .derived
+                    .keys()
+                    .map(|id| lower_first(&crate::catalogue::def_of(id).name))
+                    .collect();
+                let why = if r.steps.is_empty() {
+                    "no package-scope records (`run` before it measured them, or an import)"
+                        .to_string()
+                } else {
+                    r.steps
+                        .iter()
+                        .map(results::scope::StepNote::text)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                };
+                let run = (g, infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()));
+                match by.iter_mut().find(|(k, _)| k.0 == what && k.1 == why) {
+                    Some((_, v)) => v.push(run),
+                    None => by.push(((what, why), vec![run])),
+                }
+            }
+        }
+        by.into_iter()
+            .map(|((what, why), runs)| {
+                // `1, 3, 5 (SNC2), 2 (THP)`: each group's runs, then its label
+                let mut parts: Vec<String> = Vec::new();
+                let mut groups: Vec<usize> = runs.iter().map(|r| r.0).collect();
+                groups.dedup();
+                for g in groups {
+                    let ids: Vec<&str> =
+                        runs.iter().filter(|r| r.0 == g).map(|r| r.1.as_str()).collect();
+                    parts.push(format!("{} ({})", ids.join(", "), infos[g].label));
+                }
+                format!(
+                    "{} derived in run{} {}, never deciding a pick: {why}",
+                    and_list(&what),
+                    if runs.len() == 1 { "" } else { "s" },
+                    parts.join(", "),
+                )
+            })
+            .collect()
+    }
+
+    /// Per run, the figures left out because cells are missing.
+    pub fn missing_notes(&self, infos: &[crate::study::StudyGroup]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (g, runs) in self.runs.iter().enumerate() {
+            for (i, r) in runs.iter().enumerate() {
+                for m in &r.missing {
+                    out.push(format!(
+                        "run {} ({}): {} is not computed from part of what it needs: {} are missing",
+                        infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()),
+                        infos[g].label,
+                        lower_first(&crate::catalogue::def_of(m.metric.as_str()).name),
+                        m.what
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if !s.starts_with("HMAT") => f.to_lowercase().chain(c).collect(),
+        _ => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{catalogue_and_missing, MetricValue};
+    use crate::data::tests::{rec, run_of};
+    use crate::study::{Floors, GroupInput, Study};
+    use results::run::{LoadedRun, RunId};
+    use results::runstats::{Criteria, GroupVerdict};
+    use serde_json::json;
+    use topo::synthetic::Machine;
+
+    /// Two sockets of `per` nodes of 2 CPUs each (node n on package
+    /// n / per), 8 GiB a node, and a CXL node after them when `cxl`.
+    fn machine(per: u32, cxl: bool) -> topo::Topology {
+        let mut m = Machine::new(topo::Vendor::Intel, "Xeon")
+            .package(0, &format!("0-{}", 2 * per - 1))
+            .package(1, &format!("{}-{}", 2 * per, 4 * per - 1));
+        for n in 0..2 * per {
+            m = m.node(n, &format!("{}-{}", 2 * n, 2 * n + 1), 8 << 30);
+        }
+        if cxl {
+            m = m.node(2 * per, "", 64 << 30);
+        }
+        m.build()
+    }
+
+    fn run(t: &topo::Topology, records: Vec<results::Record>) -> LoadedRun {
+        let mut r = run_of(records, Some(t.nodes.len() as u64));
+        r.topology = results::context::RunTopology::of(t);
+        r.machine_info = serde_json::from_value(json!({ "packages": 2 })).unwrap();
+        r
+    }
+
+    fn bw_cell(c: u32, m: u32, gbs: f64) -> results::Record {
+        rec(
+            "bw",
+            json!({"mode": "matrix", "kernel": "triad", "cpu_node": c, "mem_node": m, "best_gbs": gbs}),
+        )
+    }
+
+    fn bw_local(c: u32, gbs: f64) -> results::Record {
+        rec(
+            "bw",
+            json!({"mode": "local", "kernel": "triad", "cpu_node": c, "mem_node": c, "best_gbs": gbs}),
+        )
+    }
+
+    fn lat_cell(c: u32, m: u32, ns: f64) -> results::Record {
+        rec("lat", json!({"mode": "matrix", "cpu_node": c, "mem_node": m, "median_ns": ns}))
+    }
+
+    fn scope(p: u32, to: u32, policy: &str, nodes: &str) -> serde_json::Value {
+        let memory = if p == to { "own-package" } else { "other-package" };
+        json!({"package": p, "memory": memory, "mem_package": to, "policy": policy,
+               "cpus": "0", "cpu_nodes": "0", "mem_nodes": nodes})
+    }
+
+    fn bw_pkg(p: u32, to: u32, policy: &str, nodes: &str, gbs: f64) -> results::Record {
+        rec(
+            "bw",
+            json!({"mode": "package", "kernel": "triad", "best_gbs": gbs,
+                   "scope": scope(p, to, policy, nodes)}),
+        )
+    }
+
+    fn lat_pkg(p: u32, to: u32, nodes: &str, ns: f64) -> results::Record {
+        rec(
+            "lat",
+            json!({"mode": "package", "cpu": 0, "median_ns": ns, "interleave": nodes,
+                   "scope": scope(p, to, "interleave", nodes)}),
+        )
+    }
+
+    fn get<'a>(c: &'a [MetricValue], id: &str) -> Option<&'a MetricValue> {
+        c.iter().find(|m| m.def.id == id)
+    }
+
+    /// SNC2 on two sockets: cells of 100 GB/s local and 30 GB/s across
+    /// (which sum to 200 and 60 per package), package records of 150/160
+    /// and 45/47 (what the packages move at once, not the sums): the
+    /// metrics read the records and are not labelled derived.
+    #[test]
+    fn package_figures_are_the_package_records_not_the_sums_of_cells() {
+        let t = machine(2, true);
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            recs.push(bw_local(c, 100.0));
+            for m in 0..5u32 {
+                let gbs = match m {
+                    4 => 20.0,
+                    _ if m == c => 100.0,
+                    _ if m / 2 == c / 2 => 70.0,
+                    _ => 30.0,
+                };
+                recs.push(bw_cell(c, m, gbs));
+            }
+        }
+        let (c, _) = catalogue_and_missing(&run(&t, recs.clone()));
+        let derived = |c: &[MetricValue], id: &str| get(c, id).and_then(|m| m.derived.clone());
+        // without package records: the sums of cells, labelled
+        assert_eq!(get(&c, "local_bw_pkg_gbs").map(|m| m.value), Some(200.0));
+        assert_eq!(derived(&c, "local_bw_pkg_gbs").as_deref(), Some(DERIVED_FROM_CELLS));
+        assert_eq!(get(&c, "cross_pkg_bw_gbs").map(|m| m.value), Some(60.0));
+        assert_eq!(derived(&c, "cross_pkg_bw_gbs").as_deref(), Some(DERIVED_FROM_CELLS));
+        assert!(get(&c, "pkg_interleave_bw_gbs").is_none());
+        recs.extend([
+            bw_pkg(0, 0, "bind-per-node", "0-1", 150.0),
+            bw_pkg(0, 0, "interleave", "0-1", 120.0),
+            bw_pkg(1, 1, "bind-per-node", "2-3", 160.0),
+            bw_pkg(1, 1, "interleave", "2-3", 124.0),
+            bw_pkg(0, 1, "interleave", "2-3", 45.0),
+            bw_pkg(1, 0, "interleave", "0-1", 47.0),
+        ]);
+        let (c, missing) = catalogue_and_missing(&run(&t, recs));
+        assert!(missing.is_empty(), "{missing:?}");
+        assert_eq!(get(&c, "local_bw_pkg_gbs").map(|m| m.value), Some(155.0));
+        assert_eq!(derived(&c, "local_bw_pkg_gbs"), None);
+        assert_eq!(get(&c, "pkg_interleave_bw_gbs").map(|m| m.value), Some(122.0));
+        assert_eq!(get(&c, "cross_pkg_bw_gbs").map(|m| m.value), Some(46.0));
+        assert_eq!(derived(&c, "cross_pkg_bw_gbs"), None);
+        // the node-scope neighbour figure stays the cells'
+        assert_eq!(get(&c, "neighbour_bw_gbs").map(|m| m.value), Some(70.0));
+    }
+
+    /// One package's records are not the machine's: with package 1's
+    /// missing, the figure falls back (labelled), never the mean of one.
+    #[test]
+    fn records_of_some_packages_only_are_not_used() {
+        let t = machine(1, false);
+        let recs = vec![
+            bw_local(0, 100.0),
+            bw_local(1, 90.0),
+            bw_pkg(0, 0, "bind-per-node", "0", 97.0),
+            bw_pkg(0, 1, "interleave", "1", 40.0),
+            lat_pkg(0, 0, "0", 80.0),
+            lat_pkg(0, 1, "1", 130.0),
+        ];
+        let (c, _) = catalogue_and_missing(&run(&t, recs));
+        let m = get(&c, "local_bw_pkg_gbs").unwrap();
+        assert_eq!((m.value, m.derived.as_deref()), (95.0, Some(DERIVED_FROM_CELLS)));
+        assert!(get(&c, "cross_pkg_bw_gbs").is_none());
+        assert!(get(&c, "pkg_lat_ns").is_none());
+        assert!(get(&c, "cross_pkg_lat_ns").is_none());
+        assert!(get(&c, "spread_lat_ns").is_none());
+    }
+
+    /// The spread latency from the package chases: per package its own
+    /// and the other package's latency weighted by their nodes (2 and 2);
+    /// the cells (which would give 120) are not used.
+    #[test]
+    fn the_spread_latency_weighs_the_package_chases_by_their_nodes() {
+        let t = machine(2, false);
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            for m in 0..4u32 {
+                recs.push(lat_cell(c, m, if m / 2 == c / 2 { 100.0 } else { 140.0 }));
+            }
+        }
+        recs.extend([
+            lat_pkg(0, 0, "0-1", 80.0),
+            lat_pkg(0, 1, "2-3", 140.0),
+            lat_pkg(1, 1, "2-3", 84.0),
+            lat_pkg(1, 0, "0-1", 136.0),
+        ]);
+        let (c, _) = catalogue_and_missing(&run(&t, recs));
+        let s = get(&c, "spread_lat_ns").unwrap();
+        assert_eq!((s.value, s.derived.as_deref()), (110.0, None));
+        assert_eq!(get(&c, "pkg_lat_ns").map(|m| m.value), Some(82.0));
+        assert_eq!(get(&c, "cross_pkg_lat_ns").map(|m| m.value), Some(138.0));
+        // `lat interleave`'s point when there are no chases
+        let point = rec(
+            "lat",
+            json!({"mode": "point", "cpu": 0, "cpu_node": 0, "median_ns": 117.0,
+                   "interleave": "0-3"}),
+        );
+        let mut cells: Vec<results::Record> = (0..4u32)
+            .flat_map(|c| (0..4u32).map(move |m| lat_cell(c, m, 100.0 + 10.0 * m as f64)))
+            .collect();
+        cells.push(point);
+        let (c, _) = catalogue_and_missing(&run(&t, cells));
+        let s = get(&c, "spread_lat_ns").unwrap();
+        assert_eq!((s.value, s.derived.as_deref()), (117.0, None));
+    }
+
+    /// SNC4 on two sockets (8 nodes): node 0's row holds 5 of its 8
+    /// cells (its same-package cells missing). No spread latency from the
+    /// 5, and the 3 missing cells are named; the full matrix gives the
+    /// derived figure.
+    #[test]
+    fn a_spread_latency_is_never_computed_from_part_of_a_row() {
+        let t = machine(4, false);
+        let ns = |c: u32, m: u32| match (c == m, c / 4 == m / 4) {
+            (true, _) => 80.0,
+            (false, true) => 95.0,
+            _ => 140.0,
+        };
+        let full: Vec<results::Record> =
+            (0..8u32).flat_map(|c| (0..8u32).map(move |m| lat_cell(c, m, ns(c, m)))).collect();
+        let (c, missing) = catalogue_and_missing(&run(&t, full.clone()));
+        assert!(missing.is_empty());
+        let s = get(&c, "spread_lat_ns").unwrap();
+        assert_eq!(s.derived.as_deref(), Some(DERIVED_FROM_CELLS));
+        assert!((s.value - (80.0 + 3.0 * 95.0 + 4.0 * 140.0) / 8.0).abs() < 1e-9, "{}", s.value);
+        let part: Vec<results::Record> = (0..8u32)
+            .flat_map(|c| (0..8u32).map(move |m| (c, m)))
+            .filter(|&(c, m)| !(c == 0 && (1..4).contains(&m)))
+            .map(|(c, m)| lat_cell(c, m, ns(c, m)))
+            .collect();
+        let (c, missing) = catalogue_and_missing(&run(&t, part));
+        assert!(get(&c, "spread_lat_ns").is_none(), "from 5 of node 0's 8 cells");
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert_eq!(missing[0].metric, Fixed::SpreadLat);
+        assert_eq!(
+            missing[0].what,
+            "the lat matrix cells 0->1, 0->2, 0->3 (CPU node -> memory node)"
+        );
+    }
+
+    /// NUMA off on two sockets: each package on the memory the OS gives
+    /// (`os-given`) is its own-memory interleaved figure; nothing across
+    /// the packages. Every package shares that memory, so the bound figure
+    /// per package is the whole machine's (every CPU at once) shared by
+    /// the packages, and a package measured alone (which also takes what
+    /// the idle package would) is only a labelled fallback.
+    #[test]
+    fn numa_off_package_figures_are_on_the_memory_the_os_gives() {
+        let t = Machine::new(topo::Vendor::Intel, "Xeon")
+            .package(0, "0-3")
+            .package(1, "4-7")
+            .node(0, "0-7", 64 << 30)
+            .build();
+        let alone = vec![bw_pkg(0, 0, "os-given", "0", 70.0), bw_pkg(1, 1, "os-given", "0", 72.0)];
+        let global = rec("bw", json!({"mode": "global", "kernel": "triad", "best_gbs": 100.0}));
+        let mut recs = alone.clone();
+        recs.push(global);
+        let (c, _) = catalogue_and_missing(&run(&t, recs));
+        let m = get(&c, "local_bw_pkg_gbs").unwrap();
+        assert_eq!((m.value, m.derived.as_deref()), (50.0, None));
+        assert_eq!(get(&c, "pkg_interleave_bw_gbs").map(|m| m.value), Some(71.0));
+        assert!(get(&c, "cross_pkg_bw_gbs").is_none());
+
+        let (c, _) = catalogue_and_missing(&run(&t, alone));
+        let m = get(&c, "local_bw_pkg_gbs").unwrap();
+        assert_eq!((m.value, m.derived.as_deref()), (71.0, Some(DERIVED_FROM_PACKAGE_ALONE)));
+    }
+
+    fn study_run(id: i64, label: &str, pkg: Option<(f64, f64)>, cells: (f64, f64)) -> LoadedRun {
+        let t = machine(2, false);
+        let mut recs = Vec::new();
+        for c in 0..4u32 {
+            recs.push(bw_local(c, cells.0));
+            for m in 0..4u32 {
+                let gbs = if m / 2 == c / 2 { cells.0 } else { cells.1 };
+                recs.push(bw_cell(c, m, gbs));
+            }
+        }
+        if let Some((own, cross)) = pkg {
+            recs.extend([
+                bw_pkg(0, 0, "bind-per-node", "0-1", own),
+                bw_pkg(1, 1, "bind-per-node", "2-3", own),
+                bw_pkg(0, 1, "interleave", "2-3", cross),
+                bw_pkg(1, 0, "interleave", "0-1", cross),
+            ]);
+        } else {
+            recs.push(rec(
+                "step",
+                json!({"step": "bw-cross-package", "status": "skipped",
+                                         "reason": "left out by --skip"}),
+            ));
+        }
+        let mut r = run(&t, recs);
+        r.summary.id = RunId(id);
+        r.summary.label = Some(label.into());
+        r.config =
+            serde_json::from_value(json!({"nodes": 4, "declared": {"bios.x": label}})).unwrap();
+        r
+    }
+
+    fn group(label: &str, runs: Vec<LoadedRun>) -> GroupInput {
+        GroupInput { reference: format!("label:{label}"), runs }
+    }
+
+    /// Group A measured its package figures, group B only has cells (the
+    /// cross-package figure derived, 20% above A's measured one): both
+    /// shown, the derived one labelled, no verdict between them, a note
+    /// naming each side and B's runs with why; nothing picked on it.
+    #[test]
+    fn a_study_never_judges_a_derived_figure_against_a_measured_one() {
+        let a: Vec<LoadedRun> =
+            (0..3).map(|i| study_run(1 + i, "A", Some((150.0, 50.0)), (100.0, 30.0))).collect();
+        let b: Vec<LoadedRun> =
+            (0..3).map(|i| study_run(4 + i, "B", None, (100.0, 30.0 + i as f64 * 0.1))).collect();
+        let s = Study::build(
+            &[group("A", a), group("B", b)],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let m = s.metrics.iter().find(|m| m.metric == "cross_pkg_bw_gbs").unwrap();
+        assert_eq!(m.groups[0].derived, None);
+        assert_eq!(m.groups[1].derived.as_deref(), Some(DERIVED_FROM_CELLS));
+        assert_eq!(m.groups[1].verdict, None, "no verdict across measured and derived");
+        assert!(m.pairs[0][1].is_none() && m.pairs[1][0].is_none());
+        assert_eq!(m.derived.as_deref(), Some("derived from cells measured one at a time: B"));
+        assert!(m.name.ends_with("(derived from cells measured one at a time: B)"), "{}", m.name);
+        let v = serde_json::to_value(m).unwrap();
+        assert_eq!(v["groups"][1]["derived"], DERIVED_FROM_CELLS);
+        assert!(
+            s.notes.iter().any(|n| n.starts_with(
+                "Cross-package bandwidth: A measured at the metric's scope, B derived"
+            )),
+            "{:?}",
+            s.notes
+        );
+        let why =
+            s.notes.iter().find(|n| n.contains("derived in runs 4, 5, 6 (B)")).expect("runs named");
+        assert!(why.contains("bw-cross-package skipped: left out by --skip"), "{why}");
+        for r in &s.recommendations {
+            assert_ne!(r.decided_by.as_deref(), Some("cross_pkg_bw_gbs"), "{r:?}");
+            assert_ne!(r.decided_by.as_deref(), Some("local_bw_pkg_gbs"), "{r:?}");
+        }
+    }
+
+    /// Two groups with the same cells, one group's package records 10%
+    /// higher: the measured figures decide (better), where the derived
+    /// ones of the same runs would have called them the same.
+    #[test]
+    fn measured_package_figures_are_judged() {
+        let a: Vec<LoadedRun> = (0..3)
+            .map(|i| study_run(1 + i, "A", Some((150.0 + i as f64 * 0.2, 50.0)), (100.0, 30.0)))
+            .collect();
+        let b: Vec<LoadedRun> = (0..3)
+            .map(|i| study_run(4 + i, "B", Some((165.0 + i as f64 * 0.2, 50.0)), (100.0, 30.0)))
+            .collect();
+        let s = Study::build(
+            &[group("A", a), group("B", b)],
+            0,
+            &Criteria::default(),
+            &Floors::default(),
+        );
+        let m = s.metrics.iter().find(|m| m.metric == "local_bw_pkg_gbs").unwrap();
+        assert_eq!(m.derived, None);
+        assert_eq!(m.groups[1].verdict, Some(GroupVerdict::Better));
+        assert!(s.notes.iter().all(|n| !n.contains("derived")), "{:?}", s.notes);
+    }
+}
