@@ -411,7 +411,7 @@ Size:            1048576 kB
 KernelPageSize:       64 kB
 AnonHugePages:    524288 kB
 ";
-        let start = 0xffff8000_0000;
+        let start = 0xffff_8000_0000;
         let r = page_report_with(smaps, start, 1 << 30, PageKind::Thp, sizes);
         assert_eq!((r.obtained.as_str(), r.page_size_bytes), ("thp", 512 << 20));
         assert_eq!(r.kernel_page_size_bytes, Some(64 << 10));

@@ -71,7 +71,7 @@ fn lat_package_section(doc: &mut Document, d: &RunData) {
     let mut t = Table::with_header(&header);
     for p in chases {
         let mut row = vec![p.scope.as_ref().map_or_else(|| "package".into(), |s| s.describe())];
-        row.extend(chase_cells(p, "-"));
+        row.extend(chase_cells(p, "-", d));
         t.push(row);
     }
     doc.table(t);
