@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use topo::parse::kernel_params;
 use topo::{CpuSet, SysRoot};
 
 use crate::read::{bracketed, read_string, read_text, read_u64, read_with, Read};
@@ -341,7 +342,7 @@ impl Settings {
     /// whether it was read, absent or unreadable.
     pub fn read(root: &SysRoot) -> Settings {
         let cmdline = read_text(root, "proc/cmdline");
-        let opts = cmdline.value().map(|c| parse_cmdline(c)).unwrap_or_default();
+        let opts = cmdline.value().map(|c| kernel_params(c)).unwrap_or_default();
         let cmd_opt = |key: &str| -> Read<String> {
             match &cmdline {
                 Read::Value(_) => opts
@@ -446,22 +447,13 @@ impl Settings {
         }
     }
 
-    /// A command-line option's value (`""` for a flag), when the command line was read.
+    /// A command-line option's value (`""` for a flag), when the command line
+    /// was read; read as the kernel reads it ([`kernel_params`]: quoted values
+    /// whole, `-` and `_` alike in names), the last occurrence winning.
     pub fn cmdline_option(&self, key: &str) -> Option<String> {
         let c = self.cmdline.value()?;
-        parse_cmdline(c).into_iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+        kernel_params(c).into_iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
     }
-}
-
-/// Splits a kernel command line into `(key, value)`; stops at `--` (init's arguments).
-pub fn parse_cmdline(s: &str) -> Vec<(String, String)> {
-    s.split_whitespace()
-        .take_while(|w| *w != "--")
-        .map(|w| match w.split_once('=') {
-            Some((k, v)) => (k.to_string(), v.to_string()),
-            None => (w.to_string(), String::new()),
-        })
-        .collect()
 }
 
 /// `SwapTotal` of `/proc/meminfo` ([`topo::read::meminfo`]), bytes.
@@ -633,11 +625,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cmdline_split_stops_at_double_dash() {
-        let o = parse_cmdline("ro numa=off iommu=pt quiet -- init=foo");
-        assert_eq!(o.len(), 4);
-        assert_eq!(o[1], ("numa".to_string(), "off".to_string()));
-        assert_eq!(o[3], ("quiet".to_string(), String::new()));
+    fn cmdline_read_as_the_kernel_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(
+            dir.path().join("proc/cmdline"),
+            "BOOT_IMAGE=/vmlinuz ro dyndbg=\"file mm/mempolicy.c -- +p\" numa_balancing=disable \
+             idle=\"poll\" isolcpus=2-3 nohz-full=2-3 -- single isolcpus=1\n",
+        )
+        .unwrap();
+        let s = Settings::read(&SysRoot::new(dir.path()).unwrap());
+        // The quoted value is one parameter, its `--` not the end of the kernel's part.
+        assert_eq!(s.cmdline_option("dyndbg").as_deref(), Some("file mm/mempolicy.c -- +p"));
+        assert_eq!(s.cmdline_option("numa_balancing").as_deref(), Some("disable"));
+        assert_eq!(s.cmdline_option("idle").as_deref(), Some("poll"));
+        assert_eq!(s.isolcpus, Read::Value("2-3".into()));
+        assert_eq!(s.nohz_full, Read::Value("2-3".into()));
+        assert_eq!(s.cmdline_option("single"), None);
     }
 
     #[test]

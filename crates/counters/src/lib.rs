@@ -12,6 +12,16 @@
 //! [`results::counters`] records, where the multiplexing arithmetic and the
 //! derived figures live. An event that cannot be counted is recorded as
 //! unavailable with the kernel's reason; nothing is estimated.
+//!
+//! Power and frequency are read beside the events, without
+//! `perf_event_open` ([`power`]): the energy of each powercap RAPL zone
+//! (package, DRAM, core, psys; AMD's `amd_energy` sockets where no zone
+//! exists) and the mean core frequency (APERF/MPERF, else cpufreq) over a
+//! measured interval, by a [`power::Meter`] opened on the CPUs measured,
+//! started before and finished after. Its reading is a
+//! [`results::power::Power`], which the bandwidth, latency and `exec`
+//! records carry; a zone or figure that cannot be read is unavailable with
+//! its reason.
 
 pub mod access;
 pub mod power;

@@ -11,7 +11,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::error::{Result, StoreError};
+use crate::error::{one_line, Result, StoreError};
+use crate::limits::{check_stored, ITEM_CAP, RUN_CAP};
 use crate::open;
 use crate::runref::RunRef;
 use crate::schema::{APPLICATION_ID, SCHEMA_VERSION};
@@ -92,6 +93,13 @@ impl Store {
             }
         }
         Store::open_checked(path)
+    }
+
+    /// Checks, without opening anything, that `path` is a regular file or
+    /// nothing, and so are SQLite's files beside it (for a command that
+    /// checks where it will write before it measures).
+    pub fn check_path(path: &Path) -> Result<()> {
+        open::check_file(path).map(|_| ())
     }
 
     /// Opens an existing database read-only, for the commands that only
@@ -392,9 +400,6 @@ impl Store {
     /// Refuses a stored run whose shape an import would refuse (more than
     /// [`ITEM_CAP`] results, more than [`RUN_CAP`] bytes in all), from
     /// counts and lengths SQLite gives without building anything.
-    ///
-    /// [`ITEM_CAP`]: crate::import::ITEM_CAP
-    /// [`RUN_CAP`]: crate::RUN_CAP
     fn check_run_size(&self, summary: &RunSummary) -> Result<()> {
         let run = summary.id;
         let (columns, results, payloads): (i64, i64, i64) = self
@@ -410,9 +415,9 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .map_err(|e| self.err(e))?;
-        let detail = if results > i64::from(crate::import::ITEM_CAP) {
+        let detail = if results > i64::from(ITEM_CAP) {
             format!("it holds {results} results")
-        } else if (columns.max(0) as u64).saturating_add(payloads.max(0) as u64) > crate::RUN_CAP {
+        } else if (columns.max(0) as u64).saturating_add(payloads.max(0) as u64) > RUN_CAP {
             format!("it holds {} bytes of JSON", columns.saturating_add(payloads))
         } else {
             return Ok(());
@@ -430,7 +435,7 @@ impl Store {
     }
 
     /// [`Store::parse_json`] after the shape check of an import
-    /// (`import::check_stored`): a giant stored column is refused, never
+    /// ([`check_stored`]): a giant stored column is refused, never
     /// built.
     fn parse_bounded<T: DeserializeOwned>(
         &self,
@@ -438,7 +443,7 @@ impl Store {
         text: &str,
         what: &str,
     ) -> Result<T> {
-        crate::import::check_stored(text)
+        check_stored(text)
             .map_err(|why| self.too_large(summary, format!("its {what} has {why}")))?;
         self.parse_json(text, &format!("{what} of run {}", summary.id))
     }
@@ -597,7 +602,7 @@ fn quick_check(conn: &Connection, path: &Path) -> Result<()> {
         rows.collect::<rusqlite::Result<_>>().map_err(err)?
     };
     if check.first().map(String::as_str) != Some("ok") {
-        let detail = open::one_line(&check.join("\n"));
+        let detail = one_line(&check.join("\n"));
         return Err(StoreError::Corrupt { path: path.to_path_buf(), detail });
     }
     Ok(())

@@ -96,10 +96,10 @@ pub enum StoreError {
         "{}: run {run}{} is too large to read: {detail}; numaprobe reads no run it would not import (at most {} items in any list or object, {} MiB in all); the database's other runs read as usual",
         path.display(),
         label.as_deref().map(|l| format!(" ({l:?})")).unwrap_or_default(),
-        crate::import::ITEM_CAP,
-        crate::import::RUN_CAP >> 20
+        crate::limits::ITEM_CAP,
+        crate::limits::RUN_CAP >> 20
     )]
-    RunTooLarge { path: PathBuf, run: crate::RunId, label: Option<String>, detail: String },
+    RunTooLarge { path: PathBuf, run: crate::types::RunId, label: Option<String>, detail: String },
     /// A run reference that matches no run.
     #[error("no run matches {0:?} (see `numaprobe list`)")]
     NoSuchRun(String),
@@ -142,7 +142,7 @@ impl StoreError {
             if matches!(f.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) {
                 return StoreError::Corrupt {
                     path: path.to_path_buf(),
-                    detail: crate::open::one_line(&msg.clone().unwrap_or_else(|| f.to_string())),
+                    detail: one_line(&msg.clone().unwrap_or_else(|| f.to_string())),
                 };
             }
         }
@@ -152,3 +152,28 @@ impl StoreError {
 
 /// Result alias of this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// SQLite's text on one line: integrity-check reports come one problem
+/// per line, under a `*** in database main ***` banner.
+pub(crate) fn one_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("*** in database"))
+        .collect();
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integrity_reports_become_one_line() {
+        let t = "*** in database main ***\nTree 3 page 3: btreeInitPage() returns error code 11\nwrong # of entries in index x\n";
+        assert_eq!(
+            one_line(t),
+            "Tree 3 page 3: btreeInitPage() returns error code 11; wrong # of entries in index x"
+        );
+    }
+}

@@ -380,7 +380,7 @@ fn claimed_by_other_settings(
     let rows = stmt.query_map([hash], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
     for row in rows {
         let (id, text) = row?;
-        let same = crate::import::check_stored(&text).is_ok()
+        let same = crate::limits::check_stored(&text).is_ok()
             && serde_json::from_str::<Configuration>(&text)
                 .is_ok_and(|c| c.settings_hash() == settings);
         if !same {

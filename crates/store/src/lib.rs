@@ -25,6 +25,7 @@ mod db;
 mod error;
 mod export;
 mod import;
+mod limits;
 mod open;
 #[cfg(feature = "parquet")]
 pub mod parquet;
@@ -41,6 +42,7 @@ pub use export::{
     ExportDoc, ExportedMachine, ExportedRun, ImportOutcome, ImportedRun, EXPORT_FORMAT,
     EXPORT_VERSION,
 };
-pub use import::{CheckedExport, MAX_DEPTH, RUN_CAP, STRING_CAP};
+pub use import::CheckedExport;
+pub use limits::{MAX_DEPTH, RUN_CAP, STRING_CAP};
 pub use runref::RunRef;
 pub use types::{LoadedRun, NewRun, RunId, RunStatus, RunSummary, StoredRecord};

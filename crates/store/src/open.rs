@@ -64,15 +64,6 @@ pub(crate) fn check_file(path: &Path) -> Result<Option<u64>> {
     Ok(meta.map(|m| m.len()))
 }
 
-impl crate::Store {
-    /// Checks, without opening anything, that `path` is a regular file or
-    /// nothing, and so are SQLite's files beside it (for a command that
-    /// checks where it will write before it measures).
-    pub fn check_path(path: &Path) -> Result<()> {
-        check_file(path).map(|_| ())
-    }
-}
-
 /// Refuses a non-empty file that does not start like an SQLite database.
 /// The file is opened without blocking and checked again after opening
 /// (it may have been swapped since [`check_file`]).
@@ -106,17 +97,6 @@ pub(crate) fn needs_immutable(e: &rusqlite::Error) -> bool {
     use rusqlite::ErrorCode;
     matches!(e, rusqlite::Error::SqliteFailure(f, _)
         if matches!(f.code, ErrorCode::CannotOpen | ErrorCode::ReadOnly))
-}
-
-/// SQLite's text on one line: integrity-check reports come one problem
-/// per line, under a `*** in database main ***` banner.
-pub(crate) fn one_line(text: &str) -> String {
-    let parts: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("*** in database"))
-        .collect();
-    parts.join("; ")
 }
 
 /// The tables schema version `version` has: those its migrations create,
@@ -221,14 +201,5 @@ mod tests {
     fn the_tables_of_each_version_come_from_its_migrations() {
         assert!(tables_of_version(0).is_empty());
         assert_eq!(tables_of_version(1), ["machines", "results", "runs"]);
-    }
-
-    #[test]
-    fn integrity_reports_become_one_line() {
-        let t = "*** in database main ***\nTree 3 page 3: btreeInitPage() returns error code 11\nwrong # of entries in index x\n";
-        assert_eq!(
-            one_line(t),
-            "Tree 3 page 3: btreeInitPage() returns error code 11; wrong # of entries in index x"
-        );
     }
 }

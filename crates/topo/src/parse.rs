@@ -294,8 +294,23 @@ pub const NUMA_CMDLINE_KEYS: &[&str] = &[
 /// lone `--` belong to init and are ignored.
 pub fn parse_cmdline(s: &str) -> Cmdline {
     let raw = s.trim().to_string();
-    let mut options = Vec::new();
-    for word in split_cmdline(&raw) {
+    let options = kernel_params(&raw)
+        .into_iter()
+        .filter_map(|(key, v)| {
+            NUMA_CMDLINE_KEYS.iter().find(|&&n| n == key).map(|known| (known.to_string(), v))
+        })
+        .collect();
+    Cmdline { raw: Some(raw), options }
+}
+
+/// Every parameter of a kernel command line as the kernel reads it, as
+/// `(name, value)` in the order given (value empty for a flag): words split
+/// on whitespace outside double quotes, the quotes around a value dropped,
+/// `-` in a name read as `_` (the kernel's `parameq` treats them alike), and
+/// nothing after a lone `--` (init's arguments).
+pub fn kernel_params(s: &str) -> Vec<(String, String)> {
+    let mut params = Vec::new();
+    for word in split_cmdline(s.trim()) {
         if word == "--" {
             break;
         }
@@ -303,13 +318,9 @@ pub fn parse_cmdline(s: &str) -> Cmdline {
             Some((k, v)) => (k, v.trim_matches('"')),
             None => (word.as_str(), ""),
         };
-        // The kernel treats '-' and '_' alike in parameter names.
-        let key = k.replace('-', "_");
-        if let Some(known) = NUMA_CMDLINE_KEYS.iter().find(|&&n| n.replace('-', "_") == key) {
-            options.push((known.to_string(), v.to_string()));
-        }
+        params.push((k.replace('-', "_"), v.to_string()));
     }
-    Cmdline { raw: Some(raw), options }
+    params
 }
 
 /// Splits on whitespace, keeping double-quoted runs together.
@@ -605,6 +616,23 @@ mod tests {
         assert_eq!(f.get("processor.max_cstate"), Some("1"));
         assert_eq!(f.get("transparent_hugepage"), Some("never"));
         assert!(parse_cmdline("").options.is_empty());
+    }
+
+    #[test]
+    fn kernel_params_keep_quoted_values_whole() {
+        let p = kernel_params(
+            "ro dyndbg=\"file x.c -- +p\" intel-idle.max_cstate=1 idle=\"poll\" quiet -- single",
+        );
+        let want = [
+            ("ro", ""),
+            ("dyndbg", "file x.c -- +p"),
+            ("intel_idle.max_cstate", "1"),
+            ("idle", "poll"),
+            ("quiet", ""),
+        ];
+        let got: Vec<(&str, &str)> = p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(got, want);
+        assert!(kernel_params("  \n").is_empty());
     }
 
     #[test]
