@@ -631,7 +631,8 @@ fn comparison_first_screen_shows_the_table_and_the_forest_plot() {
     assert!(n(table, "top") + 200.0 < page.viewport, "table below the first screen: {f}");
     assert!(
         n(forest, "top") >= 0.0 && n(forest, "bottom") <= page.viewport,
-        "forest plot not whole on the first screen: {f}"
+        "forest plot not whole on the first screen of {} px: {f}",
+        page.viewport
     );
     assert!(n(table, "width") >= 400.0 && n(forest, "width") >= 400.0, "squeezed: {f}");
     assert!(n(forest, "left") >= n(table, "right"), "not side by side: {f}");

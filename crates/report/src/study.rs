@@ -1,7 +1,7 @@
 //! The settings study ([`analysis::study::Study`]) as a report section,
 //! tables and charts: what `compare` prints and the reports draw.
 
-use analysis::study::Study;
+use analysis::study::{Study, StudyMetric};
 use analysis::text::{clip_words, signed_pct};
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
@@ -276,9 +276,9 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
                         ));
                     }
                     let label = if two {
-                        format!("{} ({})", m.name, m.unit)
+                        format!("{} ({})", chart_name(m), m.unit)
                     } else {
-                        format!("{}, {}", m.name, study.groups[i].label)
+                        format!("{}, {}", chart_name(m), study.groups[i].label)
                     };
                     rows.push(crate::chart::ForestRow {
                         label,
@@ -853,7 +853,7 @@ pub fn charts(study: &Study) -> Vec<Chart> {
         out.push(Chart::Xy(XyChart {
             title: format!(
                 "{} per group ({}, {}): one dot per run, median marked",
-                m.name,
+                chart_name(m),
                 m.unit,
                 if m.higher_is_better { "higher is better" } else { "lower is better" }
             ),
@@ -863,7 +863,7 @@ pub fn charts(study: &Study) -> Vec<Chart> {
                 ..Axis::integer("group")
             },
             // Zoomed on the data: 150.1 and 149.9 must not look the same.
-            y: Axis { from_zero: false, ..Axis::linear(format!("{} ({})", m.name, m.unit)) },
+            y: Axis { from_zero: false, ..Axis::linear(format!("{} ({})", chart_name(m), m.unit)) },
             series: vec![Series::points("runs", runs), Series::points("median", medians)],
             markers,
             lines: Vec::new(),
@@ -1023,6 +1023,19 @@ pub fn curves(study: &Study, runs: &[&LoadedRun]) -> Vec<Chart> {
 
 fn short(hash: &str) -> String {
     hash.chars().take(12).collect()
+}
+
+/// A metric's name in a chart: a derived row keeps the word "derived",
+/// not its whole derivation (the table beside it and the notes say how),
+/// so that a title fits its chart and a forest label its row.
+fn chart_name(m: &StudyMetric) -> String {
+    match &m.derived {
+        Some(how) => m
+            .name
+            .strip_suffix(&format!(" ({how})"))
+            .map_or_else(|| m.name.clone(), |base| format!("{base} (derived)")),
+        None => m.name.clone(),
+    }
 }
 
 #[cfg(test)]

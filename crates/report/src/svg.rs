@@ -145,7 +145,7 @@ fn forest(f: &crate::chart::Forest, id: usize) -> String {
     // table, not beside it.
     let wide = f.rows.len() > 16;
     let w = if wide { 860.0 } else { 600.0 };
-    let (left, right) = if wide { (330.0, 130.0) } else { (230.0, 120.0) };
+    let (left, right) = if wide { (360.0, 130.0) } else { (230.0, 120.0) };
     let (label_font, verdict_font, dot_r) = (12.0, 11.0, 5.0);
     let line_h = label_font + 2.0;
     let base_h: f64 = 21.0;
