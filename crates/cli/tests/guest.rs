@@ -17,7 +17,7 @@ mod tiered;
 
 use std::collections::BTreeMap;
 
-use harness::{Boot, Machine, Output};
+use harness::{shares, Boot, Machine, Output};
 use serde_json::Value;
 use topo::{NodeKind, NumaModeKind, Topology};
 
@@ -46,14 +46,6 @@ fn place(args: &str) -> String {
     format!("numaprobe place --json --pages nothp {args}")
 }
 
-/// `per_node` of a place `PlacementCheck` object, as numbers.
-fn shares(check: &Value) -> BTreeMap<u32, f64> {
-    let per = check["per_node"].as_object().unwrap_or_else(|| panic!("no per_node in {check}"));
-    per.iter()
-        .map(|(k, f)| (k.parse().expect("node id key"), f.as_f64().expect("share is a number")))
-        .collect()
-}
-
 /// Asserts the shares of a `PlacementCheck` (nodes exactly, shares within
 /// `tolerance`); `what` names the result in the message.
 fn assert_check(what: &dyn std::fmt::Display, check: &Value, want: &[(u32, f64)], tolerance: f64) {
@@ -74,12 +66,6 @@ fn assert_shares(out: &Output, v: &Value, want: &[(u32, f64)], tolerance: f64) {
     assert_check(out, &v["placement"], want, tolerance);
 }
 
-/// Results of a `bw`/`lat` document.
-fn results(out: &Output) -> Vec<Value> {
-    let v = out.json();
-    v["results"].as_array().unwrap_or_else(|| panic!("no results[]\n{out}")).clone()
-}
-
 /// Small, quick `bw` figures: structure and placement only, never speed.
 const BW_QUICK: &str =
     "--json --kernel triad --size 1M --pages nothp --min-reps 2 --max-reps 2 --budget 0.1";
@@ -90,7 +76,7 @@ const LAT_QUICK: &str = "--json --size 1M --samples 3 --sample-ms 5";
 /// run on that CPU node's CPUs, with every page on the memory node.
 fn check_bw_matrix(out: &Output, cpu_nodes: &[u32], mem_nodes: &[u32]) {
     out.expect_rc(0);
-    let rs = results(out);
+    let rs = out.results();
     let mut pairs: Vec<(u64, u64)> = rs
         .iter()
         .map(|r| (r["cpu_node"].as_u64().unwrap(), r["mem_node"].as_u64().unwrap()))
@@ -263,7 +249,7 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
 
     // bw --interleave: the whole machine, pages a quarter on each node.
     let out = boot.get("bw-interleave").expect_rc(0);
-    let rs = results(out);
+    let rs = out.results();
     assert!(!rs.is_empty(), "no results\n{out}");
     for r in &rs {
         assert_eq!(r["policy"], "interleave", "{out}");
@@ -280,7 +266,7 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
 
     // lat --matrix: every CPU node to every memory node, pages verified.
     let out = boot.get("lat-matrix").expect_rc(0);
-    let rs = results(out);
+    let rs = out.results();
     let mut cells: Vec<(u64, u64, u64)> = rs
         .iter()
         .map(|r| {
@@ -306,7 +292,7 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
     assert_eq!(v["mode"], "per-cpu", "{out}");
     assert_eq!(v["mem_node"], 0, "{out}");
     assert_eq!(v["os_cpu_nodes"], 4, "{out}");
-    let rs = results(out);
+    let rs = out.results();
     let cpus: Vec<u64> = rs.iter().map(|r| r["cpu"].as_u64().unwrap()).collect();
     assert_eq!(cpus, [0, 1, 2, 3], "{out}");
     for r in &rs {
@@ -331,7 +317,7 @@ fn snc2_two_sockets_four_nodes_topology_and_placement() {
     assert_eq!(v["mode"], "per-cpu-sweep", "{out}");
     assert_eq!(v["mem_node"], 2, "{out}");
     let sizes = v["sizes"].as_array().unwrap_or_else(|| panic!("no sizes\n{out}")).len();
-    let rs = results(out);
+    let rs = out.results();
     assert_eq!(rs.len(), 4 * sizes, "CPUs x sizes\n{out}");
     for cpu in 0..4u64 {
         assert_eq!(rs.iter().filter(|r| r["cpu"] == cpu).count(), sizes, "CPU {cpu}\n{out}");
@@ -1583,7 +1569,7 @@ fn smbios_dimm_locators_give_channels_and_peak_from_the_guest_table() {
     // bw sets each node's figure against its share of the socket's peak.
     let out = boot.get("bw");
     out.expect_rc(0);
-    let rs = results(out);
+    let rs = out.results();
     assert!(!rs.is_empty(), "{out}");
     for r in &rs {
         let p = r["peak_gbs"].as_f64().unwrap_or_else(|| panic!("no peak_gbs: {r}\n{out}"));
@@ -1607,7 +1593,7 @@ fn smbios_dimm_locators_give_channels_and_peak_from_the_guest_table() {
     assert_eq!(m["sockets"], serde_json::json!([]), "{m}");
     let notes = m["notes"].to_string();
     assert!(notes.contains("'PROC 1 DIMM 0'") && notes.contains("does not know"), "{notes}");
-    for r in results(boot.get("bw").expect_rc(0)) {
+    for r in boot.get("bw").expect_rc(0).results() {
         assert_eq!(r["peak_gbs"], Value::Null, "no peak without channels: {r}");
     }
 }

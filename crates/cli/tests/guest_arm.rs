@@ -17,7 +17,7 @@ mod harness;
 
 use std::collections::BTreeMap;
 
-use harness::{Arch, Boot, Machine, Output};
+use harness::{shares, Arch, Boot, Machine, Output};
 use serde_json::Value;
 use topo::{NodeKind, NumaModeKind, Topology};
 
@@ -55,14 +55,6 @@ fn arm2s(name: &str) -> Machine {
         .distances(&ARM_SLIT)
 }
 
-/// `per_node` of a `PlacementCheck`, as numbers.
-fn shares(check: &Value) -> BTreeMap<u32, f64> {
-    let per = check["per_node"].as_object().unwrap_or_else(|| panic!("no per_node in {check}"));
-    per.iter()
-        .map(|(k, f)| (k.parse().expect("node id key"), f.as_f64().expect("share is a number")))
-        .collect()
-}
-
 /// Every page of a check on `node`.
 fn all_on(what: &dyn std::fmt::Display, check: &Value, node: u32) {
     assert_eq!(
@@ -72,14 +64,10 @@ fn all_on(what: &dyn std::fmt::Display, check: &Value, node: u32) {
     );
 }
 
-fn results(out: &Output) -> Vec<Value> {
-    let v = out.json();
-    v["results"].as_array().unwrap_or_else(|| panic!("no results[]\n{out}")).clone()
-}
-
 /// The (CPU node, memory node) cells of a `--matrix` document, sorted.
 fn cells(out: &Output) -> Vec<(u64, u64)> {
-    let mut c: Vec<(u64, u64)> = results(out)
+    let mut c: Vec<(u64, u64)> = out
+        .results()
         .iter()
         .map(|r| (r["cpu_node"].as_u64().unwrap(), r["mem_node"].as_u64().unwrap()))
         .collect();
@@ -153,7 +141,7 @@ fn arm_two_sockets_topology_placement_and_run() {
     let out = boot.get("bw-matrix").expect_rc(0);
     let want: Vec<(u64, u64)> = (0..4).flat_map(|c| (0..5).map(move |m| (c, m))).collect();
     assert_eq!(cells(out), want, "matrix cells\n{out}");
-    for r in &results(out) {
+    for r in &out.results() {
         let m = r["mem_node"].as_u64().unwrap() as u32;
         let what = format!("cell {}->{m}\n{out}", r["cpu_node"]);
         assert_eq!(r["isa"], "sve", "{what}");
@@ -163,7 +151,7 @@ fn arm_two_sockets_topology_placement_and_run() {
     }
     // --isa neon: the NEON kernels, on the memory-only node.
     let out = boot.get("bw-neon").expect_rc(0);
-    for r in results(out) {
+    for r in out.results() {
         assert_eq!(r["isa"], "neon", "{out}");
         assert_eq!(r["validated"], true, "{out}");
         assert_eq!(r["placement"]["status"], "verified", "{out}");
@@ -173,7 +161,7 @@ fn arm_two_sockets_topology_placement_and_run() {
     // lat --matrix: every CPU node to every memory node, pages verified.
     let out = boot.get("lat-matrix").expect_rc(0);
     assert_eq!(cells(out), want, "lat --matrix cells\n{out}");
-    for r in &results(out) {
+    for r in &out.results() {
         let m = r["mem_node"].as_u64().unwrap() as u32;
         assert_eq!(r["placement"]["status"], "verified", "{out}");
         all_on(out, &r["placement"]["check"], m);
@@ -183,7 +171,7 @@ fn arm_two_sockets_topology_placement_and_run() {
     // Counters: the software events count (first touch faults the
     // arrays in); the hardware ones are the emulated PMU's or say why not.
     let out = boot.get("bw-counters").expect_rc(0);
-    for r in results(out) {
+    for r in out.results() {
         let readings = r["counters"]["events"]
             .as_array()
             .unwrap_or_else(|| panic!("no counters.events\n{out}"))
@@ -293,7 +281,7 @@ fn arm_16k_page_kernel_counts_its_own_page_sizes() {
 
     // bw: arrays placed on node 1 in 16 KiB pages, validated.
     let out = boot.get("bw").expect_rc(0);
-    for r in results(out) {
+    for r in out.results() {
         assert_eq!(r["validated"], true, "{out}");
         assert_eq!(r["placement"]["status"], "verified", "{out}");
         all_on(out, &r["placement"]["check"], 1);

@@ -500,6 +500,12 @@ impl Output {
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{self}"))
     }
 
+    /// The `results` of a `bw`/`lat` document.
+    pub fn results(&self) -> Vec<serde_json::Value> {
+        let v = self.json();
+        v["results"].as_array().unwrap_or_else(|| panic!("no results[]\n{self}")).clone()
+    }
+
     /// Stdout deserialised into `T` (e.g. `topo::Topology`).
     pub fn parse<T: serde::de::DeserializeOwned>(&self) -> T {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
@@ -928,4 +934,12 @@ impl Drop for Slot {
         *SLOTS.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
         FREED.notify_one();
     }
+}
+
+/// `per_node` of a `PlacementCheck`, as numbers (node -> share of pages).
+pub fn shares(check: &serde_json::Value) -> BTreeMap<u32, f64> {
+    let per = check["per_node"].as_object().unwrap_or_else(|| panic!("no per_node in {check}"));
+    per.iter()
+        .map(|(k, f)| (k.parse().expect("node id key"), f.as_f64().expect("share is a number")))
+        .collect()
 }
