@@ -1258,6 +1258,38 @@ mod tests {
         assert!(j.ci_low_pct.unwrap() > -3.0 && j.ci_high_pct.unwrap() < 3.0);
     }
 
+    #[test]
+    fn better_claims_the_direction_and_same_claims_a_change_under_the_margin() {
+        // +2.5% of medians, every one of the 9 differences above zero (the
+        // 90% rank interval is their range, +0.5% to +4.4%): the direction
+        // is known, the size is not under the margin: better, whatever the
+        // change of medians (docs/store.md, what each verdict claims).
+        let base = [100.0, 101.0, 99.0];
+        let new = [102.5, 103.5, 101.5];
+        let j = judge(&base, &new, true, &p(), None).unwrap();
+        assert!((j.change_pct - 2.5).abs() < 1e-9, "{j:?}");
+        assert!(j.ci_low_pct.unwrap() > 0.0 && j.ci_high_pct.unwrap() > 3.0, "{j:?}");
+        assert_eq!((j.verdict, j.basis), (GroupVerdict::Better, Basis::Interval), "{j:?}");
+        assert_eq!(judge(&base, &new, false, &p(), None).unwrap().verdict, GroupVerdict::Worse);
+        // +1% shown real (interval +0.6% to +1.4%) and shown small: same.
+        let j = judge(&[100.0, 100.2, 99.8], &[101.0, 101.2, 100.8], true, &p(), None).unwrap();
+        assert!(j.ci_low_pct.unwrap() > 0.0 && j.ci_high_pct.unwrap() < 3.0, "{j:?}");
+        assert_eq!(j.verdict, GroupVerdict::Same, "{j:?}");
+        // Bracketed: a steady +2% with 0.6% noise on alternate runs (fixed
+        // values, A B A B, no drift): the t interval lies above zero and
+        // reaches past the margin: better.
+        let a = [(0.0, 100.0), (2.0, 100.6), (4.0, 99.4)];
+        let b = [(1.0, 102.0 * 1.006), (3.0, 102.0 * 0.994), (5.0, 102.0)];
+        let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+        assert!(j.change_pct < 3.0 && j.ci_low_pct.unwrap() > 0.0, "{j:?}");
+        assert!(j.ci_high_pct.unwrap() >= 3.0, "{j:?}");
+        assert_eq!(j.verdict, GroupVerdict::Better, "{j:?}");
+        // One run per side: +2.5% over a 1% floor has a known direction
+        // and, widened by the floor, reaches past the margin: better.
+        let j = judge(&[100.0], &[102.5], true, &p(), Some(&range(1.0, 2))).unwrap();
+        assert_eq!((j.verdict, j.basis), (GroupVerdict::Better, Basis::NoiseFloor), "{j:?}");
+    }
+
     /// A distribution-free floor valid for `new` runs in all at 90%.
     fn range(pct: f64, new: usize) -> NoiseFloor {
         let runs = runs_for_range_floor(new, 0.90);
@@ -1494,17 +1526,25 @@ mod tests {
         }
 
         /// A verdict of better or worse always rests on an interval that
-        /// excludes zero on its side and a change beyond the margin (or, with
-        /// too few runs, beyond the noise floor).
+        /// excludes zero on its side and does not lie inside the margin (or,
+        /// with too few runs, a change beyond the noise floor that, widened
+        /// by it, reaches the margin): the evidence gives the direction.
         #[test]
         fn better_means_the_evidence_says_so(a in sample(), b in sample(), floor in 1.0f64..100.0) {
             let f = range(floor, a.len() + b.len());
             let j = judge(&a, &b, true, &p(), Some(&f)).unwrap();
             if j.verdict == GroupVerdict::Better {
-                prop_assert!(j.change_pct >= DEFAULT_MARGIN_PCT - 1e-9);
+                prop_assert!(j.change_pct > 0.0);
                 match j.basis {
-                    Basis::Interval => prop_assert!(j.ci_low_pct.unwrap() > 0.0),
-                    Basis::NoiseFloor => prop_assert!(j.change_pct > floor),
+                    Basis::Interval => {
+                        prop_assert!(j.ci_low_pct.unwrap() > 0.0);
+                        prop_assert!(j.ci_high_pct.unwrap() >= DEFAULT_MARGIN_PCT - 1e-9);
+                    }
+                    Basis::NoiseFloor => {
+                        prop_assert!(j.change_pct > floor);
+                        let widened = (1.0 + j.change_pct / 100.0) * (1.0 + floor / 100.0);
+                        prop_assert!(widened >= 1.0 + DEFAULT_MARGIN_PCT / 100.0 - 1e-9);
+                    }
                     Basis::TooFewRuns => prop_assert!(false, "better without evidence"),
                     Basis::Bracketed => prop_assert!(false, "judge never brackets"),
                 }
