@@ -17,10 +17,14 @@
 //!   bimodal included, and for 3 to 5 runs per group its coverage is exact,
 //!   not asymptotic. On the log scale a shift is a ratio, so the interval is
 //!   reported as percent changes.
-//! * Verdicts: `same` when the whole interval lies inside the equivalence
-//!   margin (`±margin_pct`); `better`/`worse` when the interval excludes no
-//!   change (lies entirely on one side of 0) and the change of medians is at
-//!   least the margin; otherwise `undecided`.
+//! * Verdicts (the premise in `docs/store.md`: `same` claims a change under
+//!   the margin, `better`/`worse` claim its direction, each at the
+//!   confidence asked): `same` when the whole interval lies inside the
+//!   equivalence margin (`±margin_pct`); else `better`/`worse` when the
+//!   interval excludes no change (lies entirely on one side of 0);
+//!   otherwise `undecided`. The change of medians is not held to the
+//!   margin: that would be a claim about the estimate without a confidence
+//!   of its own.
 //! * An interval exists only when the groups are large enough for the
 //!   confidence asked (at 90%: 3+3, 2+5, 1+19 runs). Below that (one run per
 //!   side, say) the change must exceed a distribution-free [`NoiseFloor`]
@@ -126,7 +130,7 @@ pub struct Criteria {
     /// Two-sided confidence of the interval, e.g. 0.90.
     pub confidence: f64,
     /// Changes smaller than this (percent) do not matter: the equivalence
-    /// margin for `same`, and the smallest change called `better`/`worse`.
+    /// margin for `same` (a change shown real and under it is `same`).
     pub margin_pct: f64,
 }
 
@@ -261,8 +265,9 @@ pub fn min_runs_for_interval(confidence: f64) -> u32 {
 
 /// The fewest runs per group, from `first` up to [`MAX_RUNS_SUGGESTED`],
 /// whose interval half-width `half_width(n)` fits between the change and
-/// zero (when the change is beyond the margin) or between the change and
-/// the margin (when it is inside); `None` when none does.
+/// zero (to decide its direction) or, for a change inside the margin,
+/// between the change and the margin (to decide `same`), whichever is the
+/// wider gap; `None` when none does.
 fn smallest_deciding(
     change: f64,
     spread: f64,
@@ -270,7 +275,7 @@ fn smallest_deciding(
     first: u32,
     half_width: impl Fn(usize) -> f64,
 ) -> Option<u32> {
-    let gap = if change.abs() >= margin { change.abs() } else { margin - change.abs() };
+    let gap = change.abs().max(margin - change.abs());
     if spread <= 0.0 {
         return Some(first);
     }
@@ -352,16 +357,9 @@ pub fn judge(
             j.ci_high_pct = Some(pct(hi));
             j.coverage = Some(coverage);
             j.basis = Basis::Interval;
-            // The interval lies on one side of zero, and the change of
-            // medians on that same side, at least the margin away.
-            let side = if lo > 0.0 {
-                1.0
-            } else if hi < 0.0 {
-                -1.0
-            } else {
-                0.0
-            };
-            let beyond = side != 0.0 && change * side >= margin;
+            // The interval lies on one side of zero: the direction is
+            // known at the confidence asked (`same` is checked first).
+            let beyond = lo > 0.0 || hi < 0.0;
             // Runs taken back to back share the machine's state (load,
             // thermals, placement), so a group can drift as a whole: a
             // change must also exceed the spread seen between groups of
@@ -397,19 +395,17 @@ pub fn judge(
                 FloorKind::Guard { .. } => false,
             });
             match floor {
-                Some(f)
-                    if change.abs() > (1.0 + f.pct / 100.0).ln() + FLOOR_TOLERANCE
-                        && change.abs() >= margin =>
-                {
-                    j.basis = Basis::NoiseFloor;
-                    j.verdict =
-                        if good(change) { GroupVerdict::Better } else { GroupVerdict::Worse };
-                }
                 // The floor bounds what noise can do to one run: a change
-                // that stays inside the margin even when widened by it is same.
+                // that stays inside the margin even when widened by it is
+                // same; one beyond it has a known direction.
                 Some(f) if change.abs() + (1.0 + f.pct / 100.0).ln() < margin => {
                     j.basis = Basis::NoiseFloor;
                     j.verdict = GroupVerdict::Same;
+                }
+                Some(f) if change.abs() > (1.0 + f.pct / 100.0).ln() + FLOOR_TOLERANCE => {
+                    j.basis = Basis::NoiseFloor;
+                    j.verdict =
+                        if good(change) { GroupVerdict::Better } else { GroupVerdict::Worse };
                 }
                 Some(_) => {
                     j.basis = Basis::NoiseFloor;
@@ -1090,8 +1086,8 @@ fn bracketed_runs_to_decide(
 /// Judges `new` against `base` from their bracketed runs ([`bracketed`]):
 /// the change is the drift-free estimate, the interval Student's t at the
 /// confidence asked; `same` when the interval lies inside the margin,
-/// `better`/`worse` when it excludes no change and the estimate is at
-/// least the margin, else `undecided`. The medians are each group's, as
+/// else `better`/`worse` when it excludes no change, else `undecided`
+/// (the premise in the module's documentation). The medians are each group's, as
 /// printed. `Err` when the runs give no bracketed interval.
 pub fn judge_bracketed(
     base: &[(f64, f64)],
@@ -1119,14 +1115,7 @@ pub fn judge_fit(
     let (lo, hi) = (fit.change - t * fit.se, fit.change + t * fit.se);
     let margin = (1.0 + policy.margin_pct / 100.0).ln();
     let good = |d: f64| if higher_is_better { d > 0.0 } else { d < 0.0 };
-    let side = if lo > 0.0 {
-        1.0
-    } else if hi < 0.0 {
-        -1.0
-    } else {
-        0.0
-    };
-    let beyond = side != 0.0 && fit.change * side >= margin;
+    let beyond = lo > 0.0 || hi < 0.0;
     let verdict = if lo > -margin && hi < margin {
         GroupVerdict::Same
     } else if beyond && good(fit.change) {
