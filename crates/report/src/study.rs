@@ -361,7 +361,7 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     doc.table(groups_table(study));
     doc.h(3, "Metrics");
     doc.p(format!(
-        "Groups of runs against the baseline, {}. Each group's figure is the median of its runs; a change counts as better or worse only when the {}% interval on the change (from the spread between runs, not the repetitions inside a run) excludes no change, the change exceeds the ±{}% margin, and it is larger than the spread seen between repeated runs of identical settings on this machine. Within the margin is same; otherwise undecided. See docs/store.md.",
+        "Groups of runs against the baseline, {}. Each group's figure is the median of its runs; a change whose {}% interval (from the spread between runs, not the repetitions inside a run) lies within the ±{}% margin is same; otherwise it counts as better or worse when that interval excludes no change and the change is larger than the spread seen between repeated runs of identical settings on this machine, and as undecided when not. See docs/store.md.",
         group_name(study, study.baseline),
         (study.confidence * 100.0).round(),
         study.margin_pct
