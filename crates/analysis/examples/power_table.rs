@@ -8,10 +8,10 @@
 //! Two shapes: a pair (R S R S ...) and the seeds' study of 4 settings
 //! (R S T U R S T U ...), both with `n` runs per setting; the verdict
 //! counted is S against R, S being `change` above R and T, U identical to
-//! R. "before" judges S against R on the pair's own brackets alone
-//! (`runstats::judge_bracketed`, what `compare` did for such groups before
-//! the study's noise was pooled); "after" is `Study::of_groups` now, which
-//! pools the noise over the study's groups (docs/store.md).
+//! R. "pair alone" judges S against R on the pair's own brackets alone
+//! (`runstats::judge_bracketed`, what `compare` does for such groups when
+//! the study's noise cannot be pooled); "compare" is `Study::of_groups`,
+//! which pools the noise over the study's groups (docs/store.md).
 //!
 //! A run's score is `100 * exp(drift * i + noise * Z)`, times `1 + change`
 //! for the runs of S: `i` the run's place in the series, `Z` standard
@@ -21,14 +21,13 @@
 //! wrong direction, calls identical settings better or worse, or calls a
 //! change beyond the margin `same`.
 //!
-//! A third set of columns, "interval", counts the verdicts `compare`'s
-//! interval would give if `better`/`worse` needed only the interval to
-//! exclude no change (and not to lie inside the margin, which is `same`),
-//! without the estimate itself reaching the margin: a rule NOT in use,
-//! shown because the estimate's own scatter (about `noise * sqrt(2/3)` at
-//! 3 runs per setting, however the noise is estimated) is what holds the
-//! decided share of a 5% change at 1.5% noise near 94% under the rule in
-//! use.
+//! A third set of columns, "margin rule", counts the verdicts `compare`
+//! would give if `better`/`worse` also needed the change of medians itself
+//! to reach the margin: a rule NOT in use (docs/store.md says why), shown
+//! because it trades the decided share (the estimate's own scatter, about
+//! `noise * sqrt(2/3)` at 3 runs per setting, holds a 5% change at 1.5%
+//! noise near 94% under it) for fewer false verdicts where the noise is
+//! small against the margin.
 //!
 //! Usage: `power_table [--trials N] [--drift PCT,...] [--order abab|abba]
 //! [--shape pair|study|both] [--noise PCT,...] [--change PCT,...] [--n
@@ -108,8 +107,8 @@ impl Tally {
 }
 
 /// The verdicts on S against R for one simulated study of `k` settings
-/// (R, S, then identical ones) of `n` runs each: before (the pair's own
-/// brackets) and after (the study, as `compare` judges it now).
+/// (R, S, then identical ones) of `n` runs each: the pair's own brackets,
+/// the study as `compare` judges it, and the study under the margin rule.
 fn one_study(
     rng: &mut Rng,
     k: usize,
@@ -131,7 +130,7 @@ fn one_study(
         runs[g].push(exec_run(i, &names[g], score));
         series[g].push((i as f64, score));
     }
-    let before = judge_bracketed(&series[0], &series[1], true, &Criteria::default())
+    let alone = judge_bracketed(&series[0], &series[1], true, &Criteria::default())
         .map(|j| j.verdict)
         .unwrap_or(GroupVerdict::Undecided);
     let pool: Vec<LoadedRun> = runs.iter().flatten().cloned().collect();
@@ -147,15 +146,18 @@ fn one_study(
         .find(|m| m.metric == "exec_metric[default]")
         .expect("the program's metric");
     let c = &m.groups[1];
-    let after = c.verdict.expect("a verdict");
-    // The interval-only rule: better/worse once the interval excludes no
-    // change, unless it is `same`.
-    let interval = match (after, c.ci_low_pct, c.ci_high_pct) {
-        (GroupVerdict::Undecided, Some(lo), _) if lo > 0.0 => GroupVerdict::Better,
-        (GroupVerdict::Undecided, _, Some(hi)) if hi < 0.0 => GroupVerdict::Worse,
-        (v, _, _) => v,
+    let compare = c.verdict.expect("a verdict");
+    // The margin rule: a better/worse whose change of medians is under the
+    // margin would have been undecided (`same` is judged the same way).
+    let margin_rule = match (compare, c.change_pct) {
+        (GroupVerdict::Better | GroupVerdict::Worse, Some(d))
+            if (d / 100.0).ln_1p().abs() < (Criteria::default().margin_pct / 100.0).ln_1p() =>
+        {
+            GroupVerdict::Undecided
+        }
+        (v, _) => v,
     };
-    (before, after, interval)
+    (alone, compare, margin_rule)
 }
 
 fn main() {
@@ -204,8 +206,8 @@ fn main() {
         if abba { "reversed each round (A B B A ...)" } else { "A B A B ..." },
         Criteria::default().confidence * 100.0
     );
-    println!("# before: the pair's own brackets; after: compare now (noise pooled over the study's settings);");
-    println!("# interval: after, if better/worse needed only the interval to exclude no change (a rule not in use)");
+    println!("# pair alone: the pair's own brackets; compare: the study (noise pooled over its settings);");
+    println!("# margin rule: compare, if better/worse also needed the change of medians to reach the margin (a rule not in use)");
     let cols = ["decided", "undec.", "wrong"];
     println!(
         "{:>5} {:>6} {:>6} {:>7} {:>3} | {:>8} {:>6} {:>6} | {:>8} {:>6} {:>6} | {:>8} {:>6} {:>6}",
@@ -224,7 +226,10 @@ fn main() {
         cols[1],
         cols[2]
     );
-    println!("{:>33} | {:^22} | {:^22} | {:^22}", "", "before", "after", "interval (not in use)");
+    println!(
+        "{:>33} | {:^22} | {:^22} | {:^22}",
+        "", "pair alone", "compare", "margin rule (not in use)"
+    );
     for &k in &shapes {
         for &drift in &drifts {
             for &noise in &noises {
@@ -239,7 +244,7 @@ fn main() {
                             ^ if k == 2 { 0 } else { (k as u64) << 8 }
                             ^ n as u64;
                         let mut rng = Rng(seed | 1);
-                        let (mut before, mut after, mut interval) =
+                        let (mut alone, mut compare, mut margin_rule) =
                             (Tally::default(), Tally::default(), Tally::default());
                         for _ in 0..trials {
                             let (b, a, i) = one_study(
@@ -251,23 +256,23 @@ fn main() {
                                 drift / 100.0,
                                 abba,
                             );
-                            before.add(b, change, margin);
-                            after.add(a, change, margin);
-                            interval.add(i, change, margin);
+                            alone.add(b, change, margin);
+                            compare.add(a, change, margin);
+                            margin_rule.add(i, change, margin);
                         }
                         let pct = |x: u32| 100.0 * x as f64 / trials as f64;
                         let shape = if k == 2 { "pair".to_string() } else { format!("{k}x{n}") };
                         println!(
                             "{shape:>5} {drift:>6.1} {noise:>6.1} {change:>7.1} {n:>3} | {:>8.1} {:>6.1} {:>6.1} | {:>8.1} {:>6.1} {:>6.1} | {:>8.1} {:>6.1} {:>6.1}",
-                            pct(before.decided),
-                            pct(before.undecided),
-                            pct(before.wrong),
-                            pct(after.decided),
-                            pct(after.undecided),
-                            pct(after.wrong),
-                            pct(interval.decided),
-                            pct(interval.undecided),
-                            pct(interval.wrong)
+                            pct(alone.decided),
+                            pct(alone.undecided),
+                            pct(alone.wrong),
+                            pct(compare.decided),
+                            pct(compare.undecided),
+                            pct(compare.wrong),
+                            pct(margin_rule.decided),
+                            pct(margin_rule.undecided),
+                            pct(margin_rule.wrong)
                         );
                     }
                 }

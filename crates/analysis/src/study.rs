@@ -1881,15 +1881,14 @@ mod exec_sample_tests {
         // The seeds' shape: 4 settings, 3 runs each, taken in turn (R S T U
         // R S T U ...), 1.5% log-normal noise per run, a drift of 2% per
         // run; S is 5% above R, T and U are R. S against R must be `better`
-        // in at least 90% of 300 studies: its own 3 + 3 brackets alone
-        // (3 degrees of freedom for the noise) decide about 87%, the noise
-        // pooled over the study (7) about 93%. No rule that needs the
-        // estimate itself beyond the 3% margin can pass 95% here: the
-        // estimate scatters by about 1.5% * sqrt(2/3) = 1.2% however the
-        // noise is known, and falls short of the margin in about 6% of
-        // studies (docs/store.md).
+        // in at least 95% of 1000 studies, what docs/store.md gives for 3
+        // runs per setting: its own 3 + 3 brackets alone (3 degrees of
+        // freedom for the noise) decide about 88%, the noise pooled over
+        // the study (7) about 96-97% (the premises of pooling and of the
+        // verdicts in docs/store.md; the false verdicts on identical
+        // settings are runstats' `pooled_verdicts_on_identical_...`).
         let mut z = Normal(0x5EED_4747);
-        let (trials, mut better, mut pooled) = (300, 0, 0);
+        let (trials, mut better, mut pooled) = (1000, 0, 0);
         for _ in 0..trials {
             let mut groups: Vec<Vec<LoadedRun>> = vec![Vec::new(); 4];
             for i in 0..12 {
@@ -1910,7 +1909,7 @@ mod exec_sample_tests {
             better += u32::from(c.verdict == Some(GroupVerdict::Better));
             pooled += u32::from(c.pooled_groups == Some(4));
         }
-        assert!(better * 100 >= trials * 90, "decided {better} of {trials} (pooled {pooled})");
+        assert!(better * 100 >= trials * 95, "decided {better} of {trials} (pooled {pooled})");
         assert!(pooled * 10 >= trials * 9, "pooled {pooled} of {trials}");
     }
 }
