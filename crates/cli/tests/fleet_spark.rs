@@ -6,7 +6,9 @@
 //! fleet --json`'s host by host (feature `spark-tests`; docs/testing.md):
 //!
 //!     scripts/spark-setup.sh &&
-//!     cargo test -p numaprobe --features spark-tests --test fleet_spark -- --nocapture
+//!     cargo test -p numaprobe --features spark-tests --test fleet_spark -- --nocapture --test-threads 1
+//!
+//! (what `.ci/run` runs, with `NUMAPROBE_BIN` the static release build).
 
 #[path = "support/fleet_sql.rs"]
 mod fleet_sql;
