@@ -10,14 +10,14 @@
 //! them) and matches on their enums; the CSV and OpenMetrics exporters go
 //! through the same records, and so does the Parquet exporter (feature
 //! `parquet`). [`brief`] writes the short Markdown of
-//! `report --brief`; [`console`] the text commands print on a terminal.
+//! `report --brief`. What the commands print on a terminal is the
+//! `console` crate's.
 
 mod appendix;
 mod bandwidth;
 mod brief;
 mod build;
 pub mod chart;
-pub mod console;
 pub mod counters;
 pub mod csv;
 pub mod distances;
@@ -31,7 +31,6 @@ pub mod gpu;
 pub mod hmat;
 pub mod hwloc;
 pub mod latency;
-pub mod man;
 mod method;
 pub mod openmetrics;
 #[cfg(feature = "parquet")]
@@ -43,13 +42,11 @@ mod recommendations;
 mod render;
 pub mod safe;
 pub mod study;
-pub mod study_text;
 mod summary;
 pub mod svg;
 mod sweep;
 mod tiers;
 mod validation;
-pub mod versioned;
 
 use std::str::FromStr;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
-use report::console::run as run_text;
+use console::run as run_text;
 use results::Record;
 use store::{RunId, RunStatus};
 use topo::{SysRoot, Topology};

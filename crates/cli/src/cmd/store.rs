@@ -184,7 +184,7 @@ pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::each(output::schema::LIST, &runs));
     }
-    output::emit(&report::console::store::runs(&runs, &path, output::table_style()))
+    output::emit(&console::store::runs(&runs, &path, output::table_style()))
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
@@ -193,7 +193,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::new(output::schema::SHOW, &run));
     }
-    output::emit(&report::console::store::show(&run, output::table_style()))
+    output::emit(&console::store::show(&run, output::table_style()))
 }
 
 pub(crate) fn write_out(
@@ -404,7 +404,7 @@ fn print_imports(reports: &[Import], failed: usize, path: &Path, g: &Global) -> 
     if g.json {
         return output::json(&output::Versioned::each(output::schema::IMPORT, reports));
     }
-    let text = report::console::store::imports(reports, failed, path);
+    let text = console::store::imports(reports, failed, path);
     if !text.is_empty() {
         output::emit(&text)?;
     }
