@@ -8,6 +8,8 @@
 //!   command line writes it. The exception is [`progress`], an events
 //!   observer that draws a measurement's progress bars on stderr as its
 //!   events come.
+//! - The grammar of flag values ([`grammar`]: numbers with bounds, and
+//!   [`grammar::placement`]: sizes, nodes, CPUs and sets).
 //! - The `--json` documents' envelope ([`versioned`]) and the manual pages
 //!   ([`man`]).
 //!
@@ -21,6 +23,7 @@ pub mod bw;
 pub mod counters;
 pub mod exec;
 pub mod gpu;
+pub mod grammar;
 pub mod lat;
 pub mod man;
 pub mod place;
