@@ -4,7 +4,8 @@
 //! - What the commands print on a terminal: tables in the style `--table`
 //!   chooses ([`TableStyle`]), and the text of the commands that show a
 //!   measurement or the machine as they find it ([`topo`], [`lat`]), of
-//!   `compare` ([`study_text`]). Every function returns the text; the
+//!   `compare` ([`study_text`]) and of `study` ([`study`], with its
+//!   `--json` documents). Every function returns the text; the
 //!   command line writes it. The exception is [`progress`], an events
 //!   observer that draws a measurement's progress bars on stderr as its
 //!   events come.
@@ -31,6 +32,7 @@ pub mod progress;
 pub mod run;
 pub mod scan;
 pub mod store;
+pub mod study;
 pub mod study_text;
 pub mod topo;
 pub mod versioned;
