@@ -6,20 +6,12 @@
 use analysis::metrics::MetricKey;
 use analysis::study::Study;
 use report::{render_report, study, Format};
-use store::{ExportDoc, LoadedRun, RunRef, Store};
+use store::LoadedRun;
 
-const FIXTURE: &str = include_str!("fixtures/synthetic-export.json");
+#[path = "support/synthetic.rs"]
+mod synthetic;
 
-/// The fixture's runs, imported into a fresh store and loaded back (so the
-/// test goes through the same path as the CLI): baseline, THP always, epyc.
-fn runs() -> Vec<LoadedRun> {
-    let dir = tempfile::tempdir().unwrap();
-    let mut db = Store::open(dir.path().join("r.db")).unwrap();
-    let doc = ExportDoc::from_json(FIXTURE, "synthetic-export.json").unwrap();
-    let out = db.import(&doc).unwrap();
-    assert_eq!(out.imported.len(), 3);
-    out.imported.iter().map(|i| db.load(&RunRef::Id(i.id.0)).unwrap()).collect()
-}
+use synthetic::runs;
 
 #[test]
 fn metrics_of_the_synthetic_baseline() {
