@@ -126,7 +126,7 @@ pub fn man(command: Option<&str>, out: &mut dyn std::io::Write) -> anyhow::Resul
         Some(name) => {
             let names: Vec<String> =
                 cli.get_subcommands().map(|c| c.get_name().to_string()).collect();
-            match report::man::find_page(&cli, name) {
+            match console::man::find_page(&cli, name) {
                 // clap names are 'static; the process prints one page and exits.
                 Some(c) => {
                     c.clone().name(&*Box::leak(format!("numaprobe-{name}").into_boxed_str()))
@@ -139,7 +139,7 @@ pub fn man(command: Option<&str>, out: &mut dyn std::io::Write) -> anyhow::Resul
     };
     let mut roff = Vec::new();
     clap_mangen::Man::new(page).render(&mut roff)?;
-    let page = report::man::with_sections(&String::from_utf8_lossy(&roff), command.unwrap_or(""));
+    let page = console::man::with_sections(&String::from_utf8_lossy(&roff), command.unwrap_or(""));
     out.write_all(page.as_bytes())?;
     Ok(())
 }

@@ -1,14 +1,14 @@
 //! The grammar of flag values, shared by every command (documented once in
-//! docs/cli.md): numbers with bounds are [`results::grammar`]'s, sizes,
-//! nodes, CPUs and sets [`place::grammar`]'s, declared settings
+//! docs/cli.md): numbers with bounds are [`console::grammar`]'s, sizes,
+//! nodes, CPUs and sets [`console::grammar::placement`]'s, declared settings
 //! [`audit::declared`]'s. The closed sets are the
 //! libraries' own enums, which derive clap's `ValueEnum` under their `clap`
 //! feature: `results::pages::PageKind` (`--pages`), `kernels::Kernel`, `kernels::Isa`,
 //! `bench::bw::StoreMode`, `audit::Profile`, `bench::suite::StepName`.
 //! This module keeps what checks them against the command line itself.
 
-pub use place::grammar::{cpu, node, set, size};
-pub use results::grammar::*;
+pub use console::grammar::placement::{cpu, node, set, size};
+pub use console::grammar::*;
 
 /// `--set KEY=VALUE`: a declared setting ([`audit::declared::parse_assignment`]).
 pub fn assignment(s: &str) -> Result<(String, String), String> {

@@ -1,7 +1,7 @@
 //! Writing to stdout: JSON documents and tables. A closed pipe surfaces as
 //! an `io::Error` of kind `BrokenPipe`, which `main` treats as success.
 //!
-//! Tables are drawn by `report::console` in the process's style: light
+//! Tables are drawn by the `console` crate in the process's style: light
 //! box-drawing lines on a terminal and plain aligned text when stdout is
 //! not one (a pipe, a file); `--table` chooses explicitly: `box`, `plain`,
 //! `markdown` or `tsv`.
@@ -11,8 +11,8 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-pub use report::console::TableStyle;
-pub use report::versioned::{schema, Versioned};
+pub use console::versioned::{schema, Versioned};
+pub use console::TableStyle;
 
 static STYLE: OnceLock<TableStyle> = OnceLock::new();
 

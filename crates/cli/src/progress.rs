@@ -1,3 +1,3 @@
-//! Progress bars of measurement events ([`report::console::progress`]).
+//! Progress bars of measurement events ([`console::progress`]).
 
-pub use report::console::progress::Bars;
+pub use console::progress::Bars;

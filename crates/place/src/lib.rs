@@ -22,7 +22,6 @@ pub mod affinity;
 pub mod allowed;
 pub mod buffer;
 pub mod error;
-pub mod grammar;
 pub mod memory;
 pub mod numastat;
 pub mod pagemap;

@@ -223,13 +223,15 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     let noise = crate::study::group_noise(s, &runs);
     // The rows `compare` shows: not the per-CPU rows that cannot differ,
     // a figure measured in one group only, or one statistic twice.
-    let skipped = crate::study_text::left_out(s);
+    let skipped = crate::study::sentences::left_out(s);
     out.push_str(&md_table(&crate::study::metrics_table_without(s, &noise, &skipped)));
-    if let Some(line) = crate::study_text::same_as_line(s, &skipped) {
+    if let Some(line) = crate::study::sentences::same_as_line(s, &skipped) {
         let _ = writeln!(out, "\n{}", md(&line));
     }
-    let left =
-        skipped.iter().filter(|(_, r)| !matches!(r, crate::study_text::LeftOut::SameAs(_))).count();
+    let left = skipped
+        .iter()
+        .filter(|(_, r)| !matches!(r, crate::study::sentences::LeftOut::SameAs(_)))
+        .count();
     if left > 0 {
         let _ = writeln!(
             out,

@@ -1,55 +1,32 @@
 //! Reports of stored runs: the end-of-run summary tables, the settings
 //! study and fleet as documents, and Markdown / HTML (inline SVG charts) /
-//! text reports, plus the CSV and OpenMetrics exports. What is computed
+//! text reports, plus the exporters ([`export`]). What is computed
 //! (metrics, study statistics, fleet outliers) is the `analysis` crate's;
 //! this crate only draws it.
 //!
 //! A report is built once as a [`Document`] and drawn by a [`Renderer`]
 //! (Markdown, HTML, Text), so every format shares one layout. Every part
 //! reads the run's typed records (`results::Record`, as the store read
-//! them) and matches on their enums; the CSV and OpenMetrics exporters go
-//! through the same records, and so does the Parquet exporter (feature
-//! `parquet`). [`brief`] writes the short Markdown of
-//! `report --brief`; [`console`] the text commands print on a terminal.
+//! them) and matches on their enums; the exporters go through the same
+//! records. [`brief`] writes the short Markdown of
+//! `report --brief`. What the commands print on a terminal is the
+//! `console` crate's.
 
-mod appendix;
-mod bandwidth;
 mod brief;
 mod build;
-pub mod chart;
-pub mod console;
-pub mod counters;
-pub mod csv;
-pub mod distances;
-mod doc;
-mod environment;
-pub mod figures;
+pub mod export;
 pub mod fleet;
-pub mod fmt;
-pub mod glance;
-pub mod gpu;
-pub mod hmat;
-pub mod hwloc;
-pub mod latency;
-pub mod man;
-mod method;
-pub mod openmetrics;
-#[cfg(feature = "parquet")]
-pub mod parquet;
-mod per_cpu;
-pub mod placements;
-mod power;
-mod recommendations;
-mod render;
-pub mod safe;
-pub mod study;
-pub mod study_text;
-mod summary;
-pub mod svg;
-mod sweep;
-mod tiers;
-mod validation;
-pub mod versioned;
+mod model;
+mod section;
+
+pub use model::{chart, fmt, safe, svg};
+pub use section::{counters, distances, figures, glance, gpu, hmat, latency, placements, study};
+
+use model::{doc, render};
+use section::{
+    appendix, bandwidth, environment, matrix, method, per_cpu, power, recommendations, summary,
+    sweep, tiers, validation,
+};
 
 use std::str::FromStr;
 

@@ -6,20 +6,12 @@
 use analysis::metrics::MetricKey;
 use analysis::study::Study;
 use report::{render_report, study, Format};
-use store::{ExportDoc, LoadedRun, RunRef, Store};
+use store::LoadedRun;
 
-const FIXTURE: &str = include_str!("fixtures/synthetic-export.json");
+#[path = "support/synthetic.rs"]
+mod synthetic;
 
-/// The fixture's runs, imported into a fresh store and loaded back (so the
-/// test goes through the same path as the CLI): baseline, THP always, epyc.
-fn runs() -> Vec<LoadedRun> {
-    let dir = tempfile::tempdir().unwrap();
-    let mut db = Store::open(dir.path().join("r.db")).unwrap();
-    let doc = ExportDoc::from_json(FIXTURE, "synthetic-export.json").unwrap();
-    let out = db.import(&doc).unwrap();
-    assert_eq!(out.imported.len(), 3);
-    out.imported.iter().map(|i| db.load(&RunRef::Id(i.id.0)).unwrap()).collect()
-}
+use synthetic::runs;
 
 #[test]
 fn metrics_of_the_synthetic_baseline() {
@@ -596,36 +588,6 @@ fn the_comparison_overlays_every_groups_curves_one_colour_per_group() {
     assert_eq!(sc.series[s.baseline].points, own);
     // A study whose runs were not loaded draws none.
     assert!(study::curves(&s, &[]).is_empty());
-}
-
-/// `topo` names node memory and system memory, and says why they differ
-/// when the nodes hold less than the system (a VM's memory plugged in as
-/// it is used): the baseline's Xeon topology with `/proc/meminfo` at 1000
-/// GiB beside its nodes' 256 GiB.
-#[test]
-fn topo_names_node_and_system_memory_and_explains_a_shortfall() {
-    use report::console::TableStyle;
-    let mut t = runs()[0].topology.get().expect("the fixture records its topology").clone();
-    let nodes: u64 = t.nodes.iter().map(|n| n.mem_total_bytes).sum();
-    let mem = |total: u64| topo::model::SystemMemory {
-        total_bytes: total,
-        free_bytes: None,
-        available_bytes: Some(total / 2),
-        default_hugepage_bytes: None,
-        hugepages: vec![],
-    };
-    t.system_memory = Some(mem(nodes));
-    let text = report::console::topo::render(&t, TableStyle::Plain);
-    assert!(text.contains("256.0 GiB node memory;"), "{text}");
-    assert!(text.contains("system memory (/proc/meminfo) 256.0 GiB total"), "{text}");
-    assert!(text.contains("node memory") && !text.contains("of the system's"), "{text}");
-    t.system_memory = Some(mem(1000 << 30));
-    let text = report::console::topo::render(&t, TableStyle::Plain);
-    assert!(text.contains("256.0 GiB node memory of 1000.0 GiB system memory"), "{text}");
-    assert!(
-        text.contains("node memory 256.0 GiB of the system's 1000.0 GiB: memory the kernel counts but no NUMA node shows yet"),
-        "{text}"
-    );
 }
 
 /// One name, one statistic: where the run has another package, the tile,

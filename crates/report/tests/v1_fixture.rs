@@ -66,7 +66,7 @@ fn check_runs(prefix: &str, runs: &[LoadedRun], html: bool, failures: &mut Vec<S
         }
         golden(&format!("{prefix}run-{id}.txt"), report::summary_text(run).as_bytes(), failures);
     }
-    golden(&format!("{prefix}runs.csv"), report::csv::runs_csv(runs).as_bytes(), failures);
+    golden(&format!("{prefix}runs.csv"), report::export::csv::runs_csv(runs).as_bytes(), failures);
 }
 
 /// What `compare` prints for these runs (each its own group, the first the

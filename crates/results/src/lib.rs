@@ -9,8 +9,6 @@
 //!   that makes it unstable;
 //! * [`exec`]: a program under one placement policy
 //!   ([`exec::PolicyResult`]) and its repetitions;
-//! * [`grammar`]: numeric flag values (durations, counts, figures) and
-//!   their bounds;
 //! * [`hidden`]: the hidden-NUMA rule (bench measures by it, analysis
 //!   judges stored runs by it);
 //! * [`lat`]: latency records by mode and their summaries;
@@ -40,7 +38,6 @@ pub mod counters;
 pub mod disturbance;
 pub mod exec;
 pub mod gpu;
-pub mod grammar;
 pub mod hidden;
 pub mod hist;
 pub mod lat;

@@ -11,9 +11,7 @@
 //! `numaprobe study --restore`. Nothing here prints.
 
 pub mod child;
-pub mod doc;
 pub mod journal;
-pub mod text;
 
 use audit::runtime::{self, Knob, RuntimeError, Snapshot};
 use events::StopFlag;

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bench::weights::{CellFigure, Sizing};
+use console::advise;
 use kernels::Kernel;
 use place::weights::{self, ApplyError, CannotWrite, Matrix, MatrixError, RestoreError};
-use report::console::advise;
 use topo::{NodeSet, SysRoot, Topology};
 
 use crate::cli::Global;

@@ -73,7 +73,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if g.json {
         output::json(&report)?;
     } else {
-        output::emit(&report::console::audit::render(&report, args.all, output::table_style()))?;
+        output::emit(&console::audit::render(&report, args.all, output::table_style()))?;
     }
     if let Some(fail_on) = args.fail_on {
         let (min, level) = match fail_on {

@@ -261,7 +261,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results, impossible };
         return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
     }
-    output::emit(&report::console::bw::text(&results, output::table_style()))?;
+    output::emit(&console::bw::text(&results, output::table_style()))?;
     if interrupted {
         output::warn(
             g.quiet,

@@ -193,15 +193,15 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
 }
 
 /// The study as `compare` prints it without `--json`
-/// ([`report::study_text::compare_text`]): each group's median rounded as
+/// ([`console::study_text::compare_text`]): each group's median rounded as
 /// its runs' tables round the same figure (`--json` keeps the values
 /// unrounded), every line within the terminal's width.
 pub(crate) fn print_runs(study: &Study, runs: &[LoadedRun], verbose: bool) -> anyhow::Result<()> {
     let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
-    let layout = report::study_text::Layout {
+    let layout = console::study_text::Layout {
         width: output::text_width(),
         verbose,
         style: output::table_style(),
     };
-    output::emit(&report::study_text::compare_text(study, &noise, &layout))
+    output::emit(&console::study_text::compare_text(study, &noise, &layout))
 }

@@ -310,7 +310,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if g.json {
         output::json(&output::Versioned::new(output::schema::EXEC, &report))?;
     } else {
-        output::emit(&report::console::exec::render(&report, output::table_style()))?;
+        output::emit(&console::exec::render(&report, output::table_style()))?;
     }
     if report.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
         return Err(crate::signal::Interrupted.into());

@@ -5,9 +5,9 @@
 use std::io::IsTerminal;
 
 use analysis::gpu::{self as matrix, Cell, Contention};
+use console::gpu::{self as gpu_text, Doc, FeedDoc, GpuNode};
 use gpu::plan::Request;
 use gpu::protocol::{Direction, Message, Plan, PlanNode, Point, Probe};
-use report::console::gpu::{self as gpu_text, Doc, FeedDoc, GpuNode};
 use results::gpu::GpuCopy;
 use topo::{NodeSet, SysRoot, Topology};
 

@@ -252,7 +252,7 @@ struct Doc<'a, T: Serialize> {
     #[serde(skip_serializing_if = "Option::is_none")]
     curves: Option<&'a [results::lat::LoadedSummary]>,
     /// The DRAM figures below the last-level cache's latency, with the
-    /// likely cause (`report::console::lat::impossible`).
+    /// likely cause (`console::lat::impossible`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     impossible: Vec<analysis::impossible::Impossible>,
 }
@@ -341,7 +341,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return print_json(&measured, llc, stopped);
     }
-    output::emit(&report::console::lat::measured(&measured, llc, output::table_style()))?;
+    output::emit(&console::lat::measured(&measured, llc, output::table_style()))?;
     if let Measured::Loaded(r) = &measured {
         let misplaced = |p: &results::lat::LoadedPoint| {
             p.load_placement.as_ref().is_some_and(|l| l.status == PlacementStatus::Mismatch)
@@ -367,7 +367,7 @@ fn print_json(m: &Measured, llc_bytes: Option<u64>, interrupted: bool) -> anyhow
     fn versioned<T: Serialize>(doc: &T) -> anyhow::Result<()> {
         output::json(&output::Versioned::new(results::SCHEMA_VERSION, doc))
     }
-    let impossible = report::console::lat::impossible(m, llc_bytes);
+    let impossible = console::lat::impossible(m, llc_bytes);
     match m {
         Measured::Point(r, check) => versioned(&Doc {
             prefetch_check: check.as_ref(),
@@ -398,7 +398,7 @@ fn print_counters(m: &Measured, g: &Global) -> anyhow::Result<()> {
         );
         return Ok(());
     };
-    output::emit(&report::console::lat::counters(&points, output::table_style()))
+    output::emit(&console::lat::counters(&points, output::table_style()))
 }
 
 /// The experiment the flags chose.

@@ -190,12 +190,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if g.json {
         output::json(&report)?;
     } else {
-        output::emit(&report::console::place::render(&report, output::table_style())?)?;
+        output::emit(&console::place::render(&report, output::table_style())?)?;
     }
     if !report.ok {
         anyhow::bail!(
             "placement check failed: {}",
-            report::console::place::failure_line(&report.placement)
+            console::place::failure_line(&report.placement)
         );
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use bench::suite::{Budget, MachineFacts, StepName, SuitePlan};
-use report::console::run as run_text;
+use console::run as run_text;
 use results::Record;
 use store::{RunId, RunStatus};
 use topo::{SysRoot, Topology};
@@ -75,7 +75,7 @@ pub struct Args {
     pub declare: crate::declare::DeclareArgs,
 }
 
-/// Writes `text` to `dir/numaprobe.prom` ([`report::openmetrics::write_textfile`]).
+/// Writes `text` to `dir/numaprobe.prom` ([`report::export::openmetrics::write_textfile`]).
 pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
     if !dir.is_dir() {
         crate::usage!(
@@ -83,7 +83,7 @@ pub fn write_textfile(dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
             dir.display()
         );
     }
-    Ok(report::openmetrics::write_textfile(dir, text)?)
+    Ok(report::export::openmetrics::write_textfile(dir, text)?)
 }
 
 /// The reports' folder: `--report-dir`, else `reports/` beside the database.
@@ -316,9 +316,10 @@ fn measure_once(
     let loaded = db.load_run(run)?;
     let (html, md) = report::write_run_reports(&loaded, &report_dir(a, &db_path))?;
     let textfile = match &a.textfile {
-        Some(d) => {
-            Some(write_textfile(d, &report::openmetrics::render(std::slice::from_ref(&loaded)))?)
-        }
+        Some(d) => Some(write_textfile(
+            d,
+            &report::export::openmetrics::render(std::slice::from_ref(&loaded)),
+        )?),
         None => None,
     };
 

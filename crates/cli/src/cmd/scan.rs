@@ -7,7 +7,7 @@
 
 use anyhow::Context;
 use bench::scan::{self, ScanSpec};
-use report::console::scan as scan_text;
+use console::scan as scan_text;
 use results::pages::PageKind;
 use topo::{SysRoot, Topology};
 

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use report::export::{self, Exporter};
 use store::batch::{Import, Step, Stopped};
 use store::{LoadedRun, RunRef, Store, StoreError};
 
@@ -184,7 +185,7 @@ pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::each(output::schema::LIST, &runs));
     }
-    output::emit(&report::console::store::runs(&runs, &path, output::table_style()))
+    output::emit(&console::store::runs(&runs, &path, output::table_style()))
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
@@ -193,7 +194,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::new(output::schema::SHOW, &run));
     }
-    output::emit(&report::console::store::show(&run, output::table_style()))
+    output::emit(&console::store::show(&run, output::table_style()))
 }
 
 pub(crate) fn write_out(
@@ -244,28 +245,17 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
             }
         }
     }
-    let bytes = match a.format {
-        ExportFormat::Hwloc => hwloc(&db, &ids, a.topology.as_deref())?,
-        ExportFormat::Json => {
-            let mut s = db.export_runs(&ids)?.to_json();
-            s.push('\n');
-            s.into_bytes()
-        }
-        ExportFormat::Csv => {
-            let runs: Vec<LoadedRun> =
-                ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
-            report::csv::runs_csv(&runs).into_bytes()
-        }
-        ExportFormat::Openmetrics => {
-            let runs: Vec<LoadedRun> =
-                ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
-            if !g.quiet {
-                for w in report::openmetrics::without_figures(&db, &runs)? {
-                    eprintln!("numaprobe: warning: {w}");
-                }
-            }
-            report::openmetrics::render(&runs).into_bytes()
-        }
+    let topology = match a.topology.as_deref() {
+        Some(p) => Some((read_topology(p)?, p.display().to_string())),
+        None => None,
+    };
+    let exporter: Box<dyn Exporter> = match a.format {
+        ExportFormat::Hwloc => Box::new(export::hwloc::Hwloc {
+            onto: topology.as_ref().map(|(x, p)| (&x[..], &p[..])),
+        }),
+        ExportFormat::Json => Box::new(export::json::Json),
+        ExportFormat::Csv => Box::new(export::csv::Csv),
+        ExportFormat::Openmetrics => Box::new(export::openmetrics::OpenMetrics),
         #[cfg(not(feature = "parquet"))]
         ExportFormat::Parquet => {
             usage!("this numaprobe was built without its default feature `parquet` (cargo's --no-default-features): build it with the default features, as the release archive, .deb and .rpm are (docs/fleet.md)")
@@ -273,9 +263,9 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
         #[cfg(feature = "parquet")]
         ExportFormat::Parquet => {
             let path = a.output.as_deref().unwrap_or(Path::new("-"));
-            let w = report::parquet::export(&db, &ids, path)?;
-            let runs_path = report::parquet::runs_path(path);
-            let settings_path = report::parquet::settings_path(path);
+            let w = report::export::parquet::export(&db, &ids, path)?;
+            let runs_path = report::export::parquet::runs_path(path);
+            let settings_path = report::export::parquet::settings_path(path);
             if g.json {
                 let doc = ParquetFiles {
                     figures: ParquetFile { path, rows: w.figures },
@@ -299,26 +289,22 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    write_out(a.output.as_deref(), &bytes, g, "the export")
+    let out = exporter.export(&db, &ids)?;
+    if !g.quiet {
+        for w in &out.warnings {
+            eprintln!("numaprobe: warning: {w}");
+        }
+    }
+    write_out(a.output.as_deref(), &out.bytes, g, "the export")
 }
 
-/// `export --format hwloc`: the runs' measured memory attributes as hwloc
-/// XML (one machine's runs, merged: a `bw --matrix` and a `lat --matrix`
-/// run make one export), on `topology` (`lstopo --of xml`) or on the first
-/// run's own topology.
-fn hwloc(db: &Store, ids: &[store::RunId], topology: Option<&Path>) -> anyhow::Result<Vec<u8>> {
-    let runs: Vec<LoadedRun> = ids.iter().map(|id| db.load_run(*id)).collect::<Result<_, _>>()?;
-    let xml = match topology {
-        None => report::hwloc::export_own(&runs)?,
-        Some(p) => {
-            let text = std::fs::read(p)
-                .with_context(|| format!("--topology {}: cannot read", p.display()))?;
-            let text = String::from_utf8(text)
-                .map_err(|_| anyhow::anyhow!("{}: not hwloc XML: not UTF-8 text", p.display()))?;
-            report::hwloc::export_onto(&runs, &text, &p.display().to_string())?
-        }
-    };
-    Ok(xml.into_bytes())
+/// `--topology FILE` of `export --format hwloc`: hwloc's XML of the
+/// machine (`lstopo --of xml`), as text.
+fn read_topology(p: &Path) -> anyhow::Result<String> {
+    let text =
+        std::fs::read(p).with_context(|| format!("--topology {}: cannot read", p.display()))?;
+    String::from_utf8(text)
+        .map_err(|_| anyhow::anyhow!("{}: not hwloc XML: not UTF-8 text", p.display()))
 }
 
 /// `export --format parquet --json`: the three files written, their rows
@@ -404,7 +390,7 @@ fn print_imports(reports: &[Import], failed: usize, path: &Path, g: &Global) -> 
     if g.json {
         return output::json(&output::Versioned::each(output::schema::IMPORT, reports));
     }
-    let text = report::console::store::imports(reports, failed, path);
+    let text = console::store::imports(reports, failed, path);
     if !text.is_empty() {
         output::emit(&text)?;
     }

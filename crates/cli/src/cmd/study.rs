@@ -121,9 +121,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             output::warn(g.quiet, w);
         }
         if g.json {
-            return json(&vary::doc::PlanDoc::new(&plan, &dry, &a.run));
+            return json(&console::study::doc::PlanDoc::new(&plan, &dry, &a.run));
         }
-        return output::emit(&vary::text::plan(&plan, &dry, &a.run));
+        return output::emit(&console::study::text::plan(&plan, &dry, &a.run));
     }
 
     measure(&a, g, &root, &plan, launch)
@@ -142,7 +142,8 @@ fn measure(
     let _study_lock = state.begin_study()?;
     let stop = signal::patient_stop_flag();
     let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
-    let told = vary::text::Lines { plan, quiet: g.quiet, sink: |l: &str| eprintln!("{l}") };
+    let told =
+        console::study::text::Lines { plan, quiet: g.quiet, sink: |l: &str| eprintln!("{l}") };
     let relay = FnRelay { presses: signal::presses, signal: signal::first_signal };
     let mut child =
         RunCommand::new(launch, plan.knob, &stop, &relay, &told).map_err(anyhow::Error::msg)?;
@@ -151,12 +152,14 @@ fn measure(
     if let Some(why) = outcome.stop_reason(plan, stop.is_stopped()) {
         let interrupted = stop.is_stopped() && outcome.failure.is_none();
         let by = interrupted.then(signal::cause);
-        let line = vary::text::stopped(plan, &outcome, &why, by, g.db.as_deref(), |label| {
-            let Ok(db) = crate::cmd::store::open_existing(g) else { return 0 };
-            db.resolve_group(&store::RunRef::LabelGroup(label.into())).map_or(0, |ids| ids.len())
-        });
+        let line =
+            console::study::text::stopped(plan, &outcome, &why, by, g.db.as_deref(), |label| {
+                let Ok(db) = crate::cmd::store::open_existing(g) else { return 0 };
+                db.resolve_group(&store::RunRef::LabelGroup(label.into()))
+                    .map_or(0, |ids| ids.len())
+            });
         if g.json {
-            json(&vary::doc::StudyDoc::<()>::new(plan, &outcome, None, Some(&why)))?;
+            json(&console::study::doc::StudyDoc::<()>::new(plan, &outcome, None, Some(&why)))?;
         }
         if interrupted {
             eprintln!("numaprobe: {line}");
@@ -171,9 +174,9 @@ fn measure(
         eprintln!("numaprobe: warning: {w}");
     }
     if g.json {
-        return json(&vary::doc::StudyDoc::new(plan, &outcome, Some(&study), None));
+        return json(&console::study::doc::StudyDoc::new(plan, &outcome, Some(&study), None));
     }
-    output::emit(&vary::text::finished(plan, &outcome))?;
+    output::emit(&console::study::text::finished(plan, &outcome))?;
     print_runs(&study, &runs, false)
 }
 
@@ -196,9 +199,9 @@ fn restore(g: &Global) -> anyhow::Result<()> {
     let (entry, was) =
         (done.as_ref().map(|r| &r.entry), done.as_ref().and_then(|r| r.was.as_deref()));
     if g.json {
-        return json(&vary::doc::RestoreDoc::new(entry, was));
+        return json(&console::study::doc::RestoreDoc::new(entry, was));
     }
-    output::emit(&vary::text::restored(entry, was))
+    output::emit(&console::study::text::restored(entry, was))
 }
 
 /// Said on stderr by every command (but `study`, which refuses to start

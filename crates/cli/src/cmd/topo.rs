@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use report::console::topo::FromRun;
+use console::topo::FromRun;
 use topo::{SysRoot, TopoError, Topology};
 
 use crate::cli::Global;
@@ -45,7 +45,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             output::warn(g.quiet, &w.to_string());
         }
     }
-    let mut s = report::console::topo::render(&t, output::table_style());
+    let mut s = console::topo::render(&t, output::table_style());
     if let Some(m) = &measured {
         s.push_str(&m.text());
     }

@@ -162,7 +162,7 @@ pub struct RunDoc {
     pub report_md: PathBuf,
     pub textfile: Option<PathBuf>,
     pub db: PathBuf,
-    pub hmat: Option<Vec<crate::hmat::HmatPair>>,
+    pub hmat: Option<Vec<report::hmat::HmatPair>>,
     /// Every impossible figure of the run, with the likely cause
     /// ([`analysis::impossible::of_run`]).
     pub impossible: Vec<analysis::impossible::Impossible>,
@@ -209,8 +209,8 @@ pub fn summary(
     load: Load,
 ) -> String {
     let mut out = Lines::new();
-    out.push(crate::summary_text(loaded));
-    let tiers = crate::hmat::summary_text(loaded);
+    out.push(report::summary_text(loaded));
+    let tiers = report::hmat::summary_text(loaded);
     if !tiers.is_empty() {
         out.push(tiers);
     }

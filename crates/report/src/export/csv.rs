@@ -5,7 +5,7 @@
 
 use results::lat::{Lat, LatSummary};
 use results::Record;
-use store::LoadedRun;
+use store::{LoadedRun, RunId, Store};
 
 /// The columns after `run_id,run_uuid,label,machine,seq,kind`.
 pub const FIELDS: [&str; 27] = [
@@ -183,6 +183,15 @@ pub fn runs_csv(runs: &[LoadedRun]) -> String {
         }
     }
     out
+}
+
+/// [`runs_csv`] as an exporter.
+pub struct Csv;
+
+impl super::Exporter for Csv {
+    fn export(&self, db: &Store, ids: &[RunId]) -> Result<super::Exported, super::Error> {
+        Ok(super::Exported::bytes(runs_csv(&super::load(db, ids)?).into_bytes()))
+    }
 }
 
 #[cfg(test)]

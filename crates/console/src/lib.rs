@@ -1,9 +1,18 @@
-//! What the commands print on a terminal: tables in the style `--table`
-//! chooses ([`TableStyle`]), and the text of the commands that show a
-//! measurement or the machine as they find it ([`topo`], [`lat`]). Every
-//! function returns the text; the command line writes it. The exception
-//! is [`progress`], an events observer that draws a measurement's
-//! progress bars on stderr as its events come.
+//! The front end: everything that speaks to a terminal, a flag or a
+//! `--json` document, so that no library crate knows one.
+//!
+//! - What the commands print on a terminal: tables in the style `--table`
+//!   chooses ([`TableStyle`]), and the text of the commands that show a
+//!   measurement or the machine as they find it ([`topo`], [`lat`]), of
+//!   `compare` ([`study_text`]) and of `study` ([`study`], with its
+//!   `--json` documents). Every function returns the text; the
+//!   command line writes it. The exception is [`progress`], an events
+//!   observer that draws a measurement's progress bars on stderr as its
+//!   events come.
+//! - The grammar of flag values ([`grammar`]: numbers with bounds, and
+//!   [`grammar::placement`]: sizes, nodes, CPUs and sets).
+//! - The `--json` documents' envelope ([`versioned`]) and the manual pages
+//!   ([`man`]).
 //!
 //! Tables are drawn with light box-drawing lines on a terminal and as plain
 //! aligned text elsewhere (a pipe, a file); Markdown and tab-separated
@@ -15,21 +24,25 @@ pub mod bw;
 pub mod counters;
 pub mod exec;
 pub mod gpu;
+pub mod grammar;
 pub mod lat;
+pub mod man;
 pub mod place;
 pub mod progress;
 pub mod run;
 pub mod scan;
 pub mod store;
+pub mod study;
+pub mod study_text;
 pub mod topo;
+pub mod versioned;
 
 use std::fmt;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement};
 
 /// How tables are written (`--table`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TableStyle {
     /// Light box-drawing lines (the default on a terminal).
     Box,
@@ -129,7 +142,7 @@ impl fmt::Display for Table {
                         f.write_str("\n")?;
                     }
                     let line = format!("| {} |", line.join(" | "));
-                    f.write_str(&crate::safe::markdown(&line))?;
+                    f.write_str(&report::safe::markdown(&line))?;
                     if i == 0 {
                         let rule = vec!["---"; row.len()].join(" | ");
                         write!(f, "\n| {rule} |")?;

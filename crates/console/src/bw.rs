@@ -54,9 +54,9 @@ fn stores_note(stores: results::bw::Stores) -> String {
 }
 
 /// A figure of `r` in GB/s, rounded as every output rounds it
-/// ([`crate::fmt::fig`], to the result's noise).
+/// ([`report::fmt::fig`], to the result's noise).
 fn gbs(r: &BwResult, v: f64) -> String {
-    crate::fmt::fig(results::stats::measured(v), r.noise(), "GB/s")
+    report::fmt::fig(results::stats::measured(v), r.noise(), "GB/s")
 }
 
 fn nodes_of(r: &BwResult) -> String {

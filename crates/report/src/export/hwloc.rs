@@ -29,7 +29,7 @@ use analysis::metrics::{bw_matrix, lat_matrix, local_points};
 use results::bw::BwResult;
 use results::lat::{self, LatResult};
 use results::stats::measured;
-use store::LoadedRun;
+use store::{LoadedRun, RunId, Store};
 use topo::{IdSet, Topology};
 
 /// hwloc's flags of its predefined attributes: `HIGHER_FIRST` (1) or
@@ -732,6 +732,24 @@ fn collect_memory(o: &Obj) -> BTreeMap<u32, u64> {
         m.extend(collect_memory(c));
     }
     m
+}
+
+/// The hwloc export as an exporter: onto the topology hwloc discovered
+/// (its XML text and the path it was read from, named in errors), else
+/// onto the runs' own ([`export_own`]).
+pub struct Hwloc<'a> {
+    pub onto: Option<(&'a str, &'a str)>,
+}
+
+impl super::Exporter for Hwloc<'_> {
+    fn export(&self, db: &Store, ids: &[RunId]) -> Result<super::Exported, super::Error> {
+        let runs = super::load(db, ids)?;
+        let xml = match self.onto {
+            None => export_own(&runs)?,
+            Some((xml, path)) => export_onto(&runs, xml, path)?,
+        };
+        Ok(super::Exported::bytes(xml.into_bytes()))
+    }
 }
 
 #[cfg(test)]

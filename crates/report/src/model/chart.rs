@@ -271,28 +271,6 @@ pub struct BarGroup {
     pub labels: Vec<String>,
 }
 
-/// A node matrix in a report: its heatmap and, when a row has a local and
-/// a remote cell, the remote/local view; a sentence instead for a single
-/// node pair.
-pub(crate) fn matrix_charts(
-    doc: &mut crate::doc::Document,
-    title: String,
-    unit: &str,
-    cells: Vec<((u32, u32), Option<f64>)>,
-    ratio_title: &str,
-) {
-    if cells.len() > 1 {
-        let hm = matrix_heatmap(title, unit, cells.into_iter());
-        let ratio = ratio_heatmap(&hm, ratio_title);
-        doc.chart(Chart::Heatmap(hm));
-        if let Some(r) = ratio {
-            doc.chart(Chart::Heatmap(r));
-        }
-    } else {
-        doc.p("One node pair only (a single-node machine): the matrix is the table below, no heatmap is drawn.");
-    }
-}
-
 pub(crate) fn matrix_heatmap(
     title: String,
     unit: &str,

@@ -78,7 +78,8 @@ fn generic_table(rows: &[&Raw], skip: &[&str]) -> Table {
         }
     }
     // The usual fields first, in the order of the CSV export; others after.
-    let rank = |k: &String| crate::csv::FIELDS.iter().position(|f| f == k).unwrap_or(usize::MAX);
+    let rank =
+        |k: &String| crate::export::csv::FIELDS.iter().position(|f| f == k).unwrap_or(usize::MAX);
     keys.sort_by_key(|k| rank(k));
     let mut t = Table::new(keys.clone());
     t.align = keys

@@ -82,7 +82,7 @@ impl Observer for Bars {
 impl Bars {
     fn warn(&self, bars: &HashMap<String, ProgressBar>, msg: &str) {
         if !self.quiet {
-            let line = format!("numaprobe: warning: {}", crate::safe::visible(msg));
+            let line = format!("numaprobe: warning: {}", report::safe::visible(msg));
             // Through a visible bar so the line is not drawn over; a hidden
             // bar would drop it.
             match bars.values().next().filter(|_| self.draw) {

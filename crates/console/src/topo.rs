@@ -12,7 +12,7 @@ use topo::units::binary_size as size;
 use topo::{CacheKind, Confidence, Node, NodeKind, Topology};
 
 use super::{Table, TableStyle};
-use crate::hmat::HmatPair;
+use report::hmat::HmatPair;
 
 /// A saved run's measured figures beside this machine's declared HMAT
 /// (`topo --from-run`).
@@ -31,7 +31,7 @@ pub struct FromRun {
     /// Each declared pair with the run's figures, as `run --json` has them.
     pub hmat: Vec<HmatPair>,
     /// The run's declared distances against its latency matrix.
-    pub distances: crate::distances::View,
+    pub distances: report::distances::View,
 }
 
 impl FromRun {
@@ -45,9 +45,9 @@ impl FromRun {
             run_machine_fingerprint: run.summary.machine_fingerprint.clone(),
             same_machine: run.summary.machine_fingerprint == machine_fingerprint,
             machine_fingerprint,
-            margin_pct: crate::hmat::MARGIN_PCT,
-            hmat: crate::hmat::compare(t, &crate::hmat::Measured::of_run(run)),
-            distances: crate::distances::View::of(run, &analysis::data::RunData::of(run)),
+            margin_pct: report::hmat::MARGIN_PCT,
+            hmat: report::hmat::compare(t, &report::hmat::Measured::of_run(run)),
+            distances: report::distances::View::of(run, &analysis::data::RunData::of(run)),
         }
     }
 
@@ -71,7 +71,7 @@ impl FromRun {
              {:.0}%): {flagged} of {} pair(s) flagged\n{}",
             self.margin_pct,
             self.hmat.len(),
-            crate::hmat::pairs_table(&self.hmat).to_text()
+            report::hmat::pairs_table(&self.hmat).to_text()
         )
     }
 }

@@ -8,9 +8,9 @@ use store::{ImportedRun, LoadedRun, RunSummary};
 
 use super::{Lines, Table, TableStyle};
 
-/// A report table ([`crate::Table`]) as terminal text: its caption, then
+/// A report table ([`report::Table`]) as terminal text: its caption, then
 /// the table in `style` with its right-aligned columns.
-pub fn table(t: &crate::Table, style: TableStyle) -> String {
+pub fn table(t: &report::Table, style: TableStyle) -> String {
     let mut out = String::new();
     if let Some(c) = &t.caption {
         out.push_str(c);
@@ -21,7 +21,7 @@ pub fn table(t: &crate::Table, style: TableStyle) -> String {
         ct.add_row(r.clone());
     }
     let right: Vec<usize> =
-        (0..t.align.len()).filter(|i| t.align[*i] == crate::Align::Right).collect();
+        (0..t.align.len()).filter(|i| t.align[*i] == report::Align::Right).collect();
     ct.right(&right);
     out.push_str(&ct.to_string());
     out
@@ -88,8 +88,8 @@ pub fn show(run: &LoadedRun, style: TableStyle) -> String {
     }
     let mut out = Lines::new();
     out.push(head);
-    let tables = crate::summary_tables(run);
-    let placements = crate::placements_summary(run);
+    let tables = report::summary_tables(run);
+    let placements = report::placements_summary(run);
     if tables.is_empty() && placements.is_none() {
         out.push("No bandwidth, latency or exec results in this run.");
     }
@@ -97,17 +97,17 @@ pub fn show(run: &LoadedRun, style: TableStyle) -> String {
         out.push("");
         out.push(table(t, style));
     }
-    let taken = crate::summary_taken(run);
+    let taken = report::summary_taken(run);
     if !taken.is_empty() {
         out.push(format_args!(
             "\nFigures taken from another measurement of the same quantity; {}:",
-            crate::figures::TAKEN_RULE
+            report::figures::TAKEN_RULE
         ));
         for f in &taken {
             out.push(format_args!("  {f}"));
         }
     }
-    let flags = crate::summary_flags(run);
+    let flags = report::summary_flags(run);
     if !flags.is_empty() {
         out.push("\nMarked figures:");
         for f in &flags {

@@ -128,7 +128,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData) {
             mem.into_iter().collect::<Vec<_>>().join(","),
             v.len().to_string(),
         ];
-        row.extend(crate::latency::min_median_max(&v));
+        row.extend(crate::fmt::min_median_max(&v));
         t.push(row);
     }
     doc.table(t);
@@ -179,7 +179,7 @@ pub(crate) fn sweep_section(doc: &mut Document, d: &RunData) {
             strides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","),
             v.len().to_string(),
         ];
-        row.extend(crate::latency::min_median_max(&v));
+        row.extend(crate::fmt::min_median_max(&v));
         t.push(row);
     }
     doc.table(t.caption(

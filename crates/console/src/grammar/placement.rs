@@ -2,14 +2,14 @@
 //! numaprobe (documented once in its docs/cli.md): sizes, single nodes and
 //! CPUs, and node and CPU sets in numactl's syntax. The errors are the
 //! messages a flag prints after its name. Numbers with bounds are
-//! `results::grammar`'s.
+//! [`super`]'s.
 
-use crate::SetSpec;
+use place::SetSpec;
 
 /// `--size` and friends: `4096`, `512M`, `1.5G`, `512MiB`, `2GB` (decimal
-/// units are powers of 1000); see [`crate::parse_size`].
+/// units are powers of 1000); see [`place::parse_size`].
 pub fn size(s: &str) -> Result<u64, String> {
-    crate::parse_size(s).map_err(|e| e.to_string())
+    place::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// One id (a node or a CPU), with a clear message when given a list or a

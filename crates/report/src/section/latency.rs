@@ -12,12 +12,12 @@ use results::lat::{self, knee, method_caption, C2cResult, Knee, LatResult, Loade
 use results::stats::measured;
 use store::LoadedRun;
 
-use crate::chart::{matrix_charts, matrix_heatmap, Axis, Chart, Marker, Series, XyChart};
+use crate::chart::{matrix_heatmap, Axis, Chart, Marker, Series, XyChart};
 use crate::doc::{Document, Table};
 use topo::units::binary_size as bytes;
 
 use crate::figures::{chase_flag, loaded_flag, marked};
-use crate::fmt::{fig, num, opt, plain};
+use crate::fmt::{fig, min_median_max, num, opt, plain};
 use analysis::data::RunData;
 use analysis::metrics::measured_lat_matrix;
 
@@ -83,7 +83,7 @@ fn lat_matrix_section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     let cells = measured_lat_matrix(d);
     if !cells.is_empty() {
         doc.h(3, "Node-to-node latency");
-        matrix_charts(
+        crate::matrix::charts(
             doc,
             "Latency matrix (median ns)".into(),
             "ns",
@@ -178,14 +178,6 @@ fn c2c_section(doc: &mut Document, d: &RunData) {
         }
         doc.table(t);
     }
-}
-
-/// The lowest, median and highest of latencies (not empty), ns, as cells.
-pub(crate) fn min_median_max(v: &[f64]) -> [String; 3] {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let med = results::stats::median(v).unwrap_or(f64::NAN);
-    [num(lo, "ns"), num(med, "ns"), num(hi, "ns")]
 }
 
 /// A chase's working-set size, `-` when not recorded.

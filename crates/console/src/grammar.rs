@@ -4,7 +4,9 @@
 //! accepted range, so no later conversion (to a [`Duration`], a count of
 //! samples) can overflow or run for ever. The errors are the messages a
 //! flag prints after its name. Sizes, nodes, CPUs and sets are placement's
-//! grammar (`place::grammar`).
+//! grammar ([`placement`]).
+
+pub mod placement;
 
 use std::time::Duration;
 

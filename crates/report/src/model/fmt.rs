@@ -99,6 +99,14 @@ pub fn opt(v: Option<f64>, unit: &str) -> String {
     v.map(|x| num(x, unit)).unwrap_or_else(|| "-".into())
 }
 
+/// The lowest, median and highest of latencies (not empty), ns, as cells.
+pub(crate) fn min_median_max(v: &[f64]) -> [String; 3] {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let med = results::stats::median(v).unwrap_or(f64::NAN);
+    [num(lo, "ns"), num(med, "ns"), num(hi, "ns")]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

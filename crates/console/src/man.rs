@@ -3,7 +3,6 @@
 //! cannot say: EXAMPLES where the help has none, EXIT STATUS, ENVIRONMENT
 //! and FILES.
 
-#[cfg(feature = "clap")]
 /// The command a page name means below `cmd`: a subcommand (`bw`), or a
 /// subcommand's subcommand joined by `-` (`advise-interleave`), as the
 /// pages refer to each other (`numaprobe-advise-interleave(1)`).

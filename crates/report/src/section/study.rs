@@ -1,6 +1,8 @@
 //! The settings study ([`analysis::study::Study`]) as a report section,
 //! tables and charts: what `compare` prints and the reports draw.
 
+pub mod sentences;
+
 use analysis::study::{Study, StudyMetric};
 use analysis::text::{clip_words, signed_pct};
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
@@ -172,14 +174,14 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     }
     // The answer first: one line per profile's recommendation (profiles
     // that say the same thing merged), the reasoning folded.
-    let lines = crate::study_text::merged_recommendations(study);
+    let lines = crate::study::sentences::merged_recommendations(study);
     if !lines.is_empty() {
         doc.h(3, "Recommendations");
         for (profiles, line, reasons) in lines {
             doc.details(format!("**{}**: {line}", profiles.join(", ")), reasons);
         }
     }
-    let skipped = crate::study_text::left_out(study);
+    let skipped = crate::study::sentences::left_out(study);
     let others: Vec<usize> = (0..study.groups.len()).filter(|&i| i != study.baseline).collect();
     let two = others.len() == 1;
     // One n per group when every tabled metric has the same: in the header.
@@ -315,11 +317,13 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
             doc.chart(f);
         }
     });
-    if let Some(line) = crate::study_text::same_as_line(study, &skipped) {
+    if let Some(line) = crate::study::sentences::same_as_line(study, &skipped) {
         doc.p(line);
     }
-    let others_left =
-        skipped.iter().filter(|(_, r)| !matches!(r, crate::study_text::LeftOut::SameAs(_))).count();
+    let others_left = skipped
+        .iter()
+        .filter(|(_, r)| !matches!(r, crate::study::sentences::LeftOut::SameAs(_)))
+        .count();
     if others_left > 0 {
         doc.p(format!(
             "Left out here ({others_left}; the comparison below lists them): the per-CPU rows that cannot differ (every group's CPUs form one latency group) and the metrics measured in one group only.",
@@ -656,11 +660,11 @@ pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
 }
 
 /// [`metrics_table_with`] without the rows of `skipped` (as
-/// [`crate::study_text::left_out`] gives them).
+/// [`crate::study::sentences::left_out`] gives them).
 pub fn metrics_table_without(
     study: &Study,
     noise: &GroupNoise,
-    skipped: &[(usize, crate::study_text::LeftOut)],
+    skipped: &[(usize, crate::study::sentences::LeftOut)],
 ) -> Table {
     let mut t = metrics_table_with(study, noise);
     let mut k = 0;
@@ -738,7 +742,7 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                         ));
                     }
                     if let (Some(Basis::Bracketed), Some(n)) = (basis, c.brackets) {
-                        let why = crate::study_text::bracketed_text(n, c.pooled_groups);
+                        let why = crate::study::sentences::bracketed_text(n, c.pooled_groups);
                         s.push_str(&format!("; {why}"));
                     }
                 }

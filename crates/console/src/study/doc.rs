@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use crate::child::RunOutput;
-use crate::journal::Entry;
-use crate::{DryRun, Outcome, Plan};
+use vary::child::RunOutput;
+use vary::journal::Entry;
+use vary::{DryRun, Outcome, Plan};
 
 /// `study --json`; `C` is the comparison of the runs.
 #[derive(Debug, Serialize)]

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use crate::journal::Entry;
-use crate::{DryRun, Event, Observer, Outcome, Plan};
+use vary::journal::Entry;
+use vary::{DryRun, Event, Observer, Outcome, Plan};
 
 /// The lines (for stderr) that `event` gives; `quiet` keeps only those
 /// that matter whatever it says (the way back, failures, leftovers).

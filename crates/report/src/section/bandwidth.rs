@@ -9,7 +9,7 @@ use results::bw::{self, BwResult};
 use results::stats::measured;
 use store::LoadedRun;
 
-use crate::chart::{matrix_charts, Axis, Chart, RefLine, Series, XyChart};
+use crate::chart::{Axis, Chart, RefLine, Series, XyChart};
 use crate::doc::{Document, Table};
 use crate::figures::{bw_flag, marked};
 use crate::fmt::{fig, num, opt};
@@ -98,7 +98,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData, run: &LoadedRun) {
     if !cells.is_empty() {
         let kernel = kernel.map_or("", |k| k.name());
         doc.h(3, "Node-to-node bandwidth");
-        matrix_charts(
+        crate::matrix::charts(
             doc,
             format!("Bandwidth matrix ({kernel}, best GB/s)"),
             "GB/s",

@@ -41,7 +41,7 @@ use results::lat::Lat;
 use results::stats::measured;
 use results::Record;
 use serde_json::Value;
-use store::{LoadedRun, Store, StoreError};
+use store::{LoadedRun, RunId, Store, StoreError};
 
 use analysis::data::RunData;
 use analysis::metrics::{metrics, MetricKey};
@@ -468,12 +468,24 @@ pub fn write_textfile(
         .map_err(|e| TextfileError(dir.join("numaprobe.prom"), e))
 }
 
+/// [`render`] as an exporter, with a warning per run that gave it no
+/// figure ([`without_figures`]).
+pub struct OpenMetrics;
+
+impl super::Exporter for OpenMetrics {
+    fn export(&self, db: &Store, ids: &[RunId]) -> Result<super::Exported, super::Error> {
+        let runs = super::load(db, ids)?;
+        let warnings = without_figures(db, &runs)?;
+        Ok(super::Exported { bytes: render(&runs).into_bytes(), warnings })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use store::{ExportDoc, RunId, RunSummary};
 
-    const FIXTURE: &str = include_str!("../tests/fixtures/synthetic-export.json");
+    const FIXTURE: &str = include_str!("../../tests/fixtures/synthetic-export.json");
 
     fn run() -> LoadedRun {
         let doc = ExportDoc::from_json(FIXTURE, "fixture").unwrap();

@@ -1,0 +1,6 @@
+//! What `numaprobe study` says: its progress, plan and ending as text
+//! ([`text`]) and its `--json` documents ([`doc`]). The study itself is
+//! the `vary` crate's; `compare`'s table of a study is [`crate::study_text`].
+
+pub mod doc;
+pub mod text;
