@@ -118,7 +118,7 @@ say "numaprobe $version, commit ${commit:0:12}, SOURCE_DATE_EPOCH=$epoch"
 # Same command, flags and environment as scripts/guest-setup.sh and the
 # guest harness, so cargo finds it up to date (build.rs takes the commit's
 # date from git itself).
-say "building the static binary (target/static; a no-op when up to date)"
+say "building the static binary (${static_dir#"$root/"}; a no-op when up to date)"
 flags=$(scripts/static-rustflags) || die "scripts/static-rustflags failed"
 # `--features parquet` is a default feature already (the guest suite's
 # build has it too, so this stays a no-op): named so that a release never
@@ -142,7 +142,7 @@ readelf -S "$bin" | grep -q '\.symtab' || die "$bin has no symbol table: backtra
 # reliably, so the helper alone is linked against the system's glibc
 # (docs/architecture.md, "GPU helper"). Its own small crate: only the
 # placement layer and the protocol are built a second time.
-say "building the GPU helper (dynamically linked; target/gpu-helper-release)"
+say "building the GPU helper (dynamically linked; ${helper_dir#"$root/"})"
 remap=$(printf '%s\n' "$flags" | sed 's/-C target-feature=+crt-static *//')
 env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLAGS="$remap" \
     cargo build --release --locked --target "$TARGET" -p gpu --bin numaprobe-gpu \
