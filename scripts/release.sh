@@ -64,6 +64,7 @@ sums=SHA256SUMS
 static_dir="$root/target/static"
 helper_dir="$root/target/gpu-helper-release"
 loader=ld-linux-x86-64.so.2
+overrides=packaging/deb/lintian-overrides
 run=()
 case "$TARGET" in
 x86_64-unknown-linux-gnu) ;;
@@ -79,6 +80,9 @@ aarch64-unknown-linux-gnu)
     static_dir="$root/target/aarch64"
     helper_dir="$root/target/aarch64-dynamic"
     loader=ld-linux-aarch64.so.1
+    # lintian sees a plain static executable here (x86-64's is static-pie):
+    # the arm64 package's overrides say so, with why.
+    overrides=packaging/deb/lintian-overrides-arm64
     run=(qemu-aarch64-static)
     command -v qemu-aarch64-static >/dev/null || { echo "release: qemu-aarch64-static is missing: run scripts/aarch64-setup.sh" >&2; exit 1; }
     export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
@@ -118,7 +122,7 @@ say "numaprobe $version, commit ${commit:0:12}, SOURCE_DATE_EPOCH=$epoch"
 # Same command, flags and environment as scripts/guest-setup.sh and the
 # guest harness, so cargo finds it up to date (build.rs takes the commit's
 # date from git itself).
-say "building the static binary (target/static; a no-op when up to date)"
+say "building the static binary (${static_dir#"$root/"}; a no-op when up to date)"
 flags=$(scripts/static-rustflags) || die "scripts/static-rustflags failed"
 # `--features parquet` is a default feature already (the guest suite's
 # build has it too, so this stays a no-op): named so that a release never
@@ -129,10 +133,13 @@ env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLA
 bin="$static_dir/$TARGET/release/numaprobe"
 [ -x "$bin" ] || die "the build produced no $bin"
 file -b "$bin" | grep -Eq 'statically linked|static-pie linked' || die "$bin is not static: $(file -b "$bin")"
-if readelf -S "$bin" | grep -q '\.debug_'; then
+# The section list is read whole first: `readelf | grep -q` under pipefail
+# fails whenever grep stops reading before readelf has written everything.
+sections=$(readelf -S "$bin") || die "readelf -S $bin failed"
+if grep -q '\.debug_' <<<"$sections"; then
     die "$bin has debug sections: the release profile must strip them (Cargo.toml [profile.release] strip)"
 fi
-readelf -S "$bin" | grep -q '\.symtab' || die "$bin has no symbol table: backtraces would show no function names"
+grep -q '\.symtab' <<<"$sections" || die "$bin has no symbol table: backtraces would show no function names"
 "${run[@]}" "$bin" --version | grep -q "^numaprobe $version (${commit:0:12} " ||
     die "$bin --version says '$("${run[@]}" "$bin" --version)', not $version and commit ${commit:0:12}"
 
@@ -142,7 +149,7 @@ readelf -S "$bin" | grep -q '\.symtab' || die "$bin has no symbol table: backtra
 # reliably, so the helper alone is linked against the system's glibc
 # (docs/architecture.md, "GPU helper"). Its own small crate: only the
 # placement layer and the protocol are built a second time.
-say "building the GPU helper (dynamically linked; target/gpu-helper-release)"
+say "building the GPU helper (dynamically linked; ${helper_dir#"$root/"})"
 remap=$(printf '%s\n' "$flags" | sed 's/-C target-feature=+crt-static *//')
 env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET RUSTFLAGS="$remap" \
     cargo build --release --locked --target "$TARGET" -p gpu --bin numaprobe-gpu \
@@ -239,6 +246,8 @@ if [ "$archive_only" = 0 ]; then
     done
     cp -r "$gen/completions" "$pkg/"
     copy_tracked README.md LICENSE-MIT LICENSE-APACHE deploy/systemd packaging "$pkg"
+    # The target's lintian overrides, at the path the .deb's assets name.
+    install -m 644 "$overrides" "$pkg/packaging/deb/lintian-overrides"
     # Debian's changelog: one entry for this version, dated by the commit.
     {
         echo "numaprobe ($version-1) unstable; urgency=medium"
