@@ -263,6 +263,25 @@ pub fn min_runs_for_interval(confidence: f64) -> u32 {
         .unwrap_or(MAX_RUNS_SUGGESTED as usize) as u32
 }
 
+/// The verdict an interval `lo..hi` on a log change gives, by the premise
+/// in `docs/store.md`: `same` when it lies inside `±margin` (the change is
+/// shown to be small), else `better`/`worse` when it lies on one side of
+/// zero (its direction is known at the interval's confidence: above zero
+/// is better when higher is), else `undecided`.
+fn interval_verdict(lo: f64, hi: f64, margin: f64, higher_is_better: bool) -> GroupVerdict {
+    if lo > -margin && hi < margin {
+        GroupVerdict::Same
+    } else if lo > 0.0 || hi < 0.0 {
+        if (lo > 0.0) == higher_is_better {
+            GroupVerdict::Better
+        } else {
+            GroupVerdict::Worse
+        }
+    } else {
+        GroupVerdict::Undecided
+    }
+}
+
 /// The fewest runs per group, from `first` up to [`MAX_RUNS_SUGGESTED`],
 /// whose interval half-width `half_width(n)` fits between the change and
 /// zero (to decide its direction) or, for a change inside the margin,
@@ -357,26 +376,18 @@ pub fn judge(
             j.ci_high_pct = Some(pct(hi));
             j.coverage = Some(coverage);
             j.basis = Basis::Interval;
-            // The interval lies on one side of zero: the direction is
-            // known at the confidence asked (`same` is checked first).
-            let beyond = lo > 0.0 || hi < 0.0;
             // Runs taken back to back share the machine's state (load,
             // thermals, placement), so a group can drift as a whole: a
             // change must also exceed the spread seen between groups of
             // identical settings on this machine, when it was measured.
             let below_floor =
                 floor.is_some_and(|f| change.abs() <= (1.0 + f.pct / 100.0).ln() + FLOOR_TOLERANCE);
-            j.verdict = if lo > -margin && hi < margin {
-                GroupVerdict::Same
-            } else if beyond && below_floor {
-                j.basis = Basis::NoiseFloor;
-                GroupVerdict::Undecided
-            } else if beyond && good(change) {
-                GroupVerdict::Better
-            } else if beyond {
-                GroupVerdict::Worse
-            } else {
-                GroupVerdict::Undecided
+            j.verdict = match interval_verdict(lo, hi, margin, higher_is_better) {
+                GroupVerdict::Better | GroupVerdict::Worse if below_floor => {
+                    j.basis = Basis::NoiseFloor;
+                    GroupVerdict::Undecided
+                }
+                v => v,
             };
             if j.verdict == GroupVerdict::Undecided && j.basis == Basis::Interval {
                 j.runs_needed =
@@ -1114,17 +1125,7 @@ pub fn judge_fit(
     let t = t_two_sided(fit.df, policy.confidence);
     let (lo, hi) = (fit.change - t * fit.se, fit.change + t * fit.se);
     let margin = (1.0 + policy.margin_pct / 100.0).ln();
-    let good = |d: f64| if higher_is_better { d > 0.0 } else { d < 0.0 };
-    let beyond = lo > 0.0 || hi < 0.0;
-    let verdict = if lo > -margin && hi < margin {
-        GroupVerdict::Same
-    } else if beyond && good(fit.change) {
-        GroupVerdict::Better
-    } else if beyond {
-        GroupVerdict::Worse
-    } else {
-        GroupVerdict::Undecided
-    };
+    let verdict = interval_verdict(lo, hi, margin, higher_is_better);
     let runs_needed = (verdict == GroupVerdict::Undecided)
         .then(|| {
             bracketed_runs_to_decide(fit.change, fit.spread, margin, policy, b.len().max(x.len()))
