@@ -197,17 +197,19 @@ fn arm_two_sockets_topology_placement_and_run() {
 }
 
 /// `run --quick` to the end on a small Arm machine (one socket, two nodes
-/// of 192 MiB: the 2-socket machine's 20-cell matrices take too long under
-/// emulation, and the guest's kernel gives no cache sizes, so the working
-/// sets are the fallback's, capped by the nodes' memory), saved complete,
-/// every bandwidth and latency result's pages verified.
+/// of 1 GiB: the 2-socket machine's 20-cell matrices take too long under
+/// emulation; the guest's kernel gives no cache sizes, so the working sets
+/// are the fallback's, and `lat`'s 512 MiB chase must fit beside what
+/// numaprobe keeps free), saved complete, every bandwidth and latency
+/// result's pages verified. It needs multi-threaded TCG (the harness):
+/// `lat c2c` hands a cache line between two vCPUs.
 #[test]
 fn arm_run_quick_completes() {
     let boot = Machine::new("arm-run")
         .arch(Arch::Aarch64)
         .sockets(1, 2)
-        .node(0, 192, &[(0, 0)])
-        .node(1, 192, &[(0, 1)])
+        .node(0, 1024, &[(0, 0)])
+        .node(1, 1024, &[(0, 1)])
         .distances(&[&[10, 16], &[16, 10]])
         .run("run", "numaprobe run --quick -q >/dev/null")
         .run("show", "numaprobe show latest --json")

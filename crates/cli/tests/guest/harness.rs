@@ -403,6 +403,15 @@ run() {
             Arch::Aarch64 => Accel::Tcg,
         };
         let mut args = accel.args();
+        // Single-threaded TCG runs one vCPU at a time and switches on its
+        // kick timer only, so two threads handing a cache line back and
+        // forth (`lat c2c`) advance one handoff per switch: run --quick
+        // never ends. Multi-threaded TCG gives each vCPU a host thread.
+        if self.arch == Arch::Aarch64 {
+            for a in args.iter_mut().filter(|a| a.as_str() == "tcg,thread=single") {
+                *a = "tcg,thread=multi".into();
+            }
+        }
         if let (Some(model), Some(i)) = (&self.cpu_model, args.iter().position(|a| a == "-cpu")) {
             args[i + 1] = model.clone();
         }
