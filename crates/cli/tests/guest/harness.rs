@@ -402,16 +402,7 @@ run() {
             Arch::X86_64 => accel(),
             Arch::Aarch64 => Accel::Tcg,
         };
-        let mut args = accel.args();
-        // Single-threaded TCG runs one vCPU at a time and switches on its
-        // kick timer only, so two threads handing a cache line back and
-        // forth (`lat c2c`) advance one handoff per switch: run --quick
-        // never ends. Multi-threaded TCG gives each vCPU a host thread.
-        if self.arch == Arch::Aarch64 {
-            for a in args.iter_mut().filter(|a| a.as_str() == "tcg,thread=single") {
-                *a = "tcg,thread=multi".into();
-            }
-        }
+        let mut args = accel.args(self.arch);
         if let (Some(model), Some(i)) = (&self.cpu_model, args.iter().position(|a| a == "-cpu")) {
             args[i + 1] = model.clone();
         }
@@ -795,10 +786,18 @@ enum Accel {
 }
 
 impl Accel {
-    fn args(self) -> Vec<String> {
+    fn args(self, arch: Arch) -> Vec<String> {
         match self {
             Accel::Kvm => ["-accel", "kvm", "-cpu", "host"],
-            Accel::Tcg => ["-accel", "tcg,thread=single", "-cpu", "max"],
+            Accel::Tcg if arch == Arch::X86_64 => ["-accel", "tcg,thread=single", "-cpu", "max"],
+            // Single-threaded TCG runs one vCPU at a time. An x86 guest's
+            // spin hint (PAUSE) ends its vCPU's turn, and x86's `run
+            // --quick` completes under it; an Arm guest's (`spin_loop`'s
+            // ISB) does not, so the switch waits for QEMU's kick timer,
+            // two threads handing a cache line back and forth (`lat c2c`)
+            // advance one handoff per switch, and `run --quick` never
+            // ended. Multi-threaded TCG gives each vCPU a host thread.
+            Accel::Tcg => ["-accel", "tcg,thread=multi", "-cpu", "max"],
         }
         .map(String::from)
         .to_vec()
@@ -845,7 +844,7 @@ fn kvm_boots() -> bool {
     if fs::write(dir.join("initramfs.cpio"), cpio).is_err() {
         return false;
     }
-    let mut args = Accel::Kvm.args();
+    let mut args = Accel::Kvm.args(Arch::X86_64);
     args.extend(
         [
             "-machine",
