@@ -1266,14 +1266,18 @@ mod tests {
         assert!(j.ci_low_pct.unwrap() > 0.0 && j.ci_high_pct.unwrap() < 3.0, "{j:?}");
         assert_eq!(j.verdict, GroupVerdict::Same, "{j:?}");
         // Bracketed: a steady +2% with 0.6% noise on alternate runs (fixed
-        // values, A B A B, no drift): the t interval lies above zero and
-        // reaches past the margin: better.
-        let a = [(0.0, 100.0), (2.0, 100.6), (4.0, 99.4)];
-        let b = [(1.0, 102.0 * 1.006), (3.0, 102.0 * 0.994), (5.0, 102.0)];
-        let j = judge_bracketed(&a, &b, true, &p()).unwrap();
-        assert!(j.change_pct < 3.0 && j.ci_low_pct.unwrap() > 0.0, "{j:?}");
-        assert!(j.ci_high_pct.unwrap() >= 3.0, "{j:?}");
-        assert_eq!(j.verdict, GroupVerdict::Better, "{j:?}");
+        // values, A B A B), on a steady machine and on one drifting 4% per
+        // run: the t interval lies above zero and reaches past the margin:
+        // better.
+        for drift in [1.0, 1.04f64] {
+            let at = |t: f64, v: f64| (t, v * drift.powf(t));
+            let a = [at(0.0, 100.0), at(2.0, 100.6), at(4.0, 99.4)];
+            let b = [at(1.0, 102.0 * 1.006), at(3.0, 102.0 * 0.994), at(5.0, 102.0)];
+            let j = judge_bracketed(&a, &b, true, &p()).unwrap();
+            assert!(j.change_pct < 3.0 && j.ci_low_pct.unwrap() > 0.0, "{drift}: {j:?}");
+            assert!(j.ci_high_pct.unwrap() >= 3.0, "{drift}: {j:?}");
+            assert_eq!(j.verdict, GroupVerdict::Better, "{drift}: {j:?}");
+        }
         // One run per side: +2.5% over a 1% floor has a known direction
         // and, widened by the floor, reaches past the margin: better.
         let j = judge(&[100.0], &[102.5], true, &p(), Some(&range(1.0, 2))).unwrap();
