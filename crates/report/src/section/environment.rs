@@ -288,4 +288,15 @@ mod tests {
         );
         assert_eq!(super::cmdline_text("ro quiet"), "ro quiet");
     }
+
+    #[test]
+    fn memory_options_are_read_as_the_kernel_reads_the_line() {
+        // A quoted value is one word, `-` in a name is `_`, and init's
+        // words after `--` are words but never options.
+        let raw = r#"ro dyndbg="file numa.c +p" transparent-hugepage=never -- hugepages=4"#;
+        assert_eq!(
+            super::cmdline_memory_options(raw),
+            "transparent-hugepage=never (+4 other words)"
+        );
+    }
 }
