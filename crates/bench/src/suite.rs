@@ -281,7 +281,42 @@ impl SuitePlan {
     /// Builds the whole plan for `topo` under `budget`, with what else it
     /// needs to know about the machine in `facts`.
     pub fn for_topology(topo: &Topology, budget: Budget, facts: &MachineFacts) -> SuitePlan {
-        let weighted_interleave = facts.weighted_interleave;
+        let p = Planner::new(topo, budget, facts);
+        let mut out = Steps::default();
+        p.bw_node_steps(&mut out);
+        p.bw_package_steps(&mut out);
+        p.bw_scaling_step(&mut out);
+        let l = LatBudget::of(budget);
+        p.lat_chase_steps(&l, &mut out);
+        p.lat_package_step(&l, &mut out);
+        p.lat_sweep_steps(&l, &mut out);
+        p.lat_per_cpu_step(&l, &mut out);
+        p.lat_loaded_steps(&l, &mut out);
+        SuitePlan { budget, steps: out.steps, skipped: out.skipped, left_out: Vec::new() }
+    }
+}
+
+/// The plan under construction: what every step reads of the machine and
+/// the budget, and the steps and skipped steps so far, in order.
+struct Planner<'a> {
+    topo: &'a Topology,
+    budget: Budget,
+    facts: &'a MachineFacts,
+    cpu_nodes: Vec<&'a topo::Node>,
+    mem_nodes: usize,
+    ncpus: usize,
+    largest_node_cpus: usize,
+    kernels: Vec<Kernel>,
+    reps: RepPolicy,
+    /// Seconds per bandwidth result.
+    per_result: f64,
+    packages: Vec<crate::scope::PackageMemory>,
+    /// Why package scope is not measured, if it is not.
+    no_scope: Option<String>,
+}
+
+impl<'a> Planner<'a> {
+    fn new(topo: &'a Topology, budget: Budget, facts: &'a MachineFacts) -> Planner<'a> {
         let cpu_nodes: Vec<_> = topo.cpu_nodes().collect();
         let mem_nodes = topo.memory_nodes().count();
         let ncpus = topo.cpus.len().max(1);
@@ -297,97 +332,125 @@ impl SuitePlan {
             budget: Duration::from_secs_f64(rep_budget),
             ..RepPolicy::default()
         };
-        let bw = |mode: BwMode, kernels: Vec<Kernel>| BwPlan {
-            modes: vec![mode],
-            kernels,
-            reps,
-            peak_gbs: facts.peak_gbs_per_node,
-            stores: facts.stores,
-            link_gbs: facts.link_gbs,
-            ..BwPlan::default()
-        };
-        let bw_package = |package: u32, targets: &[PackageTarget]| BwPlan {
-            modes: targets.iter().map(|&memory| BwMode::Package { package, memory }).collect(),
-            ..bw(BwMode::Global, vec![Kernel::Triad])
-        };
         // Time per result: the repetition budget, plus allocating and
         // first-touching the arrays (a few hundred MiB at a few GB/s).
         let per_result = rep_budget + 0.6;
-        let mut steps = Vec::new();
-        let mut skipped = Vec::new();
-        let packages = crate::scope::packages(topo);
-        let no_scope = crate::scope::why_none(topo);
-        let mut push = |step: Step, what: String, secs: f64| {
-            steps.push(PlannedStep { step, what, estimate: Duration::from_secs_f64(secs) });
-        };
+        Planner {
+            topo,
+            budget,
+            facts,
+            cpu_nodes,
+            mem_nodes,
+            ncpus,
+            largest_node_cpus,
+            kernels,
+            reps,
+            per_result,
+            packages: crate::scope::packages(topo),
+            no_scope: crate::scope::why_none(topo),
+        }
+    }
 
-        // Bandwidth.
-        for n in &cpu_nodes {
+    /// A bandwidth plan of one mode and `kernels` under the budget.
+    fn bw(&self, mode: BwMode, kernels: Vec<Kernel>) -> BwPlan {
+        BwPlan {
+            modes: vec![mode],
+            kernels,
+            reps: self.reps,
+            peak_gbs: self.facts.peak_gbs_per_node,
+            stores: self.facts.stores,
+            link_gbs: self.facts.link_gbs,
+            ..BwPlan::default()
+        }
+    }
+
+    /// Triad on `package`'s CPUs at once, on each of `targets` in turn.
+    fn bw_package(&self, package: u32, targets: &[PackageTarget]) -> BwPlan {
+        BwPlan {
+            modes: targets.iter().map(|&memory| BwMode::Package { package, memory }).collect(),
+            ..self.bw(BwMode::Global, vec![Kernel::Triad])
+        }
+    }
+
+    /// Bandwidth per node, the matrix, global, interleaved and weighted.
+    fn bw_node_steps(&self, out: &mut Steps) {
+        let weighted_interleave = self.facts.weighted_interleave;
+        for n in &self.cpu_nodes {
             let has_mem = n.mem_total_bytes > 0;
-            push(
+            out.push(
                 Step::Bw {
                     name: StepName::BwLocal,
-                    plan: bw(
+                    plan: self.bw(
                         BwMode::Local {
                             cpu_node: Some(n.id),
                             mem_node: if has_mem { Some(n.id) } else { None },
                             cpus: None,
                         },
-                        kernels.clone(),
+                        self.kernels.clone(),
                     ),
                 },
                 format!(
                     "node {} threads on {} memory, {} kernel(s)",
                     n.id,
                     if has_mem { "its own" } else { "the nearest" },
-                    kernels.len()
+                    self.kernels.len()
                 ),
-                per_result * kernels.len() as f64,
+                self.per_result * self.kernels.len() as f64,
             );
         }
-        if cpu_nodes.len() * mem_nodes > 1 {
-            let cells = cpu_nodes.len() * mem_nodes;
-            push(
+        if self.cpu_nodes.len() * self.mem_nodes > 1 {
+            let cells = self.cpu_nodes.len() * self.mem_nodes;
+            out.push(
                 Step::Bw {
                     name: StepName::BwMatrix,
-                    plan: bw(BwMode::Matrix, vec![Kernel::Triad]),
+                    plan: self.bw(BwMode::Matrix, vec![Kernel::Triad]),
                 },
-                format!("triad, {} CPU node(s) x {} memory node(s)", cpu_nodes.len(), mem_nodes),
-                per_result * cells as f64,
+                format!(
+                    "triad, {} CPU node(s) x {} memory node(s)",
+                    self.cpu_nodes.len(),
+                    self.mem_nodes
+                ),
+                self.per_result * cells as f64,
             );
         }
-        push(
-            Step::Bw { name: StepName::BwGlobal, plan: bw(BwMode::Global, kernels.clone()) },
+        out.push(
+            Step::Bw {
+                name: StepName::BwGlobal,
+                plan: self.bw(BwMode::Global, self.kernels.clone()),
+            },
             "every node's threads on their own node's memory".into(),
-            per_result * kernels.len() as f64,
+            self.per_result * self.kernels.len() as f64,
         );
-        if mem_nodes > 1 {
-            push(
+        if self.mem_nodes > 1 {
+            out.push(
                 Step::Bw {
                     name: StepName::BwInterleave,
-                    plan: bw(BwMode::Interleave, kernels.clone()),
+                    plan: self.bw(BwMode::Interleave, self.kernels.clone()),
                 },
-                format!("every thread, memory interleaved over {mem_nodes} nodes"),
-                per_result * kernels.len() as f64,
+                format!("every thread, memory interleaved over {} nodes", self.mem_nodes),
+                self.per_result * self.kernels.len() as f64,
             );
             if weighted_interleave {
-                push(
+                out.push(
                     Step::Bw {
                         name: StepName::BwWeighted,
-                        plan: bw(BwMode::Weighted { required: false }, kernels.clone()),
+                        plan: self.bw(BwMode::Weighted { required: false }, self.kernels.clone()),
                     },
                     "every thread, weighted interleave with the kernel's weights".into(),
-                    per_result * kernels.len() as f64,
+                    self.per_result * self.kernels.len() as f64,
                 );
             }
         }
-        // Package scope: each package's CPUs all at once, triad (as the
-        // matrix), on its own memory bound per node and interleaved, then
-        // on each other package's memory.
-        match &no_scope {
+    }
+
+    /// Package scope: each package's CPUs all at once, triad (as the
+    /// matrix), on its own memory bound per node and interleaved, then on
+    /// each other package's memory.
+    fn bw_package_steps(&self, out: &mut Steps) {
+        match &self.no_scope {
             Some(why) => {
-                let one = packages.len() == 1;
-                skipped.push((
+                let one = self.packages.len() == 1;
+                out.skipped.push((
                     StepName::BwPackage,
                     if one {
                         format!("{why}: `bw global` measures its CPUs on their own nodes at once")
@@ -395,15 +458,15 @@ impl SuitePlan {
                         why.clone()
                     },
                 ));
-                skipped.push((
+                out.skipped.push((
                     StepName::BwCrossPackage,
                     if one { format!("{why}: no other package's memory") } else { why.clone() },
                 ));
             }
             None => {
-                for p in &packages {
+                for p in &self.packages {
                     if let Err(why) = crate::scope::own_dram(p) {
-                        skipped.push((StepName::BwPackage, why));
+                        out.skipped.push((StepName::BwPackage, why));
                         continue;
                     }
                     let mut modes = Vec::new();
@@ -420,7 +483,7 @@ impl SuitePlan {
                             modes.push(PackageTarget::BindPerNode);
                             how.push(format!("bound per node on nodes {} at once", p.dram));
                         } else {
-                            skipped.push((
+                            out.skipped.push((
                                 StepName::BwPackage,
                                 format!(
                                     "package {}: bound per node left out, its node(s) {} hold \
@@ -433,8 +496,8 @@ impl SuitePlan {
                         how.push(format!("interleaved over nodes {}", p.dram));
                     }
                     let n = modes.len();
-                    push(
-                        Step::Bw { name: StepName::BwPackage, plan: bw_package(p.id, &modes) },
+                    out.push(
+                        Step::Bw { name: StepName::BwPackage, plan: self.bw_package(p.id, &modes) },
                         format!(
                             "package {}'s CPUs {} at once, triad, {}{}",
                             p.id,
@@ -442,15 +505,15 @@ impl SuitePlan {
                             if p.numa_off { "" } else { "its own memory " },
                             how.join(", then ")
                         ),
-                        per_result * n as f64,
+                        self.per_result * n as f64,
                     );
                 }
-                for p in &packages {
+                for p in &self.packages {
                     let mut to = Vec::new();
-                    for q in packages.iter().filter(|q| q.id != p.id) {
+                    for q in self.packages.iter().filter(|q| q.id != p.id) {
                         match crate::scope::other_dram(p, q) {
                             Ok(nodes) => to.push((q.id, nodes)),
-                            Err(why) => skipped.push((StepName::BwCrossPackage, why)),
+                            Err(why) => out.skipped.push((StepName::BwCrossPackage, why)),
                         }
                     }
                     if to.is_empty() {
@@ -462,40 +525,263 @@ impl SuitePlan {
                         .iter()
                         .map(|(q, nodes)| format!("package {q}'s nodes {nodes}"))
                         .collect();
-                    push(
-                        Step::Bw { name: StepName::BwCrossPackage, plan: bw_package(p.id, &modes) },
+                    out.push(
+                        Step::Bw {
+                            name: StepName::BwCrossPackage,
+                            plan: self.bw_package(p.id, &modes),
+                        },
                         format!(
                             "package {}'s CPUs {} at once, triad, memory interleaved over {}",
                             p.id,
                             p.cpus,
                             whose.join(", then ")
                         ),
-                        per_result * modes.len() as f64,
+                        self.per_result * modes.len() as f64,
                     );
                 }
             }
         }
-        if let Some(first) = cpu_nodes.first() {
+    }
+
+    /// bw's scaling steps on the first node with CPUs.
+    fn bw_scaling_step(&self, out: &mut Steps) {
+        if let Some(first) = self.cpu_nodes.first() {
             // bw's scaling steps: every count up to 16, then about 8 more
             let counts = first.cpus.len().min(16) + usize::from(first.cpus.len() > 16) * 9;
-            push(
+            out.push(
                 Step::Bw {
                     name: StepName::BwScaling,
-                    plan: bw(
+                    plan: self.bw(
                         BwMode::Scaling { cpu_node: Some(first.id), mem_node: None },
                         vec![Kernel::Triad],
                     ),
                 },
                 format!("triad with 1..{} threads of node {}", first.cpus.len(), first.id),
-                per_result * counts as f64,
+                self.per_result * counts as f64,
             );
         }
+    }
 
-        // Latency. DRAM points use a working set far past the LLC; each
-        // needs its ring built (a shuffle of size/64 lines, ~0.1 s per
-        // 64 MiB here) before the samples.
-        // Loaded latency: read-only and 2:1 by default, every mix when
-        // thorough; waits in ns, from light load to none.
+    /// The latency matrix and the interleaved chase.
+    fn lat_chase_steps(&self, l: &LatBudget, out: &mut Steps) {
+        let cells = (self.cpu_nodes.len() * self.mem_nodes).max(1);
+        out.push(
+            Step::LatMatrix { opts: l.opts, timing: l.timing },
+            format!(
+                "{} CPU node(s) x {} memory node(s), {} MiB working set{}",
+                self.cpu_nodes.len(),
+                self.mem_nodes,
+                l.lat_size >> 20,
+                remote_tiers(self.topo)
+            ),
+            cells as f64 * (l.ring_secs + l.sample_secs),
+        );
+        match crate::lat::interleave_nodes(self.topo) {
+            Ok(nodes) => out.push(
+                Step::LatInterleave { opts: l.opts, timing: l.timing },
+                format!("first CPU, {} MiB interleaved over nodes {nodes}", l.lat_size >> 20),
+                l.ring_secs + l.sample_secs,
+            ),
+            Err(why) => out.skipped.push((StepName::LatInterleave, why)),
+        }
+    }
+
+    /// A CPU of each package to its own and the other packages' memory.
+    fn lat_package_step(&self, l: &LatBudget, out: &mut Steps) {
+        match &self.no_scope {
+            Some(why) => out.skipped.push((
+                StepName::LatPackage,
+                if self.packages.len() == 1 {
+                    format!("{why}: `lat matrix` and `lat interleave` chase its memory")
+                } else {
+                    why.clone()
+                },
+            )),
+            None => {
+                let mut chases = Vec::new();
+                for p in &self.packages {
+                    match crate::scope::own_dram(p) {
+                        Ok(_) => chases.push(PackageChase { package: p.id, other: None }),
+                        Err(why) => out.skipped.push((StepName::LatPackage, why)),
+                    }
+                    for q in self.packages.iter().filter(|q| q.id != p.id) {
+                        match crate::scope::other_dram(p, q) {
+                            Ok(_) => chases.push(PackageChase { package: p.id, other: Some(q.id) }),
+                            Err(why) => {
+                                if !out
+                                    .skipped
+                                    .iter()
+                                    .any(|(n, w)| *n == StepName::LatPackage && *w == why)
+                                {
+                                    out.skipped.push((StepName::LatPackage, why))
+                                }
+                            }
+                        }
+                    }
+                }
+                if !chases.is_empty() {
+                    let n = chases.len();
+                    let ids: Vec<String> = self.packages.iter().map(|p| p.id.to_string()).collect();
+                    let what = if chases.iter().any(|c| c.other.is_some()) {
+                        "memory interleaved over its own package's nodes and over the other \
+                         package's"
+                    } else {
+                        "the memory the OS gives (NUMA off)"
+                    };
+                    out.push(
+                        Step::LatPackage { chases, opts: l.opts, timing: l.timing },
+                        format!(
+                            "a CPU of each package ({}) to {what}, {} MiB working set",
+                            ids.join(", "),
+                            l.lat_size >> 20
+                        ),
+                        n as f64 * (l.ring_secs + l.sample_secs),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The working-set sweep and the prefetcher check.
+    fn lat_sweep_steps(&self, l: &LatBudget, out: &mut Steps) {
+        let sweep_timing = Timing::quick();
+        out.push(
+            Step::LatSweep {
+                at: Where::default(),
+                opts: ChaseOpts { size_bytes: None, ..ChaseOpts::default() },
+                timing: sweep_timing,
+            },
+            {
+                let llc = self.topo.caches.iter().map(|c| c.size_bytes).max();
+                format!(
+                    "working set from 4 KiB up to {} (4x the {} last-level cache), stopping once latency settles past it; at most a quarter of the node's spare memory",
+                    topo::units::binary_size(crate::lat::default_sweep_max(llc)),
+                    llc.map_or("unknown".into(), topo::units::binary_size)
+                )
+            },
+            // the largest points dominate: about 8 x LLC of ring in total
+            {
+                let llc = self.topo.caches.iter().map(|c| c.size_bytes).max().unwrap_or(32 << 20) as f64;
+                (llc * 8.0) / (64 << 20) as f64 * 0.1
+                    + 40.0
+                        * sweep_timing.samples as f64
+                        * sweep_timing.sample_time.as_secs_f64()
+                        * 1.5
+            },
+        );
+        out.push(
+            Step::LatPrefetch { at: Where::default(), opts: l.opts, timing: Timing::quick() },
+            format!(
+                "stride {} B against {} B on the first CPU: the spatial prefetchers' effect",
+                crate::lat::CACHE_STRIDE_BYTES,
+                l.opts.stride_bytes
+            ),
+            {
+                let llc = self.topo.caches.iter().map(|c| c.size_bytes).max();
+                let size = crate::lat::prefetch_check_size(llc) as f64;
+                // two rings (64 B and the default stride), both chased in
+                // each round
+                size / (64 << 20) as f64 * 0.1 * 1.25
+                    + (2 * crate::lat::PREFETCH_CHECK_ROUNDS) as f64
+                        * Timing::quick().samples as f64
+                        * Timing::quick().sample_time.as_secs_f64()
+                        * 1.5
+            },
+        );
+    }
+
+    /// Every CPU (up to the budget's number) to the first memory node.
+    fn lat_per_cpu_step(&self, l: &LatBudget, out: &mut Steps) {
+        let per_cpu_n = self.ncpus.min(l.max_per_cpu);
+        out.push(
+            Step::LatPerCpu {
+                spec: PerCpuSpec {
+                    mem_node: self.topo.memory_nodes().next().map(|n| n.id),
+                    max_cpus: l.max_per_cpu,
+                },
+                opts: l.opts,
+                timing: l.timing,
+            },
+            format!(
+                "{per_cpu_n} CPU(s) to node {}'s memory, grouped by latency",
+                self.topo.memory_nodes().next().map_or(0, |n| n.id)
+            ),
+            l.ring_secs + per_cpu_n as f64 * l.sample_secs,
+        );
+    }
+
+    /// Loaded latency and cache-line handoffs (with more than one CPU).
+    fn lat_loaded_steps(&self, l: &LatBudget, out: &mut Steps) {
+        if self.ncpus > 1 {
+            let load_threads = self.largest_node_cpus.saturating_sub(1).max(1);
+            out.push(
+                Step::LatLoaded {
+                    spec: LoadedSpec {
+                        at: Where::default(),
+                        load_cpus: None,
+                        load_node_only: true,
+                        mixes: l.mixes.clone(),
+                        delays_ns: l.delays.clone(),
+                        load_bytes_per_thread: None,
+                    },
+                    opts: l.opts,
+                    timing: l.timing,
+                },
+                format!(
+                    "chase on one CPU, up to {load_threads} load thread(s) on its node's other CPUs, mixes {}, idle + {} delay steps each",
+                    l.mixes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
+                    l.delays.len()
+                ),
+                l.ring_secs
+                    + (l.mixes.len() * (l.delays.len() + 1)) as f64 * (l.sample_secs + 0.05),
+            );
+            let pairs = if self.budget == Budget::Quick { 1 } else { 3 };
+            out.push(
+                Step::C2c {
+                    spec: C2cSpec { pairs: Vec::new(), pairs_per_relation: pairs, round_trips: 0 },
+                    timing: Timing::quick(),
+                },
+                format!("up to {pairs} pair(s) per relation (SMT, node, package, cross-package)"),
+                4.0 * pairs as f64 * 0.3,
+            );
+        }
+    }
+}
+
+/// The steps planned and the steps skipped (with why) so far, in order.
+#[derive(Default)]
+struct Steps {
+    steps: Vec<PlannedStep>,
+    skipped: Vec<(StepName, String)>,
+}
+
+impl Steps {
+    fn push(&mut self, step: Step, what: String, secs: f64) {
+        self.steps.push(PlannedStep { step, what, estimate: Duration::from_secs_f64(secs) });
+    }
+}
+
+/// What the budget gives the latency steps, and the time each point takes.
+struct LatBudget {
+    lat_size: u64,
+    timing: Timing,
+    max_per_cpu: usize,
+    delays: Vec<u64>,
+    mixes: Vec<LoadKind>,
+    /// Seconds to build one DRAM ring.
+    ring_secs: f64,
+    /// Seconds of one point's samples.
+    sample_secs: f64,
+    opts: ChaseOpts,
+}
+
+impl LatBudget {
+    fn of(budget: Budget) -> LatBudget {
+        // DRAM points use a working set far past the LLC; each needs its
+        // ring built (a shuffle of size/64 lines, ~0.1 s per 64 MiB here)
+        // before the samples. Loaded latency: read-only and 2:1 by
+        // default, every mix when thorough; waits in ns, from light load
+        // to none.
         type LatPlan = (u64, Timing, usize, Vec<u64>, Vec<LoadKind>);
         let (lat_size, timing, max_per_cpu, delays, mixes): LatPlan = match budget {
             Budget::Quick => {
@@ -519,171 +805,7 @@ impl SuitePlan {
         let ring_secs = lat_size as f64 / (64 << 20) as f64 * 0.1;
         let sample_secs = timing.samples as f64 * timing.sample_time.as_secs_f64() * 1.5;
         let opts = ChaseOpts { size_bytes: Some(lat_size), ..ChaseOpts::default() };
-        let cells = (cpu_nodes.len() * mem_nodes).max(1);
-        push(
-            Step::LatMatrix { opts, timing },
-            format!(
-                "{} CPU node(s) x {} memory node(s), {} MiB working set{}",
-                cpu_nodes.len(),
-                mem_nodes,
-                lat_size >> 20,
-                remote_tiers(topo)
-            ),
-            cells as f64 * (ring_secs + sample_secs),
-        );
-        match crate::lat::interleave_nodes(topo) {
-            Ok(nodes) => push(
-                Step::LatInterleave { opts, timing },
-                format!("first CPU, {} MiB interleaved over nodes {nodes}", lat_size >> 20),
-                ring_secs + sample_secs,
-            ),
-            Err(why) => skipped.push((StepName::LatInterleave, why)),
-        }
-        match &no_scope {
-            Some(why) => skipped.push((
-                StepName::LatPackage,
-                if packages.len() == 1 {
-                    format!("{why}: `lat matrix` and `lat interleave` chase its memory")
-                } else {
-                    why.clone()
-                },
-            )),
-            None => {
-                let mut chases = Vec::new();
-                for p in &packages {
-                    match crate::scope::own_dram(p) {
-                        Ok(_) => chases.push(PackageChase { package: p.id, other: None }),
-                        Err(why) => skipped.push((StepName::LatPackage, why)),
-                    }
-                    for q in packages.iter().filter(|q| q.id != p.id) {
-                        match crate::scope::other_dram(p, q) {
-                            Ok(_) => chases.push(PackageChase { package: p.id, other: Some(q.id) }),
-                            Err(why) => {
-                                if !skipped
-                                    .iter()
-                                    .any(|(n, w)| *n == StepName::LatPackage && *w == why)
-                                {
-                                    skipped.push((StepName::LatPackage, why))
-                                }
-                            }
-                        }
-                    }
-                }
-                if !chases.is_empty() {
-                    let n = chases.len();
-                    let ids: Vec<String> = packages.iter().map(|p| p.id.to_string()).collect();
-                    let what = if chases.iter().any(|c| c.other.is_some()) {
-                        "memory interleaved over its own package's nodes and over the other \
-                         package's"
-                    } else {
-                        "the memory the OS gives (NUMA off)"
-                    };
-                    push(
-                        Step::LatPackage { chases, opts, timing },
-                        format!(
-                            "a CPU of each package ({}) to {what}, {} MiB working set",
-                            ids.join(", "),
-                            lat_size >> 20
-                        ),
-                        n as f64 * (ring_secs + sample_secs),
-                    );
-                }
-            }
-        }
-        let sweep_timing = Timing::quick();
-        push(
-            Step::LatSweep {
-                at: Where::default(),
-                opts: ChaseOpts { size_bytes: None, ..ChaseOpts::default() },
-                timing: sweep_timing,
-            },
-            {
-                let llc = topo.caches.iter().map(|c| c.size_bytes).max();
-                format!(
-                    "working set from 4 KiB up to {} (4x the {} last-level cache), stopping once latency settles past it; at most a quarter of the node's spare memory",
-                    topo::units::binary_size(crate::lat::default_sweep_max(llc)),
-                    llc.map_or("unknown".into(), topo::units::binary_size)
-                )
-            },
-            // the largest points dominate: about 8 x LLC of ring in total
-            {
-                let llc = topo.caches.iter().map(|c| c.size_bytes).max().unwrap_or(32 << 20) as f64;
-                (llc * 8.0) / (64 << 20) as f64 * 0.1
-                    + 40.0
-                        * sweep_timing.samples as f64
-                        * sweep_timing.sample_time.as_secs_f64()
-                        * 1.5
-            },
-        );
-        push(
-            Step::LatPrefetch { at: Where::default(), opts, timing: Timing::quick() },
-            format!(
-                "stride {} B against {} B on the first CPU: the spatial prefetchers' effect",
-                crate::lat::CACHE_STRIDE_BYTES,
-                opts.stride_bytes
-            ),
-            {
-                let llc = topo.caches.iter().map(|c| c.size_bytes).max();
-                let size = crate::lat::prefetch_check_size(llc) as f64;
-                // two rings (64 B and the default stride), both chased in
-                // each round
-                size / (64 << 20) as f64 * 0.1 * 1.25
-                    + (2 * crate::lat::PREFETCH_CHECK_ROUNDS) as f64
-                        * Timing::quick().samples as f64
-                        * Timing::quick().sample_time.as_secs_f64()
-                        * 1.5
-            },
-        );
-        let per_cpu_n = ncpus.min(max_per_cpu);
-        push(
-            Step::LatPerCpu {
-                spec: PerCpuSpec {
-                    mem_node: topo.memory_nodes().next().map(|n| n.id),
-                    max_cpus: max_per_cpu,
-                },
-                opts,
-                timing,
-            },
-            format!(
-                "{per_cpu_n} CPU(s) to node {}'s memory, grouped by latency",
-                topo.memory_nodes().next().map_or(0, |n| n.id)
-            ),
-            ring_secs + per_cpu_n as f64 * sample_secs,
-        );
-        if ncpus > 1 {
-            let load_threads = largest_node_cpus.saturating_sub(1).max(1);
-            push(
-                Step::LatLoaded {
-                    spec: LoadedSpec {
-                        at: Where::default(),
-                        load_cpus: None,
-                        load_node_only: true,
-                        mixes: mixes.clone(),
-                        delays_ns: delays.clone(),
-                        load_bytes_per_thread: None,
-                    },
-                    opts,
-                    timing,
-                },
-                format!(
-                    "chase on one CPU, up to {load_threads} load thread(s) on its node's other CPUs, mixes {}, idle + {} delay steps each",
-                    mixes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
-                    delays.len()
-                ),
-                ring_secs
-                    + (mixes.len() * (delays.len() + 1)) as f64 * (sample_secs + 0.05),
-            );
-            let pairs = if budget == Budget::Quick { 1 } else { 3 };
-            push(
-                Step::C2c {
-                    spec: C2cSpec { pairs: Vec::new(), pairs_per_relation: pairs, round_trips: 0 },
-                    timing: Timing::quick(),
-                },
-                format!("up to {pairs} pair(s) per relation (SMT, node, package, cross-package)"),
-                4.0 * pairs as f64 * 0.3,
-            );
-        }
-        SuitePlan { budget, steps, skipped, left_out: Vec::new() }
+        LatBudget { lat_size, timing, max_per_cpu, delays, mixes, ring_secs, sample_secs, opts }
     }
 }
 

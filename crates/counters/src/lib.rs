@@ -24,6 +24,7 @@
 //! its reason.
 
 pub mod access;
+mod paranoid;
 pub mod power;
 pub mod set;
 pub mod uncore;

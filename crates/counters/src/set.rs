@@ -8,7 +8,7 @@ use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Softwar
 use perf_event::{Builder, Counter, ReadFormat};
 use results::counters::{event, Counters, Reading};
 
-use crate::access;
+use crate::paranoid;
 
 /// What a set counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +75,7 @@ fn open_one(name: &str, target: Target) -> Result<(Counter, bool), String> {
 /// text of a reading).
 pub fn reason(e: &io::Error) -> String {
     let paranoid = || {
-        access::paranoid(&topo::SysRoot::live())
+        paranoid::paranoid(&topo::SysRoot::live())
             .map_or_else(|| "unreadable".to_string(), |p| p.to_string())
     };
     match e.raw_os_error() {

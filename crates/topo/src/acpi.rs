@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::fs::SysRoot;
-use crate::model::Warning;
+use crate::warning::Warning;
 
 /// Where Linux shows the firmware's ACPI tables.
 pub const TABLES_DIR: &str = "sys/firmware/acpi/tables";

@@ -21,6 +21,7 @@ pub mod read;
 pub mod synthetic;
 pub mod tiers;
 pub mod units;
+mod warning;
 
 pub use fs::{SysRoot, TopoError};
 pub use idset::{CpuSet, IdSet, IdSetError, NodeSet};

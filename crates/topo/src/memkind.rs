@@ -5,46 +5,8 @@
 //! nodes' DRAM, and the kernel's memory tier (`memory_tiering`: a higher
 //! tier id is slower memory).
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::model::MemoryKind;
 use crate::model::{HmatAccess, Node, Topology};
-
-/// The kind of a node's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MemoryKind {
-    /// Memory of a node with CPUs: the sockets' DRAM.
-    Dram,
-    /// Reached by a CXL region (or a DAX device of one): CXL memory.
-    Cxl,
-    /// Reached by a DAX device of an NVDIMM namespace onlined by `kmem`:
-    /// persistent memory used as RAM.
-    PmemAsRam,
-    /// A CPU-less node slower than DRAM (lower tier or less HMAT
-    /// bandwidth): CXL expanders, persistent memory as RAM.
-    CxlLike,
-    /// A CPU-less node faster than DRAM by HMAT bandwidth (HBM in flat
-    /// mode, e.g. Xeon Max).
-    HbmLike,
-    /// A CPU-less node the system says nothing more about.
-    MemoryOnly,
-    /// No memory.
-    None,
-}
-
-impl MemoryKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            MemoryKind::Dram => "DRAM",
-            MemoryKind::Cxl => "CXL",
-            MemoryKind::PmemAsRam => "PMEM-as-RAM",
-            MemoryKind::CxlLike => "CXL-like",
-            MemoryKind::HbmLike => "HBM-like",
-            MemoryKind::MemoryOnly => "memory-only",
-            MemoryKind::None => "no memory",
-        }
-    }
-}
 
 /// The HMAT figures of a node as a target: `access1` (CPU initiators)
 /// when present, else `access0`.

@@ -59,25 +59,86 @@ impl NumaMode {
 /// imply, with the vendor's name for it, the reason, how sure that is and
 /// what else the evidence fits.
 pub fn infer_mode(t: &Topology) -> NumaMode {
+    // The firmware's own description (ACPI SRAT), where it was read.
+    let fw_domains = t.firmware_numa.as_ref().and_then(|f| f.local_domains());
+    if let Some(m) = before_nodes(t, fw_domains) {
+        return m;
+    }
+    let e = Evidence::of(t);
+    if t.packages_unknown {
+        return packages_unknown(&e);
+    }
+    if e.node_pkgs.len() <= 1 {
+        return one_cpu_node(t, &e, fw_domains);
+    }
+    by_packages(t, &e)
+}
+
+/// What every inference past the command line reads: the nodes' CPUs
+/// (each counted once), the packages they touch, and the notes every
+/// reason ends with.
+struct Evidence {
+    npk: usize,
+    /// `; CPU-less memory nodes ...`, or empty.
+    mem_note: String,
+    /// `; firmware lists some CPUs in several nodes ...`, or empty.
+    overlap_note: String,
+    /// Nodes that repeat CPUs of an earlier node.
+    overlapping: usize,
+    eff: Vec<(u32, CpuSet)>,
+    /// Each node with CPUs and the packages its CPUs belong to.
+    node_pkgs: Vec<(u32, BTreeSet<u32>)>,
+}
+
+impl Evidence {
+    fn of(t: &Topology) -> Evidence {
+        let npk = t.packages.len();
+        let memory_only: NodeSet = t
+            .nodes
+            .iter()
+            .filter(|n| n.cpus.is_empty() && n.mem_total_bytes > 0)
+            .map(|n| n.id)
+            .collect();
+        let mem_note = if memory_only.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; CPU-less memory nodes {} (CXL, HBM, PMem or GPU memory) come in addition",
+                memory_only.to_list()
+            )
+        };
+        let cpu_pkg: BTreeMap<u32, u32> = t.cpus.iter().map(|c| (c.id, c.package)).collect();
+        let eff = effective_node_cpus(&t.nodes);
+        let overlapping = t.nodes.iter().zip(&eff).filter(|(n, (_, e))| n.cpus != *e).count();
+        let overlap_note = if overlapping > 0 {
+            format!(
+                "; firmware lists some CPUs in several nodes ({overlapping} node(s) repeat CPUs of an \
+                 earlier one), counted once"
+            )
+        } else {
+            String::new()
+        };
+        // Packages each CPU-bearing node touches (CPUs that are not online are
+        // not known to belong to any package and are ignored).
+        let mut node_pkgs: Vec<(u32, BTreeSet<u32>)> = Vec::new();
+        for (id, cpus) in &eff {
+            if cpus.is_empty() {
+                continue;
+            }
+            let pk: BTreeSet<u32> = cpus.iter().filter_map(|c| cpu_pkg.get(&c).copied()).collect();
+            node_pkgs.push((*id, pk));
+        }
+        Evidence { npk, mem_note, overlap_note, overlapping, eff, node_pkgs }
+    }
+}
+
+/// The mode the kernel command line settles (`numa=fake=`, `numa=off`),
+/// or the lack of any node directory; `None` when the nodes must be read.
+fn before_nodes(t: &Topology, fw_domains: Option<usize>) -> Option<NumaMode> {
     let numa_opt = t.cmdline.get("numa");
     let npk = t.packages.len();
-    let memory_only: NodeSet = t
-        .nodes
-        .iter()
-        .filter(|n| n.cpus.is_empty() && n.mem_total_bytes > 0)
-        .map(|n| n.id)
-        .collect();
-    let mem_note = if memory_only.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; CPU-less memory nodes {} (CXL, HBM, PMem or GPU memory) come in addition",
-            memory_only.to_list()
-        )
-    };
-
     if let Some(v) = numa_opt.and_then(|v| v.strip_prefix("fake=")) {
-        return mode(
+        return Some(mode(
             NumaModeKind::Fake,
             None,
             None,
@@ -85,10 +146,8 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
                 "numa=fake={v} on the kernel command line: the kernel split memory into emulated \
                  nodes, which say nothing about the hardware"
             ),
-        );
+        ));
     }
-    // The firmware's own description (ACPI SRAT), where it was read.
-    let fw_domains = t.firmware_numa.as_ref().and_then(|f| f.local_domains());
     if numa_opt == Some("off") {
         let fw = match fw_domains {
             Some(0) => "; the firmware describes no NUMA domains either (no ACPI SRAT)".to_string(),
@@ -98,7 +157,7 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
             ),
             None => String::new(),
         };
-        return mode(
+        return Some(mode(
             NumaModeKind::DisabledByKernel,
             None,
             None,
@@ -106,169 +165,158 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
                 "numa=off on the kernel command line: the kernel shows one node for {npk} \
                  package(s), whatever the firmware describes{fw}"
             ),
-        );
+        ));
     }
     if t.nodes.is_empty() {
-        return mode(
+        return Some(mode(
             NumaModeKind::Unknown,
             None,
             None,
             "no NUMA node directory (sys/devices/system/node): the kernel was built without NUMA \
              support or the capture lacks it"
                 .into(),
+        ));
+    }
+    None
+}
+
+/// The kernel gives no package ids: one node, or no mode at all.
+fn packages_unknown(e: &Evidence) -> NumaMode {
+    let Evidence { overlap_note, mem_note, .. } = e;
+    let cpu_nodes = e.node_pkgs.len();
+    let unknown = "the kernel gives no package ids (physical_package_id is -1), so the \
+                   packages listed are numbered from core_siblings and say nothing about \
+                   sockets";
+    let count = "count the sockets (the machine's documentation, or lscpu/dmidecode on a \
+                 kernel that reports them)";
+    if cpu_nodes <= 1 {
+        return mode(
+            NumaModeKind::SingleNode,
+            None,
+            None,
+            format!("one node with CPUs; {unknown}{overlap_note}{mem_note}"),
+        )
+        .with(
+            Confidence::Likely,
+            vec![alt(
+                NumaModeKind::DisabledByFirmware,
+                None,
+                format!(
+                    "several sockets whose memory the firmware interleaves show one node \
+                     too: {count}"
+                ),
+            )],
         );
     }
-
-    let cpu_pkg: BTreeMap<u32, u32> = t.cpus.iter().map(|c| (c.id, c.package)).collect();
-    let eff = effective_node_cpus(&t.nodes);
-    let overlapping = t.nodes.iter().zip(&eff).filter(|(n, (_, e))| n.cpus != *e).count();
-    let overlap_note = if overlapping > 0 {
+    mode(
+        NumaModeKind::PackagesUnknown,
+        None,
+        None,
         format!(
-            "; firmware lists some CPUs in several nodes ({overlapping} node(s) repeat CPUs of an \
-             earlier one), counted once"
-        )
-    } else {
-        String::new()
-    };
-    // Packages each CPU-bearing node touches (CPUs that are not online are
-    // not known to belong to any package and are ignored).
-    let mut node_pkgs: Vec<(u32, BTreeSet<u32>)> = Vec::new();
-    for (id, cpus) in &eff {
-        if cpus.is_empty() {
-            continue;
-        }
-        let pk: BTreeSet<u32> = cpus.iter().filter_map(|c| cpu_pkg.get(&c).copied()).collect();
-        node_pkgs.push((*id, pk));
-    }
-    let cpu_nodes = node_pkgs.len();
+            "{cpu_nodes} nodes with CPUs, but {unknown}: whether a node is a socket, part of \
+             one or several is not known, so no mode is inferred{overlap_note}{mem_note}"
+        ),
+    )
+    .with(
+        Confidence::Ambiguous,
+        vec![
+            alt(
+                NumaModeKind::NodePerPackage,
+                None,
+                format!("{count}: {cpu_nodes} sockets give one node each"),
+            ),
+            alt(
+                NumaModeKind::NodesPerPackage,
+                None,
+                format!("{count}: fewer sockets than nodes means several nodes per socket"),
+            ),
+            alt(
+                NumaModeKind::NodesSpanPackages,
+                None,
+                format!("{count}: more sockets than nodes means nodes hold several sockets"),
+            ),
+        ],
+    )
+}
 
-    if t.packages_unknown {
-        let unknown = "the kernel gives no package ids (physical_package_id is -1), so the \
-                       packages listed are numbered from core_siblings and say nothing about \
-                       sockets";
-        let count = "count the sockets (the machine's documentation, or lscpu/dmidecode on a \
-                     kernel that reports them)";
-        if cpu_nodes <= 1 {
-            return mode(
-                NumaModeKind::SingleNode,
-                None,
-                None,
-                format!("one node with CPUs; {unknown}{overlap_note}{mem_note}"),
-            )
-            .with(
-                Confidence::Likely,
-                vec![alt(
-                    NumaModeKind::DisabledByFirmware,
-                    None,
-                    format!(
-                        "several sockets whose memory the firmware interleaves show one node \
-                         too: {count}"
-                    ),
-                )],
-            );
-        }
+/// One node with CPUs: NUMA off in the kernel or the firmware, or one
+/// package.
+fn one_cpu_node(t: &Topology, e: &Evidence, fw_domains: Option<usize>) -> NumaMode {
+    let Evidence { npk, overlap_note, mem_note, overlapping, .. } = e;
+    if let Some(n) = fw_domains.filter(|n| *n > 1) {
+        // The firmware describes NUMA domains and the kernel made one
+        // node without numa=off: it ignored the SRAT.
         return mode(
-            NumaModeKind::PackagesUnknown,
+            NumaModeKind::DisabledByKernel,
             None,
             None,
             format!(
-                "{cpu_nodes} nodes with CPUs, but {unknown}: whether a node is a socket, part of \
-                 one or several is not known, so no mode is inferred{overlap_note}{mem_note}"
+                "the firmware describes {n} proximity domains with CPUs and memory (ACPI SRAT) but the \
+                 kernel shows one node with CPUs for {npk} package(s): the kernel ignores \
+                 the firmware's NUMA description (numa=off, numa=noacpi, acpi=off, or a \
+                 kernel without NUMA support){overlap_note}{mem_note}"
             ),
-        )
-        .with(
-            Confidence::Ambiguous,
-            vec![
-                alt(
-                    NumaModeKind::NodePerPackage,
-                    None,
-                    format!("{count}: {cpu_nodes} sockets give one node each"),
-                ),
-                alt(
-                    NumaModeKind::NodesPerPackage,
-                    None,
-                    format!("{count}: fewer sockets than nodes means several nodes per socket"),
-                ),
-                alt(
-                    NumaModeKind::NodesSpanPackages,
-                    None,
-                    format!("{count}: more sockets than nodes means nodes hold several sockets"),
-                ),
-            ],
         );
     }
-
-    if cpu_nodes <= 1 {
-        if let Some(n) = fw_domains.filter(|n| *n > 1) {
-            // The firmware describes NUMA domains and the kernel made one
-            // node without numa=off: it ignored the SRAT.
-            return mode(
-                NumaModeKind::DisabledByKernel,
-                None,
-                None,
-                format!(
-                    "the firmware describes {n} proximity domains with CPUs and memory (ACPI SRAT) but the \
-                     kernel shows one node with CPUs for {npk} package(s): the kernel ignores \
-                     the firmware's NUMA description (numa=off, numa=noacpi, acpi=off, or a \
-                     kernel without NUMA support){overlap_note}{mem_note}"
-                ),
-            );
-        }
-        if npk > 1 {
-            let distinct = if overlapping > 0 {
-                format!(
-                    " when each CPU is counted once ({overlapping} node(s) repeat CPUs that an \
-                     earlier node lists)"
-                )
-            } else {
-                String::new()
-            };
-            // No SRAT (or one domain) settles it without the command line.
-            let fw_says = fw_domains.is_some();
-            let unread = t.cmdline.raw.is_none() && !fw_says;
-            let fw_note = match fw_domains {
-                Some(0) => ", and the firmware has no ACPI SRAT",
-                Some(_) => ", and the firmware's ACPI SRAT has one domain with CPUs and memory",
-                None => "",
-            };
-            let cmd_note = if unread {
-                " (the kernel command line could not be read, so numa=off is not ruled out)"
-            } else {
-                ""
-            };
-            let m = mode(
-                NumaModeKind::DisabledByFirmware,
-                None,
-                None,
-                format!(
-                    "{npk} packages but only one node with CPUs{distinct}, and no numa=off on \
-                     the kernel command line{cmd_note}{fw_note}: the firmware interleaves memory across the \
-                     sockets (NUMA disabled or node interleaving enabled in the BIOS){mem_note}"
-                ),
-            );
-            return if unread {
-                m.with(
-                    Confidence::Ambiguous,
-                    vec![alt(
-                        NumaModeKind::DisabledByKernel,
-                        None,
-                        "numa=off on the kernel command line gives the same single node: read \
-                         /proc/cmdline"
-                            .into(),
-                    )],
-                )
-            } else {
-                m
-            };
-        }
-        return mode(
-            NumaModeKind::SingleNode,
-            Some(1),
+    if *npk > 1 {
+        let distinct = if *overlapping > 0 {
+            format!(
+                " when each CPU is counted once ({overlapping} node(s) repeat CPUs that an \
+                 earlier node lists)"
+            )
+        } else {
+            String::new()
+        };
+        // No SRAT (or one domain) settles it without the command line.
+        let fw_says = fw_domains.is_some();
+        let unread = t.cmdline.raw.is_none() && !fw_says;
+        let fw_note = match fw_domains {
+            Some(0) => ", and the firmware has no ACPI SRAT",
+            Some(_) => ", and the firmware's ACPI SRAT has one domain with CPUs and memory",
+            None => "",
+        };
+        let cmd_note = if unread {
+            " (the kernel command line could not be read, so numa=off is not ruled out)"
+        } else {
+            ""
+        };
+        let m = mode(
+            NumaModeKind::DisabledByFirmware,
             None,
-            format!("one package and one node with CPUs{overlap_note}{mem_note}"),
+            None,
+            format!(
+                "{npk} packages but only one node with CPUs{distinct}, and no numa=off on \
+                 the kernel command line{cmd_note}{fw_note}: the firmware interleaves memory across the \
+                 sockets (NUMA disabled or node interleaving enabled in the BIOS){mem_note}"
+            ),
         );
+        return if unread {
+            m.with(
+                Confidence::Ambiguous,
+                vec![alt(
+                    NumaModeKind::DisabledByKernel,
+                    None,
+                    "numa=off on the kernel command line gives the same single node: read \
+                     /proc/cmdline"
+                        .into(),
+                )],
+            )
+        } else {
+            m
+        };
     }
+    mode(
+        NumaModeKind::SingleNode,
+        Some(1),
+        None,
+        format!("one package and one node with CPUs{overlap_note}{mem_note}"),
+    )
+}
 
+/// Several nodes with CPUs: nodes spanning packages, or how many nodes
+/// each package holds (and the vendor's name for it).
+fn by_packages(t: &Topology, e: &Evidence) -> NumaMode {
+    let Evidence { npk, overlap_note, mem_note, node_pkgs, eff, .. } = e;
     let spanning: NodeSet =
         node_pkgs.iter().filter(|(_, p)| p.len() > 1).map(|(id, _)| *id).collect();
     if !spanning.is_empty() {
@@ -285,7 +333,7 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
     }
 
     let mut per_pkg: BTreeMap<u32, u32> = t.packages.iter().map(|p| (p.id, 0)).collect();
-    for (_, p) in &node_pkgs {
+    for (_, p) in node_pkgs {
         if let Some(&pk) = p.iter().next() {
             *per_pkg.entry(pk).or_insert(0) += 1;
         }
@@ -315,7 +363,7 @@ pub fn infer_mode(t: &Topology) -> NumaMode {
             ),
         );
     }
-    let v = vendor_label(t, n, &eff);
+    let v = vendor_label(t, n, eff);
     let mut m = mode(
         NumaModeKind::NodesPerPackage,
         Some(n),

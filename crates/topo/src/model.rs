@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::idset::{CpuSet, NodeSet};
 pub use crate::memdev::{CxlRegion, DaxDevice};
+pub use crate::warning::Warning;
 
 /// Version of the JSON schema of [`Topology`].
 pub const SCHEMA_VERSION: u32 = 2;
@@ -61,7 +62,8 @@ pub struct Topology {
     #[serde(default)]
     pub cxl_regions: Vec<CxlRegion>,
     /// Each node's memory kind with the evidence it rests on, as found at
-    /// discovery ([`crate::memkind::memory_kind`]); empty in topologies
+    /// discovery (from its CPUs, DAX devices, CXL regions and HMAT figures);
+    /// empty in topologies
     /// stored by versions that did not record it.
     #[serde(default)]
     pub memory_kinds: Vec<NodeMemoryKind>,
@@ -76,70 +78,40 @@ pub struct Topology {
     pub warnings: Vec<Warning>,
 }
 
-/// One thing discovery warns about. A file it could not read or parse has
-/// its `path` and what was `assumed` instead, and discovery went on
-/// without it; a firmware inconsistency has neither.
-///
-/// JSON: `{"path": ".../cpu0/online" | null, "problem": "...", "assumed": "..." | null}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Warning {
-    pub path: Option<String>,
-    pub problem: String,
-    pub assumed: Option<String>,
+/// The kind of a node's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryKind {
+    /// Memory of a node with CPUs: the sockets' DRAM.
+    Dram,
+    /// Reached by a CXL region (or a DAX device of one): CXL memory.
+    Cxl,
+    /// Reached by a DAX device of an NVDIMM namespace onlined by `kmem`:
+    /// persistent memory used as RAM.
+    PmemAsRam,
+    /// A CPU-less node slower than DRAM (lower tier or less HMAT
+    /// bandwidth): CXL expanders, persistent memory as RAM.
+    CxlLike,
+    /// A CPU-less node faster than DRAM by HMAT bandwidth (HBM in flat
+    /// mode, e.g. Xeon Max).
+    HbmLike,
+    /// A CPU-less node the system says nothing more about.
+    MemoryOnly,
+    /// No memory.
+    None,
 }
 
-impl Warning {
-    /// A warning about no file in particular (firmware tables, counts).
-    pub fn general(problem: impl Into<String>) -> Self {
-        Warning { path: None, problem: problem.into(), assumed: None }
-    }
-
-    /// A file that could not be used, and what was assumed instead.
-    pub fn file(
-        path: impl Into<String>,
-        problem: impl Into<String>,
-        assumed: impl Into<String>,
-    ) -> Self {
-        Warning { path: Some(path.into()), problem: problem.into(), assumed: Some(assumed.into()) }
-    }
-
-    /// Whether the warning's one-line text (as printed) contains `pat`.
-    pub fn contains(&self, pat: &str) -> bool {
-        self.to_string().contains(pat)
-    }
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(p) = &self.path {
-            write!(f, "{p}: ")?;
+impl MemoryKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryKind::Dram => "DRAM",
+            MemoryKind::Cxl => "CXL",
+            MemoryKind::PmemAsRam => "PMEM-as-RAM",
+            MemoryKind::CxlLike => "CXL-like",
+            MemoryKind::HbmLike => "HBM-like",
+            MemoryKind::MemoryOnly => "memory-only",
+            MemoryKind::None => "no memory",
         }
-        f.write_str(&self.problem)?;
-        if let Some(a) = &self.assumed {
-            write!(f, "; assumed {a}")?;
-        }
-        Ok(())
-    }
-}
-
-impl<'de> Deserialize<'de> for Warning {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Any {
-            Text(String),
-            Full {
-                #[serde(default)]
-                path: Option<String>,
-                problem: String,
-                #[serde(default)]
-                assumed: Option<String>,
-            },
-        }
-        Ok(match Any::deserialize(d)? {
-            Any::Text(problem) => Warning::general(problem),
-            Any::Full { path, problem, assumed } => Warning { path, problem, assumed },
-        })
     }
 }
 
@@ -147,7 +119,7 @@ impl<'de> Deserialize<'de> for Warning {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NodeMemoryKind {
     pub node: u32,
-    pub kind: crate::memkind::MemoryKind,
+    pub kind: MemoryKind,
     /// The evidence, in words (`dax0.0 target_node=2 (kmem), region0
     /// mode=ram ...`).
     pub evidence: String,

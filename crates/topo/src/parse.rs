@@ -310,7 +310,7 @@ pub fn parse_cmdline(s: &str) -> Cmdline {
 /// nothing after a lone `--` (init's arguments).
 pub fn kernel_params(s: &str) -> Vec<(String, String)> {
     let mut params = Vec::new();
-    for word in split_cmdline(s.trim()) {
+    for word in cmdline_words(s) {
         if word == "--" {
             break;
         }
@@ -321,6 +321,13 @@ pub fn kernel_params(s: &str) -> Vec<(String, String)> {
         params.push((k.replace('-', "_"), v.to_string()));
     }
     params
+}
+
+/// The words of a kernel command line as the kernel splits it: on
+/// whitespace outside double quotes, the quotes kept (init's arguments
+/// after a lone `--` included, as words).
+pub fn cmdline_words(s: &str) -> Vec<String> {
+    split_cmdline(s.trim())
 }
 
 /// Splits on whitespace, keeping double-quoted runs together.

@@ -65,6 +65,13 @@ impl Shared {
     fn failed(&self) -> bool {
         self.error.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
+    /// The team's results once it is done, or the first error.
+    fn into_results(self) -> Result<Vec<BwResult>, BwError> {
+        if let Some(e) = self.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        Ok(self.results.into_inner().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// The store mode a plan resolves to with `ops`.
@@ -290,43 +297,25 @@ pub(super) fn run_case(
     stop: &StopFlag,
     done: &mut u64,
 ) -> Result<Vec<BwResult>, BwError> {
-    let threads = case.cpus.len();
     let chunk = case.sizing.chunk_elems;
-    let (mut bufs, unbound) = alloc_placed(topo, case, plan.pages)?;
-    if unbound {
-        obs.event(Event::Warning(format!(
-            "{}: the kernel has no NUMA system calls (mbind: ENOSYS; a kernel without \
-             CONFIG_NUMA, or an emulator such as qemu-user): on this one-memory-node machine \
-             the arrays are measured unbound and their placement is unverified",
-            describe(case)
-        )));
-    }
-    let mut ptrs = [std::ptr::null_mut(); 4];
-    for (i, b) in bufs.iter_mut().enumerate() {
-        if let Some(b) = b {
-            ptrs[i] = b.as_mut_ptr() as *mut f64;
-        }
-    }
-    let bases = Bases(ptrs);
+    let (mut bufs, unbound) = alloc_case(topo, case, plan.pages, obs)?;
+    let bases = bases_of(&mut bufs);
     let stores = resolve_stores(plan.stores, ops);
     let what = describe(case);
-    let shared = Shared {
-        epoch: Instant::now(),
-        starts: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
-        ends: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
-        control: Padded(AtomicU8::new(RUN)),
-        error: Mutex::new(None),
-        results: Mutex::new(Vec::new()),
-        counts: Mutex::new(vec![None; threads]),
-        uncore: Mutex::new(
-            crate::counting::requested()
-                .then(|| counters::uncore::Uncore::open(&topo::SysRoot::live())),
-        ),
-        checks: Mutex::new(vec![SampleCheck::default(); threads]),
-        power: counters::power::Meter::open(&topo::SysRoot::live(), &case.cpus),
-    };
+    let shared = shared_for(case);
     let done_at_start = *done;
-
+    let run = CaseRun {
+        plan,
+        case,
+        ops,
+        stores,
+        obs,
+        stop,
+        unbound,
+        what: &what,
+        done_at_start,
+        shared: &shared,
+    };
     team::run(&case.cpus, |w| {
         let i = w.index();
         let slice = |k: usize| -> &mut [f64] {
@@ -352,27 +341,7 @@ pub(super) fn run_case(
         arr.init();
         let mut expected = Expected::new();
         w.sync();
-        let mut placement = None;
-        if w.is_leader() && !unbound {
-            match verify(case, &bases) {
-                Ok(p) => {
-                    if !p.ok {
-                        obs.event(Event::Warning(format!(
-                            "{what}: only {:.1}% of sampled pages are on the intended node(s) {} \
-                             (per node: {:?}); results are flagged",
-                            p.fraction * 100.0,
-                            p.expected,
-                            p.per_node
-                        )));
-                    }
-                    placement = Some(p);
-                }
-                Err(e) => {
-                    shared.fail(e);
-                    shared.control.0.store(ABORT, Ordering::SeqCst);
-                }
-            }
-        }
+        let placement = if w.is_leader() && !unbound { run.leader_placement(&bases) } else { None };
         w.sync();
         if shared.control.0.load(Ordering::SeqCst) == ABORT {
             return;
@@ -453,62 +422,7 @@ pub(super) fn run_case(
             }
             w.sync();
             if w.is_leader() {
-                // no clean repetition: the figure comes from all of them,
-                // marked unstable
-                let times = reps.figure_times();
-                let next = if shared.failed() || times.is_empty() {
-                    ABORT
-                } else {
-                    let mut r = result(
-                        plan,
-                        case,
-                        kernel,
-                        ops,
-                        stores,
-                        &times,
-                        placement.clone(),
-                        stop.is_stopped(),
-                    );
-                    if unbound {
-                        r.placement = Placement::unverified();
-                    }
-                    r.counters = team_counts(&shared);
-                    r.power = power;
-                    let d = reps.tally.finish();
-                    let calm = d.stable(plan.reps.min_reps.max(plan.reps.top_k));
-                    r.stable &= calm;
-                    r.disturbance = Some(d);
-                    if !calm && !r.interrupted {
-                        let d = r.disturbance.as_ref().expect("just set");
-                        obs.event(Event::Warning(format!(
-                            "{} {what}: the figure was disturbed and is marked: {}",
-                            kernel,
-                            d.cause()
-                        )));
-                    } else if !r.stable && !r.interrupted {
-                        obs.event(Event::Warning(format!(
-                            "{} {what}: not stable within the budget (best {} runs spread {:.1}%, \
-                             target {:.1}%; {} runs): the machine may be busy",
-                            kernel,
-                            plan.reps.top_k,
-                            r.top_spread_pct,
-                            plan.reps.target_spread_pct,
-                            r.reps
-                        )));
-                    }
-                    obs.event(Event::Record(r.clone().into()));
-                    obs.event(Event::Progress {
-                        phase: "bw".into(),
-                        done: done_at_start + ki as u64 + 1,
-                        what: format!("{kernel} {what}: {:.2} GB/s", r.best_gbs),
-                    });
-                    shared.results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
-                    if stop.is_stopped() {
-                        ABORT
-                    } else {
-                        RUN
-                    }
-                };
+                let next = run.finish_kernel(kernel, ki, &mut reps, &placement, power);
                 shared.control.0.store(next, Ordering::SeqCst);
             }
             w.sync();
@@ -518,12 +432,170 @@ pub(super) fn run_case(
         }
     })?;
     drop(bufs);
-    if let Some(e) = shared.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    let results = shared.results.into_inner().unwrap_or_else(|p| p.into_inner());
+    let results = shared.into_results()?;
     *done = done_at_start + results.len() as u64;
     Ok(results)
+}
+
+/// The case's arrays, placed ([`alloc_placed`]); warns when they are
+/// measured unbound.
+fn alloc_case(
+    topo: &Topology,
+    case: &Case,
+    pages: PageKind,
+    obs: &dyn Observer,
+) -> Result<([Option<Buffer>; 4], bool), BwError> {
+    let (bufs, unbound) = alloc_placed(topo, case, pages)?;
+    if unbound {
+        obs.event(Event::Warning(format!(
+            "{}: the kernel has no NUMA system calls (mbind: ENOSYS; a kernel without \
+             CONFIG_NUMA, or an emulator such as qemu-user): on this one-memory-node machine \
+             the arrays are measured unbound and their placement is unverified",
+            describe(case)
+        )));
+    }
+    Ok((bufs, unbound))
+}
+
+/// The arrays' base pointers (null where an array is not used).
+fn bases_of(bufs: &mut [Option<Buffer>; 4]) -> Bases {
+    let mut ptrs = [std::ptr::null_mut(); 4];
+    for (i, b) in bufs.iter_mut().enumerate() {
+        if let Some(b) = b {
+            ptrs[i] = b.as_mut_ptr() as *mut f64;
+        }
+    }
+    Bases(ptrs)
+}
+
+/// The team's shared state for one case, a slot per worker.
+fn shared_for(case: &Case) -> Shared {
+    let threads = case.cpus.len();
+    Shared {
+        epoch: Instant::now(),
+        starts: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
+        ends: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
+        control: Padded(AtomicU8::new(RUN)),
+        error: Mutex::new(None),
+        results: Mutex::new(Vec::new()),
+        counts: Mutex::new(vec![None; threads]),
+        uncore: Mutex::new(
+            crate::counting::requested()
+                .then(|| counters::uncore::Uncore::open(&topo::SysRoot::live())),
+        ),
+        checks: Mutex::new(vec![SampleCheck::default(); threads]),
+        power: counters::power::Meter::open(&topo::SysRoot::live(), &case.cpus),
+    }
+}
+
+/// What the leader's bookkeeping around the timed repetitions reads.
+struct CaseRun<'a> {
+    plan: &'a BwPlan,
+    case: &'a Case,
+    ops: &'static dyn Ops,
+    stores: Stores,
+    obs: &'a dyn Observer,
+    stop: &'a StopFlag,
+    /// The arrays are measured unbound (no NUMA system calls).
+    unbound: bool,
+    what: &'a str,
+    done_at_start: u64,
+    shared: &'a Shared,
+}
+
+impl CaseRun<'_> {
+    /// The leader's placement check of the arrays after first touch;
+    /// `None` (and the team told to abort) when it failed.
+    fn leader_placement(&self, bases: &Bases) -> Option<PlacementCheck> {
+        let (case, obs, what, shared) = (self.case, self.obs, self.what, self.shared);
+        match verify(case, bases) {
+            Ok(p) => {
+                if !p.ok {
+                    obs.event(Event::Warning(format!(
+                        "{what}: only {:.1}% of sampled pages are on the intended node(s) {} \
+                             (per node: {:?}); results are flagged",
+                        p.fraction * 100.0,
+                        p.expected,
+                        p.per_node
+                    )));
+                }
+                Some(p)
+            }
+            Err(e) => {
+                shared.fail(e);
+                shared.control.0.store(ABORT, Ordering::SeqCst);
+                None
+            }
+        }
+    }
+
+    /// The leader's figure of `kernel` (the `ki`th) from its repetitions:
+    /// recorded, reported and kept; returns what the team does next.
+    fn finish_kernel(
+        &self,
+        kernel: Kernel,
+        ki: usize,
+        reps: &mut Reps,
+        placement: &Option<PlacementCheck>,
+        power: Option<results::power::Power>,
+    ) -> u8 {
+        let (plan, case, ops, stores, obs, stop) =
+            (self.plan, self.case, self.ops, self.stores, self.obs, self.stop);
+        let (unbound, what, done_at_start, shared) =
+            (self.unbound, self.what, self.done_at_start, self.shared);
+        // no clean repetition: the figure comes from all of them,
+        // marked unstable
+        let times = reps.figure_times();
+        if shared.failed() || times.is_empty() {
+            ABORT
+        } else {
+            let mut r = result(
+                plan,
+                case,
+                kernel,
+                ops,
+                stores,
+                &times,
+                placement.clone(),
+                stop.is_stopped(),
+            );
+            if unbound {
+                r.placement = Placement::unverified();
+            }
+            r.counters = team_counts(shared);
+            r.power = power;
+            let d = reps.tally.finish();
+            let calm = d.stable(plan.reps.min_reps.max(plan.reps.top_k));
+            r.stable &= calm;
+            r.disturbance = Some(d);
+            if !calm && !r.interrupted {
+                let d = r.disturbance.as_ref().expect("just set");
+                obs.event(Event::Warning(format!(
+                    "{} {what}: the figure was disturbed and is marked: {}",
+                    kernel,
+                    d.cause()
+                )));
+            } else if !r.stable && !r.interrupted {
+                obs.event(Event::Warning(format!(
+                    "{} {what}: not stable within the budget (best {} runs spread {:.1}%, \
+                     target {:.1}%; {} runs): the machine may be busy",
+                    kernel, plan.reps.top_k, r.top_spread_pct, plan.reps.target_spread_pct, r.reps
+                )));
+            }
+            obs.event(Event::Record(r.clone().into()));
+            obs.event(Event::Progress {
+                phase: "bw".into(),
+                done: done_at_start + ki as u64 + 1,
+                what: format!("{kernel} {what}: {:.2} GB/s", r.best_gbs),
+            });
+            shared.results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+            if stop.is_stopped() {
+                ABORT
+            } else {
+                RUN
+            }
+        }
+    }
 }
 
 /// The team's counts of the kernel just measured, summed over the

@@ -19,7 +19,7 @@ use topo::{CpuSet, Topology};
 
 use super::{
     arena, emit, fit_size, measure, resolve, sys, usable_cpus, warn_placement, ChaseOpts, Ctx,
-    LatError, Where, DEFAULT_SIZE_BYTES,
+    LatError, Resolved, Where, DEFAULT_SIZE_BYTES,
 };
 use events::Event;
 use results::lat::{LatSummary, Mode};
@@ -156,42 +156,7 @@ pub fn loaded(
 ) -> Result<LoadedReport, LatError> {
     let r = resolve(topo, &spec.at)?;
     let usable = usable_cpus(topo);
-    let load_cpus: Vec<u32> = match &spec.load_cpus {
-        Some(set) => {
-            for c in set.iter() {
-                if !usable.contains(c) {
-                    return Err(LatError::BadRequest(format!(
-                        "load CPU {c} is not online or not allowed (usable CPUs: {usable})"
-                    )));
-                }
-                if c == r.cpu {
-                    return Err(LatError::BadRequest(format!("load CPU {c} is the chasing CPU")));
-                }
-            }
-            set.iter().collect()
-        }
-        None => {
-            let others: Vec<u32> = usable.iter().filter(|&c| c != r.cpu).collect();
-            let node = r.cpu_node.and_then(|n| topo.node(n));
-            let near: Vec<u32> = match node {
-                Some(n) if spec.load_node_only => {
-                    others.iter().copied().filter(|&c| n.cpus.contains(c)).collect()
-                }
-                _ => Vec::new(),
-            };
-            if near.is_empty() {
-                others
-            } else {
-                near
-            }
-        }
-    };
-    if load_cpus.is_empty() {
-        return Err(LatError::BadRequest(format!(
-            "loaded latency needs a CPU besides the chasing CPU {} to generate load (usable CPUs: {usable})",
-            r.cpu
-        )));
-    }
+    let load_cpus = load_cpus_of(topo, spec, &r, &usable)?;
     if spec.delays_ns.is_empty() {
         return Err(LatError::BadRequest("no delays given".into()));
     }
@@ -201,24 +166,7 @@ pub fn loaded(
     let mut delays = spec.delays_ns.clone();
     delays.sort_unstable_by(|a, b| b.cmp(a));
     delays.dedup();
-    let llc = topo.llc_bytes_for(&usable).unwrap_or(32 << 20);
-    let per_thread = spec
-        .load_bytes_per_thread
-        .unwrap_or_else(|| (2 * llc / load_cpus.len() as u64).max(64 << 20));
-    let chase_size = opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
-    let total = chase_size + per_thread * load_cpus.len() as u64;
-    // check the node can spare chase + load buffers together
-    let fitted = fit_size(topo, r.mem_node, total, opts.size_bytes.is_some(), opts.pages)?;
-    let chase_size = if fitted < total {
-        fitted.saturating_sub(per_thread * load_cpus.len() as u64)
-    } else {
-        chase_size
-    };
-    if chase_size < super::MIN_SIZE_BYTES {
-        return Err(LatError::BadRequest(
-            "not enough free memory on the node for the chase and the load buffers".into(),
-        ));
-    }
+    let (chase_size, per_thread) = buffer_sizes(topo, spec, opts, &r, &usable, load_cpus.len())?;
 
     let phase = "lat loaded".to_string();
     let per_curve = delays.len() as u64 + 1;
@@ -267,171 +215,334 @@ pub fn loaded(
             }));
         }
         let chase = super::on_cpu(r.cpu, || {
-            let mut a = arena(chase_size, opts, r.mem_node)?;
-            warn_placement(ctx.observer, &a.placement);
-            let mut ring = Ring::build(
-                a.map.as_mut_slice(),
-                opts.stride_bytes,
-                opts.group_elems(),
-                opts.seed,
-            )?;
-            while ready.load(Ordering::SeqCst) < load_cpus.len() as u64 {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if failed.load(Ordering::SeqCst) {
-                return Ok(LoadedReport::default()); // the generator's error is returned below
-            }
-            let load_placement = {
-                let v = load_placements.lock().unwrap_or_else(|e| e.into_inner());
-                worst_placement(&v)
-            };
-            if let Some(p) = &load_placement {
-                warn_placement(ctx.observer, p);
-            }
-            let lines = || -> u64 { gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).sum() };
-            let mut out = LoadedReport::default();
-            let mut unstable = crate::disturb::Unstable::new();
-            let mut done = 0u64;
-            'mixes: for &mix in &spec.mixes {
-                let mix_idx = LoadKind::ALL.iter().position(|&k| k == mix).unwrap_or(0);
-                ctl.mix.store(mix_idx as u8, Ordering::Relaxed);
-                let mut curve: Vec<LoadedPoint> = Vec::new();
-                for d in std::iter::once(None).chain(delays.iter().map(|&d| Some(d))) {
-                    if ctx.stop.is_stopped() {
-                        break 'mixes;
-                    }
-                    let iters = d.map_or(PAUSED, |ns| (ns as f64 / spin_ns).round() as u64);
-                    let before: Vec<u64> =
-                        gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).collect();
-                    ctl.wait.store(iters, Ordering::Relaxed);
-                    std::thread::sleep(Duration::from_millis(30));
-                    if d.is_some() {
-                        // measure only once every load thread moves lines (the
-                        // first time, each faults its buffer in first); bounded
-                        let started = Instant::now();
-                        while gens
-                            .iter()
-                            .zip(&before)
-                            .any(|(g, b)| g.lines.load(Ordering::Relaxed) == *b)
-                        {
-                            if started.elapsed() > Duration::from_secs(5) {
-                                ctx.observer.event(Event::Warning(
-                                    "a load thread moved no line for 5 s (is the machine busy?): \
-                                     this point may understate the load"
-                                        .into(),
-                                ));
-                                break;
-                            }
-                            std::thread::sleep(Duration::from_millis(1));
-                        }
-                    }
-                    // A loaded point whose window saw a load thread move no
-                    // line (descheduled on a busy machine) measured less
-                    // load than it says: chase again, a bounded number of
-                    // times, and mark it unstable if it stays so.
-                    let mut tries = 0;
-                    let (sm, power, dt, moved, starved) = loop {
-                        tries += 1;
-                        let per0: Vec<u64> =
-                            gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).collect();
-                        let l0 = lines();
-                        let t0 = Instant::now();
-                        let power_start = meter.start();
-                        let Some(sm) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop)
-                        else {
-                            break 'mixes;
-                        };
-                        let power = meter.finish(&power_start);
-                        let dt = t0.elapsed().as_secs_f64();
-                        let moved = lines() - l0;
-                        let starved = d.is_some()
-                            && gens
-                                .iter()
-                                .zip(&per0)
-                                .any(|(g, b)| g.lines.load(Ordering::Relaxed) == *b);
-                        if !starved || tries >= STARVED_TRIES || ctx.stop.is_stopped() {
-                            break (sm, power, dt, moved, starved);
-                        }
-                    };
-                    if starved {
-                        ctx.observer.event(Event::Warning(format!(
-                            "a load thread moved no line while latency was chased, {tries} times \
-                             (is the machine busy?): this point understates the load and is \
-                             marked unstable"
-                        )));
-                    }
-                    let Some(sum) = Summary::of(&sm.ns_per_load) else { break 'mixes };
-                    let rates = LoadRates::of(mix, moved, dt);
-                    let p = LoadedPoint {
-                        mode: Mode::Loaded,
-                        delay: if d.is_some() { iters } else { 0 },
-                        delay_ns: d.map(|d| d as f64),
-                        idle: d.is_none(),
-                        latency_ns: sum.median,
-                        median_ns: sum.median,
-                        p90_ns: sum.p90,
-                        p99_ns: sum.p99,
-                        spread_pct: sum.spread_pct,
-                        load_gbs: rates.load_gbs,
-                        read_gbs: Some(rates.read_gbs),
-                        write_gbs: Some(rates.write_gbs),
-                        load_threads: load_cpus.len(),
-                        load_kind: mix,
-                        cpu: r.cpu,
-                        mem_node: r.mem_node,
-                        size_bytes: chase_size,
-                        page_size: a.page.clone(),
-                        placement: a.placement.clone(),
-                        load_placement: load_placement.clone(),
-                        stride_bytes: Some(opts.stride_bytes),
-                        tlb_group_bytes: Some((opts.group_elems() * opts.stride_bytes) as u64),
-                        stable: sm.stable() && !starved,
-                        disturbance: Some(sm.disturbance.clone()),
-                        power: Some(Box::new(power)),
-                    };
-                    unstable.note(p.stable, p.disturbance.as_ref());
-                    emit(ctx.observer, p.clone());
-                    curve.push(p);
-                    done += 1;
-                    ctx.observer.event(Event::Progress {
-                        phase: phase.clone(),
-                        done,
-                        what: match d {
-                            None => format!("{} idle", mix.name()),
-                            Some(d) => format!("{} delay {d} ns", mix.name()),
-                        },
-                    });
-                }
-                ctl.wait.store(PAUSED, Ordering::Relaxed);
-                if let Some(c) = curve_summary(&curve) {
-                    emit(ctx.observer, LatSummary::Loaded(c.clone()));
-                    out.curves.push(c);
-                }
-                out.points.extend(curve);
-            }
-            unstable.warn(ctx.observer, "lat loaded");
-            Ok(out)
+            chase_curves(&Chase {
+                spec,
+                opts,
+                ctx,
+                r: &r,
+                load_cpus: &load_cpus,
+                delays: &delays,
+                chase_size,
+                spin_ns,
+                phase: &phase,
+                ctl: &ctl,
+                gens: &gens,
+                ready: &ready,
+                failed: &failed,
+                load_placements: &load_placements,
+                meter: &meter,
+            })
         });
         ctl.quit.store(true, Ordering::SeqCst);
-        let mut gen_err = None;
-        for h in handles {
-            match h.join() {
-                Ok(Err(e)) => {
-                    gen_err.get_or_insert(e);
-                }
-                Err(_) => {
-                    gen_err.get_or_insert(LatError::Panicked("a load thread".into()));
-                }
-                Ok(Ok(())) => {}
-            }
-        }
-        match (chase, gen_err) {
+        match (chase, join_generators(handles)) {
             (Ok(v), Some(e)) if v.points.is_empty() => Err(e),
             (r, _) => r,
         }
     });
     ctx.observer.event(Event::PhaseEnd { phase });
     result
+}
+
+/// The load CPUs: those asked for (usable, not the chasing CPU), else the
+/// chasing CPU's node's other usable CPUs (with `load_node_only`), else
+/// every other usable CPU.
+fn load_cpus_of(
+    topo: &Topology,
+    spec: &LoadedSpec,
+    r: &Resolved,
+    usable: &CpuSet,
+) -> Result<Vec<u32>, LatError> {
+    let load_cpus: Vec<u32> = match &spec.load_cpus {
+        Some(set) => {
+            for c in set.iter() {
+                if !usable.contains(c) {
+                    return Err(LatError::BadRequest(format!(
+                        "load CPU {c} is not online or not allowed (usable CPUs: {usable})"
+                    )));
+                }
+                if c == r.cpu {
+                    return Err(LatError::BadRequest(format!("load CPU {c} is the chasing CPU")));
+                }
+            }
+            set.iter().collect()
+        }
+        None => {
+            let others: Vec<u32> = usable.iter().filter(|&c| c != r.cpu).collect();
+            let node = r.cpu_node.and_then(|n| topo.node(n));
+            let near: Vec<u32> = match node {
+                Some(n) if spec.load_node_only => {
+                    others.iter().copied().filter(|&c| n.cpus.contains(c)).collect()
+                }
+                _ => Vec::new(),
+            };
+            if near.is_empty() {
+                others
+            } else {
+                near
+            }
+        }
+    };
+    if load_cpus.is_empty() {
+        return Err(LatError::BadRequest(format!(
+            "loaded latency needs a CPU besides the chasing CPU {} to generate load (usable CPUs: {usable})",
+            r.cpu
+        )));
+    }
+    Ok(load_cpus)
+}
+
+/// The chase's working set and each load thread's buffer (bytes), fitted
+/// together into what the node can spare.
+fn buffer_sizes(
+    topo: &Topology,
+    spec: &LoadedSpec,
+    opts: &ChaseOpts,
+    r: &Resolved,
+    usable: &CpuSet,
+    threads: usize,
+) -> Result<(u64, u64), LatError> {
+    let llc = topo.llc_bytes_for(usable).unwrap_or(32 << 20);
+    let per_thread =
+        spec.load_bytes_per_thread.unwrap_or_else(|| (2 * llc / threads as u64).max(64 << 20));
+    let chase_size = opts.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
+    let total = chase_size + per_thread * threads as u64;
+    // check the node can spare chase + load buffers together
+    let fitted = fit_size(topo, r.mem_node, total, opts.size_bytes.is_some(), opts.pages)?;
+    let chase_size = if fitted < total {
+        fitted.saturating_sub(per_thread * threads as u64)
+    } else {
+        chase_size
+    };
+    if chase_size < super::MIN_SIZE_BYTES {
+        return Err(LatError::BadRequest(
+            "not enough free memory on the node for the chase and the load buffers".into(),
+        ));
+    }
+    Ok((chase_size, per_thread))
+}
+
+/// What the chasing thread reads: the request, the load threads' controls
+/// and counters, and the sizes decided before the threads started.
+struct Chase<'a> {
+    spec: &'a LoadedSpec,
+    opts: &'a ChaseOpts,
+    ctx: &'a Ctx<'a>,
+    r: &'a Resolved,
+    load_cpus: &'a [u32],
+    /// Waits, ns, longest first.
+    delays: &'a [u64],
+    chase_size: u64,
+    spin_ns: f64,
+    phase: &'a str,
+    ctl: &'a Control,
+    gens: &'a [Gen],
+    ready: &'a AtomicU64,
+    failed: &'a AtomicBool,
+    load_placements: &'a Mutex<Vec<Placement>>,
+    meter: &'a counters::power::Meter,
+}
+
+/// The chasing thread: builds its ring, waits for the load threads, then
+/// measures each mix's curve, an idle point then one per delay.
+fn chase_curves(c: &Chase<'_>) -> Result<LoadedReport, LatError> {
+    let Chase {
+        spec,
+        opts,
+        ctx,
+        r,
+        load_cpus,
+        delays,
+        chase_size,
+        spin_ns,
+        phase,
+        ctl,
+        gens,
+        ready,
+        failed,
+        load_placements,
+        meter,
+    } = *c;
+    let mut a = arena(chase_size, opts, r.mem_node)?;
+    warn_placement(ctx.observer, &a.placement);
+    let mut ring =
+        Ring::build(a.map.as_mut_slice(), opts.stride_bytes, opts.group_elems(), opts.seed)?;
+    while ready.load(Ordering::SeqCst) < load_cpus.len() as u64 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if failed.load(Ordering::SeqCst) {
+        return Ok(LoadedReport::default()); // the generator's error is returned below
+    }
+    let load_placement = {
+        let v = load_placements.lock().unwrap_or_else(|e| e.into_inner());
+        worst_placement(&v)
+    };
+    if let Some(p) = &load_placement {
+        warn_placement(ctx.observer, p);
+    }
+    let lines = || -> u64 { gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).sum() };
+    let mut out = LoadedReport::default();
+    let mut unstable = crate::disturb::Unstable::new();
+    let mut done = 0u64;
+    'mixes: for &mix in &spec.mixes {
+        let mix_idx = LoadKind::ALL.iter().position(|&k| k == mix).unwrap_or(0);
+        ctl.mix.store(mix_idx as u8, Ordering::Relaxed);
+        let mut curve: Vec<LoadedPoint> = Vec::new();
+        for d in std::iter::once(None).chain(delays.iter().map(|&d| Some(d))) {
+            if ctx.stop.is_stopped() {
+                break 'mixes;
+            }
+            let iters = d.map_or(PAUSED, |ns| (ns as f64 / spin_ns).round() as u64);
+            let before: Vec<u64> = gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).collect();
+            ctl.wait.store(iters, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(30));
+            if d.is_some() {
+                wait_for_load(gens, &before, ctx.observer);
+            }
+            // A loaded point whose window saw a load thread move no
+            // line (descheduled on a busy machine) measured less
+            // load than it says: chase again, a bounded number of
+            // times, and mark it unstable if it stays so.
+            let mut tries = 0;
+            let (sm, power, dt, moved, starved) = loop {
+                tries += 1;
+                let per0: Vec<u64> = gens.iter().map(|g| g.lines.load(Ordering::Relaxed)).collect();
+                let l0 = lines();
+                let t0 = Instant::now();
+                let power_start = meter.start();
+                let Some(sm) = measure::measure_ring(&mut ring, &ctx.timing, ctx.stop) else {
+                    break 'mixes;
+                };
+                let power = meter.finish(&power_start);
+                let dt = t0.elapsed().as_secs_f64();
+                let moved = lines() - l0;
+                let starved = d.is_some()
+                    && gens.iter().zip(&per0).any(|(g, b)| g.lines.load(Ordering::Relaxed) == *b);
+                if !starved || tries >= STARVED_TRIES || ctx.stop.is_stopped() {
+                    break (sm, power, dt, moved, starved);
+                }
+            };
+            if starved {
+                ctx.observer.event(Event::Warning(format!(
+                    "a load thread moved no line while latency was chased, {tries} times \
+                     (is the machine busy?): this point understates the load and is \
+                     marked unstable"
+                )));
+            }
+            let Some(sum) = Summary::of(&sm.ns_per_load) else { break 'mixes };
+            let rates = LoadRates::of(mix, moved, dt);
+            let m = Measured { mix, d, iters, sum, rates, sm: &sm, starved, power };
+            let p = loaded_point(m, c, (&a.page, &a.placement), &load_placement);
+            unstable.note(p.stable, p.disturbance.as_ref());
+            emit(ctx.observer, p.clone());
+            curve.push(p);
+            done += 1;
+            ctx.observer.event(Event::Progress {
+                phase: phase.to_string(),
+                done,
+                what: match d {
+                    None => format!("{} idle", mix.name()),
+                    Some(d) => format!("{} delay {d} ns", mix.name()),
+                },
+            });
+        }
+        ctl.wait.store(PAUSED, Ordering::Relaxed);
+        if let Some(c) = curve_summary(&curve) {
+            emit(ctx.observer, LatSummary::Loaded(c.clone()));
+            out.curves.push(c);
+        }
+        out.points.extend(curve);
+    }
+    unstable.warn(ctx.observer, "lat loaded");
+    Ok(out)
+}
+
+/// Waits until every load thread moved a line since `before` (the first
+/// time, each faults its buffer in first); at most 5 s, then warns.
+fn wait_for_load(gens: &[Gen], before: &[u64], observer: &dyn events::Observer) {
+    let started = Instant::now();
+    while gens.iter().zip(before).any(|(g, b)| g.lines.load(Ordering::Relaxed) == *b) {
+        if started.elapsed() > Duration::from_secs(5) {
+            observer.event(Event::Warning(
+                "a load thread moved no line for 5 s (is the machine busy?): \
+                 this point may understate the load"
+                    .into(),
+            ));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// What one loaded point measured.
+struct Measured<'a> {
+    mix: LoadKind,
+    /// The wait, ns; `None` for the idle point.
+    d: Option<u64>,
+    /// The wait in spin iterations.
+    iters: u64,
+    sum: Summary,
+    rates: LoadRates,
+    sm: &'a measure::ChaseSamples,
+    /// A load thread moved no line in the window.
+    starved: bool,
+    power: results::power::Power,
+}
+
+/// The record of one loaded point.
+fn loaded_point(
+    m: Measured<'_>,
+    c: &Chase<'_>,
+    (page, placement): (&str, &Placement),
+    load_placement: &Option<Placement>,
+) -> LoadedPoint {
+    let Measured { mix, d, iters, sum, rates, sm, starved, power } = m;
+    let opts = c.opts;
+    LoadedPoint {
+        mode: Mode::Loaded,
+        delay: if d.is_some() { iters } else { 0 },
+        delay_ns: d.map(|d| d as f64),
+        idle: d.is_none(),
+        latency_ns: sum.median,
+        median_ns: sum.median,
+        p90_ns: sum.p90,
+        p99_ns: sum.p99,
+        spread_pct: sum.spread_pct,
+        load_gbs: rates.load_gbs,
+        read_gbs: Some(rates.read_gbs),
+        write_gbs: Some(rates.write_gbs),
+        load_threads: c.load_cpus.len(),
+        load_kind: mix,
+        cpu: c.r.cpu,
+        mem_node: c.r.mem_node,
+        size_bytes: c.chase_size,
+        page_size: page.to_string(),
+        placement: placement.clone(),
+        load_placement: load_placement.clone(),
+        stride_bytes: Some(opts.stride_bytes),
+        tlb_group_bytes: Some((opts.group_elems() * opts.stride_bytes) as u64),
+        stable: sm.stable() && !starved,
+        disturbance: Some(sm.disturbance.clone()),
+        power: Some(Box::new(power)),
+    }
+}
+
+/// Joins the load threads; the first error one returned (or its panic).
+fn join_generators(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<(), LatError>>>,
+) -> Option<LatError> {
+    let mut gen_err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Err(e)) => {
+                gen_err.get_or_insert(e);
+            }
+            Err(_) => {
+                gen_err.get_or_insert(LatError::Panicked("a load thread".into()));
+            }
+            Ok(Ok(())) => {}
+        }
+    }
+    gen_err
 }
 
 /// The knee of one mix's curve (points in the order measured, the idle

@@ -182,55 +182,88 @@ pub fn has_figures(run: &LoadedRun) -> bool {
 
 /// The OpenMetrics text of `runs`, ending with `# EOF`.
 pub fn render(runs: &[LoadedRun]) -> String {
-    let mut bw = Family::new(
-        "numaprobe_bandwidth_bytes_per_second",
-        "bytes_per_second",
-        "Best memory bandwidth of a numaprobe bandwidth result (10^9 B/s = 1 GB/s).",
-    );
-    let mut lat = Family::new(
-        "numaprobe_latency_seconds",
-        "seconds",
-        "Median load-to-use latency of a numaprobe latency result.",
-    );
-    let mut spin = Family::new(
-        "numaprobe_loaded_latency_delay_iterations",
-        "",
-        "Calibrated spin iterations each load thread waited after each line at a loaded-latency point.",
-    );
-    let mut head_bw = Family::new(
-        "numaprobe_headline_bandwidth_bytes_per_second",
-        "bytes_per_second",
-        "A headline bandwidth metric of the run (local, global, interleave, cross_node).",
-    );
-    let mut head_lat = Family::new(
-        "numaprobe_headline_latency_seconds",
-        "seconds",
-        "A headline latency metric of the run (local, remote, loaded_at_peak).",
-    );
-    let mut ts = Family::new(
-        "numaprobe_run_timestamp_seconds",
-        "seconds",
-        "When the run started, Unix time.",
-    );
-    let mut info = Family::new(
-        "numaprobe_run_info",
-        "",
-        "The run's machine and settings as labels (value 1).",
-    );
+    let mut f = Families::new();
     for run in latest_per_host(runs) {
         let base = run_labels(run);
+        f.add_records(run, &base);
+        f.add_headlines(run, &base);
+        if let Some(t) = unix_seconds(&run.summary.started) {
+            f.ts.push(base.clone(), t);
+        }
+        f.add_info(run, &base);
+    }
+    f.text()
+}
+
+/// The labels of one latency sample, in the order every latency series
+/// writes them.
+type LatLabels = [(&'static str, Option<String>); 10];
+
+/// Every family the exposition writes, in the order it writes them.
+struct Families {
+    bw: Family,
+    lat: Family,
+    spin: Family,
+    head_bw: Family,
+    head_lat: Family,
+    ts: Family,
+    info: Family,
+}
+
+impl Families {
+    fn new() -> Families {
+        let bw = Family::new(
+            "numaprobe_bandwidth_bytes_per_second",
+            "bytes_per_second",
+            "Best memory bandwidth of a numaprobe bandwidth result (10^9 B/s = 1 GB/s).",
+        );
+        let lat = Family::new(
+            "numaprobe_latency_seconds",
+            "seconds",
+            "Median load-to-use latency of a numaprobe latency result.",
+        );
+        let spin = Family::new(
+            "numaprobe_loaded_latency_delay_iterations",
+            "",
+            "Calibrated spin iterations each load thread waited after each line at a loaded-latency point.",
+        );
+        let head_bw = Family::new(
+            "numaprobe_headline_bandwidth_bytes_per_second",
+            "bytes_per_second",
+            "A headline bandwidth metric of the run (local, global, interleave, cross_node).",
+        );
+        let head_lat = Family::new(
+            "numaprobe_headline_latency_seconds",
+            "seconds",
+            "A headline latency metric of the run (local, remote, loaded_at_peak).",
+        );
+        let ts = Family::new(
+            "numaprobe_run_timestamp_seconds",
+            "seconds",
+            "When the run started, Unix time.",
+        );
+        let info = Family::new(
+            "numaprobe_run_info",
+            "",
+            "The run's machine and settings as labels (value 1).",
+        );
+        Families { bw, lat, spin, head_bw, head_lat, ts, info }
+    }
+
+    /// The run's bandwidth and latency results, one sample each.
+    fn add_records(&mut self, run: &LoadedRun, base: &[(String, String)]) {
         // Loaded points of results recorded before the nominal wait: their
         // place in their curve.
         let mut steps: BTreeMap<String, usize> = BTreeMap::new();
+        let n = |v: Option<u32>| v.map(|n| n.to_string());
         for r in run.records() {
-            let n = |v: Option<u32>| v.map(|n| n.to_string());
             match r {
                 Record::Bw(b) if b.best_gbs.is_finite() => {
                     let mem = n(b.mem_node).unwrap_or_else(|| b.mem_nodes.to_string());
                     let pages = serde_json::to_value(b.pages).ok().and_then(|v| text(Some(&v)));
-                    bw.push(
+                    self.bw.push(
                         with(
-                            &base,
+                            base,
                             &[
                                 ("mode", Some(b.mode.name().into())),
                                 ("stream_kernel", Some(b.kernel.name().into())),
@@ -244,77 +277,19 @@ pub fn render(runs: &[LoadedRun]) -> String {
                     );
                 }
                 Record::Lat(l) => {
-                    let (v, labels) = match l.as_ref() {
-                        Lat::Chase(c) => (
-                            c.median_ns,
-                            [
-                                ("mode", Some(c.mode.name().into())),
-                                ("cpu_node", n(c.cpu_node)),
-                                ("mem_node", n(c.mem_node)),
-                                ("pages", Some(c.page_size.clone())),
-                                ("size_bytes", Some(c.size_bytes.to_string())),
-                                ("cpu", Some(c.cpu.to_string())),
-                                ("load_kind", None),
-                                ("load", None),
-                                ("cpu_a", None),
-                                ("cpu_b", None),
-                            ],
-                        ),
-                        Lat::Loaded(p) => {
-                            let curve = format!(
-                                "{}/{}/{:?}/{}/{}/{}",
-                                p.mode.name(),
-                                p.cpu,
-                                p.mem_node,
-                                p.load_kind.name(),
-                                p.page_size,
-                                p.size_bytes
-                            );
-                            let step = steps.entry(curve).or_default();
-                            let load = match (p.idle, p.delay_ns) {
-                                (true, _) => "idle".to_string(),
-                                (false, Some(ns)) => format!("{ns:.0}"),
-                                (false, None) => format!("step{step}"),
-                            };
-                            *step += 1;
-                            let labels = [
-                                ("mode", Some(p.mode.name().into())),
-                                ("cpu_node", None),
-                                ("mem_node", n(p.mem_node)),
-                                ("pages", Some(p.page_size.clone())),
-                                ("size_bytes", Some(p.size_bytes.to_string())),
-                                ("cpu", Some(p.cpu.to_string())),
-                                ("load_kind", Some(p.load_kind.name().into())),
-                                ("load", Some(load)),
-                                ("cpu_a", None),
-                                ("cpu_b", None),
-                            ];
-                            if !p.idle {
-                                spin.push(with(&base, &labels), p.delay as f64);
-                            }
-                            (measured(p.median_ns).unwrap_or(p.latency_ns), labels)
-                        }
-                        Lat::C2c(c) => (
-                            c.median_ns,
-                            [
-                                ("mode", Some(c.mode.name().into())),
-                                ("cpu_node", None),
-                                ("mem_node", None),
-                                ("pages", None),
-                                ("size_bytes", None),
-                                ("cpu", None),
-                                ("load_kind", None),
-                                ("load", None),
-                                ("cpu_a", Some(c.cpu_a.to_string())),
-                                ("cpu_b", Some(c.cpu_b.to_string())),
-                            ],
-                        ),
-                    };
-                    lat.push(with(&base, &labels), v * 1e-9);
+                    let (v, labels, delay) = lat_sample(l, &mut steps);
+                    if let Some(delay) = delay {
+                        self.spin.push(with(base, &labels), delay);
+                    }
+                    self.lat.push(with(base, &labels), v * 1e-9);
                 }
                 _ => {}
             }
         }
+    }
+
+    /// The run's headline metrics.
+    fn add_headlines(&mut self, run: &LoadedRun, base: &[(String, String)]) {
         for (key, m) in metrics(&RunData::of(run)) {
             let name = match key {
                 MetricKey::LocalBw | MetricKey::LocalLat => "local",
@@ -324,16 +299,17 @@ pub fn render(runs: &[LoadedRun]) -> String {
                 MetricKey::RemoteLat => "remote",
                 MetricKey::LoadedLatPeak => "loaded_at_peak",
             };
-            let labels = with(&base, &[("metric", Some(name.into()))]);
+            let labels = with(base, &[("metric", Some(name.into()))]);
             if key.higher_is_better() {
-                head_bw.push(labels, m.value * 1e9);
+                self.head_bw.push(labels, m.value * 1e9);
             } else {
-                head_lat.push(labels, m.value * 1e-9);
+                self.head_lat.push(labels, m.value * 1e-9);
             }
         }
-        if let Some(t) = unix_seconds(&run.summary.started) {
-            ts.push(base.clone(), t);
-        }
+    }
+
+    /// The run's machine and settings, as the labels of one sample.
+    fn add_info(&mut self, run: &LoadedRun, base: &[(String, String)]) {
         let mi = &run.machine_info;
         let c = &run.config;
         fn setting<T: std::fmt::Display>(r: &Option<Reading<T>>) -> Option<String> {
@@ -346,9 +322,9 @@ pub fn render(runs: &[LoadedRun]) -> String {
             Some(Count::Number(n)) => Some(n.to_string()),
             _ => None,
         };
-        info.push(
+        self.info.push(
             with(
-                &base,
+                base,
                 &[
                     ("run_uuid", Some(run.summary.uuid.clone())),
                     ("label", Some(run.summary.label.clone().unwrap_or_default())),
@@ -378,24 +354,105 @@ pub fn render(runs: &[LoadedRun]) -> String {
             1.0,
         );
     }
-    let mut out = String::new();
-    for f in [&bw, &lat, &spin, &head_bw, &head_lat, &ts, &info] {
-        if f.samples.is_empty() {
-            continue;
+
+    /// The exposition: each family with samples, then `# EOF`.
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for f in
+            [&self.bw, &self.lat, &self.spin, &self.head_bw, &self.head_lat, &self.ts, &self.info]
+        {
+            if f.samples.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+            let _ = writeln!(out, "# TYPE {} gauge", f.name);
+            if !f.unit.is_empty() {
+                let _ = writeln!(out, "# UNIT {} {}", f.name, f.unit);
+            }
+            for (labels, v) in &f.samples {
+                let l: Vec<String> =
+                    labels.iter().map(|(k, v)| format!("{k}=\"{}\"", esc(v))).collect();
+                let _ = writeln!(out, "{}{{{}}} {}", f.name, l.join(","), num(*v));
+            }
         }
-        let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
-        let _ = writeln!(out, "# TYPE {} gauge", f.name);
-        if !f.unit.is_empty() {
-            let _ = writeln!(out, "# UNIT {} {}", f.name, f.unit);
-        }
-        for (labels, v) in &f.samples {
-            let l: Vec<String> =
-                labels.iter().map(|(k, v)| format!("{k}=\"{}\"", esc(v))).collect();
-            let _ = writeln!(out, "{}{{{}}} {}", f.name, l.join(","), num(*v));
-        }
+        out.push_str("# EOF\n");
+        out
     }
-    out.push_str("# EOF\n");
-    out
+}
+
+/// One latency result's value (ns), labels and, for a loaded point under
+/// load, its wait (spin iterations); `steps` numbers the loaded points of
+/// each curve recorded before the nominal wait.
+fn lat_sample(l: &Lat, steps: &mut BTreeMap<String, usize>) -> (f64, LatLabels, Option<f64>) {
+    let n = |v: Option<u32>| v.map(|n| n.to_string());
+    let mut delay = None;
+    let (v, labels) = match l {
+        Lat::Chase(c) => (
+            c.median_ns,
+            [
+                ("mode", Some(c.mode.name().into())),
+                ("cpu_node", n(c.cpu_node)),
+                ("mem_node", n(c.mem_node)),
+                ("pages", Some(c.page_size.clone())),
+                ("size_bytes", Some(c.size_bytes.to_string())),
+                ("cpu", Some(c.cpu.to_string())),
+                ("load_kind", None),
+                ("load", None),
+                ("cpu_a", None),
+                ("cpu_b", None),
+            ],
+        ),
+        Lat::Loaded(p) => {
+            let curve = format!(
+                "{}/{}/{:?}/{}/{}/{}",
+                p.mode.name(),
+                p.cpu,
+                p.mem_node,
+                p.load_kind.name(),
+                p.page_size,
+                p.size_bytes
+            );
+            let step = steps.entry(curve).or_default();
+            let load = match (p.idle, p.delay_ns) {
+                (true, _) => "idle".to_string(),
+                (false, Some(ns)) => format!("{ns:.0}"),
+                (false, None) => format!("step{step}"),
+            };
+            *step += 1;
+            let labels = [
+                ("mode", Some(p.mode.name().into())),
+                ("cpu_node", None),
+                ("mem_node", n(p.mem_node)),
+                ("pages", Some(p.page_size.clone())),
+                ("size_bytes", Some(p.size_bytes.to_string())),
+                ("cpu", Some(p.cpu.to_string())),
+                ("load_kind", Some(p.load_kind.name().into())),
+                ("load", Some(load)),
+                ("cpu_a", None),
+                ("cpu_b", None),
+            ];
+            if !p.idle {
+                delay = Some(p.delay as f64);
+            }
+            (measured(p.median_ns).unwrap_or(p.latency_ns), labels)
+        }
+        Lat::C2c(c) => (
+            c.median_ns,
+            [
+                ("mode", Some(c.mode.name().into())),
+                ("cpu_node", None),
+                ("mem_node", None),
+                ("pages", None),
+                ("size_bytes", None),
+                ("cpu", None),
+                ("load_kind", None),
+                ("load", None),
+                ("cpu_a", Some(c.cpu_a.to_string())),
+                ("cpu_b", Some(c.cpu_b.to_string())),
+            ],
+        ),
+    };
+    (v, labels, delay)
 }
 
 /// Label names seen per family (for tests and docs).

@@ -141,184 +141,260 @@ pub fn wrap_words(s: &str, px: f64, font: f64, max_lines: usize) -> Vec<String> 
 }
 
 fn forest(f: &crate::chart::Forest, id: usize) -> String {
-    // Many rows (three groups or more) get a wider plot: it sits under the
-    // table, not beside it.
-    let wide = f.rows.len() > 16;
-    let w = if wide { 860.0 } else { 600.0 };
-    let (left, right) = if wide { (360.0, 130.0) } else { (230.0, 120.0) };
-    let (label_font, verdict_font, dot_r) = (12.0, 11.0, 5.0);
-    let line_h = label_font + 2.0;
-    let base_h: f64 = 21.0;
-    // Each label wrapped between words, never cut inside one.
-    let labels: Vec<Vec<String>> =
-        f.rows.iter().map(|r| wrap_words(&r.label, left - 16.0, label_font, 3)).collect();
-    let heights: Vec<f64> =
-        labels.iter().map(|l| base_h.max(l.len() as f64 * line_h + 5.0)).collect();
-    let cap = 5.0;
-    let band_h: f64 = 16.0;
+    let l = ForestLayout::of(f);
     let mut out = String::new();
-    let items = [
-        LegendItem { name: "margin", colour: "#4e79a7", swatch: Swatch::Band },
-        LegendItem { name: "noise floor", colour: "#e8a33d", swatch: Swatch::Band },
-        LegendItem { name: "change, interval", colour: "#333333", swatch: Swatch::ErrorBar },
-    ];
-    let mut legend_svg = String::new();
-    let top = legend(&mut legend_svg, &items, 20.0, w - 20.0, 34.0) + 8.0;
-    let plot_bottom = top + heights.iter().sum::<f64>().max(base_h);
-    let (ext, outliers) = forest_extent(&f.rows, f.margin_pct);
-    let clipped_note = !outliers.is_empty()
-        || f.rows
-            .iter()
-            .any(|r| r.interval.is_some_and(|(lo, hi)| lo < -ext * 1.08 || hi > ext * 1.08));
-    let h = plot_bottom + if clipped_note { 62.0 } else { 46.0 };
-    open(&mut out, w, h, id, &f.title, "forest");
-    out.push_str(&legend_svg);
-    let ticks = nice_ticks(-ext * 1.08, ext * 1.08, 6);
-    let (d0, d1) = (ticks[0].min(-ext), ticks[ticks.len() - 1].max(ext));
-    let xm = Map { scale: Scale::Linear, d0, d1, p0: left, p1: w - right };
-    let px = |v: f64| xm.to_px(v.clamp(d0, d1));
-    // the margin band, the whole height
-    let (m0, m1) = (px(-f.margin_pct), px(f.margin_pct));
-    let _ = write!(
-        out,
-        r##"<rect class="margin-band" x="{m0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="#4e79a7" fill-opacity="0.14"><title>{}</title></rect>"##,
-        m1 - m0,
-        plot_bottom - top,
-        esc(&format!("equivalence margin ±{}%", f.margin_pct))
-    );
-    out.push_str(r##"<g class="axis" font-size="11" fill="#333">"##);
-    for t in &ticks {
-        let x = xm.to_px(*t);
-        let _ = write!(
-            out,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{plot_bottom:.1}" stroke="#e3e3e3"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-            plot_bottom + 16.0,
-            esc(&crate::fmt::plain(*t))
-        );
-    }
-    let _ = write!(
-        out,
-        r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text></g>"#,
-        (left + w - right) / 2.0,
-        plot_bottom + 34.0,
-        esc(&short_words(&f.x_label, w - 40.0, 13.0))
-    );
-    if clipped_note {
-        let _ = write!(
-            out,
-            r##"<text class="clip-note" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#555">{}</text>"##,
-            (left + w - right) / 2.0,
-            plot_bottom + 52.0,
-            esc("a change or interval past the axis is drawn at its edge (▶ ◀), its value written")
-        );
-    }
-    let mut y0 = top;
+    open(&mut out, l.w, l.h, id, &f.title, "forest");
+    out.push_str(&l.legend_svg);
+    forest_axis(&mut out, f, &l);
+    let mut y0 = l.top;
     for (i, r) in f.rows.iter().enumerate() {
-        let row_h = heights[i];
+        let row_h = l.heights[i];
         let y = y0 + row_h / 2.0;
         y0 += row_h;
-        if let Some(fl) = r.floor_pct.filter(|v| *v > 0.0) {
-            let (a, b) = (px(-fl), px(fl));
-            let _ = write!(
-                out,
-                r##"<rect class="floor-band" x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e8a33d" fill-opacity="0.35"><title>{}</title></rect>"##,
-                y - band_h.min(row_h - 5.0) / 2.0,
-                (b - a).max(1.0),
-                band_h.min(row_h - 5.0),
-                esc(&format!("noise floor ±{fl:.1}%"))
-            );
-        }
-        let col = verdict_colour(&r.verdict);
-        let title = match r.interval {
-            Some((lo, hi)) => format!(
-                "{}: {:+.1}% [{:+.1}%, {:+.1}%], {}",
-                r.label, r.change_pct, lo, hi, r.verdict
-            ),
-            None => format!("{}: {:+.1}% (no interval), {}", r.label, r.change_pct, r.verdict),
-        };
-        let _ = write!(out, r#"<g class="forest-row"><title>{}</title>"#, esc(&title));
-        let past = |v: f64| v < d0 || v > d1;
-        if let Some((lo, hi)) = r.interval {
-            let (a, b) = (px(lo), px(hi));
-            let _ = write!(
-                out,
-                r##"<path stroke="#333" stroke-width="1.6" fill="none" d="M{a:.1} {y:.1}H{b:.1}{}{}"/>"##,
-                if past(lo) {
-                    String::new()
-                } else {
-                    format!("M{a:.1} {:.1}V{:.1}", y - cap, y + cap)
-                },
-                if past(hi) {
-                    String::new()
-                } else {
-                    format!("M{b:.1} {:.1}V{:.1}", y - cap, y + cap)
-                },
-            );
-            // an end past the axis: an arrow at the edge, its value written
-            for (v, edge) in [(lo, a), (hi, b)] {
-                if past(v) {
-                    let dir = if v > 0.0 { 1.0 } else { -1.0 };
-                    let _ = write!(
-                        out,
-                        r##"<path class="clipped" fill="#333" d="M{:.1} {y:.1}L{:.1} {:.1}L{:.1} {:.1}Z"/>"##,
-                        edge + 5.0 * dir,
-                        edge,
-                        y - 4.0,
-                        edge,
-                        y + 4.0
-                    );
-                }
-            }
-        }
-        let cx = px(r.change_pct);
-        if past(r.change_pct) {
-            let dir = if r.change_pct > 0.0 { 1.0 } else { -1.0 };
-            let _ = write!(
-                out,
-                r##"<path class="clipped" fill="{col}" d="M{:.1} {y:.1}L{:.1} {:.1}L{:.1} {:.1}Z"/><text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="10" fill="{col}">{}</text>"##,
-                cx + 7.0 * dir,
-                cx - 3.0 * dir,
-                y - 6.0,
-                cx - 3.0 * dir,
-                y + 6.0,
-                cx - 8.0 * dir,
-                y - 7.0,
-                if dir > 0.0 { "end" } else { "start" },
-                esc(&format!("{:+.0}%", r.change_pct))
-            );
-        } else {
-            let _ = write!(
-                out,
-                r##"<circle cx="{cx:.1}" cy="{y:.1}" r="{dot_r}" fill="{col}" stroke="#ffffff" stroke-width="1"/>"##,
-            );
-        }
-        // the label's lines, each its own text (wrapped between words)
-        let lines = &labels[i];
-        let first = y - (lines.len() as f64 - 1.0) * line_h / 2.0 + label_font / 3.0;
-        for (k, l) in lines.iter().enumerate() {
-            let _ = write!(
-                out,
-                r#"<text class="row-label" x="{:.1}" y="{:.1}" text-anchor="end" font-size="{label_font}">{}</text>"#,
-                left - 8.0,
-                first + k as f64 * line_h,
-                esc(l)
-            );
-        }
-        let _ = write!(
-            out,
-            r##"<text x="{:.1}" y="{:.1}" font-size="{verdict_font}" font-weight="600" fill="{col}">{}</text></g>"##,
-            w - right + 8.0,
-            y + verdict_font / 3.0,
-            esc(&short_words(&r.verdict, right - 12.0, verdict_font))
-        );
+        forest_row(&mut out, r, &l.labels[i], &l, y, row_h);
     }
-    let x0 = xm.to_px(0.0);
+    let (top, plot_bottom) = (l.top, l.plot_bottom);
+    let x0 = l.xm.to_px(0.0);
     let _ = write!(
         out,
         r##"<line class="zero" x1="{x0:.1}" x2="{x0:.1}" y1="{top:.1}" y2="{plot_bottom:.1}" stroke="#222"/>"##
     );
     out.push_str("</svg>");
     out
+}
+
+/// Where a forest plot's parts go (px), its legend and its rows' labels.
+struct ForestLayout {
+    w: f64,
+    h: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    plot_bottom: f64,
+    label_font: f64,
+    verdict_font: f64,
+    dot_r: f64,
+    line_h: f64,
+    cap: f64,
+    band_h: f64,
+    /// Each row's label, wrapped between words, and its height.
+    labels: Vec<Vec<String>>,
+    heights: Vec<f64>,
+    legend_svg: String,
+    clipped_note: bool,
+    ticks: Vec<f64>,
+    d0: f64,
+    d1: f64,
+    xm: Map,
+}
+
+impl ForestLayout {
+    fn of(f: &crate::chart::Forest) -> ForestLayout {
+        // Many rows (three groups or more) get a wider plot: it sits under the
+        // table, not beside it.
+        let wide = f.rows.len() > 16;
+        let w = if wide { 860.0 } else { 600.0 };
+        let (left, right) = if wide { (360.0, 130.0) } else { (230.0, 120.0) };
+        let (label_font, verdict_font, dot_r) = (12.0, 11.0, 5.0);
+        let line_h = label_font + 2.0;
+        let base_h: f64 = 21.0;
+        // Each label wrapped between words, never cut inside one.
+        let labels: Vec<Vec<String>> =
+            f.rows.iter().map(|r| wrap_words(&r.label, left - 16.0, label_font, 3)).collect();
+        let heights: Vec<f64> =
+            labels.iter().map(|l| base_h.max(l.len() as f64 * line_h + 5.0)).collect();
+        let cap = 5.0;
+        let band_h: f64 = 16.0;
+        let items = [
+            LegendItem { name: "margin", colour: "#4e79a7", swatch: Swatch::Band },
+            LegendItem { name: "noise floor", colour: "#e8a33d", swatch: Swatch::Band },
+            LegendItem { name: "change, interval", colour: "#333333", swatch: Swatch::ErrorBar },
+        ];
+        let mut legend_svg = String::new();
+        let top = legend(&mut legend_svg, &items, 20.0, w - 20.0, 34.0) + 8.0;
+        let plot_bottom = top + heights.iter().sum::<f64>().max(base_h);
+        let (ext, outliers) = forest_extent(&f.rows, f.margin_pct);
+        let clipped_note = !outliers.is_empty()
+            || f.rows
+                .iter()
+                .any(|r| r.interval.is_some_and(|(lo, hi)| lo < -ext * 1.08 || hi > ext * 1.08));
+        let h = plot_bottom + if clipped_note { 62.0 } else { 46.0 };
+        let ticks = nice_ticks(-ext * 1.08, ext * 1.08, 6);
+        let (d0, d1) = (ticks[0].min(-ext), ticks[ticks.len() - 1].max(ext));
+        let xm = Map { scale: Scale::Linear, d0, d1, p0: left, p1: w - right };
+        ForestLayout {
+            w,
+            h,
+            left,
+            right,
+            top,
+            plot_bottom,
+            label_font,
+            verdict_font,
+            dot_r,
+            line_h,
+            cap,
+            band_h,
+            labels,
+            heights,
+            legend_svg,
+            clipped_note,
+            ticks,
+            d0,
+            d1,
+            xm,
+        }
+    }
+
+    /// A value's x, drawn at the axis's edge when past it.
+    fn px(&self, v: f64) -> f64 {
+        self.xm.to_px(v.clamp(self.d0, self.d1))
+    }
+}
+
+/// The forest plot's margin band, axis, ticks and labels.
+fn forest_axis(out: &mut String, f: &crate::chart::Forest, l: &ForestLayout) {
+    let (top, plot_bottom) = (l.top, l.plot_bottom);
+    // the margin band, the whole height
+    let (m0, m1) = (l.px(-f.margin_pct), l.px(f.margin_pct));
+    let _ = write!(
+        out,
+        r##"<rect class="margin-band" x="{m0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="#4e79a7" fill-opacity="0.14"><title>{}</title></rect>"##,
+        m1 - m0,
+        l.plot_bottom - l.top,
+        esc(&format!("equivalence margin ±{}%", f.margin_pct))
+    );
+    out.push_str(r##"<g class="axis" font-size="11" fill="#333">"##);
+    for t in &l.ticks {
+        let x = l.xm.to_px(*t);
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{plot_bottom:.1}" stroke="#e3e3e3"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+            l.plot_bottom + 16.0,
+            esc(&crate::fmt::plain(*t))
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text></g>"#,
+        (l.left + l.w - l.right) / 2.0,
+        l.plot_bottom + 34.0,
+        esc(&short_words(&f.x_label, l.w - 40.0, 13.0))
+    );
+    if l.clipped_note {
+        let _ = write!(
+            out,
+            r##"<text class="clip-note" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#555">{}</text>"##,
+            (l.left + l.w - l.right) / 2.0,
+            l.plot_bottom + 52.0,
+            esc("a change or interval past the axis is drawn at its edge (▶ ◀), its value written")
+        );
+    }
+}
+
+/// One row of a forest plot, centred at `y`: its noise floor, interval,
+/// change, label lines and verdict.
+fn forest_row(
+    out: &mut String,
+    r: &crate::chart::ForestRow,
+    lines: &[String],
+    l: &ForestLayout,
+    y: f64,
+    row_h: f64,
+) {
+    let (label_font, verdict_font, dot_r) = (l.label_font, l.verdict_font, l.dot_r);
+    if let Some(fl) = r.floor_pct.filter(|v| *v > 0.0) {
+        let (a, b) = (l.px(-fl), l.px(fl));
+        let _ = write!(
+            out,
+            r##"<rect class="floor-band" x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e8a33d" fill-opacity="0.35"><title>{}</title></rect>"##,
+            y - l.band_h.min(row_h - 5.0) / 2.0,
+            (b - a).max(1.0),
+            l.band_h.min(row_h - 5.0),
+            esc(&format!("noise floor ±{fl:.1}%"))
+        );
+    }
+    let col = verdict_colour(&r.verdict);
+    let title = match r.interval {
+        Some((lo, hi)) => {
+            format!("{}: {:+.1}% [{:+.1}%, {:+.1}%], {}", r.label, r.change_pct, lo, hi, r.verdict)
+        }
+        None => format!("{}: {:+.1}% (no interval), {}", r.label, r.change_pct, r.verdict),
+    };
+    let _ = write!(out, r#"<g class="forest-row"><title>{}</title>"#, esc(&title));
+    let past = |v: f64| v < l.d0 || v > l.d1;
+    if let Some((lo, hi)) = r.interval {
+        let (a, b) = (l.px(lo), l.px(hi));
+        let _ = write!(
+            out,
+            r##"<path stroke="#333" stroke-width="1.6" fill="none" d="M{a:.1} {y:.1}H{b:.1}{}{}"/>"##,
+            if past(lo) {
+                String::new()
+            } else {
+                format!("M{a:.1} {:.1}V{:.1}", y - l.cap, y + l.cap)
+            },
+            if past(hi) {
+                String::new()
+            } else {
+                format!("M{b:.1} {:.1}V{:.1}", y - l.cap, y + l.cap)
+            },
+        );
+        // an end past the axis: an arrow at the edge, its value written
+        for (v, edge) in [(lo, a), (hi, b)] {
+            if past(v) {
+                let dir = if v > 0.0 { 1.0 } else { -1.0 };
+                let _ = write!(
+                    out,
+                    r##"<path class="clipped" fill="#333" d="M{:.1} {y:.1}L{:.1} {:.1}L{:.1} {:.1}Z"/>"##,
+                    edge + 5.0 * dir,
+                    edge,
+                    y - 4.0,
+                    edge,
+                    y + 4.0
+                );
+            }
+        }
+    }
+    let cx = l.px(r.change_pct);
+    if past(r.change_pct) {
+        let dir = if r.change_pct > 0.0 { 1.0 } else { -1.0 };
+        let _ = write!(
+            out,
+            r##"<path class="clipped" fill="{col}" d="M{:.1} {y:.1}L{:.1} {:.1}L{:.1} {:.1}Z"/><text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="10" fill="{col}">{}</text>"##,
+            cx + 7.0 * dir,
+            cx - 3.0 * dir,
+            y - 6.0,
+            cx - 3.0 * dir,
+            y + 6.0,
+            cx - 8.0 * dir,
+            y - 7.0,
+            if dir > 0.0 { "end" } else { "start" },
+            esc(&format!("{:+.0}%", r.change_pct))
+        );
+    } else {
+        let _ = write!(
+            out,
+            r##"<circle cx="{cx:.1}" cy="{y:.1}" r="{dot_r}" fill="{col}" stroke="#ffffff" stroke-width="1"/>"##,
+        );
+    }
+    // the label's lines, each its own text (wrapped between words)
+    let first = y - (lines.len() as f64 - 1.0) * l.line_h / 2.0 + l.label_font / 3.0;
+    for (k, line) in lines.iter().enumerate() {
+        let _ = write!(
+            out,
+            r#"<text class="row-label" x="{:.1}" y="{:.1}" text-anchor="end" font-size="{label_font}">{}</text>"#,
+            l.left - 8.0,
+            first + k as f64 * l.line_h,
+            esc(line)
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<text x="{:.1}" y="{:.1}" font-size="{verdict_font}" font-weight="600" fill="{col}">{}</text></g>"##,
+        l.w - l.right + 8.0,
+        y + l.verdict_font / 3.0,
+        esc(&short_words(&r.verdict, l.right - 12.0, l.verdict_font))
+    );
 }
 
 fn open(out: &mut String, w: f64, h: f64, id: usize, title: &str, kind: &str) {
@@ -614,20 +690,7 @@ fn xy(c: &XyChart, id: usize) -> String {
     let (left, right, bottom, plot_h) = (78.0, 24.0, 58.0, 290.0);
     let mut body = String::new();
 
-    let xs: Vec<f64> = c
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .chain(c.markers.iter().map(|m| m.x))
-        .chain(c.lines.iter().filter(|l| l.in_domain).flat_map(|l| l.points.iter().map(|p| p.0)))
-        .collect();
-    let ys: Vec<f64> = c
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1).chain(s.band.iter().flat_map(|b| [b.1, b.2])))
-        .chain(c.lines.iter().filter(|l| l.in_domain).flat_map(|l| l.points.iter().map(|p| p.1)))
-        .filter(|v| c.y.scale == Scale::Linear || *v > 0.0)
-        .collect();
+    let (xs, ys) = xy_values(c);
     let (x0, x1, xt) = axis_ticks(&c.x, &xs, 10);
     let (y0, y1, yt) = axis_ticks(&c.y, &ys, 6);
     let xm = Map { scale: c.x.scale, d0: x0, d1: x1, p0: left, p1: w - right };
@@ -637,26 +700,7 @@ fn xy(c: &XyChart, id: usize) -> String {
         c.series.iter().enumerate().map(|(i, s)| series_colour(s.color, i)).collect();
     let line_colours: Vec<&str> =
         c.lines.iter().map(|l| l.color.map_or("#555555", |k| series_colour(Some(k), 0))).collect();
-    let mut items: Vec<LegendItem> = c
-        .series
-        .iter()
-        .zip(&colours)
-        .map(|(s, col)| LegendItem { name: &s.name, colour: col, swatch: Swatch::Box })
-        .collect();
-    items.extend(c.lines.iter().zip(&line_colours).map(|(l, col)| LegendItem {
-        name: &l.label,
-        colour: col,
-        swatch: Swatch::Dashed,
-    }));
-    // the spread as it is drawn: a band around a line, error bars around
-    // single points
-    let band_name = if c.band_label.is_empty() { "spread" } else { c.band_label.as_str() };
-    if c.series.iter().any(|s| s.band_drawn_as_band()) {
-        items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::Band });
-    }
-    if c.series.iter().any(|s| !s.band.is_empty() && !s.band_drawn_as_band()) {
-        items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::ErrorBar });
-    }
+    let items = xy_legend_items(c, &colours, &line_colours);
     let legend_end = legend(&mut body, &items, left, w - right, 34.0);
 
     // marker labels: on rows above the plot, never over the data
@@ -673,21 +717,110 @@ fn xy(c: &XyChart, id: usize) -> String {
     let h = top + plot_h + bottom;
     let ym = Map { scale: c.y.scale, d0: y0, d1: y1, p0: top + plot_h, p1: top };
 
+    let f = XyFrame { w, left, right, top, plot_h, h };
+    xy_axes(&mut body, c, &f, &xm, &ym, &xt, &yt);
+    // markers (cache sizes): a dashed line in the plot, the label above it
+    for (k, (x, row, end)) in placed.iter().enumerate() {
+        let m = &c.markers[marks[k].0];
+        xy_marker(&mut body, m, *x, legend_end + 10.0 + 13.0 * *row as f64, *end, top + plot_h);
+    }
+    xy_reflines(&mut body, c, &f, id, &xm, &ym, &line_colours);
+    xy_bands(&mut body, c, &xm, &ym, &colours);
+    xy_series(&mut body, c, &xm, &ym, &colours);
+    let mut out = String::new();
+    open(&mut out, w, h, id, &c.title, "xy");
+    out.push_str(&body);
+    out.push_str("</svg>");
+    out
+}
+
+/// Where an xy chart's plot sits (px).
+struct XyFrame {
+    w: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    plot_h: f64,
+    h: f64,
+}
+
+/// The values an xy chart's axes must hold: x of every point, marker and
+/// reference line in the domain; y of every point and band (positive
+/// only on a log axis).
+fn xy_values(c: &XyChart) -> (Vec<f64>, Vec<f64>) {
+    let xs: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .chain(c.markers.iter().map(|m| m.x))
+        .chain(c.lines.iter().filter(|l| l.in_domain).flat_map(|l| l.points.iter().map(|p| p.0)))
+        .collect();
+    let ys: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1).chain(s.band.iter().flat_map(|b| [b.1, b.2])))
+        .chain(c.lines.iter().filter(|l| l.in_domain).flat_map(|l| l.points.iter().map(|p| p.1)))
+        .filter(|v| c.y.scale == Scale::Linear || *v > 0.0)
+        .collect();
+    (xs, ys)
+}
+
+/// The legend's items: the series, the reference lines, then the spread
+/// as it is drawn.
+fn xy_legend_items<'a>(
+    c: &'a XyChart,
+    colours: &[&'a str],
+    line_colours: &[&'a str],
+) -> Vec<LegendItem<'a>> {
+    let mut items: Vec<LegendItem> = c
+        .series
+        .iter()
+        .zip(colours)
+        .map(|(s, col)| LegendItem { name: &s.name, colour: col, swatch: Swatch::Box })
+        .collect();
+    items.extend(c.lines.iter().zip(line_colours).map(|(l, col)| LegendItem {
+        name: &l.label,
+        colour: col,
+        swatch: Swatch::Dashed,
+    }));
+    // the spread as it is drawn: a band around a line, error bars around
+    // single points
+    let band_name = if c.band_label.is_empty() { "spread" } else { c.band_label.as_str() };
+    if c.series.iter().any(|s| s.band_drawn_as_band()) {
+        items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::Band });
+    }
+    if c.series.iter().any(|s| !s.band.is_empty() && !s.band_drawn_as_band()) {
+        items.push(LegendItem { name: band_name, colour: "#555555", swatch: Swatch::ErrorBar });
+    }
+    items
+}
+
+/// The grid, the ticks and the axes' labels.
+fn xy_axes(
+    body: &mut String,
+    c: &XyChart,
+    f: &XyFrame,
+    xm: &Map,
+    ym: &Map,
+    xt: &[f64],
+    yt: &[f64],
+) {
+    let (left, top) = (f.left, f.top);
     // grid and ticks
     body.push_str(r##"<g class="axis" font-size="11" fill="#333">"##);
-    for t in &yt {
+    for t in yt {
         let y = ym.to_px(*t);
         let _ = write!(
             body,
             r##"<line x1="{left}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-            w - right,
-            left - 6.0,
+            f.w - f.right,
+            f.left - 6.0,
             y + 4.0,
             esc(&tick_text(*t, &c.y))
         );
     }
     // x tick labels: thinned when they would touch each other
-    let spacing = if xt.len() > 1 { (w - right - left) / (xt.len() - 1) as f64 } else { w };
+    let spacing = if xt.len() > 1 { (f.w - f.right - f.left) / (xt.len() - 1) as f64 } else { f.w };
     let widest = xt.iter().map(|t| text_width(&tick_text(*t, &c.x), 11.0)).fold(0.0, f64::max);
     let every = ((widest + 6.0) / spacing).ceil().max(1.0) as usize;
     for (k, t) in xt.iter().enumerate() {
@@ -695,14 +828,14 @@ fn xy(c: &XyChart, id: usize) -> String {
         let _ = write!(
             body,
             r##"<line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#999"/>"##,
-            top + plot_h,
-            top + plot_h + 5.0,
+            f.top + f.plot_h,
+            f.top + f.plot_h + 5.0,
         );
         if k % every == 0 {
             let _ = write!(
                 body,
                 r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                top + plot_h + 18.0,
+                f.top + f.plot_h + 18.0,
                 esc(&tick_text(*t, &c.x))
             );
         }
@@ -710,42 +843,54 @@ fn xy(c: &XyChart, id: usize) -> String {
     let _ = write!(
         body,
         r##"<line x1="{left}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#333"/><line x1="{left}" x2="{left}" y1="{top}" y2="{:.1}" stroke="#333"/>"##,
-        w - right,
-        top + plot_h,
-        top + plot_h,
-        top + plot_h
+        f.w - f.right,
+        f.top + f.plot_h,
+        f.top + f.plot_h,
+        f.top + f.plot_h
     );
     let _ = write!(
         body,
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text><text class="axis-label" transform="translate(18 {:.1}) rotate(-90)" text-anchor="middle" font-size="13">{}</text></g>"#,
-        (left + w - right) / 2.0,
-        h - 14.0,
-        esc(&short_words(&c.x.label, w - 40.0, 13.0)),
-        top + plot_h / 2.0,
-        esc(&short_words(&c.y.label, plot_h + 40.0, 13.0))
+        (f.left + f.w - f.right) / 2.0,
+        f.h - 14.0,
+        esc(&short_words(&c.x.label, f.w - 40.0, 13.0)),
+        f.top + f.plot_h / 2.0,
+        esc(&short_words(&c.y.label, f.plot_h + 40.0, 13.0))
     );
+}
 
-    // markers (cache sizes): a dashed line in the plot, the label above it
-    for (k, (x, row, end)) in placed.iter().enumerate() {
-        let m = &c.markers[marks[k].0];
-        let ly = legend_end + 10.0 + 13.0 * *row as f64;
-        let (tx, anchor) = if *end { (x - 4.0, "end") } else { (x + 4.0, "start") };
-        let _ = write!(
-            body,
-            r##"<g class="marker"><line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="5 4"/><text x="{tx:.1}" y="{ly:.1}" text-anchor="{anchor}" font-size="11" fill="#555">{}</text></g>"##,
-            ly + 2.0,
-            top + plot_h,
-            esc(&m.label)
-        );
-    }
+/// One marker (a cache size): a dashed line from its label at `ly` down
+/// to the plot's bottom `bottom`, the label at `x`, ending there when
+/// `end`.
+fn xy_marker(body: &mut String, m: &crate::chart::Marker, x: f64, ly: f64, end: bool, bottom: f64) {
+    let (tx, anchor) = if end { (x - 4.0, "end") } else { (x + 4.0, "start") };
+    let _ = write!(
+        body,
+        r##"<g class="marker"><line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="5 4"/><text x="{tx:.1}" y="{ly:.1}" text-anchor="{anchor}" font-size="11" fill="#555">{}</text></g>"##,
+        ly + 2.0,
+        bottom,
+        esc(&m.label)
+    );
+}
 
+/// The plot's clip opened, then the reference lines in it.
+fn xy_reflines(
+    body: &mut String,
+    c: &XyChart,
+    f: &XyFrame,
+    id: usize,
+    xm: &Map,
+    ym: &Map,
+    line_colours: &[&str],
+) {
+    let (left, top, plot_h) = (f.left, f.top, f.plot_h);
     // the plot's clip: lines drawn past the axes (ideal scaling) stop there
     let _ = write!(
         body,
         r#"<defs><clipPath id="chart{id}-clip"><rect x="{left}" y="{top:.1}" width="{:.1}" height="{plot_h:.1}"/></clipPath></defs><g clip-path="url(#chart{id}-clip)">"#,
-        w - right - left
+        f.w - f.right - f.left
     );
-    for (l, col) in c.lines.iter().zip(&line_colours) {
+    for (l, col) in c.lines.iter().zip(line_colours) {
         let pts: Vec<String> = l
             .points
             .iter()
@@ -758,8 +903,12 @@ fn xy(c: &XyChart, id: usize) -> String {
             esc(&l.label)
         );
     }
-    // spread bands first, so that every line and point is drawn over them
-    for (s, col) in c.series.iter().zip(&colours) {
+}
+
+/// The spread bands (drawn before the series, so that every line and point
+/// is drawn over them), then the plot's clip closed.
+fn xy_bands(body: &mut String, c: &XyChart, xm: &Map, ym: &Map, colours: &[&str]) {
+    for (s, col) in c.series.iter().zip(colours) {
         let mut band = s.band.clone();
         band.sort_by(|a, b| a.0.total_cmp(&b.0));
         if band.is_empty() {
@@ -792,9 +941,11 @@ fn xy(c: &XyChart, id: usize) -> String {
         }
     }
     body.push_str("</g>");
+}
 
-    // series
-    for (s, col) in c.series.iter().zip(&colours) {
+/// Each series: its line, then its points with their hover text.
+fn xy_series(body: &mut String, c: &XyChart, xm: &Map, ym: &Map, colours: &[&str]) {
+    for (s, col) in c.series.iter().zip(colours) {
         let mut pts = s.points.clone();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         let _ = write!(body, r#"<g class="series" data-name="{}">"#, esc(&s.name));
@@ -829,11 +980,6 @@ fn xy(c: &XyChart, id: usize) -> String {
         }
         body.push_str("</g>");
     }
-    let mut out = String::new();
-    open(&mut out, w, h, id, &c.title, "xy");
-    out.push_str(&body);
-    out.push_str("</svg>");
-    out
 }
 
 /// Three significant digits (hover values).

@@ -119,17 +119,33 @@ fn cmdline_text(raw: &str) -> String {
 
 /// The options of a kernel command line that matter to memory and the
 /// number of its other words: `numa_balancing=0 hugepages=16 (+31 other
-/// words)`.
+/// words)`. The line is read as the kernel reads it
+/// ([`topo::parse::cmdline_words`]): a quoted value is one word, `-` in
+/// an option's name is `_`, and init's words after a lone `--` are never
+/// kernel options. Each option is shown as written.
 pub(crate) fn cmdline_memory_options(raw: &str) -> String {
-    let words: Vec<&str> = raw.split_whitespace().collect();
-    let kept: Vec<&str> = words
+    let words = topo::parse::cmdline_words(raw);
+    let init = words.iter().position(|w| w == "--").unwrap_or(words.len());
+    let kept: Vec<&str> = words[..init]
         .iter()
-        .copied()
-        .filter(|w| MEMORY_OPTIONS.iter().any(|o| w.starts_with(o) || w.contains(&format!(".{o}"))))
+        .filter(|w| {
+            let w = kernel_name_dashes(w);
+            MEMORY_OPTIONS.iter().any(|o| w.starts_with(o) || w.contains(&format!(".{o}")))
+        })
+        .map(String::as_str)
         .collect();
     let others = words.len() - kept.len();
     let head = if kept.is_empty() { "no memory options".to_string() } else { kept.join(" ") };
     format!("{head} (+{others} other words)")
+}
+
+/// `word` with `-` in its name (before any `=`) read as `_`, as the
+/// kernel's `parameq` reads it.
+fn kernel_name_dashes(word: &str) -> String {
+    match word.split_once('=') {
+        Some((k, v)) => format!("{}={v}", k.replace('-', "_")),
+        None => word.replace('-', "_"),
+    }
 }
 
 /// The settings of a configuration document as `a.b.c = value` pairs (its
@@ -271,5 +287,16 @@ mod tests {
             "{t}"
         );
         assert_eq!(super::cmdline_text("ro quiet"), "ro quiet");
+    }
+
+    #[test]
+    fn memory_options_are_read_as_the_kernel_reads_the_line() {
+        // A quoted value is one word, `-` in a name is `_`, and init's
+        // words after `--` are words but never options.
+        let raw = r#"ro dyndbg="file numa.c +p" transparent-hugepage=never -- hugepages=4"#;
+        assert_eq!(
+            super::cmdline_memory_options(raw),
+            "transparent-hugepage=never (+4 other words)"
+        );
     }
 }

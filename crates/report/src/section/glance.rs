@@ -12,6 +12,9 @@ use topo::units::binary_size as bytes;
 
 use analysis::data::RunData;
 use analysis::metrics::{lat_matrix, MetricKey};
+
+/// The run's headline figures, by metric.
+type Headlines = std::collections::BTreeMap<MetricKey, crate::figures::Headline>;
 use results::stats::measured;
 
 /// How many audit findings the box lists.
@@ -309,14 +312,56 @@ pub fn remote_ratio(
 
 /// The at-a-glance box of `run`.
 pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
-    let mi = &run.machine_info;
     let topo = run.topology.get();
     let mut g = Glance::default();
-    let mut row = |k: &str, v: Option<String>| {
-        if let Some(v) = v.filter(|v| !v.is_empty()) {
-            g.rows.push((k.to_string(), v));
-        }
-    };
+    let peak = machine_peak_gbs(run);
+    machine_rows(&mut g, run, peak);
+    let h = crate::figures::headlines(d);
+    row(&mut g, "Latency", Some(latency_text(run, d, &h)));
+    row(&mut g, "Bandwidth", Some(bandwidth_text(run, &h, peak)));
+    if let Some(note) = crate::figures::same_placement_note(d, &h, cpu_nodes(topo)) {
+        row(&mut g, "Why they differ", Some(note));
+    }
+    row(&mut g, "Caution", caution_text(&h));
+    let taken = crate::figures::taken_lines(&h);
+    if !taken.is_empty() {
+        row(
+            &mut g,
+            "Figures taken",
+            Some(format!(
+                "{} ({}).",
+                taken.join(" ").trim_end_matches('.'),
+                crate::figures::TAKEN_RULE
+            )),
+        );
+    }
+    let contradictions = crate::figures::contradiction_lines(d);
+    if !contradictions.is_empty() {
+        row(
+            &mut g,
+            "Contradictions",
+            Some(format!(
+                "{} pair(s) of figures of this run cannot both be right (listed under Summary): measure again on a quiet machine",
+                contradictions.len()
+            )),
+        );
+    }
+    findings(&mut g, d);
+    g
+}
+
+/// Adds the row `k` to the box when `v` says something.
+fn row(g: &mut Glance, k: &str, v: Option<String>) {
+    if let Some(v) = v.filter(|v| !v.is_empty()) {
+        g.rows.push((k.to_string(), v));
+    }
+}
+
+/// The machine's rows: the machine, board and BIOS, memory (with the
+/// theoretical `peak`, GB/s) and NUMA mode.
+fn machine_rows(g: &mut Glance, run: &LoadedRun, peak: Option<f64>) {
+    let mi = &run.machine_info;
+    let topo = run.topology.get();
     let cpu = topo.and_then(|t| t.cpu_model.clone()).or_else(|| mi.cpu_model().map(str::to_string));
     let machine = match (mi.hostname(), &cpu) {
         (Some(h), Some(c)) => {
@@ -325,25 +370,28 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         }
         _ => Some(run.summary.machine.clone()),
     };
-    row("Machine", machine);
+    row(g, "Machine", machine);
     row(
+        g,
         "Board and BIOS",
         Some(bios_text(&run.config, mi).unwrap_or_else(|| "not recorded".into())),
     );
-    let peak = machine_peak_gbs(run);
     let mut mem = memory_text(run);
     match peak {
         Some(p) => mem.push_str(&format!("; theoretical peak {} GB/s", crate::fmt::num(p, "GB/s"))),
         None => mem.push_str("; theoretical peak unknown"),
     }
-    row("Memory", Some(mem));
+    row(g, "Memory", Some(mem));
     row(
+        g,
         "NUMA mode",
         topo.and_then(|t| crate::environment::numa_mode_text(&t.numa_mode))
             .or_else(|| run.config.numa_mode.as_ref().and_then(Reading::text)),
     );
+}
 
-    let h = crate::figures::headlines(d);
+/// The latency row: local, then remote with the ratio and the worst pair.
+fn latency_text(run: &LoadedRun, d: &RunData, h: &Headlines) -> String {
     let mut l = Vec::new();
     if let Some(x) = h.get(&MetricKey::LocalLat) {
         let mut s = format!("local {}", x.text());
@@ -364,7 +412,7 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
             .map(|(_, p)| *p)
             .max_by(|a, b| a.median_ns.total_cmp(&b.median_ns));
         let mut s = format!("remote (mean of node pairs) {}", x.text());
-        if let Some(ratio) = remote_ratio(run, &h) {
+        if let Some(ratio) = remote_ratio(run, h) {
             s.push_str(&format!(", {} {}", ratio.name.to_lowercase(), ratio.value));
             if let Some(w) = worst.filter(|w| w.median_ns > x.value * 1.05) {
                 // as the summary's worst-pair row writes it
@@ -376,7 +424,13 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
         }
         l.push(s);
     }
-    row("Latency", Some(l.join("; ")));
+    l.join("; ")
+}
+
+/// The bandwidth row: local per node and global, each against its peak
+/// (GB/s).
+fn bandwidth_text(run: &LoadedRun, h: &Headlines, peak: Option<f64>) -> String {
+    let topo = run.topology.get();
     let node_peak = node_peak_gbs(run);
     let mut b = Vec::new();
     if let Some(x) = h.get(&MetricKey::LocalBw) {
@@ -393,10 +447,12 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
             b.push(format!("local{}", of_peak(x.value, Some(p), "the peak")));
         }
     }
-    row("Bandwidth", Some(b.join("; ")));
-    if let Some(note) = crate::figures::same_placement_note(d, &h, cpu_nodes(topo)) {
-        row("Why they differ", Some(note));
-    }
+    b.join("; ")
+}
+
+/// The caution row: what the flags on the headline figures mean; `None`
+/// when no figure is flagged.
+fn caution_text(h: &Headlines) -> Option<String> {
     let words: Vec<&str> = h.values().flat_map(|x| x.flags.iter().map(|(_, f)| f.word())).collect();
     let mut why = Vec::new();
     if words.contains(&analysis::impossible::Impossible::WORD) {
@@ -408,41 +464,22 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
     if words.contains(&"noisy") {
         why.push("(noisy): the repetitions never settled");
     }
-    if !why.is_empty() {
-        row(
-            "Caution",
-            Some(format!(
-                "figures marked {}; {}(causes under Summary)",
-                why.join("; "),
-                if words.iter().any(|w| *w == "disturbed" || *w == "noisy") {
-                    "measure again on a quiet machine "
-                } else {
-                    ""
-                }
-            )),
-        );
+    if why.is_empty() {
+        return None;
     }
-    let taken = crate::figures::taken_lines(&h);
-    if !taken.is_empty() {
-        row(
-            "Figures taken",
-            Some(format!(
-                "{} ({}).",
-                taken.join(" ").trim_end_matches('.'),
-                crate::figures::TAKEN_RULE
-            )),
-        );
-    }
-    let contradictions = crate::figures::contradiction_lines(d);
-    if !contradictions.is_empty() {
-        row(
-            "Contradictions",
-            Some(format!(
-                "{} pair(s) of figures of this run cannot both be right (listed under Summary): measure again on a quiet machine",
-                contradictions.len()
-            )),
-        );
-    }
+    Some(format!(
+        "figures marked {}; {}(causes under Summary)",
+        why.join("; "),
+        if words.iter().any(|w| *w == "disturbed" || *w == "noisy") {
+            "measure again on a quiet machine "
+        } else {
+            ""
+        }
+    ))
+}
+
+/// The worst findings and the audit row.
+fn findings(g: &mut Glance, d: &RunData) {
     // Critical and warning findings only: information (and what could
     // not be read) is in the settings audit, not above the fold.
     let bad: Vec<_> = d
@@ -485,7 +522,6 @@ pub fn glance(run: &LoadedRun, d: &RunData) -> Glance {
             format!("{quiet} informational finding(s) more in the settings audit"),
         ));
     }
-    g
 }
 
 #[cfg(test)]

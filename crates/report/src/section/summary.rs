@@ -2,14 +2,16 @@
 //! bandwidth, local and remote latency, cross-node bandwidth (and the
 //! latency matrix). Used by `numaprobe run`, `show` and the reports.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use results::bw::Mode;
 use results::stats::measured;
 use store::LoadedRun;
 
 use crate::doc::Table;
-use crate::figures::{bw_flag, chase_flag, flag_lines, headlines, loaded_flag, marked, Flag};
+use crate::figures::{
+    bw_flag, chase_flag, flag_lines, headlines, loaded_flag, marked, Flag, Headline,
+};
 use crate::fmt::{fig, opt};
 use analysis::data::RunData;
 use analysis::metrics::{
@@ -97,11 +99,26 @@ pub(crate) fn flag_notes(d: &RunData) -> Vec<String> {
     out
 }
 
+/// The run's headline figures, by metric.
+type Headlines = BTreeMap<MetricKey, Headline>;
+
+/// The latency matrix's chosen chase per (CPU node, memory node).
+type LatMatrix<'a> = BTreeMap<(u32, u32), &'a LatResult>;
+
 pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
     let m = headlines(d);
-    let mut out = Vec::new();
+    let lm = lat_matrix(d);
+    let out = [
+        Some(bandwidth_table(d, &m)),
+        Some(latency_table(run, d, &m, &lm)),
+        cross_node_table(d),
+        latency_matrix_table(d, &lm),
+    ];
+    out.into_iter().flatten().filter(|t| !t.is_empty()).map(Table::auto_align).collect()
+}
 
-    // Bandwidth
+/// Local, mean-of-nodes, global, interleaved and weighted bandwidth.
+fn bandwidth_table(d: &RunData, m: &Headlines) -> Table {
     let mut t = Table::with_header(&["Bandwidth", "Kernel", "Threads", "Best GB/s", "Spread %"])
         .caption("Bandwidth (GB/s = 10^9 bytes/s, best of the repetitions)");
     let (_, local) = local_points(d);
@@ -140,10 +157,12 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
             ]);
         }
     }
-    out.push(t);
+    t
+}
 
-    // Latency
-    let lm = lat_matrix(d);
+/// Local and remote latency, the worst pair, the remote ratio and the
+/// loaded latency at peak load.
+fn latency_table(run: &LoadedRun, d: &RunData, m: &Headlines, lm: &LatMatrix<'_>) -> Table {
     let taken = analysis::metrics::lat_matrix_taken(d);
     // Where a cell was measured more than once: which measurement the
     // figure is, the most trustworthy of them.
@@ -172,7 +191,7 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
         }
         t.push(row);
     };
-    for (k @ (c, mnode), p) in &lm {
+    for (k @ (c, mnode), p) in lm {
         if c == mnode {
             push(vec![format!("local, node {c}"), chase_fig(p, d)], from(k));
         }
@@ -195,7 +214,7 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
             );
         }
         if let (Some(l), Some(ratio)) =
-            (m.get(&MetricKey::LocalLat), crate::glance::remote_ratio(run, &m))
+            (m.get(&MetricKey::LocalLat), crate::glance::remote_ratio(run, m))
         {
             // the ratio alone hides the size: 1.5x of 80 ns is not 1.5x of 150 ns
             push(
@@ -218,46 +237,46 @@ pub(crate) fn tables_of(run: &LoadedRun, d: &RunData) -> Vec<Table> {
             "loaded latency".into(),
         );
     }
-    out.push(t);
+    t
+}
 
-    // Cross-node bandwidth matrix
+/// The cross-node bandwidth matrix; `None` without matrix results.
+fn cross_node_table(d: &RunData) -> Option<Table> {
     let (kernel, cells) = bw_matrix(d);
-    if !cells.is_empty() {
-        let mem: BTreeSet<u32> = cells.keys().map(|k| k.1).collect();
-        let cpu: BTreeSet<u32> = cells.keys().map(|k| k.0).collect();
-        let mut header = vec!["CPU node \\ memory node".to_string()];
-        header.extend(mem.iter().map(|n| n.to_string()));
-        let kernel = kernel.map_or("", |k| k.name());
-        let mut t =
-            Table::new(header).caption(format!("Cross-node bandwidth (GB/s, {kernel}, best)"));
-        for c in &cpu {
-            let mut row = vec![c.to_string()];
-            row.extend(mem.iter().map(|mn| match cells.get(&(*c, *mn)) {
-                Some(p) => {
-                    marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref())
-                }
-                None => "-".into(),
-            }));
-            t.push(row);
-        }
-        out.push(t);
+    if cells.is_empty() {
+        return None;
     }
+    let mem: BTreeSet<u32> = cells.keys().map(|k| k.1).collect();
+    let cpu: BTreeSet<u32> = cells.keys().map(|k| k.0).collect();
+    let mut header = vec!["CPU node \\ memory node".to_string()];
+    header.extend(mem.iter().map(|n| n.to_string()));
+    let kernel = kernel.map_or("", |k| k.name());
+    let mut t = Table::new(header).caption(format!("Cross-node bandwidth (GB/s, {kernel}, best)"));
+    for c in &cpu {
+        let mut row = vec![c.to_string()];
+        row.extend(mem.iter().map(|mn| match cells.get(&(*c, *mn)) {
+            Some(p) => marked(fig(measured(p.best_gbs), p.noise(), "GB/s"), bw_flag(p).as_ref()),
+            None => "-".into(),
+        }));
+        t.push(row);
+    }
+    Some(t)
+}
 
-    // Latency matrix
-    if lm.len() > 1 {
-        let mem: BTreeSet<u32> = lm.keys().map(|k| k.1).collect();
-        let cpu: BTreeSet<u32> = lm.keys().map(|k| k.0).collect();
-        let mut header = vec!["CPU node \\ memory node".to_string()];
-        header.extend(mem.iter().map(|n| n.to_string()));
-        let mut t = Table::new(header).caption("Latency matrix (ns, median of the clean samples)");
-        for c in &cpu {
-            let mut row = vec![c.to_string()];
-            row.extend(
-                mem.iter().map(|mn| lm.get(&(*c, *mn)).map_or("-".into(), |p| chase_fig(p, d))),
-            );
-            t.push(row);
-        }
-        out.push(t);
+/// The latency matrix; `None` with fewer than two cells.
+fn latency_matrix_table(d: &RunData, lm: &LatMatrix<'_>) -> Option<Table> {
+    if lm.len() < 2 {
+        return None;
     }
-    out.into_iter().filter(|t| !t.is_empty()).map(Table::auto_align).collect()
+    let mem: BTreeSet<u32> = lm.keys().map(|k| k.1).collect();
+    let cpu: BTreeSet<u32> = lm.keys().map(|k| k.0).collect();
+    let mut header = vec!["CPU node \\ memory node".to_string()];
+    header.extend(mem.iter().map(|n| n.to_string()));
+    let mut t = Table::new(header).caption("Latency matrix (ns, median of the clean samples)");
+    for c in &cpu {
+        let mut row = vec![c.to_string()];
+        row.extend(mem.iter().map(|mn| lm.get(&(*c, *mn)).map_or("-".into(), |p| chase_fig(p, d))));
+        t.push(row);
+    }
+    Some(t)
 }
