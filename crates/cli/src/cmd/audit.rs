@@ -19,7 +19,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Workload profile the settings are judged against.
-    #[arg(long, value_name = "PROFILE", value_enum, default_value = "general")]
+    #[arg(long, value_name = "PROFILE", value_parser = crate::grammar::closed::profile(),
+          default_value = "general")]
     pub profile: audit::Profile,
     /// Exit with status 1 when a finding is at this severity or above
     /// (warn or critical); the report is printed first.

@@ -64,16 +64,16 @@ pub struct Args {
     #[arg(
         long,
         value_name = "KERNELS",
-        value_enum,
+        value_parser = grammar::closed::kernel(),
         value_delimiter = ',',
         default_value = "copy,scale,add,triad"
     )]
     pub kernel: Vec<Kernel>,
     /// Force an instruction set (default: the best this CPU runs).
-    #[arg(long, value_name = "ISA", value_enum)]
+    #[arg(long, value_name = "ISA", value_parser = grammar::closed::isa())]
     pub isa: Option<Isa>,
     /// Stores: nt (non-temporal), regular, or auto (nt when available).
-    #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
+    #[arg(long, value_name = "STORES", value_parser = grammar::closed::stores(), default_value = "auto")]
     pub stores: StoreMode,
     /// Bytes per array, e.g. 512M, 1.5G (default: 4x the last-level cache
     /// the threads share, capped by what the memory node can spare).
@@ -81,7 +81,7 @@ pub struct Args {
     pub size: Option<u64>,
     /// Pages for the arrays (default thp: bandwidth of memory, not of the
     /// TLB; the share of huge pages obtained is reported).
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
+    #[arg(long, value_name = "PAGES", value_parser = grammar::closed::pages(), default_value = "thp")]
     pub pages: PageKind,
     /// Seconds allowed per result before settling for an unstable figure.
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = grammar::budget)]

@@ -90,7 +90,7 @@ pub struct Args {
     /// Pages of the chased buffer (default 4k: a known page size, THP
     /// refused, so the TLB grouping below means what it says; `default` is
     /// not taken).
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "4k")]
+    #[arg(long, value_name = "PAGES", value_parser = grammar::closed::pages(), default_value = "4k")]
     pub pages: PageKind,
     /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = grammar::tlb_pages)]

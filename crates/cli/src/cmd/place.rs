@@ -35,7 +35,7 @@ pub struct Args {
     pub size: u64,
     /// Pages of the buffer (default: what the kernel gives, which is what
     /// this command shows).
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "default")]
+    #[arg(long, value_name = "PAGES", value_parser = crate::grammar::closed::pages(), default_value = "default")]
     pub pages: PageKind,
     /// How the policy is applied: `range` (mbind on the buffer) or
     /// `thread` (set_mempolicy on the touching thread).

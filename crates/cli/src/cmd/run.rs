@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
     /// Workload profile for the settings audit.
-    #[arg(long, default_value = "general", value_name = "PROFILE", value_enum)]
+    #[arg(long, default_value = "general", value_name = "PROFILE",
+          value_parser = crate::grammar::closed::profile())]
     pub profile: audit::Profile,
     /// Print the plan and its time estimate, measure nothing.
     #[arg(long)]
@@ -42,10 +43,10 @@ pub struct Args {
     #[arg(long)]
     pub wait: bool,
     /// Run only these steps (comma-separated, as the plan names them).
-    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_enum)]
+    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_parser = crate::grammar::closed::step())]
     pub only: Vec<StepName>,
     /// Leave these steps out (same names as --only).
-    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_enum)]
+    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_parser = crate::grammar::closed::step())]
     pub skip: Vec<StepName>,
     /// Folder for the reports (default: `reports/` beside the database);
     /// they are named `run-ID-UUID8.html` and `.md`.
@@ -63,7 +64,8 @@ pub struct Args {
     /// Stores of the bandwidth kernels: nt (non-temporal), regular, or
     /// auto (nt when available), as `bw --stores`. `regular` gives the
     /// figure a gcc-built STREAM gives.
-    #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
+    #[arg(long, value_name = "STORES", value_parser = crate::grammar::closed::stores(),
+          default_value = "auto")]
     pub stores: bench::bw::StoreMode,
     /// Theoretical peak of one memory node in GB/s (channels x MT/s x 8
     /// bytes), recorded with every bandwidth result and shown as "% of

@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = grammar::scan_reps)]
     pub reps: usize,
     /// Pages for the chunks.
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
+    #[arg(long, value_name = "PAGES", value_parser = crate::grammar::closed::pages(), default_value = "thp")]
     pub pages: PageKind,
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
