@@ -14,9 +14,9 @@ use results::pages::PageKind;
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
-use crate::cli::Global;
 use crate::grammar;
-use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
+use crate::invocation::Invocation;
+use crate::record::{Outcome, SaveArgs, Saving};
 use crate::{output, usage};
 
 /// The modes that choose their own nodes: one case's flags (`--cpu-node`,
@@ -227,7 +227,7 @@ struct Doc<'a> {
     impossible: Vec<analysis::impossible::Impossible>,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     let declared = args.declare.resolve()?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root)?;
@@ -241,14 +241,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let stop = crate::signal::stop_flag();
     bench::counting::request(args.counters);
-    let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
-    let rec = match args.save.saving() || !declared.is_empty() {
-        true => Some(Recording::open(
-            g,
-            &crate::declare::new_run(&root, Some(&topo), args.save.label, &declared),
-        )?),
-        false => None,
-    };
+    let _lock = g.take_lock(args.save.wait, &stop)?;
+    let rec = g.record(args.save.saving() || !declared.is_empty(), || {
+        crate::declare::new_run(&root, Some(&topo), args.save.label, &declared)
+    })?;
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
     let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop);
     let interrupted = stop.is_stopped();
@@ -261,15 +257,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results, impossible };
         return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
     }
-    output::emit(&console::bw::text(&results, output::table_style()))?;
+    output::emit(&console::bw::text(&results, g.style))?;
     if interrupted {
-        output::warn(
-            g.quiet,
-            &format!(
-                "interrupted: the table holds what was measured before {}",
-                crate::signal::cause()
-            ),
-        );
+        g.warn(&format!(
+            "interrupted: the table holds what was measured before {}",
+            crate::signal::cause()
+        ));
     }
     Ok(())
 }
