@@ -18,7 +18,6 @@ use serde::Serialize;
 use store::{NewRun, Store};
 
 use crate::output::{self, TableStyle};
-use crate::record::Recording;
 
 /// Options every command takes (shown under their own heading): what clap
 /// parses, before [`Invocation::new`] checks and resolves it.
@@ -143,5 +142,29 @@ impl Invocation {
             return output::json(&output::Versioned::new(schema, doc));
         }
         output::emit(&text(self.style))
+    }
+}
+
+/// A run being saved by this command line: in `--db`'s database, warnings
+/// as `output::warn` shows them, stopped as `signal::cause` says.
+pub type Recording = store::recording::Recording<Invocation>;
+/// The observer saving every result into a [`Recording`].
+pub type Saving<'a> = store::recording::Saving<'a, Invocation>;
+pub use store::recording::Outcome;
+
+/// The invocation is where a saved run goes and how it speaks.
+impl store::recording::Destination for Invocation {
+    type Error = anyhow::Error;
+    fn db_path(&self) -> anyhow::Result<PathBuf> {
+        Invocation::db_path(self)
+    }
+    fn quiet(&self) -> bool {
+        self.quiet
+    }
+    fn warn(quiet: bool, msg: &str) {
+        output::warn(quiet, msg)
+    }
+    fn interrupted_by() -> &'static str {
+        crate::signal::cause()
     }
 }

@@ -4,16 +4,13 @@
 //! the moment it is reported ([`Recording::record`], through [`Saving`]),
 //! and the run closed with how it ended ([`Recording::finish`]).
 //! `run`, `exec`, and `bw`/`lat` with `--label`/`--save` all go through it.
-//! Taking the lock is [`lock::take`]'s and saving [`store::recording`]'s;
-//! this module gives them the command line's settings.
-
-use std::path::PathBuf;
+//! Taking the lock is [`lock::take`]'s and saving [`store::recording`]'s,
+//! with the settings of the [`crate::invocation::Invocation`] (where a
+//! saved run goes); this module holds the flags of saving and the new
+//! run's description.
 
 use store::NewRun;
 use topo::{SysRoot, Topology};
-
-use crate::invocation::Invocation;
-use crate::output;
 
 /// `--label`/`--save`/`--wait` of the measuring commands that save only
 /// when asked (`bw`, `lat`).
@@ -37,28 +34,7 @@ impl SaveArgs {
     }
 }
 
-/// A run being saved by this command line: in `--db`'s database, warnings
-/// as `output::warn` shows them, stopped as `signal::cause` says.
-pub type Recording = store::recording::Recording<Invocation>;
-/// The observer saving every result into a [`Recording`].
-pub type Saving<'a> = store::recording::Saving<'a, Invocation>;
-pub use store::recording::Outcome;
-
-impl store::recording::Destination for Invocation {
-    type Error = anyhow::Error;
-    fn db_path(&self) -> anyhow::Result<PathBuf> {
-        Invocation::db_path(self)
-    }
-    fn quiet(&self) -> bool {
-        self.quiet
-    }
-    fn warn(quiet: bool, msg: &str) {
-        output::warn(quiet, msg)
-    }
-    fn interrupted_by() -> &'static str {
-        crate::signal::cause()
-    }
-}
+pub use crate::invocation::{Outcome, Recording, Saving};
 
 /// A new run described with this machine's fingerprints (the same for
 /// every command, so all of a machine's runs group together).
