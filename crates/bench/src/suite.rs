@@ -93,10 +93,8 @@ impl Step {
 }
 
 /// The steps a plan can hold, by the names `run --only/--skip` take
-/// (`bw-local`, `lat-per-cpu`); with the `clap` feature, the flag's value
-/// set itself.
+/// (`bw-local`, `lat-per-cpu`: [`StepName::as_str`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum StepName {
     BwLocal,
     BwMatrix,
@@ -1254,11 +1252,6 @@ pub(crate) mod tests {
             assert!(planned.contains(&n), "{n:?} names no planned step");
         }
         assert_eq!(StepName::LatPerCpu.as_str(), "lat-per-cpu");
-        #[cfg(feature = "clap")]
-        for n in StepName::ALL {
-            use clap::ValueEnum;
-            assert_eq!(n.to_possible_value().unwrap().get_name(), n.as_str());
-        }
     }
 
     #[test]

@@ -1,10 +1,10 @@
-//! The one definition of the command line (clap derive).
-
-use std::path::PathBuf;
+//! The one definition of the command line (clap derive), and the
+//! dispatch of the command it names.
 
 use clap::{Parser, Subcommand};
 
-use crate::{cmd, output};
+use crate::cmd;
+use crate::invocation::{Global, Invocation};
 
 /// Measure what a multi-socket machine's memory really does: topology,
 /// bandwidth, latency, placement, settings, and how they change.
@@ -21,29 +21,6 @@ pub struct Cli {
 /// its date when the build knew them (`0.1.0 (a1b2c3d4e5f6 2026-11-25)`;
 /// see build.rs). The date is the commit's, so a rebuild prints the same.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("NUMAPROBE_VERSION_SUFFIX"));
-
-/// Options every command takes (shown under their own heading).
-#[derive(Debug, clap::Args, Clone)]
-#[command(next_help_heading = "Global options")]
-pub struct Global {
-    /// Print machine-readable JSON on stdout instead of tables.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Print no progress and no warnings on stderr (errors still print).
-    #[arg(long, short, global = true)]
-    pub quiet: bool,
-    /// Results database (default: $XDG_DATA_HOME/numaprobe/results.db).
-    #[arg(long, global = true, value_name = "PATH", env = "NUMAPROBE_DB")]
-    pub db: Option<PathBuf>,
-    /// The measuring lock file every measuring command takes (default:
-    /// /run/lock/numaprobe-measure.lock). In containers, point it at a
-    /// hostPath shared by every pod of the node (docs/fleet.md).
-    #[arg(long, global = true, value_name = "PATH", env = "NUMAPROBE_LOCK")]
-    pub lock: Option<PathBuf>,
-    /// How tables are drawn (default: box on a terminal, plain otherwise).
-    #[arg(long, global = true, value_name = "STYLE", value_enum)]
-    pub table: Option<output::TableStyle>,
-}
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -110,6 +87,58 @@ pub struct ManArgs {
     pub command: Option<String>,
 }
 
+/// Runs the command `cli` names with the global options resolved once
+/// into the [`Invocation`] every command takes.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let g = &Invocation::new(&cli.global)?;
+    if !matches!(cli.command, Command::Study(_) | Command::Completions(_) | Command::Man(_)) {
+        cmd::study::warn_unfinished();
+    }
+    let result = match cli.command {
+        Command::Topo(a) => cmd::topo::run(a, g),
+        Command::Place(a) => cmd::place::run(a, g),
+        Command::Bw(a) => cmd::bw::run(a, g),
+        Command::Lat(a) => cmd::lat::run(a, g),
+        Command::Audit(a) => cmd::audit::run(a, g),
+        Command::Exec(a) => cmd::exec::run(a, g),
+        Command::Run(a) => cmd::run::run(a, g),
+        Command::Advise(a) => cmd::advise::run(a, g),
+        Command::Scan(a) => cmd::scan::run(a, g),
+        Command::Gpu(a) => cmd::gpu::run(a, g),
+        Command::List(a) => cmd::store::list(a, g),
+        Command::Show(a) => cmd::store::show(a, g),
+        Command::Export(a) => cmd::store::export(a, g),
+        Command::Import(a) => cmd::store::import(a, g),
+        Command::Compare(a) => cmd::compare::run(a, g),
+        Command::Study(a) => cmd::study::run(a, g),
+        Command::Report(a) => cmd::store::report(a, g),
+        Command::Fleet(a) => cmd::fleet::run(a, g),
+        Command::Completions(_) | Command::Man(_) if g.json => {
+            // A script or a manual page has no JSON form: --json would be
+            // silently dropped.
+            crate::usage!(
+                "completions and man print a shell script or a manual page: leave out --json"
+            )
+        }
+        Command::Completions(a) => {
+            let mut out = Vec::new();
+            completions(a.shell, &mut out);
+            crate::output::emit(&String::from_utf8_lossy(&out))
+        }
+        Command::Man(a) => {
+            let mut out = Vec::new();
+            man(a.command.as_deref(), &mut out)?;
+            // On a terminal the page is read, not saved: formatted by
+            // man(1) through its pager when man is there.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) && page_with_man(&out) {
+                return crate::signal::check_interrupted(Ok(()));
+            }
+            crate::output::emit(&String::from_utf8_lossy(&out))
+        }
+    };
+    crate::signal::check_interrupted(result)
+}
+
 /// Writes the completion script for `shell` to `out`.
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
     use clap::CommandFactory;
@@ -158,66 +187,6 @@ pub fn page_with_man(page: &[u8]) -> bool {
         let _ = stdin.write_all(page);
     }
     child.wait().is_ok_and(|s| s.success())
-}
-
-/// A mistake in what the user asked (bad flag value, unknown node...):
-/// exits with status 2 instead of 1.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// What numaprobe says after a panic: a bug, to be reported.
-pub const BUG_REPORT: &str = "numaprobe panicked (see the message above): this is a bug in \
-     numaprobe, not in what you asked; please report it with the command line and the output of \
-     `numaprobe --version`";
-
-/// The one classification of errors into usage errors (exit 2) and
-/// failures (exit 1): a [`UsageError`] anywhere in the chain, or a library
-/// error whose own `is_usage()` says the request was at fault (the
-/// placement layer's [`place::PlaceError::is_usage`], reused by bw and lat).
-/// The error keeps its whole source chain for printing.
-pub fn is_usage(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.is::<UsageError>()
-            || e.downcast_ref::<place::PlaceError>().is_some_and(|e| e.is_usage())
-            || e.downcast_ref::<bench::bw::BwError>().is_some_and(|e| e.is_usage())
-            || e.downcast_ref::<bench::lat::LatError>().is_some_and(|e| e.is_usage())
-            || e.downcast_ref::<exec::ExecError>().is_some_and(|e| e.is_usage())
-    })
-}
-
-/// The error and its causes on one line, outermost first (anyhow's `{:#}`),
-/// leaving out a cause whose text the message before it already holds:
-/// library errors often say their source in their own message
-/// (`/sys/x: Permission denied`) and also return it from `source()`.
-pub fn error_line(err: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if text.is_empty() || line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
-
-/// Returns a usage error (exit status 2) from a command.
-#[macro_export]
-macro_rules! usage {
-    ($($arg:tt)*) => {
-        return Err(anyhow::Error::new($crate::cli::UsageError(format!($($arg)*))))
-    };
 }
 
 /// A value the grammar refused, on one line whatever it holds: `error:
@@ -362,33 +331,6 @@ mod tests {
         );
         assert_eq!(osa_distance("comapre", "compare"), 1);
         assert_eq!(osa_distance("abc", "abc"), 0);
-    }
-
-    #[test]
-    fn usage_is_classified_through_the_chain() {
-        let place_usage = place::parse_size("0").unwrap_err();
-        assert!(is_usage(&anyhow::Error::new(place_usage).context("--size")));
-        let bw = bench::bw::BwError::Place(place::parse_size("x").unwrap_err());
-        assert!(is_usage(&anyhow::Error::new(bw)));
-        let lat = bench::lat::LatError::Panicked("the measuring thread".into());
-        assert!(!is_usage(&anyhow::Error::new(lat)), "a panic is a bug, not a usage error");
-        let io = std::io::Error::other("disk on fire");
-        assert!(!is_usage(&anyhow::Error::new(io).context("writing")));
-        let chained = anyhow::Error::new(UsageError("bad".into())).context("while planning");
-        assert!(is_usage(&chained));
-        assert_eq!(format!("{chained:#}"), "while planning: bad");
-    }
-
-    #[test]
-    fn the_error_line_keeps_every_cause_once() {
-        let io = std::io::Error::from_raw_os_error(libc::EACCES);
-        let io_text = io.to_string();
-        let topo = topo::TopoError::Io { path: "/sys/x".into(), source: io };
-        let err = anyhow::Error::new(topo).context("reading the topology");
-        assert_eq!(error_line(&err), format!("reading the topology: /sys/x: {io_text}"));
-        // A cause the message does not repeat is kept.
-        let err = anyhow::Error::new(std::io::Error::other("disk full")).context("writing x");
-        assert_eq!(error_line(&err), "writing x: disk full");
     }
 
     #[test]

@@ -1,10 +1,8 @@
 //! The grammar of flag values, shared by every command (documented once in
 //! docs/cli.md): numbers with bounds are [`console::grammar`]'s, sizes,
 //! nodes, CPUs and sets [`console::grammar::placement`]'s, declared settings
-//! [`audit::declared`]'s. The closed sets are the
-//! libraries' own enums, which derive clap's `ValueEnum` under their `clap`
-//! feature: `results::pages::PageKind` (`--pages`), `kernels::Kernel`, `kernels::Isa`,
-//! `bench::bw::StoreMode`, `audit::Profile`, `bench::suite::StepName`.
+//! [`audit::declared`]'s, and the closed sets (`--pages`, `--kernel`...)
+//! [`console::grammar::closed`]'s, each a library's own enum.
 //! This module keeps what checks them against the command line itself.
 
 pub use console::grammar::placement::{cpu, node, set, size};
@@ -18,53 +16,6 @@ pub fn assignment(s: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::ValueEnum;
-
-    /// Every name a closed set accepts is one its library parses into the
-    /// same value, so the flag and the library cannot drift.
-    #[test]
-    fn closed_sets_agree_with_their_libraries() {
-        for k in kernels::Kernel::value_variants() {
-            for n in k.to_possible_value().unwrap().get_name_and_aliases() {
-                assert_eq!(kernels::Kernel::parse(n), Some(*k), "{n}");
-            }
-        }
-        for i in kernels::Isa::value_variants() {
-            let n = i.to_possible_value().unwrap().get_name().to_string();
-            assert_eq!(kernels::Isa::parse(&n), Some(*i), "{n}");
-            assert_eq!(n, i.name());
-        }
-        for s in bench::bw::StoreMode::value_variants() {
-            for n in s.to_possible_value().unwrap().get_name_and_aliases() {
-                assert_eq!(bench::bw::StoreMode::parse(n), Some(*s), "{n}");
-            }
-        }
-        for p in audit::Profile::value_variants() {
-            let n = p.to_possible_value().unwrap().get_name().to_string();
-            assert_eq!(n.parse::<audit::Profile>().unwrap(), *p, "{n}");
-        }
-        for s in bench::suite::StepName::value_variants() {
-            assert_eq!(s.to_possible_value().unwrap().get_name(), s.as_str());
-        }
-    }
-
-    /// `--pages` means the same in every command: `default` is the
-    /// kernel's choice, `4k` refuses THP (bw, lat, place and scan alike).
-    #[test]
-    fn pages_mean_the_same_everywhere() {
-        let p = |s: &str| results::pages::PageKind::from_str(s, true).unwrap();
-        assert_eq!(p("default"), results::pages::PageKind::Base);
-        for s in ["4k", "nothp", "no-thp", "small"] {
-            assert_eq!(p(s), results::pages::PageKind::NoThp, "{s}");
-        }
-        for (s, k) in [
-            ("thp", results::pages::PageKind::Thp),
-            ("2m", results::pages::PageKind::Huge2M),
-            ("1g", results::pages::PageKind::Huge1G),
-        ] {
-            assert_eq!(p(s), k);
-        }
-    }
 
     /// Every numeric flag of every command: where it is, values at its
     /// bounds (accepted) and just past them (refused).

@@ -4,7 +4,9 @@
 mod cli;
 mod cmd;
 mod declare;
+mod error;
 mod grammar;
+mod invocation;
 mod output;
 mod progress;
 mod record;
@@ -32,9 +34,9 @@ fn main() -> ExitCode {
     };
     // A panic (in a measuring thread or here) is numaprobe's bug, not the
     // user's: the hook has printed it; say so and fail with status 1.
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd::run(args)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cli::run(args)));
     let Ok(result) = outcome else {
-        eprintln!("numaprobe: error: {}", cli::BUG_REPORT);
+        eprintln!("numaprobe: error: {}", error::BUG_REPORT);
         return ExitCode::from(1);
     };
     match result {
@@ -44,13 +46,13 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if signal::is_interrupted(&err) {
-                eprintln!("numaprobe: {}", report::safe::one_line(&cli::error_line(&err)));
+                eprintln!("numaprobe: {}", report::safe::one_line(&error::error_line(&err)));
                 return ExitCode::from(signal::exit_status());
             }
             // One line, and no control character from a label or a file
             // name reaches the terminal.
-            eprintln!("numaprobe: error: {}", report::safe::one_line(&cli::error_line(&err)));
-            ExitCode::from(if cli::is_usage(&err) { 2 } else { 1 })
+            eprintln!("numaprobe: error: {}", report::safe::one_line(&error::error_line(&err)));
+            ExitCode::from(if error::is_usage(&err) { 2 } else { 1 })
         }
     }
 }

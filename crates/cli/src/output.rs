@@ -1,38 +1,17 @@
 //! Writing to stdout: JSON documents and tables. A closed pipe surfaces as
 //! an `io::Error` of kind `BrokenPipe`, which `main` treats as success.
 //!
-//! Tables are drawn by the `console` crate in the process's style: light
-//! box-drawing lines on a terminal and plain aligned text when stdout is
-//! not one (a pipe, a file); `--table` chooses explicitly: `box`, `plain`,
-//! `markdown` or `tsv`.
+//! Tables are drawn by the `console` crate in the invocation's style
+//! ([`crate::invocation::Invocation::style`]): light box-drawing lines on
+//! a terminal and plain aligned text when stdout is not one (a pipe, a
+//! file); `--table` chooses explicitly: `box`, `plain`, `markdown` or `tsv`.
 
 use std::io::{IsTerminal, Write};
-use std::sync::OnceLock;
 
 use serde::Serialize;
 
 pub use console::versioned::{schema, Versioned};
 pub use console::TableStyle;
-
-static STYLE: OnceLock<TableStyle> = OnceLock::new();
-
-/// Sets the table style for this process: `asked`, else box on a terminal
-/// and plain text otherwise. The first call wins.
-pub fn set_table_style(asked: Option<TableStyle>) {
-    let style = asked.unwrap_or_else(|| {
-        if std::io::stdout().is_terminal() {
-            TableStyle::Box
-        } else {
-            TableStyle::Plain
-        }
-    });
-    let _ = STYLE.set(style);
-}
-
-/// The process's table style (plain until [`set_table_style`]).
-pub fn table_style() -> TableStyle {
-    *STYLE.get().unwrap_or(&TableStyle::Plain)
-}
 
 /// The width text is laid out to: `COLUMNS` when set to a number, else
 /// the terminal's when stdout is one, else 100 (a pipe, a file).

@@ -6,6 +6,7 @@
 //! flag prints after its name. Sizes, nodes, CPUs and sets are placement's
 //! grammar ([`placement`]).
 
+pub mod closed;
 pub mod placement;
 
 use std::time::Duration;

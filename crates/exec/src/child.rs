@@ -306,6 +306,80 @@ pub fn run_once(
     placement: Option<&ChildPlacement>,
     opts: &RunOptions<'_>,
 ) -> Result<RunOutcome, ExecError> {
+    let mut spawned = spawn(cmd, placement, opts)?;
+    let pid = spawned.pid;
+    let (tx, rx) = mpsc::channel();
+    if let Some(out) = spawned.child.stdout.take() {
+        spawn_reader(out, Stream::Stdout, opts.sink.clone(), tx.clone());
+    }
+    if let Some(err) = spawned.child.stderr.take() {
+        spawn_reader(err, Stream::Stderr, opts.sink.clone(), tx.clone());
+    }
+    drop(tx);
+    let waited = wait_for(pid, spawned.start, opts)?;
+    let Spawned { child, tag, cgroup, containment, mut watchdog, mut counting, .. } = spawned;
+    // The child is reaped; the handle only closes what it still holds.
+    drop(child);
+    let leftovers_killed = end_leftovers(opts, pid, &tag, cgroup, &mut watchdog);
+    let (stdout, stderr, got) = read_output(&rx);
+
+    let counters = counting.as_mut().map(|c| c.read());
+    let mut numa = NumaSample::new();
+    for s in waited.last.values() {
+        numa_maps::add(&mut numa, s);
+    }
+    let (status, ru) = (waited.status, waited.ru);
+    let exit = if libc::WIFEXITED(status) {
+        Exit { code: Some(libc::WEXITSTATUS(status)), signal: None }
+    } else if libc::WIFSIGNALED(status) {
+        Exit { code: None, signal: Some(libc::WTERMSIG(status)) }
+    } else {
+        Exit { code: None, signal: None }
+    };
+    Ok(RunOutcome {
+        wall: waited.wall,
+        user: tv(ru.ru_utime),
+        sys: tv(ru.ru_stime),
+        max_rss_kib: ru.ru_maxrss.max(0) as u64,
+        exit,
+        timed_out: waited.timed_out,
+        interrupted: waited.interrupted,
+        stdout,
+        stderr,
+        numa,
+        numa_samples: waited.samples,
+        numa_processes: waited.last.len() as u32,
+        leftovers_killed,
+        output_abandoned: got < 2,
+        counters,
+        containment,
+    })
+}
+
+/// A command started in its own process group (and cgroup when one could
+/// be made), watched by a watchdog. Dropped early (a failed wait), the
+/// watchdog goes first, then the child, then the cgroup.
+struct Spawned {
+    watchdog: Option<crate::tree::Watchdog>,
+    child: std::process::Child,
+    /// Its counters (`exec --counters`), open before it ran.
+    counting: Option<counters::EventSet>,
+    cgroup: Option<crate::cgroup::RunCgroup>,
+    /// The tag its processes carry in their environment.
+    tag: OsString,
+    containment: crate::cgroup::Containment,
+    pid: i32,
+    start: Instant,
+}
+
+/// Starts `cmd` under `placement`: its own process group, the run's
+/// cgroup, the counters' handshake, and the watchdog that ends the
+/// group and cgroup if numaprobe is killed outright.
+fn spawn(
+    cmd: &ResolvedCommand,
+    placement: Option<&ChildPlacement>,
+    opts: &RunOptions<'_>,
+) -> Result<Spawned, ExecError> {
     // The masks are built here, in the parent: the child only makes system calls.
     let setup = placement.map(ChildPlacement::prepare);
     // Orphans of the command come to numaprobe, tagged so they are found.
@@ -367,11 +441,11 @@ pub fn run_once(
         });
     }
     let start = Instant::now();
-    let (spawned, mut counting) = match gate {
+    let (spawned, counting) = match gate {
         None => (command.spawn(), None),
         Some(gate) => gate.spawn(command),
     };
-    let mut child = spawned.map_err(|source| spawn_error(cmd, placement, source))?;
+    let child = spawned.map_err(|source| spawn_error(cmd, placement, source))?;
     let pid = child.id() as i32;
     // Also set the group from this side, so a signal sent before the child
     // ran its pre_exec still reaches the group (EACCES after exec is fine).
@@ -387,17 +461,26 @@ pub fn run_once(
     // If numaprobe is killed outright, the watchdog ends the command's
     // group and cgroup.
     let plan = cgroup.as_ref().and_then(|c| c.watchdog_plan());
-    let mut watchdog = crate::tree::Watchdog::start(pid, plan.as_ref());
+    let watchdog = crate::tree::Watchdog::start(pid, plan.as_ref());
+    Ok(Spawned { watchdog, child, counting, cgroup, tag, containment, pid, start })
+}
 
-    let (tx, rx) = mpsc::channel();
-    if let Some(out) = child.stdout.take() {
-        spawn_reader(out, Stream::Stdout, opts.sink.clone(), tx.clone());
-    }
-    if let Some(err) = child.stderr.take() {
-        spawn_reader(err, Stream::Stderr, opts.sink.clone(), tx.clone());
-    }
-    drop(tx);
+/// What waiting for the command saw.
+struct Waited {
+    status: libc::c_int,
+    ru: libc::rusage,
+    wall: Duration,
+    timed_out: bool,
+    interrupted: bool,
+    /// The fullest `numa_maps` reading of each process of the group.
+    last: HashMap<i32, NumaSample>,
+    samples: u32,
+}
 
+/// Waits for the command `pid` (its group `pid`): stops it on the stop
+/// flag or at the timeout (SIGINT or SIGTERM, then harder signals after
+/// [`KILL_GRACE`]) and reads where its group's pages are meanwhile.
+fn wait_for(pid: i32, start: Instant, opts: &RunOptions<'_>) -> Result<Waited, ExecError> {
     let pidfd = pidfd_open(pid);
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data; zeroed is a valid value.
@@ -447,28 +530,11 @@ pub fn run_once(
             escalation.remove(0);
         }
         if opts.sample && now >= next_sample {
-            let mut pids = vec![pid];
-            if now >= next_group_scan {
-                pids = group_members(opts.root, pid);
-                if !pids.contains(&pid) {
-                    pids.push(pid);
-                }
+            let scan_group = now >= next_group_scan;
+            if scan_group {
                 next_group_scan = now + Duration::from_millis(100);
             }
-            for p in pids {
-                if let Some(text) = proc::numa_maps(opts.root, p) {
-                    let s = numa_maps::parse(&text);
-                    // Keep each process's fullest reading: an exiting
-                    // process reads empty, and one that frees its memory
-                    // before exiting would otherwise hide where it was.
-                    let size = numa_maps::total_kib(&s);
-                    if size > 0
-                        && !matches!(last.get(&p), Some(old) if numa_maps::total_kib(old) > size)
-                    {
-                        last.insert(p, s);
-                    }
-                }
-            }
+            sample_numa(opts.root, pid, scan_group, &mut last);
             samples += 1;
             next_sample = Instant::now() + sample_interval(now - start);
         }
@@ -490,11 +556,46 @@ pub fn run_once(
         // SAFETY: fd came from pidfd_open and is closed once.
         unsafe { libc::close(fd) };
     }
-    // The child is reaped; the handle only closes what it still holds.
-    drop(child);
+    Ok(Waited { status, ru, wall, timed_out, interrupted, last, samples })
+}
 
-    // Whatever the command left running in its group is ended, so the next
-    // run starts on a quiet machine and the output pipes close.
+/// One reading of where the pages are: the command `pid`, and every
+/// process of its group when `scan_group`. Keeps each process's fullest
+/// reading in `last`.
+fn sample_numa(root: &SysRoot, pid: i32, scan_group: bool, last: &mut HashMap<i32, NumaSample>) {
+    let mut pids = vec![pid];
+    if scan_group {
+        pids = group_members(root, pid);
+        if !pids.contains(&pid) {
+            pids.push(pid);
+        }
+    }
+    for p in pids {
+        if let Some(text) = proc::numa_maps(root, p) {
+            let s = numa_maps::parse(&text);
+            // Keep each process's fullest reading: an exiting
+            // process reads empty, and one that frees its memory
+            // before exiting would otherwise hide where it was.
+            let size = numa_maps::total_kib(&s);
+            if size > 0 && !matches!(last.get(&p), Some(old) if numa_maps::total_kib(old) > size) {
+                last.insert(p, s);
+            }
+        }
+    }
+}
+
+/// Ends what the command left running, so the next run starts on a quiet
+/// machine and the output pipes close: its group (SIGTERM, then SIGKILL
+/// after [`KILL_GRACE`]), the tagged orphans that left it, and whatever is
+/// still in its cgroup. Disarms the watchdog. Returns how many processes
+/// were ended.
+fn end_leftovers(
+    opts: &RunOptions<'_>,
+    pid: i32,
+    tag: &OsString,
+    cgroup: Option<crate::cgroup::RunCgroup>,
+    watchdog: &mut Option<crate::tree::Watchdog>,
+) -> u32 {
     let mut leftovers = group_members(opts.root, pid);
     let leftovers_killed = leftovers.len() as u32;
     if !leftovers.is_empty() {
@@ -511,17 +612,23 @@ pub fn run_once(
     // Processes that left the group (setsid) and were orphaned came here:
     // they are ended too, before the output pipes they may hold are read.
     let mut leftovers_killed =
-        leftovers_killed + crate::tree::kill_escaped(opts.root, &tag, KILL_GRACE);
+        leftovers_killed + crate::tree::kill_escaped(opts.root, tag, KILL_GRACE);
     // Whatever is still in the cgroup (it left the group and dropped the
     // tag: `setsid env -i ...`) is killed whole.
     if let Some(c) = &cgroup {
         leftovers_killed += c.kill_all(KILL_GRACE);
     }
-    if let Some(w) = &mut watchdog {
+    if let Some(w) = watchdog {
         w.disarm();
     }
     drop(cgroup);
+    leftovers_killed
+}
 
+/// The command's stdout and stderr as the readers captured them, waiting
+/// at most [`KILL_GRACE`] for a pipe another process still holds; and how
+/// many of the two arrived.
+fn read_output(rx: &mpsc::Receiver<(Stream, Captured)>) -> (Captured, Captured, usize) {
     let mut stdout = Captured::default();
     let mut stderr = Captured::default();
     let mut got = 0;
@@ -534,37 +641,7 @@ pub fn run_once(
         }
         got += 1;
     }
-
-    let counters = counting.as_mut().map(|c| c.read());
-    let mut numa = NumaSample::new();
-    for s in last.values() {
-        numa_maps::add(&mut numa, s);
-    }
-    let exit = if libc::WIFEXITED(status) {
-        Exit { code: Some(libc::WEXITSTATUS(status)), signal: None }
-    } else if libc::WIFSIGNALED(status) {
-        Exit { code: None, signal: Some(libc::WTERMSIG(status)) }
-    } else {
-        Exit { code: None, signal: None }
-    };
-    Ok(RunOutcome {
-        wall,
-        user: tv(ru.ru_utime),
-        sys: tv(ru.ru_stime),
-        max_rss_kib: ru.ru_maxrss.max(0) as u64,
-        exit,
-        timed_out,
-        interrupted,
-        stdout,
-        stderr,
-        numa,
-        numa_samples: samples,
-        numa_processes: last.len() as u32,
-        leftovers_killed,
-        output_abandoned: got < 2,
-        counters,
-        containment,
-    })
+    (stdout, stderr, got)
 }
 
 fn spawn_error(

@@ -595,13 +595,94 @@ pub fn run_matrix(
 ) -> Result<ExecReport, ExecError> {
     let metrics = &opts.metrics;
     let on_metric = metrics.unnamed().is_some();
+    let (mut report, compared) = empty_report(plan, opts);
+    let phase = "exec".to_string();
+    let per_policy = (opts.warmup + opts.repeat) as u64;
+    obs.event(Event::PhaseStart {
+        phase: phase.clone(),
+        total: per_policy * plan.policies.len() as u64,
+    });
+    let run_opts = child::RunOptions {
+        timeout: opts.timeout,
+        stop,
+        sink: opts.sink.clone(),
+        sample: true,
+        counters: opts.counters,
+        root: &opts.root,
+    };
+    let mut results: Vec<PolicyResult> = plan
+        .policies
+        .iter()
+        .map(|(policy, placement)| new_policy_result(policy, placement.as_ref(), metrics))
+        .collect();
+    // energy and frequency of each run, over every online CPU (a policy
+    // may use any of them)
+    let meter = counters::power::Meter::open(&opts.root, &online_cpus(&opts.root));
+    let mut started = vec![false; results.len()];
+    let mut last_stdout_tail: Option<Vec<String>> = None;
+    let order = schedule(plan.policies.len(), opts.warmup, opts.repeat);
+    for (done, (pi, round, warm)) in order.into_iter().enumerate() {
+        let (policy, placement) = &plan.policies[pi];
+        if stop.is_stopped() {
+            report.stopped = Some("interrupted (Ctrl-C)".into());
+            break;
+        }
+        started[pi] = true;
+        let what = if warm {
+            format!("{policy} warmup {}/{}", round + 1, opts.warmup)
+        } else {
+            format!("{policy} run {}/{}", round + 1 - opts.warmup, opts.repeat)
+        };
+        obs.event(Event::Progress { phase: phase.clone(), done: done as u64, what: what.clone() });
+        let (outcome, rec) = measure_run(plan, placement.as_ref(), opts, &run_opts, &meter, round)?;
+        last_stdout_tail = Some(outcome.stdout.tail_lines(8));
+        warn_of_run(obs, &what, &outcome, &rec);
+        if rec.interrupted {
+            report.stopped = Some("interrupted (Ctrl-C)".into());
+            if !warm {
+                results[pi].runs.push(rec);
+            }
+            break;
+        }
+        let failed = !rec.ok;
+        if !warm {
+            report.failed_runs += failed as usize;
+            results[pi].runs.push(rec);
+        }
+        if failed && opts.fail_fast {
+            report.stopped = Some(format!("--fail-fast: {what} failed"));
+            break;
+        }
+    }
+    for (mut result, _) in results.into_iter().zip(&started).filter(|(_, s)| **s) {
+        summarise(&mut result, on_metric, compared);
+        obs.event(Event::Record(result.clone().into()));
+        report.policies.push(result);
+    }
+    obs.event(Event::PhaseEnd { phase });
+    warn_of_unmatched_metrics(obs, metrics, &report, last_stdout_tail.as_deref());
+    judge(&mut report);
+    if let Some(why) = undecided_reason(&report) {
+        obs.event(Event::Warning(why));
+    }
+    if let Some(short) = short_runs_warning(&report) {
+        obs.event(Event::Warning(short));
+    }
+    Ok(report)
+}
+
+/// The matrix's report before any run: what is run and compared on
+/// (the unnamed metric, else the first named one, else wall time), and
+/// in which direction; and that quantity.
+fn empty_report<'a>(plan: &Plan, opts: &'a Options) -> (ExecReport, Quantity<'a>) {
+    let metrics = &opts.metrics;
     let first_named = metrics.named_metrics().next();
     let (compared, direction) = match (metrics.unnamed(), first_named) {
         (Some(m), _) => (Quantity::Metric, m.direction),
         (None, Some(m)) => (Quantity::Named(m.name().unwrap_or("")), m.direction),
         (None, None) => (Quantity::Wall, Direction::LowerIsBetter),
     };
-    let mut report = ExecReport {
+    let report = ExecReport {
         command: plan.command.display(),
         repeat: opts.repeat,
         warmup: opts.warmup,
@@ -629,138 +710,118 @@ pub fn run_matrix(
         stopped: None,
         failed_runs: 0,
     };
-    let phase = "exec".to_string();
-    let per_policy = (opts.warmup + opts.repeat) as u64;
-    obs.event(Event::PhaseStart {
-        phase: phase.clone(),
-        total: per_policy * plan.policies.len() as u64,
-    });
-    let run_opts = child::RunOptions {
-        timeout: opts.timeout,
-        stop,
-        sink: opts.sink.clone(),
-        sample: true,
-        counters: opts.counters,
-        root: &opts.root,
-    };
-    let mut results: Vec<PolicyResult> = plan
-        .policies
-        .iter()
-        .map(|(policy, placement)| {
-            let mut r = new_result(policy, placement.as_ref());
-            r.metric_higher_is_better = metrics.unnamed().map(|m| m.direction.higher_is_better());
-            for m in metrics.named_metrics() {
-                r.metrics.insert(
-                    m.name().unwrap_or("").to_string(),
-                    NamedMetric {
-                        higher_is_better: m.direction.higher_is_better(),
-                        median: None,
-                        summary: None,
-                        noise_pct: None,
-                        change_pct: None,
-                        verdict: PolicyVerdict::NoData,
-                    },
-                );
-            }
-            r
-        })
-        .collect();
-    // energy and frequency of each run, over every online CPU (a policy
-    // may use any of them)
-    let online: Vec<u32> = opts
-        .root
-        .read_optional("sys/devices/system/cpu/online")
+    (report, compared)
+}
+
+/// A policy's result before its runs, with a place for each named metric.
+fn new_policy_result(
+    policy: &PlacementPolicy,
+    placement: Option<&ChildPlacement>,
+    metrics: &MetricSet,
+) -> PolicyResult {
+    let mut r = new_result(policy, placement);
+    r.metric_higher_is_better = metrics.unnamed().map(|m| m.direction.higher_is_better());
+    for m in metrics.named_metrics() {
+        r.metrics.insert(
+            m.name().unwrap_or("").to_string(),
+            NamedMetric {
+                higher_is_better: m.direction.higher_is_better(),
+                median: None,
+                summary: None,
+                noise_pct: None,
+                change_pct: None,
+                verdict: PolicyVerdict::NoData,
+            },
+        );
+    }
+    r
+}
+
+/// The online CPUs under `root` (none when unreadable).
+fn online_cpus(root: &SysRoot) -> Vec<u32> {
+    root.read_optional("sys/devices/system/cpu/online")
         .ok()
         .flatten()
         .and_then(|s| s.trim().parse::<topo::CpuSet>().ok())
         .map(|c| c.iter().collect())
-        .unwrap_or_default();
-    let meter = counters::power::Meter::open(&opts.root, &online);
-    let mut started = vec![false; results.len()];
-    let mut last_stdout_tail: Option<Vec<String>> = None;
-    let order = schedule(plan.policies.len(), opts.warmup, opts.repeat);
-    for (done, (pi, round, warm)) in order.into_iter().enumerate() {
-        let (policy, placement) = &plan.policies[pi];
-        if stop.is_stopped() {
-            report.stopped = Some("interrupted (Ctrl-C)".into());
-            break;
-        }
-        started[pi] = true;
-        let what = if warm {
-            format!("{policy} warmup {}/{}", round + 1, opts.warmup)
-        } else {
-            format!("{policy} run {}/{}", round + 1 - opts.warmup, opts.repeat)
-        };
-        obs.event(Event::Progress { phase: phase.clone(), done: done as u64, what: what.clone() });
-        let stamp = metrics.file.as_deref().and_then(metric::FileStamp::take);
-        let before = numastat::snapshot(&opts.root);
-        let start = SystemTime::now();
-        let power_start = meter.start();
-        let outcome = child::run_once(&plan.command, placement.as_ref(), &run_opts)?;
-        let power = meter.finish(&power_start);
-        let after = numastat::snapshot(&opts.root);
-        let file = metrics
-            .file
-            .as_deref()
-            .map(|path| metric::read_metric_file(path, stamp.as_ref(), start));
-        last_stdout_tail = Some(outcome.stdout.tail_lines(8));
-        let rec = record(
-            round.saturating_sub(opts.warmup) + 1,
-            &outcome,
-            metrics,
-            file.as_ref(),
-            numastat::delta(&before, &after),
-            opts.keep_output_bytes,
-        );
-        let rec = RunRecord { power: Some(power), ..rec };
-        if outcome.leftovers_killed > 0 {
-            obs.event(Event::Warning(format!(
-                "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
-                outcome.leftovers_killed
-            )));
-        }
-        if outcome.output_abandoned {
-            obs.event(Event::Warning(format!(
-                "{what}: an output pipe stayed open after the command exited (a process outside its group holds it); output after that was not read"
-            )));
-        }
-        if rec.interrupted {
-            report.stopped = Some("interrupted (Ctrl-C)".into());
-            if !warm {
-                results[pi].runs.push(rec);
-            }
-            break;
-        }
-        if !rec.ok {
-            let mut msg = format!("{what}: {}", failure_text(&rec));
-            let tail = rec.stderr_tail.clone().unwrap_or_default();
-            if !tail.is_empty() {
-                msg.push_str("; stderr ends with:");
-                for l in &tail {
-                    msg.push_str("\n    ");
-                    msg.push_str(l);
-                }
-            }
-            obs.event(Event::Warning(msg));
-        } else if let Some(err) = metric_errors(&rec) {
-            obs.event(Event::Warning(format!("{what}: metric {err}")));
-        }
-        let failed = !rec.ok;
-        if !warm {
-            report.failed_runs += failed as usize;
-            results[pi].runs.push(rec);
-        }
-        if failed && opts.fail_fast {
-            report.stopped = Some(format!("--fail-fast: {what} failed"));
-            break;
-        }
+        .unwrap_or_default()
+}
+
+/// One run of the command under `placement` (round `round` of the
+/// schedule): its outcome and its record, with the numastat delta, the
+/// metric file's figure and the energy over the run.
+fn measure_run(
+    plan: &Plan,
+    placement: Option<&ChildPlacement>,
+    opts: &Options,
+    run_opts: &child::RunOptions<'_>,
+    meter: &counters::power::Meter,
+    round: u32,
+) -> Result<(child::RunOutcome, RunRecord), ExecError> {
+    let metrics = &opts.metrics;
+    let stamp = metrics.file.as_deref().and_then(metric::FileStamp::take);
+    let before = numastat::snapshot(&opts.root);
+    let start = SystemTime::now();
+    let power_start = meter.start();
+    let outcome = child::run_once(&plan.command, placement, run_opts)?;
+    let power = meter.finish(&power_start);
+    let after = numastat::snapshot(&opts.root);
+    let file =
+        metrics.file.as_deref().map(|path| metric::read_metric_file(path, stamp.as_ref(), start));
+    let rec = record(
+        round.saturating_sub(opts.warmup) + 1,
+        &outcome,
+        metrics,
+        file.as_ref(),
+        numastat::delta(&before, &after),
+        opts.keep_output_bytes,
+    );
+    let rec = RunRecord { power: Some(power), ..rec };
+    Ok((outcome, rec))
+}
+
+/// The warnings of one run (`what`): processes it left running, an
+/// output pipe left open, a failure with the end of its stderr, or a
+/// metric it did not give (an interrupted run gets only the first two).
+fn warn_of_run(obs: &dyn Observer, what: &str, outcome: &child::RunOutcome, rec: &RunRecord) {
+    if outcome.leftovers_killed > 0 {
+        obs.event(Event::Warning(format!(
+            "{what}: the command left {} process(es) running (in its group, or escaped from it with setsid); they were terminated",
+            outcome.leftovers_killed
+        )));
     }
-    for (mut result, _) in results.into_iter().zip(&started).filter(|(_, s)| **s) {
-        summarise(&mut result, on_metric, compared);
-        obs.event(Event::Record(result.clone().into()));
-        report.policies.push(result);
+    if outcome.output_abandoned {
+        obs.event(Event::Warning(format!(
+            "{what}: an output pipe stayed open after the command exited (a process outside its group holds it); output after that was not read"
+        )));
     }
-    obs.event(Event::PhaseEnd { phase });
+    if rec.interrupted {
+        return;
+    }
+    if !rec.ok {
+        let mut msg = format!("{what}: {}", failure_text(rec));
+        let tail = rec.stderr_tail.clone().unwrap_or_default();
+        if !tail.is_empty() {
+            msg.push_str("; stderr ends with:");
+            for l in &tail {
+                msg.push_str("\n    ");
+                msg.push_str(l);
+            }
+        }
+        obs.event(Event::Warning(msg));
+    } else if let Some(err) = metric_errors(rec) {
+        obs.event(Event::Warning(format!("{what}: metric {err}")));
+    }
+}
+
+/// A warning for each metric that no successful run gave, with the end
+/// of the last run's stdout when the metric was searched there.
+fn warn_of_unmatched_metrics(
+    obs: &dyn Observer,
+    metrics: &MetricSet,
+    report: &ExecReport,
+    last_stdout_tail: Option<&[String]>,
+) {
     let runs = || report.policies.iter().flat_map(|p| &p.runs).filter(|r| r.ok);
     for m in metrics.all() {
         let value = |r: &RunRecord| match m.name() {
@@ -779,7 +840,7 @@ pub fn run_matrix(
             None => format!("{shown} matched no run's output"),
         };
         if metrics.file.is_none() {
-            if let Some(tail) = &last_stdout_tail {
+            if let Some(tail) = last_stdout_tail {
                 msg.push_str("; the last run's stdout ends with:");
                 for l in tail {
                     msg.push_str("\n    ");
@@ -789,14 +850,6 @@ pub fn run_matrix(
         }
         obs.event(Event::Warning(msg));
     }
-    judge(&mut report);
-    if let Some(why) = undecided_reason(&report) {
-        obs.event(Event::Warning(why));
-    }
-    if let Some(short) = short_runs_warning(&report) {
-        obs.event(Event::Warning(short));
-    }
-    Ok(report)
 }
 
 #[cfg(test)]

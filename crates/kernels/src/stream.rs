@@ -30,10 +30,9 @@ pub const SCALAR: f64 = 3.0;
 /// The value the write-only kernel stores.
 pub const FILL: f64 = 1.0;
 
-/// A bandwidth kernel (with the `clap` feature, `bw --kernel`'s value
-/// set: the names [`Kernel::parse`] takes).
+/// A bandwidth kernel (`bw --kernel` takes the names [`Kernel::parse`]
+/// takes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Kernel {
     /// STREAM copy: a = b.
     Copy,
@@ -44,19 +43,14 @@ pub enum Kernel {
     /// STREAM triad: a = b + q*c.
     Triad,
     /// Read only (a sum).
-    #[cfg_attr(feature = "clap", value(alias = "load"))]
     Read,
     /// Write only (a fill).
-    #[cfg_attr(feature = "clap", value(alias = "store"))]
     Write,
     /// Three reads to one write.
-    #[cfg_attr(feature = "clap", value(name = "rw3:1"))]
     Rw3to1,
     /// Two reads to one write.
-    #[cfg_attr(feature = "clap", value(name = "rw2:1"))]
     Rw2to1,
     /// One read to one write.
-    #[cfg_attr(feature = "clap", value(name = "rw1:1"))]
     Rw1to1,
 }
 

@@ -1,24 +1,21 @@
 //! The kind of pages a buffer is backed with: one type for the placement
-//! layer (which allocates them), the records (which say what was asked)
-//! and, with the `clap` feature, the command line's `--pages` vocabulary
-//! (`default`, `4k`, `thp`, `2m`, `1g`; docs/cli.md). Stored JSON keeps
-//! the first version's names (`base`, `nothp`, `thp`, `2m`, `1g`).
+//! layer (which allocates them) and the records (which say what was
+//! asked). The command line writes them as `--pages` does (`default`,
+//! `4k`, `thp`, `2m`, `1g`; docs/cli.md), stored JSON in the first
+//! version's names (`base`, `nothp`, `thp`, `2m`, `1g`).
 
 use serde::{Deserialize, Serialize};
 
 /// The kind of pages to back a buffer with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum PageKind {
     /// Whatever the kernel gives (4 KiB pages, or THP when THP is
     /// `always`): no advice.
     #[serde(rename = "base")]
-    #[cfg_attr(feature = "clap", value(name = "default", alias = "base"))]
     Base,
     /// Base pages (4 KiB on x86) with transparent huge pages refused
     /// (`MADV_NOHUGEPAGE`), for exact page counting.
     #[serde(rename = "nothp")]
-    #[cfg_attr(feature = "clap", value(name = "4k", aliases = ["nothp", "no-thp", "small"]))]
     NoThp,
     /// Transparent huge pages asked for (`MADV_HUGEPAGE`), best effort: the
     /// share obtained is reported.
@@ -27,12 +24,10 @@ pub enum PageKind {
     /// 2 MiB hugetlbfs pages (`MAP_HUGETLB | MAP_HUGE_2MB`; must be
     /// reserved in `hugepages-2048kB/nr_hugepages`).
     #[serde(rename = "2m")]
-    #[cfg_attr(feature = "clap", value(name = "2m", alias = "huge2m"))]
     Huge2M,
     /// 1 GiB hugetlbfs pages (`MAP_HUGETLB | MAP_HUGE_1GB`; must be
     /// reserved in `hugepages-1048576kB`).
     #[serde(rename = "1g")]
-    #[cfg_attr(feature = "clap", value(name = "1g", alias = "huge1g"))]
     Huge1G,
 }
 
@@ -75,28 +70,5 @@ mod tests {
         assert_eq!(PageKind::NoThp.name(), "nothp");
         assert_eq!(PageKind::Huge1G.hugetlb_bytes(), Some(1 << 30));
         assert_eq!(PageKind::Thp.hugetlb_bytes(), None);
-    }
-
-    /// `--pages` means the same in every command: `default` is the
-    /// kernel's choice, `4k` refuses THP.
-    #[cfg(feature = "clap")]
-    #[test]
-    fn the_flag_vocabulary() {
-        use clap::ValueEnum;
-        let p = |s: &str| PageKind::from_str(s, true).unwrap();
-        assert_eq!(p("default"), PageKind::Base);
-        assert_eq!(p("base"), PageKind::Base);
-        for s in ["4k", "nothp", "no-thp", "small"] {
-            assert_eq!(p(s), PageKind::NoThp, "{s}");
-        }
-        assert_eq!(
-            (p("thp"), p("2m"), p("1g")),
-            (PageKind::Thp, PageKind::Huge2M, PageKind::Huge1G)
-        );
-        let names: Vec<String> = PageKind::value_variants()
-            .iter()
-            .map(|k| k.to_possible_value().unwrap().get_name().to_string())
-            .collect();
-        assert_eq!(names, ["default", "4k", "thp", "2m", "1g"]);
     }
 }

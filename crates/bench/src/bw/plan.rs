@@ -59,20 +59,17 @@ pub enum PackageTarget {
     Other(u32),
 }
 
-/// How the kernels store (with the `clap` feature, `bw --stores`'s value
-/// set).
+/// How the kernels store (`bw --stores` takes the names [`StoreMode::parse`]
+/// takes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum StoreMode {
     /// Non-temporal stores when the instruction set has them (what the
     /// STREAM figures of vendors use), else regular.
     #[default]
     Auto,
     /// Non-temporal (streaming) stores.
-    #[cfg_attr(feature = "clap", value(aliases = ["non-temporal", "streaming"]))]
     Nt,
     /// Regular stores (through the caches).
-    #[cfg_attr(feature = "clap", value(aliases = ["normal", "temporal"]))]
     Regular,
 }
 

@@ -17,9 +17,8 @@ use kernels::Kernel;
 use place::weights::{self, ApplyError, CannotWrite, Matrix, MatrixError, RestoreError};
 use topo::{NodeSet, SysRoot, Topology};
 
-use crate::cli::Global;
 use crate::grammar;
-use crate::record;
+use crate::invocation::Invocation;
 use crate::{output, usage};
 
 #[derive(Debug, clap::Args)]
@@ -92,7 +91,7 @@ fn node_set(s: &str) -> Result<NodeSet, String> {
     s.parse::<NodeSet>().map_err(|e| format!("{e}"))
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     match a.what {
         What::Interleave(a) => interleave(a, g),
     }
@@ -123,7 +122,7 @@ fn sizing(a: &InterleaveArgs) -> Sizing {
     Sizing { array_bytes: a.size, budget: a.budget }
 }
 
-fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
+fn interleave(a: InterleaveArgs, g: &Invocation) -> anyhow::Result<()> {
     let root = sys_root(&a)?;
     if let Some(file) = &a.restore {
         return restore(&root, file, g);
@@ -136,7 +135,7 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
         Some(r) => from_run(r, g)?,
         None => {
             let topo = Topology::discover(&SysRoot::live())?;
-            let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
+            let _lock = g.take_lock(a.wait, &stop)?;
             let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
             let Some(m) = bench::weights::measure_matrix(&topo, &sizing(&a), &obs, &stop)? else {
                 anyhow::bail!("interrupted before the bandwidth matrix was complete: no advice");
@@ -170,7 +169,7 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
             anyhow::bail!("--verify: this kernel has no weighted interleave (Linux 6.9+ needed)");
         }
         let topo = Topology::discover(&SysRoot::live())?;
-        let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
+        let _lock = g.take_lock(a.wait, &stop)?;
         let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
         Some(bench::weights::verify(&topo, &sizing(&a), &obs, &stop)?)
     } else {
@@ -191,16 +190,13 @@ fn interleave(a: InterleaveArgs, g: &Global) -> anyhow::Result<()> {
         applied,
         verify,
     };
-    if g.json {
-        return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
-    }
-    output::emit(&advise::render(&doc, output::table_style()))
+    g.answer(results::SCHEMA_VERSION, &doc, |style| advise::render(&doc, style))
 }
 
 /// The bandwidth matrix of a saved run: its `bw` results with a CPU node
 /// and one memory node (the matrix, or local runs), as
 /// [`bench::weights::saved_matrix`] picks them.
-fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, Kernel, Matrix)> {
+fn from_run(r: &str, g: &Invocation) -> anyhow::Result<(String, Kernel, Matrix)> {
     let run = super::store::load_for(g, "--from-run", r)?;
     let figures = CellFigure::of_records(run.records());
     let Some((kernel, m)) = bench::weights::saved_matrix(&figures) else {
@@ -213,11 +209,11 @@ fn from_run(r: &str, g: &Global) -> anyhow::Result<(String, Kernel, Matrix)> {
     Ok((format!("run {}", run.summary.id), kernel, m))
 }
 
-fn backup_path(a: &InterleaveArgs, g: &Global) -> anyhow::Result<PathBuf> {
+fn backup_path(a: &InterleaveArgs, g: &Invocation) -> anyhow::Result<PathBuf> {
     if let Some(p) = &a.backup {
         return Ok(p.clone());
     }
-    let db = super::store::db_path(g)?;
+    let db = g.db_path()?;
     let dir = db.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -230,7 +226,7 @@ fn apply(
     root: &SysRoot,
     w: &BTreeMap<u32, u32>,
     a: &InterleaveArgs,
-    g: &Global,
+    g: &Invocation,
 ) -> anyhow::Result<advise::Applied> {
     let path = backup_path(a, g)?;
     match weights::apply_with_backup(root, w, &path) {
@@ -260,7 +256,7 @@ fn apply(
     Ok(advise::Applied { backup: path.display().to_string(), restore_command })
 }
 
-fn restore(root: &SysRoot, file: &Path, g: &Global) -> anyhow::Result<()> {
+fn restore(root: &SysRoot, file: &Path, g: &Invocation) -> anyhow::Result<()> {
     let (b, failed) = match weights::restore_file(root, file) {
         Ok(done) => done,
         Err(e) if e.is_usage() => usage!("--restore {e}"),

@@ -10,7 +10,7 @@ use results::audit::Severity;
 
 use topo::{SysRoot, Topology};
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::output;
 
 #[derive(Debug, clap::Args)]
@@ -19,7 +19,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Workload profile the settings are judged against.
-    #[arg(long, value_name = "PROFILE", value_enum, default_value = "general")]
+    #[arg(long, value_name = "PROFILE", value_parser = crate::grammar::closed::profile(),
+          default_value = "general")]
     pub profile: audit::Profile,
     /// Exit with status 1 when a finding is at this severity or above
     /// (warn or critical); the report is printed first.
@@ -44,7 +45,7 @@ pub enum FailOn {
     Critical,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     // Same root handling and errors as `numaprobe topo` (missing root: exit 2).
     let topology = crate::cmd::topo::discover(args.root.as_deref())?;
     let root = match &args.root {
@@ -58,22 +59,22 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
             Ok(e) => e,
             Err(e) if args.run.is_some() => return Err(e),
             Err(e) => {
-                output::warn(
-                    g.quiet,
-                    &format!("no evidence from the results store: {}", crate::cli::error_line(&e)),
-                );
+                g.warn(&format!(
+                    "no evidence from the results store: {}",
+                    crate::error::error_line(&e)
+                ));
                 (Evidence::default(), None)
             }
         }
     };
     if let Some(n) = note {
-        output::warn(g.quiet, &n);
+        g.warn(&n);
     }
     let report = Report::build(&root, &topology, args.profile, evidence);
     if g.json {
         output::json(&report)?;
     } else {
-        output::emit(&console::audit::render(&report, args.all, output::table_style()))?;
+        output::emit(&console::audit::render(&report, args.all, g.style))?;
     }
     if let Some(fail_on) = args.fail_on {
         let (min, level) = match fail_on {
@@ -93,7 +94,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
 /// leave alone; only for the live machine). Returns the
 /// evidence and a note for the user when nothing applied.
 fn evidence_from_store(
-    g: &Global,
+    g: &Invocation,
     topology: &Topology,
     root: &SysRoot,
     run: Option<&str>,
@@ -183,7 +184,14 @@ mod tests {
         save(&mut db, other, &topo, 60.0);
         drop(db);
 
-        let g = Global { json: false, quiet: true, db: Some(path), lock: None, table: None };
+        let g = Invocation::new(&crate::invocation::Global {
+            json: false,
+            quiet: true,
+            db: Some(path),
+            lock: None,
+            table: None,
+        })
+        .unwrap();
         let (ev, note) = evidence_from_store(&g, &topo, &root, None).unwrap();
         assert_eq!(note, None);
         let src = ev.source.clone().unwrap_or_default();

@@ -14,9 +14,9 @@ use results::pages::PageKind;
 use serde::Serialize;
 use topo::{SysRoot, Topology};
 
-use crate::cli::Global;
 use crate::grammar;
-use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
+use crate::invocation::Invocation;
+use crate::record::{Outcome, SaveArgs, Saving};
 use crate::{output, usage};
 
 /// The modes that choose their own nodes: one case's flags (`--cpu-node`,
@@ -64,16 +64,16 @@ pub struct Args {
     #[arg(
         long,
         value_name = "KERNELS",
-        value_enum,
+        value_parser = grammar::closed::kernel(),
         value_delimiter = ',',
         default_value = "copy,scale,add,triad"
     )]
     pub kernel: Vec<Kernel>,
     /// Force an instruction set (default: the best this CPU runs).
-    #[arg(long, value_name = "ISA", value_enum)]
+    #[arg(long, value_name = "ISA", value_parser = grammar::closed::isa())]
     pub isa: Option<Isa>,
     /// Stores: nt (non-temporal), regular, or auto (nt when available).
-    #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
+    #[arg(long, value_name = "STORES", value_parser = grammar::closed::stores(), default_value = "auto")]
     pub stores: StoreMode,
     /// Bytes per array, e.g. 512M, 1.5G (default: 4x the last-level cache
     /// the threads share, capped by what the memory node can spare).
@@ -81,7 +81,7 @@ pub struct Args {
     pub size: Option<u64>,
     /// Pages for the arrays (default thp: bandwidth of memory, not of the
     /// TLB; the share of huge pages obtained is reported).
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
+    #[arg(long, value_name = "PAGES", value_parser = grammar::closed::pages(), default_value = "thp")]
     pub pages: PageKind,
     /// Seconds allowed per result before settling for an unstable figure.
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = grammar::budget)]
@@ -227,7 +227,7 @@ struct Doc<'a> {
     impossible: Vec<analysis::impossible::Impossible>,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     let declared = args.declare.resolve()?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root)?;
@@ -241,14 +241,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let stop = crate::signal::stop_flag();
     bench::counting::request(args.counters);
-    let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
-    let rec = match args.save.saving() || !declared.is_empty() {
-        true => Some(Recording::open(
-            g,
-            &crate::declare::new_run(&root, Some(&topo), args.save.label, &declared),
-        )?),
-        false => None,
-    };
+    let _lock = g.take_lock(args.save.wait, &stop)?;
+    let rec = g.record(args.save.saving() || !declared.is_empty(), || {
+        crate::declare::new_run(&root, Some(&topo), args.save.label, &declared)
+    })?;
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
     let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop);
     let interrupted = stop.is_stopped();
@@ -261,15 +257,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results, impossible };
         return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
     }
-    output::emit(&console::bw::text(&results, output::table_style()))?;
+    output::emit(&console::bw::text(&results, g.style))?;
     if interrupted {
-        output::warn(
-            g.quiet,
-            &format!(
-                "interrupted: the table holds what was measured before {}",
-                crate::signal::cause()
-            ),
-        );
+        g.warn(&format!(
+            "interrupted: the table holds what was measured before {}",
+            crate::signal::cause()
+        ));
     }
     Ok(())
 }

@@ -10,8 +10,7 @@ use analysis::study::{check_group_count, GroupInput, Study, StudyError};
 use results::runstats::Criteria;
 use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
-use super::store::open_existing;
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::output;
 use crate::usage;
 
@@ -174,11 +173,11 @@ fn study_error(e: StudyError) -> anyhow::Error {
         }
         e => e.to_string(),
     };
-    anyhow::Error::new(crate::cli::UsageError(text))
+    anyhow::Error::new(crate::error::UsageError(text))
 }
 
-pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
-    let db = open_existing(g)?;
+pub fn run(a: CompareArgs, g: &Invocation) -> anyhow::Result<()> {
+    let db = g.open_existing()?;
     let policy = Criteria { confidence: a.confidence, margin_pct: a.margin };
     let (study, runs) = load_study(&db, &a.groups, a.baseline.as_ref(), &policy)?;
     if !g.quiet {
@@ -189,19 +188,21 @@ pub fn run(a: CompareArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
     }
-    print_runs(&study, &runs, a.verbose)
+    print_runs(g, &study, &runs, a.verbose)
 }
 
 /// The study as `compare` prints it without `--json`
 /// ([`console::study_text::compare_text`]): each group's median rounded as
 /// its runs' tables round the same figure (`--json` keeps the values
 /// unrounded), every line within the terminal's width.
-pub(crate) fn print_runs(study: &Study, runs: &[LoadedRun], verbose: bool) -> anyhow::Result<()> {
+pub(crate) fn print_runs(
+    g: &Invocation,
+    study: &Study,
+    runs: &[LoadedRun],
+    verbose: bool,
+) -> anyhow::Result<()> {
     let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
-    let layout = console::study_text::Layout {
-        width: output::text_width(),
-        verbose,
-        style: output::table_style(),
-    };
+    let layout =
+        console::study_text::Layout { width: output::text_width(), verbose, style: g.style };
     output::emit(&console::study_text::compare_text(study, &noise, &layout))
 }

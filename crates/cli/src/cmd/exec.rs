@@ -16,10 +16,10 @@ use events::{Event, Observer};
 use exec::{ExecError, ExecReport, MetricSet, OutputSink, Plan, ResolvedCommand, Scope, Stream};
 use topo::SysRoot;
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::output;
 use crate::progress::Bars;
-use crate::record::{self, Outcome, Recording, Saving};
+use crate::record::{Outcome, Recording, Saving};
 use crate::usage;
 
 #[derive(Debug, clap::Args)]
@@ -203,14 +203,63 @@ pub(crate) fn keep_output_kib(s: &str) -> Result<usize, String> {
     }
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     if let Some(size) = args.touch {
         return touch(size, args.touch_hold_ms);
     }
+    // Check everything the user wrote before anything runs.
+    let planned = plan(&args, g)?;
+    let stop = crate::signal::stop_flag();
+    let _lock = g.take_lock(args.wait, &stop)?;
+    let rec = open_recording(&args, g, &planned);
+    let bars = Bars::new(g.quiet);
+    let draw = Draw { bars: &bars, quiet: g.quiet };
+    let opts = exec::Options {
+        repeat: args.repeat,
+        warmup: args.warmup,
+        metrics: planned.metrics,
+        timeout: args.timeout,
+        fail_fast: args.fail_fast,
+        sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
+        floor_pct: results::stats::EXEC_FLOOR_PCT,
+        root: SysRoot::live(),
+        counters: args.counters,
+        keep_output_bytes: args.keep_output << 10,
+    };
+    let mut outcome =
+        exec::run_matrix(&planned.plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
+    // The library knows only that it was asked to stop; name the signal
+    // that did it (Ctrl-C, SIGTERM or SIGHUP) in the output and saved run.
+    if let Ok(r) = &mut outcome {
+        if r.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
+            r.stopped = Some(format!("interrupted ({})", crate::signal::cause()));
+        }
+    }
+    if let Some(rec) = rec {
+        let end = match &outcome {
+            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(r) => stored_outcome(r),
+        };
+        if let Err(e) = rec.finish(end) {
+            g.warn(&format!("could not close the saved run: {}", crate::error::error_line(&e)));
+        }
+    }
+    render(g, &outcome.map_err(to_usage)?)
+}
+
+/// What the flags ask for, checked against each other and this machine
+/// before anything runs.
+struct Planned {
+    declared: audit::declared::Declared,
+    metrics: MetricSet,
+    scope: Scope,
+    plan: Plan,
+}
+
+fn plan(args: &Args, g: &Invocation) -> anyhow::Result<Planned> {
     if args.command.first().is_some_and(|p| p.is_empty()) {
         usage!("exec: the program name (the first word after --) is empty");
     }
-    // Check everything the user wrote before anything runs.
     let declared = args.declare.resolve()?;
     if args.no_save && !declared.is_empty() {
         usage!("--set/--set-file declare settings of the saved run: they cannot go with --no-save");
@@ -229,7 +278,6 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     }
     let metrics = MetricSet::parse(&args.metric, &lower, &higher, args.metric_file.clone())
         .map_err(to_usage)?;
-    let timeout = args.timeout;
     let command = ResolvedCommand::resolve(&args.command, std::env::var_os("PATH").as_deref())
         .map_err(to_usage)?;
     let scope = Scope::read(&SysRoot::live()).context("reading this machine's NUMA nodes")?;
@@ -247,71 +295,34 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         }
     }
     let plan = Plan::new(command, &policies, &scope).map_err(to_usage)?;
+    Ok(Planned { declared, metrics, scope, plan })
+}
 
-    let stop = crate::signal::stop_flag();
-    let _lock = record::take_lock(args.wait, g.quiet, &stop)?;
-    let rec = if args.no_save {
-        None
-    } else {
-        let new = crate::declare::new_run(
-            &SysRoot::live(),
-            Some(&scope.topology),
-            args.label.clone(),
-            &declared,
-        );
-        match Recording::open(g, &new) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                output::warn(
-                    g.quiet,
-                    &format!("results will not be saved: {}", crate::cli::error_line(&e)),
-                );
-                None
-            }
-        }
-    };
-    let bars = Bars::new(g.quiet);
-    let draw = Draw { bars: &bars, quiet: g.quiet };
-    let opts = exec::Options {
-        repeat: args.repeat,
-        warmup: args.warmup,
-        metrics,
-        timeout,
-        fail_fast: args.fail_fast,
-        sink: args.show_output.then(|| Arc::new(StderrSink) as Arc<dyn OutputSink>),
-        floor_pct: results::stats::EXEC_FLOOR_PCT,
-        root: SysRoot::live(),
-        counters: args.counters,
-        keep_output_bytes: args.keep_output << 10,
-    };
-    let mut outcome =
-        exec::run_matrix(&plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
-    // The library knows only that it was asked to stop; name the signal
-    // that did it (Ctrl-C, SIGTERM or SIGHUP) in the output and saved run.
-    if let Ok(r) = &mut outcome {
-        if r.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
-            r.stopped = Some(format!("interrupted ({})", crate::signal::cause()));
+/// The saved run, unless `--no-save`; a database that cannot be opened
+/// is warned about and the matrix runs unsaved.
+fn open_recording(args: &Args, g: &Invocation, planned: &Planned) -> Option<Recording> {
+    if args.no_save {
+        return None;
+    }
+    let new = crate::declare::new_run(
+        &SysRoot::live(),
+        Some(&planned.scope.topology),
+        args.label.clone(),
+        &planned.declared,
+    );
+    match Recording::open(g, &new) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            g.warn(&format!("results will not be saved: {}", crate::error::error_line(&e)));
+            None
         }
     }
-    let end = match &outcome {
-        Err(e) => Outcome::Failed(e.to_string()),
-        Ok(r) => stored_outcome(r),
-    };
-    if let Some(rec) = rec {
-        if let Err(e) = rec.finish(end) {
-            output::warn(
-                g.quiet,
-                &format!("could not close the saved run: {}", crate::cli::error_line(&e)),
-            );
-        }
-    }
-    let report = outcome.map_err(to_usage)?;
+}
 
-    if g.json {
-        output::json(&output::Versioned::new(output::schema::EXEC, &report))?;
-    } else {
-        output::emit(&console::exec::render(&report, output::table_style()))?;
-    }
+/// The matrix's report; a failed run, `--fail-fast` or a signal fails the
+/// command after it.
+fn render(g: &Invocation, report: &ExecReport) -> anyhow::Result<()> {
+    g.answer(output::schema::EXEC, report, |style| console::exec::render(report, style))?;
     if report.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
         return Err(crate::signal::Interrupted.into());
     }

@@ -9,7 +9,7 @@ use analysis::fleet::{GroupBy, HostRun};
 use report::Renderer;
 use store::Store;
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::usage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -78,7 +78,7 @@ pub struct Args {
 
 /// The format of one output: `--json`, else `--format`, else the file's
 /// extension.
-fn format_of(a: &Args, g: &Global, path: Option<&Path>) -> Option<FleetFormat> {
+fn format_of(a: &Args, g: &Invocation, path: Option<&Path>) -> Option<FleetFormat> {
     if g.json {
         return None;
     }
@@ -96,7 +96,7 @@ fn format_of(a: &Args, g: &Global, path: Option<&Path>) -> Option<FleetFormat> {
     })
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     if g.json && a.format.is_some() {
         usage!("--json and --format are exclusive: --json prints the fleet as JSON");
     }
@@ -115,7 +115,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         },
         None => Vec::new(),
     };
-    let path = crate::cmd::store::db_path(g)?;
+    let path = g.db_path()?;
     // Every host of an orchestrated round may have failed: the report then
     // lists them, from no database at all.
     let db = match Store::open_existing(&path) {
@@ -200,7 +200,7 @@ struct ThisHost<'a> {
 
 /// `fleet --this-host`: the name and machine identity a run on this host
 /// records.
-fn this_host(g: &Global) -> anyhow::Result<()> {
+fn this_host(g: &Invocation) -> anyhow::Result<()> {
     let root = topo::SysRoot::live();
     let host = audit::fingerprint::hostname(&root);
     let id = audit::fingerprint::machine_identity(&root, host.as_deref());

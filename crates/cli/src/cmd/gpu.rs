@@ -11,7 +11,7 @@ use gpu::protocol::{Direction, Message, Plan, PlanNode, Point, Probe};
 use results::gpu::GpuCopy;
 use topo::{NodeSet, SysRoot, Topology};
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::record::{Outcome, Recording};
 use crate::{grammar, output, record, usage};
 
@@ -59,23 +59,96 @@ fn direction(s: &str) -> Result<Direction, String> {
 /// The largest copy accepted: 16 GiB (the helper pins twice that per node).
 const MAX_SIZE: u64 = 16 << 30;
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     if let Some(&s) = a.sizes.iter().find(|&&s| s == 0 || s > MAX_SIZE) {
         usage!("--sizes: {s} bytes is outside 1 B..16 GiB");
     }
     let root = SysRoot::live();
     let t = Topology::discover(&root)?;
     let allowed = place::Allowed::current(&root)?;
-    let mem_nodes = allowed.memory_nodes(&t);
-    let nodes: Vec<u32> =
-        if a.nodes.is_empty() { mem_nodes.iter().collect() } else { a.nodes.clone() };
+    let nodes = nodes(&a, &allowed, &t)?;
+    let stop = crate::signal::stop_flag();
+    let (probe, gpus, gpu_nodes) = probe(&a, &t)?;
+    if a.probe {
+        let none = Measured { points: &[], contention: &[], warnings: &[], stopped: None };
+        return finish(g, &t, Some(&probe), &gpu_nodes, &none);
+    }
+    let _lock = g.take_lock(a.save.wait, &stop)?;
+    let rec =
+        g.record(a.save.saving(), || record::new_run(&root, Some(&t), a.save.label.clone()))?;
+    let request = Request {
+        gpus,
+        nodes,
+        directions: a.directions.clone(),
+        sizes: a.sizes.clone(),
+        reps: a.reps as u32,
+        no_together: a.no_together,
+    };
+    let plan = Plan::of(&request, &allowed, &t);
+    let s = match measure(g, &plan, &probe, rec.as_ref()) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(rec) = rec {
+                rec.finish(Outcome::Failed(e.to_string()))?;
+            }
+            return Err(e.into());
+        }
+    };
+    let mut stopped = match stop.is_stopped() {
+        true => Some("interrupted (Ctrl-C)".to_string()),
+        false => s.stopped.clone(),
+    };
+    if let Some(rec) = rec {
+        rec.finish(outcome(stopped.as_deref(), stop.is_stopped(), s.points.is_empty()))?
+            .tell(g.quiet);
+    }
+    let copies: Vec<GpuCopy> = s.points.iter().map(|p| stored(p, &probe)).collect();
+    let mut contention = Vec::new();
+    if a.contention && stopped.is_none() {
+        if let Err(e) = measure_contention(&t, &allowed, &plan, &probe, g, &stop, &mut contention) {
+            stopped = Some(format!("contention: {e}"));
+        }
+    }
+    let measured = Measured {
+        points: &copies,
+        contention: &contention,
+        warnings: &s.warnings,
+        stopped: stopped.as_deref(),
+    };
+    finish(g, &t, s.probe.as_ref().or(Some(&probe)), &gpu_nodes, &measured)?;
+    match stopped {
+        Some(why) if s.points.is_empty() => anyhow::bail!("gpu: {why}"),
+        Some(why) => {
+            anyhow::bail!(
+                "gpu: stopped after {} of {} points: {why}",
+                s.points.len(),
+                plan.points()
+            )
+        }
+        None => Ok(()),
+    }
+}
+
+/// The host nodes to copy from: `--nodes`, else every node with memory
+/// this process may use; each checked.
+fn nodes(a: &Args, allowed: &place::Allowed, t: &Topology) -> anyhow::Result<Vec<u32>> {
+    let nodes: Vec<u32> = match a.nodes.is_empty() {
+        true => allowed.memory_nodes(t).iter().collect(),
+        false => a.nodes.clone(),
+    };
     for &n in &nodes {
         let set: NodeSet = [n].into_iter().collect();
-        if let Err(e) = allowed.check_mem_nodes(&set, &t) {
+        if let Err(e) = allowed.check_mem_nodes(&set, t) {
             usage!("--nodes {n}: {e}");
         }
     }
-    let stop = crate::signal::stop_flag();
+    Ok(nodes)
+}
+
+/// What the helper says of the driver and its devices; the GPUs to
+/// measure (`--gpus`, checked against them, else all) and the node each
+/// sits on.
+fn probe(a: &Args, t: &Topology) -> anyhow::Result<(Probe, Vec<u32>, Vec<GpuNode>)> {
     let probed = gpu::launch::run("probe", None, |_| {})?;
     let Some(probe) = probed.probe else {
         anyhow::bail!(
@@ -101,32 +174,25 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
             node: t.devices.iter().find(|p| p.address == d.pci_address).and_then(|p| p.numa_node),
         })
         .collect();
-    if a.probe {
-        let none = Measured { points: &[], contention: &[], warnings: &[], stopped: None };
-        return finish(g, &t, Some(&probe), &gpu_nodes, &none);
-    }
-    let _lock = record::take_lock(a.save.wait, g.quiet, &stop)?;
-    let rec = match a.save.saving() {
-        true => Some(Recording::open(g, &record::new_run(&root, Some(&t), a.save.label.clone()))?),
-        false => None,
-    };
-    let request = Request {
-        gpus: gpus.clone(),
-        nodes,
-        directions: a.directions.clone(),
-        sizes: a.sizes.clone(),
-        reps: a.reps as u32,
-        no_together: a.no_together,
-    };
-    let plan = Plan::of(&request, &allowed, &t);
+    Ok((probe, gpus, gpu_nodes))
+}
+
+/// Runs the plan in the helper: each point saved as it arrives and told
+/// on a terminal, the helper's warnings passed on.
+fn measure(
+    g: &Invocation,
+    plan: &Plan,
+    probe: &Probe,
+    rec: Option<&Recording>,
+) -> Result<gpu::launch::Session, gpu::GpuError> {
     let total = plan.points();
     let verbose = !g.quiet && std::io::stderr().is_terminal();
     let mut done = 0usize;
-    let s = gpu::launch::run("measure", Some(&plan), |m| match m {
+    gpu::launch::run("measure", Some(plan), |m| match m {
         Message::Point(p) => {
             done += 1;
-            if let Some(rec) = &rec {
-                rec.save(&stored(p, &probe).into());
+            if let Some(rec) = rec {
+                rec.save(&stored(p, probe).into());
             }
             if verbose {
                 let with = match p.together.len() {
@@ -143,58 +209,19 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
                 );
             }
         }
-        Message::Warning { text } => output::warn(g.quiet, &format!("gpu: {text}")),
+        Message::Warning { text } => g.warn(&format!("gpu: {text}")),
         _ => {}
-    });
-    let s = match s {
-        Ok(s) => s,
-        Err(e) => {
-            if let Some(rec) = rec {
-                rec.finish(Outcome::Failed(e.to_string()))?;
-            }
-            return Err(e.into());
-        }
-    };
-    let stopped = if stop.is_stopped() {
-        Some("interrupted (Ctrl-C)".to_string())
-    } else {
-        s.stopped.clone()
-    };
-    if let Some(rec) = rec {
-        let outcome = match (&stopped, stop.is_stopped()) {
-            (_, true) => Outcome::Interrupted,
-            (Some(why), _) if !s.points.is_empty() => Outcome::Incomplete(why.clone()),
-            (Some(why), _) => Outcome::Failed(why.clone()),
-            (None, _) => Outcome::Complete,
-        };
-        rec.finish(outcome)?.tell(g.quiet);
-    }
-    let copies: Vec<GpuCopy> = s.points.iter().map(|p| stored(p, &probe)).collect();
-    let mut contention = Vec::new();
-    let mut stopped = stopped;
-    if a.contention && stopped.is_none() {
-        if let Err(e) = measure_contention(&t, &allowed, &plan, &probe, g, &stop, &mut contention) {
-            stopped = Some(format!("contention: {e}"));
-        }
-    }
-    finish(
-        g,
-        &t,
-        s.probe.as_ref().or(Some(&probe)),
-        &gpu_nodes,
-        &Measured {
-            points: &copies,
-            contention: &contention,
-            warnings: &s.warnings,
-            stopped: stopped.as_deref(),
-        },
-    )?;
-    match stopped {
-        Some(why) if s.points.is_empty() => anyhow::bail!("gpu: {why}"),
-        Some(why) => {
-            anyhow::bail!("gpu: stopped after {} of {total} points: {why}", s.points.len())
-        }
-        None => Ok(()),
+    })
+}
+
+/// How the saved run ends: interrupted by a signal, incomplete when the
+/// helper stopped after some points, failed when before any.
+fn outcome(stopped: Option<&str>, by_signal: bool, no_points: bool) -> Outcome {
+    match (stopped, by_signal) {
+        (_, true) => Outcome::Interrupted,
+        (Some(why), _) if !no_points => Outcome::Incomplete(why.to_string()),
+        (Some(why), _) => Outcome::Failed(why.to_string()),
+        (None, _) => Outcome::Complete,
     }
 }
 
@@ -229,7 +256,7 @@ struct Measured<'a> {
 }
 
 fn finish(
-    g: &Global,
+    g: &Invocation,
     t: &Topology,
     probe: Option<&Probe>,
     gpu_nodes: &[GpuNode],
@@ -259,10 +286,7 @@ fn finish(
         warnings,
         stopped,
     };
-    if g.json {
-        return output::json(&output::Versioned::new(output::schema::GPU, &doc));
-    }
-    output::emit(&gpu_text::render(&doc, output::table_style()))
+    g.answer(output::schema::GPU, &doc, |style| gpu_text::render(&doc, style))
 }
 
 /// `--contention`: for each node with CPUs and each direction, one chase
@@ -274,7 +298,7 @@ fn measure_contention(
     allowed: &place::Allowed,
     plan: &Plan,
     probe: &Probe,
-    g: &Global,
+    g: &Invocation,
     stop: &events::StopFlag,
     out: &mut Vec<Contention>,
 ) -> anyhow::Result<()> {
@@ -284,10 +308,10 @@ fn measure_contention(
     let opts = ChaseOpts::default();
     for node in &plan.nodes {
         let Ok(cpus) = allowed.check_cpu_node(node.node, t) else {
-            output::warn(
-                g.quiet,
-                &format!("gpu: contention: node {} has no CPU you may use: left out", node.node),
-            );
+            g.warn(&format!(
+                "gpu: contention: node {} has no CPU you may use: left out",
+                node.node
+            ));
             continue;
         };
         let list: Vec<u32> = cpus.iter().collect();
@@ -317,7 +341,7 @@ fn measure_contention(
             let (s, during) =
                 gpu::launch::stream(&stream_plan, || lat::point(t, &at, &opts, &ctx))?;
             for w in &s.warnings {
-                output::warn(g.quiet, &format!("gpu: {w}"));
+                g.warn(&format!("gpu: {w}"));
             }
             if let Some(why) = s.stopped {
                 anyhow::bail!("the GPUs stopped copying: {why}");

@@ -13,11 +13,11 @@ use results::placement::PlacementStatus;
 use serde::Serialize;
 use topo::{CpuSet, SysRoot, Topology};
 
-use crate::cli::Global;
 use crate::grammar;
+use crate::invocation::Invocation;
 use crate::output;
 use crate::progress::Bars;
-use crate::record::{self, Outcome, Recording, SaveArgs, Saving};
+use crate::record::{Outcome, SaveArgs, Saving};
 use crate::usage;
 
 /// `--load` (the first version's flag, kept hidden): one mix.
@@ -90,7 +90,7 @@ pub struct Args {
     /// Pages of the chased buffer (default 4k: a known page size, THP
     /// refused, so the TLB grouping below means what it says; `default` is
     /// not taken).
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "4k")]
+    #[arg(long, value_name = "PAGES", value_parser = grammar::closed::pages(), default_value = "4k")]
     pub pages: PageKind,
     /// Base (4 KiB) pages per TLB group: the chase finishes a group before the next.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = grammar::tlb_pages)]
@@ -274,23 +274,50 @@ struct ReportDoc<'a, R: Serialize> {
     impossible: Vec<analysis::impossible::Impossible>,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     let size = validate(&args)?;
     let declared = args.declare.resolve()?;
     let root = SysRoot::live();
     let topo = Topology::discover(&root)?;
     let stop = crate::signal::stop_flag();
     let bars = Bars::new(g.quiet);
+    let (exp, timing, opts) = plan(&args, size, &root, &topo)?;
+    if let Experiment::PerCpuSweep(spec) = &exp {
+        check_sweep(&args, g, &topo, spec, &opts, &timing)?;
+    }
+    bench::counting::request(args.counters);
+    let _lock = g.take_lock(args.save.wait, &stop)?;
+    let rec = g.record(args.save.saving() || !declared.is_empty(), || {
+        crate::declare::new_run(&root, Some(&topo), args.save.label.clone(), &declared)
+    })?;
+    let saving = Saving { rec: rec.as_ref(), next: &bars };
+    let ctx = Ctx { observer: &saving, stop: &stop, timing };
+    let outcome = lat::experiment::run(&topo, &exp, &opts, &ctx);
+    let stopped = stop.is_stopped();
+    if let Some(rec) = rec {
+        rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
+    }
+    render(&args, g, &topo, &outcome?, stopped)
+}
+
+/// The experiment the flags chose on this machine, its timing and the
+/// chase's options.
+fn plan(
+    args: &Args,
+    size: Option<u64>,
+    root: &SysRoot,
+    topo: &Topology,
+) -> anyhow::Result<(Experiment, lat::Timing, ChaseOpts)> {
     let load_cpus = match &args.load_cpus {
         Some(spec) => Some(
-            place::Allowed::current(&root)?
-                .resolve_cpus(&spec.to_string(), &topo)
+            place::Allowed::current(root)?
+                .resolve_cpus(&spec.to_string(), topo)
                 .context("--load-cpus")?,
         ),
         None => None,
     };
     let pairs = args.pairs.as_deref().map(parse_pairs).transpose().map_err(anyhow::Error::msg)?;
-    let exp = experiment(&args, load_cpus, pairs);
+    let exp = experiment(args, load_cpus, pairs);
     let mut timing = exp.default_timing();
     if let Some(n) = args.samples {
         timing.samples = n;
@@ -307,57 +334,57 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     // an explicit --stride is used everywhere, the sweep's cache sizes too
     let opts = args.stride.map_or(opts, |s| opts.with_stride(s));
+    Ok((exp, timing, opts))
+}
 
-    if let Experiment::PerCpuSweep(spec) = &exp {
-        // the plan first: how many points and how long, refused past an
-        // hour unless --yes
-        let plan = lat::per_cpu_sweep::plan(&topo, spec, &opts, &timing)?;
-        let text = lat::per_cpu_sweep::plan_text(&plan);
-        if plan.estimate_s > lat::per_cpu_sweep::LONG_SWEEP.as_secs_f64() && !args.yes {
-            usage!("{text}: over an hour; lower --max-cpus, --size or --sizes, or give --yes");
-        }
-        if !g.quiet {
-            eprintln!("{text}");
-        }
+/// The per-CPU sweep's plan first: how many points and how long, refused
+/// past an hour unless --yes, else said on stderr.
+fn check_sweep(
+    args: &Args,
+    g: &Invocation,
+    topo: &Topology,
+    spec: &lat::PerCpuSweepSpec,
+    opts: &ChaseOpts,
+    timing: &lat::Timing,
+) -> anyhow::Result<()> {
+    let plan = lat::per_cpu_sweep::plan(topo, spec, opts, timing)?;
+    let text = lat::per_cpu_sweep::plan_text(&plan);
+    if plan.estimate_s > lat::per_cpu_sweep::LONG_SWEEP.as_secs_f64() && !args.yes {
+        usage!("{text}: over an hour; lower --max-cpus, --size or --sizes, or give --yes");
     }
-    bench::counting::request(args.counters);
-    let _lock = record::take_lock(args.save.wait, g.quiet, &stop)?;
-    let rec = match args.save.saving() || !declared.is_empty() {
-        true => Some(Recording::open(
-            g,
-            &crate::declare::new_run(&root, Some(&topo), args.save.label.clone(), &declared),
-        )?),
-        false => None,
-    };
-    let saving = Saving { rec: rec.as_ref(), next: &bars };
-    let ctx = Ctx { observer: &saving, stop: &stop, timing };
-    let outcome = lat::experiment::run(&topo, &exp, &opts, &ctx);
-    let stopped = stop.is_stopped();
-    if let Some(rec) = rec {
-        rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
+    if !g.quiet {
+        eprintln!("{text}");
     }
-    let measured = outcome?;
+    Ok(())
+}
+
+/// What was measured: the `--json` document, or the table with the
+/// warnings it needs and the counters asked for.
+fn render(
+    args: &Args,
+    g: &Invocation,
+    topo: &Topology,
+    measured: &Measured,
+    stopped: bool,
+) -> anyhow::Result<()> {
     let llc = topo.llc_bytes_for(&topo.online_cpus);
     if g.json {
-        return print_json(&measured, llc, stopped);
+        return print_json(measured, llc, stopped);
     }
-    output::emit(&console::lat::measured(&measured, llc, output::table_style()))?;
-    if let Measured::Loaded(r) = &measured {
+    output::emit(&console::lat::measured(measured, llc, g.style))?;
+    if let Measured::Loaded(r) = measured {
         let misplaced = |p: &results::lat::LoadedPoint| {
             p.load_placement.as_ref().is_some_and(|l| l.status == PlacementStatus::Mismatch)
         };
         if r.points.first().is_some_and(misplaced) {
-            output::warn(g.quiet, "the load threads' buffers are not all on the node");
+            g.warn("the load threads' buffers are not all on the node");
         }
     }
     if stopped {
-        output::warn(
-            g.quiet,
-            &format!("stopped by {}: showing what was measured", crate::signal::cause()),
-        );
+        g.warn(&format!("stopped by {}: showing what was measured", crate::signal::cause()));
     }
     if args.counters {
-        print_counters(&measured, g)?;
+        print_counters(measured, g)?;
     }
     Ok(())
 }
@@ -389,16 +416,15 @@ fn print_json(m: &Measured, llc_bytes: Option<u64>, interrupted: bool) -> anyhow
 
 /// The counters of the chase points (`--counters`); loaded latency and
 /// core-to-core results carry none, and say so.
-fn print_counters(m: &Measured, g: &Global) -> anyhow::Result<()> {
+fn print_counters(m: &Measured, g: &Invocation) -> anyhow::Result<()> {
     let Some(points) = m.chase_points() else {
-        output::warn(
-            g.quiet,
+        g.warn(
             "--counters: recorded for chase points (point, matrix, sweep, per-cpu); \
              loaded latency and core-to-core results carry none",
         );
         return Ok(());
     };
-    output::emit(&console::lat::counters(&points, output::table_style()))
+    output::emit(&console::lat::counters(&points, g.style))
 }
 
 /// The experiment the flags chose.

@@ -10,8 +10,8 @@ use results::pages::PageKind;
 use topo::NodeSet;
 use topo::{SysRoot, Topology};
 
-use crate::cli::Global;
 use crate::grammar;
+use crate::invocation::Invocation;
 use crate::output;
 use crate::usage;
 
@@ -35,7 +35,7 @@ pub struct Args {
     pub size: u64,
     /// Pages of the buffer (default: what the kernel gives, which is what
     /// this command shows).
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "default")]
+    #[arg(long, value_name = "PAGES", value_parser = crate::grammar::closed::pages(), default_value = "default")]
     pub pages: PageKind,
     /// How the policy is applied: `range` (mbind on the buffer) or
     /// `thread` (set_mempolicy on the touching thread).
@@ -112,11 +112,21 @@ fn lift(e: PlaceError) -> anyhow::Error {
     anyhow::Error::new(e)
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     // Flags first (ripgrep's low-level args), then the plan once the
     // machine is known.
-    let size = args.size;
-    let kind = args.pages;
+    let policy_name = validate(&args)?;
+    let _lock = g.take_lock(args.wait, &crate::signal::stop_flag())?;
+    let root = SysRoot::live();
+    let topo = Topology::discover(&root).context("reading the machine's topology")?;
+    let allowed = Allowed::current(&root).map_err(lift)?;
+    let spec = plan(&args, policy_name, &topo, &allowed)?;
+    let report = place::probe(&root, &topo, allowed, &spec).map_err(lift)?;
+    render(g, &report)
+}
+
+/// Checks the flags against each other; returns the policy's name.
+fn validate(args: &Args) -> anyhow::Result<&'static str> {
     let policy_name = match (&args.policy, &args.mem_nodes) {
         (Some(p), _) => p.name(),
         (None, Some(_)) => "bind",
@@ -129,16 +139,20 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     if !needs_nodes && args.mem_nodes.is_some() {
         usage!("--policy {policy_name} takes no --mem-nodes");
     }
-    if usize::try_from(size).is_err() {
-        usage!("--size {size}: too large for this machine's address space");
+    if usize::try_from(args.size).is_err() {
+        usage!("--size {}: too large for this machine's address space", args.size);
     }
+    Ok(policy_name)
+}
 
-    let _lock = crate::record::take_lock(args.wait, g.quiet, &crate::signal::stop_flag())?;
-    let root = SysRoot::live();
-    let topo = Topology::discover(&root).context("reading the machine's topology")?;
-    let allowed = Allowed::current(&root).map_err(lift)?;
-
-    // The flags that need the machine: nodes, policy, expectation.
+/// The probe the flags ask for, with the flags that need the machine
+/// resolved: nodes, policy, expectation.
+fn plan(
+    args: &Args,
+    policy_name: &str,
+    topo: &Topology,
+    allowed: &Allowed,
+) -> anyhow::Result<ProbeSpec> {
     let pin = match (args.cpu, args.cpu_node) {
         (Some(cpu), _) => Pin::Cpu(cpu),
         (None, Some(node)) => Pin::CpuNode(node),
@@ -146,7 +160,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     };
     let nodes = match &args.mem_nodes {
         Some(spec) => {
-            allowed.resolve_mem_nodes(spec, &topo).map_err(|e| lift_flag("--mem-nodes", e))?
+            allowed.resolve_mem_nodes(spec, topo).map_err(|e| lift_flag("--mem-nodes", e))?
         }
         None => NodeSet::new(),
     };
@@ -162,11 +176,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let spec = ProbeSpec {
+    Ok(ProbeSpec {
         pin,
         policy,
-        size_bytes: size,
-        pages: kind,
+        size_bytes: args.size,
+        pages: args.pages,
         via: match args.via {
             Via::Range => place::Via::Range,
             Via::Thread => place::Via::Thread,
@@ -175,22 +189,24 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
         threshold: args.threshold,
         spread_tolerance: args.spread_tolerance,
         samples: args.samples,
-    };
-    let report = place::probe(&root, &topo, allowed, &spec).map_err(lift)?;
+    })
+}
+
+/// The probe's report with its warnings; a failed check fails the command.
+fn render(g: &Invocation, report: &place::ProbeReport) -> anyhow::Result<()> {
     if let Some(note) = &report.fallback {
-        output::warn(g.quiet, note);
+        g.warn(note);
     }
     if report.numa_balancing_enabled == Some(true) {
-        output::warn(
-            g.quiet,
+        g.warn(
             "numa_balancing is on: the kernel may migrate pages during the run \
              (bind is not migrated off-node; the check below sees the result)",
         );
     }
     if g.json {
-        output::json(&report)?;
+        output::json(report)?;
     } else {
-        output::emit(&console::place::render(&report, output::table_style())?)?;
+        output::emit(&console::place::render(report, g.style)?)?;
     }
     if !report.ok {
         anyhow::bail!(

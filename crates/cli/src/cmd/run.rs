@@ -11,10 +11,10 @@ use results::Record;
 use store::{RunId, RunStatus};
 use topo::{SysRoot, Topology};
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::output;
 use crate::progress::Bars;
-use crate::record::{self, Outcome, Recording, Saving};
+use crate::record::{Outcome, Recording, Saving};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
     /// Workload profile for the settings audit.
-    #[arg(long, default_value = "general", value_name = "PROFILE", value_enum)]
+    #[arg(long, default_value = "general", value_name = "PROFILE",
+          value_parser = crate::grammar::closed::profile())]
     pub profile: audit::Profile,
     /// Print the plan and its time estimate, measure nothing.
     #[arg(long)]
@@ -42,10 +43,10 @@ pub struct Args {
     #[arg(long)]
     pub wait: bool,
     /// Run only these steps (comma-separated, as the plan names them).
-    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_enum)]
+    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_parser = crate::grammar::closed::step())]
     pub only: Vec<StepName>,
     /// Leave these steps out (same names as --only).
-    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_enum)]
+    #[arg(long, value_delimiter = ',', value_name = "STEPS", value_parser = crate::grammar::closed::step())]
     pub skip: Vec<StepName>,
     /// Folder for the reports (default: `reports/` beside the database);
     /// they are named `run-ID-UUID8.html` and `.md`.
@@ -63,7 +64,8 @@ pub struct Args {
     /// Stores of the bandwidth kernels: nt (non-temporal), regular, or
     /// auto (nt when available), as `bw --stores`. `regular` gives the
     /// figure a gcc-built STREAM gives.
-    #[arg(long, value_name = "STORES", value_enum, default_value = "auto")]
+    #[arg(long, value_name = "STORES", value_parser = crate::grammar::closed::stores(),
+          default_value = "auto")]
     pub stores: bench::bw::StoreMode,
     /// Theoretical peak of one memory node in GB/s (channels x MT/s x 8
     /// bytes), recorded with every bandwidth result and shown as "% of
@@ -108,8 +110,8 @@ fn can_write_in(dir: &Path) -> std::io::Result<()> {
 /// writing the reports would) and `--textfile`'s. A folder the user named
 /// is a usage error (exit 2); the default beside the database is the
 /// environment's (exit 1).
-fn check_outputs(a: &Args, g: &Global) -> anyhow::Result<()> {
-    let db = crate::cmd::store::db_path(g)?;
+fn check_outputs(a: &Args, g: &Invocation) -> anyhow::Result<()> {
+    let db = g.db_path()?;
     // A device or a FIFO named as the database: refused before a reports
     // folder is made beside it.
     store::Store::check_path(&db)?;
@@ -148,7 +150,7 @@ fn budget(a: &Args) -> Budget {
     }
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     let declared = a.declare.resolve()?;
     let topo = crate::cmd::topo::discover(a.root.as_deref())?;
     let root = match &a.root {
@@ -157,33 +159,17 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     };
     // The run records the topology, these warnings with it.
     for w in &topo.warnings {
-        output::warn(g.quiet, &w.to_string());
+        g.warn(&w.to_string());
     }
-    let budget = budget(&a);
-    let facts = MachineFacts {
-        weighted_interleave: place::policy_support(&root).weighted_interleave,
-        peak_gbs_per_node: a
-            .peak_gbs
-            .or_else(|| audit::smbios::peak_gbs_per_dram_node(&root, &topo)),
-        stores: a.stores,
-        link_gbs: crate::cmd::bw::link_gbs(&declared)?,
-    };
-    let mut plan = SuitePlan::for_topology(&topo, budget, &facts);
-    if let Err(e) = plan.select(&a.only, &a.skip) {
-        crate::usage!("{e}");
-    }
-
+    let plan = plan(&a, &root, &topo, &declared)?;
     // The plan goes where the user reads: stdout for people, stderr when
     // stdout carries JSON.
     // The load now: the estimate says what it assumed.
-    let load = run_text::Load {
-        average: topo::load::load_average(&root).ok().flatten(),
-        cpus: topo.cpus.len(),
-    };
-    let plan_out = run_text::plan(&topo, &plan, load, output::table_style());
+    let load = load_now(&root, &topo);
+    let plan_out = run_text::plan(&topo, &plan, load, g.style);
     if a.dry_run {
         if g.json {
-            let doc = run_text::PlanDoc::of(budget, &plan, load);
+            let doc = run_text::PlanDoc::of(budget(&a), &plan, load);
             return output::json_sorted(&output::Versioned::new(output::schema::RUN, &doc));
         }
         return output::emit(&plan_out);
@@ -197,34 +183,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     } else {
         output::emit(&plan_out)?;
     }
-
     let stop = crate::signal::stop_flag();
-    let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
-
-    let mut summaries = Vec::new();
-    let mut not_complete = Vec::new();
-    for i in 1..=a.repeat {
-        if a.repeat > 1 && !g.quiet {
-            eprintln!(
-                "numaprobe: run {i} of {}{}",
-                a.repeat,
-                a.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default()
-            );
-        }
-        let done = measure_once(&a, g, &root, &topo, &plan, &declared, &stop)?;
-        if done.status != RunStatus::Complete {
-            not_complete.push(format!(
-                "run {} ended {}{}",
-                done.id,
-                done.status,
-                done.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
-            ));
-        }
-        summaries.push(done.doc);
-        if stop.is_stopped() {
-            break;
-        }
-    }
+    let _lock = g.take_lock(a.wait, &stop)?;
+    let measured = Measure { a: &a, g, root: &root, topo: &topo, plan: &plan, declared: &declared };
+    let (summaries, not_complete) = measured.repeat(&stop)?;
     if g.json {
         if a.repeat == 1 {
             output::json_sorted(&output::Versioned::new(output::schema::RUN, &summaries[0]))?;
@@ -243,6 +205,32 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The suite the flags ask for on this machine: the budget's steps,
+/// then `--only` and `--skip`.
+fn plan(
+    a: &Args,
+    root: &SysRoot,
+    topo: &Topology,
+    declared: &audit::declared::Declared,
+) -> anyhow::Result<SuitePlan> {
+    let facts = MachineFacts {
+        weighted_interleave: place::policy_support(root).weighted_interleave,
+        peak_gbs_per_node: a.peak_gbs.or_else(|| audit::smbios::peak_gbs_per_dram_node(root, topo)),
+        stores: a.stores,
+        link_gbs: crate::cmd::bw::link_gbs(declared)?,
+    };
+    let mut plan = SuitePlan::for_topology(topo, budget(a), &facts);
+    if let Err(e) = plan.select(&a.only, &a.skip) {
+        crate::usage!("{e}");
+    }
+    Ok(plan)
+}
+
+/// The machine's load now, which the estimate assumed.
+fn load_now(root: &SysRoot, topo: &Topology) -> run_text::Load {
+    run_text::Load { average: topo::load::load_average(root).ok().flatten(), cpus: topo.cpus.len() }
+}
+
 /// What one measured run leaves for the caller.
 struct Done {
     id: RunId,
@@ -252,55 +240,132 @@ struct Done {
     doc: run_text::RunDoc,
 }
 
-/// One complete run: record, audit, measure, report, print the summary.
-fn measure_once(
-    a: &Args,
-    g: &Global,
-    root: &SysRoot,
-    topo: &Topology,
-    plan: &SuitePlan,
-    declared: &audit::declared::Declared,
-    stop: &events::StopFlag,
-) -> anyhow::Result<Done> {
-    let budget = budget(a);
-    // The load before measuring, for the estimate the summary sets beside
-    // the time taken.
-    let load = run_text::Load {
-        average: topo::load::load_average(root).ok().flatten(),
-        cpus: topo.cpus.len(),
-    };
-    let profile = a.profile;
-    let settings = audit::Settings::read(root);
-    let memory = audit::smbios::read(root);
-    let mut new = crate::declare::new_run(root, Some(topo), a.label.clone(), declared);
-    // A property of the run, not a setting: outside the config fingerprint.
-    new.config.budget = Some(budget.name().to_string());
-    let machine_fingerprint = new.machine.fingerprint.clone();
-    let config_fingerprint = new.config.fingerprint.clone();
-    let rec = Recording::open(g, &new)?;
-    let run = rec.run();
-    let db_path = rec.path().to_path_buf();
+/// Everything a run is measured with, for each of `--repeat`'s runs.
+struct Measure<'a> {
+    a: &'a Args,
+    g: &'a Invocation,
+    root: &'a SysRoot,
+    topo: &'a Topology,
+    plan: &'a SuitePlan,
+    declared: &'a audit::declared::Declared,
+}
 
-    // Settings audit first: it is instant and its findings belong to the run.
-    let findings = audit::Report::from_parts(
-        "/".into(),
-        topo,
-        settings,
-        memory,
-        audit::Evidence::default(),
-        profile,
-    );
-    for f in &findings.findings {
-        rec.save(&Record::from(f.clone()));
+impl Measure<'_> {
+    /// `--repeat` runs back to back (fewer when stopped): each run's
+    /// document, and what each run that did not complete said.
+    fn repeat(
+        &self,
+        stop: &events::StopFlag,
+    ) -> anyhow::Result<(Vec<run_text::RunDoc>, Vec<String>)> {
+        let (a, g) = (self.a, self.g);
+        let mut summaries = Vec::new();
+        let mut not_complete = Vec::new();
+        for i in 1..=a.repeat {
+            if a.repeat > 1 && !g.quiet {
+                eprintln!(
+                    "numaprobe: run {i} of {}{}",
+                    a.repeat,
+                    a.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default()
+                );
+            }
+            let done = self.once(stop)?;
+            if done.status != RunStatus::Complete {
+                not_complete.push(format!(
+                    "run {} ended {}{}",
+                    done.id,
+                    done.status,
+                    done.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+                ));
+            }
+            summaries.push(done.doc);
+            if stop.is_stopped() {
+                break;
+            }
+        }
+        Ok((summaries, not_complete))
     }
 
-    let bars = Bars::new(g.quiet);
-    let started = Instant::now();
-    let outcome = bench::suite::execute(topo, plan, &Saving { rec: Some(&rec), next: &bars }, stop);
-    let elapsed = started.elapsed();
+    /// One complete run: record, audit, measure, report, print the summary.
+    fn once(&self, stop: &events::StopFlag) -> anyhow::Result<Done> {
+        let Measure { a, g, root, topo, plan, declared } = *self;
+        let budget = budget(a);
+        // The load before measuring, for the estimate the summary sets beside
+        // the time taken.
+        let load = load_now(root, topo);
+        let settings = audit::Settings::read(root);
+        let memory = audit::smbios::read(root);
+        let mut new = crate::declare::new_run(root, Some(topo), a.label.clone(), declared);
+        // A property of the run, not a setting: outside the config fingerprint.
+        new.config.budget = Some(budget.name().to_string());
+        let fingerprints = (new.machine.fingerprint.clone(), new.config.fingerprint.clone());
+        let rec = Recording::open(g, &new)?;
+        let run = rec.run();
+        let db_path = rec.path().to_path_buf();
 
-    let interrupted = outcome.interrupted;
-    let end = if interrupted {
+        // Settings audit first: it is instant and its findings belong to the run.
+        let findings = audit::Report::from_parts(
+            "/".into(),
+            topo,
+            settings,
+            memory,
+            audit::Evidence::default(),
+            a.profile,
+        );
+        for f in &findings.findings {
+            rec.save(&Record::from(f.clone()));
+        }
+
+        let bars = Bars::new(g.quiet);
+        let started = Instant::now();
+        let outcome =
+            bench::suite::execute(topo, plan, &Saving { rec: Some(&rec), next: &bars }, stop);
+        let elapsed = started.elapsed();
+        // The audit findings were saved through the recording too.
+        let done = rec.finish(end_of(&outcome))?;
+        let (db, status, message, saved) = (done.db, done.status, done.message, done.saved);
+
+        let loaded = db.load_run(run)?;
+        let (html, md, textfile) = write_outputs(a, &loaded, &db_path)?;
+        let doc = run_text::RunDoc {
+            run,
+            id: run,
+            uuid: loaded.summary.uuid.clone(),
+            label: a.label.clone(),
+            declared: declared.clone(),
+            status,
+            complete: status == RunStatus::Complete,
+            message: message.clone(),
+            budget,
+            machine: loaded.summary.machine.clone(),
+            machine_fingerprint: fingerprints.0,
+            config_hash: loaded.summary.config_hash.clone(),
+            config_fingerprint: fingerprints.1,
+            elapsed_s: elapsed.as_secs_f64(),
+            estimate_s: plan.estimate().as_secs_f64(),
+            results: saved,
+            audit: findings.counts.clone(),
+            metrics: run_text::metric_docs(&loaded),
+            report_html: html,
+            report_md: md,
+            textfile,
+            db: db_path,
+            hmat: report::hmat::pairs_of_run(&loaded),
+            impossible: analysis::impossible::of_run(&analysis::data::RunData::of(&loaded)),
+        };
+        if !g.json {
+            output::emit(&run_text::summary(&doc, &loaded, elapsed, plan.estimate(), load))?;
+        }
+        if outcome.interrupted && !g.quiet {
+            eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
+        }
+        Ok(Done { id: run, status, message, doc })
+    }
+}
+
+/// How the saved run ends: interrupted, incomplete with the steps that
+/// failed, or complete.
+fn end_of(outcome: &bench::suite::SuiteOutcome) -> Outcome {
+    if outcome.interrupted {
         Outcome::Interrupted
     } else if !outcome.failed.is_empty() {
         let failed: Vec<String> =
@@ -308,52 +373,23 @@ fn measure_once(
         Outcome::Incomplete(format!("{} step(s) failed: {}", failed.len(), failed.join("; ")))
     } else {
         Outcome::Complete
-    };
-    let done = rec.finish(end)?;
-    // The audit findings were saved through the recording too.
-    let (db, status, message, saved) = (done.db, done.status, done.message, done.saved);
+    }
+}
 
-    let loaded = db.load_run(run)?;
-    let (html, md) = report::write_run_reports(&loaded, &report_dir(a, &db_path))?;
+/// The run's reports (HTML and Markdown) and its `--textfile`, written
+/// from the saved run; their paths.
+fn write_outputs(
+    a: &Args,
+    loaded: &store::LoadedRun,
+    db_path: &Path,
+) -> anyhow::Result<(PathBuf, PathBuf, Option<PathBuf>)> {
+    let (html, md) = report::write_run_reports(loaded, &report_dir(a, db_path))?;
     let textfile = match &a.textfile {
         Some(d) => Some(write_textfile(
             d,
-            &report::export::openmetrics::render(std::slice::from_ref(&loaded)),
+            &report::export::openmetrics::render(std::slice::from_ref(loaded)),
         )?),
         None => None,
     };
-
-    let doc = run_text::RunDoc {
-        run,
-        id: run,
-        uuid: loaded.summary.uuid.clone(),
-        label: a.label.clone(),
-        declared: declared.clone(),
-        status,
-        complete: status == RunStatus::Complete,
-        message: message.clone(),
-        budget,
-        machine: loaded.summary.machine.clone(),
-        machine_fingerprint,
-        config_hash: loaded.summary.config_hash.clone(),
-        config_fingerprint,
-        elapsed_s: elapsed.as_secs_f64(),
-        estimate_s: plan.estimate().as_secs_f64(),
-        results: saved,
-        audit: findings.counts.clone(),
-        metrics: run_text::metric_docs(&loaded),
-        report_html: html,
-        report_md: md,
-        textfile,
-        db: db_path,
-        hmat: report::hmat::pairs_of_run(&loaded),
-        impossible: analysis::impossible::of_run(&analysis::data::RunData::of(&loaded)),
-    };
-    if !g.json {
-        output::emit(&run_text::summary(&doc, &loaded, elapsed, plan.estimate(), load))?;
-    }
-    if interrupted && !g.quiet {
-        eprintln!("numaprobe: run {run} is saved as incomplete with what it measured");
-    }
-    Ok(Done { id: run, status, message, doc })
+    Ok((html, md, textfile))
 }

@@ -11,9 +11,9 @@ use console::scan as scan_text;
 use results::pages::PageKind;
 use topo::{SysRoot, Topology};
 
-use crate::cli::Global;
 use crate::grammar;
-use crate::{output, record, usage};
+use crate::invocation::Invocation;
+use crate::usage;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  numaprobe scan --mem-node 0\n  \
@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = grammar::scan_reps)]
     pub reps: usize,
     /// Pages for the chunks.
-    #[arg(long, value_name = "PAGES", value_enum, default_value = "thp")]
+    #[arg(long, value_name = "PAGES", value_parser = crate::grammar::closed::pages(), default_value = "thp")]
     pub pages: PageKind,
     /// Wait for another measuring numaprobe to finish instead of refusing.
     #[arg(long)]
@@ -62,19 +62,36 @@ pub(crate) fn total(s: &str) -> Result<Total, String> {
     }
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     let root = SysRoot::live();
     let t = Topology::discover(&root)?;
-    let allowed = place::Allowed::current(&root)?;
+    let (spec, sized) = plan(&a, g, &root, &t)?;
+    let stop = crate::signal::stop_flag();
+    let _lock = g.take_lock(a.wait, &stop)?;
+    let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
+    let got = scan::run(&spec, &obs, &stop)?;
+    render(g, &spec, &sized, &got, stop.is_stopped())
+}
+
+/// The scan the flags ask for on this machine: the nodes checked against
+/// what this process may use, the reading CPUs and the chunks sized to
+/// what the node can spare (said on stderr when the sizing changed them).
+fn plan(
+    a: &Args,
+    g: &Invocation,
+    root: &SysRoot,
+    t: &Topology,
+) -> anyhow::Result<(ScanSpec, scan::Sizing)> {
+    let allowed = place::Allowed::current(root)?;
     let node: topo::NodeSet = [a.mem_node].into_iter().collect();
-    if let Err(e) = allowed.check_mem_nodes(&node, &t) {
+    if let Err(e) = allowed.check_mem_nodes(&node, t) {
         usage!("--mem-node {}: {e}", a.mem_node);
     }
-    let cpu_node = match a.cpu_node.or_else(|| scan::nearest_cpu_node(&t, a.mem_node)) {
+    let cpu_node = match a.cpu_node.or_else(|| scan::nearest_cpu_node(t, a.mem_node)) {
         Some(n) => n,
         None => usage!("no node with CPUs to read node {} from", a.mem_node),
     };
-    let usable = match allowed.check_cpu_node(cpu_node, &t) {
+    let usable = match allowed.check_cpu_node(cpu_node, t) {
         Ok(c) => c,
         Err(e) => usage!("--cpu-node {cpu_node}: {e}"),
     };
@@ -85,63 +102,61 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
         }
         cpus.truncate(n);
     }
-    let mem = place::node_memory(&root, a.mem_node)
+    let mem = place::node_memory(root, a.mem_node)
         .with_context(|| format!("reading node {}'s free memory", a.mem_node))?;
     let page = place::base_page_size() as u64;
     let sized = match scan::sizing(&mem, a.size, a.chunk, cpus.len(), page) {
         Ok(s) => s,
         Err(e) => usage!("{e}"),
     };
-    let (chunk, chunks, spare) = (sized.chunk_bytes, sized.chunks, sized.spare_bytes);
     if let Some(w) = &sized.smaller_chunk {
-        output::warn(g.quiet, w);
+        g.warn(w);
     }
     if let Some(w) = sized.left_over.as_deref().filter(|_| !g.quiet && !g.json) {
-        output::warn(g.quiet, w);
+        g.warn(w);
     }
-    let physical = is_root();
     let spec = ScanSpec {
         mem_node: a.mem_node,
-        cpus: cpus.clone(),
-        chunks,
-        chunk_bytes: chunk,
+        cpus,
+        chunks: sized.chunks,
+        chunk_bytes: sized.chunk_bytes,
         reps: a.reps,
         pages: a.pages,
-        physical,
+        physical: is_root(),
     };
-    let stop = crate::signal::stop_flag();
-    let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
-    let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-    let got = scan::run(&spec, &obs, &stop)?;
-    let interrupted = stop.is_stopped();
-    let verdict = scan::verdict(&got);
-    let cpu_set: topo::CpuSet = cpus.iter().copied().collect();
+    Ok((spec, sized))
+}
+
+/// What was scanned, as the `--json` document or the table.
+fn render(
+    g: &Invocation,
+    spec: &ScanSpec,
+    sized: &scan::Sizing,
+    got: &[scan::Chunk],
+    interrupted: bool,
+) -> anyhow::Result<()> {
+    let (chunk, chunks) = (sized.chunk_bytes, sized.chunks);
+    let cpu_set: topo::CpuSet = spec.cpus.iter().copied().collect();
     let doc = scan_text::Doc {
         unit: "GB/s = 1e9 bytes/s",
-        mem_node: a.mem_node,
+        mem_node: spec.mem_node,
         cpus: cpu_set.to_list(),
         chunk_bytes: got.first().map_or(chunk, |c| c.bytes),
         chunks_planned: chunks,
         total_bytes: chunk * chunks as u64,
-        spare_bytes: spare,
+        spare_bytes: sized.spare_bytes,
         total_from: sized.total_from,
         interrupted,
         physical: got.iter().any(|c| c.phys.is_some()),
-        chunks: &got,
-        verdict,
+        chunks: got,
+        verdict: scan::verdict(got),
     };
-    if g.json {
-        return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
-    }
-    output::emit(&scan_text::render(&doc, output::table_style()))?;
-    if interrupted {
-        output::warn(
-            g.quiet,
-            &format!(
-                "interrupted: the table holds the chunks measured before {}",
-                crate::signal::cause()
-            ),
-        );
+    g.answer(results::SCHEMA_VERSION, &doc, |style| scan_text::render(&doc, style))?;
+    if interrupted && !g.json {
+        g.warn(&format!(
+            "interrupted: the table holds the chunks measured before {}",
+            crate::signal::cause()
+        ));
     }
     Ok(())
 }

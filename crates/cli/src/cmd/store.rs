@@ -8,7 +8,7 @@ use report::export::{self, Exporter};
 use store::batch::{Import, Step, Stopped};
 use store::{LoadedRun, RunRef, Store, StoreError};
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::output;
 use crate::usage;
 
@@ -106,18 +106,6 @@ pub struct ReportArgs {
     pub brief: bool,
 }
 
-/// The database `--db`/`NUMAPROBE_DB` names, else the default path.
-pub(crate) fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
-    match &g.db {
-        Some(p) => Ok(p.clone()),
-        None => Ok(Store::default_path()?),
-    }
-}
-
-pub(crate) fn open_existing(g: &Global) -> anyhow::Result<Store> {
-    Ok(Store::open_existing(db_path(g)?)?)
-}
-
 /// Resolves a run reference; a reference that names no run is the user's
 /// mistake (exit 2).
 pub(crate) fn resolve(db: &Store, text: &str) -> anyhow::Result<store::RunId> {
@@ -156,11 +144,11 @@ fn load(db: &Store, text: &str) -> anyhow::Result<LoadedRun> {
 /// Loads the run that option `flag` (e.g. `--from-run`) names from the
 /// database; a reference that names no run is a usage error (exit 2)
 /// naming the option and the reference.
-pub(crate) fn load_for(g: &Global, flag: &str, text: &str) -> anyhow::Result<LoadedRun> {
-    let db = open_existing(g)?;
+pub(crate) fn load_for(g: &Invocation, flag: &str, text: &str) -> anyhow::Result<LoadedRun> {
+    let db = g.open_existing()?;
     match resolve(&db, text) {
         Ok(id) => Ok(db.load_run(id)?),
-        Err(e) => match e.downcast_ref::<crate::cli::UsageError>() {
+        Err(e) => match e.downcast_ref::<crate::error::UsageError>() {
             Some(u) => usage!("{flag} {text}: {}", u.0),
             None => Err(e),
         },
@@ -168,8 +156,8 @@ pub(crate) fn load_for(g: &Global, flag: &str, text: &str) -> anyhow::Result<Loa
 }
 
 /// A report table drawn in the house style.
-pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
-    let path = db_path(g)?;
+pub fn list(a: ListArgs, g: &Invocation) -> anyhow::Result<()> {
+    let path = g.db_path()?;
     let runs = match Store::open_existing(&path) {
         Ok(db) => match &a.machine {
             Some(fp) => db.list_runs_for_machine(fp)?,
@@ -185,22 +173,19 @@ pub fn list(a: ListArgs, g: &Global) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::each(output::schema::LIST, &runs));
     }
-    output::emit(&console::store::runs(&runs, &path, output::table_style()))
+    output::emit(&console::store::runs(&runs, &path, g.style))
 }
 
-pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<()> {
-    let db = open_existing(g)?;
+pub fn show(a: ShowArgs, g: &Invocation) -> anyhow::Result<()> {
+    let db = g.open_existing()?;
     let run = load(&db, &a.run)?;
-    if g.json {
-        return output::json(&output::Versioned::new(output::schema::SHOW, &run));
-    }
-    output::emit(&console::store::show(&run, output::table_style()))
+    g.answer(output::schema::SHOW, &run, |style| console::store::show(&run, style))
 }
 
 pub(crate) fn write_out(
     path: Option<&Path>,
     bytes: &[u8],
-    g: &Global,
+    g: &Invocation,
     what: &str,
 ) -> anyhow::Result<()> {
     match path {
@@ -224,7 +209,7 @@ pub(crate) fn write_out(
     }
 }
 
-pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
+pub fn export(a: ExportArgs, g: &Invocation) -> anyhow::Result<()> {
     if a.format == ExportFormat::Parquet && a.output.as_deref().is_none_or(|p| p == Path::new("-"))
     {
         usage!("--format parquet writes three files: give the figures' file with -o FILE.parquet (the runs and settings go beside it, FILE.runs.parquet and FILE.settings.parquet)");
@@ -232,7 +217,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<()> {
     if a.topology.is_some() && a.format != ExportFormat::Hwloc {
         usage!("--topology goes with --format hwloc");
     }
-    let db = open_existing(g)?;
+    let db = g.open_existing()?;
     let mut ids = Vec::new();
     if a.all {
         ids = db.list_runs()?.iter().map(|s| s.id).collect();
@@ -329,9 +314,9 @@ struct ParquetFile<'a> {
 /// Imports each file in its own transaction ([`store::batch`]); a file
 /// skipped with a named error makes the command exit 1 once the others
 /// are imported. Re-importing is idempotent (runs are known by UUID).
-pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
+pub fn import(a: ImportArgs, g: &Invocation) -> anyhow::Result<()> {
     use std::io::IsTerminal;
-    let path = db_path(g)?;
+    let path = g.db_path()?;
     let bar = if !g.quiet && a.files.len() > 1 && std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(a.files.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -386,7 +371,12 @@ pub fn import(a: ImportArgs, g: &Global) -> anyhow::Result<()> {
 }
 
 /// What `import` did, file by file, or as JSON.
-fn print_imports(reports: &[Import], failed: usize, path: &Path, g: &Global) -> anyhow::Result<()> {
+fn print_imports(
+    reports: &[Import],
+    failed: usize,
+    path: &Path,
+    g: &Invocation,
+) -> anyhow::Result<()> {
     if g.json {
         return output::json(&output::Versioned::each(output::schema::IMPORT, reports));
     }
@@ -408,7 +398,7 @@ fn started_order(a: &LoadedRun, b: &LoadedRun) -> std::cmp::Ordering {
     .then(a.summary.id.cmp(&b.summary.id))
 }
 
-pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
+pub fn report(a: ReportArgs, g: &Invocation) -> anyhow::Result<()> {
     if g.json {
         usage!("report writes Markdown or HTML; for JSON use `numaprobe show RUN --json` or `numaprobe compare ... --json`");
     }
@@ -428,7 +418,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<()> {
     if a.brief && format != report::Format::Markdown {
         usage!("--brief writes Markdown only: drop --format html or use a .md file");
     }
-    let db = open_existing(g)?;
+    let db = g.open_existing()?;
     if let Some(bytes) = super::compare::study_report(&db, &a.run, &a.compare, format, a.brief)? {
         return write_out(a.output.as_deref(), &bytes, g, "the report");
     }

@@ -12,9 +12,9 @@ use vary::child::{FnRelay, Launch, RunCommand};
 use vary::journal::{self, StateDir};
 use vary::Plan;
 
-use crate::cli::Global;
 use crate::cmd::compare::{load_study, print_runs, GroupRef};
-use crate::{output, record, signal, usage};
+use crate::invocation::Invocation;
+use crate::{output, signal, usage};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Keys: thp_enabled, thp_defrag, numa_balancing, zone_reclaim_mode, \
@@ -92,7 +92,7 @@ fn must_be_root(why: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     if a.restore {
         return restore(g);
     }
@@ -118,7 +118,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
     if a.dry_run {
         let dry = vary::DryRun::of(&root, &plan, launch.estimate())?;
         if let Some(w) = &dry.undecidable {
-            output::warn(g.quiet, w);
+            g.warn(w);
         }
         if g.json {
             return json(&console::study::doc::PlanDoc::new(&plan, &dry, &a.run));
@@ -133,7 +133,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<()> {
 /// or why it stopped and what it kept.
 fn measure(
     a: &Args,
-    g: &Global,
+    g: &Invocation,
     root: &SysRoot,
     plan: &Plan,
     launch: Launch,
@@ -141,7 +141,7 @@ fn measure(
     let state = StateDir::ensure(&journal::default_path())?;
     let _study_lock = state.begin_study()?;
     let stop = signal::patient_stop_flag();
-    let _lock = record::take_lock(a.wait, g.quiet, &stop)?;
+    let _lock = g.take_lock(a.wait, &stop)?;
     let told =
         console::study::text::Lines { plan, quiet: g.quiet, sink: |l: &str| eprintln!("{l}") };
     let relay = FnRelay { presses: signal::presses, signal: signal::first_signal };
@@ -154,7 +154,7 @@ fn measure(
         let by = interrupted.then(signal::cause);
         let line =
             console::study::text::stopped(plan, &outcome, &why, by, g.db.as_deref(), |label| {
-                let Ok(db) = crate::cmd::store::open_existing(g) else { return 0 };
+                let Ok(db) = g.open_existing() else { return 0 };
                 db.resolve_group(&store::RunRef::LabelGroup(label.into()))
                     .map_or(0, |ids| ids.len())
             });
@@ -167,7 +167,7 @@ fn measure(
         }
         anyhow::bail!("{line}");
     }
-    let db = crate::cmd::store::open_existing(g)?;
+    let db = g.open_existing()?;
     let refs: Vec<GroupRef> = plan.labels.iter().map(|l| GroupRef::label(l)).collect();
     let (study, runs) = load_study(&db, &refs, None, &Criteria::default())?;
     for w in study.warnings.iter().filter(|_| !g.quiet) {
@@ -177,7 +177,7 @@ fn measure(
         return json(&console::study::doc::StudyDoc::new(plan, &outcome, Some(&study), None));
     }
     output::emit(&console::study::text::finished(plan, &outcome))?;
-    print_runs(&study, &runs, false)
+    print_runs(g, &study, &runs, false)
 }
 
 /// A study document, versioned, keys sorted ([`output::json_sorted`]).
@@ -187,7 +187,7 @@ fn json<T: serde::Serialize>(doc: &T) -> anyhow::Result<()> {
 
 /// `study --restore`: the journaled values put back, read back, and the
 /// journal cleared; nothing journaled is a no-op (exit 0).
-fn restore(g: &Global) -> anyhow::Result<()> {
+fn restore(g: &Invocation) -> anyhow::Result<()> {
     must_be_root("study --restore writes system settings: run it as root (e.g. sudo numaprobe study --restore)")?;
     let done = match StateDir::existing(&journal::default_path())? {
         None => None,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use console::topo::FromRun;
 use topo::{SysRoot, TopoError, Topology};
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::output;
 use crate::usage;
 
@@ -24,7 +24,7 @@ pub struct Args {
     pub from_run: Option<String>,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
+pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     let t = discover(args.root.as_deref())?;
     let measured = match &args.from_run {
         Some(r) => Some(from_run(&t, args.root.as_deref(), r, g)?),
@@ -42,10 +42,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<()> {
     let shown_in_text = t.nodes_short_of_system().is_some();
     for w in &t.warnings {
         if !(shown_in_text && w.problem.starts_with(topo::NODES_SHORT_OF_SYSTEM)) {
-            output::warn(g.quiet, &w.to_string());
+            g.warn(&w.to_string());
         }
     }
-    let mut s = console::topo::render(&t, output::table_style());
+    let mut s = console::topo::render(&t, g.style);
     if let Some(m) = &measured {
         s.push_str(&m.text());
     }
@@ -62,7 +62,7 @@ struct WithRun<'a> {
 }
 
 /// A saved run's measured figures beside this machine's declared HMAT.
-fn from_run(t: &Topology, root: Option<&Path>, r: &str, g: &Global) -> anyhow::Result<FromRun> {
+fn from_run(t: &Topology, root: Option<&Path>, r: &str, g: &Invocation) -> anyhow::Result<FromRun> {
     let run = super::store::load_for(g, "--from-run", r)?;
     let sys = match root {
         Some(d) => SysRoot::new(d).map_err(one_line)?,
@@ -70,14 +70,11 @@ fn from_run(t: &Topology, root: Option<&Path>, r: &str, g: &Global) -> anyhow::R
     };
     let m = FromRun::new(t, &run, audit::fingerprint::machine_fingerprint(&sys, t));
     if !m.same_machine {
-        output::warn(
-            g.quiet,
-            &format!(
-                "run {} was measured on another machine (fingerprint {}, this one {}): its \
+        g.warn(&format!(
+            "run {} was measured on another machine (fingerprint {}, this one {}): its \
                  figures may not describe this machine's HMAT",
-                m.run_id, m.run_machine_fingerprint, m.machine_fingerprint
-            ),
-        );
+            m.run_id, m.run_machine_fingerprint, m.machine_fingerprint
+        ));
     }
     Ok(m)
 }

@@ -15,10 +15,9 @@ pub mod aarch64;
 #[cfg(test)]
 mod tests;
 
-/// An instruction-set variant of the kernels (with the `clap` feature,
-/// `bw --isa`'s value set).
+/// An instruction-set variant of the kernels (`bw --isa` takes them by
+/// [`Isa::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Isa {
     Scalar,
     Sse2,

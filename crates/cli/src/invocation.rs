@@ -1,0 +1,170 @@
+//! The one typed invocation (ripgrep's `HiArgs` is the model): the global
+//! options are parsed once by clap ([`Global`]) and turned once into an
+//! [`Invocation`], the value every command takes and builds its parts
+//! from: the results database, the measuring lock, `--json`, `--quiet`
+//! and the table style. No process static holds any of them.
+//!
+//! The steps every measuring command shares are its methods too: taking
+//! the lock ([`Invocation::take_lock`]), opening a saved run
+//! ([`Invocation::record`]) and writing the command's answer
+//! ([`Invocation::answer`]).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use events::StopFlag;
+use lock::{MeasureLock, TakeError};
+use serde::Serialize;
+use store::{NewRun, Store};
+
+use crate::output::{self, TableStyle};
+
+/// Options every command takes (shown under their own heading): what clap
+/// parses, before [`Invocation::new`] checks and resolves it.
+#[derive(Debug, clap::Args, Clone)]
+#[command(next_help_heading = "Global options")]
+pub struct Global {
+    /// Print machine-readable JSON on stdout instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print no progress and no warnings on stderr (errors still print).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Results database (default: $XDG_DATA_HOME/numaprobe/results.db).
+    #[arg(long, global = true, value_name = "PATH", env = "NUMAPROBE_DB")]
+    pub db: Option<PathBuf>,
+    /// The measuring lock file every measuring command takes (default:
+    /// /run/lock/numaprobe-measure.lock). In containers, point it at a
+    /// hostPath shared by every pod of the node (docs/fleet.md).
+    #[arg(long, global = true, value_name = "PATH", env = "NUMAPROBE_LOCK")]
+    pub lock: Option<PathBuf>,
+    /// How tables are drawn (default: box on a terminal, plain otherwise).
+    #[arg(long, global = true, value_name = "STYLE", value_enum)]
+    pub table: Option<TableStyle>,
+}
+
+/// The global options resolved: what every command is given.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// `--json`: the command's `--json` document on stdout, no text.
+    pub json: bool,
+    /// `--quiet`: no progress and no warnings on stderr.
+    pub quiet: bool,
+    /// `--db`/`NUMAPROBE_DB` as given; `None` is the default path
+    /// ([`Invocation::db_path`]).
+    pub db: Option<PathBuf>,
+    /// The measuring lock file: `--lock`/`NUMAPROBE_LOCK`, else the
+    /// default path.
+    pub lock: PathBuf,
+    /// How tables are drawn: `--table`, else box on a terminal and plain
+    /// text otherwise.
+    pub style: TableStyle,
+}
+
+impl Invocation {
+    /// Checks the global options against each other and resolves them.
+    pub fn new(g: &Global) -> anyhow::Result<Invocation> {
+        if g.json && g.table.is_some() {
+            // --json prints no table: a style asked for would be silently lost.
+            crate::usage!("--table styles tables and --json prints none: give one or the other");
+        }
+        let style = g.table.unwrap_or_else(|| {
+            if std::io::stdout().is_terminal() {
+                TableStyle::Box
+            } else {
+                TableStyle::Plain
+            }
+        });
+        let lock = match g.lock.clone().filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => p,
+            None => MeasureLock::default_path(),
+        };
+        Ok(Invocation { json: g.json, quiet: g.quiet, db: g.db.clone(), lock, style })
+    }
+
+    /// The database `--db`/`NUMAPROBE_DB` names, else the default path.
+    pub fn db_path(&self) -> anyhow::Result<PathBuf> {
+        match &self.db {
+            Some(p) => Ok(p.clone()),
+            None => Ok(Store::default_path()?),
+        }
+    }
+
+    /// The database, which must exist.
+    pub fn open_existing(&self) -> anyhow::Result<Store> {
+        Ok(Store::open_existing(self.db_path()?)?)
+    }
+
+    /// Takes the machine-wide measuring lock as [`lock::take`] does:
+    /// waiting with `wait`, from a terminal (stdin and stderr both) up to
+    /// [`lock::INTERACTIVE_WAIT`], else not at all. Stopped while waiting:
+    /// exits as stopped by that signal.
+    pub fn take_lock(&self, wait: bool, stop: &StopFlag) -> anyhow::Result<MeasureLock> {
+        let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
+        let stopped = || stop.is_stopped();
+        let taken =
+            lock::take(&self.lock, wait, interactive, self.quiet, &stopped, lock::INTERACTIVE_WAIT);
+        taken.map_err(|e| match e {
+            // Ctrl-C (or SIGTERM) while waiting: stopped by a signal, 128 + its number.
+            TakeError::Stopped(e) => anyhow::Error::new(e).context(crate::signal::StoppedWaiting),
+            TakeError::Other(e) => anyhow::Error::new(e),
+            e => anyhow::anyhow!("{e}"),
+        })
+    }
+
+    /// Opens the saved run `new` when `saving`, in the database.
+    pub fn record(
+        &self,
+        saving: bool,
+        new: impl FnOnce() -> NewRun,
+    ) -> anyhow::Result<Option<Recording>> {
+        match saving {
+            true => Ok(Some(Recording::open(self, &new())?)),
+            false => Ok(None),
+        }
+    }
+
+    /// Writes a warning to stderr unless `--quiet`.
+    pub fn warn(&self, msg: &str) {
+        output::warn(self.quiet, msg)
+    }
+
+    /// Writes the command's answer on stdout: `doc` (its `--json`
+    /// document, versioned by `schema`) with `--json`, else `text` drawn
+    /// in the table style.
+    pub fn answer<T: Serialize + ?Sized>(
+        &self,
+        schema: u32,
+        doc: &T,
+        text: impl FnOnce(TableStyle) -> String,
+    ) -> anyhow::Result<()> {
+        if self.json {
+            return output::json(&output::Versioned::new(schema, doc));
+        }
+        output::emit(&text(self.style))
+    }
+}
+
+/// A run being saved by this command line: in `--db`'s database, warnings
+/// as `output::warn` shows them, stopped as `signal::cause` says.
+pub type Recording = store::recording::Recording<Invocation>;
+/// The observer saving every result into a [`Recording`].
+pub type Saving<'a> = store::recording::Saving<'a, Invocation>;
+pub use store::recording::Outcome;
+
+/// The invocation is where a saved run goes and how it speaks.
+impl store::recording::Destination for Invocation {
+    type Error = anyhow::Error;
+    fn db_path(&self) -> anyhow::Result<PathBuf> {
+        Invocation::db_path(self)
+    }
+    fn quiet(&self) -> bool {
+        self.quiet
+    }
+    fn warn(quiet: bool, msg: &str) {
+        output::warn(quiet, msg)
+    }
+    fn interrupted_by() -> &'static str {
+        crate::signal::cause()
+    }
+}
