@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::Criteria;
 
+use super::derivation::Derivation;
 use super::floors::{Floors, LevelShift};
 use super::recommend::recommend;
 use super::rows::RowMaker;
@@ -14,6 +15,7 @@ use super::{impossible_of, settings_of, GroupInput, SettingDiff, Study, StudyGro
 use crate::catalogue;
 use crate::data::RunData;
 use crate::layout::Layout;
+use crate::metrics::MetricKey;
 
 impl Study {
     /// Builds the study of `groups` against `groups[baseline]`.
@@ -50,7 +52,7 @@ impl Study {
         }
         // Per group and run: the metrics derived instead of measured at
         // their scope, and the figures left out for missing cells.
-        let derivation = crate::scope::Derivation::of(groups);
+        let derivation = Derivation::of(groups);
         notes.extend(derivation.missing_notes(&infos));
         let maker = RowMaker::new(groups, baseline, policy, floors, &layouts, &derivation);
         let (rows, from_one_run) = maker.rows(&infos, &mut notes);
@@ -75,7 +77,7 @@ impl Study {
         };
         study.marked_inputs = crate::inputs::marked_inputs(
             groups.iter().map(|g| g.runs.as_slice()),
-            &study.metrics.iter().map(|m| m.metric.clone()).collect::<Vec<_>>(),
+            &study.metrics.iter().map(|m| m.metric.to_string()).collect::<Vec<_>>(),
         );
         study.recommendations = recommend(&study);
         study
@@ -231,7 +233,12 @@ fn level_shift_warnings(groups: &[GroupInput], floors: &Floors) -> Vec<String> {
             .iter()
             .take(3)
             .map(|s| {
-                format!("{} {:.4} vs {:.4}", catalogue::def_of(&s.metric).name, s.low.1, s.high.1)
+                format!(
+                    "{} {:.4} vs {:.4}",
+                    catalogue::def_of_id(&s.metric).name,
+                    s.low.1,
+                    s.high.1
+                )
             })
             .collect();
         let label = v[0].label.as_deref().map_or("no label".to_string(), |l| format!("label {l}"));
@@ -352,7 +359,7 @@ fn node_size_notes(
 ) -> Vec<String> {
     let mut notes = Vec::new();
     for row in rows {
-        if !catalogue::def_of(&row.metric).sized_by_node() {
+        if !catalogue::def_of_id(&row.metric).sized_by_node() {
             continue;
         }
         let have: Vec<usize> = (0..infos.len()).filter(|&i| row.groups[i].n > 0).collect();
@@ -370,7 +377,7 @@ fn node_size_notes(
             each.join("; "),
             catalogue::LOCAL_BW_PKG,
             catalogue::CROSS_PKG_BW,
-            "global_bw_gbs"
+            MetricKey::GlobalBw.id()
         ));
     }
     notes

@@ -9,7 +9,7 @@ use results::runstats::{
 };
 
 use super::settings_of;
-use crate::catalogue;
+use crate::catalogue::{self, MetricId};
 
 /// Repeated runs of identical settings (same machine, same detected and
 /// declared settings, same label, complete) per metric, from which the noise floor of
@@ -18,7 +18,7 @@ use crate::catalogue;
 pub struct Floors {
     /// Per metric id: one series of values per configuration, in
     /// start-time order.
-    pub by_metric: BTreeMap<String, Vec<Vec<f64>>>,
+    pub by_metric: BTreeMap<MetricId, Vec<Vec<f64>>>,
     /// Series of one configuration that split into two levels far apart
     /// beyond their own spread: not repeats, left out of `by_metric`.
     pub level_shifts: Vec<LevelShift>,
@@ -30,7 +30,7 @@ pub struct Floors {
 /// the runs do not record changed between them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelShift {
-    pub metric: String,
+    pub metric: MetricId,
     pub label: Option<String>,
     /// The runs of the lower level and of the upper one, with each level's
     /// median.
@@ -50,7 +50,11 @@ const MIN_LEVEL: usize = 3;
 /// The two levels of a series of `(run, value)`, when it has them
 /// ([`LevelShift`]): split at the widest gap between sorted values, each
 /// level of at least [`MIN_LEVEL`] runs.
-fn level_shift(metric: &str, label: &Option<String>, s: &[(RunId, f64)]) -> Option<LevelShift> {
+fn level_shift(
+    metric: &MetricId,
+    label: &Option<String>,
+    s: &[(RunId, f64)],
+) -> Option<LevelShift> {
     let mut v: Vec<(RunId, f64)> =
         s.iter().copied().filter(|x| x.1.is_finite() && x.1 > 0.0).collect();
     if v.len() < 2 * MIN_LEVEL {
@@ -74,7 +78,7 @@ fn level_shift(metric: &str, label: &Option<String>, s: &[(RunId, f64)]) -> Opti
         (ids, results::stats::median(&vals).unwrap_or(f64::NAN))
     };
     Some(LevelShift {
-        metric: metric.to_string(),
+        metric: metric.clone(),
         label: label.clone(),
         low: level(&v[..k]),
         high: level(&v[k..]),
@@ -98,7 +102,7 @@ impl Floors {
             let key = (r.summary.machine_fingerprint.clone(), settings, r.summary.label.clone());
             by_cfg.entry(key).or_default().push(r);
         }
-        let mut by_metric: BTreeMap<String, Vec<Vec<f64>>> = BTreeMap::new();
+        let mut by_metric: BTreeMap<MetricId, Vec<Vec<f64>>> = BTreeMap::new();
         let mut level_shifts = Vec::new();
         for ((_, _, label), v) in by_cfg.iter_mut() {
             // By the instant each start names (offsets differ between
@@ -106,12 +110,16 @@ impl Floors {
             v.sort_by_cached_key(|r| {
                 (results::time::parse_rfc3339(&r.summary.started).unwrap_or(i64::MIN), r.summary.id)
             });
-            let mut series: BTreeMap<String, Vec<(RunId, f64)>> = BTreeMap::new();
+            let mut series: BTreeMap<MetricId, Vec<(RunId, f64)>> = BTreeMap::new();
             for r in v.iter() {
                 for mv in catalogue::catalogue(r) {
-                    series.entry(mv.def.id.to_string()).or_default().push((r.summary.id, mv.value));
+                    series.entry(mv.def.id).or_default().push((r.summary.id, mv.value));
                 }
             }
+            // By their text ids: the warnings name a split's metrics in
+            // that order.
+            let mut series: Vec<_> = series.into_iter().collect();
+            series.sort_by_cached_key(|(id, _)| id.to_string());
             for (id, s) in series {
                 // Two levels far apart are not the spread of repeats: left
                 // out, so that an unrecorded change never widens the floor.
@@ -134,7 +142,7 @@ impl Floors {
     /// need))` when no configuration has the runs it needs.
     pub fn for_sizes(
         &self,
-        metric: &str,
+        metric: &MetricId,
         m: usize,
         n: usize,
         policy: &Criteria,

@@ -12,10 +12,12 @@ use results::run::{LoadedRun, RunId};
 use results::runstats::{Basis, Criteria, GroupVerdict, Undecided};
 use serde::Serialize;
 
+use crate::catalogue::MetricId;
 use crate::data::RunData;
 use crate::layout::Layout;
 
 mod build;
+mod derivation;
 mod floors;
 mod recommend;
 mod rows;
@@ -165,7 +167,7 @@ pub struct Pair {
 pub struct StudyMetric {
     /// Stable id from the catalogue (`local_bw_gbs`, `thread_lat_ns`,
     /// `per_cpu_split_to_node0`, `exec_metric`, ...).
-    pub metric: String,
+    pub metric: MetricId,
     pub name: String,
     pub unit: String,
     pub higher_is_better: bool,
@@ -205,7 +207,7 @@ pub struct Recommendation {
     /// The group to pick, when the data decide.
     pub group: Option<usize>,
     /// The metric that decided the pick.
-    pub decided_by: Option<String>,
+    pub decided_by: Option<MetricId>,
     /// Groups ruled out for this profile whatever their figures (a
     /// configuration that hides a per-CPU latency split from the OS).
     pub excluded: Vec<usize>,
@@ -226,7 +228,7 @@ pub enum NoPick {
     Tie { groups: Vec<usize> },
     /// `metric` (the first that could rank them) left `groups` undecided:
     /// more runs, or runs alternated over time, would decide.
-    Undecided { metric: String, groups: Vec<usize> },
+    Undecided { metric: MetricId, groups: Vec<usize> },
     /// Every group was ruled out (each hides a per-CPU latency split).
     AllRuledOut,
 }
@@ -274,15 +276,15 @@ pub struct StudyImpossible {
     pub group: usize,
     pub run: RunId,
     /// The metric's stable id (`local_bw_gbs`).
-    pub metric: String,
+    pub metric: MetricId,
     /// The figure, the limit it breaks and the likely cause.
     pub text: String,
 }
 
 impl Study {
     /// Whether group `group`'s `metric` holds an impossible figure.
-    pub fn impossible_in(&self, group: usize, metric: &str) -> bool {
-        self.impossible.iter().any(|i| i.group == group && i.metric == metric)
+    pub fn impossible_in(&self, group: usize, metric: &MetricId) -> bool {
+        self.impossible.iter().any(|i| i.group == group && i.metric == *metric)
     }
 }
 
@@ -371,7 +373,7 @@ fn impossible_of(groups: &[GroupInput]) -> Vec<StudyImpossible> {
                 out.push(StudyImpossible {
                     group,
                     run: r.summary.id,
-                    metric: k.id().to_string(),
+                    metric: MetricId::Headline(k),
                     text: i.text(),
                 });
             }

@@ -8,6 +8,8 @@ use serde::Serialize;
 
 use super::{NoPick, Pair, Recommendation, SettingDiff, Study, StudyMetric};
 use crate::catalogue::{self, MetricId};
+use crate::metric_id::{Fixed, GpuStat, PerCpuStat};
+use crate::metrics::MetricKey;
 use crate::text::{clip, signed_pct};
 
 /// The group among `among` judged better than every other one of them
@@ -74,8 +76,8 @@ struct Profile {
     who: ForWhom,
     /// Rule out configurations that hide a per-CPU latency split.
     no_hidden_split: bool,
-    guards: Vec<String>,
-    gains: Vec<String>,
+    guards: Vec<MetricId>,
+    gains: Vec<MetricId>,
     missing_note: Option<&'static str>,
 }
 
@@ -83,10 +85,10 @@ struct Profile {
 /// fastest node (`numaprobe gpu`) leads where the study holds it; without
 /// it, a note says how to measure it.
 fn ai_training(s: &Study, mut prof: Profile) -> Profile {
-    let gpu: Vec<String> = s
+    let gpu: Vec<MetricId> = s
         .metrics
         .iter()
-        .filter(|m| m.metric.starts_with(catalogue::GPU_H2D_BW))
+        .filter(|m| matches!(m.metric, MetricId::Gpu { stat: GpuStat::H2dBw, .. }))
         .map(|m| m.metric.clone())
         .collect();
     if gpu.is_empty() {
@@ -101,12 +103,13 @@ fn ai_training(s: &Study, mut prof: Profile) -> Profile {
 /// The profiles and the metrics that matter to each (docs/store.md,
 /// "Recommendations": each follows from the profile's premise there).
 fn profiles(s: &Study) -> Vec<Profile> {
-    use catalogue::{CROSS_PKG_BW, LOCAL_BW_PKG, SPREAD_LAT, THREAD_LAT};
-    let p = |who, no_hidden_split, guards: Vec<&str>, gains: Vec<&str>| Profile {
+    use Fixed::{CrossPkgBw, LocalBwPkg, SpreadLat, ThreadLat};
+    use MetricKey::{InterleaveBw, LoadedLatPeak, RemoteLat};
+    let p = |who, no_hidden_split, guards: Vec<MetricId>, gains: Vec<MetricId>| Profile {
         who,
         no_hidden_split,
-        guards: guards.into_iter().map(String::from).collect(),
-        gains: gains.into_iter().map(String::from).collect(),
+        guards,
+        gains,
         missing_note: None,
     };
     // Each profile starts from its premise: where the workload's threads
@@ -122,8 +125,8 @@ fn profiles(s: &Study) -> Vec<Profile> {
         p(
             ForWhom::Workload(WorkloadProfile::Database),
             true,
-            vec!["interleave_bw_gbs"],
-            vec![SPREAD_LAT],
+            vec![InterleaveBw.into()],
+            vec![SpreadLat.into()],
         ),
         // Premise: threads and their memory bound to one node, each
         // request a pointer chase through it while the node's other cores
@@ -133,13 +136,18 @@ fn profiles(s: &Study) -> Vec<Profile> {
             ForWhom::Workload(WorkloadProfile::Latency),
             true,
             vec![],
-            vec![THREAD_LAT, "loaded_lat_at_peak_ns"],
+            vec![ThreadLat.into(), LoadedLatPeak.into()],
         ),
         // Premise: ranks or teams bound per domain, every core streaming
         // its own domain's memory at once: the package's bandwidth bound
         // per domain, then its own domain's latency for the accesses that
         // are not streamed. Bound, it touches no memory spread over nodes.
-        p(ForWhom::Workload(WorkloadProfile::Hpc), false, vec![], vec![LOCAL_BW_PKG, THREAD_LAT]),
+        p(
+            ForWhom::Workload(WorkloadProfile::Hpc),
+            false,
+            vec![],
+            vec![LocalBwPkg.into(), ThreadLat.into()],
+        ),
         // Premise: guests span the nodes, their memory spread by the host
         // and their vCPUs moving between packages: the spread latency, then
         // the other package's latency (a vCPU away from its memory); all
@@ -148,8 +156,8 @@ fn profiles(s: &Study) -> Vec<Profile> {
         p(
             ForWhom::Workload(WorkloadProfile::Virtualization),
             false,
-            vec!["interleave_bw_gbs"],
-            vec![SPREAD_LAT, "remote_lat_ns"],
+            vec![InterleaveBw.into()],
+            vec![SpreadLat.into(), RemoteLat.into()],
         ),
         // Premise: pinned host buffers on every package feed the GPUs by
         // host-to-device copies (`numaprobe gpu`, when the runs hold it);
@@ -162,12 +170,12 @@ fn profiles(s: &Study) -> Vec<Profile> {
                 ForWhom::Workload(WorkloadProfile::AiTraining),
                 false,
                 vec![],
-                vec!["interleave_bw_gbs", CROSS_PKG_BW],
+                vec![InterleaveBw.into(), CrossPkgBw.into()],
             ),
         ),
     ];
     // Any `exec` figure (metric, wall time, per watt, energy).
-    let program = |m: &StudyMetric| MetricId::parse(&m.metric).is_exec();
+    let program = |m: &StudyMetric| m.metric.is_exec();
     if s.metrics.iter().any(program) {
         // The program's unnamed metric, then its wall time (wall time
         // alone when the runs have no metric); then one profile per named
@@ -176,24 +184,25 @@ fn profiles(s: &Study) -> Vec<Profile> {
         // with named metrics only are judged by them, not by wall time.
         let mut named: Vec<String> = Vec::new();
         for m in &s.metrics {
-            if let Some(n) = catalogue::exec_metric_name(&m.metric) {
-                if !named.contains(&n) {
-                    named.push(n);
+            if let Some(n) = m.metric.exec_metric_name() {
+                if !named.iter().any(|x| x == n) {
+                    named.push(n.to_string());
                 }
             }
         }
         let mut progs = Vec::new();
-        if named.is_empty() || !rows_for(s, catalogue::EXEC_METRIC).is_empty() {
+        let metric = |name| MetricId::ExecMetric { name, policy: None };
+        if named.is_empty() || !rows_for(s, &metric(None)).is_empty() {
             progs.push(p(
                 ForWhom::Program(None),
                 false,
                 vec![],
-                vec![catalogue::EXEC_METRIC, catalogue::EXEC_WALL],
+                vec![metric(None), MetricId::ExecWall { policy: None }],
             ));
         }
         for n in named {
-            let id = format!("{}:{n}", catalogue::EXEC_METRIC);
-            progs.push(p(ForWhom::Program(Some(n)), false, vec![], vec![&id]));
+            let id = metric(Some(n.clone()));
+            progs.push(p(ForWhom::Program(Some(n)), false, vec![], vec![id]));
         }
         // Runs of `exec` only: the program's own figures are the study;
         // the machine profiles would only list what `run` measures.
@@ -208,18 +217,18 @@ fn profiles(s: &Study) -> Vec<Profile> {
 /// The study's metrics a profile's metric id stands for: an `exec` id
 /// without its policy (`exec_metric`, `exec_metric:NAME`, `exec_wall_s`)
 /// stands for that metric under every policy (`exec_metric:NAME[POLICY]`).
-fn rows_for<'a>(s: &'a Study, id: &str) -> Vec<&'a StudyMetric> {
-    let exec = id == catalogue::EXEC_WALL
-        || id
-            .strip_prefix(catalogue::EXEC_METRIC)
-            .is_some_and(|r| r.is_empty() || r.starts_with(':'));
+fn rows_for<'a>(s: &'a Study, id: &MetricId) -> Vec<&'a StudyMetric> {
+    let exec = matches!(
+        id,
+        MetricId::ExecWall { policy: None } | MetricId::ExecMetric { policy: None, .. }
+    );
     s.metrics
         .iter()
         // a figure derived from cells never decides a pick
         .filter(|m| m.derived.is_none())
         .filter(|m| {
-            m.metric == id
-                || (exec && m.metric.strip_prefix(id).is_some_and(|r| r.starts_with('[')))
+            m.metric == *id
+                || (exec && m.metric.policy().is_some() && m.metric.without_policy() == *id)
         })
         .collect()
 }
@@ -317,7 +326,7 @@ struct Picking {
     /// The groups still in the running.
     cand: Vec<usize>,
     /// The metric that decided the pick.
-    decided_by: Option<String>,
+    decided_by: Option<MetricId>,
     /// The last group a guard dropped (the pick's rival when no gain ranks).
     last_lost: Option<usize>,
     /// Some gain was measured in two of the candidates.
@@ -325,7 +334,7 @@ struct Picking {
     /// The winner and its closest rival.
     group: Option<(usize, usize)>,
     /// The first metric that left the remaining groups undecided.
-    undecided_on: Option<(String, Vec<usize>)>,
+    undecided_on: Option<(MetricId, Vec<usize>)>,
 }
 
 /// What a gain row left: go on to the next row, or stop ranking.
@@ -483,7 +492,7 @@ impl Picking {
             self.decided_by = s
                 .metrics
                 .iter()
-                .find(|m| m.metric.starts_with("per_cpu_split"))
+                .find(|m| matches!(m.metric, MetricId::PerCpu { stat: PerCpuStat::Split, .. }))
                 .map(|m| m.metric.clone());
             self.last_lost = self.excluded.first().copied();
         }
@@ -537,10 +546,10 @@ impl Picking {
     /// What was not measured (never what a configuration makes impossible).
     fn not_measured(&mut self, s: &Study, prof: &Profile) {
         for id in prof.guards.iter().chain(&prof.gains) {
-            if !rows_for(s, id).is_empty() || id.starts_with("exec_") {
+            if !rows_for(s, id).is_empty() || id.is_exec() {
                 continue;
             }
-            let def = catalogue::def_of(id);
+            let def = catalogue::def_of_id(id);
             if let Some(how) =
                 s.metrics.iter().find(|m| m.metric == *id).and_then(|m| m.derived.as_ref())
             {
@@ -819,7 +828,12 @@ mod tests {
         let s = study([1.0, 0.94, 0.8, 0.8], 0.002);
         let db = rec_of(&s, WorkloadProfile::Database);
         assert_eq!(db.group, Some(0), "{}", db.text);
-        assert_eq!(db.decided_by.as_deref(), Some("interleave_bw_gbs"), "{}", db.text);
+        assert_eq!(
+            db.decided_by.as_ref().map(ToString::to_string).as_deref(),
+            Some("interleave_bw_gbs"),
+            "{}",
+            db.text
+        );
         assert!(db.text.contains("B loses on interleaved bandwidth"), "{}", db.text);
         assert!(!db.text.contains("gains more"), "{}", db.text);
     }
@@ -851,7 +865,12 @@ mod tests {
         let s = study([1.0, 1.035, 0.8, 0.8], 0.03);
         let db = rec_of(&s, WorkloadProfile::Database);
         assert_eq!(db.group, Some(1), "{}", db.text);
-        assert_eq!(db.decided_by.as_deref(), Some(catalogue::SPREAD_LAT), "{}", db.text);
+        assert_eq!(
+            db.decided_by.as_ref().map(ToString::to_string).as_deref(),
+            Some(catalogue::SPREAD_LAT),
+            "{}",
+            db.text
+        );
     }
 
     #[test]
@@ -876,7 +895,12 @@ mod tests {
         let s = study([1.1, 0.9, 1.0, 1.0], 0.002);
         let hpc = rec_of(&s, WorkloadProfile::Hpc);
         assert_eq!(hpc.group, Some(1), "{}", hpc.text);
-        assert_eq!(hpc.decided_by.as_deref(), Some(catalogue::LOCAL_BW_PKG), "{}", hpc.text);
+        assert_eq!(
+            hpc.decided_by.as_ref().map(ToString::to_string).as_deref(),
+            Some(catalogue::LOCAL_BW_PKG),
+            "{}",
+            hpc.text
+        );
         // The database, whose scans stream spread memory, keeps A.
         assert_eq!(rec_of(&s, WorkloadProfile::Database).group, Some(0));
     }
@@ -916,7 +940,7 @@ mod tests {
         // Nothing the profile ranks by in two groups: the runs measured
         // bandwidth only.
         let mut s = study([1.0; 4], 0.002);
-        s.metrics.retain(|m| m.metric.ends_with("_gbs"));
+        s.metrics.retain(|m| m.metric.to_string().ends_with("_gbs"));
         let r = recommend(&s)
             .into_iter()
             .find(|r| r.profile == ForWhom::Workload(WorkloadProfile::Latency))

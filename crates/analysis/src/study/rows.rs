@@ -10,22 +10,22 @@ use results::runstats::{
     GroupVerdict, Judgement, NoiseFloor, StudyFit,
 };
 
+use super::derivation::Derivation;
 use super::floors::Floors;
 use super::recommend::best_of;
 use super::{GroupInput, GroupMetric, Pair, StudyGroup, StudyMetric};
 use crate::catalogue::{self, MetricDef, MetricId};
 use crate::layout::Layout;
-use crate::scope::Derivation;
 
 /// The floor for a pair of group sizes ([`Floors::for_sizes`]).
 type FloorFor = Result<Option<NoiseFloor>, (usize, usize)>;
 
 /// The values of every catalogue metric in a run, each with its samples
 /// (empty: the value is the only one).
-type RunValues = BTreeMap<String, (f64, Vec<f64>)>;
+type RunValues = BTreeMap<MetricId, (f64, Vec<f64>)>;
 
 /// Each run's place in the study's series and its metrics' values.
-type Timeline = Vec<Vec<(f64, BTreeMap<String, f64>)>>;
+type Timeline = Vec<Vec<(f64, BTreeMap<MetricId, f64>)>>;
 
 /// A group with fewer runs than this that measured a metric is judged on
 /// the samples inside its runs (each repeat of `exec`) instead of one
@@ -65,7 +65,7 @@ impl<'a> RowMaker<'a> {
                     .map(|r| {
                         catalogue::catalogue(r)
                             .into_iter()
-                            .map(|m| (m.def.id.to_string(), (m.value, m.samples)))
+                            .map(|m| (m.def.id, (m.value, m.samples)))
                             .collect()
                     })
                     .collect()
@@ -98,7 +98,7 @@ impl<'a> RowMaker<'a> {
             if self.same_as_policy_row(&def) {
                 continue;
             }
-            let key = def.id.to_string();
+            let key = def.id.clone();
             let values = self.values_of(&key, &mut from_one_run);
             let judging = Judging::new(self, &def, key, values);
             rows.push(judging.row(infos, notes));
@@ -113,17 +113,13 @@ impl<'a> RowMaker<'a> {
         if !catalogue::exec_policy_free(&def.id) {
             return false;
         }
-        let key = def.id.to_string();
-        let under: BTreeSet<&String> = self
+        let under: BTreeSet<&MetricId> = self
             .per_group
             .iter()
             .flatten()
-            .filter(|m| m.contains_key(&key))
+            .filter(|m| m.contains_key(&def.id))
             .flat_map(|m| m.keys())
-            .filter(|k| {
-                let k = MetricId::parse(k);
-                k.policy().is_some() && k.without_policy() == def.id
-            })
+            .filter(|k| k.policy().is_some() && k.without_policy() == def.id)
             .collect();
         under.len() == 1
     }
@@ -131,7 +127,11 @@ impl<'a> RowMaker<'a> {
     /// Each group's values of `key`: one value per run with 3 or more runs;
     /// with fewer, the pooled samples of the runs (each repeat of `exec` is
     /// a whole run of the program, alternated across policies).
-    fn values_of(&self, key: &str, from_one_run: &mut BTreeMap<usize, usize>) -> Vec<Vec<f64>> {
+    fn values_of(
+        &self,
+        key: &MetricId,
+        from_one_run: &mut BTreeMap<usize, usize>,
+    ) -> Vec<Vec<f64>> {
         self.per_group
             .iter()
             .enumerate()
@@ -191,9 +191,7 @@ fn timeline_of(groups: &[GroupInput]) -> Timeline {
             g.runs
                 .iter()
                 .map(|r| {
-                    let v = catalogue::catalogue(r)
-                        .into_iter()
-                        .map(|m| (m.def.id.to_string(), m.value));
+                    let v = catalogue::catalogue(r).into_iter().map(|m| (m.def.id, m.value));
                     (place(r), v.collect())
                 })
                 .collect()
@@ -207,7 +205,7 @@ fn timeline_of(groups: &[GroupInput]) -> Timeline {
 struct Judging<'a, 'm> {
     m: &'m RowMaker<'a>,
     def: &'m MetricDef,
-    key: String,
+    key: MetricId,
     values: Vec<Vec<f64>>,
     derived: Vec<Option<String>>,
     pooled: Option<StudyFit>,
@@ -217,7 +215,7 @@ impl<'a, 'm> Judging<'a, 'm> {
     fn new(
         m: &'m RowMaker<'a>,
         def: &'m MetricDef,
-        key: String,
+        key: MetricId,
         values: Vec<Vec<f64>>,
     ) -> Judging<'a, 'm> {
         let derived: Vec<Option<String>> =
