@@ -429,88 +429,43 @@ pub fn catalogue(run: &LoadedRun) -> Vec<MetricValue> {
 pub fn catalogue_and_missing(run: &LoadedRun) -> (Vec<MetricValue>, Vec<Missing>) {
     let d = RunData::of(run);
     let mut missing = Vec::new();
-    let mut derived: Vec<(Fixed, &'static str)> = Vec::new();
     let nodes = os_nodes(run, &d);
     let layout = Layout::of(run, nodes);
-    let head = metrics(&d);
-    let mut out = Vec::new();
-    let mut push = |def: MetricDef, value: f64| {
-        if value.is_finite() && def.impossible(&layout).is_none() {
-            out.push(MetricValue::new(def, value));
-        }
-    };
     let lat = lat_cells(&d);
-    let lat_rel = lat.as_ref().map(|(_, c)| by_relation(c, &layout)).unwrap_or_default();
-    let lat_of = |r: Relation| lat_rel.get(&r).and_then(|v| mean(v));
     let (_, bw_cells) = crate::metrics::bw_matrix(&d);
     let bw_cells: BTreeMap<(u32, u32), f64> =
         bw_cells.into_iter().map(|(k, p)| (k, p.best_gbs)).collect();
-    let bw_rel = by_relation(&bw_cells, &layout);
-    let bw_of = |r: Relation| bw_rel.get(&r).and_then(|v| mean(v));
-    let per_cpu = per_cpu_groups(&d);
+    let cells = ByRelation {
+        lat: lat.as_ref().map(|(_, c)| by_relation(c, &layout)).unwrap_or_default(),
+        bw: by_relation(&bw_cells, &layout),
+        bw_cells,
+    };
+    let mut c = Collected { layout: &layout, out: Vec::new(), derived: Vec::new() };
+    let head = metrics(&d);
     for k in MetricKey::ALL {
         let v = match k {
             // Drawn by relation below.
             MetricKey::CrossBw => continue,
-            MetricKey::LocalLat => lat_of(Relation::SameNode),
-            MetricKey::RemoteLat => lat_of(Relation::OtherPackage),
+            MetricKey::LocalLat => cells.lat_of(Relation::SameNode),
+            MetricKey::RemoteLat => cells.lat_of(Relation::OtherPackage),
             _ => head.get(&k).map(|m| m.value),
         };
         if let Some(v) = v {
-            push(headline_def(k), v);
+            c.push(headline_def(k), v);
         }
-        if k == MetricKey::GlobalBw {
-            if let Some(f) = scope::local_bw_per_package(&d, &layout, &mut missing) {
-                push(relation_def(Fixed::LocalBwPkg).expect("known id"), f.value);
-                derived.extend(f.derived.map(|how| (Fixed::LocalBwPkg, how)));
-            }
-            if let Some(v) = scope::pkg_interleave_bw(&d, &layout) {
-                push(relation_def(Fixed::PkgInterleaveBw).expect("known id"), v);
-            }
-        }
-        if k == MetricKey::InterleaveBw {
-            if let Some(f) = scope::cross_bw_per_package(&d, &bw_cells, &layout, &mut missing) {
-                push(relation_def(Fixed::CrossPkgBw).expect("known id"), f.value);
-                derived.extend(f.derived.map(|how| (Fixed::CrossPkgBw, how)));
-            }
-            if let Some(v) = bw_of(Relation::SamePackage) {
-                push(relation_def(Fixed::NeighbourBw).expect("known id"), v);
-            }
-            if let Some(v) = bw_of(Relation::MemoryTier) {
-                push(relation_def(Fixed::TierBw).expect("known id"), v);
-            }
-            if let Some(v) = bw_of(Relation::OtherNode) {
-                push(headline_def(MetricKey::CrossBw), v);
-            }
-        }
-        if k == MetricKey::LocalLat {
-            for (id, r) in [
-                (Fixed::NeighbourLat, Relation::SamePackage),
-                (Fixed::TierLat, Relation::MemoryTier),
-                (Fixed::OtherNodeLat, Relation::OtherNode),
-            ] {
-                if let Some(v) = lat_of(r) {
-                    push(relation_def(id).expect("known id"), v);
-                }
-            }
-            if let Some(v) = scope::pkg_lat(&d, &layout) {
-                push(relation_def(Fixed::PkgLat).expect("known id"), v);
-            }
-            if let Some(v) = scope::cross_pkg_lat(&d, &layout) {
-                push(relation_def(Fixed::CrossPkgLat).expect("known id"), v);
-            }
-        }
+        c.after_headline(k, &d, &cells, &mut missing);
     }
-    let local = lat_of(Relation::SameNode);
-    if let (Some(r), Some(l)) = (lat_of(Relation::OtherPackage), local) {
+    let local = cells.lat_of(Relation::SameNode);
+    if let (Some(r), Some(l)) = (cells.lat_of(Relation::OtherPackage), local) {
         if l > 0.0 {
-            push(remote_penalty_def(), r / l);
+            c.push(remote_penalty_def(), r / l);
         }
     }
+    let per_cpu = per_cpu_groups(&d);
     // A thread under one OS node may run on any CPU: the mean over CPUs.
     let thread = if nodes <= 1 { per_cpu.first().map(|p| p.mean_ns).or(local) } else { local };
     if let Some(t) = thread {
-        push(thread_lat_def(), t);
+        c.push(thread_lat_def(), t);
     }
     // Memory spread over every node ([`scope::spread_lat`]); under one OS
     // node, the latency a thread sees.
@@ -519,33 +474,146 @@ pub fn catalogue_and_missing(run: &LoadedRun) -> (Vec<MetricValue>, Vec<Missing>
     } else {
         scope::spread_lat(&d, lat.as_ref().map(|(_, c)| c), &layout, &mut missing)
     };
-    if let Some(f) = spread {
-        push(relation_def(Fixed::SpreadLat).expect("known id"), f.value);
-        derived.extend(f.derived.map(|how| (Fixed::SpreadLat, how)));
+    c.push_figure(Fixed::SpreadLat, spread);
+    c.per_cpu(&per_cpu);
+    if let Some(v) = local_bw_per_watt(&d) {
+        c.push_fixed(Fixed::LocalBwPerW, v);
     }
-    for p in &per_cpu {
-        let to = node_words(p.mem_node);
-        let step = Some("lat-per-cpu");
-        let def = |stat: PerCpuStat, name: String, unit: &str| MetricDef {
-            step,
-            ..MetricDef::new(MetricId::PerCpu { stat, node: p.mem_node }, name, unit, false)
-                .rel(Relation::SameNode, Scope::Cpu)
-        };
-        push(
-            def(PerCpuStat::Mean, format!("Per-CPU latency to {to}, mean over CPUs"), "ns"),
-            p.mean_ns,
-        );
-        if let (Some(fast), Some(slow)) = (p.groups.first(), p.groups.last()) {
-            push(
+    c.gpu(&d);
+    let mut out = c.finish();
+    out.extend(exec_values(run, &d));
+    (out, missing)
+}
+
+/// A run's latency and bandwidth cells, and their means by hardware
+/// relation.
+struct ByRelation {
+    lat: BTreeMap<Relation, Vec<f64>>,
+    bw: BTreeMap<Relation, Vec<f64>>,
+    bw_cells: BTreeMap<(u32, u32), f64>,
+}
+
+impl ByRelation {
+    fn lat_of(&self, r: Relation) -> Option<f64> {
+        self.lat.get(&r).and_then(|v| mean(v))
+    }
+
+    fn bw_of(&self, r: Relation) -> Option<f64> {
+        self.bw.get(&r).and_then(|v| mean(v))
+    }
+}
+
+/// The values drawn from a run so far, each possible under its layout, and
+/// the fixed metrics whose figure was derived, with how.
+struct Collected<'l> {
+    layout: &'l Layout,
+    out: Vec<MetricValue>,
+    derived: Vec<(Fixed, &'static str)>,
+}
+
+impl Collected<'_> {
+    fn push(&mut self, def: MetricDef, value: f64) {
+        if value.is_finite() && def.impossible(self.layout).is_none() {
+            self.out.push(MetricValue::new(def, value));
+        }
+    }
+
+    fn push_fixed(&mut self, id: Fixed, value: f64) {
+        self.push(relation_def(id).expect("known id"), value);
+    }
+
+    /// A figure that may be derived instead of measured at its scope.
+    fn push_figure(&mut self, id: Fixed, f: Option<scope::Figure>) {
+        if let Some(f) = f {
+            self.push_fixed(id, f.value);
+            self.derived.extend(f.derived.map(|how| (id, how)));
+        }
+    }
+
+    /// The figures by relation and scope that follow headline `k` in the
+    /// catalogue's order.
+    fn after_headline(
+        &mut self,
+        k: MetricKey,
+        d: &RunData,
+        cells: &ByRelation,
+        missing: &mut Vec<Missing>,
+    ) {
+        let layout = self.layout;
+        match k {
+            MetricKey::GlobalBw => {
+                self.push_figure(
+                    Fixed::LocalBwPkg,
+                    scope::local_bw_per_package(d, layout, missing),
+                );
+                if let Some(v) = scope::pkg_interleave_bw(d, layout) {
+                    self.push_fixed(Fixed::PkgInterleaveBw, v);
+                }
+            }
+            MetricKey::InterleaveBw => {
+                self.push_figure(
+                    Fixed::CrossPkgBw,
+                    scope::cross_bw_per_package(d, &cells.bw_cells, layout, missing),
+                );
+                for (id, r) in [
+                    (Fixed::NeighbourBw, Relation::SamePackage),
+                    (Fixed::TierBw, Relation::MemoryTier),
+                ] {
+                    if let Some(v) = cells.bw_of(r) {
+                        self.push_fixed(id, v);
+                    }
+                }
+                if let Some(v) = cells.bw_of(Relation::OtherNode) {
+                    self.push(headline_def(MetricKey::CrossBw), v);
+                }
+            }
+            MetricKey::LocalLat => {
+                for (id, r) in [
+                    (Fixed::NeighbourLat, Relation::SamePackage),
+                    (Fixed::TierLat, Relation::MemoryTier),
+                    (Fixed::OtherNodeLat, Relation::OtherNode),
+                ] {
+                    if let Some(v) = cells.lat_of(r) {
+                        self.push_fixed(id, v);
+                    }
+                }
+                if let Some(v) = scope::pkg_lat(d, layout) {
+                    self.push_fixed(Fixed::PkgLat, v);
+                }
+                if let Some(v) = scope::cross_pkg_lat(d, layout) {
+                    self.push_fixed(Fixed::CrossPkgLat, v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Per memory node of the per-CPU chases: the mean over CPUs, the
+    /// fastest and slowest groups, their split and the number of groups.
+    fn per_cpu(&mut self, per_cpu: &[PerCpuGroups]) {
+        for p in per_cpu {
+            let to = node_words(p.mem_node);
+            let step = Some("lat-per-cpu");
+            let def = |stat: PerCpuStat, name: String, unit: &str| MetricDef {
+                step,
+                ..MetricDef::new(MetricId::PerCpu { stat, node: p.mem_node }, name, unit, false)
+                    .rel(Relation::SameNode, Scope::Cpu)
+            };
+            self.push(
+                def(PerCpuStat::Mean, format!("Per-CPU latency to {to}, mean over CPUs"), "ns"),
+                p.mean_ns,
+            );
+            let (Some(fast), Some(slow)) = (p.groups.first(), p.groups.last()) else { continue };
+            self.push(
                 def(PerCpuStat::Fast, format!("Per-CPU latency to {to}, fastest group"), "ns"),
                 fast.1,
             );
-            push(
+            self.push(
                 def(PerCpuStat::Slow, format!("Per-CPU latency to {to}, slowest group"), "ns"),
                 slow.1,
             );
             if fast.1 > 0.0 {
-                push(
+                self.push(
                     def(
                         PerCpuStat::Split,
                         format!("Per-CPU latency to {to}, split (slowest / fastest group)"),
@@ -554,7 +622,7 @@ pub fn catalogue_and_missing(run: &LoadedRun) -> (Vec<MetricValue>, Vec<Missing>
                     slow.1 / fast.1,
                 );
             }
-            push(
+            self.push(
                 def(
                     PerCpuStat::Groups,
                     format!("Per-CPU latency to {to}, latency groups of CPUs"),
@@ -564,47 +632,50 @@ pub fn catalogue_and_missing(run: &LoadedRun) -> (Vec<MetricValue>, Vec<Missing>
             );
         }
     }
-    if let Some(v) = local_bw_per_watt(&d) {
-        push(relation_def(Fixed::LocalBwPerW).expect("known id"), v);
-    }
-    // `numaprobe gpu`: per GPU, what its fastest node feeds it (host to
-    // device, the largest copy) and the shortfall of its slowest node.
-    for f in crate::gpu::feeds(&d.gpu) {
-        let g = f.gpu;
-        let def = |stat: GpuStat, name: String, unit: &str, higher: bool| {
-            MetricDef::new(MetricId::Gpu { stat, gpu: g }, name, unit, higher)
-                .rel(Relation::HostDevice, Scope::Device)
-        };
-        push(
-            def(
-                GpuStat::H2dBw,
-                format!("Host-to-GPU {g} bandwidth from its fastest node"),
-                "GB/s",
-                true,
-            ),
-            f.top_gbs,
-        );
-        if let Some(worst) = f.others.iter().map(|o| o.penalty_pct).max_by(f64::total_cmp) {
-            push(
+
+    /// `numaprobe gpu`: per GPU, what its fastest node feeds it (host to
+    /// device, the largest copy) and the shortfall of its slowest node.
+    fn gpu(&mut self, d: &RunData) {
+        for f in crate::gpu::feeds(&d.gpu) {
+            let g = f.gpu;
+            let def = |stat: GpuStat, name: String, unit: &str, higher: bool| {
+                MetricDef::new(MetricId::Gpu { stat, gpu: g }, name, unit, higher)
+                    .rel(Relation::HostDevice, Scope::Device)
+            };
+            self.push(
                 def(
-                    GpuStat::H2dPenalty,
-                    format!("Host-to-GPU {g}: slowest node's shortfall against the fastest"),
-                    "%",
-                    false,
+                    GpuStat::H2dBw,
+                    format!("Host-to-GPU {g} bandwidth from its fastest node"),
+                    "GB/s",
+                    true,
                 ),
-                worst,
+                f.top_gbs,
             );
-        }
-    }
-    for m in &mut out {
-        if let MetricId::Fixed(f) = m.def.id {
-            if let Some((_, how)) = derived.iter().find(|(x, _)| *x == f) {
-                m.derived = Some(how.to_string());
+            if let Some(worst) = f.others.iter().map(|o| o.penalty_pct).max_by(f64::total_cmp) {
+                self.push(
+                    def(
+                        GpuStat::H2dPenalty,
+                        format!("Host-to-GPU {g}: slowest node's shortfall against the fastest"),
+                        "%",
+                        false,
+                    ),
+                    worst,
+                );
             }
         }
     }
-    out.extend(exec_values(run, &d));
-    (out, missing)
+
+    /// The values, each derived figure marked with how it was derived.
+    fn finish(mut self) -> Vec<MetricValue> {
+        for m in &mut self.out {
+            if let MetricId::Fixed(f) = m.def.id {
+                if let Some((_, how)) = self.derived.iter().find(|(x, _)| *x == f) {
+                    m.derived = Some(how.to_string());
+                }
+            }
+        }
+        self.out
+    }
 }
 
 /// Id prefixes of `numaprobe gpu`'s metrics (`gpu_h2d_gbs_gpu0`).

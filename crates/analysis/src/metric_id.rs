@@ -13,7 +13,7 @@ use crate::metrics::MetricKey;
 
 /// The metrics named by hardware relation, or derived from others, beside
 /// the headline ones ([`MetricKey`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Fixed {
     /// Other-package / local latency.
     RemotePenalty,
@@ -85,7 +85,7 @@ impl Fixed {
 }
 
 /// The figures of per-CPU latency to one memory node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PerCpuStat {
     /// Mean over CPUs.
     Mean,
@@ -121,7 +121,7 @@ impl PerCpuStat {
 }
 
 /// The figures of `numaprobe gpu`, per GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GpuStat {
     /// Host-to-device bandwidth from the GPU's fastest node.
     H2dBw,
@@ -151,8 +151,9 @@ pub const EXEC_PER_WATT: &str = "exec_metric_per_watt";
 /// The text of a program's package + DRAM energy per run under `exec`.
 pub const EXEC_ENERGY: &str = "exec_energy_j";
 
-/// Which catalogue metric a figure is.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Which catalogue metric a figure is. Ordered by kind, then by what the
+/// kind holds: an order for maps, not the catalogue's (`catalogue::rank`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MetricId {
     /// A headline metric.
     Headline(MetricKey),
@@ -357,9 +358,21 @@ impl PartialEq<str> for MetricId {
     }
 }
 
+impl PartialEq<String> for MetricId {
+    fn eq(&self, other: &String) -> bool {
+        self.is_spelled(other)
+    }
+}
+
 impl PartialEq<&str> for MetricId {
     fn eq(&self, other: &&str) -> bool {
         self.is_spelled(other)
+    }
+}
+
+impl From<&str> for MetricId {
+    fn from(s: &str) -> MetricId {
+        MetricId::parse(s)
     }
 }
 

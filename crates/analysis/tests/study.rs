@@ -141,10 +141,10 @@ fn labels_are_never_pooled_into_one_noise_floor() {
     let db = real_store();
     let labelled: Vec<LoadedRun> = (1..=12).map(|i| db.load_run(RunId(i)).unwrap()).collect();
     let f = Floors::from_runs(&labelled);
-    let lens: Vec<usize> = f.by_metric["local_bw_gbs"].iter().map(Vec::len).collect();
+    let lens: Vec<usize> = f.by_metric[&"local_bw_gbs".into()].iter().map(Vec::len).collect();
     assert_eq!(lens, vec![3, 3, 6], "one series per label");
     let u = Floors::from_runs(&all_repeats(&db));
-    let lens: Vec<usize> = u.by_metric["local_bw_gbs"].iter().map(Vec::len).collect();
+    let lens: Vec<usize> = u.by_metric[&"local_bw_gbs".into()].iter().map(Vec::len).collect();
     assert_eq!(lens, vec![12], "unlabelled repeats are one series");
 }
 
@@ -478,7 +478,7 @@ fn floor_series_follow_the_instant_not_the_start_text() {
     let mut late = synthetic(&t, 202, "aaaa", 1.0, 1.0);
     late.summary.started = "2026-11-23T00:10:00.000Z".into();
     let floors = Floors::from_runs(&[late, early]);
-    let series = &floors.by_metric["local_bw_gbs"];
+    let series = &floors.by_metric[&"local_bw_gbs".into()];
     assert_eq!(series.len(), 1);
     let s = &series[0];
     assert_eq!(s.len(), 2);
@@ -507,9 +507,9 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     let drift: Vec<f64> = [100.0, 101.0, 99.0, 160.0, 161.0, 159.0, 100.0, 99.5, 100.5].to_vec();
     let floors = Floors {
         by_metric: [
-            ("local_bw_gbs".to_string(), vec![drift.clone()]),
-            ("local_bw_pkg_gbs".to_string(), vec![drift.clone()]),
-            ("global_bw_gbs".to_string(), vec![drift]),
+            ("local_bw_gbs".into(), vec![drift.clone()]),
+            ("local_bw_pkg_gbs".into(), vec![drift.clone()]),
+            ("global_bw_gbs".into(), vec![drift]),
         ]
         .into(),
         level_shifts: Vec::new(),
@@ -549,7 +549,7 @@ fn alternated_runs_are_judged_by_their_brackets_where_blocks_cannot_be() {
     let t = db.load_run(RunId(1)).unwrap();
     let floors = Floors {
         by_metric: [(
-            "local_bw_gbs".to_string(),
+            "local_bw_gbs".into(),
             vec![vec![100.0, 101.0, 99.0, 160.0, 161.0, 159.0, 100.0, 99.5, 100.5]],
         )]
         .into(),
@@ -607,7 +607,7 @@ fn two_levels_of_one_configuration_are_not_repeats() {
     assert_eq!(shift.low.0, ids(&[10, 11, 12]));
     assert_eq!(shift.high.0, ids(&[13, 14, 15]));
     // The split series is not in the floor; the other configuration's is.
-    assert_eq!(floors.by_metric["local_bw_gbs"].len(), 1);
+    assert_eq!(floors.by_metric[&"local_bw_gbs".into()].len(), 1);
     let groups = vec![
         GroupInput { reference: "label:base".into(), runs: base },
         GroupInput { reference: "label:new".into(), runs: new },

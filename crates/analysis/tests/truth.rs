@@ -97,7 +97,7 @@ fn check(seed: u64, table: &mut BTreeMap<&'static str, Tally>, wrong: &mut Vec<S
                     "seed {seed:#x} {}: picked {} ({}), truth {:?} (acceptable {:?}, by {:?}); settings {:?}; {}",
                     t.profile,
                     s.labels[g],
-                    rec.decided_by.as_deref().unwrap_or("-"),
+                    rec.decided_by.as_ref().map_or("-".to_string(), |m| m.to_string()),
                     t.pick.map(|p| &s.labels[p]),
                     t.acceptable.iter().map(|&a| &s.labels[a]).collect::<Vec<_>>(),
                     t.decided_by,

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use analysis::study::{Study, StudyMetric};
+use analysis::study::{GroupMetric, Study, StudyMetric};
 use analysis::text::{clip, clip_words, signed_pct, wrap};
 use comfy_table::ContentArrangement;
 use report::study::sentences::{
@@ -70,7 +70,7 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
             _ => None,
         };
         let layouts = (study.layouts.get(i), study.layouts.get(study.baseline));
-        let sized = analysis::catalogue::def_of(&m.metric).sized_by_node();
+        let sized = analysis::catalogue::def_of_id(&m.metric).sized_by_node();
         out.push(match (na, layouts) {
             (Some(w), _) => w,
             (None, (Some(a), Some(b))) if sized && c.n > 0 && a.structure() != b.structure() => {
@@ -157,6 +157,40 @@ fn fitted(t: &Table, layout: &Layout) -> String {
 pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> String {
     let w = layout.width.max(40);
     let mut out: Vec<String> = Vec::new();
+    heading(study, w, &mut out);
+    settings_and_notes(study, layout, w, &mut out);
+    // The metrics.
+    let skipped = left_out(study);
+    let rows = metric_rows(study, noise, &skipped);
+    metric_tables(study, layout, &rows, &mut out);
+    if rows.any_best {
+        out.push("* the best group: better than every other group that has the metric.".into());
+    }
+    left_out_lines(study, &skipped, w, &mut out);
+    notes_lines(&rows, w, &mut out);
+    recommendation_lines(study, layout, w, &mut out);
+    if !study.warnings.is_empty() {
+        out.push(String::new());
+        out.push("Warnings:".into());
+        for x in &study.warnings {
+            out.push(wrap(x, w, "  ", "    "));
+        }
+    }
+    // In Markdown, the lines around the tables are Markdown too: a label's
+    // markup and links neutralised as in the tables (which did theirs).
+    if matches!(layout.style, TableStyle::Markdown) {
+        for part in out.iter_mut().filter(|p| !p.starts_with("| ")) {
+            *part = report::safe::markdown(part);
+        }
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text
+}
+
+/// What the table shows, then each group: its reference, runs and
+/// configurations; then the machines and the marked inputs.
+fn heading(study: &Study, w: usize, out: &mut Vec<String>) {
     let conf = (study.confidence * 100.0).round();
     let base = group_name(study, study.baseline);
     out.push(wrap(
@@ -197,8 +231,12 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         out.push(wrap(&line, w, "", "  "));
     }
     out.push(String::new());
+}
 
-    // Settings: those that differ as a table, the shared ones counted.
+/// Settings: those that differ as a table, the shared ones counted (listed
+/// with --verbose); then the study's notes, impossible figures and hidden
+/// NUMA.
+fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<String>) {
     if study.settings_diff.is_empty() {
         out.push("Settings that differ: none recorded.".into());
     } else {
@@ -259,91 +297,54 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         }
     }
     out.push(String::new());
+}
 
-    // The metrics.
-    let skipped = left_out(study);
+/// A verdict cell and the numbers of the notes that explain it.
+type Verdict = (String, BTreeSet<usize>);
+
+/// The metric rows: every row's cells with its verdict cells in place,
+/// and the notes the verdicts refer to.
+struct Rows {
+    /// The groups judged against the baseline.
+    others: Vec<usize>,
+    /// One compared group: one table with every column.
+    two: bool,
+    any_best: bool,
+    /// Per row: the metric, each group's figure, then per compared group
+    /// its change, floor and verdict.
+    full: Vec<Vec<String>>,
+    notes: Notes,
+    /// The notes every verdict shares (said once, unnumbered).
+    common: BTreeSet<usize>,
+    /// The other notes, in the order they are numbered.
+    numbered: Vec<usize>,
+}
+
+/// Rows first, the verdict cells' note numbers kept apart: a note that
+/// explains every verdict is said once above the others, unnumbered.
+fn metric_rows(study: &Study, noise: &GroupNoise, skipped: &[(usize, LeftOut)]) -> Rows {
     let others: Vec<usize> = (0..study.groups.len()).filter(|&i| i != study.baseline).collect();
     let two = others.len() == 1;
-    let mut header = vec!["Metric".to_string()];
-    header.extend((0..study.groups.len()).map(|i| study.groups[i].label.clone()));
-    for &i in &others {
-        let label = &study.groups[i].label;
-        if two {
-            header.push(format!("Change [{conf}% interval]"));
-            header.push("Floor".into());
-            header.push("Verdict".into());
-        } else {
-            header.push(format!("{label}: change [{conf}%]"));
-            header.push(format!("{label}: floor"));
-            header.push(format!("{label}: verdict"));
-        }
-    }
-    let mut t = table(header, layout);
     let mut notes = Notes::default();
     let mut any_best = false;
-    // Rows first, the verdict cells' note numbers kept apart: a note that
-    // explains every verdict is said once above the others, unnumbered.
     // (cells, [(verdict, its notes)] per compared group)
-    type Verdict = (String, BTreeSet<usize>);
     let mut rows: Vec<(Vec<String>, Vec<Verdict>)> = Vec::new();
     for (k, m) in study.metrics.iter().enumerate() {
         if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
             continue;
         }
-        let marked = (0..study.groups.len())
-            .any(|i| report::study::marked_runs(study, &m.metric, i).next().is_some());
-        let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
-        let figs = report::study::row_figs(study, m, noise);
-        for (i, c) in m.groups.iter().enumerate() {
-            row.push(match c.median {
-                None => "-".to_string(),
-                Some(_) => {
-                    let f = figs[i].clone();
-                    let best = if m.best_group == Some(i) && !two {
-                        any_best = true;
-                        "*"
-                    } else {
-                        ""
-                    };
-                    let flag = if study.impossible_in(i, &m.metric) { " (impossible)" } else { "" };
-                    format!("{f}{best} (n={}){flag}", c.n)
-                }
-            });
-        }
+        let (row, best) = figure_cells(study, m, noise, two);
+        any_best |= best;
+        let mut row = row;
         let mut verdicts = Vec::new();
         for &i in &others {
-            let c = &m.groups[i];
             let ns: BTreeSet<usize> =
                 explanations(study, m, i).into_iter().map(|e| notes.add(e)).collect();
-            match (c.change_pct, c.verdict) {
-                (Some(ch), Some(v)) => {
-                    let mut s = signed_pct(ch);
-                    if let (Some(lo), Some(hi)) = (c.ci_low_pct, c.ci_high_pct) {
-                        s.push_str(&format!(" [{}, {}]", signed_pct(lo), signed_pct(hi)));
-                    }
-                    row.push(s);
-                    row.push(c.noise_floor_pct.map_or("-".into(), |f| format!("{f:.1}%")));
-                    verdicts.push((v.as_str().to_string(), ns));
-                }
-                _ => {
-                    row.push("-".into());
-                    row.push("-".into());
-                    verdicts.push(("-".to_string(), ns));
-                }
-            }
+            verdicts.push(change_cells(&m.groups[i], ns, &mut row));
         }
         rows.push((row, verdicts));
     }
-    let cells = rows.iter().flat_map(|(_, v)| v.iter().map(|(_, ns)| ns));
-    let common: BTreeSet<usize> = cells
-        .clone()
-        .fold(None::<BTreeSet<usize>>, |acc, ns| {
-            Some(match acc {
-                None => ns.clone(),
-                Some(a) => a.intersection(ns).copied().collect(),
-            })
-        })
-        .unwrap_or_default();
+    let common = common_notes(&rows);
     // Notes renumbered: the common ones out, the others in order.
     let numbered: Vec<usize> = (1..=notes.0.len()).filter(|n| !common.contains(n)).collect();
     let renumber = |ns: &BTreeSet<usize>| -> BTreeSet<usize> {
@@ -362,50 +363,131 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
         }
         full.push(row);
     }
-    if two {
-        for row in full {
-            t.add_row(row);
+    Rows { others, two, any_best, full, notes, common, numbered }
+}
+
+/// A row's metric cell and each group's figure; true when a best group is
+/// starred.
+fn figure_cells(
+    study: &Study,
+    m: &StudyMetric,
+    noise: &GroupNoise,
+    two: bool,
+) -> (Vec<String>, bool) {
+    let marked = (0..study.groups.len())
+        .any(|i| report::study::marked_runs(study, &m.metric, i).next().is_some());
+    let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+    let mut any_best = false;
+    let figs = report::study::row_figs(study, m, noise);
+    for (i, c) in m.groups.iter().enumerate() {
+        row.push(match c.median {
+            None => "-".to_string(),
+            Some(_) => {
+                let f = figs[i].clone();
+                let best = if m.best_group == Some(i) && !two {
+                    any_best = true;
+                    "*"
+                } else {
+                    ""
+                };
+                let flag = if study.impossible_in(i, &m.metric) { " (impossible)" } else { "" };
+                format!("{f}{best} (n={}){flag}", c.n)
+            }
+        });
+    }
+    (row, any_best)
+}
+
+/// A compared group's change and floor cells, pushed to `row`, and its
+/// verdict with the notes `ns` that explain it.
+fn change_cells(c: &GroupMetric, ns: BTreeSet<usize>, row: &mut Vec<String>) -> Verdict {
+    match (c.change_pct, c.verdict) {
+        (Some(ch), Some(v)) => {
+            let mut s = signed_pct(ch);
+            if let (Some(lo), Some(hi)) = (c.ci_low_pct, c.ci_high_pct) {
+                s.push_str(&format!(" [{}, {}]", signed_pct(lo), signed_pct(hi)));
+            }
+            row.push(s);
+            row.push(c.noise_floor_pct.map_or("-".into(), |f| format!("{f:.1}%")));
+            (v.as_str().to_string(), ns)
+        }
+        _ => {
+            row.push("-".into());
+            row.push("-".into());
+            ("-".to_string(), ns)
+        }
+    }
+}
+
+/// The notes every verdict cell refers to.
+fn common_notes(rows: &[(Vec<String>, Vec<Verdict>)]) -> BTreeSet<usize> {
+    rows.iter()
+        .flat_map(|(_, v)| v.iter().map(|(_, ns)| ns))
+        .fold(None::<BTreeSet<usize>>, |acc, ns| {
+            Some(match acc {
+                None => ns.clone(),
+                Some(a) => a.intersection(ns).copied().collect(),
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// The metric table: one with every column for one compared group, else
+/// one per compared group (a table with every group's columns does not
+/// fit a terminal): the metric, the baseline, the group, then its change,
+/// floor and verdict.
+fn metric_tables(study: &Study, layout: &Layout, rows: &Rows, out: &mut Vec<String>) {
+    let conf = (study.confidence * 100.0).round();
+    let ng = study.groups.len();
+    if rows.two {
+        let mut header = vec!["Metric".to_string()];
+        header.extend((0..ng).map(|i| study.groups[i].label.clone()));
+        header.push(format!("Change [{conf}% interval]"));
+        header.push("Floor".into());
+        header.push("Verdict".into());
+        let mut t = table(header, layout);
+        for row in &rows.full {
+            t.add_row(row.clone());
         }
         t.right(&(1..=ng + 2).collect::<Vec<_>>());
         out.push(fitted(&t, layout));
-    } else {
-        // One table per compared group (a table with every group's columns
-        // does not fit a terminal): the metric, the baseline, the group,
-        // then its change, floor and verdict.
-        for (j, &g) in others.iter().enumerate() {
-            out.push(format!(
-                "{} against {}:",
-                study.groups[g].label, study.groups[study.baseline].label
-            ));
-            let header = vec![
-                "Metric".to_string(),
-                study.groups[study.baseline].label.clone(),
-                study.groups[g].label.clone(),
-                format!("Change [{conf}% interval]"),
-                "Floor".into(),
-                "Verdict".into(),
-            ];
-            let mut tj = table(header, layout);
-            for row in &full {
-                let at = 1 + ng + j * 3;
-                tj.add_row(vec![
-                    row[0].clone(),
-                    row[1 + study.baseline].clone(),
-                    row[1 + g].clone(),
-                    row[at].clone(),
-                    row[at + 1].clone(),
-                    row[at + 2].clone(),
-                ]);
-            }
-            tj.right(&[1, 2, 3, 4]);
-            out.push(fitted(&tj, layout));
-            out.push(String::new());
+        return;
+    }
+    for (j, &g) in rows.others.iter().enumerate() {
+        out.push(format!(
+            "{} against {}:",
+            study.groups[g].label, study.groups[study.baseline].label
+        ));
+        let header = vec![
+            "Metric".to_string(),
+            study.groups[study.baseline].label.clone(),
+            study.groups[g].label.clone(),
+            format!("Change [{conf}% interval]"),
+            "Floor".into(),
+            "Verdict".into(),
+        ];
+        let mut tj = table(header, layout);
+        for row in &rows.full {
+            let at = 1 + ng + j * 3;
+            tj.add_row(vec![
+                row[0].clone(),
+                row[1 + study.baseline].clone(),
+                row[1 + g].clone(),
+                row[at].clone(),
+                row[at + 1].clone(),
+                row[at + 2].clone(),
+            ]);
         }
-        out.pop();
+        tj.right(&[1, 2, 3, 4]);
+        out.push(fitted(&tj, layout));
+        out.push(String::new());
     }
-    if any_best {
-        out.push("* the best group: better than every other group that has the metric.".into());
-    }
+    out.pop();
+}
+
+/// The metrics left out, counted: per-CPU figures of one latency group,
+/// one statistic under two names, metrics of one group only.
+fn left_out_lines(study: &Study, skipped: &[(usize, LeftOut)], w: usize, out: &mut Vec<String>) {
     let dup = skipped.iter().filter(|(_, r)| *r == LeftOut::OneCpuGroup).count();
     if dup > 0 {
         out.push(wrap(
@@ -418,7 +500,7 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             "  ",
         ));
     }
-    if let Some(line) = same_as_line(study, &skipped) {
+    if let Some(line) = same_as_line(study, skipped) {
         out.push(wrap(&line, w, "", "  "));
     }
     for g in 0..study.groups.len() {
@@ -442,56 +524,49 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
             ));
         }
     }
-    if !notes.0.is_empty() {
-        out.push(String::new());
-        out.push("Notes:".into());
-        for n in &common {
-            let text = &notes.0[n - 1];
-            out.push(wrap(&format!("Every verdict: {text}."), w, "  ", "    "));
-        }
-        let width = numbered.len().to_string().len();
-        for (k, n) in numbered.iter().enumerate() {
-            let mark = format!("[{}]", k + 1);
-            let first = format!("  {mark:<w$} ", w = width + 2);
-            let rest = " ".repeat(first.chars().count());
-            out.push(wrap(&capitalised(&notes.0[n - 1]), w, &first, &rest));
-        }
-    }
+}
 
-    // Recommendations: one line per profile, identical ones merged.
-    if !study.recommendations.is_empty() {
-        out.push(String::new());
-        out.push("Recommendations:".into());
-        for (profiles, line, reasons) in merged_recommendations(study) {
-            let first = format!("  {}: ", profiles.join(", "));
-            out.push(wrap(&line, w, &first, "      "));
-            if layout.verbose {
-                for t in reasons {
-                    out.push(wrap(&t, w, "      ", "        "));
-                }
+/// The verdicts' notes: those every verdict shares first, unnumbered,
+/// then the numbered ones.
+fn notes_lines(rows: &Rows, w: usize, out: &mut Vec<String>) {
+    if rows.notes.0.is_empty() {
+        return;
+    }
+    out.push(String::new());
+    out.push("Notes:".into());
+    for n in &rows.common {
+        let text = &rows.notes.0[n - 1];
+        out.push(wrap(&format!("Every verdict: {text}."), w, "  ", "    "));
+    }
+    let width = rows.numbered.len().to_string().len();
+    for (k, n) in rows.numbered.iter().enumerate() {
+        let mark = format!("[{}]", k + 1);
+        let first = format!("  {mark:<w$} ", w = width + 2);
+        let rest = " ".repeat(first.chars().count());
+        out.push(wrap(&capitalised(&rows.notes.0[n - 1]), w, &first, &rest));
+    }
+}
+
+/// Recommendations: one line per profile, identical ones merged; each
+/// profile's reasoning with --verbose.
+fn recommendation_lines(study: &Study, layout: &Layout, w: usize, out: &mut Vec<String>) {
+    if study.recommendations.is_empty() {
+        return;
+    }
+    out.push(String::new());
+    out.push("Recommendations:".into());
+    for (profiles, line, reasons) in merged_recommendations(study) {
+        let first = format!("  {}: ", profiles.join(", "));
+        out.push(wrap(&line, w, &first, "      "));
+        if layout.verbose {
+            for t in reasons {
+                out.push(wrap(&t, w, "      ", "        "));
             }
         }
-        if !layout.verbose {
-            out.push(wrap("The reasoning of each profile: --verbose.", w, "", ""));
-        }
     }
-    if !study.warnings.is_empty() {
-        out.push(String::new());
-        out.push("Warnings:".into());
-        for x in &study.warnings {
-            out.push(wrap(x, w, "  ", "    "));
-        }
+    if !layout.verbose {
+        out.push(wrap("The reasoning of each profile: --verbose.", w, "", ""));
     }
-    // In Markdown, the lines around the tables are Markdown too: a label's
-    // markup and links neutralised as in the tables (which did theirs).
-    if matches!(layout.style, TableStyle::Markdown) {
-        for part in out.iter_mut().filter(|p| !p.starts_with("| ")) {
-            *part = report::safe::markdown(part);
-        }
-    }
-    let mut text = out.join("\n");
-    text.push('\n');
-    text
 }
 
 fn capitalised(s: &str) -> String {

@@ -248,45 +248,9 @@ pub fn roster<'a>(
     for r in runs {
         machines.entry(r.key.as_str()).or_default().push(r);
     }
-    let latest_of = |rs: &[&'a HostRun]| rs.iter().copied().max_by_key(|r| order(r));
-    let measuring =
-        |rs: &[&'a HostRun]| rs.iter().copied().filter(|r| measures(r)).collect::<Vec<_>>();
     let name_of: BTreeMap<&str, &str> =
         machines.iter().filter_map(|(k, rs)| Some((*k, latest_of(rs)?.host.as_str()))).collect();
-    // Which machine each unmeasured entry names: by its identity when the
-    // orchestrator gave it, else by name when one machine alone has it; a
-    // name several machines share names none of them (which one failed is
-    // not known: their runs stay compared, with a warning).
-    let mut machines_named: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (k, n) in &name_of {
-        machines_named.entry(n).or_default().push(k);
-    }
-    let mut entry_of: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, u) in f.unmeasured.iter().enumerate() {
-        match u.machine_id.as_deref() {
-            Some(id) => {
-                let key = machines.keys().find(|k| k.strip_prefix("id:") == Some(id));
-                if let Some(k) = key {
-                    entry_of.entry(k).or_insert(i);
-                }
-            }
-            None => match machines_named.get(u.host.as_str()).map(Vec::as_slice) {
-                Some([k]) => {
-                    entry_of.entry(k).or_insert(i);
-                }
-                Some(ks) if ks.len() > 1 => out.warnings.push(format!(
-                    "{} was not measured ({}), but {} machines here are named {}: which one is \
-                     not known (the orchestrator gave no machine id), so the runs of each are \
-                     still compared",
-                    u.host,
-                    u.error,
-                    ks.len(),
-                    u.host
-                )),
-                _ => {}
-            },
-        }
-    }
+    let entry_of = unmeasured_entries(&machines, &name_of, f, &mut out.warnings);
     let mut listed_unmeasured: BTreeSet<usize> = BTreeSet::new();
     let mut shown: Vec<(&str, &str)> = Vec::new(); // (key, name) of every host listed
     for (key, rs) in &machines {
@@ -305,81 +269,8 @@ pub fn roster<'a>(
             shown.push((key, name));
             continue;
         }
-        let labelled: Vec<&HostRun> = rs
-            .iter()
-            .copied()
-            .filter(|r| label.is_none_or(|l| r.label.as_deref() == Some(l)))
-            .collect();
-        if labelled.is_empty() {
-            out.skipped.push(super::Skipped {
-                host: name.to_string(),
-                reason: format!("no run labelled {:?}", label.unwrap_or_default()),
-            });
-            continue;
-        }
-        let mut subs: BTreeMap<String, Vec<&HostRun>> = BTreeMap::new();
-        for r in labelled {
-            let sub = if by_label { r.label.clone().unwrap_or_default() } else { String::new() };
-            subs.entry(sub).or_default().push(r);
-        }
-        let mut names: BTreeSet<&str> = rs.iter().map(|r| r.host.as_str()).collect();
-        names.remove(name);
-        shown.push((key, name));
-        for (sub, rs) in subs {
-            let Some(latest) = latest_of(&measuring(&rs)) else {
-                let why = latest_of(&rs).map(why_passed_over).unwrap_or_default();
-                out.skipped.push(super::Skipped {
-                    host: name.to_string(),
-                    reason: format!("no run holds the fleet's figures (its latest: {why})"),
-                });
-                continue;
-            };
-            let mut newer: Vec<&HostRun> =
-                rs.iter().copied().filter(|r| order(r) > order(latest)).collect();
-            newer.sort_by_key(|r| std::cmp::Reverse(order(r)));
-            if latest.complete {
-                let age = age_s(&latest.started, f.now_ms);
-                let future = age.is_some_and(|a| a < 0.0);
-                if future {
-                    out.warnings.push(format!(
-                        "{name}: run {} started {} after this report's time ({}): a clock is \
-                         wrong; its age is not known, so it is not counted healthy",
-                        latest.id,
-                        fmt_age(age.map(f64::abs)),
-                        latest.started
-                    ));
-                }
-                out.members.push(Member {
-                    run: latest,
-                    sub,
-                    name: name.to_string(),
-                    also_named: names.iter().map(|s| s.to_string()).collect(),
-                    duplicate_hostname: false,
-                    age_s: age,
-                    stale: age.is_none_or(|a| a > f.max_age_s as f64),
-                    future,
-                    passed_over: newer
-                        .iter()
-                        .map(|r| PassedOver { run: run_ref(r, f.now_ms), why: why_passed_over(r) })
-                        .collect(),
-                });
-            } else {
-                let complete: Vec<&HostRun> =
-                    rs.iter().copied().filter(|r| r.complete && has_figures(r)).collect();
-                out.incomplete.push(Incomplete {
-                    host: name.to_string(),
-                    machine_id: latest.machine_id.clone(),
-                    latest: run_ref(latest, f.now_ms),
-                    reason: latest.message.clone().unwrap_or_else(|| latest.status.clone()),
-                    last_complete: latest_of(&complete).map(|r| run_ref(r, f.now_ms)),
-                });
-            }
-        }
-        if !names.is_empty() {
-            out.warnings.push(format!(
-                "{name} was also named {}: one machine (same identity), shown by its latest name",
-                names.iter().copied().collect::<Vec<_>>().join(", ")
-            ));
+        if machine_entry(&mut out, rs, name, by_label, label, f) {
+            shown.push((key, name));
         }
     }
     for (i, u) in f.unmeasured.iter().enumerate() {
@@ -392,9 +283,172 @@ pub fn roster<'a>(
             });
         }
     }
-    // One host name, several machines: all shown, each marked.
+    mark_shared_names(&mut out, &shown);
+    out
+}
+
+/// The latest of `rs` in the fleet's order.
+fn latest_of<'a>(rs: &[&'a HostRun]) -> Option<&'a HostRun> {
+    rs.iter().copied().max_by_key(|r| order(r))
+}
+
+/// Those of `rs` that hold (or tried to hold) the fleet's figures.
+fn measuring<'a>(rs: &[&'a HostRun]) -> Vec<&'a HostRun> {
+    rs.iter().copied().filter(|r| measures(r)).collect()
+}
+
+/// Which machine each unmeasured entry names (the entry's index, per
+/// machine key): by its identity when the orchestrator gave it, else by
+/// name when one machine alone has it; a name several machines share names
+/// none of them (which one failed is not known: their runs stay compared,
+/// with a warning).
+fn unmeasured_entries<'k>(
+    machines: &BTreeMap<&'k str, Vec<&HostRun>>,
+    name_of: &BTreeMap<&'k str, &str>,
+    f: &Freshness<'_>,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<&'k str, usize> {
+    let mut machines_named: BTreeMap<&str, Vec<&'k str>> = BTreeMap::new();
+    for (k, n) in name_of {
+        machines_named.entry(n).or_default().push(k);
+    }
+    let mut entry_of: BTreeMap<&'k str, usize> = BTreeMap::new();
+    for (i, u) in f.unmeasured.iter().enumerate() {
+        match u.machine_id.as_deref() {
+            Some(id) => {
+                let key = machines.keys().find(|k| k.strip_prefix("id:") == Some(id));
+                if let Some(k) = key {
+                    entry_of.entry(k).or_insert(i);
+                }
+            }
+            None => match machines_named.get(u.host.as_str()).map(Vec::as_slice) {
+                Some([k]) => {
+                    entry_of.entry(k).or_insert(i);
+                }
+                Some(ks) if ks.len() > 1 => warnings.push(format!(
+                    "{} was not measured ({}), but {} machines here are named {}: which one is \
+                     not known (the orchestrator gave no machine id), so the runs of each are \
+                     still compared",
+                    u.host,
+                    u.error,
+                    ks.len(),
+                    u.host
+                )),
+                _ => {}
+            },
+        }
+    }
+    entry_of
+}
+
+/// One measured machine's entries (one per label with `by_label`), named
+/// `name`: a member, an incomplete host or a host skipped with why. False
+/// when no run of it has the label asked for (the machine is not shown).
+fn machine_entry<'a>(
+    out: &mut Roster<'a>,
+    rs: &[&'a HostRun],
+    name: &str,
+    by_label: bool,
+    label: Option<&str>,
+    f: &Freshness<'_>,
+) -> bool {
+    let labelled: Vec<&HostRun> = rs
+        .iter()
+        .copied()
+        .filter(|r| label.is_none_or(|l| r.label.as_deref() == Some(l)))
+        .collect();
+    if labelled.is_empty() {
+        out.skipped.push(super::Skipped {
+            host: name.to_string(),
+            reason: format!("no run labelled {:?}", label.unwrap_or_default()),
+        });
+        return false;
+    }
+    let mut subs: BTreeMap<String, Vec<&HostRun>> = BTreeMap::new();
+    for r in labelled {
+        let sub = if by_label { r.label.clone().unwrap_or_default() } else { String::new() };
+        subs.entry(sub).or_default().push(r);
+    }
+    let mut names: BTreeSet<&str> = rs.iter().map(|r| r.host.as_str()).collect();
+    names.remove(name);
+    for (sub, rs) in subs {
+        sub_entry(out, &rs, sub, name, &names, f);
+    }
+    if !names.is_empty() {
+        out.warnings.push(format!(
+            "{name} was also named {}: one machine (same identity), shown by its latest name",
+            names.iter().copied().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    true
+}
+
+/// The entry of one machine's runs of one label (`sub`): its latest
+/// measuring run as a member when complete, else the host as incomplete;
+/// skipped when no run holds the fleet's figures.
+fn sub_entry<'a>(
+    out: &mut Roster<'a>,
+    rs: &[&'a HostRun],
+    sub: String,
+    name: &str,
+    names: &BTreeSet<&str>,
+    f: &Freshness<'_>,
+) {
+    let Some(latest) = latest_of(&measuring(rs)) else {
+        let why = latest_of(rs).map(why_passed_over).unwrap_or_default();
+        out.skipped.push(super::Skipped {
+            host: name.to_string(),
+            reason: format!("no run holds the fleet's figures (its latest: {why})"),
+        });
+        return;
+    };
+    if !latest.complete {
+        let complete: Vec<&HostRun> =
+            rs.iter().copied().filter(|r| r.complete && has_figures(r)).collect();
+        out.incomplete.push(Incomplete {
+            host: name.to_string(),
+            machine_id: latest.machine_id.clone(),
+            latest: run_ref(latest, f.now_ms),
+            reason: latest.message.clone().unwrap_or_else(|| latest.status.clone()),
+            last_complete: latest_of(&complete).map(|r| run_ref(r, f.now_ms)),
+        });
+        return;
+    }
+    let mut newer: Vec<&HostRun> =
+        rs.iter().copied().filter(|r| order(r) > order(latest)).collect();
+    newer.sort_by_key(|r| std::cmp::Reverse(order(r)));
+    let age = age_s(&latest.started, f.now_ms);
+    let future = age.is_some_and(|a| a < 0.0);
+    if future {
+        out.warnings.push(format!(
+            "{name}: run {} started {} after this report's time ({}): a clock is \
+             wrong; its age is not known, so it is not counted healthy",
+            latest.id,
+            fmt_age(age.map(f64::abs)),
+            latest.started
+        ));
+    }
+    out.members.push(Member {
+        run: latest,
+        sub,
+        name: name.to_string(),
+        also_named: names.iter().map(|s| s.to_string()).collect(),
+        duplicate_hostname: false,
+        age_s: age,
+        stale: age.is_none_or(|a| a > f.max_age_s as f64),
+        future,
+        passed_over: newer
+            .iter()
+            .map(|r| PassedOver { run: run_ref(r, f.now_ms), why: why_passed_over(r) })
+            .collect(),
+    });
+}
+
+/// One host name, several machines: all shown, each marked (`shown`: the
+/// key and name of every host listed).
+fn mark_shared_names(out: &mut Roster<'_>, shown: &[(&str, &str)]) {
     let mut by_name: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (key, name) in &shown {
+    for (key, name) in shown {
         by_name.entry(name).or_default().insert(key);
     }
     let dup: BTreeSet<&str> =
@@ -410,7 +464,6 @@ pub fn roster<'a>(
     for m in &mut out.members {
         m.duplicate_hostname = dup.contains(m.name.as_str());
     }
-    out
 }
 
 /// When a run was taken, from its age: `12 min ago`, `5.2 h in the

@@ -3,6 +3,7 @@
 
 pub mod sentences;
 
+use analysis::catalogue::MetricId;
 use analysis::study::{Study, StudyMetric};
 use analysis::text::{clip_words, signed_pct};
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
@@ -139,6 +140,54 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
 pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     let conf = (study.confidence * 100.0).round();
     let base = &study.groups[study.baseline].label;
+    answer_heading(study, doc);
+    let skipped = crate::study::sentences::left_out(study);
+    let shape = AnswerShape::of(study, &skipped);
+    let mut t = Table::new(shape.header(study));
+    t.never_fold = true;
+    let mut rows = Vec::new();
+    for (k, m) in study.metrics.iter().enumerate() {
+        if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
+            continue;
+        }
+        t.push(shape.row(study, m, noise, &mut rows));
+    }
+    let forest = (!rows.is_empty()).then(|| {
+        crate::chart::Chart::Forest(crate::chart::Forest {
+            title: format!("Change against {base}, {conf}% interval"),
+            x_label: format!("change against {base} (%)"),
+            margin_pct: study.margin_pct,
+            rows,
+        })
+    });
+    // Two groups: the table and the forest plot side by side on a wide
+    // window. More: the table the page's width, the plot under it.
+    doc.boxed(if shape.two { "answer" } else { "answer many" }, |doc| {
+        doc.table(t);
+        if let Some(f) = forest {
+            doc.chart(f);
+        }
+    });
+    if let Some(line) = crate::study::sentences::same_as_line(study, &skipped) {
+        doc.p(line);
+    }
+    let others_left = skipped
+        .iter()
+        .filter(|(_, r)| !matches!(r, crate::study::sentences::LeftOut::SameAs(_)))
+        .count();
+    if others_left > 0 {
+        doc.p(format!(
+            "Left out here ({others_left}; the comparison below lists them): the per-CPU rows that cannot differ (every group's CPUs form one latency group) and the metrics measured in one group only.",
+        ));
+    }
+}
+
+/// The answer's heading: the settings that differ in one line, the
+/// warnings and marked inputs, then one line per profile's recommendation
+/// (profiles that say the same thing merged), the reasoning folded.
+fn answer_heading(study: &Study, doc: &mut Document) {
+    let conf = (study.confidence * 100.0).round();
+    let base = &study.groups[study.baseline].label;
     doc.h(2, "The answer");
     let diff = if study.settings_diff.is_empty() {
         "none recorded".to_string()
@@ -172,8 +221,6 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
     if let Some(line) = marked_inputs_line(study) {
         doc.callout(line);
     }
-    // The answer first: one line per profile's recommendation (profiles
-    // that say the same thing merged), the reasoning folded.
     let lines = crate::study::sentences::merged_recommendations(study);
     if !lines.is_empty() {
         doc.h(3, "Recommendations");
@@ -181,59 +228,91 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
             doc.details(format!("**{}**: {line}", profiles.join(", ")), reasons);
         }
     }
-    let skipped = crate::study::sentences::left_out(study);
-    let others: Vec<usize> = (0..study.groups.len()).filter(|&i| i != study.baseline).collect();
-    let two = others.len() == 1;
-    // One n per group when every tabled metric has the same: in the header.
-    let tabled: Vec<&analysis::study::StudyMetric> = study
-        .metrics
-        .iter()
-        .enumerate()
-        .filter(|(k, m)| {
-            m.groups.iter().any(|c| c.median.is_some()) && !skipped.iter().any(|(s, _)| s == k)
-        })
-        .map(|(_, m)| m)
-        .collect();
-    let one_n: Vec<Option<usize>> = (0..study.groups.len())
-        .map(|i| {
-            let ns: Vec<usize> = tabled
-                .iter()
-                .filter(|m| m.groups[i].median.is_some())
-                .map(|m| m.groups[i].n)
-                .collect();
-            ns.first().copied().filter(|n| ns.iter().all(|x| x == n))
-        })
-        .collect();
-    let name_n = |i: usize| match one_n[i] {
-        Some(n) => format!("{} (n={n})", group_name(study, i)),
-        None => group_name(study, i),
-    };
-    // Two groups: a column per group, the change, its interval and the
-    // verdict, beside the forest plot. Three or more: the baseline's
-    // column, then one column block per compared group holding its
-    // figure, change and verdict, so the table fits the window whatever
-    // the number of groups (the intervals are the forest plot's, under it).
-    let mut header = vec!["Metric".to_string()];
-    if two {
-        header.extend((0..study.groups.len()).map(name_n));
-        header.extend(["Change".to_string(), format!("{conf}% interval"), "Verdict".to_string()]);
-    } else {
-        header.push(name_n(study.baseline));
-        header.extend(others.iter().map(|&i| format!("{} against {base}", name_n(i))));
+}
+
+/// How the answer's table is laid out: two groups, a column per group,
+/// the change, its interval and the verdict, beside the forest plot;
+/// three or more, the baseline's column, then one column block per
+/// compared group holding its figure, change and verdict, so the table
+/// fits the window whatever the number of groups (the intervals are the
+/// forest plot's, under it).
+struct AnswerShape {
+    /// The groups judged against the baseline.
+    others: Vec<usize>,
+    two: bool,
+    /// One n per group when every tabled metric has the same: in the
+    /// header.
+    one_n: Vec<Option<usize>>,
+}
+
+impl AnswerShape {
+    fn of(study: &Study, skipped: &[(usize, crate::study::sentences::LeftOut)]) -> AnswerShape {
+        let others: Vec<usize> = (0..study.groups.len()).filter(|&i| i != study.baseline).collect();
+        let tabled: Vec<&analysis::study::StudyMetric> = study
+            .metrics
+            .iter()
+            .enumerate()
+            .filter(|(k, m)| {
+                m.groups.iter().any(|c| c.median.is_some()) && !skipped.iter().any(|(s, _)| s == k)
+            })
+            .map(|(_, m)| m)
+            .collect();
+        let one_n: Vec<Option<usize>> = (0..study.groups.len())
+            .map(|i| {
+                let ns: Vec<usize> = tabled
+                    .iter()
+                    .filter(|m| m.groups[i].median.is_some())
+                    .map(|m| m.groups[i].n)
+                    .collect();
+                ns.first().copied().filter(|n| ns.iter().all(|x| x == n))
+            })
+            .collect();
+        AnswerShape { two: others.len() == 1, others, one_n }
     }
-    let mut t = Table::new(header);
-    t.never_fold = true;
-    let mut rows = Vec::new();
-    for (k, m) in study.metrics.iter().enumerate() {
-        if m.groups.iter().all(|c| c.median.is_none()) || skipped.iter().any(|(s, _)| *s == k) {
-            continue;
+
+    fn name_n(&self, study: &Study, i: usize) -> String {
+        match self.one_n[i] {
+            Some(n) => format!("{} (n={n})", group_name(study, i)),
+            None => group_name(study, i),
         }
+    }
+
+    fn header(&self, study: &Study) -> Vec<String> {
+        let conf = (study.confidence * 100.0).round();
+        let base = &study.groups[study.baseline].label;
+        let mut header = vec!["Metric".to_string()];
+        if self.two {
+            header.extend((0..study.groups.len()).map(|i| self.name_n(study, i)));
+            header.extend([
+                "Change".to_string(),
+                format!("{conf}% interval"),
+                "Verdict".to_string(),
+            ]);
+        } else {
+            header.push(self.name_n(study, study.baseline));
+            header.extend(
+                self.others.iter().map(|&i| format!("{} against {base}", self.name_n(study, i))),
+            );
+        }
+        header
+    }
+
+    /// One metric's row; each compared group's change joins the forest
+    /// plot's `forest` rows.
+    fn row(
+        &self,
+        study: &Study,
+        m: &analysis::study::StudyMetric,
+        noise: &GroupNoise,
+        forest: &mut Vec<crate::chart::ForestRow>,
+    ) -> Vec<String> {
+        let two = self.two;
         let marked =
             (0..study.groups.len()).any(|i| marked_runs(study, &m.metric, i).next().is_some());
         let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
         let figs = row_figs(study, m, noise);
         let fig_n = |i: usize| {
-            let f = match (&m.groups[i].median, one_n[i]) {
+            let f = match (&m.groups[i].median, self.one_n[i]) {
                 (None, _) => return "-".to_string(),
                 (Some(_), Some(_)) => figs[i].clone(),
                 (Some(_), None) => format!("{} (n={})", figs[i], m.groups[i].n),
@@ -256,78 +335,40 @@ pub fn answer(study: &Study, doc: &mut Document, noise: &GroupNoise) {
         } else {
             row.push(fig_n(study.baseline));
         }
-        for &i in &others {
+        for &i in &self.others {
             let c = &m.groups[i];
-            match (c.change_pct, c.verdict) {
-                (Some(ch), Some(v)) => {
-                    if two {
-                        row.push(signed_pct(ch));
-                        row.push(match (c.ci_low_pct, c.ci_high_pct) {
-                            (Some(lo), Some(hi)) => {
-                                format!("{} to {}", signed_pct(lo), signed_pct(hi))
-                            }
-                            _ => "too few runs".into(),
-                        });
-                        row.push(verdict_of(i, v.as_str()));
-                    } else {
-                        row.push(format!(
-                            "{} {} {}",
-                            fig_n(i),
-                            signed_pct(ch),
-                            verdict_of(i, v.as_str())
-                        ));
-                    }
-                    let label = if two {
-                        format!("{} ({})", chart_name(m), m.unit)
-                    } else {
-                        format!("{}, {}", chart_name(m), study.groups[i].label)
-                    };
-                    rows.push(crate::chart::ForestRow {
-                        label,
-                        change_pct: ch,
-                        interval: c.ci_low_pct.zip(c.ci_high_pct),
-                        floor_pct: c.noise_floor_pct,
-                        verdict: v.as_str().to_string(),
-                    });
+            let (Some(ch), Some(v)) = (c.change_pct, c.verdict) else {
+                if two {
+                    row.extend(["-".into(), "-".into(), "not compared".into()]);
+                } else {
+                    row.push(format!("{} not compared", fig_n(i)));
                 }
-                _ => {
-                    if two {
-                        row.extend(["-".into(), "-".into(), "not compared".into()]);
-                    } else {
-                        row.push(format!("{} not compared", fig_n(i)));
-                    }
-                }
+                continue;
+            };
+            if two {
+                row.push(signed_pct(ch));
+                row.push(match (c.ci_low_pct, c.ci_high_pct) {
+                    (Some(lo), Some(hi)) => format!("{} to {}", signed_pct(lo), signed_pct(hi)),
+                    _ => "too few runs".into(),
+                });
+                row.push(verdict_of(i, v.as_str()));
+            } else {
+                row.push(format!("{} {} {}", fig_n(i), signed_pct(ch), verdict_of(i, v.as_str())));
             }
+            let label = if two {
+                format!("{} ({})", chart_name(m), m.unit)
+            } else {
+                format!("{}, {}", chart_name(m), study.groups[i].label)
+            };
+            forest.push(crate::chart::ForestRow {
+                label,
+                change_pct: ch,
+                interval: c.ci_low_pct.zip(c.ci_high_pct),
+                floor_pct: c.noise_floor_pct,
+                verdict: v.as_str().to_string(),
+            });
         }
-        t.push(row);
-    }
-    let forest = (!rows.is_empty()).then(|| {
-        crate::chart::Chart::Forest(crate::chart::Forest {
-            title: format!("Change against {base}, {conf}% interval"),
-            x_label: format!("change against {base} (%)"),
-            margin_pct: study.margin_pct,
-            rows,
-        })
-    });
-    // Two groups: the table and the forest plot side by side on a wide
-    // window. More: the table the page's width, the plot under it.
-    doc.boxed(if two { "answer" } else { "answer many" }, |doc| {
-        doc.table(t);
-        if let Some(f) = forest {
-            doc.chart(f);
-        }
-    });
-    if let Some(line) = crate::study::sentences::same_as_line(study, &skipped) {
-        doc.p(line);
-    }
-    let others_left = skipped
-        .iter()
-        .filter(|(_, r)| !matches!(r, crate::study::sentences::LeftOut::SameAs(_)))
-        .count();
-    if others_left > 0 {
-        doc.p(format!(
-            "Left out here ({others_left}; the comparison below lists them): the per-CPU rows that cannot differ (every group's CPUs form one latency group) and the metrics measured in one group only.",
-        ));
+        row
     }
 }
 
@@ -389,15 +430,15 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
 /// (disturbed or noisy) results ([`Study::marked_inputs`]).
 pub fn marked_runs<'a>(
     study: &'a Study,
-    metric: &'a str,
+    metric: &'a MetricId,
     group: usize,
 ) -> impl Iterator<Item = &'a analysis::inputs::MarkedInput> + 'a {
-    study.marked_inputs.iter().filter(move |m| m.metric == metric && m.group == group)
+    study.marked_inputs.iter().filter(move |m| *metric == m.metric && m.group == group)
 }
 
 /// Whether a verdict of group `i` on `metric` rests on marked inputs: its
 /// own runs' or the baseline's.
-pub fn verdict_on_marked(study: &Study, metric: &str, i: usize) -> bool {
+pub fn verdict_on_marked(study: &Study, metric: &MetricId, i: usize) -> bool {
     marked_runs(study, metric, i).next().is_some()
         || marked_runs(study, metric, study.baseline).next().is_some()
 }
@@ -405,7 +446,7 @@ pub fn verdict_on_marked(study: &Study, metric: &str, i: usize) -> bool {
 /// The words a verdict on marked inputs carries: `on disturbed inputs:
 /// run 3 (THP always), run 1 (baseline)`; `None` when its inputs are
 /// clean.
-pub fn verdict_mark_text(study: &Study, metric: &str, i: usize) -> Option<String> {
+pub fn verdict_mark_text(study: &Study, metric: &MetricId, i: usize) -> Option<String> {
     let runs: Vec<String> = [i, study.baseline]
         .into_iter()
         .flat_map(|g| marked_runs(study, metric, g))
@@ -561,7 +602,7 @@ pub fn row_figs(
 ) -> Vec<String> {
     let medians: Vec<Option<f64>> = m.groups.iter().map(|c| c.median).collect();
     let noises: Vec<Option<f64>> =
-        (0..m.groups.len()).map(|i| noise.get(&(i, m.metric.clone())).copied()).collect();
+        (0..m.groups.len()).map(|i| noise.get(&(i, m.metric.to_string())).copied()).collect();
     row_digits(&medians, &noises, &m.unit, study.baseline)
 }
 
@@ -696,7 +737,7 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                     _ => None,
                 };
                 let layouts = (study.layouts.get(i), study.layouts.get(study.baseline));
-                let sized = analysis::catalogue::def_of(&m.metric).sized_by_node();
+                let sized = analysis::catalogue::def_of_id(&m.metric).sized_by_node();
                 out.push(match (na, layouts) {
                     (Some(w), _) => {
                         format!("{}: {} not comparable ({w}).", m.name, group_name(study, i))

@@ -4,6 +4,7 @@
 //! bracketed verdict was reached ([`bracketed_text`]) and each profile's
 //! recommendation line ([`merged_recommendations`]).
 
+use analysis::catalogue::{MetricId, PerCpuStat};
 use analysis::study::{NoPick, Recommendation, Study};
 use analysis::text::signed_pct;
 
@@ -26,10 +27,11 @@ pub enum LeftOut {
 /// machine, with why; the others are tabled.
 pub fn left_out(study: &Study) -> Vec<(usize, LeftOut)> {
     let mut out = Vec::new();
-    // Per node suffix: does every run of every group see one latency
+    // Per memory node: does every run of every group see one latency
     // group of CPUs?
-    let one_group = |sfx: &str| {
-        study.metrics.iter().find(|m| m.metric == format!("per_cpu_groups{sfx}")).is_some_and(|m| {
+    let one_group = |node: Option<u32>| {
+        let groups = MetricId::PerCpu { stat: PerCpuStat::Groups, node };
+        study.metrics.iter().find(|m| m.metric == groups).is_some_and(|m| {
             m.groups.iter().all(|g| g.values.iter().all(|v| *v == 1.0))
                 && m.groups.iter().any(|g| !g.values.is_empty())
         })
@@ -40,10 +42,11 @@ pub fn left_out(study: &Study) -> Vec<(usize, LeftOut)> {
         if measured.is_empty() {
             continue;
         }
-        let dup = ["per_cpu_fast_ns", "per_cpu_slow_ns", "per_cpu_split", "per_cpu_groups"]
-            .iter()
-            .find_map(|p| m.metric.strip_prefix(p))
-            .is_some_and(one_group);
+        // The per-CPU figures beside the mean repeat it under one group.
+        let dup = match m.metric {
+            MetricId::PerCpu { stat, node } => stat != PerCpuStat::Mean && one_group(node),
+            _ => false,
+        };
         if dup {
             out.push((k, LeftOut::OneCpuGroup));
         } else if measured.len() == 1 && study.groups.len() > 1 {
@@ -58,9 +61,7 @@ pub fn left_out(study: &Study) -> Vec<(usize, LeftOut)> {
             if gone(j, &out) || gone(k, &out) || !same_statistic(study, j, k) {
                 continue;
             }
-            let headline = |x: usize| {
-                analysis::metrics::MetricKey::ALL.iter().any(|h| h.id() == study.metrics[x].metric)
-            };
+            let headline = |x: usize| study.metrics[x].metric.headline().is_some();
             if headline(k) && !headline(j) {
                 out.push((j, LeftOut::SameAs(k)));
             } else {
@@ -156,7 +157,7 @@ pub fn no_pick_text(study: &Study, why: &NoPick) -> String {
                 .metrics
                 .iter()
                 .find(|m| &m.metric == metric)
-                .map_or_else(|| metric.clone(), |m| lower_first(&m.name));
+                .map_or_else(|| metric.to_string(), |m| lower_first(&m.name));
             format!("no pick: {name} is undecided between {}", names(groups))
         }
         NoPick::AllRuledOut => "no pick: every group is ruled out".into(),

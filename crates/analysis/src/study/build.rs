@@ -1,0 +1,384 @@
+//! Building a study: the groups as the runs give them, the settings that
+//! differ, what the reader must be warned of and told, then the metric
+//! rows ([`super::rows`]) and the recommendations ([`super::recommend`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use results::run::{LoadedRun, RunId, RunStatus};
+use results::runstats::Criteria;
+
+use super::derivation::Derivation;
+use super::floors::{Floors, LevelShift};
+use super::recommend::recommend;
+use super::rows::RowMaker;
+use super::{impossible_of, settings_of, GroupInput, SettingDiff, Study, StudyGroup};
+use crate::catalogue;
+use crate::data::RunData;
+use crate::layout::Layout;
+use crate::metrics::MetricKey;
+
+impl Study {
+    /// Builds the study of `groups` against `groups[baseline]`.
+    ///
+    /// # Panics
+    /// When `baseline` is out of range.
+    pub fn build(
+        groups: &[GroupInput],
+        baseline: usize,
+        policy: &Criteria,
+        floors: &Floors,
+    ) -> Study {
+        assert!(baseline < groups.len(), "baseline index out of range");
+        let layouts = layouts_of(groups);
+        let mut warnings = Vec::new();
+        let mut infos = Vec::new();
+        let mut settings = Vec::new();
+        for g in groups {
+            let (info, merged) = group_of(g, &mut warnings);
+            infos.push(info);
+            settings.push(merged);
+        }
+        warnings.extend(level_shift_warnings(groups, floors));
+        let all_machines: BTreeSet<&String> = infos.iter().flat_map(|g| &g.machines).collect();
+        let across_machines = all_machines.len() > 1;
+        if across_machines {
+            warnings.push(machines_warning(groups, all_machines.len()));
+        }
+        let (settings_diff, settings_same) = compare_settings(groups, &settings, across_machines);
+        name_twins(&mut infos);
+        let mut notes = Vec::new();
+        if settings_diff.is_empty() {
+            notes.push(nothing_differs_note(groups));
+        }
+        // Per group and run: the metrics derived instead of measured at
+        // their scope, and the figures left out for missing cells.
+        let derivation = Derivation::of(groups);
+        notes.extend(derivation.missing_notes(&infos));
+        let maker = RowMaker::new(groups, baseline, policy, floors, &layouts, &derivation);
+        let (rows, from_one_run) = maker.rows(&infos, &mut notes);
+        notes.extend(derivation.why_notes(&infos));
+        notes.extend(one_exec_call_note(&from_one_run, &infos));
+        notes.extend(node_size_notes(&rows, &layouts, &infos));
+        let mut study = Study {
+            groups: infos,
+            baseline,
+            settings_diff,
+            settings_same,
+            metrics: rows,
+            recommendations: Vec::new(),
+            confidence: policy.confidence,
+            margin_pct: policy.margin_pct,
+            across_machines,
+            warnings,
+            notes,
+            layouts,
+            impossible: impossible_of(groups),
+            marked_inputs: Vec::new(),
+        };
+        study.marked_inputs = crate::inputs::marked_inputs(
+            groups.iter().map(|g| g.runs.as_slice()),
+            &study.metrics.iter().map(|m| m.metric.to_string()).collect::<Vec<_>>(),
+        );
+        study.recommendations = recommend(&study);
+        study
+    }
+}
+
+/// Where each group's nodes sit (its first run's): what makes a metric
+/// impossible for it, and whether its per-node figures are the same metric
+/// as another group's.
+fn layouts_of(groups: &[GroupInput]) -> Vec<Layout> {
+    groups
+        .iter()
+        .map(|g| {
+            g.runs.first().map_or_else(Layout::default, |r| {
+                Layout::of(r, catalogue::os_nodes(r, &RunData::of(r)))
+            })
+        })
+        .collect()
+}
+
+/// One group as its runs give it, and its settings merged over its runs;
+/// what the reader must be warned of about it goes to `warnings`.
+fn group_of(g: &GroupInput, warnings: &mut Vec<String>) -> (StudyGroup, BTreeMap<String, String>) {
+    let labels: BTreeSet<Option<&str>> =
+        g.runs.iter().map(|r| r.summary.label.as_deref()).collect();
+    let label = match labels.iter().next() {
+        Some(Some(l)) if labels.len() == 1 => l.to_string(),
+        _ => g.reference.trim_start_matches("label:").to_string(),
+    };
+    let mut configs: Vec<String> = Vec::new();
+    let mut machines: Vec<String> = Vec::new();
+    for r in &g.runs {
+        if !configs.contains(&r.summary.config_hash) {
+            configs.push(r.summary.config_hash.clone());
+        }
+        if !machines.contains(&r.summary.machine_fingerprint) {
+            machines.push(r.summary.machine_fingerprint.clone());
+        }
+    }
+    let (merged, inner_diff) = merged_settings(&g.runs);
+    if configs.len() > 1 {
+        warnings.push(format!(
+            "group {} mixes {} configurations ({}){}",
+            g.reference,
+            configs.len(),
+            configs.join(", "),
+            if inner_diff.is_empty() {
+                String::new()
+            } else {
+                format!(": {} differ inside it", inner_diff.join(", "))
+            }
+        ));
+    }
+    for r in &g.runs {
+        let packages = r.machine_info.packages.as_ref().map(|c| c.get());
+        for c in crate::declared::contradictions(&r.config, packages) {
+            warnings.push(format!("group {}: run {}: {c}", g.reference, r.summary.id));
+        }
+    }
+    let not_complete: Vec<String> = g
+        .runs
+        .iter()
+        .filter(|r| r.summary.status != RunStatus::Complete)
+        .map(|r| format!("run {} {}", r.summary.id, r.summary.status))
+        .collect();
+    if !not_complete.is_empty() {
+        warnings.push(format!(
+            "group {} holds runs that are not complete: {}",
+            g.reference,
+            not_complete.join(", ")
+        ));
+    }
+    let info = StudyGroup {
+        reference: g.reference.clone(),
+        label,
+        runs: g.runs.iter().map(|r| r.summary.id).collect(),
+        configs,
+        machines,
+        not_complete,
+        hidden_numa: hidden_numa_of(&g.runs),
+        one_node: !g.runs.is_empty()
+            && g.runs.iter().all(|r| catalogue::os_nodes(r, &RunData::of(r)) <= 1),
+    };
+    (info, merged)
+}
+
+/// The settings of a group's runs, one value each (`mixed (a | b)` where
+/// the runs disagree), and the settings that differ inside the group.
+fn merged_settings(runs: &[LoadedRun]) -> (BTreeMap<String, String>, Vec<String>) {
+    let per_run: Vec<BTreeMap<String, String>> = runs.iter().map(settings_of).collect();
+    let keys: BTreeSet<&String> = per_run.iter().flat_map(|m| m.keys()).collect();
+    let mut merged = BTreeMap::new();
+    let mut inner_diff = Vec::new();
+    for k in keys {
+        let vals: BTreeSet<&str> =
+            per_run.iter().map(|m| m.get(k).map(String::as_str).unwrap_or("-")).collect();
+        let v = if vals.len() == 1 {
+            vals.iter().next().map(|s| s.to_string()).unwrap_or_default()
+        } else {
+            inner_diff.push(k.clone());
+            format!("mixed ({})", vals.into_iter().collect::<Vec<_>>().join(" | "))
+        };
+        merged.insert(k.clone(), v);
+    }
+    (merged, inner_diff)
+}
+
+/// The per-CPU evidence that a group's settings hide NUMA: in every run of
+/// the group that measured per-CPU latency, the rule every reader applies
+/// ([`crate::hidden::hides_numa`]) holds. Anything less says nothing.
+fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
+    let mut seen = Vec::new();
+    for r in runs {
+        let d = RunData::of(r);
+        let per_cpu = catalogue::per_cpu_groups(&d);
+        if per_cpu.is_empty() {
+            continue;
+        }
+        let (why, split) = per_cpu.iter().find_map(|p| {
+            let sizes: Vec<usize> = p.groups.iter().map(|g| g.0).collect();
+            Some((crate::hidden::hides_numa(r, &d, &sizes)?, p))
+        })?;
+        seen.push((r.summary.id, why, split.clone()));
+    }
+    let (_, why, p) = seen.first()?;
+    let ids: Vec<String> = seen.iter().map(|s| s.0.to_string()).collect();
+    let groups: Vec<String> =
+        p.groups.iter().map(|(n, ns)| format!("{n} CPUs at {ns:.1} ns")).collect();
+    Some(format!(
+        "the OS shows one node but per-CPU latency to memory node {} splits into {} groups ({}) in run{} {} of a machine with {why}: this setting hides NUMA (numa=off, NPS0 or firmware interleave) without removing it",
+        p.mem_node.map_or("?".into(), |n| n.to_string()),
+        p.groups.len(),
+        groups.join(", "),
+        if ids.len() == 1 { "" } else { "s" },
+        ids.join(", "),
+    ))
+}
+
+/// Runs of one configuration at two levels, where the study holds any of
+/// them: named once per split, with the metrics it shows on.
+fn level_shift_warnings(groups: &[GroupInput], floors: &Floors) -> Vec<String> {
+    let ours: BTreeSet<RunId> = groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.id).collect();
+    let mut shifts: BTreeMap<(Vec<RunId>, Vec<RunId>), Vec<&LevelShift>> = BTreeMap::new();
+    for sh in &floors.level_shifts {
+        if sh.low.0.iter().chain(&sh.high.0).any(|id| ours.contains(id)) {
+            shifts.entry((sh.low.0.clone(), sh.high.0.clone())).or_default().push(sh);
+        }
+    }
+    let mut warnings = Vec::new();
+    for ((low, high), v) in &shifts {
+        let ids = |v: &[RunId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        let metrics: Vec<String> = v
+            .iter()
+            .take(3)
+            .map(|s| {
+                format!(
+                    "{} {:.4} vs {:.4}",
+                    catalogue::def_of_id(&s.metric).name,
+                    s.low.1,
+                    s.high.1
+                )
+            })
+            .collect();
+        let label = v[0].label.as_deref().map_or("no label".to_string(), |l| format!("label {l}"));
+        warnings.push(format!(
+            "runs {} and runs {} ({label}, the same recorded and declared settings) sit at two levels far beyond their own spread ({}{}): they are not repeats, something unrecorded changed between them; they are left out of the noise floor. Declare what changed with `--set KEY=VALUE`, or label the runs apart",
+            ids(low),
+            ids(high),
+            metrics.join("; "),
+            if v.len() > 3 { format!("; {} more metrics", v.len() - 3) } else { String::new() },
+        ));
+    }
+    warnings
+}
+
+/// The groups come from `count` machines: named with their fingerprints.
+fn machines_warning(groups: &[GroupInput], count: usize) -> String {
+    let descr: BTreeSet<String> = groups
+        .iter()
+        .flat_map(|g| &g.runs)
+        .map(|r| format!("{} [{}]", r.summary.machine, r.summary.machine_fingerprint))
+        .collect();
+    format!(
+        "the groups come from {} machines ({}): differences include the hardware, not only the settings",
+        count,
+        descr.into_iter().collect::<Vec<_>>().join("; ")
+    )
+}
+
+/// The settings that differ between the groups (the machine first, when
+/// they come from more than one) and those every group shares, as
+/// `setting=value`.
+fn compare_settings(
+    groups: &[GroupInput],
+    settings: &[BTreeMap<String, String>],
+    across_machines: bool,
+) -> (Vec<SettingDiff>, Vec<String>) {
+    let keys: BTreeSet<&String> = settings.iter().flat_map(|m| m.keys()).collect();
+    let mut settings_diff = Vec::new();
+    let mut settings_same = Vec::new();
+    if across_machines {
+        settings_diff.push(SettingDiff {
+            setting: "machine".into(),
+            values: groups
+                .iter()
+                .map(|g| {
+                    let d: BTreeSet<&str> =
+                        g.runs.iter().map(|r| r.summary.machine.as_str()).collect();
+                    d.into_iter().collect::<Vec<_>>().join(" | ")
+                })
+                .collect(),
+        });
+    }
+    for k in keys {
+        let values: Vec<String> =
+            settings.iter().map(|m| m.get(k).cloned().unwrap_or_else(|| "-".into())).collect();
+        if values.iter().all(|v| *v == values[0]) {
+            settings_same.push(format!("{k}={}", values[0]));
+        } else {
+            settings_diff.push(SettingDiff { setting: k.clone(), values });
+        }
+    }
+    (settings_diff, settings_same)
+}
+
+/// Group names that say which group they are: a label two groups share is
+/// followed by the run (one-run groups) or the reference.
+fn name_twins(infos: &mut [StudyGroup]) {
+    let twins: Vec<bool> = (0..infos.len())
+        .map(|i| (0..infos.len()).any(|j| j != i && infos[j].label == infos[i].label))
+        .collect();
+    for (g, twin) in infos.iter_mut().zip(twins) {
+        if twin {
+            g.label = match g.runs.as_slice() {
+                [one] => format!("{} (run {one})", g.label),
+                _ => format!("{} ({})", g.label, g.reference),
+            };
+        }
+    }
+}
+
+/// No recorded or declared setting differs between the groups: what the
+/// reader must know, and whether the labels stand in for what differs.
+fn nothing_differs_note(groups: &[GroupInput]) -> String {
+    let labels: BTreeSet<Option<&str>> =
+        groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.label.as_deref()).collect();
+    if labels.len() > 1 {
+        "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: each run is then judged against the runs of the other group on both sides of it, so that the drift cancels) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string()
+    } else {
+        "no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string()
+    }
+}
+
+/// Groups judged on the samples inside one run (`from_one_run`: the group
+/// and that run's index in it): what those samples do not sample.
+fn one_exec_call_note(
+    from_one_run: &BTreeMap<usize, usize>,
+    infos: &[StudyGroup],
+) -> Option<String> {
+    if from_one_run.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = from_one_run
+        .iter()
+        .map(|(&g, &ri)| format!("{} (run {})", infos[g].label, infos[g].runs[ri]))
+        .collect();
+    Some(format!(
+        "the program metrics of {} are the repeats inside one `exec` call: each repeat is a whole run of the program (a new process, placement, allocation and first touch), alternated across policies, so they sample run-to-run variation within one boot; they do not sample what changes between boots or calls (memory layout after a reboot, firmware training, the machine's state that day). Repeat the call, after a reboot where that matters, for 3 or more runs per group: the runs are then judged one value each",
+        names.join(", ")
+    ))
+}
+
+/// Per-node bandwidth between nodes of different sizes: shown, never
+/// judged, and the reader is told which figure to read instead.
+fn node_size_notes(
+    rows: &[super::StudyMetric],
+    layouts: &[Layout],
+    infos: &[StudyGroup],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for row in rows {
+        if !catalogue::def_of_id(&row.metric).sized_by_node() {
+            continue;
+        }
+        let have: Vec<usize> = (0..infos.len()).filter(|&i| row.groups[i].n > 0).collect();
+        let kinds: BTreeSet<_> = have.iter().map(|&i| layouts[i].structure()).collect();
+        if kinds.len() < 2 {
+            continue;
+        }
+        let each: Vec<String> = have
+            .iter()
+            .map(|&i| format!("{}: {}", infos[i].label, layouts[i].structure().text()))
+            .collect();
+        notes.push(format!(
+            "{} is not judged between groups whose nodes differ ({}): a node's figure grows and shrinks with the NUMA mode's node size; read the per-package and whole-machine figures ({}, {}, {}) instead",
+            row.name,
+            each.join("; "),
+            catalogue::LOCAL_BW_PKG,
+            catalogue::CROSS_PKG_BW,
+            MetricKey::GlobalBw.id()
+        ));
+    }
+    notes
+}

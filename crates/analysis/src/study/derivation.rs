@@ -1,0 +1,240 @@
+//! What a study's runs derived instead of measuring at a metric's scope
+//! ([`crate::scope`]), and the figures they left out for missing cells:
+//! the labels and notes a study shows.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::catalogue::MetricId;
+use crate::data::RunData;
+use crate::scope::Missing;
+
+/// What a study's runs derived instead of measuring at the metric's
+/// scope, and which figures they left out for missing cells: the labels
+/// and notes `compare` shows ([`super::Study::build`]).
+#[derive(Debug, Clone, Default)]
+pub struct Derivation {
+    /// Per group, per run.
+    runs: Vec<Vec<RunDerivation>>,
+}
+
+/// The metrics a run derived and why it has no package-scope records.
+type WhatWhy = (Vec<String>, String);
+
+#[derive(Debug, Clone, Default)]
+struct RunDerivation {
+    /// Metric id -> how it was derived.
+    derived: BTreeMap<MetricId, String>,
+    /// Every metric id the run has.
+    has: BTreeSet<MetricId>,
+    missing: Vec<Missing>,
+    /// Its package-scope steps that measured nothing, and why.
+    steps: Vec<results::scope::StepNote>,
+}
+
+impl Derivation {
+    /// The derivations of every run of `groups`.
+    pub fn of(groups: &[super::GroupInput]) -> Derivation {
+        let runs = groups
+            .iter()
+            .map(|g| {
+                g.runs
+                    .iter()
+                    .map(|r| {
+                        let (values, missing) = crate::catalogue::catalogue_and_missing(r);
+                        RunDerivation {
+                            derived: values
+                                .iter()
+                                .filter_map(|m| Some((m.def.id.clone(), m.derived.clone()?)))
+                                .collect(),
+                            has: values.iter().map(|m| m.def.id.clone()).collect(),
+                            missing,
+                            steps: RunData::of(r).step_notes,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Derivation { runs }
+    }
+
+    /// How group `g`'s value of `key` was derived: `None` when every run
+    /// of the group that has it measured it; with some runs measured and
+    /// some derived, which runs were derived (the group is then derived
+    /// too: one figure never mixes the two silently).
+    pub fn of_group(&self, g: usize, key: &MetricId) -> Option<String> {
+        let runs = self.runs.get(g)?;
+        let with: Vec<&RunDerivation> = runs.iter().filter(|r| r.has.contains(key)).collect();
+        let hows: BTreeSet<&str> =
+            with.iter().filter_map(|r| r.derived.get(key).map(String::as_str)).collect();
+        let n = with.iter().filter(|r| r.derived.contains_key(key)).count();
+        if n == 0 {
+            return None;
+        }
+        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
+        Some(if n == with.len() { how } else { format!("{how} in {n} of its {} runs", with.len()) })
+    }
+
+    /// The label of a row whose groups' values are `derived` (one per
+    /// group): the derivation where every group that has the metric
+    /// derived it the same way, else naming the derived groups; `None`
+    /// when none is derived.
+    pub fn row(
+        &self,
+        key: &MetricId,
+        derived: &[Option<String>],
+        infos: &[super::StudyGroup],
+    ) -> Option<String> {
+        let hows: BTreeSet<&str> = derived.iter().flatten().map(String::as_str).collect();
+        if hows.is_empty() {
+            return None;
+        }
+        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
+        let measured = self.measured_groups(key, derived);
+        if measured.is_empty() {
+            return Some(how);
+        }
+        let groups: Vec<&str> = derived
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some())
+            .map(|(g, _)| infos[g].label.as_str())
+            .collect();
+        Some(format!("{how}: {}", groups.join(", ")))
+    }
+
+    /// The groups that have metric `key` and measured it (`derived`
+    /// `None`).
+    fn measured_groups(&self, key: &MetricId, derived: &[Option<String>]) -> Vec<usize> {
+        derived
+            .iter()
+            .enumerate()
+            .filter(|(g, d)| {
+                d.is_none()
+                    && self.runs.get(*g).is_some_and(|rs| rs.iter().any(|r| r.has.contains(key)))
+            })
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// The note of a metric some groups measured and others derived:
+    /// shown side by side, not judged across.
+    pub fn mixed_note(
+        &self,
+        key: &MetricId,
+        name: &str,
+        derived: &[Option<String>],
+        infos: &[super::StudyGroup],
+    ) -> Option<String> {
+        let d: Vec<&str> = derived
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some())
+            .map(|(g, _)| infos[g].label.as_str())
+            .collect();
+        let m: Vec<&str> = self
+            .measured_groups(key, derived)
+            .into_iter()
+            .map(|g| infos[g].label.as_str())
+            .collect();
+        if d.is_empty() || m.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{name}: {} measured at the metric's scope, {} derived: the two are not the same measurement, so no verdict is given between them",
+            m.join(", "),
+            d.join(", ")
+        ))
+    }
+
+    /// The runs that derived some metric, grouped by what they derived
+    /// and why they have no package-scope records (their stored step
+    /// notes, or that they hold none): one note per such group of runs.
+    pub fn why_notes(&self, infos: &[super::StudyGroup]) -> Vec<String> {
+        // (what was derived, why) -> (group, run id) of each such run
+        let mut by: Vec<(WhatWhy, Vec<(usize, String)>)> = Vec::new();
+        for (g, runs) in self.runs.iter().enumerate() {
+            for (i, r) in runs.iter().enumerate() {
+                if r.derived.is_empty() {
+                    continue;
+                }
+                // In the order of their text ids.
+                let mut ids: Vec<&MetricId> = r.derived.keys().collect();
+                ids.sort_by_cached_key(|id| id.to_string());
+                let what: Vec<String> = ids
+                    .into_iter()
+                    .map(|id| lower_first(&crate::catalogue::def_of_id(id).name))
+                    .collect();
+                let why = if r.steps.is_empty() {
+                    "no package-scope records (`run` before it measured them, or an import)"
+                        .to_string()
+                } else {
+                    r.steps
+                        .iter()
+                        .map(results::scope::StepNote::text)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                };
+                let run = (g, infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()));
+                match by.iter_mut().find(|(k, _)| k.0 == what && k.1 == why) {
+                    Some((_, v)) => v.push(run),
+                    None => by.push(((what, why), vec![run])),
+                }
+            }
+        }
+        by.into_iter()
+            .map(|((what, why), runs)| {
+                // `1, 3, 5 (SNC2), 2 (THP)`: each group's runs, then its label
+                let mut parts: Vec<String> = Vec::new();
+                let mut groups: Vec<usize> = runs.iter().map(|r| r.0).collect();
+                groups.dedup();
+                for g in groups {
+                    let ids: Vec<&str> =
+                        runs.iter().filter(|r| r.0 == g).map(|r| r.1.as_str()).collect();
+                    parts.push(format!("{} ({})", ids.join(", "), infos[g].label));
+                }
+                format!(
+                    "{} derived in run{} {}, never deciding a pick: {why}",
+                    and_list(&what),
+                    if runs.len() == 1 { "" } else { "s" },
+                    parts.join(", "),
+                )
+            })
+            .collect()
+    }
+
+    /// Per run, the figures left out because cells are missing.
+    pub fn missing_notes(&self, infos: &[super::StudyGroup]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (g, runs) in self.runs.iter().enumerate() {
+            for (i, r) in runs.iter().enumerate() {
+                for m in &r.missing {
+                    out.push(format!(
+                        "run {} ({}): {} is not computed from part of what it needs: {} are missing",
+                        infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()),
+                        infos[g].label,
+                        lower_first(&crate::catalogue::def_of_id(&m.metric.into()).name),
+                        m.what
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if !s.starts_with("HMAT") => f.to_lowercase().chain(c).collect(),
+        _ => s.to_string(),
+    }
+}
