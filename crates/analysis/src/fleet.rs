@@ -271,6 +271,11 @@ pub struct HostRun {
     pub impossible: BTreeMap<MetricKey, String>,
 }
 
+/// The kinds of stored result (`Record::kind`) [`HostRun::of`] reads: a
+/// run loaded with only these reduces to the same `HostRun` (`fleet` loads
+/// one run per host this way).
+pub const HOST_RUN_KINDS: [&str; 4] = ["bw", "lat", "lat-summary", "exec"];
+
 impl HostRun {
     pub fn of(run: &LoadedRun) -> HostRun {
         let (key, machine_id, machine_id_source) = host_key(run);

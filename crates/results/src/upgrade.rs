@@ -56,11 +56,17 @@ pub struct Upgraded {
 
 /// Reads a stored payload of `kind`.
 pub fn read(kind: &str, payload: &Value) -> Upgraded {
-    let record = record_of(kind, payload).unwrap_or_else(|| {
-        Record::Unknown(Unknown { kind: kind.to_string(), json: payload.to_string() })
-    });
+    let record = record(kind, payload);
     let same = matches!(record, Record::Unknown(_)) || record.to_json() == *payload;
     Upgraded { record, as_stored: (!same).then(|| payload.to_string()) }
+}
+
+/// The record [`read`] reads, without telling whether it writes its
+/// payload back unchanged (for readers that never write it back).
+pub fn record(kind: &str, payload: &Value) -> Record {
+    record_of(kind, payload).unwrap_or_else(|| {
+        Record::Unknown(Unknown { kind: kind.to_string(), json: payload.to_string() })
+    })
 }
 
 fn record_of(kind: &str, v: &Value) -> Option<Record> {

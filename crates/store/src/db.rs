@@ -334,7 +334,8 @@ impl Store {
              FROM runs r JOIN machines m ON m.id = r.machine_id
              {filter}"
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        // Cached: `fleet` and the exports ask for one run at a time.
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         let rows = stmt.query_map(p, summary_from_row).map_err(|e| self.err(e))?;
         let mut runs = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))?;
         runs.sort_by_cached_key(|r| (time_order_key(&r.started), r.id.0));
@@ -452,26 +453,49 @@ impl Store {
     /// A run over the limits an import keeps is refused
     /// ([`StoreError::RunTooLarge`]), whoever wrote it.
     pub fn load_run(&self, run: RunId) -> Result<LoadedRun> {
+        self.load_run_reading(run, Reading::Whole)
+    }
+
+    /// [`Store::load_run`] for a reader of its records that never writes
+    /// the run back (`fleet`, the Parquet export): only the results of
+    /// `kinds` (every kind when `None`), each read as its record without
+    /// comparing it with its stored text (`as_stored` is `None`), which
+    /// only exports and raw figures show. The same checks and errors.
+    pub fn load_run_records(&self, run: RunId, kinds: Option<&[&str]>) -> Result<LoadedRun> {
+        self.load_run_reading(run, Reading::Records(kinds))
+    }
+
+    fn load_run_reading(&self, run: RunId, reading: Reading) -> Result<LoadedRun> {
         let summary = self.run_summary(run)?;
         self.check_run_size(&summary)?;
         let (machine_info, config, topology): (String, String, String) = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT m.info_json, r.config_json, r.topology_json
                  FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
-                [run.0],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
+            .and_then(|mut s| s.query_row([run.0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
             .map_err(|e| self.err(e))?;
+        // Only the kinds asked for leave SQLite: a row's columns are read
+        // when it is stepped to, so a kind left out must not be selected
+        // (its payload, overflow pages and all, would be read for nothing).
+        let (kinds, only): (&[&str], _) = match reading {
+            Reading::Records(Some(kinds)) => {
+                (kinds, format!(" AND kind IN ({})", vec!["?"; kinds.len()].join(", ")))
+            }
+            Reading::Whole | Reading::Records(None) => (&[], String::new()),
+        };
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(&format!(
                 "SELECT seq, recorded, kind, payload_json FROM results
-                 WHERE run_id = ?1 ORDER BY seq",
-            )
+                 WHERE run_id = ?{only} ORDER BY seq"
+            ))
             .map_err(|e| self.err(e))?;
+        let params = std::iter::once(rusqlite::types::Value::Integer(run.0))
+            .chain(kinds.iter().map(|k| rusqlite::types::Value::Text(k.to_string())));
         let raw = stmt
-            .query_map([run.0], |r| {
+            .query_map(rusqlite::params_from_iter(params), |r| {
                 Ok((
                     r.get::<_, u32>(0)?,
                     r.get::<_, String>(1)?,
@@ -486,13 +510,14 @@ impl Store {
         for (seq, recorded, kind, payload) in raw {
             let payload: Value =
                 self.parse_bounded(&summary, &payload, &format!("result {seq}"))?;
-            let up = results::upgrade::read(&kind, &payload);
-            results.push(StoredRecord {
-                seq,
-                recorded,
-                record: up.record,
-                as_stored: up.as_stored,
-            });
+            let (record, as_stored) = match reading {
+                Reading::Whole => {
+                    let up = results::upgrade::read(&kind, &payload);
+                    (up.record, up.as_stored)
+                }
+                Reading::Records(_) => (results::upgrade::record(&kind, &payload), None),
+            };
+            results.push(StoredRecord { seq, recorded, record, as_stored });
         }
         Ok(LoadedRun {
             machine_info: self.parse_bounded(&summary, &machine_info, "machine")?,
@@ -657,6 +682,16 @@ pub(crate) fn config_fingerprint(doc: &Configuration) -> String {
 /// The key runs of one machine share.
 pub(crate) fn machine_fingerprint(doc: &Machine) -> String {
     fingerprint_or_hash(doc.fingerprint.as_ref(), doc)
+}
+
+/// What [`Store::load_run_reading`] builds of a run's results.
+#[derive(Clone, Copy)]
+enum Reading<'a> {
+    /// Every result, each with its stored text where its record writes
+    /// something else ([`results::upgrade::read`]).
+    Whole,
+    /// The results of these kinds (all when `None`), records only.
+    Records(Option<&'a [&'a str]>),
 }
 
 /// A document as the JSON text the database holds (keys sorted).

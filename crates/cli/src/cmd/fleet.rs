@@ -142,7 +142,8 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     let runs = match &db {
         Some(db) => {
             let by_label = group_by == GroupBy::Label;
-            let load = |id| anyhow::Ok(HostRun::of(&db.load_run(id)?));
+            let kinds = Some(&analysis::fleet::HOST_RUN_KINDS[..]);
+            let load = |id| anyhow::Ok(HostRun::of(&db.load_run_records(id, kinds)?));
             let measured = |r: &HostRun| r.complete && !r.metrics.is_empty();
             store::select::latest_per_host(
                 &summaries,

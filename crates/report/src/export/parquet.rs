@@ -205,7 +205,8 @@ pub fn export(db: &Store, ids: &[RunId], path: &Path) -> Result<Written, ExportE
     let mut settings = SettingsTable::new(open(&sp)?).map_err(werr(&sp))?;
     let mut runs: Vec<RunRow> = Vec::with_capacity(ids.len());
     for id in ids {
-        let run = db.load_run(*id)?;
+        // Every record (the catalogue reads most kinds), none written back.
+        let run = db.load_run_records(*id, None)?;
         let host = HostRun::of(&run);
         let key = key_of(&run);
         let rows = figures_of(&run, &host);
