@@ -150,7 +150,7 @@ impl From<parquet::errors::ParquetError> for ParquetError {
 
 /// A column being buffered.
 enum Col {
-    Str(Vec<Option<String>>),
+    Str(Strs),
     I32(Vec<Option<i32>>),
     I64(Vec<Option<i64>>),
     F64(Vec<f64>),
@@ -162,7 +162,7 @@ impl Col {
     /// `b` boolean.
     fn of(k: char) -> Col {
         match k {
-            's' => Col::Str(vec![]),
+            's' => Col::Str(Strs::default()),
             'i' => Col::I32(vec![]),
             'l' => Col::I64(vec![]),
             'd' => Col::F64(vec![]),
@@ -178,6 +178,52 @@ impl Col {
             Col::F64(v) => v.clear(),
             Col::Bool(v) => v.clear(),
         }
+    }
+}
+
+/// A string column's values, one buffer for all: a row group holds
+/// hundreds of thousands of short strings (a run's key repeats on each of
+/// its figures), and a `String` each, cloned again for the writer, made
+/// the allocator most of an export's cost at 100,000 hosts.
+#[derive(Default)]
+struct Strs {
+    bytes: Vec<u8>,
+    /// Where each row's value ends in `bytes`; `None` when it has none.
+    ends: Vec<Option<usize>>,
+}
+
+impl Strs {
+    fn push(&mut self, v: Option<&str>) {
+        self.ends.push(v.map(|v| {
+            self.bytes.extend_from_slice(v.as_bytes());
+            self.bytes.len()
+        }));
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// The present values (slices of one shared buffer, not copies) and
+    /// the definition levels.
+    fn levels(&self) -> (Vec<ByteArray>, Vec<i16>) {
+        let all = bytes::Bytes::copy_from_slice(&self.bytes);
+        let mut start = 0;
+        let mut values = Vec::with_capacity(self.ends.len());
+        let defs = self
+            .ends
+            .iter()
+            .map(|end| match end {
+                Some(end) => {
+                    values.push(ByteArray::from(all.slice(start..*end)));
+                    start = *end;
+                    1
+                }
+                None => 0,
+            })
+            .collect();
+        (values, defs)
     }
 }
 
@@ -228,7 +274,7 @@ impl<W: Write + Send> Table<W> {
 
     fn str(&mut self, v: Option<&str>) {
         if let Col::Str(x) = self.next() {
-            x.push(v.map(str::to_string));
+            x.push(v);
         }
     }
 
@@ -285,9 +331,7 @@ impl<W: Write + Send> Table<W> {
                 self.cols.get(i).ok_or_else(|| ParquetError("schema and columns differ".into()))?;
             match c {
                 Col::Str(v) => {
-                    let (vals, defs) = levels(v);
-                    let vals: Vec<ByteArray> =
-                        vals.into_iter().map(|s| ByteArray::from(s.into_bytes())).collect();
+                    let (vals, defs) = v.levels();
                     col.typed::<ByteArrayType>().write_batch(&vals, Some(&defs), None)?;
                 }
                 Col::I32(v) => {
