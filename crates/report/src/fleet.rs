@@ -2,7 +2,9 @@
 //! medians, each host's deviation (flags marked), a per-host chart of every
 //! headline metric and the drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
-use analysis::fleet::{fmt_age, fmt_when, Fleet, Group, GroupBy, Host, PeerStat};
+use analysis::fleet::{
+    fmt_age, fmt_when, Fleet, Group, GroupBy, Host, Incomplete, NotMeasured, PeerStat,
+};
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
@@ -44,7 +46,29 @@ pub fn document(fleet: &Fleet) -> Document {
         fleet.hosts,
         fleet.groups.len()
     ));
-    d.p(format!(
+    d.p(counts(fleet));
+    let passed: usize =
+        fleet.groups.iter().flat_map(|g| &g.hosts).filter(|h| !h.passed_over.is_empty()).count();
+    if passed > 0 {
+        d.p(format!(
+            "{passed} host(s) compared on their latest run holding the fleet's figures, with newer \
+             runs that hold none (an exec run) passed over: the Run column names them."
+        ));
+    }
+    d.p(fleet.method.clone());
+    callouts(&mut d, fleet);
+    not_compared(&mut d, fleet);
+    for g in &fleet.groups {
+        group(&mut d, g);
+    }
+    d
+}
+
+/// The opening paragraph: how many hosts are healthy, outliers, drifted,
+/// stale, from the future, without peers, incomplete and not measured, as
+/// of when, and how they were grouped and judged.
+fn counts(fleet: &Fleet) -> String {
+    format!(
         "{} healthy, {} outlier host(s), {} host(s) with configuration drift, {} stale \
          (run older than {}){}{}, {} with an incomplete or failed latest run, {} not measured. \
          Ages as of {}. Threshold {}% (grouped by {}{}).",
@@ -73,16 +97,13 @@ pub fn document(fleet: &Fleet) -> Document {
             GroupBy::Config => "model and configuration",
         },
         fleet.label.as_deref().map(|l| format!(", runs labelled {l:?}")).unwrap_or_default()
-    ));
-    let passed: usize =
-        fleet.groups.iter().flat_map(|g| &g.hosts).filter(|h| !h.passed_over.is_empty()).count();
-    if passed > 0 {
-        d.p(format!(
-            "{passed} host(s) compared on their latest run holding the fleet's figures, with newer \
-             runs that hold none (an exec run) passed over: the Run column names them."
-        ));
-    }
-    d.p(fleet.method.clone());
+    )
+}
+
+/// What the whole fleet must be warned of: hosts whose declared distances
+/// disagree with the measured order, impossible figures, the roster's
+/// warnings.
+fn callouts(d: &mut Document, fleet: &Fleet) {
     let disagree: Vec<&str> = fleet
         .groups
         .iter()
@@ -114,180 +135,193 @@ pub fn document(fleet: &Fleet) -> Document {
     for w in &fleet.warnings {
         d.callout(format!("warning: {w}"));
     }
+}
+
+/// The hosts listed but not compared: not measured, with an incomplete or
+/// failed latest run, left out.
+fn not_compared(d: &mut Document, fleet: &Fleet) {
     if !fleet.unmeasured.is_empty() {
         d.h(2, format!("Not measured: {} host(s)", fleet.unmeasured.len()));
-        d.list(
-            fleet
-                .unmeasured
-                .iter()
-                .map(|u| {
-                    let last = match &u.last_run {
-                        Some(r) => format!(
-                            "; its last run here: {} ({}, {}), not compared",
-                            r.run,
-                            r.started,
-                            fmt_when(r.age_s)
-                        ),
-                        None => String::new(),
-                    };
-                    let id = match &u.machine_id {
-                        Some(id) => format!(" [id {}]", &id[..id.len().min(8)]),
-                        None => String::new(),
-                    };
-                    format!("{}{id}: {}{last}", u.host, u.error)
-                })
-                .collect(),
-        );
+        d.list(fleet.unmeasured.iter().map(not_measured_item).collect());
     }
     if !fleet.incomplete.is_empty() {
         d.h(2, format!("Latest run incomplete or failed: {} host(s)", fleet.incomplete.len()));
-        d.list(
-            fleet
-                .incomplete
-                .iter()
-                .map(|i| {
-                    let last = match &i.last_complete {
-                        Some(r) => format!(
-                            "; its last complete run: {} ({}), not compared",
-                            r.run,
-                            fmt_when(r.age_s)
-                        ),
-                        None => "; no complete run".into(),
-                    };
-                    format!(
-                        "{}: run {} {} ({}, {}): {}{last}",
-                        i.host,
-                        i.latest.run,
-                        i.latest.status,
-                        i.latest.started,
-                        fmt_when(i.latest.age_s),
-                        i.reason
-                    )
-                })
-                .collect(),
-        );
+        d.list(fleet.incomplete.iter().map(incomplete_item).collect());
     }
     if !fleet.skipped.is_empty() {
         d.list(
             fleet.skipped.iter().map(|s| format!("{}: left out ({})", s.host, s.reason)).collect(),
         );
     }
-    for g in &fleet.groups {
-        let title = match &g.subgroup {
-            Some(s) if !s.is_empty() => format!("{} [{s}]", g.model),
-            _ => g.model.clone(),
-        };
-        d.h(2, format!("{title}: {} host(s)", g.hosts.len()));
-        if let Some(n) = &g.note {
-            d.callout(n.clone());
+}
+
+fn not_measured_item(u: &NotMeasured) -> String {
+    let last = match &u.last_run {
+        Some(r) => format!(
+            "; its last run here: {} ({}, {}), not compared",
+            r.run,
+            r.started,
+            fmt_when(r.age_s)
+        ),
+        None => String::new(),
+    };
+    let id = match &u.machine_id {
+        Some(id) => format!(" [id {}]", &id[..id.len().min(8)]),
+        None => String::new(),
+    };
+    format!("{}{id}: {}{last}", u.host, u.error)
+}
+
+fn incomplete_item(i: &Incomplete) -> String {
+    let last = match &i.last_complete {
+        Some(r) => {
+            format!("; its last complete run: {} ({}), not compared", r.run, fmt_when(r.age_s))
         }
-        let flagged: Vec<String> = g
+        None => "; no complete run".into(),
+    };
+    format!(
+        "{}: run {} {} ({}, {}): {}{last}",
+        i.host,
+        i.latest.run,
+        i.latest.status,
+        i.latest.started,
+        fmt_when(i.latest.age_s),
+        i.reason
+    )
+}
+
+/// One group of peers: its heading and note, its outliers, the peer
+/// medians, the hosts, the charts and the drifted settings.
+fn group(d: &mut Document, g: &Group) {
+    let title = match &g.subgroup {
+        Some(s) if !s.is_empty() => format!("{} [{s}]", g.model),
+        _ => g.model.clone(),
+    };
+    d.h(2, format!("{title}: {} host(s)", g.hosts.len()));
+    if let Some(n) = &g.note {
+        d.callout(n.clone());
+    }
+    let flagged: Vec<String> = g.hosts.iter().filter(|h| h.outlier).map(|h| flags(g, h)).collect();
+    if !flagged.is_empty() {
+        d.callout(format!("{} outlier(s): {}", flagged.len(), flagged.join(" | ")));
+    }
+    d.table(medians_table(g));
+    d.table(hosts_table(g));
+    for c in charts(g) {
+        d.chart(c);
+    }
+    if !g.drift_settings.is_empty() {
+        d.table(drift_table(g));
+    }
+}
+
+/// An outlier's flags: each metric's deviation, value and peer median.
+fn flags(g: &Group, h: &Host) -> String {
+    let f: Vec<String> = h
+        .flags
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {:+.1}% ({} {} vs median {})",
+                metric_name(g, f.metric),
+                f.deviation_pct,
+                fmt_value(f.value, host_noise(h, f.metric), f.unit),
+                f.unit,
+                fmt_value(f.median, group_noise(g, f.metric), f.unit)
+            )
+        })
+        .collect();
+    format!("{}: {}", h.host, f.join("; "))
+}
+
+fn medians_table(g: &Group) -> Table {
+    let mut med =
+        Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"]).caption("Peer medians");
+    for m in &g.medians {
+        med.push(vec![
+            format!("{} ({})", m.name, m.unit),
+            fmt_value(m.median, group_noise(g, m.metric), m.unit),
+            crate::fmt::num(m.mad, m.unit),
+            m.hosts.to_string(),
+        ]);
+    }
+    med
+}
+
+/// Each host of the group: its run, when taken, each metric's value and
+/// deviation, its drifted settings.
+fn hosts_table(g: &Group) -> Table {
+    let keys: Vec<&PeerStat> = g.medians.iter().collect();
+    let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
+    header.extend(keys.iter().map(|m| format!("{} ({})", m.name, m.unit)));
+    header.push("Drift".into());
+    let mut t = Table::new(header).caption(
+        "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age; Run: the latest holding the fleet's figures",
+    );
+    for h in &g.hosts {
+        let mut row = vec![
+            if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
+            run_cell(h),
+            format!(
+                "{} ({}){}{}",
+                h.started,
+                fmt_when(h.age_s),
+                if h.stale { " stale" } else { "" },
+                if h.future { " suspect (clock ahead)" } else { "" }
+            ),
+        ];
+        row.extend(keys.iter().map(|m| metric_cell(h, m)));
+        row.push(if h.drift.is_empty() { "-".into() } else { h.drift.join(", ") });
+        t.push(row);
+    }
+    t
+}
+
+/// A host's value of a metric with its deviation, marked when flagged or
+/// impossible.
+fn metric_cell(h: &Host, m: &PeerStat) -> String {
+    match h.metrics.get(m.metric) {
+        Some(v) => {
+            let mut bang =
+                if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" }.to_string();
+            if h.impossible.contains_key(m.metric) {
+                bang.push_str(" (impossible)");
+            }
+            format!(
+                "{} ({}){bang}",
+                fmt_value(v.value, v.noise_pct, m.unit),
+                fmt_dev(v.deviation_pct)
+            )
+        }
+        None => "-".into(),
+    }
+}
+
+/// The settings on which hosts differ from the group's majority, with the
+/// hosts that differ (the first 20 named).
+fn drift_table(g: &Group) -> Table {
+    let mut t = Table::with_header(&["Setting", "Majority", "Hosts that differ"])
+        .caption("Configuration drift");
+    for s in &g.drift_settings {
+        let differ: Vec<String> = g
             .hosts
             .iter()
-            .filter(|h| h.outlier)
-            .map(|h| {
-                let f: Vec<String> = h
-                    .flags
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{} {:+.1}% ({} {} vs median {})",
-                            metric_name(g, f.metric),
-                            f.deviation_pct,
-                            fmt_value(f.value, host_noise(h, f.metric), f.unit),
-                            f.unit,
-                            fmt_value(f.median, group_noise(g, f.metric), f.unit)
-                        )
-                    })
-                    .collect();
-                format!("{}: {}", h.host, f.join("; "))
-            })
+            .filter(|h| h.drift.contains(&s.setting))
+            .map(|h| h.host.clone())
             .collect();
-        if !flagged.is_empty() {
-            d.callout(format!("{} outlier(s): {}", flagged.len(), flagged.join(" | ")));
-        }
-        let mut med =
-            Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"]).caption("Peer medians");
-        for m in &g.medians {
-            med.push(vec![
-                format!("{} ({})", m.name, m.unit),
-                fmt_value(m.median, group_noise(g, m.metric), m.unit),
-                crate::fmt::num(m.mad, m.unit),
-                m.hosts.to_string(),
-            ]);
-        }
-        d.table(med);
-        let keys: Vec<&PeerStat> = g.medians.iter().collect();
-        let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
-        header.extend(keys.iter().map(|m| format!("{} ({})", m.name, m.unit)));
-        header.push("Drift".into());
-        let mut t = Table::new(header).caption(
-            "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age; Run: the latest holding the fleet's figures",
-        );
-        for h in &g.hosts {
-            let mut row = vec![
-                if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
-                run_cell(h),
-                format!(
-                    "{} ({}){}{}",
-                    h.started,
-                    fmt_when(h.age_s),
-                    if h.stale { " stale" } else { "" },
-                    if h.future { " suspect (clock ahead)" } else { "" }
-                ),
-            ];
-            for m in &keys {
-                row.push(match h.metrics.get(m.metric) {
-                    Some(v) => {
-                        let mut bang =
-                            if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" }
-                                .to_string();
-                        if h.impossible.contains_key(m.metric) {
-                            bang.push_str(" (impossible)");
-                        }
-                        format!(
-                            "{} ({}){bang}",
-                            fmt_value(v.value, v.noise_pct, m.unit),
-                            fmt_dev(v.deviation_pct)
-                        )
-                    }
-                    None => "-".into(),
-                });
-            }
-            row.push(if h.drift.is_empty() { "-".into() } else { h.drift.join(", ") });
-            t.push(row);
-        }
-        d.table(t);
-        for c in charts(g) {
-            d.chart(c);
-        }
-        if !g.drift_settings.is_empty() {
-            let mut t = Table::with_header(&["Setting", "Majority", "Hosts that differ"])
-                .caption("Configuration drift");
-            for s in &g.drift_settings {
-                let differ: Vec<String> = g
-                    .hosts
-                    .iter()
-                    .filter(|h| h.drift.contains(&s.setting))
-                    .map(|h| h.host.clone())
-                    .collect();
-                let shown = if differ.len() > 20 {
-                    format!("{} and {} more", differ[..20].join(", "), differ.len() - 20)
-                } else {
-                    differ.join(", ")
-                };
-                let values: Vec<String> =
-                    s.values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
-                t.push(vec![
-                    s.setting.clone(),
-                    s.majority.clone().unwrap_or_else(|| format!("none: {}", values.join(", "))),
-                    shown,
-                ]);
-            }
-            d.table(t);
-        }
+        let shown = if differ.len() > 20 {
+            format!("{} and {} more", differ[..20].join(", "), differ.len() - 20)
+        } else {
+            differ.join(", ")
+        };
+        let values: Vec<String> = s.values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+        t.push(vec![
+            s.setting.clone(),
+            s.majority.clone().unwrap_or_else(|| format!("none: {}", values.join(", "))),
+            shown,
+        ]);
     }
-    d
+    t
 }
 
 /// A host's name in the reports: with the start of its machine id when
