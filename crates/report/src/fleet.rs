@@ -5,6 +5,7 @@
 use analysis::fleet::{
     fmt_age, fmt_when, Fleet, Group, GroupBy, Host, Incomplete, NotMeasured, PeerStat,
 };
+use analysis::metric_id::MetricId;
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
@@ -20,13 +21,13 @@ fn fmt_value(v: f64, noise_pct: Option<f64>, unit: &str) -> String {
 
 /// The median noise of `metric` over the group's hosts: what a peer
 /// median is rounded to.
-fn group_noise(g: &Group, metric: &str) -> Option<f64> {
+fn group_noise(g: &Group, metric: &MetricId) -> Option<f64> {
     let xs: Vec<f64> = g.hosts.iter().filter_map(|h| h.metrics.get(metric)?.noise_pct).collect();
     results::stats::median(&xs)
 }
 
 /// `metric`'s noise on host `h`.
-fn host_noise(h: &Host, metric: &str) -> Option<f64> {
+fn host_noise(h: &Host, metric: &MetricId) -> Option<f64> {
     h.metrics.get(metric).and_then(|m| m.noise_pct)
 }
 
@@ -223,11 +224,11 @@ fn flags(g: &Group, h: &Host) -> String {
         .map(|f| {
             format!(
                 "{} {:+.1}% ({} {} vs median {})",
-                metric_name(g, f.metric),
+                metric_name(g, &f.metric),
                 f.deviation_pct,
-                fmt_value(f.value, host_noise(h, f.metric), f.unit),
+                fmt_value(f.value, host_noise(h, &f.metric), f.unit),
                 f.unit,
-                fmt_value(f.median, group_noise(g, f.metric), f.unit)
+                fmt_value(f.median, group_noise(g, &f.metric), f.unit)
             )
         })
         .collect();
@@ -240,7 +241,7 @@ fn medians_table(g: &Group) -> Table {
     for m in &g.medians {
         med.push(vec![
             format!("{} ({})", m.name, m.unit),
-            fmt_value(m.median, group_noise(g, m.metric), m.unit),
+            fmt_value(m.median, group_noise(g, &m.metric), m.unit),
             crate::fmt::num(m.mad, m.unit),
             m.hosts.to_string(),
         ]);
@@ -280,11 +281,11 @@ fn hosts_table(g: &Group) -> Table {
 /// A host's value of a metric with its deviation, marked when flagged or
 /// impossible.
 fn metric_cell(h: &Host, m: &PeerStat) -> String {
-    match h.metrics.get(m.metric) {
+    match h.metrics.get(&m.metric) {
         Some(v) => {
             let mut bang =
                 if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" }.to_string();
-            if h.impossible.contains_key(m.metric) {
+            if h.impossible.contains_key(&m.metric) {
                 bang.push_str(" (impossible)");
             }
             format!(
@@ -341,8 +342,8 @@ fn host_name(h: &Host) -> String {
 
 /// A metric's name for people, from the group's medians (its id when the
 /// group has no median of it).
-fn metric_name<'a>(g: &'a Group, id: &'a str) -> &'a str {
-    g.medians.iter().find(|m| m.metric == id).map_or(id, |m| m.name)
+fn metric_name(g: &Group, id: &MetricId) -> String {
+    g.medians.iter().find(|m| m.metric == *id).map_or_else(|| id.to_string(), |m| m.name.into())
 }
 
 /// The run compared, and the newer runs passed over with why.
@@ -365,7 +366,7 @@ fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
     let mut hosts: Vec<(&Host, f64)> = g
         .hosts
         .iter()
-        .filter_map(|h| h.metrics.get(m.metric).map(|v| (h, v.value / m.median * 100.0)))
+        .filter_map(|h| h.metrics.get(&m.metric).map(|v| (h, v.value / m.median * 100.0)))
         .filter(|(_, p)| p.is_finite())
         .collect();
     if hosts.len() < 2 {
@@ -389,7 +390,7 @@ fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
         title,
         x_label: format!(
             "% of the peer median, {} {}",
-            fmt_value(m.median, group_noise(g, m.metric), m.unit),
+            fmt_value(m.median, group_noise(g, &m.metric), m.unit),
             m.unit
         ),
         series: vec![m.name.to_string()],
@@ -415,6 +416,7 @@ mod tests {
     use super::*;
     use crate::Renderer;
     use analysis::fleet::{Flag, HostMetric};
+    use analysis::metrics::MetricKey;
     use std::collections::BTreeMap;
 
     fn host(name: &str, bw: f64, flagged: bool) -> Host {
@@ -436,7 +438,7 @@ mod tests {
             outlier: flagged,
             flags: if flagged {
                 vec![Flag {
-                    metric: "local_bw_gbs",
+                    metric: MetricKey::LocalBw.into(),
                     deviation_pct: dev,
                     value: bw,
                     median: 100.0,
@@ -448,11 +450,11 @@ mod tests {
             drift: if name == "n3" { vec!["thp".into()] } else { vec![] },
             metrics: BTreeMap::from([
                 (
-                    "local_bw_gbs",
+                    MetricKey::LocalBw.into(),
                     HostMetric { value: bw, deviation_pct: Some(dev), noise_pct: Some(1.0) },
                 ),
                 (
-                    "local_lat_ns",
+                    MetricKey::LocalLat.into(),
                     HostMetric { value: 100.0, deviation_pct: Some(0.0), noise_pct: None },
                 ),
             ]),
@@ -482,7 +484,7 @@ mod tests {
                 note: note.map(str::to_string),
                 medians: vec![
                     PeerStat {
-                        metric: "local_bw_gbs",
+                        metric: MetricKey::LocalBw.into(),
                         name: "Local bandwidth",
                         unit: "GB/s",
                         higher_is_better: true,
@@ -491,7 +493,7 @@ mod tests {
                         hosts: 1,
                     },
                     PeerStat {
-                        metric: "local_lat_ns",
+                        metric: MetricKey::LocalLat.into(),
                         name: "Local latency",
                         unit: "ns",
                         higher_is_better: false,
@@ -597,7 +599,7 @@ mod tests {
             host("n4", 85.0, true),
             host("n5", 100.5, false),
         ];
-        hosts[1].metrics.get_mut("local_lat_ns").unwrap().value = 130.0;
+        hosts[1].metrics.get_mut(&MetricKey::LocalLat.into()).unwrap().value = 130.0;
         let d = document(&fleet(hosts, None));
         assert_eq!(d.chart_count(), 2, "local bandwidth and local latency");
         let html = String::from_utf8(crate::Html.render(&d)).unwrap();
