@@ -7,7 +7,7 @@
 //! The steps every measuring command shares are its methods too: taking
 //! the lock ([`Invocation::take_lock`]), opening a saved run
 //! ([`Invocation::record`]) and writing the command's answer
-//! ([`Invocation::answer`]).
+//! ([`Invocation::answer`], [`Invocation::answer_sorted`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -142,6 +142,32 @@ impl Invocation {
             return output::json(&output::Versioned::new(schema, doc));
         }
         output::emit(&text(self.style))
+    }
+
+    /// [`Invocation::answer`] with the keys of every object of the
+    /// document sorted ([`output::json_sorted`]): the order the documents
+    /// of `run` and `study` have always had.
+    pub fn answer_sorted<T: Serialize + ?Sized>(
+        &self,
+        schema: u32,
+        doc: &T,
+        text: impl FnOnce(TableStyle) -> String,
+    ) -> anyhow::Result<()> {
+        if self.json {
+            return self.document_sorted(&output::Versioned::new(schema, doc));
+        }
+        output::emit(&text(self.style))
+    }
+
+    /// With `--json`, writes `doc` (a versioned document, or a list of
+    /// them) with its keys sorted as [`Invocation::answer_sorted`] does;
+    /// without, nothing: for a command whose text went elsewhere (stderr,
+    /// an error) or comes after.
+    pub fn document_sorted<T: Serialize + ?Sized>(&self, doc: &T) -> anyhow::Result<()> {
+        if self.json {
+            return output::json_sorted(doc);
+        }
+        Ok(())
     }
 }
 
