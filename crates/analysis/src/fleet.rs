@@ -211,7 +211,8 @@ pub struct Host {
 }
 
 /// A map by metric id written in the order of the ids' text, the order the
-/// `--json` contract lists them in (docs/fleet.md), not [`MetricId`]'s.
+/// fleet's `--json` has always had (tests/fleet_doc.rs in report pins it),
+/// not [`MetricId`]'s.
 fn by_id_text<S: serde::Serializer, V: Serialize>(
     m: &BTreeMap<MetricId, V>,
     s: S,
