@@ -138,10 +138,7 @@ impl Invocation {
         doc: &T,
         text: impl FnOnce(TableStyle) -> String,
     ) -> anyhow::Result<()> {
-        if self.json {
-            return output::json(&output::Versioned::new(schema, doc));
-        }
-        output::emit(&text(self.style))
+        self.respond(false, schema, doc, text)
     }
 
     /// [`Invocation::answer`] with the keys of every object of the
@@ -153,10 +150,25 @@ impl Invocation {
         doc: &T,
         text: impl FnOnce(TableStyle) -> String,
     ) -> anyhow::Result<()> {
-        if self.json {
-            return self.document_sorted(&output::Versioned::new(schema, doc));
+        self.respond(true, schema, doc, text)
+    }
+
+    fn respond<T: Serialize + ?Sized>(
+        &self,
+        sorted: bool,
+        schema: u32,
+        doc: &T,
+        text: impl FnOnce(TableStyle) -> String,
+    ) -> anyhow::Result<()> {
+        if !self.json {
+            return output::emit(&text(self.style));
         }
-        output::emit(&text(self.style))
+        let doc = output::Versioned::new(schema, doc);
+        if sorted {
+            output::json_sorted(&doc)
+        } else {
+            output::json(&doc)
+        }
     }
 
     /// With `--json`, writes `doc` (a versioned document, or a list of
