@@ -18,6 +18,7 @@ use results::stats::{mad, median};
 use serde::Serialize;
 
 use crate::data::RunData;
+use crate::metric_id::MetricId;
 use crate::metrics::{feeds_headline, metrics, MetricKey};
 
 mod roster;
@@ -138,7 +139,7 @@ pub struct Group {
 /// A metric's peer statistics in a group.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeerStat {
-    pub metric: &'static str,
+    pub metric: MetricId,
     /// The metric as people call it (`Local bandwidth`).
     pub name: &'static str,
     pub unit: &'static str,
@@ -194,7 +195,8 @@ pub struct Host {
     /// Names of the settings that differ from the group's majority.
     pub drift: Vec<String>,
     /// This host's value of each metric and its deviation from the median.
-    pub metrics: BTreeMap<&'static str, HostMetric>,
+    #[serde(serialize_with = "by_id_text")]
+    pub metrics: BTreeMap<MetricId, HostMetric>,
     /// The host's runs newer than `run` that hold none of the fleet's
     /// figures (an `exec` run), newest first, each with why: not compared.
     pub passed_over: Vec<PassedOver>,
@@ -204,13 +206,25 @@ pub struct Host {
     pub declared_order_disagrees: Option<bool>,
     /// The host's headline figures that are impossible
     /// ([`crate::impossible`]), by metric id, each with why.
-    pub impossible: BTreeMap<&'static str, String>,
+    #[serde(serialize_with = "by_id_text")]
+    pub impossible: BTreeMap<MetricId, String>,
+}
+
+/// A map by metric id written in the order of the ids' text, the order the
+/// fleet's `--json` has always had (tests/fleet_doc.rs in report pins it),
+/// not [`MetricId`]'s.
+fn by_id_text<S: serde::Serializer, V: Serialize>(
+    m: &BTreeMap<MetricId, V>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let by_text: BTreeMap<String, &V> = m.iter().map(|(k, v)| (k.to_string(), v)).collect();
+    by_text.serialize(s)
 }
 
 /// A metric on which a host is worse than its peers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flag {
-    pub metric: &'static str,
+    pub metric: MetricId,
     /// (value − median) / median, %: negative for bandwidth below the
     /// median, positive for latency above it.
     pub deviation_pct: f64,
@@ -500,7 +514,7 @@ fn group(
         let d = mad(&xs, med).unwrap_or(0.0);
         stats.insert(key, (med, d, xs.len()));
         medians.push(PeerStat {
-            metric: key.id(),
+            metric: key.into(),
             name: key.name(),
             unit: key.unit(),
             higher_is_better: key.higher_is_better(),
@@ -552,13 +566,16 @@ fn group(
                 let Some(&(med, d, n)) = stats.get(key) else { continue };
                 let dev = (med != 0.0).then(|| (v - med) / med * 100.0);
                 let noise_pct = r.noise.get(key).copied();
-                ms.insert(key.id(), HostMetric { value: *v, deviation_pct: dev, noise_pct });
+                ms.insert(
+                    MetricId::from(*key),
+                    HostMetric { value: *v, deviation_pct: dev, noise_pct },
+                );
                 let Some(dev) = dev else { continue };
                 let worse = if key.higher_is_better() { -dev } else { dev };
                 let z_ok = d == 0.0 || (v - med).abs() / (1.4826 * d) > ROBUST_Z;
                 if n >= MIN_PEERS && worse > threshold && z_ok {
                     flags.push(Flag {
-                        metric: key.id(),
+                        metric: MetricId::from(*key),
                         deviation_pct: dev,
                         value: *v,
                         median: med,
@@ -594,7 +611,11 @@ fn group(
                 metrics: ms,
                 passed_over: m.passed_over.clone(),
                 declared_order_disagrees: r.declared_order_disagrees,
-                impossible: r.impossible.iter().map(|(k, t)| (k.id(), t.clone())).collect(),
+                impossible: r
+                    .impossible
+                    .iter()
+                    .map(|(k, t)| (MetricId::from(*k), t.clone()))
+                    .collect(),
             }
         })
         .collect();
@@ -705,7 +726,7 @@ mod tests {
         let local = n4.flags.iter().find(|f| f.metric == "local_bw_gbs").unwrap();
         assert!((local.deviation_pct + 15.0).abs() < 1.0, "{local:?}");
         // Latency unchanged: no latency flag.
-        assert!(n4.flags.iter().all(|f| f.metric.ends_with("_gbs")), "{:?}", n4.flags);
+        assert!(n4.flags.iter().all(|f| f.metric.to_string().ends_with("_gbs")), "{:?}", n4.flags);
         let drifted: Vec<(&str, &Vec<String>)> = g
             .hosts
             .iter()

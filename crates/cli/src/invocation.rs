@@ -7,7 +7,7 @@
 //! The steps every measuring command shares are its methods too: taking
 //! the lock ([`Invocation::take_lock`]), opening a saved run
 //! ([`Invocation::record`]) and writing the command's answer
-//! ([`Invocation::answer`]).
+//! ([`Invocation::answer`], [`Invocation::answer_sorted`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -138,10 +138,48 @@ impl Invocation {
         doc: &T,
         text: impl FnOnce(TableStyle) -> String,
     ) -> anyhow::Result<()> {
-        if self.json {
-            return output::json(&output::Versioned::new(schema, doc));
+        self.respond(false, schema, doc, text)
+    }
+
+    /// [`Invocation::answer`] with the keys of every object of the
+    /// document sorted ([`output::json_sorted`]): the order the documents
+    /// of `run` and `study` have always had.
+    pub fn answer_sorted<T: Serialize + ?Sized>(
+        &self,
+        schema: u32,
+        doc: &T,
+        text: impl FnOnce(TableStyle) -> String,
+    ) -> anyhow::Result<()> {
+        self.respond(true, schema, doc, text)
+    }
+
+    fn respond<T: Serialize + ?Sized>(
+        &self,
+        sorted: bool,
+        schema: u32,
+        doc: &T,
+        text: impl FnOnce(TableStyle) -> String,
+    ) -> anyhow::Result<()> {
+        if !self.json {
+            return output::emit(&text(self.style));
         }
-        output::emit(&text(self.style))
+        let doc = output::Versioned::new(schema, doc);
+        if sorted {
+            output::json_sorted(&doc)
+        } else {
+            output::json(&doc)
+        }
+    }
+
+    /// With `--json`, writes `doc` (a versioned document, or a list of
+    /// them) with its keys sorted as [`Invocation::answer_sorted`] does;
+    /// without, nothing: for a command whose text went elsewhere (stderr,
+    /// an error) or comes after.
+    pub fn document_sorted<T: Serialize + ?Sized>(&self, doc: &T) -> anyhow::Result<()> {
+        if self.json {
+            return output::json_sorted(doc);
+        }
+        Ok(())
     }
 }
 

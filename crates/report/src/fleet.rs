@@ -2,7 +2,10 @@
 //! medians, each host's deviation (flags marked), a per-host chart of every
 //! headline metric and the drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
-use analysis::fleet::{fmt_age, fmt_when, Fleet, Group, GroupBy, Host, PeerStat};
+use analysis::fleet::{
+    fmt_age, fmt_when, Fleet, Group, GroupBy, Host, Incomplete, NotMeasured, PeerStat,
+};
+use analysis::metric_id::MetricId;
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
@@ -18,13 +21,13 @@ fn fmt_value(v: f64, noise_pct: Option<f64>, unit: &str) -> String {
 
 /// The median noise of `metric` over the group's hosts: what a peer
 /// median is rounded to.
-fn group_noise(g: &Group, metric: &str) -> Option<f64> {
+fn group_noise(g: &Group, metric: &MetricId) -> Option<f64> {
     let xs: Vec<f64> = g.hosts.iter().filter_map(|h| h.metrics.get(metric)?.noise_pct).collect();
     results::stats::median(&xs)
 }
 
 /// `metric`'s noise on host `h`.
-fn host_noise(h: &Host, metric: &str) -> Option<f64> {
+fn host_noise(h: &Host, metric: &MetricId) -> Option<f64> {
     h.metrics.get(metric).and_then(|m| m.noise_pct)
 }
 
@@ -44,7 +47,29 @@ pub fn document(fleet: &Fleet) -> Document {
         fleet.hosts,
         fleet.groups.len()
     ));
-    d.p(format!(
+    d.p(counts(fleet));
+    let passed: usize =
+        fleet.groups.iter().flat_map(|g| &g.hosts).filter(|h| !h.passed_over.is_empty()).count();
+    if passed > 0 {
+        d.p(format!(
+            "{passed} host(s) compared on their latest run holding the fleet's figures, with newer \
+             runs that hold none (an exec run) passed over: the Run column names them."
+        ));
+    }
+    d.p(fleet.method.clone());
+    callouts(&mut d, fleet);
+    not_compared(&mut d, fleet);
+    for g in &fleet.groups {
+        group(&mut d, g);
+    }
+    d
+}
+
+/// The opening paragraph: how many hosts are healthy, outliers, drifted,
+/// stale, from the future, without peers, incomplete and not measured, as
+/// of when, and how they were grouped and judged.
+fn counts(fleet: &Fleet) -> String {
+    format!(
         "{} healthy, {} outlier host(s), {} host(s) with configuration drift, {} stale \
          (run older than {}){}{}, {} with an incomplete or failed latest run, {} not measured. \
          Ages as of {}. Threshold {}% (grouped by {}{}).",
@@ -73,16 +98,13 @@ pub fn document(fleet: &Fleet) -> Document {
             GroupBy::Config => "model and configuration",
         },
         fleet.label.as_deref().map(|l| format!(", runs labelled {l:?}")).unwrap_or_default()
-    ));
-    let passed: usize =
-        fleet.groups.iter().flat_map(|g| &g.hosts).filter(|h| !h.passed_over.is_empty()).count();
-    if passed > 0 {
-        d.p(format!(
-            "{passed} host(s) compared on their latest run holding the fleet's figures, with newer \
-             runs that hold none (an exec run) passed over: the Run column names them."
-        ));
-    }
-    d.p(fleet.method.clone());
+    )
+}
+
+/// What the whole fleet must be warned of: hosts whose declared distances
+/// disagree with the measured order, impossible figures, the roster's
+/// warnings.
+fn callouts(d: &mut Document, fleet: &Fleet) {
     let disagree: Vec<&str> = fleet
         .groups
         .iter()
@@ -114,180 +136,193 @@ pub fn document(fleet: &Fleet) -> Document {
     for w in &fleet.warnings {
         d.callout(format!("warning: {w}"));
     }
+}
+
+/// The hosts listed but not compared: not measured, with an incomplete or
+/// failed latest run, left out.
+fn not_compared(d: &mut Document, fleet: &Fleet) {
     if !fleet.unmeasured.is_empty() {
         d.h(2, format!("Not measured: {} host(s)", fleet.unmeasured.len()));
-        d.list(
-            fleet
-                .unmeasured
-                .iter()
-                .map(|u| {
-                    let last = match &u.last_run {
-                        Some(r) => format!(
-                            "; its last run here: {} ({}, {}), not compared",
-                            r.run,
-                            r.started,
-                            fmt_when(r.age_s)
-                        ),
-                        None => String::new(),
-                    };
-                    let id = match &u.machine_id {
-                        Some(id) => format!(" [id {}]", &id[..id.len().min(8)]),
-                        None => String::new(),
-                    };
-                    format!("{}{id}: {}{last}", u.host, u.error)
-                })
-                .collect(),
-        );
+        d.list(fleet.unmeasured.iter().map(not_measured_item).collect());
     }
     if !fleet.incomplete.is_empty() {
         d.h(2, format!("Latest run incomplete or failed: {} host(s)", fleet.incomplete.len()));
-        d.list(
-            fleet
-                .incomplete
-                .iter()
-                .map(|i| {
-                    let last = match &i.last_complete {
-                        Some(r) => format!(
-                            "; its last complete run: {} ({}), not compared",
-                            r.run,
-                            fmt_when(r.age_s)
-                        ),
-                        None => "; no complete run".into(),
-                    };
-                    format!(
-                        "{}: run {} {} ({}, {}): {}{last}",
-                        i.host,
-                        i.latest.run,
-                        i.latest.status,
-                        i.latest.started,
-                        fmt_when(i.latest.age_s),
-                        i.reason
-                    )
-                })
-                .collect(),
-        );
+        d.list(fleet.incomplete.iter().map(incomplete_item).collect());
     }
     if !fleet.skipped.is_empty() {
         d.list(
             fleet.skipped.iter().map(|s| format!("{}: left out ({})", s.host, s.reason)).collect(),
         );
     }
-    for g in &fleet.groups {
-        let title = match &g.subgroup {
-            Some(s) if !s.is_empty() => format!("{} [{s}]", g.model),
-            _ => g.model.clone(),
-        };
-        d.h(2, format!("{title}: {} host(s)", g.hosts.len()));
-        if let Some(n) = &g.note {
-            d.callout(n.clone());
+}
+
+fn not_measured_item(u: &NotMeasured) -> String {
+    let last = match &u.last_run {
+        Some(r) => format!(
+            "; its last run here: {} ({}, {}), not compared",
+            r.run,
+            r.started,
+            fmt_when(r.age_s)
+        ),
+        None => String::new(),
+    };
+    let id = match &u.machine_id {
+        Some(id) => format!(" [id {}]", &id[..id.len().min(8)]),
+        None => String::new(),
+    };
+    format!("{}{id}: {}{last}", u.host, u.error)
+}
+
+fn incomplete_item(i: &Incomplete) -> String {
+    let last = match &i.last_complete {
+        Some(r) => {
+            format!("; its last complete run: {} ({}), not compared", r.run, fmt_when(r.age_s))
         }
-        let flagged: Vec<String> = g
+        None => "; no complete run".into(),
+    };
+    format!(
+        "{}: run {} {} ({}, {}): {}{last}",
+        i.host,
+        i.latest.run,
+        i.latest.status,
+        i.latest.started,
+        fmt_when(i.latest.age_s),
+        i.reason
+    )
+}
+
+/// One group of peers: its heading and note, its outliers, the peer
+/// medians, the hosts, the charts and the drifted settings.
+fn group(d: &mut Document, g: &Group) {
+    let title = match &g.subgroup {
+        Some(s) if !s.is_empty() => format!("{} [{s}]", g.model),
+        _ => g.model.clone(),
+    };
+    d.h(2, format!("{title}: {} host(s)", g.hosts.len()));
+    if let Some(n) = &g.note {
+        d.callout(n.clone());
+    }
+    let flagged: Vec<String> = g.hosts.iter().filter(|h| h.outlier).map(|h| flags(g, h)).collect();
+    if !flagged.is_empty() {
+        d.callout(format!("{} outlier(s): {}", flagged.len(), flagged.join(" | ")));
+    }
+    d.table(medians_table(g));
+    d.table(hosts_table(g));
+    for c in charts(g) {
+        d.chart(c);
+    }
+    if !g.drift_settings.is_empty() {
+        d.table(drift_table(g));
+    }
+}
+
+/// An outlier's flags: each metric's deviation, value and peer median.
+fn flags(g: &Group, h: &Host) -> String {
+    let f: Vec<String> = h
+        .flags
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {:+.1}% ({} {} vs median {})",
+                metric_name(g, &f.metric),
+                f.deviation_pct,
+                fmt_value(f.value, host_noise(h, &f.metric), f.unit),
+                f.unit,
+                fmt_value(f.median, group_noise(g, &f.metric), f.unit)
+            )
+        })
+        .collect();
+    format!("{}: {}", h.host, f.join("; "))
+}
+
+fn medians_table(g: &Group) -> Table {
+    let mut med =
+        Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"]).caption("Peer medians");
+    for m in &g.medians {
+        med.push(vec![
+            format!("{} ({})", m.name, m.unit),
+            fmt_value(m.median, group_noise(g, &m.metric), m.unit),
+            crate::fmt::num(m.mad, m.unit),
+            m.hosts.to_string(),
+        ]);
+    }
+    med
+}
+
+/// Each host of the group: its run, when taken, each metric's value and
+/// deviation, its drifted settings.
+fn hosts_table(g: &Group) -> Table {
+    let keys: Vec<&PeerStat> = g.medians.iter().collect();
+    let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
+    header.extend(keys.iter().map(|m| format!("{} ({})", m.name, m.unit)));
+    header.push("Drift".into());
+    let mut t = Table::new(header).caption(
+        "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age; Run: the latest holding the fleet's figures",
+    );
+    for h in &g.hosts {
+        let mut row = vec![
+            if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
+            run_cell(h),
+            format!(
+                "{} ({}){}{}",
+                h.started,
+                fmt_when(h.age_s),
+                if h.stale { " stale" } else { "" },
+                if h.future { " suspect (clock ahead)" } else { "" }
+            ),
+        ];
+        row.extend(keys.iter().map(|m| metric_cell(h, m)));
+        row.push(if h.drift.is_empty() { "-".into() } else { h.drift.join(", ") });
+        t.push(row);
+    }
+    t
+}
+
+/// A host's value of a metric with its deviation, marked when flagged or
+/// impossible.
+fn metric_cell(h: &Host, m: &PeerStat) -> String {
+    match h.metrics.get(&m.metric) {
+        Some(v) => {
+            let mut bang =
+                if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" }.to_string();
+            if h.impossible.contains_key(&m.metric) {
+                bang.push_str(" (impossible)");
+            }
+            format!(
+                "{} ({}){bang}",
+                fmt_value(v.value, v.noise_pct, m.unit),
+                fmt_dev(v.deviation_pct)
+            )
+        }
+        None => "-".into(),
+    }
+}
+
+/// The settings on which hosts differ from the group's majority, with the
+/// hosts that differ (the first 20 named).
+fn drift_table(g: &Group) -> Table {
+    let mut t = Table::with_header(&["Setting", "Majority", "Hosts that differ"])
+        .caption("Configuration drift");
+    for s in &g.drift_settings {
+        let differ: Vec<String> = g
             .hosts
             .iter()
-            .filter(|h| h.outlier)
-            .map(|h| {
-                let f: Vec<String> = h
-                    .flags
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{} {:+.1}% ({} {} vs median {})",
-                            metric_name(g, f.metric),
-                            f.deviation_pct,
-                            fmt_value(f.value, host_noise(h, f.metric), f.unit),
-                            f.unit,
-                            fmt_value(f.median, group_noise(g, f.metric), f.unit)
-                        )
-                    })
-                    .collect();
-                format!("{}: {}", h.host, f.join("; "))
-            })
+            .filter(|h| h.drift.contains(&s.setting))
+            .map(|h| h.host.clone())
             .collect();
-        if !flagged.is_empty() {
-            d.callout(format!("{} outlier(s): {}", flagged.len(), flagged.join(" | ")));
-        }
-        let mut med =
-            Table::with_header(&["Metric", "Peer median", "MAD", "Hosts"]).caption("Peer medians");
-        for m in &g.medians {
-            med.push(vec![
-                format!("{} ({})", m.name, m.unit),
-                fmt_value(m.median, group_noise(g, m.metric), m.unit),
-                crate::fmt::num(m.mad, m.unit),
-                m.hosts.to_string(),
-            ]);
-        }
-        d.table(med);
-        let keys: Vec<&PeerStat> = g.medians.iter().collect();
-        let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
-        header.extend(keys.iter().map(|m| format!("{} ({})", m.name, m.unit)));
-        header.push("Drift".into());
-        let mut t = Table::new(header).caption(
-            "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age; Run: the latest holding the fleet's figures",
-        );
-        for h in &g.hosts {
-            let mut row = vec![
-                if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
-                run_cell(h),
-                format!(
-                    "{} ({}){}{}",
-                    h.started,
-                    fmt_when(h.age_s),
-                    if h.stale { " stale" } else { "" },
-                    if h.future { " suspect (clock ahead)" } else { "" }
-                ),
-            ];
-            for m in &keys {
-                row.push(match h.metrics.get(m.metric) {
-                    Some(v) => {
-                        let mut bang =
-                            if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" }
-                                .to_string();
-                        if h.impossible.contains_key(m.metric) {
-                            bang.push_str(" (impossible)");
-                        }
-                        format!(
-                            "{} ({}){bang}",
-                            fmt_value(v.value, v.noise_pct, m.unit),
-                            fmt_dev(v.deviation_pct)
-                        )
-                    }
-                    None => "-".into(),
-                });
-            }
-            row.push(if h.drift.is_empty() { "-".into() } else { h.drift.join(", ") });
-            t.push(row);
-        }
-        d.table(t);
-        for c in charts(g) {
-            d.chart(c);
-        }
-        if !g.drift_settings.is_empty() {
-            let mut t = Table::with_header(&["Setting", "Majority", "Hosts that differ"])
-                .caption("Configuration drift");
-            for s in &g.drift_settings {
-                let differ: Vec<String> = g
-                    .hosts
-                    .iter()
-                    .filter(|h| h.drift.contains(&s.setting))
-                    .map(|h| h.host.clone())
-                    .collect();
-                let shown = if differ.len() > 20 {
-                    format!("{} and {} more", differ[..20].join(", "), differ.len() - 20)
-                } else {
-                    differ.join(", ")
-                };
-                let values: Vec<String> =
-                    s.values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
-                t.push(vec![
-                    s.setting.clone(),
-                    s.majority.clone().unwrap_or_else(|| format!("none: {}", values.join(", "))),
-                    shown,
-                ]);
-            }
-            d.table(t);
-        }
+        let shown = if differ.len() > 20 {
+            format!("{} and {} more", differ[..20].join(", "), differ.len() - 20)
+        } else {
+            differ.join(", ")
+        };
+        let values: Vec<String> = s.values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+        t.push(vec![
+            s.setting.clone(),
+            s.majority.clone().unwrap_or_else(|| format!("none: {}", values.join(", "))),
+            shown,
+        ]);
     }
-    d
+    t
 }
 
 /// A host's name in the reports: with the start of its machine id when
@@ -307,8 +342,8 @@ fn host_name(h: &Host) -> String {
 
 /// A metric's name for people, from the group's medians (its id when the
 /// group has no median of it).
-fn metric_name<'a>(g: &'a Group, id: &'a str) -> &'a str {
-    g.medians.iter().find(|m| m.metric == id).map_or(id, |m| m.name)
+fn metric_name(g: &Group, id: &MetricId) -> String {
+    g.medians.iter().find(|m| m.metric == *id).map_or_else(|| id.to_string(), |m| m.name.into())
 }
 
 /// The run compared, and the newer runs passed over with why.
@@ -331,7 +366,7 @@ fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
     let mut hosts: Vec<(&Host, f64)> = g
         .hosts
         .iter()
-        .filter_map(|h| h.metrics.get(m.metric).map(|v| (h, v.value / m.median * 100.0)))
+        .filter_map(|h| h.metrics.get(&m.metric).map(|v| (h, v.value / m.median * 100.0)))
         .filter(|(_, p)| p.is_finite())
         .collect();
     if hosts.len() < 2 {
@@ -355,7 +390,7 @@ fn chart(g: &Group, m: &PeerStat) -> Option<Chart> {
         title,
         x_label: format!(
             "% of the peer median, {} {}",
-            fmt_value(m.median, group_noise(g, m.metric), m.unit),
+            fmt_value(m.median, group_noise(g, &m.metric), m.unit),
             m.unit
         ),
         series: vec![m.name.to_string()],
@@ -381,6 +416,7 @@ mod tests {
     use super::*;
     use crate::Renderer;
     use analysis::fleet::{Flag, HostMetric};
+    use analysis::metrics::MetricKey;
     use std::collections::BTreeMap;
 
     fn host(name: &str, bw: f64, flagged: bool) -> Host {
@@ -402,7 +438,7 @@ mod tests {
             outlier: flagged,
             flags: if flagged {
                 vec![Flag {
-                    metric: "local_bw_gbs",
+                    metric: MetricKey::LocalBw.into(),
                     deviation_pct: dev,
                     value: bw,
                     median: 100.0,
@@ -414,11 +450,11 @@ mod tests {
             drift: if name == "n3" { vec!["thp".into()] } else { vec![] },
             metrics: BTreeMap::from([
                 (
-                    "local_bw_gbs",
+                    MetricKey::LocalBw.into(),
                     HostMetric { value: bw, deviation_pct: Some(dev), noise_pct: Some(1.0) },
                 ),
                 (
-                    "local_lat_ns",
+                    MetricKey::LocalLat.into(),
                     HostMetric { value: 100.0, deviation_pct: Some(0.0), noise_pct: None },
                 ),
             ]),
@@ -448,7 +484,7 @@ mod tests {
                 note: note.map(str::to_string),
                 medians: vec![
                     PeerStat {
-                        metric: "local_bw_gbs",
+                        metric: MetricKey::LocalBw.into(),
                         name: "Local bandwidth",
                         unit: "GB/s",
                         higher_is_better: true,
@@ -457,7 +493,7 @@ mod tests {
                         hosts: 1,
                     },
                     PeerStat {
-                        metric: "local_lat_ns",
+                        metric: MetricKey::LocalLat.into(),
                         name: "Local latency",
                         unit: "ns",
                         higher_is_better: false,
@@ -563,7 +599,7 @@ mod tests {
             host("n4", 85.0, true),
             host("n5", 100.5, false),
         ];
-        hosts[1].metrics.get_mut("local_lat_ns").unwrap().value = 130.0;
+        hosts[1].metrics.get_mut(&MetricKey::LocalLat.into()).unwrap().value = 130.0;
         let d = document(&fleet(hosts, None));
         assert_eq!(d.chart_count(), 2, "local bandwidth and local latency");
         let html = String::from_utf8(crate::Html.render(&d)).unwrap();

@@ -252,13 +252,11 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         rec.finish(Outcome::of(&outcome, interrupted))?.tell(g.quiet);
     }
     let results = outcome?;
-    if g.json {
-        let impossible = results.iter().filter_map(analysis::impossible::bw).collect();
-        let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results, impossible };
-        return output::json(&output::Versioned::new(results::SCHEMA_VERSION, &doc));
-    }
-    output::emit(&console::bw::text(&results, g.style))?;
-    if interrupted {
+    let impossible = results.iter().filter_map(analysis::impossible::bw).collect();
+    let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results, impossible };
+    g.answer(results::SCHEMA_VERSION, &doc, |style| console::bw::text(&results, style))?;
+    // With --json the document says `interrupted` itself.
+    if interrupted && !g.json {
         g.warn(&format!(
             "interrupted: the table holds what was measured before {}",
             crate::signal::cause()

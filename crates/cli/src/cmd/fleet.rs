@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::fleet::{GroupBy, HostRun};
+use analysis::fleet::{Fleet, GroupBy, HostRun, UnmeasuredInput};
 use report::Renderer;
-use store::Store;
+use store::{RunSummary, Store};
 
 use crate::invocation::Invocation;
 use crate::usage;
@@ -103,18 +103,7 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     if a.this_host {
         return this_host(g);
     }
-    let unmeasured = match &a.unmeasured {
-        Some(p) => match std::fs::read(p) {
-            Ok(bytes) => {
-                match analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)) {
-                    Ok(u) => u,
-                    Err(e) => usage!("--unmeasured {}: {e}", p.display()),
-                }
-            }
-            Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
-        },
-        None => Vec::new(),
-    };
+    let unmeasured = read_unmeasured(a.unmeasured.as_deref())?;
     let path = g.db_path()?;
     // Every host of an orchestrated round may have failed: the report then
     // lists them, from no database at all.
@@ -137,22 +126,8 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
         GroupByArg::Label => GroupBy::Label,
         GroupByArg::Config => GroupBy::Config,
     };
-    // One run in memory at a time: each is reduced to its metrics and
-    // settings as it is read.
     let runs = match &db {
-        Some(db) => {
-            let by_label = group_by == GroupBy::Label;
-            let kinds = Some(&analysis::fleet::HOST_RUN_KINDS[..]);
-            let load = |id| anyhow::Ok(HostRun::of(&db.load_run_records(id, kinds)?));
-            let measured = |r: &HostRun| r.complete && !r.metrics.is_empty();
-            store::select::latest_per_host(
-                &summaries,
-                by_label,
-                a.label.as_deref(),
-                load,
-                measured,
-            )?
-        }
+        Some(db) => latest_runs(db, &summaries, group_by, a.label.as_deref())?,
         None => Vec::new(),
     };
     let mut fresh = analysis::fleet::Freshness::now();
@@ -165,6 +140,41 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
             usage!("no run is labelled {l:?} (see `numaprobe list`)");
         }
     }
+    render(&a, g, &fleet)
+}
+
+/// `--unmeasured FILE`: the hosts the orchestrator could not measure.
+fn read_unmeasured(path: Option<&Path>) -> anyhow::Result<Vec<UnmeasuredInput>> {
+    let Some(p) = path else { return Ok(Vec::new()) };
+    match std::fs::read(p) {
+        Ok(bytes) => match analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)) {
+            Ok(u) => Ok(u),
+            Err(e) => usage!("--unmeasured {}: {e}", p.display()),
+        },
+        Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
+    }
+}
+
+/// The runs compared: per host its latest measuring run (per label with
+/// `--group-by label`, of `label` when given). One run in memory at a
+/// time: each is reduced to its metrics and settings as it is read.
+fn latest_runs(
+    db: &Store,
+    summaries: &[RunSummary],
+    group_by: GroupBy,
+    label: Option<&str>,
+) -> anyhow::Result<Vec<HostRun>> {
+    let by_label = group_by == GroupBy::Label;
+    // Only the kinds of result a HostRun is made of, none written back.
+    let kinds = Some(&analysis::fleet::HOST_RUN_KINDS[..]);
+    let load = |id| anyhow::Ok(HostRun::of(&db.load_run_records(id, kinds)?));
+    let measured = |r: &HostRun| r.complete && !r.metrics.is_empty();
+    store::select::latest_per_host(summaries, by_label, label, load, measured)
+}
+
+/// Writes the fleet to each output (stdout when none) in its format: the
+/// JSON document, else the report drawn once for all the others.
+fn render(a: &Args, g: &Invocation, fleet: &Fleet) -> anyhow::Result<()> {
     let outputs: Vec<Option<&Path>> = if a.output.is_empty() {
         vec![None]
     } else {
@@ -172,14 +182,14 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     };
     let mut doc = None;
     for out in outputs {
-        let Some(format) = format_of(&a, g, out) else {
-            let versioned = crate::output::Versioned::new(crate::output::schema::FLEET, &fleet);
+        let Some(format) = format_of(a, g, out) else {
+            let versioned = crate::output::Versioned::new(crate::output::schema::FLEET, fleet);
             let mut text = serde_json::to_string_pretty(&versioned)?;
             text.push('\n');
             crate::cmd::store::write_out(out, text.as_bytes(), g, "the fleet")?;
             continue;
         };
-        let doc = doc.get_or_insert_with(|| report::fleet::document(&fleet));
+        let doc = doc.get_or_insert_with(|| report::fleet::document(fleet));
         let bytes = match format {
             FleetFormat::Text => report::Text.render(doc),
             FleetFormat::Md => report::Markdown.render(doc),

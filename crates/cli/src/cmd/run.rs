@@ -168,11 +168,8 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     let load = load_now(&root, &topo);
     let plan_out = run_text::plan(&topo, &plan, load, g.style);
     if a.dry_run {
-        if g.json {
-            let doc = run_text::PlanDoc::of(budget(&a), &plan, load);
-            return output::json_sorted(&output::Versioned::new(output::schema::RUN, &doc));
-        }
-        return output::emit(&plan_out);
+        let doc = run_text::PlanDoc::of(budget(&a), &plan, load);
+        return g.answer_sorted(output::schema::RUN, &doc, |_| plan_out);
     }
     // Said before measuring (and before the plan), not after.
     check_outputs(&a, g)?;
@@ -187,12 +184,10 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     let _lock = g.take_lock(a.wait, &stop)?;
     let measured = Measure { a: &a, g, root: &root, topo: &topo, plan: &plan, declared: &declared };
     let (summaries, not_complete) = measured.repeat(&stop)?;
-    if g.json {
-        if a.repeat == 1 {
-            output::json_sorted(&output::Versioned::new(output::schema::RUN, &summaries[0]))?;
-        } else {
-            output::json_sorted(&output::Versioned::each(output::schema::RUN, &summaries))?;
-        }
+    if a.repeat == 1 {
+        g.document_sorted(&output::Versioned::new(output::schema::RUN, &summaries[0]))?;
+    } else {
+        g.document_sorted(&output::Versioned::each(output::schema::RUN, &summaries))?;
     }
     if stop.is_stopped() {
         // Ctrl-C, SIGTERM or SIGHUP: exit 128 + the signal, with what was

@@ -120,10 +120,10 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
         if let Some(w) = &dry.undecidable {
             g.warn(w);
         }
-        if g.json {
-            return json(&console::study::doc::PlanDoc::new(&plan, &dry, &a.run));
-        }
-        return output::emit(&console::study::text::plan(&plan, &dry, &a.run));
+        let doc = console::study::doc::PlanDoc::new(&plan, &dry, &a.run);
+        return g.answer_sorted(output::schema::STUDY, &doc, |_| {
+            console::study::text::plan(&plan, &dry, &a.run)
+        });
     }
 
     measure(&a, g, &root, &plan, launch)
@@ -158,9 +158,8 @@ fn measure(
                 db.resolve_group(&store::RunRef::LabelGroup(label.into()))
                     .map_or(0, |ids| ids.len())
             });
-        if g.json {
-            json(&console::study::doc::StudyDoc::<()>::new(plan, &outcome, None, Some(&why)))?;
-        }
+        let doc = console::study::doc::StudyDoc::<()>::new(plan, &outcome, None, Some(&why));
+        g.document_sorted(&output::Versioned::new(output::schema::STUDY, &doc))?;
         if interrupted {
             eprintln!("numaprobe: {line}");
             return Err(signal::Interrupted.into());
@@ -174,15 +173,11 @@ fn measure(
         eprintln!("numaprobe: warning: {w}");
     }
     if g.json {
-        return json(&console::study::doc::StudyDoc::new(plan, &outcome, Some(&study), None));
+        let doc = console::study::doc::StudyDoc::new(plan, &outcome, Some(&study), None);
+        return g.document_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
     output::emit(&console::study::text::finished(plan, &outcome))?;
     print_runs(g, &study, &runs, false)
-}
-
-/// A study document, versioned, keys sorted ([`output::json_sorted`]).
-fn json<T: serde::Serialize>(doc: &T) -> anyhow::Result<()> {
-    output::json_sorted(&output::Versioned::new(output::schema::STUDY, doc))
 }
 
 /// `study --restore`: the journaled values put back, read back, and the
@@ -198,10 +193,8 @@ fn restore(g: &Invocation) -> anyhow::Result<()> {
     };
     let (entry, was) =
         (done.as_ref().map(|r| &r.entry), done.as_ref().and_then(|r| r.was.as_deref()));
-    if g.json {
-        return json(&console::study::doc::RestoreDoc::new(entry, was));
-    }
-    output::emit(&console::study::text::restored(entry, was))
+    let doc = console::study::doc::RestoreDoc::new(entry, was);
+    g.answer_sorted(output::schema::STUDY, &doc, |_| console::study::text::restored(entry, was))
 }
 
 /// Said on stderr by every command (but `study`, which refuses to start
