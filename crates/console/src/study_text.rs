@@ -285,7 +285,12 @@ fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<St
     }
     for i in &study.impossible {
         out.push(wrap(
-            &format!("Impossible in {} (run {}): {}.", study.groups[i.group].label, i.run, i.text),
+            &format!(
+                "Impossible in {} (run {}): {}.",
+                study.groups[i.group].label,
+                i.run,
+                i.figure.text()
+            ),
             w,
             "",
             "  ",

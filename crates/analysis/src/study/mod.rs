@@ -272,15 +272,16 @@ pub struct Study {
 }
 
 /// An impossible headline figure of one run of a study.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StudyImpossible {
     /// The group (index into [`Study::groups`]) and the run.
     pub group: usize,
     pub run: RunId,
     /// The metric's stable id (`local_bw_gbs`).
     pub metric: MetricId,
-    /// The figure, the limit it breaks and the likely cause.
-    pub text: String,
+    /// The figure, the limit it breaks and the likely cause
+    /// ([`crate::impossible::Impossible::text`] words it).
+    pub figure: crate::impossible::Impossible,
 }
 
 impl Study {
@@ -376,7 +377,7 @@ fn impossible_of(groups: &[GroupInput]) -> Vec<StudyImpossible> {
                     group,
                     run: r.summary.id,
                     metric: MetricId::Headline(k),
-                    text: i.text(),
+                    figure: i,
                 });
             }
         }

@@ -149,8 +149,8 @@ pub struct CompareDoc<'a> {
     across_machines: bool,
     warnings: Vec<String>,
     notes: Vec<String>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    impossible: &'a [analysis::study::StudyImpossible],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    impossible: Vec<ImpossibleDoc<'a>>,
     marked_inputs: &'a [analysis::inputs::MarkedInput],
 }
 
@@ -168,8 +168,27 @@ impl<'a> CompareDoc<'a> {
             across_machines: study.across_machines,
             warnings: report::study::words::warnings(study),
             notes: report::study::words::notes(study),
-            impossible: &study.impossible,
+            impossible: study
+                .impossible
+                .iter()
+                .map(|i| ImpossibleDoc {
+                    group: i.group,
+                    run: i.run,
+                    metric: &i.metric,
+                    text: i.figure.text(),
+                })
+                .collect(),
             marked_inputs: &study.marked_inputs,
         }
     }
+}
+
+/// An impossible headline figure of a study's run, in `compare --json`:
+/// the figure, the limit it breaks and the likely cause in `text`.
+#[derive(Debug, Serialize)]
+struct ImpossibleDoc<'a> {
+    group: usize,
+    run: store::RunId,
+    metric: &'a analysis::catalogue::MetricId,
+    text: String,
 }
