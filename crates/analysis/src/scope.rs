@@ -424,7 +424,7 @@ mod tests {
     use super::*;
     use crate::catalogue::{catalogue_and_missing, MetricValue};
     use crate::data::tests::{rec, run_of};
-    use crate::study::{Floors, GroupInput, Study};
+    use crate::study::{Floors, GroupInput, Study, StudyNote};
     use results::run::{LoadedRun, RunId};
     use results::runstats::{Criteria, GroupVerdict};
     use serde_json::json;
@@ -727,15 +727,24 @@ mod tests {
         let v = serde_json::to_value(m).unwrap();
         assert_eq!(v["groups"][1]["derived"], DERIVED_FROM_CELLS);
         assert!(
-            s.notes.iter().any(|n| n.starts_with(
-                "Cross-package bandwidth: A measured at the metric's scope, B derived"
-            )),
+            s.notes.iter().any(|n| matches!(n, StudyNote::MixedScope { metric, measured, derived }
+                if *metric == "cross_pkg_bw_gbs" && measured == &[0] && derived == &[1])),
             "{:?}",
             s.notes
         );
-        let why =
-            s.notes.iter().find(|n| n.contains("derived in runs 4, 5, 6 (B)")).expect("runs named");
-        assert!(why.contains("bw-cross-package skipped: left out by --skip"), "{why}");
+        let b_runs = vec![(1, vec![Some(RunId(4)), Some(RunId(5)), Some(RunId(6))])];
+        let why = s
+            .notes
+            .iter()
+            .find_map(|n| match n {
+                StudyNote::Derived { runs, steps, .. } if *runs == b_runs => Some(steps),
+                _ => None,
+            })
+            .expect("runs named");
+        assert!(
+            why.iter().any(|n| n.text().contains("bw-cross-package skipped: left out by --skip")),
+            "{why:?}"
+        );
         for r in &s.recommendations {
             assert_ne!(
                 r.decided_by.as_ref().map(ToString::to_string).as_deref(),
@@ -770,6 +779,12 @@ mod tests {
         let m = s.metrics.iter().find(|m| m.metric == "local_bw_pkg_gbs").unwrap();
         assert_eq!(m.derived, None);
         assert_eq!(m.groups[1].verdict, Some(GroupVerdict::Better));
-        assert!(s.notes.iter().all(|n| !n.contains("derived")), "{:?}", s.notes);
+        assert!(
+            s.notes
+                .iter()
+                .all(|n| !matches!(n, StudyNote::Derived { .. } | StudyNote::MixedScope { .. })),
+            "{:?}",
+            s.notes
+        );
     }
 }

@@ -172,8 +172,8 @@ pub fn compare_text(study: &Study, noise: &GroupNoise, layout: &Layout) -> Strin
     if !study.warnings.is_empty() {
         out.push(String::new());
         out.push("Warnings:".into());
-        for x in &study.warnings {
-            out.push(wrap(x, w, "  ", "    "));
+        for x in report::study::words::warnings(study) {
+            out.push(wrap(&x, w, "  ", "    "));
         }
     }
     // In Markdown, the lines around the tables are Markdown too: a label's
@@ -280,12 +280,17 @@ fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<St
             "",
         ));
     }
-    for n in &study.notes {
+    for n in report::study::words::notes(study) {
         out.push(wrap(&format!("Note: {n}."), w, "", "  "));
     }
     for i in &study.impossible {
         out.push(wrap(
-            &format!("Impossible in {} (run {}): {}.", study.groups[i.group].label, i.run, i.text),
+            &format!(
+                "Impossible in {} (run {}): {}.",
+                study.groups[i.group].label,
+                i.run,
+                i.figure.text()
+            ),
             w,
             "",
             "  ",

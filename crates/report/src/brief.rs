@@ -246,7 +246,7 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
         s.margin_pct,
         s.runs_for_one_run_floor()
     );
-    for w in s.warnings.iter().take(2) {
+    for w in crate::study::words::warnings(s).iter().take(2) {
         let _ = writeln!(out, "\nWarning: {}.", md(w));
     }
     if !s.recommendations.is_empty() {

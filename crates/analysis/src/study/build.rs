@@ -11,11 +11,12 @@ use super::derivation::Derivation;
 use super::floors::{Floors, LevelShift};
 use super::recommend::recommend;
 use super::rows::RowMaker;
-use super::{impossible_of, settings_of, GroupInput, SettingDiff, Study, StudyGroup};
+use super::{
+    impossible_of, settings_of, GroupInput, SettingDiff, Study, StudyGroup, StudyNote, StudyWarning,
+};
 use crate::catalogue;
 use crate::data::RunData;
 use crate::layout::Layout;
-use crate::metrics::MetricKey;
 
 impl Study {
     /// Builds the study of `groups` against `groups[baseline]`.
@@ -33,8 +34,8 @@ impl Study {
         let mut warnings = Vec::new();
         let mut infos = Vec::new();
         let mut settings = Vec::new();
-        for g in groups {
-            let (info, merged) = group_of(g, &mut warnings);
+        for (i, g) in groups.iter().enumerate() {
+            let (info, merged) = group_of(i, g, &mut warnings);
             infos.push(info);
             settings.push(merged);
         }
@@ -98,9 +99,14 @@ fn layouts_of(groups: &[GroupInput]) -> Vec<Layout> {
         .collect()
 }
 
-/// One group as its runs give it, and its settings merged over its runs;
-/// what the reader must be warned of about it goes to `warnings`.
-fn group_of(g: &GroupInput, warnings: &mut Vec<String>) -> (StudyGroup, BTreeMap<String, String>) {
+/// One group (`index`) as its runs give it, and its settings merged over
+/// its runs; what the reader must be warned of about it goes to
+/// `warnings`.
+fn group_of(
+    index: usize,
+    g: &GroupInput,
+    warnings: &mut Vec<StudyWarning>,
+) -> (StudyGroup, BTreeMap<String, String>) {
     let labels: BTreeSet<Option<&str>> =
         g.runs.iter().map(|r| r.summary.label.as_deref()).collect();
     let label = match labels.iter().next() {
@@ -119,36 +125,28 @@ fn group_of(g: &GroupInput, warnings: &mut Vec<String>) -> (StudyGroup, BTreeMap
     }
     let (merged, inner_diff) = merged_settings(&g.runs);
     if configs.len() > 1 {
-        warnings.push(format!(
-            "group {} mixes {} configurations ({}){}",
-            g.reference,
-            configs.len(),
-            configs.join(", "),
-            if inner_diff.is_empty() {
-                String::new()
-            } else {
-                format!(": {} differ inside it", inner_diff.join(", "))
-            }
-        ));
+        warnings.push(StudyWarning::MixedConfigs {
+            group: index,
+            configs: configs.clone(),
+            differ: inner_diff,
+        });
     }
     for r in &g.runs {
         let packages = r.machine_info.packages.as_ref().map(|c| c.get());
-        for c in crate::declared::contradictions(&r.config, packages) {
-            warnings.push(format!("group {}: run {}: {c}", g.reference, r.summary.id));
+        for what in crate::declared::contradictions(&r.config, packages) {
+            warnings.push(StudyWarning::Contradiction { group: index, run: r.summary.id, what });
         }
     }
-    let not_complete: Vec<String> = g
+    let incomplete: Vec<(RunId, RunStatus)> = g
         .runs
         .iter()
         .filter(|r| r.summary.status != RunStatus::Complete)
-        .map(|r| format!("run {} {}", r.summary.id, r.summary.status))
+        .map(|r| (r.summary.id, r.summary.status))
         .collect();
-    if !not_complete.is_empty() {
-        warnings.push(format!(
-            "group {} holds runs that are not complete: {}",
-            g.reference,
-            not_complete.join(", ")
-        ));
+    let not_complete: Vec<String> =
+        incomplete.iter().map(|(id, status)| format!("run {id} {status}")).collect();
+    if !incomplete.is_empty() {
+        warnings.push(StudyWarning::NotComplete { group: index, runs: incomplete });
     }
     let info = StudyGroup {
         reference: g.reference.clone(),
@@ -218,7 +216,7 @@ fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
 
 /// Runs of one configuration at two levels, where the study holds any of
 /// them: named once per split, with the metrics it shows on.
-fn level_shift_warnings(groups: &[GroupInput], floors: &Floors) -> Vec<String> {
+fn level_shift_warnings(groups: &[GroupInput], floors: &Floors) -> Vec<StudyWarning> {
     let ours: BTreeSet<RunId> = groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.id).collect();
     let mut shifts: BTreeMap<(Vec<RunId>, Vec<RunId>), Vec<&LevelShift>> = BTreeMap::new();
     for sh in &floors.level_shifts {
@@ -226,45 +224,25 @@ fn level_shift_warnings(groups: &[GroupInput], floors: &Floors) -> Vec<String> {
             shifts.entry((sh.low.0.clone(), sh.high.0.clone())).or_default().push(sh);
         }
     }
-    let mut warnings = Vec::new();
-    for ((low, high), v) in &shifts {
-        let ids = |v: &[RunId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
-        let metrics: Vec<String> = v
-            .iter()
-            .take(3)
-            .map(|s| {
-                format!(
-                    "{} {:.4} vs {:.4}",
-                    catalogue::def_of_id(&s.metric).name,
-                    s.low.1,
-                    s.high.1
-                )
-            })
-            .collect();
-        let label = v[0].label.as_deref().map_or("no label".to_string(), |l| format!("label {l}"));
-        warnings.push(format!(
-            "runs {} and runs {} ({label}, the same recorded and declared settings) sit at two levels far beyond their own spread ({}{}): they are not repeats, something unrecorded changed between them; they are left out of the noise floor. Declare what changed with `--set KEY=VALUE`, or label the runs apart",
-            ids(low),
-            ids(high),
-            metrics.join("; "),
-            if v.len() > 3 { format!("; {} more metrics", v.len() - 3) } else { String::new() },
-        ));
-    }
-    warnings
+    shifts
+        .into_iter()
+        .map(|((low, high), v)| StudyWarning::LevelShift {
+            low,
+            high,
+            label: v[0].label.clone(),
+            metrics: v.iter().map(|s| (s.metric.clone(), s.low.1, s.high.1)).collect(),
+        })
+        .collect()
 }
 
 /// The groups come from `count` machines: named with their fingerprints.
-fn machines_warning(groups: &[GroupInput], count: usize) -> String {
-    let descr: BTreeSet<String> = groups
+fn machines_warning(groups: &[GroupInput], count: usize) -> StudyWarning {
+    let machines = groups
         .iter()
         .flat_map(|g| &g.runs)
-        .map(|r| format!("{} [{}]", r.summary.machine, r.summary.machine_fingerprint))
+        .map(|r| (r.summary.machine.clone(), r.summary.machine_fingerprint.clone()))
         .collect();
-    format!(
-        "the groups come from {} machines ({}): differences include the hardware, not only the settings",
-        count,
-        descr.into_iter().collect::<Vec<_>>().join("; ")
-    )
+    StudyWarning::Machines { count, machines }
 }
 
 /// The settings that differ between the groups (the machine first, when
@@ -321,14 +299,10 @@ fn name_twins(infos: &mut [StudyGroup]) {
 
 /// No recorded or declared setting differs between the groups: what the
 /// reader must know, and whether the labels stand in for what differs.
-fn nothing_differs_note(groups: &[GroupInput]) -> String {
+fn nothing_differs_note(groups: &[GroupInput]) -> StudyNote {
     let labels: BTreeSet<Option<&str>> =
         groups.iter().flat_map(|g| &g.runs).map(|r| r.summary.label.as_deref()).collect();
-    if labels.len() > 1 {
-        "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: each run is then judged against the runs of the other group on both sides of it, so that the drift cancels) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string()
-    } else {
-        "no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string()
-    }
+    StudyNote::NothingDiffers { labels_differ: labels.len() > 1 }
 }
 
 /// Groups judged on the samples inside one run (`from_one_run`: the group
@@ -336,18 +310,12 @@ fn nothing_differs_note(groups: &[GroupInput]) -> String {
 fn one_exec_call_note(
     from_one_run: &BTreeMap<usize, usize>,
     infos: &[StudyGroup],
-) -> Option<String> {
+) -> Option<StudyNote> {
     if from_one_run.is_empty() {
         return None;
     }
-    let names: Vec<String> = from_one_run
-        .iter()
-        .map(|(&g, &ri)| format!("{} (run {})", infos[g].label, infos[g].runs[ri]))
-        .collect();
-    Some(format!(
-        "the program metrics of {} are the repeats inside one `exec` call: each repeat is a whole run of the program (a new process, placement, allocation and first touch), alternated across policies, so they sample run-to-run variation within one boot; they do not sample what changes between boots or calls (memory layout after a reboot, firmware training, the machine's state that day). Repeat the call, after a reboot where that matters, for 3 or more runs per group: the runs are then judged one value each",
-        names.join(", ")
-    ))
+    let runs = from_one_run.iter().map(|(&g, &ri)| (g, infos[g].runs[ri])).collect();
+    Some(StudyNote::OneExecCall { runs })
 }
 
 /// Per-node bandwidth between nodes of different sizes: shown, never
@@ -356,29 +324,18 @@ fn node_size_notes(
     rows: &[super::StudyMetric],
     layouts: &[Layout],
     infos: &[StudyGroup],
-) -> Vec<String> {
+) -> Vec<StudyNote> {
     let mut notes = Vec::new();
-    for row in rows {
-        if !catalogue::def_of_id(&row.metric).sized_by_node() {
+    for (row, m) in rows.iter().enumerate() {
+        if !catalogue::def_of_id(&m.metric).sized_by_node() {
             continue;
         }
-        let have: Vec<usize> = (0..infos.len()).filter(|&i| row.groups[i].n > 0).collect();
+        let have: Vec<usize> = (0..infos.len()).filter(|&i| m.groups[i].n > 0).collect();
         let kinds: BTreeSet<_> = have.iter().map(|&i| layouts[i].structure()).collect();
         if kinds.len() < 2 {
             continue;
         }
-        let each: Vec<String> = have
-            .iter()
-            .map(|&i| format!("{}: {}", infos[i].label, layouts[i].structure().text()))
-            .collect();
-        notes.push(format!(
-            "{} is not judged between groups whose nodes differ ({}): a node's figure grows and shrinks with the NUMA mode's node size; read the per-package and whole-machine figures ({}, {}, {}) instead",
-            row.name,
-            each.join("; "),
-            catalogue::LOCAL_BW_PKG,
-            catalogue::CROSS_PKG_BW,
-            MetricKey::GlobalBw.id()
-        ));
+        notes.push(StudyNote::NodeSizes { row, groups: have });
     }
     notes
 }

@@ -8,6 +8,8 @@ use crate::catalogue::MetricId;
 use crate::data::RunData;
 use crate::scope::Missing;
 
+use super::StudyNote;
+
 /// What a study's runs derived instead of measuring at the metric's
 /// scope, and which figures they left out for missing cells: the labels
 /// and notes `compare` shows ([`super::Study::build`]).
@@ -16,9 +18,6 @@ pub struct Derivation {
     /// Per group, per run.
     runs: Vec<Vec<RunDerivation>>,
 }
-
-/// The metrics a run derived and why it has no package-scope records.
-type WhatWhy = (Vec<String>, String);
 
 #[derive(Debug, Clone, Default)]
 struct RunDerivation {
@@ -118,123 +117,65 @@ impl Derivation {
 
     /// The note of a metric some groups measured and others derived:
     /// shown side by side, not judged across.
-    pub fn mixed_note(
-        &self,
-        key: &MetricId,
-        name: &str,
-        derived: &[Option<String>],
-        infos: &[super::StudyGroup],
-    ) -> Option<String> {
-        let d: Vec<&str> = derived
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.is_some())
-            .map(|(g, _)| infos[g].label.as_str())
-            .collect();
-        let m: Vec<&str> = self
-            .measured_groups(key, derived)
-            .into_iter()
-            .map(|g| infos[g].label.as_str())
-            .collect();
+    pub fn mixed_note(&self, key: &MetricId, derived: &[Option<String>]) -> Option<StudyNote> {
+        let d: Vec<usize> =
+            derived.iter().enumerate().filter(|(_, d)| d.is_some()).map(|(g, _)| g).collect();
+        let m = self.measured_groups(key, derived);
         if d.is_empty() || m.is_empty() {
             return None;
         }
-        Some(format!(
-            "{name}: {} measured at the metric's scope, {} derived: the two are not the same measurement, so no verdict is given between them",
-            m.join(", "),
-            d.join(", ")
-        ))
+        Some(StudyNote::MixedScope { metric: key.clone(), measured: m, derived: d })
     }
 
     /// The runs that derived some metric, grouped by what they derived
     /// and why they have no package-scope records (their stored step
     /// notes, or that they hold none): one note per such group of runs.
-    pub fn why_notes(&self, infos: &[super::StudyGroup]) -> Vec<String> {
-        // (what was derived, why) -> (group, run id) of each such run
-        let mut by: Vec<(WhatWhy, Vec<(usize, String)>)> = Vec::new();
+    pub fn why_notes(&self, infos: &[super::StudyGroup]) -> Vec<StudyNote> {
+        let mut out: Vec<StudyNote> = Vec::new();
         for (g, runs) in self.runs.iter().enumerate() {
             for (i, r) in runs.iter().enumerate() {
                 if r.derived.is_empty() {
                     continue;
                 }
                 // In the order of their text ids.
-                let mut ids: Vec<&MetricId> = r.derived.keys().collect();
+                let mut ids: Vec<MetricId> = r.derived.keys().cloned().collect();
                 ids.sort_by_cached_key(|id| id.to_string());
-                let what: Vec<String> = ids
-                    .into_iter()
-                    .map(|id| lower_first(&crate::catalogue::def_of_id(id).name))
-                    .collect();
-                let why = if r.steps.is_empty() {
-                    "no package-scope records (`run` before it measured them, or an import)"
-                        .to_string()
-                } else {
-                    r.steps
-                        .iter()
-                        .map(results::scope::StepNote::text)
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                let run = infos[g].runs.get(i).copied();
+                let same = |n: &&mut StudyNote| {
+                    matches!(n, StudyNote::Derived { metrics, steps, .. }
+                        if *metrics == ids && *steps == r.steps)
                 };
-                let run = (g, infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()));
-                match by.iter_mut().find(|(k, _)| k.0 == what && k.1 == why) {
-                    Some((_, v)) => v.push(run),
-                    None => by.push(((what, why), vec![run])),
-                }
-            }
-        }
-        by.into_iter()
-            .map(|((what, why), runs)| {
-                // `1, 3, 5 (SNC2), 2 (THP)`: each group's runs, then its label
-                let mut parts: Vec<String> = Vec::new();
-                let mut groups: Vec<usize> = runs.iter().map(|r| r.0).collect();
-                groups.dedup();
-                for g in groups {
-                    let ids: Vec<&str> =
-                        runs.iter().filter(|r| r.0 == g).map(|r| r.1.as_str()).collect();
-                    parts.push(format!("{} ({})", ids.join(", "), infos[g].label));
-                }
-                format!(
-                    "{} derived in run{} {}, never deciding a pick: {why}",
-                    and_list(&what),
-                    if runs.len() == 1 { "" } else { "s" },
-                    parts.join(", "),
-                )
-            })
-            .collect()
-    }
-
-    /// Per run, the figures left out because cells are missing.
-    pub fn missing_notes(&self, infos: &[super::StudyGroup]) -> Vec<String> {
-        let mut out = Vec::new();
-        for (g, runs) in self.runs.iter().enumerate() {
-            for (i, r) in runs.iter().enumerate() {
-                for m in &r.missing {
-                    out.push(format!(
-                        "run {} ({}): {} is not computed from part of what it needs: {} are missing",
-                        infos[g].runs.get(i).map_or("?".into(), |id| id.to_string()),
-                        infos[g].label,
-                        lower_first(&crate::catalogue::def_of_id(&m.metric.into()).name),
-                        m.what
-                    ));
+                match out.iter_mut().find(same) {
+                    Some(StudyNote::Derived { runs, .. }) => match runs.last_mut() {
+                        Some((last, ids)) if *last == g => ids.push(run),
+                        _ => runs.push((g, vec![run])),
+                    },
+                    _ => out.push(StudyNote::Derived {
+                        metrics: ids,
+                        runs: vec![(g, vec![run])],
+                        steps: r.steps.clone(),
+                    }),
                 }
             }
         }
         out
     }
-}
 
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(v: &[String]) -> String {
-    match v {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if !s.starts_with("HMAT") => f.to_lowercase().chain(c).collect(),
-        _ => s.to_string(),
+    /// Per run, the figures left out because cells are missing.
+    pub fn missing_notes(&self, infos: &[super::StudyGroup]) -> Vec<StudyNote> {
+        let mut out = Vec::new();
+        for (g, runs) in self.runs.iter().enumerate() {
+            for (i, r) in runs.iter().enumerate() {
+                for m in &r.missing {
+                    out.push(StudyNote::Missing {
+                        group: g,
+                        run: infos[g].runs.get(i).copied(),
+                        metric: m.metric.into(),
+                        what: m.what.clone(),
+                    });
+                }
+            }
+        }
+        out
     }
 }

@@ -21,9 +21,11 @@ mod derivation;
 mod floors;
 mod recommend;
 mod rows;
+mod said;
 
 pub use floors::{Floors, LevelShift};
 pub use recommend::ForWhom;
+pub use said::{StudyNote, StudyWarning};
 
 /// The most groups a study compares side by side.
 pub const MAX_GROUPS: usize = 8;
@@ -233,8 +235,10 @@ pub enum NoPick {
     AllRuledOut,
 }
 
-/// A settings study: groups of runs against a baseline group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A settings study: groups of runs against a baseline group. Typed all
+/// through: the front ends word its warnings and notes, and build the
+/// `--json` document that prints it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Study {
     pub groups: Vec<StudyGroup>,
     /// Index of the baseline in `groups`.
@@ -252,16 +256,14 @@ pub struct Study {
     /// True when the groups come from more than one machine.
     pub across_machines: bool,
     /// Mixed groups, other machines, incomplete runs.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<StudyWarning>,
     /// What the reader must know to trust the study (nothing recorded
     /// differs between the groups: declare it with `--set`).
-    pub notes: Vec<String>,
+    pub notes: Vec<StudyNote>,
     /// Where each group's nodes sit (its first run's).
-    #[serde(skip)]
     pub layouts: Vec<Layout>,
     /// The headline figures of the groups' runs that are impossible
     /// ([`crate::impossible`]): each group median they enter is flagged.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub impossible: Vec<StudyImpossible>,
     /// The runs whose figure of a metric rests on results that were marked
     /// disturbed or noisy ([`crate::inputs::marked_inputs`]): a verdict on
@@ -270,15 +272,16 @@ pub struct Study {
 }
 
 /// An impossible headline figure of one run of a study.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StudyImpossible {
     /// The group (index into [`Study::groups`]) and the run.
     pub group: usize,
     pub run: RunId,
     /// The metric's stable id (`local_bw_gbs`).
     pub metric: MetricId,
-    /// The figure, the limit it breaks and the likely cause.
-    pub text: String,
+    /// The figure, the limit it breaks and the likely cause
+    /// ([`crate::impossible::Impossible::text`] words it).
+    pub figure: crate::impossible::Impossible,
 }
 
 impl Study {
@@ -374,7 +377,7 @@ fn impossible_of(groups: &[GroupInput]) -> Vec<StudyImpossible> {
                     group,
                     run: r.summary.id,
                     metric: MetricId::Headline(k),
-                    text: i.text(),
+                    figure: i,
                 });
             }
         }
@@ -433,9 +436,9 @@ mod exec_sample_tests {
         let m = s.metrics.iter().find(|m| m.metric == ID).unwrap();
         assert_eq!((m.groups[0].n, m.groups[1].n), (5, 5), "each repeat a sample");
         assert_eq!(m.groups[1].verdict, Some(GroupVerdict::Worse));
-        let note = s.notes.iter().find(|n| n.contains("repeats inside one `exec` call"));
+        let note = s.notes.iter().find(|n| matches!(n, StudyNote::OneExecCall { .. }));
         let note = note.expect("a note says the samples are one call's repeats");
-        assert!(note.contains("on (run 1), off (run 2)"), "{note}");
+        assert_eq!(note, &StudyNote::OneExecCall { runs: vec![(0, RunId(1)), (1, RunId(2))] });
     }
 
     #[test]
@@ -456,7 +459,11 @@ mod exec_sample_tests {
         );
         let m = s.metrics.iter().find(|m| m.metric == ID).unwrap();
         assert_eq!(m.groups[0].values, [40.0, 40.1, 40.2], "the runs' medians, not 15 repeats");
-        assert!(s.notes.iter().all(|n| !n.contains("repeats inside one")), "{:?}", s.notes);
+        assert!(
+            s.notes.iter().all(|n| !matches!(n, StudyNote::OneExecCall { .. })),
+            "{:?}",
+            s.notes
+        );
     }
 
     /// The checks `compare` relied on the store for are analysis': too

@@ -13,7 +13,7 @@ use results::runstats::{
 use super::derivation::Derivation;
 use super::floors::Floors;
 use super::recommend::best_of;
-use super::{GroupInput, GroupMetric, Pair, StudyGroup, StudyMetric};
+use super::{GroupInput, GroupMetric, Pair, StudyGroup, StudyMetric, StudyNote};
 use crate::catalogue::{self, MetricDef, MetricId};
 use crate::layout::Layout;
 
@@ -90,7 +90,7 @@ impl<'a> RowMaker<'a> {
     pub(super) fn rows(
         &self,
         infos: &[StudyGroup],
-        notes: &mut Vec<String>,
+        notes: &mut Vec<StudyNote>,
     ) -> (Vec<StudyMetric>, BTreeMap<usize, usize>) {
         let mut rows = Vec::new();
         let mut from_one_run: BTreeMap<usize, usize> = BTreeMap::new();
@@ -383,7 +383,7 @@ impl<'a, 'm> Judging<'a, 'm> {
 
     /// The row: every group's cell, the pairs, the baseline's floor, and
     /// how a derived figure was derived (its note goes to `notes`).
-    fn row(&self, infos: &[StudyGroup], notes: &mut Vec<String>) -> StudyMetric {
+    fn row(&self, infos: &[StudyGroup], notes: &mut Vec<StudyNote>) -> StudyMetric {
         let (def, key) = (self.def, &self.key);
         let cells: Vec<GroupMetric> = (0..self.values.len()).map(|i| self.cell(i)).collect();
         let nb = self.values[self.m.baseline].len();
@@ -406,7 +406,7 @@ impl<'a, 'm> Judging<'a, 'm> {
         if let Some(how) = d.row(key, &self.derived, infos) {
             row.name = format!("{} ({how})", row.name);
             row.derived = Some(how);
-            notes.extend(d.mixed_note(key, &def.name, &self.derived, infos));
+            notes.extend(d.mixed_note(key, &self.derived));
         }
         let all: Vec<usize> = (0..self.values.len()).collect();
         row.best_group = best_of(&row, &all);

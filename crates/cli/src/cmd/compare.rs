@@ -181,12 +181,13 @@ pub fn run(a: CompareArgs, g: &Invocation) -> anyhow::Result<()> {
     let policy = Criteria { confidence: a.confidence, margin_pct: a.margin };
     let (study, runs) = load_study(&db, &a.groups, a.baseline.as_ref(), &policy)?;
     if !g.quiet {
-        for w in &study.warnings {
-            eprintln!("numaprobe: warning: {}", report::safe::visible(w));
+        for w in report::study::words::warnings(&study) {
+            eprintln!("numaprobe: warning: {}", report::safe::visible(&w));
         }
     }
     if g.json {
-        return output::json(&output::Versioned::new(output::schema::COMPARE, &study));
+        let doc = console::study::doc::CompareDoc::new(&study);
+        return output::json(&output::Versioned::new(output::schema::COMPARE, &doc));
     }
     print_runs(g, &study, &runs, a.verbose)
 }

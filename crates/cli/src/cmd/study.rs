@@ -169,11 +169,12 @@ fn measure(
     let db = g.open_existing()?;
     let refs: Vec<GroupRef> = plan.labels.iter().map(|l| GroupRef::label(l)).collect();
     let (study, runs) = load_study(&db, &refs, None, &Criteria::default())?;
-    for w in study.warnings.iter().filter(|_| !g.quiet) {
+    for w in report::study::words::warnings(&study).iter().filter(|_| !g.quiet) {
         eprintln!("numaprobe: warning: {w}");
     }
     if g.json {
-        let doc = console::study::doc::StudyDoc::new(plan, &outcome, Some(&study), None);
+        let comparison = console::study::doc::CompareDoc::new(&study);
+        let doc = console::study::doc::StudyDoc::new(plan, &outcome, Some(&comparison), None);
         return g.document_sorted(&output::Versioned::new(output::schema::STUDY, &doc));
     }
     output::emit(&console::study::text::finished(plan, &outcome))?;

@@ -132,3 +132,63 @@ impl<'a> RestoreDoc<'a> {
         }
     }
 }
+
+/// `compare --json` (and the comparison of `study --json`): the study with
+/// its warnings and notes in words (`report::study::words`), its fields in
+/// the order the document has always had.
+#[derive(Debug, Serialize)]
+pub struct CompareDoc<'a> {
+    groups: &'a [analysis::study::StudyGroup],
+    baseline: usize,
+    settings_diff: &'a [analysis::study::SettingDiff],
+    settings_same: &'a [String],
+    metrics: &'a [analysis::study::StudyMetric],
+    recommendations: &'a [analysis::study::Recommendation],
+    confidence: f64,
+    margin_pct: f64,
+    across_machines: bool,
+    warnings: Vec<String>,
+    notes: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    impossible: Vec<ImpossibleDoc<'a>>,
+    marked_inputs: &'a [analysis::inputs::MarkedInput],
+}
+
+impl<'a> CompareDoc<'a> {
+    pub fn new(study: &'a analysis::study::Study) -> CompareDoc<'a> {
+        CompareDoc {
+            groups: &study.groups,
+            baseline: study.baseline,
+            settings_diff: &study.settings_diff,
+            settings_same: &study.settings_same,
+            metrics: &study.metrics,
+            recommendations: &study.recommendations,
+            confidence: study.confidence,
+            margin_pct: study.margin_pct,
+            across_machines: study.across_machines,
+            warnings: report::study::words::warnings(study),
+            notes: report::study::words::notes(study),
+            impossible: study
+                .impossible
+                .iter()
+                .map(|i| ImpossibleDoc {
+                    group: i.group,
+                    run: i.run,
+                    metric: &i.metric,
+                    text: i.figure.text(),
+                })
+                .collect(),
+            marked_inputs: &study.marked_inputs,
+        }
+    }
+}
+
+/// An impossible headline figure of a study's run, in `compare --json`:
+/// the figure, the limit it breaks and the likely cause in `text`.
+#[derive(Debug, Serialize)]
+struct ImpossibleDoc<'a> {
+    group: usize,
+    run: store::RunId,
+    metric: &'a analysis::catalogue::MetricId,
+    text: String,
+}

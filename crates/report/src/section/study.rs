@@ -2,6 +2,7 @@
 //! tables and charts: what `compare` prints and the reports draw.
 
 pub mod sentences;
+pub mod words;
 
 use analysis::catalogue::MetricId;
 use analysis::study::{Study, StudyMetric};
@@ -108,8 +109,8 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
             .collect();
         g.rows.push((format!("{} ({})", m.name, m.unit), cells.join("; ")));
     }
-    for w in &study.warnings {
-        g.rows.push(("Warning".into(), w.clone()));
+    for w in words::warnings(study) {
+        g.rows.push(("Warning".into(), w));
     }
     if let Some(line) = marked_inputs_line(study) {
         g.rows.push(("Disturbed inputs".into(), line));
@@ -215,7 +216,7 @@ fn answer_heading(study: &Study, doc: &mut Document) {
         "**Settings that differ:** {diff}. Each group's figure is the median of its runs; the change is against {base} with its {conf}% interval; margin ±{}%.",
         study.margin_pct
     ));
-    for w in &study.warnings {
+    for w in words::warnings(study) {
         doc.callout(format!("Warning: {w}."));
     }
     if let Some(line) = marked_inputs_line(study) {
@@ -384,18 +385,18 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
         doc.table(settings_table(study));
     }
     doc.p(settings_same_line(study));
-    for w in &study.warnings {
+    for w in words::warnings(study) {
         doc.callout(format!("Warning: {w}."));
     }
     if let Some(line) = marked_inputs_line(study) {
         doc.callout(line);
     }
-    for n in &study.notes {
+    for n in words::notes(study) {
         doc.callout(format!("Note: {n}."));
     }
     for i in &study.impossible {
         let g = &study.groups[i.group].label;
-        doc.callout(format!("Impossible in {g} (run {}): {}.", i.run, i.text));
+        doc.callout(format!("Impossible in {g} (run {}): {}.", i.run, i.figure.text()));
     }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {

@@ -1,0 +1,198 @@
+//! The exact bytes of what a settings study says in words, wherever it is
+//! shown: `compare --json` (the warnings, notes, impossible figures and
+//! recommendations are part of that document), `compare`'s text, the
+//! warnings `compare` writes on stderr, and the study's report (Markdown,
+//! HTML and the brief). Each is compared with its golden file under
+//! tests/golden/study_words; `NUMAPROBE_BLESS=1` rewrites them (only for a
+//! deliberate change of what a study says).
+//!
+//! The studies are chosen so that every kind of sentence appears:
+//! - `mixed`: hand-made runs of three machines, one group mixing two
+//!   configurations and holding an interrupted run with an impossible
+//!   bandwidth and latency (warnings, an impossible figure, recommendations);
+//! - `one-run`: the stored SNC2+CXL fixture's "SNC2 baseline" and "THP
+//!   always" runs, one run each (the notes on derived figures and on
+//!   program metrics from the repeats of one `exec` call);
+//! - `same`: one fixture run stored under two labels (the note that no
+//!   recorded setting differs);
+//! - `nodes`: the fixture's SNC2 run against its one-node desktop run
+//!   (per-node figures not judged between nodes of different sizes,
+//!   remote figures impossible for one OS node).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+
+fn np(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.env_remove("NUMAPROBE_DB").env_remove("COLUMNS").arg("--db").arg(db);
+    c
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/study_words")
+}
+
+/// Compares `got` with the golden file `name` (or writes it when blessing).
+fn golden(name: &str, got: &[u8], failures: &mut Vec<String>) {
+    let path = golden_dir().join(name);
+    if std::env::var_os("NUMAPROBE_BLESS").is_some() {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    match std::fs::read(&path) {
+        Ok(want) if want == got => {}
+        Ok(want) => failures.push(format!(
+            "{name} differs from its golden file:\n--- want\n{}\n--- got\n{}",
+            String::from_utf8_lossy(&want),
+            String::from_utf8_lossy(got)
+        )),
+        Err(e) => failures.push(format!("{name}: {e}")),
+    }
+}
+
+/// stdout of a command that must succeed.
+fn stdout(c: &mut Command) -> Vec<u8> {
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// The study's warnings `compare` wrote on stderr, one a line: the lines
+/// the machine under the test can add (the NUMA nodes' memory, a killed
+/// study's journal) left out.
+fn study_warnings(c: &mut Command) -> Vec<u8> {
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let kept: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("numaprobe: warning: "))
+        .filter(|l| !l.contains("NUMA nodes hold") && !l.contains("was killed before"))
+        .collect();
+    (kept.join("\n") + "\n").into_bytes()
+}
+
+/// A hand-made run `n` of host `host`: a local triad of `gbs` against a
+/// stated peak of 10 GB/s on 1 GiB arrays, a one-node latency matrix at
+/// `lat_ns` and a sweep whose L3 plateau is at 20 ns.
+fn hand_made(
+    n: u32,
+    host: &str,
+    label: &str,
+    config: (&str, &str),
+    gbs: f64,
+    lat_ns: f64,
+) -> Value {
+    let bw = json!({"mode": "local", "kernel": "triad", "threads": 4, "cpus": "0-3",
+        "cpu_node": 0, "mem_node": 0, "mem_nodes": "0", "best_gbs": gbs, "median_gbs": gbs,
+        "min_gbs": gbs, "max_gbs": gbs, "spread_pct": 0.5, "reps": 10, "stable": true,
+        "validated": true, "peak_gbs": 10.0, "size_rule_ok": true, "array_bytes": 1u64 << 30,
+        "llc_bytes": 32u64 << 20, "placement": {"fraction": 1.0, "ok": true}});
+    let lat = json!({"mode": "matrix", "cpu": 0, "cpu_node": 0, "mem_node": 0,
+        "median_ns": lat_ns, "p90_ns": lat_ns, "p99_ns": lat_ns, "spread_pct": 0.5,
+        "noise_pct": 0.5, "size_bytes": 1u64 << 30, "stride_bytes": 256, "stable": true});
+    let sweep = json!({"mode": "sweep", "cpu": 0, "mem_node": 0, "caches": [],
+        "plateaus": [{"label": "L3", "from_bytes": 4194304, "to_bytes": 16777216,
+                      "latency_ns": 20.0, "cache_bytes": 33554432, "points": 4}]});
+    let results: Vec<Value> = [("bw", bw), ("lat", lat), ("lat-summary", sweep)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, p))| {
+            json!({"seq": i + 1, "recorded": "2026-11-20T10:00:00Z", "kind": k, "payload": p})
+        })
+        .collect();
+    let status = if gbs > 10.0 { "incomplete" } else { "complete" };
+    json!({"uuid": format!("5e5e5e5e-0000-4000-8000-{n:012}"), "source_id": n, "label": label,
+        "command_line": "numaprobe run (hand-made)", "tool_version": "0.1.0",
+        "started": format!("2026-11-20T10:{n:02}:00Z"), "finished": format!("2026-11-20T10:{n:02}:30Z"),
+        "status": status, "message": null,
+        "machine": {"fingerprint": format!("{:016x}", 0xabc0 + n % 3), "description": "test",
+                    "info": {"hostname": host, "cpu_model": "Test CPU"}},
+        "config_hash": config.0, "config": {"kernel": config.1}, "results": results,
+        "topology": {"schema_version": 2, "nodes": [{"id": 0, "cpus": "0-3", "distances": [10]}]}})
+}
+
+/// Imports `runs` into a new store under `dir`.
+fn store(dir: &Path, runs: Vec<Value>) -> PathBuf {
+    let db = dir.join("results.db");
+    let doc = json!({"format": "numaprobe-export", "version": 1,
+        "exported": "2026-11-20T11:00:00Z", "runs": runs});
+    let f = dir.join("runs.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    np(&db).arg("import").arg(&f).assert().success();
+    db
+}
+
+/// The fixture's run `index`, as run `n`, labelled `label`.
+fn fixture_run(index: usize, n: u64, label: Option<&str>) -> Value {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/snc2-cxl-export.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut r = doc["runs"][index].clone();
+    if let Some(l) = label {
+        r["label"] = l.into();
+        r["config_hash"] = format!("{l}-config").into();
+    }
+    r["uuid"] = format!("c0ffee00-0000-4000-8000-{n:012}").into();
+    r["source_id"] = Value::Null;
+    r
+}
+
+/// Every output of the study of `groups` in the store `db`, compared
+/// with the golden files `PREFIX-*`.
+/// (the HTML page too with `html`: the fixture's pages are large, one
+/// page pins what the HTML renderer does with the study's sentences).
+fn pin(db: &Path, prefix: &str, groups: &[&str], html: bool, failures: &mut Vec<String>) {
+    let json = stdout(np(db).arg("--json").arg("compare").args(groups));
+    golden(&format!("{prefix}-compare.json"), &json, failures);
+    let text = stdout(np(db).arg("compare").args(groups));
+    golden(&format!("{prefix}-compare.txt"), &text, failures);
+    let verbose = stdout(np(db).args(["compare", "--verbose"]).args(groups));
+    golden(&format!("{prefix}-compare-verbose.txt"), &verbose, failures);
+    let warnings = study_warnings(np(db).arg("compare").args(groups));
+    golden(&format!("{prefix}-compare-warnings.txt"), &warnings, failures);
+    let report = |extra: &[&str]| {
+        stdout(np(db).arg("report").arg(groups[0]).arg("--compare").args(&groups[1..]).args(extra))
+    };
+    golden(&format!("{prefix}-report.md"), &report(&[]), failures);
+    if html {
+        golden(&format!("{prefix}-report.html"), &report(&["--format", "html"]), failures);
+    }
+    golden(&format!("{prefix}-brief.md"), &report(&["--brief"]), failures);
+}
+
+#[test]
+fn what_studies_say_in_words_is_pinned_byte_for_byte() {
+    let mut failures = Vec::new();
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(
+        dir.path(),
+        vec![
+            hand_made(1, "h1", "ok", ("c1", "6.1"), 9.0, 95.0),
+            hand_made(2, "h2", "bad", ("c2", "6.1"), 50.0, 15.0),
+            hand_made(3, "h3", "ok", ("c3", "6.8"), 9.1, 96.0),
+            hand_made(4, "h1", "ok", ("c1", "6.1"), 9.2, 94.0),
+            hand_made(5, "h2", "bad", ("c2", "6.1"), 9.0, 90.0),
+            hand_made(6, "h3", "bad", ("c2", "6.1"), 9.1, 91.0),
+        ],
+    );
+    pin(&db, "mixed", &["label:ok", "label:bad"], true, &mut failures);
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), vec![fixture_run(0, 1, None), fixture_run(1, 2, None)]);
+    pin(&db, "one-run", &["1", "2"], false, &mut failures);
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), vec![fixture_run(0, 1, Some("A")), fixture_run(0, 2, Some("B"))]);
+    pin(&db, "same", &["1", "2"], false, &mut failures);
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), vec![fixture_run(0, 1, None), fixture_run(3, 2, None)]);
+    pin(&db, "nodes", &["1", "2"], false, &mut failures);
+
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

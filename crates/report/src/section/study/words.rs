@@ -1,0 +1,252 @@
+//! A study's warnings and notes in words ([`analysis::study::StudyWarning`],
+//! [`analysis::study::StudyNote`]): one sentence each, without its full
+//! stop, as the report, `compare`'s text and stderr and the `--json`
+//! documents of `compare` and `study` all give them.
+
+use std::collections::BTreeSet;
+
+use analysis::catalogue::{self, MetricId};
+use analysis::metrics::MetricKey;
+use analysis::study::{Study, StudyNote, StudyWarning};
+use results::scope::StepNote;
+
+/// Every warning of `study`, in its order.
+pub fn warnings(study: &Study) -> Vec<String> {
+    study.warnings.iter().map(|w| warning(study, w)).collect()
+}
+
+/// Every note of `study`, in its order.
+pub fn notes(study: &Study) -> Vec<String> {
+    study.notes.iter().map(|n| note(study, n)).collect()
+}
+
+/// One warning of `study` in words.
+pub fn warning(study: &Study, w: &StudyWarning) -> String {
+    let reference = |g: usize| study.groups[g].reference.as_str();
+    match w {
+        StudyWarning::MixedConfigs { group, configs, differ } => format!(
+            "group {} mixes {} configurations ({}){}",
+            reference(*group),
+            configs.len(),
+            configs.join(", "),
+            if differ.is_empty() {
+                String::new()
+            } else {
+                format!(": {} differ inside it", differ.join(", "))
+            }
+        ),
+        StudyWarning::Contradiction { group, run, what } => {
+            format!("group {}: run {run}: {what}", reference(*group))
+        }
+        StudyWarning::NotComplete { group, runs } => format!(
+            "group {} holds runs that are not complete: {}",
+            reference(*group),
+            runs.iter()
+                .map(|(id, status)| format!("run {id} {status}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        StudyWarning::LevelShift { low, high, label, metrics } => {
+            let ids = |v: &[results::run::RunId]| {
+                v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+            };
+            let shown: Vec<String> = metrics
+                .iter()
+                .take(3)
+                .map(|(m, lo, hi)| format!("{} {lo:.4} vs {hi:.4}", catalogue::def_of_id(m).name))
+                .collect();
+            let label = label.as_deref().map_or("no label".to_string(), |l| format!("label {l}"));
+            format!(
+                "runs {} and runs {} ({label}, the same recorded and declared settings) sit at two levels far beyond their own spread ({}{}): they are not repeats, something unrecorded changed between them; they are left out of the noise floor. Declare what changed with `--set KEY=VALUE`, or label the runs apart",
+                ids(low),
+                ids(high),
+                shown.join("; "),
+                if metrics.len() > 3 {
+                    format!("; {} more metrics", metrics.len() - 3)
+                } else {
+                    String::new()
+                },
+            )
+        }
+        StudyWarning::Machines { count, machines } => {
+            let each: BTreeSet<String> =
+                machines.iter().map(|(m, fp)| format!("{m} [{fp}]")).collect();
+            format!(
+                "the groups come from {count} machines ({}): differences include the hardware, not only the settings",
+                each.into_iter().collect::<Vec<_>>().join("; ")
+            )
+        }
+    }
+}
+
+/// One note of `study` in words.
+pub fn note(study: &Study, n: &StudyNote) -> String {
+    let label = |g: usize| study.groups[g].label.as_str();
+    let run = |r: &Option<results::run::RunId>| r.map_or("?".into(), |id| id.to_string());
+    match n {
+        StudyNote::NothingDiffers { labels_differ: true } => "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: each run is then judged against the runs of the other group on both sides of it, so that the drift cancels) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string(),
+        StudyNote::NothingDiffers { labels_differ: false } => "no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string(),
+        StudyNote::Missing { group, run: r, metric, what } => format!(
+            "run {} ({}): {} is not computed from part of what it needs: {what} are missing",
+            run(r),
+            label(*group),
+            name_in_text(metric),
+        ),
+        StudyNote::MixedScope { metric, measured, derived } => {
+            let labels = |v: &[usize]| v.iter().map(|&g| label(g)).collect::<Vec<_>>().join(", ");
+            format!(
+                "{}: {} measured at the metric's scope, {} derived: the two are not the same measurement, so no verdict is given between them",
+                catalogue::def_of_id(metric).name,
+                labels(measured),
+                labels(derived)
+            )
+        }
+        StudyNote::Derived { metrics, runs, steps } => {
+            let what: Vec<String> = metrics.iter().map(name_in_text).collect();
+            let why = if steps.is_empty() {
+                "no package-scope records (`run` before it measured them, or an import)".to_string()
+            } else {
+                steps.iter().map(StepNote::text).collect::<Vec<_>>().join("; ")
+            };
+            // `1, 3, 5 (SNC2), 2 (THP)`: each group's runs, then its label
+            let parts: Vec<String> = runs
+                .iter()
+                .map(|(g, ids)| {
+                    let ids: Vec<String> = ids.iter().map(run).collect();
+                    format!("{} ({})", ids.join(", "), label(*g))
+                })
+                .collect();
+            let count: usize = runs.iter().map(|(_, ids)| ids.len()).sum();
+            format!(
+                "{} derived in run{} {}, never deciding a pick: {why}",
+                and_list(&what),
+                if count == 1 { "" } else { "s" },
+                parts.join(", "),
+            )
+        }
+        StudyNote::OneExecCall { runs } => {
+            let names: Vec<String> =
+                runs.iter().map(|(g, id)| format!("{} (run {id})", label(*g))).collect();
+            format!(
+                "the program metrics of {} are the repeats inside one `exec` call: each repeat is a whole run of the program (a new process, placement, allocation and first touch), alternated across policies, so they sample run-to-run variation within one boot; they do not sample what changes between boots or calls (memory layout after a reboot, firmware training, the machine's state that day). Repeat the call, after a reboot where that matters, for 3 or more runs per group: the runs are then judged one value each",
+                names.join(", ")
+            )
+        }
+        StudyNote::NodeSizes { row, groups } => {
+            let each: Vec<String> = groups
+                .iter()
+                .map(|&i| format!("{}: {}", label(i), study.layouts[i].structure().text()))
+                .collect();
+            format!(
+                "{} is not judged between groups whose nodes differ ({}): a node's figure grows and shrinks with the NUMA mode's node size; read the per-package and whole-machine figures ({}, {}, {}) instead",
+                study.metrics[*row].name,
+                each.join("; "),
+                catalogue::LOCAL_BW_PKG,
+                catalogue::CROSS_PKG_BW,
+                MetricKey::GlobalBw.id()
+            )
+        }
+    }
+}
+
+/// A metric's name inside a sentence: its first letter lower case, but
+/// for a name that starts with an acronym (`HMAT`).
+fn name_in_text(metric: &MetricId) -> String {
+    let name = &catalogue::def_of_id(metric).name;
+    let mut c = name.chars();
+    match c.next() {
+        Some(f) if !name.starts_with("HMAT") => f.to_lowercase().chain(c).collect(),
+        _ => name.to_string(),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use analysis::study::StudyGroup;
+    use results::run::RunId;
+
+    /// A study of two one-run groups (`label:a`, `label:b`) that says
+    /// only `warnings` and `notes`.
+    fn study(warnings: Vec<StudyWarning>, notes: Vec<StudyNote>) -> Study {
+        let group = |i: i64, l: &str| StudyGroup {
+            reference: format!("label:{l}"),
+            label: l.into(),
+            runs: vec![RunId(i)],
+            configs: vec![],
+            machines: vec![],
+            not_complete: vec![],
+            hidden_numa: None,
+            one_node: false,
+        };
+        Study {
+            groups: vec![group(1, "a"), group(2, "b")],
+            baseline: 0,
+            settings_diff: vec![],
+            settings_same: vec![],
+            metrics: vec![],
+            recommendations: vec![],
+            confidence: 0.9,
+            margin_pct: 3.0,
+            across_machines: false,
+            warnings,
+            notes,
+            layouts: vec![],
+            impossible: vec![],
+            marked_inputs: vec![],
+        }
+    }
+
+    /// The sentences no stored study of the golden tests gives
+    /// (tests/golden/study_words of the numaprobe package pins the
+    /// others byte for byte).
+    #[test]
+    fn level_shifts_contradictions_and_missing_cells_are_worded() {
+        let ids = |v: &[i64]| v.iter().map(|i| RunId(*i)).collect::<Vec<_>>();
+        let m = |id: &str| MetricId::from(id);
+        let shift = StudyWarning::LevelShift {
+            low: ids(&[10, 11]),
+            high: ids(&[12]),
+            label: Some("x".into()),
+            metrics: vec![
+                (m("local_bw_gbs"), 1.0, 2.0),
+                (m("local_bw_gbs"), 1.5, 2.25),
+                (m("local_bw_gbs"), 3.0, 4.0),
+                (m("local_bw_gbs"), 5.0, 6.0),
+            ],
+        };
+        let said = warnings(&study(
+            vec![shift, StudyWarning::Contradiction { group: 1, run: RunId(2), what: "w".into() }],
+            vec![],
+        ));
+        assert_eq!(
+            said,
+            [
+                "runs 10, 11 and runs 12 (label x, the same recorded and declared settings) sit at two levels far beyond their own spread (Local bandwidth 1.0000 vs 2.0000; Local bandwidth 1.5000 vs 2.2500; Local bandwidth 3.0000 vs 4.0000; 1 more metrics): they are not repeats, something unrecorded changed between them; they are left out of the noise floor. Declare what changed with `--set KEY=VALUE`, or label the runs apart",
+                "group label:b: run 2: w",
+            ]
+        );
+        let said = notes(&study(
+            vec![],
+            vec![StudyNote::Missing {
+                group: 0,
+                run: Some(RunId(1)),
+                metric: m("cross_pkg_bw_gbs"),
+                what: "lat matrix cells 0->1".into(),
+            }],
+        ));
+        assert_eq!(
+            said,
+            ["run 1 (a): cross-package bandwidth is not computed from part of what it needs: lat matrix cells 0->1 are missing"]
+        );
+    }
+}
