@@ -171,12 +171,32 @@ pub fn make(d: &Path, hosts: usize, per_file: usize) -> Fleet {
         );
     }
     std::fs::remove_dir_all(&exports).unwrap();
-    let parquet = d.join("fleet.parquet");
+    let f = Fleet { dir: d.to_path_buf(), db, unmeasured, parquet: d.join("fleet.parquet") };
+    export_parquet(&f, hosts);
+    f
+}
+
+/// `export --format parquet --all` of `f`'s database to `f.parquet`.
+pub fn export_parquet(f: &Fleet, hosts: usize) {
     measured_ok(
-        "export --format parquet --all",
-        np(&db).args(["--quiet", "export", "--format", "parquet", "--all", "-o"]).arg(&parquet),
+        &format!("export --format parquet --all ({hosts} hosts)"),
+        np(&f.db).args(["--quiet", "export", "--format", "parquet", "--all", "-o"]).arg(&f.parquet),
     );
-    Fleet { dir: d.to_path_buf(), db, unmeasured, parquet }
+}
+
+/// Adds `copies` copies of every host of `f`'s database inside it
+/// (scripts/fleet-copy.py: each a distinct host, half of them in peer
+/// groups of their own), then exports the grown fleet as Parquet again.
+pub fn grow(f: &Fleet, copies: usize, hosts: usize) {
+    let said = measured_ok(
+        &format!("{copies} copies of each host ({hosts} hosts)"),
+        Command::new("python3")
+            .arg(repo().join("scripts/fleet-copy.py"))
+            .args(["--copies", &copies.to_string()])
+            .arg(&f.db),
+    );
+    eprintln!("fleet-sql: grown: {}", said.trim());
+    export_parquet(f, hosts);
 }
 
 /// `fleet --json` with `args`, its numbers exact ([`exact`]).
