@@ -714,7 +714,14 @@ mod tests {
 
     /// A burst of load during the first pass made chunks look slow. Re-measured against the reference, the same memory is as
     /// fast: the chunk is not called slow.
+    ///
+    /// A measurement of this machine's memory: beside the other tests of
+    /// this crate, which measure memory on the same cores at the same time,
+    /// the re-measurement's rounds differ by up to half (seen in a CI run:
+    /// ratios 0.41 to 0.97), which is what this test must not be given. It
+    /// runs alone, in `.ci/run`'s step "measurements that run alone".
     #[test]
+    #[ignore = "a measurement that runs alone: .ci/run runs it by name with --ignored --test-threads 1"]
     fn a_chunk_slow_only_in_the_first_pass_is_not_called_slow() {
         let spec = ScanSpec {
             mem_node: 0,
