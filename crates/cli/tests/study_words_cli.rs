@@ -22,7 +22,11 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use serde_json::{json, Value};
+use serde_json::Value;
+
+#[path = "support/hand_made.rs"]
+mod hand_made;
+use hand_made::Made;
 
 fn np(db: &Path) -> Command {
     let mut c = Command::cargo_bin("numaprobe").unwrap();
@@ -75,9 +79,8 @@ fn study_warnings(c: &mut Command) -> Vec<u8> {
     (kept.join("\n") + "\n").into_bytes()
 }
 
-/// A hand-made run `n` of host `host`: a local triad of `gbs` against a
-/// stated peak of 10 GB/s on 1 GiB arrays, a one-node latency matrix at
-/// `lat_ns` and a sweep whose L3 plateau is at 20 ns.
+/// A hand-made run `n` of host `host` ([`hand_made::run`]) on one of three
+/// machines, incomplete when its triad is above the stated peak.
 fn hand_made(
     n: u32,
     host: &str,
@@ -86,42 +89,15 @@ fn hand_made(
     gbs: f64,
     lat_ns: f64,
 ) -> Value {
-    let bw = json!({"mode": "local", "kernel": "triad", "threads": 4, "cpus": "0-3",
-        "cpu_node": 0, "mem_node": 0, "mem_nodes": "0", "best_gbs": gbs, "median_gbs": gbs,
-        "min_gbs": gbs, "max_gbs": gbs, "spread_pct": 0.5, "reps": 10, "stable": true,
-        "validated": true, "peak_gbs": 10.0, "size_rule_ok": true, "array_bytes": 1u64 << 30,
-        "llc_bytes": 32u64 << 20, "placement": {"fraction": 1.0, "ok": true}});
-    let lat = json!({"mode": "matrix", "cpu": 0, "cpu_node": 0, "mem_node": 0,
-        "median_ns": lat_ns, "p90_ns": lat_ns, "p99_ns": lat_ns, "spread_pct": 0.5,
-        "noise_pct": 0.5, "size_bytes": 1u64 << 30, "stride_bytes": 256, "stable": true});
-    let sweep = json!({"mode": "sweep", "cpu": 0, "mem_node": 0, "caches": [],
-        "plateaus": [{"label": "L3", "from_bytes": 4194304, "to_bytes": 16777216,
-                      "latency_ns": 20.0, "cache_bytes": 33554432, "points": 4}]});
-    let results: Vec<Value> = [("bw", bw), ("lat", lat), ("lat-summary", sweep)]
-        .into_iter()
-        .enumerate()
-        .map(|(i, (k, p))| {
-            json!({"seq": i + 1, "recorded": "2026-11-20T10:00:00Z", "kind": k, "payload": p})
-        })
-        .collect();
     let status = if gbs > 10.0 { "incomplete" } else { "complete" };
-    json!({"uuid": format!("5e5e5e5e-0000-4000-8000-{n:012}"), "source_id": n, "label": label,
-        "command_line": "numaprobe run (hand-made)", "tool_version": "0.1.0",
-        "started": format!("2026-11-20T10:{n:02}:00Z"), "finished": format!("2026-11-20T10:{n:02}:30Z"),
-        "status": status, "message": null,
-        "machine": {"fingerprint": format!("{:016x}", 0xabc0 + n % 3), "description": "test",
-                    "info": {"hostname": host, "cpu_model": "Test CPU"}},
-        "config_hash": config.0, "config": {"kernel": config.1}, "results": results,
-        "topology": {"schema_version": 2, "nodes": [{"id": 0, "cpus": "0-3", "distances": [10]}]}})
+    hand_made::run(&Made { n, host, label, machine: n % 3, config, status, gbs, lat_ns })
 }
 
 /// Imports `runs` into a new store under `dir`.
 fn store(dir: &Path, runs: Vec<Value>) -> PathBuf {
     let db = dir.join("results.db");
-    let doc = json!({"format": "numaprobe-export", "version": 1,
-        "exported": "2026-11-20T11:00:00Z", "runs": runs});
     let f = dir.join("runs.json");
-    std::fs::write(&f, doc.to_string()).unwrap();
+    std::fs::write(&f, hand_made::export(runs)).unwrap();
     np(&db).arg("import").arg(&f).assert().success();
     db
 }
