@@ -27,7 +27,10 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            let args: Vec<String> = std::env::args().skip(1).collect();
+            // `args_os`: an argument that is not UTF-8 is what clap refused
+            // here, and `std::env::args` would panic on it.
+            let args: Vec<String> =
+                std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
             eprintln!("{}", cli::usage_error_text(&e, &args));
             return ExitCode::from(2);
         }

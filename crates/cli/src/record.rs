@@ -39,8 +39,10 @@ pub use crate::invocation::{Outcome, Recording, Saving};
 /// A new run described with this machine's fingerprints (the same for
 /// every command, so all of a machine's runs group together).
 pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -> NewRun {
-    // Quoted as a shell reads it back: the stored command pastes back.
-    let args: Vec<String> = std::env::args().collect();
+    // Quoted as a shell reads it back: the stored command pastes back. A
+    // path argument that is not UTF-8 (clap takes those as they are) is
+    // stored with U+FFFD for its bad bytes rather than panicking.
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let mut new = NewRun::new(analysis::text::shell_join(&args), env!("CARGO_PKG_VERSION"));
     new.label = label;
     if let Some(t) = topo {

@@ -41,7 +41,10 @@ fn emit(m: &Message) {
 
 /// The helper's `main`. Returns the exit status.
 pub fn main() -> i32 {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Not `std::env::args`, which panics on an argument that is not UTF-8:
+    // such an argument is a usage error like any other.
+    let args: Vec<String> =
+        std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["probe"] => probe().map(|(_, p)| emit(&Message::Probe(p))),
         ["measure"] => read_plan().and_then(|plan| measure(&plan)),
