@@ -169,8 +169,8 @@ fn measure(
     let db = g.open_existing()?;
     let refs: Vec<GroupRef> = plan.labels.iter().map(|l| GroupRef::label(l)).collect();
     let (study, runs) = load_study(&db, &refs, None, &Criteria::default())?;
-    for w in report::study::words::warnings(&study).iter().filter(|_| !g.quiet) {
-        eprintln!("numaprobe: warning: {w}");
+    for w in report::study::words::warnings(&study) {
+        g.warn(&w);
     }
     if g.json {
         let comparison = console::study::doc::CompareDoc::new(&study);
