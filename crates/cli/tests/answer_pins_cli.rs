@@ -186,3 +186,27 @@ fn advise_restore_as_text_json_and_failing() {
     pin(&mut restore(false), 1, d, "restore-failed.txt");
     pin(&mut restore(true), 1, d, "restore-failed.json");
 }
+
+/// `fleet --json` (its figures' ages follow the clock, so no golden): the
+/// same bytes on stdout as in `-o FILE.json` but for the clock's, pretty JSON beginning with
+/// its version and ending with a line end.
+#[test]
+fn fleet_document_on_stdout_and_in_a_file_is_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("results.db"));
+    np(&db).arg("import").arg(export_file(d)).assert().success();
+    let out = np(&db).args(["fleet", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = d.join("fleet.json");
+    np(&db).args(["fleet", "-o"]).arg(&file).assert().success();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The clock's lines (`now`, each host's `age_s`) differ between them.
+    let timeless = |t: &str| {
+        let kept = t.lines().filter(|l| !l.contains("\"now\": ") && !l.contains("\"age_s\": "));
+        kept.map(|l| format!("{l}\n")).collect::<String>()
+    };
+    assert_eq!(timeless(&std::fs::read_to_string(&file).unwrap()), timeless(&text));
+    assert_eq!(text.matches("\"age_s\": ").count(), 2, "{text}");
+    assert!(text.starts_with("{\n  \"schema_version\": 2,\n"), "{text}");
+    assert!(text.ends_with("\n}\n") && !text.ends_with("\n}\n\n"), "{text}");
+}
