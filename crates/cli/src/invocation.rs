@@ -238,6 +238,15 @@ impl<E: Into<anyhow::Error>> Text for Result<String, E> {
     }
 }
 
+/// `doc`, versioned by `schema`, as a file holds it (`fleet`'s `-o
+/// FILE.json`, and stdout without `-o`): pretty JSON and a line end,
+/// written as it is, as the command's other outputs are.
+pub fn document_file<T: Serialize + ?Sized>(schema: u32, doc: &T) -> anyhow::Result<Vec<u8>> {
+    let mut text = serde_json::to_string_pretty(&Versioned::new(schema, doc))?;
+    text.push('\n');
+    Ok(text.into_bytes())
+}
+
 /// Writes `doc` as pretty JSON to stdout, with the keys of every object,
 /// at every level, in alphabetical order when `sorted`. DEL and C1
 /// controls are written as `\u` escapes ([`report::safe::json_controls`]).

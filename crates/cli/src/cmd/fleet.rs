@@ -183,10 +183,8 @@ fn render(a: &Args, g: &Invocation, fleet: &Fleet) -> anyhow::Result<()> {
     let mut doc = None;
     for out in outputs {
         let Some(format) = format_of(a, g, out) else {
-            let versioned = crate::output::Versioned::new(crate::output::schema::FLEET, fleet);
-            let mut text = serde_json::to_string_pretty(&versioned)?;
-            text.push('\n');
-            crate::cmd::store::write_out(out, text.as_bytes(), g, "the fleet")?;
+            let bytes = crate::invocation::document_file(crate::output::schema::FLEET, fleet)?;
+            crate::cmd::store::write_out(out, &bytes, g, "the fleet")?;
             continue;
         };
         let doc = doc.get_or_insert_with(|| report::fleet::document(fleet));
