@@ -180,10 +180,8 @@ pub fn run(a: CompareArgs, g: &Invocation) -> anyhow::Result<()> {
     let db = g.open_existing()?;
     let policy = Criteria { confidence: a.confidence, margin_pct: a.margin };
     let (study, runs) = load_study(&db, &a.groups, a.baseline.as_ref(), &policy)?;
-    if !g.quiet {
-        for w in report::study::words::warnings(&study) {
-            eprintln!("numaprobe: warning: {}", report::safe::visible(&w));
-        }
+    for w in report::study::words::warnings(&study) {
+        g.warn(&w);
     }
     let doc = console::study::doc::CompareDoc::new(&study);
     g.answer(output::schema::COMPARE, &doc, |style| compare_text(style, &study, &runs, a.verbose))
