@@ -6,8 +6,12 @@
 //!
 //! The steps every measuring command shares are its methods too: taking
 //! the lock ([`Invocation::take_lock`]), opening a saved run
-//! ([`Invocation::record`]) and writing the command's answer
-//! ([`Invocation::answer`], [`Invocation::answer_sorted`]).
+//! ([`Invocation::record`]) and writing the command's answer: its
+//! `--json` document or its text, never both, the document versioned as
+//! its kind is ([`Invocation::answer`], [`Invocation::answer_each`],
+//! [`Invocation::answer_own`]) with its keys sorted where its readers
+//! have always seen them so ([`Invocation::answer_sorted`]). No command
+//! writes a document itself.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -17,7 +21,7 @@ use lock::{MeasureLock, TakeError};
 use serde::Serialize;
 use store::{NewRun, Store};
 
-use crate::output::{self, TableStyle};
+use crate::output::{self, TableStyle, Versioned};
 
 /// Options every command takes (shown under their own heading): what clap
 /// parses, before [`Invocation::new`] checks and resolves it.
@@ -132,43 +136,80 @@ impl Invocation {
     /// Writes the command's answer on stdout: `doc` (its `--json`
     /// document, versioned by `schema`) with `--json`, else `text` drawn
     /// in the table style.
-    pub fn answer<T: Serialize + ?Sized>(
+    pub fn answer<T: Serialize + ?Sized, X: Text>(
         &self,
         schema: u32,
         doc: &T,
-        text: impl FnOnce(TableStyle) -> String,
+        text: impl FnOnce(TableStyle) -> X,
     ) -> anyhow::Result<()> {
-        self.respond(false, schema, doc, text)
+        self.respond(false, &Versioned::new(schema, doc), text)
     }
 
     /// [`Invocation::answer`] with the keys of every object of the
-    /// document sorted ([`output::json_sorted`]): the order the documents
-    /// of `run` and `study` have always had.
-    pub fn answer_sorted<T: Serialize + ?Sized>(
+    /// document sorted: the order the documents of `run` and `study` have
+    /// always had.
+    pub fn answer_sorted<T: Serialize + ?Sized, X: Text>(
         &self,
         schema: u32,
         doc: &T,
-        text: impl FnOnce(TableStyle) -> String,
+        text: impl FnOnce(TableStyle) -> X,
     ) -> anyhow::Result<()> {
-        self.respond(true, schema, doc, text)
+        self.respond(true, &Versioned::new(schema, doc), text)
     }
 
-    fn respond<T: Serialize + ?Sized>(
+    /// [`Invocation::answer`] for a document that is a list: each element
+    /// versioned by `schema` (`list`, `import`).
+    pub fn answer_each<T: Serialize, X: Text>(
+        &self,
+        schema: u32,
+        docs: &[T],
+        text: impl FnOnce(TableStyle) -> X,
+    ) -> anyhow::Result<()> {
+        self.respond(false, &Versioned::each(schema, docs), text)
+    }
+
+    /// [`Invocation::answer`] for a document written as it is: one whose
+    /// type carries its own `schema_version` (`topo`, `audit`, `place`),
+    /// or one whose keys are the contract (`fleet --this-host`).
+    pub fn answer_own<T: Serialize + ?Sized, X: Text>(
+        &self,
+        doc: &T,
+        text: impl FnOnce(TableStyle) -> X,
+    ) -> anyhow::Result<()> {
+        self.respond(false, doc, text)
+    }
+
+    /// [`Invocation::answer_own`] with the keys of every object sorted
+    /// (`topo --from-run`).
+    pub fn answer_own_sorted<T: Serialize + ?Sized, X: Text>(
+        &self,
+        doc: &T,
+        text: impl FnOnce(TableStyle) -> X,
+    ) -> anyhow::Result<()> {
+        self.respond(true, doc, text)
+    }
+
+    /// `doc` as it is with `--json`, else the text; an empty text writes
+    /// nothing (not an empty line).
+    fn respond<T: Serialize + ?Sized, X: Text>(
         &self,
         sorted: bool,
-        schema: u32,
         doc: &T,
-        text: impl FnOnce(TableStyle) -> String,
+        text: impl FnOnce(TableStyle) -> X,
     ) -> anyhow::Result<()> {
-        if !self.json {
-            return output::emit(&text(self.style));
+        if self.json {
+            return write_json(sorted, doc);
         }
-        let doc = output::Versioned::new(schema, doc);
-        if sorted {
-            output::json_sorted(&doc)
-        } else {
-            output::json(&doc)
+        match text(self.style).into_text()? {
+            t if t.is_empty() => Ok(()),
+            t => output::emit(&t),
         }
+    }
+
+    /// With `--json`, writes `doc` as it is (a document whose text went
+    /// elsewhere: stderr, a file); without, nothing.
+    pub fn document<T: Serialize + ?Sized>(&self, doc: &T) -> anyhow::Result<()> {
+        self.respond(false, doc, |_| String::new())
     }
 
     /// With `--json`, writes `doc` (a versioned document, or a list of
@@ -176,11 +217,46 @@ impl Invocation {
     /// without, nothing: for a command whose text went elsewhere (stderr,
     /// an error) or comes after.
     pub fn document_sorted<T: Serialize + ?Sized>(&self, doc: &T) -> anyhow::Result<()> {
-        if self.json {
-            return output::json_sorted(doc);
-        }
-        Ok(())
+        self.respond(true, doc, |_| String::new())
     }
+}
+
+/// A command's text: a `String`, or the `Result` of drawing one.
+pub trait Text {
+    fn into_text(self) -> anyhow::Result<String>;
+}
+
+impl Text for String {
+    fn into_text(self) -> anyhow::Result<String> {
+        Ok(self)
+    }
+}
+
+impl<E: Into<anyhow::Error>> Text for Result<String, E> {
+    fn into_text(self) -> anyhow::Result<String> {
+        self.map_err(Into::into)
+    }
+}
+
+/// `doc`, versioned by `schema`, as a file holds it (`fleet`'s `-o
+/// FILE.json`, and stdout without `-o`): pretty JSON and a line end,
+/// written as it is, as the command's other outputs are.
+pub fn document_file<T: Serialize + ?Sized>(schema: u32, doc: &T) -> anyhow::Result<Vec<u8>> {
+    let mut text = serde_json::to_string_pretty(&Versioned::new(schema, doc))?;
+    text.push('\n');
+    Ok(text.into_bytes())
+}
+
+/// Writes `doc` as pretty JSON to stdout, with the keys of every object,
+/// at every level, in alphabetical order when `sorted`. DEL and C1
+/// controls are written as `\u` escapes ([`report::safe::json_controls`]).
+fn write_json<T: Serialize + ?Sized>(sorted: bool, doc: &T) -> anyhow::Result<()> {
+    let text = match sorted {
+        // A `serde_json::Value` keeps its objects' keys sorted.
+        true => serde_json::to_string_pretty(&serde_json::to_value(doc)?)?,
+        false => serde_json::to_string_pretty(doc)?,
+    };
+    output::emit(&report::safe::json_controls(&text))
 }
 
 /// A run being saved by this command line: in `--db`'s database, warnings

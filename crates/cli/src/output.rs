@@ -1,4 +1,5 @@
-//! Writing to stdout: JSON documents and tables. A closed pipe surfaces as
+//! Writing to stdout: text and tables (a command's `--json` document is
+//! written by its [`crate::invocation::Invocation`]). A closed pipe surfaces as
 //! an `io::Error` of kind `BrokenPipe`, which `main` treats as success.
 //!
 //! Tables are drawn by the `console` crate in the invocation's style
@@ -7,8 +8,6 @@
 //! file); `--table` chooses explicitly: `box`, `plain`, `markdown` or `tsv`.
 
 use std::io::{IsTerminal, Write};
-
-use serde::Serialize;
 
 pub use console::versioned::{schema, Versioned};
 pub use console::TableStyle;
@@ -42,19 +41,6 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// Writes `value` as pretty JSON to stdout.
-pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    emit(&report::safe::json_controls(&serde_json::to_string_pretty(value)?))
-}
-
-/// Writes `value` as pretty JSON with the keys of every object, at every
-/// level, in alphabetical order: the order the documents of `run`, `study`
-/// and `topo --from-run` have always had, which their readers see.
-pub fn json_sorted<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    // A `serde_json::Value` keeps its objects' keys sorted.
-    json(&serde_json::to_value(value)?)
 }
 
 /// Writes a warning to stderr unless `quiet`.

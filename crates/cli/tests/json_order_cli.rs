@@ -131,3 +131,94 @@ fn bw_document_keeps_its_declared_key_order() {
     let keys: Vec<&str> = top.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys, ["schema_version", "unit", "interrupted", "results", "impossible"]);
 }
+
+/// The keys of `node`'s object, in written order.
+fn keys(node: &Node, what: &str) -> Vec<String> {
+    let Node::Obj(entries) = node else { panic!("{what}: not an object") };
+    entries.iter().map(|(k, _)| k.clone()).collect()
+}
+
+/// `lat` measures, so its figures vary: its document is pinned by its
+/// keys in written order, at the top and in a result, and its text by
+/// its table's heading and the line saying the method.
+#[test]
+fn lat_point_document_keeps_its_declared_key_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["lat", "--size", "1M", "--samples", "3", "--sample-ms", "2"];
+    let doc = json_of(dir.path(), &args);
+    let top = ["schema_version", "mode", "results", "interrupted", "prefetch_check", "impossible"];
+    assert_eq!(keys(&doc, "lat"), top);
+    let Node::Obj(entries) = &doc else { unreachable!() };
+    let Node::Arr(results) = &entries[2].1 else { panic!("lat: results is not a list") };
+    let first = keys(&results[0], "lat results[0]");
+    let want = ["mode", "size_bytes", "cpu", "cpu_node", "mem_node", "median_ns", "p50_ns"];
+    assert_eq!(first[..want.len()], want, "{first:?}");
+    let out = np(dir.path()).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("CPU  CPU node  mem node  size   pages  stride B  median ns"),
+        "{text}"
+    );
+    assert!(text.lines().nth(2).is_some_and(|l| l.starts_with("method: random chase")), "{text}");
+}
+
+/// `place` measures the pages' nodes: its document is pinned by its keys
+/// in written order, its text by each line's first word.
+#[test]
+fn place_document_keeps_its_key_order_and_its_text_its_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["place", "--size", "1M", "--mem-nodes", "0"];
+    let doc = json_of(dir.path(), &args);
+    let want = [
+        "schema_version",
+        "kernel",
+        "allowed",
+        "cpu",
+        "policy_requested",
+        "policy",
+        "fallback",
+        "applied_with",
+        "policy_read_back",
+        "size_bytes",
+        "pages",
+        "expect_source",
+        "placement",
+        "page_counts",
+        "weights",
+        "memory",
+        "numastat_delta",
+        "numa_balancing",
+        "numa_balancing_enabled",
+        "ok",
+    ];
+    assert_eq!(keys(&doc, "place"), want);
+    let out = np(dir.path()).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first: Vec<&str> = text.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    let want = ["policy", "cpu", "buffer", "sampled", "node", "0", "numa_balancing", "check"];
+    assert_eq!(first, want, "{text}");
+    assert!(text.ends_with(" from policy: OK\n"), "{text}");
+}
+
+/// `fleet --this-host`: its three keys (the playbooks' contract), and its
+/// text the same name and identity, tab-separated on one line.
+#[test]
+fn this_host_document_and_text_say_the_same() {
+    let bin = || {
+        let mut c = Command::cargo_bin("numaprobe").unwrap();
+        c.env_remove("NUMAPROBE_DB").env_remove("NUMAPROBE_LOCK");
+        c
+    };
+    let out = bin().args(["--json", "fleet", "--this-host"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Node = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(keys(&doc, "this-host"), ["host", "machine_id", "machine_id_source"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = bin().args(["fleet", "--this-host"]).output().unwrap();
+    assert!(text.status.success());
+    let field = |k: &str| v[k].as_str().unwrap_or("").to_string();
+    let want = format!("{}\t{}\n", field("host"), field("machine_id"));
+    assert_eq!(String::from_utf8(text.stdout).unwrap(), want);
+}

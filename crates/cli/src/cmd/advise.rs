@@ -269,11 +269,7 @@ fn restore(root: &SysRoot, file: &Path, g: &Invocation) -> anyhow::Result<()> {
         auto: b.previous.auto,
         failed: failed.clone(),
     };
-    if g.json {
-        output::json(&output::Versioned::new(output::schema::RESTORE, &doc))?;
-    } else {
-        output::emit(&advise::restored(&doc))?;
-    }
+    g.answer(output::schema::RESTORE, &doc, |_| advise::restored(&doc))?;
     if !failed.is_empty() {
         eprint!("{}", advise::loud_failures(&failed));
         anyhow::bail!("--restore: {} file(s) could not be written (values above)", failed.len());

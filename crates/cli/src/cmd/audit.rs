@@ -11,7 +11,6 @@ use results::audit::Severity;
 use topo::{SysRoot, Topology};
 
 use crate::invocation::Invocation;
-use crate::output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -71,11 +70,7 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         g.warn(&n);
     }
     let report = Report::build(&root, &topology, args.profile, evidence);
-    if g.json {
-        output::json(&report)?;
-    } else {
-        output::emit(&console::audit::render(&report, args.all, g.style))?;
-    }
+    g.answer_own(&report, |style| console::audit::render(&report, args.all, style))?;
     if let Some(fail_on) = args.fail_on {
         let (min, level) = match fail_on {
             FailOn::Warn => (Severity::Warn, "warn"),

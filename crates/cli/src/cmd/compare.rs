@@ -11,7 +11,7 @@ use results::runstats::Criteria;
 use store::{LoadedRun, RunId, RunRef, RunStatus, Store, StoreError};
 
 use crate::invocation::Invocation;
-use crate::output;
+use crate::output::{self, TableStyle};
 use crate::usage;
 
 #[derive(Debug, clap::Args)]
@@ -180,30 +180,29 @@ pub fn run(a: CompareArgs, g: &Invocation) -> anyhow::Result<()> {
     let db = g.open_existing()?;
     let policy = Criteria { confidence: a.confidence, margin_pct: a.margin };
     let (study, runs) = load_study(&db, &a.groups, a.baseline.as_ref(), &policy)?;
-    if !g.quiet {
-        for w in report::study::words::warnings(&study) {
-            eprintln!("numaprobe: warning: {}", report::safe::visible(&w));
-        }
+    for w in report::study::words::warnings(&study) {
+        g.warn(&w);
     }
-    if g.json {
-        let doc = console::study::doc::CompareDoc::new(&study);
-        return output::json(&output::Versioned::new(output::schema::COMPARE, &doc));
-    }
-    print_runs(g, &study, &runs, a.verbose)
+    let doc = console::study::doc::CompareDoc::new(&study);
+    g.answer(output::schema::COMPARE, &doc, |style| compare_text(style, &study, &runs, a.verbose))
 }
 
 /// The study as `compare` prints it without `--json`
 /// ([`console::study_text::compare_text`]): each group's median rounded as
 /// its runs' tables round the same figure (`--json` keeps the values
 /// unrounded), every line within the terminal's width.
+fn compare_text(style: TableStyle, study: &Study, runs: &[LoadedRun], verbose: bool) -> String {
+    let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
+    let layout = console::study_text::Layout { width: output::text_width(), verbose, style };
+    console::study_text::compare_text(study, &noise, &layout)
+}
+
+/// [`compare_text`] on stdout, after a study's own text.
 pub(crate) fn print_runs(
     g: &Invocation,
     study: &Study,
     runs: &[LoadedRun],
     verbose: bool,
 ) -> anyhow::Result<()> {
-    let noise = report::study::group_noise(study, &runs.iter().collect::<Vec<_>>());
-    let layout =
-        console::study_text::Layout { width: output::text_width(), verbose, style: g.style };
-    output::emit(&console::study_text::compare_text(study, &noise, &layout))
+    output::emit(&compare_text(g.style, study, runs, verbose))
 }

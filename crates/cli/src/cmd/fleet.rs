@@ -183,10 +183,8 @@ fn render(a: &Args, g: &Invocation, fleet: &Fleet) -> anyhow::Result<()> {
     let mut doc = None;
     for out in outputs {
         let Some(format) = format_of(a, g, out) else {
-            let versioned = crate::output::Versioned::new(crate::output::schema::FLEET, fleet);
-            let mut text = serde_json::to_string_pretty(&versioned)?;
-            text.push('\n');
-            crate::cmd::store::write_out(out, text.as_bytes(), g, "the fleet")?;
+            let bytes = crate::invocation::document_file(crate::output::schema::FLEET, fleet)?;
+            crate::cmd::store::write_out(out, &bytes, g, "the fleet")?;
             continue;
         };
         let doc = doc.get_or_insert_with(|| report::fleet::document(fleet));
@@ -215,19 +213,11 @@ fn this_host(g: &Invocation) -> anyhow::Result<()> {
     let root = topo::SysRoot::live();
     let host = audit::fingerprint::hostname(&root);
     let id = audit::fingerprint::machine_identity(&root, host.as_deref());
-    if g.json {
-        let doc = ThisHost {
-            host: host.as_deref(),
-            machine_id: id.as_ref().map(|i| i.id.as_str()),
-            machine_id_source: id.as_ref().map(|i| i.source),
-        };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        println!(
-            "{}\t{}",
-            host.as_deref().unwrap_or(""),
-            id.as_ref().map(|i| i.id.as_str()).unwrap_or("")
-        );
-    }
-    Ok(())
+    let doc = ThisHost {
+        host: host.as_deref(),
+        machine_id: id.as_ref().map(|i| i.id.as_str()),
+        machine_id_source: id.as_ref().map(|i| i.source),
+    };
+    let text = |_| format!("{}\t{}", doc.host.unwrap_or(""), doc.machine_id.unwrap_or(""));
+    g.answer_own(&doc, text)
 }

@@ -367,11 +367,15 @@ fn render(
     measured: &Measured,
     stopped: bool,
 ) -> anyhow::Result<()> {
-    let llc = topo.llc_bytes_for(&topo.online_cpus);
+    let llc_bytes = topo.llc_bytes_for(&topo.online_cpus);
+    let doc = LatDoc { measured, llc_bytes, interrupted: stopped };
+    g.answer(results::SCHEMA_VERSION, &doc, |style| {
+        console::lat::measured(measured, llc_bytes, style)
+    })?;
     if g.json {
-        return print_json(measured, llc, stopped);
+        // The warnings and the counters are said beside the table only.
+        return Ok(());
     }
-    output::emit(&console::lat::measured(measured, llc, g.style))?;
     if let Measured::Loaded(r) = measured {
         let misplaced = |p: &results::lat::LoadedPoint| {
             p.load_placement.as_ref().is_some_and(|l| l.status == PlacementStatus::Mismatch)
@@ -389,28 +393,41 @@ fn render(
     Ok(())
 }
 
-/// What was measured, as the `--json` document.
-fn print_json(m: &Measured, llc_bytes: Option<u64>, interrupted: bool) -> anyhow::Result<()> {
-    fn versioned<T: Serialize>(doc: &T) -> anyhow::Result<()> {
-        output::json(&output::Versioned::new(results::SCHEMA_VERSION, doc))
-    }
-    let impossible = console::lat::impossible(m, llc_bytes);
-    match m {
-        Measured::Point(r, check) => versioned(&Doc {
-            prefetch_check: check.as_ref(),
-            impossible,
-            ..Doc::new("point", std::slice::from_ref(r.as_ref()), interrupted)
-        }),
-        Measured::Matrix(v) => versioned(&Doc { impossible, ..Doc::new("matrix", v, interrupted) }),
-        Measured::Sweep(report) => versioned(&ReportDoc { report, interrupted, impossible }),
-        Measured::PerCpu(report) => versioned(&ReportDoc { report, interrupted, impossible }),
-        Measured::PerCpuSweep(report) => versioned(&ReportDoc { report, interrupted, impossible }),
-        Measured::Loaded(r) => versioned(&Doc {
-            curves: Some(&r.curves),
-            impossible,
-            ..Doc::new("loaded", &r.points, interrupted)
-        }),
-        Measured::C2c(v) => versioned(&Doc::new("c2c", v, interrupted)),
+/// What was measured, as the `--json` document (versioned by the
+/// invocation): each mode's own document.
+struct LatDoc<'a> {
+    measured: &'a Measured,
+    llc_bytes: Option<u64>,
+    interrupted: bool,
+}
+
+impl Serialize for LatDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (m, interrupted) = (self.measured, self.interrupted);
+        let impossible = console::lat::impossible(m, self.llc_bytes);
+        match m {
+            Measured::Point(r, check) => Doc {
+                prefetch_check: check.as_ref(),
+                impossible,
+                ..Doc::new("point", std::slice::from_ref(r.as_ref()), interrupted)
+            }
+            .serialize(s),
+            Measured::Matrix(v) => {
+                Doc { impossible, ..Doc::new("matrix", v, interrupted) }.serialize(s)
+            }
+            Measured::Sweep(report) => ReportDoc { report, interrupted, impossible }.serialize(s),
+            Measured::PerCpu(report) => ReportDoc { report, interrupted, impossible }.serialize(s),
+            Measured::PerCpuSweep(report) => {
+                ReportDoc { report, interrupted, impossible }.serialize(s)
+            }
+            Measured::Loaded(r) => Doc {
+                curves: Some(&r.curves),
+                impossible,
+                ..Doc::new("loaded", &r.points, interrupted)
+            }
+            .serialize(s),
+            Measured::C2c(v) => Doc::new("c2c", v, interrupted).serialize(s),
+        }
     }
 }
 

@@ -12,7 +12,6 @@ use topo::{SysRoot, Topology};
 
 use crate::grammar;
 use crate::invocation::Invocation;
-use crate::output;
 use crate::usage;
 
 #[derive(Debug, clap::Args)]
@@ -203,11 +202,7 @@ fn render(g: &Invocation, report: &place::ProbeReport) -> anyhow::Result<()> {
              (bind is not migrated off-node; the check below sees the result)",
         );
     }
-    if g.json {
-        output::json(report)?;
-    } else {
-        output::emit(&console::place::render(report, g.style)?)?;
-    }
+    g.answer_own(report, |style| console::place::render(report, style))?;
     if !report.ok {
         anyhow::bail!(
             "placement check failed: {}",

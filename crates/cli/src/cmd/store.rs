@@ -170,10 +170,7 @@ pub fn list(a: ListArgs, g: &Invocation) -> anyhow::Result<()> {
         Err(StoreError::Missing { .. } | StoreError::Empty { .. }) => Vec::new(),
         Err(e) => return Err(e.into()),
     };
-    if g.json {
-        return output::json(&output::Versioned::each(output::schema::LIST, &runs));
-    }
-    output::emit(&console::store::runs(&runs, &path, g.style))
+    g.answer_each(output::schema::LIST, &runs, |style| console::store::runs(&runs, &path, style))
 }
 
 pub fn show(a: ShowArgs, g: &Invocation) -> anyhow::Result<()> {
@@ -251,15 +248,14 @@ pub fn export(a: ExportArgs, g: &Invocation) -> anyhow::Result<()> {
             let w = report::export::parquet::export(&db, &ids, path)?;
             let runs_path = report::export::parquet::runs_path(path);
             let settings_path = report::export::parquet::settings_path(path);
-            if g.json {
-                let doc = ParquetFiles {
-                    figures: ParquetFile { path, rows: w.figures },
-                    runs: ParquetFile { path: &runs_path, rows: w.runs },
-                    settings: ParquetFile { path: &settings_path, rows: w.settings },
-                    parquet_schema_version: store::parquet::SCHEMA_VERSION,
-                };
-                println!("{}", serde_json::to_string_pretty(&doc)?);
-            } else if !g.quiet {
+            g.document(&ParquetFiles {
+                figures: ParquetFile { path, rows: w.figures },
+                runs: ParquetFile { path: &runs_path, rows: w.runs },
+                settings: ParquetFile { path: &settings_path, rows: w.settings },
+                parquet_schema_version: store::parquet::SCHEMA_VERSION,
+            })?;
+            // Without --json, what was written is said on stderr.
+            if !g.json && !g.quiet {
                 eprintln!(
                     "numaprobe: wrote {} figure(s) to {}, {} run(s) to {} and {} setting(s) to {} (Parquet schema version {})",
                     w.figures,
@@ -377,14 +373,10 @@ fn print_imports(
     path: &Path,
     g: &Invocation,
 ) -> anyhow::Result<()> {
-    if g.json {
-        return output::json(&output::Versioned::each(output::schema::IMPORT, reports));
-    }
-    let text = console::store::imports(reports, failed, path);
-    if !text.is_empty() {
-        output::emit(&text)?;
-    }
-    Ok(())
+    // Nothing imported and nothing skipped says nothing.
+    g.answer_each(output::schema::IMPORT, reports, |_| {
+        console::store::imports(reports, failed, path)
+    })
 }
 
 /// The order runs are compared in: by their start (an RFC 3339 instant,

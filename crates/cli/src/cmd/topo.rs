@@ -8,7 +8,7 @@ use console::topo::FromRun;
 use topo::{SysRoot, TopoError, Topology};
 
 use crate::invocation::Invocation;
-use crate::output;
+use crate::output::TableStyle;
 use crate::usage;
 
 #[derive(Debug, clap::Args)]
@@ -30,12 +30,21 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         Some(r) => Some(from_run(&t, args.root.as_deref(), r, g)?),
         None => None,
     };
-    if g.json {
-        return match &measured {
-            None => output::json(&t),
-            Some(from_run) => output::json_sorted(&WithRun { topology: &t, from_run }),
-        };
+    let text = |style| topo_text(&t, measured.as_ref(), style, g);
+    match &measured {
+        None => g.answer_own(&t, text),
+        Some(from_run) => g.answer_own_sorted(&WithRun { topology: &t, from_run }, text),
     }
+}
+
+/// The topology as text, and the measured figures after it; its warnings
+/// go to stderr.
+fn topo_text(
+    t: &Topology,
+    measured: Option<&FromRun>,
+    style: TableStyle,
+    g: &Invocation,
+) -> String {
     // The memory the nodes show against the system's is said once, beside
     // the sizes at the top of the text: not on stderr, not in the text's
     // Warnings section (the other warnings are in both).
@@ -45,15 +54,15 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
             g.warn(&w.to_string());
         }
     }
-    let mut s = console::topo::render(&t, g.style);
-    if let Some(m) = &measured {
+    let mut s = console::topo::render(t, style);
+    if let Some(m) = measured {
         s.push_str(&m.text());
     }
-    output::emit(&s)
+    s
 }
 
 /// `topo --from-run --json`: the topology (its own `schema_version`) and
-/// the run's figures beside it, keys sorted ([`output::json_sorted`]).
+/// the run's figures beside it, keys sorted ([`Invocation::answer_own_sorted`]).
 #[derive(serde::Serialize)]
 struct WithRun<'a> {
     #[serde(flatten)]
