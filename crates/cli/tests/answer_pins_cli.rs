@@ -33,7 +33,13 @@ fn tree(crate_dir: &str, name: &str) -> PathBuf {
 fn pin(c: &mut Command, code: i32, dir: &Path, name: &str) {
     let out = c.output().unwrap();
     assert_eq!(out.status.code(), Some(code), "{name}: {}", String::from_utf8_lossy(&out.stderr));
-    let got = String::from_utf8(out.stdout).unwrap().replace(dir.to_str().unwrap(), "{DIR}");
+    // The temporary folder as `{DIR}`, this crate's folder (trees are
+    // named under it) as `{CRATE}`: the goldens hold neither checkout's
+    // path.
+    let got = String::from_utf8(out.stdout)
+        .unwrap()
+        .replace(dir.to_str().unwrap(), "{DIR}")
+        .replace(env!("CARGO_MANIFEST_DIR"), "{CRATE}");
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/answer_pins");
     let path = golden.join(name);
     if std::env::var_os("NUMAPROBE_BLESS").is_some() {
