@@ -102,21 +102,42 @@ fn ai_training(s: &Study, mut prof: Profile) -> Profile {
 
 /// The profiles and the metrics that matter to each (docs/store.md,
 /// "Recommendations": each follows from the profile's premise there).
+/// Runs of `exec` only: the program's own figures are the study; the
+/// machine profiles would only list what `run` measures.
 fn profiles(s: &Study) -> Vec<Profile> {
+    // Any `exec` figure (metric, wall time, per watt, energy).
+    let program = |m: &StudyMetric| m.metric.is_exec();
+    if !s.metrics.iter().any(program) {
+        return machine_profiles(s);
+    }
+    if s.metrics.iter().all(program) {
+        return program_profiles(s);
+    }
+    let mut v = machine_profiles(s);
+    v.extend(program_profiles(s));
+    v
+}
+
+/// A profile of no missing note.
+fn profile(
+    who: ForWhom,
+    no_hidden_split: bool,
+    guards: Vec<MetricId>,
+    gains: Vec<MetricId>,
+) -> Profile {
+    Profile { who, no_hidden_split, guards, gains, missing_note: None }
+}
+
+/// The audit's workload profiles.
+fn machine_profiles(s: &Study) -> Vec<Profile> {
     use Fixed::{CrossPkgBw, LocalBwPkg, SpreadLat, ThreadLat};
     use MetricKey::{InterleaveBw, LoadedLatPeak, RemoteLat};
-    let p = |who, no_hidden_split, guards: Vec<MetricId>, gains: Vec<MetricId>| Profile {
-        who,
-        no_hidden_split,
-        guards,
-        gains,
-        missing_note: None,
-    };
+    let p = profile;
     // Each profile starts from its premise: where the workload's threads
     // run, where its pages are and how it touches them. Its metrics are
     // the figures that placement sees, by hardware relation and scope, so
     // that they mean the same under every NUMA mode.
-    let mut v = vec![
+    vec![
         // Premise: threads run on every node and move between them; the
         // buffer pool is spread over every node. A lookup lands on a node
         // in proportion to its memory (spread latency); scans stream the
@@ -173,45 +194,38 @@ fn profiles(s: &Study) -> Vec<Profile> {
                 vec![InterleaveBw.into(), CrossPkgBw.into()],
             ),
         ),
-    ];
-    // Any `exec` figure (metric, wall time, per watt, energy).
-    let program = |m: &StudyMetric| m.metric.is_exec();
-    if s.metrics.iter().any(program) {
-        // The program's unnamed metric, then its wall time (wall time
-        // alone when the runs have no metric); then one profile per named
-        // metric (`exec --metric NAME=REGEX`), each judged alone in its own
-        // direction (a program's int and fp rates can move apart). Runs
-        // with named metrics only are judged by them, not by wall time.
-        let mut named: Vec<String> = Vec::new();
-        for m in &s.metrics {
-            if let Some(n) = m.metric.exec_metric_name() {
-                if !named.iter().any(|x| x == n) {
-                    named.push(n.to_string());
-                }
+    ]
+}
+
+/// The program's unnamed metric, then its wall time (wall time alone when
+/// the runs have no metric); then one profile per named metric (`exec
+/// --metric NAME=REGEX`), each judged alone in its own direction (a
+/// program's int and fp rates can move apart). Runs with named metrics
+/// only are judged by them, not by wall time.
+fn program_profiles(s: &Study) -> Vec<Profile> {
+    let mut named: Vec<String> = Vec::new();
+    for m in &s.metrics {
+        if let Some(n) = m.metric.exec_metric_name() {
+            if !named.iter().any(|x| x == n) {
+                named.push(n.to_string());
             }
         }
-        let mut progs = Vec::new();
-        let metric = |name| MetricId::ExecMetric { name, policy: None };
-        if named.is_empty() || !rows_for(s, &metric(None)).is_empty() {
-            progs.push(p(
-                ForWhom::Program(None),
-                false,
-                vec![],
-                vec![metric(None), MetricId::ExecWall { policy: None }],
-            ));
-        }
-        for n in named {
-            let id = metric(Some(n.clone()));
-            progs.push(p(ForWhom::Program(Some(n)), false, vec![], vec![id]));
-        }
-        // Runs of `exec` only: the program's own figures are the study;
-        // the machine profiles would only list what `run` measures.
-        if s.metrics.iter().all(program) {
-            return progs;
-        }
-        v.extend(progs);
     }
-    v
+    let mut progs = Vec::new();
+    let metric = |name| MetricId::ExecMetric { name, policy: None };
+    if named.is_empty() || !rows_for(s, &metric(None)).is_empty() {
+        progs.push(profile(
+            ForWhom::Program(None),
+            false,
+            vec![],
+            vec![metric(None), MetricId::ExecWall { policy: None }],
+        ));
+    }
+    for n in named {
+        let id = metric(Some(n.clone()));
+        progs.push(profile(ForWhom::Program(Some(n)), false, vec![], vec![id]));
+    }
+    progs
 }
 
 /// The study's metrics a profile's metric id stands for: an `exec` id
