@@ -8,7 +8,8 @@
 
 use std::io::Read;
 
-use analysis::study::{Floors, ForWhom, GroupInput, Study, StudyNote, StudyWarning};
+use analysis::catalogue::LOCAL_BW_PKG;
+use analysis::study::{Floors, ForWhom, GroupInput, Next, Reason, Study, StudyNote, StudyWarning};
 use results::context::Reading;
 use results::profile::Profile;
 use results::run::{LoadedRun, RunId, RunStatus, StoredRecord};
@@ -319,8 +320,18 @@ fn synthetic_groups_with_known_effects() {
     assert!((m.groups[1].change_pct.unwrap() - 20.0).abs() < 0.5);
     let hpc =
         s.recommendations.iter().find(|r| r.profile == ForWhom::Workload(Profile::Hpc)).unwrap();
-    assert_eq!(hpc.group, Some(1), "{}", hpc.text);
-    assert!(hpc.text.contains("thp_enabled (madvise -> always)"), "{}", hpc.text);
+    assert_eq!(hpc.group, Some(1), "{:?}", hpc.reasons);
+    // Judged against the baseline, whose THP setting differs.
+    let a = hpc.against.as_ref().expect("judged against the baseline");
+    assert_eq!(a.group, 0);
+    assert!(
+        a.differs.iter().any(|&i| {
+            let d = &s.settings_diff[i];
+            d.setting == "thp_enabled" && d.values == ["madvise", "always"]
+        }),
+        "{:?}",
+        hpc.against
+    );
     // +5% with 1% noise: better; latency 5% lower: better (lower is better).
     let plus5: Vec<(f64, f64)> = quiet.iter().map(|(b, l)| (b * 1.05, l * 0.95)).collect();
     let s = study_of(&quiet, &plus5);
@@ -412,7 +423,7 @@ fn the_study_serialises_to_the_documented_contract() {
     assert!(m["groups"][0]["verdict"].is_null(), "the baseline has no verdict");
     let recommendations = serde_json::to_value(&s.recommendations).unwrap();
     let r = &recommendations[0];
-    for k in ["profile", "text", "group"] {
+    for k in ["profile", "group", "decided_by", "excluded"] {
         assert!(r.get(k).is_some(), "{k} missing in {r}");
     }
 }
@@ -467,7 +478,7 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
         .iter()
         .find(|r| r.profile == ForWhom::Workload(Profile::General))
         .expect("named");
-    assert!(r.text.starts_with("numa=off hides NUMA"), "{}", r.text);
+    assert_eq!(r.reasons, [Reason::HidesNuma { group: 1 }]);
     // The settings diff shows the command-line option that did it.
     let d = s.settings_diff.iter().find(|d| d.setting == "cmdline_options.numa").unwrap();
     assert_eq!(d.values, vec!["-".to_string(), "off".to_string()]);
@@ -532,12 +543,21 @@ fn runs_needed_accounts_for_the_floor_of_that_many_runs() {
     // the floor would leave undecided.
     let hpc =
         s.recommendations.iter().find(|r| r.profile == ForWhom::Workload(Profile::Hpc)).unwrap();
+    let runs: Vec<_> = hpc
+        .next
+        .iter()
+        .filter_map(|n| match n {
+            Next::Runs { metric, runs, held_by_floor_pct } if *metric == LOCAL_BW_PKG => {
+                Some((*runs, *held_by_floor_pct))
+            }
+            _ => None,
+        })
+        .collect();
     assert!(
-        hpc.text.contains("local bandwidth per package: more runs per group would not decide"),
-        "{}",
-        hpc.text
+        matches!(runs.as_slice(), [(_, Some(f))] if *f > 23.0),
+        "more runs per group would not decide: {:?}",
+        hpc.next
     );
-    assert!(!hpc.text.contains("runs per group for local bandwidth per package"), "{}", hpc.text);
     // Without that drift on record, 3 runs per group is the suggestion.
     let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     let m = s.metrics.iter().find(|m| m.metric == "local_bw_gbs").unwrap();

@@ -94,7 +94,7 @@ fn check(seed: u64, table: &mut BTreeMap<&'static str, Tally>, wrong: &mut Vec<S
             Some(g) => {
                 e.wrong += 1;
                 wrong.push(format!(
-                    "seed {seed:#x} {}: picked {} ({}), truth {:?} (acceptable {:?}, by {:?}); settings {:?}; {}",
+                    "seed {seed:#x} {}: picked {} ({}), truth {:?} (acceptable {:?}, by {:?}); settings {:?}; {:?}",
                     t.profile,
                     s.labels[g],
                     rec.decided_by.as_ref().map_or("-".to_string(), |m| m.to_string()),
@@ -102,7 +102,7 @@ fn check(seed: u64, table: &mut BTreeMap<&'static str, Tally>, wrong: &mut Vec<S
                     t.acceptable.iter().map(|&a| &s.labels[a]).collect::<Vec<_>>(),
                     t.decided_by,
                     s.labels,
-                    rec.text
+                    rec.reasons
                 ));
             }
         }

@@ -252,7 +252,12 @@ fn comparison(out: &mut String, run: &LoadedRun, compare: &[LoadedRun], study: O
     if !s.recommendations.is_empty() {
         out.push('\n');
         for r in s.recommendations.iter().take(MAX_RECOMMENDATIONS) {
-            let _ = writeln!(out, "- {}: {}", md(&r.profile.to_string()), md(&r.text));
+            let _ = writeln!(
+                out,
+                "- {}: {}",
+                md(&r.profile.to_string()),
+                md(&crate::study::recommend::recommendation_text(s, r))
+            );
         }
     }
 }

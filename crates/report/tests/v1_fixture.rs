@@ -83,7 +83,7 @@ fn comparison_text(runs: &[LoadedRun]) -> String {
         study::verdict_lines(&s).join("\n"),
         s.recommendations
             .iter()
-            .map(|r| format!("{}: {}", r.profile, r.text))
+            .map(|r| format!("{}: {}", r.profile, study::recommend::recommendation_text(&s, r)))
             .collect::<Vec<_>>()
             .join("\n")
     )

@@ -24,7 +24,7 @@ mod rows;
 mod said;
 
 pub use floors::{Floors, LevelShift};
-pub use recommend::ForWhom;
+pub use recommend::{Against, Change, ForWhom, Missing, Next, Reason};
 pub use said::{StudyNote, StudyWarning};
 
 /// The most groups a study compares side by side.
@@ -205,7 +205,24 @@ pub struct Recommendation {
     /// `virtualization`, `ai-training`, `general`), or `program` (the
     /// program's own metric under `exec`); written as that name.
     pub profile: ForWhom,
-    pub text: String,
+    /// What the recommendation rests on, in the order found (the front
+    /// ends word it).
+    #[serde(skip)]
+    pub reasons: Vec<Reason>,
+    /// The group a pick is judged against and the settings that differ
+    /// (`None`: no pick, or the pick is judged against no other group).
+    #[serde(skip)]
+    pub against: Option<Against>,
+    /// The groups still in the running when the profile makes no pick
+    /// after comparing some (empty otherwise).
+    #[serde(skip)]
+    pub no_pick_between: Vec<usize>,
+    /// What the profile's runs cannot hold whatever they say.
+    #[serde(skip)]
+    pub missing: Option<Missing>,
+    /// What to measure next, in the order found.
+    #[serde(skip)]
+    pub next: Vec<Next>,
     /// The group to pick, when the data decide.
     pub group: Option<usize>,
     /// The metric that decided the pick.

@@ -3,14 +3,91 @@
 //! among the rest (docs/store.md, "Recommendations").
 
 use results::profile::Profile as WorkloadProfile;
-use results::runstats::{GroupVerdict, MAX_RUNS_SUGGESTED};
+use results::runstats::GroupVerdict;
 use serde::Serialize;
 
 use super::{NoPick, Pair, Recommendation, SettingDiff, Study, StudyMetric};
 use crate::catalogue::{self, MetricId};
 use crate::metric_id::{Fixed, GpuStat, PerCpuStat};
 use crate::metrics::MetricKey;
-use crate::text::{clip, signed_pct};
+
+/// A pair's change (percent, in the metric's own direction of the later
+/// group against the earlier) and its interval, where it has one (none:
+/// the change is beyond the machine's noise floor).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    pub change_pct: f64,
+    pub interval: Option<(f64, f64)>,
+}
+
+impl Change {
+    fn of(p: &Pair) -> Change {
+        Change { change_pct: p.change_pct, interval: p.ci_low_pct.zip(p.ci_high_pct) }
+    }
+}
+
+/// One reason a profile's recommendation gives, in the order found; the
+/// front ends word it. `metric`: the study's row (for the figure's name),
+/// except in [`Reason::DecidesNothing`] and [`Reason::NotMeasured`], where
+/// it is the catalogue's metric the profile needs. Groups are indices
+/// into [`Study::groups`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reason {
+    /// The group's settings hide a per-CPU latency split from the OS.
+    RuledOut { group: usize },
+    /// A guard: `group` is decidedly worse than `beaten_by` (`change`:
+    /// `beaten_by` against `group`).
+    LosesOn { metric: MetricId, group: usize, beaten_by: usize, change: Change },
+    /// A gain: `group` beats every other candidate; `change`: it against
+    /// `rival`, the closest of them.
+    WinsOn { metric: MetricId, group: usize, rival: usize, change: Change },
+    /// The groups tie within the study's margin.
+    Tie { metric: MetricId, groups: Vec<usize> },
+    /// The metric leaves the groups undecided (ranking stops there).
+    Undecided { metric: MetricId, groups: Vec<usize> },
+    /// The pick `group` may lose to `rivals` on an undecided guard.
+    MayLoseOn { metric: MetricId, group: usize, rivals: Vec<usize> },
+    /// The metric is only derived (`how`), never measured at its scope.
+    DecidesNothing { metric: MetricId, how: String },
+    /// The metric was not measured.
+    NotMeasured { metric: MetricId },
+    /// No metric the profile needs was measured in two groups.
+    NothingToCompare,
+    /// `general`: the group's settings hide NUMA
+    /// ([`super::StudyGroup::hidden_numa`]).
+    HidesNuma { group: usize },
+}
+
+/// What to measure next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// The runs that would decide the study row `metric`: `runs` per group
+    /// where known, `held_by_floor_pct` where the noise floor for groups
+    /// that size is larger than the change (neither: more than
+    /// [`results::runstats::MAX_RUNS_SUGGESTED`]).
+    Runs { metric: MetricId, runs: Option<u32>, held_by_floor_pct: Option<f64> },
+    /// The `step` in every group, to measure a derived figure at its scope.
+    StepAtScope { step: &'static str },
+    /// The `step`, to measure a figure not measured.
+    Step { step: &'static str },
+}
+
+/// What a profile's study leaves unmeasured whatever the runs say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// Each GPU's host-to-device bandwidth (`numaprobe gpu`).
+    GpuH2d,
+}
+
+/// The group a pick is judged against (its closest rival when the pick
+/// keeps the baseline, else the baseline) and the settings that differ
+/// between them: indices into [`Study::settings_diff`], those the user
+/// declared and the NUMA mode's name first, at most six.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Against {
+    pub group: usize,
+    pub differs: Vec<usize>,
+}
 
 /// The group among `among` judged better than every other one of them
 /// that has the metric (pairwise, with the study's intervals, margin and
@@ -78,7 +155,7 @@ struct Profile {
     no_hidden_split: bool,
     guards: Vec<MetricId>,
     gains: Vec<MetricId>,
-    missing_note: Option<&'static str>,
+    missing: Option<Missing>,
 }
 
 /// The AI-training profile: each GPU's host-to-device bandwidth from its
@@ -92,9 +169,7 @@ fn ai_training(s: &Study, mut prof: Profile) -> Profile {
         .map(|m| m.metric.clone())
         .collect();
     if gpu.is_empty() {
-        prof.missing_note = Some(
-            "host-to-GPU bandwidth from each node was not measured: `numaprobe gpu --label ...` in each configuration",
-        );
+        prof.missing = Some(Missing::GpuH2d);
     }
     prof.gains.splice(0..0, gpu);
     prof
@@ -102,21 +177,42 @@ fn ai_training(s: &Study, mut prof: Profile) -> Profile {
 
 /// The profiles and the metrics that matter to each (docs/store.md,
 /// "Recommendations": each follows from the profile's premise there).
+/// Runs of `exec` only: the program's own figures are the study; the
+/// machine profiles would only list what `run` measures.
 fn profiles(s: &Study) -> Vec<Profile> {
+    // Any `exec` figure (metric, wall time, per watt, energy).
+    let program = |m: &StudyMetric| m.metric.is_exec();
+    if !s.metrics.iter().any(program) {
+        return machine_profiles(s);
+    }
+    if s.metrics.iter().all(program) {
+        return program_profiles(s);
+    }
+    let mut v = machine_profiles(s);
+    v.extend(program_profiles(s));
+    v
+}
+
+/// A profile that misses nothing.
+fn profile(
+    who: ForWhom,
+    no_hidden_split: bool,
+    guards: Vec<MetricId>,
+    gains: Vec<MetricId>,
+) -> Profile {
+    Profile { who, no_hidden_split, guards, gains, missing: None }
+}
+
+/// The audit's workload profiles.
+fn machine_profiles(s: &Study) -> Vec<Profile> {
     use Fixed::{CrossPkgBw, LocalBwPkg, SpreadLat, ThreadLat};
     use MetricKey::{InterleaveBw, LoadedLatPeak, RemoteLat};
-    let p = |who, no_hidden_split, guards: Vec<MetricId>, gains: Vec<MetricId>| Profile {
-        who,
-        no_hidden_split,
-        guards,
-        gains,
-        missing_note: None,
-    };
+    let p = profile;
     // Each profile starts from its premise: where the workload's threads
     // run, where its pages are and how it touches them. Its metrics are
     // the figures that placement sees, by hardware relation and scope, so
     // that they mean the same under every NUMA mode.
-    let mut v = vec![
+    vec![
         // Premise: threads run on every node and move between them; the
         // buffer pool is spread over every node. A lookup lands on a node
         // in proportion to its memory (spread latency); scans stream the
@@ -173,45 +269,38 @@ fn profiles(s: &Study) -> Vec<Profile> {
                 vec![InterleaveBw.into(), CrossPkgBw.into()],
             ),
         ),
-    ];
-    // Any `exec` figure (metric, wall time, per watt, energy).
-    let program = |m: &StudyMetric| m.metric.is_exec();
-    if s.metrics.iter().any(program) {
-        // The program's unnamed metric, then its wall time (wall time
-        // alone when the runs have no metric); then one profile per named
-        // metric (`exec --metric NAME=REGEX`), each judged alone in its own
-        // direction (a program's int and fp rates can move apart). Runs
-        // with named metrics only are judged by them, not by wall time.
-        let mut named: Vec<String> = Vec::new();
-        for m in &s.metrics {
-            if let Some(n) = m.metric.exec_metric_name() {
-                if !named.iter().any(|x| x == n) {
-                    named.push(n.to_string());
-                }
+    ]
+}
+
+/// The program's unnamed metric, then its wall time (wall time alone when
+/// the runs have no metric); then one profile per named metric (`exec
+/// --metric NAME=REGEX`), each judged alone in its own direction (a
+/// program's int and fp rates can move apart). Runs with named metrics
+/// only are judged by them, not by wall time.
+fn program_profiles(s: &Study) -> Vec<Profile> {
+    let mut named: Vec<String> = Vec::new();
+    for m in &s.metrics {
+        if let Some(n) = m.metric.exec_metric_name() {
+            if !named.iter().any(|x| x == n) {
+                named.push(n.to_string());
             }
         }
-        let mut progs = Vec::new();
-        let metric = |name| MetricId::ExecMetric { name, policy: None };
-        if named.is_empty() || !rows_for(s, &metric(None)).is_empty() {
-            progs.push(p(
-                ForWhom::Program(None),
-                false,
-                vec![],
-                vec![metric(None), MetricId::ExecWall { policy: None }],
-            ));
-        }
-        for n in named {
-            let id = metric(Some(n.clone()));
-            progs.push(p(ForWhom::Program(Some(n)), false, vec![], vec![id]));
-        }
-        // Runs of `exec` only: the program's own figures are the study;
-        // the machine profiles would only list what `run` measures.
-        if s.metrics.iter().all(program) {
-            return progs;
-        }
-        v.extend(progs);
     }
-    v
+    let mut progs = Vec::new();
+    let metric = |name| MetricId::ExecMetric { name, policy: None };
+    if named.is_empty() || !rows_for(s, &metric(None)).is_empty() {
+        progs.push(profile(
+            ForWhom::Program(None),
+            false,
+            vec![],
+            vec![metric(None), MetricId::ExecWall { policy: None }],
+        ));
+    }
+    for n in named {
+        let id = metric(Some(n.clone()));
+        progs.push(profile(ForWhom::Program(Some(n)), false, vec![], vec![id]));
+    }
+    progs
 }
 
 /// The study's metrics a profile's metric id stands for: an `exec` id
@@ -231,30 +320,6 @@ fn rows_for<'a>(s: &'a Study, id: &MetricId) -> Vec<&'a StudyMetric> {
                 || (exec && m.metric.policy().is_some() && m.metric.without_policy() == *id)
         })
         .collect()
-}
-
-/// `+4.3% (90% interval +2.0% to +6.5%)` for a pair.
-fn pair_text(p: &Pair, conf: f64) -> String {
-    match (p.ci_low_pct, p.ci_high_pct) {
-        (Some(lo), Some(hi)) => {
-            format!(
-                "{} ({conf}% interval {} to {})",
-                signed_pct(p.change_pct),
-                signed_pct(lo),
-                signed_pct(hi)
-            )
-        }
-        _ => format!("{} (beyond this machine's noise floor)", signed_pct(p.change_pct)),
-    }
-}
-
-fn names(s: &Study, v: &[usize]) -> String {
-    let n: Vec<&str> = v.iter().map(|&i| s.groups[i].label.as_str()).collect();
-    match n.as_slice() {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// An undecided pair of groups `(a, b)`, the runs per group that would
@@ -299,28 +364,22 @@ fn undecided_pairs(
         .collect()
 }
 
-/// What would decide the undecided pairs of a figure named `lname`.
-fn runs_that_decide(lname: &str, undecided: &[Undecided4]) -> String {
-    let need = undecided.iter().filter_map(|u| u.2).max();
-    let held = undecided.iter().filter_map(|u| u.3).reduce(f64::max);
-    match (need, held) {
-        (_, Some(pct)) => format!(
-            "{lname}: more runs per group would not decide (the {pct:.1}% noise floor for groups that size is larger than the change): runs of the settings alternated over time, or a quieter machine"
-        ),
-        (Some(n), None) => format!("{n} runs per group for {lname}"),
-        (None, None) => format!(
-            "{lname}: more than {MAX_RUNS_SUGGESTED} runs per group, or a quieter machine, or runs of the settings alternated over time"
-        ),
+/// What would decide the undecided pairs of the study row `metric`.
+fn runs_that_decide(metric: &MetricId, undecided: &[Undecided4]) -> Next {
+    Next::Runs {
+        metric: metric.clone(),
+        runs: undecided.iter().filter_map(|u| u.2).max(),
+        held_by_floor_pct: undecided.iter().filter_map(|u| u.3).reduce(f64::max),
     }
 }
 
 /// One profile's pick as it is worked out: the groups still in the running
 /// and what was said about the others.
 struct Picking {
-    /// The reasons, in the order they were found (joined into one sentence).
-    parts: Vec<String>,
+    /// The reasons, in the order they were found.
+    reasons: Vec<Reason>,
     /// What to measure next.
-    next: Vec<String>,
+    next: Vec<Next>,
     /// Groups ruled out whatever their figures (a hidden per-CPU split).
     excluded: Vec<usize>,
     /// The groups still in the running.
@@ -346,7 +405,7 @@ enum Ranked {
 impl Picking {
     fn new(s: &Study) -> Picking {
         Picking {
-            parts: Vec::new(),
+            reasons: Vec::new(),
             next: Vec::new(),
             excluded: Vec::new(),
             cand: (0..s.groups.len()).collect(),
@@ -363,10 +422,7 @@ impl Picking {
         for (i, g) in s.groups.iter().enumerate() {
             if g.hidden_numa.is_some() {
                 self.excluded.push(i);
-                self.parts.push(format!(
-                    "{} is ruled out: the OS shows one node while per-CPU latency splits (see below), so it hides the split and threads land on the slow CPUs unseen",
-                    g.label
-                ));
+                self.reasons.push(Reason::RuledOut { group: i });
             }
         }
         let excluded = &self.excluded;
@@ -376,10 +432,9 @@ impl Picking {
     /// Guards: drops every candidate another candidate decidedly beats,
     /// whatever it gains elsewhere (figures of different kinds are never
     /// weighed against each other).
-    fn apply_guards(&mut self, s: &Study, prof: &Profile, conf: f64) {
+    fn apply_guards(&mut self, s: &Study, prof: &Profile) {
         for id in &prof.guards {
             for m in rows_for(s, id) {
-                let lname = lower_first(&m.name);
                 let top = top_tier(m, &self.cand);
                 let mut dropped = Vec::new();
                 for l in self.cand.iter().copied().filter(|c| !top.contains(c)) {
@@ -388,12 +443,12 @@ impl Picking {
                         (p.verdict == GroupVerdict::Better).then_some((t, p))
                     });
                     if let Some((t, p)) = beaten {
-                        self.parts.push(format!(
-                            "{} loses on {lname}: {} is {} against it",
-                            s.groups[l].label,
-                            s.groups[t].label,
-                            pair_text(p, conf)
-                        ));
+                        self.reasons.push(Reason::LosesOn {
+                            metric: m.metric.clone(),
+                            group: l,
+                            beaten_by: t,
+                            change: Change::of(p),
+                        });
                         dropped.push(l);
                     }
                 }
@@ -408,7 +463,7 @@ impl Picking {
 
     /// Gains: the first metric with a clear winner among the candidates
     /// picks it; a tie narrows the candidates to the top tier.
-    fn apply_gains(&mut self, s: &Study, prof: &Profile, conf: f64) {
+    fn apply_gains(&mut self, s: &Study, prof: &Profile) {
         for id in &prof.gains {
             if self.undecided_on.is_some() {
                 break;
@@ -417,7 +472,7 @@ impl Picking {
                 if self.cand.len() < 2 {
                     break;
                 }
-                if let Ranked::Stop = self.rank_by(s, m, conf) {
+                if let Ranked::Stop = self.rank_by(m) {
                     break;
                 }
             }
@@ -429,8 +484,7 @@ impl Picking {
 
     /// Ranks the candidates by one gain row: a winner, a tie (the top
     /// tier goes on) or undecided (ranking stops there).
-    fn rank_by(&mut self, s: &Study, m: &StudyMetric, conf: f64) -> Ranked {
-        let lname = lower_first(&m.name);
+    fn rank_by(&mut self, m: &StudyMetric) -> Ranked {
         if self.cand.iter().filter(|&&c| m.groups[c].n > 0).count() < 2 {
             return Ranked::Next;
         }
@@ -449,12 +503,12 @@ impl Picking {
                 })
                 .unwrap_or(w);
             if let Some(p) = m.pairs[rival][w].as_ref() {
-                self.parts.push(format!(
-                    "{} wins on {lname}: {} against {}, the closest of the others",
-                    s.groups[w].label,
-                    pair_text(p, conf),
-                    s.groups[rival].label
-                ));
+                self.reasons.push(Reason::WinsOn {
+                    metric: m.metric.clone(),
+                    group: w,
+                    rival,
+                    change: Change::of(p),
+                });
             }
             self.decided_by = Some(m.metric.clone());
             self.group = Some((w, rival));
@@ -466,18 +520,14 @@ impl Picking {
         let undecided = undecided_pairs(m, &measured);
         self.cand = top;
         if undecided.is_empty() {
-            self.parts.push(format!(
-                "{} tie on {lname} (within ±{}% of each other)",
-                names(s, &measured),
-                s.margin_pct
-            ));
+            self.reasons.push(Reason::Tie { metric: m.metric.clone(), groups: measured });
             return Ranked::Next;
         }
         // Undecided is not a tie: a later figure would pick between groups
         // this one may rank the other way.
-        self.parts.push(format!("{lname} is undecided between {}", names(s, &measured)));
-        self.undecided_on.get_or_insert_with(|| (m.metric.clone(), measured.clone()));
-        self.next.push(runs_that_decide(&lname, &undecided));
+        self.reasons.push(Reason::Undecided { metric: m.metric.clone(), groups: measured.clone() });
+        self.undecided_on.get_or_insert_with(|| (m.metric.clone(), measured));
+        self.next.push(runs_that_decide(&m.metric, &undecided));
         Ranked::Stop
     }
 
@@ -504,7 +554,7 @@ impl Picking {
     /// Guards the runs could not rank between groups still in the running:
     /// a pick that one of them may lose to on a guard is not made (the
     /// guard may drop it).
-    fn hold_at_risk(&mut self, s: &Study, open_guards: &[(&StudyMetric, Vec<Undecided4>)]) {
+    fn hold_at_risk(&mut self, open_guards: &[(&StudyMetric, Vec<Undecided4>)]) {
         let Some((w, _)) = self.group else { return };
         for (m, open) in open_guards {
             let at_risk: Vec<Undecided4> = open
@@ -524,19 +574,14 @@ impl Picking {
             if at_risk.is_empty() {
                 continue;
             }
-            let lname = lower_first(&m.name);
             let rivals: Vec<usize> =
                 at_risk.iter().map(|u| if u.0 == w { u.1 } else { u.0 }).collect();
-            self.parts.push(format!(
-                "{} may lose on {lname}, which is undecided between it and {}",
-                s.groups[w].label,
-                names(s, &rivals)
-            ));
             let mut groups = vec![w];
-            groups.extend(rivals);
+            groups.extend(&rivals);
             groups.sort_unstable();
+            self.reasons.push(Reason::MayLoseOn { metric: m.metric.clone(), group: w, rivals });
             self.undecided_on = Some((m.metric.clone(), groups));
-            self.next.push(runs_that_decide(&lname, &at_risk));
+            self.next.push(runs_that_decide(&m.metric, &at_risk));
             self.group = None;
             self.decided_by = None;
             break;
@@ -553,9 +598,9 @@ impl Picking {
             if let Some(how) =
                 s.metrics.iter().find(|m| m.metric == *id).and_then(|m| m.derived.as_ref())
             {
-                self.parts.push(format!("{} decides nothing: {how}", lower_first(&def.name)));
+                self.reasons.push(Reason::DecidesNothing { metric: id.clone(), how: how.clone() });
                 if let Some(step) = def.step {
-                    self.next.push(format!("the `{step}` step in every group, to measure it at its scope (`numaprobe run --only {step}`)"));
+                    self.next.push(Next::StepAtScope { step });
                 }
                 continue;
             }
@@ -564,27 +609,19 @@ impl Picking {
             if impossible || (def.step_needs_nodes && s.groups.iter().all(|g| g.one_node)) {
                 continue;
             }
-            self.parts.push(format!("{} was not measured", lower_first(&def.name)));
+            self.reasons.push(Reason::NotMeasured { metric: id.clone() });
             if let Some(step) = def.step {
-                self.next.push(format!("the `{step}` step (`numaprobe run --only {step}`)"));
+                self.next.push(Next::Step { step });
             }
         }
     }
 
-    /// The recommendation: the reasons as one sentence, the pick (or why
-    /// none) and what differs from the group it is judged against.
+    /// The recommendation: the reasons, the pick (or why none) and the
+    /// group it is judged against.
     fn finish(mut self, s: &Study, prof: Profile) -> Recommendation {
-        if self.parts.is_empty() && self.next.is_empty() {
-            self.parts.push(
-                "nothing to compare: no metric this profile needs was measured in two groups"
-                    .into(),
-            );
+        if self.reasons.is_empty() && self.next.is_empty() {
+            self.reasons.push(Reason::NothingToCompare);
         }
-        let mut text = if self.parts.is_empty() {
-            String::new()
-        } else {
-            format!("{}.", capitalise(&self.parts.join("; ")))
-        };
         let pick = self.group.map(|(w, _)| w);
         let no_pick = match (pick, self.undecided_on) {
             (Some(_), _) => None,
@@ -593,22 +630,18 @@ impl Picking {
             (None, None) if self.compared => Some(NoPick::Tie { groups: self.cand.clone() }),
             (None, None) => Some(NoPick::NothingMeasured),
         };
-        match pick {
-            Some(g) => text.push_str(&pick_text(s, g, self.group)),
-            None if self.cand.len() > 1 && self.compared => {
-                text.push_str(&format!(" No pick between {}.", names(s, &self.cand)));
-            }
-            None => {}
-        }
-        if let Some(n) = prof.missing_note {
-            text.push_str(&format!(" Not decided by these runs: {n}."));
-        }
-        if !self.next.is_empty() {
-            text.push_str(&format!(" Measure next: {}.", self.next.join("; ")));
-        }
+        let no_pick_between = if pick.is_none() && self.cand.len() > 1 && self.compared {
+            self.cand
+        } else {
+            Vec::new()
+        };
         Recommendation {
             profile: prof.who,
-            text: text.trim().to_string(),
+            reasons: self.reasons,
+            against: pick.and_then(|g| against(s, g, self.group)),
+            no_pick_between,
+            missing: prof.missing,
+            next: self.next,
             group: pick,
             decided_by: self.decided_by,
             excluded: self.excluded,
@@ -617,38 +650,24 @@ impl Picking {
     }
 }
 
-/// ` Pick G. What differs from A: ...` for the pick `g` (`group`: it and
-/// its closest rival, which a kept baseline is judged against).
-fn pick_text(s: &Study, g: usize, group: Option<(usize, usize)>) -> String {
+/// The group the pick `g` is judged against (`group`: it and its closest
+/// rival, which a kept baseline is judged against) and the settings that
+/// differ; `None` when that is the pick itself.
+fn against(s: &Study, g: usize, group: Option<(usize, usize)>) -> Option<Against> {
     let against = match group {
         Some((_, rival)) if g == s.baseline => rival,
         _ => s.baseline,
     };
-    let mut text =
-        format!(" {} {}.", if g == s.baseline { "Keep" } else { "Pick" }, s.groups[g].label);
-    let diffs = differing(s, against, g);
-    if g != against {
-        if diffs.is_empty() {
-            text.push_str(&format!(" No recorded or declared setting differs from {}: the change comes from something not recorded (declare it with `--set`), or the machine changed between the runs.", s.groups[against].label));
-        } else {
-            text.push_str(&format!(
-                " What differs from {}: {}.",
-                s.groups[against].label,
-                diffs.join(", ")
-            ));
-        }
-    }
-    text
+    (g != against).then(|| Against { group: against, differs: differing(s, against, g) })
 }
 
 /// One profile's recommendation.
 fn recommend_for(s: &Study, prof: Profile) -> Recommendation {
-    let conf = (s.confidence * 100.0).round();
     let mut pick = Picking::new(s);
     if prof.no_hidden_split {
         pick.rule_out_hidden(s);
     }
-    pick.apply_guards(s, &prof, conf);
+    pick.apply_guards(s, &prof);
     let open_guards: Vec<(&StudyMetric, Vec<Undecided4>)> = prof
         .guards
         .iter()
@@ -656,9 +675,9 @@ fn recommend_for(s: &Study, prof: Profile) -> Recommendation {
         .map(|m| (m, undecided_pairs(m, &pick.cand)))
         .filter(|(_, u)| !u.is_empty())
         .collect();
-    pick.apply_gains(s, &prof, conf);
+    pick.apply_gains(s, &prof);
     pick.settle(s);
-    pick.hold_at_risk(s, &open_guards);
+    pick.hold_at_risk(&open_guards);
     pick.not_measured(s, &prof);
     pick.finish(s, prof)
 }
@@ -668,14 +687,15 @@ fn recommend_for(s: &Study, prof: Profile) -> Recommendation {
 pub(super) fn recommend(s: &Study) -> Vec<Recommendation> {
     let mut out: Vec<Recommendation> =
         profiles(s).into_iter().map(|p| recommend_for(s, p)).collect();
-    for g in &s.groups {
-        if let Some(h) = &g.hidden_numa {
+    for (i, g) in s.groups.iter().enumerate() {
+        if g.hidden_numa.is_some() {
             out.push(Recommendation {
                 profile: ForWhom::Workload(WorkloadProfile::General),
-                text: format!(
-                    "{} hides NUMA: {h}. Placement still matters under it but the OS cannot manage it; prefer a setting that shows the nodes.",
-                    g.label
-                ),
+                reasons: vec![Reason::HidesNuma { group: i }],
+                against: None,
+                no_pick_between: Vec::new(),
+                missing: None,
+                next: Vec::new(),
                 group: None,
                 decided_by: None,
                 excluded: Vec::new(),
@@ -686,42 +706,22 @@ pub(super) fn recommend(s: &Study) -> Vec<Recommendation> {
     out
 }
 
-/// `setting (value in a -> value in g)` for the settings (detected and
-/// declared) where group `g` differs from group `a`.
-fn differing(s: &Study, a: usize, g: usize) -> Vec<String> {
-    // What the user declared and the NUMA mode's name say most: first.
-    let rank = |d: &&SettingDiff| match d.setting.as_str() {
+/// The settings (detected and declared) where group `g` differs from
+/// group `a`, as indices into [`Study::settings_diff`]: what the user
+/// declared and the NUMA mode's name say most, so they come first; at
+/// most six.
+fn differing(s: &Study, a: usize, g: usize) -> Vec<usize> {
+    let rank = |d: &SettingDiff| match d.setting.as_str() {
         k if k.starts_with("declared.") => 0,
         "numa_mode_label" => 1,
         _ => 2,
     };
-    let mut v: Vec<&SettingDiff> =
-        s.settings_diff.iter().filter(|d| d.values[g] != d.values[a]).collect();
-    v.sort_by_key(rank);
-    v.into_iter()
-        .take(6)
-        .map(|d| {
-            format!("{} ({} -> {})", d.setting, clip(&d.values[a], 30), clip(&d.values[g], 30))
-        })
-        .collect()
-}
-
-/// `s` with its first letter in lower case (names inside sentences keep
-/// their acronyms: `OS`, `CPU`).
-fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
-        None => String::new(),
-    }
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-        None => String::new(),
-    }
+    let mut v: Vec<usize> = (0..s.settings_diff.len())
+        .filter(|&i| s.settings_diff[i].values[g] != s.settings_diff[i].values[a])
+        .collect();
+    v.sort_by_key(|&i| rank(&s.settings_diff[i]));
+    v.truncate(6);
+    v
 }
 
 #[cfg(test)]
@@ -827,15 +827,24 @@ mod tests {
         // interleaved bandwidth 6% lower (the database's guard): dropped.
         let s = study([1.0, 0.94, 0.8, 0.8], 0.002);
         let db = rec_of(&s, WorkloadProfile::Database);
-        assert_eq!(db.group, Some(0), "{}", db.text);
+        assert_eq!(db.group, Some(0), "{:?}", db.reasons);
         assert_eq!(
             db.decided_by.as_ref().map(ToString::to_string).as_deref(),
             Some("interleave_bw_gbs"),
-            "{}",
-            db.text
+            "{:?}",
+            db.reasons
         );
-        assert!(db.text.contains("B loses on interleaved bandwidth"), "{}", db.text);
-        assert!(!db.text.contains("gains more"), "{}", db.text);
+        // B loses to A on the guard; nothing it gains is weighed against it.
+        assert!(
+            matches!(
+                db.reasons.as_slice(),
+                [Reason::LosesOn { metric, group: 1, beaten_by: 0, change }]
+                    if *metric == "interleave_bw_gbs" && change.change_pct > 5.0
+            ),
+            "{:?}",
+            db.reasons
+        );
+        assert_eq!(db.against.as_ref().map(|a| a.group), Some(1), "{:?}", db.reasons);
     }
 
     #[test]
@@ -849,27 +858,35 @@ mod tests {
         assert_eq!(
             il.pairs[0][1].as_ref().map(|p| p.verdict),
             Some(GroupVerdict::Undecided),
-            "{}",
-            db.text
+            "{:?}",
+            db.reasons
         );
-        assert_eq!(db.group, None, "{}", db.text);
+        assert_eq!(db.group, None, "{:?}", db.reasons);
         assert_eq!(
             db.no_pick,
             Some(NoPick::Undecided { metric: "interleave_bw_gbs".into(), groups: vec![0, 1] }),
-            "{}",
-            db.text
+            "{:?}",
+            db.reasons
         );
-        assert!(db.text.contains("B may lose on interleaved bandwidth"), "{}", db.text);
+        assert!(
+            db.reasons.contains(&Reason::MayLoseOn {
+                metric: "interleave_bw_gbs".into(),
+                group: 1,
+                rivals: vec![0]
+            }),
+            "{:?}",
+            db.reasons
+        );
         // B ahead on the same undecided guard cannot be dropped by it: the
         // spread latency picks B.
         let s = study([1.0, 1.035, 0.8, 0.8], 0.03);
         let db = rec_of(&s, WorkloadProfile::Database);
-        assert_eq!(db.group, Some(1), "{}", db.text);
+        assert_eq!(db.group, Some(1), "{:?}", db.reasons);
         assert_eq!(
             db.decided_by.as_ref().map(ToString::to_string).as_deref(),
             Some(catalogue::SPREAD_LAT),
-            "{}",
-            db.text
+            "{:?}",
+            db.reasons
         );
     }
 
@@ -879,12 +896,12 @@ mod tests {
         // local latency 20% lower (decided): the latency does not pick.
         let s = study([1.05, 1.0, 0.8, 1.0], 0.08);
         let hpc = rec_of(&s, WorkloadProfile::Hpc);
-        assert_eq!(hpc.group, None, "{}", hpc.text);
+        assert_eq!(hpc.group, None, "{:?}", hpc.reasons);
         assert_eq!(
             hpc.no_pick,
             Some(NoPick::Undecided { metric: catalogue::LOCAL_BW_PKG.into(), groups: vec![0, 1] }),
-            "{}",
-            hpc.text
+            "{:?}",
+            hpc.reasons
         );
     }
 
@@ -894,12 +911,12 @@ mod tests {
         // domain sees the first only.
         let s = study([1.1, 0.9, 1.0, 1.0], 0.002);
         let hpc = rec_of(&s, WorkloadProfile::Hpc);
-        assert_eq!(hpc.group, Some(1), "{}", hpc.text);
+        assert_eq!(hpc.group, Some(1), "{:?}", hpc.reasons);
         assert_eq!(
             hpc.decided_by.as_ref().map(ToString::to_string).as_deref(),
             Some(catalogue::LOCAL_BW_PKG),
-            "{}",
-            hpc.text
+            "{:?}",
+            hpc.reasons
         );
         // The database, whose scans stream spread memory, keeps A.
         assert_eq!(rec_of(&s, WorkloadProfile::Database).group, Some(0));
@@ -911,8 +928,13 @@ mod tests {
         let s = study([1.0; 4], 0.002);
         for p in [WorkloadProfile::Database, WorkloadProfile::Hpc, WorkloadProfile::Latency] {
             let r = rec_of(&s, p);
-            assert_eq!(r.group, None, "{p:?}: {}", r.text);
-            assert_eq!(r.no_pick, Some(NoPick::Tie { groups: vec![0, 1] }), "{p:?}: {}", r.text);
+            assert_eq!(r.group, None, "{p:?}: {:?}", r.reasons);
+            assert_eq!(
+                r.no_pick,
+                Some(NoPick::Tie { groups: vec![0, 1] }),
+                "{p:?}: {:?}",
+                r.reasons
+            );
         }
         // A 5% gap in 8% noise: the first figure that ranks them is
         // undecided, and the reason names it.
@@ -921,8 +943,8 @@ mod tests {
         assert_eq!(
             r.no_pick,
             Some(NoPick::Undecided { metric: catalogue::SPREAD_LAT.into(), groups: vec![0, 1] }),
-            "{}",
-            r.text
+            "{:?}",
+            r.reasons
         );
         // Hpc has no guard: its first gain, the bound bandwidth per
         // package, is undecided, and the latency after it picks nothing.
@@ -930,13 +952,13 @@ mod tests {
         assert_eq!(
             r.no_pick,
             Some(NoPick::Undecided { metric: catalogue::LOCAL_BW_PKG.into(), groups: vec![0, 1] }),
-            "{}",
-            r.text
+            "{:?}",
+            r.reasons
         );
         // A pick carries no reason.
         let s = study([1.0, 1.0, 0.8, 0.8], 0.002);
         let r = rec_of(&s, WorkloadProfile::Database);
-        assert_eq!((r.group, &r.no_pick), (Some(1), &None), "{}", r.text);
+        assert_eq!((r.group, &r.no_pick), (Some(1), &None), "{:?}", r.reasons);
         // Nothing the profile ranks by in two groups: the runs measured
         // bandwidth only.
         let mut s = study([1.0; 4], 0.002);
@@ -945,7 +967,7 @@ mod tests {
             .into_iter()
             .find(|r| r.profile == ForWhom::Workload(WorkloadProfile::Latency))
             .unwrap();
-        assert_eq!(r.no_pick, Some(NoPick::NothingMeasured), "{}", r.text);
+        assert_eq!(r.no_pick, Some(NoPick::NothingMeasured), "{:?}", r.reasons);
         // In JSON, a tagged reason.
         let v = serde_json::to_value(NoPick::Tie { groups: vec![0, 1] }).unwrap();
         assert_eq!(v, json!({"reason": "tie", "groups": [0, 1]}));

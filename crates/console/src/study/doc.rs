@@ -143,7 +143,7 @@ pub struct CompareDoc<'a> {
     settings_diff: &'a [analysis::study::SettingDiff],
     settings_same: &'a [String],
     metrics: &'a [analysis::study::StudyMetric],
-    recommendations: &'a [analysis::study::Recommendation],
+    recommendations: Vec<RecommendationDoc<'a>>,
     confidence: f64,
     margin_pct: f64,
     across_machines: bool,
@@ -162,7 +162,18 @@ impl<'a> CompareDoc<'a> {
             settings_diff: &study.settings_diff,
             settings_same: &study.settings_same,
             metrics: &study.metrics,
-            recommendations: &study.recommendations,
+            recommendations: study
+                .recommendations
+                .iter()
+                .map(|r| RecommendationDoc {
+                    profile: &r.profile,
+                    text: report::study::recommend::recommendation_text(study, r),
+                    group: r.group,
+                    decided_by: r.decided_by.as_ref(),
+                    excluded: &r.excluded,
+                    no_pick: r.no_pick.as_ref(),
+                })
+                .collect(),
             confidence: study.confidence,
             margin_pct: study.margin_pct,
             across_machines: study.across_machines,
@@ -181,6 +192,19 @@ impl<'a> CompareDoc<'a> {
             marked_inputs: &study.marked_inputs,
         }
     }
+}
+
+/// A profile's recommendation in `compare --json`: the pick and why, its
+/// reasoning worded in `text` (`report::study::recommend`).
+#[derive(Debug, Serialize)]
+struct RecommendationDoc<'a> {
+    profile: &'a analysis::study::ForWhom,
+    text: String,
+    group: Option<usize>,
+    decided_by: Option<&'a analysis::catalogue::MetricId>,
+    excluded: &'a [usize],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_pick: Option<&'a analysis::study::NoPick>,
 }
 
 /// An impossible headline figure of a study's run, in `compare --json`:

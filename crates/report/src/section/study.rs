@@ -1,6 +1,7 @@
 //! The settings study ([`analysis::study::Study`]) as a report section,
 //! tables and charts: what `compare` prints and the reports draw.
 
+pub mod recommend;
 pub mod sentences;
 pub mod words;
 
@@ -116,7 +117,10 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
         g.rows.push(("Disturbed inputs".into(), line));
     }
     for r in study.recommendations.iter().take(GLANCE_RECOMMENDATIONS) {
-        g.rows.push((format!("Recommendation ({})", r.profile), r.text.clone()));
+        g.rows.push((
+            format!("Recommendation ({})", r.profile),
+            recommend::recommendation_text(study, r),
+        ));
     }
     if study.recommendations.len() > GLANCE_RECOMMENDATIONS {
         g.rows.push((
@@ -424,7 +428,13 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     }
     doc.fold("How each verdict was reached", |doc| doc.list(verdict_lines(study)));
     doc.h(3, "Analysis and recommendations");
-    doc.list(study.recommendations.iter().map(|r| format!("{}: {}", r.profile, r.text)).collect());
+    doc.list(
+        study
+            .recommendations
+            .iter()
+            .map(|r| format!("{}: {}", r.profile, recommend::recommendation_text(study, r)))
+            .collect(),
+    );
 }
 
 /// The runs of group `group` whose figure of `metric` rests on marked

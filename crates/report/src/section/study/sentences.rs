@@ -8,6 +8,8 @@ use analysis::catalogue::{MetricId, PerCpuStat};
 use analysis::study::{NoPick, Recommendation, Study};
 use analysis::text::signed_pct;
 
+use super::recommend::{group_names, hides_numa_clause, recommendation_text};
+
 /// Why a metric is left out of the table.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LeftOut {
@@ -134,15 +136,7 @@ pub fn bracketed_text(brackets: usize, pooled_groups: Option<usize>) -> String {
 
 /// Why a profile makes no pick, in words.
 pub fn no_pick_text(study: &Study, why: &NoPick) -> String {
-    let names = |v: &[usize]| {
-        let n: Vec<&str> =
-            v.iter().filter_map(|&g| study.groups.get(g)).map(|g| g.label.as_str()).collect();
-        match n.as_slice() {
-            [] => String::new(),
-            [one] => one.to_string(),
-            [init @ .., last] => format!("{} and {last}", init.join(", ")),
-        }
-    };
+    let names = |v: &[usize]| group_names(study, v);
     match why {
         NoPick::NothingMeasured => {
             "nothing to compare: no metric this profile needs was measured in two groups".into()
@@ -187,14 +181,9 @@ pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
             format!("pick {label}{decided}")
         }
         (None, Some(why)) => no_pick_text(study, why),
-        // `general`: what it names, the text's first sentence.
+        // `general`: the setting it names, its first letter lowered.
         (None, None) => {
-            let sentences: Vec<&str> = r.text.split(". ").collect();
-            let pick = sentences
-                .iter()
-                .find(|s| s.starts_with("No pick") || s.starts_with("Nothing"))
-                .unwrap_or(&sentences[0]);
-            let mut p = pick.trim_end_matches('.').to_string();
+            let mut p = hides_numa_clause(study, r).unwrap_or_default();
             if let Some(first) = p.get(..1) {
                 p = first.to_lowercase() + &p[1..];
             }
@@ -218,6 +207,7 @@ pub fn merged_recommendations(study: &Study) -> Vec<(Vec<String>, String, Vec<St
     let mut lines: Vec<(Vec<String>, String, Vec<Said>)> = Vec::new();
     for r in &study.recommendations {
         let line = recommendation_line(study, r);
+        let text = recommendation_text(study, r);
         let i = match lines.iter().position(|(_, l, _)| *l == line) {
             Some(i) => i,
             None => {
@@ -227,9 +217,9 @@ pub fn merged_recommendations(study: &Study) -> Vec<(Vec<String>, String, Vec<St
         };
         let (profiles, _, texts) = &mut lines[i];
         profiles.push(r.profile.to_string());
-        match texts.iter_mut().find(|(_, t)| *t == r.text) {
+        match texts.iter_mut().find(|(_, t)| *t == text) {
             Some((ps, _)) => ps.push(r.profile.to_string()),
-            None => texts.push((vec![r.profile.to_string()], r.text.clone())),
+            None => texts.push((vec![r.profile.to_string()], text)),
         }
     }
     lines
