@@ -167,9 +167,9 @@ fn below(run: &LoadedRun) -> Option<NumaBelow> {
 /// groups of `group_cpus` CPUs each show that `run`'s settings hide NUMA
 /// ([`results::hidden::hides_numa`], the rule `lat --per-cpu` measures
 /// by). `None` says nothing is hidden.
-pub fn hides_numa(run: &LoadedRun, d: &RunData, group_cpus: &[usize]) -> Option<String> {
+pub fn hides_numa(run: &LoadedRun, d: &RunData, group_cpus: &[usize]) -> Option<NumaBelow> {
     let os_nodes = usize::try_from(os_nodes(run, d)).unwrap_or(usize::MAX);
-    hidden::hides_numa(os_nodes, below(run), group_cpus.iter().copied()).map(|b| b.to_string())
+    hidden::hides_numa(os_nodes, below(run), group_cpus.iter().copied())
 }
 
 #[cfg(test)]

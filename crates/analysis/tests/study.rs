@@ -407,10 +407,9 @@ fn the_study_serialises_to_the_documented_contract() {
     // itself, with the warnings and notes in words, is the front end's).
     assert_eq!(s.baseline, 0);
     assert!(s.settings_diff.is_empty());
-    let groups = serde_json::to_value(&s.groups).unwrap();
-    assert_eq!(groups[0]["ref"], "label:A");
-    assert_eq!(groups[0]["label"], "A");
-    assert_eq!(groups[1]["runs"], serde_json::json!([4, 5, 6]));
+    assert_eq!(s.groups[0].reference, "label:A");
+    assert_eq!(s.groups[0].label, "A");
+    assert_eq!(s.groups[1].runs, [RunId(4), RunId(5), RunId(6)]);
     let metrics = serde_json::to_value(&s.metrics).unwrap();
     let m = &metrics[0];
     for k in ["metric", "unit", "higher_is_better", "groups"] {
@@ -471,8 +470,13 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     }
     let s = Study::build(&groups, 0, &Criteria::default(), &Floors::default());
     assert!(s.groups[0].hidden_numa.is_none());
-    let h = s.groups[1].hidden_numa.as_deref().expect("hidden NUMA evidence");
-    assert!(h.contains("splits into 2 groups") && h.contains("hides NUMA"), "{h}");
+    let h = s.groups[1].hidden_numa.as_ref().expect("hidden NUMA evidence");
+    // The summary's two groups of 16 CPUs, in the one run that has them,
+    // on a machine of two packages.
+    assert_eq!(h.mem_node, Some(0));
+    assert_eq!(h.groups, [(16, 92.0), (16, 141.0)]);
+    assert_eq!(h.runs, [RunId(201)]);
+    assert_eq!(h.below, results::hidden::NumaBelow::Packages(2));
     let r = s
         .recommendations
         .iter()

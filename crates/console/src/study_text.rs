@@ -298,6 +298,7 @@ fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<St
     }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
+            let h = report::study::words::hidden_numa(h);
             out.push(wrap(&format!("Hidden NUMA in {}: {h}.", g.label), w, "", "  "));
         }
     }

@@ -12,7 +12,8 @@ use super::floors::{Floors, LevelShift};
 use super::recommend::recommend;
 use super::rows::RowMaker;
 use super::{
-    impossible_of, settings_of, GroupInput, SettingDiff, Study, StudyGroup, StudyNote, StudyWarning,
+    impossible_of, settings_of, GroupInput, HiddenNuma, SettingDiff, Study, StudyGroup, StudyNote,
+    StudyWarning,
 };
 use crate::catalogue;
 use crate::data::RunData;
@@ -186,7 +187,7 @@ fn merged_settings(runs: &[LoadedRun]) -> (BTreeMap<String, String>, Vec<String>
 /// The per-CPU evidence that a group's settings hide NUMA: in every run of
 /// the group that measured per-CPU latency, the rule every reader applies
 /// ([`crate::hidden::hides_numa`]) holds. Anything less says nothing.
-fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
+fn hidden_numa_of(runs: &[LoadedRun]) -> Option<HiddenNuma> {
     let mut seen = Vec::new();
     for r in runs {
         let d = RunData::of(r);
@@ -194,24 +195,19 @@ fn hidden_numa_of(runs: &[LoadedRun]) -> Option<String> {
         if per_cpu.is_empty() {
             continue;
         }
-        let (why, split) = per_cpu.iter().find_map(|p| {
+        let (below, split) = per_cpu.iter().find_map(|p| {
             let sizes: Vec<usize> = p.groups.iter().map(|g| g.0).collect();
             Some((crate::hidden::hides_numa(r, &d, &sizes)?, p))
         })?;
-        seen.push((r.summary.id, why, split.clone()));
+        seen.push((r.summary.id, below, split.clone()));
     }
-    let (_, why, p) = seen.first()?;
-    let ids: Vec<String> = seen.iter().map(|s| s.0.to_string()).collect();
-    let groups: Vec<String> =
-        p.groups.iter().map(|(n, ns)| format!("{n} CPUs at {ns:.1} ns")).collect();
-    Some(format!(
-        "the OS shows one node but per-CPU latency to memory node {} splits into {} groups ({}) in run{} {} of a machine with {why}: this setting hides NUMA (numa=off, NPS0 or firmware interleave) without removing it",
-        p.mem_node.map_or("?".into(), |n| n.to_string()),
-        p.groups.len(),
-        groups.join(", "),
-        if ids.len() == 1 { "" } else { "s" },
-        ids.join(", "),
-    ))
+    let (_, below, p) = seen.first()?;
+    Some(HiddenNuma {
+        mem_node: p.mem_node,
+        groups: p.groups.clone(),
+        runs: seen.iter().map(|s| s.0).collect(),
+        below: *below,
+    })
 }
 
 /// Runs of one configuration at two levels, where the study holds any of

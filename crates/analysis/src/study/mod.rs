@@ -64,10 +64,9 @@ pub struct GroupInput {
 }
 
 /// One group of the study.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StudyGroup {
     /// The reference that selected it (`label:SNC2`, `config:3f2a`, `17`).
-    #[serde(rename = "ref")]
     pub reference: String,
     /// The runs' common label, else the reference.
     pub label: String,
@@ -80,10 +79,30 @@ pub struct StudyGroup {
     /// Runs that are not complete, with their status.
     pub not_complete: Vec<String>,
     /// The per-CPU latency evidence when the group's settings hide NUMA.
-    pub hidden_numa: Option<String>,
+    pub hidden_numa: Option<HiddenNuma>,
     /// Every run of the group saw one OS node: remote figures are
     /// impossible for it, never asked for.
     pub one_node: bool,
+}
+
+/// The per-CPU latency evidence that a group's settings hide NUMA: the OS
+/// shows one node while, in every run of the group that measured per-CPU
+/// latency, the CPUs split into groups by their latency to one memory
+/// node on a machine with NUMA below the OS (the rule of
+/// [`crate::hidden::hides_numa`]). The front ends word it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HiddenNuma {
+    /// The memory node the per-CPU latency was measured to (`None`: the
+    /// run did not record it).
+    pub mem_node: Option<u32>,
+    /// The latency groups of the first such run, fastest first: how many
+    /// CPUs and their latency, ns.
+    pub groups: Vec<(usize, f64)>,
+    /// The runs that show the split.
+    pub runs: Vec<RunId>,
+    /// The machine's NUMA below the OS in the first such run (packages or
+    /// firmware proximity domains).
+    pub below: results::hidden::NumaBelow,
 }
 
 /// A setting that differs between groups.

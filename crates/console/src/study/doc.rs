@@ -138,7 +138,7 @@ impl<'a> RestoreDoc<'a> {
 /// the order the document has always had.
 #[derive(Debug, Serialize)]
 pub struct CompareDoc<'a> {
-    groups: &'a [analysis::study::StudyGroup],
+    groups: Vec<GroupDoc<'a>>,
     baseline: usize,
     settings_diff: &'a [analysis::study::SettingDiff],
     settings_same: &'a [String],
@@ -157,7 +157,7 @@ pub struct CompareDoc<'a> {
 impl<'a> CompareDoc<'a> {
     pub fn new(study: &'a analysis::study::Study) -> CompareDoc<'a> {
         CompareDoc {
-            groups: &study.groups,
+            groups: study.groups.iter().map(GroupDoc::new).collect(),
             baseline: study.baseline,
             settings_diff: &study.settings_diff,
             settings_same: &study.settings_same,
@@ -190,6 +190,37 @@ impl<'a> CompareDoc<'a> {
                 })
                 .collect(),
             marked_inputs: &study.marked_inputs,
+        }
+    }
+}
+
+/// A group of the study in `compare --json`: the runs it holds and, where
+/// its settings hide NUMA, the per-CPU evidence in words
+/// (`report::study::words::hidden_numa`).
+#[derive(Debug, Serialize)]
+struct GroupDoc<'a> {
+    #[serde(rename = "ref")]
+    reference: &'a str,
+    label: &'a str,
+    runs: &'a [store::RunId],
+    configs: &'a [String],
+    machines: &'a [String],
+    not_complete: &'a [String],
+    hidden_numa: Option<String>,
+    one_node: bool,
+}
+
+impl<'a> GroupDoc<'a> {
+    fn new(g: &'a analysis::study::StudyGroup) -> GroupDoc<'a> {
+        GroupDoc {
+            reference: &g.reference,
+            label: &g.label,
+            runs: &g.runs,
+            configs: &g.configs,
+            machines: &g.machines,
+            not_complete: &g.not_complete,
+            hidden_numa: g.hidden_numa.as_ref().map(report::study::words::hidden_numa),
+            one_node: g.one_node,
         }
     }
 }

@@ -404,7 +404,7 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
-            doc.callout(format!("Hidden NUMA in {}: {h}.", g.label));
+            doc.callout(format!("Hidden NUMA in {}: {}.", g.label, words::hidden_numa(h)));
         }
     }
     doc.h(3, "Groups");

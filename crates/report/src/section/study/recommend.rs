@@ -48,7 +48,9 @@ pub fn hides_numa_clause(study: &Study, r: &Recommendation) -> Option<String> {
     match r.reasons.as_slice() {
         [Reason::HidesNuma { group }] => {
             let g = study.groups.get(*group)?;
-            Some(format!("{} hides NUMA: {}", g.label, g.hidden_numa.as_deref().unwrap_or("")))
+            let evidence =
+                g.hidden_numa.as_ref().map(super::words::hidden_numa).unwrap_or_default();
+            Some(format!("{} hides NUMA: {evidence}", g.label))
         }
         _ => None,
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use analysis::catalogue::{self, MetricId};
 use analysis::metrics::MetricKey;
-use analysis::study::{Study, StudyNote, StudyWarning};
+use analysis::study::{HiddenNuma, Study, StudyNote, StudyWarning};
 use results::scope::StepNote;
 
 /// Every warning of `study`, in its order.
@@ -18,6 +18,24 @@ pub fn warnings(study: &Study) -> Vec<String> {
 /// Every note of `study`, in its order.
 pub fn notes(study: &Study) -> Vec<String> {
     study.notes.iter().map(|n| note(study, n)).collect()
+}
+
+/// The per-CPU evidence that a group's settings hide NUMA, in words
+/// (without a full stop): what `compare`, the report and the `general`
+/// recommendation say of it.
+pub fn hidden_numa(h: &HiddenNuma) -> String {
+    let groups: Vec<String> =
+        h.groups.iter().map(|(n, ns)| format!("{n} CPUs at {ns:.1} ns")).collect();
+    let runs: Vec<String> = h.runs.iter().map(ToString::to_string).collect();
+    format!(
+        "the OS shows one node but per-CPU latency to memory node {} splits into {} groups ({}) in run{} {} of a machine with {}: this setting hides NUMA (numa=off, NPS0 or firmware interleave) without removing it",
+        h.mem_node.map_or("?".into(), |n| n.to_string()),
+        h.groups.len(),
+        groups.join(", "),
+        if runs.len() == 1 { "" } else { "s" },
+        runs.join(", "),
+        h.below,
+    )
 }
 
 /// One warning of `study` in words.
