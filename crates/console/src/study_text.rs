@@ -261,7 +261,7 @@ fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<St
                 study
                     .settings_same
                     .iter()
-                    .map(|s| report::study::same_setting_text(s))
+                    .map(|(k, v)| report::study::same_setting_text(k, v))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),

@@ -144,10 +144,8 @@ fn group_of(
         .filter(|r| r.summary.status != RunStatus::Complete)
         .map(|r| (r.summary.id, r.summary.status))
         .collect();
-    let not_complete: Vec<String> =
-        incomplete.iter().map(|(id, status)| format!("run {id} {status}")).collect();
     if !incomplete.is_empty() {
-        warnings.push(StudyWarning::NotComplete { group: index, runs: incomplete });
+        warnings.push(StudyWarning::NotComplete { group: index, runs: incomplete.clone() });
     }
     let info = StudyGroup {
         reference: g.reference.clone(),
@@ -155,7 +153,7 @@ fn group_of(
         runs: g.runs.iter().map(|r| r.summary.id).collect(),
         configs,
         machines,
-        not_complete,
+        not_complete: incomplete,
         hidden_numa: hidden_numa_of(&g.runs),
         one_node: !g.runs.is_empty()
             && g.runs.iter().all(|r| catalogue::os_nodes(r, &RunData::of(r)) <= 1),
@@ -242,13 +240,13 @@ fn machines_warning(groups: &[GroupInput], count: usize) -> StudyWarning {
 }
 
 /// The settings that differ between the groups (the machine first, when
-/// they come from more than one) and those every group shares, as
-/// `setting=value`.
+/// they come from more than one) and those every group shares, with
+/// their value.
 fn compare_settings(
     groups: &[GroupInput],
     settings: &[BTreeMap<String, String>],
     across_machines: bool,
-) -> (Vec<SettingDiff>, Vec<String>) {
+) -> (Vec<SettingDiff>, Vec<(String, String)>) {
     let keys: BTreeSet<&String> = settings.iter().flat_map(|m| m.keys()).collect();
     let mut settings_diff = Vec::new();
     let mut settings_same = Vec::new();
@@ -269,7 +267,7 @@ fn compare_settings(
         let values: Vec<String> =
             settings.iter().map(|m| m.get(k).cloned().unwrap_or_else(|| "-".into())).collect();
         if values.iter().all(|v| *v == values[0]) {
-            settings_same.push(format!("{k}={}", values[0]));
+            settings_same.push((k.clone(), values[0].clone()));
         } else {
             settings_diff.push(SettingDiff { setting: k.clone(), values });
         }

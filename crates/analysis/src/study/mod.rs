@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use results::run::{LoadedRun, RunId};
+use results::run::{LoadedRun, RunId, RunStatus};
 use results::runstats::{Basis, Criteria, GroupVerdict, Undecided};
 use serde::Serialize;
 
@@ -77,7 +77,7 @@ pub struct StudyGroup {
     /// Machine fingerprints of its runs.
     pub machines: Vec<String>,
     /// Runs that are not complete, with their status.
-    pub not_complete: Vec<String>,
+    pub not_complete: Vec<(RunId, RunStatus)>,
     /// The per-CPU latency evidence when the group's settings hide NUMA.
     pub hidden_numa: Option<HiddenNuma>,
     /// Every run of the group saw one OS node: remote figures are
@@ -281,8 +281,8 @@ pub struct Study {
     pub baseline: usize,
     /// Every setting that differs between the groups.
     pub settings_diff: Vec<SettingDiff>,
-    /// The settings every group shares, as `setting=value`.
-    pub settings_same: Vec<String>,
+    /// The settings every group shares: the setting and its value.
+    pub settings_same: Vec<(String, String)>,
     pub metrics: Vec<StudyMetric>,
     pub recommendations: Vec<Recommendation>,
     /// Two-sided confidence of the intervals.

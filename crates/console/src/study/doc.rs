@@ -141,7 +141,7 @@ pub struct CompareDoc<'a> {
     groups: Vec<GroupDoc<'a>>,
     baseline: usize,
     settings_diff: &'a [analysis::study::SettingDiff],
-    settings_same: &'a [String],
+    settings_same: Vec<String>,
     metrics: &'a [analysis::study::StudyMetric],
     recommendations: Vec<RecommendationDoc<'a>>,
     confidence: f64,
@@ -160,7 +160,7 @@ impl<'a> CompareDoc<'a> {
             groups: study.groups.iter().map(GroupDoc::new).collect(),
             baseline: study.baseline,
             settings_diff: &study.settings_diff,
-            settings_same: &study.settings_same,
+            settings_same: study.settings_same.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             metrics: &study.metrics,
             recommendations: study
                 .recommendations
@@ -205,7 +205,7 @@ struct GroupDoc<'a> {
     runs: &'a [store::RunId],
     configs: &'a [String],
     machines: &'a [String],
-    not_complete: &'a [String],
+    not_complete: Vec<String>,
     hidden_numa: Option<String>,
     one_node: bool,
 }
@@ -218,7 +218,7 @@ impl<'a> GroupDoc<'a> {
             runs: &g.runs,
             configs: &g.configs,
             machines: &g.machines,
-            not_complete: &g.not_complete,
+            not_complete: g.not_complete.iter().map(|(id, s)| format!("run {id} {s}")).collect(),
             hidden_numa: g.hidden_numa.as_ref().map(report::study::words::hidden_numa),
             one_node: g.one_node,
         }
