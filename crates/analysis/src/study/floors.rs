@@ -171,3 +171,33 @@ impl Floors {
 
 /// The largest block size floors are computed for.
 const MAX_BLOCK: usize = 5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each configuration's runs of one metric (values spread by a few
+    /// percent, no level shift).
+    fn floors(runs: &[usize]) -> Floors {
+        let series = runs
+            .iter()
+            .enumerate()
+            .map(|(c, &n)| (0..n).map(|i| 100.0 / (c + 1) as f64 + (i % 7) as f64 * 0.6).collect())
+            .collect();
+        Floors { by_metric: [("local_bw_gbs".into(), series)].into(), level_shifts: vec![] }
+    }
+
+    /// Every shape a floor's source takes, word for word: the
+    /// distribution-free range floor (groups too small for an interval),
+    /// the Student-t bound on medians of blocks of runs and on single runs.
+    #[test]
+    fn a_floors_source_says_what_it_is_and_how_many_runs_it_rests_on() {
+        let id: MetricId = "local_bw_gbs".into();
+        let p = Criteria::default();
+        let source = |f: &Floors, m, n| f.for_sizes(&id, m, n, &p).unwrap().unwrap().source;
+        let many = floors(&[40, 9]);
+        assert_eq!(source(&many, 1, 1), "the widest gap between two of 40 or more runs of one configuration of identical settings; distribution-free, 2 further runs of identical settings fall outside it with probability at most 9.4% (49 runs of 2 configuration(s) of this machine in this database)");
+        assert_eq!(source(&many, 3, 3), "90% Student-t prediction bound on the gap between two medians of 3 consecutive runs, from 16 such blocks of identical settings (14 degrees of freedom) (49 runs of 2 configuration(s) of this machine in this database)");
+        assert_eq!(source(&floors(&[3, 3]), 3, 3), "90% Student-t prediction bound on the gap between two single runs, from 6 runs of identical settings (4 degrees of freedom) (6 runs of 2 configuration(s) of this machine in this database)");
+    }
+}
