@@ -126,6 +126,7 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
         ));
     }
     if let Some(src) = &c.noise_floor_source {
+        let src = report::study::words::floor_source(study.confidence, src);
         out.push(format!("the noise floor is the {src}"));
     }
     if let Some(t) = report::study::verdict_mark_text(study, &m.metric, i) {

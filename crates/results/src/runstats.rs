@@ -81,9 +81,8 @@ impl GroupVerdict {
 pub struct NoiseFloor {
     /// The bound as a ratio, percent (`exp(bound on the log difference) - 1`).
     pub pct: f64,
-    /// Where it was measured, for the reader.
-    pub source: String,
-    /// What kind of bound it is, and what it guarantees.
+    /// What kind of bound it is, what it guarantees and what it rests on
+    /// (the front ends word it).
     pub kind: FloorKind,
 }
 
@@ -503,14 +502,7 @@ pub fn range_floor(
     // The smallest qualifying configuration gives the weakest guarantee.
     let runs = enough.iter().map(Vec::len).min().unwrap_or(need);
     let coverage = range_coverage(runs, new);
-    Ok(NoiseFloor {
-        pct,
-        source: format!(
-            "the widest gap between two of {runs} or more runs of one configuration of identical settings; distribution-free, {new} further runs of identical settings fall outside it with probability at most {:.1}%",
-            (1.0 - coverage) * 100.0
-        ),
-        kind: FloorKind::Range { runs, new, coverage },
-    })
+    Ok(NoiseFloor { pct, kind: FloorKind::Range { runs, new, coverage } })
 }
 
 /// `P(|T| <= t)` for Student's t with `df` degrees of freedom, from the
@@ -601,19 +593,7 @@ pub fn guard_floor(series: &[Vec<f64>], k: usize, confidence: f64) -> Option<Noi
     }
     let s = (ss / df as f64).sqrt();
     let bound = t_two_sided(df, confidence) * std::f64::consts::SQRT_2 * s;
-    let what = if k == 1 {
-        format!("two single runs, from {blocks} runs")
-    } else {
-        format!("two medians of {k} consecutive runs, from {blocks} such blocks")
-    };
-    Some(NoiseFloor {
-        pct: pct(bound),
-        source: format!(
-            "{:.0}% Student-t prediction bound on the gap between {what} of identical settings ({df} degrees of freedom)",
-            confidence * 100.0
-        ),
-        kind: FloorKind::Guard { k, blocks, df },
-    })
+    Some(NoiseFloor { pct: pct(bound), kind: FloorKind::Guard { k, blocks, df } })
 }
 
 /// Why two groups' runs give no bracketed comparison, or why a verdict
@@ -1288,15 +1268,11 @@ mod tests {
     fn range(pct: f64, new: usize) -> NoiseFloor {
         let runs = runs_for_range_floor(new, 0.90);
         let coverage = range_coverage(runs, new);
-        NoiseFloor { pct, source: "test".into(), kind: FloorKind::Range { runs, new, coverage } }
+        NoiseFloor { pct, kind: FloorKind::Range { runs, new, coverage } }
     }
 
     fn guard(pct: f64) -> NoiseFloor {
-        NoiseFloor {
-            pct,
-            source: "blocks".into(),
-            kind: FloorKind::Guard { k: 3, blocks: 4, df: 3 },
-        }
+        NoiseFloor { pct, kind: FloorKind::Guard { k: 3, blocks: 4, df: 3 } }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use results::runstats::{
     guard_floor, interval_rank, range_floor, Criteria, NoiseFloor, DEFAULT_MARGIN_PCT,
 };
 
-use super::settings_of;
+use super::{settings_of, FloorSource};
 use crate::catalogue::{self, MetricId};
 
 /// Repeated runs of identical settings (same machine, same detected and
@@ -149,22 +149,22 @@ impl Floors {
     ) -> Result<Option<NoiseFloor>, (usize, usize)> {
         let empty = Vec::new();
         let series = self.by_metric.get(metric).unwrap_or(&empty);
-        let what = |f: NoiseFloor| {
-            let runs: usize = series.iter().map(Vec::len).sum();
-            NoiseFloor {
-                source: format!(
-                    "{} ({runs} runs of {} configuration(s) of this machine in this database)",
-                    f.source,
-                    series.len()
-                ),
-                ..f
-            }
-        };
         if interval_rank(m, n, policy.confidence).is_some() {
             let k = m.min(n).clamp(1, MAX_BLOCK);
-            Ok((1..=k).rev().find_map(|k| guard_floor(series, k, policy.confidence)).map(what))
+            Ok((1..=k).rev().find_map(|k| guard_floor(series, k, policy.confidence)))
         } else {
-            range_floor(series, m + n, policy.confidence).map(|f| Some(what(f)))
+            range_floor(series, m + n, policy.confidence).map(Some)
+        }
+    }
+
+    /// Where `floor`, one of `metric`'s ([`Floors::for_sizes`]), came from:
+    /// its kind and the runs and configurations of the metric's floors.
+    pub fn source(&self, metric: &MetricId, floor: &NoiseFloor) -> FloorSource {
+        let series = self.by_metric.get(metric).map_or(&[][..], Vec::as_slice);
+        FloorSource {
+            kind: floor.kind,
+            runs: series.iter().map(Vec::len).sum(),
+            configurations: series.len(),
         }
     }
 }
@@ -175,6 +175,7 @@ const MAX_BLOCK: usize = 5;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::runstats::FloorKind;
 
     /// Each configuration's runs of one metric (values spread by a few
     /// percent, no level shift).
@@ -187,17 +188,25 @@ mod tests {
         Floors { by_metric: [("local_bw_gbs".into(), series)].into(), level_shifts: vec![] }
     }
 
-    /// Every shape a floor's source takes, word for word: the
-    /// distribution-free range floor (groups too small for an interval),
-    /// the Student-t bound on medians of blocks of runs and on single runs.
+    /// Every kind of floor, with the runs and configurations it rests on:
+    /// the distribution-free range floor (groups too small for an
+    /// interval), the Student-t bound on medians of blocks of runs and on
+    /// single runs (report words them: `report::study::words::floor_source`).
     #[test]
     fn a_floors_source_says_what_it_is_and_how_many_runs_it_rests_on() {
         let id: MetricId = "local_bw_gbs".into();
         let p = Criteria::default();
-        let source = |f: &Floors, m, n| f.for_sizes(&id, m, n, &p).unwrap().unwrap().source;
+        let source =
+            |f: &Floors, m, n| f.source(&id, &f.for_sizes(&id, m, n, &p).unwrap().unwrap());
         let many = floors(&[40, 9]);
-        assert_eq!(source(&many, 1, 1), "the widest gap between two of 40 or more runs of one configuration of identical settings; distribution-free, 2 further runs of identical settings fall outside it with probability at most 9.4% (49 runs of 2 configuration(s) of this machine in this database)");
-        assert_eq!(source(&many, 3, 3), "90% Student-t prediction bound on the gap between two medians of 3 consecutive runs, from 16 such blocks of identical settings (14 degrees of freedom) (49 runs of 2 configuration(s) of this machine in this database)");
-        assert_eq!(source(&floors(&[3, 3]), 3, 3), "90% Student-t prediction bound on the gap between two single runs, from 6 runs of identical settings (4 degrees of freedom) (6 runs of 2 configuration(s) of this machine in this database)");
+        let s = source(&many, 1, 1);
+        assert!(matches!(s.kind, FloorKind::Range { runs: 40, new: 2, .. }), "{s:?}");
+        assert_eq!((s.runs, s.configurations), (49, 2));
+        let s = source(&many, 3, 3);
+        assert_eq!(s.kind, FloorKind::Guard { k: 3, blocks: 16, df: 14 });
+        assert_eq!((s.runs, s.configurations), (49, 2));
+        let s = source(&floors(&[3, 3]), 3, 3);
+        assert_eq!(s.kind, FloorKind::Guard { k: 1, blocks: 6, df: 4 });
+        assert_eq!((s.runs, s.configurations), (6, 2));
     }
 }

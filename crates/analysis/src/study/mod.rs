@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use results::run::{LoadedRun, RunId, RunStatus};
-use results::runstats::{Basis, Criteria, GroupVerdict, Undecided};
+use results::runstats::{Basis, Criteria, FloorKind, GroupVerdict, Undecided};
 use serde::Serialize;
 
 use crate::catalogue::MetricId;
@@ -105,6 +105,18 @@ pub struct HiddenNuma {
     pub below: results::hidden::NumaBelow,
 }
 
+/// Where a noise floor came from: the kind of bound it is (what it
+/// guarantees, at the study's confidence) and the repeated runs of
+/// identical settings of this machine it rests on. The front ends word it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloorSource {
+    pub kind: FloorKind,
+    /// Runs of every configuration of the metric's floors.
+    pub runs: usize,
+    /// Configurations (of identical settings) they come from.
+    pub configurations: usize,
+}
+
 /// A setting that differs between groups.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SettingDiff {
@@ -114,7 +126,7 @@ pub struct SettingDiff {
 }
 
 /// One metric of one group against the baseline group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GroupMetric {
     /// Runs that measured it.
     pub n: usize,
@@ -135,7 +147,7 @@ pub struct GroupMetric {
     /// The noise floor this comparison was held to (percent), if measured,
     /// and where it came from.
     pub noise_floor_pct: Option<f64>,
-    pub noise_floor_source: Option<String>,
+    pub noise_floor_source: Option<FloorSource>,
     /// Too few runs for an interval and for a floor that could decide: the
     /// runs of one configuration of identical settings still missing on
     /// this machine for such a floor (`runs_needed` per group is the other
@@ -150,22 +162,18 @@ pub struct GroupMetric {
     pub not_applicable: Option<String>,
     /// The bracketed runs the verdict rests on (basis `bracketed`: runs of
     /// one group with runs of the other on both sides of them).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub brackets: Option<usize>,
     /// The study's groups whose runs gave the run-to-run noise, when it
     /// was pooled over 3 or more of them (docs/store.md's premise,
     /// checked); absent when the pair's own brackets gave it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pooled_groups: Option<usize>,
     /// Why an `undecided` verdict could not rest on the runs' order (not
     /// alternated, or too few runs to bracket).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided_because: Option<Undecided>,
     /// How the group's value was derived when some of its runs did not
     /// measure the metric at its scope (`derived from cells measured one
     /// at a time`): it is never judged against a measured group and never
     /// decides a pick.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub derived: Option<String>,
 }
 
@@ -184,7 +192,7 @@ pub struct Pair {
 }
 
 /// One metric across the groups.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StudyMetric {
     /// Stable id from the catalogue (`local_bw_gbs`, `thread_lat_ns`,
     /// `per_cpu_split_to_node0`, `exec_metric`, ...).
@@ -207,13 +215,11 @@ pub struct StudyMetric {
     /// group's own is in [`GroupMetric::noise_floor_pct`]); `None` where
     /// none can be used (see [`Floors::for_sizes`]).
     pub noise_floor_pct: Option<f64>,
-    pub noise_floor_source: Option<String>,
+    pub noise_floor_source: Option<FloorSource>,
     /// `pairs[a][b]`: group `b` judged against group `a`.
-    #[serde(skip)]
     pub pairs: Vec<Vec<Option<Pair>>>,
     /// Set when some group's value is derived (see
     /// [`GroupMetric::derived`]): the row decides no pick.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub derived: Option<String>,
 }
 

@@ -340,7 +340,7 @@ impl<'a, 'm> Judging<'a, 'm> {
         c.undecided_because = j.undecided_because;
         if let Ok(Some(f)) = &floor {
             c.noise_floor_pct = Some(f.pct);
-            c.noise_floor_source = Some(f.source.clone());
+            c.noise_floor_source = Some(self.m.floors.source(&self.key, f));
         }
         if let Err((have, need)) = floor {
             c.floor_runs_needed = Some(need.saturating_sub(have));
@@ -398,7 +398,7 @@ impl<'a, 'm> Judging<'a, 'm> {
             groups: cells,
             best_group: None,
             noise_floor_pct: base_floor.as_ref().map(|f| f.pct),
-            noise_floor_source: base_floor.map(|f| f.source),
+            noise_floor_source: base_floor.as_ref().map(|f| self.m.floors.source(key, f)),
             pairs: self.pairs(),
             derived: None,
         };

@@ -2,6 +2,7 @@
 //! ([`StudyDoc`]), its dry run ([`PlanDoc`]) and `--restore`
 //! ([`RestoreDoc`]). The caller adds the schema version and sorts keys.
 
+use analysis::study::{GroupMetric, StudyMetric};
 use serde::Serialize;
 
 use vary::child::RunOutput;
@@ -142,7 +143,7 @@ pub struct CompareDoc<'a> {
     baseline: usize,
     settings_diff: &'a [analysis::study::SettingDiff],
     settings_same: Vec<String>,
-    metrics: &'a [analysis::study::StudyMetric],
+    metrics: Vec<MetricDoc<'a>>,
     recommendations: Vec<RecommendationDoc<'a>>,
     confidence: f64,
     margin_pct: f64,
@@ -161,7 +162,7 @@ impl<'a> CompareDoc<'a> {
             baseline: study.baseline,
             settings_diff: &study.settings_diff,
             settings_same: study.settings_same.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-            metrics: &study.metrics,
+            metrics: study.metrics.iter().map(|m| MetricDoc::new(study, m)).collect(),
             recommendations: study
                 .recommendations
                 .iter()
@@ -191,6 +192,96 @@ impl<'a> CompareDoc<'a> {
                 .collect(),
             marked_inputs: &study.marked_inputs,
         }
+    }
+}
+
+/// A metric of the study in `compare --json`: its definition and each
+/// group's figure and verdict, the noise floors' sources in words
+/// (`report::study::words::floor_source`).
+#[derive(Debug, Serialize)]
+struct MetricDoc<'a> {
+    metric: &'a analysis::catalogue::MetricId,
+    name: &'a str,
+    unit: &'a str,
+    higher_is_better: bool,
+    relation: analysis::layout::Relation,
+    scope: analysis::layout::Scope,
+    groups: Vec<GroupMetricDoc<'a>>,
+    best_group: Option<usize>,
+    noise_floor_pct: Option<f64>,
+    noise_floor_source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    derived: Option<&'a str>,
+}
+
+impl<'a> MetricDoc<'a> {
+    fn new(study: &analysis::study::Study, m: &'a StudyMetric) -> MetricDoc<'a> {
+        let source = |s: &analysis::study::FloorSource| {
+            report::study::words::floor_source(study.confidence, s)
+        };
+        MetricDoc {
+            metric: &m.metric,
+            name: &m.name,
+            unit: &m.unit,
+            higher_is_better: m.higher_is_better,
+            relation: m.relation,
+            scope: m.scope,
+            groups: m
+                .groups
+                .iter()
+                .map(|c| GroupMetricDoc {
+                    cell: c,
+                    noise_floor_source: c.noise_floor_source.as_ref().map(source),
+                })
+                .collect(),
+            best_group: m.best_group,
+            noise_floor_pct: m.noise_floor_pct,
+            noise_floor_source: m.noise_floor_source.as_ref().map(source),
+            derived: m.derived.as_deref(),
+        }
+    }
+}
+
+/// One group's cell of a metric in `compare --json`, its keys in the
+/// order the document has always had.
+#[derive(Debug)]
+struct GroupMetricDoc<'a> {
+    cell: &'a GroupMetric,
+    noise_floor_source: Option<String>,
+}
+
+impl Serialize for GroupMetricDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let c = self.cell;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("n", &c.n)?;
+        m.serialize_entry("median", &c.median)?;
+        m.serialize_entry("values", &c.values)?;
+        m.serialize_entry("change_pct", &c.change_pct)?;
+        m.serialize_entry("ci_low_pct", &c.ci_low_pct)?;
+        m.serialize_entry("ci_high_pct", &c.ci_high_pct)?;
+        m.serialize_entry("verdict", &c.verdict)?;
+        m.serialize_entry("runs_needed", &c.runs_needed)?;
+        m.serialize_entry("basis", &c.basis)?;
+        m.serialize_entry("noise_floor_pct", &c.noise_floor_pct)?;
+        m.serialize_entry("noise_floor_source", &self.noise_floor_source)?;
+        m.serialize_entry("floor_runs_needed", &c.floor_runs_needed)?;
+        m.serialize_entry("more_runs_held_by_floor_pct", &c.more_runs_held_by_floor_pct)?;
+        m.serialize_entry("not_applicable", &c.not_applicable)?;
+        if let Some(b) = &c.brackets {
+            m.serialize_entry("brackets", b)?;
+        }
+        if let Some(p) = &c.pooled_groups {
+            m.serialize_entry("pooled_groups", p)?;
+        }
+        if let Some(u) = &c.undecided_because {
+            m.serialize_entry("undecided_because", u)?;
+        }
+        if let Some(d) = &c.derived {
+            m.serialize_entry("derived", d)?;
+        }
+        m.end()
     }
 }
 

@@ -843,10 +843,11 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
             out.push(s);
         }
         // Where the floors of this metric came from, once.
-        let sources: Vec<&String> = m
+        let sources: Vec<String> = m
             .groups
             .iter()
             .filter_map(|c| c.noise_floor_source.as_ref())
+            .map(|s| words::floor_source(study.confidence, s))
             .fold(Vec::new(), |mut v, x| {
                 if !v.contains(&x) {
                     v.push(x);

@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use analysis::catalogue::{self, MetricId};
 use analysis::metrics::MetricKey;
-use analysis::study::{HiddenNuma, Study, StudyNote, StudyWarning};
+use analysis::study::{FloorSource, HiddenNuma, Study, StudyNote, StudyWarning};
+use results::runstats::FloorKind;
 use results::scope::StepNote;
 
 /// Every warning of `study`, in its order.
@@ -35,6 +36,32 @@ pub fn hidden_numa(h: &HiddenNuma) -> String {
         if runs.len() == 1 { "" } else { "s" },
         runs.join(", "),
         h.below,
+    )
+}
+
+/// Where a noise floor came from, in words (without a full stop): the
+/// bound it is, at `confidence` (the study's), and the runs it rests on.
+pub fn floor_source(confidence: f64, s: &FloorSource) -> String {
+    let bound = match s.kind {
+        FloorKind::Range { runs, new, coverage } => format!(
+            "the widest gap between two of {runs} or more runs of one configuration of identical settings; distribution-free, {new} further runs of identical settings fall outside it with probability at most {:.1}%",
+            (1.0 - coverage) * 100.0
+        ),
+        FloorKind::Guard { k, blocks, df } => {
+            let what = if k == 1 {
+                format!("two single runs, from {blocks} runs")
+            } else {
+                format!("two medians of {k} consecutive runs, from {blocks} such blocks")
+            };
+            format!(
+                "{:.0}% Student-t prediction bound on the gap between {what} of identical settings ({df} degrees of freedom)",
+                confidence * 100.0
+            )
+        }
+    };
+    format!(
+        "{bound} ({} runs of {} configuration(s) of this machine in this database)",
+        s.runs, s.configurations
     )
 }
 
@@ -192,6 +219,20 @@ mod tests {
     use super::*;
     use analysis::study::StudyGroup;
     use results::run::RunId;
+
+    /// Every kind of noise floor in words, word for word as analysis
+    /// wrote them before the words moved here (the floors of
+    /// `analysis::study::floors`' test: 40 and 9 runs of two
+    /// configurations, then 3 and 3).
+    #[test]
+    fn a_floors_source_is_worded_by_its_kind_and_runs() {
+        use results::runstats::range_coverage;
+        let range = FloorKind::Range { runs: 40, new: 2, coverage: range_coverage(40, 2) };
+        let src = |kind, runs| floor_source(0.9, &FloorSource { kind, runs, configurations: 2 });
+        assert_eq!(src(range, 49), "the widest gap between two of 40 or more runs of one configuration of identical settings; distribution-free, 2 further runs of identical settings fall outside it with probability at most 9.4% (49 runs of 2 configuration(s) of this machine in this database)");
+        assert_eq!(src(FloorKind::Guard { k: 3, blocks: 16, df: 14 }, 49), "90% Student-t prediction bound on the gap between two medians of 3 consecutive runs, from 16 such blocks of identical settings (14 degrees of freedom) (49 runs of 2 configuration(s) of this machine in this database)");
+        assert_eq!(src(FloorKind::Guard { k: 1, blocks: 6, df: 4 }, 6), "90% Student-t prediction bound on the gap between two single runs, from 6 runs of identical settings (4 degrees of freedom) (6 runs of 2 configuration(s) of this machine in this database)");
+    }
 
     /// A study of two one-run groups (`label:a`, `label:b`) that says
     /// only `warnings` and `notes`.
