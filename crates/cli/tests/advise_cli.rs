@@ -7,6 +7,9 @@
 
 #[path = "support/tiered.rs"]
 mod tiered;
+#[path = "support/weights.rs"]
+mod weights;
+use weights::weight_tree;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,18 +58,6 @@ fn json_of(c: &mut Command) -> Value {
     let out = c.output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// A weight directory as Linux 6.16 has it: nodes 0-4 at 1, auto on.
-fn weight_tree(dir: &Path) -> PathBuf {
-    let root = dir.join("sysroot");
-    let w = root.join("sys/kernel/mm/mempolicy/weighted_interleave");
-    std::fs::create_dir_all(&w).unwrap();
-    for n in 0..5 {
-        std::fs::write(w.join(format!("node{n}")), "1\n").unwrap();
-    }
-    std::fs::write(w.join("auto"), "true\n").unwrap();
-    root
 }
 
 fn weight(root: &Path, file: &str) -> String {

@@ -12,6 +12,8 @@
 mod hand_made;
 #[path = "support/tiered.rs"]
 mod tiered;
+#[path = "support/weights.rs"]
+mod weights;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +53,19 @@ fn pin(c: &mut Command, code: i32, dir: &Path, name: &str) {
     assert!(want == got, "{name} differs from its golden file:\n--- want\n{want}\n--- got\n{got}");
 }
 
+/// A run labelled `tiered` with `figures` on the snc2-cxl tree's topology
+/// (as `topo --json` writes it), imported into `db`.
+fn import_tiered(d: &Path, db: &Path, figures: &tiered::Figures) {
+    let topo = np(db).args(["topo", "--json", "--root"]).arg(tree("topo", "snc2-cxl")).output();
+    let topo = topo.unwrap();
+    assert!(topo.status.success(), "{}", String::from_utf8_lossy(&topo.stderr));
+    let (head, tail) = tiered::export_parts("tiered", figures);
+    let file = d.join("run.json");
+    std::fs::write(&file, format!("{head}{}{tail}", String::from_utf8(topo.stdout).unwrap()))
+        .unwrap();
+    np(db).arg("import").arg(&file).assert().success();
+}
+
 #[test]
 fn topo_of_a_tree_and_beside_a_saved_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -59,16 +74,11 @@ fn topo_of_a_tree_and_beside_a_saved_run() {
     let root = tree("topo", "snc2-cxl");
     pin(np(&db).arg("topo").arg("--root").arg(&root), 0, d, "topo.txt");
     pin(np(&db).args(["topo", "--json", "--root"]).arg(&root), 0, d, "topo.json");
-    let topo = np(&db).args(["topo", "--json", "--root"]).arg(&root).output().unwrap();
     let figures = tiered::Figures {
         bw_gbs: [((0, 0), 100.0), ((0, 4), 30.0), ((1, 4), 12.0)].into(),
         lat_ns: [((0, 4), 260.0), ((1, 4), 420.0)].into(),
     };
-    let (head, tail) = tiered::export_parts("tiered", &figures);
-    let file = d.join("run.json");
-    std::fs::write(&file, format!("{head}{}{tail}", String::from_utf8(topo.stdout).unwrap()))
-        .unwrap();
-    np(&db).arg("import").arg(&file).assert().success();
+    import_tiered(d, &db, &figures);
     let from_run = |json: bool| {
         let mut c = np(&db);
         c.args(["topo", "--from-run", "tiered", "--root"]).arg(&root);
@@ -142,24 +152,12 @@ fn import_list_and_export_of_a_hand_made_store() {
 /// The weight folder of Linux 6.16 (nodes 0-4 at 1, auto on), the
 /// weights of a saved run applied to it with a backup: (root, backup).
 fn applied(d: &Path, db: &Path) -> (PathBuf, PathBuf) {
-    let root = tree("topo", "snc2-cxl");
-    let topo = np(db).args(["topo", "--json", "--root"]).arg(root).output().unwrap();
     let figures = tiered::Figures {
         bw_gbs: [((0, 0), 300.0), ((0, 4), 100.0), ((1, 0), 150.0), ((1, 4), 100.0)].into(),
         lat_ns: [((0, 0), 90.0), ((0, 4), 400.0)].into(),
     };
-    let (head, tail) = tiered::export_parts("tiered", &figures);
-    let file = d.join("run.json");
-    std::fs::write(&file, format!("{head}{}{tail}", String::from_utf8(topo.stdout).unwrap()))
-        .unwrap();
-    np(db).arg("import").arg(&file).assert().success();
-    let root = d.join("sysroot");
-    let w = root.join("sys/kernel/mm/mempolicy/weighted_interleave");
-    std::fs::create_dir_all(&w).unwrap();
-    for n in 0..5 {
-        std::fs::write(w.join(format!("node{n}")), "1\n").unwrap();
-    }
-    std::fs::write(w.join("auto"), "true\n").unwrap();
+    import_tiered(d, db, &figures);
+    let root = weights::weight_tree(d);
     let backup = d.join("backup.json");
     np(db)
         .args(["advise", "interleave", "--from-run", "tiered", "--apply", "--backup"])

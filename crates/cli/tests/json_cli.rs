@@ -15,6 +15,8 @@
 mod gpu_support;
 #[path = "support/tiered.rs"]
 mod tiered;
+#[path = "support/weights.rs"]
+mod weights;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -80,12 +82,7 @@ fn env() -> Env {
     let run = env.path("tiered.json");
     std::fs::write(&run, format!("{head}{}{tail}", String::from_utf8(topo).unwrap())).unwrap();
     env.ok(&["import", "-q", run.to_str().unwrap()]);
-    let w = env.path("sysroot/sys/kernel/mm/mempolicy/weighted_interleave");
-    std::fs::create_dir_all(&w).unwrap();
-    for n in 0..5 {
-        std::fs::write(w.join(format!("node{n}")), "1\n").unwrap();
-    }
-    std::fs::write(w.join("auto"), "true\n").unwrap();
+    weights::weight_tree(env.dir.path());
     env
 }
 
