@@ -198,3 +198,23 @@ fn wait_says_once_whom_it_waits_for_then_runs() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true);
 }
+
+/// Where the expectation came from is one word, the same in the document
+/// and at the end of the text's check line: the policy's nodes, the
+/// pinned CPU's node (`local`), or `--expect`.
+#[test]
+fn the_expectations_source_is_named_alike_in_json_and_text() {
+    for (args, word) in [
+        (vec!["--mem-nodes", "0"], "policy"),
+        (vec!["--policy", "local"], "local-cpu"),
+        (vec!["--mem-nodes", "0", "--expect", "0"], "--expect"),
+    ] {
+        let args = [args.as_slice(), &["--size", "1M"]].concat();
+        let j = json_of(&place(&[&["--json"], args.as_slice()].concat()).success());
+        assert_eq!(j["expect_source"], word, "{args:?}");
+        let a = place(&args).success();
+        let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+        let last = text.lines().last().unwrap_or_default();
+        assert!(last.ends_with(&format!(" from {word}: OK")), "{args:?}: {text}");
+    }
+}
