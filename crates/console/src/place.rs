@@ -1,8 +1,13 @@
 //! The text of `numaprobe place`: where the probe's pages landed against
 //! what was expected, with the numastat deltas.
 
-use place::{ExpectSource, ProbeReport};
+use std::collections::BTreeMap;
+
+use place::probe::CpuReport;
+use place::{Allowed, ExpectSource, MemPolicy, NodeMemory, PageReport, ProbeReport};
+use results::exec::NodeCounters;
 use results::placement::PlacementCheck;
+use serde::Serialize;
 
 use super::{Table, TableStyle};
 
@@ -32,6 +37,68 @@ pub fn failure_line(c: &PlacementCheck) -> String {
         }
     }
     s
+}
+
+/// The `place --json` document ([`crate::versioned::schema::PLACE`]
+/// before it): the probe's report in its order, with where the
+/// expectation came from in words ([`expect_source`]).
+#[derive(Serialize)]
+pub struct PlaceDoc<'a> {
+    kernel: &'a Option<String>,
+    allowed: &'a Allowed,
+    cpu: &'a CpuReport,
+    policy_requested: &'a MemPolicy,
+    policy: &'a MemPolicy,
+    fallback: &'a Option<String>,
+    applied_with: place::Via,
+    policy_read_back: &'a MemPolicy,
+    size_bytes: u64,
+    pages: &'a PageReport,
+    expect_source: &'static str,
+    placement: &'a PlacementCheck,
+    page_counts: &'a BTreeMap<u32, u64>,
+    weights: &'a Option<BTreeMap<u32, u32>>,
+    memory: &'a [NodeMemory],
+    numastat_delta: &'a BTreeMap<u32, NodeCounters>,
+    numa_balancing: Option<place::NumaBalancing>,
+    numa_balancing_enabled: Option<bool>,
+    ok: bool,
+}
+
+impl<'a> PlaceDoc<'a> {
+    pub fn of(r: &'a ProbeReport) -> Self {
+        PlaceDoc {
+            kernel: &r.kernel,
+            allowed: &r.allowed,
+            cpu: &r.cpu,
+            policy_requested: &r.policy_requested,
+            policy: &r.policy,
+            fallback: &r.fallback,
+            applied_with: r.applied_with,
+            policy_read_back: &r.policy_read_back,
+            size_bytes: r.size_bytes,
+            pages: &r.pages,
+            expect_source: expect_source(r.expect_source),
+            placement: &r.placement,
+            page_counts: &r.page_counts,
+            weights: &r.weights,
+            memory: &r.memory,
+            numastat_delta: &r.numastat_delta,
+            numa_balancing: r.numa_balancing,
+            numa_balancing_enabled: r.numa_balancing_enabled,
+            ok: r.ok,
+        }
+    }
+}
+
+/// Where the expectation came from, as the document and the text's check
+/// line name it: the policy's nodes, the pinned CPU's node, or `--expect`.
+pub fn expect_source(s: ExpectSource) -> &'static str {
+    match s {
+        ExpectSource::Policy => "policy",
+        ExpectSource::LocalCpu => "local-cpu",
+        ExpectSource::Given => "--expect",
+    }
 }
 
 /// The probe's report: policy, CPU, buffer, the pages per node and the
@@ -114,11 +181,7 @@ pub fn render(r: &ProbeReport, style: TableStyle) -> serde_json::Result<String> 
         pct(r.placement.fraction),
         r.placement.expected,
         pct(r.placement.threshold),
-        match r.expect_source {
-            ExpectSource::Policy => "policy",
-            ExpectSource::LocalCpu => "local-cpu",
-            ExpectSource::Given => "--expect",
-        },
+        expect_source(r.expect_source),
         if r.ok { "OK" } else { "FAILED" }
     ));
     Ok(out)

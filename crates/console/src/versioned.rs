@@ -7,8 +7,7 @@ use serde::Serialize;
 /// The `schema_version` of each `--json` document whose type does not
 /// carry its own; numaprobe writes it through [`Versioned`]. The others
 /// carry theirs: `topo` ([`topo::SCHEMA_VERSION`]), `audit`
-/// ([`audit::SCHEMA_VERSION`]), `place`
-/// ([`place::probe::PROBE_SCHEMA_VERSION`]). `bw`, `lat`, `scan` and
+/// ([`audit::SCHEMA_VERSION`]). `bw`, `lat`, `scan` and
 /// `advise interleave` are versioned by [`results::SCHEMA_VERSION`]. A
 /// version goes up when a field of its document changes meaning or goes
 /// away; an added field keeps it. docs/cli.md lists them all.
@@ -34,6 +33,8 @@ pub mod schema {
     pub const STUDY: u32 = 1;
     /// `gpu` and `gpu --probe`.
     pub const GPU: u32 = 1;
+    /// `place` ([`crate::place::PlaceDoc`]).
+    pub const PLACE: u32 = 1;
 }
 
 /// A `--json` document with `schema_version` first and then every field of

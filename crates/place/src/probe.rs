@@ -18,9 +18,6 @@ use crate::{
     Spread,
 };
 
-/// Version of the probe report (the `place --json` document).
-pub const PROBE_SCHEMA_VERSION: u32 = 1;
-
 /// Where the probe runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pin {
@@ -44,16 +41,13 @@ pub enum Via {
 }
 
 /// Where the expectation came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExpectSource {
     /// The policy's nodes.
-    #[serde(rename = "policy")]
     Policy,
     /// `local`/`default`: the node of the pinned CPU.
-    #[serde(rename = "local-cpu")]
     LocalCpu,
-    /// Given by the caller (`--expect`).
-    #[serde(rename = "--expect")]
+    /// Given by the caller ([`ProbeSpec::expect`]).
     Given,
 }
 
@@ -88,10 +82,10 @@ pub struct CpuReport {
     pub ran_on_node: u32,
 }
 
-/// Everything the probe found (see docs/place.md for the JSON).
-#[derive(Debug, Clone, Serialize)]
+/// Everything the probe found (`place --json` writes it as console's
+/// document, docs/place.md).
+#[derive(Debug, Clone)]
 pub struct ProbeReport {
-    pub schema_version: u32,
     pub kernel: Option<String>,
     pub allowed: Allowed,
     pub cpu: CpuReport,
@@ -122,7 +116,6 @@ pub struct ProbeReport {
     pub numa_balancing_enabled: Option<bool>,
     pub ok: bool,
     /// The sampled pages (counts of present, absent and unreadable ones).
-    #[serde(skip)]
     pub sampled: PageNodes,
 }
 
@@ -214,7 +207,6 @@ pub fn probe(
     };
 
     Ok(ProbeReport {
-        schema_version: PROBE_SCHEMA_VERSION,
         kernel: topo.kernel.clone(),
         allowed,
         cpu: CpuReport { pinned_to: pin, ran_on_cpu, ran_on_node },

@@ -202,7 +202,8 @@ fn render(g: &Invocation, report: &place::ProbeReport) -> anyhow::Result<()> {
              (bind is not migrated off-node; the check below sees the result)",
         );
     }
-    g.answer_own(report, |style| console::place::render(report, style))?;
+    let doc = console::place::PlaceDoc::of(report);
+    g.answer(crate::output::schema::PLACE, &doc, |style| console::place::render(report, style))?;
     if !report.ok {
         anyhow::bail!(
             "placement check failed: {}",
