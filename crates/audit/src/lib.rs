@@ -28,13 +28,10 @@ pub use rules::Inputs;
 pub use settings::{PerfCounters, Settings};
 pub use smbios::MemoryPopulation;
 
-/// Version of the JSON form of [`Report`].
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// The audit of one machine for one profile (`numaprobe audit --json`).
+/// The audit of one machine for one profile (`numaprobe audit --json`
+/// writes it after console's `schema_version`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
-    pub schema_version: u32,
     pub profile: Profile,
     /// The root read (`/` when live).
     pub root: String,
@@ -147,7 +144,6 @@ impl Report {
             counts.add(f.severity);
         }
         Report {
-            schema_version: SCHEMA_VERSION,
             profile,
             root,
             findings,

@@ -6,8 +6,7 @@ use serde::Serialize;
 
 /// The `schema_version` of each `--json` document whose type does not
 /// carry its own; numaprobe writes it through [`Versioned`]. The others
-/// carry theirs: `topo` ([`topo::SCHEMA_VERSION`]), `audit`
-/// ([`audit::SCHEMA_VERSION`]). `bw`, `lat`, `scan` and
+/// carry theirs: `topo` ([`topo::SCHEMA_VERSION`]). `bw`, `lat`, `scan` and
 /// `advise interleave` are versioned by [`results::SCHEMA_VERSION`]. A
 /// version goes up when a field of its document changes meaning or goes
 /// away; an added field keeps it. docs/cli.md lists them all.
@@ -33,6 +32,8 @@ pub mod schema {
     pub const STUDY: u32 = 1;
     /// `gpu` and `gpu --probe`.
     pub const GPU: u32 = 1;
+    /// `audit` (the audit's [`audit::Report`]).
+    pub const AUDIT: u32 = 1;
     /// `place` ([`crate::place::PlaceDoc`]).
     pub const PLACE: u32 = 1;
 }

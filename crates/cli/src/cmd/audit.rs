@@ -70,7 +70,9 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         g.warn(&n);
     }
     let report = Report::build(&root, &topology, args.profile, evidence);
-    g.answer_own(&report, |style| console::audit::render(&report, args.all, style))?;
+    g.answer(crate::output::schema::AUDIT, &report, |style| {
+        console::audit::render(&report, args.all, style)
+    })?;
     if let Some(fail_on) = args.fail_on {
         let (min, level) = match fail_on {
             FailOn::Warn => (Severity::Warn, "warn"),
