@@ -14,6 +14,24 @@ use topo::{CacheKind, Confidence, Node, NodeKind, Topology};
 use super::{Table, TableStyle};
 use report::hmat::HmatPair;
 
+/// `topo --json`: the machine's topology record as every run stores it
+/// (its own `schema_version`, [`topo::SCHEMA_VERSION`]), so that a live
+/// machine and a run's saved topology read alike; with `--from-run`, the
+/// run's figures beside it ([`FromRun`]), keys sorted by the invocation.
+#[derive(serde::Serialize)]
+pub struct TopoDoc<'a> {
+    #[serde(flatten)]
+    topology: &'a Topology,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from_run: Option<&'a FromRun>,
+}
+
+impl<'a> TopoDoc<'a> {
+    pub fn new(topology: &'a Topology, from_run: Option<&'a FromRun>) -> Self {
+        TopoDoc { topology, from_run }
+    }
+}
+
 /// A saved run's measured figures beside this machine's declared HMAT
 /// (`topo --from-run`).
 #[derive(Debug, serde::Serialize)]

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use console::topo::FromRun;
+use console::topo::{FromRun, TopoDoc};
 use topo::{SysRoot, TopoError, Topology};
 
 use crate::invocation::Invocation;
@@ -31,9 +31,10 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         None => None,
     };
     let text = |style| topo_text(&t, measured.as_ref(), style, g);
+    let doc = TopoDoc::new(&t, measured.as_ref());
     match &measured {
-        None => g.answer_own(&t, text),
-        Some(from_run) => g.answer_own_sorted(&WithRun { topology: &t, from_run }, text),
+        None => g.answer_own(&doc, text),
+        Some(_) => g.answer_own_sorted(&doc, text),
     }
 }
 
@@ -59,15 +60,6 @@ fn topo_text(
         s.push_str(&m.text());
     }
     s
-}
-
-/// `topo --from-run --json`: the topology (its own `schema_version`) and
-/// the run's figures beside it, keys sorted ([`Invocation::answer_own_sorted`]).
-#[derive(serde::Serialize)]
-struct WithRun<'a> {
-    #[serde(flatten)]
-    topology: &'a Topology,
-    from_run: &'a FromRun,
 }
 
 /// A saved run's measured figures beside this machine's declared HMAT.
