@@ -1,4 +1,5 @@
-//! The discovered machine: the types `numaprobe topo --json` serialises.
+//! The discovered machine: the topology record every run saves (and
+//! `numaprobe topo --json` writes).
 //!
 //! The JSON form is versioned by [`SCHEMA_VERSION`]; fields may be added in
 //! a minor change, never renamed or removed without bumping it.
