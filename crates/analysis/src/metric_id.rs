@@ -11,6 +11,21 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::metrics::MetricKey;
 
+impl MetricKey {
+    /// The stable text id of a headline metric, used in JSON.
+    pub fn id(self) -> &'static str {
+        match self {
+            MetricKey::LocalBw => "local_bw_gbs",
+            MetricKey::GlobalBw => "global_bw_gbs",
+            MetricKey::InterleaveBw => "interleave_bw_gbs",
+            MetricKey::CrossBw => "cross_node_bw_gbs",
+            MetricKey::LocalLat => "local_lat_ns",
+            MetricKey::RemoteLat => "remote_lat_ns",
+            MetricKey::LoadedLatPeak => "loaded_lat_at_peak_ns",
+        }
+    }
+}
+
 /// The metrics named by hardware relation, or derived from others, beside
 /// the headline ones ([`MetricKey`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

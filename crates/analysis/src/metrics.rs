@@ -56,19 +56,6 @@ impl MetricKey {
         MetricKey::LoadedLatPeak,
     ];
 
-    /// The stable name used in JSON.
-    pub fn id(self) -> &'static str {
-        match self {
-            MetricKey::LocalBw => "local_bw_gbs",
-            MetricKey::GlobalBw => "global_bw_gbs",
-            MetricKey::InterleaveBw => "interleave_bw_gbs",
-            MetricKey::CrossBw => "cross_node_bw_gbs",
-            MetricKey::LocalLat => "local_lat_ns",
-            MetricKey::RemoteLat => "remote_lat_ns",
-            MetricKey::LoadedLatPeak => "loaded_lat_at_peak_ns",
-        }
-    }
-
     /// A name for tables.
     pub fn name(self) -> &'static str {
         match self {
