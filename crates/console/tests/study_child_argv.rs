@@ -6,8 +6,10 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use audit::runtime::Knob;
+use console::study::child::ChildFlags;
 use events::StopFlag;
 use vary::child::{Launch, Relay, RunCommand};
 use vary::{Event, Observer, Runner};
@@ -53,7 +55,8 @@ fn calls(argv: &Path) -> Vec<Vec<String>> {
 }
 
 fn launch(exe: PathBuf, db: Option<PathBuf>, quiet: bool, json: bool) -> Launch {
-    Launch { exe, db, quiet, json, options: vec!["--quick".into(), "--only".into(), "bw".into()] }
+    let options = vec!["--quick".into(), "--only".into(), "bw".into()];
+    Launch { exe, json, argv: Arc::new(ChildFlags { db, quiet, json, options }) }
 }
 
 #[test]

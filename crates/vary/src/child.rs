@@ -15,10 +15,12 @@
 //!   (not root, no cgroup2 mount) the observer hears why once
 //!   ([`Event::Uncontained`]) and the study goes on with the first two.
 
+use std::ffi::OsString;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use audit::runtime::Knob;
@@ -71,29 +73,42 @@ impl Relay for FnRelay {
     }
 }
 
-/// How `numaprobe run` is started for each run of a study.
-#[derive(Debug, Clone)]
+/// The command line of each child a study starts, from the front end
+/// that knows the flags: vary asks for a plan or a run in its own terms.
+pub trait Argv {
+    /// Plan one run with the study's run options, measuring nothing: the
+    /// child prints its plan document ([`PlanOutput`]).
+    fn estimate(&self) -> Vec<OsString>;
+    /// Measure one run labelled `label`; `declare` is the setting and its
+    /// value where the machine's configuration does not show it
+    /// ([`Knob::detected`]). With [`Launch::json`] the child prints its
+    /// run document ([`RunOutput`]).
+    fn run(&self, label: &str, declare: Option<(&str, &str)>) -> Vec<OsString>;
+}
+
+/// How the child of each run of a study is started.
+#[derive(Clone)]
 pub struct Launch {
     /// The numaprobe binary.
     pub exe: PathBuf,
-    /// `--db` given to the study.
-    pub db: Option<PathBuf>,
-    pub quiet: bool,
-    /// With `--json`: each run's document is read back ([`RunOutput`]).
+    /// Each run's document is read back ([`RunOutput`]) from the child's
+    /// standard output.
     pub json: bool,
-    /// The options of every run (after `--`).
-    pub options: Vec<String>,
+    /// The children's arguments.
+    pub argv: Arc<dyn Argv + Send + Sync>,
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch").field("exe", &self.exe).field("json", &self.json).finish()
+    }
 }
 
 impl Launch {
-    /// One run's estimated seconds (`None` when `run --dry-run` with these
-    /// options gives none).
+    /// One run's estimated seconds (`None` when the plan gives none).
     pub fn estimate(&self) -> Option<f64> {
         let mut cmd = Command::new(&self.exe);
-        if let Some(db) = &self.db {
-            cmd.arg("--db").arg(db);
-        }
-        cmd.args(["--json", "--quiet", "run"]).args(&self.options).arg("--dry-run");
+        cmd.args(self.argv.estimate());
         let out = cmd.stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
         let doc: PlanOutput = serde_json::from_slice(&out.stdout).ok()?;
         doc.estimate_s.filter(|s| s.is_finite() && *s >= 0.0)
@@ -173,21 +188,12 @@ impl<'a> RunCommand<'a> {
     ) -> Result<std::process::Child, String> {
         let l = &self.launch;
         let mut cmd = Command::new(&l.exe);
-        if let Some(db) = &l.db {
-            cmd.arg("--db").arg(db);
-        }
-        if l.quiet {
-            cmd.arg("--quiet");
-        }
+        let declare = (!self.knob.detected()).then(|| (self.knob.key(), value));
+        cmd.args(l.argv.run(label, declare));
         if l.json {
-            cmd.arg("--json");
             let f = std::fs::File::create(json_out)
                 .map_err(|e| format!("{}: cannot create: {e}", json_out.display()))?;
             cmd.stdout(Stdio::from(f));
-        }
-        cmd.arg("run").args(&l.options).arg("--label").arg(label);
-        if !self.knob.detected() {
-            cmd.arg("--set").arg(format!("{}={value}", self.knob.key()));
         }
         cmd.env("NUMAPROBE_LOCK", self.private.0.join("measure.lock"));
         cmd.process_group(0);
@@ -349,8 +355,19 @@ mod tests {
             .collect()
     }
 
+    /// Children that take no arguments (the stand-ins ignore them).
+    struct NoArgs;
+    impl Argv for NoArgs {
+        fn estimate(&self) -> Vec<OsString> {
+            Vec::new()
+        }
+        fn run(&self, _: &str, _: Option<(&str, &str)>) -> Vec<OsString> {
+            Vec::new()
+        }
+    }
+
     fn launch(exe: PathBuf) -> Launch {
-        Launch { exe, db: None, quiet: true, json: true, options: Vec::new() }
+        Launch { exe, json: true, argv: Arc::new(NoArgs) }
     }
 
     /// Guards issue 37 (containment): a run's child that forks a process

@@ -113,8 +113,13 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     let exe = std::env::current_exe().context("finding the numaprobe binary")?;
-    let launch =
-        Launch { exe, db: g.db.clone(), quiet: g.quiet, json: g.json, options: a.run.clone() };
+    let flags = console::study::child::ChildFlags {
+        db: g.db.clone(),
+        quiet: g.quiet,
+        json: g.json,
+        options: a.run.clone(),
+    };
+    let launch = Launch { exe, json: g.json, argv: std::sync::Arc::new(flags) };
     if a.dry_run {
         let dry = vary::DryRun::of(&root, &plan, launch.estimate())?;
         if let Some(w) = &dry.undecidable {
