@@ -56,8 +56,10 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+if [ "$tools_only" = 0 ]; then
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+fi
 
 # What differs per target: the names, the folders the builds go to, how
 # cargo is run, and how this machine runs the target's programs ($run).
