@@ -26,6 +26,8 @@
 #                    toolchain (scripts/aarch64-setup.sh, scripts/aarch64-cargo;
 #                    the aarch64 programs run under qemu-aarch64-static here)
 #   --archive-only   only the archive (no packaging tools needed)
+#   --tools          only install the packaging tools when missing, then stop
+#                    (.ci/run does it in the background, ahead of the build)
 #   --out DIR        write the results there (default: target/dist)
 #   --allow-dirty    build from a tree with uncommitted changes (the result
 #                    then does not match the commit it names)
@@ -41,9 +43,11 @@ TARGET=x86_64-unknown-linux-gnu
 out="$root/target/dist"
 archive_only=0
 allow_dirty=0
+tools_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --archive-only) archive_only=1 ;;
+    --tools) tools_only=1 ;;
     --target) [ $# -ge 2 ] || { echo "release: --target needs a triple" >&2; exit 2; }; TARGET=$2; shift ;;
     --allow-dirty) allow_dirty=1 ;;
     --out) [ $# -ge 2 ] || { echo "release: --out needs a folder" >&2; exit 2; }; out=$2; shift ;;
@@ -52,8 +56,10 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+if [ "$tools_only" = 0 ]; then
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+fi
 
 # What differs per target: the names, the folders the builds go to, how
 # cargo is run, and how this machine runs the target's programs ($run).
@@ -101,6 +107,23 @@ t0=$(date +%s.%N)
 say() { echo "release: $*" >&2; }
 die() { echo "release: error: $*" >&2; exit 1; }
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+# Installs the packaging tools (cargo subcommands) at their pinned versions
+# when missing.
+tools() {
+    local t crate version sub
+    for t in "cargo-deb $CARGO_DEB_VERSION deb" "cargo-generate-rpm $CARGO_GENERATE_RPM_VERSION generate-rpm"; do
+        read -r crate version sub <<<"$t"
+        if cargo "$sub" --version 2>/dev/null | grep -qw "$version"; then continue; fi
+        say "installing $crate $version from crates.io (cargo install --locked)"
+        cargo install --locked --quiet "$crate" --version "$version" >&2 || die "cargo install $crate $version failed"
+        cargo "$sub" --version 2>/dev/null | grep -qw "$version" || die "cargo $sub is not version $version after installing it"
+    done
+}
+if [ "$tools_only" = 1 ]; then
+    tools
+    say "cargo-deb $CARGO_DEB_VERSION and cargo-generate-rpm $CARGO_GENERATE_RPM_VERSION are installed"
+    exit 0
+fi
 for cmd in git cargo tar gzip sha256sum readelf objdump file python3; do
     command -v "$cmd" >/dev/null || die "'$cmd' is missing"
 done
@@ -258,15 +281,7 @@ if [ "$archive_only" = 0 ]; then
     } >"$pkg/changelog"
     normalise "$pkg"
 
-    # Installs a cargo subcommand at a pinned version when it is missing.
-    tool() { # crate version subcommand
-        if cargo "$3" --version 2>/dev/null | grep -qw "$2"; then return; fi
-        say "installing $1 $2 from crates.io (cargo install --locked)"
-        cargo install --locked --quiet "$1" --version "$2" >&2 || die "cargo install $1 $2 failed"
-        cargo "$3" --version 2>/dev/null | grep -qw "$2" || die "cargo $3 is not version $2 after installing it"
-    }
-    tool cargo-deb "$CARGO_DEB_VERSION" deb
-    tool cargo-generate-rpm "$CARGO_GENERATE_RPM_VERSION" generate-rpm
+    tools
 
     # Both tools date their files by SOURCE_DATE_EPOCH.
     export SOURCE_DATE_EPOCH=$epoch
