@@ -20,6 +20,7 @@ use place::{Buffer, MemPolicy};
 use results::disturbance::Disturbance;
 use results::pages::PageKind;
 use serde::{Deserialize, Serialize};
+use topo::units::binary_size;
 
 use crate::disturb::{self, SampleCheck, Tally, ThreadClock};
 use crate::team;
@@ -78,10 +79,39 @@ pub struct Sizing {
 }
 
 /// A size or chunk the node cannot take, or a chunk too small for the
-/// team: the user's mistake, nothing allocated.
+/// team: the user's mistake, nothing allocated. Sizes in bytes; `mem` is
+/// the node's memory, for what it can spare ([`can_spare`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct SizingError(pub String);
+pub enum SizingError {
+    /// A total to scan beyond what the node can spare.
+    #[error("{} to scan: {}; nothing was allocated", binary_size(*.total), can_spare(.mem))]
+    TotalOverSpare { total: u64, mem: place::NodeMemory },
+    /// A chunk larger than the total; `total_from` as in
+    /// [`Sizing::total_from`].
+    #[error(
+        "chunks of {} are larger than the total to scan, {} ({total_from}; {}); nothing was allocated",
+        binary_size(*.chunk), binary_size(*.total), can_spare(.mem)
+    )]
+    ChunkOverTotal { chunk: u64, total: u64, total_from: &'static str, mem: place::NodeMemory },
+    /// A chunk that holds less than one page per reading thread.
+    #[error(
+        "chunks of {}: each of the {threads} reading thread(s) needs at least one page of {}",
+        binary_size(*.chunk), binary_size(*.page)
+    )]
+    ChunkUnderPages { chunk: u64, threads: usize, page: u64 },
+}
+
+/// What node `mem.node` can spare, and why: `node N can spare X (A
+/// available, R kept free)`.
+pub fn can_spare(mem: &place::NodeMemory) -> String {
+    format!(
+        "node {} can spare {} ({} available, {} kept free)",
+        mem.node,
+        binary_size(mem.spare_bytes),
+        binary_size(mem.available_bytes),
+        binary_size(mem.reserve_bytes)
+    )
+}
 
 /// The chunks to scan on `mem` (node `mem.node`) for `threads` readers
 /// with `page`-byte pages: `size` (default: [`default_total`]) in chunks
@@ -94,21 +124,11 @@ pub fn sizing(
     threads: usize,
     page: u64,
 ) -> Result<Sizing, SizingError> {
-    let refuse = |m: String| Err(SizingError(m));
     let spare = mem.spare_bytes;
-    let human = topo::units::binary_size;
-    let can_spare = || {
-        format!(
-            "node {} can spare {} ({} available, {} kept free)",
-            mem.node,
-            human(spare),
-            human(mem.available_bytes),
-            human(mem.reserve_bytes)
-        )
-    };
+    let human = binary_size;
     let (total, total_from) = match size {
         Some(Total::Bytes(s)) if s > spare => {
-            return refuse(format!("--size {}: {}; nothing was allocated", human(s), can_spare()))
+            return Err(SizingError::TotalOverSpare { total: s, mem: *mem })
         }
         Some(Total::Bytes(s)) => (s, "size"),
         Some(Total::All) => (spare, "all"),
@@ -131,30 +151,11 @@ pub fn sizing(
         }
     };
     if asked > total {
-        let what = match total_from {
-            "default" => format!(
-                "the default total of {} (half of what the node can spare, at most {}; {})",
-                human(total),
-                human(DEFAULT_MAX_TOTAL),
-                can_spare()
-            ),
-            "all" => can_spare(),
-            _ => format!("--size {}", human(total)),
-        };
-        return refuse(format!(
-            "--chunk {} is larger than {what}: give a smaller --chunk or a larger --size; \
-             nothing was allocated",
-            human(asked)
-        ));
+        return Err(SizingError::ChunkOverTotal { chunk: asked, total, total_from, mem: *mem });
     }
     let chunk = asked / page * page;
     if chunk < page * threads as u64 {
-        return refuse(format!(
-            "--chunk {}: each of the {} reading thread(s) needs at least one page of {}",
-            human(asked),
-            threads,
-            human(page)
-        ));
+        return Err(SizingError::ChunkUnderPages { chunk: asked, threads, page });
     }
     let chunks = (total / chunk) as usize;
     let left_over = (total % chunk != 0).then(|| {
@@ -600,10 +601,14 @@ mod tests {
             sizing(&node_memory(64), Some(Total::Bytes(3 << 29)), Some(1 << 30), 2, 4096).unwrap();
         assert_eq!(s.chunks, 1);
         assert!(s.left_over.unwrap().contains("512 MiB left over"));
-        let e = sizing(&node_memory(4), Some(Total::Bytes(5 << 30)), None, 2, 4096).unwrap_err();
-        assert!(e.0.starts_with("--size 5 GiB: node 1 can spare 4 GiB"), "{e}");
-        let e = sizing(&node_memory(4), Some(Total::All), Some(8 << 30), 2, 4096).unwrap_err();
-        assert!(e.0.contains("is larger than node 1 can spare"), "{e}");
+        let mem = node_memory(4);
+        let e = sizing(&mem, Some(Total::Bytes(5 << 30)), None, 2, 4096).unwrap_err();
+        assert_eq!(e, SizingError::TotalOverSpare { total: 5 << 30, mem });
+        assert!(can_spare(&mem).starts_with("node 1 can spare 4 GiB"), "{}", can_spare(&mem));
+        let e = sizing(&mem, Some(Total::All), Some(8 << 30), 2, 4096).unwrap_err();
+        let want =
+            SizingError::ChunkOverTotal { chunk: 8 << 30, total: 4 << 30, total_from: "all", mem };
+        assert_eq!(e, want);
     }
 
     #[test]

@@ -38,10 +38,15 @@ pub fn is_usage(err: &anyhow::Error) -> bool {
 /// leaving out a cause whose text the message before it already holds:
 /// library errors often say their source in their own message
 /// (`/sys/x: Permission denied`) and also return it from `source()`.
+/// A missing data directory is worded with the flag that names a database
+/// (`console::store::no_data_dir`).
 pub fn error_line(err: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in err.chain() {
-        let text = cause.to_string();
+        let text = match cause.downcast_ref::<store::StoreError>() {
+            Some(store::StoreError::NoDataDir) => console::store::no_data_dir(),
+            _ => cause.to_string(),
+        };
         if text.is_empty() || line.contains(&text) {
             continue;
         }

@@ -329,3 +329,54 @@ fn every_result_records_power_and_frequency_or_why_not() {
         }
     }
 }
+
+/// The one line of stderr a refused `bw` says (a memory warning may join
+/// stderr on another line): exits 2, and returns that line.
+fn refusal_line(args: &[&str], pattern: &str) -> String {
+    refusal_line_of(bw().args(args), pattern)
+}
+
+fn refusal_line_of(cmd: &mut Command, pattern: &str) -> String {
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    let re = predicate::str::is_match(pattern).unwrap();
+    let found = err.lines().find(|l| re.eval(l));
+    found.unwrap_or_else(|| panic!("no line matches {pattern} in:\n{err}")).to_string()
+}
+
+/// The plan's refusals word the flag they refuse, whole line pinned.
+#[test]
+fn plan_refusals_name_their_flag_word_for_word() {
+    let nt = ["--isa", "scalar", "--stores", "nt"];
+    let want = "numaprobe: error: --stores nt: the scalar kernels have no non-temporal stores \
+                (use --stores regular or another --isa)";
+    assert_eq!(refusal_line(&nt, "^numaprobe: error: --stores"), want);
+    let more = ["--cpus", "+0", "--threads", "2", "--size", "1M"];
+    let want = "numaprobe: error: --threads 2 is more than the 1 CPU(s) given with --cpus";
+    assert_eq!(refusal_line(&more, "^numaprobe: error: --threads"), want);
+    // The node's usable CPUs depend on the machine: their count and list
+    // are the only free parts of the line.
+    refusal_line(
+        &["--threads", "65536", "--size", "1M"],
+        r"^numaprobe: error: --threads 65536: node [0-9]+ has only [0-9]+ usable CPU\(s\) \([0-9,-]+\)$",
+    );
+    // What the node can spare depends on the machine too.
+    refusal_line(
+        &["--size", "1T"],
+        r"^numaprobe: error: --size 1 TiB per array x 3 arrays needs 3 TiB, more than the memory node\(s\) can spare \([0-9.]+ [KMGT]?i?B\); use --size [0-9.]+ [KMGT]?i?B or less$",
+    );
+}
+
+/// `advise interleave` measures with bw's plan: its `--size` refusal is
+/// bw's line, word for word.
+#[test]
+fn advise_size_refusal_is_bws_line() {
+    let mut c = Command::cargo_bin("numaprobe").unwrap();
+    c.env("NUMAPROBE_LOCK", private_lock("bw-advise"));
+    c.args(["advise", "interleave", "--size", "1T", "--quiet"]);
+    refusal_line_of(
+        &mut c,
+        r"^numaprobe: error: --size 1 TiB per array x 3 arrays needs 3 TiB, more than the memory node\(s\) can spare \([0-9.]+ [KMGT]?i?B\); use --size [0-9.]+ [KMGT]?i?B or less$",
+    );
+}

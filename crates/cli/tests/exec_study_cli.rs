@@ -591,3 +591,60 @@ fn a_label_far_noisier_than_the_others_keeps_each_pair_on_its_own_brackets() {
         assert!(c.get("pooled_groups").is_none(), "group {g}: {c}");
     }
 }
+
+/// Each refused metric flag, the one whole line it says (a memory warning
+/// may join stderr on another line).
+#[test]
+fn bad_metric_flags_say_their_whole_line() {
+    let env = Env::new();
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["--metric", "int=a(x)", "--metric", "int=b(x)"],
+            "bad --metric: the metric name 'int' is given twice",
+        ),
+        (
+            &["--metric", "(a)", "--metric", "(b)"],
+            "bad --metric: two unnamed metrics ('(a)' and '(b)'): name them, e.g. --metric int=REGEX --metric fp=REGEX",
+        ),
+        (
+            &["--metric", "int=int: ([0-9"],
+            "bad --metric: int: invalid regular expression 'int: ([0-9': unclosed character class",
+        ),
+        (
+            &["--metric", r"fp=fp: \d+"],
+            r"bad --metric: fp: 'fp: \d+' has no capture group; put the number in parentheses, e.g. 'Triad:\s+([0-9.]+)'",
+        ),
+        (
+            &["--metric", "int=i(x)", "--metric-lower-is-better", "fp"],
+            "bad --metric: a direction is given for 'fp', which no --metric NAME=REGEX names (named: int)",
+        ),
+        (
+            &["--metric-higher-is-better", "x"],
+            "bad --metric: a direction is given for 'x', which no --metric NAME=REGEX names (no metric is named)",
+        ),
+        (
+            &["--metric", "int=i(x)", "--metric-lower-is-better", "int", "--metric-higher-is-better", "int"],
+            "bad --metric: 'int' is said to be both lower- and higher-is-better",
+        ),
+        (
+            &["--higher-is-better"],
+            "bad --metric: --higher-is-better/--lower-is-better need --metric (wall time is always lower-is-better)",
+        ),
+        (
+            &["--metric-lower-is-better"],
+            "bad --metric: --higher-is-better/--lower-is-better need --metric (wall time is always lower-is-better)",
+        ),
+        (
+            &["--metric-file", "r.csv"],
+            "bad --metric: --metric-file needs --metric (the patterns searched in the file)",
+        ),
+    ];
+    for (args, want) in cases {
+        let out =
+            env.np(&[&["exec", "--no-save"], args, &["--", "true"]].concat()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let want = format!("numaprobe: error: {want}");
+        assert!(err.lines().any(|l| l == want), "{args:?}: no line {want:?} in:\n{err}");
+    }
+}

@@ -687,3 +687,21 @@ fn ctrl_c_keeps_what_a_per_cpu_sweep_measured() {
     let kept = saved["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "lat").count();
     assert_eq!(kept, measured);
 }
+
+/// The sweep's `--sizes` refusals, each the one whole line it says (a
+/// memory warning may join stderr on another line), exit 2.
+#[test]
+fn sizes_refusals_name_their_flag_word_for_word() {
+    let pcs = ["--per-cpu", "--sweep", "--max-cpus", "1", "--sizes"];
+    let line = |sizes: &str, want: &str| {
+        let out = lat().args(pcs).arg(sizes).args(QUICK).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.lines().any(|l| l == want), "no line {want:?} in:\n{err}");
+    };
+    line("1M,1024K", "numaprobe: error: --sizes: 1 MiB given twice");
+    line(
+        "1K",
+        "numaprobe: error: --sizes: 1024 bytes is below the minimum of 4096 bytes (two elements of stride 64)",
+    );
+}

@@ -114,3 +114,45 @@ fn a_held_measuring_lock_makes_scan_and_advise_refuse_naming_the_holder() {
         lock_support::assert_refused_by_our_lock(&String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// The one line of stderr a refused `scan` says (a memory warning may
+/// join stderr on another line): exits 2; the line must match `pattern`.
+fn refused(args: &[&str], pattern: &str) {
+    use predicates::prelude::*;
+    let out = np().arg("scan").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    let re = predicates::str::is_match(pattern).unwrap();
+    assert!(err.lines().any(|l| re.eval(l)), "no line matches {pattern} in:\n{err}");
+}
+
+/// The sizing's refusals, whole lines: what the node can spare and the
+/// reading threads are the machine's, every other word is pinned.
+#[test]
+fn sizing_refusals_name_their_flag_word_for_word() {
+    let spare = r"node 0 can spare [0-9.]+ [KMGT]?i?B \([0-9.]+ [KMGT]?i?B available, [0-9.]+ [KMGT]?i?B kept free\)";
+    refused(
+        &["--mem-node", "0", "--size", "1T"],
+        &format!("^numaprobe: error: --size 1 TiB: {spare}; nothing was allocated$"),
+    );
+    refused(
+        &["--mem-node", "0", "--chunk", "999999T"],
+        &format!(
+            r"^numaprobe: error: --chunk 999999 TiB is larger than the default total of [0-9.]+ [KMGT]?i?B \(half of what the node can spare, at most 8 GiB; {spare}\): give a smaller --chunk or a larger --size; nothing was allocated$"
+        ),
+    );
+    refused(
+        &["--mem-node", "0", "--chunk", "999999T", "--size", "all"],
+        &format!(
+            "^numaprobe: error: --chunk 999999 TiB is larger than {spare}: give a smaller --chunk or a larger --size; nothing was allocated$"
+        ),
+    );
+    refused(
+        &["--mem-node", "0", "--chunk", "8M", "--size", "4M"],
+        "^numaprobe: error: --chunk 8 MiB is larger than --size 4 MiB: give a smaller --chunk or a larger --size; nothing was allocated$",
+    );
+    refused(
+        &["--mem-node", "0", "--chunk", "1K", "--size", "4M"],
+        r"^numaprobe: error: --chunk 1 KiB: each of the [0-9]+ reading thread\(s\) needs at least one page of [0-9]+ KiB$",
+    );
+}

@@ -435,3 +435,22 @@ fn the_database_can_come_from_the_environment() {
     c.env("NUMAPROBE_DB", &db).args(["list", "--json"]);
     assert_eq!(stdout_json(&mut c).as_array().unwrap().len(), 3);
 }
+
+/// Without `HOME` or `XDG_DATA_HOME` (and no database given) there is no
+/// default database: the one line says which flag gives one, exit 1.
+#[test]
+fn no_data_directory_names_the_flag_that_gives_one() {
+    let out = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env_remove("HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("NUMAPROBE_DB")
+        .arg("list")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    let want = "numaprobe: error: cannot find the data directory: neither XDG_DATA_HOME nor HOME \
+                is set (use --db PATH)";
+    assert!(err.lines().any(|l| l == want), "no line {want:?} in:\n{err}");
+}

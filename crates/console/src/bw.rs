@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use bench::bw::Refusal;
 use kernels::Kernel;
 use results::bw::{BwResult, Mode};
 use results::placement::PlacementStatus;
@@ -30,6 +31,41 @@ pub fn text(results: &[BwResult], style: TableStyle) -> String {
         out.push(counters::render(&rows, style));
     }
     out.into_string()
+}
+
+/// A refused plan in the words of `bw`'s flags (also `advise interleave
+/// --size`, which measures with bw's plan).
+pub fn refusal(r: &Refusal) -> String {
+    let size = topo::units::binary_size;
+    match r {
+        Refusal::NoThreads => "--threads 0: at least one thread is needed".into(),
+        Refusal::EmptyArrays => "--size 0: arrays need at least one page".into(),
+        Refusal::NoNtStores { isa } => format!(
+            "--stores nt: the {isa} kernels have no non-temporal stores (use --stores regular or another --isa)"
+        ),
+        Refusal::NoCpus => "--cpus: the CPU list is empty".into(),
+        Refusal::ThreadsOverCpus { threads, given } => {
+            format!("--threads {threads} is more than the {given} CPU(s) given with --cpus")
+        }
+        Refusal::CpusOffNode { cpus, node } => {
+            format!("--cpus {cpus} are not all on --cpu-node {node}")
+        }
+        Refusal::ThreadsOverNode { threads, node, usable } => format!(
+            "--threads {threads}: node {node} has only {} usable CPU(s) ({usable})",
+            usable.len()
+        ),
+        Refusal::ThreadsOverPackageNode { threads, node, package, usable } => format!(
+            "--threads {threads}: node {node} of package {package} has only {usable} usable CPU(s)"
+        ),
+        Refusal::ArraysOverSpare { asked, arrays, needs, spare, most } => format!(
+            "--size {} per array x {arrays} arrays needs {}, more than the memory node(s) can \
+             spare ({}); use --size {} or less",
+            size(*asked),
+            size(*needs),
+            size(*spare),
+            topo::units::binary_size_floor(*most)
+        ),
+    }
 }
 
 /// One counters row per result that has counts (`--counters`).
@@ -330,5 +366,53 @@ mod tests {
         // disturbed repetitions that left a stable figure mark nothing
         r.stable = true;
         assert!(!render(&[r], STYLE).contains("(disturbed)"));
+    }
+
+    /// The refusals `bw` words with its flags, each whole line as the plan
+    /// said it before it was typed (the ones the flag grammar leaves
+    /// unreachable from the command line included).
+    #[test]
+    fn refusals_are_worded_with_bws_flags() {
+        let set = |s: &str| topo::CpuSet::parse_list(s).unwrap();
+        let cases = [
+            (Refusal::NoThreads, "--threads 0: at least one thread is needed"),
+            (Refusal::EmptyArrays, "--size 0: arrays need at least one page"),
+            (
+                Refusal::NoNtStores { isa: kernels::Isa::Scalar },
+                "--stores nt: the scalar kernels have no non-temporal stores (use --stores regular or another --isa)",
+            ),
+            (Refusal::NoCpus, "--cpus: the CPU list is empty"),
+            (
+                Refusal::ThreadsOverCpus { threads: 5, given: 4 },
+                "--threads 5 is more than the 4 CPU(s) given with --cpus",
+            ),
+            (
+                Refusal::CpusOffNode { cpus: set("0-3,8"), node: 1 },
+                "--cpus 0-3,8 are not all on --cpu-node 1",
+            ),
+            (
+                Refusal::ThreadsOverNode { threads: 9, node: 2, usable: set("16-23") },
+                "--threads 9: node 2 has only 8 usable CPU(s) (16-23)",
+            ),
+            (
+                Refusal::ThreadsOverPackageNode { threads: 9, node: 3, package: 1, usable: 8 },
+                "--threads 9: node 3 of package 1 has only 8 usable CPU(s)",
+            ),
+            (
+                Refusal::ArraysOverSpare {
+                    asked: 1 << 40,
+                    arrays: 3,
+                    needs: 3 << 40,
+                    spare: 6 << 30,
+                    most: 2 << 30,
+                },
+                "--size 1 TiB per array x 3 arrays needs 3 TiB, more than the memory node(s) can \
+                 spare (6 GiB); use --size 2 GiB or less",
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(refusal(&r), want);
+            assert!(!r.to_string().contains("--"), "the library's own words name no flag: {r}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The text of `numaprobe exec`: the policy comparison table, the verdict
 //! lines and the counters table (`--counters`).
 
-use exec::{Direction, ExecReport, Quantity};
+use exec::{Direction, ExecReport, MetricRefusal, Quantity};
 use results::exec::{NumaPages, PolicyResult, PolicyVerdict};
 
 use super::counters::{self, Row};
@@ -22,6 +22,45 @@ fn fmt_num(v: f64) -> String {
 
 fn last_pages(p: &PolicyResult) -> Option<&NumaPages> {
     p.runs.iter().rev().find_map(|r| r.numa_pages.as_ref().filter(|n| n.anon_kib() > 0))
+}
+
+/// Refused metric flags in the words of `exec`'s flags (`--metric`,
+/// `--metric-file`, the direction flags).
+pub fn metric_refusal(r: &MetricRefusal) -> String {
+    let prefix =
+        |name: &Option<String>| name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default();
+    let said = match r {
+        MetricRefusal::NameTwice(n) => format!("the metric name '{n}' is given twice"),
+        MetricRefusal::TwoUnnamed(first, second) => format!(
+            "two unnamed metrics ('{first}' and '{second}'): name them, e.g. --metric int=REGEX --metric fp=REGEX"
+        ),
+        MetricRefusal::Invalid { name, pattern, why } => {
+            format!("{}invalid regular expression '{pattern}': {why}", prefix(name))
+        }
+        MetricRefusal::NoCaptureGroup { name, pattern } => format!(
+            "{}'{pattern}' has no capture group; put the number in parentheses, e.g. 'Triad:\\s+([0-9.]+)'",
+            prefix(name)
+        ),
+        MetricRefusal::DirectionWithoutMetric => "--higher-is-better/--lower-is-better need --metric \
+                                                  (wall time is always lower-is-better)"
+            .to_string(),
+        MetricRefusal::DirectionForNone { name, named } => format!(
+            "a direction is given for '{name}', which no --metric NAME=REGEX names ({})",
+            if named.is_empty() {
+                "no metric is named".to_string()
+            } else {
+                format!("named: {}", named.join(", "))
+            }
+        ),
+        MetricRefusal::BothDirections(n) => format!(
+            "{} is said to be both lower- and higher-is-better",
+            if n.is_empty() { "the unnamed metric".to_string() } else { format!("'{n}'") }
+        ),
+        MetricRefusal::FileWithoutMetric => {
+            "--metric-file needs --metric (the patterns searched in the file)".to_string()
+        }
+    };
+    format!("bad --metric: {said}")
 }
 
 /// The comparison table and the verdict line.
@@ -129,4 +168,28 @@ pub fn render(r: &ExecReport, style: TableStyle) -> String {
         out.push_str(&counters::render(&rows, style));
     }
     out
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::*;
+
+    /// The refusals the command line cannot reach (the unnamed metric said
+    /// both ways), whole, as exec said them before they were typed; the
+    /// others are pinned through the binary (exec_study_cli).
+    #[test]
+    fn metric_refusals_are_worded_with_execs_flags() {
+        let both = MetricRefusal::BothDirections(String::new());
+        let want =
+            "bad --metric: the unnamed metric is said to be both lower- and higher-is-better";
+        assert_eq!(metric_refusal(&both), want);
+        let named = MetricRefusal::DirectionForNone {
+            name: "fp".into(),
+            named: vec!["int".into(), "rate".into()],
+        };
+        let want = "bad --metric: a direction is given for 'fp', which no --metric NAME=REGEX \
+                    names (named: int, rate)";
+        assert_eq!(metric_refusal(&named), want);
+        assert!(!both.to_string().contains("--") && !named.to_string().contains("--"));
+    }
 }

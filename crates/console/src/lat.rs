@@ -13,10 +13,23 @@ use results::placement::PlacementStatus;
 use topo::units::binary_size;
 
 use bench::lat::experiment::Measured;
+use bench::lat::per_cpu_sweep::SizesRefusal;
 use bench::lat::PerCpuSweepReport;
 
 use super::counters::{render as counters_table, Row};
 use super::{Lines, Table, TableStyle};
+
+/// A refused list of sweep sizes in the words of `lat --sizes`.
+pub fn sizes_refusal(r: &SizesRefusal) -> String {
+    let said = match r {
+        SizesRefusal::Empty => "no size given".to_string(),
+        SizesRefusal::Twice(s) => format!("{} given twice", binary_size(*s)),
+        SizesRefusal::BelowMinimum { size, min, stride } => format!(
+            "{size} bytes is below the minimum of {min} bytes (two elements of stride {stride})"
+        ),
+    };
+    format!("--sizes: {said}")
+}
 
 /// What one `lat` invocation measured, as text, with a line for each
 /// impossible figure ([`impossible`]; `llc_bytes`: the last-level cache
@@ -603,4 +616,27 @@ pub fn c2c(v: &[C2cResult], style: TableStyle) -> String {
         out.push(l);
     }
     out.into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each refused list, whole, as lat said it before the refusals were
+    /// typed (the empty list too, which the flag grammar stops first).
+    #[test]
+    fn sizes_refusals_are_worded_with_the_flag() {
+        let cases = [
+            (SizesRefusal::Empty, "--sizes: no size given"),
+            (SizesRefusal::Twice(1 << 20), "--sizes: 1 MiB given twice"),
+            (
+                SizesRefusal::BelowMinimum { size: 1024, min: 4096, stride: 64 },
+                "--sizes: 1024 bytes is below the minimum of 4096 bytes (two elements of stride 64)",
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(sizes_refusal(&r), want);
+            assert!(!r.to_string().contains("--"), "the library's own words name no flag: {r}");
+        }
+    }
 }

@@ -74,6 +74,38 @@ fn list(v: &[usize]) -> String {
     }
 }
 
+/// A refused sizing in the words of `scan`'s flags (`--size`, `--chunk`).
+pub fn refusal(e: &scan::SizingError) -> String {
+    let size = topo::units::binary_size;
+    match e {
+        scan::SizingError::TotalOverSpare { total, mem } => {
+            format!("--size {}: {}; nothing was allocated", size(*total), scan::can_spare(mem))
+        }
+        scan::SizingError::ChunkOverTotal { chunk, total, total_from, mem } => {
+            let what = match *total_from {
+                "default" => format!(
+                    "the default total of {} (half of what the node can spare, at most {}; {})",
+                    size(*total),
+                    size(scan::DEFAULT_MAX_TOTAL),
+                    scan::can_spare(mem)
+                ),
+                "all" => scan::can_spare(mem),
+                _ => format!("--size {}", size(*total)),
+            };
+            format!(
+                "--chunk {} is larger than {what}: give a smaller --chunk or a larger --size; \
+                 nothing was allocated",
+                size(*chunk)
+            )
+        }
+        scan::SizingError::ChunkUnderPages { chunk, threads, page } => format!(
+            "--chunk {}: each of the {threads} reading thread(s) needs at least one page of {}",
+            size(*chunk),
+            size(*page)
+        ),
+    }
+}
+
 /// The chunks' table and what was found.
 pub fn render(d: &Doc, style: TableStyle) -> String {
     let human = topo::units::binary_size;
@@ -143,4 +175,56 @@ pub fn render(d: &Doc, style: TableStyle) -> String {
         s.push_str("Physical addresses need root (/proc/self/pagemap hides frame numbers).\n");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each refused sizing, whole, as scan said it before the sizing's
+    /// errors were typed.
+    #[test]
+    fn refusals_are_worded_with_scans_flags() {
+        let mem = place::NodeMemory {
+            node: 1,
+            total_bytes: 32 << 30,
+            free_bytes: 20 << 30,
+            reclaimable_bytes: 1 << 30,
+            available_bytes: 21 << 30,
+            reserve_bytes: 1 << 30,
+            spare_bytes: 20 << 30,
+        };
+        let spare = "node 1 can spare 20 GiB (21 GiB available, 1 GiB kept free)";
+        let over = |total_from| scan::SizingError::ChunkOverTotal {
+            chunk: 32 << 30,
+            total: 8 << 30,
+            total_from,
+            mem,
+        };
+        let tail = "give a smaller --chunk or a larger --size; nothing was allocated";
+        let cases = [
+            (
+                scan::SizingError::TotalOverSpare { total: 1 << 40, mem },
+                format!("--size 1 TiB: {spare}; nothing was allocated"),
+            ),
+            (
+                over("default"),
+                format!(
+                    "--chunk 32 GiB is larger than the default total of 8 GiB (half of what \
+                     the node can spare, at most 8 GiB; {spare}): {tail}"
+                ),
+            ),
+            (over("all"), format!("--chunk 32 GiB is larger than {spare}: {tail}")),
+            (over("size"), format!("--chunk 32 GiB is larger than --size 8 GiB: {tail}")),
+            (
+                scan::SizingError::ChunkUnderPages { chunk: 1024, threads: 2, page: 4096 },
+                "--chunk 1 KiB: each of the 2 reading thread(s) needs at least one page of 4 KiB"
+                    .to_string(),
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(refusal(&e), want);
+            assert!(!e.to_string().contains("--"), "the library's own words name no flag: {e}");
+        }
+    }
 }

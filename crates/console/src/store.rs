@@ -8,6 +8,12 @@ use store::{ImportedRun, LoadedRun, RunSummary};
 
 use super::{Lines, Table, TableStyle};
 
+/// No default database ([`store::StoreError::NoDataDir`]), with the flag
+/// that names one.
+pub fn no_data_dir() -> String {
+    format!("{} (use --db PATH)", store::StoreError::NoDataDir)
+}
+
 /// A report table ([`report::Table`]) as terminal text: its caption, then
 /// the table in `style` with its right-aligned columns.
 pub fn table(t: &report::Table, style: TableStyle) -> String {

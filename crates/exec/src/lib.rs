@@ -27,7 +27,7 @@ use topo::SysRoot;
 
 pub use child::{OutputSink, ResolvedCommand, Stream};
 use events::{Event, Observer, StopFlag};
-pub use metric::{Direction, Metric, MetricMiss, MetricSet};
+pub use metric::{Direction, Metric, MetricMiss, MetricRefusal, MetricSet};
 pub use policy::{PlacementPolicy, PolicyItem, Scope};
 use results::stats::{self, Summary, Verdict};
 
@@ -53,8 +53,8 @@ pub enum ExecError {
     /// The placement layer refused a policy on this machine.
     #[error("refused {policy}")]
     Placement { policy: String, source: PlaceError },
-    #[error("bad --metric: {0}")]
-    BadMetric(String),
+    #[error("bad metric: {0}")]
+    BadMetric(#[from] metric::MetricRefusal),
     #[error("could not start {} under '{placement}'", program.display())]
     Spawn { program: PathBuf, placement: String, source: std::io::Error },
     #[error("waiting for the command")]

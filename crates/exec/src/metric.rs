@@ -82,6 +82,38 @@ pub fn split_name(value: &str) -> Option<(&str, &str)> {
     ok.then_some((name, pattern))
 }
 
+/// Why the metrics asked for cannot be read: the names and patterns at
+/// fault, for the front end to word against its own flags. A name `None`
+/// (or an empty direction name) is the unnamed metric.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MetricRefusal {
+    #[error("the metric name '{0}' is given twice")]
+    NameTwice(String),
+    /// Two metrics without a name: the first one's pattern and the second's.
+    #[error("two unnamed metrics ('{0}' and '{1}'): name them")]
+    TwoUnnamed(String, String),
+    /// `why`: the last line of the regular expression parser's message.
+    #[error("{}invalid regular expression '{pattern}': {why}", prefix(.name))]
+    Invalid { name: Option<String>, pattern: String, why: String },
+    #[error("{}'{pattern}' has no capture group", prefix(.name))]
+    NoCaptureGroup { name: Option<String>, pattern: String },
+    /// A direction for the unnamed metric, which is not given.
+    #[error("a direction is given for the unnamed metric, which is not given")]
+    DirectionWithoutMetric,
+    /// A direction for `name`, which no named metric has; `named`: the
+    /// names given.
+    #[error("a direction is given for '{name}', which no metric is named (named: {named:?})")]
+    DirectionForNone { name: String, named: Vec<String> },
+    #[error("'{0}' is said to be both lower- and higher-is-better (empty: the unnamed metric)")]
+    BothDirections(String),
+    #[error("a metric file is given without a metric to search it for")]
+    FileWithoutMetric,
+}
+
+fn prefix(name: &Option<String>) -> String {
+    name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default()
+}
+
 impl Metric {
     /// Compiles `pattern`; refuses an invalid one or one without a capture
     /// group, naming the pattern.
@@ -92,20 +124,29 @@ impl Metric {
             let msg = e.to_string();
             let why =
                 msg.lines().last().unwrap_or("").trim().trim_start_matches("error: ").to_string();
-            ExecError::BadMetric(format!("invalid regular expression '{pattern}': {why}"))
+            let pattern = pattern.to_string();
+            ExecError::BadMetric(MetricRefusal::Invalid { name: None, pattern, why })
         })?;
         if regex.captures_len() < 2 {
-            return Err(ExecError::BadMetric(format!(
-                "'{pattern}' has no capture group; put the number in parentheses, e.g. 'Triad:\\s+([0-9.]+)'"
-            )));
+            let pattern = pattern.to_string();
+            return Err(ExecError::BadMetric(MetricRefusal::NoCaptureGroup {
+                name: None,
+                pattern,
+            }));
         }
         Ok(Metric { name: None, regex, direction })
     }
 
     /// A named metric (`--metric NAME=REGEX`).
     pub fn named(name: &str, pattern: &str, direction: Direction) -> Result<Metric, ExecError> {
+        let named = Some(name.to_string());
         let m = Metric::new(pattern, direction).map_err(|e| match e {
-            ExecError::BadMetric(why) => ExecError::BadMetric(format!("{name}: {why}")),
+            ExecError::BadMetric(MetricRefusal::Invalid { pattern, why, .. }) => {
+                ExecError::BadMetric(MetricRefusal::Invalid { name: named, pattern, why })
+            }
+            ExecError::BadMetric(MetricRefusal::NoCaptureGroup { pattern, .. }) => {
+                ExecError::BadMetric(MetricRefusal::NoCaptureGroup { name: named, pattern })
+            }
             other => other,
         })?;
         Ok(Metric { name: Some(name.to_string()), ..m })
@@ -160,7 +201,7 @@ impl MetricSet {
         higher: &[String],
         file: Option<PathBuf>,
     ) -> Result<MetricSet, ExecError> {
-        let bad = |msg: String| Err(ExecError::BadMetric(msg));
+        let bad = |r: MetricRefusal| Err(ExecError::BadMetric(r));
         let mut parsed: Vec<(Option<&str>, &str)> = Vec::new();
         for v in values {
             let (name, pattern) = match split_name(v) {
@@ -169,47 +210,32 @@ impl MetricSet {
             };
             if parsed.iter().any(|(n, _)| *n == name) {
                 return match name {
-                    Some(n) => bad(format!("the metric name '{n}' is given twice")),
-                    None => bad(format!(
-                        "two unnamed metrics ('{}' and '{pattern}'): name them, e.g. --metric int=REGEX --metric fp=REGEX",
-                        parsed.iter().find(|(n, _)| n.is_none()).map_or("", |x| x.1)
+                    Some(n) => bad(MetricRefusal::NameTwice(n.to_string())),
+                    None => bad(MetricRefusal::TwoUnnamed(
+                        parsed.iter().find(|(n, _)| n.is_none()).map_or("", |x| x.1).to_string(),
+                        pattern.to_string(),
                     )),
                 };
             }
             parsed.push((name, pattern));
         }
-        let word = |n: &str| {
-            if n.is_empty() {
-                "the unnamed metric".to_string()
-            } else {
-                format!("'{n}'")
-            }
-        };
         for n in lower.iter().chain(higher) {
             let wanted = (!n.is_empty()).then_some(n.as_str());
             if !parsed.iter().any(|(name, _)| *name == wanted) {
                 return match wanted {
-                    None => bad("--higher-is-better/--lower-is-better need --metric (wall time is always lower-is-better)".into()),
-                    Some(_) => {
-                        let known: Vec<&str> = parsed.iter().filter_map(|p| p.0).collect();
-                        bad(format!(
-                            "a direction is given for {}, which no --metric NAME=REGEX names ({})",
-                            word(n),
-                            if known.is_empty() {
-                                "no metric is named".to_string()
-                            } else {
-                                format!("named: {}", known.join(", "))
-                            }
-                        ))
-                    }
+                    None => bad(MetricRefusal::DirectionWithoutMetric),
+                    Some(_) => bad(MetricRefusal::DirectionForNone {
+                        name: n.clone(),
+                        named: parsed.iter().filter_map(|p| p.0.map(str::to_string)).collect(),
+                    }),
                 };
             }
             if lower.contains(n) && higher.contains(n) {
-                return bad(format!("{} is said to be both lower- and higher-is-better", word(n)));
+                return bad(MetricRefusal::BothDirections(n.clone()));
             }
         }
         if file.is_some() && parsed.is_empty() {
-            return bad("--metric-file needs --metric (the patterns searched in the file)".into());
+            return bad(MetricRefusal::FileWithoutMetric);
         }
         // The unnamed metric first, then the named ones by name (the
         // order the records keep them in: the first one is what a run
@@ -434,9 +460,9 @@ mod tests {
         assert!(Metric::new(r"(?:a)", Direction::LowerIsBetter).is_err());
     }
 
-    fn set(values: &[&str], lower: &[&str], higher: &[&str]) -> Result<MetricSet, String> {
+    fn set(values: &[&str], lower: &[&str], higher: &[&str]) -> Result<MetricSet, ExecError> {
         let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        MetricSet::parse(&v(values), &v(lower), &v(higher), None).map_err(|e| e.to_string())
+        MetricSet::parse(&v(values), &v(lower), &v(higher), None)
     }
 
     #[test]
@@ -475,24 +501,37 @@ mod tests {
 
     #[test]
     fn bad_metric_sets_are_refused_naming_the_culprit() {
-        let e = set(&["int=i(a)", "int=i(b)"], &[], &[]).unwrap_err();
-        assert!(e.contains("the metric name 'int' is given twice"), "{e}");
-        let e = set(&["(a)", "(b)"], &[], &[]).unwrap_err();
-        assert!(e.contains("two unnamed metrics ('(a)' and '(b)')"), "{e}");
-        let e = set(&["int=i([0-9"], &[], &[]).unwrap_err();
-        assert!(e.contains("int: invalid regular expression 'i([0-9'"), "{e}");
-        let e = set(&["fp=fp: \\d+"], &[], &[]).unwrap_err();
-        assert!(e.contains("fp: 'fp: \\d+' has no capture group"), "{e}");
-        let e = set(&["int=i(a)"], &["fpp"], &[]).unwrap_err();
-        assert!(e.contains("direction is given for 'fpp'") && e.contains("named: int"), "{e}");
-        let e = set(&["int=i(a)"], &[""], &[]).unwrap_err();
-        assert!(e.contains("need --metric"), "{e}");
-        let e = set(&[], &[], &["int"]).unwrap_err();
-        assert!(e.contains("no metric is named"), "{e}");
-        let e = set(&["int=i(a)"], &["int"], &["int"]).unwrap_err();
-        assert!(e.contains("'int' is said to be both"), "{e}");
-        let e = MetricSet::parse(&[], &[], &[], Some("r.csv".into())).unwrap_err().to_string();
-        assert!(e.contains("--metric-file needs --metric"), "{e}");
+        let refused = |v: &[&str], l: &[&str], h: &[&str]| match set(v, l, h) {
+            Err(ExecError::BadMetric(r)) => r,
+            other => panic!("{other:?}"),
+        };
+        let owned = |s: &str| s.to_string();
+        assert_eq!(
+            refused(&["int=i(a)", "int=i(b)"], &[], &[]),
+            MetricRefusal::NameTwice(owned("int"))
+        );
+        let two = MetricRefusal::TwoUnnamed(owned("(a)"), owned("(b)"));
+        assert_eq!(refused(&["(a)", "(b)"], &[], &[]), two);
+        match refused(&["int=i([0-9"], &[], &[]) {
+            MetricRefusal::Invalid { name, pattern, .. } => {
+                assert_eq!((name.as_deref(), pattern.as_str()), (Some("int"), "i([0-9"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let none =
+            MetricRefusal::NoCaptureGroup { name: Some(owned("fp")), pattern: owned("fp: \\d+") };
+        assert_eq!(refused(&["fp=fp: \\d+"], &[], &[]), none);
+        let fpp = MetricRefusal::DirectionForNone { name: owned("fpp"), named: vec![owned("int")] };
+        assert_eq!(refused(&["int=i(a)"], &["fpp"], &[]), fpp);
+        assert_eq!(refused(&["int=i(a)"], &[""], &[]), MetricRefusal::DirectionWithoutMetric);
+        let int = MetricRefusal::DirectionForNone { name: owned("int"), named: vec![] };
+        assert_eq!(refused(&[], &[], &["int"]), int);
+        assert_eq!(
+            refused(&["int=i(a)"], &["int"], &["int"]),
+            MetricRefusal::BothDirections(owned("int"))
+        );
+        let e = MetricSet::parse(&[], &[], &[], Some("r.csv".into())).unwrap_err();
+        assert!(matches!(e, ExecError::BadMetric(MetricRefusal::FileWithoutMetric)), "{e:?}");
         // every refusal is the user's (exit 2)
         assert!(MetricSet::parse(&["(a)".into(), "(b)".into()], &[], &[], None)
             .unwrap_err()

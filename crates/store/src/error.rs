@@ -85,10 +85,9 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
-    /// Neither `XDG_DATA_HOME` nor `HOME` is set.
-    #[error(
-        "cannot find the data directory: neither XDG_DATA_HOME nor HOME is set (use --db PATH)"
-    )]
+    /// Neither `XDG_DATA_HOME` nor `HOME` is set: no default database
+    /// (the caller may still name one).
+    #[error("cannot find the data directory: neither XDG_DATA_HOME nor HOME is set")]
     NoDataDir,
     /// A stored run over the shape limits imports keep (written by an
     /// older numaprobe or by hand): refused rather than rebuilt in memory.

@@ -18,7 +18,7 @@ mod plan;
 pub(crate) use measure::SPREAD_TOLERANCE;
 pub use plan::{
     choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, PackageTarget, Prepared,
-    RepPolicy, Sizing, StoreMode,
+    Refusal, RepPolicy, Sizing, StoreMode,
 };
 
 use std::collections::BTreeMap;
@@ -35,6 +35,10 @@ pub enum BwError {
     /// thread count...): caught before anything is allocated.
     #[error("{0}")]
     Usage(String),
+    /// The plan asks for more than it may have, or for nothing: the values
+    /// at fault, for the front end to word against its own flags.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     /// The placement layer refused or failed (it names the node or CPU).
     #[error(transparent)]
     Place(#[from] place::PlaceError),
@@ -54,7 +58,7 @@ impl BwError {
     /// True when the user asked for something impossible (exit status 2).
     pub fn is_usage(&self) -> bool {
         match self {
-            BwError::Usage(_) | BwError::Kernel(_) => true,
+            BwError::Usage(_) | BwError::Refused(_) | BwError::Kernel(_) => true,
             BwError::Place(e) => e.is_usage(),
             _ => false,
         }

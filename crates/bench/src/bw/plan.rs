@@ -221,6 +221,39 @@ pub struct Prepared {
     pub warnings: Vec<String>,
 }
 
+/// A plan refused before anything is allocated, with the values at fault
+/// (sizes in bytes). Its own words name no flag: the front end words it
+/// against the flag that gave the value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    #[error("0 threads: at least one thread is needed")]
+    NoThreads,
+    #[error("arrays of 0 bytes: arrays need at least one page")]
+    EmptyArrays,
+    #[error("the {isa} kernels have no non-temporal stores")]
+    NoNtStores { isa: Isa },
+    #[error("the CPU list is empty")]
+    NoCpus,
+    #[error("{threads} threads are more than the {given} CPU(s) given")]
+    ThreadsOverCpus { threads: usize, given: usize },
+    #[error("CPUs {cpus} are not all on node {node}")]
+    CpusOffNode { cpus: CpuSet, node: u32 },
+    /// `usable`: the node's CPUs this process may use.
+    #[error("{threads} threads: node {node} has only {} usable CPU(s) ({usable})", .usable.len())]
+    ThreadsOverNode { threads: usize, node: u32, usable: CpuSet },
+    #[error("{threads} threads: node {node} of package {package} has only {usable} usable CPU(s)")]
+    ThreadsOverPackageNode { threads: usize, node: u32, package: u32, usable: usize },
+    /// `asked` per array, `needs` for all `arrays` (rounded up to whole
+    /// chunks), `spare` what the memory node(s) can spare and `most` the
+    /// largest array that fits.
+    #[error(
+        "{} per array x {arrays} arrays needs {}, more than the memory node(s) can spare ({}); \
+         {} per array at most",
+        binary_size(*.asked), binary_size(*.needs), binary_size(*.spare), binary_size_floor(*.most)
+    )]
+    ArraysOverSpare { asked: u64, arrays: u64, needs: u64, spare: u64, most: u64 },
+}
+
 fn usage(msg: impl Into<String>) -> BwError {
     BwError::Usage(msg.into())
 }
@@ -253,14 +286,14 @@ pub fn choose_array_bytes(
         Some(req) => {
             let (bytes, chunk) = fit(req, true);
             if bytes.saturating_mul(narrays) > cap_bytes {
-                return Err(usage(format!(
-                    "--size {} per array x {narrays} arrays needs {}, more than the memory \
-                     node(s) can spare ({}); use --size {} or less",
-                    binary_size(req),
-                    binary_size(bytes * narrays),
-                    binary_size(cap_bytes),
-                    binary_size_floor(cap_bytes / narrays / PAGE * PAGE)
-                )));
+                return Err(Refusal::ArraysOverSpare {
+                    asked: req,
+                    arrays: narrays,
+                    needs: bytes * narrays,
+                    spare: cap_bytes,
+                    most: cap_bytes / narrays / PAGE * PAGE,
+                }
+                .into());
             }
             if bytes < want {
                 warning = Some(format!(
@@ -327,11 +360,9 @@ fn node_cpus(
     cpus.sort();
     let all: Vec<u32> = cpus.into_iter().map(|(_, c)| c).collect();
     match n {
-        Some(n) if n > all.len() => Err(usage(format!(
-            "--threads {n}: node {node} has only {} usable CPU(s) ({})",
-            all.len(),
-            usable
-        ))),
+        Some(n) if n > all.len() => {
+            Err(Refusal::ThreadsOverNode { threads: n, node, usable }.into())
+        }
         Some(n) => Ok(all[..n].to_vec()),
         None => Ok(all),
     }
@@ -424,20 +455,17 @@ pub fn prepare(
 /// (`[a, b, c, d]`).
 fn check_plan(plan: &BwPlan) -> Result<[bool; 4], BwError> {
     if plan.threads == Some(0) {
-        return Err(usage("--threads 0: at least one thread is needed"));
+        return Err(Refusal::NoThreads.into());
     }
     if plan.kernels.is_empty() {
         return Err(usage("no kernel given (expected some of copy, scale, add, triad, read, write, rw3:1, rw2:1, rw1:1)"));
     }
     if plan.array_bytes == Some(0) {
-        return Err(usage("--size 0: arrays need at least one page"));
+        return Err(Refusal::EmptyArrays.into());
     }
     let ops = kernels::select(plan.isa)?;
     if plan.stores == StoreMode::Nt && !ops.has_nt() {
-        return Err(usage(format!(
-            "--stores nt: the {} kernels have no non-temporal stores (use --stores regular or another --isa)",
-            ops.isa()
-        )));
+        return Err(Refusal::NoNtStores { isa: ops.isa() }.into());
     }
     let mut arrays = [false; 4];
     for k in &plan.kernels {
@@ -536,16 +564,13 @@ impl Planner<'_> {
         cpu_node: Option<u32>,
     ) -> Result<(Vec<u32>, Option<u32>), BwError> {
         if set.is_empty() {
-            return Err(usage("--cpus: the CPU list is empty"));
+            return Err(Refusal::NoCpus.into());
         }
         self.allowed.check_cpus(set, Some(self.topo))?;
         let list: Vec<u32> = set.iter().collect();
         let list = match self.plan.threads {
             Some(n) if n > list.len() => {
-                return Err(usage(format!(
-                    "--threads {n} is more than the {} CPU(s) given with --cpus",
-                    list.len()
-                )))
+                return Err(Refusal::ThreadsOverCpus { threads: n, given: list.len() }.into())
             }
             Some(n) => list[..n].to_vec(),
             None => list,
@@ -554,7 +579,7 @@ impl Planner<'_> {
         let node = if nodes.len() == 1 { nodes.first() } else { None };
         if let Some(n) = cpu_node {
             if node != Some(n) {
-                return Err(usage(format!("--cpus {set} are not all on --cpu-node {n}")));
+                return Err(Refusal::CpusOffNode { cpus: set.clone(), node: n }.into());
             }
         }
         Ok((list, node))
@@ -676,10 +701,13 @@ impl Planner<'_> {
                 .collect();
             let take = self.plan.threads.unwrap_or(of_node.len());
             if take > of_node.len() {
-                return Err(usage(format!(
-                    "--threads {take}: node {n} of package {id} has only {} usable CPU(s)",
-                    of_node.len()
-                )));
+                return Err(Refusal::ThreadsOverPackageNode {
+                    threads: take,
+                    node: n,
+                    package: id,
+                    usable: of_node.len(),
+                }
+                .into());
             }
             cpus.extend_from_slice(&of_node[..take]);
         }
@@ -835,8 +863,15 @@ mod tests {
     fn size_beyond_what_the_node_can_spare_is_refused() {
         let err = choose_array_bytes(Some(32 * MIB), Some(1024 * MIB), 2048 * MIB, 3, 1, PAGE)
             .unwrap_err();
-        assert!(matches!(err, BwError::Usage(_)));
-        assert!(err.to_string().contains("can spare"), "{err}");
+        let want = Refusal::ArraysOverSpare {
+            asked: 1024 * MIB,
+            arrays: 3,
+            needs: 3072 * MIB,
+            spare: 2048 * MIB,
+            most: 2048 * MIB / 3 / PAGE * PAGE,
+        };
+        assert!(matches!(&err, BwError::Refused(r) if *r == want), "{err:?}");
+        assert!(err.is_usage());
     }
 
     #[test]

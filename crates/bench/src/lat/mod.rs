@@ -65,6 +65,10 @@ pub enum LatError {
     /// The request itself is wrong (unknown CPU or node, bad size...).
     #[error("{0}")]
     BadRequest(String),
+    /// A list of sizes the per-CPU sweep cannot chase (the values at
+    /// fault, for the front end to word against its own flag).
+    #[error(transparent)]
+    Sizes(#[from] per_cpu_sweep::SizesRefusal),
     /// Placement, memory or page-size trouble (names the node/CPU/size).
     #[error(transparent)]
     Place(#[from] place::PlaceError),
@@ -86,7 +90,7 @@ impl LatError {
     /// True when the user's request is at fault (the CLI exits with 2).
     pub fn is_usage(&self) -> bool {
         match self {
-            LatError::BadRequest(_) => true,
+            LatError::BadRequest(_) | LatError::Sizes(_) => true,
             LatError::Place(e) => e.is_usage(),
             _ => false,
         }

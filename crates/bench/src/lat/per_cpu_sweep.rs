@@ -137,7 +137,22 @@ pub fn plan(
     })
 }
 
-/// The sizes of `--sizes`, ascending: none missing, none repeated, each
+/// Why a list of sizes to sweep is refused (sizes in bytes).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SizesRefusal {
+    #[error("no size given to sweep")]
+    Empty,
+    #[error("size {} given twice", binary_size(*.0))]
+    Twice(u64),
+    /// `size` holds fewer than two elements of the `stride` it is chased
+    /// at (`min` bytes).
+    #[error(
+        "size {size} bytes is below the minimum of {min} bytes (two elements of stride {stride})"
+    )]
+    BelowMinimum { size: u64, min: u64, stride: u64 },
+}
+
+/// The sizes of a listed sweep, ascending: none missing, none repeated, each
 /// holding two elements of the stride it is chased at, the largest within
 /// what the node can spare (the buffer is allocated once at that size).
 fn listed_sizes(
@@ -147,22 +162,20 @@ fn listed_sizes(
     opts: &ChaseOpts,
     llc: u64,
 ) -> Result<Vec<u64>, LatError> {
-    let bad = |m: String| Err(LatError::BadRequest(format!("--sizes: {m}")));
+    let bad = |r: SizesRefusal| Err(LatError::Sizes(r));
     let mut v = list.to_vec();
     v.sort_unstable();
     if v.is_empty() {
-        return bad("no size given".into());
+        return bad(SizesRefusal::Empty);
     }
     if let Some(w) = v.windows(2).find(|w| w[0] == w[1]) {
-        return bad(format!("{} given twice", binary_size(w[0])));
+        return bad(SizesRefusal::Twice(w[0]));
     }
     for &s in &v {
         let stride = if s <= llc { opts.cache_stride_bytes } else { opts.stride_bytes } as u64;
         let min = MIN_SIZE_BYTES.max(2 * stride);
         if s < min {
-            return bad(format!(
-                "{s} bytes is below the minimum of {min} bytes (two elements of stride {stride})"
-            ));
+            return bad(SizesRefusal::BelowMinimum { size: s, min, stride });
         }
     }
     let largest = *v.last().unwrap_or(&0);
@@ -459,17 +472,19 @@ mod tests {
             listed_sizes(&t, None, &[64 << 20, 32 * k, 1 << 20], &o, llc).unwrap(),
             vec![32 * k, 1 << 20, 64 << 20]
         );
-        let err = |l: &[u64]| listed_sizes(&t, None, l, &o, llc).unwrap_err().to_string();
-        assert!(err(&[]).contains("no size"));
-        assert!(err(&[32 * k, 4 * k, 32 * k]).contains("32 KiB given twice"));
+        let err = |l: &[u64], o: &ChaseOpts| match listed_sizes(&t, None, l, o, llc) {
+            Err(LatError::Sizes(r)) => r,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(err(&[], &o), SizesRefusal::Empty);
+        assert_eq!(err(&[32 * k, 4 * k, 32 * k], &o), SizesRefusal::Twice(32 * k));
         // 4 KiB at the cache stride is fine, past the LLC 4 KiB elements need 8 KiB
         assert!(listed_sizes(&t, None, &[4 * k], &o, llc).is_ok());
-        assert!(err(&[2 * k]).contains("below the minimum of 4096"));
+        let below = SizesRefusal::BelowMinimum { size: 2 * k, min: 4096, stride: 64 };
+        assert_eq!(err(&[2 * k], &o), below);
         let big = ChaseOpts { stride_bytes: 64 * k as usize, ..o };
-        assert!(listed_sizes(&t, None, &[96 * k], &big, llc)
-            .unwrap_err()
-            .to_string()
-            .contains("two elements"));
+        let below = SizesRefusal::BelowMinimum { size: 96 * k, min: 128 * k, stride: 64 * k };
+        assert_eq!(err(&[96 * k], &big), below);
     }
 
     #[test]

@@ -137,7 +137,9 @@ fn interleave(a: InterleaveArgs, g: &Invocation) -> anyhow::Result<()> {
             let topo = Topology::discover(&SysRoot::live())?;
             let _lock = g.take_lock(a.wait, &stop)?;
             let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-            let Some(m) = bench::weights::measure_matrix(&topo, &sizing(&a), &obs, &stop)? else {
+            let Some(m) = bench::weights::measure_matrix(&topo, &sizing(&a), &obs, &stop)
+                .map_err(super::bw::worded)?
+            else {
                 anyhow::bail!("interrupted before the bandwidth matrix was complete: no advice");
             };
             ("measured now".to_string(), Kernel::Triad, m)
@@ -171,7 +173,7 @@ fn interleave(a: InterleaveArgs, g: &Invocation) -> anyhow::Result<()> {
         let topo = Topology::discover(&SysRoot::live())?;
         let _lock = g.take_lock(a.wait, &stop)?;
         let obs = super::bw::Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-        Some(bench::weights::verify(&topo, &sizing(&a), &obs, &stop)?)
+        Some(bench::weights::verify(&topo, &sizing(&a), &obs, &stop).map_err(super::bw::worded)?)
     } else {
         None
     };

@@ -227,6 +227,18 @@ struct Doc<'a> {
     impossible: Vec<analysis::impossible::Impossible>,
 }
 
+/// A bandwidth error as the user reads it (and a saved run keeps it): a
+/// refused plan worded with bw's flags, a usage error (exit status 2);
+/// anything else as the library says it.
+pub fn worded(e: bw::BwError) -> anyhow::Error {
+    match e {
+        bw::BwError::Refused(r) => {
+            anyhow::Error::new(crate::error::UsageError(console::bw::refusal(&r)))
+        }
+        e => e.into(),
+    }
+}
+
 pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     let declared = args.declare.resolve()?;
     let root = SysRoot::live();
@@ -246,7 +258,8 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         crate::declare::new_run(&root, Some(&topo), args.save.label, &declared)
     })?;
     let obs = Obs { bars: crate::progress::Bars::new(g.quiet), quiet: g.quiet };
-    let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop);
+    let outcome = bw::run_plan(&topo, &plan, &Saving { rec: rec.as_ref(), next: &obs }, &stop)
+        .map_err(worded);
     let interrupted = stop.is_stopped();
     if let Some(rec) = rec {
         rec.finish(Outcome::of(&outcome, interrupted))?.tell(g.quiet);

@@ -187,9 +187,15 @@ impl Observer for Draw<'_> {
 }
 
 /// A library error, kept whole: `main` classifies it
-/// ([`ExecError::is_usage`]: exit 2 when it is the user's request).
+/// ([`ExecError::is_usage`]: exit 2 when it is the user's request); refused
+/// metric flags worded with the flags, a usage error.
 fn to_usage(e: ExecError) -> anyhow::Error {
-    anyhow::Error::new(e)
+    match e {
+        ExecError::BadMetric(r) => {
+            anyhow::Error::new(crate::error::UsageError(console::exec::metric_refusal(&r)))
+        }
+        e => anyhow::Error::new(e),
+    }
 }
 
 /// `--keep-output KIB`: a whole number of KiB, 0 to

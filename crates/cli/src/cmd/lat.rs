@@ -274,6 +274,18 @@ struct ReportDoc<'a, R: Serialize> {
     impossible: Vec<analysis::impossible::Impossible>,
 }
 
+/// A latency error as the user reads it (and a saved run keeps it): a
+/// refused `--sizes` list worded with the flag, a usage error (exit status
+/// 2); anything else as the library says it.
+fn worded(e: lat::LatError) -> anyhow::Error {
+    match e {
+        lat::LatError::Sizes(r) => {
+            anyhow::Error::new(crate::error::UsageError(console::lat::sizes_refusal(&r)))
+        }
+        e => e.into(),
+    }
+}
+
 pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     let size = validate(&args)?;
     let declared = args.declare.resolve()?;
@@ -292,7 +304,7 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     })?;
     let saving = Saving { rec: rec.as_ref(), next: &bars };
     let ctx = Ctx { observer: &saving, stop: &stop, timing };
-    let outcome = lat::experiment::run(&topo, &exp, &opts, &ctx);
+    let outcome = lat::experiment::run(&topo, &exp, &opts, &ctx).map_err(worded);
     let stopped = stop.is_stopped();
     if let Some(rec) = rec {
         rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);
@@ -347,7 +359,7 @@ fn check_sweep(
     opts: &ChaseOpts,
     timing: &lat::Timing,
 ) -> anyhow::Result<()> {
-    let plan = lat::per_cpu_sweep::plan(topo, spec, opts, timing)?;
+    let plan = lat::per_cpu_sweep::plan(topo, spec, opts, timing).map_err(worded)?;
     let text = lat::per_cpu_sweep::plan_text(&plan);
     if plan.estimate_s > lat::per_cpu_sweep::LONG_SWEEP.as_secs_f64() && !args.yes {
         usage!("{text}: over an hour; lower --max-cpus, --size or --sizes, or give --yes");

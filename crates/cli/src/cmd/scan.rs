@@ -107,7 +107,7 @@ fn plan(
     let page = place::base_page_size() as u64;
     let sized = match scan::sizing(&mem, a.size, a.chunk, cpus.len(), page) {
         Ok(s) => s,
-        Err(e) => usage!("{e}"),
+        Err(e) => usage!("{}", console::scan::refusal(&e)),
     };
     if let Some(w) = &sized.smaller_chunk {
         g.warn(w);
