@@ -218,3 +218,42 @@ fn the_expectations_source_is_named_alike_in_json_and_text() {
         assert!(last.ends_with(&format!(" from {word}: OK")), "{args:?}: {text}");
     }
 }
+
+/// The measuring lock's two lines, word for word: the refusal of a
+/// command that would not wait (what to do next: `--wait`), and the line
+/// saying whom `--wait` waits for.
+#[test]
+fn the_measuring_locks_refusal_and_waiting_lines_word_for_word() {
+    let path = private_lock("place");
+    let held = lock::MeasureLock::acquire_at(&path).unwrap();
+    let me = std::process::id();
+    let a = Command::cargo_bin("numaprobe")
+        .unwrap()
+        .env("NUMAPROBE_LOCK", &path)
+        .args(["place", "--size", "1M"])
+        .assert()
+        .code(1);
+    let want = format!(
+        "numaprobe: error: another numaprobe measurement is running on this machine (held by PID \
+         {me}; lock {}); wait for it to finish or use --wait (from a terminal numaprobe waits up \
+         to 10 min by itself)",
+        path.display()
+    );
+    assert!(stderr_of(&a).lines().any(|l| l == want), "{}", stderr_of(&a));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numaprobe"))
+        .env("NUMAPROBE_LOCK", &path)
+        .args(["place", "--size", "1M", "--wait"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut err, &mut first).unwrap();
+    drop(held);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        first,
+        format!("numaprobe: waiting for the measuring numaprobe (PID {me}) to finish...\n")
+    );
+}
