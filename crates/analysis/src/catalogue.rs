@@ -42,7 +42,7 @@ pub use crate::metric_id::{
 };
 use crate::metrics::{lat_matrix, metrics, MetricKey};
 use crate::scope;
-pub use crate::scope::{Missing, DERIVED_FROM_CELLS, DERIVED_FROM_MACHINE};
+pub use crate::scope::{DerivedFrom, Missing};
 
 /// One metric of the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -111,7 +111,7 @@ impl MetricDef {
     }
 
     /// Why a configuration of this layout cannot have the metric.
-    pub fn impossible(&self, layout: &Layout) -> Option<String> {
+    pub fn impossible(&self, layout: &Layout) -> Option<crate::layout::NotApplicable> {
         layout.impossible(self.relation)
     }
 }
@@ -263,10 +263,10 @@ pub struct MetricValue {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
     /// How the value was obtained when it was not measured at the
-    /// metric's scope ([`scope::DERIVED_FROM_CELLS`]): shown, never judged
-    /// against a measured value, never deciding a pick.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub derived: Option<String>,
+    /// metric's scope ([`DerivedFrom`]): shown, never judged against a
+    /// measured value, never deciding a pick.
+    #[serde(skip)]
+    pub derived: Option<DerivedFrom>,
 }
 
 impl MetricValue {
@@ -508,7 +508,7 @@ impl ByRelation {
 struct Collected<'l> {
     layout: &'l Layout,
     out: Vec<MetricValue>,
-    derived: Vec<(Fixed, &'static str)>,
+    derived: Vec<(Fixed, DerivedFrom)>,
 }
 
 impl Collected<'_> {
@@ -670,7 +670,7 @@ impl Collected<'_> {
         for m in &mut self.out {
             if let MetricId::Fixed(f) = m.def.id {
                 if let Some((_, how)) = self.derived.iter().find(|(x, _)| *x == f) {
-                    m.derived = Some(how.to_string());
+                    m.derived = Some(*how);
                 }
             }
         }

@@ -257,26 +257,40 @@ impl Layout {
         }
     }
 
-    /// Why a figure of `relation` cannot exist under this layout, in the
-    /// user's words; `None` when it can.
-    pub fn impossible(&self, relation: Relation) -> Option<String> {
+    /// Why a figure of `relation` cannot exist under this layout; `None`
+    /// when it can.
+    pub fn impossible(&self, relation: Relation) -> Option<NotApplicable> {
         match relation {
             Relation::OtherPackage | Relation::OtherNode if self.os_nodes <= 1 => {
-                Some("one OS node: no remote memory to measure".into())
+                Some(NotApplicable::NoRemoteMemory)
             }
-            Relation::OtherPackage if self.packages == 1 => {
-                Some("one package: no other package's memory".into())
-            }
+            Relation::OtherPackage if self.packages == 1 => Some(NotApplicable::OnePackage),
             Relation::SamePackage if self.os_nodes <= 1 => {
-                Some("one OS node: no other node in the package".into())
+                Some(NotApplicable::NoOtherNodeOnOneOsNode)
             }
             Relation::SamePackage if self.packages > 1 && self.cpu_nodes <= self.packages => {
-                Some("one node per package: no other node in the package".into())
+                Some(NotApplicable::NoOtherNodeInPackage)
             }
             Relation::MemoryTier if self.from_topology && self.memory_only.is_empty() => {
-                Some("no memory-only node".into())
+                Some(NotApplicable::NoMemoryOnlyNode)
             }
             _ => None,
         }
     }
+}
+
+/// Why a figure of a [`Relation`] cannot exist under a [`Layout`]
+/// ([`Layout::impossible`]): the front ends word it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotApplicable {
+    /// Remote memory (another package's or node's) under one OS node.
+    NoRemoteMemory,
+    /// Another package's memory on a machine of one package.
+    OnePackage,
+    /// Another node of the package under one OS node.
+    NoOtherNodeOnOneOsNode,
+    /// Another node of the package with one node per package.
+    NoOtherNodeInPackage,
+    /// A memory-only node where the topology shows none.
+    NoMemoryOnlyNode,
 }

@@ -2,7 +2,7 @@
 //! `bw-cross-package` and `lat-package` steps measured (records of mode
 //! `package`, each with its [`results::scope::Scope`]), and, for runs
 //! without them, the figures derived from cells measured one at a time,
-//! each labelled so ([`DERIVED_FROM_CELLS`]).
+//! each labelled so ([`DerivedFrom::Cells`]).
 //!
 //! A package's bandwidth is what its CPUs move all at once: the cores'
 //! outstanding misses, the channels and the socket link bind together, so
@@ -24,20 +24,27 @@ use crate::data::{pick_kernel, RunData};
 use crate::layout::Layout;
 use crate::metric_id::Fixed;
 
-/// The label of a figure summed or averaged from matrix cells (or a
-/// node's local figures), each measured alone.
-pub const DERIVED_FROM_CELLS: &str = "derived from cells measured one at a time";
-/// The label of a per-package figure taken as the whole machine's figure
-/// divided by its packages.
-pub const DERIVED_FROM_MACHINE: &str =
-    "derived from the whole machine's figure shared equally by its packages";
+/// How a figure not measured at its metric's scope was derived: the
+/// front ends word it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DerivedFrom {
+    /// Summed or averaged from matrix cells (or a node's local figures),
+    /// each measured alone.
+    Cells,
+    /// A per-package figure measured with one package's CPUs alone on
+    /// memory the other packages' CPUs also read.
+    PackageAlone,
+    /// A per-package figure taken as the whole machine's figure divided by
+    /// its packages.
+    Machine,
+}
 
 /// A figure of a run and, when it was not measured at its metric's
 /// scope, how it was derived.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Figure {
     pub value: f64,
-    pub derived: Option<&'static str>,
+    pub derived: Option<DerivedFrom>,
 }
 
 impl Figure {
@@ -45,7 +52,7 @@ impl Figure {
         Figure { value, derived: None }
     }
 
-    fn derived(value: f64, how: &'static str) -> Figure {
+    fn derived(value: f64, how: DerivedFrom) -> Figure {
         Figure { value, derived: Some(how) }
     }
 }
@@ -166,11 +173,6 @@ fn every_pair(found: &BTreeSet<(u32, u32)>, layout: &Layout) -> bool {
     !need.is_empty() && need.iter().all(|p| found.contains(p))
 }
 
-/// The label of a per-package figure measured with one package's CPUs
-/// alone on memory the other packages' CPUs also read.
-pub const DERIVED_FROM_PACKAGE_ALONE: &str =
-    "derived from one package measured alone on memory every package shares";
-
 /// Per package, its CPUs on its own memory, each thread's pages on its
 /// own node, every package at once: the mean over packages of
 /// `bw-package`'s figures, every package measured (with NUMA on a
@@ -183,10 +185,10 @@ pub const DERIVED_FROM_PACKAGE_ALONE: &str =
 /// CPU at once, each thread on the memory the OS gives) divided by the
 /// packages, which is the mean over packages of what each moves while
 /// all stream, and the package records are only a fallback
-/// ([`DERIVED_FROM_PACKAGE_ALONE`]). Without package records: one
+/// ([`DerivedFrom::PackageAlone`]). Without package records: one
 /// package's `bw global` (the same measurement), else the whole machine's
-/// figure divided by the packages ([`DERIVED_FROM_MACHINE`]), else the sum
-/// of each package's nodes' local figures ([`DERIVED_FROM_CELLS`], every
+/// figure divided by the packages ([`DerivedFrom::Machine`]), else the sum
+/// of each package's nodes' local figures ([`DerivedFrom::Cells`], every
 /// node measured).
 pub fn local_bw_per_package(
     d: &RunData,
@@ -199,7 +201,7 @@ pub fn local_bw_per_package(
             return Some(Figure::measured(g.best_gbs / layout.packages as f64));
         }
         if let Some(v) = own {
-            return Some(Figure::derived(v, DERIVED_FROM_PACKAGE_ALONE));
+            return Some(Figure::derived(v, DerivedFrom::PackageAlone));
         }
     }
     if let Some(v) = own {
@@ -209,7 +211,7 @@ pub fn local_bw_per_package(
         match layout.packages {
             1 => return Some(Figure::measured(g.best_gbs)),
             p if p > 1 => {
-                return Some(Figure::derived(g.best_gbs / p as f64, DERIVED_FROM_MACHINE))
+                return Some(Figure::derived(g.best_gbs / p as f64, DerivedFrom::Machine))
             }
             _ => {}
         }
@@ -240,7 +242,7 @@ pub fn local_bw_per_package(
         });
         return None;
     }
-    mean(&sums).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+    mean(&sums).map(|v| Figure::derived(v, DerivedFrom::Cells))
 }
 
 /// Per package, its CPUs on its own memory interleaved over its own
@@ -256,7 +258,7 @@ pub fn pkg_interleave_bw(d: &RunData, layout: &Layout) -> Option<f64> {
 /// `bw-cross-package`'s figures, every pair measured. Without them, for
 /// each ordered pair the sum over the first package's CPU nodes of each
 /// node's mean cell into the second package's nodes, the mean over pairs
-/// ([`DERIVED_FROM_CELLS`]; every such cell measured).
+/// ([`DerivedFrom::Cells`]; every such cell measured).
 pub fn cross_bw_per_package(
     d: &RunData,
     cells: &BTreeMap<(u32, u32), f64>,
@@ -305,7 +307,7 @@ pub fn cross_bw_per_package(
         });
         return None;
     }
-    mean(&pairs).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+    mean(&pairs).map(|v| Figure::derived(v, DerivedFrom::Cells))
 }
 
 /// From a CPU of each package, the latency to memory interleaved over its
@@ -331,7 +333,7 @@ pub fn cross_pkg_lat(d: &RunData, layout: &Layout) -> Option<f64> {
 ///    packages (every package to every package measured);
 /// 2. else `lat interleave`'s chase over every node with CPUs and memory
 ///    (one CPU, measured directly);
-/// 3. else from the cells ([`DERIVED_FROM_CELLS`]): each CPU node's mean
+/// 3. else from the cells ([`DerivedFrom::Cells`]): each CPU node's mean
 ///    cell over the DRAM nodes, the mean over CPU nodes, every such cell
 ///    measured; nothing with only local cells (it would pass the local
 ///    latency for the spread one).
@@ -416,7 +418,7 @@ pub fn spread_lat(
         });
         return None;
     }
-    mean(&means).map(|v| Figure::derived(v, DERIVED_FROM_CELLS))
+    mean(&means).map(|v| Figure::derived(v, DerivedFrom::Cells))
 }
 
 #[cfg(test)]
@@ -424,7 +426,7 @@ mod tests {
     use super::*;
     use crate::catalogue::{catalogue_and_missing, MetricValue};
     use crate::data::tests::{rec, run_of};
-    use crate::study::{Floors, GroupInput, Study, StudyNote};
+    use crate::study::{Floors, GroupDerived, GroupInput, RowDerived, Study, StudyNote};
     use results::run::{LoadedRun, RunId};
     use results::runstats::{Criteria, GroupVerdict};
     use serde_json::json;
@@ -517,12 +519,12 @@ mod tests {
             }
         }
         let (c, _) = catalogue_and_missing(&run(&t, recs.clone()));
-        let derived = |c: &[MetricValue], id: &str| get(c, id).and_then(|m| m.derived.clone());
+        let derived = |c: &[MetricValue], id: &str| get(c, id).and_then(|m| m.derived);
         // without package records: the sums of cells, labelled
         assert_eq!(get(&c, "local_bw_pkg_gbs").map(|m| m.value), Some(200.0));
-        assert_eq!(derived(&c, "local_bw_pkg_gbs").as_deref(), Some(DERIVED_FROM_CELLS));
+        assert_eq!(derived(&c, "local_bw_pkg_gbs"), Some(DerivedFrom::Cells));
         assert_eq!(get(&c, "cross_pkg_bw_gbs").map(|m| m.value), Some(60.0));
-        assert_eq!(derived(&c, "cross_pkg_bw_gbs").as_deref(), Some(DERIVED_FROM_CELLS));
+        assert_eq!(derived(&c, "cross_pkg_bw_gbs"), Some(DerivedFrom::Cells));
         assert!(get(&c, "pkg_interleave_bw_gbs").is_none());
         recs.extend([
             bw_pkg(0, 0, "bind-per-node", "0-1", 150.0),
@@ -558,7 +560,7 @@ mod tests {
         ];
         let (c, _) = catalogue_and_missing(&run(&t, recs));
         let m = get(&c, "local_bw_pkg_gbs").unwrap();
-        assert_eq!((m.value, m.derived.as_deref()), (95.0, Some(DERIVED_FROM_CELLS)));
+        assert_eq!((m.value, m.derived), (95.0, Some(DerivedFrom::Cells)));
         assert!(get(&c, "cross_pkg_bw_gbs").is_none());
         assert!(get(&c, "pkg_lat_ns").is_none());
         assert!(get(&c, "cross_pkg_lat_ns").is_none());
@@ -585,7 +587,7 @@ mod tests {
         ]);
         let (c, _) = catalogue_and_missing(&run(&t, recs));
         let s = get(&c, "spread_lat_ns").unwrap();
-        assert_eq!((s.value, s.derived.as_deref()), (110.0, None));
+        assert_eq!((s.value, s.derived), (110.0, None));
         assert_eq!(get(&c, "pkg_lat_ns").map(|m| m.value), Some(82.0));
         assert_eq!(get(&c, "cross_pkg_lat_ns").map(|m| m.value), Some(138.0));
         // `lat interleave`'s point when there are no chases
@@ -600,7 +602,7 @@ mod tests {
         cells.push(point);
         let (c, _) = catalogue_and_missing(&run(&t, cells));
         let s = get(&c, "spread_lat_ns").unwrap();
-        assert_eq!((s.value, s.derived.as_deref()), (117.0, None));
+        assert_eq!((s.value, s.derived), (117.0, None));
     }
 
     /// SNC4 on two sockets (8 nodes): node 0's row holds 5 of its 8
@@ -620,7 +622,7 @@ mod tests {
         let (c, missing) = catalogue_and_missing(&run(&t, full.clone()));
         assert!(missing.is_empty());
         let s = get(&c, "spread_lat_ns").unwrap();
-        assert_eq!(s.derived.as_deref(), Some(DERIVED_FROM_CELLS));
+        assert_eq!(s.derived, Some(DerivedFrom::Cells));
         assert!((s.value - (80.0 + 3.0 * 95.0 + 4.0 * 140.0) / 8.0).abs() < 1e-9, "{}", s.value);
         let part: Vec<results::Record> = (0..8u32)
             .flat_map(|c| (0..8u32).map(move |m| (c, m)))
@@ -656,13 +658,13 @@ mod tests {
         recs.push(global);
         let (c, _) = catalogue_and_missing(&run(&t, recs));
         let m = get(&c, "local_bw_pkg_gbs").unwrap();
-        assert_eq!((m.value, m.derived.as_deref()), (50.0, None));
+        assert_eq!((m.value, m.derived), (50.0, None));
         assert_eq!(get(&c, "pkg_interleave_bw_gbs").map(|m| m.value), Some(71.0));
         assert!(get(&c, "cross_pkg_bw_gbs").is_none());
 
         let (c, _) = catalogue_and_missing(&run(&t, alone));
         let m = get(&c, "local_bw_pkg_gbs").unwrap();
-        assert_eq!((m.value, m.derived.as_deref()), (71.0, Some(DERIVED_FROM_PACKAGE_ALONE)));
+        assert_eq!((m.value, m.derived), (71.0, Some(DerivedFrom::PackageAlone)));
     }
 
     fn study_run(id: i64, label: &str, pkg: Option<(f64, f64)>, cells: (f64, f64)) -> LoadedRun {
@@ -719,11 +721,11 @@ mod tests {
         );
         let m = s.metrics.iter().find(|m| m.metric == "cross_pkg_bw_gbs").unwrap();
         assert_eq!(m.groups[0].derived, None);
-        assert_eq!(m.groups[1].derived.as_deref(), Some(DERIVED_FROM_CELLS));
+        let cells = GroupDerived { from: vec![DerivedFrom::Cells], runs: None };
+        assert_eq!(m.groups[1].derived, Some(cells.clone()));
         assert_eq!(m.groups[1].verdict, None, "no verdict across measured and derived");
         assert!(m.pairs[0][1].is_none() && m.pairs[1][0].is_none());
-        assert_eq!(m.derived.as_deref(), Some("derived from cells measured one at a time: B"));
-        assert!(m.name.ends_with("(derived from cells measured one at a time: B)"), "{}", m.name);
+        assert_eq!(m.derived, Some(RowDerived { how: vec![cells], named: Some(vec![1]) }));
         assert!(
             s.notes.iter().any(|n| matches!(n, StudyNote::MixedScope { metric, measured, derived }
                 if *metric == "cross_pkg_bw_gbs" && measured == &[0] && derived == &[1])),

@@ -9,7 +9,9 @@
 use std::io::Read;
 
 use analysis::catalogue::LOCAL_BW_PKG;
-use analysis::study::{Floors, ForWhom, GroupInput, Next, Reason, Study, StudyNote, StudyWarning};
+use analysis::study::{
+    Floors, ForWhom, GroupInput, Next, Reason, SettingValue, Study, StudyNote, StudyWarning,
+};
 use results::context::Reading;
 use results::profile::Profile;
 use results::run::{LoadedRun, RunId, RunStatus, StoredRecord};
@@ -327,7 +329,9 @@ fn synthetic_groups_with_known_effects() {
     assert!(
         a.differs.iter().any(|&i| {
             let d = &s.settings_diff[i];
-            d.setting == "thp_enabled" && d.values == ["madvise", "always"]
+            d.setting == "thp_enabled"
+                && d.values
+                    == [SettingValue::One("madvise".into()), SettingValue::One("always".into())]
         }),
         "{:?}",
         hpc.against
@@ -482,7 +486,7 @@ fn a_setting_that_hides_numa_is_named_with_its_per_cpu_evidence() {
     assert_eq!(r.reasons, [Reason::HidesNuma { group: 1 }]);
     // The settings diff shows the command-line option that did it.
     let d = s.settings_diff.iter().find(|d| d.setting == "cmdline_options.numa").unwrap();
-    assert_eq!(d.values, vec!["-".to_string(), "off".to_string()]);
+    assert_eq!(d.values, vec![SettingValue::Unset, SettingValue::One("off".into())]);
 }
 
 /// Floors cut each configuration's runs into consecutive blocks, so their

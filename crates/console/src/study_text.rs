@@ -14,6 +14,7 @@ use comfy_table::ContentArrangement;
 use report::study::sentences::{
     bracketed_text, left_out, merged_recommendations, same_as_line, LeftOut,
 };
+use report::study::words::{not_applicable, row_name, setting_value};
 use report::study::{group_name, GroupNoise};
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
@@ -62,11 +63,12 @@ fn explanations(study: &Study, m: &StudyMetric, i: usize) -> Vec<String> {
     let mut out = Vec::new();
     let Some(v) = c.verdict else {
         let base = &study.groups[study.baseline].label;
-        let na = match (&c.not_applicable, &m.groups[study.baseline].not_applicable) {
-            (Some(w), _) => Some(format!("not comparable: {w}")),
-            (None, Some(w)) => {
-                Some(format!("not comparable: the baseline {base} cannot have it: {w}"))
-            }
+        let na = match (c.not_applicable, m.groups[study.baseline].not_applicable) {
+            (Some(w), _) => Some(format!("not comparable: {}", not_applicable(w))),
+            (None, Some(w)) => Some(format!(
+                "not comparable: the baseline {base} cannot have it: {}",
+                not_applicable(w)
+            )),
             _ => None,
         };
         let layouts = (study.layouts.get(i), study.layouts.get(study.baseline));
@@ -247,7 +249,7 @@ fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<St
         let mut t = table(header, layout);
         for d in &study.settings_diff {
             let mut row = vec![d.setting.clone()];
-            row.extend(d.values.iter().map(|v| clip_words(v, 60)));
+            row.extend(d.values.iter().map(|v| clip_words(&setting_value(v), 60)));
             t.add_row(row);
         }
         out.push(fitted(&t, layout));
@@ -262,7 +264,7 @@ fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<St
                 study
                     .settings_same
                     .iter()
-                    .map(|(k, v)| report::study::same_setting_text(k, v))
+                    .map(|(k, v)| report::study::same_setting_text(k, &setting_value(v)))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -383,7 +385,8 @@ fn figure_cells(
 ) -> (Vec<String>, bool) {
     let marked = (0..study.groups.len())
         .any(|i| report::study::marked_runs(study, &m.metric, i).next().is_some());
-    let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+    let mut row =
+        vec![format!("{} ({}){}", row_name(study, m), m.unit, if marked { " !" } else { "" })];
     let mut any_best = false;
     let figs = report::study::row_figs(study, m, noise);
     for (i, c) in m.groups.iter().enumerate() {
@@ -514,7 +517,7 @@ fn left_out_lines(study: &Study, skipped: &[(usize, LeftOut)], w: usize, out: &m
         let only: Vec<String> = skipped
             .iter()
             .filter(|(_, r)| *r == LeftOut::OneGroupOnly(g))
-            .map(|(k, _)| study.metrics[*k].name.clone())
+            .map(|(k, _)| row_name(study, &study.metrics[*k]))
             .collect();
         if !only.is_empty() {
             out.push(wrap(

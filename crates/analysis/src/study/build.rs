@@ -12,8 +12,8 @@ use super::floors::{Floors, LevelShift};
 use super::recommend::recommend;
 use super::rows::RowMaker;
 use super::{
-    impossible_of, settings_of, GroupInput, HiddenNuma, SettingDiff, Study, StudyGroup, StudyNote,
-    StudyWarning,
+    impossible_of, settings_of, GroupInput, HiddenNuma, SettingDiff, SettingValue, Study,
+    StudyGroup, StudyNote, StudyWarning,
 };
 use crate::catalogue;
 use crate::data::RunData;
@@ -57,7 +57,7 @@ impl Study {
         let derivation = Derivation::of(groups);
         notes.extend(derivation.missing_notes(&infos));
         let maker = RowMaker::new(groups, baseline, policy, floors, &layouts, &derivation);
-        let (rows, from_one_run) = maker.rows(&infos, &mut notes);
+        let (rows, from_one_run) = maker.rows(&mut notes);
         notes.extend(derivation.why_notes(&infos));
         notes.extend(one_exec_call_note(&from_one_run, &infos));
         notes.extend(node_size_notes(&rows, &layouts, &infos));
@@ -107,7 +107,7 @@ fn group_of(
     index: usize,
     g: &GroupInput,
     warnings: &mut Vec<StudyWarning>,
-) -> (StudyGroup, BTreeMap<String, String>) {
+) -> (StudyGroup, BTreeMap<String, SettingValue>) {
     let labels: BTreeSet<Option<&str>> =
         g.runs.iter().map(|r| r.summary.label.as_deref()).collect();
     let label = match labels.iter().next() {
@@ -161,21 +161,21 @@ fn group_of(
     (info, merged)
 }
 
-/// The settings of a group's runs, one value each (`mixed (a | b)` where
-/// the runs disagree), and the settings that differ inside the group.
-fn merged_settings(runs: &[LoadedRun]) -> (BTreeMap<String, String>, Vec<String>) {
+/// The settings of a group's runs, one value each (mixed where the runs
+/// disagree), and the settings that differ inside the group.
+fn merged_settings(runs: &[LoadedRun]) -> (BTreeMap<String, SettingValue>, Vec<String>) {
     let per_run: Vec<BTreeMap<String, String>> = runs.iter().map(settings_of).collect();
     let keys: BTreeSet<&String> = per_run.iter().flat_map(|m| m.keys()).collect();
     let mut merged = BTreeMap::new();
     let mut inner_diff = Vec::new();
     for k in keys {
-        let vals: BTreeSet<&str> =
-            per_run.iter().map(|m| m.get(k).map(String::as_str).unwrap_or("-")).collect();
-        let v = if vals.len() == 1 {
-            vals.iter().next().map(|s| s.to_string()).unwrap_or_default()
-        } else {
-            inner_diff.push(k.clone());
-            format!("mixed ({})", vals.into_iter().collect::<Vec<_>>().join(" | "))
+        let vals: BTreeSet<Option<&String>> = per_run.iter().map(|m| m.get(k)).collect();
+        let v = match vals.iter().next() {
+            Some(Some(one)) if vals.len() == 1 => SettingValue::One(one.to_string()),
+            _ => {
+                inner_diff.push(k.clone());
+                SettingValue::Mixed(vals.into_iter().map(|v| v.cloned()).collect())
+            }
         };
         merged.insert(k.clone(), v);
     }
@@ -244,9 +244,9 @@ fn machines_warning(groups: &[GroupInput], count: usize) -> StudyWarning {
 /// their value.
 fn compare_settings(
     groups: &[GroupInput],
-    settings: &[BTreeMap<String, String>],
+    settings: &[BTreeMap<String, SettingValue>],
     across_machines: bool,
-) -> (Vec<SettingDiff>, Vec<(String, String)>) {
+) -> (Vec<SettingDiff>, Vec<(String, SettingValue)>) {
     let keys: BTreeSet<&String> = settings.iter().flat_map(|m| m.keys()).collect();
     let mut settings_diff = Vec::new();
     let mut settings_same = Vec::new();
@@ -256,16 +256,15 @@ fn compare_settings(
             values: groups
                 .iter()
                 .map(|g| {
-                    let d: BTreeSet<&str> =
-                        g.runs.iter().map(|r| r.summary.machine.as_str()).collect();
-                    d.into_iter().collect::<Vec<_>>().join(" | ")
+                    let d: BTreeSet<&String> = g.runs.iter().map(|r| &r.summary.machine).collect();
+                    SettingValue::Machines(d.into_iter().cloned().collect())
                 })
                 .collect(),
         });
     }
     for k in keys {
-        let values: Vec<String> =
-            settings.iter().map(|m| m.get(k).cloned().unwrap_or_else(|| "-".into())).collect();
+        let values: Vec<SettingValue> =
+            settings.iter().map(|m| m.get(k).cloned().unwrap_or(SettingValue::Unset)).collect();
         if values.iter().all(|v| *v == values[0]) {
             settings_same.push((k.clone(), values[0].clone()));
         } else {

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalogue::MetricId;
 use crate::data::RunData;
-use crate::scope::Missing;
+use crate::scope::{DerivedFrom, Missing};
 
-use super::StudyNote;
+use super::{GroupDerived, RowDerived, StudyNote};
 
 /// What a study's runs derived instead of measuring at the metric's
 /// scope, and which figures they left out for missing cells: the labels
@@ -22,7 +22,7 @@ pub struct Derivation {
 #[derive(Debug, Clone, Default)]
 struct RunDerivation {
     /// Metric id -> how it was derived.
-    derived: BTreeMap<MetricId, String>,
+    derived: BTreeMap<MetricId, DerivedFrom>,
     /// Every metric id the run has.
     has: BTreeSet<MetricId>,
     missing: Vec<Missing>,
@@ -43,7 +43,7 @@ impl Derivation {
                         RunDerivation {
                             derived: values
                                 .iter()
-                                .filter_map(|m| Some((m.def.id.clone(), m.derived.clone()?)))
+                                .filter_map(|m| Some((m.def.id.clone(), m.derived?)))
                                 .collect(),
                             has: values.iter().map(|m| m.def.id.clone()).collect(),
                             missing,
@@ -60,50 +60,42 @@ impl Derivation {
     /// of the group that has it measured it; with some runs measured and
     /// some derived, which runs were derived (the group is then derived
     /// too: one figure never mixes the two silently).
-    pub fn of_group(&self, g: usize, key: &MetricId) -> Option<String> {
+    pub fn of_group(&self, g: usize, key: &MetricId) -> Option<GroupDerived> {
         let runs = self.runs.get(g)?;
         let with: Vec<&RunDerivation> = runs.iter().filter(|r| r.has.contains(key)).collect();
-        let hows: BTreeSet<&str> =
-            with.iter().filter_map(|r| r.derived.get(key).map(String::as_str)).collect();
+        let from: BTreeSet<DerivedFrom> =
+            with.iter().filter_map(|r| r.derived.get(key).copied()).collect();
         let n = with.iter().filter(|r| r.derived.contains_key(key)).count();
         if n == 0 {
             return None;
         }
-        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
-        Some(if n == with.len() { how } else { format!("{how} in {n} of its {} runs", with.len()) })
+        let runs = (n != with.len()).then_some((n, with.len()));
+        Some(GroupDerived { from: from.into_iter().collect(), runs })
     }
 
-    /// The label of a row whose groups' values are `derived` (one per
-    /// group): the derivation where every group that has the metric
-    /// derived it the same way, else naming the derived groups; `None`
-    /// when none is derived.
-    pub fn row(
-        &self,
-        key: &MetricId,
-        derived: &[Option<String>],
-        infos: &[super::StudyGroup],
-    ) -> Option<String> {
-        let hows: BTreeSet<&str> = derived.iter().flatten().map(String::as_str).collect();
-        if hows.is_empty() {
+    /// How a row whose groups' values are `derived` (one per group) was
+    /// derived: the groups' derivations, and the derived groups named
+    /// where another group measured the metric; `None` when none is
+    /// derived.
+    pub fn row(&self, key: &MetricId, derived: &[Option<GroupDerived>]) -> Option<RowDerived> {
+        let mut how: Vec<GroupDerived> = Vec::new();
+        for d in derived.iter().flatten() {
+            if !how.contains(d) {
+                how.push(d.clone());
+            }
+        }
+        if how.is_empty() {
             return None;
         }
-        let how = hows.into_iter().collect::<Vec<_>>().join("; ");
-        let measured = self.measured_groups(key, derived);
-        if measured.is_empty() {
-            return Some(how);
-        }
-        let groups: Vec<&str> = derived
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.is_some())
-            .map(|(g, _)| infos[g].label.as_str())
-            .collect();
-        Some(format!("{how}: {}", groups.join(", ")))
+        let named = (!self.measured_groups(key, derived).is_empty()).then(|| {
+            derived.iter().enumerate().filter(|(_, d)| d.is_some()).map(|(g, _)| g).collect()
+        });
+        Some(RowDerived { how, named })
     }
 
     /// The groups that have metric `key` and measured it (`derived`
     /// `None`).
-    fn measured_groups(&self, key: &MetricId, derived: &[Option<String>]) -> Vec<usize> {
+    fn measured_groups(&self, key: &MetricId, derived: &[Option<GroupDerived>]) -> Vec<usize> {
         derived
             .iter()
             .enumerate()
@@ -117,7 +109,11 @@ impl Derivation {
 
     /// The note of a metric some groups measured and others derived:
     /// shown side by side, not judged across.
-    pub fn mixed_note(&self, key: &MetricId, derived: &[Option<String>]) -> Option<StudyNote> {
+    pub fn mixed_note(
+        &self,
+        key: &MetricId,
+        derived: &[Option<GroupDerived>],
+    ) -> Option<StudyNote> {
         let d: Vec<usize> =
             derived.iter().enumerate().filter(|(_, d)| d.is_some()).map(|(g, _)| g).collect();
         let m = self.measured_groups(key, derived);

@@ -118,11 +118,26 @@ pub struct FloorSource {
 }
 
 /// A setting that differs between groups.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SettingDiff {
     pub setting: String,
-    /// One per group (`mixed (a | b)` when a group's runs disagree).
-    pub values: Vec<String>,
+    /// One per group.
+    pub values: Vec<SettingValue>,
+}
+
+/// A setting's value in one group of a study: the front ends word it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingValue {
+    /// No run of the group records the setting.
+    Unset,
+    /// Every run of the group holds this value.
+    One(String),
+    /// The group's runs disagree: the values they hold, each once, in
+    /// order (`None`: runs that do not record the setting).
+    Mixed(Vec<Option<String>>),
+    /// The names of the machines the group's runs ran on, each once, in
+    /// order (the `machine` row of a study across machines).
+    Machines(Vec<String>),
 }
 
 /// One metric of one group against the baseline group.
@@ -157,9 +172,9 @@ pub struct GroupMetric {
     /// the size that would give an interval (percent) is larger than the
     /// change. Alternate the settings' runs instead.
     pub more_runs_held_by_floor_pct: Option<f64>,
-    /// Why this group cannot have the metric (`one OS node: no remote
-    /// memory`); `None` where it can.
-    pub not_applicable: Option<String>,
+    /// Why this group cannot have the metric (one OS node: no remote
+    /// memory); `None` where it can. The front ends word it.
+    pub not_applicable: Option<crate::layout::NotApplicable>,
     /// The bracketed runs the verdict rests on (basis `bracketed`: runs of
     /// one group with runs of the other on both sides of them).
     pub brackets: Option<usize>,
@@ -171,10 +186,10 @@ pub struct GroupMetric {
     /// alternated, or too few runs to bracket).
     pub undecided_because: Option<Undecided>,
     /// How the group's value was derived when some of its runs did not
-    /// measure the metric at its scope (`derived from cells measured one
-    /// at a time`): it is never judged against a measured group and never
+    /// measure the metric at its scope (from cells measured one at a
+    /// time): it is never judged against a measured group and never
     /// decides a pick.
-    pub derived: Option<String>,
+    pub derived: Option<GroupDerived>,
 }
 
 /// One group judged against another on one metric (the pairwise verdicts
@@ -197,6 +212,8 @@ pub struct StudyMetric {
     /// Stable id from the catalogue (`local_bw_gbs`, `thread_lat_ns`,
     /// `per_cpu_split_to_node0`, `exec_metric`, ...).
     pub metric: MetricId,
+    /// The catalogue's name (the front ends follow it with how the row was
+    /// derived, [`StudyMetric::derived`]).
     pub name: String,
     pub unit: String,
     pub higher_is_better: bool,
@@ -219,8 +236,30 @@ pub struct StudyMetric {
     /// `pairs[a][b]`: group `b` judged against group `a`.
     pub pairs: Vec<Vec<Option<Pair>>>,
     /// Set when some group's value is derived (see
-    /// [`GroupMetric::derived`]): the row decides no pick.
-    pub derived: Option<String>,
+    /// [`GroupMetric::derived`]): the row decides no pick. The front ends
+    /// word it after the row's `name`.
+    pub derived: Option<RowDerived>,
+}
+
+/// How a group's value of a metric was derived: the front ends word it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDerived {
+    /// How its runs derived it, each way once, in order.
+    pub from: Vec<crate::scope::DerivedFrom>,
+    /// `(n, of)` when only `n` of the `of` runs of the group that have the
+    /// metric derived it (the others measured it); `None` when all did.
+    pub runs: Option<(usize, usize)>,
+}
+
+/// How a row's values were derived: the front ends word it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowDerived {
+    /// The groups' derivations, each once, in the order of the groups.
+    pub how: Vec<GroupDerived>,
+    /// The groups that derived it where another group measured it
+    /// (indices into [`Study::groups`]); `None` when every group that has
+    /// the metric derived it.
+    pub named: Option<Vec<usize>>,
 }
 
 /// What a workload profile should pick, and why.
@@ -288,7 +327,7 @@ pub struct Study {
     /// Every setting that differs between the groups.
     pub settings_diff: Vec<SettingDiff>,
     /// The settings every group shares: the setting and its value.
-    pub settings_same: Vec<(String, String)>,
+    pub settings_same: Vec<(String, SettingValue)>,
     pub metrics: Vec<StudyMetric>,
     pub recommendations: Vec<Recommendation>,
     /// Two-sided confidence of the intervals.

@@ -48,7 +48,7 @@ pub enum Reason {
     /// The pick `group` may lose to `rivals` on an undecided guard.
     MayLoseOn { metric: MetricId, group: usize, rivals: Vec<usize> },
     /// The metric is only derived (`how`), never measured at its scope.
-    DecidesNothing { metric: MetricId, how: String },
+    DecidesNothing { metric: MetricId, how: super::RowDerived },
     /// The metric was not measured.
     NotMeasured { metric: MetricId },
     /// No metric the profile needs was measured in two groups.

@@ -13,7 +13,7 @@ use results::runstats::{
 use super::derivation::Derivation;
 use super::floors::Floors;
 use super::recommend::best_of;
-use super::{GroupInput, GroupMetric, Pair, StudyGroup, StudyMetric, StudyNote};
+use super::{GroupInput, GroupMetric, Pair, StudyMetric, StudyNote};
 use crate::catalogue::{self, MetricDef, MetricId};
 use crate::layout::Layout;
 
@@ -89,7 +89,6 @@ impl<'a> RowMaker<'a> {
     /// rows of derived figures go to `notes`.
     pub(super) fn rows(
         &self,
-        infos: &[StudyGroup],
         notes: &mut Vec<StudyNote>,
     ) -> (Vec<StudyMetric>, BTreeMap<usize, usize>) {
         let mut rows = Vec::new();
@@ -101,7 +100,7 @@ impl<'a> RowMaker<'a> {
             let key = def.id.clone();
             let values = self.values_of(&key, &mut from_one_run);
             let judging = Judging::new(self, &def, key, values);
-            rows.push(judging.row(infos, notes));
+            rows.push(judging.row(notes));
         }
         (rows, from_one_run)
     }
@@ -207,7 +206,7 @@ struct Judging<'a, 'm> {
     def: &'m MetricDef,
     key: MetricId,
     values: Vec<Vec<f64>>,
-    derived: Vec<Option<String>>,
+    derived: Vec<Option<super::GroupDerived>>,
     pooled: Option<StudyFit>,
 }
 
@@ -218,7 +217,7 @@ impl<'a, 'm> Judging<'a, 'm> {
         key: MetricId,
         values: Vec<Vec<f64>>,
     ) -> Judging<'a, 'm> {
-        let derived: Vec<Option<String>> =
+        let derived: Vec<Option<super::GroupDerived>> =
             (0..m.groups.len()).map(|g| m.derivation.of_group(g, &key)).collect();
         let mut j = Judging { m, def, key, values, derived, pooled: None };
         j.pooled = j.pooled_noise();
@@ -383,7 +382,7 @@ impl<'a, 'm> Judging<'a, 'm> {
 
     /// The row: every group's cell, the pairs, the baseline's floor, and
     /// how a derived figure was derived (its note goes to `notes`).
-    fn row(&self, infos: &[StudyGroup], notes: &mut Vec<StudyNote>) -> StudyMetric {
+    fn row(&self, notes: &mut Vec<StudyNote>) -> StudyMetric {
         let (def, key) = (self.def, &self.key);
         let cells: Vec<GroupMetric> = (0..self.values.len()).map(|i| self.cell(i)).collect();
         let nb = self.values[self.m.baseline].len();
@@ -403,8 +402,7 @@ impl<'a, 'm> Judging<'a, 'm> {
             derived: None,
         };
         let d = self.m.derivation;
-        if let Some(how) = d.row(key, &self.derived, infos) {
-            row.name = format!("{} ({how})", row.name);
+        if let Some(how) = d.row(key, &self.derived) {
             row.derived = Some(how);
             notes.extend(d.mixed_note(key, &self.derived));
         }

@@ -141,7 +141,7 @@ impl<'a> RestoreDoc<'a> {
 pub struct CompareDoc<'a> {
     groups: Vec<GroupDoc<'a>>,
     baseline: usize,
-    settings_diff: &'a [analysis::study::SettingDiff],
+    settings_diff: Vec<SettingDiffDoc<'a>>,
     settings_same: Vec<String>,
     metrics: Vec<MetricDoc<'a>>,
     recommendations: Vec<RecommendationDoc<'a>>,
@@ -160,8 +160,19 @@ impl<'a> CompareDoc<'a> {
         CompareDoc {
             groups: study.groups.iter().map(GroupDoc::new).collect(),
             baseline: study.baseline,
-            settings_diff: &study.settings_diff,
-            settings_same: study.settings_same.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            settings_diff: study
+                .settings_diff
+                .iter()
+                .map(|d| SettingDiffDoc {
+                    setting: &d.setting,
+                    values: d.values.iter().map(report::study::words::setting_value).collect(),
+                })
+                .collect(),
+            settings_same: study
+                .settings_same
+                .iter()
+                .map(|(k, v)| format!("{k}={}", report::study::words::setting_value(v)))
+                .collect(),
             metrics: study.metrics.iter().map(|m| MetricDoc::new(study, m)).collect(),
             recommendations: study
                 .recommendations
@@ -195,13 +206,21 @@ impl<'a> CompareDoc<'a> {
     }
 }
 
+/// A setting that differs between the groups in `compare --json`: its
+/// value in each group in words (`report::study::words::setting_value`).
+#[derive(Debug, Serialize)]
+struct SettingDiffDoc<'a> {
+    setting: &'a str,
+    values: Vec<String>,
+}
+
 /// A metric of the study in `compare --json`: its definition and each
 /// group's figure and verdict, the noise floors' sources in words
 /// (`report::study::words::floor_source`).
 #[derive(Debug, Serialize)]
 struct MetricDoc<'a> {
     metric: &'a analysis::catalogue::MetricId,
-    name: &'a str,
+    name: String,
     unit: &'a str,
     higher_is_better: bool,
     relation: analysis::layout::Relation,
@@ -211,7 +230,7 @@ struct MetricDoc<'a> {
     noise_floor_pct: Option<f64>,
     noise_floor_source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    derived: Option<&'a str>,
+    derived: Option<String>,
 }
 
 impl<'a> MetricDoc<'a> {
@@ -221,7 +240,7 @@ impl<'a> MetricDoc<'a> {
         };
         MetricDoc {
             metric: &m.metric,
-            name: &m.name,
+            name: report::study::words::row_name(study, m),
             unit: &m.unit,
             higher_is_better: m.higher_is_better,
             relation: m.relation,
@@ -237,7 +256,7 @@ impl<'a> MetricDoc<'a> {
             best_group: m.best_group,
             noise_floor_pct: m.noise_floor_pct,
             noise_floor_source: m.noise_floor_source.as_ref().map(source),
-            derived: m.derived.as_deref(),
+            derived: m.derived.as_ref().map(|d| report::study::words::row_derived(study, d)),
         }
     }
 }
@@ -268,7 +287,8 @@ impl Serialize for GroupMetricDoc<'_> {
         m.serialize_entry("noise_floor_source", &self.noise_floor_source)?;
         m.serialize_entry("floor_runs_needed", &c.floor_runs_needed)?;
         m.serialize_entry("more_runs_held_by_floor_pct", &c.more_runs_held_by_floor_pct)?;
-        m.serialize_entry("not_applicable", &c.not_applicable)?;
+        let why = c.not_applicable.map(report::study::words::not_applicable);
+        m.serialize_entry("not_applicable", &why)?;
         if let Some(b) = &c.brackets {
             m.serialize_entry("brackets", b)?;
         }
@@ -279,7 +299,7 @@ impl Serialize for GroupMetricDoc<'_> {
             m.serialize_entry("undecided_because", u)?;
         }
         if let Some(d) = &c.derived {
-            m.serialize_entry("derived", d)?;
+            m.serialize_entry("derived", &report::study::words::group_derived(d))?;
         }
         m.end()
     }

@@ -71,7 +71,11 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
                 format!(
                     "{}: {}",
                     d.setting,
-                    d.values.iter().map(|v| clip_words(v, 40)).collect::<Vec<_>>().join(" | ")
+                    d.values
+                        .iter()
+                        .map(|v| clip_words(&words::setting_value(v), 40))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
                 )
             })
             .collect();
@@ -108,7 +112,7 @@ pub fn study_glance(study: &Study, noise: &GroupNoise) -> Glance {
                 s
             })
             .collect();
-        g.rows.push((format!("{} ({})", m.name, m.unit), cells.join("; ")));
+        g.rows.push((format!("{} ({})", words::row_name(study, m), m.unit), cells.join("; ")));
     }
     for w in words::warnings(study) {
         g.rows.push(("Warning".into(), w));
@@ -205,7 +209,11 @@ fn answer_heading(study: &Study, doc: &mut Document) {
                 format!(
                     "{} ({})",
                     d.setting,
-                    d.values.iter().map(|v| clip_words(v, 30)).collect::<Vec<_>>().join(" | ")
+                    d.values
+                        .iter()
+                        .map(|v| clip_words(&words::setting_value(v), 30))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
                 )
             })
             .collect::<Vec<_>>()
@@ -314,7 +322,12 @@ impl AnswerShape {
         let two = self.two;
         let marked =
             (0..study.groups.len()).any(|i| marked_runs(study, &m.metric, i).next().is_some());
-        let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+        let mut row = vec![format!(
+            "{} ({}){}",
+            words::row_name(study, m),
+            m.unit,
+            if marked { " !" } else { "" }
+        )];
         let figs = row_figs(study, m, noise);
         let fig_n = |i: usize| {
             let f = match (&m.groups[i].median, self.one_n[i]) {
@@ -537,7 +550,7 @@ pub fn settings_table(study: &Study) -> Table {
     let mut t = Table::new(header);
     for d in &study.settings_diff {
         let mut row = vec![d.setting.clone()];
-        row.extend(d.values.iter().map(|v| clip_words(v, 60)));
+        row.extend(d.values.iter().map(|v| clip_words(&words::setting_value(v), 60)));
         t.rows.push(row);
     }
     t
@@ -549,8 +562,11 @@ pub fn settings_same_line(study: &Study) -> String {
     if study.settings_same.is_empty() {
         "No setting is the same in every group.".into()
     } else {
-        let each: Vec<String> =
-            study.settings_same.iter().map(|(k, v)| same_setting_text(k, v)).collect();
+        let each: Vec<String> = study
+            .settings_same
+            .iter()
+            .map(|(k, v)| same_setting_text(k, &words::setting_value(v)))
+            .collect();
         format!("Same in every group: {}.", each.join(", "))
     }
 }
@@ -678,7 +694,12 @@ pub fn metrics_table_with(study: &Study, noise: &GroupNoise) -> Table {
     for m in &study.metrics {
         let marked =
             (0..study.groups.len()).any(|i| marked_runs(study, &m.metric, i).next().is_some());
-        let mut row = vec![format!("{} ({}){}", m.name, m.unit, if marked { " !" } else { "" })];
+        let mut row = vec![format!(
+            "{} ({}){}",
+            words::row_name(study, m),
+            m.unit,
+            if marked { " !" } else { "" }
+        )];
         let figs = row_figs(study, m, noise);
         for (i, c) in m.groups.iter().enumerate() {
             let mut s = match c.median {
@@ -737,11 +758,12 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
             }
             let (Some(ch), Some(v)) = (c.change_pct, c.verdict) else {
                 let base = group_name(study, study.baseline);
-                let na = match (&c.not_applicable, &m.groups[study.baseline].not_applicable) {
-                    (Some(w), _) => Some(w.clone()),
+                let na = match (c.not_applicable, m.groups[study.baseline].not_applicable) {
+                    (Some(w), _) => Some(words::not_applicable(w).to_string()),
                     (None, Some(w)) => Some(format!(
-                        "the baseline {} cannot have it: {w}",
-                        study.groups[study.baseline].label
+                        "the baseline {} cannot have it: {}",
+                        study.groups[study.baseline].label,
+                        words::not_applicable(w)
                     )),
                     _ => None,
                 };
@@ -749,27 +771,33 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 let sized = analysis::catalogue::def_of_id(&m.metric).sized_by_node();
                 out.push(match (na, layouts) {
                     (Some(w), _) => {
-                        format!("{}: {} not comparable ({w}).", m.name, group_name(study, i))
+                        format!(
+                            "{}: {} not comparable ({w}).",
+                            words::row_name(study, m),
+                            group_name(study, i)
+                        )
                     }
                     (None, (Some(a), Some(b)))
                         if sized && c.n > 0 && a.structure() != b.structure() =>
                     {
                         format!(
                             "{}: {} not judged against {base}: its nodes ({}) are not the baseline's ({}), and a per-node figure follows the node's size (see the per-package figures).",
-                            m.name,
+                            words::row_name(study, m),
                             group_name(study, i),
                             a.structure().text(),
                             b.structure().text()
                         )
                     }
-                    (None, _) => format!("{}: {}.", m.name, not_measured(study, m, i)),
+                    (None, _) => {
+                        format!("{}: {}.", words::row_name(study, m), not_measured(study, m, i))
+                    }
                 });
                 continue;
             };
             let n_base = m.groups[study.baseline].n;
             let mut s = format!(
                 "{}: {} {} against {}, {} (runs {} vs {}",
-                m.name,
+                words::row_name(study, m),
                 study.groups[i].label,
                 signed_pct(ch),
                 study.groups[study.baseline].label,
@@ -855,7 +883,7 @@ pub fn verdict_lines(study: &Study) -> Vec<String> {
                 v
             });
         for src in sources {
-            out.push(format!("{}: the noise floor is the {src}.", m.name));
+            out.push(format!("{}: the noise floor is the {src}.", words::row_name(study, m)));
         }
     }
     out
@@ -1085,10 +1113,7 @@ fn short(hash: &str) -> String {
 /// so that a title fits its chart and a forest label its row.
 fn chart_name(m: &StudyMetric) -> String {
     match &m.derived {
-        Some(how) => m
-            .name
-            .strip_suffix(&format!(" ({how})"))
-            .map_or_else(|| m.name.clone(), |base| format!("{base} (derived)")),
+        Some(_) => format!("{} (derived)", m.name),
         None => m.name.clone(),
     }
 }

@@ -95,9 +95,11 @@ fn reason_text(study: &Study, reason: &Reason) -> String {
             row_name(study, metric),
             group_names(study, rivals)
         ),
-        Reason::DecidesNothing { metric, how } => {
-            format!("{} decides nothing: {how}", catalogue_name(metric))
-        }
+        Reason::DecidesNothing { metric, how } => format!(
+            "{} decides nothing: {}",
+            catalogue_name(metric),
+            super::words::row_derived(study, how)
+        ),
         Reason::NotMeasured { metric } => format!("{} was not measured", catalogue_name(metric)),
         Reason::NothingToCompare => {
             "nothing to compare: no metric this profile needs was measured in two groups".into()
@@ -146,7 +148,9 @@ fn against_text(study: &Study, g: usize, a: &Against) -> String {
         .iter()
         .filter_map(|&i| study.settings_diff.get(i))
         .map(|d| {
-            let value = |k: usize| clip(d.values.get(k).map_or("", String::as_str), 30);
+            let value = |k: usize| {
+                clip(&d.values.get(k).map(super::words::setting_value).unwrap_or_default(), 30)
+            };
             format!("{} ({} -> {})", d.setting, value(a.group), value(g))
         })
         .collect();
@@ -193,7 +197,7 @@ fn row_name(study: &Study, id: &MetricId) -> String {
         .metrics
         .iter()
         .find(|m| &m.metric == id)
-        .map_or_else(|| id.to_string(), |m| lower_initial(&m.name))
+        .map_or_else(|| id.to_string(), |m| lower_initial(&super::words::row_name(study, m)))
 }
 
 /// The catalogue's name of a metric the study may not hold.

@@ -94,9 +94,11 @@ pub fn same_as_line(study: &Study, skipped: &[(usize, LeftOut)]) -> Option<Strin
     let pairs: Vec<String> = skipped
         .iter()
         .filter_map(|(k, r)| match r {
-            LeftOut::SameAs(j) => {
-                Some(format!("{} = {}", study.metrics[*k].name, study.metrics[*j].name))
-            }
+            LeftOut::SameAs(j) => Some(format!(
+                "{} = {}",
+                super::words::row_name(study, &study.metrics[*k]),
+                super::words::row_name(study, &study.metrics[*j])
+            )),
             _ => None,
         })
         .collect();
@@ -147,11 +149,10 @@ pub fn no_pick_text(study: &Study, why: &NoPick) -> String {
             study.margin_pct
         ),
         NoPick::Undecided { metric, groups } => {
-            let name = study
-                .metrics
-                .iter()
-                .find(|m| &m.metric == metric)
-                .map_or_else(|| metric.to_string(), |m| lower_first(&m.name));
+            let name = study.metrics.iter().find(|m| &m.metric == metric).map_or_else(
+                || metric.to_string(),
+                |m| lower_first(&super::words::row_name(study, m)),
+            );
             format!("no pick: {name} is undecided between {}", names(groups))
         }
         NoPick::AllRuledOut => "no pick: every group is ruled out".into(),
@@ -172,9 +173,13 @@ pub fn recommendation_line(study: &Study, r: &Recommendation) -> String {
                     let c = &m.groups[g];
                     match (c.change_pct, g == study.baseline) {
                         (Some(ch), false) => {
-                            format!(" ({} {})", lower_first(&m.name), signed_pct(ch))
+                            format!(
+                                " ({} {})",
+                                lower_first(&super::words::row_name(study, m)),
+                                signed_pct(ch)
+                            )
                         }
-                        _ => format!(" (on {})", lower_first(&m.name)),
+                        _ => format!(" (on {})", lower_first(&super::words::row_name(study, m))),
                     }
                 })
                 .unwrap_or_default();

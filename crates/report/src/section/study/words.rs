@@ -6,8 +6,13 @@
 use std::collections::BTreeSet;
 
 use analysis::catalogue::{self, MetricId};
+use analysis::layout::NotApplicable;
 use analysis::metrics::MetricKey;
-use analysis::study::{FloorSource, HiddenNuma, Study, StudyNote, StudyWarning};
+use analysis::scope::DerivedFrom;
+use analysis::study::{
+    FloorSource, GroupDerived, HiddenNuma, RowDerived, SettingValue, Study, StudyMetric, StudyNote,
+    StudyWarning,
+};
 use results::runstats::FloorKind;
 use results::scope::StepNote;
 
@@ -37,6 +42,85 @@ pub fn hidden_numa(h: &HiddenNuma) -> String {
         runs.join(", "),
         h.below,
     )
+}
+
+/// Why a group cannot have a metric, in words (without a full stop):
+/// what `compare`, its `--json` document and the report say of it.
+pub fn not_applicable(why: NotApplicable) -> &'static str {
+    match why {
+        NotApplicable::NoRemoteMemory => "one OS node: no remote memory to measure",
+        NotApplicable::OnePackage => "one package: no other package's memory",
+        NotApplicable::NoOtherNodeOnOneOsNode => "one OS node: no other node in the package",
+        NotApplicable::NoOtherNodeInPackage => "one node per package: no other node in the package",
+        NotApplicable::NoMemoryOnlyNode => "no memory-only node",
+    }
+}
+
+/// A setting's value in one group, in words: the value; `-` where no run
+/// of the group records it; `mixed (a | b)` where the group's runs
+/// disagree (their values in the order of their words); the machines'
+/// names `a | b`.
+pub fn setting_value(v: &SettingValue) -> String {
+    match v {
+        SettingValue::Unset => "-".into(),
+        SettingValue::One(v) => v.clone(),
+        SettingValue::Mixed(vs) => {
+            let w: BTreeSet<&str> = vs.iter().map(|v| v.as_deref().unwrap_or("-")).collect();
+            format!("mixed ({})", w.into_iter().collect::<Vec<_>>().join(" | "))
+        }
+        SettingValue::Machines(names) => names.join(" | "),
+    }
+}
+
+/// How a figure was derived instead of measured at its metric's scope,
+/// in words.
+pub fn derived_from(d: DerivedFrom) -> &'static str {
+    match d {
+        DerivedFrom::Cells => "derived from cells measured one at a time",
+        DerivedFrom::PackageAlone => {
+            "derived from one package measured alone on memory every package shares"
+        }
+        DerivedFrom::Machine => {
+            "derived from the whole machine's figure shared equally by its packages"
+        }
+    }
+}
+
+/// How a group's value was derived, in words: each way (in the order of
+/// their words) and, where some of its runs measured it, how many did
+/// not (`... in 1 of its 2 runs`).
+pub fn group_derived(d: &GroupDerived) -> String {
+    let ways: BTreeSet<&str> = d.from.iter().map(|f| derived_from(*f)).collect();
+    let how = ways.into_iter().collect::<Vec<_>>().join("; ");
+    match d.runs {
+        Some((n, of)) => format!("{how} in {n} of its {of} runs"),
+        None => how,
+    }
+}
+
+/// How a row's values were derived, in words: the groups' derivations (in
+/// the order of their words), followed by the derived groups' names where
+/// another group measured the metric.
+pub fn row_derived(study: &Study, d: &RowDerived) -> String {
+    let ways: BTreeSet<String> = d.how.iter().map(group_derived).collect();
+    let how = ways.into_iter().collect::<Vec<_>>().join("; ");
+    match &d.named {
+        Some(groups) => {
+            let names: Vec<&str> = groups.iter().map(|&g| study.groups[g].label.as_str()).collect();
+            format!("{how}: {}", names.join(", "))
+        }
+        None => how,
+    }
+}
+
+/// A metric row's name as every table and sentence shows it: the
+/// catalogue's name, followed by how it was derived (in brackets) where
+/// some group's value was.
+pub fn row_name(study: &Study, m: &StudyMetric) -> String {
+    match &m.derived {
+        Some(d) => format!("{} ({})", m.name, row_derived(study, d)),
+        None => m.name.clone(),
+    }
 }
 
 /// Where a noise floor came from, in words (without a full stop): the
@@ -184,7 +268,7 @@ pub fn note(study: &Study, n: &StudyNote) -> String {
                 .collect();
             format!(
                 "{} is not judged between groups whose nodes differ ({}): a node's figure grows and shrinks with the NUMA mode's node size; read the per-package and whole-machine figures ({}, {}, {}) instead",
-                study.metrics[*row].name,
+                row_name(study, &study.metrics[*row]),
                 each.join("; "),
                 catalogue::LOCAL_BW_PKG,
                 catalogue::CROSS_PKG_BW,
