@@ -106,13 +106,21 @@ impl Invocation {
     pub fn take_lock(&self, wait: bool, stop: &StopFlag) -> anyhow::Result<MeasureLock> {
         let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
         let stopped = || stop.is_stopped();
+        let bound = lock::INTERACTIVE_WAIT;
         let taken =
-            lock::take(&self.lock, wait, interactive, self.quiet, &stopped, lock::INTERACTIVE_WAIT);
+            lock::take(&self.lock, wait, interactive, self.quiet, &stopped, bound, &mut waiting);
         taken.map_err(|e| match e {
             // Ctrl-C (or SIGTERM) while waiting: stopped by a signal, 128 + its number.
             TakeError::Stopped(e) => anyhow::Error::new(e).context(crate::signal::StoppedWaiting),
             TakeError::Other(e) => anyhow::Error::new(e),
-            e => anyhow::anyhow!("{e}"),
+            TakeError::Busy(e, bound) => anyhow::anyhow!(
+                "{e}; wait for it to finish or use --wait (from a terminal numaprobe waits up to \
+                 {} min by itself)",
+                lock::take::minutes(bound)
+            ),
+            e @ TakeError::TimedOut(..) => {
+                anyhow::anyhow!("{e}; try again later, or use --wait to wait without a limit")
+            }
         })
     }
 
@@ -218,6 +226,20 @@ impl Invocation {
     /// an error) or comes after.
     pub fn document_sorted<T: Serialize + ?Sized>(&self, doc: &T) -> anyhow::Result<()> {
         self.respond(true, doc, |_| String::new())
+    }
+}
+
+/// Whom a measuring command waits for, on stderr: with `--wait`, until
+/// the holder lets go; from a terminal, up to the bound.
+fn waiting(w: lock::Waiting) {
+    let who = w.pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
+    match w.bound {
+        Some(bound) => eprintln!(
+            "numaprobe: another numaprobe measurement{who} is running; waiting up to {} min for \
+             it to finish (Ctrl-C to stop; --wait waits without a limit)...",
+            lock::take::minutes(bound)
+        ),
+        None => eprintln!("numaprobe: waiting for the measuring numaprobe{who} to finish..."),
     }
 }
 

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub mod take;
-pub use take::{take, TakeError, INTERACTIVE_WAIT};
+pub use take::{take, TakeError, Waiting, INTERACTIVE_WAIT};
 
 /// Why the lock was not taken.
 #[derive(Debug, thiserror::Error)]
