@@ -78,6 +78,47 @@ fn bad_vary_requests_are_refused_before_any_change() {
     }
 }
 
+/// The refusals of `--vary` that do not depend on the kernel, whole line
+/// for whole line.
+#[test]
+fn bad_vary_requests_say_their_whole_line() {
+    let e = Env::new();
+    let known = "thp_enabled, thp_defrag, numa_balancing, zone_reclaim_mode, governor, epp, \
+                 boost, weighted_interleave";
+    for (args, want) in [
+        (
+            &["--vary", "thp_enabled"][..],
+            r#"--vary "thp_enabled": expected KEY=A,B (e.g. thp_enabled=madvise,always)"#
+                .to_string(),
+        ),
+        (
+            &["--vary", "thp=always,never"],
+            format!(
+                r#"--vary: "thp" is not a setting that can be changed at run time (known: {known})"#
+            ),
+        ),
+        (
+            &["--vary", "thp_enabled=always"],
+            r#"--vary "thp_enabled=always": give 2 to 8 values to compare (got 1)"#.to_string(),
+        ),
+        (
+            &["--vary", "thp_enabled=always,,never"],
+            r#"--vary "thp_enabled=always,,never": an empty value"#.to_string(),
+        ),
+        (
+            &["--vary", "thp_enabled=always,always"],
+            "--vary thp_enabled=always,always: the value always is given twice".to_string(),
+        ),
+        (
+            &["--vary", "thp_enabled=always,never", "--label", " "],
+            "study --label: empty".to_string(),
+        ),
+    ] {
+        let line = e.refused(&[], args);
+        assert_eq!(line.trim_end(), format!("numaprobe: error: {want}"), "{args:?}");
+    }
+}
+
 #[test]
 fn run_options_the_study_owns_or_run_does_not_know_are_refused() {
     let e = Env::new();
