@@ -184,4 +184,10 @@ fn a_dry_run_prints_the_plan_and_changes_nothing() {
     );
     assert_eq!(std::fs::read_to_string(THP).unwrap(), thp);
     assert!(!e.path("results.db").exists());
+    // Two rounds are too few for an interval: said in one line.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = "numaprobe: warning: --rounds 2 gives 2 run(s) per value: a comparison needs 3 per \
+                value for an interval at 90% confidence, so every verdict would be undecided (use \
+                --rounds 3 or more)";
+    assert!(err.lines().any(|l| l == want), "{err}");
 }
