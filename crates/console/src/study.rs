@@ -4,4 +4,5 @@
 
 pub mod child;
 pub mod doc;
+pub mod refusal;
 pub mod text;

@@ -35,29 +35,37 @@ pub fn order(values: usize, rounds: u32) -> Vec<usize> {
 /// The most values one study compares (`compare`'s most groups).
 pub const MAX_VALUES: usize = 8;
 
-/// `--vary KEY=A,B,...` refused; the message is the whole usage error.
+/// A `KEY=A,B,...` request refused ([`parse_vary`]), with what was given;
+/// the front end says it with its flag.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct VaryError(String);
+pub enum VaryError {
+    /// No `=` between the setting and its values.
+    #[error("{0:?}: expected KEY=A,B (e.g. thp_enabled=madvise,always)")]
+    NoValues(String),
+    /// The setting is not one that can be changed at run time.
+    #[error(transparent)]
+    Key(RuntimeError),
+    /// One of the values is empty.
+    #[error("{0:?}: an empty value")]
+    EmptyValue(String),
+    /// Fewer than 2 or more than [`MAX_VALUES`] values.
+    #[error("{given:?}: give 2 to {MAX_VALUES} values to compare (got {got})")]
+    Count { given: String, got: usize },
+}
 
 /// `KEY=A,B,...` into the knob and its values as written (2 to
 /// [`MAX_VALUES`], none empty).
 pub fn parse_vary(s: &str) -> Result<(Knob, Vec<String>), VaryError> {
     let Some((key, list)) = s.split_once('=') else {
-        return Err(VaryError(format!(
-            "--vary {s:?}: expected KEY=A,B (e.g. thp_enabled=madvise,always)"
-        )));
+        return Err(VaryError::NoValues(s.to_string()));
     };
-    let knob = Knob::parse(key).map_err(|e| VaryError(format!("--vary: {e}")))?;
+    let knob = Knob::parse(key).map_err(VaryError::Key)?;
     let values: Vec<String> = list.split(',').map(|v| v.trim().to_string()).collect();
     if values.iter().any(String::is_empty) {
-        return Err(VaryError(format!("--vary {s:?}: an empty value")));
+        return Err(VaryError::EmptyValue(s.to_string()));
     }
     if !(2..=MAX_VALUES).contains(&values.len()) {
-        return Err(VaryError(format!(
-            "--vary {s:?}: give 2 to {MAX_VALUES} values to compare (got {})",
-            values.len()
-        )));
+        return Err(VaryError::Count { given: s.to_string(), got: values.len() });
     }
     Ok((knob, values))
 }
@@ -76,7 +84,7 @@ pub enum PlanError {
     #[error("the value {0} is given twice")]
     Twice(String),
     /// The label prefix is blank.
-    #[error("study --label: empty")]
+    #[error("the label is empty")]
     EmptyLabel,
 }
 
@@ -86,16 +94,6 @@ impl PlanError {
         match self {
             PlanError::Runtime(e) => e.is_usage(),
             PlanError::Twice(_) | PlanError::EmptyLabel => true,
-        }
-    }
-
-    /// The usage error as the command line says it, `vary` being what
-    /// was given to `--vary`.
-    pub fn usage_line(&self, vary: &str) -> String {
-        match self {
-            PlanError::Twice(_) => format!("--vary {vary}: {self}"),
-            PlanError::EmptyLabel => self.to_string(),
-            PlanError::Runtime(_) => format!("--vary: {self}"),
         }
     }
 }
@@ -253,7 +251,18 @@ pub struct DryRun {
     pub per_run_s: Option<f64>,
     pub estimate_s: Option<f64>,
     /// Why the rounds are too few for any verdict but undecided.
-    pub undecidable: Option<String>,
+    pub undecidable: Option<TooFewRounds>,
+}
+
+/// Rounds too few for an interval: every verdict would be undecided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TooFewRounds {
+    /// The rounds asked for (one run per value each).
+    pub rounds: u32,
+    /// The runs per value an interval needs.
+    pub need: u32,
+    /// The intervals' two-sided confidence (0..1).
+    pub confidence: f64,
 }
 
 impl DryRun {
@@ -264,14 +273,8 @@ impl DryRun {
         let restore_commands = runtime::restore_commands(root, &snap);
         let confidence = results::runstats::Criteria::default().confidence;
         let need = results::runstats::min_runs_for_interval(confidence);
-        let undecidable = (plan.rounds < need).then(|| {
-            format!(
-                "--rounds {} gives {} run(s) per value: a comparison needs {need} per value for an interval at {:.0}% confidence, so every verdict would be undecided (use --rounds {need} or more)",
-                plan.rounds,
-                plan.rounds,
-                confidence * 100.0
-            )
-        });
+        let undecidable =
+            (plan.rounds < need).then_some(TooFewRounds { rounds: plan.rounds, need, confidence });
         Ok(DryRun {
             current: snap.shown,
             restore_commands,
@@ -624,15 +627,19 @@ mod tests {
     fn vary_is_parsed_and_bad_forms_are_refused() {
         let (k, v) = parse_vary("thp_enabled=madvise, always").unwrap();
         assert_eq!((k, v), (Knob::ThpEnabled, vec!["madvise".to_string(), "always".into()]));
-        for (bad, why) in [
-            ("thp_enabled", "expected KEY=A,B"),
-            ("thp=always,never", "not a setting"),
-            ("thp_enabled=always", "2 to 8 values"),
-            ("thp_enabled=always,,never", "an empty value"),
-            ("boost=on,off,on,off,on,off,on,off,on", "2 to 8 values"),
-        ] {
-            let e = parse_vary(bad).unwrap_err();
-            assert!(e.to_string().contains(why), "{bad}: {e}");
+        assert!(
+            matches!(parse_vary("thp_enabled"), Err(VaryError::NoValues(s)) if s == "thp_enabled")
+        );
+        assert!(matches!(
+            parse_vary("thp=always,never"),
+            Err(VaryError::Key(RuntimeError::UnknownKey { key, .. })) if key == "thp"
+        ));
+        assert!(matches!(parse_vary("thp_enabled=always"), Err(VaryError::Count { got: 1, .. })));
+        assert!(matches!(parse_vary("thp_enabled=always,,never"), Err(VaryError::EmptyValue(_))));
+        let nine = parse_vary("boost=on,off,on,off,on,off,on,off,on");
+        assert!(matches!(nine, Err(VaryError::Count { got: 9, .. })), "{nine:?}");
+        for e in [parse_vary("thp_enabled").unwrap_err(), nine.unwrap_err()] {
+            assert!(!e.to_string().contains("--"), "no flag in the library's words: {e}");
         }
     }
 
@@ -642,7 +649,7 @@ mod tests {
         let written = ["madvise".to_string(), "always".to_string()];
         let e = Plan::new(&root, Knob::ThpEnabled, &written, 1, "  ").unwrap_err();
         assert!(e.is_usage());
-        assert_eq!(e.usage_line("thp_enabled=madvise,always"), "study --label: empty");
+        assert!(matches!(e, PlanError::EmptyLabel), "{e:?}");
         assert_eq!(default_prefix("2026-11-27T18:00:00.123+00:00"), "study 2026-11-27T18:00:00Z");
     }
 
@@ -653,9 +660,5 @@ mod tests {
         let e = Plan::new(&root, Knob::ThpEnabled, &written, 1, "s").unwrap_err();
         assert!(e.is_usage());
         assert_eq!(e.to_string(), "the value always is given twice");
-        assert_eq!(
-            e.usage_line("thp_enabled=always,always"),
-            "--vary thp_enabled=always,always: the value always is given twice"
-        );
     }
 }

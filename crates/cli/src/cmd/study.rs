@@ -98,7 +98,8 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     }
     // Everything the user wrote is checked before anything is changed.
     let vary_text = a.vary.clone().unwrap_or_default();
-    let (knob, written) = vary::parse_vary(&vary_text).or_else(|e| usage!("{e}"))?;
+    let (knob, written) = vary::parse_vary(&vary_text)
+        .or_else(|e| usage!("{}", console::study::refusal::vary(&e)))?;
     check_run_options(&a, knob)?;
     must_be_root(&format!(
         "study --vary changes {} for the whole machine: run it as root (e.g. sudo numaprobe study ...)",
@@ -109,7 +110,7 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
         a.label.clone().unwrap_or_else(|| vary::default_prefix(&store::util::now_rfc3339()));
     let plan = match Plan::new(&root, knob, &written, a.rounds, &prefix) {
         Ok(p) => p,
-        Err(e) if e.is_usage() => usage!("{}", e.usage_line(&vary_text)),
+        Err(e) if e.is_usage() => usage!("{}", console::study::refusal::plan(&e, &vary_text)),
         Err(e) => return Err(e.into()),
     };
     let exe = std::env::current_exe().context("finding the numaprobe binary")?;
@@ -122,8 +123,8 @@ pub fn run(a: Args, g: &Invocation) -> anyhow::Result<()> {
     let launch = Launch { exe, json: g.json, argv: std::sync::Arc::new(flags) };
     if a.dry_run {
         let dry = vary::DryRun::of(&root, &plan, launch.estimate())?;
-        if let Some(w) = &dry.undecidable {
-            g.warn(w);
+        if let Some(t) = &dry.undecidable {
+            g.warn(&console::study::refusal::too_few_rounds(t));
         }
         let doc = console::study::doc::PlanDoc::new(&plan, &dry, &a.run);
         return g.answer_sorted(output::schema::STUDY, &doc, |_| {
