@@ -163,6 +163,15 @@ fn a_held_measuring_lock_makes_place_refuse_naming_the_holder() {
     let err = stderr_of(&a);
     assert_refused_by_our_lock(&err);
     assert!(a.get_output().stdout.is_empty());
+    // Word for word, with what to do next.
+    let want = format!(
+        "numaprobe: error: another numaprobe measurement is running on this machine (held by PID \
+         {}; lock {}); wait for it to finish or use --wait (from a terminal numaprobe waits up \
+         to 10 min by itself)",
+        std::process::id(),
+        path.display()
+    );
+    assert!(err.lines().any(|l| l == want), "{err}");
 }
 
 /// With `--wait` the command says once whom it waits for (not at every
@@ -182,10 +191,12 @@ fn wait_says_once_whom_it_waits_for_then_runs() {
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
-    assert!(
-        first
-            .contains(&format!("waiting for the measuring numaprobe (PID {})", std::process::id())),
-        "{first}"
+    assert_eq!(
+        first,
+        format!(
+            "numaprobe: waiting for the measuring numaprobe (PID {}) to finish...\n",
+            std::process::id()
+        )
     );
     // Several polls (every 500 ms) go by while the lock is still held.
     std::thread::sleep(std::time::Duration::from_millis(1600));
@@ -217,43 +228,4 @@ fn the_expectations_source_is_named_alike_in_json_and_text() {
         let last = text.lines().last().unwrap_or_default();
         assert!(last.ends_with(&format!(" from {word}: OK")), "{args:?}: {text}");
     }
-}
-
-/// The measuring lock's two lines, word for word: the refusal of a
-/// command that would not wait (what to do next: `--wait`), and the line
-/// saying whom `--wait` waits for.
-#[test]
-fn the_measuring_locks_refusal_and_waiting_lines_word_for_word() {
-    let path = private_lock("place");
-    let held = lock::MeasureLock::acquire_at(&path).unwrap();
-    let me = std::process::id();
-    let a = Command::cargo_bin("numaprobe")
-        .unwrap()
-        .env("NUMAPROBE_LOCK", &path)
-        .args(["place", "--size", "1M"])
-        .assert()
-        .code(1);
-    let want = format!(
-        "numaprobe: error: another numaprobe measurement is running on this machine (held by PID \
-         {me}; lock {}); wait for it to finish or use --wait (from a terminal numaprobe waits up \
-         to 10 min by itself)",
-        path.display()
-    );
-    assert!(stderr_of(&a).lines().any(|l| l == want), "{}", stderr_of(&a));
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numaprobe"))
-        .env("NUMAPROBE_LOCK", &path)
-        .args(["place", "--size", "1M", "--wait"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut err, &mut first).unwrap();
-    drop(held);
-    assert!(child.wait().unwrap().success());
-    assert_eq!(
-        first,
-        format!("numaprobe: waiting for the measuring numaprobe (PID {me}) to finish...\n")
-    );
 }
