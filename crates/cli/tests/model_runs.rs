@@ -145,6 +145,31 @@ fn only_one_step_keeps_its_records_and_notes_the_scope_steps_left_out() {
 
 /// A modelled study's export imports into the real binary, every run and
 /// every result.
+/// A step `--skip` or `--only` leaves out is stored with the flag that
+/// left it out, word for word (the two-socket model: every package-scope
+/// step is planned).
+#[test]
+fn the_scope_steps_left_out_name_the_selection_that_left_them_out() {
+    use bench::suite::StepName as S;
+    let m = simmodel::studies::two_socket_96();
+    let view = View::new(&m, simmodel::facts::Setting::domains(1));
+    let plan = SuitePlan::for_topology(&view.topology(), Budget::Quick, &MachineFacts::default());
+    let mut skip = plan.clone();
+    skip.select(&[], &[S::LatPackage, S::BwLocal]).unwrap();
+    assert_eq!(skip.left_out, [(S::LatPackage, "left out by --skip".to_string())]);
+    let mut only = plan;
+    only.select(&[S::BwLocal], &[S::LatPackage]).unwrap();
+    let by = |w: &str| w.to_string();
+    assert_eq!(
+        only.left_out,
+        [
+            (S::BwPackage, by("left out by --only")),
+            (S::BwCrossPackage, by("left out by --only")),
+            (S::LatPackage, by("left out by --skip")),
+        ]
+    );
+}
+
 #[test]
 fn a_modelled_study_imports_through_the_binary() {
     let study = simmodel::random::study(7);
