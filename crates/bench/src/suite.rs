@@ -172,7 +172,16 @@ impl StepName {
     }
 }
 
-/// `run --only/--skip` left no step of the plan.
+/// Why [`SuitePlan::select`] left a planned step out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unselected {
+    /// The step is among those named to leave out.
+    Skipped,
+    /// Steps to keep were named, and this one is not among them.
+    NotKept,
+}
+
+/// The selection left no step of the plan.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no step left to run on this machine (steps: {})", StepName::all_text())]
 pub struct NoStepLeft;
@@ -245,14 +254,21 @@ impl SuitePlan {
     }
 
     /// Keeps the steps `only` names (every step when empty) except those
-    /// `skip` names (`run --only/--skip`); refuses to leave none. A name
-    /// this machine's plan lacks (`bw-matrix` on one node) selects nothing.
-    pub fn select(&mut self, only: &[StepName], skip: &[StepName]) -> Result<(), NoStepLeft> {
-        let why = |id: &StepName| -> Option<&'static str> {
+    /// `skip` names; refuses to leave none. A name this machine's plan
+    /// lacks (`bw-matrix` on one node) selects nothing. A package-scope
+    /// step left out is kept in [`Self::left_out`] with `words` of why,
+    /// which the run stores as the step's reason.
+    pub fn select(
+        &mut self,
+        only: &[StepName],
+        skip: &[StepName],
+        words: impl Fn(Unselected) -> String,
+    ) -> Result<(), NoStepLeft> {
+        let why = |id: &StepName| -> Option<Unselected> {
             if skip.contains(id) {
-                Some("left out by --skip")
+                Some(Unselected::Skipped)
             } else if !only.is_empty() && !only.contains(id) {
-                Some("left out by --only")
+                Some(Unselected::NotKept)
             } else {
                 None
             }
@@ -261,7 +277,7 @@ impl SuitePlan {
             let id = s.step.id();
             if let (true, Some(w)) = (id.is_scope(), why(&id)) {
                 if !self.left_out.iter().any(|(n, _)| *n == id) {
-                    self.left_out.push((id, w.to_string()));
+                    self.left_out.push((id, words(w)));
                 }
             }
         }
@@ -997,6 +1013,11 @@ pub(crate) mod tests {
     use topo::synthetic::Machine;
     use topo::Vendor;
 
+    /// The words of a step left out, as the caller gives them.
+    fn why(u: Unselected) -> String {
+        format!("{u:?}")
+    }
+
     fn names(p: &SuitePlan) -> Vec<String> {
         p.steps.iter().map(|s| s.step.name()).collect()
     }
@@ -1219,24 +1240,35 @@ pub(crate) mod tests {
         // one local bandwidth step per node with CPUs
         assert_eq!(count(&plan, "bw local"), 4);
         let mut only = plan.clone();
-        only.select(&[StepName::LatC2c, StepName::BwLocal], &[]).unwrap();
+        only.select(&[StepName::LatC2c, StepName::BwLocal], &[], why).unwrap();
         assert_eq!(names(&only), ["bw local", "bw local", "bw local", "bw local", "lat c2c"]);
+        // the package-scope steps left out keep the caller's words of why
+        let left: Vec<(&str, &str)> =
+            only.left_out.iter().map(|(n, w)| (n.as_str(), w.as_str())).collect();
+        assert_eq!(
+            left,
+            [
+                ("bw-package", "NotKept"),
+                ("bw-cross-package", "NotKept"),
+                ("lat-package", "NotKept")
+            ]
+        );
         let mut skip = plan.clone();
-        skip.select(&[], &[StepName::BwLocal, StepName::LatLoaded]).unwrap();
+        skip.select(&[], &[StepName::BwLocal, StepName::LatLoaded], why).unwrap();
         assert_eq!(skip.steps.len(), plan.steps.len() - 4 - count(&plan, "lat loaded"));
         assert!(!names(&skip).iter().any(|n| n == "bw local" || n == "lat loaded"));
         let mut both = plan.clone();
-        both.select(&[StepName::BwLocal, StepName::BwGlobal], &[StepName::BwLocal]).unwrap();
+        both.select(&[StepName::BwLocal, StepName::BwGlobal], &[StepName::BwLocal], why).unwrap();
         assert_eq!(names(&both), ["bw global"], "skip wins over only");
         let mut all = plan.clone();
-        all.select(&[], &[]).unwrap();
+        all.select(&[], &[], why).unwrap();
         assert_eq!(names(&all), names(&plan));
         // Nothing left: refused, naming every step.
         let mut none = SuitePlan::for_topology(&one_node(), Budget::Quick, &facts(true));
-        let e = none.select(&[StepName::BwMatrix], &[]).unwrap_err();
+        let e = none.select(&[StepName::BwMatrix], &[], why).unwrap_err();
         assert!(e.to_string().contains("no step left") && e.to_string().contains("lat-c2c"), "{e}");
         let mut none = plan;
-        assert_eq!(none.select(&[StepName::LatSweep], &[StepName::LatSweep]), Err(NoStepLeft));
+        assert_eq!(none.select(&[StepName::LatSweep], &[StepName::LatSweep], why), Err(NoStepLeft));
     }
 
     /// Every step a plan holds has a name, and every name is some plan's
@@ -1292,13 +1324,13 @@ pub(crate) mod tests {
             ]
         );
         let mut q = p.clone();
-        q.select(&[], &[StepName::LatInterleave]).unwrap();
+        q.select(&[], &[StepName::LatInterleave], why).unwrap();
         assert_eq!(q.skipped.len(), 3);
         assert!(q.skipped.iter().all(|(n, _)| n.is_scope()));
         // a left-out package-scope step keeps its reason for the run's
         // step note
         assert_eq!(q.left_out, []);
-        q.select(&[], &StepName::SCOPE).unwrap();
+        q.select(&[], &StepName::SCOPE, why).unwrap();
         assert!(q.skipped.is_empty());
         assert_eq!(q.left_out.len(), 3, "{:?}", q.left_out);
     }
@@ -1570,7 +1602,7 @@ pub(crate) mod tests {
                 (StepName::BwCrossPackage, "NUMA off: no".into()),
                 (StepName::LatInterleave, "one node".into()),
             ],
-            left_out: vec![(StepName::LatPackage, "left out by --skip".into())],
+            left_out: vec![(StepName::LatPackage, "left out, as the caller words it".into())],
         };
         let log = Log::default();
         let out = execute(&snc2_with_cxl(), &plan, &log, &StopFlag::new());
@@ -1578,7 +1610,10 @@ pub(crate) mod tests {
         let n = notes(&log.0.into_inner().unwrap());
         assert_eq!(n.len(), 4, "{n:?}");
         assert_eq!(n[0], ("bw-cross-package".into(), StepStatus::Skipped, "NUMA off: no".into()));
-        assert_eq!(n[1], ("lat-package".into(), StepStatus::Skipped, "left out by --skip".into()));
+        assert_eq!(
+            n[1],
+            ("lat-package".into(), StepStatus::Skipped, "left out, as the caller words it".into())
+        );
         assert_eq!((n[2].0.as_str(), n[2].1), ("bw-package", StepStatus::Failed));
         assert!(n[2].2.contains("package 9 has no online CPU"), "{n:?}");
         assert_eq!((n[3].0.as_str(), n[3].1), ("lat-package", StepStatus::Failed));

@@ -123,7 +123,7 @@ fn only_one_step_keeps_its_records_and_notes_the_scope_steps_left_out() {
         let view = View::new(&m, setting);
         let mut plan =
             SuitePlan::for_topology(&view.topology(), Budget::Quick, &MachineFacts::default());
-        plan.select(&[bench::suite::StepName::LatPerCpu], &[]).unwrap();
+        plan.select(&[bench::suite::StepName::LatPerCpu], &[], console::run::left_out_by).unwrap();
         let want: Vec<(String, String)> = plan
             .skipped
             .iter()
@@ -155,10 +155,10 @@ fn the_scope_steps_left_out_name_the_selection_that_left_them_out() {
     let view = View::new(&m, simmodel::facts::Setting::domains(1));
     let plan = SuitePlan::for_topology(&view.topology(), Budget::Quick, &MachineFacts::default());
     let mut skip = plan.clone();
-    skip.select(&[], &[S::LatPackage, S::BwLocal]).unwrap();
+    skip.select(&[], &[S::LatPackage, S::BwLocal], console::run::left_out_by).unwrap();
     assert_eq!(skip.left_out, [(S::LatPackage, "left out by --skip".to_string())]);
     let mut only = plan;
-    only.select(&[S::BwLocal], &[S::LatPackage]).unwrap();
+    only.select(&[S::BwLocal], &[S::LatPackage], console::run::left_out_by).unwrap();
     let by = |w: &str| w.to_string();
     assert_eq!(
         only.left_out,

@@ -6,12 +6,22 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bench::suite::{Budget, SuitePlan};
+use bench::suite::{Budget, SuitePlan, Unselected};
 use serde::Serialize;
 use store::{LoadedRun, RunId, RunStatus};
 use topo::Topology;
 
 use super::{Lines, Table, TableStyle};
+
+/// Why `--skip` or `--only` left a package-scope step out: the words the
+/// run stores as the step's reason (`bench::suite::SuitePlan::select`).
+pub fn left_out_by(why: Unselected) -> String {
+    match why {
+        Unselected::Skipped => "left out by --skip",
+        Unselected::NotKept => "left out by --only",
+    }
+    .to_string()
+}
 
 /// A duration as seconds, or minutes past 90 s.
 pub fn fmt_secs(d: Duration) -> String {

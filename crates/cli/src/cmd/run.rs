@@ -215,7 +215,7 @@ fn plan(
         link_gbs: crate::cmd::bw::link_gbs(declared)?,
     };
     let mut plan = SuitePlan::for_topology(topo, budget(a), &facts);
-    if let Err(e) = plan.select(&a.only, &a.skip) {
+    if let Err(e) = plan.select(&a.only, &a.skip, run_text::left_out_by) {
         crate::usage!("{e}");
     }
     Ok(plan)
