@@ -181,3 +181,51 @@ fn every_shape_of_a_recommendation_is_worded_as_before() {
     let want = std::fs::read_to_string(&path).unwrap();
     assert_eq!(got, want, "the recommendations' words changed");
 }
+
+/// What a run's declared settings are contradicted by, as every front end
+/// says it (the run's warning, a study's warning), word for word.
+fn contradictions_said(config: Value, packages: Option<u64>) -> Vec<String> {
+    let c: results::context::Configuration = serde_json::from_value(config).unwrap();
+    analysis::declared::contradictions(&c, packages)
+}
+
+/// Every shape of a declared setting the run's own readings contradict.
+#[test]
+fn declared_settings_contradicted_are_said_word_for_word() {
+    let cases = [
+        (
+            json!({"smt": "notsupported", "declared": {"bios.smt": "enabled"}}),
+            Some(1),
+            "declared bios.smt=enabled, but the kernel reports smt=notsupported: the run measured no SMT siblings",
+        ),
+        (
+            json!({"smt": "on", "declared": {"bios.smt": "off"}}),
+            Some(1),
+            "declared bios.smt=off, but the kernel reports smt=on: SMT siblings were active",
+        ),
+        (
+            json!({"nodes": 1, "acpi_srat": "3 proximity domains (2 with CPUs, 3 with memory)",
+                   "declared": {"bios.numa": "disabled"}}),
+            Some(2),
+            "declared bios.numa=disabled, but the firmware's SRAT lists 3 proximity domains: NUMA is on in the firmware (numa=off on the kernel command line only hides it)",
+        ),
+        (
+            json!({"nodes": 1, "acpi_srat": "none", "declared": {"bios.numa": "on"}}),
+            Some(4),
+            "declared bios.numa=on, but the firmware has no SRAT on a machine of 4 packages: NUMA is off (node interleave) in the firmware",
+        ),
+        (
+            json!({"nodes": 2, "nodes_with_cpus": 2, "declared": {"bios.snc": "2"}}),
+            Some(2),
+            "declared bios.snc=2 (2 nodes per package), but the run saw 2 nodes with CPUs on 2 packages: 1 per package",
+        ),
+        (
+            json!({"nodes": 4, "nodes_with_cpus": 4, "declared": {"bios.nps": "off"}}),
+            Some(1),
+            "declared bios.nps=off (1 node per package), but the run saw 4 nodes with CPUs on 1 package: 4 per package",
+        ),
+    ];
+    for (config, packages, want) in cases {
+        assert_eq!(contradictions_said(config, packages), [want]);
+    }
+}
