@@ -1,5 +1,5 @@
-//! Declared settings held against what the run detected. A `--set
-//! bios.smt=on` on a machine whose kernel reports `smt=notsupported`, or a
+//! Declared settings held against what the run detected. A declared
+//! `bios.smt=on` on a machine whose kernel reports `smt=notsupported`, or a
 //! `bios.numa=off` under a firmware that lists two proximity domains, is a
 //! mistake in the study's own records: the run is filed under a setting it
 //! was not measured with. Each contradiction is said on the run (by the
@@ -29,41 +29,60 @@ fn domains_per_package(v: &str) -> Option<u64> {
     }
 }
 
+/// A declared setting the run's own readings contradict: the run would be
+/// filed under a setting it was not measured with. `value` is the value
+/// as the user declared it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Contradiction {
+    /// `bios.smt` declared on, and the kernel's SMT control reads
+    /// `kernel` (`off`, `forceoff`, `notsupported`, `notimplemented`): the
+    /// run measured no SMT siblings.
+    SmtAbsent { value: String, kernel: String },
+    /// `bios.smt` declared off, and the kernel reports SMT on.
+    SmtActive { value: String },
+    /// `bios.numa` declared off, and the firmware's SRAT lists `domains`
+    /// proximity domains: NUMA is on in the firmware.
+    NumaInFirmware { value: String, domains: u64 },
+    /// `bios.numa` declared on, and the firmware has no SRAT on a machine
+    /// of `packages` packages: NUMA is off in the firmware.
+    NoSrat { value: String, packages: u64 },
+    /// `key` (`bios.snc`, `bios.nps` or `bios.cod`) declared `value`, that
+    /// is `want` nodes per package, and the run saw `nodes` nodes with
+    /// CPUs on `packages` packages.
+    Domains { key: String, value: String, want: u64, nodes: u64, packages: u64 },
+}
+
 /// Every declared setting of `config` that what the run detected
-/// contradicts, in the user's words; `packages`: the machine's packages,
-/// where known.
-pub fn contradictions(config: &Configuration, packages: Option<u64>) -> Vec<String> {
+/// contradicts; `packages`: the machine's packages, where known.
+pub fn contradictions(config: &Configuration, packages: Option<u64>) -> Vec<Contradiction> {
     let Some(declared) = config.declared.as_ref() else { return Vec::new() };
     let mut out = Vec::new();
     let smt = config.smt.as_ref().and_then(|r| r.value()).map(|s| s.to_ascii_lowercase());
     let srat = config.firmware_numa().map(|f| f.domains);
     let nodes = config.nodes_with_cpus.or(config.nodes);
     for (key, value) in declared {
+        let value = value.clone();
         match key.as_str() {
-            "bios.smt" => match (switch(value), smt.as_deref()) {
-                (Some(true), Some(s @ ("off" | "forceoff" | "notsupported" | "notimplemented"))) => {
-                    out.push(format!(
-                        "declared bios.smt={value}, but the kernel reports smt={s}: the run measured no SMT siblings"
-                    ))
-                }
-                (Some(false), Some("on")) => out.push(format!(
-                    "declared bios.smt={value}, but the kernel reports smt=on: SMT siblings were active"
-                )),
+            "bios.smt" => match (switch(&value), smt.as_deref()) {
+                (
+                    Some(true),
+                    Some(s @ ("off" | "forceoff" | "notsupported" | "notimplemented")),
+                ) => out.push(Contradiction::SmtAbsent { value, kernel: s.to_string() }),
+                (Some(false), Some("on")) => out.push(Contradiction::SmtActive { value }),
                 _ => {}
             },
-            "bios.numa" => match (switch(value), srat) {
-                (Some(false), Some(d)) if d > 1 => out.push(format!(
-                    "declared bios.numa={value}, but the firmware's SRAT lists {d} proximity domains: NUMA is on in the firmware (numa=off on the kernel command line only hides it)"
-                )),
-                (Some(true), Some(0)) if packages.unwrap_or(0) > 1 => out.push(format!(
-                    "declared bios.numa={value}, but the firmware has no SRAT on a machine of {} packages: NUMA is off (node interleave) in the firmware",
-                    packages.unwrap_or(0)
-                )),
+            "bios.numa" => match (switch(&value), srat) {
+                (Some(false), Some(domains)) if domains > 1 => {
+                    out.push(Contradiction::NumaInFirmware { value, domains })
+                }
+                (Some(true), Some(0)) if packages.unwrap_or(0) > 1 => {
+                    out.push(Contradiction::NoSrat { value, packages: packages.unwrap_or(0) })
+                }
                 _ => {}
             },
             "bios.snc" | "bios.nps" | "bios.cod" => {
                 let (Some(want), Some(n), Some(p)) =
-                    (domains_per_package(value), nodes, packages.filter(|p| *p > 0))
+                    (domains_per_package(&value), nodes, packages.filter(|p| *p > 0))
                 else {
                     continue;
                 };
@@ -72,13 +91,14 @@ pub fn contradictions(config: &Configuration, packages: Option<u64>) -> Vec<Stri
                 if n <= 1 || n % p != 0 {
                     continue;
                 }
-                let have = n / p;
-                if have != want {
-                    out.push(format!(
-                        "declared {key}={value} ({want} node{} per package), but the run saw {n} nodes with CPUs on {p} package{}: {have} per package",
-                        if want == 1 { "" } else { "s" },
-                        if p == 1 { "" } else { "s" }
-                    ));
+                if n / p != want {
+                    out.push(Contradiction::Domains {
+                        key: key.clone(),
+                        value,
+                        want,
+                        nodes: n,
+                        packages: p,
+                    });
                 }
             }
             _ => {}
@@ -99,9 +119,10 @@ mod tests {
     #[test]
     fn declared_settings_the_run_contradicts_are_named() {
         let c = config(json!({"smt": "notsupported", "declared": {"bios.smt": "on"}}));
-        let w = contradictions(&c, Some(1));
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("bios.smt=on") && w[0].contains("smt=notsupported"), "{w:?}");
+        assert_eq!(
+            contradictions(&c, Some(1)),
+            [Contradiction::SmtAbsent { value: "on".into(), kernel: "notsupported".into() }]
+        );
         let c = config(json!({"smt": "on", "declared": {"bios.smt": "off"}}));
         assert_eq!(contradictions(&c, Some(1)).len(), 1);
         let c = config(json!({"smt": "on", "declared": {"bios.smt": "on"}}));
@@ -110,8 +131,10 @@ mod tests {
             json!({"nodes": 1, "acpi_srat": "2 proximity domains (2 with CPUs, 2 with memory)",
                               "declared": {"bios.numa": "off"}}),
         );
-        let w = contradictions(&c, Some(2));
-        assert!(w.len() == 1 && w[0].contains("2 proximity domains"), "{w:?}");
+        assert_eq!(
+            contradictions(&c, Some(2)),
+            [Contradiction::NumaInFirmware { value: "off".into(), domains: 2 }]
+        );
         let c = config(json!({"nodes": 1, "acpi_srat": "none", "declared": {"bios.numa": "off"}}));
         assert!(contradictions(&c, Some(2)).is_empty());
         let c = config(json!({"nodes": 1, "acpi_srat": "none", "declared": {"bios.numa": "on"}}));
@@ -119,7 +142,16 @@ mod tests {
         // SNC2 declared, the OS shows one node per socket.
         let c = config(json!({"nodes": 2, "nodes_with_cpus": 2, "declared": {"bios.snc": "2"}}));
         let w = contradictions(&c, Some(2));
-        assert!(w.len() == 1 && w[0].contains("1 per package"), "{w:?}");
+        assert_eq!(
+            w,
+            [Contradiction::Domains {
+                key: "bios.snc".into(),
+                value: "2".into(),
+                want: 2,
+                nodes: 2,
+                packages: 2
+            }]
+        );
         let c = config(json!({"nodes": 4, "nodes_with_cpus": 4, "declared": {"bios.snc": "2"}}));
         assert!(contradictions(&c, Some(2)).is_empty());
         let c = config(json!({"nodes": 4, "nodes_with_cpus": 4, "declared": {"bios.nps": "NPS4"}}));

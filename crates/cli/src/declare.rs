@@ -67,6 +67,7 @@ pub fn new_run(
     // setting it was not measured with, and every study of it would say so.
     let packages = topo.map(|t| t.packages.len() as u64);
     for c in analysis::declared::contradictions(&new.config, packages) {
+        let c = report::study::words::contradiction(&c);
         crate::output::warn(false, &format!("{c}; check the --set values (compare will warn too)"));
     }
     new

@@ -186,7 +186,8 @@ fn every_shape_of_a_recommendation_is_worded_as_before() {
 /// says it (the run's warning, a study's warning), word for word.
 fn contradictions_said(config: Value, packages: Option<u64>) -> Vec<String> {
     let c: results::context::Configuration = serde_json::from_value(config).unwrap();
-    analysis::declared::contradictions(&c, packages)
+    let said = analysis::declared::contradictions(&c, packages);
+    said.iter().map(report::study::words::contradiction).collect()
 }
 
 /// Every shape of a declared setting the run's own readings contradict.

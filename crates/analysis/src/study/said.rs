@@ -18,7 +18,7 @@ pub enum StudyWarning {
     MixedConfigs { group: usize, configs: Vec<String>, differ: Vec<String> },
     /// A run of group `group` declares a setting its own records
     /// contradict (`what`: [`crate::declared::contradictions`]).
-    Contradiction { group: usize, run: RunId, what: String },
+    Contradiction { group: usize, run: RunId, what: crate::declared::Contradiction },
     /// Group `group` holds runs that are not complete.
     NotComplete { group: usize, runs: Vec<(RunId, RunStatus)> },
     /// Runs of one configuration (the same recorded and declared

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use analysis::catalogue::{self, MetricId};
+use analysis::declared::Contradiction;
 use analysis::layout::NotApplicable;
 use analysis::metrics::MetricKey;
 use analysis::scope::DerivedFrom;
@@ -17,6 +18,31 @@ use results::runstats::FloorKind;
 use results::scope::StepNote;
 
 /// Every warning of `study`, in its order.
+
+/// A declared setting the run's own readings contradict, in the words of
+/// the run's warning and of a study's.
+pub fn contradiction(c: &Contradiction) -> String {
+    match c {
+        Contradiction::SmtAbsent { value, kernel } => format!(
+            "declared bios.smt={value}, but the kernel reports smt={kernel}: the run measured no SMT siblings"
+        ),
+        Contradiction::SmtActive { value } => format!(
+            "declared bios.smt={value}, but the kernel reports smt=on: SMT siblings were active"
+        ),
+        Contradiction::NumaInFirmware { value, domains } => format!(
+            "declared bios.numa={value}, but the firmware's SRAT lists {domains} proximity domains: NUMA is on in the firmware (numa=off on the kernel command line only hides it)"
+        ),
+        Contradiction::NoSrat { value, packages } => format!(
+            "declared bios.numa={value}, but the firmware has no SRAT on a machine of {packages} packages: NUMA is off (node interleave) in the firmware"
+        ),
+        Contradiction::Domains { key, value, want, nodes, packages } => format!(
+            "declared {key}={value} ({want} node{} per package), but the run saw {nodes} nodes with CPUs on {packages} package{}: {} per package",
+            if *want == 1 { "" } else { "s" },
+            if *packages == 1 { "" } else { "s" },
+            nodes / packages
+        ),
+    }
+}
 pub fn warnings(study: &Study) -> Vec<String> {
     study.warnings.iter().map(|w| warning(study, w)).collect()
 }
@@ -165,7 +191,7 @@ pub fn warning(study: &Study, w: &StudyWarning) -> String {
             }
         ),
         StudyWarning::Contradiction { group, run, what } => {
-            format!("group {}: run {run}: {what}", reference(*group))
+            format!("group {}: run {run}: {}", reference(*group), contradiction(what))
         }
         StudyWarning::NotComplete { group, runs } => format!(
             "group {} holds runs that are not complete: {}",
@@ -368,14 +394,21 @@ mod tests {
             ],
         };
         let said = warnings(&study(
-            vec![shift, StudyWarning::Contradiction { group: 1, run: RunId(2), what: "w".into() }],
+            vec![
+                shift,
+                StudyWarning::Contradiction {
+                    group: 1,
+                    run: RunId(2),
+                    what: Contradiction::SmtActive { value: "0".into() },
+                },
+            ],
             vec![],
         ));
         assert_eq!(
             said,
             [
                 "runs 10, 11 and runs 12 (label x, the same recorded and declared settings) sit at two levels far beyond their own spread (Local bandwidth 1.0000 vs 2.0000; Local bandwidth 1.5000 vs 2.2500; Local bandwidth 3.0000 vs 4.0000; 1 more metrics): they are not repeats, something unrecorded changed between them; they are left out of the noise floor. Declare what changed with `--set KEY=VALUE`, or label the runs apart",
-                "group label:b: run 2: w",
+                "group label:b: run 2: declared bios.smt=0, but the kernel reports smt=on: SMT siblings were active",
             ]
         );
         let said = notes(&study(
