@@ -361,3 +361,25 @@ fn stored_outcome(r: &ExecReport) -> Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node set relative to this machine's nodes where a policy is read
+    /// alone (only a `--policies` list resolves it): the whole line as
+    /// `main` prints it after `numaprobe: error: `, a usage error. The
+    /// command line cannot reach it (a list takes these sets).
+    #[test]
+    fn a_relative_node_set_outside_a_list_is_refused_naming_policies() {
+        for (spec, part) in [("interleave:!1", "!1"), ("weighted:+0", "+0")] {
+            let e = to_usage(spec.parse::<exec::PlacementPolicy>().unwrap_err());
+            let want = format!(
+                "bad policy '{spec}': '{part}' is relative to this machine's nodes; give it in \
+                 --policies"
+            );
+            assert_eq!(crate::error::error_line(&e), want);
+            assert!(crate::error::is_usage(&e));
+        }
+    }
+}
