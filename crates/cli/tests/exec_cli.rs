@@ -154,7 +154,52 @@ fn metric_found_on_stderr_and_no_match_recorded_per_run() {
         assert_eq!(r["metric_error"], "no match");
     }
     assert!(v["policies"][0]["median_metric"].is_null());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("metric no match"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("metric no match"));
+    // the metric no run gave, worded with its flag, and the end of
+    // the last run's stdout under it, whole lines; before the warning
+    // that the runs were short (when they were)
+    let lines: Vec<&str> = err.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("matched no run's output"))
+        .unwrap_or_else(|| panic!("no miss warning: {err}"));
+    assert_eq!(
+        lines[at..at + 2],
+        [
+            r"numaprobe: warning: --metric 'rate=(\d+)' matched no run's output; the last run's stdout ends with:",
+            "    nothing",
+        ],
+        "{err}"
+    );
+    if let Some(short) = lines.iter().position(|l| l.contains("measured runs took under")) {
+        assert!(short > at, "{err}");
+    }
+
+    // a named metric searched in a file the run wrote: the file named, no
+    // output shown
+    let (_, out) = env.json(&[
+        "-p",
+        "default",
+        "-r",
+        "1",
+        "--metric-file",
+        "out.txt",
+        "--metric",
+        r"v=v=(\d+)",
+        "--",
+        "sh",
+        "-c",
+        "echo x > out.txt",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let miss: Vec<&str> = err.lines().filter(|l| l.contains("found no number")).collect();
+    assert_eq!(
+        miss,
+        [r"numaprobe: warning: --metric v='v=(\d+)' found no number in the metric file out.txt"],
+        "{err}"
+    );
 }
 
 #[test]
@@ -383,6 +428,54 @@ fn fail_fast_stops_at_the_first_failure() {
     assert_eq!(policies(&v), ["default"]);
     assert_eq!(v["policies"][0]["runs"].as_array().unwrap().len(), 1);
     assert!(v["stopped"].as_str().unwrap().contains("--fail-fast"));
+    // the stop reason, whole: in the document (its line, among the
+    // top-level keys in their order), the error line and the saved run
+    let why = "--fail-fast: default run 1/3 failed";
+    assert_eq!(v["stopped"], why);
+    let doc = String::from_utf8_lossy(&out.stdout);
+    let top: Vec<&str> = doc
+        .lines()
+        .filter(|l| l.starts_with("  \"") && !l.starts_with("   "))
+        .map(|l| l.split('"').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        top,
+        [
+            "schema_version",
+            "command",
+            "repeat",
+            "warmup",
+            "metric",
+            "compared_on",
+            "direction",
+            "baseline",
+            "floor_pct",
+            "policies",
+            "best_policy",
+            "best_reason",
+            "tied_with_best",
+            "stopped",
+            "failed_runs",
+        ],
+        "{doc}"
+    );
+    let line = format!("  \"stopped\": \"{why}\",");
+    assert!(doc.lines().any(|l| l == line), "{doc}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("numaprobe: error:")).collect();
+    assert_eq!(errors, [format!("numaprobe: error: 1 of 1 runs failed ({why})")], "{err}");
+    let run = env.latest_run();
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["message"], format!("all 1 runs of the program failed ({why})"), "{run}");
+    // and in the text, its own line
+    let out = env
+        .exec(&["-p", "default,local:0", "-r", "3", "--fail-fast", "--", "sh", "-c", "exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stopped: Vec<&str> = text.lines().filter(|l| l.starts_with("stopped")).collect();
+    assert_eq!(stopped, [format!("stopped early: {why}")], "{text}");
 }
 
 #[test]
@@ -451,6 +544,9 @@ fn a_signal_stops_the_child_and_keeps_what_was_measured(signal: &str, code: i32,
     assert_eq!(runs[0]["interrupted"], true);
     assert!(runs[0]["wall_s"].as_f64().unwrap() < 25.0, "did not wait for sleep 30");
     assert_eq!(v["stopped"], format!("interrupted ({cause})"));
+    let run = env.latest_run();
+    assert_eq!(run["status"], "incomplete", "{run}");
+    assert_eq!(run["message"], format!("interrupted ({cause})"), "{run}");
 }
 
 #[test]
@@ -541,6 +637,29 @@ fn nodes_the_process_may_not_use_are_refused_before_starting() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown policy 'nonsense'"));
+    // the policy refusals, each its whole error line
+    for (policies, want) in [
+        (
+            "nonsense",
+            "bad policy unknown policy 'nonsense' (known: default, local:N, remote:A/B, \
+             interleave[:LIST], weighted[:LIST], cpus-only:N, all)",
+        ),
+        ("local", "bad policy 'local' needs a node, e.g. local:0"),
+        ("local:x", "bad policy 'local:x': 'x' is not a node number"),
+        ("remote:0", "bad policy 'remote:0': expected remote:CPU_NODE/MEM_NODE"),
+        ("default:1", "bad policy 'default:1': default takes no argument"),
+        ("local:0,,default", "bad policy empty entry in policy list 'local:0,,default'"),
+        ("interleave:!x", "bad policy 'interleave:!x': bad node set: '!x': 'x' is not a number"),
+    ] {
+        let out =
+            env.exec(&["-p", policies, "--", "sh", "-c", "echo ran > ran.txt"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{policies}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> =
+            err.lines().filter(|l| l.starts_with("numaprobe: error:")).collect();
+        assert_eq!(errors, [format!("numaprobe: error: {want}")], "{policies}");
+    }
+    assert!(!env.path("ran.txt").exists(), "nothing may run before a refusal");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The text of `numaprobe exec`: the policy comparison table, the verdict
 //! lines and the counters table (`--counters`).
 
-use exec::{Direction, ExecReport, MetricRefusal, Quantity};
+use exec::{
+    Direction, ExecReport, MetricRefusal, PolicyRefusal, Quantity, Searched, Stop, UnmatchedMetric,
+};
 use results::exec::{NumaPages, PolicyResult, PolicyVerdict};
 
 use super::counters::{self, Row};
@@ -61,6 +63,76 @@ pub fn metric_refusal(r: &MetricRefusal) -> String {
         }
     };
     format!("bad --metric: {said}")
+}
+
+/// Why the matrix stopped early, as the `--json` document, the text and
+/// the saved run say it: `signal` names what interrupted it (`Ctrl-C`,
+/// `SIGTERM`).
+pub fn stop_reason(stop: &Stop, signal: &str) -> String {
+    match stop {
+        Stop::Interrupted => format!("interrupted ({signal})"),
+        Stop::FailFast { what } => format!("--fail-fast: {what} failed"),
+    }
+}
+
+/// A metric no successful run gave, worded as its `--metric` flag, with
+/// the end of the last run's stdout when it was searched there.
+pub fn unmatched_metric(u: &UnmatchedMetric) -> String {
+    let shown = match &u.name {
+        None => format!("--metric '{}'", u.pattern),
+        Some(n) => format!("--metric {n}='{}'", u.pattern),
+    };
+    match &u.searched {
+        Searched::File(f) => format!("{shown} found no number in the metric file {}", f.display()),
+        Searched::Output { last_stdout_tail } => {
+            let mut msg = format!("{shown} matched no run's output");
+            if let Some(tail) = last_stdout_tail {
+                msg.push_str("; the last run's stdout ends with:");
+                for l in tail {
+                    msg.push_str("\n    ");
+                    msg.push_str(l);
+                }
+            }
+            msg
+        }
+    }
+}
+
+/// The warnings of the matrix's end, in order: each metric no run gave,
+/// why policies got no verdict, runs too short to compare.
+pub fn end_warnings(r: &ExecReport) -> Vec<String> {
+    let mut out: Vec<String> = r.unmatched.iter().map(unmatched_metric).collect();
+    out.extend(exec::undecided_reason(r));
+    out.extend(exec::short_runs_warning(r));
+    out
+}
+
+/// A refused policy in the words of `--policies` (`bad policy` and what
+/// is wrong with it).
+pub fn policy_refusal(r: &PolicyRefusal) -> String {
+    let said = match r {
+        PolicyRefusal::Relative { policy, part } => format!(
+            "'{policy}': '{part}' is relative to this machine's nodes; give it in --policies"
+        ),
+        PolicyRefusal::EmptyList => "list is empty".to_string(),
+        PolicyRefusal::EmptyEntry { list } => format!("empty entry in policy list '{list}'"),
+        PolicyRefusal::NeedsNode { policy } => format!("'{policy}' needs a node, e.g. {policy}:0"),
+        PolicyRefusal::NotANode { policy, part } => {
+            format!("'{policy}': '{part}' is not a node number")
+        }
+        PolicyRefusal::RemoteWithoutSlash { policy } => {
+            format!("'{policy}': expected remote:CPU_NODE/MEM_NODE")
+        }
+        PolicyRefusal::BadSet { policy, why } => format!("'{policy}': bad node set: {why}"),
+        PolicyRefusal::DefaultTakesNone { policy } => {
+            format!("'{policy}': default takes no argument")
+        }
+        PolicyRefusal::Unknown { policy } => format!(
+            "unknown policy '{policy}' (known: default, local:N, remote:A/B, interleave[:LIST], \
+             weighted[:LIST], cpus-only:N, all)"
+        ),
+    };
+    format!("bad policy {said}")
 }
 
 /// The comparison table and the verdict line.
@@ -191,5 +263,99 @@ mod refusal_tests {
                     names (named: int, rate)";
         assert_eq!(metric_refusal(&named), want);
         assert!(!both.to_string().contains("--") && !named.to_string().contains("--"));
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// The stop reasons, whole: a signal named by the caller, and the
+    /// first failed run with `--fail-fast`.
+    #[test]
+    fn stop_reasons_name_the_signal_and_the_flag() {
+        assert_eq!(stop_reason(&Stop::Interrupted, "SIGTERM"), "interrupted (SIGTERM)");
+        let ff = Stop::FailFast { what: "local:0 warmup 1/2".into() };
+        assert_eq!(stop_reason(&ff, "Ctrl-C"), "--fail-fast: local:0 warmup 1/2 failed");
+    }
+
+    /// A metric no run gave: named or not, in a file (no output shown) or
+    /// the output, with or without the last run's stdout.
+    #[test]
+    fn unmatched_metrics_are_worded_with_the_metric_flag() {
+        let tail = Some(vec!["a".to_string(), "b".to_string()]);
+        let u = UnmatchedMetric {
+            name: Some("fp".into()),
+            pattern: r"fp: (\d+)".into(),
+            searched: Searched::Output { last_stdout_tail: tail },
+        };
+        let want = "--metric fp='fp: (\\d+)' matched no run's output; the last run's stdout \
+                    ends with:\n    a\n    b";
+        assert_eq!(unmatched_metric(&u), want);
+        let u = UnmatchedMetric {
+            name: None,
+            pattern: "v=(.*)".into(),
+            searched: Searched::Output { last_stdout_tail: None },
+        };
+        assert_eq!(unmatched_metric(&u), "--metric 'v=(.*)' matched no run's output");
+        let u = UnmatchedMetric {
+            name: None,
+            pattern: "v=(.*)".into(),
+            searched: Searched::File(PathBuf::from("out/r.csv")),
+        };
+        assert_eq!(
+            unmatched_metric(&u),
+            "--metric 'v=(.*)' found no number in the metric file out/r.csv"
+        );
+    }
+
+    /// Every policy refusal, whole; only the relative node set names the
+    /// flag, and the library's own words never do.
+    #[test]
+    fn policy_refusals_are_worded_with_the_policies_flag() {
+        let p = |s: &str| s.to_string();
+        let cases = [
+            (PolicyRefusal::EmptyList, "bad policy list is empty"),
+            (
+                PolicyRefusal::EmptyEntry { list: p("a,,b") },
+                "bad policy empty entry in policy list 'a,,b'",
+            ),
+            (
+                PolicyRefusal::NeedsNode { policy: p("remote") },
+                "bad policy 'remote' needs a node, e.g. remote:0",
+            ),
+            (
+                PolicyRefusal::NotANode { policy: p("local:x"), part: p("x") },
+                "bad policy 'local:x': 'x' is not a node number",
+            ),
+            (
+                PolicyRefusal::RemoteWithoutSlash { policy: p("remote:1") },
+                "bad policy 'remote:1': expected remote:CPU_NODE/MEM_NODE",
+            ),
+            (
+                PolicyRefusal::BadSet { policy: p("interleave:!x"), why: p("why") },
+                "bad policy 'interleave:!x': bad node set: why",
+            ),
+            (
+                PolicyRefusal::Relative { policy: p("weighted:+0"), part: p("+0") },
+                "bad policy 'weighted:+0': '+0' is relative to this machine's nodes; give it in \
+                 --policies",
+            ),
+            (
+                PolicyRefusal::DefaultTakesNone { policy: p("default:1") },
+                "bad policy 'default:1': default takes no argument",
+            ),
+            (
+                PolicyRefusal::Unknown { policy: p("x") },
+                "bad policy unknown policy 'x' (known: default, local:N, remote:A/B, \
+                 interleave[:LIST], weighted[:LIST], cpus-only:N, all)",
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(policy_refusal(&r), want);
+            assert!(!r.to_string().contains("--"), "{r}");
+        }
     }
 }

@@ -28,7 +28,7 @@ use topo::SysRoot;
 pub use child::{OutputSink, ResolvedCommand, Stream};
 use events::{Event, Observer, StopFlag};
 pub use metric::{Direction, Metric, MetricMiss, MetricRefusal, MetricSet};
-pub use policy::{PlacementPolicy, PolicyItem, Scope};
+pub use policy::{PlacementPolicy, PolicyItem, PolicyRefusal, Scope};
 use results::stats::{self, Summary, Verdict};
 
 /// Lines of stderr kept for a failed run.
@@ -49,7 +49,7 @@ pub enum ExecError {
     #[error("{}: not executable", .0.display())]
     NotExecutable(PathBuf, #[source] std::io::Error),
     #[error("bad policy {0}")]
-    BadPolicy(String),
+    BadPolicy(policy::PolicyRefusal),
     /// The placement layer refused a policy on this machine.
     #[error("refused {policy}")]
     Placement { policy: String, source: PlaceError },
@@ -99,7 +99,7 @@ impl Plan {
         scope: &Scope,
     ) -> Result<Plan, ExecError> {
         if policies.is_empty() {
-            return Err(ExecError::BadPolicy("list is empty".into()));
+            return Err(ExecError::BadPolicy(policy::PolicyRefusal::EmptyList));
         }
         let mut out = Vec::new();
         for p in policies {
@@ -191,9 +191,47 @@ pub struct ExecReport {
     pub best_reason: String,
     /// Policies within noise of the best one.
     pub tied_with_best: Vec<String>,
-    /// Why the matrix stopped early (Ctrl-C, --fail-fast), if it did.
+    /// Why the matrix stopped early, as the front end words [`Stop`]
+    /// (the `--json` document and the saved run carry these words); the
+    /// library leaves it `None` and says why in `stop`.
     pub stopped: Option<String>,
     pub failed_runs: usize,
+    /// Why the matrix stopped before its last run, if it did.
+    #[serde(skip)]
+    pub stop: Option<Stop>,
+    /// The metrics no successful run gave a number for, in the order they
+    /// were given: the caller tells them when the matrix ends.
+    #[serde(skip)]
+    pub unmatched: Vec<UnmatchedMetric>,
+}
+
+/// Why the matrix stopped before its last run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The stop flag was raised (a signal; the caller knows which).
+    Interrupted,
+    /// A run failed and the matrix was to stop at the first failure;
+    /// `what` names the run as progress does (`default run 1/3`).
+    FailFast { what: String },
+}
+
+/// A metric that no successful run gave a number for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnmatchedMetric {
+    /// Its name; `None`: the unnamed metric.
+    pub name: Option<String>,
+    pub pattern: String,
+    pub searched: Searched,
+}
+
+/// Where a metric was searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Searched {
+    /// The metric file each run wrote, as given.
+    File(PathBuf),
+    /// The runs' output; the last lines of the last run's stdout (`None`
+    /// when no run was made).
+    Output { last_stdout_tail: Option<Vec<String>> },
 }
 
 /// One named metric across the policies: its pattern, direction and the
@@ -586,7 +624,10 @@ pub fn schedule(policies: usize, warmup: u32, repeat: u32) -> Vec<(usize, u32, b
 /// policy, and so on ([`schedule`]). Reports progress, warnings for failed
 /// runs and one `Event::Record(Record::Exec(..))` per policy once the
 /// matrix ends. Stops early, keeping what was measured, on `stop` or (with
-/// `fail_fast`) at the first failed run.
+/// `fail_fast`) at the first failed run, saying why in the report's
+/// `stop`. What the end has to tell is the caller's to tell, in this
+/// order: the report's `unmatched` metrics, [`undecided_reason`] and
+/// [`short_runs_warning`].
 pub fn run_matrix(
     plan: &Plan,
     opts: &Options,
@@ -624,7 +665,7 @@ pub fn run_matrix(
     for (done, (pi, round, warm)) in order.into_iter().enumerate() {
         let (policy, placement) = &plan.policies[pi];
         if stop.is_stopped() {
-            report.stopped = Some("interrupted (Ctrl-C)".into());
+            report.stop = Some(Stop::Interrupted);
             break;
         }
         started[pi] = true;
@@ -638,7 +679,7 @@ pub fn run_matrix(
         last_stdout_tail = Some(outcome.stdout.tail_lines(8));
         warn_of_run(obs, &what, &outcome, &rec);
         if rec.interrupted {
-            report.stopped = Some("interrupted (Ctrl-C)".into());
+            report.stop = Some(Stop::Interrupted);
             if !warm {
                 results[pi].runs.push(rec);
             }
@@ -650,7 +691,7 @@ pub fn run_matrix(
             results[pi].runs.push(rec);
         }
         if failed && opts.fail_fast {
-            report.stopped = Some(format!("--fail-fast: {what} failed"));
+            report.stop = Some(Stop::FailFast { what });
             break;
         }
     }
@@ -660,14 +701,8 @@ pub fn run_matrix(
         report.policies.push(result);
     }
     obs.event(Event::PhaseEnd { phase });
-    warn_of_unmatched_metrics(obs, metrics, &report, last_stdout_tail.as_deref());
+    report.unmatched = unmatched_metrics(metrics, &report, last_stdout_tail);
     judge(&mut report);
-    if let Some(why) = undecided_reason(&report) {
-        obs.event(Event::Warning(why));
-    }
-    if let Some(short) = short_runs_warning(&report) {
-        obs.event(Event::Warning(short));
-    }
     Ok(report)
 }
 
@@ -709,6 +744,8 @@ fn empty_report<'a>(plan: &Plan, opts: &'a Options) -> (ExecReport, Quantity<'a>
         tied_with_best: Vec::new(),
         stopped: None,
         failed_runs: 0,
+        stop: None,
+        unmatched: Vec::new(),
     };
     (report, compared)
 }
@@ -814,15 +851,16 @@ fn warn_of_run(obs: &dyn Observer, what: &str, outcome: &child::RunOutcome, rec:
     }
 }
 
-/// A warning for each metric that no successful run gave, with the end
-/// of the last run's stdout when the metric was searched there.
-fn warn_of_unmatched_metrics(
-    obs: &dyn Observer,
+/// Each metric that no successful run gave (none when no run succeeded),
+/// with where it was searched: the metric file, or the output, with the
+/// end of the last run's stdout.
+fn unmatched_metrics(
     metrics: &MetricSet,
     report: &ExecReport,
-    last_stdout_tail: Option<&[String]>,
-) {
+    last_stdout_tail: Option<Vec<String>>,
+) -> Vec<UnmatchedMetric> {
     let runs = || report.policies.iter().flat_map(|p| &p.runs).filter(|r| r.ok);
+    let mut out = Vec::new();
     for m in metrics.all() {
         let value = |r: &RunRecord| match m.name() {
             None => r.metric,
@@ -831,25 +869,16 @@ fn warn_of_unmatched_metrics(
         if runs().next().is_none() || runs().any(|r| value(r).is_some()) {
             continue;
         }
-        let shown = match m.name() {
-            None => format!("--metric '{}'", m.pattern()),
-            Some(n) => format!("--metric {n}='{}'", m.pattern()),
-        };
-        let mut msg = match &metrics.file {
-            Some(f) => format!("{shown} found no number in the metric file {}", f.display()),
-            None => format!("{shown} matched no run's output"),
-        };
-        if metrics.file.is_none() {
-            if let Some(tail) = last_stdout_tail {
-                msg.push_str("; the last run's stdout ends with:");
-                for l in tail {
-                    msg.push_str("\n    ");
-                    msg.push_str(l);
-                }
-            }
-        }
-        obs.event(Event::Warning(msg));
+        out.push(UnmatchedMetric {
+            name: m.name().map(str::to_string),
+            pattern: m.pattern().to_string(),
+            searched: match &metrics.file {
+                Some(f) => Searched::File(f.clone()),
+                None => Searched::Output { last_stdout_tail: last_stdout_tail.clone() },
+            },
+        });
     }
+    out
 }
 
 #[cfg(test)]
@@ -924,6 +953,8 @@ mod tests {
             tied_with_best: Vec::new(),
             stopped: None,
             failed_runs: 0,
+            stop: None,
+            unmatched: Vec::new(),
         };
         judge(&mut r);
         r

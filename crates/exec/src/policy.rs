@@ -43,10 +43,55 @@ impl fmt::Display for PlacementPolicy {
     }
 }
 
+/// Why a policy, or a list of them, was refused: the policy as written
+/// (`policy`), the part at fault, for the front end to word against its
+/// own flags.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyRefusal {
+    /// No policy to run.
+    #[error("list is empty")]
+    EmptyList,
+    /// A list with an empty entry (`local:0,,default`): the whole list.
+    #[error("empty entry in policy list '{list}'")]
+    EmptyEntry { list: String },
+    /// `local`, `cpus-only` or `remote` without its node.
+    #[error("'{policy}' needs a node, e.g. {policy}:0")]
+    NeedsNode { policy: String },
+    /// A node that is not a number.
+    #[error("'{policy}': '{part}' is not a node number")]
+    NotANode { policy: String, part: String },
+    /// `remote:` without `CPU_NODE/MEM_NODE`.
+    #[error("'{policy}': expected remote:CPU_NODE/MEM_NODE")]
+    RemoteWithoutSlash { policy: String },
+    /// A node set that cannot be read; `why`: the placement layer's words.
+    #[error("'{policy}': bad node set: {why}")]
+    BadSet { policy: String, why: String },
+    /// A node set relative to this machine's nodes (`!LIST`, `+LIST`)
+    /// where a policy is read alone: only a list ([`parse_list`]) takes
+    /// one, resolved by [`Scope::expand`].
+    #[error(
+        "'{policy}': '{part}' is relative to this machine's nodes; only a policy list takes it"
+    )]
+    Relative { policy: String, part: String },
+    /// `default` with an argument.
+    #[error("'{policy}': default takes no argument")]
+    DefaultTakesNone { policy: String },
+    /// Not a policy's name.
+    #[error(
+        "unknown policy '{policy}' (known: default, local:N, remote:A/B, interleave[:LIST], \
+         weighted[:LIST], cpus-only:N, all)"
+    )]
+    Unknown { policy: String },
+}
+
+fn refused(r: PolicyRefusal) -> ExecError {
+    ExecError::BadPolicy(r)
+}
+
 fn node_id(text: &str, whole: &str) -> Result<u32, ExecError> {
-    text.trim()
-        .parse()
-        .map_err(|_| ExecError::BadPolicy(format!("'{whole}': '{text}' is not a node number")))
+    text.trim().parse().map_err(|_| {
+        refused(PolicyRefusal::NotANode { policy: whole.to_string(), part: text.to_string() })
+    })
 }
 
 /// The node set of `interleave:SET`/`weighted:SET` in numactl's syntax
@@ -57,11 +102,16 @@ fn node_set(text: &str, whole: &str) -> Result<Option<NodeSet>, ExecError> {
     match SetSpec::parse(text) {
         Ok(SetSpec::All) => Ok(None),
         Ok(SetSpec::List(set)) => Ok(Some(set)),
-        Ok(_) => Err(ExecError::BadPolicy(format!(
-            "'{whole}': '{text}' is relative to this machine's nodes; give it in --policies"
-        ))),
-        Err(e) => Err(ExecError::BadPolicy(format!("'{whole}': bad node set: {e}"))),
+        Ok(_) => Err(refused(PolicyRefusal::Relative {
+            policy: whole.to_string(),
+            part: text.to_string(),
+        })),
+        Err(e) => Err(bad_set(whole, e)),
     }
+}
+
+fn bad_set(policy: &str, e: PlaceError) -> ExecError {
+    refused(PolicyRefusal::BadSet { policy: policy.to_string(), why: e.to_string() })
 }
 
 impl FromStr for PlacementPolicy {
@@ -79,7 +129,7 @@ impl FromStr for PlacementPolicy {
             ("cpus-only", Some(a)) => Ok(PlacementPolicy::CpusOnly(node_id(a, s)?)),
             ("remote", Some(a)) => {
                 let (c, m) = a.split_once('/').ok_or_else(|| {
-                    ExecError::BadPolicy(format!("'{s}': expected remote:CPU_NODE/MEM_NODE"))
+                    refused(PolicyRefusal::RemoteWithoutSlash { policy: s.to_string() })
                 })?;
                 Ok(PlacementPolicy::Remote { cpu: node_id(c, s)?, mem: node_id(m, s)? })
             }
@@ -88,15 +138,12 @@ impl FromStr for PlacementPolicy {
             ("weighted", None) => Ok(PlacementPolicy::Weighted(None)),
             ("weighted", Some(a)) => Ok(PlacementPolicy::Weighted(node_set(a, s)?)),
             ("local" | "cpus-only" | "remote", None) => {
-                Err(ExecError::BadPolicy(format!("'{s}' needs a node, e.g. {s}:0")))
+                Err(refused(PolicyRefusal::NeedsNode { policy: s.to_string() }))
             }
             ("default", Some(_)) => {
-                Err(ExecError::BadPolicy(format!("'{s}': default takes no argument")))
+                Err(refused(PolicyRefusal::DefaultTakesNone { policy: s.to_string() }))
             }
-            _ => Err(ExecError::BadPolicy(format!(
-                "unknown policy '{s}' (known: default, local:N, remote:A/B, interleave[:LIST], \
-                 weighted[:LIST], cpus-only:N, all)"
-            ))),
+            _ => Err(refused(PolicyRefusal::Unknown { policy: s.to_string() })),
         }
     }
 }
@@ -123,7 +170,7 @@ pub fn parse_list(text: &str) -> Result<Vec<PolicyItem>, ExecError> {
     for raw in text.split(',') {
         let piece = raw.trim();
         if piece.is_empty() {
-            return Err(ExecError::BadPolicy(format!("empty entry in policy list '{text}'")));
+            return Err(refused(PolicyRefusal::EmptyEntry { list: text.to_string() }));
         }
         let continues = piece.starts_with(|c: char| c.is_ascii_digit())
             && pieces
@@ -146,8 +193,7 @@ pub fn parse_list(text: &str) -> Result<Vec<PolicyItem>, ExecError> {
             let relative = |arg: &str| arg.trim_start().starts_with(['!', '+']);
             for (prefix, weighted) in [("interleave:", false), ("weighted:", true)] {
                 if let Some(arg) = p.strip_prefix(prefix).filter(|a| relative(a)) {
-                    let spec = SetSpec::parse(arg)
-                        .map_err(|e| ExecError::BadPolicy(format!("'{p}': bad node set: {e}")))?;
+                    let spec = SetSpec::parse(arg).map_err(|e| bad_set(p, e))?;
                     return Ok(PolicyItem::Within { weighted, spec, text: p.clone() });
                 }
             }
@@ -477,6 +523,15 @@ mod tests {
             let err = s.parse::<PlacementPolicy>().unwrap_err().to_string();
             assert!(err.contains(want), "{s}: {err}");
         }
+        // a set relative to the machine's nodes is a list's: refused alone,
+        // with the policy and the part at fault
+        let Err(ExecError::BadPolicy(r)) = "weighted: +1".parse::<PlacementPolicy>() else {
+            panic!("a relative set taken alone")
+        };
+        assert_eq!(
+            r,
+            PolicyRefusal::Relative { policy: "weighted: +1".into(), part: " +1".into() }
+        );
     }
 
     #[test]

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use events::{Event, Observer};
-use exec::{ExecError, ExecReport, MetricSet, OutputSink, Plan, ResolvedCommand, Scope, Stream};
+use exec::{
+    ExecError, ExecReport, MetricSet, OutputSink, Plan, ResolvedCommand, Scope, Stop, Stream,
+};
 use topo::SysRoot;
 
 use crate::invocation::Invocation;
@@ -188,12 +190,12 @@ impl Observer for Draw<'_> {
 
 /// A library error, kept whole: `main` classifies it
 /// ([`ExecError::is_usage`]: exit 2 when it is the user's request); refused
-/// metric flags worded with the flags, a usage error.
+/// metric flags and policies worded with the flags, a usage error.
 fn to_usage(e: ExecError) -> anyhow::Error {
+    let usage = |text| anyhow::Error::new(crate::error::UsageError(text));
     match e {
-        ExecError::BadMetric(r) => {
-            anyhow::Error::new(crate::error::UsageError(console::exec::metric_refusal(&r)))
-        }
+        ExecError::BadMetric(r) => usage(console::exec::metric_refusal(&r)),
+        ExecError::BadPolicy(r) => usage(console::exec::policy_refusal(&r)),
         e => anyhow::Error::new(e),
     }
 }
@@ -234,11 +236,13 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     };
     let mut outcome =
         exec::run_matrix(&planned.plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
-    // The library knows only that it was asked to stop; name the signal
-    // that did it (Ctrl-C, SIGTERM or SIGHUP) in the output and saved run.
+    // The library says why it stopped and what its end has to tell; the
+    // signal that stopped it (Ctrl-C, SIGTERM or SIGHUP) is named here, in
+    // the output and the saved run.
     if let Ok(r) = &mut outcome {
-        if r.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
-            r.stopped = Some(format!("interrupted ({})", crate::signal::cause()));
+        r.stopped = r.stop.as_ref().map(|s| console::exec::stop_reason(s, crate::signal::cause()));
+        for w in console::exec::end_warnings(r) {
+            draw.event(Event::Warning(w));
         }
     }
     if let Some(rec) = rec {
@@ -329,11 +333,11 @@ fn open_recording(args: &Args, g: &Invocation, planned: &Planned) -> Option<Reco
 /// command after it.
 fn render(g: &Invocation, report: &ExecReport) -> anyhow::Result<()> {
     g.answer(output::schema::EXEC, report, |style| console::exec::render(report, style))?;
-    if report.stopped.as_deref().is_some_and(|s| s.starts_with("interrupted")) {
+    if report.stop == Some(Stop::Interrupted) {
         return Err(crate::signal::Interrupted.into());
     }
     let total: usize = report.policies.iter().map(|p| p.runs.len()).sum();
-    let fail_fast = report.stopped.as_deref().is_some_and(|s| s.starts_with("--fail-fast"));
+    let fail_fast = matches!(report.stop, Some(Stop::FailFast { .. }));
     if report.failed_runs > 0 || fail_fast {
         let stopped = report.stopped.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
         anyhow::bail!("{} of {} runs failed{stopped}", report.failed_runs, total);
@@ -348,7 +352,7 @@ fn render(g: &Invocation, report: &ExecReport) -> anyhow::Result<()> {
 fn stored_outcome(r: &ExecReport) -> Outcome {
     let total: usize = r.policies.iter().map(|p| p.runs.len()).sum();
     let why = r.stopped.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
-    if let Some(s) = r.stopped.as_deref().filter(|s| s.starts_with("interrupted")) {
+    if let Some(s) = r.stopped.as_deref().filter(|_| r.stop == Some(Stop::Interrupted)) {
         Outcome::Incomplete(s.to_string())
     } else if total > 0 && r.failed_runs == total {
         Outcome::Failed(format!("all {total} runs of the program failed{why}"))
@@ -358,6 +362,28 @@ fn stored_outcome(r: &ExecReport) -> Outcome {
         match &r.stopped {
             Some(s) => Outcome::Incomplete(s.clone()),
             None => Outcome::Complete,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node set relative to this machine's nodes where a policy is read
+    /// alone (only a `--policies` list resolves it): the whole line as
+    /// `main` prints it after `numaprobe: error: `, a usage error. The
+    /// command line cannot reach it (a list takes these sets).
+    #[test]
+    fn a_relative_node_set_outside_a_list_is_refused_naming_policies() {
+        for (spec, part) in [("interleave:!1", "!1"), ("weighted:+0", "+0")] {
+            let e = to_usage(spec.parse::<exec::PlacementPolicy>().unwrap_err());
+            let want = format!(
+                "bad policy '{spec}': '{part}' is relative to this machine's nodes; give it in \
+                 --policies"
+            );
+            assert_eq!(crate::error::error_line(&e), want);
+            assert!(crate::error::is_usage(&e));
         }
     }
 }
