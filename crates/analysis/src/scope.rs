@@ -639,6 +639,29 @@ mod tests {
         );
     }
 
+    /// What a package figure derived from cells lacks, in words: the
+    /// local bandwidth of nodes, cells of the bandwidth matrix (two
+    /// sockets in SNC2, nothing measured at package scope).
+    #[test]
+    fn what_a_derived_package_figure_lacks_is_said_whole() {
+        let t = machine(2, false);
+        let recs = vec![bw_local(0, 100.0), bw_local(3, 100.0), bw_cell(0, 2, 30.0)];
+        let (_, missing) = catalogue_and_missing(&run(&t, recs));
+        let said: Vec<(Fixed, String)> =
+            missing.iter().map(|m| (m.metric, m.what.to_string())).collect();
+        assert_eq!(
+            said,
+            [
+                (Fixed::LocalBwPkg, "the local bandwidth of node(s) 1, 2".to_string()),
+                (
+                    Fixed::CrossPkgBw,
+                    "the bw matrix cells 0->3, 1->2, 1->3, 2->0, 2->1, 3->0, 3->1 (CPU node -> memory node)"
+                        .to_string()
+                ),
+            ]
+        );
+    }
+
     /// NUMA off on two sockets: each package on the memory the OS gives
     /// (`os-given`) is its own-memory interleaved figure; nothing across
     /// the packages. Every package shares that memory, so the bound figure
