@@ -1178,7 +1178,7 @@ mod tests {
         let (_, missing) = catalogue_and_missing(&with_packages(run_of(r.clone(), 2), 2));
         assert_eq!(missing.len(), 1, "{missing:?}");
         assert_eq!(missing[0].metric, Fixed::SpreadLat);
-        assert!(missing[0].what.contains("cells 0->1, 1->1"), "{missing:?}");
+        assert_eq!(missing[0].what, crate::scope::Lacking::LatCells(vec![(0, 1), (1, 1)]));
         // A matrix, when there is one, is the source instead.
         r.push(lat_cell(0, 0, 70.0));
         let c = catalogue(&with_packages(run_of(r, 2), 2));

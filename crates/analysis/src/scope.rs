@@ -62,13 +62,19 @@ impl Figure {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Missing {
     pub metric: Fixed,
-    /// What is missing, in words (`lat matrix cells 0->1, 0->2`).
-    pub what: String,
+    /// What is missing.
+    pub what: Lacking,
 }
 
-/// `0->1, 0->2` for a list of cells.
-fn cells_text(cells: &[(u32, u32)]) -> String {
-    cells.iter().map(|(c, m)| format!("{c}->{m}")).collect::<Vec<_>>().join(", ")
+/// What a figure derived from cells lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lacking {
+    /// The local bandwidth of these nodes.
+    LocalBw(Vec<u32>),
+    /// These cells of the bandwidth matrix, `(CPU node, memory node)`.
+    BwCells(Vec<(u32, u32)>),
+    /// These cells of the latency matrix, `(CPU node, memory node)`.
+    LatCells(Vec<(u32, u32)>),
 }
 
 /// The run's package-scope bandwidth results of the headline kernel
@@ -230,16 +236,13 @@ pub fn local_bw_per_package(
         for n in nodes {
             match per_node.get(&n) {
                 Some(v) => sum += v,
-                None => absent.push(n.to_string()),
+                None => absent.push(n),
             }
         }
         sums.push(sum);
     }
     if !absent.is_empty() {
-        missing.push(Missing {
-            metric: Fixed::LocalBwPkg,
-            what: format!("the local bandwidth of node(s) {}", absent.join(", ")),
-        });
+        missing.push(Missing { metric: Fixed::LocalBwPkg, what: Lacking::LocalBw(absent) });
         return None;
     }
     mean(&sums).map(|v| Figure::derived(v, DerivedFrom::Cells))
@@ -301,10 +304,7 @@ pub fn cross_bw_per_package(
         return None;
     }
     if !absent.is_empty() {
-        missing.push(Missing {
-            metric: Fixed::CrossPkgBw,
-            what: format!("the bw matrix cells {} (CPU node -> memory node)", cells_text(&absent)),
-        });
+        missing.push(Missing { metric: Fixed::CrossPkgBw, what: Lacking::BwCells(absent) });
         return None;
     }
     mean(&pairs).map(|v| Figure::derived(v, DerivedFrom::Cells))
@@ -412,10 +412,7 @@ pub fn spread_lat(
         means.extend(mean(&row));
     }
     if !absent.is_empty() {
-        missing.push(Missing {
-            metric: Fixed::SpreadLat,
-            what: format!("the lat matrix cells {} (CPU node -> memory node)", cells_text(&absent)),
-        });
+        missing.push(Missing { metric: Fixed::SpreadLat, what: Lacking::LatCells(absent) });
         return None;
     }
     mean(&means).map(|v| Figure::derived(v, DerivedFrom::Cells))
@@ -633,31 +630,25 @@ mod tests {
         assert!(get(&c, "spread_lat_ns").is_none(), "from 5 of node 0's 8 cells");
         assert_eq!(missing.len(), 1, "{missing:?}");
         assert_eq!(missing[0].metric, Fixed::SpreadLat);
-        assert_eq!(
-            missing[0].what,
-            "the lat matrix cells 0->1, 0->2, 0->3 (CPU node -> memory node)"
-        );
+        assert_eq!(missing[0].what, Lacking::LatCells(vec![(0, 1), (0, 2), (0, 3)]));
     }
 
-    /// What a package figure derived from cells lacks, in words: the
-    /// local bandwidth of nodes, cells of the bandwidth matrix (two
-    /// sockets in SNC2, nothing measured at package scope).
+    /// What a package figure derived from cells lacks: the local
+    /// bandwidth of nodes, cells of the bandwidth matrix (two sockets in
+    /// SNC2, nothing measured at package scope).
     #[test]
-    fn what_a_derived_package_figure_lacks_is_said_whole() {
+    fn what_a_derived_package_figure_lacks_is_named() {
         let t = machine(2, false);
         let recs = vec![bw_local(0, 100.0), bw_local(3, 100.0), bw_cell(0, 2, 30.0)];
         let (_, missing) = catalogue_and_missing(&run(&t, recs));
-        let said: Vec<(Fixed, String)> =
-            missing.iter().map(|m| (m.metric, m.what.to_string())).collect();
+        let said: Vec<(Fixed, Lacking)> =
+            missing.iter().map(|m| (m.metric, m.what.clone())).collect();
+        let cells = vec![(0, 3), (1, 2), (1, 3), (2, 0), (2, 1), (3, 0), (3, 1)];
         assert_eq!(
             said,
             [
-                (Fixed::LocalBwPkg, "the local bandwidth of node(s) 1, 2".to_string()),
-                (
-                    Fixed::CrossPkgBw,
-                    "the bw matrix cells 0->3, 1->2, 1->3, 2->0, 2->1, 3->0, 3->1 (CPU node -> memory node)"
-                        .to_string()
-                ),
+                (Fixed::LocalBwPkg, Lacking::LocalBw(vec![1, 2])),
+                (Fixed::CrossPkgBw, Lacking::BwCells(cells))
             ]
         );
     }

@@ -46,7 +46,7 @@ pub enum StudyNote {
     NothingDiffers { labels_differ: bool },
     /// Run `run` (of group `group`) cannot compute `metric` from part of
     /// what it needs: `what` is missing ([`crate::scope::Missing`]).
-    Missing { group: usize, run: Option<RunId>, metric: MetricId, what: String },
+    Missing { group: usize, run: Option<RunId>, metric: MetricId, what: crate::scope::Lacking },
     /// `metric` was measured at its scope in the groups `measured` and
     /// derived in the groups `derived`: shown side by side, not judged.
     MixedScope { metric: MetricId, measured: Vec<usize>, derived: Vec<usize> },

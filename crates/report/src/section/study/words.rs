@@ -9,7 +9,7 @@ use analysis::catalogue::{self, MetricId};
 use analysis::declared::Contradiction;
 use analysis::layout::NotApplicable;
 use analysis::metrics::MetricKey;
-use analysis::scope::DerivedFrom;
+use analysis::scope::{DerivedFrom, Lacking};
 use analysis::study::{
     FloorSource, GroupDerived, HiddenNuma, RowDerived, SettingValue, Study, StudyMetric, StudyNote,
     StudyWarning,
@@ -18,6 +18,25 @@ use results::runstats::FloorKind;
 use results::scope::StepNote;
 
 /// Every warning of `study`, in its order.
+
+/// What a figure derived from cells lacks, in a study's note.
+pub fn lacking(l: &Lacking) -> String {
+    let cells = |c: &[(u32, u32)]| {
+        c.iter().map(|(c, m)| format!("{c}->{m}")).collect::<Vec<_>>().join(", ")
+    };
+    match l {
+        Lacking::LocalBw(nodes) => format!(
+            "the local bandwidth of node(s) {}",
+            nodes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        Lacking::BwCells(c) => {
+            format!("the bw matrix cells {} (CPU node -> memory node)", cells(c))
+        }
+        Lacking::LatCells(c) => {
+            format!("the lat matrix cells {} (CPU node -> memory node)", cells(c))
+        }
+    }
+}
 
 /// A declared setting the run's own readings contradict, in the words of
 /// the run's warning and of a study's.
@@ -242,10 +261,11 @@ pub fn note(study: &Study, n: &StudyNote) -> String {
         StudyNote::NothingDiffers { labels_differ: true } => "no recorded or declared setting differs between the groups: their labels are taken as what differs (runs of different labels are never pooled as repeats in the noise floor), but nothing records what changed, and a gap between groups taken one after the other may be the machine's drift. Alternate their runs over time (A, B, A, B: each run is then judged against the runs of the other group on both sides of it, so that the drift cancels) and declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`)".to_string(),
         StudyNote::NothingDiffers { labels_differ: false } => "no recorded or declared setting differs between the groups: a difference between them cannot be told from run-to-run drift, and their runs count as repeats of one configuration in the noise floor. Declare what you changed with `--set KEY=VALUE` on `run`/`exec`/`bw`/`lat` (e.g. `--set bios.smt=off`) so that the runs of each setting are told apart".to_string(),
         StudyNote::Missing { group, run: r, metric, what } => format!(
-            "run {} ({}): {} is not computed from part of what it needs: {what} are missing",
+            "run {} ({}): {} is not computed from part of what it needs: {} are missing",
             run(r),
             label(*group),
             name_in_text(metric),
+            lacking(what),
         ),
         StudyNote::MixedScope { metric, measured, derived } => {
             let labels = |v: &[usize]| v.iter().map(|&g| label(g)).collect::<Vec<_>>().join(", ");
@@ -417,12 +437,25 @@ mod tests {
                 group: 0,
                 run: Some(RunId(1)),
                 metric: m("cross_pkg_bw_gbs"),
-                what: "lat matrix cells 0->1".into(),
+                what: Lacking::LatCells(vec![(0, 1)]),
             }],
         ));
         assert_eq!(
             said,
-            ["run 1 (a): cross-package bandwidth is not computed from part of what it needs: lat matrix cells 0->1 are missing"]
+            ["run 1 (a): cross-package bandwidth is not computed from part of what it needs: the lat matrix cells 0->1 (CPU node -> memory node) are missing"]
+        );
+        // every shape, as the notes said them before they were typed
+        assert_eq!(
+            [
+                lacking(&Lacking::LocalBw(vec![1, 2])),
+                lacking(&Lacking::BwCells(vec![(0, 3), (1, 2), (3, 1)])),
+                lacking(&Lacking::LatCells(vec![(0, 1), (0, 2), (0, 3)])),
+            ],
+            [
+                "the local bandwidth of node(s) 1, 2",
+                "the bw matrix cells 0->3, 1->2, 3->1 (CPU node -> memory node)",
+                "the lat matrix cells 0->1, 0->2, 0->3 (CPU node -> memory node)",
+            ]
         );
     }
 }
