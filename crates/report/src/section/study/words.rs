@@ -17,8 +17,6 @@ use analysis::study::{
 use results::runstats::FloorKind;
 use results::scope::StepNote;
 
-/// Every warning of `study`, in its order.
-
 /// What a figure derived from cells lacks, in a study's note.
 pub fn lacking(l: &Lacking) -> String {
     let cells = |c: &[(u32, u32)]| {
@@ -62,6 +60,8 @@ pub fn contradiction(c: &Contradiction) -> String {
         ),
     }
 }
+
+/// Every warning of `study`, in its order.
 pub fn warnings(study: &Study) -> Vec<String> {
     study.warnings.iter().map(|w| warning(study, w)).collect()
 }
