@@ -8,6 +8,9 @@ use audit::{Evidence, PerfCounters, Profile, Read, Report, Settings};
 use results::audit::{Finding, Needs, Severity};
 use topo::*;
 
+/// numaprobe's name for the counters option, as console gives it.
+const TERMS: audit::Terms = audit::Terms { counters: "--counters" };
+
 fn tuned() -> (Topology, Settings) {
     let root =
         SysRoot::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tuned")).unwrap();
@@ -22,6 +25,7 @@ fn finding(s: &Settings, t: &Topology) -> Option<Finding> {
         Read::Absent,
         Evidence::default(),
         Profile::General,
+        TERMS,
     );
     r.finding("kernel.perf_counters").cloned()
 }
@@ -184,4 +188,41 @@ fn every_finding_word_for_word() {
             Needs::Reboot
         )
     );
+}
+
+/// The rule names no flag itself: every text of every case with another
+/// name for the option holds that name and no `--`.
+#[test]
+fn the_rule_takes_the_options_name_from_its_caller() {
+    let (t, mut s) = tuned();
+    let terms = audit::Terms { counters: "the counters option" };
+    let of = |s: &Settings| {
+        let r = Report::from_parts(
+            "test".into(),
+            &t,
+            s.clone(),
+            Read::Absent,
+            Evidence::default(),
+            Profile::General,
+            terms,
+        );
+        r.finding("kernel.perf_counters").cloned().unwrap()
+    };
+    let mut seen = 0;
+    for level in [1, 2] {
+        s.perf_event_paranoid = Read::Value(level);
+        for pc in [
+            Read::Absent,
+            live(None, false),
+            live(Some("not permitted: kernel.perf_event_paranoid is 3"), false),
+            live(Some("not supported by this machine's PMU (ENOENT)"), true),
+        ] {
+            s.perf_counters = pc;
+            let f = of(&s);
+            let text = [&f.found, &f.expected, &f.why, &f.fix].map(|t| t.as_str()).join(" | ");
+            assert!(!text.contains("--"), "{text}");
+            seen += usize::from(text.contains("the counters option"));
+        }
+    }
+    assert_eq!(seen, 8, "every case names the option");
 }
