@@ -24,7 +24,7 @@ use topo::{SysRoot, Topology};
 pub use evidence::Evidence;
 pub use profile::{Profile, UnknownProfile};
 pub use read::Read;
-pub use rules::Inputs;
+pub use rules::{Inputs, Terms};
 pub use settings::{PerfCounters, Settings};
 pub use smbios::MemoryPopulation;
 
@@ -79,12 +79,14 @@ impl Counts {
 
 impl Report {
     /// Reads settings and SMBIOS under `root` and runs every rule against
-    /// `topology` (discovered under the same root) and `evidence`.
+    /// `topology` (discovered under the same root) and `evidence`, the
+    /// findings naming the front end's options in its `terms`.
     pub fn build(
         root: &SysRoot,
         topology: &Topology,
         profile: Profile,
         evidence: Evidence,
+        terms: Terms,
     ) -> Report {
         let settings = Settings::read(root);
         let memory = smbios::read(root);
@@ -95,14 +97,15 @@ impl Report {
             memory,
             evidence,
             profile,
+            terms,
         );
-        r.set_edac(topology, edac::read(root));
+        r.set_edac(topology, edac::read(root), terms);
         r
     }
 
     /// Replaces the EDAC reading and its findings (`from_parts` takes
     /// none: EDAC absent).
-    pub fn set_edac(&mut self, topology: &Topology, edac: Read<edac::Edac>) {
+    pub fn set_edac(&mut self, topology: &Topology, edac: Read<edac::Edac>, terms: Terms) {
         self.edac = edac;
         let inputs = Inputs {
             topology,
@@ -111,6 +114,7 @@ impl Report {
             edac: &self.edac,
             evidence: &self.evidence,
             profile: self.profile,
+            terms,
         };
         self.findings.retain(|f| f.id != rules::DIMM_ERRORS);
         self.findings.extend(rules::dimm_errors(&inputs));
@@ -129,6 +133,7 @@ impl Report {
         memory: Read<MemoryPopulation>,
         evidence: Evidence,
         profile: Profile,
+        terms: Terms,
     ) -> Report {
         let edac = Read::Absent;
         let findings = rules::check_all(&Inputs {
@@ -138,6 +143,7 @@ impl Report {
             edac: &edac,
             evidence: &evidence,
             profile,
+            terms,
         });
         let mut counts = Counts::default();
         for f in &findings {

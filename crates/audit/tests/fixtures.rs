@@ -59,6 +59,7 @@ fn audit(c: &Capture, p: Profile) -> Report {
         c.memory.clone(),
         Evidence::default(),
         p,
+        audit::Terms { counters: "--counters" },
     )
 }
 

@@ -10,6 +10,9 @@ use results::Record;
 use serde_json::json;
 use topo::*;
 
+/// numaprobe's name for the counters option, as console gives it.
+const TERMS: audit::Terms = audit::Terms { counters: "--counters" };
+
 /// A result read from stored JSON, as the store reads it.
 fn read(kind: &str, v: serde_json::Value) -> Record {
     results::upgrade::read(kind, &v).record
@@ -23,7 +26,7 @@ fn tuned() -> (Topology, Settings) {
 
 fn finding(ev: Evidence, p: Profile) -> Finding {
     let (t, s) = tuned();
-    let r = Report::from_parts("test".into(), &t, s, Read::Absent, ev, p);
+    let r = Report::from_parts("test".into(), &t, s, Read::Absent, ev, p, TERMS);
     r.finding("cpu.prefetchers").cloned().expect("the rule always gives a finding")
 }
 

@@ -10,6 +10,9 @@ use results::Record;
 use serde_json::json;
 use topo::*;
 
+/// numaprobe's name for the counters option, as console gives it.
+const TERMS: audit::Terms = audit::Terms { counters: "--counters" };
+
 /// A result read from stored JSON, as the store reads it.
 fn read(kind: &str, v: serde_json::Value) -> Record {
     results::upgrade::read(kind, &v).record
@@ -72,7 +75,7 @@ fn report(
     ev: Evidence,
     p: Profile,
 ) -> Report {
-    Report::from_parts("test".into(), t, s.clone(), mem, ev, p)
+    Report::from_parts("test".into(), t, s.clone(), mem, ev, p, TERMS)
 }
 
 fn untuned() -> Settings {
@@ -875,7 +878,7 @@ fn with_edac(files: &[(&str, &str)]) -> Report {
     let (_d, root) = edac_tree(files);
     let t = two_node();
     let mut r = report(&t, &tuned(), Read::Absent, Evidence::default(), Profile::General);
-    r.set_edac(&t, audit::edac::read(&root));
+    r.set_edac(&t, audit::edac::read(&root), TERMS);
     r
 }
 

@@ -39,13 +39,17 @@ pub fn is_usage(err: &anyhow::Error) -> bool {
 /// library errors often say their source in their own message
 /// (`/sys/x: Permission denied`) and also return it from `source()`.
 /// A missing data directory is worded with the flag that names a database
-/// (`console::store::no_data_dir`).
+/// (`console::store::no_data_dir`), the study lock's refusals with
+/// `--lock` and `study --restore` (`console::study::refusal::study_lock`).
 pub fn error_line(err: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in err.chain() {
         let text = match cause.downcast_ref::<store::StoreError>() {
             Some(store::StoreError::NoDataDir) => console::store::no_data_dir(),
-            _ => cause.to_string(),
+            _ => match cause.downcast_ref::<vary::journal::StudyLockError>() {
+                Some(e) => console::study::refusal::study_lock(e),
+                None => cause.to_string(),
+            },
         };
         if text.is_empty() || line.contains(&text) {
             continue;

@@ -105,6 +105,57 @@ fn untuned_tree_fires_and_tuned_tree_is_quiet() {
     assert_eq!(finding(&r, "kernel.zone_reclaim_mode")["severity"], "ok");
 }
 
+/// The performance-counter finding of a capture, whole, as `audit --json`
+/// writes it (and a run stores it): the untuned tree with
+/// `kernel.perf_event_paranoid` added at 2, then at 1.
+#[test]
+fn the_counters_finding_of_a_capture_word_for_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("untuned");
+    let cp = std::process::Command::new("cp").arg("-a").arg(data("untuned")).arg(&root).status();
+    assert!(cp.unwrap().success());
+    let paranoid = root.join("proc/sys/kernel/perf_event_paranoid");
+    let of = |level: &str| {
+        std::fs::write(&paranoid, format!("{level}\n")).unwrap();
+        let r = json_of(audit().arg("--root").arg(&root).arg("--no-evidence"));
+        finding(&r, "kernel.perf_counters").clone()
+    };
+    let fix = "sysctl -w kernel.perf_event_paranoid=1 (0 also allows uncore memory-controller \
+               counters; persist in /etc/sysctl.d/90-perf.conf), or run numaprobe as root or \
+               with CAP_PERFMON";
+    assert_eq!(
+        of("2"),
+        json!({
+            "id": "kernel.perf_counters",
+            "severity": "info",
+            "title": "Performance counters",
+            "found": "kernel.perf_event_paranoid = 2 (users may count their own processes in \
+                      user space only; uncore counters need root or CAP_PERFMON)",
+            "expected": "1 or lower for unprivileged --counters (0 for uncore counters)",
+            "why": "Without privileges, --counters would miss the kernel's share of each event \
+                    (or every event), and memory-controller traffic.",
+            "fix": fix,
+            "needs": "runtime",
+            "evidence": null
+        })
+    );
+    assert_eq!(
+        of("1"),
+        json!({
+            "id": "kernel.perf_counters",
+            "severity": "ok",
+            "title": "Performance counters",
+            "found": "kernel.perf_event_paranoid = 1 (users may count their own processes, \
+                      kernel included; not CPU-wide or uncore events)",
+            "expected": "hardware and software events countable (for --counters)",
+            "why": "Unprivileged users may count their own processes, kernel included.",
+            "fix": "",
+            "needs": "nothing",
+            "evidence": null
+        })
+    );
+}
+
 #[test]
 fn fail_on_sets_the_exit_status() {
     audit()

@@ -201,6 +201,20 @@ fn small_size_warns_about_the_cache_rule() {
     .success()
     .stdout(predicate::str::contains("GB/s = 1e9 bytes/s"))
     .stderr(predicate::str::contains("below 4x the last-level cache"));
+    // The whole line (the cache's size is this machine's).
+    let out = bw()
+        .args(["--size", "256K", "--budget", "0.02", "--min-reps", "1", "--kernel", "copy"])
+        .args(["--threads", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    let line = err.lines().find(|l| l.contains("below 4x")).expect("the warning");
+    let re = predicate::str::is_match(
+        r"^numaprobe: warning: --size 256 KiB per array is below 4x the last-level cache the threads share \([0-9.]+ [KMGT]?i?B\): figures may include cache bandwidth$",
+    )
+    .unwrap();
+    assert!(re.eval(line), "{line}");
 }
 
 /// `bw` honours the measuring lock while `run` holds it.

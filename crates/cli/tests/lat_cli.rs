@@ -459,6 +459,17 @@ fn a_per_cpu_sweep_is_a_cpu_by_size_grid_with_dram_at_stride_256() {
     assert_eq!(grouped as usize, cpus, "every CPU in one DRAM group");
 }
 
+/// The whole note of a per-CPU sweep that measured no size past the
+/// last-level cache (whose size is this machine's).
+fn is_no_dram_note(note: &str) -> bool {
+    use predicates::Predicate;
+    let re = predicates::str::is_match(
+        r"^no size measured past the last-level cache \([0-9.]+ [KMGT]?i?B\): no DRAM column; give --size \(or a --sizes entry\) above it$",
+    )
+    .unwrap();
+    re.eval(note)
+}
+
 /// A sweep that stays inside the LLC calls nothing DRAM.
 #[test]
 fn a_per_cpu_sweep_inside_the_cache_has_no_dram_column() {
@@ -466,6 +477,8 @@ fn a_per_cpu_sweep_inside_the_cache_has_no_dram_column() {
     assert!(v["dram_size_bytes"].is_null(), "{}", v["dram_size_bytes"]);
     assert_eq!(v["dram_groups"].as_array().unwrap().len(), 0);
     assert!(v["note"].as_str().unwrap().contains("no DRAM column"), "{}", v["note"]);
+    let note = v["note"].as_str().unwrap();
+    assert!(is_no_dram_note(note), "{note}");
     let out = lat()
         .args(["--per-cpu", "--sweep", "--size", "64K", "--max-cpus", "1", "--quiet"])
         .args(QUICK)
@@ -473,6 +486,8 @@ fn a_per_cpu_sweep_inside_the_cache_has_no_dram_column() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("note: ")).expect("a note line");
+    assert!(is_no_dram_note(line.strip_prefix("note: ").unwrap()), "{line}");
     assert!(!text.contains("(DRAM)") && !text.contains("DRAM group"), "{text}");
     assert!(text.contains("stride B") && text.contains("64 KiB"), "{text}");
 }
@@ -594,6 +609,9 @@ fn a_per_cpu_sweep_is_saved_and_shown() {
     assert!(results[..5].iter().all(|r| r["kind"] == "lat"));
     assert_eq!(results[5]["kind"], "lat-summary");
     assert_eq!(results[5]["payload"]["plateaus"][0]["cpu"], v["results"][0]["payload"]["cpu"]);
+    // the stored summary's note, whole
+    let note = results[5]["payload"]["note"].as_str().unwrap();
+    assert!(is_no_dram_note(note), "{note}");
     // the report draws them as a heat map (CPUs x sizes) and a table per
     // size with its stride
     let out = Command::cargo_bin("numaprobe")

@@ -144,7 +144,8 @@ fn targets(dir: &Path, rels: &BTreeSet<String>, all: bool) -> Vec<String> {
 }
 
 fn audit_json(root: &SysRoot, t: &Topology) -> String {
-    let r = audit::Report::build(root, t, audit::Profile::General, audit::Evidence::default());
+    let (p, ev) = (audit::Profile::General, audit::Evidence::default());
+    let r = audit::Report::build(root, t, p, ev, console::audit::TERMS);
     serde_json::to_string(&r).unwrap()
 }
 

@@ -86,6 +86,7 @@ fn a_study_killed_with_kill_9_is_restored_from_its_journal_and_its_run_dies_with
         r#"
 NUMAPROBE_LOCK="$D/a.lock" setsid "$NP" study --vary zone_reclaim_mode=1,0 --rounds 1 --label k9 -- --quick > "$D/a.out" 2> "$D/a.err" &
 A=$!
+echo "STUDY_PID=$A"
 {WAIT_FOR_CHILD}
 echo "DURING=$(cat "$D/zrm")"
 echo "JOURNAL_DURING=$([ -f "$D/state/study.journal" ] && echo yes || echo no)"
@@ -93,6 +94,7 @@ echo "JOURNAL_DURING=$([ -f "$D/state/study.journal" ] && echo yes || echo no)"
 NUMAPROBE_LOCK="$D/b.lock" "$NP" study --vary zone_reclaim_mode=2,0 --rounds 1 -- --quick > /dev/null 2> "$D/b.err"
 echo "B_RC=$?"
 echo "B_ERR=$(head -c 400 "$D/b.err" | tr '\n' ' ')"
+echo "B_LINE=$(grep '^numaprobe: error: ' "$D/b.err")"
 echo "AFTER_B=$(cat "$D/zrm")"
 # No warning while the study runs (its journal is not left over).
 "$NP" list > /dev/null 2> "$D/l0.err"
@@ -107,6 +109,7 @@ echo "LIST_WARN=$(tr '\n' ' ' < "$D/l1.err")"
 NUMAPROBE_LOCK="$D/c.lock" "$NP" study --vary zone_reclaim_mode=1,0 --rounds 1 -- --quick > /dev/null 2> "$D/c.err"
 echo "C_RC=$?"
 echo "C_ERR=$(head -c 400 "$D/c.err" | tr '\n' ' ')"
+echo "C_LINE=$(grep '^numaprobe: error: ' "$D/c.err")"
 echo "AFTER_C=$(cat "$D/zrm")"
 "$NP" study --restore > "$D/r.out" 2> "$D/r.err"
 echo "RESTORE_RC=$?"
@@ -130,6 +133,18 @@ echo "COMPLETE_K9=$(grep -c '"status": "complete"' "$D/list.json")"
     // One study per machine, whatever --lock says.
     assert_eq!(field(&out, "B_RC"), "1", "{out}");
     assert!(field(&out, "B_ERR").contains("another study is running"), "{out}");
+    // The whole line, word for word: the holder's PID and the study lock.
+    let study = field(&out, "STUDY_PID");
+    let lock = dir.path().join("state/study.lock");
+    assert_eq!(
+        field(&out, "B_LINE"),
+        format!(
+            "numaprobe: error: another study is running on this machine (PID {study}; study lock \
+             {}): one study at a time, whatever --lock says",
+            lock.display()
+        ),
+        "{out}"
+    );
     assert_eq!(field(&out, "AFTER_B"), "1", "the second study changed nothing: {out}");
     assert_eq!(field(&out, "LIST_DURING").trim(), "", "{out}");
 
@@ -147,6 +162,14 @@ echo "COMPLETE_K9=$(grep -c '"status": "complete"' "$D/list.json")"
     // original.
     assert_eq!(field(&out, "C_RC"), "1", "{out}");
     assert!(field(&out, "C_ERR").contains("study --restore"), "{out}");
+    assert_eq!(
+        field(&out, "C_LINE"),
+        format!(
+            "numaprobe: error: a study killed earlier left zone_reclaim_mode changed (it was 0 \
+             before; study PID {study}): put it back first with `numaprobe study --restore`"
+        ),
+        "{out}"
+    );
     assert_eq!(field(&out, "AFTER_C"), "1", "{out}");
 
     // --restore puts the original back and clears the journal.

@@ -2,10 +2,14 @@
 //! finding's details (all of them with `--all`) and the discovery
 //! warnings.
 
-use audit::Report;
+use audit::{Report, Terms};
 use results::audit::Severity;
 
 use super::{Table, TableStyle};
+
+/// What the audit's findings call numaprobe's options (a finding is kept
+/// as text: `audit --json` writes it and a run stores it).
+pub const TERMS: Terms = Terms { counters: "--counters" };
 
 /// The table and details (what `numaprobe audit` prints).
 pub fn render(r: &Report, all: bool, style: TableStyle) -> String {
@@ -61,4 +65,37 @@ pub fn render(r: &Report, all: bool, style: TableStyle) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counters finding names the flag, word for word as before the
+    /// rule took its name from here.
+    #[test]
+    fn the_counters_finding_names_the_flag() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/data/tuned");
+        let root = topo::SysRoot::new(dir).unwrap();
+        let topology = topo::Topology::discover(&root).unwrap();
+        let mut settings = audit::Settings::read(&root);
+        settings.perf_event_paranoid = audit::Read::Value(2);
+        let r = Report::from_parts(
+            "test".into(),
+            &topology,
+            settings,
+            audit::Read::Absent,
+            audit::Evidence::default(),
+            audit::Profile::General,
+            TERMS,
+        );
+        let f = r.finding("kernel.perf_counters").unwrap();
+        assert_eq!(f.expected, "1 or lower for unprivileged --counters (0 for uncore counters)");
+        assert_eq!(
+            f.why,
+            "Without privileges, --counters would miss the kernel's share of each event (or every \
+             event), and memory-controller traffic."
+        );
+    }
 }

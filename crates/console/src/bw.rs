@@ -68,6 +68,15 @@ pub fn refusal(r: &Refusal) -> String {
     }
 }
 
+/// The plan's warning that the arrays asked for (`bytes` each) are below
+/// STREAM's rule (`want`: 4x the last-level cache the threads share), in
+/// the words of the flag that asked (`bw --size`, `advise interleave
+/// --size`): bench's `Event::SmallArrays`.
+pub fn small_arrays(bytes: u64, want: u64) -> String {
+    let w = bench::bw::PlanWarning::SmallArrays { bytes, want };
+    format!("--size {w}")
+}
+
 /// One counters row per result that has counts (`--counters`).
 fn counter_rows(results: &[BwResult]) -> Vec<Row<'_>> {
     results
@@ -320,6 +329,26 @@ mod tests {
         r.spread_pct = spread_pct;
         r.stable = stable;
         *r
+    }
+
+    #[test]
+    fn small_arrays_name_the_size_flag_and_the_plan_names_none() {
+        let mib = 1 << 20;
+        assert_eq!(
+            small_arrays(mib, 128 * mib),
+            "--size 1 MiB per array is below 4x the last-level cache the threads share \
+             (128 MiB): figures may include cache bandwidth"
+        );
+        use bench::bw::PlanWarning as W;
+        for w in [
+            W::SmallArrays { bytes: mib, want: 128 * mib },
+            W::Capped { bytes: mib, spare: 3 * mib, want: 128 * mib },
+            W::UnknownLlc { assumed: 32 * mib },
+            W::NoWeightedInterleave,
+            W::GlobalUnchecked,
+        ] {
+            assert!(!w.to_string().contains("--"), "{w}");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use results::placement::PlacementStatus;
 use topo::units::binary_size;
 
 use bench::lat::experiment::Measured;
-use bench::lat::per_cpu_sweep::SizesRefusal;
+use bench::lat::per_cpu_sweep::{NoDram, SizesRefusal};
 use bench::lat::PerCpuSweepReport;
 
 use super::counters::{render as counters_table, Row};
@@ -29,6 +29,18 @@ pub fn sizes_refusal(r: &SizesRefusal) -> String {
         ),
     };
     format!("--sizes: {said}")
+}
+
+/// Why a per-CPU sweep has no DRAM column, as its note says it (in `lat
+/// --json`, the text and the stored summary): past an LLC of known size,
+/// with the flags that would reach past it.
+pub fn no_dram(why: &NoDram) -> String {
+    match why {
+        NoDram::UnknownLlc => why.to_string(),
+        NoDram::NoSizePastLlc { .. } => {
+            format!("{why}; give --size (or a --sizes entry) above it")
+        }
+    }
 }
 
 /// What one `lat` invocation measured, as text, with a line for each
@@ -621,6 +633,25 @@ pub fn c2c(v: &[C2cResult], style: TableStyle) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both reasons, whole, as the sweep's note said them before they were
+    /// typed; the sweep's own words name no flag.
+    #[test]
+    fn no_dram_names_the_size_flags_and_the_sweep_names_none() {
+        let past = NoDram::NoSizePastLlc { llc_bytes: 32 << 20 };
+        assert_eq!(
+            no_dram(&past),
+            "no size measured past the last-level cache (32 MiB): no DRAM column; give --size \
+             (or a --sizes entry) above it"
+        );
+        assert_eq!(
+            no_dram(&NoDram::UnknownLlc),
+            "the last-level cache size is unknown: no size is called DRAM"
+        );
+        for w in [past, NoDram::UnknownLlc] {
+            assert!(!w.to_string().contains("--"), "{w}");
+        }
+    }
 
     /// Each refused list, whole, as lat said it before the refusals were
     /// typed (the empty list too, which the flag grammar stops first).

@@ -74,6 +74,9 @@ impl Observer for Bars {
                 }
             }
             Event::Warning(msg) => self.warn(&bars, &msg),
+            Event::SmallArrays { bytes, want } => {
+                self.warn(&bars, &crate::bw::small_arrays(bytes, want))
+            }
             Event::Record(_) => {}
         }
     }

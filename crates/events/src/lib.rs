@@ -20,6 +20,11 @@ pub enum Event {
     StepEnd { phase: String, index: usize, name: String, error: Option<String> },
     /// Something the user should read (noisy machine, size rule broken...).
     Warning(String),
+    /// Bandwidth arrays asked for at `bytes` each, below the `want` bytes
+    /// of STREAM's rule (4x the last-level cache the threads share): the
+    /// figures may include cache bandwidth. A warning the front end words,
+    /// naming the option that asked for the size.
+    SmallArrays { bytes: u64, want: u64 },
     /// A finished result, typed, so callers can save it at once.
     Record(results::Record),
 }

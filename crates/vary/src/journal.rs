@@ -303,11 +303,15 @@ pub fn snapshot_of(root: &SysRoot, entry: &Entry) -> Result<Snapshot, String> {
     })
 }
 
-/// Why the machine-wide study lock was not taken.
+/// Why the machine-wide study lock was not taken. Its own words name no
+/// flag and no command: the front end words `Busy` and `LeftOver` with
+/// them (console's `study::refusal::study_lock`).
 #[derive(Debug, thiserror::Error)]
 pub enum StudyLockError {
+    /// Another study holds the study lock at `path` (its holder's PID when
+    /// the lock file names one), whichever measuring lock each was given.
     #[error(
-        "another study is running on this machine ({}; study lock {}): one study at a time, whatever --lock says",
+        "another study is running on this machine ({}; study lock {}): one study at a time",
         pid.map_or("holder PID unknown".into(), |p| format!("PID {p}")),
         path.display()
     )]
@@ -316,7 +320,8 @@ pub enum StudyLockError {
     Lock(lock::LockError),
     /// A study killed earlier left its journal: it must be restored first.
     #[error(
-        "a study killed earlier left {} changed (it was {} before; study PID {}): put it back first with `numaprobe study --restore`",
+        "a study killed earlier left {} changed (it was {} before; study PID {}): its journal \
+         must be restored first",
         .0.key, .0.shown, .0.pid
     )]
     LeftOver(Box<Entry>),

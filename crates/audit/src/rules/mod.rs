@@ -34,6 +34,19 @@ pub struct Inputs<'a> {
     pub edac: &'a Read<crate::edac::Edac>,
     pub evidence: &'a Evidence,
     pub profile: Profile,
+    /// The front end's names for what a finding tells the user to use.
+    pub terms: Terms,
+}
+
+/// What the findings call the front end's options. A finding is kept as
+/// text (in `audit --json` and in a run's stored findings), so the front
+/// end that runs the audit gives its words here (console's
+/// `audit::TERMS`); the rules name no flag of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Terms {
+    /// The option that counts hardware and software events while
+    /// measuring.
+    pub counters: &'static str,
 }
 
 /// One rule: the id and title of the findings it gives, and its check.

@@ -1,12 +1,17 @@
 //! The performance-counter rule: `kernel.perf_event_paranoid` and whether
-//! `--counters` can count hardware events here (a PMU the kernel can use,
-//! permission to use it). Counters explain a placement's cost; they do not
-//! change performance, so findings are `ok` or `info`, never warnings.
+//! the counters option can count hardware events here (a PMU the kernel
+//! can use, permission to use it). Counters explain a placement's cost;
+//! they do not change performance, so findings are `ok` or `info`, never
+//! warnings. The option's name is the front end's ([`Terms::counters`]).
 
 use super::*;
 use crate::settings::PerfCounters;
 
-const EXPECTED: &str = "hardware and software events countable (for --counters)";
+/// What the rule expects, `counters` being the front end's name for the
+/// option that counts events.
+fn expected(counters: &str) -> String {
+    format!("hardware and software events countable (for {counters})")
+}
 
 fn paranoid_meaning(p: i64) -> &'static str {
     match p {
@@ -26,29 +31,30 @@ pub(super) fn counters(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         || "kernel.perf_event_paranoid not read".to_string(),
         |p| format!("kernel.perf_event_paranoid = {p} ({})", paranoid_meaning(p)),
     );
+    let counters = i.terms.counters;
     match &i.settings.perf_counters {
-        Read::Value(pc) => live(rule, pc, &level),
+        Read::Value(pc) => live(rule, pc, &level, counters),
         _ => match paranoid {
             // a capture: the level alone says what an unprivileged user may count
             None => Vec::new(),
             Some(p) if p >= 2 => rule
                 .finding(Severity::Info)
                 .found(level)
-                .expected("1 or lower for unprivileged --counters (0 for uncore counters)")
-                .why("Without privileges, --counters would miss the kernel's share of each event (or every event), and memory-controller traffic.")
+                .expected(format!("1 or lower for unprivileged {counters} (0 for uncore counters)"))
+                .why(format!("Without privileges, {counters} would miss the kernel's share of each event (or every event), and memory-controller traffic."))
                 .fix(FIX_PARANOID, Needs::Runtime)
                 .done(),
             Some(_) => rule
                 .finding(Severity::Ok)
                 .found(level)
-                .expected(EXPECTED)
+                .expected(expected(counters))
                 .why("Unprivileged users may count their own processes, kernel included.")
                 .done(),
         },
     }
 }
 
-fn live(rule: &Rule, pc: &PerfCounters, level: &str) -> Vec<Finding> {
+fn live(rule: &Rule, pc: &PerfCounters, level: &str, counters: &str) -> Vec<Finding> {
     let who = if pc.root { "root" } else { "this user" };
     match (&pc.hardware_unavailable, &pc.software_unavailable) {
         (None, _) => rule
@@ -57,8 +63,8 @@ fn live(rule: &Rule, pc: &PerfCounters, level: &str) -> Vec<Finding> {
                 "hardware and software events countable by {who}{}; {level}",
                 if pc.user_only { " (user space only)" } else { "" }
             ))
-            .expected(EXPECTED)
-            .why("--counters shows IPC, LLC misses and the share of remote node loads per placement, which explain why a remote placement is slow.")
+            .expected(expected(counters))
+            .why(format!("{counters} shows IPC, LLC misses and the share of remote node loads per placement, which explain why a remote placement is slow."))
             .done(),
         (Some(hw), sw) => {
             let not_permitted = hw.starts_with("not permitted");
@@ -69,13 +75,13 @@ fn live(rule: &Rule, pc: &PerfCounters, level: &str) -> Vec<Finding> {
             let f = rule
                 .finding(Severity::Info)
                 .found(format!("hardware events unavailable to {who} ({hw}); {sw_text}; {level}"))
-                .expected(EXPECTED);
+                .expected(expected(counters));
             if not_permitted {
-                f.why("The kernel forbids counting hardware events to this user, so --counters records them as unavailable.")
+                f.why(format!("The kernel forbids counting hardware events to this user, so {counters} records them as unavailable."))
                     .fix(FIX_PARANOID, Needs::Runtime)
                     .done()
             } else {
-                f.why("No PMU is available to the kernel (usually a virtual machine without a virtual PMU), so --counters records hardware events as unavailable and only software events.")
+                f.why(format!("No PMU is available to the kernel (usually a virtual machine without a virtual PMU), so {counters} records hardware events as unavailable and only software events."))
                     .fix("Measure on bare metal, or give the guest a virtual PMU (QEMU/libvirt: -cpu host,pmu=on or <pmu state='on'/>; VMware: enable 'virtualize CPU performance counters') and restart it", Needs::Reboot)
                     .done()
             }

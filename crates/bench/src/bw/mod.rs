@@ -17,8 +17,8 @@ mod plan;
 
 pub(crate) use measure::SPREAD_TOLERANCE;
 pub use plan::{
-    choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, PackageTarget, Prepared,
-    Refusal, RepPolicy, Sizing, StoreMode,
+    choose_array_bytes, prepare, BwMode, BwPlan, Case, CaseMemory, PackageTarget, PlanWarning,
+    Prepared, Refusal, RepPolicy, Sizing, StoreMode,
 };
 
 use std::collections::BTreeMap;
@@ -86,7 +86,11 @@ pub fn run_plan(
     let weights = place::weighted_interleave_weights(&root).ok().flatten();
     let prepared = prepare(topo, plan, &allowed, &spare, support.weighted_interleave, weights)?;
     for w in &prepared.warnings {
-        obs.event(Event::Warning(w.clone()));
+        obs.event(match *w {
+            // typed: the front end names the option that asked for the size
+            PlanWarning::SmallArrays { bytes, want } => Event::SmallArrays { bytes, want },
+            ref w => Event::Warning(w.to_string()),
+        });
     }
     let ops = kernels::select(plan.isa)?;
     let total = (prepared.cases.len() * plan.kernels.len()) as u64;

@@ -218,7 +218,48 @@ pub struct Case {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     pub cases: Vec<Case>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<PlanWarning>,
+}
+
+/// What a plan warns about before measuring, with the sizes in bytes. Its
+/// own words name no flag: [`run_plan`](super::run_plan) reports
+/// `SmallArrays` as its typed event, which the front end words with the
+/// option that asked for the size.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanWarning {
+    /// The arrays asked for (`bytes` each) are below STREAM's rule
+    /// (`want`: 4x the last-level cache the threads share).
+    #[error(
+        "{} per array is below {}x the last-level cache the threads share ({}): figures may \
+         include cache bandwidth",
+        binary_size(*.bytes), LLC_FACTOR, binary_size(*.want)
+    )]
+    SmallArrays { bytes: u64, want: u64 },
+    /// STREAM's size (`want`) did not fit what the nodes can spare
+    /// (`spare`): arrays of `bytes` each instead.
+    #[error(
+        "arrays capped at {} each by the memory the node(s) can spare ({}): below {}x the \
+         last-level cache ({})",
+        binary_size(*.bytes), binary_size(*.spare), LLC_FACTOR, binary_size(*.want)
+    )]
+    Capped { bytes: u64, spare: u64, want: u64 },
+    /// The last-level cache's size is unknown: arrays sized as if it were
+    /// `assumed` bytes.
+    #[error("the last-level cache size is unknown: arrays sized as if it were {} MiB", *.assumed >> 20)]
+    UnknownLlc { assumed: u64 },
+    /// Weighted interleave was asked for where the kernel lacks it.
+    #[error(
+        "weighted interleave needs Linux 6.9+ (MPOL_WEIGHTED_INTERLEAVE): this kernel does not \
+         have it; skipped"
+    )]
+    NoWeightedInterleave,
+    /// Global mode: threads on nodes without usable memory allocate
+    /// locally, unchecked.
+    #[error(
+        "global: threads on nodes without usable memory allocate locally (nearest node); their \
+         pages are not checked"
+    )]
+    GlobalUnchecked,
 }
 
 /// A plan refused before anything is allocated, with the values at fault
@@ -269,7 +310,7 @@ pub fn choose_array_bytes(
     narrays: usize,
     threads: usize,
     granule: u64,
-) -> Result<(Sizing, Option<String>), BwError> {
+) -> Result<(Sizing, Option<PlanWarning>), BwError> {
     let narrays = narrays.max(1) as u64;
     let threads_u = threads.max(1) as u64;
     let want = LLC_FACTOR * llc_bytes.unwrap_or(FALLBACK_LLC_BYTES);
@@ -296,12 +337,7 @@ pub fn choose_array_bytes(
                 .into());
             }
             if bytes < want {
-                warning = Some(format!(
-                    "--size {} per array is below {LLC_FACTOR}x the last-level cache the \
-                     threads share ({}): figures may include cache bandwidth",
-                    binary_size(bytes),
-                    binary_size(want)
-                ));
+                warning = Some(PlanWarning::SmallArrays { bytes, want });
             }
             (bytes, chunk)
         }
@@ -316,13 +352,7 @@ pub fn choose_array_bytes(
                         binary_size(cap_bytes)
                     )));
                 }
-                warning = Some(format!(
-                    "arrays capped at {} each by the memory the node(s) can spare ({}): \
-                     below {LLC_FACTOR}x the last-level cache ({})",
-                    binary_size(b),
-                    binary_size(cap_bytes),
-                    binary_size(want)
-                ));
+                warning = Some(PlanWarning::Capped { bytes: b, spare: cap_bytes, want });
                 (b, c)
             } else {
                 (bytes, chunk)
@@ -330,10 +360,7 @@ pub fn choose_array_bytes(
         }
     };
     if llc_bytes.is_none() && warning.is_none() {
-        warning = Some(format!(
-            "the last-level cache size is unknown: arrays sized as if it were {} MiB",
-            FALLBACK_LLC_BYTES >> 20
-        ));
+        warning = Some(PlanWarning::UnknownLlc { assumed: FALLBACK_LLC_BYTES });
     }
     Ok((Sizing { array_bytes, chunk_elems, llc_bytes, rule_ok: array_bytes >= want }, warning))
 }
@@ -433,12 +460,13 @@ pub fn prepare(
             BwMode::Interleave => p.interleave(None)?,
             BwMode::Weighted { required } => {
                 if !weighted_ok {
-                    let msg = "weighted interleave needs Linux 6.9+ (MPOL_WEIGHTED_INTERLEAVE): \
-                               this kernel does not have it";
                     if *required {
-                        return Err(usage(msg));
+                        return Err(usage(
+                            "weighted interleave needs Linux 6.9+ (MPOL_WEIGHTED_INTERLEAVE): \
+                             this kernel does not have it",
+                        ));
                     }
-                    p.warnings.push(format!("{msg}; skipped"));
+                    p.warnings.push(PlanWarning::NoWeightedInterleave);
                     continue;
                 }
                 let w = p.weights.clone().unwrap_or_default();
@@ -491,7 +519,7 @@ struct Planner<'a> {
     arrays: [bool; 4],
     narrays: usize,
     cases: Vec<Case>,
-    warnings: Vec<String>,
+    warnings: Vec<PlanWarning>,
 }
 
 impl Planner<'_> {
@@ -645,11 +673,7 @@ impl Planner<'_> {
             cap = cap.min(sp.saturating_mul(cpus.len() as u64) / k.max(1));
         }
         if of.iter().any(|o| o.is_none_or(|n| !mems.contains(n))) {
-            self.warnings.push(
-                "global: threads on nodes without usable memory allocate locally (nearest node); \
-                 their pages are not checked"
-                    .into(),
-            );
+            self.warnings.push(PlanWarning::GlobalUnchecked);
         }
         let s = self.sizing(&cpus, cap)?;
         self.push(Mode::Global, cpus, None, CaseMemory::LocalPerThread, used, s);
@@ -856,7 +880,14 @@ mod tests {
         let (s, w) = choose_array_bytes(Some(32 * MIB), Some(MIB), u64::MAX, 3, 1, PAGE).unwrap();
         assert_eq!(s.array_bytes, MIB);
         assert!(!s.rule_ok);
-        assert!(w.unwrap().contains("below 4x"));
+        let w = w.unwrap();
+        assert_eq!(w, PlanWarning::SmallArrays { bytes: MIB, want: 128 * MIB });
+        // its own words name no flag: console's bw::small_arrays adds it
+        assert_eq!(
+            w.to_string(),
+            "1 MiB per array is below 4x the last-level cache the threads share (128 MiB): \
+             figures may include cache bandwidth"
+        );
     }
 
     #[test]
@@ -880,7 +911,7 @@ mod tests {
         assert!(s.array_bytes * 3 <= 1200 * MIB);
         assert!(s.array_bytes > 390 * MIB);
         assert!(!s.rule_ok);
-        assert!(w.unwrap().contains("capped"));
+        assert!(matches!(w, Some(PlanWarning::Capped { want, .. }) if want == 2048 * MIB));
     }
 
     mod package {

@@ -67,7 +67,8 @@ impl Measured {
     }
 }
 
-/// Runs `exp`.
+/// Runs `exp`. A per-CPU sweep's summary is the caller's to report, once
+/// it has worded the sweep's note ([`PerCpuSweepReport::conclude`]).
 pub fn run(
     topo: &Topology,
     exp: &Experiment,

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use topo::units::binary_size;
 use topo::Topology;
 
-use events::Event;
+use events::{Event, Observer};
 use results::lat::{CacheMark, CpuGroup, LatResult, LatSummary, Mode, PerCpuSweepSummary};
 
 use super::{
@@ -87,8 +87,27 @@ pub struct PerCpuSweepReport {
     /// The groups at the DRAM size (CPUs that differ beyond the noise).
     pub dram_groups: Vec<CpuGroup>,
     pub dram_noise_ns: f64,
+    /// What the reader should know of the groups: the grouping's own note,
+    /// or why there is no DRAM column once the front end has worded
+    /// `no_dram` ([`PerCpuSweepReport::conclude`]).
     pub note: Option<String>,
     pub estimate_s: f64,
+    /// Why nothing is called DRAM, until [`PerCpuSweepReport::conclude`]
+    /// words it into `note` (never in a document: `note` is).
+    #[serde(skip)]
+    pub no_dram: Option<NoDram>,
+}
+
+/// Why a per-CPU sweep has no DRAM column. Its own words name no flag: the
+/// front end words it with the options that set the sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoDram {
+    /// The last-level cache's size is unknown: no size is called DRAM.
+    #[error("the last-level cache size is unknown: no size is called DRAM")]
+    UnknownLlc,
+    /// No size was measured past the last-level cache (`llc_bytes`).
+    #[error("no size measured past the last-level cache ({}): no DRAM column", binary_size(*.llc_bytes))]
+    NoSizePastLlc { llc_bytes: u64 },
 }
 
 /// The per-point time of `timing` for a ring of `elems` elements: the
@@ -209,7 +228,9 @@ pub fn duration_text(s: f64) -> String {
 }
 
 /// Runs the sweep of `plan` from each of its CPUs, CPU by CPU; a stop
-/// (Ctrl-C) keeps what was measured.
+/// (Ctrl-C) keeps what was measured. Each point is reported as it is
+/// measured; the summary is reported by the caller, which words the note
+/// first ([`PerCpuSweepReport::conclude`]).
 pub fn per_cpu_sweep(
     topo: &Topology,
     spec: &PerCpuSweepSpec,
@@ -268,12 +289,20 @@ pub fn per_cpu_sweep(
         return Err(LatError::Stopped);
     }
     warn_unstable(ctx.observer, "lat per-cpu sweep", &points);
-    let report = summarize(topo, &plan, caches, points, opts.stride_bytes);
-    emit(ctx.observer, LatSummary::PerCpuSweep(report.summary()));
-    Ok(report)
+    Ok(summarize(topo, &plan, caches, points, opts.stride_bytes))
 }
 
 impl PerCpuSweepReport {
+    /// The sweep concluded: why there is no DRAM column worded into `note`
+    /// by the front end (`word`), then the summary reported to `obs`, to
+    /// be stored after the points (kind `lat-summary`).
+    pub fn conclude(&mut self, word: impl Fn(&NoDram) -> String, obs: &dyn Observer) {
+        if let Some(why) = &self.no_dram {
+            self.note = Some(word(why));
+        }
+        emit(obs, LatSummary::PerCpuSweep(self.summary()));
+    }
+
     /// What is stored of the sweep besides its points (kind `lat-summary`):
     /// each CPU's plateaus and the CPU groups at each size.
     pub fn summary(&self) -> PerCpuSweepSummary {
@@ -345,22 +374,19 @@ pub fn summarize(
             && s > plan.llc_bytes
             && points.iter().any(|p| p.size_bytes == s && p.stride_bytes == dram_stride)
     });
-    let (dram_groups, dram_noise_ns, note) = match dram_size {
+    let (dram_groups, dram_noise_ns, note, no_dram) = match dram_size {
         Some(s) => {
             let g = group_cpus(topo, plan.mem_node, at(s));
-            (g.groups, g.noise_ns, g.note)
+            (g.groups, g.noise_ns, g.note, None)
         }
         None => (
             Vec::new(),
             f64::NAN,
+            None,
             Some(if plan.llc_bytes == 0 {
-                "the last-level cache size is unknown: no size is called DRAM".to_string()
+                NoDram::UnknownLlc
             } else {
-                format!(
-                    "no size measured past the last-level cache ({}): no DRAM column; give \
-                     --size (or a --sizes entry) above it",
-                    binary_size(plan.llc_bytes)
-                )
+                NoDram::NoSizePastLlc { llc_bytes: plan.llc_bytes }
             }),
         ),
     };
@@ -379,6 +405,7 @@ pub fn summarize(
         dram_noise_ns,
         note,
         estimate_s: plan.estimate_s,
+        no_dram,
     }
 }
 
@@ -448,10 +475,12 @@ mod tests {
         let r = summarize(&machine(), &plan_of(&sizes, mb), vec![], grid(mb), 256);
         assert_eq!(r.dram_size_bytes, None);
         assert!(r.dram_groups.is_empty());
-        assert!(r.note.unwrap().contains("no DRAM column"));
+        assert_eq!(r.no_dram, Some(NoDram::NoSizePastLlc { llc_bytes: mb }));
+        assert_eq!(r.note, None, "worded by the front end");
         // an unknown LLC calls nothing DRAM either
         let r = summarize(&machine(), &plan_of(&sizes, 0), vec![], grid(4 * mb), 256);
         assert_eq!(r.dram_size_bytes, None);
+        assert_eq!(r.no_dram, Some(NoDram::UnknownLlc));
         // groups at every size measured from both CPUs: one in the cache,
         // two at DRAM sizes
         let r = summarize(&machine(), &plan_of(&sizes, mb), vec![], grid(4 * mb), 256);

@@ -69,7 +69,7 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     if let Some(n) = note {
         g.warn(&n);
     }
-    let report = Report::build(&root, &topology, args.profile, evidence);
+    let report = Report::build(&root, &topology, args.profile, evidence, console::audit::TERMS);
     g.answer(crate::output::schema::AUDIT, &report, |style| {
         console::audit::render(&report, args.all, style)
     })?;

@@ -209,6 +209,9 @@ impl events::Observer for Obs {
             events::Event::Warning(msg) if !std::io::stderr().is_terminal() => {
                 output::warn(self.quiet, &msg)
             }
+            events::Event::SmallArrays { bytes, want } if !std::io::stderr().is_terminal() => {
+                output::warn(self.quiet, &console::bw::small_arrays(bytes, want))
+            }
             e => self.bars.event(e),
         }
     }

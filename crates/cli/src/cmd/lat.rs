@@ -304,7 +304,11 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     })?;
     let saving = Saving { rec: rec.as_ref(), next: &bars };
     let ctx = Ctx { observer: &saving, stop: &stop, timing };
-    let outcome = lat::experiment::run(&topo, &exp, &opts, &ctx).map_err(worded);
+    let mut outcome = lat::experiment::run(&topo, &exp, &opts, &ctx).map_err(worded);
+    if let Ok(Measured::PerCpuSweep(report)) = &mut outcome {
+        // Its note may name --size: worded here, then the summary saved.
+        report.conclude(console::lat::no_dram, &saving);
+    }
     let stopped = stop.is_stopped();
     if let Some(rec) = rec {
         rec.finish(Outcome::of(&outcome, stopped))?.tell(g.quiet);

@@ -305,6 +305,7 @@ impl Measure<'_> {
             memory,
             audit::Evidence::default(),
             a.profile,
+            console::audit::TERMS,
         );
         for f in &findings.findings {
             rec.save(&Record::from(f.clone()));

@@ -1,7 +1,10 @@
 //! What `numaprobe study` says when it refuses a request, in the command
-//! line's words: the `--vary` and `--label` refusals of vary's plan, and
-//! the dry run's warning that the `--rounds` are too few to decide.
+//! line's words: the `--vary` and `--label` refusals of vary's plan, the
+//! dry run's warning that the `--rounds` are too few to decide, and the
+//! study lock's refusals (another study running whatever `--lock` says, a
+//! killed study's journal to put back with `study --restore`).
 
+use vary::journal::StudyLockError;
 use vary::{PlanError, TooFewRounds, VaryError};
 
 /// A refused `--vary KEY=A,B,...`, as one usage line.
@@ -33,6 +36,25 @@ pub fn too_few_rounds(t: &TooFewRounds) -> String {
     )
 }
 
+/// Why a study could not start (or `study --restore` could not take the
+/// study lock), as its error line says it.
+pub fn study_lock(e: &StudyLockError) -> String {
+    match e {
+        StudyLockError::Busy { path, pid } => format!(
+            "another study is running on this machine ({}; study lock {}): one study at a time, \
+             whatever --lock says",
+            pid.map_or("holder PID unknown".into(), |p| format!("PID {p}")),
+            path.display()
+        ),
+        StudyLockError::LeftOver(entry) => format!(
+            "a study killed earlier left {} changed (it was {} before; study PID {}): put it back \
+             first with `numaprobe study --restore`",
+            entry.key, entry.shown, entry.pid
+        ),
+        e => e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +77,44 @@ mod tests {
             plan(&PlanError::Twice("a".into()), "x=a,a"),
             "--vary x=a,a: the value a is given twice"
         );
+    }
+
+    #[test]
+    fn the_study_locks_refusals_name_lock_and_restore_and_vary_names_neither() {
+        let busy = StudyLockError::Busy { path: "/s/study.lock".into(), pid: Some(42) };
+        assert_eq!(
+            study_lock(&busy),
+            "another study is running on this machine (PID 42; study lock /s/study.lock): one \
+             study at a time, whatever --lock says"
+        );
+        let unknown = StudyLockError::Busy { path: "/s/study.lock".into(), pid: None };
+        assert_eq!(
+            study_lock(&unknown),
+            "another study is running on this machine (holder PID unknown; study lock \
+             /s/study.lock): one study at a time, whatever --lock says"
+        );
+        let entry = vary::journal::Entry {
+            version: 1,
+            pid: 7,
+            started_unix: 0,
+            key: "zone_reclaim_mode".into(),
+            shown: "0".into(),
+            files: Vec::new(),
+        };
+        let left = StudyLockError::LeftOver(Box::new(entry));
+        assert_eq!(
+            study_lock(&left),
+            "a study killed earlier left zone_reclaim_mode changed (it was 0 before; study PID \
+             7): put it back first with `numaprobe study --restore`"
+        );
+        let journal = StudyLockError::Journal(vary::journal::JournalError::Bad {
+            path: "/s/study.journal".into(),
+            why: "not JSON".into(),
+        });
+        assert_eq!(study_lock(&journal), journal.to_string());
+        for e in [&busy, &unknown, &left, &journal] {
+            let own = e.to_string();
+            assert!(!own.contains("--") && !own.contains("numaprobe"), "{own}");
+        }
     }
 }
