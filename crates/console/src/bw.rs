@@ -20,7 +20,7 @@ pub fn text(results: &[BwResult], style: TableStyle) -> String {
     let impossible: Vec<String> = results
         .iter()
         .filter_map(analysis::impossible::bw)
-        .map(|i| format!("impossible: {}\n", i.text()))
+        .map(|i| crate::impossible::line(&i))
         .collect();
     if !impossible.is_empty() {
         out.push(impossible.concat());
@@ -278,7 +278,7 @@ pub fn render_power(results: &[BwResult]) -> String {
 fn peak_text(c: &results::bw::PeakCheck) -> String {
     match c.over {
         None => format!("{:.1}", c.fraction * 100.0),
-        Some(s) => format!("{:.1} ({})", c.fraction * 100.0, s.why()),
+        Some(s) => format!("{:.1} ({})", c.fraction * 100.0, report::impossible::suspect(s)),
     }
 }
 

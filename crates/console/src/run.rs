@@ -164,8 +164,8 @@ pub struct RunDoc {
     pub db: PathBuf,
     pub hmat: Option<Vec<report::hmat::HmatPair>>,
     /// Every impossible figure of the run, with the likely cause
-    /// ([`analysis::impossible::of_run`]).
-    pub impossible: Vec<analysis::impossible::Impossible>,
+    /// ([`analysis::impossible::of_run`], worded by [`crate::impossible`]).
+    pub impossible: Vec<crate::impossible::Doc>,
 }
 
 /// A headline metric with its unit and direction.
@@ -178,7 +178,7 @@ pub struct MetricDoc {
     /// The impossible figure the metric is made of, when one is: a
     /// headline never stands without its flag.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub impossible: Option<analysis::impossible::Impossible>,
+    pub impossible: Option<crate::impossible::Doc>,
 }
 
 /// The headline metrics of `run` by their stable ids ([`RunDoc::metrics`]).
@@ -192,7 +192,7 @@ pub fn metric_docs(run: &LoadedRun) -> BTreeMap<&'static str, MetricDoc> {
                 metric,
                 unit: k.unit(),
                 higher_is_better: k.higher_is_better(),
-                impossible: flagged.remove(&k),
+                impossible: flagged.remove(&k).as_ref().map(crate::impossible::Doc::from),
             };
             (k.id(), doc)
         })

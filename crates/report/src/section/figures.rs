@@ -67,7 +67,7 @@ impl From<Impossible> for Flag {
     /// `6.7 GB/s is 6.70x the theoretical peak of 1.0 GB/s; likely cause:
     /// ...` (the line names the figure before it).
     fn from(i: Impossible) -> Flag {
-        Flag::Impossible(format!("{} is {}", i.figure_text(), i.reason()))
+        Flag::Impossible(format!("{} is {}", i.figure_text(), crate::impossible::reason(&i)))
     }
 }
 

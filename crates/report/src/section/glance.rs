@@ -250,7 +250,7 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
                     "{which} of the theoretical {} GB/s ({source}): above the peak, which is \
                      impossible; likely cause: {}",
                     crate::fmt::num(p, "GB/s"),
-                    i.cause
+                    crate::impossible::cause(&i.cause)
                 ),
                 None => format!(
                     "{which} of the theoretical {} GB/s ({source})",

@@ -38,7 +38,7 @@ pub(crate) fn any_peak(d: &RunData) -> bool {
 
 /// The "% of peak" cell: `87.3%`, `287.0% (impossible: ...)`, `-`.
 pub(crate) fn peak_cell(p: &BwResult) -> String {
-    p.peak_check().map_or_else(|| "-".into(), |c| c.text())
+    p.peak_check().map_or_else(|| "-".into(), |c| crate::impossible::peak_share(&c))
 }
 
 /// What pairs a regular-store figure with its non-temporal twin: the same
@@ -122,7 +122,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData) {
                 num(p.best_gbs, "GB/s"),
                 c.fraction * 100.0,
                 num(c.peak_gbs, "GB/s"),
-                s.why().trim_start_matches("impossible: above the peak; ")
+                crate::impossible::suspect(s).trim_start_matches("impossible: above the peak; ")
             ));
         }
     }
