@@ -27,7 +27,7 @@
 use std::collections::BTreeMap;
 
 use results::lat::LatResult;
-use results::run::LoadedRun;
+use results::run::{LoadedRun, RunId};
 use results::stats::measured;
 use serde::{Deserialize, Serialize};
 
@@ -122,24 +122,17 @@ impl Declared {
 
     /// The declared distances of a stored run's topology, or why there
     /// are none.
-    pub fn of_run(run: &LoadedRun) -> Result<Declared, String> {
+    pub fn of_run(run: &LoadedRun) -> Result<Declared, Unchecked> {
         let Some(t) = run.topology.get() else {
-            return Err(format!(
-                "run {} holds no topology (imported without one): no declared distances to compare",
-                run.summary.id
-            ));
+            return Err(Unchecked::NoTopology { run: run.summary.id });
         };
         let nodes: Vec<u32> = t.nodes.iter().map(|n| n.id).collect();
         let rows: Vec<Vec<u32>> = t.nodes.iter().map(|n| n.distances.clone()).collect();
         if nodes.len() < 2 {
-            return Err("one NUMA node: no distances to order".into());
+            return Err(Unchecked::OneNode);
         }
         if rows.iter().any(|r| r.len() != nodes.len()) {
-            return Err(format!(
-                "run {}'s topology has no SLIT (no complete distance matrix: the firmware gave none, \
-                 or the run was imported from a machine or version that did not record it)",
-                run.summary.id
-            ));
+            return Err(Unchecked::NoSlit { run: run.summary.id });
         }
         let kernel_defaults =
             t.firmware_numa.as_ref().and_then(|f| f.slit.found()).is_some_and(|s| {
@@ -207,12 +200,33 @@ pub struct Row {
     pub measured_order: Vec<u32>,
 }
 
+/// Why a run's declared distances were not held against its latency
+/// matrix (`report::distances::unchecked` words it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "why", rename_all = "kebab-case")]
+pub enum Unchecked {
+    /// The run holds no topology (imported without one).
+    NoTopology { run: RunId },
+    /// One NUMA node: no distances to order.
+    OneNode,
+    /// The run's topology has no complete distance matrix (no SLIT: the
+    /// firmware gave none, or the run was imported from a machine or
+    /// version that did not record it).
+    NoSlit { run: RunId },
+    /// The run measured no latency matrix.
+    NoMatrix,
+    /// Every CPU node is left fewer than two settled cells: `unsettled` of
+    /// the matrix's `cells` have samples more than [`UNSETTLED_RATIO`]
+    /// apart.
+    Undecided { unsettled: usize, cells: usize },
+}
+
 /// The comparison of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Check {
     /// Nothing to compare, and why.
-    NotChecked { reason: String },
+    NotChecked { reason: Unchecked },
     Checked {
         /// Ordered pairs of targets compared (SLIT and HMAT).
         pairs: usize,
@@ -241,7 +255,7 @@ impl Check {
     }
 
     /// The reason nothing was compared.
-    pub fn not_checked(&self) -> Option<&str> {
+    pub fn not_checked(&self) -> Option<&Unchecked> {
         match self {
             Check::NotChecked { reason } => Some(reason),
             Check::Checked { .. } => None,
@@ -301,11 +315,7 @@ fn reversed(
 /// Compares `decl` with the measured cells, the unsettled ones left out.
 pub fn check(decl: &Declared, all: &BTreeMap<(u32, u32), Cell>) -> Check {
     if all.is_empty() {
-        return Check::NotChecked {
-            reason: "no latency matrix: run `numaprobe run --only lat-matrix` (or `numaprobe lat \
-                     --matrix --save`) to measure one"
-                .into(),
-        };
+        return Check::NotChecked { reason: Unchecked::NoMatrix };
     }
     let unsettled: Vec<[u32; 2]> =
         all.iter().filter(|(_, c)| !c.settled).map(|((c, m), _)| [*c, *m]).collect();
@@ -314,13 +324,7 @@ pub fn check(decl: &Declared, all: &BTreeMap<(u32, u32), Cell>) -> Check {
     let rows_of = |i: u32| cells.keys().filter(|(c, _)| *c == i).count();
     if cells.keys().all(|(i, _)| rows_of(*i) < 2) {
         return Check::NotChecked {
-            reason: format!(
-                "undecided: {} of the latency matrix's {} cells have samples more than {UNSETTLED_RATIO}x \
-                 apart (the machine, or a virtual machine's host, was busy while they ran), which \
-                 leaves no CPU node two cells to order; measure again on a quiet machine",
-                unsettled.len(),
-                all.len()
-            ),
+            reason: Unchecked::Undecided { unsettled: unsettled.len(), cells: all.len() },
         };
     }
     let cells = &cells;
@@ -619,12 +623,16 @@ mod tests {
         for v in c.values_mut() {
             v.settled = false;
         }
-        assert!(check(&d, &c).not_checked().unwrap().starts_with("undecided: 9 of"), "{r:?}");
+        assert_eq!(
+            check(&d, &c).not_checked(),
+            Some(&Unchecked::Undecided { unsettled: 9, cells: 9 }),
+            "{r:?}"
+        );
     }
 
     #[test]
     fn no_matrix_and_no_slit_say_why() {
         let c = check(&decl(&[&[10, 21], &[21, 10]]), &BTreeMap::new());
-        assert!(c.not_checked().unwrap().contains("no latency matrix"), "{c:?}");
+        assert_eq!(c.not_checked(), Some(&Unchecked::NoMatrix), "{c:?}");
     }
 }

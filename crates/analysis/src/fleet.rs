@@ -291,7 +291,10 @@ pub struct HostRun {
 pub const HOST_RUN_KINDS: [&str; 4] = ["bw", "lat", "lat-summary", "exec"];
 
 impl HostRun {
-    pub fn of(run: &LoadedRun) -> HostRun {
+    /// The run reduced; `word` writes each impossible headline figure
+    /// (`report::impossible::text`: the words are the front ends', the
+    /// fleet keeps the line).
+    pub fn of(run: &LoadedRun, word: fn(&crate::impossible::Impossible) -> String) -> HostRun {
         let (key, machine_id, machine_id_source) = host_key(run);
         // Only the records a headline metric reads: the rest (latency
         // sweeps above all) is most of a run and the fleet reads
@@ -303,7 +306,7 @@ impl HostRun {
             _ => None,
         };
         let impossible =
-            crate::impossible::headlines(&d).into_iter().map(|(k, i)| (k, i.text())).collect();
+            crate::impossible::headlines(&d).into_iter().map(|(k, i)| (k, word(&i))).collect();
         HostRun {
             host: host_of(run),
             key,
@@ -419,14 +422,16 @@ pub fn method_text(threshold_pct: f64) -> String {
 /// Builds the fleet from runs (any order, any hosts): per host the latest
 /// run (only those labelled `label` when given; with `GroupBy::Label`, the
 /// latest of each label), compared when complete; ages from now, the
-/// default maximum age.
+/// default maximum age; `word` writes each impossible headline figure
+/// ([`HostRun::of`]).
 pub fn build(
     runs: &[LoadedRun],
     group_by: GroupBy,
     threshold_pct: f64,
     label: Option<&str>,
+    word: fn(&crate::impossible::Impossible) -> String,
 ) -> Fleet {
-    let hosts: Vec<HostRun> = runs.iter().map(HostRun::of).collect();
+    let hosts: Vec<HostRun> = runs.iter().map(|r| HostRun::of(r, word)).collect();
     build_from(&hosts, group_by, threshold_pct, label)
 }
 
@@ -644,6 +649,11 @@ impl Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The impossible figures' words are the front ends': the figure will do.
+    fn word(i: &crate::impossible::Impossible) -> String {
+        i.figure_text()
+    }
     use results::context::Reading;
     use results::run::{RunId, RunSummary};
     use serde_json::Value;
@@ -715,7 +725,7 @@ mod tests {
 
     #[test]
     fn the_slow_host_and_the_drifted_setting_are_found() {
-        let f = build(&fleet_of_five(), GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
+        let f = build(&fleet_of_five(), GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, word);
         assert_eq!(f.groups.len(), 1);
         let g = &f.groups[0];
         assert!(!g.peers_missing);
@@ -748,14 +758,14 @@ mod tests {
     fn latency_is_flagged_above_the_median() {
         let mut v = fleet_of_five();
         v[0] = host(1, "n1", 1.0, 1.2);
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
+        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, word);
         let n1 = &f.groups[0].hosts[0];
         assert!(
             n1.flags.iter().any(|f| f.metric == "local_lat_ns" && f.deviation_pct > 15.0),
             "{n1:?}"
         );
         // A threshold above the deviation flags nothing for it.
-        let f = build(&v, GroupBy::Model, 25.0, None);
+        let f = build(&v, GroupBy::Model, 25.0, None, word);
         assert_eq!(f.outliers(), 0);
     }
 
@@ -769,7 +779,7 @@ mod tests {
             .enumerate()
             .map(|(i, s)| host(i as i64 + 1, &format!("h{i}"), *s, 1.0))
             .collect();
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
+        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, word);
         assert_eq!(
             f.outliers(),
             0,
@@ -782,7 +792,7 @@ mod tests {
     fn one_host_says_peers_are_missing_and_models_never_mix() {
         let mut v = vec![host(1, "a", 1.0, 1.0), host(2, "b", 0.5, 1.0)];
         v[1].machine_info.cpu_model = Some(Reading::Value("AMD EPYC 7313".into()));
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
+        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, word);
         assert_eq!(f.groups.len(), 2, "two models, two groups");
         for g in &f.groups {
             assert!(g.peers_missing);
@@ -813,7 +823,7 @@ mod tests {
         v[0].summary.started = "2026-11-09T13:00:00Z".into();
         let mut fr = fresh(&[]);
         fr.max_age_s = 1;
-        let runs: Vec<HostRun> = v.iter().map(HostRun::of).collect();
+        let runs: Vec<HostRun> = v.iter().map(|r| HostRun::of(r, word)).collect();
         let f = build_fresh(&runs, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, &fr);
         let n1 = f.groups[0].hosts.iter().find(|h| h.host == "n1").unwrap();
         assert_eq!((n1.future, n1.healthy, n1.age_s), (true, false, Some(-7200.0)), "{n1:?}");
@@ -844,7 +854,7 @@ mod tests {
         lone.summary.complete = false;
         lone.summary.status = results::run::RunStatus::Incomplete;
         v.push(lone);
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
+        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, word);
         // n4's latest run is incomplete: listed with why, never replaced
         // by its older complete run.
         assert!(f.groups[0].hosts.iter().all(|h| h.host != "n4"), "{:?}", f.groups[0].hosts);
@@ -859,7 +869,7 @@ mod tests {
         // --group-by config splits the drifted host off.
         let mut v = fleet_of_five();
         v[2].summary.config_hash = "c2".into();
-        let f = build(&v, GroupBy::Config, DEFAULT_THRESHOLD_PCT, None);
+        let f = build(&v, GroupBy::Config, DEFAULT_THRESHOLD_PCT, None, word);
         assert_eq!(f.groups.len(), 2);
         assert_eq!(f.groups.iter().map(|g| g.hosts.len()).sum::<usize>(), 5);
     }
@@ -881,7 +891,7 @@ mod tests {
         v[1].config.dimm_population =
             Some(Reading::Value("15 of 16 slots: 15x 16 GiB DDR4".into()));
         v[4].config.cmdline_options = Some(Default::default());
-        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None);
+        let f = build(&v, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, word);
         let drift: Vec<(&str, Vec<&str>)> = f.groups[0]
             .hosts
             .iter()
@@ -910,7 +920,7 @@ mod tests {
     }
 
     fn build_at(v: &[LoadedRun], unmeasured: &[UnmeasuredInput]) -> Fleet {
-        let runs: Vec<HostRun> = v.iter().map(HostRun::of).collect();
+        let runs: Vec<HostRun> = v.iter().map(|r| HostRun::of(r, word)).collect();
         build_fresh(&runs, GroupBy::Model, DEFAULT_THRESHOLD_PCT, None, &fresh(unmeasured))
     }
 

@@ -2,9 +2,10 @@
 //! the theoretical peak it is held against (SMBIOS DIMMs x MT/s x 8 bytes,
 //! or `--peak-gbs`), and a DRAM latency below the last-level cache's own
 //! (the run's sweep plateau, else the floor no server cache goes under).
-//! Each names the likely cause: a wrong peak, or a cache (or a prefetcher)
-//! passing for DRAM. Every output that shows such a figure shows this
-//! flag with it (docs/report.md, "Impossible figures").
+//! Each names the likely cause ([`Cause`]): a wrong peak, or a cache (or a
+//! prefetcher) passing for DRAM, with the figures that point at it. Every
+//! output that shows such a figure shows this flag with it
+//! (docs/report.md, "Impossible figures"); `report::impossible` words it.
 
 use std::collections::BTreeMap;
 
@@ -31,7 +32,7 @@ const NOISE_SIGMAS: f64 = 2.0;
 
 /// A figure that cannot be true, with what it was held against and why
 /// that probably happened.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Impossible {
     /// What the figure is, in the words every output uses (`bw local
     /// triad, 2 thread(s), CPU node 0 -> memory 0`).
@@ -46,28 +47,50 @@ pub struct Impossible {
     pub limit_what: String,
     /// figure / limit: above 1 for bandwidth, below 1 for latency.
     pub ratio: f64,
-    /// The likely cause, one sentence without a full stop.
-    pub cause: String,
+    /// The likely cause, with the figures that point at it.
+    pub cause: Cause,
+}
+
+/// Why an impossible figure probably happened: which of the figure and the
+/// limit it breaks is wrong, and by what.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cause {
+    /// A bandwidth figure's arrays are under 4x the last-level cache, which
+    /// served part of the traffic.
+    SmallArrays {
+        array_bytes: u64,
+        /// The last-level cache's size, when known.
+        llc_bytes: Option<u64>,
+    },
+    /// A bandwidth figure's pages were not verified on the memory asked
+    /// for: other nodes (or a cache) may have served part of it.
+    UnverifiedPages,
+    /// DRAM-sized arrays on verified pages: the peak given or read from
+    /// the DIMM table is too low (channels or MT/s).
+    WrongPeak,
+    /// A chase that fits in the cache whose latency it falls under.
+    ChaseInCache {
+        size_bytes: u64,
+        cache_bytes: u64,
+        /// The cache level (`L3`), when measured.
+        cache: Option<String>,
+    },
+    /// A chase whose stride (a line or less) lets the adjacent-line
+    /// prefetcher serve its loads.
+    Prefetcher { stride_bytes: usize, size_bytes: u64 },
+    /// Neither: a cache or a prefetcher served the chase;
+    /// `plateau_measured`: the floor is the run's own sweep plateau (which
+    /// may be misread), else the typical one.
+    CacheOrPrefetcher { size_bytes: u64, stride_bytes: usize, plateau_measured: bool },
+    /// A loaded-latency point: the chase fits in a cache, or the load
+    /// threads' traffic was cached.
+    LoadCached,
+    /// A machine-wide figure above the machine's peak: a wrong peak or a
+    /// cache passing for DRAM.
+    PeakOrCache,
 }
 
 impl Impossible {
-    /// `6.70x the theoretical peak of 1.0 GB/s; likely cause: ...`: how
-    /// far past the limit, and why.
-    pub fn reason(&self) -> String {
-        let how = if self.unit == "ns" {
-            format!("{:.0}% of {} ({} ns)", self.ratio * 100.0, self.limit_what, num(self.limit))
-        } else {
-            format!("{:.2}x {} of {} GB/s", self.ratio, self.limit_what, num(self.limit))
-        };
-        format!("{how}; likely cause: {}", self.cause)
-    }
-
-    /// `bw local triad, ...: 6.7 GB/s is impossible: 6.70x the theoretical
-    /// peak of 1.0 GB/s; likely cause: ...`.
-    pub fn text(&self) -> String {
-        format!("{}: {} is impossible: {}", self.what, self.figure_text(), self.reason())
-    }
-
     /// The figure with its unit (`6.7 GB/s`).
     pub fn figure_text(&self) -> String {
         format!("{} {}", num(self.figure), self.unit)
@@ -77,7 +100,9 @@ impl Impossible {
     pub const WORD: &'static str = "impossible";
 }
 
-fn num(x: f64) -> String {
+/// A figure as impossible figures write theirs and their limits: whole
+/// from 100, else to one decimal.
+pub fn num(x: f64) -> String {
     if x.abs() >= 100.0 {
         format!("{x:.0}")
     } else {
@@ -114,13 +139,11 @@ pub fn bw(p: &BwResult) -> Option<Impossible> {
     let suspect = c.over?;
     let figure = measured(p.best_gbs)?;
     let cause = match suspect {
-        Suspect::Figure if !p.size_rule_ok => format!(
-            "a cache passing for DRAM: arrays of {} MiB are under 4x the {} last-level cache, so the cache served part of the traffic",
-            p.array_bytes >> 20,
-            p.llc_bytes.map_or("unknown".into(), |b| format!("{} MiB", b >> 20))
-        ),
-        Suspect::Figure => "pages not verified on the memory asked for: other nodes (or a cache) may have served part of the traffic".into(),
-        Suspect::Peak => "a wrong peak: the arrays were DRAM-sized on verified pages, so the peak given (--peak-gbs) or read from the DIMM table is too low (channels or MT/s)".into(),
+        Suspect::Figure if !p.size_rule_ok => {
+            Cause::SmallArrays { array_bytes: p.array_bytes, llc_bytes: p.llc_bytes }
+        }
+        Suspect::Figure => Cause::UnverifiedPages,
+        Suspect::Peak => Cause::WrongPeak,
     };
     Some(Impossible {
         what: bw_what(p),
@@ -207,34 +230,17 @@ fn dram_mode(m: lat::Mode) -> bool {
     matches!(m, lat::Mode::Point | lat::Mode::Matrix | lat::Mode::PerCpu | lat::Mode::Loaded)
 }
 
-fn lat_cause(size_bytes: u64, stride_bytes: usize, floor: &LlcFloor) -> String {
+fn lat_cause(size_bytes: u64, stride_bytes: usize, floor: &LlcFloor) -> Cause {
     match floor.cache_bytes.filter(|c| size_bytes > 0 && size_bytes <= *c) {
-        Some(c) => format!(
-            "a cache passing for DRAM: the chase's {} fits in the {} {}",
-            mib(size_bytes),
-            mib(c),
-            floor.label.as_deref().unwrap_or("last-level cache")
-        ),
-        None if stride_bytes > 0 && stride_bytes <= 64 => format!(
-            "a prefetcher passing for DRAM: a {stride_bytes} B stride lets the adjacent-line prefetcher serve loads (chase of {})",
-            mib(size_bytes)
-        ),
-        None if floor.measured => format!(
-            "a cache or prefetcher passing for DRAM (chase of {}, {stride_bytes} B stride), or the cache's plateau misread",
-            mib(size_bytes)
-        ),
-        None => format!(
-            "a cache or prefetcher passing for DRAM (chase of {}, {stride_bytes} B stride): a DRAM figure needs a chase well past the last-level cache",
-            mib(size_bytes)
-        ),
-    }
-}
-
-fn mib(b: u64) -> String {
-    if b >= 1 << 20 {
-        format!("{} MiB", b >> 20)
-    } else {
-        format!("{} KiB", b >> 10)
+        Some(cache_bytes) => {
+            Cause::ChaseInCache { size_bytes, cache_bytes, cache: floor.label.clone() }
+        }
+        None if stride_bytes > 0 && stride_bytes <= 64 => {
+            Cause::Prefetcher { stride_bytes, size_bytes }
+        }
+        None => {
+            Cause::CacheOrPrefetcher { size_bytes, stride_bytes, plateau_measured: floor.measured }
+        }
     }
 }
 
@@ -277,7 +283,7 @@ pub fn loaded(p: &LoadedPoint, floor: &LlcFloor) -> Option<Impossible> {
         limit: floor.ns,
         limit_what: floor.what(),
         ratio: ns / floor.ns,
-        cause: "a cache passing for DRAM: the chase fits in a cache, or the load threads' traffic was cached".into(),
+        cause: Cause::LoadCached,
     })
 }
 
@@ -325,7 +331,7 @@ pub fn against_peak(what: &str, gbs: f64, peak_gbs: f64) -> Option<Impossible> {
         limit: peak_gbs,
         limit_what: "the theoretical peak".into(),
         ratio: gbs / peak_gbs,
-        cause: "a wrong peak (--peak-gbs or the DIMM table: channels or MT/s too low), or a cache passing for DRAM".into(),
+        cause: Cause::PeakOrCache,
     })
 }
 
@@ -350,14 +356,9 @@ mod tests {
         assert_eq!(all.len(), 1, "{all:?}");
         let i = &all[0];
         assert_eq!(i.ratio, 23.6);
-        assert!(i.cause.starts_with("a wrong peak"), "{}", i.cause);
-        assert_eq!(
-            i.text(),
-            "bw local triad, 2 thread(s), CPU node 0 -> memory 0: 23.6 GB/s is impossible: \
-             23.60x the theoretical peak of 1.0 GB/s; likely cause: a wrong peak: the arrays \
-             were DRAM-sized on verified pages, so the peak given (--peak-gbs) or read from the \
-             DIMM table is too low (channels or MT/s)"
-        );
+        assert_eq!(i.cause, Cause::WrongPeak);
+        assert_eq!(i.what, "bw local triad, 2 thread(s), CPU node 0 -> memory 0");
+        assert_eq!((i.limit, i.unit, i.figure_text()), (1.0, "GB/s", "23.6 GB/s".into()));
         assert_eq!(headlines(&d)[&MetricKey::LocalBw].figure, 23.6);
     }
 
@@ -365,7 +366,7 @@ mod tests {
     fn small_arrays_above_the_peak_blame_a_cache_and_figures_under_it_pass() {
         let d = data(vec![rec("bw", local(150.0, Some(100.0), false))]);
         let i = &of_run(&d)[0];
-        assert!(i.cause.starts_with("a cache passing for DRAM: arrays of 1024 MiB"), "{}", i.cause);
+        assert_eq!(i.cause, Cause::SmallArrays { array_bytes: 1 << 30, llc_bytes: Some(32 << 20) });
         for ok in [local(99.9, Some(100.0), true), local(500.0, None, true)] {
             assert!(of_run(&data(vec![rec("bw", ok)])).is_empty());
         }
@@ -406,14 +407,14 @@ mod tests {
         assert_eq!(all[0].what, "lat matrix, CPU 0 -> memory node 0");
         assert_eq!(
             all[0].cause,
-            "a cache passing for DRAM: the chase's 16 MiB fits in the 32 MiB L3"
+            Cause::ChaseInCache {
+                size_bytes: 16 << 20,
+                cache_bytes: 32 << 20,
+                cache: Some("L3".into())
+            }
         );
-        assert_eq!(
-            all[0].text(),
-            "lat matrix, CPU 0 -> memory node 0: 15.0 ns is impossible: 75% of the L3's own \
-             latency (the run's sweep plateau) (20.0 ns); likely cause: a cache passing for \
-             DRAM: the chase's 16 MiB fits in the 32 MiB L3"
-        );
+        assert_eq!(all[0].limit_what, "the L3's own latency (the run's sweep plateau)");
+        assert_eq!((all[0].limit, all[0].ratio), (20.0, 0.75));
         assert_eq!(headlines(&d)[&MetricKey::LocalLat].figure, 15.0);
     }
 
@@ -435,6 +436,6 @@ mod tests {
         assert!(against_peak("global bandwidth", 99.0, 100.0).is_none());
         let i = against_peak("global bandwidth", 250.0, 100.0).unwrap();
         assert_eq!(i.ratio, 2.5);
-        assert!(i.text().contains("2.50x the theoretical peak of 100 GB/s"), "{}", i.text());
+        assert_eq!((i.limit, i.cause), (100.0, Cause::PeakOrCache));
     }
 }

@@ -44,8 +44,10 @@ pub struct Evidence {
     pub gpu_feeds: Vec<GpuFeedEvidence>,
     /// The run's declared distances (SLIT, HMAT) against its latency
     /// matrix ([`analysis::distances`]), or why they were not compared;
-    /// absent for a machine of one node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// absent for a machine of one node. Not serialized here: `audit
+    /// --json` (console's document) writes it after the other fields, with
+    /// why nothing was compared in words.
+    #[serde(skip)]
     pub distances: Option<analysis::distances::Check>,
 }
 

@@ -116,6 +116,70 @@ fn a_run_without_a_slit_gets_no_finding_and_the_reason_is_said() {
     assert!(!md.contains("Contradiction:"), "{md}");
 }
 
+/// Why run `run` was not compared, as each output says it: the audit's
+/// `--json` block, the audit's line, the report's paragraph, `topo
+/// --from-run`'s line and its `--json` block, each whole.
+fn not_compared(db: &Path, run: &str) -> [String; 5] {
+    let block = |json: &str, key: &str| {
+        let lines: Vec<&str> = json.lines().map(str::trim).collect();
+        let at = lines.iter().position(|l| *l == key).unwrap_or_else(|| panic!("{json}"));
+        lines[at..at + 4].join("\n")
+    };
+    let line = |text: &str, start: &str| {
+        text.lines().map(str::trim).find(|l| l.starts_with(start)).unwrap_or_default().to_string()
+    };
+    let topo = |json: bool| {
+        let mut c = np(db);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.args(["topo", "--root"]).arg(tree("snc2-cxl")).args(["--from-run", run]);
+        let out = out.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    [
+        block(&audit(db, run, true), "\"distances\": {"),
+        line(&audit(db, run, false), "Declared distances not compared"),
+        line(&report(db, run), "Not compared: "),
+        line(&topo(false), "not compared: "),
+        block(&topo(true), "\"check\": {"),
+    ]
+}
+
+/// A run with a SLIT and no latency matrix: nothing compared, and every
+/// output says how to measure one, whole.
+#[test]
+fn a_run_without_a_latency_matrix_says_how_to_measure_one_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let f = tiered::Figures { bw_gbs: figures(model_ns).bw_gbs, lat_ns: BTreeMap::new() };
+    import(&db, 1, "nolat", "c", &f, &topology("snc2-cxl", true));
+    let why = "no latency matrix: run `numaprobe run --only lat-matrix` (or `numaprobe lat \
+               --matrix --save`) to measure one";
+    assert_eq!(
+        not_compared(&db, "nolat"),
+        [
+            format!("\"distances\": {{\n\"status\": \"not-checked\",\n\"reason\": \"{why}\"\n}}"),
+            format!("Declared distances not compared with measured ones: {why}"),
+            format!("Not compared: {why}."),
+            format!("not compared: {why}"),
+            format!("\"check\": {{\n\"reason\": \"{why}\",\n\"status\": \"not-checked\"\n}},"),
+        ]
+    );
+    let noslit = "run 2's topology has no SLIT (no complete distance matrix: the firmware gave \
+                  none, or the run was imported from a machine or version that did not record it)";
+    import(&db, 2, "noslit", "d", &figures(reversed), &topology("snc2-cxl", false));
+    assert_eq!(
+        not_compared(&db, "noslit")[1..4],
+        [
+            format!("Declared distances not compared with measured ones: {noslit}"),
+            format!("Not compared: {noslit}."),
+            format!("not compared: {noslit}"),
+        ]
+    );
+}
+
 #[test]
 fn topo_from_run_prints_the_measured_matrix_in_numactl_layout_beside_the_slit() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,9 +1,10 @@
 //! The text of `numaprobe audit`: the findings' table, then each
 //! finding's details (all of them with `--all`) and the discovery
-//! warnings.
+//! warnings; and its `--json` document ([`Doc`]).
 
-use audit::{Report, Terms};
+use audit::{Evidence, Report, Terms};
 use results::audit::Severity;
+use serde::Serialize;
 
 use super::{Table, TableStyle};
 
@@ -23,7 +24,10 @@ pub fn render(r: &Report, all: bool, style: TableStyle) -> String {
         None => out.push_str("No saved measurements of this machine: findings use settings only (run `numaprobe run` for evidence)\n"),
     }
     if let Some(why) = r.evidence.distances.as_ref().and_then(|d| d.not_checked()) {
-        out.push_str(&format!("Declared distances not compared with measured ones: {why}\n"));
+        out.push_str(&format!(
+            "Declared distances not compared with measured ones: {}\n",
+            report::distances::unchecked(why)
+        ));
     }
     let mut t =
         Table::new(vec!["severity".into(), "id".into(), "check".into(), "found".into()], style);
@@ -67,9 +71,57 @@ pub fn render(r: &Report, all: bool, style: TableStyle) -> String {
     out
 }
 
+/// `numaprobe audit --json`: the audit's [`Report`] field for field, its
+/// evidence's comparison of declared and measured distances with the
+/// reason nothing was compared in words
+/// ([`report::distances::worded`]; the library's `Evidence` leaves the
+/// comparison out of its own serialization).
+#[derive(Serialize)]
+pub struct Doc<'a> {
+    profile: &'a audit::Profile,
+    root: &'a str,
+    findings: &'a [results::audit::Finding],
+    counts: &'a audit::Counts,
+    settings: &'a audit::Settings,
+    memory: &'a audit::Read<audit::MemoryPopulation>,
+    edac: &'a audit::Read<audit::edac::Edac>,
+    evidence: EvidenceDoc<'a>,
+    warnings: &'a [topo::Warning],
+}
+
+/// The evidence's fields, then its distance comparison worded.
+#[derive(Serialize)]
+struct EvidenceDoc<'a> {
+    #[serde(flatten)]
+    evidence: &'a Evidence,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "report::distances::worded")]
+    distances: &'a Option<analysis::distances::Check>,
+}
+
+impl<'a> Doc<'a> {
+    pub fn of(r: &'a Report) -> Doc<'a> {
+        Doc {
+            profile: &r.profile,
+            root: &r.root,
+            findings: &r.findings,
+            counts: &r.counts,
+            settings: &r.settings,
+            memory: &r.memory,
+            edac: &r.edac,
+            evidence: EvidenceDoc { evidence: &r.evidence, distances: &r.evidence.distances },
+            warnings: &r.warnings,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use analysis::distances::{Check, Unchecked};
+
+    fn json<T: Serialize>(v: &T) -> String {
+        serde_json::to_string(v).unwrap()
+    }
 
     /// The counters finding names the flag, word for word as before the
     /// rule took its name from here.
@@ -97,5 +149,25 @@ mod tests {
             "Without privileges, --counters would miss the kernel's share of each event (or every \
              event), and memory-controller traffic."
         );
+    }
+
+    /// The document is the report's own serialization, field for field,
+    /// plus the distance comparison worded after the evidence's fields.
+    #[test]
+    fn the_document_is_the_report_with_the_distances_worded() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../topo/tests/data/snc2-cxl");
+        let root = topo::SysRoot::new(dir).unwrap();
+        let t = topo::Topology::discover(&root).unwrap();
+        let mut r = Report::build(&root, &t, audit::Profile::General, Evidence::default(), TERMS);
+        assert_eq!(json(&Doc::of(&r)), json(&r));
+        r.evidence.distances = Some(Check::NotChecked { reason: Unchecked::NoMatrix });
+        let (doc, own) = (json(&Doc::of(&r)), json(&r));
+        let worded = format!(
+            ",\"distances\":{{\"status\":\"not-checked\",\"reason\":\"{}\"}}}}",
+            report::distances::unchecked(&Unchecked::NoMatrix)
+        );
+        let ev = json(&r.evidence);
+        assert!(own.contains(&ev), "{own}");
+        assert_eq!(doc, own.replace(&ev, &format!("{}{worded}", &ev[..ev.len() - 1])));
     }
 }

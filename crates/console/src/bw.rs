@@ -20,7 +20,7 @@ pub fn text(results: &[BwResult], style: TableStyle) -> String {
     let impossible: Vec<String> = results
         .iter()
         .filter_map(analysis::impossible::bw)
-        .map(|i| format!("impossible: {}\n", i.text()))
+        .map(|i| crate::impossible::line(&i))
         .collect();
     if !impossible.is_empty() {
         out.push(impossible.concat());
@@ -287,7 +287,7 @@ pub fn render_power(results: &[BwResult]) -> String {
 fn peak_text(c: &results::bw::PeakCheck) -> String {
     match c.over {
         None => format!("{:.1}", c.fraction * 100.0),
-        Some(s) => format!("{:.1} ({})", c.fraction * 100.0, s.why()),
+        Some(s) => format!("{:.1} ({})", c.fraction * 100.0, report::impossible::suspect(s)),
     }
 }
 
@@ -378,6 +378,48 @@ mod tests {
         r.mem_node = Some(0);
         let out = render(&[r], STYLE);
         assert!(out.contains("35.8 (50.0)"), "{out}");
+    }
+
+    /// The row of a figure above its peak, up to the suspect.
+    const ROW: &str =
+        "triad   2        0-1   all       local-per-thread 0  35.8       35.2         \
+                       31.1      35.8      0.9       6     100.0              286.4 (impossible: \
+                       above the peak; ";
+
+    /// The table's row and the line under the tables of a figure above its
+    /// peak, whole.
+    #[test]
+    fn a_figure_above_its_peak_is_worded_whole() {
+        let mut r = result(0.9, true);
+        r.peak_gbs = Some(12.5);
+        let out = text(&[r.clone()], STYLE);
+        let line = |start: &str| {
+            out.lines().find(|l| l.trim_start().starts_with(start)).unwrap_or_default()
+        };
+        assert_eq!(
+            line("triad"),
+            format!(
+                "{ROW}the peak is suspect (DRAM-sized arrays on verified pages: check \
+                     --peak-gbs or the DIMM table))"
+            )
+        );
+        assert_eq!(
+            line("impossible: "),
+            "impossible: bw global triad, 2 thread(s), memory 0: 35.8 GB/s is impossible: 2.86x \
+             the theoretical peak of 12.5 GB/s; likely cause: a wrong peak: the arrays were \
+             DRAM-sized on verified pages, so the peak given (--peak-gbs) or read from the DIMM \
+             table is too low (channels or MT/s)"
+        );
+        r.size_rule_ok = false;
+        let out = render(&[r], STYLE);
+        let row = out.lines().find(|l| l.trim_start().starts_with("triad")).unwrap_or_default();
+        assert_eq!(
+            row,
+            format!(
+                "{ROW}the figure is suspect (arrays under 4x LLC or pages not verified: \
+                     caches or other nodes served part))"
+            )
+        );
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn no_dram(why: &NoDram) -> String {
 pub fn measured(m: &Measured, llc_bytes: Option<u64>, style: TableStyle) -> String {
     let mut s = tables(m, style);
     for i in impossible(m, llc_bytes) {
-        s.push_str(&format!("impossible: {}\n", i.text()));
+        s.push_str(&crate::impossible::line(&i));
     }
     s
 }

@@ -25,6 +25,7 @@ pub mod counters;
 pub mod exec;
 pub mod gpu;
 pub mod grammar;
+pub mod impossible;
 pub mod lat;
 pub mod man;
 pub mod place;

@@ -174,8 +174,8 @@ pub struct RunDoc {
     pub db: PathBuf,
     pub hmat: Option<Vec<report::hmat::HmatPair>>,
     /// Every impossible figure of the run, with the likely cause
-    /// ([`analysis::impossible::of_run`]).
-    pub impossible: Vec<analysis::impossible::Impossible>,
+    /// ([`analysis::impossible::of_run`], worded by [`crate::impossible`]).
+    pub impossible: Vec<crate::impossible::Doc>,
 }
 
 /// A headline metric with its unit and direction.
@@ -188,7 +188,7 @@ pub struct MetricDoc {
     /// The impossible figure the metric is made of, when one is: a
     /// headline never stands without its flag.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub impossible: Option<analysis::impossible::Impossible>,
+    pub impossible: Option<crate::impossible::Doc>,
 }
 
 /// The headline metrics of `run` by their stable ids ([`RunDoc::metrics`]).
@@ -202,7 +202,7 @@ pub fn metric_docs(run: &LoadedRun) -> BTreeMap<&'static str, MetricDoc> {
                 metric,
                 unit: k.unit(),
                 higher_is_better: k.higher_is_better(),
-                impossible: flagged.remove(&k),
+                impossible: flagged.remove(&k).as_ref().map(crate::impossible::Doc::from),
             };
             (k.id(), doc)
         })
@@ -259,6 +259,46 @@ pub fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The headline documents of `run --json` carry each impossible figure
+    /// whole: what, figure, limit, ratio and the likely cause.
+    #[test]
+    fn a_headline_carries_its_impossible_figure_whole() {
+        let mut run: LoadedRun = serde_json::from_value(serde_json::json!({
+            "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
+            "finished": null, "status": "complete", "complete": true, "message": null,
+            "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
+            "command_line": "numaprobe run", "result_count": 0, "imported": false,
+            "machine_info": {}, "config": {}, "topology": {}, "results": []
+        }))
+        .unwrap();
+        let bw = serde_json::json!({"mode": "local", "kernel": "triad", "cpu_node": 0,
+            "mem_node": 0, "threads": 2, "best_gbs": 23.6, "peak_gbs": 1.0,
+            "size_rule_ok": true, "array_bytes": 1u64 << 30, "stable": true, "placement": 1.0,
+            "placement_check": {"ok": true}});
+        let lat = serde_json::json!({"mode": "matrix", "cpu": 0, "cpu_node": 0, "mem_node": 0,
+            "median_ns": 4.0, "size_bytes": 16u64 << 20, "stride_bytes": 256, "noise_pct": 0.5});
+        run.results = [("bw", bw), ("lat", lat)]
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, v))| results::run::StoredRecord {
+                seq: i as u32 + 1,
+                recorded: "2026-01-01T00:00:00Z".into(),
+                record: results::upgrade::read(kind, v).record,
+                as_stored: None,
+            })
+            .collect();
+        let docs = metric_docs(&run);
+        let json = |id: &str| serde_json::to_string(&docs[id].impossible).unwrap();
+        assert_eq!(
+            json("local_bw_gbs"),
+            r#"{"what":"bw local triad, 2 thread(s), CPU node 0 -> memory 0","figure":23.6,"unit":"GB/s","limit":1.0,"limit_what":"the theoretical peak","ratio":23.6,"cause":"a wrong peak: the arrays were DRAM-sized on verified pages, so the peak given (--peak-gbs) or read from the DIMM table is too low (channels or MT/s)"}"#
+        );
+        assert_eq!(
+            json("local_lat_ns"),
+            r#"{"what":"lat matrix, CPU 0 -> memory node 0","figure":4.0,"unit":"ns","limit":8.0,"limit_what":"the fastest last-level cache's latency (typical figure: no sweep measured)","ratio":0.5,"cause":"a cache or prefetcher passing for DRAM (chase of 16 MiB, 256 B stride): a DRAM figure needs a chase well past the last-level cache"}"#
+        );
+    }
 
     #[test]
     fn the_estimate_says_the_load_it_assumed() {

@@ -292,7 +292,7 @@ fn settings_and_notes(study: &Study, layout: &Layout, w: usize, out: &mut Vec<St
                 "Impossible in {} (run {}): {}.",
                 study.groups[i.group].label,
                 i.run,
-                i.figure.text()
+                report::impossible::text(&i.figure)
             ),
             w,
             "",

@@ -20,7 +20,9 @@ mod model;
 mod section;
 
 pub use model::{chart, fmt, safe, svg};
-pub use section::{counters, distances, figures, glance, gpu, hmat, latency, placements, study};
+pub use section::{
+    counters, distances, figures, glance, gpu, hmat, impossible, latency, placements, study,
+};
 
 use model::{doc, render};
 use section::{

@@ -11,6 +11,7 @@ pub mod figures;
 pub mod glance;
 pub mod gpu;
 pub mod hmat;
+pub mod impossible;
 pub mod latency;
 pub(crate) mod matrix;
 pub(crate) mod method;

@@ -276,31 +276,6 @@ pub enum Suspect {
     Peak,
 }
 
-impl PeakCheck {
-    /// `87.3%`, or `287.0% (impossible: ...)` naming the suspect.
-    pub fn text(&self) -> String {
-        let pct = format!("{:.1}%", self.fraction * 100.0);
-        match self.over {
-            None => pct,
-            Some(s) => format!("{pct} ({})", s.why()),
-        }
-    }
-}
-
-impl Suspect {
-    /// The short reason shown beside an impossible figure.
-    pub fn why(self) -> &'static str {
-        match self {
-            Suspect::Figure => {
-                "impossible: above the peak; the figure is suspect (arrays under 4x LLC or pages not verified: caches or other nodes served part)"
-            }
-            Suspect::Peak => {
-                "impossible: above the peak; the peak is suspect (DRAM-sized arrays on verified pages: check --peak-gbs or the DIMM table)"
-            }
-        }
-    }
-}
-
 /// Rewrites a first-version `bw` payload in place into today's shape: the
 /// fraction in `placement` and the check in `placement_check` become one
 /// `placement: {status, check}` object. Other payloads are left alone.
@@ -394,19 +369,15 @@ mod tests {
         // 70% of the peak: no flag
         let c = with_peak(70.0, Some(100.0), true, true).peak_check().unwrap();
         assert_eq!((c.fraction, c.over), (0.7, None));
-        assert_eq!(c.text(), "70.0%");
         // exactly the peak is possible
         assert_eq!(with_peak(100.0, Some(100.0), true, true).peak_check().unwrap().over, None);
         // 287% with DRAM-sized arrays on verified pages: the peak is wrong
         let c = with_peak(287.0, Some(100.0), true, true).peak_check().unwrap();
         assert_eq!(c.over, Some(Suspect::Peak));
-        assert!(c.text().starts_with("287.0% (impossible"), "{}", c.text());
-        assert!(c.text().contains("the peak is suspect"), "{}", c.text());
         // arrays that fit a cache, or pages not checked: the figure is
         for (size_ok, verified) in [(false, true), (true, false)] {
             let c = with_peak(287.0, Some(100.0), size_ok, verified).peak_check().unwrap();
             assert_eq!(c.over, Some(Suspect::Figure), "{size_ok} {verified}");
-            assert!(c.text().contains("the figure is suspect"));
         }
         // no peak, or a zero / non-finite one: nothing to compare with
         for p in [None, Some(0.0), Some(f64::NAN), Some(-5.0)] {

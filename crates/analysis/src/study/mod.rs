@@ -361,7 +361,7 @@ pub struct StudyImpossible {
     /// The metric's stable id (`local_bw_gbs`).
     pub metric: MetricId,
     /// The figure, the limit it breaks and the likely cause
-    /// ([`crate::impossible::Impossible::text`] words it).
+    /// (`report::impossible::text` words it).
     pub figure: crate::impossible::Impossible,
 }
 

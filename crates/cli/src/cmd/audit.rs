@@ -70,7 +70,7 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         g.warn(&n);
     }
     let report = Report::build(&root, &topology, args.profile, evidence, console::audit::TERMS);
-    g.answer(crate::output::schema::AUDIT, &report, |style| {
+    g.answer(crate::output::schema::AUDIT, &console::audit::Doc::of(&report), |style| {
         console::audit::render(&report, args.all, style)
     })?;
     if let Some(fail_on) = args.fail_on {

@@ -227,7 +227,7 @@ struct Doc<'a> {
     results: &'a [BwResult],
     /// The figures above their theoretical peak, with the likely cause
     /// (`analysis::impossible`; empty when none).
-    impossible: Vec<analysis::impossible::Impossible>,
+    impossible: Vec<console::impossible::Doc>,
 }
 
 /// A bandwidth error as the user reads it (and a saved run keeps it): a
@@ -268,7 +268,8 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
         rec.finish(Outcome::of(&outcome, interrupted))?.tell(g.quiet);
     }
     let results = outcome?;
-    let impossible = results.iter().filter_map(analysis::impossible::bw).collect();
+    let impossible =
+        results.iter().filter_map(analysis::impossible::bw).map(|i| (&i).into()).collect();
     let doc = Doc { unit: "GB/s = 1e9 bytes/s", interrupted, results: &results, impossible };
     g.answer(results::SCHEMA_VERSION, &doc, |style| console::bw::text(&results, style))?;
     // With --json the document says `interrupted` itself.

@@ -167,7 +167,8 @@ fn latest_runs(
     let by_label = group_by == GroupBy::Label;
     // Only the kinds of result a HostRun is made of, none written back.
     let kinds = Some(&analysis::fleet::HOST_RUN_KINDS[..]);
-    let load = |id| anyhow::Ok(HostRun::of(&db.load_run_records(id, kinds)?));
+    let load =
+        |id| anyhow::Ok(HostRun::of(&db.load_run_records(id, kinds)?, report::impossible::text));
     let measured = |r: &HostRun| r.complete && !r.metrics.is_empty();
     store::select::latest_per_host(summaries, by_label, label, load, measured)
 }

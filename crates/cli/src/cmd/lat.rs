@@ -254,7 +254,7 @@ struct Doc<'a, T: Serialize> {
     /// The DRAM figures below the last-level cache's latency, with the
     /// likely cause (`console::lat::impossible`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    impossible: Vec<analysis::impossible::Impossible>,
+    impossible: Vec<console::impossible::Doc>,
 }
 
 impl<'a, T: Serialize> Doc<'a, T> {
@@ -271,7 +271,7 @@ struct ReportDoc<'a, R: Serialize> {
     report: &'a R,
     interrupted: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    impossible: Vec<analysis::impossible::Impossible>,
+    impossible: Vec<console::impossible::Doc>,
 }
 
 /// A latency error as the user reads it (and a saved run keeps it): a
@@ -420,7 +420,7 @@ struct LatDoc<'a> {
 impl Serialize for LatDoc<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (m, interrupted) = (self.measured, self.interrupted);
-        let impossible = console::lat::impossible(m, self.llc_bytes);
+        let impossible = console::impossible::docs(&console::lat::impossible(m, self.llc_bytes));
         match m {
             Measured::Point(r, check) => Doc {
                 prefetch_check: check.as_ref(),

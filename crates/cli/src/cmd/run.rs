@@ -346,7 +346,9 @@ impl Measure<'_> {
             textfile,
             db: db_path,
             hmat: report::hmat::pairs_of_run(&loaded),
-            impossible: analysis::impossible::of_run(&analysis::data::RunData::of(&loaded)),
+            impossible: console::impossible::docs(&analysis::impossible::of_run(
+                &analysis::data::RunData::of(&loaded),
+            )),
         };
         if !g.json {
             output::emit(&run_text::summary(&doc, &loaded, elapsed, plan.estimate(), load))?;

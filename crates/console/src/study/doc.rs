@@ -198,7 +198,7 @@ impl<'a> CompareDoc<'a> {
                     group: i.group,
                     run: i.run,
                     metric: &i.metric,
-                    text: i.figure.text(),
+                    text: report::impossible::text(&i.figure),
                 })
                 .collect(),
             marked_inputs: &study.marked_inputs,

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use analysis::data::RunData;
-use analysis::distances::{self, Cell, Check, Declared};
-use serde::Serialize;
+use analysis::distances::{self, Cell, Check, Declared, Unchecked, UNSETTLED_RATIO};
+use serde::{Serialize, Serializer};
 use store::LoadedRun;
 
 use crate::doc::{Document, Table};
@@ -22,8 +22,51 @@ pub struct View {
     pub declared: Option<Declared>,
     /// The latency matrix: one entry per CPU node -> memory node.
     pub measured: Vec<MeasuredCell>,
-    /// The comparison (absent on a machine of one node).
+    /// The comparison (absent on a machine of one node); why nothing was
+    /// compared is written in words ([`unchecked`]).
+    #[serde(serialize_with = "worded")]
     pub check: Option<Check>,
+}
+
+/// Why nothing was compared, one sentence without a full stop; a missing
+/// matrix names the commands that measure one.
+pub fn unchecked(u: &Unchecked) -> String {
+    match u {
+        Unchecked::NoTopology { run } => format!(
+            "run {run} holds no topology (imported without one): no declared distances to compare"
+        ),
+        Unchecked::OneNode => "one NUMA node: no distances to order".into(),
+        Unchecked::NoSlit { run } => format!(
+            "run {run}'s topology has no SLIT (no complete distance matrix: the firmware gave none, \
+             or the run was imported from a machine or version that did not record it)"
+        ),
+        Unchecked::NoMatrix => "no latency matrix: run `numaprobe run --only lat-matrix` (or \
+                                `numaprobe lat --matrix --save`) to measure one"
+            .into(),
+        Unchecked::Undecided { unsettled, cells } => format!(
+            "undecided: {unsettled} of the latency matrix's {cells} cells have samples more than \
+             {UNSETTLED_RATIO}x apart (the machine, or a virtual machine's host, was busy while \
+             they ran), which leaves no CPU node two cells to order; measure again on a quiet \
+             machine"
+        ),
+    }
+}
+
+/// A comparison as `--json` documents write it: `{"status":
+/// "not-checked", "reason": "..."}` with the reason in words
+/// ([`unchecked`]), a checked one as it is.
+pub fn worded<S: Serializer>(check: &Option<Check>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    #[serde(tag = "status", rename_all = "kebab-case")]
+    enum Worded {
+        NotChecked { reason: String },
+    }
+    match check {
+        Some(Check::NotChecked { reason }) => {
+            s.serialize_some(&Worded::NotChecked { reason: unchecked(reason) })
+        }
+        check => check.serialize(s),
+    }
 }
 
 /// One measured cell.
@@ -126,7 +169,9 @@ impl View {
     pub fn lines(&self) -> Vec<String> {
         match &self.check {
             None => Vec::new(),
-            Some(Check::NotChecked { reason }) => vec![format!("not compared: {reason}")],
+            Some(Check::NotChecked { reason }) => {
+                vec![format!("not compared: {}", unchecked(reason))]
+            }
             Some(Check::Checked { pairs, ratios, order, ratio, flat, unsettled, .. }) => {
                 let mut out = Vec::new();
                 if !unsettled.is_empty() {
@@ -236,7 +281,7 @@ pub fn section(doc: &mut Document, run: &LoadedRun, d: &RunData) {
          ratio with the remote/local latency, within the SLIT's rounding (whole numbers: ±0.5 on \
          each) and two robust standard deviations of the two figures' noise (docs/topo.md).");
     if let Check::NotChecked { reason } = check {
-        doc.p(format!("Not compared: {reason}."));
+        doc.p(format!("Not compared: {}.", unchecked(reason)));
         return;
     }
     let cells = v.cells();
@@ -303,5 +348,47 @@ fn capital(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect::<String>() + ".",
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::run::RunId;
+
+    /// Every reason is worded; only the missing matrix names the commands
+    /// (and their flags) that measure one.
+    #[test]
+    fn every_reason_is_worded_and_only_a_missing_matrix_names_a_command() {
+        let all = [
+            Unchecked::NoTopology { run: RunId(3) },
+            Unchecked::OneNode,
+            Unchecked::NoSlit { run: RunId(3) },
+            Unchecked::NoMatrix,
+            Unchecked::Undecided { unsettled: 9, cells: 9 },
+        ];
+        for u in &all {
+            let w = unchecked(u);
+            assert!(!w.is_empty() && !w.ends_with('.'), "{u:?}: {w}");
+            assert_eq!(w.contains("--"), *u == Unchecked::NoMatrix, "{u:?}: {w}");
+        }
+        assert_eq!(
+            unchecked(&all[0]),
+            "run 3 holds no topology (imported without one): no declared distances to compare"
+        );
+        assert_eq!(unchecked(&all[1]), "one NUMA node: no distances to order");
+        let json = |c: Option<Check>| {
+            #[derive(Serialize)]
+            struct D {
+                #[serde(serialize_with = "worded")]
+                check: Option<Check>,
+            }
+            serde_json::to_string(&D { check: c }).unwrap()
+        };
+        assert_eq!(
+            json(Some(Check::NotChecked { reason: Unchecked::OneNode })),
+            r#"{"check":{"status":"not-checked","reason":"one NUMA node: no distances to order"}}"#
+        );
+        assert_eq!(json(None), r#"{"check":null}"#);
     }
 }

@@ -67,7 +67,7 @@ impl From<Impossible> for Flag {
     /// `6.7 GB/s is 6.70x the theoretical peak of 1.0 GB/s; likely cause:
     /// ...` (the line names the figure before it).
     fn from(i: Impossible) -> Flag {
-        Flag::Impossible(format!("{} is {}", i.figure_text(), i.reason()))
+        Flag::Impossible(format!("{} is {}", i.figure_text(), crate::impossible::reason(&i)))
     }
 }
 
@@ -509,5 +509,106 @@ mod tests {
             "stable": false, "top_spread_pct": 7.5}));
         assert_eq!(bw_flag(&noisy).unwrap().word(), "noisy");
         assert_eq!(marked("40".into(), bw_flag(&noisy).as_ref()), "40 (noisy)");
+    }
+
+    /// Every likely cause an impossible figure is given, word for word.
+    #[test]
+    fn impossible_flags_word_every_likely_cause() {
+        use results::placement::PlacementStatus;
+        let over = |size_rule_ok: bool, status: PlacementStatus| {
+            let mut b = bw(json!({"mode": "local", "kernel": "triad", "cpu_node": 0,
+                "mem_node": 0, "threads": 2, "best_gbs": 23.6, "peak_gbs": 1.0,
+                "size_rule_ok": size_rule_ok, "array_bytes": 1u64 << 30,
+                "llc_bytes": 32u64 << 20, "stable": true}));
+            b.placement.status = status;
+            b
+        };
+        let cause = |f: Option<Flag>| f.map(|f| f.cause().to_string()).unwrap_or_default();
+        assert_eq!(
+            cause(bw_flag(&over(true, PlacementStatus::Verified))),
+            "23.6 GB/s is 23.60x the theoretical peak of 1.0 GB/s; likely cause: a wrong peak: \
+             the arrays were DRAM-sized on verified pages, so the peak given (--peak-gbs) or read \
+             from the DIMM table is too low (channels or MT/s)"
+        );
+        assert_eq!(
+            cause(bw_flag(&over(false, PlacementStatus::Verified))),
+            "23.6 GB/s is 23.60x the theoretical peak of 1.0 GB/s; likely cause: a cache passing \
+             for DRAM: arrays of 1024 MiB are under 4x the 32 MiB last-level cache, so the cache \
+             served part of the traffic"
+        );
+        assert_eq!(
+            cause(bw_flag(&over(true, PlacementStatus::Unverified))),
+            "23.6 GB/s is 23.60x the theoretical peak of 1.0 GB/s; likely cause: pages not \
+             verified on the memory asked for: other nodes (or a cache) may have served part of \
+             the traffic"
+        );
+        let chase = |size: u64, stride: u64| match results::upgrade::read(
+            "lat",
+            &json!({"mode": "point", "cpu": 0, "cpu_node": 0,
+                "mem_node": 0, "median_ns": 4.0, "size_bytes": size, "stride_bytes": stride,
+                "noise_pct": 0.5}),
+        )
+        .record
+        {
+            Record::Lat(l) => match *l {
+                results::lat::Lat::Chase(c) => c,
+                l => panic!("{l:?}"),
+            },
+            r => panic!("{r:?}"),
+        };
+        let none = RunData::of_records(std::iter::empty());
+        assert_eq!(
+            cause(chase_flag(&chase(1 << 20, 64), &none)),
+            "4.0 ns is 50% of the fastest last-level cache's latency (typical figure: no sweep \
+             measured) (8.0 ns); likely cause: a prefetcher passing for DRAM: a 64 B stride lets \
+             the adjacent-line prefetcher serve loads (chase of 1 MiB)"
+        );
+        assert_eq!(
+            cause(chase_flag(&chase(512 << 10, 256), &none)),
+            "4.0 ns is 50% of the fastest last-level cache's latency (typical figure: no sweep \
+             measured) (8.0 ns); likely cause: a cache or prefetcher passing for DRAM (chase of \
+             512 KiB, 256 B stride): a DRAM figure needs a chase well past the last-level cache"
+        );
+        let sweep = results::upgrade::read(
+            "lat-summary",
+            &json!({"mode": "sweep", "cpu": 0,
+            "mem_node": 0, "caches": [], "plateaus": [
+                {"label": "L3", "from_bytes": 4194304, "to_bytes": 16777216, "latency_ns": 20.0,
+                 "cache_bytes": 33554432, "points": 5}]}),
+        )
+        .record;
+        let swept = RunData::of_records(std::iter::once(&sweep));
+        assert_eq!(
+            cause(chase_flag(&chase(1 << 30, 256), &swept)),
+            "4.0 ns is 20% of the L3's own latency (the run's sweep plateau) (20.0 ns); likely \
+             cause: a cache or prefetcher passing for DRAM (chase of 1024 MiB, 256 B stride), or \
+             the cache's plateau misread"
+        );
+        assert_eq!(
+            cause(chase_flag(&chase(16 << 20, 256), &swept)),
+            "4.0 ns is 20% of the L3's own latency (the run's sweep plateau) (20.0 ns); likely \
+             cause: a cache passing for DRAM: the chase's 16 MiB fits in the 32 MiB L3"
+        );
+        let point = match results::upgrade::read(
+            "lat",
+            &json!({"mode": "loaded", "cpu": 0,
+            "mem_node": 0, "idle": false, "delay": 0, "latency_ns": 4.0, "median_ns": 4.0,
+            "load_gbs": 9.5, "spread_pct": 2.0, "size_bytes": 536870912u64,
+            "stride_bytes": 256, "page_size": "4k", "load_kind": "read", "stable": true}),
+        )
+        .record
+        {
+            Record::Lat(l) => match *l {
+                results::lat::Lat::Loaded(p) => p,
+                l => panic!("{l:?}"),
+            },
+            r => panic!("{r:?}"),
+        };
+        assert_eq!(
+            cause(loaded_flag(&point, &none)),
+            "4.0 ns is 50% of the fastest last-level cache's latency (typical figure: no sweep \
+             measured) (8.0 ns); likely cause: a cache passing for DRAM: the chase fits in a \
+             cache, or the load threads' traffic was cached"
+        );
     }
 }

@@ -250,7 +250,7 @@ pub fn tiles(run: &LoadedRun, d: &RunData) -> Vec<crate::doc::Tile> {
                     "{which} of the theoretical {} GB/s ({source}): above the peak, which is \
                      impossible; likely cause: {}",
                     crate::fmt::num(p, "GB/s"),
-                    i.cause
+                    crate::impossible::cause(&i.cause)
                 ),
                 None => format!(
                     "{which} of the theoretical {} GB/s ({source})",
@@ -537,5 +537,38 @@ mod tests {
         );
         assert_eq!(j(serde_json::json!({"dimms": {"peak_gbs_per_socket": [153.6, null]}})), None);
         assert_eq!(j(serde_json::json!({"dimms": null})), None);
+    }
+
+    /// The "Of the peak" tile of a figure above the machine's peak says
+    /// why, whole.
+    #[test]
+    fn the_peak_tile_of_an_impossible_figure_says_why_whole() {
+        let mut run: LoadedRun = serde_json::from_value(serde_json::json!({
+            "id": 1, "uuid": "u", "label": null, "started": "2026-01-01T00:00:00Z",
+            "finished": null, "status": "complete", "complete": true, "message": null,
+            "machine": "m", "machine_fingerprint": "f", "config_hash": "c", "tool_version": "0",
+            "command_line": "numaprobe run", "result_count": 0, "imported": false,
+            "machine_info": {}, "config": {}, "topology": {}, "results": []
+        }))
+        .unwrap();
+        let v = serde_json::json!({"mode": "local", "kernel": "triad", "cpu_node": 0,
+            "mem_node": 0, "threads": 2, "best_gbs": 23.6, "peak_gbs": 1.0,
+            "size_rule_ok": true, "array_bytes": 1u64 << 30, "stable": true});
+        run.results = vec![results::run::StoredRecord {
+            seq: 1,
+            recorded: "2026-01-01T00:00:00Z".into(),
+            record: results::upgrade::read("bw", &v).record,
+            as_stored: None,
+        }];
+        let tiles = tiles(&run, &RunData::of(&run));
+        let t = tiles.iter().find(|t| t.name == "Of the peak").expect("the peak tile");
+        assert_eq!(t.value, "2360% (impossible)");
+        assert_eq!(
+            t.note,
+            "local of the theoretical 1.0 GB/s (the peak its figures were held against: \
+             --peak-gbs or SMBIOS): above the peak, which is impossible; likely cause: a wrong \
+             peak (--peak-gbs or the DIMM table: channels or MT/s too low), or a cache passing \
+             for DRAM"
+        );
     }
 }

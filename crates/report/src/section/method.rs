@@ -38,7 +38,7 @@ pub(crate) fn any_peak(d: &RunData) -> bool {
 
 /// The "% of peak" cell: `87.3%`, `287.0% (impossible: ...)`, `-`.
 pub(crate) fn peak_cell(p: &BwResult) -> String {
-    p.peak_check().map_or_else(|| "-".into(), |c| c.text())
+    p.peak_check().map_or_else(|| "-".into(), |c| crate::impossible::peak_share(&c))
 }
 
 /// What pairs a regular-store figure with its non-temporal twin: the same
@@ -122,7 +122,7 @@ pub(crate) fn section(doc: &mut Document, d: &RunData) {
                 num(p.best_gbs, "GB/s"),
                 c.fraction * 100.0,
                 num(c.peak_gbs, "GB/s"),
-                s.why().trim_start_matches("impossible: above the peak; ")
+                crate::impossible::suspect(s).trim_start_matches("impossible: above the peak; ")
             ));
         }
     }
@@ -192,5 +192,39 @@ mod tests {
         assert!(!text(vec![bw("nt", 87.0, Some(100.0))]).contains("impossible"));
         assert_eq!(peak_cell(&bw("nt", 87.0, Some(100.0))), "87.0%");
         assert_eq!(peak_cell(&bw("nt", 87.0, None)), "-");
+    }
+
+    /// The warning and the "% of peak" cell of a figure above its peak,
+    /// whole, for either suspect.
+    #[test]
+    fn the_warning_and_the_cell_name_the_suspect_whole() {
+        let peak = bw("nt", 287.0, Some(100.0));
+        let line = |t: String| {
+            t.lines().find(|l| l.starts_with("Warning: ")).unwrap_or_default().to_string()
+        };
+        assert_eq!(
+            line(text(vec![peak.clone()])),
+            "Warning: local triad (nt stores) on CPU node 0 to memory 0: 287.0 GB/s is 287% of its \
+             theoretical peak of 100.0 GB/s, which is impossible: the peak is suspect (DRAM-sized \
+             arrays on verified pages: check --peak-gbs or the DIMM table)."
+        );
+        assert_eq!(
+            peak_cell(&peak),
+            "287.0% (impossible: above the peak; the peak is suspect (DRAM-sized arrays on \
+             verified pages: check --peak-gbs or the DIMM table))"
+        );
+        let mut small = peak;
+        small.size_rule_ok = false;
+        assert_eq!(
+            line(text(vec![small.clone()])),
+            "Warning: local triad (nt stores) on CPU node 0 to memory 0: 287.0 GB/s is 287% of its \
+             theoretical peak of 100.0 GB/s, which is impossible: the figure is suspect (arrays \
+             under 4x LLC or pages not verified: caches or other nodes served part)."
+        );
+        assert_eq!(
+            peak_cell(&small),
+            "287.0% (impossible: above the peak; the figure is suspect (arrays under 4x LLC or \
+             pages not verified: caches or other nodes served part))"
+        );
     }
 }

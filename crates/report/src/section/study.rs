@@ -413,7 +413,11 @@ pub fn section_with(study: &Study, doc: &mut Document, noise: &GroupNoise, runs:
     }
     for i in &study.impossible {
         let g = &study.groups[i.group].label;
-        doc.callout(format!("Impossible in {g} (run {}): {}.", i.run, i.figure.text()));
+        doc.callout(format!(
+            "Impossible in {g} (run {}): {}.",
+            i.run,
+            crate::impossible::text(&i.figure)
+        ));
     }
     for g in &study.groups {
         if let Some(h) = &g.hidden_numa {
