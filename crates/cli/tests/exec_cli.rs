@@ -759,17 +759,17 @@ fn table_compares_policies_with_default() {
     let out = env.exec(&default_and_local_0_printing_v_5("3")).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for want in [
-        "vs default",
-        "baseline",
-        "local:0",
-        "cpus ",
-        "bind 0",
-        "within noise",
-        "best: none (no policy is better than 'default' beyond noise)",
-    ] {
+    for want in ["vs default", "baseline", "local:0", "cpus ", "bind 0", "within noise"] {
         assert!(text.contains(want), "missing '{want}' in:\n{text}");
     }
+    // the verdict's line, whole, and its reason in the `--json` document
+    let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+    assert_eq!(best, ["best: none (no policy is better than 'default' beyond noise)"], "{text}");
+    let (v, out) = env.json(&default_and_local_0_printing_v_5("3"));
+    assert!(out.status.success());
+    assert_eq!(v["best_reason"], "no policy is better than 'default' beyond noise");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("verdict"), "{err}");
 }
 
 #[test]
@@ -780,10 +780,105 @@ fn two_runs_give_no_verdict_and_say_how_many_are_needed() {
     assert_eq!(v["policies"][0]["verdict"], "baseline");
     assert_eq!(v["policies"][1]["verdict"], "undecided");
     assert!(v["best_policy"].is_null());
-    let why = v["best_reason"].as_str().unwrap();
-    assert!(why.contains("fewer than 3 successful runs") && why.contains("--repeat 3"), "{why}");
+    let why = "no better/worse verdict from fewer than 3 successful runs per policy \
+               ('default' has 2, 'local:0' has 2); run with --repeat 3 or more";
+    assert_eq!(v["best_reason"], why);
+    // the same words warned about, the one line
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("fewer than 3 successful runs per policy"), "{err}");
+    let warned: Vec<&str> = err.lines().filter(|l| l.contains("verdict")).collect();
+    assert_eq!(warned, [format!("numaprobe: warning: {why}")], "{err}");
+
+    // one run each, in the text: the verdict's line and the warning, whole
+    let out = env.exec(&default_and_local_0_printing_v_5("1")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let why = "no better/worse verdict from fewer than 3 successful runs per policy \
+               ('default' has 1, 'local:0' has 1); run with --repeat 3 or more";
+    let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+    assert_eq!(best, [format!("best: none ({why})")], "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warned: Vec<&str> = err.lines().filter(|l| l.contains("verdict")).collect();
+    assert_eq!(warned, [format!("numaprobe: warning: {why}")], "{err}");
+}
+
+/// Three policies whose metrics the run's count decides (the runs go
+/// default, local:0, interleave:0, round by round): `v` is 10 under
+/// default and 20 under the others, and interleave:0 gives it in the
+/// first round only; `w` is 10 under default and 20 under the others.
+/// The reasons, whole: the best by `v` with interleave:0 undecided (also
+/// warned about), and the best by `w` tied with the other.
+#[test]
+fn the_best_policy_and_why_are_said_whole() {
+    let env = Env::new();
+    let script = "n=$(cat n 2>/dev/null || echo 0); n=$((n+1)); echo $n > n; \
+                  case $((n % 3)) in 1) echo v=10 w=10;; 2) echo v=20 w=20;; \
+                  0) echo w=20; if [ $n -le 3 ]; then echo v=20; fi;; esac; exit 0";
+    let args = [
+        "-p",
+        "default,local:0,interleave:0",
+        "-r",
+        "3",
+        "--metric",
+        r"v=v=(\d+)",
+        "--metric",
+        r"w=w=(\d+)",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ];
+    let undecided = "no better/worse verdict from fewer than 3 successful runs per policy \
+                     ('interleave:0' has 1); run with --repeat 3 or more";
+    let by_v = format!("'local:0' is +100.0% against 'default', beyond noise; {undecided}");
+    let by_w =
+        "'interleave:0' is +100.0% against 'default', beyond noise; within noise of it: local:0";
+    let (v, out) = env.json(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(v["best_policy"], "local:0");
+    assert_eq!(v["best_reason"], by_v.as_str());
+    assert_eq!(v["named_metrics"][1]["best_reason"], by_w);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warned: Vec<&str> = err.lines().filter(|l| l.contains("verdict")).collect();
+    assert_eq!(warned, [format!("numaprobe: warning: {undecided}")], "{err}");
+
+    // the text, from a count started afresh
+    let out = Env::new().exec(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+    assert_eq!(
+        best,
+        [
+            format!("best: local:0 ({by_v})"),
+            format!(r"best by w /w=(\d+)/ (higher is better): interleave:0 ({by_w})"),
+        ],
+        "{text}"
+    );
+}
+
+/// A baseline without the quantity compared: no best, and why, whole.
+#[test]
+fn a_baseline_without_the_quantity_gives_no_best_and_says_why() {
+    let env = Env::new();
+    let p = ["-p", "default,local:0", "-r", "1"];
+    for (more, why) in [
+        (
+            &[r"--metric", r"x=(\d+)", "--", "true"][..],
+            "no best policy: the baseline 'default' has no successful run with a metric",
+        ),
+        (
+            &[r"--metric", r"x=x=(\d+)", "--", "true"][..],
+            "no best policy: the baseline 'default' has no successful run with metric 'x'",
+        ),
+        (&["--", "false"][..], "no best policy: the baseline 'default' has no successful run"),
+    ] {
+        let (v, _) = env.json(&[&p[..], more].concat());
+        assert_eq!(v["best_reason"], why);
+        let out = env.exec(&[&p[..], more].concat()).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+        assert_eq!(best, [format!("best: none ({why})")], "{text}");
+    }
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! lines and the counters table (`--counters`).
 
 use exec::{
-    Direction, ExecReport, MetricRefusal, PolicyRefusal, Quantity, Searched, Stop, UnmatchedMetric,
+    BestReason, Compared, Direction, ExecReport, MetricRefusal, PolicyRefusal, Quantity, Searched,
+    Stop, Undecided, UnmatchedMetric,
 };
 use results::exec::{NumaPages, PolicyResult, PolicyVerdict};
 
@@ -98,11 +99,62 @@ pub fn unmatched_metric(u: &UnmatchedMetric) -> String {
     }
 }
 
+/// Why policies got no verdict: the policies short of runs, and the
+/// `--repeat` that gives one.
+pub fn undecided(u: &Undecided) -> String {
+    let short: Vec<String> = u.short.iter().map(|(p, n)| format!("'{p}' has {n}")).collect();
+    format!(
+        "no better/worse verdict from fewer than {n} successful runs per policy ({}); \
+         run with --repeat {n} or more",
+        short.join(", "),
+        n = u.needed
+    )
+}
+
+/// Why a policy is the best, or why none is: the `best_reason` of the
+/// `--json` document and the text's verdict line.
+pub fn best_reason(r: &BestReason) -> String {
+    match r {
+        BestReason::NothingMeasured => "no policy was measured".into(),
+        BestReason::BaselineUnmeasured { baseline: b, on } => match on {
+            Compared::Metric => {
+                format!("no best policy: the baseline '{b}' has no successful run with a metric")
+            }
+            Compared::Named(n) => format!(
+                "no best policy: the baseline '{b}' has no successful run with metric '{n}'"
+            ),
+            Compared::Wall => format!("no best policy: the baseline '{b}' has no successful run"),
+        },
+        BestReason::NoneBetter { baseline } => {
+            format!("no policy is better than '{baseline}' beyond noise")
+        }
+        BestReason::Undecided(u) => undecided(u),
+        BestReason::Best { best, change_pct, baseline, tied, undecided: u } => format!(
+            "'{best}' is {change_pct:+.1}% against '{baseline}', beyond noise{}{}",
+            if tied.is_empty() {
+                String::new()
+            } else {
+                format!("; within noise of it: {}", tied.join(", "))
+            },
+            u.as_ref().map(|u| format!("; {}", undecided(u))).unwrap_or_default(),
+        ),
+    }
+}
+
+/// Fills the report's `best_reason` and each named metric's with
+/// [`best_reason`]'s words (the library leaves them empty).
+pub fn word_reasons(r: &mut ExecReport) {
+    r.best_reason = best_reason(&r.why_best);
+    for n in &mut r.named_metrics {
+        n.best_reason = best_reason(&n.why_best);
+    }
+}
+
 /// The warnings of the matrix's end, in order: each metric no run gave,
 /// why policies got no verdict, runs too short to compare.
 pub fn end_warnings(r: &ExecReport) -> Vec<String> {
     let mut out: Vec<String> = r.unmatched.iter().map(unmatched_metric).collect();
-    out.extend(exec::undecided_reason(r));
+    out.extend(exec::undecided(r).as_ref().map(undecided));
     out.extend(exec::short_runs_warning(r));
     out
 }
@@ -204,9 +256,10 @@ pub fn render(r: &ExecReport, style: TableStyle) -> String {
         r.repeat,
         if r.warmup > 0 { format!(" after {} warmup(s)", r.warmup) } else { String::new() },
     );
+    let why = best_reason(&r.why_best);
     match &r.best_policy {
-        Some(b) => out.push_str(&format!("best: {b} ({})\n", r.best_reason)),
-        None => out.push_str(&format!("best: none ({})\n", r.best_reason)),
+        Some(b) => out.push_str(&format!("best: {b} ({why})\n")),
+        None => out.push_str(&format!("best: none ({why})\n")),
     }
     for n in &r.named_metrics {
         if r.compared() == Quantity::Named(&n.name) {
@@ -218,7 +271,7 @@ pub fn render(r: &ExecReport, style: TableStyle) -> String {
             n.name,
             n.pattern,
             way(n.direction),
-            n.best_reason
+            best_reason(&n.why_best)
         ));
     }
     if let Some(s) = &r.stopped {
@@ -309,6 +362,67 @@ mod words_tests {
             unmatched_metric(&u),
             "--metric 'v=(.*)' found no number in the metric file out/r.csv"
         );
+    }
+
+    /// Every verdict reason, whole, as exec said them before they were
+    /// typed (exec_cli pins those the command line reaches cheaply).
+    #[test]
+    fn verdict_reasons_are_worded_whole_and_name_the_repeat_flag() {
+        let p = |s: &str| s.to_string();
+        let u = |s: &[(&str, usize)]| Undecided {
+            needed: 3,
+            short: s.iter().map(|&(p, n)| (p.to_string(), n)).collect(),
+        };
+        let few = u(&[("default", 2), ("local:0", 1)]);
+        let few_words = "no better/worse verdict from fewer than 3 successful runs per policy \
+                         ('default' has 2, 'local:0' has 1); run with --repeat 3 or more";
+        assert_eq!(undecided(&few), few_words);
+        let unmeasured = |on| BestReason::BaselineUnmeasured { baseline: p("default"), on };
+        let cases = [
+            (BestReason::NothingMeasured, p("no policy was measured")),
+            (
+                unmeasured(Compared::Metric),
+                p("no best policy: the baseline 'default' has no successful run with a metric"),
+            ),
+            (
+                unmeasured(Compared::Named(p("fp"))),
+                p("no best policy: the baseline 'default' has no successful run with metric 'fp'"),
+            ),
+            (
+                unmeasured(Compared::Wall),
+                p("no best policy: the baseline 'default' has no successful run"),
+            ),
+            (
+                BestReason::NoneBetter { baseline: p("local:0") },
+                p("no policy is better than 'local:0' beyond noise"),
+            ),
+            (BestReason::Undecided(few.clone()), p(few_words)),
+            (
+                BestReason::Best {
+                    best: p("local:0"),
+                    change_pct: -12.34,
+                    baseline: p("default"),
+                    tied: Vec::new(),
+                    undecided: None,
+                },
+                p("'local:0' is -12.3% against 'default', beyond noise"),
+            ),
+            (
+                BestReason::Best {
+                    best: p("interleave"),
+                    change_pct: 20.0,
+                    baseline: p("default"),
+                    tied: vec![p("local:0"), p("local:1")],
+                    undecided: Some(u(&[("remote:0/1", 2)])),
+                },
+                p("'interleave' is +20.0% against 'default', beyond noise; within noise of it: \
+                   local:0, local:1; no better/worse verdict from fewer than 3 successful runs \
+                   per policy ('remote:0/1' has 2); run with --repeat 3 or more"),
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(best_reason(&r), want, "{r:?}");
+        }
     }
 
     /// Every policy refusal, whole; only the relative node set names the

@@ -187,7 +187,8 @@ pub struct ExecReport {
     /// The policy better than the baseline beyond noise with the best
     /// median; null when none is.
     pub best_policy: Option<String>,
-    /// One sentence saying why.
+    /// One sentence saying why, as the front end words [`BestReason`]
+    /// (`why_best`); the library leaves it empty.
     pub best_reason: String,
     /// Policies within noise of the best one.
     pub tied_with_best: Vec<String>,
@@ -203,6 +204,57 @@ pub struct ExecReport {
     /// were given: the caller tells them when the matrix ends.
     #[serde(skip)]
     pub unmatched: Vec<UnmatchedMetric>,
+    /// Why `best_policy` is the best, or why no policy is.
+    #[serde(skip)]
+    pub why_best: BestReason,
+}
+
+/// Why a policy is the best on the quantity compared, or why none is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BestReason {
+    /// No policy was measured.
+    NothingMeasured,
+    /// The baseline has no successful run giving the quantity compared.
+    BaselineUnmeasured { baseline: String, on: Compared },
+    /// No policy is better than the baseline beyond noise, and every
+    /// policy with data got a verdict.
+    NoneBetter { baseline: String },
+    /// No policy judged is better than the baseline beyond noise, and some
+    /// got no verdict.
+    Undecided(Undecided),
+    /// `best` is better than `baseline` beyond noise, by `change_pct`
+    /// percent, with the best median of those that are; `tied` (better
+    /// too) are within noise of it; `undecided`: policies that got no
+    /// verdict.
+    Best {
+        best: String,
+        change_pct: f64,
+        baseline: String,
+        tied: Vec<String>,
+        undecided: Option<Undecided>,
+    },
+}
+
+/// Policies that got no better/worse verdict: too few successful runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecided {
+    /// The successful runs per policy a verdict needs
+    /// ([`MIN_RUNS_FOR_VERDICT`]).
+    pub needed: usize,
+    /// Each policy short of them (those undecided, and the baseline when
+    /// it is short), with its count of successful runs giving the quantity.
+    pub short: Vec<(String, usize)>,
+}
+
+/// The quantity compared, as [`Quantity`] names it, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compared {
+    /// The unnamed metric.
+    Metric,
+    /// A named metric.
+    Named(String),
+    /// Wall time.
+    Wall,
 }
 
 /// Why the matrix stopped before its last run.
@@ -242,8 +294,12 @@ pub struct NamedJudgement {
     pub pattern: String,
     pub direction: Direction,
     pub best_policy: Option<String>,
+    /// Why, as the front end words `why_best`; the library leaves it empty.
     pub best_reason: String,
     pub tied_with_best: Vec<String>,
+    /// Why `best_policy` is the best by this metric, or why no policy is.
+    #[serde(skip)]
+    pub why_best: BestReason,
 }
 
 /// The quantity a verdict compares.
@@ -258,6 +314,15 @@ pub enum Quantity<'a> {
 }
 
 impl Quantity<'_> {
+    /// This quantity, owned.
+    pub fn to_compared(&self) -> Compared {
+        match self {
+            Quantity::Metric => Compared::Metric,
+            Quantity::Named(n) => Compared::Named(n.to_string()),
+            Quantity::Wall => Compared::Wall,
+        }
+    }
+
     /// What `compared_on` says (`metric`, `metric:NAME`, `wall_s`).
     pub fn id(&self) -> String {
         match self {
@@ -430,38 +495,34 @@ fn verdict_of(
     }
 }
 
-/// Why policies got no verdict on `q`, and how many runs would give one;
-/// `None` when every policy with data was judged.
-fn undecided_text(
+/// The policies that got no verdict on `q`, and how many runs would give
+/// one; `None` when every policy with data was judged.
+fn undecided_of(
     policies: &[PolicyResult],
     verdicts: &[PolicyVerdict],
     q: Quantity,
-) -> Option<String> {
+) -> Option<Undecided> {
     if !verdicts.contains(&PolicyVerdict::Undecided) {
         return None;
     }
     let n = |p: &PolicyResult| q.summary(p).map_or(0, |s| s.n);
-    let short: Vec<String> = policies
+    let short = policies
         .iter()
         .zip(verdicts)
         .filter(|(p, v)| {
             **v == PolicyVerdict::Undecided
                 || (**v == PolicyVerdict::Baseline && n(p) < MIN_RUNS_FOR_VERDICT)
         })
-        .map(|(p, _)| format!("'{}' has {}", p.policy, n(p)))
+        .map(|(p, _)| (p.policy.clone(), n(p)))
         .collect();
-    Some(format!(
-        "no better/worse verdict from fewer than {MIN_RUNS_FOR_VERDICT} successful runs per policy ({}); \
-         run with --repeat {MIN_RUNS_FOR_VERDICT} or more",
-        short.join(", ")
-    ))
+    Some(Undecided { needed: MIN_RUNS_FOR_VERDICT, short })
 }
 
-/// Why policies got no verdict, and how many runs would give one; `None`
-/// when every policy with data was judged.
-pub fn undecided_reason(report: &ExecReport) -> Option<String> {
+/// The policies that got no verdict on the quantity compared, and how
+/// many runs would give one; `None` when every policy with data was judged.
+pub fn undecided(report: &ExecReport) -> Option<Undecided> {
     let verdicts: Vec<PolicyVerdict> = report.policies.iter().map(|p| p.verdict).collect();
-    undecided_text(&report.policies, &verdicts, report.compared())
+    undecided_of(&report.policies, &verdicts, report.compared())
 }
 
 /// The verdicts of one quantity across the policies.
@@ -471,7 +532,7 @@ struct Decision {
     verdicts: Vec<PolicyVerdict>,
     best: Option<String>,
     tied: Vec<String>,
-    reason: String,
+    reason: BestReason,
 }
 
 /// Judges quantity `q` of every policy against the baseline (`default`
@@ -485,21 +546,12 @@ fn decide(policies: &[PolicyResult], q: Quantity, hib: bool, floor_pct: f64) -> 
         verdicts: vec![PolicyVerdict::NoData; policies.len()],
         best: None,
         tied: Vec::new(),
-        reason: String::new(),
+        reason: BestReason::NothingMeasured,
     };
     let Some(base) = policies.get(base_idx).and_then(|p| q.summary(p)) else {
-        d.reason = match (&baseline, q) {
-            (Some(b), Quantity::Metric) => {
-                format!("no best policy: the baseline '{b}' has no successful run with a metric")
-            }
-            (Some(b), Quantity::Named(n)) => format!(
-                "no best policy: the baseline '{b}' has no successful run with metric '{n}'"
-            ),
-            (Some(b), Quantity::Wall) => {
-                format!("no best policy: the baseline '{b}' has no successful run")
-            }
-            (None, _) => "no policy was measured".into(),
-        };
+        if let Some(b) = &baseline {
+            d.reason = BestReason::BaselineUnmeasured { baseline: b.clone(), on: q.to_compared() };
+        }
         return d;
     };
     for (i, p) in policies.iter().enumerate() {
@@ -523,12 +575,12 @@ fn decide(policies: &[PolicyResult], q: Quantity, hib: bool, floor_pct: f64) -> 
         }
     });
     let baseline = baseline.unwrap_or_default();
-    let undecided = undecided_text(policies, &d.verdicts, q);
+    let undecided = undecided_of(policies, &d.verdicts, q);
     match best {
         None => {
             d.reason = match undecided {
-                Some(why) => why,
-                None => format!("no policy is better than '{baseline}' beyond noise"),
+                Some(u) => BestReason::Undecided(u),
+                None => BestReason::NoneBetter { baseline },
             };
         }
         Some(b) => {
@@ -544,17 +596,13 @@ fn decide(policies: &[PolicyResult], q: Quantity, hib: bool, floor_pct: f64) -> 
                 })
                 .map(|o| policies[o].policy.clone())
                 .collect();
-            d.reason = format!(
-                "'{}' is {:+.1}% against '{baseline}', beyond noise{}{}",
-                policies[b].policy,
-                d.changes[b].unwrap_or(0.0),
-                if tied.is_empty() {
-                    String::new()
-                } else {
-                    format!("; within noise of it: {}", tied.join(", "))
-                },
-                undecided.map(|u| format!("; {u}")).unwrap_or_default(),
-            );
+            d.reason = BestReason::Best {
+                best: policies[b].policy.clone(),
+                change_pct: d.changes[b].unwrap_or(0.0),
+                baseline,
+                tied: tied.clone(),
+                undecided,
+            };
             d.best = Some(policies[b].policy.clone());
             d.tied = tied;
         }
@@ -563,7 +611,8 @@ fn decide(policies: &[PolicyResult], q: Quantity, hib: bool, floor_pct: f64) -> 
 }
 
 /// Fills `change_pct`, `verdict` and the best policy of `report` (on the
-/// quantity it is compared on), and each named metric's own.
+/// quantity it is compared on) and why, and each named metric's own; the
+/// `best_reason` words are the front end's.
 pub fn judge(report: &mut ExecReport) {
     let q = report.compared();
     let d = decide(&report.policies, q, report.direction.higher_is_better(), report.floor_pct);
@@ -574,7 +623,7 @@ pub fn judge(report: &mut ExecReport) {
     report.baseline = d.baseline;
     report.best_policy = d.best;
     report.tied_with_best = d.tied;
-    report.best_reason = d.reason;
+    report.why_best = d.reason;
     for j in 0..report.named_metrics.len() {
         let name = report.named_metrics[j].name.clone();
         let hib = report.named_metrics[j].direction.higher_is_better();
@@ -588,7 +637,7 @@ pub fn judge(report: &mut ExecReport) {
         let n = &mut report.named_metrics[j];
         n.best_policy = d.best;
         n.tied_with_best = d.tied;
-        n.best_reason = d.reason;
+        n.why_best = d.reason;
     }
 }
 
@@ -626,8 +675,8 @@ pub fn schedule(policies: usize, warmup: u32, repeat: u32) -> Vec<(usize, u32, b
 /// matrix ends. Stops early, keeping what was measured, on `stop` or (with
 /// `fail_fast`) at the first failed run, saying why in the report's
 /// `stop`. What the end has to tell is the caller's to tell, in this
-/// order: the report's `unmatched` metrics, [`undecided_reason`] and
-/// [`short_runs_warning`].
+/// order: the report's `unmatched` metrics, [`undecided`] and
+/// [`short_runs_warning`]; and the words of its reasons (`best_reason`).
 pub fn run_matrix(
     plan: &Plan,
     opts: &Options,
@@ -734,6 +783,7 @@ fn empty_report<'a>(plan: &Plan, opts: &'a Options) -> (ExecReport, Quantity<'a>
                 best_policy: None,
                 best_reason: String::new(),
                 tied_with_best: Vec::new(),
+                why_best: BestReason::NothingMeasured,
             })
             .collect(),
         baseline: None,
@@ -746,6 +796,7 @@ fn empty_report<'a>(plan: &Plan, opts: &'a Options) -> (ExecReport, Quantity<'a>
         failed_runs: 0,
         stop: None,
         unmatched: Vec::new(),
+        why_best: BestReason::NothingMeasured,
     };
     (report, compared)
 }
@@ -955,6 +1006,7 @@ mod tests {
             failed_runs: 0,
             stop: None,
             unmatched: Vec::new(),
+            why_best: BestReason::NothingMeasured,
         };
         judge(&mut r);
         r
@@ -984,7 +1036,16 @@ mod tests {
             ]
         );
         assert!((r.policies[1].stats.change_pct.unwrap() - 20.0).abs() < 1e-9);
-        assert!(r.best_reason.contains("+20.0%"), "{}", r.best_reason);
+        assert_eq!(
+            r.why_best,
+            BestReason::Best {
+                best: "local:0".into(),
+                change_pct: r.policies[1].stats.change_pct.unwrap(),
+                baseline: "default".into(),
+                tied: Vec::new(),
+                undecided: None,
+            }
+        );
         assert!(r.tied_with_best.is_empty());
     }
 
@@ -1000,7 +1061,7 @@ mod tests {
         );
         assert_eq!(r.policies[1].verdict, PolicyVerdict::WithinNoise);
         assert_eq!(r.best_policy, None);
-        assert!(r.best_reason.contains("no policy is better than 'default' beyond noise"));
+        assert_eq!(r.why_best, BestReason::NoneBetter { baseline: "default".into() });
     }
 
     #[test]
@@ -1035,7 +1096,10 @@ mod tests {
         summarise(&mut failed, true, Quantity::Metric);
         let r = report(vec![failed, policy("local:0", &[1.0])], Direction::HigherIsBetter);
         assert_eq!(r.best_policy, None);
-        assert!(r.best_reason.contains("no successful run"), "{}", r.best_reason);
+        assert_eq!(
+            r.why_best,
+            BestReason::BaselineUnmeasured { baseline: "default".into(), on: Compared::Metric }
+        );
         assert!(r.policies.iter().all(|p| p.verdict == PolicyVerdict::NoData));
     }
 
@@ -1072,11 +1136,13 @@ mod tests {
         );
         assert_eq!(r.best_policy, None);
         assert!((r.policies[1].stats.change_pct.unwrap() - 19.9).abs() < 0.1, "change still shown");
-        let why = &r.best_reason;
-        assert!(why.contains("fewer than 3 successful runs"), "{why}");
-        assert!(why.contains("'default' has 2") && why.contains("'interleave' has 1"), "{why}");
-        assert!(why.contains("--repeat 3"), "{why}");
-        assert_eq!(undecided_reason(&r).as_deref(), Some(why.as_str()));
+        let short = |s: &[(&str, usize)]| Undecided {
+            needed: 3,
+            short: s.iter().map(|&(p, n)| (p.to_string(), n)).collect(),
+        };
+        let u = short(&[("default", 2), ("local:0", 2), ("interleave", 1)]);
+        assert_eq!(r.why_best, BestReason::Undecided(u.clone()));
+        assert_eq!(undecided(&r), Some(u));
         assert_eq!(serde_json::to_value(PolicyVerdict::Undecided).unwrap(), "undecided");
 
         // a baseline with 3 runs and one policy with 2: only that one is undecided
@@ -1090,14 +1156,14 @@ mod tests {
         );
         assert_eq!(r.best_policy.as_deref(), Some("local:0"));
         assert_eq!(r.policies[2].verdict, PolicyVerdict::Undecided);
-        assert!(r.best_reason.contains("'interleave' has 2"), "{}", r.best_reason);
-        assert!(!r.best_reason.contains("'default' has"), "{}", r.best_reason);
+        let BestReason::Best { undecided: u, .. } = &r.why_best else { panic!("{:?}", r.why_best) };
+        assert_eq!(u.as_ref(), Some(&short(&[("interleave", 2)])));
         // with enough runs everywhere there is nothing to say
         let r = report(
             vec![policy("default", &[1.0, 1.0, 1.0]), policy("local:0", &[1.0, 1.0, 1.0])],
             Direction::HigherIsBetter,
         );
-        assert_eq!(undecided_reason(&r), None);
+        assert_eq!(undecided(&r), None);
     }
 
     #[test]
@@ -1182,6 +1248,7 @@ mod tests {
             best_policy: None,
             best_reason: String::new(),
             tied_with_best: Vec::new(),
+            why_best: BestReason::NothingMeasured,
         };
         let mut r = report(Vec::new(), Direction::HigherIsBetter);
         r.compared_on = "metric:int".into();
@@ -1206,6 +1273,9 @@ mod tests {
         judge(&mut r);
         assert_eq!(r.policies[1].metrics["fp"].verdict, PolicyVerdict::Worse);
         assert_eq!(r.named_metrics[1].best_policy, None);
-        assert!(r.named_metrics[1].best_reason.contains("no policy is better"));
+        assert_eq!(
+            r.named_metrics[1].why_best,
+            BestReason::NoneBetter { baseline: "default".into() }
+        );
     }
 }

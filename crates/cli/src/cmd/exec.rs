@@ -236,11 +236,13 @@ pub fn run(args: Args, g: &Invocation) -> anyhow::Result<()> {
     };
     let mut outcome =
         exec::run_matrix(&planned.plan, &opts, &Saving { rec: rec.as_ref(), next: &draw }, &stop);
-    // The library says why it stopped and what its end has to tell; the
-    // signal that stopped it (Ctrl-C, SIGTERM or SIGHUP) is named here, in
-    // the output and the saved run.
+    // The library says why it stopped, why a policy is the best and what
+    // its end has to tell; the words are said here (the signal that
+    // stopped it, Ctrl-C, SIGTERM or SIGHUP, named), in the output, the
+    // `--json` document and the saved run.
     if let Ok(r) = &mut outcome {
         r.stopped = r.stop.as_ref().map(|s| console::exec::stop_reason(s, crate::signal::cause()));
+        console::exec::word_reasons(r);
         for w in console::exec::end_warnings(r) {
             draw.event(Event::Warning(w));
         }
