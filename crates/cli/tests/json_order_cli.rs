@@ -146,8 +146,13 @@ fn lat_point_document_keeps_its_declared_key_order() {
     let dir = tempfile::tempdir().unwrap();
     let args = ["lat", "--size", "1M", "--samples", "3", "--sample-ms", "2"];
     let doc = json_of(dir.path(), &args);
+    // `impossible` is written only when the chase came out below the
+    // fastest cache's latency, which a loaded machine's 1 MiB chase may
+    // not: when written, it is last.
     let top = ["schema_version", "mode", "results", "interrupted", "prefetch_check", "impossible"];
-    assert_eq!(keys(&doc, "lat"), top);
+    let got = keys(&doc, "lat");
+    let written = if got.last().map(String::as_str) == Some("impossible") { 6 } else { 5 };
+    assert_eq!(got, top[..written]);
     let Node::Obj(entries) = &doc else { unreachable!() };
     let Node::Arr(results) = &entries[2].1 else { panic!("lat: results is not a list") };
     let first = keys(&results[0], "lat results[0]");
