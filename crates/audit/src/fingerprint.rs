@@ -636,6 +636,7 @@ mod tests {
             locator_scheme_known: false,
             sockets: vec![],
             notes: vec![],
+            assumed: vec![],
         });
         assert_eq!(installed_gib(&with_mem_total(&base, 40 * GIB), &pop), 64);
         let with_dimms = |t: &Topology| machine(&root, t, &pop).fingerprint;

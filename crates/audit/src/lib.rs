@@ -135,6 +135,10 @@ impl Report {
         profile: Profile,
         terms: Terms,
     ) -> Report {
+        let mut memory = memory;
+        if let Read::Value(m) = &mut memory {
+            m.say_assumed(terms.peak_gbs);
+        }
         let edac = Read::Absent;
         let findings = rules::check_all(&Inputs {
             topology,

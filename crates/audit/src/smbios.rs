@@ -308,10 +308,33 @@ fn dimms_per_channel(slots: u32) -> u32 {
     }
 }
 
+/// A channel layout assumed from slot positions: `slots` slots per
+/// processor taken as channels of `dimms_per_channel` slots, the vendor's
+/// usual layout. The report says it in the memory's notes with the front
+/// end's option for the peak ([`MemoryPopulation::say_assumed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AssumedLayout {
+    pub slots: u32,
+    pub dimms_per_channel: u32,
+}
+
+impl AssumedLayout {
+    /// The note, naming the front end's option that gives the peak.
+    fn note(self, peak_gbs: &str) -> String {
+        let AssumedLayout { slots, dimms_per_channel: dpc } = self;
+        format!(
+            "channels inferred from slot positions ({slots} slots per processor taken as {} \
+             channel(s) of {dpc} slot(s), the vendor's usual layout); give {peak_gbs} if \
+             this board differs",
+            slots / dpc
+        )
+    }
+}
+
 /// Gives socket and channel to the slots whose locator numbers positions
 /// (see [`Position`]), when every such slot follows one scheme; returns
-/// the notes that say what was assumed. Slots already placed are left.
-fn position_slots(dimms: &mut [Dimm], processor_sockets: u32) -> Vec<String> {
+/// the layouts it assumed. Slots already placed are left.
+fn position_slots(dimms: &mut [Dimm], processor_sockets: u32) -> Vec<AssumedLayout> {
     let open: Vec<usize> = (0..dimms.len()).filter(|&i| dimms[i].channel.is_none()).collect();
     let pos: Vec<Option<Position>> = open.iter().map(|&i| position_of(&dimms[i])).collect();
     if open.is_empty() || pos.iter().any(Option::is_none) {
@@ -363,14 +386,7 @@ fn position_slots(dimms: &mut [Dimm], processor_sockets: u32) -> Vec<String> {
     }
     assumed
         .into_iter()
-        .map(|(slots, dpc)| {
-            format!(
-                "channels inferred from slot positions ({slots} slots per processor taken as {} \
-                 channel(s) of {dpc} slot(s), the vendor's usual layout); give --peak-gbs if \
-                 this board differs",
-                slots / dpc
-            )
-        })
+        .map(|(slots, dimms_per_channel)| AssumedLayout { slots, dimms_per_channel })
         .collect()
 }
 
@@ -405,7 +421,13 @@ pub struct MemoryPopulation {
     pub locator_scheme_known: bool,
     /// Per socket; empty when the scheme is unknown.
     pub sockets: Vec<SocketMemory>,
+    /// What was assumed or could not be inferred, as the report says it
+    /// (the assumed layouts first, once the report has said them).
     pub notes: Vec<String>,
+    /// Channel layouts assumed from slot positions and not yet said in
+    /// `notes` (the report says them there with the front end's option).
+    #[serde(skip)]
+    pub assumed: Vec<AssumedLayout>,
 }
 
 impl MemoryPopulation {
@@ -431,7 +453,7 @@ impl MemoryPopulation {
         // Slot-numbered schemes (Dell `A1`, HPE `PROC 1 DIMM 1`, Lenovo
         // `DIMM 1`, Huawei `DIMM000`) need every slot before a channel can
         // be given to one.
-        notes.extend(position_slots(&mut dimms, processor_sockets));
+        let assumed = position_slots(&mut dimms, processor_sockets);
         // A one-socket machine needs no socket in the locator.
         if processor_sockets <= 1 && seen.is_empty() {
             for d in dimms.iter_mut().filter(|d| d.socket.is_none()) {
@@ -468,7 +490,16 @@ impl MemoryPopulation {
             locator_scheme_known,
             sockets,
             notes,
+            assumed,
         })
+    }
+
+    /// Says the assumed layouts at the head of `notes`, naming the front
+    /// end's option that gives the peak instead (`peak_gbs`); once.
+    pub fn say_assumed(&mut self, peak_gbs: &str) {
+        let said: Vec<String> =
+            std::mem::take(&mut self.assumed).into_iter().map(|a| a.note(peak_gbs)).collect();
+        self.notes.splice(0..0, said);
     }
 
     /// Theoretical peak per socket, GB/s (1e9 B/s), where it can be known.
@@ -939,12 +970,13 @@ mod tests {
         // Two modules in one channel count once.
         let two = vendor_table(2, &slots(&|n| n == 1 || n == 7));
         assert!((peak(&two, 0) - PER_CHANNEL).abs() < 1e-9);
-        // The assumption is said.
-        assert!(
-            m.notes.iter().any(|n| n.contains("12 slots per processor taken as 6")),
-            "{:?}",
-            m.notes
-        );
+        // The assumption is kept for the report to say.
+        assert_eq!(m.assumed, vec![AssumedLayout { slots: 12, dimms_per_channel: 2 }]);
+        let mut said = m.clone();
+        said.say_assumed("the peak option");
+        assert!(said.notes[0].contains("12 slots per processor taken as 6"), "{:?}", said.notes);
+        assert!(said.notes[0].ends_with("give the peak option if this board differs"));
+        assert!(said.assumed.is_empty());
     }
 
     #[test]

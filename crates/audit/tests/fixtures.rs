@@ -59,7 +59,14 @@ fn audit(c: &Capture, p: Profile) -> Report {
         c.memory.clone(),
         Evidence::default(),
         p,
-        audit::Terms { counters: "--counters" },
+        audit::Terms {
+            counters: "--counters",
+            lat: "numaprobe lat",
+            run: "numaprobe run",
+            audit: "numaprobe audit",
+            export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
+            peak_gbs: "--peak-gbs",
+        },
     )
 }
 

@@ -8,8 +8,15 @@ use audit::{Evidence, PerfCounters, Profile, Read, Report, Settings};
 use results::audit::{Finding, Needs, Severity};
 use topo::*;
 
-/// numaprobe's name for the counters option, as console gives it.
-const TERMS: audit::Terms = audit::Terms { counters: "--counters" };
+/// numaprobe's commands and options, as console gives them.
+const TERMS: audit::Terms = audit::Terms {
+    counters: "--counters",
+    lat: "numaprobe lat",
+    run: "numaprobe run",
+    audit: "numaprobe audit",
+    export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
+    peak_gbs: "--peak-gbs",
+};
 
 fn tuned() -> (Topology, Settings) {
     let root =
@@ -195,7 +202,7 @@ fn every_finding_word_for_word() {
 #[test]
 fn the_rule_takes_the_options_name_from_its_caller() {
     let (t, mut s) = tuned();
-    let terms = audit::Terms { counters: "the counters option" };
+    let terms = audit::Terms { counters: "the counters option", ..TERMS };
     let of = |s: &Settings| {
         let r = Report::from_parts(
             "test".into(),

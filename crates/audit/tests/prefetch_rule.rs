@@ -10,8 +10,15 @@ use results::Record;
 use serde_json::json;
 use topo::*;
 
-/// numaprobe's name for the counters option, as console gives it.
-const TERMS: audit::Terms = audit::Terms { counters: "--counters" };
+/// numaprobe's commands and options, as console gives them.
+const TERMS: audit::Terms = audit::Terms {
+    counters: "--counters",
+    lat: "numaprobe lat",
+    run: "numaprobe run",
+    audit: "numaprobe audit",
+    export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
+    peak_gbs: "--peak-gbs",
+};
 
 /// A result read from stored JSON, as the store reads it.
 fn read(kind: &str, v: serde_json::Value) -> Record {
@@ -46,7 +53,12 @@ fn no_check_is_unknown_and_says_how_to_get_one() {
     for p in Profile::ALL {
         let f = finding(Evidence::default(), p);
         assert_eq!(f.severity, Severity::Unknown, "{p}: {f:#?}");
-        assert!(f.found.contains("no saved run") && f.fix.contains("numaprobe lat"), "{f:#?}");
+        assert!(f.found.contains("no saved run"), "{f:#?}");
+        assert_eq!(
+            f.fix,
+            "numaprobe lat (or numaprobe run): both measure and save the prefetch check, then \
+             audit again"
+        );
         assert_eq!(f.evidence, None);
     }
     // bandwidth and latency results without a check are no prefetch evidence
@@ -100,6 +112,15 @@ fn a_noisy_check_is_undecided_not_a_verdict() {
     assert_eq!(f.severity, Severity::Unknown, "{f:#?}");
     assert!(f.found.contains("could not tell"), "{f:#?}");
     assert!(f.evidence.is_some());
+    assert_eq!(f.fix, "numaprobe lat on a quiet machine, then audit again");
+}
+
+#[test]
+fn a_slower_neighbour_chase_says_to_measure_again_on_a_quiet_machine() {
+    let f = finding(evidence(&[check((160.0, 1.0), (150.0, 1.0))]), Profile::Hpc);
+    assert_eq!(f.severity, Severity::Info, "{f:#?}");
+    assert!(f.found.contains("unexpected"), "{f:#?}");
+    assert_eq!(f.fix, "numaprobe lat on a quiet machine, then audit again");
 }
 
 #[test]
@@ -134,6 +155,6 @@ fn a_disturbed_stored_check_is_undecided_never_no_effect() {
         assert_eq!(f.severity, Severity::Unknown, "{p}: {f:#?}");
         assert!(f.found.contains("undecided") && f.found.contains("disturbed"), "{p}: {f:#?}");
         assert!(!f.found.contains("no spatial-prefetch effect"), "{p}: {f:#?}");
-        assert!(!f.fix.contains("enable the hardware prefetchers"), "{p}: {f:#?}");
+        assert_eq!(f.fix, "numaprobe lat on a quiet machine, then audit again", "{p}");
     }
 }

@@ -10,8 +10,15 @@ use results::Record;
 use serde_json::json;
 use topo::*;
 
-/// numaprobe's name for the counters option, as console gives it.
-const TERMS: audit::Terms = audit::Terms { counters: "--counters" };
+/// numaprobe's commands and options, as console gives them.
+const TERMS: audit::Terms = audit::Terms {
+    counters: "--counters",
+    lat: "numaprobe lat",
+    run: "numaprobe run",
+    audit: "numaprobe audit",
+    export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
+    peak_gbs: "--peak-gbs",
+};
 
 /// A result read from stored JSON, as the store reads it.
 fn read(kind: &str, v: serde_json::Value) -> Record {
@@ -189,6 +196,13 @@ fn unreadable_files_say_could_not_read() {
     assert!(f.found.starts_with("could not read"), "{}", f.found);
     let f = r.finding("memory.population").unwrap();
     assert!(f.found.starts_with("could not read") && f.found.contains("DMI"), "{}", f.found);
+    // refused for want of permission: the fix says to audit as root
+    let mut s = s;
+    s.zone_reclaim_mode = Read::Unreadable("Permission denied (os error 13)".into());
+    let r = report(&two_node(), &s, nomem(), Evidence::default(), Profile::General);
+    let f = r.finding("kernel.zone_reclaim_mode").unwrap();
+    assert_eq!(f.fix, "run numaprobe audit as root");
+    assert_eq!(f.needs, results::audit::Needs::Runtime);
 }
 
 // ------------------------------------------------------------ NUMA
@@ -550,6 +564,42 @@ fn dmi(populated_per_socket: usize, mixed: bool) -> MemoryPopulation {
     }
     t.extend(end());
     MemoryPopulation::from_table(&t, None).unwrap()
+}
+
+/// Slot-numbered locators (Dell's `A1`..`A12`, `B1`..`B12`): the layout
+/// assumed is said in the report's notes and in the population finding,
+/// with the option that overrides the peak.
+#[test]
+fn an_assumed_channel_layout_is_said_with_the_peak_option() {
+    use audit::smbios::build::*;
+    let mut t = processor(1, "CPU1");
+    t.extend(processor(2, "CPU2"));
+    let mut h = 0x100;
+    for l in ["A", "B"] {
+        for n in 1..=12 {
+            let size = if n <= 6 { 32768 } else { 0 };
+            t.extend(dimm(h, &format!("{l}{n}"), "Not Specified", size, 3200, 2933, 0x1A));
+            h += 1;
+        }
+    }
+    t.extend(end());
+    let m = MemoryPopulation::from_table(&t, None).unwrap();
+    let note = "channels inferred from slot positions (12 slots per processor taken as 6 \
+                channel(s) of 2 slot(s), the vendor's usual layout); give --peak-gbs if this \
+                board differs";
+    let r = report(&two_node(), &tuned(), Read::Value(m), Evidence::default(), Profile::Hpc);
+    // the report's memory, as `audit --json` writes it
+    assert_eq!(r.memory.value().unwrap().notes, vec![note.to_string()]);
+    let f = r.finding("memory.population").unwrap();
+    assert_eq!(
+        f.found,
+        format!(
+            "12 of 24 slots populated (DDR4), sizes 32.0 GiB, configured 2933 MT/s; socket 0: 6 \
+             of 6 channels, 192.0 GiB, peak 140.8 GB/s; socket 1: 6 of 6 channels, 192.0 GiB, \
+             peak 140.8 GB/s; {note}; 12 DIMM(s) run below their rating (e.g. 3200 MT/s rated, \
+             2933 configured: CPU limit or two DIMMs per channel)"
+        )
+    );
 }
 
 #[test]

@@ -84,6 +84,14 @@ fn a_measurement_that_reverses_the_declared_order_is_a_warning_with_evidence() {
     assert!(ev.starts_with("run 1 ("), "the evidence names the run: {ev}");
     assert!(ev.contains("from node 0: declared 0 1 2 3 4, measured 0 2 1 3 4"), "{ev}");
     assert_eq!(f["needs"], "bios");
+    assert_eq!(
+        f["fix"],
+        "on a virtual machine, give the guest the host's distances (QEMU -numa dist, libvirt \
+         <distances>); on bare metal, update the firmware or report the table to the vendor. \
+         Meanwhile give hwloc-based runtimes the measured figures: numaprobe export --format \
+         hwloc RUN -o topo.xml, then HWLOC_XMLFILE=topo.xml",
+        "{f:#}"
+    );
     // the audit's text says it too
     let text = audit(&db, "reversed", false);
     assert!(text.contains(&format!("[warn] {ID}: Declared distances vs measured")), "{text}");

@@ -8,9 +8,17 @@ use serde::Serialize;
 
 use super::{Table, TableStyle};
 
-/// What the audit's findings call numaprobe's options (a finding is kept
-/// as text: `audit --json` writes it and a run stores it).
-pub const TERMS: Terms = Terms { counters: "--counters" };
+/// What the audit's findings and memory notes call numaprobe's commands
+/// and options (a finding is kept as text: `audit --json` writes it and a
+/// run stores it).
+pub const TERMS: Terms = Terms {
+    counters: "--counters",
+    lat: "numaprobe lat",
+    run: "numaprobe run",
+    audit: "numaprobe audit",
+    export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
+    peak_gbs: "--peak-gbs",
+};
 
 /// The table and details (what `numaprobe audit` prints).
 pub fn render(r: &Report, all: bool, style: TableStyle) -> String {
@@ -149,6 +157,145 @@ mod tests {
             "Without privileges, --counters would miss the kernel's share of each event (or every \
              event), and memory-controller traffic."
         );
+    }
+
+    /// numaprobe's words for what the findings tell the user to use.
+    #[test]
+    fn the_terms_are_numaprobes_commands_and_options() {
+        assert_eq!(
+            TERMS,
+            Terms {
+                counters: "--counters",
+                lat: "numaprobe lat",
+                run: "numaprobe run",
+                audit: "numaprobe audit",
+                export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
+                peak_gbs: "--peak-gbs",
+            }
+        );
+    }
+
+    /// Other words, kept in every finding and note that names a command or
+    /// an option: the audit names none of numaprobe's own.
+    #[test]
+    fn the_findings_take_every_command_and_option_from_the_terms() {
+        use analysis::distances::{Contradiction, Kind, Row};
+        let other = Terms {
+            counters: "<counters>",
+            lat: "<lat>",
+            run: "<run>",
+            audit: "<audit>",
+            export_hwloc: "<export>",
+            peak_gbs: "<peak>",
+        };
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/data/tuned");
+        let root = topo::SysRoot::new(dir).unwrap();
+        let topology = topo::Topology::discover(&root).unwrap();
+        let mut settings = audit::Settings::read(&root);
+        settings.zone_reclaim_mode = audit::Read::Unreadable("Permission denied".into());
+        settings.perf_event_paranoid = audit::Read::Value(2);
+        // Dell-like slots A1..A12, B1..B12: a layout assumed from positions
+        let memory = {
+            use audit::smbios::build::*;
+            let mut t = processor(1, "CPU1");
+            t.extend(processor(2, "CPU2"));
+            for (h, (l, n)) in
+                ["A", "B"].iter().flat_map(|l| (1..=12).map(move |n| (l, n))).enumerate()
+            {
+                let size = if n <= 6 { 32768 } else { 0 };
+                t.extend(dimm(
+                    0x100 + h as u16,
+                    &format!("{l}{n}"),
+                    "Not Specified",
+                    size,
+                    3200,
+                    2933,
+                    0x1A,
+                ));
+            }
+            t.extend(end());
+            audit::MemoryPopulation::from_table(&t, None).unwrap()
+        };
+        let reversed = Contradiction {
+            kind: Kind::Order,
+            from: 0,
+            a: 1,
+            b: 2,
+            measured_pct: 18.0,
+            allowed_pct: 5.0,
+            text: "the firmware says node 1 is nearer".into(),
+        };
+        let distances = analysis::distances::Check::Checked {
+            pairs: 2,
+            ratios: 0,
+            order: vec![reversed],
+            ratio: vec![],
+            flat: false,
+            rows: vec![Row {
+                from: 0,
+                declared_order: vec![0, 1, 2],
+                measured_order: vec![0, 2, 1],
+            }],
+            unsettled: vec![],
+        };
+        // no prefetch check, then one whose neighbour chase measured slower
+        let slower = results::lat::PrefetchCheck::judge(
+            3,
+            Some(0),
+            1 << 30,
+            "4k".into(),
+            256,
+            (160.0, 1.0),
+            (150.0, 1.0),
+        );
+        let slower =
+            results::Record::LatSummary(Box::new(results::lat::LatSummary::PrefetchCheck(slower)));
+        let mut checked = Evidence::from_records(&[slower]);
+        checked.distances = Some(distances.clone());
+        let none = Evidence { distances: Some(distances), ..Evidence::default() };
+        let (mut texts, mut said) = (Vec::new(), 0);
+        for (p, evidence) in
+            audit::Profile::ALL.into_iter().flat_map(|p| [(p, &none), (p, &checked)])
+        {
+            let r = Report::from_parts(
+                "test".into(),
+                &topology,
+                settings.clone(),
+                audit::Read::Value(memory.clone()),
+                evidence.clone(),
+                p,
+                other,
+            );
+            for f in &r.findings {
+                texts.extend([&f.found, &f.expected, &f.why, &f.fix].map(|t| t.clone()));
+            }
+            texts.extend(r.memory.value().unwrap().notes.iter().cloned());
+        }
+        for word in [
+            "<lat> (or <run>)",
+            "<lat> on",
+            "run <audit> as root",
+            "<export>, then",
+            "give <peak> if",
+            "<counters>",
+        ] {
+            assert!(texts.iter().any(|t| t.contains(word)), "{word}");
+            said += 1;
+        }
+        assert_eq!(said, 6);
+        // Other tools' commands and flags (numactl, mpirun, sysctl) stay:
+        // none of numaprobe's commands or options does.
+        let ours = [TERMS.counters, TERMS.peak_gbs, "--format", "--json", "--all", "--profile"];
+        let commands = ["lat", "run", "audit", "export", "bw", "exec", "gpu", "report", "topo"];
+        for t in &texts {
+            for flag in ours {
+                assert!(!t.contains(flag), "{flag}: {t}");
+            }
+            for cmd in commands {
+                assert!(!t.contains(&format!("numaprobe {cmd}")), "{t}");
+            }
+        }
     }
 
     /// The document is the report's own serialization, field for field,

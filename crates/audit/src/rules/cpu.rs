@@ -18,7 +18,7 @@ pub(super) fn governor(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 .fix(if wants_perf { "BIOS: System Profile / Power Policy = Performance (or OS control)" } else { "" }, if wants_perf { Needs::Bios } else { Needs::Nothing })
                 .done()
         }
-        other => return rule.not_read("scaling_governor", other, expected),
+        other => return rule.not_read(i.terms, "scaling_governor", other, expected),
     };
     let driver = cf.driver.value().map(|d| d.describe()).unwrap_or_else(|| "unknown".into());
     // The P-state driver's mode: `active` means its own governor decides.
@@ -53,7 +53,9 @@ pub(super) fn epp(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     let p = match &i.settings.cpufreq.energy_performance_preference {
         Read::Value(p) => p,
         Read::Absent => return Vec::new(),
-        other => return rule.not_read("energy_performance_preference", other, "performance"),
+        other => {
+            return rule.not_read(i.terms, "energy_performance_preference", other, "performance")
+        }
     };
     let found = match i.settings.cpufreq.energy_perf_bias.value() {
         Some(epb) => format!("{}; energy_perf_bias {}", p.describe(), epb.describe()),
@@ -118,7 +120,7 @@ pub(super) fn boost(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             .expected("n/a (an Arm cpufreq driver shows cpufreq/boost only where the firmware gives a boost range)")
             .why("Without a boost range the clock is what the firmware sets; there is nothing for the OS to switch.")
             .done(),
-        other => rule.not_read("the turbo/boost switch", &other, expected),
+        other => rule.not_read(i.terms, "the turbo/boost switch", &other, expected),
     }
 }
 
@@ -148,7 +150,7 @@ pub(super) fn cstates(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             if poll && i.profile != Profile::Latency {
                 return idle_poll(rule, &expected);
             }
-            return rule.not_read("cpuidle states", other, &expected);
+            return rule.not_read(i.terms, "cpuidle states", other, &expected);
         }
     };
     let ncpus = i.topology.cpus.len().max(1);
@@ -205,7 +207,7 @@ pub(super) fn smt(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 "off or not supported".into()
             }
         }
-        other => return rule.not_read("smt/control", other, "on"),
+        other => return rule.not_read(i.terms, "smt/control", other, "on"),
     };
     let on = control == "on" || (control.starts_with("not") && threads > 1);
     let found = format!("smt/control = {control}, {threads} thread(s) per core");
@@ -257,7 +259,7 @@ pub(super) fn isolation(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     };
     if !s.cmdline.is_value() {
         return if i.profile == Profile::Latency {
-            rule.not_read("the kernel command line", &s.cmdline, expected)
+            rule.not_read(i.terms, "the kernel command line", &s.cmdline, expected)
         } else {
             Vec::new()
         };
@@ -290,7 +292,7 @@ pub(super) fn isolation(rule: &Rule, i: &Inputs) -> Vec<Finding> {
 pub(super) fn iommu(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     let io = &i.settings.iommu;
     if let Read::Unreadable(_) = io.units {
-        return rule.not_read("/sys/class/iommu", &io.units, "pass-through");
+        return rule.not_read(i.terms, "/sys/class/iommu", &io.units, "pass-through");
     }
     let mode = io.mode();
     let cmd = if io.cmdline.is_empty() {

@@ -16,7 +16,7 @@ pub(super) fn numa_balancing(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             if !multi_node(i.topology) {
                 return Vec::new();
             }
-            return rule.not_read("kernel.numa_balancing", other, expected);
+            return rule.not_read(i.terms, "kernel.numa_balancing", other, expected);
         }
     };
     let found = format!("kernel.numa_balancing = {v}");
@@ -68,7 +68,7 @@ pub(super) fn zone_reclaim(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             if !multi_node(i.topology) {
                 return Vec::new();
             }
-            return rule.not_read("vm.zone_reclaim_mode", other, expected);
+            return rule.not_read(i.terms, "vm.zone_reclaim_mode", other, expected);
         }
     };
     let found = format!("vm.zone_reclaim_mode = {v}");
@@ -131,7 +131,9 @@ pub(super) fn thp_enabled(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 );
             }
         }
-        other => out.extend(rule.not_read("transparent_hugepage/enabled", other, expected)),
+        other => {
+            out.extend(rule.not_read(i.terms, "transparent_hugepage/enabled", other, expected))
+        }
     }
     out
 }
@@ -162,7 +164,7 @@ pub(super) fn thp_defrag(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 .why("Page faults do not stall on synchronous compaction.")
                 .done(),
         ),
-        other => out.extend(rule.not_read("transparent_hugepage/defrag", other, expected)),
+        other => out.extend(rule.not_read(i.terms, "transparent_hugepage/defrag", other, expected)),
     }
     out
 }
@@ -178,7 +180,7 @@ pub(super) fn hugepages(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         Read::Value(v) => v,
         other => {
             return if wants {
-                rule.not_read("per-node huge page counts", other, expected)
+                rule.not_read(i.terms, "per-node huge page counts", other, expected)
             } else {
                 Vec::new()
             }
@@ -283,7 +285,7 @@ pub(super) fn swappiness(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     let expected = "1 to 10 when swap is present";
     let v = match &i.settings.swappiness {
         Read::Value(v) => *v,
-        other => return rule.not_read("vm.swappiness", other, expected),
+        other => return rule.not_read(i.terms, "vm.swappiness", other, expected),
     };
     let swap = i.settings.swap_total_bytes.value().copied();
     let found = format!(

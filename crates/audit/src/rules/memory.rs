@@ -14,7 +14,7 @@ pub(super) fn population(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 .why("Without the DIMM records numaprobe cannot check channels or compute the theoretical peak, and does not guess.")
                 .done()
         }
-        other => return rule.not_read("the SMBIOS table", other, expected),
+        other => return rule.not_read(i.terms, "the SMBIOS table", other, expected),
     };
     let populated: Vec<_> = m.populated().collect();
     if populated.is_empty() {
@@ -315,7 +315,7 @@ pub(super) fn dimm_errors(rule: &Rule, i: &Inputs) -> Vec<Finding> {
                 }, Needs::Runtime)
                 .done()
         }
-        other => return rule.not_read("EDAC error counts", other, expected),
+        other => return rule.not_read(i.terms, "EDAC error counts", other, expected),
     };
     let bad = e.dimms_with_errors();
     let (ce, ue) = e.totals();

@@ -38,15 +38,27 @@ pub struct Inputs<'a> {
     pub terms: Terms,
 }
 
-/// What the findings call the front end's options. A finding is kept as
-/// text (in `audit --json` and in a run's stored findings), so the front
-/// end that runs the audit gives its words here (console's
-/// `audit::TERMS`); the rules name no flag of their own.
+/// What the findings (and the report's memory notes) call the front end's
+/// commands and options. A finding is kept as text (in `audit --json` and
+/// in a run's stored findings), so the front end that runs the audit gives
+/// its words here (console's `audit::TERMS`); the rules name no command or
+/// flag of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Terms {
     /// The option that counts hardware and software events while
     /// measuring.
     pub counters: &'static str,
+    /// The command that measures latency (and saves the prefetch check).
+    pub lat: &'static str,
+    /// The command that measures and saves a whole run.
+    pub run: &'static str,
+    /// The command that audits this machine.
+    pub audit: &'static str,
+    /// The command line that writes a saved run (`RUN`) as hwloc XML to
+    /// `topo.xml`.
+    pub export_hwloc: &'static str,
+    /// The option that gives the theoretical peak bandwidth.
+    pub peak_gbs: &'static str,
 }
 
 /// One rule: the id and title of the findings it gives, and its check.
@@ -82,7 +94,7 @@ impl Rule {
     }
 
     /// The finding for a setting that is absent or could not be read.
-    fn not_read<T>(&self, what: &str, r: &Read<T>, expected: &str) -> Vec<Finding> {
+    fn not_read<T>(&self, terms: Terms, what: &str, r: &Read<T>, expected: &str) -> Vec<Finding> {
         let found = match r {
             Read::Unreadable(reason) => format!("could not read {what}: {reason}"),
             _ => format!(
@@ -91,15 +103,16 @@ impl Rule {
         };
         let fix = match r {
             Read::Unreadable(reason) if reason.contains("ermission") => {
-                "run numaprobe audit as root"
+                format!("run {} as root", terms.audit)
             }
-            _ => "",
+            _ => String::new(),
         };
+        let needs = if fix.is_empty() { Needs::Nothing } else { Needs::Runtime };
         self.finding(Severity::Unknown)
             .found(found)
             .expected(expected)
             .why("numaprobe does not guess a setting it could not read.")
-            .fix(fix, if fix.is_empty() { Needs::Nothing } else { Needs::Runtime })
+            .fix(fix, needs)
             .done()
     }
 }

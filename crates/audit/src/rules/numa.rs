@@ -277,7 +277,7 @@ pub(super) fn declared_distances(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         };
         format!("{}{more}", v[0].text)
     };
-    let fix = "on a virtual machine, give the guest the host's distances (QEMU -numa dist, libvirt <distances>); on bare metal, update the firmware or report the table to the vendor. Meanwhile give hwloc-based runtimes the measured figures: numaprobe export --format hwloc RUN -o topo.xml, then HWLOC_XMLFILE=topo.xml";
+    let fix = format!("on a virtual machine, give the guest the host's distances (QEMU -numa dist, libvirt <distances>); on bare metal, update the firmware or report the table to the vendor. Meanwhile give hwloc-based runtimes the measured figures: {}, then HWLOC_XMLFILE=topo.xml", i.terms.export_hwloc);
     let expected = "each node's memory ordered nearest first as measured, and remote/local distance ratios matching remote/local latency within the SLIT's rounding and the noise";
     if !order.is_empty() {
         return rule

@@ -33,7 +33,7 @@ pub(super) fn prefetchers(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             .found("no saved run of this machine has a prefetch check")
             .expected(expected(p))
             .why("Prefetcher settings live in the firmware and are not visible to the OS; numaprobe judges them only from its measurement and does not guess.")
-            .fix("numaprobe lat (or numaprobe run): both measure and save the prefetch check, then audit again", Needs::Runtime)
+            .fix(format!("{} (or {}): both measure and save the prefetch check, then audit again", i.terms.lat, i.terms.run), Needs::Runtime)
             .done();
     };
     let c = &ev.check;
@@ -41,11 +41,11 @@ pub(super) fn prefetchers(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     // A check stored as disturbed decided nothing: read it as stored,
     // never as "no effect" (its two figures may differ by 30% and more).
     if !c.stable {
-        return undecided(rule, p, ev);
+        return undecided(rule, i.terms, p, ev);
     }
     if !c.significant {
         if c.noise_ns > 0.05 * c.stride_ns {
-            return undecided(rule, p, ev);
+            return undecided(rule, i.terms, p, ev);
         }
         // Measured quietly and no difference: adjacent-line / region
         // prefetch is off or does nothing for neighbouring lines.
@@ -77,7 +77,7 @@ pub(super) fn prefetchers(rule: &Rule, i: &Inputs) -> Vec<Finding> {
             ))
             .expected(expected(p))
             .why("A chase over neighbouring lines should never be slower than one over isolated lines; the check does not say anything about the prefetchers.")
-            .fix("numaprobe lat on a quiet machine, then audit again", Needs::Runtime)
+            .fix(again_quietly(i.terms), Needs::Runtime)
             .evidence(evidence)
             .done();
     }
@@ -106,7 +106,12 @@ pub(super) fn prefetchers(rule: &Rule, i: &Inputs) -> Vec<Finding> {
     }
 }
 
-fn undecided(rule: &Rule, p: Profile, ev: &PrefetchEvidence) -> Vec<Finding> {
+/// The fix of a check that says nothing: measure again, quietly.
+fn again_quietly(terms: Terms) -> String {
+    format!("{} on a quiet machine, then audit again", terms.lat)
+}
+
+fn undecided(rule: &Rule, terms: Terms, p: Profile, ev: &PrefetchEvidence) -> Vec<Finding> {
     let c = &ev.check;
     let found = if c.stable {
         format!(
@@ -123,7 +128,7 @@ fn undecided(rule: &Rule, p: Profile, ev: &PrefetchEvidence) -> Vec<Finding> {
         .found(found)
         .expected(expected(p))
         .why("The machine was too busy while the check ran for its difference to mean anything; numaprobe does not guess.")
-        .fix("numaprobe lat on a quiet machine, then audit again", Needs::Runtime)
+        .fix(again_quietly(terms), Needs::Runtime)
         .evidence(Some(ev.describe()))
         .done()
 }
