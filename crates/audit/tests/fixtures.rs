@@ -16,6 +16,7 @@ use topo::{SysRoot, Topology};
 
 #[path = "../../topo/tests/support/captures.rs"]
 mod captures;
+mod support;
 
 /// One capture read once: its root, topology, settings and SMBIOS.
 struct Capture {
@@ -59,14 +60,7 @@ fn audit(c: &Capture, p: Profile) -> Report {
         c.memory.clone(),
         Evidence::default(),
         p,
-        audit::Terms {
-            counters: "--counters",
-            lat: "numaprobe lat",
-            run: "numaprobe run",
-            audit: "numaprobe audit",
-            export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
-            peak_gbs: "--peak-gbs",
-        },
+        support::TERMS,
     )
 }
 

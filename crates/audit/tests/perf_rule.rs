@@ -8,15 +8,8 @@ use audit::{Evidence, PerfCounters, Profile, Read, Report, Settings};
 use results::audit::{Finding, Needs, Severity};
 use topo::*;
 
-/// numaprobe's commands and options, as console gives them.
-const TERMS: audit::Terms = audit::Terms {
-    counters: "--counters",
-    lat: "numaprobe lat",
-    run: "numaprobe run",
-    audit: "numaprobe audit",
-    export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
-    peak_gbs: "--peak-gbs",
-};
+mod support;
+use support::TERMS;
 
 fn tuned() -> (Topology, Settings) {
     let root =

@@ -10,15 +10,8 @@ use results::Record;
 use serde_json::json;
 use topo::*;
 
-/// numaprobe's commands and options, as console gives them.
-const TERMS: audit::Terms = audit::Terms {
-    counters: "--counters",
-    lat: "numaprobe lat",
-    run: "numaprobe run",
-    audit: "numaprobe audit",
-    export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
-    peak_gbs: "--peak-gbs",
-};
+mod support;
+use support::TERMS;
 
 /// A result read from stored JSON, as the store reads it.
 fn read(kind: &str, v: serde_json::Value) -> Record {
