@@ -73,6 +73,16 @@ fn numaprobe() -> String {
     assert_cmd::cargo::cargo_bin("numaprobe").display().to_string()
 }
 
+/// The lines of `text` that start with `start`, in order.
+fn lines_from<'a>(text: &'a str, start: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.starts_with(start)).collect()
+}
+
+/// The lines of `text` that hold `part`, in order.
+fn lines_with<'a>(text: &'a str, part: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(part)).collect()
+}
+
 fn policies(v: &Value) -> Vec<&str> {
     v["policies"].as_array().unwrap().iter().map(|p| p["policy"].as_str().unwrap()).collect()
 }
@@ -194,7 +204,7 @@ fn metric_found_on_stderr_and_no_match_recorded_per_run() {
     ]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    let miss: Vec<&str> = err.lines().filter(|l| l.contains("found no number")).collect();
+    let miss: Vec<&str> = lines_with(&err, "found no number");
     assert_eq!(
         miss,
         [r"numaprobe: warning: --metric v='v=(\d+)' found no number in the metric file out.txt"],
@@ -462,7 +472,7 @@ fn fail_fast_stops_at_the_first_failure() {
     let line = format!("  \"stopped\": \"{why}\",");
     assert!(doc.lines().any(|l| l == line), "{doc}");
     let err = String::from_utf8_lossy(&out.stderr);
-    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("numaprobe: error:")).collect();
+    let errors: Vec<&str> = lines_from(&err, "numaprobe: error:");
     assert_eq!(errors, [format!("numaprobe: error: 1 of 1 runs failed ({why})")], "{err}");
     let run = env.latest_run();
     assert_eq!(run["status"], "failed", "{run}");
@@ -474,7 +484,7 @@ fn fail_fast_stops_at_the_first_failure() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    let stopped: Vec<&str> = text.lines().filter(|l| l.starts_with("stopped")).collect();
+    let stopped: Vec<&str> = lines_from(&text, "stopped");
     assert_eq!(stopped, [format!("stopped early: {why}")], "{text}");
 }
 
@@ -655,8 +665,7 @@ fn nodes_the_process_may_not_use_are_refused_before_starting() {
             env.exec(&["-p", policies, "--", "sh", "-c", "echo ran > ran.txt"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{policies}");
         let err = String::from_utf8_lossy(&out.stderr);
-        let errors: Vec<&str> =
-            err.lines().filter(|l| l.starts_with("numaprobe: error:")).collect();
+        let errors: Vec<&str> = lines_from(&err, "numaprobe: error:");
         assert_eq!(errors, [format!("numaprobe: error: {want}")], "{policies}");
     }
     assert!(!env.path("ran.txt").exists(), "nothing may run before a refusal");
@@ -763,7 +772,7 @@ fn table_compares_policies_with_default() {
         assert!(text.contains(want), "missing '{want}' in:\n{text}");
     }
     // the verdict's line, whole, and its reason in the `--json` document
-    let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+    let best: Vec<&str> = lines_from(&text, "best");
     assert_eq!(best, ["best: none (no policy is better than 'default' beyond noise)"], "{text}");
     let (v, out) = env.json(&default_and_local_0_printing_v_5("3"));
     assert!(out.status.success());
@@ -785,7 +794,7 @@ fn two_runs_give_no_verdict_and_say_how_many_are_needed() {
     assert_eq!(v["best_reason"], why);
     // the same words warned about, the one line
     let err = String::from_utf8_lossy(&out.stderr);
-    let warned: Vec<&str> = err.lines().filter(|l| l.contains("verdict")).collect();
+    let warned: Vec<&str> = lines_with(&err, "verdict");
     assert_eq!(warned, [format!("numaprobe: warning: {why}")], "{err}");
 
     // one run each, in the text: the verdict's line and the warning, whole
@@ -794,10 +803,10 @@ fn two_runs_give_no_verdict_and_say_how_many_are_needed() {
     let text = String::from_utf8_lossy(&out.stdout);
     let why = "no better/worse verdict from fewer than 3 successful runs per policy \
                ('default' has 1, 'local:0' has 1); run with --repeat 3 or more";
-    let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+    let best: Vec<&str> = lines_from(&text, "best");
     assert_eq!(best, [format!("best: none ({why})")], "{text}");
     let err = String::from_utf8_lossy(&out.stderr);
-    let warned: Vec<&str> = err.lines().filter(|l| l.contains("verdict")).collect();
+    let warned: Vec<&str> = lines_with(&err, "verdict");
     assert_eq!(warned, [format!("numaprobe: warning: {why}")], "{err}");
 }
 
@@ -838,14 +847,14 @@ fn the_best_policy_and_why_are_said_whole() {
     assert_eq!(v["best_reason"], by_v.as_str());
     assert_eq!(v["named_metrics"][1]["best_reason"], by_w);
     let err = String::from_utf8_lossy(&out.stderr);
-    let warned: Vec<&str> = err.lines().filter(|l| l.contains("verdict")).collect();
+    let warned: Vec<&str> = lines_with(&err, "verdict");
     assert_eq!(warned, [format!("numaprobe: warning: {undecided}")], "{err}");
 
     // the text, from a count started afresh
     let out = Env::new().exec(&args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+    let best: Vec<&str> = lines_from(&text, "best");
     assert_eq!(
         best,
         [
@@ -876,7 +885,7 @@ fn a_baseline_without_the_quantity_gives_no_best_and_says_why() {
         assert_eq!(v["best_reason"], why);
         let out = env.exec(&[&p[..], more].concat()).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        let best: Vec<&str> = text.lines().filter(|l| l.starts_with("best")).collect();
+        let best: Vec<&str> = lines_from(&text, "best");
         assert_eq!(best, [format!("best: none ({why})")], "{text}");
     }
 }
