@@ -166,23 +166,8 @@ pub fn policy_refusal(r: &PolicyRefusal) -> String {
         PolicyRefusal::Relative { policy, part } => format!(
             "'{policy}': '{part}' is relative to this machine's nodes; give it in --policies"
         ),
-        PolicyRefusal::EmptyList => "list is empty".to_string(),
-        PolicyRefusal::EmptyEntry { list } => format!("empty entry in policy list '{list}'"),
-        PolicyRefusal::NeedsNode { policy } => format!("'{policy}' needs a node, e.g. {policy}:0"),
-        PolicyRefusal::NotANode { policy, part } => {
-            format!("'{policy}': '{part}' is not a node number")
-        }
-        PolicyRefusal::RemoteWithoutSlash { policy } => {
-            format!("'{policy}': expected remote:CPU_NODE/MEM_NODE")
-        }
-        PolicyRefusal::BadSet { policy, why } => format!("'{policy}': bad node set: {why}"),
-        PolicyRefusal::DefaultTakesNone { policy } => {
-            format!("'{policy}': default takes no argument")
-        }
-        PolicyRefusal::Unknown { policy } => format!(
-            "unknown policy '{policy}' (known: default, local:N, remote:A/B, interleave[:LIST], \
-             weighted[:LIST], cpus-only:N, all)"
-        ),
+        // The others name no flag: the library's own words.
+        r => r.to_string(),
     };
     format!("bad policy {said}")
 }
