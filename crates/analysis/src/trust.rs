@@ -451,6 +451,54 @@ mod tests {
     use results::Record;
     use serde_json::json;
 
+    /// Every shape of distrust in the words the report and `compare
+    /// --json` write, whole.
+    #[test]
+    fn every_distrust_is_worded_whole() {
+        let busy = Disturbance {
+            clean: 2,
+            disturbed: 9,
+            lost_pct: 48.2,
+            busiest_cpu: Some(3),
+            ..Default::default()
+        };
+        let words = |d: Distrust| (d.word(), d.cause());
+        assert_eq!(
+            words(of_lat(false, Some(&busy), 1.0).unwrap()),
+            (
+                "disturbed",
+                "CPU 3 was busy with other processes for 48% of the time (9 of 11 samples \
+                 discarded)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            words(of_lat(false, None, 1.0).unwrap()),
+            ("disturbed", "too few clean samples".into())
+        );
+        assert_eq!(
+            words(Distrust::Noisy { top_spread_pct: 7.0 }),
+            ("noisy", "the best repetitions still spread 7% when the time ran out".into())
+        );
+        assert_eq!(
+            words(Distrust::Noisy { top_spread_pct: 12.25 }),
+            ("noisy", "the best repetitions still spread 12.2% when the time ran out".into())
+        );
+        assert_eq!(
+            words(Distrust::Unsettled { spread_pct: 1.2 }),
+            ("noisy", "its samples spread 1.2% with none discarded and its CPU not busy".into())
+        );
+        assert_eq!(
+            words(Distrust::Stalled),
+            (
+                "noisy",
+                "a load thread moved no line while latency was chased, so the point \
+                 understates its load"
+                    .into()
+            )
+        );
+    }
+
     #[test]
     fn unstable_bandwidth_is_disturbed_when_it_lost_samples_else_noisy() {
         let d = data(vec![

@@ -479,8 +479,17 @@ mod tests {
         u.note(false, Some(&d(20.0)));
         u.note(false, Some(&d(48.0)));
         let w = u.warning("lat sweep").unwrap();
-        assert!(w.starts_with("lat sweep: 2 of 3 figures were disturbed"), "{w}");
-        assert!(w.contains("CPU 0 was busy with other processes for 48% of the time"), "{w}");
+        assert_eq!(
+            w,
+            "lat sweep: 2 of 3 figures were disturbed and are marked; the worst: CPU 0 was busy \
+             with other processes for 48% of the time (8 of 11 samples discarded)"
+        );
+        let mut one = Unstable::new();
+        one.note(false, None);
+        assert_eq!(
+            one.warning("lat").unwrap(),
+            "lat: the figure was disturbed and is marked: too few clean samples"
+        );
     }
 
     #[test]
