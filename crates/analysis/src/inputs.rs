@@ -14,35 +14,32 @@ use results::bw::{self, BwResult};
 use results::lat::{self, LatResult};
 use results::run::{LoadedRun, RunId};
 use results::scope::MemoryOf;
-use serde::Serialize;
 
 use crate::data::RunData;
 use crate::metric_id::{Fixed, MetricId};
 use crate::metrics::{self, MetricKey};
 use crate::trust::{self, Distrust};
 
-/// One marked result behind a compared figure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One marked result behind a compared figure: which result, and why it
+/// is not trusted as it stands (`report::trust` words it).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Mark {
     /// The result in words: `bw global triad, 2 thread(s)`.
     pub what: String,
-    /// `disturbed` or `noisy` ([`Distrust::word`]).
-    pub state: &'static str,
-    /// Why, in words ([`Distrust::cause`]).
-    pub cause: String,
+    pub distrust: Distrust,
 }
 
 impl Mark {
-    fn of(what: String, d: Distrust) -> Mark {
-        Mark { what, state: d.word(), cause: d.cause() }
+    fn of(what: String, distrust: Distrust) -> Mark {
+        Mark { what, distrust }
     }
 }
 
 /// A run of a group whose figure of a metric rests on marked results.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MarkedInput {
-    /// The study's metric id.
-    pub metric: String,
+    /// The study's metric.
+    pub metric: MetricId,
     /// The group's index.
     pub group: usize,
     pub run: RunId,
@@ -166,20 +163,18 @@ pub fn marks_of(id: &MetricId, d: &RunData) -> Vec<Mark> {
     }
 }
 
-/// Every run of every group whose figure of one of `metrics` (study
-/// metric ids) rests on marked results: group `i` is `groups[i]`.
+/// Every run of every group whose figure of one of `metrics` (the
+/// study's metrics) rests on marked results: group `i` is `groups[i]`.
 pub fn marked_inputs<'a>(
     groups: impl IntoIterator<Item = &'a [LoadedRun]>,
-    metrics: &[String],
+    metrics: &[MetricId],
 ) -> Vec<MarkedInput> {
-    let ids: Vec<(String, MetricId)> =
-        metrics.iter().map(|m| (m.clone(), MetricId::parse(m))).collect();
     let mut out = Vec::new();
     for (group, runs) in groups.into_iter().enumerate() {
         for r in runs {
             let d = RunData::of(r);
-            for (metric, id) in &ids {
-                let marks = marks_of(id, &d);
+            for metric in metrics {
+                let marks = marks_of(metric, &d);
                 if !marks.is_empty() {
                     out.push(MarkedInput {
                         metric: metric.clone(),

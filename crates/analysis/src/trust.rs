@@ -1,7 +1,8 @@
 //! Whether a figure can be trusted as it stands: a record that says
 //! `stable: false` was either disturbed (samples or repetitions discarded
 //! because the thread waited for its CPU) or noisy (the repetitions never
-//! settled). The report marks such figures `(disturbed)` or `(noisy)`.
+//! settled). The report marks such figures `(disturbed)` or `(noisy)`
+//! (`report::trust` words them).
 //!
 //! Figures of one run can also contradict each other: a thread-scaling
 //! point on some CPUs cannot beat, beyond the noise, what local bandwidth
@@ -10,20 +11,22 @@
 //! a repetition the stopping rule took as settled), so both are flagged.
 
 use results::bw::{BwResult, Mode};
-use results::disturbance::Disturbance;
+use results::disturbance::{Cause, Disturbance};
 use results::lat::{self, LatResult, LoadedPoint};
 
 use crate::data::RunData;
 
-/// Why a figure is not to be trusted as it stands. The words follow the
-/// cause: samples discarded or a busy CPU (disturbed), repetitions that
-/// never settled (noisy), samples that spread with nothing lost
-/// (unsettled), a load that stalled (stalled).
+/// Why a figure is not to be trusted as it stands: samples discarded or a
+/// busy CPU (disturbed), repetitions that never settled (noisy), samples
+/// that spread with nothing lost (unsettled), a load that stalled
+/// (stalled). `report::trust` words it (`disturbed` or `noisy`, and the
+/// cause).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Distrust {
     /// Samples or repetitions were discarded, or the thread waited for its
-    /// CPU; the cause names the CPU and the share of time lost.
-    Disturbed(String),
+    /// CPU (the CPU and the share of time lost), or too few clean samples
+    /// were kept.
+    Disturbed(Cause),
     /// The best repetitions still spread this much (%) when the time ran
     /// out.
     Noisy { top_spread_pct: f64 },
@@ -33,38 +36,6 @@ pub enum Distrust {
     /// A loaded point with nothing lost by its chase: a load thread moved
     /// no line while latency was chased, so the point understates its load.
     Stalled,
-}
-
-impl Distrust {
-    /// The word written beside the figure: `disturbed` (samples discarded
-    /// or a busy CPU) or `noisy` (repetitions or samples that never
-    /// settled with nothing lost, a load that stalled).
-    pub fn word(&self) -> &'static str {
-        match self {
-            Distrust::Disturbed(_) => "disturbed",
-            _ => "noisy",
-        }
-    }
-
-    /// The cause in words, one sentence without a full stop.
-    pub fn cause(&self) -> String {
-        let pct = |v: f64| {
-            let s = format!("{v:.1}");
-            s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
-        };
-        match self {
-            Distrust::Disturbed(c) => c.clone(),
-            Distrust::Noisy { top_spread_pct } => format!(
-                "the best repetitions still spread {}% when the time ran out",
-                pct(*top_spread_pct)
-            ),
-            Distrust::Unsettled { spread_pct } => format!(
-                "its samples spread {}% with none discarded and its CPU not busy",
-                pct(*spread_pct)
-            ),
-            Distrust::Stalled => "a load thread moved no line while latency was chased, so the point understates its load".into(),
-        }
-    }
 }
 
 /// The distrust of a bandwidth result (`stable: false`): disturbed when
@@ -89,7 +60,7 @@ pub fn of_lat(stable: bool, d: Option<&Disturbance>, spread_pct: f64) -> Option<
     Some(match d {
         Some(d) if d.lost_anything() => Distrust::Disturbed(d.cause()),
         Some(_) => Distrust::Unsettled { spread_pct },
-        None => Distrust::Disturbed("too few clean samples".into()),
+        None => Distrust::Disturbed(Cause::TooFewClean),
     })
 }
 
@@ -451,54 +422,6 @@ mod tests {
     use results::Record;
     use serde_json::json;
 
-    /// Every shape of distrust in the words the report and `compare
-    /// --json` write, whole.
-    #[test]
-    fn every_distrust_is_worded_whole() {
-        let busy = Disturbance {
-            clean: 2,
-            disturbed: 9,
-            lost_pct: 48.2,
-            busiest_cpu: Some(3),
-            ..Default::default()
-        };
-        let words = |d: Distrust| (d.word(), d.cause());
-        assert_eq!(
-            words(of_lat(false, Some(&busy), 1.0).unwrap()),
-            (
-                "disturbed",
-                "CPU 3 was busy with other processes for 48% of the time (9 of 11 samples \
-                 discarded)"
-                    .into()
-            )
-        );
-        assert_eq!(
-            words(of_lat(false, None, 1.0).unwrap()),
-            ("disturbed", "too few clean samples".into())
-        );
-        assert_eq!(
-            words(Distrust::Noisy { top_spread_pct: 7.0 }),
-            ("noisy", "the best repetitions still spread 7% when the time ran out".into())
-        );
-        assert_eq!(
-            words(Distrust::Noisy { top_spread_pct: 12.25 }),
-            ("noisy", "the best repetitions still spread 12.2% when the time ran out".into())
-        );
-        assert_eq!(
-            words(Distrust::Unsettled { spread_pct: 1.2 }),
-            ("noisy", "its samples spread 1.2% with none discarded and its CPU not busy".into())
-        );
-        assert_eq!(
-            words(Distrust::Stalled),
-            (
-                "noisy",
-                "a load thread moved no line while latency was chased, so the point \
-                 understates its load"
-                    .into()
-            )
-        );
-    }
-
     #[test]
     fn unstable_bandwidth_is_disturbed_when_it_lost_samples_else_noisy() {
         let d = data(vec![
@@ -519,13 +442,18 @@ mod tests {
             ),
         ]);
         assert_eq!(of_bw(&d.bw[0]), None);
-        assert!(matches!(of_bw(&d.bw[1]), Some(Distrust::Disturbed(c)) if c.contains("48%")));
+        assert_eq!(
+            of_bw(&d.bw[1]),
+            Some(Distrust::Disturbed(Cause::Lost {
+                waited: Some(results::disturbance::Waited::Busy { cpu: Some(0), lost_pct: 48.2 }),
+                migrations: 0,
+                discarded: 9,
+                samples: 11
+            }))
+        );
         assert_eq!(of_bw(&d.bw[2]), Some(Distrust::Noisy { top_spread_pct: 7.5 }));
         assert_eq!(of_lat(true, None, 5.0), None);
-        assert_eq!(
-            of_lat(false, None, 5.0),
-            Some(Distrust::Disturbed("too few clean samples".into()))
-        );
+        assert_eq!(of_lat(false, None, 5.0), Some(Distrust::Disturbed(Cause::TooFewClean)));
     }
 
     /// A chase of CPU 0 to node 0, 512 MiB at stride `stride`.
@@ -671,12 +599,6 @@ mod tests {
         ]);
         let c = of_chase(&d.chases[0]).unwrap();
         assert_eq!(c, Distrust::Unsettled { spread_pct: 64.0 });
-        assert_eq!(c.word(), "noisy");
-        assert!(
-            c.cause().contains("spread 64%") && !c.cause().contains("was busy"),
-            "{}",
-            c.cause()
-        );
         assert_eq!(of_loaded(&d.loaded[0]), Some(Distrust::Stalled));
     }
 

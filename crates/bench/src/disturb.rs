@@ -331,8 +331,7 @@ impl Unstable {
         if self.unstable == 0 {
             return None;
         }
-        let cause =
-            self.worst.as_ref().map_or_else(|| "too few clean samples".into(), |d| d.cause());
+        let cause = results::disturbance::Cause::of(self.worst.as_ref());
         Some(if self.figures == 1 {
             format!("{what}: the figure was disturbed and is marked: {cause}")
         } else {

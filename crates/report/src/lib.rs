@@ -21,7 +21,7 @@ mod section;
 
 pub use model::{chart, fmt, safe, svg};
 pub use section::{
-    counters, distances, figures, glance, gpu, hmat, impossible, latency, placements, study,
+    counters, distances, figures, glance, gpu, hmat, impossible, latency, placements, study, trust,
 };
 
 use model::{doc, render};

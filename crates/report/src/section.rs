@@ -23,4 +23,5 @@ pub mod study;
 pub(crate) mod summary;
 pub(crate) mod sweep;
 pub(crate) mod tiers;
+pub mod trust;
 pub(crate) mod validation;

@@ -12,6 +12,8 @@
 //! clean samples then come from the gaps another process left, and the
 //! machine was not quiet enough to trust them without a second look.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// A sample whose thread waited to run longer than this share of its wall
@@ -65,37 +67,29 @@ impl Disturbance {
         self.clean >= min_clean.max(1) && self.lost_pct <= LOST_LIMIT_PCT
     }
 
-    /// The cause in words, for the one-line warning:
-    /// "CPU 0 was busy with other processes for 48% of the time (9 of 11
-    /// samples discarded)". Each part is said only when it holds: a share
-    /// of time that rounds to 0% is not "busy", and with nothing discarded
-    /// and no time lost the words say so instead of naming a busy CPU.
-    pub fn cause(&self) -> String {
-        let cpu = self.busiest_cpu.map_or_else(|| "the CPU".to_string(), |c| format!("CPU {c}"));
-        let mut parts = Vec::new();
-        if self.lost_pct >= 0.5 && self.source == Source::RunDelay {
-            parts.push(format!(
-                "{cpu} was busy with other processes for {:.0}% of the time",
-                self.lost_pct
-            ));
+    /// What held the figure back, typed: why its threads waited (a busy
+    /// CPU, or switches where no run delay was read), the samples a
+    /// thread changed CPU in, and the samples discarded. Each part is
+    /// given only when it holds: a share of time that rounds to 0% is not
+    /// "busy", and with nothing discarded and no time lost the cause is
+    /// [`Cause::NothingLost`].
+    pub fn cause(&self) -> Cause {
+        let waited = if self.lost_pct >= 0.5 && self.source == Source::RunDelay {
+            Some(Waited::Busy { cpu: self.busiest_cpu, lost_pct: self.lost_pct })
         } else if self.involuntary_switches > 0 && self.disturbed > 0 {
-            parts.push(format!(
-                "the measuring thread was switched out {} time(s)",
-                self.involuntary_switches
-            ));
+            Some(Waited::SwitchedOut { switches: self.involuntary_switches })
+        } else {
+            None
+        };
+        if waited.is_none() && self.migrations == 0 && self.disturbed == 0 {
+            return Cause::NothingLost { clean: self.clean };
         }
-        if self.migrations > 0 {
-            parts.push(format!("a measuring thread changed CPU in {} sample(s)", self.migrations));
+        Cause::Lost {
+            waited,
+            migrations: self.migrations,
+            discarded: self.disturbed,
+            samples: self.clean + self.disturbed,
         }
-        let total = self.clean + self.disturbed;
-        if parts.is_empty() {
-            return if self.disturbed > 0 {
-                format!("{} of {total} samples discarded", self.disturbed)
-            } else {
-                format!("no sample was discarded and no time lost ({} clean samples)", self.clean)
-            };
-        }
-        format!("{} ({} of {total} samples discarded)", parts.join("; "), self.disturbed)
     }
 
     /// Whether the figure lost anything to other work: a sample discarded,
@@ -103,6 +97,75 @@ impl Disturbance {
     /// writes as 1%) spent waiting for its CPU.
     pub fn lost_anything(&self) -> bool {
         self.disturbed > 0 || self.lost_pct >= 0.5
+    }
+}
+
+/// Why a figure's threads waited to run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Waited {
+    /// Another task had the CPU (`None`: the CPU is not known) for this
+    /// share of the measuring time, percent (0.5 at least).
+    Busy { cpu: Option<u32>, lost_pct: f64 },
+    /// No run delay was read: the measuring thread was switched out this
+    /// many times, and samples were discarded.
+    SwitchedOut { switches: u64 },
+}
+
+/// What held a figure back ([`Disturbance::cause`]), with the values at
+/// fault. The report and `compare` word it; its [`fmt::Display`] is the
+/// words a measurement writes while it measures (its warning, a prefetch
+/// check's stored note), the same words.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cause {
+    /// Samples discarded or time lost: why the threads waited (when it
+    /// is known), the samples a thread changed CPU in (0: none), the
+    /// samples discarded and all the samples.
+    Lost { waited: Option<Waited>, migrations: u64, discarded: usize, samples: usize },
+    /// Nothing was discarded and no time lost: the clean samples.
+    NothingLost { clean: usize },
+    /// No disturbance was recorded: the figure kept too few clean samples.
+    TooFewClean,
+}
+
+impl Cause {
+    /// The cause of a figure's disturbance record, or
+    /// [`Cause::TooFewClean`] without one.
+    pub fn of(d: Option<&Disturbance>) -> Cause {
+        d.map_or(Cause::TooFewClean, Disturbance::cause)
+    }
+}
+
+/// "CPU 0 was busy with other processes for 48% of the time (9 of 11
+/// samples discarded)": one sentence without a full stop.
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Cause::TooFewClean => f.write_str("too few clean samples"),
+            Cause::NothingLost { clean } => {
+                write!(f, "no sample was discarded and no time lost ({clean} clean samples)")
+            }
+            Cause::Lost { waited, migrations, discarded, samples } => {
+                let mut parts = Vec::new();
+                match waited {
+                    Some(Waited::Busy { cpu, lost_pct }) => {
+                        let cpu = cpu.map_or_else(|| "the CPU".to_string(), |c| format!("CPU {c}"));
+                        parts.push(format!(
+                            "{cpu} was busy with other processes for {lost_pct:.0}% of the time"
+                        ));
+                    }
+                    Some(Waited::SwitchedOut { switches }) => parts
+                        .push(format!("the measuring thread was switched out {switches} time(s)")),
+                    None => {}
+                }
+                if migrations > 0 {
+                    parts.push(format!("a measuring thread changed CPU in {migrations} sample(s)"));
+                }
+                if parts.is_empty() {
+                    return write!(f, "{discarded} of {samples} samples discarded");
+                }
+                write!(f, "{} ({discarded} of {samples} samples discarded)", parts.join("; "))
+            }
+        }
     }
 }
 
@@ -131,7 +194,7 @@ mod tests {
 
     #[test]
     fn the_cause_names_the_cpu_and_the_share() {
-        let c = d(2, 9, 48.2).cause();
+        let c = d(2, 9, 48.2).cause().to_string();
         assert_eq!(
             c,
             "CPU 0 was busy with other processes for 48% of the time (9 of 11 samples discarded)"
@@ -145,7 +208,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            s.cause(),
+            s.cause().to_string(),
             "the measuring thread was switched out 7 time(s); a measuring thread changed CPU in 1 \
              sample(s) (4 of 5 samples discarded)"
         );
@@ -157,12 +220,17 @@ mod tests {
     fn nothing_lost_is_not_a_busy_cpu() {
         let quiet = d(20, 0, 0.3);
         assert!(!quiet.lost_anything());
-        assert_eq!(quiet.cause(), "no sample was discarded and no time lost (20 clean samples)");
+        assert_eq!(
+            quiet.cause().to_string(),
+            "no sample was discarded and no time lost (20 clean samples)"
+        );
         let switched = Disturbance { involuntary_switches: 4, ..d(20, 0, 0.0) };
-        assert!(!switched.cause().contains("switched out"), "{}", switched.cause());
+        assert_eq!(switched.cause(), Cause::NothingLost { clean: 20 });
+        assert!(!switched.cause().to_string().contains("switched out"));
         let discarded = d(15, 5, 0.2);
         assert!(discarded.lost_anything());
-        assert_eq!(discarded.cause(), "5 of 20 samples discarded");
+        assert_eq!(discarded.cause().to_string(), "5 of 20 samples discarded");
+        assert_eq!(Cause::of(None).to_string(), "too few clean samples");
     }
 
     #[test]

@@ -79,7 +79,7 @@ impl Study {
         };
         study.marked_inputs = crate::inputs::marked_inputs(
             groups.iter().map(|g| g.runs.as_slice()),
-            &study.metrics.iter().map(|m| m.metric.to_string()).collect::<Vec<_>>(),
+            &study.metrics.iter().map(|m| m.metric.clone()).collect::<Vec<_>>(),
         );
         study.recommendations = recommend(&study);
         study

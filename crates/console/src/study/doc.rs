@@ -152,7 +152,45 @@ pub struct CompareDoc<'a> {
     notes: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     impossible: Vec<ImpossibleDoc<'a>>,
-    marked_inputs: &'a [analysis::inputs::MarkedInput],
+    marked_inputs: Vec<MarkedInputDoc<'a>>,
+}
+
+/// A run whose figure of a metric rests on marked results, in `compare
+/// --json`: the metric's id, the group, the run and each mark.
+#[derive(Debug, Serialize)]
+struct MarkedInputDoc<'a> {
+    metric: &'a analysis::metric_id::MetricId,
+    group: usize,
+    run: store::RunId,
+    marks: Vec<MarkDoc<'a>>,
+}
+
+/// One marked result: what it is, `disturbed` or `noisy`, and why, in
+/// `report::trust`'s words.
+#[derive(Debug, Serialize)]
+struct MarkDoc<'a> {
+    what: &'a str,
+    state: &'static str,
+    cause: String,
+}
+
+impl<'a> MarkedInputDoc<'a> {
+    fn new(m: &'a analysis::inputs::MarkedInput) -> MarkedInputDoc<'a> {
+        MarkedInputDoc {
+            metric: &m.metric,
+            group: m.group,
+            run: m.run,
+            marks: m
+                .marks
+                .iter()
+                .map(|k| MarkDoc {
+                    what: &k.what,
+                    state: report::trust::word(&k.distrust),
+                    cause: report::trust::cause(&k.distrust),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl<'a> CompareDoc<'a> {
@@ -201,7 +239,7 @@ impl<'a> CompareDoc<'a> {
                     text: report::impossible::text(&i.figure),
                 })
                 .collect(),
-            marked_inputs: &study.marked_inputs,
+            marked_inputs: study.marked_inputs.iter().map(MarkedInputDoc::new).collect(),
         }
     }
 }

@@ -56,9 +56,9 @@ impl Flag {
 
 impl From<Distrust> for Flag {
     fn from(d: Distrust) -> Flag {
-        match d.word() {
-            "disturbed" => Flag::Disturbed(d.cause()),
-            _ => Flag::Noisy(d.cause()),
+        match d {
+            Distrust::Disturbed(_) => Flag::Disturbed(crate::trust::cause(&d)),
+            _ => Flag::Noisy(crate::trust::cause(&d)),
         }
     }
 }

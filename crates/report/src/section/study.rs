@@ -480,7 +480,7 @@ pub fn verdict_mark_text(study: &Study, metric: &MetricId, i: usize) -> Option<S
         .flat_map(|g| marked_runs(study, metric, g))
         .map(|m| {
             let states: std::collections::BTreeSet<&str> =
-                m.marks.iter().map(|k| k.state).collect();
+                m.marks.iter().map(|k| crate::trust::word(&k.distrust)).collect();
             format!(
                 "run {} of {} ({})",
                 m.run,
@@ -508,10 +508,13 @@ pub fn marked_inputs_line(study: &Study) -> Option<String> {
         study.marked_inputs.iter().map(|m| (m.group, m.run)).collect();
     runs.sort();
     runs.dedup();
-    let states: std::collections::BTreeSet<&str> =
-        study.marked_inputs.iter().flat_map(|m| m.marks.iter().map(|k| k.state)).collect();
-    let metrics: std::collections::BTreeSet<&str> =
-        study.marked_inputs.iter().map(|m| m.metric.as_str()).collect();
+    let states: std::collections::BTreeSet<&str> = study
+        .marked_inputs
+        .iter()
+        .flat_map(|m| m.marks.iter().map(|k| crate::trust::word(&k.distrust)))
+        .collect();
+    let metrics: std::collections::BTreeSet<String> =
+        study.marked_inputs.iter().map(|m| m.metric.to_string()).collect();
     let each: Vec<String> =
         runs.iter().map(|(g, r)| format!("run {r} ({})", study.groups[*g].label)).collect();
     Some(format!(
