@@ -93,6 +93,84 @@ pub fn peak_share(c: &PeakCheck) -> String {
 mod tests {
     use super::*;
 
+    /// What each impossible figure is and the limit it breaks, every
+    /// shape, in the words every output writes (`bw`, `lat`, the report,
+    /// `compare`), whole.
+    #[test]
+    fn every_figure_and_limit_is_named_whole() {
+        use analysis::impossible::{self as imp, LlcFloor};
+        use results::lat::Lat;
+        use results::Record;
+        use serde_json::json;
+        let read = |kind: &str, v: serde_json::Value| results::upgrade::read(kind, &v).record;
+        let bw = |v: serde_json::Value| match read("bw", v) {
+            Record::Bw(b) => imp::bw(&b).map(|i| text(&i)),
+            r => panic!("{r:?}"),
+        };
+        let floor = LlcFloor {
+            ns: 20.0,
+            label: Some("L3".into()),
+            cache_bytes: Some(32 << 20),
+            measured: true,
+        };
+        let lat = |v: serde_json::Value, floor: &LlcFloor| match read("lat", v) {
+            Record::Lat(l) => match *l {
+                Lat::Chase(c) => imp::chase(&c, floor).map(|i| text(&i)),
+                Lat::Loaded(p) => imp::loaded(&p, floor).map(|i| text(&i)),
+                other => panic!("{other:?}"),
+            },
+            r => panic!("{r:?}"),
+        };
+        let over = |extra: serde_json::Value| {
+            let mut v = json!({"mode": "local", "kernel": "triad", "threads": 2,
+                "best_gbs": 23.6, "peak_gbs": 1.0, "size_rule_ok": true,
+                "array_bytes": 1u64 << 30, "stable": true});
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            v
+        };
+        let words = [
+            bw(over(json!({"cpu_node": 0, "mem_node": 1}))),
+            bw(over(json!({"mode": "interleave", "threads": 32, "mem_nodes": "0-1"}))),
+            bw(over(json!({"mode": "global", "threads": 32}))),
+            lat(
+                json!({"mode": "matrix", "cpu": 4, "mem_node": 1, "median_ns": 15.0,
+                    "size_bytes": 1u64 << 30, "stride_bytes": 256}),
+                &floor,
+            ),
+            lat(
+                json!({"mode": "point", "cpu": 4, "interleave": "0-3", "median_ns": 5.0,
+                    "size_bytes": 1u64 << 30, "stride_bytes": 256}),
+                &LlcFloor::typical(),
+            ),
+            lat(
+                json!({"mode": "per-cpu", "cpu": 4, "median_ns": 5.0,
+                    "size_bytes": 1u64 << 30, "stride_bytes": 64}),
+                &LlcFloor::typical(),
+            ),
+            lat(
+                json!({"mode": "loaded", "cpu": 2, "mem_node": 0, "idle": false, "delay": 10,
+                    "latency_ns": 6.0, "load_gbs": 5.0, "load_kind": "rw",
+                    "size_bytes": 1u64 << 30}),
+                &LlcFloor::typical(),
+            ),
+            imp::against_peak("global bandwidth", 250.0, 100.0).map(|i| text(&i)),
+        ];
+        let words: Vec<String> = words.into_iter().map(|w| w.expect("impossible")).collect();
+        assert_eq!(
+            words,
+            [
+                "bw local triad, 2 thread(s), CPU node 0 -> memory 1: 23.6 GB/s is impossible: 23.60x the theoretical peak of 1.0 GB/s; likely cause: pages not verified on the memory asked for: other nodes (or a cache) may have served part of the traffic",
+                "bw interleave triad, 32 thread(s), memory 0-1: 23.6 GB/s is impossible: 23.60x the theoretical peak of 1.0 GB/s; likely cause: pages not verified on the memory asked for: other nodes (or a cache) may have served part of the traffic",
+                "bw global triad, 32 thread(s), memory ?: 23.6 GB/s is impossible: 23.60x the theoretical peak of 1.0 GB/s; likely cause: pages not verified on the memory asked for: other nodes (or a cache) may have served part of the traffic",
+                "lat matrix, CPU 4 -> memory node 1: 15.0 ns is impossible: 75% of the L3's own latency (the run's sweep plateau) (20.0 ns); likely cause: a cache or prefetcher passing for DRAM (chase of 1024 MiB, 256 B stride), or the cache's plateau misread",
+                "lat point, CPU 4 -> memory interleaved over nodes 0-3: 5.0 ns is impossible: 62% of the fastest last-level cache's latency (typical figure: no sweep measured) (8.0 ns); likely cause: a cache or prefetcher passing for DRAM (chase of 1024 MiB, 256 B stride): a DRAM figure needs a chase well past the last-level cache",
+                "lat per-cpu, CPU 4 -> memory node ?: 5.0 ns is impossible: 62% of the fastest last-level cache's latency (typical figure: no sweep measured) (8.0 ns); likely cause: a prefetcher passing for DRAM: a 64 B stride lets the adjacent-line prefetcher serve loads (chase of 1024 MiB)",
+                "lat loaded, CPU 2, 1:1 load: 6.0 ns is impossible: 75% of the fastest last-level cache's latency (typical figure: no sweep measured) (8.0 ns); likely cause: a cache passing for DRAM: the chase fits in a cache, or the load threads' traffic was cached",
+                "global bandwidth: 250 GB/s is impossible: 2.50x the theoretical peak of 100 GB/s; likely cause: a wrong peak (--peak-gbs or the DIMM table: channels or MT/s too low), or a cache passing for DRAM",
+            ]
+        );
+    }
+
     /// Every cause and suspect is worded, and only the wrong-peak ones
     /// name a flag (`--peak-gbs`, the flag that gives a peak).
     #[test]
