@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::data::RunData;
 use crate::metrics::{bw_parts, lat_parts, peak_loaded, MetricKey};
+use crate::subject::Subject;
 
 /// The last-level cache latency assumed where the run measured none, ns:
 /// no server CPU's last-level cache answers a dependent load faster. Its
@@ -34,21 +35,31 @@ const NOISE_SIGMAS: f64 = 2.0;
 /// that probably happened.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Impossible {
-    /// What the figure is, in the words every output uses (`bw local
-    /// triad, 2 thread(s), CPU node 0 -> memory 0`).
-    pub what: String,
+    /// Which result the figure is (`report::subject::flagged` words it:
+    /// `bw local triad, 2 thread(s), CPU node 0 -> memory 0`).
+    pub what: Subject,
     pub figure: f64,
     /// `GB/s` (10^9 bytes/s) or `ns`.
     pub unit: &'static str,
     /// The limit it breaks, same unit.
     pub limit: f64,
-    /// The limit in words (`the theoretical peak`, `the L3's own latency
-    /// (sweep plateau)`).
-    pub limit_what: String,
+    /// What the limit is (`report::impossible::limit` words it: `the
+    /// theoretical peak`, `the L3's own latency (the run's sweep plateau)`).
+    pub limit_what: Limit,
     /// figure / limit: above 1 for bandwidth, below 1 for latency.
     pub ratio: f64,
     /// The likely cause, with the figures that point at it.
     pub cause: Cause,
+}
+
+/// What limit an impossible figure breaks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Limit {
+    /// The theoretical peak bandwidth (the DIMM table's or `--peak-gbs`).
+    Peak,
+    /// The last-level cache's own latency: the cache level the run's
+    /// sweep measured (`L3`), else the typical figure of the fastest one.
+    LlcLatency { measured: Option<String> },
 }
 
 /// Why an impossible figure probably happened: which of the figure and the
@@ -110,26 +121,6 @@ pub fn num(x: f64) -> String {
     }
 }
 
-/// What a bandwidth result is, as flag lines write it.
-pub fn bw_what(p: &BwResult) -> String {
-    let place = match p.cpu_node {
-        Some(c) => format!("CPU node {c} -> memory {}", p.memory()),
-        // whole-machine modes: every node's threads
-        None => format!("memory {}", p.memory()),
-    };
-    format!("bw {} {}, {} thread(s), {place}", p.mode.name(), p.kernel.name(), p.threads)
-}
-
-/// What a chase is, as flag lines write it.
-pub fn chase_what(p: &LatResult) -> String {
-    let to = match (&p.interleave, p.mem_node) {
-        (Some(set), _) => format!("memory interleaved over nodes {set}"),
-        (None, Some(n)) => format!("memory node {n}"),
-        (None, None) => "memory node ?".into(),
-    };
-    format!("lat {}, CPU {} -> {to}", p.mode.name(), p.cpu)
-}
-
 /// A bandwidth result above the peak it was measured against
 /// (`BwResult::peak_check`), with the suspect named: arrays under 4x the
 /// LLC or pages not verified where asked let caches or other nodes serve
@@ -146,11 +137,11 @@ pub fn bw(p: &BwResult) -> Option<Impossible> {
         Suspect::Peak => Cause::WrongPeak,
     };
     Some(Impossible {
-        what: bw_what(p),
+        what: Subject::bw(p),
         figure,
         unit: "GB/s",
         limit: c.peak_gbs,
-        limit_what: "the theoretical peak".into(),
+        limit_what: Limit::Peak,
         ratio: c.fraction,
         cause,
     })
@@ -182,14 +173,12 @@ impl LlcFloor {
         LlcFloor { cache_bytes: llc_bytes, ..LlcFloor::typical() }
     }
 
-    /// `the L3's own latency (sweep plateau)` or `the fastest last-level
-    /// cache's latency (typical figure, no sweep measured)`.
-    pub fn what(&self) -> String {
+    /// The limit it is: the cache level the sweep measured, else the
+    /// typical figure.
+    pub fn limit(&self) -> Limit {
         match (&self.label, self.measured) {
-            (Some(l), true) => format!("the {l}'s own latency (the run's sweep plateau)"),
-            _ => {
-                "the fastest last-level cache's latency (typical figure: no sweep measured)".into()
-            }
+            (Some(l), true) => Limit::LlcLatency { measured: Some(l.clone()) },
+            _ => Limit::LlcLatency { measured: None },
         }
     }
 }
@@ -260,11 +249,11 @@ pub fn chase(p: &LatResult, floor: &LlcFloor) -> Option<Impossible> {
         return None;
     }
     Some(Impossible {
-        what: chase_what(p),
+        what: Subject::chase(p),
         figure: ns,
         unit: "ns",
         limit: floor.ns,
-        limit_what: floor.what(),
+        limit_what: floor.limit(),
         ratio: ns / floor.ns,
         cause: lat_cause(p.size_bytes, p.stride_bytes, floor),
     })
@@ -277,11 +266,11 @@ pub fn loaded(p: &LoadedPoint, floor: &LlcFloor) -> Option<Impossible> {
         return None;
     }
     Some(Impossible {
-        what: format!("lat loaded, CPU {}, {} load", p.cpu, p.load_kind.name()),
+        what: Subject::loaded(p),
         figure: ns,
         unit: "ns",
         limit: floor.ns,
-        limit_what: floor.what(),
+        limit_what: floor.limit(),
         ratio: ns / floor.ns,
         cause: Cause::LoadCached,
     })
@@ -325,11 +314,11 @@ pub fn against_peak(what: &str, gbs: f64, peak_gbs: f64) -> Option<Impossible> {
         return None;
     }
     Some(Impossible {
-        what: what.to_string(),
+        what: Subject::Named(what.to_string()),
         figure: gbs,
         unit: "GB/s",
         limit: peak_gbs,
-        limit_what: "the theoretical peak".into(),
+        limit_what: Limit::Peak,
         ratio: gbs / peak_gbs,
         cause: Cause::PeakOrCache,
     })
@@ -357,7 +346,17 @@ mod tests {
         let i = &all[0];
         assert_eq!(i.ratio, 23.6);
         assert_eq!(i.cause, Cause::WrongPeak);
-        assert_eq!(i.what, "bw local triad, 2 thread(s), CPU node 0 -> memory 0");
+        assert_eq!(
+            i.what,
+            Subject::Bw {
+                mode: results::bw::Mode::Local,
+                kernel: kernels::Kernel::Triad,
+                threads: 2,
+                cpu_node: Some(0),
+                mem_node: Some(0),
+                mem_nodes: "0".into()
+            }
+        );
         assert_eq!((i.limit, i.unit, i.figure_text()), (1.0, "GB/s", "23.6 GB/s".into()));
         assert_eq!(headlines(&d)[&MetricKey::LocalBw].figure, 23.6);
     }
@@ -404,7 +403,10 @@ mod tests {
         assert_eq!((floor.ns, floor.label.as_deref(), floor.measured), (20.0, Some("L3"), true));
         let all = of_run(&d);
         assert_eq!(all.len(), 1, "{all:?}");
-        assert_eq!(all[0].what, "lat matrix, CPU 0 -> memory node 0");
+        assert_eq!(
+            all[0].what,
+            Subject::Chase { mode: lat::Mode::Matrix, cpu: 0, mem_node: Some(0), interleave: None }
+        );
         assert_eq!(
             all[0].cause,
             Cause::ChaseInCache {
@@ -413,7 +415,7 @@ mod tests {
                 cache: Some("L3".into())
             }
         );
-        assert_eq!(all[0].limit_what, "the L3's own latency (the run's sweep plateau)");
+        assert_eq!(all[0].limit_what, Limit::LlcLatency { measured: Some("L3".into()) });
         assert_eq!((all[0].limit, all[0].ratio), (20.0, 0.75));
         assert_eq!(headlines(&d)[&MetricKey::LocalLat].figure, 15.0);
     }
@@ -428,7 +430,7 @@ mod tests {
         let all = of_run(&d);
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].figure, 4.1);
-        assert!(all[0].limit_what.contains("typical figure"), "{}", all[0].limit_what);
+        assert_eq!(all[0].limit_what, Limit::LlcLatency { measured: None });
     }
 
     #[test]

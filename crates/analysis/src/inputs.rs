@@ -18,19 +18,21 @@ use results::scope::MemoryOf;
 use crate::data::RunData;
 use crate::metric_id::{Fixed, MetricId};
 use crate::metrics::{self, MetricKey};
+use crate::subject::Subject;
 use crate::trust::{self, Distrust};
 
 /// One marked result behind a compared figure: which result, and why it
 /// is not trusted as it stands (`report::trust` words it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mark {
-    /// The result in words: `bw global triad, 2 thread(s)`.
-    pub what: String,
+    /// Which result (`report::subject::marked` words it: `bw global
+    /// triad, 2 thread(s)`).
+    pub what: Subject,
     pub distrust: Distrust,
 }
 
 impl Mark {
-    fn of(what: String, distrust: Distrust) -> Mark {
+    fn of(what: Subject, distrust: Distrust) -> Mark {
         Mark { what, distrust }
     }
 }
@@ -47,26 +49,11 @@ pub struct MarkedInput {
 }
 
 fn bw_mark(p: &BwResult) -> Option<Mark> {
-    let place = match p.cpu_node {
-        Some(c) => format!(", CPU node {c} -> memory {}", p.memory()),
-        None => String::new(),
-    };
-    Some(Mark::of(
-        format!("bw {} {}, {} thread(s){place}", p.mode.name(), p.kernel.name(), p.threads),
-        trust::of_bw(p)?,
-    ))
+    Some(Mark::of(Subject::bw(p), trust::of_bw(p)?))
 }
 
 fn chase_mark(p: &LatResult) -> Option<Mark> {
-    Some(Mark::of(
-        format!(
-            "lat {}, CPU {} -> memory node {}",
-            p.mode.name(),
-            p.cpu,
-            p.mem_node.map_or("?".into(), |n| n.to_string())
-        ),
-        trust::of_chase(p)?,
-    ))
+    Some(Mark::of(Subject::chase(p), trust::of_chase(p)?))
 }
 
 /// The results `id`'s figure is drawn from in `d`, those marked.
@@ -125,9 +112,7 @@ pub fn marks_of(id: &MetricId, d: &RunData) -> Vec<Mark> {
             MetricKey::LocalLat => lat_cells(Some(true)),
             MetricKey::RemoteLat => lat_cells(Some(false)),
             MetricKey::LoadedLatPeak => metrics::peak_loaded(d)
-                .and_then(|p| {
-                    Some(Mark::of(format!("lat loaded, CPU {}", p.cpu), trust::of_loaded(p)?))
-                })
+                .and_then(|p| Some(Mark::of(Subject::loaded(p), trust::of_loaded(p)?)))
                 .into_iter()
                 .collect(),
         },

@@ -27,5 +27,6 @@ pub mod metrics;
 pub mod placements;
 pub mod scope;
 pub mod study;
+pub mod subject;
 pub mod text;
 pub mod trust;

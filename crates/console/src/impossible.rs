@@ -25,11 +25,11 @@ pub struct Doc {
 impl From<&Impossible> for Doc {
     fn from(i: &Impossible) -> Doc {
         Doc {
-            what: i.what.clone(),
+            what: report::subject::flagged(&i.what),
             figure: i.figure,
             unit: i.unit,
             limit: i.limit,
-            limit_what: i.limit_what.clone(),
+            limit_what: report::impossible::limit(&i.limit_what),
             ratio: i.ratio,
             cause: report::impossible::cause(&i.cause),
         }
@@ -50,16 +50,23 @@ pub fn line(i: &Impossible) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analysis::impossible::Cause;
+    use analysis::impossible::{Cause, Limit};
+    use analysis::subject::Subject;
 
     #[test]
     fn the_document_words_the_cause_and_names_the_flag_only_for_a_wrong_peak() {
+        let v = serde_json::json!({"mode": "local", "kernel": "triad", "threads": 2,
+            "cpu_node": 0, "mem_node": 0});
+        let what = match results::upgrade::read("bw", &v).record {
+            results::Record::Bw(b) => Subject::bw(&b),
+            r => panic!("{r:?}"),
+        };
         let i = Impossible {
-            what: "bw local triad, 2 thread(s), CPU node 0 -> memory 0".into(),
+            what,
             figure: 23.6,
             unit: "GB/s",
             limit: 1.0,
-            limit_what: "the theoretical peak".into(),
+            limit_what: Limit::Peak,
             ratio: 23.6,
             cause: Cause::WrongPeak,
         };

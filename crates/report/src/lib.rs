@@ -21,7 +21,8 @@ mod section;
 
 pub use model::{chart, fmt, safe, svg};
 pub use section::{
-    counters, distances, figures, glance, gpu, hmat, impossible, latency, placements, study, trust,
+    counters, distances, figures, glance, gpu, hmat, impossible, latency, placements, study,
+    subject, trust,
 };
 
 use model::{doc, render};

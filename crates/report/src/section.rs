@@ -20,6 +20,7 @@ pub mod placements;
 pub(crate) mod power;
 pub(crate) mod recommendations;
 pub mod study;
+pub mod subject;
 pub(crate) mod summary;
 pub(crate) mod sweep;
 pub(crate) mod tiers;

@@ -162,14 +162,14 @@ struct MarkedInputDoc<'a> {
     metric: &'a analysis::metric_id::MetricId,
     group: usize,
     run: store::RunId,
-    marks: Vec<MarkDoc<'a>>,
+    marks: Vec<MarkDoc>,
 }
 
-/// One marked result: what it is, `disturbed` or `noisy`, and why, in
-/// `report::trust`'s words.
+/// One marked result: what it is (`report::subject::marked`), `disturbed`
+/// or `noisy`, and why, in `report::trust`'s words.
 #[derive(Debug, Serialize)]
-struct MarkDoc<'a> {
-    what: &'a str,
+struct MarkDoc {
+    what: String,
     state: &'static str,
     cause: String,
 }
@@ -184,7 +184,7 @@ impl<'a> MarkedInputDoc<'a> {
                 .marks
                 .iter()
                 .map(|k| MarkDoc {
-                    what: &k.what,
+                    what: report::subject::marked(&k.what),
                     state: report::trust::word(&k.distrust),
                     cause: report::trust::cause(&k.distrust),
                 })

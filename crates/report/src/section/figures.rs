@@ -17,9 +17,11 @@ use results::lat::{LatResult, LoadedPoint};
 use results::stats::measured;
 
 use crate::fmt::fig;
+use crate::subject::flagged;
 use analysis::data::RunData;
-use analysis::impossible::{self, bw_what, chase_what, Impossible};
+use analysis::impossible::{self, Impossible};
 use analysis::metrics::{best_of_mode, bw_parts, lat_parts, local_points, metrics, MetricKey};
+use analysis::subject::Subject;
 use analysis::trust::{self, Distrust};
 
 /// Why a figure is not to be trusted as it stands, in words
@@ -304,14 +306,20 @@ pub fn headlines(d: &RunData) -> BTreeMap<MetricKey, Headline> {
                 let parts = bw_parts(d, key);
                 (
                     spread_max(parts.iter().map(|p| p.spread_pct)),
-                    parts.iter().filter_map(|p| Some((bw_what(p), bw_flag(p)?))).collect(),
+                    parts
+                        .iter()
+                        .filter_map(|p| Some((flagged(&Subject::bw(p)), bw_flag(p)?)))
+                        .collect(),
                 )
             }
             MetricKey::LocalLat | MetricKey::RemoteLat => {
                 let parts = lat_parts(d, key);
                 (
                     spread_max(parts.iter().map(|p| p.spread_pct)),
-                    parts.iter().filter_map(|p| Some((chase_what(p), chase_flag(p, d)?))).collect(),
+                    parts
+                        .iter()
+                        .filter_map(|p| Some((flagged(&Subject::chase(p)), chase_flag(p, d)?)))
+                        .collect(),
                 )
             }
             MetricKey::LoadedLatPeak => match analysis::metrics::peak_loaded(d) {
@@ -443,7 +451,7 @@ pub fn lat_contradiction_lines(d: &RunData) -> Vec<String> {
             trust::LatContradiction::Outside { figure, others, count, off_pct, allowed_pct } => {
                 format!(
                     "{}: contradicts the {count} other measurements of the same CPU, memory and size: {} ns is {}% outside their {}-{} ns, beyond the {}% their noise allows; the headlines take the most trustworthy of them (clean first, then the tighter spread).",
-                    chase_what(figure),
+                    flagged(&Subject::chase(figure)),
                     ns(figure.median_ns, figure.noise()),
                     crate::fmt::num(*off_pct, "%"),
                     ns(others.0, None),

@@ -6,7 +6,7 @@
 //! the same; the wrong-peak causes name `--peak-gbs`, the flag that gives a
 //! peak.
 
-use analysis::impossible::{num, Cause, Impossible};
+use analysis::impossible::{num, Cause, Impossible, Limit};
 use results::bw::{PeakCheck, Suspect};
 
 /// The likely cause, one sentence without a full stop.
@@ -50,13 +50,28 @@ fn mib(b: u64) -> String {
     }
 }
 
+/// The limit an impossible figure breaks, in words: `the theoretical
+/// peak`, `the L3's own latency (the run's sweep plateau)` or the typical
+/// figure's.
+pub fn limit(l: &Limit) -> String {
+    match l {
+        Limit::Peak => "the theoretical peak".into(),
+        Limit::LlcLatency { measured: Some(level) } => {
+            format!("the {level}'s own latency (the run's sweep plateau)")
+        }
+        Limit::LlcLatency { measured: None } => {
+            "the fastest last-level cache's latency (typical figure: no sweep measured)".into()
+        }
+    }
+}
+
 /// `6.70x the theoretical peak of 1.0 GB/s; likely cause: ...`: how far
 /// past the limit, and why.
 pub fn reason(i: &Impossible) -> String {
     let how = if i.unit == "ns" {
-        format!("{:.0}% of {} ({} ns)", i.ratio * 100.0, i.limit_what, num(i.limit))
+        format!("{:.0}% of {} ({} ns)", i.ratio * 100.0, limit(&i.limit_what), num(i.limit))
     } else {
-        format!("{:.2}x {} of {} GB/s", i.ratio, i.limit_what, num(i.limit))
+        format!("{:.2}x {} of {} GB/s", i.ratio, limit(&i.limit_what), num(i.limit))
     };
     format!("{how}; likely cause: {}", cause(&i.cause))
 }
@@ -64,7 +79,13 @@ pub fn reason(i: &Impossible) -> String {
 /// `bw local triad, ...: 6.7 GB/s is impossible: 6.70x the theoretical
 /// peak of 1.0 GB/s; likely cause: ...`.
 pub fn text(i: &Impossible) -> String {
-    format!("{}: {} is {}: {}", i.what, i.figure_text(), Impossible::WORD, reason(i))
+    format!(
+        "{}: {} is {}: {}",
+        crate::subject::flagged(&i.what),
+        i.figure_text(),
+        Impossible::WORD,
+        reason(i)
+    )
 }
 
 /// The short reason shown beside a bandwidth figure above its peak:
