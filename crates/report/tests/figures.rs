@@ -261,3 +261,49 @@ fn the_audit_table_wraps_to_the_page() {
     ));
     assert!(html[at..].contains("<td class=\"id\">"), "no identifier cell in the audit");
 }
+
+/// A loaded point below the idle latency of its chase, the idle figure
+/// from each place it can come from (a chase of each DRAM mode, or the
+/// curve's own idle point), whole.
+#[test]
+fn a_loaded_point_below_idle_names_where_the_idle_figure_came_from() {
+    let mut run = busy_run();
+    run.results.clear();
+    let chase = |mode: &str, cpu: u32| {
+        json!({"mode": mode, "cpu": cpu, "cpu_node": 0, "mem_node": 0,
+            "size_bytes": 1u64 << 28, "stride_bytes": 256, "median_ns": 200.0,
+            "spread_pct": 1.0, "noise_pct": 0.5, "samples": 11, "stable": true})
+    };
+    let loaded = |cpu: u32, idle: bool, ns: f64, load: f64| {
+        json!({"mode": "loaded", "cpu": cpu, "mem_node": 0, "idle": idle,
+            "delay": if idle { 0 } else { 10 }, "latency_ns": ns, "load_gbs": load,
+            "spread_pct": 1.0, "size_bytes": 1u64 << 28, "stride_bytes": 256,
+            "load_kind": "read", "stable": true})
+    };
+    let payloads = [
+        ("lat", chase("matrix", 0)),
+        ("lat", chase("point", 1)),
+        ("lat", chase("per-cpu", 2)),
+        ("lat", chase("sweep", 3)),
+        ("lat", loaded(0, false, 120.0, 40.0)),
+        ("lat", loaded(1, false, 120.0, 40.0)),
+        ("lat", loaded(2, false, 120.0, 40.0)),
+        ("lat", loaded(3, false, 120.0, 40.0)),
+        ("lat", loaded(4, true, 200.0, 1.0)),
+        ("lat", loaded(4, false, 120.0, 40.0)),
+    ];
+    for (i, (kind, p)) in payloads.into_iter().enumerate() {
+        run.results.push(result(i as u32 + 1, kind, p));
+    }
+    let lines = report::figures::lat_contradiction_lines(&analysis::data::RunData::of(&run));
+    assert_eq!(
+        lines,
+        [
+            "lat loaded read, CPU 0 -> memory node 0: contradicts the idle latency: 120.0 ns under 40.0 GB/s of load is 40.0% below the 200.0 ns the matrix measured idle on the same CPU and memory, beyond the 5.0% their noise allows; a load never makes memory faster, so one of the two was held back: measure again on a quiet machine.",
+            "lat loaded read, CPU 1 -> memory node 0: contradicts the idle latency: 120.0 ns under 40.0 GB/s of load is 40.0% below the 200.0 ns the latency point measured idle on the same CPU and memory, beyond the 5.0% their noise allows; a load never makes memory faster, so one of the two was held back: measure again on a quiet machine.",
+            "lat loaded read, CPU 2 -> memory node 0: contradicts the idle latency: 120.0 ns under 40.0 GB/s of load is 40.0% below the 200.0 ns the per-CPU latency measured idle on the same CPU and memory, beyond the 5.0% their noise allows; a load never makes memory faster, so one of the two was held back: measure again on a quiet machine.",
+            "lat loaded read, CPU 3 -> memory node 0: contradicts the idle latency: 120.0 ns under 40.0 GB/s of load is 40.0% below the 200.0 ns the sweep measured idle on the same CPU and memory, beyond the 5.0% their noise allows; a load never makes memory faster, so one of the two was held back: measure again on a quiet machine.",
+            "lat loaded read, CPU 4 -> memory node 0: contradicts the idle latency: 120.0 ns under 40.0 GB/s of load is 40.0% below the 200.0 ns the curve's idle point measured idle on the same CPU and memory, beyond the 5.0% their noise allows; a load never makes memory faster, so one of the two was held back: measure again on a quiet machine.",
+        ]
+    );
+}
