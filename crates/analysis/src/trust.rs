@@ -274,9 +274,9 @@ pub enum LatContradiction<'a> {
     LoadedBelowIdle {
         loaded: &'a LoadedPoint,
         idle_ns: f64,
-        /// What the idle figure is: `the matrix`, `the sweep`, ... or
-        /// `the curve's idle point`.
-        idle_from: &'static str,
+        /// Where the idle figure came from: a chase's mode (the matrix,
+        /// the sweep...) or the curve's own idle point.
+        idle_from: IdleFrom,
         below_pct: f64,
         allowed_pct: f64,
     },
@@ -292,15 +292,15 @@ pub enum LatContradiction<'a> {
     },
 }
 
-/// What a chase's mode is called where a figure is said to come from it.
-pub fn chase_source(p: &LatResult) -> &'static str {
-    match p.mode {
-        lat::Mode::Matrix => "the matrix",
-        lat::Mode::Point => "the latency point",
-        lat::Mode::PerCpu => "the per-CPU latency",
-        lat::Mode::Sweep => "the sweep",
-        _ => "the chase",
-    }
+/// Where the idle figure a loaded point is held against came from
+/// (`report::trust::idle_from` words it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleFrom {
+    /// The run's trusted chase of the same CPU, memory and size, by its
+    /// mode (`report::trust::chase_source`: `the matrix`, `the sweep`...).
+    Chase(lat::Mode),
+    /// The loaded curve's own idle point.
+    CurveIdle,
 }
 
 /// Latency figures that contradict each other: loaded points below the
@@ -337,7 +337,7 @@ pub fn lat_contradictions(d: &RunData) -> Vec<LatContradiction<'_>> {
         let idle = match chase {
             Some(c) => {
                 let t = trusted_chase(d, c).chosen;
-                Some((t.median_ns, chase_source(t), t.noise_pct))
+                Some((t.median_ns, IdleFrom::Chase(t.mode), t.noise_pct))
             }
             None => d
                 .loaded
@@ -348,7 +348,7 @@ pub fn lat_contradictions(d: &RunData) -> Vec<LatContradiction<'_>> {
                         && q.mem_node == p.mem_node
                         && q.load_kind == p.load_kind
                 })
-                .and_then(|q| Some((q.latency()?, "the curve's idle point", q.spread_pct / 3.0))),
+                .and_then(|q| Some((q.latency()?, IdleFrom::CurveIdle, q.spread_pct / 3.0))),
         };
         let Some((idle_ns, idle_from, idle_noise)) = idle else { continue };
         if idle_ns.is_nan() || idle_ns <= 0.0 {
@@ -569,7 +569,7 @@ mod tests {
         ]);
         let c = lat_contradictions(&d);
         assert!(
-            c.iter().any(|c| matches!(c, LatContradiction::LoadedBelowIdle { idle_ns, idle_from: "the matrix", .. } if *idle_ns == 294.0)),
+            c.iter().any(|c| matches!(c, LatContradiction::LoadedBelowIdle { idle_ns, idle_from: IdleFrom::Chase(lat::Mode::Matrix), .. } if *idle_ns == 294.0)),
             "{c:?}"
         );
         // Above idle: none.

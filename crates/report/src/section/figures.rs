@@ -214,7 +214,7 @@ fn chase_taken_words(p: &LatResult, d: &RunData) -> String {
     let state = chase_flag(p, d).map_or("clean", |f| f.word());
     format!(
         "{} ({} ns; {state}, spread {}%)",
-        trust::chase_source(p),
+        crate::trust::chase_source(p.mode),
         fig(measured(p.median_ns), p.noise(), "ns"),
         crate::fmt::num(p.spread_pct, "%")
     )
@@ -280,7 +280,11 @@ fn lat_taken(d: &RunData, key: MetricKey) -> Option<Taken> {
             .map(|t| (format!("CPU {}", t.chosen.cpu), t))
             .collect();
     }
-    taken_of(&parts, |p| chase_taken_words(p, d), |p| trust::chase_source(p).to_string())
+    taken_of(
+        &parts,
+        |p| chase_taken_words(p, d),
+        |p| crate::trust::chase_source(p.mode).to_string(),
+    )
 }
 
 fn bw_taken(d: &RunData) -> Option<Taken> {
@@ -445,7 +449,7 @@ pub fn lat_contradiction_lines(d: &RunData) -> Vec<String> {
                 crate::fmt::num(loaded.load_gbs, "GB/s"),
                 crate::fmt::num(*below_pct, "%"),
                 ns(*idle_ns, None),
-                idle_from,
+                crate::trust::idle_from(*idle_from),
                 crate::fmt::num(*allowed_pct, "%"),
             ),
             trust::LatContradiction::Outside { figure, others, count, off_pct, allowed_pct } => {

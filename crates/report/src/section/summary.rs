@@ -170,11 +170,11 @@ fn latency_table(run: &LoadedRun, d: &RunData, m: &Headlines, lm: &LatMatrix<'_>
     let from = |k: &(u32, u32)| -> String {
         taken.get(k).map_or_else(String::new, |t| {
             if t.others.is_empty() {
-                analysis::trust::chase_source(t.chosen).to_string()
+                crate::trust::chase_source(t.chosen.mode).to_string()
             } else {
                 format!(
                     "{}, the most trustworthy of {}",
-                    analysis::trust::chase_source(t.chosen),
+                    crate::trust::chase_source(t.chosen.mode),
                     t.others.len() + 1
                 )
             }

@@ -2,7 +2,8 @@
 //! written beside it and its cause, one sentence without a full stop. The
 //! report, `compare` and `compare --json`'s marked inputs write these.
 
-use analysis::trust::Distrust;
+use analysis::trust::{Distrust, IdleFrom};
+use results::lat;
 
 /// The word written beside the figure: `disturbed` (samples discarded or
 /// a busy CPU) or `noisy` (repetitions or samples that never settled with
@@ -40,10 +41,32 @@ pub fn cause(d: &Distrust) -> String {
     }
 }
 
+/// What a chase's mode is called where a figure is said to come from it:
+/// `the matrix`, `the latency point`, `the per-CPU latency`, `the sweep`,
+/// else `the chase`.
+pub fn chase_source(mode: lat::Mode) -> &'static str {
+    match mode {
+        lat::Mode::Matrix => "the matrix",
+        lat::Mode::Point => "the latency point",
+        lat::Mode::PerCpu => "the per-CPU latency",
+        lat::Mode::Sweep => "the sweep",
+        _ => "the chase",
+    }
+}
+
+/// Where the idle figure a loaded point contradicts came from: its
+/// chase's [`chase_source`], or `the curve's idle point`.
+pub fn idle_from(f: IdleFrom) -> &'static str {
+    match f {
+        IdleFrom::Chase(mode) => chase_source(mode),
+        IdleFrom::CurveIdle => "the curve's idle point",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analysis::trust::{of_lat, Distrust};
+    use analysis::trust::of_lat;
     use results::disturbance::{Cause, Disturbance, Source, Waited};
 
     /// Every shape of distrust in the words the report and `compare
@@ -91,6 +114,31 @@ mod tests {
                  understates its load"
                     .into()
             )
+        );
+    }
+
+    /// Every source of an idle figure, the modes no loaded point takes
+    /// its idle figure from too.
+    #[test]
+    fn every_source_is_named() {
+        let all = [
+            IdleFrom::Chase(lat::Mode::Matrix),
+            IdleFrom::Chase(lat::Mode::Point),
+            IdleFrom::Chase(lat::Mode::PerCpu),
+            IdleFrom::Chase(lat::Mode::Sweep),
+            IdleFrom::Chase(lat::Mode::Package),
+            IdleFrom::CurveIdle,
+        ];
+        assert_eq!(
+            all.map(idle_from),
+            [
+                "the matrix",
+                "the latency point",
+                "the per-CPU latency",
+                "the sweep",
+                "the chase",
+                "the curve's idle point"
+            ]
         );
     }
 
