@@ -326,26 +326,24 @@ impl Unstable {
     }
 
     /// The warning for `what` (e.g. "lat sweep"), when a figure was
-    /// unstable.
-    pub fn warning(&self, what: &str) -> Option<String> {
+    /// unstable: how many were, and the worst one's cause
+    /// ([`Event::Disturbed`], which the front end words).
+    pub fn warning(&self, what: &str) -> Option<Event> {
         if self.unstable == 0 {
             return None;
         }
-        let cause = results::disturbance::Cause::of(self.worst.as_ref());
-        Some(if self.figures == 1 {
-            format!("{what}: the figure was disturbed and is marked: {cause}")
-        } else {
-            format!(
-                "{what}: {} of {} figures were disturbed and are marked; the worst: {cause}",
-                self.unstable, self.figures
-            )
+        Some(Event::Disturbed {
+            what: what.to_string(),
+            figures: self.figures,
+            marked: self.unstable,
+            worst: results::disturbance::Cause::of(self.worst.as_ref()),
         })
     }
 
     /// Sends [`Unstable::warning`] to `obs`.
     pub fn warn(&self, obs: &dyn Observer, what: &str) {
         if let Some(w) = self.warning(what) {
-            obs.event(Event::Warning(w));
+            obs.event(w);
         }
     }
 }
@@ -477,17 +475,25 @@ mod tests {
         };
         u.note(false, Some(&d(20.0)));
         u.note(false, Some(&d(48.0)));
-        let w = u.warning("lat sweep").unwrap();
         assert_eq!(
-            w,
-            "lat sweep: 2 of 3 figures were disturbed and are marked; the worst: CPU 0 was busy \
-             with other processes for 48% of the time (8 of 11 samples discarded)"
+            u.warning("lat sweep"),
+            Some(Event::Disturbed {
+                what: "lat sweep".into(),
+                figures: 3,
+                marked: 2,
+                worst: d(48.0).cause()
+            })
         );
         let mut one = Unstable::new();
         one.note(false, None);
         assert_eq!(
-            one.warning("lat").unwrap(),
-            "lat: the figure was disturbed and is marked: too few clean samples"
+            one.warning("lat"),
+            Some(Event::Disturbed {
+                what: "lat".into(),
+                figures: 1,
+                marked: 1,
+                worst: results::disturbance::Cause::TooFewClean
+            })
         );
     }
 

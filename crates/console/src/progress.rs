@@ -77,8 +77,31 @@ impl Observer for Bars {
             Event::SmallArrays { bytes, want } => {
                 self.warn(&bars, &crate::bw::small_arrays(bytes, want))
             }
+            Event::Disturbed { what, figures, marked, worst } => {
+                self.warn(&bars, &disturbed(&what, figures, marked, &worst))
+            }
             Event::Record(_) => {}
         }
+    }
+}
+
+/// The warning of a phase whose figures were disturbed
+/// (`Event::Disturbed`): `lat sweep: 2 of 3 figures were disturbed and are
+/// marked; the worst: CPU 0 was busy ...`, or for one figure `lat: the
+/// figure was disturbed and is marked: ...`.
+pub fn disturbed(
+    what: &str,
+    figures: usize,
+    marked: usize,
+    worst: &results::disturbance::Cause,
+) -> String {
+    if figures == 1 {
+        format!("{what}: the figure was disturbed and is marked: {worst}")
+    } else {
+        format!(
+            "{what}: {marked} of {figures} figures were disturbed and are marked; the worst: \
+             {worst}"
+        )
     }
 }
 
@@ -93,5 +116,33 @@ impl Bars {
                 None => eprintln!("{line}"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::disturbance::{Cause, Disturbance};
+
+    /// A phase's disturbance warning, for several figures and for one,
+    /// whole, and with no flag in it.
+    #[test]
+    fn a_disturbed_phase_is_worded_whole() {
+        let busy = Disturbance {
+            clean: 3,
+            disturbed: 8,
+            lost_pct: 48.0,
+            busiest_cpu: Some(0),
+            ..Default::default()
+        };
+        let many = disturbed("lat sweep", 3, 2, &busy.cause());
+        assert_eq!(
+            many,
+            "lat sweep: 2 of 3 figures were disturbed and are marked; the worst: CPU 0 was busy \
+             with other processes for 48% of the time (8 of 11 samples discarded)"
+        );
+        let one = disturbed("lat", 1, 1, &Cause::TooFewClean);
+        assert_eq!(one, "lat: the figure was disturbed and is marked: too few clean samples");
+        assert!(!many.contains("--") && !one.contains("--"));
     }
 }

@@ -25,6 +25,10 @@ pub enum Event {
     /// figures may include cache bandwidth. A warning the front end words,
     /// naming the option that asked for the size.
     SmallArrays { bytes: u64, want: u64 },
+    /// `marked` of the `figures` figures of `what` (`lat sweep`, `triad
+    /// local, node 0`) were disturbed and are marked; `worst` is the cause
+    /// of the one that lost the most time. A warning the front end words.
+    Disturbed { what: String, figures: usize, marked: usize, worst: results::disturbance::Cause },
     /// A finished result, typed, so callers can save it at once.
     Record(results::Record),
 }

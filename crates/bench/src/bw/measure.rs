@@ -570,11 +570,12 @@ impl CaseRun<'_> {
             r.disturbance = Some(d);
             if !calm && !r.interrupted {
                 let d = r.disturbance.as_ref().expect("just set");
-                obs.event(Event::Warning(format!(
-                    "{} {what}: the figure was disturbed and is marked: {}",
-                    kernel,
-                    d.cause()
-                )));
+                obs.event(Event::Disturbed {
+                    what: format!("{kernel} {what}"),
+                    figures: 1,
+                    marked: 1,
+                    worst: d.cause(),
+                });
             } else if !r.stable && !r.interrupted {
                 obs.event(Event::Warning(format!(
                     "{} {what}: not stable within the budget (best {} runs spread {:.1}%, \

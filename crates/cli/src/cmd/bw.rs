@@ -212,6 +212,14 @@ impl events::Observer for Obs {
             events::Event::SmallArrays { bytes, want } if !std::io::stderr().is_terminal() => {
                 output::warn(self.quiet, &console::bw::small_arrays(bytes, want))
             }
+            events::Event::Disturbed { what, figures, marked, worst }
+                if !std::io::stderr().is_terminal() =>
+            {
+                output::warn(
+                    self.quiet,
+                    &console::progress::disturbed(&what, figures, marked, &worst),
+                )
+            }
             e => self.bars.event(e),
         }
     }
