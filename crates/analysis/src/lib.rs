@@ -27,5 +27,4 @@ pub mod metrics;
 pub mod placements;
 pub mod scope;
 pub mod study;
-pub mod text;
 pub mod trust;
