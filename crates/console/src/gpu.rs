@@ -213,3 +213,120 @@ fn contention_text(rows: &[Contention], style: TableStyle) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(node: u32, gpu: u32, dir: Direction, gbs: &[f64], together: &[u32]) -> GpuCopy {
+        GpuCopy {
+            gpu,
+            device: "d".into(),
+            pci_address: "0000:01:00.0".into(),
+            mem_node: node,
+            direction: dir,
+            size_bytes: 1 << 30,
+            gbs: gbs.to_vec(),
+            median_gbs: f64::NAN,
+            timer: "device events".into(),
+            on_node: 1.0,
+            together: together.to_vec(),
+        }
+    }
+
+    fn contention(change_pct: f64, beyond_spread: bool) -> Contention {
+        Contention {
+            node: 0,
+            cpu: 2,
+            direction: Direction::H2d,
+            gpus: vec![0, 1],
+            chase_bytes: 1 << 28,
+            idle_ns: [100.0, 95.0, 105.0],
+            during_ns: [100.0 * (1.0 + change_pct / 100.0), 90.0, 130.0],
+            idle_before_after_ns: [99.0, 101.0],
+            change_pct,
+            beyond_spread,
+            gpu_gbs: vec![(0, 20.0), (1, 19.5)],
+        }
+    }
+
+    /// The text's steps and notes whole: each sharing call (with and
+    /// without the GPUs alone), each latency-under-copy call.
+    #[test]
+    fn the_sharing_and_contention_notes_are_worded_whole() {
+        use Direction::{D2h, H2d};
+        let both = [0, 1];
+        let points = vec![
+            p(0, 0, H2d, &[10.0, 10.5, 11.0], &[]),
+            p(0, 1, H2d, &[24.0, 25.0, 24.5], &[]),
+            p(4, 0, H2d, &[20.0, 21.0, 22.0], &[]),
+            p(4, 1, H2d, &[12.0, 12.5, 12.2], &[]),
+            p(0, 0, H2d, &[5.0, 5.1, 5.2], &both),
+            p(0, 1, H2d, &[12.0, 12.1, 12.2], &both),
+            p(4, 0, H2d, &[20.5, 21.0, 21.5], &both),
+            p(4, 1, H2d, &[12.3, 12.4, 12.2], &both),
+            p(0, 0, D2h, &[5.0], &both),
+            p(0, 1, D2h, &[6.0], &both),
+        ];
+        let rows = [contention(12.4, true), contention(-8.6, true), contention(3.0, false)];
+        let doc = Doc {
+            unit: "GB/s (10^9 bytes/s)",
+            probe: None,
+            gpu_nodes: &[],
+            points: &points,
+            matrix: vec![],
+            feeds: vec![],
+            together: analysis::gpu::together(&points),
+            contention: &rows,
+            warnings: &[],
+            stopped: None,
+        };
+        let text = render(&doc, TableStyle::Tsv);
+        let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert_eq!(
+            notes,
+            [
+                "  together 17.2 GB/s in all, against 35.0 alone added up: shared bottleneck: every GPU lost more than 10% beyond the spread of its copies (a PCIe switch or the socket's link that the GPUs share)",
+                "  together 11.0 GB/s in all: undecided: the GPUs did not all fall beyond the spread of their copies, or one was not measured alone at this size",
+                "  together 33.3 GB/s in all, against 33.2 alone added up: no shared bottleneck: no GPU lost more than 10%",
+                "  node 0 h2d: 12% slower while the GPUs copy, beyond the spread of the idle chases before and after",
+                "  node 0 h2d: 9% faster while the GPUs copy, beyond the spread of the idle chases before and after (check the machine's load)",
+                "  node 0 h2d: no change beyond the spread of the idle chases before and after",
+            ]
+        );
+        let head = |node: u32, dir: &str| {
+            format!(
+                "\nAll GPUs at once (0,1) from node {node}, {dir}, GB/s (10^9 bytes/s), 1 GiB \
+                 copies, medians:\nGPU\talone\ttogether\tchange %\tbeyond spread\n"
+            )
+        };
+        let row = |during: &str, change: &str| {
+            format!(
+                "0\t2\t0,1 h2d\t100.0 (95.0-105.0)\t{during} (90.0-130.0)\t{change}\tGPU 0 20.0, \
+                 GPU 1 19.5\n"
+            )
+        };
+        let want = [
+            head(0, "h2d (host to device)"),
+            "GPU 0\t10.5\t5.1\t-51\tyes\nGPU 1\t24.5\t12.1\t-51\tyes\n".into(),
+            format!("{}\n", notes[0]),
+            head(0, "d2h (device to host)"),
+            "GPU 0\t-\t5.0\t-\tno\nGPU 1\t-\t6.0\t-\tno\n".into(),
+            format!("{}\n", notes[1]),
+            head(4, "h2d (host to device)"),
+            "GPU 0\t21.0\t21.0\t-0\tno\nGPU 1\t12.2\t12.3\t+1\tno\n".into(),
+            format!("{}\n", notes[2]),
+            "\nCPU memory latency while the GPUs copy (DMA contention), ns per load, median \
+             (min-max) of the chase's samples (idle: the chases before and after the copies), 256 \
+             MiB working set:\nnode\tCPU\tGPUs copying\tidle ns\tduring ns\tchange %\tGPU GB/s \
+             meanwhile\n"
+                .into(),
+            row("112.4", "+12.4"),
+            row("91.4", "-8.6"),
+            row("103.0", "+3.0"),
+            notes[3..].iter().map(|n| format!("{n}\n")).collect(),
+        ]
+        .concat();
+        assert_eq!(text, want);
+    }
+}

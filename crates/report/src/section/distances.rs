@@ -391,4 +391,102 @@ mod tests {
         );
         assert_eq!(json(None), r#"{"check":null}"#);
     }
+
+    /// A view of `decl` against cells made by `ns` (every cell 1% noise,
+    /// settled), compared by the library.
+    fn view(decl: Declared, n: u32, ns: impl Fn(u32, u32) -> f64) -> View {
+        let measured: Vec<MeasuredCell> = (0..n)
+            .flat_map(|c| (0..n).map(move |m| (c, m)))
+            .map(|(c, m)| MeasuredCell {
+                cpu_node: c,
+                mem_node: m,
+                median_ns: ns(c, m),
+                noise_pct: 1.0,
+                settled: true,
+            })
+            .collect();
+        let mut v = View { declared: Some(decl.clone()), measured, check: None };
+        v.check = Some(distances::check(&decl, &v.cells()));
+        v
+    }
+
+    fn declared(rows: &[&[u32]], kernel_defaults: bool) -> Declared {
+        Declared {
+            nodes: (0..rows.len() as u32).collect(),
+            rows: rows.iter().map(|r| r.to_vec()).collect(),
+            kernel_defaults,
+            ..Declared::default()
+        }
+    }
+
+    /// Each kind of contradiction, from the firmware and from the kernel's
+    /// defaults, in the lines `topo --from-run` prints and the report
+    /// lists, and in the `--json` document, whole.
+    #[test]
+    fn every_contradiction_is_worded_whole_in_lines_and_json() {
+        // An order reversed from node 0 (1 declared nearer, 2 measured
+        // nearer), ratios off everywhere.
+        let ns = |i: u32, j: u32| match (i, j) {
+            (0, 1) => 118.0,
+            (0, 2) => 100.0,
+            _ if i == j => 80.0,
+            _ => 130.0,
+        };
+        let rows: &[&[u32]] = &[&[10, 12, 21], &[12, 10, 21], &[21, 21, 10]];
+        let v = view(declared(rows, false), 3, ns);
+        assert_eq!(
+            v.lines(),
+            [
+                "contradiction: the firmware says node 1 is nearer to node 0 than node 2 (distance 12 vs 21); measured, node 2 is nearer by 18%",
+                "ratio: the firmware says node 1 is 1.2x as far from node 0 as its own memory (12/10); measured, 1.48x: off by 23%, beyond the 12% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 2 is 2.1x as far from node 0 as its own memory (21/10); measured, 1.25x: off by 40%, beyond the 10% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 0 is 1.2x as far from node 1 as its own memory (12/10); measured, 1.62x: off by 35%, beyond the 12% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 2 is 2.1x as far from node 1 as its own memory (21/10); measured, 1.62x: off by 23%, beyond the 10% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 0 is 2.1x as far from node 2 as its own memory (21/10); measured, 1.62x: off by 23%, beyond the 10% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 1 is 2.1x as far from node 2 as its own memory (21/10); measured, 1.62x: off by 23%, beyond the 10% the SLIT's rounding and the run's noise allow",
+            ]
+        );
+        // The kernel's defaults (10/20) calling every node equally far,
+        // node 0's own memory measured farther than node 1: a tie.
+        let ns = |i: u32, j: u32| match (i, j) {
+            (0, 0) => 100.0,
+            (0, 1) => 80.0,
+            (0, 2) => 200.0,
+            _ if i == j => 100.0,
+            _ => 200.0,
+        };
+        let rows: &[&[u32]] = &[&[10, 20, 20], &[20, 10, 20], &[20, 20, 10]];
+        let v = view(declared(rows, true), 3, ns);
+        assert_eq!(
+            v.lines(),
+            [
+                "contradiction: the kernel's default distances (the firmware's SLIT was refused) says node 0's own memory is nearer to node 0 than node 1 (distance 10 vs 20); measured, node 1 is nearer by 25%",
+                "contradiction: the kernel's default distances (the firmware's SLIT was refused) says node 1 and node 2 are equally near node 0 (distance 20); measured, node 1 is nearer by 150%",
+                "ratio: the kernel's default distances (the firmware's SLIT was refused) says node 1 is 2.0x as far from node 0 as its own memory (20/10); measured, 0.80x: off by 60%, beyond the 10% the SLIT's rounding and the run's noise allow",
+            ]
+        );
+        let mut hmat = declared(&[&[10, 17, 17], &[17, 10, 17], &[17, 17, 10]], true);
+        hmat.hmat_ns = [((0, 1), 150), ((0, 2), 300)].into();
+        let ns = |i: u32, j: u32| match (i, j) {
+            (0, 1) => 170.0,
+            (0, 2) => 160.0,
+            _ if i == j => 100.0,
+            _ => 165.0,
+        };
+        let v = view(hmat, 3, ns);
+        let lines = v.lines();
+        let json = serde_json::to_string(&v).unwrap();
+        assert_eq!(
+            lines,
+            [
+                "contradiction: the firmware's HMAT says node 1 is nearer to node 0 than node 2 (150 vs 300 ns); measured, node 2 is nearer by 6%",
+                "ratios agree: 6 remote/local ratio(s) within the SLIT's rounding and the noise",
+            ]
+        );
+        let check = &json[json.find(r#""check":"#).unwrap()..];
+        assert_eq!(
+            check,
+            r#""check":{"status":"checked","pairs":10,"ratios":6,"order":[{"kind":"hmat-order","from":0,"a":1,"b":2,"measured_pct":6.25,"allowed_pct":2.8284271247461903,"text":"the firmware's HMAT says node 1 is nearer to node 0 than node 2 (150 vs 300 ns); measured, node 2 is nearer by 6%"}],"ratio":[],"flat":false,"rows":[{"from":0,"declared_order":[0,1,2],"measured_order":[0,2,1]},{"from":1,"declared_order":[1,0,2],"measured_order":[1,0,2]},{"from":2,"declared_order":[2,0,1],"measured_order":[2,0,1]}],"unsettled":[]}}"#
+        );
+    }
 }
