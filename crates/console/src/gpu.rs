@@ -2,7 +2,7 @@
 //! direction, where a data loader should keep its pinned memory, the
 //! all-GPUs-at-once step and the DMA-contention rows.
 
-use analysis::gpu::{Cell, Contention, Feed, Together};
+use analysis::gpu::{Cell, Change, Contention, Feed, Together};
 use gpu::protocol::{Direction, Probe};
 use results::gpu::GpuCopy;
 use serde::Serialize;
@@ -40,11 +40,34 @@ pub struct GpuNode {
     pub node: Option<u32>,
 }
 
+/// One feed and the `numactl` line of its advice
+/// ([`report::gpu::advice`]).
 #[derive(Serialize)]
 pub struct FeedDoc {
     #[serde(flatten)]
     pub feed: Feed,
     pub command: Option<String>,
+}
+
+impl FeedDoc {
+    /// `feed` with its advice worded; `memory_only` says whether a node
+    /// has no CPUs.
+    pub fn of(feed: Feed, memory_only: impl Fn(u32) -> bool) -> FeedDoc {
+        let advice = feed.best_node.and_then(|n| feed.advice(memory_only(n)));
+        FeedDoc { command: advice.as_ref().map(report::gpu::advice), feed }
+    }
+}
+
+/// What the copies did to a CPU's latency, in words.
+pub fn change(c: &Change) -> String {
+    let spread = "beyond the spread of the idle chases before and after";
+    match c {
+        Change::Slower { pct } => format!("{pct:.0}% slower while the GPUs copy, {spread}"),
+        Change::Faster { pct } => {
+            format!("{pct:.0}% faster while the GPUs copy, {spread} (check the machine's load)")
+        }
+        Change::Within => format!("no change {spread}"),
+    }
 }
 
 /// The text of a run (or of `--probe`).
@@ -177,7 +200,7 @@ fn together_text(steps: &[Together], style: TableStyle) -> String {
             ]);
         }
         out.push_str(&format!("{table}\n"));
-        out.push_str(&format!("  {}\n", st.verdict()));
+        out.push_str(&format!("  {}\n", report::gpu::sharing(st)));
     }
     out
 }
@@ -209,7 +232,8 @@ fn contention_text(rows: &[Contention], style: TableStyle) -> String {
     }
     out.push_str(&format!("{table}\n"));
     for c in rows {
-        out.push_str(&format!("  node {} {}: {}\n", c.node, c.direction.name(), c.verdict()));
+        let change = change(&c.change());
+        out.push_str(&format!("  node {} {}: {change}\n", c.node, c.direction.name()));
     }
     out
 }
@@ -248,6 +272,34 @@ mod tests {
             beyond_spread,
             gpu_gbs: vec![(0, 20.0), (1, 19.5)],
         }
+    }
+
+    /// Each change is worded without a flag, and each feed's advice is
+    /// the `numactl` line its `--json` document carries.
+    #[test]
+    fn every_change_and_advice_is_worded() {
+        assert_eq!(contention(12.4, true).change(), Change::Slower { pct: 12.4 });
+        assert_eq!(contention(-8.6, true).change(), Change::Faster { pct: 8.6 });
+        assert_eq!(contention(-8.6, false).change(), Change::Within);
+        for c in [Change::Slower { pct: 5.0 }, Change::Faster { pct: 5.0 }, Change::Within] {
+            assert!(!change(&c).contains("--"), "{c:?}");
+        }
+        let points = [
+            p(0, 0, Direction::H2d, &[24.0, 25.0, 24.5], &[]),
+            p(1, 0, Direction::H2d, &[12.0, 12.5, 12.2], &[]),
+            p(0, 1, Direction::H2d, &[20.0, 24.0, 21.0], &[]),
+            p(1, 1, Direction::H2d, &[22.0, 23.0, 22.5], &[]),
+        ];
+        let json = |memory_only: bool| -> Vec<String> {
+            analysis::gpu::feeds(&points)
+                .into_iter()
+                .map(|f| FeedDoc::of(f, |_| memory_only))
+                .map(|d| serde_json::to_value(&d).unwrap()["command"].to_string())
+                .collect()
+        };
+        let both = r#""numactl --cpunodebind=0 --membind=0 <data loader>""#;
+        assert_eq!(json(false)[..2], [both, "null"]);
+        assert_eq!(json(true)[..2], [r#""numactl --membind=0 <data loader>""#, "null"]);
     }
 
     /// The text's steps and notes whole: each sharing call (with and

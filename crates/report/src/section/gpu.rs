@@ -3,7 +3,9 @@
 //! loader feeding each GPU should keep its pinned memory.
 
 use analysis::data::RunData;
-use analysis::gpu::{feeds, headline, together, Cell};
+use analysis::gpu::{
+    feeds, headline, together, Advice, Cell, Sharing, Together, SHARING_FLOOR_PCT,
+};
 use results::gpu::Direction;
 
 use crate::chart::{Chart, Heatmap};
@@ -40,6 +42,43 @@ fn heatmap(dir: Direction, cells: &[&Cell]) -> Option<Heatmap> {
         rows: nodes.iter().map(|n| format!("node {n}")).collect(),
         values,
     })
+}
+
+/// The `numactl` line that places a data loader as `a` says (numactl's
+/// own options: the fix itself, as an audit finding's may name them).
+pub fn advice(a: &Advice) -> String {
+    match *a {
+        Advice::MemOnly { node } => format!("numactl --membind={node} <data loader>"),
+        Advice::Both { node } => {
+            format!("numactl --cpunodebind={node} --membind={node} <data loader>")
+        }
+    }
+}
+
+/// The all-GPUs-at-once step in one line, without a full stop: the sum
+/// together against alone, and the call on a shared bottleneck (the
+/// report's caption and `gpu`'s text).
+pub fn sharing(st: &Together) -> String {
+    let sum = match st.alone_sum_gbs {
+        Some(a) => {
+            format!("together {:.1} GB/s in all, against {a:.1} alone added up", st.aggregate_gbs)
+        }
+        None => format!("together {:.1} GB/s in all", st.aggregate_gbs),
+    };
+    let floor = SHARING_FLOOR_PCT;
+    let call = match st.sharing {
+        Sharing::Bottleneck => format!(
+            "shared bottleneck: every GPU lost more than {floor:.0}% beyond the spread of its \
+             copies (a PCIe switch or the socket's link that the GPUs share)"
+        ),
+        Sharing::NoBottleneck => {
+            format!("no shared bottleneck: no GPU lost more than {floor:.0}%")
+        }
+        Sharing::Undecided => "undecided: the GPUs did not all fall beyond the spread of their \
+                               copies, or one was not measured alone at this size"
+            .into(),
+    };
+    format!("{sum}: {call}")
 }
 
 pub fn section(doc: &mut Document, d: &RunData, run: &store::LoadedRun) {
@@ -85,7 +124,7 @@ pub fn section(doc: &mut Document, d: &RunData, run: &store::LoadedRun) {
                 .and_then(|t| t.nodes.iter().find(|x| x.id == n))
                 .is_some_and(|x| x.cpus.is_empty())
         });
-        let loader = f.command(memory_only).unwrap_or_else(|| "-".into());
+        let loader = f.advice(memory_only).map_or_else(|| "-".into(), |a| advice(&a));
         t.push(vec![
             f.gpu.to_string(),
             best,
@@ -127,7 +166,7 @@ pub fn section(doc: &mut Document, d: &RunData, run: &store::LoadedRun) {
                 if m.separated { "yes".into() } else { "no".into() },
             ]);
         }
-        doc.table(t.caption(st.verdict()));
+        doc.table(t.caption(sharing(&st)));
     }
 }
 
