@@ -332,7 +332,10 @@ pub enum Advice {
 pub fn feeds(points: &[GpuCopy]) -> Vec<Feed> {
     let cells: Vec<Cell> =
         headline(points).into_iter().filter(|c| c.direction == Direction::H2d).collect();
+    // The cells are sorted by node first: sort the GPUs before dropping
+    // repeats, so each GPU gets one feed however many nodes were measured.
     let mut gpus: Vec<u32> = cells.iter().map(|c| c.gpu).collect();
+    gpus.sort_unstable();
     gpus.dedup();
     let mut out = Vec::new();
     for gpu in gpus {
@@ -448,6 +451,23 @@ mod tests {
         let h = headline(&pts);
         assert_eq!(h.len(), 2);
         assert!(h.iter().all(|c| c.size_bytes == 1 << 30));
+    }
+
+    /// docs/gpu.md: "For each GPU, numaprobe names the node whose pinned
+    /// memory feeds it fastest": one feed per GPU, with two nodes and two
+    /// GPUs as with one.
+    #[test]
+    fn each_gpu_has_one_feed_however_many_nodes_fed_it() {
+        let pts = [
+            p(0, 0, 1 << 30, &[24.0]),
+            p(0, 1, 1 << 30, &[11.0]),
+            p(1, 0, 1 << 30, &[12.0]),
+            p(1, 1, 1 << 30, &[23.0]),
+        ];
+        let f = feeds(&pts);
+        let gpus: Vec<(u32, u32)> = f.iter().map(|f| (f.gpu, f.top_node)).collect();
+        assert_eq!(gpus, [(0, 0), (1, 1)]);
+        assert!(f.iter().all(|f| f.others.len() == 1));
     }
 
     #[test]

@@ -254,15 +254,13 @@ mod tests {
         let mut doc = Document::new("t");
         section(&mut doc, &d, &run());
         let md = String::from_utf8(crate::Renderer::render(&crate::Markdown, &doc)).unwrap();
-        // (Each GPU's row comes once per node measured: `feeds` dedups
-        // GPUs sorted by node first; pinned as it is.)
         let rows = "| 0 | node 4 | 21.0 | node 0 10.5 (50% less) | numactl --membind=4 &lt;data loader> |\n\
                     | 1 | node 0 | 24.5 | node 4 12.2 (50% less) | numactl --cpunodebind=0 --membind=0 &lt;data loader> |\n\
                     | 2 | undecided (highest median: node 4) | 22.5 | node 0 21.0 (7% less, within the spread) | - |\n";
         let want = format!(
             "# t\n\n## GPU copy bandwidth by host node\n\nCopies between pinned host memory placed on each node (bound, first-touched and checked with move_pages before pinning) and each GPU, timed by device events; GB/s = 10^9 bytes/s, the median of the timed copies at the largest size measured.\n\n\
              *A node is named fastest only when every one of its copies beat every copy from each other node.*\n\n\
-             | GPU | fastest node (h2d) | GB/s | other nodes | data loader |\n|---|---|---:|---|---|\n{rows}{rows}\n\
+             | GPU | fastest node (h2d) | GB/s | other nodes | data loader |\n|---|---|---:|---|---|\n{rows}\n\
              ### All GPUs at once (0,1) from node 0, h2d (host to device), 1 GiB copies\n\n\
              *together 17.2 GB/s in all, against 35.0 alone added up: shared bottleneck: every GPU lost more than 10% beyond the spread of its copies (a PCIe switch or the socket's link that the GPUs share)*\n\n\
              | GPU | alone GB/s | together GB/s | change % | beyond spread |\n|---|---:|---:|---:|---|\n| 0 | 10.5 | 5.1 | -51 | yes |\n| 1 | 24.5 | 12.1 | -51 | yes |\n\n\
