@@ -2,9 +2,7 @@
 //! medians, each host's deviation (flags marked), a per-host chart of every
 //! headline metric and the drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
-use analysis::fleet::{
-    fmt_age, fmt_when, Fleet, Group, GroupBy, Host, Incomplete, NotMeasured, PeerStat,
-};
+use analysis::fleet::{Fleet, Group, GroupBy, Host, Incomplete, NotMeasured, PeerStat};
 use analysis::metric_id::MetricId;
 
 use crate::chart::{BarChart, BarGroup, Chart};
@@ -12,7 +10,8 @@ use crate::doc::{Document, Table};
 
 mod words;
 pub use words::{
-    method, peers_missing, skip, warning, without_figures, GroupWords, HostWords, Words,
+    fmt_age, fmt_when, method, peers_missing, skip, warning, without_figures, GroupWords,
+    HostWords, Words,
 };
 
 /// The most hosts drawn in a group's chart (the worst ones).

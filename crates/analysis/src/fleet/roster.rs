@@ -483,25 +483,3 @@ fn mark_shared_names(out: &mut Roster<'_>, shown: &[(&str, &str)]) {
         m.duplicate_hostname = dup.contains(m.name.as_str());
     }
 }
-
-/// When a run was taken, from its age: `12 min ago`, `5.2 h in the
-/// future` (a clock ahead), `unknown age`.
-pub fn fmt_when(age_s: Option<f64>) -> String {
-    match age_s {
-        Some(a) if a >= 0.0 => format!("{} ago", fmt_age(Some(a))),
-        _ => fmt_age(age_s),
-    }
-}
-
-/// An age as people read it: `40 s`, `12 min`, `5.2 h`, `3.1 d` (a
-/// negative one: `5.2 h in the future`).
-pub fn fmt_age(age_s: Option<f64>) -> String {
-    match age_s {
-        None => "unknown age".into(),
-        Some(a) if a < 0.0 => format!("{} in the future", fmt_age(Some(-a))),
-        Some(a) if a < 120.0 => format!("{a:.0} s"),
-        Some(a) if a < 7200.0 => format!("{:.0} min", a / 60.0),
-        Some(a) if a < 2.0 * 86_400.0 => format!("{:.1} h", a / 3600.0),
-        Some(a) => format!("{:.1} d", a / 86_400.0),
-    }
-}

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use analysis::fleet::{fmt_age, Fleet, Method, PeersMissing, Skip, Warning, WithoutFigures};
+use analysis::fleet::{Fleet, Method, PeersMissing, Skip, Warning, WithoutFigures};
 use analysis::metric_id::MetricId;
 
 /// The fleet's sentences, worded from its typed findings. Lists follow the
@@ -145,6 +145,28 @@ pub fn without_figures(w: &WithoutFigures) -> String {
     }
 }
 
+/// When a run was taken, from its age: `12 min ago`, `5.2 h in the
+/// future` (a clock ahead), `unknown age`.
+pub fn fmt_when(age_s: Option<f64>) -> String {
+    match age_s {
+        Some(a) if a >= 0.0 => format!("{} ago", fmt_age(Some(a))),
+        _ => fmt_age(age_s),
+    }
+}
+
+/// An age as people read it: `40 s`, `12 min`, `5.2 h`, `3.1 d` (a
+/// negative one: `5.2 h in the future`).
+pub fn fmt_age(age_s: Option<f64>) -> String {
+    match age_s {
+        None => "unknown age".into(),
+        Some(a) if a < 0.0 => format!("{} in the future", fmt_age(Some(-a))),
+        Some(a) if a < 120.0 => format!("{a:.0} s"),
+        Some(a) if a < 7200.0 => format!("{:.0} min", a / 60.0),
+        Some(a) if a < 2.0 * 86_400.0 => format!("{:.1} h", a / 3600.0),
+        Some(a) => format!("{:.1} d", a / 86_400.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,5 +216,16 @@ mod tests {
         let m = method(&Method::of(7.5));
         assert!(m.contains("more than 7.5% worse") && m.contains("exceeds 3.5"), "{m}");
         assert!(said.iter().chain([&m]).all(|s| !s.contains("--")), "{said:?}");
+    }
+
+    #[test]
+    fn ages_read_as_people_write_them() {
+        assert_eq!(fmt_age(Some(40.0)), "40 s");
+        assert_eq!(fmt_age(Some(720.0)), "12 min");
+        assert_eq!(fmt_age(Some(5.25 * 3600.0)), "5.2 h");
+        assert_eq!(fmt_age(Some(3.1 * 86_400.0)), "3.1 d");
+        assert_eq!(fmt_age(None), "unknown age");
+        assert_eq!(fmt_when(Some(-7200.0)), "2.0 h in the future");
+        assert_eq!(fmt_when(Some(7200.0)), "2.0 h ago");
     }
 }
