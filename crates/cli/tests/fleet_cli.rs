@@ -569,6 +569,31 @@ fn unmeasured_lines_need_their_tab_and_units_are_named() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("line 2: expected HOST<TAB>ERROR"));
+    // Each fault of a line, the whole error line.
+    for (i, (text, said)) in [
+        (
+            "# hosts\nnode-1 timed out\n",
+            "line 2: expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab): \"node-1 timed out\"",
+        ),
+        (
+            "a\tb\tc\td\n",
+            "line 1: expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (more than 3 fields): \"a\\tb\\tc\\td\"",
+        ),
+        ("\tno host\n", "line 1: no host name before the tab: \"\\tno host\""),
+        ("a\tb\tid x\n", "line 1: the machine id has a space: \"a\\tb\\tid x\""),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tsv = dir.path().join(format!("bad-{i}.tsv"));
+        std::fs::write(&tsv, text).unwrap();
+        let out = np(&db).args(["fleet", "--unmeasured"]).arg(&tsv).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("numaprobe: error: --unmeasured {}: {said}\n", tsv.display())
+        );
+    }
     np(&db).args(["fleet", "--max-age", "2w"]).assert().code(2).stderr(
         predicate::str::contains("unknown unit 'w'").and(predicate::str::contains("no unit").not()),
     );
