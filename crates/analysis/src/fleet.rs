@@ -27,8 +27,8 @@ use crate::metrics::{feeds_headline, metrics, MetricKey};
 mod roster;
 use crate::impossible::Impossible;
 pub use roster::{
-    host_key, parse_unmeasured, Freshness, Incomplete, NotMeasured, PassedOver, RunRef,
-    UnmeasuredInput, Warning, WithoutFigures, DEFAULT_MAX_AGE_S,
+    host_key, parse_unmeasured, BadLine, Freshness, Incomplete, LineFault, NotMeasured, PassedOver,
+    RunRef, UnmeasuredInput, Warning, WithoutFigures, DEFAULT_MAX_AGE_S,
 };
 
 /// What hosts are compared with: their model, and optionally the same
@@ -1011,9 +1011,13 @@ mod tests {
     #[test]
     fn unmeasured_lines_need_a_tab() {
         let e = parse_unmeasured("# c\nn5 timed out after 8 s\n").unwrap_err();
-        assert!(e.starts_with("line 2: expected HOST<TAB>ERROR") && e.contains("no tab"), "{e}");
-        assert!(parse_unmeasured("\tno host\n").unwrap_err().contains("no host name"));
-        assert!(parse_unmeasured("a\tb\tc\td\n").unwrap_err().contains("more than 3"));
+        assert_eq!(
+            e,
+            BadLine { line: 2, text: "n5 timed out after 8 s".into(), fault: LineFault::NoTab }
+        );
+        assert_eq!(parse_unmeasured("\tno host\n").unwrap_err().fault, LineFault::NoHost);
+        assert_eq!(parse_unmeasured("a\tb\tc\td\n").unwrap_err().fault, LineFault::TooManyFields);
+        assert_eq!(parse_unmeasured("a\tb\tid x\n").unwrap_err().fault, LineFault::SpacedMachineId);
         let u = parse_unmeasured("clone\trun exit status 2\taaaa000000000001\r\n").unwrap();
         assert_eq!(u[0].machine_id.as_deref(), Some("aaaa000000000001"));
         assert_eq!(u[0].error, "run exit status 2");

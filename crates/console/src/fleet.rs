@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use analysis::fleet::{
-    DriftSetting, Flag, Fleet, GroupBy, HostMetric, Incomplete, NotMeasured, PeerStat, RunRef,
+    BadLine, DriftSetting, Flag, Fleet, GroupBy, HostMetric, Incomplete, LineFault, NotMeasured,
+    PeerStat, RunRef,
 };
 use report::fleet::{GroupWords, HostWords, Words};
 use serde::Serialize;
@@ -154,5 +155,46 @@ fn host<'a>((h, w): (&'a analysis::fleet::Host, &'a HostWords)) -> HostDoc<'a> {
             .collect(),
         declared_order_disagrees: h.declared_order_disagrees,
         impossible: w.impossible.iter().map(|(k, t)| (k.to_string(), t.as_str())).collect(),
+    }
+}
+
+/// A line of `fleet --unmeasured`'s list that cannot be read: its number,
+/// what is wrong and the line as written (`line 2: expected
+/// HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab): "node-1 timed out"`).
+pub fn bad_line(b: &BadLine) -> String {
+    let why = match b.fault {
+        LineFault::NoTab => "expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab)",
+        LineFault::TooManyFields => "expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (more than 3 fields)",
+        LineFault::NoHost => "no host name before the tab",
+        LineFault::SpacedMachineId => "the machine id has a space",
+    };
+    format!("line {}: {why}: {:?}", b.line, b.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every fault of a line, whole.
+    #[test]
+    fn every_bad_line_is_worded() {
+        let said: Vec<String> = [
+            LineFault::NoTab,
+            LineFault::TooManyFields,
+            LineFault::NoHost,
+            LineFault::SpacedMachineId,
+        ]
+        .into_iter()
+        .map(|fault| bad_line(&BadLine { line: 3, text: "a\tb c".into(), fault }))
+        .collect();
+        assert_eq!(
+            said,
+            [
+                "line 3: expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab): \"a\\tb c\"",
+                "line 3: expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (more than 3 fields): \"a\\tb c\"",
+                "line 3: no host name before the tab: \"a\\tb c\"",
+                "line 3: the machine id has a space: \"a\\tb c\"",
+            ]
+        );
     }
 }

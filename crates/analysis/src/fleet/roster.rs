@@ -40,7 +40,7 @@ pub struct UnmeasuredInput {
 /// with an empty host name or with more than three fields is an error
 /// naming its line (a list typed with spaces would otherwise read its
 /// error's first word as the host).
-pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, String> {
+pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, BadLine> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let l = line.trim_end_matches('\r');
@@ -48,22 +48,22 @@ pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, String> {
             continue;
         }
         let fields: Vec<&str> = l.split('\t').collect();
-        let bad = |why: &str| format!("line {}: {why}: {:?}", i + 1, l);
+        let bad = |fault| BadLine { line: i + 1, text: l.to_string(), fault };
         if fields.len() < 2 {
-            return Err(bad("expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab)"));
+            return Err(bad(LineFault::NoTab));
         }
         if fields.len() > 3 {
-            return Err(bad("expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (more than 3 fields)"));
+            return Err(bad(LineFault::TooManyFields));
         }
         let host = fields[0].trim();
         if host.is_empty() {
-            return Err(bad("no host name before the tab"));
+            return Err(bad(LineFault::NoHost));
         }
         let error = fields[1].trim();
         let machine_id = fields.get(2).map(|m| m.trim()).filter(|m| !m.is_empty());
         if let Some(m) = machine_id {
             if m.contains(char::is_whitespace) {
-                return Err(bad("the machine id has a space"));
+                return Err(bad(LineFault::SpacedMachineId));
             }
         }
         out.push(UnmeasuredInput {
@@ -73,6 +73,28 @@ pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, String> {
         });
     }
     Ok(out)
+}
+
+/// A line of the unmeasured list that cannot be read: its number (from 1),
+/// its text and what is wrong with it (the front end words it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: usize,
+    pub text: String,
+    pub fault: LineFault,
+}
+
+/// What is wrong with a line of the unmeasured list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineFault {
+    /// No tab: not `HOST<TAB>ERROR`.
+    NoTab,
+    /// More than three fields.
+    TooManyFields,
+    /// Nothing before the first tab.
+    NoHost,
+    /// The third field, the machine id, holds a space.
+    SpacedMachineId,
 }
 
 /// What a fleet is built for besides the comparison itself.

@@ -149,7 +149,7 @@ fn read_unmeasured(path: Option<&Path>) -> anyhow::Result<Vec<UnmeasuredInput>> 
     match std::fs::read(p) {
         Ok(bytes) => match analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)) {
             Ok(u) => Ok(u),
-            Err(e) => usage!("--unmeasured {}: {e}", p.display()),
+            Err(e) => usage!("--unmeasured {}: {}", p.display(), console::fleet::bad_line(&e)),
         },
         Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
     }
