@@ -110,13 +110,13 @@ impl Declared {
         self.rows.get(i)?.get(j).copied()
     }
 
-    /// Who says it, for sentences: `the firmware` or `the kernel's
-    /// default distances`.
-    pub fn who(&self) -> &'static str {
+    /// Whose distances these are: the firmware's, or the kernel's
+    /// defaults in place of a SLIT it refused.
+    pub fn source(&self) -> Source {
         if self.kernel_defaults {
-            "the kernel's default distances (the firmware's SLIT was refused)"
+            Source::KernelDefaults
         } else {
-            "the firmware"
+            Source::Firmware
         }
     }
 
@@ -169,10 +169,56 @@ pub enum Kind {
     Ratio,
 }
 
-/// What a declared pair says against what was measured.
+/// Whose distances a contradiction holds against the measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// The firmware's: its SLIT (as the kernel shows it) or its HMAT.
+    Firmware,
+    /// The kernel's default distances (10 local, 20 remote), in place of
+    /// the firmware's SLIT, which the kernel refused.
+    KernelDefaults,
+}
+
+/// What was declared, with the figures at fault (the measured ones are
+/// the contradiction's).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "declared", rename_all = "kebab-case")]
+pub enum Claim {
+    /// The SLIT's distances from the CPU node to the target declared
+    /// nearer and to the other ([`Kind::Order`]).
+    Distances { near: u32, far: u32 },
+    /// The one distance of two targets the SLIT calls equally near
+    /// ([`Kind::Tie`]).
+    Equal { distance: u32 },
+    /// The HMAT's read latencies, ns, of the target declared nearer and of
+    /// the other ([`Kind::HmatOrder`]).
+    HmatNs { near: u64, far: u64 },
+    /// A remote distance and the local one, and the remote/local latency
+    /// measured ([`Kind::Ratio`]).
+    Ratio { remote: u32, local: u32, measured: f64 },
+}
+
+impl Claim {
+    /// The remote/local ratio the distances declare (`None` but for a
+    /// ratio).
+    pub fn declared_ratio(&self) -> Option<f64> {
+        match *self {
+            Claim::Ratio { remote, local, .. } => Some(f64::from(remote) / f64::from(local.max(1))),
+            _ => None,
+        }
+    }
+}
+
+/// What a declared pair says against what was measured, with the values
+/// at fault (`report::distances::contradiction` words it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contradiction {
     pub kind: Kind,
+    /// Whose distances (for an HMAT order, always the firmware's).
+    pub source: Source,
+    /// What they declare.
+    pub claim: Claim,
     /// The CPU node the distances are from.
     pub from: u32,
     /// The two targets: the one declared nearer (for a tie or a ratio,
@@ -185,9 +231,6 @@ pub struct Contradiction {
     pub measured_pct: f64,
     /// What the rounding and the noise allowed, percent.
     pub allowed_pct: f64,
-    /// The sentence (`the firmware says node 1 is nearer to node 0 than
-    /// node 2; measured, node 2 is nearer by 18%`).
-    pub text: String,
 }
 
 /// One CPU node's row, declared and measured, for tables.
@@ -274,41 +317,26 @@ fn noise(a: Cell, b: Cell) -> f64 {
     SIGMAS * (a.noise_pct.powi(2) + b.noise_pct.powi(2)).sqrt() / 100.0
 }
 
-fn node_name(from: u32, n: u32) -> String {
-    if n == from {
-        format!("node {n}'s own memory")
-    } else {
-        format!("node {n}")
-    }
-}
-
 /// An order contradiction from node `from`: `near` declared nearer than
-/// `far` (`says` who, `why` by what figures), measured farther beyond the
-/// two figures' noise; `None` when the measurement does not reverse them.
+/// `far` (by `source`'s `claim`), measured farther beyond the two
+/// figures' noise; `None` when the measurement does not reverse them.
 fn reversed(
-    kind: Kind,
+    (kind, source, claim): (Kind, Source, Claim),
     from: u32,
     (near, cn): (u32, Cell),
     (far, cf): (u32, Cell),
-    says: &str,
-    why: &str,
 ) -> Option<Contradiction> {
     let allowed = noise(cn, cf);
     let over = cn.ns / cf.ns - 1.0;
-    (over > allowed).then(|| Contradiction {
+    (over > allowed).then_some(Contradiction {
         kind,
+        source,
+        claim,
         from,
         a: near,
         b: far,
         measured_pct: over * 100.0,
         allowed_pct: allowed * 100.0,
-        text: format!(
-            "{says} {} is nearer to node {from} than {} ({why}); measured, {} is nearer by {:.0}%",
-            node_name(from, near),
-            node_name(from, far),
-            node_name(from, far),
-            over * 100.0
-        ),
     })
 }
 
@@ -328,7 +356,7 @@ pub fn check(decl: &Declared, all: &BTreeMap<(u32, u32), Cell>) -> Check {
         };
     }
     let cells = &cells;
-    let who = decl.who();
+    let source = decl.source();
     let mut order = Vec::new();
     let mut ratio = Vec::new();
     let (mut pairs, mut ratios) = (0, 0);
@@ -382,26 +410,20 @@ pub fn check(decl: &Declared, all: &BTreeMap<(u32, u32), Cell>) -> Check {
                         let pct = (cf.ns / cn.ns - 1.0) * 100.0;
                         order.push(Contradiction {
                             kind: Kind::Tie,
+                            source,
+                            claim: Claim::Equal { distance: dj },
                             from: i,
                             a: near,
                             b: far,
                             measured_pct: pct,
                             allowed_pct: (step / cn.ns + allowed) * 100.0,
-                            text: format!(
-                                "{who} says {} and {} are equally near node {i} (distance {dj}); measured, {} is nearer by {pct:.0}%",
-                                node_name(i, j),
-                                node_name(i, k),
-                                node_name(i, near)
-                            ),
                         });
                     }
                     continue;
                 }
                 let (near, far) = if dj < dk { ((j, cj), (k, ck)) } else { ((k, ck), (j, cj)) };
-                let (dn, df) = (dj.min(dk), dj.max(dk));
-                let says = format!("{who} says");
-                let why = format!("distance {dn} vs {df}");
-                order.extend(reversed(Kind::Order, i, near, far, &says, &why));
+                let claim = Claim::Distances { near: dj.min(dk), far: dj.max(dk) };
+                order.extend(reversed((Kind::Order, source, claim), i, near, far));
             }
         }
         // HMAT: the targets this node is a declared best initiator of.
@@ -417,9 +439,9 @@ pub fn check(decl: &Declared, all: &BTreeMap<(u32, u32), Cell>) -> Check {
                 }
                 pairs += 1;
                 let (near, far) = if lj < lk { ((j, cj), (k, ck)) } else { ((k, ck), (j, cj)) };
-                let why = format!("{} vs {} ns", lj.min(lk), lj.max(lk));
-                let says = "the firmware's HMAT says";
-                order.extend(reversed(Kind::HmatOrder, i, near, far, says, &why));
+                let claim = Claim::HmatNs { near: lj.min(lk), far: lj.max(lk) };
+                let kind = (Kind::HmatOrder, Source::Firmware, claim);
+                order.extend(reversed(kind, i, near, far));
             }
         }
         // Ratios against the local figure.
@@ -434,16 +456,13 @@ pub fn check(decl: &Declared, all: &BTreeMap<(u32, u32), Cell>) -> Check {
             if off.abs() > allowed {
                 ratio.push(Contradiction {
                     kind: Kind::Ratio,
+                    source,
+                    claim: Claim::Ratio { remote: dj, local: dl, measured: meas },
                     from: i,
                     a: j,
                     b: i,
                     measured_pct: off * 100.0,
                     allowed_pct: allowed * 100.0,
-                    text: format!(
-                        "{who} says node {j} is {declared:.1}x as far from node {i} as its own memory ({dj}/{dl}); measured, {meas:.2}x: off by {:.0}%, beyond the {:.0}% the SLIT's rounding and the run's noise allow",
-                        off.abs() * 100.0,
-                        allowed * 100.0
-                    ),
                 });
             }
         }
@@ -528,10 +547,10 @@ mod tests {
         let o: Vec<&Contradiction> = order.iter().filter(|o| o.from == 0).collect();
         assert_eq!(o.len(), 1, "{order:?}");
         assert_eq!(o[0].kind, Kind::Order);
+        // node 1 declared nearer (12 against 21); node 2 measured nearer by 18%
         assert_eq!(
-            o[0].text,
-            "the firmware says node 1 is nearer to node 0 than node 2 (distance 12 vs 21); \
-             measured, node 2 is nearer by 18%"
+            (o[0].source, o[0].claim, o[0].a, o[0].b, o[0].measured_pct.round()),
+            (Source::Firmware, Claim::Distances { near: 12, far: 21 }, 1, 2, 18.0)
         );
     }
 
@@ -555,10 +574,10 @@ mod tests {
         let c = check(&d, &cells(4, 1.0, snc2_ns));
         let Check::Checked { order, .. } = &c else { unreachable!() };
         let t = order.iter().find(|o| o.from == 0 && o.kind == Kind::Tie).unwrap();
+        // nodes 1 and 2 both at 21; node 1 measured nearer by 50%
         assert_eq!(
-            t.text,
-            "the firmware says node 1 and node 2 are equally near node 0 (distance 21); \
-             measured, node 1 is nearer by 50%"
+            (t.claim, t.a, t.b, t.measured_pct.round()),
+            (Claim::Equal { distance: 21 }, 1, 2, 50.0)
         );
     }
 
@@ -571,14 +590,13 @@ mod tests {
         assert!(order.is_empty(), "{order:?}");
         assert!(*flat);
         assert_eq!(ratio.len(), 2);
-        assert!(
-            ratio[0].text.starts_with(
-                "the firmware says node 1 is 2.1x as far from node 0 as its own memory (21/10); \
-                 measured, 1.01x: off by 52%"
-            ),
-            "{}",
-            ratio[0].text
+        // declared 21/10 = 2.1x, measured 1.01x: off by 52%
+        let r = &ratio[0];
+        assert_eq!(
+            (r.from, r.a, r.claim, r.measured_pct.round()),
+            (0, 1, Claim::Ratio { remote: 21, local: 10, measured: 1.01 }, -52.0)
         );
+        assert_eq!(r.claim.declared_ratio(), Some(2.1));
     }
 
     #[test]
@@ -596,10 +614,10 @@ mod tests {
         let Check::Checked { order, .. } = &c else { unreachable!() };
         let h: Vec<&Contradiction> = order.iter().filter(|o| o.kind == Kind::HmatOrder).collect();
         assert_eq!(h.len(), 1, "{order:?}");
+        // node 1 declared nearer (150 against 300 ns); node 2 measured nearer by 6%
         assert_eq!(
-            h[0].text,
-            "the firmware's HMAT says node 1 is nearer to node 0 than node 2 (150 vs 300 ns); \
-             measured, node 2 is nearer by 6%"
+            (h[0].source, h[0].claim, h[0].a, h[0].b, h[0].measured_pct.round()),
+            (Source::Firmware, Claim::HmatNs { near: 150, far: 300 }, 1, 2, 6.0)
         );
     }
 

@@ -119,29 +119,6 @@ pub struct Together {
     pub sharing: Sharing,
 }
 
-impl Together {
-    /// The step in one line: the sum together against alone, and the call.
-    pub fn verdict(&self) -> String {
-        let sum = match self.alone_sum_gbs {
-            Some(a) => format!(
-                "together {:.1} GB/s in all, against {a:.1} alone added up",
-                self.aggregate_gbs
-            ),
-            None => format!("together {:.1} GB/s in all", self.aggregate_gbs),
-        };
-        let call = match self.sharing {
-            Sharing::Bottleneck => format!(
-                "shared bottleneck: every GPU lost more than {SHARING_FLOOR_PCT:.0}% beyond the spread of its copies (a PCIe switch or the socket's link that the GPUs share)"
-            ),
-            Sharing::NoBottleneck => {
-                format!("no shared bottleneck: no GPU lost more than {SHARING_FLOOR_PCT:.0}%")
-            }
-            Sharing::Undecided => "undecided: the GPUs did not all fall beyond the spread of their copies, or one was not measured alone at this size".into(),
-        };
-        format!("{sum}: {call}")
-    }
-}
-
 /// The loss, in %, below which a GPU together counts as unchanged.
 pub const SHARING_FLOOR_PCT: f64 = 10.0;
 
@@ -280,14 +257,28 @@ impl Contention {
         }
     }
 
-    /// The finding in words.
-    pub fn verdict(&self) -> String {
+    /// What the copies did to the latency (console's `gpu::change` words
+    /// it).
+    pub fn change(&self) -> Change {
         match (self.beyond_spread, self.change_pct >= 0.0) {
-            (true, true) => format!("{:.0}% slower while the GPUs copy, beyond the spread of the idle chases before and after", self.change_pct),
-            (true, false) => format!("{:.0}% faster while the GPUs copy, beyond the spread of the idle chases before and after (check the machine's load)", -self.change_pct),
-            (false, _) => "no change beyond the spread of the idle chases before and after".into(),
+            (true, true) => Change::Slower { pct: self.change_pct },
+            (true, false) => Change::Faster { pct: -self.change_pct },
+            (false, _) => Change::Within,
         }
     }
+}
+
+/// A CPU's latency while the GPUs copy against idle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// Slower by `pct`% of idle, beyond the spread of the idle chases
+    /// before and after.
+    Slower { pct: f64 },
+    /// Faster by `pct`% (positive), beyond that spread: the copies cannot
+    /// speed a chase up, so something else changed (the machine's load).
+    Faster { pct: f64 },
+    /// No change beyond that spread.
+    Within,
 }
 
 /// Another node's figure against the best node's.
@@ -317,17 +308,23 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// The line that places a data loader on the best node (`None` when no
-    /// node is measurably best). `memory_only` says whether the node has no
-    /// CPUs (then only the memory is bound).
-    pub fn command(&self, memory_only: bool) -> Option<String> {
-        let n = self.best_node?;
-        Some(if memory_only {
-            format!("numactl --membind={n} <data loader>")
-        } else {
-            format!("numactl --cpunodebind={n} --membind={n} <data loader>")
-        })
+    /// How to place a data loader on the best node (`None` when no node is
+    /// measurably best). `memory_only` says whether the node has no CPUs
+    /// (then only the memory is bound). `report::gpu::advice` words it as
+    /// the `numactl` line.
+    pub fn advice(&self, memory_only: bool) -> Option<Advice> {
+        let node = self.best_node?;
+        Some(if memory_only { Advice::MemOnly { node } } else { Advice::Both { node } })
     }
+}
+
+/// Where a data loader should run and keep its memory: bound to `node`'s
+/// memory only (a node without CPUs), or to its CPUs and its memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Advice {
+    MemOnly { node: u32 },
+    Both { node: u32 },
 }
 
 /// For each GPU: the host-to-device feed (what a data loader does) at the
@@ -335,7 +332,10 @@ impl Feed {
 pub fn feeds(points: &[GpuCopy]) -> Vec<Feed> {
     let cells: Vec<Cell> =
         headline(points).into_iter().filter(|c| c.direction == Direction::H2d).collect();
+    // The cells are sorted by node first: sort the GPUs before dropping
+    // repeats, so each GPU gets one feed however many nodes were measured.
     let mut gpus: Vec<u32> = cells.iter().map(|c| c.gpu).collect();
+    gpus.sort_unstable();
     gpus.dedup();
     let mut out = Vec::new();
     for gpu in gpus {
@@ -453,13 +453,31 @@ mod tests {
         assert!(h.iter().all(|c| c.size_bytes == 1 << 30));
     }
 
+    /// docs/gpu.md: "For each GPU, numaprobe names the node whose pinned
+    /// memory feeds it fastest": one feed per GPU, with two nodes and two
+    /// GPUs as with one.
+    #[test]
+    fn each_gpu_has_one_feed_however_many_nodes_fed_it() {
+        let pts = [
+            p(0, 0, 1 << 30, &[24.0]),
+            p(0, 1, 1 << 30, &[11.0]),
+            p(1, 0, 1 << 30, &[12.0]),
+            p(1, 1, 1 << 30, &[23.0]),
+        ];
+        let f = feeds(&pts);
+        let gpus: Vec<(u32, u32)> = f.iter().map(|f| (f.gpu, f.top_node)).collect();
+        assert_eq!(gpus, [(0, 0), (1, 1)]);
+        assert!(f.iter().all(|f| f.others.len() == 1));
+    }
+
     #[test]
     fn a_separated_node_is_named_best_with_its_penalty() {
         let pts = [p(0, 0, 1 << 30, &[24.0, 25.0, 24.5]), p(1, 0, 1 << 30, &[12.0, 12.5, 12.2])];
         let f = &feeds(&pts)[0];
         assert_eq!(f.best_node, Some(0));
         assert!((f.others[0].penalty_pct - (1.0 - 12.2 / 24.5) * 100.0).abs() < 1e-9);
-        assert_eq!(f.command(false).unwrap(), "numactl --cpunodebind=0 --membind=0 <data loader>");
+        assert_eq!(f.advice(false), Some(Advice::Both { node: 0 }));
+        assert_eq!(f.advice(true), Some(Advice::MemOnly { node: 0 }));
     }
 
     #[test]
@@ -470,6 +488,6 @@ mod tests {
         let f = &feeds(&pts)[0];
         assert_eq!(f.top_node, 1);
         assert_eq!(f.best_node, None);
-        assert!(f.command(false).is_none());
+        assert!(f.advice(false).is_none() && f.advice(true).is_none());
     }
 }

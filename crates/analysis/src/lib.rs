@@ -28,5 +28,4 @@ pub mod placements;
 pub mod scope;
 pub mod study;
 pub mod subject;
-pub mod text;
 pub mod trust;

@@ -1155,3 +1155,91 @@ fn hugepage_fix_uses_the_machines_own_sizes() {
     assert!(f.fix.contains("hugepages-524288kB") && f.fix.contains("hugepagesz=16G"), "{f:#?}");
     assert!(!f.fix.contains("2048kB"), "{f:#?}");
 }
+
+/// The declared-distances finding, whole: the contradictions' words in
+/// `found` (the first, and how many more) and in the evidence (all of
+/// them after each node's orders), as a run stores them.
+#[test]
+fn declared_distances_words_each_contradiction_whole() {
+    use analysis::distances::{check, Cell, Declared};
+    let t = two_node();
+    let decl = |rows: &[&[u32]], kernel_defaults| Declared {
+        nodes: (0..rows.len() as u32).collect(),
+        rows: rows.iter().map(|r| r.to_vec()).collect(),
+        kernel_defaults,
+        ..Declared::default()
+    };
+    let cells = |ns: &dyn Fn(u32, u32) -> f64| {
+        (0..3)
+            .flat_map(|i| (0..3).map(move |j| (i, j)))
+            .map(|(i, j)| ((i, j), Cell { ns: ns(i, j), noise_pct: 1.0, settled: true }))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let finding = |d: &Declared, ns: &dyn Fn(u32, u32) -> f64| {
+        let ev = Evidence {
+            source: Some("run 7 (x)".into()),
+            distances: Some(check(d, &cells(ns))),
+            ..Evidence::default()
+        };
+        let r = report(&t, &tuned(), Read::Absent, ev, Profile::General);
+        let f = r.finding("numa.declared_distances").unwrap().clone();
+        (f.severity, f.found, f.evidence.unwrap_or_default())
+    };
+    // Two orders reversed from node 0 (its own memory, and a tie).
+    let ns = |i: u32, j: u32| match (i, j) {
+        (0, 0) => 100.0,
+        (0, 1) => 80.0,
+        (0, 2) => 200.0,
+        _ if i == j => 100.0,
+        _ => 200.0,
+    };
+    let rows: &[&[u32]] = &[&[10, 20, 20], &[20, 10, 20], &[20, 20, 10]];
+    let who = "the kernel's default distances (the firmware's SLIT was refused) says";
+    let own = format!(
+        "{who} node 0's own memory is nearer to node 0 than node 1 (distance 10 vs 20); \
+         measured, node 1 is nearer by 25%"
+    );
+    let tie = format!(
+        "{who} node 1 and node 2 are equally near node 0 (distance 20); measured, node 1 is \
+         nearer by 150%"
+    );
+    assert_eq!(
+        finding(&decl(rows, true), &ns),
+        (
+            Severity::Warn,
+            format!("{own} (and 1 more)"),
+            format!(
+                "run 7 (x): nearest first from node 0: declared 0 1 2, measured 1 0 2; from node \
+                 1: declared 1 0 2, measured 1 0 2; from node 2: declared 2 0 1, measured 2 0 1; \
+                 {own}; {tie}"
+            )
+        )
+    );
+    // A flat memory under a SLIT of 21: ratios off, no order.
+    let rows: &[&[u32]] = &[&[10, 21, 21], &[21, 10, 21], &[21, 21, 10]];
+    let flat = |i: u32, j: u32| if i == j { 100.0 } else { 101.0 };
+    let ratio = |j: u32, i: u32| {
+        format!(
+            "the firmware says node {j} is 2.1x as far from node {i} as its own memory (21/10); \
+             measured, 1.01x: off by 52%, beyond the 10% the SLIT's rounding and the run's noise \
+             allow"
+        )
+    };
+    let all: Vec<String> =
+        [(1, 0), (2, 0), (0, 1), (2, 1), (0, 2), (1, 2)].map(|(j, i)| ratio(j, i)).to_vec();
+    assert_eq!(
+        finding(&decl(rows, false), &flat),
+        (
+            Severity::Info,
+            format!("{} (and 5 more)", all[0]),
+            format!(
+                "run 7 (x): nearest first from node 0: declared 0 1 2, measured 0 1 2; from node \
+                 1: declared 1 0 2, measured 1 0 2; from node 2: declared 2 0 1, measured 2 0 1; \
+                 the measured memory is flat (every node within the noise of local: a virtual \
+                 machine whose memory is one host node?), so no declared order can be confirmed; \
+                 {}",
+                all.join("; ")
+            )
+        )
+    );
+}

@@ -43,7 +43,7 @@ pub fn new_run(root: &SysRoot, topo: Option<&Topology>, label: Option<String>) -
     // path argument that is not UTF-8 (clap takes those as they are) is
     // stored with U+FFFD for its bad bytes rather than panicking.
     let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    let mut new = NewRun::new(analysis::text::shell_join(&args), env!("CARGO_PKG_VERSION"));
+    let mut new = NewRun::new(report::text::shell_join(&args), env!("CARGO_PKG_VERSION"));
     new.label = label;
     if let Some(t) = topo {
         let settings = audit::Settings::read(root);

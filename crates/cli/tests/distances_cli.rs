@@ -80,6 +80,19 @@ fn a_measurement_that_reverses_the_declared_order_is_a_warning_with_evidence() {
     let want = "the firmware says node 1 is nearer to node 0 than node 2 (distance 11 vs 21); \
                 measured, node 2 is nearer by 18%";
     assert!(f["found"].as_str().unwrap().starts_with(want), "{f:#}");
+    let tie = "the firmware says node 2 and node 3 are equally near node 0 (distance 21); \
+               measured, node 2 is nearer by 99%";
+    assert_eq!(f["found"], format!("{want} (and 1 more)"), "{f:#}");
+    assert_eq!(
+        f["evidence"],
+        format!(
+            "run 1 (2026-11-20T10:00:00Z, reversed): nearest first from node 0: declared 0 1 2 3 \
+             4, measured 0 2 1 3 4; from node 1: declared 1 0 2 3 4, measured 1 0 2 3 4; from \
+             node 2: declared 2 3 0 1 4, measured 2 3 0 1 4; from node 3: declared 3 2 0 1 4, \
+             measured 3 2 0 1 4; {want}; {tie}"
+        ),
+        "{f:#}"
+    );
     let ev = f["evidence"].as_str().unwrap();
     assert!(ev.starts_with("run 1 ("), "the evidence names the run: {ev}");
     assert!(ev.contains("from node 0: declared 0 1 2 3 4, measured 0 2 1 3 4"), "{ev}");
@@ -99,6 +112,27 @@ fn a_measurement_that_reverses_the_declared_order_is_a_warning_with_evidence() {
 
     let md = report(&db, "reversed");
     assert!(md.contains(&format!("Contradiction: {want}.")), "{md}");
+    let listed: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("- Contradiction: ") || l.starts_with("- Ratio: "))
+        .collect();
+    let beyond = "the SLIT's rounding and the run's noise allow.";
+    assert_eq!(
+        listed,
+        [
+            format!("- Contradiction: {want}."),
+            format!("- Contradiction: {tie}."),
+            format!(
+                "- Ratio: the firmware says node 1 is 1.1x as far from node 0 as its own memory \
+                 (11/10); measured, 1.24x: off by 13%, beyond the 10% {beyond}"
+            ),
+            format!(
+                "- Ratio: the firmware says node 2 is 2.1x as far from node 0 as its own memory \
+                 (21/10); measured, 1.06x: off by 50%, beyond the 8% {beyond}"
+            ),
+        ],
+        "{md}"
+    );
     assert!(md.contains("contradict the measurement"), "{md}");
 }
 

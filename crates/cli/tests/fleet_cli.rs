@@ -75,6 +75,11 @@ fn fleet() -> (tempfile::TempDir, PathBuf) {
 
 #[test]
 fn the_slow_host_and_the_drifted_one_are_found() {
+    let xeon_note = |v: &Value| {
+        let groups = v["groups"].as_array().unwrap();
+        groups.iter().find(|g| g["model"].as_str().unwrap().contains("Xeon")).unwrap()["note"]
+            .clone()
+    };
     let (_dir, db) = fleet();
     let out = np(&db).args(["fleet", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -84,6 +89,23 @@ fn the_slow_host_and_the_drifted_one_are_found() {
     assert_eq!(groups.len(), 2, "two models are never peers: {v}");
     let epyc = groups.iter().find(|g| g["model"].as_str().unwrap().contains("EPYC")).unwrap();
     assert_eq!(epyc["peers_missing"], true);
+    // The sentences the document carries, whole.
+    assert_eq!(
+        v["method"],
+        "Each host's latest complete run holding the fleet's figures is compared with the median \
+         of its peers (same model). A host is flagged on a metric when it is more than 5% worse \
+         than the peer median (bandwidth below it, latency above it) and its robust z-score \
+         |value - median| / (1.4826 x MAD) exceeds 3.5, so the spread of normal hosts flags \
+         nobody and the outliers do not move the reference. Groups with fewer than 3 hosts flag \
+         nothing (peers missing). Drift: a setting whose value differs from the one most of the \
+         group's hosts hold."
+    );
+    assert_eq!(
+        epyc["note"],
+        "peers missing: 1 host(s) of this model; at least 3 are needed to tell an odd one out, \
+         so nothing is flagged"
+    );
+    assert_eq!(xeon_note(&v), Value::Null);
     assert_eq!(epyc["hosts"][0]["outlier"], false, "a lone host is never flagged");
     let xeon = groups.iter().find(|g| g["model"].as_str().unwrap().contains("Xeon")).unwrap();
     let hosts = xeon["hosts"].as_array().unwrap();
@@ -289,6 +311,13 @@ fn identity_freshness_and_hosts_not_measured() {
     let warned =
         |w: &str| v["warnings"].as_array().unwrap().iter().any(|x| x.as_str().unwrap().contains(w));
     assert!(warned("host name clone is used by 2 machines"), "{}", v["warnings"]);
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([
+            "node-1 was also named node-1-old: one machine (same identity), shown by its latest name",
+            "host name clone is used by 2 machines (machine ids c1, c2): each is listed on its own"
+        ])
+    );
     assert!(warned("node-1 was also named node-1-old"), "{}", v["warnings"]);
     let node1 = hosts.iter().find(|h| h["host"] == "node-1").unwrap();
     assert_eq!(node1["also_named"], serde_json::json!(["node-1-old"]));
@@ -327,6 +356,22 @@ fn identity_freshness_and_hosts_not_measured() {
     let out = np(&db).args(["--json", "fleet", "--max-age", "60d"]).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((v["stale"].as_u64(), v["healthy"].as_u64()), (Some(0), Some(6)), "{v}");
+    // A clone not measured, without its machine id: which one is not
+    // known, said whole.
+    let ambiguous = d.join("ambiguous.tsv");
+    std::fs::write(&ambiguous, "clone\tunreachable\n").unwrap();
+    let out = np(&db).args(["--json", "fleet", "--unmeasured"]).arg(&ambiguous).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([
+            "clone was not measured (unreachable), but 2 machines here are named clone: which one \
+             is not known (the orchestrator gave no machine id), so the runs of each are still \
+             compared",
+            "node-1 was also named node-1-old: one machine (same identity), shown by its latest name",
+            "host name clone is used by 2 machines (machine ids c1, c2): each is listed on its own"
+        ])
+    );
     // Bad input: exit 2, named.
     np(&db)
         .args(["fleet", "--max-age", "7"])
@@ -423,6 +468,14 @@ fn an_exec_run_does_not_hide_the_last_measurement() {
         "a failed exec run is no failed measurement: {v}"
     );
     assert_eq!(v["skipped"][0]["host"], "node-7");
+    assert_eq!(
+        v["skipped"],
+        serde_json::json!([{
+            "host": "node-7",
+            "reason": "no run holds the fleet's figures (its latest: an exec run: none of the \
+                       fleet's figures)"
+        }])
+    );
     assert!(v["skipped"][0]["reason"]
         .as_str()
         .unwrap()
@@ -516,6 +569,31 @@ fn unmeasured_lines_need_their_tab_and_units_are_named() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("line 2: expected HOST<TAB>ERROR"));
+    // Each fault of a line, the whole error line.
+    for (i, (text, said)) in [
+        (
+            "# hosts\nnode-1 timed out\n",
+            "line 2: expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab): \"node-1 timed out\"",
+        ),
+        (
+            "a\tb\tc\td\n",
+            "line 1: expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (more than 3 fields): \"a\\tb\\tc\\td\"",
+        ),
+        ("\tno host\n", "line 1: no host name before the tab: \"\\tno host\""),
+        ("a\tb\tid x\n", "line 1: the machine id has a space: \"a\\tb\\tid x\""),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tsv = dir.path().join(format!("bad-{i}.tsv"));
+        std::fs::write(&tsv, text).unwrap();
+        let out = np(&db).args(["fleet", "--unmeasured"]).arg(&tsv).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("numaprobe: error: --unmeasured {}: {said}\n", tsv.display())
+        );
+    }
     np(&db).args(["fleet", "--max-age", "2w"]).assert().code(2).stderr(
         predicate::str::contains("unknown unit 'w'").and(predicate::str::contains("no unit").not()),
     );

@@ -425,6 +425,13 @@ fn all_gpus_at_once_finds_a_shared_link_and_only_a_shared_one() {
         text.contains("together 19.9 GB/s in all, against 39.8 alone added up: shared bottleneck"),
         "{text}"
     );
+    let line = text.lines().find(|l| l.contains(" GB/s in all")).unwrap_or_default();
+    assert_eq!(
+        line,
+        "  together 19.9 GB/s in all, against 39.8 alone added up: shared bottleneck: every GPU \
+         lost more than 10% beyond the spread of its copies (a PCIe switch or the socket's link \
+         that the GPUs share)"
+    );
 }
 
 #[test]

@@ -167,6 +167,20 @@ fn the_report_compare_and_fleet_flag_impossible_figures_of_saved_runs() {
         .unwrap_or_else(|| panic!("{v:#}"));
     let flagged: Vec<&String> = h2["impossible"].as_object().unwrap().keys().collect();
     assert_eq!(flagged, ["local_bw_gbs", "local_lat_ns"], "{h2:#}");
+    assert_eq!(
+        h2["impossible"],
+        serde_json::json!({
+            "local_bw_gbs": "bw local triad, 4 thread(s), CPU node 0 -> memory 0: 50.0 GB/s is \
+                impossible: 5.00x the theoretical peak of 10.0 GB/s; likely cause: a wrong peak: \
+                the arrays were DRAM-sized on verified pages, so the peak given (--peak-gbs) or \
+                read from the DIMM table is too low (channels or MT/s)",
+            "local_lat_ns": "lat matrix, CPU 0 -> memory node 0: 15.0 ns is impossible: 75% of \
+                the L3's own latency (the run's sweep plateau) (20.0 ns); likely cause: a cache \
+                or prefetcher passing for DRAM (chase of 1024 MiB, 256 B stride), or the cache's \
+                plateau misread"
+        }),
+        "{h2:#}"
+    );
     let text = ok(&np(&db).arg("fleet").output().unwrap());
     assert!(text.contains("2 impossible figure(s)"), "{text}");
     assert!(text.contains("(impossible)"), "{text}");

@@ -18,6 +18,7 @@ pub const TERMS: Terms = Terms {
     audit: "numaprobe audit",
     export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
     peak_gbs: "--peak-gbs",
+    contradiction: report::distances::contradiction,
 };
 
 /// The table and details (what `numaprobe audit` prints).
@@ -159,27 +160,41 @@ mod tests {
         );
     }
 
-    /// numaprobe's words for what the findings tell the user to use.
+    /// numaprobe's words for what the findings tell the user to use, and
+    /// report's for a distances contradiction.
     #[test]
     fn the_terms_are_numaprobes_commands_and_options() {
+        let Terms { counters, lat, run, audit, export_hwloc, peak_gbs, contradiction } = TERMS;
         assert_eq!(
-            TERMS,
-            Terms {
-                counters: "--counters",
-                lat: "numaprobe lat",
-                run: "numaprobe run",
-                audit: "numaprobe audit",
-                export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
-                peak_gbs: "--peak-gbs",
-            }
+            [counters, lat, run, audit, export_hwloc, peak_gbs],
+            [
+                "--counters",
+                "numaprobe lat",
+                "numaprobe run",
+                "numaprobe audit",
+                "numaprobe export --format hwloc RUN -o topo.xml",
+                "--peak-gbs",
+            ]
         );
+        use analysis::distances::{Claim, Contradiction, Kind, Source};
+        let c = Contradiction {
+            kind: Kind::Order,
+            source: Source::Firmware,
+            claim: Claim::Distances { near: 11, far: 21 },
+            from: 0,
+            a: 1,
+            b: 2,
+            measured_pct: 18.0,
+            allowed_pct: 5.0,
+        };
+        assert_eq!(contradiction(&c), report::distances::contradiction(&c));
     }
 
     /// Other words, kept in every finding and note that names a command or
     /// an option: the audit names none of numaprobe's own.
     #[test]
     fn the_findings_take_every_command_and_option_from_the_terms() {
-        use analysis::distances::{Contradiction, Kind, Row};
+        use analysis::distances::{Claim, Contradiction, Kind, Row, Source};
         let other = Terms {
             counters: "<counters>",
             lat: "<lat>",
@@ -187,6 +202,7 @@ mod tests {
             audit: "<audit>",
             export_hwloc: "<export>",
             peak_gbs: "<peak>",
+            contradiction: |_| "<contradiction>".into(),
         };
         let dir =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/data/tuned");
@@ -222,9 +238,10 @@ mod tests {
             from: 0,
             a: 1,
             b: 2,
+            source: Source::Firmware,
+            claim: Claim::Distances { near: 11, far: 21 },
             measured_pct: 18.0,
             allowed_pct: 5.0,
-            text: "the firmware says node 1 is nearer".into(),
         };
         let distances = analysis::distances::Check::Checked {
             pairs: 2,

@@ -237,7 +237,7 @@ pub fn render(r: &ExecReport, style: TableStyle) -> String {
     };
     let mut out = format!(
         "numaprobe exec: {}\n{} measured run(s) per policy{}; compared on {what}\n{t}\n",
-        analysis::text::shell_join(&r.command),
+        report::text::shell_join(&r.command),
         r.repeat,
         if r.warmup > 0 { format!(" after {} warmup(s)", r.warmup) } else { String::new() },
     );

@@ -2,7 +2,7 @@
 //! direction, where a data loader should keep its pinned memory, the
 //! all-GPUs-at-once step and the DMA-contention rows.
 
-use analysis::gpu::{Cell, Contention, Feed, Together};
+use analysis::gpu::{Cell, Change, Contention, Feed, Together};
 use gpu::protocol::{Direction, Probe};
 use results::gpu::GpuCopy;
 use serde::Serialize;
@@ -40,11 +40,34 @@ pub struct GpuNode {
     pub node: Option<u32>,
 }
 
+/// One feed and the `numactl` line of its advice
+/// ([`report::gpu::advice`]).
 #[derive(Serialize)]
 pub struct FeedDoc {
     #[serde(flatten)]
     pub feed: Feed,
     pub command: Option<String>,
+}
+
+impl FeedDoc {
+    /// `feed` with its advice worded; `memory_only` says whether a node
+    /// has no CPUs.
+    pub fn of(feed: Feed, memory_only: impl Fn(u32) -> bool) -> FeedDoc {
+        let advice = feed.best_node.and_then(|n| feed.advice(memory_only(n)));
+        FeedDoc { command: advice.as_ref().map(report::gpu::advice), feed }
+    }
+}
+
+/// What the copies did to a CPU's latency, in words.
+pub fn change(c: &Change) -> String {
+    let spread = "beyond the spread of the idle chases before and after";
+    match c {
+        Change::Slower { pct } => format!("{pct:.0}% slower while the GPUs copy, {spread}"),
+        Change::Faster { pct } => {
+            format!("{pct:.0}% faster while the GPUs copy, {spread} (check the machine's load)")
+        }
+        Change::Within => format!("no change {spread}"),
+    }
 }
 
 /// The text of a run (or of `--probe`).
@@ -177,7 +200,7 @@ fn together_text(steps: &[Together], style: TableStyle) -> String {
             ]);
         }
         out.push_str(&format!("{table}\n"));
-        out.push_str(&format!("  {}\n", st.verdict()));
+        out.push_str(&format!("  {}\n", report::gpu::sharing(st)));
     }
     out
 }
@@ -209,7 +232,153 @@ fn contention_text(rows: &[Contention], style: TableStyle) -> String {
     }
     out.push_str(&format!("{table}\n"));
     for c in rows {
-        out.push_str(&format!("  node {} {}: {}\n", c.node, c.direction.name(), c.verdict()));
+        let change = change(&c.change());
+        out.push_str(&format!("  node {} {}: {change}\n", c.node, c.direction.name()));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(node: u32, gpu: u32, dir: Direction, gbs: &[f64], together: &[u32]) -> GpuCopy {
+        GpuCopy {
+            gpu,
+            device: "d".into(),
+            pci_address: "0000:01:00.0".into(),
+            mem_node: node,
+            direction: dir,
+            size_bytes: 1 << 30,
+            gbs: gbs.to_vec(),
+            median_gbs: f64::NAN,
+            timer: "device events".into(),
+            on_node: 1.0,
+            together: together.to_vec(),
+        }
+    }
+
+    fn contention(change_pct: f64, beyond_spread: bool) -> Contention {
+        Contention {
+            node: 0,
+            cpu: 2,
+            direction: Direction::H2d,
+            gpus: vec![0, 1],
+            chase_bytes: 1 << 28,
+            idle_ns: [100.0, 95.0, 105.0],
+            during_ns: [100.0 * (1.0 + change_pct / 100.0), 90.0, 130.0],
+            idle_before_after_ns: [99.0, 101.0],
+            change_pct,
+            beyond_spread,
+            gpu_gbs: vec![(0, 20.0), (1, 19.5)],
+        }
+    }
+
+    /// Each change is worded without a flag, and each feed's advice is
+    /// the `numactl` line its `--json` document carries.
+    #[test]
+    fn every_change_and_advice_is_worded() {
+        assert_eq!(contention(12.4, true).change(), Change::Slower { pct: 12.4 });
+        assert_eq!(contention(-8.6, true).change(), Change::Faster { pct: 8.6 });
+        assert_eq!(contention(-8.6, false).change(), Change::Within);
+        for c in [Change::Slower { pct: 5.0 }, Change::Faster { pct: 5.0 }, Change::Within] {
+            assert!(!change(&c).contains("--"), "{c:?}");
+        }
+        let points = [
+            p(0, 0, Direction::H2d, &[24.0, 25.0, 24.5], &[]),
+            p(1, 0, Direction::H2d, &[12.0, 12.5, 12.2], &[]),
+            p(0, 1, Direction::H2d, &[20.0, 24.0, 21.0], &[]),
+            p(1, 1, Direction::H2d, &[22.0, 23.0, 22.5], &[]),
+        ];
+        let json = |memory_only: bool| -> Vec<String> {
+            analysis::gpu::feeds(&points)
+                .into_iter()
+                .map(|f| FeedDoc::of(f, |_| memory_only))
+                .map(|d| serde_json::to_value(&d).unwrap()["command"].to_string())
+                .collect()
+        };
+        let both = r#""numactl --cpunodebind=0 --membind=0 <data loader>""#;
+        assert_eq!(json(false)[..2], [both, "null"]);
+        assert_eq!(json(true)[..2], [r#""numactl --membind=0 <data loader>""#, "null"]);
+    }
+
+    /// The text's steps and notes whole: each sharing call (with and
+    /// without the GPUs alone), each latency-under-copy call.
+    #[test]
+    fn the_sharing_and_contention_notes_are_worded_whole() {
+        use Direction::{D2h, H2d};
+        let both = [0, 1];
+        let points = vec![
+            p(0, 0, H2d, &[10.0, 10.5, 11.0], &[]),
+            p(0, 1, H2d, &[24.0, 25.0, 24.5], &[]),
+            p(4, 0, H2d, &[20.0, 21.0, 22.0], &[]),
+            p(4, 1, H2d, &[12.0, 12.5, 12.2], &[]),
+            p(0, 0, H2d, &[5.0, 5.1, 5.2], &both),
+            p(0, 1, H2d, &[12.0, 12.1, 12.2], &both),
+            p(4, 0, H2d, &[20.5, 21.0, 21.5], &both),
+            p(4, 1, H2d, &[12.3, 12.4, 12.2], &both),
+            p(0, 0, D2h, &[5.0], &both),
+            p(0, 1, D2h, &[6.0], &both),
+        ];
+        let rows = [contention(12.4, true), contention(-8.6, true), contention(3.0, false)];
+        let doc = Doc {
+            unit: "GB/s (10^9 bytes/s)",
+            probe: None,
+            gpu_nodes: &[],
+            points: &points,
+            matrix: vec![],
+            feeds: vec![],
+            together: analysis::gpu::together(&points),
+            contention: &rows,
+            warnings: &[],
+            stopped: None,
+        };
+        let text = render(&doc, TableStyle::Tsv);
+        let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert_eq!(
+            notes,
+            [
+                "  together 17.2 GB/s in all, against 35.0 alone added up: shared bottleneck: every GPU lost more than 10% beyond the spread of its copies (a PCIe switch or the socket's link that the GPUs share)",
+                "  together 11.0 GB/s in all: undecided: the GPUs did not all fall beyond the spread of their copies, or one was not measured alone at this size",
+                "  together 33.3 GB/s in all, against 33.2 alone added up: no shared bottleneck: no GPU lost more than 10%",
+                "  node 0 h2d: 12% slower while the GPUs copy, beyond the spread of the idle chases before and after",
+                "  node 0 h2d: 9% faster while the GPUs copy, beyond the spread of the idle chases before and after (check the machine's load)",
+                "  node 0 h2d: no change beyond the spread of the idle chases before and after",
+            ]
+        );
+        let head = |node: u32, dir: &str| {
+            format!(
+                "\nAll GPUs at once (0,1) from node {node}, {dir}, GB/s (10^9 bytes/s), 1 GiB \
+                 copies, medians:\nGPU\talone\ttogether\tchange %\tbeyond spread\n"
+            )
+        };
+        let row = |during: &str, change: &str| {
+            format!(
+                "0\t2\t0,1 h2d\t100.0 (95.0-105.0)\t{during} (90.0-130.0)\t{change}\tGPU 0 20.0, \
+                 GPU 1 19.5\n"
+            )
+        };
+        let want = [
+            head(0, "h2d (host to device)"),
+            "GPU 0\t10.5\t5.1\t-51\tyes\nGPU 1\t24.5\t12.1\t-51\tyes\n".into(),
+            format!("{}\n", notes[0]),
+            head(0, "d2h (device to host)"),
+            "GPU 0\t-\t5.0\t-\tno\nGPU 1\t-\t6.0\t-\tno\n".into(),
+            format!("{}\n", notes[1]),
+            head(4, "h2d (host to device)"),
+            "GPU 0\t21.0\t21.0\t-0\tno\nGPU 1\t12.2\t12.3\t+1\tno\n".into(),
+            format!("{}\n", notes[2]),
+            "\nCPU memory latency while the GPUs copy (DMA contention), ns per load, median \
+             (min-max) of the chase's samples (idle: the chases before and after the copies), 256 \
+             MiB working set:\nnode\tCPU\tGPUs copying\tidle ns\tduring ns\tchange %\tGPU GB/s \
+             meanwhile\n"
+                .into(),
+            row("112.4", "+12.4"),
+            row("91.4", "-8.6"),
+            row("103.0", "+3.0"),
+            notes[3..].iter().map(|n| format!("{n}\n")).collect(),
+        ]
+        .concat();
+        assert_eq!(text, want);
+    }
 }

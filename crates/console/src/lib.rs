@@ -23,6 +23,7 @@ pub mod audit;
 pub mod bw;
 pub mod counters;
 pub mod exec;
+pub mod fleet;
 pub mod gpu;
 pub mod grammar;
 pub mod impossible;

@@ -9,13 +9,13 @@
 use std::collections::BTreeSet;
 
 use analysis::study::{GroupMetric, Study, StudyMetric};
-use analysis::text::{clip, clip_words, signed_pct, wrap};
 use comfy_table::ContentArrangement;
 use report::study::sentences::{
     bracketed_text, left_out, merged_recommendations, same_as_line, LeftOut,
 };
 use report::study::words::{not_applicable, row_name, setting_value};
 use report::study::{group_name, GroupNoise};
+use report::text::{clip, clip_words, signed_pct, wrap};
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
 use crate::{Table, TableStyle};

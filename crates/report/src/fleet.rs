@@ -2,13 +2,17 @@
 //! medians, each host's deviation (flags marked), a per-host chart of every
 //! headline metric and the drifted settings. `numaprobe fleet` renders it as text, Markdown or HTML.
 
-use analysis::fleet::{
-    fmt_age, fmt_when, Fleet, Group, GroupBy, Host, Incomplete, NotMeasured, PeerStat,
-};
+use analysis::fleet::{Fleet, Group, GroupBy, Host, Incomplete, NotMeasured, PeerStat};
 use analysis::metric_id::MetricId;
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
+
+mod words;
+pub use words::{
+    fmt_age, fmt_when, method, peers_missing, skip, warning, without_figures, GroupWords,
+    HostWords, Words,
+};
 
 /// The most hosts drawn in a group's chart (the worst ones).
 pub const CHART_HOSTS: usize = 40;
@@ -42,6 +46,12 @@ fn fmt_dev(d: Option<f64>) -> String {
 /// (flags marked), a per-host chart of each headline metric and the
 /// drifted settings.
 pub fn document(fleet: &Fleet) -> Document {
+    document_worded(fleet, &Words::of(fleet))
+}
+
+/// [`document`] with the fleet's sentences already worded (`words` is
+/// [`Words::of`] the fleet).
+pub fn document_worded(fleet: &Fleet, words: &Words) -> Document {
     let mut d = Document::new(format!(
         "Fleet report: {} host(s), {} group(s)",
         fleet.hosts,
@@ -56,11 +66,11 @@ pub fn document(fleet: &Fleet) -> Document {
              runs that hold none (an exec run) passed over: the Run column names them."
         ));
     }
-    d.p(fleet.method.clone());
-    callouts(&mut d, fleet);
-    not_compared(&mut d, fleet);
-    for g in &fleet.groups {
-        group(&mut d, g);
+    d.p(words.method.clone());
+    callouts(&mut d, fleet, words);
+    not_compared(&mut d, fleet, words);
+    for (g, gw) in fleet.groups.iter().zip(&words.groups) {
+        group(&mut d, g, gw);
     }
     d
 }
@@ -104,7 +114,7 @@ fn counts(fleet: &Fleet) -> String {
 /// What the whole fleet must be warned of: hosts whose declared distances
 /// disagree with the measured order, impossible figures, the roster's
 /// warnings.
-fn callouts(d: &mut Document, fleet: &Fleet) {
+fn callouts(d: &mut Document, fleet: &Fleet, words: &Words) {
     let disagree: Vec<&str> = fleet
         .groups
         .iter()
@@ -123,8 +133,9 @@ fn callouts(d: &mut Document, fleet: &Fleet) {
     let impossible: Vec<String> = fleet
         .groups
         .iter()
-        .flat_map(|g| &g.hosts)
-        .flat_map(|h| h.impossible.values().map(move |t| format!("{}: {t}", h.host)))
+        .zip(&words.groups)
+        .flat_map(|(g, gw)| g.hosts.iter().zip(&gw.hosts))
+        .flat_map(|(h, hw)| hw.impossible.values().map(move |t| format!("{}: {t}", h.host)))
         .collect();
     if !impossible.is_empty() {
         d.callout(format!(
@@ -133,14 +144,14 @@ fn callouts(d: &mut Document, fleet: &Fleet) {
         ));
         d.list(impossible);
     }
-    for w in &fleet.warnings {
+    for w in &words.warnings {
         d.callout(format!("warning: {w}"));
     }
 }
 
 /// The hosts listed but not compared: not measured, with an incomplete or
 /// failed latest run, left out.
-fn not_compared(d: &mut Document, fleet: &Fleet) {
+fn not_compared(d: &mut Document, fleet: &Fleet, words: &Words) {
     if !fleet.unmeasured.is_empty() {
         d.h(2, format!("Not measured: {} host(s)", fleet.unmeasured.len()));
         d.list(fleet.unmeasured.iter().map(not_measured_item).collect());
@@ -149,9 +160,9 @@ fn not_compared(d: &mut Document, fleet: &Fleet) {
         d.h(2, format!("Latest run incomplete or failed: {} host(s)", fleet.incomplete.len()));
         d.list(fleet.incomplete.iter().map(incomplete_item).collect());
     }
-    if !fleet.skipped.is_empty() {
+    if !words.skipped.is_empty() {
         d.list(
-            fleet.skipped.iter().map(|s| format!("{}: left out ({})", s.host, s.reason)).collect(),
+            words.skipped.iter().map(|(host, why)| format!("{host}: left out ({why})")).collect(),
         );
     }
 }
@@ -193,13 +204,13 @@ fn incomplete_item(i: &Incomplete) -> String {
 
 /// One group of peers: its heading and note, its outliers, the peer
 /// medians, the hosts, the charts and the drifted settings.
-fn group(d: &mut Document, g: &Group) {
+fn group(d: &mut Document, g: &Group, gw: &GroupWords) {
     let title = match &g.subgroup {
         Some(s) if !s.is_empty() => format!("{} [{s}]", g.model),
         _ => g.model.clone(),
     };
     d.h(2, format!("{title}: {} host(s)", g.hosts.len()));
-    if let Some(n) = &g.note {
+    if let Some(n) = &gw.note {
         d.callout(n.clone());
     }
     let flagged: Vec<String> = g.hosts.iter().filter(|h| h.outlier).map(|h| flags(g, h)).collect();
@@ -207,7 +218,7 @@ fn group(d: &mut Document, g: &Group) {
         d.callout(format!("{} outlier(s): {}", flagged.len(), flagged.join(" | ")));
     }
     d.table(medians_table(g));
-    d.table(hosts_table(g));
+    d.table(hosts_table(g, gw));
     for c in charts(g) {
         d.chart(c);
     }
@@ -251,7 +262,7 @@ fn medians_table(g: &Group) -> Table {
 
 /// Each host of the group: its run, when taken, each metric's value and
 /// deviation, its drifted settings.
-fn hosts_table(g: &Group) -> Table {
+fn hosts_table(g: &Group, gw: &GroupWords) -> Table {
     let keys: Vec<&PeerStat> = g.medians.iter().collect();
     let mut header = vec!["Host".to_string(), "Run".to_string(), "Taken (age)".to_string()];
     header.extend(keys.iter().map(|m| format!("{} ({})", m.name, m.unit)));
@@ -259,10 +270,10 @@ fn hosts_table(g: &Group) -> Table {
     let mut t = Table::new(header).caption(
         "Hosts: value (deviation from the peer median); ! = flagged; stale = older than the maximum age; Run: the latest holding the fleet's figures",
     );
-    for h in &g.hosts {
+    for (h, hw) in g.hosts.iter().zip(&gw.hosts) {
         let mut row = vec![
             if h.outlier { format!("{} !", host_name(h)) } else { host_name(h) },
-            run_cell(h),
+            run_cell(h, hw),
             format!(
                 "{} ({}){}{}",
                 h.started,
@@ -271,7 +282,7 @@ fn hosts_table(g: &Group) -> Table {
                 if h.future { " suspect (clock ahead)" } else { "" }
             ),
         ];
-        row.extend(keys.iter().map(|m| metric_cell(h, m)));
+        row.extend(keys.iter().map(|m| metric_cell(h, hw, m)));
         row.push(if h.drift.is_empty() { "-".into() } else { h.drift.join(", ") });
         t.push(row);
     }
@@ -280,12 +291,12 @@ fn hosts_table(g: &Group) -> Table {
 
 /// A host's value of a metric with its deviation, marked when flagged or
 /// impossible.
-fn metric_cell(h: &Host, m: &PeerStat) -> String {
+fn metric_cell(h: &Host, hw: &HostWords, m: &PeerStat) -> String {
     match h.metrics.get(&m.metric) {
         Some(v) => {
             let mut bang =
                 if h.flags.iter().any(|f| f.metric == m.metric) { " !" } else { "" }.to_string();
-            if h.impossible.contains_key(&m.metric) {
+            if hw.impossible.contains_key(&m.metric) {
                 bang.push_str(" (impossible)");
             }
             format!(
@@ -347,12 +358,16 @@ fn metric_name(g: &Group, id: &MetricId) -> String {
 }
 
 /// The run compared, and the newer runs passed over with why.
-fn run_cell(h: &Host) -> String {
+fn run_cell(h: &Host, hw: &HostWords) -> String {
     if h.passed_over.is_empty() {
         return h.run.to_string();
     }
-    let over: Vec<String> =
-        h.passed_over.iter().map(|p| format!("newer {}: {}", p.run.run, p.why)).collect();
+    let over: Vec<String> = h
+        .passed_over
+        .iter()
+        .zip(&hw.passed_over)
+        .map(|(p, why)| format!("newer {}: {why}", p.run.run))
+        .collect();
     format!("{} ({}; passed over)", h.run, over.join("; "))
 }
 
@@ -464,11 +479,11 @@ mod tests {
         }
     }
 
-    fn fleet(hosts: Vec<Host>, note: Option<&str>) -> Fleet {
+    fn fleet(hosts: Vec<Host>, note: Option<usize>) -> Fleet {
         Fleet {
             group_by: GroupBy::Model,
             threshold_pct: 5.0,
-            method: analysis::fleet::method_text(5.0),
+            method: analysis::fleet::Method::of(5.0),
             label: None,
             max_age_s: analysis::fleet::DEFAULT_MAX_AGE_S,
             now: "2026-11-02T13:00:00.000Z".into(),
@@ -481,7 +496,7 @@ mod tests {
                 model: "2x Xeon".into(),
                 subgroup: None,
                 peers_missing: note.is_some(),
-                note: note.map(str::to_string),
+                note: note.map(|hosts| analysis::fleet::PeersMissing { hosts, min_peers: 3 }),
                 medians: vec![
                     PeerStat {
                         metric: MetricKey::LocalBw.into(),
@@ -535,7 +550,10 @@ mod tests {
         let mut renamed = host("new-name", 100.0, false);
         renamed.also_named = vec!["old-name".into()];
         let mut f = fleet(vec![host("n1", 100.0, false), stale, c1, c2, renamed], None);
-        f.warnings = vec!["host name clone is used by 2 machines".into()];
+        f.warnings = vec![analysis::fleet::Warning::SharedName {
+            name: "clone".into(),
+            machine_ids: vec!["aaaa000000000001".into(), "bbbb000000000002".into()],
+        }];
         let run = |run: i64, status: &str, age: f64| analysis::fleet::RunRef {
             run,
             run_uuid: format!("u{run}"),
@@ -634,7 +652,7 @@ mod tests {
                 age_s: Some(3600.0),
                 status: "complete".into(),
             },
-            why: "an exec run: none of the fleet's figures".into(),
+            why: analysis::fleet::WithoutFigures::Exec,
         }];
         let d = document(&fleet(vec![h, host("n2", 100.0, false)], None));
         let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
@@ -649,10 +667,9 @@ mod tests {
 
     #[test]
     fn a_group_without_peers_says_so() {
-        let note = "peers missing: 1 host(s) of this model; at least 3 are needed";
         let mut alone = host("a", 100.0, false);
         alone.healthy = false;
-        let d = document(&fleet(vec![alone], Some(note)));
+        let d = document(&fleet(vec![alone], Some(1)));
         let md = String::from_utf8(crate::Markdown.render(&d)).unwrap();
         assert!(md.contains("peers missing: 1 host(s) of this model"), "{md}");
         assert!(md.contains("0 healthy") && md.contains("1 without peers (not judged)"), "{md}");

@@ -19,7 +19,7 @@ pub mod fleet;
 mod model;
 mod section;
 
-pub use model::{chart, fmt, safe, svg};
+pub use model::{chart, fmt, safe, svg, text};
 pub use section::{
     counters, distances, figures, glance, gpu, hmat, impossible, latency, placements, study,
     subject, trust,

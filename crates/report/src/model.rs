@@ -10,3 +10,4 @@ pub mod fmt;
 pub mod render;
 pub mod safe;
 pub mod svg;
+pub mod text;

@@ -36,8 +36,8 @@ fn the_fleets_kinds_give_the_same_host_run() {
             assert!(light.results.iter().all(|r| HOST_RUN_KINDS.contains(&r.record.kind())));
             assert!(light.results.iter().all(|r| r.as_stored.is_none()));
             left_out += whole.results.len() - light.results.len();
-            let h = HostRun::of(&whole, report::impossible::text);
-            assert_eq!(HostRun::of(&light, report::impossible::text), h, "run {id}");
+            let h = HostRun::of(&whole);
+            assert_eq!(HostRun::of(&light), h, "run {id}");
             runs += 1;
             with_figures += usize::from(!h.metrics.is_empty());
         }
@@ -82,7 +82,7 @@ fn the_parquet_figures_are_the_same() {
             let light = db.load_run_records(id, None).unwrap();
             // As Debug text: exact for every float, NaN equal to itself.
             let text = |run: &store::LoadedRun| {
-                let rows = figures_of(run, &HostRun::of(run, report::impossible::text));
+                let rows = figures_of(run, &HostRun::of(run));
                 rows.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>()
             };
             let want = text(&whole);

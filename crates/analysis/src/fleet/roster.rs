@@ -40,7 +40,7 @@ pub struct UnmeasuredInput {
 /// with an empty host name or with more than three fields is an error
 /// naming its line (a list typed with spaces would otherwise read its
 /// error's first word as the host).
-pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, String> {
+pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, BadLine> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let l = line.trim_end_matches('\r');
@@ -48,22 +48,22 @@ pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, String> {
             continue;
         }
         let fields: Vec<&str> = l.split('\t').collect();
-        let bad = |why: &str| format!("line {}: {why}: {:?}", i + 1, l);
+        let bad = |fault| BadLine { line: i + 1, text: l.to_string(), fault };
         if fields.len() < 2 {
-            return Err(bad("expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (no tab)"));
+            return Err(bad(LineFault::NoTab));
         }
         if fields.len() > 3 {
-            return Err(bad("expected HOST<TAB>ERROR[<TAB>MACHINE_ID] (more than 3 fields)"));
+            return Err(bad(LineFault::TooManyFields));
         }
         let host = fields[0].trim();
         if host.is_empty() {
-            return Err(bad("no host name before the tab"));
+            return Err(bad(LineFault::NoHost));
         }
         let error = fields[1].trim();
         let machine_id = fields.get(2).map(|m| m.trim()).filter(|m| !m.is_empty());
         if let Some(m) = machine_id {
             if m.contains(char::is_whitespace) {
-                return Err(bad("the machine id has a space"));
+                return Err(bad(LineFault::SpacedMachineId));
             }
         }
         out.push(UnmeasuredInput {
@@ -73,6 +73,28 @@ pub fn parse_unmeasured(text: &str) -> Result<Vec<UnmeasuredInput>, String> {
         });
     }
     Ok(out)
+}
+
+/// A line of the unmeasured list that cannot be read: its number (from 1),
+/// its text and what is wrong with it (the front end words it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: usize,
+    pub text: String,
+    pub fault: LineFault,
+}
+
+/// What is wrong with a line of the unmeasured list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineFault {
+    /// No tab: not `HOST<TAB>ERROR`.
+    NoTab,
+    /// More than three fields.
+    TooManyFields,
+    /// Nothing before the first tab.
+    NoHost,
+    /// The third field, the machine id, holds a space.
+    SpacedMachineId,
 }
 
 /// What a fleet is built for besides the comparison itself.
@@ -112,12 +134,38 @@ pub struct RunRef {
 
 /// A run newer than the one its host is compared on, passed over because it
 /// holds none of the fleet's figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PassedOver {
-    #[serde(flatten)]
     pub run: RunRef,
     /// Why it is not compared.
-    pub why: String,
+    pub why: WithoutFigures,
+}
+
+/// What a run without the fleet's figures is (`report::fleet` words it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WithoutFigures {
+    /// A complete `exec` run (a program's policies).
+    Exec,
+    /// An `exec` run that did not complete, with its status (`failed`).
+    ExecEnded { status: String },
+    /// Any other run that holds none of them.
+    Nothing,
+}
+
+/// Something the roster must warn of (`report::fleet` words it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// Host `host`'s run `run` started `ahead_s` seconds after the fleet's
+    /// time (a clock ahead): its age is not known, it is not healthy.
+    Future { host: String, run: i64, ahead_s: Option<f64>, started: String },
+    /// One machine's runs recorded other host names (renamed).
+    AlsoNamed { host: String, names: Vec<String> },
+    /// Several machines share one host name: each is listed.
+    SharedName { name: String, machine_ids: Vec<String> },
+    /// The orchestrator did not measure `host` (`error`) but gave no
+    /// machine id, and `machines` machines here have that name: the runs
+    /// of each stay compared.
+    UnmeasuredNameShared { host: String, error: String, machines: usize },
 }
 
 /// A host whose latest measuring run (of the label, with `--label`) is not
@@ -177,7 +225,7 @@ pub struct Roster<'a> {
     pub incomplete: Vec<Incomplete>,
     pub unmeasured: Vec<NotMeasured>,
     pub skipped: Vec<super::Skipped>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// The key a run's machine is known by: its identity when the run recorded
@@ -213,11 +261,11 @@ fn measures(r: &HostRun) -> bool {
 }
 
 /// Why a run is passed over (it does not [`measures`]).
-fn why_passed_over(r: &HostRun) -> String {
+fn why_passed_over(r: &HostRun) -> WithoutFigures {
     match (r.exec, r.complete) {
-        (true, true) => "an exec run: none of the fleet's figures".into(),
-        (true, false) => format!("an exec run ({}): none of the fleet's figures", r.status),
-        (false, _) => "none of the fleet's figures".into(),
+        (true, true) => WithoutFigures::Exec,
+        (true, false) => WithoutFigures::ExecEnded { status: r.status.clone() },
+        (false, _) => WithoutFigures::Nothing,
     }
 }
 
@@ -306,7 +354,7 @@ fn unmeasured_entries<'k>(
     machines: &BTreeMap<&'k str, Vec<&HostRun>>,
     name_of: &BTreeMap<&'k str, &str>,
     f: &Freshness<'_>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> BTreeMap<&'k str, usize> {
     let mut machines_named: BTreeMap<&str, Vec<&'k str>> = BTreeMap::new();
     for (k, n) in name_of {
@@ -325,15 +373,11 @@ fn unmeasured_entries<'k>(
                 Some([k]) => {
                     entry_of.entry(k).or_insert(i);
                 }
-                Some(ks) if ks.len() > 1 => warnings.push(format!(
-                    "{} was not measured ({}), but {} machines here are named {}: which one is \
-                     not known (the orchestrator gave no machine id), so the runs of each are \
-                     still compared",
-                    u.host,
-                    u.error,
-                    ks.len(),
-                    u.host
-                )),
+                Some(ks) if ks.len() > 1 => warnings.push(Warning::UnmeasuredNameShared {
+                    host: u.host.clone(),
+                    error: u.error.clone(),
+                    machines: ks.len(),
+                }),
                 _ => {}
             },
         }
@@ -360,7 +404,7 @@ fn machine_entry<'a>(
     if labelled.is_empty() {
         out.skipped.push(super::Skipped {
             host: name.to_string(),
-            reason: format!("no run labelled {:?}", label.unwrap_or_default()),
+            reason: super::Skip::NotLabelled { label: label.unwrap_or_default().to_string() },
         });
         return false;
     }
@@ -375,10 +419,10 @@ fn machine_entry<'a>(
         sub_entry(out, &rs, sub, name, &names, f);
     }
     if !names.is_empty() {
-        out.warnings.push(format!(
-            "{name} was also named {}: one machine (same identity), shown by its latest name",
-            names.iter().copied().collect::<Vec<_>>().join(", ")
-        ));
+        out.warnings.push(Warning::AlsoNamed {
+            host: name.to_string(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        });
     }
     true
 }
@@ -395,10 +439,9 @@ fn sub_entry<'a>(
     f: &Freshness<'_>,
 ) {
     let Some(latest) = latest_of(&measuring(rs)) else {
-        let why = latest_of(rs).map(why_passed_over).unwrap_or_default();
         out.skipped.push(super::Skipped {
             host: name.to_string(),
-            reason: format!("no run holds the fleet's figures (its latest: {why})"),
+            reason: super::Skip::NoFigures { latest: latest_of(rs).map(why_passed_over) },
         });
         return;
     };
@@ -420,13 +463,12 @@ fn sub_entry<'a>(
     let age = age_s(&latest.started, f.now_ms);
     let future = age.is_some_and(|a| a < 0.0);
     if future {
-        out.warnings.push(format!(
-            "{name}: run {} started {} after this report's time ({}): a clock is \
-             wrong; its age is not known, so it is not counted healthy",
-            latest.id,
-            fmt_age(age.map(f64::abs)),
-            latest.started
-        ));
+        out.warnings.push(Warning::Future {
+            host: name.to_string(),
+            run: latest.id,
+            ahead_s: age.map(f64::abs),
+            started: latest.started.clone(),
+        });
     }
     out.members.push(Member {
         run: latest,
@@ -454,36 +496,12 @@ fn mark_shared_names(out: &mut Roster<'_>, shown: &[(&str, &str)]) {
     let dup: BTreeSet<&str> =
         by_name.iter().filter(|(_, ks)| ks.len() > 1).map(|(n, _)| *n).collect();
     for (name, keys) in by_name.iter().filter(|(n, _)| dup.contains(*n)) {
-        let ids: Vec<&str> = keys.iter().map(|k| k.trim_start_matches("id:")).collect();
-        out.warnings.push(format!(
-            "host name {name} is used by {} machines (machine ids {}): each is listed on its own",
-            keys.len(),
-            ids.join(", ")
-        ));
+        out.warnings.push(Warning::SharedName {
+            name: name.to_string(),
+            machine_ids: keys.iter().map(|k| k.trim_start_matches("id:").to_string()).collect(),
+        });
     }
     for m in &mut out.members {
         m.duplicate_hostname = dup.contains(m.name.as_str());
-    }
-}
-
-/// When a run was taken, from its age: `12 min ago`, `5.2 h in the
-/// future` (a clock ahead), `unknown age`.
-pub fn fmt_when(age_s: Option<f64>) -> String {
-    match age_s {
-        Some(a) if a >= 0.0 => format!("{} ago", fmt_age(Some(a))),
-        _ => fmt_age(age_s),
-    }
-}
-
-/// An age as people read it: `40 s`, `12 min`, `5.2 h`, `3.1 d` (a
-/// negative one: `5.2 h in the future`).
-pub fn fmt_age(age_s: Option<f64>) -> String {
-    match age_s {
-        None => "unknown age".into(),
-        Some(a) if a < 0.0 => format!("{} in the future", fmt_age(Some(-a))),
-        Some(a) if a < 120.0 => format!("{a:.0} s"),
-        Some(a) if a < 7200.0 => format!("{:.0} min", a / 60.0),
-        Some(a) if a < 2.0 * 86_400.0 => format!("{:.1} h", a / 3600.0),
-        Some(a) => format!("{:.1} d", a / 86_400.0),
     }
 }

@@ -39,11 +39,12 @@ pub struct Inputs<'a> {
 }
 
 /// What the findings (and the report's memory notes) call the front end's
-/// commands and options. A finding is kept as text (in `audit --json` and
-/// in a run's stored findings), so the front end that runs the audit gives
-/// its words here (console's `audit::TERMS`); the rules name no command or
-/// flag of their own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// commands and options, and the words of what they quote from analysis
+/// (a distances contradiction). A finding is kept as text (in `audit
+/// --json` and in a run's stored findings), so the front end that runs the
+/// audit gives its words here (console's `audit::TERMS`); the rules name
+/// no command or flag of their own.
+#[derive(Debug, Clone, Copy)]
 pub struct Terms {
     /// The option that counts hardware and software events while
     /// measuring.
@@ -59,6 +60,10 @@ pub struct Terms {
     pub export_hwloc: &'static str,
     /// The option that gives the theoretical peak bandwidth.
     pub peak_gbs: &'static str,
+    /// A contradiction between the declared distances and the measured
+    /// latency in words (report's `distances::contradiction`, which
+    /// `topo --from-run` and the report say too).
+    pub contradiction: fn(&analysis::distances::Contradiction) -> String,
 }
 
 /// One rule: the id and title of the findings it gives, and its check.

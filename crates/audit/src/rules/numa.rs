@@ -267,15 +267,16 @@ pub(super) fn declared_distances(rule: &Rule, i: &Inputs) -> Vec<Finding> {
         ),
     };
     let orders = format!("{src}nearest first {}{left_out}", measured.join("; "));
+    let words = i.terms.contradiction;
     let all = |v: &[analysis::distances::Contradiction]| {
-        v.iter().map(|c| c.text.clone()).collect::<Vec<_>>().join("; ")
+        v.iter().map(words).collect::<Vec<_>>().join("; ")
     };
     let first_and_more = |v: &[analysis::distances::Contradiction]| {
         let more = match v.len() {
             1 => String::new(),
             n => format!(" (and {} more)", n - 1),
         };
-        format!("{}{more}", v[0].text)
+        format!("{}{more}", words(&v[0]))
     };
     let fix = format!("on a virtual machine, give the guest the host's distances (QEMU -numa dist, libvirt <distances>); on bare metal, update the firmware or report the table to the vendor. Meanwhile give hwloc-based runtimes the measured figures: {}, then HWLOC_XMLFILE=topo.xml", i.terms.export_hwloc);
     let expected = "each node's memory ordered nearest first as measured, and remote/local distance ratios matching remote/local latency within the SLIT's rounding and the noise";

@@ -2,7 +2,8 @@
 
 /// numaprobe's commands and options, as console gives them
 /// (`console::audit::TERMS`, which this crate cannot import: console
-/// depends on audit).
+/// depends on audit), and report's words for a distances contradiction,
+/// as console gives them too.
 pub const TERMS: audit::Terms = audit::Terms {
     counters: "--counters",
     lat: "numaprobe lat",
@@ -10,4 +11,5 @@ pub const TERMS: audit::Terms = audit::Terms {
     audit: "numaprobe audit",
     export_hwloc: "numaprobe export --format hwloc RUN -o topo.xml",
     peak_gbs: "--peak-gbs",
+    contradiction: report::distances::contradiction,
 };

@@ -149,7 +149,7 @@ fn read_unmeasured(path: Option<&Path>) -> anyhow::Result<Vec<UnmeasuredInput>> 
     match std::fs::read(p) {
         Ok(bytes) => match analysis::fleet::parse_unmeasured(&String::from_utf8_lossy(&bytes)) {
             Ok(u) => Ok(u),
-            Err(e) => usage!("--unmeasured {}: {e}", p.display()),
+            Err(e) => usage!("--unmeasured {}: {}", p.display(), console::fleet::bad_line(&e)),
         },
         Err(e) => usage!("--unmeasured {}: cannot read it: {e}", p.display()),
     }
@@ -167,15 +167,16 @@ fn latest_runs(
     let by_label = group_by == GroupBy::Label;
     // Only the kinds of result a HostRun is made of, none written back.
     let kinds = Some(&analysis::fleet::HOST_RUN_KINDS[..]);
-    let load =
-        |id| anyhow::Ok(HostRun::of(&db.load_run_records(id, kinds)?, report::impossible::text));
+    let load = |id| anyhow::Ok(HostRun::of(&db.load_run_records(id, kinds)?));
     let measured = |r: &HostRun| r.complete && !r.metrics.is_empty();
     store::select::latest_per_host(summaries, by_label, label, load, measured)
 }
 
 /// Writes the fleet to each output (stdout when none) in its format: the
-/// JSON document, else the report drawn once for all the others.
+/// JSON document, else the report drawn once for all the others; both
+/// carry the fleet's sentences worded once.
 fn render(a: &Args, g: &Invocation, fleet: &Fleet) -> anyhow::Result<()> {
+    let words = report::fleet::Words::of(fleet);
     let outputs: Vec<Option<&Path>> = if a.output.is_empty() {
         vec![None]
     } else {
@@ -184,11 +185,12 @@ fn render(a: &Args, g: &Invocation, fleet: &Fleet) -> anyhow::Result<()> {
     let mut doc = None;
     for out in outputs {
         let Some(format) = format_of(a, g, out) else {
-            let bytes = crate::invocation::document_file(crate::output::schema::FLEET, fleet)?;
+            let json = console::fleet::Doc::new(fleet, &words);
+            let bytes = crate::invocation::document_file(crate::output::schema::FLEET, &json)?;
             crate::cmd::store::write_out(out, &bytes, g, "the fleet")?;
             continue;
         };
-        let doc = doc.get_or_insert_with(|| report::fleet::document(fleet));
+        let doc = doc.get_or_insert_with(|| report::fleet::document_worded(fleet, &words));
         let bytes = match format {
             FleetFormat::Text => report::Text.render(doc),
             FleetFormat::Md => report::Markdown.render(doc),

@@ -265,13 +265,8 @@ fn finish(
     let Measured { points, contention, warnings, stopped } = *m;
     let memory_only =
         |n: u32| t.nodes.iter().find(|x| x.id == n).is_some_and(|x| x.cpus.is_empty());
-    let feeds: Vec<FeedDoc> = matrix::feeds(points)
-        .into_iter()
-        .map(|f| {
-            let command = f.best_node.and_then(|n| f.command(memory_only(n)));
-            FeedDoc { feed: f, command }
-        })
-        .collect();
+    let feeds: Vec<FeedDoc> =
+        matrix::feeds(points).into_iter().map(|f| FeedDoc::of(f, memory_only)).collect();
     let cells = matrix::headline(points);
     let together = matrix::together(points);
     let doc = Doc {

@@ -207,7 +207,7 @@ pub fn export(db: &Store, ids: &[RunId], path: &Path) -> Result<Written, ExportE
     for id in ids {
         // Every record (the catalogue reads most kinds), none written back.
         let run = db.load_run_records(*id, None)?;
-        let host = HostRun::of(&run, crate::impossible::text);
+        let host = HostRun::of(&run);
         let key = key_of(&run);
         let rows = figures_of(&run, &host);
         figures.push(&key, &rows).map_err(werr(path))?;

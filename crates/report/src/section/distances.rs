@@ -9,7 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use analysis::data::RunData;
-use analysis::distances::{self, Cell, Check, Declared, Unchecked, UNSETTLED_RATIO};
+use analysis::distances::{
+    self, Cell, Check, Claim, Contradiction, Declared, Kind, Row, Source, Unchecked,
+    UNSETTLED_RATIO,
+};
 use serde::{Serialize, Serializer};
 use store::LoadedRun;
 
@@ -52,20 +55,115 @@ pub fn unchecked(u: &Unchecked) -> String {
     }
 }
 
+/// A contradiction in one sentence without a full stop: whose
+/// distances say what, and what was measured (`the firmware says node 1
+/// is nearer to node 0 than node 2 (distance 12 vs 21); measured, node 2
+/// is nearer by 18%`). `topo --from-run`, the report, the `--json`
+/// documents and the audit's stored finding (through console's
+/// `audit::TERMS`) say it so.
+pub fn contradiction(c: &Contradiction) -> String {
+    let who = match c.source {
+        Source::Firmware => "the firmware",
+        Source::KernelDefaults => {
+            "the kernel's default distances (the firmware's SLIT was refused)"
+        }
+    };
+    let from = c.from;
+    let name = |n: u32| {
+        if n == from {
+            format!("node {n}'s own memory")
+        } else {
+            format!("node {n}")
+        }
+    };
+    let pct = c.measured_pct;
+    let (near, far) = (name(c.a), name(c.b));
+    match c.claim {
+        Claim::Distances { near: dn, far: df } => format!(
+            "{who} says {near} is nearer to node {from} than {far} (distance {dn} vs {df}); \
+             measured, {far} is nearer by {pct:.0}%"
+        ),
+        Claim::HmatNs { near: ln, far: lf } => format!(
+            "the firmware's HMAT says {near} is nearer to node {from} than {far} ({ln} vs {lf} \
+             ns); measured, {far} is nearer by {pct:.0}%"
+        ),
+        Claim::Equal { distance } => format!(
+            "{who} says {} and {} are equally near node {from} (distance {distance}); measured, \
+             {near} is nearer by {pct:.0}%",
+            name(c.a.min(c.b)),
+            name(c.a.max(c.b))
+        ),
+        Claim::Ratio { remote, local, measured } => format!(
+            "{who} says node {} is {:.1}x as far from node {from} as its own memory \
+             ({remote}/{local}); measured, {measured:.2}x: off by {:.0}%, beyond the {:.0}% the \
+             SLIT's rounding and the run's noise allow",
+            c.a,
+            c.claim.declared_ratio().unwrap_or_default(),
+            pct.abs(),
+            c.allowed_pct
+        ),
+    }
+}
+
 /// A comparison as `--json` documents write it: `{"status":
 /// "not-checked", "reason": "..."}` with the reason in words
-/// ([`unchecked`]), a checked one as it is.
+/// ([`unchecked`]); a checked one with each contradiction's figures and
+/// its sentence ([`contradiction`]) as `text`.
 pub fn worded<S: Serializer>(check: &Option<Check>, s: S) -> Result<S::Ok, S::Error> {
     #[derive(Serialize)]
-    #[serde(tag = "status", rename_all = "kebab-case")]
-    enum Worded {
-        NotChecked { reason: String },
+    struct WordedContradiction {
+        kind: Kind,
+        from: u32,
+        a: u32,
+        b: u32,
+        measured_pct: f64,
+        allowed_pct: f64,
+        text: String,
     }
+    #[derive(Serialize)]
+    #[serde(tag = "status", rename_all = "kebab-case")]
+    enum Worded<'a> {
+        NotChecked {
+            reason: String,
+        },
+        Checked {
+            pairs: usize,
+            ratios: usize,
+            order: Vec<WordedContradiction>,
+            ratio: Vec<WordedContradiction>,
+            flat: bool,
+            rows: &'a [Row],
+            unsettled: &'a [[u32; 2]],
+        },
+    }
+    let each = |v: &[Contradiction]| -> Vec<WordedContradiction> {
+        v.iter()
+            .map(|c| WordedContradiction {
+                kind: c.kind,
+                from: c.from,
+                a: c.a,
+                b: c.b,
+                measured_pct: c.measured_pct,
+                allowed_pct: c.allowed_pct,
+                text: contradiction(c),
+            })
+            .collect()
+    };
     match check {
+        None => s.serialize_none(),
         Some(Check::NotChecked { reason }) => {
             s.serialize_some(&Worded::NotChecked { reason: unchecked(reason) })
         }
-        check => check.serialize(s),
+        Some(Check::Checked { pairs, ratios, order, ratio, flat, rows, unsettled }) => s
+            .serialize_some(&Worded::Checked {
+                pairs: *pairs,
+                ratios: *ratios,
+                order: each(order),
+                ratio: each(ratio),
+                flat: *flat,
+                rows,
+                unsettled,
+            }),
     }
 }
 
@@ -198,13 +296,13 @@ impl View {
                         "orders agree: the declared distances order every node's memory as measured ({pairs} pair(s))"
                     ));
                 }
-                out.extend(order.iter().map(|c| format!("contradiction: {}", c.text)));
+                out.extend(order.iter().map(|c| format!("contradiction: {}", contradiction(c))));
                 if ratio.is_empty() {
                     out.push(format!(
                         "ratios agree: {ratios} remote/local ratio(s) within the SLIT's rounding and the noise"
                     ));
                 }
-                out.extend(ratio.iter().map(|c| format!("ratio: {}", c.text)));
+                out.extend(ratio.iter().map(|c| format!("ratio: {}", contradiction(c))));
                 out
             }
         }
@@ -390,5 +488,136 @@ mod tests {
             r#"{"check":{"status":"not-checked","reason":"one NUMA node: no distances to order"}}"#
         );
         assert_eq!(json(None), r#"{"check":null}"#);
+    }
+
+    /// Every claim from either source is one sentence without a full stop
+    /// and names no flag (an HMAT order is the firmware's whatever the
+    /// source says: the library never pairs it with the kernel's defaults).
+    #[test]
+    fn every_claim_is_worded_without_a_flag() {
+        let claims = [
+            Claim::Distances { near: 11, far: 21 },
+            Claim::Equal { distance: 21 },
+            Claim::HmatNs { near: 150, far: 300 },
+            Claim::Ratio { remote: 21, local: 10, measured: 1.5 },
+        ];
+        for claim in claims {
+            for source in [Source::Firmware, Source::KernelDefaults] {
+                let c = Contradiction {
+                    kind: Kind::Order,
+                    source,
+                    claim,
+                    from: 0,
+                    a: 0,
+                    b: 2,
+                    measured_pct: -30.0,
+                    allowed_pct: 9.0,
+                };
+                let w = contradiction(&c);
+                assert!(!w.contains("--") && !w.ends_with('.'), "{w}");
+                assert!(w.contains(" node 0"), "{w}");
+                if let Claim::HmatNs { .. } = claim {
+                    assert!(w.starts_with("the firmware's HMAT says node 0's own memory"), "{w}");
+                }
+            }
+        }
+    }
+
+    /// A view of `decl` against cells made by `ns` (every cell 1% noise,
+    /// settled), compared by the library.
+    fn view(decl: Declared, n: u32, ns: impl Fn(u32, u32) -> f64) -> View {
+        let measured: Vec<MeasuredCell> = (0..n)
+            .flat_map(|c| (0..n).map(move |m| (c, m)))
+            .map(|(c, m)| MeasuredCell {
+                cpu_node: c,
+                mem_node: m,
+                median_ns: ns(c, m),
+                noise_pct: 1.0,
+                settled: true,
+            })
+            .collect();
+        let mut v = View { declared: Some(decl.clone()), measured, check: None };
+        v.check = Some(distances::check(&decl, &v.cells()));
+        v
+    }
+
+    fn declared(rows: &[&[u32]], kernel_defaults: bool) -> Declared {
+        Declared {
+            nodes: (0..rows.len() as u32).collect(),
+            rows: rows.iter().map(|r| r.to_vec()).collect(),
+            kernel_defaults,
+            ..Declared::default()
+        }
+    }
+
+    /// Each kind of contradiction, from the firmware and from the kernel's
+    /// defaults, in the lines `topo --from-run` prints and the report
+    /// lists, and in the `--json` document, whole.
+    #[test]
+    fn every_contradiction_is_worded_whole_in_lines_and_json() {
+        // An order reversed from node 0 (1 declared nearer, 2 measured
+        // nearer), ratios off everywhere.
+        let ns = |i: u32, j: u32| match (i, j) {
+            (0, 1) => 118.0,
+            (0, 2) => 100.0,
+            _ if i == j => 80.0,
+            _ => 130.0,
+        };
+        let rows: &[&[u32]] = &[&[10, 12, 21], &[12, 10, 21], &[21, 21, 10]];
+        let v = view(declared(rows, false), 3, ns);
+        assert_eq!(
+            v.lines(),
+            [
+                "contradiction: the firmware says node 1 is nearer to node 0 than node 2 (distance 12 vs 21); measured, node 2 is nearer by 18%",
+                "ratio: the firmware says node 1 is 1.2x as far from node 0 as its own memory (12/10); measured, 1.48x: off by 23%, beyond the 12% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 2 is 2.1x as far from node 0 as its own memory (21/10); measured, 1.25x: off by 40%, beyond the 10% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 0 is 1.2x as far from node 1 as its own memory (12/10); measured, 1.62x: off by 35%, beyond the 12% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 2 is 2.1x as far from node 1 as its own memory (21/10); measured, 1.62x: off by 23%, beyond the 10% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 0 is 2.1x as far from node 2 as its own memory (21/10); measured, 1.62x: off by 23%, beyond the 10% the SLIT's rounding and the run's noise allow",
+                "ratio: the firmware says node 1 is 2.1x as far from node 2 as its own memory (21/10); measured, 1.62x: off by 23%, beyond the 10% the SLIT's rounding and the run's noise allow",
+            ]
+        );
+        // The kernel's defaults (10/20) calling every node equally far,
+        // node 0's own memory measured farther than node 1: a tie.
+        let ns = |i: u32, j: u32| match (i, j) {
+            (0, 0) => 100.0,
+            (0, 1) => 80.0,
+            (0, 2) => 200.0,
+            _ if i == j => 100.0,
+            _ => 200.0,
+        };
+        let rows: &[&[u32]] = &[&[10, 20, 20], &[20, 10, 20], &[20, 20, 10]];
+        let v = view(declared(rows, true), 3, ns);
+        assert_eq!(
+            v.lines(),
+            [
+                "contradiction: the kernel's default distances (the firmware's SLIT was refused) says node 0's own memory is nearer to node 0 than node 1 (distance 10 vs 20); measured, node 1 is nearer by 25%",
+                "contradiction: the kernel's default distances (the firmware's SLIT was refused) says node 1 and node 2 are equally near node 0 (distance 20); measured, node 1 is nearer by 150%",
+                "ratio: the kernel's default distances (the firmware's SLIT was refused) says node 1 is 2.0x as far from node 0 as its own memory (20/10); measured, 0.80x: off by 60%, beyond the 10% the SLIT's rounding and the run's noise allow",
+            ]
+        );
+        let mut hmat = declared(&[&[10, 17, 17], &[17, 10, 17], &[17, 17, 10]], true);
+        hmat.hmat_ns = [((0, 1), 150), ((0, 2), 300)].into();
+        let ns = |i: u32, j: u32| match (i, j) {
+            (0, 1) => 170.0,
+            (0, 2) => 160.0,
+            _ if i == j => 100.0,
+            _ => 165.0,
+        };
+        let v = view(hmat, 3, ns);
+        let lines = v.lines();
+        let json = serde_json::to_string(&v).unwrap();
+        assert_eq!(
+            lines,
+            [
+                "contradiction: the firmware's HMAT says node 1 is nearer to node 0 than node 2 (150 vs 300 ns); measured, node 2 is nearer by 6%",
+                "ratios agree: 6 remote/local ratio(s) within the SLIT's rounding and the noise",
+            ]
+        );
+        let check = &json[json.find(r#""check":"#).unwrap()..];
+        assert_eq!(
+            check,
+            r#""check":{"status":"checked","pairs":10,"ratios":6,"order":[{"kind":"hmat-order","from":0,"a":1,"b":2,"measured_pct":6.25,"allowed_pct":2.8284271247461903,"text":"the firmware's HMAT says node 1 is nearer to node 0 than node 2 (150 vs 300 ns); measured, node 2 is nearer by 6%"}],"ratio":[],"flat":false,"rows":[{"from":0,"declared_order":[0,1,2],"measured_order":[0,2,1]},{"from":1,"declared_order":[1,0,2],"measured_order":[1,0,2]},{"from":2,"declared_order":[2,0,1],"measured_order":[2,0,1]}],"unsettled":[]}}"#
+        );
     }
 }

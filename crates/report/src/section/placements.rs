@@ -5,7 +5,7 @@
 
 use crate::chart::{BarChart, BarGroup, Chart};
 use crate::doc::{Document, Table};
-use analysis::text::signed_pct;
+use crate::text::signed_pct;
 
 use crate::fmt::{num, opt, plain};
 pub use analysis::placements::{ExecView, PolicyView};

@@ -5,9 +5,9 @@ pub mod recommend;
 pub mod sentences;
 pub mod words;
 
+use crate::text::{clip_words, signed_pct};
 use analysis::catalogue::MetricId;
 use analysis::study::{Study, StudyMetric};
-use analysis::text::{clip_words, signed_pct};
 use results::runstats::{Basis, GroupVerdict, MAX_RUNS_SUGGESTED};
 
 use crate::chart::{Axis, Chart, Marker, Series, XyChart};

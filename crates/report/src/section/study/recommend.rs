@@ -3,9 +3,9 @@
 //! setting hiding NUMA ([`hides_numa_clause`]), from the typed reasons
 //! `analysis` finds ([`analysis::study::Reason`]).
 
+use crate::text::{clip, signed_pct};
 use analysis::catalogue::{self, MetricId};
 use analysis::study::{Against, Change, Missing, Next, Reason, Recommendation, Study};
-use analysis::text::{clip, signed_pct};
 use results::runstats::MAX_RUNS_SUGGESTED;
 
 /// A recommendation's reasoning: the reasons as one sentence, the pick

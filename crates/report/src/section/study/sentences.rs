@@ -4,9 +4,9 @@
 //! bracketed verdict was reached ([`bracketed_text`]) and each profile's
 //! recommendation line ([`merged_recommendations`]).
 
+use crate::text::signed_pct;
 use analysis::catalogue::{MetricId, PerCpuStat};
 use analysis::study::{NoPick, Recommendation, Study};
-use analysis::text::signed_pct;
 
 use super::recommend::{group_names, hides_numa_clause, recommendation_text};
 

@@ -1,5 +1,5 @@
-//! The few words and numbers the analysis writes into its sentences
-//! (recommendations, drift notes), shared with the reports that print them.
+//! The few words and numbers the reports and the front end write into
+//! their sentences (recommendations, drift notes) and command lines.
 
 /// `+3.4%`, `-6.0%`, `0.0%`.
 pub fn signed_pct(v: f64) -> String {
