@@ -353,8 +353,7 @@ mod tests {
                 kernel: kernels::Kernel::Triad,
                 threads: 2,
                 cpu_node: Some(0),
-                mem_node: Some(0),
-                mem_nodes: "0".into()
+                memory: "0".into()
             }
         );
         assert_eq!((i.limit, i.unit, i.figure_text()), (1.0, "GB/s", "23.6 GB/s".into()));

@@ -11,17 +11,10 @@ use results::lat::{self, LatResult, LoadKind, LoadedPoint};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Subject {
     /// A bandwidth result: its mode, kernel, thread count, the CPU node
-    /// of its threads (`None` for the whole-machine modes) and its memory
-    /// (one node, else the nodes, as a node list (`0-1`; empty: none),
-    /// else unknown).
-    Bw {
-        mode: bw::Mode,
-        kernel: Kernel,
-        threads: usize,
-        cpu_node: Option<u32>,
-        mem_node: Option<u32>,
-        mem_nodes: String,
-    },
+    /// of its threads (`None` for the whole-machine modes) and where its
+    /// memory was, as the record says it ([`BwResult::memory`]: a node,
+    /// else the node list, else `?`).
+    Bw { mode: bw::Mode, kernel: Kernel, threads: usize, cpu_node: Option<u32>, memory: String },
     /// A chase: its mode, CPU and memory (a node, unknown, or the nodes
     /// it was interleaved over, as a node list).
     Chase { mode: lat::Mode, cpu: u32, mem_node: Option<u32>, interleave: Option<String> },
@@ -39,8 +32,7 @@ impl Subject {
             kernel: p.kernel,
             threads: p.threads,
             cpu_node: p.cpu_node,
-            mem_node: p.mem_node,
-            mem_nodes: if p.mem_nodes.is_empty() { String::new() } else { p.mem_nodes.to_string() },
+            memory: p.memory(),
         }
     }
 

@@ -6,26 +6,17 @@
 
 use analysis::subject::Subject;
 
-/// A bandwidth result's memory: its node, else its nodes, else `?`.
-fn memory(mem_node: Option<u32>, mem_nodes: &str) -> String {
-    match (mem_node, mem_nodes.is_empty()) {
-        (Some(n), _) => n.to_string(),
-        (None, false) => mem_nodes.to_string(),
-        (None, true) => "?".into(),
-    }
-}
-
 /// What a result is, as flag lines write it: `bw local triad, 2
 /// thread(s), CPU node 0 -> memory 0` (a whole-machine mode: `memory
 /// 0-1`), `lat matrix, CPU 0 -> memory node 1` (or `memory interleaved
 /// over nodes 0-3`), `lat loaded, CPU 0, read load`.
 pub fn flagged(s: &Subject) -> String {
     match s {
-        Subject::Bw { mode, kernel, threads, cpu_node, mem_node, mem_nodes } => {
+        Subject::Bw { mode, kernel, threads, cpu_node, memory } => {
             let place = match cpu_node {
-                Some(c) => format!("CPU node {c} -> memory {}", memory(*mem_node, mem_nodes)),
+                Some(c) => format!("CPU node {c} -> memory {memory}"),
                 // whole-machine modes: every node's threads
-                None => format!("memory {}", memory(*mem_node, mem_nodes)),
+                None => format!("memory {memory}"),
             };
             format!("bw {} {}, {threads} thread(s), {place}", mode.name(), kernel.name())
         }
@@ -48,9 +39,9 @@ pub fn flagged(s: &Subject) -> String {
 /// `lat loaded, CPU 0`.
 pub fn marked(s: &Subject) -> String {
     match s {
-        Subject::Bw { mode, kernel, threads, cpu_node, mem_node, mem_nodes } => {
+        Subject::Bw { mode, kernel, threads, cpu_node, memory } => {
             let place = match cpu_node {
-                Some(c) => format!(", CPU node {c} -> memory {}", memory(*mem_node, mem_nodes)),
+                Some(c) => format!(", CPU node {c} -> memory {memory}"),
                 None => String::new(),
             };
             format!("bw {} {}, {threads} thread(s){place}", mode.name(), kernel.name())
@@ -74,21 +65,15 @@ mod tests {
     /// Every shape in both ways, whole, the ones the CLI cannot reach too.
     #[test]
     fn every_subject_is_worded_whole_both_ways() {
-        let v = serde_json::json!({"mode": "matrix", "kernel": "triad", "threads": 16});
-        let base = match results::upgrade::read("bw", &v).record {
-            Record::Bw(b) => Subject::bw(&b),
-            r => panic!("{r:?}"),
-        };
-        let bw = |cpu_node, mem_node, mem_nodes: &str| match base.clone() {
-            Subject::Bw { mode, kernel, threads, .. } => Subject::Bw {
-                mode,
-                kernel,
-                threads,
-                cpu_node,
-                mem_node,
-                mem_nodes: mem_nodes.into(),
-            },
-            other => panic!("{other:?}"),
+        // Bandwidth subjects from records as the store reads them: memory
+        // on one node, interleaved over a node list, and neither.
+        let bw = |place: serde_json::Value| {
+            let mut v = serde_json::json!({"mode": "matrix", "kernel": "triad", "threads": 16});
+            v.as_object_mut().unwrap().extend(place.as_object().unwrap().clone());
+            match results::upgrade::read("bw", &v).record {
+                Record::Bw(b) => Subject::bw(&b),
+                r => panic!("{r:?}"),
+            }
         };
         let chase = |mem_node, interleave: Option<&str>| Subject::Chase {
             mode: results::lat::Mode::Point,
@@ -97,9 +82,9 @@ mod tests {
             interleave: interleave.map(str::to_string),
         };
         let all = [
-            bw(Some(0), Some(1), ""),
-            bw(None, None, "0-1"),
-            bw(None, None, ""),
+            bw(serde_json::json!({"cpu_node": 0, "mem_node": 1})),
+            bw(serde_json::json!({"mem_nodes": "0-1"})),
+            bw(serde_json::json!({})),
             chase(Some(1), None),
             chase(None, Some("0-3")),
             chase(None, None),
