@@ -90,6 +90,7 @@ impl<'a> Doc<'a> {
     /// The document of `fleet`, whose sentences are `words`
     /// ([`Words::of`] the fleet).
     pub fn new(fleet: &'a Fleet, words: &'a Words) -> Doc<'a> {
+        assert!(words.fits(fleet), "the fleet's words were made from another fleet");
         Doc {
             group_by: fleet.group_by,
             threshold_pct: fleet.threshold_pct,

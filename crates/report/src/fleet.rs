@@ -52,6 +52,7 @@ pub fn document(fleet: &Fleet) -> Document {
 /// [`document`] with the fleet's sentences already worded (`words` is
 /// [`Words::of`] the fleet).
 pub fn document_worded(fleet: &Fleet, words: &Words) -> Document {
+    assert!(words.fits(fleet), "the fleet's words were made from another fleet");
     let mut d = Document::new(format!(
         "Fleet report: {} host(s), {} group(s)",
         fleet.hosts,

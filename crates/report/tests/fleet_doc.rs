@@ -33,3 +33,23 @@ fn fleet_report_is_pinned() {
     pin("fleet.html", &report::Html.render(&doc), &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Words pair with the fleet by position: words made from the fleet fit
+/// it, and words of another shape (a host or a passed-over run fewer) are
+/// refused rather than cut short.
+#[test]
+fn words_of_another_fleet_are_refused() {
+    let (f, w) = fleet();
+    assert!(w.fits(&f) && report::fleet::Words::of(&f).fits(&f));
+    let g = f.groups.iter().position(|g| g.hosts.len() > 1).expect("a group of peers");
+    let mut fewer_hosts = w.clone();
+    fewer_hosts.groups[g].hosts.pop();
+    let mut fewer_passed = w.clone();
+    let h = fewer_passed.groups.iter_mut().flat_map(|g| &mut g.hosts);
+    h.into_iter().find(|h| !h.passed_over.is_empty()).expect("a passed-over run").passed_over.pop();
+    for other in [fewer_hosts, fewer_passed] {
+        assert!(!other.fits(&f));
+        let drawn = std::panic::catch_unwind(|| report::fleet::document_worded(&f, &other));
+        assert!(drawn.is_err());
+    }
+}

@@ -75,6 +75,25 @@ impl Words {
     }
 }
 
+impl Words {
+    /// Whether these words have `fleet`'s shape: as many groups, hosts in
+    /// each and passed-over runs in each host (skipped hosts carry their
+    /// names and are not paired). The report
+    /// and console's `fleet::Doc` pair words with the fleet by position,
+    /// so words made from another fleet would be cut short without a word.
+    pub fn fits(&self, fleet: &Fleet) -> bool {
+        self.groups.len() == fleet.groups.len()
+            && self.groups.iter().zip(&fleet.groups).all(|(gw, g)| {
+                gw.hosts.len() == g.hosts.len()
+                    && gw
+                        .hosts
+                        .iter()
+                        .zip(&g.hosts)
+                        .all(|(hw, h)| hw.passed_over.len() == h.passed_over.len())
+            })
+    }
+}
+
 /// The method in one sentence.
 pub fn method(m: &Method) -> String {
     format!(
